@@ -1,0 +1,74 @@
+"""Everything a rule may ask about the file being linted.
+
+Shared analyses are classes taking the context; `ctx.analysis(Cls)` builds each at most once per file and
+only when a rule first asks for it.
+"""
+from __future__ import annotations
+
+import ast
+from typing import TypeVar
+
+from mllint.analysis.names import Names
+from mllint.analysis.scopes import Scopes
+from mllint.findings import Applicability, Edit, Finding, Fix, Position
+from mllint.source import SourceText
+
+T = TypeVar("T")
+
+
+class FileContext:
+    def __init__(self, path: str, source: SourceText, tree: ast.Module) -> None:
+        self.path = path
+        self.source = source
+        self.tree = tree
+        self.findings: list[Finding] = []
+        self._analyses: dict[type, object] = {}
+
+    def analysis(self, cls: type[T]) -> T:
+        if cls not in self._analyses:
+            self._analyses[cls] = cls(self)
+        return self._analyses[cls]  # type: ignore[return-value]
+
+    # Shortcuts to the analyses every rule needs.
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        return self.analysis(Names).qualified_name(expr)
+
+    @property
+    def scopes(self) -> Scopes:
+        return self.analysis(Scopes)
+
+    # Positions and text.
+    def start(self, node: ast.AST) -> Position:
+        return self.source.position(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> Position:
+        return self.source.position(node.end_lineno, node.end_col_offset)
+
+    def text(self, node: ast.AST) -> str:
+        return self.source.slice(self.start(node), self.end(node))
+
+    def replace(self, node: ast.AST, content: str) -> Edit:
+        return Edit(self.start(node), self.end(node), content)
+
+    def insert_after(self, node: ast.AST, content: str) -> Edit:
+        end = self.end(node)
+        return Edit(end, end, content)
+
+    @staticmethod
+    def fix(message: str, applicability: Applicability, *edits: Edit) -> Fix:
+        return Fix(message, tuple(edits), applicability)
+
+    def add_finding(self, rule, node: ast.AST, message: str, fix: Fix | None) -> None:
+        self.findings.append(
+            Finding(
+                path=self.path,
+                start=self.start(node),
+                end=self.end(node),
+                code=rule.code,
+                name=rule.name,
+                message=message,
+                severity=rule.severity,
+                fix=fix,
+                noqa_line=node.lineno,
+            )
+        )

@@ -1,0 +1,180 @@
+"""The engine: parse a file once with `ast`, run every enabled rule over it in one traversal, apply
+suppressions and report what the meta rules (ML0xx) are about."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from mllint import noqa
+from mllint.context import FileContext
+from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
+from mllint.registry import all_rules
+from mllint.rule import Rule
+from mllint.source import SourceError, SourceText, read_source
+
+
+class Event:
+    """What meta rules report; a meta rule names one in its `event` attribute."""
+
+    UNREADABLE = "unreadable-file"
+    SYNTAX_ERROR = "syntax-error"
+    UNUSED_NOQA = "unused-noqa"
+    UNKNOWN_NOQA_CODE = "unknown-noqa-code"
+    FIX_ERROR = "fix-error"
+    INTERNAL_ERROR = "internal-error"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The rules enabled for one file and the severities they report with."""
+
+    rules: tuple[type[Rule], ...]
+    severities: dict[str, Severity] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, codes: Iterable[str], severities: dict[str, Severity] | None = None) -> "Selection":
+        known = all_rules()
+        codes = set(codes) | {code for code, rule in known.items() if rule.mandatory}
+        return cls(tuple(known[code] for code in sorted(codes)), severities or {})
+
+    def event_rule(self, event: str) -> type[Rule] | None:
+        return next((rule for rule in self.rules if rule.event == event), None)
+
+    @property
+    def checkers(self) -> tuple[type[Rule], ...]:
+        return tuple(rule for rule in self.rules if rule.event is None)
+
+
+def lint_path(path: str, selection: Selection, display_path: str | None = None) -> list[Finding]:
+    display_path = display_path or path
+    try:
+        text = read_source(path).text
+    except SourceError as error:
+        return event_findings(selection, Event.UNREADABLE, display_path, error.position, error.message)
+    return lint_text(text, display_path, selection)
+
+
+def lint_text(text: str, path: str, selection: Selection) -> list[Finding]:
+    source = SourceText(text)
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as error:
+        position = Position(error.lineno or 1, max(error.offset or 1, 1))
+        message = f"{type(error).__name__}: {error.msg}"
+        return event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
+    except (ValueError, RecursionError, MemoryError) as error:
+        message = "too deeply nested to parse" if isinstance(error, RecursionError) else str(error)
+        return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
+
+    ctx = FileContext(path, source, tree)
+    errors = _run_checkers(ctx, selection.checkers)
+    findings = list(ctx.findings)
+    for error in errors:
+        findings += event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), error)
+    return _finish(findings, source, selection, path)
+
+
+def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[str]:
+    """Run the rules over the tree in one traversal; a rule that raises is stopped and named."""
+    instances = [rule(ctx) for rule in checkers]
+    dispatch: dict[type, list[tuple[Rule, Callable]]] = defaultdict(list)
+    for instance in instances:
+        for node_type, method_name in _visitors(type(instance)):
+            dispatch[node_type].append((instance, getattr(instance, method_name)))
+    failed: dict[Rule, str] = {}
+    if dispatch:
+        for node in ast.walk(ctx.tree):
+            for instance, visit in dispatch.get(type(node), ()):
+                if instance not in failed:
+                    try:
+                        visit(node)
+                    except Exception as error:  # a rule's bug must not stop the other rules
+                        failed[instance] = _describe_crash(instance, error, node)
+    for instance in instances:
+        if instance not in failed:
+            try:
+                instance.end_file()
+            except Exception as error:
+                failed[instance] = _describe_crash(instance, error, None)
+    return list(failed.values())
+
+
+def _describe_crash(rule: Rule, error: Exception, node: ast.AST | None) -> str:
+    where = f" at line {node.lineno}" if node is not None and hasattr(node, "lineno") else ""
+    return f"rule {rule.code} ({rule.name}) crashed{where}: {type(error).__name__}: {error}"
+
+
+_VISITOR_CACHE: dict[type, list[tuple[type, str]]] = {}
+
+
+def _visitors(rule_class: type[Rule]) -> list[tuple[type, str]]:
+    if rule_class not in _VISITOR_CACHE:
+        _VISITOR_CACHE[rule_class] = [
+            (getattr(ast, name[len("visit_") :]), name)
+            for name in dir(rule_class)
+            if name.startswith("visit_") and isinstance(getattr(ast, name[len("visit_") :], None), type)
+        ]
+    return _VISITOR_CACHE[rule_class]
+
+
+def _finish(findings: list[Finding], source: SourceText, selection: Selection, path: str) -> list[Finding]:
+    suppressions = noqa.parse(source.text)
+    kept = [f for f in findings if not suppressions.suppresses(f)]
+    kept += _noqa_findings(suppressions, source, selection, path)
+    if selection.severities:
+        kept = [
+            dataclasses.replace(f, severity=selection.severities[f.code]) if f.code in selection.severities else f
+            for f in kept
+        ]
+    return sorted(kept, key=lambda f: f.sort_key)
+
+
+def _noqa_findings(suppressions: noqa.Suppressions, source: SourceText, selection: Selection, path: str):
+    unused_rule = selection.event_rule(Event.UNUSED_NOQA)
+    unknown_rule = selection.event_rule(Event.UNKNOWN_NOQA_CODE)
+    known = all_rules()
+    enabled = {rule.code for rule in selection.rules}
+    for directive in suppressions.lines.values():
+        if directive.codes is None:
+            continue
+        ours = [code for code in directive.codes if code.startswith("ML")]
+        unknown = [code for code in ours if code not in known]
+        # A code that is not enabled here may be used by another configuration: only enabled ones count.
+        unused = [code for code in ours if code in enabled and code not in directive.used]
+        start = Position(directive.line, directive.column + 1)
+        end = Position(directive.line, directive.end_column + 1)
+        if unknown and unknown_rule:
+            message = f"unknown rule code in `# noqa`: {', '.join(unknown)}"
+            yield _finding(unknown_rule, path, start, end, message, directive.line)
+        if unused and unused_rule:
+            message = f"unused `noqa` directive (unused: {', '.join(unused)})"
+            fix = _remove_codes_fix(directive, unused, source)
+            yield _finding(unused_rule, path, start, end, message, directive.line, fix)
+
+
+def _remove_codes_fix(directive: noqa.Directive, unused: list[str], source: SourceText) -> Fix:
+    remaining = [code for code in directive.codes or () if code not in unused]
+    line_text = source.line(directive.line)
+    start_column = directive.column
+    if remaining:
+        content = f"# noqa: {', '.join(remaining)}"
+    else:
+        content = ""
+        while start_column > 0 and line_text[start_column - 1] in " \t":
+            start_column -= 1
+        if line_text[directive.end_column :].strip():
+            content = "#"  # other comment text follows: keep it a comment
+    edit = Edit(Position(directive.line, start_column + 1), Position(directive.line, directive.end_column + 1), content)
+    return Fix("Remove unused `noqa` codes", (edit,), Applicability.SAFE)
+
+
+def event_findings(selection: Selection, event: str, path: str, position: Position, message: str) -> list[Finding]:
+    rule = selection.event_rule(event)
+    return [_finding(rule, path, position, position, message, position.line)] if rule else []
+
+
+def _finding(rule, path, start, end, message, noqa_line, fix=None) -> Finding:
+    return Finding(path, start, end, rule.code, rule.name, message, rule.severity, fix, noqa_line)

@@ -1,0 +1,74 @@
+"""The values a lint run produces: findings, fixes and the edits they are made of."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Severity(enum.IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected info, warning or error)") from None
+
+
+class Applicability(enum.Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a file: 1-based line, 1-based column counted in characters."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between `start` and `end` (exclusive) with `content`."""
+
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability
+
+    @property
+    def span(self) -> tuple[Position, Position]:
+        return min(e.start for e in self.edits), max(e.end for e in self.edits)
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    start: Position
+    end: Position
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    fix: Fix | None = None
+    # Where a `# noqa` for this finding must sit (the first line of the reported node).
+    noqa_line: int | None = None
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.start, self.code, self.message)

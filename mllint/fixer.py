@@ -1,0 +1,105 @@
+"""Applying fixes: non-overlapping edits, re-lint and repeat, re-parse every round, write atomically."""
+from __future__ import annotations
+
+import ast
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mllint.findings import Applicability, Finding, Fix
+from mllint.source import SourceText
+
+MAX_ROUNDS = 10
+
+
+@dataclass
+class FixOutcome:
+    text: str  # the fixed text (the original one when `error` is set)
+    fixed: list[Finding] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.fixed) and self.error is None
+
+
+def allowed(fix: Fix | None, unsafe: bool) -> bool:
+    if fix is None:
+        return False
+    return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
+
+
+def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]:
+    """Apply the fixes of `findings` whose edits do not overlap an earlier fix's; return the new text and
+    the findings whose fixes were applied."""
+    source = SourceText(text)
+    applied: list[Finding] = []
+    spans: list[tuple[int, int]] = []
+    edits: list[tuple[int, int, str]] = []
+    for finding in sorted(findings, key=lambda f: (f.fix.span, f.code)):
+        fix_edits = [(source.offset(e.start), source.offset(e.end), e.content) for e in finding.fix.edits]
+        if any(_overlaps(start, end, taken) for start, end, _ in fix_edits for taken in spans):
+            continue  # applied in a later round, once the text it touches has settled
+        spans += [(start, end) for start, end, _ in fix_edits]
+        edits += fix_edits
+        applied.append(finding)
+    for start, end, content in sorted(edits, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, applied
+
+
+def _overlaps(start: int, end: int, taken: tuple[int, int]) -> bool:
+    other_start, other_end = taken
+    if start == end == other_start == other_end:
+        return True  # two insertions at one place: their order would be arbitrary
+    return start < other_end and other_start < end
+
+
+def fix_text(text: str, lint: Callable[[str], list[Finding]], unsafe: bool) -> FixOutcome:
+    """Apply fixes until none is left (at most MAX_ROUNDS rounds), checking that every round parses."""
+    outcome = FixOutcome(text)
+    current = text
+    for _ in range(MAX_ROUNDS):
+        fixable = [f for f in lint(current) if allowed(f.fix, unsafe)]
+        if not fixable:
+            break
+        new_text, applied = apply_fixes(current, fixable)
+        if new_text == current:
+            break
+        try:
+            ast.parse(new_text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            codes = ", ".join(sorted({f.code for f in applied}))
+            return FixOutcome(text, error=f"fixes for {codes} produced code that does not parse ({error})")
+        outcome.fixed += applied
+        current = new_text
+    outcome.text = current
+    return outcome
+
+
+class FileChanged(Exception):
+    pass
+
+
+def write_atomically(path: str, text: str, encoding: str, expected: bytes) -> None:
+    """Replace `path` with `text`, unless its content is no longer `expected`. A temporary file in the same
+    directory is renamed over it, so the file is either old or new, never partial; its mode is kept."""
+    data = text.encode(encoding)
+    with open(path, "rb") as handle:
+        if handle.read() != expected:
+            raise FileChanged(f"{path} changed on disk while it was being fixed; not written")
+    mode = os.stat(path).st_mode
+    directory = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".mllint-", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

@@ -1,0 +1,90 @@
+"""Source text: reading files safely, and converting between `ast` positions and character positions."""
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from mllint.findings import Position
+
+# The line breaks Python's tokenizer knows; str.splitlines() knows more (form feed, U+2028, ...).
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """A file that cannot be turned into text: its message and, where known, the position."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position = Position(line, column)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    text: str
+    encoding: str  # what to encode the text with to get the same kind of file back (BOM included)
+    data: bytes
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Decode Python source as the interpreter does (BOM, encoding cookie, else UTF-8): text and encoding."""
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise SourceError("source contains a NUL byte", line)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SourceError(f"cannot determine encoding: {error}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as error:
+        start = getattr(error, "start", 0)
+        line = data.count(b"\n", 0, start) + 1
+        raise SourceError(f"cannot decode as {encoding}: {error}", line) from None
+    return text, encoding
+
+
+def read_source(path: str) -> SourceFile:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise SourceError(f"cannot read file: {error.strerror or error}") from None
+    return SourceFile(*decode(data), data)
+
+
+@dataclass
+class SourceText:
+    text: str
+
+    def __post_init__(self) -> None:
+        self.line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines without their line breaks."""
+        if self._lines is None:
+            self._lines = LINE_BREAK.split(self.text)
+        return self._lines
+
+    def line(self, number: int) -> str:
+        lines = self.lines
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+    def position(self, line: int, utf8_column: int) -> Position:
+        """The character position of an `ast` (line, UTF-8 byte column) pair."""
+        text = self.line(line)
+        if text.isascii():
+            return Position(line, utf8_column + 1)
+        return Position(line, len(text.encode("utf-8")[:utf8_column].decode("utf-8", "ignore")) + 1)
+
+    def offset(self, position: Position) -> int:
+        """The index into `text` of a character position."""
+        index = min(position.line, len(self.line_starts)) - 1
+        return min(self.line_starts[index] + position.column - 1, len(self.text))
+
+    def slice(self, start: Position, end: Position) -> str:
+        return self.text[self.offset(start) : self.offset(end)]

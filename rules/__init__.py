@@ -1,0 +1,1 @@
+"""mllint's rules, one module per rule (installed as the package `mllint.rules`)."""

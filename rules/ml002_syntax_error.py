@@ -1,0 +1,35 @@
+from mllint.engine import Event
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class SyntaxError_(Rule):
+    """
+    ## What it does
+    Reports a file that Python cannot parse, with the parser's message and position.
+
+    ## Why is this bad?
+    The file cannot run, and mllint cannot check it.
+
+    ## Example
+    ```python
+    def train(model:
+        pass
+    ```
+
+    ## Use instead
+    ```python
+    def train(model):
+        pass
+    ```
+
+    ## Fix safety
+    There is no fix.
+    """
+
+    code = "ML002"
+    name = "syntax-error"
+    message = "syntax error"
+    severity = Severity.ERROR
+    event = Event.SYNTAX_ERROR
+    mandatory = True

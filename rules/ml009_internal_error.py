@@ -1,0 +1,31 @@
+from mllint.engine import Event
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class InternalError(Rule):
+    """
+    ## What it does
+    Reports a rule that crashed on a file. The other rules and files are still checked, and mllint exits
+    with status 2 at the end.
+
+    ## Why is this bad?
+    It is a bug in mllint, not in your code: the crashed rule did not check the rest of that file.
+    Please report it with the message and, if you can, the file.
+
+    ## Example
+    A rule that raises an exception on an unusual construct.
+
+    ## Use instead
+    Nothing to change in your code; `--ignore` the named rule until it is fixed.
+
+    ## Fix safety
+    There is no fix.
+    """
+
+    code = "ML009"
+    name = "internal-error"
+    message = "internal error"
+    severity = Severity.ERROR
+    event = Event.INTERNAL_ERROR
+    mandatory = True
