@@ -16,6 +16,7 @@ MAX_ROUNDS = 10
 @dataclass
 class FixOutcome:
     text: str  # the fixed text (the original one when `error` is set)
+    remaining: list[Finding]  # the findings of `text`
     fixed: list[Finding] = field(default_factory=list)
     error: str | None = None
 
@@ -58,10 +59,10 @@ def _overlaps(start: int, end: int, taken: tuple[int, int]) -> bool:
 
 def fix_text(text: str, lint: Callable[[str], list[Finding]], unsafe: bool) -> FixOutcome:
     """Apply fixes until none is left (at most MAX_ROUNDS rounds), checking that every round parses."""
-    outcome = FixOutcome(text)
-    current = text
+    original_findings = findings = lint(text)
+    current, fixed = text, []
     for _ in range(MAX_ROUNDS):
-        fixable = [f for f in lint(current) if allowed(f.fix, unsafe)]
+        fixable = [f for f in findings if allowed(f.fix, unsafe)]
         if not fixable:
             break
         new_text, applied = apply_fixes(current, fixable)
@@ -71,11 +72,11 @@ def fix_text(text: str, lint: Callable[[str], list[Finding]], unsafe: bool) -> F
             ast.parse(new_text)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             codes = ", ".join(sorted({f.code for f in applied}))
-            return FixOutcome(text, error=f"fixes for {codes} produced code that does not parse ({error})")
-        outcome.fixed += applied
-        current = new_text
-    outcome.text = current
-    return outcome
+            message = f"fixes for {codes} produced code that does not parse ({error}); file left unchanged"
+            return FixOutcome(text, original_findings, error=message)
+        fixed += applied
+        current, findings = new_text, lint(new_text)
+    return FixOutcome(current, findings, fixed)
 
 
 class FileChanged(Exception):

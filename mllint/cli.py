@@ -1,0 +1,284 @@
+"""The command line: `mllint [check] PATHS`, `mllint rule CODE`."""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import click
+
+from mllint import __version__
+from mllint.config import ConfigError, Resolver, parse_table, tomllib
+from mllint.discovery import discover
+from mllint.engine import Event, event_findings
+from mllint.findings import Applicability, Finding, Severity
+from mllint.registry import RegistryError, all_rules, rule_by_event
+from mllint.reporters import FORMAT_NAMES, Report, render
+from mllint.runner import FileResult, Mode, check_path, check_source
+from mllint.source import SourceError, SourceFile, decode
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class DefaultToCheck(click.Group):
+    """`mllint src/` means `mllint check src/`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not any(arg in ("--help", "-h", "--version") for arg in args[:1]) and (not args or args[0] not in self.commands):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mllint")
+def main() -> None:
+    """mllint: find the bugs in PyTorch training code that raise no error."""
+
+
+def _split_codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, inline_configs) -> dict:
+    """Command-line settings, checked like configuration-file settings."""
+    table: dict = {}
+    for text in inline_configs:
+        try:
+            table.update(tomllib.loads(text))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"--config {text!r}: not a path to a file nor a valid `key = value`: {error}") from None
+    for key, value in (("select", select), ("extend-select", extend_select), ("ignore", ignore)):
+        if value is not None:
+            table[key] = list(value)
+    if per_file_ignores:
+        table["per-file-ignores"] = {}
+        for entry in per_file_ignores:
+            pattern, _, codes = entry.rpartition(":")
+            if not pattern:
+                raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODES")
+            table["per-file-ignores"][pattern] = codes.split(",")
+    if fail_on is not None:
+        table["fail-on"] = fail_on
+    if force_exclude is not None:
+        table["force-exclude"] = force_exclude
+    return parse_table(table, "command line")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=str)
+@click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
+@click.option("--stdin-filename", help="The path to report for source read from `-`.")
+@click.option("--select", multiple=True, help="Codes or prefixes to enable (`ML1`, `ML101`, `ALL`).")
+@click.option("--extend-select", multiple=True, help="Codes or prefixes to enable in addition.")
+@click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
+@click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Disable codes for matching files.")
+@click.option("--config", "configs", multiple=True, help="A configuration file, or an inline `key = value`.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write findings here.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, and stop.")
+@click.option("--show-settings", is_flag=True, help="Print the settings of the first path, and stop.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--add-noqa", "add_noqa", is_flag=False, flag_value="", default=None, metavar="[REASON]",
+              help="Add `# noqa` comments for every finding (with an optional reason).")
+@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default=None,
+              help="The lowest severity that makes the exit status 1 (default: info).")
+@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply excludes to named files too.")
+def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, extend_select, ignore,
+          per_file_ignores, configs, isolated, output_format, output_file, statistics, exit_zero, show_files,
+          show_settings, quiet, add_noqa, fail_on, force_exclude) -> None:  # fmt: skip
+    """Lint PATHS (files, directories, or `-` for standard input)."""
+    config_files = [c for c in configs if "=" not in c]
+    inline_configs = [c for c in configs if "=" in c]
+    try:
+        if len(config_files) > 1:
+            raise ConfigError("--config names more than one file")
+        overrides = _overrides(
+            _split_codes(select), _split_codes(extend_select), _split_codes(ignore), per_file_ignores,
+            fail_on, force_exclude, inline_configs,
+        )
+        resolver = Resolver(overrides, isolated, Path(config_files[0]) if config_files else None)
+        paths = list(paths) or ["."]
+        files = discover([p for p in paths if p != "-"], resolver)
+        if show_settings:
+            first = files[0] if files else stdin_filename or "."
+            click.echo(resolver.settings_for(first).describe())
+            return
+        if show_files:
+            click.echo("\n".join(files))
+            return
+        mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
+        results = [_check_one(path, resolver, mode, unsafe_fixes, add_noqa) for path in files]
+        if "-" in paths:
+            results.append(_check_stdin(stdin_filename, resolver, mode, unsafe_fixes))
+    except (ConfigError, RegistryError) as error:
+        raise click.UsageError(str(error)) from None
+
+    if mode is Mode.ADD_NOQA:
+        added = sum(r.noqa_added for r in results)
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+        sys.exit(EXIT_CLEAN)
+    if mode is Mode.DIFF:
+        diffs = "".join(r.diff for r in results)
+        if diffs:
+            click.echo(diffs, nl=False)
+        fixed = sum(len(r.fixed) for r in results)
+        if not quiet:
+            click.echo(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", err=True)
+        sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
+
+    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
+    fixed = [f for r in results for f in r.fixed]
+    threshold = Severity.parse(fail_on) if fail_on else _fail_on(resolver, files)
+    stdin_fixed = "-" in paths and mode is Mode.FIX
+    output = _render(findings, fixed, results, resolver, output_format, statistics)
+    summary = _summary(findings, fixed, show_fixes, unsafe_fixes) if not quiet and output_format in ("concise", "full") else ""
+    _emit(output, summary, output_file, to_stderr=stdin_fixed)
+    if stdin_fixed:
+        sys.stdout.write(results[-1].text or "")
+    internal = rule_by_event(Event.INTERNAL_ERROR)
+    if internal and any(f.code == internal.code for f in findings):
+        sys.exit(EXIT_ERROR)
+    failing = [f for f in findings if f.severity >= threshold]
+    sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
+
+
+def _check_one(path: str, resolver: Resolver, mode: Mode, unsafe: bool, noqa_reason: str | None) -> FileResult:
+    selection = resolver.settings_for(path).selection_for(path)
+    return check_path(path, selection, mode, unsafe, noqa_reason)
+
+
+def _check_stdin(stdin_filename: str | None, resolver: Resolver, mode: Mode, unsafe: bool) -> FileResult:
+    path = stdin_filename or "-"
+    selection = resolver.settings_for(stdin_filename or "stdin.py").selection_for(stdin_filename or "stdin.py")
+    data = sys.stdin.buffer.read()
+    try:
+        source = SourceFile(*decode(data), data)
+    except SourceError as error:
+        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+    # Standard input is never written back: the fixed source goes to standard output.
+    return check_source(source, path, selection, Mode.CHECK if mode is Mode.ADD_NOQA else mode, unsafe)
+
+
+def _fail_on(resolver: Resolver, files: list[str]) -> Severity:
+    return resolver.settings_for(files[0] if files else ".").fail_on
+
+
+def _render(findings, fixed, results, resolver, output_format, statistics) -> str:
+    if statistics:
+        return _statistics(findings)
+    rules = {rule for path in {r.path for r in results} for rule in resolver.settings_for(path).selection_for(path).rules}
+    if not results:
+        rules = set(resolver.settings_for(".").selection_for(".").rules)
+    report = Report(
+        findings=findings,
+        rules=tuple(sorted(rules, key=lambda r: r.code)),
+        sources={r.path: r.text for r in results if r.text is not None},
+        root=str(resolver.settings_for(".").root),
+        fixed=fixed,
+    )
+    return render(report, output_format)
+
+
+def _statistics(findings: list[Finding]) -> str:
+    counts = collections.Counter(f.code for f in findings)
+    fixable = {f.code for f in findings if f.fix and f.fix.applicability is Applicability.SAFE}
+    rules = all_rules()
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    return "".join(
+        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{rules[code].name}\n"
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+
+
+def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool) -> str:
+    lines = []
+    if show_fixes and fixed:
+        lines.append(f"Fixed {len(fixed)} error{'s' if len(fixed) != 1 else ''}:")
+        by_path = collections.defaultdict(collections.Counter)
+        for f in fixed:
+            by_path[f.path][(f.code, f.name)] += 1
+        for path, counts in sorted(by_path.items()):
+            lines.append(f"- {path}:")
+            lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
+    if findings:
+        noun = "error" if len(findings) == 1 else "errors"
+        fixed_note = f" ({len(fixed)} fixed, {len(findings)} remaining)" if fixed else ""
+        lines.append(f"Found {len(findings) + len(fixed)} {noun}{fixed_note}." if fixed else f"Found {len(findings)} {noun}.")
+        safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
+        hidden = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+        if safe:
+            lines.append(f"[*] {safe} fixable with the `--fix` option.")
+        if hidden and not unsafe:
+            lines.append(f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option.")
+    elif fixed:
+        lines.append(f"Found {len(fixed)} error{'s' if len(fixed) != 1 else ''} ({len(fixed)} fixed, 0 remaining).")
+    else:
+        lines.append("All checks passed!")
+    return "\n".join(lines) + "\n"
+
+
+def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool) -> None:
+    if output_file:
+        with open(output_file, "w", encoding="utf-8") as handle:
+            handle.write(output)
+        if summary:
+            click.echo(summary, nl=False, err=True)
+        return
+    stream_is_stderr = to_stderr
+    click.echo(output, nl=False, err=stream_is_stderr)
+    if summary:
+        click.echo(summary, nl=False, err=stream_is_stderr)
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule(code: str | None, show_all: bool, output_format: str) -> None:
+    """Print a rule's documentation (`mllint rule ML101`), or every rule's with --all."""
+    rules = all_rules()
+    if show_all:
+        selected = list(rules.values())
+    elif code and code.upper() in rules:
+        selected = [rules[code.upper()]]
+    else:
+        raise click.UsageError(f"unknown rule code: {code}" if code else "name a rule code, or pass --all")
+    if output_format == "json":
+        entries = [_rule_json(r) for r in selected]
+        click.echo(json.dumps(entries if show_all else entries[0], indent=2))
+    else:
+        click.echo("\n\n".join(f"# {r.name} ({r.code})\n\n{r.documentation()}" for r in selected))
+
+
+def _rule_json(rule) -> dict:
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "summary": rule.summary(),
+        "message": rule.message,
+        "severity": rule.severity.label,
+        "fix": rule.fix_applicability.value if rule.fix_applicability else None,
+        "explanation": rule.documentation(),
+    }
+
+
+def run() -> None:
+    """The console entry point: mllint's own failures exit 2 with a message, never a bare traceback."""
+    try:
+        main()
+    except Exception as error:  # the last line of defence
+        if os.environ.get("MLLINT_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"mllint: internal error: {type(error).__name__}: {error}. Please report it.", err=True)
+        sys.exit(EXIT_ERROR)

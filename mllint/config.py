@@ -1,0 +1,263 @@
+"""Configuration: `[tool.mllint]` in `pyproject.toml`, or `mllint.toml`; each file uses the closest one above
+it, `extend` inherits explicitly, and the command line overrides what the files say."""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import functools
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mllint.engine import Selection
+from mllint.findings import Severity
+from mllint.registry import RegistryError, all_rules, expand_selector
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_FILES = ("mllint.toml", "pyproject.toml")  # in a directory holding both, mllint.toml wins
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "*.egg-info", "build", "dist",
+    "site-packages", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".mllint_cache",
+    "node_modules", "__pypackages__", ".ipynb_checkpoints",
+)  # fmt: skip
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path  # patterns in exclude and per-file-ignores are relative to this directory
+    source: Path | None = None  # the configuration file, if any
+    select: tuple[str, ...] = ("ALL",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    fail_on: Severity = Severity.INFO
+    severity: dict[str, Severity] = field(default_factory=dict)
+
+    def codes(self) -> set[str]:
+        selected = {code for selector in (*self.select, *self.extend_select) for code in expand_selector(selector)}
+        return selected - {code for selector in self.ignore for code in expand_selector(selector)}
+
+    def selection_for(self, path: str) -> Selection:
+        codes = self.codes()
+        relative = _relative(path, self.root)
+        for pattern, ignored in self.per_file_ignores:
+            if _matches(relative, pattern):
+                codes -= {code for selector in ignored for code in expand_selector(selector)}
+        return Selection.of(codes, self.severity)
+
+    def is_excluded(self, path: str) -> bool:
+        """Does an exclude pattern match the path's name or its path relative to the root?"""
+        relative = _relative(path, self.root)
+        return any(_matches(relative, pattern) for pattern in (*self.exclude, *self.extend_exclude))
+
+    def is_excluded_with_parents(self, path: str) -> bool:
+        """The same for the path or any directory above it, up to the root (for explicitly named files)."""
+        current = Path(os.path.abspath(path))
+        while True:
+            if self.is_excluded(str(current)):
+                return True
+            if current.parent == current or current == self.root:
+                return False
+            current = current.parent
+
+    def describe(self) -> str:
+        lines = [f"# settings from {self.source or 'defaults'} (root {self.root})"]
+        for key, value in dataclasses.asdict(self).items():
+            if key not in ("root", "source"):
+                lines.append(f"{key.replace('_', '-')} = {_show(value)}")
+        return "\n".join(lines)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Severity):
+        return value.label
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    return repr(value)
+
+
+def _relative(path: str, root: Path) -> str:
+    absolute = os.path.abspath(path)
+    try:
+        return Path(absolute).relative_to(root).as_posix()
+    except ValueError:
+        return Path(absolute).as_posix()
+
+
+def _matches(relative: str, pattern: str) -> bool:
+    """A glob matches a path by its name (`*.egg-info`, `build`) or by its path relative to the root."""
+    pattern = pattern.rstrip("/")
+    name = relative.rsplit("/", 1)[-1]
+    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(relative, pattern)
+
+
+# Reading configuration files.
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return tuple(value)
+
+
+def _selectors(value: Any, where: str) -> tuple[str, ...]:
+    selectors = tuple(s.strip().upper() for v in _string_list(value, where) for s in v.split(",") if s.strip())
+    for selector in selectors:
+        try:
+            expand_selector(selector)
+        except RegistryError as error:
+            raise ConfigError(f"{where}: {error}") from None
+    return selectors
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false")
+    return value
+
+
+def _severity(value: Any, where: str) -> Severity:
+    try:
+        if not isinstance(value, str):
+            raise ValueError("expected \"error\", \"warning\" or \"info\"")
+        return Severity.parse(value)
+    except ValueError as error:
+        raise ConfigError(f"{where}: {error}") from None
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of glob = [codes]")
+    return tuple((pattern, _selectors(codes, f"{where}.{pattern}")) for pattern, codes in value.items())
+
+
+def _severity_overrides(value: Any, where: str) -> dict[str, Severity]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of CODE = \"error\" | \"warning\" | \"info\"")
+    known = all_rules()
+    overrides = {}
+    for code, level in value.items():
+        if code.upper() not in known:
+            raise ConfigError(f"{where}: unknown rule code {code}")
+        overrides[code.upper()] = _severity(level, f"{where}.{code}")
+    return overrides
+
+
+KEYS = {
+    "select": ("select", _selectors),
+    "extend-select": ("extend_select", _selectors),
+    "ignore": ("ignore", _selectors),
+    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "exclude": ("exclude", _string_list),
+    "extend-exclude": ("extend_exclude", _string_list),
+    "respect-gitignore": ("respect_gitignore", _boolean),
+    "force-exclude": ("force_exclude", _boolean),
+    "fail-on": ("fail_on", _severity),
+    "severity": ("severity", _severity_overrides),
+}
+
+
+def parse_table(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """Settings fields from a configuration table; unknown keys and bad values raise ConfigError."""
+    fields: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "extend":
+            continue
+        if key not in KEYS:
+            raise ConfigError(f"{where}: unknown key `{key}`")
+        name, convert = KEYS[key]
+        fields[name] = convert(value, f"{where}: `{key}`")
+    return fields
+
+
+def _table_of(path: Path) -> dict[str, Any] | None:
+    """The mllint table of a configuration file, or None for a pyproject.toml without one."""
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    return _parse_table_file(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_table_file(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | None:
+    """Cached by modification time and size, so an edited file is read again (the LSP server lives long)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("mllint")
+        return table if isinstance(table, dict) else None
+    return data
+
+
+def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Settings:
+    """Settings from one configuration file, with what it `extend`s underneath."""
+    path = path.resolve()
+    if path in seen:
+        raise ConfigError(f"{path}: `extend` cycle: {' -> '.join(map(str, (*seen, path)))}")
+    table = _table_of(path)
+    if table is None:
+        raise ConfigError(f"{path}: no [tool.mllint] table")
+    base = Settings(root=path.parent)
+    if "extend" in table:
+        if not isinstance(table["extend"], str):
+            raise ConfigError(f"{path}: `extend`: expected a path")
+        base = dataclasses.replace(load_file(path.parent / os.path.expanduser(table["extend"]), (*seen, path)), root=path.parent)
+    return dataclasses.replace(base, source=path, **parse_table(table, str(path)))
+
+
+def find_config_file(directory: Path) -> Path | None:
+    """The closest configuration file at or above `directory` that configures mllint."""
+    for folder in (directory, *directory.parents):
+        for name in CONFIG_FILES:
+            candidate = folder / name
+            if candidate.is_file() and _table_of(candidate) is not None:
+                return candidate
+    return None
+
+
+class Resolver:
+    """Settings for each file: from the closest configuration above it, then the command-line overrides."""
+
+    def __init__(self, overrides: dict[str, Any], isolated: bool = False, config_file: Path | None = None) -> None:
+        self.overrides = overrides
+        self.isolated = isolated
+        self.config_file = config_file
+        self._by_directory: dict[Path, Settings] = {}
+
+    def settings_for(self, path: str) -> Settings:
+        directory = Path(os.path.abspath(path))
+        if not directory.is_dir():
+            directory = directory.parent
+        if directory not in self._by_directory:
+            self._by_directory[directory] = dataclasses.replace(self._base(directory), **self.overrides)
+        return self._by_directory[directory]
+
+    def _base(self, directory: Path) -> Settings:
+        if self.config_file is not None:
+            return load_file(self.config_file)
+        if self.isolated:
+            return Settings(root=Path.cwd())
+        found = find_config_file(directory)
+        return load_file(found) if found else Settings(root=Path.cwd())

@@ -1,0 +1,131 @@
+"""Checking one file end to end: lint, or fix and write, or compute the diff; and `--add-noqa`."""
+from __future__ import annotations
+
+import ast
+import difflib
+import enum
+from dataclasses import dataclass, field
+
+from mllint.engine import Event, Selection, event_findings, lint_text
+from mllint.findings import Finding, Position
+from mllint.fixer import FileChanged, fix_text, write_atomically
+from mllint.noqa import LINE_NOQA
+from mllint.source import LINE_BREAK, SourceError, SourceFile, read_source
+
+
+class Mode(enum.Enum):
+    CHECK = "check"
+    FIX = "fix"  # write the fixed file
+    DIFF = "diff"  # only compute the diff
+    ADD_NOQA = "add-noqa"
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding]  # what is left to report
+    fixed: list[Finding] = field(default_factory=list)
+    diff: str = ""
+    text: str | None = None  # the (fixed) source, for formats that show code and for stdin --fix
+    noqa_added: int = 0
+
+
+def check_source(
+    source: SourceFile | None, path: str, selection: Selection, mode: Mode, unsafe: bool = False,
+    noqa_reason: str | None = None, real_path: str | None = None,
+) -> FileResult:
+    """Check one file's source (`real_path` is where to write it back; None for stdin)."""
+    if source is None:
+        return FileResult(path, [])
+
+    def lint(text: str) -> list[Finding]:
+        return lint_text(text, path, selection)
+
+    if mode is Mode.CHECK:
+        return FileResult(path, lint(source.text), text=source.text)
+    if mode is Mode.ADD_NOQA:
+        return _add_noqa(source, path, lint, noqa_reason, real_path)
+    outcome = fix_text(source.text, lint, unsafe)
+    result = FileResult(path, outcome.remaining, outcome.fixed, text=outcome.text)
+    if outcome.error:
+        result.findings += event_findings(selection, Event.FIX_ERROR, path, Position(1, 1), outcome.error)
+        return result
+    if not outcome.changed:
+        return result
+    if mode is Mode.DIFF:
+        result.diff = unified_diff(source.text, outcome.text, path)
+    elif real_path is not None:
+        try:
+            write_atomically(real_path, outcome.text, source.encoding, source.data)
+        except (FileChanged, OSError) as error:
+            message = str(error) if isinstance(error, FileChanged) else f"cannot write the fixed file: {error}"
+            result.findings = lint(source.text) + event_findings(
+                selection, Event.FIX_ERROR, path, Position(1, 1), message
+            )
+            result.fixed, result.text = [], source.text
+    return result
+
+
+def check_path(path: str, selection: Selection, mode: Mode, unsafe: bool = False, noqa_reason: str | None = None) -> FileResult:
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+    return check_source(source, path, selection, mode, unsafe, noqa_reason, real_path=path)
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path: str | None) -> FileResult:
+    """Add `# noqa: CODES` to every line with a finding, merged with an existing `# noqa:` there."""
+    findings = lint(source.text)
+    by_line: dict[int, set[str]] = {}
+    for finding in findings:
+        if finding.code.startswith("ML00"):
+            continue  # files that cannot be linted, and mllint's own errors: nothing a noqa should hide
+        by_line.setdefault(finding.noqa_line or finding.start.line, set()).add(finding.code)
+    lines = LINE_BREAK.split(source.text)
+    breaks = LINE_BREAK.findall(source.text)
+    original = _ast_dump(source.text)
+    edits = {number: _with_noqa(lines[number - 1], codes, reason) for number, codes in by_line.items()}
+
+    def with_edits(chosen: dict[int, str]) -> str:
+        return _join([chosen.get(i + 1, line) for i, line in enumerate(lines)], breaks)
+
+    # A comment added where a line ends inside a string or after a backslash would change the program:
+    # keep only additions that leave the syntax tree as it was.
+    if _ast_dump(with_edits(edits)) != original:
+        edits = {n: line for n, line in edits.items() if _ast_dump(with_edits({n: line})) == original}
+    text = with_edits(edits)
+    added = sum(1 for n, line in edits.items() if line != lines[n - 1])
+    if added and real_path is not None:
+        write_atomically(real_path, text, source.encoding, source.data)
+    return FileResult(path, [], text=text, noqa_added=added)
+
+
+def _with_noqa(line: str, codes: set[str], reason: str | None) -> str:
+    match = LINE_NOQA.search(line)
+    if match and match.group("codes"):
+        existing = [c.strip() for c in match.group("codes").replace(",", " ").split()]
+        merged = ", ".join(sorted(set(existing) | codes))
+        return line[: match.start()] + f"# noqa: {merged}" + line[match.end() :]
+    if match:
+        return line  # a bare `# noqa` already silences everything
+    comment = f"# noqa: {', '.join(sorted(codes))}" + (f" # {reason}" if reason else "")
+    return f"{line.rstrip()}  {comment}"
+
+
+def _join(lines: list[str], breaks: list[str]) -> str:
+    return "".join(line + (breaks[i] if i < len(breaks) else "") for i, line in enumerate(lines))
+
+
+def _ast_dump(text: str) -> str | None:
+    try:
+        return ast.dump(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
