@@ -1,0 +1,101 @@
+"""Time mllint against the floor of any Python linter on the same files, in the same run.
+
+    python benchmarks/bench.py torch                # the installed torch package's sources
+    python benchmarks/bench.py transformers timm    # pinned wheels (see corpus.py)
+    python benchmarks/bench.py path/to/dir --runs 5
+
+For each corpus: files, lines, then median seconds, lines per second and the ratio to bare `ast.parse`
+and to `libcst.parse_module` of the same files (both single process), for `mllint` run as a user runs it
+(a subprocess over the directory, all rules, no configuration), with its peak memory.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import PINNED, source_dir  # noqa: E402
+
+
+def corpus_directory(name: str) -> Path:
+    if name in PINNED:
+        return source_dir(name, PINNED[name])
+    if Path(name).is_dir():
+        return Path(name)
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"no corpus, directory or installed package named {name}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def sources(directory: Path) -> list[str]:
+    texts = []
+    for path in sorted(directory.rglob("*.py")):
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            pass
+    return texts
+
+
+def timed(function, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def parse_all(parse, texts: list[str]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for text in texts:
+            try:
+                parse(text)
+            except Exception:
+                pass
+
+
+def run_mllint(directory: Path) -> None:
+    mllint = shutil.which("mllint") or str(Path(sys.executable).parent / "mllint")
+    command = [mllint, "--isolated", "--select", "ALL", "--exit-zero", "-q", "--output-format", "json-lines",
+               "-o", "/dev/null", str(directory)]  # fmt: skip
+    subprocess.run(command, check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpora", nargs="+")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--libcst-runs", type=int, default=1, help="libcst is slow: fewer runs")
+    args = parser.parse_args()
+    import libcst
+
+    print(f"{'corpus':<22}{'files':>7}{'lines':>10}  {'what':<22}{'median s':>9}{'lines/s':>10}{'x ast':>8}{'x libcst':>9}")
+    for name in args.corpora:
+        directory = corpus_directory(name)
+        texts = sources(directory)
+        lines = sum(text.count("\n") + 1 for text in texts)
+        ast_seconds = timed(lambda: parse_all(ast.parse, texts), args.runs)
+        cst_seconds = timed(lambda: parse_all(libcst.parse_module, texts), args.libcst_runs)
+        mllint_seconds = timed(lambda: run_mllint(directory), args.runs)
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        for what, seconds in (("ast.parse", ast_seconds), ("libcst.parse_module", cst_seconds),
+                              ("mllint (cold)", mllint_seconds)):  # fmt: skip
+            print(f"{name:<22}{len(texts):>7}{lines:>10}  {what:<22}{seconds:>9.2f}{lines / seconds:>10.0f}"
+                  f"{seconds / ast_seconds:>8.2f}{seconds / cst_seconds:>9.2f}")
+        print(f"{name:<22}{'':>17}  peak memory of mllint: {peak_mb:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
