@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 import sys
 import traceback
@@ -11,14 +12,15 @@ from pathlib import Path
 import click
 
 from mllint import __version__
+from mllint.cache import CACHE_DIRECTORY, Cache, clean
 from mllint.config import ConfigError, Resolver, parse_table, tomllib
 from mllint.discovery import discover
 from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
 from mllint.registry import RegistryError, all_rules, rule_by_event
 from mllint.reporters import FORMAT_NAMES, Report, render
-from mllint.runner import FileResult, Mode, check_path, check_source
-from mllint.source import SourceError, SourceFile, decode
+from mllint.runner import FileResult, Job, Mode, check_files, check_source
+from mllint.source import SourceError, SourceFile, decode, read_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -94,33 +96,32 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
 @click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default=None,
               help="The lowest severity that makes the exit status 1 (default: info).")
 @click.option("--force-exclude/--no-force-exclude", default=None, help="Apply excludes to named files too.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the CPUs this process may use).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, envvar="MLLINT_CACHE_DIR",
+              help=f"Where the result cache lives (default: ./{CACHE_DIRECTORY}).")
 def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, extend_select, ignore,
           per_file_ignores, configs, isolated, output_format, output_file, statistics, exit_zero, show_files,
-          show_settings, quiet, add_noqa, fail_on, force_exclude) -> None:  # fmt: skip
+          show_settings, quiet, add_noqa, fail_on, force_exclude, jobs, no_cache, cache_dir) -> None:  # fmt: skip
     """Lint PATHS (files, directories, or `-` for standard input)."""
-    config_files = [c for c in configs if "=" not in c]
-    inline_configs = [c for c in configs if "=" in c]
+    paths = list(paths) or ["."]
+    mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
+    cache = None if no_cache else Cache(Path(cache_dir or CACHE_DIRECTORY))
+    job = Job(mode, unsafe_fixes, add_noqa, cache)
     try:
-        if len(config_files) > 1:
-            raise ConfigError("--config names more than one file")
-        overrides = _overrides(
-            _split_codes(select), _split_codes(extend_select), _split_codes(ignore), per_file_ignores,
-            fail_on, force_exclude, inline_configs,
-        )
-        resolver = Resolver(overrides, isolated, Path(config_files[0]) if config_files else None)
-        paths = list(paths) or ["."]
+        resolver = _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude)
         files = discover([p for p in paths if p != "-"], resolver)
         if show_settings:
-            first = files[0] if files else stdin_filename or "."
-            click.echo(resolver.settings_for(first).describe())
+            click.echo(resolver.settings_for(files[0] if files else stdin_filename or ".").describe())
             return
         if show_files:
             click.echo("\n".join(files))
             return
-        mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
-        results = [_check_one(path, resolver, mode, unsafe_fixes, add_noqa) for path in files]
+        items = [(path, resolver.settings_for(path).selection_for(path)) for path in files]
+        results = check_files(items, job, jobs or available_cpus())
         if "-" in paths:
-            results.append(_check_stdin(stdin_filename, resolver, mode, unsafe_fixes))
+            results.append(_check_stdin(stdin_filename, resolver, job))
     except (ConfigError, RegistryError) as error:
         raise click.UsageError(str(error)) from None
 
@@ -130,35 +131,58 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
         sys.exit(EXIT_CLEAN)
     if mode is Mode.DIFF:
         diffs = "".join(r.diff for r in results)
-        if diffs:
-            click.echo(diffs, nl=False)
-        fixed = sum(len(r.fixed) for r in results)
+        click.echo(diffs, nl=False)
         if not quiet:
+            fixed = sum(len(r.fixed) for r in results)
             click.echo(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", err=True)
         sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
     fixed = [f for r in results for f in r.fixed]
-    threshold = Severity.parse(fail_on) if fail_on else _fail_on(resolver, files)
     stdin_fixed = "-" in paths and mode is Mode.FIX
-    output = _render(findings, fixed, results, resolver, output_format, statistics)
-    summary = _summary(findings, fixed, show_fixes, unsafe_fixes) if not quiet and output_format in ("concise", "full") else ""
+    output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format)
+    show_summary = not quiet and output_format in ("concise", "full")
+    summary = _summary(findings, fixed, show_fixes, unsafe_fixes) if show_summary else ""
     _emit(output, summary, output_file, to_stderr=stdin_fixed)
     if stdin_fixed:
         sys.stdout.write(results[-1].text or "")
+    sys.exit(_exit_status(findings, fail_on, resolver, files, exit_zero))
+
+
+def _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude) -> Resolver:
+    config_files = [c for c in configs if "=" not in c]
+    inline_configs = [c for c in configs if "=" in c]
+    if len(config_files) > 1:
+        raise ConfigError("--config names more than one file")
+    overrides = _overrides(
+        _split_codes(select), _split_codes(extend_select), _split_codes(ignore), per_file_ignores,
+        fail_on, force_exclude, inline_configs,
+    )
+    return Resolver(overrides, isolated, Path(config_files[0]) if config_files else None)
+
+
+def _exit_status(findings: list[Finding], fail_on: str | None, resolver: Resolver, files: list[str], exit_zero: bool) -> int:
     internal = rule_by_event(Event.INTERNAL_ERROR)
     if internal and any(f.code == internal.code for f in findings):
-        sys.exit(EXIT_ERROR)
-    failing = [f for f in findings if f.severity >= threshold]
-    sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
+        return EXIT_ERROR
+    threshold = Severity.parse(fail_on) if fail_on else resolver.settings_for(files[0] if files else ".").fail_on
+    failing = any(f.severity >= threshold for f in findings)
+    return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
 
 
-def _check_one(path: str, resolver: Resolver, mode: Mode, unsafe: bool, noqa_reason: str | None) -> FileResult:
-    selection = resolver.settings_for(path).selection_for(path)
-    return check_path(path, selection, mode, unsafe, noqa_reason)
+def available_cpus() -> int:
+    """The CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            count = min(count, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return count
 
 
-def _check_stdin(stdin_filename: str | None, resolver: Resolver, mode: Mode, unsafe: bool) -> FileResult:
+def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> FileResult:
     path = stdin_filename or "-"
     selection = resolver.settings_for(stdin_filename or "stdin.py").selection_for(stdin_filename or "stdin.py")
     data = sys.stdin.buffer.read()
@@ -167,23 +191,27 @@ def _check_stdin(stdin_filename: str | None, resolver: Resolver, mode: Mode, uns
     except SourceError as error:
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
     # Standard input is never written back: the fixed source goes to standard output.
-    return check_source(source, path, selection, Mode.CHECK if mode is Mode.ADD_NOQA else mode, unsafe)
+    mode = Mode.CHECK if job.mode is Mode.ADD_NOQA else job.mode
+    return check_source(source, path, selection, Job(mode, job.unsafe))
 
 
-def _fail_on(resolver: Resolver, files: list[str]) -> Severity:
-    return resolver.settings_for(files[0] if files else ".").fail_on
+def _sources(findings: list[Finding], results: list[FileResult]) -> dict[str, str]:
+    """The text of every file with a finding, for formats that show code or fingerprint lines."""
+    texts = {r.path: r.text for r in results if r.text is not None}
+    for path in {f.path for f in findings} - texts.keys():
+        try:
+            texts[path] = read_source(path).text
+        except SourceError:
+            pass
+    return texts
 
 
-def _render(findings, fixed, results, resolver, output_format, statistics) -> str:
-    if statistics:
-        return _statistics(findings)
-    rules = {rule for path in {r.path for r in results} for rule in resolver.settings_for(path).selection_for(path).rules}
-    if not results:
-        rules = set(resolver.settings_for(".").selection_for(".").rules)
+def _render(findings, fixed, items, results, resolver: Resolver, output_format: str) -> str:
+    rules = {rule for _, selection in items for rule in selection.rules}
     report = Report(
         findings=findings,
-        rules=tuple(sorted(rules, key=lambda r: r.code)),
-        sources={r.path: r.text for r in results if r.text is not None},
+        rules=tuple(sorted(rules or resolver.settings_for(".").selection_for(".").rules, key=lambda r: r.code)),
+        sources=_sources(findings, results),
         root=str(resolver.settings_for(".").root),
         fixed=fixed,
     )
@@ -259,6 +287,14 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
         click.echo(json.dumps(entries if show_all else entries[0], indent=2))
     else:
         click.echo("\n\n".join(f"# {r.name} ({r.code})\n\n{r.documentation()}" for r in selected))
+
+
+@main.command("clean")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, envvar="MLLINT_CACHE_DIR")
+def clean_cache(cache_dir: str | None) -> None:
+    """Remove the result cache."""
+    directory = Path(cache_dir or CACHE_DIRECTORY)
+    click.echo(f"Removed {directory}" if clean(directory) else f"No cache at {directory}", err=True)
 
 
 def _rule_json(rule) -> dict:

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from mllint.analysis.names import Names
 from mllint.analysis.scopes import Scopes
+from mllint.analysis.tree import TreeIndex
 from mllint.findings import Applicability, Edit, Finding, Fix, Position
 from mllint.source import SourceText
 
@@ -32,6 +33,11 @@ class FileContext:
     # Shortcuts to the analyses every rule needs.
     def qualified_name(self, expr: ast.AST) -> str | None:
         return self.analysis(Names).qualified_name(expr)
+
+    @property
+    def index(self) -> TreeIndex:
+        """Every node in source order, parents, nodes by type: built once, shared by all."""
+        return self.analysis(TreeIndex)
 
     @property
     def scopes(self) -> Scopes:

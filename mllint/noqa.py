@@ -1,16 +1,14 @@
 """Suppression comments: `# noqa`, `# noqa: ML101, ML203`, and file-level `# mllint: noqa[: ML101]`.
 
-Comments are found with the tokenizer, so a `# noqa` inside a string is not one; files that do not
-contain the word are not tokenized at all.
+Only lines that mention `noqa` are looked at, and a `#` inside a string literal does not start a comment.
 """
 from __future__ import annotations
 
-import io
 import re
-import tokenize
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from mllint.findings import Finding
+from mllint.findings import Finding, Position
 
 CODE_LIST = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
 LINE_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{CODE_LIST}))?", re.IGNORECASE)
@@ -46,11 +44,12 @@ class Suppressions:
         return False
 
 
-def parse(text: str) -> Suppressions:
+def parse(lines: list[str], string_spans: Callable[[], list[tuple[Position, Position]]]) -> Suppressions:
+    """The directives in a file's comments. `string_spans` gives the string literals' character spans,
+    so that a `#` inside a string is not taken for a comment; it is only called when a line mentions
+    `noqa`, which most files don't."""
     suppressions = Suppressions()
-    if "noqa" not in text.lower():
-        return suppressions
-    for line, column, comment in _comments(text):
+    for line, column, comment in _comments(lines, string_spans):
         match = FILE_NOQA.search(comment)
         if match:
             if match.group("codes"):
@@ -70,11 +69,19 @@ def parse(text: str) -> Suppressions:
     return suppressions
 
 
-def _comments(text: str):
-    """(line, 0-based column, text) of every comment."""
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                yield token.start[0], token.start[1], token.string
-    except (tokenize.TokenError, SyntaxError):
-        return
+def _comments(lines: list[str], string_spans) -> Iterator[tuple[int, int, str]]:
+    """(line, 0-based character column, text) of the comments on lines that mention noqa."""
+    spans = None
+    for number, text in enumerate(lines, start=1):
+        if "noqa" not in text and "NOQA" not in text.upper():
+            continue
+        spans = string_spans() if spans is None else spans
+        for column, character in enumerate(text):
+            if character == "#" and not _inside(number, column + 1, spans):
+                yield number, column, text[column:]
+                break
+
+
+def _inside(line: int, column: int, spans: list[tuple[Position, Position]]) -> bool:
+    position = Position(line, column)
+    return any(start <= position < end for start, end in spans)

@@ -4,11 +4,13 @@ from __future__ import annotations
 import ast
 import difflib
 import enum
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from mllint.cache import Cache
 from mllint.engine import Event, Selection, event_findings, lint_text
 from mllint.findings import Finding, Position
-from mllint.fixer import FileChanged, fix_text, write_atomically
+from mllint.fixer import FileChanged, allowed, fix_text, write_atomically
 from mllint.noqa import LINE_NOQA
 from mllint.source import LINE_BREAK, SourceError, SourceFile, read_source
 
@@ -20,39 +22,74 @@ class Mode(enum.Enum):
     ADD_NOQA = "add-noqa"
 
 
+@dataclass(frozen=True)
+class Job:
+    """What to do with every file of a run."""
+
+    mode: Mode = Mode.CHECK
+    unsafe: bool = False
+    noqa_reason: str | None = None
+    cache: Cache | None = None
+
+
 @dataclass
 class FileResult:
     path: str
     findings: list[Finding]  # what is left to report
     fixed: list[Finding] = field(default_factory=list)
     diff: str = ""
-    text: str | None = None  # the (fixed) source, for formats that show code and for stdin --fix
+    text: str | None = None  # the fixed source (standard input's goes to standard output)
     noqa_added: int = 0
 
 
-def check_source(
-    source: SourceFile | None, path: str, selection: Selection, mode: Mode, unsafe: bool = False,
-    noqa_reason: str | None = None, real_path: str | None = None,
-) -> FileResult:
-    """Check one file's source (`real_path` is where to write it back; None for stdin)."""
-    if source is None:
-        return FileResult(path, [])
+def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> list[FileResult]:
+    """Check (path, selection) pairs, in a process pool when there are several files and jobs; the
+    results come back in the order of `items` whatever the number of workers."""
+    if jobs <= 1 or len(items) <= 1:
+        return [check_path(path, selection, job) for path, selection in items]
+    chunk = max(1, min(64, len(items) // (jobs * 8)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
+
+
+def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
+    return check_path(*item, job)
+
+
+def check_path(path: str, selection: Selection, job: Job) -> FileResult:
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+    if job.cache is None or job.mode not in (Mode.CHECK, Mode.FIX, Mode.DIFF):
+        return check_source(source, path, selection, job, real_path=path)
+    cached = job.cache.get(source.data, path, selection)
+    if cached is not None and (job.mode is Mode.CHECK or not any(allowed(f.fix, job.unsafe) for f in cached)):
+        return FileResult(path, cached)
+    result = check_source(source, path, selection, job, real_path=path)
+    if not result.fixed:  # what was linted is what is on disk
+        job.cache.put(source.data, path, selection, result.findings)
+    return result
+
+
+def check_source(source: SourceFile, path: str, selection: Selection, job: Job, real_path: str | None = None) -> FileResult:
+    """Check one file's source (`real_path` is where to write it back; None for standard input)."""
 
     def lint(text: str) -> list[Finding]:
         return lint_text(text, path, selection)
 
-    if mode is Mode.CHECK:
-        return FileResult(path, lint(source.text), text=source.text)
-    if mode is Mode.ADD_NOQA:
-        return _add_noqa(source, path, lint, noqa_reason, real_path)
-    outcome = fix_text(source.text, lint, unsafe)
+    if job.mode is Mode.CHECK:
+        return FileResult(path, lint(source.text))
+    if job.mode is Mode.ADD_NOQA:
+        return _add_noqa(source, path, lint, job.noqa_reason, real_path)
+    outcome = fix_text(source.text, lint, job.unsafe)
     result = FileResult(path, outcome.remaining, outcome.fixed, text=outcome.text)
     if outcome.error:
         result.findings += event_findings(selection, Event.FIX_ERROR, path, Position(1, 1), outcome.error)
         return result
     if not outcome.changed:
         return result
-    if mode is Mode.DIFF:
+    if job.mode is Mode.DIFF:
         result.diff = unified_diff(source.text, outcome.text, path)
     elif real_path is not None:
         try:
@@ -64,14 +101,6 @@ def check_source(
             )
             result.fixed, result.text = [], source.text
     return result
-
-
-def check_path(path: str, selection: Selection, mode: Mode, unsafe: bool = False, noqa_reason: str | None = None) -> FileResult:
-    try:
-        source = read_source(path)
-    except SourceError as error:
-        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
-    return check_source(source, path, selection, mode, unsafe, noqa_reason, real_path=path)
 
 
 def unified_diff(before: str, after: str, path: str) -> str:

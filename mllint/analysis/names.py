@@ -15,10 +15,9 @@ class Names:
     def __init__(self, ctx) -> None:
         self.scopes: Scopes = ctx.analysis(Scopes)
         self._imports: dict[ast.AST, dict[str, str]] = {}
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                scope = self.scopes.enclosing_function(node) or ctx.tree
-                self._imports.setdefault(scope, {}).update(_bindings(node))
+        for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
+            scope = self.scopes.enclosing_function(node) or ctx.tree
+            self._imports.setdefault(scope, {}).update(_bindings(node))
         self._module = ctx.tree
 
     def qualified_name(self, expr: ast.AST) -> str | None:

@@ -10,10 +10,7 @@ SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
 
 class Scopes:
     def __init__(self, ctx) -> None:
-        self._parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(ctx.tree):
-            for child in ast.iter_child_nodes(node):
-                self._parents[child] = node
+        self._parents = ctx.index.parents
         self._bindings: dict[ast.AST, frozenset[str]] = {}
 
     def parent(self, node: ast.AST) -> ast.AST | None:

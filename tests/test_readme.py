@@ -1,0 +1,20 @@
+import re
+from pathlib import Path
+
+from mllint.rule_table import rule_table
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_rule_table_is_in_sync_with_the_registry():
+    text = README.read_text(encoding="utf-8")
+    table = re.search(r"<!-- rule-table:start -->\n(.*?)<!-- rule-table:end -->", text, re.DOTALL)
+    assert table is not None
+    assert table.group(1) == rule_table(), "run `python -m mllint.rule_table` and paste it into the README"
+
+
+def test_readme_starts_with_the_two_set_up_commands():
+    blocks = re.findall(r"^```sh\n(.*?)\n```", README.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE)
+    install_and_run, install_and_test = blocks[:2]
+    assert "pip install ." in install_and_run and "mllint fixtures/demo" in install_and_run
+    assert "'.[test]'" in install_and_test and "pytest" in install_and_test
