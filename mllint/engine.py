@@ -14,7 +14,7 @@ from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.registry import all_rules
 from mllint.rule import Rule
-from mllint.source import SourceError, SourceText, read_source
+from mllint.source import SourceError, SourceText, parse_python, read_source
 
 
 class Event:
@@ -73,7 +73,7 @@ def lint_text(text: str, path: str, selection: Selection) -> list[Finding]:
 def _lint(text: str, path: str, selection: Selection) -> list[Finding]:
     source = SourceText(text)
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse_python(text, path)
     except SyntaxError as error:
         position = Position(error.lineno or 1, max(error.offset or 1, 1))
         message = f"{type(error).__name__}: {error.msg}"

@@ -1,14 +1,13 @@
 """Applying fixes: non-overlapping edits, re-lint and repeat, re-parse every round, write atomically."""
 from __future__ import annotations
 
-import ast
 import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mllint.findings import Applicability, Finding, Fix
-from mllint.source import SourceText
+from mllint.source import SourceText, parse_python
 
 MAX_ROUNDS = 10
 
@@ -69,7 +68,7 @@ def fix_text(text: str, lint: Callable[[str], list[Finding]], unsafe: bool) -> F
         if new_text == current:
             break
         try:
-            ast.parse(new_text)
+            parse_python(new_text)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             codes = ", ".join(sorted({f.code for f in applied}))
             message = f"fixes for {codes} produced code that does not parse ({error}); file left unchanged"

@@ -12,7 +12,7 @@ from mllint.engine import Event, Selection, event_findings, lint_text
 from mllint.findings import Finding, Position
 from mllint.fixer import FileChanged, allowed, fix_text, write_atomically
 from mllint.noqa import LINE_NOQA
-from mllint.source import LINE_BREAK, SourceError, SourceFile, read_source
+from mllint.source import LINE_BREAK, SourceError, SourceFile, parse_python, read_source
 
 
 class Mode(enum.Enum):
@@ -155,6 +155,6 @@ def _join(lines: list[str], breaks: list[str]) -> str:
 
 def _ast_dump(text: str) -> str | None:
     try:
-        return ast.dump(ast.parse(text))
+        return ast.dump(parse_python(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

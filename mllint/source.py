@@ -1,15 +1,27 @@
 """Source text: reading files safely, and converting between `ast` positions and character positions."""
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 
 from mllint.findings import Position
 
+# Parsing takes about 400 times a file's size in memory: past this, a file is reported, not parsed. The
+# largest real source files (generated tables, test catalogues) are near 1.5 MB.
+MAX_FILE_BYTES = 5 * 1024 * 1024
 # The line breaks Python's tokenizer knows; str.splitlines() knows more (form feed, U+2028, ...).
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def parse_python(text: str, path: str = "<unknown>") -> ast.Module:
+    """`ast.parse`, without printing the SyntaxWarnings of code that is not ours."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
 
 
 class SourceError(Exception):
@@ -30,6 +42,9 @@ class SourceFile:
 
 def decode(data: bytes) -> tuple[str, str]:
     """Decode Python source as the interpreter does (BOM, encoding cookie, else UTF-8): text and encoding."""
+    if len(data) > MAX_FILE_BYTES:
+        megabytes = len(data) / 1024 / 1024
+        raise SourceError(f"file is {megabytes:.1f} MB, larger than the {MAX_FILE_BYTES >> 20} MB mllint reads; not linted")
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         raise SourceError("source contains a NUL byte", line)
