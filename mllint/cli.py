@@ -13,7 +13,7 @@ import click
 
 from mllint import __version__
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
-from mllint.config import ConfigError, Resolver, parse_table, tomllib
+from mllint.config import ConfigError, Resolver, Settings, parse_table, tomllib
 from mllint.discovery import discover
 from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
@@ -31,6 +31,9 @@ class DefaultToCheck(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not any(arg in ("--help", "-h", "--version") for arg in args[:1]) and (not args or args[0] not in self.commands):
             args = ["check", *args]
+        # `--add-noqa[=REASON]` takes a reason only after `=`: `--add-noqa src/` names a path, not a reason.
+        end = args.index("--") if "--" in args else len(args)
+        args = ["--add-noqa=" if arg == "--add-noqa" and i < end else arg for i, arg in enumerate(args)]
         return super().parse_args(ctx, args)
 
 
@@ -120,21 +123,23 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
             return
         items = [(path, resolver.settings_for(path).selection_for(path)) for path in files]
         results = check_files(items, job, jobs or available_cpus())
+        stdin_output = b""
         if "-" in paths:
-            results.append(_check_stdin(stdin_filename, resolver, job))
+            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, job)
+            results.append(stdin_result)
     except (ConfigError, RegistryError) as error:
         raise click.UsageError(str(error)) from None
 
     if mode is Mode.ADD_NOQA:
         added = sum(r.noqa_added for r in results)
-        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+        click.echo(f"Added {_count(added, 'noqa directive')}.", err=True)
         sys.exit(EXIT_CLEAN)
     if mode is Mode.DIFF:
         diffs = "".join(r.diff for r in results)
         click.echo(diffs, nl=False)
         if not quiet:
             fixed = sum(len(r.fixed) for r in results)
-            click.echo(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", err=True)
+            click.echo(f"Would fix {_count(fixed, 'error')}.", err=True)
         sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
@@ -145,8 +150,10 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
     summary = _summary(findings, fixed, show_fixes, unsafe_fixes) if show_summary else ""
     _emit(output, summary, output_file, to_stderr=stdin_fixed)
     if stdin_fixed:
-        sys.stdout.write(results[-1].text or "")
-    sys.exit(_exit_status(findings, fail_on, resolver, files, exit_zero))
+        sys.stdout.flush()
+        sys.stdout.buffer.write(stdin_output)
+        sys.stdout.buffer.flush()
+    sys.exit(_exit_status(findings, fail_on, resolver, files or [stdin_filename or "stdin.py"], exit_zero))
 
 
 def _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude) -> Resolver:
@@ -182,17 +189,20 @@ def available_cpus() -> int:
     return count
 
 
-def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> FileResult:
+def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tuple[FileResult, bytes]:
+    """The result for standard input, and what `--fix` prints: the fixed source in the input's encoding,
+    or the input unchanged when it cannot be decoded (never nothing: an editor would empty its buffer)."""
     path = stdin_filename or "-"
     selection = resolver.settings_for(stdin_filename or "stdin.py").selection_for(stdin_filename or "stdin.py")
     data = sys.stdin.buffer.read()
     try:
         source = SourceFile(*decode(data), data)
     except SourceError as error:
-        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message)), data
     # Standard input is never written back: the fixed source goes to standard output.
     mode = Mode.CHECK if job.mode is Mode.ADD_NOQA else job.mode
-    return check_source(source, path, selection, Job(mode, job.unsafe))
+    result = check_source(source, path, selection, Job(mode, job.unsafe))
+    return result, data if result.text is None else result.text.encode(source.encoding)
 
 
 def _sources(findings: list[Finding], results: list[FileResult]) -> dict[str, str]:
@@ -206,13 +216,23 @@ def _sources(findings: list[Finding], results: list[FileResult]) -> dict[str, st
     return texts
 
 
+def _working_directory_settings(resolver: Resolver) -> Settings:
+    """The settings of the working directory, for what belongs to no file (the report's root). Its
+    configuration may configure none of the linted files: if it is broken, that is not their problem."""
+    try:
+        return resolver.settings_for(".")
+    except ConfigError:
+        return Settings(root=Path.cwd())
+
+
 def _render(findings, fixed, items, results, resolver: Resolver, output_format: str) -> str:
     rules = {rule for _, selection in items for rule in selection.rules}
+    settings = _working_directory_settings(resolver)
     report = Report(
         findings=findings,
-        rules=tuple(sorted(rules or resolver.settings_for(".").selection_for(".").rules, key=lambda r: r.code)),
+        rules=tuple(sorted(rules or settings.selection_for(".").rules, key=lambda r: r.code)),
         sources=_sources(findings, results),
-        root=str(resolver.settings_for(".").root),
+        root=str(settings.root),
         fixed=fixed,
     )
     return render(report, output_format)
@@ -229,30 +249,32 @@ def _statistics(findings: list[Finding]) -> str:
     )
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 'es' if noun.endswith('x') else 's'}"
+
+
 def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool) -> str:
     lines = []
     if show_fixes and fixed:
-        lines.append(f"Fixed {len(fixed)} error{'s' if len(fixed) != 1 else ''}:")
+        lines.append(f"Fixed {_count(len(fixed), 'error')}:")
         by_path = collections.defaultdict(collections.Counter)
         for f in fixed:
             by_path[f.path][(f.code, f.name)] += 1
         for path, counts in sorted(by_path.items()):
             lines.append(f"- {path}:")
             lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
-    if findings:
-        noun = "error" if len(findings) == 1 else "errors"
-        fixed_note = f" ({len(fixed)} fixed, {len(findings)} remaining)" if fixed else ""
-        lines.append(f"Found {len(findings) + len(fixed)} {noun}{fixed_note}." if fixed else f"Found {len(findings)} {noun}.")
-        safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
-        hidden = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
-        if safe:
-            lines.append(f"[*] {safe} fixable with the `--fix` option.")
-        if hidden and not unsafe:
-            lines.append(f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option.")
-    elif fixed:
-        lines.append(f"Found {len(fixed)} error{'s' if len(fixed) != 1 else ''} ({len(fixed)} fixed, 0 remaining).")
+    if fixed:
+        lines.append(f"Found {_count(len(findings) + len(fixed), 'error')} ({len(fixed)} fixed, {len(findings)} remaining).")
+    elif findings:
+        lines.append(f"Found {_count(len(findings), 'error')}.")
     else:
         lines.append("All checks passed!")
+    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
+    unsafe_only = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    if safe:
+        lines.append(f"[*] {safe} fixable with the `--fix` option.")
+    if unsafe_only and not unsafe:
+        lines.append(f"{_count(unsafe_only, 'hidden fix')} can be enabled with the `--unsafe-fixes` option.")
     return "\n".join(lines) + "\n"
 
 
@@ -263,10 +285,9 @@ def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool) -
         if summary:
             click.echo(summary, nl=False, err=True)
         return
-    stream_is_stderr = to_stderr
-    click.echo(output, nl=False, err=stream_is_stderr)
+    click.echo(output, nl=False, err=to_stderr)
     if summary:
-        click.echo(summary, nl=False, err=stream_is_stderr)
+        click.echo(summary, nl=False, err=to_stderr)
 
 
 @main.command()

@@ -206,8 +206,11 @@ def _parse_table_file(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | 
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("mllint")
-        return table if isinstance(table, dict) else None
+        tool = data.get("tool", {})
+        table = tool.get("mllint") if isinstance(tool, dict) else None
+        if table is not None and not isinstance(table, dict):
+            raise ConfigError(f"{path}: `tool.mllint`: expected a table")
+        return table
     return data
 
 

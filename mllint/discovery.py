@@ -126,9 +126,11 @@ def discover(paths: list[str], resolver: Resolver) -> list[str]:
     """The files to lint, in a stable order; paths that do not exist are kept so they get reported."""
     found: list[str] = []
     for given in paths:
+        if _force_excluded(given, resolver):
+            continue
         if os.path.isdir(given) and not os.path.islink(given.rstrip("/")):
             found += _walk(Path(given), resolver)
-        elif not _force_excluded(given, resolver):
+        else:
             found.append(given)
     return list(dict.fromkeys(found))
 
@@ -139,10 +141,19 @@ def _force_excluded(path: str, resolver: Resolver) -> bool:
         return False
     if settings.is_excluded_with_parents(path):
         return True
+    if not settings.respect_gitignore:
+        return False
     absolute = Path(os.path.abspath(path))
-    ignores = _inherited_ignores(absolute.parent)
-    local = GitIgnore.load(absolute.parent)
-    return settings.respect_gitignore and _ignored(absolute, False, ignores + ([local] if local else []))
+    root = _repository_root(absolute.parent)
+    if root is None:  # no repository: only the .gitignore next to the path
+        local = GitIgnore.load(absolute.parent)
+        return local is not None and _ignored(absolute, os.path.isdir(absolute), [local])
+    # Ignored itself, or inside an ignored directory (below the repository's root).
+    candidates = [absolute, *(folder for folder in absolute.parents if root in folder.parents)]
+    return any(
+        _ignored(candidate, candidate != absolute or os.path.isdir(absolute), _inherited_ignores(candidate))
+        for candidate in candidates
+    )
 
 
 def _walk(top: Path, resolver: Resolver) -> list[str]:

@@ -51,14 +51,21 @@ def decode(data: bytes) -> tuple[str, str]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
+        _decode(data, "utf-8")  # raises where the first lines are not UTF-8
         raise SourceError(f"cannot determine encoding: {error}") from None
+    return _decode(data, encoding), encoding
+
+
+def _decode(data: bytes, encoding: str) -> str:
     try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as error:
-        start = getattr(error, "start", 0)
-        line = data.count(b"\n", 0, start) + 1
-        raise SourceError(f"cannot decode as {encoding}: {error}", line) from None
-    return text, encoding
+        return data.decode(encoding)
+    except LookupError:
+        raise SourceError(f"unknown encoding: {encoding}") from None
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        message = f"cannot decode as {encoding}: {error.reason} (byte 0x{data[error.start]:02x})"
+        raise SourceError(message, line, column) from None
 
 
 def read_source(path: str) -> SourceFile:

@@ -1,0 +1,254 @@
+"""Which files get linted: `*.py` and `*.pyi` below the named directories, minus the default-excluded
+directories, `exclude`/`extend-exclude` and `.gitignore`d paths; explicitly named files unless
+`force-exclude` is set."""
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mllint.cli import main
+from mllint.config import Resolver, parse_table
+from mllint.discovery import discover
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """An empty project directory, made the working directory (so discovered paths are relative)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write(root: Path, *paths: str, text: str = "x = 1\n") -> None:
+    for relative in paths:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def files(*paths: str, **settings) -> list[str]:
+    """What `discover` finds for `paths` (default `.`), with `settings` as configuration keys
+    (`respect_gitignore=False` is `respect-gitignore = false`) and no configuration file."""
+    table = {key.replace("_", "-"): value for key, value in settings.items()}
+    resolver = Resolver(parse_table(table, "test"), isolated=True)
+    return discover(list(paths) or ["."], resolver)
+
+
+def test_python_sources_and_stubs_are_found_and_nothing_else(project):
+    write(project, "a.py", "b.pyi", "pkg/c.py", "notes.txt", "data.json", "script", "d.pyc", "e.py.bak", "f.pyw")
+    assert files() == ["a.py", "b.pyi", "pkg/c.py"]
+
+
+def test_a_directory_named_like_a_source_file_is_walked_not_linted(project):
+    write(project, "looks_like.py/inner.py")
+    assert files() == ["looks_like.py/inner.py"]
+
+
+@pytest.mark.parametrize(
+    "directory",
+    [".git", ".venv", "venv", "build", "dist", "site-packages", "__pycache__", "mllint_torch.egg-info",
+     "node_modules", ".tox", ".mypy_cache", ".mllint_cache"],
+)
+def test_default_excluded_directories_are_skipped(project, directory):
+    write(project, "kept.py", f"{directory}/skipped.py", f"pkg/{directory}/skipped_too.py")
+    assert files() == ["kept.py"]
+
+
+def test_default_excluded_names_only_match_whole_names(project):
+    write(project, "builder/a.py", "distance.py", "my_venv/b.py")
+    assert files() == ["builder/a.py", "distance.py", "my_venv/b.py"]
+
+
+def test_extend_exclude_adds_to_the_default_list(project):
+    write(project, "src/a.py", "experiments/old/b.py", "experiments/new/c.py", "build/d.py", "src/legacy_x.py")
+    assert files(extend_exclude=["experiments/old", "legacy_*.py"]) == ["experiments/new/c.py", "src/a.py"]
+
+
+def test_exclude_replaces_the_default_list(project):
+    write(project, "build/a.py", "generated/b.py", "c.py")
+    assert files(exclude=["generated"]) == ["build/a.py", "c.py"]
+
+
+def test_extend_exclude_from_a_configuration_file_is_relative_to_that_file(project):
+    (project / "mllint.toml").write_text('extend-exclude = ["experiments/old"]\n')
+    write(project, "experiments/old/a.py", "experiments/new/b.py")
+    assert discover([str(project / "experiments")], Resolver({})) == [str(project / "experiments/new/b.py")]
+
+
+# .gitignore
+
+
+def test_gitignore_plain_name_matches_at_any_depth(project):
+    (project / ".gitignore").write_text("secret.py\n")
+    write(project, "secret.py", "pkg/secret.py", "public.py", "pkg/not_secret.py")
+    assert files() == ["pkg/not_secret.py", "public.py"]
+
+
+def test_gitignore_trailing_slash_matches_directories_only(project):
+    (project / ".gitignore").write_text("out/\nlogs.py/\n")
+    write(project, "out/a.py", "pkg/out/b.py", "logs.py", "c.py")
+    assert files() == ["c.py", "logs.py"]
+
+
+def test_gitignore_leading_slash_anchors_to_its_directory(project):
+    (project / ".gitignore").write_text("/top.py\n/gen\n")
+    write(project, "top.py", "pkg/top.py", "gen/a.py", "pkg/gen/b.py")
+    assert files() == ["pkg/gen/b.py", "pkg/top.py"]
+
+
+def test_gitignore_pattern_with_a_middle_slash_is_anchored(project):
+    (project / ".gitignore").write_text("pkg/generated.py\n")
+    write(project, "pkg/generated.py", "other/pkg/generated.py")
+    assert files() == ["other/pkg/generated.py"]
+
+
+def test_gitignore_double_star_matches_at_any_depth(project):
+    (project / ".gitignore").write_text("**/cache\nlogs/**\n")
+    write(project, "cache/a.py", "pkg/deep/cache/b.py", "logs/c.py", "pkg/logs/d.py", "e.py")
+    assert files() == ["e.py", "pkg/logs/d.py"]
+
+
+def test_gitignore_negation_re_includes_a_file(project):
+    (project / ".gitignore").write_text("*.py\n!keep.py\n")
+    write(project, "a.py", "keep.py", "pkg/b.py", "pkg/keep.py", "stub.pyi")
+    assert files() == ["keep.py", "pkg/keep.py", "stub.pyi"]
+
+
+def test_gitignore_comments_and_blank_lines_are_not_patterns(project):
+    (project / ".gitignore").write_text("# a.py\n\n   \nb.py\n")
+    write(project, "a.py", "b.py")
+    assert files() == ["a.py"]
+
+
+def test_nested_gitignore_applies_below_its_directory_only(project):
+    write(project, "pkg/.gitignore", text="local.py\n/anchored.py\n")
+    write(project, "local.py", "anchored.py", "pkg/local.py", "pkg/anchored.py", "pkg/sub/local.py", "pkg/sub/anchored.py")
+    assert files() == ["anchored.py", "local.py", "pkg/sub/anchored.py"]
+
+
+def test_nested_gitignore_can_re_include_what_a_parent_ignores(project):
+    (project / ".gitignore").write_text("*_gen.py\n")
+    write(project, "pkg/.gitignore", text="!keep_gen.py\n")
+    write(project, "a_gen.py", "keep_gen.py", "pkg/a_gen.py", "pkg/keep_gen.py")
+    assert files() == ["pkg/keep_gen.py"]
+
+
+def test_repository_root_gitignore_applies_when_linting_a_subdirectory(project):
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("ignored.py\n/src/generated/\n")
+    write(project, "src/a.py", "src/ignored.py", "src/generated/b.py", "src/pkg/generated/c.py")
+    assert files("src") == ["src/a.py", "src/pkg/generated/c.py"]
+
+
+def test_gitignore_above_the_repository_root_does_not_apply(project):
+    (project / ".gitignore").write_text("a.py\n")
+    (project / "repo/.git").mkdir(parents=True)
+    write(project, "repo/src/a.py", "repo/src/b.py")
+    assert files("repo/src") == ["repo/src/a.py", "repo/src/b.py"]
+
+
+def test_gitignore_of_a_parent_directory_needs_a_repository_to_apply(project):
+    (project / ".gitignore").write_text("a.py\n")
+    write(project, "src/a.py")
+    assert files("src") == ["src/a.py"]
+
+
+def test_respect_gitignore_false_lints_ignored_files(project):
+    (project / ".gitignore").write_text("ignored.py\nout/\n")
+    write(project, "ignored.py", "out/a.py", "b.py")
+    assert files(respect_gitignore=False) == ["b.py", "ignored.py", "out/a.py"]
+
+
+def test_respect_gitignore_false_in_a_configuration_file(project):
+    (project / "mllint.toml").write_text("respect-gitignore = false\n")
+    (project / ".gitignore").write_text("ignored.py\n")
+    write(project, "ignored.py")
+    assert discover(["."], Resolver({})) == ["ignored.py"]
+
+
+# Explicitly named paths.
+
+
+def test_explicitly_named_excluded_and_ignored_files_are_linted(project):
+    (project / ".gitignore").write_text("ignored.py\n")
+    write(project, "ignored.py", "build/built.py")
+    assert files("ignored.py", "build/built.py") == ["ignored.py", "build/built.py"]
+
+
+def test_force_exclude_skips_explicitly_named_excluded_and_ignored_files(project):
+    (project / ".gitignore").write_text("ignored.py\n")
+    write(project, "ignored.py", "build/built.py", "kept.py")
+    assert files("ignored.py", "build/built.py", "kept.py", force_exclude=True) == ["kept.py"]
+
+
+def test_force_exclude_skips_a_file_in_a_gitignored_directory(project):
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("generated/\n")
+    write(project, "generated/a.py", "kept.py")
+    assert files("generated/a.py", "kept.py", force_exclude=True) == ["kept.py"]
+
+
+def test_force_exclude_applies_extend_exclude_to_named_files(project):
+    write(project, "experiments/old/a.py", "b.py")
+    assert files("experiments/old/a.py", "b.py", extend_exclude=["experiments/old"], force_exclude=True) == ["b.py"]
+
+
+def test_explicitly_named_directory_inside_an_excluded_one_is_walked(project):
+    write(project, "build/lib/a.py")
+    assert files("build/lib") == ["build/lib/a.py"]
+
+
+def test_force_exclude_skips_explicitly_named_excluded_and_ignored_directories(project):
+    (project / ".gitignore").write_text("generated/\n")
+    write(project, "build/lib/a.py", "generated/b.py", "src/c.py")
+    assert files("build/lib", "generated", "src", force_exclude=True) == ["src/c.py"]
+
+
+def test_force_exclude_keeps_a_file_re_included_by_a_negation(project):
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("*_gen.py\n!keep_gen.py\n")
+    write(project, "pkg/a_gen.py", "pkg/keep_gen.py")
+    assert files("pkg/a_gen.py", "pkg/keep_gen.py", force_exclude=True) == ["pkg/keep_gen.py"]
+
+
+def test_force_exclude_without_respect_gitignore_keeps_ignored_files(project):
+    (project / ".gitignore").write_text("ignored.py\n")
+    write(project, "ignored.py")
+    assert files("ignored.py", force_exclude=True, respect_gitignore=False) == ["ignored.py"]
+
+
+def test_a_missing_path_is_kept_so_that_it_is_reported(project):
+    write(project, "a.py")
+    assert files("missing.py", "a.py") == ["missing.py", "a.py"]
+
+
+# Order and robustness.
+
+
+def test_order_is_sorted_by_path_components_whatever_the_creation_order(project):
+    write(project, "z.py", "b/z.py", "a.py", "b/a/x.py", "b.py", "A.py", "b/a.py")
+    assert files() == ["A.py", "a.py", "b/a/x.py", "b/a.py", "b/z.py", "b.py", "z.py"]
+
+
+def test_named_paths_keep_their_order_and_duplicates_are_dropped(project):
+    write(project, "b/x.py", "a.py")
+    assert files("b", "a.py", "b", "a.py") == ["b/x.py", "a.py"]
+
+
+def test_symlinked_directory_loop_does_not_hang(project):
+    write(project, "pkg/a.py")
+    os.symlink(project, project / "pkg" / "loop", target_is_directory=True)
+    assert files() == ["pkg/a.py"]
+
+
+def test_symlinked_file_is_linted(project):
+    write(project, "real/a.py")
+    os.symlink(project / "real" / "a.py", project / "link.py")
+    assert files() == ["link.py", "real/a.py"]
+
+
+def test_missing_path_is_reported_as_ml001_through_the_cli(project):
+    write(project, "a.py")
+    result = CliRunner().invoke(main, ["--no-cache", "-q", "missing.py", "a.py"])
+    assert result.exit_code == 1
+    assert result.stdout == "missing.py:1:1: ML001 cannot read file: No such file or directory\n"
