@@ -1,0 +1,281 @@
+"""Value kinds: what an expression holds (softmax output, log-probabilities, sigmoid output) and what
+class an object was constructed from (`criterion = nn.CrossEntropyLoss()`), following local names through
+the assignments that can reach them. A kind is known only when every reaching assignment agrees:
+unknown stays unknown.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+
+MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
+
+
+class Kind(enum.Enum):
+    PROBABILITIES = "softmax output"
+    LOG_PROBABILITIES = "log_softmax output"
+    SIGMOID = "sigmoid output"
+
+
+FUNCTION_KINDS = {
+    "torch.softmax": Kind.PROBABILITIES,
+    "torch.nn.functional.softmax": Kind.PROBABILITIES,
+    "torch.special.softmax": Kind.PROBABILITIES,
+    "torch.log_softmax": Kind.LOG_PROBABILITIES,
+    "torch.nn.functional.log_softmax": Kind.LOG_PROBABILITIES,
+    "torch.special.log_softmax": Kind.LOG_PROBABILITIES,
+    "torch.sigmoid": Kind.SIGMOID,
+    "torch.nn.functional.sigmoid": Kind.SIGMOID,
+    "torch.special.expit": Kind.SIGMOID,
+}
+METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
+MODULE_KINDS = {
+    "torch.nn.Softmax": Kind.PROBABILITIES,
+    "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
+    "torch.nn.Sigmoid": Kind.SIGMOID,
+}
+SEQUENTIAL = "torch.nn.Sequential"
+
+
+def canonical_class(name: str | None) -> str | None:
+    """`torch.nn.modules.loss.CrossEntropyLoss` -> `torch.nn.CrossEntropyLoss`."""
+    if name and name.startswith("torch.nn.modules."):
+        return "torch.nn." + name.rsplit(".", 1)[-1]
+    return name
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: Kind
+    node: ast.Call  # the call that made the value
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    node: ast.AST  # the target node that binds the name
+    value: ast.AST | None  # the assigned expression, None when it cannot be known (parameters, +=, for)
+
+
+class ValueKinds:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.scopes
+        self._definitions: dict[ast.AST, dict[str, list[Definition]]] = {}
+        self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+
+    # What a value is.
+    def origin(self, expr: ast.AST, depth: int = 0) -> Origin | None:
+        """Where a softmax/log_softmax/sigmoid value was made, if every way `expr` can get its value
+        agrees on the kind."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            return self._call_origin(expr, depth)
+        if isinstance(expr, ast.Name):
+            values = self.reaching_values(expr)
+            origins = [self.origin(v, depth + 1) for v in values or ()]
+            if origins and all(o is not None and o.kind == origins[0].kind for o in origins):
+                return origins[-1]
+        return None
+
+    def _call_origin(self, call: ast.Call, depth: int) -> Origin | None:
+        name = self.ctx.qualified_name(call.func)
+        if name in FUNCTION_KINDS:
+            return Origin(FUNCTION_KINDS[name], call)
+        if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in METHOD_KINDS:
+            kind = METHOD_KINDS[call.func.attr]
+            # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
+            if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
+                return Origin(kind, call)
+            return None
+        module = self.constructor(call.func, depth + 1)
+        if module is not None:
+            kind = self._module_kind(module)
+            if kind is not None:
+                return Origin(kind, call)
+        return None
+
+    def _module_kind(self, constructor: ast.Call) -> Kind | None:
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        if name in MODULE_KINDS:
+            return MODULE_KINDS[name]
+        if name == SEQUENTIAL and constructor.args and isinstance(constructor.args[-1], ast.Call):
+            return self._module_kind(constructor.args[-1])
+        return None
+
+    # What an object was built from.
+    def constructed_class(self, expr: ast.AST) -> str | None:
+        """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`)."""
+        constructor = self.constructor(expr)
+        return canonical_class(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+
+    def constructor(self, expr: ast.AST, depth: int = 0) -> ast.Call | None:
+        """The call that built the object `expr` refers to, when every way of getting there agrees."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            return expr if self.ctx.qualified_name(expr.func) else None
+        if isinstance(expr, ast.Name):
+            values = self.reaching_values(expr)
+        elif _is_self_attribute(expr):
+            values = self._self_attribute_values(expr)
+        else:
+            return None
+        calls = [self.constructor(v, depth + 1) for v in values or ()]
+        if not calls or any(c is None for c in calls):
+            return None
+        names = {self.ctx.qualified_name(c.func) for c in calls}
+        return calls[-1] if len(names) == 1 else None
+
+    # Reaching definitions.
+    def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
+        """The expressions that may have been assigned to `use` when it is read; None when some way
+        of reaching it is unknown (a parameter, an augmented assignment, a global defined elsewhere)."""
+        definitions = self._reaching(use)
+        if not definitions or any(d.value is None for d in definitions):
+            return None
+        return [d.value for d in definitions]
+
+    def _reaching(self, use: ast.Name) -> list[Definition]:
+        scope = self.scopes.enclosing_function(use)
+        definitions = self._definitions_in(scope or self.ctx.tree).get(use.id, [])
+        if scope is not None and not definitions:
+            # Not bound in the function: a module-level name, whatever its order.
+            module_definitions = self._definitions_in(self.ctx.tree).get(use.id, [])
+            return module_definitions if len(module_definitions) == 1 else []
+        use_position = (use.lineno, use.col_offset)
+        before = [d for d in definitions if _position(d.node) < use_position]
+        reaching: list[Definition] = []
+        for definition in reversed(before):
+            reaching.append(definition)
+            if self._always_runs_before(definition.node, use):
+                break
+        else:
+            return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
+        loop = self._enclosing_loop(use, scope)
+        if loop is not None:  # assignments later in the loop reach the next iteration's read
+            later = [d for d in definitions if _position(d.node) > use_position]
+            reaching += [d for d in later if loop in set(self.scopes.ancestors(d.node))]
+        return reaching
+
+    def _always_runs_before(self, target: ast.AST, use: ast.AST) -> bool:
+        """Does every path to `use` run the statement binding `target`? True when no branch, loop or
+        try around the binding leaves `use` outside it."""
+        use_ancestors = set(self.scopes.ancestors(use)) | {use}
+        for ancestor in self.scopes.ancestors(target):
+            if isinstance(ancestor, SCOPE_NODES) or isinstance(ancestor, ast.Module):
+                return True
+            conditional = isinstance(
+                ancestor, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.IfExp, ast.BoolOp, ast.comprehension)
+            ) or (hasattr(ast, "TryStar") and isinstance(ancestor, ast.TryStar))
+            if conditional and ancestor not in use_ancestors:
+                return False
+        return True
+
+    def _enclosing_loop(self, node: ast.AST, scope: ast.AST | None) -> ast.AST | None:
+        loop = None
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                loop = ancestor  # the outermost loop inside the scope
+        return loop
+
+    def _definitions_in(self, scope: ast.AST) -> dict[str, list[Definition]]:
+        if scope not in self._definitions:
+            found: dict[str, list[Definition]] = {}
+            if isinstance(scope, FUNCTION_NODES):
+                for arg in _parameters(scope.args):
+                    found.setdefault(arg.arg, []).append(Definition(arg.arg, scope, None))
+            body = scope.body if isinstance(scope.body, list) else [scope.body]
+            for statement in body:
+                for name, target, value in _bindings(statement):
+                    found.setdefault(name, []).append(Definition(name, target, value))
+            for definitions in found.values():
+                definitions.sort(key=lambda d: _position(d.node))
+            self._definitions[scope] = found
+        return self._definitions[scope]
+
+    def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
+        cls = self.scopes.enclosing_class(expr)
+        if cls is None:
+            return None
+        if cls not in self._attribute_values:
+            values: dict[str, list[ast.AST]] = {}
+            for node in ast.walk(cls):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if _is_self_attribute(target):
+                            values.setdefault(target.attr, []).append(node.value)
+                elif isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
+                    values.setdefault(node.target.attr, []).append(None)
+            self._attribute_values[cls] = values
+        found = self._attribute_values[cls].get(expr.attr)
+        return None if not found or any(v is None for v in found) else found
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _parameters(args: ast.arguments) -> list[ast.arg]:
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+
+
+def _bindings(statement: ast.AST):
+    """(name, target node, assigned value or None) for every name bound in a statement, not looking
+    into nested functions and classes (their names are theirs)."""
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name, node, None
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                yield from _assigned(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            yield from _assigned(node.target, node.value)
+        elif isinstance(node, ast.NamedExpr):
+            yield node.target.id, node.target, node.value
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.withitem, ast.comprehension)):
+            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            for name in _names_in(target):
+                yield name.id, name, None
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            yield node.name, node, None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                yield (alias.asname or alias.name).split(".")[0], node, None
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _assigned(target: ast.AST, value: ast.AST):
+    if isinstance(target, ast.Name):
+        yield target.id, target, value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        literal = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        for i, element in enumerate(target.elts):
+            if literal and isinstance(element, ast.Name):
+                yield element.id, element, value.elts[i]
+            else:
+                for name in _names_in(element):
+                    yield name.id, name, None
+
+
+def _names_in(target: ast.AST | None):
+    if target is None:
+        return []
+    return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
