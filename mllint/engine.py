@@ -183,12 +183,12 @@ def _remove_codes_fix(directive: noqa.Directive, unused: list[str], source: Sour
     start_column = directive.column
     if remaining:
         content = f"# noqa: {', '.join(remaining)}"
+    elif line_text[directive.end_column :].strip():
+        content = "#"  # other comment text follows: keep it a comment
     else:
         content = ""
         while start_column > 0 and line_text[start_column - 1] in " \t":
             start_column -= 1
-        if line_text[directive.end_column :].strip():
-            content = "#"  # other comment text follows: keep it a comment
     edit = Edit(Position(directive.line, start_column + 1), Position(directive.line, directive.end_column + 1), content)
     return Fix("Remove unused `noqa` codes", (edit,), Applicability.SAFE)
 
