@@ -255,8 +255,7 @@ def test_stdin_with_fix_prints_undecodable_source_unchanged(project):
     assert result.exit_code == 1
     assert result.stdout_bytes == data
     assert lines(result.stderr) == [
-        "latin.py:2:1: ML001 cannot decode as utf-8: "
-        "'utf-8' codec can't decode byte 0xe9 in position 19: invalid continuation byte",
+        "latin.py:2:9: ML001 cannot decode as utf-8: invalid continuation byte (byte 0xe9)",
         "Found 1 error.",
     ]
 
