@@ -83,7 +83,11 @@ def _lint(text: str, path: str, selection: Selection) -> list[Finding]:
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
 
     ctx = FileContext(path, source, tree)
-    errors = _run_checkers(ctx, selection.checkers)
+    checkers = tuple(
+        rule for rule in selection.checkers
+        if not rule.requires_any_text or any(needle in text for needle in rule.requires_any_text)
+    )  # fmt: skip
+    errors = _run_checkers(ctx, checkers)
     findings = list(ctx.findings)
     for error in errors:
         findings += event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), error)

@@ -35,6 +35,9 @@ class Rule:
     fix_applicability: ClassVar[Applicability | None] = None
     # Meta rules: the engine event this rule reports (see mllint.engine.Event).
     event: ClassVar[str | None] = None
+    # A sound pre-filter: the rule is skipped for a file whose text contains none of these strings
+    # (a rule that only reports torch APIs resolved through imports can name "torch").
+    requires_any_text: ClassVar[tuple[str, ...]] = ()
     # Reported whatever the selection says (files that cannot be linted, mllint's own errors).
     mandatory: ClassVar[bool] = False
 

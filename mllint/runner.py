@@ -121,7 +121,7 @@ def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path
     lines = LINE_BREAK.split(source.text)
     breaks = LINE_BREAK.findall(source.text)
     original = _ast_dump(source.text)
-    edits = {number: _with_noqa(lines[number - 1], codes, reason) for number, codes in by_line.items()}
+    edits = {number: with_noqa(lines[number - 1], codes, reason) for number, codes in by_line.items()}
 
     def with_edits(chosen: dict[int, str]) -> str:
         return _join([chosen.get(i + 1, line) for i, line in enumerate(lines)], breaks)
@@ -137,7 +137,7 @@ def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path
     return FileResult(path, [], text=text, noqa_added=added)
 
 
-def _with_noqa(line: str, codes: set[str], reason: str | None) -> str:
+def with_noqa(line: str, codes: set[str], reason: str | None) -> str:
     match = LINE_NOQA.search(line)
     if match and match.group("codes"):
         existing = [c.strip() for c in match.group("codes").replace(",", " ").split()]

@@ -116,3 +116,15 @@ def test_fixes_are_no_stronger_than_the_rule_declares(rule):
             if finding.code == rule.code and finding.fix is not None:
                 assert rule.fix_applicability is not None
                 assert order[finding.fix.applicability.value] >= order[rule.fix_applicability.value]
+
+
+class NeedsTorch(Crashing):
+    """Crashes whenever it runs: it must not run on files that never mention torch."""
+
+    requires_any_text = ("torch",)
+
+
+def test_rules_are_skipped_on_files_without_their_required_text():
+    selection = Selection(rules=(NeedsTorch, InternalError))
+    assert lint_text("print(1)\n", "x.py", selection) == []
+    assert [f.code for f in lint_text("import torch\nprint(1)\n", "x.py", selection)] == ["ML009"]

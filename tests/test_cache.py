@@ -1,0 +1,91 @@
+"""The result cache: keyed by content, version and settings; an unchanged file is not linted again."""
+import json
+
+from click.testing import CliRunner
+
+import mllint.runner
+from mllint.cli import main
+
+BUGGY = "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval\n"
+
+
+def run(*args):
+    result = CliRunner().invoke(main, ["--isolated", "--output-format", "json", "-q", *args], catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def count_lints(monkeypatch) -> list[str]:
+    linted: list[str] = []
+    real = mllint.runner.lint_text
+
+    def counting(text, path, selection):
+        linted.append(path)
+        return real(text, path, selection)
+
+    monkeypatch.setattr(mllint.runner, "lint_text", counting)
+    return linted
+
+
+def test_an_unchanged_file_with_findings_is_a_cache_hit(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(BUGGY)
+    linted = count_lints(monkeypatch)
+    first = run("-j", "1", "train.py")
+    second = run("-j", "1", "train.py")
+    assert first == second and first[0] == 1 and [f["code"] for f in first[1]] == ["ML301"]
+    assert linted == ["train.py"]
+    cache = tmp_path / ".mllint_cache"
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (cache / ".gitignore").read_text() == "*\n"
+
+
+def test_changed_content_or_settings_miss_the_cache(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "train.py"
+    path.write_text(BUGGY)
+    linted = count_lints(monkeypatch)
+    run("-j", "1", "train.py")
+    path.write_text(BUGGY + "model.train\n")
+    _, findings = run("-j", "1", "train.py")
+    assert [f["location"]["row"] for f in findings] == [3, 4]
+    _, findings = run("-j", "1", "--ignore", "ML301", "train.py")
+    assert findings == []
+    assert len(linted) == 3
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(BUGGY)
+    linted = count_lints(monkeypatch)
+    run("--no-cache", "train.py")
+    run("--no-cache", "train.py")
+    assert len(linted) == 2
+    assert not (tmp_path / ".mllint_cache").exists()
+
+
+def test_fix_mode_fixes_a_cached_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "train.py"
+    path.write_text(BUGGY)
+    run("train.py")
+    status, findings = run("--fix", "train.py")
+    assert (status, findings) == (0, [])
+    assert path.read_text() == BUGGY.replace("model.eval", "model.eval()")
+
+
+def test_clean_removes_the_cache(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(BUGGY)
+    run("train.py")
+    result = CliRunner().invoke(main, ["clean"])
+    assert result.exit_code == 0 and not (tmp_path / ".mllint_cache").exists()
+
+
+def test_parallel_results_come_in_a_stable_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for i in range(12):
+        (tmp_path / f"m{i:02}.py").write_text(BUGGY)
+    serial = run("--no-cache", "-j", "1", ".")
+    parallel = run("--no-cache", "-j", "2", ".")
+    assert serial == parallel
+    assert [f["filename"] for f in parallel[1]] == [f"m{i:02}.py" for i in range(12)]
