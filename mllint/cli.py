@@ -330,6 +330,15 @@ def _rule_json(rule) -> dict:
     }
 
 
+@main.command()
+@click.option("--stdio", is_flag=True, hidden=True, help="Accepted for clients that pass it: stdio is the transport.")
+def server(stdio: bool) -> None:
+    """Run the language server for editors, over standard input and output."""
+    from mllint.server import start  # imported here: `mllint check` never loads pygls
+
+    start()
+
+
 def run() -> None:
     """The console entry point: mllint's own failures exit 2 with a message, never a bare traceback."""
     try:

@@ -54,7 +54,7 @@ class SoftmaxIntoCrossEntropy(Rule):
     message = "softmax output passed to cross-entropy, which applies log_softmax itself: pass the raw logits"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("torch",)
+    requires_any_text = ("cross_entropy", "CrossEntropyLoss")
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = self._cross_entropy_name(node)

@@ -64,7 +64,7 @@ class ValueKinds:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.scopes = ctx.scopes
-        self._definitions: dict[ast.AST, dict[str, list[Definition]]] = {}
+        self._definitions: dict[ast.AST, dict[str, list[Definition]]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
 
     # What a value is.
@@ -141,7 +141,7 @@ class ValueKinds:
         return [d.value for d in definitions]
 
     def _reaching(self, use: ast.Name) -> list[Definition]:
-        scope = self.scopes.enclosing_function(use)
+        scope = self.scopes.enclosing_scope(use)
         definitions = self._definitions_in(scope or self.ctx.tree).get(use.id, [])
         if scope is not None and not definitions:
             # Not bound in the function: a module-level name, whatever its order.
@@ -186,19 +186,25 @@ class ValueKinds:
         return loop
 
     def _definitions_in(self, scope: ast.AST) -> dict[str, list[Definition]]:
-        if scope not in self._definitions:
-            found: dict[str, list[Definition]] = {}
-            if isinstance(scope, FUNCTION_NODES):
-                for arg in _parameters(scope.args):
-                    found.setdefault(arg.arg, []).append(Definition(arg.arg, scope, None))
-            body = scope.body if isinstance(scope.body, list) else [scope.body]
-            for statement in body:
-                for name, target, value in _bindings(statement):
-                    found.setdefault(name, []).append(Definition(name, target, value))
-            for definitions in found.values():
+        if self._definitions is None:
+            self._definitions = self._index_definitions()
+        return self._definitions.get(scope, {})
+
+    def _index_definitions(self) -> dict[ast.AST, dict[str, list[Definition]]]:
+        """Every binding of the file, by scope (function, class or module) and name, in source order."""
+        index = self.ctx.index
+        by_scope: dict[ast.AST, dict[str, list[Definition]]] = {}
+        for node in index.of_type(*BINDING_NODES):
+            scope = self.scopes.enclosing_scope(node) or self.ctx.tree
+            for name, target, value in _bindings(node):
+                by_scope.setdefault(scope, {}).setdefault(name, []).append(Definition(name, target, value))
+        for function in index.of_type(*FUNCTION_NODES):
+            for arg in _parameters(function.args):
+                by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
+        for names in by_scope.values():
+            for definitions in names.values():
                 definitions.sort(key=lambda d: _position(d.node))
-            self._definitions[scope] = found
-        return self._definitions[scope]
+        return by_scope
 
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
         cls = self.scopes.enclosing_class(expr)
@@ -232,34 +238,35 @@ def _parameters(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
 
 
-def _bindings(statement: ast.AST):
-    """(name, target node, assigned value or None) for every name bound in a statement, not looking
-    into nested functions and classes (their names are theirs)."""
-    stack = [statement]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield node.name, node, None
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                yield from _assigned(target, node.value)
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+BINDING_NODES = (
+    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.withitem,
+    ast.comprehension, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef,
+)  # fmt: skip
+
+
+def _bindings(node: ast.AST):
+    """(name, target node, assigned value or None when unknowable) for each name a node binds."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name, node, None
+    elif isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield from _assigned(target, node.value)
+    elif isinstance(node, ast.AnnAssign):
+        if node.value is not None:
             yield from _assigned(node.target, node.value)
-        elif isinstance(node, ast.NamedExpr):
-            yield node.target.id, node.target, node.value
-        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.withitem, ast.comprehension)):
-            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
-            for name in _names_in(target):
-                yield name.id, name, None
-        elif isinstance(node, ast.ExceptHandler) and node.name:
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target.id, node.target, node.value
+    elif isinstance(node, ast.ExceptHandler):
+        if node.name:
             yield node.name, node, None
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                yield (alias.asname or alias.name).split(".")[0], node, None
-        stack.extend(ast.iter_child_nodes(node))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name).split(".")[0], node, None
+    else:  # augmented assignments, loop, with and comprehension targets
+        target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+        for name in _names_in(target):
+            yield name.id, name, None
 
 
 def _assigned(target: ast.AST, value: ast.AST):
