@@ -76,6 +76,23 @@ def run_mllint(target: Path, cache: Path | None) -> None:
     subprocess.run(command, check=True)
 
 
+def editor_latency(directory: Path, runs: int) -> tuple[Path, float]:
+    """Seconds to lint, in process and with every rule, the file nearest 2,000 lines: what the LSP
+    server does after an edit."""
+    from mllint.engine import Selection, lint_text
+    from mllint.registry import all_rules
+
+    files = sorted(directory.rglob("*.py"))
+    path = min(files, key=lambda p: abs(p.read_bytes().count(b"\n") - 2000))
+    text, selection = path.read_text(encoding="utf-8"), Selection.of(all_rules())
+    return path, timed(lambda: lint_text(text, str(path), selection), runs)
+
+
+def run_ruff(directory: Path) -> None:
+    command = ["ruff", "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", str(directory)]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpora", nargs="+")
@@ -98,12 +115,18 @@ def main() -> None:
             warm_seconds = timed(lambda: run_mllint(directory, Path(cache)), args.runs)
         largest = max(directory.rglob("*.py"), key=lambda p: p.stat().st_size)
         single_seconds = timed(lambda: run_mllint(largest, None), args.runs)
-        for what, seconds in (("ast.parse", ast_seconds), ("libcst.parse_module", cst_seconds),
-                              ("mllint cold", cold_seconds), ("mllint warm (cache)", warm_seconds)):  # fmt: skip
+        rows = [("ast.parse", ast_seconds), ("libcst.parse_module", cst_seconds),
+                ("mllint cold", cold_seconds), ("mllint warm (cache)", warm_seconds)]  # fmt: skip
+        if shutil.which("ruff"):
+            rows.append(("ruff --select ALL", timed(lambda: run_ruff(directory), args.runs)))
+        for what, seconds in rows:
             print(f"{name:<22}{len(texts):>7}{lines:>10}  {what:<22}{seconds:>9.2f}{lines / seconds:>10.0f}"
                   f"{seconds / ast_seconds:>8.2f}{seconds / cst_seconds:>9.2f}")
         print(f"{name:<22}{'':>17}  largest file {largest.name} ({largest.stat().st_size >> 10} KB), alone: {single_seconds:.2f} s")
         print(f"{name:<22}{'':>17}  peak memory of one mllint process: {peak_mb:.0f} MB")
+        path, seconds = editor_latency(directory, args.runs)
+        lines_in_file = path.read_bytes().count(b"\n")
+        print(f"{name:<22}{'':>17}  editor latency, {path.name} ({lines_in_file} lines) in process: {seconds * 1000:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ class ConfigError(Exception):
 class Settings:
     root: Path  # patterns in exclude and per-file-ignores are relative to this directory
     source: Path | None = None  # the configuration file, if any
-    select: tuple[str, ...] = ("ALL",)
+    select: tuple[str, ...] = ("ML",)  # every rule but the opt-in ones
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()

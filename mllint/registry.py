@@ -33,12 +33,15 @@ def rule_by_event(event: str) -> type[Rule] | None:
 
 
 def expand_selector(selector: str) -> list[str]:
-    """The codes a selector names: `ALL`, a prefix (`ML`, `ML1`, `ML10`) or a code. Raises on unknown."""
+    """The codes a selector names: `ALL` (every rule), a prefix (`ML`, `ML1`, `ML10`: its rules except
+    the opt-in ones) or a code (opt-in or not). Raises on unknown."""
     selector = selector.strip().upper()
-    codes = list(all_rules())
+    rules = all_rules()
     if selector == "ALL":
-        return codes
-    matched = [code for code in codes if code.startswith(selector)]
+        return list(rules)
+    if selector in rules:
+        return [selector]
+    matched = [code for code in rules if code.startswith(selector)]
     if not matched:
         raise RegistryError(f"unknown rule selector: {selector}")
-    return matched
+    return [code for code in matched if not rules[code].opt_in]

@@ -35,6 +35,8 @@ class Rule:
     fix_applicability: ClassVar[Applicability | None] = None
     # Meta rules: the engine event this rule reports (see mllint.engine.Event).
     event: ClassVar[str | None] = None
+    # Too imprecise on real code to be on by default: enabled only by its exact code or `ALL`.
+    opt_in: ClassVar[bool] = False
     # A sound pre-filter: the rule is skipped for a file whose text contains none of these strings
     # (a rule that only reports torch APIs resolved through imports can name "torch").
     requires_any_text: ClassVar[tuple[str, ...]] = ()

@@ -13,13 +13,14 @@ import ast
 import asyncio
 import difflib
 import logging
+from dataclasses import dataclass
 from urllib.parse import unquote
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.capabilities import get_capability
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import TextDocument
 
 from mllint import __version__
 from mllint.config import CONFIG_FILES, ConfigError, Resolver
@@ -35,8 +36,9 @@ from mllint.source import LINE_BREAK, SourceText, parse_python
 logger = logging.getLogger("mllint.server")
 
 SOURCE = "mllint"
-DEBOUNCE_SECONDS = 0.3  # typing pauses shorter than this do not start a lint
+DEBOUNCE_SECONDS = 0.3  # typing pauses shorter than this start no lint
 FIX_ALL_KIND = "source.fixAll.mllint"
+QUICK_FIX = types.CodeActionKind.QuickFix
 SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -50,10 +52,19 @@ CODE_UNITS = {
 CONVERTER = get_converter()
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """An open document's buffer at one version: what worker threads get, as the live document changes."""
+
+    uri: str
+    path: str
+    text: str
+    version: int | None
+
+
 class Buffer:
-    """A document's text, split into lines as Python and the LSP split them (\\r\\n, \\r, \\n), with
-    conversions between mllint's positions (1-based, columns in characters) and the client's (0-based,
-    columns in the negotiated code units)."""
+    """A text split into lines as Python and the LSP split them (\\r\\n, \\r, \\n), with conversions between
+    mllint's positions (1-based, columns in characters) and the client's (0-based, in its code units)."""
 
     def __init__(self, text: str, encoding: str | None) -> None:
         self.source = SourceText(text)
@@ -78,23 +89,18 @@ class Buffer:
     def range(self, start: Position, end: Position) -> types.Range:
         return types.Range(start=self.to_client(start), end=self.to_client(end))
 
-    def line_range(self, number: int) -> types.Range:
-        """The range of a whole line (0-based), without its line break."""
-        end = self.units(self.lines[number])
-        return types.Range(start=types.Position(line=number, character=0), end=types.Position(line=number, character=end))
-
     @property
     def end(self) -> types.Position:
         last = len(self.lines) - 1
         return types.Position(line=last, character=self.units(self.lines[last]))
 
     def with_line(self, number: int, content: str) -> str:
-        """The text with line `number` (0-based) replaced."""
-        start = self.source.offset(Position(number + 1, 1))
-        return self.source.text[:start] + content + self.source.text[start + len(self.lines[number]) :]
+        """The text with line `number` (1-based) replaced."""
+        start = self.source.offset(Position(number, 1))
+        return self.source.text[:start] + content + self.source.text[start + len(self.lines[number - 1]) :]
 
 
-# Linting and fixing a buffer (pure functions of a snapshot: they run in worker threads).
+# Linting and fixing a snapshot (these run in worker threads).
 
 def selection_for(path: str) -> Selection | None:
     """The rules for a document, from the configuration the command line would use; None when excluded.
@@ -105,23 +111,24 @@ def selection_for(path: str) -> Selection | None:
     return settings.selection_for(path)
 
 
-def diagnose(text: str, path: str, version: int | None, encoding: str | None) -> list[types.Diagnostic]:
-    buffer = Buffer(text, encoding)
+def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]:
+    buffer = Buffer(snapshot.text, encoding)
     try:
-        selection = selection_for(path)
+        selection = selection_for(snapshot.path)
     except (ConfigError, RegistryError) as error:
         message = f"mllint configuration error: {error}"
         return [types.Diagnostic(range=buffer.range(Position(1, 1), Position(1, 1)), message=message,
                                  severity=types.DiagnosticSeverity.Error, source=SOURCE)]  # fmt: skip
     if selection is None:
         return []
-    return [to_diagnostic(finding, buffer, version) for finding in lint_text(text, path, selection)]
+    findings = lint_text(snapshot.text, snapshot.path, selection)
+    return [to_diagnostic(finding, buffer, snapshot.version) for finding in findings]
 
 
 def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None) -> types.Diagnostic:
     data = {"version": version, "fix": fix_data(finding.fix, buffer)}
     if not finding.code.startswith("ML00"):  # mllint's own errors: nothing a `# noqa` should hide
-        data["noqaLine"] = (finding.noqa_line or finding.start.line) - 1
+        data["noqaLine"] = finding.noqa_line or finding.start.line
     return types.Diagnostic(
         range=buffer.range(finding.start, finding.end),
         message=finding.message,
@@ -140,16 +147,16 @@ def fix_data(fix: Fix | None, buffer: Buffer) -> dict | None:
     return {"title": fix.message, "safe": fix.applicability is Applicability.SAFE, "edits": CONVERTER.unstructure(edits)}
 
 
-def fix_all_edits(text: str, path: str, encoding: str | None) -> list[types.TextEdit]:
-    """The edits that apply every safe fix to the buffer (none when a fix would break it)."""
-    selection = selection_for(path)
+def fix_all_edits(snapshot: Snapshot, encoding: str | None) -> list[types.TextEdit]:
+    """The edits that apply every safe fix (none when the fixes would not parse)."""
+    selection = selection_for(snapshot.path)
     if selection is None:
         return []
-    outcome = fix_text(text, lambda current: lint_text(current, path, selection), unsafe=False)
+    outcome = fix_text(snapshot.text, lambda text: lint_text(text, snapshot.path, selection), unsafe=False)
     if outcome.error:
-        logger.warning("%s: %s", path, outcome.error)
+        logger.warning("%s: %s", snapshot.path, outcome.error)
         return []
-    return replacement_edits(Buffer(text, encoding), outcome.text)
+    return replacement_edits(Buffer(snapshot.text, encoding), outcome.text)
 
 
 def replacement_edits(buffer: Buffer, new_text: str) -> list[types.TextEdit]:
@@ -174,38 +181,17 @@ def _lines_with_breaks(text: str) -> list[str]:
     return [line + line_break for line, line_break in zip(LINE_BREAK.split(text), breaks)]
 
 
-# Code actions and hover.
-
-def fix_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | None:
-    fix = diagnostic.data.get("fix")
-    if not fix:
-        return None
-    edits = CONVERTER.structure(fix["edits"], list[types.TextEdit])
-    return types.CodeAction(
-        title=fix["title"] if fix["safe"] else f"{fix['title']} (unsafe fix)",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[diagnostic],
-        is_preferred=fix["safe"],
-        edit=types.WorkspaceEdit(changes={uri: edits}),
-    )
-
-
-def noqa_action(uri: str, diagnostic: types.Diagnostic, buffer: Buffer) -> types.CodeAction | None:
-    """Add the code to the line's `# noqa` comment, or add one; unless that would change the program (a
-    line that ends inside a string or after a backslash)."""
-    number = diagnostic.data.get("noqaLine")
-    if number is None or number >= len(buffer.lines):
-        return None
-    line = buffer.lines[number]
-    new_line = with_noqa(line, {str(diagnostic.code)}, None)
-    if new_line == line or not _same_program(buffer.source.text, buffer.with_line(number, new_line)):
-        return None
-    return types.CodeAction(
-        title=f"Disable {diagnostic.code} for this line",
-        kind=types.CodeActionKind.QuickFix,
-        diagnostics=[diagnostic],
-        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=buffer.line_range(number), new_text=new_line)]}),
-    )
+def noqa_edits(snapshot: Snapshot, line_number: int, code: str, encoding: str | None) -> list[types.TextEdit]:
+    """Add the code to the line's `# noqa` comment, or add one; nothing where that would change the
+    program (a line that ends inside a string)."""
+    buffer = Buffer(snapshot.text, encoding)
+    if not 0 < line_number <= len(buffer.lines):
+        return []
+    line = buffer.lines[line_number - 1]
+    new_line = with_noqa(line, {code}, None)
+    if new_line == line or not _same_program(snapshot.text, buffer.with_line(line_number, new_line)):
+        return []
+    return [types.TextEdit(range=buffer.range(Position(line_number, 1), Position(line_number, len(line) + 1)), new_text=new_line)]
 
 
 def _same_program(before: str, after: str) -> bool:
@@ -213,6 +199,53 @@ def _same_program(before: str, after: str) -> bool:
         return ast.dump(parse_python(before)) == ast.dump(parse_python(after))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+
+
+def deferred_edit(action: types.CodeAction, snapshot: Snapshot, encoding: str | None) -> types.WorkspaceEdit:
+    """The edit of a fix-all or `# noqa` action: it costs a fix run or two parses, so it is computed only
+    when the user picks the action (or at once, for a client that cannot resolve actions)."""
+    data = action.data
+    if action.kind == FIX_ALL_KIND:
+        edits = fix_all_edits(snapshot, encoding)
+    elif data.get("version") == snapshot.version:
+        edits = noqa_edits(snapshot, data["noqaLine"], data["code"], encoding)
+    else:
+        edits = []  # the buffer changed since: the line number may be wrong
+    return types.WorkspaceEdit(changes={snapshot.uri: edits})
+
+
+# Code actions and hover, built from the diagnostics' data.
+
+def fix_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | None:
+    fix = diagnostic.data.get("fix")
+    if not fix:
+        return None
+    return types.CodeAction(
+        title=fix["title"] if fix["safe"] else f"{fix['title']} (unsafe fix)",
+        kind=QUICK_FIX,
+        diagnostics=[diagnostic],
+        is_preferred=fix["safe"],
+        edit=types.WorkspaceEdit(changes={uri: CONVERTER.structure(fix["edits"], list[types.TextEdit])}),
+    )
+
+
+def noqa_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | None:
+    line_number = diagnostic.data.get("noqaLine")
+    if line_number is None:
+        return None
+    data = {"uri": uri, "version": diagnostic.data["version"], "noqaLine": line_number, "code": str(diagnostic.code)}
+    return types.CodeAction(title=f"Disable {diagnostic.code} for this line", kind=QUICK_FIX, diagnostics=[diagnostic], data=data)
+
+
+def fix_all_action(uri: str) -> types.CodeAction:
+    return types.CodeAction(title="mllint: fix all safely fixable problems", kind=FIX_ALL_KIND, data={"uri": uri})
+
+
+def _wanted(kind: str, only: list | None) -> bool:
+    """Does the client's `only` filter let actions of `kind` through (`source` lets `source.fixAll...`)?"""
+    if only is None:
+        return True
+    return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in (getattr(k, "value", k) for k in only))
 
 
 def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
@@ -237,19 +270,12 @@ def rule_markdown(code: str) -> str | None:
     return f"**{rule.code}** `{rule.name}` ([documentation]({rule_url(rule.code)}))\n\n{rule.documentation()}"
 
 
-def _wanted(kind: str, only: list | None) -> bool:
-    """Does the client's `only` filter let actions of `kind` through (`source` lets `source.fixAll...`)?"""
-    if only is None:
-        return True
-    return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in (getattr(k, "value", k) for k in only))
-
-
 # The server.
 
 class MllintServer(LanguageServer):
     def __init__(self) -> None:
-        # Full synchronisation: the client sends the whole buffer, so that no line-splitting difference
-        # between it and pygls (form feeds, U+2028) can garble the text.
+        # Full synchronisation: the client sends the whole buffer, so that no difference between its line
+        # splitting and pygls's (form feeds, U+2028) can garble the text.
         super().__init__("mllint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.pending: dict[str, asyncio.Task] = {}  # the scheduled or running lint of each document
 
@@ -258,16 +284,24 @@ class MllintServer(LanguageServer):
         return get_capability(self.client_capabilities, "text_document.diagnostic") is not None
 
     @property
+    def resolves_edits(self) -> bool:
+        properties = get_capability(self.client_capabilities, "text_document.code_action.resolve_support.properties", [])
+        return "edit" in properties
+
+    @property
     def encoding(self) -> str | None:
         return self.workspace.position_encoding
 
-    def open_document(self, uri: str) -> TextDocument | None:
-        """The editor's buffer; None for a document that is not open (mllint never reads it from disk)."""
-        return self.workspace.text_documents.get(unquote(uri))
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """The open document's buffer; None for a document that is not open (never the file on disk)."""
+        document = self.workspace.text_documents.get(unquote(uri))
+        if document is None:
+            return None
+        return Snapshot(document.uri, document.path, document.source, document.version)
 
-    async def diagnostics_of(self, document: TextDocument) -> list[types.Diagnostic]:
-        """Lint a snapshot of the buffer in a worker thread, so that the server keeps answering."""
-        return await asyncio.to_thread(diagnose, document.source, document.path, document.version, self.encoding)
+    async def diagnostics_of(self, snapshot: Snapshot) -> list[types.Diagnostic]:
+        """Lint in a worker thread, so that the server keeps answering meanwhile."""
+        return await asyncio.to_thread(diagnose, snapshot, self.encoding)
 
     def push_soon(self, uri: str, delay: float) -> None:
         """Publish the document's diagnostics after `delay` seconds, replacing a lint already scheduled."""
@@ -284,22 +318,22 @@ class MllintServer(LanguageServer):
     async def _publish_after(self, uri: str, delay: float) -> None:
         try:
             await asyncio.sleep(delay)
-            document = self.open_document(uri)
-            if document is None:
-                return
-            version = document.version
-            diagnostics = await self.diagnostics_of(document)
-            self.publish(uri, diagnostics, version)
-        except Exception:  # asyncio.CancelledError is not an Exception: a newer lint replaced this one
+            snapshot = self.snapshot(uri)
+            if snapshot is not None:
+                self.publish(uri, await self.diagnostics_of(snapshot), snapshot.version)
+        except Exception:  # asyncio.CancelledError is no Exception: a newer lint replaced this one
             logger.exception("linting %s failed", uri)
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
-        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
-        self.text_document_publish_diagnostics(params)
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
     def report_server_error(self, error: Exception, source) -> None:
-        """A handler failed: log it (editors keep the server's standard error) and carry on."""
-        logger.error("%s: %s", source.__name__, error, exc_info=error)
+        """A handler failed: log it (editors keep the server's standard error) and carry on. pygls has
+        logged a failed request with its traceback already; other failures carry theirs in `data`."""
+        if source is not FeatureRequestError:
+            data = getattr(error, "data", None)
+            details = "".join(data.get("traceback", [])) if isinstance(data, dict) else ""
+            logger.error("%s: %s\n%s", source.__name__, error, details)
 
 
 server = MllintServer()
@@ -358,54 +392,53 @@ def configuration_changed(ls: MllintServer, params: types.DidChangeWatchedFilesP
     types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False),
 )
 async def pull_diagnostics(ls: MllintServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
-    document = ls.open_document(params.text_document.uri)
-    items = [] if document is None else await ls.diagnostics_of(document)
+    snapshot = ls.snapshot(params.text_document.uri)
+    items = [] if snapshot is None else await ls.diagnostics_of(snapshot)
     return types.RelatedFullDocumentDiagnosticReport(items=items)
 
 
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
+    types.CodeActionOptions(code_action_kinds=[QUICK_FIX, FIX_ALL_KIND], resolve_provider=True),
 )
 def code_actions(ls: MllintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    uri = params.text_document.uri
-    document = ls.open_document(uri)
-    if document is None:
+    snapshot = ls.snapshot(params.text_document.uri)
+    if snapshot is None:
         return []
-    actions = []
-    if _wanted(types.CodeActionKind.QuickFix, params.context.only):
-        buffer = Buffer(document.source, ls.encoding)
+    only = params.context.only
+    fixes, deferred = [], []
+    if _wanted(QUICK_FIX, only):
         for diagnostic in params.context.diagnostics:
             data = diagnostic.data
-            # Diagnostics of an older version of the buffer would edit the wrong places.
-            if diagnostic.source == SOURCE and isinstance(data, dict) and data.get("version") == document.version:
-                actions += filter(None, [fix_action(uri, diagnostic), noqa_action(uri, diagnostic, buffer)])
-    if _wanted(FIX_ALL_KIND, params.context.only):
-        action = types.CodeAction(title="mllint: fix all safely fixable problems", kind=FIX_ALL_KIND, data={"uri": uri})
-        if "edit" not in (get_capability(ls.client_capabilities, "text_document.code_action.resolve_support.properties", [])):
-            action.edit = types.WorkspaceEdit(changes={uri: fix_all_edits(document.source, document.path, ls.encoding)})
-        actions.append(action)
-    return actions
+            # The data of an older version of the buffer would edit the wrong places.
+            if diagnostic.source == SOURCE and isinstance(data, dict) and data.get("version") == snapshot.version:
+                fixes += filter(None, [fix_action(snapshot.uri, diagnostic)])
+                deferred += filter(None, [noqa_action(snapshot.uri, diagnostic)])
+    # A client that cannot resolve gets fix-all only when it asks for it by kind, as editors do on save.
+    if _wanted(FIX_ALL_KIND, only) and (ls.resolves_edits or only is not None):
+        deferred.append(fix_all_action(snapshot.uri))
+    if not ls.resolves_edits:
+        for action in deferred:
+            action.edit = deferred_edit(action, snapshot, ls.encoding)
+    return fixes + deferred
 
 
 @server.feature(types.CODE_ACTION_RESOLVE)
 async def resolve_code_action(ls: MllintServer, action: types.CodeAction) -> types.CodeAction:
-    """Compute the fix-all edit, only when the user picks the action."""
     uri = action.data.get("uri") if isinstance(action.data, dict) else None
-    document = ls.open_document(uri) if action.kind == FIX_ALL_KIND and uri else None
-    if document is not None:
-        edits = await asyncio.to_thread(fix_all_edits, document.source, document.path, ls.encoding)
-        action.edit = types.WorkspaceEdit(changes={document.uri: edits})
+    snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
+    if snapshot is not None:
+        action.edit = await asyncio.to_thread(deferred_edit, action, snapshot, ls.encoding)
     return action
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: MllintServer, params: types.HoverParams) -> types.Hover | None:
     """The documentation of the rule code under the cursor in a `# noqa:` comment."""
-    document = ls.open_document(params.text_document.uri)
-    if document is None:
+    snapshot = ls.snapshot(params.text_document.uri)
+    if snapshot is None:
         return None
-    buffer = Buffer(document.source, ls.encoding)
+    buffer = Buffer(snapshot.text, ls.encoding)
     position = buffer.from_client(params.position)
     found = noqa_code_at(buffer.lines[position.line - 1], position.column - 1)
     markdown = rule_markdown(found[0]) if found else None

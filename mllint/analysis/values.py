@@ -140,6 +140,10 @@ class ValueKinds:
             return None
         return [d.value for d in definitions]
 
+    def reaching_definitions(self, name: ast.Name) -> list[Definition]:
+        """The bindings that may give `name` its value where it stands (empty: unknown)."""
+        return self._reaching(name)
+
     def _reaching(self, use: ast.Name) -> list[Definition]:
         scope = self.scopes.enclosing_scope(use)
         definitions = self._definitions_in(scope or self.ctx.tree).get(use.id, [])

@@ -1,0 +1,54 @@
+import ast
+
+from mllint.findings import Applicability, Edit, Position, Severity
+from mllint.rule import Rule
+
+TYPOS = frozenset({"require_grad", "requires_grads", "require_grads", "requires_grad_"})
+
+
+class RequiresGradTypo(Rule):
+    """
+    ## What it does
+    Reports assignments to `require_grad` (and `requires_grads`, `requires_grad_`) where
+    `requires_grad` was meant: `param.require_grad = False`.
+
+    ## Why is this bad?
+    Tensors accept any attribute, so the assignment succeeds and does nothing: the layer meant to be
+    frozen keeps training (or the one meant to train stays frozen), and no error says so.
+
+    ## Example
+    ```python
+    import torch
+
+    backbone = torch.nn.Linear(4, 4)
+    for param in backbone.parameters():
+        param.require_grad = False
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    backbone = torch.nn.Linear(4, 4)
+    for param in backbone.parameters():
+        param.requires_grad = False
+    ```
+
+    ## Fix safety
+    The fix renames the attribute to `requires_grad`. It is safe: the assignment had no effect, and the
+    fix makes it do what it says.
+    """
+
+    code = "ML402"
+    name = "requires-grad-typo"
+    message = "`{attribute}` is not a tensor attribute: the assignment does nothing; `requires_grad` was meant"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.SAFE
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and target.attr in TYPOS:
+                end = self.ctx.end(target)  # the attribute's name ends the expression
+                name = Edit(Position(end.line, end.column - len(target.attr)), end, "requires_grad")
+                fix = self.ctx.fix("Use `requires_grad`", Applicability.SAFE, name)
+                self.report(target, self.message.format(attribute=target.attr), fix)

@@ -1,0 +1,82 @@
+import ast
+
+from mllint.analysis.values import Kind, ValueKinds
+from mllint.findings import Applicability
+from mllint.rule import Rule
+
+LOG_FUNCTIONS = {"torch.log", "torch.special.log"}
+SOFTMAX_CALLEES = {"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"}
+
+
+class LogOfProbabilities(Rule):
+    """
+    ## What it does
+    Reports the logarithm of softmax or sigmoid output: `torch.log(F.softmax(x, dim=1))`,
+    `probs.log()`, `torch.log(torch.sigmoid(x))`, directly or through local variables. A log of a clamped
+    or smoothed value (`torch.log(probs + 1e-8)`, `probs.clamp(min=eps).log()`) is not reported.
+
+    ## Why is this bad?
+    Softmax and sigmoid underflow to exactly 0 for large negative logits; the log is then `-inf`, and
+    the loss and gradients become `inf`/`nan` mid-run. `log_softmax` and `logsigmoid` compute the same
+    values stably from the logits.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    logits = torch.randn(8, 5)
+    log_probs = torch.log(F.softmax(logits, dim=1))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    logits = torch.randn(8, 5)
+    log_probs = F.log_softmax(logits, dim=1)
+    ```
+
+    ## Fix safety
+    When the softmax is written inside the log with an explicit `dim`, the fix turns the pair into one
+    `log_softmax` call with the same arguments. It is safe: the values are equal wherever the original
+    was finite. Sigmoid and values from variables are reported without a fix.
+    """
+
+    code = "ML701"
+    name = "log-of-probabilities"
+    message = "log of {kind}: use {stable} on the logits"
+    fix_applicability = Applicability.SAFE
+    requires_any_text = ("softmax", "sigmoid", "Softmax", "Sigmoid", "expit")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        argument = self._log_argument(node)
+        if argument is None:
+            return
+        origin = self.ctx.analysis(ValueKinds).origin(argument)
+        if origin is None or origin.kind is Kind.LOG_PROBABILITIES:
+            return
+        stable = "`log_softmax`" if origin.kind is Kind.PROBABILITIES else "`F.logsigmoid`"
+        self.report(node, self.message.format(kind=origin.kind.value, stable=stable), self._fix(node, argument, origin))
+
+    def _log_argument(self, call: ast.Call) -> ast.AST | None:
+        if self.ctx.qualified_name(call.func) in LOG_FUNCTIONS and len(call.args) == 1 and not call.keywords:
+            return call.args[0]
+        method = isinstance(call.func, ast.Attribute) and call.func.attr == "log" and not call.args
+        if method and self.ctx.qualified_name(call.func) is None:
+            return call.func.value
+        return None
+
+    def _fix(self, log_call: ast.Call, argument: ast.AST, origin):
+        softmax = origin.node
+        if softmax is not argument or origin.kind is not Kind.PROBABILITIES:
+            return None
+        functional = self.ctx.qualified_name(softmax.func) in SOFTMAX_CALLEES
+        explicit_dim = any(k.arg == "dim" for k in softmax.keywords) or len(softmax.args) >= (2 if functional else 1)
+        method = isinstance(softmax.func, ast.Attribute) and softmax.func.attr == "softmax"
+        if not (explicit_dim and method):
+            return None
+        callee = self.ctx.text(softmax.func)
+        replacement = callee[: -len("softmax")] + "log_softmax" + self.ctx.source.slice(self.ctx.end(softmax.func), self.ctx.end(softmax))
+        return self.ctx.fix("Use `log_softmax`", Applicability.SAFE, self.ctx.replace(log_call, replacement))

@@ -1,0 +1,71 @@
+import ast
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class ModuleInitWithoutSuper(Rule):
+    """
+    ## What it does
+    Reports an `nn.Module` subclass whose `__init__` never calls `super().__init__()` (or a base class's
+    `__init__`).
+
+    ## Why is this bad?
+    `Module.__init__` creates the registries for parameters, buffers and submodules. Without it, the
+    first `self.layer = nn.Linear(...)` raises `AttributeError: cannot assign module before
+    Module.__init__() call`, and a module that only stores plain attributes fails later in `.to()`,
+    `state_dict()` or `parameters()`, far from the cause.
+
+    ## Example
+    ```python
+    from torch import nn
+
+
+    class Head(nn.Module):
+        def __init__(self, features):
+            self.features = features
+    ```
+
+    ## Use instead
+    ```python
+    from torch import nn
+
+
+    class Head(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.features = features
+    ```
+
+    ## Fix safety
+    There is no fix: where the call belongs, and with which arguments, is for the author to decide.
+    """
+
+    code = "ML803"
+    name = "module-init-without-super"
+    message = "`{cls}.__init__` never calls `super().__init__()`: the module's registries are never created"
+    severity = Severity.ERROR
+    requires_any_text = ("Module",)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node not in self.ctx.analysis(ModuleClasses).modules:
+            return
+        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None or _is_stub(init):
+            return
+        if not any(_calls_an_init(n) for n in ast.walk(init)):
+            self.report(init, self.message.format(cls=node.name))
+
+
+def _is_stub(function: ast.FunctionDef) -> bool:
+    """A body of only a docstring, `...` or `pass`, as in `.pyi` stubs and abstract declarations."""
+    return all(
+        isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        for s in function.body
+    )
+
+
+def _calls_an_init(node: ast.AST) -> bool:
+    """`super().__init__(...)`, `Base.__init__(self, ...)`, or `super(Cls, self).__init__(...)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"

@@ -1,0 +1,286 @@
+"""The language server end to end: the real `mllint server` process driven by pytest-lsp with the
+capabilities of real editors: VS Code (pushed diagnostics, UTF-16) and Neovim 0.10 (pulled diagnostics,
+UTF-16) and 0.11 (pulled, UTF-8)."""
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+TIMEOUT = 10  # seconds to wait for the server; a healthy one answers in well under one
+PROFILES = {"vscode": "visual-studio-code@v1.65.2", "neovim-0.10": "neovim@v0.10.0", "neovim-0.11": "neovim@v0.11.0"}
+CODECS = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}
+
+
+class Editor(LanguageClient):
+    """A test client that keeps the text and version of its documents, as an editor does, and records
+    what the server publishes and registers."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.published: list[types.PublishDiagnosticsParams] = []
+        self.registrations: list[types.Registration] = []
+        self.texts: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.seen: dict[str, int] = {}  # per document: how many of `published` were looked at
+        self.encoding = "utf-16"
+
+    @property
+    def pulls(self) -> bool:
+        return self.capabilities.text_document.diagnostic is not None
+
+    def open(self, path: Path, text: str) -> str:
+        uri = path.as_uri()
+        self.texts[uri], self.versions[uri] = text, 1
+        item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        self.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
+        return uri
+
+    def change(self, uri: str, text: str) -> None:
+        self.texts[uri], self.versions[uri] = text, self.versions[uri] + 1
+        document = types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri])
+        change = types.TextDocumentContentChangeWholeDocument(text=text)
+        self.text_document_did_change(types.DidChangeTextDocumentParams(text_document=document, content_changes=[change]))
+
+    def close(self, uri: str) -> None:
+        del self.versions[uri]
+        self.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+
+    async def diagnostics_now(self, uri: str) -> list[types.Diagnostic]:
+        """The diagnostics of the document as it is now: pulled, or the next ones pushed for its version."""
+        if self.pulls:
+            params = types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            report = await asyncio.wait_for(self.text_document_diagnostic_async(params), TIMEOUT)
+            return list(report.items)
+        return list((await asyncio.wait_for(self._next_publish(uri), TIMEOUT)).diagnostics)
+
+    async def _next_publish(self, uri: str) -> types.PublishDiagnosticsParams:
+        while True:
+            for index in range(self.seen.get(uri, 0), len(self.published)):
+                params = self.published[index]
+                if params.uri == uri:
+                    self.seen[uri] = index + 1
+                    if params.version == self.versions.get(uri):
+                        return params
+            await asyncio.sleep(0.01)
+
+    async def actions(self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None) -> list:
+        where = diagnostics[0].range if diagnostics else types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=where,
+            context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+        )
+        return await asyncio.wait_for(self.text_document_code_action_async(params), TIMEOUT)
+
+    async def resolved(self, action: types.CodeAction) -> types.CodeAction:
+        if action.edit is None:
+            action = await asyncio.wait_for(self.code_action_resolve_async(action), TIMEOUT)
+        return action
+
+    def applied(self, uri: str, edit: types.WorkspaceEdit) -> str:
+        """The document's text after the edit, as the editor would apply it."""
+        assert set(edit.changes) == {uri}
+        text = self.texts[uri]
+        spans = [(self.offset(text, e.range.start), self.offset(text, e.range.end), e.new_text) for e in edit.changes[uri]]
+        for start, end, new_text in sorted(spans, reverse=True):
+            text = text[:start] + new_text + text[end:]
+        return text
+
+    def offset(self, text: str, position: types.Position) -> int:
+        lines = text.split("\n")
+        codec, unit = CODECS[self.encoding]
+        before = lines[position.line].encode(codec)[: position.character * unit].decode(codec)
+        return sum(len(line) + 1 for line in lines[: position.line]) + len(before)
+
+    def units(self, text: str) -> int:
+        codec, unit = CODECS[self.encoding]
+        return len(text.encode(codec)) // unit
+
+
+def record_publish(ls: Editor, params: types.PublishDiagnosticsParams) -> None:
+    ls.published.append(params)
+
+
+def record_registration(ls: Editor, params: types.RegistrationParams) -> None:
+    ls.registrations += params.registrations
+
+
+def make_editor() -> Editor:
+    editor = Editor(converter_factory=default_converter)
+    register_lsp_features(editor, {
+        **DEFAULT_CLIENT_FEATURES,
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: record_publish,
+        types.CLIENT_REGISTER_CAPABILITY: record_registration,
+    })  # fmt: skip
+    return editor
+
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "mllint", "server"], client_factory=make_editor)
+
+
+@pytest_lsp.fixture(config=SERVER, scope="module", params=list(PROFILES))
+async def editor(lsp_client: Editor, request):
+    """One server per profile for the whole module; each test uses its own directory and documents."""
+    result = await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities(PROFILES[request.param])))
+    lsp_client.encoding = result.capabilities.position_encoding or "utf-16"
+    yield
+    await lsp_client.shutdown_session()
+
+
+def codes(diagnostics: list[types.Diagnostic]) -> list[tuple[int, str]]:
+    return [(d.range.start.line, d.code) for d in diagnostics]
+
+
+async def test_the_encoding_is_the_one_the_client_prefers(editor: Editor):
+    offered = editor.capabilities.general.position_encodings if editor.capabilities.general else None
+    assert editor.encoding == (offered or ["utf-16"])[0]
+
+
+async def test_diagnostics_of_the_buffer_with_ranges_in_the_client_encoding(editor: Editor, tmp_path: Path):
+    (tmp_path / "train.py").write_text("total = 1\n")  # the file on disk has no finding: the buffer has one
+    text = 'import torch\nlabel = "🔥 héllo"; model.eval\n'
+    uri = editor.open(tmp_path / "train.py", text)
+    [diagnostic] = await editor.diagnostics_now(uri)
+    start = {"utf-16": 20, "utf-8": 23}[editor.encoding]  # 19 characters before it; the emoji is 2 or 4 units
+    assert diagnostic.range == types.Range(
+        start=types.Position(line=1, character=start), end=types.Position(line=1, character=start + len("model.eval"))
+    )
+    assert diagnostic.code == "ML301"
+    assert diagnostic.source == "mllint"
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.message == "`model.eval` is not called: the statement does nothing"
+    assert diagnostic.code_description.href.endswith("#ml301")
+    editor.close(uri)
+
+
+async def test_quick_fix_edit_produces_the_fixed_text(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "train.py", 'label = "🔥"; model.eval\nx = 1\n')
+    [diagnostic] = await editor.diagnostics_now(uri)
+    actions = await editor.actions(uri, [diagnostic])
+    [fix] = [a for a in actions if a.is_preferred]
+    assert fix.kind == types.CodeActionKind.QuickFix and fix.title == "Call `model.eval()`"
+    assert editor.applied(uri, fix.edit) == 'label = "🔥"; model.eval()\nx = 1\n'
+    assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.is_preferred] == [
+        "Disable ML301 for this line"
+    ]
+    editor.close(uri)
+
+
+async def test_noqa_action_adds_a_comment_or_merges_into_one(editor: Editor, tmp_path: Path):
+    text = 'model.eval\nmodel.train  # noqa: F401\nnote = "é"; model.step\n"""a string\n""".eval\n'
+    uri = editor.open(tmp_path / "train.py", text)
+    diagnostics = await editor.diagnostics_now(uri)
+    assert codes(diagnostics) == [(0, "ML301"), (1, "ML301"), (2, "ML301"), (3, "ML301")]
+    results = []
+    for diagnostic in diagnostics:
+        actions = await editor.actions(uri, [diagnostic], only=[types.CodeActionKind.QuickFix])
+        [noqa] = [a for a in actions if a.title == "Disable ML301 for this line"]
+        results.append(editor.applied(uri, (await editor.resolved(noqa)).edit).split("\n")[diagnostic.range.start.line])
+    assert results == [
+        "model.eval  # noqa: ML301",
+        "model.train  # noqa: F401, ML301",
+        'note = "é"; model.step  # noqa: ML301',
+        '"""a string',  # a comment there would be inside the string: no edit
+    ]
+    editor.close(uri)
+
+
+async def test_fix_all_edit_is_computed_on_resolve(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "train.py", "model.eval\nloss = 1\noptimizer.zero_grad\n")
+    await editor.diagnostics_now(uri)
+    [action] = await editor.actions(uri, [], only=[types.CodeActionKind.SourceFixAll])
+    assert action.kind == "source.fixAll.mllint" and action.edit is None
+    resolved = await asyncio.wait_for(editor.code_action_resolve_async(action), TIMEOUT)
+    assert editor.applied(uri, resolved.edit) == "model.eval()\nloss = 1\noptimizer.zero_grad()\n"
+    editor.close(uri)
+
+
+async def test_hover_on_a_noqa_code_shows_the_rule_documentation(editor: Editor, tmp_path: Path):
+    line = 'label = "🔥"; model.eval  # noqa: ML301, ML999'
+    uri = editor.open(tmp_path / "train.py", line + "\n")
+    start = editor.units(line[: line.index("ML301")])
+
+    async def hover(line: int, character: int) -> types.Hover | None:
+        params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character))
+        return await asyncio.wait_for(editor.text_document_hover_async(params), TIMEOUT)
+
+    result = await hover(0, start + 2)
+    assert result.contents.kind == types.MarkupKind.Markdown
+    assert result.contents.value.startswith("**ML301** `method-not-called`")
+    assert "## What it does" in result.contents.value
+    assert result.range == types.Range(start=types.Position(line=0, character=start), end=types.Position(line=0, character=start + 5))
+    assert await hover(0, 0) is None  # not in a noqa comment
+    assert await hover(0, editor.units(line) - 1) is None  # ML999 is no rule
+    assert await hover(7, 3) is None  # past the end of the document
+    editor.close(uri)
+
+
+async def test_a_changed_configuration_is_picked_up(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "train.py", "model.eval\n")
+    assert codes(await editor.diagnostics_now(uri)) == [(0, "ML301")]
+    config = tmp_path / "pyproject.toml"
+    for ignore, expected in (('["ML301"]', []), ("[]", [(0, "ML301")])):
+        config.write_text(f"[tool.mllint]\nignore = {ignore}\n")
+        change = types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)
+        editor.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[change]))
+        assert codes(await editor.diagnostics_now(uri)) == expected
+    if editor.capabilities.workspace.did_change_watched_files.dynamic_registration:
+        [registration] = [r for r in editor.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+        assert [w["globPattern"] for w in registration.register_options["watchers"]] == ["**/mllint.toml", "**/pyproject.toml"]
+    editor.close(uri)
+
+
+async def test_a_syntax_error_is_a_diagnostic_and_the_server_carries_on(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "train.py", "def train(:\n    pass\n")
+    [diagnostic] = await editor.diagnostics_now(uri)
+    assert diagnostic.code == "ML002" and diagnostic.range.start.line == 0
+    editor.change(uri, "def train(model):\n    model.train\n")
+    assert codes(await editor.diagnostics_now(uri)) == [(1, "ML301")]
+    editor.close(uri)
+
+
+async def test_quick_edits_are_linted_once_for_the_last_text(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "train.py", "x = 1\n")
+    assert await editor.diagnostics_now(uri) == []
+    for text in ("model.eval\n", "model.eval\nmodel.train\n", "x = 1\nmodel.train\n"):
+        editor.change(uri, text)
+    assert codes(await editor.diagnostics_now(uri)) == [(1, "ML301")]
+    assert [p.version for p in editor.published if p.uri == uri][1:] == ([] if editor.pulls else [4])
+    editor.close(uri)
+
+
+async def test_closing_a_document_clears_its_diagnostics(editor: Editor, tmp_path: Path):
+    (tmp_path / "train.py").write_text("model.eval\n")  # never read: only open buffers are linted
+    uri = editor.open(tmp_path / "train.py", "model.eval\n")
+    assert len(await editor.diagnostics_now(uri)) == 1
+    editor.close(uri)
+    assert await editor.diagnostics_now(uri) == []
+
+
+async def test_excluded_files_get_no_diagnostics(editor: Editor, tmp_path: Path):
+    (tmp_path / "mllint.toml").write_text('extend-exclude = ["generated"]\n')
+    uri = editor.open(tmp_path / "generated" / "train.py", "model.eval\n")
+    assert await editor.diagnostics_now(uri) == []
+    editor.close(uri)
+
+
+async def test_a_failing_request_gets_an_error_and_the_server_carries_on(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "train.py", "model.eval\n")
+    await editor.diagnostics_now(uri)
+    broken = types.CodeAction(title="Disable ML301 for this line", kind=types.CodeActionKind.QuickFix, data={"uri": uri, "version": 1})
+    with pytest.raises(JsonRpcInternalError):
+        await asyncio.wait_for(editor.code_action_resolve_async(broken), TIMEOUT)
+    editor.change(uri, "model.train\n")
+    assert codes(await editor.diagnostics_now(uri)) == [(0, "ML301")]
+    editor.close(uri)

@@ -1,0 +1,113 @@
+"""Exact findings and fixes of the autograd (ML4), numerics (ML7) and API hygiene (ML8) rules."""
+import pytest
+
+HEADER = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+MODULE = HEADER + "class Net(nn.Module):\n    def forward(self, x):\n"
+
+
+def positions(findings):
+    return [(f.code, f.start.line, f.start.column) for f in findings]
+
+
+@pytest.mark.parametrize(
+    ("statement", "fixed"),
+    [
+        ("x /= 255", "x = x / 255"),
+        ("x *= a + b", "x = x * (a + b)"),
+        ("x -= self.mean", "x = x - self.mean"),
+        ("x **= 2", "x = x ** 2"),
+    ],
+)
+def test_augmented_assignment_to_a_forward_argument_is_rebound(lint, fix, statement, fixed):
+    source = MODULE + f"        {statement}\n        return x\n"
+    assert positions(lint(source, "ML401")) == [("ML401", 6, 9)]
+    assert fix(source, "ML401") == MODULE + f"        {fixed}\n        return x\n"
+
+
+def test_every_in_place_change_of_the_argument_is_rebound(fix):
+    source = MODULE + "        x /= 255\n        x -= 0.5\n        return x\n"
+    fixed = fix(source, "ML401")
+    assert fixed == MODULE + "        x = x / 255\n        x = x - 0.5\n        return x\n"
+    assert fix(fixed, "ML401") == fixed
+
+
+def test_a_rebound_argument_may_change_in_place(lint):
+    source = MODULE + "        x = x * 1.0\n        x /= 255\n        x.clamp_(0, 1)\n        x[x < 0] = 0\n        return x\n"
+    assert lint(source, "ML401") == []
+
+
+def test_an_argument_rebound_on_one_path_only_is_still_reported(lint):
+    source = MODULE + "        if self.training:\n            x = x * 1.0\n        x /= 255\n        return x\n"
+    assert positions(lint(source, "ML401")) == [("ML401", 8, 9)]
+
+
+def test_non_tensor_arguments_and_functions_outside_modules_are_not_reported(lint):
+    source = HEADER + (
+        "class Net(nn.Module):\n"
+        "    def forward(self, x, steps: int, cache: dict):\n"
+        "        steps -= 1\n"
+        "        cache['x'] = x\n"
+        "        return x\n"
+        "def forward(x):\n"
+        "    x /= 2\n"
+        "    return x\n"
+    )
+    assert lint(source, "ML401") == []
+
+
+def test_requires_grad_typo_is_fixed(fix):
+    source = HEADER + "for p in model.parameters():\n    p.require_grad = False\n"
+    assert fix(source, "ML402") == HEADER + "for p in model.parameters():\n    p.requires_grad = False\n"
+
+
+@pytest.mark.parametrize(
+    ("expression", "fixed"),
+    [
+        ("torch.log(F.softmax(logits, dim=1))", "F.log_softmax(logits, dim=1)"),
+        ("torch.log(torch.softmax(logits, -1))", "torch.log_softmax(logits, -1)"),
+        ("logits.softmax(dim=-1).log()", "logits.log_softmax(dim=-1)"),
+        ("F.softmax(logits, 1).log()", "F.log_softmax(logits, 1)"),
+    ],
+)
+def test_log_of_softmax_becomes_log_softmax(lint, fix, expression, fixed):
+    source = HEADER + f"y = {expression}\n"
+    assert positions(lint(source, "ML701")) == [("ML701", 4, 5)]
+    assert fix(source, "ML701") == HEADER + f"y = {fixed}\n"
+
+
+def test_log_of_sigmoid_and_of_variables_is_reported_without_a_fix(lint):
+    source = HEADER + "p = torch.sigmoid(z)\na = torch.log(p)\nq = F.softmax(z, 1)\nb = q.log()\n"
+    findings = lint(source, "ML701")
+    assert positions(findings) == [("ML701", 5, 5), ("ML701", 7, 5)]
+    assert [f.fix for f in findings] == [None, None]
+    assert findings[0].message == "log of sigmoid output: use `F.logsigmoid` on the logits"
+
+
+def test_guarded_logs_are_not_reported(lint):
+    source = HEADER + "p = F.softmax(z, 1)\na = torch.log(p + 1e-8)\nb = p.clamp(min=1e-6).log()\nc = torch.log(F.log_softmax(z, 1).exp())\n"
+    assert lint(source, "ML701") == []
+
+
+def test_bce_on_sigmoid(lint):
+    source = HEADER + "loss = nn.BCELoss()(torch.sigmoid(z), y) + F.binary_cross_entropy(p, y) + nn.BCEWithLogitsLoss()(z, y)\n"
+    assert positions(lint(source, "ML702")) == [("ML702", 4, 21)]
+
+
+def test_forward_called_directly_is_opt_in_and_fixed(lint, fix):
+    source = HEADER + "out = model.forward(x) + self.forward(x) + super().forward(x) + Base.forward(self, x)\n"
+    assert positions(lint(source, "ML802")) == [("ML802", 4, 7)]
+    assert fix(source, "ML802") == source.replace("model.forward(x)", "model(x)")
+    from mllint.registry import expand_selector
+
+    assert "ML802" not in expand_selector("ML")
+    assert "ML802" in expand_selector("ALL") and expand_selector("ML802") == ["ML802"]
+
+
+def test_module_init_without_super(lint):
+    source = HEADER + (
+        "class A(nn.Module):\n    def __init__(self):\n        self.x = 1\n"
+        "class B(A):\n    def __init__(self):\n        self.y = 2\n"
+        "class C(A):\n    def __init__(self):\n        super(C, self).__init__()\n"
+        "class D:\n    def __init__(self):\n        self.z = 3\n"
+    )
+    assert positions(lint(source, "ML803")) == [("ML803", 5, 5), ("ML803", 8, 5)]

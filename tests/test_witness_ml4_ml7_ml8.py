@@ -1,0 +1,84 @@
+"""Witnesses: each flagged documentation example misbehaves under torch as its rule says; the fixed or
+recommended version does not."""
+import pytest
+import torch
+
+from mllint.registry import all_rules
+
+
+def run(program: str) -> dict:
+    namespace: dict = {}
+    exec(compile(program, "<witness>", "exec"), namespace)
+    return namespace
+
+
+def example(code: str) -> str:
+    return all_rules()[code].doc_code("Example")
+
+
+def instead(code: str) -> str:
+    return all_rules()[code].doc_code("Use instead")
+
+
+def test_ml401_the_callers_tensor_changes_and_not_after_the_fix(fix):
+    fixed = fix(example("ML401"), "ML401")
+    assert fixed == instead("ML401")
+    for program, changes in ((example("ML401"), True), (fixed, False)):
+        batch = torch.full((2, 3), 255.0)
+        run(program)["Net"]()(batch)
+        assert torch.equal(batch, torch.ones(2, 3)) is changes
+
+
+def test_ml402_the_typo_does_not_freeze_the_layer(fix):
+    training_step = (
+        "optimizer = torch.optim.SGD(backbone.parameters(), lr=0.1)\n"
+        "before = backbone.weight.detach().clone()\n"
+        "backbone(torch.randn(2, 4, requires_grad=True)).sum().backward()\n"
+        "optimizer.step()\n"
+        "changed = not torch.equal(before, backbone.weight)\n"
+    )
+    assert run(example("ML402") + training_step)["changed"]
+    fixed = fix(example("ML402"), "ML402")
+    assert fixed == instead("ML402")
+    assert not run(fixed + training_step)["changed"]
+
+
+def test_ml701_log_of_softmax_underflows_to_minus_infinity(fix):
+    logits = "\nlogits = torch.tensor([[0.0, -200.0]])\nlog_probs = {}\n"
+    flagged = "import torch\nimport torch.nn.functional as F" + logits.format("torch.log(F.softmax(logits, dim=1))")
+    fixed = fix(flagged, "ML701")
+    assert "F.log_softmax(logits, dim=1)" in fixed
+    assert torch.isinf(run(flagged)["log_probs"]).any()
+    assert torch.isfinite(run(fixed)["log_probs"]).all()
+    assert run(fixed)["log_probs"][0, 1].item() == pytest.approx(-200.0)
+
+
+def test_ml702_bce_on_sigmoid_loses_the_gradient_of_confident_mistakes():
+    setup = "\nlogits = torch.tensor([-120.0], requires_grad=True)\ntargets = torch.tensor([1.0])\n"
+    flagged = example("ML702").replace("logits, targets = torch.randn(8), torch.rand(8)", setup)
+    recommended = instead("ML702").replace("logits, targets = torch.randn(8), torch.rand(8)", setup)
+    bad, good = run(flagged), run(recommended)
+    bad["loss"].backward()
+    good["loss"].backward()
+    assert bad["logits"].grad.abs().item() == 0.0  # saturated: the mistake teaches nothing
+    assert good["logits"].grad.abs().item() == pytest.approx(1.0)
+    assert bad["loss"].item() == pytest.approx(100.0)  # BCELoss clamps log(0) at -100
+
+
+def test_ml802_forward_skips_hooks(fix):
+    calls = []
+    hooked = example("ML802").replace(
+        "outputs = ", "model.register_forward_hook(lambda *args: calls.append(1))\noutputs = "
+    )
+    namespace = {"calls": calls}
+    exec(compile(hooked, "<witness>", "exec"), namespace)
+    assert calls == []
+    exec(compile(fix(hooked, "ML802"), "<witness>", "exec"), namespace)
+    assert calls == [1]
+
+
+def test_ml803_a_module_without_super_init_fails_far_from_the_cause():
+    head = run(example("ML803"))["Head"](4)  # constructing it raises nothing
+    with pytest.raises(AttributeError):
+        head.state_dict()
+    assert run(instead("ML803"))["Head"](4).state_dict() == {}
