@@ -112,17 +112,25 @@ def selection_for(path: str) -> Selection | None:
 
 
 def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]:
-    buffer = Buffer(snapshot.text, encoding)
     try:
         selection = selection_for(snapshot.path)
     except (ConfigError, RegistryError) as error:
-        message = f"mllint configuration error: {error}"
-        return [types.Diagnostic(range=buffer.range(Position(1, 1), Position(1, 1)), message=message,
-                                 severity=types.DiagnosticSeverity.Error, source=SOURCE)]  # fmt: skip
+        return [configuration_diagnostic(error)]
     if selection is None:
         return []
-    findings = lint_text(snapshot.text, snapshot.path, selection)
-    return [to_diagnostic(finding, buffer, snapshot.version) for finding in findings]
+    buffer = Buffer(snapshot.text, encoding)
+    return [to_diagnostic(finding, buffer, snapshot.version) for finding in lint_text(snapshot.text, snapshot.path, selection)]
+
+
+def configuration_diagnostic(error: Exception) -> types.Diagnostic:
+    """A broken configuration (often one being edited) is shown on the documents it applies to."""
+    start = types.Position(line=0, character=0)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=start),
+        message=f"mllint configuration error: {error}",
+        severity=types.DiagnosticSeverity.Error,
+        source=SOURCE,
+    )
 
 
 def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None) -> types.Diagnostic:

@@ -4,6 +4,7 @@ UTF-16) and 0.11 (pulled, UTF-8)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,10 +76,10 @@ class Editor(LanguageClient):
             await asyncio.sleep(0.01)
 
     async def actions(self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None) -> list:
-        where = diagnostics[0].range if diagnostics else types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+        start = types.Position(line=0, character=0)
         params = types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
-            range=where,
+            range=diagnostics[0].range if diagnostics else types.Range(start=start, end=start),
             context=types.CodeActionContext(diagnostics=diagnostics, only=only),
         )
         return await asyncio.wait_for(self.text_document_code_action_async(params), TIMEOUT)
@@ -152,7 +153,7 @@ async def test_diagnostics_of_the_buffer_with_ranges_in_the_client_encoding(edit
     text = 'import torch\nlabel = "🔥 héllo"; model.eval\n'
     uri = editor.open(tmp_path / "train.py", text)
     [diagnostic] = await editor.diagnostics_now(uri)
-    start = {"utf-16": 20, "utf-8": 23}[editor.encoding]  # 19 characters before it; the emoji is 2 or 4 units
+    start = {"utf-16": 20, "utf-8": 23}[editor.encoding]  # 19 characters before: 20 UTF-16 units (🔥 is 2), 23 UTF-8 bytes (🔥 is 4, é 2)
     assert diagnostic.range == types.Range(
         start=types.Position(line=1, character=start), end=types.Position(line=1, character=start + len("model.eval"))
     )
@@ -174,6 +175,18 @@ async def test_quick_fix_edit_produces_the_fixed_text(editor: Editor, tmp_path: 
     assert [a.title for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.is_preferred] == [
         "Disable ML301 for this line"
     ]
+    editor.close(uri)
+
+
+async def test_an_unsafe_fix_is_offered_but_not_preferred_nor_in_fix_all(editor: Editor, tmp_path: Path):
+    text = "import torch.nn.functional as F\nloss = F.cross_entropy(F.softmax(logits, dim=1), target)\n"
+    uri = editor.open(tmp_path / "train.py", text)
+    [diagnostic] = await editor.diagnostics_now(uri)
+    [fix, _noqa] = await editor.actions(uri, [diagnostic], only=[types.CodeActionKind.QuickFix])
+    assert fix.title == "Remove the softmax: pass the logits (unsafe fix)" and not fix.is_preferred
+    assert editor.applied(uri, fix.edit) == "import torch.nn.functional as F\nloss = F.cross_entropy(logits, target)\n"
+    [fix_all] = await editor.actions(uri, [], only=[types.CodeActionKind.SourceFixAll])
+    assert not (await editor.resolved(fix_all)).edit.changes[uri]
     editor.close(uri)
 
 
@@ -230,11 +243,12 @@ async def test_a_changed_configuration_is_picked_up(editor: Editor, tmp_path: Pa
     uri = editor.open(tmp_path / "train.py", "model.eval\n")
     assert codes(await editor.diagnostics_now(uri)) == [(0, "ML301")]
     config = tmp_path / "pyproject.toml"
-    for ignore, expected in (('["ML301"]', []), ("[]", [(0, "ML301")])):
+    broken = f"mllint configuration error: {config}: `ignore`: expected a list of strings"
+    for ignore, expected in (('["ML301"]', []), ("5", [broken]), ("[]", ["`model.eval` is not called: the statement does nothing"])):
         config.write_text(f"[tool.mllint]\nignore = {ignore}\n")
         change = types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)
         editor.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[change]))
-        assert codes(await editor.diagnostics_now(uri)) == expected
+        assert [d.message for d in await editor.diagnostics_now(uri)] == expected
     if editor.capabilities.workspace.did_change_watched_files.dynamic_registration:
         [registration] = [r for r in editor.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
         assert [w["globPattern"] for w in registration.register_options["watchers"]] == ["**/mllint.toml", "**/pyproject.toml"]
@@ -284,3 +298,13 @@ async def test_a_failing_request_gets_an_error_and_the_server_carries_on(editor:
     editor.change(uri, "model.train\n")
     assert codes(await editor.diagnostics_now(uri)) == [(0, "ML301")]
     editor.close(uri)
+
+
+async def test_the_check_command_does_not_load_the_server(tmp_path: Path):
+    (tmp_path / "train.py").write_text("model.eval\n")
+    script = (
+        "import sys\nfrom click.testing import CliRunner\nfrom mllint.cli import main\n"
+        f"result = CliRunner().invoke(main, ['check', '--no-cache', {str(tmp_path / 'train.py')!r}])\n"
+        "assert result.exit_code == 1, result.output\nassert 'pygls' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=60)
