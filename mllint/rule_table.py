@@ -9,7 +9,8 @@ def rule_table() -> str:
     rows = ["| Code | Name | Severity | Fix | What it finds |", "| --- | --- | --- | --- | --- |"]
     for code, rule in all_rules().items():
         fix = FIX_MARK[rule.fix_applicability.value] if rule.fix_applicability else ""
-        rows.append(f"| {code} | `{rule.name}` | {rule.severity.label} | {fix} | {rule.summary()} |")
+        severity = rule.severity.label + (", opt-in" if rule.opt_in else "")
+        rows.append(f"| {code} | `{rule.name}` | {severity} | {fix} | {rule.summary()} |")
     return "\n".join(rows) + "\n"
 
 

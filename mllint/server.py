@@ -119,7 +119,8 @@ def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]
     if selection is None:
         return []
     buffer = Buffer(snapshot.text, encoding)
-    return [to_diagnostic(finding, buffer, snapshot.version) for finding in lint_text(snapshot.text, snapshot.path, selection)]
+    findings = lint_text(snapshot.text, snapshot.path, selection)
+    return [to_diagnostic(finding, buffer, snapshot.version) for finding in findings]
 
 
 def configuration_diagnostic(error: Exception) -> types.Diagnostic:
@@ -152,7 +153,8 @@ def fix_data(fix: Fix | None, buffer: Buffer) -> dict | None:
     if fix is None or fix.applicability is Applicability.DISPLAY_ONLY:
         return None
     edits = [types.TextEdit(range=buffer.range(edit.start, edit.end), new_text=edit.content) for edit in fix.edits]
-    return {"title": fix.message, "safe": fix.applicability is Applicability.SAFE, "edits": CONVERTER.unstructure(edits)}
+    safe = fix.applicability is Applicability.SAFE
+    return {"title": fix.message, "safe": safe, "edits": CONVERTER.unstructure(edits)}
 
 
 def fix_all_edits(snapshot: Snapshot, encoding: str | None) -> list[types.TextEdit]:
@@ -199,7 +201,8 @@ def noqa_edits(snapshot: Snapshot, line_number: int, code: str, encoding: str | 
     new_line = with_noqa(line, {code}, None)
     if new_line == line or not _same_program(snapshot.text, buffer.with_line(line_number, new_line)):
         return []
-    return [types.TextEdit(range=buffer.range(Position(line_number, 1), Position(line_number, len(line) + 1)), new_text=new_line)]
+    whole_line = buffer.range(Position(line_number, 1), Position(line_number, len(line) + 1))
+    return [types.TextEdit(range=whole_line, new_text=new_line)]
 
 
 def _same_program(before: str, after: str) -> bool:
@@ -241,8 +244,9 @@ def noqa_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | No
     line_number = diagnostic.data.get("noqaLine")
     if line_number is None:
         return None
-    data = {"uri": uri, "version": diagnostic.data["version"], "noqaLine": line_number, "code": str(diagnostic.code)}
-    return types.CodeAction(title=f"Disable {diagnostic.code} for this line", kind=QUICK_FIX, diagnostics=[diagnostic], data=data)
+    code = str(diagnostic.code)
+    data = {"uri": uri, "version": diagnostic.data["version"], "noqaLine": line_number, "code": code}
+    return types.CodeAction(title=f"Disable {code} for this line", kind=QUICK_FIX, diagnostics=[diagnostic], data=data)
 
 
 def fix_all_action(uri: str) -> types.CodeAction:
@@ -293,8 +297,8 @@ class MllintServer(LanguageServer):
 
     @property
     def resolves_edits(self) -> bool:
-        properties = get_capability(self.client_capabilities, "text_document.code_action.resolve_support.properties", [])
-        return "edit" in properties
+        capability = "text_document.code_action.resolve_support.properties"
+        return "edit" in get_capability(self.client_capabilities, capability, [])
 
     @property
     def encoding(self) -> str | None:
@@ -333,7 +337,8 @@ class MllintServer(LanguageServer):
             logger.exception("linting %s failed", uri)
 
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+        params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        self.text_document_publish_diagnostics(params)
 
     def report_server_error(self, error: Exception, source) -> None:
         """A handler failed: log it (editors keep the server's standard error) and carry on. pygls has

@@ -111,3 +111,33 @@ def test_module_init_without_super(lint):
         "class D:\n    def __init__(self):\n        self.z = 3\n"
     )
     assert positions(lint(source, "ML803")) == [("ML803", 5, 5), ("ML803", 8, 5)]
+
+
+def test_torch_load_gets_weights_only_unless_given_or_possible_through_kwargs(lint, fix):
+    source = HEADER + (
+        "a = torch.load(path)\n"
+        "b = torch.load(path, map_location='cpu',)\n"
+        "c = torch.load(path, weights_only=False)\n"
+        "d = torch.load(path, **options)\n"
+        "e = torch.load(path, pickle_module=dill)\n"
+    )
+    assert positions(lint(source, "ML801")) == [("ML801", 4, 5), ("ML801", 5, 5)]
+    assert fix(source, "ML801") == source
+    assert fix(source, "ML801", unsafe=True) == source.replace(
+        "torch.load(path)\n", "torch.load(path, weights_only=True)\n"
+    ).replace("map_location='cpu',)", "map_location='cpu', weights_only=True,)")
+
+
+def test_fit_on_evaluation_data(lint):
+    source = (
+        "from sklearn.preprocessing import StandardScaler, OneHotEncoder\n"
+        "scaler, encoder = StandardScaler(), OneHotEncoder()\n"
+        "s = StandardScaler()\n"
+        "s.fit(X_train)\n"
+        "s.fit(valData)\n"
+        "s.partial_fit(df_test['x'])\n"
+        "s.fit(splits.holdout)\n"
+        "s.fit(X_contest)\n"
+        "other.fit(X_test)\n"
+    )
+    assert positions(lint(source, "ML804")) == [("ML804", 5, 1), ("ML804", 6, 1), ("ML804", 7, 1)]

@@ -82,3 +82,34 @@ def test_ml803_a_module_without_super_init_fails_far_from_the_cause():
     with pytest.raises(AttributeError):
         head.state_dict()
     assert run(instead("ML803"))["Head"](4).state_dict() == {}
+
+
+class Payload:
+    """Unpickling this runs code: it writes a marker file."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (_write_marker, (self.marker,))
+
+
+def _write_marker(path: str) -> str:
+    with open(path, "w") as handle:
+        handle.write("ran")
+    return path
+
+
+def test_ml801_weights_only_refuses_a_checkpoint_that_runs_code(tmp_path, fix):
+    checkpoint, marker = tmp_path / "checkpoint.pt", tmp_path / "marker"
+    torch.save({"weights": torch.ones(2), "extra": Payload(str(marker))}, checkpoint)
+    # What `torch.load` did by default before torch 2.6: the checkpoint's code runs.
+    torch.load(checkpoint, weights_only=False)
+    assert marker.exists()
+    marker.unlink()
+
+    fixed = fix(f"import torch\nstate = torch.load({str(checkpoint)!r})\n", "ML801", unsafe=True)
+    assert fixed.endswith(", weights_only=True)\n")
+    with pytest.raises(Exception, match="Weights only load failed"):
+        run(fixed)
+    assert not marker.exists()
