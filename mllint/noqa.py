@@ -85,3 +85,16 @@ def _comments(lines: list[str], string_spans) -> Iterator[tuple[int, int, str]]:
 def _inside(line: int, column: int, spans: list[tuple[Position, Position]]) -> bool:
     position = Position(line, column)
     return any(start <= position < end for start, end in spans)
+
+
+def with_noqa(line: str, codes: set[str], reason: str | None) -> str:
+    """The line with `codes` added to its `# noqa:` comment, or with a new one (and the reason)."""
+    match = LINE_NOQA.search(line)
+    if match and match.group("codes"):
+        existing = [c.strip() for c in match.group("codes").replace(",", " ").split()]
+        merged = ", ".join(sorted(set(existing) | codes))
+        return line[: match.start()] + f"# noqa: {merged}" + line[match.end() :]
+    if match:
+        return line  # a bare `# noqa` already silences everything
+    comment = f"# noqa: {', '.join(sorted(codes))}" + (f" # {reason}" if reason else "")
+    return f"{line.rstrip()}  {comment}"

@@ -1,7 +1,6 @@
 """Checking one file end to end: lint, or fix and write, or compute the diff; and `--add-noqa`."""
 from __future__ import annotations
 
-import ast
 import difflib
 import enum
 from concurrent.futures import ProcessPoolExecutor
@@ -11,8 +10,8 @@ from mllint.cache import Cache
 from mllint.engine import Event, Selection, event_findings, lint_text
 from mllint.findings import Finding, Position
 from mllint.fixer import FileChanged, allowed, fix_text, write_atomically
-from mllint.noqa import LINE_NOQA
-from mllint.source import LINE_BREAK, SourceError, SourceFile, parse_python, read_source
+from mllint.noqa import with_noqa
+from mllint.source import LINE_BREAK, SourceError, SourceFile, read_source, syntax_tree_dump
 
 
 class Mode(enum.Enum):
@@ -120,7 +119,7 @@ def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path
         by_line.setdefault(finding.noqa_line or finding.start.line, set()).add(finding.code)
     lines = LINE_BREAK.split(source.text)
     breaks = LINE_BREAK.findall(source.text)
-    original = _ast_dump(source.text)
+    original = syntax_tree_dump(source.text)
     edits = {number: with_noqa(lines[number - 1], codes, reason) for number, codes in by_line.items()}
 
     def with_edits(chosen: dict[int, str]) -> str:
@@ -128,8 +127,8 @@ def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path
 
     # A comment added where a line ends inside a string or after a backslash would change the program:
     # keep only additions that leave the syntax tree as it was.
-    if _ast_dump(with_edits(edits)) != original:
-        edits = {n: line for n, line in edits.items() if _ast_dump(with_edits({n: line})) == original}
+    if syntax_tree_dump(with_edits(edits)) != original:
+        edits = {n: line for n, line in edits.items() if syntax_tree_dump(with_edits({n: line})) == original}
     text = with_edits(edits)
     added = sum(1 for n, line in edits.items() if line != lines[n - 1])
     if added and real_path is not None:
@@ -137,24 +136,5 @@ def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path
     return FileResult(path, [], text=text, noqa_added=added)
 
 
-def with_noqa(line: str, codes: set[str], reason: str | None) -> str:
-    match = LINE_NOQA.search(line)
-    if match and match.group("codes"):
-        existing = [c.strip() for c in match.group("codes").replace(",", " ").split()]
-        merged = ", ".join(sorted(set(existing) | codes))
-        return line[: match.start()] + f"# noqa: {merged}" + line[match.end() :]
-    if match:
-        return line  # a bare `# noqa` already silences everything
-    comment = f"# noqa: {', '.join(sorted(codes))}" + (f" # {reason}" if reason else "")
-    return f"{line.rstrip()}  {comment}"
-
-
 def _join(lines: list[str], breaks: list[str]) -> str:
     return "".join(line + (breaks[i] if i < len(breaks) else "") for i, line in enumerate(lines))
-
-
-def _ast_dump(text: str) -> str | None:
-    try:
-        return ast.dump(parse_python(text))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None

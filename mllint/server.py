@@ -9,7 +9,6 @@ applies without a restart. mllint counts columns in characters; the client in it
 """
 from __future__ import annotations
 
-import ast
 import asyncio
 import difflib
 import logging
@@ -27,11 +26,10 @@ from mllint.config import CONFIG_FILES, ConfigError, Resolver
 from mllint.engine import Selection, lint_text
 from mllint.findings import Applicability, Finding, Fix, Position, Severity
 from mllint.fixer import fix_text
-from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA
+from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
 from mllint.registry import RegistryError, all_rules
 from mllint.reporters import rule_url
-from mllint.runner import with_noqa
-from mllint.source import LINE_BREAK, SourceText, parse_python
+from mllint.source import LINE_BREAK, SourceText, syntax_tree_dump
 
 logger = logging.getLogger("mllint.server")
 
@@ -206,10 +204,8 @@ def noqa_edits(snapshot: Snapshot, line_number: int, code: str, encoding: str | 
 
 
 def _same_program(before: str, after: str) -> bool:
-    try:
-        return ast.dump(parse_python(before)) == ast.dump(parse_python(after))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    dump = syntax_tree_dump(before)
+    return dump is not None and dump == syntax_tree_dump(after)
 
 
 def deferred_edit(action: types.CodeAction, snapshot: Snapshot, encoding: str | None) -> types.WorkspaceEdit:

@@ -24,6 +24,15 @@ def parse_python(text: str, path: str = "<unknown>") -> ast.Module:
         return ast.parse(text, filename=path)
 
 
+def syntax_tree_dump(text: str) -> str | None:
+    """The syntax tree as text (None: it does not parse): equal dumps mean the same program, whatever
+    the comments say."""
+    try:
+        return ast.dump(parse_python(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 class SourceError(Exception):
     """A file that cannot be turned into text: its message and, where known, the position."""
 
