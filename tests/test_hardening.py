@@ -64,6 +64,25 @@ def test_a_symlink_loop_does_not_hang(tmp_path):
     assert output.splitlines()[0] == f"{tmp_path / 'buggy.py'}:3:1: ML301 `model.eval` is not called: the statement does nothing [*]"
 
 
+def test_a_permission_denied_file_is_reported_even_when_running_as_root(tmp_path, monkeypatch):
+    import builtins
+
+    locked = tmp_path / "locked.py"
+    locked.write_text("x = 1\n")
+    (tmp_path / "buggy.py").write_text(BUGGY)
+    real_open = builtins.open
+
+    def denying_open(path, *args, **kwargs):
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denying_open)
+    status, output = run("-j", "1", str(tmp_path))
+    assert f"{locked}:1:1: ML001 cannot read file: Permission denied" in output
+    assert f"{tmp_path / 'buggy.py'}:3:1: ML301" in output
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their permissions")
 def test_a_permission_denied_file_is_reported(tmp_path):
     locked = tmp_path / "locked.py"
