@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.names import call_argument
 from mllint.analysis.values import FUNCTION_KINDS, Kind, ValueKinds
 from mllint.findings import Applicability, Fix, Severity
 from mllint.rule import Rule
@@ -60,7 +61,7 @@ class SoftmaxIntoCrossEntropy(Rule):
         loss = self._cross_entropy_name(node)
         if loss is None:
             return
-        argument = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "input"), None)
+        argument = call_argument(node, 0, "input")
         if argument is None:
             return
         values = self.ctx.analysis(ValueKinds)
@@ -100,9 +101,7 @@ class SoftmaxIntoCrossEntropy(Rule):
         if not functional and not module:
             method = isinstance(softmax.func, ast.Attribute) and softmax.func.attr == "softmax"
             return softmax.func.value if method and self.ctx.qualified_name(softmax.func) is None else None
-        if softmax.args:
-            return softmax.args[0]
-        return next((k.value for k in softmax.keywords if k.arg == "input"), None)
+        return call_argument(softmax, 0, "input")
 
     def _only_use(self, argument: ast.AST, softmax: ast.Call, values: ValueKinds) -> bool:
         """Is `argument` a name assigned only `softmax`, and read nowhere else?"""

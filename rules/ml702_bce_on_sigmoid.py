@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.names import call_argument
 from mllint.analysis.values import Kind, ValueKinds
 from mllint.rule import Rule
 
@@ -50,7 +51,7 @@ class BceOnSigmoid(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         values = self.ctx.analysis(ValueKinds)
         is_bce = self.ctx.qualified_name(node.func) == BCE_FUNCTION or values.constructed_class(node.func) == BCE_CLASS
-        argument = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "input"), None)
+        argument = call_argument(node, 0, "input")
         if not is_bce or argument is None:
             return
         origin = values.origin(argument)

@@ -69,3 +69,10 @@ def _bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
         if alias.name != "*":
             bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return bound
+
+
+def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    """The argument passed at `position` or as `keyword=`: `F.cross_entropy(logits, ...)` or `(input=...)`."""
+    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
