@@ -141,3 +141,15 @@ def test_fit_on_evaluation_data(lint):
         "other.fit(X_test)\n"
     )
     assert positions(lint(source, "ML804")) == [("ML804", 5, 1), ("ML804", 6, 1), ("ML804", 7, 1)]
+
+
+def test_division_by_std(lint):
+    source = HEADER + (
+        "a = (x - x.mean()) / x.std()\n"
+        "b = x / torch.std(x, dim=0, keepdim=True)\n"
+        "x /= x.std(unbiased=False)\n"
+        "c = x / (x.std() + 1e-8)\n"
+        "d = x / x.std().clamp(min=1e-6)\n"
+        "e = x * x.std()\n"
+    )
+    assert positions(lint(source, "ML703")) == [("ML703", 4, 5), ("ML703", 5, 5), ("ML703", 6, 1)]

@@ -113,3 +113,8 @@ def test_ml801_weights_only_refuses_a_checkpoint_that_runs_code(tmp_path, fix):
     with pytest.raises(Exception, match="Weights only load failed"):
         run(fixed)
     assert not marker.exists()
+
+
+def test_ml703_a_constant_input_turns_the_normalisation_into_nan():
+    assert torch.isnan(run(example("ML703"))["normalized"]).all()
+    assert torch.isfinite(run(instead("ML703"))["normalized"]).all()
