@@ -1,8 +1,12 @@
 """The README's rule table, generated from the registry (a test keeps the README in sync):
-`python -m mllint.rule_table` prints it."""
+`python -m mllint.rule_table` prints it, `python -m mllint.rule_table README.md` rewrites it there."""
+import re
+import sys
+
 from mllint.registry import all_rules
 
 FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix", "display-only": ""}
+TABLE = re.compile(r"(<!-- rule-table:start -->\n).*?(<!-- rule-table:end -->)", re.DOTALL)
 
 
 def rule_table() -> str:
@@ -14,5 +18,16 @@ def rule_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def readme_table(text: str) -> str | None:
+    match = TABLE.search(text)
+    return match.group(0)[len(match.group(1)) : -len(match.group(2))] if match else None
+
+
 if __name__ == "__main__":
-    print(rule_table(), end="")
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], encoding="utf-8") as handle:
+            text = handle.read()
+        with open(sys.argv[1], "w", encoding="utf-8") as handle:
+            handle.write(TABLE.sub(lambda m: m.group(1) + rule_table() + m.group(2), text))
+    else:
+        print(rule_table(), end="")

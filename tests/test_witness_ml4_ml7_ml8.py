@@ -118,3 +118,10 @@ def test_ml801_weights_only_refuses_a_checkpoint_that_runs_code(tmp_path, fix):
 def test_ml703_a_constant_input_turns_the_normalisation_into_nan():
     assert torch.isnan(run(example("ML703"))["normalized"]).all()
     assert torch.isfinite(run(instead("ML703"))["normalized"]).all()
+
+
+def test_ml403_an_update_outside_no_grad_raises_and_inside_it_works():
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        run(example("ML403"))
+    model = run(instead("ML403"))["model"]
+    assert model.weight.grad is not None
