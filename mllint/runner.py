@@ -45,14 +45,20 @@ def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> 
     """Check (path, selection) pairs, in a process pool when there are several files and jobs; the
     results come back in the order of `items` whatever the number of workers."""
     if jobs <= 1 or len(items) <= 1:
-        return [check_path(path, selection, job) for path, selection in items]
+        return [_check_item(item, job) for item in items]
     chunk = max(1, min(64, len(items) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
 
 
 def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
-    return check_path(*item, job)
+    """One file; a bug of mllint's outside any rule is reported on that file, and the run goes on."""
+    path, selection = item
+    try:
+        return check_path(path, selection, job)
+    except Exception as error:  # the other files must still be checked
+        message = f"mllint crashed on this file: {type(error).__name__}: {error}"
+        return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message))
 
 
 def check_path(path: str, selection: Selection, job: Job) -> FileResult:

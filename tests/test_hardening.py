@@ -131,3 +131,22 @@ def test_linted_code_is_never_imported_or_run(tmp_path):
     assert status == 0, output
     assert not marker.exists()
     assert "victim" not in sys.modules and "victim.models" not in sys.modules
+
+
+def test_a_crash_outside_the_rules_is_reported_on_its_file_and_the_run_goes_on(tmp_path, monkeypatch):
+    import mllint.runner
+
+    (tmp_path / "a_crashes.py").write_text("x = 1\n")
+    (tmp_path / "b_buggy.py").write_text(BUGGY)
+    real = mllint.runner.check_path
+
+    def crashing_on_a(path, selection, job):
+        if path.endswith("a_crashes.py"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path, selection, job)
+
+    monkeypatch.setattr(mllint.runner, "check_path", crashing_on_a)
+    status, output = run("-j", "1", str(tmp_path))
+    assert f"{tmp_path / 'a_crashes.py'}:1:1: ML009 mllint crashed on this file: RecursionError" in output
+    assert f"{tmp_path / 'b_buggy.py'}:3:1: ML301" in output
+    assert status == 2
