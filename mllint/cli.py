@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from mllint import __version__
+from mllint import baseline as baselines
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
 from mllint.config import ConfigError, Resolver, Settings, parse_table, tomllib
 from mllint.discovery import discover
@@ -104,9 +105,12 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None, envvar="MLLINT_CACHE_DIR",
               help=f"Where the result cache lives (default: ./{CACHE_DIRECTORY}).")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings this baseline lacks.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings here.")
 def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, extend_select, ignore,
           per_file_ignores, configs, isolated, output_format, output_file, statistics, exit_zero, show_files,
-          show_settings, quiet, add_noqa, fail_on, force_exclude, jobs, no_cache, cache_dir) -> None:  # fmt: skip
+          show_settings, quiet, add_noqa, fail_on, force_exclude, jobs, no_cache, cache_dir, baseline,
+          write_baseline) -> None:  # fmt: skip
     """Lint PATHS (files, directories, or `-` for standard input)."""
     paths = list(paths) or ["."]
     mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
@@ -143,6 +147,15 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
         sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
+    if write_baseline:
+        recorded = baselines.write(write_baseline, findings, _sources(findings, results))
+        click.echo(f"Recorded {_count(recorded, 'finding')} in {write_baseline}.", err=True)
+        sys.exit(EXIT_CLEAN)
+    if baseline:
+        try:
+            findings = baselines.new_findings(baseline, findings, _sources(findings, results))
+        except baselines.BaselineError as error:
+            raise click.UsageError(str(error)) from None
     fixed = [f for r in results for f in r.fixed]
     stdin_fixed = "-" in paths and mode is Mode.FIX
     output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format)
