@@ -87,11 +87,13 @@ def _lint(text: str, path: str, selection: Selection) -> list[Finding]:
         rule for rule in selection.checkers
         if not rule.requires_any_text or any(needle in text for needle in rule.requires_any_text)
     )  # fmt: skip
-    errors = _run_checkers(ctx, checkers)
-    findings = list(ctx.findings)
-    for error in errors:
-        findings += event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), error)
-    return _finish(findings, ctx, selection, path)
+    # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
+    errors = [
+        finding
+        for message in _run_checkers(ctx, checkers)
+        for finding in event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message)
+    ]
+    return sorted(_finish(ctx.findings, ctx, selection, path) + errors, key=lambda f: f.sort_key)
 
 
 def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[str]:
@@ -140,7 +142,11 @@ def _visitors(rule_class: type[Rule]) -> list[tuple[type, str]]:
 def _finish(findings: list[Finding], ctx: FileContext, selection: Selection, path: str) -> list[Finding]:
     suppressions = noqa.parse(ctx.source.lines, lambda: _string_spans(ctx))
     kept = [f for f in findings if not suppressions.suppresses(f)]
-    kept += _noqa_findings(suppressions, ctx.source, selection, path)
+    # The findings about `# noqa` comments are silenced by the file-level directives only.
+    kept += [
+        f for f in _noqa_findings(suppressions, ctx.source, selection, path)
+        if not (suppressions.whole_file or f.code in suppressions.file_codes)
+    ]  # fmt: skip
     if selection.severities:
         kept = [
             dataclasses.replace(f, severity=selection.severities[f.code]) if f.code in selection.severities else f
@@ -184,22 +190,30 @@ def _noqa_findings(suppressions: noqa.Suppressions, source: SourceText, selectio
 def _remove_codes_fix(directive: noqa.Directive, unused: list[str], source: SourceText) -> Fix:
     remaining = [code for code in directive.codes or () if code not in unused]
     line_text = source.line(directive.line)
-    start_column = directive.column
+    start_column, end_column = directive.column, directive.end_column
+    after = line_text[end_column:]
     if remaining:
         content = f"# noqa: {', '.join(remaining)}"
-    elif line_text[directive.end_column :].strip():
+    elif after.lstrip().startswith("#"):
+        content = ""  # another comment follows (`# noqa: ML301  # why`): it stays, where the noqa was
+        end_column += len(after) - len(after.lstrip())
+    elif after.strip():
         content = "#"  # other comment text follows: keep it a comment
     else:
         content = ""
         while start_column > 0 and line_text[start_column - 1] in " \t":
             start_column -= 1
-    edit = Edit(Position(directive.line, start_column + 1), Position(directive.line, directive.end_column + 1), content)
+    edit = Edit(Position(directive.line, start_column + 1), Position(directive.line, end_column + 1), content)
     return Fix("Remove unused `noqa` codes", (edit,), Applicability.SAFE)
 
 
 def event_findings(selection: Selection, event: str, path: str, position: Position, message: str) -> list[Finding]:
     rule = selection.event_rule(event)
-    return [_finding(rule, path, position, position, message, position.line)] if rule else []
+    if rule is None:
+        return []
+    finding = _finding(rule, path, position, position, message, position.line)
+    severity = selection.severities.get(rule.code, rule.severity)  # ML001/ML002 skip `_finish`
+    return [dataclasses.replace(finding, severity=severity)]
 
 
 def _finding(rule, path, start, end, message, noqa_line, fix=None) -> Finding:

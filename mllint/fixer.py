@@ -84,13 +84,15 @@ class FileChanged(Exception):
 
 def write_atomically(path: str, text: str, encoding: str, expected: bytes) -> None:
     """Replace `path` with `text`, unless its content is no longer `expected`. A temporary file in the same
-    directory is renamed over it, so the file is either old or new, never partial; its mode is kept."""
+    directory is renamed over it, so the file is either old or new, never partial; its mode is kept. A
+    symbolic link stays a link: the file it points to is the one replaced."""
+    target = os.path.realpath(path)
     data = text.encode(encoding)
-    with open(path, "rb") as handle:
+    with open(target, "rb") as handle:
         if handle.read() != expected:
             raise FileChanged(f"{path} changed on disk while it was being fixed; not written")
-    mode = os.stat(path).st_mode
-    directory = os.path.dirname(os.path.abspath(path))
+    mode = os.stat(target).st_mode
+    directory = os.path.dirname(target)
     descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".mllint-", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -98,7 +100,7 @@ def write_atomically(path: str, text: str, encoding: str, expected: bytes) -> No
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -1,156 +1,390 @@
+import dataclasses
 import json
-import xml.etree.ElementTree as ElementTree
+import os
+from xml.etree import ElementTree
 
 import pytest
 
+import mllint
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.registry import all_rules
-from mllint.reporters import FORMAT_NAMES, Report, render
+from mllint.reporters import FORMAT_NAMES, Report, render, rule_url
 
-SOURCE = "import torch\nname = 'é'; model.eval\nmodel.eval\nmodel.eval\n"
 RULES = tuple(all_rules().values())
+TRAIN = "src/train.py"
+LOADER = "src/data loader.py"  # no source: formats fall back to what the finding says
+SOURCE = (
+    "import torch  # noqa: ML999\n"
+    "name = 'é'; model.eval\n"
+    "model.eval\n"
+    "model.eval\n"
+    "logp = torch.log(torch.softmax(\n"
+    "    x, dim=1))\n"
+    "if name:\n"
+    "\tmodel.train\n"
+)
 
 
-def finding(line, column, end_column, code="ML301", message="`model.eval` is not called", fix=True, severity=Severity.ERROR):
-    edit = Edit(Position(line, end_column), Position(line, end_column), "()")
+def finding(path, start, end, code, message, severity=None, fix=None):
+    rule = all_rules()[code]
     return Finding(
-        path="src/train.py",
-        start=Position(line, column),
-        end=Position(line, end_column),
+        path=path,
+        start=Position(*start),
+        end=Position(*end),
         code=code,
-        name=all_rules()[code].name,
+        name=rule.name,
         message=message,
-        severity=severity,
-        fix=Fix("Call `model.eval()`", (edit,), Applicability.SAFE) if fix else None,
-        noqa_line=line,
+        severity=severity or rule.severity,
+        fix=fix,
+        noqa_line=start[0],
     )
 
 
-FINDINGS = [finding(2, 13, 23), finding(3, 1, 11), finding(4, 1, 11)]
-ODD = finding(1, 1, 2, code="ML004", message="100% odd, this: that\nnext", fix=False, severity=Severity.WARNING)
+def call_fix(line, column, method):
+    return Fix(f"Call `{method}()`", (Edit(Position(line, column), Position(line, column), "()"),), Applicability.SAFE)
 
 
-def report(findings=FINDINGS, root="."):
-    return Report(findings=findings, rules=RULES, sources={"src/train.py": SOURCE}, root=root)
+ODD_MESSAGE = "100% unknown: ML999, see\nthe docs"
+UNKNOWN_CODE = finding(TRAIN, (1, 23), (1, 28), "ML004", ODD_MESSAGE)
+NON_ASCII = finding(TRAIN, (2, 13), (2, 23), "ML301", "`model.eval` is not called", fix=call_fix(2, 23, "model.eval"))
+SAME_LINE_1 = finding(TRAIN, (3, 1), (3, 11), "ML301", "`model.eval` is not called", fix=call_fix(3, 11, "model.eval"))
+SAME_LINE_2 = finding(TRAIN, (4, 1), (4, 11), "ML301", "`model.eval` is not called", fix=call_fix(4, 11, "model.eval"))
+TWO_EDITS = finding(
+    TRAIN,
+    (5, 8),
+    (6, 15),
+    "ML701",
+    "`torch.log` of `torch.softmax`",
+    fix=Fix(
+        "Use `torch.log_softmax`",
+        (Edit(Position(5, 8), Position(5, 32), "torch.log_softmax("), Edit(Position(6, 14), Position(6, 15), "")),
+        Applicability.UNSAFE,
+    ),
+)
+EMPTY_RANGE = finding(TRAIN, (7, 4), (7, 4), "ML403", "an info", severity=Severity.INFO)
+AFTER_TAB = finding(TRAIN, (8, 2), (8, 13), "ML301", "`model.train` is not called", fix=call_fix(8, 13, "model.train"))
+NO_SOURCE = finding(LOADER, (3, 5), (3, 9), "ML802", "`model.forward` is called directly")
+
+FINDINGS = [UNKNOWN_CODE, NON_ASCII, SAME_LINE_1, SAME_LINE_2, TWO_EDITS, EMPTY_RANGE, AFTER_TAB, NO_SOURCE]
+
+
+def make_report(findings=FINDINGS, root=".", sources=None):
+    return Report(
+        findings=sorted(findings, key=lambda f: f.sort_key),
+        rules=RULES,
+        sources={TRAIN: SOURCE} if sources is None else sources,
+        root=root,
+    )
 
 
 def test_concise():
-    assert render(report(), "concise") == (
+    assert render(make_report(), "concise") == (
+        "src/data loader.py:3:5: ML802 `model.forward` is called directly\n"
+        "src/train.py:1:23: ML004 100% unknown: ML999, see the docs\n"
         "src/train.py:2:13: ML301 `model.eval` is not called [*]\n"
         "src/train.py:3:1: ML301 `model.eval` is not called [*]\n"
         "src/train.py:4:1: ML301 `model.eval` is not called [*]\n"
+        "src/train.py:5:8: ML701 `torch.log` of `torch.softmax`\n"
+        "src/train.py:7:4: ML403 an info\n"
+        "src/train.py:8:2: ML301 `model.train` is not called [*]\n"
     )
 
 
-def test_full_shows_the_line_the_carets_and_the_fix():
-    assert render(report(FINDINGS[:1]), "full") == (
+def test_full_shows_lines_carets_and_each_fix_alone():
+    assert render(make_report(), "full") == (
+        "src/data loader.py:3:5: ML802 `model.forward` is called directly\n"
+        "\n"
+        "src/train.py:1:23: ML004 100% unknown: ML999, see the docs\n"
+        "  |\n"
+        "1 | import torch  # noqa: ML999\n"
+        "  |                       ^^^^^\n"
+        "\n"
         "src/train.py:2:13: ML301 `model.eval` is not called [*]\n"
         "  |\n"
         "2 | name = 'é'; model.eval\n"
         "  |             ^^^^^^^^^^\n"
         "  = help: Call `model.eval()`\n"
         "    @@ -1,3 +1,3 @@\n"
-        "     import torch\n"
+        "     import torch  # noqa: ML999\n"
         "    -name = 'é'; model.eval\n"
         "    +name = 'é'; model.eval()\n"
         "     model.eval\n"
+        "\n"
+        "src/train.py:3:1: ML301 `model.eval` is not called [*]\n"
+        "  |\n"
+        "3 | model.eval\n"
+        "  | ^^^^^^^^^^\n"
+        "  = help: Call `model.eval()`\n"
+        "    @@ -2,3 +2,3 @@\n"
+        "     name = 'é'; model.eval\n"
+        "    -model.eval\n"
+        "    +model.eval()\n"
+        "     model.eval\n"
+        "\n"
+        "src/train.py:4:1: ML301 `model.eval` is not called [*]\n"
+        "  |\n"
+        "4 | model.eval\n"
+        "  | ^^^^^^^^^^\n"
+        "  = help: Call `model.eval()`\n"
+        "    @@ -3,3 +3,3 @@\n"
+        "     model.eval\n"
+        "    -model.eval\n"
+        "    +model.eval()\n"
+        "     logp = torch.log(torch.softmax(\n"
+        "\n"
+        "src/train.py:5:8: ML701 `torch.log` of `torch.softmax`\n"
+        "  |\n"
+        "5 | logp = torch.log(torch.softmax(\n"
+        "  |        ^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "  = help: Use `torch.log_softmax`\n"
+        "    @@ -4,4 +4,4 @@\n"
+        "     model.eval\n"
+        "    -logp = torch.log(torch.softmax(\n"
+        "    -    x, dim=1))\n"
+        "    +logp = torch.log_softmax(\n"
+        "    +    x, dim=1)\n"
+        "     if name:\n"
+        "\n"
+        "src/train.py:7:4: ML403 an info\n"
+        "  |\n"
+        "7 | if name:\n"
+        "  |    ^\n"
+        "\n"
+        "src/train.py:8:2: ML301 `model.train` is not called [*]\n"
+        "  |\n"
+        "8 |     model.train\n"
+        "  |     ^^^^^^^^^^^\n"
+        "  = help: Call `model.train()`\n"
+        "    @@ -7,2 +7,2 @@\n"
+        "     if name:\n"
+        "    -\tmodel.train\n"
+        "    +\tmodel.train()\n"
     )
+
+
+def test_full_carets_count_wide_characters_twice():
+    wide = finding(TRAIN, (1, 9), (1, 19), "ML301", "`model.eval` is not called")
+    output = render(make_report([wide], sources={TRAIN: "s = '训练'; model.eval\n"}), "full")
+    assert output.splitlines()[2:] == ["1 | s = '训练'; model.eval", "  |           ^^^^^^^^^^"]
 
 
 def test_pylint():
-    assert render(report([ODD]), "pylint") == "src/train.py:1: [ML004(unknown-noqa-code), ] 100% odd, this: that\nnext\n"
-
-
-def test_github_escapes_data_and_properties():
-    assert render(report([ODD]), "github") == (
-        "::warning title=mllint (ML004),file=src/train.py,line=1,col=1,endLine=1,endColumn=2::"
-        "ML004 100%25 odd, this: that%0Anext\n"
+    assert render(make_report(FINDINGS[:2]), "pylint") == (
+        "src/train.py:1: [ML004(unknown-noqa-code), ] 100% unknown: ML999, see the docs\n"
+        "src/train.py:2: [ML301(method-not-called), ] `model.eval` is not called\n"
     )
 
 
-def test_json_has_ruffs_fields():
-    [item, *_] = json.loads(render(report(), "json"))
-    assert item == {
+def test_github_commands_by_severity_with_escaped_data():
+    assert render(make_report([UNKNOWN_CODE, NON_ASCII, EMPTY_RANGE]), "github") == (
+        "::warning title=mllint (ML004),file=src/train.py,line=1,col=23,endLine=1,endColumn=28::"
+        "ML004 100%25 unknown: ML999, see%0Athe docs\n"
+        "::error title=mllint (ML301),file=src/train.py,line=2,col=13,endLine=2,endColumn=23::"
+        "ML301 `model.eval` is not called\n"
+        "::notice title=mllint (ML403),file=src/train.py,line=7,col=4,endLine=7,endColumn=4::ML403 an info\n"
+    )
+
+
+def test_github_escapes_properties():
+    odd_path = dataclasses.replace(UNKNOWN_CODE, path="a,b:c%d/x.py", message="m\r\n")
+    assert render(make_report([odd_path]), "github") == (
+        "::warning title=mllint (ML004),file=a%2Cb%3Ac%25d/x.py,line=1,col=23,endLine=1,endColumn=28::ML004 m%0D%0A\n"
+    )
+
+
+RUFF_FIELDS = {
+    "cell", "code", "name", "message", "severity", "filename", "location", "end_location", "fix", "url", "noqa_row"
+}
+
+
+def test_json_has_ruffs_fields_and_values():
+    output = render(make_report(), "json")
+    assert output.isascii() and output.endswith("]\n")
+    items = json.loads(output)
+    assert len(items) == len(FINDINGS)
+    assert all(set(item) == RUFF_FIELDS for item in items)
+    by_code = {item["code"]: item for item in items}
+    assert by_code["ML701"] == {
         "cell": None,
-        "code": "ML301",
-        "name": "method-not-called",
-        "message": "`model.eval` is not called",
-        "severity": "error",
+        "code": "ML701",
+        "name": "log-of-probabilities",
+        "message": "`torch.log` of `torch.softmax`",
+        "severity": "warning",
         "filename": "src/train.py",
-        "location": {"row": 2, "column": 13},
-        "end_location": {"row": 2, "column": 23},
+        "location": {"row": 5, "column": 8},
+        "end_location": {"row": 6, "column": 15},
         "fix": {
-            "applicability": "safe",
-            "message": "Call `model.eval()`",
-            "edits": [{"content": "()", "location": {"row": 2, "column": 23}, "end_location": {"row": 2, "column": 23}}],
+            "applicability": "unsafe",
+            "message": "Use `torch.log_softmax`",
+            "edits": [
+                {
+                    "content": "torch.log_softmax(",
+                    "location": {"row": 5, "column": 8},
+                    "end_location": {"row": 5, "column": 32},
+                },
+                {"content": "", "location": {"row": 6, "column": 14}, "end_location": {"row": 6, "column": 15}},
+            ],
         },
-        "url": item["url"],
-        "noqa_row": 2,
+        "url": rule_url("ML701"),
+        "noqa_row": 5,
     }
-    assert item["url"].endswith("#ml301")
+    assert by_code["ML004"]["message"] == ODD_MESSAGE and by_code["ML004"]["fix"] is None
+    assert by_code["ML403"]["severity"] == "info"
+    assert [item["filename"] for item in items] == [f.path for f in make_report().findings]
 
 
 def test_json_lines_are_the_json_objects():
-    lines = render(report(), "json-lines").splitlines()
-    assert [json.loads(line) for line in lines] == json.loads(render(report(), "json"))
+    output = render(make_report(), "json-lines")
+    lines = output.splitlines()
+    assert output.endswith("\n") and len(lines) == len(FINDINGS)
+    assert [json.loads(line) for line in lines] == json.loads(render(make_report(), "json"))
 
 
-def test_empty_documents_are_valid():
-    assert json.loads(render(report([]), "json")) == []
-    assert render(report([]), "json-lines") == ""
-    assert json.loads(render(report([]), "sarif"))["runs"][0]["results"] == []
-    suite = ElementTree.fromstring(render(report([]), "junit"))
-    assert suite.get("failures") == "0" and suite.find("testsuite/testcase").get("name") == "mllint"
+@pytest.mark.parametrize("output_format", ["concise", "full", "pylint", "github", "json-lines"])
+def test_line_formats_print_nothing_for_no_finding(output_format):
+    assert render(make_report([]), output_format) == ""
 
 
-def sarif_results(findings, root="."):
-    document = json.loads(render(report(findings, root), "sarif"))
-    assert document["version"] == "2.1.0"
-    return document["runs"][0]
-
-
-def test_sarif_lists_every_enabled_rule_and_points_results_at_them():
-    run = sarif_results(FINDINGS)
-    rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == [r.code for r in RULES]
-    for result in run["results"]:
-        assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == "ML301"
-        assert result["level"] == "error"
-    location = run["results"][0]["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"] == {"uri": "src/train.py", "uriBaseId": "%SRCROOT%"}
-    assert location["region"] == {"startLine": 2, "startColumn": 13, "endLine": 2, "endColumn": 23}
-
-
-def test_sarif_fingerprints_are_distinct_for_identical_lines_and_survive_line_shifts():
-    fingerprints = [r["partialFingerprints"]["mllint/v1"] for r in sarif_results(FINDINGS)["results"]]
-    assert len(set(fingerprints)) == 3
-    shifted = Report(
-        findings=[finding(3, 13, 23)],
-        rules=RULES,
-        sources={"src/train.py": "import torch\n\nname = 'é'; model.eval\n"},
-    )
-    moved = json.loads(render(shifted, "sarif"))["runs"][0]["results"][0]["partialFingerprints"]["mllint/v1"]
-    assert moved == fingerprints[0]
-
-
-def test_gitlab_fingerprints_are_unique_and_severities_mapped():
-    issues = json.loads(render(report([*FINDINGS, ODD]), "gitlab"))
-    assert len({i["fingerprint"] for i in issues}) == 4
-    assert [i["severity"] for i in issues] == ["major", "major", "major", "minor"]
-    assert issues[0]["location"] == {"path": "src/train.py", "lines": {"begin": 2, "end": 2}}
-    assert issues[0]["description"] == "ML301 `model.eval` is not called"
-
-
-def test_junit_counts_failures_per_file():
-    suites = ElementTree.fromstring(render(report(), "junit"))
-    assert suites.get("tests") == "3" and suites.get("failures") == "3"
-    [suite] = suites.findall("testsuite")
-    assert suite.get("name") == "src/train.py"
-    cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == ["org.mllint.ML301"] * 3
-    assert cases[0].find("failure").text == "line 2, col 13, `model.eval` is not called"
+def test_documents_are_valid_without_findings():
+    assert render(make_report([]), "json") == "[]\n"
+    assert render(make_report([]), "gitlab") == "[]\n"
+    run = json.loads(render(make_report([]), "sarif"))["runs"][0]
+    assert run["results"] == [] and len(run["tool"]["driver"]["rules"]) == len(RULES)
 
 
 @pytest.mark.parametrize("output_format", FORMAT_NAMES)
-def test_every_format_renders_non_ascii_and_newlines(output_format):
-    assert isinstance(render(report([*FINDINGS, ODD]), output_format), str)
+def test_every_format_ends_with_a_newline(output_format):
+    assert render(make_report(), output_format).endswith("\n")
+
+
+def sarif_run(report):
+    document = json.loads(render(report, "sarif"))
+    assert document["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json"
+    assert document["version"] == "2.1.0"
+    [run] = document["runs"]
+    return run
+
+
+def test_sarif_driver_lists_every_enabled_rule():
+    driver = sarif_run(make_report())["tool"]["driver"]
+    assert (driver["name"], driver["version"]) == ("mllint", mllint.__version__)
+    assert [r["id"] for r in driver["rules"]] == [r.code for r in RULES]
+    levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+    for described, rule in zip(driver["rules"], RULES, strict=True):
+        assert described["name"] == rule.name
+        assert described["shortDescription"]["text"] and described["fullDescription"]["text"]
+        assert described["help"] == {"text": rule.documentation(), "markdown": rule.documentation()}
+        assert described["helpUri"] == rule_url(rule.code)
+        assert described["defaultConfiguration"] == {"level": levels[rule.severity]}
+
+
+def test_sarif_results_point_at_their_rules_and_regions(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = sarif_run(make_report(root=str(tmp_path)))
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": tmp_path.as_uri() + "/"}}
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    assert len(results) == len(FINDINGS)
+    for result, expected in zip(results, make_report().findings, strict=True):
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == expected.code
+        assert result["message"]["text"] == expected.message
+    levels = ["warning", "warning", "error", "error", "error", "warning", "note", "error"]
+    assert [r["level"] for r in results] == levels
+    [location] = results[5]["locations"]  # TWO_EDITS: a range over two lines
+    assert location["physicalLocation"] == {
+        "artifactLocation": {"uri": "src/train.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 5, "startColumn": 8, "endLine": 6, "endColumn": 15},
+    }
+    assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/data%20loader.py"
+
+
+def test_sarif_uris_are_relative_to_the_root_and_absolute_outside_it(tmp_path):
+    root = tmp_path / "project"
+    inside = finding(str(root / "pkg" / "train.py"), (1, 1), (1, 2), "ML301", "m")
+    outside = finding(str(tmp_path / "other.py"), (1, 1), (1, 2), "ML301", "m")
+    results = sarif_run(make_report([inside, outside], root=str(root), sources={}))["results"]
+    locations = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in results]
+    assert locations == [{"uri": (tmp_path / "other.py").as_uri()}, {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}]
+
+
+def fingerprints(report):
+    return [r["partialFingerprints"]["mllint/v1"] for r in sarif_run(report)["results"]]
+
+
+def test_sarif_fingerprints_are_distinct_for_identical_lines():
+    found = fingerprints(make_report())
+    assert len(set(found)) == len(found)
+    assert all(len(f) == 64 and set(f) <= set("0123456789abcdef") for f in found)
+
+
+def test_sarif_fingerprints_survive_line_shifts():
+    shifted = make_report(
+        [dataclasses.replace(f, start=Position(f.start.line + 1, f.start.column)) for f in FINDINGS if f.path == TRAIN],
+        sources={TRAIN: "# a new first line\n" + SOURCE},
+    )
+    original = make_report([f for f in FINDINGS if f.path == TRAIN])
+    assert fingerprints(shifted) == fingerprints(original)
+
+
+def test_gitlab_fingerprints_are_unique_and_severities_mapped():
+    issues = json.loads(render(make_report(), "gitlab"))
+    assert len({i["fingerprint"] for i in issues}) == len(FINDINGS)
+    assert [i["severity"] for i in issues] == ["minor", "minor", "major", "major", "major", "minor", "info", "major"]
+    by_check = {i["check_name"]: i for i in issues}
+    assert by_check["ML701"] == {
+        "description": "ML701 `torch.log` of `torch.softmax`",
+        "check_name": "ML701",
+        "fingerprint": by_check["ML701"]["fingerprint"],
+        "severity": "minor",
+        "location": {"path": "src/train.py", "lines": {"begin": 5, "end": 6}},
+    }
+
+
+def test_junit_has_a_suite_per_file_and_a_failure_per_finding():
+    suites = ElementTree.fromstring(render(make_report(), "junit"))
+    assert suites.tag == "testsuites"
+    assert (suites.get("name"), suites.get("tests"), suites.get("failures")) == ("mllint", "8", "8")
+    loader, train = suites.findall("testsuite")
+    assert (loader.get("name"), loader.get("tests"), loader.get("failures")) == (LOADER, "1", "1")
+    assert (train.get("name"), train.get("tests"), train.get("failures")) == (TRAIN, "7", "7")
+    cases = train.findall("testcase")
+    assert [c.get("name") for c in cases][:3] == ["org.mllint.ML004", "org.mllint.ML301", "org.mllint.ML301"]
+    assert {c.get("classname") for c in cases} == {"src/train"}
+    failure = cases[0].find("failure")
+    assert failure.get("message") == ODD_MESSAGE
+    assert failure.text == f"line 1, col 23, {ODD_MESSAGE}"
+    assert cases[1].find("failure").text == "line 2, col 13, `model.eval` is not called"
+
+
+def test_junit_is_ascii_and_parses_whatever_the_message_holds():
+    odd = dataclasses.replace(NON_ASCII, message="é \x1b[31m <tag> & \udcff")
+    output = render(make_report([odd]), "junit")
+    assert output.isascii() and output.startswith("<?xml")
+    failure = ElementTree.fromstring(output).find("testsuite/testcase/failure")
+    assert failure.get("message") == "é \ufffd[31m <tag> & \ufffd"
+
+
+def test_junit_without_findings_is_a_passing_document():
+    suites = ElementTree.fromstring(render(make_report([]), "junit"))
+    assert (suites.get("tests"), suites.get("failures")) == ("1", "0")
+    [suite] = suites.findall("testsuite")
+    [case] = suite.findall("testcase")
+    assert case.get("name") == "mllint" and case.find("failure") is None
+
+
+def test_machine_formats_are_ascii_and_keep_non_ascii_text():
+    odd = dataclasses.replace(NON_ASCII, message="é 训练 \U0001f600")
+    for output_format in ("json", "json-lines", "sarif", "gitlab"):
+        output = render(make_report([odd]), output_format)
+        assert output.isascii()
+        assert "é 训练 \U0001f600" in json.dumps(json.loads(output), ensure_ascii=False)
+
+
+def test_reports_with_absolute_paths(tmp_path):
+    path = str(tmp_path / "train.py")
+    report = make_report([dataclasses.replace(NON_ASCII, path=path)], root=str(tmp_path), sources={path: SOURCE})
+    assert render(report, "concise").startswith(f"{path}:2:13: ")
+    issue = json.loads(render(report, "gitlab"))[0]
+    assert issue["location"]["path"] == "train.py"
+    assert os.path.isabs(json.loads(render(report, "json"))[0]["filename"])
+    assert ElementTree.fromstring(render(report, "junit")).find("testsuite").get("name") == path

@@ -1,25 +1,56 @@
-"""Formats for programs: json, json-lines (Ruff's fields), sarif, gitlab, junit."""
+"""Formats for programs: json, json-lines (Ruff's fields), sarif, gitlab, junit.
+
+Their output is ASCII only (JSON `\\u` escapes, XML character references), so it survives any stream
+encoding and any file name.
+"""
 from __future__ import annotations
 
 import collections
 import hashlib
 import json
 import os
-import xml.etree.ElementTree as ElementTree
-from collections.abc import Iterator
+import re
+import urllib.parse
 from pathlib import Path
+from xml.etree import ElementTree
 
 from mllint import __version__
-from mllint.findings import Finding, Position
+from mllint.findings import Finding, Fix, Position, Severity
 from mllint.reporters import Report, rule_url
+from mllint.rule import Rule
+from mllint.source import SourceText
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/mllint-torch/"
+SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+GITLAB_SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
+# What XML 1.0 cannot carry, even escaped: control characters, lone surrogates, U+FFFE and U+FFFF.
+XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _dumps(value: object, indent: int | None = 2) -> str:
+    return json.dumps(value, indent=indent) + "\n"
+
+
+# json, json-lines
 
 
 def _location(position: Position) -> dict:
     return {"row": position.line, "column": position.column}
 
 
+def _fix_json(fix: Fix) -> dict:
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [
+            {"content": edit.content, "location": _location(edit.start), "end_location": _location(edit.end)}
+            for edit in fix.edits
+        ],
+    }
+
+
 def _finding_json(finding: Finding) -> dict:
-    fix = finding.fix
     return {
         "cell": None,
         "code": finding.code,
@@ -29,148 +60,176 @@ def _finding_json(finding: Finding) -> dict:
         "filename": finding.path,
         "location": _location(finding.start),
         "end_location": _location(finding.end),
-        "fix": None
-        if fix is None
-        else {
-            "applicability": fix.applicability.value,
-            "message": fix.message,
-            "edits": [
-                {"content": e.content, "location": _location(e.start), "end_location": _location(e.end)}
-                for e in fix.edits
-            ],
-        },
+        "fix": None if finding.fix is None else _fix_json(finding.fix),
         "url": rule_url(finding.code),
         "noqa_row": finding.noqa_line,
     }
 
 
 def json_array(report: Report) -> str:
-    return json.dumps([_finding_json(f) for f in report.findings], indent=2, ensure_ascii=False) + "\n"
+    return _dumps([_finding_json(f) for f in report.findings])
 
 
 def json_lines(report: Report) -> str:
-    return "".join(json.dumps(_finding_json(f), ensure_ascii=False) + "\n" for f in report.findings)
+    return "".join(_dumps(_finding_json(f), indent=None) for f in report.findings)
 
 
-def _relative_uri(path: str, root: str) -> str:
-    absolute = os.path.abspath(path)
+# Paths and fingerprints shared by sarif and gitlab
+
+
+def _relative_path(path: str, root: str) -> Path | None:
+    """`path` relative to `root`, or None when it lies outside."""
     try:
-        return Path(absolute).relative_to(os.path.abspath(root)).as_posix()
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
     except ValueError:
-        return Path(absolute).as_posix()
+        return None
 
 
-def _fingerprints(report: Report) -> Iterator[tuple[Finding, str]]:
-    """A stable hash per finding from its code, file and the text of its line (not the line number, so
-    it survives lines added above), made unique by counting identical keys."""
-    seen: collections.Counter = collections.Counter()
+def _report_path(path: str, root: str) -> str:
+    """`path` relative to `root` with forward slashes; absolute when it lies outside."""
+    relative = _relative_path(path, root)
+    return (relative or Path(os.path.abspath(path))).as_posix()
+
+
+def _fingerprints(report: Report) -> list[str]:
+    """A stable hash per finding of its code, file and the text of its line (not the line number, so that
+    it survives lines added above), made unique by counting findings with identical keys."""
+    paths = {f.path for f in report.findings}
+    sources = {path: SourceText(text) for path, text in report.sources.items() if path in paths}
+    occurrences: collections.Counter = collections.Counter()
+    fingerprints = []
     for finding in report.findings:
-        lines = report.sources.get(finding.path, "").splitlines()
-        line_text = lines[finding.start.line - 1].strip() if 0 < finding.start.line <= len(lines) else finding.message
-        key = (finding.code, _relative_uri(finding.path, report.root), line_text)
-        seen[key] += 1
-        digest = hashlib.sha256("\0".join([*key, str(seen[key])]).encode()).hexdigest()
-        yield finding, digest
+        source = sources.get(finding.path)
+        line_text = source.line(finding.start.line).strip() if source else ""
+        key = (finding.code, _report_path(finding.path, report.root), line_text or finding.message)
+        occurrences[key] += 1
+        identity = "\0".join([*key, str(occurrences[key])])
+        fingerprints.append(hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest())
+    return fingerprints
 
 
-SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+# sarif
 
 
 def sarif(report: Report) -> str:
-    rule_index = {rule.code: i for i, rule in enumerate(report.rules)}
-    rules = [
-        {
-            "id": rule.code,
-            "name": rule.name,
-            "shortDescription": {"text": rule.summary() or rule.message},
-            "fullDescription": {"text": rule.documentation() or rule.message},
-            "help": {"text": rule.documentation(), "markdown": rule.documentation()},
-            "helpUri": rule_url(rule.code),
-            "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity.label]},
-        }
-        for rule in report.rules
+    """SARIF 2.1.0, as GitHub code scanning reads it."""
+    rule_index = {rule.code: index for index, rule in enumerate(report.rules)}
+    results = [
+        _sarif_result(finding, fingerprint, report.root, rule_index)
+        for finding, fingerprint in zip(report.findings, _fingerprints(report), strict=True)
     ]
-    results = []
-    for finding, fingerprint in _fingerprints(report):
-        result = {
-            "ruleId": finding.code,
-            "level": SARIF_LEVEL[finding.severity.label],
-            "message": {"text": finding.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _relative_uri(finding.path, report.root), "uriBaseId": "%SRCROOT%"},
-                        "region": {
-                            "startLine": finding.start.line,
-                            "startColumn": finding.start.column,
-                            "endLine": finding.end.line,
-                            "endColumn": finding.end.column,
-                        },
-                    }
-                }
-            ],
-            "partialFingerprints": {"mllint/v1": fingerprint},
-        }
-        if finding.code in rule_index:
-            result["ruleIndex"] = rule_index[finding.code]
-        results.append(result)
-    document = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "mllint",
-                        "informationUri": "https://pypi.org/project/mllint-torch/",
-                        "version": __version__,
-                        "rules": rules,
-                    }
-                },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.path.abspath(report.root)).as_uri() + "/"}},
-                "results": results,
-            }
-        ],
+    driver = {
+        "name": "mllint",
+        "informationUri": INFORMATION_URI,
+        "version": __version__,
+        "rules": [_sarif_rule(rule) for rule in report.rules],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    run = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": _directory_uri(report.root)}},
+        "columnKind": "unicodeCodePoints",  # Position columns count characters (SARIF's default is UTF-16)
+        "results": results,
+    }
+    return _dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]})
 
 
-GITLAB_SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+def _sarif_rule(rule: type[Rule]) -> dict:
+    documentation = rule.documentation() or rule.message
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary() or rule.message},
+        "fullDescription": {"text": documentation},
+        "help": {"text": documentation, "markdown": documentation},
+        "helpUri": rule_url(rule.code),
+        "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
+    }
+
+
+def _sarif_result(finding: Finding, fingerprint: str, root: str, rule_index: dict[str, int]) -> dict:
+    region = {
+        "startLine": finding.start.line,
+        "startColumn": finding.start.column,
+        "endLine": finding.end.line,
+        "endColumn": finding.end.column,
+    }
+    result = {
+        "ruleId": finding.code,
+        "level": SARIF_LEVEL[finding.severity],
+        "message": {"text": finding.message},
+        "locations": [
+            {"physicalLocation": {"artifactLocation": _artifact_location(finding.path, root), "region": region}}
+        ],
+        "partialFingerprints": {"mllint/v1": fingerprint},
+    }
+    if finding.code in rule_index:
+        result["ruleIndex"] = rule_index[finding.code]
+    return result
+
+
+def _artifact_location(path: str, root: str) -> dict:
+    """A URI relative to %SRCROOT%, or an absolute file URI for a file outside the root."""
+    relative = _relative_path(path, root)
+    if relative is None:
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": urllib.parse.quote(relative.as_posix(), errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
+
+
+def _directory_uri(directory: str) -> str:
+    uri = Path(os.path.abspath(directory)).as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+# gitlab
 
 
 def gitlab(report: Report) -> str:
-    issues = [
-        {
-            "description": f"{finding.code} {finding.message}",
-            "check_name": finding.code,
-            "fingerprint": fingerprint,
-            "severity": GITLAB_SEVERITY[finding.severity.label],
-            "location": {
-                "path": _relative_uri(finding.path, report.root),
-                "lines": {"begin": finding.start.line, "end": finding.end.line},
-            },
-        }
-        for finding, fingerprint in _fingerprints(report)
-    ]
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    """A GitLab Code Quality report."""
+    return _dumps(
+        [
+            {
+                "description": f"{finding.code} {finding.message}",
+                "check_name": finding.code,
+                "fingerprint": fingerprint,
+                "severity": GITLAB_SEVERITY[finding.severity],
+                "location": {
+                    "path": _report_path(finding.path, report.root),
+                    "lines": {"begin": finding.start.line, "end": finding.end.line},
+                },
+            }
+            for finding, fingerprint in zip(report.findings, _fingerprints(report), strict=True)
+        ]
+    )
+
+
+# junit
 
 
 def junit(report: Report) -> str:
+    """JUnit XML laid out as Ruff's: a test suite per file, a failing test case per finding."""
     failures = len(report.findings)
     root = ElementTree.Element("testsuites", name="mllint", tests=str(max(failures, 1)), failures=str(failures))
     by_path: dict[str, list[Finding]] = collections.defaultdict(list)
     for finding in report.findings:
         by_path[finding.path].append(finding)
-    if not by_path:
+    for path, findings in by_path.items():
+        _junit_suite(root, path, findings)
+    if not by_path:  # one passing test, so that CI shows a pass
         suite = ElementTree.SubElement(root, "testsuite", name="mllint", tests="1", failures="0")
         ElementTree.SubElement(suite, "testcase", name="mllint", classname="mllint")
-    for path, findings in by_path.items():
-        suite = ElementTree.SubElement(root, "testsuite", name=path, tests=str(len(findings)), failures=str(len(findings)))
-        for finding in findings:
-            case = ElementTree.SubElement(
-                suite, "testcase", name=f"org.mllint.{finding.code}", classname=os.path.splitext(path)[0]
-            )
-            failure = ElementTree.SubElement(case, "failure", message=finding.message)
-            failure.text = f"line {finding.start.line}, col {finding.start.column}, {finding.message}"
     ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return ElementTree.tostring(root, encoding="us-ascii", xml_declaration=True).decode("ascii") + "\n"
+
+
+def _junit_suite(root: ElementTree.Element, path: str, findings: list[Finding]) -> None:
+    count = str(len(findings))
+    suite = ElementTree.SubElement(root, "testsuite", name=_xml_text(path), tests=count, failures=count)
+    classname = _xml_text(os.path.splitext(path)[0])
+    for finding in findings:
+        case = ElementTree.SubElement(suite, "testcase", name=f"org.mllint.{finding.code}", classname=classname)
+        failure = ElementTree.SubElement(case, "failure", message=_xml_text(finding.message))
+        failure.text = _xml_text(f"line {finding.start.line}, col {finding.start.column}, {finding.message}")
+
+
+def _xml_text(text: str) -> str:
+    return XML_INVALID.sub("\ufffd", text)

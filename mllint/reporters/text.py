@@ -2,79 +2,105 @@
 from __future__ import annotations
 
 import difflib
+import unicodedata
+from collections.abc import Iterable
 
-from mllint.findings import Applicability, Finding
+from mllint.findings import Applicability, Finding, Severity
 from mllint.fixer import apply_fixes
 from mllint.reporters import Report
+from mllint.source import SourceText
+
+TAB_WIDTH = 4
+GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def _location(finding: Finding) -> str:
-    return f"{finding.path}:{finding.start.line}:{finding.start.column}"
+def _lines(texts: Iterable[str]) -> str:
+    """The texts as lines, each ending with a newline ("" when there is none)."""
+    return "".join(text + "\n" for text in texts)
+
+
+def _one_line(text: str) -> str:
+    """A message on one line, so that line-oriented formats keep one finding per line."""
+    return " ".join(text.splitlines())
 
 
 def _concise_line(finding: Finding) -> str:
-    fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
-    return f"{_location(finding)}: {finding.code} {finding.message}" + (" [*]" if fixable else "")
-
-
-def _lines(texts: list[str]) -> str:
-    return "".join(line + "\n" for line in texts)
+    line = f"{finding.path}:{finding.start.line}:{finding.start.column}: {finding.code} {_one_line(finding.message)}"
+    safely_fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
+    return line + " [*]" if safely_fixable else line
 
 
 def concise(report: Report) -> str:
-    return _lines([_concise_line(f) for f in report.findings])
+    return _lines(_concise_line(f) for f in report.findings)
 
 
 def pylint(report: Report) -> str:
-    return _lines([f"{f.path}:{f.start.line}: [{f.code}({f.name}), ] {f.message}" for f in report.findings])
+    return _lines(
+        f"{f.path}:{f.start.line}: [{f.code}({f.name}), ] {_one_line(f.message)}" for f in report.findings
+    )
 
 
 def full(report: Report) -> str:
-    return "\n".join(_full_entry(f, report.sources.get(f.path)) for f in report.findings)
+    """Each finding's concise line, its source line with carets under the range, and its fix as a diff."""
+    paths = {f.path for f in report.findings}
+    sources = {path: SourceText(text) for path, text in report.sources.items() if path in paths}
+    return "\n".join(_full_entry(f, sources.get(f.path)) for f in report.findings)
 
 
-def _full_entry(finding: Finding, text: str | None) -> str:
+def _full_entry(finding: Finding, source: SourceText | None) -> str:
     lines = [_concise_line(finding)]
-    if text is not None:
-        source_lines = text.splitlines()
-        if 0 < finding.start.line <= len(source_lines):
-            lines += _snippet(finding, source_lines[finding.start.line - 1])
+    if source is not None and 0 < finding.start.line <= len(source.lines):
+        lines += _snippet(finding, source.line(finding.start.line))
     if finding.fix is not None:
-        lines.append(f"  = help: {finding.fix.message}")
-        if text is not None:
-            lines += _fix_diff(finding, text)
+        lines.append(f"  = help: {_one_line(finding.fix.message)}")
+        if source is not None:
+            lines += _fix_diff(finding, source)
     return _lines(lines)
 
 
 def _snippet(finding: Finding, source_line: str) -> list[str]:
-    gutter = len(str(finding.start.line))
+    """The line in a gutter, with carets under the range (up to the end of the line when it goes on)."""
+    number = str(finding.start.line)
+    gutter = " " * len(number)
     start = finding.start.column - 1
     end = finding.end.column - 1 if finding.end.line == finding.start.line else len(source_line)
-    shown = source_line.expandtabs(4)
-    # Tabs before the range shift the carets as they shift the text.
-    caret_start = len(source_line[:start].expandtabs(4))
-    caret_width = max(1, len(source_line[:end].expandtabs(4)) - caret_start)
+    caret_start = _display_width(source_line[:start])
+    caret_width = max(1, _display_width(source_line[:end]) - caret_start)
     return [
-        f"{' ' * gutter} |",
-        f"{finding.start.line} | {shown}",
-        f"{' ' * gutter} | {' ' * caret_start}{'^' * caret_width}",
+        f"{gutter} |",
+        f"{number} | {source_line.expandtabs(TAB_WIDTH)}",
+        f"{gutter} | {' ' * caret_start}{'^' * caret_width}",
     ]
 
 
-def _fix_diff(finding: Finding, text: str) -> list[str]:
-    fixed, _ = apply_fixes(text, [finding])
-    diff = difflib.unified_diff(text.splitlines(), fixed.splitlines(), "before", "after", n=1, lineterm="")
+def _display_width(text: str) -> int:
+    """The terminal columns `text` takes: tabs expanded, wide (East Asian) characters count two, combining
+    marks none, so that carets stay under the characters they point at."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text.expandtabs(TAB_WIDTH)
+    )
+
+
+def _fix_diff(finding: Finding, source: SourceText) -> list[str]:
+    """The file's text with only this finding's fix applied, as an indented unified diff (no file header)."""
+    fixed, _ = apply_fixes(source.text, [finding])
+    diff = difflib.unified_diff(_diff_lines(source), _diff_lines(SourceText(fixed)), n=1, lineterm="")
     return ["    " + line for line in list(diff)[2:]]
 
 
+def _diff_lines(source: SourceText) -> list[str]:
+    """The lines as Python counts them, without the empty one after a final line break."""
+    lines = source.lines
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def github(report: Report) -> str:
-    return _lines([_github_line(f) for f in report.findings])
+    """GitHub Actions workflow commands, which annotate the lines of a pull request."""
+    return _lines(_github_command(f) for f in report.findings)
 
 
-GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
-
-
-def _github_line(finding: Finding) -> str:
+def _github_command(finding: Finding) -> str:
     properties = {
         "title": f"mllint ({finding.code})",
         "file": finding.path,
@@ -84,8 +110,8 @@ def _github_line(finding: Finding) -> str:
         "endColumn": finding.end.column,
     }
     rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
-    level = GITHUB_LEVEL[finding.severity.label]
-    return f"::{level} {rendered}::{_escape_data(f'{finding.code} {finding.message}')}"
+    command = GITHUB_COMMAND[finding.severity]
+    return f"::{command} {rendered}::{_escape_data(f'{finding.code} {finding.message}')}"
 
 
 def _escape_data(text: str) -> str:
