@@ -1,6 +1,6 @@
 """Baselines: record today's findings, then report only new ones (how a team adopts mllint on a legacy
 codebase without a thousand `# noqa`s). A finding is keyed by its file, code and the text of its line,
-not the line number, so it survives lines added above it."""
+not the line number (nor a notebook's cell number), so it survives lines and cells added above it."""
 from __future__ import annotations
 
 import collections
@@ -19,7 +19,7 @@ class BaselineError(Exception):
 
 
 def _key(finding: Finding, sources: dict[str, str]) -> tuple[str, str, str]:
-    lines = sources.get(finding.path, "").splitlines()
+    lines = sources.get(finding.location, "").splitlines()
     text = lines[finding.start.line - 1].strip() if 0 < finding.start.line <= len(lines) else finding.message
     path = Path(os.path.relpath(os.path.abspath(finding.path))).as_posix()
     return path, finding.code, hashlib.sha256(text.encode()).hexdigest()[:16]

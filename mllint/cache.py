@@ -90,6 +90,7 @@ def _finding_to_json(finding: Finding) -> dict:
         "message": finding.message,
         "severity": finding.severity.value,
         "noqa_line": finding.noqa_line,
+        "cell": finding.cell,
         "fix": None
         if fix is None
         else {
@@ -111,6 +112,7 @@ def _finding_from_json(item: dict) -> Finding:
         message=item["message"],
         severity=Severity(item["severity"]),
         noqa_line=item["noqa_line"],
+        cell=item["cell"],
         fix=None
         if fix is None
         else Fix(

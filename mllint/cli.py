@@ -18,6 +18,7 @@ from mllint.config import ConfigError, Resolver, Settings, parse_table, tomllib
 from mllint.discovery import discover
 from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
+from mllint.notebook import cell_sources
 from mllint.registry import RegistryError, all_rules, rule_by_event
 from mllint.reporters import FORMAT_NAMES, Report, render
 from mllint.runner import FileResult, Job, Mode, check_files, check_source
@@ -209,7 +210,7 @@ def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tu
     selection = resolver.settings_for(stdin_filename or "stdin.py").selection_for(stdin_filename or "stdin.py")
     data = sys.stdin.buffer.read()
     try:
-        source = SourceFile(*decode(data), data)
+        source = SourceFile(*decode(data, path), data)
     except SourceError as error:
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message)), data
     # Standard input is never written back: the fixed source goes to standard output.
@@ -219,13 +220,16 @@ def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tu
 
 
 def _sources(findings: list[Finding], results: list[FileResult]) -> dict[str, str]:
-    """The text of every file with a finding, for formats that show code or fingerprint lines."""
+    """The text of every file with a finding, for formats that show code or fingerprint lines (and of a
+    notebook's cells, by `path:cell N`)."""
     texts = {r.path: r.text for r in results if r.text is not None}
     for path in {f.path for f in findings} - texts.keys():
         try:
             texts[path] = read_source(path).text
         except SourceError:
             pass
+    for path in {f.path for f in findings if f.cell is not None} & texts.keys():
+        texts.update(cell_sources(path, texts[path]))
     return texts
 
 

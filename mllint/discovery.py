@@ -1,4 +1,4 @@
-"""Which files to lint: `*.py` and `*.pyi` below the named directories, minus excluded and git-ignored
+"""Which files to lint: `*.py`, `*.pyi` and `*.ipynb` below the named directories, minus excluded and git-ignored
 ones. Explicitly named files are linted unless `force-exclude` is set."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mllint.config import Resolver
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from mllint import noqa
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
+from mllint.notebook import load as load_notebook
 from mllint.registry import all_rules
 from mllint.rule import Rule
-from mllint.source import SourceError, SourceText, parse_python, read_source
+from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
 
 
 class Event:
@@ -55,7 +56,18 @@ def lint_path(path: str, selection: Selection, display_path: str | None = None) 
         text = read_source(path).text
     except SourceError as error:
         return event_findings(selection, Event.UNREADABLE, display_path, error.position, error.message)
+    if is_notebook(path):
+        return lint_notebook(text, display_path, selection)
     return lint_text(text, display_path, selection)
+
+
+def lint_notebook(json_text: str, path: str, selection: Selection) -> list[Finding]:
+    """Lint a notebook's code cells as one program; its findings are reported per cell."""
+    try:
+        notebook = load_notebook(json_text)
+    except SourceError as error:
+        return event_findings(selection, Event.UNREADABLE, path, error.position, error.message)
+    return notebook.to_cells(lint_text(notebook.python, path, selection), notebook.python)
 
 
 def lint_text(text: str, path: str, selection: Selection) -> list[Finding]:

@@ -68,7 +68,14 @@ class Finding:
     fix: Fix | None = None
     # Where a `# noqa` for this finding must sit (the first line of the reported node).
     noqa_line: int | None = None
+    # A notebook's finding: the cell (1-based, counting every cell), its positions relative to the cell.
+    cell: int | None = None
+
+    @property
+    def location(self) -> str:
+        """What text formats print before `:line:column`: the path, and the cell of a notebook's finding."""
+        return self.path if self.cell is None else f"{self.path}:cell {self.cell}"
 
     @property
     def sort_key(self) -> tuple:
-        return (self.path, self.start, self.code, self.message)
+        return (self.path, self.cell or 0, self.start, self.code, self.message)

@@ -11,7 +11,9 @@ from mllint.engine import Event, Selection, event_findings, lint_text
 from mllint.findings import Finding, Position
 from mllint.fixer import FileChanged, allowed, fix_text, write_atomically
 from mllint.noqa import with_noqa
-from mllint.source import LINE_BREAK, SourceError, SourceFile, read_source, syntax_tree_dump
+from mllint.notebook import Notebook
+from mllint.notebook import load as load_notebook
+from mllint.source import LINE_BREAK, SourceError, SourceFile, is_notebook, read_source, syntax_tree_dump
 
 
 class Mode(enum.Enum):
@@ -78,34 +80,85 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
 
 
 def check_source(source: SourceFile, path: str, selection: Selection, job: Job, real_path: str | None = None) -> FileResult:
-    """Check one file's source (`real_path` is where to write it back; None for standard input)."""
+    """Check one file's source (`real_path` is where to write it back; None for standard input). A
+    notebook's code cells are checked as one program, and its findings reported per cell."""
+    try:
+        program = Program(source.text, load_notebook(source.text) if is_notebook(path) else None)
+    except SourceError as error:
+        return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
 
     def lint(text: str) -> list[Finding]:
-        return lint_text(text, path, selection)
+        return program.fixable(lint_text(text, path, selection), text)
 
     if job.mode is Mode.CHECK:
-        return FileResult(path, lint(source.text))
+        return FileResult(path, program.report(lint(program.python), program.python))
     if job.mode is Mode.ADD_NOQA:
-        return _add_noqa(source, path, lint, job.noqa_reason, real_path)
-    outcome = fix_text(source.text, lint, job.unsafe)
-    result = FileResult(path, outcome.remaining, outcome.fixed, text=outcome.text)
+        return _add_noqa(source, program, path, lint, job.noqa_reason, real_path)
+    outcome = fix_text(program.python, lint, job.unsafe)
+    result = FileResult(path, program.report(outcome.remaining, outcome.text), text=source.text)
     if outcome.error:
         result.findings += event_findings(selection, Event.FIX_ERROR, path, Position(1, 1), outcome.error)
         return result
     if not outcome.changed:
         return result
+    try:
+        cells = program.cell_texts(outcome.text)
+    except SourceError as error:
+        result.findings = program.report(lint(program.python), program.python)
+        result.findings += event_findings(selection, Event.FIX_ERROR, path, Position(1, 1), error.message)
+        return result
+    result.fixed, result.text = program.report(outcome.fixed, program.python), program.file_text(cells, outcome.text)
     if job.mode is Mode.DIFF:
-        result.diff = unified_diff(source.text, outcome.text, path)
+        result.diff = program.diff(path, cells, outcome.text)
     elif real_path is not None:
         try:
-            write_atomically(real_path, outcome.text, source.encoding, source.data)
+            write_atomically(real_path, result.text, source.encoding, source.data)
         except (FileChanged, OSError) as error:
             message = str(error) if isinstance(error, FileChanged) else f"cannot write the fixed file: {error}"
-            result.findings = lint(source.text) + event_findings(
+            result.findings = program.report(lint(program.python), program.python) + event_findings(
                 selection, Event.FIX_ERROR, path, Position(1, 1), message
             )
             result.fixed, result.text = [], source.text
     return result
+
+
+@dataclass(frozen=True)
+class Program:
+    """What is linted and fixed of a file: its text, or a notebook's code cells as one program."""
+
+    text: str
+    notebook: Notebook | None
+
+    @property
+    def python(self) -> str:
+        return self.notebook.python if self.notebook else self.text
+
+    def fixable(self, findings: list[Finding], python: str) -> list[Finding]:
+        """The findings without the fixes that could not be written back (over a cell boundary...)."""
+        return self.notebook.writable(python)(findings) if self.notebook else findings
+
+    def report(self, findings: list[Finding], python: str) -> list[Finding]:
+        return self.notebook.to_cells(findings, python) if self.notebook else findings
+
+    def cell_texts(self, python: str) -> list[str]:
+        """A notebook's cell sources in a changed program (SourceError when it no longer splits)."""
+        return self.notebook.cell_texts(python) if self.notebook else []
+
+    def file_text(self, cells: list[str], python: str) -> str:
+        return self.notebook.with_cell_texts(cells) if self.notebook else python
+
+    def diff(self, path: str, cells: list[str], python: str) -> str:
+        if self.notebook is None:
+            return unified_diff(self.text, python, path)
+        return "".join(
+            unified_diff(_with_final_break(cell.text), _with_final_break(text), f"{path}:cell {cell.number}")
+            for cell, text in zip(self.notebook.cells, cells)
+            if text != cell.text
+        )
+
+
+def _with_final_break(text: str) -> str:
+    return text if text.endswith(("\n", "\r")) else text + "\n"
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
@@ -115,17 +168,18 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path: str | None) -> FileResult:
+def _add_noqa(source: SourceFile, program: Program, path: str, lint, reason: str | None, real_path: str | None) -> FileResult:
     """Add `# noqa: CODES` to every line with a finding, merged with an existing `# noqa:` there."""
-    findings = lint(source.text)
+    python = program.python
+    findings = lint(python)
     by_line: dict[int, set[str]] = {}
     for finding in findings:
         if finding.code.startswith("ML00"):
             continue  # files that cannot be linted, and mllint's own errors: nothing a noqa should hide
         by_line.setdefault(finding.noqa_line or finding.start.line, set()).add(finding.code)
-    lines = LINE_BREAK.split(source.text)
-    breaks = LINE_BREAK.findall(source.text)
-    original = syntax_tree_dump(source.text)
+    lines = LINE_BREAK.split(python)
+    breaks = LINE_BREAK.findall(python)
+    original = syntax_tree_dump(python)
     edits = {number: with_noqa(lines[number - 1], codes, reason) for number, codes in by_line.items()}
 
     def with_edits(chosen: dict[int, str]) -> str:
@@ -135,7 +189,8 @@ def _add_noqa(source: SourceFile, path: str, lint, reason: str | None, real_path
     # keep only additions that leave the syntax tree as it was.
     if syntax_tree_dump(with_edits(edits)) != original:
         edits = {n: line for n, line in edits.items() if syntax_tree_dump(with_edits({n: line})) == original}
-    text = with_edits(edits)
+    python = with_edits(edits)
+    text = program.file_text(program.cell_texts(python), python)
     added = sum(1 for n, line in edits.items() if line != lines[n - 1])
     if added and real_path is not None:
         write_atomically(real_path, text, source.encoding, source.data)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import re
 import tokenize
@@ -13,6 +14,8 @@ from mllint.findings import Position
 # Parsing takes about 400 times a file's size in memory: past this, a file is reported, not parsed. The
 # largest real source files (generated tables, test catalogues) are near 1.5 MB.
 MAX_FILE_BYTES = 5 * 1024 * 1024
+# A notebook carries its outputs (images, tables): the limit above is on its code, this one on the file.
+MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 # The line breaks Python's tokenizer knows; str.splitlines() knows more (form feed, U+2028, ...).
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -49,11 +52,20 @@ class SourceFile:
     data: bytes
 
 
-def decode(data: bytes) -> tuple[str, str]:
-    """Decode Python source as the interpreter does (BOM, encoding cookie, else UTF-8): text and encoding."""
-    if len(data) > MAX_FILE_BYTES:
+def is_notebook(path: str) -> bool:
+    return path.lower().endswith(".ipynb")
+
+
+def decode(data: bytes, path: str = "") -> tuple[str, str]:
+    """Decode Python source as the interpreter does (BOM, encoding cookie, else UTF-8), a notebook as
+    UTF-8 (BOM allowed): text and encoding."""
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES
+    if len(data) > limit:
         megabytes = len(data) / 1024 / 1024
-        raise SourceError(f"file is {megabytes:.1f} MB, larger than the {MAX_FILE_BYTES >> 20} MB mllint reads; not linted")
+        raise SourceError(f"file is {megabytes:.1f} MB, larger than the {limit >> 20} MB mllint reads; not linted")
+    if is_notebook(path):
+        encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+        return _decode(data, encoding), encoding
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         raise SourceError("source contains a NUL byte", line)
@@ -83,7 +95,7 @@ def read_source(path: str) -> SourceFile:
             data = handle.read()
     except OSError as error:
         raise SourceError(f"cannot read file: {error.strerror or error}") from None
-    return SourceFile(*decode(data), data)
+    return SourceFile(*decode(data, path), data)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mllint.findings import Finding
+from mllint.notebook import file_lines
 from mllint.rule import Rule
 
 DOCS_URL = "https://github.com/mllint/mllint/blob/main/docs/rules.md#{code}"
@@ -14,9 +15,27 @@ DOCS_URL = "https://github.com/mllint/mllint/blob/main/docs/rules.md#{code}"
 class Report:
     findings: list[Finding]  # what is left to report, sorted by path, position and code
     rules: tuple[type[Rule], ...]  # every rule enabled in the run (SARIF lists them all)
-    sources: dict[str, str] = field(default_factory=dict)  # path -> text, for formats that show code
+    # Text by location, for formats that show code: path -> file text; for a notebook also its JSON text,
+    # and `path:cell N` -> the cell's source (what a notebook finding's positions refer to).
+    sources: dict[str, str] = field(default_factory=dict)
     root: str = "."  # findings' paths are relative to this directory, or absolute
     fixed: list[Finding] = field(default_factory=list)  # what --fix applied
+    _notebook_lines: dict[str, dict[int, list[int]]] = field(default_factory=dict, repr=False)
+
+    def file_lines(self, finding: Finding) -> tuple[int, int]:
+        """The first and last line of the file that a finding covers. For a notebook's finding, the lines
+        of the JSON file that hold its cell's lines (1 when the notebook's text is not at hand)."""
+        if finding.cell is None:
+            return finding.start.line, finding.end.line
+        if finding.path not in self._notebook_lines:
+            self._notebook_lines[finding.path] = file_lines(self.sources.get(finding.path, ""))
+        lines = self._notebook_lines[finding.path].get(finding.cell) or [1]
+        return tuple(lines[min(line, len(lines)) - 1] for line in (finding.start.line, finding.end.line))
+
+
+def cell_position(finding: Finding) -> str:
+    """Where a notebook's finding is, in words, for formats whose positions are the file's lines."""
+    return f"cell {finding.cell}, line {finding.start.line}, column {finding.start.column}"
 
 
 def rule_url(code: str) -> str:

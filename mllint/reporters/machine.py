@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 
 from mllint import __version__
 from mllint.findings import Finding, Fix, Position, Severity
-from mllint.reporters import Report, rule_url
+from mllint.reporters import Report, cell_position, rule_url
 from mllint.rule import Rule
 from mllint.source import SourceText
 
@@ -52,7 +52,7 @@ def _fix_json(fix: Fix) -> dict:
 
 def _finding_json(finding: Finding) -> dict:
     return {
-        "cell": None,
+        "cell": finding.cell,
         "code": finding.code,
         "name": finding.name,
         "message": finding.message,
@@ -94,12 +94,12 @@ def _report_path(path: str, root: str) -> str:
 def _fingerprints(report: Report) -> list[str]:
     """A stable hash per finding of its code, file and the text of its line (not the line number, so that
     it survives lines added above), made unique by counting findings with identical keys."""
-    paths = {f.path for f in report.findings}
-    sources = {path: SourceText(text) for path, text in report.sources.items() if path in paths}
+    locations = {f.location for f in report.findings}
+    sources = {key: SourceText(text) for key, text in report.sources.items() if key in locations}
     occurrences: collections.Counter = collections.Counter()
     fingerprints = []
     for finding in report.findings:
-        source = sources.get(finding.path)
+        source = sources.get(finding.location)
         line_text = source.line(finding.start.line).strip() if source else ""
         key = (finding.code, _report_path(finding.path, report.root), line_text or finding.message)
         occurrences[key] += 1
@@ -115,7 +115,7 @@ def sarif(report: Report) -> str:
     """SARIF 2.1.0, as GitHub code scanning reads it."""
     rule_index = {rule.code: index for index, rule in enumerate(report.rules)}
     results = [
-        _sarif_result(finding, fingerprint, report.root, rule_index)
+        _sarif_result(finding, fingerprint, report, rule_index)
         for finding, fingerprint in zip(report.findings, _fingerprints(report), strict=True)
     ]
     driver = {
@@ -146,13 +146,19 @@ def _sarif_rule(rule: type[Rule]) -> dict:
     }
 
 
-def _sarif_result(finding: Finding, fingerprint: str, root: str, rule_index: dict[str, int]) -> dict:
+def _sarif_result(finding: Finding, fingerprint: str, report: Report, rule_index: dict[str, int]) -> dict:
     region = {
         "startLine": finding.start.line,
         "startColumn": finding.start.column,
         "endLine": finding.end.line,
         "endColumn": finding.end.column,
     }
+    properties = {}
+    if finding.cell is not None:  # the region is the notebook file's lines; the cell's positions follow
+        properties = {"cell": finding.cell, "cellRegion": region}
+        start_line, end_line = report.file_lines(finding)
+        region = {"startLine": start_line, "endLine": end_line}
+    root = report.root
     result = {
         "ruleId": finding.code,
         "level": SARIF_LEVEL[finding.severity],
@@ -164,6 +170,8 @@ def _sarif_result(finding: Finding, fingerprint: str, root: str, rule_index: dic
     }
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
+    if properties:
+        result["properties"] = properties
     return result
 
 
@@ -188,18 +196,22 @@ def gitlab(report: Report) -> str:
     return _dumps(
         [
             {
-                "description": f"{finding.code} {finding.message}",
+                "description": f"{finding.code} {finding.message}" + _cell_suffix(finding),
                 "check_name": finding.code,
                 "fingerprint": fingerprint,
                 "severity": GITLAB_SEVERITY[finding.severity],
                 "location": {
                     "path": _report_path(finding.path, report.root),
-                    "lines": {"begin": finding.start.line, "end": finding.end.line},
+                    "lines": dict(zip(("begin", "end"), report.file_lines(finding), strict=True)),
                 },
             }
             for finding, fingerprint in zip(report.findings, _fingerprints(report), strict=True)
         ]
     )
+
+
+def _cell_suffix(finding: Finding) -> str:
+    return "" if finding.cell is None else f" ({cell_position(finding)})"
 
 
 # junit
@@ -228,7 +240,9 @@ def _junit_suite(root: ElementTree.Element, path: str, findings: list[Finding]) 
     for finding in findings:
         case = ElementTree.SubElement(suite, "testcase", name=f"org.mllint.{finding.code}", classname=classname)
         failure = ElementTree.SubElement(case, "failure", message=_xml_text(finding.message))
-        failure.text = _xml_text(f"line {finding.start.line}, col {finding.start.column}, {finding.message}")
+        where = f"line {finding.start.line}, col {finding.start.column}"
+        where = where if finding.cell is None else f"cell {finding.cell}, {where}"
+        failure.text = _xml_text(f"{where}, {finding.message}")
 
 
 def _xml_text(text: str) -> str:

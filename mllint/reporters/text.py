@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from mllint.findings import Applicability, Finding, Severity
 from mllint.fixer import apply_fixes
-from mllint.reporters import Report
+from mllint.reporters import Report, cell_position
 from mllint.source import SourceText
 
 TAB_WIDTH = 4
@@ -25,7 +25,7 @@ def _one_line(text: str) -> str:
 
 
 def _concise_line(finding: Finding) -> str:
-    line = f"{finding.path}:{finding.start.line}:{finding.start.column}: {finding.code} {_one_line(finding.message)}"
+    line = f"{finding.location}:{finding.start.line}:{finding.start.column}: {finding.code} {_one_line(finding.message)}"
     safely_fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
     return line + " [*]" if safely_fixable else line
 
@@ -36,15 +36,15 @@ def concise(report: Report) -> str:
 
 def pylint(report: Report) -> str:
     return _lines(
-        f"{f.path}:{f.start.line}: [{f.code}({f.name}), ] {_one_line(f.message)}" for f in report.findings
+        f"{f.location}:{f.start.line}: [{f.code}({f.name}), ] {_one_line(f.message)}" for f in report.findings
     )
 
 
 def full(report: Report) -> str:
     """Each finding's concise line, its source line with carets under the range, and its fix as a diff."""
-    paths = {f.path for f in report.findings}
-    sources = {path: SourceText(text) for path, text in report.sources.items() if path in paths}
-    return "\n".join(_full_entry(f, sources.get(f.path)) for f in report.findings)
+    locations = {f.location for f in report.findings}
+    sources = {key: SourceText(text) for key, text in report.sources.items() if key in locations}
+    return "\n".join(_full_entry(f, sources.get(f.location)) for f in report.findings)
 
 
 def _full_entry(finding: Finding, source: SourceText | None) -> str:
@@ -97,10 +97,10 @@ def _diff_lines(source: SourceText) -> list[str]:
 
 def github(report: Report) -> str:
     """GitHub Actions workflow commands, which annotate the lines of a pull request."""
-    return _lines(_github_command(f) for f in report.findings)
+    return _lines(_github_command(f, report) for f in report.findings)
 
 
-def _github_command(finding: Finding) -> str:
+def _github_command(finding: Finding, report: Report) -> str:
     properties = {
         "title": f"mllint ({finding.code})",
         "file": finding.path,
@@ -109,9 +109,14 @@ def _github_command(finding: Finding) -> str:
         "endLine": finding.end.line,
         "endColumn": finding.end.column,
     }
+    message = f"{finding.code} {finding.message}"
+    if finding.cell is not None:  # annotate the notebook file's lines; say where in the cell
+        properties["line"], properties["endLine"] = report.file_lines(finding)
+        del properties["col"], properties["endColumn"]
+        message += f" ({cell_position(finding)})"
     rendered = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
     command = GITHUB_COMMAND[finding.severity]
-    return f"::{command} {rendered}::{_escape_data(f'{finding.code} {finding.message}')}"
+    return f"::{command} {rendered}::{_escape_data(message)}"
 
 
 def _escape_data(text: str) -> str:
