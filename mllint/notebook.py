@@ -26,6 +26,8 @@ PLACEHOLDER = "# [mllint: IPython syntax]"
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "python", "python3", "debug", "memit"}
 # `?obj`, `obj?`, `%magic?`, `obj??`: IPython's help syntax, a whole line.
 HELP = re.compile(r"\?{1,2}[\w.*%]+|%{0,2}[\w.*]+\?{1,2}")
+# `files = !ls`, `result = %timeit -o f()`: a magic's output assigned.
+ASSIGNED_MAGIC = re.compile(r"[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[%!]")
 PLACEHOLDER_LINE = re.compile(rf"[ \t]*(?:pass  )?{re.escape(PLACEHOLDER)}")
 # A message's reference to another line of the program (`softmax output (line 9)`, `crashed at line 9`).
 LINE_REFERENCE = re.compile(r"(?:(?<=\()|(?<=at ))line ([0-9]+)\b")
@@ -209,8 +211,8 @@ def _code_cell(cell: object, index: int) -> CodeCell | None:
         text = source
     else:
         raise SourceError(f"cell {index + 1}: `source` is neither a string nor a list of strings")
-    metadata = cell.get("metadata")
-    language = metadata.get("vscode", {}).get("languageId") if isinstance(metadata, dict) else None
+    vscode = cell.get("metadata", {}).get("vscode") if isinstance(cell.get("metadata"), dict) else None
+    language = vscode.get("languageId") if isinstance(vscode, dict) else None
     if isinstance(language, str) and language != "python":
         return None  # a cell of another language in a polyglot notebook
     magic = re.match(r"\s*%%(\w*)", text)
@@ -244,7 +246,7 @@ def _python_of(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _is_ipython(stripped: str) -> bool:
-    return stripped.startswith(("%", "!")) or bool(HELP.fullmatch(stripped))
+    return stripped.startswith(("%", "!")) or bool(HELP.fullmatch(stripped) or ASSIGNED_MAGIC.match(stripped))
 
 
 def _inside_statement(lines: list[str], checked: int) -> bool:
@@ -257,7 +259,7 @@ def _inside_statement(lines: list[str], checked: int) -> bool:
             return False
         except tokenize.TokenError:
             return True
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError):
             continue
     return False
 

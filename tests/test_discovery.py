@@ -1,4 +1,4 @@
-"""Which files get linted: `*.py` and `*.pyi` below the named directories, minus the default-excluded
+"""Which files get linted: `*.py`, `*.pyi` and `*.ipynb` below the named directories, minus the default-excluded
 directories, `exclude`/`extend-exclude` and `.gitignore`d paths; explicitly named files unless
 `force-exclude` is set."""
 import os
@@ -34,9 +34,10 @@ def files(*paths: str, **settings) -> list[str]:
     return discover(list(paths) or ["."], resolver)
 
 
-def test_python_sources_and_stubs_are_found_and_nothing_else(project):
-    write(project, "a.py", "b.pyi", "pkg/c.py", "notes.txt", "data.json", "script", "d.pyc", "e.py.bak", "f.pyw")
-    assert files() == ["a.py", "b.pyi", "pkg/c.py"]
+def test_python_sources_stubs_and_notebooks_are_found_and_nothing_else(project):
+    write(project, "a.py", "b.pyi", "pkg/c.py", "notes.txt", "data.json", "script", "d.pyc", "e.py.bak", "f.pyw",
+          "g.ipynb", ".ipynb_checkpoints/g-checkpoint.ipynb")  # fmt: skip
+    assert files() == ["a.py", "b.pyi", "g.ipynb", "pkg/c.py"]
 
 
 def test_a_directory_named_like_a_source_file_is_walked_not_linted(project):

@@ -1,6 +1,7 @@
 """Every fixture directory holds example programs and `expected.txt`: the exact findings (path, line,
-column, code) of linting its `.py` files with every rule selected. Files with no line there are
-negatives: they must produce no finding at all."""
+column, code) of linting its `.py` files and notebooks with every rule selected (a notebook's findings
+as `nb.ipynb:cell N:line:column: CODE`). Files with no line there are negatives: they must produce no
+finding at all."""
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,10 @@ DIRECTORIES = sorted(p.parent for p in FIXTURES.rglob("expected.txt"))
 def findings_of(directory: Path) -> list[str]:
     selection = Selection.of(all_rules())
     lines = []
-    for path in sorted(directory.rglob("*.py")):
+    for path in sorted([*directory.rglob("*.py"), *directory.rglob("*.ipynb")]):
         relative = path.relative_to(directory).as_posix()
         for f in lint_path(str(path), selection, display_path=relative):
-            lines.append(f"{relative}:{f.start.line}:{f.start.column}: {f.code}")
+            lines.append(f"{f.location}:{f.start.line}:{f.start.column}: {f.code}")
     return lines
 
 

@@ -1,8 +1,9 @@
 """The pre-commit hooks of `.pre-commit-hooks.yaml`, run by the real `pre-commit try-repo` against this
-repository, on a project with a finding and an excluded file."""
+repository, on a project with a finding in a file and in a notebook, and an excluded file."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +20,11 @@ pytestmark = pytest.mark.skipif(
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = "import torch\n\nmodel = torch.nn.Linear(2, 2)\nmodel.eval\n"
 FIXED = "import torch\n\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\n"
+
+
+def notebook(source: str) -> str:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -52,6 +58,7 @@ def hook_run(tmp_path_factory):
     hooks = snapshot_of_this_repository(tmp_path_factory.mktemp("hooks"))
     project = tmp_path_factory.mktemp("project")
     (project / "train.py").write_text(BUGGY)
+    (project / "explore.ipynb").write_text(notebook(BUGGY))
     (project / "generated").mkdir()
     (project / "generated" / "old.py").write_text(BUGGY)
     (project / "pyproject.toml").write_text('[tool.mllint]\nextend-exclude = ["generated"]\n')
@@ -74,6 +81,7 @@ def test_the_check_hook_fails_with_the_finding(hook_run):
     assert result.returncode == 1, result.stdout + result.stderr
     output = hook_output(result.stdout, "mllint")
     assert "train.py:4:1: ML301 `model.eval` is not called: the statement does nothing" in output
+    assert "explore.ipynb:cell 1:4:1: ML301 `model.eval` is not called: the statement does nothing" in output
     assert "generated" not in output  # --force-exclude: the configured exclude holds for named files
 
 
@@ -82,4 +90,5 @@ def test_the_fix_hook_fixes_the_file_and_fails(hook_run):
     output = hook_output(result.stdout, "mllint-fix")
     assert "files were modified by this hook" in output
     assert (project / "train.py").read_text() == FIXED
+    assert (project / "explore.ipynb").read_text() == notebook(FIXED)
     assert (project / "generated" / "old.py").read_text() == BUGGY
