@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 import logging
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -20,16 +21,17 @@ from lsprotocol.converters import get_converter
 from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from mllint import __version__
 from mllint.config import CONFIG_FILES, ConfigError, Resolver
-from mllint.engine import Selection, lint_text
+from mllint.engine import Selection, lint_notebook, lint_text
 from mllint.findings import Applicability, Finding, Fix, Position, Severity
 from mllint.fixer import fix_text
 from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
 from mllint.registry import RegistryError, all_rules
 from mllint.reporters import rule_url
-from mllint.source import LINE_BREAK, SourceText, syntax_tree_dump
+from mllint.source import LINE_BREAK, SourceText, is_notebook, syntax_tree_dump
 
 logger = logging.getLogger("mllint.server")
 
@@ -58,6 +60,19 @@ class Snapshot:
     path: str
     text: str
     version: int | None
+
+
+@dataclass(frozen=True)
+class NotebookSnapshot:
+    """An open notebook: its code cells' buffers, None for its markdown cells (they count in numbering)."""
+
+    uri: str
+    path: str
+    cells: tuple[Snapshot | None, ...]
+
+    def as_json(self) -> str:
+        cells = [{"cell_type": "code" if c else "markdown", "source": c.text if c else ""} for c in self.cells]
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 
 
 class Buffer:
@@ -114,11 +129,27 @@ def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]
         selection = selection_for(snapshot.path)
     except (ConfigError, RegistryError) as error:
         return [configuration_diagnostic(error)]
-    if selection is None:
+    if selection is None or is_notebook(snapshot.path):  # a notebook opened as JSON text: not Python
         return []
     buffer = Buffer(snapshot.text, encoding)
     findings = lint_text(snapshot.text, snapshot.path, selection)
     return [to_diagnostic(finding, buffer, snapshot.version) for finding in findings]
+
+
+def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[str, list[types.Diagnostic]]:
+    """Each code cell's diagnostics, the cells linted as one program."""
+    code_cells = [cell for cell in notebook.cells if cell is not None]
+    result: dict[str, list[types.Diagnostic]] = {cell.uri: [] for cell in code_cells}
+    try:
+        selection = selection_for(notebook.path)
+    except (ConfigError, RegistryError) as error:
+        return {uri: [configuration_diagnostic(error)] for uri in result}
+    if selection is None or not code_cells:
+        return result
+    for finding in lint_notebook(notebook.as_json(), notebook.path, selection):
+        cell = notebook.cells[finding.cell - 1] if finding.cell else code_cells[0]
+        result[cell.uri].append(to_diagnostic(finding, Buffer(cell.text, encoding), cell.version))
+    return result
 
 
 def configuration_diagnostic(error: Exception) -> types.Diagnostic:
@@ -284,7 +315,17 @@ class MllintServer(LanguageServer):
     def __init__(self) -> None:
         # Full synchronisation: the client sends the whole buffer, so that no difference between its line
         # splitting and pygls's (form feeds, U+2028) can garble the text.
-        super().__init__("mllint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        # Notebooks: every notebook's Python cells, linted together as the command line lints a notebook.
+        notebooks = types.NotebookDocumentSyncOptions(
+            notebook_selector=[
+                types.NotebookDocumentFilterWithCells(notebook="*", cells=[types.NotebookCellLanguage(language="python")])
+            ],
+            save=True,
+        )
+        super().__init__(
+            "mllint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            notebook_document_sync=notebooks,
+        )  # fmt: skip
         self.pending: dict[str, asyncio.Task] = {}  # the scheduled or running lint of each document
 
     @property
@@ -307,8 +348,24 @@ class MllintServer(LanguageServer):
             return None
         return Snapshot(document.uri, document.path, document.source, document.version)
 
+    def notebook_snapshot(self, uri: str) -> NotebookSnapshot | None:
+        """The open notebook with this URI or with a cell of this URI."""
+        workspace = self.workspace
+        notebook = workspace.get_notebook_document(notebook_uri=uri) or workspace.get_notebook_document(cell_uri=uri)
+        if notebook is None:
+            return None
+        cells = tuple(
+            self.snapshot(cell.document) if cell.kind == types.NotebookCellKind.Code else None
+            for cell in notebook.cells
+        )
+        return NotebookSnapshot(notebook.uri, to_fs_path(notebook.uri) or notebook.uri, cells)
+
     async def diagnostics_of(self, snapshot: Snapshot) -> list[types.Diagnostic]:
-        """Lint in a worker thread, so that the server keeps answering meanwhile."""
+        """Lint in a worker thread, so that the server keeps answering meanwhile (a notebook's cell: with
+        the other cells of its notebook)."""
+        notebook = self.notebook_snapshot(snapshot.uri)
+        if notebook is not None:
+            return (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)).get(snapshot.uri, [])
         return await asyncio.to_thread(diagnose, snapshot, self.encoding)
 
     def push_soon(self, uri: str, delay: float) -> None:
@@ -326,6 +383,12 @@ class MllintServer(LanguageServer):
     async def _publish_after(self, uri: str, delay: float) -> None:
         try:
             await asyncio.sleep(delay)
+            notebook = self.notebook_snapshot(uri)
+            if notebook is not None:
+                versions = {cell.uri: cell.version for cell in notebook.cells if cell is not None}
+                for cell_uri, diagnostics in (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)).items():
+                    self.publish(cell_uri, diagnostics, versions[cell_uri])
+                return
             snapshot = self.snapshot(uri)
             if snapshot is not None:
                 self.publish(uri, await self.diagnostics_of(snapshot), snapshot.version)
@@ -386,12 +449,36 @@ def did_close(ls: MllintServer, params: types.DidCloseTextDocumentParams) -> Non
         ls.publish(params.text_document.uri, [])
 
 
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: MllintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    ls.push_soon(params.notebook_document.uri, 0)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: MllintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.push_soon(params.notebook_document.uri, DEBOUNCE_SECONDS)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_did_save(ls: MllintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.push_soon(params.notebook_document.uri, 0)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: MllintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    ls.cancel_lint(params.notebook_document.uri)
+    if not ls.pulls_diagnostics:
+        for cell in params.cell_text_documents:
+            ls.publish(cell.uri, [])
+
+
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def configuration_changed(ls: MllintServer, params: types.DidChangeWatchedFilesParams) -> None:
     """A configuration file changed: lint the open documents again (each lint discovers its settings)."""
     if not ls.pulls_diagnostics:
         for document in list(ls.workspace.text_documents.values()):
-            ls.push_soon(document.uri, 0)
+            notebook = ls.notebook_snapshot(document.uri)
+            ls.push_soon(notebook.uri if notebook else document.uri, 0)
     elif get_capability(ls.client_capabilities, "workspace.diagnostics.refresh_support", False):
         ls.workspace_diagnostic_refresh(None)
 
@@ -424,7 +511,9 @@ def code_actions(ls: MllintServer, params: types.CodeActionParams) -> list[types
                 fixes += filter(None, [fix_action(snapshot.uri, diagnostic)])
                 deferred += filter(None, [noqa_action(snapshot.uri, diagnostic)])
     # A client that cannot resolve gets fix-all only when it asks for it by kind, as editors do on save.
-    if _wanted(FIX_ALL_KIND, only) and (ls.resolves_edits or only is not None):
+    # Not in a notebook's cell: fixing a cell alone would miss what the other cells say.
+    in_notebook = ls.notebook_snapshot(snapshot.uri) is not None
+    if _wanted(FIX_ALL_KIND, only) and (ls.resolves_edits or only is not None) and not in_notebook:
         deferred.append(fix_all_action(snapshot.uri))
     if not ls.resolves_edits:
         for action in deferred:

@@ -318,3 +318,39 @@ async def test_the_check_command_does_not_load_the_server(tmp_path: Path):
         "assert result.exit_code == 1, result.output\nassert 'pygls' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=60)
+
+
+async def test_a_notebooks_python_cells_are_linted_as_one_program(editor: Editor, tmp_path: Path):
+    notebook_uri = (tmp_path / "train.ipynb").as_uri()
+    cells = [
+        (types.NotebookCellKind.Code, "%matplotlib inline\nimport torch.nn as nn\ncriterion = nn.CrossEntropyLoss()"),
+        (types.NotebookCellKind.Markup, "## Training"),
+        (types.NotebookCellKind.Code, "probs = logits.softmax(dim=1)\nloss = criterion(probs, y)\nmodel.eval"),
+    ]
+    uris = [f"vscode-notebook-cell:{tmp_path / 'train.ipynb'}#cell{i}" for i in range(len(cells))]
+    documents = []
+    for uri, (kind, text) in zip(uris, cells):
+        editor.texts[uri], editor.versions[uri] = text, 1
+        language = "python" if kind == types.NotebookCellKind.Code else "markdown"
+        documents.append(types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text))
+    notebook = types.NotebookDocument(
+        uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
+        cells=[types.NotebookCell(kind=kind, document=uri) for uri, (kind, _) in zip(uris, cells)],
+    )  # fmt: skip
+    editor.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(notebook_document=notebook, cell_text_documents=documents)
+    )
+    assert codes(await editor.diagnostics_now(uris[0])) == []
+    diagnostics = await editor.diagnostics_now(uris[2])
+    assert codes(diagnostics) == [(1, "ML101"), (2, "ML301")]
+    assert diagnostics[0].message.startswith("`probs` is softmax output (cell 3, line 1)")
+    actions = await editor.actions(uris[2], [diagnostics[1]])
+    [fix] = [a for a in actions if a.is_preferred]
+    assert editor.applied(uris[2], fix.edit) == cells[2][1] + "()"
+    assert not await editor.actions(uris[2], [], only=["source.fixAll.mllint"])  # it would see one cell only
+    editor.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in uris],
+        )
+    )
