@@ -18,8 +18,9 @@ import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mllint.findings import Edit, Finding, Fix, Position
-from mllint.source import LINE_BREAK, MAX_FILE_BYTES, SourceError
+from mllint.findings import Edit, Finding, Position
+from mllint.source import LINE_BREAK, MAX_FILE_BYTES, SourceError, SourceText
+
 BOUNDARY = "# [mllint: cell boundary]"
 PLACEHOLDER = "# [mllint: IPython syntax]"
 # Cell magics whose body is Python run in the kernel: such cells are linted, the others are not.
@@ -82,10 +83,10 @@ class Notebook:
         layout = _Layout(self, python)
         return sorted((layout.finding(layout.writable(f)) for f in findings), key=lambda f: f.sort_key)
 
-    def writable(self, python: str) -> Callable[[list[Finding]], list[Finding]]:
-        """A filter of findings in `python` keeping only the fixes that can be written back."""
+    def fixable(self, findings: list[Finding], python: str) -> list[Finding]:
+        """Findings in `python` with only the fixes that can be written back."""
         layout = _Layout(self, python)
-        return lambda findings: [layout.writable(f) for f in findings]
+        return [layout.writable(f) for f in findings]
 
 
 class _Layout:
@@ -110,7 +111,7 @@ class _Layout:
                 if PLACEHOLDER_LINE.fullmatch(line):
                     self.protected.append((offset, end))
             offset = end
-        self.source_offsets = _LineOffsets(python)
+        self.source = SourceText(python)
 
     def writable(self, finding: Finding) -> Finding:
         if finding.fix is None or not any(self._touches_protected(edit) for edit in finding.fix.edits):
@@ -118,7 +119,7 @@ class _Layout:
         return dataclasses.replace(finding, fix=None)
 
     def _touches_protected(self, edit: Edit) -> bool:
-        start, end = self.source_offsets.of(edit.start), self.source_offsets.of(edit.end)
+        start, end = self.source.offset(edit.start), self.source.offset(edit.end)
         if start == end:
             return any(low < start < high for low, high in self.protected)
         return any(start < high and low < end for low, high in self.protected)
@@ -145,16 +146,6 @@ class _Layout:
     def _line_reference(self, match: re.Match) -> str:
         cell, position = self.position(Position(int(match.group(1)), 1))
         return f"cell {cell}, line {position.line}"
-
-
-class _LineOffsets:
-    def __init__(self, text: str) -> None:
-        self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
-        self.length = len(text)
-
-    def of(self, position: Position) -> int:
-        index = min(position.line, len(self.starts)) - 1
-        return min(self.starts[index] + position.column - 1, self.length)
 
 
 # Reading a notebook.
@@ -332,13 +323,24 @@ def _source_spans(text: str) -> list[tuple[int, int] | None]:
     return spans
 
 
+def _array_items(text: str, start: int) -> list[tuple[int, int]]:
+    """The (start, end) of each item of the JSON array at `start`."""
+    items: list[tuple[int, int]] = []
+
+    def item(_: str | None, index: int) -> int:
+        items.append((index, _value_end(text, index)))
+        return items[-1][1]
+
+    _walk(text, start, item)
+    return items
+
+
 def _encode_source(json_text: str, start: int, end: int, text: str, escape: bool) -> str:
     """The new `source` value, laid out as the old one: a string, or a list of lines with the same
     separators; lines that did not change keep their exact JSON text."""
     if not json_text.startswith("[", start):
         return json.dumps(text, ensure_ascii=escape)
-    items: list[tuple[int, int]] = []
-    _walk(json_text, start, lambda _, index: items.append((index, _value_end(json_text, index))) or items[-1][1])
+    items = _array_items(json_text, start)
     literals = {json.loads(json_text[s:e]): json_text[s:e] for s, e in items}
     if items:
         lead = json_text[start + 1 : items[0][0]]
@@ -359,14 +361,13 @@ def file_lines(json_text: str) -> dict[int, list[int]]:
         spans = _source_spans(json_text)
     except (SourceError, ValueError, IndexError):
         return {}
-    offsets = _LineOffsets(json_text).starts
+    offsets = SourceText(json_text).line_starts
     result = {}
     for cell in cells:
         start, end = spans[cell.index]
-        items: list[int] = []
         if json_text.startswith("[", start):
-            _walk(json_text, start, lambda _, index: items.append(index) or _value_end(json_text, index))
-        else:
+            items = [item_start for item_start, _ in _array_items(json_text, start)]
+        else:  # one string, on one line
             items = [start] * (cell.python.count("\n") or 1)
         result[cell.number] = [bisect.bisect_right(offsets, item) for item in items]
     return result

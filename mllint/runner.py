@@ -135,7 +135,7 @@ class Program:
 
     def fixable(self, findings: list[Finding], python: str) -> list[Finding]:
         """The findings without the fixes that could not be written back (over a cell boundary...)."""
-        return self.notebook.writable(python)(findings) if self.notebook else findings
+        return self.notebook.fixable(findings, python) if self.notebook else findings
 
     def report(self, findings: list[Finding], python: str) -> list[Finding]:
         return self.notebook.to_cells(findings, python) if self.notebook else findings
@@ -168,7 +168,9 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def _add_noqa(source: SourceFile, program: Program, path: str, lint, reason: str | None, real_path: str | None) -> FileResult:
+def _add_noqa(
+    source: SourceFile, program: Program, path: str, lint, reason: str | None, real_path: str | None
+) -> FileResult:
     """Add `# noqa: CODES` to every line with a finding, merged with an existing `# noqa:` there."""
     python = program.python
     findings = lint(python)

@@ -386,7 +386,8 @@ class MllintServer(LanguageServer):
             notebook = self.notebook_snapshot(uri)
             if notebook is not None:
                 versions = {cell.uri: cell.version for cell in notebook.cells if cell is not None}
-                for cell_uri, diagnostics in (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)).items():
+                per_cell = await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)
+                for cell_uri, diagnostics in per_cell.items():
                     self.publish(cell_uri, diagnostics, versions[cell_uri])
                 return
             snapshot = self.snapshot(uri)
