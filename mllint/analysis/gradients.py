@@ -41,6 +41,8 @@ NO_GRAPH_FUNCTIONS = frozenset(
 )
 NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
+CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
+FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})  # in place, but the values stay
 DATA_WORDS = ("loader", "data", "batch")
 
 # torch.nn modules that own parameters: calling one makes a graph.
@@ -100,6 +102,7 @@ class GradientFlow:
         self.values: ValueKinds = ctx.analysis(ValueKinds)
         self.module_classes = {cls.name for cls in ctx.analysis(ModuleClasses).modules}
         self._budget = 0
+        self._mutated: set[str] | None = None
 
     def flow(self, expr: ast.AST) -> Flow:
         self._budget = BUDGET
@@ -144,9 +147,29 @@ class GradientFlow:
 
     def _name(self, name: ast.Name, depth: int) -> Flow:
         definitions = self.values.reaching_definitions(name)
-        if not definitions:
+        if not definitions or name.id in self.mutated_names():
             return UNKNOWN
         return alternatives([self._definition(d, depth) for d in definitions])
+
+    def mutated_names(self) -> set[str]:
+        """Names changed other than by assignment anywhere in the file: `xs.append(...)`, `buf.copy_(...)`,
+        `out[i] = ...`. What they hold is not what their assignments say."""
+        if self._mutated is None:
+            self._mutated = set()
+            for node in self.ctx.index.of_type(ast.Attribute, ast.Subscript):
+                if not isinstance(node.value, ast.Name):
+                    continue
+                if isinstance(node, ast.Subscript):
+                    changed = isinstance(node.ctx, ast.Store)
+                else:
+                    call = self.ctx.scopes.parent(node)
+                    changed = isinstance(call, ast.Call) and call.func is node and (
+                        node.attr in CONTAINER_MUTATORS
+                        or (node.attr.endswith("_") and not node.attr.startswith("_") and node.attr not in FLAG_METHODS)
+                    )
+                if changed:
+                    self._mutated.add(node.value.id)
+        return self._mutated
 
     def _definition(self, definition, depth: int) -> Flow:
         if definition.value is not None:
