@@ -52,7 +52,7 @@ class LossDetachedFromModel(Rule):
     name = "loss-detached-from-model"
     message = "`{loss}` has no path to a model output: {cuts} {verb} it, so no gradient reaches the model"
     severity = Severity.ERROR
-    requires_any_text = ("backward",)
+    requires_any_text = ("backward(",)
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = backward_loss(self.ctx, node)

@@ -70,10 +70,14 @@ class InplaceOnSavedTensor(Rule):
         "`{backward}` (line {backward_line}) raises RuntimeError; use an out-of-place operation"
     )
     severity = Severity.ERROR
-    requires_any_text = ("backward",)
+    requires_any_text = ("backward(",)
+
+    _changed: set[tuple[ast.AST | None, str]] | None = None
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(node.value, ast.Call):
+            return
+        if (self.ctx.scopes.enclosing_function(node), node.targets[0].id) not in self._changed_names():
             return
         source = self._saving_input(node.value)
         if source is None or under_no_grad(self.ctx, node):
@@ -97,6 +101,16 @@ class InplaceOnSavedTensor(Rule):
                     backward=self.ctx.text(backward), backward_line=backward.lineno,
                 ),
             )  # fmt: skip
+
+    def _changed_names(self) -> set[tuple[ast.AST | None, str]]:
+        """(function, name) of every name changed in place in the file: a cheap first filter."""
+        if self._changed is None:
+            self._changed = set()
+            for statement in self.ctx.index.of_type(ast.AugAssign, ast.Expr, ast.Assign):
+                changed = _changed_in_place(statement)
+                if isinstance(changed, ast.Name):
+                    self._changed.add((self.ctx.scopes.enclosing_function(statement), changed.id))
+        return self._changed
 
     def _saving_input(self, call: ast.Call) -> ast.AST | None:
         """The input of an operation that saves its output (`torch.sigmoid(x)`: `x`)."""
@@ -125,9 +139,7 @@ class InplaceOnSavedTensor(Rule):
         """The first statement after `assignment` that surely changes the value bound to `target` in place."""
         values = self.ctx.analysis(ValueKinds)
         for statement in self._statements_after(assignment):
-            changed = updated_in_place(statement)
-            if changed is None and isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Subscript):
-                changed = statement.targets[0].value
+            changed = _changed_in_place(statement)
             if not (isinstance(changed, ast.Name) and changed.id == target.id):
                 continue
             if [d.node for d in values.reaching_definitions(changed)] != [target]:
@@ -147,3 +159,10 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _changed_in_place(statement: ast.AST) -> ast.AST | None:
+    """The tensor a statement changes in place: `y += 1`, `y.mul_(2)`, `y[mask] = 0`."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Subscript):
+        return statement.targets[0].value
+    return updated_in_place(statement)
