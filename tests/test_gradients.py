@@ -188,3 +188,15 @@ def test_trained_or_frozen_submodules_are_not_reported(lint, forward, extra):
 def test_without_an_optimizer_over_the_module_nothing_is_reported(lint):
     source = MODEL.format(forward="h = self.encoder(x).detach()").replace("model.parameters()", "model.head.parameters()")
     assert lint(source, "ML405") == []
+
+
+def test_a_long_cut_is_shown_by_its_end(lint):
+    long_call = "criterion(model(x) + model(x) * model(x) - model(x) / model(x), y).item()"
+    source = LOOP + f"    loss = torch.tensor({long_call}, requires_grad=True)\n    loss.backward()\n"
+    message = lint(source, "ML404")[0].message
+    assert "`...x) + model(x) * model(x) - model(x) / model(x), y).item()` (line 9)" in message
+
+
+def test_iterating_over_model_outputs_is_not_data(lint):
+    source = SETUP + "for pred, y in zip(model(data), loader):\n    loss = F.mse_loss(pred + helper().detach(), y)\n    loss.backward()\n"
+    assert lint(source, "ML404") == []

@@ -43,6 +43,7 @@ NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", 
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
 CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
 FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})  # in place, but the values stay
+ITERATION_HELPERS = frozenset({"enumerate", "zip", "tqdm", "iter", "islice"})
 DATA_WORDS = ("loader", "data", "batch")
 
 # torch.nn modules that own parameters: calling one makes a graph.
@@ -199,6 +200,9 @@ class GradientFlow:
             node, parent = parent, self.ctx.scopes.parent(parent)
         if not isinstance(parent, (ast.For, ast.AsyncFor)) or parent.target is not node:
             return False
+        calls = [n for n in ast.walk(parent.iter) if isinstance(n, ast.Call)]
+        if not all(isinstance(c.func, ast.Name) and c.func.id in ITERATION_HELPERS for c in calls):
+            return False  # `zip(model(x), y)` may iterate over model outputs
         text = self.ctx.text(parent.iter).lower()
         return any(word in text for word in DATA_WORDS)
 
