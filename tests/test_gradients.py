@@ -200,3 +200,25 @@ def test_a_long_cut_is_shown_by_its_end(lint):
 def test_iterating_over_model_outputs_is_not_data(lint):
     source = SETUP + "for pred, y in zip(model(data), loader):\n    loss = F.mse_loss(pred + helper().detach(), y)\n    loss.backward()\n"
     assert lint(source, "ML404") == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        "x = torch.tensor(start, requires_grad=True)",
+        "x = torch.tensor([1.0, 2.0])\nx.requires_grad_()",
+        "x = torch.zeros(3).requires_grad_()",
+        "x = torch.tensor(start)\nx.requires_grad = True",
+    ],
+)
+def test_a_tensor_optimised_directly_is_a_leaf_that_learns(lint, lines):
+    source = HEADER + f"def fit(start, target):\n" + "".join(f"    {line}\n" for line in lines.splitlines())
+    source += "    loss = ((x - torch.tensor(target)) ** 2).sum()\n    loss.backward()\n"
+    assert lint(source, "ML404") == []
+
+
+def test_a_re_wrapped_loss_flagged_to_require_grad_is_still_cut(lint):
+    source = LOOP + "    loss = torch.tensor(criterion(pred, y).item())\n    loss.requires_grad = True\n    loss.backward()\n"
+    findings = lint(source, "ML404")
+    assert positions(findings) == [("ML404", 11, 5)]
+    assert "`criterion(pred, y).item()` (line 9) cuts it" in findings[0].message

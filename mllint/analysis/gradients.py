@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.names import call_argument
-from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.values import ValueKinds, canonical_class
 
 BUDGET = 400  # expressions visited per question, beyond which the answer is unknown
+MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode"}
 # In-place methods that change a tensor's values (not flag changes such as `requires_grad_`, `detach_`).
@@ -104,6 +105,7 @@ class GradientFlow:
         self.module_classes = {cls.name for cls in ctx.analysis(ModuleClasses).modules}
         self._budget = 0
         self._mutated: set[str] | None = None
+        self._flagged: set[str] | None = None
 
     def flow(self, expr: ast.AST) -> Flow:
         self._budget = BUDGET
@@ -150,7 +152,19 @@ class GradientFlow:
         definitions = self.values.reaching_definitions(name)
         if not definitions or name.id in self.mutated_names():
             return UNKNOWN
-        return alternatives([self._definition(d, depth) for d in definitions])
+        flow = alternatives([self._definition(d, depth) for d in definitions])
+        return _new_leaf(flow) if name.id in self.flagged_names() else flow
+
+    def flagged_names(self) -> set[str]:
+        """Names made to require grad somewhere in the file: `x.requires_grad_()`, `x.requires_grad = True`."""
+        if self._flagged is None:
+            self._flagged = {
+                node.value.id
+                for node in self.ctx.index.of_type(ast.Attribute)
+                if node.attr in ("requires_grad", "requires_grad_") and isinstance(node.value, ast.Name)
+                and (isinstance(node.ctx, ast.Store) or isinstance(self.ctx.scopes.parent(node), ast.Call))
+            }  # fmt: skip
+        return self._flagged
 
     def mutated_names(self) -> set[str]:
         """Names changed other than by assignment anywhere in the file: `xs.append(...)`, `buf.copy_(...)`,
@@ -210,15 +224,20 @@ class GradientFlow:
         func = call.func
         arguments = [*call.args, *(k.value for k in call.keywords)]
         name = self.ctx.qualified_name(func)
-        if name in CUT_FUNCTIONS:
+        if name in CUT_FUNCTIONS:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
             value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
-            cut = self._cut(call, value, depth)
-            return GRAPH if cut.state is State.NONE and not cut.cuts and _requires_grad(call) else cut
+            before = self._flow(value, depth + 1) if value is not None else NONE
+            wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
+            if _requires_grad(call):
+                return _new_leaf(wrapped)
+            return NONE if wrapped.state is State.UNKNOWN else wrapped
         if isinstance(func, ast.Name) and not self.values.reaching_definitions(func) and name is None:
             if func.id in CUT_BUILTINS:
                 return self._cut(call, call.args[0] if call.args else None, depth)
             if func.id in NO_GRAPH_BUILTINS:
                 return NONE
+        if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
+            return operands([self._flow(a, depth + 1) for a in arguments])
         if name is not None and name.startswith("torch."):
             if _requires_grad(call) or canonical_class(name) == "torch.nn.Parameter":
                 return GRAPH
@@ -227,6 +246,8 @@ class GradientFlow:
             if not _is_module_class(canonical_class(name)):  # a function: `torch.mean(x)`, `F.relu(x)`
                 return operands([self._flow(a, depth + 1) for a in arguments])
         if isinstance(func, ast.Attribute) and name is None:
+            if func.attr == "requires_grad_":
+                return _new_leaf(self._flow(func.value, depth + 1))
             if func.attr in CUT_METHODS:
                 return self._cut(call, func.value, depth)
             if func.attr in NO_GRAPH_METHODS:
@@ -312,6 +333,14 @@ PARAMETERLESS = frozenset(
         "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
     )
 )  # fmt: skip
+
+
+def _new_leaf(flow: Flow) -> Flow:
+    """A value made to require grad: a leaf that learns when it was plain data (`torch.tensor(0.5,
+    requires_grad=True)`), still cut from the model when it was made of cut values (the bug)."""
+    if flow.state is State.NONE and not flow.cuts:
+        return GRAPH
+    return flow
 
 
 def _is_module_class(name: str | None) -> bool:
