@@ -59,8 +59,8 @@ class InplaceOnSavedTensor(Rule):
     ```
 
     ## Fix safety
-    There is no fix: the out-of-place form is shown in the message; whether the change was meant for the
-    gradient at all is for the author to decide.
+    There is no fix: whether to write the change out of place (`probs = probs.clamp(...)`) or to apply it
+    to a detached copy used only outside the loss is for the author to decide.
     """
 
     code = "ML406"

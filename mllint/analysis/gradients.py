@@ -158,12 +158,19 @@ class GradientFlow:
     def flagged_names(self) -> set[str]:
         """Names made to require grad somewhere in the file: `x.requires_grad_()`, `x.requires_grad = True`."""
         if self._flagged is None:
-            self._flagged = {
-                node.value.id
-                for node in self.ctx.index.of_type(ast.Attribute)
-                if node.attr in ("requires_grad", "requires_grad_") and isinstance(node.value, ast.Name)
-                and (isinstance(node.ctx, ast.Store) or isinstance(self.ctx.scopes.parent(node), ast.Call))
-            }  # fmt: skip
+            self._flagged = set()
+            for node in self.ctx.index.of_type(ast.Attribute):
+                if node.attr not in ("requires_grad", "requires_grad_") or not isinstance(node.value, ast.Name):
+                    continue
+                parent = self.ctx.scopes.parent(node)
+                if isinstance(node.ctx, ast.Store) and isinstance(parent, ast.Assign):
+                    flag = parent.value
+                elif isinstance(parent, ast.Call) and parent.func is node:
+                    flag = call_argument(parent, 0, "requires_grad")
+                else:
+                    continue
+                if not (isinstance(flag, ast.Constant) and flag.value is False):
+                    self._flagged.add(node.value.id)
         return self._flagged
 
     def mutated_names(self) -> set[str]:
