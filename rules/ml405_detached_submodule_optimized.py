@@ -128,7 +128,8 @@ class DetachedSubmoduleOptimized(Rule):
             if not (name and name.startswith("torch.optim.") and call.args):
                 continue
             argument = call.args[0]
-            if not (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr == "parameters"):
+            over_parameters = isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
+            if not (over_parameters and argument.func.attr == "parameters"):
                 continue
             owner = argument.func.value
             if isinstance(owner, ast.Name) and owner.id == "self":
@@ -136,9 +137,13 @@ class DetachedSubmoduleOptimized(Rule):
                     return call
             elif isinstance(owner, ast.Name):
                 built = values.reaching_values(owner)
-                if built and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == cls.name for v in built):
+                if built and all(_constructs(v, cls) for v in built):
                     return call
         return None
+
+
+def _constructs(value: ast.AST, cls: ast.ClassDef) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
 
 
 def _cuts(node: ast.AST | None, ctx) -> bool:

@@ -92,8 +92,8 @@ class InplaceOnSavedTensor(Rule):
         backward = self._backward_after(change, {target}, node)
         if backward is not None:
             func = node.value.func
-            method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None and func.attr in SAVING_METHODS
-            op = f".{func.attr}()" if method else self.ctx.text(func)
+            method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None
+            op = f".{func.attr}()" if method and func.attr in SAVING_METHODS else self.ctx.text(func)
             self.report(
                 change,
                 self.message.format(
@@ -130,8 +130,9 @@ class InplaceOnSavedTensor(Rule):
     def _statements_after(self, node: ast.AST):
         """The statements of `node`'s function (or module) after it, nested functions excluded."""
         scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
+        start = (node.lineno, node.col_offset)
         for statement in self.ctx.index.nodes:
-            if isinstance(statement, ast.stmt) and (statement.lineno, statement.col_offset) > (node.lineno, node.col_offset):
+            if isinstance(statement, ast.stmt) and (statement.lineno, statement.col_offset) > start:
                 if self.ctx.scopes.enclosing_function(statement) is (None if scope is self.ctx.tree else scope):
                     yield statement
 
@@ -163,6 +164,7 @@ class InplaceOnSavedTensor(Rule):
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:
     """The tensor a statement changes in place: `y += 1`, `y.mul_(2)`, `y[mask] = 0`."""
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Subscript):
-        return statement.targets[0].value
+    targets = statement.targets if isinstance(statement, ast.Assign) else []
+    if len(targets) == 1 and isinstance(targets[0], ast.Subscript):
+        return targets[0].value
     return updated_in_place(statement)

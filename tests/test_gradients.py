@@ -215,7 +215,7 @@ def test_iterating_over_model_outputs_is_not_data(lint):
     ],
 )
 def test_a_tensor_optimised_directly_is_a_leaf_that_learns(lint, lines):
-    source = HEADER + f"def fit(start, target):\n" + "".join(f"    {line}\n" for line in lines.splitlines())
+    source = HEADER + "def fit(start, target):\n" + "".join(f"    {line}\n" for line in lines.splitlines())
     source += "    loss = ((x - torch.tensor(target)) ** 2).sum()\n    loss.backward()\n"
     assert lint(source, "ML404") == []
 
