@@ -1,15 +1,8 @@
 import ast
 
+from mllint.analysis.gradients import under_no_grad, updated_in_place
 from mllint.rule import Rule
 
-NO_GRAD = {"torch.no_grad", "torch.inference_mode"}
-# In-place methods that change a tensor's values (flag changes such as `requires_grad_`, `detach_`
-# are allowed on parameters).
-VALUE_CHANGING = frozenset({
-    "add_", "sub_", "mul_", "div_", "pow_", "sqrt_", "exp_", "neg_", "abs_", "clamp_", "clamp_min_",
-    "clamp_max_", "copy_", "zero_", "fill_", "normal_", "uniform_", "addcmul_", "addcdiv_", "lerp_",
-    "masked_fill_", "index_add_", "scatter_", "fmod_", "remainder_", "round_", "sign_",
-})  # fmt: skip
 PARAMETER_ITERATORS = {"parameters", "named_parameters"}
 
 
@@ -63,8 +56,8 @@ class ParameterUpdateOutsideNoGrad(Rule):
         if not isinstance(parameter, ast.Name):
             return
         for statement in ast.walk(node):
-            target = _updated_in_place(statement)
-            if isinstance(target, ast.Name) and target.id == parameter.id and not self._under_no_grad(statement):
+            target = updated_in_place(statement)
+            if isinstance(target, ast.Name) and target.id == parameter.id and not under_no_grad(self.ctx, statement):
                 self.report(statement, self.message.format(name=parameter.id))
 
     def _iterates_parameters(self, iterator: ast.AST) -> bool:
@@ -73,26 +66,3 @@ class ParameterUpdateOutsideNoGrad(Rule):
             and isinstance(iterator.func, ast.Attribute)
             and iterator.func.attr in PARAMETER_ITERATORS
         )
-
-    def _under_no_grad(self, node: ast.AST) -> bool:
-        for ancestor in self.ctx.scopes.ancestors(node):
-            if isinstance(ancestor, (ast.With, ast.AsyncWith)):
-                if any(self._is_no_grad(item.context_expr) for item in ancestor.items):
-                    return True
-            elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return any(self._is_no_grad(decorator) for decorator in ancestor.decorator_list)
-        return False
-
-    def _is_no_grad(self, expr: ast.AST) -> bool:
-        return self.ctx.qualified_name(expr.func if isinstance(expr, ast.Call) else expr) in NO_GRAD
-
-
-def _updated_in_place(statement: ast.AST) -> ast.AST | None:
-    """The tensor a statement changes in place: `p -= ...` or `p.add_(...)`."""
-    if isinstance(statement, ast.AugAssign):
-        return statement.target
-    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        func = statement.value.func
-        if isinstance(func, ast.Attribute) and func.attr in VALUE_CHANGING:
-            return func.value
-    return None

@@ -125,3 +125,47 @@ def test_ml403_an_update_outside_no_grad_raises_and_inside_it_works():
         run(example("ML403"))
     model = run(instead("ML403"))["model"]
     assert model.weight.grad is not None
+
+
+def test_ml404_no_gradient_reaches_the_model_and_after_the_fix_it_does():
+    detached = run(example("ML404"))
+    assert detached["loss"].requires_grad  # backward ran without an error
+    assert all(p.grad is None for p in detached["model"].parameters())
+    trained = run(instead("ML404"))
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in trained["model"].parameters())
+
+
+def _encoder_changes(program: str) -> bool:
+    training = (
+        "\nbefore = model.encoder.weight.detach().clone()\n"
+        "for _ in range(3):\n"
+        "    optimizer.zero_grad()\n"
+        "    model(torch.randn(8, 4)).pow(2).mean().backward()\n"
+        "    optimizer.step()\n"
+        "changed = not torch.equal(before, model.encoder.weight)\n"
+    )
+    return run(program + training)["changed"]
+
+
+def test_ml405_the_detached_encoder_never_learns_and_without_the_detach_it_does():
+    assert not _encoder_changes(example("ML405"))
+    assert _encoder_changes(instead("ML405"))
+
+
+def test_ml406_backward_raises_after_the_in_place_change_and_not_without_it():
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run(example("ML406"))
+    assert run(instead("ML406"))["model"].weight.grad is not None
+
+
+def test_ml804_the_scaler_learns_the_test_sets_statistics_and_after_the_fix_the_training_sets():
+    pytest.importorskip("sklearn")
+    keep = "\nraw_train, raw_test = X_train.copy(), X_test.copy()\n"
+    data = "X_train, X_test = np.random.rand(80, 3), np.random.rand(20, 3)"
+    for program, fitted_on in ((example("ML804"), "raw_test"), (instead("ML804"), "raw_train")):
+        assert data in program
+        namespace = run(program.replace(data, data + keep))
+        assert namespace["scaler"].mean_ == pytest.approx(namespace[fitted_on].mean(axis=0))
+    leaked, honest = run(example("ML804").replace(data, data + keep)), run(instead("ML804").replace(data, data + keep))
+    assert leaked["X_test"].mean(axis=0) == pytest.approx(0.0, abs=1e-9)  # the test set is centred on itself
+    assert honest["X_test"].mean(axis=0) != pytest.approx(0.0, abs=1e-3)

@@ -152,7 +152,9 @@ class ValueKinds:
             module_definitions = self._definitions_in(self.ctx.tree).get(use.id, [])
             return module_definitions if len(module_definitions) == 1 else []
         use_position = (use.lineno, use.col_offset)
-        before = [d for d in definitions if _position(d.node) < use_position]
+        before = [
+            d for d in definitions if _position(d.node) < use_position and not self._binds_from(d.node, use)
+        ]  # fmt: skip
         reaching: list[Definition] = []
         for definition in reversed(before):
             reaching.append(definition)
@@ -165,6 +167,20 @@ class ValueKinds:
             later = [d for d in definitions if _position(d.node) > use_position]
             reaching += [d for d in later if loop in set(self.scopes.ancestors(d.node))]
         return reaching
+
+    def _binds_from(self, target: ast.AST, use: ast.AST) -> bool:
+        """Is `use` read by the assignment that binds `target` (`x = x.detach()`: the old `x`)?"""
+        statement = target
+        while statement is not None and not isinstance(statement, ast.stmt):
+            statement = self.scopes.parent(statement)
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or statement.value is None:
+            return False
+        value = statement.value
+        return _position(value) <= _position(use) < (value.end_lineno, value.end_col_offset)
+
+    def same_path(self, node: ast.AST, anchor: ast.AST) -> bool:
+        """Is `node` inside no branch, loop or try that leaves `anchor` outside it?"""
+        return self._always_runs_before(node, anchor)
 
     def _always_runs_before(self, target: ast.AST, use: ast.AST) -> bool:
         """Does every path to `use` run the statement binding `target`? True when no branch, loop or

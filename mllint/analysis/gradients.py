@@ -1,0 +1,408 @@
+"""Gradient flow: does an expression carry an autograd graph from a model, and where is it cut?
+
+Each expression gets a state: GRAPH (it certainly carries a graph: a module with parameters, or a
+tensor created with `requires_grad=True`, reaches it), NONE (it certainly carries none: constants, data
+from a loader, values computed under `torch.no_grad()`, or every path is cut by `.detach()`, `.item()`,
+`torch.tensor(...)`...) or UNKNOWN. Operands combine (any GRAPH gives GRAPH); the alternative values a
+name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.names import call_argument
+from mllint.analysis.values import ValueKinds, canonical_class
+
+BUDGET = 400  # expressions visited per question, beyond which the answer is unknown
+MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
+
+NO_GRAD = {"torch.no_grad", "torch.inference_mode"}
+# In-place methods that change a tensor's values (not flag changes such as `requires_grad_`, `detach_`).
+VALUE_CHANGING = frozenset({
+    "add_", "sub_", "mul_", "div_", "pow_", "sqrt_", "exp_", "neg_", "abs_", "clamp_", "clamp_min_",
+    "clamp_max_", "copy_", "zero_", "fill_", "normal_", "uniform_", "addcmul_", "addcdiv_", "lerp_",
+    "masked_fill_", "index_add_", "scatter_", "fmod_", "remainder_", "round_", "sign_", "sigmoid_",
+    "tanh_", "relu_", "log_", "reciprocal_", "floor_", "ceil_", "index_fill_", "masked_scatter_",
+})  # fmt: skip
+
+# Cuts: the value they make has no graph back to their input.
+CUT_METHODS = frozenset({"detach", "item", "numpy", "tolist", "argmax", "argmin", "argsort"})
+CUT_ATTRIBUTES = frozenset({"data"})
+CUT_FUNCTIONS = frozenset({
+    "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.argmax", "torch.argmin", "torch.argsort",
+    "numpy.array", "numpy.asarray",
+})  # fmt: skip
+CUT_BUILTINS = frozenset({"float", "int", "bool"})
+NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
+NO_GRAPH_FUNCTIONS = frozenset(
+    f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
+)
+NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
+NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
+CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
+FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})  # in place, but the values stay
+ITERATION_HELPERS = frozenset({"enumerate", "zip", "tqdm", "iter", "islice"})
+DATA_WORDS = ("loader", "data", "batch")
+
+# torch.nn modules that own parameters: calling one makes a graph.
+PARAMETRISED = frozenset(
+    "torch.nn." + name
+    for name in (
+        "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+        "ConvTranspose3d", "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
+        "GRUCell", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention",
+        "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+        "TransformerDecoderLayer", "PReLU",
+    )
+)  # fmt: skip
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+
+
+class State(enum.Enum):
+    GRAPH = "carries a graph"
+    NONE = "carries no graph"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Flow:
+    state: State
+    cuts: tuple[ast.AST, ...] = ()  # where paths that could have carried a graph were cut (state NONE)
+
+
+GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
+NONE = Flow(State.NONE)
+
+
+def operands(flows: list[Flow]) -> Flow:
+    """The flow of a value computed from all of `flows`."""
+    if any(f.state is State.GRAPH for f in flows):
+        return GRAPH
+    if any(f.state is State.UNKNOWN for f in flows):
+        return UNKNOWN
+    return Flow(State.NONE, _unique(c for f in flows for c in f.cuts))
+
+
+def alternatives(flows: list[Flow]) -> Flow:
+    """The flow of a value that is one of `flows`, we cannot know which."""
+    states = {f.state for f in flows}
+    if len(states) != 1:
+        return UNKNOWN
+    return operands(flows)
+
+
+def _unique(nodes) -> tuple[ast.AST, ...]:
+    return tuple(dict.fromkeys(nodes))
+
+
+class GradientFlow:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values: ValueKinds = ctx.analysis(ValueKinds)
+        self.module_classes = {cls.name for cls in ctx.analysis(ModuleClasses).modules}
+        self._budget = 0
+        self._mutated: set[str] | None = None
+        self._flagged: set[str] | None = None
+
+    def flow(self, expr: ast.AST) -> Flow:
+        self._budget = BUDGET
+        return self._flow(expr, 0)
+
+    def _flow(self, expr: ast.AST, depth: int) -> Flow:
+        self._budget -= 1
+        if depth > MAX_DEPTH or self._budget < 0:
+            return UNKNOWN
+        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Compare)):
+            return NONE
+        if under_no_grad(self.ctx, expr):
+            return NONE
+        if isinstance(expr, ast.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in CUT_ATTRIBUTES:
+                return self._cut(expr, expr.value, depth)
+            if expr.attr in NO_GRAPH_ATTRIBUTES:
+                return NONE
+            return self._flow(expr.value, depth + 1)
+        if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
+            return self._flow(expr.value, depth + 1)
+        if isinstance(expr, ast.BinOp):
+            return operands([self._flow(expr.left, depth + 1), self._flow(expr.right, depth + 1)])
+        if isinstance(expr, ast.UnaryOp):
+            return self._flow(expr.operand, depth + 1)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return operands([self._flow(e, depth + 1) for e in expr.elts])
+        if isinstance(expr, ast.IfExp):
+            return alternatives([self._flow(expr.body, depth + 1), self._flow(expr.orelse, depth + 1)])
+        if isinstance(expr, ast.BoolOp):
+            return alternatives([self._flow(v, depth + 1) for v in expr.values])
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        return UNKNOWN
+
+    def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow:
+        """A cut of `value`: it matters only when `value` could have carried a graph."""
+        before = self._flow(value, depth + 1) if value is not None else NONE
+        return before if before.state is State.NONE else Flow(State.NONE, (cut,))
+
+    def _name(self, name: ast.Name, depth: int) -> Flow:
+        definitions = self.values.reaching_definitions(name)
+        if not definitions or name.id in self.mutated_names():
+            return UNKNOWN
+        flow = alternatives([self._definition(d, depth) for d in definitions])
+        return _new_leaf(flow) if name.id in self.flagged_names() else flow
+
+    def flagged_names(self) -> set[str]:
+        """Names made to require grad somewhere in the file: `x.requires_grad_()`, `x.requires_grad = True`."""
+        if self._flagged is None:
+            self._flagged = set()
+            for node in self.ctx.index.of_type(ast.Attribute):
+                if node.attr not in ("requires_grad", "requires_grad_") or not isinstance(node.value, ast.Name):
+                    continue
+                parent = self.ctx.scopes.parent(node)
+                if isinstance(node.ctx, ast.Store) and isinstance(parent, ast.Assign):
+                    flag = parent.value
+                elif isinstance(parent, ast.Call) and parent.func is node:
+                    flag = call_argument(parent, 0, "requires_grad")
+                else:
+                    continue
+                if not (isinstance(flag, ast.Constant) and flag.value is False):
+                    self._flagged.add(node.value.id)
+        return self._flagged
+
+    def mutated_names(self) -> set[str]:
+        """Names changed other than by assignment anywhere in the file: `xs.append(...)`, `buf.copy_(...)`,
+        `out[i] = ...`. What they hold is not what their assignments say."""
+        if self._mutated is None:
+            self._mutated = set()
+            for node in self.ctx.index.of_type(ast.Attribute, ast.Subscript):
+                if not isinstance(node.value, ast.Name):
+                    continue
+                if isinstance(node, ast.Subscript):
+                    changed = isinstance(node.ctx, ast.Store)
+                else:
+                    call = self.ctx.scopes.parent(node)
+                    changed = isinstance(call, ast.Call) and call.func is node and (
+                        node.attr in CONTAINER_MUTATORS
+                        or (node.attr.endswith("_") and not node.attr.startswith("_") and node.attr not in FLAG_METHODS)
+                    )
+                if changed:
+                    self._mutated.add(node.value.id)
+        return self._mutated
+
+    def _definition(self, definition, depth: int) -> Flow:
+        if definition.value is not None:
+            return self._flow(definition.value, depth + 1)
+        binding = self.ctx.scopes.parent(definition.node)
+        if isinstance(binding, ast.AugAssign):  # `x += y`: the old value and y
+            return operands([self._name(definition.node, depth + 1), self._flow(binding.value, depth + 1)])
+        if self._loader_target(definition.node):
+            return NONE
+        unpacked = self._unpacked_from(definition.node)
+        if unpacked is not None and self._flow(unpacked, depth + 1).state is State.NONE:
+            return NONE  # `x, y = batch`: parts of a value without a graph have none
+        return UNKNOWN
+
+    def _unpacked_from(self, target: ast.AST) -> ast.AST | None:
+        """The value `x, y = value` unpacks into `target`."""
+        parent = self.ctx.scopes.parent(target)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+            parent = self.ctx.scopes.parent(parent)
+        return parent.value if isinstance(parent, ast.Assign) else None
+
+    def _loader_target(self, target: ast.AST) -> bool:
+        """Is `target` bound by `for ... in <loader>` (data, which carries no graph)?"""
+        node = target
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if not isinstance(parent, (ast.For, ast.AsyncFor)) or parent.target is not node:
+            return False
+        calls = [n for n in ast.walk(parent.iter) if isinstance(n, ast.Call)]
+        if not all(isinstance(c.func, ast.Name) and c.func.id in ITERATION_HELPERS for c in calls):
+            return False  # `zip(model(x), y)` may iterate over model outputs
+        text = self.ctx.text(parent.iter).lower()
+        return any(word in text for word in DATA_WORDS)
+
+    def _call(self, call: ast.Call, depth: int) -> Flow:
+        func = call.func
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        name = self.ctx.qualified_name(func)
+        if name in CUT_FUNCTIONS:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
+            value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
+            before = self._flow(value, depth + 1) if value is not None else NONE
+            wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
+            if _requires_grad(call):
+                return _new_leaf(wrapped)
+            return NONE if wrapped.state is State.UNKNOWN else wrapped
+        if isinstance(func, ast.Name) and not self.values.reaching_definitions(func) and name is None:
+            if func.id in CUT_BUILTINS:
+                return self._cut(call, call.args[0] if call.args else None, depth)
+            if func.id in NO_GRAPH_BUILTINS:
+                return NONE
+        if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
+            return operands([self._flow(a, depth + 1) for a in arguments])
+        if name is not None and name.startswith("torch."):
+            if _requires_grad(call) or canonical_class(name) == "torch.nn.Parameter":
+                return GRAPH
+            if name in NO_GRAPH_FUNCTIONS:
+                return NONE
+            if not _is_module_class(canonical_class(name)):  # a function: `torch.mean(x)`, `F.relu(x)`
+                return operands([self._flow(a, depth + 1) for a in arguments])
+        if isinstance(func, ast.Attribute) and name is None:
+            if func.attr == "requires_grad_":
+                return _new_leaf(self._flow(func.value, depth + 1))
+            if func.attr in CUT_METHODS:
+                return self._cut(call, func.value, depth)
+            if func.attr in NO_GRAPH_METHODS:
+                return NONE
+        callee = self.module_kind(func)
+        if callee is State.GRAPH:
+            return GRAPH
+        if callee is State.NONE:  # a loss or an activation: what it is given
+            return operands([self._flow(a, depth + 1) for a in arguments])
+        if self._is_module_constructor(call):
+            return GRAPH  # the module object: its parameters carry gradients
+        if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
+            # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
+            return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
+        return UNKNOWN
+
+    def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
+        """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
+        self._budget = BUDGET
+        return self._depends(expr, targets, 0)
+
+    def _depends(self, expr: ast.AST, targets: set[ast.AST], depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        for node in ast.walk(expr):
+            self._budget -= 1
+            if self._budget < 0:
+                return False
+            if isinstance(node, ast.Name) and self._name_depends(node, targets, depth):
+                return True
+        return False
+
+    def _name_depends(self, name: ast.Name, targets: set[ast.AST], depth: int) -> bool:
+        for definition in self.values.reaching_definitions(name):
+            if definition.node in targets:
+                return True
+            binding = self.ctx.scopes.parent(definition.node)
+            if definition.value is not None:
+                sources = [definition.value]
+            elif isinstance(binding, ast.AugAssign):
+                sources = [definition.node, binding.value]
+            else:
+                unpacked = self._unpacked_from(definition.node)
+                sources = [unpacked] if unpacked is not None else []
+            if any(self._depends(s, targets, depth + 1) for s in sources if s is not name):
+                return True
+        return False
+
+    def module_kind(self, func: ast.AST) -> State:
+        """GRAPH when `func` is a module with parameters (a torch.nn layer, a module class of this file),
+        NONE when it is a torch.nn module without (a loss, an activation), UNKNOWN otherwise."""
+        constructor = self.values.constructor(func)
+        if constructor is None:
+            values = self.values.reaching_values(func) if isinstance(func, ast.Name) else None
+            if values and all(isinstance(v, ast.Call) and self._is_module_constructor(v) for v in values):
+                return State.GRAPH
+            return State.UNKNOWN
+        if self._is_module_constructor(constructor):
+            return State.GRAPH
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        if _is_module_class(name):
+            return State.NONE if name.endswith("Loss") or name in PARAMETERLESS else State.UNKNOWN
+        return State.UNKNOWN
+
+    def _is_module_constructor(self, call: ast.Call) -> bool:
+        """`Net()` for a module class of this file, or a torch.nn layer with parameters."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.qualified_name(func) is None:
+            return True
+        name = canonical_class(self.ctx.qualified_name(func))
+        if name in CONTAINERS:
+            return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)
+        return name in PARAMETRISED
+
+
+PARAMETERLESS = frozenset(
+    "torch.nn." + name
+    for name in (
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+        "LogSoftmax", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Dropout", "Dropout1d", "Dropout2d",
+        "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+        "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+        "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
+    )
+)  # fmt: skip
+
+
+def _new_leaf(flow: Flow) -> Flow:
+    """A value made to require grad: a leaf that learns when it was plain data (`torch.tensor(0.5,
+    requires_grad=True)`), still cut from the model when it was made of cut values (the bug)."""
+    if flow.state is State.NONE and not flow.cuts:
+        return GRAPH
+    return flow
+
+
+def _is_module_class(name: str | None) -> bool:
+    """`torch.nn.Linear`, not `torch.nn.functional.relu` or `torch.nn.init.zeros_`."""
+    return bool(name) and name.startswith("torch.nn.") and "." not in name[len("torch.nn.") :]
+
+
+def _requires_grad(call: ast.Call) -> bool:
+    return any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
+    )
+
+
+def under_no_grad(ctx, node: ast.AST) -> bool:
+    """Does `node` run under `torch.no_grad()`/`inference_mode()` (a `with` block or a decorated function)?"""
+    for ancestor in ctx.scopes.ancestors(node):
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            if any(_is_no_grad(ctx, item.context_expr) for item in ancestor.items):
+                return True
+        elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return any(_is_no_grad(ctx, decorator) for decorator in ancestor.decorator_list)
+    return False
+
+
+def _is_no_grad(ctx, expr: ast.AST) -> bool:
+    return ctx.qualified_name(expr.func if isinstance(expr, ast.Call) else expr) in NO_GRAD
+
+
+def updated_in_place(statement: ast.AST) -> ast.AST | None:
+    """The tensor a statement changes in place: `p -= ...` or `p.add_(...)`."""
+    if isinstance(statement, ast.AugAssign):
+        return statement.target
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr in VALUE_CHANGING:
+            return func.value
+    return None
+
+
+def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
+    """The tensor a call runs backward from: `loss.backward()`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`, `self.manual_backward(loss)`, `torch.autograd.backward(loss)`."""
+    func = call.func
+    if ctx.qualified_name(func) == "torch.autograd.backward":
+        return call_argument(call, 0, "tensors")
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "manual_backward" or (
+        func.attr == "backward" and ctx.text(func.value).split(".")[-1] in ("accelerator", "fabric")
+    ):
+        return call_argument(call, 0, "loss")
+    if func.attr != "backward" or ctx.qualified_name(func) is not None:
+        return None
+    receiver = func.value
+    scaled = isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+    if scaled and receiver.func.attr == "scale" and len(receiver.args) == 1:
+        return receiver.args[0]
+    return receiver

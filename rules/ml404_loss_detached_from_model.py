@@ -1,0 +1,76 @@
+import ast
+
+from mllint.analysis.gradients import GradientFlow, State, backward_loss
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class LossDetachedFromModel(Rule):
+    """
+    ## What it does
+    Reports `backward()` on a loss whose every path to a model output is cut: by `.detach()`, `.data`,
+    `.item()`, `.numpy()`, `.tolist()`, `float(...)`, re-wrapping with `torch.tensor(...)` or
+    `torch.Tensor(...)`, or `argmax` used as if it were differentiable. It follows the loss through local
+    assignments, loss functions and tensor operations; it stays silent when any way of computing the loss
+    is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
+    DQN target computed from `target_net(s).detach()`, a regularisation term).
+
+    ## Why is this bad?
+    No gradient reaches the model's parameters: the optimizer steps on nothing and the model never
+    learns. When the loss was re-wrapped to silence the "does not require grad" error
+    (`torch.tensor(loss.item(), requires_grad=True)`), the run goes on for hours reporting a loss.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    model = torch.nn.Linear(4, 3)
+    inputs, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    value = F.cross_entropy(model(inputs), labels).item()
+    loss = torch.tensor(value, requires_grad=True)
+    loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    model = torch.nn.Linear(4, 3)
+    inputs, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    loss = F.cross_entropy(model(inputs), labels)
+    value = loss.item()
+    loss.backward()
+    ```
+
+    ## Fix safety
+    There is no fix: which cut was meant (logging, a target, a frozen part) is for the author to decide.
+    """
+
+    code = "ML404"
+    name = "loss-detached-from-model"
+    message = "`{loss}` has no path to a model output: {cuts} {verb} it, so no gradient reaches the model"
+    severity = Severity.ERROR
+    requires_any_text = ("backward(",)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        loss = backward_loss(self.ctx, node)
+        if loss is None:
+            return
+        flow = self.ctx.analysis(GradientFlow).flow(loss)
+        if flow.state is not State.NONE or not flow.cuts:
+            return
+        cuts = [f"`{_short(self.ctx.text(cut))}` (line {cut.lineno})" for cut in flow.cuts[:3]]
+        self.report(
+            node,
+            self.message.format(
+                loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
+            ),
+        )
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """One line of at most `limit` characters, keeping the end (where the cut is: `...).item()`)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else "..." + text[-(limit - 3) :]

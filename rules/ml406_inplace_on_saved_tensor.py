@@ -1,0 +1,170 @@
+import ast
+
+from mllint.analysis.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
+from mllint.analysis.names import call_argument
+from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+# Operations whose backward uses their own output: changing that output in place breaks it.
+SAVING_FUNCTIONS = frozenset({
+    "torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit", "torch.tanh",
+    "torch.nn.functional.tanh", "torch.exp", "torch.special.exp", "torch.softmax", "torch.nn.functional.softmax",
+    "torch.special.softmax", "torch.log_softmax", "torch.nn.functional.log_softmax", "torch.relu",
+    "torch.nn.functional.relu",
+})  # fmt: skip
+SAVING_METHODS = frozenset({"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu"})
+SAVING_MODULES = frozenset(
+    "torch.nn." + name for name in ("Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU")
+)
+
+
+class InplaceOnSavedTensor(Rule):
+    """
+    ## What it does
+    Reports an in-place change (`y += 1`, `y.mul_(2)`, `y[mask] = 0`) of the output of `sigmoid`,
+    `tanh`, `exp`, `softmax`, `log_softmax` or `relu` computed from a model, followed by a `backward()`
+    on a loss computed from it, all in one function and on one path. Changes under `torch.no_grad()`,
+    changes of a copy (`y = y.clone()`), and `nn.ReLU(inplace=True)` layers in conv stacks (their input is
+    not a saved output) are fine and not reported.
+
+    ## Why is this bad?
+    These operations save their own output to compute their gradient. Changing it in place invalidates
+    what autograd saved: `backward()` raises `RuntimeError: one of the variables needed for gradient
+    computation has been modified by an inplace operation`, after the data loading and the first forward
+    pass have run.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    inputs, targets = torch.randn(8, 4), torch.rand(8, 1)
+    probs = torch.sigmoid(model(inputs))
+    probs.clamp_(1e-6, 1 - 1e-6)
+    loss = torch.nn.functional.binary_cross_entropy(probs, targets)
+    loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    inputs, targets = torch.randn(8, 4), torch.rand(8, 1)
+    probs = torch.sigmoid(model(inputs))
+    probs = probs.clamp(1e-6, 1 - 1e-6)
+    loss = torch.nn.functional.binary_cross_entropy(probs, targets)
+    loss.backward()
+    ```
+
+    ## Fix safety
+    There is no fix: whether to write the change out of place (`probs = probs.clamp(...)`) or to apply it
+    to a detached copy used only outside the loss is for the author to decide.
+    """
+
+    code = "ML406"
+    name = "inplace-on-saved-tensor"
+    message = (
+        "`{change}` changes `{name}` in place, but `{op}` (line {line}) saved it to compute its gradient: "
+        "`{backward}` (line {backward_line}) raises RuntimeError; use an out-of-place operation"
+    )
+    severity = Severity.ERROR
+    requires_any_text = ("backward(",)
+
+    _changed: set[tuple[ast.AST | None, str]] | None = None
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(node.value, ast.Call):
+            return
+        if (self.ctx.scopes.enclosing_function(node), node.targets[0].id) not in self._changed_names():
+            return
+        source = self._saving_input(node.value)
+        if source is None or under_no_grad(self.ctx, node):
+            return
+        flows = self.ctx.analysis(GradientFlow)
+        if flows.flow(source).state is not State.GRAPH:
+            return
+        target = node.targets[0]
+        change = self._changed_in_place(target, node)
+        if change is None:
+            return
+        backward = self._backward_after(change, {target}, node)
+        if backward is not None:
+            func = node.value.func
+            method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None
+            op = f".{func.attr}()" if method and func.attr in SAVING_METHODS else self.ctx.text(func)
+            self.report(
+                change,
+                self.message.format(
+                    change=self.ctx.text(change), name=target.id, op=op, line=node.lineno,
+                    backward=self.ctx.text(backward), backward_line=backward.lineno,
+                ),
+            )  # fmt: skip
+
+    def _changed_names(self) -> set[tuple[ast.AST | None, str]]:
+        """(function, name) of every name changed in place in the file: a cheap first filter."""
+        if self._changed is None:
+            self._changed = set()
+            for statement in self.ctx.index.of_type(ast.AugAssign, ast.Expr, ast.Assign):
+                changed = _changed_in_place(statement)
+                if isinstance(changed, ast.Name):
+                    self._changed.add((self.ctx.scopes.enclosing_function(statement), changed.id))
+        return self._changed
+
+    def _saving_input(self, call: ast.Call) -> ast.AST | None:
+        """The input of an operation that saves its output (`torch.sigmoid(x)`: `x`)."""
+        func = call.func
+        name = self.ctx.qualified_name(func)
+        if name in SAVING_FUNCTIONS:
+            inplace = any(k.arg == "inplace" for k in call.keywords)
+            return None if inplace else call_argument(call, 0, "input")
+        constructor = self.ctx.analysis(ValueKinds).constructor(func)
+        if name is None and constructor is None and isinstance(func, ast.Attribute) and func.attr in SAVING_METHODS:
+            return func.value
+        if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
+            if not any(k.arg == "inplace" for k in constructor.keywords) and len(call.args) == 1:
+                return call.args[0]
+        return None
+
+    def _statements_after(self, node: ast.AST):
+        """The statements of `node`'s function (or module) after it, nested functions excluded."""
+        scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
+        start = (node.lineno, node.col_offset)
+        for statement in self.ctx.index.nodes:
+            if isinstance(statement, ast.stmt) and (statement.lineno, statement.col_offset) > start:
+                if self.ctx.scopes.enclosing_function(statement) is (None if scope is self.ctx.tree else scope):
+                    yield statement
+
+    def _changed_in_place(self, target: ast.Name, assignment: ast.Assign) -> ast.AST | None:
+        """The first statement after `assignment` that surely changes the value bound to `target` in place."""
+        values = self.ctx.analysis(ValueKinds)
+        for statement in self._statements_after(assignment):
+            changed = _changed_in_place(statement)
+            if not (isinstance(changed, ast.Name) and changed.id == target.id):
+                continue
+            if [d.node for d in values.reaching_definitions(changed)] != [target]:
+                return None
+            certain = values.same_path(statement, assignment) and not under_no_grad(self.ctx, statement)
+            return statement if certain else None
+        return None
+
+    def _backward_after(self, change: ast.AST, targets: set[ast.AST], assignment: ast.Assign) -> ast.Call | None:
+        values, flows = self.ctx.analysis(ValueKinds), self.ctx.analysis(GradientFlow)
+        for statement in self._statements_after(change):
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            loss = backward_loss(self.ctx, call) if isinstance(call, ast.Call) else None
+            if loss is None:
+                continue
+            if values.same_path(statement, assignment) and not under_no_grad(self.ctx, statement):
+                if flows.depends_on(loss, targets):
+                    return call
+        return None
+
+
+def _changed_in_place(statement: ast.AST) -> ast.AST | None:
+    """The tensor a statement changes in place: `y += 1`, `y.mul_(2)`, `y[mask] = 0`."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else []
+    if len(targets) == 1 and isinstance(targets[0], ast.Subscript):
+        return targets[0].value
+    return updated_in_place(statement)
