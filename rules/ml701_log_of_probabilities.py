@@ -56,7 +56,7 @@ class LogOfProbabilities(Rule):
         if argument is None:
             return
         origin = self.ctx.analysis(ValueKinds).origin(argument)
-        if origin is not None and origin.kind is Kind.PROBABILITIES:
+        if origin is not None and origin.kind is Kind.PROBABILITIES and not origin.exp_of_log:
             self.report(node, self.message, self._fix(node, argument, origin))
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
