@@ -12,7 +12,8 @@ class LogOfProbabilities(Rule):
     """
     ## What it does
     Reports the logarithm of softmax output: `torch.log(F.softmax(x, dim=1))`, `probs.log()`, directly
-    or through local variables. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
+    or through local variables, or from a model or helper in another file of the project whose output
+    is softmax. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
     `probs.clamp(min=eps).log()`) is not reported, nor is the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
 
@@ -49,7 +50,7 @@ class LogOfProbabilities(Rule):
     name = "log-of-probabilities"
     message = "log of softmax output: use `log_softmax` on the logits"
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("softmax", "Softmax")
+    requires_any_text = ("log",)
 
     def visit_Call(self, node: ast.Call) -> None:
         argument = self._log_argument(node)
@@ -57,7 +58,8 @@ class LogOfProbabilities(Rule):
             return
         origin = self.ctx.analysis(ValueKinds).origin(argument)
         if origin is not None and origin.kind is Kind.PROBABILITIES and not origin.exp_of_log:
-            self.report(node, self.message, self._fix(node, argument, origin))
+            message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
+            self.report(node, message, self._fix(node, argument, origin))
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
         if self.ctx.qualified_name(call.func) in LOG_FUNCTIONS and len(call.args) == 1 and not call.keywords:

@@ -55,14 +55,10 @@ def module_name_of(path: str) -> tuple[str, ModuleName]:
     return directory, ModuleName(".".join(parts) or stem, is_package)
 
 
-@dataclass(frozen=True)
-class Loaded:
-    summary: ModuleSummary | None  # None: the file does not parse
-    digest: str
-
-
-# Summaries of files on disk, per process: path -> ((mtime_ns, size), Loaded).
-_LOADED: dict[str, tuple[tuple[int, int], Loaded]] = {}
+# Per process, for files on disk: path -> ((mtime_ns, size), summary or None when it does not parse), and
+# path -> ((mtime_ns, size), digest of the content).
+_SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
+_DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 
 
 class ProjectIndex:
@@ -121,20 +117,16 @@ class ProjectIndex:
                     return candidate
         return None
 
-    def load(self, module: str) -> Loaded | None:
-        """The summary and file digest of a module of the project (None: not in the project)."""
+    def summary(self, module: str) -> ModuleSummary | None:
+        """The summary of a module of the project (None: not in the project, or it does not parse)."""
         path = self.locate(module)
-        if path is not None:
-            self._record(module, path)
-        else:
-            self._record(module, None)
-            return None
-        return _load(path, module)
+        self._record(module, path)
+        return None if path is None else _summary(path, module)
 
     def digest(self, module: str) -> str | None:
         """What a cached result checks: the digest of the module's file (None: no such module)."""
         path = self.locate(module)
-        return None if path is None else _load(path, module).digest
+        return None if path is None else _digest(path)
 
     # Which modules a lint consulted, for the result cache.
     @contextmanager
@@ -148,43 +140,51 @@ class ProjectIndex:
 
     def _record(self, module: str, path: str | None) -> None:
         if self._recorders:
-            digest = None if path is None else _load(path, module).digest
+            digest = None if path is None else _digest(path)
             for recorder in self._recorders:
                 recorder[module] = digest
 
 
-def _load(path: str, module: str) -> Loaded:
+def _stamp(path: str) -> tuple[int, int]:
     try:
         status = os.stat(path)
-        stamp = (status.st_mtime_ns, status.st_size)
     except OSError:
-        stamp = (0, -1)
-    known = _LOADED.get(path)
-    if known is not None and known[0] == stamp:
-        return known[1]
-    loaded = _summarize(path, module)
-    _LOADED[path] = (stamp, loaded)
-    return loaded
+        return (0, -1)
+    return (status.st_mtime_ns, status.st_size)
 
 
-def _summarize(path: str, module: str) -> Loaded:
+def _digest(path: str) -> str:
+    stamp = _stamp(path)
+    known = _DIGESTS.get(path)
+    if known is None or known[0] != stamp:
+        try:
+            with open(path, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()
+        except OSError:
+            digest = ""
+        known = _DIGESTS[path] = (stamp, digest)
+    return known[1]
+
+
+def _summary(path: str, module: str) -> ModuleSummary | None:
+    stamp = _stamp(path)
+    known = _SUMMARIES.get(path)
+    if known is None or known[0] != stamp:
+        known = _SUMMARIES[path] = (stamp, _summarize(path, module))
+    return known[1]
+
+
+def _summarize(path: str, module: str) -> ModuleSummary | None:
     from mllint.context import FileContext  # the context imports the analyses
 
     try:
         source = read_source(path)
-    except SourceError:
-        return Loaded(None, "")
-    digest = hashlib.sha256(source.data).hexdigest()
-    try:
         tree = parse_python(source.text, path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return Loaded(None, digest)
-    _, name = module_name_of(path)
-    ctx = FileContext(path, SourceText(source.text), tree, module=ModuleName(module, name.is_package), real_path=path)
-    try:
-        return Loaded(ctx.analysis(ModuleSummary), digest)
-    except RecursionError:
-        return Loaded(None, digest)
+        _, name = module_name_of(path)
+        ctx = FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
+        return ctx.analysis(ModuleSummary)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -225,10 +225,7 @@ class ProjectView:
     def summary(self, module: str) -> ModuleSummary | None:
         if module == self.own.name:
             return self.own
-        if self.index is None:
-            return None
-        loaded = self.index.load(module)
-        return None if loaded is None else loaded.summary
+        return None if self.index is None else self.index.summary(module)
 
     def find(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
         """The module that defines `qualified` (following re-exports) and the name there."""
@@ -357,12 +354,15 @@ class ProjectView:
         return result
 
     def _display(self, module: ModuleSummary) -> str:
-        """A file as a finding shows it: relative to the linted file's directory when below it."""
+        """A file as a finding shows it: relative to the linted file's directory when below it, else to the
+        working directory when below it."""
         if module is self.own:
             return ""
         here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
-        relative = os.path.relpath(os.path.abspath(module.path), here)
-        return module.path if relative.startswith("..") else relative
+        for relative in (os.path.relpath(module.path, here), os.path.relpath(module.path)):
+            if not relative.startswith(".."):
+                return relative
+        return module.path
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:

@@ -44,6 +44,11 @@ MODULE_KINDS = {
     "torch.nn.LazyLinear": Kind.LOGITS,
 }
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
+# Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
+VALUE_PRESERVING_METHODS = {
+    "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
+    "clone", "cpu", "cuda", "detach", "permute", "transpose",
+}
 SEQUENTIAL = "torch.nn.Sequential"
 
 
@@ -182,6 +187,8 @@ class ValueKinds:
             if func.attr == "exp" and not call.args and not call.keywords:
                 inner = self.value(func.value, depth + 1)
                 return None if inner is None else Exp(inner)
+            if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
+                return self.value(func.value, depth + 1)
         if name is not None:
             kind = self._module_kind(call)
             if kind is not None:
