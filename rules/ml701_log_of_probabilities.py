@@ -62,11 +62,14 @@ class LogOfProbabilities(Rule):
             self.report(node, message, self._fix(node, argument, origin))
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
-        if self.ctx.qualified_name(call.func) in LOG_FUNCTIONS and len(call.args) == 1 and not call.keywords:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "log") and not (isinstance(func, ast.Name) and func.id == "log"):
+            return None  # cheap first: a log is spelt `log` (an alias of torch.log is not followed)
+        if self.ctx.qualified_name(func) in LOG_FUNCTIONS and len(call.args) == 1 and not call.keywords:
             return call.args[0]
-        method = isinstance(call.func, ast.Attribute) and call.func.attr == "log" and not call.args
-        if method and self.ctx.qualified_name(call.func) is None:
-            return call.func.value
+        method = isinstance(func, ast.Attribute) and not call.args
+        if method and self.ctx.qualified_name(func) is None:
+            return func.value
         return None
 
     def _fix(self, log_call: ast.Call, argument: ast.AST, origin):

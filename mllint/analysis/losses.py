@@ -36,15 +36,31 @@ class LossInput:
 
 def loss_input(ctx, call: ast.Call, *losses: str) -> LossInput | None:
     """The input of a call of one of `losses`, with its origin; None for any other call."""
-    values = ctx.analysis(ValueKinds)
-    name = ctx.qualified_name(call.func)
-    loss = LOSSES.get(name) if name in LOSSES else LOSSES.get(values.constructed_class(call.func))
-    if loss not in losses:
-        return None
-    argument = call_argument(call, 0, "input")
-    if argument is None:
-        return None
-    return LossInput(loss, ctx.text(call.func), argument, values.origin(argument))
+    found = ctx.analysis(LossCalls).input_of(call)
+    return found if found is not None and found.loss in losses else None
+
+
+class LossCalls:
+    """The loss calls of a file, each worked out once for all the ML1 rules."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._inputs: dict[ast.Call, LossInput | None] = {}
+
+    def input_of(self, call: ast.Call) -> LossInput | None:
+        if call not in self._inputs:
+            self._inputs[call] = self._input(call)
+        return self._inputs[call]
+
+    def _input(self, call: ast.Call) -> LossInput | None:
+        ctx = self.ctx
+        values = ctx.analysis(ValueKinds)
+        name = ctx.qualified_name(call.func)
+        loss = LOSSES.get(name) if name in LOSSES else LOSSES.get(values.constructed_class(call.func))
+        argument = call_argument(call, 0, "input") if loss else None
+        if argument is None:
+            return None
+        return LossInput(loss, ctx.text(call.func), argument, values.origin(argument))
 
 
 def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
