@@ -182,7 +182,9 @@ def _summarize(path: str, module: str) -> ModuleSummary | None:
         tree = parse_python(source.text, path)
         _, name = module_name_of(path)
         ctx = FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
-        return ctx.analysis(ModuleSummary)
+        summary = ctx.analysis(ModuleSummary)
+        summary.freeze()
+        return summary
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -219,7 +221,11 @@ class ProjectView:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.index: ProjectIndex | None = ctx.project
-        self.own = ctx.analysis(ModuleSummary)
+
+    @property
+    def own(self) -> ModuleSummary:
+        """The linted file's summary, from its text: built only when a value leads into its own classes."""
+        return self.ctx.analysis(ModuleSummary)
 
     # Finding classes and functions by qualified name.
     def summary(self, module: str) -> ModuleSummary | None:
@@ -343,7 +349,7 @@ class ProjectView:
             if name in owner.classes:
                 return Instance(f"{owner.name}.{name}") if self.is_module_class(f"{owner.name}.{name}") else None
             if name in owner.variables:  # a module-level object: call what it holds
-                return self._call(Called(owner.variables[name], value.node), owner, depth + 1)
+                return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
             via = name
         else:

@@ -18,7 +18,7 @@ for the files on disk, and the linted file's own comes from the text being linte
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from functools import cached_property
 
 from mllint.analysis.names import Names
 from mllint.analysis.values import SEQUENTIAL, OneOf, Value, ValueKinds, canonical_class
@@ -32,77 +32,114 @@ FUNCTIONAL_DROPOUTS = {
 }
 
 
-@dataclass
 class ClassSummary:
-    name: str
-    line: int
-    bases: tuple[str, ...]  # qualified names of the bases that resolve
-    layers: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    indirect_layers: bool = False
-    functional_dropout: bool = False
-    has_forward: bool = False
-    forward: Value | None = None  # what `forward` returns in training mode
+    """A top-level class: its name, line and bases at once; the rest worked out when first asked."""
+
+    def __init__(self, node: ast.ClassDef, ctx) -> None:
+        self.name = node.name
+        self.line = node.lineno
+        self.bases: tuple[str, ...] = tuple(name for name in (ctx.qualified_name(b) for b in node.bases) if name)
+        self._forward = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+        self.has_forward = self._forward is not None
+        self._node, self._ctx = node, ctx
+
+    @cached_property
+    def forward(self) -> Value | None:
+        """What `forward` returns in training mode."""
+        if self._forward is None:
+            return None
+        return _combined(_values(_training_returns(self._forward.body), self._ctx.analysis(ValueKinds)))
+
+    @cached_property
+    def layers(self) -> dict[str, tuple[str, ...]]:
+        """`self.<attr>` -> the classes assigned to it anywhere in the class (`?`: not a constructor)."""
+        return self._scan()[0]
+
+    @cached_property
+    def indirect_layers(self) -> bool:
+        """Layers made in ways not tracked: `add_module`, `register_module`, `setattr`."""
+        return self._scan()[1]
+
+    @cached_property
+    def functional_dropout(self) -> bool:
+        return self._scan()[2]
+
+    def _scan(self) -> tuple[dict[str, tuple[str, ...]], bool, bool]:
+        ctx, layers, indirect, dropout = self._ctx, {}, False, False
+        for node in ast.walk(self._node):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if _is_self_attribute(target) and not isinstance(node.value, ast.Constant):
+                        layers[target.attr] = layers.get(target.attr, ()) + _layer_classes(node.value, ctx)
+            elif isinstance(node, ast.Call):
+                func = node.func
+                dropout = dropout or ctx.qualified_name(func) in FUNCTIONAL_DROPOUTS
+                indirect = indirect or getattr(func, "attr", getattr(func, "id", None)) in INDIRECT_CALLS
+        return layers, indirect, dropout
+
+    def freeze(self) -> None:
+        """Work everything out and drop the tree: for summaries kept after their file's lint."""
+        self.forward, self.layers, self.indirect_layers, self.functional_dropout  # noqa: B018
+        self._node = self._ctx = self._forward = None
 
 
-@dataclass
 class FunctionSummary:
-    name: str
-    line: int
-    returns: Value | None
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx) -> None:
+        self.name = node.name
+        self.line = node.lineno
+        self._node, self._ctx = node, ctx
+
+    @cached_property
+    def returns(self) -> Value | None:
+        return _combined(_values(_returns(self._node.body), self._ctx.analysis(ValueKinds)))
+
+    def freeze(self) -> None:
+        self.returns  # noqa: B018
+        self._node = self._ctx = None
 
 
 class ModuleSummary:
     def __init__(self, ctx) -> None:
         self.name = ctx.module.name if ctx.module else ""
         self.path = ctx.real_path or ctx.path
-        names = ctx.analysis(Names)
-        values = ctx.analysis(ValueKinds)
-        self.imports: dict[str, str] = names.module_imports()
+        self.imports: dict[str, str] = ctx.analysis(Names).module_imports()
         self.classes: dict[str, ClassSummary] = {}
         self.functions: dict[str, FunctionSummary] = {}
-        self.variables: dict[str, Value] = {}
-        assigned: dict[str, int] = {}
+        assigned: dict[str, list[ast.AST]] = {}
         for statement in ctx.tree.body:
             if isinstance(statement, ast.ClassDef):
-                self.classes[statement.name] = _class_summary(statement, ctx, values)
+                self.classes[statement.name] = ClassSummary(statement, ctx)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                returns = _combined(_values(_returns(statement.body), values))
-                self.functions[statement.name] = FunctionSummary(statement.name, statement.lineno, returns)
+                self.functions[statement.name] = FunctionSummary(statement, ctx)
             elif isinstance(statement, ast.Assign):
+                single = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
                 for target in statement.targets:
                     for node in ast.walk(target):
                         if isinstance(node, ast.Name):
-                            assigned[node.id] = assigned.get(node.id, 0) + 1
-                if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-                    value = values.value(statement.value)
-                    if value is not None:
-                        self.variables[statement.targets[0].id] = value
-        self.variables = {name: v for name, v in self.variables.items() if assigned.get(name) == 1}
+                            assigned.setdefault(node.id, []).append(statement.value if single else None)
+        self._variables = {name: values[0] for name, values in assigned.items() if len(values) == 1 and values[0]}
+        self._ctx = ctx
 
+    @property
+    def variables(self) -> dict[str, ast.AST]:
+        """Module-level names assigned once (the expressions; `variable(name)` describes one)."""
+        return self._variables
 
-def _class_summary(cls: ast.ClassDef, ctx, values: ValueKinds) -> ClassSummary:
-    bases = tuple(name for name in (ctx.qualified_name(base) for base in cls.bases) if name)
-    summary = ClassSummary(cls.name, cls.lineno, bases)
-    for node in ast.walk(cls):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                if _is_self_attribute(target) and not isinstance(node.value, ast.Constant):
-                    summary.layers[target.attr] = summary.layers.get(target.attr, ()) + _layer_classes(node.value, ctx)
-        elif isinstance(node, ast.Call):
-            func = node.func
-            name = ctx.qualified_name(func)
-            if name in FUNCTIONAL_DROPOUTS:
-                summary.functional_dropout = True
-            elif (isinstance(func, ast.Attribute) and func.attr in INDIRECT_CALLS) or (
-                isinstance(func, ast.Name) and func.id in INDIRECT_CALLS
-            ):
-                summary.indirect_layers = True
-    forward = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
-    if forward is not None:
-        summary.has_forward = True
-        summary.forward = _combined(_values(_training_returns(forward.body), values))
-    return summary
+    @cached_property
+    def _described(self) -> dict[str, Value | None]:
+        values = self._ctx.analysis(ValueKinds)
+        return {name: values.value(expr) for name, expr in self._variables.items()}
+
+    def variable(self, name: str) -> Value | None:
+        return self._described.get(name)
+
+    def freeze(self) -> None:
+        for entity in (*self.classes.values(), *self.functions.values()):
+            entity.freeze()
+        self._variables = dict.fromkeys(self._variables)
+        self._described  # noqa: B018
+        self._ctx = None
 
 
 def _layer_classes(value: ast.AST, ctx) -> tuple[str, ...]:
