@@ -195,8 +195,9 @@ class Found:
 
     kind: Kind
     layer: bool
-    node: object  # the call that made it, in `module`'s file
+    node: object  # the call that made it (or applied the layer that did), in `module`'s file
     module: ModuleSummary
+    line: int  # where the kind is made: the softmax call, the layer's constructor
     via: str | None = None  # the outermost class or function of the project it came through
     entry: object = None  # the call in the linted file that led to `via`
     exp_of_log: bool = False
@@ -306,7 +307,7 @@ class ProjectView:
             return None
         if found.via is None and found.module is self.own:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log)
-        source = Source(found.via or "", self._display(found.module), found.node.lineno)
+        source = Source(found.via or "", self._display(found.module), found.line)
         return Origin(found.kind, found.entry or found.node, source, found.exp_of_log)
 
     def instance_class(self, value: Value) -> str | None:
@@ -318,7 +319,7 @@ class ProjectView:
         if value is None or depth > MAX_DEPTH:
             return None
         if isinstance(value, Made):
-            return Found(value.kind, value.layer, value.node, module)
+            return Found(value.kind, value.layer, value.node, module, value.node.lineno)
         if isinstance(value, Ref):
             return Entity(value.name)
         if isinstance(value, Exp):
@@ -334,7 +335,11 @@ class ProjectView:
     def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
         callee = self.resolve(value.callee, module, depth + 1)
         if isinstance(callee, Found):
-            return dataclasses.replace(callee, layer=False, node=value.node) if callee.layer else None
+            if not callee.layer:
+                return None
+            # Where the kind is made: where the layer is applied, or where a factory built it.
+            line = callee.line if callee.via else value.node.lineno
+            return dataclasses.replace(callee, layer=False, node=value.node, line=line)
         if isinstance(callee, Instance):
             forward = self.forward_of(callee.cls)
             if forward is None:
