@@ -224,3 +224,53 @@ def test_the_server_lints_the_buffer_against_the_files_on_disk(package):
     assert diagnostic.code == "ML101" and "models.py:11" in diagnostic.message
     (package / "pkg" / "models.py").write_text(LOGITS_MODELS)
     assert diagnose(Snapshot("file://" + path, path, TRAIN, 2), None) == []
+
+
+# Receivers.
+
+
+def test_receivers_match_a_trainers_model_across_methods_and_into_helpers(package):
+    from mllint.analysis.receivers import Receivers
+
+    text = textwrap.dedent('''\
+        import torch
+        from .models import Net
+
+
+        def evaluate(net, loader):
+            net.eval()
+
+
+        class Trainer:
+            def __init__(self):
+                self.model = Net()
+
+            def validate(self, loader):
+                model = self.model
+                with torch.no_grad():
+                    model(loader)
+                evaluate(self.model, loader)
+
+            def fit(self, x):
+                self.model.train()
+                return self.model(x)
+    ''')
+    path = package / "pkg" / "trainer.py"
+    path.write_text(text)
+    tree = parse_python(text)
+    ctx = FileContext(str(path), SourceText(text), tree, module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
+    receivers = ctx.analysis(Receivers)
+    calls = {ctx.text(node): node for node in ast_calls(tree)}
+    same = {receivers.call_receiver(calls[text]) for text in ("model(loader)", "self.model.train()", "self.model(x)")}
+    assert len(same) == 1 and next(iter(same)).name == "self.model"
+    evaluate = tree.body[2]
+    assert receivers.parameter_receivers(calls["evaluate(self.model, loader)"], evaluate)["net"] in same
+    assert receivers.call_receiver(calls["net.eval()"]).name == "net"
+    assert receivers.model_class(calls["self.model(x)"].func) == "pkg.models.Net"
+    assert receivers.mode_dependent(calls["self.model(x)"].func) is False
+
+
+def ast_calls(tree):
+    import ast
+
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]

@@ -32,6 +32,7 @@ from mllint.source import SourceError, SourceText, parse_python, read_source
 MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
                 "pytorch_lightning.LightningModule"}  # fmt: skip
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
+INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
 MODE_DEPENDENT_WORDS = ("Dropout", "BatchNorm", "InstanceNorm")
 
 
@@ -70,25 +71,21 @@ class ProjectIndex:
 
     @classmethod
     def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
-        """The project of the linted paths: each file's package root, and each named directory."""
+        """The project of the linted paths: each named directory that is no package, all of it; each
+        file's (or package's) package root, admitting only that package (a root may be `site-packages`)."""
         roots: dict[str, set[str] | None] = {}
-        seen_directories: set[str] = set()
         for path in paths:
             absolute = os.path.abspath(path)
-            if os.path.isdir(absolute) and not os.path.exists(os.path.join(absolute, "__init__.py")):
+            if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
                 roots[absolute] = None
                 continue
-            directory = os.path.dirname(absolute) if not os.path.isdir(absolute) else absolute
-            if directory in seen_directories:
-                continue
-            seen_directories.add(directory)
             root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
-            if root not in roots or roots[root] is not None:
-                top = module.name.split(".")[0]
-                if os.path.exists(os.path.join(root, "__init__.py")) or top == module.name and not module.is_package:
-                    roots[root] = None  # a plain directory of scripts: all of it is the project
-                else:
-                    roots.setdefault(root, set()).add(top)  # type: ignore[union-attr]
+            if root in roots and roots[root] is None:
+                continue
+            if "." in module.name or module.is_package or os.path.basename(root) in INSTALLATION_DIRECTORIES:
+                roots.setdefault(root, set()).add(module.name.split(".")[0])  # type: ignore[union-attr]
+            else:
+                roots[root] = None  # a script: the directory of scripts it lives in is the project
         return cls({root: None if tops is None else frozenset(tops) for root, tops in roots.items()})
 
     def __getstate__(self) -> dict:
