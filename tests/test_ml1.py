@@ -104,3 +104,24 @@ def test_documentation_examples(lint):
     for rule in (NllLossWithoutLogSoftmax, SigmoidIntoBceWithLogits, LogSoftmaxIntoCrossEntropy):
         assert [f.code for f in lint(rule.doc_code("Example"), rule.code)] == [rule.code]
         assert lint(rule.doc_code("Use instead"), rule.code) == []
+
+
+def test_tuple_unpacking_and_indexing_of_a_forward_that_returns_two_values(lint):
+    source = HEADER + (
+        "class TwoHeads(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 3)\n"
+        "    def forward(self, x):\n"
+        "        logits = self.fc(x)\n"
+        "        return logits, F.softmax(logits, dim=1)\n"
+        "def step(model: nn.Module, x, y):\n"
+        "    model = TwoHeads()\n"
+        "    logits, probs = model(x)\n"
+        "    out = model(x)\n"
+        "    first, *rest = model(x)\n"
+        "    return F.cross_entropy(logits, y) + F.cross_entropy(probs, y) + F.cross_entropy(out[-1], y) + F.nll_loss(first, y)\n"
+    )
+    findings = lint(source, "ML101", "ML102", "ML104")
+    assert positions(findings) == [("ML101", 16, 57), ("ML101", 16, 85)]
+    assert "`TwoHeads.forward` returns softmax output (line 10)" in findings[0].message

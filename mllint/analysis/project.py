@@ -23,9 +23,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from mllint.analysis.summaries import ClassSummary, FunctionSummary, ModuleSummary
+from mllint.analysis.summaries import ClassSummary, ModuleSummary
 from mllint.analysis.values import (
-    MAX_DEPTH, Called, Exp, Kind, Made, OneOf, Origin, Ref, Source, Value, canonical_class,
+    MAX_DEPTH, Called, Exp, Item, Kind, Made, OneOf, Origin, Packed, Ref, Source, Value, canonical_class,
 )  # fmt: skip
 from mllint.source import SourceError, SourceText, parse_python, read_source
 
@@ -210,7 +210,22 @@ class Entity:
     name: str  # a class, function or module-level object of the project
 
 
-Resolved = Found | Instance | Entity
+@dataclass(frozen=True)
+class Tuple:
+    values: tuple  # descriptors of the elements, described in `module`
+    module: ModuleSummary
+
+
+@dataclass(frozen=True, eq=False)
+class _Through:
+    """An element of a tuple returned by `via`: once found, it says it came through `via`."""
+
+    value: Value | None
+    via: str
+    entry: object
+
+
+Resolved = Found | Instance | Entity | Tuple
 
 
 class ProjectView:
@@ -325,6 +340,18 @@ class ProjectView:
             return dataclasses.replace(inner, kind=Kind.PROBABILITIES, exp_of_log=True) if tensor else None
         if isinstance(value, OneOf):
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
+        if isinstance(value, Packed):
+            return Tuple(value.values, module)
+        if isinstance(value, _Through):
+            found = self.resolve(value.value, module, depth + 1)
+            if not isinstance(found, Found):
+                return found
+            return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
+        if isinstance(value, Item):
+            packed = self.resolve(value.value, module, depth + 1)
+            if not isinstance(packed, Tuple) or not -len(packed.values) <= value.index < len(packed.values):
+                return None  # indexing a tensor, or an unknown container: unknown
+            return self.resolve(packed.values[value.index], packed.module, depth + 1)
         if isinstance(value, Called):
             return self._call(value, module, depth)
         return None
@@ -356,6 +383,8 @@ class ProjectView:
             via = name
         else:
             return None
+        if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
+            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module)
         if isinstance(result, Found):
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)

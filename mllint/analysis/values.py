@@ -102,7 +102,22 @@ class OneOf:
     values: tuple
 
 
-Value = Made | Ref | Called | Exp | OneOf
+@dataclass(frozen=True, eq=False)
+class Packed:
+    """A tuple of values (`return logits, probs`); None for an element that is not known."""
+
+    values: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Item:
+    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`)."""
+
+    value: "Value"
+    index: int
+
+
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,11 @@ class ValueKinds:
             return None
         if isinstance(expr, ast.Call):
             return self._call_value(expr, depth)
+        if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+            return Packed(tuple(self.value(e, depth + 1) for e in expr.elts))
+        if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
+            inner = self.value(expr.value, depth + 1)
+            return None if inner is None else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
             values = self.reaching_values(expr)
         elif _is_self_attribute(expr):
@@ -331,6 +351,14 @@ class ValueKinds:
         return None if not found or any(v is None for v in found) else found
 
 
+def _constant_index(node: ast.AST) -> int | None:
+    """`1` or `-1` written literally."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
 def _is_self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
@@ -380,9 +408,13 @@ def _assigned(target: ast.AST, value: ast.AST):
         yield target.id, target, value
     elif isinstance(target, (ast.Tuple, ast.List)):
         literal = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        starred = any(isinstance(element, ast.Starred) for element in target.elts)
         for i, element in enumerate(target.elts):
             if literal and isinstance(element, ast.Name):
                 yield element.id, element, value.elts[i]
+            elif not starred and isinstance(element, ast.Name):  # `logits, probs = model(x)`: item i
+                item = ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load())
+                yield element.id, element, ast.copy_location(item, value)
             else:
                 for name in _names_in(element):
                     yield name.id, name, None
