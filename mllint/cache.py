@@ -1,4 +1,5 @@
-"""The result cache: findings per file, keyed by the file's content, mllint's version and the settings.
+"""The result cache: findings per file, keyed by the file's content, mllint's version and the settings,
+and valid while the other modules of the project that the lint consulted keep their content.
 
 Not by modification time: a fresh CI checkout resets every mtime. Entries live under `.mllint_cache/`
 (with a CACHEDIR.TAG and a .gitignore), one small JSON file each, written atomically.
@@ -13,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from mllint import __version__
+from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 
@@ -38,21 +40,29 @@ class Cache:
         digest = key.hexdigest()
         return self.directory / __version__ / digest[:2] / f"{digest}.json"
 
-    def get(self, data: bytes, path: str, selection: Selection) -> list[Finding] | None:
+    def get(self, data: bytes, path: str, selection: Selection, project: ProjectIndex | None = None) -> list[Finding] | None:
+        """The findings recorded for this content, if the other modules they depend on are unchanged."""
         try:
             with open(self._entry(data, path, selection), encoding="utf-8") as handle:
-                return [_finding_from_json(item) for item in json.load(handle)]
-        except (OSError, ValueError, KeyError, TypeError):
+                entry = json.load(handle)
+            for module, digest in entry["dependencies"].items():
+                if (project.digest(module) if project else None) != digest:
+                    return None
+            return [_finding_from_json(item) for item in entry["findings"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # a missing, unreadable or stale entry is a miss
 
-    def put(self, data: bytes, path: str, selection: Selection, findings: list[Finding]) -> None:
+    def put(self, data: bytes, path: str, selection: Selection, findings: list[Finding], dependencies: dict[str, str | None] | None = None) -> None:
+        """Record a file's findings, with the modules of the project its lint consulted (module name ->
+        digest of its file, None when there was no such module): they are part of what the findings
+        depend on."""
         entry = self._entry(data, path, selection)
         try:
             self._initialise()
             entry.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump([_finding_to_json(f) for f in findings], handle)
+                json.dump({"findings": [_finding_to_json(f) for f in findings], "dependencies": dependencies or {}}, handle)
             os.replace(temporary, entry)
         except OSError:
             pass  # a read-only checkout still lints; it only does not remember

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import math
 import os
@@ -13,6 +14,7 @@ import click
 
 from mllint import __version__
 from mllint import baseline as baselines
+from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
 from mllint.config import ConfigError, Resolver, Settings, parse_table, tomllib
 from mllint.discovery import discover
@@ -127,6 +129,8 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
             click.echo("\n".join(files))
             return
         items = [(path, resolver.settings_for(path).selection_for(path)) for path in files]
+        named = [p for p in paths if p != "-"] + ([stdin_filename] if "-" in paths and stdin_filename else [])
+        job = dataclasses.replace(job, project=ProjectIndex.for_paths(named + files))
         results = check_files(items, job, jobs or available_cpus())
         stdin_output = b""
         if "-" in paths:
@@ -215,7 +219,7 @@ def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tu
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message)), data
     # Standard input is never written back: the fixed source goes to standard output.
     mode = Mode.CHECK if job.mode is Mode.ADD_NOQA else job.mode
-    result = check_source(source, path, selection, Job(mode, job.unsafe))
+    result = check_source(source, path, selection, Job(mode, job.unsafe, project=job.project))
     return result, data if result.text is None else result.text.encode(source.encoding)
 
 

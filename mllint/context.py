@@ -18,10 +18,15 @@ T = TypeVar("T")
 
 
 class FileContext:
-    def __init__(self, path: str, source: SourceText, tree: ast.Module) -> None:
-        self.path = path
+    def __init__(
+        self, path: str, source: SourceText, tree: ast.Module, module=None, real_path: str | None = None, project=None
+    ) -> None:
+        self.path = path  # as findings show it
         self.source = source
         self.tree = tree
+        self.module = module  # the `ModuleName` of the file in its project (None: not known)
+        self.real_path = real_path  # the file on disk, when there is one
+        self.project = project  # the `ProjectIndex` of the run (None: this file alone)
         self.findings: list[Finding] = []
         self._analyses: dict[type, object] = {}
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from mllint import noqa
+from mllint.analysis.project import ProjectIndex, module_name_of
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook
@@ -50,39 +51,47 @@ class Selection:
         return tuple(rule for rule in self.rules if rule.event is None)
 
 
-def lint_path(path: str, selection: Selection, display_path: str | None = None) -> list[Finding]:
+def lint_path(path: str, selection: Selection, display_path: str | None = None, project: ProjectIndex | None = None) -> list[Finding]:
+    """Lint a file on disk, in the project of its package root unless another project is given."""
     display_path = display_path or path
     try:
         text = read_source(path).text
     except SourceError as error:
         return event_findings(selection, Event.UNREADABLE, display_path, error.position, error.message)
+    project = project or ProjectIndex.for_paths([path])
     if is_notebook(path):
-        return lint_notebook(text, display_path, selection)
-    return lint_text(text, display_path, selection)
+        return lint_notebook(text, display_path, selection, project, real_path=path)
+    return lint_text(text, display_path, selection, project, real_path=path)
 
 
-def lint_notebook(json_text: str, path: str, selection: Selection) -> list[Finding]:
+def lint_notebook(
+    json_text: str, path: str, selection: Selection, project: ProjectIndex | None = None, real_path: str | None = None
+) -> list[Finding]:
     """Lint a notebook's code cells as one program; its findings are reported per cell."""
     try:
         notebook = load_notebook(json_text)
     except SourceError as error:
         return event_findings(selection, Event.UNREADABLE, path, error.position, error.message)
-    return notebook.to_cells(lint_text(notebook.python, path, selection), notebook.python)
+    return notebook.to_cells(lint_text(notebook.python, path, selection, project, real_path), notebook.python)
 
 
-def lint_text(text: str, path: str, selection: Selection) -> list[Finding]:
+def lint_text(
+    text: str, path: str, selection: Selection, project: ProjectIndex | None = None, real_path: str | None = None
+) -> list[Finding]:
+    """Lint a text as the module at `real_path` (default: `path`) of `project` (None: the text alone;
+    its own classes and functions are still known)."""
     # A syntax tree is many small objects and no cycles: the cyclic garbage collector would only spend a
     # fifth of the run scanning them. Whatever cycles a rule creates are collected after the file.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(text, path, selection)
+        return _lint(text, path, selection, project, real_path or path)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(text: str, path: str, selection: Selection) -> list[Finding]:
+def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | None, real_path: str) -> list[Finding]:
     source = SourceText(text)
     try:
         tree = parse_python(text, path)
@@ -94,7 +103,7 @@ def _lint(text: str, path: str, selection: Selection) -> list[Finding]:
         message = "too deeply nested to parse" if isinstance(error, RecursionError) else str(error)
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
 
-    ctx = FileContext(path, source, tree)
+    ctx = FileContext(path, source, tree, module_name_of(real_path)[1], real_path, project)
     checkers = tuple(
         rule for rule in selection.checkers
         if not rule.requires_any_text or any(needle in text for needle in rule.requires_any_text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mllint import __version__
+from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_text
 from mllint.registry import all_rules
 
@@ -21,5 +22,6 @@ class Plugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         codes = [code for code, rule in all_rules().items() if not rule.opt_in]
-        for finding in lint_text(self.text, self.filename, Selection.of(codes)):
+        project = ProjectIndex.for_paths([self.filename])  # the file's package: models in sibling modules count
+        for finding in lint_text(self.text, self.filename, Selection.of(codes), project):
             yield finding.start.line, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)

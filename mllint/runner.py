@@ -6,6 +6,7 @@ import enum
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from mllint.analysis.project import ProjectIndex
 from mllint.cache import Cache
 from mllint.engine import Event, Selection, event_findings, lint_text
 from mllint.findings import Finding, Position
@@ -31,6 +32,7 @@ class Job:
     unsafe: bool = False
     noqa_reason: str | None = None
     cache: Cache | None = None
+    project: ProjectIndex | None = None  # the project of the run, which cross-file analyses look into
 
 
 @dataclass
@@ -70,12 +72,16 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
     if job.cache is None or job.mode not in (Mode.CHECK, Mode.FIX, Mode.DIFF):
         return check_source(source, path, selection, job, real_path=path)
-    cached = job.cache.get(source.data, path, selection)
+    cached = job.cache.get(source.data, path, selection, job.project)
     if cached is not None and (job.mode is Mode.CHECK or not any(allowed(f.fix, job.unsafe) for f in cached)):
         return FileResult(path, cached)
-    result = check_source(source, path, selection, job, real_path=path)
+    if job.project is None:
+        result, consulted = check_source(source, path, selection, job, real_path=path), {}
+    else:
+        with job.project.recording() as consulted:
+            result = check_source(source, path, selection, job, real_path=path)
     if not result.fixed:  # what was linted is what is on disk
-        job.cache.put(source.data, path, selection, result.findings)
+        job.cache.put(source.data, path, selection, result.findings, consulted)
     return result
 
 
@@ -88,7 +94,7 @@ def check_source(source: SourceFile, path: str, selection: Selection, job: Job, 
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
 
     def lint(text: str) -> list[Finding]:
-        return program.fixable(lint_text(text, path, selection), text)
+        return program.fixable(lint_text(text, path, selection, job.project, real_path), text)
 
     if job.mode is Mode.CHECK:
         return FileResult(path, program.report(lint(program.python), program.python))

@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from mllint import __version__
+from mllint.analysis.project import ProjectIndex
 from mllint.config import CONFIG_FILES, ConfigError, Resolver
 from mllint.engine import Selection, lint_notebook, lint_text
 from mllint.findings import Applicability, Finding, Fix, Position, Severity
@@ -124,6 +125,12 @@ def selection_for(path: str) -> Selection | None:
     return settings.selection_for(path)
 
 
+def project_of(path: str) -> ProjectIndex:
+    """The document's project, found again on every lint: the buffer is its own module, and the other
+    modules are read from disk (their summaries are rebuilt when a file's modification time changes)."""
+    return ProjectIndex.for_paths([path])
+
+
 def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]:
     try:
         selection = selection_for(snapshot.path)
@@ -132,7 +139,7 @@ def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]
     if selection is None or is_notebook(snapshot.path):  # a notebook opened as JSON text: not Python
         return []
     buffer = Buffer(snapshot.text, encoding)
-    findings = lint_text(snapshot.text, snapshot.path, selection)
+    findings = lint_text(snapshot.text, snapshot.path, selection, project_of(snapshot.path))
     return [to_diagnostic(finding, buffer, snapshot.version) for finding in findings]
 
 
@@ -146,7 +153,7 @@ def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[
         return {uri: [configuration_diagnostic(error)] for uri in result}
     if selection is None or not code_cells:
         return result
-    for finding in lint_notebook(notebook.as_json(), notebook.path, selection):
+    for finding in lint_notebook(notebook.as_json(), notebook.path, selection, project_of(notebook.path)):
         cell = notebook.cells[finding.cell - 1] if finding.cell else code_cells[0]
         result[cell.uri].append(to_diagnostic(finding, Buffer(cell.text, encoding), cell.version))
     return result
@@ -191,7 +198,8 @@ def fix_all_edits(snapshot: Snapshot, encoding: str | None) -> list[types.TextEd
     selection = selection_for(snapshot.path)
     if selection is None:
         return []
-    outcome = fix_text(snapshot.text, lambda text: lint_text(text, snapshot.path, selection), unsafe=False)
+    project = project_of(snapshot.path)
+    outcome = fix_text(snapshot.text, lambda text: lint_text(text, snapshot.path, selection, project), unsafe=False)
     if outcome.error:
         logger.warning("%s: %s", snapshot.path, outcome.error)
         return []

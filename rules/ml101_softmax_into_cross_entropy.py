@@ -1,22 +1,19 @@
 import ast
 
-from mllint.analysis.names import call_argument
-from mllint.analysis.values import FUNCTION_KINDS, Kind, ValueKinds
-from mllint.findings import Applicability, Fix, Severity
+from mllint.analysis.losses import CROSS_ENTROPY, drop_activation_fix, loss_input
+from mllint.analysis.values import Kind
+from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
-
-CROSS_ENTROPY_FUNCTION = "torch.nn.functional.cross_entropy"
-CROSS_ENTROPY_CLASS = "torch.nn.CrossEntropyLoss"
-SOFTMAX_FUNCTIONS = {name for name, kind in FUNCTION_KINDS.items() if kind is Kind.PROBABILITIES}
-SOFTMAX_MODULE = "torch.nn.Softmax"
 
 
 class SoftmaxIntoCrossEntropy(Rule):
     """
     ## What it does
     Reports softmax output passed as the input of `CrossEntropyLoss` or `F.cross_entropy`: from
-    `F.softmax`, `torch.softmax`, `x.softmax(dim)`, an `nn.Softmax` module or an `nn.Sequential` ending in
-    one, directly or through local variables and import aliases.
+    `F.softmax`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax` module or an
+    `nn.Sequential` ending in one, directly or through local variables, `self.` attributes and import
+    aliases, and from the project's models and functions in other files: a model whose `forward` returns
+    softmax output (in training mode), a factory function that builds one, a helper that returns one.
 
     ## Why is this bad?
     Cross-entropy applies `log_softmax` itself and expects raw logits. A softmax first squashes the logits
@@ -58,60 +55,12 @@ class SoftmaxIntoCrossEntropy(Rule):
     requires_any_text = ("cross_entropy", "CrossEntropyLoss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        loss = self._cross_entropy_name(node)
-        if loss is None:
+        found = loss_input(self.ctx, node, CROSS_ENTROPY)
+        if found is None or found.origin is None or found.origin.kind is not Kind.PROBABILITIES:
             return
-        argument = call_argument(node, 0, "input")
-        if argument is None:
-            return
-        values = self.ctx.analysis(ValueKinds)
-        origin = values.origin(argument)
-        if origin is None or origin.kind is not Kind.PROBABILITIES:
-            return
-        where = "" if origin.node is argument else f" (line {origin.node.lineno})"
         message = (
-            f"`{self.ctx.text(argument)}` is softmax output{where}, but `{loss}` applies log_softmax "
-            "itself: pass the raw logits"
+            f"`{self.ctx.text(found.argument)}` is softmax output{found.origin.where(found.argument)}, but "
+            f"`{found.callee}` applies log_softmax itself: pass the raw logits"
         )
-        self.report(argument, message, self._fix(argument, origin.node, values))
-
-    def _cross_entropy_name(self, call: ast.Call) -> str | None:
-        if self.ctx.qualified_name(call.func) == CROSS_ENTROPY_FUNCTION:
-            return self.ctx.text(call.func)
-        if self.ctx.analysis(ValueKinds).constructed_class(call.func) == CROSS_ENTROPY_CLASS:
-            return self.ctx.text(call.func)
-        return None
-
-    def _fix(self, argument: ast.AST, softmax: ast.Call, values: ValueKinds) -> Fix | None:
-        """Replace the softmax by its input, when nothing else reads the softmax value."""
-        if softmax is not argument and not self._only_use(argument, softmax, values):
-            return None
-        logits = self._softmax_input(softmax)
-        if logits is None:
-            return None
-        return self.ctx.fix(
-            "Remove the softmax: pass the logits", Applicability.UNSAFE, self.ctx.replace(softmax, self.ctx.text(logits))
-        )
-
-    def _softmax_input(self, softmax: ast.Call) -> ast.AST | None:
-        """The logits a softmax is applied to: `F.softmax(x, 1)`, `x.softmax(1)`, `self.softmax(x)`; None
-        for a model whose last layer is the softmax (an `nn.Sequential`): that layer is not ours to drop."""
-        functional = self.ctx.qualified_name(softmax.func) in SOFTMAX_FUNCTIONS
-        module = self.ctx.analysis(ValueKinds).constructed_class(softmax.func) == SOFTMAX_MODULE
-        if not functional and not module:
-            method = isinstance(softmax.func, ast.Attribute) and softmax.func.attr == "softmax"
-            return softmax.func.value if method and self.ctx.qualified_name(softmax.func) is None else None
-        return call_argument(softmax, 0, "input")
-
-    def _only_use(self, argument: ast.AST, softmax: ast.Call, values: ValueKinds) -> bool:
-        """Is `argument` a name assigned only `softmax`, and read nowhere else?"""
-        if not isinstance(argument, ast.Name) or values.reaching_values(argument) != [softmax]:
-            return False
-        scope = self.ctx.scopes.enclosing_function(argument)
-        reads = [
-            name
-            for name in self.ctx.index.by_type.get(ast.Name, ())
-            if name.id == argument.id and isinstance(name.ctx, ast.Load)
-            and self.ctx.scopes.enclosing_function(name) is scope
-        ]
-        return reads == [argument]
+        fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
+        self.report(found.argument, message, fix)

@@ -12,7 +12,8 @@ class LogOfProbabilities(Rule):
     """
     ## What it does
     Reports the logarithm of softmax output: `torch.log(F.softmax(x, dim=1))`, `probs.log()`, directly
-    or through local variables. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
+    or through local variables, or from a model or helper in another file of the project whose output
+    is softmax. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
     `probs.clamp(min=eps).log()`) is not reported, nor is the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
 
@@ -49,22 +50,26 @@ class LogOfProbabilities(Rule):
     name = "log-of-probabilities"
     message = "log of softmax output: use `log_softmax` on the logits"
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("softmax", "Softmax")
+    requires_any_text = ("log",)
 
     def visit_Call(self, node: ast.Call) -> None:
         argument = self._log_argument(node)
         if argument is None:
             return
         origin = self.ctx.analysis(ValueKinds).origin(argument)
-        if origin is not None and origin.kind is Kind.PROBABILITIES:
-            self.report(node, self.message, self._fix(node, argument, origin))
+        if origin is not None and origin.kind is Kind.PROBABILITIES and not origin.exp_of_log:
+            message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
+            self.report(node, message, self._fix(node, argument, origin))
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
-        if self.ctx.qualified_name(call.func) in LOG_FUNCTIONS and len(call.args) == 1 and not call.keywords:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "log") and not (isinstance(func, ast.Name) and func.id == "log"):
+            return None  # cheap first: a log is spelt `log` (an alias of torch.log is not followed)
+        if self.ctx.qualified_name(func) in LOG_FUNCTIONS and len(call.args) == 1 and not call.keywords:
             return call.args[0]
-        method = isinstance(call.func, ast.Attribute) and call.func.attr == "log" and not call.args
-        if method and self.ctx.qualified_name(call.func) is None:
-            return call.func.value
+        method = isinstance(func, ast.Attribute) and not call.args
+        if method and self.ctx.qualified_name(func) is None:
+            return func.value
         return None
 
     def _fix(self, log_call: ast.Call, argument: ast.AST, origin):

@@ -1,17 +1,15 @@
 import ast
 
-from mllint.analysis.names import call_argument
-from mllint.analysis.values import Kind, ValueKinds
+from mllint.analysis.losses import BCE, loss_input
+from mllint.analysis.values import Kind
 from mllint.rule import Rule
-
-BCE_FUNCTION = "torch.nn.functional.binary_cross_entropy"
-BCE_CLASS = "torch.nn.BCELoss"
 
 
 class BceOnSigmoid(Rule):
     """
     ## What it does
-    Reports sigmoid output passed as the input of `BCELoss` or `F.binary_cross_entropy`.
+    Reports sigmoid output passed as the input of `BCELoss` or `F.binary_cross_entropy`, also when the
+    sigmoid is applied by a model's `forward` or a helper function in another file of the project.
 
     ## Why is this bad?
     It works, but it is the numerically weak way to write it: the sigmoid saturates to exactly 0 or 1
@@ -45,15 +43,12 @@ class BceOnSigmoid(Rule):
 
     code = "ML702"
     name = "bce-on-sigmoid"
-    message = "sigmoid output passed to `{loss}`: use `BCEWithLogitsLoss` on the logits, which is stable"
+    message = "sigmoid output passed to `BCELoss`: use `BCEWithLogitsLoss` on the logits, which is stable"
     requires_any_text = ("binary_cross_entropy", "BCELoss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        values = self.ctx.analysis(ValueKinds)
-        is_bce = self.ctx.qualified_name(node.func) == BCE_FUNCTION or values.constructed_class(node.func) == BCE_CLASS
-        argument = call_argument(node, 0, "input")
-        if not is_bce or argument is None:
-            return
-        origin = values.origin(argument)
-        if origin is not None and origin.kind is Kind.SIGMOID:
-            self.report(argument, self.message.format(loss=self.ctx.text(node.func)))
+        found = loss_input(self.ctx, node, BCE)
+        if found is not None and found.origin is not None and found.origin.kind is Kind.SIGMOID:
+            where = found.origin.where(found.argument)
+            message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`: "
+            self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable")

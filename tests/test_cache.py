@@ -18,9 +18,9 @@ def count_lints(monkeypatch) -> list[str]:
     linted: list[str] = []
     real = mllint.runner.lint_text
 
-    def counting(text, path, selection):
+    def counting(text, path, *args):
         linted.append(path)
-        return real(text, path, selection)
+        return real(text, path, *args)
 
     monkeypatch.setattr(mllint.runner, "lint_text", counting)
     return linted

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
 
@@ -14,11 +15,13 @@ DIRECTORIES = sorted(p.parent for p in FIXTURES.rglob("expected.txt"))
 
 
 def findings_of(directory: Path) -> list[str]:
+    """As `mllint DIRECTORY` finds them: the directory is the project its files import from."""
     selection = Selection.of(all_rules())
+    project = ProjectIndex.for_paths([str(directory)])
     lines = []
     for path in sorted([*directory.rglob("*.py"), *directory.rglob("*.ipynb")]):
         relative = path.relative_to(directory).as_posix()
-        for f in lint_path(str(path), selection, display_path=relative):
+        for f in lint_path(str(path), selection, display_path=relative, project=project):
             lines.append(f"{f.location}:{f.start.line}:{f.start.column}: {f.code}")
     return lines
 

@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import Names, call_argument
 from mllint.analysis.values import ValueKinds, canonical_class
 
 BUDGET = 400  # expressions visited per question, beyond which the answer is unknown
@@ -322,7 +322,7 @@ class GradientFlow:
     def _is_module_constructor(self, call: ast.Call) -> bool:
         """`Net()` for a module class of this file, or a torch.nn layer with parameters."""
         func = call.func
-        if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.qualified_name(func) is None:
+        if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.analysis(Names).is_own_or_local(func):
             return True
         name = canonical_class(self.ctx.qualified_name(func))
         if name in CONTAINERS:

@@ -2,7 +2,9 @@
 
 `import torch.nn.functional as F` makes `F.softmax` resolve to `torch.nn.functional.softmax`. Imports inside
 functions are honoured, and a name that a function binds otherwise (a parameter, an assignment) shadows
-the module's import of the same name, so it resolves to nothing: unknown stays unknown.
+the module's import of the same name, so it resolves to nothing: unknown stays unknown. When the module's
+own name is known (`ctx.module`), relative imports resolve (`from .models import Net` in `pkg.train` is
+`pkg.models.Net`) and so do the module's top-level classes and functions (`Net` is `pkg.train.Net`).
 """
 from __future__ import annotations
 
@@ -15,10 +17,16 @@ class Names:
     def __init__(self, ctx) -> None:
         self.scopes: Scopes = ctx.analysis(Scopes)
         self._imports: dict[ast.AST, dict[str, str]] = {}
+        module = ctx.module
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
-            self._imports.setdefault(scope, {}).update(_bindings(node))
+            self._imports.setdefault(scope, {}).update(_bindings(node, module))
         self._module = ctx.tree
+        self._definitions: dict[str, str] = {}
+        if module is not None:
+            for statement in ctx.tree.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self._definitions[statement.name] = f"{module.name}.{statement.name}"
 
     def qualified_name(self, expr: ast.AST) -> str | None:
         """`torch.nn.functional.softmax` for `F.softmax` under `import torch.nn.functional as F`."""
@@ -42,7 +50,16 @@ class Names:
             if name.id in self.scopes.local_bindings(function):
                 return None
             function = self.scopes.enclosing_function(function)
-        return self._imports.get(self._module, {}).get(name.id)
+        module_level = self._imports.get(self._module, {})
+        return module_level.get(name.id) or self._definitions.get(name.id)
+
+    def is_own_or_local(self, name: ast.Name) -> bool:
+        """Does `name` resolve to nothing imported: a class or function of this module, or a local name?"""
+        return self.resolve(name) in (None, self._definitions.get(name.id))
+
+    def module_imports(self) -> dict[str, str]:
+        """The module-level imports: bound name -> qualified name."""
+        return dict(self._imports.get(self._module, {}))
 
     def imports(self, prefix: str) -> bool:
         """Does the module import anything from `prefix` (e.g. "torch")?"""
@@ -53,7 +70,7 @@ class Names:
         )
 
 
-def _bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
+def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:
     bound: dict[str, str] = {}
     if isinstance(node, ast.Import):
         for alias in node.names:
@@ -63,12 +80,26 @@ def _bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
                 top = alias.name.split(".")[0]
                 bound[top] = top
         return bound
-    if node.level or not node.module:
-        return bound  # relative imports resolve within the project, not here
+    origin = _absolute(node, module)
+    if origin is None:
+        return bound  # a relative import in a module whose name is not known
     for alias in node.names:
         if alias.name != "*":
-            bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            bound[alias.asname or alias.name] = f"{origin}.{alias.name}" if origin else alias.name
     return bound
+
+
+def _absolute(node: ast.ImportFrom, module) -> str | None:
+    """The module a `from` import imports from: `from ..data import x` in `pkg.sub.train` is `pkg.data`."""
+    if not node.level:
+        return node.module
+    if module is None:
+        return None
+    package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+    if node.level - 1 > len(package) or (node.level - 1 == len(package) and not node.module):
+        return None
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
 
 
 def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:

@@ -1,7 +1,9 @@
-"""Value kinds: what an expression holds (softmax output, log-probabilities, sigmoid output) and what
-class an object was constructed from (`criterion = nn.CrossEntropyLoss()`), following local names through
-the assignments that can reach them. A kind is known only when every reaching assignment agrees:
-unknown stays unknown.
+"""Value kinds: what an expression holds (softmax output, log-probabilities, sigmoid output, a Linear
+layer's raw logits) and what class an object was constructed from (`criterion = nn.CrossEntropyLoss()`),
+following local names, `self.` attributes and calls through the assignments that can reach them. Calls of
+the project's classes and functions (`out = model(x)` with `model = Net()`) are described here and
+resolved across modules by `project.ProjectView`. A kind is known only when every reaching assignment
+agrees: unknown stays unknown.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ class Kind(enum.Enum):
     PROBABILITIES = "softmax output"
     LOG_PROBABILITIES = "log_softmax output"
     SIGMOID = "sigmoid output"
+    LOGITS = "raw logits from a Linear layer"
 
 
 FUNCTION_KINDS = {
@@ -30,12 +33,21 @@ FUNCTION_KINDS = {
     "torch.sigmoid": Kind.SIGMOID,
     "torch.nn.functional.sigmoid": Kind.SIGMOID,
     "torch.special.expit": Kind.SIGMOID,
+    "torch.nn.functional.linear": Kind.LOGITS,
 }
 METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
     "torch.nn.Sigmoid": Kind.SIGMOID,
+    "torch.nn.Linear": Kind.LOGITS,
+    "torch.nn.LazyLinear": Kind.LOGITS,
+}
+EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
+# Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
+VALUE_PRESERVING_METHODS = {
+    "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
+    "clone", "cpu", "cuda", "detach", "permute", "transpose",
 }
 SEQUENTIAL = "torch.nn.Sequential"
 
@@ -47,10 +59,89 @@ def canonical_class(name: str | None) -> str | None:
     return name
 
 
+# Value descriptors: what an expression evaluates to, as far as one module's own code tells. A descriptor
+# that names a class or function of the project (`Ref`) is resolved by `project.ProjectView`, which
+# follows it into the module that defines it; module summaries store descriptors, never resolved facts.
+@dataclass(frozen=True, eq=False)
+class Made:
+    """A tensor of a known kind made by `node` (a softmax call...); with `layer`, a module object whose
+    output has that kind (`nn.Softmax(dim=1)`, an `nn.Sequential` ending in one), made by its constructor."""
+
+    kind: Kind
+    node: ast.Call
+    layer: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Ref:
+    """A class, function or module-level object named by its qualified name (`pkg.models.Net`)."""
+
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Called:
+    """What the call `node` of `callee` returns: an instance of a class, a function's return value, a
+    model's `forward` output."""
+
+    callee: "Value"
+    node: ast.Call
+
+
+@dataclass(frozen=True, eq=False)
+class Exp:
+    """`torch.exp(value)`: probabilities when `value` is log-probabilities."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
+class OneOf:
+    """One of several values depending on the path taken: known only when they all agree."""
+
+    values: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Packed:
+    """A tuple of values (`return logits, probs`); None for an element that is not known."""
+
+    values: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Item:
+    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`)."""
+
+    value: "Value"
+    index: int
+
+
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a value that reaches the linted code was made, when that is in a class or function."""
+
+    via: str  # `Net.forward`, `build_model`
+    path: str  # the defining file as findings show it; "" for the linted file itself
+    line: int
+
+
 @dataclass(frozen=True)
 class Origin:
     kind: Kind
-    node: ast.Call  # the call that made the value
+    node: ast.Call  # in the linted file: the call that made the value, or the call that returned it
+    source: Source | None = None
+    exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
+
+    def where(self, argument: ast.AST) -> str:
+        """What a message says about where the value comes from, after "is softmax output"."""
+        if self.source is not None:
+            place = f"{self.source.path}:{self.source.line}" if self.source.path else f"line {self.source.line}"
+            return f": `{self.source.via}` returns {self.kind.value} ({place})"
+        return "" if self.node is argument else f" (line {self.node.lineno})"
 
 
 @dataclass(frozen=True)
@@ -68,36 +159,67 @@ class ValueKinds:
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
 
     # What a value is.
-    def origin(self, expr: ast.AST, depth: int = 0) -> Origin | None:
-        """Where a softmax/log_softmax/sigmoid value was made, if every way `expr` can get its value
-        agrees on the kind."""
+    def origin(self, expr: ast.AST) -> Origin | None:
+        """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
+        value agrees on the kind: in this file, or in a class or function of the project."""
+        from mllint.analysis.project import ProjectView  # the project resolves what this module describes
+
+        value = self.value(expr)
+        return None if value is None else self.ctx.analysis(ProjectView).origin(value)
+
+    def value(self, expr: ast.AST, depth: int = 0) -> Value | None:
+        """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            return self._call_origin(expr, depth)
+            return self._call_value(expr, depth)
+        if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+            return Packed(tuple(self.value(e, depth + 1) for e in expr.elts))
+        if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
+            inner = self.value(expr.value, depth + 1)
+            return None if inner is None else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
             values = self.reaching_values(expr)
-            origins = [self.origin(v, depth + 1) for v in values or ()]
-            if origins and all(o is not None and o.kind == origins[0].kind for o in origins):
-                return origins[-1]
-        return None
-
-    def _call_origin(self, call: ast.Call, depth: int) -> Origin | None:
-        name = self.ctx.qualified_name(call.func)
-        if name in FUNCTION_KINDS:
-            return Origin(FUNCTION_KINDS[name], call)
-        if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in METHOD_KINDS:
-            kind = METHOD_KINDS[call.func.attr]
-            # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
-            if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
-                return Origin(kind, call)
+        elif _is_self_attribute(expr):
+            values = self._self_attribute_values(expr)
+        else:
             return None
-        module = self.constructor(call.func, depth + 1)
-        if module is not None:
-            kind = self._module_kind(module)
+        described = [self.value(v, depth + 1) for v in values or ()]
+        if not described or any(d is None for d in described):
+            return None
+        return described[0] if len(described) == 1 else OneOf(tuple(described))
+
+    def _call_value(self, call: ast.Call, depth: int) -> Value | None:
+        func = call.func
+        name = self.ctx.qualified_name(func)
+        if name in FUNCTION_KINDS:
+            return Made(FUNCTION_KINDS[name], call)
+        if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
+            inner = self.value(call.args[0], depth + 1)
+            return None if inner is None else Exp(inner)
+        if name is None and isinstance(func, ast.Attribute):
+            if func.attr in METHOD_KINDS:
+                kind = METHOD_KINDS[func.attr]
+                # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
+                if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
+                    return Made(kind, call)
+                return None
+            if func.attr == "exp" and not call.args and not call.keywords:
+                inner = self.value(func.value, depth + 1)
+                return None if inner is None else Exp(inner)
+            if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
+                return self.value(func.value, depth + 1)
+        if name is not None:
+            kind = self._module_kind(call)
             if kind is not None:
-                return Origin(kind, call)
-        return None
+                return Made(kind, call, layer=True)
+            return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
+        callee = self.value(func, depth + 1)
+        return None if callee is None else Called(callee, call)
+
+    def _linting_torch(self) -> bool:
+        """Inside torch's own sources, torch's functions are the project's."""
+        return bool(self.ctx.module) and self.ctx.module.name.split(".")[0] == "torch"
 
     def _module_kind(self, constructor: ast.Call) -> Kind | None:
         name = canonical_class(self.ctx.qualified_name(constructor.func))
@@ -245,6 +367,14 @@ class ValueKinds:
         return None if not found or any(v is None for v in found) else found
 
 
+def _constant_index(node: ast.AST) -> int | None:
+    """`1` or `-1` written literally."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
 def _is_self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
@@ -294,9 +424,13 @@ def _assigned(target: ast.AST, value: ast.AST):
         yield target.id, target, value
     elif isinstance(target, (ast.Tuple, ast.List)):
         literal = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        starred = any(isinstance(element, ast.Starred) for element in target.elts)
         for i, element in enumerate(target.elts):
             if literal and isinstance(element, ast.Name):
                 yield element.id, element, value.elts[i]
+            elif not starred and isinstance(element, ast.Name):  # `logits, probs = model(x)`: item i
+                item = ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load())
+                yield element.id, element, ast.copy_location(item, value)
             else:
                 for name in _names_in(element):
                     yield name.id, name, None

@@ -1,0 +1,422 @@
+"""The project index: the Python modules of the project being linted, and their summaries.
+
+`ProjectIndex` knows the project's roots (the package roots of the linted paths) and finds the file of a
+module name there (`pkg.models` -> `<root>/pkg/models.py`). It holds no trees: a module's `ModuleSummary`
+(see `summaries.py`) is built from its file the first time a rule needs it, and kept per process keyed
+by the file's modification time and size. It is small and picklable (only the roots travel), so the CLI
+builds it once from the file list and every worker gets it with its job.
+
+Installed third-party packages are never part of a project unless they are what is linted: a root found
+above a package (`site-packages` above `torch/`) admits only the packages linted there.
+
+`ProjectView` is what one file's lint sees: its own module's summary comes from the text being linted
+(an editor's unsaved buffer, standard input), the others from disk. It resolves the value descriptors of
+`values.py` across modules (`Called(Ref("pkg.models.Net"))` -> what `Net.forward` returns) and records
+every module it consulted, with the digest of its file: a cached result stays valid while they do.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from mllint.analysis.summaries import ClassSummary, ModuleSummary
+from mllint.analysis.values import (
+    MAX_DEPTH, Called, Exp, Item, Kind, Made, OneOf, Origin, Packed, Ref, Source, Value, canonical_class,
+)  # fmt: skip
+from mllint.source import SourceError, SourceText, parse_python, read_source
+
+MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
+                "pytorch_lightning.LightningModule"}  # fmt: skip
+NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
+INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
+MODE_DEPENDENT_WORDS = ("Dropout", "BatchNorm", "InstanceNorm")
+
+
+@dataclass(frozen=True)
+class ModuleName:
+    name: str
+    is_package: bool  # an `__init__` module: its relative imports start from itself
+
+
+def module_name_of(path: str) -> tuple[str, ModuleName]:
+    """The package root of a file (the first directory above it that is no package) and its module name."""
+    directory, filename = os.path.split(os.path.abspath(path))
+    stem = filename.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.exists(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+        if not package:
+            break
+    return directory, ModuleName(".".join(parts) or stem, is_package)
+
+
+# Per process, for files on disk: path -> ((mtime_ns, size), summary or None when it does not parse), and
+# path -> ((mtime_ns, size), digest of the content).
+_SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
+_DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
+
+
+class ProjectIndex:
+    def __init__(self, roots: dict[str, frozenset[str] | None]) -> None:
+        # root directory -> the top-level names it admits (None: every module in it)
+        self.roots = roots
+        self._located: dict[str, str | None] = {}
+        self._recorders: list[dict[str, str | None]] = []
+
+    @classmethod
+    def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
+        """The project of the linted paths: each named directory that is no package, all of it; each
+        file's (or package's) package root, admitting only that package (a root may be `site-packages`)."""
+        roots: dict[str, set[str] | None] = {}
+        for path in paths:
+            absolute = os.path.abspath(path)
+            if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
+                roots[absolute] = None
+                continue
+            root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
+            if root in roots and roots[root] is None:
+                continue
+            if "." in module.name or module.is_package or os.path.basename(root) in INSTALLATION_DIRECTORIES:
+                roots.setdefault(root, set()).add(module.name.split(".")[0])  # type: ignore[union-attr]
+            else:
+                roots[root] = None  # a script: the directory of scripts it lives in is the project
+        return cls({root: None if tops is None else frozenset(tops) for root, tops in roots.items()})
+
+    def __getstate__(self) -> dict:
+        return {"roots": self.roots}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["roots"])
+
+    # Where modules are.
+    def locate(self, module: str) -> str | None:
+        """The file of a module of the project, None when the project has no such module."""
+        if module not in self._located:
+            self._located[module] = self._find(module)
+        return self._located[module]
+
+    def _find(self, module: str) -> str | None:
+        parts = module.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None
+        for root, tops in self.roots.items():
+            if tops is not None and parts[0] not in tops:
+                continue
+            base = os.path.join(root, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+                if os.path.isfile(candidate):
+                    return candidate
+        return None
+
+    def summary(self, module: str) -> ModuleSummary | None:
+        """The summary of a module of the project (None: not in the project, or it does not parse)."""
+        path = self.locate(module)
+        self._record(module, path)
+        return None if path is None else _summary(path, module)
+
+    def digest(self, module: str) -> str | None:
+        """What a cached result checks: the digest of the module's file (None: no such module)."""
+        path = self.locate(module)
+        return None if path is None else _digest(path)
+
+    # Which modules a lint consulted, for the result cache.
+    @contextmanager
+    def recording(self) -> Iterator[dict[str, str | None]]:
+        consulted: dict[str, str | None] = {}
+        self._recorders.append(consulted)
+        try:
+            yield consulted
+        finally:
+            self._recorders.remove(consulted)
+
+    def _record(self, module: str, path: str | None) -> None:
+        if self._recorders:
+            digest = None if path is None else _digest(path)
+            for recorder in self._recorders:
+                recorder[module] = digest
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return (0, -1)
+    return (status.st_mtime_ns, status.st_size)
+
+
+def _digest(path: str) -> str:
+    stamp = _stamp(path)
+    known = _DIGESTS.get(path)
+    if known is None or known[0] != stamp:
+        try:
+            with open(path, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).hexdigest()
+        except OSError:
+            digest = ""
+        known = _DIGESTS[path] = (stamp, digest)
+    return known[1]
+
+
+def _summary(path: str, module: str) -> ModuleSummary | None:
+    stamp = _stamp(path)
+    known = _SUMMARIES.get(path)
+    if known is None or known[0] != stamp:
+        known = _SUMMARIES[path] = (stamp, _summarize(path, module))
+    return known[1]
+
+
+def _summarize(path: str, module: str) -> ModuleSummary | None:
+    from mllint.context import FileContext  # the context imports the analyses
+
+    try:
+        source = read_source(path)
+        tree = parse_python(source.text, path)
+        _, name = module_name_of(path)
+        ctx = FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
+        summary = ctx.analysis(ModuleSummary)
+        summary.freeze()
+        return summary
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@dataclass(frozen=True)
+class Found:
+    """A resolved value: a tensor of a known kind (or a module object whose output has it)."""
+
+    kind: Kind
+    layer: bool
+    node: object  # the call that made it (or applied the layer that did), in `module`'s file
+    module: ModuleSummary
+    line: int  # where the kind is made: the softmax call, the layer's constructor
+    via: str | None = None  # the outermost class or function of the project it came through
+    entry: object = None  # the call in the linted file that led to `via`
+    exp_of_log: bool = False
+
+
+@dataclass(frozen=True)
+class Instance:
+    cls: str  # an instance of this class of the project
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str  # a class, function or module-level object of the project
+
+
+@dataclass(frozen=True)
+class Tuple:
+    values: tuple  # descriptors of the elements, described in `module`
+    module: ModuleSummary
+
+
+@dataclass(frozen=True, eq=False)
+class _Through:
+    """An element of a tuple returned by `via`: once found, it says it came through `via`."""
+
+    value: Value | None
+    via: str
+    entry: object
+
+
+Resolved = Found | Instance | Entity | Tuple
+
+
+class ProjectView:
+    """What one file's lint knows of its project (an analysis: `ctx.analysis(ProjectView)`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.index: ProjectIndex | None = ctx.project
+
+    @property
+    def own(self) -> ModuleSummary:
+        """The linted file's summary, from its text: built only when a value leads into its own classes."""
+        return self.ctx.analysis(ModuleSummary)
+
+    # Finding classes and functions by qualified name.
+    def summary(self, module: str) -> ModuleSummary | None:
+        if module == self.own.name:
+            return self.own
+        return None if self.index is None else self.index.summary(module)
+
+    def find(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+        """The module that defines `qualified` (following re-exports) and the name there."""
+        if depth > MAX_DEPTH or "." not in qualified:
+            return None
+        module, _, member = qualified.rpartition(".")
+        summary = self.summary(module)
+        if summary is None:
+            return None
+        if member in summary.classes or member in summary.functions or member in summary.variables:
+            return summary, member
+        target = summary.imports.get(member)
+        return self.find(target, depth + 1) if target and target != qualified else None
+
+    def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
+        found = self.find(qualified)
+        if found is None or found[1] not in found[0].classes:
+            return None
+        return found[0], found[0].classes[found[1]]
+
+    def is_module_class(self, qualified: str, depth: int = 0) -> bool:
+        """Does the project class derive from `torch.nn.Module` (directly, by alias, or via project classes)?"""
+        found = self.class_summary(qualified)
+        if found is None or depth > MAX_DEPTH:
+            return False
+        return any(_is_torch_module(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
+
+    def mode_dependent(self, qualified: str, depth: int = 0) -> bool | None:
+        """Does the project Module class hold a layer that behaves differently in train and eval mode
+        (Dropout, BatchNorm, InstanceNorm, or the functional dropouts)? None: cannot be known."""
+        found = self.class_summary(qualified)
+        if found is None or depth > MAX_DEPTH:
+            return None
+        cls = found[1]
+        if cls.functional_dropout:
+            return True
+        answers = [self._layer_mode_dependent(name, depth) for names in cls.layers.values() for name in names]
+        answers += [
+            None if not self.is_module_class(base) else self.mode_dependent(base, depth + 1)
+            for base in cls.bases
+            if not _is_torch_module(base)
+        ]
+        if True in answers:
+            return True
+        return None if cls.indirect_layers or None in answers else False
+
+    def _layer_mode_dependent(self, name: str, depth: int) -> bool | None:
+        if name.startswith("torch.nn."):
+            return any(word in name.rsplit(".", 1)[-1] for word in MODE_DEPENDENT_WORDS)
+        if self.class_summary(name) is not None:
+            return self.mode_dependent(name, depth + 1)
+        return None
+
+    def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
+        """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
+        found = self.class_summary(qualified)
+        if found is None or depth > MAX_DEPTH:
+            return None
+        if found[1].has_forward:
+            return found
+        for base in found[1].bases:
+            inherited = self.forward_of(base, depth + 1)
+            if inherited is not None:
+                return inherited
+        return None
+
+    # What values are.
+    def origin(self, value: Value) -> Origin | None:
+        """The kind of a value described in the linted file, resolved through the project."""
+        found = self.resolve(value, self.own)
+        if not isinstance(found, Found) or found.layer:
+            return None
+        if found.via is None and found.module is self.own:
+            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log)
+        source = Source(found.via or "", self._display(found.module), found.line)
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log)
+
+    def instance_class(self, value: Value) -> str | None:
+        """The project class an object was built from (directly or by a factory function)."""
+        found = self.resolve(value, self.own)
+        return found.cls if isinstance(found, Instance) else None
+
+    def resolve(self, value: Value | None, module: ModuleSummary, depth: int = 0) -> Resolved | None:
+        if value is None or depth > MAX_DEPTH:
+            return None
+        if isinstance(value, Made):
+            return Found(value.kind, value.layer, value.node, module, value.node.lineno)
+        if isinstance(value, Ref):
+            return Entity(value.name)
+        if isinstance(value, Exp):
+            inner = self.resolve(value.value, module, depth + 1)
+            tensor = isinstance(inner, Found) and not inner.layer and inner.kind is Kind.LOG_PROBABILITIES
+            return dataclasses.replace(inner, kind=Kind.PROBABILITIES, exp_of_log=True) if tensor else None
+        if isinstance(value, OneOf):
+            return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
+        if isinstance(value, Packed):
+            return Tuple(value.values, module)
+        if isinstance(value, _Through):
+            found = self.resolve(value.value, module, depth + 1)
+            if not isinstance(found, Found):
+                return found
+            return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
+        if isinstance(value, Item):
+            packed = self.resolve(value.value, module, depth + 1)
+            if not isinstance(packed, Tuple) or not -len(packed.values) <= value.index < len(packed.values):
+                return None  # indexing a tensor, or an unknown container: unknown
+            return self.resolve(packed.values[value.index], packed.module, depth + 1)
+        if isinstance(value, Called):
+            return self._call(value, module, depth)
+        return None
+
+    def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
+        callee = self.resolve(value.callee, module, depth + 1)
+        if isinstance(callee, Found):
+            if not callee.layer:
+                return None
+            # Where the kind is made: where the layer is applied, or where a factory built it.
+            line = callee.line if callee.via else value.node.lineno
+            return dataclasses.replace(callee, layer=False, node=value.node, line=line)
+        if isinstance(callee, Instance):
+            forward = self.forward_of(callee.cls)
+            if forward is None:
+                return None
+            result = self.resolve(forward[1].forward, forward[0], depth + 1)
+            via = f"{forward[1].name}.forward"
+        elif isinstance(callee, Entity):
+            found = self.find(callee.name)
+            if found is None:
+                return None
+            owner, name = found
+            if name in owner.classes:
+                return Instance(f"{owner.name}.{name}") if self.is_module_class(f"{owner.name}.{name}") else None
+            if name in owner.variables:  # a module-level object: call what it holds
+                return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
+            result = self.resolve(owner.functions[name].returns, owner, depth + 1)
+            via = name
+        else:
+            return None
+        if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
+            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module)
+        if isinstance(result, Found):
+            entry = value.node if module is self.own else result.entry
+            return dataclasses.replace(result, via=via, entry=entry)
+        return result
+
+    def _display(self, module: ModuleSummary) -> str:
+        """A file as a finding shows it: relative to the linted file's directory when below it, else to the
+        working directory when below it."""
+        if module is self.own:
+            return ""
+        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
+        for relative in (os.path.relpath(module.path, here), os.path.relpath(module.path)):
+            if not relative.startswith(".."):
+                return relative
+        return module.path
+
+
+def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
+    """The value all paths agree on (same kind, or same class), else None: unknown stays unknown."""
+    if not resolved or any(r is None for r in resolved):
+        return None
+    first = resolved[0]
+    if isinstance(first, Found):
+        same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
+    else:
+        same = all(r == first for r in resolved)
+    return resolved[-1] if same else None
+
+
+def _is_torch_module(base: str) -> bool:
+    name = canonical_class(base) or ""
+    if name in MODULE_BASES:
+        return True
+    last = name.rsplit(".", 1)[-1]
+    return name == f"torch.nn.{last}" and last[:1].isupper() and name not in NOT_MODULES

@@ -1,0 +1,219 @@
+"""Module summaries: what other files need to know about a module, built once from its `ast`.
+
+A `ModuleSummary` holds, for the module's top-level definitions only:
+- `imports`: the names it imports, as qualified names (relative imports resolved), to follow re-exports;
+- `classes`: each class's bases (qualified names), the layers its methods assign to `self.<attr>`
+  (qualified class names; an `nn.Sequential`'s contents; "?" where the value is not a constructor call),
+  whether it builds layers in ways not tracked (`add_module`, `setattr`, a `ModuleList` from a loop),
+  whether it calls the functional dropouts, and what `forward` returns in training mode (returns under
+  `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
+- `functions`: what each function returns;
+- `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
+
+Return values are `values.py` descriptors, which may name classes and functions of other modules: the
+summary is built from this module alone, and `project.ProjectView` resolves the names when a rule asks.
+Summaries are analyses of a module's context, `ctx.analysis(ModuleSummary)`; the project index builds them
+for the files on disk, and the linted file's own comes from the text being linted.
+"""
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from mllint.analysis.names import Names
+from mllint.analysis.values import SEQUENTIAL, OneOf, Value, ValueKinds, canonical_class
+
+UNKNOWN_LAYER = "?"
+CONTAINERS = {SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+INDIRECT_CALLS = {"add_module", "register_module", "setattr"}
+FUNCTIONAL_DROPOUTS = {
+    "torch.nn.functional." + name
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+}
+
+
+class ClassSummary:
+    """A top-level class: its name, line and bases at once; the rest worked out when first asked."""
+
+    def __init__(self, node: ast.ClassDef, ctx) -> None:
+        self.name = node.name
+        self.line = node.lineno
+        self.bases: tuple[str, ...] = tuple(name for name in (ctx.qualified_name(b) for b in node.bases) if name)
+        self._forward = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+        self.has_forward = self._forward is not None
+        self._node, self._ctx = node, ctx
+
+    @cached_property
+    def forward(self) -> Value | None:
+        """What `forward` returns in training mode."""
+        if self._forward is None:
+            return None
+        return _combined(_values(_training_returns(self._forward.body), self._ctx.analysis(ValueKinds)))
+
+    @cached_property
+    def layers(self) -> dict[str, tuple[str, ...]]:
+        """`self.<attr>` -> the classes assigned to it anywhere in the class (`?`: not a constructor)."""
+        return self._scan()[0]
+
+    @cached_property
+    def indirect_layers(self) -> bool:
+        """Layers made in ways not tracked: `add_module`, `register_module`, `setattr`."""
+        return self._scan()[1]
+
+    @cached_property
+    def functional_dropout(self) -> bool:
+        return self._scan()[2]
+
+    def _scan(self) -> tuple[dict[str, tuple[str, ...]], bool, bool]:
+        ctx, layers, indirect, dropout = self._ctx, {}, False, False
+        for node in ast.walk(self._node):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if _is_self_attribute(target) and not isinstance(node.value, ast.Constant):
+                        layers[target.attr] = layers.get(target.attr, ()) + _layer_classes(node.value, ctx)
+            elif isinstance(node, ast.Call):
+                func = node.func
+                dropout = dropout or ctx.qualified_name(func) in FUNCTIONAL_DROPOUTS
+                indirect = indirect or getattr(func, "attr", getattr(func, "id", None)) in INDIRECT_CALLS
+        return layers, indirect, dropout
+
+    def freeze(self) -> None:
+        """Work everything out and drop the tree: for summaries kept after their file's lint."""
+        self.forward, self.layers, self.indirect_layers, self.functional_dropout  # noqa: B018
+        self._node = self._ctx = self._forward = None
+
+
+class FunctionSummary:
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx) -> None:
+        self.name = node.name
+        self.line = node.lineno
+        self._node, self._ctx = node, ctx
+
+    @cached_property
+    def returns(self) -> Value | None:
+        return _combined(_values(_returns(self._node.body), self._ctx.analysis(ValueKinds)))
+
+    def freeze(self) -> None:
+        self.returns  # noqa: B018
+        self._node = self._ctx = None
+
+
+class ModuleSummary:
+    def __init__(self, ctx) -> None:
+        self.name = ctx.module.name if ctx.module else ""
+        self.path = ctx.real_path or ctx.path
+        self.imports: dict[str, str] = ctx.analysis(Names).module_imports()
+        self.classes: dict[str, ClassSummary] = {}
+        self.functions: dict[str, FunctionSummary] = {}
+        assigned: dict[str, list[ast.AST]] = {}
+        for statement in ctx.tree.body:
+            if isinstance(statement, ast.ClassDef):
+                self.classes[statement.name] = ClassSummary(statement, ctx)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[statement.name] = FunctionSummary(statement, ctx)
+            elif isinstance(statement, ast.Assign):
+                single = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                for target in statement.targets:
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Name):
+                            assigned.setdefault(node.id, []).append(statement.value if single else None)
+        self._variables = {name: values[0] for name, values in assigned.items() if len(values) == 1 and values[0]}
+        self._ctx = ctx
+
+    @property
+    def variables(self) -> dict[str, ast.AST]:
+        """Module-level names assigned once (the expressions; `variable(name)` describes one)."""
+        return self._variables
+
+    @cached_property
+    def _described(self) -> dict[str, Value | None]:
+        values = self._ctx.analysis(ValueKinds)
+        return {name: values.value(expr) for name, expr in self._variables.items()}
+
+    def variable(self, name: str) -> Value | None:
+        return self._described.get(name)
+
+    def freeze(self) -> None:
+        for entity in (*self.classes.values(), *self.functions.values()):
+            entity.freeze()
+        self._variables = dict.fromkeys(self._variables)
+        self._described  # noqa: B018
+        self._ctx = None
+
+
+def _layer_classes(value: ast.AST, ctx) -> tuple[str, ...]:
+    """The classes an assigned value constructs: one, a container's contents, or unknown."""
+    name = canonical_class(ctx.qualified_name(value.func)) if isinstance(value, ast.Call) else None
+    if name is None:
+        return (UNKNOWN_LAYER,)
+    if name == SEQUENTIAL:
+        items = value.args
+    elif name in CONTAINERS:
+        if not value.args and not value.keywords:
+            return ()
+        if not isinstance(value.args[0], (ast.List, ast.Tuple)):
+            return (UNKNOWN_LAYER,)
+        items = value.args[0].elts
+    else:
+        return (name,)
+    return tuple(c for item in items for c in _layer_classes(item, ctx))
+
+
+def _values(returned: list[ast.AST] | None, values: ValueKinds) -> list[Value | None] | None:
+    return None if returned is None else [values.value(r) for r in returned]
+
+
+def _combined(values: list[Value | None] | None) -> Value | None:
+    if not values or any(v is None for v in values):
+        return None
+    return values[0] if len(values) == 1 else OneOf(tuple(values))
+
+
+def _returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
+    """The values the `return` statements of a body return (not those of nested functions); None when
+    that is not a value (a generator, a bare `return`)."""
+    found: list[ast.Return] = []
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) or (isinstance(node, ast.Return) and node.value is None):
+            return None
+        if isinstance(node, ast.Return):
+            found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return [r.value for r in sorted(found, key=lambda r: (r.lineno, r.col_offset))]
+
+
+def _training_returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
+    """The values returned in training mode: `if self.training` / `if not self.training` branches are
+    followed the training way, and what follows a training branch that returns runs in eval mode only."""
+    found: list[ast.AST] = []
+    for statement in statements:
+        mode = _training_test(statement.test) if isinstance(statement, ast.If) else None
+        training = (statement.body if mode else statement.orelse) if mode is not None else [statement]
+        returned = _training_returns(training) if mode is not None else _returns(training)
+        if returned is None:
+            return None
+        found += returned
+        if training and isinstance(training[-1], ast.Return):
+            return found
+    return found
+
+
+def _training_test(test: ast.AST) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for anything else."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _training_test(test.operand)
+        return None if inner is None else not inner
+    is_training = isinstance(test, ast.Attribute) and test.attr == "training" and _is_self(test.value)
+    return True if is_training else None
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and _is_self(node.value)

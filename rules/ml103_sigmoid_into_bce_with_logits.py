@@ -1,0 +1,63 @@
+import ast
+
+from mllint.analysis.losses import BCE_WITH_LOGITS, drop_activation_fix, loss_input
+from mllint.analysis.values import Kind
+from mllint.findings import Applicability, Severity
+from mllint.rule import Rule
+
+
+class SigmoidIntoBceWithLogits(Rule):
+    """
+    ## What it does
+    Reports sigmoid output passed as the input of `BCEWithLogitsLoss` or
+    `F.binary_cross_entropy_with_logits`: from `torch.sigmoid`, `x.sigmoid()`, an `nn.Sigmoid` module or an
+    `nn.Sequential` ending in one, through local variables and `self.` attributes, or returned by a
+    model's `forward` or a helper function in another file of the project.
+
+    ## Why is this bad?
+    `BCEWithLogitsLoss` applies the sigmoid itself. A sigmoid before it squashes the scores into (0, 1),
+    where the second sigmoid maps them to (0.5, 0.73): the loss can never push a prediction below 0.5,
+    gradients shrink, and the model trains on a distorted objective. Nothing raises an error.
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    criterion = nn.BCEWithLogitsLoss()
+    logits, targets = torch.randn(8), torch.rand(8)
+    loss = criterion(torch.sigmoid(logits), targets)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    criterion = nn.BCEWithLogitsLoss()
+    logits, targets = torch.randn(8), torch.rand(8)
+    loss = criterion(logits, targets)
+    ```
+
+    ## Fix safety
+    The fix removes the sigmoid, passing its input instead, when the sigmoid value has no other use. It is
+    unsafe: it changes what the loss computes (that is the point) and so the training run.
+    """
+
+    code = "ML103"
+    name = "sigmoid-into-bce-with-logits"
+    message = "sigmoid output passed to `BCEWithLogitsLoss`, which applies the sigmoid itself: pass the logits"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    requires_any_text = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        found = loss_input(self.ctx, node, BCE_WITH_LOGITS)
+        if found is None or found.origin is None or found.origin.kind is not Kind.SIGMOID:
+            return
+        message = (
+            f"`{self.ctx.text(found.argument)}` is sigmoid output{found.origin.where(found.argument)}, but "
+            f"`{found.callee}` applies the sigmoid itself: pass the logits"
+        )
+        fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
+        self.report(found.argument, message, fix)

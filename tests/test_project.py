@@ -1,0 +1,276 @@
+"""The project index and module summaries: module names, relative imports, what `forward` returns in
+training mode, layers, and the cross-file findings through the CLI (workers, cache, standard input) and the
+language server."""
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import mllint.runner
+from mllint.analysis.project import ProjectIndex, ProjectView, module_name_of
+from mllint.analysis.summaries import ModuleSummary
+from mllint.cli import main
+from mllint.context import FileContext
+from mllint.engine import Selection, lint_text
+from mllint.server import Snapshot, diagnose
+from mllint.source import SourceText, parse_python
+
+MODELS = '''\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=1)
+'''
+LOGITS_MODELS = MODELS.replace("torch.softmax(self.fc(x), dim=1)", "self.fc(x)")
+TRAIN = '''\
+import torch.nn.functional as F
+
+from .models import Net
+
+
+def step(x, y):
+    model = Net()
+    return F.cross_entropy(model(x), y)
+'''
+ML101_MESSAGE = (
+    "`model(x)` is softmax output: `Net.forward` returns softmax output (models.py:11), but `F.cross_entropy` "
+    "applies log_softmax itself: pass the raw logits"
+)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/models.py": MODELS, "pkg/train.py": TRAIN})
+    return tmp_path
+
+
+def run(*args, input=None):
+    result = CliRunner().invoke(main, ["--isolated", "--output-format", "json", "-q", "--select", "ML1", *args], input=input)
+    return [(f["filename"], f["location"]["row"], f["code"], f["message"]) for f in json.loads(result.stdout)]
+
+
+def summary_of(text: str, name: str = "pkg.models") -> ModuleSummary:
+    from mllint.analysis.project import ModuleName
+
+    ctx = FileContext("models.py", SourceText(text), parse_python(text), ModuleName(name, False), "models.py")
+    return ctx.analysis(ModuleSummary)
+
+
+# Module names and roots.
+
+
+def test_module_names_follow_the_packages_up_to_their_root(package):
+    assert module_name_of(str(package / "pkg" / "train.py")) == (str(package), mllint.analysis.project.ModuleName("pkg.train", False))
+    assert module_name_of(str(package / "pkg" / "__init__.py"))[1].name == "pkg"
+
+
+def test_relative_absolute_and_aliased_imports_resolve_to_the_same_class(package):
+    write(package, {"pkg/sub/__init__.py": "", "pkg/sub/train.py": TRAIN.replace("from .models", "from ..models")})
+    write(package, {"pkg/alias.py": TRAIN.replace("from .models import Net", "import pkg.models as m").replace("Net()", "m.Net()")})
+    assert [(row, code) for _, row, code, _ in run("pkg")] == [(8, "ML101"), (8, "ML101"), (8, "ML101")]
+
+
+def test_a_package_root_in_site_packages_admits_only_the_linted_package(tmp_path):
+    write(tmp_path, {"site/pkg/__init__.py": "", "site/pkg/models.py": MODELS, "site/numpy/__init__.py": "", "site/lone.py": ""})
+    index = ProjectIndex.for_paths([str(tmp_path / "site" / "pkg" / "models.py")])
+    assert index.locate("pkg.models") == str(tmp_path / "site" / "pkg" / "models.py")
+    assert index.locate("numpy") is None and index.locate("lone") is None
+
+
+# Summaries.
+
+
+def test_forward_in_training_mode_skips_eval_only_returns():
+    summary = summary_of(MODELS + textwrap.dedent('''
+        class Calibrated(Net):
+            def forward(self, x):
+                if not self.training:
+                    return torch.softmax(self.fc(x), dim=1)
+                return self.fc(x)
+
+
+        class Switch(Net):
+            def forward(self, x):
+                if self.training:
+                    return self.fc(x)
+                return self.fc(x).softmax(1)
+    '''))
+    ctx_text = "import torch.nn.functional as F\nfrom pkg.models import Net, Calibrated, Switch\n"
+    assert summary.classes["Calibrated"].has_forward and summary.classes["Calibrated"].bases == ("pkg.models.Net",)
+    assert summary.classes["Net"].layers == {"fc": ("torch.nn.Linear",)}
+    source = ctx_text + "a = F.cross_entropy(Net()(x), y)\nb = F.cross_entropy(Calibrated()(x), y)\nc = F.cross_entropy(Switch()(x), y)\n"
+    assert [f.start.line for f in lint_with_models(source, summary)] == [3]
+
+
+def lint_with_models(source: str, summary: ModuleSummary):
+    """Lint `source` as `pkg.train` with `summary` standing for `pkg.models`."""
+
+    class Index(ProjectIndex):
+        def summary(self, module):
+            return summary if module == "pkg.models" else None
+
+    return lint_text(source, "train.py", Selection.of(["ML101"]), Index({}))
+
+
+def test_which_module_classes_hold_train_eval_dependent_layers(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/models.py": '''\
+        import torch.nn.functional as F
+        from torch import nn
+        from other import Block
+
+
+        class Plain(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+
+        class WithDropout(Plain):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(0.1)
+
+
+        class Wrapper(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = WithDropout()
+
+
+        class Functional(nn.Module):
+            def forward(self, x):
+                return F.dropout(x, 0.5, training=self.training)
+
+
+        class Unknown(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+
+        class NotAModule:
+            pass
+        '''})
+    path = tmp_path / "pkg" / "train.py"
+    path.write_text("x = 1\n")
+    ctx = FileContext(str(path), SourceText("x = 1\n"), parse_python("x = 1\n"), module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
+    view = ctx.analysis(ProjectView)
+    answers = {name: view.mode_dependent(f"pkg.models.{name}") for name in ("Plain", "WithDropout", "Wrapper", "Functional", "Unknown")}
+    assert answers == {"Plain": False, "WithDropout": True, "Wrapper": True, "Functional": True, "Unknown": None}
+    assert view.is_module_class("pkg.models.Wrapper") and not view.is_module_class("pkg.models.NotAModule")
+
+
+# The CLI: messages, workers, the cache, standard input.
+
+
+def test_the_finding_names_where_the_softmax_is(package):
+    assert run("pkg") == [("pkg/train.py", 8, "ML101", ML101_MESSAGE)]
+
+
+def test_workers_find_the_same(package):
+    write(package, {f"pkg/copy{i}.py": TRAIN for i in range(4)})
+    assert len(run("-j", "2", "pkg")) == 5
+
+
+def test_a_change_in_an_imported_module_invalidates_the_cached_findings(package, monkeypatch):
+    linted: list[str] = []
+    real = mllint.runner.lint_text
+
+    def counting(text, path, *args):
+        linted.append(path)
+        return real(text, path, *args)
+
+    monkeypatch.setattr(mllint.runner, "lint_text", counting)
+    assert len(run("-j", "1", "pkg/train.py")) == 1
+    assert len(run("-j", "1", "pkg/train.py")) == 1
+    assert linted == ["pkg/train.py"]  # unchanged, models.py too: a cache hit
+    (package / "pkg" / "models.py").write_text(LOGITS_MODELS)
+    assert run("-j", "1", "pkg/train.py") == []  # train.py did not change; its findings did
+    assert linted == ["pkg/train.py", "pkg/train.py"]
+    (package / "pkg" / "models.py").unlink()
+    write(package, {"pkg/models/__init__.py": MODELS})  # the module moves: the cached entry is stale
+    assert len(run("-j", "1", "pkg/train.py")) == 1
+
+
+def test_standard_input_is_its_module_and_the_siblings_come_from_disk(package):
+    edited = TRAIN.replace("(model(x), y)", "(model(x), y, label_smoothing=0.1)")  # unsaved: not on disk
+    [(path, row, code, message)] = run("-", "--stdin-filename", "pkg/train.py", input=edited)
+    assert (path, row, code) == ("pkg/train.py", 8, "ML101")
+
+
+# The language server.
+
+
+def test_the_server_lints_the_buffer_against_the_files_on_disk(package):
+    path = str(package / "pkg" / "train.py")
+    [diagnostic] = diagnose(Snapshot("file://" + path, path, TRAIN, 1), None)
+    assert diagnostic.code == "ML101" and "models.py:11" in diagnostic.message
+    (package / "pkg" / "models.py").write_text(LOGITS_MODELS)
+    assert diagnose(Snapshot("file://" + path, path, TRAIN, 2), None) == []
+
+
+# Receivers.
+
+
+def test_receivers_match_a_trainers_model_across_methods_and_into_helpers(package):
+    from mllint.analysis.receivers import Receivers
+
+    text = textwrap.dedent('''\
+        import torch
+        from .models import Net
+
+
+        def evaluate(net, loader):
+            net.eval()
+
+
+        class Trainer:
+            def __init__(self):
+                self.model = Net()
+
+            def validate(self, loader):
+                model = self.model
+                with torch.no_grad():
+                    model(loader)
+                evaluate(self.model, loader)
+
+            def fit(self, x):
+                self.model.train()
+                return self.model(x)
+    ''')
+    path = package / "pkg" / "trainer.py"
+    path.write_text(text)
+    tree = parse_python(text)
+    ctx = FileContext(str(path), SourceText(text), tree, module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
+    receivers = ctx.analysis(Receivers)
+    calls = {ctx.text(node): node for node in ast_calls(tree)}
+    same = {receivers.call_receiver(calls[text]) for text in ("model(loader)", "self.model.train()", "self.model(x)")}
+    assert len(same) == 1 and next(iter(same)).name == "self.model"
+    evaluate = tree.body[2]
+    assert receivers.parameter_receivers(calls["evaluate(self.model, loader)"], evaluate)["net"] in same
+    assert receivers.call_receiver(calls["net.eval()"]).name == "net"
+    assert receivers.model_class(calls["self.model(x)"].func) == "pkg.models.Net"
+    assert receivers.mode_dependent(calls["self.model(x)"].func) is False
+
+
+def ast_calls(tree):
+    import ast
+
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
