@@ -57,7 +57,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     name = "zero-grad-between-backward-and-step"
     message = "`{clear}` clears the gradients between `backward()` and `{optimizer}` stepping: the step applies zero gradients"
     accumulation_message = (
-        "`{clear}` clears the gradients every iteration, but `{optimizer}` steps only under `if {guard}:`: "
+        "`{clear}` clears the gradients every iteration, but `{optimizer}` steps only {guard}: "
         "only the last micro-batch's gradients reach the step"
     )
     severity = Severity.ERROR
@@ -83,7 +83,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 text = self.ctx.text(clear.node)
                 guard = _accumulation_guard(step)
                 if guard is not None and _accumulation_broken(clear, step, guard, events):
-                    yield clear, self.accumulation_message.format(clear=text, optimizer=optimizer, guard=guard.text)
+                    yield clear, self.accumulation_message.format(clear=text, optimizer=optimizer, guard=_guard_text(guard))
                 elif clear in before and _between(clear, step, before):
                     yield clear, self.message.format(clear=text, optimizer=optimizer)
 
@@ -101,8 +101,10 @@ def _between(clear: Event, step: Event, before: list[Event]) -> bool:
 def _accumulation_guard(step: Event):
     """The `if ... % k == 0` around a step (accumulation), if any."""
     for guard in step.conditions:
-        if guard.kind == "if" and guard.arm is True and isinstance(guard.node, ast.If) and _is_modulo(guard.node.test):
-            return guard
+        if guard.kind == "if" and isinstance(guard.node, ast.If) and _is_modulo(guard.node.test):
+            equal = isinstance(guard.node.test.ops[0], ast.Eq)
+            if guard.arm is equal:  # `if i % k == 0:` or the code after `if i % k != 0: continue`
+                return guard
     return None
 
 
@@ -117,6 +119,11 @@ def _accumulation_broken(clear: Event, step: Event, guard, events: list[Event]) 
 
 
 def _is_modulo(test: ast.AST) -> bool:
-    return isinstance(test, ast.Compare) and any(
+    """`(i + 1) % k == 0` (or `!=`)"""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and any(
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in (test.left, *test.comparators)
     )
+
+
+def _guard_text(guard) -> str:
+    return f"under `if {guard.text}:`" if guard.arm else f"after `if {guard.text}: continue`"

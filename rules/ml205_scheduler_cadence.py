@@ -68,8 +68,8 @@ class SchedulerCadence(Rule):
 
     code = "ML205"
     name = "scheduler-cadence"
-    per_batch_message = "`{scheduler}` ({cls}, sized in epochs) steps every batch: the schedule decays len(loader) times too fast"
-    per_epoch_message = "`{scheduler}` ({cls}, sized in steps) steps once per epoch: the schedule barely moves"
+    per_batch_message = "`{scheduler}` ({cls}) is sized in epochs but steps every batch: the schedule decays len(loader) times too fast"
+    per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps once per epoch: the schedule barely moves"
     message = per_batch_message
     requires_any_text = ("backward",)
 

@@ -24,6 +24,7 @@ from mllint.analysis.values import ValueKinds
 
 MAX_CALL_DEPTH = 4
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
@@ -138,13 +139,14 @@ class CallResolver:
         self.scopes = ctx.scopes
         self.module_functions = _functions_in(ctx.tree.body)
         self._stored: dict[ast.ClassDef, set[str]] = {}
+        self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
 
     def resolve(self, call: ast.Call) -> ast.AST | None:
         func = call.func
         if isinstance(func, ast.Name):
             for scope in self.scopes.ancestors(call):
                 if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    local = _functions_in(scope.body).get(func.id)
+                    local = self._nested_functions(scope).get(func.id)
                     if local is not None:
                         return local
                     if func.id in self.scopes.local_bindings(scope):
@@ -154,6 +156,22 @@ class CallResolver:
             cls = self.scopes.enclosing_class(call)
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
+
+    def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
+        """The functions a function defines, also inside its loops and branches (the last one wins)."""
+        if function not in self._nested:
+            found: dict[str, ast.AST] = {}
+            stack = list(reversed(function.body))
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found[node.name] = node
+                elif isinstance(node, ast.stmt) and not isinstance(node, ast.ClassDef):
+                    stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))])
+                elif isinstance(node, (ast.excepthandler, ast.match_case)):
+                    stack += reversed(node.body)
+            self._nested[function] = found
+        return self._nested[function]
 
     def is_attribute_call(self, call: ast.Call) -> bool:
         """`self.model(x)`: a call of an object the class stores (not a method acting on `self`)."""
@@ -243,6 +261,13 @@ class TrainingLoops:
         events: list[Event] = []
         for statement in statements:
             events += self._statement_events(statement, guards, depth)
+            if isinstance(statement, EXITS):
+                break  # the rest of the block does not run
+            if isinstance(statement, ast.If):
+                # `if cond: continue`: what follows runs only when the arm that goes on was taken.
+                exits = [bool(arm) and isinstance(arm[-1], EXITS) for arm in (statement.body, statement.orelse)]
+                if exits[0] != exits[1]:
+                    guards = guards + (Guard("if", _text(statement.test), exits[0] is False, statement),)
         return events
 
     def _statement_events(self, node: ast.stmt, guards: tuple[Guard, ...], depth: int) -> list[Event]:
