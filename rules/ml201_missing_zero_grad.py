@@ -56,7 +56,10 @@ class MissingZeroGrad(Rule):
 
     code = "ML201"
     name = "missing-zero-grad"
-    message = "`{optimizer}` steps without its gradients being cleared in the iteration of the loop on line {line}: gradients accumulate across steps"
+    message = (
+        "`{optimizer}` steps without its gradients being cleared in the iteration of the loop on line {line}: "
+        "gradients accumulate across steps"
+    )
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("backward",)

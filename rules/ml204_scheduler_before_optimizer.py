@@ -1,5 +1,4 @@
 from mllint.analysis.loops import LR_SCHEDULER_MODULE, EventKind, TrainingLoops
-from mllint.findings import Severity
 from mllint.rule import Rule
 
 # Stepped with a metric, and exempt from PyTorch's order check.

@@ -2,7 +2,6 @@ import ast
 
 from mllint.analysis.loops import LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
-from mllint.findings import Severity
 from mllint.rule import Rule
 
 # Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
@@ -68,7 +67,9 @@ class SchedulerCadence(Rule):
 
     code = "ML205"
     name = "scheduler-cadence"
-    per_batch_message = "`{scheduler}` ({cls}) is sized in epochs but steps every batch: the schedule decays len(loader) times too fast"
+    per_batch_message = (
+        "`{scheduler}` ({cls}) is sized in epochs but steps every batch: the schedule decays len(loader) times too fast"
+    )
     per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps once per epoch: the schedule barely moves"
     message = per_batch_message
     requires_any_text = ("backward",)

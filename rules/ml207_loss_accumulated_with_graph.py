@@ -68,7 +68,10 @@ class LossAccumulatedWithGraph(Rule):
 
     code = "ML207"
     name = "loss-accumulated-with-graph"
-    message = "`{loss}` is accumulated into `{total}` with its autograd graph: every iteration's graph stays in memory; use `{loss}.item()`"
+    message = (
+        "`{loss}` is accumulated into `{total}` with its autograd graph: every iteration's graph stays in memory; "
+        "use `{loss}.item()`"
+    )
     fix_applicability = Applicability.SAFE
     requires_any_text = ("backward",)
 

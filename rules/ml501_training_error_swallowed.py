@@ -70,14 +70,13 @@ class TrainingErrorSwallowed(Rule):
     requires_any_text = ("backward",)
 
     def visit_Try(self, node: ast.Try) -> None:
-        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
-        if not handlers:
+        if not node.handlers:
             return
         events = self.ctx.analysis(TrainingLoops).events_of_statements(node.body)
-        backwards = [e for e in events if e.kind is EventKind.BACKWARD]
         steps = [e for e in events if e.kind is EventKind.STEP]
-        if not backwards or not steps:
+        if not steps or not any(e.kind is EventKind.BACKWARD for e in events):
             return
+        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
         what = "loop" if any(e.loops for e in steps) else "step"
         for handler in handlers:
             text = f"except {self.ctx.text(handler.type)}" if handler.type is not None else "except"

@@ -8,7 +8,8 @@ file (module functions, `self._step(...)` into the enclosing class) are followed
 their parameters renamed to the caller's arguments.
 
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
-`TrainingLoops.loops` lists them with their `Iteration`. Library-managed training (Lightning
+`TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
+`CallResolver`'s answer (mllint/analysis/calls.py). Library-managed training (Lightning
 `training_step`, HF `Trainer.train`, ignite engines) has no such loop in user code and stays silent.
 """
 from __future__ import annotations
@@ -17,14 +18,16 @@ import ast
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
+from mllint.analysis.calls import CallResolver
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import ValueKinds
 
 MAX_CALL_DEPTH = 4
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
+CLASSIFIED = frozenset({"backward", "zero_grad", "zero_", "detach_", "step"})  # the methods events come from
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
@@ -46,7 +49,7 @@ class EventKind(enum.Enum):
 class Guard:
     """A condition an event sits under: an `if` arm, a `match` case, an exception handler, a nested loop."""
 
-    kind: str  # "if", "case", "handler", "loop", "unknown"
+    kind: str  # "if", "case", "handler", "loop"
     text: str  # the condition's source (the loop node's id for loops)
     arm: object = None
     node: ast.AST | None = field(default=None, compare=False)
@@ -99,6 +102,7 @@ class Iteration:
     loop: ast.AST
     events: list[Event]
     optimizers: list[str]  # the optimizers stepped here after a backward of this iteration
+    is_library_call: Callable[[ast.Call], bool] = lambda call: False  # library calls act on nothing of ours
 
     def of(self, kind: EventKind) -> list[Event]:
         return [e for e in self.events if e.kind is kind]
@@ -121,74 +125,14 @@ class Iteration:
         if any(e.closure for e in self.steps(optimizer)):
             return True
         return any(
-            optimizer == name or optimizer.startswith((name + ".", name + "["))
-            for e in self.of(EventKind.OPAQUE) for name in e.arguments
+            any(optimizer == name or optimizer.startswith((name + ".", name + "[")) for name in e.arguments)
+            and not self.is_library_call(e.node)
+            for e in self.of(EventKind.OPAQUE)
         )  # fmt: skip
 
     @property
     def single_optimizer(self) -> bool:
         return len({e.key for e in self.of(EventKind.STEP)}) == 1
-
-
-class CallResolver:
-    """Which function of the linted code a call runs: a module-level function, a function defined in an
-    enclosing function, or `self.method(...)` of the enclosing class. The one place calls are resolved:
-    a project-wide index can answer here for functions in other files."""
-
-    def __init__(self, ctx) -> None:
-        self.scopes = ctx.scopes
-        self.module_functions = _functions_in(ctx.tree.body)
-        self._stored: dict[ast.ClassDef, set[str]] = {}
-        self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
-
-    def resolve(self, call: ast.Call) -> ast.AST | None:
-        func = call.func
-        if isinstance(func, ast.Name):
-            for scope in self.scopes.ancestors(call):
-                if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    local = self._nested_functions(scope).get(func.id)
-                    if local is not None:
-                        return local
-                    if func.id in self.scopes.local_bindings(scope):
-                        return None
-            return self.module_functions.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            cls = self.scopes.enclosing_class(call)
-            return _functions_in(cls.body).get(func.attr) if cls is not None else None
-        return None
-
-    def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
-        """The functions a function defines, also inside its loops and branches (the last one wins)."""
-        if function not in self._nested:
-            found: dict[str, ast.AST] = {}
-            stack = list(reversed(function.body))
-            while stack:
-                node = stack.pop()
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[node.name] = node
-                elif isinstance(node, ast.stmt) and not isinstance(node, ast.ClassDef):
-                    stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))])
-                elif isinstance(node, (ast.excepthandler, ast.match_case)):
-                    stack += reversed(node.body)
-            self._nested[function] = found
-        return self._nested[function]
-
-    def is_attribute_call(self, call: ast.Call) -> bool:
-        """`self.model(x)`: a call of an object the class stores (not a method acting on `self`)."""
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-            return False
-        cls = self.scopes.enclosing_class(call)
-        if cls is None:
-            return False
-        if cls not in self._stored:
-            self._stored[cls] = {
-                target.attr
-                for node in ast.walk(cls) if isinstance(node, (ast.Assign, ast.AnnAssign))
-                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-            }  # fmt: skip
-        return func.attr in self._stored[cls]
 
 
 class TrainingLoops:
@@ -200,8 +144,9 @@ class TrainingLoops:
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
+        self.may_train = self._may_train()
         for loop in ctx.index.of_type(*LOOP_NODES):
-            iteration = self._training_iteration(loop)
+            iteration = self._training_iteration(loop) if loop in self.may_train else None
             if iteration is not None:
                 self.loops.append(iteration)
         self.loops.sort(key=lambda it: (it.loop.lineno, it.loop.col_offset))
@@ -213,7 +158,12 @@ class TrainingLoops:
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
+        if not any(statement in self.may_train for statement in statements):
+            return []
         return self._events(statements, (), 0)
+
+    def is_library_call(self, call: ast.Call) -> bool:
+        return self.ctx.qualified_name(call.func) is not None
 
     def scheduler_class(self, event: Event) -> tuple[str, ast.Call] | None:
         """The torch scheduler class (`torch.optim.lr_scheduler.StepLR`) and constructor of a scheduler
@@ -231,6 +181,8 @@ class TrainingLoops:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
         that trains or holds a training loop."""
         for loop in self.ctx.index.of_type(*LOOP_NODES):
+            if loop not in self.may_train:
+                continue
             events = self.events_of_loop(loop)
             kinds = {e.kind for e in events}
             if EventKind.BACKWARD in kinds and EventKind.STEP in kinds:
@@ -254,7 +206,39 @@ class TrainingLoops:
             # This loop is the innermost one holding both: no nested loop holds the step and a backward.
             if any(not set(step.loops) & set(b.loops) for b in backwards):
                 optimizers.append(step.key)
-        return Iteration(loop, events, optimizers) if optimizers else None
+        return Iteration(loop, events, optimizers, self.is_library_call) if optimizers else None
+
+    def _may_train(self) -> set[ast.AST]:
+        """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function of
+        the file that may reach one: a cheap lexical over-approximation, so that the events are only built
+        where training may happen."""
+        calls = self.ctx.index.by_type.get(ast.Call, ())
+        marks = [c for c in calls if _callee_name(c) == "backward"]
+        if not marks:
+            return set()
+        by_name: dict[str, list[ast.Call]] = {}
+        for call in calls:
+            name = _callee_name(call)
+            if name is not None and (isinstance(call.func, ast.Name) or _dotted(call.func.value) == "self"):
+                by_name.setdefault(name, []).append(call)
+        reaching: set[str] = set()
+        pending = list(marks)
+        while pending:
+            function = self.ctx.scopes.enclosing_function(pending.pop())
+            while function is not None:
+                name = getattr(function, "name", None)
+                if name is not None and name not in reaching:
+                    reaching.add(name)
+                    marks += by_name.get(name, [])
+                    pending += by_name.get(name, [])
+                function = self.ctx.scopes.enclosing_function(function)
+        found: set[ast.AST] = set()
+        for mark in marks:
+            for ancestor in self.ctx.scopes.ancestors(mark):
+                if ancestor in found:
+                    break
+                found.add(ancestor)
+        return found
 
     # Flattening.
     def _events(self, statements: list[ast.stmt], guards: tuple[Guard, ...], depth: int) -> list[Event]:
@@ -322,14 +306,13 @@ class TrainingLoops:
             return [event]
         callee = self.resolver.resolve(call)
         if callee is None:
-            if self.ctx.qualified_name(call.func) is not None:
-                return []  # a library function: it does not clear or step the loop's optimizers
-            arguments = [_text(a) for a in (*call.args, *(k.value for k in call.keywords))]
+            arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
             if isinstance(call.func, ast.Attribute) and not self.resolver.is_attribute_call(call):
-                arguments.append(_text(call.func.value))  # a method may act on its object
-            return [Event(EventKind.OPAQUE, call, _text(call.func), guards, arguments=frozenset(arguments))]
+                arguments.append(_dotted(call.func.value))  # a method may act on its object
+            arguments = frozenset(a for a in arguments if a)
+            return [Event(EventKind.OPAQUE, call, None, guards, arguments=arguments)] if arguments else []
         if depth >= MAX_CALL_DEPTH or callee in self._active:
-            return [Event(EventKind.OPAQUE, call, _text(call.func), guards, arguments=frozenset({"self"}))]
+            return [Event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
         rename = _renamer(callee, call)
         return [e.with_prefix(guards, rename) for e in self._function(callee, depth + 1)]
 
@@ -344,7 +327,10 @@ class TrainingLoops:
 
     def _classify(self, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = call.func
-        if self.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
+        name = _callee_name(call)
+        if name not in CLASSIFIED:
+            return None
+        if name == "backward" and self.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
             return Event(EventKind.BACKWARD, call, None, guards)
         if not isinstance(func, ast.Attribute) or self.ctx.qualified_name(func.value) is not None:
             return None
@@ -399,10 +385,6 @@ STEP_SCHEDULER_FUNCTIONS = frozenset({
 })  # fmt: skip
 
 
-def _functions_in(body: list[ast.stmt]) -> dict[str, ast.AST]:
-    return {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
 def _calls_in(node: ast.AST) -> Iterator[ast.Call]:
     """The calls of an expression in evaluation order (arguments before the call), not entering lambdas
     or comprehension-defined functions."""
@@ -439,6 +421,24 @@ def _renamer(callee: ast.AST, call: ast.Call):
         return replacement + key[root.end() :]
 
     return rename
+
+
+def _callee_name(call: ast.Call) -> str | None:
+    """`step` for `opt.step(...)`, `train` for `train(...)`."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`self.optimizer` for a name or attribute chain; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def _same(key: str) -> str:
