@@ -267,3 +267,14 @@ def test_a_narrow_handler_is_not_reported(lint):
         "        pass\n"
     )
     assert lint(source, *CODES) == []
+
+
+def test_zero_grad_without_its_call_is_left_to_ml301(lint):
+    source = HEADER + (
+        "def fit(model, loader, optimizer):\n"
+        "    for x in loader:\n"
+        "        optimizer.zero_grad\n"
+        "        model(x).sum().backward()\n"
+        "        optimizer.step()\n"
+    )
+    assert positions(lint(source)) == [("ML301", 5, 9)]

@@ -288,7 +288,7 @@ class TrainingLoops:
                 events += self._events(case.body, guards + (Guard("case", str(id(node)), i, case),), depth)
             return events
         events = self._expression_events(node, guards, depth)
-        clear = self._grad_assignment(node)
+        clear = self._statement_clear(node)
         if clear is not None:
             events.append(Event(EventKind.CLEAR, node, clear, guards))
         return events
@@ -367,8 +367,11 @@ class TrainingLoops:
             return EventKind.STEP
         return None
 
-    def _grad_assignment(self, node: ast.stmt) -> str | None:
-        """`p.grad = None` clears a gradient: the parameter's text."""
+    def _statement_clear(self, node: ast.stmt) -> str | None:
+        """`p.grad = None` clears a gradient (the parameter's text is its key). So does `optimizer.zero_grad` written
+        without its call, as far as ML2xx is concerned: ML301 reports that one."""
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Attribute) and node.value.attr == "zero_grad":
+            return _text(node.value.value)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None:
             target = node.targets[0]
             if _is_grad(target):
