@@ -61,6 +61,10 @@ class FileContext:
     def replace(self, node: ast.AST, content: str) -> Edit:
         return Edit(self.start(node), self.end(node), content)
 
+    def insert_before(self, node: ast.AST, content: str) -> Edit:
+        start = self.start(node)
+        return Edit(start, start, content)
+
     def insert_after(self, node: ast.AST, content: str) -> Edit:
         end = self.end(node)
         return Edit(end, end, content)

@@ -1,0 +1,94 @@
+import ast
+
+from mllint.analysis.loops import EventKind, Iteration, TrainingLoops
+from mllint.findings import Applicability, Fix, Severity
+from mllint.rule import Rule
+
+
+class MissingZeroGrad(Rule):
+    """
+    ## What it does
+    Reports an optimizer step in a training loop whose iteration backpropagates and steps without
+    clearing the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()` or
+    `p.grad = None` anywhere in the iteration (including the functions and methods of the file it calls),
+    or a clear only in the other arm of the `if` the step sits in (`zero_grad` only in the non-AMP
+    branch). Clearing anywhere in the iteration counts, before backward or after the step; gradient
+    accumulation that clears under the same guard as the step, `optimizer.step(closure)` (LBFGS) and
+    optimizers handed to calls mllint does not follow are not reported.
+
+    ## Why is this bad?
+    `backward()` adds to `.grad`. Without clearing, the step at iteration k applies the sum of the
+    gradients of all earlier iterations: the effective learning rate grows every step and training
+    diverges or stalls, with no error.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    for x, y in data:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    The fix inserts `optimizer.zero_grad()` at the top of the loop body. It is unsafe: it changes the
+    training (that is the point), and code that meant to accumulate over the whole loop would need the
+    clear elsewhere.
+    """
+
+    code = "ML201"
+    name = "missing-zero-grad"
+    message = (
+        "`{optimizer}` steps without its gradients being cleared in the iteration of the loop on line {line}: "
+        "gradients accumulate across steps"
+    )
+    severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    requires_any_text = ("backward",)
+
+    def end_file(self) -> None:
+        reported: set[ast.AST] = set()
+        for iteration in self.ctx.analysis(TrainingLoops).loops:
+            for optimizer in iteration.optimizers:
+                step = self._uncleared_step(iteration, optimizer)
+                if step is not None and step.node not in reported:
+                    reported.add(step.node)
+                    message = self.message.format(optimizer=optimizer, line=iteration.loop.lineno)
+                    self.report(step.node, message, self._fix(iteration, optimizer))
+
+    def _uncleared_step(self, iteration: Iteration, optimizer: str):
+        if iteration.unknown(optimizer):
+            return None
+        clears = iteration.clears(optimizer, strict=False)
+        backwards = iteration.of(EventKind.BACKWARD)
+        for step in iteration.steps(optimizer):
+            if all(c.excludes(step) for c in clears) and any(not b.excludes(step) for b in backwards):
+                return step
+        return None
+
+    def _fix(self, iteration: Iteration, optimizer: str) -> Fix | None:
+        first = iteration.loop.body[0]
+        line = self.ctx.source.line(first.lineno)
+        indent = line[: first.col_offset]
+        if "<" in optimizer or first.lineno == iteration.loop.lineno or indent.strip():
+            return None
+        edit = self.ctx.insert_before(first, f"{optimizer}.zero_grad()\n{indent}")
+        return self.ctx.fix(f"Call `{optimizer}.zero_grad()` at the top of the iteration", Applicability.UNSAFE, edit)

@@ -1,0 +1,129 @@
+import ast
+
+from mllint.analysis.loops import Event, EventKind, Iteration, TrainingLoops
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class ZeroGradBetweenBackwardAndStep(Rule):
+    """
+    ## What it does
+    Reports `optimizer.zero_grad()` that runs after the iteration's `backward()` and before the
+    optimizer's `step()`, and gradient accumulation that clears every micro-batch while the optimizer
+    steps only under an accumulation guard (`if (i + 1) % k == 0:`). Clearing before backward or after
+    the step, clearing under the same guard as the step, and GAN steps where another model's gradients
+    are cleared between a backward and a step are not reported.
+
+    ## Why is this bad?
+    The step applies the gradients in `.grad`. Cleared between backward and step, they are zero (or
+    `None`): the step does nothing and the model never learns. Cleared every micro-batch, only the last
+    micro-batch's gradients reach the accumulated step: the effective batch is k times smaller than
+    intended. Neither raises an error.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    for x, y in data:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    There is no fix: where the clear belongs (before backward, after the step, under the accumulation
+    guard) is for the author to decide.
+    """
+
+    code = "ML202"
+    name = "zero-grad-between-backward-and-step"
+    message = "`{clear}` clears the gradients between `backward()` and `{optimizer}` stepping: the step applies zero gradients"
+    accumulation_message = (
+        "`{clear}` clears the gradients every iteration, but `{optimizer}` steps only {guard}: "
+        "only the last micro-batch's gradients reach the step"
+    )
+    severity = Severity.ERROR
+    requires_any_text = ("backward",)
+
+    def end_file(self) -> None:
+        reported: set[ast.AST] = set()
+        for iteration in self.ctx.analysis(TrainingLoops).loops:
+            for optimizer in iteration.optimizers:
+                if iteration.unknown(optimizer):
+                    continue
+                for clear, message in self._misplaced_clears(iteration, optimizer):
+                    if clear.node not in reported:
+                        reported.add(clear.node)
+                        self.report(clear.node, message)
+
+    def _misplaced_clears(self, iteration: Iteration, optimizer: str):
+        clears = iteration.clears(optimizer, strict=not iteration.single_optimizer)
+        events = iteration.events
+        for step in iteration.steps(optimizer):
+            before = events[: events.index(step)]
+            for clear in clears:
+                text = self.ctx.text(clear.node)
+                guard = _accumulation_guard(step)
+                if guard is not None and _accumulation_broken(clear, step, guard, events):
+                    yield clear, self.accumulation_message.format(clear=text, optimizer=optimizer, guard=_guard_text(guard))
+                elif clear in before and _between(clear, step, before):
+                    yield clear, self.message.format(clear=text, optimizer=optimizer)
+
+
+def _between(clear: Event, step: Event, before: list[Event]) -> bool:
+    """Does `clear` surely run after a backward and before `step`, with no backward in between?"""
+    if clear.key != step.key or not clear.runs_whenever(step):
+        return False
+    position = before.index(clear)
+    earlier = [e for e in before[:position] if e.kind is EventKind.BACKWARD]
+    later = [e for e in before[position:] if e.kind is EventKind.BACKWARD]
+    return any(b.runs_whenever(clear) for b in earlier) and all(b.excludes(step) for b in later)
+
+
+def _accumulation_guard(step: Event):
+    """The `if ... % k == 0` around a step (accumulation), if any."""
+    for guard in step.conditions:
+        if guard.kind == "if" and isinstance(guard.node, ast.If) and _is_modulo(guard.node.test):
+            equal = isinstance(guard.node.test.ops[0], ast.Eq)
+            if guard.arm is equal:  # `if i % k == 0:` or the code after `if i % k != 0: continue`
+                return guard
+    return None
+
+
+def _accumulation_broken(clear: Event, step: Event, guard, events: list[Event]) -> bool:
+    """Does `clear` run on the micro-batches where `step` does not, after or before their backward?"""
+    outside = step.conditions[: step.conditions.index(guard)]
+    if clear.conditions != outside[: len(clear.conditions)]:
+        return False  # the clear is under the guard, or under a condition the step is not under
+    return any(
+        e.kind is EventKind.BACKWARD and e.conditions == outside[: len(e.conditions)] for e in events
+    )
+
+
+def _is_modulo(test: ast.AST) -> bool:
+    """`(i + 1) % k == 0` (or `!=`)"""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in (test.left, *test.comparators)
+    )
+
+
+def _guard_text(guard) -> str:
+    return f"under `if {guard.text}:`" if guard.arm else f"after `if {guard.text}: continue`"

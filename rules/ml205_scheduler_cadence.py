@@ -1,0 +1,145 @@
+import ast
+
+from mllint.analysis.loops import LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, EventKind, TrainingLoops
+from mllint.analysis.names import call_argument
+from mllint.rule import Rule
+
+# Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
+EPOCH_SIZED = {
+    LR_SCHEDULER_MODULE + "StepLR": (1, "step_size"),
+    LR_SCHEDULER_MODULE + "MultiStepLR": (1, "milestones"),
+    LR_SCHEDULER_MODULE + "CosineAnnealingLR": (1, "T_max"),
+}
+PER_STEP = {LR_SCHEDULER_MODULE + "OneCycleLR", LR_SCHEDULER_MODULE + "CyclicLR", *STEP_SCHEDULER_FUNCTIONS}
+LARGEST_EPOCH_COUNT = 1000  # a literal length above this is taken for a number of steps
+BATCH_WORDS = ("loader", "batch", "data")
+
+
+class SchedulerCadence(Rule):
+    """
+    ## What it does
+    Reports a learning-rate scheduler stepped at the wrong cadence: a per-epoch scheduler (`StepLR`,
+    `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs) stepped
+    in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
+    schedules, or a scheduler sized with `len(loader)` or a number of steps) stepped once per epoch.
+    Sizes mllint cannot read (`T_max=cfg.t_max`) are not reported.
+
+    ## Why is this bad?
+    A per-epoch schedule stepped every batch decays `len(loader)` times too fast: after the first epoch
+    the learning rate is already at its final value and the model stops learning. A per-step schedule
+    stepped once per epoch barely moves: warm-up never ends and the decay never happens. Neither raises.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.1)
+    loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)]
+    for epoch in range(4):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+            scheduler.step()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.1)
+    loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)]
+    for epoch in range(4):
+        for x, y in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+        scheduler.step()
+    ```
+
+    ## Fix safety
+    There is no fix: the step has to move to the other loop, or the scheduler be sized in the other unit.
+    """
+
+    code = "ML205"
+    name = "scheduler-cadence"
+    per_batch_message = (
+        "`{scheduler}` ({cls}) is sized in epochs but steps every batch: the schedule decays len(loader) times too fast"
+    )
+    per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps once per epoch: the schedule barely moves"
+    message = per_batch_message
+    requires_any_text = ("backward",)
+
+    def end_file(self) -> None:
+        loops = self.ctx.analysis(TrainingLoops)
+        for loop, events, scheduler in loops.scheduler_steps():
+            known = loops.scheduler_class(scheduler)
+            if known is None or scheduler.node.args or scheduler.node.keywords:
+                continue
+            name, constructor = known
+            unit = self._unit(name, constructor)
+            if loops.is_training_loop(loop):
+                wrong = unit == "epochs" and self._is_batch_loop(loop)
+                message = self.per_batch_message
+            else:
+                wrong = unit == "steps" and _holds_training_loop(events)
+                message = self.per_epoch_message
+            if wrong:
+                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=name.rsplit(".", 1)[-1]))
+
+    def _unit(self, name: str, constructor: ast.Call) -> str | None:
+        if name in PER_STEP:
+            return "steps"
+        if name not in EPOCH_SIZED:
+            return None
+        size = call_argument(constructor, *EPOCH_SIZED[name])
+        return _size_unit(size) if size is not None else None
+
+    def _is_batch_loop(self, loop: ast.AST) -> bool:
+        """A loop over a data loader, or a loop nested in an epoch loop of the same function."""
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and any(
+            w in word for word in _identifiers(loop.iter) for w in BATCH_WORDS
+        ):
+            return True
+        for ancestor in self.ctx.scopes.ancestors(loop):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return False
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any("epoch" in w for w in _identifiers(ancestor.target)):
+                return True
+        return False
+
+
+def _holds_training_loop(events) -> bool:
+    """Does a nested loop of the iteration hold both a backward and an optimizer step?"""
+    backward_loops = {g for e in events if e.kind is EventKind.BACKWARD for g in e.loops}
+    return any(set(e.loops) & backward_loops for e in events if e.kind is EventKind.STEP)
+
+
+def _size_unit(size: ast.AST) -> str | None:
+    words = _identifiers(size)
+    calls = [n for n in ast.walk(size) if isinstance(n, ast.Call)]
+    if any(isinstance(c.func, ast.Name) and c.func.id == "len" for c in calls) or any(
+        unit in word for word in words for unit in ("step", "iter", "batch")
+    ):
+        return "steps"
+    if calls:
+        return None
+    if words:
+        return "epochs" if all("epoch" in word for word in words) else None
+    numbers = [n.value for n in ast.walk(size) if isinstance(n, ast.Constant)]
+    if numbers and all(isinstance(v, int) and 0 < v <= LARGEST_EPOCH_COUNT for v in numbers):
+        return "epochs"
+    return None
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    """The names in an expression, lower-cased; `args.epochs` counts as `epochs`."""
+    if isinstance(node, ast.Attribute):
+        return [node.attr.lower()]
+    if isinstance(node, ast.Name):
+        return [node.id.lower()]
+    return [word for child in ast.iter_child_nodes(node) for word in _identifiers(child)]

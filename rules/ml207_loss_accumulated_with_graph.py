@@ -1,0 +1,188 @@
+import ast
+
+from mllint.analysis.loops import EventKind, Iteration, TrainingLoops
+from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.values import ValueKinds
+from mllint.findings import Applicability, Fix
+from mllint.rule import Rule
+
+# Calls that only display or record a value.
+LOGGING_CALLS = frozenset({
+    "print", "info", "debug", "warning", "log", "add_scalar", "add_scalars", "write", "set_postfix",
+    "set_description", "log_metrics", "log_dict", "format",
+})  # fmt: skip
+
+
+class LossAccumulatedWithGraph(Rule):
+    """
+    ## What it does
+    Reports a training loop that adds the loss it backpropagates to a running total (`total += loss`,
+    `total += loss * x.size(0)`) or appends it to a list (`losses.append(loss)`) kept across
+    iterations, without `.item()` or `.detach()`. A total that is reset every iteration, or that is
+    itself backpropagated (summing several losses before one `backward()`), is not reported.
+
+    ## Why is this bad?
+    The loss is a tensor that holds its autograd graph. The running total keeps every iteration's graph
+    alive (each `+=` adds a node referencing the previous total), so memory grows every step until the
+    run dies of out-of-memory, hours later, for a value that was only meant to be printed.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    total_loss = 0.0
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss
+    print(f"loss {total_loss / len(data):.3f}")
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+    total_loss = 0.0
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item()
+    print(f"loss {total_loss / len(data):.3f}")
+    ```
+
+    ## Fix safety
+    The fix adds `.item()` to the loss. It is safe when the total is only printed or logged; when the
+    total is used otherwise (returned, fed to tensor operations) it is unsafe, as the total becomes a
+    Python float.
+    """
+
+    code = "ML207"
+    name = "loss-accumulated-with-graph"
+    message = (
+        "`{loss}` is accumulated into `{total}` with its autograd graph: every iteration's graph stays in memory; "
+        "use `{loss}.item()`"
+    )
+    fix_applicability = Applicability.SAFE
+    requires_any_text = ("backward",)
+
+    def end_file(self) -> None:
+        values = self.ctx.analysis(ValueKinds)
+        reported: set[ast.AST] = set()
+        for iteration in self.ctx.analysis(TrainingLoops).loops:
+            function = self.ctx.scopes.enclosing_function(iteration.loop)
+            losses = self._backpropagated(iteration, function)
+            for loss, total in self._accumulations(iteration.loop):
+                if loss in reported or not isinstance(loss, ast.Name):
+                    continue
+                if not any(self._same_value(loss, used, values) for used in losses):
+                    continue
+                if not self._kept_across_iterations(total, iteration.loop, function):
+                    continue
+                reported.add(loss)
+                message = self.message.format(loss=loss.id, total=total.id)
+                self.report(loss, message, self._fix(loss, total, function))
+
+    def _backpropagated(self, iteration: Iteration, function) -> list[ast.Name]:
+        """The names the iteration calls `backward` on, in the loop's own function."""
+        names = []
+        for event in iteration.of(EventKind.BACKWARD):
+            call = event.node
+            if self.ctx.scopes.enclosing_function(call) is not function or not isinstance(call.func, ast.Attribute):
+                continue
+            receiver = call.func.value
+            if isinstance(receiver, ast.Call) and receiver.args:  # scaler.scale(loss).backward()
+                receiver = receiver.args[0]
+            elif call.args:  # accelerator.backward(loss)
+                receiver = call.args[0]
+            if isinstance(receiver, ast.Name):
+                names.append(receiver)
+        return names
+
+    def _accumulations(self, loop: ast.AST):
+        """(loss name, total name) for `total += loss`, `total += loss * n` and `total.append(loss)`."""
+        for node in _walk_iteration(loop):
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+                value = node.value
+                if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+                    value = value.left if isinstance(value.left, ast.Name) else value.right
+                yield value, node.target
+            elif (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
+            ):  # fmt: skip
+                yield node.args[0], node.func.value
+
+    def _same_value(self, a: ast.Name, b: ast.Name, values: ValueKinds) -> bool:
+        if a.id != b.id:
+            return False
+        first, second = values.reaching_values(a), values.reaching_values(b)
+        return bool(first) and first == second and not any(_detached(v) for v in first)
+
+    def _kept_across_iterations(self, total: ast.Name, loop: ast.AST, function) -> bool:
+        """Is `total` bound before the loop, never rebound inside it, and never backpropagated?"""
+        scope = function or self.ctx.tree
+        bound_before, rebound, backpropagated = False, False, False
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Name) and node.id == total.id:
+                if isinstance(node.ctx, ast.Store):
+                    inside = loop in set(self.ctx.scopes.ancestors(node))
+                    bound_before |= not inside and node.lineno < loop.lineno
+                    rebound |= inside and not isinstance(self.ctx.scopes.parent(node), ast.AugAssign)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
+                backpropagated |= any(isinstance(n, ast.Name) and n.id == total.id for n in ast.walk(node))
+        return bound_before and not rebound and not backpropagated
+
+    def _fix(self, loss: ast.Name, total: ast.Name, function) -> Fix:
+        applicability = Applicability.SAFE if self._only_logged(total, function) else Applicability.UNSAFE
+        return self.ctx.fix(f"Accumulate `{loss.id}.item()`", applicability, self.ctx.insert_after(loss, ".item()"))
+
+    def _only_logged(self, total: ast.Name, function) -> bool:
+        """Is every read of `total` an argument of a logging call or a formatted string?"""
+        for node in ast.walk(function or self.ctx.tree):
+            if isinstance(node, ast.Name) and node.id == total.id and isinstance(node.ctx, ast.Load):
+                if not self._in_logging(node):
+                    return False
+        return True
+
+    def _in_logging(self, node: ast.AST) -> bool:
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if isinstance(ancestor, ast.JoinedStr):
+                return True
+            if isinstance(ancestor, ast.Call):
+                func = ancestor.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                if name in LOGGING_CALLS:
+                    return True
+            if isinstance(ancestor, (ast.stmt, *FUNCTION_NODES)):
+                return False
+        return False
+
+
+def _walk_iteration(loop: ast.AST):
+    """The nodes of a loop's body, not entering nested functions or classes."""
+    stack = list(reversed(loop.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _detached(value: ast.AST) -> bool:
+    """`loss.item()`, `loss.detach()`, `float(loss)`."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute):
+        return func.attr in ("item", "detach", "tolist", "cpu", "numpy")
+    return isinstance(func, ast.Name) and func.id in ("float", "int")
