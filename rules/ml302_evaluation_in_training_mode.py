@@ -83,7 +83,9 @@ class EvaluationInTrainingMode(Rule):
     def _message(self, modes: Modes, call: ast.Call, function, key: str, use: Use, layer) -> str:
         where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"
         fact = next(f for f in use.facts if f.origin is not None)
-        if use.site is call:
+        if use.site is call and fact.origin is fact.built:
+            why = f"built in training mode by {modes.describe(fact.origin)}"
+        elif use.site is call:
             why = f"set by {modes.describe(fact.origin)}"
         else:
             caller = self.ctx.scopes.enclosing_function(use.site)

@@ -135,7 +135,7 @@ class Modes:
         self._uses: list[Use] | None = None
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
-        self._trains: dict[tuple[ast.AST, tuple[str, ...]], bool] = {}
+        self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
 
     def uses(self) -> list[Use]:
         """Every model call of the file, with its facts, seen from its own function and from the
@@ -169,7 +169,7 @@ class Modes:
             elif isinstance(func, ast.Attribute):
                 for method in methods.get(func.attr, ()):
                     callers.setdefault(method, set()).add(scope)
-            if isinstance(self.scopes.parent(call), (ast.Assign, ast.AnnAssign)) and self.builds_module(call):
+            if isinstance(self.scopes.parent(call), (ast.Assign, ast.AnnAssign, ast.Return)) and self.builds_module(call):
                 setting.add(scope)
         found, stack = set(setting), list(setting)
         while stack:
@@ -265,16 +265,22 @@ class Modes:
     def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
         """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
         file that calls `.backward(...)`?"""
-        key = (body, methods)
-        if key not in self._trains:
-            self._trains[key] = False  # a recursive helper
-            self._trains[key] = any(
-                (isinstance(call.func, ast.Attribute) and call.func.attr in methods)
-                or (body is not helper and helper is not None and self.trains(helper, ("backward",)))
-                for call in _own_calls(body)
-                for helper in [self._helper(call, body)]
+        return any(
+            (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
+            for call in _own_calls(body)
+        )
+
+    def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
+        """Is `call` a call of a function or method of this file that calls `.backward(...)` somewhere?"""
+        helper = self._helper(call, around)
+        if helper is None:
+            return False
+        if helper not in self._trains:
+            self._trains[helper] = any(
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                for node in ast.walk(helper)
             )
-        return self._trains[key]
+        return self._trains[helper]
 
     def trained_between(self, first: ast.AST, second: ast.AST) -> bool:
         """Does the smallest statement holding both nodes train (call `.backward(...)` anywhere inside,
@@ -284,11 +290,9 @@ class Modes:
         around_second = {second, *self.scopes.ancestors(second)}
         common = next((node for node in around_first if node in around_second), self.ctx.tree)
         return any(
-            (isinstance(call.func, ast.Attribute) and call.func.attr == "backward")
-            or (helper is not None and self.trains(helper, ("backward",)))
+            (isinstance(call.func, ast.Attribute) and call.func.attr == "backward") or self._helper_trains(call, common)
             for call in ast.walk(common)
             if isinstance(call, ast.Call)
-            for helper in [self._helper(call, common)]
         )
 
     def _helper(self, call: ast.Call, body: ast.AST) -> ast.AST | None:
