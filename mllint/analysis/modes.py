@@ -553,9 +553,10 @@ class _Flow:
             return self._unknown_arguments(call, state)
         if owner == self.self_name and self._method(method) is not None:
             return self._follow(call, self._method(method), owner, state)
-        # `self.model(x)` calls a model held in an attribute; `model.freeze()` may change its own mode.
-        self._record(call, call, f"{owner}.{method}", lookup(state, f"{owner}.{method}"))
-        if not (owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope))):
+        if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
+            # `self.model(x)`: a call of the model held in an attribute.
+            self._record(call, call, f"{owner}.{method}", lookup(state, f"{owner}.{method}"))
+        else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
 
