@@ -17,7 +17,10 @@ class EvaluationInTrainingMode(Rule):
     functions it is passed to; an evaluation function whose model comes from its callers is reported when
     every caller in the file passes a model in training mode. A model whose class is known and has no
     Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter,
-    a model handed to another library), nor a `no_grad` block inside a training loop (logging, EMA).
+    a model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
+    put in training mode on purpose with no training between that and the pass (recomputing batch-norm
+    statistics, Monte Carlo dropout), a dummy forward pass in `__init__` or a module's own methods, test
+    functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
 
     ## Why is this bad?
     `torch.no_grad()` only stops gradient tracking; Dropout keeps dropping activations and BatchNorm

@@ -66,7 +66,7 @@ class TrainingResumedInEvalMode(Rule):
     name = "training-resumed-in-eval-mode"
     message = "training resumes with the model in eval mode: call `.train()` first"
     severity = Severity.ERROR
-    requires_any_text = ("eval",)
+    requires_any_text = ("eval", "train")
 
     def end_file(self) -> None:
         modes = self.ctx.analysis(Modes)

@@ -63,7 +63,8 @@ class FunctionalDropoutWithoutTraining(Rule):
     requires_any_text = ("dropout",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.ctx.qualified_name(node.func) not in FUNCTIONAL_DROPOUT:
+        named = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if "dropout" not in named or self.ctx.qualified_name(node.func) not in FUNCTIONAL_DROPOUT:
             return
         function = self.ctx.scopes.enclosing_function(node)
         if not isinstance(function, ast.FunctionDef) or function.name != "forward":

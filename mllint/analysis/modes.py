@@ -169,8 +169,12 @@ class Modes:
             elif isinstance(func, ast.Attribute):
                 for method in methods.get(func.attr, ()):
                     callers.setdefault(method, set()).add(scope)
-            if isinstance(self.scopes.parent(call), (ast.Assign, ast.AnnAssign, ast.Return)) and self.builds_module(call):
-                setting.add(scope)
+        for node in self.ctx.index.of_type(ast.Assign, ast.Return):
+            # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
+            named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in node.targets)
+            built = _strip_same_module(node.value) if named and node.value is not None else None
+            if built is not None and self.builds_module(built):
+                setting.add(self.scopes.enclosing_function(node) or self.ctx.tree)
         found, stack = set(setting), list(setting)
         while stack:
             for caller in callers.get(stack.pop(), ()):
@@ -249,11 +253,12 @@ class Modes:
     def evaluation_pass(self, call: ast.AST) -> bool:
         """Is `call` part of an evaluation pass: under `torch.no_grad()`/`inference_mode()`, or in a
         function whose name says it evaluates, and not in a step that trains (a `no_grad` block for
-        logging or EMA inside a training loop is not an evaluation)?"""
+        logging or EMA inside a training loop is not an evaluation), nor in `__init__` or a method of an
+        nn.Module (a dummy forward pass that sizes the layers)?"""
         function = self.scopes.enclosing_function(call)
         name = function.name if isinstance(function, FUNCTIONS) else ""
-        if name in LIBRARY_HOOKS:
-            return False
+        if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
+            return False  # a dummy forward pass to size layers, a module's own helpers
         if not (self.grad_disabled(call) or name_says_evaluation(name)):
             return False
         return not self.trains(self.step_body(call), ("backward", "step"))
@@ -336,6 +341,9 @@ class Modes:
 
     # What a construction builds.
     def builds_module(self, call: ast.Call) -> bool:
+        func = call.func
+        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
+            return False
         if isinstance(call.func, ast.Name) and call.func.id in self.classes:
             return self.classes[call.func.id] in self.module_classes
         name = canonical_class(self.qualified_name(call.func))
