@@ -209,3 +209,20 @@ def test_functional_dropout_that_knows_the_mode_or_is_outside_forward_is_not_rep
 )
 def test_odd_syntax_is_handled(lint, snippet):
     assert lint(HEADER + snippet, "ML302", "ML303", "ML304") == []
+
+
+def test_a_helper_that_changes_a_module_level_model_counts(lint):
+    source = HEADER + (
+        "model = nn.Sequential(nn.Linear(2, 2), nn.Dropout())\n"
+        "def evaluate(x):\n"
+        "    model.eval()\n"
+        "    with torch.no_grad():\n"
+        "        return model(x)\n"
+        "model.train()\n"
+        "for epoch in range(3):\n"
+        "    model(x).sum().backward()\n"
+        "    evaluate(x)\n"
+        "with torch.no_grad():\n"
+        "    model(x)\n"
+    )
+    assert positions(lint(source, "ML302", "ML303")) == [("ML303", 11, 5)]

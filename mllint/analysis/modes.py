@@ -36,6 +36,7 @@ MODE_NEUTRAL = SAME_MODULE | {
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "get_submodule",
     "forward", "type",
 }  # fmt: skip
+WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
 HARMLESS_BUILTINS = {"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum", "format"}
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods that a library calls with the mode it has set itself (Lightning).
@@ -582,7 +583,11 @@ class _Flow:
         return None
 
     def _shadowed(self, name: ast.Name) -> bool:
-        return isinstance(self.scope, FUNCTIONS) and name.id in self.modes.scopes.local_bindings(self.scope)
+        return self._binds(name.id)
+
+    def _binds(self, name: str) -> bool:
+        """Does the analysed function bind `name` itself (a local, not the module's)?"""
+        return isinstance(self.scope, FUNCTIONS) and name in self.modes.scopes.local_bindings(self.scope)
 
     def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset) -> None:
         """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
@@ -613,6 +618,10 @@ class _Flow:
                 state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
             return self._unknown_arguments(call, state)
         before = state
+        # Module-level names the callee uses are the caller's too, unless the caller binds its own.
+        for head in {k.split(".")[0] for k in summary.exit} - set(mapping):
+            if head not in self.modes.scopes.local_bindings(function) and not self._binds(head):
+                mapping[head] = head
         for use in summary.uses:
             key = _translate(use.key, mapping)
             if key is not None:
@@ -670,6 +679,8 @@ class _Flow:
             if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
                 summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
                 return summary.returned if summary is not None and summary.returned else unknown
+            if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
+                return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
             if self.modes.builds_module(value):
                 return frozenset({Fact(Mode.TRAIN, value, value, value)})
             return unknown
