@@ -1,12 +1,13 @@
-"""Which models behave differently in training and eval mode: the query the mode rules (ML302, ML303)
-ask about a model's class.
+"""What a model's class is: the two questions the mode rules (ML302, ML303) ask about a construction.
 
-`ModeLayers.of_constructor(call)` answers for the call that built a model (`Net()`, `nn.Sequential(...)`,
-`nn.Dropout(0.1)`): a `Layer` naming a Dropout/BatchNorm-like layer it contains (or a functional dropout
-or a read of `self.training` in its class), `NO_LAYER` when its class is known and has none, and None
-when the class is unknown. Today it knows `torch.nn` classes and the nn.Module classes of the same file;
-project-wide class summaries (classes defined in other files of the linted project) plug in at
-`_imported_class`, which answers None (unknown) until then.
+- `ModeLayers.builds_module(call)`: does the call build an nn.Module (which starts in training mode)?
+- `ModeLayers.of_constructor(call)`: which layer of the model it builds behaves differently in training
+  and eval mode: a `Layer` naming a Dropout/BatchNorm-like layer (or a functional dropout or a read of
+  `self.training` in its class), `NO_LAYER` when the class is known and has none, None when unknown.
+
+Today both know `torch.nn` classes and the nn.Module classes of the same file. Project-wide class
+summaries (classes defined in other files of the linted project) plug in at `_imported_class`, which
+answers None (not known to be a module, layers unknown) until then.
 """
 from __future__ import annotations
 
@@ -40,6 +41,18 @@ class ModeLayers:
         self.modules = ctx.analysis(ModuleClasses).modules
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
+
+    def builds_module(self, call: ast.Call) -> bool:
+        """`Net()`, `nn.Sequential(...)`: a module class of this file or of `torch.nn`."""
+        func = call.func
+        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
+            return False
+        if isinstance(func, ast.Name) and func.id in self.by_name:
+            return True
+        name = canonical_class(self.ctx.qualified_name(func))
+        if name is not None and not name.startswith("torch.nn."):
+            return self._imported_class(name) is not None
+        return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
 
     def of_constructor(self, call: ast.Call) -> Layer | None:
         """The mode-dependent layer of the model `call` builds: a Layer, NO_LAYER, or None (unknown)."""
@@ -112,7 +125,8 @@ class ModeLayers:
         return None if any(f is None for f in found) else NO_LAYER
 
     def _imported_class(self, name: str) -> Layer | None:
-        """Classes from other modules: unknown until project summaries answer for the project's own."""
+        """A module class from another module by qualified name: its layer, NO_LAYER, or None when it is
+        not known to be a module. Unknown until project summaries answer for the project's own classes."""
         return None
 
 

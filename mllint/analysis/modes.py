@@ -340,15 +340,8 @@ class Modes:
                 loops.add(ancestor)
         return loops
 
-    # What a construction builds.
     def builds_module(self, call: ast.Call) -> bool:
-        func = call.func
-        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
-            return False
-        if isinstance(call.func, ast.Name) and call.func.id in self.classes:
-            return self.classes[call.func.id] in self.module_classes
-        name = canonical_class(self.qualified_name(call.func))
-        return bool(name and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper())
+        return self.ctx.analysis(ModeLayers).builds_module(call)
 
     def attribute_construction(self, key: str, scope: ast.AST) -> ast.Call | None:
         """For `self.model` in a method: the construction every `self.model = ...` of the class agrees on."""
