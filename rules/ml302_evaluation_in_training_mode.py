@@ -10,10 +10,10 @@ class EvaluationInTrainingMode(Rule):
     """
     ## What it does
     Reports a model called in an evaluation pass (under `torch.no_grad()` or `torch.inference_mode()`,
-    or in a function named like `validate`, `evaluate`, `test` or `predict`) while it is certainly in
-    training mode on every way there: built there (modules start in training mode) or put there by
-    `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a helper of
-    the same file. The model is tracked through `self.model` across the methods of a class and into the
+    or in a loop of a function named like `validate`, `evaluate`, `test` or `predict`) while it is
+    certainly in training mode on every way there: built there (modules start in training mode) or put
+    there by `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a
+    helper of the same file. The model is tracked through `self.model` across the methods of a class and into the
     functions it is passed to; an evaluation function whose model comes from its callers is reported when
     every caller in the file passes a model in training mode. A model whose class is known and has no
     Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter,

@@ -226,3 +226,15 @@ def test_a_helper_that_changes_a_module_level_model_counts(lint):
         "    model(x)\n"
     )
     assert positions(lint(source, "ML302", "ML303")) == [("ML303", 11, 5)]
+
+
+def test_a_function_named_like_validation_counts_for_its_loops_only(lint):
+    source = NET + (
+        "def validate_shapes():\n"
+        "    model = Net()\n"
+        "    assert model(torch.zeros(2, 4)).shape == (2, 4)\n"
+        "def validate(loader):\n"
+        "    model = Net()\n"
+        "    return [model(x) for x, y in loader]\n"
+    )
+    assert positions(lint(source, "ML302")) == [("ML302", 15, 13)]

@@ -260,9 +260,19 @@ class Modes:
         name = function.name if isinstance(function, FUNCTIONS) else ""
         if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
             return False  # a dummy forward pass to size layers, a module's own helpers
-        if not (self.grad_disabled(call) or name_says_evaluation(name)):
+        # A function named like an evaluation counts for its loops over data, not for a lone call (a
+        # `validate_shapes` that runs one dummy batch).
+        if not (self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))):
             return False
         return not self.trains(self.step_body(call), ("backward", "step"))
+
+    def _in_a_loop(self, node: ast.AST, function: ast.AST) -> bool:
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is function:
+                return False
+            if isinstance(ancestor, (*LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return True
+        return False
 
     def training_step(self, call: ast.AST) -> bool:
         """Is `call` made in a loop iteration or function that trains (calls `backward`), outside `no_grad`?"""
