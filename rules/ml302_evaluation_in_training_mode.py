@@ -99,9 +99,10 @@ class EvaluationInTrainingMode(Rule):
 
 
 def _in_a_test(ctx, use: Use) -> bool:
-    """Tests exercise training-mode behaviour on purpose."""
-    functions = [ctx.scopes.enclosing_function(use.call), use.scope]
-    return any(getattr(f, "name", "").startswith("test") for f in functions)
+    """Tests (`test_dropout`, `testDropout`) exercise training-mode behaviour on purpose; a function
+    named just `test` is an evaluation."""
+    names = [getattr(f, "name", "") for f in (ctx.scopes.enclosing_function(use.call), use.scope)]
+    return any(name.startswith("test_") or (name.startswith("test") and name[4:5].isupper()) for name in names)
 
 
 def _is_forward(call: ast.Call) -> bool:

@@ -97,3 +97,21 @@ def test_ml304_example_keeps_dropout_in_eval_mode_and_the_fix_does_not(fix):
         assert torch.equal(net(x), net.fc(x))  # dropout is the identity in eval mode
     net.train()
     assert (net(torch.ones(64, 4)) == 0).any()  # and still drops in training
+
+
+def test_ml302_fixture_mnist_tests_with_dropout_active_after_train(lint):
+    source = (FIXTURES / "mnist.py").read_text()
+    assert [(f.code, f.start.line) for f in lint(source, "ML302")] == [("ML302", 35)]
+    namespace = run(source)
+
+    class Data(list):
+        dataset = range(4)
+
+    data = Data([(torch.randn(4, 1, 28, 28), torch.tensor([0, 1, 2, 3]))])
+    model = namespace["Net"]()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    namespace["train"](model, "cpu", data, optimizer, 1)
+    first, second = namespace["test"](model, "cpu", data), namespace["test"](model, "cpu", data)
+    assert first != second  # the test loss is a random draw of dropout masks
+    model.eval()
+    assert namespace["test"](model, "cpu", data) == namespace["test"](model, "cpu", data)

@@ -661,11 +661,12 @@ class _Flow:
     def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST) -> frozenset:
         """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`."""
         result = set()
+        before = lookup(state, key)
         for fact in facts:
             if fact.mode is Mode.ENTRY:
-                result |= lookup(state, key)
+                result |= before
             else:
-                result.add(Fact(fact.mode, site, fact.origin, fact.built))
+                result.add(Fact(fact.mode, site, fact.origin, fact.built or _common_built(before)))
         return frozenset(result)
 
     # Values.
