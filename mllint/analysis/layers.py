@@ -1,0 +1,137 @@
+"""What a model's class is: the two questions the mode rules (ML302, ML303) ask about a construction.
+
+- `ModeLayers.builds_module(call)`: does the call build an nn.Module (which starts in training mode)?
+- `ModeLayers.of_constructor(call)`: which layer of the model it builds behaves differently in training
+  and eval mode: a `Layer` naming a Dropout/BatchNorm-like layer (or a functional dropout or a read of
+  `self.training` in its class), `NO_LAYER` when the class is known and has none, None when unknown.
+
+Today both know `torch.nn` classes and the nn.Module classes of the same file. Project-wide class
+summaries (classes defined in other files of the linted project) plug in at `_imported_class`, which
+answers None (not known to be a module, layers unknown) until then.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.values import canonical_class
+
+CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+# Layers with a dropout argument that is off by default.
+OPTIONAL_DROPOUT = {"RNN", "LSTM", "GRU", "MultiheadAttention"}
+FUNCTIONAL_DROPOUT = {
+    "torch.nn.functional." + name
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+}
+
+
+@dataclass(frozen=True)
+class Layer:
+    node: ast.AST | None  # where the mode-dependent layer is made (None: there is none)
+    what: str  # "Dropout", "BatchNorm2d", "F.dropout", "self.training"
+
+
+NO_LAYER = Layer(None, "")
+
+
+class ModeLayers:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.modules = ctx.analysis(ModuleClasses).modules
+        self.by_name = {cls.name: cls for cls in self.modules}
+        self._classes: dict[ast.ClassDef, Layer | None] = {}
+
+    def builds_module(self, call: ast.Call) -> bool:
+        """`Net()`, `nn.Sequential(...)`: a module class of this file or of `torch.nn`."""
+        func = call.func
+        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
+            return False
+        if isinstance(func, ast.Name) and func.id in self.by_name:
+            return True
+        name = canonical_class(self.ctx.qualified_name(func))
+        if name is not None and not name.startswith("torch.nn."):
+            return self._imported_class(name) is not None
+        return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
+
+    def of_constructor(self, call: ast.Call) -> Layer | None:
+        """The mode-dependent layer of the model `call` builds: a Layer, NO_LAYER, or None (unknown)."""
+        if isinstance(call.func, ast.Name) and call.func.id in self.by_name:
+            return self.of_class(self.by_name[call.func.id])
+        name = canonical_class(self.ctx.qualified_name(call.func))
+        if name is None:
+            return None
+        if not name.startswith("torch.nn."):
+            return self._imported_class(name)
+        short = name.rsplit(".", 1)[-1]
+        if "Dropout" in short or "BatchNorm" in short or short.startswith("Transformer"):
+            return Layer(call, short)
+        if short.startswith("InstanceNorm"):
+            tracking = next((k.value for k in call.keywords if k.arg == "track_running_stats"), None)
+            return Layer(call, short) if _truthy(tracking) else NO_LAYER
+        if short in OPTIONAL_DROPOUT:
+            dropout = next((k.value for k in call.keywords if k.arg == "dropout"), None)
+            return Layer(call, short) if dropout is not None and _truthy(dropout) else NO_LAYER
+        if name in CONTAINERS:
+            return self._combine(self._elements(call))
+        return NO_LAYER if short[:1].isupper() else None
+
+    def of_class(self, cls: ast.ClassDef, seen: frozenset = frozenset()) -> Layer | None:
+        if cls in seen:
+            return NO_LAYER
+        if cls not in self._classes:
+            self._classes[cls] = None  # cycle guard while computing
+            self._classes[cls] = self._class_layer(cls, seen | {cls})
+        return self._classes[cls]
+
+    def _class_layer(self, cls: ast.ClassDef, seen: frozenset) -> Layer | None:
+        found: list[Layer | None] = []
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in self.by_name:
+                found.append(self.of_class(self.by_name[base.id], seen))
+            elif canonical_class(self.ctx.qualified_name(base)) != "torch.nn.Module":
+                found.append(None)  # an unknown base class may hold anything
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.value, ast.Name):
+                found.append(Layer(node, "self.training"))
+            elif isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in FUNCTIONAL_DROPOUT:
+                found.append(Layer(node, self.ctx.text(node.func)))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) for t in targets):  # `self.body = nn.Sequential(...)`
+                    calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call) and self._builds_a_class(c)]
+                    found += [self.of_constructor(c) for c in calls]
+        return self._combine(found)
+
+    def _elements(self, container: ast.Call) -> list[Layer | None]:
+        values = [*container.args, *(k.value for k in container.keywords)]
+        calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call) and self._builds_a_class(n)]
+        return [self.of_constructor(c) for c in calls] + [None for v in values if isinstance(v, ast.Starred)]
+
+    def _builds_a_class(self, call: ast.Call) -> bool:
+        """`Net(...)`, `nn.Linear(...)`, `timm.models.Block(...)`: a capitalised callee that is a module
+        class of this file or comes from an import (not a builtin exception, not a plain class here)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in self.by_name or (func.id[:1].isupper() and self.ctx.qualified_name(func) is not None)
+        return isinstance(func, ast.Attribute) and func.attr[:1].isupper() and self.ctx.qualified_name(func) is not None
+
+    @staticmethod
+    def _combine(found: list[Layer | None]) -> Layer | None:
+        """A layer if any part has one; else unknown if any part is unknown; else none."""
+        layer = next((f for f in found if f is not None and f.node is not None), None)
+        if layer is not None:
+            return layer
+        return None if any(f is None for f in found) else NO_LAYER
+
+    def _imported_class(self, name: str) -> Layer | None:
+        """A module class from another module by qualified name: its layer, NO_LAYER, or None when it is
+        not known to be a module. Unknown until project summaries answer for the project's own classes."""
+        return None
+
+
+def _truthy(value: ast.AST | None) -> bool:
+    """Is an argument set to something other than a literal False/0/None?"""
+    if value is None:
+        return False
+    return not (isinstance(value, ast.Constant) and not value.value)

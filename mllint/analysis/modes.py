@@ -1,0 +1,770 @@
+"""Train/eval mode of models along the paths of each function: which mode a model is in when it is called.
+
+Models are tracked by receiver: the expression naming the object (`model`, `self.model`,
+`self.model.encoder`), so that `self.model.eval()` in one method and `self.model(x)` in another are about
+the same object. A key's mode is a set of facts, one per way of getting there: TRAIN or EVAL (set by a
+construction, `m.train()`, `m.eval()`, `m.train(False)`), ENTRY (as the caller left it: parameters and
+`self.*` at a function's start) or UNKNOWN. Calls into functions and methods of the same file are
+followed a few levels deep through their summaries (the facts at their exit, and the model calls whose
+mode depends on the caller); any other call that receives a model makes its mode unknown.
+
+Rules read `Modes.uses()`: every model call with the facts that may hold there, including the calls
+inside a same-file helper seen from each of its callers.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
+from mllint.analysis.values import canonical_class
+
+MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
+MAX_ROUNDS = 8  # loop fixpoint iterations
+GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+# nn.Module methods that return the module itself and keep its mode.
+SAME_MODULE = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty"}
+# nn.Module methods that leave the mode alone.
+MODE_NEUTRAL = SAME_MODULE | {
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "state_dict", "load_state_dict", "zero_grad", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "get_submodule",
+    "forward", "type",
+}  # fmt: skip
+WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
+HARMLESS_BUILTINS = {"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum", "format"}
+BUILTIN_NAMES = frozenset(dir(builtins))
+# Methods that a library calls with the mode it has set itself (Lightning).
+LIBRARY_HOOKS = {"validation_step", "test_step", "predict_step"}
+EVALUATION_WORDS = {
+    "validate", "validation", "val", "valid", "evaluate", "evaluation", "eval", "predict", "prediction",
+    "inference", "test", "testing",
+}  # fmt: skip
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class Mode(enum.Enum):
+    TRAIN = "training"
+    EVAL = "eval"
+    ENTRY = "as the caller left it"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Fact:
+    mode: Mode
+    site: ast.AST | None = None  # the statement's call in the analysed function that set it
+    origin: ast.AST | None = None  # the `m.train()`/`m.eval()`/construction that set it (maybe in a helper)
+    built: ast.Call | None = None  # the construction of the model, when known
+
+
+ENTRY = frozenset({Fact(Mode.ENTRY)})
+State = dict  # receiver key -> frozenset[Fact]
+
+
+@dataclass(frozen=True)
+class Use:
+    call: ast.Call  # the model call (`model(x)`), maybe inside a helper
+    site: ast.AST  # where the analysed function reaches it: the call itself or the call of the helper
+    scope: ast.AST  # the analysed function (or module)
+    key: str  # the receiver, as the analysed function names it
+    facts: frozenset
+
+
+@dataclass
+class Summary:
+    exit: State
+    uses: list[Use]  # model calls whose mode depends on the caller (their facts include ENTRY)
+    returned: frozenset
+
+
+@dataclass
+class _Targets:
+    breaks: list = field(default_factory=list)
+    continues: list = field(default_factory=list)
+
+
+def receiver_key(expr: ast.AST) -> str | None:
+    """`self.model.encoder` for that expression; None for anything but names and attributes of names."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
+
+
+def lookup(state: State, key: str) -> frozenset:
+    """A key's facts: its own, else those of its nearest enclosing receiver (a mode set on a model holds
+    for its submodules), else ENTRY."""
+    while True:
+        if key in state:
+            return state[key]
+        if "." not in key:
+            return ENTRY
+        key = key.rsplit(".", 1)[0]
+
+
+def join(states: Iterable[State | None]) -> State | None:
+    reachable = [s for s in states if s is not None]
+    if not reachable:
+        return None
+    if len(reachable) == 1:
+        return reachable[0]
+    keys = {k for s in reachable for k in s}
+    return {k: frozenset().union(*(lookup(s, k) for s in reachable)) for k in keys}
+
+
+class Modes:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.scopes
+        self.module_classes = ctx.analysis(ModuleClasses).modules
+        functions: dict[str, list[ast.AST]] = {}
+        for node in ctx.tree.body:
+            if isinstance(node, FUNCTIONS):
+                functions.setdefault(node.name, []).append(node)
+        self.functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
+        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+        self._summaries: dict[ast.AST, Summary | None] = {}
+        self._in_progress: set[ast.AST] = set()
+        self._uses: list[Use] | None = None
+        self._attributes: dict[ast.ClassDef, set[str]] = {}
+        self._qualified: dict[ast.AST, str | None] = {}
+        self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
+
+    def uses(self) -> list[Use]:
+        """Every model call of the file, with its facts, seen from its own function and from the
+        callers in this file of the function it is in."""
+        if self._uses is None:
+            self._uses = []
+            for scope in self._scopes_that_set_modes():
+                flow = _Flow(self, scope, 0)
+                flow.run()
+                self._uses += flow.uses
+        return self._uses
+
+    def _scopes_that_set_modes(self) -> list[ast.AST]:
+        """The functions (and the module) where a known mode can hold: those that build a model or call
+        `.train(...)`/`.eval()`, and those that call them, directly or not. Elsewhere every model's mode
+        is as the caller left it, or unknown."""
+        setting: set[ast.AST] = set()
+        callers: dict[ast.AST, set[ast.AST]] = {}
+        methods: dict[str, list[ast.AST]] = {}
+        for cls in self.classes.values():
+            for node in cls.body:
+                if isinstance(node, FUNCTIONS):
+                    methods.setdefault(node.name, []).append(node)
+        for call in self.ctx.index.of_type(ast.Call):
+            func = call.func
+            scope = self.scopes.enclosing_function(call) or self.ctx.tree
+            if isinstance(func, ast.Attribute) and func.attr in ("train", "eval"):
+                setting.add(scope)
+            elif isinstance(func, ast.Name) and func.id in self.functions:
+                callers.setdefault(self.functions[func.id], set()).add(scope)
+            elif isinstance(func, ast.Attribute):
+                for method in methods.get(func.attr, ()):
+                    callers.setdefault(method, set()).add(scope)
+        for node in self.ctx.index.of_type(ast.Assign, ast.Return):
+            # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
+            named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in node.targets)
+            built = _strip_same_module(node.value) if named and node.value is not None else None
+            if built is not None and self.builds_module(built):
+                setting.add(self.scopes.enclosing_function(node) or self.ctx.tree)
+        found, stack = set(setting), list(setting)
+        while stack:
+            for caller in callers.get(stack.pop(), ()):
+                if caller not in found:
+                    found.add(caller)
+                    stack.append(caller)
+        return [scope for scope in [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)] if scope in found]
+
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        if expr not in self._qualified:
+            self._qualified[expr] = self.ctx.qualified_name(expr)
+        return self._qualified[expr]
+
+    def summary(self, function: ast.AST, depth: int) -> Summary | None:
+        """What a function does to the modes of the models it receives. Computed once, at the depth it
+        is first asked for: a deeper, cut-short summary only knows less."""
+        if depth > MAX_CALL_DEPTH or function in self._in_progress:
+            return None
+        key = function
+        if key not in self._summaries:
+            self._in_progress.add(function)
+            try:
+                flow = _Flow(self, function, depth)
+                exit_state = flow.run()
+                uses = [u for u in flow.uses if any(f.mode is Mode.ENTRY for f in u.facts)]
+                self._summaries[key] = Summary(exit_state, uses, flow.returned)
+            finally:
+                self._in_progress.discard(function)
+        return self._summaries[key]
+
+    def attributes(self, cls: ast.AST) -> set[str]:
+        """The attributes a class assigns on `self` (`self.model = ...`)."""
+        if not isinstance(cls, ast.ClassDef):
+            return set()
+        if cls not in self._attributes:
+            self._attributes[cls] = {
+                target.attr
+                for node in ast.walk(cls)
+                if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            }
+        return self._attributes[cls]
+
+    # Questions about a call's surroundings.
+    def grad_disabled(self, node: ast.AST) -> bool:
+        """Is `node` inside `with torch.no_grad()` (or `inference_mode`, `set_grad_enabled(False)`), or
+        in a function decorated with one?"""
+        for ancestor in self.scopes.ancestors(node):
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+                if any(self.disables_grad(item.context_expr) for item in ancestor.items):
+                    return True
+            elif isinstance(ancestor, FUNCTIONS):
+                return any(self.disables_grad(d) for d in ancestor.decorator_list)
+            elif isinstance(ancestor, (ast.Lambda, ast.ClassDef)):
+                return False
+        return False
+
+    def disables_grad(self, expr: ast.AST) -> bool:
+        call = expr if isinstance(expr, ast.Call) else None
+        name = self.qualified_name(call.func if call else expr)
+        if name in GRAD_OFF:
+            mode = call.args[0] if call is not None and call.args else None
+            return not (isinstance(mode, ast.Constant) and mode.value is False)
+        if name in SET_GRAD_ENABLED and call is not None and call.args:
+            return isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+        return False
+
+    def step_body(self, node: ast.AST) -> ast.AST:
+        """The innermost loop or function around `node`: the body one training step or pass runs."""
+        for ancestor in self.scopes.ancestors(node):
+            if isinstance(ancestor, (*LOOPS, *FUNCTIONS, ast.Lambda)):
+                return ancestor
+        return self.ctx.tree
+
+    def evaluation_pass(self, call: ast.AST) -> bool:
+        """Is `call` part of an evaluation pass: under `torch.no_grad()`/`inference_mode()`, or in a
+        function whose name says it evaluates, and not in a step that trains (a `no_grad` block for
+        logging or EMA inside a training loop is not an evaluation), nor in `__init__` or a method of an
+        nn.Module (a dummy forward pass that sizes the layers)?"""
+        function = self.scopes.enclosing_function(call)
+        name = function.name if isinstance(function, FUNCTIONS) else ""
+        if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
+            return False  # a dummy forward pass to size layers, a module's own helpers
+        # A function named like an evaluation counts for its loops over data, not for a lone call (a
+        # `validate_shapes` that runs one dummy batch).
+        if not (self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))):
+            return False
+        return not self.trains(self.step_body(call), ("backward", "step"))
+
+    def _in_a_loop(self, node: ast.AST, function: ast.AST) -> bool:
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is function:
+                return False
+            if isinstance(ancestor, (*LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return True
+        return False
+
+    def training_step(self, call: ast.AST) -> bool:
+        """Is `call` made in a loop iteration or function that trains (calls `backward`), outside `no_grad`?"""
+        return not self.grad_disabled(call) and self.trains(self.step_body(call), ("backward",))
+
+    def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
+        """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
+        file that calls `.backward(...)`?"""
+        return any(
+            (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
+            for call in _own_calls(body)
+        )
+
+    def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
+        """Is `call` a call of a function or method of this file that calls `.backward(...)` somewhere?"""
+        helper = self._helper(call, around)
+        if helper is None:
+            return False
+        if helper not in self._trains:
+            self._trains[helper] = any(
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                for node in ast.walk(helper)
+            )
+        return self._trains[helper]
+
+    def trained_between(self, first: ast.AST, second: ast.AST) -> bool:
+        """Does the smallest statement holding both nodes train (call `.backward(...)` anywhere inside,
+        or a helper of this file that does)? A model put in training mode and evaluated with no training
+        around it is put there on purpose (recomputing batch-norm statistics, Monte Carlo dropout)."""
+        around_first = [first, *self.scopes.ancestors(first)]
+        around_second = {second, *self.scopes.ancestors(second)}
+        common = next((node for node in around_first if node in around_second), self.ctx.tree)
+        return any(
+            (isinstance(call.func, ast.Attribute) and call.func.attr == "backward") or self._helper_trains(call, common)
+            for call in ast.walk(common)
+            if isinstance(call, ast.Call)
+        )
+
+    def _helper(self, call: ast.Call, body: ast.AST) -> ast.AST | None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        cls = self.scopes.enclosing_class(body)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and cls is not None:
+            return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == func.attr), None)
+        return None
+
+    # What the model is.
+    def layer(self, use: Use) -> Layer | None:
+        """The model's mode-dependent layer (NO_LAYER: known to have none; None: unknown), from the
+        constructions the facts agree on or, for `self.model`, the class's assignments."""
+        constructions = {f.built for f in use.facts}
+        if None in constructions:
+            constructions.discard(None)
+            construction = self.attribute_construction(use.key, use.scope)
+            if construction is None:
+                return None
+            constructions.add(construction)
+        layers = [self.ctx.analysis(ModeLayers).of_constructor(c) for c in constructions]
+        if any(layer is NO_LAYER for layer in layers):
+            return NO_LAYER  # some way of getting here evaluates a model that does not care
+        return next((layer for layer in layers if layer is not None), None)
+
+    def describe(self, node: ast.AST) -> str:
+        """`model.train()` (line 20), for messages."""
+        text = " ".join(self.ctx.text(node).split())
+        return f"`{text if len(text) <= 40 else text[:37] + '...'}` (line {node.lineno})"
+
+    def loops_around(self, node: ast.AST, scope: ast.AST) -> set[ast.AST]:
+        loops = set()
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, LOOPS):
+                loops.add(ancestor)
+        return loops
+
+    def builds_module(self, call: ast.Call) -> bool:
+        return self.ctx.analysis(ModeLayers).builds_module(call)
+
+    def attribute_construction(self, key: str, scope: ast.AST) -> ast.Call | None:
+        """For `self.model` in a method: the construction every `self.model = ...` of the class agrees on."""
+        head, _, attribute = key.partition(".")
+        cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
+        if cls is None or "." in attribute or not attribute or head != _first_parameter(scope):
+            return None
+        values = [
+            node.value
+            for node in ast.walk(cls)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
+        ]
+        calls = [_strip_same_module(v) for v in values]
+        if not calls or any(c is None or not self.builds_module(c) for c in calls):
+            return None
+        return calls[0] if len({self.ctx.text(c.func) for c in calls}) == 1 else None
+
+
+class _Flow:
+    """The facts along one function's statements (or the module's)."""
+
+    def __init__(self, modes: Modes, scope: ast.AST, depth: int) -> None:
+        self.modes = modes
+        self.ctx = modes.ctx
+        self.scope = scope
+        self.depth = depth
+        self.uses: list[Use] = []
+        self._uses_at: dict[tuple[ast.AST, ast.AST], int] = {}
+        self.returned: frozenset = frozenset()
+        self._returns: list[State] = []
+        self._loops: list[_Targets] = []
+        self.self_name = _first_parameter(scope) if self._is_method() else None
+        self.aliases = self._aliases()
+
+    def run(self) -> State:
+        body = self.scope.body if isinstance(self.scope.body, list) else []
+        end = self._block(body, {})
+        return join([end, *self._returns]) or {}
+
+    def _is_method(self) -> bool:
+        return isinstance(self.scope, FUNCTIONS) and isinstance(self.modes.scopes.parent(self.scope), ast.ClassDef)
+
+    def _aliases(self) -> dict[str, str]:
+        """Names bound once, to another receiver (`net = self.model`): both name the same object."""
+        bound: dict[str, list[ast.AST]] = {}
+        for node in self._own_nodes():
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                parent = self.modes.scopes.parent(node)
+                value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
+                bound.setdefault(node.id, []).append(value)
+        aliases = {}
+        for name, values in bound.items():
+            target = receiver_key(values[0]) if len(values) == 1 and values[0] is not None else None
+            if target is not None and target.split(".")[0] != name:
+                aliases[name] = target
+        return aliases
+
+    def _own_nodes(self):
+        stack = list(self.scope.body) if isinstance(self.scope.body, list) else []
+        while stack:
+            node = stack.pop()
+            yield node
+            if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+                stack += ast.iter_child_nodes(node)
+
+    def key(self, expr: ast.AST) -> str | None:
+        key = receiver_key(expr)
+        if key is None:
+            return None
+        head, dot, rest = key.partition(".")
+        if head in self.aliases:
+            return self.aliases[head] + dot + rest
+        return key
+
+    # Statements.
+    def _block(self, statements: list, state: State | None) -> State | None:
+        for statement in statements:
+            if state is None:
+                return None
+            state = self._statement(statement, state)
+        return state
+
+    def _statement(self, node: ast.AST, state: State) -> State | None:
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            return state
+        if isinstance(node, ast.If):
+            state = self._expression(node.test, state)
+            return join([self._block(node.body, state), self._block(node.orelse, state)])
+        if isinstance(node, LOOPS):
+            return self._loop(node, state)
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                state = self._expression(item.context_expr, state)
+                if item.optional_vars is not None:
+                    state = self._bind(item.optional_vars, frozenset({Fact(Mode.UNKNOWN)}), state)
+            return self._block(node.body, state)
+        if isinstance(node, ast.Try) or (hasattr(ast, "TryStar") and isinstance(node, ast.TryStar)):
+            body = self._block(node.body, state)
+            handler_entry = join([state, body])
+            handlers = [self._block(h.body, handler_entry) for h in node.handlers]
+            end = join([self._block(node.orelse, body), *handlers])
+            if not node.finalbody:
+                return end
+            return self._block(node.finalbody, end if end is not None else handler_entry)
+        if isinstance(node, ast.Match):
+            state = self._expression(node.subject, state)
+            return join([state, *(self._block(case.body, state) for case in node.cases)])
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                state = self._expression(node.value, state)
+                self.returned |= self._value_facts(node.value, state, returned=True)
+            self._returns.append(state)
+            return None
+        if isinstance(node, (ast.Break, ast.Continue)):
+            if self._loops:
+                targets = self._loops[-1]
+                (targets.breaks if isinstance(node, ast.Break) else targets.continues).append(state)
+            return None
+        if isinstance(node, ast.Raise):
+            return None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is None:
+                return state
+            state = self._expression(node.value, state)
+            facts = self._value_facts(node.value, state)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                state = self._bind(target, facts, state)
+            return state
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                state = self._expression(child, state)
+        return state
+
+    def _loop(self, node: ast.AST, state: State) -> State | None:
+        if not isinstance(node, ast.While):
+            state = self._expression(node.iter, state)
+            state = self._bind(node.target, frozenset({Fact(Mode.UNKNOWN)}), state)
+        head = state
+        for _ in range(MAX_ROUNDS):
+            self._loops.append(_Targets())
+            entry = self._expression(node.test, head) if isinstance(node, ast.While) else head
+            end = self._block(node.body, entry)
+            targets = self._loops.pop()
+            new_head = join([head, end, *targets.continues])
+            if new_head == head:
+                break
+            head = new_head
+        forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
+        normal_exit = None if forever else self._block(node.orelse, head)
+        return join([normal_exit, *targets.breaks])
+
+    def _bind(self, target: ast.AST, facts: frozenset, state: State) -> State:
+        key = self.key(target)
+        if key is None:
+            for element in getattr(target, "elts", ()):
+                state = self._bind(element, frozenset({Fact(Mode.UNKNOWN)}), state)
+            return state
+        return self._set(state, key, facts)
+
+    @staticmethod
+    def _set(state: State, key: str, facts: frozenset) -> State:
+        """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
+        now partly in another mode: unknown."""
+        state = {k: v for k, v in state.items() if not k.startswith(key + ".")}
+        modes = {f.mode for f in facts}
+        parent = key
+        while "." in parent:
+            parent = parent.rsplit(".", 1)[0]
+            if parent in state and {f.mode for f in state[parent]} != modes:
+                state[parent] = frozenset({Fact(Mode.UNKNOWN)})
+        state[key] = facts
+        return state
+
+    # Expressions, in evaluation order.
+    def _expression(self, expr: ast.AST, state: State) -> State:
+        for call in _calls_in_order(expr):
+            state = self._call(call, state)
+        return state
+
+    def _call(self, call: ast.Call, state: State) -> State:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = self.key(func.value)
+            if owner is not None and self.modes.qualified_name(func.value) is None:
+                return self._method_call(call, owner, func.attr, state)
+            if isinstance(func.value, ast.Call) and func.attr in ("eval", "train"):
+                return state  # `Net().eval()`: a new object, read by `_value_facts`
+        elif isinstance(func, ast.Name):
+            if func.id in self.modes.functions and not self._shadowed(func):
+                return self._follow(call, self.modes.functions[func.id], None, state)
+            if func.id in self.modes.classes or func.id in HARMLESS_BUILTINS:
+                return state
+            key = self.key(func)
+            if key is not None and self.modes.qualified_name(func) is None and func.id not in BUILTIN_NAMES:
+                self._record(call, call, key, lookup(state, key))
+        if (self.modes.qualified_name(func) or "").startswith("torch."):
+            return state
+        return self._unknown_arguments(call, state)
+
+    def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
+        if method in ("eval", "train"):
+            mode = _requested_mode(call, method)
+            facts = lookup(state, owner)
+            built = _common_built(facts)
+            return self._set(state, owner, frozenset({Fact(mode, call, call, built)}))
+        if method in MODE_NEUTRAL:
+            if method == "forward":
+                self._record(call, call, owner, lookup(state, owner))
+            return self._unknown_arguments(call, state)
+        if owner == self.self_name and self._method(method) is not None:
+            return self._follow(call, self._method(method), owner, state)
+        if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
+            # `self.model(x)`: a call of the model held in an attribute.
+            self._record(call, call, f"{owner}.{method}", lookup(state, f"{owner}.{method}"))
+        else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
+            state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
+        return self._unknown_arguments(call, state)
+
+    def _method(self, name: str) -> ast.AST | None:
+        """The method `name` of the analysed method's class or of its base classes in this file."""
+        cls = self.modes.scopes.parent(self.scope)
+        seen = set()
+        while isinstance(cls, ast.ClassDef) and cls not in seen:
+            seen.add(cls)
+            for node in cls.body:
+                if isinstance(node, FUNCTIONS) and node.name == name:
+                    return node
+            bases = [b.id for b in cls.bases if isinstance(b, ast.Name)]
+            cls = self.modes.classes.get(bases[0]) if len(bases) == 1 else None
+        return None
+
+    def _shadowed(self, name: ast.Name) -> bool:
+        return self._binds(name.id)
+
+    def _binds(self, name: str) -> bool:
+        """Does the analysed function bind `name` itself (a local, not the module's)?"""
+        return isinstance(self.scope, FUNCTIONS) and name in self.modes.scopes.local_bindings(self.scope)
+
+    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset) -> None:
+        """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
+        use = Use(call, site, self.scope, key, facts)
+        index = self._uses_at.get((call, site))
+        if index is None:
+            self._uses_at[(call, site)] = len(self.uses)
+            self.uses.append(use)
+        else:
+            self.uses[index] = use
+
+    def _unknown_arguments(self, call: ast.Call, state: State) -> State:
+        """A call we cannot follow may change the mode of any model it receives (`self` included)."""
+        for argument in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(argument, ast.Starred):
+                argument = argument.value
+            key = self.key(argument)
+            if key is not None and self.modes.qualified_name(argument) is None:
+                state = self._set(state, key, frozenset({Fact(Mode.UNKNOWN, call)}))
+        return state
+
+    def _follow(self, call: ast.Call, function: ast.AST, owner: str | None, state: State) -> State:
+        """Apply a same-file function's summary: the modes it leaves, the model calls it makes."""
+        summary = self.modes.summary(function, self.depth + 1)
+        mapping = self._parameter_mapping(call, function, owner)
+        if summary is None or mapping is None:
+            if owner is not None:
+                state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
+            return self._unknown_arguments(call, state)
+        before = state
+        # Module-level names the callee uses are the caller's too, unless the caller binds its own.
+        for head in {k.split(".")[0] for k in summary.exit} - set(mapping):
+            if head not in self.modes.scopes.local_bindings(function) and not self._binds(head):
+                mapping[head] = head
+        for use in summary.uses:
+            key = _translate(use.key, mapping)
+            if key is not None:
+                self._record(use.call, call, key, self._substitute(use.facts, before, key, call))
+        for callee_key in sorted(summary.exit, key=len):
+            key = _translate(callee_key, mapping)
+            if key is not None:
+                state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call))
+        return state
+
+    def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None) -> dict[str, str] | None:
+        """Callee parameter -> the caller's receiver passed for it. None when arguments are starred or
+        the callee rebinds a parameter that receives a model (it may have changed the old one first)."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        parameters = [*function.args.posonlyargs, *function.args.args]
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        mapping: dict[str, str | None] = {}
+        if owner is not None and not static:
+            if not parameters:
+                return None
+            mapping[parameters[0].arg] = owner
+            parameters = parameters[1:]
+        for parameter, argument in zip(parameters, call.args):
+            mapping[parameter.arg] = self.key(argument)
+        names = {a.arg for a in [*parameters, *function.args.kwonlyargs]}
+        for keyword in call.keywords:
+            if keyword.arg in names:
+                mapping[keyword.arg] = self.key(keyword.value)
+        mapping = {p: k for p, k in mapping.items() if k is not None}
+        rebound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return None if rebound & set(mapping) else mapping
+
+    def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST) -> frozenset:
+        """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`."""
+        result = set()
+        before = lookup(state, key)
+        for fact in facts:
+            if fact.mode is Mode.ENTRY:
+                result |= before
+            else:
+                result.add(Fact(fact.mode, site, fact.origin, fact.built or _common_built(before)))
+        return frozenset(result)
+
+    # Values.
+    def _value_facts(self, value: ast.AST, state: State, returned: bool = False) -> frozenset:
+        """The mode of the object an expression gives: a new module trains; `m.eval()` returns `m`."""
+        unknown = frozenset({Fact(Mode.UNKNOWN, value)})
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in (*SAME_MODULE, "eval", "train"):
+                inner = self._value_facts(func.value, state, returned)
+                if func.attr in ("eval", "train"):
+                    return frozenset({Fact(_requested_mode(value, func.attr), value, value, _common_built(inner))})
+                return inner
+            if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
+                summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
+                return summary.returned if summary is not None and summary.returned else unknown
+            if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
+                return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
+            if self.modes.builds_module(value):
+                return frozenset({Fact(Mode.TRAIN, value, value, value)})
+            return unknown
+        key = self.key(value)
+        if key is None:
+            return unknown
+        facts = lookup(state, key)
+        if returned:  # the caller does not know what ENTRY meant here
+            return frozenset(Fact(Mode.UNKNOWN, value) if f.mode is Mode.ENTRY else f for f in facts)
+        return facts
+
+
+def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
+    """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
+    order: list[ast.Call] = []
+    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if isinstance(node, (ast.Lambda, *FUNCTIONS, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            stack.append((node, True))
+        stack += [(child, False) for child in reversed(list(ast.iter_child_nodes(node)))]
+    return order
+
+
+def _requested_mode(call: ast.Call, method: str) -> Mode:
+    if method == "eval":
+        return Mode.EVAL
+    argument = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if argument is None:
+        return Mode.TRAIN if not call.keywords else Mode.UNKNOWN
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, bool):
+        return Mode.TRAIN if argument.value else Mode.EVAL
+    return Mode.UNKNOWN
+
+
+def _common_built(facts: frozenset) -> ast.Call | None:
+    built = {f.built for f in facts}
+    return built.pop() if len(built) == 1 else None
+
+
+def _strip_same_module(value: ast.AST) -> ast.Call | None:
+    """`Net().to(device)` -> `Net()`."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
+        value = value.func.value
+    return value if isinstance(value, ast.Call) else None
+
+
+def _translate(callee_key: str, mapping: dict[str, str | None]) -> str | None:
+    head, dot, rest = callee_key.partition(".")
+    target = mapping.get(head)
+    return target + dot + rest if target is not None else None
+
+
+def _first_parameter(function: ast.AST) -> str | None:
+    if not isinstance(function, FUNCTIONS):
+        return None
+    parameters = [*function.args.posonlyargs, *function.args.args]
+    return parameters[0].arg if parameters else None
+
+
+def name_says_evaluation(name: str) -> bool:
+    """`validate`, `run_evaluation`, `val_epoch`, `test`; not pytest's `test_*` functions."""
+    words = name.lower().strip("_").split("_")
+    if words[0] == "test" and len(words) > 1:
+        return False
+    return any(word in EVALUATION_WORDS for word in words)
+
+
+def _own_calls(body: ast.AST):
+    """The calls a loop or function makes itself: not in nested loops, functions or classes."""
+    stack = list(ast.iter_child_nodes(body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*LOOPS, *FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        stack += ast.iter_child_nodes(node)

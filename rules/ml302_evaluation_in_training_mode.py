@@ -1,0 +1,114 @@
+import ast
+
+from mllint.analysis.layers import NO_LAYER
+from mllint.analysis.modes import Mode, Modes, Use, receiver_key
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class EvaluationInTrainingMode(Rule):
+    """
+    ## What it does
+    Reports a model called in an evaluation pass (under `torch.no_grad()` or `torch.inference_mode()`,
+    or in a loop of a function named like `validate`, `evaluate`, `test` or `predict`) while it is
+    certainly in training mode on every way there: built there (modules start in training mode) or put
+    there by `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a
+    helper of the same file. The model is tracked through `self.model` across the methods of a class and into the
+    functions it is passed to; an evaluation function whose model comes from its callers is reported when
+    every caller in the file passes a model in training mode. A model whose class is known and has no
+    Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter,
+    a model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
+    put in training mode on purpose with no training between that and the pass (recomputing batch-norm
+    statistics, Monte Carlo dropout), a dummy forward pass in `__init__` or a module's own methods, test
+    functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
+
+    ## Why is this bad?
+    `torch.no_grad()` only stops gradient tracking; Dropout keeps dropping activations and BatchNorm
+    keeps normalising with the batch's statistics (and updating its running averages with validation
+    data). Validation scores come out noisy and too low, checkpoints are chosen on them, and nothing
+    raises an error.
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+    with torch.no_grad():
+        scores = model(torch.ones(3, 4))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2))
+    model.eval()
+    with torch.no_grad():
+        scores = model(torch.ones(3, 4))
+    ```
+
+    ## Fix safety
+    There is no fix: where the evaluation starts and where training resumes is for the author to say.
+    """
+
+    code = "ML302"
+    name = "evaluation-in-training-mode"
+    message = "model evaluated in training mode: call `.eval()` first"
+    severity = Severity.ERROR
+    requires_any_text = ("torch",)
+
+    def end_file(self) -> None:
+        modes = self.ctx.analysis(Modes)
+        uses_of: dict[ast.Call, list[Use]] = {}
+        for use in modes.uses():
+            uses_of.setdefault(use.call, []).append(use)
+        reported: set[tuple[ast.AST, str]] = set()
+        for call, uses in uses_of.items():
+            resolved = [u for u in uses if all(f.mode is not Mode.ENTRY for f in u.facts)]
+            if not resolved or not all(f.mode is Mode.TRAIN for u in resolved for f in u.facts):
+                continue
+            if not modes.evaluation_pass(call) or any(_in_a_test(self.ctx, u) for u in uses):
+                continue
+            if not all(modes.trained_between(f.site, u.site) for u in resolved for f in u.facts if f.origin is not f.built):
+                continue  # `model.train()` then evaluation with no training between: on purpose
+            layers = [modes.layer(u) for u in resolved]
+            if any(layer is NO_LAYER for layer in layers):
+                continue
+            function = self.ctx.scopes.enclosing_function(call)
+            own_key = receiver_key(call.func.value if _is_forward(call) else call.func) or resolved[0].key
+            if (function, own_key) in reported:
+                continue
+            reported.add((function, own_key))
+            self.report(call, self._message(modes, call, function, own_key, resolved[0], layers[0]))
+
+    def _message(self, modes: Modes, call: ast.Call, function, key: str, use: Use, layer) -> str:
+        where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"
+        fact = next(f for f in use.facts if f.origin is not None)
+        if use.site is call and fact.origin is fact.built:
+            why = f"built in training mode by {modes.describe(fact.origin)}"
+        elif use.site is call:
+            why = f"set by {modes.describe(fact.origin)}"
+        else:
+            caller = self.ctx.scopes.enclosing_function(use.site)
+            by = f"`{_qualified(self.ctx, caller)}`" if caller is not None else "the module"
+            why = f"{by} calls it at line {use.site.lineno} after {modes.describe(fact.origin)}"
+        has = f"; it has {layer.what}, {modes.describe(layer.node)}" if layer is not None else ""
+        return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
+
+
+def _in_a_test(ctx, use: Use) -> bool:
+    """Tests (`test_dropout`, `testDropout`) exercise training-mode behaviour on purpose; a function
+    named just `test` is an evaluation."""
+    names = [getattr(f, "name", "") for f in (ctx.scopes.enclosing_function(use.call), use.scope)]
+    return any(name.startswith("test_") or (name.startswith("test") and name[4:5].isupper()) for name in names)
+
+
+def _is_forward(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "forward"
+
+
+def _qualified(ctx, function) -> str:
+    cls = ctx.scopes.parent(function)
+    return f"{cls.name}.{function.name}" if isinstance(cls, ast.ClassDef) else getattr(function, "name", "lambda")

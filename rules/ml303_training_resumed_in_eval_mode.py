@@ -1,0 +1,96 @@
+import ast
+
+from mllint.analysis.layers import NO_LAYER
+from mllint.analysis.modes import Mode, Modes
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class TrainingResumedInEvalMode(Rule):
+    """
+    ## What it does
+    Reports a training step (a loop iteration or function that calls `backward()`) whose model may still
+    be in eval mode from an evaluation earlier in the same epoch loop: `model.eval()` (or a helper of the
+    same file that calls it, such as `evaluate(model, loader)`) runs after training in the loop body, and
+    no `model.train()` runs before the next iteration's training. A model whose class is known and has
+    no Dropout/BatchNorm-like layer is not reported; a model put in eval mode before the loop on purpose
+    (frozen batch-norm statistics) is not either.
+
+    ## Why is this bad?
+    From the second epoch on the model trains in eval mode: Dropout is off, so the regularisation the
+    model was designed with is gone, and BatchNorm normalises with frozen running statistics that never
+    update. Training still runs and the loss still falls, usually to a worse model.
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.train()
+    for epoch in range(2):
+        loss = model(torch.ones(16, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            validation = model(torch.ones(16, 4)).mean()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        model.train()
+        loss = model(torch.ones(16, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        model.eval()
+        with torch.no_grad():
+            validation = model(torch.ones(16, 4)).mean()
+    ```
+
+    ## Fix safety
+    There is no fix: the `model.train()` belongs at the start of the training part of the loop, which
+    is for the author to place.
+    """
+
+    code = "ML303"
+    name = "training-resumed-in-eval-mode"
+    message = "training resumes with the model in eval mode: call `.train()` first"
+    severity = Severity.ERROR
+    requires_any_text = ("eval", "train")
+
+    def end_file(self) -> None:
+        modes = self.ctx.analysis(Modes)
+        reported: set[ast.AST] = set()
+        for use in modes.uses():
+            if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
+                continue
+            loops = modes.loops_around(use.site, use.scope)
+            evaluations = [
+                f for f in use.facts
+                if f.mode is Mode.EVAL and f.site is not None and _after(f.site, use.site)
+                and loops & modes.loops_around(f.site, use.scope)
+            ]  # fmt: skip
+            if not evaluations or not modes.training_step(use.call) or modes.layer(use) is NO_LAYER:
+                continue
+            reported.add(use.call)
+            fact = evaluations[0]
+            via = f", through {modes.describe(fact.site)}" if fact.site is not fact.origin else ""
+            message = (
+                f"`{use.key}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
+                f"later in the loop and nothing calls `{use.key}.train()` before this training step runs again"
+            )
+            self.report(use.call, message)
+
+
+def _after(node: ast.AST, other: ast.AST) -> bool:
+    return (node.lineno, node.col_offset) > (other.lineno, other.col_offset)
