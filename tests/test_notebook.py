@@ -76,32 +76,32 @@ def test_a_loop_split_over_cells_is_one_program():
 
 
 def test_json_reports_the_cell_and_positions_relative_to_it(train):
-    [ml101, ml301] = json.loads(run("train.ipynb", "--output-format", "json").stdout)
+    [ml101, ml301] = json.loads(run("train.ipynb", "--select", "ML101,ML301", "--output-format", "json").stdout)
     assert (ml101["cell"], ml101["location"]) == (10, {"row": 7, "column": 26})
     assert ml101["end_location"] == {"row": 7, "column": 31}
     assert ml101["fix"]["edits"][0]["location"] == {"row": 6, "column": 17}  # in the cell too
     assert (ml301["cell"], ml301["location"], ml301["noqa_row"]) == (14, {"row": 1, "column": 1}, 1)
-    line = json.loads(run("train.ipynb", "--output-format", "json-lines").stdout.splitlines()[1])
+    line = json.loads(run("train.ipynb", "--select", "ML101,ML301", "--output-format", "json-lines").stdout.splitlines()[1])
     assert line["cell"] == 14
 
 
 def test_formats_that_point_at_file_lines_use_the_notebook_files_lines(train):
     json_line = 1 + FIXTURE.read_text().splitlines().index(EVAL_LINE)
-    [_, result] = json.loads(run("train.ipynb", "--output-format", "sarif").stdout)["runs"][0]["results"]
+    [_, result] = json.loads(run("train.ipynb", "--select", "ML101,ML301", "--output-format", "sarif").stdout)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": json_line, "endLine": json_line}
     assert result["properties"] == {
         "cell": 14, "cellRegion": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 11}
     }  # fmt: skip
-    [_, issue] = json.loads(run("train.ipynb", "--output-format", "gitlab").stdout)
+    [_, issue] = json.loads(run("train.ipynb", "--select", "ML101,ML301", "--output-format", "gitlab").stdout)
     assert issue["description"] == f"{ML301} (cell 14, line 1, column 1)"
     assert issue["location"] == {"path": "train.ipynb", "lines": {"begin": json_line, "end": json_line}}
-    github = run("train.ipynb", "--output-format", "github").stdout.splitlines()[1]
+    github = run("train.ipynb", "--select", "ML101,ML301", "--output-format", "github").stdout.splitlines()[1]
     assert github == (
         f"::error title=mllint (ML301),file=train.ipynb,line={json_line},endLine={json_line}::"
         f"{ML301} (cell 14, line 1, column 1)"
     )
-    assert f"cell 14, line 1, col 1, {ML301[6:]}</failure>" in run("train.ipynb", "--output-format", "junit").stdout
-    pylint = run("train.ipynb", "--output-format", "pylint").stdout
+    assert f"cell 14, line 1, col 1, {ML301[6:]}</failure>" in run("train.ipynb", "--select", "ML101,ML301", "--output-format", "junit").stdout
+    pylint = run("train.ipynb", "--select", "ML101,ML301", "--output-format", "pylint").stdout
     assert "train.ipynb:cell 14:1: [ML301(method-not-called), ]" in pylint
 
 
