@@ -1,0 +1,126 @@
+import ast
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.shapes import Shapes
+from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.findings import Applicability, Severity
+from mllint.rule import Rule
+
+LOSS_FUNCTIONS = {
+    "torch.nn.functional." + name
+    for name in (
+        "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+        "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
+        "multilabel_soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    )
+}  # fmt: skip
+
+
+class SqueezeWithoutDim(Rule):
+    """
+    ## What it does
+    Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension inside a module's `forward`, or
+    on a value passed to a loss, directly or through a local variable. When the shape analysis knows
+    exactly which dimension is the size-1 one, the message names it.
+
+    ## Why is this bad?
+    `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
+    single sample (the last, smaller batch of an epoch, or inference on one example). The model's
+    output or the loss input then loses a dimension: the loss broadcasts differently or raises, only
+    on that batch.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    logits = torch.randn(1, 1)
+    targets = torch.ones(1)
+    loss = F.binary_cross_entropy_with_logits(logits.squeeze(), targets)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    logits = torch.randn(1, 1)
+    targets = torch.ones(1)
+    loss = F.binary_cross_entropy_with_logits(logits.squeeze(1), targets)
+    ```
+
+    ## Fix safety
+    Where the shape analysis knows the only size-1 dimension, the fix names it (`squeeze(1)`). It is
+    unsafe: for a batch of one the result keeps its batch dimension (that is the point).
+    """
+
+    code = "ML604"
+    name = "squeeze-without-dim"
+    message = "`squeeze()` without a dim also drops the batch dimension of a batch of one: name the dim{hint}"
+    severity = Severity.INFO
+    fix_applicability = Applicability.UNSAFE
+    requires_any_text = ("squeeze",)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        receiver = self._squeezed(node)
+        if receiver is None or not (self._in_forward(node) or self._reaches_loss(node)):
+            return
+        shape = self.ctx.analysis(Shapes).shape(receiver)
+        ones = [i for i, d in enumerate(shape or ()) if d == 1]
+        if shape is None or len(ones) != 1 or any(d is None for d in shape):
+            self.report(node, self.message.format(hint=""))
+            return
+        if isinstance(node.func, ast.Attribute):
+            replacement = f"{self.ctx.text(node.func)}({ones[0]})"
+        else:
+            replacement = f"{self.ctx.text(node.func)}({self.ctx.text(receiver)}, {ones[0]})"
+        fix = self.ctx.fix(f"Name the dim: `{replacement}`", Applicability.UNSAFE, self.ctx.replace(node, replacement))
+        self.report(node, self.message.format(hint=f" (`squeeze({ones[0]})`)"), fix)
+
+    def _squeezed(self, call: ast.Call) -> ast.AST | None:
+        """The tensor a dim-less squeeze is applied to."""
+        if self.ctx.qualified_name(call.func) == "torch.squeeze":
+            return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "squeeze" and not call.args and not call.keywords:
+            return func.value if self.ctx.qualified_name(func) is None else None
+        return None
+
+    def _in_forward(self, node: ast.AST) -> bool:
+        function = self.ctx.scopes.enclosing_function(node)
+        return (
+            isinstance(function, ast.FunctionDef)
+            and function.name == "forward"
+            and self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) is not None
+        )
+
+    def _reaches_loss(self, node: ast.AST) -> bool:
+        """Is the value an argument of a loss call, directly or through a variable assigned it?"""
+        parent = self.ctx.scopes.parent(node)
+        if isinstance(parent, ast.Call) and node in parent.args:
+            return self._is_loss(parent)
+        if isinstance(parent, ast.keyword):
+            call = self.ctx.scopes.parent(parent)
+            return isinstance(call, ast.Call) and self._is_loss(call)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            target = parent.targets[0]
+            scope = self.ctx.scopes.enclosing_function(node)
+            body = scope if scope is not None else self.ctx.tree
+            values = self.ctx.analysis(ValueKinds)
+            for name in ast.walk(body):
+                if (
+                    isinstance(name, ast.Name) and name.id == target.id and isinstance(name.ctx, ast.Load)
+                    and isinstance(self.ctx.scopes.parent(name), (ast.Call, ast.keyword))
+                    and any(d.node is target for d in values.reaching_definitions(name))
+                    and self._reaches_loss(name)
+                ):  # fmt: skip
+                    return True
+        return False
+
+    def _is_loss(self, call: ast.Call) -> bool:
+        if self.ctx.qualified_name(call.func) in LOSS_FUNCTIONS:
+            return True
+        if isinstance(call.func, ast.Attribute) and self.ctx.qualified_name(call.func) is not None:
+            return False
+        name = canonical_class(self.ctx.analysis(ValueKinds).constructed_class(call.func))
+        return name is not None and name.startswith("torch.nn.") and name.endswith("Loss")
