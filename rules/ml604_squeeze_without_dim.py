@@ -34,9 +34,12 @@ class SqueezeWithoutDim(Rule):
     import torch
     import torch.nn.functional as F
 
-    logits = torch.randn(1, 1)
-    targets = torch.ones(1)
-    loss = F.binary_cross_entropy_with_logits(logits.squeeze(), targets)
+
+
+    def binary_loss(batch_size):
+        logits = torch.randn(batch_size, 1)
+        targets = torch.ones(batch_size)
+        return F.binary_cross_entropy_with_logits(logits.squeeze(), targets)
     ```
 
     ## Use instead
@@ -44,9 +47,12 @@ class SqueezeWithoutDim(Rule):
     import torch
     import torch.nn.functional as F
 
-    logits = torch.randn(1, 1)
-    targets = torch.ones(1)
-    loss = F.binary_cross_entropy_with_logits(logits.squeeze(1), targets)
+
+
+    def binary_loss(batch_size):
+        logits = torch.randn(batch_size, 1)
+        targets = torch.ones(batch_size)
+        return F.binary_cross_entropy_with_logits(logits.squeeze(1), targets)
     ```
 
     ## Fix safety

@@ -291,6 +291,7 @@ class Interpreter:
         self.loop_depth += 1
         start = self.env
         for _ in range(passes):
+            self.env = dict(start)
             if not isinstance(node, ast.While):
                 self.bind(node.target, rows, None)
             self.block(node.body)
