@@ -1,8 +1,9 @@
 import ast
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.names import call_argument
 from mllint.analysis.shapes import Shapes
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -14,6 +15,15 @@ LOSS_FUNCTIONS = {
         "multilabel_soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     )
 }  # fmt: skip
+CONVERSIONS = {"float", "double", "long", "int", "half", "to", "type_as", "contiguous"}
+SCALAR_METHODS = {"item", "tolist"}
+
+
+def _unconverted(node: ast.AST) -> ast.AST:
+    """`x` for `x.float()`, `x.to(device)`."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
+        node = node.func.value
+    return node
 
 
 class SqueezeWithoutDim(Rule):
@@ -69,7 +79,12 @@ class SqueezeWithoutDim(Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         receiver = self._squeezed(node)
-        if receiver is None or not (self._in_forward(node) or self._reaches_loss(node)):
+        if receiver is None or self._made_scalar(node):
+            return
+        loss = self._loss_reached(node)
+        if loss is not None and self._both_sides_squeezed(loss):
+            return  # `loss(logits.squeeze(), labels.squeeze())`: a batch of one gives two scalars, still aligned
+        if loss is None and not self._in_forward(node):
             return
         shape = self.ctx.analysis(Shapes).shape(receiver)
         ones = [i for i, d in enumerate(shape or ()) if d == 1]
@@ -83,8 +98,10 @@ class SqueezeWithoutDim(Rule):
         fix = self.ctx.fix(f"Name the dim: `{replacement}`", Applicability.UNSAFE, self.ctx.replace(node, replacement))
         self.report(node, self.message.format(hint=f" (`squeeze({ones[0]})`)"), fix)
 
-    def _squeezed(self, call: ast.Call) -> ast.AST | None:
+    def _squeezed(self, call: ast.AST) -> ast.AST | None:
         """The tensor a dim-less squeeze is applied to."""
+        if not isinstance(call, ast.Call):
+            return None
         if self.ctx.qualified_name(call.func) == "torch.squeeze":
             return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None
         func = call.func
@@ -100,14 +117,29 @@ class SqueezeWithoutDim(Rule):
             and self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) is not None
         )
 
-    def _reaches_loss(self, node: ast.AST) -> bool:
-        """Is the value an argument of a loss call, directly or through a variable assigned it?"""
+    def _made_scalar(self, node: ast.AST) -> bool:
+        """`x.squeeze().item()`: the value is meant to become a Python scalar."""
+        parent = self.ctx.scopes.parent(node)
+        call = self.ctx.scopes.parent(parent)
+        return isinstance(parent, ast.Attribute) and parent.attr in SCALAR_METHODS and isinstance(call, ast.Call)
+
+    def _both_sides_squeezed(self, loss: ast.Call) -> bool:
+        sides = [call_argument(loss, 0, "input"), call_argument(loss, 1, "target")]
+        return all(side is not None and self._squeezed(_unconverted(side)) is not None for side in sides)
+
+    def _loss_reached(self, node: ast.AST, depth: int = 0) -> ast.Call | None:
+        """The loss call the value is an argument of, directly or through variables assigned it."""
+        if depth > MAX_DEPTH:
+            return None
         parent = self.ctx.scopes.parent(node)
         if isinstance(parent, ast.Call) and node in parent.args:
-            return self._is_loss(parent)
+            return parent if self._is_loss(parent) else None
+        if isinstance(parent, ast.Attribute) and parent.attr in CONVERSIONS:
+            call = self.ctx.scopes.parent(parent)
+            return self._loss_reached(call, depth) if isinstance(call, ast.Call) and call.func is parent else None
         if isinstance(parent, ast.keyword):
             call = self.ctx.scopes.parent(parent)
-            return isinstance(call, ast.Call) and self._is_loss(call)
+            return call if isinstance(call, ast.Call) and self._is_loss(call) else None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             target = parent.targets[0]
             scope = self.ctx.scopes.enclosing_function(node)
@@ -116,12 +148,12 @@ class SqueezeWithoutDim(Rule):
             for name in ast.walk(body):
                 if (
                     isinstance(name, ast.Name) and name.id == target.id and isinstance(name.ctx, ast.Load)
-                    and isinstance(self.ctx.scopes.parent(name), (ast.Call, ast.keyword))
                     and any(d.node is target for d in values.reaching_definitions(name))
-                    and self._reaches_loss(name)
                 ):  # fmt: skip
-                    return True
-        return False
+                    loss = self._loss_reached(name, depth + 1)
+                    if loss is not None:
+                        return loss
+        return None
 
     def _is_loss(self, call: ast.Call) -> bool:
         if self.ctx.qualified_name(call.func) in LOSS_FUNCTIONS:

@@ -88,6 +88,7 @@ class Shapes:
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
         self._active: list[ast.ClassDef] = []
+        self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -145,6 +146,20 @@ class Shapes:
                     self._active.pop()
         return self._summaries[key]
 
+    def _attribute_values(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
+        """What each `self.attribute` of a class is assigned anywhere in it (built once per class)."""
+        if cls is None:
+            return {}
+        if cls not in self._attributes:
+            values: dict[str, list[ast.AST]] = {}
+            for node in ast.walk(cls):
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    for target in _targets(node):
+                        if _self_attribute(target):
+                            values.setdefault(target.attr, []).append(node.value)
+            self._attributes[cls] = values
+        return self._attributes[cls]
+
     def _module_class(self, func: ast.AST) -> ast.ClassDef | None:
         if not isinstance(func, ast.Name):
             return None
@@ -160,21 +175,17 @@ class Shapes:
             if values and len(values) == 1 and isinstance(values[0], ast.Call):
                 return values[0]
             return None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            cls = self.ctx.scopes.enclosing_class(func)
-            assigned = [
-                node.value
-                for node in ast.walk(cls) if cls is not None
-                for node in [node] if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-                and any(_is_self_attribute(t, func.attr) for t in _targets(node))
-            ]  # fmt: skip
+        if _self_attribute(func):
+            assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
             if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
                 return assigned[0]
         return None
 
 
-def _is_self_attribute(node: ast.AST, attr: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and node.value.id == "self"
+def _self_attribute(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
 
 
 def _targets(node: ast.AST) -> list[ast.AST]:
