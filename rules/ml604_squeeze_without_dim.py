@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.dims import Sym, is_known
 from mllint.analysis.names import call_argument
 from mllint.analysis.shapes import Shapes
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
@@ -29,9 +30,12 @@ def _unconverted(node: ast.AST) -> ast.AST:
 class SqueezeWithoutDim(Rule):
     """
     ## What it does
-    Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension inside a module's `forward`, or
-    on a value passed to a loss, directly or through a local variable. When the shape analysis knows
-    exactly which dimension is the size-1 one, the message names it.
+    Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension on a value passed to a loss,
+    directly or through a local variable, and inside a module's `forward` on a value the shape analysis
+    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`). When the shape analysis
+    knows which dimension is the size-1 one, the message names it. A loss whose input and target are
+    both squeezed (`loss(logits.squeeze(), labels.squeeze())`) and `x.squeeze().item()` are not
+    reported: a batch of one gives two aligned scalars, or the scalar was meant.
 
     ## Why is this bad?
     `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
@@ -88,7 +92,10 @@ class SqueezeWithoutDim(Rule):
             return
         shape = self.ctx.analysis(Shapes).shape(receiver)
         ones = [i for i, d in enumerate(shape or ()) if d == 1]
-        if shape is None or len(ones) != 1 or any(d is None for d in shape):
+        certain = is_known(shape) and len(ones) == 1
+        if loss is None and not (certain and any(isinstance(d, Sym) for d in shape)):
+            return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimension
+        if not certain:
             self.report(node, self.message.format(hint=""))
             return
         if isinstance(node.func, ast.Attribute):

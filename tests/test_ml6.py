@@ -172,3 +172,24 @@ def test_squeeze_without_dim(lint, fix):
 )
 def test_odd_syntax_never_crashes(lint, source):
     assert [f.code for f in lint(HEADER + source) if f.code == "ML009"] == []
+
+
+def test_numpy_transpose_with_every_axis_is_a_permutation(lint):
+    source = HEADER + (
+        "def tiles(image, rows, cols):\n"
+        "    c, h, w = image.shape\n"
+        "    image = image.reshape(c, rows, h // rows, cols, w // cols)\n"
+        "    image = image.transpose(1, 3, 0, 2, 4)\n"
+        "    return image.reshape(rows * cols, c, h // rows, w // cols)\n"
+    )
+    assert lint(source, "ML603") == []
+
+
+def test_squeeze_in_forward_needs_a_known_batch_like_dimension(lint):
+    source = HEADER + (
+        "class Net(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        total = x.sum(0)\n"
+        "        return torch.squeeze(total / 2) + x.squeeze().item()\n"
+    )
+    assert lint(source, "ML604") == []

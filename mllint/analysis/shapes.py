@@ -624,10 +624,14 @@ class Interpreter:
             return flatten(shape, start, end)
         if method == "permute":
             order = [_int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
+            if not order:
+                return None
             positions = [_normalise(p, rank) for p in order]
             if None in positions or sorted(positions) != list(range(rank)):
                 return None
             return tuple(shape[p] for p in positions)
+        if method == "transpose" and len(args) != 2:
+            method = "permute"  # numpy's `a.transpose(1, 0, 2)`
         if method in ("transpose", "swapaxes", "swapdims"):
             a = _normalise(_int_literal(call_argument(node, 0, "dim0")), rank)
             b = _normalise(_int_literal(call_argument(node, 1, "dim1")), rank)
