@@ -11,6 +11,8 @@ REGRESSION_FUNCTIONS = {
     "torch.nn.functional." + name for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
 }
 REGRESSION_CLASSES = {"torch.nn." + name for name in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")}
+FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_FUNCTIONS}
+CLASS_NAMES = ("MSELoss", "L1Loss", "HuberLoss")  # SmoothL1Loss contains L1Loss
 ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
@@ -87,8 +89,13 @@ class RegressionLossBroadcast(Rule):
         self.report(node, message, fix)
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
-        if self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS:
-            return True
-        if isinstance(call.func, ast.Attribute) and self.ctx.qualified_name(call.func) is not None:
+        if len(call.args) + len(call.keywords) < 2:
             return False
-        return self.ctx.analysis(ValueKinds).constructed_class(call.func) in REGRESSION_CLASSES
+        func = call.func
+        if isinstance(func, (ast.Attribute, ast.Name)) and (func.attr if isinstance(func, ast.Attribute) else func.id) in FUNCTION_NAMES:
+            return self.ctx.qualified_name(func) in REGRESSION_FUNCTIONS
+        if not any(name in self.ctx.source.text for name in CLASS_NAMES):
+            return False  # no loss object in this file: skip following callees
+        if isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is not None:
+            return False
+        return self.ctx.analysis(ValueKinds).constructed_class(func) in REGRESSION_CLASSES

@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.scopes import SCOPE_NODES
 from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
@@ -53,10 +54,12 @@ class BroadcastThenReduce(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._reads_index: dict[tuple, list[ast.Name]] | None = None
+        self._reads_by_scope: dict[ast.AST | None, dict[str, list[ast.Name]]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        if not isinstance(node.op, ELEMENTWISE) or not self._reduced(node):
+        if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
+            return  # a Python number broadcasts to nothing
+        if not self._reduced(node):
             return
         shapes = self.ctx.analysis(Shapes)
         left, right = shapes.shape(node.left), shapes.shape(node.right)
@@ -103,17 +106,22 @@ class BroadcastThenReduce(Rule):
             return False
         values = self.ctx.analysis(ValueKinds)
         uses = [
-            name for name in self._reads().get((self.ctx.scopes.enclosing_scope(target), target.id), ())
+            name for name in self._reads(self.ctx.scopes.enclosing_scope(target)).get(target.id, ())
             if any(d.node is target for d in values.reaching_definitions(name))
         ]  # fmt: skip
         return any(self._reduced(use, through_names) for use in uses)
 
-    def _reads(self) -> dict[tuple, list[ast.Name]]:
-        """The names read in the file, by scope and name (built once, when first needed)."""
-        if self._reads_index is None:
-            self._reads_index = {}
-            for name in self.ctx.index.by_type.get(ast.Name, ()):
-                if isinstance(name.ctx, ast.Load):
-                    key = (self.ctx.scopes.enclosing_scope(name), name.id)
-                    self._reads_index.setdefault(key, []).append(name)
-        return self._reads_index
+    def _reads(self, scope: ast.AST | None) -> dict[str, list[ast.Name]]:
+        """The names read in a scope, outside nested functions and classes (built once per scope)."""
+        if scope not in self._reads_by_scope:
+            reads: dict[str, list[ast.Name]] = {}
+            body = (scope or self.ctx.tree).body
+            stack = list(body) if isinstance(body, list) else [body]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    reads.setdefault(node.id, []).append(node)
+                if not isinstance(node, SCOPE_NODES):
+                    stack += ast.iter_child_nodes(node)
+            self._reads_by_scope[scope] = reads
+        return self._reads_by_scope[scope]

@@ -20,6 +20,10 @@ CONVERSIONS = {"float", "double", "long", "int", "half", "to", "type_as", "conti
 SCALAR_METHODS = {"item", "tolist"}
 
 
+def _callee_name(func: ast.AST) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def _unconverted(node: ast.AST) -> ast.AST:
     """`x` for `x.float()`, `x.to(device)`."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
@@ -107,7 +111,7 @@ class SqueezeWithoutDim(Rule):
 
     def _squeezed(self, call: ast.AST) -> ast.AST | None:
         """The tensor a dim-less squeeze is applied to."""
-        if not isinstance(call, ast.Call):
+        if not isinstance(call, ast.Call) or _callee_name(call.func) != "squeeze":
             return None
         if self.ctx.qualified_name(call.func) == "torch.squeeze":
             return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None

@@ -193,3 +193,8 @@ def test_squeeze_in_forward_needs_a_known_batch_like_dimension(lint):
         "        return torch.squeeze(total / 2) + x.squeeze().item()\n"
     )
     assert lint(source, "ML604") == []
+
+
+def test_lambdas_and_class_bodies_stay_unknown(lint):
+    source = HEADER + "f = lambda n: (d := torch.randn(n, 1) - torch.randn(n)).sum()\nclass A:\n    d = torch.randn(3, 1) - torch.randn(3)\n    s = d.sum()\n"
+    assert lint(source) == []  # lambdas and class bodies are not interpreted: unknown, and no crash
