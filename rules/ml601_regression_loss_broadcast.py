@@ -3,7 +3,7 @@ import ast
 from mllint.analysis.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
 from mllint.analysis.names import call_argument
 from mllint.analysis.shapes import Shapes
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -12,7 +12,7 @@ REGRESSION_FUNCTIONS = {
 }
 REGRESSION_CLASSES = {"torch.nn." + name for name in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")}
 FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_FUNCTIONS}
-CLASS_NAMES = ("MSELoss", "L1Loss", "HuberLoss")  # SmoothL1Loss contains L1Loss
+CLASS_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_CLASSES}
 ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
@@ -66,6 +66,10 @@ class RegressionLossBroadcast(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("mse_loss", "l1_loss", "huber_loss", "MSELoss", "L1Loss", "HuberLoss")
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._objects: set[str] | None = None
+
     def visit_Call(self, node: ast.Call) -> None:
         if not self._is_regression_loss(node):
             return
@@ -92,10 +96,25 @@ class RegressionLossBroadcast(Rule):
         if len(call.args) + len(call.keywords) < 2:
             return False
         func = call.func
-        if isinstance(func, (ast.Attribute, ast.Name)) and (func.attr if isinstance(func, ast.Attribute) else func.id) in FUNCTION_NAMES:
+        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if callee in FUNCTION_NAMES:
             return self.ctx.qualified_name(func) in REGRESSION_FUNCTIONS
-        if not any(name in self.ctx.source.text for name in CLASS_NAMES):
-            return False  # no loss object in this file: skip following callees
-        if isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is not None:
-            return False
+        if not isinstance(func, ast.Call) and callee not in self._loss_objects():
+            return False  # only names a regression loss is assigned to are followed
         return self.ctx.analysis(ValueKinds).constructed_class(func) in REGRESSION_CLASSES
+
+    def _loss_objects(self) -> set[str]:
+        """The names and attributes this file assigns a regression loss object to (built once)."""
+        if self._objects is None:
+            self._objects = set()
+            for call in self.ctx.index.of_type(ast.Call):
+                func = call.func
+                callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                if callee in CLASS_NAMES and canonical_class(self.ctx.qualified_name(func)) in REGRESSION_CLASSES:
+                    parent = self.ctx.scopes.parent(call)
+                    for target in getattr(parent, "targets", [getattr(parent, "target", None)]):
+                        if isinstance(target, ast.Name):
+                            self._objects.add(target.id)
+                        elif isinstance(target, ast.Attribute):
+                            self._objects.add(target.attr)
+        return self._objects
