@@ -59,21 +59,24 @@ class BroadcastThenReduce(Rule):
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
             return  # a Python number broadcasts to nothing
-        if not self._reduced(node):
+        reduced = self._reduced(node, through_names=0)
+        if reduced is False:
             return
         shapes = self.ctx.analysis(Shapes)
         left, right = shapes.shape(node.left), shapes.shape(node.right)
         if left is None or right is None or not (trailing_one_added(left, right) or trailing_one_added(right, left)):
             return
+        if reduced is not True and not self._variable_reduced(reduced, 0):
+            return  # checked last: following a variable costs more than the shapes
         message = self.message.format(
             expression=self.ctx.text(node), left=format_shape(left), right=format_shape(right),
             result=format_shape(broadcast(left, right)),
         )  # fmt: skip
         self.report(node, message)
 
-    def _reduced(self, node: ast.AST, through_names: int = 1) -> bool:
+    def _reduced(self, node: ast.AST, through_names: int) -> bool | ast.AST:
         """Does the value of `node` reach a reduction through element-wise operations, or through a
-        local variable read only that way?"""
+        local variable read that way? Without names to follow, the variable it is assigned to."""
         parent = self.ctx.scopes.parent(node)
         while True:
             if isinstance(parent, ast.BinOp) and isinstance(parent.op, ELEMENTWISE):
@@ -96,7 +99,9 @@ class BroadcastThenReduce(Rule):
                 if name not in SAME_SHAPE_FUNCTIONS:
                     return False
                 node, parent = parent, self.ctx.scopes.parent(parent)
-            elif isinstance(parent, ast.Assign) and through_names and len(parent.targets) == 1:
+            elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                if not through_names:
+                    return parent.targets[0]
                 return self._variable_reduced(parent.targets[0], through_names - 1)
             else:
                 return False
@@ -109,7 +114,7 @@ class BroadcastThenReduce(Rule):
             name for name in self._reads(self.ctx.scopes.enclosing_scope(target)).get(target.id, ())
             if any(d.node is target for d in values.reaching_definitions(name))
         ]  # fmt: skip
-        return any(self._reduced(use, through_names) for use in uses)
+        return any(self._reduced(use, through_names) is True for use in uses)
 
     def _reads(self, scope: ast.AST | None) -> dict[str, list[ast.Name]]:
         """The names read in a scope, outside nested functions and classes (built once per scope)."""
