@@ -59,24 +59,28 @@ class BroadcastThenReduce(Rule):
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
             return  # a Python number broadcasts to nothing
-        reduced = self._reduced(node, through_names=0)
-        if reduced is False:
+        reduced = self._reduced(node)
+        # Assigned to a variable: its reads that reach a reduction (checked by syntax first; whether the
+        # assignment reaches them is checked last, after the shapes, as it costs the most).
+        reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
+        if reduced is False or (reduced is not True and not reads):
             return
         shapes = self.ctx.analysis(Shapes)
         left, right = shapes.shape(node.left), shapes.shape(node.right)
         if left is None or right is None or not (trailing_one_added(left, right) or trailing_one_added(right, left)):
             return
-        if reduced is not True and not self._variable_reduced(reduced, 0):
-            return  # checked last: following a variable costs more than the shapes
+        values = self.ctx.analysis(ValueKinds)
+        if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
+            return
         message = self.message.format(
             expression=self.ctx.text(node), left=format_shape(left), right=format_shape(right),
             result=format_shape(broadcast(left, right)),
         )  # fmt: skip
         self.report(node, message)
 
-    def _reduced(self, node: ast.AST, through_names: int) -> bool | ast.AST:
-        """Does the value of `node` reach a reduction through element-wise operations, or through a
-        local variable read that way? Without names to follow, the variable it is assigned to."""
+    def _reduced(self, node: ast.AST) -> bool | ast.Name:
+        """Does the value of `node` reach a reduction through element-wise operations? The variable
+        it is assigned to on the way, if any."""
         parent = self.ctx.scopes.parent(node)
         while True:
             if isinstance(parent, ast.BinOp) and isinstance(parent.op, ELEMENTWISE):
@@ -100,21 +104,13 @@ class BroadcastThenReduce(Rule):
                     return False
                 node, parent = parent, self.ctx.scopes.parent(parent)
             elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-                if not through_names:
-                    return parent.targets[0]
-                return self._variable_reduced(parent.targets[0], through_names - 1)
+                return parent.targets[0]
             else:
                 return False
 
-    def _variable_reduced(self, target: ast.AST, through_names: int) -> bool:
-        if not isinstance(target, ast.Name):
-            return False
-        values = self.ctx.analysis(ValueKinds)
-        uses = [
-            name for name in self._reads(self.ctx.scopes.enclosing_scope(target)).get(target.id, ())
-            if any(d.node is target for d in values.reaching_definitions(name))
-        ]  # fmt: skip
-        return any(self._reduced(use, through_names) is True for use in uses)
+    def _reducing_reads(self, target: ast.Name) -> list[ast.Name]:
+        reads = self._reads(self.ctx.scopes.enclosing_scope(target)).get(target.id, ())
+        return [read for read in reads if self._reduced(read) is True]
 
     def _reads(self, scope: ast.AST | None) -> dict[str, list[ast.Name]]:
         """The names read in a scope, outside nested functions and classes (built once per scope)."""
