@@ -1,0 +1,119 @@
+"""The dimension algebra of the shape analysis.
+
+A dimension is an `int`, a `Sym` (a size known only by what it stands for: `x.size(0)`, a parameter
+`batch_size`, `C // self.n_head`) or `None` (unknown). Two symbols are the same dimension exactly when
+they stand for the same thing (equal `key`); two different symbols are not known to be equal or
+different, so nothing here decides between them: their broadcast is unknown.
+
+A shape is a tuple of dimensions (its rank is known); `None` stands for a shape of unknown rank.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class Sym:
+    key: tuple  # the identity of what the symbol stands for
+    label: str = field(compare=False)  # how messages show it
+    # `a * b` and `a // b` keep their operands, so a view's target can be matched against its source.
+    operator: str | None = field(default=None, compare=False)
+    operands: tuple = field(default=(), compare=False)
+
+
+Dim = Union[int, Sym, None]
+Shape = tuple  # tuple[Dim, ...]
+
+
+def dim_key(dim: Dim) -> tuple | None:
+    if isinstance(dim, Sym):
+        return dim.key
+    return ("int", dim) if isinstance(dim, int) else None
+
+
+def multiply(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if a == 1 or b == 1:
+        return b if a == 1 else a
+    if a is None or b is None:
+        return None
+    return Sym(("*", dim_key(a), dim_key(b)), f"{_operand(a)} * {_operand(b)}", "*", (a, b))
+
+
+def floor_divide(a: Dim, b: Dim) -> Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b if b else None
+    if a is None or b is None:
+        return None
+    return Sym(("//", dim_key(a), dim_key(b)), f"{_operand(a)} // {_operand(b)}", "//", (a, b))
+
+
+def product(dims) -> Dim:
+    result: Dim = 1
+    for dim in dims:
+        result = multiply(result, dim)
+    return result
+
+
+def label(dim: Dim) -> str:
+    if isinstance(dim, Sym):
+        return dim.label
+    return "?" if dim is None else str(dim)
+
+
+def _operand(dim: Dim) -> str:
+    return f"({dim.label})" if isinstance(dim, Sym) and dim.operator else label(dim)
+
+
+def format_shape(shape: Shape) -> str:
+    inner = ", ".join(label(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
+    """The broadcast of two shapes; None when a rank is unknown or the shapes cannot broadcast.
+    A dimension whose outcome depends on two different symbols (or a symbol and an int) is unknown."""
+    if a is None or b is None:
+        return None
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    result = []
+    for x, y in zip(a, b):
+        if x == 1 or y == 1:
+            result.append(y if x == 1 else x)
+        elif x is not None and x == y:
+            result.append(x)
+        elif isinstance(x, int) and isinstance(y, int):
+            return None  # a run-time error, not a silent broadcast
+        else:
+            result.append(None)
+    return tuple(result)
+
+
+def is_known(shape: Shape | None) -> bool:
+    return shape is not None and all(d is not None for d in shape)
+
+
+def expanded(operand: Shape, result: Shape) -> bool:
+    """Does broadcasting stretch `operand` to `result`: a dimension `result` adds, or a size-1
+    dimension of `operand` where `result` has a size other than 1? (A symbol counts as more than 1.)"""
+    padded = (1,) * (len(result) - len(operand)) + tuple(operand)
+    return any(x == 1 and y != 1 for x, y in zip(padded, result))
+
+
+def trailing_one_added(longer: Shape, shorter: Shape) -> bool:
+    """`longer` is `shorter` with a trailing size-1 dimension, and `shorter` ends with a size other
+    than 1: `(B, 1)` and `(B,)`."""
+    return (
+        len(shorter) >= 1
+        and same_shape(longer, tuple(shorter) + (1,))
+        and shorter[-1] != 1
+    )
+
+
+def same_shape(a: Shape | None, b: Shape | None) -> bool:
+    """Known to be the same shape: same rank, every dimension known and equal."""
+    return a is not None and b is not None and len(a) == len(b) and all(x is not None and x == y for x, y in zip(a, b))

@@ -1,0 +1,120 @@
+import ast
+
+from mllint.analysis.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
+from mllint.analysis.names import call_argument
+from mllint.analysis.shapes import Shapes
+from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.findings import Applicability, Severity
+from mllint.rule import Rule
+
+REGRESSION_FUNCTIONS = {
+    "torch.nn.functional." + name for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+}
+REGRESSION_CLASSES = {"torch.nn." + name for name in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")}
+FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_FUNCTIONS}
+CLASS_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_CLASSES}
+ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
+
+
+class RegressionLossBroadcast(Rule):
+    """
+    ## What it does
+    Reports a regression loss (`MSELoss`, `L1Loss`, `SmoothL1Loss`, `HuberLoss`, `F.mse_loss`, ...)
+    whose input and target have known shapes that broadcast to a shape larger than both: typically
+    `(N, 1)` predictions from a `Linear(h, 1)` head against `(N,)` targets. Shapes come from the shape
+    analysis (literal sizes, layers of the file's modules, shape operations); where either shape is
+    unknown, nothing is reported.
+
+    ## Why is this bad?
+    The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every
+    target, so its minimum is reached by predicting the mean target for every sample. Training runs,
+    the loss goes down a little and the model learns nothing about its inputs. PyTorch only warns.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    inputs = torch.randn(64, 3)
+    targets = inputs @ torch.tensor([1.0, -2.0, 0.5])
+    model = nn.Linear(3, 1)
+    loss = F.mse_loss(model(inputs), targets)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    inputs = torch.randn(64, 3)
+    targets = inputs @ torch.tensor([1.0, -2.0, 0.5])
+    model = nn.Linear(3, 1)
+    loss = F.mse_loss(model(inputs).squeeze(-1), targets)
+    ```
+
+    ## Fix safety
+    When one side is the other with a trailing size-1 dimension, the fix squeezes that dimension away
+    (`.squeeze(-1)`). It is unsafe: it changes what the loss computes (that is the point).
+    """
+
+    code = "ML601"
+    name = "regression-loss-broadcast"
+    message = "`{loss}`: input {input} and target {target} broadcast to {result}: every prediction is compared with every target"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    requires_any_text = ("mse_loss", "l1_loss", "huber_loss", "MSELoss", "L1Loss", "HuberLoss")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._objects: set[str] | None = None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self._is_regression_loss(node):
+            return
+        prediction, target = call_argument(node, 0, "input"), call_argument(node, 1, "target")
+        if prediction is None or target is None:
+            return
+        shapes = self.ctx.analysis(Shapes)
+        a, b = shapes.shape(prediction), shapes.shape(target)
+        result = broadcast(a, b)
+        if not (is_known(a) and is_known(b) and is_known(result) and expanded(a, result) and expanded(b, result)):
+            return
+        message = self.message.format(
+            loss=self.ctx.text(node.func), input=format_shape(a), target=format_shape(b), result=format_shape(result)
+        )
+        extra = prediction if trailing_one_added(a, b) else target if trailing_one_added(b, a) else None
+        fix = None
+        if extra is not None:
+            text = self.ctx.text(extra)
+            squeezed = f"{text}.squeeze(-1)" if isinstance(extra, ATOMIC) else f"({text}).squeeze(-1)"
+            fix = self.ctx.fix(f"Squeeze the trailing dimension: `{squeezed}`", Applicability.UNSAFE, self.ctx.replace(extra, squeezed))
+        self.report(node, message, fix)
+
+    def _is_regression_loss(self, call: ast.Call) -> bool:
+        if len(call.args) + len(call.keywords) < 2:
+            return False
+        func = call.func
+        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if callee in FUNCTION_NAMES:
+            return self.ctx.qualified_name(func) in REGRESSION_FUNCTIONS
+        if not isinstance(func, ast.Call) and callee not in self._loss_objects():
+            return False  # only names a regression loss is assigned to are followed
+        return self.ctx.analysis(ValueKinds).constructed_class(func) in REGRESSION_CLASSES
+
+    def _loss_objects(self) -> set[str]:
+        """The names and attributes this file assigns a regression loss object to (built once)."""
+        if self._objects is None:
+            self._objects = set()
+            for call in self.ctx.index.of_type(ast.Call):
+                func = call.func
+                callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                if callee in CLASS_NAMES and canonical_class(self.ctx.qualified_name(func)) in REGRESSION_CLASSES:
+                    parent = self.ctx.scopes.parent(call)
+                    for target in getattr(parent, "targets", [getattr(parent, "target", None)]):
+                        if isinstance(target, ast.Name):
+                            self._objects.add(target.id)
+                        elif isinstance(target, ast.Attribute):
+                            self._objects.add(target.attr)
+        return self._objects

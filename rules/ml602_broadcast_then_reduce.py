@@ -1,0 +1,128 @@
+import ast
+
+from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.scopes import SCOPE_NODES
+from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
+from mllint.analysis.values import ValueKinds
+from mllint.rule import Rule
+
+ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+REDUCING_FUNCTIONS = {"torch." + name for name in ("sum", "mean", "nansum", "nanmean", "norm")}
+SAME_SHAPE_FUNCTIONS = {"torch." + name for name in ("abs", "square", "exp", "log", "sqrt", "pow")}
+
+
+class BroadcastThenReduce(Rule):
+    """
+    ## What it does
+    Reports an element-wise operation between a `(N,)` and a `(N, 1)` tensor (one is the other with a
+    trailing size-1 dimension) whose result is then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
+    directly or through a local variable. Both shapes must be known to the shape analysis. Broadcasting
+    with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
+    (`a[:, None] * b[None, :]`) are not reported.
+
+    ## Why is this bad?
+    `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N
+    differences, so a hand-written loss or metric is silently wrong (and N times slower). Nothing
+    raises, and the value often looks plausible.
+
+    ## Example
+    ```python
+    import torch
+
+    predictions = torch.randn(32, 1)
+    targets = torch.randn(32)
+    mse = ((predictions - targets) ** 2).mean()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    predictions = torch.randn(32, 1)
+    targets = torch.randn(32)
+    mse = ((predictions.squeeze(-1) - targets) ** 2).mean()
+    ```
+
+    ## Fix safety
+    There is no fix: which operand to reshape is the author's decision.
+    """
+
+    code = "ML602"
+    name = "broadcast-then-reduce"
+    message = "`{expression}`: {left} and {right} broadcast to {result} before the reduction"
+    requires_any_text = ("sum", "mean", "norm")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reads_by_scope: dict[ast.AST | None, dict[str, list[ast.Name]]] = {}
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
+            return  # a Python number broadcasts to nothing
+        reduced = self._reduced(node)
+        # Assigned to a variable: its reads that reach a reduction (checked by syntax first; whether the
+        # assignment reaches them is checked last, after the shapes, as it costs the most).
+        reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
+        if reduced is False or (reduced is not True and not reads):
+            return
+        shapes = self.ctx.analysis(Shapes)
+        left, right = shapes.shape(node.left), shapes.shape(node.right)
+        if left is None or right is None or not (trailing_one_added(left, right) or trailing_one_added(right, left)):
+            return
+        values = self.ctx.analysis(ValueKinds)
+        if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
+            return
+        message = self.message.format(
+            expression=self.ctx.text(node), left=format_shape(left), right=format_shape(right),
+            result=format_shape(broadcast(left, right)),
+        )  # fmt: skip
+        self.report(node, message)
+
+    def _reduced(self, node: ast.AST) -> bool | ast.Name:
+        """Does the value of `node` reach a reduction through element-wise operations? The variable
+        it is assigned to on the way, if any."""
+        parent = self.ctx.scopes.parent(node)
+        while True:
+            if isinstance(parent, ast.BinOp) and isinstance(parent.op, ELEMENTWISE):
+                node, parent = parent, self.ctx.scopes.parent(parent)
+            elif isinstance(parent, ast.UnaryOp):
+                node, parent = parent, self.ctx.scopes.parent(parent)
+            elif isinstance(parent, ast.Attribute) and parent.value is node:
+                call = self.ctx.scopes.parent(parent)
+                if not isinstance(call, ast.Call) or call.func is not parent:
+                    return False
+                if parent.attr in REDUCTIONS or parent.attr == "norm":
+                    return True
+                if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow":
+                    return False
+                node, parent = call, self.ctx.scopes.parent(call)
+            elif isinstance(parent, ast.Call) and node in parent.args and parent.args[0] is node:
+                name = self.ctx.qualified_name(parent.func)
+                if name in REDUCING_FUNCTIONS:
+                    return True
+                if name not in SAME_SHAPE_FUNCTIONS:
+                    return False
+                node, parent = parent, self.ctx.scopes.parent(parent)
+            elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+                return parent.targets[0]
+            else:
+                return False
+
+    def _reducing_reads(self, target: ast.Name) -> list[ast.Name]:
+        reads = self._reads(self.ctx.scopes.enclosing_scope(target)).get(target.id, ())
+        return [read for read in reads if self._reduced(read) is True]
+
+    def _reads(self, scope: ast.AST | None) -> dict[str, list[ast.Name]]:
+        """The names read in a scope, outside nested functions and classes (built once per scope)."""
+        if scope not in self._reads_by_scope:
+            reads: dict[str, list[ast.Name]] = {}
+            body = (scope or self.ctx.tree).body
+            stack = list(body) if isinstance(body, list) else [body]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    reads.setdefault(node.id, []).append(node)
+                if not isinstance(node, SCOPE_NODES):
+                    stack += ast.iter_child_nodes(node)
+            self._reads_by_scope[scope] = reads
+        return self._reads_by_scope[scope]

@@ -1,0 +1,110 @@
+import ast
+
+from mllint.analysis.dims import Dim, Sym, dim_key, format_shape, is_known, label
+from mllint.analysis.shapes import Shapes
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+VIEWS = ("view", "reshape")
+
+
+class ViewAsTranspose(Rule):
+    """
+    ## What it does
+    Reports `x.view(...)` / `x.reshape(...)` whose target reorders dimensions the shape analysis knows
+    `x` has: `(B, T, C)` viewed as `(B, C, T)`; an attention head split written
+    `x.view(B, heads, T, C // heads)` for `x` of `(B, T, C)`; heads merged back with
+    `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`. Dimensions are matched by what
+    they stand for (`x.size(1)`, names unpacked from `x.shape`), so only symbolic sizes count: a view
+    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported.
+
+    ## Why is this bad?
+    A view keeps the elements in memory order and only changes how they are counted: viewing
+    `(B, T, C)` as `(B, C, T)` does not swap T and C, it cuts the rows into pieces of the wrong length.
+    The result has the shape the next line expects, so nothing raises, and attention mixes positions
+    with heads. A transpose (or permute) was meant.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def split_heads(x, heads):
+        batch, length, width = x.shape
+        return x.view(batch, heads, length, width // heads)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def split_heads(x, heads):
+        batch, length, width = x.shape
+        return x.view(batch, length, heads, width // heads).transpose(1, 2)
+    ```
+
+    ## Fix safety
+    There is no fix: the right transpose depends on the layout the next lines expect.
+    """
+
+    code = "ML603"
+    name = "view-as-transpose"
+    message = "`{call}` views {source} as {target}: a view does not reorder dimensions ({moved} moved); use transpose/permute"
+    severity = Severity.ERROR
+    requires_any_text = VIEWS
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in VIEWS or not node.args:
+            return
+        shapes = self.ctx.analysis(Shapes)
+        source, target = shapes.shape(func.value), shapes.view_target(node)
+        if not is_known(source) or not is_known(target):
+            return
+        moved = _moved_dimension(source, target)
+        if moved is not None:
+            call = f"{self.ctx.text(func)}(...)"
+            self.report(
+                node,
+                self.message.format(call=call, source=format_shape(source), target=format_shape(target), moved=label(moved)),
+            )
+
+
+def _moved_dimension(source: tuple, target: tuple) -> Dim:
+    """A symbolic dimension the target puts out of the source's order, when the target is a
+    reordering of the source's dimensions (after splitting products both sides name the parts of)."""
+    source = [d for d in source if d != 1]
+    target = [d for d in target if d != 1]
+    source = _split(source, target)
+    target = _split(target, source)
+    keys = [dim_key(d) for d in source]
+    if len(set(keys)) != len(keys) or sorted(map(repr, keys)) != sorted(repr(dim_key(d)) for d in target):
+        return None
+    order = [keys.index(dim_key(d)) for d in target]
+    for i, first in enumerate(order):
+        for second in order[i + 1 :]:
+            if first > second and isinstance(source[first], Sym) and isinstance(source[second], Sym):
+                return source[first]
+    return None
+
+
+def _split(dims: list, other: list) -> list:
+    """Replace a dimension the other side names in parts by those parts, in the other side's order:
+    `H * D` when the other side has H and D, `C` when it has `H` and `C // H`."""
+    position = {dim_key(d): i for i, d in enumerate(other)}
+    result = []
+    for dim in dims:
+        parts = None
+        if dim_key(dim) not in position and isinstance(dim, Sym):
+            if dim.operator == "*" and all(dim_key(o) in position for o in dim.operands):
+                parts = list(dim.operands)
+            else:
+                parts = next(
+                    ([o.operands[1], o] for o in other
+                     if isinstance(o, Sym) and o.operator == "//" and dim_key(o.operands[0]) == dim.key
+                     and dim_key(o.operands[1]) in position),
+                    None,
+                )  # fmt: skip
+        result += sorted(parts, key=lambda p: position[dim_key(p)]) if parts else [dim]
+    return result

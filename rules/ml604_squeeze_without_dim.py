@@ -1,0 +1,175 @@
+import ast
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.dims import Sym, is_known
+from mllint.analysis.names import call_argument
+from mllint.analysis.shapes import Shapes
+from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.findings import Applicability, Severity
+from mllint.rule import Rule
+
+LOSS_FUNCTIONS = {
+    "torch.nn.functional." + name
+    for name in (
+        "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+        "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
+        "multilabel_soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    )
+}  # fmt: skip
+CONVERSIONS = {"float", "double", "long", "int", "half", "to", "type_as", "contiguous"}
+SCALAR_METHODS = {"item", "tolist"}
+
+
+def _callee_name(func: ast.AST) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _unconverted(node: ast.AST) -> ast.AST:
+    """`x` for `x.float()`, `x.to(device)`."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
+        node = node.func.value
+    return node
+
+
+class SqueezeWithoutDim(Rule):
+    """
+    ## What it does
+    Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension on a value passed to a loss,
+    directly or through a local variable, and inside a module's `forward` on a value the shape analysis
+    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`). When the shape analysis
+    knows which dimension is the size-1 one, the message names it. A loss whose input and target are
+    both squeezed (`loss(logits.squeeze(), labels.squeeze())`) and `x.squeeze().item()` are not
+    reported: a batch of one gives two aligned scalars, or the scalar was meant.
+
+    ## Why is this bad?
+    `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
+    single sample (the last, smaller batch of an epoch, or inference on one example). The model's
+    output or the loss input then loses a dimension: the loss broadcasts differently or raises, only
+    on that batch.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+
+
+    def binary_loss(batch_size):
+        logits = torch.randn(batch_size, 1)
+        targets = torch.ones(batch_size)
+        return F.binary_cross_entropy_with_logits(logits.squeeze(), targets)
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+
+
+    def binary_loss(batch_size):
+        logits = torch.randn(batch_size, 1)
+        targets = torch.ones(batch_size)
+        return F.binary_cross_entropy_with_logits(logits.squeeze(1), targets)
+    ```
+
+    ## Fix safety
+    Where the shape analysis knows the only size-1 dimension, the fix names it (`squeeze(1)`). It is
+    unsafe: for a batch of one the result keeps its batch dimension (that is the point).
+    """
+
+    code = "ML604"
+    name = "squeeze-without-dim"
+    message = "`squeeze()` without a dim also drops the batch dimension of a batch of one: name the dim{hint}"
+    severity = Severity.INFO
+    fix_applicability = Applicability.UNSAFE
+    requires_any_text = ("squeeze",)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        receiver = self._squeezed(node)
+        if receiver is None or self._made_scalar(node):
+            return
+        loss = self._loss_reached(node)
+        if loss is not None and self._both_sides_squeezed(loss):
+            return  # `loss(logits.squeeze(), labels.squeeze())`: a batch of one gives two scalars, still aligned
+        if loss is None and not self._in_forward(node):
+            return
+        shape = self.ctx.analysis(Shapes).shape(receiver)
+        ones = [i for i, d in enumerate(shape or ()) if d == 1]
+        certain = is_known(shape) and len(ones) == 1
+        if loss is None and not (certain and any(isinstance(d, Sym) for d in shape)):
+            return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimension
+        if not certain:
+            self.report(node, self.message.format(hint=""))
+            return
+        if isinstance(node.func, ast.Attribute):
+            replacement = f"{self.ctx.text(node.func)}({ones[0]})"
+        else:
+            replacement = f"{self.ctx.text(node.func)}({self.ctx.text(receiver)}, {ones[0]})"
+        fix = self.ctx.fix(f"Name the dim: `{replacement}`", Applicability.UNSAFE, self.ctx.replace(node, replacement))
+        self.report(node, self.message.format(hint=f" (`squeeze({ones[0]})`)"), fix)
+
+    def _squeezed(self, call: ast.AST) -> ast.AST | None:
+        """The tensor a dim-less squeeze is applied to."""
+        if not isinstance(call, ast.Call) or _callee_name(call.func) != "squeeze":
+            return None
+        if self.ctx.qualified_name(call.func) == "torch.squeeze":
+            return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "squeeze" and not call.args and not call.keywords:
+            return func.value if self.ctx.qualified_name(func) is None else None
+        return None
+
+    def _in_forward(self, node: ast.AST) -> bool:
+        function = self.ctx.scopes.enclosing_function(node)
+        return (
+            isinstance(function, ast.FunctionDef)
+            and function.name == "forward"
+            and self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) is not None
+        )
+
+    def _made_scalar(self, node: ast.AST) -> bool:
+        """`x.squeeze().item()`: the value is meant to become a Python scalar."""
+        parent = self.ctx.scopes.parent(node)
+        call = self.ctx.scopes.parent(parent)
+        return isinstance(parent, ast.Attribute) and parent.attr in SCALAR_METHODS and isinstance(call, ast.Call)
+
+    def _both_sides_squeezed(self, loss: ast.Call) -> bool:
+        sides = [call_argument(loss, 0, "input"), call_argument(loss, 1, "target")]
+        return all(side is not None and self._squeezed(_unconverted(side)) is not None for side in sides)
+
+    def _loss_reached(self, node: ast.AST, depth: int = 0) -> ast.Call | None:
+        """The loss call the value is an argument of, directly or through variables assigned it."""
+        if depth > MAX_DEPTH:
+            return None
+        parent = self.ctx.scopes.parent(node)
+        if isinstance(parent, ast.Call) and node in parent.args:
+            return parent if self._is_loss(parent) else None
+        if isinstance(parent, ast.Attribute) and parent.attr in CONVERSIONS:
+            call = self.ctx.scopes.parent(parent)
+            return self._loss_reached(call, depth) if isinstance(call, ast.Call) and call.func is parent else None
+        if isinstance(parent, ast.keyword):
+            call = self.ctx.scopes.parent(parent)
+            return call if isinstance(call, ast.Call) and self._is_loss(call) else None
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            target = parent.targets[0]
+            scope = self.ctx.scopes.enclosing_function(node)
+            body = scope if scope is not None else self.ctx.tree
+            values = self.ctx.analysis(ValueKinds)
+            for name in ast.walk(body):
+                if (
+                    isinstance(name, ast.Name) and name.id == target.id and isinstance(name.ctx, ast.Load)
+                    and any(d.node is target for d in values.reaching_definitions(name))
+                ):  # fmt: skip
+                    loss = self._loss_reached(name, depth + 1)
+                    if loss is not None:
+                        return loss
+        return None
+
+    def _is_loss(self, call: ast.Call) -> bool:
+        if self.ctx.qualified_name(call.func) in LOSS_FUNCTIONS:
+            return True
+        if isinstance(call.func, ast.Attribute) and self.ctx.qualified_name(call.func) is not None:
+            return False
+        name = canonical_class(self.ctx.analysis(ValueKinds).constructed_class(call.func))
+        return name is not None and name.startswith("torch.nn.") and name.endswith("Loss")

@@ -1,0 +1,200 @@
+"""Exact findings, messages and fixes of the shape rules (ML6), and the shape analysis they rest on."""
+import ast
+
+import pytest
+
+from mllint.analysis.dims import format_shape
+from mllint.analysis.shapes import Shapes
+from mllint.context import FileContext
+from mllint.source import SourceText
+
+HEADER = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+
+
+def positions(findings):
+    return [(f.code, f.start.line, f.start.column) for f in findings]
+
+
+def shape_of(source: str, expression: str) -> str | None:
+    """The shape the analysis gives the last read of `expression` in `source` (a module-level source
+    reads it once more at its end)."""
+    source = HEADER + source + ("" if source.startswith("def") else expression + "\n")
+    ctx = FileContext("example.py", SourceText(source), ast.parse(source))
+    reads = [n for n in ctx.index.nodes if isinstance(n, ast.expr) and not isinstance(getattr(n, "ctx", None), ast.Store)]
+    node = [n for n in reads if ast.unparse(n) == expression][-1]
+    shape = ctx.analysis(Shapes).shape(node)
+    return None if shape is None else format_shape(shape)
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        ("x = torch.randn(3, 1)\n", "x", "(3, 1)"),
+        ("x = torch.zeros((2, 5)).unsqueeze(0)\n", "x", "(1, 2, 5)"),
+        ("x = torch.ones(2, 1, 5).squeeze(1)\n", "x", "(2, 5)"),
+        ("x = torch.full((4, 2), 0.5).T\n", "x", "(2, 4)"),
+        ("x = torch.arange(6).view(2, -1)\n", "x", "(2, 3)"),
+        ("x = torch.tensor([[1.0, -2.0], [3.0, 4.0]])[:, None]\n", "x", "(2, 1, 2)"),
+        ("x = torch.empty(2, 3, 4).permute(2, 0, 1).flatten(1)\n", "x", "(4, 6)"),
+        ("x = torch.rand(2, 3, 4).mean(dim=-1, keepdim=True)\n", "x", "(2, 3, 1)"),
+        ("x = torch.cat([torch.rand(2, 3), torch.rand(5, 3)])\n", "x", "(7, 3)"),
+        ("x = torch.stack([torch.rand(2, 3), torch.rand(2, 3)], dim=1)\n", "x", "(2, 2, 3)"),
+        ("x = torch.rand(8, 2, 3) @ torch.rand(3, 4)\n", "x", "(8, 2, 4)"),
+        ("def f(n):\n    x = torch.randn(n, 1) * torch.randn(n)\n    return x\n", "x", "(n, n)"),
+        ("def f(a):\n    b, t, c = a.shape\n    return a\n", "a", "(b, t, c)"),
+        ("def f(a):\n    x = torch.zeros(a.size(0), 1) + torch.ones(a.shape[0])\n    return x\n", "x", "(a.size(0), a.shape[0])"),
+        ("m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\ny = m(torch.rand(5, 4))\n", "y", "(5, 1)"),
+        ("e = nn.Embedding(10, 3)\ny = e(torch.zeros(2, 7))\n", "y", "(2, 7, 3)"),
+        ("c = nn.Conv2d(3, 16, 3)\ny = nn.Flatten()(c(torch.rand(2, 3, 8, 8)))\n", "y", "(2, ?)"),
+        # Unknown stays unknown: parameters, branches that disagree, loops that change a value.
+        ("def f(x):\n    return x\n", "x", None),
+        ("def f(c):\n    x = torch.rand(2) if c else torch.rand(3)\n    return x\n", "x", None),
+        ("def f(c):\n    x = torch.rand(2)\n    if c:\n        x = torch.rand(3)\n    return x\n", "x", None),
+        ("x = torch.rand(2)\nfor i in range(3):\n    x = x.unsqueeze(0)\n", "x", None),
+        ("def f(n):\n    x = torch.rand(n, 1).squeeze()\n    return x\n", "x", None),
+    ],
+)
+def test_shapes(source, expression, shape):
+    assert shape_of(source, expression) == shape
+
+
+def test_a_module_class_of_the_file_is_followed_into_its_forward():
+    source = (
+        "class Head(nn.Module):\n"
+        "    def __init__(self, hidden):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(hidden, 1)\n"
+        "    def forward(self, x):\n"
+        "        return self.proj(torch.relu(x))\n"
+        "y = Head(16)(torch.rand(4, 16))\n"
+    )
+    assert shape_of(source, "y") == "(4, 1)"
+
+
+def test_regression_loss_broadcast_message_and_fix(lint, fix):
+    source = HEADER + "def f(n):\n    pred = torch.randn(n, 1)\n    y = torch.randn(n)\n    return F.mse_loss(pred, y)\n"
+    [finding] = lint(source, "ML601")
+    assert positions([finding]) == [("ML601", 7, 12)]
+    assert finding.message == (
+        "`F.mse_loss`: input (n, 1) and target (n,) broadcast to (n, n): every prediction is compared with every target"
+    )
+    fixed = fix(source, "ML601", unsafe=True)
+    assert fixed == source.replace("F.mse_loss(pred, y)", "F.mse_loss(pred.squeeze(-1), y)")
+    assert lint(fixed, "ML601") == []
+    assert fix(source, "ML601") == source  # unsafe only
+
+
+def test_the_fix_squeezes_whichever_side_has_the_extra_dimension(fix):
+    source = HEADER + "y = torch.randn(8, 1)\nloss = nn.L1Loss()(torch.randn(8), y + 1)\n"
+    assert fix(source, "ML601", unsafe=True).endswith("nn.L1Loss()(torch.randn(8), (y + 1).squeeze(-1))\n")
+
+
+def test_other_larger_broadcasts_are_reported_without_a_fix(lint):
+    source = HEADER + "loss = F.smooth_l1_loss(torch.randn(8, 1, 3), torch.randn(8, 3))\n"
+    [finding] = lint(source, "ML601")
+    assert "broadcast to (8, 8, 3)" in finding.message and finding.fix is None
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "loss = F.mse_loss(torch.randn(8, 1), torch.randn(8, 1))",
+        "loss = F.mse_loss(torch.randn(8, 3), torch.randn(3))",  # target broadcast, not larger than both
+        "loss = F.mse_loss(torch.randn(1, 1), torch.randn(1))",
+        "loss = F.mse_loss(model(x), torch.randn(8))",
+        "loss = F.cross_entropy(torch.randn(8, 1), torch.randn(8))",
+    ],
+)
+def test_regression_losses_that_do_not_blow_up_are_not_reported(lint, statement):
+    assert lint(HEADER + statement + "\n", "ML601") == []
+
+
+def test_different_symbols_are_not_compared(lint):
+    source = HEADER + "def f(a, b):\n    return F.mse_loss(torch.randn(a, 1), torch.randn(b))\n"
+    assert positions(lint(source, "ML601")) == [("ML601", 5, 12)]  # (a, 1) vs (b,) is (a, b) whatever a, b
+    source = HEADER + "def f(a, b):\n    return ((torch.randn(a, 1) - torch.randn(b)) ** 2).mean()\n"
+    assert lint(source, "ML602") == []  # not known to differ only by the trailing 1
+
+
+def test_broadcast_then_reduce_follows_a_variable(lint):
+    source = HEADER + (
+        "def f(n):\n"
+        "    diff = torch.randn(n, 1) - torch.randn(n)\n"
+        "    return diff.pow(2).mean()\n"
+        "def g(n):\n"
+        "    diff = torch.randn(n, 1) - torch.randn(n)\n"
+        "    return diff\n"
+    )
+    [finding] = lint(source, "ML602")
+    assert positions([finding]) == [("ML602", 5, 12)]
+    assert finding.message == "`torch.randn(n, 1) - torch.randn(n)`: (n, 1) and (n,) broadcast to (n, n) before the reduction"
+
+
+def test_view_as_transpose(lint):
+    source = HEADER + (
+        "def f(x):\n"
+        "    b, t, c = x.shape\n"
+        "    y = x.view(b, c, t)\n"
+        "    z = x.reshape(x.size(0), x.size(2), x.size(1))\n"
+        "    w = x.view(b, t, c)\n"
+        "    return x.view(b, -1)\n"
+    )
+    findings = lint(source, "ML603")
+    assert positions(findings) == [("ML603", 6, 9), ("ML603", 7, 9)]
+    assert findings[0].message == (
+        "`x.view(...)` views (b, t, c) as (b, c, t): a view does not reorder dimensions (c moved); use transpose/permute"
+    )
+
+
+def test_squeeze_without_dim(lint, fix):
+    source = HEADER + "def f(n, y):\n    return F.mse_loss(torch.randn(n, 1).squeeze(), y)\n"
+    [finding] = lint(source, "ML604")
+    assert positions([finding]) == [("ML604", 5, 23)]
+    assert str(finding.severity.label) == "info"
+    assert fix(source, "ML604", unsafe=True) == source.replace(".squeeze()", ".squeeze(1)")
+    untouched = HEADER + "def f(x, y):\n    return F.mse_loss(x.squeeze(), y)\n"
+    assert fix(untouched, "ML604", unsafe=True) == untouched
+    elsewhere = HEADER + "def f(x):\n    return x.squeeze().tolist()\n"
+    assert lint(elsewhere, "ML604") == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "match x:\n    case [a, *rest]:\n        y = a.view(2, 1)\n",
+        "while (n := n - 1):\n    x = x.view(n, -1)\n",
+        "try:\n    x = torch.randn(2)\nexcept* ValueError as e:\n    x = e\nF.mse_loss(x, x.unsqueeze(-1))\n",
+        "def f(*a, **k):\n    return F.mse_loss(*a, **k).squeeze()\n",
+        "x = torch.randn(2, 3)[..., None, 0]\ny = x.view()\nz = x[::2].reshape(*x.shape)\n",
+        "for x, in y:\n    del x\nclass A:\n    w = torch.ones(2).view(1, 2)\n",
+        "x = " + "(" * 50 + "torch.rand(2)" + ")" * 50 + ".view(1, 2)\n",
+    ],
+)
+def test_odd_syntax_never_crashes(lint, source):
+    assert [f.code for f in lint(HEADER + source) if f.code == "ML009"] == []
+
+
+def test_numpy_transpose_with_every_axis_is_a_permutation(lint):
+    source = HEADER + (
+        "def tiles(image, rows, cols):\n"
+        "    c, h, w = image.shape\n"
+        "    image = image.reshape(c, rows, h // rows, cols, w // cols)\n"
+        "    image = image.transpose(1, 3, 0, 2, 4)\n"
+        "    return image.reshape(rows * cols, c, h // rows, w // cols)\n"
+    )
+    assert lint(source, "ML603") == []
+
+
+def test_squeeze_in_forward_needs_a_known_batch_like_dimension(lint):
+    source = HEADER + (
+        "class Net(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        total = x.sum(0)\n"
+        "        return torch.squeeze(total / 2) + x.squeeze().item()\n"
+    )
+    assert lint(source, "ML604") == []
+
+
+def test_lambdas_and_class_bodies_stay_unknown(lint):
+    source = HEADER + "f = lambda n: (d := torch.randn(n, 1) - torch.randn(n)).sum()\nclass A:\n    d = torch.randn(3, 1) - torch.randn(3)\n    s = d.sum()\n"
+    assert lint(source) == []  # lambdas and class bodies are not interpreted: unknown, and no crash

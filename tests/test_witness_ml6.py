@@ -1,0 +1,73 @@
+"""Witnesses: the programs the shape rules flag misbehave under torch as the rules say; the fixed or
+recommended versions do not."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mllint.registry import all_rules
+
+
+def run(program: str) -> dict:
+    namespace: dict = {}
+    exec(compile(program, "<witness>", "exec"), namespace)
+    return namespace
+
+
+def example(code: str) -> str:
+    return all_rules()[code].doc_code("Example")
+
+
+def instead(code: str) -> str:
+    return all_rules()[code].doc_code("Use instead")
+
+
+def test_ml601_the_loss_compares_every_prediction_with_every_target(fix, recwarn):
+    fixed = fix(example("ML601"), "ML601", unsafe=True)
+    assert fixed == instead("ML601")
+    bad, good = run(example("ML601")), run(fixed)
+    predictions = bad["model"](bad["inputs"])
+    assert (predictions - bad["targets"]).shape == (64, 64)
+    torch.manual_seed(0)
+    assert not torch.isclose(bad["loss"], F.mse_loss(predictions.squeeze(-1), bad["targets"]))
+    # Trained on the broadcast loss, the model learns to predict the mean; on the aligned one it fits.
+    for program, fits in ((example("ML601"), False), (fixed, True)):
+        torch.manual_seed(0)
+        namespace = run(program.replace("loss = ", "def loss_of(model):\n    return "))
+        model, optimizer = namespace["model"], None
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+        for _ in range(300):
+            optimizer.zero_grad()
+            namespace["loss_of"](model).backward()
+            optimizer.step()
+        aligned = F.mse_loss(model(namespace["inputs"]).squeeze(-1), namespace["targets"]).item()
+        assert (aligned < 0.01) is fits
+
+
+def test_ml602_the_reduction_averages_every_pair():
+    bad, good = run(example("ML602")), run(instead("ML602"))
+    predictions, targets = bad["predictions"], bad["targets"]
+    pairs = ((predictions[:, None, 0] - targets[None, :]) ** 2).mean()
+    assert torch.isclose(bad["mse"], pairs)
+    assert torch.isclose(good["mse"], ((good["predictions"][:, 0] - good["targets"]) ** 2).mean())
+    assert not torch.isclose(bad["mse"], ((predictions[:, 0] - targets) ** 2).mean())
+
+
+def test_ml603_the_view_mixes_positions_with_heads():
+    split, correct = run(example("ML603"))["split_heads"], run(instead("ML603"))["split_heads"]
+    x = torch.arange(2 * 5 * 6, dtype=torch.float32).view(2, 5, 6)
+    wrong, right = split(x, 3), correct(x, 3)
+    assert wrong.shape == right.shape == (2, 3, 5, 2)  # nothing raises
+    assert not torch.equal(wrong, right)
+    # The correct split keeps each position's features together; the view does not.
+    assert torch.equal(right[0, :, 1].flatten(), x[0, 1])
+    assert not torch.equal(wrong[0, :, 1].flatten(), x[0, 1])
+
+
+def test_ml604_squeeze_drops_the_batch_dimension_of_a_batch_of_one(fix):
+    fixed = fix(example("ML604"), "ML604", unsafe=True)
+    assert fixed == instead("ML604")
+    flagged = run(example("ML604"))["binary_loss"]
+    flagged(4)  # fine for most batches
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        flagged(1)  # the last batch of an epoch holds one sample
+    assert run(fixed)["binary_loss"](1).shape == ()
