@@ -94,7 +94,12 @@ class EvaluationInTrainingMode(Rule):
             caller = self.ctx.scopes.enclosing_function(use.site)
             by = f"`{_qualified(self.ctx, caller)}`" if caller is not None else "the module"
             why = f"{by} calls it at line {use.site.lineno} after {modes.describe(fact.origin)}"
-        has = f"; it has {layer.what}, {modes.describe(layer.node)}" if layer is not None else ""
+        if layer is None:
+            has = ""
+        elif layer.where:
+            has = f"; `{layer.owner}` has {layer.what} ({layer.where})"
+        else:
+            has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
 
 
