@@ -83,6 +83,13 @@ class ModeLayers:
             return self.ctx.analysis(ProjectView).is_module_class(name)
         return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
 
+    def is_module(self, cls: ast.ClassDef) -> bool:
+        """An nn.Module class of this file: its base is one (from torch, this file or the project)."""
+        if cls in self.modules:
+            return True
+        view = self.ctx.analysis(ProjectView)
+        return any(view.is_module_class(name) for name in map(self.ctx.qualified_name, cls.bases) if name)
+
     def of_constructor(self, call: ast.Call) -> Layer | None:
         """The mode-dependent layer of the model `call` builds: a Layer, NO_LAYER, or None (unknown)."""
         if isinstance(call.func, ast.Name) and call.func.id in self.by_name:
