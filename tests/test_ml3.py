@@ -268,6 +268,15 @@ def test_a_model_class_of_another_module_names_its_layer_and_where_it_is():
     )
 
 
+def test_a_factory_of_another_module_builds_its_model_in_training_mode():
+    [finding] = lint_in_project("factory.py", "ML302")  # `build_eval_model()` returns it in eval mode
+    assert (finding.start.line, finding.start.column) == (10, 17)
+    assert finding.message == (
+        "`evaluate` evaluates `model` in training mode, built in training mode by `build_model()` (line 8); "
+        "`Net` has Dropout (pkg/models.py:12): call `model.eval()` first"
+    )
+
+
 def test_a_model_of_another_module_without_such_layers_or_unknown_is_silent(tmp_path):
     (tmp_path / "models.py").write_text(
         "from torch import nn\nfrom elsewhere import Block\n"

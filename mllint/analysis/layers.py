@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.project import ProjectView
-from mllint.analysis.values import MAX_DEPTH, canonical_class
+from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
 # Layers with a dropout argument that is off by default.
@@ -55,6 +55,14 @@ class ModeLayers:
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
         self._imported = imported or self._imported_class
+        self._summarizing = imported is not None  # for a summary: classes of other modules are resolved later
+
+    @classmethod
+    def summarizing(cls, ctx, deferred=None) -> "ModeLayers":
+        """For a module summary: what another module's class is stays to resolve (`deferred(name)`, a
+        class of no layer by default), and a call of a capitalised name of another module may build a
+        module (`ProjectView.instance_class` tells, when a lint asks)."""
+        return cls(ctx, deferred or (lambda name: NO_LAYER))
 
     @classmethod
     def of_summarized_class(cls, ctx, node: ast.ClassDef) -> ClassLayers:
@@ -66,22 +74,35 @@ class ModeLayers:
             imported.append(name)
             return NO_LAYER
 
-        own = cls(ctx, deferred).of_class(node)
+        own = cls.summarizing(ctx, deferred).of_class(node)
         if own is None or own is NO_LAYER:
             return ClassLayers(None if own is None else "", 0, tuple(dict.fromkeys(imported)))
         return ClassLayers(own.what, own.node.lineno, tuple(dict.fromkeys(imported)))
 
     def builds_module(self, call: ast.Call) -> bool:
-        """`Net()`, `nn.Sequential(...)`: a module class of this file or of `torch.nn`."""
+        """`Net()`, `nn.Sequential(...)`, `build_model()`: a module class of this file, the project or
+        `torch.nn`, or a factory function of another project module."""
         func = call.func
         if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
-            return False
+            return not self._summarizing and self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
             return True
         name = canonical_class(self.ctx.qualified_name(func))
         if name is not None and not name.startswith("torch.nn."):
-            return self.ctx.analysis(ProjectView).is_module_class(name)
+            return self._summarizing or self.ctx.analysis(ProjectView).is_module_class(name)
         return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
+
+    def factory_class(self, call: ast.Call) -> str | None:
+        """The project class whose new instance (in training mode, as built) a function of another
+        project module returns: `build_model()` -> `pkg.models.Net`."""
+        name = self.ctx.qualified_name(call.func)
+        view = self.ctx.analysis(ProjectView)
+        found = view.find(name) if name and not name.startswith("torch.") else None
+        if found is None or found[0] is view.own or found[1] not in found[0].functions:
+            return None
+        if not found[0].functions[found[1]].returns_new_model:
+            return None
+        return view.instance_class(self.ctx.analysis(ValueKinds).value(call))
 
     def is_module(self, cls: ast.ClassDef) -> bool:
         """An nn.Module class of this file: its base is one (from torch, this file or the project)."""
@@ -98,7 +119,7 @@ class ModeLayers:
         if name is None:
             return None
         if not name.startswith("torch.nn."):
-            return self._imported(name)
+            return self._imported(self.factory_class(call) or name)
         short = name.rsplit(".", 1)[-1]
         if "Dropout" in short or "BatchNorm" in short or short.startswith("Transformer"):
             return Layer(call, short)

@@ -5,7 +5,7 @@ A `ModuleSummary` holds, for the module's top-level definitions only:
 - `classes`: each class's bases (qualified names), its mode-dependent layer as far as its own file
   tells (`layers.ClassLayers`), and what `forward` returns in training mode (returns under
   `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
-- `functions`: what each function returns;
+- `functions`: what each function returns, and whether that is a model as built (a factory);
 - `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
 
 Return values are `values.py` descriptors, which may name classes and functions of other modules: the
@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from mllint.analysis.names import Names
-from mllint.analysis.values import OneOf, Value, ValueKinds
+from mllint.analysis.values import Called, OneOf, Value, ValueKinds
 
 if TYPE_CHECKING:
     from mllint.analysis.layers import ClassLayers
@@ -67,9 +67,29 @@ class FunctionSummary:
     def returns(self) -> Value | None:
         return _combined(_values(_returns(self._node.body), self._ctx.analysis(ValueKinds)))
 
+    @cached_property
+    def returns_new_model(self) -> bool:
+        """Does it return a model in training mode, as built (a factory), by `modes.Modes` in its file?"""
+        if not isinstance(self.returns, Called):
+            return False
+        from mllint.analysis.modes import Mode  # the modes ask the project, which holds summaries
+
+        summary = self._ctx.analysis(_factory_modes).summary(self._node, 0)
+        facts = summary.returned if summary is not None else ()
+        return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
+
     def freeze(self) -> None:
-        self.returns  # noqa: B018
+        self.returns, self.returns_new_model  # noqa: B018
         self._node = self._ctx = None
+
+
+def _factory_modes(ctx):
+    """The modes of a module's models, its classes from other modules counted as models: a summary
+    cannot tell, the lint that asks whether a factory returns a model can."""
+    from mllint.analysis.layers import ModeLayers
+    from mllint.analysis.modes import Modes
+
+    return Modes(ctx, ModeLayers.summarizing(ctx))
 
 
 class ModuleSummary:
