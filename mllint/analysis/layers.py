@@ -84,7 +84,7 @@ class ModeLayers:
         `torch.nn`, or a factory function of another project module."""
         func = call.func
         if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
-            return not self._summarizing and self.factory_class(call) is not None
+            return self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
             return True
         name = canonical_class(self.ctx.qualified_name(func))
@@ -94,8 +94,8 @@ class ModeLayers:
 
     def factory_class(self, call: ast.Call) -> str | None:
         """The project class whose new instance (in training mode, as built) a function of another
-        project module returns: `build_model()` -> `pkg.models.Net`."""
-        name = self.ctx.qualified_name(call.func)
+        project module returns: `build_model()` -> `pkg.models.Net`. A summary leaves factories out."""
+        name = None if self._summarizing else self.ctx.qualified_name(call.func)
         view = self.ctx.analysis(ProjectView)
         found = view.find(name) if name and not name.startswith("torch.") else None
         if found is None or found[0] is view.own or found[1] not in found[0].functions:
