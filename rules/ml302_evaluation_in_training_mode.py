@@ -13,11 +13,12 @@ class EvaluationInTrainingMode(Rule):
     or in a loop of a function named like `validate`, `evaluate`, `test` or `predict`) while it is
     certainly in training mode on every way there: built there (modules start in training mode) or put
     there by `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a
-    helper of the same file. The model is tracked through `self.model` across the methods of a class and into the
-    functions it is passed to; an evaluation function whose model comes from its callers is reported when
-    every caller in the file passes a model in training mode. A model whose class is known and has no
-    Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter,
-    a model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
+    helper of the same file. The model is tracked through `self.model` across the methods of a class
+    and into the functions it is passed to; an evaluation function whose model comes from its callers
+    is reported when every caller in the file passes a model in training mode. A model whose class is
+    known (`torch.nn`, this file, or another module of the linted project) and has no
+    Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
+    model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
     statistics, Monte Carlo dropout), a dummy forward pass in `__init__` or a module's own methods, test
     functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
@@ -94,7 +95,12 @@ class EvaluationInTrainingMode(Rule):
             caller = self.ctx.scopes.enclosing_function(use.site)
             by = f"`{_qualified(self.ctx, caller)}`" if caller is not None else "the module"
             why = f"{by} calls it at line {use.site.lineno} after {modes.describe(fact.origin)}"
-        has = f"; it has {layer.what}, {modes.describe(layer.node)}" if layer is not None else ""
+        if layer is None:
+            has = ""
+        elif layer.where:
+            has = f"; `{layer.owner}` has {layer.what} ({layer.where})"
+        else:
+            has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
 
 

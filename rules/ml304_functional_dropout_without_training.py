@@ -1,7 +1,6 @@
 import ast
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.layers import FUNCTIONAL_DROPOUT
+from mllint.analysis.layers import FUNCTIONAL_DROPOUT, ModeLayers
 from mllint.analysis.names import call_argument
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -11,9 +10,10 @@ class FunctionalDropoutWithoutTraining(Rule):
     """
     ## What it does
     Reports `F.dropout` (and `F.dropout1d/2d/3d`, `F.alpha_dropout`, `F.feature_alpha_dropout`) called
-    in the `forward` of an `nn.Module` without its `training` argument. Calls that pass `training`
-    (by keyword or position), pass `**kwargs` or `*args`, have `p=0`, or sit in a `forward` that reads
-    `self.training` itself are not reported.
+    in the `forward` of an `nn.Module` (deriving from `torch.nn.Module` directly or through classes of
+    the same file or of other modules of the linted project) without its `training` argument. Calls
+    that pass `training` (by keyword or position), pass `**kwargs` or `*args`, have `p=0`, or sit in a
+    `forward` that reads `self.training` itself are not reported.
 
     ## Why is this bad?
     The functional form does not know the module's mode: `training` defaults to `True`, so the dropout
@@ -69,7 +69,8 @@ class FunctionalDropoutWithoutTraining(Rule):
         function = self.ctx.scopes.enclosing_function(node)
         if not isinstance(function, ast.FunctionDef) or function.name != "forward":
             return
-        if self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) is None or not function.args.args:
+        cls = self.ctx.scopes.parent(function)
+        if not isinstance(cls, ast.ClassDef) or not self.ctx.analysis(ModeLayers).is_module(cls) or not function.args.args:
             return
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg in (None, "training") for k in node.keywords):
             return

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import mllint.runner
 from mllint.analysis.project import ProjectIndex, ProjectView, module_name_of
+from mllint.analysis.layers import NO_LAYER, ClassLayers, Layer, ModeLayers
 from mllint.analysis.summaries import ModuleSummary
 from mllint.cli import main
 from mllint.context import FileContext
@@ -114,7 +115,7 @@ def test_forward_in_training_mode_skips_eval_only_returns():
     '''))
     ctx_text = "import torch.nn.functional as F\nfrom pkg.models import Net, Calibrated, Switch\n"
     assert summary.classes["Calibrated"].has_forward and summary.classes["Calibrated"].bases == ("pkg.models.Net",)
-    assert summary.classes["Net"].layers == {"fc": ("torch.nn.Linear",)}
+    assert summary.classes["Net"].mode_layers == ClassLayers("", 0, ())
     source = ctx_text + "a = F.cross_entropy(Net()(x), y)\nb = F.cross_entropy(Calibrated()(x), y)\nc = F.cross_entropy(Switch()(x), y)\n"
     assert [f.start.line for f in lint_with_models(source, summary)] == [3]
 
@@ -168,13 +169,20 @@ def test_which_module_classes_hold_train_eval_dependent_layers(tmp_path):
         class NotAModule:
             pass
         '''})
+    names = ("Plain", "WithDropout", "Wrapper", "Functional", "Unknown", "NotAModule")
+    text = f"from .models import {', '.join(names)}\n" + "".join(f"{name}()\n" for name in names)
     path = tmp_path / "pkg" / "train.py"
-    path.write_text("x = 1\n")
-    ctx = FileContext(str(path), SourceText("x = 1\n"), parse_python("x = 1\n"), module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
-    view = ctx.analysis(ProjectView)
-    answers = {name: view.mode_dependent(f"pkg.models.{name}") for name in ("Plain", "WithDropout", "Wrapper", "Functional", "Unknown")}
-    assert answers == {"Plain": False, "WithDropout": True, "Wrapper": True, "Functional": True, "Unknown": None}
-    assert view.is_module_class("pkg.models.Wrapper") and not view.is_module_class("pkg.models.NotAModule")
+    path.write_text(text)
+    tree = parse_python(text)
+    ctx = FileContext(str(path), SourceText(text), tree, module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
+    layers = ctx.analysis(ModeLayers)
+    calls = [statement.value for statement in tree.body[1:]]
+    dropout = Layer(None, "Dropout", "WithDropout", "models.py:15")
+    wrapped = Layer(None, "Dropout", "Wrapper", "models.py:15")  # the class that holds it, and where it is
+    assert [layers.of_constructor(call) for call in calls] == [
+        NO_LAYER, dropout, wrapped, Layer(None, "F.dropout", "Functional", "models.py:26"), None, None
+    ]
+    assert [layers.builds_module(call) for call in calls] == [True] * 5 + [False]
 
 
 # The CLI: messages, workers, the cache, standard input.
@@ -224,53 +232,3 @@ def test_the_server_lints_the_buffer_against_the_files_on_disk(package):
     assert diagnostic.code == "ML101" and "models.py:11" in diagnostic.message
     (package / "pkg" / "models.py").write_text(LOGITS_MODELS)
     assert diagnose(Snapshot("file://" + path, path, TRAIN, 2), None) == []
-
-
-# Receivers.
-
-
-def test_receivers_match_a_trainers_model_across_methods_and_into_helpers(package):
-    from mllint.analysis.receivers import Receivers
-
-    text = textwrap.dedent('''\
-        import torch
-        from .models import Net
-
-
-        def evaluate(net, loader):
-            net.eval()
-
-
-        class Trainer:
-            def __init__(self):
-                self.model = Net()
-
-            def validate(self, loader):
-                model = self.model
-                with torch.no_grad():
-                    model(loader)
-                evaluate(self.model, loader)
-
-            def fit(self, x):
-                self.model.train()
-                return self.model(x)
-    ''')
-    path = package / "pkg" / "trainer.py"
-    path.write_text(text)
-    tree = parse_python(text)
-    ctx = FileContext(str(path), SourceText(text), tree, module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
-    receivers = ctx.analysis(Receivers)
-    calls = {ctx.text(node): node for node in ast_calls(tree)}
-    same = {receivers.call_receiver(calls[text]) for text in ("model(loader)", "self.model.train()", "self.model(x)")}
-    assert len(same) == 1 and next(iter(same)).name == "self.model"
-    evaluate = tree.body[2]
-    assert receivers.parameter_receivers(calls["evaluate(self.model, loader)"], evaluate)["net"] in same
-    assert receivers.call_receiver(calls["net.eval()"]).name == "net"
-    assert receivers.model_class(calls["self.model(x)"].func) == "pkg.models.Net"
-    assert receivers.mode_dependent(calls["self.model(x)"].func) is False
-
-
-def ast_calls(tree):
-    import ast
-
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]

@@ -5,9 +5,10 @@
   and eval mode: a `Layer` naming a Dropout/BatchNorm-like layer (or a functional dropout or a read of
   `self.training` in its class), `NO_LAYER` when the class is known and has none, None when unknown.
 
-Today both know `torch.nn` classes and the nn.Module classes of the same file. Project-wide class
-summaries (classes defined in other files of the linted project) plug in at `_imported_class`, which
-answers None (not known to be a module, layers unknown) until then.
+Both know `torch.nn` classes, the nn.Module classes of the same file and, through the project's module
+summaries (`ProjectView`), those of other modules of the linted project: a class summary holds its
+`ClassLayers`, what its own file says (`ModeLayers.of_summarized_class`), with the classes it takes from
+other modules left to resolve when a lint asks. Classes from anywhere else are unknown.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import ast
 from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.values import canonical_class
+from mllint.analysis.project import ProjectView
+from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
 # Layers with a dropout argument that is off by default.
@@ -28,31 +30,86 @@ FUNCTIONAL_DROPOUT = {
 
 @dataclass(frozen=True)
 class Layer:
-    node: ast.AST | None  # where the mode-dependent layer is made (None: there is none)
+    node: ast.AST | None  # where the mode-dependent layer is made in the linted file (None: elsewhere, or none)
     what: str  # "Dropout", "BatchNorm2d", "F.dropout", "self.training"
+    owner: str = ""  # made in another file: the class that makes it
+    where: str = ""  # and where: "models.py:14"
 
 
 NO_LAYER = Layer(None, "")
 
 
+@dataclass(frozen=True)
+class ClassLayers:
+    """What a class's own file says of its mode-dependent layer, for the summaries of other modules."""
+
+    what: str | None  # its own layer ("Dropout"), "" when it has none of its own, None when unknown
+    line: int  # the line of its own layer
+    imported: tuple[str, ...]  # the classes of other modules it builds or derives from (qualified)
+
+
 class ModeLayers:
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, imported=None) -> None:
         self.ctx = ctx
         self.modules = ctx.analysis(ModuleClasses).modules
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
+        self._imported = imported or self._imported_class
+        self._summarizing = imported is not None  # for a summary: classes of other modules are resolved later
+
+    @classmethod
+    def summarizing(cls, ctx, deferred=None) -> "ModeLayers":
+        """For a module summary: what another module's class is stays to resolve (`deferred(name)`, a
+        class of no layer by default), and a call of a capitalised name of another module may build a
+        module (`ProjectView.instance_class` tells, when a lint asks)."""
+        return cls(ctx, deferred or (lambda name: NO_LAYER))
+
+    @classmethod
+    def of_summarized_class(cls, ctx, node: ast.ClassDef) -> ClassLayers:
+        """`node`'s layer from its own file, the classes it takes from other modules counted as having none
+        and listed, to resolve later."""
+        imported: list[str] = []
+
+        def deferred(name: str) -> Layer:
+            imported.append(name)
+            return NO_LAYER
+
+        own = cls.summarizing(ctx, deferred).of_class(node)
+        if own is None or own is NO_LAYER:
+            return ClassLayers(None if own is None else "", 0, tuple(dict.fromkeys(imported)))
+        return ClassLayers(own.what, own.node.lineno, tuple(dict.fromkeys(imported)))
 
     def builds_module(self, call: ast.Call) -> bool:
-        """`Net()`, `nn.Sequential(...)`: a module class of this file or of `torch.nn`."""
+        """`Net()`, `nn.Sequential(...)`, `build_model()`: a module class of this file, the project or
+        `torch.nn`, or a factory function of another project module."""
         func = call.func
         if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
-            return False
+            return self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
             return True
         name = canonical_class(self.ctx.qualified_name(func))
         if name is not None and not name.startswith("torch.nn."):
-            return self._imported_class(name) is not None
+            return self._summarizing or self.ctx.analysis(ProjectView).is_module_class(name)
         return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
+
+    def factory_class(self, call: ast.Call) -> str | None:
+        """The project class whose new instance (in training mode, as built) a function of another
+        project module returns: `build_model()` -> `pkg.models.Net`. A summary leaves factories out."""
+        name = None if self._summarizing else self.ctx.qualified_name(call.func)
+        view = self.ctx.analysis(ProjectView)
+        found = view.find(name) if name and not name.startswith("torch.") else None
+        if found is None or found[0] is view.own or found[1] not in found[0].functions:
+            return None
+        if not found[0].functions[found[1]].returns_new_model:
+            return None
+        return view.instance_class(self.ctx.analysis(ValueKinds).value(call))
+
+    def is_module(self, cls: ast.ClassDef) -> bool:
+        """An nn.Module class of this file: its base is one (from torch, this file or the project)."""
+        if cls in self.modules:
+            return True
+        view = self.ctx.analysis(ProjectView)
+        return any(view.is_module_class(name) for name in map(self.ctx.qualified_name, cls.bases) if name)
 
     def of_constructor(self, call: ast.Call) -> Layer | None:
         """The mode-dependent layer of the model `call` builds: a Layer, NO_LAYER, or None (unknown)."""
@@ -62,7 +119,7 @@ class ModeLayers:
         if name is None:
             return None
         if not name.startswith("torch.nn."):
-            return self._imported_class(name)
+            return self._imported(self.factory_class(call) or name)
         short = name.rsplit(".", 1)[-1]
         if "Dropout" in short or "BatchNorm" in short or short.startswith("Transformer"):
             return Layer(call, short)
@@ -87,9 +144,12 @@ class ModeLayers:
     def _class_layer(self, cls: ast.ClassDef, seen: frozenset) -> Layer | None:
         found: list[Layer | None] = []
         for base in cls.bases:
+            name = canonical_class(self.ctx.qualified_name(base))
             if isinstance(base, ast.Name) and base.id in self.by_name:
                 found.append(self.of_class(self.by_name[base.id], seen))
-            elif canonical_class(self.ctx.qualified_name(base)) != "torch.nn.Module":
+            elif name is not None and not name.startswith("torch."):
+                found.append(self._imported(name))  # a class of another module of the project, or unknown
+            elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
         for node in ast.walk(cls):
             if isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.value, ast.Name):
@@ -119,15 +179,25 @@ class ModeLayers:
     @staticmethod
     def _combine(found: list[Layer | None]) -> Layer | None:
         """A layer if any part has one; else unknown if any part is unknown; else none."""
-        layer = next((f for f in found if f is not None and f.node is not None), None)
+        layer = next((f for f in found if f is not None and f is not NO_LAYER), None)
         if layer is not None:
             return layer
         return None if any(f is None for f in found) else NO_LAYER
 
-    def _imported_class(self, name: str) -> Layer | None:
-        """A module class from another module by qualified name: its layer, NO_LAYER, or None when it is
-        not known to be a module. Unknown until project summaries answer for the project's own classes."""
-        return None
+    def _imported_class(self, name: str, depth: int = 0) -> Layer | None:
+        """A module class of the project by qualified name: its layer, NO_LAYER, or None when it is not
+        known to be an nn.Module (or is too deep to follow)."""
+        view = self.ctx.analysis(ProjectView)
+        found = view.class_summary(name)
+        if found is None or depth > MAX_DEPTH or not view.is_module_class(name):
+            return None
+        module, summary = found
+        layers = summary.mode_layers
+        if layers.what:
+            where = f"line {layers.line}" if module is view.own else f"{view.display(module)}:{layers.line}"
+            return Layer(None, layers.what, summary.name, where)
+        parts = [self._imported_class(other, depth + 1) for other in layers.imported]
+        return self._combine([*parts, NO_LAYER if layers.what == "" else None])
 
 
 def _truthy(value: ast.AST | None) -> bool:

@@ -121,8 +121,9 @@ def join(states: Iterable[State | None]) -> State | None:
 
 
 class Modes:
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, layers: ModeLayers | None = None) -> None:
         self.ctx = ctx
+        self.layers = layers or ctx.analysis(ModeLayers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
         functions: dict[str, list[ast.AST]] = {}
@@ -331,7 +332,7 @@ class Modes:
             if construction is None:
                 return None
             constructions.add(construction)
-        layers = [self.ctx.analysis(ModeLayers).of_constructor(c) for c in constructions]
+        layers = [self.layers.of_constructor(c) for c in constructions]
         if any(layer is NO_LAYER for layer in layers):
             return NO_LAYER  # some way of getting here evaluates a model that does not care
         return next((layer for layer in layers if layer is not None), None)
@@ -351,7 +352,7 @@ class Modes:
         return loops
 
     def builds_module(self, call: ast.Call) -> bool:
-        return self.ctx.analysis(ModeLayers).builds_module(call)
+        return self.layers.builds_module(call)
 
     def attribute_construction(self, key: str, scope: ast.AST) -> ast.Call | None:
         """For `self.model` in a method: the construction every `self.model = ...` of the class agrees on."""

@@ -33,7 +33,6 @@ MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytor
                 "pytorch_lightning.LightningModule"}  # fmt: skip
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
-MODE_DEPENDENT_WORDS = ("Dropout", "BatchNorm", "InstanceNorm")
 
 
 @dataclass(frozen=True)
@@ -272,32 +271,6 @@ class ProjectView:
             return False
         return any(_is_torch_module(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
 
-    def mode_dependent(self, qualified: str, depth: int = 0) -> bool | None:
-        """Does the project Module class hold a layer that behaves differently in train and eval mode
-        (Dropout, BatchNorm, InstanceNorm, or the functional dropouts)? None: cannot be known."""
-        found = self.class_summary(qualified)
-        if found is None or depth > MAX_DEPTH:
-            return None
-        cls = found[1]
-        if cls.functional_dropout:
-            return True
-        answers = [self._layer_mode_dependent(name, depth) for names in cls.layers.values() for name in names]
-        answers += [
-            None if not self.is_module_class(base) else self.mode_dependent(base, depth + 1)
-            for base in cls.bases
-            if not _is_torch_module(base)
-        ]
-        if True in answers:
-            return True
-        return None if cls.indirect_layers or None in answers else False
-
-    def _layer_mode_dependent(self, name: str, depth: int) -> bool | None:
-        if name.startswith("torch.nn."):
-            return any(word in name.rsplit(".", 1)[-1] for word in MODE_DEPENDENT_WORDS)
-        if self.class_summary(name) is not None:
-            return self.mode_dependent(name, depth + 1)
-        return None
-
     def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
         """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
         found = self.class_summary(qualified)
@@ -319,7 +292,7 @@ class ProjectView:
             return None
         if found.via is None and found.module is self.own:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log)
-        source = Source(found.via or "", self._display(found.module), found.line)
+        source = Source(found.via or "", self.display(found.module), found.line)
         return Origin(found.kind, found.entry or found.node, source, found.exp_of_log)
 
     def instance_class(self, value: Value) -> str | None:
@@ -390,7 +363,7 @@ class ProjectView:
             return dataclasses.replace(result, via=via, entry=entry)
         return result
 
-    def _display(self, module: ModuleSummary) -> str:
+    def display(self, module: ModuleSummary) -> str:
         """A file as a finding shows it: relative to the linted file's directory when below it, else to the
         working directory when below it."""
         if module is self.own:

@@ -2,12 +2,10 @@
 
 A `ModuleSummary` holds, for the module's top-level definitions only:
 - `imports`: the names it imports, as qualified names (relative imports resolved), to follow re-exports;
-- `classes`: each class's bases (qualified names), the layers its methods assign to `self.<attr>`
-  (qualified class names; an `nn.Sequential`'s contents; "?" where the value is not a constructor call),
-  whether it builds layers in ways not tracked (`add_module`, `setattr`, a `ModuleList` from a loop),
-  whether it calls the functional dropouts, and what `forward` returns in training mode (returns under
+- `classes`: each class's bases (qualified names), its mode-dependent layer as far as its own file
+  tells (`layers.ClassLayers`), and what `forward` returns in training mode (returns under
   `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
-- `functions`: what each function returns;
+- `functions`: what each function returns, and whether that is a model as built (a factory);
 - `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
 
 Return values are `values.py` descriptors, which may name classes and functions of other modules: the
@@ -19,17 +17,13 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from mllint.analysis.names import Names
-from mllint.analysis.values import SEQUENTIAL, OneOf, Value, ValueKinds, canonical_class
+from mllint.analysis.values import Called, OneOf, Value, ValueKinds
 
-UNKNOWN_LAYER = "?"
-CONTAINERS = {SEQUENTIAL, "torch.nn.ModuleList", "torch.nn.ModuleDict"}
-INDIRECT_CALLS = {"add_module", "register_module", "setattr"}
-FUNCTIONAL_DROPOUTS = {
-    "torch.nn.functional." + name
-    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
-}
+if TYPE_CHECKING:
+    from mllint.analysis.layers import ClassLayers
 
 
 class ClassSummary:
@@ -51,36 +45,15 @@ class ClassSummary:
         return _combined(_values(_training_returns(self._forward.body), self._ctx.analysis(ValueKinds)))
 
     @cached_property
-    def layers(self) -> dict[str, tuple[str, ...]]:
-        """`self.<attr>` -> the classes assigned to it anywhere in the class (`?`: not a constructor)."""
-        return self._scan()[0]
+    def mode_layers(self) -> ClassLayers:
+        """Its Dropout/BatchNorm-like layer as its own file tells (`layers.ModeLayers`)."""
+        from mllint.analysis.layers import ModeLayers  # the layers ask the project, which holds summaries
 
-    @cached_property
-    def indirect_layers(self) -> bool:
-        """Layers made in ways not tracked: `add_module`, `register_module`, `setattr`."""
-        return self._scan()[1]
-
-    @cached_property
-    def functional_dropout(self) -> bool:
-        return self._scan()[2]
-
-    def _scan(self) -> tuple[dict[str, tuple[str, ...]], bool, bool]:
-        ctx, layers, indirect, dropout = self._ctx, {}, False, False
-        for node in ast.walk(self._node):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if _is_self_attribute(target) and not isinstance(node.value, ast.Constant):
-                        layers[target.attr] = layers.get(target.attr, ()) + _layer_classes(node.value, ctx)
-            elif isinstance(node, ast.Call):
-                func = node.func
-                dropout = dropout or ctx.qualified_name(func) in FUNCTIONAL_DROPOUTS
-                indirect = indirect or getattr(func, "attr", getattr(func, "id", None)) in INDIRECT_CALLS
-        return layers, indirect, dropout
+        return ModeLayers.of_summarized_class(self._ctx, self._node)
 
     def freeze(self) -> None:
         """Work everything out and drop the tree: for summaries kept after their file's lint."""
-        self.forward, self.layers, self.indirect_layers, self.functional_dropout  # noqa: B018
+        self.forward, self.mode_layers  # noqa: B018
         self._node = self._ctx = self._forward = None
 
 
@@ -94,9 +67,29 @@ class FunctionSummary:
     def returns(self) -> Value | None:
         return _combined(_values(_returns(self._node.body), self._ctx.analysis(ValueKinds)))
 
+    @cached_property
+    def returns_new_model(self) -> bool:
+        """Does it return a model in training mode, as built (a factory), by `modes.Modes` in its file?"""
+        if not isinstance(self.returns, Called):
+            return False
+        from mllint.analysis.modes import Mode  # the modes ask the project, which holds summaries
+
+        summary = self._ctx.analysis(_factory_modes).summary(self._node, 0)
+        facts = summary.returned if summary is not None else ()
+        return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
+
     def freeze(self) -> None:
-        self.returns  # noqa: B018
+        self.returns, self.returns_new_model  # noqa: B018
         self._node = self._ctx = None
+
+
+def _factory_modes(ctx):
+    """The modes of a module's models, its classes from other modules counted as models: a summary
+    cannot tell, the lint that asks whether a factory returns a model can."""
+    from mllint.analysis.layers import ModeLayers
+    from mllint.analysis.modes import Modes
+
+    return Modes(ctx, ModeLayers.summarizing(ctx))
 
 
 class ModuleSummary:
@@ -140,24 +133,6 @@ class ModuleSummary:
         self._variables = dict.fromkeys(self._variables)
         self._described  # noqa: B018
         self._ctx = None
-
-
-def _layer_classes(value: ast.AST, ctx) -> tuple[str, ...]:
-    """The classes an assigned value constructs: one, a container's contents, or unknown."""
-    name = canonical_class(ctx.qualified_name(value.func)) if isinstance(value, ast.Call) else None
-    if name is None:
-        return (UNKNOWN_LAYER,)
-    if name == SEQUENTIAL:
-        items = value.args
-    elif name in CONTAINERS:
-        if not value.args and not value.keywords:
-            return ()
-        if not isinstance(value.args[0], (ast.List, ast.Tuple)):
-            return (UNKNOWN_LAYER,)
-        items = value.args[0].elts
-    else:
-        return (name,)
-    return tuple(c for item in items for c in _layer_classes(item, ctx))
 
 
 def _values(returned: list[ast.AST] | None, values: ValueKinds) -> list[Value | None] | None:
@@ -214,6 +189,3 @@ def _training_test(test: ast.AST) -> bool | None:
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and _is_self(node.value)
