@@ -2,8 +2,11 @@ import ast
 
 from mllint.analysis.layers import NO_LAYER
 from mllint.analysis.modes import Mode, Modes, Use, receiver_key
+from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
+
+SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "device"}  # what the mode never changes
 
 
 class EvaluationInTrainingMode(Rule):
@@ -20,8 +23,9 @@ class EvaluationInTrainingMode(Rule):
     Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
-    statistics, Monte Carlo dropout), a dummy forward pass in `__init__` or a module's own methods, test
-    functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
+    statistics, Monte Carlo dropout), a dummy forward pass in `__init__` or a module's own methods, a
+    forward pass whose output is only checked for its shape (unless the model has BatchNorm-like layers,
+    whose running statistics it changes), test functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
 
     ## Why is this bad?
     `torch.no_grad()` only stops gradient tracking; Dropout keeps dropping activations and BatchNorm
@@ -77,6 +81,8 @@ class EvaluationInTrainingMode(Rule):
             layers = [modes.layer(u) for u in resolved]
             if any(layer is NO_LAYER for layer in layers):
                 continue
+            if _only_shape_checked(self.ctx, call) and not any(layer and "Norm" in layer.what for layer in layers):
+                continue  # a smoke test of the forward pass: dropout changes values, not shapes
             function = self.ctx.scopes.enclosing_function(call)
             own_key = receiver_key(call.func.value if _is_forward(call) else call.func) or resolved[0].key
             if (function, own_key) in reported:
@@ -109,6 +115,35 @@ def _in_a_test(ctx, use: Use) -> bool:
     named just `test` is an evaluation."""
     names = [getattr(f, "name", "") for f in (ctx.scopes.enclosing_function(use.call), use.scope)]
     return any(name.startswith("test_") or (name.startswith("test") and name[4:5].isupper()) for name in names)
+
+
+def _only_shape_checked(ctx, call: ast.Call) -> bool:
+    """Is the model's output looked at for its shape only (`out = model(x).logits` then `out.shape`)?"""
+    node, parent = call, ctx.index.parents.get(call)
+    while isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is node:
+        if _is_shape_read(ctx, node):
+            return True
+        node, parent = parent, ctx.index.parents.get(parent)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    target, values = parent.targets[0], ctx.analysis(ValueKinds)
+    reads = [
+        read for read in ctx.index.by_type.get(ast.Name, ())
+        if read.id == target.id and isinstance(read.ctx, ast.Load)
+        and any(d.node is target for d in values.reaching_definitions(read))
+    ]  # fmt: skip
+    return bool(reads) and all(_is_shape_read(ctx, read) for read in reads)
+
+
+def _is_shape_read(ctx, value: ast.AST) -> bool:
+    """`value.shape`, `value.ndim`, `value.dtype`, `value.device`, `value.size(...)` or `len(value)`."""
+    parent = ctx.index.parents.get(value)
+    if isinstance(parent, ast.Attribute) and parent.value is value:
+        if parent.attr in SHAPE_ATTRIBUTES:
+            return True
+        call = ctx.index.parents.get(parent)
+        return parent.attr == "size" and isinstance(call, ast.Call) and call.func is parent
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len"
 
 
 def _is_forward(call: ast.Call) -> bool:
