@@ -229,6 +229,7 @@ class TrainingLoops:
         self.values = self.own.values
         self._modules: dict[int, _Module] = {id(ctx): self.own}
         self._function_events: dict[ast.AST, list[Event]] = {}
+        self._reaching_elsewhere: dict[str, frozenset[str]] = {}  # module -> its functions that reach a backward
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
@@ -330,8 +331,10 @@ class TrainingLoops:
             return False
         qualified = self.ctx.qualified_name(call.func)
         module, _, member = (qualified or "").rpartition(".")
-        ctx = self.project.index.context(module) if module else None  # type: ignore[union-attr]
-        return ctx is not None and member in ctx.analysis(BackwardReach).functions
+        if module not in self._reaching_elsewhere:
+            ctx = self.project.index.context(module) if module else None  # type: ignore[union-attr]
+            self._reaching_elsewhere[module] = ctx.analysis(BackwardReach).functions if ctx is not None else frozenset()
+        return member in self._reaching_elsewhere[module]
 
     # Flattening.
     def _events(self, m: _Module, statements: list[ast.stmt], guards: tuple[Guard, ...], depth: int) -> list[Event]:

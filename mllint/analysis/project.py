@@ -310,19 +310,19 @@ class ProjectView:
     def function(self, qualified: str):
         """(the context of its module, its node) for a function of the project, following re-exports; the
         linted file's own functions come from its tree. None for anything else (classes, unknown names)."""
-        module = qualified.rpartition(".")[0]
+        module, _, member = qualified.rpartition(".")
         if self.index is not None and module != self.own.name:
-            self.index.context(module)  # parsed once: the summary is built from the kept context
+            ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
+            defined = _function_in(ctx.tree, member) if ctx is not None else None
+            if defined is not None:
+                return ctx, defined
         found = self.find(qualified)
         if found is None or found[1] not in found[0].functions:
             return None
         summary, name = found
         ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
-        line = summary.functions[name].line
-        for statement in ctx.tree.body if ctx is not None else ():
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.lineno == line:
-                return ctx, statement
-        return None
+        defined = _function_in(ctx.tree, name) if ctx is not None else None
+        return (ctx, defined) if defined is not None else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.find(qualified)
@@ -466,6 +466,12 @@ class ProjectView:
             if not relative.startswith(".."):
                 return relative
         return path
+
+
+def _function_in(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module's top-level function of that name (the last definition wins, as when it runs)."""
+    functions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
+    return functions[-1] if functions else None
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
