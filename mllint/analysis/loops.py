@@ -4,8 +4,11 @@ A loop's iteration is flattened into `Event`s (gradient clear, backward, optimiz
 calls the model cannot see into), in execution order, each with the `Guard`s it sits under: the branches
 of `if`/`match`/exception handlers (compared by their condition text and arm, so that two `if use_amp:`
 statements are the same guard), and the nested loops inside the iteration. Calls into functions of the
-file (module functions, `self._step(...)` into the enclosing class) are followed several levels deep,
-their parameters renamed to the caller's arguments.
+file (module functions, `self._step(...)` into the enclosing class) and into functions of the project's
+other modules (`from steps import train_step`) are followed several levels deep, their parameters renamed
+to the caller's arguments; an event of another file keeps the call of the linted file that leads to it
+(`Event.entry`), where findings about it are reported. A loop that does not say `backward` is only
+considered when it calls a function of a module of the project that calls `.backward(`.
 
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
 `TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
