@@ -91,6 +91,13 @@ def test_a_change_in_the_helper_module_invalidates_the_cached_findings(project, 
     assert linted == ["train.py", "train.py"]
 
 
+def test_a_helper_module_that_starts_to_backpropagate_invalidates_the_cached_findings(project):
+    write(project, {"steps.py": STEPS.replace("loss.backward()", "pass")})
+    assert run("-j", "1", "train.py") == []
+    write(project, {"steps.py": STEPS})
+    assert run("-j", "1", "train.py") == [("train.py", 9, 9, "ML201", ML201_TRAIN)]
+
+
 def test_names_in_the_helper_resolve_in_its_module(project):
     write(project, {"steps.py": STEPS.replace("loss.backward()", "autograd.backward(loss)").replace(
         "import torch.nn.functional as F\n", "import torch.nn.functional as F\nfrom torch import autograd\n")})

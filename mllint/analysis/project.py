@@ -133,9 +133,10 @@ class ProjectIndex:
         return None if path is None else _context(path, module)
 
     def mentions(self, module: str, word: str) -> bool:
-        """Does the module's file contain `word`? A cheap test before parsing it (not recorded: a
-        result that depends on the module records it when it reads it)."""
+        """Does the module's file contain `word`? A cheap test before parsing it; recorded, as what
+        was not read because of it depends on it too."""
         path = self.locate(module)
+        self._record(module, path)
         return path is not None and _mentions(path, word)
 
     def digest(self, module: str) -> str | None:
