@@ -129,3 +129,15 @@ def test_a_helper_receiving_the_optimizer_that_is_not_followed_keeps_it_silent(p
                     .replace("from steps import train_step", "from steps import Stepper"),
                     "steps.py": "class Stepper:\n    def __init__(self, optimizer):\n        optimizer.zero_grad()\n"})  # fmt: skip
     assert run("--no-cache", "train.py") == []
+
+
+def test_a_step_in_the_helper_before_the_loops_backward_names_the_helpers_line(project):
+    write(project, {
+        "steps.py": "def clear_and_step(optimizer):\n    optimizer.zero_grad()\n    optimizer.step()\n",
+        "train.py": TRAIN.replace("from steps import train_step", "from steps import clear_and_step")
+        .replace("train_step(model, batch, optimizer)", "clear_and_step(optimizer)\n        model(batch).sum().backward()"),
+    })  # fmt: skip
+    assert run("--no-cache", "train.py") == [(
+        "train.py", 9, 9, "ML203", "`optimizer` steps in `clear_and_step` (steps.py:3) before the iteration's "
+        "`backward()` (line 10): the step applies stale or no gradients",
+    )]  # fmt: skip
