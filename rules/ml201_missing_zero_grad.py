@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import EventKind, Iteration, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, EventKind, Iteration, TrainingLoops
 from mllint.findings import Applicability, Fix, Severity
 from mllint.rule import Rule
 
@@ -10,7 +10,9 @@ class MissingZeroGrad(Rule):
     ## What it does
     Reports an optimizer step in a training loop whose iteration backpropagates and steps without
     clearing the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()` or
-    `p.grad = None` anywhere in the iteration (including the functions and methods of the file it calls),
+    `p.grad = None` anywhere in the iteration (including the functions and methods of the file it calls,
+    and the functions of the project's other modules: then the finding is at the call, and names the file
+    and line of the step),
     or a clear only in the other arm of the `if` the step sits in (`zero_grad` only in the non-AMP
     branch). Clearing anywhere in the iteration counts, before backward or after the step; gradient
     accumulation that clears under the same guard as the step, `optimizer.step(closure)` (LBFGS) and
@@ -57,22 +59,22 @@ class MissingZeroGrad(Rule):
     code = "ML201"
     name = "missing-zero-grad"
     message = (
-        "`{optimizer}` steps without its gradients being cleared in the iteration of the loop on line {line}: "
+        "`{optimizer}` steps{where} without its gradients being cleared in the iteration of the loop on line {line}: "
         "gradients accumulate across steps"
     )
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS
 
     def end_file(self) -> None:
         reported: set[ast.AST] = set()
         for iteration in self.ctx.analysis(TrainingLoops).loops:
             for optimizer in iteration.optimizers:
                 step = self._uncleared_step(iteration, optimizer)
-                if step is not None and step.node not in reported:
-                    reported.add(step.node)
-                    message = self.message.format(optimizer=optimizer, line=iteration.loop.lineno)
-                    self.report(step.node, message, self._fix(iteration, optimizer))
+                if step is not None and step.at not in reported:
+                    reported.add(step.at)
+                    message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
+                    self.report(step.at, message, self._fix(iteration, optimizer))
 
     def _uncleared_step(self, iteration: Iteration, optimizer: str):
         if iteration.unknown(optimizer):

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import Event, EventKind, Iteration, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, Iteration, TrainingLoops
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -55,13 +55,13 @@ class ZeroGradBetweenBackwardAndStep(Rule):
 
     code = "ML202"
     name = "zero-grad-between-backward-and-step"
-    message = "`{clear}` clears the gradients between `backward()` and `{optimizer}` stepping: the step applies zero gradients"
+    message = "`{clear}`{where} clears the gradients between `backward()` and `{optimizer}` stepping: the step applies zero gradients"
     accumulation_message = (
-        "`{clear}` clears the gradients every iteration, but `{optimizer}` steps only {guard}: "
+        "`{clear}`{where} clears the gradients every iteration, but `{optimizer}` steps only {guard}: "
         "only the last micro-batch's gradients reach the step"
     )
     severity = Severity.ERROR
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS
 
     def end_file(self) -> None:
         reported: set[ast.AST] = set()
@@ -70,9 +70,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 if iteration.unknown(optimizer):
                     continue
                 for clear, message in self._misplaced_clears(iteration, optimizer):
-                    if clear.node not in reported:
-                        reported.add(clear.node)
-                        self.report(clear.node, message)
+                    if clear.at not in reported:
+                        reported.add(clear.at)
+                        self.report(clear.at, message)
 
     def _misplaced_clears(self, iteration: Iteration, optimizer: str):
         clears = iteration.clears(optimizer, strict=not iteration.single_optimizer)
@@ -80,12 +80,13 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         for step in iteration.steps(optimizer):
             before = events[: events.index(step)]
             for clear in clears:
-                text = self.ctx.text(clear.node)
+                text, where = clear.text(self.ctx), clear.where
                 guard = _accumulation_guard(step)
                 if guard is not None and _accumulation_broken(clear, step, guard, events):
-                    yield clear, self.accumulation_message.format(clear=text, optimizer=optimizer, guard=_guard_text(guard))
+                    guard_text = _guard_text(guard)
+                    yield clear, self.accumulation_message.format(clear=text, where=where, optimizer=optimizer, guard=guard_text)
                 elif clear in before and _between(clear, step, before):
-                    yield clear, self.message.format(clear=text, optimizer=optimizer)
+                    yield clear, self.message.format(clear=text, where=where, optimizer=optimizer)
 
 
 def _between(clear: Event, step: Event, before: list[Event]) -> bool:

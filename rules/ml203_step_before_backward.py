@@ -1,4 +1,4 @@
-from mllint.analysis.loops import EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, EventKind, TrainingLoops
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -49,9 +49,9 @@ class StepBeforeBackward(Rule):
 
     code = "ML203"
     name = "step-before-backward"
-    message = "`{optimizer}` steps before the iteration's `backward()` (line {line}): the step applies stale or no gradients"
+    message = "`{optimizer}` steps{where} before the iteration's `backward()` ({place}): the step applies stale or no gradients"
     severity = Severity.ERROR
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS
 
     def end_file(self) -> None:
         reported = set()
@@ -59,7 +59,7 @@ class StepBeforeBackward(Rule):
             events = iteration.events
             for optimizer in iteration.optimizers:
                 steps = iteration.steps(optimizer)
-                if iteration.unknown(optimizer) or steps[0].node in reported:
+                if iteration.unknown(optimizer) or steps[0].at in reported:
                     continue
                 first = steps[0]
                 before = events[: events.index(first)]
@@ -71,5 +71,6 @@ class StepBeforeBackward(Rule):
                     None,
                 )
                 if backward is not None:
-                    reported.add(first.node)
-                    self.report(first.node, self.message.format(optimizer=optimizer, line=backward.node.lineno))
+                    reported.add(first.at)
+                    message = self.message.format(optimizer=optimizer, where=first.where, place=backward.place)
+                    self.report(first.at, message)

@@ -1,4 +1,4 @@
-from mllint.analysis.loops import LR_SCHEDULER_MODULE, EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, EventKind, TrainingLoops
 from mllint.rule import Rule
 
 # Stepped with a metric, and exempt from PyTorch's order check.
@@ -55,8 +55,8 @@ class SchedulerBeforeOptimizer(Rule):
 
     code = "ML204"
     name = "scheduler-before-optimizer"
-    message = "`{scheduler}` steps before `{optimizer}` (line {line}): the schedule's first learning rate is skipped"
-    requires_any_text = ("backward",)
+    message = "`{scheduler}` steps before `{optimizer}` ({place}): the schedule's first learning rate is skipped"
+    requires_any_text = TRAINING_WORDS
 
     def end_file(self) -> None:
         loops = self.ctx.analysis(TrainingLoops)
@@ -69,5 +69,5 @@ class SchedulerBeforeOptimizer(Rule):
             steps = [e for e in events if e.kind is EventKind.STEP]
             first = steps[0]
             if events.index(first) > events.index(scheduler) and scheduler.runs_whenever(first):
-                message = self.message.format(scheduler=scheduler.key, optimizer=first.key, line=first.node.lineno)
+                message = self.message.format(scheduler=scheduler.key, optimizer=first.key, place=first.place)
                 self.report(scheduler.node, message)

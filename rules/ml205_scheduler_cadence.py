@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
 from mllint.rule import Rule
 
@@ -72,7 +72,7 @@ class SchedulerCadence(Rule):
     )
     per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps once per epoch: the schedule barely moves"
     message = per_batch_message
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS
 
     def end_file(self) -> None:
         loops = self.ctx.analysis(TrainingLoops)

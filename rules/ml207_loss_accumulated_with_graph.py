@@ -97,6 +97,8 @@ class LossAccumulatedWithGraph(Rule):
         names = []
         for event in iteration.of(EventKind.BACKWARD):
             call = event.node
+            if event.path is not None:  # in another file
+                continue
             if self.ctx.scopes.enclosing_function(call) is not function or not isinstance(call.func, ast.Attribute):
                 continue
             receiver = call.func.value

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, EventKind, TrainingLoops
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.rule import Rule
 
@@ -67,7 +67,7 @@ class TrainingErrorSwallowed(Rule):
     code = "ML501"
     name = "training-error-swallowed"
     message = "`{handler}` catches every error of the training {what} and does not re-raise: a crash becomes a finished run"
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS
 
     def visit_Try(self, node: ast.Try) -> None:
         if not node.handlers:

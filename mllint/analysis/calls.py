@@ -1,25 +1,46 @@
-"""Which function of the linted code a call runs.
+"""Which function of the linted project a call runs.
 
-The loop model follows calls through `CallResolver.resolve` only: today it knows the functions of the
-file being linted; a project-wide index can answer there for functions defined in other files.
+The loop model follows calls through `CallResolver.resolve`: the functions of the module (module-level,
+nested in an enclosing function, `self.method(...)` of the enclosing class) and, through the project
+index, the functions of the project's other modules it imports (`from steps import train_step`,
+`import utils; utils.step(...)`), read from their own module's tree, their names resolved there.
 """
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
+
+# Words one of the module's functions must hold for the loop model to read it: a module that mentions
+# none of them can neither clear, backpropagate nor step, and its calls stay unknown.
+FOLLOWED_WORDS = ("backward", "grad", "step")
+
+
+@dataclass(frozen=True, eq=False)
+class Callee:
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    ctx: object  # the context of the module that defines it
 
 
 class CallResolver:
-    """Which function of the linted code a call runs: a module-level function, a function defined in an
-    enclosing function, or `self.method(...)` of the enclosing class. The one place calls are resolved:
-    a project-wide index can answer here for functions in other files."""
+    """Which function of the linted project a call runs: a module-level function, a function defined in
+    an enclosing function, `self.method(...)` of the enclosing class, or a function of another module of
+    the project (`project` is the linted file's `ProjectView`; None: this module alone)."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, project=None) -> None:
+        self.ctx = ctx
+        self.project = project
         self.scopes = ctx.scopes
         self.module_functions = _functions_in(ctx.tree.body)
         self._stored: dict[ast.ClassDef, set[str]] = {}
         self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
 
-    def resolve(self, call: ast.Call) -> ast.AST | None:
+    def resolve(self, call: ast.Call) -> Callee | None:
+        function = self._in_module(call)
+        if function is not None:
+            return Callee(function, self.ctx)
+        return self._in_project(call.func)
+
+    def _in_module(self, call: ast.Call) -> ast.AST | None:
         func = call.func
         if isinstance(func, ast.Name):
             for scope in self.scopes.ancestors(call):
@@ -34,6 +55,18 @@ class CallResolver:
             cls = self.scopes.enclosing_class(call)
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
+
+    def _in_project(self, func: ast.AST) -> Callee | None:
+        if self.project is None or self.project.index is None or not isinstance(func, (ast.Name, ast.Attribute)):
+            return None
+        qualified = self.ctx.qualified_name(func)
+        if qualified is None or "." not in qualified:
+            return None
+        module = qualified.rpartition(".")[0]
+        if module != self.project.own.name and not any(self.project.index.mentions(module, w) for w in FOLLOWED_WORDS):
+            return None
+        found = self.project.function(qualified)
+        return Callee(found[1], found[0]) if found is not None else None
 
     def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
         """The functions a function defines, also inside its loops and branches (the last one wins)."""

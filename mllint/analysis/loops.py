@@ -4,8 +4,11 @@ A loop's iteration is flattened into `Event`s (gradient clear, backward, optimiz
 calls the model cannot see into), in execution order, each with the `Guard`s it sits under: the branches
 of `if`/`match`/exception handlers (compared by their condition text and arm, so that two `if use_amp:`
 statements are the same guard), and the nested loops inside the iteration. Calls into functions of the
-file (module functions, `self._step(...)` into the enclosing class) are followed several levels deep,
-their parameters renamed to the caller's arguments.
+file (module functions, `self._step(...)` into the enclosing class) and into functions of the project's
+other modules (`from steps import train_step`) are followed several levels deep, their parameters renamed
+to the caller's arguments; an event of another file keeps the call of the linted file that leads to it
+(`Event.entry`), where findings about it are reported. A loop that does not say `backward` is only
+considered when it calls a function of a module of the project that calls `.backward(`.
 
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
 `TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
@@ -17,14 +20,20 @@ from __future__ import annotations
 import ast
 import enum
 import re
-from dataclasses import dataclass, field
+from functools import cached_property
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from mllint.analysis.calls import CallResolver
+from mllint.analysis.names import Names
+from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import ValueKinds
 
 MAX_CALL_DEPTH = 4
+# A file holds a training loop only if it says one of these: a backward pass, or a call of a project
+# function that may do it (`train_step(model, batch, optimizer)`).
+TRAINING_WORDS = ("backward", "step", "optim")
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 CLASSIFIED = frozenset({"backward", "zero_grad", "zero_", "detach_", "step"})  # the methods events come from
@@ -67,6 +76,30 @@ class Event:
     guards: tuple[Guard, ...]
     closure: bool = False  # `optimizer.step(closure)`: the closure does its own backward and clearing
     arguments: frozenset[str] = frozenset()  # opaque calls: the names they receive
+    callee: str | None = None  # opaque calls: the qualified name of what they call, None when unknown
+    path: str | None = None  # the file `node` is in, as findings show it; None: the linted file
+    entry: ast.AST | None = None  # for an event of another file: the call of the linted file leading to it
+    via: str | None = None  # ... and the function that call runs
+
+    @property
+    def at(self) -> ast.AST:
+        """Where a finding about the event is reported: the event itself in the linted file, else the
+        call of the linted file that leads to it."""
+        return self.entry or self.node
+
+    @property
+    def place(self) -> str:
+        """`line 12`, or `steps.py:12` in another file."""
+        return f"{self.path}:{self.node.lineno}" if self.path else f"line {self.node.lineno}"
+
+    @property
+    def where(self) -> str:
+        """What a message adds for an event of another file: ` in `train_step` (steps.py:12)`."""
+        return f" in `{self.via}` ({self.place})" if self.entry is not None else ""
+
+    def text(self, ctx) -> str:
+        """The event's source text (unparsed when it is in another file)."""
+        return ctx.text(self.node) if self.path is None else _text(self.node)
 
     @property
     def conditions(self) -> tuple[Guard, ...]:
@@ -89,10 +122,13 @@ class Event:
             for a in self.conditions for b in other.conditions
         )  # fmt: skip
 
-    def with_prefix(self, guards: tuple[Guard, ...], rename) -> "Event":
+    def with_prefix(self, guards: tuple[Guard, ...], rename, entry: ast.AST | None = None, via: str | None = None) -> "Event":
+        """The event as seen from a call site: under its guards, named in its names; `entry` and `via`
+        when the call site is in the linted file and the event in another."""
         arguments = frozenset(rename(a) for a in self.arguments)
         key = rename(self.key) if self.key is not None else None
-        return Event(self.kind, self.node, key, guards + self.guards, self.closure, arguments)
+        entry, via = (entry, via) if entry is not None else (self.entry, self.via)
+        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via)
 
 
 @dataclass
@@ -102,7 +138,7 @@ class Iteration:
     loop: ast.AST
     events: list[Event]
     optimizers: list[str]  # the optimizers stepped here after a backward of this iteration
-    is_library_call: Callable[[ast.Call], bool] = lambda call: False  # library calls act on nothing of ours
+    is_library: Callable[[str], bool] = lambda name: False  # library functions act on nothing of ours
 
     def of(self, kind: EventKind) -> list[Event]:
         return [e for e in self.events if e.kind is kind]
@@ -126,7 +162,7 @@ class Iteration:
             return True
         return any(
             any(optimizer == name or optimizer.startswith((name + ".", name + "[")) for name in e.arguments)
-            and not self.is_library_call(e.node)
+            and not (e.callee is not None and self.is_library(e.callee))
             for e in self.of(EventKind.OPAQUE)
         )  # fmt: skip
 
@@ -135,12 +171,68 @@ class Iteration:
         return len({e.key for e in self.of(EventKind.STEP)}) == 1
 
 
+class BackwardReach:
+    """Lexically, which calls of a module may reach a backward pass: the `backward` calls, and the calls
+    of its functions (by name, or `self.<name>`) that hold one. Kept with the module's context."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.calls = ctx.index.by_type.get(ast.Call, ())
+        self.marks, reaching = self._reach([c for c in self.calls if _callee_name(c) == "backward"])
+        self.functions = frozenset(reaching)  # the names of the functions that reach one
+
+    def marks_with(self, more: list[ast.Call]) -> list[ast.Call]:
+        """The marks, when `more` calls reach a backward pass too."""
+        return self._reach(self.marks + more)[0] if more else self.marks
+
+    def _reach(self, marks: list[ast.Call]) -> tuple[list[ast.Call], set[str]]:
+        reaching: set[str] = set()
+        if not marks:
+            return marks, reaching
+        by_name: dict[str, list[ast.Call]] = {}
+        for call in self.calls:
+            name = _callee_name(call)
+            if name is not None and (isinstance(call.func, ast.Name) or _dotted(call.func.value) == "self"):
+                by_name.setdefault(name, []).append(call)
+        marks, pending = list(marks), list(marks)
+        while pending:
+            function = self.ctx.scopes.enclosing_function(pending.pop())
+            while function is not None:
+                name = getattr(function, "name", None)
+                if name is not None and name not in reaching:
+                    reaching.add(name)
+                    marks += by_name.get(name, [])
+                    pending += by_name.get(name, [])
+                function = self.ctx.scopes.enclosing_function(function)
+        return marks, reaching
+
+
+class _Module:
+    """A module whose code the loop model reads: the linted file, or a module of the project it calls."""
+
+    def __init__(self, ctx, project: ProjectView | None, path: str | None) -> None:
+        self.ctx = ctx
+        self.resolver = CallResolver(ctx, project)
+        self.path = path  # as findings show it; None for the linted file
+
+    @cached_property
+    def values(self) -> ValueKinds:
+        return self.ctx.analysis(ValueKinds)
+
+    def event(self, kind: EventKind, node: ast.AST, key: str | None, guards: tuple[Guard, ...], **more) -> Event:
+        return Event(kind, node, key, guards, path=self.path, **more)
+
+
 class TrainingLoops:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.resolver = CallResolver(ctx)
-        self.values = ctx.analysis(ValueKinds)
+        self.project = ctx.analysis(ProjectView) if ctx.project is not None else None
+        self.own = _Module(ctx, self.project, None)
+        self.resolver = self.own.resolver
+        self.values = self.own.values
+        self._modules: dict[int, _Module] = {id(ctx): self.own}
         self._function_events: dict[ast.AST, list[Event]] = {}
+        self._reaching_elsewhere: dict[str, frozenset[str]] = {}  # module -> its functions that reach a backward
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
@@ -154,21 +246,22 @@ class TrainingLoops:
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
         if loop not in self._loop_events:
-            self._loop_events[loop] = self._events(loop.body, (), 0)
+            self._loop_events[loop] = self._events(self.own, loop.body, (), 0)
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
         if not any(statement in self.may_train for statement in statements):
             return []
-        return self._events(statements, (), 0)
+        return self._events(self.own, statements, (), 0)
 
-    def is_library_call(self, call: ast.Call) -> bool:
-        return self.ctx.qualified_name(call.func) is not None
+    def is_library(self, qualified: str) -> bool:
+        """Is the function or class of that name no part of the project (its effects are not ours)?"""
+        return self.project is None or self.project.find(qualified) is None
 
     def scheduler_class(self, event: Event) -> tuple[str, ast.Call] | None:
         """The torch scheduler class (`torch.optim.lr_scheduler.StepLR`) and constructor of a scheduler
         step written in the loop's own function."""
-        receiver = event.node.func.value if isinstance(event.node, ast.Call) else None
+        receiver = event.node.func.value if isinstance(event.node, ast.Call) and event.path is None else None
         if receiver is None:
             return None
         constructor = self.values.constructor(receiver)
@@ -206,32 +299,14 @@ class TrainingLoops:
             # This loop is the innermost one holding both: no nested loop holds the step and a backward.
             if any(not set(step.loops) & set(b.loops) for b in backwards):
                 optimizers.append(step.key)
-        return Iteration(loop, events, optimizers, self.is_library_call) if optimizers else None
+        return Iteration(loop, events, optimizers, self.is_library) if optimizers else None
 
     def _may_train(self) -> set[ast.AST]:
-        """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function of
-        the file that may reach one: a cheap lexical over-approximation, so that the events are only built
-        where training may happen."""
-        calls = self.ctx.index.by_type.get(ast.Call, ())
-        marks = [c for c in calls if _callee_name(c) == "backward"]
-        if not marks:
-            return set()
-        by_name: dict[str, list[ast.Call]] = {}
-        for call in calls:
-            name = _callee_name(call)
-            if name is not None and (isinstance(call.func, ast.Name) or _dotted(call.func.value) == "self"):
-                by_name.setdefault(name, []).append(call)
-        reaching: set[str] = set()
-        pending = list(marks)
-        while pending:
-            function = self.ctx.scopes.enclosing_function(pending.pop())
-            while function is not None:
-                name = getattr(function, "name", None)
-                if name is not None and name not in reaching:
-                    reaching.add(name)
-                    marks += by_name.get(name, [])
-                    pending += by_name.get(name, [])
-                function = self.ctx.scopes.enclosing_function(function)
+        """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that
+        may reach one (of the file, or of a module of the project that calls `.backward(`): a cheap
+        lexical over-approximation, so that the events are only built where training may happen."""
+        elsewhere = [c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._reaches_backward_elsewhere(c)]
+        marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
         found: set[ast.AST] = set()
         for mark in marks:
             for ancestor in self.ctx.scopes.ancestors(mark):
@@ -240,11 +315,35 @@ class TrainingLoops:
                 found.add(ancestor)
         return found
 
+    @cached_property
+    def _backward_imports(self) -> dict[str, str]:
+        """The names the file imports from modules of the project that call `.backward(` -> the module."""
+        if self.project is None:
+            return {}
+        index, found = self.project.index, {}
+        for name, qualified in self.ctx.analysis(Names).module_imports().items():
+            module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
+            if module and module != self.project.own.name and index.mentions(module, ".backward("):
+                found[name] = module
+        return found
+
+    def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
+        """Does the call run a function of another module that lexically reaches a backward call there?
+        (the function itself, not a re-export: a cheap test, the events decide)"""
+        if _root_name(call.func) not in self._backward_imports:
+            return False
+        qualified = self.ctx.qualified_name(call.func)
+        module, _, member = (qualified or "").rpartition(".")
+        if module not in self._reaching_elsewhere:
+            ctx = self.project.index.context(module) if module else None  # type: ignore[union-attr]
+            self._reaching_elsewhere[module] = ctx.analysis(BackwardReach).functions if ctx is not None else frozenset()
+        return member in self._reaching_elsewhere[module]
+
     # Flattening.
-    def _events(self, statements: list[ast.stmt], guards: tuple[Guard, ...], depth: int) -> list[Event]:
+    def _events(self, m: _Module, statements: list[ast.stmt], guards: tuple[Guard, ...], depth: int) -> list[Event]:
         events: list[Event] = []
         for statement in statements:
-            events += self._statement_events(statement, guards, depth)
+            events += self._statement_events(m, statement, guards, depth)
             if isinstance(statement, EXITS):
                 break  # the rest of the block does not run
             if isinstance(statement, ast.If):
@@ -254,106 +353,116 @@ class TrainingLoops:
                     guards = guards + (Guard("if", _text(statement.test), exits[0] is False, statement),)
         return events
 
-    def _statement_events(self, node: ast.stmt, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+    def _statement_events(self, m: _Module, node: ast.stmt, guards: tuple[Guard, ...], depth: int) -> list[Event]:
         if isinstance(node, SCOPE_NODES):
             return []
         if isinstance(node, ast.If):
-            test = self._expression_events(node.test, guards, depth)
+            test = self._expression_events(m, node.test, guards, depth)
             text = _text(node.test)
             return (
                 test
-                + self._events(node.body, guards + (Guard("if", text, True, node),), depth)
-                + self._events(node.orelse, guards + (Guard("if", text, False, node),), depth)
+                + self._events(m, node.body, guards + (Guard("if", text, True, node),), depth)
+                + self._events(m, node.orelse, guards + (Guard("if", text, False, node),), depth)
             )
         if isinstance(node, LOOP_NODES):
             head = node.iter if isinstance(node, (ast.For, ast.AsyncFor)) else node.test
-            inner = self.events_of_loop(node) if depth == 0 else self._events(node.body, (), depth)
+            inner = self.events_of_loop(node) if depth == 0 and m is self.own else self._events(m, node.body, (), depth)
             loop_guard = Guard("loop", str(id(node)), None, node)
-            return self._expression_events(head, guards, depth) + [
+            return self._expression_events(m, head, guards, depth) + [
                 e.with_prefix(guards + (loop_guard,), _same) for e in inner
             ]
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            events = self._events(node.body, guards, depth) + self._events(node.orelse, guards, depth)
+            events = self._events(m, node.body, guards, depth) + self._events(m, node.orelse, guards, depth)
             for i, handler in enumerate(node.handlers):
-                events += self._events(handler.body, guards + (Guard("handler", str(id(node)), i, handler),), depth)
-            return events + self._events(node.finalbody, guards, depth)
+                events += self._events(m, handler.body, guards + (Guard("handler", str(id(node)), i, handler),), depth)
+            return events + self._events(m, node.finalbody, guards, depth)
         if isinstance(node, (ast.With, ast.AsyncWith)):
             events = []
             for item in node.items:
-                events += self._expression_events(item.context_expr, guards, depth)
-            return events + self._events(node.body, guards, depth)
+                events += self._expression_events(m, item.context_expr, guards, depth)
+            return events + self._events(m, node.body, guards, depth)
         if isinstance(node, ast.Match):
-            events = self._expression_events(node.subject, guards, depth)
+            events = self._expression_events(m, node.subject, guards, depth)
             for i, case in enumerate(node.cases):
-                events += self._events(case.body, guards + (Guard("case", str(id(node)), i, case),), depth)
+                events += self._events(m, case.body, guards + (Guard("case", str(id(node)), i, case),), depth)
             return events
-        events = self._expression_events(node, guards, depth)
+        events = self._expression_events(m, node, guards, depth)
         clear = self._statement_clear(node)
         if clear is not None:
-            events.append(Event(EventKind.CLEAR, node, clear, guards))
+            events.append(m.event(EventKind.CLEAR, node, clear, guards))
         return events
 
-    def _expression_events(self, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+    def _expression_events(self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
         """The events of the calls in an expression (or simple statement), innermost first."""
         events: list[Event] = []
         for call in _calls_in(node):
-            events += self._call_events(call, guards, depth)
+            events += self._call_events(m, call, guards, depth)
         return events
 
-    def _call_events(self, call: ast.Call, guards: tuple[Guard, ...], depth: int) -> list[Event]:
-        event = self._classify(call, guards)
+    def _call_events(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        event = self._classify(m, call, guards)
         if event is not None:
             return [event]
-        callee = self.resolver.resolve(call)
+        callee = m.resolver.resolve(call)
         if callee is None:
             arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            if isinstance(call.func, ast.Attribute) and not self.resolver.is_attribute_call(call):
+            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
                 arguments.append(_dotted(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
-            return [Event(EventKind.OPAQUE, call, None, guards, arguments=arguments)] if arguments else []
-        if depth >= MAX_CALL_DEPTH or callee in self._active:
-            return [Event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
-        rename = _renamer(callee, call)
-        return [e.with_prefix(guards, rename) for e in self._function(callee, depth + 1)]
+            name = m.ctx.qualified_name(call.func)
+            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=name)] if arguments else []
+        function = callee.function
+        if depth >= MAX_CALL_DEPTH or function in self._active:
+            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
+        rename = _renamer(function, call)
+        crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
+        entry, via = (call, function.name) if crossing else (None, None)
+        events = self._function(self._module(callee.ctx), function, depth + 1)
+        return [e.with_prefix(guards, rename, entry, via) for e in events]
 
-    def _function(self, function: ast.AST, depth: int) -> list[Event]:
+    def _module(self, ctx) -> _Module:
+        if id(ctx) not in self._modules:
+            self._modules[id(ctx)] = _Module(ctx, self.project, self.project.display(ctx.real_path or ctx.path))
+        return self._modules[id(ctx)]
+
+    def _function(self, m: _Module, function: ast.AST, depth: int) -> list[Event]:
         if function not in self._function_events:
             self._active.add(function)
             try:
-                self._function_events[function] = self._events(function.body, (), depth)
+                self._function_events[function] = self._events(m, function.body, (), depth)
             finally:
                 self._active.discard(function)
         return self._function_events[function]
 
-    def _classify(self, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
+    def _classify(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = call.func
         name = _callee_name(call)
         if name not in CLASSIFIED:
             return None
-        if name == "backward" and self.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
-            return Event(EventKind.BACKWARD, call, None, guards)
-        if not isinstance(func, ast.Attribute) or self.ctx.qualified_name(func.value) is not None:
+        if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
+            return m.event(EventKind.BACKWARD, call, None, guards)
+        if not isinstance(func, ast.Attribute) or m.ctx.qualified_name(func.value) is not None:
             return None
         receiver = _text(func.value)
         if func.attr == "backward":
             if call.args and not BACKWARD_OWNERS.search(receiver) and not _is_scaled(func.value):
                 return None  # `y.backward(gradient)` and unknown engines' `backward(loss)`: not modelled
-            return Event(EventKind.BACKWARD, call, None, guards)
+            return m.event(EventKind.BACKWARD, call, None, guards)
         if func.attr == "zero_grad":
-            return Event(EventKind.CLEAR, call, receiver, guards)
+            return m.event(EventKind.CLEAR, call, receiver, guards)
         if func.attr in ("zero_", "detach_") and _is_grad(func.value):
-            return Event(EventKind.CLEAR, call, _text(_parameter_of(func.value)), guards)
+            return m.event(EventKind.CLEAR, call, _text(_parameter_of(func.value)), guards)
         if func.attr != "step":
             return None
         if SCALER_NAME.search(receiver) and call.args:  # scaler.step(optimizer)
-            return Event(EventKind.STEP, call, _text(call.args[0]), guards)
-        kind = self._step_kind(func.value, receiver)
+            return m.event(EventKind.STEP, call, _text(call.args[0]), guards)
+        kind = self._step_kind(m, func.value, receiver)
         if kind is EventKind.STEP:
-            return Event(kind, call, receiver, guards, closure=bool(call.args or call.keywords))
-        return Event(kind, call, receiver, guards) if kind is not None else None
+            return m.event(kind, call, receiver, guards, closure=bool(call.args or call.keywords))
+        return m.event(kind, call, receiver, guards) if kind is not None else None
 
-    def _step_kind(self, receiver: ast.AST, text: str) -> EventKind | None:
-        name = self.values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
+    def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
+        name = m.values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
         if name:
             if name.startswith(LR_SCHEDULER_MODULE) or name in STEP_SCHEDULER_FUNCTIONS:
                 return EventKind.SCHEDULER
@@ -430,6 +539,13 @@ def _callee_name(call: ast.Call) -> str | None:
     """`step` for `opt.step(...)`, `train` for `train(...)`."""
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """`utils` for `utils.step`, `train_step` for `train_step`."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _dotted(node: ast.AST) -> str | None:

@@ -16,6 +16,7 @@ every module it consulted, with the digest of its file: a cached result stays va
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import os
@@ -59,6 +60,10 @@ def module_name_of(path: str) -> tuple[str, ModuleName]:
 # path -> ((mtime_ns, size), digest of the content).
 _SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
 _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
+# path -> ((mtime_ns, size), the module's parsed context or None): the modules whose code an analysis
+# reads beyond their summary (the loop model follows calls into their functions). Kept with their trees.
+_CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
+_MENTIONS: dict[tuple[str, str], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 
 
 class ProjectIndex:
@@ -119,6 +124,20 @@ class ProjectIndex:
         self._record(module, path)
         return None if path is None else _summary(path, module)
 
+    def context(self, module: str):
+        """The parsed context of a module of the project (its tree, names, scopes; no project of its own):
+        for analyses that read a module's code, e.g. a function's body. None: no such module, or no parse."""
+        path = self.locate(module)
+        self._record(module, path)
+        return None if path is None else _context(path, module)
+
+    def mentions(self, module: str, word: str) -> bool:
+        """Does the module's file contain `word`? A cheap test before parsing it; recorded, as what
+        was not read because of it depends on it too."""
+        path = self.locate(module)
+        self._record(module, path)
+        return path is not None and _mentions(path, word)
+
     def digest(self, module: str) -> str | None:
         """What a cached result checks: the digest of the module's file (None: no such module)."""
         path = self.locate(module)
@@ -171,18 +190,48 @@ def _summary(path: str, module: str) -> ModuleSummary | None:
 
 
 def _summarize(path: str, module: str) -> ModuleSummary | None:
+    parsed = _CONTEXTS.get(path)
+    ctx = parsed[1] if parsed is not None and parsed[0] == _stamp(path) else _parse(path, module)
+    if ctx is None:
+        return None
+    try:
+        summary = ModuleSummary(ctx)  # not the context's own analysis: a frozen summary drops the context
+        summary.freeze()
+        return summary
+    except (ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _context(path: str, module: str):
+    stamp = _stamp(path)
+    known = _CONTEXTS.get(path)
+    if known is None or known[0] != stamp:
+        known = _CONTEXTS[path] = (stamp, _parse(path, module))
+    return known[1]
+
+
+def _parse(path: str, module: str):
     from mllint.context import FileContext  # the context imports the analyses
 
     try:
         source = read_source(path)
         tree = parse_python(source.text, path)
-        _, name = module_name_of(path)
-        ctx = FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
-        summary = ctx.analysis(ModuleSummary)
-        summary.freeze()
-        return summary
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    _, name = module_name_of(path)
+    return FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
+
+
+def _mentions(path: str, word: str) -> bool:
+    stamp = _stamp(path)
+    known = _MENTIONS.get((path, word))
+    if known is None or known[0] != stamp:
+        try:
+            with open(path, "rb") as handle:
+                known = _MENTIONS[(path, word)] = (stamp, word.encode() in handle.read())
+        except OSError:
+            known = _MENTIONS[(path, word)] = (stamp, False)
+    return known[1]
 
 
 @dataclass(frozen=True)
@@ -257,6 +306,23 @@ class ProjectView:
             return summary, member
         target = summary.imports.get(member)
         return self.find(target, depth + 1) if target and target != qualified else None
+
+    def function(self, qualified: str):
+        """(the context of its module, its node) for a function of the project, following re-exports; the
+        linted file's own functions come from its tree. None for anything else (classes, unknown names)."""
+        module, _, member = qualified.rpartition(".")
+        if self.index is not None and module != self.own.name:
+            ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
+            defined = _function_in(ctx.tree, member) if ctx is not None else None
+            if defined is not None:
+                return ctx, defined
+        found = self.find(qualified)
+        if found is None or found[1] not in found[0].functions:
+            return None
+        summary, name = found
+        ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
+        defined = _function_in(ctx.tree, name) if ctx is not None else None
+        return (ctx, defined) if defined is not None else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.find(qualified)
@@ -366,13 +432,20 @@ class ProjectView:
     def display(self, module: ModuleSummary) -> str:
         """A file as a finding shows it: relative to the linted file's directory when below it, else to the
         working directory when below it."""
-        if module is self.own:
-            return ""
+        return "" if module is self.own else self.display(module.path)
+
+    def display(self, path: str) -> str:
         here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
-        for relative in (os.path.relpath(module.path, here), os.path.relpath(module.path)):
+        for relative in (os.path.relpath(path, here), os.path.relpath(path)):
             if not relative.startswith(".."):
                 return relative
-        return module.path
+        return path
+
+
+def _function_in(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module's top-level function of that name (the last definition wins, as when it runs)."""
+    functions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
+    return functions[-1] if functions else None
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
