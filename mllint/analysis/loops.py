@@ -422,7 +422,7 @@ class TrainingLoops:
 
     def _module(self, ctx) -> _Module:
         if id(ctx) not in self._modules:
-            self._modules[id(ctx)] = _Module(ctx, self.project, self.project.display(ctx.real_path or ctx.path))
+            self._modules[id(ctx)] = _Module(ctx, self.project, self.project.display_path(ctx.real_path or ctx.path))
         return self._modules[id(ctx)]
 
     def _function(self, m: _Module, function: ast.AST, depth: int) -> list[Event]:

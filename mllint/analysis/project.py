@@ -430,11 +430,12 @@ class ProjectView:
         return result
 
     def display(self, module: ModuleSummary) -> str:
+        """A module's file as a finding shows it ("" for the linted file itself)."""
+        return "" if module is self.own else self.display_path(module.path)
+
+    def display_path(self, path: str) -> str:
         """A file as a finding shows it: relative to the linted file's directory when below it, else to the
         working directory when below it."""
-        return "" if module is self.own else self.display(module.path)
-
-    def display(self, path: str) -> str:
         here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
         for relative in (os.path.relpath(path, here), os.path.relpath(path)):
             if not relative.startswith(".."):
