@@ -66,6 +66,8 @@ class EvaluationInTrainingMode(Rule):
 
     def end_file(self) -> None:
         modes = self.ctx.analysis(Modes)
+        if not modes.may_evaluate():
+            return
         uses_of: dict[ast.Call, list[Use]] = {}
         for use in modes.uses():
             uses_of.setdefault(use.call, []).append(use)

@@ -71,6 +71,8 @@ class TrainingResumedInEvalMode(Rule):
 
     def end_file(self) -> None:
         modes = self.ctx.analysis(Modes)
+        if not modes.may_switch_to_eval():
+            return
         reported: set[ast.AST] = set()
         for use in modes.uses():
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):

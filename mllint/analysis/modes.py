@@ -150,6 +150,28 @@ class Modes:
                 self._uses += flow.uses
         return self._uses
 
+    def may_evaluate(self) -> bool:
+        """A cheap test before the mode flow: does the file disable gradients, or name a function like an
+        evaluation? Without either it has no evaluation pass."""
+        functions = self.ctx.index.of_type(*FUNCTIONS)
+        return (
+            any(name_says_evaluation(f.name) for f in functions)
+            or any(self.disables_grad(d) for f in functions for d in f.decorator_list)
+            or any(
+                self.disables_grad(item.context_expr)
+                for with_node in self.ctx.index.of_type(ast.With, ast.AsyncWith)
+                for item in with_node.items
+            )
+        )
+
+    def may_switch_to_eval(self) -> bool:
+        """A cheap test before the mode flow: is there an `.eval()`, or a `.train(...)` with an argument?"""
+        return any(
+            isinstance(call.func, ast.Attribute)
+            and (call.func.attr == "eval" or (call.func.attr == "train" and (call.args or call.keywords)))
+            for call in self.ctx.index.of_type(ast.Call)
+        )
+
     def _scopes_that_set_modes(self) -> list[ast.AST]:
         """The functions (and the module) where a known mode can hold: those that build a model or call
         `.train(...)`/`.eval()`, and those that call them, directly or not. Elsewhere every model's mode
