@@ -69,7 +69,7 @@ class EvaluationInTrainingMode(Rule):
         if not modes.may_evaluate():
             return
         uses_of: dict[ast.Call, list[Use]] = {}
-        for use in modes.uses():
+        for use in modes.evaluation_uses():
             uses_of.setdefault(use.call, []).append(use)
         reported: set[tuple[ast.AST, str]] = set()
         for call, uses in uses_of.items():

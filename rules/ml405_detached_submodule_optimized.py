@@ -91,8 +91,8 @@ class DetachedSubmoduleOptimized(Rule):
 
     def _parametrised_submodules(self, cls: ast.ClassDef):
         flows = self.ctx.analysis(GradientFlow)
-        for statement in ast.walk(cls):
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        for statement in self.ctx.index.within(cls, ast.Assign):
+            if len(statement.targets) == 1:
                 target = statement.targets[0]
                 if _is_self_attribute(target) and isinstance(statement.value, ast.Call):
                     if flows.flow(statement.value).state is State.GRAPH:

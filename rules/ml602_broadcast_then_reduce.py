@@ -1,7 +1,6 @@
 import ast
 
 from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
-from mllint.analysis.scopes import SCOPE_NODES
 from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
@@ -109,20 +108,16 @@ class BroadcastThenReduce(Rule):
                 return False
 
     def _reducing_reads(self, target: ast.Name) -> list[ast.Name]:
-        reads = self._reads(self.ctx.scopes.enclosing_scope(target)).get(target.id, ())
-        return [read for read in reads if self._reduced(read) is True]
+        scope = self.ctx.scopes.enclosing_scope(target)
+        reads = self._reads(scope).get(target.id, ())
+        return [r for r in reads if self.ctx.scopes.enclosing_scope(r) is scope and self._reduced(r) is True]
 
     def _reads(self, scope: ast.AST | None) -> dict[str, list[ast.Name]]:
-        """The names read in a scope, outside nested functions and classes (built once per scope)."""
+        """The names read in a scope, nested functions and classes included (built once per scope)."""
         if scope not in self._reads_by_scope:
             reads: dict[str, list[ast.Name]] = {}
-            body = (scope or self.ctx.tree).body
-            stack = list(body) if isinstance(body, list) else [body]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    reads.setdefault(node.id, []).append(node)
-                if not isinstance(node, SCOPE_NODES):
-                    stack += ast.iter_child_nodes(node)
+            for name in self.ctx.index.within(scope or self.ctx.tree, ast.Name):
+                if isinstance(name.ctx, ast.Load):
+                    reads.setdefault(name.id, []).append(name)
             self._reads_by_scope[scope] = reads
         return self._reads_by_scope[scope]

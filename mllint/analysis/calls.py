@@ -96,7 +96,7 @@ class CallResolver:
         if cls not in self._stored:
             self._stored[cls] = {
                 target.attr
-                for node in ast.walk(cls) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
             }  # fmt: skip

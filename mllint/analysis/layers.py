@@ -151,7 +151,7 @@ class ModeLayers:
                 found.append(self._imported(name))  # a class of another module of the project, or unknown
             elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
-        for node in ast.walk(cls):
+        for node in self.ctx.index.within(cls, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign):
             if isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.value, ast.Name):
                 found.append(Layer(node, "self.training"))
             elif isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in FUNCTIONAL_DROPOUT:

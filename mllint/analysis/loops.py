@@ -35,6 +35,8 @@ MAX_CALL_DEPTH = 4
 # function that may do it (`train_step(model, batch, optimizer)`).
 TRAINING_WORDS = ("backward", "step", "optim")
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+# A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
+BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 CLASSIFIED = frozenset({"backward", "zero_grad", "zero_", "detach_", "step"})  # the methods events come from
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
@@ -181,6 +183,11 @@ class BackwardReach:
         self.marks, reaching = self._reach([c for c in self.calls if _callee_name(c) == "backward"])
         self.functions = frozenset(reaching)  # the names of the functions that reach one
 
+    @classmethod
+    def of(cls, ctx) -> frozenset[str]:
+        """What other modules' lints keep of it (`ProjectIndex.fact`): the functions that reach one."""
+        return ctx.analysis(cls).functions
+
     def marks_with(self, more: list[ast.Call]) -> list[ast.Call]:
         """The marks, when `more` calls reach a backward pass too."""
         return self._reach(self.marks + more)[0] if more else self.marks
@@ -323,7 +330,7 @@ class TrainingLoops:
         index, found = self.project.index, {}
         for name, qualified in self.ctx.analysis(Names).module_imports().items():
             module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
-            if module and module != self.project.own.name and index.mentions(module, ".backward("):
+            if module and module != self.project.own.name and index.mentions(module, BACKWARD_CALL):
                 found[name] = module
         return found
 
@@ -335,8 +342,9 @@ class TrainingLoops:
         qualified = self.ctx.qualified_name(call.func)
         module, _, member = (qualified or "").rpartition(".")
         if module not in self._reaching_elsewhere:
-            ctx = self.project.index.context(module) if module else None  # type: ignore[union-attr]
-            self._reaching_elsewhere[module] = ctx.analysis(BackwardReach).functions if ctx is not None else frozenset()
+            index = self.project.index  # type: ignore[union-attr]
+            reaching = index.fact(module, BackwardReach) if module and index.mentions(module, BACKWARD_CALL) else None
+            self._reaching_elsewhere[module] = reaching or frozenset()
         return member in self._reaching_elsewhere[module]
 
     # Flattening.

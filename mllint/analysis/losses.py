@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import cached_property
 
 from mllint.analysis.names import call_argument
-from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds
+from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix
 
 CROSS_ENTROPY = "cross-entropy"
@@ -56,11 +57,59 @@ class LossCalls:
         ctx = self.ctx
         values = ctx.analysis(ValueKinds)
         name = ctx.qualified_name(call.func)
-        loss = LOSSES.get(name) if name in LOSSES else LOSSES.get(values.constructed_class(call.func))
+        loss = LOSSES.get(name)
+        if loss is None and self._may_hold_a_loss(call.func):
+            loss = LOSSES.get(values.constructed_class(call.func))
         argument = call_argument(call, 0, "input") if loss else None
         if argument is None:
             return None
         return LossInput(loss, ctx.text(call.func), argument, values.origin(argument))
+
+    def _may_hold_a_loss(self, func: ast.AST) -> bool:
+        """A cheap test before asking what built the object called: `nn.CrossEntropyLoss()(...)`, or a
+        name or `self.` attribute among the holders."""
+        if isinstance(func, ast.Name):
+            return func.id in self._holders
+        if isinstance(func, ast.Attribute):
+            return func.attr in self._holders
+        return isinstance(func, ast.Call)
+
+    @cached_property
+    def _holders(self) -> set[str]:
+        """The names and attributes assigned a loss module (`criterion = nn.CrossEntropyLoss()`), or
+        another holder (`loss_fn = self.criterion`): only those can be called as one."""
+        assigned: list[tuple[str, ast.AST]] = []
+        for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            if node.value is not None:
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    assigned += _assigned_pairs(target, node.value)
+        holders: set[str] = set()
+        grown = True
+        while grown:
+            grown = False
+            for name, value in assigned:
+                if name not in holders and self._is_loss_or_holder(value, holders):
+                    holders.add(name)
+                    grown = True
+        return holders
+
+    def _is_loss_or_holder(self, value: ast.AST, holders: set[str]) -> bool:
+        if isinstance(value, ast.Call):
+            return canonical_class(self.ctx.qualified_name(value.func)) in LOSSES
+        if isinstance(value, ast.Name):
+            return value.id in holders
+        return isinstance(value, ast.Attribute) and value.attr in holders
+
+
+def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(name or attribute, the value it is assigned), tuples of the same length taken element-wise."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Attribute):
+        return [(target.attr, value)]
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in _assigned_pairs(t, v)]
+    return []
 
 
 def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:

@@ -8,7 +8,7 @@ construction, `m.train()`, `m.eval()`, `m.train(False)`), ENTRY (as the caller l
 followed a few levels deep through their summaries (the facts at their exit, and the model calls whose
 mode depends on the caller); any other call that receives a model makes its mode unknown.
 
-Rules read `Modes.uses()`: every model call with the facts that may hold there, including the calls
+Rules read `Modes.uses()` (or `evaluation_uses()`): every model call with the facts that may hold there, including the calls
 inside a same-file helper seen from each of its callers.
 """
 from __future__ import annotations
@@ -134,7 +134,8 @@ class Modes:
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self._summaries: dict[ast.AST, Summary | None] = {}
         self._in_progress: set[ast.AST] = set()
-        self._uses: list[Use] | None = None
+        self._flows: dict[ast.AST, list[Use]] = {}  # scope -> the uses its flow found
+        self._calls: _CallGraph | None = None
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
@@ -142,13 +143,22 @@ class Modes:
     def uses(self) -> list[Use]:
         """Every model call of the file, with its facts, seen from its own function and from the
         callers in this file of the function it is in."""
-        if self._uses is None:
-            self._uses = []
-            for scope in self._scopes_that_set_modes():
+        return self._uses_of(self._scopes_that_set_modes(None))
+
+    def evaluation_uses(self) -> list[Use]:
+        """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
+        seen from functions that hold an evaluation pass or call one that does."""
+        return self._uses_of(self._scopes_that_set_modes(self._evaluating_scopes()))
+
+    def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
+        found: list[Use] = []
+        for scope in scopes:
+            if scope not in self._flows:
                 flow = _Flow(self, scope, 0)
                 flow.run()
-                self._uses += flow.uses
-        return self._uses
+                self._flows[scope] = flow.uses
+            found += self._flows[scope]
+        return found
 
     def may_evaluate(self) -> bool:
         """A cheap test before the mode flow: does the file disable gradients, or name a function like an
@@ -172,12 +182,52 @@ class Modes:
             for call in self.ctx.index.of_type(ast.Call)
         )
 
-    def _scopes_that_set_modes(self) -> list[ast.AST]:
+    def _scopes_that_set_modes(self, wanted: set[ast.AST] | None) -> list[ast.AST]:
         """The functions (and the module) where a known mode can hold: those that build a model or call
         `.train(...)`/`.eval()`, and those that call them, directly or not. Elsewhere every model's mode
-        is as the caller left it, or unknown."""
-        setting: set[ast.AST] = set()
-        callers: dict[ast.AST, set[ast.AST]] = {}
+        is as the caller left it, or unknown. With `wanted`, only those scopes, and the models built
+        only where a wanted scope can see them."""
+        calls = self.call_graph()
+        setting = set(calls.setting)
+        for node, scope, call in calls.built:
+            if scope in setting:
+                continue
+            if isinstance(node, ast.Return):
+                matters = scope in calls.callers
+            else:
+                used = any((scope, t.id) in calls.read_as_model for t in node.targets)
+                returned = self.functions.get(getattr(scope, "name", "")) is scope and scope in calls.returning
+                matters = used and (wanted is None or scope in wanted or (returned and scope in calls.callers))
+            if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
+                setting.add(scope)
+        found = _closure(setting, calls.callers)
+        return [s for s in [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)] if s in found and (wanted is None or s in wanted)]
+
+    def _evaluating_scopes(self) -> set[ast.AST]:
+        """The scopes that may hold an evaluation pass (a function named like one, or under a decorator or
+        `with` block that disables gradients), and those that call them, directly or not."""
+        holding = {
+            f for f in self.ctx.index.of_type(*FUNCTIONS)
+            if name_says_evaluation(f.name) or any(self.disables_grad(d) for d in f.decorator_list)
+        }  # fmt: skip
+        for with_node in self.ctx.index.of_type(ast.With, ast.AsyncWith):
+            if any(self.disables_grad(item.context_expr) for item in with_node.items):
+                holding.add(self.scopes.enclosing_function(with_node) or self.ctx.tree)
+        holding = {scope for scope in holding if not self._never_evaluates(scope)}
+        return _closure(holding, self.call_graph().callers)
+
+    def _never_evaluates(self, scope: ast.AST) -> bool:
+        """A scope whose calls are no evaluation pass whatever its gradients (see `evaluation_pass`)."""
+        name = scope.name if isinstance(scope, FUNCTIONS) else ""
+        return name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(scope) in self.module_classes
+
+    def call_graph(self) -> "_CallGraph":
+        if self._calls is None:
+            self._calls = self._build_call_graph()
+        return self._calls
+
+    def _build_call_graph(self) -> "_CallGraph":
+        graph = _CallGraph()
         methods: dict[str, list[ast.AST]] = {}
         for cls in self.classes.values():
             for node in cls.body:
@@ -187,25 +237,53 @@ class Modes:
             func = call.func
             scope = self.scopes.enclosing_function(call) or self.ctx.tree
             if isinstance(func, ast.Attribute) and func.attr in ("train", "eval"):
-                setting.add(scope)
+                graph.setting.add(scope)
             elif isinstance(func, ast.Name) and func.id in self.functions:
-                callers.setdefault(self.functions[func.id], set()).add(scope)
+                graph.callers.setdefault(self.functions[func.id], set()).add(scope)
             elif isinstance(func, ast.Attribute):
                 for method in methods.get(func.attr, ()):
-                    callers.setdefault(method, set()).add(scope)
+                    graph.callers.setdefault(method, set()).add(scope)
+        # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
         for node in self.ctx.index.of_type(ast.Assign, ast.Return):
-            # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
+            scope = self.scopes.enclosing_function(node) or self.ctx.tree
+            if isinstance(node, ast.Return) and node.value is not None:
+                graph.returning.add(scope)
             named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in node.targets)
-            built = _strip_same_module(node.value) if named and node.value is not None else None
-            if built is not None and self.builds_module(built):
-                setting.add(self.scopes.enclosing_function(node) or self.ctx.tree)
-        found, stack = set(setting), list(setting)
-        while stack:
-            for caller in callers.get(stack.pop(), ()):
-                if caller not in found:
-                    found.add(caller)
-                    stack.append(caller)
-        return [scope for scope in [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)] if scope in found]
+            call = _strip_same_module(node.value) if named and node.value is not None else None
+            if call is not None:
+                graph.built.append((node, scope, call))
+        names = {t.id for node, _, _ in graph.built if isinstance(node, ast.Assign) for t in node.targets}
+        graph.read_as_model = self._reads_as_model(names, methods)
+        return graph
+
+    def _reads_as_model(self, names: set[str], methods: dict[str, list[ast.AST]]) -> set[tuple[ast.AST, str]]:
+        """(scope, name) for the reads of `names` that may run a model with the mode it was built in:
+        `name(x)`, `name.forward(x)`, `name.module`, `name.to(device)`, another name for it, handing it
+        to a function or method of this file, or returning it from a function that callers read (see
+        `_Flow._read_by_callers`). Any other read (`name.parameters()`, `len(name)`) does not."""
+        found: set[tuple[ast.AST, str]] = set()
+        for name in self.ctx.index.by_type.get(ast.Name, ()):
+            if name.id not in names or not isinstance(name.ctx, ast.Load):
+                continue
+            parent = self.scopes.parent(name)
+            holder = self.scopes.parent(parent) if isinstance(parent, (ast.keyword, ast.Tuple)) else parent
+            scope = self.scopes.enclosing_function(name) or self.ctx.tree
+            if (
+                (isinstance(parent, ast.Call) and parent.func is name)
+                or (isinstance(parent, ast.Attribute) and parent.attr in ("forward", "module", *SAME_MODULE))
+                or isinstance(holder, ast.Assign)
+                or (isinstance(holder, ast.Return) and self.functions.get(getattr(scope, "name", "")) is scope)
+                or (isinstance(holder, ast.Call) and self._calls_own_function(holder, methods))
+            ):
+                found.add((scope, name.id))
+        return found
+
+    def _calls_own_function(self, call: ast.Call, methods: dict[str, list[ast.AST]]) -> bool:
+        """`helper(...)` or `self.method(...)`: a call the flow follows."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in self.functions
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in methods
 
     def qualified_name(self, expr: ast.AST) -> str | None:
         if expr not in self._qualified:
@@ -236,8 +314,7 @@ class Modes:
         if cls not in self._attributes:
             self._attributes[cls] = {
                 target.attr
-                for node in ast.walk(cls)
-                if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             }
@@ -316,8 +393,8 @@ class Modes:
             return False
         if helper not in self._trains:
             self._trains[helper] = any(
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-                for node in ast.walk(helper)
+                isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                for node in self.ctx.index.within(helper, ast.Call)
             )
         return self._trains[helper]
 
@@ -330,8 +407,7 @@ class Modes:
         common = next((node for node in around_first if node in around_second), self.ctx.tree)
         return any(
             (isinstance(call.func, ast.Attribute) and call.func.attr == "backward") or self._helper_trains(call, common)
-            for call in ast.walk(common)
-            if isinstance(call, ast.Call)
+            for call in self.ctx.index.within(common, ast.Call)
         )
 
     def _helper(self, call: ast.Call, body: ast.AST) -> ast.AST | None:
@@ -384,14 +460,36 @@ class Modes:
             return None
         values = [
             node.value
-            for node in ast.walk(cls)
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
+            for node in self.ctx.index.within(cls, ast.Assign)
+            if any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
         ]
         calls = [_strip_same_module(v) for v in values]
         if not calls or any(c is None or not self.builds_module(c) for c in calls):
             return None
         return calls[0] if len({self.ctx.text(c.func) for c in calls}) == 1 else None
+
+
+@dataclass
+class _CallGraph:
+    """What `Modes` needs of the file before any flow: who calls which function of the file, where modes
+    are set and models built, and which names are read in ways that may run a model."""
+
+    callers: dict[ast.AST, set[ast.AST]] = field(default_factory=dict)  # function -> the scopes calling it
+    setting: set[ast.AST] = field(default_factory=set)  # scopes calling `.train(...)`/`.eval()`
+    returning: set[ast.AST] = field(default_factory=set)  # scopes that return a value
+    built: list[tuple[ast.AST, ast.AST, ast.Call]] = field(default_factory=list)  # (statement, scope, call)
+    read_as_model: set[tuple[ast.AST, str]] = field(default_factory=set)  # see `Modes._reads_as_model`
+
+
+def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[ast.AST]:
+    """`start` and every scope that calls one of them, directly or not."""
+    found, stack = set(start), list(start)
+    while stack:
+        for caller in callers.get(stack.pop(), ()):
+            if caller not in found:
+                found.add(caller)
+                stack.append(caller)
+    return found
 
 
 class _Flow:
@@ -486,7 +584,8 @@ class _Flow:
         if isinstance(node, ast.Return):
             if node.value is not None:
                 state = self._expression(node.value, state)
-                self.returned |= self._value_facts(node.value, state, returned=True)
+                if self._read_by_callers():
+                    self.returned |= self._value_facts(node.value, state, returned=True)
             self._returns.append(state)
             return None
         if isinstance(node, (ast.Break, ast.Continue)):
@@ -500,8 +599,8 @@ class _Flow:
             if node.value is None:
                 return state
             state = self._expression(node.value, state)
-            facts = self._value_facts(node.value, state)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            facts = self._value_facts(node.value, state) if self._may_be_run(targets, node.value) else frozenset({Fact(Mode.UNKNOWN, node.value)})
             for target in targets:
                 state = self._bind(target, facts, state)
             return state
@@ -678,7 +777,7 @@ class _Flow:
             if keyword.arg in names:
                 mapping[keyword.arg] = self.key(keyword.value)
         mapping = {p: k for p, k in mapping.items() if k is not None}
-        rebound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        rebound = {n.id for n in self.ctx.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
         return None if rebound & set(mapping) else mapping
 
     def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST) -> frozenset:
@@ -691,6 +790,19 @@ class _Flow:
             else:
                 result.add(Fact(fact.mode, site, fact.origin, fact.built or _common_built(before)))
         return frozenset(result)
+
+    def _read_by_callers(self) -> bool:
+        """Do callers read the mode of what this function returns? Only of module-level functions,
+        called by name (`model = build()`); what a method returns is as unknown as any other call's."""
+        return isinstance(self.scope, FUNCTIONS) and self.modes.functions.get(self.scope.name) is self.scope
+
+    def _may_be_run(self, targets: list[ast.AST], value: ast.AST) -> bool:
+        """Can the object a call assigns to these names be run as a model here? Not when no read of the
+        names may run it (`Modes._reads_as_model`): then what the call builds is not worth asking."""
+        if _strip_same_module(value) is None or not all(isinstance(t, ast.Name) for t in targets):
+            return True
+        read = self.modes.call_graph().read_as_model
+        return any((self.scope, t.id) in read for t in targets)
 
     # Values.
     def _value_facts(self, value: ast.AST, state: State, returned: bool = False) -> frozenset:

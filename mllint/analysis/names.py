@@ -9,6 +9,7 @@ own name is known (`ctx.module`), relative imports resolve (`from .models import
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from mllint.analysis.scopes import Scopes
 
@@ -30,16 +31,7 @@ class Names:
 
     def qualified_name(self, expr: ast.AST) -> str | None:
         """`torch.nn.functional.softmax` for `F.softmax` under `import torch.nn.functional as F`."""
-        parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
-            return None
-        base = self.resolve(expr)
-        if base is None:
-            return None
-        return ".".join([base, *reversed(parts)])
+        return qualified_name(expr, self.resolve)
 
     def resolve(self, name: ast.Name) -> str | None:
         function = self.scopes.enclosing_function(name)
@@ -68,6 +60,35 @@ class Names:
             for bindings in self._imports.values()
             for target in bindings.values()
         )
+
+
+def qualified_name(expr: ast.AST, resolve: Callable[[ast.Name], str | None]) -> str | None:
+    """The dotted name `expr` spells, its first name resolved by `resolve` (None: not a dotted name, or
+    its first name resolves to nothing)."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    base = resolve(expr)
+    return None if base is None else ".".join([base, *reversed(parts)])
+
+
+def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
+    """What `Names.module_imports` gives, read from the statements outside functions without a tree index."""
+    bound: dict[str, str] = {}
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update(_bindings(node, module))
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, NESTED_STATEMENTS)])
+    return bound
+
+
+NESTED_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:

@@ -20,6 +20,7 @@ import ast
 import dataclasses
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,10 +61,13 @@ def module_name_of(path: str) -> tuple[str, ModuleName]:
 # path -> ((mtime_ns, size), digest of the content).
 _SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
 _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
-# path -> ((mtime_ns, size), the module's parsed context or None): the modules whose code an analysis
-# reads beyond their summary (the loop model follows calls into their functions). Kept with their trees.
+# path -> ((mtime_ns, size), the module's parsed context or None), the most recently used last: what
+# summaries are read from, and the modules whose code an analysis reads beyond their summary (the loop
+# model follows calls into their functions). Only the last few are kept: a tree is large.
 _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
-_MENTIONS: dict[tuple[str, str], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
+KEPT_CONTEXTS = 32
+_MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
+_FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
 
 
 class ProjectIndex:
@@ -131,9 +135,23 @@ class ProjectIndex:
         self._record(module, path)
         return None if path is None else _context(path, module)
 
-    def mentions(self, module: str, word: str) -> bool:
-        """Does the module's file contain `word`? A cheap test before parsing it; recorded, as what
-        was not read because of it depends on it too."""
+    def fact(self, module: str, analysis: type):
+        """`analysis.of(ctx)` of a module's parsed context: a small fact, kept per process while the
+        file is unchanged, when the context itself may be let go (None: no such module, or no parse)."""
+        path = self.locate(module)
+        self._record(module, path)
+        if path is None:
+            return None
+        stamp = _stamp(path)
+        known = _FACTS.get((path, analysis))
+        if known is None or known[0] != stamp:
+            ctx = _context(path, module)
+            known = _FACTS[(path, analysis)] = (stamp, None if ctx is None else analysis.of(ctx))
+        return known[1]
+
+    def mentions(self, module: str, word: str | re.Pattern[bytes]) -> bool:
+        """Does the module's file contain `word` (or a match of a pattern)? A cheap test before parsing
+        it; recorded, as what was not read because of it depends on it too."""
         path = self.locate(module)
         self._record(module, path)
         return path is not None and _mentions(path, word)
@@ -185,28 +203,20 @@ def _summary(path: str, module: str) -> ModuleSummary | None:
     stamp = _stamp(path)
     known = _SUMMARIES.get(path)
     if known is None or known[0] != stamp:
-        known = _SUMMARIES[path] = (stamp, _summarize(path, module))
+        ctx = _context(path, module)
+        summary = None if ctx is None else ModuleSummary.of_tree(ctx.tree, ctx.module, path, lambda: _context(path, module))
+        known = _SUMMARIES[path] = (stamp, summary)
     return known[1]
-
-
-def _summarize(path: str, module: str) -> ModuleSummary | None:
-    parsed = _CONTEXTS.get(path)
-    ctx = parsed[1] if parsed is not None and parsed[0] == _stamp(path) else _parse(path, module)
-    if ctx is None:
-        return None
-    try:
-        summary = ModuleSummary(ctx)  # not the context's own analysis: a frozen summary drops the context
-        summary.freeze()
-        return summary
-    except (ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _context(path: str, module: str):
     stamp = _stamp(path)
-    known = _CONTEXTS.get(path)
+    known = _CONTEXTS.pop(path, None)
     if known is None or known[0] != stamp:
-        known = _CONTEXTS[path] = (stamp, _parse(path, module))
+        known = (stamp, _parse(path, module))
+    _CONTEXTS[path] = known  # the most recently used last
+    while len(_CONTEXTS) > KEPT_CONTEXTS:
+        del _CONTEXTS[next(iter(_CONTEXTS))]
     return known[1]
 
 
@@ -222,13 +232,15 @@ def _parse(path: str, module: str):
     return FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
 
 
-def _mentions(path: str, word: str) -> bool:
+def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:
     stamp = _stamp(path)
     known = _MENTIONS.get((path, word))
     if known is None or known[0] != stamp:
         try:
             with open(path, "rb") as handle:
-                known = _MENTIONS[(path, word)] = (stamp, word.encode() in handle.read())
+                content = handle.read()
+            found = word.encode() in content if isinstance(word, str) else word.search(content) is not None
+            known = _MENTIONS[(path, word)] = (stamp, found)
         except OSError:
             known = _MENTIONS[(path, word)] = (stamp, False)
     return known[1]

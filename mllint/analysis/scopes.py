@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -10,8 +11,10 @@ SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
 
 class Scopes:
     def __init__(self, ctx) -> None:
+        self._index = ctx.index
         self._parents = ctx.index.parents
         self._bindings: dict[ast.AST, frozenset[str]] = {}
+        self._stores: tuple[list[tuple[int, int]], list[str]] | None = None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(node)
@@ -43,18 +46,27 @@ class Scopes:
         return None
 
     def local_bindings(self, function: ast.AST) -> frozenset[str]:
-        """Names a function binds other than by import: parameters, assignment targets, loop variables."""
+        """Names a function binds other than by import: parameters, assignment targets, loop variables,
+        nested definitions (those its nested functions bind count too)."""
         if function not in self._bindings:
-            names = {arg.arg for arg in _all_args(function.args)}
+            if self._stores is None:
+                self._stores = _stores(self._index)
+            positions, names = self._stores
             body = function.body if isinstance(function.body, list) else [function.body]
-            for statement in body:
-                for node in ast.walk(statement):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                        names.add(node.id)
-                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        names.add(node.name)
-            self._bindings[function] = frozenset(names)
+            first = bisect_left(positions, (body[0].lineno, body[0].col_offset))
+            last = bisect_right(positions, (function.end_lineno, function.end_col_offset))
+            self._bindings[function] = frozenset(names[first:last]) | {arg.arg for arg in _all_args(function.args)}
         return self._bindings[function]
+
+
+def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
+    """The file's bindings by name, in source order: (positions, names), for a function's body to be the
+    bindings between two positions."""
+    bound = [(name.lineno, name.col_offset, name.id) for name in index.by_type.get(ast.Name, ()) if isinstance(name.ctx, ast.Store)]
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        bound += [(node.lineno, node.col_offset, node.name) for node in index.by_type.get(kind, ())]
+    bound.sort()
+    return [(line, column) for line, column, _ in bound], [name for _, _, name in bound]
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

@@ -153,11 +153,10 @@ class Shapes:
             return {}
         if cls not in self._attributes:
             values: dict[str, list[ast.AST]] = {}
-            for node in ast.walk(cls):
-                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    for target in _targets(node):
-                        if _self_attribute(target):
-                            values.setdefault(target.attr, []).append(node.value)
+            for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+                for target in _targets(node):
+                    if _self_attribute(target):
+                        values.setdefault(target.attr, []).append(node.value)
             self._attributes[cls] = values
         return self._attributes[cls]
 

@@ -1,4 +1,4 @@
-"""Module summaries: what other files need to know about a module, built once from its `ast`.
+"""Module summaries: what other files need to know about a module.
 
 A `ModuleSummary` holds, for the module's top-level definitions only:
 - `imports`: the names it imports, as qualified names (relative imports resolved), to follow re-exports;
@@ -8,64 +8,81 @@ A `ModuleSummary` holds, for the module's top-level definitions only:
 - `functions`: what each function returns, and whether that is a model as built (a factory);
 - `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
 
+Names, lines, bases and imports are read from the module's top-level statements at once; everything else
+is worked out from the module's parsed context the first time a rule asks, and kept. A summary keeps no
+tree: it asks `load_context` for the context (the project keeps a few parsed modules and parses again a
+module it let go), so summaries of a whole project stay small.
+
 Return values are `values.py` descriptors, which may name classes and functions of other modules: the
 summary is built from this module alone, and `project.ProjectView` resolves the names when a rule asks.
-Summaries are analyses of a module's context, `ctx.analysis(ModuleSummary)`; the project index builds them
-for the files on disk, and the linted file's own comes from the text being linted.
+The linted file's own summary is `ctx.analysis(ModuleSummary)`, built from the text being linted.
 """
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from mllint.analysis.names import Names
+from mllint.analysis.names import module_scope_imports, qualified_name
 from mllint.analysis.values import Called, OneOf, Value, ValueKinds
 
 if TYPE_CHECKING:
     from mllint.analysis.layers import ClassLayers
 
+# What a summary asks for its module's parsed context (None: the file no longer parses).
+LoadContext = Callable[[], object]
+# Errors that mean "too deep or too large to analyse": the answer is unknown, not a crash.
+TOO_COMPLEX = (RecursionError, MemoryError, ValueError)
+
 
 class ClassSummary:
     """A top-level class: its name, line and bases at once; the rest worked out when first asked."""
 
-    def __init__(self, node: ast.ClassDef, ctx) -> None:
+    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext) -> None:
         self.name = node.name
         self.line = node.lineno
-        self.bases: tuple[str, ...] = tuple(name for name in (ctx.qualified_name(b) for b in node.bases) if name)
-        self._forward = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
-        self.has_forward = self._forward is not None
-        self._node, self._ctx = node, ctx
+        self.bases = bases
+        self.has_forward = _method(node, "forward") is not None
+        self._load = load
 
     @cached_property
     def forward(self) -> Value | None:
         """What `forward` returns in training mode."""
-        if self._forward is None:
+        ctx, node = _definition(self._load, ast.ClassDef, self.name)
+        forward = _method(node, "forward") if node is not None else None
+        if forward is None:
             return None
-        return _combined(_values(_training_returns(self._forward.body), self._ctx.analysis(ValueKinds)))
+        try:
+            return _combined(_values(_training_returns(forward.body), ctx.analysis(ValueKinds)))
+        except TOO_COMPLEX:
+            return None
 
     @cached_property
     def mode_layers(self) -> ClassLayers:
         """Its Dropout/BatchNorm-like layer as its own file tells (`layers.ModeLayers`)."""
-        from mllint.analysis.layers import ModeLayers  # the layers ask the project, which holds summaries
+        from mllint.analysis.layers import ClassLayers, ModeLayers  # the layers ask the project, which holds summaries
 
-        return ModeLayers.of_summarized_class(self._ctx, self._node)
-
-    def freeze(self) -> None:
-        """Work everything out and drop the tree: for summaries kept after their file's lint."""
-        self.forward, self.mode_layers  # noqa: B018
-        self._node = self._ctx = self._forward = None
+        ctx, node = _definition(self._load, ast.ClassDef, self.name)
+        try:
+            return ModeLayers.of_summarized_class(ctx, node) if node is not None else ClassLayers(None, 0, ())
+        except TOO_COMPLEX:
+            return ClassLayers(None, 0, ())
 
 
 class FunctionSummary:
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx) -> None:
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, load: LoadContext) -> None:
         self.name = node.name
         self.line = node.lineno
-        self._node, self._ctx = node, ctx
+        self._load = load
 
     @cached_property
     def returns(self) -> Value | None:
-        return _combined(_values(_returns(self._node.body), self._ctx.analysis(ValueKinds)))
+        ctx, node = _definition(self._load, FUNCTIONS, self.name)
+        try:
+            return _combined(_values(_returns(node.body), ctx.analysis(ValueKinds))) if node is not None else None
+        except TOO_COMPLEX:
+            return None
 
     @cached_property
     def returns_new_model(self) -> bool:
@@ -74,13 +91,28 @@ class FunctionSummary:
             return False
         from mllint.analysis.modes import Mode  # the modes ask the project, which holds summaries
 
-        summary = self._ctx.analysis(_factory_modes).summary(self._node, 0)
+        ctx, node = _definition(self._load, FUNCTIONS, self.name)
+        try:
+            summary = ctx.analysis(_factory_modes).summary(node, 0) if node is not None else None
+        except TOO_COMPLEX:
+            return False
         facts = summary.returned if summary is not None else ()
         return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
 
-    def freeze(self) -> None:
-        self.returns, self.returns_new_model  # noqa: B018
-        self._node = self._ctx = None
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
+
+
+def _definition(load: LoadContext, kind, name: str):
+    """(context, node) of the module's last top-level definition of `name` (the one the module keeps)."""
+    ctx = load()
+    if ctx is None:
+        return None, None
+    return ctx, next((s for s in reversed(ctx.tree.body) if isinstance(s, kind) and s.name == name), None)
 
 
 def _factory_modes(ctx):
@@ -93,46 +125,63 @@ def _factory_modes(ctx):
 
 
 class ModuleSummary:
+    """The linted file's own summary (`ctx.analysis(ModuleSummary)`); `of_tree` summarizes one on disk."""
+
     def __init__(self, ctx) -> None:
-        self.name = ctx.module.name if ctx.module else ""
-        self.path = ctx.real_path or ctx.path
-        self.imports: dict[str, str] = ctx.analysis(Names).module_imports()
+        self._read(ctx.tree, ctx.module, ctx.real_path or ctx.path, lambda: ctx)
+
+    @classmethod
+    def of_tree(cls, tree: ast.Module, module, path: str, load: LoadContext) -> "ModuleSummary":
+        summary = cls.__new__(cls)
+        summary._read(tree, module, path, load)
+        return summary
+
+    def _read(self, tree: ast.Module, module, path: str, load: LoadContext) -> None:
+        self.name = module.name if module else ""
+        self.path = path
+        self.imports: dict[str, str] = module_scope_imports(tree, module)
+        definitions = {
+            s.name: f"{self.name}.{s.name}"
+            for s in tree.body
+            if module is not None and isinstance(s, (*FUNCTIONS, ast.ClassDef))
+        }
+        resolve = lambda name: self.imports.get(name.id) or definitions.get(name.id)  # noqa: E731
         self.classes: dict[str, ClassSummary] = {}
         self.functions: dict[str, FunctionSummary] = {}
-        assigned: dict[str, list[ast.AST]] = {}
-        for statement in ctx.tree.body:
+        assigned: dict[str, list[ast.AST | None]] = {}
+        for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
-                self.classes[statement.name] = ClassSummary(statement, ctx)
-            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions[statement.name] = FunctionSummary(statement, ctx)
+                bases = tuple(name for name in (qualified_name(b, resolve) for b in statement.bases) if name)
+                self.classes[statement.name] = ClassSummary(statement, bases, load)
+            elif isinstance(statement, FUNCTIONS):
+                self.functions[statement.name] = FunctionSummary(statement, load)
             elif isinstance(statement, ast.Assign):
                 single = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
                 for target in statement.targets:
                     for node in ast.walk(target):
                         if isinstance(node, ast.Name):
-                            assigned.setdefault(node.id, []).append(statement.value if single else None)
-        self._variables = {name: values[0] for name, values in assigned.items() if len(values) == 1 and values[0]}
-        self._ctx = ctx
-
-    @property
-    def variables(self) -> dict[str, ast.AST]:
-        """Module-level names assigned once (the expressions; `variable(name)` describes one)."""
-        return self._variables
-
-    @cached_property
-    def _described(self) -> dict[str, Value | None]:
-        values = self._ctx.analysis(ValueKinds)
-        return {name: values.value(expr) for name, expr in self._variables.items()}
+                            assigned.setdefault(node.id, []).append(statement.lineno if single else None)
+        # name -> the line of its single assignment: the expression is found again when it is described
+        self.variables: dict[str, int] = {n: lines[0] for n, lines in assigned.items() if len(lines) == 1 and lines[0]}
+        self._load = load
+        self._described: dict[str, Value | None] = {}
 
     def variable(self, name: str) -> Value | None:
-        return self._described.get(name)
+        """What a module-level name assigned once holds."""
+        if name not in self._described:
+            self._described[name] = self._describe(name)
+        return self._described[name]
 
-    def freeze(self) -> None:
-        for entity in (*self.classes.values(), *self.functions.values()):
-            entity.freeze()
-        self._variables = dict.fromkeys(self._variables)
-        self._described  # noqa: B018
-        self._ctx = None
+    def _describe(self, name: str) -> Value | None:
+        ctx = self._load() if name in self.variables else None
+        line = self.variables.get(name)
+        assignment = next(
+            (s for s in ctx.tree.body if isinstance(s, ast.Assign) and s.lineno == line), None
+        ) if ctx is not None else None  # fmt: skip
+        try:
+            return ctx.analysis(ValueKinds).value(assignment.value) if assignment is not None else None
+        except TOO_COMPLEX:
+            return None
 
 
 def _values(returned: list[ast.AST] | None, values: ValueKinds) -> list[Value | None] | None:

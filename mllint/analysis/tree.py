@@ -3,6 +3,7 @@ source (pre-)order, each node's parent, and the nodes of each type."""
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 
 # Fields that never hold a node worth visiting: names and flags, and the shared Load/Store/operator
@@ -14,10 +15,10 @@ SKIPPED_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def child_fields(node_type: type) -> tuple[str, ...]:
+def _child_fields_last_first(node_type: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
-        fields = _CHILD_FIELDS[node_type] = tuple(f for f in node_type._fields if f not in SKIPPED_FIELDS)
+        fields = _CHILD_FIELDS[node_type] = tuple(f for f in reversed(node_type._fields) if f not in SKIPPED_FIELDS)
     return fields
 
 
@@ -26,22 +27,61 @@ class TreeIndex:
         self.nodes: list[ast.AST] = []
         self.parents: dict[ast.AST, ast.AST] = {}
         self.by_type: dict[type, list[ast.AST]] = defaultdict(list)
-        nodes, parents, by_type = self.nodes, self.parents, self.by_type
+        self._order: dict[ast.AST, int] | None = None
+        self._last: list[int] = []
+        self._type_numbers: dict[type, list[int]] = {}
+        nodes, parents, by_type = self.nodes, self.parents, {}
         stack: list[ast.AST] = [ctx.tree]
-        while stack:
-            node = stack.pop()
-            nodes.append(node)
-            by_type[type(node)].append(node)
-            children = []
-            for name in child_fields(type(node)):
+        pop, push, append, node_class = stack.pop, stack.append, nodes.append, ast.AST
+        while stack:  # children are pushed last first, so that they come out in source order
+            node = pop()
+            append(node)
+            node_type = type(node)
+            of_type = by_type.get(node_type)
+            if of_type is None:
+                of_type = by_type[node_type] = []
+            of_type.append(node)
+            for name in _child_fields_last_first(node_type):
                 value = getattr(node, name, None)
-                if isinstance(value, list):
-                    children += [item for item in value if isinstance(item, ast.AST)]
-                elif isinstance(value, ast.AST):
-                    children.append(value)
-            for child in children:
-                parents[child] = node
-            stack += reversed(children)
+                if type(value) is list:
+                    for item in reversed(value):
+                        if isinstance(item, node_class):
+                            parents[item] = node
+                            push(item)
+                elif isinstance(value, node_class):
+                    parents[value] = node
+                    push(value)
+        self.by_type.update(by_type)
 
     def of_type(self, *types: type) -> list[ast.AST]:
         return [node for t in types for node in self.by_type.get(t, ())]
+
+    def within(self, node: ast.AST, *types: type) -> list[ast.AST]:
+        """The nodes of `types` in `node`'s subtree, `node` included, in pre-order: what filtering
+        `ast.walk(node)` gives, without walking it."""
+        if self._order is None:
+            self._number_subtrees()
+        order, last = self._order, self._last  # type: ignore[misc]
+        first, end = order[node], last[order[node]]
+        found: list[tuple[int, ast.AST]] = []
+        for t in types:
+            of_type = self.by_type.get(t, ())
+            numbers = self._numbers(t)
+            found += [(numbers[i], of_type[i]) for i in range(bisect_left(numbers, first), bisect_right(numbers, end))]
+        return [n for _, n in sorted(found, key=lambda pair: pair[0])] if len(types) > 1 else [n for _, n in found]
+
+    def _number_subtrees(self) -> None:
+        """Pre-order numbers, and for each the number of the last node of its subtree."""
+        nodes, parents = self.nodes, self.parents
+        order = self._order = {node: i for i, node in enumerate(nodes)}
+        last = self._last = list(range(len(nodes)))
+        for i in range(len(nodes) - 1, 0, -1):
+            parent = order[parents[nodes[i]]]
+            if last[i] > last[parent]:
+                last[parent] = last[i]
+
+    def _numbers(self, node_type: type) -> list[int]:
+        numbers = self._type_numbers.get(node_type)
+        if numbers is None:
+            numbers = self._type_numbers[node_type] = [self._order[n] for n in self.by_type.get(node_type, ())]  # type: ignore[index]
+        return numbers

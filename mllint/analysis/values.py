@@ -354,7 +354,7 @@ class ValueKinds:
             return None
         if cls not in self._attribute_values:
             values: dict[str, list[ast.AST]] = {}
-            for node in ast.walk(cls):
+            for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for target in targets:
