@@ -34,6 +34,10 @@ def shape_of(source: str, expression: str) -> str | None:
         ("x = torch.ones(2, 1, 5).squeeze(1)\n", "x", "(2, 5)"),
         ("x = torch.full((4, 2), 0.5).T\n", "x", "(2, 4)"),
         ("x = torch.arange(6).view(2, -1)\n", "x", "(2, 3)"),
+        ("def f(a, h):\n    b, t, c = a.shape\n    x = a.view(b, t, h, -1)\n    return x\n", "x", "(b, t, h, c // h)"),
+        ("def f(a, h):\n    b, t, c = a.shape\n    x = a.view(b, t, h, -1).transpose(1, 2).reshape(b, t, -1)\n    return x\n", "x", "(b, t, c)"),
+        ("def f(a):\n    b, t, c = a.shape\n    x = a.view(b, -1)\n    return x\n", "x", "(b, t * c)"),
+        ("def f(a):\n    x = a.view(2, -1)\n    return x\n", "x", "(2, ?)"),
         ("x = torch.tensor([[1.0, -2.0], [3.0, 4.0]])[:, None]\n", "x", "(2, 1, 2)"),
         ("x = torch.empty(2, 3, 4).permute(2, 0, 1).flatten(1)\n", "x", "(4, 6)"),
         ("x = torch.rand(2, 3, 4).mean(dim=-1, keepdim=True)\n", "x", "(2, 3, 1)"),
@@ -128,6 +132,13 @@ def test_broadcast_then_reduce_follows_a_variable(lint):
     [finding] = lint(source, "ML602")
     assert positions([finding]) == [("ML602", 5, 12)]
     assert finding.message == "`torch.randn(n, 1) - torch.randn(n)`: (n, 1) and (n,) broadcast to (n, n) before the reduction"
+
+
+def test_view_as_transpose_through_an_inferred_dimension(lint):
+    source = HEADER + "def f(x):\n    b, t, c = x.shape\n    return x.view(b, -1, t)\n"
+    findings = lint(source, "ML603")
+    assert positions(findings) == [("ML603", 6, 12)]
+    assert "views (b, t, c) as (b, c, t)" in findings[0].message
 
 
 def test_view_as_transpose(lint):

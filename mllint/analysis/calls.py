@@ -8,11 +8,13 @@ index, the functions of the project's other modules it imports (`from steps impo
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
-# Words one of the module's functions must hold for the loop model to read it: a module that mentions
-# none of them can neither clear, backpropagate nor step, and its calls stay unknown.
-FOLLOWED_WORDS = ("backward", "grad", "step")
+# What one of the module's functions must hold for the loop model to read it: a module that mentions
+# none of these can neither clear, backpropagate nor step, and its calls stay unknown (`requires_grad`
+# alone is no sign of any).
+FOLLOWED = re.compile(rb"backward|step|zero_grad|\.grad\b")
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,7 +65,7 @@ class CallResolver:
         if qualified is None or "." not in qualified:
             return None
         module = qualified.rpartition(".")[0]
-        if module != self.project.own.name and not any(self.project.index.mentions(module, w) for w in FOLLOWED_WORDS):
+        if module != self.project.own.name and not self.project.index.mentions(module, FOLLOWED):
             return None
         found = self.project.function(qualified)
         return Callee(found[1], found[0]) if found is not None else None

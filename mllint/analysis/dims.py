@@ -57,6 +57,50 @@ def product(dims) -> Dim:
     return result
 
 
+def quotient(dividend: Shape, divisor: Shape) -> Dim:
+    """The product of `dividend`'s dimensions divided by that of `divisor`'s (what a view's `-1`
+    stands for): the dividend's factors less the divisor's, `//` what does not cancel. None when a
+    dimension is unknown or the integers do not divide."""
+    numerator, denominator = _factors(dividend), _factors(divisor)
+    if numerator is None or denominator is None:
+        return None
+    whole = product(f for f in numerator if isinstance(f, int))
+    part = product(f for f in denominator if isinstance(f, int))
+    if not part or whole % part:
+        return None
+    remaining = [f for f in numerator if isinstance(f, Sym)]
+    leftover = []
+    for factor in (f for f in denominator if isinstance(f, Sym)):
+        match = next((i for i, f in enumerate(remaining) if f.key == factor.key), None)
+        if match is None:
+            leftover.append(factor)
+        else:
+            del remaining[match]
+    for i, factor in enumerate(remaining):  # `H * (C // H)` is `C`: a view only runs when it divides
+        if factor is not None and factor.operator == "//":
+            match = next((j for j, f in enumerate(remaining) if f is not None and f.key == factor.operands[1].key), None)
+            if match is not None and isinstance(factor.operands[0], Sym):
+                remaining[i], remaining[match] = factor.operands[0], None
+    result = product([whole // part, *(f for f in remaining if f is not None)])
+    return floor_divide(result, product(leftover)) if leftover else result
+
+
+def _factors(dims) -> list | None:
+    """The factors of a product of dimensions (`a * b` counts as `a` and `b`); None if one is unknown."""
+    found: list = []
+    for dim in dims:
+        if dim is None:
+            return None
+        if isinstance(dim, Sym) and dim.operator == "*":
+            inner = _factors(dim.operands)
+            if inner is None:
+                return None
+            found += inner
+        else:
+            found.append(dim)
+    return found
+
+
 def label(dim: Dim) -> str:
     if isinstance(dim, Sym):
         return dim.label

@@ -15,13 +15,15 @@ import ast
 from dataclasses import dataclass, field
 
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product
+from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
 from mllint.analysis.layer_shapes import flatten, torch_layer_output
 from mllint.analysis.names import Names, call_argument
+from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
+_ACTIVE_CLASSES: list[ast.ClassDef] = []  # the `forward`s being interpreted, across modules
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
 
@@ -117,8 +119,8 @@ class Shapes:
     # Module summaries.
     def module_output(self, constructor: ast.Call, arguments: list) -> object | None:
         """The value a module returns when called with `arguments` (abstract values), from the call that
-        built it. This is the hook for project-wide module summaries: today it knows `torch.nn` layers,
-        `nn.Sequential` and the module classes of this file (their `forward` interpreted)."""
+        built it: `torch.nn` layers, `nn.Sequential`, and the module classes of this file and of the
+        project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         first = arguments[0] if arguments else None
         if name == SEQUENTIAL:
@@ -129,11 +131,20 @@ class Shapes:
                 value = self.module_output(layer, [value])
             return value
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
-        if name is not None and not own_class:
+        if name is not None and name.startswith("torch.") and not own_class:
             shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
             return Tensor(shape, ("call", id(constructor), first.key if isinstance(first, Tensor) else None))
         cls = self._module_class(constructor.func)
-        if cls is None or cls in self._active or len(self._active) >= MAX_CALL_DEPTH:
+        if cls is not None:
+            return self.class_output(cls, arguments)
+        output = self._project_class_output(constructor, arguments)
+        if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
+            return Tensor(None, ("call", id(constructor), first.key if isinstance(first, Tensor) else None))
+        return output
+
+    def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
+        """What a module class of this file returns when called with `arguments`: its `forward` run."""
+        if cls in self._active or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
             return None
         key = (cls, tuple(arguments))
         if key not in self._summaries:
@@ -141,11 +152,29 @@ class Shapes:
             self._summaries[key] = None
             if forward is not None:
                 self._active.append(cls)
+                _ACTIVE_CLASSES.append(cls)
                 try:
                     self._summaries[key] = Interpreter(self, forward, _bind(forward, arguments), record=False).run()
                 finally:
                     self._active.pop()
+                    _ACTIVE_CLASSES.pop()
         return self._summaries[key]
+
+    def _project_class_output(self, constructor: ast.Call, arguments: list) -> object | None:
+        """A module class of another module of the project (`Net(...)`, or built by a factory
+        `build_model()`): its `forward` run by that module's own analysis."""
+        view = self.ctx.analysis(ProjectView)
+        if view.index is None:
+            return None
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        found = view.forward_of(name) if name and view.is_module_class(name) else None
+        if found is None:
+            built = view.instance_class(self.values.value(constructor))
+            found = view.forward_of(built) if built else None
+        if found is None or found[0] is view.own:
+            return None
+        ctx, cls = found[1].definition()
+        return ctx.analysis(Shapes).class_output(cls, arguments) if cls is not None else None
 
     def _attribute_values(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
         """What each `self.attribute` of a class is assigned anywhere in it (built once per class)."""
@@ -788,12 +817,11 @@ def _matmul(a: Shape | None, b: Shape | None) -> Shape | None:
 
 
 def _infer_minus_one(source: Shape | None, target: Shape) -> Shape:
-    """A `-1` in a view's target: its size when the source and the rest of the target are all ints."""
+    """A `-1` in a view's target: what the source's size leaves for it (`(B, T, C).view(B, T, H, -1)`
+    gives `C // H`), when every dimension of both is known."""
     if target.count(-1) != 1:
         return target
-    rest = product(d for d in target if d != -1)
-    total = product(source) if source is not None else None
-    inferred = total // rest if isinstance(total, int) and isinstance(rest, int) and rest and total % rest == 0 else None
+    inferred = quotient(source, tuple(d for d in target if d != -1)) if source is not None else None
     return tuple(inferred if d == -1 else d for d in target)
 
 

@@ -46,6 +46,10 @@ class ClassSummary:
         self.has_forward = _method(node, "forward") is not None
         self._load = load
 
+    def definition(self):
+        """(its module's parsed context, its node), (None, None) when the file no longer parses."""
+        return _definition(self._load, ast.ClassDef, self.name)
+
     @cached_property
     def forward(self) -> Value | None:
         """What `forward` returns in training mode."""
