@@ -37,6 +37,7 @@ def shape_of(source: str, expression: str) -> str | None:
         ("def f(a, h):\n    b, t, c = a.shape\n    x = a.view(b, t, h, -1)\n    return x\n", "x", "(b, t, h, c // h)"),
         ("def f(a, h):\n    b, t, c = a.shape\n    x = a.view(b, t, h, -1).transpose(1, 2).reshape(b, t, -1)\n    return x\n", "x", "(b, t, c)"),
         ("def f(a):\n    b, t, c = a.shape\n    x = a.view(b, -1)\n    return x\n", "x", "(b, t * c)"),
+        ("def f(a):\n    b, t, c = a.shape\n    x = a.view(b, t, c // 2, 2).reshape(b, -1)\n    return x\n", "x", "(b, (2 * t) * (c // 2))"),
         ("def f(a):\n    x = a.view(2, -1)\n    return x\n", "x", "(2, ?)"),
         ("x = torch.tensor([[1.0, -2.0], [3.0, 4.0]])[:, None]\n", "x", "(2, 1, 2)"),
         ("x = torch.empty(2, 3, 4).permute(2, 0, 1).flatten(1)\n", "x", "(4, 6)"),

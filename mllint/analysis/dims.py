@@ -78,7 +78,8 @@ def quotient(dividend: Shape, divisor: Shape) -> Dim:
             del remaining[match]
     for i, factor in enumerate(remaining):  # `H * (C // H)` is `C`: a view only runs when it divides
         if factor is not None and factor.operator == "//":
-            match = next((j for j, f in enumerate(remaining) if f is not None and f.key == factor.operands[1].key), None)
+            divisor = dim_key(factor.operands[1])
+            match = next((j for j, f in enumerate(remaining) if f is not None and f.key == divisor), None)
             if match is not None and isinstance(factor.operands[0], Sym):
                 remaining[i], remaining[match] = factor.operands[0], None
     result = product([whole // part, *(f for f in remaining if f is not None)])

@@ -107,7 +107,8 @@ def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]
         return [(target.id, value)]
     if isinstance(target, ast.Attribute):
         return [(target.attr, value)]
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+    sequences = (ast.Tuple, ast.List)
+    if isinstance(target, sequences) and isinstance(value, sequences) and len(value.elts) == len(target.elts):
         return [pair for t, v in zip(target.elts, value.elts) for pair in _assigned_pairs(t, v)]
     return []
 

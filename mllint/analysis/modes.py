@@ -8,8 +8,8 @@ construction, `m.train()`, `m.eval()`, `m.train(False)`), ENTRY (as the caller l
 followed a few levels deep through their summaries (the facts at their exit, and the model calls whose
 mode depends on the caller); any other call that receives a model makes its mode unknown.
 
-Rules read `Modes.uses()` (or `evaluation_uses()`): every model call with the facts that may hold there, including the calls
-inside a same-file helper seen from each of its callers.
+Rules read `Modes.uses()` (or `evaluation_uses()`): every model call with the facts that may hold there,
+including the calls inside a same-file helper seen from each of its callers.
 """
 from __future__ import annotations
 
@@ -201,7 +201,8 @@ class Modes:
             if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
                 setting.add(scope)
         found = _closure(setting, calls.callers)
-        return [s for s in [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)] if s in found and (wanted is None or s in wanted)]
+        scopes = [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)]
+        return [s for s in scopes if s in found and (wanted is None or s in wanted)]
 
     def _evaluating_scopes(self) -> set[ast.AST]:
         """The scopes that may hold an evaluation pass (a function named like one, or under a decorator or
@@ -600,7 +601,10 @@ class _Flow:
                 return state
             state = self._expression(node.value, state)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            facts = self._value_facts(node.value, state) if self._may_be_run(targets, node.value) else frozenset({Fact(Mode.UNKNOWN, node.value)})
+            if self._may_be_run(targets, node.value):
+                facts = self._value_facts(node.value, state)
+            else:
+                facts = frozenset({Fact(Mode.UNKNOWN, node.value)})
             for target in targets:
                 state = self._bind(target, facts, state)
             return state

@@ -62,7 +62,8 @@ class Scopes:
 def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
     """The file's bindings by name, in source order: (positions, names), for a function's body to be the
     bindings between two positions."""
-    bound = [(name.lineno, name.col_offset, name.id) for name in index.by_type.get(ast.Name, ()) if isinstance(name.ctx, ast.Store)]
+    names = index.by_type.get(ast.Name, ())
+    bound = [(name.lineno, name.col_offset, name.id) for name in names if isinstance(name.ctx, ast.Store)]
     for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
         bound += [(node.lineno, node.col_offset, node.name) for node in index.by_type.get(kind, ())]
     bound.sort()

@@ -83,5 +83,6 @@ class TreeIndex:
     def _numbers(self, node_type: type) -> list[int]:
         numbers = self._type_numbers.get(node_type)
         if numbers is None:
-            numbers = self._type_numbers[node_type] = [self._order[n] for n in self.by_type.get(node_type, ())]  # type: ignore[index]
+            order = self._order or {}
+            numbers = self._type_numbers[node_type] = [order[n] for n in self.by_type.get(node_type, ())]
         return numbers
