@@ -232,3 +232,18 @@ def test_the_server_lints_the_buffer_against_the_files_on_disk(package):
     assert diagnostic.code == "ML101" and "models.py:11" in diagnostic.message
     (package / "pkg" / "models.py").write_text(LOGITS_MODELS)
     assert diagnose(Snapshot("file://" + path, path, TRAIN, 2), None) == []
+
+
+def test_summaries_outlive_the_parsed_modules_they_were_read_from(tmp_path, monkeypatch):
+    """Only a few parsed modules are kept; a summary asked about later reads its module again."""
+    import mllint.analysis.project as project
+
+    write(tmp_path, {"pkg/__init__.py": "", **{f"pkg/m{i}.py": MODELS for i in range(6)}})
+    monkeypatch.setattr(project, "KEPT_SOURCE_BYTES", 2 * len(MODELS))
+    monkeypatch.setattr(project, "_CONTEXTS", {})
+    index = ProjectIndex.for_paths([str(tmp_path / "pkg")])
+    summaries = [index.summary(f"pkg.m{i}") for i in range(6)]
+    assert len(project._CONTEXTS) == 2
+    assert summaries[0].classes["Net"].bases == ("torch.nn.Module",)
+    assert summaries[0].classes["Net"].forward is not None  # worked out after its module was let go
+    assert summaries[0].classes["Net"].mode_layers.what == ""

@@ -63,9 +63,10 @@ _SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
 _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 # path -> ((mtime_ns, size), the module's parsed context or None), the most recently used last: what
 # summaries are read from, and the modules whose code an analysis reads beyond their summary (the loop
-# model follows calls into their functions). Only the last few are kept: a tree is large.
+# model follows calls into their functions). Only the last few are kept, up to a total source size: a
+# tree takes about a hundred times the memory of its source.
 _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
-KEPT_CONTEXTS = 32
+KEPT_SOURCE_BYTES = 2 << 20
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
 
@@ -215,7 +216,7 @@ def _context(path: str, module: str):
     if known is None or known[0] != stamp:
         known = (stamp, _parse(path, module))
     _CONTEXTS[path] = known  # the most recently used last
-    while len(_CONTEXTS) > KEPT_CONTEXTS:
+    while len(_CONTEXTS) > 1 and sum(stamp[1] for stamp, _ in _CONTEXTS.values()) > KEPT_SOURCE_BYTES:
         del _CONTEXTS[next(iter(_CONTEXTS))]
     return known[1]
 
