@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
-# none of these can neither clear, backpropagate nor step, and its calls stay unknown (`requires_grad`
-# alone is no sign of any).
-FOLLOWED = re.compile(rb"backward|step|zero_grad|\.grad\b")
+# none of these can neither clear, backpropagate nor step, and its calls stay unknown.
+FOLLOWED = re.compile(rb"backward|step|grad")
 
 
 @dataclass(frozen=True, eq=False)

@@ -194,10 +194,9 @@ class Modes:
                 continue
             if isinstance(node, ast.Return):
                 matters = scope in calls.callers
-            else:
-                used = any((scope, t.id) in calls.read_as_model for t in node.targets)
-                returned = self.functions.get(getattr(scope, "name", "")) is scope and scope in calls.returning
-                matters = used and (wanted is None or scope in wanted or (returned and scope in calls.callers))
+            else:  # seen where it is built, or by the callers of its scope (returned, or left in `self.model`)
+                used = any(t.id in calls.read_as_model for t in _targets(node))
+                matters = used and (wanted is None or scope in wanted or scope in calls.callers)
             if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
                 setting.add(scope)
         found = _closure(setting, calls.callers)
@@ -245,46 +244,35 @@ class Modes:
                 for method in methods.get(func.attr, ()):
                     graph.callers.setdefault(method, set()).add(scope)
         # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
-        for node in self.ctx.index.of_type(ast.Assign, ast.Return):
+        for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.Return):
             scope = self.scopes.enclosing_function(node) or self.ctx.tree
             if isinstance(node, ast.Return) and node.value is not None:
                 graph.returning.add(scope)
-            named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in node.targets)
+            named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in _targets(node))
             call = _strip_same_module(node.value) if named and node.value is not None else None
             if call is not None:
                 graph.built.append((node, scope, call))
-        names = {t.id for node, _, _ in graph.built if isinstance(node, ast.Assign) for t in node.targets}
-        graph.read_as_model = self._reads_as_model(names, methods)
+        graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in _targets(node)}
+        graph.read_as_model = self._read_as_model(graph.candidates)
         return graph
 
-    def _reads_as_model(self, names: set[str], methods: dict[str, list[ast.AST]]) -> set[tuple[ast.AST, str]]:
-        """(scope, name) for the reads of `names` that may run a model with the mode it was built in:
-        `name(x)`, `name.forward(x)`, `name.module`, `name.to(device)`, another name for it, handing it
-        to a function or method of this file, or returning it from a function that callers read (see
-        `_Flow._read_by_callers`). Any other read (`name.parameters()`, `len(name)`) does not."""
-        found: set[tuple[ast.AST, str]] = set()
+    def _read_as_model(self, names: set[str]) -> set[str]:
+        """Those of `names` that some read anywhere in the file may run as a model with the mode it was
+        built in. Only two reads surely do not: a method call `name.method(...)` (other than `forward`,
+        `train`/`eval` or a device move), and an attribute read `name.attribute` that is not assigned."""
+        found: set[str] = set()
         for name in self.ctx.index.by_type.get(ast.Name, ()):
-            if name.id not in names or not isinstance(name.ctx, ast.Load):
-                continue
-            parent = self.scopes.parent(name)
-            holder = self.scopes.parent(parent) if isinstance(parent, (ast.keyword, ast.Tuple)) else parent
-            scope = self.scopes.enclosing_function(name) or self.ctx.tree
-            if (
-                (isinstance(parent, ast.Call) and parent.func is name)
-                or (isinstance(parent, ast.Attribute) and parent.attr in ("forward", "module", *SAME_MODULE))
-                or isinstance(holder, ast.Assign)
-                or (isinstance(holder, ast.Return) and self.functions.get(getattr(scope, "name", "")) is scope)
-                or (isinstance(holder, ast.Call) and self._calls_own_function(holder, methods))
-            ):
-                found.add((scope, name.id))
+            if name.id in names and name.id not in found and isinstance(name.ctx, ast.Load) and not self._surely_not_run(name):
+                found.add(name.id)
         return found
 
-    def _calls_own_function(self, call: ast.Call, methods: dict[str, list[ast.AST]]) -> bool:
-        """`helper(...)` or `self.method(...)`: a call the flow follows."""
-        func = call.func
-        if isinstance(func, ast.Name):
-            return func.id in self.functions
-        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in methods
+    def _surely_not_run(self, name: ast.Name) -> bool:
+        parent = self.scopes.parent(name)
+        if not isinstance(parent, ast.Attribute) or parent.attr in ("forward", "module", "train", "eval", *SAME_MODULE):
+            return False
+        holder = self.scopes.parent(parent)
+        method_call = isinstance(holder, ast.Call) and holder.func is parent
+        return method_call or not isinstance(holder, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Call, ast.keyword, ast.Return))
 
     def qualified_name(self, expr: ast.AST) -> str | None:
         if expr not in self._qualified:
@@ -479,7 +467,8 @@ class _CallGraph:
     setting: set[ast.AST] = field(default_factory=set)  # scopes calling `.train(...)`/`.eval()`
     returning: set[ast.AST] = field(default_factory=set)  # scopes that return a value
     built: list[tuple[ast.AST, ast.AST, ast.Call]] = field(default_factory=list)  # (statement, scope, call)
-    read_as_model: set[tuple[ast.AST, str]] = field(default_factory=set)  # see `Modes._reads_as_model`
+    candidates: set[str] = field(default_factory=set)  # the names `built` assigns
+    read_as_model: set[str] = field(default_factory=set)  # those of them `Modes._read_as_model` keeps
 
 
 def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[ast.AST]:
@@ -802,11 +791,11 @@ class _Flow:
 
     def _may_be_run(self, targets: list[ast.AST], value: ast.AST) -> bool:
         """Can the object a call assigns to these names be run as a model here? Not when no read of the
-        names may run it (`Modes._reads_as_model`): then what the call builds is not worth asking."""
-        if _strip_same_module(value) is None or not all(isinstance(t, ast.Name) for t in targets):
+        names may run it (`Modes._read_as_model`): then what the call builds is not worth asking."""
+        calls = self.modes.call_graph()
+        if _strip_same_module(value) is None or not all(isinstance(t, ast.Name) and t.id in calls.candidates for t in targets):
             return True
-        read = self.modes.call_graph().read_as_model
-        return any((self.scope, t.id) in read for t in targets)
+        return any(t.id in calls.read_as_model for t in targets)
 
     # Values.
     def _value_facts(self, value: ast.AST, state: State, returned: bool = False) -> frozenset:
@@ -867,6 +856,10 @@ def _requested_mode(call: ast.Call, method: str) -> Mode:
 def _common_built(facts: frozenset) -> ast.Call | None:
     built = {f.built for f in facts}
     return built.pop() if len(built) == 1 else None
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _strip_same_module(value: ast.AST) -> ast.Call | None:

@@ -430,6 +430,10 @@ class ProjectView:
             if name in owner.classes:
                 return Instance(f"{owner.name}.{name}") if self.is_module_class(f"{owner.name}.{name}") else None
             if name in owner.variables:  # a module-level object: call what it holds
+                held = self.resolve(owner.variable(name), owner, depth + 1)
+                if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module
+                    entry = value.node if module is self.own else held.entry
+                    return dataclasses.replace(held, layer=False, via=name, entry=entry)
                 return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
             via = name

@@ -91,6 +91,7 @@ class Shapes:
         self._summaries: dict[tuple, object] = {}
         self._active: list[ast.ClassDef] = []
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._foreign: list = []  # the other modules' contexts whose classes were interpreted
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -174,7 +175,10 @@ class Shapes:
         if found is None or found[0] is view.own:
             return None
         ctx, cls = found[1].definition()
-        return ctx.analysis(Shapes).class_output(cls, arguments) if cls is not None else None
+        if cls is None:
+            return None
+        self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
+        return ctx.analysis(Shapes).class_output(cls, arguments)
 
     def _attribute_values(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
         """What each `self.attribute` of a class is assigned anywhere in it (built once per class)."""

@@ -107,6 +107,10 @@ class FunctionSummary:
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
 def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
 
@@ -152,7 +156,7 @@ class ModuleSummary:
         resolve = lambda name: self.imports.get(name.id) or definitions.get(name.id)  # noqa: E731
         self.classes: dict[str, ClassSummary] = {}
         self.functions: dict[str, FunctionSummary] = {}
-        assigned: dict[str, list[ast.AST | None]] = {}
+        assigned: dict[str, list[tuple[int, int] | None]] = {}
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
                 bases = tuple(name for name in (qualified_name(b, resolve) for b in statement.bases) if name)
@@ -164,9 +168,9 @@ class ModuleSummary:
                 for target in statement.targets:
                     for node in ast.walk(target):
                         if isinstance(node, ast.Name):
-                            assigned.setdefault(node.id, []).append(statement.lineno if single else None)
-        # name -> the line of its single assignment: the expression is found again when it is described
-        self.variables: dict[str, int] = {n: lines[0] for n, lines in assigned.items() if len(lines) == 1 and lines[0]}
+                            assigned.setdefault(node.id, []).append(_position(statement) if single else None)
+        # name -> where its single assignment is: the expression is found again when it is described
+        self.variables: dict[str, tuple[int, int]] = {n: at[0] for n, at in assigned.items() if len(at) == 1 and at[0]}
         self._load = load
         self._described: dict[str, Value | None] = {}
 
@@ -178,9 +182,9 @@ class ModuleSummary:
 
     def _describe(self, name: str) -> Value | None:
         ctx = self._load() if name in self.variables else None
-        line = self.variables.get(name)
+        position = self.variables.get(name)
         assignment = next(
-            (s for s in ctx.tree.body if isinstance(s, ast.Assign) and s.lineno == line), None
+            (s for s in ctx.tree.body if isinstance(s, ast.Assign) and _position(s) == position), None
         ) if ctx is not None else None  # fmt: skip
         try:
             return ctx.analysis(ValueKinds).value(assignment.value) if assignment is not None else None
