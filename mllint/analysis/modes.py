@@ -196,7 +196,7 @@ class Modes:
                 matters = scope in calls.callers
             else:  # seen where it is built, or by the callers of its scope (returned, or left in `self.model`)
                 used = any(t.id in calls.read_as_model for t in _targets(node))
-                matters = used and (wanted is None or scope in wanted or scope in calls.callers)
+                matters = used and (wanted is None or scope in wanted or (scope in calls.callers and scope in calls.handing_out))
             if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
                 setting.add(scope)
         found = _closure(setting, calls.callers)
@@ -246,8 +246,11 @@ class Modes:
         # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
         for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.Return):
             scope = self.scopes.enclosing_function(node) or self.ctx.tree
-            if isinstance(node, ast.Return) and node.value is not None:
-                graph.returning.add(scope)
+            returns = isinstance(node, ast.Return) and node.value is not None
+            if returns and self.functions.get(getattr(scope, "name", "")) is scope:
+                graph.handing_out.add(scope)  # what callers read back (see `_Flow._read_by_callers`)
+            elif not isinstance(node, ast.Return) and any(isinstance(t, ast.Attribute) for t in _targets(node)):
+                graph.handing_out.add(scope)  # `self.model = model`: what the class's other methods see
             named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in _targets(node))
             call = _strip_same_module(node.value) if named and node.value is not None else None
             if call is not None:
@@ -465,7 +468,7 @@ class _CallGraph:
 
     callers: dict[ast.AST, set[ast.AST]] = field(default_factory=dict)  # function -> the scopes calling it
     setting: set[ast.AST] = field(default_factory=set)  # scopes calling `.train(...)`/`.eval()`
-    returning: set[ast.AST] = field(default_factory=set)  # scopes that return a value
+    handing_out: set[ast.AST] = field(default_factory=set)  # scopes whose values their callers may see
     built: list[tuple[ast.AST, ast.AST, ast.Call]] = field(default_factory=list)  # (statement, scope, call)
     candidates: set[str] = field(default_factory=set)  # the names `built` assigns
     read_as_model: set[str] = field(default_factory=set)  # those of them `Modes._read_as_model` keeps
