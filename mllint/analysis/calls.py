@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.tree import assignment_targets
+
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.
 FOLLOWED = re.compile(rb"backward|step|grad")
@@ -98,7 +100,7 @@ class CallResolver:
             self._stored[cls] = {
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
-                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                for target in assignment_targets(node)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
             }  # fmt: skip
         return func.attr in self._stored[cls]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.project import ProjectView
+from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
@@ -157,7 +158,7 @@ class ModeLayers:
             elif isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in FUNCTIONAL_DROPOUT:
                 found.append(Layer(node, self.ctx.text(node.func)))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                targets = assignment_targets(node)
                 if any(isinstance(t, ast.Attribute) for t in targets):  # `self.body = nn.Sequential(...)`
                     calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call) and self._builds_a_class(c)]
                     found += [self.of_constructor(c) for c in calls]

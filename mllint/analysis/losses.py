@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.names import call_argument
+from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix
 
@@ -81,7 +82,7 @@ class LossCalls:
         assigned: list[tuple[str, ast.AST]] = []
         for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.NamedExpr):
             if node.value is not None:
-                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for target in assignment_targets(node):
                     assigned += _assigned_pairs(target, node.value)
         holders: set[str] = set()
         grown = True

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
+from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import canonical_class
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -195,7 +196,7 @@ class Modes:
             if isinstance(node, ast.Return):
                 matters = scope in calls.callers
             else:  # seen where it is built, or by the callers of its scope (returned, or left in `self.model`)
-                used = any(t.id in calls.read_as_model for t in _targets(node))
+                used = any(t.id in calls.read_as_model for t in assignment_targets(node))
                 matters = used and (wanted is None or scope in wanted or (scope in calls.callers and scope in calls.handing_out))
             if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
                 setting.add(scope)
@@ -247,15 +248,15 @@ class Modes:
         for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.Return):
             scope = self.scopes.enclosing_function(node) or self.ctx.tree
             returns = isinstance(node, ast.Return) and node.value is not None
-            if returns and self.functions.get(getattr(scope, "name", "")) is scope:
+            if returns and self.is_module_function(scope):
                 graph.handing_out.add(scope)  # what callers read back (see `_Flow._read_by_callers`)
-            elif not isinstance(node, ast.Return) and any(isinstance(t, ast.Attribute) for t in _targets(node)):
+            elif not isinstance(node, ast.Return) and any(isinstance(t, ast.Attribute) for t in assignment_targets(node)):
                 graph.handing_out.add(scope)  # `self.model = model`: what the class's other methods see
-            named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in _targets(node))
+            named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in assignment_targets(node))
             call = _strip_same_module(node.value) if named and node.value is not None else None
             if call is not None:
                 graph.built.append((node, scope, call))
-        graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in _targets(node)}
+        graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in assignment_targets(node)}
         graph.read_as_model = self._read_as_model(graph.candidates)
         return graph
 
@@ -276,6 +277,11 @@ class Modes:
         holder = self.scopes.parent(parent)
         method_call = isinstance(holder, ast.Call) and holder.func is parent
         return method_call or not isinstance(holder, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Call, ast.keyword, ast.Return))
+
+    def is_module_function(self, scope: ast.AST) -> bool:
+        """A function defined once at module level: its callers here call it by name and read what it
+        returns (`model = build()`)."""
+        return isinstance(scope, FUNCTIONS) and self.functions.get(scope.name) is scope
 
     def qualified_name(self, expr: ast.AST) -> str | None:
         if expr not in self._qualified:
@@ -307,7 +313,7 @@ class Modes:
             self._attributes[cls] = {
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
-                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                for target in assignment_targets(node)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             }
         return self._attributes[cls]
@@ -592,7 +598,7 @@ class _Flow:
             if node.value is None:
                 return state
             state = self._expression(node.value, state)
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            targets = assignment_targets(node)
             if self._may_be_run(targets, node.value):
                 facts = self._value_facts(node.value, state)
             else:
@@ -790,7 +796,7 @@ class _Flow:
     def _read_by_callers(self) -> bool:
         """Do callers read the mode of what this function returns? Only of module-level functions,
         called by name (`model = build()`); what a method returns is as unknown as any other call's."""
-        return isinstance(self.scope, FUNCTIONS) and self.modes.functions.get(self.scope.name) is self.scope
+        return self.modes.is_module_function(self.scope)
 
     def _may_be_run(self, targets: list[ast.AST], value: ast.AST) -> bool:
         """Can the object a call assigns to these names be run as a model here? Not when no read of the
@@ -859,10 +865,6 @@ def _requested_mode(call: ast.Call, method: str) -> Mode:
 def _common_built(facts: frozenset) -> ast.Call | None:
     built = {f.built for f in facts}
     return built.pop() if len(built) == 1 else None
-
-
-def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _strip_same_module(value: ast.AST) -> ast.Call | None:

@@ -143,12 +143,12 @@ class ProjectIndex:
         self._record(module, path)
         if path is None:
             return None
-        stamp = _stamp(path)
-        known = _FACTS.get((path, analysis))
-        if known is None or known[0] != stamp:
+
+        def compute():
             ctx = _context(path, module)
-            known = _FACTS[(path, analysis)] = (stamp, None if ctx is None else analysis.of(ctx))
-        return known[1]
+            return None if ctx is None else analysis.of(ctx)
+
+        return _while_unchanged(_FACTS, (path, analysis), path, compute)
 
     def mentions(self, module: str, word: str | re.Pattern[bytes]) -> bool:
         """Does the module's file contain `word` (or a match of a pattern)? A cheap test before parsing
@@ -187,27 +187,37 @@ def _stamp(path: str) -> tuple[int, int]:
     return (status.st_mtime_ns, status.st_size)
 
 
-def _digest(path: str) -> str:
+def _while_unchanged(cache: dict, key, path: str, compute):
+    """`compute()`, kept in `cache` under `key` while the file at `path` keeps its mtime and size."""
     stamp = _stamp(path)
-    known = _DIGESTS.get(path)
+    known = cache.get(key)
     if known is None or known[0] != stamp:
-        try:
-            with open(path, "rb") as handle:
-                digest = hashlib.sha256(handle.read()).hexdigest()
-        except OSError:
-            digest = ""
-        known = _DIGESTS[path] = (stamp, digest)
+        known = cache[key] = (stamp, compute())
     return known[1]
+
+
+def _content(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _digest(path: str) -> str:
+    def compute() -> str:
+        content = _content(path)
+        return "" if content is None else hashlib.sha256(content).hexdigest()
+
+    return _while_unchanged(_DIGESTS, path, path, compute)
 
 
 def _summary(path: str, module: str) -> ModuleSummary | None:
-    stamp = _stamp(path)
-    known = _SUMMARIES.get(path)
-    if known is None or known[0] != stamp:
+    def compute() -> ModuleSummary | None:
         ctx = _context(path, module)
-        summary = None if ctx is None else ModuleSummary.of_tree(ctx.tree, ctx.module, path, lambda: _context(path, module))
-        known = _SUMMARIES[path] = (stamp, summary)
-    return known[1]
+        return None if ctx is None else ModuleSummary.of_tree(ctx.tree, ctx.module, path, lambda: _context(path, module))
+
+    return _while_unchanged(_SUMMARIES, path, path, compute)
 
 
 def _context(path: str, module: str):
@@ -234,17 +244,13 @@ def _parse(path: str, module: str):
 
 
 def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:
-    stamp = _stamp(path)
-    known = _MENTIONS.get((path, word))
-    if known is None or known[0] != stamp:
-        try:
-            with open(path, "rb") as handle:
-                content = handle.read()
-            found = word.encode() in content if isinstance(word, str) else word.search(content) is not None
-            known = _MENTIONS[(path, word)] = (stamp, found)
-        except OSError:
-            known = _MENTIONS[(path, word)] = (stamp, False)
-    return known[1]
+    def compute() -> bool:
+        content = _content(path)
+        if content is None:
+            return False
+        return word.encode() in content if isinstance(word, str) else word.search(content) is not None
+
+    return _while_unchanged(_MENTIONS, (path, word), path, compute)
 
 
 @dataclass(frozen=True)

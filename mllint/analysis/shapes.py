@@ -20,6 +20,7 @@ from mllint.analysis.layer_shapes import flatten, torch_layer_output
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
@@ -89,7 +90,6 @@ class Shapes:
         self.view_targets: dict[ast.Call, Shape] = {}
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
-        self._active: list[ast.ClassDef] = []
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
 
@@ -132,32 +132,30 @@ class Shapes:
                 value = self.module_output(layer, [value])
             return value
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
+        key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name is not None and name.startswith("torch.") and not own_class:
-            shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
-            return Tensor(shape, ("call", id(constructor), first.key if isinstance(first, Tensor) else None))
+            return Tensor(torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None), key)
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
         output = self._project_class_output(constructor, arguments)
         if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
-            return Tensor(None, ("call", id(constructor), first.key if isinstance(first, Tensor) else None))
+            return Tensor(None, key)
         return output
 
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
-        if cls in self._active or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+        if cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
             return None
         key = (cls, tuple(arguments))
         if key not in self._summaries:
             forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
             self._summaries[key] = None
             if forward is not None:
-                self._active.append(cls)
                 _ACTIVE_CLASSES.append(cls)
                 try:
                     self._summaries[key] = Interpreter(self, forward, _bind(forward, arguments), record=False).run()
                 finally:
-                    self._active.pop()
                     _ACTIVE_CLASSES.pop()
         return self._summaries[key]
 
@@ -187,7 +185,7 @@ class Shapes:
         if cls not in self._attributes:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
-                for target in _targets(node):
+                for target in assignment_targets(node):
                     if _self_attribute(target):
                         values.setdefault(target.attr, []).append(node.value)
             self._attributes[cls] = values
@@ -219,10 +217,6 @@ def _self_attribute(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return node.attr
     return None
-
-
-def _targets(node: ast.AST) -> list[ast.AST]:
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _bind(function: ast.FunctionDef, arguments: list) -> dict[str, object]:
@@ -263,7 +257,7 @@ class Interpreter:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             if node.value is not None:
                 value = self.eval(node.value)
-                for target in _targets(node):
+                for target in assignment_targets(node):
                     self.bind(target, value, node.value)
         elif isinstance(node, ast.AugAssign):
             current = self.eval(node.target)

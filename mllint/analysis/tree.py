@@ -86,3 +86,8 @@ class TreeIndex:
             order = self._order or {}
             numbers = self._type_numbers[node_type] = [order[n] for n in self.by_type.get(node_type, ())]
         return numbers
+
+
+def assignment_targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr) -> list[ast.AST]:
+    """What an assignment binds: `a = b = x` has two targets; `a: int = x`, `a += x`, `(a := x)` one."""
+    return node.targets if isinstance(node, ast.Assign) else [node.target]

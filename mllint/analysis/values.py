@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.tree import assignment_targets
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 
@@ -356,7 +357,7 @@ class ValueKinds:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    targets = assignment_targets(node)
                     for target in targets:
                         if _is_self_attribute(target):
                             values.setdefault(target.attr, []).append(node.value)
