@@ -3,10 +3,11 @@
     python benchmarks/series.py                      # 1, 2, 4, 8, 16, 32 and 55 copies
     python benchmarks/series.py --copies 1 8 --mllint /tmp/base/.venv/bin/mllint
 
-The unit is eight training scripts of the training corpus (torchrl's sota-implementations, each a
-script with a long `main`), or the fixtures' programs when the corpus is not unpacked. Copies repeat
-the same top-level names, as a notebook exported to a script or a script re-creating `model` and
-`optimizer` per experiment does. Each file is linted alone, in one process, with default rules:
+Two units: `corpus`, eight training scripts of the training corpus (torchrl's sota-implementations,
+each a script with a long `main`), and `fixtures`, the fixtures' programs that call `backward` (training
+code written at module level and in small functions, dense with findings). Copies repeat the same
+top-level names, as a notebook exported to a script or a script re-creating `model` and `optimizer` per
+experiment does. Each file is linted alone, in one process, with default rules:
 `mllint --isolated --no-cache -j 1`. Printed: lines, seconds, lines per second, seconds per thousand
 lines after start-up (the lint of an empty file), the ratio of that to the smallest file's, and the
 process' peak memory.
@@ -35,10 +36,12 @@ SCRIPTS = [
 ]
 
 
-def unit() -> str:
-    corpus = ROOT / "benchmarks" / ".corpus"
-    paths = [corpus / script for script in SCRIPTS]
-    if not all(path.exists() for path in paths):
+def unit(name: str) -> str:
+    if name == "corpus":
+        paths = [ROOT / "benchmarks" / ".corpus" / script for script in SCRIPTS]
+        if not all(path.exists() for path in paths):
+            raise SystemExit("the training corpus is not in benchmarks/.corpus: use --unit fixtures")
+    else:
         paths = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if "backward(" in p.read_text(encoding="utf-8"))
     return "".join(path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" for path in paths)
 
@@ -61,13 +64,19 @@ def main() -> None:
     parser.add_argument("--copies", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 55])
     parser.add_argument("--mllint", default=shutil.which("mllint") or str(Path(sys.executable).parent / "mllint"))
     parser.add_argument("--runs", type=int, default=1, help="runs per file; the fastest counts")
+    parser.add_argument("--unit", nargs="+", choices=["corpus", "fixtures"], default=["corpus", "fixtures"])
     args = parser.parse_args()
-    text = unit()
+    for name in args.unit:
+        series(args, name)
+
+
+def series(args: argparse.Namespace, name: str) -> None:
+    text = unit(name)
     with tempfile.TemporaryDirectory() as directory:
         empty = Path(directory, "empty.py")
         empty.write_text("", encoding="utf-8")
         start_up = min(lint(args.mllint, empty)[0] for _ in range(3))
-        print(f"start-up (empty file): {start_up:.2f} s")
+        print(f"unit {name}: {text.count(chr(10))} lines; start-up (empty file): {start_up:.2f} s")
         print(f"{'copies':>6}{'lines':>9}{'seconds':>9}{'lines/s':>9}{'ms/kline':>10}{'x first':>8}{'peak MB':>9}")
         first = None
         for copies in args.copies:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import canonical_class
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -536,7 +536,7 @@ class _Flow:
             node = stack.pop()
             yield node
             if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                stack += ast.iter_child_nodes(node)
+                stack += child_nodes(node)
 
     def key(self, expr: ast.AST) -> str | None:
         key = receiver_key(expr)
@@ -606,7 +606,7 @@ class _Flow:
             for target in targets:
                 state = self._bind(target, facts, state)
             return state
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self._expression(child, state)
         return state
@@ -847,7 +847,7 @@ def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
             continue
         if isinstance(node, ast.Call):
             stack.append((node, True))
-        stack += [(child, False) for child in reversed(list(ast.iter_child_nodes(node)))]
+        stack += [(child, False) for child in reversed(child_nodes(node))]
     return order
 
 
@@ -897,11 +897,11 @@ def name_says_evaluation(name: str) -> bool:
 
 def _own_calls(body: ast.AST):
     """The calls a loop or function makes itself: not in nested loops, functions or classes."""
-    stack = list(ast.iter_child_nodes(body))
+    stack = child_nodes(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (*LOOPS, *FUNCTIONS, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, ast.Call):
             yield node
-        stack += ast.iter_child_nodes(node)
+        stack += child_nodes(node)

@@ -20,7 +20,7 @@ from mllint.analysis.layer_shapes import flatten, torch_layer_output
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
@@ -440,7 +440,7 @@ class Interpreter:
             return value
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return None  # their own scope: names inside may be other bindings
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child)
         return None

@@ -15,6 +15,25 @@ SKIPPED_FIELDS = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes` as a list, faster, and without the `ctx` and operator singletons."""
+    children: list[ast.AST] = []
+    node_type = type(node)
+    fields = _CHILD_FIELDS_FIRST_FIRST.get(node_type)
+    if fields is None:
+        fields = _CHILD_FIELDS_FIRST_FIRST[node_type] = tuple(reversed(_child_fields_last_first(node_type)))
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            children += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
+
+
+_CHILD_FIELDS_FIRST_FIRST: dict[type, tuple[str, ...]] = {}
+
+
 def _child_fields_last_first(node_type: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
