@@ -8,9 +8,9 @@ each a script with a long `main`), and `fixtures`, the fixtures' programs that c
 code written at module level and in small functions, dense with findings). Copies repeat the same
 top-level names, as a notebook exported to a script or a script re-creating `model` and `optimizer` per
 experiment does. Each file is linted alone, in one process, with default rules:
-`mllint --isolated --no-cache -j 1`. Printed: lines, seconds, lines per second, seconds per thousand
-lines after start-up (the lint of an empty file), the ratio of that to the smallest file's, and the
-process' peak memory.
+`mllint --isolated --no-cache -j 1`. Printed: lines, CPU seconds (user and system: steadier than wall
+time on a shared machine) and wall seconds, lines per CPU second, CPU milliseconds per thousand lines
+after start-up (the lint of an empty file) and its ratio to the smallest file's, and peak memory.
 """
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def unit(name: str) -> str:
     return "".join(path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" for path in paths)
 
 
-def lint(mllint: str, path: Path) -> tuple[float, float]:
-    """Seconds and peak MB of one mllint process on one file."""
+def lint(mllint: str, path: Path) -> tuple[float, float, float]:
+    """CPU seconds, wall seconds and peak MB of one mllint process on one file."""
     command = [mllint, "check", "--isolated", "--no-cache", "-j", "1", "--exit-zero", "-q", "-o", os.devnull, str(path)]
     start = time.perf_counter()
     process = subprocess.Popen(command)
@@ -56,7 +56,7 @@ def lint(mllint: str, path: Path) -> tuple[float, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {process.returncode}")
-    return seconds, usage.ru_maxrss / 1024
+    return usage.ru_utime + usage.ru_stime, seconds, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -76,19 +76,18 @@ def series(args: argparse.Namespace, name: str) -> None:
         empty = Path(directory, "empty.py")
         empty.write_text("", encoding="utf-8")
         start_up = min(lint(args.mllint, empty)[0] for _ in range(3))
-        print(f"unit {name}: {text.count(chr(10))} lines; start-up (empty file): {start_up:.2f} s")
-        print(f"{'copies':>6}{'lines':>9}{'seconds':>9}{'lines/s':>9}{'ms/kline':>10}{'x first':>8}{'peak MB':>9}")
+        print(f"unit {name}: {text.count(chr(10))} lines; start-up (empty file): {start_up:.2f} CPU s")
+        print(f"{'copies':>6}{'lines':>9}{'cpu s':>8}{'wall s':>8}{'lines/s':>9}{'ms/kline':>10}{'x first':>8}{'peak MB':>9}")
         first = None
         for copies in args.copies:
             path = Path(directory, f"series_{copies}.py")
             path.write_text(text * copies, encoding="utf-8")
             lines = (text * copies).count("\n")
-            seconds, peak = min(lint(args.mllint, path) for _ in range(args.runs))
-            per_kline = max(seconds - start_up, 1e-6) / lines * 1000
+            cpu, wall, peak = min(lint(args.mllint, path) for _ in range(args.runs))
+            per_kline = max(cpu - start_up, 1e-6) / lines * 1000
             first = first or per_kline
-            print(f"{copies:>6}{lines:>9}{seconds:>9.2f}{lines / seconds:>9.0f}{per_kline:>10.2f}"
+            print(f"{copies:>6}{lines:>9}{cpu:>8.2f}{wall:>8.2f}{lines / cpu:>9.0f}{per_kline:>10.3f}"
                   f"{per_kline / first:>8.2f}{peak:>9.0f}", flush=True)  # fmt: skip
-
 
 if __name__ == "__main__":
     main()

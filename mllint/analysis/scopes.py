@@ -15,7 +15,7 @@ class Scopes:
         self._parents = ctx.index.parents
         self._bindings: dict[ast.AST, frozenset[str]] = {}
         self._stores: tuple[list[tuple[int, int]], list[str]] | None = None
-        # Memoized answers, each node's computed once: a query costs the nodes it has not seen before.
+        # Memoized answers for statements: a query costs the nodes up to a statement seen before.
         self._functions: dict[ast.AST, ast.AST | None] = {}
         self._classes: dict[ast.AST, ast.AST | None] = {}
         self._scopes: dict[ast.AST, ast.AST | None] = {}
@@ -44,7 +44,8 @@ class Scopes:
         return self._enclosing(node, SCOPE_NODES, self._scopes)
 
     def _enclosing(self, node: ast.AST, kinds, memo: dict[ast.AST, ast.AST | None]) -> ast.AST | None:
-        """The nearest ancestor of one of `kinds`; every node passed on the way shares the answer."""
+        """The nearest ancestor of one of `kinds`. The statements passed on the way remember the answer
+        (expressions are a few steps below theirs: remembering them too would double the memory)."""
         if node in memo:
             return memo[node]
         path, parents, found = [node], self._parents, None
@@ -59,7 +60,8 @@ class Scopes:
             path.append(parent)
             parent = parents.get(parent)
         for passed in path:
-            memo[passed] = found
+            if isinstance(passed, ast.stmt):
+                memo[passed] = found
         return found
 
     def loads(self, name: str) -> list[ast.Name]:
