@@ -117,8 +117,14 @@ def join(states: Iterable[State | None]) -> State | None:
         return None
     if len(reachable) == 1:
         return reachable[0]
-    keys = {k for s in reachable for k in s}
-    return {k: frozenset().union(*(lookup(s, k) for s in reachable)) for k in keys}
+    if all(s is reachable[0] for s in reachable):
+        return reachable[0]
+    joined = {}
+    for key in {k for s in reachable for k in s}:
+        facts = [lookup(s, key) for s in reachable]
+        first = facts[0]
+        joined[key] = first if all(f is first for f in facts) else frozenset().union(*facts)
+    return joined
 
 
 class Modes:
@@ -641,7 +647,9 @@ class _Flow:
     def _set(state: State, key: str, facts: frozenset) -> State:
         """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
         now partly in another mode: unknown."""
-        state = {k: v for k, v in state.items() if not k.startswith(key + ".")}
+        prefix, state = key + ".", dict(state)
+        for submodule in [k for k in state if k.startswith(prefix)]:
+            del state[submodule]
         modes = {f.mode for f in facts}
         parent = key
         while "." in parent:

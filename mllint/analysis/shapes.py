@@ -744,8 +744,9 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     joined = {}
     for name in names:
         values = [env.get(name, CONFLICT) for env in environments]
-        if all(v is not CONFLICT and v == values[0] for v in values):
-            joined[name] = values[0]
+        first = values[0]
+        if first is not CONFLICT and all(v is first or v == first for v in values):
+            joined[name] = first
         else:
             joined[name] = Tensor(None, ("joined", id(node), name), name)
     return joined
