@@ -4,9 +4,11 @@
     python benchmarks/slowest.py monai-1.6.1 skorch-1.4.0 --top 30
 
 Each file is linted with default rules in its own project (its package root), as `mllint FILE` does,
-timed in CPU seconds of this process (start-up excluded: mllint is imported once). The summaries of
-the modules a file consults are kept across files, as in a run over the whole package. Files under
-`--min-lines` lines are left out of the ranking (their rate is the fixed cost of a lint, not a rate).
+timed in CPU seconds of this process (start-up excluded: mllint is imported once). It is linted three
+times: the first lint also reads the project modules it consults that no earlier file read (their
+summaries are kept, as in a run over the whole package); the ranking is by the faster of the other two,
+the file's own cost (a garbage collection of the process' heap may fall in either).
+Files under `--min-lines` lines are left out of the ranking (their rate is a lint's fixed cost).
 """
 from __future__ import annotations
 
@@ -33,16 +35,20 @@ def main() -> None:
     for name in names:
         for path in sorted((CORPUS / name).rglob("*.py")):
             lines = path.read_bytes().count(b"\n")
-            start = time.process_time()
-            lint_path(str(path), selection)
-            seconds = time.process_time() - start
-            total_lines, total_seconds = total_lines + lines, total_seconds + seconds
+            first, second = timed_lint(path, selection), min(timed_lint(path, selection) for _ in range(2))
+            total_lines, total_seconds = total_lines + lines, total_seconds + first
             if lines >= args.min_lines:
-                rows.append((lines / max(seconds, 1e-9), lines, seconds, str(path.relative_to(CORPUS))))
-    print(f"{len(names)} packages, {total_lines} lines in {total_seconds:.1f} CPU s: {total_lines / total_seconds:.0f} lines/s")
-    print(f"{'lines/s':>9}{'lines':>8}{'ms':>8}  file (the {args.top} slowest of {len(rows)} with {args.min_lines}+ lines)")
-    for rate, lines, seconds, path in sorted(rows)[: args.top]:
-        print(f"{rate:>9.0f}{lines:>8}{seconds * 1000:>8.0f}  {path}")
+                rows.append((lines / max(second, 1e-9), lines, second, first, str(path.relative_to(CORPUS))))
+    print(f"{len(names)} packages, {total_lines} lines, first lints {total_seconds:.1f} CPU s: {total_lines / total_seconds:.0f} lines/s")
+    print(f"{'lines/s':>9}{'lines':>8}{'ms':>8}{'first ms':>9}  file (the {args.top} slowest of {len(rows)} with {args.min_lines}+ lines)")
+    for rate, lines, seconds, first, path in sorted(rows)[: args.top]:
+        print(f"{rate:>9.0f}{lines:>8}{seconds * 1000:>8.1f}{first * 1000:>9.1f}  {path}")
+
+
+def timed_lint(path: Path, selection: Selection) -> float:
+    start = time.process_time()
+    lint_path(str(path), selection)
+    return time.process_time() - start
 
 
 if __name__ == "__main__":
