@@ -86,13 +86,17 @@ class TrainingResumedInEvalMode(Rule):
             if not evaluations or not modes.training_step(use.call) or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
-            fact = evaluations[0]
+            fact = min(evaluations, key=lambda f: (_position(f.site), _position(f.origin)))  # the first the loop reaches
             via = f", through {modes.describe(fact.site)}" if fact.site is not fact.origin else ""
             message = (
                 f"`{use.key}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
                 f"later in the loop and nothing calls `{use.key}.train()` before this training step runs again"
             )
             self.report(use.call, message)
+
+
+def _position(node: ast.AST | None) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _after(node: ast.AST, other: ast.AST) -> bool:
