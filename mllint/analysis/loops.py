@@ -303,8 +303,9 @@ class TrainingLoops:
         for step in events:
             if step.kind is not EventKind.STEP or step.key in optimizers:
                 continue
-            # This loop is the innermost one holding both: no nested loop holds the step and a backward.
-            if any(not set(step.loops) & set(b.loops) for b in backwards):
+            # This loop is the innermost one holding both: no nested loop holds the step and a backward
+            # (sibling loops, two phases of an epoch each with its own backward, are their own iterations).
+            if not any(set(step.loops) & set(b.loops) for b in backwards):
                 optimizers.append(step.key)
         return Iteration(loop, events, optimizers, self.is_library) if optimizers else None
 
