@@ -664,7 +664,10 @@ class _Flow:
             if owner is not None and self.modes.qualified_name(func.value) is None:
                 return self._method_call(call, owner, func.attr, state)
             if isinstance(func.value, ast.Call) and func.attr in ("eval", "train"):
-                return state  # `Net().eval()`: a new object, read by `_value_facts`
+                # `model.to(device).train()` sets the mode of `model`; `Net().eval()` makes a new object,
+                # read by `_value_facts`.
+                owner = self.key(_moved(func.value))
+                return state if owner is None else self._method_call(call, owner, func.attr, state)
         elif isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
                 return self._follow(call, self.modes.functions[func.id], None, state)
@@ -872,6 +875,13 @@ def _strip_same_module(value: ast.AST) -> ast.Call | None:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
         value = value.func.value
     return value if isinstance(value, ast.Call) else None
+
+
+def _moved(value: ast.AST) -> ast.AST:
+    """`model` for `model.to(device).float()`: the object a chain of device and dtype moves returns."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
+        value = value.func.value
+    return value
 
 
 def _translate(callee_key: str, mapping: dict[str, str | None]) -> str | None:
