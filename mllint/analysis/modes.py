@@ -627,7 +627,24 @@ class _Flow:
             head = new_head
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
-        return join([normal_exit, *targets.breaks])
+        return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+
+    def _set_through_target(self, loop: ast.AST, state: State | None) -> State | None:
+        """`for net in (generator, discriminator): net.train()`: the models listed take the modes the loop
+        variable was given."""
+        target = self.key(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+        if state is None or target is None or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
+            return state
+        if not any(
+            isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") and self.key(call.func.value) == target
+            for call in _own_calls(loop)
+        ):
+            return state
+        for element in loop.iter.elts:
+            key = self.key(element)
+            if key is not None:
+                state = self._set(state, key, lookup(state, target))
+        return state
 
     def _bind(self, target: ast.AST, facts: frozenset, state: State) -> State:
         key = self.key(target)
@@ -666,7 +683,10 @@ class _Flow:
             if isinstance(func.value, ast.Call) and func.attr in ("eval", "train"):
                 # `model.to(device).train()` sets the mode of `model`; `Net().eval()` makes a new object,
                 # read by `_value_facts`.
-                owner = self.key(_moved(func.value))
+                moved = _moved(func.value)
+                if _is_getattr(moved):  # `getattr(model, "module", model).train()`: the model or its wrapped one
+                    moved = moved.args[0]
+                owner = self.key(moved)
                 return state if owner is None else self._method_call(call, owner, func.attr, state)
         elif isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
@@ -882,6 +902,10 @@ def _moved(value: ast.AST) -> ast.AST:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
         value = value.func.value
     return value
+
+
+def _is_getattr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and bool(node.args)
 
 
 def _translate(callee_key: str, mapping: dict[str, str | None]) -> str | None:
