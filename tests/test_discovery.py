@@ -5,9 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from mllint.cli import main
 from mllint.config import Resolver, parse_table
 from mllint.discovery import discover
 
@@ -247,9 +245,3 @@ def test_symlinked_file_is_linted(project):
     os.symlink(project / "real" / "a.py", project / "link.py")
     assert files() == ["link.py", "real/a.py"]
 
-
-def test_missing_path_is_reported_as_ml001_through_the_cli(project):
-    write(project, "a.py")
-    result = CliRunner().invoke(main, ["--no-cache", "-q", "missing.py", "a.py"])
-    assert result.exit_code == 1
-    assert result.stdout == "missing.py:1:1: ML001 cannot read file: No such file or directory\n"
