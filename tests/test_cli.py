@@ -816,3 +816,10 @@ def test_installed_command_piped_into_head(tmp_path):
     )
     assert result.stdout == ml301("pkg/m00.py", line=1) + "\n"
     assert result.stderr == ""
+
+
+def test_symlinked_directory_named_on_the_command_line_is_linted(project):
+    write(project, {"real/train.py": BUGGY})
+    os.symlink(project / "real", project / "link", target_is_directory=True)
+    result = mllint("-q", "link")
+    assert (result.exit_code, result.stdout) == (1, ml301("link/train.py") + "\n")
