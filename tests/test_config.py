@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mllint.config import ConfigError, Resolver
+from mllint.config import SCHEMA, ConfigError, Resolver
 from mllint.findings import Severity
 from mllint.registry import all_rules
 from mllint.runner import Job, check_path
@@ -323,3 +323,12 @@ def test_show_settings_describes_every_key(tmp_path):
         "fail-on = info",
         "severity = {ML301 = warning}",
     ]
+
+
+def test_the_readme_example_is_a_valid_configuration_setting_every_key(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    [example] = [block for block in readme.split("```toml\n")[1:] if block.startswith("[tool.mllint]")]
+    write(tmp_path / "pyproject.toml", example.split("```")[0])
+    found = settings(tmp_path / "a.py")
+    assert (found.unfixable, found.fail_on) == (("ML301",), Severity.WARNING)
+    assert {line.split(" =")[0] for line in example.split("```")[0].splitlines()[1:]} == set(SCHEMA) - {"extend"}
