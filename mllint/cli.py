@@ -55,7 +55,7 @@ def main() -> None:
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes, and report neither the findings left nor exit 1 for them.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
-@click.option("--unfixable", multiple=True, help="Codes or prefixes whose fixes are never applied nor offered.")
+@click.option("--unfixable", multiple=True, metavar="CODES", help="Codes or prefixes whose fixes are never applied nor offered.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if no finding remains.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")

@@ -495,6 +495,14 @@ def test_inline_config_with_an_unknown_key_is_a_usage_error(project):
     assert lines(result.stderr)[-1].startswith("Error: command line: unknown key `colour`; the keys are extend, ")
 
 
+def test_inline_config_cannot_extend_a_file(project):
+    result = mllint("--config", 'extend = "base.toml"', ".")
+    assert result.exit_code == 2
+    assert lines(result.stderr)[-1] == (
+        "Error: --config: `extend` names a file to inherit from: use `--config PATH` instead"
+    )
+
+
 def test_inline_config_that_is_not_toml_is_a_usage_error(project):
     result = mllint("--config", "select = [", ".")
     assert result.exit_code == 2
