@@ -8,10 +8,10 @@ import fnmatch
 import functools
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 from mllint.engine import Selection
 from mllint.findings import Severity
@@ -128,11 +128,11 @@ def _toml_type(value: Any) -> str:
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        got = _toml_type(value) if not isinstance(value, list) else "an array holding " + next(
-            _toml_type(v) for v in value if not isinstance(v, str)
-        )
-        raise ConfigError(f"{where}: expected an array of strings, got {got}")
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected an array of strings, got {_toml_type(value)}")
+    wrong = [v for v in value if not isinstance(v, str)]
+    if wrong:
+        raise ConfigError(f"{where}: expected an array of strings, got an array holding {_toml_type(wrong[0])}")
     return tuple(value)
 
 
@@ -191,12 +191,12 @@ def _path(value: Any, where: str) -> str:
 
 @dataclass(frozen=True)
 class Key:
-    field: str  # the Settings field it sets
+    field: str | None  # the Settings field it sets
     read: Callable[[Any, str], Any]  # checks the TOML value's type and allowed values, and converts it
 
 
 SCHEMA = {
-    "extend": Key("", _path),  # read by load_file: the file whose settings this one overrides
+    "extend": Key(None, _path),  # read by load_file: the file whose settings this one overrides
     "select": Key("select", _selectors),
     "extend-select": Key("extend_select", _selectors),
     "ignore": Key("ignore", _selectors),
@@ -221,7 +221,7 @@ def parse_table(table: dict[str, Any], where: str, key_prefix: str = "") -> dict
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             raise ConfigError(f"{where}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")
         read = SCHEMA[key].read(value, f"{where}: `{key_prefix}{key}`")
-        if SCHEMA[key].field:
+        if SCHEMA[key].field is not None:
             fields[SCHEMA[key].field] = read
     return fields
 
