@@ -275,7 +275,7 @@ def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, un
             lines.append(f"- {path}:")
             lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
     if fix_only:  # like Ruff: only what was fixed
-        lines += [f"Fixed {_count(len(fixed), 'error')}."] if fixed else []
+        lines += [f"Fixed {_count(len(fixed), 'error')}."] if fixed and not show_fixes else []
         return "".join(line + "\n" for line in lines)
     if fixed:
         lines.append(f"Found {_count(len(findings) + len(fixed), 'error')} ({len(fixed)} fixed, {len(findings)} remaining).")

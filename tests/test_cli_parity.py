@@ -51,6 +51,12 @@ def test_fix_only_fixes_reports_what_it_fixed_and_exits_0_with_findings_left(pro
     assert (project / "train.py").read_text() == FIXED + "x = 1  # noqa: ML999\n"
 
 
+def test_fix_only_with_show_fixes_lists_what_was_fixed_once(project):
+    write(project, {"train.py": BUGGY_AND_UNFIXABLE})
+    result = mllint("--fix-only", "--show-fixes", "train.py")
+    assert result.stdout == "Fixed 1 error:\n- train.py:\n    1 × ML301 (method-not-called)\n"
+
+
 def test_fix_only_with_nothing_to_fix_prints_nothing(project):
     write(project, {"train.py": "x = 1  # noqa: ML999\n"})
     result = mllint("--fix-only", "train.py")
