@@ -84,7 +84,7 @@ class ModeLayers:
         """`Net()`, `nn.Sequential(...)`, `build_model()`: a module class of this file, the project or
         `torch.nn`, or a factory function of another project module."""
         func = call.func
-        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
+        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")).lstrip("_")[:1].isupper():
             return self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
             return True

@@ -531,12 +531,7 @@ class _Flow:
         return aliases
 
     def _own_nodes(self):
-        stack = list(self.scope.body) if isinstance(self.scope.body, list) else []
-        while stack:
-            node = stack.pop()
-            yield node
-            if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                stack += ast.iter_child_nodes(node)
+        return _own_nodes_of(self.scope)
 
     def key(self, expr: ast.AST) -> str | None:
         key = receiver_key(expr)
@@ -604,7 +599,10 @@ class _Flow:
             else:
                 facts = frozenset({Fact(Mode.UNKNOWN, node.value)})
             for target in targets:
-                state = self._bind(target, facts, state)
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    state = self._bind_items(target, node.value, state)
+                else:
+                    state = self._bind(target, facts, state)
             return state
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
@@ -653,6 +651,40 @@ class _Flow:
                 state = self._bind(element, frozenset({Fact(Mode.UNKNOWN)}), state)
             return state
         return self._set(state, key, facts)
+
+    def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
+        """`benchmark, model = make_parts()`: each name gets the mode of what the function of the file
+        returns at its position (a construction trains, `Net().eval()` evaluates; anything else: unknown)."""
+        returns = self._returned_tuples(value, len(target.elts))
+        for i, element in enumerate(target.elts):
+            facts = frozenset({Fact(Mode.UNKNOWN)})
+            if returns:
+                items = [r.elts[i] for r in returns]
+                facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else facts for v in items))
+            state = self._bind(element, facts, state)
+        return state
+
+    def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
+        """The `return a, b` statements of the function of the file that `value` calls, when every return
+        of it is a tuple of `size` items."""
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return None
+        name = value.func.id
+        local = [n for n in self._own_nodes() if isinstance(n, FUNCTIONS) and n.name == name]
+        if local:
+            function = local[0] if len(local) == 1 else None
+        else:
+            function = None if self._shadowed(value.func) else self.modes.functions.get(name)
+        if function is None:
+            return None
+        returns = [n for n in _own_nodes_of(function) if isinstance(n, ast.Return)]
+        if returns and all(
+            isinstance(r.value, ast.Tuple) and len(r.value.elts) == size
+            and not any(isinstance(e, ast.Starred) for e in r.value.elts)
+            for r in returns
+        ):  # fmt: skip
+            return [r.value for r in returns]
+        return None
 
     @staticmethod
     def _set(state: State, key: str, facts: frozenset) -> State:
@@ -927,6 +959,17 @@ def name_says_evaluation(name: str) -> bool:
     if words[0] == "test" and len(words) > 1:
         return False
     return any(word in EVALUATION_WORDS for word in words)
+
+
+def _own_nodes_of(scope: ast.AST):
+    """The nodes of a function's (or module's) body, not inside its nested functions or classes (their
+    definitions themselves included)."""
+    stack = list(scope.body) if isinstance(scope.body, list) else []
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            stack += ast.iter_child_nodes(node)
 
 
 def _own_calls(body: ast.AST):
