@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.dims import Sym, is_known
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import call_argument, callee_name
 from mllint.analysis.shapes import Shapes
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
@@ -24,10 +24,6 @@ BROADCASTING_LOSSES = {
 }
 CONVERSIONS = {"float", "double", "long", "int", "half", "to", "type_as", "contiguous"}
 SCALAR_METHODS = {"item", "tolist"}
-
-
-def _callee_name(func: ast.AST) -> str | None:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _unconverted(node: ast.AST) -> ast.AST:
@@ -101,7 +97,7 @@ class SqueezeWithoutDim(Rule):
             return
         loss = self._loss_reached(node)
         if loss is not None and (self._loss_name(loss) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss)):
-            return  # `loss(logits.squeeze(), labels.squeeze())`: a batch of one gives two scalars, still aligned
+            return  # for a batch of one: the same values broadcast, or two aligned scalars
         if loss is None and not self._in_forward(node):
             return
         shape = self.ctx.analysis(Shapes).shape(receiver)
@@ -121,7 +117,7 @@ class SqueezeWithoutDim(Rule):
 
     def _squeezed(self, call: ast.AST) -> ast.AST | None:
         """The tensor a dim-less squeeze is applied to."""
-        if not isinstance(call, ast.Call) or _callee_name(call.func) != "squeeze":
+        if callee_name(call) != "squeeze":
             return None
         if self.ctx.qualified_name(call.func) == "torch.squeeze":
             return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None

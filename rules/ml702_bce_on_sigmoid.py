@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.losses import BCE, loss_input
+from mllint.analysis.names import callee_name
 from mllint.analysis.values import MAX_DEPTH, Kind, ValueKinds
 from mllint.rule import Rule
 
@@ -73,11 +74,11 @@ class BceOnSigmoid(Rule):
             return True
         parent = self.ctx.scopes.parent(value)
         while isinstance(parent, (ast.expr, ast.keyword)):
-            if isinstance(parent, (ast.Compare, ast.JoinedStr)) or _is_named_call(parent, COMPARISONS):
+            if isinstance(parent, (ast.Compare, ast.JoinedStr)) or callee_name(parent) in COMPARISONS:
                 return False
             if isinstance(parent, ast.Attribute) and parent.attr in SCALAR_METHODS:
                 return False
-            if isinstance(parent, (ast.Lambda, ast.NamedExpr)) or _is_named_call(parent, {"backward", *STORES}):
+            if isinstance(parent, (ast.Lambda, ast.NamedExpr)) or callee_name(parent) in {"backward", *STORES}:
                 return True
             parent = self.ctx.scopes.parent(parent)
         if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
@@ -100,11 +101,3 @@ class BceOnSigmoid(Rule):
         ]  # fmt: skip
         return not uses or any(self._may_train(use, depth + 1) for use in uses)
 
-
-def _is_named_call(node: ast.AST, names: set[str]) -> bool:
-    """`print(...)`, `torch.allclose(...)`, `losses.append(...)`: a call of a function or method so named."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name in names

@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.names import callee_name
 from mllint.rule import Rule
 
 STD_FUNCTIONS = {"torch.std"}
@@ -66,7 +67,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     def _guarded(self, division: ast.AST) -> bool:
         """Inside `nan_to_num(...)`, or in a function that compares a std with something."""
         for ancestor in self.ctx.scopes.ancestors(division):
-            if isinstance(ancestor, ast.Call) and _called_name(ancestor) == "nan_to_num":
+            if callee_name(ancestor) == "nan_to_num":
                 return True
             if isinstance(ancestor, ast.stmt):
                 break
@@ -93,7 +94,3 @@ class DivisionByStdWithoutEpsilon(Rule):
         # `x.std()` on a tensor, not `np.std`-like module functions (their receiver resolves to an import).
         return method and self.ctx.qualified_name(node.func) is None
 
-
-def _called_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None

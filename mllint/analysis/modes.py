@@ -655,13 +655,12 @@ class _Flow:
     def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
         """`benchmark, model = make_parts()`: each name gets the mode of what the function of the file
         returns at its position (a construction trains, `Net().eval()` evaluates; anything else: unknown)."""
-        returns = self._returned_tuples(value, len(target.elts))
+        returns = self._returned_tuples(value, len(target.elts)) or []
+        unknown = frozenset({Fact(Mode.UNKNOWN)})
         for i, element in enumerate(target.elts):
-            facts = frozenset({Fact(Mode.UNKNOWN)})
-            if returns:
-                items = [r.elts[i] for r in returns]
-                facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else facts for v in items))
-            state = self._bind(element, facts, state)
+            items = [r.elts[i] for r in returns]
+            facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else unknown for v in items))
+            state = self._bind(element, facts or unknown, state)
         return state
 
     def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
