@@ -311,3 +311,13 @@ def test_a_model_unpacked_from_a_helper_returning_a_tuple(lint):
     assert positions(lint(source, "ML303")) == [("ML303", 18, 24)]
     plain = source.replace("nn.Dropout(0.5)", "nn.ReLU()")  # the helper builds a model whose mode changes nothing
     assert lint(plain, "ML303") == []
+
+
+def test_an_abstract_base_adds_no_layer(lint):
+    source = NET.replace("class Net(nn.Module):", "from abc import ABC\nclass Net(nn.Module, ABC):") + (
+        "def fit(loader, opt):\n"
+        "    model = Net()\n"
+        "    for epoch in range(3):\n" + TRAIN_EPOCH + "        model.eval()\n"
+    )
+    assert positions(lint(source, "ML303")) == [("ML303", 16, 24)]
+    assert lint(source.replace("nn.Dropout(0.5)", "nn.ReLU()"), "ML303") == []

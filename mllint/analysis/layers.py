@@ -8,7 +8,9 @@
 Both know `torch.nn` classes, the nn.Module classes of the same file and, through the project's module
 summaries (`ProjectView`), those of other modules of the linted project: a class summary holds its
 `ClassLayers`, what its own file says (`ModeLayers.of_summarized_class`), with the classes it takes from
-other modules left to resolve when a lint asks. Classes from anywhere else are unknown.
+other modules left to resolve when a lint asks; a base class of the project that is no nn.Module (a mixin)
+counts with what its own body builds, and `abc.ABC`-like bases hold nothing. Classes from anywhere else
+are unknown.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+# Bases that hold no layer: a module deriving from them is what its own body makes it.
+PLAIN_BASES = {"abc.ABC", "typing.Generic", "typing.Protocol"}
 # Layers with a dropout argument that is off by default.
 OPTIONAL_DROPOUT = {"RNN", "LSTM", "GRU", "MultiheadAttention"}
 FUNCTIONAL_DROPOUT = {
@@ -148,8 +152,11 @@ class ModeLayers:
             name = canonical_class(self.ctx.qualified_name(base))
             if isinstance(base, ast.Name) and base.id in self.by_name:
                 found.append(self.of_class(self.by_name[base.id], seen))
+            elif name in PLAIN_BASES:
+                continue
             elif name is not None and not name.startswith("torch."):
-                found.append(self._imported(name))  # a class of another module of the project, or unknown
+                # A class of another module of the project (a mixin like `BaseModel(ABC)` too), or unknown.
+                found.append(self._imported(name) if self._summarizing else self._imported_class(name, base=True))
             elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
         for node in self.ctx.index.within(cls, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign):
@@ -185,12 +192,15 @@ class ModeLayers:
             return layer
         return None if any(f is None for f in found) else NO_LAYER
 
-    def _imported_class(self, name: str, depth: int = 0) -> Layer | None:
-        """A module class of the project by qualified name: its layer, NO_LAYER, or None when it is not
-        known to be an nn.Module (or is too deep to follow)."""
+    def _imported_class(self, name: str, depth: int = 0, base: bool = False) -> Layer | None:
+        """A module class of the project by qualified name (or, as a `base` of one, any class of the
+        project): its layer, NO_LAYER, or None when it is not known to be an nn.Module (or is too deep
+        to follow)."""
+        if name in PLAIN_BASES:
+            return NO_LAYER
         view = self.ctx.analysis(ProjectView)
         found = view.class_summary(name)
-        if found is None or depth > MAX_DEPTH or not view.is_module_class(name):
+        if found is None or depth > MAX_DEPTH or not (base or view.is_module_class(name)):
             return None
         module, summary = found
         layers = summary.mode_layers
