@@ -9,8 +9,8 @@ Both know `torch.nn` classes, the nn.Module classes of the same file and, throug
 summaries (`ProjectView`), those of other modules of the linted project: a class summary holds its
 `ClassLayers`, what its own file says (`ModeLayers.of_summarized_class`), with the classes it takes from
 other modules left to resolve when a lint asks; a base class of the project that is no nn.Module (a mixin)
-counts with what its own body builds, and `abc.ABC`-like bases hold nothing. Classes from anywhere else
-are unknown.
+counts with what its own body builds, and `abc.ABC`-like bases hold nothing. `nn.Sequential(*layers)`
+holds what the function put in its local list `layers`. Classes from anywhere else are unknown.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+# Methods that put modules in a list or container (`layers.append(nn.ReLU())`).
+LISTING_METHODS = {"append", "extend", "insert", "add_module"}
 # Bases that hold no layer: a module deriving from them is what its own body makes it.
 PLAIN_BASES = {"abc.ABC", "typing.Generic", "typing.Protocol"}
 # Layers with a dropout argument that is off by default.
@@ -173,8 +175,44 @@ class ModeLayers:
 
     def _elements(self, container: ast.Call) -> list[Layer | None]:
         values = [*container.args, *(k.value for k in container.keywords)]
+        listed = [self._listed(v.value, container) for v in values if isinstance(v, ast.Starred)]
+        values = [v for v in values if not isinstance(v, ast.Starred)] + [v for found in listed if found for v in found]
         calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call) and self._builds_a_class(n)]
-        return [self.of_constructor(c) for c in calls] + [None for v in values if isinstance(v, ast.Starred)]
+        return [self.of_constructor(c) for c in calls] + [None for found in listed if found is None]
+
+    def _listed(self, name: ast.AST, container: ast.Call) -> list[ast.AST] | None:
+        """`nn.Sequential(*layers)`: what the function put in its local `layers` (assigned a list or a
+        container, then `append`, `extend`, `insert`, `add_module`, `+=`), or `*(a, b)` itself; None when
+        anything else may put something there."""
+        if isinstance(name, (ast.List, ast.Tuple)):
+            return [name]
+        function = self.ctx.scopes.enclosing_function(container)
+        if not isinstance(name, ast.Name) or function is None:
+            return None
+        values: list[ast.AST] = []
+        for node in self.ctx.index.within(function, ast.Name):
+            parent = self.ctx.scopes.parent(node)
+            if node.id != name.id or node is name:
+                continue
+            if isinstance(node.ctx, ast.Store):
+                assigned = parent.value if isinstance(parent, (ast.Assign, ast.AugAssign)) and node in assignment_targets(parent) else None
+                if not (isinstance(parent, ast.AugAssign) or self._is_listing(assigned)):
+                    return None
+                values.append(assigned)
+            elif isinstance(parent, ast.Attribute):
+                call = self.ctx.scopes.parent(parent)
+                if parent.attr in LISTING_METHODS and isinstance(call, ast.Call) and call.func is parent:
+                    values += call.args
+            elif isinstance(parent, (ast.Call, ast.keyword)) or not isinstance(node.ctx, ast.Load):
+                return None  # handed to a function that may add to it, or deleted
+        return values or None
+
+    def _is_listing(self, value: ast.AST | None) -> bool:
+        """`[...]`, `(...)`, `[Block(d) for d in dims]`, `list()`, `nn.Sequential(...)`"""
+        if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
+            return True
+        name = canonical_class(self.ctx.qualified_name(value.func)) if isinstance(value, ast.Call) else None
+        return name in CONTAINERS or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list")
 
     def _builds_a_class(self, call: ast.Call) -> bool:
         """`Net(...)`, `nn.Linear(...)`, `timm.models.Block(...)`: a capitalised callee that is a module

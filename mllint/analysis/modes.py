@@ -653,9 +653,11 @@ class _Flow:
         return self._set(state, key, facts)
 
     def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
-        """`benchmark, model = make_parts()`: each name gets the mode of what the function of the file
-        returns at its position (a construction trains, `Net().eval()` evaluates; anything else: unknown)."""
-        returns = self._returned_tuples(value, len(target.elts)) or []
+        """`student, teacher = Net(), Net().eval()`, `benchmark, model = make_parts()`: each name gets the
+        mode of what is at its position, or of what the function of the file returns there (a
+        construction trains, `Net().eval()` evaluates; anything else: unknown)."""
+        size = len(target.elts)
+        returns = [value] if _is_items(value, size) else self._returned_tuples(value, size) or []
         unknown = frozenset({Fact(Mode.UNKNOWN)})
         for i, element in enumerate(target.elts):
             items = [r.elts[i] for r in returns]
@@ -677,11 +679,7 @@ class _Flow:
         if function is None:
             return None
         returns = [n for n in _own_nodes_of(function) if isinstance(n, ast.Return)]
-        if returns and all(
-            isinstance(r.value, ast.Tuple) and len(r.value.elts) == size
-            and not any(isinstance(e, ast.Starred) for e in r.value.elts)
-            for r in returns
-        ):  # fmt: skip
+        if returns and all(_is_items(r.value, size) for r in returns):
             return [r.value for r in returns]
         return None
 
@@ -933,6 +931,14 @@ def _moved(value: ast.AST) -> ast.AST:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
         value = value.func.value
     return value
+
+
+def _is_items(value: ast.AST | None, size: int) -> bool:
+    """`(a, b)` with `size` items, none starred."""
+    return (
+        isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == size
+        and not any(isinstance(e, ast.Starred) for e in value.elts)
+    )  # fmt: skip
 
 
 def _is_getattr(node: ast.AST) -> bool:
