@@ -18,6 +18,7 @@ import builtins
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
@@ -665,13 +666,21 @@ class _Flow:
             state = self._bind(element, facts or unknown, state)
         return state
 
+    @cached_property
+    def _local_functions(self) -> dict[str, list[ast.AST]]:
+        found: dict[str, list[ast.AST]] = {}
+        for node in self._own_nodes():
+            if isinstance(node, FUNCTIONS):
+                found.setdefault(node.name, []).append(node)
+        return found
+
     def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
         """The `return a, b` statements of the function of the file that `value` calls, when every return
         of it is a tuple of `size` items."""
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return None
         name = value.func.id
-        local = [n for n in self._own_nodes() if isinstance(n, FUNCTIONS) and n.name == name]
+        local = self._local_functions.get(name, [])
         if local:
             function = local[0] if len(local) == 1 else None
         else:
