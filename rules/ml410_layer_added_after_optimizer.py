@@ -61,14 +61,13 @@ class LayerAddedAfterOptimizer(Rule):
         statements = [s for s in self.ctx.index.within(scope, ast.Assign, ast.Expr) if _after(s, node)]
         if any(_adds_parameter_group(self.ctx, s, holder) for s in statements):
             return  # the optimizer is told about new parameters
-        for statement in statements:
-            if _assigns(self.ctx, statement, holder):
-                return  # the optimizer is rebuilt
+        rebuilt = next((s for s in statements if _assigns(self.ctx, s, holder)), None)
+        for statement in statements[: statements.index(rebuilt) if rebuilt else len(statements)]:
             if not isinstance(statement, ast.Assign) or not adds_layer(self.ctx, statement.value):
                 continue
             for target in statement.targets:
                 model = next((m for m in models if self.ctx.text(target).startswith(m + ".")), None)
-                if model is not None and _used_after(self.ctx, scope, holder, statement):
+                if model is not None and _used_after(self.ctx, scope, holder, statement, rebuilt):
                     self.report(target, self.message.format(
                         layer=self.ctx.text(target), optimizer=holder, model=model, line=node.lineno
                     ))  # fmt: skip
@@ -98,11 +97,13 @@ def _adds_parameter_group(ctx, statement: ast.AST, holder: str) -> bool:
     )  # fmt: skip
 
 
-def _used_after(ctx, scope: ast.AST, holder: str, statement: ast.AST) -> bool:
-    """Is the optimizer read after `statement` (stepped, handed on)? One kept in `self.` is, later."""
+def _used_after(ctx, scope: ast.AST, holder: str, statement: ast.AST, rebuilt: ast.AST | None) -> bool:
+    """Is the optimizer read after `statement` (stepped, handed on) and before it is rebuilt? One kept
+    in `self.` is, later."""
     if "." in holder:
-        return True
+        return rebuilt is None
     return any(
         name.id == holder and isinstance(name.ctx, ast.Load) and _after(name, statement)
+        and (rebuilt is None or _after(rebuilt, name))
         for name in ctx.index.within(scope, ast.Name)
     )  # fmt: skip

@@ -91,9 +91,7 @@ class StatisticsBeforeSplit(Rule):
     def _fitted_data(self, call: ast.Call) -> str | None:
         """The data a transformer is fitted on, or a statistic is computed of, when it then transforms it."""
         func = call.func
-        if not call.args:
-            return None
-        if isinstance(func, ast.Attribute) and func.attr in FITTING_METHODS:
+        if isinstance(func, ast.Attribute) and func.attr in FITTING_METHODS and call.args:
             constructed = self.ctx.analysis(ValueKinds).constructed_class(func.value)
             constructor = func.value if isinstance(func.value, ast.Call) else None
             name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)

@@ -109,10 +109,10 @@ class _Objectives:
     def _name(self, name: ast.Name, depth: int) -> Objective | None:
         values = self.values.reaching_values(name)
         if values is not None and len(values) == 1:
-            return self.of(values[0], depth + 1)
-        if values is None and LOG_LIKELIHOOD_NAME.match(name.id):
-            return Objective(LOG_LIKELIHOOD, 1, name)
-        return None
+            found = self.of(values[0], depth + 1)
+            if found is not None or not LOG_LIKELIHOOD_NAME.match(name.id):
+                return found
+        return Objective(LOG_LIKELIHOOD, 1, name) if LOG_LIKELIHOOD_NAME.match(name.id) else None
 
     def _call(self, call: ast.Call, depth: int) -> Objective | None:
         func = call.func
