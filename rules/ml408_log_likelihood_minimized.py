@@ -26,11 +26,10 @@ class LogLikelihoodMinimized(Rule):
     ```python
     import torch
 
-    model = torch.nn.Linear(4, 2)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     inputs, targets = torch.randn(8, 4), torch.randn(8)
-    mean, log_std = model(inputs).unbind(1)
-    dist = torch.distributions.Normal(mean, log_std.exp())
+    dist = torch.distributions.Normal(model(inputs).squeeze(1), 1.0)
     loss = dist.log_prob(targets).mean()
     optimizer.zero_grad()
     loss.backward()
@@ -41,11 +40,10 @@ class LogLikelihoodMinimized(Rule):
     ```python
     import torch
 
-    model = torch.nn.Linear(4, 2)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     inputs, targets = torch.randn(8, 4), torch.randn(8)
-    mean, log_std = model(inputs).unbind(1)
-    dist = torch.distributions.Normal(mean, log_std.exp())
+    dist = torch.distributions.Normal(model(inputs).squeeze(1), 1.0)
     loss = -dist.log_prob(targets).mean()
     optimizer.zero_grad()
     loss.backward()

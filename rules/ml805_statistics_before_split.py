@@ -103,7 +103,7 @@ class StatisticsBeforeSplit(Rule):
         if not isinstance(statement, ast.Assign):
             return None
         statistics = [c for c in self._statistic_calls(statement.value) if self._statistic_of(c) == data]
-        if min(statistics, key=lambda c: (c.lineno, c.col_offset)) is not call:
+        if call not in statistics or min(statistics, key=lambda c: (c.lineno, c.col_offset)) is not call:
             return None  # one finding per statement, at its first statistic
         if _reads(statement.value, data, outside=statistics):
             return data  # the statement transforms the data: `X = (X - X.mean(0)) / X.std(0)`
