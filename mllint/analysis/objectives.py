@@ -4,7 +4,9 @@
 value-keeping methods (`.gather`, `.squeeze`...), indexing and scalings (`* weights`, `/ n`, `* -1`) down
 to one term: a log-likelihood (`dist.log_prob(y)`, `log_softmax` output, `F.logsigmoid`) or a standard
 torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A loss made of several terms (`task - lam * adv`,
-`alpha * log_pi - q`), or of anything else, has no objective: unknown stays unknown.
+`alpha * log_pi - q`), or of anything else, has no objective: unknown stays unknown. The one exception
+is the policy-gradient term of an actor-critic loss (`policy_loss + c * value_loss - beta * entropy`): a
+log-likelihood weighted by advantages, returns or rewards is the objective of the sum it is a term of.
 
 `steps_after` tells whether an optimizer step uses the gradients of a backward pass: one comes after it
 in the same function, with no gradient clear in between and no input gradient read in between (an attack
@@ -46,6 +48,8 @@ STANDARD_LOSSES = frozenset({
 })  # fmt: skip
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
+# A factor that makes a log-likelihood a policy-gradient term.
+ADVANTAGE_TEXT = re.compile(r"adv|return|reward", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Objective:
     kind: str  # LOG_LIKELIHOOD or STANDARD_LOSS
     sign: int  # +1: minimizing the loss minimizes the term; -1: it maximizes it
     term: ast.AST  # the log-likelihood or loss expression
+    policy_gradient: bool = False  # a log-likelihood weighted by advantages, returns or rewards
 
 
 def objective(ctx, loss: ast.AST) -> Objective | None:
@@ -74,6 +79,8 @@ class _Objectives:
             return self._scaled(expr.left, expr.right, depth) or self._scaled(expr.right, expr.left, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             return self._scaled(expr.left, expr.right, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self._policy_gradient_term(expr, depth)
         if isinstance(expr, ast.Subscript):
             return self._log_likelihood_only(self.of(expr.value, depth + 1))
         if isinstance(expr, ast.Name):
@@ -89,7 +96,24 @@ class _Objectives:
         if inner.kind == LOG_LIKELIHOOD and PROBABILITY_TEXT.search(self.ctx.text(factor)):
             return None
         sign = self._sign(factor, depth + 1)
-        return _signed(inner, sign) if sign else None
+        if not sign:
+            return None
+        advantage = inner.kind == LOG_LIKELIHOOD and bool(ADVANTAGE_TEXT.search(self.ctx.text(factor)))
+        return Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient or advantage)
+
+    def _policy_gradient_term(self, total: ast.BinOp, depth: int) -> Objective | None:
+        """The one policy-gradient term of a sum, with the sign the sum gives it."""
+        terms = []
+        pending = [(total, 1)]
+        while pending:
+            expr, sign = pending.pop()
+            if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+                pending += [(expr.left, sign), (expr.right, -sign if isinstance(expr.op, ast.Sub) else sign)]
+            else:
+                found = self.of(expr, depth + 1)
+                if found is not None and found.policy_gradient:
+                    terms.append(_signed(found, sign))
+        return terms[0] if len(terms) == 1 else None
 
     def _sign(self, factor: ast.AST, depth: int) -> int:
         """-1 for a factor written negative (`-adv`, `-1`, a name assigned one), 0 for zero, else +1:
@@ -142,7 +166,7 @@ class _Objectives:
 
 
 def _signed(inner: Objective | None, sign: int) -> Objective | None:
-    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term)
+    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient)
 
 
 def steps_after(ctx, backward: ast.Call) -> bool:
