@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.gradients import backward_loss
-from mllint.analysis.objectives import LOG_LIKELIHOOD, objective, steps_after
+from mllint.analysis.objectives import LOG_LIKELIHOOD, objective, place, steps_after
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -12,8 +12,8 @@ class LogLikelihoodMinimized(Rule):
     Reports `backward()` on a loss that is a log-likelihood with a plus sign, followed by an optimizer
     step: `dist.log_prob(y).mean()`, `F.log_softmax(out, 1).gather(1, y).mean()`, the policy-gradient
     term `(log_prob * advantage).mean()` (also as the policy term of an actor-critic sum such as
-    `policy_loss + c * value_loss - beta * entropy`), followed through local assignments, reductions and
-    scalings. A negated log-likelihood (`-log_prob.mean()`, `F.nll_loss`), a log-likelihood among other
+    `policy_loss + c * value_loss - beta * entropy`), followed through local assignments, `loss /= k`,
+    reductions, scalings and the return values of the project's functions. A negated log-likelihood (`-log_prob.mean()`, `F.nll_loss`), a log-likelihood among other
     terms that is no policy-gradient term (`alpha * log_pi - q` in SAC), a log-likelihood weighted by
     probabilities (an entropy), an optimizer built with `maximize=True`, and a backward whose gradients
     are cleared or read (`x.grad`) before the step are not reported.
@@ -69,8 +69,7 @@ class LogLikelihoodMinimized(Rule):
         found = objective(self.ctx, loss)
         if found is None or found.kind != LOG_LIKELIHOOD or found.sign < 0 or not steps_after(self.ctx, node):
             return
-        where = "" if found.term.lineno == node.lineno else f" (`{_short(self.ctx.text(found.term))}`, line {found.term.lineno})"
-        self.report(node, self.message.format(loss=_short(self.ctx.text(loss)), where=where))
+        self.report(node, self.message.format(loss=_short(self.ctx.text(loss)), where=place(found, node)))
 
 
 def _short(text: str, limit: int = 50) -> str:

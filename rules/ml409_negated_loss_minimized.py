@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.gradients import backward_loss
-from mllint.analysis.objectives import STANDARD_LOSS, objective, steps_after
+from mllint.analysis.objectives import STANDARD_LOSS, objective, place, steps_after
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -11,7 +11,8 @@ class NegatedLossMinimized(Rule):
     ## What it does
     Reports `backward()` on a standard torch loss negated as a whole (`-criterion(out, y)`,
     `-F.mse_loss(pred, y)`, `F.cross_entropy(...) * -1`), followed by an optimizer step, through local
-    assignments, reductions and scalings. A negated loss that is one term of a sum (`task_loss - lam *
+    assignments, `loss /= k`, reductions, scalings and the return values of the project's functions
+    (`loss = self.compute_loss(batch)`). A negated loss that is one term of a sum (`task_loss - lam *
     domain_loss`, an adversarial term), an attack that reads the input's gradient (`x.grad.sign()`) or
     clears the gradients before any step, WGAN losses (`-critic(fake).mean()`: no standard loss) and an
     optimizer built with `maximize=True` are not reported.
@@ -54,7 +55,7 @@ class NegatedLossMinimized(Rule):
 
     code = "ML409"
     name = "negated-loss-minimized"
-    message = "`{loss}` is {term} negated{where}, then minimized: training climbs the loss; drop the minus sign"
+    message = "`{loss}` is a negated standard loss{where}, then minimized: training climbs the loss; drop the minus sign"
     severity = Severity.ERROR
     requires_any_text = ("backward(",)
 
@@ -65,9 +66,7 @@ class NegatedLossMinimized(Rule):
         found = objective(self.ctx, loss)
         if found is None or found.kind != STANDARD_LOSS or found.sign > 0 or not steps_after(self.ctx, node):
             return
-        term = f"`{_short(self.ctx.text(found.term.func))}`"
-        where = "" if found.term.lineno == node.lineno else f" (line {found.term.lineno})"
-        self.report(node, self.message.format(loss=_short(self.ctx.text(loss)), term=term, where=where))
+        self.report(node, self.message.format(loss=_short(self.ctx.text(loss)), where=place(found, node)))
 
 
 def _short(text: str, limit: int = 50) -> str:

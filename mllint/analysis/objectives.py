@@ -1,6 +1,7 @@
 """The objective of a backward pass: what the whole backpropagated loss is, and with which sign.
 
-`objective` follows the loss through single local assignments, reductions (`.mean()`, `torch.sum`),
+`objective` follows the loss through single local assignments (and `loss /= k`), the return values of
+the project's functions it calls (`loss = self.compute_loss(batch)`), reductions (`.mean()`, `torch.sum`),
 value-keeping methods (`.gather`, `.squeeze`...), indexing and scalings (`* weights`, `/ n`, `* -1`) down
 to one term: a log-likelihood (`dist.log_prob(y)`, `log_softmax` output, `F.logsigmoid`) or a standard
 torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A loss made of several terms (`task - lam * adv`,
@@ -18,7 +19,9 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.calls import CallResolver
 from mllint.analysis.loops import LR_SCHEDULER_MODULE, OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
+from mllint.analysis.project import ProjectView
 from mllint.analysis.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
 
 MAX_DEPTH = 12  # assignments and operations followed from the backpropagated loss
@@ -46,6 +49,8 @@ STANDARD_LOSSES = frozenset({
         "MultiLabelSoftMarginLoss", "SoftMarginLoss",
     )),
 })  # fmt: skip
+# A loss object whose origin is not known (a parameter, a config) but whose name says what it is.
+LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
 # A factor that makes a log-likelihood a policy-gradient term.
@@ -58,6 +63,7 @@ class Objective:
     sign: int  # +1: minimizing the loss minimizes the term; -1: it maximizes it
     term: ast.AST  # the log-likelihood or loss expression
     policy_gradient: bool = False  # a log-likelihood weighted by advantages, returns or rewards
+    via: str | None = None  # the function whose return value the term is, when it is not in the loss's function
 
 
 def objective(ctx, loss: ast.AST) -> Objective | None:
@@ -68,6 +74,7 @@ class _Objectives:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
+        self.calls = CallResolver(ctx, ctx.analysis(ProjectView) if ctx.project is not None else None)
 
     def of(self, expr: ast.AST, depth: int) -> Objective | None:
         if depth > MAX_DEPTH:
@@ -99,7 +106,7 @@ class _Objectives:
         if not sign:
             return None
         advantage = inner.kind == LOG_LIKELIHOOD and bool(ADVANTAGE_TEXT.search(self.ctx.text(factor)))
-        return Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient or advantage)
+        return Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient or advantage, inner.via)
 
     def _policy_gradient_term(self, total: ast.BinOp, depth: int) -> Objective | None:
         """The one policy-gradient term of a sum, with the sign the sum gives it."""
@@ -131,6 +138,10 @@ class _Objectives:
         return 1
 
     def _name(self, name: ast.Name, depth: int) -> Objective | None:
+        definitions = self.values.reaching_definitions(name)
+        scaling = self.ctx.scopes.parent(definitions[0].node) if len(definitions) == 1 else None
+        if isinstance(scaling, ast.AugAssign) and isinstance(scaling.op, (ast.Div, ast.Mult)):
+            return self._scaled(scaling.target, scaling.value, depth)  # `loss /= accumulation_steps`
         values = self.values.reaching_values(name)
         if values is not None and len(values) == 1:
             found = self.of(values[0], depth + 1)
@@ -157,7 +168,30 @@ class _Objectives:
         origin = self.values.origin(call)
         if origin is not None and origin.kind is Kind.LOG_PROBABILITIES:
             return Objective(LOG_LIKELIHOOD, 1, call)
-        return None
+        callee = self.calls.resolve(call)
+        if callee is not None:
+            return self._returned(callee, depth)
+        return Objective(STANDARD_LOSS, 1, call) if self._named_loss(func) else None
+
+    def _named_loss(self, func: ast.AST) -> bool:
+        """`criterion(out, y)`, `self.loss_fn(out, y)` where nothing says what the object is."""
+        last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if not LOSS_NAME.match(last) or self.ctx.qualified_name(func) is not None:
+            return False
+        return self.values.constructor(func) is None
+
+    def _returned(self, callee, depth: int) -> Objective | None:
+        """The objective every `return` of a called project function agrees on."""
+        inner = self if callee.ctx is self.ctx else _Objectives(callee.ctx)
+        returns = [
+            r.value for r in callee.ctx.index.within(callee.function, ast.Return)
+            if r.value is not None and callee.ctx.scopes.enclosing_function(r) is callee.function
+        ]  # fmt: skip
+        found = [inner.of(value, depth + 1) for value in returns]
+        if not found or any(f is None or (f.kind, f.sign) != (found[0].kind, found[0].sign) for f in found):
+            return None
+        first = found[0]
+        return Objective(first.kind, first.sign, first.term, first.policy_gradient, first.via or callee.function.name)
 
     @staticmethod
     def _log_likelihood_only(inner: Objective | None) -> Objective | None:
@@ -165,8 +199,23 @@ class _Objectives:
         return inner if inner is not None and inner.kind == LOG_LIKELIHOOD else None
 
 
+def place(found: Objective, backward: ast.Call) -> str:
+    """What a message says about where the term is: "" on the backward's line, else its line or the
+    function that returns it."""
+    if found.via is not None:
+        return f" (`{_short(ast.unparse(found.term))}`, returned by `{found.via}`)"
+    if found.term.lineno == backward.lineno:
+        return ""
+    return f" (`{_short(ast.unparse(found.term))}`, line {found.term.lineno})"
+
+
+def _short(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _signed(inner: Objective | None, sign: int) -> Objective | None:
-    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient)
+    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient, inner.via)
 
 
 def steps_after(ctx, backward: ast.Call) -> bool:
