@@ -2,7 +2,8 @@
 
 `is_module` answers whether an expression holds an `nn.Module` (not a tensor): a torch.nn layer, a module
 class of the file or of the project, a model from a well-known factory, a `self.` attribute assigned one,
-or a loop variable over `model.modules()`/`children()`. `optimizer_over` reads which modules an optimizer
+a loop variable over `model.modules()`/`children()`, or, when nothing says what it holds, a name such as
+`model`, `self.backbone` or `text_encoder`. `optimizer_over` reads which modules an optimizer
 constructor takes all the parameters of (`Adam(model.parameters())`), and which it takes filtered
 (`filter(lambda p: p.requires_grad, model.parameters())`). `adds_layer` tells an assignment of a new layer
 with parameters to a module's attribute (`model.fc = nn.Linear(...)`).
@@ -10,6 +11,7 @@ with parameters to a module's attribute (`model.fc = nn.Linear(...)`).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
@@ -20,6 +22,8 @@ from mllint.analysis.values import ValueKinds, canonical_class
 OPTIMIZERS = "torch.optim."
 LR_SCHEDULERS = "torch.optim.lr_scheduler."
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
+# What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
+MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)
 SUBMODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
 # Calls that may make some parameters trainable again, or add some, when handed the model.
 # `param.require_grad = False`: names that are not the tensor flag.
@@ -70,7 +74,19 @@ def is_module(ctx, expr: ast.AST) -> bool:
     instance = _instance_class(ctx, expr)
     if instance is not None and ctx.analysis(ProjectView).is_module_class(instance):
         return True
-    return isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr)
+    if isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr):
+        return True
+    return constructor is None and instance is None and _named_like_a_module(ctx, expr)
+
+
+def _named_like_a_module(ctx, expr: ast.AST) -> bool:
+    """`model`, `self.backbone`, `net.text_encoder`: a parameter or attribute named like a module."""
+    name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else ""
+    if not MODULE_NAME.search(name) or ctx.qualified_name(expr) is not None:
+        return False
+    if isinstance(expr, ast.Name):  # only a name whose every binding is unknown (a parameter)
+        return all(d.value is None for d in ctx.analysis(ValueKinds).reaching_definitions(expr))
+    return True
 
 
 def _instance_class(ctx, expr: ast.AST) -> str | None:
