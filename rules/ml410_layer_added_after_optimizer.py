@@ -12,8 +12,9 @@ class LayerAddedAfterOptimizer(Rule):
     `model.head = Head()`) after an optimizer was built over that model's `parameters()` in the same
     function, when the optimizer is used afterwards (stepped, or handed to a training function) and is
     not rebuilt or given the new parameters (`add_param_group`) first. An optimizer built after the
-    model is complete, and a layer replaced before the optimizer is built (a new head after freezing
-    the backbone), are fine and not reported.
+    model is complete, a layer replaced before the optimizer is built (a new head after freezing the
+    backbone), and a layer that another optimizer built later takes (`critic_optimizer =
+    Adam(self.critic.parameters())`) are fine and not reported.
 
     ## Why is this bad?
     An optimizer holds the parameter tensors it was given when it was built. The new layer's
@@ -67,10 +68,22 @@ class LayerAddedAfterOptimizer(Rule):
                 continue
             for target in statement.targets:
                 model = next((m for m in models if self.ctx.text(target).startswith(m + ".")), None)
-                if model is not None and _used_after(self.ctx, scope, holder, statement, rebuilt):
+                if model is None or self._optimized_later(scope, self.ctx.text(target), statement):
+                    continue
+                if _used_after(self.ctx, scope, holder, statement, rebuilt):
                     self.report(target, self.message.format(
                         layer=self.ctx.text(target), optimizer=holder, model=model, line=node.lineno
                     ))  # fmt: skip
+
+
+    def _optimized_later(self, scope: ast.AST, layer: str, statement: ast.AST) -> bool:
+        """Does another optimizer built after `statement` take the layer's parameters (`critic_optimizer =
+        Adam(self.critic.parameters())`)?"""
+        return any(
+            _after(call, statement) and is_optimizer_constructor(self.ctx, call)
+            and any(layer == m or layer.startswith(m + ".") for m in map(self.ctx.text, (o.module for o in optimizer_over(self.ctx, call))))
+            for call in self.ctx.index.within(scope, ast.Call)
+        )  # fmt: skip
 
 
 def _holder(ctx, constructor: ast.Call) -> str | None:
