@@ -10,9 +10,11 @@ class RequiresGradOnModule(Rule):
     ## What it does
     Reports `module.requires_grad = False` (or `True`, or a misspelling such as `require_grad`) on an
     `nn.Module`: a torch.nn layer, a module class of the project, a model from `torchvision.models`,
-    `timm.create_model`, `torch.hub.load` or `from_pretrained`, a `self.` attribute assigned one, or a
-    loop variable over `model.modules()` / `model.children()`. The same assignment on a parameter or
-    another tensor (`param.requires_grad = False`) is right and not reported.
+    `timm.create_model`, `torch.hub.load` or `from_pretrained`, a `self.` attribute assigned one, a
+    loop variable over `model.modules()` / `model.children()`, or, when nothing says what it holds, a
+    parameter or attribute named like a module (`model`, `self.network`, `text_encoder`). The same
+    assignment on a parameter or another tensor (`param.requires_grad = False`) is right and not
+    reported.
 
     ## Why is this bad?
     `requires_grad` is a tensor flag. On a module it is a plain new attribute: no parameter is frozen,

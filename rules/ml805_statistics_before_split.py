@@ -1,4 +1,5 @@
 import ast
+import re
 
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
@@ -24,6 +25,7 @@ SPLITS = {
 }
 
 PART_WORDS = ("train", "test", "val", "eval", "holdout")
+COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 
 
 class StatisticsBeforeSplit(Rule):
@@ -95,7 +97,7 @@ class StatisticsBeforeSplit(Rule):
             constructed = self.ctx.analysis(ValueKinds).constructed_class(func.value)
             constructor = func.value if isinstance(func.value, ast.Call) else None
             name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)
-            return _key(call.args[0]) if name and name.startswith(TRANSFORMER_MODULES) else None
+            return _whole(call.args[0]) if name and name.startswith(TRANSFORMER_MODULES) else None
         data = self._statistic_of(call)
         if data is None:
             return None
@@ -118,9 +120,9 @@ class StatisticsBeforeSplit(Rule):
     def _statistic_of(self, call: ast.Call) -> str | None:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in STATISTIC_METHODS and self.ctx.qualified_name(func) is None:
-            return _key(func.value)
+            return _whole(func.value)
         if self.ctx.qualified_name(func) in STATISTIC_FUNCTIONS and call.args:
-            return _key(call.args[0])
+            return _whole(call.args[0])
         return None
 
     def _statistic_calls(self, expr: ast.AST) -> list[ast.Call]:
@@ -179,6 +181,21 @@ def _key(node: ast.AST) -> str | None:
         parts.append(node.attr)
         node = node.value
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _whole(node: ast.AST) -> str | None:
+    """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row); None for a
+    part of the rows (`X[:n]`, `X[train_idx]`)."""
+    inner = node
+    while isinstance(inner, ast.Subscript):
+        index = inner.slice
+        columns = isinstance(index, ast.Constant) and isinstance(index.value, str)
+        columns |= isinstance(index, ast.List) and all(isinstance(e, ast.Constant) for e in index.elts)
+        columns |= isinstance(index, (ast.Name, ast.Attribute)) and bool(COLUMN_NAME.search(_key(index) or ""))
+        if not columns:
+            return None
+        inner = inner.value
+    return _key(node)
 
 
 def _reads(expr: ast.AST, data: str, outside: list[ast.AST] = ()) -> bool:
