@@ -25,9 +25,9 @@ MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load"
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
 MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)
 SUBMODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
-# Calls that may make some parameters trainable again, or add some, when handed the model.
 # `param.require_grad = False`: names that are not the tensor flag.
 REQUIRES_GRAD_TYPOS = frozenset({"require_grad", "requires_grads", "require_grads", "requires_grad_"})
+# Methods of a model that neither make parameters trainable again nor add any.
 HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "parameters"})
 
 
