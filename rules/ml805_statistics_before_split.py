@@ -84,7 +84,8 @@ class StatisticsBeforeSplit(Rule):
             return
         statement = _statement(self.ctx, node)
         tainted = {data}
-        if isinstance(statement, ast.Assign) and statement.value is not node:  # not `mean = X.mean(0)`
+        holds_statistic = statement.value is node and self._statistic_of(node) is not None  # `mean = X.mean(0)`
+        if isinstance(statement, ast.Assign) and not holds_statistic:
             tainted |= {_key(t) for t in statement.targets} - {None}
         split = self._later_split(statement, tainted)
         if split is not None:
