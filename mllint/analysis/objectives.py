@@ -3,8 +3,8 @@
 `objective` follows the loss through single local assignments (and `loss /= k`), the return values of
 the project's functions it calls (`loss = self.compute_loss(batch)`), reductions (`.mean()`, `torch.sum`),
 value-keeping methods (`.gather`, `.squeeze`...), indexing and scalings (`* weights`, `/ n`, `* -1`) down
-to one term: a log-likelihood (`dist.log_prob(y)`, `log_softmax` output, `F.logsigmoid`) or a standard
-torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A loss made of several terms (`task - lam * adv`,
+to one term: a log-likelihood (`dist.log_prob(y)`, `log_softmax` output, `F.logsigmoid`, the log of
+probabilities) or a standard torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A loss made of several terms (`task - lam * adv`,
 `alpha * log_pi - q`), or of anything else, has no objective: unknown stays unknown. The one exception
 is the policy-gradient term of an actor-critic loss (`policy_loss + c * value_loss - beta * entropy`): a
 log-likelihood weighted by advantages, returns or rewards is the objective of the sum it is a term of.
@@ -35,6 +35,7 @@ REDUCING_FUNCTIONS = frozenset({"torch.mean", "torch.sum", "torch.nanmean", "tor
 KEEPING_METHODS = VALUE_PRESERVING_METHODS | {"gather", "masked_select", "diag", "diagonal", "take_along_dim"}
 LOG_LIKELIHOOD_METHODS = frozenset({"log_prob", "log_prob_sum"})
 LOG_LIKELIHOOD_FUNCTIONS = frozenset({"torch.nn.functional.logsigmoid"})
+LOGARITHMS = frozenset({"torch.log", "torch.log2", "torch.log10"})
 # A variable whose origin is not known but whose name says what it holds: `log_probs`, `logp`, `log_lik`.
 LOG_LIKELIHOOD_NAME = re.compile(r"^(log_?probs?|logp|log_?likelihoods?|log_?lik)$", re.IGNORECASE)
 STANDARD_LOSSES = frozenset({
@@ -49,6 +50,7 @@ STANDARD_LOSSES = frozenset({
         "MultiLabelSoftMarginLoss", "SoftMarginLoss",
     )),
 })  # fmt: skip
+PROBABILITY_NAME = re.compile(r"prob", re.IGNORECASE)
 # A loss object whose origin is not known (a parameter, a config) but whose name says what it is.
 LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
@@ -154,14 +156,14 @@ class _Objectives:
         name = self.ctx.qualified_name(func)
         if name in REDUCING_FUNCTIONS and call.args:
             return self.of(call.args[0], depth + 1)
-        if name in LOG_LIKELIHOOD_FUNCTIONS:
+        if name in LOG_LIKELIHOOD_FUNCTIONS or (name in LOGARITHMS and call.args and self._probabilities(call.args[0])):
             return Objective(LOG_LIKELIHOOD, 1, call)
         if name in STANDARD_LOSSES or canonical_class(self.values.constructed_class(func)) in STANDARD_LOSSES:
             return Objective(STANDARD_LOSS, 1, call)
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr in REDUCING_METHODS:
                 return self.of(func.value, depth + 1)
-            if func.attr in LOG_LIKELIHOOD_METHODS:
+            if func.attr in LOG_LIKELIHOOD_METHODS or (func.attr == "log" and self._probabilities(func.value)):
                 return Objective(LOG_LIKELIHOOD, 1, call)
             if func.attr in KEEPING_METHODS:
                 return self._log_likelihood_only(self.of(func.value, depth + 1))
@@ -172,6 +174,17 @@ class _Objectives:
         if callee is not None:
             return self._returned(callee, depth)
         return Objective(STANDARD_LOSS, 1, call) if self._named_loss(func) else None
+
+    def _probabilities(self, expr: ast.AST) -> bool:
+        """Softmax or sigmoid output, or a value whose name says probabilities (`probs[a]`, `probs + eps`);
+        not `1 - d_prob` (the minimax GAN generator's loss is the log of that, and right)."""
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and isinstance(expr.right, ast.Constant):
+            expr = expr.left  # `probs + 1e-8`
+        origin = self.values.origin(expr)
+        if origin is not None:
+            return origin.kind in (Kind.PROBABILITIES, Kind.SIGMOID)
+        named = isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript))
+        return named and bool(PROBABILITY_NAME.search(self.ctx.text(expr)))
 
     def _named_loss(self, func: ast.AST) -> bool:
         """`criterion(out, y)`, `self.loss_fn(out, y)` where nothing says what the object is."""
