@@ -9,16 +9,15 @@ from mllint.rule import Rule
 class LogLikelihoodMinimized(Rule):
     """
     ## What it does
-    Reports `backward()` on a loss that is a log-likelihood with a plus sign, followed by an optimizer
-    step: `dist.log_prob(y).mean()`, `F.log_softmax(out, 1).gather(1, y).mean()`, `torch.log(probs[a]) *
-    reward`, the policy-gradient
-    term `(log_prob * advantage).mean()` (also as the policy term of an actor-critic sum such as
-    `policy_loss + c * value_loss - beta * entropy`), followed through local assignments, `loss /= k`,
-    reductions, scalings and the return values of the project's functions. A negated log-likelihood (`-log_prob.mean()`, `F.nll_loss`), a log-likelihood among other
-    terms that is no policy-gradient term (`alpha * log_pi - q` in SAC), a log-likelihood weighted by
-    probabilities (an entropy), the log of `1 - d_prob` (a minimax GAN generator), an optimizer built
-    with `maximize=True`, and a backward whose gradients
-    are cleared or read (`x.grad`) before the step are not reported.
+    Reports `backward()` on a loss that is a log-likelihood with a plus sign, followed by an optimizer step:
+    `dist.log_prob(y).mean()`, `F.log_softmax(out, 1).gather(1, y).mean()`, `torch.log(probs[a]) * reward`,
+    the policy-gradient term `(log_prob * advantage).mean()` (also as the policy term of an actor-critic sum
+    such as `policy_loss + c * value_loss - beta * entropy`), followed through local assignments, `loss /=
+    k`, reductions, scalings and the return values of the project's functions. A negated log-likelihood
+    (`-log_prob.mean()`, `F.nll_loss`), a log-likelihood among other terms that is no policy-gradient term
+    (`alpha * log_pi - q` in SAC), a log-likelihood weighted by probabilities (an entropy), the log of `1 -
+    d_prob` (a minimax GAN generator), an optimizer built with `maximize=True`, and a backward whose
+    gradients are cleared or read (`x.grad`) before the step are not reported.
 
     ## Why is this bad?
     A likelihood is maximized; gradient descent on it as written makes the observed data (or the
