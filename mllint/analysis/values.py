@@ -48,7 +48,7 @@ EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
 VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
-    "clone", "cpu", "cuda", "detach", "permute", "transpose",
+    "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
 
