@@ -450,10 +450,10 @@ class Modes:
         constructions = {f.built for f in use.facts}
         if None in constructions:
             constructions.discard(None)
-            construction = self.attribute_construction(use.key, use.scope)
-            if construction is None:
+            built = self.attribute_constructions(use.key, use.scope)
+            if not built:
                 return None
-            constructions.add(construction)
+            constructions.update(built)
         layers = [self.layers.of_constructor(c) for c in constructions]
         if any(layer is NO_LAYER for layer in layers):
             return NO_LAYER  # some way of getting here evaluates a model that does not care
@@ -476,21 +476,20 @@ class Modes:
     def builds_module(self, call: ast.Call) -> bool:
         return self.layers.builds_module(call)
 
-    def attribute_construction(self, key: str, scope: ast.AST) -> ast.Call | None:
-        """For `self.model` in a method: the construction every `self.model = ...` of the class agrees on."""
+    def attribute_constructions(self, key: str, scope: ast.AST) -> list[ast.Call]:
+        """For `self.model` in a method: the constructions of every `self.model = ...` of the class (the
+        arms of an `if` may build different classes); empty when one of them builds no module."""
         head, _, attribute = key.partition(".")
         cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
         if cls is None or "." in attribute or not attribute or head != _first_parameter(scope):
-            return None
+            return []
         values = [
             node.value
             for node in self.ctx.index.within(cls, ast.Assign)
             if any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
         ]
         calls = [_strip_same_module(v) for v in values]
-        if not calls or any(c is None or not self.builds_module(c) for c in calls):
-            return None
-        return calls[0] if len({self.ctx.text(c.func) for c in calls}) == 1 else None
+        return [] if any(c is None or not self.builds_module(c) for c in calls) else calls
 
 
 @dataclass
