@@ -11,7 +11,8 @@ class SchedulerBeforeOptimizer(Rule):
     Reports `scheduler.step()` of a torch scheduler (`torch.optim.lr_scheduler`, `SWALR`, the
     `transformers` warm-up schedules) that runs before the first `optimizer.step()` of the loop it sits
     in: at the top of the epoch loop before the batch loop, or before the step in the batch loop. A check
-    that the scheduler exists (`if scheduler is not None:`) around the step does not excuse it.
+    that the scheduler exists (`if scheduler is not None:`) around the step does not excuse it; a step
+    under `warnings.catch_warnings()` (PyTorch's order warning silenced on purpose) is not reported.
 
     ## Why is this bad?
     Since PyTorch 1.1 the scheduler must step after the optimizer. Stepped first, it moves to its second
@@ -67,11 +68,24 @@ class SchedulerBeforeOptimizer(Rule):
                 continue
             if scheduler.node.args or scheduler.node.keywords:
                 continue  # `step(epoch)`: the schedule is positioned explicitly
+            if self._warning_silenced(scheduler):
+                continue  # under `warnings.catch_warnings()`: PyTorch's order warning silenced on purpose
             steps = [e for e in events if e.kind is EventKind.STEP]
             first = steps[0]
             if events.index(first) > events.index(scheduler) and _unless_absent(scheduler).runs_whenever(first):
                 message = self.message.format(scheduler=scheduler.key, optimizer=first.key, place=first.place)
                 self.report(scheduler.node, message)
+
+    def _warning_silenced(self, scheduler: Event) -> bool:
+        return scheduler.path is None and _silences_warnings(self.ctx, scheduler.node)
+
+
+def _silences_warnings(ctx, node: ast.AST) -> bool:
+    return any(
+        isinstance(a, (ast.With, ast.AsyncWith))
+        and any(isinstance(i.context_expr, ast.Call) and ctx.qualified_name(i.context_expr.func) == "warnings.catch_warnings" for i in a.items)
+        for a in ctx.scopes.ancestors(node)
+    )  # fmt: skip
 
 
 def _unless_absent(scheduler: Event) -> Event:
