@@ -31,8 +31,8 @@ class InplaceOnForwardArgument(Rule):
     ## What it does
     Reports in-place changes of a tensor argument inside a module's `forward`: augmented assignment
     (`x /= 255`), in-place methods (`x.mul_(2)`, `x.clamp_(0, 1)`) and item assignment (`x[mask] = 0`),
-    while the name, or a plain alias of it (`out = x` then `out += bias`), still holds the caller's
-    tensor; and an in-place activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`) applied to
+    while the name (or, for the first two, a plain alias of it: `out = x` then `out += bias`) still
+    holds the caller's tensor; and an in-place activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`) applied to
     the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument.
 
@@ -92,9 +92,10 @@ class InplaceOnForwardArgument(Rule):
                 self._report_augmented(statement, self._argument_held(statement.target, tensors))
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
-                    name = _indexes_a_tensor(target) and self._argument_held(target.value, tensors)
-                    if name:
-                        self.report(target, self._message(target.value.id, name))
+                    # Not through an alias (`maps = features; maps[0] = ...`): it may well hold a list.
+                    if _indexes_a_tensor(target) and isinstance(target.value, ast.Name) and target.value.id in tensors:
+                        if self._argument_held(target.value, tensors):
+                            self.report(target, self.message.format(name=target.value.id))
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")

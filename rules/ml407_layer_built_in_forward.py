@@ -27,8 +27,8 @@ class LayerBuiltInForward(Rule):
     Reports a layer with parameters (`nn.Linear`, `nn.Conv2d`, `nn.Embedding`, `nn.LayerNorm`, ...)
     constructed inside a module's `forward`, or in a method or function of the file that `forward`
     calls. Modules without parameters (`nn.ReLU()`, `nn.Dropout(p)`, `nn.Identity()`) and a lazy
-    initialisation that stores the layer on `self` once, under a check (`if self.head is None:`), are
-    not reported.
+    initialisation that stores the layer on `self` once, under a check (`if self.head is None:`,
+    directly or through a local name), are not reported.
 
     ## Why is this bad?
     Every call draws fresh random parameters. They are not among the parameters the optimizer was
@@ -126,12 +126,21 @@ class LayerBuiltInForward(Rule):
             if isinstance(ancestor, FUNCTION_NODES):
                 break
             if isinstance(ancestor, ast.Assign):
-                stored |= any(_on_self(t) for t in ancestor.targets)
+                stored |= any(_on_self(t) or self._kept_on_self(t, ancestor) for t in ancestor.targets)
             elif isinstance(ancestor, ast.AnnAssign):
                 stored |= _on_self(ancestor.target)
             elif isinstance(ancestor, ast.Call):
                 stored |= _on_self(ancestor.func) or any(_on_self(a) for a in ancestor.args)
         return stored and (guarded or _under_if(self.ctx, call))
+
+
+    def _kept_on_self(self, target: ast.AST, assignment: ast.Assign) -> bool:
+        """`new = nn.Embedding(...)` then `self.bias = new` in the same function."""
+        function = self.ctx.scopes.enclosing_function(assignment)
+        return isinstance(target, ast.Name) and function is not None and any(
+            isinstance(node.value, ast.Name) and node.value.id == target.id and any(_on_self(t) for t in node.targets)
+            for node in self.ctx.index.within(function, ast.Assign)
+        )  # fmt: skip
 
 
 def _under_if(ctx, node: ast.AST) -> bool:
