@@ -81,11 +81,13 @@ class SchedulerBeforeOptimizer(Rule):
 
 
 def _silences_warnings(ctx, node: ast.AST) -> bool:
-    return any(
-        isinstance(a, (ast.With, ast.AsyncWith))
-        and any(isinstance(i.context_expr, ast.Call) and ctx.qualified_name(i.context_expr.func) == "warnings.catch_warnings" for i in a.items)
-        for a in ctx.scopes.ancestors(node)
-    )  # fmt: skip
+    """Is `node` inside `with warnings.catch_warnings():`?"""
+    contexts = [
+        item.context_expr
+        for ancestor in ctx.scopes.ancestors(node) if isinstance(ancestor, (ast.With, ast.AsyncWith))
+        for item in ancestor.items
+    ]  # fmt: skip
+    return any(isinstance(c, ast.Call) and ctx.qualified_name(c.func) == "warnings.catch_warnings" for c in contexts)
 
 
 def _unless_absent(scheduler: Event) -> Event:

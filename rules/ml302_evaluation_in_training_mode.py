@@ -122,10 +122,13 @@ def _restores_after_eval(ctx, train: ast.AST) -> bool:
     while statement is not None and not isinstance(statement, ast.stmt):
         statement = ctx.scopes.parent(statement)
     parent = ctx.scopes.parent(statement) if statement is not None else None
-    key = receiver_key(train.func.value) if isinstance(train, ast.Call) and isinstance(train.func, ast.Attribute) else None
-    if parent is None or key is None:
+    if parent is None or not (isinstance(train, ast.Call) and isinstance(train.func, ast.Attribute)):
         return False
-    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list) and statement in b), [])
+    key = receiver_key(train.func.value)
+    if key is None:
+        return False
+    blocks = [getattr(parent, field, None) for field in ("body", "orelse", "finalbody")]
+    block = next((b for b in blocks if isinstance(b, list) and statement in b), [])
     earlier = block[: block.index(statement)] if statement in block else []
     return any(
         isinstance(call.func, ast.Attribute) and call.func.attr == "eval" and receiver_key(call.func.value) == key

@@ -16,9 +16,14 @@ MAX_ALIASES = 4  # `out = x` then `y = out`: how many plain assignments back an 
 # (the position of the `inplace` argument when it is passed positionally).
 INPLACE_FUNCTIONS = {
     "torch.nn.functional." + name
-    for name in ("relu", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "hardswish", "rrelu", "threshold", "dropout")
+    for name in (
+        "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "hardswish", "rrelu",
+        "threshold", "dropout",
+    )
 }  # fmt: skip
-ALWAYS_INPLACE_FUNCTIONS = {"torch.relu_", "torch.nn.functional.relu_", "torch.nn.functional.leaky_relu_", "torch.nn.functional.elu_"}
+ALWAYS_INPLACE_FUNCTIONS = {
+    "torch.relu_", "torch.nn.functional.relu_", "torch.nn.functional.leaky_relu_", "torch.nn.functional.elu_",
+}  # fmt: skip
 INPLACE_MODULES = {
     "torch.nn.ReLU": 0, "torch.nn.ReLU6": 0, "torch.nn.SELU": 0, "torch.nn.SiLU": 0, "torch.nn.Mish": 0,
     "torch.nn.Hardswish": 0, "torch.nn.LeakyReLU": 1, "torch.nn.ELU": 1, "torch.nn.CELU": 1, "torch.nn.Dropout": 1,

@@ -74,7 +74,10 @@ class LayerBuiltInForward(Rule):
 
     code = "ML407"
     name = "layer-built-in-forward"
-    message = "`{layer}` is built {where} on every call: its fresh random parameters never train; build it once in `__init__`"
+    message = (
+        "`{layer}` is built {where} on every call: its fresh random parameters never train; "
+        "build it once in `__init__`"
+    )
     requires_any_text = ("forward",)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -115,7 +118,8 @@ class LayerBuiltInForward(Rule):
 
     def _constructions(self, function: ast.AST, guarded: bool):
         for call in _own_calls(function):
-            if canonical_class(self.ctx.qualified_name(call.func)) in PARAMETERIZED and not self._lazily_stored(call, guarded):
+            built = canonical_class(self.ctx.qualified_name(call.func))
+            if built in PARAMETERIZED and not self._lazily_stored(call, guarded):
                 yield call
 
     def _lazily_stored(self, call: ast.Call, guarded: bool) -> bool:
