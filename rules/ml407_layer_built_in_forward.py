@@ -1,23 +1,11 @@
 import ast
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.gradients import PARAMETRISED
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.values import canonical_class
 from mllint.rule import Rule
 
-# The torch.nn layers that hold parameters (a construction draws fresh ones); parameter-free modules
-# (`nn.ReLU`, `nn.Dropout`, `nn.Identity`, pooling...) and ones without parameters by default
-# (`InstanceNorm*`) are not listed.
-PARAMETERIZED = frozenset(
-    "torch.nn." + name
-    for name in (
-        "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-        "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "Embedding", "EmbeddingBag", "BatchNorm1d",
-        "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm", "RMSNorm", "PReLU", "RNN", "LSTM",
-        "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "Transformer", "TransformerEncoderLayer",
-        "TransformerDecoderLayer",
-    )
-)  # fmt: skip
 MAX_CALL_DEPTH = 3  # how many calls deep from `forward` helpers are followed
 
 
@@ -119,7 +107,7 @@ class LayerBuiltInForward(Rule):
     def _constructions(self, function: ast.AST, guarded: bool):
         for call in _own_calls(function):
             built = canonical_class(self.ctx.qualified_name(call.func))
-            if built in PARAMETERIZED and not self._lazily_stored(call, guarded):
+            if built in PARAMETRISED and not self._lazily_stored(call, guarded):
                 yield call
 
     def _lazily_stored(self, call: ast.Call, guarded: bool) -> bool:
