@@ -148,7 +148,7 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
         click.echo(diffs, nl=False)
         if not quiet:
             fixed = sum(len(r.fixed) for r in results)
-            click.echo(f"Would fix {_count(fixed, 'error')}.", err=True)
+            click.echo(f"Would fix {_count(fixed, 'finding')}.", err=True)
         sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
@@ -164,14 +164,15 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
     fixed = [f for r in results for f in r.fixed]
     stdin_fixed = "-" in paths and mode is Mode.FIX
     output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format)
+    threshold = _fail_on(fail_on, resolver, files or [stdin_filename or "stdin.py"])
     show_summary = not quiet and output_format in ("concise", "full")
-    summary = _summary(findings, fixed, show_fixes, unsafe_fixes) if show_summary else ""
+    summary = _summary(findings, fixed, show_fixes, unsafe_fixes, threshold) if show_summary else ""
     _emit(output, summary, output_file, to_stderr=stdin_fixed)
     if stdin_fixed:
         sys.stdout.flush()
         sys.stdout.buffer.write(stdin_output)
         sys.stdout.buffer.flush()
-    sys.exit(_exit_status(findings, fail_on, resolver, files or [stdin_filename or "stdin.py"], exit_zero))
+    sys.exit(_exit_status(findings, threshold, exit_zero))
 
 
 def _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude) -> Resolver:
@@ -186,11 +187,15 @@ def _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores
     return Resolver(overrides, isolated, Path(config_files[0]) if config_files else None)
 
 
-def _exit_status(findings: list[Finding], fail_on: str | None, resolver: Resolver, files: list[str], exit_zero: bool) -> int:
+def _fail_on(fail_on: str | None, resolver: Resolver, files: list[str]) -> Severity:
+    """The lowest severity that fails the run: `--fail-on`, or the first file's configuration."""
+    return Severity.parse(fail_on) if fail_on else resolver.settings_for(files[0] if files else ".").fail_on
+
+
+def _exit_status(findings: list[Finding], threshold: Severity, exit_zero: bool) -> int:
     internal = rule_by_event(Event.INTERNAL_ERROR)
     if internal and any(f.code == internal.code for f in findings):
         return EXIT_ERROR
-    threshold = Severity.parse(fail_on) if fail_on else resolver.settings_for(files[0] if files else ".").fail_on
     failing = any(f.severity >= threshold for f in findings)
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
 
@@ -271,25 +276,37 @@ def _statistics(findings: list[Finding]) -> str:
 
 
 def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 'es' if noun.endswith('x') else 's'}"
+    return f"{number} {noun}{'' if number == 1 or noun == 'info' else 'es' if noun.endswith('x') else 's'}"
 
 
-def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool) -> str:
+def _by_severity(findings: list[Finding]) -> str:
+    """`1 error, 2 warnings`: the findings counted by severity, most severe first."""
+    counts = collections.Counter(f.severity for f in findings)
+    return ", ".join(_count(counts[s], s.label) for s in sorted(counts, reverse=True))
+
+
+def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool, fail_on: Severity) -> str:
     lines = []
     if show_fixes and fixed:
-        lines.append(f"Fixed {_count(len(fixed), 'error')}:")
+        lines.append(f"Fixed {_count(len(fixed), 'finding')}:")
         by_path = collections.defaultdict(collections.Counter)
         for f in fixed:
             by_path[f.path][(f.code, f.name)] += 1
         for path, counts in sorted(by_path.items()):
             lines.append(f"- {path}:")
             lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
+    remaining = f": {_by_severity(findings)}" if findings else ""
     if fixed:
-        lines.append(f"Found {_count(len(findings) + len(fixed), 'error')} ({len(fixed)} fixed, {len(findings)} remaining).")
+        total = _count(len(findings) + len(fixed), "finding")
+        lines.append(f"Found {total} ({len(fixed)} fixed, {len(findings)} remaining{remaining}).")
+    elif len({f.severity for f in findings}) == 1:
+        lines.append(f"Found {_by_severity(findings)}.")
     elif findings:
-        lines.append(f"Found {_count(len(findings), 'error')}.")
+        lines.append(f"Found {_count(len(findings), 'finding')}{remaining}.")
     else:
         lines.append("All checks passed!")
+    if findings and not any(f.severity >= fail_on for f in findings):
+        lines.append(f"None is at or above `fail-on = {fail_on.label}`: they do not fail the run.")
     safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
     unsafe_only = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
     if safe:

@@ -79,22 +79,22 @@ def make_report(findings=FINDINGS, root=".", sources=None):
 
 def test_concise():
     assert render(make_report(), "concise") == (
-        "src/data loader.py:3:5: ML802 `model.forward` is called directly\n"
-        "src/train.py:1:23: ML004 100% unknown: ML999, see the docs\n"
+        "src/data loader.py:3:5: ML802 [warning] `model.forward` is called directly\n"
+        "src/train.py:1:23: ML004 [warning] 100% unknown: ML999, see the docs\n"
         "src/train.py:2:13: ML301 `model.eval` is not called [*]\n"
         "src/train.py:3:1: ML301 `model.eval` is not called [*]\n"
         "src/train.py:4:1: ML301 `model.eval` is not called [*]\n"
-        "src/train.py:5:8: ML701 `torch.log` of `torch.softmax`\n"
-        "src/train.py:7:4: ML403 an info\n"
+        "src/train.py:5:8: ML701 [warning] `torch.log` of `torch.softmax`\n"
+        "src/train.py:7:4: ML403 [info] an info\n"
         "src/train.py:8:2: ML301 `model.train` is not called [*]\n"
     )
 
 
 def test_full_shows_lines_carets_and_each_fix_alone():
     assert render(make_report(), "full") == (
-        "src/data loader.py:3:5: ML802 `model.forward` is called directly\n"
+        "src/data loader.py:3:5: ML802 [warning] `model.forward` is called directly\n"
         "\n"
-        "src/train.py:1:23: ML004 100% unknown: ML999, see the docs\n"
+        "src/train.py:1:23: ML004 [warning] 100% unknown: ML999, see the docs\n"
         "  |\n"
         "1 | import torch  # noqa: ML999\n"
         "  |                       ^^^^^\n"
@@ -132,7 +132,7 @@ def test_full_shows_lines_carets_and_each_fix_alone():
         "    +model.eval()\n"
         "     logp = torch.log(torch.softmax(\n"
         "\n"
-        "src/train.py:5:8: ML701 `torch.log` of `torch.softmax`\n"
+        "src/train.py:5:8: ML701 [warning] `torch.log` of `torch.softmax`\n"
         "  |\n"
         "5 | logp = torch.log(torch.softmax(\n"
         "  |        ^^^^^^^^^^^^^^^^^^^^^^^^\n"
@@ -145,7 +145,7 @@ def test_full_shows_lines_carets_and_each_fix_alone():
         "    +    x, dim=1)\n"
         "     if name:\n"
         "\n"
-        "src/train.py:7:4: ML403 an info\n"
+        "src/train.py:7:4: ML403 [info] an info\n"
         "  |\n"
         "7 | if name:\n"
         "  |    ^\n"

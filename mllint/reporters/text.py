@@ -25,7 +25,10 @@ def _one_line(text: str) -> str:
 
 
 def _concise_line(finding: Finding) -> str:
-    line = f"{finding.location}:{finding.start.line}:{finding.start.column}: {finding.code} {_one_line(finding.message)}"
+    # Errors are the norm, as in Ruff; a warning or info says so.
+    severity = "" if finding.severity is Severity.ERROR else f"[{finding.severity.label}] "
+    where = f"{finding.location}:{finding.start.line}:{finding.start.column}"
+    line = f"{where}: {finding.code} {severity}{_one_line(finding.message)}"
     safely_fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
     return line + " [*]" if safely_fixable else line
 
