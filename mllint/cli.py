@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mllint import __version__
+from mllint import ISSUES_URL, __version__
 from mllint import baseline as baselines
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
@@ -110,10 +110,11 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
               help=f"Where the result cache lives (default: ./{CACHE_DIRECTORY}).")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings this baseline lacks.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings here.")
+@click.option("-v", "--verbose", is_flag=True, help="Print the traceback of mllint's internal errors (ML009).")
 def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, extend_select, ignore,
           per_file_ignores, configs, isolated, output_format, output_file, statistics, exit_zero, show_files,
           show_settings, quiet, add_noqa, fail_on, force_exclude, jobs, no_cache, cache_dir, baseline,
-          write_baseline) -> None:  # fmt: skip
+          write_baseline, verbose) -> None:  # fmt: skip
     """Lint PATHS (files, directories, or `-` for standard input)."""
     paths = list(paths) or ["."]
     mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
@@ -168,6 +169,7 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
     show_summary = not quiet and output_format in ("concise", "full")
     summary = _summary(findings, fixed, show_fixes, unsafe_fixes, threshold) if show_summary else ""
     _emit(output, summary, output_file, to_stderr=stdin_fixed)
+    _report_internal_errors(findings, verbose, quiet)
     if stdin_fixed:
         sys.stdout.flush()
         sys.stdout.buffer.write(stdin_output)
@@ -316,6 +318,21 @@ def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, un
     return "\n".join(lines) + "\n"
 
 
+def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool) -> None:
+    """On standard error: the tracebacks of mllint's own crashes, or how to get them."""
+    crashes = [f for f in findings if f.traceback]
+    if verbose:
+        for crash in crashes:
+            click.echo(f"{crash.location}:{crash.start.line}:{crash.start.column}: {crash.code} {crash.message}", err=True)
+            click.echo(crash.traceback, nl=False, err=True)
+    elif crashes and not quiet:
+        click.echo(
+            f"mllint crashed ({_count(len(crashes), 'internal error')}): a bug in mllint, not in your code. "
+            f"Run with --verbose for the traceback, and please report it at {ISSUES_URL}.",
+            err=True,
+        )
+
+
 def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool) -> None:
     if output_file:
         with open(output_file, "w", encoding="utf-8") as handle:
@@ -382,7 +399,7 @@ def run() -> None:
     try:
         main()
     except Exception as error:  # the last line of defence
-        if os.environ.get("MLLINT_DEBUG"):
+        if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
             traceback.print_exc()
-        click.echo(f"mllint: internal error: {type(error).__name__}: {error}. Please report it.", err=True)
+        click.echo(f"mllint: internal error: {type(error).__name__}: {error}. Please report it at {ISSUES_URL}.", err=True)
         sys.exit(EXIT_ERROR)

@@ -164,10 +164,43 @@ def test_internal_error_of_a_rule_exits_2_and_the_other_rules_still_report(proje
     result = mllint("--no-cache", "-q", "-j", "1", "train.py")
     assert result.exit_code == 2
     assert lines(result.stdout) == [
-        "train.py:1:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom",
+        "train.py:3:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom",
         ml003("train.py"),
         ml004("train.py"),
     ]
+
+
+def crash_ml301(monkeypatch) -> None:
+    from mllint.rules.ml301_method_not_called import MethodNotCalled
+
+    def crash(self, node):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(MethodNotCalled, "visit_Expr", crash)
+
+
+def test_internal_error_says_how_to_report_it(project, monkeypatch):
+    crash_ml301(monkeypatch)
+    write(project, {"train.py": BUGGY})
+    result = mllint("-j", "1", "train.py")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "mllint crashed (1 internal error): a bug in mllint, not in your code. Run with --verbose for the "
+        "traceback, and please report it at https://github.com/OWNER/mllint/issues.\n"
+    )
+
+
+def test_verbose_prints_the_traceback_of_an_internal_error_every_run(project, monkeypatch):
+    crash_ml301(monkeypatch)
+    write(project, {"train.py": BUGGY})
+    mllint("-j", "1", "train.py")  # a crash is not cached: the second run crashes again, with its traceback
+    result = mllint("-j", "1", "--verbose", "train.py")
+    assert result.exit_code == 2
+    stderr = lines(result.stderr)
+    assert stderr[0] == "train.py:3:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom"
+    assert stderr[1] == "Traceback (most recent call last):"
+    assert stderr[-1] == "RuntimeError: boom"
+    assert '    raise RuntimeError("boom")' in stderr
 
 
 def test_internal_error_exits_2_even_with_exit_zero(project, monkeypatch):
