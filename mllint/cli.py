@@ -81,7 +81,9 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
 @main.command()
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Also apply the unsafe fixes, which change what the training computes in a way to review "
+              "(README: Safe and unsafe fixes).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--stdin-filename", help="The path to report for source read from `-`.")
