@@ -100,3 +100,4 @@ def test_the_readme_and_the_help_define_safe_fixes_in_one_place():
 
     help_text = " ".join(CliRunner().invoke(main, ["check", "--help"]).stdout.split())
     assert "--unsafe-fixes Also apply the unsafe fixes, which change what the training computes in a way to review (README: Safe and unsafe fixes)." in help_text
+
