@@ -26,7 +26,7 @@ def page_name(code: str) -> str:
 
 def rule_page(rule: type[Rule]) -> str:
     fix = FIX[rule.fix_applicability.value if rule.fix_applicability else None]
-    enabled = "opt-in: only by its exact code or `ALL`" if rule.opt_in else "by default"
+    enabled = f"opt-in, only by its exact code or `ALL` ({rule.opt_in_reason})" if rule.opt_in else "by default"
     facts = (
         f"Severity: {rule.severity.label}. Fix: {fix}. Enabled: {enabled}. "
         f"Fix safety is defined in the [README](../../README.md#safe-and-unsafe-fixes)."

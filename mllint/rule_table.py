@@ -15,13 +15,13 @@ TABLE = re.compile(r"(<!-- rule-table:start -->\n).*?(<!-- rule-table:end -->)",
 
 
 def rule_table() -> str:
-    rows = ["| Code | Name | Severity | Fix | What it finds |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| Code | Name | Severity | Fix | Default | What it finds |", "| --- | --- | --- | --- | --- | --- |"]
     for code, rule in all_rules().items():
         fix = FIX_MARK[rule.fix_applicability.value] if rule.fix_applicability else ""
-        severity = rule.severity.label + (", opt-in" if rule.opt_in else "")
-        rows.append(f"| {code} | `{rule.name}` | {severity} | {fix} | {rule.summary()} |")
+        default = f"opt-in: {rule.opt_in_reason}" if rule.opt_in else "on"
+        rows.append(f"| {code} | `{rule.name}` | {rule.severity.label} | {fix} | {default} | {rule.summary()} |")
     for name, text in RUNTIME_CHECKS.items():
-        rows.append(f"| — | `{name}` | runtime check |  | {text} |")
+        rows.append(f"| — | `{name}` | runtime check |  |  | {text} |")
     return "\n".join(rows) + "\n"
 
 
