@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import difflib
 import enum
+import math
+import os
+import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import Cache
@@ -55,6 +59,18 @@ def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> 
         return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
 
 
+def available_cpus() -> int:
+    """The CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            count = min(count, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return count
+
+
 def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
     """One file; a bug of mllint's outside any rule is reported on that file, and the run goes on."""
     path, selection = item
@@ -62,7 +78,8 @@ def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
         return check_path(path, selection, job)
     except Exception as error:  # the other files must still be checked
         message = f"mllint crashed on this file: {type(error).__name__}: {error}"
-        return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message))
+        trace = traceback.format_exc()
+        return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message, trace))
 
 
 def check_path(path: str, selection: Selection, job: Job) -> FileResult:
@@ -80,7 +97,8 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
     else:
         with job.project.recording() as consulted:
             result = check_source(source, path, selection, job, real_path=path)
-    if not result.fixed:  # what was linted is what is on disk
+    # What was linted is what is on disk; a crash is mllint's bug, to be tried again.
+    if not result.fixed and not any(f.traceback for f in result.findings):
         job.cache.put(source.data, path, selection, result.findings, consulted)
     return result
 

@@ -1,6 +1,7 @@
 """The command line, as the README and `mllint --help` promise it: through click's test runner, and a few
 runs of the installed `mllint` command in a real process."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,11 +30,11 @@ def ml301(path: str, line: int = 3, method: str = "model.eval") -> str:
 
 
 def ml003(path: str) -> str:
-    return f"{path}:4:16: ML003 unused `noqa` directive (unused: ML301) [*]"
+    return f"{path}:4:16: ML003 [warning] unused `noqa` directive (unused: ML301) [*]"
 
 
 def ml004(path: str, line: int = 5) -> str:
-    return f"{path}:{line}:8: ML004 unknown rule code in `# noqa`: ML999"
+    return f"{path}:{line}:8: ML004 [warning] unknown rule code in `# noqa`: ML999"
 
 
 @pytest.fixture
@@ -121,28 +122,44 @@ def test_unknown_option_is_a_usage_error(project):
     assert "--frobnicate" in lines(result.stderr)[-1]
 
 
-def test_malformed_pyproject_is_a_usage_error_naming_the_file(project):
+def test_malformed_pyproject_is_a_configuration_error_naming_the_file(project):
     write(project, {"pyproject.toml": "[tool.mllint\nselect = \n", "train.py": BUGGY})
     result = mllint("train.py")
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert lines(result.stderr)[-1].startswith(f"Error: {project / 'pyproject.toml'}: invalid TOML: ")
+    assert result.stderr.startswith(f"Configuration error: {project / 'pyproject.toml'}: invalid TOML: ")
+    assert "Usage:" not in result.stderr
 
 
-def test_unknown_configuration_key_is_a_usage_error_naming_file_and_key(project):
+def test_unknown_configuration_key_is_a_configuration_error_naming_file_key_and_the_close_one(project):
     write(project, {"pyproject.toml": '[tool.mllint]\nselct = ["ML3"]\n', "train.py": BUGGY})
     result = mllint("train.py")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == f"Error: {(project / 'pyproject.toml').resolve()}: unknown key `selct`"
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"Configuration error: {(project / 'pyproject.toml').resolve()}: unknown key `tool.mllint.selct` "
+        "(did you mean `select`?); the keys are extend, select, extend-select, "
+    )
+    assert len(lines(result.stderr)) == 1
 
 
-def test_bad_configuration_in_a_subdirectory_is_a_usage_error(project):
+def test_a_string_where_an_array_is_expected_is_a_configuration_error(project):
+    write(project, {"pyproject.toml": '[tool.mllint]\nselect = "ML1"\n', "train.py": BUGGY})
+    result = mllint("train.py")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"Configuration error: {(project / 'pyproject.toml').resolve()}: `tool.mllint.select`: "
+        "expected an array of strings, got a string ('ML1')\n"
+    )
+
+
+def test_bad_configuration_in_a_subdirectory_is_a_configuration_error(project):
     write(project, {"pkg/mllint.toml": 'fail-on = "sometimes"\n', "pkg/a.py": CLEAN, "b.py": CLEAN})
     result = mllint(".")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == (
-        f"Error: {(project / 'pkg' / 'mllint.toml').resolve()}: `fail-on`: "
-        "unknown severity 'sometimes' (expected info, warning or error)"
+    assert result.stderr == (
+        f"Configuration error: {(project / 'pkg' / 'mllint.toml').resolve()}: `fail-on`: "
+        "unknown severity 'sometimes' (expected info, warning or error)\n"
     )
 
 
@@ -164,10 +181,43 @@ def test_internal_error_of_a_rule_exits_2_and_the_other_rules_still_report(proje
     result = mllint("--no-cache", "-q", "-j", "1", "train.py")
     assert result.exit_code == 2
     assert lines(result.stdout) == [
-        "train.py:1:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom",
+        "train.py:3:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom",
         ml003("train.py"),
         ml004("train.py"),
     ]
+
+
+def crash_ml301(monkeypatch) -> None:
+    from mllint.rules.ml301_method_not_called import MethodNotCalled
+
+    def crash(self, node):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(MethodNotCalled, "visit_Expr", crash)
+
+
+def test_internal_error_says_how_to_report_it(project, monkeypatch):
+    crash_ml301(monkeypatch)
+    write(project, {"train.py": BUGGY})
+    result = mllint("-j", "1", "train.py")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "mllint crashed (1 internal error): a bug in mllint, not in your code. Run with --verbose for the "
+        "traceback, and please report it at https://github.com/OWNER/mllint/issues.\n"
+    )
+
+
+def test_verbose_prints_the_traceback_of_an_internal_error_every_run(project, monkeypatch):
+    crash_ml301(monkeypatch)
+    write(project, {"train.py": BUGGY})
+    mllint("-j", "1", "train.py")  # a crash is not cached: the second run crashes again, with its traceback
+    result = mllint("-j", "1", "--verbose", "train.py")
+    assert result.exit_code == 2
+    stderr = lines(result.stderr)
+    assert stderr[0] == "train.py:3:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom"
+    assert stderr[1] == "Traceback (most recent call last):"
+    assert stderr[-1] == "RuntimeError: boom"
+    assert '    raise RuntimeError("boom")' in stderr
 
 
 def test_internal_error_exits_2_even_with_exit_zero(project, monkeypatch):
@@ -193,14 +243,25 @@ def test_directory_with_an_unparsable_and_a_buggy_file_reports_both(project):
     ]
 
 
-def test_missing_path_is_reported_and_the_others_are_linted(project):
+def test_missing_path_is_a_usage_error_even_with_exit_zero(project):
     write(project, {"train.py": BUGGY})
-    result = mllint("-q", "missing.py", "train.py")
-    assert result.exit_code == 1
-    assert lines(result.stdout) == [
-        "missing.py:1:1: ML001 cannot read file: No such file or directory",
-        ml301("train.py"),
-    ]
+    result = mllint("--exit-zero", "train.py", "missing.py")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert lines(result.stderr)[0] == "Usage: main check [OPTIONS] [PATHS]..."
+    assert lines(result.stderr)[-1] == "Error: Path 'missing.py' does not exist."
+
+
+def test_mistyped_command_is_a_missing_path_with_a_did_you_mean(project):
+    write(project, {"src/train.py": BUGGY})
+    result = mllint("chek", "src/")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert lines(result.stderr)[-2:] == ["Error: Path 'chek' does not exist.", "Did you mean the command 'check'?"]
+
+
+def test_a_dangling_symbolic_link_is_reported_as_unreadable(project):
+    os.symlink(project / "gone.py", project / "link.py")
+    result = mllint("-q", "link.py")
+    assert (result.exit_code, result.stdout) == (1, "link.py:1:1: ML001 cannot read file: No such file or directory\n")
 
 
 # Standard input.
@@ -230,7 +291,7 @@ def test_stdin_with_fix_prints_the_fixed_source_on_stdout(project):
     result = mllint("-", "--fix", "--stdin-filename", "train.py", input=BUGGY)
     assert result.exit_code == 0
     assert result.stdout == FIXED
-    assert result.stderr == "Found 1 error (1 fixed, 0 remaining).\n"
+    assert result.stderr == "Found 1 finding (1 fixed, 0 remaining).\n"
     assert sorted(p.name for p in project.iterdir()) == []  # nothing written, not even a cache
 
 
@@ -239,7 +300,7 @@ def test_stdin_with_fix_reports_what_remains_on_stderr(project):
     result = mllint("-", "--fix", "--stdin-filename", "train.py", input=source)
     assert result.exit_code == 1
     assert result.stdout == FIXED + "x = 1  # noqa: ML999\n"
-    assert lines(result.stderr) == [ml004("train.py", line=4), "Found 2 errors (1 fixed, 1 remaining)."]
+    assert lines(result.stderr) == [ml004("train.py", line=4), "Found 2 findings (1 fixed, 1 remaining: 1 warning)."]
 
 
 def test_stdin_with_fix_prints_unfixable_source_unchanged(project):
@@ -297,7 +358,7 @@ def test_fix_writes_the_fixed_file_and_exits_0(project):
     result = mllint("--fix", "train.py")
     assert result.exit_code == 0
     assert (project / "train.py").read_text() == FIXED
-    assert result.stdout == "Found 1 error (1 fixed, 0 remaining).\n"
+    assert result.stdout == "Found 1 finding (1 fixed, 0 remaining).\n"
     assert result.stderr == ""
 
 
@@ -308,7 +369,7 @@ def test_fix_fixes_every_occurrence(project):
     assert (project / "train.py").read_text() == (
         "model.train()\nfor batch in data:\n    optimizer.zero_grad()\n    loss.backward()\n"
     )
-    assert result.stdout == "Found 3 errors (3 fixed, 0 remaining).\n"
+    assert result.stdout == "Found 3 findings (3 fixed, 0 remaining).\n"
 
 
 def test_fix_exits_1_when_unfixable_findings_remain(project):
@@ -316,7 +377,7 @@ def test_fix_exits_1_when_unfixable_findings_remain(project):
     result = mllint("--fix", "train.py")
     assert result.exit_code == 1
     assert (project / "train.py").read_text() == FIXED + "x = 1  # noqa: ML999\n"
-    assert result.stdout == ml004("train.py", line=4) + "\nFound 2 errors (1 fixed, 1 remaining).\n"
+    assert result.stdout == ml004("train.py", line=4) + "\nFound 2 findings (1 fixed, 1 remaining: 1 warning).\n"
 
 
 def test_fix_also_removes_an_unused_noqa(project):
@@ -326,7 +387,7 @@ def test_fix_also_removes_an_unused_noqa(project):
     assert (project / "train.py").read_text() == (
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\nmodel.train()\nx = 1  # noqa: ML999\n"
     )
-    assert result.stdout == ml004("train.py") + "\nFound 3 errors (2 fixed, 1 remaining).\n"
+    assert result.stdout == ml004("train.py") + "\nFound 3 findings (2 fixed, 1 remaining: 1 warning).\n"
 
 
 def test_fix_keeps_crlf_line_endings(project):
@@ -348,7 +409,7 @@ def test_diff_prints_the_diff_exits_1_and_writes_nothing(project):
         "-model.eval\n"
         "+model.eval()\n"
     )
-    assert result.stderr == "Would fix 1 error.\n"
+    assert result.stderr == "Would fix 1 finding.\n"
     assert (project / "train.py").read_text() == BUGGY
 
 
@@ -365,7 +426,7 @@ def test_diff_of_a_file_without_a_final_newline(project):
 def test_diff_with_nothing_to_fix_exits_0(project):
     write(project, {"train.py": CLEAN, "warn.py": WARNING_ONLY})
     result = mllint("--diff", ".")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "Would fix 0 errors.\n")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "Would fix 0 findings.\n")
 
 
 def test_show_fixes_lists_what_was_fixed(project):
@@ -373,12 +434,12 @@ def test_show_fixes_lists_what_was_fixed(project):
     result = mllint("--fix", "--show-fixes", ".")
     assert result.exit_code == 0
     assert result.stdout == (
-        "Fixed 3 errors:\n"
+        "Fixed 3 findings:\n"
         "- a.py:\n"
         "    1 × ML301 (method-not-called)\n"
         "- pkg/b.py:\n"
         "    2 × ML301 (method-not-called)\n"
-        "Found 3 errors (3 fixed, 0 remaining).\n"
+        "Found 3 findings (3 fixed, 0 remaining).\n"
     )
 
 
@@ -458,13 +519,21 @@ def test_inline_config_overrides_a_key(project):
 def test_inline_config_with_several_keys(project):
     write(project, {"train.py": BUGGY})
     result = mllint("-q", "--config", 'severity = { ML301 = "warning" }', "--config", 'fail-on = "error"', "train.py")
-    assert (result.exit_code, result.stdout) == (0, ml301("train.py") + "\n")
+    assert (result.exit_code, result.stdout) == (0, ml301("train.py").replace("ML301", "ML301 [warning]") + "\n")
 
 
 def test_inline_config_with_an_unknown_key_is_a_usage_error(project):
     result = mllint("--config", "colour = 1", ".")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == "Error: command line: unknown key `colour`"
+    assert lines(result.stderr)[-1].startswith("Error: command line: unknown key `colour`; the keys are extend, ")
+
+
+def test_inline_config_cannot_extend_a_file(project):
+    result = mllint("--config", 'extend = "base.toml"', ".")
+    assert result.exit_code == 2
+    assert lines(result.stderr)[-1] == (
+        "Error: --config: `extend` names a file to inherit from: use `--config PATH` instead"
+    )
 
 
 def test_inline_config_that_is_not_toml_is_a_usage_error(project):
@@ -484,7 +553,7 @@ def test_config_path_names_the_file_to_use(project):
 def test_config_path_that_does_not_exist_is_a_usage_error(project):
     result = mllint("--config", "missing.toml", ".")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == f"Error: {project / 'missing.toml'}: cannot read: No such file or directory"
+    assert lines(result.stderr)[-1] == "Error: --config 'missing.toml': no such file"
 
 
 def test_two_config_paths_are_a_usage_error(project):
@@ -519,7 +588,7 @@ def test_statistics_counts_findings_per_rule(project):
         "3\tML301\t[*] method-not-called\n"
         "2\tML004\t    unknown-noqa-code\n"
         "1\tML003\t[*] unused-noqa\n"
-        "Found 6 errors.\n"
+        "Found 6 findings: 3 errors, 3 warnings.\n"
         "[*] 4 fixable with the `--fix` option.\n"
     )
 
@@ -549,8 +618,8 @@ def test_show_settings_prints_the_settings_of_the_first_path(project):
     output = lines(result.stdout)
     assert output[0] == f"# settings from {(project / 'pkg' / 'mllint.toml').resolve()} (root {project.resolve() / 'pkg'})"
     assert output[1] == "select = ['ML3']"
-    assert output[9] == "fail-on = warning"
-    assert len(output) == 11
+    assert output[10] == "fail-on = warning"
+    assert len(output) == 12
 
 
 def test_show_settings_include_command_line_overrides(project):
@@ -558,7 +627,7 @@ def test_show_settings_include_command_line_overrides(project):
     assert result.exit_code == 0
     assert lines(result.stdout)[0] == f"# settings from defaults (root {project})"
     assert lines(result.stdout)[3] == "ignore = ['ML3']"
-    assert lines(result.stdout)[9] == "fail-on = error"
+    assert lines(result.stdout)[10] == "fail-on = error"
 
 
 def test_quiet_prints_findings_only(project):
@@ -609,8 +678,13 @@ def test_fail_on_from_configuration(project):
 
 def test_fail_on_counts_the_overridden_severity(project):
     write(project, {"mllint.toml": 'fail-on = "error"\nseverity = { ML301 = "warning" }\n', "train.py": BUGGY})
-    result = mllint("-q", "train.py")
-    assert (result.exit_code, result.stdout) == (0, ml301("train.py") + "\n")
+    result = mllint("train.py")
+    assert (result.exit_code, lines(result.stdout)) == (0, [
+        ml301("train.py").replace("ML301", "ML301 [warning]"),
+        "Found 1 warning.",
+        "None is at or above `fail-on = error`: they do not fail the run.",
+        "[*] 1 fixable with the `--fix` option.",
+    ])
 
 
 def test_fail_on_rejects_an_unknown_level(project):
@@ -752,7 +826,7 @@ def test_installed_command_usage_error_exits_2(tmp_path):
 
 def test_installed_command_stdin_fix_prints_the_fixed_source(tmp_path):
     result = run_installed("-", "--fix", "--stdin-filename", "train.py", cwd=tmp_path, input=BUGGY)
-    assert (result.returncode, result.stdout, result.stderr) == (0, FIXED, "Found 1 error (1 fixed, 0 remaining).\n")
+    assert (result.returncode, result.stdout, result.stderr) == (0, FIXED, "Found 1 finding (1 fixed, 0 remaining).\n")
 
 
 def test_installed_command_clean_project_exits_0(tmp_path):
@@ -788,3 +862,10 @@ def test_installed_command_piped_into_head(tmp_path):
     )
     assert result.stdout == ml301("pkg/m00.py", line=1) + "\n"
     assert result.stderr == ""
+
+
+def test_symlinked_directory_named_on_the_command_line_is_linted(project):
+    write(project, {"real/train.py": BUGGY})
+    os.symlink(project / "real", project / "link", target_is_directory=True)
+    result = mllint("-q", "link")
+    assert (result.exit_code, result.stdout) == (1, ml301("link/train.py") + "\n")
