@@ -1,7 +1,8 @@
 import ast
 
-from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.dims import broadcast, column_against_batch, format_ends, format_shape, trailing_one_added
 from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
+from mllint.analysis.tensor_values import Tensor
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
 
@@ -65,17 +66,14 @@ class BroadcastThenReduce(Rule):
         if reduced is False or (reduced is not True and not reads):
             return
         shapes = self.ctx.analysis(Shapes)
-        left, right = shapes.shape(node.left), shapes.shape(node.right)
-        if left is None or right is None or not (trailing_one_added(left, right) or trailing_one_added(right, left)):
+        found = _column_and_row(shapes.value(node.left), shapes.value(node.right))
+        if found is None:
             return
         values = self.ctx.analysis(ValueKinds)
         if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
             return
-        message = self.message.format(
-            expression=self.ctx.text(node), left=format_shape(left), right=format_shape(right),
-            result=format_shape(broadcast(left, right)),
-        )  # fmt: skip
-        self.report(node, message)
+        left, right, result = found
+        self.report(node, self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result))
 
     def _reduced(self, node: ast.AST) -> bool | ast.Name:
         """Does the value of `node` reach a reduction through element-wise operations? The variable
@@ -121,3 +119,18 @@ class BroadcastThenReduce(Rule):
                     reads.setdefault(name.id, []).append(name)
             self._reads_by_scope[scope] = reads
         return self._reads_by_scope[scope]
+
+
+def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
+    """The shapes of a `(N, 1)` and a `(N,)` operand (either way round) and of their broadcast, as text;
+    a `(B, ..., 1)` of unknown rank against `(B,)` counts."""
+    if not isinstance(left, Tensor) or not isinstance(right, Tensor):
+        return None
+    a, b = left.shape, right.shape
+    if a is None and b is not None and left.ends is not None and column_against_batch(left.ends, b):
+        return format_ends(left.ends), format_shape(b), format_ends((b, b))
+    if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
+        return format_shape(a), format_ends(right.ends), format_ends((a, a))
+    if a is None or b is None or not (trailing_one_added(a, b) or trailing_one_added(b, a)):
+        return None
+    return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
