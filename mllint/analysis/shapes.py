@@ -51,6 +51,8 @@ BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum 
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
 SEQUENTIAL = "torch.nn.Sequential"
+MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
+PYTHON_NUMBERS = frozenset({"float", "int"})
 
 
 class Shapes:
@@ -222,7 +224,7 @@ class Shapes:
             return None
         function = self.ctx.scopes.enclosing_function(expr)
         definitions = self.values.reaching_definitions(expr)
-        if function is None or not definitions or not all(isinstance(d.node, ast.arg) for d in definitions):
+        if function is None or not definitions or not all(d.node is function for d in definitions):
             return None
         return Sym(("parameter", id(function), expr.id), expr.id)
 
@@ -257,13 +259,20 @@ class Shapes:
         if isinstance(func, ast.Name):
             values = self.values.reaching_values(func)
             if values and len(values) == 1 and isinstance(values[0], ast.Call):
-                return values[0]
+                return _unmoved(values[0])
             return None
         if _self_attribute(func):
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
             if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
                 return assigned[0]
         return None
+
+
+def _unmoved(call: ast.Call) -> ast.Call:
+    """The call that built a module, under the methods that return it: `Net(8).to(device)`."""
+    while isinstance(call.func, ast.Attribute) and call.func.attr in MODULE_METHODS and isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return call
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -429,7 +438,7 @@ class Interpreter:
             elif isinstance(value, Number) and isinstance(value.dim, Sym):
                 value = Number(Sym(value.dim.key, target.id, value.dim.operator, value.dim.operands))
             elif isinstance(value, Tensor) and value.shape is None:
-                value = Tensor(None, value.key, target.id)
+                value = Tensor(None, value.key, target.id, value.ends)
             self.env[target.id] = value
         elif self.tracks_self and _self_attribute(target):
             self.env[f"self.{target.attr}"] = value
@@ -587,6 +596,8 @@ class Interpreter:
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
+        if isinstance(node.func, ast.Name) and node.func.id in PYTHON_NUMBERS and name is None and node.func.id not in self.env:
+            return NUMBER
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
         if data is not None:
             return data
