@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.dims import Sym
+from mllint.analysis.dims import Sym, dim_key
 from mllint.analysis.names import call_argument
 from mllint.analysis.tensor_values import Batches, Items, Number, Samples, Tensor
 
@@ -56,18 +56,18 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     return None
 
 
-def collate(item: object, batch) -> object | None:
+def collate(item: object, batch, key: tuple = ("batch",)) -> object | None:
     """What the default collate makes of samples `item`: tensors and numbers stacked along a new first
-    dimension, tuples collated element-wise."""
+    dimension `batch`, tuples collated element-wise. `key` identifies the batch's value."""
+    key = (*key, dim_key(batch))
     if isinstance(item, Items):
-        return Items(tuple(collate(v, batch) for v in item.values))
+        return Items(tuple(collate(v, batch, (*key, i)) for i, v in enumerate(item.values)))
     if isinstance(item, Number):
-        return Tensor((batch,), ("batch", item))
+        return Tensor((batch,), key)
     if isinstance(item, Tensor):
-        key = ("batch", item.key)
         if item.shape is not None:
-            return Tensor((batch, *item.shape), key)
-        return Tensor(None, key, item.label, ((batch,), item.ends[1] if item.ends else ()))
+            return Tensor((batch, *item.shape), (*key, item.key))
+        return Tensor(None, (*key, item.key), item.label, ((batch,), item.ends[1] if item.ends else ()))
     return None
 
 

@@ -158,7 +158,7 @@ class Shapes:
         """A dataset class of this file built with `arguments`: its `__getitem__` run on what its
         `__init__` stored (None when it has no `__getitem__` or the sample is unknown)."""
         cls = self._own_class(func)
-        methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)} if cls is not None else {}
+        methods = self._methods(cls) if cls is not None else {}
         if "__getitem__" not in methods or cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
             return None
         key = (cls, "__getitem__", tuple(arguments))
@@ -227,6 +227,15 @@ class Shapes:
         if function is None or not definitions or not all(d.node is function for d in definitions):
             return None
         return Sym(("parameter", id(function), expr.id), expr.id)
+
+    def _methods(self, cls: ast.ClassDef, depth: int = 0) -> dict[str, ast.FunctionDef]:
+        """A class's methods, with those it inherits from classes of this file."""
+        methods: dict[str, ast.FunctionDef] = {}
+        for base in cls.bases if depth < MAX_CALL_DEPTH else []:
+            inherited = self._own_class(base)
+            methods.update(self._methods(inherited, depth + 1) if inherited is not None else {})
+        methods.update({f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)})
+        return methods
 
     def _own_class(self, func: ast.AST) -> ast.ClassDef | None:
         if not isinstance(func, ast.Name) or not self.ctx.analysis(Names).is_own_or_local(func):
@@ -558,9 +567,10 @@ class Interpreter:
             if base.dims is not None:
                 return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
-        if isinstance(base, Tensor) and base.shape is not None:
+        if isinstance(base, Tensor):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
-            return Tensor(_index(base.shape, items, integers), ("index", id(node), base.key))
+            shape = _index(base.shape, items, integers) if base.shape is not None else None
+            return Tensor(shape, ("index", id(node), base.key))
         if isinstance(base, Items) and _int_literal(index) is not None and -len(base.values) <= _int_literal(index) < len(base.values):
             return base.values[_int_literal(index)]
         if isinstance(base, Samples):
@@ -602,6 +612,8 @@ class Interpreter:
         if data is not None:
             return data
         shape: object = None
+        if name in SAME_SHAPE_FUNCTIONS and isinstance(first := self.value_of(call_argument(node, 0, "input")), Tensor) and first.ends:
+            return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
         elif name is not None and name.startswith("numpy."):
