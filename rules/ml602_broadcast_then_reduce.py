@@ -8,6 +8,7 @@ from mllint.rule import Rule
 
 ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 REDUCING_FUNCTIONS = {"torch." + name for name in ("sum", "mean", "nansum", "nanmean", "norm")}
+PAIRWISE_FUNCTIONS = {"torch." + name for name in ("max", "min", "maximum", "minimum", "fmax", "fmin")}
 SAME_SHAPE_FUNCTIONS = {"torch." + name for name in ("abs", "square", "exp", "log", "sqrt", "pow")}
 
 
@@ -50,6 +51,7 @@ class BroadcastThenReduce(Rule):
     code = "ML602"
     name = "broadcast-then-reduce"
     message = "`{expression}`: {left} and {right} broadcast to {result} before the reduction"
+    helper_message = "`{call}`: in `{helper}`, `{expression}` broadcasts {left} and {right} to {result} before the reduction"
     requires_any_text = ("sum", "mean", "norm")
 
     def __init__(self, ctx) -> None:
@@ -57,23 +59,46 @@ class BroadcastThenReduce(Rule):
         self._reads_by_scope: dict[ast.AST | None, dict[str, list[ast.Name]]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
+        shapes = self.ctx.analysis(Shapes)
+        found = self._broadcast_then_reduced(node, shapes.value)
+        if found is not None:
+            left, right, result = found
+            self.report(node, self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
+        shapes = self.ctx.analysis(Shapes)
+        helper = shapes.own_function(node.func)
+        values = shapes.values_in_helper(node) if helper is not None else None
+        if not values:
+            return
+        for operation in self.ctx.index.within(helper, ast.BinOp):
+            found = self._broadcast_then_reduced(operation, values.get)
+            if found is not None:
+                left, right, result = found
+                expression = self.ctx.text(operation)
+                message = self.helper_message.format(call=self.ctx.text(node), helper=helper.name, expression=expression, left=left, right=right, result=result)
+                self.report(node, message)
+                return
+
+    def _broadcast_then_reduced(self, node: ast.BinOp, value_of) -> tuple[str, str, str] | None:
+        """The shapes (as text) of an element-wise operation between `(N, 1)` and `(N,)` whose result is
+        reduced, given the values of its operands."""
         if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
-            return  # a Python number broadcasts to nothing
+            return None  # a Python number broadcasts to nothing
         reduced = self._reduced(node)
         # Assigned to a variable: its reads that reach a reduction (checked by syntax first; whether the
         # assignment reaches them is checked last, after the shapes, as it costs the most).
         reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
         if reduced is False or (reduced is not True and not reads):
-            return
-        shapes = self.ctx.analysis(Shapes)
-        found = _column_and_row(shapes.value(node.left), shapes.value(node.right))
+            return None
+        found = _column_and_row(value_of(node.left), value_of(node.right))
         if found is None:
-            return
+            return None
         values = self.ctx.analysis(ValueKinds)
         if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
-            return
-        left, right, result = found
-        self.report(node, self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result))
+            return None
+        return found
 
     def _reduced(self, node: ast.AST) -> bool | ast.Name:
         """Does the value of `node` reach a reduction through element-wise operations? The variable
@@ -93,6 +118,8 @@ class BroadcastThenReduce(Rule):
                 if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow":
                     return False
                 node, parent = call, self.ctx.scopes.parent(call)
+            elif isinstance(parent, ast.Call) and node in parent.args and _elementwise_of_two(self.ctx.qualified_name(parent.func), parent):
+                node, parent = parent, self.ctx.scopes.parent(parent)
             elif isinstance(parent, ast.Call) and node in parent.args and parent.args[0] is node:
                 name = self.ctx.qualified_name(parent.func)
                 if name in REDUCING_FUNCTIONS:
@@ -134,3 +161,8 @@ def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
     if a is None or b is None or not (trailing_one_added(a, b) or trailing_one_added(b, a)):
         return None
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
+
+
+def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:
+    """`torch.max(a, b)`, `torch.maximum(a, b)`, ...: element-wise over two tensors (a pinball loss)."""
+    return name in PAIRWISE_FUNCTIONS and len(call.args) == 2 and not call.keywords and not isinstance(call.args[1], ast.Constant)

@@ -170,3 +170,28 @@ def test_head_split_sized_in_init_mixes_positions():
     assert wrong.shape == right.shape == (2, 3, 5, 2)
     assert torch.equal(right[0, :, 1].flatten(), projected[0, 1])  # position 1's features, head by head
     assert not torch.equal(wrong[0, :, 1].flatten(), projected[0, 1])
+
+
+PINBALL = """\
+import torch
+
+
+def pinball_loss(pred, target, q=0.9):
+    diff = target - pred
+    return torch.max(q * diff, (q - 1) * diff).mean()
+
+
+pred = torch.nn.Linear(3, 1)(torch.randn(8, 3))
+target = torch.randn(8)
+loss = pinball_loss(pred, target)
+"""
+
+
+def test_pinball_helper_averages_every_pair():
+    assert findings(PINBALL, "ML602") == [11]
+    namespace: dict = {}
+    exec(PINBALL, namespace)
+    pred, target, pinball = namespace["pred"], namespace["target"], namespace["pinball_loss"]
+    pairs = target[None, :] - pred  # (8, 8): every target against every prediction
+    assert torch.isclose(namespace["loss"], torch.max(0.9 * pairs, -0.1 * pairs).mean())
+    assert not torch.isclose(namespace["loss"], pinball(pred.squeeze(-1), target))

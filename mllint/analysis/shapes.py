@@ -24,7 +24,7 @@ from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
-_ACTIVE_CLASSES: list[ast.ClassDef] = []  # the `forward`s being interpreted, across modules
+_ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
 
@@ -62,6 +62,7 @@ class Shapes:
         self.modules = ctx.analysis(ModuleClasses)
         self.recorded: dict[ast.AST, object] = {}
         self.view_targets: dict[ast.Call, Shape] = {}
+        self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
@@ -76,6 +77,33 @@ class Shapes:
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
         return value.shape if isinstance(value, Tensor) else None
+
+    def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
+        """The values the expressions of a helper function of this file take when `call` calls it
+        (`pinball_loss(model(x), y)`): its run with the call's arguments, if the arguments say anything."""
+        self._analyse_scope_of(call)
+        return self.helper_values.get(call)
+
+    def helper_output(self, function: ast.FunctionDef, arguments: dict[str, object]) -> tuple[object | None, dict] | None:
+        """What a helper function of this file returns given `arguments`, with its expressions' values."""
+        if function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+            return None
+        key = (function, tuple(sorted(arguments.items(), key=lambda item: item[0])))
+        if key not in self._summaries:
+            self._summaries[key] = None
+            _ACTIVE_CLASSES.append(function)
+            try:
+                interpreter = Interpreter(self, function, arguments, record=False)
+                self._summaries[key] = (interpreter.run(), interpreter.seen)
+            finally:
+                _ACTIVE_CLASSES.pop()
+        return self._summaries[key]
+
+    def own_function(self, func: ast.AST) -> ast.FunctionDef | None:
+        """The function of this module `func` names (defined at its top level)."""
+        if not isinstance(func, ast.Name) or not self.ctx.analysis(Names).is_own_or_local(func):
+            return None
+        return next((f for f in self.ctx.tree.body if isinstance(f, ast.FunctionDef) and f.name == func.id), None)
 
     def view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
@@ -282,6 +310,17 @@ def _unmoved(call: ast.Call) -> ast.Call:
     while isinstance(call.func, ast.Attribute) and call.func.attr in MODULE_METHODS and isinstance(call.func.value, ast.Call):
         call = call.func.value
     return call
+
+
+def _informative(value: object | None) -> bool:
+    """Does a value say more than "some value": a known shape or ends, a number, a dataset, ...?"""
+    if isinstance(value, Tensor):
+        return value.shape is not None or value.ends is not None
+    if isinstance(value, Number):
+        return value.dim is not None
+    if isinstance(value, Items):
+        return any(_informative(v) for v in value.values)
+    return isinstance(value, (Samples, Batches))
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -611,6 +650,12 @@ class Interpreter:
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
         if data is not None:
             return data
+        helper = self.shapes.own_function(node.func)
+        bound_here = self.env.get(node.func.id) if helper is not None else None
+        if helper is not None and (bound_here is None or bound_here == Tensor(None, ("assigned", id(helper), helper.name))):
+            called = self.helper_call(node, helper, arguments)
+            if called is not None:
+                return called
         shape: object = None
         if name in SAME_SHAPE_FUNCTIONS and isinstance(first := self.value_of(call_argument(node, 0, "input")), Tensor) and first.ends:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
@@ -632,6 +677,23 @@ class Interpreter:
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list) -> object | None:
+        """A call of a helper function of this file, when an argument says something (a known shape, a
+        size, a dataset, ...): the helper run with the arguments."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        parameters = [*helper.args.posonlyargs, *helper.args.args]
+        bound = {p.arg: value for p, value in zip(parameters, arguments)}
+        bound.update({k.arg: self.seen.get(k.value) for k in node.keywords})
+        if not any(_informative(value) for value in bound.values()):
+            return None
+        summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
+        if summary is None:
+            return None
+        if self.record:
+            self.shapes.helper_values[node] = summary[1]
+        return summary[0]
 
     def value_of(self, node: ast.AST | None) -> object | None:
         """The value of an expression this pass has evaluated (evaluating it if it has not)."""
