@@ -25,8 +25,10 @@ class RegressionLossBroadcast(Rule):
     Reports a regression loss (`MSELoss`, `L1Loss`, `SmoothL1Loss`, `HuberLoss`, `F.mse_loss`, ...)
     whose input and target have known shapes that broadcast to a shape larger than both: typically
     `(N, 1)` predictions from a `Linear(h, 1)` head against `(N,)` targets. Shapes come from the shape
-    analysis (literal sizes, layers of the file's modules, shape operations); where either shape is
-    unknown, nothing is reported.
+    analysis (literal sizes, NumPy arrays, datasets and the batches a `DataLoader` makes of them, layers
+    of the project's modules, shape operations). A batch whose rank is unknown counts when its ends are
+    known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch. Where a shape
+    is unknown otherwise, nothing is reported.
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every

@@ -17,7 +17,9 @@ class BroadcastThenReduce(Rule):
     ## What it does
     Reports an element-wise operation between a `(N,)` and a `(N, 1)` tensor (one is the other with a
     trailing size-1 dimension) whose result is then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
-    directly or through a local variable. Both shapes must be known to the shape analysis. Broadcasting
+    directly or through a local variable, also inside a helper function of the file called with such
+    tensors (`pinball_loss(model(x), y)`, reported at the call). Both shapes must be known to the shape
+    analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`) are not reported.
 
@@ -76,8 +78,10 @@ class BroadcastThenReduce(Rule):
             found = self._broadcast_then_reduced(operation, values.get)
             if found is not None:
                 left, right, result = found
-                expression = self.ctx.text(operation)
-                message = self.helper_message.format(call=self.ctx.text(node), helper=helper.name, expression=expression, left=left, right=right, result=result)
+                message = self.helper_message.format(
+                    call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation),
+                    left=left, right=right, result=result,
+                )  # fmt: skip
                 self.report(node, message)
                 return
 
@@ -165,4 +169,5 @@ def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
 
 def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:
     """`torch.max(a, b)`, `torch.maximum(a, b)`, ...: element-wise over two tensors (a pinball loss)."""
-    return name in PAIRWISE_FUNCTIONS and len(call.args) == 2 and not call.keywords and not isinstance(call.args[1], ast.Constant)
+    pair = len(call.args) == 2 and not call.keywords and not isinstance(call.args[1], ast.Constant)
+    return name in PAIRWISE_FUNCTIONS and pair

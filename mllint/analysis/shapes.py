@@ -3,8 +3,10 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
-interpreted with the argument's shape) and shape operations (`view`, `unsqueeze`, indexing, reductions,
-broadcasting, ...). Names are followed in statement order; where paths join, a name keeps its value only
+interpreted with the argument's shape), data (NumPy arrays, datasets and loaders: see `data_shapes`),
+helper functions of the file run with their arguments, and shape operations (`view`, `unsqueeze`,
+indexing, reductions, broadcasting, ...). A tensor of unknown rank may still have known ends
+(`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
 It is lazy: a function is interpreted the first time a rule asks about one of its expressions.
@@ -12,6 +14,7 @@ It is lazy: a function is interpreted the first time a rule asks about one of it
 from __future__ import annotations
 
 import ast
+
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
@@ -138,7 +141,8 @@ class Shapes:
         if name is not None and name.startswith("torch.") and not own_class:
             if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
                 return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
-            return Tensor(torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None, self.static_dim), key)
+            shape = torch_layer_output(name, constructor, _shape(first), self.static_dim)
+            return Tensor(shape, key)
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -307,8 +311,9 @@ class Shapes:
 
 def _unmoved(call: ast.Call) -> ast.Call:
     """The call that built a module, under the methods that return it: `Net(8).to(device)`."""
-    while isinstance(call.func, ast.Attribute) and call.func.attr in MODULE_METHODS and isinstance(call.func.value, ast.Call):
-        call = call.func.value
+    func = call.func
+    while isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS and isinstance(func.value, ast.Call):
+        call, func = func.value, func.value.func
     return call
 
 
@@ -610,8 +615,9 @@ class Interpreter:
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
             shape = _index(base.shape, items, integers) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
-        if isinstance(base, Items) and _int_literal(index) is not None and -len(base.values) <= _int_literal(index) < len(base.values):
-            return base.values[_int_literal(index)]
+        position = _int_literal(index)
+        if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
+            return base.values[position]
         if isinstance(base, Samples):
             return base.item
         return None
@@ -645,7 +651,8 @@ class Interpreter:
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
-        if isinstance(node.func, ast.Name) and node.func.id in PYTHON_NUMBERS and name is None and node.func.id not in self.env:
+        builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
+        if builtin in PYTHON_NUMBERS:
             return NUMBER
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
         if data is not None:
@@ -657,7 +664,8 @@ class Interpreter:
             if called is not None:
                 return called
         shape: object = None
-        if name in SAME_SHAPE_FUNCTIONS and isinstance(first := self.value_of(call_argument(node, 0, "input")), Tensor) and first.ends:
+        first = self.value_of(call_argument(node, 0, "input")) if name in SAME_SHAPE_FUNCTIONS else None
+        if isinstance(first, Tensor) and first.ends:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
