@@ -6,6 +6,11 @@ import sys
 from mllint.registry import all_rules
 
 FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix", "display-only": ""}
+# Silent bugs of the same checklists that depend on the data, not on the code: no rule can decide them.
+RUNTIME_CHECKS = {
+    "class-imbalance": "Not a static rule: whether classes are imbalanced is a property of the data. Count the "
+    "training labels at run time (`torch.bincount(labels)`) and weight the loss or resample when they are skewed.",
+}
 TABLE = re.compile(r"(<!-- rule-table:start -->\n).*?(<!-- rule-table:end -->)", re.DOTALL)
 
 
@@ -15,6 +20,8 @@ def rule_table() -> str:
         fix = FIX_MARK[rule.fix_applicability.value] if rule.fix_applicability else ""
         severity = rule.severity.label + (", opt-in" if rule.opt_in else "")
         rows.append(f"| {code} | `{rule.name}` | {severity} | {fix} | {rule.summary()} |")
+    for name, text in RUNTIME_CHECKS.items():
+        rows.append(f"| — | `{name}` | runtime check |  | {text} |")
     return "\n".join(rows) + "\n"
 
 
