@@ -59,6 +59,7 @@ class BroadcastThenReduce(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reads_by_scope: dict[ast.AST | None, dict[str, list[ast.Name]]] = {}
+        self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         shapes = self.ctx.analysis(Shapes)
@@ -70,11 +71,10 @@ class BroadcastThenReduce(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
         shapes = self.ctx.analysis(Shapes)
-        helper = shapes.own_function(node.func)
-        values = shapes.values_in_helper(node) if helper is not None else None
-        if not values:
-            return
-        for operation in self.ctx.index.within(helper, ast.BinOp):
+        helper = shapes.own_function(node.func) if isinstance(node.func, ast.Name) else None
+        candidates = self._reduced_operations(helper) if helper is not None else []
+        values = shapes.values_in_helper(node) if candidates else None
+        for operation in candidates if values else []:
             found = self._broadcast_then_reduced(operation, values.get)
             if found is not None:
                 left, right, result = found
@@ -84,6 +84,15 @@ class BroadcastThenReduce(Rule):
                 )  # fmt: skip
                 self.report(node, message)
                 return
+
+    def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:
+        """The element-wise operations of a helper whose result may be reduced (by syntax; built once)."""
+        if helper not in self._candidates:
+            self._candidates[helper] = [
+                operation for operation in self.ctx.index.within(helper, ast.BinOp)
+                if isinstance(operation.op, ELEMENTWISE) and self._reduced(operation) is not False
+            ]  # fmt: skip
+        return self._candidates[helper]
 
     def _broadcast_then_reduced(self, node: ast.BinOp, value_of) -> tuple[str, str, str] | None:
         """The shapes (as text) of an element-wise operation between `(N, 1)` and `(N,)` whose result is

@@ -70,6 +70,7 @@ class Shapes:
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
+        self._functions: dict[str, ast.FunctionDef] | None = None
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -104,9 +105,10 @@ class Shapes:
 
     def own_function(self, func: ast.AST) -> ast.FunctionDef | None:
         """The function of this module `func` names (defined at its top level)."""
-        if not isinstance(func, ast.Name) or not self.ctx.analysis(Names).is_own_or_local(func):
-            return None
-        return next((f for f in self.ctx.tree.body if isinstance(f, ast.FunctionDef) and f.name == func.id), None)
+        if self._functions is None:
+            self._functions = {f.name: f for f in self.ctx.tree.body if isinstance(f, ast.FunctionDef)}
+        function = self._functions.get(func.id) if isinstance(func, ast.Name) else None
+        return function if function is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
 
     def view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
