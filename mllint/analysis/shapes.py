@@ -70,7 +70,7 @@ class Shapes:
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
-        self._functions: dict[str, ast.FunctionDef] | None = None
+        self._definitions: dict[str, ast.AST] | None = None
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -105,10 +105,17 @@ class Shapes:
 
     def own_function(self, func: ast.AST) -> ast.FunctionDef | None:
         """The function of this module `func` names (defined at its top level)."""
-        if self._functions is None:
-            self._functions = {f.name: f for f in self.ctx.tree.body if isinstance(f, ast.FunctionDef)}
-        function = self._functions.get(func.id) if isinstance(func, ast.Name) else None
-        return function if function is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
+        function = self._definition(func)
+        return function if isinstance(function, ast.FunctionDef) else None
+
+    def _definition(self, func: ast.AST) -> ast.AST | None:
+        """The class or function defined at this module's top level that `func` names."""
+        if self._definitions is None:
+            self._definitions = {
+                d.name: d for d in self.ctx.tree.body if isinstance(d, (ast.FunctionDef, ast.ClassDef))
+            }  # fmt: skip
+        definition = self._definitions.get(func.id) if isinstance(func, ast.Name) else None
+        return definition if definition is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
 
     def view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
@@ -272,9 +279,8 @@ class Shapes:
         return methods
 
     def _own_class(self, func: ast.AST) -> ast.ClassDef | None:
-        if not isinstance(func, ast.Name) or not self.ctx.analysis(Names).is_own_or_local(func):
-            return None
-        return next((c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef) and c.name == func.id), None)
+        cls = self._definition(func)
+        return cls if isinstance(cls, ast.ClassDef) else None
 
     def _attribute_values(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
         """What each `self.attribute` of a class is assigned anywhere in it (built once per class)."""
