@@ -57,7 +57,8 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
 
 def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):
     """The known ends of a layer's output for an input of unknown rank with known `ends`:
-    `nn.Linear(h, 1)` maps `(batch, ...)` to `(batch, ..., 1)`."""
+    `nn.Linear(h, 1)` maps `(batch, ...)` to `(batch, ..., 1)` (a batch of scalars, `(batch,)`, would
+    not fit a `Linear(h, ...)`: its features are a dimension of their own)."""
     head, tail = ends
     if name in SHAPE_PRESERVING:
         return ends
