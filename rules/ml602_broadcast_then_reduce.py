@@ -86,11 +86,18 @@ class BroadcastThenReduce(Rule):
                 return
 
     def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:
-        """The element-wise operations of a helper whose result may be reduced (by syntax; built once)."""
+        """The element-wise operations of a helper between two of its parameters' expressions, whose
+        result may be reduced (by syntax; built once)."""
         if helper not in self._candidates:
+            parameters = {a.arg for a in [*helper.args.posonlyargs, *helper.args.args]}
+
+            def reads_parameter(node: ast.AST) -> bool:
+                return any(isinstance(n, ast.Name) and n.id in parameters for n in ast.walk(node))
+
             self._candidates[helper] = [
                 operation for operation in self.ctx.index.within(helper, ast.BinOp)
-                if isinstance(operation.op, ELEMENTWISE) and self._reduced(operation) is not False
+                if isinstance(operation.op, ELEMENTWISE) and reads_parameter(operation.left)
+                and reads_parameter(operation.right) and self._reduced(operation) is not False
             ]  # fmt: skip
         return self._candidates[helper]
 
