@@ -278,6 +278,12 @@ class ValueKinds:
         names = {self.ctx.qualified_name(c.func) for c in calls}
         return calls[-1] if len(names) == 1 else None
 
+    def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
+        """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
+        if isinstance(expr, ast.Name):
+            return self.reaching_values(expr)
+        return self._self_attribute_values(expr) if _is_self_attribute(expr) else None
+
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
         """The expressions that may have been assigned to `use` when it is read; None when some way
