@@ -43,9 +43,10 @@ def package_run(name: str, select: str | None, jobs: int) -> dict:
     files = sorted(directory.rglob("*.py"))
     found, seconds = lint(directory, select, jobs)
     findings = sorted(
-        {"path": Path(f["filename"]).resolve().relative_to(directory.resolve()).as_posix(),
-         "line": f["location"]["row"], "column": f["location"]["column"], "code": f["code"], "message": f["message"]}
-        for f in found
+        ({"path": Path(f["filename"]).resolve().relative_to(directory.resolve()).as_posix(),
+          "line": f["location"]["row"], "column": f["location"]["column"], "code": f["code"], "message": f["message"]}
+         for f in found),
+        key=lambda f: (f["path"], f["line"], f["column"], f["code"]),
     )  # fmt: skip
     return {
         "files": len(files),
