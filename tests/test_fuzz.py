@@ -152,13 +152,17 @@ SIMPLE_STATEMENTS = [
     "{a}[0] = 0", "{a}.add_(1)", "{a} = {b}.mean()", "{a} = torch.sigmoid({b})", "{a}, {b} = {b}, {a}",
     "{a}.backward()", "scaler.scale({a}).backward()", "opt.zero_grad()", "opt.step()", "scaler.step(opt)",
     "scaler.update()", "scheduler.step()", "model.train()", "model.eval()", "{a} = {a}.to('cpu')",
-    "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+    "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", "{a}.clamp_(0, 1)", "{a}[:, 0] = 0",
+    "{a}[i] = self.fc({a}[i])", "{a} = torch.cat({a}, 1)", "{a} = {a}.clone()", "self.{a} = {b}",
+    "{a} = self.{b}",
 ]
 LOOP_HEADERS = [
     "for x, y in loader:", "for step in range(steps):", "for i, (x, y) in enumerate(loader):",
     "while total < steps:", "for {a} in [{b}, {c}]:",
 ]
-BLOCK_HEADERS = ["if {a} > 0:", "with torch.no_grad():", "with autocast():", "try:"]
+BLOCK_HEADERS = [
+    "if {a} > 0:", "with torch.no_grad():", "with autocast():", "try:", "if not self.training:", "if self.training:",
+]
 
 
 @st.composite
@@ -187,8 +191,16 @@ def training_block(draw, depth: int, in_loop: bool = False) -> list[str]:
 
 @st.composite
 def training_program(draw) -> str:
-    body = draw(training_block(0))
-    return HEADER + "".join(f"    {line}\n" for line in body) + "    return loss\n"
+    """A training function and a module whose `forward` changes its input, both generated."""
+    train = draw(training_block(0))
+    forward = draw(training_block(0))
+    return (
+        HEADER
+        + "".join(f"    {line}\n" for line in train)
+        + "    return loss\n\n\nclass Head(nn.Module):\n    def forward(self, x, y):\n"
+        + "".join(f"        {line}\n" for line in forward)
+        + "        return x\n"
+    )
 
 
 @FUZZ
