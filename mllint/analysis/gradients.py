@@ -156,7 +156,7 @@ class GradientFlow:
             return self._call(expr, depth)
         return UNKNOWN
 
-    def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow:
+    def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow | None:
         """A cut of `value`: it matters only when `value` could have carried a graph."""
         before = self._flow(value, depth + 1) if value is not None else NONE
         if before is None or before.state is State.NONE:
