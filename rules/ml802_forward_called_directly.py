@@ -6,7 +6,7 @@ from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
-PLAIN_BASES = {"abc.ABC", "torch.autograd.Function", "torch.autograd.function.Function"}
+PLAIN_BASES = {"abc.ABC", "typing.Generic"}
 
 
 class ForwardCalledDirectly(Rule):
@@ -16,7 +16,8 @@ class ForwardCalledDirectly(Rule):
     `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`) are fine,
     and so is `forward` called on an object of a project class that is not a module (a plain class
     with a `forward` method, a `torch.autograd.Function`): there it is the only way to call it. When the
-    object's class is unknown and the file defines such a class, nothing is reported either.
+    object's class is unknown and the file defines a plain class with a `forward` (bases none, `object`
+    or `ABC`), nothing is reported either: the object may be one of those.
 
     ## Why is this bad?
     Calling a module (`model(x)`) runs its forward and pre-forward hooks around `forward`; calling
@@ -82,12 +83,14 @@ class ForwardCalledDirectly(Rule):
         )
 
     def _is_plain(self, cls: ast.ClassDef, depth: int = 0) -> bool:
-        """Is the class surely no module: its bases are none, `object`, `ABC`, `torch.autograd.Function`
-        or plain classes of the file?"""
+        """Is the class a plain object: its bases are none, `object`, `ABC` or plain classes of the file?
+        (A `torch.autograd.Function` is called through `apply`: its `forward` says nothing of others.)"""
         if depth > 8:
             return False
         local = {c.name: c for c in self.ctx.index.of_type(ast.ClassDef)}
         for base in cls.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value  # `Generic[T]`
             if canonical_class(self.ctx.qualified_name(base)) in PLAIN_BASES or (isinstance(base, ast.Name) and base.id == "object"):
                 continue
             if not (isinstance(base, ast.Name) and base.id in local and self._is_plain(local[base.id], depth + 1)):
