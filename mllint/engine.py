@@ -16,7 +16,7 @@ from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severit
 from mllint.notebook import load as load_notebook
 from mllint.registry import all_rules
 from mllint.rule import Rule
-from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
+from mllint.source import SourceError, SourceText, is_notebook, parse_former_names, parse_python, read_source
 
 
 class Event:
@@ -96,12 +96,18 @@ def lint_text(
 
 def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | None, real_path: str) -> list[Finding]:
     source = SourceText(text)
+    syntax_error: list[Finding] = []
     try:
         tree = parse_python(text, path)
     except SyntaxError as error:
         position = Position(error.lineno or 1, max(error.offset or 1, 1))
         message = f"{type(error).__name__}: {error.msg}"
-        return event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
+        recovered = parse_former_names(text, path)
+        if recovered is None:
+            return event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
+        tree, names = recovered
+        message += f" (`{'`, `'.join(names)}` used as a name, a keyword since Python 3.7: linted as a name)"
+        syntax_error = event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
     except (ValueError, RecursionError, MemoryError) as error:
         message = "too deeply nested to parse" if isinstance(error, RecursionError) else str(error)
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
@@ -117,7 +123,10 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
         for message in _run_checkers(ctx, checkers)
         for finding in event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message)
     ]
-    return sorted(_finish(ctx.findings, ctx, selection, path) + errors, key=lambda f: f.sort_key)
+    findings = _finish(ctx.findings, ctx, selection, path)
+    if syntax_error:  # a fixed file would not parse either: report only
+        findings = [dataclasses.replace(f, fix=None) for f in findings] + syntax_error
+    return sorted(findings + errors, key=lambda f: f.sort_key)
 
 
 def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[str]:

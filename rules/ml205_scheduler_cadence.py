@@ -1,18 +1,22 @@
 import ast
+import re
 
-from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
+from mllint.analysis.optimizers import TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
 
 # Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
 EPOCH_SIZED = {
-    LR_SCHEDULER_MODULE + "StepLR": (1, "step_size"),
-    LR_SCHEDULER_MODULE + "MultiStepLR": (1, "milestones"),
-    LR_SCHEDULER_MODULE + "CosineAnnealingLR": (1, "T_max"),
+    TORCH_SCHEDULERS + "StepLR": (1, "step_size"),
+    TORCH_SCHEDULERS + "MultiStepLR": (1, "milestones"),
+    TORCH_SCHEDULERS + "CosineAnnealingLR": (1, "T_max"),
 }
-PER_STEP = {LR_SCHEDULER_MODULE + "OneCycleLR", LR_SCHEDULER_MODULE + "CyclicLR", *STEP_SCHEDULER_FUNCTIONS}
 LARGEST_EPOCH_COUNT = 1000  # a literal length above this is taken for a number of steps
 BATCH_WORDS = ("loader", "batch", "data")
+# Names that count optimizer steps. A bare "step" does not: `args.lr_step_size`, `cfg.lr_steps` count the
+# epochs between decays (torchvision's references) as often as iterations.
+STEP_WORDS = re.compile(r"iter|batch|(^|_)(total|num|max|train|training|warmup|n)_?steps?|steps_per")
 
 
 class SchedulerCadence(Rule):
@@ -21,8 +25,13 @@ class SchedulerCadence(Rule):
     Reports a learning-rate scheduler stepped at the wrong cadence: a per-epoch scheduler (`StepLR`,
     `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs) stepped
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
-    schedules, or a scheduler sized with `len(loader)` or a number of steps) stepped once per epoch.
-    Sizes mllint cannot read (`T_max=cfg.t_max`) are not reported.
+    schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
+    `num_training_steps`, `max_iters`) stepped once per epoch. Sizes mllint cannot read
+    (`T_max=cfg.t_max`) are not reported, nor are names that only say "step"
+    (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
+    torchvision's references), nor a scheduler stepped in both loops under conditions
+    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
+    the cadence is a setting there.
 
     ## Why is this bad?
     A per-epoch schedule stepped every batch decays `len(loader)` times too fast: after the first epoch
@@ -76,12 +85,13 @@ class SchedulerCadence(Rule):
 
     def end_file(self) -> None:
         loops = self.ctx.analysis(TrainingLoops)
-        for loop, events, scheduler in loops.scheduler_steps():
+        steps = list(loops.scheduler_steps())
+        for loop, events, scheduler in steps:
             known = loops.scheduler_class(scheduler)
-            if known is None or scheduler.node.args or scheduler.node.keywords:
+            if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            name, constructor = known
-            unit = self._unit(name, constructor)
+            made, constructor = known
+            unit = self._unit(made, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
                 message = self.per_batch_message
@@ -89,14 +99,14 @@ class SchedulerCadence(Rule):
                 wrong = unit == "steps" and _holds_training_loop(events)
                 message = self.per_epoch_message
             if wrong:
-                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=name.rsplit(".", 1)[-1]))
+                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=made.name.rsplit(".", 1)[-1]))
 
-    def _unit(self, name: str, constructor: ast.Call) -> str | None:
-        if name in PER_STEP:
+    def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
+        if made.per_step:
             return "steps"
-        if name not in EPOCH_SIZED:
+        if made.name not in EPOCH_SIZED:
             return None
-        size = call_argument(constructor, *EPOCH_SIZED[name])
+        size = call_argument(constructor, *EPOCH_SIZED[made.name])
         return _size_unit(size) if size is not None else None
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
@@ -113,6 +123,14 @@ class SchedulerCadence(Rule):
         return False
 
 
+def _cadence_chosen(scheduler: Event, loop: ast.AST, steps) -> bool:
+    """Is the cadence a setting: the step is conditional, and the same scheduler steps in another loop
+    too (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` per epoch)?"""
+    return bool(scheduler.conditions) and any(
+        other.key == scheduler.key and other_loop is not loop and other.conditions for other_loop, _, other in steps
+    )
+
+
 def _holds_training_loop(events) -> bool:
     """Does a nested loop of the iteration hold both a backward and an optimizer step?"""
     backward_loops = {g for e in events if e.kind is EventKind.BACKWARD for g in e.loops}
@@ -123,7 +141,7 @@ def _size_unit(size: ast.AST) -> str | None:
     words = _identifiers(size)
     calls = [n for n in ast.walk(size) if isinstance(n, ast.Call)]
     if any(isinstance(c.func, ast.Name) and c.func.id == "len" for c in calls) or any(
-        unit in word for word in words for unit in ("step", "iter", "batch")
+        STEP_WORDS.search(word) for word in words
     ):
         return "steps"
     if calls:

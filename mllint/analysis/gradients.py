@@ -60,7 +60,7 @@ PARAMETRISED = frozenset(
         "ConvTranspose3d", "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
         "GRUCell", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention",
         "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-        "TransformerDecoderLayer", "PReLU",
+        "TransformerDecoderLayer", "PReLU", "LazyConv1d", "LazyConv2d", "LazyConv3d", "SyncBatchNorm", "RMSNorm",
     )
 )  # fmt: skip
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})

@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
+from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import ValueKinds
@@ -38,11 +39,10 @@ LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
-CLASSIFIED = frozenset({"backward", "zero_grad", "zero_", "detach_", "step"})  # the methods events come from
+CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "detach_", "step"})  # the calls events come from
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
-LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler."
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
@@ -265,17 +265,17 @@ class TrainingLoops:
         """Is the function or class of that name no part of the project (its effects are not ours)?"""
         return self.project is None or self.project.find(qualified) is None
 
-    def scheduler_class(self, event: Event) -> tuple[str, ast.Call] | None:
-        """The torch scheduler class (`torch.optim.lr_scheduler.StepLR`) and constructor of a scheduler
-        step written in the loop's own function."""
+    def scheduler_class(self, event: Event) -> tuple[Scheduler, ast.Call] | None:
+        """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
+        schedule) and constructor of a scheduler step written in the loop's own function."""
         receiver = event.node.func.value if isinstance(event.node, ast.Call) and event.path is None else None
         if receiver is None:
             return None
         constructor = self.values.constructor(receiver)
         if constructor is None:
             return None
-        name = self.ctx.qualified_name(constructor.func)
-        return (name, constructor) if name else None
+        known = scheduler_made_by(self.ctx.qualified_name(constructor.func))
+        return (known, constructor) if known else None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
@@ -303,8 +303,9 @@ class TrainingLoops:
         for step in events:
             if step.kind is not EventKind.STEP or step.key in optimizers:
                 continue
-            # This loop is the innermost one holding both: no nested loop holds the step and a backward.
-            if any(not set(step.loops) & set(b.loops) for b in backwards):
+            # This loop is the innermost one holding both: no nested loop holds the step and a backward
+            # (sibling loops, two phases of an epoch each with its own backward, are their own iterations).
+            if not any(set(step.loops) & set(b.loops) for b in backwards):
                 optimizers.append(step.key)
         return Iteration(loop, events, optimizers, self.is_library) if optimizers else None
 
@@ -449,6 +450,9 @@ class TrainingLoops:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
             return m.event(EventKind.BACKWARD, call, None, guards)
+        if name in ("zero_grad", "zero_grads") and (isinstance(func, ast.Name) or m.ctx.qualified_name(func.value) is not None):
+            # A function clearing what it is given: `pyro.infer.util.zero_grads(params)`, `zero_grad(model)`.
+            return m.event(EventKind.CLEAR, call, _text(call.args[0]) if call.args else None, guards)
         if not isinstance(func, ast.Attribute) or m.ctx.qualified_name(func.value) is not None:
             return None
         receiver = _text(func.value)
@@ -471,11 +475,10 @@ class TrainingLoops:
 
     def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
         name = m.values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
-        if name:
-            if name.startswith(LR_SCHEDULER_MODULE) or name in STEP_SCHEDULER_FUNCTIONS:
-                return EventKind.SCHEDULER
-            if name.startswith("torch.optim."):
-                return EventKind.STEP
+        if scheduler_made_by(name) is not None:
+            return EventKind.SCHEDULER
+        if is_optimizer(name):
+            return EventKind.STEP
         identifiers = re.findall(r"[A-Za-z_]\w*", text)
         last = identifiers[-1] if identifiers else ""
         if SCHEDULER_NAME.search(last):
@@ -494,15 +497,6 @@ class TrainingLoops:
             if _is_grad(target):
                 return _text(_parameter_of(target))
         return None
-
-
-# Schedulers built by functions (they return a torch LambdaLR stepped per optimizer step).
-STEP_SCHEDULER_FUNCTIONS = frozenset({
-    "transformers.get_linear_schedule_with_warmup", "transformers.get_cosine_schedule_with_warmup",
-    "transformers.get_scheduler", "transformers.get_constant_schedule_with_warmup",
-    "transformers.optimization.get_linear_schedule_with_warmup",
-    "transformers.optimization.get_cosine_schedule_with_warmup", "transformers.optimization.get_scheduler",
-})  # fmt: skip
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call]:
