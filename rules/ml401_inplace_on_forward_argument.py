@@ -48,7 +48,7 @@ class InplaceOnForwardArgument(Rule):
     the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
-    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.convs[i](x[i])` replaces
+    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])` replaces
     a list item, no tensor changes). Changes made only when `self.training` is false (`if not
     self.training:`, the `else` of `if self.training:`, after an `if self.training:` that returns) are
     left alone: inference-only code, such as a detection head decoding its feature maps, works on
