@@ -918,7 +918,8 @@ TENSOR_METHODS = (
 
 
 def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, object]:
-    """Where paths meet, a name keeps its value only if every path agrees."""
+    """Where paths meet, a name keeps its value only if every path agrees, and its shape if every path
+    agrees on that (`pred = pred.float()` in a loop: another tensor on each iteration, the same shape)."""
     if len(environments) == 1:
         return dict(environments[0])
     names = set().union(*environments)
@@ -928,7 +929,9 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
         if all(v is not CONFLICT and v == values[0] for v in values):
             joined[name] = values[0]
         else:
-            joined[name] = Tensor(None, ("joined", id(node), name), name)
+            shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
+            shape = shapes.pop() if len(shapes) == 1 else None
+            joined[name] = Tensor(shape, ("joined", id(node), name), name)
     return joined
 
 

@@ -119,6 +119,7 @@ class Item:
 
 
 Value = Made | Ref | Called | Exp | OneOf | Packed | Item
+PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,7 @@ class ValueKinds:
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, list[Definition]]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._describing: set[ast.AST] = set()  # assigned values being described, inside out
 
     # What a value is.
     def origin(self, expr: ast.AST) -> Origin | None:
@@ -170,6 +172,11 @@ class ValueKinds:
 
     def value(self, expr: ast.AST, depth: int = 0) -> Value | None:
         """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown)."""
+        value = self._value(expr, depth)
+        return None if value is PENDING else value
+
+    def _value(self, expr: ast.AST, depth: int) -> Value | None:
+        """As `value`, or PENDING when `expr` only repeats a value being described (around a loop)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
@@ -177,16 +184,33 @@ class ValueKinds:
         if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
             return Packed(tuple(self.value(e, depth + 1) for e in expr.elts))
         if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
-            inner = self.value(expr.value, depth + 1)
-            return None if inner is None else Item(inner, _constant_index(expr.slice))
+            inner = self._value(expr.value, depth + 1)
+            return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
             values = self.reaching_values(expr)
         elif _is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
             return None
-        described = [self.value(v, depth + 1) for v in values or ()]
-        if not described or any(d is None for d in described):
+        return self._one_of(values or [], depth)
+
+    def _one_of(self, values: list[ast.AST], depth: int) -> Value | None:
+        """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
+        (`out = out.view(...)` then `out = out.contiguous()`): an assignment met again while it is being
+        described adds nothing new (the least fixed point), so it is left out."""
+        described = []
+        for value in values:
+            if value in self._describing:
+                continue
+            self._describing.add(value)
+            try:
+                described.append(self._value(value, depth + 1))
+            finally:
+                self._describing.discard(value)
+        described = [d for d in described if d is not PENDING]
+        if not described:
+            return PENDING if values else None
+        if any(d is None for d in described):
             return None
         return described[0] if len(described) == 1 else OneOf(tuple(described))
 
@@ -198,8 +222,8 @@ class ValueKinds:
         if name in FUNCTION_KINDS:
             return Made(FUNCTION_KINDS[name], call)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
-            inner = self.value(call.args[0], depth + 1)
-            return None if inner is None else Exp(inner)
+            inner = self._value(call.args[0], depth + 1)
+            return inner if inner is None or inner is PENDING else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
                 kind = METHOD_KINDS[func.attr]
@@ -208,17 +232,17 @@ class ValueKinds:
                     return Made(kind, call)
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
-                inner = self.value(func.value, depth + 1)
-                return None if inner is None else Exp(inner)
+                inner = self._value(func.value, depth + 1)
+                return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
-                return self.value(func.value, depth + 1)
+                return self._value(func.value, depth + 1)
         if name is not None:
             kind = self._module_kind(call)
             if kind is not None:
                 return Made(kind, call, layer=True)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
-        callee = self.value(func, depth + 1)
-        return None if callee is None else Called(callee, call)
+        callee = self._value(func, depth + 1)
+        return callee if callee is None or callee is PENDING else Called(callee, call)
 
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
@@ -262,6 +286,12 @@ class ValueKinds:
             return None
         names = {self.ctx.qualified_name(c.func) for c in calls}
         return calls[-1] if len(names) == 1 else None
+
+    def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
+        """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
+        if isinstance(expr, ast.Name):
+            return self.reaching_values(expr)
+        return self._self_attribute_values(expr) if _is_self_attribute(expr) else None
 
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
