@@ -151,3 +151,14 @@ def test_other_combinations_are_unknown(lint, combined):
 def test_the_log_of_an_ensemble_mean_is_no_log_of_probabilities_finding(lint):
     source = HEADER + "mean = torch.stack([F.softmax(a, 1), F.softmax(b, 1)]).mean(0)\nscore = torch.log(mean)\n"
     assert lint(source, "ML701") == []
+
+
+def test_probabilities_reweighted_in_a_loop_are_a_mixture_on_every_path(lint):
+    source = HEADER + (
+        "def reweight(scores, g):\n"
+        "    probs = torch.softmax(scores, dim=1)\n"
+        "    for i in range(3):\n"
+        "        probs = probs * (1 + g[:, i])\n"
+        "    return torch.log(probs)\n"
+    )
+    assert lint(source, "ML701") == []

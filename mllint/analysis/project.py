@@ -484,6 +484,8 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     first = resolved[0]
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
+        if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result
+            return dataclasses.replace(resolved[-1], mixture=True)
     else:
         same = all(r == first for r in resolved)
     return resolved[-1] if same else None
