@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
+import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -120,8 +121,8 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
     errors = [
         finding
-        for message in _run_checkers(ctx, checkers)
-        for finding in event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message)
+        for crash in _run_checkers(ctx, checkers)
+        for finding in event_findings(selection, Event.INTERNAL_ERROR, path, crash.position, crash.message, crash.traceback)
     ]
     findings = _finish(ctx.findings, ctx, selection, path)
     if syntax_error:  # a fixed file would not parse either: report only
@@ -129,14 +130,23 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     return sorted(findings + errors, key=lambda f: f.sort_key)
 
 
-def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[str]:
+@dataclass(frozen=True)
+class Crash:
+    """A rule that raised: where (the node it was checking, else the file's start), what, and how."""
+
+    position: Position
+    message: str
+    traceback: str
+
+
+def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[Crash]:
     """Run the rules over the tree in one traversal; a rule that raises is stopped and named."""
     instances = [rule(ctx) for rule in checkers]
     dispatch: dict[type, list[tuple[Rule, Callable]]] = defaultdict(list)
     for instance in instances:
         for node_type, method_name in _visitors(type(instance)):
             dispatch[node_type].append((instance, getattr(instance, method_name)))
-    failed: dict[Rule, str] = {}
+    failed: dict[Rule, Crash] = {}
     if dispatch:
         for node in ctx.index.nodes:
             for instance, visit in dispatch.get(type(node), ()):
@@ -144,19 +154,21 @@ def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[st
                     try:
                         visit(node)
                     except Exception as error:  # a rule's bug must not stop the other rules
-                        failed[instance] = _describe_crash(instance, error, node)
+                        failed[instance] = _crash(ctx, instance, error, node)
     for instance in instances:
         if instance not in failed:
             try:
                 instance.end_file()
             except Exception as error:
-                failed[instance] = _describe_crash(instance, error, None)
+                failed[instance] = _crash(ctx, instance, error, None)
     return list(failed.values())
 
 
-def _describe_crash(rule: Rule, error: Exception, node: ast.AST | None) -> str:
-    where = f" at line {node.lineno}" if node is not None and hasattr(node, "lineno") else ""
-    return f"rule {rule.code} ({rule.name}) crashed{where}: {type(error).__name__}: {error}"
+def _crash(ctx: FileContext, rule: Rule, error: Exception, node: ast.AST | None) -> Crash:
+    located = node is not None and hasattr(node, "lineno")
+    where = f" at line {node.lineno}" if located else ""
+    message = f"rule {rule.code} ({rule.name}) crashed{where}: {type(error).__name__}: {error}"
+    return Crash(ctx.start(node) if located else Position(1, 1), message, traceback.format_exc())
 
 
 _VISITOR_CACHE: dict[type, list[tuple[type, str]]] = {}
@@ -242,13 +254,15 @@ def _remove_codes_fix(directive: noqa.Directive, unused: list[str], source: Sour
     return Fix("Remove unused `noqa` codes", (edit,), Applicability.SAFE)
 
 
-def event_findings(selection: Selection, event: str, path: str, position: Position, message: str) -> list[Finding]:
+def event_findings(
+    selection: Selection, event: str, path: str, position: Position, message: str, trace: str | None = None
+) -> list[Finding]:
     rule = selection.event_rule(event)
     if rule is None:
         return []
     finding = _finding(rule, path, position, position, message, position.line)
     severity = selection.severities.get(rule.code, rule.severity)  # ML001/ML002 skip `_finish`
-    return [dataclasses.replace(finding, severity=severity)]
+    return [dataclasses.replace(finding, severity=severity, traceback=trace)]
 
 
 def _finding(rule, path, start, end, message, noqa_line, fix=None) -> Finding:
