@@ -120,11 +120,11 @@ def _optimized(ctx, key: str) -> bool:
         for node in ctx.index.of_type(ast.Assign) if parameters_of_model(node.value)
         for target in node.targets if isinstance(target, ast.Name)
     }  # fmt: skip
-    return any(
-        OPTIMIZER.search(ctx.text(call.func))
-        and any(parameters_of_model(a) or isinstance(a, ast.Name) and a.id in holders for a in [*call.args, *(k.value for k in call.keywords)])
-        for call in ctx.index.of_type(ast.Call)
-    )  # fmt: skip
+    def given_parameters(call: ast.Call) -> bool:
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        return any(parameters_of_model(a) or isinstance(a, ast.Name) and a.id in holders for a in arguments)
+
+    return any(OPTIMIZER.search(ctx.text(call.func)) and given_parameters(call) for call in ctx.index.of_type(ast.Call))
 
 
 def _after(node: ast.AST, other: ast.AST) -> bool:

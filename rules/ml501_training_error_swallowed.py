@@ -140,7 +140,7 @@ class TrainingErrorSwallowed(Rule):
         for statement in block:
             if isinstance(statement, ast.If) and self._always_leaves(statement.body) and self._always_leaves(statement.orelse):
                 return True
-            if isinstance(statement, (ast.Raise, ast.Expr)) and self._leaving(statement.value if isinstance(statement, ast.Expr) else statement):
+            if self._leaving(statement.value if isinstance(statement, ast.Expr) else statement):
                 return True
         return False
 

@@ -49,10 +49,16 @@ def _pretrained(*args, **kwargs):
     return model
 
 
+def _resnet50(weights=None):
+    return nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 2))  # BatchNorm, as a ResNet
+
+
 def run(program: str) -> dict:
     stubs = {
-        "transformers": types.SimpleNamespace(AutoModelForSequenceClassification=types.SimpleNamespace(from_pretrained=_pretrained)),
-        "torchvision": types.SimpleNamespace(models=types.SimpleNamespace(resnet50=lambda weights=None: nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Linear(8, 2)))),
+        "transformers": types.SimpleNamespace(
+            AutoModelForSequenceClassification=types.SimpleNamespace(from_pretrained=_pretrained)
+        ),
+        "torchvision": types.SimpleNamespace(models=types.SimpleNamespace(resnet50=_resnet50)),
     }
     saved = {name: sys.modules.get(name) for name in stubs}
     sys.modules.update(stubs)

@@ -20,9 +20,13 @@ class LibraryModel:
 
 # Architecture families by the start of their name (torchvision's builders, timm's model names); only
 # those whose default configuration has a mode-dependent layer. ViTs and ConvNeXts default to no dropout.
+BATCH_NORM_FAMILIES = (
+    "resnet", "resnext", "wide_resnet", "densenet", "mobilenet", "efficientnet", "regnet", "shufflenet", "mnasnet",
+    "inception", "googlenet", r"vgg\d+_bn",
+)  # fmt: skip
 FAMILIES = (
-    (re.compile(r"(resnet|resnext|wide_resnet|densenet|mobilenet|efficientnet|regnet|shufflenet|mnasnet|inception|googlenet|vgg\d+_bn)"), "BatchNorm2d"),
-    (re.compile(r"(alexnet|vgg\d+$|squeezenet)"), "Dropout"),
+    (re.compile("|".join(BATCH_NORM_FAMILIES)), "BatchNorm2d"),
+    (re.compile(r"alexnet|vgg\d+$|squeezenet"), "Dropout"),
 )
 PRETRAINED = LibraryModel("Dropout", starts_in_eval=True)
 HUB_REPOSITORIES = {"pytorch/vision", "pytorch/vision:main"}

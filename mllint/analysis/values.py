@@ -239,10 +239,11 @@ class ValueKinds:
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1) for argument in call.args])
+        if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
+            return _mixed([self.value(element, depth + 1) for element in first.elts], stacked=True)
         if name in STACK_FUNCTIONS and first is not None:
-            elements = first.elts if isinstance(first, ast.Tuple) else [first]
-            parts = [self.value(element, depth + 1) for element in elements]
-            return Mixed(parts[0].values, stacked=True) if len(parts) == 1 and isinstance(parts[0], Mixed) else _mixed(parts, stacked=True)
+            listed = self.value(first, depth + 1)  # `[p, q]`, or a name holding a list
+            return listed if isinstance(listed, Mixed) and listed.stacked else None
         builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
         if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
             return self._reduced(first, depth)
