@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.losses import CROSS_ENTROPY, drop_activation_fix, loss_input
+from mllint.analysis.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_input
 from mllint.analysis.names import call_argument
 from mllint.analysis.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability, Severity
@@ -51,8 +51,8 @@ class LogSoftmaxIntoCrossEntropy(Rule):
     requires_any_text = ("cross_entropy", "CrossEntropyLoss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, CROSS_ENTROPY)
-        if found is None or found.origin is None or found.origin.kind is not Kind.LOG_PROBABILITIES:
+        found = mismatched_input(self.ctx, node, REDUNDANT_LOG_SOFTMAX)
+        if found is None:
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is log_softmax output{found.origin.where(found.argument)}, and "

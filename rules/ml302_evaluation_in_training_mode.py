@@ -110,6 +110,8 @@ class EvaluationInTrainingMode(Rule):
             has = ""
         elif layer.where:
             has = f"; `{layer.owner}` has {layer.what} ({layer.where})"
+        elif layer.node is fact.origin:  # the constructor says it (`torchvision.models.resnet50()`)
+            has = f"; it has {layer.what}"
         else:
             has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"

@@ -15,7 +15,8 @@ class ViewAsTranspose(Rule):
     `x` has: `(B, T, C)` viewed as `(B, C, T)`; an attention head split written
     `x.view(B, heads, T, C // heads)` for `x` of `(B, T, C)`; heads merged back with
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`. Dimensions are matched by what
-    they stand for (`x.size(1)`, names unpacked from `x.shape`), so only symbolic sizes count: a view
+    they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
+    `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
     between literal sizes (`(2, 3)` as `(3, 2)`) is not reported.
 
     ## Why is this bad?

@@ -14,7 +14,8 @@ class LogOfProbabilities(Rule):
     Reports the logarithm of softmax output: `torch.log(F.softmax(x, dim=1))`, `probs.log()`, directly
     or through local variables, or from a model or helper in another file of the project whose output
     is softmax. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
-    `probs.clamp(min=eps).log()`) is not reported, nor is the log of a sigmoid: on real code those were
+    `probs.clamp(min=eps).log()`) is not reported, nor is the log of a mixture of softmax outputs (an
+    ensemble's mean, which no `log_softmax` computes), nor the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
 
     ## Why is this bad?
@@ -57,7 +58,7 @@ class LogOfProbabilities(Rule):
         if argument is None:
             return
         origin = self.ctx.analysis(ValueKinds).origin(argument)
-        if origin is not None and origin.kind is Kind.PROBABILITIES and not origin.exp_of_log:
+        if origin is not None and origin.kind is Kind.PROBABILITIES and not (origin.exp_of_log or origin.mixture):
             message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
             self.report(node, message, self._fix(node, argument, origin))
 

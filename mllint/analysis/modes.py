@@ -22,6 +22,7 @@ from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
+from mllint.analysis.library_models import library_model
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import canonical_class
 
@@ -207,10 +208,11 @@ class Modes:
         )
 
     def may_switch_to_eval(self) -> bool:
-        """A cheap test before the mode flow: is there an `.eval()`, or a `.train(...)` with an argument?"""
+        """A cheap test before the mode flow: is there an `.eval()`, a `.train(...)` with an argument, or a
+        `from_pretrained` (transformers returns the model in eval mode)?"""
         return any(
             isinstance(call.func, ast.Attribute)
-            and (call.func.attr == "eval" or (call.func.attr == "train" and (call.args or call.keywords)))
+            and (call.func.attr in ("eval", "from_pretrained") or (call.func.attr == "train" and (call.args or call.keywords)))
             for call in self.ctx.index.of_type(ast.Call)
         )
 
@@ -919,7 +921,9 @@ class _Flow:
             if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
                 return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
             if self.modes.builds_module(value):
-                return frozenset({Fact(Mode.TRAIN, value, value, value)})
+                library = library_model(self.modes.ctx, value)
+                mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
+                return frozenset({Fact(mode, value, value, value)})
             return unknown
         key = self.key(value)
         if key is None:

@@ -22,7 +22,9 @@ class Kind(enum.Enum):
     PROBABILITIES = "softmax output"
     LOG_PROBABILITIES = "log_softmax output"
     SIGMOID = "sigmoid output"
+    LOG_SIGMOID = "logsigmoid output"
     LOGITS = "raw logits from a Linear layer"
+    ONE_HOT = "one-hot rows"
 
 
 FUNCTION_KINDS = {
@@ -35,13 +37,16 @@ FUNCTION_KINDS = {
     "torch.sigmoid": Kind.SIGMOID,
     "torch.nn.functional.sigmoid": Kind.SIGMOID,
     "torch.special.expit": Kind.SIGMOID,
+    "torch.nn.functional.logsigmoid": Kind.LOG_SIGMOID,
     "torch.nn.functional.linear": Kind.LOGITS,
+    "torch.nn.functional.one_hot": Kind.ONE_HOT,
 }
 METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
     "torch.nn.Sigmoid": Kind.SIGMOID,
+    "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
     "torch.nn.Linear": Kind.LOGITS,
     "torch.nn.LazyLinear": Kind.LOGITS,
 }
@@ -52,6 +57,10 @@ VALUE_PRESERVING_METHODS = {
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
+# Linear combinations: products of two tensors, collections of tensors and their reductions.
+MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
+STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
+REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
 
 
 def canonical_class(name: str | None) -> str | None:
@@ -119,7 +128,17 @@ class Item:
     index: int
 
 
-Value = Made | Ref | Called | Exp | OneOf | Packed | Item
+@dataclass(frozen=True, eq=False)
+class Mixed:
+    """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
+    outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
+
+    values: tuple
+    stacked: bool = False  # a collection not yet reduced (`[p, q]`, `torch.stack([p, q])`)
+
+
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed
+PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
 @dataclass(frozen=True)
@@ -137,13 +156,15 @@ class Origin:
     node: ast.Call  # in the linted file: the call that made the value, or the call that returned it
     source: Source | None = None
     exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
+    mixture: bool = False  # a linear combination of such values (`node` is one of them)
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
+        mixed = "combined linearly, " if self.mixture else ""
         if self.source is not None:
             place = f"{self.source.path}:{self.source.line}" if self.source.path else f"line {self.source.line}"
-            return f": `{self.source.via}` returns {self.kind.value} ({place})"
-        return "" if self.node is argument else f" (line {self.node.lineno})"
+            return f": `{self.source.via}` returns {self.kind.value} ({mixed}{place})"
+        return "" if self.node is argument else f" ({mixed}line {self.node.lineno})"
 
 
 @dataclass(frozen=True)
@@ -167,6 +188,7 @@ class ValueKinds:
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._describing: set[ast.AST] = set()  # assigned values being described, inside out
 
     # What a value is.
     def origin(self, expr: ast.AST) -> Origin | None:
@@ -179,25 +201,66 @@ class ValueKinds:
 
     def value(self, expr: ast.AST, depth: int = 0) -> Value | None:
         """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown)."""
+        value = self._value(expr, depth)
+        return None if value is PENDING else value
+
+    def _value(self, expr: ast.AST, depth: int) -> Value | None:
+        """As `value`, or PENDING when `expr` only repeats a value being described (around a loop)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
             return self._call_value(expr, depth)
         if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
             return Packed(tuple(self.value(e, depth + 1) for e in expr.elts))
+        if isinstance(expr, ast.BinOp):
+            return self._combination(expr, depth)
+        if isinstance(expr, (ast.List, ast.ListComp)):
+            parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
+            return _mixed([self.value(part, depth + 1) for part in parts], stacked=True)
         if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
-            inner = self.value(expr.value, depth + 1)
-            return None if inner is None else Item(inner, _constant_index(expr.slice))
+            inner = self._value(expr.value, depth + 1)
+            return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
             values = self.reaching_values(expr)
         elif _is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
             return None
-        described = [self.value(v, depth + 1) for v in values or ()]
-        if not described or any(d is None for d in described):
+        return self._one_of(values or [], depth)
+
+    def _one_of(self, values: list[ast.AST], depth: int) -> Value | None:
+        """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
+        (`out = out.view(...)` then `out = out.contiguous()`): an assignment met again while it is being
+        described adds nothing new (the least fixed point), so it is left out."""
+        described = []
+        for value in values:
+            if value in self._describing:
+                continue
+            self._describing.add(value)
+            try:
+                described.append(self._value(value, depth + 1))
+            finally:
+                self._describing.discard(value)
+        described = [d for d in described if d is not PENDING]
+        if not described:
+            return PENDING if values else None
+        if any(d is None for d in described):
             return None
         return described[0] if len(described) == 1 else OneOf(tuple(described))
+
+    def _combination(self, expr: ast.BinOp, depth: int) -> Value | None:
+        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
+        left, right = self.value(expr.left, depth + 1), self.value(expr.right, depth + 1)
+        if isinstance(expr.op, (ast.Add, ast.MatMult)):
+            return _mixed([left, right])
+        if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
+            return _mixed([left or right])
+        return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
+
+    def _reduced(self, collection: ast.AST, depth: int) -> Value | None:
+        """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
+        inner = self.value(collection, depth + 1)
+        return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
 
     def _call_value(self, call: ast.Call, depth: int) -> Value | None:
         func = call.func
@@ -206,9 +269,22 @@ class ValueKinds:
         name = self.ctx.qualified_name(func)
         if name in FUNCTION_KINDS:
             return Made(FUNCTION_KINDS[name], call)
+        first = call.args[0] if call.args else None
+        if name in MATMUL_FUNCTIONS and len(call.args) == 2:
+            return _mixed([self.value(argument, depth + 1) for argument in call.args])
+        if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
+            return _mixed([self.value(element, depth + 1) for element in first.elts], stacked=True)
+        if name in STACK_FUNCTIONS and first is not None:
+            listed = self.value(first, depth + 1)  # `[p, q]`, or a name holding a list
+            return listed if isinstance(listed, Mixed) and listed.stacked else None
+        builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
+        if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
+            return self._reduced(first, depth)
+        if name is None and isinstance(func, ast.Attribute) and func.attr in ("mean", "sum"):
+            return self._reduced(func.value, depth)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
-            inner = self.value(call.args[0], depth + 1)
-            return None if inner is None else Exp(inner)
+            inner = self._value(call.args[0], depth + 1)
+            return inner if inner is None or inner is PENDING else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
                 kind = METHOD_KINDS[func.attr]
@@ -217,17 +293,17 @@ class ValueKinds:
                     return Made(kind, call)
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
-                inner = self.value(func.value, depth + 1)
-                return None if inner is None else Exp(inner)
+                inner = self._value(func.value, depth + 1)
+                return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
-                return self.value(func.value, depth + 1)
+                return self._value(func.value, depth + 1)
         if name is not None:
             kind = self._module_kind(call)
             if kind is not None:
                 return Made(kind, call, layer=True)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
-        callee = self.value(func, depth + 1)
-        return None if callee is None else Called(callee, call)
+        callee = self._value(func, depth + 1)
+        return callee if callee is None or callee is PENDING else Called(callee, call)
 
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
@@ -271,6 +347,12 @@ class ValueKinds:
             return None
         names = {self.ctx.qualified_name(c.func) for c in calls}
         return calls[-1] if len(names) == 1 else None
+
+    def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
+        """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
+        if isinstance(expr, ast.Name):
+            return self.reaching_values(expr)
+        return self._self_attribute_values(expr) if _is_self_attribute(expr) else None
 
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
@@ -419,6 +501,11 @@ def _assigns_on_every_arm(branch: ast.If, statements: set) -> bool:
         any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements)) for s in arm)
         for arm in (branch.body, branch.orelse)
     )  # fmt: skip
+
+
+def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
+    """A combination of known parts; None when one of them is unknown."""
+    return None if not parts or any(part is None for part in parts) else Mixed(tuple(parts), stacked)
 
 
 def _constant_index(node: ast.AST) -> int | None:
