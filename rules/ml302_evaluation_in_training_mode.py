@@ -98,7 +98,8 @@ class EvaluationInTrainingMode(Rule):
     def _message(self, modes: Modes, call: ast.Call, function, key: str, use: Use, layer) -> str:
         where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"
         known = [f for f in use.facts if f.origin is not None]
-        fact = min(known, key=lambda f: (_position(f.site), _position(f.origin)))  # the first the function reaches
+        # The last the function sets: `model.train()` rather than the construction it follows.
+        fact = max(known, key=lambda f: (_position(f.site), _position(f.origin)))
         if use.site is call and fact.origin is fact.built:
             why = f"built in training mode by {modes.describe(fact.origin)}"
         elif use.site is call:

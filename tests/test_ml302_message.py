@@ -1,4 +1,4 @@
-"""ML302's message cites the first fact the function reaches, whatever order a set of facts yields."""
+"""ML302's message cites the last fact the function sets, whatever order a set of facts yields."""
 
 SOURCE = """\
 import torch
@@ -25,11 +25,11 @@ def fit(loader, opt, resume):
 """
 
 
-def test_two_ways_to_training_mode_cite_the_construction(lint):
+def test_two_ways_to_training_mode_cite_the_last(lint):
     # Both the construction (line 11) and `model.train()` (line 13) leave the model in training mode;
     # the facts are a frozenset of nodes, ordered by their addresses: lint several times.
     messages = {finding.message for _ in range(8) for finding in lint(SOURCE, "ML302")}
     assert messages == {
-        "`fit` evaluates `model` in training mode, built in training mode by `Net()` (line 11); it has "
-        "Dropout, `nn.Dropout(0.5)` (line 7): call `model.eval()` first"
+        "`fit` evaluates `model` in training mode, set by `model.train()` (line 13); it has Dropout, "
+        "`nn.Dropout(0.5)` (line 7): call `model.eval()` first"
     }
