@@ -52,15 +52,15 @@ class SoftmaxIntoCrossEntropy(Rule):
     message = "softmax output passed to cross-entropy, which applies log_softmax itself: pass the raw logits"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("cross_entropy", "CrossEntropyLoss")
+    requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, CROSS_ENTROPY)
-        if found is None or found.origin is None or found.origin.kind is not Kind.PROBABILITIES:
+        found = loss_input(self.ctx, node, (CROSS_ENTROPY,), (Kind.PROBABILITIES,))
+        if found is None:
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is softmax output{found.origin.where(found.argument)}, but "
-            f"`{found.callee}` applies log_softmax itself: pass the raw logits"
+            f"`{found.callee}`{found.note} applies log_softmax itself: pass the raw logits"
         )
         fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
         self.report(found.argument, message, fix)

@@ -53,15 +53,15 @@ class NllLossWithoutLogSoftmax(Rule):
     message = "`NLLLoss` expects log-probabilities: apply `log_softmax` to the logits first"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("nll_loss", "NLLLoss")
+    requires_any_text = ("nll_loss", "NLLLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, NLL)
-        if found is None or found.origin is None or found.origin.kind not in (Kind.PROBABILITIES, Kind.LOGITS):
+        found = loss_input(self.ctx, node, (NLL,), (Kind.PROBABILITIES, Kind.LOGITS))
+        if found is None:
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is {found.origin.kind.value}{found.origin.where(found.argument)}, "
-            f"but `{found.callee}` expects log-probabilities: apply `log_softmax` first"
+            f"but `{found.callee}`{found.note} expects log-probabilities: apply `log_softmax` first"
         )
         self.report(found.argument, message, self._fix(found.argument, found.origin.node))
 

@@ -44,11 +44,11 @@ class BceOnSigmoid(Rule):
     code = "ML702"
     name = "bce-on-sigmoid"
     message = "sigmoid output passed to `BCELoss`: use `BCEWithLogitsLoss` on the logits, which is stable"
-    requires_any_text = ("binary_cross_entropy", "BCELoss")
+    requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, BCE)
-        if found is not None and found.origin is not None and found.origin.kind is Kind.SIGMOID:
+        found = loss_input(self.ctx, node, (BCE,), (Kind.SIGMOID,))
+        if found is not None:
             where = found.origin.where(found.argument)
-            message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`: "
+            message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
             self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable")

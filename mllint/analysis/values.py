@@ -4,6 +4,10 @@ following local names, `self.` attributes and calls through the assignments that
 the project's classes and functions (`out = model(x)` with `model = Net()`) are described here and
 resolved across modules by `project.ProjectView`. A kind is known only when every reaching assignment
 agrees: unknown stays unknown.
+
+A parameter is unknown unless the value is asked under a `Binding`: one call site's arguments for the
+parameters of one function (`callers.Binding`, the layer that finds call sites). Its argument is then
+described in the caller's module and wrapped in `Passed`, which says where it came from.
 """
 from __future__ import annotations
 
@@ -118,7 +122,27 @@ class Item:
     index: int
 
 
-Value = Made | Ref | Called | Exp | OneOf | Packed | Item
+@dataclass(frozen=True, eq=False)
+class Passed:
+    """What one call site passes for a parameter, described in the caller's module (`module`)."""
+
+    value: "Value"
+    module: str
+    passage: "Passage"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A parameter's argument at one call site, as a message names it."""
+
+    parameter: str
+    argument: str  # the argument's text (or the default's) at the call
+    path: str  # the caller's file
+    line: int
+    default: bool = False  # no caller passes it: its default
+
+
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Passed
 
 
 @dataclass(frozen=True)
@@ -136,13 +160,26 @@ class Origin:
     node: ast.Call  # in the linted file: the call that made the value, or the call that returned it
     source: Source | None = None
     exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
+    passage: Passage | None = None  # the value reached the linted code as an argument of this call site
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
+        passed = "" if self.passage is None else f": {describe_passage(self.passage)}"
         if self.source is not None:
             place = f"{self.source.path}:{self.source.line}" if self.source.path else f"line {self.source.line}"
-            return f": `{self.source.via}` returns {self.kind.value} ({place})"
-        return "" if self.node is argument else f" (line {self.node.lineno})"
+            if not self.source.via:
+                return f"{passed} ({place})"
+            return f"{passed}{', and' if passed else ':'} `{self.source.via}` returns {self.kind.value} ({place})"
+        return passed or ("" if self.node is argument else f" (line {self.node.lineno})")
+
+
+def describe_passage(passage: Passage) -> str:
+    """"`model` is `Net()` passed at main.py:12"."""
+    place = f"{passage.path}:{passage.line}"
+    if passage.default:
+        return f"`{passage.parameter}` is its default `{passage.argument}` ({place})"
+    what = "" if passage.argument == passage.parameter else f" `{passage.argument}`"
+    return f"`{passage.parameter}` is{what} passed at {place}"
 
 
 @dataclass(frozen=True)
@@ -158,45 +195,70 @@ class ValueKinds:
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, list[Definition]]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
+        self.unbound: list[ast.AST] | None = None
 
     # What a value is.
-    def origin(self, expr: ast.AST) -> Origin | None:
+    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
         """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
-        value agrees on the kind: in this file, or in a class or function of the project."""
+        value agrees on the kind: in this file, or in a class or function of the project; under
+        `binding`, through the arguments of one call site."""
         from mllint.analysis.project import ProjectView  # the project resolves what this module describes
 
-        value = self.value(expr)
+        value = self.value(expr, binding=binding)
         return None if value is None else self.ctx.analysis(ProjectView).origin(value)
 
-    def value(self, expr: ast.AST, depth: int = 0) -> Value | None:
-        """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown)."""
+    def value(self, expr: ast.AST, depth: int = 0, binding=None) -> Value | None:
+        """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown);
+        under `binding`, its function's parameters hold what that call site passes."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            return self._call_value(expr, depth)
+            return self._call_value(expr, depth, binding)
         if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
-            return Packed(tuple(self.value(e, depth + 1) for e in expr.elts))
+            return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
         if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
-            inner = self.value(expr.value, depth + 1)
+            inner = self.value(expr.value, depth + 1, binding)
             return None if inner is None else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
-            values = self.reaching_values(expr)
+            described = [self._definition_value(d, depth, binding) for d in self._reaching(expr)]
         elif _is_self_attribute(expr):
-            values = self._self_attribute_values(expr)
+            described = [self.value(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
         else:
             return None
-        described = [self.value(v, depth + 1) for v in values or ()]
         if not described or any(d is None for d in described):
             return None
         return described[0] if len(described) == 1 else OneOf(tuple(described))
 
-    def _call_value(self, call: ast.Call, depth: int) -> Value | None:
+    def _definition_value(self, definition: Definition, depth: int, binding) -> Value | None:
+        if definition.value is not None:
+            return self.value(definition.value, depth + 1, binding)
+        passed = self._argument(definition, binding)
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
+        return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
+
+    def _argument(self, definition: Definition, binding):
+        """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when the
+        definition is no parameter, or no binding of its function is given (recorded while recording)."""
+        function = definition.node
+        if not isinstance(function, FUNCTION_NODES) or definition.name not in _parameter_names(function):
+            return None
+        if binding is None or binding.function is not function:
+            if self.unbound is not None and function not in self.unbound:
+                self.unbound.append(function)
+            return None
+        return binding.argument(definition.name)
+
+    def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
         name = self.ctx.qualified_name(func)
         if name in FUNCTION_KINDS:
             return Made(FUNCTION_KINDS[name], call)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
-            inner = self.value(call.args[0], depth + 1)
+            inner = self.value(call.args[0], depth + 1, binding)
             return None if inner is None else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
@@ -206,16 +268,16 @@ class ValueKinds:
                     return Made(kind, call)
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
-                inner = self.value(func.value, depth + 1)
+                inner = self.value(func.value, depth + 1, binding)
                 return None if inner is None else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
-                return self.value(func.value, depth + 1)
+                return self.value(func.value, depth + 1, binding)
         if name is not None:
             kind = self._module_kind(call)
             if kind is not None:
                 return Made(kind, call, layer=True)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
-        callee = self.value(func, depth + 1)
+        callee = self.value(func, depth + 1, binding)
         return None if callee is None else Called(callee, call)
 
     def _linting_torch(self) -> bool:
@@ -231,10 +293,29 @@ class ValueKinds:
         return None
 
     # What an object was built from.
-    def constructed_class(self, expr: ast.AST) -> str | None:
-        """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`)."""
-        constructor = self.constructor(expr)
-        return canonical_class(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+    def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
+        """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`), when every
+        way of getting there agrees; under `binding`, a parameter is what that call site passes."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            return canonical_class(self.ctx.qualified_name(expr.func))
+        if isinstance(expr, ast.Name):
+            names = [self._definition_class(d, depth, binding) for d in self._reaching(expr)]
+        elif _is_self_attribute(expr):
+            names = [self.constructed_class(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
+        else:
+            return None
+        return names[0] if names and names[0] is not None and len(set(names)) == 1 else None
+
+    def _definition_class(self, definition: Definition, depth: int, binding) -> str | None:
+        if definition.value is not None:
+            return self.constructed_class(definition.value, depth + 1, binding)
+        passed = self._argument(definition, binding)
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        return caller.analysis(ValueKinds).constructed_class(argument, depth + 1, None if passage.default else binding.outer)
 
     def constructor(self, expr: ast.AST, depth: int = 0) -> ast.Call | None:
         """The call that built the object `expr` refers to, when every way of getting there agrees."""
@@ -382,6 +463,10 @@ def _is_self_attribute(node: ast.AST) -> bool:
 
 def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _parameter_names(function: ast.AST) -> set[str]:
+    return {arg.arg for arg in _parameters(function.args)}
 
 
 def _parameters(args: ast.arguments) -> list[ast.arg]:
