@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -70,9 +71,9 @@ _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
 KEPT_SOURCE_BYTES = 2 << 20
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
-# Per process and project (its roots): which modules' text calls each name (`name(`), read once, when
-# the first caller is looked for. Files added or changed later in the process are not seen.
-_CALLS: dict[tuple, dict[bytes, list[str]]] = {}
+# Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
+# caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
+_CALLS: dict[tuple, "_CallIndex"] = {}
 CALL_WORD = re.compile(rb"[A-Za-z_]\w*\(")
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
@@ -84,6 +85,7 @@ class ProjectIndex:
         self.roots = roots
         self._located: dict[str, str | None] = {}
         self._recorders: list[dict[str, str | None]] = []
+        self._calls_fresh = False
 
     @classmethod
     def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
@@ -165,28 +167,25 @@ class ProjectIndex:
         return path is not None and _mentions(path, word)
 
     def modules_calling(self, name: str) -> list[str]:
-        """The modules of the project whose text calls `name` (`name(`), from a word index built once per
+        """The modules of the project whose text calls `name` (`name(`), from a word index kept per
         process; recorded, as a lint that looked for callers depends on which modules call."""
-        modules = self._calls().get(name.encode() + b"(", [])
+        modules = self._calls().modules(name + "(")
         self._record(name + CALLS_KEY, None, _listing_digest(modules))
         return modules
 
-    def _calls(self) -> dict[bytes, list[str]]:
-        key = tuple(sorted((root, tops) for root, tops in self.roots.items()))
-        if key not in _CALLS:
-            calls: dict[bytes, list[str]] = {}
-            for module, path in _project_modules(self.roots).items():
-                content = _content(path) or b""
-                for word in set(CALL_WORD.findall(content)):
-                    calls.setdefault(word, []).append(module)
-            _CALLS[key] = calls
-        return _CALLS[key]
+    def _calls(self) -> "_CallIndex":
+        key = tuple(sorted(self.roots.items()))
+        calls = _CALLS.setdefault(key, _CallIndex())
+        if not self._calls_fresh:
+            calls.update(_project_modules(self.roots))
+            self._calls_fresh = True
+        return calls
 
     def digest(self, module: str) -> str | None:
         """What a cached result checks: the digest of the module's file (None: no such module), or for
         `name(`, of the list of modules that call the name."""
         if module.endswith(CALLS_KEY):
-            return _listing_digest(self._calls().get(module.encode(), []))
+            return _listing_digest(self._calls().modules(module))
         path = self.locate(module)
         return None if path is None else _digest(path)
 
@@ -230,6 +229,36 @@ def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
                 if len(found) >= MAX_PROJECT_FILES:
                     return found
     return found
+
+
+class _CallIndex:
+    """Which modules' text calls each name: word (`train(`) -> modules, kept up to date by file stamps."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, set[str]] = {}
+        self.files: dict[str, tuple[str, tuple[int, int], tuple[str, ...]]] = {}  # module -> path, stamp, words
+
+    def modules(self, word: str) -> list[str]:
+        return sorted(self.calls.get(word, ()))
+
+    def update(self, modules: dict[str, str]) -> None:
+        for module in [m for m in self.files if m not in modules]:
+            self._forget(module)
+        for module, path in modules.items():
+            stamp = _stamp(path)
+            known = self.files.get(module)
+            if known is not None and known[:2] == (path, stamp):
+                continue
+            if known is not None:
+                self._forget(module)
+            words = tuple(sys.intern(w.decode("ascii")) for w in set(CALL_WORD.findall(_content(path) or b"")))
+            for word in words:
+                self.calls.setdefault(word, set()).add(module)
+            self.files[module] = (path, stamp, words)
+
+    def _forget(self, module: str) -> None:
+        for word in self.files.pop(module)[2]:
+            self.calls[word].discard(module)
 
 
 def _listing_digest(modules: list[str]) -> str:
