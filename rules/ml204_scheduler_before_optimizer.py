@@ -70,4 +70,6 @@ class SchedulerBeforeOptimizer(Rule):
             first = steps[0]
             if events.index(first) > events.index(scheduler) and scheduler.runs_whenever(first):
                 message = self.message.format(scheduler=scheduler.key, optimizer=first.key, place=first.place)
+                if known.passed:
+                    message += f" (`{scheduler.key}` is {known.name.rsplit('.', 1)[-1]}{known.passed})"
                 self.report(scheduler.node, message)

@@ -80,7 +80,7 @@ class SchedulerCadence(Rule):
             known = loops.scheduler_class(scheduler)
             if known is None or scheduler.node.args or scheduler.node.keywords:
                 continue
-            name, constructor = known
+            name, constructor, passed = known
             unit = self._unit(name, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
@@ -89,7 +89,7 @@ class SchedulerCadence(Rule):
                 wrong = unit == "steps" and _holds_training_loop(events)
                 message = self.per_epoch_message
             if wrong:
-                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=name.rsplit(".", 1)[-1]))
+                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=name.rsplit(".", 1)[-1] + passed))
 
     def _unit(self, name: str, constructor: ast.Call) -> str | None:
         if name in PER_STEP:

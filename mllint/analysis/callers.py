@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from mllint.analysis.project import ProjectView, find_definition
+from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import Passage, ValueKinds
 
 MAX_SITES = 8  # call sites read per function (and in all, per question)
@@ -83,6 +84,31 @@ def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None])
                 answer = ask(binding)
                 if answer is not None:
                     yield answer, binding
+
+
+def constructions(ctx, expr: ast.AST) -> Iterator[tuple[tuple[object, ast.Call], Binding | None]]:
+    """What built the object `expr` refers to, (the context, the constructor call): as the file tells, or
+    under each call site of the function around it. A project function that returns what it builds
+    (`scheduler = build_scheduler(optimizer, cfg)`) is followed to the construction it returns."""
+    values, view = ctx.analysis(ValueKinds), ctx.analysis(ProjectView)
+    return per_call_site(ctx, expr, lambda binding: _built(view, values.construction(expr, binding=binding), 0))
+
+
+def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int) -> tuple[object, ast.Call] | None:
+    """The construction itself, or for a call of a project function, the construction every `return` of it
+    agrees on."""
+    if found is None or depth > MAX_CALLER_DEPTH:
+        return found
+    caller, call = found
+    function = view.function(caller.qualified_name(call.func) or "")
+    if function is None:
+        return found
+    builder, node = function
+    returned = returned_expressions(node.body) or []
+    built = [_built(view, builder.analysis(ValueKinds).construction(r), depth + 1) for r in returned]
+    if not built or any(b is None for b in built) or len({c.qualified_name(k.func) for c, k in built}) != 1:
+        return None
+    return built[-1]
 
 
 def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:

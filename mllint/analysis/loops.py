@@ -22,8 +22,9 @@ import enum
 import re
 from functools import cached_property
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
 from mllint.analysis.project import ProjectView
@@ -38,6 +39,12 @@ LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
+
+
+class SchedulerClass(NamedTuple):
+    name: str  # `torch.optim.lr_scheduler.StepLR`
+    constructor: ast.Call  # in the file that built it
+    passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
 CLASSIFIED = frozenset({"backward", "zero_grad", "zero_", "detach_", "step"})  # the methods events come from
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
@@ -265,17 +272,23 @@ class TrainingLoops:
         """Is the function or class of that name no part of the project (its effects are not ours)?"""
         return self.project is None or self.project.find(qualified) is None
 
-    def scheduler_class(self, event: Event) -> tuple[str, ast.Call] | None:
+    def scheduler_class(self, event: Event) -> SchedulerClass | None:
         """The torch scheduler class (`torch.optim.lr_scheduler.StepLR`) and constructor of a scheduler
-        step written in the loop's own function."""
+        step written in the loop's own function: built there, by a project helper that returns it, or
+        passed in (under one call site of the function: the first that tells)."""
         receiver = event.node.func.value if isinstance(event.node, ast.Call) and event.path is None else None
         if receiver is None:
             return None
-        constructor = self.values.constructor(receiver)
-        if constructor is None:
-            return None
-        name = self.ctx.qualified_name(constructor.func)
-        return (name, constructor) if name else None
+        for (ctx, constructor), binding in constructions(self.ctx, receiver):
+            name = ctx.qualified_name(constructor.func)
+            if not name:
+                continue
+            if binding is not None:
+                return SchedulerClass(name, constructor, f", passed at {binding.place}")
+            where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+            built = "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}"
+            return SchedulerClass(name, constructor, built)
+        return None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop

@@ -296,44 +296,40 @@ class ValueKinds:
     def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
         """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`), when every
         way of getting there agrees; under `binding`, a parameter is what that call site passes."""
+        found = self.construction(expr, depth, binding)
+        return canonical_class(found[0].qualified_name(found[1].func)) if found is not None else None
+
+    def constructor(self, expr: ast.AST) -> ast.Call | None:
+        """The call of this file that built the object `expr` refers to, when every way of getting there agrees."""
+        found = self.construction(expr)
+        return found[1] if found is not None and found[0] is self.ctx else None
+
+    def construction(self, expr: ast.AST, depth: int = 0, binding=None) -> tuple[object, ast.Call] | None:
+        """(the context, the call) that built the object `expr` refers to, when every way of getting there
+        agrees on the class; under `binding`, through what its call site passes (the caller's context)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            return canonical_class(self.ctx.qualified_name(expr.func))
+            return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
         if isinstance(expr, ast.Name):
-            names = [self._definition_class(d, depth, binding) for d in self._reaching(expr)]
+            found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
         elif _is_self_attribute(expr):
-            names = [self.constructed_class(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
+            found = [self.construction(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
         else:
             return None
-        return names[0] if names and names[0] is not None and len(set(names)) == 1 else None
+        if not found or any(f is None for f in found):
+            return None
+        names = {ctx.qualified_name(call.func) for ctx, call in found}  # type: ignore[misc]
+        return found[-1] if len(names) == 1 else None
 
-    def _definition_class(self, definition: Definition, depth: int, binding) -> str | None:
+    def _definition_construction(self, definition: Definition, depth: int, binding) -> tuple[object, ast.Call] | None:
         if definition.value is not None:
-            return self.constructed_class(definition.value, depth + 1, binding)
+            return self.construction(definition.value, depth + 1, binding)
         passed = self._argument(definition, binding)
         if passed is None:
             return None
         caller, argument, passage = passed
-        return caller.analysis(ValueKinds).constructed_class(argument, depth + 1, None if passage.default else binding.outer)
-
-    def constructor(self, expr: ast.AST, depth: int = 0) -> ast.Call | None:
-        """The call that built the object `expr` refers to, when every way of getting there agrees."""
-        if depth > MAX_DEPTH:
-            return None
-        if isinstance(expr, ast.Call):
-            return expr if self.ctx.qualified_name(expr.func) else None
-        if isinstance(expr, ast.Name):
-            values = self.reaching_values(expr)
-        elif _is_self_attribute(expr):
-            values = self._self_attribute_values(expr)
-        else:
-            return None
-        calls = [self.constructor(v, depth + 1) for v in values or ()]
-        if not calls or any(c is None for c in calls):
-            return None
-        names = {self.ctx.qualified_name(c.func) for c in calls}
-        return calls[-1] if len(names) == 1 else None
+        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
 
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
