@@ -35,7 +35,7 @@ from mllint.analysis.project import ProjectView, find_definition
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import Passage, ValueKinds
 
-MAX_SITES = 8  # call sites read per function (and in all, per question)
+MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 2  # callers of callers followed for an argument that is the caller's own parameter
 CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
 

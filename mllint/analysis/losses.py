@@ -8,11 +8,12 @@ come from the same call site, or the call is not reported."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.callers import per_call_site
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import Names, call_argument
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix
@@ -31,6 +32,9 @@ LOSSES = {
     "torch.nn.functional.binary_cross_entropy_with_logits": BCE_WITH_LOGITS,
     "torch.nn.BCEWithLogitsLoss": BCE_WITH_LOGITS,
 }
+
+
+LOSS_NAME = re.compile(r"loss|crit|objective", re.IGNORECASE)  # what a parameter holding a loss is called
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,20 @@ class LossCalls:
     def inputs_of(self, call: ast.Call) -> list[LossInput]:
         """The loss and the kind of its input: the one the code tells, or one per call site that tells both."""
         if call not in self._inputs:
-            known = LOSSES.get(self.ctx.qualified_name(call.func)) is not None or self._may_hold_a_loss(call)
+            known = self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
             self._inputs[call] = [f for f, _ in per_call_site(self.ctx, call, lambda b: self._input(call, b))] if known else []
         return self._inputs[call]
+
+    def _may_be_a_loss_function(self, func: ast.AST) -> bool:
+        """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
+        resolving it."""
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        return name in self._loss_names and LOSSES.get(self.ctx.qualified_name(func)) is not None
+
+    @cached_property
+    def _loss_names(self) -> set[str]:
+        imported = self.ctx.analysis(Names).module_imports()
+        return {n.rsplit(".", 1)[-1] for n in LOSSES} | {alias for alias, target in imported.items() if target in LOSSES}
 
     def _input(self, call: ast.Call, binding) -> LossInput | None:
         ctx = self.ctx
@@ -86,10 +101,12 @@ class LossCalls:
 
     @cached_property
     def _parameter_holders(self) -> set[str]:
-        """The parameters of the file's functions, and the attributes assigned one (`self.criterion = criterion`)."""
+        """The parameters of the file's functions named for a loss (`criterion`, `loss_fn`), and the
+        attributes assigned one (`self.criterion = criterion`): a cheap bound on the call sites searched."""
         parameters = {
             arg.arg for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
             for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+            if LOSS_NAME.search(arg.arg)
         }  # fmt: skip
         attributes = {
             target.attr
