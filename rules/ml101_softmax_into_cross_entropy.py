@@ -15,6 +15,10 @@ class SoftmaxIntoCrossEntropy(Rule):
     aliases, and from the project's models and functions in other files: a model whose `forward` returns
     softmax output (in training mode), a factory function that builds one, a helper that returns one.
 
+    A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or
+    `self.model` set from an `__init__` parameter) is what a call site of the function in the project
+    passes: one call site at a time, whose file and line the message names.
+
     ## Why is this bad?
     Cross-entropy applies `log_softmax` itself and expects raw logits. A softmax first squashes the logits
     into (0, 1), so the loss sees almost uniform scores: gradients shrink, training stalls and the loss
