@@ -25,7 +25,8 @@ CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is
 def selection_key(selection: Selection) -> str:
     codes = ",".join(rule.code for rule in selection.rules)
     severities = ",".join(f"{code}={level.label}" for code, level in sorted(selection.severities.items()))
-    return f"{__version__}|{codes}|{severities}"
+    unfixable = ",".join(sorted(selection.unfixable))
+    return f"{__version__}|{codes}|{severities}|{unfixable}"
 
 
 class Cache:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import difflib
 import json
-import math
 import os
 import sys
 import traceback
@@ -16,15 +16,18 @@ from mllint import __version__
 from mllint import baseline as baselines
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
-from mllint.config import ConfigError, Resolver, Settings, parse_table, tomllib
+from mllint.config import ConfigError, Resolver, Settings
 from mllint.discovery import discover
 from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
 from mllint.notebook import cell_sources
+from mllint.overrides import command_line_resolver
 from mllint.registry import RegistryError, all_rules, rule_by_event
 from mllint.reporters import FORMAT_NAMES, Report, render
-from mllint.runner import FileResult, Job, Mode, check_files, check_source
+from mllint.reporters.colour import use_colour
+from mllint.runner import FileResult, Job, Mode, available_cpus, check_files, check_source
 from mllint.source import SourceError, SourceFile, decode, read_source
+from mllint.watch import watch_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -47,41 +50,13 @@ def main() -> None:
     """mllint: find the bugs in PyTorch training code that raise no error."""
 
 
-def _split_codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
-    if not values:
-        return None
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
-
-
-def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, inline_configs) -> dict:
-    """Command-line settings, checked like configuration-file settings."""
-    table: dict = {}
-    for text in inline_configs:
-        try:
-            table.update(tomllib.loads(text))
-        except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"--config {text!r}: not a path to a file nor a valid `key = value`: {error}") from None
-    for key, value in (("select", select), ("extend-select", extend_select), ("ignore", ignore)):
-        if value is not None:
-            table[key] = list(value)
-    if per_file_ignores:
-        table["per-file-ignores"] = {}
-        for entry in per_file_ignores:
-            pattern, _, codes = entry.rpartition(":")
-            if not pattern:
-                raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODES")
-            table["per-file-ignores"][pattern] = codes.split(",")
-    if fail_on is not None:
-        table["fail-on"] = fail_on
-    if force_exclude is not None:
-        table["force-exclude"] = force_exclude
-    return parse_table(table, "command line")
-
-
 @main.command()
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes, and report neither the findings left nor exit 1 for them.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--unfixable", multiple=True, metavar="CODES", help="Codes or prefixes whose fixes are never applied nor offered.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if no finding remains.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--stdin-filename", help="The path to report for source read from `-`.")
@@ -91,6 +66,7 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
 @click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Disable codes for matching files.")
 @click.option("--config", "configs", multiple=True, help="A configuration file, or an inline `key = value`.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERN", help="Exclude matching paths too (names or globs).")
 @click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write findings here.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
@@ -110,17 +86,31 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
               help=f"Where the result cache lives (default: ./{CACHE_DIRECTORY}).")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Report only findings this baseline lacks.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings here.")
-def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, extend_select, ignore,
-          per_file_ignores, configs, isolated, output_format, output_file, statistics, exit_zero, show_files,
-          show_settings, quiet, add_noqa, fail_on, force_exclude, jobs, no_cache, cache_dir, baseline,
-          write_baseline) -> None:  # fmt: skip
+@click.option("-w", "--watch", is_flag=True, help="Lint again whenever a linted file or a configuration changes.")
+@click.option("--watch-runs", type=int, default=None, hidden=True)  # tests: stop after this many runs
+def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, diff, show_fixes, stdin_filename,
+          select, extend_select, ignore, per_file_ignores, configs, isolated, extend_exclude, output_format,
+          output_file, statistics, exit_zero, show_files, show_settings, quiet, add_noqa, fail_on, force_exclude,
+          jobs, no_cache, cache_dir, baseline, write_baseline, watch, watch_runs) -> None:  # fmt: skip
     """Lint PATHS (files, directories, or `-` for standard input)."""
     paths = list(paths) or ["."]
+    _require_existing(paths)
+    if watch:
+        if "-" in paths:
+            raise click.UsageError("--watch cannot read standard input")
+        params = {**click.get_current_context().params, "watch": False}
+        sys.exit(watch_paths(paths, lambda: check.callback(**params), watch_runs))  # each run: this, unwatched
+    fix = fix or fix_only
     mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
     cache = None if no_cache else Cache(Path(cache_dir or CACHE_DIRECTORY))
     job = Job(mode, unsafe_fixes, add_noqa, cache)
     try:
-        resolver = _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude)
+        resolver = command_line_resolver(
+            configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable
+        )
+    except (ConfigError, RegistryError) as error:
+        raise click.UsageError(str(error)) from None
+    try:
         files = discover([p for p in paths if p != "-"], resolver)
         if show_settings:
             click.echo(resolver.settings_for(files[0] if files else stdin_filename or ".").describe())
@@ -136,8 +126,9 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
         if "-" in paths:
             stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, job)
             results.append(stdin_result)
-    except (ConfigError, RegistryError) as error:
-        raise click.UsageError(str(error)) from None
+    except ConfigError as error:
+        click.echo(f"Configuration error: {error}", err=True)
+        sys.exit(EXIT_ERROR)
 
     if mode is Mode.ADD_NOQA:
         added = sum(r.noqa_added for r in results)
@@ -163,27 +154,37 @@ def check(paths, fix, unsafe_fixes, diff, show_fixes, stdin_filename, select, ex
             raise click.UsageError(str(error)) from None
     fixed = [f for r in results for f in r.fixed]
     stdin_fixed = "-" in paths and mode is Mode.FIX
-    output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format)
+    if fix_only:  # what is left is not reported (mllint's own failures are)
+        findings = [f for f in findings if f.code in _tool_failures()]
+    colour = not output_file and use_colour(sys.stderr if stdin_fixed else sys.stdout)
+    output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format, colour)
     show_summary = not quiet and output_format in ("concise", "full")
-    summary = _summary(findings, fixed, show_fixes, unsafe_fixes) if show_summary else ""
-    _emit(output, summary, output_file, to_stderr=stdin_fixed)
+    summary = _summary(findings, fixed, show_fixes, unsafe_fixes, fix_only) if show_summary else ""
+    _emit(output, summary, output_file, to_stderr=stdin_fixed, colour=colour)
     if stdin_fixed:
         sys.stdout.flush()
         sys.stdout.buffer.write(stdin_output)
         sys.stdout.buffer.flush()
-    sys.exit(_exit_status(findings, fail_on, resolver, files or [stdin_filename or "stdin.py"], exit_zero))
+    status = _exit_status(findings, fail_on, resolver, files or [stdin_filename or "stdin.py"], exit_zero)
+    if status == EXIT_CLEAN and fixed and exit_non_zero_on_fix and not exit_zero:
+        status = EXIT_FINDINGS
+    sys.exit(status)
 
 
-def _resolver(configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude) -> Resolver:
-    config_files = [c for c in configs if "=" not in c]
-    inline_configs = [c for c in configs if "=" in c]
-    if len(config_files) > 1:
-        raise ConfigError("--config names more than one file")
-    overrides = _overrides(
-        _split_codes(select), _split_codes(extend_select), _split_codes(ignore), per_file_ignores,
-        fail_on, force_exclude, inline_configs,
-    )
-    return Resolver(overrides, isolated, Path(config_files[0]) if config_files else None)
+def _require_existing(paths: list[str]) -> None:
+    """A path that does not exist is a usage error: a typo must not pass a CI step silently. When the first
+    one is close to a command's name (`mllint chek src/`), say so, as click does for commands."""
+    for path in paths:
+        if path != "-" and not os.path.lexists(path):
+            close = difflib.get_close_matches(path, main.commands, n=1) if path == paths[0] else []
+            hint = f"\nDid you mean the command '{close[0]}'?" if close else ""
+            raise click.UsageError(f"Path '{path}' does not exist.{hint}")
+
+
+def _tool_failures() -> set[str]:
+    """The codes of findings that say mllint could not do its job on a file."""
+    events = (Event.UNREADABLE, Event.FIX_ERROR, Event.INTERNAL_ERROR)
+    return {rule.code for rule in map(rule_by_event, events) if rule}
 
 
 def _exit_status(findings: list[Finding], fail_on: str | None, resolver: Resolver, files: list[str], exit_zero: bool) -> int:
@@ -193,18 +194,6 @@ def _exit_status(findings: list[Finding], fail_on: str | None, resolver: Resolve
     threshold = Severity.parse(fail_on) if fail_on else resolver.settings_for(files[0] if files else ".").fail_on
     failing = any(f.severity >= threshold for f in findings)
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
-
-
-def available_cpus() -> int:
-    """The CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota."""
-    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-        if quota != "max":
-            count = min(count, max(1, math.ceil(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return count
 
 
 def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tuple[FileResult, bytes]:
@@ -246,7 +235,7 @@ def _working_directory_settings(resolver: Resolver) -> Settings:
         return Settings(root=Path.cwd())
 
 
-def _render(findings, fixed, items, results, resolver: Resolver, output_format: str) -> str:
+def _render(findings, fixed, items, results, resolver: Resolver, output_format: str, colour: bool) -> str:
     rules = {rule for _, selection in items for rule in selection.rules}
     settings = _working_directory_settings(resolver)
     report = Report(
@@ -255,6 +244,7 @@ def _render(findings, fixed, items, results, resolver: Resolver, output_format: 
         sources=_sources(findings, results),
         root=str(settings.root),
         fixed=fixed,
+        colour=colour,
     )
     return render(report, output_format)
 
@@ -274,7 +264,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 'es' if noun.endswith('x') else 's'}"
 
 
-def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool) -> str:
+def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool, fix_only: bool) -> str:
     lines = []
     if show_fixes and fixed:
         lines.append(f"Fixed {_count(len(fixed), 'error')}:")
@@ -284,6 +274,9 @@ def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, un
         for path, counts in sorted(by_path.items()):
             lines.append(f"- {path}:")
             lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
+    if fix_only:  # like Ruff: only what was fixed
+        lines += [f"Fixed {_count(len(fixed), 'error')}."] if fixed and not show_fixes else []
+        return "".join(line + "\n" for line in lines)
     if fixed:
         lines.append(f"Found {_count(len(findings) + len(fixed), 'error')} ({len(fixed)} fixed, {len(findings)} remaining).")
     elif findings:
@@ -299,14 +292,14 @@ def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, un
     return "\n".join(lines) + "\n"
 
 
-def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool) -> None:
+def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool, colour: bool) -> None:
     if output_file:
         with open(output_file, "w", encoding="utf-8") as handle:
             handle.write(output)
         if summary:
             click.echo(summary, nl=False, err=True)
         return
-    click.echo(output, nl=False, err=to_stderr)
+    click.echo(output, nl=False, err=to_stderr, color=colour)
     if summary:
         click.echo(summary, nl=False, err=to_stderr)
 

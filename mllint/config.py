@@ -3,10 +3,12 @@ it, `extend` inherits explicitly, and the command line overrides what the files 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import fnmatch
 import functools
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ class Settings:
     select: tuple[str, ...] = ("ML",)  # every rule but the opt-in ones
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    unfixable: tuple[str, ...] = ()  # rules whose fixes are never applied nor offered
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
@@ -57,12 +60,17 @@ class Settings:
         for pattern, ignored in self.per_file_ignores:
             if _matches(relative, pattern):
                 codes -= {code for selector in ignored for code in expand_selector(selector)}
-        return Selection.of(codes, self.severity)
+        unfixable = {code for selector in self.unfixable for code in expand_selector(selector)}
+        return Selection.of(codes, self.severity, unfixable)
 
     def is_excluded(self, path: str) -> bool:
         """Does an exclude pattern match the path's name or its path relative to the root?"""
         relative = _relative(path, self.root)
-        return any(_matches(relative, pattern) for pattern in (*self.exclude, *self.extend_exclude))
+        absolute = Path(os.path.abspath(path)).as_posix()
+        return any(
+            _matches(absolute if os.path.isabs(pattern) else relative, pattern)
+            for pattern in (*self.exclude, *self.extend_exclude)
+        )  # the command line's patterns with a `/` are absolute: relative to the working directory
 
     def is_excluded_with_parents(self, path: str) -> bool:
         """The same for the path or any directory above it, up to the root (for explicitly named files)."""
@@ -107,13 +115,24 @@ def _matches(relative: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(relative, pattern)
 
 
-# Reading configuration files.
+# The schema: every key, the type it takes and how it is read. `where` names the file and the key.
+
+def _toml_type(value: Any) -> str:
+    """The TOML name of a value's type, for error messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    names = {int: "an integer", float: "a float", list: "an array", dict: "a table"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), "a date or time")
+
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a list of strings")
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected an array of strings, got {_toml_type(value)}")
+    wrong = [v for v in value if not isinstance(v, str)]
+    if wrong:
+        raise ConfigError(f"{where}: expected an array of strings, got an array holding {_toml_type(wrong[0])}")
     return tuple(value)
 
 
@@ -129,61 +148,81 @@ def _selectors(value: Any, where: str) -> tuple[str, ...]:
 
 def _boolean(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(f"{where}: expected true or false")
+        raise ConfigError(f"{where}: expected true or false, got {_toml_type(value)}")
     return value
 
 
 def _severity(value: Any, where: str) -> Severity:
+    if not isinstance(value, str):
+        raise ConfigError(f'{where}: expected "error", "warning" or "info", got {_toml_type(value)}')
     try:
-        if not isinstance(value, str):
-            raise ValueError("expected \"error\", \"warning\" or \"info\"")
         return Severity.parse(value)
     except ValueError as error:
         raise ConfigError(f"{where}: {error}") from None
 
 
-def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _table(value: Any, where: str, expected: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a table of glob = [codes]")
-    return tuple((pattern, _selectors(codes, f"{where}.{pattern}")) for pattern, codes in value.items())
+        raise ConfigError(f"{where}: expected a table of {expected}, got {_toml_type(value)}")
+    return value
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    table = _table(value, where, "glob = [codes]")
+    return tuple((pattern, _selectors(codes, f"{where}.{pattern}")) for pattern, codes in table.items())
 
 
 def _severity_overrides(value: Any, where: str) -> dict[str, Severity]:
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a table of CODE = \"error\" | \"warning\" | \"info\"")
+    table = _table(value, where, 'CODE = "error" | "warning" | "info"')
     known = all_rules()
     overrides = {}
-    for code, level in value.items():
+    for code, level in table.items():
         if code.upper() not in known:
             raise ConfigError(f"{where}: unknown rule code {code}")
         overrides[code.upper()] = _severity(level, f"{where}.{code}")
     return overrides
 
 
-KEYS = {
-    "select": ("select", _selectors),
-    "extend-select": ("extend_select", _selectors),
-    "ignore": ("ignore", _selectors),
-    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
-    "exclude": ("exclude", _string_list),
-    "extend-exclude": ("extend_exclude", _string_list),
-    "respect-gitignore": ("respect_gitignore", _boolean),
-    "force-exclude": ("force_exclude", _boolean),
-    "fail-on": ("fail_on", _severity),
-    "severity": ("severity", _severity_overrides),
+def _path(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a path, got {_toml_type(value)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Key:
+    field: str | None  # the Settings field it sets
+    read: Callable[[Any, str], Any]  # checks the TOML value's type and allowed values, and converts it
+
+
+SCHEMA = {
+    "extend": Key(None, _path),  # read by load_file: the file whose settings this one overrides
+    "select": Key("select", _selectors),
+    "extend-select": Key("extend_select", _selectors),
+    "ignore": Key("ignore", _selectors),
+    "per-file-ignores": Key("per_file_ignores", _per_file_ignores),
+    "unfixable": Key("unfixable", _selectors),
+    "exclude": Key("exclude", _string_list),
+    "extend-exclude": Key("extend_exclude", _string_list),
+    "respect-gitignore": Key("respect_gitignore", _boolean),
+    "force-exclude": Key("force_exclude", _boolean),
+    "fail-on": Key("fail_on", _severity),
+    "severity": Key("severity", _severity_overrides),
 }
 
 
-def parse_table(table: dict[str, Any], where: str) -> dict[str, Any]:
-    """Settings fields from a configuration table; unknown keys and bad values raise ConfigError."""
+def parse_table(table: dict[str, Any], where: str, key_prefix: str = "") -> dict[str, Any]:
+    """Settings fields from a configuration table, checked against SCHEMA; a problem raises ConfigError
+    naming `where` (the file) and the key (`key_prefix` + key: `tool.mllint.select` in a pyproject.toml)."""
     fields: dict[str, Any] = {}
     for key, value in table.items():
-        if key == "extend":
-            continue
-        if key not in KEYS:
-            raise ConfigError(f"{where}: unknown key `{key}`")
-        name, convert = KEYS[key]
-        fields[name] = convert(value, f"{where}: `{key}`")
+        if key not in SCHEMA:
+            close = difflib.get_close_matches(key, list(SCHEMA), n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise ConfigError(f"{where}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")
+        read = SCHEMA[key].read(value, f"{where}: `{key_prefix}{key}`")
+        if SCHEMA[key].field is not None:
+            fields[SCHEMA[key].field] = read
     return fields
 
 
@@ -222,12 +261,13 @@ def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Settings:
     table = _table_of(path)
     if table is None:
         raise ConfigError(f"{path}: no [tool.mllint] table")
+    key_prefix = "tool.mllint." if path.name == "pyproject.toml" else ""
+    fields = parse_table(table, str(path), key_prefix)
     base = Settings(root=path.parent)
     if "extend" in table:
-        if not isinstance(table["extend"], str):
-            raise ConfigError(f"{path}: `extend`: expected a path")
-        base = dataclasses.replace(load_file(path.parent / os.path.expanduser(table["extend"]), (*seen, path)), root=path.parent)
-    return dataclasses.replace(base, source=path, **parse_table(table, str(path)))
+        extended = load_file(path.parent / os.path.expanduser(table["extend"]), (*seen, path))
+        base = dataclasses.replace(extended, root=path.parent)
+    return dataclasses.replace(base, source=path, **fields)
 
 
 def find_config_file(directory: Path) -> Path | None:
@@ -243,8 +283,15 @@ def find_config_file(directory: Path) -> Path | None:
 class Resolver:
     """Settings for each file: from the closest configuration above it, then the command-line overrides."""
 
-    def __init__(self, overrides: dict[str, Any], isolated: bool = False, config_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        overrides: dict[str, Any],
+        isolated: bool = False,
+        config_file: Path | None = None,
+        additions: dict[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.overrides = overrides
+        self.additions = additions or {}  # fields the command line extends (`--extend-exclude`, `--unfixable`)
         self.isolated = isolated
         self.config_file = config_file
         self._by_directory: dict[Path, Settings] = {}
@@ -254,7 +301,9 @@ class Resolver:
         if not directory.is_dir():
             directory = directory.parent
         if directory not in self._by_directory:
-            self._by_directory[directory] = dataclasses.replace(self._base(directory), **self.overrides)
+            settings = dataclasses.replace(self._base(directory), **self.overrides)
+            extended = {name: getattr(settings, name) + added for name, added in self.additions.items()}
+            self._by_directory[directory] = dataclasses.replace(settings, **extended)
         return self._by_directory[directory]
 
     def _base(self, directory: Path) -> Settings:

@@ -36,12 +36,15 @@ class Selection:
 
     rules: tuple[type[Rule], ...]
     severities: dict[str, Severity] = field(default_factory=dict)
+    unfixable: frozenset[str] = frozenset()  # codes whose findings carry no fix
 
     @classmethod
-    def of(cls, codes: Iterable[str], severities: dict[str, Severity] | None = None) -> "Selection":
+    def of(
+        cls, codes: Iterable[str], severities: dict[str, Severity] | None = None, unfixable: Iterable[str] = ()
+    ) -> "Selection":
         known = all_rules()
         codes = set(codes) | {code for code, rule in known.items() if rule.mandatory}
-        return cls(tuple(known[code] for code in sorted(codes)), severities or {})
+        return cls(tuple(known[code] for code in sorted(codes)), severities or {}, frozenset(unfixable))
 
     def event_rule(self, event: str) -> type[Rule] | None:
         return next((rule for rule in self.rules if rule.event == event), None)
@@ -173,6 +176,8 @@ def _finish(findings: list[Finding], ctx: FileContext, selection: Selection, pat
             dataclasses.replace(f, severity=selection.severities[f.code]) if f.code in selection.severities else f
             for f in kept
         ]
+    if selection.unfixable:
+        kept = [dataclasses.replace(f, fix=None) if f.code in selection.unfixable and f.fix else f for f in kept]
     return sorted(kept, key=lambda f: f.sort_key)
 
 

@@ -37,6 +37,8 @@ class Rule:
     event: ClassVar[str | None] = None
     # Too imprecise on real code to be on by default: enabled only by its exact code or `ALL`.
     opt_in: ClassVar[bool] = False
+    # Why an opt-in rule is not on by default (the README's rule table says it).
+    opt_in_reason: ClassVar[str] = ""
     # A sound pre-filter: the rule is skipped for a file whose text contains none of these strings
     # (a rule that only reports torch APIs resolved through imports can name "torch").
     requires_any_text: ClassVar[tuple[str, ...]] = ()

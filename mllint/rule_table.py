@@ -6,15 +6,22 @@ import sys
 from mllint.registry import all_rules
 
 FIX_MARK = {"safe": "safe fix", "unsafe": "unsafe fix", "display-only": ""}
+# Silent bugs of the same checklists that depend on the data, not on the code: no rule can decide them.
+RUNTIME_CHECKS = {
+    "class-imbalance": "Not a static rule: whether classes are imbalanced is a property of the data. Count the "
+    "training labels at run time (`torch.bincount(labels)`) and weight the loss or resample when they are skewed.",
+}
 TABLE = re.compile(r"(<!-- rule-table:start -->\n).*?(<!-- rule-table:end -->)", re.DOTALL)
 
 
 def rule_table() -> str:
-    rows = ["| Code | Name | Severity | Fix | What it finds |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| Code | Name | Severity | Fix | Default | What it finds |", "| --- | --- | --- | --- | --- | --- |"]
     for code, rule in all_rules().items():
         fix = FIX_MARK[rule.fix_applicability.value] if rule.fix_applicability else ""
-        severity = rule.severity.label + (", opt-in" if rule.opt_in else "")
-        rows.append(f"| {code} | `{rule.name}` | {severity} | {fix} | {rule.summary()} |")
+        default = f"opt-in: {rule.opt_in_reason}" if rule.opt_in else "on"
+        rows.append(f"| {code} | `{rule.name}` | {rule.severity.label} | {fix} | {default} | {rule.summary()} |")
+    for name, text in RUNTIME_CHECKS.items():
+        rows.append(f"| — | `{name}` | runtime check |  |  | {text} |")
     return "\n".join(rows) + "\n"
 
 

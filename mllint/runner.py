@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import difflib
 import enum
+import math
+import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import Cache
@@ -53,6 +56,18 @@ def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> 
     chunk = max(1, min(64, len(items) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
+
+
+def available_cpus() -> int:
+    """The CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            count = min(count, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return count
 
 
 def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:

@@ -9,8 +9,9 @@ class MissingZeroGrad(Rule):
     """
     ## What it does
     Reports an optimizer step in a training loop whose iteration backpropagates and steps without
-    clearing the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()` or
-    `p.grad = None` anywhere in the iteration (including the functions and methods of the file it calls,
+    clearing the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`,
+    `p.grad = None` or function clearing what it is given (`pyro.infer.util.zero_grads(params)`)
+    anywhere in the iteration (including the functions and methods of the file it calls,
     and the functions of the project's other modules: then the finding is at the call, and names the file
     and line of the step),
     or a clear only in the other arm of the `if` the step sits in (`zero_grad` only in the non-AMP

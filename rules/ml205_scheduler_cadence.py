@@ -1,6 +1,7 @@
 import ast
+import re
 
-from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
 from mllint.rule import Rule
 
@@ -13,6 +14,9 @@ EPOCH_SIZED = {
 PER_STEP = {LR_SCHEDULER_MODULE + "OneCycleLR", LR_SCHEDULER_MODULE + "CyclicLR", *STEP_SCHEDULER_FUNCTIONS}
 LARGEST_EPOCH_COUNT = 1000  # a literal length above this is taken for a number of steps
 BATCH_WORDS = ("loader", "batch", "data")
+# Names that count optimizer steps. A bare "step" does not: `args.lr_step_size`, `cfg.lr_steps` count the
+# epochs between decays (torchvision's references) as often as iterations.
+STEP_WORDS = re.compile(r"iter|batch|(^|_)(total|num|max|train|training|warmup|n)_?steps?|steps_per")
 
 
 class SchedulerCadence(Rule):
@@ -21,8 +25,13 @@ class SchedulerCadence(Rule):
     Reports a learning-rate scheduler stepped at the wrong cadence: a per-epoch scheduler (`StepLR`,
     `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs) stepped
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
-    schedules, or a scheduler sized with `len(loader)` or a number of steps) stepped once per epoch.
-    Sizes mllint cannot read (`T_max=cfg.t_max`) are not reported.
+    schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
+    `num_training_steps`, `max_iters`) stepped once per epoch. Sizes mllint cannot read
+    (`T_max=cfg.t_max`) are not reported, nor are names that only say "step"
+    (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
+    torchvision's references), nor a scheduler stepped in both loops under conditions
+    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
+    the cadence is a setting there.
 
     ## Why is this bad?
     A per-epoch schedule stepped every batch decays `len(loader)` times too fast: after the first epoch
@@ -76,9 +85,10 @@ class SchedulerCadence(Rule):
 
     def end_file(self) -> None:
         loops = self.ctx.analysis(TrainingLoops)
-        for loop, events, scheduler in loops.scheduler_steps():
+        steps = list(loops.scheduler_steps())
+        for loop, events, scheduler in steps:
             known = loops.scheduler_class(scheduler)
-            if known is None or scheduler.node.args or scheduler.node.keywords:
+            if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
             name, constructor, passed = known
             unit = self._unit(name, constructor)
@@ -113,6 +123,14 @@ class SchedulerCadence(Rule):
         return False
 
 
+def _cadence_chosen(scheduler: Event, loop: ast.AST, steps) -> bool:
+    """Is the cadence a setting: the step is conditional, and the same scheduler steps in another loop
+    too (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` per epoch)?"""
+    return bool(scheduler.conditions) and any(
+        other.key == scheduler.key and other_loop is not loop and other.conditions for other_loop, _, other in steps
+    )
+
+
 def _holds_training_loop(events) -> bool:
     """Does a nested loop of the iteration hold both a backward and an optimizer step?"""
     backward_loops = {g for e in events if e.kind is EventKind.BACKWARD for g in e.loops}
@@ -123,7 +141,7 @@ def _size_unit(size: ast.AST) -> str | None:
     words = _identifiers(size)
     calls = [n for n in ast.walk(size) if isinstance(n, ast.Call)]
     if any(isinstance(c.func, ast.Name) and c.func.id == "len" for c in calls) or any(
-        unit in word for word in words for unit in ("step", "iter", "batch")
+        STEP_WORDS.search(word) for word in words
     ):
         return "steps"
     if calls:

@@ -12,7 +12,9 @@ class TrainingResumedInEvalMode(Rule):
     Reports a training step (a loop iteration or function that calls `backward()`) whose model may still
     be in eval mode from an evaluation earlier in the same epoch loop: `model.eval()` (or a helper of the
     same file that calls it, such as `evaluate(model, loader)`) runs after training in the loop body, and
-    no `model.train()` runs before the next iteration's training. A model whose class is known
+    no `model.train()` (or `model.train(True)`, `model.to(device).train()`,
+    `getattr(model, "module", model).train()`, `for net in (generator, discriminator): net.train()`)
+    runs before the next iteration's training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either.

@@ -1,16 +1,16 @@
 import ast
 
+from mllint.analysis.parameters import REQUIRES_GRAD_TYPOS, is_module
 from mllint.findings import Applicability, Edit, Position, Severity
 from mllint.rule import Rule
-
-TYPOS = frozenset({"require_grad", "requires_grads", "require_grads", "requires_grad_"})
 
 
 class RequiresGradTypo(Rule):
     """
     ## What it does
     Reports assignments to `require_grad` (and `requires_grads`, `requires_grad_`) where
-    `requires_grad` was meant: `param.require_grad = False`.
+    `requires_grad` was meant: `param.require_grad = False`. On a module (`model.require_grad = False`),
+    ML411 reports it: `requires_grad` would freeze nothing there either.
 
     ## Why is this bad?
     Tensors accept any attribute, so the assignment succeeds and does nothing: the layer meant to be
@@ -47,7 +47,7 @@ class RequiresGradTypo(Rule):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            if isinstance(target, ast.Attribute) and target.attr in TYPOS:
+            if isinstance(target, ast.Attribute) and target.attr in REQUIRES_GRAD_TYPOS and not is_module(self.ctx, target.value):
                 end = self.ctx.end(target)  # the attribute's name ends the expression
                 name = Edit(Position(end.line, end.column - len(target.attr)), end, "requires_grad")
                 fix = self.ctx.fix("Use `requires_grad`", Applicability.SAFE, name)

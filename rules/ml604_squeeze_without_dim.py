@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.dims import Sym, is_known
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import call_argument, callee_name
 from mllint.analysis.shapes import Shapes
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
@@ -16,12 +16,14 @@ LOSS_FUNCTIONS = {
         "multilabel_soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     )
 }  # fmt: skip
+# Element-wise losses that broadcast input against target: for a batch of one, `()` against `(1,)` (or `(k,)`
+# against `(1, k)`) gives the same values, so a dropped batch dimension changes nothing there.
+BROADCASTING_LOSSES = {
+    *("torch.nn.functional." + name for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "poisson_nll_loss")),
+    *("torch.nn." + name for name in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "PoissonNLLLoss")),
+}
 CONVERSIONS = {"float", "double", "long", "int", "half", "to", "type_as", "contiguous"}
 SCALAR_METHODS = {"item", "tolist"}
-
-
-def _callee_name(func: ast.AST) -> str | None:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _unconverted(node: ast.AST) -> ast.AST:
@@ -39,7 +41,11 @@ class SqueezeWithoutDim(Rule):
     knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`). When the shape analysis
     knows which dimension is the size-1 one, the message names it. A loss whose input and target are
     both squeezed (`loss(logits.squeeze(), labels.squeeze())`) and `x.squeeze().item()` are not
-    reported: a batch of one gives two aligned scalars, or the scalar was meant.
+    reported: a batch of one gives two aligned scalars, or the scalar was meant. Nor are the
+    element-wise regression losses (`mse_loss`, `l1_loss`, `smooth_l1_loss`, `huber_loss`,
+    `poisson_nll_loss` and their modules): they broadcast `()` against `(1,)` (or `(k,)` against
+    `(1, k)`) to the same values, so the lost dimension changes nothing there. Classification losses
+    do change: cross-entropy takes `(C,)` for one unbatched sample, BCE raises on a size mismatch.
 
     ## Why is this bad?
     `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
@@ -90,8 +96,8 @@ class SqueezeWithoutDim(Rule):
         if receiver is None or self._made_scalar(node):
             return
         loss = self._loss_reached(node)
-        if loss is not None and self._both_sides_squeezed(loss):
-            return  # `loss(logits.squeeze(), labels.squeeze())`: a batch of one gives two scalars, still aligned
+        if loss is not None and (self._loss_name(loss) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss)):
+            return  # for a batch of one: the same values broadcast, or two aligned scalars
         if loss is None and not self._in_forward(node):
             return
         shape = self.ctx.analysis(Shapes).shape(receiver)
@@ -111,7 +117,7 @@ class SqueezeWithoutDim(Rule):
 
     def _squeezed(self, call: ast.AST) -> ast.AST | None:
         """The tensor a dim-less squeeze is applied to."""
-        if not isinstance(call, ast.Call) or _callee_name(call.func) != "squeeze":
+        if callee_name(call) != "squeeze":
             return None
         if self.ctx.qualified_name(call.func) == "torch.squeeze":
             return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None
@@ -144,13 +150,13 @@ class SqueezeWithoutDim(Rule):
             return None
         parent = self.ctx.scopes.parent(node)
         if isinstance(parent, ast.Call) and node in parent.args:
-            return parent if self._is_loss(parent) else None
+            return parent if self._loss_name(parent) else None
         if isinstance(parent, ast.Attribute) and parent.attr in CONVERSIONS:
             call = self.ctx.scopes.parent(parent)
             return self._loss_reached(call, depth) if isinstance(call, ast.Call) and call.func is parent else None
         if isinstance(parent, ast.keyword):
             call = self.ctx.scopes.parent(parent)
-            return call if isinstance(call, ast.Call) and self._is_loss(call) else None
+            return call if isinstance(call, ast.Call) and self._loss_name(call) else None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             target = parent.targets[0]
             scope = self.ctx.scopes.enclosing_function(node)
@@ -166,10 +172,13 @@ class SqueezeWithoutDim(Rule):
                         return loss
         return None
 
-    def _is_loss(self, call: ast.Call) -> bool:
-        if self.ctx.qualified_name(call.func) in LOSS_FUNCTIONS:
-            return True
-        if isinstance(call.func, ast.Attribute) and self.ctx.qualified_name(call.func) is not None:
-            return False
+    def _loss_name(self, call: ast.Call) -> str | None:
+        """`torch.nn.functional.mse_loss`, or the class of the loss object called (`torch.nn.MSELoss`);
+        None for a call that computes no torch loss."""
+        name = self.ctx.qualified_name(call.func)
+        if name in LOSS_FUNCTIONS:
+            return name
+        if isinstance(call.func, ast.Attribute) and name is not None:
+            return None
         name = canonical_class(self.ctx.analysis(ValueKinds).constructed_class(call.func))
-        return name is not None and name.startswith("torch.nn.") and name.endswith("Loss")
+        return name if name is not None and name.startswith("torch.nn.") and name.endswith("Loss") else None

@@ -46,6 +46,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("torch",)
     opt_in = True  # the default is safe since torch 2.6: on real code, every finding was noise there
+    opt_in_reason = "since torch 2.6 `weights_only=True` is the default: it matters only for code that must run on older torch"
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.ctx.qualified_name(node.func) != LOAD or not (node.args or node.keywords):

@@ -45,6 +45,7 @@ class ForwardCalledDirectly(Rule):
     # Framework code calls `forward` on purpose (graph modules, RPC and C++ modules, DDP internals): on the
     # torch sources most findings were deliberate. For training scripts, enable it with its code.
     opt_in = True
+    opt_in_reason = "framework code calls `forward` on purpose (graph modules, DDP internals, autograd Functions)"
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func

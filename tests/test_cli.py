@@ -1,6 +1,7 @@
 """The command line, as the README and `mllint --help` promise it: through click's test runner, and a few
 runs of the installed `mllint` command in a real process."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -121,28 +122,44 @@ def test_unknown_option_is_a_usage_error(project):
     assert "--frobnicate" in lines(result.stderr)[-1]
 
 
-def test_malformed_pyproject_is_a_usage_error_naming_the_file(project):
+def test_malformed_pyproject_is_a_configuration_error_naming_the_file(project):
     write(project, {"pyproject.toml": "[tool.mllint\nselect = \n", "train.py": BUGGY})
     result = mllint("train.py")
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert lines(result.stderr)[-1].startswith(f"Error: {project / 'pyproject.toml'}: invalid TOML: ")
+    assert result.stderr.startswith(f"Configuration error: {project / 'pyproject.toml'}: invalid TOML: ")
+    assert "Usage:" not in result.stderr
 
 
-def test_unknown_configuration_key_is_a_usage_error_naming_file_and_key(project):
+def test_unknown_configuration_key_is_a_configuration_error_naming_file_key_and_the_close_one(project):
     write(project, {"pyproject.toml": '[tool.mllint]\nselct = ["ML3"]\n', "train.py": BUGGY})
     result = mllint("train.py")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == f"Error: {(project / 'pyproject.toml').resolve()}: unknown key `selct`"
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        f"Configuration error: {(project / 'pyproject.toml').resolve()}: unknown key `tool.mllint.selct` "
+        "(did you mean `select`?); the keys are extend, select, extend-select, "
+    )
+    assert len(lines(result.stderr)) == 1
 
 
-def test_bad_configuration_in_a_subdirectory_is_a_usage_error(project):
+def test_a_string_where_an_array_is_expected_is_a_configuration_error(project):
+    write(project, {"pyproject.toml": '[tool.mllint]\nselect = "ML1"\n', "train.py": BUGGY})
+    result = mllint("train.py")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"Configuration error: {(project / 'pyproject.toml').resolve()}: `tool.mllint.select`: "
+        "expected an array of strings, got a string ('ML1')\n"
+    )
+
+
+def test_bad_configuration_in_a_subdirectory_is_a_configuration_error(project):
     write(project, {"pkg/mllint.toml": 'fail-on = "sometimes"\n', "pkg/a.py": CLEAN, "b.py": CLEAN})
     result = mllint(".")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == (
-        f"Error: {(project / 'pkg' / 'mllint.toml').resolve()}: `fail-on`: "
-        "unknown severity 'sometimes' (expected info, warning or error)"
+    assert result.stderr == (
+        f"Configuration error: {(project / 'pkg' / 'mllint.toml').resolve()}: `fail-on`: "
+        "unknown severity 'sometimes' (expected info, warning or error)\n"
     )
 
 
@@ -193,14 +210,25 @@ def test_directory_with_an_unparsable_and_a_buggy_file_reports_both(project):
     ]
 
 
-def test_missing_path_is_reported_and_the_others_are_linted(project):
+def test_missing_path_is_a_usage_error_even_with_exit_zero(project):
     write(project, {"train.py": BUGGY})
-    result = mllint("-q", "missing.py", "train.py")
-    assert result.exit_code == 1
-    assert lines(result.stdout) == [
-        "missing.py:1:1: ML001 cannot read file: No such file or directory",
-        ml301("train.py"),
-    ]
+    result = mllint("--exit-zero", "train.py", "missing.py")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert lines(result.stderr)[0] == "Usage: main check [OPTIONS] [PATHS]..."
+    assert lines(result.stderr)[-1] == "Error: Path 'missing.py' does not exist."
+
+
+def test_mistyped_command_is_a_missing_path_with_a_did_you_mean(project):
+    write(project, {"src/train.py": BUGGY})
+    result = mllint("chek", "src/")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert lines(result.stderr)[-2:] == ["Error: Path 'chek' does not exist.", "Did you mean the command 'check'?"]
+
+
+def test_a_dangling_symbolic_link_is_reported_as_unreadable(project):
+    os.symlink(project / "gone.py", project / "link.py")
+    result = mllint("-q", "link.py")
+    assert (result.exit_code, result.stdout) == (1, "link.py:1:1: ML001 cannot read file: No such file or directory\n")
 
 
 # Standard input.
@@ -464,7 +492,15 @@ def test_inline_config_with_several_keys(project):
 def test_inline_config_with_an_unknown_key_is_a_usage_error(project):
     result = mllint("--config", "colour = 1", ".")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == "Error: command line: unknown key `colour`"
+    assert lines(result.stderr)[-1].startswith("Error: command line: unknown key `colour`; the keys are extend, ")
+
+
+def test_inline_config_cannot_extend_a_file(project):
+    result = mllint("--config", 'extend = "base.toml"', ".")
+    assert result.exit_code == 2
+    assert lines(result.stderr)[-1] == (
+        "Error: --config: `extend` names a file to inherit from: use `--config PATH` instead"
+    )
 
 
 def test_inline_config_that_is_not_toml_is_a_usage_error(project):
@@ -484,7 +520,7 @@ def test_config_path_names_the_file_to_use(project):
 def test_config_path_that_does_not_exist_is_a_usage_error(project):
     result = mllint("--config", "missing.toml", ".")
     assert result.exit_code == 2
-    assert lines(result.stderr)[-1] == f"Error: {project / 'missing.toml'}: cannot read: No such file or directory"
+    assert lines(result.stderr)[-1] == "Error: --config 'missing.toml': no such file"
 
 
 def test_two_config_paths_are_a_usage_error(project):
@@ -549,8 +585,8 @@ def test_show_settings_prints_the_settings_of_the_first_path(project):
     output = lines(result.stdout)
     assert output[0] == f"# settings from {(project / 'pkg' / 'mllint.toml').resolve()} (root {project.resolve() / 'pkg'})"
     assert output[1] == "select = ['ML3']"
-    assert output[9] == "fail-on = warning"
-    assert len(output) == 11
+    assert output[10] == "fail-on = warning"
+    assert len(output) == 12
 
 
 def test_show_settings_include_command_line_overrides(project):
@@ -558,7 +594,7 @@ def test_show_settings_include_command_line_overrides(project):
     assert result.exit_code == 0
     assert lines(result.stdout)[0] == f"# settings from defaults (root {project})"
     assert lines(result.stdout)[3] == "ignore = ['ML3']"
-    assert lines(result.stdout)[9] == "fail-on = error"
+    assert lines(result.stdout)[10] == "fail-on = error"
 
 
 def test_quiet_prints_findings_only(project):
@@ -788,3 +824,10 @@ def test_installed_command_piped_into_head(tmp_path):
     )
     assert result.stdout == ml301("pkg/m00.py", line=1) + "\n"
     assert result.stderr == ""
+
+
+def test_symlinked_directory_named_on_the_command_line_is_linted(project):
+    write(project, {"real/train.py": BUGGY})
+    os.symlink(project / "real", project / "link", target_is_directory=True)
+    result = mllint("-q", "link")
+    assert (result.exit_code, result.stdout) == (1, ml301("link/train.py") + "\n")

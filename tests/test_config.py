@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mllint.config import ConfigError, Resolver
+from mllint.config import SCHEMA, ConfigError, Resolver
 from mllint.findings import Severity
 from mllint.registry import all_rules
 from mllint.runner import Job, check_path
@@ -181,31 +181,44 @@ def test_pyproject_with_a_non_table_tool_mllint_is_an_error(tmp_path):
 
 def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[tool.mllint]\nselct = ["ML3"]\n').resolve()
-    assert config_error(tmp_path / "a.py") == f"{path}: unknown key `selct`"
+    assert config_error(tmp_path / "a.py") == (
+        f"{path}: unknown key `tool.mllint.selct` (did you mean `select`?); the keys are extend, select, "
+        "extend-select, ignore, per-file-ignores, unfixable, exclude, extend-exclude, respect-gitignore, "
+        "force-exclude, fail-on, severity"
+    )
+
+
+def test_unknown_key_without_a_close_one_lists_the_keys(tmp_path):
+    path = write(tmp_path / "mllint.toml", "colour = 1\n").resolve()
+    assert config_error(tmp_path / "a.py").startswith(f"{path}: unknown key `colour`; the keys are extend, select, ")
 
 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("select = 3", "`select`: expected a list of strings"),
-        ('select = ["ML3", 1]', "`select`: expected a list of strings"),
+        ("select = 3", "`select`: expected an array of strings, got an integer"),
+        ('select = "ML1"', "`select`: expected an array of strings, got a string ('ML1')"),
+        ('select = ["ML3", 1]', "`select`: expected an array of strings, got an array holding an integer"),
+        ('unfixable = "ML301"', "`unfixable`: expected an array of strings, got a string ('ML301')"),
+        ('unfixable = ["ML3O1"]', "`unfixable`: unknown rule selector: ML3O1"),
         ('select = ["ML999"]', "`select`: unknown rule selector: ML999"),
         ('extend-select = ["XY"]', "`extend-select`: unknown rule selector: XY"),
-        ('ignore = [["ML3"]]', "`ignore`: expected a list of strings"),
-        ('per-file-ignores = ["tests/*"]', "`per-file-ignores`: expected a table of glob = [codes]"),
-        ('per-file-ignores = { "tests/*" = 3 }', "`per-file-ignores`.tests/*: expected a list of strings"),
+        ('ignore = [["ML3"]]', "`ignore`: expected an array of strings, got an array holding an array"),
+        ('per-file-ignores = ["tests/*"]', "`per-file-ignores`: expected a table of glob = [codes], got an array"),
+        ('per-file-ignores = { "tests/*" = 3 }', "`per-file-ignores`.tests/*: expected an array of strings, got an integer"),
         ('per-file-ignores = { "tests/*" = ["ML9"] }', "`per-file-ignores`.tests/*: unknown rule selector: ML9"),
-        ("exclude = 1", "`exclude`: expected a list of strings"),
-        ("extend-exclude = { a = 1 }", "`extend-exclude`: expected a list of strings"),
-        ('respect-gitignore = "no"', "`respect-gitignore`: expected true or false"),
-        ("force-exclude = 1", "`force-exclude`: expected true or false"),
+        ("exclude = 1", "`exclude`: expected an array of strings, got an integer"),
+        ("extend-exclude = { a = 1 }", "`extend-exclude`: expected an array of strings, got a table"),
+        ('respect-gitignore = "no"', "`respect-gitignore`: expected true or false, got a string ('no')"),
+        ("force-exclude = 1", "`force-exclude`: expected true or false, got an integer"),
         ('fail-on = "fatal"', "`fail-on`: unknown severity 'fatal' (expected info, warning or error)"),
-        ("fail-on = 2", '`fail-on`: expected "error", "warning" or "info"'),
-        ('severity = "error"', '`severity`: expected a table of CODE = "error" | "warning" | "info"'),
+        ("fail-on = 2", '`fail-on`: expected "error", "warning" or "info", got an integer'),
+        ("fail-on = 2.5", '`fail-on`: expected "error", "warning" or "info", got a float'),
+        ('severity = "error"', '`severity`: expected a table of CODE = "error" | "warning" | "info", got a string (\'error\')'),
         ('severity = { ML999 = "error" }', "`severity`: unknown rule code ML999"),
         ('severity = { ML301 = "fatal" }', "`severity`.ML301: unknown severity 'fatal' (expected info, warning or error)"),
-        ("severity = { ML301 = true }", '`severity`.ML301: expected "error", "warning" or "info"'),
-        ("extend = 3", "`extend`: expected a path"),
+        ("severity = { ML301 = true }", '`severity`.ML301: expected "error", "warning" or "info", got a boolean'),
+        ("extend = 3", "`extend`: expected a path, got an integer"),
     ],
 )
 def test_bad_value_is_an_error_naming_file_and_key(tmp_path, line, message):
@@ -215,11 +228,13 @@ def test_bad_value_is_an_error_naming_file_and_key(tmp_path, line, message):
 
 def test_bad_value_in_pyproject_names_the_pyproject(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[tool.mllint]\nfail-on = "never"\n').resolve()
-    assert config_error(tmp_path / "a.py") == f"{path}: `fail-on`: unknown severity 'never' (expected info, warning or error)"
+    assert config_error(tmp_path / "a.py") == (
+        f"{path}: `tool.mllint.fail-on`: unknown severity 'never' (expected info, warning or error)"
+    )
 
 
 def test_values_are_normalised(tmp_path):
-    write(tmp_path / "mllint.toml", 'select = "ml3, ML0"\nfail-on = "WARNING"\nseverity = { ml301 = "Info" }\n')
+    write(tmp_path / "mllint.toml", 'select = ["ml3, ML0"]\nfail-on = "WARNING"\nseverity = { ml301 = "Info" }\n')
     found = settings(tmp_path / "a.py")
     assert found.select == ("ML3", "ML0")
     assert found.fail_on is Severity.WARNING
@@ -287,7 +302,7 @@ def test_configuration_that_becomes_invalid_is_reported(tmp_path):
     assert settings(tmp_path / "a.py").select == ("ML3",)
     path.write_text('select = ["ML3"]\ncolour = "blue"\n')
     os.utime(path, ns=(1_000_000_005_000_000_000, 1_000_000_005_000_000_000))
-    assert config_error(tmp_path / "a.py") == f"{path.resolve()}: unknown key `colour`"
+    assert config_error(tmp_path / "a.py").startswith(f"{path.resolve()}: unknown key `colour`; the keys are ")
 
 
 def test_show_settings_describes_every_key(tmp_path):
@@ -297,6 +312,7 @@ def test_show_settings_describes_every_key(tmp_path):
         "select = ['ML3']",
         "extend-select = []",
         "ignore = []",
+        "unfixable = []",
         "per-file-ignores = []",
         "exclude = ['.git', '.hg', '.svn', '.bzr', '.venv', 'venv', '.tox', '.nox', '.eggs', '*.egg-info', 'build', "
         "'dist', 'site-packages', '__pycache__', '.mypy_cache', '.pytest_cache', '.ruff_cache', '.mllint_cache', "
@@ -307,3 +323,12 @@ def test_show_settings_describes_every_key(tmp_path):
         "fail-on = info",
         "severity = {ML301 = warning}",
     ]
+
+
+def test_the_readme_example_is_a_valid_configuration_setting_every_key(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    [example] = [block for block in readme.split("```toml\n")[1:] if block.startswith("[tool.mllint]")]
+    write(tmp_path / "pyproject.toml", example.split("```")[0])
+    found = settings(tmp_path / "a.py")
+    assert (found.unfixable, found.fail_on) == (("ML301",), Severity.WARNING)
+    assert {line.split(" =")[0] for line in example.split("```")[0].splitlines()[1:]} == set(SCHEMA) - {"extend"}

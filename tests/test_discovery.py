@@ -5,9 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from mllint.cli import main
 from mllint.config import Resolver, parse_table
 from mllint.discovery import discover
 
@@ -248,8 +246,106 @@ def test_symlinked_file_is_linted(project):
     assert files() == ["link.py", "real/a.py"]
 
 
-def test_missing_path_is_reported_as_ml001_through_the_cli(project):
+
+def test_symlinked_directory_named_on_the_command_line_is_followed(project):
+    write(project, "real/pkg/a.py", "real/pkg/sub/b.py")
+    os.symlink(project / "real" / "pkg", project / "link", target_is_directory=True)
+    assert files("link") == ["link/a.py", "link/sub/b.py"]
+    assert files("link/") == ["link/a.py", "link/sub/b.py"]
+
+
+def test_symlinked_directory_found_while_walking_is_not_followed(project):
+    write(project, "real/a.py")
+    os.mkdir(project / "src")
+    os.symlink(project / "real", project / "src" / "link", target_is_directory=True)
+    assert files("src") == []
+
+
+# What git ignores besides `.gitignore` files.
+
+
+@pytest.fixture
+def user_home(tmp_path, monkeypatch):
+    """A home directory of the test's own: git's user configuration is read from there."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    return home
+
+
+@pytest.fixture
+def repository(tmp_path, monkeypatch, user_home):
+    """A git repository (its `.git` directory holds only what these tests write), the working directory."""
+    root = tmp_path / "repo"
+    (root / ".git" / "info").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_info_exclude_of_the_repository_is_honoured(repository):
+    (repository / ".git" / "info" / "exclude").write_text("# local\nscratch/\n/top_only.py\n")
+    write(repository, "scratch/a.py", "top_only.py", "pkg/top_only.py", "pkg/b.py")
+    assert files() == ["pkg/b.py", "pkg/top_only.py"]
+    assert files("pkg") == ["pkg/b.py", "pkg/top_only.py"]
+
+
+def test_a_gitignore_re_includes_what_info_exclude_ignores(repository):
+    (repository / ".git" / "info" / "exclude").write_text("*_gen.py\n")
+    (repository / "pkg").mkdir()
+    (repository / "pkg" / ".gitignore").write_text("!keep_gen.py\n")
+    write(repository, "pkg/a_gen.py", "pkg/keep_gen.py")
+    assert files() == ["pkg/keep_gen.py"]
+
+
+def test_default_user_excludes_file_is_honoured(repository, user_home):
+    write(user_home, ".config/git/ignore", text="*.ipynb\n")
+    write(repository, "a.py", "notes.ipynb")
+    assert files() == ["a.py"]
+
+
+def test_core_excludes_file_of_the_user_configuration_is_honoured(repository, user_home):
+    write(user_home, "my-ignores", text="generated/\n")
+    write(user_home, ".gitconfig", text='[user]\n\tname = x\n[core]\n\texcludesFile = "~/my-ignores"  ; mine\n')
+    write(user_home, ".config/git/ignore", text="a.py\n")  # not read: the configuration names another file
+    write(repository, "a.py", "generated/b.py")
+    assert files() == ["a.py"]
+
+
+def test_core_excludes_file_of_the_repository_configuration_wins(repository, user_home, tmp_path):
+    write(user_home, ".gitconfig", text="[core]\n\texcludesfile = ~/user-ignores\n")
+    write(user_home, "user-ignores", text="a.py\n")
+    write(tmp_path, "repo-ignores", text="b.py\n")
+    write(repository, ".git/config", text=f"[core]\n\texcludesfile = {tmp_path / 'repo-ignores'}\n")
+    write(repository, "a.py", "b.py")
+    assert files() == ["a.py"]
+
+
+def test_git_excludes_apply_inside_a_repository_only(project, user_home):
+    write(user_home, ".config/git/ignore", text="a.py\n")
     write(project, "a.py")
-    result = CliRunner().invoke(main, ["--no-cache", "-q", "missing.py", "a.py"])
-    assert result.exit_code == 1
-    assert result.stdout == "missing.py:1:1: ML001 cannot read file: No such file or directory\n"
+    assert files() == ["a.py"]
+
+
+def test_git_excludes_are_not_read_without_respect_gitignore(repository):
+    (repository / ".git" / "info" / "exclude").write_text("a.py\n")
+    write(repository, "a.py")
+    assert files(respect_gitignore=False) == ["a.py"]
+
+
+def test_info_exclude_of_a_worktree_is_its_main_repository_s(tmp_path, monkeypatch, user_home):
+    main = tmp_path / "main"
+    write(main, ".git/info/exclude", text="scratch.py\n")
+    write(main, ".git/worktrees/feature/commondir", text="../..\n")
+    feature = tmp_path / "feature"
+    write(feature, ".git", text=f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
+    write(feature, "a.py", "scratch.py")
+    monkeypatch.chdir(feature)
+    assert files() == ["a.py"]
+
+
+def test_force_exclude_skips_a_named_file_of_info_exclude(repository):
+    (repository / ".git" / "info" / "exclude").write_text("scratch.py\n")
+    write(repository, "scratch.py", "a.py")
+    assert files("scratch.py", "a.py", force_exclude=True) == ["a.py"]

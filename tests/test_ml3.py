@@ -297,3 +297,27 @@ def test_a_model_of_another_module_without_such_layers_or_unknown_is_silent(tmp_
 def test_functional_dropout_in_a_module_whose_base_is_in_another_module():
     [finding] = lint_in_project("pkg/models.py", "ML304")
     assert (finding.code, finding.start.line, finding.start.column) == ("ML304", 41, 24)
+
+
+def test_a_model_unpacked_from_a_helper_returning_a_tuple(lint):
+    source = NET + (
+        "def fit(make_data, opt):\n"
+        "    def parts():\n"
+        "        return make_data(), Net()\n"
+        "    loader, model = parts()\n"
+        "    model.train()\n"
+        "    for epoch in range(3):\n" + TRAIN_EPOCH + "        model.eval()\n"
+    )
+    assert positions(lint(source, "ML303")) == [("ML303", 18, 24)]
+    plain = source.replace("nn.Dropout(0.5)", "nn.ReLU()")  # the helper builds a model whose mode changes nothing
+    assert lint(plain, "ML303") == []
+
+
+def test_an_abstract_base_adds_no_layer(lint):
+    source = NET.replace("class Net(nn.Module):", "from abc import ABC\nclass Net(nn.Module, ABC):") + (
+        "def fit(loader, opt):\n"
+        "    model = Net()\n"
+        "    for epoch in range(3):\n" + TRAIN_EPOCH + "        model.eval()\n"
+    )
+    assert positions(lint(source, "ML303")) == [("ML303", 16, 24)]
+    assert lint(source.replace("nn.Dropout(0.5)", "nn.ReLU()"), "ML303") == []

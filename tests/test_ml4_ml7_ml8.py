@@ -153,3 +153,9 @@ def test_division_by_std(lint):
         "e = x * x.std()\n"
     )
     assert positions(lint(source, "ML703")) == [("ML703", 4, 5), ("ML703", 5, 5), ("ML703", 6, 1)]
+
+
+def test_division_by_std_is_opt_in():
+    from mllint.registry import expand_selector
+
+    assert "ML703" not in expand_selector("ML7") and "ML703" in expand_selector("ALL")

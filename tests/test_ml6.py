@@ -159,13 +159,15 @@ def test_view_as_transpose(lint):
 
 
 def test_squeeze_without_dim(lint, fix):
-    source = HEADER + "def f(n, y):\n    return F.mse_loss(torch.randn(n, 1).squeeze(), y)\n"
+    source = HEADER + "def f(n, y):\n    return F.binary_cross_entropy_with_logits(torch.randn(n, 1).squeeze(), y)\n"
     [finding] = lint(source, "ML604")
-    assert positions([finding]) == [("ML604", 5, 23)]
+    assert positions([finding]) == [("ML604", 5, 47)]
     assert str(finding.severity.label) == "info"
     assert fix(source, "ML604", unsafe=True) == source.replace(".squeeze()", ".squeeze(1)")
-    untouched = HEADER + "def f(x, y):\n    return F.mse_loss(x.squeeze(), y)\n"
+    untouched = HEADER + "def f(x, y):\n    return F.cross_entropy(x.squeeze(), y)\n"
     assert fix(untouched, "ML604", unsafe=True) == untouched
+    broadcast = HEADER + "def f(n, y):\n    return F.mse_loss(torch.randn(n, 1).squeeze(), y)\n"
+    assert lint(broadcast, "ML604") == []  # `()` against `(1,)`: the same value
     elsewhere = HEADER + "def f(x):\n    return x.squeeze().tolist()\n"
     assert lint(elsewhere, "ML604") == []
 

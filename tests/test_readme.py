@@ -16,3 +16,10 @@ def test_readme_starts_with_the_two_set_up_commands():
     install_and_run, install_and_test = blocks[:2]
     assert "pip install ." in install_and_run and "mllint fixtures/demo" in install_and_run
     assert "'.[test]'" in install_and_test and "pytest" in install_and_test
+
+
+def test_every_opt_in_rule_says_why_in_the_rule_table():
+    from mllint.registry import all_rules
+
+    for code, rule in all_rules().items():
+        assert bool(rule.opt_in) == bool(rule.opt_in_reason), code

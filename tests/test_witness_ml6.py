@@ -71,3 +71,15 @@ def test_ml604_squeeze_drops_the_batch_dimension_of_a_batch_of_one(fix):
     with pytest.raises(ValueError, match="must be the same as input size"):
         flagged(1)  # the last batch of an epoch holds one sample
     assert run(fixed)["binary_loss"](1).shape == ()
+
+
+def test_ml604_regression_losses_give_the_same_value_for_a_batch_of_one(recwarn, lint):
+    """Why ML604 leaves the element-wise regression losses alone: the squeezed batch of one broadcasts
+    against its target to the same values."""
+    predictions, targets = torch.randn(1, 1), torch.randn(1)
+    for loss in (F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss):
+        assert torch.equal(loss(predictions.squeeze(), targets), loss(predictions.squeeze(1), targets))
+    wide, wide_targets = torch.randn(1, 5), torch.randn(1, 5)
+    assert torch.equal(F.mse_loss(wide.squeeze(), wide_targets), F.mse_loss(wide, wide_targets))
+    program = "import torch.nn.functional as F\ndef f(model, x, y):\n    return F.mse_loss(model(x).squeeze(), y)\n"
+    assert lint(program, "ML604") == []

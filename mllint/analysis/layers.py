@@ -8,7 +8,9 @@
 Both know `torch.nn` classes, the nn.Module classes of the same file and, through the project's module
 summaries (`ProjectView`), those of other modules of the linted project: a class summary holds its
 `ClassLayers`, what its own file says (`ModeLayers.of_summarized_class`), with the classes it takes from
-other modules left to resolve when a lint asks. Classes from anywhere else are unknown.
+other modules left to resolve when a lint asks; a base class of the project that is no nn.Module (a mixin)
+counts with what its own body builds, and `abc.ABC`-like bases hold nothing. `nn.Sequential(*layers)`
+holds what the function put in its local list `layers`. Classes from anywhere else are unknown.
 """
 from __future__ import annotations
 
@@ -21,6 +23,10 @@ from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+# Methods that put modules in a list or container (`layers.append(nn.ReLU())`).
+LISTING_METHODS = {"append", "extend", "insert", "add_module"}
+# Bases that hold no layer: a module deriving from them is what its own body makes it.
+PLAIN_BASES = {"abc.ABC", "typing.Generic", "typing.Protocol"}
 # Layers with a dropout argument that is off by default.
 OPTIONAL_DROPOUT = {"RNN", "LSTM", "GRU", "MultiheadAttention"}
 FUNCTIONAL_DROPOUT = {
@@ -84,7 +90,7 @@ class ModeLayers:
         """`Net()`, `nn.Sequential(...)`, `build_model()`: a module class of this file, the project or
         `torch.nn`, or a factory function of another project module."""
         func = call.func
-        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", ""))[:1].isupper():
+        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")).lstrip("_")[:1].isupper():
             return self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
             return True
@@ -148,8 +154,11 @@ class ModeLayers:
             name = canonical_class(self.ctx.qualified_name(base))
             if isinstance(base, ast.Name) and base.id in self.by_name:
                 found.append(self.of_class(self.by_name[base.id], seen))
+            elif name in PLAIN_BASES:
+                continue
             elif name is not None and not name.startswith("torch."):
-                found.append(self._imported(name))  # a class of another module of the project, or unknown
+                # A class of another module of the project (a mixin like `BaseModel(ABC)` too), or unknown.
+                found.append(self._imported(name) if self._summarizing else self._imported_class(name, base=True))
             elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
         for node in self.ctx.index.within(cls, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign):
@@ -166,8 +175,44 @@ class ModeLayers:
 
     def _elements(self, container: ast.Call) -> list[Layer | None]:
         values = [*container.args, *(k.value for k in container.keywords)]
+        listed = [self._listed(v.value, container) for v in values if isinstance(v, ast.Starred)]
+        values = [v for v in values if not isinstance(v, ast.Starred)] + [v for found in listed if found for v in found]
         calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call) and self._builds_a_class(n)]
-        return [self.of_constructor(c) for c in calls] + [None for v in values if isinstance(v, ast.Starred)]
+        return [self.of_constructor(c) for c in calls] + [None for found in listed if found is None]
+
+    def _listed(self, name: ast.AST, container: ast.Call) -> list[ast.AST] | None:
+        """`nn.Sequential(*layers)`: what the function put in its local `layers` (assigned a list or a
+        container, then `append`, `extend`, `insert`, `add_module`, `+=`), or `*(a, b)` itself; None when
+        anything else may put something there."""
+        if isinstance(name, (ast.List, ast.Tuple)):
+            return [name]
+        function = self.ctx.scopes.enclosing_function(container)
+        if not isinstance(name, ast.Name) or function is None:
+            return None
+        values: list[ast.AST] = []
+        for node in self.ctx.index.within(function, ast.Name):
+            parent = self.ctx.scopes.parent(node)
+            if node.id != name.id or node is name:
+                continue
+            if isinstance(node.ctx, ast.Store):
+                assigned = parent.value if isinstance(parent, (ast.Assign, ast.AugAssign)) and node in assignment_targets(parent) else None
+                if not (isinstance(parent, ast.AugAssign) or self._is_listing(assigned)):
+                    return None
+                values.append(assigned)
+            elif isinstance(parent, ast.Attribute):
+                call = self.ctx.scopes.parent(parent)
+                if parent.attr in LISTING_METHODS and isinstance(call, ast.Call) and call.func is parent:
+                    values += call.args
+            elif isinstance(parent, (ast.Call, ast.keyword)) or not isinstance(node.ctx, ast.Load):
+                return None  # handed to a function that may add to it, or deleted
+        return values or None
+
+    def _is_listing(self, value: ast.AST | None) -> bool:
+        """`[...]`, `(...)`, `[Block(d) for d in dims]`, `list()`, `nn.Sequential(...)`"""
+        if isinstance(value, (ast.List, ast.Tuple, ast.ListComp)):
+            return True
+        name = canonical_class(self.ctx.qualified_name(value.func)) if isinstance(value, ast.Call) else None
+        return name in CONTAINERS or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list")
 
     def _builds_a_class(self, call: ast.Call) -> bool:
         """`Net(...)`, `nn.Linear(...)`, `timm.models.Block(...)`: a capitalised callee that is a module
@@ -185,12 +230,15 @@ class ModeLayers:
             return layer
         return None if any(f is None for f in found) else NO_LAYER
 
-    def _imported_class(self, name: str, depth: int = 0) -> Layer | None:
-        """A module class of the project by qualified name: its layer, NO_LAYER, or None when it is not
-        known to be an nn.Module (or is too deep to follow)."""
+    def _imported_class(self, name: str, depth: int = 0, base: bool = False) -> Layer | None:
+        """A module class of the project by qualified name (or, as a `base` of one, any class of the
+        project): its layer, NO_LAYER, or None when it is not known to be an nn.Module (or is too deep
+        to follow)."""
+        if name in PLAIN_BASES:
+            return NO_LAYER
         view = self.ctx.analysis(ProjectView)
         found = view.class_summary(name)
-        if found is None or depth > MAX_DEPTH or not view.is_module_class(name):
+        if found is None or depth > MAX_DEPTH or not (base or view.is_module_class(name)):
             return None
         module, summary = found
         layers = summary.mode_layers

@@ -39,13 +39,7 @@ LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
-
-
-class SchedulerClass(NamedTuple):
-    name: str  # `torch.optim.lr_scheduler.StepLR`
-    constructor: ast.Call  # in the file that built it
-    passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
-CLASSIFIED = frozenset({"backward", "zero_grad", "zero_", "detach_", "step"})  # the methods events come from
+CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "detach_", "step"})  # the calls events come from
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
@@ -53,6 +47,12 @@ LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler."
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
+
+
+class SchedulerClass(NamedTuple):
+    name: str  # `torch.optim.lr_scheduler.StepLR`
+    constructor: ast.Call  # in the file that built it
+    passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
 
 
 class EventKind(enum.Enum):
@@ -316,8 +316,9 @@ class TrainingLoops:
         for step in events:
             if step.kind is not EventKind.STEP or step.key in optimizers:
                 continue
-            # This loop is the innermost one holding both: no nested loop holds the step and a backward.
-            if any(not set(step.loops) & set(b.loops) for b in backwards):
+            # This loop is the innermost one holding both: no nested loop holds the step and a backward
+            # (sibling loops, two phases of an epoch each with its own backward, are their own iterations).
+            if not any(set(step.loops) & set(b.loops) for b in backwards):
                 optimizers.append(step.key)
         return Iteration(loop, events, optimizers, self.is_library) if optimizers else None
 
@@ -462,6 +463,9 @@ class TrainingLoops:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
             return m.event(EventKind.BACKWARD, call, None, guards)
+        if name in ("zero_grad", "zero_grads") and (isinstance(func, ast.Name) or m.ctx.qualified_name(func.value) is not None):
+            # A function clearing what it is given: `pyro.infer.util.zero_grads(params)`, `zero_grad(model)`.
+            return m.event(EventKind.CLEAR, call, _text(call.args[0]) if call.args else None, guards)
         if not isinstance(func, ast.Attribute) or m.ctx.qualified_name(func.value) is not None:
             return None
         receiver = _text(func.value)

@@ -18,6 +18,7 @@ import builtins
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
@@ -531,12 +532,7 @@ class _Flow:
         return aliases
 
     def _own_nodes(self):
-        stack = list(self.scope.body) if isinstance(self.scope.body, list) else []
-        while stack:
-            node = stack.pop()
-            yield node
-            if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                stack += ast.iter_child_nodes(node)
+        return _own_nodes_of(self.scope)
 
     def key(self, expr: ast.AST) -> str | None:
         key = receiver_key(expr)
@@ -604,7 +600,10 @@ class _Flow:
             else:
                 facts = frozenset({Fact(Mode.UNKNOWN, node.value)})
             for target in targets:
-                state = self._bind(target, facts, state)
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    state = self._bind_items(target, node.value, state)
+                else:
+                    state = self._bind(target, facts, state)
             return state
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
@@ -627,7 +626,24 @@ class _Flow:
             head = new_head
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
-        return join([normal_exit, *targets.breaks])
+        return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+
+    def _set_through_target(self, loop: ast.AST, state: State | None) -> State | None:
+        """`for net in (generator, discriminator): net.train()`: the models listed take the modes the loop
+        variable was given."""
+        target = self.key(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+        if state is None or target is None or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
+            return state
+        if not any(
+            isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") and self.key(call.func.value) == target
+            for call in _own_calls(loop)
+        ):
+            return state
+        for element in loop.iter.elts:
+            key = self.key(element)
+            if key is not None:
+                state = self._set(state, key, lookup(state, target))
+        return state
 
     def _bind(self, target: ast.AST, facts: frozenset, state: State) -> State:
         key = self.key(target)
@@ -636,6 +652,45 @@ class _Flow:
                 state = self._bind(element, frozenset({Fact(Mode.UNKNOWN)}), state)
             return state
         return self._set(state, key, facts)
+
+    def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
+        """`student, teacher = Net(), Net().eval()`, `benchmark, model = make_parts()`: each name gets the
+        mode of what is at its position, or of what the function of the file returns there (a
+        construction trains, `Net().eval()` evaluates; anything else: unknown)."""
+        size = len(target.elts)
+        returns = [value] if _is_items(value, size) else self._returned_tuples(value, size) or []
+        unknown = frozenset({Fact(Mode.UNKNOWN)})
+        for i, element in enumerate(target.elts):
+            items = [r.elts[i] for r in returns]
+            facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else unknown for v in items))
+            state = self._bind(element, facts or unknown, state)
+        return state
+
+    @cached_property
+    def _local_functions(self) -> dict[str, list[ast.AST]]:
+        found: dict[str, list[ast.AST]] = {}
+        for node in self._own_nodes():
+            if isinstance(node, FUNCTIONS):
+                found.setdefault(node.name, []).append(node)
+        return found
+
+    def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
+        """The `return a, b` statements of the function of the file that `value` calls, when every return
+        of it is a tuple of `size` items."""
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return None
+        name = value.func.id
+        local = self._local_functions.get(name, [])
+        if local:
+            function = local[0] if len(local) == 1 else None
+        else:
+            function = None if self._shadowed(value.func) else self.modes.functions.get(name)
+        if function is None:
+            return None
+        returns = [n for n in _own_nodes_of(function) if isinstance(n, ast.Return)]
+        if returns and all(_is_items(r.value, size) for r in returns):
+            return [r.value for r in returns]
+        return None
 
     @staticmethod
     def _set(state: State, key: str, facts: frozenset) -> State:
@@ -664,7 +719,13 @@ class _Flow:
             if owner is not None and self.modes.qualified_name(func.value) is None:
                 return self._method_call(call, owner, func.attr, state)
             if isinstance(func.value, ast.Call) and func.attr in ("eval", "train"):
-                return state  # `Net().eval()`: a new object, read by `_value_facts`
+                # `model.to(device).train()` sets the mode of `model`; `Net().eval()` makes a new object,
+                # read by `_value_facts`.
+                moved = _moved(func.value)
+                if _is_getattr(moved):  # `getattr(model, "module", model).train()`: the model or its wrapped one
+                    moved = moved.args[0]
+                owner = self.key(moved)
+                return state if owner is None else self._method_call(call, owner, func.attr, state)
         elif isinstance(func, ast.Name):
             if func.id in self.modes.functions and not self._shadowed(func):
                 return self._follow(call, self.modes.functions[func.id], None, state)
@@ -874,6 +935,25 @@ def _strip_same_module(value: ast.AST) -> ast.Call | None:
     return value if isinstance(value, ast.Call) else None
 
 
+def _moved(value: ast.AST) -> ast.AST:
+    """`model` for `model.to(device).float()`: the object a chain of device and dtype moves returns."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
+        value = value.func.value
+    return value
+
+
+def _is_items(value: ast.AST | None, size: int) -> bool:
+    """`(a, b)` with `size` items, none starred."""
+    return (
+        isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == size
+        and not any(isinstance(e, ast.Starred) for e in value.elts)
+    )  # fmt: skip
+
+
+def _is_getattr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and bool(node.args)
+
+
 def _translate(callee_key: str, mapping: dict[str, str | None]) -> str | None:
     head, dot, rest = callee_key.partition(".")
     target = mapping.get(head)
@@ -893,6 +973,17 @@ def name_says_evaluation(name: str) -> bool:
     if words[0] == "test" and len(words) > 1:
         return False
     return any(word in EVALUATION_WORDS for word in words)
+
+
+def _own_nodes_of(scope: ast.AST):
+    """The nodes of a function's (or module's) body, not inside its nested functions or classes (their
+    definitions themselves included)."""
+    stack = list(scope.body) if isinstance(scope.body, list) else []
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            stack += ast.iter_child_nodes(node)
 
 
 def _own_calls(body: ast.AST):

@@ -128,3 +128,11 @@ def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None
     if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
         return call.args[position]
     return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def callee_name(call: ast.AST) -> str | None:
+    """`step` for `opt.step(...)`, `print` for `print(...)`; None for anything but such a call."""
+    if not isinstance(call, ast.Call):
+        return None
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None

@@ -20,6 +20,7 @@ class Report:
     sources: dict[str, str] = field(default_factory=dict)
     root: str = "."  # findings' paths are relative to this directory, or absolute
     fixed: list[Finding] = field(default_factory=list)  # what --fix applied
+    colour: bool = False  # ANSI colour in the text formats for people (concise, full)
     _notebook_lines: dict[str, dict[int, list[int]]] = field(default_factory=dict, repr=False)
 
     def file_lines(self, finding: Finding) -> tuple[int, int]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from mllint.findings import Applicability, Finding, Severity
 from mllint.fixer import apply_fixes
 from mllint.reporters import Report, cell_position
+from mllint.reporters.colour import BLUE, BOLD, CYAN, GREEN, RED, Palette
 from mllint.source import SourceText
 
 TAB_WIDTH = 4
@@ -24,14 +25,16 @@ def _one_line(text: str) -> str:
     return " ".join(text.splitlines())
 
 
-def _concise_line(finding: Finding) -> str:
-    line = f"{finding.location}:{finding.start.line}:{finding.start.column}: {finding.code} {_one_line(finding.message)}"
+def _concise_line(finding: Finding, paint: Palette) -> str:
+    location = f"{paint(finding.location, BOLD)}:{finding.start.line}:{finding.start.column}:"
+    line = f"{location} {paint(finding.code, BOLD, RED)} {_one_line(finding.message)}"
     safely_fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
-    return line + " [*]" if safely_fixable else line
+    return f"{line} {paint('[*]', CYAN)}" if safely_fixable else line
 
 
 def concise(report: Report) -> str:
-    return _lines(_concise_line(f) for f in report.findings)
+    paint = Palette(report.colour)
+    return _lines(_concise_line(f, paint) for f in report.findings)
 
 
 def pylint(report: Report) -> str:
@@ -44,21 +47,25 @@ def full(report: Report) -> str:
     """Each finding's concise line, its source line with carets under the range, and its fix as a diff."""
     locations = {f.location for f in report.findings}
     sources = {key: SourceText(text) for key, text in report.sources.items() if key in locations}
-    return "\n".join(_full_entry(f, sources.get(f.location)) for f in report.findings)
+    paint = Palette(report.colour)
+    return "\n".join(_full_entry(f, sources.get(f.location), paint) for f in report.findings)
 
 
-def _full_entry(finding: Finding, source: SourceText | None) -> str:
-    lines = [_concise_line(finding)]
+def _full_entry(finding: Finding, source: SourceText | None, paint: Palette) -> str:
+    lines = [_concise_line(finding, paint)]
     if source is not None and 0 < finding.start.line <= len(source.lines):
-        lines += _snippet(finding, source.line(finding.start.line))
+        lines += _snippet(finding, source.line(finding.start.line), paint)
     if finding.fix is not None:
-        lines.append(f"  = help: {_one_line(finding.fix.message)}")
+        lines.append(f"  {paint('= help', BOLD, CYAN)}: {_one_line(finding.fix.message)}")
         if source is not None:
-            lines += _fix_diff(finding, source)
+            lines += [paint(line, *_DIFF_COLOURS.get(line[4:5], ())) for line in _fix_diff(finding, source)]
     return _lines(lines)
 
 
-def _snippet(finding: Finding, source_line: str) -> list[str]:
+_DIFF_COLOURS = {"+": (GREEN,), "-": (RED,)}  # by the first character after the diff's indent
+
+
+def _snippet(finding: Finding, source_line: str, paint: Palette) -> list[str]:
     """The line in a gutter, with carets under the range (up to the end of the line when it goes on)."""
     number = str(finding.start.line)
     gutter = " " * len(number)
@@ -67,9 +74,9 @@ def _snippet(finding: Finding, source_line: str) -> list[str]:
     caret_start = _display_width(source_line[:start])
     caret_width = max(1, _display_width(source_line[:end]) - caret_start)
     return [
-        f"{gutter} |",
-        f"{number} | {source_line.expandtabs(TAB_WIDTH)}",
-        f"{gutter} | {' ' * caret_start}{'^' * caret_width}",
+        paint(f"{gutter} |", BOLD, BLUE),
+        f"{paint(f'{number} |', BOLD, BLUE)} {source_line.expandtabs(TAB_WIDTH)}",
+        f"{paint(f'{gutter} |', BOLD, BLUE)} {' ' * caret_start}{paint('^' * caret_width, BOLD, RED)}",
     ]
 
 

@@ -1,0 +1,70 @@
+"""The command line's settings: options and `--config` values, checked like a configuration file's keys,
+on top of what the configuration files say."""
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+from mllint.config import ConfigError, Resolver, parse_table, tomllib
+
+
+def split_codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """`--select ML1,ML3 --select ML5` as ("ML1", "ML3", "ML5"); None when the option is not given."""
+    if not values:
+        return None
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def command_line_resolver(
+    configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable
+) -> Resolver:
+    """The settings of a run; a bad option or `--config` value raises ConfigError."""
+    config_files = [c for c in configs if "=" not in c]
+    inline_configs = [c for c in configs if "=" in c]
+    if len(config_files) > 1:
+        raise ConfigError("--config names more than one file")
+    if config_files and not os.path.isfile(config_files[0]):
+        raise ConfigError(f"--config {config_files[0]!r}: no such file")
+    overrides = _overrides(
+        split_codes(select), split_codes(extend_select), split_codes(ignore), per_file_ignores,
+        fail_on, force_exclude, inline_configs,
+    )  # fmt: skip
+    additions = parse_table({"extend-exclude": list(extend_exclude), "unfixable": list(split_codes(unfixable) or ())}, "command line")
+    additions["extend_exclude"] = tuple(_from_working_directory(p) for p in additions["extend_exclude"])
+    return Resolver(overrides, isolated, Path(config_files[0]) if config_files else None, additions)
+
+
+def _from_working_directory(pattern: str) -> str:
+    """A pattern naming a path (`experiments/old`) is relative to the working directory, not to the
+    configuration's directory; a bare name (`*_pb2.py`) matches at any depth, as in a configuration file."""
+    if "/" not in pattern.rstrip("/") or os.path.isabs(pattern):
+        return pattern
+    return Path(glob.escape(os.getcwd()), pattern).as_posix()
+
+
+def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, inline_configs) -> dict:
+    """Command-line settings, checked like configuration-file settings."""
+    table: dict = {}
+    for text in inline_configs:
+        try:
+            table.update(tomllib.loads(text))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"--config {text!r}: not a path to a file nor a valid `key = value`: {error}") from None
+    for key, value in (("select", select), ("extend-select", extend_select), ("ignore", ignore)):
+        if value is not None:
+            table[key] = list(value)
+    if per_file_ignores:
+        table["per-file-ignores"] = {}
+        for entry in per_file_ignores:
+            pattern, _, codes = entry.rpartition(":")
+            if not pattern:
+                raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODES")
+            table["per-file-ignores"][pattern] = codes.split(",")
+    if fail_on is not None:
+        table["fail-on"] = fail_on
+    if force_exclude is not None:
+        table["force-exclude"] = force_exclude
+    if "extend" in table:
+        raise ConfigError("--config: `extend` names a file to inherit from: use `--config PATH` instead")
+    return parse_table(table, "command line")

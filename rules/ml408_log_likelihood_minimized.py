@@ -1,0 +1,78 @@
+import ast
+
+from mllint.analysis.gradients import backward_loss
+from mllint.analysis.objectives import LOG_LIKELIHOOD, objective, place, steps_after
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class LogLikelihoodMinimized(Rule):
+    """
+    ## What it does
+    Reports `backward()` on a loss that is a log-likelihood with a plus sign, followed by an optimizer step:
+    `dist.log_prob(y).mean()`, `F.log_softmax(out, 1).gather(1, y).mean()`, `torch.log(probs[a]) * reward`,
+    the policy-gradient term `(log_prob * advantage).mean()` (also as the policy term of an actor-critic sum
+    such as `policy_loss + c * value_loss - beta * entropy`), followed through local assignments, `loss /=
+    k`, reductions, scalings and the return values of the project's functions. A negated log-likelihood
+    (`-log_prob.mean()`, `F.nll_loss`), a log-likelihood among other terms that is no policy-gradient term
+    (`alpha * log_pi - q` in SAC), a log-likelihood weighted by probabilities (an entropy), the log of `1 -
+    d_prob` (a minimax GAN generator), an optimizer built with `maximize=True`, and a backward whose
+    gradients are cleared or read (`x.grad`) before the step are not reported.
+
+    ## Why is this bad?
+    A likelihood is maximized; gradient descent on it as written makes the observed data (or the
+    actions that paid off) less likely. The loss goes down, nothing fails, and the model learns the
+    opposite of what was meant.
+
+    ## Example
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    inputs, targets = torch.randn(8, 4), torch.randn(8)
+    dist = torch.distributions.Normal(model(inputs).squeeze(1), 1.0)
+    loss = dist.log_prob(targets).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    inputs, targets = torch.randn(8, 4), torch.randn(8)
+    dist = torch.distributions.Normal(model(inputs).squeeze(1), 1.0)
+    loss = -dist.log_prob(targets).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    ```
+
+    ## Fix safety
+    There is no fix: where the minus sign goes (the loss, the advantage, the optimizer's `maximize`) is
+    for the author to decide.
+    """
+
+    code = "ML408"
+    name = "log-likelihood-minimized"
+    message = "`{loss}` is a log-likelihood{where}, minimized as written: training makes the data less likely; negate it"
+    severity = Severity.ERROR
+    requires_any_text = ("backward(",)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        loss = backward_loss(self.ctx, node)
+        if loss is None:
+            return
+        found = objective(self.ctx, loss)
+        if found is None or found.kind != LOG_LIKELIHOOD or found.sign < 0 or not steps_after(self.ctx, node):
+            return
+        self.report(node, self.message.format(loss=_short(self.ctx.text(loss)), where=place(found, node)))
+
+
+def _short(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
