@@ -84,6 +84,9 @@ class RegressionLossBroadcast(Rule):
         message = self.message.format(
             loss=self.ctx.text(node.func), input=format_shape(a), target=format_shape(b), result=format_shape(result)
         )
+        passed = [shapes.passed[n] for side in (prediction, target) for n in ast.walk(side) if n in shapes.passed]
+        if passed:
+            message += f" ({passed[0]})"
         extra = prediction if trailing_one_added(a, b) else target if trailing_one_added(b, a) else None
         fix = None
         if extra is not None:

@@ -3,7 +3,8 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
-interpreted with the argument's shape) and shape operations (`view`, `unsqueeze`, indexing, reductions,
+interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
+tells passes, `callers.constructions`) and shape operations (`view`, `unsqueeze`, indexing, reductions,
 broadcasting, ...). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
 from mllint.analysis.layer_shapes import flatten, torch_layer_output
@@ -92,6 +94,7 @@ class Shapes:
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
+        self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -143,6 +146,29 @@ class Shapes:
             return Tensor(None, key)
         return output
 
+    def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
+        """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
+        the first call site that tells passes, interpreted in the caller's own module."""
+        func = call.func
+        if self.ctx.project is None or not (isinstance(func, ast.Name) or _self_attribute(func)):
+            return None
+        for (ctx, constructor), binding in constructions(self.ctx, func):
+            if binding is None:
+                return None  # built in this file: `constructor` answers
+            name = canonical_class(ctx.qualified_name(constructor.func))
+            if ctx is self.ctx:
+                output = self.module_output(constructor, arguments)
+            elif name and name.startswith("torch."):
+                first = arguments[0] if arguments else None
+                shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
+                output = Tensor(shape, ("call", id(call)))
+            else:
+                output = self._project_class_named(name, arguments)
+            if isinstance(output, Tensor) and output.shape is not None:
+                self.passed[call] = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
+                return output
+        return None
+
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
         if cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
@@ -166,10 +192,14 @@ class Shapes:
         if view.index is None:
             return None
         name = canonical_class(self.ctx.qualified_name(constructor.func))
-        found = view.forward_of(name) if name and view.is_module_class(name) else None
-        if found is None:
-            built = view.instance_class(self.values.value(constructor))
-            found = view.forward_of(built) if built else None
+        if not (name and view.is_module_class(name)):
+            name = view.instance_class(self.values.value(constructor))
+        return self._project_class_named(name, arguments)
+
+    def _project_class_named(self, name: str | None, arguments: list) -> object | None:
+        """What a module class of another module of the project returns: its `forward` run there."""
+        view = self.ctx.analysis(ProjectView)
+        found = view.forward_of(name) if name else None
         if found is None or found[0] is view.own:
             return None
         ctx, cls = found[1].definition()
@@ -523,10 +553,14 @@ class Interpreter:
             if not isinstance(result, tuple):
                 return result
             shape = result
-        elif name is None:
+        elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
             constructor = self.shapes.constructor(node.func)
-            if constructor is not None and not any(isinstance(a, ast.Starred) for a in node.args):
+            if constructor is not None:
                 return self.shapes.module_output(constructor, arguments)
+            if self.record:
+                passed = self.shapes.passed_module_output(node, arguments)
+                if passed is not None:
+                    return passed
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))
