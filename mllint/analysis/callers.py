@@ -18,9 +18,9 @@ and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__in
 its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method. `*args` or `**kwargs` at the
 call leave the parameters they may fill unknown; a parameter with neither argument nor default too.
 
-Budget (one for the layer): at most `MAX_SITES` call sites per function and `MAX_CALLER_DEPTH` callers up
-(an argument that is itself a parameter of the caller is followed into the caller's own call sites);
-past them, unknown. Functions named like protocol methods (`forward`, dunders but `__init__`) are called
+Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
+modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
+followed into the caller's own call sites); past them, unknown. Functions named like protocol methods (`forward`, dunders but `__init__`) are called
 by frameworks, not by name: they have no call sites here.
 """
 from __future__ import annotations
@@ -36,7 +36,8 @@ from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import Passage, ValueKinds
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
-MAX_CALLER_DEPTH = 2  # callers of callers followed for an argument that is the caller's own parameter
+MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
+MAX_MODULES = 8  # modules whose calls are read per function (the linted file first, then in module order)
 CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
 
 T = TypeVar("T")
@@ -186,11 +187,10 @@ class Callers:
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
             modules = [m for m in modules if m in owners or m == target.module]
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
-        for module in modules:
-            if index.locate(module) != own:
-                caller = index.context(module)
-                if caller is not None:
-                    yield caller
+        for module in [m for m in modules if index.locate(m) != own][: MAX_MODULES - 1]:
+            caller = index.context(module)
+            if caller is not None:
+                yield caller
 
     def _reaches(self, caller, call: ast.Call, target: "_Target") -> bool:
         func = call.func

@@ -150,7 +150,7 @@ class Shapes:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
         the first call site that tells passes, interpreted in the caller's own module."""
         func = call.func
-        if self.ctx.project is None or not (isinstance(func, ast.Name) or _self_attribute(func)):
+        if self.ctx.project is None or not self._may_be_passed(func):
             return None
         for (ctx, constructor), binding in constructions(self.ctx, func):
             if binding is None:
@@ -168,6 +168,17 @@ class Shapes:
                 self.passed[call] = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
                 return output
         return None
+
+    def _may_be_passed(self, func: ast.AST) -> bool:
+        """A cheap test before looking for call sites: a parameter of the function around it, or a
+        `self.` attribute its class assigns a bare name (`self.model = model`)."""
+        if isinstance(func, ast.Name):
+            function = self.ctx.scopes.enclosing_function(func)
+            return function is not None and func.id in {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+        if not _self_attribute(func):
+            return False
+        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
+        return any(isinstance(value, ast.Name) for value in assigned)
 
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
