@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mllint import __version__
+from mllint import ISSUES_URL, __version__
 from mllint import baseline as baselines
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
@@ -54,7 +54,9 @@ def main() -> None:
 @click.argument("paths", nargs=-1, type=str)
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes, and report neither the findings left nor exit 1 for them.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Also apply the unsafe fixes, which change what the training computes in a way to review "
+              "(README: Safe and unsafe fixes).")
 @click.option("--unfixable", multiple=True, metavar="CODES", help="Codes or prefixes whose fixes are never applied nor offered.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a fix was applied, even if no finding remains.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
@@ -88,10 +90,11 @@ def main() -> None:
 @click.option("--write-baseline", type=click.Path(dir_okay=False), help="Record the current findings here.")
 @click.option("-w", "--watch", is_flag=True, help="Lint again whenever a linted file or a configuration changes.")
 @click.option("--watch-runs", type=int, default=None, hidden=True)  # tests: stop after this many runs
+@click.option("-v", "--verbose", is_flag=True, help="Print the traceback of mllint's internal errors (ML009).")
 def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, diff, show_fixes, stdin_filename,
           select, extend_select, ignore, per_file_ignores, configs, isolated, extend_exclude, output_format,
           output_file, statistics, exit_zero, show_files, show_settings, quiet, add_noqa, fail_on, force_exclude,
-          jobs, no_cache, cache_dir, baseline, write_baseline, watch, watch_runs) -> None:  # fmt: skip
+          jobs, no_cache, cache_dir, baseline, write_baseline, watch, watch_runs, verbose) -> None:  # fmt: skip
     """Lint PATHS (files, directories, or `-` for standard input)."""
     paths = list(paths) or ["."]
     _require_existing(paths)
@@ -139,7 +142,7 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
         click.echo(diffs, nl=False)
         if not quiet:
             fixed = sum(len(r.fixed) for r in results)
-            click.echo(f"Would fix {_count(fixed, 'error')}.", err=True)
+            click.echo(f"Would fix {_count(fixed, 'finding')}.", err=True)
         sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
@@ -158,14 +161,16 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
         findings = [f for f in findings if f.code in _tool_failures()]
     colour = not output_file and use_colour(sys.stderr if stdin_fixed else sys.stdout)
     output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format, colour)
+    threshold = _fail_on(fail_on, resolver, files or [stdin_filename or "stdin.py"])
     show_summary = not quiet and output_format in ("concise", "full")
-    summary = _summary(findings, fixed, show_fixes, unsafe_fixes, fix_only) if show_summary else ""
+    summary = _summary(findings, fixed, show_fixes, unsafe_fixes, fix_only, threshold) if show_summary else ""
     _emit(output, summary, output_file, to_stderr=stdin_fixed, colour=colour)
+    _report_internal_errors(findings, verbose, quiet)
     if stdin_fixed:
         sys.stdout.flush()
         sys.stdout.buffer.write(stdin_output)
         sys.stdout.buffer.flush()
-    status = _exit_status(findings, fail_on, resolver, files or [stdin_filename or "stdin.py"], exit_zero)
+    status = _exit_status(findings, threshold, exit_zero)
     if status == EXIT_CLEAN and fixed and exit_non_zero_on_fix and not exit_zero:
         status = EXIT_FINDINGS
     sys.exit(status)
@@ -183,15 +188,18 @@ def _require_existing(paths: list[str]) -> None:
 
 def _tool_failures() -> set[str]:
     """The codes of findings that say mllint could not do its job on a file."""
-    events = (Event.UNREADABLE, Event.FIX_ERROR, Event.INTERNAL_ERROR)
-    return {rule.code for rule in map(rule_by_event, events) if rule}
+    return {code for code, rule in all_rules().items() if rule.tool_failure}
 
 
-def _exit_status(findings: list[Finding], fail_on: str | None, resolver: Resolver, files: list[str], exit_zero: bool) -> int:
+def _fail_on(fail_on: str | None, resolver: Resolver, files: list[str]) -> Severity:
+    """The lowest severity that fails the run: `--fail-on`, or the first file's configuration."""
+    return Severity.parse(fail_on) if fail_on else resolver.settings_for(files[0] if files else ".").fail_on
+
+
+def _exit_status(findings: list[Finding], threshold: Severity, exit_zero: bool) -> int:
     internal = rule_by_event(Event.INTERNAL_ERROR)
     if internal and any(f.code == internal.code for f in findings):
         return EXIT_ERROR
-    threshold = Severity.parse(fail_on) if fail_on else resolver.settings_for(files[0] if files else ".").fail_on
     failing = any(f.severity >= threshold for f in findings)
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
 
@@ -261,13 +269,19 @@ def _statistics(findings: list[Finding]) -> str:
 
 
 def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 'es' if noun.endswith('x') else 's'}"
+    return f"{number} {noun}{'' if number == 1 or noun == 'info' else 'es' if noun.endswith('x') else 's'}"
 
 
-def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool, fix_only: bool) -> str:
+def _by_severity(findings: list[Finding]) -> str:
+    """`1 error, 2 warnings`: the findings counted by severity, most severe first."""
+    counts = collections.Counter(f.severity for f in findings)
+    return ", ".join(_count(counts[s], s.label) for s in sorted(counts, reverse=True))
+
+
+def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, unsafe: bool, fix_only: bool, fail_on: Severity) -> str:
     lines = []
     if show_fixes and fixed:
-        lines.append(f"Fixed {_count(len(fixed), 'error')}:")
+        lines.append(f"Fixed {_count(len(fixed), 'finding')}:")
         by_path = collections.defaultdict(collections.Counter)
         for f in fixed:
             by_path[f.path][(f.code, f.name)] += 1
@@ -275,14 +289,20 @@ def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, un
             lines.append(f"- {path}:")
             lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(counts.items())]
     if fix_only:  # like Ruff: only what was fixed
-        lines += [f"Fixed {_count(len(fixed), 'error')}."] if fixed and not show_fixes else []
+        lines += [f"Fixed {_count(len(fixed), 'finding')}."] if fixed and not show_fixes else []
         return "".join(line + "\n" for line in lines)
+    remaining = f": {_by_severity(findings)}" if findings else ""
     if fixed:
-        lines.append(f"Found {_count(len(findings) + len(fixed), 'error')} ({len(fixed)} fixed, {len(findings)} remaining).")
+        total = _count(len(findings) + len(fixed), "finding")
+        lines.append(f"Found {total} ({len(fixed)} fixed, {len(findings)} remaining{remaining}).")
+    elif len({f.severity for f in findings}) == 1:
+        lines.append(f"Found {_by_severity(findings)}.")
     elif findings:
-        lines.append(f"Found {_count(len(findings), 'error')}.")
+        lines.append(f"Found {_count(len(findings), 'finding')}{remaining}.")
     else:
         lines.append("All checks passed!")
+    if findings and not any(f.severity >= fail_on for f in findings):
+        lines.append(f"None is at or above `fail-on = {fail_on.label}`: they do not fail the run.")
     safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
     unsafe_only = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
     if safe:
@@ -290,6 +310,21 @@ def _summary(findings: list[Finding], fixed: list[Finding], show_fixes: bool, un
     if unsafe_only and not unsafe:
         lines.append(f"{_count(unsafe_only, 'hidden fix')} can be enabled with the `--unsafe-fixes` option.")
     return "\n".join(lines) + "\n"
+
+
+def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool) -> None:
+    """On standard error: the tracebacks of mllint's own crashes, or how to get them."""
+    crashes = [f for f in findings if f.traceback]
+    if verbose:
+        for crash in crashes:
+            click.echo(f"{crash.location}:{crash.start.line}:{crash.start.column}: {crash.code} {crash.message}", err=True)
+            click.echo(crash.traceback, nl=False, err=True)
+    elif crashes and not quiet:
+        click.echo(
+            f"mllint crashed ({_count(len(crashes), 'internal error')}): a bug in mllint, not in your code. "
+            f"Run with --verbose for the traceback, and please report it at {ISSUES_URL}.",
+            err=True,
+        )
 
 
 def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool, colour: bool) -> None:
@@ -358,7 +393,7 @@ def run() -> None:
     try:
         main()
     except Exception as error:  # the last line of defence
-        if os.environ.get("MLLINT_DEBUG"):
+        if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
             traceback.print_exc()
-        click.echo(f"mllint: internal error: {type(error).__name__}: {error}. Please report it.", err=True)
+        click.echo(f"mllint: internal error: {type(error).__name__}: {error}. Please report it at {ISSUES_URL}.", err=True)
         sys.exit(EXIT_ERROR)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
+import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severit
 from mllint.notebook import load as load_notebook
 from mllint.registry import all_rules
 from mllint.rule import Rule
-from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
+from mllint.source import SourceError, SourceText, is_notebook, parse_former_names, parse_python, read_source
 
 
 class Event:
@@ -96,12 +97,18 @@ def lint_text(
 
 def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | None, real_path: str) -> list[Finding]:
     source = SourceText(text)
+    syntax_error: list[Finding] = []
     try:
         tree = parse_python(text, path)
     except SyntaxError as error:
         position = Position(error.lineno or 1, max(error.offset or 1, 1))
         message = f"{type(error).__name__}: {error.msg}"
-        return event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
+        recovered = parse_former_names(text, path)
+        if recovered is None:
+            return event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
+        tree, names = recovered
+        message += f" (`{'`, `'.join(names)}` used as a name, a keyword since Python 3.7: linted as a name)"
+        syntax_error = event_findings(selection, Event.SYNTAX_ERROR, path, position, message)
     except (ValueError, RecursionError, MemoryError) as error:
         message = "too deeply nested to parse" if isinstance(error, RecursionError) else str(error)
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
@@ -114,20 +121,32 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
     errors = [
         finding
-        for message in _run_checkers(ctx, checkers)
-        for finding in event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message)
+        for crash in _run_checkers(ctx, checkers)
+        for finding in event_findings(selection, Event.INTERNAL_ERROR, path, crash.position, crash.message, crash.traceback)
     ]
-    return sorted(_finish(ctx.findings, ctx, selection, path) + errors, key=lambda f: f.sort_key)
+    findings = _finish(ctx.findings, ctx, selection, path)
+    if syntax_error:  # a fixed file would not parse either: report only
+        findings = [dataclasses.replace(f, fix=None) for f in findings] + syntax_error
+    return sorted(findings + errors, key=lambda f: f.sort_key)
 
 
-def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[str]:
+@dataclass(frozen=True)
+class Crash:
+    """A rule that raised: where (the node it was checking, else the file's start), what, and how."""
+
+    position: Position
+    message: str
+    traceback: str
+
+
+def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[Crash]:
     """Run the rules over the tree in one traversal; a rule that raises is stopped and named."""
     instances = [rule(ctx) for rule in checkers]
     dispatch: dict[type, list[tuple[Rule, Callable]]] = defaultdict(list)
     for instance in instances:
         for node_type, method_name in _visitors(type(instance)):
             dispatch[node_type].append((instance, getattr(instance, method_name)))
-    failed: dict[Rule, str] = {}
+    failed: dict[Rule, Crash] = {}
     if dispatch:
         for node in ctx.index.nodes:
             for instance, visit in dispatch.get(type(node), ()):
@@ -135,19 +154,21 @@ def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[st
                     try:
                         visit(node)
                     except Exception as error:  # a rule's bug must not stop the other rules
-                        failed[instance] = _describe_crash(instance, error, node)
+                        failed[instance] = _crash(ctx, instance, error, node)
     for instance in instances:
         if instance not in failed:
             try:
                 instance.end_file()
             except Exception as error:
-                failed[instance] = _describe_crash(instance, error, None)
+                failed[instance] = _crash(ctx, instance, error, None)
     return list(failed.values())
 
 
-def _describe_crash(rule: Rule, error: Exception, node: ast.AST | None) -> str:
-    where = f" at line {node.lineno}" if node is not None and hasattr(node, "lineno") else ""
-    return f"rule {rule.code} ({rule.name}) crashed{where}: {type(error).__name__}: {error}"
+def _crash(ctx: FileContext, rule: Rule, error: Exception, node: ast.AST | None) -> Crash:
+    located = node is not None and hasattr(node, "lineno")
+    where = f" at line {node.lineno}" if located else ""
+    message = f"rule {rule.code} ({rule.name}) crashed{where}: {type(error).__name__}: {error}"
+    return Crash(ctx.start(node) if located else Position(1, 1), message, traceback.format_exc())
 
 
 _VISITOR_CACHE: dict[type, list[tuple[type, str]]] = {}
@@ -233,13 +254,15 @@ def _remove_codes_fix(directive: noqa.Directive, unused: list[str], source: Sour
     return Fix("Remove unused `noqa` codes", (edit,), Applicability.SAFE)
 
 
-def event_findings(selection: Selection, event: str, path: str, position: Position, message: str) -> list[Finding]:
+def event_findings(
+    selection: Selection, event: str, path: str, position: Position, message: str, trace: str | None = None
+) -> list[Finding]:
     rule = selection.event_rule(event)
     if rule is None:
         return []
     finding = _finding(rule, path, position, position, message, position.line)
     severity = selection.severities.get(rule.code, rule.severity)  # ML001/ML002 skip `_finish`
-    return [dataclasses.replace(finding, severity=severity)]
+    return [dataclasses.replace(finding, severity=severity, traceback=trace)]
 
 
 def _finding(rule, path, start, end, message, noqa_line, fix=None) -> Finding:

@@ -70,6 +70,8 @@ class Finding:
     noqa_line: int | None = None
     # A notebook's finding: the cell (1-based, counting every cell), its positions relative to the cell.
     cell: int | None = None
+    # An internal error's traceback (printed by `--verbose`; never cached).
+    traceback: str | None = None
 
     @property
     def location(self) -> str:

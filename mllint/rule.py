@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 CODE_PATTERN = re.compile(r"^ML\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+# The end of a sentence: a full stop before a capital letter or the end of the text.
+SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z`]|\s*$)")
 
 
 class Rule:
@@ -44,6 +46,9 @@ class Rule:
     requires_any_text: ClassVar[tuple[str, ...]] = ()
     # Reported whatever the selection says (files that cannot be linted, mllint's own errors).
     mandatory: ClassVar[bool] = False
+    # Reports that mllint could not check a file (not a problem of the code): SARIF says so in the run's
+    # tool execution notifications instead of its results.
+    tool_failure: ClassVar[bool] = False
 
     def __init__(self, ctx: "FileContext") -> None:
         self.ctx = ctx
@@ -75,3 +80,23 @@ class Rule:
     @classmethod
     def summary(cls) -> str:
         return cls.doc_section("What it does").split("\n\n")[0].replace("\n", " ")
+
+    @classmethod
+    def description(cls, limit: int) -> str:
+        """The "What it does" section on one line, cut after the last sentence that fits in `limit`."""
+        text = " ".join(cls.doc_section("What it does").split())
+        return text if len(text) <= limit else text[: max(sentence_ends(text[:limit]), default=limit)]
+
+    @classmethod
+    def first_sentence(cls) -> str:
+        """What the rule reports, in one sentence (past an opt-in rule's note that it is one)."""
+        text = cls.summary()
+        ends = sentence_ends(text)
+        if cls.opt_in and text.startswith("Opt-in") and len(ends) > 1:
+            return text[ends[0] : ends[1]].strip()
+        return text[: min(ends, default=len(text))]
+
+
+def sentence_ends(text: str) -> list[int]:
+    """The positions just after each sentence of a text (full stops in `code` end none)."""
+    return [m.end() for m in SENTENCE_END.finditer(text) if text.count("`", 0, m.start()) % 2 == 0]

@@ -34,7 +34,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1:
         with open(sys.argv[1], encoding="utf-8") as handle:
             text = handle.read()
+        table = rule_table()  # before the file is opened for writing: a rule that fails to import leaves it whole
         with open(sys.argv[1], "w", encoding="utf-8") as handle:
-            handle.write(TABLE.sub(lambda m: m.group(1) + rule_table() + m.group(2), text))
+            handle.write(TABLE.sub(lambda m: m.group(1) + table + m.group(2), text))
     else:
         print(rule_table(), end="")

@@ -5,6 +5,7 @@ import difflib
 import enum
 import math
 import os
+import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +78,8 @@ def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
         return check_path(path, selection, job)
     except Exception as error:  # the other files must still be checked
         message = f"mllint crashed on this file: {type(error).__name__}: {error}"
-        return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message))
+        trace = traceback.format_exc()
+        return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message, trace))
 
 
 def check_path(path: str, selection: Selection, job: Job) -> FileResult:
@@ -95,7 +97,8 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
     else:
         with job.project.recording() as consulted:
             result = check_source(source, path, selection, job, real_path=path)
-    if not result.fixed:  # what was linted is what is on disk
+    # What was linted is what is on disk; a crash is mllint's bug, to be tried again.
+    if not result.fixed and not any(f.traceback for f in result.findings):
         job.cache.put(source.data, path, selection, result.findings, consulted)
     return result
 

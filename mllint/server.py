@@ -171,6 +171,8 @@ def configuration_diagnostic(error: Exception) -> types.Diagnostic:
 
 
 def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None) -> types.Diagnostic:
+    if finding.traceback:  # mllint's own bug: its traceback goes to the log the editor keeps, for a report
+        logger.error("%s:%s: %s %s\n%s", finding.path, finding.start.line, finding.code, finding.message, finding.traceback)
     data = {"version": version, "fix": fix_data(finding.fix, buffer)}
     if not finding.code.startswith("ML00"):  # mllint's own errors: nothing a `# noqa` should hide
         data["noqaLine"] = finding.noqa_line or finding.start.line

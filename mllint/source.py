@@ -16,6 +16,8 @@ from mllint.findings import Position
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # A notebook carries its outputs (images, tables): the limit above is on its code, this one on the file.
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
+# Names that became keywords in Python 3.7, and that older training code used (`.cuda(async=True)`).
+FORMER_NAMES = frozenset({"async", "await"})
 # The line breaks Python's tokenizer knows; str.splitlines() knows more (form feed, U+2028, ...).
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -25,6 +27,36 @@ def parse_python(text: str, path: str = "<unknown>") -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(text, filename=path)
+
+
+def parse_former_names(text: str, path: str = "<unknown>") -> tuple[ast.Module, tuple[str, ...]] | None:
+    """A tolerant parse for code older than Python 3.7, where `async` and `await` were names
+    (`.cuda(async=True)`, `def load(self, async=False)`, `args.async`): the tree of the text with each such
+    name replaced by an identifier of the same length (`_sync`), so that every position stays where it
+    is, and the names replaced; None when there is none or the text still does not parse."""
+    lines = io.StringIO(text).readlines()  # the rows the tokenizer counts
+    try:
+        tokens = list(tokenize.generate_tokens(iter(lines).__next__))
+    except (tokenize.TokenError, SyntaxError, StopIteration):
+        return None
+    replaced: list[str] = []
+    significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    for before, token, after in zip(significant, significant[1:], significant[2:]):
+        if token.type != tokenize.NAME or token.string not in FORMER_NAMES:
+            continue
+        argument = before.string in ("(", ",") and after.string == "="
+        if not (argument or before.string == "."):
+            continue
+        row, column = token.start
+        line = lines[row - 1]
+        lines[row - 1] = line[:column] + "_" + token.string[1:] + line[column + len(token.string) :]
+        replaced.append(token.string)
+    if not replaced:
+        return None
+    try:
+        return parse_python("".join(lines), path), tuple(dict.fromkeys(replaced))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def syntax_tree_dump(text: str) -> str | None:

@@ -31,3 +31,4 @@ class UnreadableFile(Rule):
     severity = Severity.ERROR
     event = Event.UNREADABLE
     mandatory = True
+    tool_failure = True

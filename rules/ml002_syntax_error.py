@@ -6,7 +6,9 @@ from mllint.rule import Rule
 class SyntaxError_(Rule):
     """
     ## What it does
-    Reports a file that Python cannot parse, with the parser's message and position.
+    Reports a file that Python cannot parse, with the parser's message and position. Code written for
+    Python before 3.7, whose only error is `async` or `await` used as a name (`.cuda(async=True)`,
+    `args.async`), is still linted: its other findings are reported (without fixes) with this one.
 
     ## Why is this bad?
     The file cannot run, and mllint cannot check it.

@@ -29,3 +29,4 @@ class FixError(Rule):
     severity = Severity.ERROR
     event = Event.FIX_ERROR
     mandatory = True
+    tool_failure = True

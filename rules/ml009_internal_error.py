@@ -11,7 +11,9 @@ class InternalError(Rule):
 
     ## Why is this bad?
     It is a bug in mllint, not in your code: the crashed rule did not check the rest of that file.
-    Please report it with the message and, if you can, the file.
+    Please report it with the message, the traceback that `--verbose` prints and, if you can, the file.
+    The finding sits on the code the rule was checking when it crashed (at the file's start when that
+    is not known).
 
     ## Example
     A rule that raises an exception on an unusual construct.
@@ -29,3 +31,4 @@ class InternalError(Rule):
     severity = Severity.ERROR
     event = Event.INTERNAL_ERROR
     mandatory = True
+    tool_failure = True

@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.loops import TRAINING_WORDS, EventKind, Iteration, TrainingLoops
-from mllint.findings import Applicability, Fix, Severity
+from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule
 
 
@@ -52,7 +52,8 @@ class MissingZeroGrad(Rule):
     ```
 
     ## Fix safety
-    The fix inserts `optimizer.zero_grad()` at the top of the loop body. It is unsafe: it changes the
+    The fix inserts `optimizer.zero_grad()` at the top of the loop body (above the comment lines that
+    describe its first statement). It is unsafe: it changes the
     training (that is the point), and code that meant to accumulate over the whole loop would need the
     clear elsewhere.
     """
@@ -93,5 +94,11 @@ class MissingZeroGrad(Rule):
         indent = line[: first.col_offset]
         if "<" in optimizer or first.lineno == iteration.loop.lineno or indent.strip():
             return None
-        edit = self.ctx.insert_before(first, f"{optimizer}.zero_grad()\n{indent}")
+        # Above the comment lines that describe the first statement, not between them and it.
+        loop = iteration.loop
+        header_end = (loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test).end_lineno
+        top = first.lineno
+        while top - 1 > header_end and self.ctx.source.line(top - 1).startswith(indent + "#"):
+            top -= 1
+        edit = Edit(Position(top, len(indent) + 1), Position(top, len(indent) + 1), f"{optimizer}.zero_grad()\n{indent}")
         return self.ctx.fix(f"Call `{optimizer}.zero_grad()` at the top of the iteration", Applicability.UNSAFE, edit)

@@ -1,16 +1,18 @@
-from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, EventKind, TrainingLoops
-from mllint.rule import Rule
+import ast
+from dataclasses import replace
 
-# Stepped with a metric, and exempt from PyTorch's order check.
-METRIC_SCHEDULER = LR_SCHEDULER_MODULE + "ReduceLROnPlateau"
+from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, Guard, TrainingLoops
+from mllint.rule import Rule
 
 
 class SchedulerBeforeOptimizer(Rule):
     """
     ## What it does
-    Reports `scheduler.step()` of a `torch.optim.lr_scheduler` scheduler that runs before the first
-    `optimizer.step()` of the loop it sits in: at the top of the epoch loop before the batch loop, or
-    before the step in the batch loop.
+    Reports `scheduler.step()` of a torch scheduler (`torch.optim.lr_scheduler`, `SWALR`, the
+    `transformers` warm-up schedules) that runs before the first `optimizer.step()` of the loop it sits
+    in: at the top of the epoch loop before the batch loop, or before the step in the batch loop. A check
+    that the scheduler exists (`if scheduler is not None:`) around the step does not excuse it; a step
+    under `warnings.catch_warnings()` (PyTorch's order warning silenced on purpose) is not reported.
 
     ## Why is this bad?
     Since PyTorch 1.1 the scheduler must step after the optimizer. Stepped first, it moves to its second
@@ -62,14 +64,54 @@ class SchedulerBeforeOptimizer(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         for loop, events, scheduler in loops.scheduler_steps():
             known = loops.scheduler_class(scheduler)
-            if known is None or not known[0].startswith(LR_SCHEDULER_MODULE) or known[0] == METRIC_SCHEDULER:
+            if known is None or not known[0].torch_order:
                 continue
             if scheduler.node.args or scheduler.node.keywords:
                 continue  # `step(epoch)`: the schedule is positioned explicitly
+            if self._warning_silenced(scheduler):
+                continue  # under `warnings.catch_warnings()`: PyTorch's order warning silenced on purpose
             steps = [e for e in events if e.kind is EventKind.STEP]
             first = steps[0]
-            if events.index(first) > events.index(scheduler) and scheduler.runs_whenever(first):
+            if events.index(first) > events.index(scheduler) and _unless_absent(scheduler).runs_whenever(first):
                 message = self.message.format(scheduler=scheduler.key, optimizer=first.key, place=first.place)
                 if known.passed:
-                    message += f" (`{scheduler.key}` is {known.name.rsplit('.', 1)[-1]}{known.passed})"
+                    message += f" (`{scheduler.key}` is {known.made.name.rsplit('.', 1)[-1]}{known.passed})"
                 self.report(scheduler.node, message)
+
+    def _warning_silenced(self, scheduler: Event) -> bool:
+        return scheduler.path is None and _silences_warnings(self.ctx, scheduler.node)
+
+
+def _silences_warnings(ctx, node: ast.AST) -> bool:
+    """Is `node` inside `with warnings.catch_warnings():`?"""
+    contexts = [
+        item.context_expr
+        for ancestor in ctx.scopes.ancestors(node) if isinstance(ancestor, (ast.With, ast.AsyncWith))
+        for item in ancestor.items
+    ]  # fmt: skip
+    return any(isinstance(c, ast.Call) and ctx.qualified_name(c.func) == "warnings.catch_warnings" for c in contexts)
+
+
+def _unless_absent(scheduler: Event) -> Event:
+    """The scheduler step without the guards that only check that the scheduler exists (`if scheduler:`,
+    `if self.scheduler is not None:`): whenever it exists, it steps first."""
+    guards = tuple(g for g in scheduler.guards if not _checks_existence(g, scheduler.key))
+    return replace(scheduler, guards=guards)
+
+
+def _checks_existence(guard: Guard, key: str | None) -> bool:
+    if guard.kind != "if" or not isinstance(guard.node, ast.If):
+        return False
+    test, present = guard.node.test, guard.arm is True
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, present = test.operand, not present
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+        if isinstance(test.ops[0], ast.Is):
+            test, present = test.left, not present
+        elif isinstance(test.ops[0], ast.IsNot):
+            test = test.left
+    return present and ast.unparse(test) == key
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

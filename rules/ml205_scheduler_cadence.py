@@ -1,17 +1,17 @@
 import ast
 import re
 
-from mllint.analysis.loops import TRAINING_WORDS, LR_SCHEDULER_MODULE, STEP_SCHEDULER_FUNCTIONS, Event, EventKind, TrainingLoops
+from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
+from mllint.analysis.optimizers import TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
 
 # Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
 EPOCH_SIZED = {
-    LR_SCHEDULER_MODULE + "StepLR": (1, "step_size"),
-    LR_SCHEDULER_MODULE + "MultiStepLR": (1, "milestones"),
-    LR_SCHEDULER_MODULE + "CosineAnnealingLR": (1, "T_max"),
+    TORCH_SCHEDULERS + "StepLR": (1, "step_size"),
+    TORCH_SCHEDULERS + "MultiStepLR": (1, "milestones"),
+    TORCH_SCHEDULERS + "CosineAnnealingLR": (1, "T_max"),
 }
-PER_STEP = {LR_SCHEDULER_MODULE + "OneCycleLR", LR_SCHEDULER_MODULE + "CyclicLR", *STEP_SCHEDULER_FUNCTIONS}
 LARGEST_EPOCH_COUNT = 1000  # a literal length above this is taken for a number of steps
 BATCH_WORDS = ("loader", "batch", "data")
 # Names that count optimizer steps. A bare "step" does not: `args.lr_step_size`, `cfg.lr_steps` count the
@@ -90,8 +90,8 @@ class SchedulerCadence(Rule):
             known = loops.scheduler_class(scheduler)
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            name, constructor, passed = known
-            unit = self._unit(name, constructor)
+            made, constructor, passed = known
+            unit = self._unit(made, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
                 message = self.per_batch_message
@@ -99,14 +99,14 @@ class SchedulerCadence(Rule):
                 wrong = unit == "steps" and _holds_training_loop(events)
                 message = self.per_epoch_message
             if wrong:
-                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=name.rsplit(".", 1)[-1] + passed))
+                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=made.name.rsplit(".", 1)[-1] + passed))
 
-    def _unit(self, name: str, constructor: ast.Call) -> str | None:
-        if name in PER_STEP:
+    def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
+        if made.per_step:
             return "steps"
-        if name not in EPOCH_SIZED:
+        if made.name not in EPOCH_SIZED:
             return None
-        size = call_argument(constructor, *EPOCH_SIZED[name])
+        size = call_argument(constructor, *EPOCH_SIZED[made.name])
         return _size_unit(size) if size is not None else None
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:

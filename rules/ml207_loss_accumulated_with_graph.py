@@ -6,6 +6,7 @@ from mllint.analysis.values import ValueKinds
 from mllint.findings import Applicability, Fix
 from mllint.rule import Rule
 
+MAX_AUGMENTED = 4  # how many `loss += term` statements back a loss is followed
 # Calls that only display or record a value.
 LOGGING_CALLS = frozenset({
     "print", "info", "debug", "warning", "log", "add_scalar", "add_scalars", "write", "set_postfix",
@@ -17,9 +18,10 @@ class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
     Reports a training loop that adds the loss it backpropagates to a running total (`total += loss`,
-    `total += loss * x.size(0)`) or appends it to a list (`losses.append(loss)`) kept across
-    iterations, without `.item()` or `.detach()`. A total that is reset every iteration, or that is
-    itself backpropagated (summing several losses before one `backward()`), is not reported.
+    `total += loss * x.size(0)`, `stats["loss"] += loss`), adds the terms it was summed from
+    (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
+    across iterations, without `.item()` or `.detach()`. A total that is reset every iteration, or that
+    is itself backpropagated (`loss += reg` before one `backward()`), is not reported.
 
     ## Why is this bad?
     The loss is a tensor that holds its autograd graph. The running total keeps every iteration's graph
@@ -84,13 +86,13 @@ class LossAccumulatedWithGraph(Rule):
             for loss, total in self._accumulations(iteration.loop):
                 if loss in reported or not isinstance(loss, ast.Name):
                     continue
-                if not any(self._same_value(loss, used, values) for used in losses):
+                if not any(self._same_value(loss, used, values) or self._part_of(loss, used, values) for used in losses):
                     continue
                 if not self._kept_across_iterations(total, iteration.loop, function):
                     continue
                 reported.add(loss)
-                message = self.message.format(loss=loss.id, total=total.id)
-                self.report(loss, message, self._fix(loss, total, function))
+                message = self.message.format(loss=loss.id, total=ast.unparse(total))
+                self.report(loss, message, self._fix(loss, _base(total), function))
 
     def _backpropagated(self, iteration: Iteration, function) -> list[ast.Name]:
         """The names the iteration calls `backward` on, in the loop's own function."""
@@ -111,9 +113,10 @@ class LossAccumulatedWithGraph(Rule):
         return names
 
     def _accumulations(self, loop: ast.AST):
-        """(loss name, total name) for `total += loss`, `total += loss * n` and `total.append(loss)`."""
+        """(loss name, total) for `total += loss`, `total += loss * n`, `stats["loss"] += loss` and
+        `total.append(loss)`."""
         for node in _walk_iteration(loop):
-            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
                 value = node.value
                 if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
                     value = value.left if isinstance(value.left, ast.Name) else value.right
@@ -125,13 +128,33 @@ class LossAccumulatedWithGraph(Rule):
                 yield node.args[0], node.func.value
 
     def _same_value(self, a: ast.Name, b: ast.Name, values: ValueKinds) -> bool:
+        """Do both names hold the same tensor, with its graph? (`loss += reg` before the backward
+        is one of the ways the loss got its value)"""
         if a.id != b.id:
             return False
-        first, second = values.reaching_values(a), values.reaching_values(b)
-        return bool(first) and first == second and not any(_detached(v) for v in first)
+        first, second = values.reaching_definitions(a), values.reaching_definitions(b)
+        same = bool(first) and [d.node for d in first] == [d.node for d in second]
+        return same and not any(d.value is not None and _detached(d.value) for d in first)
 
-    def _kept_across_iterations(self, total: ast.Name, loop: ast.AST, function) -> bool:
-        """Is `total` bound before the loop, never rebound inside it, and never backpropagated?"""
+    def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds) -> bool:
+        """Is `value` a term of the backpropagated loss: `v` of `for k, v in loss_dict.items()` where the
+        loss is made from `loss_dict` (`loss = sum(loss_dict.values())`)?"""
+        definitions = values.reaching_definitions(value)
+        if len(definitions) != 1:
+            return False
+        loop = self.ctx.scopes.parent(definitions[0].node)
+        if isinstance(loop, ast.Tuple):
+            loop = self.ctx.scopes.parent(loop)
+        if not isinstance(loop, ast.For) or _value_of(loop) is not definitions[0].node:
+            return False
+        terms = loop.iter.func.value.id
+        made = _made_from(loss, values)
+        return made is not None and any(isinstance(n, ast.Name) and n.id == terms for e in made for n in ast.walk(e))
+
+    def _kept_across_iterations(self, total: ast.AST, loop: ast.AST, function) -> bool:
+        """Is `total` (or the dict or list holding it) bound before the loop, never rebound inside it,
+        and never backpropagated?"""
+        total = _base(total)
         scope = function or self.ctx.tree
         bound_before, rebound, backpropagated = False, False, False
         for node in ast.walk(scope):
@@ -178,6 +201,42 @@ def _walk_iteration(loop: ast.AST):
         yield node
         if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _made_from(name: ast.Name, values: ValueKinds, depth: int = 0) -> list[ast.AST] | None:
+    """The expressions `name`'s value is made from: its assignments, and the terms added by `+=`
+    (`loss = sum(terms.values())` then `loss += reg`); None when some binding is unknown."""
+    made: list[ast.AST] = []
+    for definition in values.reaching_definitions(name):
+        statement = values.scopes.parent(definition.node)
+        if definition.value is not None:
+            made.append(definition.value)
+        elif isinstance(statement, ast.AugAssign) and depth < MAX_AUGMENTED and statement.target is definition.node:
+            earlier = _made_from(definition.node, values, depth + 1)
+            if earlier is None:
+                return None
+            made += [statement.value, *earlier]
+        else:
+            return None
+    return made or None
+
+
+def _base(target: ast.AST) -> ast.Name | None:
+    """`total` for `total`, `stats` for `stats["loss"]` and `losses[k]`."""
+    if isinstance(target, ast.Subscript):
+        target = target.value
+    return target if isinstance(target, ast.Name) else None
+
+
+def _value_of(loop: ast.For) -> ast.AST | None:
+    """`v` of `for k, v in terms.items()` and of `for v in terms.values()`."""
+    call = loop.iter
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)):
+        return None
+    if call.func.attr == "values":
+        return loop.target
+    pair = call.func.attr == "items" and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
+    return loop.target.elts[1] if pair else None
 
 
 def _detached(value: ast.AST) -> bool:

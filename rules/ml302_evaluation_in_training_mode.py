@@ -23,7 +23,7 @@ class EvaluationInTrainingMode(Rule):
     Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
-    statistics, Monte Carlo dropout), a dummy forward pass in `__init__` or a module's own methods, a
+    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block), a dummy forward pass in `__init__` or a module's own methods, a
     forward pass whose output is only checked for its shape (unless the model has BatchNorm-like layers,
     whose running statistics it changes), test functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
 
@@ -78,7 +78,10 @@ class EvaluationInTrainingMode(Rule):
                 continue
             if not modes.evaluation_pass(call) or any(_in_a_test(self.ctx, u) for u in uses):
                 continue
-            if not all(modes.trained_between(f.site, u.site) for u in resolved for f in u.facts if f.origin is not f.built):
+            if not all(
+                modes.trained_between(f.site, u.site) or _restores_after_eval(self.ctx, f.origin)
+                for u in resolved for f in u.facts if f.origin is not f.built
+            ):  # fmt: skip
                 continue  # `model.train()` then evaluation with no training between: on purpose
             layers = [modes.layer(u) for u in resolved]
             if any(layer is NO_LAYER for layer in layers):
@@ -110,6 +113,27 @@ class EvaluationInTrainingMode(Rule):
         else:
             has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
+
+
+def _restores_after_eval(ctx, train: ast.AST) -> bool:
+    """Does an `eval()` of the same model come first in the block of `model.train()`? Then the author
+    wanted eval mode there and `train()` restores the mode for later: not training behaviour on purpose."""
+    statement = train
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = ctx.scopes.parent(statement)
+    parent = ctx.scopes.parent(statement) if statement is not None else None
+    if parent is None or not (isinstance(train, ast.Call) and isinstance(train.func, ast.Attribute)):
+        return False
+    key = receiver_key(train.func.value)
+    if key is None:
+        return False
+    blocks = [getattr(parent, field, None) for field in ("body", "orelse", "finalbody")]
+    block = next((b for b in blocks if isinstance(b, list) and statement in b), [])
+    earlier = block[: block.index(statement)] if statement in block else []
+    return any(
+        isinstance(call.func, ast.Attribute) and call.func.attr == "eval" and receiver_key(call.func.value) == key
+        for node in earlier for call in ast.walk(node) if isinstance(call, ast.Call)
+    )  # fmt: skip
 
 
 def _in_a_test(ctx, use: Use) -> bool:

@@ -11,10 +11,10 @@ class TrainingResumedInEvalMode(Rule):
     ## What it does
     Reports a training step (a loop iteration or function that calls `backward()`) whose model may still
     be in eval mode from an evaluation earlier in the same epoch loop: `model.eval()` (or a helper of the
-    same file that calls it, such as `evaluate(model, loader)`) runs after training in the loop body, and
-    no `model.train()` (or `model.train(True)`, `model.to(device).train()`,
-    `getattr(model, "module", model).train()`, `for net in (generator, discriminator): net.train()`)
-    runs before the next iteration's training. A model whose class is known
+    same file that calls it, such as `evaluate(model, loader)`) runs in the loop body, after training or
+    before it (a validation at the top of the iteration), and no `model.train()` (or `model.train(True)`,
+    `model.to(device).train()`, `getattr(model, "module", model).train()`,
+    `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either.
@@ -82,17 +82,18 @@ class TrainingResumedInEvalMode(Rule):
             loops = modes.loops_around(use.site, use.scope)
             evaluations = [
                 f for f in use.facts
-                if f.mode is Mode.EVAL and f.site is not None and _after(f.site, use.site)
-                and loops & modes.loops_around(f.site, use.scope)
+                if f.mode is Mode.EVAL and f.site is not None and loops & modes.loops_around(f.site, use.scope)
             ]  # fmt: skip
-            if not evaluations or not modes.training_step(use.call) or modes.layer(use) is NO_LAYER:
+            training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
+            if not evaluations or not training or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
             fact = evaluations[0]
             via = f", through {modes.describe(fact.site)}" if fact.site is not fact.origin else ""
+            when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
             message = (
                 f"`{use.key}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
-                f"later in the loop and nothing calls `{use.key}.train()` before this training step runs again"
+                f"{when} and nothing calls `{use.key}.train()` before this training step runs"
             )
             self.report(use.call, message)
 

@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
@@ -11,6 +11,24 @@ OPERATORS = {
 }  # fmt: skip
 ATOMIC = (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)
 TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
+MAX_ALIASES = 4  # `out = x` then `y = out`: how many plain assignments back an argument is followed
+# Activations that may work in place: functional forms take `inplace=True`, modules take it at construction
+# (the position of the `inplace` argument when it is passed positionally).
+INPLACE_FUNCTIONS = {
+    "torch.nn.functional." + name
+    for name in (
+        "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "hardswish", "rrelu",
+        "threshold", "dropout",
+    )
+}  # fmt: skip
+ALWAYS_INPLACE_FUNCTIONS = {
+    "torch.relu_", "torch.nn.functional.relu_", "torch.nn.functional.leaky_relu_", "torch.nn.functional.elu_",
+}  # fmt: skip
+INPLACE_MODULES = {
+    "torch.nn.ReLU": 0, "torch.nn.ReLU6": 0, "torch.nn.SELU": 0, "torch.nn.SiLU": 0, "torch.nn.Mish": 0,
+    "torch.nn.Hardswish": 0, "torch.nn.LeakyReLU": 1, "torch.nn.ELU": 1, "torch.nn.CELU": 1, "torch.nn.Dropout": 1,
+    "torch.nn.Hardtanh": 2, "torch.nn.RReLU": 2, "torch.nn.Threshold": 2,
+}  # fmt: skip
 
 
 class InplaceOnForwardArgument(Rule):
@@ -18,8 +36,10 @@ class InplaceOnForwardArgument(Rule):
     ## What it does
     Reports in-place changes of a tensor argument inside a module's `forward`: augmented assignment
     (`x /= 255`), in-place methods (`x.mul_(2)`, `x.clamp_(0, 1)`) and item assignment (`x[mask] = 0`),
-    while the name still holds the caller's tensor. Only tensor arguments count: those annotated as
-    `torch.Tensor`, and an unannotated first argument.
+    while the name (or, for the first two, a plain alias of it: `out = x` then `out += bias`) still
+    holds the caller's tensor; and an in-place activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`) applied to
+    the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
+    count: those annotated as `torch.Tensor`, and an unannotated first argument.
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
@@ -59,6 +79,11 @@ class InplaceOnForwardArgument(Rule):
     code = "ML401"
     name = "inplace-on-forward-argument"
     message = "in-place change of the forward argument `{name}` changes the caller's tensor"
+    alias_message = "in-place change of `{alias}`, which holds the forward argument `{name}`, changes the caller's tensor"
+    activation_message = (
+        "`{activation}` overwrites the forward argument `{name}` in place, and line {line} reads it again: "
+        "it sees the activated values (and the caller's tensor changes)"
+    )
     fix_applicability = Applicability.SAFE
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -68,17 +93,58 @@ class InplaceOnForwardArgument(Rule):
         if not tensors:
             return
         for statement in _statements(node):
-            if isinstance(statement, ast.AugAssign) and self._is_argument(statement.target, tensors):
-                self._report_augmented(statement)
+            if isinstance(statement, ast.AugAssign) and self._argument_held(statement.target, tensors):
+                self._report_augmented(statement, self._argument_held(statement.target, tensors))
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
-                    if _indexes_a_tensor(target) and self._is_argument(target.value, tensors):
-                        self.report(target, self.message.format(name=target.value.id))
+                    # Not through an alias (`maps = features; maps[0] = ...`): it may well hold a list.
+                    if _indexes_a_tensor(target) and isinstance(target.value, ast.Name) and target.value.id in tensors:
+                        if self._argument_held(target.value, tensors):
+                            self.report(target, self.message.format(name=target.value.id))
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
-                if inplace and self._is_argument(func.value, tensors):
-                    self.report(statement.value, self.message.format(name=func.value.id))
+                name = inplace and self._argument_held(func.value, tensors)
+                if name:
+                    self.report(statement.value, self._message(func.value.id, name))
+        for call in self.ctx.index.within(node, ast.Call):
+            self._check_activation(call, node, tensors)
+
+    def _message(self, alias: str, name: str) -> str:
+        return self.message.format(name=name) if alias == name else self.alias_message.format(alias=alias, name=name)
+
+    def _check_activation(self, call: ast.Call, forward: ast.FunctionDef, tensors: set[str]) -> None:
+        """`self.relu(x)` (an `nn.ReLU(inplace=True)`) or `F.relu(x, inplace=True)` on the argument `x`,
+        read again further down `forward`."""
+        activation = self._inplace_activation(call)
+        argument = call.args[0] if call.args else None
+        name = activation is not None and self._argument_held(argument, tensors)
+        if not name:
+            return
+        values = self.ctx.analysis(ValueKinds)
+        held = [d.node for d in values.reaching_definitions(argument)]
+        later = [
+            n for n in self.ctx.index.within(forward, ast.Name)
+            if n.id == argument.id and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)
+            and [d.node for d in values.reaching_definitions(n)] == held
+        ]  # fmt: skip
+        if later:
+            self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno))
+
+    def _inplace_activation(self, call: ast.Call) -> str | None:
+        """The text of the in-place activation `call` applies (`nn.ReLU(inplace=True)`), if it is one."""
+        name = self.ctx.qualified_name(call.func)
+        if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and _keyword_true(call, "inplace")):
+            return self.ctx.text(call.func)
+        if name is not None:
+            return None
+        constructor = self.ctx.analysis(ValueKinds).constructor(call.func)
+        module = canonical_class(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        if module not in INPLACE_MODULES:
+            return None
+        position = INPLACE_MODULES[module]
+        positional = len(constructor.args) > position and _is_true(constructor.args[position])
+        return self.ctx.text(constructor) if positional or _keyword_true(constructor, "inplace") else None
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
         positional = [*function.args.posonlyargs, *function.args.args][1:]
@@ -89,26 +155,43 @@ class InplaceOnForwardArgument(Rule):
                 names.add(arg.arg)
         return names
 
-    def _is_argument(self, node: ast.AST, tensors: set[str]) -> bool:
-        """Can `node` name a tensor argument that still holds the caller's tensor, on some path? An
-        augmented assignment (`x /= 255`) changes the tensor in place: the name still holds it after."""
-        if not isinstance(node, ast.Name) or node.id not in tensors:
-            return False
-        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(node)
-        return any(
-            isinstance(d.node, ast.FunctionDef)
-            or (isinstance(self.ctx.scopes.parent(d.node), ast.AugAssign) and self._is_argument(d.node, tensors))
-            for d in definitions
-        )
+    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0) -> str | None:
+        """The tensor argument `node` may still hold, on some path: the argument itself, or through
+        plain aliases (`out = x`). An augmented assignment (`x /= 255`) changes the tensor in place: the
+        name still holds it after."""
+        if not isinstance(node, ast.Name) or depth > MAX_ALIASES:
+            return None
+        for definition in self.ctx.analysis(ValueKinds).reaching_definitions(node):
+            if isinstance(definition.node, ast.FunctionDef):
+                held = node.id if node.id in tensors else None
+            elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
+                held = self._argument_held(definition.node, tensors, depth + 1)
+            else:
+                held = self._argument_held(definition.value, tensors, depth + 1)
+            if held:
+                return held
+        return None
 
-    def _report_augmented(self, statement: ast.AugAssign) -> None:
+    def _report_augmented(self, statement: ast.AugAssign, argument: str) -> None:
         name, value = statement.target.id, statement.value
         value_text = self.ctx.text(value)
         if not isinstance(value, ATOMIC):
             value_text = f"({value_text})"
         replacement = f"{name} = {name} {OPERATORS[type(statement.op)]} {value_text}"
         fix = self.ctx.fix(f"Rebind: `{replacement}`", Applicability.SAFE, self.ctx.replace(statement, replacement))
-        self.report(statement.target, self.message.format(name=name), fix)
+        self.report(statement.target, self._message(name, argument), fix)
+
+
+def _keyword_true(call: ast.Call, keyword: str) -> bool:
+    return any(k.arg == keyword and _is_true(k.value) for k in call.keywords)
+
+
+def _is_true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno, node.end_col_offset)
 
 
 def _indexes_a_tensor(target: ast.AST) -> bool:

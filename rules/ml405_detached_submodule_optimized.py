@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import GradientFlow, State, under_no_grad
+from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
 
@@ -72,7 +73,7 @@ class DetachedSubmoduleOptimized(Rule):
         "`self.{name}` is detached wherever it is used, yet its parameters go to the optimizer (line {line}): "
         "it can never learn; drop the detach, or freeze it with `requires_grad_(False)`"
     )
-    requires_any_text = ("torch.optim", "optim.")
+    requires_any_text = ("optim", "Adam", "Adafactor")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node not in self.ctx.analysis(ModuleClasses).modules or "requires_grad" in self.ctx.source.text:
@@ -121,11 +122,11 @@ class DetachedSubmoduleOptimized(Rule):
         return bool(reads) and all(_cuts(self.ctx.scopes.parent(read), self.ctx) for read in reads)
 
     def _optimizer_of(self, cls: ast.ClassDef) -> ast.Call | None:
-        """A `torch.optim` optimizer constructed over all the parameters of `cls`'s instances."""
+        """An optimizer constructed over all the parameters of `cls`'s instances."""
         values = self.ctx.analysis(ValueKinds)
         for call in self.ctx.index.of_type(ast.Call):
             name = self.ctx.qualified_name(call.func)
-            if not (name and name.startswith("torch.optim.") and call.args):
+            if not (is_optimizer(name) and call.args):
                 continue
             argument = call.args[0]
             over_parameters = isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)

@@ -30,11 +30,11 @@ def ml301(path: str, line: int = 3, method: str = "model.eval") -> str:
 
 
 def ml003(path: str) -> str:
-    return f"{path}:4:16: ML003 unused `noqa` directive (unused: ML301) [*]"
+    return f"{path}:4:16: ML003 [warning] unused `noqa` directive (unused: ML301) [*]"
 
 
 def ml004(path: str, line: int = 5) -> str:
-    return f"{path}:{line}:8: ML004 unknown rule code in `# noqa`: ML999"
+    return f"{path}:{line}:8: ML004 [warning] unknown rule code in `# noqa`: ML999"
 
 
 @pytest.fixture
@@ -181,10 +181,43 @@ def test_internal_error_of_a_rule_exits_2_and_the_other_rules_still_report(proje
     result = mllint("--no-cache", "-q", "-j", "1", "train.py")
     assert result.exit_code == 2
     assert lines(result.stdout) == [
-        "train.py:1:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom",
+        "train.py:3:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom",
         ml003("train.py"),
         ml004("train.py"),
     ]
+
+
+def crash_ml301(monkeypatch) -> None:
+    from mllint.rules.ml301_method_not_called import MethodNotCalled
+
+    def crash(self, node):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(MethodNotCalled, "visit_Expr", crash)
+
+
+def test_internal_error_says_how_to_report_it(project, monkeypatch):
+    crash_ml301(monkeypatch)
+    write(project, {"train.py": BUGGY})
+    result = mllint("-j", "1", "train.py")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "mllint crashed (1 internal error): a bug in mllint, not in your code. Run with --verbose for the "
+        "traceback, and please report it at https://github.com/OWNER/mllint/issues.\n"
+    )
+
+
+def test_verbose_prints_the_traceback_of_an_internal_error_every_run(project, monkeypatch):
+    crash_ml301(monkeypatch)
+    write(project, {"train.py": BUGGY})
+    mllint("-j", "1", "train.py")  # a crash is not cached: the second run crashes again, with its traceback
+    result = mllint("-j", "1", "--verbose", "train.py")
+    assert result.exit_code == 2
+    stderr = lines(result.stderr)
+    assert stderr[0] == "train.py:3:1: ML009 rule ML301 (method-not-called) crashed at line 3: RuntimeError: boom"
+    assert stderr[1] == "Traceback (most recent call last):"
+    assert stderr[-1] == "RuntimeError: boom"
+    assert '    raise RuntimeError("boom")' in stderr
 
 
 def test_internal_error_exits_2_even_with_exit_zero(project, monkeypatch):
@@ -258,7 +291,7 @@ def test_stdin_with_fix_prints_the_fixed_source_on_stdout(project):
     result = mllint("-", "--fix", "--stdin-filename", "train.py", input=BUGGY)
     assert result.exit_code == 0
     assert result.stdout == FIXED
-    assert result.stderr == "Found 1 error (1 fixed, 0 remaining).\n"
+    assert result.stderr == "Found 1 finding (1 fixed, 0 remaining).\n"
     assert sorted(p.name for p in project.iterdir()) == []  # nothing written, not even a cache
 
 
@@ -267,7 +300,7 @@ def test_stdin_with_fix_reports_what_remains_on_stderr(project):
     result = mllint("-", "--fix", "--stdin-filename", "train.py", input=source)
     assert result.exit_code == 1
     assert result.stdout == FIXED + "x = 1  # noqa: ML999\n"
-    assert lines(result.stderr) == [ml004("train.py", line=4), "Found 2 errors (1 fixed, 1 remaining)."]
+    assert lines(result.stderr) == [ml004("train.py", line=4), "Found 2 findings (1 fixed, 1 remaining: 1 warning)."]
 
 
 def test_stdin_with_fix_prints_unfixable_source_unchanged(project):
@@ -325,7 +358,7 @@ def test_fix_writes_the_fixed_file_and_exits_0(project):
     result = mllint("--fix", "train.py")
     assert result.exit_code == 0
     assert (project / "train.py").read_text() == FIXED
-    assert result.stdout == "Found 1 error (1 fixed, 0 remaining).\n"
+    assert result.stdout == "Found 1 finding (1 fixed, 0 remaining).\n"
     assert result.stderr == ""
 
 
@@ -336,7 +369,7 @@ def test_fix_fixes_every_occurrence(project):
     assert (project / "train.py").read_text() == (
         "model.train()\nfor batch in data:\n    optimizer.zero_grad()\n    loss.backward()\n"
     )
-    assert result.stdout == "Found 3 errors (3 fixed, 0 remaining).\n"
+    assert result.stdout == "Found 3 findings (3 fixed, 0 remaining).\n"
 
 
 def test_fix_exits_1_when_unfixable_findings_remain(project):
@@ -344,7 +377,7 @@ def test_fix_exits_1_when_unfixable_findings_remain(project):
     result = mllint("--fix", "train.py")
     assert result.exit_code == 1
     assert (project / "train.py").read_text() == FIXED + "x = 1  # noqa: ML999\n"
-    assert result.stdout == ml004("train.py", line=4) + "\nFound 2 errors (1 fixed, 1 remaining).\n"
+    assert result.stdout == ml004("train.py", line=4) + "\nFound 2 findings (1 fixed, 1 remaining: 1 warning).\n"
 
 
 def test_fix_also_removes_an_unused_noqa(project):
@@ -354,7 +387,7 @@ def test_fix_also_removes_an_unused_noqa(project):
     assert (project / "train.py").read_text() == (
         "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\nmodel.train()\nx = 1  # noqa: ML999\n"
     )
-    assert result.stdout == ml004("train.py") + "\nFound 3 errors (2 fixed, 1 remaining).\n"
+    assert result.stdout == ml004("train.py") + "\nFound 3 findings (2 fixed, 1 remaining: 1 warning).\n"
 
 
 def test_fix_keeps_crlf_line_endings(project):
@@ -376,7 +409,7 @@ def test_diff_prints_the_diff_exits_1_and_writes_nothing(project):
         "-model.eval\n"
         "+model.eval()\n"
     )
-    assert result.stderr == "Would fix 1 error.\n"
+    assert result.stderr == "Would fix 1 finding.\n"
     assert (project / "train.py").read_text() == BUGGY
 
 
@@ -393,7 +426,7 @@ def test_diff_of_a_file_without_a_final_newline(project):
 def test_diff_with_nothing_to_fix_exits_0(project):
     write(project, {"train.py": CLEAN, "warn.py": WARNING_ONLY})
     result = mllint("--diff", ".")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "Would fix 0 errors.\n")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "Would fix 0 findings.\n")
 
 
 def test_show_fixes_lists_what_was_fixed(project):
@@ -401,12 +434,12 @@ def test_show_fixes_lists_what_was_fixed(project):
     result = mllint("--fix", "--show-fixes", ".")
     assert result.exit_code == 0
     assert result.stdout == (
-        "Fixed 3 errors:\n"
+        "Fixed 3 findings:\n"
         "- a.py:\n"
         "    1 × ML301 (method-not-called)\n"
         "- pkg/b.py:\n"
         "    2 × ML301 (method-not-called)\n"
-        "Found 3 errors (3 fixed, 0 remaining).\n"
+        "Found 3 findings (3 fixed, 0 remaining).\n"
     )
 
 
@@ -486,7 +519,7 @@ def test_inline_config_overrides_a_key(project):
 def test_inline_config_with_several_keys(project):
     write(project, {"train.py": BUGGY})
     result = mllint("-q", "--config", 'severity = { ML301 = "warning" }', "--config", 'fail-on = "error"', "train.py")
-    assert (result.exit_code, result.stdout) == (0, ml301("train.py") + "\n")
+    assert (result.exit_code, result.stdout) == (0, ml301("train.py").replace("ML301", "ML301 [warning]") + "\n")
 
 
 def test_inline_config_with_an_unknown_key_is_a_usage_error(project):
@@ -555,7 +588,7 @@ def test_statistics_counts_findings_per_rule(project):
         "3\tML301\t[*] method-not-called\n"
         "2\tML004\t    unknown-noqa-code\n"
         "1\tML003\t[*] unused-noqa\n"
-        "Found 6 errors.\n"
+        "Found 6 findings: 3 errors, 3 warnings.\n"
         "[*] 4 fixable with the `--fix` option.\n"
     )
 
@@ -645,8 +678,13 @@ def test_fail_on_from_configuration(project):
 
 def test_fail_on_counts_the_overridden_severity(project):
     write(project, {"mllint.toml": 'fail-on = "error"\nseverity = { ML301 = "warning" }\n', "train.py": BUGGY})
-    result = mllint("-q", "train.py")
-    assert (result.exit_code, result.stdout) == (0, ml301("train.py") + "\n")
+    result = mllint("train.py")
+    assert (result.exit_code, lines(result.stdout)) == (0, [
+        ml301("train.py").replace("ML301", "ML301 [warning]"),
+        "Found 1 warning.",
+        "None is at or above `fail-on = error`: they do not fail the run.",
+        "[*] 1 fixable with the `--fix` option.",
+    ])
 
 
 def test_fail_on_rejects_an_unknown_level(project):
@@ -788,7 +826,7 @@ def test_installed_command_usage_error_exits_2(tmp_path):
 
 def test_installed_command_stdin_fix_prints_the_fixed_source(tmp_path):
     result = run_installed("-", "--fix", "--stdin-filename", "train.py", cwd=tmp_path, input=BUGGY)
-    assert (result.returncode, result.stdout, result.stderr) == (0, FIXED, "Found 1 error (1 fixed, 0 remaining).\n")
+    assert (result.returncode, result.stdout, result.stderr) == (0, FIXED, "Found 1 finding (1 fixed, 0 remaining).\n")
 
 
 def test_installed_command_clean_project_exits_0(tmp_path):

@@ -19,7 +19,7 @@ FIXED = "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\n"
 # ML301 (fixable) on line 3 and ML004 (an unknown code in a `# noqa`, not fixable) on line 4.
 BUGGY_AND_UNFIXABLE = BUGGY + "x = 1  # noqa: ML999\n"
 ML301 = "train.py:3:1: ML301 `model.eval` is not called: the statement does nothing"
-ML004 = "train.py:4:8: ML004 unknown rule code in `# noqa`: ML999"
+ML004 = "train.py:4:8: ML004 [warning] unknown rule code in `# noqa`: ML999"
 
 
 @pytest.fixture
@@ -47,14 +47,14 @@ def mllint(*args: str, input: str | None = None):
 def test_fix_only_fixes_reports_what_it_fixed_and_exits_0_with_findings_left(project):
     write(project, {"train.py": BUGGY_AND_UNFIXABLE})
     result = mllint("--fix-only", "train.py")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "Fixed 1 error.\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "Fixed 1 finding.\n", "")
     assert (project / "train.py").read_text() == FIXED + "x = 1  # noqa: ML999\n"
 
 
 def test_fix_only_with_show_fixes_lists_what_was_fixed_once(project):
     write(project, {"train.py": BUGGY_AND_UNFIXABLE})
     result = mllint("--fix-only", "--show-fixes", "train.py")
-    assert result.stdout == "Fixed 1 error:\n- train.py:\n    1 × ML301 (method-not-called)\n"
+    assert result.stdout == "Fixed 1 finding:\n- train.py:\n    1 × ML301 (method-not-called)\n"
 
 
 def test_fix_only_with_nothing_to_fix_prints_nothing(project):
@@ -67,7 +67,7 @@ def test_fix_only_on_stdin_prints_the_fixed_source(project):
     result = mllint("--fix-only", "-", "--stdin-filename", "train.py", input=BUGGY_AND_UNFIXABLE)
     assert result.exit_code == 0
     assert result.stdout == FIXED + "x = 1  # noqa: ML999\n"
-    assert result.stderr == "Fixed 1 error.\n"
+    assert result.stderr == "Fixed 1 finding.\n"
 
 
 def test_fix_only_still_reports_an_unreadable_file_and_exits_1(project):
@@ -111,7 +111,7 @@ def test_unfixable_in_the_configuration_and_on_the_command_line_add_up(project):
     write(project, {"mllint.toml": 'unfixable = ["ML301"]\n', "train.py": BUGGY + unused_noqa})
     result = mllint("--fix", "-q", "--unfixable", "ML003", "train.py")
     assert result.exit_code == 1
-    assert result.stdout == ML301 + "\ntrain.py:4:8: ML003 unused `noqa` directive (unused: ML101)\n"
+    assert result.stdout == ML301 + "\ntrain.py:4:8: ML003 [warning] unused `noqa` directive (unused: ML101)\n"
     assert (project / "train.py").read_text() == BUGGY + unused_noqa
     assert mllint("--fix", "-q", "train.py").stdout == ML301 + "\n"  # the configuration alone
     assert (project / "train.py").read_text() == BUGGY + "x = 1\n"

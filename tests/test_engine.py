@@ -200,12 +200,13 @@ class CrashingAtTheEnd(Rule):
 
 def test_a_crashing_rule_is_reported_as_ml009_and_the_other_rules_still_report():
     selection = Selection(rules=(CrashingRule, MethodNotCalled, InternalError))
-    findings = lint_text("print(1)\nmodel.eval\nprint(2)\nmodel.train\n", "x.py", selection)
-    assert [(f.code, f.start.line, f.message) for f in findings] == [
-        ("ML009", 1, "rule ML999 (crashing-rule) crashed at line 1: ValueError: boom"),
-        ("ML301", 2, "`model.eval` is not called: the statement does nothing"),
-        ("ML301", 4, "`model.train` is not called: the statement does nothing"),
+    findings = lint_text("model.eval\nx = [print(1)]\nmodel.train\n", "x.py", selection)
+    assert [(f.code, f.start.line, f.start.column, f.message) for f in findings] == [
+        ("ML301", 1, 1, "`model.eval` is not called: the statement does nothing"),
+        ("ML009", 2, 6, "rule ML999 (crashing-rule) crashed at line 2: ValueError: boom"),  # at the node checked
+        ("ML301", 3, 1, "`model.train` is not called: the statement does nothing"),
     ]
+    assert findings[1].traceback.splitlines()[-1] == "ValueError: boom"
 
 
 def test_a_crash_after_the_traversal_names_no_line():

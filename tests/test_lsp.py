@@ -4,6 +4,7 @@ UTF-16) and 0.11 (pulled, UTF-8)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,9 @@ from pygls.exceptions import JsonRpcInternalError
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from mllint.findings import Finding, Position, Severity
+from mllint.server import Buffer, to_diagnostic
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -165,7 +169,7 @@ async def test_diagnostics_of_the_buffer_with_ranges_in_the_client_encoding(edit
     assert diagnostic.source == "mllint"
     assert diagnostic.severity == types.DiagnosticSeverity.Error
     assert diagnostic.message == "`model.eval` is not called: the statement does nothing"
-    assert diagnostic.code_description.href.endswith("#ml301")
+    assert diagnostic.code_description.href.endswith("/docs/rules/ml301.md")
     editor.close(uri)
 
 
@@ -353,6 +357,15 @@ async def test_a_notebooks_python_cells_are_linted_as_one_program(editor: Editor
             notebook_document=types.NotebookDocumentIdentifier(uri=notebook_uri),
             cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in uris],
         )
+    )
+
+
+async def test_the_language_server_logs_the_traceback_of_an_internal_error(caplog):
+    crash = Finding("train.py", Position(1, 1), Position(1, 1), "ML009", "internal-error", "rule crashed", Severity.ERROR)
+    crash = dataclasses.replace(crash, traceback="Traceback (most recent call last):\nValueError: boom\n")
+    to_diagnostic(crash, Buffer("model\n", None), 1)
+    assert caplog.records[-1].getMessage() == (
+        "train.py:1: ML009 rule crashed\nTraceback (most recent call last):\nValueError: boom\n"
     )
 
 

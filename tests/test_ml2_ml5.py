@@ -57,6 +57,30 @@ def test_a_helper_stepping_a_renamed_optimizer_is_followed(lint, fix):
     assert fix(source, "ML201") == source  # unsafe only
 
 
+def test_the_fix_goes_above_the_comment_on_the_first_statement(fix):
+    source = HEADER + (
+        "def fit(model, loader, opt):\n"
+        "    for x, y in loader:  # one batch\n"
+        "        # forward pass\n"
+        "        # (the loss is mean squared error)\n"
+        "        loss = F.mse_loss(model(x), y)\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "    while True:\n"
+        "\n"
+        "        # a comment above a blank line stays above the clear\n"
+        "\n"
+        "# a comment at another indentation stays too\n"
+        "        F.mse_loss(model(x), y).backward()\n"
+        "        opt.step()\n"
+    )
+    fixed = fix(source, "ML201", unsafe=True)
+    assert fixed == source.replace(
+        "  # one batch\n        # forward pass\n", "  # one batch\n        opt.zero_grad()\n        # forward pass\n"
+    ).replace("too\n        F.mse_loss", "too\n        opt.zero_grad()\n        F.mse_loss")
+    assert fix(fixed, "ML201", unsafe=True) == fixed
+
+
 def test_recursive_helpers_and_odd_syntax_do_not_crash(lint):
     source = HEADER + (
         "def step(model, opt, n):\n"

@@ -79,22 +79,22 @@ def make_report(findings=FINDINGS, root=".", sources=None):
 
 def test_concise():
     assert render(make_report(), "concise") == (
-        "src/data loader.py:3:5: ML802 `model.forward` is called directly\n"
-        "src/train.py:1:23: ML004 100% unknown: ML999, see the docs\n"
+        "src/data loader.py:3:5: ML802 [warning] `model.forward` is called directly\n"
+        "src/train.py:1:23: ML004 [warning] 100% unknown: ML999, see the docs\n"
         "src/train.py:2:13: ML301 `model.eval` is not called [*]\n"
         "src/train.py:3:1: ML301 `model.eval` is not called [*]\n"
         "src/train.py:4:1: ML301 `model.eval` is not called [*]\n"
-        "src/train.py:5:8: ML701 `torch.log` of `torch.softmax`\n"
-        "src/train.py:7:4: ML403 an info\n"
+        "src/train.py:5:8: ML701 [warning] `torch.log` of `torch.softmax`\n"
+        "src/train.py:7:4: ML403 [info] an info\n"
         "src/train.py:8:2: ML301 `model.train` is not called [*]\n"
     )
 
 
 def test_full_shows_lines_carets_and_each_fix_alone():
     assert render(make_report(), "full") == (
-        "src/data loader.py:3:5: ML802 `model.forward` is called directly\n"
+        "src/data loader.py:3:5: ML802 [warning] `model.forward` is called directly\n"
         "\n"
-        "src/train.py:1:23: ML004 100% unknown: ML999, see the docs\n"
+        "src/train.py:1:23: ML004 [warning] 100% unknown: ML999, see the docs\n"
         "  |\n"
         "1 | import torch  # noqa: ML999\n"
         "  |                       ^^^^^\n"
@@ -132,7 +132,7 @@ def test_full_shows_lines_carets_and_each_fix_alone():
         "    +model.eval()\n"
         "     logp = torch.log(torch.softmax(\n"
         "\n"
-        "src/train.py:5:8: ML701 `torch.log` of `torch.softmax`\n"
+        "src/train.py:5:8: ML701 [warning] `torch.log` of `torch.softmax`\n"
         "  |\n"
         "5 | logp = torch.log(torch.softmax(\n"
         "  |        ^^^^^^^^^^^^^^^^^^^^^^^^\n"
@@ -145,7 +145,7 @@ def test_full_shows_lines_carets_and_each_fix_alone():
         "    +    x, dim=1)\n"
         "     if name:\n"
         "\n"
-        "src/train.py:7:4: ML403 an info\n"
+        "src/train.py:7:4: ML403 [info] an info\n"
         "  |\n"
         "7 | if name:\n"
         "  |    ^\n"
@@ -249,7 +249,9 @@ def test_documents_are_valid_without_findings():
     assert render(make_report([]), "json") == "[]\n"
     assert render(make_report([]), "gitlab") == "[]\n"
     run = json.loads(render(make_report([]), "sarif"))["runs"][0]
-    assert run["results"] == [] and len(run["tool"]["driver"]["rules"]) == len(RULES)
+    driver = run["tool"]["driver"]
+    assert run["results"] == [] and len(driver["rules"]) + len(driver["notifications"]) == len(RULES)
+    assert run["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
 
 
 @pytest.mark.parametrize("output_format", FORMAT_NAMES)
@@ -268,14 +270,59 @@ def sarif_run(report):
 def test_sarif_driver_lists_every_enabled_rule():
     driver = sarif_run(make_report())["tool"]["driver"]
     assert (driver["name"], driver["version"]) == ("mllint", mllint.__version__)
-    assert [r["id"] for r in driver["rules"]] == [r.code for r in RULES]
+    assert [r["id"] for r in driver["rules"]] == [r.code for r in RULES if not r.tool_failure]
+    assert [r["id"] for r in driver["notifications"]] == ["ML001", "ML005", "ML009"]
     levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-    for described, rule in zip(driver["rules"], RULES, strict=True):
+    described_rules = sorted(driver["notifications"] + driver["rules"], key=lambda r: r["id"])
+    for described, rule in zip(described_rules, RULES, strict=True):
         assert described["name"] == rule.name
-        assert described["shortDescription"]["text"] and described["fullDescription"]["text"]
         assert described["help"] == {"text": rule.documentation(), "markdown": rule.documentation()}
         assert described["helpUri"] == rule_url(rule.code)
         assert described["defaultConfiguration"] == {"level": levels[rule.severity]}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_sarif_descriptions_keep_to_githubs_limits(rule):
+    [described] = [
+        r for part in ("rules", "notifications") for r in sarif_run(make_report([]))["tool"]["driver"][part]
+        if r["id"] == rule.code
+    ]
+    short, full = described["shortDescription"]["text"], described["fullDescription"]["text"]
+    what = " ".join(rule.doc_section("What it does").split())
+    assert short.startswith("Reports ") and short.endswith(".") and short in what
+    assert 0 < len(full) <= 1024 and full.endswith(".") and what.startswith(full)
+
+
+def test_sarif_short_description_is_the_first_sentence_and_full_one_fits():
+    rules = {r["id"]: r for r in sarif_run(make_report([]))["tool"]["driver"]["rules"]}
+    assert rules["ML102"]["shortDescription"]["text"] == (
+        "Reports softmax output (probabilities) or a Linear layer's raw logits passed as the input of `NLLLoss` "
+        "or `F.nll_loss`: made in the same function, through local variables and `self.` attributes, or "
+        "returned by a model's `forward` or a helper function in another file of the project."
+    )
+    assert rules["ML801"]["shortDescription"]["text"].startswith("Reports `torch.load(...)` without")
+    what = " ".join(all_rules()["ML302"].doc_section("What it does").split())
+    assert len(what) > 1024 and rules["ML302"]["fullDescription"]["text"] == what[: len(rules["ML302"]["fullDescription"]["text"])]
+
+
+def test_sarif_reports_mllints_own_failures_as_notifications_not_results(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    crash = finding(TRAIN, (3, 1), (3, 1), "ML009", "rule ML301 (method-not-called) crashed at line 3: ValueError")
+    unreadable = finding(LOADER, (1, 1), (1, 1), "ML001", "cannot read file: Permission denied")
+    report = make_report([crash, unreadable, SAME_LINE_1], root=str(tmp_path), sources={})
+    run = sarif_run(report)
+    assert [r["ruleId"] for r in run["results"]] == ["ML301"]
+    [invocation] = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    notifications = invocation["toolExecutionNotifications"]
+    assert [(n["descriptor"], n["level"], n["message"]["text"]) for n in notifications] == [
+        ({"id": "ML001", "index": 0}, "error", "cannot read file: Permission denied"),
+        ({"id": "ML009", "index": 2}, "error", "rule ML301 (method-not-called) crashed at line 3: ValueError"),
+    ]
+    assert notifications[1]["locations"] == [{"physicalLocation": {
+        "artifactLocation": {"uri": "src/train.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 3, "startColumn": 1, "endLine": 3, "endColumn": 1},
+    }}]
 
 
 def test_sarif_results_point_at_their_rules_and_regions(tmp_path, monkeypatch):

@@ -55,7 +55,7 @@ PARAMETRISED = frozenset(
         "ConvTranspose3d", "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
         "GRUCell", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention",
         "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-        "TransformerDecoderLayer", "PReLU",
+        "TransformerDecoderLayer", "PReLU", "LazyConv1d", "LazyConv2d", "LazyConv3d", "SyncBatchNorm", "RMSNorm",
     )
 )  # fmt: skip
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
@@ -149,6 +149,8 @@ class GradientFlow:
         return before if before.state is State.NONE else Flow(State.NONE, (cut,))
 
     def _name(self, name: ast.Name, depth: int) -> Flow:
+        if depth > MAX_DEPTH:  # `x += y` twice in a loop: each reaches the other
+            return UNKNOWN
         definitions = self.values.reaching_definitions(name)
         if not definitions or name.id in self.mutated_names():
             return UNKNOWN

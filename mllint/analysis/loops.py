@@ -27,6 +27,7 @@ from typing import Callable, Iterator, NamedTuple
 from mllint.analysis.callers import constructions
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
+from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import ValueKinds
@@ -43,14 +44,13 @@ CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "detach_
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
-LR_SCHEDULER_MODULE = "torch.optim.lr_scheduler."
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 
 
 class SchedulerClass(NamedTuple):
-    name: str  # `torch.optim.lr_scheduler.StepLR`
+    made: Scheduler  # what the class or factory makes
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
 
@@ -273,21 +273,22 @@ class TrainingLoops:
         return self.project is None or self.project.find(qualified) is None
 
     def scheduler_class(self, event: Event) -> SchedulerClass | None:
-        """The torch scheduler class (`torch.optim.lr_scheduler.StepLR`) and constructor of a scheduler
-        step written in the loop's own function: built there, by a project helper that returns it, or
-        passed in (under one call site of the function: the first that tells)."""
+        """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
+        schedule) and constructor of a scheduler step written in the loop's own function: built there, by
+        a project helper that returns it, or passed in (under one call site of the function: the first
+        that tells)."""
         receiver = event.node.func.value if isinstance(event.node, ast.Call) and event.path is None else None
         if receiver is None:
             return None
         for (ctx, constructor), binding in constructions(self.ctx, receiver):
-            name = ctx.qualified_name(constructor.func)
-            if not name:
+            made = scheduler_made_by(ctx.qualified_name(constructor.func))
+            if made is None:
                 continue
             if binding is not None:
-                return SchedulerClass(name, constructor, f", passed at {binding.place}")
+                return SchedulerClass(made, constructor, f", passed at {binding.place}")
             where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
             built = "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}"
-            return SchedulerClass(name, constructor, built)
+            return SchedulerClass(made, constructor, built)
         return None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
@@ -488,11 +489,10 @@ class TrainingLoops:
 
     def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
         name = m.values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
-        if name:
-            if name.startswith(LR_SCHEDULER_MODULE) or name in STEP_SCHEDULER_FUNCTIONS:
-                return EventKind.SCHEDULER
-            if name.startswith("torch.optim."):
-                return EventKind.STEP
+        if scheduler_made_by(name) is not None:
+            return EventKind.SCHEDULER
+        if is_optimizer(name):
+            return EventKind.STEP
         identifiers = re.findall(r"[A-Za-z_]\w*", text)
         last = identifiers[-1] if identifiers else ""
         if SCHEDULER_NAME.search(last):
@@ -511,15 +511,6 @@ class TrainingLoops:
             if _is_grad(target):
                 return _text(_parameter_of(target))
         return None
-
-
-# Schedulers built by functions (they return a torch LambdaLR stepped per optimizer step).
-STEP_SCHEDULER_FUNCTIONS = frozenset({
-    "transformers.get_linear_schedule_with_warmup", "transformers.get_cosine_schedule_with_warmup",
-    "transformers.get_scheduler", "transformers.get_constant_schedule_with_warmup",
-    "transformers.optimization.get_linear_schedule_with_warmup",
-    "transformers.optimization.get_cosine_schedule_with_warmup", "transformers.optimization.get_scheduler",
-})  # fmt: skip
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call]:

@@ -134,6 +134,7 @@ class Modes:
                 functions.setdefault(node.name, []).append(node)
         self.functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+        self.wrapper_methods = self._wrapper_methods()
         self._summaries: dict[ast.AST, Summary | None] = {}
         self._in_progress: set[ast.AST] = set()
         self._flows: dict[ast.AST, list[Use]] = {}  # scope -> the uses its flow found
@@ -141,6 +142,29 @@ class Modes:
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
+
+    def _wrapper_methods(self) -> dict[str, ast.AST]:
+        """The methods of the file's plain classes that wrap models and switch their modes (`def
+        val_start(self): self.img_enc.eval()`), by name, when no other class of the file has one of that
+        name: `model.val_start()` and `model.train_emb(...)` are calls of them."""
+        methods: dict[str, list[ast.AST]] = {}
+        for node in self.ctx.index.of_type(ast.ClassDef):
+            for function in node.body:
+                if isinstance(function, FUNCTIONS):
+                    methods.setdefault(function.name, []).append(function)
+        wrappers = [
+            cls for cls in self.classes.values()
+            if cls not in self.module_classes and any(
+                isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval")
+                and (receiver_key(call.func.value) or "").startswith("self.")
+                for call in self.ctx.index.within(cls, ast.Call)
+            )
+        ]  # fmt: skip
+        return {
+            function.name: function
+            for cls in wrappers for function in cls.body
+            if isinstance(function, FUNCTIONS) and len(methods[function.name]) == 1 and not function.name.startswith("__")
+        }  # fmt: skip
 
     def uses(self) -> list[Use]:
         """Every model call of the file, with its facts, seen from its own function and from the
@@ -413,6 +437,8 @@ class Modes:
         func = call.func
         if isinstance(func, ast.Name):
             return self.functions.get(func.id)
+        if isinstance(func, ast.Attribute) and func.attr in self.wrapper_methods:
+            return self.wrapper_methods[func.attr]
         cls = self.scopes.enclosing_class(body)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and cls is not None:
             return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == func.attr), None)
@@ -425,10 +451,10 @@ class Modes:
         constructions = {f.built for f in use.facts}
         if None in constructions:
             constructions.discard(None)
-            construction = self.attribute_construction(use.key, use.scope)
-            if construction is None:
+            built = self.attribute_constructions(use.key, use.scope)
+            if not built:
                 return None
-            constructions.add(construction)
+            constructions.update(built)
         layers = [self.layers.of_constructor(c) for c in constructions]
         if any(layer is NO_LAYER for layer in layers):
             return NO_LAYER  # some way of getting here evaluates a model that does not care
@@ -451,21 +477,20 @@ class Modes:
     def builds_module(self, call: ast.Call) -> bool:
         return self.layers.builds_module(call)
 
-    def attribute_construction(self, key: str, scope: ast.AST) -> ast.Call | None:
-        """For `self.model` in a method: the construction every `self.model = ...` of the class agrees on."""
+    def attribute_constructions(self, key: str, scope: ast.AST) -> list[ast.Call]:
+        """For `self.model` in a method: the constructions of every `self.model = ...` of the class (the
+        arms of an `if` may build different classes); empty when one of them builds no module."""
         head, _, attribute = key.partition(".")
         cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
         if cls is None or "." in attribute or not attribute or head != _first_parameter(scope):
-            return None
+            return []
         values = [
             node.value
             for node in self.ctx.index.within(cls, ast.Assign)
             if any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
         ]
         calls = [_strip_same_module(v) for v in values]
-        if not calls or any(c is None or not self.builds_module(c) for c in calls):
-            return None
-        return calls[0] if len({self.ctx.text(c.func) for c in calls}) == 1 else None
+        return [] if any(c is None or not self.builds_module(c) for c in calls) else calls
 
 
 @dataclass
@@ -750,6 +775,8 @@ class _Flow:
             return self._unknown_arguments(call, state)
         if owner == self.self_name and self._method(method) is not None:
             return self._follow(call, self._method(method), owner, state)
+        if owner != self.self_name and method in self.modes.wrapper_methods:
+            return self._follow(call, self.modes.wrapper_methods[method], owner, state)
         if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
             # `self.model(x)`: a call of the model held in an attribute.
             self._record(call, call, f"{owner}.{method}", lookup(state, f"{owner}.{method}"))

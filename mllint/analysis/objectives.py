@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.calls import CallResolver
-from mllint.analysis.loops import LR_SCHEDULER_MODULE, OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
+from mllint.analysis.loops import OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
+from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import ProjectView
 from mllint.analysis.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
 
@@ -259,7 +260,7 @@ def steps_after(ctx, backward: ast.Call) -> bool:
 def _is_optimizer(ctx, values: ValueKinds, receiver: ast.AST, call: ast.Call) -> bool:
     constructed = values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
     if constructed:
-        return constructed.startswith("torch.optim.") and not constructed.startswith(LR_SCHEDULER_MODULE)
+        return is_optimizer(constructed)
     identifiers = re.findall(r"[A-Za-z_]\w*", ctx.text(receiver))
     last = identifiers[-1] if identifiers else ""
     if SCALER_NAME.search(last):

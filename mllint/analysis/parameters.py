@@ -16,11 +16,10 @@ from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
+from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import NOT_MODULES, ProjectView
 from mllint.analysis.values import ValueKinds, canonical_class
 
-OPTIMIZERS = "torch.optim."
-LR_SCHEDULERS = "torch.optim.lr_scheduler."
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
 MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)
@@ -38,8 +37,7 @@ class Optimized:
 
 
 def is_optimizer_constructor(ctx, call: ast.Call) -> bool:
-    name = ctx.qualified_name(call.func) or ""
-    return name.startswith(OPTIMIZERS) and not name.startswith(LR_SCHEDULERS) and name[len(OPTIMIZERS) :][:1].isupper()
+    return is_optimizer(ctx.qualified_name(call.func))
 
 
 def optimizer_over(ctx, call: ast.Call) -> list[Optimized]:

@@ -503,6 +503,8 @@ class ProjectView:
         return None
 
     def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
+        if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
+            return _agreed([self._call(Called(v, value.node), module, depth + 1) for v in value.callee.values])
         callee = self.resolve(value.callee, module, depth + 1)
         if isinstance(callee, Found):
             if not callee.layer:

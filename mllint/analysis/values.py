@@ -52,7 +52,7 @@ EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
 VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
-    "clone", "cpu", "cuda", "detach", "permute", "transpose",
+    "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
 
@@ -254,6 +254,8 @@ class ValueKinds:
 
     def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
+        if _calls_self(func):
+            return self._own_forward(call)
         name = self.ctx.qualified_name(func)
         if name in FUNCTION_KINDS:
             return Made(FUNCTION_KINDS[name], call)
@@ -279,6 +281,13 @@ class ValueKinds:
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self.value(func, depth + 1, binding)
         return None if callee is None else Called(callee, call)
+
+    def _own_forward(self, call: ast.Call) -> Value | None:
+        """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
+        cls = self.scopes.enclosing_class(call)
+        if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
+            return None
+        return Called(Called(Ref(f"{self.ctx.module.name}.{cls.name}"), call), call)
 
     def _linting_torch(self) -> bool:
         """Inside torch's own sources, torch's functions are the project's."""
@@ -358,7 +367,7 @@ class ValueKinds:
         reaching: list[Definition] = []
         for definition in reversed(before):
             reaching.append(definition)
-            if self._always_runs_before(definition.node, use):
+            if self._always_runs_before(definition.node, use) or self._in_both_arms(reaching, use):
                 break
         else:
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
@@ -367,6 +376,22 @@ class ValueKinds:
             later = [d for d in definitions if _position(d.node) > use_position]
             reaching += [d for d in later if loop in set(self.scopes.ancestors(d.node))]
         return reaching
+
+    def _in_both_arms(self, reaching: list[Definition], use: ast.AST) -> bool:
+        """Do the definitions bind the name in both arms of an `if`/`else` (or every arm of an `elif`
+        chain) that runs on every path to `use`?"""
+        statements = {self._statement(d.node) for d in reaching}
+        branch = self.scopes.parent(self._statement(reaching[-1].node))
+        while isinstance(branch, ast.If):
+            if _assigns_on_every_arm(branch, statements) and self._always_runs_before(branch, use):
+                return True
+            branch = self.scopes.parent(branch)
+        return False
+
+    def _statement(self, node: ast.AST) -> ast.AST:
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.scopes.parent(node)
+        return node
 
     def _binds_from(self, target: ast.AST, use: ast.AST) -> bool:
         """Is `use` read by the assignment that binds `target` (`x = x.detach()`: the old `x`)?"""
@@ -442,7 +467,20 @@ class ValueKinds:
                     values.setdefault(node.target.attr, []).append(None)
             self._attribute_values[cls] = values
         found = self._attribute_values[cls].get(expr.attr)
-        return None if not found or any(v is None for v in found) else found
+        if not found or any(v is None for v in found):
+            return None
+        # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
+        assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
+        return assigned or None
+
+
+def _assigns_on_every_arm(branch: ast.If, statements: set) -> bool:
+    """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
+    every arm?"""
+    return bool(branch.orelse) and all(
+        any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements)) for s in arm)
+        for arm in (branch.body, branch.orelse)
+    )  # fmt: skip
 
 
 def _constant_index(node: ast.AST) -> int | None:
@@ -451,6 +489,13 @@ def _constant_index(node: ast.AST) -> int | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         sign, node = -1, node.operand
     return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _calls_self(func: ast.AST) -> bool:
+    """`self` or `self.__call__` as what a call calls."""
+    if isinstance(func, ast.Attribute) and func.attr == "__call__":
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self"
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

@@ -4,11 +4,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mllint import REPOSITORY_URL
+from mllint.docs import DIRECTORY, page_name
 from mllint.findings import Finding
 from mllint.notebook import file_lines
 from mllint.rule import Rule
 
-DOCS_URL = "https://github.com/mllint/mllint/blob/main/docs/rules.md#{code}"
 
 
 @dataclass
@@ -40,7 +41,8 @@ def cell_position(finding: Finding) -> str:
 
 
 def rule_url(code: str) -> str:
-    return DOCS_URL.format(code=code.lower())
+    """The rule's page in the generated rule reference (`python -m mllint.docs`)."""
+    return f"{REPOSITORY_URL}/blob/main/{DIRECTORY.as_posix()}/{page_name(code)}"
 
 
 def _formats() -> dict[str, Callable[[Report], str]]:

@@ -22,6 +22,7 @@ from mllint.source import SourceText
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/mllint-torch/"
+SARIF_DESCRIPTION_LIMIT = 1024  # GitHub code scanning's limit on a rule's fullDescription
 SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 GITLAB_SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 # What XML 1.0 cannot carry, even escaped: control characters, lone surrogates, U+FFFE and U+FFFF.
@@ -112,20 +113,32 @@ def _fingerprints(report: Report) -> list[str]:
 
 
 def sarif(report: Report) -> str:
-    """SARIF 2.1.0, as GitHub code scanning reads it."""
-    rule_index = {rule.code: index for index, rule in enumerate(report.rules)}
+    """SARIF 2.1.0, as GitHub code scanning reads it. mllint's own failures on a file (a crash, a file it
+    cannot read) are notifications of the invocation, which then did not succeed, and not results."""
+    rules = [rule for rule in report.rules if not rule.tool_failure]
+    failures = [rule for rule in report.rules if rule.tool_failure]
+    rule_index = {rule.code: index for index, rule in enumerate(rules)}
+    failure_index = {rule.code: index for index, rule in enumerate(failures)}
+    pairs = list(zip(report.findings, _fingerprints(report), strict=True))
     results = [
         _sarif_result(finding, fingerprint, report, rule_index)
-        for finding, fingerprint in zip(report.findings, _fingerprints(report), strict=True)
+        for finding, fingerprint in pairs
+        if finding.code not in failure_index
+    ]
+    notifications = [
+        _sarif_notification(finding, report, failure_index) for finding in report.findings if finding.code in failure_index
     ]
     driver = {
         "name": "mllint",
         "informationUri": INFORMATION_URI,
         "version": __version__,
-        "rules": [_sarif_rule(rule) for rule in report.rules],
+        "rules": [_sarif_rule(rule) for rule in rules],
+        "notifications": [_sarif_rule(rule) for rule in failures],
     }
+    invocation = {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
     run = {
         "tool": {"driver": driver},
+        "invocations": [invocation],
         "originalUriBaseIds": {"%SRCROOT%": {"uri": _directory_uri(report.root)}},
         "columnKind": "unicodeCodePoints",  # Position columns count characters (SARIF's default is UTF-16)
         "results": results,
@@ -134,15 +147,27 @@ def sarif(report: Report) -> str:
 
 
 def _sarif_rule(rule: type[Rule]) -> dict:
+    """A rule's reporting descriptor, within GitHub's limits: the first sentence as the short description,
+    "What it does" up to 1,024 characters as the full one, the whole documentation as help."""
     documentation = rule.documentation() or rule.message
     return {
         "id": rule.code,
         "name": rule.name,
-        "shortDescription": {"text": rule.summary() or rule.message},
-        "fullDescription": {"text": documentation},
+        "shortDescription": {"text": rule.first_sentence() or rule.message},
+        "fullDescription": {"text": rule.description(SARIF_DESCRIPTION_LIMIT) or rule.message},
         "help": {"text": documentation, "markdown": documentation},
         "helpUri": rule_url(rule.code),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
+    }
+
+
+def _sarif_notification(finding: Finding, report: Report, failure_index: dict[str, int]) -> dict:
+    location = _sarif_result(finding, "", report, {})["locations"][0]
+    return {
+        "descriptor": {"id": finding.code, "index": failure_index[finding.code]},
+        "level": SARIF_LEVEL[finding.severity],
+        "message": {"text": finding.message},
+        "locations": [location],
     }
 
 

@@ -27,7 +27,9 @@ def _one_line(text: str) -> str:
 
 def _concise_line(finding: Finding, paint: Palette) -> str:
     location = f"{paint(finding.location, BOLD)}:{finding.start.line}:{finding.start.column}:"
-    line = f"{location} {paint(finding.code, BOLD, RED)} {_one_line(finding.message)}"
+    # Errors are the norm, as in Ruff; a warning or info says so.
+    severity = "" if finding.severity is Severity.ERROR else f"[{finding.severity.label}] "
+    line = f"{location} {paint(finding.code, BOLD, RED)} {severity}{_one_line(finding.message)}"
     safely_fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
     return f"{line} {paint('[*]', CYAN)}" if safely_fixable else line
 

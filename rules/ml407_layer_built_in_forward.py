@@ -1,0 +1,169 @@
+import ast
+
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.gradients import PARAMETRISED
+from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.values import canonical_class
+from mllint.rule import Rule
+
+MAX_CALL_DEPTH = 3  # how many calls deep from `forward` helpers are followed
+
+
+class LayerBuiltInForward(Rule):
+    """
+    ## What it does
+    Reports a layer with parameters (`nn.Linear`, `nn.Conv2d`, `nn.Embedding`, `nn.LayerNorm`, ...)
+    constructed inside a module's `forward`, or in a method or function of the file that `forward`
+    calls. Modules without parameters (`nn.ReLU()`, `nn.Dropout(p)`, `nn.Identity()`) and a lazy
+    initialisation that stores the layer on `self` once, under a check (`if self.head is None:`,
+    directly or through a local name), are not reported.
+
+    ## Why is this bad?
+    Every call draws fresh random parameters. They are not among the parameters the optimizer was
+    given, so they never train; the model's output goes through a new random layer at every step and
+    is noise, and the layers before it learn nothing useful. Nothing raises: the loss just does not go
+    down (or goes down only as far as the trained part can go around the random layer).
+
+    ## Example
+    ```python
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 8)
+
+        def forward(self, x):
+            head = nn.Linear(8, 1)
+            return head(torch.relu(self.body(x)))
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 8)
+            self.head = nn.Linear(8, 1)
+
+        def forward(self, x):
+            return self.head(torch.relu(self.body(x)))
+    ```
+
+    ## Fix safety
+    There is no fix: the layer has to move to `__init__`, with its sizes, and be held by the module.
+    """
+
+    code = "ML407"
+    name = "layer-built-in-forward"
+    message = (
+        "`{layer}` is built {where} on every call: its fresh random parameters never train; "
+        "build it once in `__init__`"
+    )
+    requires_any_text = ("forward",)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node not in self.ctx.analysis(ModuleClasses).modules:
+            return
+        methods = {f.name: f for f in node.body if isinstance(f, FUNCTION_NODES)}
+        forward = methods.get("forward")
+        if forward is None:
+            return
+        module_functions = {f.name: f for f in self.ctx.tree.body if isinstance(f, FUNCTION_NODES)}
+        for function, guarded in self._reached(forward, methods, module_functions):
+            where = "in `forward`" if function is forward else f"in `{function.name}`, called from `forward`,"
+            for call in self._constructions(function, guarded):
+                layer = canonical_class(self.ctx.qualified_name(call.func)).rsplit(".", 1)[-1]
+                self.report(call, self.message.format(layer=f"nn.{layer}", where=where))
+
+    def _reached(self, forward: ast.AST, methods: dict, module_functions: dict) -> list[tuple[ast.AST, bool]]:
+        """`forward` and the methods (`self.block(x)`) and module functions it calls, a few calls deep,
+        each with whether some check on the way may keep it from running every call (`if not self.built:
+        self._build(x)`, a helper that returns early)."""
+        seen, pending = {forward: False}, [(forward, 0)]
+        while pending:
+            function, depth = pending.pop()
+            if depth >= MAX_CALL_DEPTH:
+                continue
+            for call in _own_calls(function):
+                if self._lazily_stored(call, seen[function]):
+                    continue  # `self.head = self._build_head()` under a check: built once
+                func = call.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                    callee = methods.get(func.attr)
+                else:
+                    callee = module_functions.get(func.id) if isinstance(func, ast.Name) else None
+                if callee is not None and callee not in seen:
+                    seen[callee] = seen[function] or _under_if(self.ctx, call) or _returns_early(callee)
+                    pending.append((callee, depth + 1))
+        return list(seen.items())
+
+    def _constructions(self, function: ast.AST, guarded: bool):
+        for call in _own_calls(function):
+            built = canonical_class(self.ctx.qualified_name(call.func))
+            if built in PARAMETRISED and not self._lazily_stored(call, guarded):
+                yield call
+
+    def _lazily_stored(self, call: ast.Call, guarded: bool) -> bool:
+        """Is the layer stored on `self` (`self.head = nn.Linear(...)`, `self.add_module("head", ...)`)
+        under a check, so that it is built once?"""
+        stored = False
+        for ancestor in self.ctx.scopes.ancestors(call):
+            if isinstance(ancestor, FUNCTION_NODES):
+                break
+            if isinstance(ancestor, ast.Assign):
+                stored |= any(_on_self(t) or self._kept_on_self(t, ancestor) for t in ancestor.targets)
+            elif isinstance(ancestor, ast.AnnAssign):
+                stored |= _on_self(ancestor.target)
+            elif isinstance(ancestor, ast.Call):
+                stored |= _on_self(ancestor.func) or any(_on_self(a) for a in ancestor.args)
+        return stored and (guarded or _under_if(self.ctx, call))
+
+
+    def _kept_on_self(self, target: ast.AST, assignment: ast.Assign) -> bool:
+        """`new = nn.Embedding(...)` then `self.bias = new` in the same function."""
+        function = self.ctx.scopes.enclosing_function(assignment)
+        return isinstance(target, ast.Name) and function is not None and any(
+            isinstance(node.value, ast.Name) and node.value.id == target.id and any(_on_self(t) for t in node.targets)
+            for node in self.ctx.index.within(function, ast.Assign)
+        )  # fmt: skip
+
+
+def _under_if(ctx, node: ast.AST) -> bool:
+    for ancestor in ctx.scopes.ancestors(node):
+        if isinstance(ancestor, FUNCTION_NODES):
+            return False
+        if isinstance(ancestor, ast.If):
+            return True
+    return False
+
+
+def _returns_early(function: ast.AST) -> bool:
+    """Does the function start with `if ...: return`?"""
+    first = next((s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))), None)
+    return isinstance(first, ast.If) and isinstance(first.body[-1], ast.Return)
+
+
+def _on_self(node: ast.AST) -> bool:
+    """`self.head`, `self.heads[k]`, `self.add_module`, `setattr(self, ...)`'s `self`."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _own_calls(function: ast.AST):
+    """The calls in a function's body, not in nested functions, lambdas or classes."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        stack += ast.iter_child_nodes(node)
