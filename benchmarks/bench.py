@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import PINNED, source_dir  # noqa: E402
+from corpus import PINNED, expand, source_dir  # noqa: E402
 
 
 def corpus_directory(name: str) -> Path:
@@ -102,7 +102,7 @@ def main() -> None:
     import libcst
 
     print(f"{'corpus':<22}{'files':>7}{'lines':>10}  {'what':<22}{'median s':>9}{'lines/s':>10}{'x ast':>8}{'x libcst':>9}")
-    for name in args.corpora:
+    for name in expand(args.corpora):
         directory = corpus_directory(name)
         texts = sources(directory)
         lines = sum(text.count("\n") + 1 for text in texts)

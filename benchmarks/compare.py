@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import corpus_directory  # noqa: E402
+from corpus import expand  # noqa: E402
 
 
 def timed_run(command: list[str]) -> tuple[float, float]:
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variant", action="append", default=[], help='"NAME=extra options" for this build')
     args = parser.parse_args()
+    corpora = expand(args.corpora)
     this = shutil.which("mllint") or str(Path(sys.executable).parent / "mllint")
     builds = {"baseline": (args.baseline, []), "this": (this, [])}
     for variant in args.variant:
@@ -46,13 +48,13 @@ def main() -> None:
         builds[name] = (this, options.split())
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
-        for corpus in args.corpora:
+        for corpus in corpora:
             directory = str(corpus_directory(corpus))
             for name, (executable, options) in builds.items():
                 command = [executable, "check", *options, "--no-cache", "--isolated", "--exit-zero", "-q", "-o", "/dev/null", directory]
                 samples.setdefault((corpus, name), []).append(timed_run(command))
     print(f"{'corpus':<16}{'build':<16}{'wall s':>8}{'cpu s':>8}{'x wall':>8}{'x cpu':>8}   (medians of {args.rounds})")
-    for corpus in args.corpora:
+    for corpus in corpora:
         base_wall = statistics.median(w for w, _ in samples[(corpus, "baseline")])
         base_cpu = statistics.median(c for _, c in samples[(corpus, "baseline")])
         for name in builds:

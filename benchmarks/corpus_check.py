@@ -2,7 +2,7 @@
 copy with `--fix --unsafe-fixes` and check that every fixed file parses, that a second fix run changes
 nothing, and that files without a fix are byte-identical.
 
-    python benchmarks/corpus_check.py torch transformers timm lightning
+    python benchmarks/corpus_check.py torch library training   # sets of corpus.py, packages or directories
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import corpus_directory  # noqa: E402
+from corpus import expand  # noqa: E402
 
 MLLINT = [sys.executable, "-m", "mllint", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero"]
 
@@ -72,7 +73,7 @@ def check(name: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpora", nargs="+")
-    ok = all([check(name) for name in parser.parse_args().corpora])
+    ok = all([check(name) for name in expand(parser.parse_args().corpora)])
     sys.exit(0 if ok else 1)
 
 

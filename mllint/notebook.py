@@ -2,10 +2,10 @@
 written back into the cells' `source` without touching anything else of the file.
 
 The program is the code cells in order, separated by a boundary comment line. IPython syntax (`%magic`,
-`!shell`, `obj?`, and their `\\` continuation lines) becomes a placeholder line that is valid Python and
-finds nothing; the other lines keep their text and columns. Cells whose cell magic does not run Python
-(`%%bash`, `%%writefile`, ...) are left out. Cells are numbered as Ruff and editors number them: every cell,
-markdown included, from 1.
+`!shell`, `obj?`, magics without their `%` such as `cd ..` or `pip install x`, and their `\\` continuation
+lines) becomes a placeholder line that is valid Python and finds nothing; the other lines keep their text
+and columns. Cells whose cell magic does not run Python (`%%bash`, `%%writefile`, ...) are left out. Cells
+are numbered as Ruff and editors number them: every cell, markdown included, from 1.
 """
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "python", "python3", 
 HELP = re.compile(r"\?{1,2}[\w.*%]+|%{0,2}[\w.*]+\?{1,2}")
 # `files = !ls`, `result = %timeit -o f()`: a magic's output assigned.
 ASSIGNED_MAGIC = re.compile(r"[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[%!]")
+# Line magics IPython runs without their `%` (automagic) when the line is no Python: `cd ..`, `pip install x`.
+AUTOMAGICS = frozenset(
+    "cd ls ll pwd pip conda mamba env who whos run load_ext reload_ext matplotlib timeit time cat mkdir rmdir rm "
+    "cp mv clear history reset load pdb debug autoreload alias bookmark pushd popd dirs dhist sx system store "
+    "pylab config xmode lsmagic less man tensorboard".split()
+)
 PLACEHOLDER_LINE = re.compile(rf"[ \t]*(?:pass  )?{re.escape(PLACEHOLDER)}")
 # A message's reference to another line of the program (`softmax output (line 9)`, `crashed at line 9`).
 LINE_REFERENCE = re.compile(r"(?:(?<=\()|(?<=at ))line ([0-9]+)\b")
@@ -237,7 +243,24 @@ def _python_of(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _is_ipython(stripped: str) -> bool:
-    return stripped.startswith(("%", "!")) or bool(HELP.fullmatch(stripped) or ASSIGNED_MAGIC.match(stripped))
+    return (
+        stripped.startswith(("%", "!"))
+        or bool(HELP.fullmatch(stripped) or ASSIGNED_MAGIC.match(stripped))
+        or _is_automagic(stripped)
+    )
+
+
+def _is_automagic(stripped: str) -> bool:
+    """`cd ..`, `pip install torch`: a line magic's name, then arguments that are no Python, on a line
+    complete in itself (`env = make_env(` starts a statement)."""
+    words = stripped.split(maxsplit=1)
+    if len(words) < 2 or words[0] not in AUTOMAGICS or _inside_statement([stripped], 0):
+        return False
+    try:
+        compile(stripped, "<cell line>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False
 
 
 def _inside_statement(lines: list[str], checked: int) -> bool:

@@ -1,7 +1,6 @@
 import ast
 
-from mllint.analysis.losses import CROSS_ENTROPY, drop_activation_fix, loss_input
-from mllint.analysis.values import Kind
+from mllint.analysis.losses import SOFTMAX_TWICE, drop_activation_fix, mismatched_input
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -11,7 +10,8 @@ class SoftmaxIntoCrossEntropy(Rule):
     ## What it does
     Reports softmax output passed as the input of `CrossEntropyLoss` or `F.cross_entropy`: from
     `F.softmax`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax` module or an
-    `nn.Sequential` ending in one, directly or through local variables, `self.` attributes and import
+    `nn.Sequential` ending in one, averaged or otherwise combined linearly (an ensemble's mean, a weighted
+    sum, a product with one-hot rows), directly or through local variables, `self.` attributes and import
     aliases, and from the project's models and functions in other files: a model whose `forward` returns
     softmax output (in training mode), a factory function that builds one, a helper that returns one.
 
@@ -59,7 +59,7 @@ class SoftmaxIntoCrossEntropy(Rule):
     requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, (CROSS_ENTROPY,), (Kind.PROBABILITIES,))
+        found = mismatched_input(self.ctx, node, SOFTMAX_TWICE)
         if found is None:
             return
         message = (

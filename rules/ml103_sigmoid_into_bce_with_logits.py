@@ -1,7 +1,6 @@
 import ast
 
-from mllint.analysis.losses import BCE_WITH_LOGITS, drop_activation_fix, loss_input
-from mllint.analysis.values import Kind
+from mllint.analysis.losses import SIGMOID_TWICE, drop_activation_fix, mismatched_input
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -52,7 +51,7 @@ class SigmoidIntoBceWithLogits(Rule):
     requires_any_text = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, (BCE_WITH_LOGITS,), (Kind.SIGMOID,))
+        found = mismatched_input(self.ctx, node, SIGMOID_TWICE)
         if found is None:
             return
         message = (

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.losses import CROSS_ENTROPY, drop_activation_fix, loss_input
+from mllint.analysis.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_input
 from mllint.analysis.names import call_argument
 from mllint.analysis.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability, Severity
@@ -51,7 +51,7 @@ class LogSoftmaxIntoCrossEntropy(Rule):
     requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, (CROSS_ENTROPY,), (Kind.LOG_PROBABILITIES,))
+        found = mismatched_input(self.ctx, node, REDUNDANT_LOG_SOFTMAX)
         if found is None:
             return
         message = (

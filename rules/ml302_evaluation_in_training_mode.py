@@ -110,6 +110,8 @@ class EvaluationInTrainingMode(Rule):
             has = ""
         elif layer.where:
             has = f"; `{layer.owner}` has {layer.what} ({layer.where})"
+        elif layer.node is fact.origin:  # the constructor says it (`torchvision.models.resnet50()`)
+            has = f"; it has {layer.what}"
         else:
             has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
@@ -154,9 +156,7 @@ def _only_shape_checked(ctx, call: ast.Call) -> bool:
         return False
     target, values = parent.targets[0], ctx.analysis(ValueKinds)
     reads = [
-        read for read in ctx.index.by_type.get(ast.Name, ())
-        if read.id == target.id and isinstance(read.ctx, ast.Load)
-        and any(d.node is target for d in values.reaching_definitions(read))
+        read for read in ctx.scopes.loads(target.id) if any(d.node is target for d in values.reaching_definitions(read))
     ]  # fmt: skip
     return bool(reads) and all(_is_shape_read(ctx, read) for read in reads)
 

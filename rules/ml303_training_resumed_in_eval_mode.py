@@ -1,9 +1,12 @@
 import ast
+import re
 
 from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes
+from mllint.analysis.modes import Mode, Modes, receiver_key
 from mllint.findings import Severity
 from mllint.rule import Rule
+
+OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
 
 
 class TrainingResumedInEvalMode(Rule):
@@ -17,7 +20,8 @@ class TrainingResumedInEvalMode(Rule):
     `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
-    (frozen batch-norm statistics) is not either.
+    (frozen batch-norm statistics) is not either. Also reported: fine-tuning a model loaded with
+    transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`.
 
     ## Why is this bad?
     From the second epoch on the model trains in eval mode: Dropout is off, so the regularisation the
@@ -76,26 +80,62 @@ class TrainingResumedInEvalMode(Rule):
         if not modes.may_switch_to_eval():
             return
         reported: set[ast.AST] = set()
+        optimized: dict[str, bool] = {}  # per model: `_optimized` reads the whole file
         for use in modes.uses():
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
                 continue
             loops = modes.loops_around(use.site, use.scope)
             evaluations = [
                 f for f in use.facts
-                if f.mode is Mode.EVAL and f.site is not None and loops & modes.loops_around(f.site, use.scope)
+                if f.mode is Mode.EVAL and f.site is not None
+                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_memo(self.ctx, use.key, optimized))
             ]  # fmt: skip
             training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
             if not evaluations or not training or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
-            fact = evaluations[0]
+            fact = min(evaluations, key=lambda f: (_position(f.site), _position(f.origin)))  # the first the loop reaches
             via = f", through {modes.describe(fact.site)}" if fact.site is not fact.origin else ""
             when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
+            if fact.origin is fact.built:
+                when = "as it loads it (transformers calls `eval()` after loading the weights),"
             message = (
                 f"`{use.key}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
                 f"{when} and nothing calls `{use.key}.train()` before this training step runs"
             )
             self.report(use.call, message)
+
+
+def _position(node: ast.AST | None) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _optimized_memo(ctx, key: str, known: dict[str, bool]) -> bool:
+    if key not in known:
+        known[key] = _optimized(ctx, key)
+    return known[key]
+
+
+def _optimized(ctx, key: str) -> bool:
+    """Does an optimizer take the model's parameters (`AdamW(model.parameters())`, directly or through a
+    variable)? A loaded model no optimizer updates is a frozen encoder or a teacher: eval mode is meant."""
+    def parameters_of_model(node: ast.AST) -> bool:
+        return any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("parameters", "named_parameters")
+            and receiver_key(n.func.value) == key
+            for n in ast.walk(node)
+        )  # fmt: skip
+
+    holders = {
+        target.id
+        for node in ctx.index.of_type(ast.Assign) if parameters_of_model(node.value)
+        for target in node.targets if isinstance(target, ast.Name)
+    }  # fmt: skip
+    def given_parameters(call: ast.Call) -> bool:
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        return any(parameters_of_model(a) or isinstance(a, ast.Name) and a.id in holders for a in arguments)
+
+    return any(OPTIMIZER.search(ctx.text(call.func)) and given_parameters(call) for call in ctx.index.of_type(ast.Call))
 
 
 def _after(node: ast.AST, other: ast.AST) -> bool:

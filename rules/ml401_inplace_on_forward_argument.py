@@ -11,6 +11,13 @@ OPERATORS = {
 }  # fmt: skip
 ATOMIC = (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)
 TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
+# Functions that take a sequence of tensors: an argument passed to them whole is a list of tensors.
+SEQUENCE_FUNCTIONS = {
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
+    "torch.dstack", "torch.column_stack",
+}
+LIST_METHODS = {"append", "extend", "insert", "pop"}
+
 MAX_ALIASES = 4  # `out = x` then `y = out`: how many plain assignments back an argument is followed
 # Activations that may work in place: functional forms take `inplace=True`, modules take it at construction
 # (the position of the `inplace` argument when it is passed positionally).
@@ -39,7 +46,13 @@ class InplaceOnForwardArgument(Rule):
     while the name (or, for the first two, a plain alias of it: `out = x` then `out += bias`) still
     holds the caller's tensor; and an in-place activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`) applied to
     the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
-    count: those annotated as `torch.Tensor`, and an unannotated first argument.
+    count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
+    treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
+    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])` replaces
+    a list item, no tensor changes). Changes made only when `self.training` is false (`if not
+    self.training:`, the `else` of `if self.training:`, after an `if self.training:` that returns) are
+    left alone: inference-only code, such as a detection head decoding its feature maps, works on
+    intermediate activations and runs no backward.
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
@@ -89,10 +102,12 @@ class InplaceOnForwardArgument(Rule):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
             return
-        tensors = self._tensor_parameters(node)
+        tensors = self._tensor_parameters(node) - self._sequence_parameters(node)
         if not tensors:
             return
         for statement in _statements(node):
+            if self._inference_only(statement, node):
+                continue
             if isinstance(statement, ast.AugAssign) and self._argument_held(statement.target, tensors):
                 self._report_augmented(statement, self._argument_held(statement.target, tensors))
             elif isinstance(statement, ast.Assign):
@@ -155,6 +170,36 @@ class InplaceOnForwardArgument(Rule):
                 names.add(arg.arg)
         return names
 
+    def _sequence_parameters(self, function: ast.FunctionDef) -> set[str]:
+        """Parameters the function uses as a list of tensors."""
+        names = set()
+        for call in self.ctx.index.within(function, ast.Call):
+            func = call.func
+            if self.ctx.qualified_name(func) in SEQUENCE_FUNCTIONS and call.args and isinstance(call.args[0], ast.Name):
+                names.add(call.args[0].id)
+            elif isinstance(func, ast.Attribute) and func.attr in LIST_METHODS and isinstance(func.value, ast.Name):
+                names.add(func.value.id)
+            elif _calls_own_layer(func):
+                names.update(a.value.id for a in call.args if _item_of_name(a))
+        return names
+
+    def _inference_only(self, statement: ast.stmt, function: ast.FunctionDef) -> bool:
+        """Does `statement` run only when `self.training` is false: inside `if not self.training:` (or
+        the `else` of `if self.training:`), or after an `if self.training:` that returns?"""
+        child = statement
+        for ancestor in self.ctx.scopes.ancestors(statement):
+            block = next((b for b in _blocks(ancestor) if any(s is child for s in b)), [])
+            earlier = block[: next(i for i, s in enumerate(block) if s is child)] if block else []
+            if any(_training_test(s) is True and isinstance(s.body[-1], (ast.Return, ast.Raise)) for s in earlier):
+                return True
+            if isinstance(ancestor, ast.If) and _training_test(ancestor) is not None:
+                if _training_test(ancestor) is (block is ancestor.orelse):
+                    return True
+            if ancestor is function:
+                return False
+            child = ancestor
+        return False
+
     def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0) -> str | None:
         """The tensor argument `node` may still hold, on some path: the argument itself, or through
         plain aliases (`out = x`). An augmented assignment (`x /= 255`) changes the tensor in place: the
@@ -192,6 +237,42 @@ def _is_true(node: ast.AST) -> bool:
 
 def _end(node: ast.AST) -> tuple[int, int]:
     return (node.end_lineno, node.end_col_offset)
+
+
+def _calls_own_layer(func: ast.AST) -> bool:
+    """`self.head(...)`, `self.convs[i](...)`: a call of one of the module's layers."""
+    while isinstance(func, (ast.Attribute, ast.Subscript)):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self"
+
+
+def _item_of_name(node: ast.AST) -> bool:
+    """`x[i]` or `x[0]`: one item of a name, by a plain index."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, (ast.Name, ast.Constant))
+    )
+
+
+def _training_test(statement: ast.stmt) -> bool | None:
+    """For `if self.training:` True, for `if not self.training:` False; None for other statements."""
+    if not isinstance(statement, ast.If):
+        return None
+    test, negated = statement.test, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, True
+    is_training = isinstance(test, ast.Attribute) and test.attr == "training" and _is_self(test.value)
+    return (not negated) if is_training else None
+
+
+def _is_self(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _blocks(node: ast.AST) -> list[list]:
+    """The statement lists of a compound statement (or function)."""
+    return [getattr(node, field) for field in ("body", "orelse", "finalbody") if isinstance(getattr(node, field, None), list)]
 
 
 def _indexes_a_tensor(target: ast.AST) -> bool:

@@ -1,8 +1,11 @@
 import ast
 
-from mllint.analysis.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
+from mllint.analysis.dims import (
+    broadcast, column_against_batch, expanded, format_ends, format_shape, is_known, trailing_one_added,
+)
 from mllint.analysis.names import call_argument
 from mllint.analysis.shapes import Shapes
+from mllint.analysis.tensor_values import Tensor
 from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -22,8 +25,10 @@ class RegressionLossBroadcast(Rule):
     Reports a regression loss (`MSELoss`, `L1Loss`, `SmoothL1Loss`, `HuberLoss`, `F.mse_loss`, ...)
     whose input and target have known shapes that broadcast to a shape larger than both: typically
     `(N, 1)` predictions from a `Linear(h, 1)` head against `(N,)` targets. Shapes come from the shape
-    analysis (literal sizes, layers of the file's modules, shape operations); where either shape is
-    unknown, nothing is reported.
+    analysis (literal sizes, NumPy arrays, datasets and the batches a `DataLoader` makes of them, layers
+    of the project's modules, shape operations). A batch whose rank is unknown counts when its ends are
+    known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch. Where a shape
+    is unknown otherwise, nothing is reported.
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every
@@ -77,17 +82,15 @@ class RegressionLossBroadcast(Rule):
         if prediction is None or target is None:
             return
         shapes = self.ctx.analysis(Shapes)
-        a, b = shapes.shape(prediction), shapes.shape(target)
-        result = broadcast(a, b)
-        if not (is_known(a) and is_known(b) and is_known(result) and expanded(a, result) and expanded(b, result)):
+        found = _broadcast(shapes.value(prediction), shapes.value(target))
+        if found is None:
             return
-        message = self.message.format(
-            loss=self.ctx.text(node.func), input=format_shape(a), target=format_shape(b), result=format_shape(result)
-        )
-        passed = [shapes.passed[n] for side in (prediction, target) for n in ast.walk(side) if n in shapes.passed]
+        a, b, result, side = found
+        message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
+        passed = [shapes.passed[n] for side_node in (prediction, target) for n in ast.walk(side_node) if n in shapes.passed]
         if passed:
             message += f" ({passed[0]})"
-        extra = prediction if trailing_one_added(a, b) else target if trailing_one_added(b, a) else None
+        extra = {"input": prediction, "target": target}.get(side)
         fix = None
         if extra is not None:
             text = self.ctx.text(extra)
@@ -121,3 +124,21 @@ class RegressionLossBroadcast(Rule):
                         elif isinstance(target, ast.Attribute):
                             self._objects.add(target.attr)
         return self._objects
+
+
+def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:
+    """The two shapes and what they broadcast to, as text, when both stretch; and which side has the
+    extra trailing size-1 dimension ("input", "target" or None). A side of unknown rank counts when it
+    is `(B, ..., 1)` against `(B,)`."""
+    if not isinstance(prediction, Tensor) or not isinstance(target, Tensor):
+        return None
+    a, b = prediction.shape, target.shape
+    if a is None and b is not None and prediction.ends is not None and column_against_batch(prediction.ends, b):
+        return format_ends(prediction.ends), format_shape(b), format_ends((b, b)), "input"
+    if b is None and a is not None and target.ends is not None and column_against_batch(target.ends, a):
+        return format_shape(a), format_ends(target.ends), format_ends((a, a)), "target"
+    result = broadcast(a, b)
+    if not (is_known(a) and is_known(b) and is_known(result) and expanded(a, result) and expanded(b, result)):
+        return None
+    extra = "input" if trailing_one_added(a, b) else "target" if trailing_one_added(b, a) else None
+    return format_shape(a), format_shape(b), format_shape(result), extra

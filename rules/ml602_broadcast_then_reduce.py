@@ -1,12 +1,14 @@
 import ast
 
-from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.dims import broadcast, column_against_batch, format_ends, format_shape, trailing_one_added
 from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
+from mllint.analysis.tensor_values import Tensor
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
 
 ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 REDUCING_FUNCTIONS = {"torch." + name for name in ("sum", "mean", "nansum", "nanmean", "norm")}
+PAIRWISE_FUNCTIONS = {"torch." + name for name in ("max", "min", "maximum", "minimum", "fmax", "fmin")}
 SAME_SHAPE_FUNCTIONS = {"torch." + name for name in ("abs", "square", "exp", "log", "sqrt", "pow")}
 
 
@@ -15,7 +17,9 @@ class BroadcastThenReduce(Rule):
     ## What it does
     Reports an element-wise operation between a `(N,)` and a `(N, 1)` tensor (one is the other with a
     trailing size-1 dimension) whose result is then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
-    directly or through a local variable. Both shapes must be known to the shape analysis. Broadcasting
+    directly or through a local variable, also inside a helper function of the file called with such
+    tensors (`pinball_loss(model(x), y)`, reported at the call). Both shapes must be known to the shape
+    analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`) are not reported.
 
@@ -49,33 +53,72 @@ class BroadcastThenReduce(Rule):
     code = "ML602"
     name = "broadcast-then-reduce"
     message = "`{expression}`: {left} and {right} broadcast to {result} before the reduction"
+    helper_message = "`{call}`: in `{helper}`, `{expression}` broadcasts {left} and {right} to {result} before the reduction"
     requires_any_text = ("sum", "mean", "norm")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reads_by_scope: dict[ast.AST | None, dict[str, list[ast.Name]]] = {}
+        self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
+        shapes = self.ctx.analysis(Shapes)
+        found = self._broadcast_then_reduced(node, shapes.value)
+        if found is not None:
+            left, right, result = found
+            self.report(node, self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
+        shapes = self.ctx.analysis(Shapes)
+        helper = shapes.own_function(node.func) if isinstance(node.func, ast.Name) else None
+        candidates = self._reduced_operations(helper) if helper is not None else []
+        values = shapes.values_in_helper(node) if candidates else None
+        for operation in candidates if values else []:
+            found = self._broadcast_then_reduced(operation, values.get)
+            if found is not None:
+                left, right, result = found
+                message = self.helper_message.format(
+                    call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation),
+                    left=left, right=right, result=result,
+                )  # fmt: skip
+                self.report(node, message)
+                return
+
+    def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:
+        """The element-wise operations of a helper between two of its parameters' expressions, whose
+        result may be reduced (by syntax; built once)."""
+        if helper not in self._candidates:
+            parameters = {a.arg for a in [*helper.args.posonlyargs, *helper.args.args]}
+
+            def reads_parameter(node: ast.AST) -> bool:
+                return any(isinstance(n, ast.Name) and n.id in parameters for n in ast.walk(node))
+
+            self._candidates[helper] = [
+                operation for operation in self.ctx.index.within(helper, ast.BinOp)
+                if isinstance(operation.op, ELEMENTWISE) and reads_parameter(operation.left)
+                and reads_parameter(operation.right) and self._reduced(operation) is not False
+            ]  # fmt: skip
+        return self._candidates[helper]
+
+    def _broadcast_then_reduced(self, node: ast.BinOp, value_of) -> tuple[str, str, str] | None:
+        """The shapes (as text) of an element-wise operation between `(N, 1)` and `(N,)` whose result is
+        reduced, given the values of its operands."""
         if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
-            return  # a Python number broadcasts to nothing
+            return None  # a Python number broadcasts to nothing
         reduced = self._reduced(node)
         # Assigned to a variable: its reads that reach a reduction (checked by syntax first; whether the
         # assignment reaches them is checked last, after the shapes, as it costs the most).
         reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
         if reduced is False or (reduced is not True and not reads):
-            return
-        shapes = self.ctx.analysis(Shapes)
-        left, right = shapes.shape(node.left), shapes.shape(node.right)
-        if left is None or right is None or not (trailing_one_added(left, right) or trailing_one_added(right, left)):
-            return
+            return None
+        found = _column_and_row(value_of(node.left), value_of(node.right))
+        if found is None:
+            return None
         values = self.ctx.analysis(ValueKinds)
         if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
-            return
-        message = self.message.format(
-            expression=self.ctx.text(node), left=format_shape(left), right=format_shape(right),
-            result=format_shape(broadcast(left, right)),
-        )  # fmt: skip
-        self.report(node, message)
+            return None
+        return found
 
     def _reduced(self, node: ast.AST) -> bool | ast.Name:
         """Does the value of `node` reach a reduction through element-wise operations? The variable
@@ -95,6 +138,8 @@ class BroadcastThenReduce(Rule):
                 if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow":
                     return False
                 node, parent = call, self.ctx.scopes.parent(call)
+            elif isinstance(parent, ast.Call) and node in parent.args and _elementwise_of_two(self.ctx.qualified_name(parent.func), parent):
+                node, parent = parent, self.ctx.scopes.parent(parent)
             elif isinstance(parent, ast.Call) and node in parent.args and parent.args[0] is node:
                 name = self.ctx.qualified_name(parent.func)
                 if name in REDUCING_FUNCTIONS:
@@ -121,3 +166,24 @@ class BroadcastThenReduce(Rule):
                     reads.setdefault(name.id, []).append(name)
             self._reads_by_scope[scope] = reads
         return self._reads_by_scope[scope]
+
+
+def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
+    """The shapes of a `(N, 1)` and a `(N,)` operand (either way round) and of their broadcast, as text;
+    a `(B, ..., 1)` of unknown rank against `(B,)` counts."""
+    if not isinstance(left, Tensor) or not isinstance(right, Tensor):
+        return None
+    a, b = left.shape, right.shape
+    if a is None and b is not None and left.ends is not None and column_against_batch(left.ends, b):
+        return format_ends(left.ends), format_shape(b), format_ends((b, b))
+    if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
+        return format_shape(a), format_ends(right.ends), format_ends((a, a))
+    if a is None or b is None or not (trailing_one_added(a, b) or trailing_one_added(b, a)):
+        return None
+    return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
+
+
+def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:
+    """`torch.max(a, b)`, `torch.maximum(a, b)`, ...: element-wise over two tensors (a pinball loss)."""
+    pair = len(call.args) == 2 and not call.keywords and not isinstance(call.args[1], ast.Constant)
+    return name in PAIRWISE_FUNCTIONS and pair

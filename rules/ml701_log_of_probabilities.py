@@ -15,7 +15,8 @@ class LogOfProbabilities(Rule):
     Reports the logarithm of softmax output: `torch.log(F.softmax(x, dim=1))`, `probs.log()`, directly
     or through local variables, or from a model or helper in another file of the project whose output
     is softmax. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
-    `probs.clamp(min=eps).log()`) is not reported, nor is the log of a sigmoid: on real code those were
+    `probs.clamp(min=eps).log()`) is not reported, nor is the log of a mixture of softmax outputs (an
+    ensemble's mean, which no `log_softmax` computes), nor the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
 
     ## Why is this bad?
@@ -59,7 +60,7 @@ class LogOfProbabilities(Rule):
             return
         values = self.ctx.analysis(ValueKinds)
         origins = (o for o, _ in per_call_site(self.ctx, argument, lambda binding: values.origin(argument, binding)))
-        origin = next((o for o in origins if o.kind is Kind.PROBABILITIES and not o.exp_of_log), None)
+        origin = next((o for o in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
         if origin is not None:
             message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
             self.report(node, message, self._fix(node, argument, origin))

@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.losses import BCE, loss_input
+from mllint.analysis.losses import BCE_AFTER_SIGMOID, mismatched_input
 from mllint.analysis.names import callee_name
-from mllint.analysis.values import MAX_DEPTH, Kind, ValueKinds
+from mllint.analysis.values import MAX_DEPTH, ValueKinds
 from mllint.rule import Rule
 
 # Where a loss value stops being one that trains: compared, printed, made a Python number.
@@ -58,7 +58,7 @@ class BceOnSigmoid(Rule):
     requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
-        found = loss_input(self.ctx, node, (BCE,), (Kind.SIGMOID,))
+        found = mismatched_input(self.ctx, node, BCE_AFTER_SIGMOID)
         if found is None:
             return
         if self._may_train(node):

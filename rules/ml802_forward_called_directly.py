@@ -1,14 +1,23 @@
 import ast
 
+from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.project import ProjectView
+from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
+
+PLAIN_BASES = {"abc.ABC", "typing.Generic"}
 
 
 class ForwardCalledDirectly(Rule):
     """
     ## What it does
     Opt-in (enable it by its code). Reports `model.forward(x)` called on a module object from outside that module's own methods.
-    `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`) are fine.
+    `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`) are fine,
+    and so is `forward` called on an object of a project class that is not a module (a plain class
+    with a `forward` method, a `torch.autograd.Function`): there it is the only way to call it. When the
+    object's class is unknown and the file defines a plain class with a `forward` (bases none, `object`
+    or `ABC`), nothing is reported either: the object may be one of those.
 
     ## Why is this bad?
     Calling a module (`model(x)`) runs its forward and pre-forward hooks around `forward`; calling
@@ -56,9 +65,53 @@ class ForwardCalledDirectly(Rule):
             return
         if self.ctx.qualified_name(receiver) is not None:
             return  # an imported class or module: `nn.Linear.forward(self, x)`
+        if self._may_be_plain_object(receiver):
+            return
         text = self.ctx.text(receiver)
         fix = self.ctx.fix(f"Call `{text}(...)`", Applicability.SAFE, self.ctx.replace(func, text))
         self.report(node, self.message.format(call=f"{text}.forward(...)", receiver=text), fix)
+
+    def _may_be_plain_object(self, receiver: ast.AST) -> bool:
+        """Is `receiver` an object of a project class that is not a module, or of an unknown class while
+        the file defines such a class with a `forward`?"""
+        assigned = self.ctx.analysis(ValueKinds).assigned_values(receiver)
+        classes = [self._class_of(value) for value in assigned or ()]
+        if assigned and all(found is not None for found in classes):
+            return not all(is_module for is_module in classes)
+        return any(
+            self._is_plain(cls) and any(isinstance(s, ast.FunctionDef) and s.name == "forward" for s in cls.body)
+            for cls in self.ctx.index.of_type(ast.ClassDef)
+        )
+
+    def _is_plain(self, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """Is the class a plain object: its bases are none, `object`, `ABC` or plain classes of the file?
+        (A `torch.autograd.Function` is called through `apply`: its `forward` says nothing of others.)"""
+        if depth > 8:
+            return False
+        local = {c.name: c for c in self.ctx.index.of_type(ast.ClassDef)}
+        for base in cls.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value  # `Generic[T]`
+            if canonical_class(self.ctx.qualified_name(base)) in PLAIN_BASES or (isinstance(base, ast.Name) and base.id == "object"):
+                continue
+            if not (isinstance(base, ast.Name) and base.id in local and self._is_plain(local[base.id], depth + 1)):
+                return False
+        return True
+
+    def _class_of(self, value: ast.AST) -> bool | None:
+        """For `Class(...)`: whether the class is a module; None when it is no project or torch class."""
+        if not isinstance(value, ast.Call):
+            return None
+        name = canonical_class(self.ctx.qualified_name(value.func))
+        if name is None:
+            local = isinstance(value.func, ast.Name) and next(
+                (c for c in self.ctx.index.of_type(ast.ClassDef) if c.name == value.func.id), None
+            )
+            return (local in self.ctx.analysis(ModuleClasses).modules) if local else None
+        if name.startswith("torch.nn."):
+            return True
+        view = self.ctx.analysis(ProjectView)
+        return view.is_module_class(name) if view.class_summary(name) is not None else None
 
 
 def _is_self(node: ast.AST) -> bool:

@@ -9,7 +9,8 @@ class ModuleInitWithoutSuper(Rule):
     """
     ## What it does
     Reports an `nn.Module` subclass whose `__init__` never calls `super().__init__()` (or a base class's
-    `__init__`).
+    `__init__`). An `__init__` that always raises (a deprecated class pointing to its replacement) makes
+    no object and is left alone.
 
     ## Why is this bad?
     `Module.__init__` creates the registries for parameters, buffers and submodules. Without it, the
@@ -52,7 +53,7 @@ class ModuleInitWithoutSuper(Rule):
         if node not in self.ctx.analysis(ModuleClasses).modules:
             return
         init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-        if init is None or _is_stub(init):
+        if init is None or _is_stub(init) or _always_raises(init):
             return
         if not any(_calls_an_init(n) for n in ast.walk(init)):
             self.report(init, self.message.format(cls=node.name))
@@ -64,6 +65,11 @@ def _is_stub(function: ast.FunctionDef) -> bool:
         isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
         for s in function.body
     )
+
+
+def _always_raises(function: ast.FunctionDef) -> bool:
+    """`raise RuntimeError("deprecated, use ...")` in the body itself: no object is ever made."""
+    return any(isinstance(s, ast.Raise) for s in function.body)
 
 
 def _calls_an_init(node: ast.AST) -> bool:

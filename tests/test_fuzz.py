@@ -112,3 +112,98 @@ def test_mutated_notebooks_never_crash_and_fixes_are_written_back(text):
         json.loads(result.text)
         again = check_source(SourceFile(result.text, "utf-8", b""), "fuzzed.ipynb", SELECTION, Job(Mode.FIX, unsafe=True))
         assert again.text == result.text
+
+
+# Generated training code: loops that carry values from one iteration to the next (`loss += ...` twice,
+# running totals), nested loops, branches, helpers, `no_grad`, AMP. Names come from a small pool so that
+# statements read and rebind each other's values, as in real training loops.
+TENSORS = ["loss", "total", "out", "x", "y", "term", "logits"]
+HEADER = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.cuda.amp import GradScaler, autocast
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def penalty(model, x, y):
+    out = model(x)
+    return F.cross_entropy(out, y)
+
+
+def train(model, loader, opt, scaler, scheduler, criterion, steps):
+    loss = 0
+    total = 0.0
+    x, y = next(iter(loader))
+    out = term = logits = model(x)
+"""
+SIMPLE_STATEMENTS = [
+    "{a} = model({b})", "{a} = criterion({b}, {c})", "{a} = F.mse_loss({b}, {c})", "{a} = {b}.detach()",
+    "{a} += {b}", "{a} += 0.5 * criterion({b}, {c})", "{a} -= 0.1 * {b}", "{a} *= 0.5", "{a} /= steps",
+    "{a} = {a} + penalty(model, {b}, {c})", "{a} = {b}.softmax(dim=-1)", "{a} = torch.log({b})",
+    "{a} = {b}.view(-1)", "{a} = {b}.squeeze()", "{a} = {b} / {c}.std()", "{a} += {b}.item()",
+    "{a}[0] = 0", "{a}.add_(1)", "{a} = {b}.mean()", "{a} = torch.sigmoid({b})", "{a}, {b} = {b}, {a}",
+    "{a}.backward()", "scaler.scale({a}).backward()", "opt.zero_grad()", "opt.step()", "scaler.step(opt)",
+    "scaler.update()", "scheduler.step()", "model.train()", "model.eval()", "{a} = {a}.to('cpu')",
+    "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", "{a}.clamp_(0, 1)", "{a}[:, 0] = 0",
+    "{a}[i] = self.fc({a}[i])", "{a} = torch.cat({a}, 1)", "{a} = {a}.clone()", "self.{a} = {b}",
+    "{a} = self.{b}",
+]
+LOOP_HEADERS = [
+    "for x, y in loader:", "for step in range(steps):", "for i, (x, y) in enumerate(loader):",
+    "while total < steps:", "for {a} in [{b}, {c}]:",
+]
+BLOCK_HEADERS = [
+    "if {a} > 0:", "with torch.no_grad():", "with autocast():", "try:", "if not self.training:", "if self.training:",
+]
+
+
+@st.composite
+def training_block(draw, depth: int, in_loop: bool = False) -> list[str]:
+    lines = []
+    for _ in range(draw(st.integers(1, 5))):
+        a, b, c = (draw(st.sampled_from(TENSORS)) for _ in range(3))
+        kind = draw(st.sampled_from(["simple"] * 4 + ["loop", "block", "jump"] if depth < 3 else ["simple"]))
+        if kind == "jump" and not in_loop:
+            kind = "simple"
+        if kind == "simple":
+            lines.append(draw(st.sampled_from(SIMPLE_STATEMENTS)).format(a=a, b=b, c=c))
+        elif kind == "jump":
+            lines.append(draw(st.sampled_from(["break", "continue", "pass", "return " + a])))
+        else:
+            header = draw(st.sampled_from(LOOP_HEADERS if kind == "loop" else BLOCK_HEADERS))
+            lines.append(header.format(a=a, b=b, c=c))
+            inner = in_loop or kind == "loop"
+            lines += ["    " + line for line in draw(training_block(depth + 1, inner))]
+            if header == "try:":
+                lines += ["except RuntimeError:", "    pass"]
+            elif header.startswith("if") and draw(st.booleans()):
+                lines += ["else:", *("    " + line for line in draw(training_block(depth + 1, inner)))]
+    return lines
+
+
+@st.composite
+def training_program(draw) -> str:
+    """A training function and a module whose `forward` changes its input, both generated."""
+    train = draw(training_block(0))
+    forward = draw(training_block(0))
+    return (
+        HEADER
+        + "".join(f"    {line}\n" for line in train)
+        + "    return loss\n\n\nclass Head(nn.Module):\n    def forward(self, x, y):\n"
+        + "".join(f"        {line}\n" for line in forward)
+        + "        return x\n"
+    )
+
+
+@FUZZ
+@given(training_program())
+def test_generated_training_loops_never_crash(text):
+    assert_sound(text)

@@ -296,9 +296,10 @@ def test_sarif_descriptions_keep_to_githubs_limits(rule):
 def test_sarif_short_description_is_the_first_sentence_and_full_one_fits():
     rules = {r["id"]: r for r in sarif_run(make_report([]))["tool"]["driver"]["rules"]}
     assert rules["ML102"]["shortDescription"]["text"] == (
-        "Reports softmax output (probabilities) or a Linear layer's raw logits passed as the input of `NLLLoss` "
-        "or `F.nll_loss`: made in the same function, through local variables and `self.` attributes, or "
-        "returned by a model's `forward` or a helper function in another file of the project."
+        "Reports softmax or sigmoid output (probabilities), `logsigmoid` output or a Linear layer's raw logits "
+        "passed as the input of `NLLLoss` or `F.nll_loss`: made in the same function, through local variables "
+        "and `self.` attributes, averaged or otherwise combined linearly, or returned by a model's `forward` or "
+        "a helper function in another file of the project."
     )
     assert rules["ML801"]["shortDescription"]["text"].startswith("Reports `torch.load(...)` without")
     what = " ".join(all_rules()["ML302"].doc_section("What it does").split())

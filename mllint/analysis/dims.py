@@ -117,6 +117,18 @@ def format_shape(shape: Shape) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+def format_ends(ends: tuple[Shape, Shape]) -> str:
+    """A shape of unknown rank by its known ends: `(B, ..., 1)`."""
+    return "(" + ", ".join([*(label(d) for d in ends[0]), "...", *(label(d) for d in ends[1])]) + ")"
+
+
+def column_against_batch(ends: tuple[Shape, Shape], shape: Shape) -> bool:
+    """Is a tensor of unknown rank `(B, ..., 1)` (known ends) set against `(B,)`: the same batch
+    dimension B (not 1), which the trailing 1 broadcasts against? Both stretch: to `(B, ..., B)`."""
+    head, tail = ends
+    return len(shape) == 1 and bool(head) and bool(tail) and tail[-1] == 1 and shape[0] not in (1, None) and head[0] == shape[0]
+
+
 def broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
     """The broadcast of two shapes; None when a rank is unknown or the shapes cannot broadcast.
     A dimension whose outcome depends on two different symbols (or a symbol and an int) is unknown."""

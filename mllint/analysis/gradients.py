@@ -5,6 +5,11 @@ tensor created with `requires_grad=True`, reaches it), NONE (it certainly carrie
 from a loader, values computed under `torch.no_grad()`, or every path is cut by `.detach()`, `.item()`,
 `torch.tensor(...)`...) or UNKNOWN. Operands combine (any GRAPH gives GRAPH); the alternative values a
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
+
+Assignments around a loop depend on each other (`loss += a` then `loss += b`: each reads the other's
+value from the previous iteration). A definition met again while its flow is being computed contributes
+what is assumed of it so far, starting from nothing, and is recomputed until that assumption holds: a
+fixed point over loop-carried values.
 """
 from __future__ import annotations
 
@@ -77,8 +82,11 @@ GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
 NONE = Flow(State.NONE)
 
 
-def operands(flows: list[Flow]) -> Flow:
-    """The flow of a value computed from all of `flows`."""
+def operands(flows: list[Flow | None]) -> Flow | None:
+    """The flow of a value computed from all of `flows` (None: not known yet, inside a loop's fixed point)."""
+    flows = [f for f in flows if f is not None]
+    if not flows:
+        return None
     if any(f.state is State.GRAPH for f in flows):
         return GRAPH
     if any(f.state is State.UNKNOWN for f in flows):
@@ -86,8 +94,11 @@ def operands(flows: list[Flow]) -> Flow:
     return Flow(State.NONE, _unique(c for f in flows for c in f.cuts))
 
 
-def alternatives(flows: list[Flow]) -> Flow:
+def alternatives(flows: list[Flow | None]) -> Flow | None:
     """The flow of a value that is one of `flows`, we cannot know which."""
+    flows = [f for f in flows if f is not None]
+    if not flows:
+        return None
     states = {f.state for f in flows}
     if len(states) != 1:
         return UNKNOWN
@@ -106,12 +117,14 @@ class GradientFlow:
         self._budget = 0
         self._mutated: set[str] | None = None
         self._flagged: set[str] | None = None
+        self._assumed: dict[ast.AST, Flow | None] = {}  # definitions being computed: their flow so far
+        self._reentered: set[ast.AST] = set()  # ... and those met again meanwhile
 
     def flow(self, expr: ast.AST) -> Flow:
         self._budget = BUDGET
-        return self._flow(expr, 0)
+        return self._flow(expr, 0) or UNKNOWN
 
-    def _flow(self, expr: ast.AST, depth: int) -> Flow:
+    def _flow(self, expr: ast.AST, depth: int) -> Flow | None:
         self._budget -= 1
         if depth > MAX_DEPTH or self._budget < 0:
             return UNKNOWN
@@ -143,19 +156,37 @@ class GradientFlow:
             return self._call(expr, depth)
         return UNKNOWN
 
-    def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow:
+    def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow | None:
         """A cut of `value`: it matters only when `value` could have carried a graph."""
         before = self._flow(value, depth + 1) if value is not None else NONE
-        return before if before.state is State.NONE else Flow(State.NONE, (cut,))
+        if before is None or before.state is State.NONE:
+            return before
+        return Flow(State.NONE, (cut,))
 
-    def _name(self, name: ast.Name, depth: int) -> Flow:
-        if depth > MAX_DEPTH:  # `x += y` twice in a loop: each reaches the other
-            return UNKNOWN
+    def _name(self, name: ast.Name, depth: int) -> Flow | None:
         definitions = self.values.reaching_definitions(name)
         if not definitions or name.id in self.mutated_names():
             return UNKNOWN
-        flow = alternatives([self._definition(d, depth) for d in definitions])
-        return _new_leaf(flow) if name.id in self.flagged_names() else flow
+        flow = alternatives([self._loop_carried(d, depth) for d in definitions])
+        return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
+
+    def _loop_carried(self, definition, depth: int) -> Flow | None:
+        """The flow of a definition, as a fixed point when it reaches itself around a loop."""
+        key = definition.node
+        if key in self._assumed:
+            self._reentered.add(key)
+            return self._assumed[key]
+        self._assumed[key] = None
+        try:
+            while True:
+                flow = self._definition(definition, depth)
+                if key not in self._reentered or flow == self._assumed[key] or self._budget < 0:
+                    return flow
+                self._assumed[key] = flow
+                self._reentered.discard(key)
+        finally:
+            del self._assumed[key]
+            self._reentered.discard(key)
 
     def flagged_names(self) -> set[str]:
         """Names made to require grad somewhere in the file: `x.requires_grad_()`, `x.requires_grad = True`."""
@@ -195,7 +226,7 @@ class GradientFlow:
                     self._mutated.add(node.value.id)
         return self._mutated
 
-    def _definition(self, definition, depth: int) -> Flow:
+    def _definition(self, definition, depth: int) -> Flow | None:
         if definition.value is not None:
             return self._flow(definition.value, depth + 1)
         binding = self.ctx.scopes.parent(definition.node)
@@ -204,7 +235,7 @@ class GradientFlow:
         if self._loader_target(definition.node):
             return NONE
         unpacked = self._unpacked_from(definition.node)
-        if unpacked is not None and self._flow(unpacked, depth + 1).state is State.NONE:
+        if unpacked is not None and _is_none(self._flow(unpacked, depth + 1)):
             return NONE  # `x, y = batch`: parts of a value without a graph have none
         return UNKNOWN
 
@@ -235,7 +266,7 @@ class GradientFlow:
         name = self.ctx.qualified_name(func)
         if name in CUT_FUNCTIONS:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
             value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
-            before = self._flow(value, depth + 1) if value is not None else NONE
+            before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
             wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
             if _requires_grad(call):
                 return _new_leaf(wrapped)
@@ -256,7 +287,7 @@ class GradientFlow:
                 return operands([self._flow(a, depth + 1) for a in arguments])
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr == "requires_grad_":
-                return _new_leaf(self._flow(func.value, depth + 1))
+                return _new_leaf(self._flow(func.value, depth + 1) or UNKNOWN)
             if func.attr in CUT_METHODS:
                 return self._cut(call, func.value, depth)
             if func.attr in NO_GRAPH_METHODS:
@@ -276,23 +307,27 @@ class GradientFlow:
     def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
         """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
         self._budget = BUDGET
-        return self._depends(expr, targets, 0)
+        return self._depends(expr, targets, 0, set())
 
-    def _depends(self, expr: ast.AST, targets: set[ast.AST], depth: int) -> bool:
+    def _depends(self, expr: ast.AST, targets: set[ast.AST], depth: int, seen: set[ast.AST]) -> bool:
         if depth > MAX_DEPTH:
             return False
         for node in ast.walk(expr):
             self._budget -= 1
             if self._budget < 0:
                 return False
-            if isinstance(node, ast.Name) and self._name_depends(node, targets, depth):
+            if isinstance(node, ast.Name) and self._name_depends(node, targets, depth, seen):
                 return True
         return False
 
-    def _name_depends(self, name: ast.Name, targets: set[ast.AST], depth: int) -> bool:
+    def _name_depends(self, name: ast.Name, targets: set[ast.AST], depth: int, seen: set[ast.AST]) -> bool:
+        """`seen`: definitions already followed (around a loop they reach each other)."""
         for definition in self.values.reaching_definitions(name):
             if definition.node in targets:
                 return True
+            if definition.node in seen:
+                continue
+            seen.add(definition.node)
             binding = self.ctx.scopes.parent(definition.node)
             if definition.value is not None:
                 sources = [definition.value]
@@ -301,7 +336,7 @@ class GradientFlow:
             else:
                 unpacked = self._unpacked_from(definition.node)
                 sources = [unpacked] if unpacked is not None else []
-            if any(self._depends(s, targets, depth + 1) for s in sources if s is not name):
+            if any(self._depends(s, targets, depth + 1, seen) for s in sources if s is not name):
                 return True
         return False
 
@@ -342,6 +377,10 @@ PARAMETERLESS = frozenset(
         "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
     )
 )  # fmt: skip
+
+
+def _is_none(flow: Flow | None) -> bool:
+    return flow is not None and flow.state is State.NONE
 
 
 def _new_leaf(flow: Flow) -> Flow:

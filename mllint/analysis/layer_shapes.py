@@ -29,19 +29,20 @@ def constructor_dim(expr: ast.AST | None) -> Dim:
     return Sym(("constructor-argument", id(expr)), ast.unparse(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else "?")
 
 
-def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None) -> Shape | None:
-    """The output shape of the `torch.nn` layer `name` built by `constructor`, for an input of `shape`."""
+def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, size=constructor_dim) -> Shape | None:
+    """The output shape of the `torch.nn` layer `name` built by `constructor`, for an input of `shape`;
+    `size` gives the constructor's size arguments as dimensions."""
     if shape is None:
         return None
     if name in SHAPE_PRESERVING:
         return shape
     if name == "torch.nn.Linear" and len(shape) >= 1:
-        return shape[:-1] + (constructor_dim(call_argument(constructor, 1, "out_features")),)
+        return shape[:-1] + (size(call_argument(constructor, 1, "out_features")),)
     if name == "torch.nn.Embedding":
-        return shape + (constructor_dim(call_argument(constructor, 1, "embedding_dim")),)
+        return shape + (size(call_argument(constructor, 1, "embedding_dim")),)
     if name in CONVOLUTIONS:
         spatial = CONVOLUTIONS[name]
-        channels = constructor_dim(call_argument(constructor, 1, "out_channels"))
+        channels = size(call_argument(constructor, 1, "out_channels"))
         if len(shape) == spatial + 2:
             return (shape[0], channels) + (None,) * spatial
         if len(shape) == spatial + 1:
@@ -51,6 +52,18 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None) ->
         start = _literal_int(call_argument(constructor, 0, "start_dim"), 1)
         end = _literal_int(call_argument(constructor, 1, "end_dim"), -1)
         return flatten(shape, start, end)
+    return None
+
+
+def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):
+    """The known ends of a layer's output for an input of unknown rank with known `ends`:
+    `nn.Linear(h, 1)` maps `(batch, ...)` to `(batch, ..., 1)` (a batch of scalars, `(batch,)`, would
+    not fit a `Linear(h, ...)`: its features are a dimension of their own)."""
+    head, tail = ends
+    if name in SHAPE_PRESERVING:
+        return ends
+    if name == "torch.nn.Linear":
+        return head, tail[:-1] + (size(call_argument(constructor, 1, "out_features")),)
     return None
 
 

@@ -10,7 +10,8 @@ summaries (`ProjectView`), those of other modules of the linted project: a class
 `ClassLayers`, what its own file says (`ModeLayers.of_summarized_class`), with the classes it takes from
 other modules left to resolve when a lint asks; a base class of the project that is no nn.Module (a mixin)
 counts with what its own body builds, and `abc.ABC`-like bases hold nothing. `nn.Sequential(*layers)`
-holds what the function put in its local list `layers`. Classes from anywhere else are unknown.
+holds what the function put in its local list `layers`. The models of well-known libraries are known by
+their factories (`library_models`); classes from anywhere else are unknown.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import ast
 from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.library_models import library_model
 from mllint.analysis.project import ProjectView
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
@@ -90,6 +92,8 @@ class ModeLayers:
         """`Net()`, `nn.Sequential(...)`, `build_model()`: a module class of this file, the project or
         `torch.nn`, or a factory function of another project module."""
         func = call.func
+        if library_model(self.ctx, call) is not None:
+            return True
         if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")).lstrip("_")[:1].isupper():
             return self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
@@ -122,6 +126,9 @@ class ModeLayers:
         """The mode-dependent layer of the model `call` builds: a Layer, NO_LAYER, or None (unknown)."""
         if isinstance(call.func, ast.Name) and call.func.id in self.by_name:
             return self.of_class(self.by_name[call.func.id])
+        library = library_model(self.ctx, call)
+        if library is not None:
+            return Layer(call, library.layer)
         name = canonical_class(self.ctx.qualified_name(call.func))
         if name is None:
             return None

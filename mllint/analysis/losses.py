@@ -1,6 +1,7 @@
 """Loss calls and the activations fed to them: which torch loss a call computes (`F.nll_loss(...)`,
-`criterion(...)` with `criterion = nn.NLLLoss()`), its input, and the fix that drops an activation
-(`F.softmax(x, 1)` -> `x`) where nothing else reads its value. Shared by the ML1 rules.
+`criterion(...)` with `criterion = nn.NLLLoss()`), its input, the table of activation outputs each loss
+must not be fed, and the fixes that drop an activation (`F.softmax(x, 1)` -> `x`) where nothing else reads
+its value or turn a softmax into `log_softmax`. Shared by the ML1 rules.
 
 A loss object or an input that reaches the loss call as a parameter (`def train(model, criterion)`) is
 read under each of its function's call sites in turn (`callers.per_call_site`): the loss and its input
@@ -22,6 +23,7 @@ CROSS_ENTROPY = "cross-entropy"
 NLL = "nll"
 BCE = "bce"
 BCE_WITH_LOGITS = "bce-with-logits"
+KL_DIV = "kl-div"
 LOSSES = {
     "torch.nn.functional.cross_entropy": CROSS_ENTROPY,
     "torch.nn.CrossEntropyLoss": CROSS_ENTROPY,
@@ -31,7 +33,44 @@ LOSSES = {
     "torch.nn.BCELoss": BCE,
     "torch.nn.functional.binary_cross_entropy_with_logits": BCE_WITH_LOGITS,
     "torch.nn.BCEWithLogitsLoss": BCE_WITH_LOGITS,
+    "torch.nn.functional.kl_div": KL_DIV,
+    "torch.nn.KLDivLoss": KL_DIV,
 }
+
+# What goes wrong when a loss is fed an activation's output, by (loss, kind of its input). Cross-entropy
+# and BCE-with-logits expect raw logits, NLL and KL-div log-probabilities, BCE probabilities. Pairs not
+# listed are right (`log_softmax` into `NLLLoss`), or may be (softmax output into `BCELoss`).
+SOFTMAX_TWICE = "softmax applied twice"
+NOT_LOG_PROBABILITIES = "NLL of values that are not log-probabilities"
+SIGMOID_TWICE = "sigmoid applied twice"
+REDUNDANT_LOG_SOFTMAX = "log_softmax applied twice"
+OTHER_ACTIVATION = "a loss that applies one activation fed the output of another"
+KL_DIV_NOT_LOG_PROBABILITIES = "KL divergence of values that are not log-probabilities"
+BCE_OUT_OF_RANGE = "BCE of values outside [0, 1]"
+BCE_AFTER_SIGMOID = "BCE after a sigmoid, unstable"
+MISMATCHES = {
+    (CROSS_ENTROPY, Kind.PROBABILITIES): SOFTMAX_TWICE,
+    (CROSS_ENTROPY, Kind.LOG_PROBABILITIES): REDUNDANT_LOG_SOFTMAX,
+    (CROSS_ENTROPY, Kind.SIGMOID): OTHER_ACTIVATION,
+    (CROSS_ENTROPY, Kind.LOG_SIGMOID): OTHER_ACTIVATION,
+    (NLL, Kind.PROBABILITIES): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.SIGMOID): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.LOG_SIGMOID): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.LOGITS): NOT_LOG_PROBABILITIES,
+    (BCE_WITH_LOGITS, Kind.SIGMOID): SIGMOID_TWICE,
+    (BCE_WITH_LOGITS, Kind.PROBABILITIES): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.LOG_PROBABILITIES): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.LOG_SIGMOID): OTHER_ACTIVATION,
+    (KL_DIV, Kind.PROBABILITIES): KL_DIV_NOT_LOG_PROBABILITIES,
+    (KL_DIV, Kind.SIGMOID): KL_DIV_NOT_LOG_PROBABILITIES,
+    (KL_DIV, Kind.LOGITS): KL_DIV_NOT_LOG_PROBABILITIES,
+    (BCE, Kind.LOG_PROBABILITIES): BCE_OUT_OF_RANGE,
+    (BCE, Kind.LOG_SIGMOID): BCE_OUT_OF_RANGE,
+    (BCE, Kind.LOGITS): BCE_OUT_OF_RANGE,
+    (BCE, Kind.SIGMOID): BCE_AFTER_SIGMOID,
+}
+# The activation each loss applies to its input itself.
+APPLIES = {CROSS_ENTROPY: "log_softmax", BCE_WITH_LOGITS: "the sigmoid"}
 
 
 LOSS_NAME = re.compile(r"loss|crit|objective", re.IGNORECASE)  # what a parameter holding a loss is called
@@ -46,10 +85,11 @@ class LossInput:
     note: str = ""  # for a loss object passed by a call site: where (" (passed at main.py:12)")
 
 
-def loss_input(ctx, call: ast.Call, losses: tuple[str, ...], kinds: tuple[Kind, ...]) -> LossInput | None:
-    """The input of a call of one of `losses` whose value is of one of `kinds`, with its origin: as the
-    file's own code tells, or else under one call site of the function around it. None otherwise."""
-    return next((f for f in ctx.analysis(LossCalls).inputs_of(call) if f.loss in losses and f.origin.kind in kinds), None)
+def mismatched_input(ctx, call: ast.Call, problem: str) -> LossInput | None:
+    """The input of a loss call whose activation makes `problem` (see `MISMATCHES`): as the file's own
+    code tells, or else under one call site of the function around it. None otherwise."""
+    inputs = ctx.analysis(LossCalls).inputs_of(call)
+    return next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)
 
 
 class LossCalls:
@@ -184,7 +224,7 @@ def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
 def drop_activation_fix(ctx, argument: ast.AST, origin: Origin, message: str, applicability: Applicability) -> Fix | None:
     """Replace the activation by its input, when the loss is the only reader of its value."""
     activation = origin.node
-    if origin.source is not None or (activation is not argument and not _only_use(ctx, argument, activation)):
+    if origin.source is not None or origin.mixture or (activation is not argument and not _only_use(ctx, argument, activation)):
         return None
     inner = activation_input(ctx, activation, origin.kind)
     if inner is None:
@@ -197,10 +237,18 @@ def _only_use(ctx, argument: ast.AST, activation: ast.Call) -> bool:
     values = ctx.analysis(ValueKinds)
     if not isinstance(argument, ast.Name) or values.reaching_values(argument) != [activation]:
         return False
-    scope = ctx.scopes.enclosing_function(argument)
-    reads = [
-        name
-        for name in ctx.index.by_type.get(ast.Name, ())
-        if name.id == argument.id and isinstance(name.ctx, ast.Load) and ctx.scopes.enclosing_function(name) is scope
-    ]
-    return reads == [argument]
+    return ctx.scopes.reads(ctx.scopes.enclosing_function(argument), argument.id) == [argument]
+
+
+def log_softmax_fix(ctx, argument: ast.AST, softmax: ast.Call) -> Fix | None:
+    """`F.softmax(x, dim=1)` -> `F.log_softmax(x, dim=1)`, when written at the loss input (unsafe)."""
+    func = softmax.func
+    functional = FUNCTION_KINDS.get(ctx.qualified_name(func)) is Kind.PROBABILITIES
+    method = isinstance(func, ast.Attribute) and func.attr == "softmax" and ctx.qualified_name(func) is None
+    if softmax is not argument or not (functional or method) or not isinstance(func, (ast.Attribute, ast.Name)):
+        return None
+    name = func.attr if isinstance(func, ast.Attribute) else func.id
+    if name != "softmax":
+        return None  # an alias (`from torch.nn.functional import softmax as sm`) has no matching log form
+    callee = ctx.text(func)
+    return ctx.fix("Use `log_softmax`", Applicability.UNSAFE, ctx.replace(func, callee[: -len("softmax")] + "log_softmax"))

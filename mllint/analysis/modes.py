@@ -22,7 +22,8 @@ from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.library_models import library_model
+from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import canonical_class
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -118,8 +119,14 @@ def join(states: Iterable[State | None]) -> State | None:
         return None
     if len(reachable) == 1:
         return reachable[0]
-    keys = {k for s in reachable for k in s}
-    return {k: frozenset().union(*(lookup(s, k) for s in reachable)) for k in keys}
+    if all(s is reachable[0] for s in reachable):
+        return reachable[0]
+    joined = {}
+    for key in {k for s in reachable for k in s}:
+        facts = [lookup(s, key) for s in reachable]
+        first = facts[0]
+        joined[key] = first if all(f is first for f in facts) else frozenset().union(*facts)
+    return joined
 
 
 class Modes:
@@ -201,10 +208,11 @@ class Modes:
         )
 
     def may_switch_to_eval(self) -> bool:
-        """A cheap test before the mode flow: is there an `.eval()`, or a `.train(...)` with an argument?"""
+        """A cheap test before the mode flow: is there an `.eval()`, a `.train(...)` with an argument, or a
+        `from_pretrained` (transformers returns the model in eval mode)?"""
         return any(
             isinstance(call.func, ast.Attribute)
-            and (call.func.attr == "eval" or (call.func.attr == "train" and (call.args or call.keywords)))
+            and (call.func.attr in ("eval", "from_pretrained") or (call.func.attr == "train" and (call.args or call.keywords)))
             for call in self.ctx.index.of_type(ast.Call)
         )
 
@@ -630,7 +638,7 @@ class _Flow:
                 else:
                     state = self._bind(target, facts, state)
             return state
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self._expression(child, state)
         return state
@@ -721,7 +729,9 @@ class _Flow:
     def _set(state: State, key: str, facts: frozenset) -> State:
         """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
         now partly in another mode: unknown."""
-        state = {k: v for k, v in state.items() if not k.startswith(key + ".")}
+        prefix, state = key + ".", dict(state)
+        for submodule in [k for k in state if k.startswith(prefix)]:
+            del state[submodule]
         modes = {f.mode for f in facts}
         parent = key
         while "." in parent:
@@ -911,7 +921,9 @@ class _Flow:
             if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
                 return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
             if self.modes.builds_module(value):
-                return frozenset({Fact(Mode.TRAIN, value, value, value)})
+                library = library_model(self.modes.ctx, value)
+                mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
+                return frozenset({Fact(mode, value, value, value)})
             return unknown
         key = self.key(value)
         if key is None:
@@ -935,7 +947,7 @@ def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
             continue
         if isinstance(node, ast.Call):
             stack.append((node, True))
-        stack += [(child, False) for child in reversed(list(ast.iter_child_nodes(node)))]
+        stack += [(child, False) for child in reversed(child_nodes(node))]
     return order
 
 
@@ -1010,16 +1022,16 @@ def _own_nodes_of(scope: ast.AST):
         node = stack.pop()
         yield node
         if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            stack += ast.iter_child_nodes(node)
+            stack += child_nodes(node)
 
 
 def _own_calls(body: ast.AST):
     """The calls a loop or function makes itself: not in nested loops, functions or classes."""
-    stack = list(ast.iter_child_nodes(body))
+    stack = child_nodes(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (*LOOPS, *FUNCTIONS, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, ast.Call):
             yield node
-        stack += ast.iter_child_nodes(node)
+        stack += child_nodes(node)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.summaries import ClassSummary, ModuleSummary
 from mllint.analysis.values import (
-    MAX_DEPTH, Called, Exp, Item, Kind, Made, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
+    MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     canonical_class,
 )  # fmt: skip
 from mllint.source import SourceError, SourceText, parse_python, read_source
@@ -351,6 +351,7 @@ class Found:
     via: str | None = None  # the outermost class or function of the project it came through
     entry: object = None  # the call in the linted file that led to `via`
     exp_of_log: bool = False
+    mixture: bool = False
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
 
 
@@ -454,9 +455,9 @@ class ProjectView:
         if not isinstance(found, Found) or found.layer:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
-            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log)
+            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture)
         source = Source(found.via or "", self.display(found.module), found.line)
-        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.passage)
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage)
 
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
@@ -478,6 +479,8 @@ class ProjectView:
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
             return Tuple(value.values, module)
+        if isinstance(value, Mixed):
+            return None if value.stacked else _combined([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Passed):
             caller = self.summary(value.module)
             found = self.resolve(value.value, caller, depth + 1) if caller is not None else None
@@ -584,9 +587,22 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     first = resolved[0]
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
+        if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result
+            return dataclasses.replace(resolved[-1], mixture=True)
     else:
         same = all(r == first for r in resolved)
     return resolved[-1] if same else None
+
+
+def _combined(parts: list[Resolved | None]) -> Found | None:
+    """A linear combination of probabilities (softmax or sigmoid output, with one-hot rows) stays one."""
+    if any(not isinstance(part, Found) or part.layer for part in parts):
+        return None
+    kinds = {part.kind for part in parts} - {Kind.ONE_HOT}
+    if kinds != {Kind.PROBABILITIES} and kinds != {Kind.SIGMOID}:
+        return None
+    first = next(part for part in parts if part.kind in kinds)
+    return dataclasses.replace(first, mixture=True)
 
 
 def _is_torch_module(base: str) -> bool:

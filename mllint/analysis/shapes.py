@@ -4,8 +4,10 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, `callers.constructions`) and shape operations (`view`, `unsqueeze`, indexing, reductions,
-broadcasting, ...). Names are followed in statement order; where paths join, a name keeps its value only
+tells passes, `callers.constructions`), data (NumPy arrays, datasets and loaders: see `data_shapes`),
+helper functions of the file run with their arguments, and shape operations (`view`, `unsqueeze`,
+indexing, reductions, broadcasting, ...). A tensor of unknown rank may still have known ends
+(`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
 It is lazy: a function is interpreted the first time a rule asks about one of its expressions.
@@ -13,57 +15,31 @@ It is lazy: a function is interpreted the first time a rule asks about one of it
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from mllint.analysis.callers import constructions
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
-from mllint.analysis.layer_shapes import flatten, torch_layer_output
+from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
+from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
-_ACTIVE_CLASSES: list[ast.ClassDef] = []  # the `forward`s being interpreted, across modules
+_ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
 
-@dataclass(frozen=True)
-class Tensor:
-    """A value, usually a tensor: its shape (None: unknown rank) and the identity of the value, which
-    the symbols for its sizes (`x.size(0)`) are keyed by. Unknown values of any type are Tensors too."""
-
-    shape: Shape | None
-    key: tuple
-    label: str = field(default="?", compare=False)
-
-
-@dataclass(frozen=True)
-class Size:
-    """`x.shape` / `x.size()`: the dimensions, or None with the tensor's key when its rank is unknown."""
-
-    dims: Shape | None
-    key: tuple
-    label: str = field(default="?", compare=False)
-
-
-@dataclass(frozen=True)
-class Number:
-    """A Python number; `dim` is its value as a size (None for floats and unknowns)."""
-
-    dim: Dim
-
-
-NUMBER = Number(None)
 CONFLICT = object()  # recorded for a node that evaluated to different values on different passes
 
 SAME_SHAPE_METHODS = frozenset(
     "abs neg exp log log1p log2 log10 sqrt rsqrt sigmoid tanh relu float double half bfloat16 long int bool "
     "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
     "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
-    "pin_memory abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
+    "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
     "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_".split()
 )
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
@@ -79,8 +55,9 @@ SAME_SHAPE_FUNCTIONS = frozenset(
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
-TENSOR_LITERALS = frozenset({"torch.tensor", "torch.as_tensor"})
 SEQUENTIAL = "torch.nn.Sequential"
+MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
+PYTHON_NUMBERS = frozenset({"float", "int"})
 
 
 class Shapes:
@@ -90,10 +67,12 @@ class Shapes:
         self.modules = ctx.analysis(ModuleClasses)
         self.recorded: dict[ast.AST, object] = {}
         self.view_targets: dict[ast.Call, Shape] = {}
+        self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
+        self._definitions: dict[str, ast.AST] | None = None
         self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
 
     # Queries.
@@ -105,6 +84,41 @@ class Shapes:
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
         return value.shape if isinstance(value, Tensor) else None
+
+    def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
+        """The values the expressions of a helper function of this file take when `call` calls it
+        (`pinball_loss(model(x), y)`): its run with the call's arguments, if the arguments say anything."""
+        self._analyse_scope_of(call)
+        return self.helper_values.get(call)
+
+    def helper_output(self, function: ast.FunctionDef, arguments: dict[str, object]) -> tuple[object | None, dict] | None:
+        """What a helper function of this file returns given `arguments`, with its expressions' values."""
+        if function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+            return None
+        key = (function, tuple(sorted(arguments.items(), key=lambda item: item[0])))
+        if key not in self._summaries:
+            self._summaries[key] = None
+            _ACTIVE_CLASSES.append(function)
+            try:
+                interpreter = Interpreter(self, function, arguments, record=False)
+                self._summaries[key] = (interpreter.run(), interpreter.seen)
+            finally:
+                _ACTIVE_CLASSES.pop()
+        return self._summaries[key]
+
+    def own_function(self, func: ast.AST) -> ast.FunctionDef | None:
+        """The function of this module `func` names (defined at its top level)."""
+        function = self._definition(func)
+        return function if isinstance(function, ast.FunctionDef) else None
+
+    def _definition(self, func: ast.AST) -> ast.AST | None:
+        """The class or function defined at this module's top level that `func` names."""
+        if self._definitions is None:
+            self._definitions = {
+                d.name: d for d in self.ctx.tree.body if isinstance(d, (ast.FunctionDef, ast.ClassDef))
+            }  # fmt: skip
+        definition = self._definitions.get(func.id) if isinstance(func, ast.Name) else None
+        return definition if definition is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
 
     def view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
@@ -137,7 +151,10 @@ class Shapes:
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name is not None and name.startswith("torch.") and not own_class:
-            return Tensor(torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None), key)
+            if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
+                return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
+            shape = torch_layer_output(name, constructor, _shape(first), self.static_dim)
+            return Tensor(shape, key)
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -219,6 +236,93 @@ class Shapes:
         self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
         return ctx.analysis(Shapes).class_output(cls, arguments)
 
+    def dataset(self, func: ast.AST, arguments: list) -> Samples | None:
+        """A dataset class of this file built with `arguments`: its `__getitem__` run on what its
+        `__init__` stored (None when it has no `__getitem__` or the sample is unknown)."""
+        cls = self._own_class(func)
+        methods = self._methods(cls) if cls is not None else {}
+        if "__getitem__" not in methods or cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+            return None
+        key = (cls, "__getitem__", tuple(arguments))
+        if key not in self._summaries:
+            self._summaries[key] = None
+            _ACTIVE_CLASSES.append(cls)
+            try:
+                self._summaries[key] = self._sample(methods, arguments)
+            finally:
+                _ACTIVE_CLASSES.pop()
+        return self._summaries[key]
+
+    def _sample(self, methods: dict[str, ast.FunctionDef], arguments: list) -> Samples | None:
+        stored: dict[str, object] = {}
+        if "__init__" in methods:
+            init = Interpreter(self, methods["__init__"], _bind(methods["__init__"], arguments), record=False)
+            init.tracks_self = True
+            init.run()
+            stored = {name: value for name, value in init.env.items() if name.startswith("self.")}
+        getitem = methods["__getitem__"]
+        index = {arg.arg: Number(None) for arg in [*getitem.args.posonlyargs, *getitem.args.args][1:2]}
+        reader = Interpreter(self, getitem, index, record=False)
+        reader.env.update(stored)
+        item = reader.run()
+        return Samples(item) if item is not None else None
+
+    def static_dim(self, expr: ast.AST | None) -> Dim:
+        """A size given to a layer's constructor: as its class spells it, else the argument's own symbol."""
+        spelled = self._spelled_dim(expr)
+        return spelled if spelled is not None else constructor_dim(expr)
+
+    def _spelled_dim(self, expr: ast.AST | None, depth: int = 0) -> Dim:
+        """A size as a class's code spells it: an int, a parameter of the function it is in (`dim` of
+        `__init__(self, dim, heads)`), an attribute assigned once from such sizes (`self.d = dim // heads`),
+        or their products and floor quotients. None for anything else."""
+        if isinstance(expr, ast.Constant) and type(expr.value) is int:
+            return expr.value
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.FloorDiv)):
+            combine = multiply if isinstance(expr.op, ast.Mult) else floor_divide
+            return combine(self._spelled_dim(expr.left, depth), self._spelled_dim(expr.right, depth))
+        if _self_attribute(expr) and depth < MAX_CALL_DEPTH:
+            assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
+            return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
+        return self._parameter_symbol(expr)
+
+    def attribute_size(self, node: ast.Attribute) -> object | None:
+        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size."""
+        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(node)).get(node.attr, [])
+        if len(assigned) != 1:
+            return None
+        value = assigned[0]
+        if isinstance(value, ast.Name):
+            symbol = self._parameter_symbol(value)
+            return Tensor(None, symbol.key, symbol.label) if symbol is not None else None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.FloorDiv)):
+            dim = self._spelled_dim(value)
+            return Number(dim) if dim is not None else None
+        return None
+
+    def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
+        """The symbol for a parameter read where no assignment has replaced it."""
+        if not isinstance(expr, ast.Name):
+            return None
+        function = self.ctx.scopes.enclosing_function(expr)
+        definitions = self.values.reaching_definitions(expr)
+        if function is None or not definitions or not all(d.node is function for d in definitions):
+            return None
+        return Sym(("parameter", id(function), expr.id), expr.id)
+
+    def _methods(self, cls: ast.ClassDef, depth: int = 0) -> dict[str, ast.FunctionDef]:
+        """A class's methods, with those it inherits from classes of this file."""
+        methods: dict[str, ast.FunctionDef] = {}
+        for base in cls.bases if depth < MAX_CALL_DEPTH else []:
+            inherited = self._own_class(base)
+            methods.update(self._methods(inherited, depth + 1) if inherited is not None else {})
+        methods.update({f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)})
+        return methods
+
+    def _own_class(self, func: ast.AST) -> ast.ClassDef | None:
+        cls = self._definition(func)
+        return cls if isinstance(cls, ast.ClassDef) else None
+
     def _attribute_values(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
         """What each `self.attribute` of a class is assigned anywhere in it (built once per class)."""
         if cls is None:
@@ -245,13 +349,32 @@ class Shapes:
         if isinstance(func, ast.Name):
             values = self.values.reaching_values(func)
             if values and len(values) == 1 and isinstance(values[0], ast.Call):
-                return values[0]
+                return _unmoved(values[0])
             return None
         if _self_attribute(func):
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
             if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
                 return assigned[0]
         return None
+
+
+def _unmoved(call: ast.Call) -> ast.Call:
+    """The call that built a module, under the methods that return it: `Net(8).to(device)`."""
+    func = call.func
+    while isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS and isinstance(func.value, ast.Call):
+        call, func = func.value, func.value.func
+    return call
+
+
+def _informative(value: object | None) -> bool:
+    """Does a value say more than "some value": a known shape or ends, a number, a dataset, ...?"""
+    if isinstance(value, Tensor):
+        return value.shape is not None or value.ends is not None
+    if isinstance(value, Number):
+        return value.dim is not None
+    if isinstance(value, Items):
+        return any(_informative(v) for v in value.values)
+    return isinstance(value, (Samples, Batches))
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -277,6 +400,7 @@ class Interpreter:
         self.loop_depth = 0
         self.env: dict[str, object] = {}
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
+        self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
             for arg in _parameters(function.args):
                 self.env[arg.arg] = arguments.get(arg.arg) or Tensor(None, ("parameter", id(function), arg.arg), arg.arg)
@@ -366,6 +490,8 @@ class Interpreter:
                 Tensor(iterated.shape[1:], ("row", id(node)), "row")
                 if isinstance(iterated, Tensor) and iterated.shape else None
             )  # fmt: skip
+            if isinstance(iterated, Batches):
+                rows = iterated.item
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -414,8 +540,10 @@ class Interpreter:
             elif isinstance(value, Number) and isinstance(value.dim, Sym):
                 value = Number(Sym(value.dim.key, target.id, value.dim.operator, value.dim.operands))
             elif isinstance(value, Tensor) and value.shape is None:
-                value = Tensor(None, value.key, target.id)
+                value = Tensor(None, value.key, target.id, value.ends)
             self.env[target.id] = value
+        elif self.tracks_self and _self_attribute(target):
+            self.env[f"self.{target.attr}"] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
             if any(isinstance(e, ast.Starred) for e in elements):
@@ -424,6 +552,8 @@ class Interpreter:
                 values = [self.seen.get(e) for e in value_node.elts]
             elif isinstance(value, Size):
                 values = self.unpack_size(value, elements, value_node)
+            elif isinstance(value, Items) and len(value.values) == len(elements):
+                values = list(value.values)
             else:
                 values = [None] * len(elements)
             for element, element_value in zip(elements, values):
@@ -479,9 +609,11 @@ class Interpreter:
             value = self.eval(node.value)
             self.bind(node.target, value, node.value)
             return value
+        if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return Items(tuple(self.eval(e) for e in node.elts))
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return None  # their own scope: names inside may be other bindings
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child)
         return None
@@ -497,6 +629,11 @@ class Interpreter:
     def attribute(self, node: ast.Attribute) -> object | None:
         if self.ctx.qualified_name(node) is not None:
             return None  # `torch.float32`, a module's attribute
+        if _self_attribute(node) and f"self.{node.attr}" in self.env:
+            return self.env[f"self.{node.attr}"]
+        size = self.shapes.attribute_size(node) if _self_attribute(node) else None
+        if size is not None:
+            return size
         base = self.eval(node.value)
         if not isinstance(base, Tensor):
             return None
@@ -523,8 +660,15 @@ class Interpreter:
             if base.dims is not None:
                 return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
-        if isinstance(base, Tensor) and base.shape is not None:
-            return Tensor(_index(base.shape, items), ("index", id(node), base.key))
+        if isinstance(base, Tensor):
+            integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
+            shape = _index(base.shape, items, integers) if base.shape is not None else None
+            return Tensor(shape, ("index", id(node), base.key))
+        position = _int_literal(index)
+        if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
+            return base.values[position]
+        if isinstance(base, Samples):
+            return base.item
         return None
 
     def binary(self, node: ast.AST, op: ast.operator, left: object | None, right: object | None) -> object | None:
@@ -540,9 +684,9 @@ class Interpreter:
         if isinstance(op, ast.MatMult):
             return Tensor(_matmul(_shape(left), _shape(right)), key)
         if isinstance(left, Tensor) and isinstance(right, Number):
-            return Tensor(left.shape, key)
+            return Tensor(left.shape, key, ends=left.ends)
         if isinstance(left, Number) and isinstance(right, Tensor):
-            return Tensor(right.shape, key)
+            return Tensor(right.shape, key, ends=right.ends)
         if isinstance(left, Tensor) and isinstance(right, Tensor):
             return Tensor(broadcast(left.shape, right.shape), key)
         return None
@@ -556,10 +700,29 @@ class Interpreter:
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
+        builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
+        if builtin in PYTHON_NUMBERS:
+            return NUMBER
+        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
+        if data is not None:
+            return data
+        helper = self.shapes.own_function(node.func)
+        bound_here = self.env.get(node.func.id) if helper is not None else None
+        if helper is not None and (bound_here is None or bound_here == Tensor(None, ("assigned", id(helper), helper.name))):
+            called = self.helper_call(node, helper, arguments)
+            if called is not None:
+                return called
         shape: object = None
+        first = self.value_of(call_argument(node, 0, "input")) if name in SAME_SHAPE_FUNCTIONS else None
+        if isinstance(first, Tensor) and first.ends:
+            return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
+        elif name is not None and name.startswith("numpy."):
+            shape = numpy_shape(self, node, name)
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
+            if receiver.shape is None and receiver.ends is not None:
+                return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
             result = self.method(node, node.func.attr, receiver)
             if not isinstance(result, tuple):
                 return result
@@ -575,6 +738,23 @@ class Interpreter:
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list) -> object | None:
+        """A call of a helper function of this file, when an argument says something (a known shape, a
+        size, a dataset, ...): the helper run with the arguments."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        parameters = [*helper.args.posonlyargs, *helper.args.args]
+        bound = {p.arg: value for p, value in zip(parameters, arguments)}
+        bound.update({k.arg: self.seen.get(k.value) for k in node.keywords})
+        if not any(_informative(value) for value in bound.values()):
+            return None
+        summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
+        if summary is None:
+            return None
+        if self.record:
+            self.shapes.helper_values[node] = summary[1]
+        return summary[0]
 
     def value_of(self, node: ast.AST | None) -> object | None:
         """The value of an expression this pass has evaluated (evaluating it if it has not)."""
@@ -628,8 +808,9 @@ class Interpreter:
             return (len(range(*bounds)),) if all(isinstance(b, int) for b in bounds) and bounds[-1] != 0 else (None,)
         if name == "torch.linspace":
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
-        if name in TENSOR_LITERALS and first is not None:
-            return _literal_shape(first)
+        if name in FROM_ARRAY and first is not None:
+            array = self.value_of(first)
+            return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
         method = name[len(TORCH):]
@@ -782,17 +963,21 @@ TENSOR_METHODS = (
 
 
 def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, object]:
-    """Where paths meet, a name keeps its value only if every path agrees."""
+    """Where paths meet, a name keeps its value only if every path agrees, and its shape if every path
+    agrees on that (`pred = pred.float()` in a loop: another tensor on each iteration, the same shape)."""
     if len(environments) == 1:
         return dict(environments[0])
     names = set().union(*environments)
     joined = {}
     for name in names:
         values = [env.get(name, CONFLICT) for env in environments]
-        if all(v is not CONFLICT and v == values[0] for v in values):
-            joined[name] = values[0]
+        first = values[0]
+        if first is not CONFLICT and all(v is first or v == first for v in values):
+            joined[name] = first
         else:
-            joined[name] = Tensor(None, ("joined", id(node), name), name)
+            shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
+            shape = shapes.pop() if len(shapes) == 1 else None
+            joined[name] = Tensor(shape, ("joined", id(node), name), name)
     return joined
 
 
@@ -822,8 +1007,9 @@ def _normalise(position: int | None, rank: int) -> int | None:
     return position % rank
 
 
-def _index(shape: Shape, items: list[ast.AST]) -> Shape | None:
-    """The shape after indexing with ints, slices, `None` and `...` (anything else: unknown)."""
+def _index(shape: Shape, items: list[ast.AST], integers: set[int]) -> Shape | None:
+    """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
+    `None` and `...` (anything else: unknown)."""
     consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
     if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
         return None
@@ -839,7 +1025,7 @@ def _index(shape: Shape, items: list[ast.AST]) -> Shape | None:
             full = item.lower is None and item.upper is None and item.step is None
             result.append(shape[position] if full else None)
             position += 1
-        elif _int_literal(item) is not None:
+        elif _int_literal(item) is not None or id(item) in integers:
             position += 1
         else:
             return None
@@ -904,3 +1090,16 @@ def _parameters(args: ast.arguments) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
 
 
+
+
+def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
+    """The known ends of a method's result on a tensor of unknown rank with known `ends`."""
+    head, tail = ends
+    if method in SAME_SHAPE_METHODS:
+        return ends
+    position = _int_literal(call_argument(node, 0, "dim"))
+    if method == "unsqueeze" and position == -1:
+        return head, tail + (1,)
+    if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
+        return head, tail[:-1]
+    return None

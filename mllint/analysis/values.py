@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
@@ -25,7 +26,9 @@ class Kind(enum.Enum):
     PROBABILITIES = "softmax output"
     LOG_PROBABILITIES = "log_softmax output"
     SIGMOID = "sigmoid output"
+    LOG_SIGMOID = "logsigmoid output"
     LOGITS = "raw logits from a Linear layer"
+    ONE_HOT = "one-hot rows"
 
 
 FUNCTION_KINDS = {
@@ -38,13 +41,16 @@ FUNCTION_KINDS = {
     "torch.sigmoid": Kind.SIGMOID,
     "torch.nn.functional.sigmoid": Kind.SIGMOID,
     "torch.special.expit": Kind.SIGMOID,
+    "torch.nn.functional.logsigmoid": Kind.LOG_SIGMOID,
     "torch.nn.functional.linear": Kind.LOGITS,
+    "torch.nn.functional.one_hot": Kind.ONE_HOT,
 }
 METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
     "torch.nn.Sigmoid": Kind.SIGMOID,
+    "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
     "torch.nn.Linear": Kind.LOGITS,
     "torch.nn.LazyLinear": Kind.LOGITS,
 }
@@ -55,6 +61,10 @@ VALUE_PRESERVING_METHODS = {
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
+# Linear combinations: products of two tensors, collections of tensors and their reductions.
+MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
+STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
+REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
 
 
 def canonical_class(name: str | None) -> str | None:
@@ -123,6 +133,15 @@ class Item:
 
 
 @dataclass(frozen=True, eq=False)
+class Mixed:
+    """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
+    outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
+
+    values: tuple
+    stacked: bool = False  # a collection not yet reduced (`[p, q]`, `torch.stack([p, q])`)
+
+
+@dataclass(frozen=True, eq=False)
 class Passed:
     """What one call site passes for a parameter, described in the caller's module (`module`)."""
 
@@ -142,7 +161,8 @@ class Passage:
     default: bool = False  # no caller passes it: its default
 
 
-Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Passed
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed | Passed
+PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
 @dataclass(frozen=True)
@@ -160,17 +180,19 @@ class Origin:
     node: ast.Call  # in the linted file: the call that made the value, or the call that returned it
     source: Source | None = None
     exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
+    mixture: bool = False  # a linear combination of such values (`node` is one of them)
     passage: Passage | None = None  # the value reached the linted code as an argument of this call site
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
+        mixed = "combined linearly, " if self.mixture else ""
         passed = "" if self.passage is None else f": {describe_passage(self.passage)}"
         if self.source is not None:
             place = f"{self.source.path}:{self.source.line}" if self.source.path else f"line {self.source.line}"
             if not self.source.via:
-                return f"{passed} ({place})"
-            return f"{passed}{', and' if passed else ':'} `{self.source.via}` returns {self.kind.value} ({place})"
-        return passed or ("" if self.node is argument else f" (line {self.node.lineno})")
+                return f"{passed} ({mixed}{place})"
+            return f"{passed}{', and' if passed else ':'} `{self.source.via}` returns {self.kind.value} ({mixed}{place})"
+        return passed or ("" if self.node is argument else f" ({mixed}line {self.node.lineno})")
 
 
 def describe_passage(passage: Passage) -> str:
@@ -189,12 +211,21 @@ class Definition:
     value: ast.AST | None  # the assigned expression, None when it cannot be known (parameters, +=, for)
 
 
+@dataclass(frozen=True)
+class Bindings:
+    """The definitions of one name in one scope, in source order, and their positions (to bisect)."""
+
+    definitions: list[Definition]
+    positions: list[tuple[int, int]]
+
+
 class ValueKinds:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.scopes = ctx.scopes
-        self._definitions: dict[ast.AST, dict[str, list[Definition]]] | None = None
+        self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
 
@@ -211,28 +242,70 @@ class ValueKinds:
     def value(self, expr: ast.AST, depth: int = 0, binding=None) -> Value | None:
         """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown);
         under `binding`, its function's parameters hold what that call site passes."""
+        value = self._value(expr, depth, binding)
+        return None if value is PENDING else value
+
+    def _value(self, expr: ast.AST, depth: int, binding=None) -> Value | None:
+        """As `value`, or PENDING when `expr` only repeats a value being described (around a loop)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
             return self._call_value(expr, depth, binding)
         if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
             return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
+        if isinstance(expr, ast.BinOp):
+            return self._combination(expr, depth, binding)
+        if isinstance(expr, (ast.List, ast.ListComp)):
+            parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
+            return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
         if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
-            inner = self.value(expr.value, depth + 1, binding)
-            return None if inner is None else Item(inner, _constant_index(expr.slice))
+            inner = self._value(expr.value, depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
-            described = [self._definition_value(d, depth, binding) for d in self._reaching(expr)]
+            values = self._assigned_or_parameters(expr)
         elif _is_self_attribute(expr):
-            described = [self.value(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
+            values = self._self_attribute_values(expr)
         else:
             return None
-        if not described or any(d is None for d in described):
+        return self._one_of(values or [], depth, binding)
+
+    def _one_of(self, values: list, depth: int, binding=None) -> Value | None:
+        """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
+        (`out = out.view(...)` then `out = out.contiguous()`): an assignment met again while it is being
+        described adds nothing new (the least fixed point), so it is left out."""
+        described = []
+        for value in values:
+            if isinstance(value, Definition):  # a parameter: what the binding's call site passes
+                described.append(self._passed_value(value, depth, binding))
+                continue
+            if value in self._describing:
+                continue
+            self._describing.add(value)
+            try:
+                described.append(self._value(value, depth + 1, binding))
+            finally:
+                self._describing.discard(value)
+        described = [d for d in described if d is not PENDING]
+        if not described:
+            return PENDING if values else None
+        if any(d is None for d in described):
             return None
         return described[0] if len(described) == 1 else OneOf(tuple(described))
 
-    def _definition_value(self, definition: Definition, depth: int, binding) -> Value | None:
-        if definition.value is not None:
-            return self.value(definition.value, depth + 1, binding)
+    def _assigned_or_parameters(self, use: ast.Name) -> list | None:
+        """The expressions that may have been assigned to `use`, and the parameter definitions that may
+        give it its value; None when some other way of reaching it is unknown."""
+        found: list = []
+        for definition in self._reaching(use) or [None]:
+            if definition is not None and definition.value is not None:
+                found.append(definition.value)
+            elif definition is not None and _is_parameter(definition):
+                found.append(definition)
+            else:
+                return None
+        return found
+
+    def _passed_value(self, definition: Definition, depth: int, binding) -> Value | None:
         passed = self._argument(definition, binding)
         if passed is None:
             return None
@@ -241,16 +314,28 @@ class ValueKinds:
         return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
 
     def _argument(self, definition: Definition, binding):
-        """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when the
-        definition is no parameter, or no binding of its function is given (recorded while recording)."""
+        """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
+        binding of its function is given (recorded while recording)."""
         function = definition.node
-        if not isinstance(function, FUNCTION_NODES) or definition.name not in _parameter_names(function):
-            return None
         if binding is None or binding.function is not function:
             if self.unbound is not None and function not in self.unbound:
                 self.unbound.append(function)
             return None
         return binding.argument(definition.name)
+
+    def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
+        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
+        left, right = self.value(expr.left, depth + 1, binding), self.value(expr.right, depth + 1, binding)
+        if isinstance(expr.op, (ast.Add, ast.MatMult)):
+            return _mixed([left, right])
+        if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
+            return _mixed([left or right])
+        return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
+
+    def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
+        """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
+        inner = self.value(collection, depth + 1, binding)
+        return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
 
     def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
@@ -259,9 +344,22 @@ class ValueKinds:
         name = self.ctx.qualified_name(func)
         if name in FUNCTION_KINDS:
             return Made(FUNCTION_KINDS[name], call)
+        first = call.args[0] if call.args else None
+        if name in MATMUL_FUNCTIONS and len(call.args) == 2:
+            return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
+        if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
+            return _mixed([self.value(element, depth + 1, binding) for element in first.elts], stacked=True)
+        if name in STACK_FUNCTIONS and first is not None:
+            listed = self.value(first, depth + 1, binding)  # `[p, q]`, or a name holding a list
+            return listed if isinstance(listed, Mixed) and listed.stacked else None
+        builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
+        if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
+            return self._reduced(first, depth, binding)
+        if name is None and isinstance(func, ast.Attribute) and func.attr in ("mean", "sum"):
+            return self._reduced(func.value, depth, binding)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
-            inner = self.value(call.args[0], depth + 1, binding)
-            return None if inner is None else Exp(inner)
+            inner = self._value(call.args[0], depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
                 kind = METHOD_KINDS[func.attr]
@@ -270,17 +368,17 @@ class ValueKinds:
                     return Made(kind, call)
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
-                inner = self.value(func.value, depth + 1, binding)
-                return None if inner is None else Exp(inner)
+                inner = self._value(func.value, depth + 1, binding)
+                return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
-                return self.value(func.value, depth + 1, binding)
+                return self._value(func.value, depth + 1, binding)
         if name is not None:
             kind = self._module_kind(call)
             if kind is not None:
                 return Made(kind, call, layer=True)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
-        callee = self.value(func, depth + 1, binding)
-        return None if callee is None else Called(callee, call)
+        callee = self._value(func, depth + 1, binding)
+        return callee if callee is None or callee is PENDING else Called(callee, call)
 
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
@@ -334,11 +432,17 @@ class ValueKinds:
     def _definition_construction(self, definition: Definition, depth: int, binding) -> tuple[object, ast.Call] | None:
         if definition.value is not None:
             return self.construction(definition.value, depth + 1, binding)
-        passed = self._argument(definition, binding)
+        passed = self._argument(definition, binding) if _is_parameter(definition) else None
         if passed is None:
             return None
         caller, argument, passage = passed
         return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
+
+    def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
+        """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
+        if isinstance(expr, ast.Name):
+            return self.reaching_values(expr)
+        return self._self_attribute_values(expr) if _is_self_attribute(expr) else None
 
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
@@ -355,17 +459,19 @@ class ValueKinds:
 
     def _reaching(self, use: ast.Name) -> list[Definition]:
         scope = self.scopes.enclosing_scope(use)
-        definitions = self._definitions_in(scope or self.ctx.tree).get(use.id, [])
+        definitions = self._definitions_in(scope or self.ctx.tree).get(use.id)
         if scope is not None and not definitions:
             # Not bound in the function: a module-level name, whatever its order.
-            module_definitions = self._definitions_in(self.ctx.tree).get(use.id, [])
-            return module_definitions if len(module_definitions) == 1 else []
+            module_definitions = self._definitions_in(self.ctx.tree).get(use.id)
+            return module_definitions.definitions if module_definitions and len(module_definitions.definitions) == 1 else []
+        if not definitions:
+            return []
         use_position = (use.lineno, use.col_offset)
-        before = [
-            d for d in definitions if _position(d.node) < use_position and not self._binds_from(d.node, use)
-        ]  # fmt: skip
+        first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
-        for definition in reversed(before):
+        for definition in reversed(definitions.definitions[:first_after]):
+            if self._binds_from(definition.node, use):
+                continue
             reaching.append(definition)
             if self._always_runs_before(definition.node, use) or self._in_both_arms(reaching, use):
                 break
@@ -373,8 +479,9 @@ class ValueKinds:
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
         loop = self._enclosing_loop(use, scope)
         if loop is not None:  # assignments later in the loop reach the next iteration's read
-            later = [d for d in definitions if _position(d.node) > use_position]
-            reaching += [d for d in later if loop in set(self.scopes.ancestors(d.node))]
+            loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
+            after = bisect_right(definitions.positions, use_position)
+            reaching += definitions.definitions[after:loop_end]
         return reaching
 
     def _in_both_arms(self, reaching: list[Definition], use: ast.AST) -> bool:
@@ -430,12 +537,12 @@ class ValueKinds:
                 loop = ancestor  # the outermost loop inside the scope
         return loop
 
-    def _definitions_in(self, scope: ast.AST) -> dict[str, list[Definition]]:
+    def _definitions_in(self, scope: ast.AST) -> dict[str, "Bindings"]:
         if self._definitions is None:
             self._definitions = self._index_definitions()
         return self._definitions.get(scope, {})
 
-    def _index_definitions(self) -> dict[ast.AST, dict[str, list[Definition]]]:
+    def _index_definitions(self) -> dict[ast.AST, dict[str, "Bindings"]]:
         """Every binding of the file, by scope (function, class or module) and name, in source order."""
         index = self.ctx.index
         by_scope: dict[ast.AST, dict[str, list[Definition]]] = {}
@@ -446,10 +553,13 @@ class ValueKinds:
         for function in index.of_type(*FUNCTION_NODES):
             for arg in _parameters(function.args):
                 by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
-        for names in by_scope.values():
-            for definitions in names.values():
+        indexed: dict[ast.AST, dict[str, Bindings]] = {}
+        for scope, names in by_scope.items():
+            indexed[scope] = {}
+            for name, definitions in names.items():
                 definitions.sort(key=lambda d: _position(d.node))
-        return by_scope
+                indexed[scope][name] = Bindings(definitions, [_position(d.node) for d in definitions])
+        return indexed
 
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
         cls = self.scopes.enclosing_class(expr)
@@ -483,6 +593,11 @@ def _assigns_on_every_arm(branch: ast.If, statements: set) -> bool:
     )  # fmt: skip
 
 
+def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
+    """A combination of known parts; None when one of them is unknown."""
+    return None if not parts or any(part is None for part in parts) else Mixed(tuple(parts), stacked)
+
+
 def _constant_index(node: ast.AST) -> int | None:
     """`1` or `-1` written literally."""
     sign = 1
@@ -506,8 +621,10 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
-def _parameter_names(function: ast.AST) -> set[str]:
-    return {arg.arg for arg in _parameters(function.args)}
+def _is_parameter(definition: Definition) -> bool:
+    """Is the definition a parameter of its function (not the function's own name)?"""
+    function = definition.node
+    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in _parameters(function.args)}
 
 
 def _parameters(args: ast.arguments) -> list[ast.arg]:

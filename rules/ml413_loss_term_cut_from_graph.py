@@ -1,0 +1,153 @@
+import ast
+
+from mllint.analysis.gradients import GradientFlow, State, backward_loss
+from mllint.analysis.parameters import is_module
+from mllint.analysis.values import ValueKinds
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+MAX_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+
+
+class LossTermCutFromGraph(Rule):
+    """
+    ## What it does
+    Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
+    loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
+    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model. The loss is followed
+    through the sums and the assignments (`=`, `+=`) that build it. A term whose cut value carried no graph
+    anyway (a constant, data, a value of unknown origin) is not reported, nor are cuts inside a term
+    (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor `loss.item()` for logging.
+
+    ## Why is this bad?
+    The term adds to the value of the loss, so it shows in the logs, but no gradient flows through it: the
+    regulariser, auxiliary objective or penalty it stands for trains nothing, silently. Usually `.item()`
+    or `.detach()` was written to log or store the value, and the loss was meant to use the tensor.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    model = torch.nn.Linear(4, 3)
+    inputs, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    logits = model(inputs)
+    penalty = logits.pow(2).mean()
+    loss = F.cross_entropy(logits, labels) + 0.1 * penalty.item()
+    loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn.functional as F
+
+    model = torch.nn.Linear(4, 3)
+    inputs, labels = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    logits = model(inputs)
+    penalty = logits.pow(2).mean()
+    loss = F.cross_entropy(logits, labels) + 0.1 * penalty
+    loss.backward()
+    ```
+
+    ## Fix safety
+    There is no fix: whether the term was meant to train (drop the cut) or not (drop the term) is for the
+    author to decide.
+    """
+
+    code = "ML413"
+    name = "loss-term-cut-from-graph"
+    message = "a term of the loss is cut from the graph: it adds to the loss's value but trains nothing"
+    severity = Severity.ERROR
+    requires_any_text = ("backward(",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[ast.AST] = set()
+
+    def visit_Call(self, node: ast.Call) -> None:
+        loss = backward_loss(self.ctx, node)
+        if loss is None:
+            return
+        flows = self.ctx.analysis(GradientFlow)
+        if flows.flow(loss).state is State.NONE:
+            return  # cut as a whole: ML404's finding
+        for term in self._terms(loss, 0):
+            cut = self._cut_from_graph(flows, term)
+            if cut is None or term in self._reported:
+                continue
+            self._reported.add(term)
+            message = (
+                f"`{self.ctx.text(term)}` is cut from the graph by `{self.ctx.text(cut)}` (line {cut.lineno}): it adds "
+                f"to the value of the loss backpropagated at line {node.lineno} but no gradient flows through it"
+            )
+            self.report(term, message)
+
+    def _terms(self, expr: ast.AST, depth: int) -> list[ast.AST]:
+        """The summands of a loss: across `+`/`-`, and through the assignments of a name (`+=` adds one)."""
+        if depth > MAX_DEPTH:
+            return []
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self._terms(expr.left, depth + 1) + self._terms(expr.right, depth + 1)
+        if not isinstance(expr, ast.Name):
+            return [expr]
+        terms: list[ast.AST] = []
+        for definition in self.ctx.analysis(ValueKinds).reaching_definitions(expr):
+            if _position(definition.node) > _position(expr):
+                continue  # from the previous iteration (`loss = loss.detach()` after its backward)
+            binding = self.ctx.scopes.parent(definition.node)
+            if definition.value is not None:
+                terms += self._terms(definition.value, depth + 1)
+            elif isinstance(binding, ast.AugAssign) and isinstance(binding.op, (ast.Add, ast.Sub)):
+                terms += self._terms(binding.value, depth + 1) + self._terms(definition.node, depth + 1)
+        return terms
+
+    def _cut_from_graph(self, flows: GradientFlow, term: ast.AST) -> ast.AST | None:
+        """The cut that leaves `term` without a graph, when what it cut carried one. A weight of unknown
+        origin (`beta * kl.item()`, a hyperparameter) does not make the term train."""
+        factors = [flows.flow(factor) for factor in _factors(term)]
+        if any(flow.state is State.GRAPH for flow in factors):
+            return None
+        cut_factors = [flow for flow in factors if flow.state is State.NONE and flow.cuts]
+        for cut in (cut for flow in cut_factors for cut in flow.cuts):
+            source = _cut_input(cut)
+            if source is not None and (flows.flow(source).state is State.GRAPH or self._from_model(source, 0)):
+                return cut
+        return None
+
+    def _from_model(self, expr: ast.AST, depth: int) -> bool:
+        """Is `expr` computed from a model's output (`model(x)`, `self.encoder(x)`), through local names?"""
+        if depth > MAX_DEPTH:
+            return False
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call) and is_module(self.ctx, node.func):
+                return True
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                values = self.ctx.analysis(ValueKinds).reaching_values(node) or []
+                if any(self._from_model(value, depth + 1) for value in values):
+                    return True
+        return False
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+def _factors(term: ast.AST) -> list[ast.AST]:
+    """`beta * kl.item()` -> `beta`, `kl.item()`; `-x / n` -> `x`, `n`."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
+        return _factors(term.operand)
+    if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
+        return _factors(term.left) + _factors(term.right)
+    return [term]
+
+
+def _cut_input(cut: ast.AST) -> ast.AST | None:
+    """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `torch.tensor(x)`."""
+    if isinstance(cut, ast.Attribute):
+        return cut.value
+    if isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and not cut.args:
+        return cut.func.value
+    if isinstance(cut, ast.Call) and cut.args:
+        return cut.args[0]
+    return None

@@ -1,0 +1,77 @@
+"""The shapes the analysis gives data: NumPy arrays, datasets and loaders, shapes of unknown rank with
+known ends, sizes set in `__init__`, helper functions run with their arguments."""
+import ast
+
+import pytest
+
+from mllint.analysis.dims import format_ends, format_shape
+from mllint.analysis.shapes import Shapes
+from mllint.analysis.tensor_values import Tensor
+from mllint.context import FileContext
+from mllint.source import SourceText
+
+HEADER = (
+    "import numpy as np\nimport torch\nfrom torch import nn\n"
+    "from torch.utils.data import DataLoader, Dataset, TensorDataset\n"
+)
+
+
+def shape_of(source: str, expression: str) -> str | None:
+    """The shape (or known ends) the analysis gives the last read of `expression` in `source`."""
+    source = HEADER + source
+    ctx = FileContext("example.py", SourceText(source), ast.parse(source))
+    reads = [n for n in ctx.index.nodes if isinstance(n, ast.expr) and not isinstance(getattr(n, "ctx", None), ast.Store)]
+    value = ctx.analysis(Shapes).value([n for n in reads if ast.unparse(n) == expression][-1])
+    if not isinstance(value, Tensor):
+        return None
+    if value.shape is not None:
+        return format_shape(value.shape)
+    return format_ends(value.ends) if value.ends else None
+
+
+LOADER = "def f(n, b):\n    loader = DataLoader(TensorDataset(torch.randn(n, 4), torch.randn(n)), batch_size=b)\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        ("def f(n, h, w):\n    a = np.random.rand(n, h, w, 3)\n    return a\n", "a", "(n, h, w, 3)"),
+        ("def f(n):\n    a = torch.from_numpy(np.zeros((n, 2))).float() / 255.0\n    return a\n", "a", "(n, 2)"),
+        ("def f(n):\n    a = torch.as_tensor(np.random.normal(0, 1, size=n))\n    return a\n", "a", "(n,)"),
+        (LOADER + "    for x, y in loader:\n        return x, y\n", "x", "(b, 4)"),
+        (LOADER + "    for x, y in loader:\n        return x, y\n", "y", "(b,)"),
+        (LOADER + "    for i, (x, y) in enumerate(loader):\n        return y.to('cpu').float()\n", "y.to('cpu').float()", "(b,)"),
+        (LOADER + "    for batch in loader:\n        x, y = batch\n        return y\n", "y", "(b,)"),
+        (LOADER + "    for batch in loader:\n        return batch[1]\n", "batch[1]", "(b,)"),
+        # The default batch size is 1; `batch_size=None` does not batch.
+        ("def f(n):\n    for x, y in DataLoader(TensorDataset(torch.randn(n, 4), torch.randn(n))):\n        return y\n", "y", "(1,)"),
+        ("def f(n):\n    for x, y in DataLoader(TensorDataset(torch.randn(n, 4), torch.randn(n)), batch_size=None):\n        return y\n", "y", "()"),
+        # A sample of unknown shape: a batch of unknown rank, `(b, ...)`; a Linear layer gives its last dimension.
+        ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return x\n", "x", "(b, ...)"),
+        ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return nn.Linear(4, 1)(x)\n", "nn.Linear(4, 1)(x)", "(b, ..., 1)"),
+        ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return nn.Linear(4, 1)(x).squeeze(-1)\n", "nn.Linear(4, 1)(x).squeeze(-1)", "(b, ...)"),
+        ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return nn.Linear(4, 1)(x)[:, 0]\n", "nn.Linear(4, 1)(x)[:, 0]", None),
+        # A Dataset class: `__getitem__` run on what `__init__` stored.
+        (
+            "class D(Dataset):\n    def __init__(self, x):\n        self.x = torch.from_numpy(x)\n"
+            "    def __getitem__(self, i):\n        return self.x[i], float(i)\n"
+            "def f(n, b):\n    for x, y in DataLoader(D(np.ones((n, 5))), batch_size=b):\n        return x, y\n",
+            "y", "(b,)",
+        ),
+        # A helper function run with its arguments.
+        ("def make(n, k):\n    return torch.randn(n, k)\ndef f(m):\n    x = make(m, 3)\n    return x\n", "x", "(m, 3)"),
+        ("def make(n):\n    return torch.randn(n, 3)\ndef f(m):\n    x = make(m)\n    return x\n", "x", None),  # nothing known: not run
+    ],
+)
+def test_shapes_from_data(source, expression, shape):
+    assert shape_of(source, expression) == shape
+
+
+def test_sizes_from_init_parameters():
+    source = (
+        "class A(nn.Module):\n    def __init__(self, dim, heads):\n        super().__init__()\n"
+        "        self.heads = heads\n        self.d = dim // heads\n        self.q = nn.Linear(dim, 3 * dim)\n"
+        "    def forward(self, x):\n        B, T, C = x.shape\n        y = self.q(x).view(B, T, self.heads, self.d)\n        return y\n"
+    )
+    assert shape_of(source, "self.q(x)") == "(B, T, 3 * dim)"
+    assert shape_of(source, "y") == "(B, T, heads, dim // heads)"

@@ -1,0 +1,197 @@
+"""Witnesses for the shapes that come from data (loaders, datasets, NumPy, sizes set in `__init__`): each
+flagged program misbehaves under torch as the rule says; the fixed or permuted version does not."""
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from mllint.engine import Selection, lint_text
+
+LOADER = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+torch.manual_seed(0)
+features = torch.randn(256, 3)
+prices = features @ torch.tensor([1.0, -2.0, 0.5])
+"""
+
+TENSOR_DATASET = LOADER + """\
+loader = DataLoader(TensorDataset(features, prices), batch_size=64, shuffle=True)
+model = nn.Linear(3, 1)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+for epoch in range(25):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+"""
+
+COLUMN_DATASET = LOADER + """\
+class ColumnDataset(Dataset):
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, idx):
+        return self.x[idx], self.y[idx].view(1)
+
+
+loader = DataLoader(ColumnDataset(features, prices), batch_size=64, shuffle=True)
+model = nn.Linear(3, 1)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+for epoch in range(25):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = F.smooth_l1_loss(model(x).squeeze(-1), y)
+        loss.backward()
+        optimizer.step()
+"""
+
+FLOAT_TARGETS = LOADER + """\
+class RowDataset(Dataset):
+    def __init__(self, rows, targets):
+        self.rows = torch.tensor(rows, dtype=torch.float32)
+        self.targets = targets
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, idx):
+        return self.rows[idx], float(self.targets[idx])
+
+
+loader = DataLoader(RowDataset(features.tolist(), prices.tolist()), batch_size=64, shuffle=True)
+model = nn.Linear(3, 1)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+for epoch in range(25):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = nn.HuberLoss()(model(x), y.float())
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def findings(program: str, code: str) -> list[int]:
+    return [f.start.line for f in lint_text(program, "example.py", Selection.of([code]))]
+
+
+def trained_error(program: str) -> float:
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch's broadcast warning
+        exec(compile(program, "<witness>", "exec"), namespace)
+    model, features, prices = namespace["model"], namespace["features"], namespace["prices"]
+    with torch.no_grad():
+        return F.mse_loss(model(features).squeeze(-1), prices).item()
+
+
+def line_of(program: str, text: str) -> int:
+    return next(i for i, line in enumerate(program.splitlines(), 1) if text in line)
+
+
+def test_loader_batches_broadcast_and_the_model_learns_nothing(fix):
+    for program, loss_line in ((TENSOR_DATASET, "F.mse_loss"), (COLUMN_DATASET, "F.smooth_l1_loss"), (FLOAT_TARGETS, "HuberLoss")):
+        assert findings(program, "ML601") == [line_of(program, loss_line)]
+        fixed = fix(program, "ML601", unsafe=True)
+        assert findings(fixed, "ML601") == []
+        assert trained_error(program) > 0.5  # trained to predict the mean price
+        assert trained_error(fixed) < 0.01
+
+
+def test_hand_written_loss_over_a_batch_averages_every_pair():
+    program = TENSOR_DATASET.replace("F.mse_loss(model(x), y)", "((model(x) - y) ** 2).mean()")
+    assert findings(program, "ML602") == [line_of(program, "** 2")]
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 3), torch.randn(64)
+    model = torch.nn.Linear(3, 1)
+    flagged = ((model(x) - y) ** 2).mean()
+    assert torch.isclose(flagged, ((model(x)[:, None, 0] - y[None, :]) ** 2).mean())
+    assert not torch.isclose(flagged, ((model(x).squeeze(-1) - y) ** 2).mean())
+
+
+IMAGES = """\
+import numpy as np
+import torch
+
+
+def to_batch(images):
+    n, h, w, c = images.shape
+    return torch.from_numpy(images).float().reshape(n, c, h, w)
+"""
+
+
+def test_reshape_of_images_does_not_move_the_channels():
+    assert findings(IMAGES, "ML603") == [7]
+    namespace: dict = {}
+    exec(IMAGES, namespace)
+    images = np.random.rand(2, 4, 5, 3)
+    wrong = namespace["to_batch"](images)
+    right = torch.from_numpy(images).float().permute(0, 3, 1, 2)
+    assert wrong.shape == right.shape == (2, 3, 4, 5)  # nothing raises
+    assert torch.equal(right[0, :, 1, 2], torch.from_numpy(images[0, 1, 2]).float())
+    assert not torch.equal(wrong[0, :, 1, 2], torch.from_numpy(images[0, 1, 2]).float())
+
+
+ATTENTION = """\
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = dim // heads
+        self.query = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        return self.query(x).view(B, self.heads, T, self.head_dim)
+"""
+
+
+def test_head_split_sized_in_init_mixes_positions():
+    assert findings(ATTENTION, "ML603") == [14]
+    namespace: dict = {}
+    exec(ATTENTION, namespace)
+    attention = namespace["Attention"](6, 3)
+    x = torch.randn(2, 5, 6)
+    projected = attention.query(x)
+    wrong = attention(x)
+    right = projected.view(2, 5, 3, 2).transpose(1, 2)
+    assert wrong.shape == right.shape == (2, 3, 5, 2)
+    assert torch.equal(right[0, :, 1].flatten(), projected[0, 1])  # position 1's features, head by head
+    assert not torch.equal(wrong[0, :, 1].flatten(), projected[0, 1])
+
+
+PINBALL = """\
+import torch
+
+
+def pinball_loss(pred, target, q=0.9):
+    diff = target - pred
+    return torch.max(q * diff, (q - 1) * diff).mean()
+
+
+pred = torch.nn.Linear(3, 1)(torch.randn(8, 3))
+target = torch.randn(8)
+loss = pinball_loss(pred, target)
+"""
+
+
+def test_pinball_helper_averages_every_pair():
+    assert findings(PINBALL, "ML602") == [11]
+    namespace: dict = {}
+    exec(PINBALL, namespace)
+    pred, target, pinball = namespace["pred"], namespace["target"], namespace["pinball_loss"]
+    pairs = target[None, :] - pred  # (8, 8): every target against every prediction
+    assert torch.isclose(namespace["loss"], torch.max(0.9 * pairs, -0.1 * pairs).mean())
+    assert not torch.isclose(namespace["loss"], pinball(pred.squeeze(-1), target))
