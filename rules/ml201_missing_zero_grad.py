@@ -14,8 +14,9 @@ class MissingZeroGrad(Rule):
     anywhere in the iteration (including the functions and methods of the file it calls,
     and the functions of the project's other modules: then the finding is at the call, and names the file
     and line of the step),
-    or a clear only in the other arm of the `if` the step sits in (`zero_grad` only in the non-AMP
-    branch). Clearing anywhere in the iteration counts, before backward or after the step; gradient
+    or a clear only in the other arm of an `if` the step or a backward before it sits in (`zero_grad`
+    only in the non-AMP branch). `scaler.unscale_(optimizer)`, `clip_grad_norm_` and `scaler.update()`
+    do not clear gradients. Clearing anywhere in the iteration counts, before backward or after the step; gradient
     accumulation that clears under the same guard as the step, `optimizer.step(closure)` (LBFGS) and
     optimizers handed to calls mllint does not follow are not reported.
 
@@ -84,7 +85,9 @@ class MissingZeroGrad(Rule):
         clears = iteration.clears(optimizer, strict=False)
         backwards = iteration.of(EventKind.BACKWARD)
         for step in iteration.steps(optimizer):
-            if all(c.excludes(step) for c in clears) and any(not b.excludes(step) for b in backwards):
+            # A path through a backward and the step that no clear is on: each clear sits in the other
+            # arm of an `if` from the backward's or the step's.
+            if any(not b.excludes(step) and all(c.excludes(b) or c.excludes(step) for c in clears) for b in backwards):
                 return step
         return None
 

@@ -46,6 +46,9 @@ SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
+# Methods that read or rescale the gradients of the optimizer they are given and never clear them
+# (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
+GRADIENT_READERS = frozenset({"unscale_"})
 
 
 class EventKind(enum.Enum):
@@ -412,6 +415,8 @@ class TrainingLoops:
         event = self._classify(m, call, guards)
         if event is not None:
             return [event]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
+            return []
         callee = m.resolver.resolve(call)
         if callee is None:
             arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
