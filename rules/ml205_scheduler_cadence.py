@@ -77,9 +77,9 @@ class SchedulerCadence(Rule):
     code = "ML205"
     name = "scheduler-cadence"
     per_batch_message = (
-        "`{scheduler}` ({cls}) is sized in epochs but steps every batch: the schedule decays len(loader) times too fast"
+        "`{scheduler}` ({cls}) is sized in epochs but steps{where} every batch: the schedule decays len(loader) times too fast"
     )
-    per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps once per epoch: the schedule barely moves"
+    per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps{where} once per epoch: the schedule barely moves"
     message = per_batch_message
     requires_any_text = TRAINING_WORDS
 
@@ -87,7 +87,7 @@ class SchedulerCadence(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         steps = list(loops.scheduler_steps())
         for loop, events, scheduler in steps:
-            known = loops.scheduler_class(scheduler)
+            known = loops.scheduler_class(scheduler, loop)
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
             made, constructor = known
@@ -99,7 +99,8 @@ class SchedulerCadence(Rule):
                 wrong = unit == "steps" and _holds_training_loop(events)
                 message = self.per_epoch_message
             if wrong:
-                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=made.name.rsplit(".", 1)[-1]))
+                cls = made.name.rsplit(".", 1)[-1]
+                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls))
 
     def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
         if made.per_step:

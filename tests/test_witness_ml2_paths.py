@@ -1,5 +1,8 @@
 """Witnesses for the path-sensitive training-loop findings (fixtures/ml2_paths): the flagged programs
 misbehave under torch as the messages say, and mllint's fix (or the usual repair) cures them. CPU only."""
+import warnings
+
+import pytest
 import torch
 
 from mllint.engine import Selection, lint_text
@@ -55,3 +58,67 @@ def test_the_amp_branch_without_a_clear_keeps_the_first_overflow_and_never_steps
     repaired = run(outcome.text)  # only the overflowing step is skipped
     assert not torch.equal(repaired["model"].weight, initial)
     assert repaired["scaler"].get_scale() == 2.0**16 / 2
+
+
+EPOCH_HELPER = """\
+import torch
+
+
+def train_one_epoch(model, data, optimizer, scheduler):
+    scheduler.step()
+    for x, y in data:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        seen.append(optimizer.param_groups[0]["lr"])
+
+
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+data = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+for epoch in range(2):
+    train_one_epoch(model, data, optimizer, scheduler)
+"""
+
+
+def test_a_schedule_stepped_first_in_the_epoch_helper_skips_its_first_learning_rate():
+    assert codes(EPOCH_HELPER) == [(5, "ML204")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        used = run(EPOCH_HELPER)["seen"]
+    assert used == [pytest.approx(0.05)] * 3 + [pytest.approx(0.025)] * 3  # 0.1 is never used
+    assert any("lr_scheduler.step()" in str(w.message) for w in caught)  # PyTorch's own run-time warning
+    repaired = EPOCH_HELPER.replace("    scheduler.step()\n", "").replace(
+        "        seen.append(optimizer.param_groups[0][\"lr\"])\n",
+        "        seen.append(optimizer.param_groups[0][\"lr\"])\n    scheduler.step()\n",
+    )
+    assert codes(repaired) == []
+    assert run(repaired)["seen"] == [pytest.approx(0.1)] * 3 + [pytest.approx(0.05)] * 3
+
+
+BATCH_HELPER = """\
+import torch
+
+
+def train_step(model, batch, optimizer, scheduler):
+    x, y = batch
+    optimizer.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+    scheduler.step()
+
+
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.1)
+loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)]
+for epoch in range(4):
+    for batch in loader:
+        train_step(model, batch, optimizer, scheduler)
+"""
+
+
+def test_a_per_epoch_schedule_stepped_by_the_batch_helper_decays_every_two_batches():
+    assert codes(BATCH_HELPER) == [(9, "ML205")]
+    assert run(BATCH_HELPER)["optimizer"].param_groups[0]["lr"] == pytest.approx(0.1 * 0.1**20)  # 40 batches

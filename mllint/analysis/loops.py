@@ -268,17 +268,30 @@ class TrainingLoops:
         """Is the function or class of that name no part of the project (its effects are not ours)?"""
         return self.project is None or self.project.find(qualified) is None
 
-    def scheduler_class(self, event: Event) -> tuple[Scheduler, ast.Call] | None:
+    def scheduler_class(self, event: Event, loop: ast.AST) -> tuple[Scheduler, ast.Call] | None:
         """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
-        schedule) and constructor of a scheduler step written in the loop's own function."""
-        receiver = event.node.func.value if isinstance(event.node, ast.Call) and event.path is None else None
-        if receiver is None:
+        schedule) and constructor of a scheduler step of `loop`'s iteration: built where the step is
+        written, or passed to the function holding it by a call in the loop (`train_one_epoch(...,
+        scheduler)`)."""
+        if not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
             return None
-        constructor = self.values.constructor(receiver)
+        constructor = self.values.constructor(event.node.func.value) if event.path is None else None
+        if constructor is None and event.key is not None:
+            constructor = self._argument_constructor(loop, event.key)
         if constructor is None:
             return None
         known = scheduler_made_by(self.ctx.qualified_name(constructor.func))
         return (known, constructor) if known else None
+
+    def _argument_constructor(self, loop: ast.AST, key: str) -> ast.Call | None:
+        """The constructor of the object a call in `loop` passes as `key` (an event's key is named as
+        the arguments of the loop's calls name it)."""
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Call):
+                for argument in (*node.args, *(k.value for k in node.keywords)):
+                    if _dotted(argument) == key:
+                        return self.values.constructor(argument)
+        return None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
