@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import TRAINING_WORDS, EventKind, Iteration, TrainingLoops
+from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, Iteration, TrainingLoops
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule
 
@@ -92,6 +92,8 @@ class MissingZeroGrad(Rule):
         return None
 
     def _fix(self, iteration: Iteration, optimizer: str) -> Fix | None:
+        if not isinstance(iteration.loop, LOOP_NODES):
+            return None  # a comprehension has no statement to clear in
         first = iteration.loop.body[0]
         line = self.ctx.source.line(first.lineno)
         indent = line[: first.col_offset]

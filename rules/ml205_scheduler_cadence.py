@@ -1,7 +1,7 @@
 import ast
 import re
 
-from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
 from mllint.analysis.optimizers import TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
@@ -111,10 +111,9 @@ class SchedulerCadence(Rule):
         return _size_unit(size) if size is not None else None
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
-        """A loop over a data loader, or a loop nested in an epoch loop of the same function."""
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and any(
-            w in word for word in _identifiers(loop.iter) for w in BATCH_WORDS
-        ):
+        """A loop (or comprehension) over a data loader, or a loop nested in an epoch loop of the same function."""
+        iterated = loop.generators[0].iter if isinstance(loop, COMPREHENSION_NODES) else getattr(loop, "iter", None)
+        if iterated is not None and any(w in word for word in _identifiers(iterated) for w in BATCH_WORDS):
             return True
         for ancestor in self.ctx.scopes.ancestors(loop):
             if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):

@@ -122,3 +122,33 @@ for epoch in range(4):
 def test_a_per_epoch_schedule_stepped_by_the_batch_helper_decays_every_two_batches():
     assert codes(BATCH_HELPER) == [(9, "ML205")]
     assert run(BATCH_HELPER)["optimizer"].param_groups[0]["lr"] == pytest.approx(0.1 * 0.1**20)  # 40 batches
+
+
+COMPREHENSION = """\
+import torch
+
+
+def train_step(model, batch, optimizer):
+    x, y = batch
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+    seen.append(model.weight.grad.clone())
+
+
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+data = [(torch.ones(4, 3), torch.zeros(4, 1))] * 3
+for epoch in range(2):
+    optimizer.zero_grad()
+    [train_step(model, batch, optimizer) for batch in data]
+"""
+
+
+def test_steps_run_by_a_comprehension_over_the_loader_accumulate_within_the_epoch():
+    assert codes(COMPREHENSION) == [(7, "ML201")]
+    grads = run(COMPREHENSION)["seen"]
+    assert torch.allclose(grads[1], 2 * grads[0]) and torch.allclose(grads[2], 3 * grads[0])
+    repaired = COMPREHENSION.replace("    x, y = batch\n", "    x, y = batch\n    optimizer.zero_grad()\n")
+    assert codes(repaired) == []
+    grads = run(repaired)["seen"]
+    assert all(torch.allclose(g, grads[0]) for g in grads)

@@ -36,6 +36,9 @@ MAX_CALL_DEPTH = 4
 # function that may do it (`train_step(model, batch, optimizer)`).
 TRAINING_WORDS = ("backward", "step", "optim")
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+# Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
+COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+ITERATING_NODES = (*LOOP_NODES, *COMPREHENSION_NODES)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
@@ -247,7 +250,7 @@ class TrainingLoops:
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
-        for loop in ctx.index.of_type(*LOOP_NODES):
+        for loop in ctx.index.of_type(*ITERATING_NODES):
             iteration = self._training_iteration(loop) if loop in self.may_train else None
             if iteration is not None:
                 self.loops.append(iteration)
@@ -256,7 +259,7 @@ class TrainingLoops:
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
         if loop not in self._loop_events:
-            self._loop_events[loop] = self._events(self.own, loop.body, (), 0)
+            self._loop_events[loop] = self._iteration_events(self.own, loop, 0)
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -296,7 +299,7 @@ class TrainingLoops:
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
         that trains or holds a training loop."""
-        for loop in self.ctx.index.of_type(*LOOP_NODES):
+        for loop in self.ctx.index.of_type(*ITERATING_NODES):
             if loop not in self.may_train:
                 continue
             events = self.events_of_loop(loop)
@@ -391,11 +394,7 @@ class TrainingLoops:
             )
         if isinstance(node, LOOP_NODES):
             head = node.iter if isinstance(node, (ast.For, ast.AsyncFor)) else node.test
-            inner = self.events_of_loop(node) if depth == 0 and m is self.own else self._events(m, node.body, (), depth)
-            loop_guard = Guard("loop", str(id(node)), None, node)
-            return self._expression_events(m, head, guards, depth) + [
-                e.with_prefix(guards + (loop_guard,), _same) for e in inner
-            ]
+            return self._expression_events(m, head, guards, depth) + self._nested_loop_events(m, node, guards, depth)
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             events = self._events(m, node.body, guards, depth) + self._events(m, node.orelse, guards, depth)
             for i, handler in enumerate(node.handlers):
@@ -417,11 +416,29 @@ class TrainingLoops:
             events.append(m.event(EventKind.CLEAR, node, clear, guards))
         return events
 
+    def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        """The events of a loop's (or comprehension's) iteration, under the loop's guard."""
+        inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
+        loop_guard = Guard("loop", str(id(loop)), None, loop)
+        return [e.with_prefix(guards + (loop_guard,), _same) for e in inner]
+
+    def _iteration_events(self, m: _Module, loop: ast.AST, depth: int) -> list[Event]:
+        """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
+        if isinstance(loop, LOOP_NODES):
+            return self._events(m, loop.body, (), depth)
+        parts = [*(c for g in loop.generators for c in g.ifs), *_elements(loop)]
+        return [e for part in parts for e in self._expression_events(m, part, (), depth)]
+
     def _expression_events(self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
-        """The events of the calls in an expression (or simple statement), innermost first."""
+        """The events of the calls in an expression (or simple statement), innermost first; a
+        comprehension's iterable, then its iterations as a nested loop's."""
         events: list[Event] = []
         for call in _calls_in(node):
-            events += self._call_events(m, call, guards, depth)
+            if isinstance(call, COMPREHENSION_NODES):
+                events += self._expression_events(m, call.generators[0].iter, guards, depth)
+                events += self._nested_loop_events(m, call, guards, depth)
+            else:
+                events += self._call_events(m, call, guards, depth)
         return events
 
     def _call_events(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int) -> list[Event]:
@@ -517,9 +534,9 @@ class TrainingLoops:
         return None
 
 
-def _calls_in(node: ast.AST) -> Iterator[ast.Call]:
+def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
     """The calls of an expression in evaluation order (arguments before the call), not entering lambdas
-    or comprehension-defined functions."""
+    or comprehension-defined functions; a comprehension is yielded whole, not entered."""
     if isinstance(node, FUNCTION_NODES):
         return
     stack: list[tuple[ast.AST, bool]] = [(node, False)]
@@ -528,10 +545,20 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call]:
         if expanded:
             yield current  # type: ignore[misc]
             continue
+        if isinstance(current, COMPREHENSION_NODES):
+            yield current
+            continue
         if isinstance(current, ast.Call):
             stack.append((current, True))
         children = [c for c in ast.iter_child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
         stack += [(c, False) for c in reversed(children)]
+
+
+def _elements(comprehension: ast.AST) -> list[ast.expr]:
+    """What a comprehension computes at each iteration: its element, or a dict comprehension's key and value."""
+    if isinstance(comprehension, ast.DictComp):
+        return [comprehension.key, comprehension.value]
+    return [comprehension.elt]
 
 
 def _renamer(callee: ast.AST, call: ast.Call):
