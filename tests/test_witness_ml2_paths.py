@@ -152,3 +152,30 @@ def test_steps_run_by_a_comprehension_over_the_loader_accumulate_within_the_epoc
     assert codes(repaired) == []
     grads = run(repaired)["seen"]
     assert all(torch.allclose(g, grads[0]) for g in grads)
+
+
+PARTLY_CLEARED = """\
+import torch
+
+encoder = torch.nn.Linear(3, 3)
+head = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.0)
+data = [(torch.ones(4, 3), torch.zeros(4, 1))] * 3
+for x, y in data:
+    encoder.zero_grad()
+    torch.nn.functional.mse_loss(head(encoder(x)), y).backward()
+    optimizer.step()
+    seen.append((encoder.weight.grad.clone(), head.weight.grad.clone()))
+"""
+
+
+def test_clearing_the_encoder_only_lets_the_heads_gradients_accumulate():
+    assert codes(PARTLY_CLEARED) == [(10, "ML201")]
+    seen = run(PARTLY_CLEARED)["seen"]
+    assert all(torch.allclose(enc, seen[0][0]) for enc, _ in seen)  # the encoder's: each step its own
+    assert torch.allclose(seen[1][1], 2 * seen[0][1]) and torch.allclose(seen[2][1], 3 * seen[0][1])
+    selection = Selection.of(["ML201"])
+    outcome = fix_text(PARTLY_CLEARED, lambda text: lint_text(text, "witness.py", selection), unsafe=True)
+    assert outcome.error is None and outcome.remaining == []
+    seen = run(outcome.text)["seen"]
+    assert all(torch.allclose(head, seen[0][1]) for _, head in seen)

@@ -47,6 +47,8 @@ OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
+# Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
+OWNER_PRESERVING = {"list", "tuple", "filter", "itertools.chain"}
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
@@ -285,6 +287,51 @@ class TrainingLoops:
             return None
         known = scheduler_made_by(self.ctx.qualified_name(constructor.func))
         return (known, constructor) if known else None
+
+    def parameter_owners(self, step: Event) -> frozenset[str] | None:
+        """The modules whose parameters the optimizer of a step (written in the linted file) updates,
+        when its constructor says so: `Adam(list(enc.parameters()) + list(head.parameters()))` ->
+        {enc, head}; param groups and `itertools.chain` too. None when any part is unknown."""
+        call = step.node
+        if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
+        receiver = call.args[0] if scaled else call.func.value
+        constructor = self.values.constructor(receiver)
+        if constructor is None or not is_optimizer(self.ctx.qualified_name(constructor.func)):
+            return None
+        params = constructor.args[0] if constructor.args else next(
+            (k.value for k in constructor.keywords if k.arg == "params"), None
+        )
+        return self._owners(params, 0) if params is not None else None
+
+    def _owners(self, node: ast.AST, depth: int) -> frozenset[str] | None:
+        if depth > MAX_CALL_DEPTH:
+            return None
+        parts: list[ast.AST]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
+            owner = _dotted(node.func.value)
+            return frozenset({owner}) if owner and not node.args and not node.keywords else None
+        if isinstance(node, ast.Call) and (self.ctx.qualified_name(node.func) or _dotted(node.func)) in OWNER_PRESERVING:
+            parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
+        elif isinstance(node, ast.Starred):
+            parts = [node.value]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            parts = [node.left, node.right]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            parts = [_group_params(e) for e in node.elts]
+        elif isinstance(node, ast.Name):
+            values = self.values.assigned_values(node)
+            parts = values if values and len(values) == 1 else [None]
+        else:
+            return None
+        owners: set[str] = set()
+        for part in parts:
+            found = self._owners(part, depth + 1) if part is not None else None
+            if found is None:
+                return None
+            owners |= found
+        return frozenset(owners) if owners else None
 
     def _argument_constructor(self, loop: ast.AST, key: str) -> ast.Call | None:
         """The constructor of the object a call in `loop` passes as `key` (an event's key is named as
@@ -552,6 +599,13 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
             stack.append((current, True))
         children = [c for c in ast.iter_child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
         stack += [(c, False) for c in reversed(children)]
+
+
+def _group_params(element: ast.AST) -> ast.AST | None:
+    """`{"params": enc.parameters(), "lr": 1e-4}` -> `enc.parameters()`; any other element as it is."""
+    if not isinstance(element, ast.Dict):
+        return element
+    return next((v for k, v in zip(element.keys, element.values) if isinstance(k, ast.Constant) and k.value == "params"), None)
 
 
 def _elements(comprehension: ast.AST) -> list[ast.expr]:
