@@ -26,7 +26,8 @@ class SchedulerCadence(Rule):
     `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs) stepped
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
     schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
-    `num_training_steps`, `max_iters`) stepped once per epoch. Sizes mllint cannot read
+    `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
+    loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). Sizes mllint cannot read
     (`T_max=cfg.t_max`) are not reported, nor are names that only say "step"
     (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
     torchvision's references), nor a scheduler stepped in both loops under conditions

@@ -10,6 +10,9 @@ to the caller's arguments; an event of another file keeps the call of the linted
 (`Event.entry`), where findings about it are reported. A loop that does not say `backward` is only
 considered when it calls a function of a module of the project that calls `.backward(`.
 
+A comprehension or generator expression is a loop too (`[self.train_step(b) for b in loader]`): its
+filters and element are its iteration.
+
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
 `TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
 `CallResolver`'s answer (mllint/analysis/calls.py). Library-managed training (Lightning
@@ -32,6 +35,7 @@ from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import ValueKinds
 
 MAX_CALL_DEPTH = 4
+MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
 # A file holds a training loop only if it says one of these: a backward pass, or a call of a project
 # function that may do it (`train_step(model, batch, optimizer)`).
 TRAINING_WORDS = ("backward", "step", "optim")
@@ -306,7 +310,7 @@ class TrainingLoops:
         return self._owners(params, 0) if params is not None else None
 
     def _owners(self, node: ast.AST, depth: int) -> frozenset[str] | None:
-        if depth > MAX_CALL_DEPTH:
+        if depth > MAX_OWNER_DEPTH:
             return None
         parts: list[ast.AST]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
