@@ -5,6 +5,7 @@ Only lines that mention `noqa` are looked at, and a `#` inside a string literal 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -71,20 +72,34 @@ def parse(lines: list[str], string_spans: Callable[[], list[tuple[Position, Posi
 
 def _comments(lines: list[str], string_spans) -> Iterator[tuple[int, int, str]]:
     """(line, 0-based character column, text) of the comments on lines that mention noqa."""
-    spans = None
+    strings = None
     for number, text in enumerate(lines, start=1):
         if "noqa" not in text and "NOQA" not in text.upper():
             continue
-        spans = string_spans() if spans is None else spans
+        strings = _merged(string_spans()) if strings is None else strings
         for column, character in enumerate(text):
-            if character == "#" and not _inside(number, column + 1, spans):
+            if character == "#" and not _inside((number, column + 1), strings):
                 yield number, column, text[column:]
                 break
 
 
-def _inside(line: int, column: int, spans: list[tuple[Position, Position]]) -> bool:
-    position = Position(line, column)
-    return any(start <= position < end for start, end in spans)
+def _merged(spans: list[tuple[Position, Position]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The union of the spans (an f-string holds its parts' spans) as sorted disjoint (starts, ends)."""
+    starts: list[tuple[int, int]] = []
+    ends: list[tuple[int, int]] = []
+    for start, end in sorted(((s.line, s.column), (e.line, e.column)) for s, e in spans):
+        if ends and start <= ends[-1]:
+            ends[-1] = max(ends[-1], end)
+        else:
+            starts.append(start)
+            ends.append(end)
+    return starts, ends
+
+
+def _inside(position: tuple[int, int], strings: tuple[list[tuple[int, int]], list[tuple[int, int]]]) -> bool:
+    starts, ends = strings
+    i = bisect_right(starts, position) - 1
+    return i >= 0 and position < ends[i]
 
 
 def with_noqa(line: str, codes: set[str], reason: str | None) -> str:

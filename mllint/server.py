@@ -13,7 +13,9 @@ import asyncio
 import difflib
 import json
 import logging
+import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -24,20 +26,22 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from mllint import __version__
-from mllint.analysis.project import ProjectIndex
-from mllint.config import CONFIG_FILES, ConfigError, Resolver
-from mllint.engine import Selection, lint_notebook, lint_text
 from mllint.findings import Applicability, Finding, Fix, Position, Severity
 from mllint.fixer import fix_text
 from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
-from mllint.registry import RegistryError, all_rules
 from mllint.reporters import rule_url
 from mllint.source import LINE_BREAK, SourceText, is_notebook, syntax_tree_dump
+
+# The lint machinery (configuration, engine, analyses, rules) is imported where it is first used, and
+# warmed up once the client is initialized: `initialize` is answered without waiting for it.
+if TYPE_CHECKING:
+    from mllint.analysis.project import ProjectIndex
+    from mllint.engine import Selection
 
 logger = logging.getLogger("mllint.server")
 
 SOURCE = "mllint"
-DEBOUNCE_SECONDS = 0.3  # typing pauses shorter than this start no lint
+DEBOUNCE_SECONDS = 0.15  # typing pauses shorter than this start no lint
 FIX_ALL_KIND = "source.fixAll.mllint"
 QUICK_FIX = types.CodeActionKind.QuickFix
 SEVERITIES = {
@@ -119,6 +123,8 @@ class Buffer:
 def selection_for(path: str) -> Selection | None:
     """The rules for a document, from the configuration the command line would use; None when excluded.
     A new Resolver each time, so that configuration files created or edited since the last lint count."""
+    from mllint.config import Resolver
+
     settings = Resolver({}).settings_for(path)
     if settings.is_excluded_with_parents(path):
         return None
@@ -128,10 +134,16 @@ def selection_for(path: str) -> Selection | None:
 def project_of(path: str) -> ProjectIndex:
     """The document's project, found again on every lint: the buffer is its own module, and the other
     modules are read from disk (their summaries are rebuilt when a file's modification time changes)."""
+    from mllint.analysis.project import ProjectIndex
+
     return ProjectIndex.for_paths([path])
 
 
 def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]:
+    from mllint.config import ConfigError
+    from mllint.engine import lint_text
+    from mllint.registry import RegistryError
+
     try:
         selection = selection_for(snapshot.path)
     except (ConfigError, RegistryError) as error:
@@ -145,6 +157,10 @@ def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]
 
 def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[str, list[types.Diagnostic]]:
     """Each code cell's diagnostics, the cells linted as one program."""
+    from mllint.config import ConfigError
+    from mllint.engine import lint_notebook
+    from mllint.registry import RegistryError
+
     code_cells = [cell for cell in notebook.cells if cell is not None]
     result: dict[str, list[types.Diagnostic]] = {cell.uri: [] for cell in code_cells}
     try:
@@ -197,6 +213,8 @@ def fix_data(fix: Fix | None, buffer: Buffer) -> dict | None:
 
 def fix_all_edits(snapshot: Snapshot, encoding: str | None) -> list[types.TextEdit]:
     """The edits that apply every safe fix (none when the fixes would not parse)."""
+    from mllint.engine import lint_text
+
     selection = selection_for(snapshot.path)
     if selection is None:
         return []
@@ -313,6 +331,8 @@ def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
 
 
 def rule_markdown(code: str) -> str | None:
+    from mllint.registry import all_rules
+
     rule = all_rules().get(code)
     if rule is None:
         return None
@@ -422,8 +442,19 @@ class MllintServer(LanguageServer):
 server = MllintServer()
 
 
+def warm_up() -> None:
+    """Import the lint machinery and load the rules, before the first lint needs them."""
+    from mllint.config import Resolver  # noqa: F401
+    from mllint.registry import all_rules
+
+    all_rules()
+
+
 @server.feature(types.INITIALIZED)
 async def watch_configuration_files(ls: MllintServer, params: types.InitializedParams) -> None:
+    threading.Thread(target=warm_up, daemon=True).start()
+    from mllint.config import CONFIG_FILES
+
     if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
         return
     watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]

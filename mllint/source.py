@@ -20,13 +20,47 @@ MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024
 FORMER_NAMES = frozenset({"async", "await"})
 # The line breaks Python's tokenizer knows; str.splitlines() knows more (form feed, U+2028, ...).
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Longer modules are parsed a piece of about this many lines at a time (see `_parse_in_pieces`).
+PIECE_LINES = 4000
+PIECE_START = re.compile(r"(?!(?:else|elif|except|finally)\b)[A-Za-z]")
 
 
 def parse_python(text: str, path: str = "<unknown>") -> ast.Module:
     """`ast.parse`, without printing the SyntaxWarnings of code that is not ours."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if text.count("\n") > 2 * PIECE_LINES and "barry_as_FLUFL" not in text:
+            tree = _parse_in_pieces(text, path)
+            if tree is not None:
+                return tree
         return ast.parse(text, filename=path)
+
+
+def _parse_in_pieces(text: str, path: str) -> ast.Module | None:
+    """The tree of a long module, parsed a piece at a time: the parser's own memory, as large again as
+    the tree, is then held for one piece only. A piece starts on a line that starts with a letter (not
+    `else`, `except`...), and is parsed after as many empty lines as precede it, so that its positions
+    are the module's. A piece that parses alone ends at a top-level statement's end (a cut inside a
+    string, brackets or a block leaves it incomplete); a piece that does not is parsed again with the
+    next one. None when that fails too: the caller parses the whole text."""
+    starts = [0] + [match.end() for match in LINE_BREAK.finditer(text)]
+    cuts, last = [(0, 0)], 0
+    for line, offset in enumerate(starts):
+        if line - last >= PIECE_LINES and PIECE_START.match(text, offset):
+            cuts.append((line, offset))
+            last = line
+    cuts.append((len(starts), len(text)))
+    body: list[ast.stmt] = []
+    first = 0
+    for last in range(1, len(cuts)):
+        (line, start), end = cuts[first], cuts[last][1]
+        try:
+            body += ast.parse("\n" * line + text[start:end], filename=path).body
+            first = last
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            if last - first == 2:
+                return None
+    return ast.Module(body=body, type_ignores=[]) if first == len(cuts) - 1 else None
 
 
 def parse_former_names(text: str, path: str = "<unknown>") -> tuple[ast.Module, tuple[str, ...]] | None:

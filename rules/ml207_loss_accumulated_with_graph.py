@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.loops import LOOP_NODES, EventKind, Iteration, TrainingLoops
 from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Applicability, Fix
 from mllint.rule import Rule
@@ -202,7 +203,7 @@ def _walk_iteration(loop: ast.AST):
         node = stack.pop()
         yield node
         if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend(reversed(child_nodes(node)))
 
 
 def _made_from(name: ast.Name, values: ValueKinds, depth: int = 0) -> list[ast.AST] | None:

@@ -156,9 +156,7 @@ def _only_shape_checked(ctx, call: ast.Call) -> bool:
         return False
     target, values = parent.targets[0], ctx.analysis(ValueKinds)
     reads = [
-        read for read in ctx.index.by_type.get(ast.Name, ())
-        if read.id == target.id and isinstance(read.ctx, ast.Load)
-        and any(d.node is target for d in values.reaching_definitions(read))
+        read for read in ctx.scopes.loads(target.id) if any(d.node is target for d in values.reaching_definitions(read))
     ]  # fmt: skip
     return bool(reads) and all(_is_shape_read(ctx, read) for read in reads)
 

@@ -80,6 +80,7 @@ class TrainingResumedInEvalMode(Rule):
         if not modes.may_switch_to_eval():
             return
         reported: set[ast.AST] = set()
+        optimized: dict[str, bool] = {}  # per model: `_optimized` reads the whole file
         for use in modes.uses():
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
                 continue
@@ -87,13 +88,13 @@ class TrainingResumedInEvalMode(Rule):
             evaluations = [
                 f for f in use.facts
                 if f.mode is Mode.EVAL and f.site is not None
-                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized(self.ctx, use.key))
+                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_memo(self.ctx, use.key, optimized))
             ]  # fmt: skip
             training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
             if not evaluations or not training or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
-            fact = evaluations[0]
+            fact = min(evaluations, key=lambda f: (_position(f.site), _position(f.origin)))  # the first the loop reaches
             via = f", through {modes.describe(fact.site)}" if fact.site is not fact.origin else ""
             when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
             if fact.origin is fact.built:
@@ -103,6 +104,16 @@ class TrainingResumedInEvalMode(Rule):
                 f"{when} and nothing calls `{use.key}.train()` before this training step runs"
             )
             self.report(use.call, message)
+
+
+def _position(node: ast.AST | None) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _optimized_memo(ctx, key: str, known: dict[str, bool]) -> bool:
+    if key not in known:
+        known[key] = _optimized(ctx, key)
+    return known[key]
 
 
 def _optimized(ctx, key: str) -> bool:

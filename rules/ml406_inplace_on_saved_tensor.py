@@ -1,4 +1,5 @@
 import ast
+from bisect import bisect_right
 
 from mllint.analysis.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
 from mllint.analysis.names import call_argument
@@ -129,12 +130,10 @@ class InplaceOnSavedTensor(Rule):
 
     def _statements_after(self, node: ast.AST):
         """The statements of `node`'s function (or module) after it, nested functions excluded."""
-        scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
+        statements = self.ctx.scopes.statements(self.ctx.scopes.enclosing_function(node))
         start = (node.lineno, node.col_offset)
-        for statement in self.ctx.index.nodes:
-            if isinstance(statement, ast.stmt) and (statement.lineno, statement.col_offset) > start:
-                if self.ctx.scopes.enclosing_function(statement) is (None if scope is self.ctx.tree else scope):
-                    yield statement
+        first = bisect_right(statements, start, key=lambda statement: (statement.lineno, statement.col_offset))
+        yield from statements[first:]
 
     def _changed_in_place(self, target: ast.Name, assignment: ast.Assign) -> ast.AST | None:
         """The first statement after `assignment` that surely changes the value bound to `target` in place."""

@@ -59,6 +59,8 @@ class ViewAsTranspose(Rule):
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in VIEWS or not node.args:
             return
+        if all(_literal_size(a) for a in node.args):  # `view(-1, 2)`: no symbolic dimension to reorder
+            return
         shapes = self.ctx.analysis(Shapes)
         source, target = shapes.shape(func.value), shapes.view_target(node)
         if not is_known(source) or not is_known(target):
@@ -70,6 +72,14 @@ class ViewAsTranspose(Rule):
                 node,
                 self.message.format(call=call, source=format_shape(source), target=format_shape(target), moved=label(moved)),
             )
+
+
+def _literal_size(argument: ast.AST) -> bool:
+    """`2` or `-1` written literally. A target of literal sizes holds at most one symbolic dimension (the
+    one `-1` infers, whose parts stay in the source's order), so it reorders none."""
+    if isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub):
+        argument = argument.operand
+    return isinstance(argument, ast.Constant) and type(argument.value) is int
 
 
 def _moved_dimension(source: tuple, target: tuple) -> Dim:

@@ -32,6 +32,7 @@ from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
 
 MAX_CALL_DEPTH = 4
@@ -601,7 +602,7 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
             continue
         if isinstance(current, ast.Call):
             stack.append((current, True))
-        children = [c for c in ast.iter_child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
+        children = [c for c in child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
         stack += [(c, False) for c in reversed(children)]
 
 

@@ -190,13 +190,7 @@ def _only_use(ctx, argument: ast.AST, activation: ast.Call) -> bool:
     values = ctx.analysis(ValueKinds)
     if not isinstance(argument, ast.Name) or values.reaching_values(argument) != [activation]:
         return False
-    scope = ctx.scopes.enclosing_function(argument)
-    reads = [
-        name
-        for name in ctx.index.by_type.get(ast.Name, ())
-        if name.id == argument.id and isinstance(name.ctx, ast.Load) and ctx.scopes.enclosing_function(name) is scope
-    ]
-    return reads == [argument]
+    return ctx.scopes.reads(ctx.scopes.enclosing_function(argument), argument.id) == [argument]
 
 
 def log_softmax_fix(ctx, argument: ast.AST, softmax: ast.Call) -> Fix | None:

@@ -23,7 +23,7 @@ from functools import cached_property
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import canonical_class
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -119,8 +119,14 @@ def join(states: Iterable[State | None]) -> State | None:
         return None
     if len(reachable) == 1:
         return reachable[0]
-    keys = {k for s in reachable for k in s}
-    return {k: frozenset().union(*(lookup(s, k) for s in reachable)) for k in keys}
+    if all(s is reachable[0] for s in reachable):
+        return reachable[0]
+    joined = {}
+    for key in {k for s in reachable for k in s}:
+        facts = [lookup(s, key) for s in reachable]
+        first = facts[0]
+        joined[key] = first if all(f is first for f in facts) else frozenset().union(*facts)
+    return joined
 
 
 class Modes:
@@ -632,7 +638,7 @@ class _Flow:
                 else:
                     state = self._bind(target, facts, state)
             return state
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self._expression(child, state)
         return state
@@ -723,7 +729,9 @@ class _Flow:
     def _set(state: State, key: str, facts: frozenset) -> State:
         """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
         now partly in another mode: unknown."""
-        state = {k: v for k, v in state.items() if not k.startswith(key + ".")}
+        prefix, state = key + ".", dict(state)
+        for submodule in [k for k in state if k.startswith(prefix)]:
+            del state[submodule]
         modes = {f.mode for f in facts}
         parent = key
         while "." in parent:
@@ -939,7 +947,7 @@ def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
             continue
         if isinstance(node, ast.Call):
             stack.append((node, True))
-        stack += [(child, False) for child in reversed(list(ast.iter_child_nodes(node)))]
+        stack += [(child, False) for child in reversed(child_nodes(node))]
     return order
 
 
@@ -1014,16 +1022,16 @@ def _own_nodes_of(scope: ast.AST):
         node = stack.pop()
         yield node
         if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            stack += ast.iter_child_nodes(node)
+            stack += child_nodes(node)
 
 
 def _own_calls(body: ast.AST):
     """The calls a loop or function makes itself: not in nested loops, functions or classes."""
-    stack = list(ast.iter_child_nodes(body))
+    stack = child_nodes(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (*LOOPS, *FUNCTIONS, ast.Lambda, ast.ClassDef)):
             continue
         if isinstance(node, ast.Call):
             yield node
-        stack += ast.iter_child_nodes(node)
+        stack += child_nodes(node)

@@ -18,6 +18,7 @@ class Names:
     def __init__(self, ctx) -> None:
         self.scopes: Scopes = ctx.analysis(Scopes)
         self._imports: dict[ast.AST, dict[str, str]] = {}
+        self._resolved: dict[tuple[ast.AST | None, str], str | None] = {}
         module = ctx.module
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
@@ -35,15 +36,21 @@ class Names:
 
     def resolve(self, name: ast.Name) -> str | None:
         function = self.scopes.enclosing_function(name)
+        key = (function, name.id)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(function, name.id)
+        return self._resolved[key]
+
+    def _resolve(self, function: ast.AST | None, name: str) -> str | None:
         while function is not None:
-            imported = self._imports.get(function, {}).get(name.id)
+            imported = self._imports.get(function, {}).get(name)
             if imported is not None:
                 return imported
-            if name.id in self.scopes.local_bindings(function):
+            if name in self.scopes.local_bindings(function):
                 return None
             function = self.scopes.enclosing_function(function)
         module_level = self._imports.get(self._module, {})
-        return module_level.get(name.id) or self._definitions.get(name.id)
+        return module_level.get(name) or self._definitions.get(name)
 
     def is_own_or_local(self, name: ast.Name) -> bool:
         """Does `name` resolve to nothing imported: a class or function of this module, or a local name?"""

@@ -70,7 +70,7 @@ class Objective:
 
 
 def objective(ctx, loss: ast.AST) -> Objective | None:
-    return _Objectives(ctx).of(loss, 0)
+    return ctx.analysis(_Objectives).of(loss, 0)  # one per file: its call resolver indexes the module once
 
 
 class _Objectives:

@@ -15,6 +15,12 @@ class Scopes:
         self._parents = ctx.index.parents
         self._bindings: dict[ast.AST, frozenset[str]] = {}
         self._stores: tuple[list[tuple[int, int]], list[str]] | None = None
+        # Memoized answers for statements: a query costs the nodes up to a statement seen before.
+        self._functions: dict[ast.AST, ast.AST | None] = {}
+        self._classes: dict[ast.AST, ast.AST | None] = {}
+        self._scopes: dict[ast.AST, ast.AST | None] = {}
+        self._loads: dict[str, list[ast.Name]] | None = None
+        self._statements: dict[ast.AST | None, list[ast.stmt]] | None = None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(node)
@@ -26,24 +32,60 @@ class Scopes:
             node = self._parents.get(node)
 
     def enclosing_function(self, node: ast.AST) -> ast.AST | None:
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, FUNCTION_NODES):
-                return ancestor
-        return None
+        return self._enclosing(node, FUNCTION_NODES, self._functions)
 
     def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         """The class whose method (or class body) holds `node`."""
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, ast.ClassDef):
-                return ancestor
-        return None
+        return self._enclosing(node, ast.ClassDef, self._classes)
 
     def enclosing_scope(self, node: ast.AST) -> ast.AST | None:
         """The innermost function or class around `node` (None: module level)."""
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, SCOPE_NODES):
-                return ancestor
-        return None
+        return self._enclosing(node, SCOPE_NODES, self._scopes)
+
+    def _enclosing(self, node: ast.AST, kinds, memo: dict[ast.AST, ast.AST | None]) -> ast.AST | None:
+        """The nearest ancestor of one of `kinds`. The statements passed on the way remember the answer
+        (expressions are a few steps below theirs: remembering them too would double the memory)."""
+        if node in memo:
+            return memo[node]
+        path, parents, found = [node], self._parents, None
+        parent = parents.get(node)
+        while parent is not None:
+            if isinstance(parent, kinds):
+                found = parent
+                break
+            if parent in memo:
+                found = memo[parent]
+                break
+            path.append(parent)
+            parent = parents.get(parent)
+        for passed in path:
+            if isinstance(passed, ast.stmt):
+                memo[passed] = found
+        return found
+
+    def loads(self, name: str) -> list[ast.Name]:
+        """Every load of `name` in the file, in source order."""
+        if self._loads is None:
+            self._loads = {}
+            for node in self._index.by_type.get(ast.Name, ()):
+                if isinstance(node.ctx, ast.Load):
+                    self._loads.setdefault(node.id, []).append(node)
+        return self._loads.get(name, [])
+
+    def reads(self, function: ast.AST | None, name: str) -> list[ast.Name]:
+        """The loads of `name` whose enclosing function is `function` (None: outside functions), in
+        source order."""
+        return [read for read in self.loads(name) if self.enclosing_function(read) is function]
+
+    def statements(self, function: ast.AST | None) -> list[ast.stmt]:
+        """The statements whose enclosing function is `function` (None: outside functions), in source
+        order (nested functions' bodies excluded, the `def` statements themselves included)."""
+        if self._statements is None:
+            self._statements = {}
+            for node in self._index.nodes:
+                if isinstance(node, ast.stmt):
+                    self._statements.setdefault(self.enclosing_function(node), []).append(node)
+        return self._statements.get(function, [])
 
     def local_bindings(self, function: ast.AST) -> frozenset[str]:
         """Names a function binds other than by import: parameters, assignment targets, loop variables,

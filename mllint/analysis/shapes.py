@@ -23,7 +23,7 @@ from mllint.analysis.names import Names, call_argument
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
@@ -572,7 +572,7 @@ class Interpreter:
             return Items(tuple(self.eval(e) for e in node.elts))
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return None  # their own scope: names inside may be other bindings
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child)
         return None
@@ -926,8 +926,9 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     joined = {}
     for name in names:
         values = [env.get(name, CONFLICT) for env in environments]
-        if all(v is not CONFLICT and v == values[0] for v in values):
-            joined[name] = values[0]
+        first = values[0]
+        if first is not CONFLICT and all(v is first or v == first for v in values):
+            joined[name] = first
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
@@ -173,11 +174,19 @@ class Definition:
     value: ast.AST | None  # the assigned expression, None when it cannot be known (parameters, +=, for)
 
 
+@dataclass(frozen=True)
+class Bindings:
+    """The definitions of one name in one scope, in source order, and their positions (to bisect)."""
+
+    definitions: list[Definition]
+    positions: list[tuple[int, int]]
+
+
 class ValueKinds:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.scopes = ctx.scopes
-        self._definitions: dict[ast.AST, dict[str, list[Definition]]] | None = None
+        self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
 
@@ -360,17 +369,19 @@ class ValueKinds:
 
     def _reaching(self, use: ast.Name) -> list[Definition]:
         scope = self.scopes.enclosing_scope(use)
-        definitions = self._definitions_in(scope or self.ctx.tree).get(use.id, [])
+        definitions = self._definitions_in(scope or self.ctx.tree).get(use.id)
         if scope is not None and not definitions:
             # Not bound in the function: a module-level name, whatever its order.
-            module_definitions = self._definitions_in(self.ctx.tree).get(use.id, [])
-            return module_definitions if len(module_definitions) == 1 else []
+            module_definitions = self._definitions_in(self.ctx.tree).get(use.id)
+            return module_definitions.definitions if module_definitions and len(module_definitions.definitions) == 1 else []
+        if not definitions:
+            return []
         use_position = (use.lineno, use.col_offset)
-        before = [
-            d for d in definitions if _position(d.node) < use_position and not self._binds_from(d.node, use)
-        ]  # fmt: skip
+        first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
-        for definition in reversed(before):
+        for definition in reversed(definitions.definitions[:first_after]):
+            if self._binds_from(definition.node, use):
+                continue
             reaching.append(definition)
             if self._always_runs_before(definition.node, use) or self._in_both_arms(reaching, use):
                 break
@@ -378,8 +389,9 @@ class ValueKinds:
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
         loop = self._enclosing_loop(use, scope)
         if loop is not None:  # assignments later in the loop reach the next iteration's read
-            later = [d for d in definitions if _position(d.node) > use_position]
-            reaching += [d for d in later if loop in set(self.scopes.ancestors(d.node))]
+            loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
+            after = bisect_right(definitions.positions, use_position)
+            reaching += definitions.definitions[after:loop_end]
         return reaching
 
     def _in_both_arms(self, reaching: list[Definition], use: ast.AST) -> bool:
@@ -435,12 +447,12 @@ class ValueKinds:
                 loop = ancestor  # the outermost loop inside the scope
         return loop
 
-    def _definitions_in(self, scope: ast.AST) -> dict[str, list[Definition]]:
+    def _definitions_in(self, scope: ast.AST) -> dict[str, "Bindings"]:
         if self._definitions is None:
             self._definitions = self._index_definitions()
         return self._definitions.get(scope, {})
 
-    def _index_definitions(self) -> dict[ast.AST, dict[str, list[Definition]]]:
+    def _index_definitions(self) -> dict[ast.AST, dict[str, "Bindings"]]:
         """Every binding of the file, by scope (function, class or module) and name, in source order."""
         index = self.ctx.index
         by_scope: dict[ast.AST, dict[str, list[Definition]]] = {}
@@ -451,10 +463,13 @@ class ValueKinds:
         for function in index.of_type(*FUNCTION_NODES):
             for arg in _parameters(function.args):
                 by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
-        for names in by_scope.values():
-            for definitions in names.values():
+        indexed: dict[ast.AST, dict[str, Bindings]] = {}
+        for scope, names in by_scope.items():
+            indexed[scope] = {}
+            for name, definitions in names.items():
                 definitions.sort(key=lambda d: _position(d.node))
-        return by_scope
+                indexed[scope][name] = Bindings(definitions, [_position(d.node) for d in definitions])
+        return indexed
 
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
         cls = self.scopes.enclosing_class(expr)
