@@ -77,6 +77,8 @@ class SchedulerBeforeOptimizer(Rule):
             if events.index(first) > events.index(scheduler) and _unless_absent(scheduler).runs_whenever(first):
                 where = scheduler.where
                 message = self.message.format(scheduler=scheduler.key, where=where, optimizer=first.key, place=first.place)
+                if known.passed:
+                    message += f" (`{scheduler.key}` is {known.made.name.rsplit('.', 1)[-1]}{known.passed})"
                 self.report(scheduler.at, message)
 
     def _warning_silenced(self, scheduler: Event) -> bool:

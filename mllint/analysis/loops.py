@@ -25,8 +25,9 @@ import enum
 import re
 from functools import cached_property
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -59,6 +60,12 @@ BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
 GRADIENT_READERS = frozenset({"unscale_"})
+
+
+class SchedulerClass(NamedTuple):
+    made: Scheduler  # what the class or factory makes
+    constructor: ast.Call  # in the file that built it
+    passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
 
 
 class EventKind(enum.Enum):
@@ -278,20 +285,26 @@ class TrainingLoops:
         """Is the function or class of that name no part of the project (its effects are not ours)?"""
         return self.project is None or self.project.find(qualified) is None
 
-    def scheduler_class(self, event: Event, loop: ast.AST) -> tuple[Scheduler, ast.Call] | None:
+    def scheduler_class(self, event: Event, loop: ast.AST) -> SchedulerClass | None:
         """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
         schedule) and constructor of a scheduler step of `loop`'s iteration: built where the step is
-        written, or passed to the function holding it by a call in the loop (`train_one_epoch(...,
-        scheduler)`)."""
+        written or by a project helper that returns it, passed in by a call site of the function holding
+        the loop (the first that tells), or passed to the function holding the step by a call in the loop
+        (`train_one_epoch(..., scheduler)`)."""
         if not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
             return None
-        constructor = self.values.constructor(event.node.func.value) if event.path is None else None
-        if constructor is None and event.key is not None:
-            constructor = self._argument_constructor(loop, event.key)
-        if constructor is None:
-            return None
-        known = scheduler_made_by(self.ctx.qualified_name(constructor.func))
-        return (known, constructor) if known else None
+        if event.path is None:
+            for (ctx, constructor), binding in constructions(self.ctx, event.node.func.value):
+                made = scheduler_made_by(ctx.qualified_name(constructor.func))
+                if made is None:
+                    continue
+                if binding is not None:
+                    return SchedulerClass(made, constructor, f", passed at {binding.place}")
+                where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+                return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+        constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
+        made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        return SchedulerClass(made, constructor, "") if made else None
 
     def parameter_owners(self, step: Event) -> frozenset[str] | None:
         """The modules whose parameters the optimizer of a step (written in the linted file) updates,
