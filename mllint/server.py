@@ -481,7 +481,9 @@ def did_change(ls: MllintServer, params: types.DidChangeTextDocumentParams) -> N
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: MllintServer, params: types.DidSaveTextDocumentParams) -> None:
+    """A saved file may be a caller or a callee of the other open documents: lint them all again."""
     ls.push_soon(params.text_document.uri, 0)
+    lint_open_documents(ls)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -517,6 +519,11 @@ def notebook_did_close(ls: MllintServer, params: types.DidCloseNotebookDocumentP
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def configuration_changed(ls: MllintServer, params: types.DidChangeWatchedFilesParams) -> None:
     """A configuration file changed: lint the open documents again (each lint discovers its settings)."""
+    lint_open_documents(ls)
+
+
+def lint_open_documents(ls: MllintServer) -> None:
+    """Publish every open document's diagnostics again, or ask a pulling client to pull them again."""
     if not ls.pulls_diagnostics:
         for document in list(ls.workspace.text_documents.values()):
             notebook = ls.notebook_snapshot(document.uri)
@@ -527,7 +534,7 @@ def configuration_changed(ls: MllintServer, params: types.DidChangeWatchedFilesP
 
 @server.feature(
     types.TEXT_DOCUMENT_DIAGNOSTIC,
-    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False),
+    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
 )
 async def pull_diagnostics(ls: MllintServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
     snapshot = ls.snapshot(params.text_document.uri)

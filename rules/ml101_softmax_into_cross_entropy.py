@@ -15,6 +15,10 @@ class SoftmaxIntoCrossEntropy(Rule):
     aliases, and from the project's models and functions in other files: a model whose `forward` returns
     softmax output (in training mode), a factory function that builds one, a helper that returns one.
 
+    A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or
+    `self.model` set from an `__init__` parameter) is what a call site of the function in the project
+    passes: one call site at a time, whose file and line the message names.
+
     ## Why is this bad?
     Cross-entropy applies `log_softmax` itself and expects raw logits. A softmax first squashes the logits
     into (0, 1), so the loss sees almost uniform scores: gradients shrink, training stalls and the loss
@@ -52,7 +56,7 @@ class SoftmaxIntoCrossEntropy(Rule):
     message = "softmax output passed to cross-entropy, which applies log_softmax itself: pass the raw logits"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("cross_entropy", "CrossEntropyLoss")
+    requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, SOFTMAX_TWICE)
@@ -60,7 +64,7 @@ class SoftmaxIntoCrossEntropy(Rule):
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is softmax output{found.origin.where(found.argument)}, but "
-            f"`{found.callee}` applies log_softmax itself: pass the raw logits"
+            f"`{found.callee}`{found.note} applies log_softmax itself: pass the raw logits"
         )
         fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
         self.report(found.argument, message, fix)

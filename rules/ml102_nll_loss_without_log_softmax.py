@@ -51,7 +51,7 @@ class NllLossWithoutLogSoftmax(Rule):
     message = "`NLLLoss` expects log-probabilities: apply `log_softmax` to the logits first"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("nll_loss", "NLLLoss")
+    requires_any_text = ("nll_loss", "NLLLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, NOT_LOG_PROBABILITIES)
@@ -59,6 +59,6 @@ class NllLossWithoutLogSoftmax(Rule):
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is {found.origin.kind.value}{found.origin.where(found.argument)}, "
-            f"but `{found.callee}` expects log-probabilities: apply `log_softmax` first"
+            f"but `{found.callee}`{found.note} expects log-probabilities: apply `log_softmax` first"
         )
         self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, found.origin.node))

@@ -48,7 +48,7 @@ class SigmoidIntoBceWithLogits(Rule):
     message = "sigmoid output passed to `BCEWithLogitsLoss`, which applies the sigmoid itself: pass the logits"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss")
+    requires_any_text = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, SIGMOID_TWICE)
@@ -56,7 +56,7 @@ class SigmoidIntoBceWithLogits(Rule):
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is sigmoid output{found.origin.where(found.argument)}, but "
-            f"`{found.callee}` applies the sigmoid itself: pass the logits"
+            f"`{found.callee}`{found.note} applies the sigmoid itself: pass the logits"
         )
         fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
         self.report(found.argument, message, fix)

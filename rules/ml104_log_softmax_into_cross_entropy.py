@@ -48,7 +48,7 @@ class LogSoftmaxIntoCrossEntropy(Rule):
     message = "`log_softmax` output passed to cross-entropy, which applies log_softmax itself: it is redundant"
     severity = Severity.INFO
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("cross_entropy", "CrossEntropyLoss")
+    requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, REDUNDANT_LOG_SOFTMAX)
@@ -56,7 +56,7 @@ class LogSoftmaxIntoCrossEntropy(Rule):
             return
         message = (
             f"`{self.ctx.text(found.argument)}` is log_softmax output{found.origin.where(found.argument)}, and "
-            f"`{found.callee}` applies log_softmax itself: it is redundant, pass the logits"
+            f"`{found.callee}`{found.note} applies log_softmax itself: it is redundant, pass the logits"
         )
         fix = None
         if _over_class_dimension(self.ctx, found.origin.node):

@@ -10,7 +10,9 @@ class SchedulerBeforeOptimizer(Rule):
     ## What it does
     Reports `scheduler.step()` of a torch scheduler (`torch.optim.lr_scheduler`, `SWALR`, the
     `transformers` warm-up schedules) that runs before the first `optimizer.step()` of the loop it sits
-    in: at the top of the epoch loop before the batch loop, or before the step in the batch loop. A check
+    in: at the top of the epoch loop before the batch loop, before the step in the batch loop, or first
+    in a `train_one_epoch(..., scheduler)` the epoch loop calls (the scheduler passed in by the loop; in
+    another module of the project, the finding is at the call). A check
     that the scheduler exists (`if scheduler is not None:`) around the step does not excuse it; a step
     under `warnings.catch_warnings()` (PyTorch's order warning silenced on purpose) is not reported.
 
@@ -57,13 +59,13 @@ class SchedulerBeforeOptimizer(Rule):
 
     code = "ML204"
     name = "scheduler-before-optimizer"
-    message = "`{scheduler}` steps before `{optimizer}` ({place}): the schedule's first learning rate is skipped"
+    message = "`{scheduler}` steps{where} before `{optimizer}` ({place}): the schedule's first learning rate is skipped"
     requires_any_text = TRAINING_WORDS
 
     def end_file(self) -> None:
         loops = self.ctx.analysis(TrainingLoops)
         for loop, events, scheduler in loops.scheduler_steps():
-            known = loops.scheduler_class(scheduler)
+            known = loops.scheduler_class(scheduler, loop)
             if known is None or not known[0].torch_order:
                 continue
             if scheduler.node.args or scheduler.node.keywords:
@@ -73,8 +75,11 @@ class SchedulerBeforeOptimizer(Rule):
             steps = [e for e in events if e.kind is EventKind.STEP]
             first = steps[0]
             if events.index(first) > events.index(scheduler) and _unless_absent(scheduler).runs_whenever(first):
-                message = self.message.format(scheduler=scheduler.key, optimizer=first.key, place=first.place)
-                self.report(scheduler.node, message)
+                where = scheduler.where
+                message = self.message.format(scheduler=scheduler.key, where=where, optimizer=first.key, place=first.place)
+                if known.passed:
+                    message += f" (`{scheduler.key}` is {known.made.name.rsplit('.', 1)[-1]}{known.passed})"
+                self.report(scheduler.at, message)
 
     def _warning_silenced(self, scheduler: Event) -> bool:
         return scheduler.path is None and _silences_warnings(self.ctx, scheduler.node)

@@ -1,7 +1,7 @@
 import ast
 import re
 
-from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
 from mllint.analysis.optimizers import TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
@@ -26,7 +26,8 @@ class SchedulerCadence(Rule):
     `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs) stepped
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
     schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
-    `num_training_steps`, `max_iters`) stepped once per epoch. Sizes mllint cannot read
+    `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
+    loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). Sizes mllint cannot read
     (`T_max=cfg.t_max`) are not reported, nor are names that only say "step"
     (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
     torchvision's references), nor a scheduler stepped in both loops under conditions
@@ -77,9 +78,9 @@ class SchedulerCadence(Rule):
     code = "ML205"
     name = "scheduler-cadence"
     per_batch_message = (
-        "`{scheduler}` ({cls}) is sized in epochs but steps every batch: the schedule decays len(loader) times too fast"
+        "`{scheduler}` ({cls}) is sized in epochs but steps{where} every batch: the schedule decays len(loader) times too fast"
     )
-    per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps once per epoch: the schedule barely moves"
+    per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps{where} once per epoch: the schedule barely moves"
     message = per_batch_message
     requires_any_text = TRAINING_WORDS
 
@@ -87,10 +88,10 @@ class SchedulerCadence(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         steps = list(loops.scheduler_steps())
         for loop, events, scheduler in steps:
-            known = loops.scheduler_class(scheduler)
+            known = loops.scheduler_class(scheduler, loop)
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor = known
+            made, constructor, passed = known
             unit = self._unit(made, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
@@ -99,7 +100,8 @@ class SchedulerCadence(Rule):
                 wrong = unit == "steps" and _holds_training_loop(events)
                 message = self.per_epoch_message
             if wrong:
-                self.report(scheduler.node, message.format(scheduler=scheduler.key, cls=made.name.rsplit(".", 1)[-1]))
+                cls = made.name.rsplit(".", 1)[-1] + passed
+                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls))
 
     def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
         if made.per_step:
@@ -110,10 +112,9 @@ class SchedulerCadence(Rule):
         return _size_unit(size) if size is not None else None
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
-        """A loop over a data loader, or a loop nested in an epoch loop of the same function."""
-        if isinstance(loop, (ast.For, ast.AsyncFor)) and any(
-            w in word for word in _identifiers(loop.iter) for w in BATCH_WORDS
-        ):
+        """A loop (or comprehension) over a data loader, or a loop nested in an epoch loop of the same function."""
+        iterated = loop.generators[0].iter if isinstance(loop, COMPREHENSION_NODES) else getattr(loop, "iter", None)
+        if iterated is not None and any(w in word for word in _identifiers(iterated) for w in BATCH_WORDS):
             return True
         for ancestor in self.ctx.scopes.ancestors(loop):
             if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import EventKind, Iteration, TrainingLoops
+from mllint.analysis.loops import LOOP_NODES, EventKind, Iteration, TrainingLoops
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
@@ -82,6 +82,8 @@ class LossAccumulatedWithGraph(Rule):
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
         for iteration in self.ctx.analysis(TrainingLoops).loops:
+            if not isinstance(iteration.loop, LOOP_NODES):
+                continue  # a comprehension assigns nothing across its iterations
             function = self.ctx.scopes.enclosing_function(iteration.loop)
             losses = self._backpropagated(iteration, function)
             for loss, total in self._accumulations(iteration.loop):

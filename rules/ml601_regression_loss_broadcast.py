@@ -87,6 +87,9 @@ class RegressionLossBroadcast(Rule):
             return
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
+        passed = [shapes.passed[n] for side_node in (prediction, target) for n in ast.walk(side_node) if n in shapes.passed]
+        if passed:
+            message += f" ({passed[0]})"
         extra = {"input": prediction, "target": target}.get(side)
         fix = None
         if extra is not None:

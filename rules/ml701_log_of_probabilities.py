@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.callers import per_call_site
 from mllint.analysis.values import Kind, ValueKinds
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -57,8 +58,10 @@ class LogOfProbabilities(Rule):
         argument = self._log_argument(node)
         if argument is None:
             return
-        origin = self.ctx.analysis(ValueKinds).origin(argument)
-        if origin is not None and origin.kind is Kind.PROBABILITIES and not (origin.exp_of_log or origin.mixture):
+        values = self.ctx.analysis(ValueKinds)
+        origins = (o for o, _ in per_call_site(self.ctx, argument, lambda binding: values.origin(argument, binding)))
+        origin = next((o for o in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
+        if origin is not None:
             message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
             self.report(node, message, self._fix(node, argument, origin))
 

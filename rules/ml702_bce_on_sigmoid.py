@@ -55,7 +55,7 @@ class BceOnSigmoid(Rule):
     code = "ML702"
     name = "bce-on-sigmoid"
     message = "sigmoid output passed to `BCELoss`: use `BCEWithLogitsLoss` on the logits, which is stable"
-    requires_any_text = ("binary_cross_entropy", "BCELoss")
+    requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, BCE_AFTER_SIGMOID)
@@ -63,7 +63,7 @@ class BceOnSigmoid(Rule):
             return
         if self._may_train(node):
             where = found.origin.where(found.argument)
-            message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`: "
+            message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
             self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable")
 
     def _may_train(self, value: ast.AST, depth: int = 0) -> bool:

@@ -89,3 +89,57 @@ def test_parallel_results_come_in_a_stable_order(tmp_path, monkeypatch):
     parallel = run("--no-cache", "-j", "2", ".")
     assert serial == parallel
     assert [f["filename"] for f in parallel[1]] == [f"m{i:02}.py" for i in range(12)]
+
+
+ENGINE = """\
+def train(model, criterion, loader):
+    for x, y in loader:
+        criterion(model(x), y).backward()
+"""
+MODELS = """\
+import torch.nn.functional as F
+from torch import nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.softmax(self.fc(x), dim=1)
+
+
+class LogitNet(Classifier):
+    def forward(self, x):
+        return self.fc(x)
+"""
+MAIN = """\
+from torch import nn
+
+from engine import train
+from models import {model}
+
+train({model}(), nn.CrossEntropyLoss(), [])
+"""
+
+
+def test_a_changed_caller_invalidates_the_callee_findings(tmp_path, monkeypatch):
+    """`engine.py`'s findings depend on what `main.py` passes to `train`: changing the caller, or adding
+    one, lints the callee again."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "main.py").write_text(MAIN.format(model="LogitNet"))
+    linted = count_lints(monkeypatch)
+    assert run("-j", "1", "engine.py") == (0, [])
+    assert run("-j", "1", "engine.py") == (0, []) and linted == ["engine.py"]
+    (tmp_path / "main.py").write_text(MAIN.format(model="Classifier"))
+    _, findings = run("-j", "1", "engine.py")
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [("ML101", 3)]
+    assert "passed at main.py:6" in findings[0]["message"] and len(linted) == 2
+    (tmp_path / "main.py").write_text(MAIN.format(model="LogitNet"))
+    assert run("-j", "1", "engine.py") == (0, []) and len(linted) == 3
+    (tmp_path / "other.py").write_text(MAIN.format(model="Classifier"))
+    _, findings = run("-j", "1", "engine.py")
+    assert [f["code"] for f in findings] == ["ML101"] and len(linted) == 4

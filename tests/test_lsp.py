@@ -367,3 +367,17 @@ async def test_the_language_server_logs_the_traceback_of_an_internal_error(caplo
     assert caplog.records[-1].getMessage() == (
         "train.py:1: ML009 rule crashed\nTraceback (most recent call last):\nValueError: boom\n"
     )
+
+
+async def test_saving_a_caller_lints_the_open_callee_again(editor: Editor, tmp_path: Path):
+    models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
+    (tmp_path / "models.py").write_text(models)
+    caller = "from torch import nn\n\nfrom engine import train\nfrom models import Net\n\ntrain({model}, nn.CrossEntropyLoss())\n"
+    main = tmp_path / "main.py"
+    main.write_text(caller.format(model="None"))
+    engine = editor.open(tmp_path / "engine.py", "def train(model, criterion):\n    return criterion(model(1), 0)\n")
+    assert codes(await editor.diagnostics_now(engine)) == []
+    main.write_text(caller.format(model="Net()"))
+    editor.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=main.as_uri())))
+    assert codes(await editor.diagnostics_now(engine)) == [(1, "ML101")]
+    editor.close(engine)

@@ -10,6 +10,9 @@ to the caller's arguments; an event of another file keeps the call of the linted
 (`Event.entry`), where findings about it are reported. A loop that does not say `backward` is only
 considered when it calls a function of a module of the project that calls `.backward(`.
 
+A comprehension or generator expression is a loop too (`[self.train_step(b) for b in loader]`): its
+filters and element are its iteration.
+
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
 `TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
 `CallResolver`'s answer (mllint/analysis/calls.py). Library-managed training (Lightning
@@ -22,8 +25,9 @@ import enum
 import re
 from functools import cached_property
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -33,10 +37,14 @@ from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
 
 MAX_CALL_DEPTH = 4
+MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
 # A file holds a training loop only if it says one of these: a backward pass, or a call of a project
 # function that may do it (`train_step(model, batch, optimizer)`).
 TRAINING_WORDS = ("backward", "step", "optim")
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+# Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
+COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+ITERATING_NODES = (*LOOP_NODES, *COMPREHENSION_NODES)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
@@ -45,8 +53,19 @@ OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
+# Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
+OWNER_PRESERVING = {"list", "tuple", "filter", "itertools.chain"}
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
+# Methods that read or rescale the gradients of the optimizer they are given and never clear them
+# (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
+GRADIENT_READERS = frozenset({"unscale_"})
+
+
+class SchedulerClass(NamedTuple):
+    made: Scheduler  # what the class or factory makes
+    constructor: ast.Call  # in the file that built it
+    passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
 
 
 class EventKind(enum.Enum):
@@ -245,7 +264,7 @@ class TrainingLoops:
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
-        for loop in ctx.index.of_type(*LOOP_NODES):
+        for loop in ctx.index.of_type(*ITERATING_NODES):
             iteration = self._training_iteration(loop) if loop in self.may_train else None
             if iteration is not None:
                 self.loops.append(iteration)
@@ -254,7 +273,7 @@ class TrainingLoops:
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
         if loop not in self._loop_events:
-            self._loop_events[loop] = self._events(self.own, loop.body, (), 0)
+            self._loop_events[loop] = self._iteration_events(self.own, loop, 0)
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -266,22 +285,86 @@ class TrainingLoops:
         """Is the function or class of that name no part of the project (its effects are not ours)?"""
         return self.project is None or self.project.find(qualified) is None
 
-    def scheduler_class(self, event: Event) -> tuple[Scheduler, ast.Call] | None:
+    def scheduler_class(self, event: Event, loop: ast.AST) -> SchedulerClass | None:
         """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
-        schedule) and constructor of a scheduler step written in the loop's own function."""
-        receiver = event.node.func.value if isinstance(event.node, ast.Call) and event.path is None else None
-        if receiver is None:
+        schedule) and constructor of a scheduler step of `loop`'s iteration: built where the step is
+        written or by a project helper that returns it, passed in by a call site of the function holding
+        the loop (the first that tells), or passed to the function holding the step by a call in the loop
+        (`train_one_epoch(..., scheduler)`)."""
+        if not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
             return None
+        if event.path is None:
+            for (ctx, constructor), binding in constructions(self.ctx, event.node.func.value):
+                made = scheduler_made_by(ctx.qualified_name(constructor.func))
+                if made is None:
+                    continue
+                if binding is not None:
+                    return SchedulerClass(made, constructor, f", passed at {binding.place}")
+                where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+                return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+        constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
+        made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        return SchedulerClass(made, constructor, "") if made else None
+
+    def parameter_owners(self, step: Event) -> frozenset[str] | None:
+        """The modules whose parameters the optimizer of a step (written in the linted file) updates,
+        when its constructor says so: `Adam(list(enc.parameters()) + list(head.parameters()))` ->
+        {enc, head}; param groups and `itertools.chain` too. None when any part is unknown."""
+        call = step.node
+        if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
+        receiver = call.args[0] if scaled else call.func.value
         constructor = self.values.constructor(receiver)
-        if constructor is None:
+        if constructor is None or not is_optimizer(self.ctx.qualified_name(constructor.func)):
             return None
-        known = scheduler_made_by(self.ctx.qualified_name(constructor.func))
-        return (known, constructor) if known else None
+        params = constructor.args[0] if constructor.args else next(
+            (k.value for k in constructor.keywords if k.arg == "params"), None
+        )
+        return self._owners(params, 0) if params is not None else None
+
+    def _owners(self, node: ast.AST, depth: int) -> frozenset[str] | None:
+        if depth > MAX_OWNER_DEPTH:
+            return None
+        parts: list[ast.AST]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
+            owner = _dotted(node.func.value)
+            return frozenset({owner}) if owner and not node.args and not node.keywords else None
+        if isinstance(node, ast.Call) and (self.ctx.qualified_name(node.func) or _dotted(node.func)) in OWNER_PRESERVING:
+            parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
+        elif isinstance(node, ast.Starred):
+            parts = [node.value]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            parts = [node.left, node.right]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            parts = [_group_params(e) for e in node.elts]
+        elif isinstance(node, ast.Name):
+            values = self.values.assigned_values(node)
+            parts = values if values and len(values) == 1 else [None]
+        else:
+            return None
+        owners: set[str] = set()
+        for part in parts:
+            found = self._owners(part, depth + 1) if part is not None else None
+            if found is None:
+                return None
+            owners |= found
+        return frozenset(owners) if owners else None
+
+    def _argument_constructor(self, loop: ast.AST, key: str) -> ast.Call | None:
+        """The constructor of the object a call in `loop` passes as `key` (an event's key is named as
+        the arguments of the loop's calls name it)."""
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Call):
+                for argument in (*node.args, *(k.value for k in node.keywords)):
+                    if _dotted(argument) == key:
+                        return self.values.constructor(argument)
+        return None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
         that trains or holds a training loop."""
-        for loop in self.ctx.index.of_type(*LOOP_NODES):
+        for loop in self.ctx.index.of_type(*ITERATING_NODES):
             if loop not in self.may_train:
                 continue
             events = self.events_of_loop(loop)
@@ -376,11 +459,7 @@ class TrainingLoops:
             )
         if isinstance(node, LOOP_NODES):
             head = node.iter if isinstance(node, (ast.For, ast.AsyncFor)) else node.test
-            inner = self.events_of_loop(node) if depth == 0 and m is self.own else self._events(m, node.body, (), depth)
-            loop_guard = Guard("loop", str(id(node)), None, node)
-            return self._expression_events(m, head, guards, depth) + [
-                e.with_prefix(guards + (loop_guard,), _same) for e in inner
-            ]
+            return self._expression_events(m, head, guards, depth) + self._nested_loop_events(m, node, guards, depth)
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             events = self._events(m, node.body, guards, depth) + self._events(m, node.orelse, guards, depth)
             for i, handler in enumerate(node.handlers):
@@ -402,17 +481,37 @@ class TrainingLoops:
             events.append(m.event(EventKind.CLEAR, node, clear, guards))
         return events
 
+    def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        """The events of a loop's (or comprehension's) iteration, under the loop's guard."""
+        inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
+        loop_guard = Guard("loop", str(id(loop)), None, loop)
+        return [e.with_prefix(guards + (loop_guard,), _same) for e in inner]
+
+    def _iteration_events(self, m: _Module, loop: ast.AST, depth: int) -> list[Event]:
+        """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
+        if isinstance(loop, LOOP_NODES):
+            return self._events(m, loop.body, (), depth)
+        parts = [*(c for g in loop.generators for c in g.ifs), *_elements(loop)]
+        return [e for part in parts for e in self._expression_events(m, part, (), depth)]
+
     def _expression_events(self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
-        """The events of the calls in an expression (or simple statement), innermost first."""
+        """The events of the calls in an expression (or simple statement), innermost first; a
+        comprehension's iterable, then its iterations as a nested loop's."""
         events: list[Event] = []
         for call in _calls_in(node):
-            events += self._call_events(m, call, guards, depth)
+            if isinstance(call, COMPREHENSION_NODES):
+                events += self._expression_events(m, call.generators[0].iter, guards, depth)
+                events += self._nested_loop_events(m, call, guards, depth)
+            else:
+                events += self._call_events(m, call, guards, depth)
         return events
 
     def _call_events(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int) -> list[Event]:
         event = self._classify(m, call, guards)
         if event is not None:
             return [event]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
+            return []
         callee = m.resolver.resolve(call)
         if callee is None:
             arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
@@ -500,9 +599,9 @@ class TrainingLoops:
         return None
 
 
-def _calls_in(node: ast.AST) -> Iterator[ast.Call]:
+def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
     """The calls of an expression in evaluation order (arguments before the call), not entering lambdas
-    or comprehension-defined functions."""
+    or comprehension-defined functions; a comprehension is yielded whole, not entered."""
     if isinstance(node, FUNCTION_NODES):
         return
     stack: list[tuple[ast.AST, bool]] = [(node, False)]
@@ -511,10 +610,27 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call]:
         if expanded:
             yield current  # type: ignore[misc]
             continue
+        if isinstance(current, COMPREHENSION_NODES):
+            yield current
+            continue
         if isinstance(current, ast.Call):
             stack.append((current, True))
         children = [c for c in child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
         stack += [(c, False) for c in reversed(children)]
+
+
+def _group_params(element: ast.AST) -> ast.AST | None:
+    """`{"params": enc.parameters(), "lr": 1e-4}` -> `enc.parameters()`; any other element as it is."""
+    if not isinstance(element, ast.Dict):
+        return element
+    return next((v for k, v in zip(element.keys, element.values) if isinstance(k, ast.Constant) and k.value == "params"), None)
+
+
+def _elements(comprehension: ast.AST) -> list[ast.expr]:
+    """What a comprehension computes at each iteration: its element, or a dict comprehension's key and value."""
+    if isinstance(comprehension, ast.DictComp):
+        return [comprehension.key, comprehension.value]
+    return [comprehension.elt]
 
 
 def _renamer(callee: ast.AST, call: ast.Call):

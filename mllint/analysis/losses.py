@@ -1,14 +1,20 @@
 """Loss calls and the activations fed to them: which torch loss a call computes (`F.nll_loss(...)`,
 `criterion(...)` with `criterion = nn.NLLLoss()`), its input, the table of activation outputs each loss
 must not be fed, and the fixes that drop an activation (`F.softmax(x, 1)` -> `x`) where nothing else reads
-its value or turn a softmax into `log_softmax`. Shared by the ML1 rules."""
+its value or turn a softmax into `log_softmax`. Shared by the ML1 rules.
+
+A loss object or an input that reaches the loss call as a parameter (`def train(model, criterion)`) is
+read under each of its function's call sites in turn (`callers.per_call_site`): the loss and its input
+come from the same call site, or the call is not reported."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.names import call_argument
+from mllint.analysis.callers import per_call_site
+from mllint.analysis.names import Names, call_argument
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix
@@ -67,26 +73,23 @@ MISMATCHES = {
 APPLIES = {CROSS_ENTROPY: "log_softmax", BCE_WITH_LOGITS: "the sigmoid"}
 
 
+LOSS_NAME = re.compile(r"loss|crit|objective", re.IGNORECASE)  # what a parameter holding a loss is called
+
+
 @dataclass(frozen=True)
 class LossInput:
     loss: str  # CROSS_ENTROPY, NLL, ...
     callee: str  # the loss as written: `F.nll_loss`, `self.criterion`
     argument: ast.AST  # the input (prediction) argument
-    origin: Origin | None  # what the input is, when known
-
-
-def loss_input(ctx, call: ast.Call, *losses: str) -> LossInput | None:
-    """The input of a call of one of `losses`, with its origin; None for any other call."""
-    found = ctx.analysis(LossCalls).input_of(call)
-    return found if found is not None and found.loss in losses else None
+    origin: Origin  # what the input is
+    note: str = ""  # for a loss object passed by a call site: where (" (passed at main.py:12)")
 
 
 def mismatched_input(ctx, call: ast.Call, problem: str) -> LossInput | None:
-    """The input of a loss call whose activation makes `problem` (see `MISMATCHES`); None otherwise."""
-    found = ctx.analysis(LossCalls).input_of(call)
-    if found is None or found.origin is None:
-        return None
-    return found if MISMATCHES.get((found.loss, found.origin.kind)) == problem else None
+    """The input of a loss call whose activation makes `problem` (see `MISMATCHES`): as the file's own
+    code tells, or else under one call site of the function around it. None otherwise."""
+    inputs = ctx.analysis(LossCalls).inputs_of(call)
+    return next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)
 
 
 class LossCalls:
@@ -94,33 +97,65 @@ class LossCalls:
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self._inputs: dict[ast.Call, LossInput | None] = {}
+        self._inputs: dict[ast.Call, list[LossInput]] = {}
 
-    def input_of(self, call: ast.Call) -> LossInput | None:
+    def inputs_of(self, call: ast.Call) -> list[LossInput]:
+        """The loss and the kind of its input: the one the code tells, or one per call site that tells both."""
         if call not in self._inputs:
-            self._inputs[call] = self._input(call)
+            known = self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
+            self._inputs[call] = [f for f, _ in per_call_site(self.ctx, call, lambda b: self._input(call, b))] if known else []
         return self._inputs[call]
 
-    def _input(self, call: ast.Call) -> LossInput | None:
+    def _may_be_a_loss_function(self, func: ast.AST) -> bool:
+        """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
+        resolving it."""
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        return name in self._loss_names and LOSSES.get(self.ctx.qualified_name(func)) is not None
+
+    @cached_property
+    def _loss_names(self) -> set[str]:
+        imported = self.ctx.analysis(Names).module_imports()
+        return {n.rsplit(".", 1)[-1] for n in LOSSES} | {alias for alias, target in imported.items() if target in LOSSES}
+
+    def _input(self, call: ast.Call, binding) -> LossInput | None:
         ctx = self.ctx
         values = ctx.analysis(ValueKinds)
-        name = ctx.qualified_name(call.func)
-        loss = LOSSES.get(name)
-        if loss is None and self._may_hold_a_loss(call.func):
-            loss = LOSSES.get(values.constructed_class(call.func))
+        loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
+        if loss is None:
+            loss = LOSSES.get(values.constructed_class(call.func, binding=binding))
+            if loss is not None and binding is not None and values.constructed_class(call.func) is None:
+                note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
-        if argument is None:
-            return None
-        return LossInput(loss, ctx.text(call.func), argument, values.origin(argument))
+        origin = values.origin(argument, binding) if argument is not None else None
+        return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note)
 
-    def _may_hold_a_loss(self, func: ast.AST) -> bool:
+    def _may_hold_a_loss(self, call: ast.Call) -> bool:
         """A cheap test before asking what built the object called: `nn.CrossEntropyLoss()(...)`, or a
-        name or `self.` attribute among the holders."""
-        if isinstance(func, ast.Name):
-            return func.id in self._holders
-        if isinstance(func, ast.Attribute):
-            return func.attr in self._holders
-        return isinstance(func, ast.Call)
+        name or `self.` attribute among the holders, or a parameter (or an attribute set from one) called
+        with an input and a target."""
+        func = call.func
+        if isinstance(func, ast.Call):
+            return True
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return name in self._holders or (name in self._parameter_holders and len(call.args) + len(call.keywords) >= 2)
+
+    @cached_property
+    def _parameter_holders(self) -> set[str]:
+        """The parameters of the file's functions named for a loss (`criterion`, `loss_fn`), and the
+        attributes assigned one (`self.criterion = criterion`): a cheap bound on the call sites searched."""
+        parameters = {
+            arg.arg for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
+            for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+            if LOSS_NAME.search(arg.arg)
+        }  # fmt: skip
+        attributes = {
+            target.attr
+            for node in self.ctx.index.of_type(ast.Assign)
+            if isinstance(node.value, ast.Name) and node.value.id in parameters
+            for target in node.targets
+            if isinstance(target, ast.Attribute)
+        }  # fmt: skip
+        return parameters | attributes
 
     @cached_property
     def _holders(self) -> set[str]:
@@ -147,6 +182,18 @@ class LossCalls:
         if isinstance(value, ast.Name):
             return value.id in holders
         return isinstance(value, ast.Attribute) and value.attr in holders
+
+
+def _passed_note(func: ast.AST, binding) -> str:
+    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)"."""
+    passed = binding.argument(func.id) if isinstance(func, ast.Name) else None
+    if passed is None:
+        return f" (passed at {binding.place})"
+    passage = passed[2]
+    if passage.default:
+        return f" (its default `{passage.argument}`)"
+    what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
+    return f" ({what}passed at {passage.path}:{passage.line})"
 
 
 def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:

@@ -21,13 +21,15 @@ import dataclasses
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.summaries import ClassSummary, ModuleSummary
 from mllint.analysis.values import (
-    MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Ref, Source, Value, canonical_class,
+    MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
+    canonical_class,
 )  # fmt: skip
 from mllint.source import SourceError, SourceText, parse_python, read_source
 
@@ -69,6 +71,12 @@ _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
 KEPT_SOURCE_BYTES = 2 << 20
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
+# Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
+# caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
+_CALLS: dict[tuple, "_CallIndex"] = {}
+CALL_WORD = re.compile(rb"[A-Za-z_]\w*\(")
+MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
+CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
 
 
 class ProjectIndex:
@@ -77,6 +85,7 @@ class ProjectIndex:
         self.roots = roots
         self._located: dict[str, str | None] = {}
         self._recorders: list[dict[str, str | None]] = []
+        self._calls_fresh = False
 
     @classmethod
     def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
@@ -157,8 +166,26 @@ class ProjectIndex:
         self._record(module, path)
         return path is not None and _mentions(path, word)
 
+    def modules_calling(self, name: str) -> list[str]:
+        """The modules of the project whose text calls `name` (`name(`), from a word index kept per
+        process; recorded, as a lint that looked for callers depends on which modules call."""
+        modules = self._calls().modules(name + "(")
+        self._record(name + CALLS_KEY, None, _listing_digest(modules))
+        return modules
+
+    def _calls(self) -> "_CallIndex":
+        key = tuple(sorted(self.roots.items()))
+        calls = _CALLS.setdefault(key, _CallIndex())
+        if not self._calls_fresh:
+            calls.update(_project_modules(self.roots))
+            self._calls_fresh = True
+        return calls
+
     def digest(self, module: str) -> str | None:
-        """What a cached result checks: the digest of the module's file (None: no such module)."""
+        """What a cached result checks: the digest of the module's file (None: no such module), or for
+        `name(`, of the list of modules that call the name."""
+        if module.endswith(CALLS_KEY):
+            return _listing_digest(self._calls().modules(module))
         path = self.locate(module)
         return None if path is None else _digest(path)
 
@@ -172,11 +199,70 @@ class ProjectIndex:
         finally:
             self._recorders.remove(consulted)
 
-    def _record(self, module: str, path: str | None) -> None:
+    def _record(self, module: str, path: str | None, digest: str | None = None) -> None:
         if self._recorders:
-            digest = None if path is None else _digest(path)
+            digest = digest if path is None else _digest(path)
             for recorder in self._recorders:
                 recorder[module] = digest
+
+
+def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
+    """module name -> file, for the Python files of the project's roots (packages and scripts whose
+    names can be imported; hidden and non-identifier directories, such as virtual environments' `.venv`
+    or `site-packages`, are skipped), at most `MAX_PROJECT_FILES`."""
+    found: dict[str, str] = {}
+    for root, tops in roots.items():
+        starts = [root] if tops is None else [os.path.join(root, top) for top in sorted(tops)]
+        for start in starts:
+            if tops is not None and os.path.isfile(start + ".py"):
+                found[os.path.basename(start)] = start + ".py"
+            for directory, directories, files in os.walk(start):
+                directories[:] = sorted(d for d in directories if d.isidentifier() and d != "site-packages")
+                relative = os.path.relpath(directory, root)
+                package = [] if relative == "." else relative.split(os.sep)
+                for name in sorted(files):
+                    stem = name[:-3]
+                    if name.endswith(".py") and stem.isidentifier():
+                        module = ".".join(package if stem == "__init__" else [*package, stem])
+                        if module:
+                            found.setdefault(module, os.path.join(directory, name))
+                if len(found) >= MAX_PROJECT_FILES:
+                    return found
+    return found
+
+
+class _CallIndex:
+    """Which modules' text calls each name: word (`train(`) -> modules, kept up to date by file stamps."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, set[str]] = {}
+        self.files: dict[str, tuple[str, tuple[int, int], tuple[str, ...]]] = {}  # module -> path, stamp, words
+
+    def modules(self, word: str) -> list[str]:
+        return sorted(self.calls.get(word, ()))
+
+    def update(self, modules: dict[str, str]) -> None:
+        for module in [m for m in self.files if m not in modules]:
+            self._forget(module)
+        for module, path in modules.items():
+            stamp = _stamp(path)
+            known = self.files.get(module)
+            if known is not None and known[:2] == (path, stamp):
+                continue
+            if known is not None:
+                self._forget(module)
+            words = tuple(sys.intern(w.decode("ascii")) for w in set(CALL_WORD.findall(_content(path) or b"")))
+            for word in words:
+                self.calls.setdefault(word, set()).add(module)
+            self.files[module] = (path, stamp, words)
+
+    def _forget(self, module: str) -> None:
+        for word in self.files.pop(module)[2]:
+            self.calls[word].discard(module)
+
+
+def _listing_digest(modules: list[str]) -> str:
+    return hashlib.sha256("\n".join(modules).encode()).hexdigest()
 
 
 def _stamp(path: str) -> tuple[int, int]:
@@ -266,6 +352,7 @@ class Found:
     entry: object = None  # the call in the linted file that led to `via`
     exp_of_log: bool = False
     mixture: bool = False
+    passage: Passage | None = None  # it reached the linted code as an argument of this call site
 
 
 @dataclass(frozen=True)
@@ -314,18 +401,9 @@ class ProjectView:
             return self.own
         return None if self.index is None else self.index.summary(module)
 
-    def find(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+    def find(self, qualified: str) -> tuple[ModuleSummary, str] | None:
         """The module that defines `qualified` (following re-exports) and the name there."""
-        if depth > MAX_DEPTH or "." not in qualified:
-            return None
-        module, _, member = qualified.rpartition(".")
-        summary = self.summary(module)
-        if summary is None:
-            return None
-        if member in summary.classes or member in summary.functions or member in summary.variables:
-            return summary, member
-        target = summary.imports.get(member)
-        return self.find(target, depth + 1) if target and target != qualified else None
+        return find_definition(self.summary, qualified)
 
     def function(self, qualified: str):
         """(the context of its module, its node) for a function of the project, following re-exports; the
@@ -376,10 +454,10 @@ class ProjectView:
         found = self.resolve(value, self.own)
         if not isinstance(found, Found) or found.layer:
             return None
-        if found.via is None and found.module is self.own:
+        if found.via is None and found.module is self.own and found.passage is None:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture)
         source = Source(found.via or "", self.display(found.module), found.line)
-        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture)
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage)
 
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
@@ -403,6 +481,12 @@ class ProjectView:
             return Tuple(value.values, module)
         if isinstance(value, Mixed):
             return None if value.stacked else _combined([self.resolve(v, module, depth + 1) for v in value.values])
+        if isinstance(value, Passed):
+            caller = self.summary(value.module)
+            found = self.resolve(value.value, caller, depth + 1) if caller is not None else None
+            if isinstance(found, Found):  # where it was made is in the caller's code, not the linted file's
+                return dataclasses.replace(found, entry=None, passage=value.passage)
+            return found
         if isinstance(value, _Through):
             found = self.resolve(value.value, module, depth + 1)
             if not isinstance(found, Found):
@@ -413,6 +497,10 @@ class ProjectView:
             if not isinstance(packed, Tuple) or not -len(packed.values) <= value.index < len(packed.values):
                 return None  # indexing a tensor, or an unknown container: unknown
             return self.resolve(packed.values[value.index], packed.module, depth + 1)
+        if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
+            caller = self.summary(value.callee.module)
+            found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
+            return dataclasses.replace(found, entry=None, passage=value.callee.passage) if isinstance(found, Found) else found
         if isinstance(value, Called):
             return self._call(value, module, depth)
         return None
@@ -469,6 +557,21 @@ class ProjectView:
             if not relative.startswith(".."):
                 return relative
         return path
+
+
+def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+    """The module summary that defines `qualified`, following re-exports, and the name there
+    (`summary_of`: module name -> its summary or None)."""
+    if depth > MAX_DEPTH or "." not in qualified:
+        return None
+    module, _, member = qualified.rpartition(".")
+    summary = summary_of(module)
+    if summary is None:
+        return None
+    if member in summary.classes or member in summary.functions or member in summary.variables:
+        return summary, member
+    target = summary.imports.get(member)
+    return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
 
 
 def _function_in(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -3,7 +3,8 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
-interpreted with the argument's shape), data (NumPy arrays, datasets and loaders: see `data_shapes`),
+interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
+tells passes, `callers.constructions`), data (NumPy arrays, datasets and loaders: see `data_shapes`),
 helper functions of the file run with their arguments, and shape operations (`view`, `unsqueeze`,
 indexing, reductions, broadcasting, ...). A tensor of unknown rank may still have known ends
 (`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
@@ -71,6 +73,7 @@ class Shapes:
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
+        self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -160,6 +163,40 @@ class Shapes:
             return Tensor(None, key)
         return output
 
+    def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
+        """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
+        the first call site that tells passes, interpreted in the caller's own module."""
+        func = call.func
+        if self.ctx.project is None or not self._may_be_passed(func):
+            return None
+        for (ctx, constructor), binding in constructions(self.ctx, func):
+            if binding is None:
+                return None  # built in this file: `constructor` answers
+            name = canonical_class(ctx.qualified_name(constructor.func))
+            if ctx is self.ctx:
+                output = self.module_output(constructor, arguments)
+            elif name and name.startswith("torch."):
+                first = arguments[0] if arguments else None
+                shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
+                output = Tensor(shape, ("call", id(call)))
+            else:
+                output = self._project_class_named(name, arguments)
+            if isinstance(output, Tensor) and output.shape is not None:
+                self.passed[call] = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
+                return output
+        return None
+
+    def _may_be_passed(self, func: ast.AST) -> bool:
+        """A cheap test before looking for call sites: a parameter of the function around it, or a
+        `self.` attribute its class assigns a bare name (`self.model = model`)."""
+        if isinstance(func, ast.Name):
+            function = self.ctx.scopes.enclosing_function(func)
+            return function is not None and func.id in {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+        if not _self_attribute(func):
+            return False
+        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
+        return any(isinstance(value, ast.Name) for value in assigned)
+
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
         if cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
@@ -183,10 +220,14 @@ class Shapes:
         if view.index is None:
             return None
         name = canonical_class(self.ctx.qualified_name(constructor.func))
-        found = view.forward_of(name) if name and view.is_module_class(name) else None
-        if found is None:
-            built = view.instance_class(self.values.value(constructor))
-            found = view.forward_of(built) if built else None
+        if not (name and view.is_module_class(name)):
+            name = view.instance_class(self.values.value(constructor))
+        return self._project_class_named(name, arguments)
+
+    def _project_class_named(self, name: str | None, arguments: list) -> object | None:
+        """What a module class of another module of the project returns: its `forward` run there."""
+        view = self.ctx.analysis(ProjectView)
+        found = view.forward_of(name) if name else None
         if found is None or found[0] is view.own:
             return None
         ctx, cls = found[1].definition()
@@ -686,10 +727,14 @@ class Interpreter:
             if not isinstance(result, tuple):
                 return result
             shape = result
-        elif name is None:
+        elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
             constructor = self.shapes.constructor(node.func)
-            if constructor is not None and not any(isinstance(a, ast.Starred) for a in node.args):
+            if constructor is not None:
                 return self.shapes.module_output(constructor, arguments)
+            if self.record:
+                passed = self.shapes.passed_module_output(node, arguments)
+                if passed is not None:
+                    return passed
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))

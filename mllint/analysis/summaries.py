@@ -84,7 +84,7 @@ class FunctionSummary:
     def returns(self) -> Value | None:
         ctx, node = _definition(self._load, FUNCTIONS, self.name)
         try:
-            return _combined(_values(_returns(node.body), ctx.analysis(ValueKinds))) if node is not None else None
+            return _combined(_values(returned_expressions(node.body), ctx.analysis(ValueKinds))) if node is not None else None
         except TOO_COMPLEX:
             return None
 
@@ -202,7 +202,7 @@ def _combined(values: list[Value | None] | None) -> Value | None:
     return values[0] if len(values) == 1 else OneOf(tuple(values))
 
 
-def _returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
+def returned_expressions(statements: list[ast.stmt]) -> list[ast.AST] | None:
     """The values the `return` statements of a body return (not those of nested functions); None when
     that is not a value (a generator, a bare `return`)."""
     found: list[ast.Return] = []
@@ -225,7 +225,7 @@ def _training_returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
     for statement in statements:
         mode = _training_test(statement.test) if isinstance(statement, ast.If) else None
         training = (statement.body if mode else statement.orelse) if mode is not None else [statement]
-        returned = _training_returns(training) if mode is not None else _returns(training)
+        returned = _training_returns(training) if mode is not None else returned_expressions(training)
         if returned is None:
             return None
         found += returned

@@ -4,6 +4,10 @@ following local names, `self.` attributes and calls through the assignments that
 the project's classes and functions (`out = model(x)` with `model = Net()`) are described here and
 resolved across modules by `project.ProjectView`. A kind is known only when every reaching assignment
 agrees: unknown stays unknown.
+
+A parameter is unknown unless the value is asked under a `Binding`: one call site's arguments for the
+parameters of one function (`callers.Binding`, the layer that finds call sites). Its argument is then
+described in the caller's module and wrapped in `Passed`, which says where it came from.
 """
 from __future__ import annotations
 
@@ -137,7 +141,27 @@ class Mixed:
     stacked: bool = False  # a collection not yet reduced (`[p, q]`, `torch.stack([p, q])`)
 
 
-Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed
+@dataclass(frozen=True, eq=False)
+class Passed:
+    """What one call site passes for a parameter, described in the caller's module (`module`)."""
+
+    value: "Value"
+    module: str
+    passage: "Passage"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A parameter's argument at one call site, as a message names it."""
+
+    parameter: str
+    argument: str  # the argument's text (or the default's) at the call
+    path: str  # the caller's file
+    line: int
+    default: bool = False  # no caller passes it: its default
+
+
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -157,14 +181,27 @@ class Origin:
     source: Source | None = None
     exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
     mixture: bool = False  # a linear combination of such values (`node` is one of them)
+    passage: Passage | None = None  # the value reached the linted code as an argument of this call site
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
         mixed = "combined linearly, " if self.mixture else ""
+        passed = "" if self.passage is None else f": {describe_passage(self.passage)}"
         if self.source is not None:
             place = f"{self.source.path}:{self.source.line}" if self.source.path else f"line {self.source.line}"
-            return f": `{self.source.via}` returns {self.kind.value} ({mixed}{place})"
-        return "" if self.node is argument else f" ({mixed}line {self.node.lineno})"
+            if not self.source.via:
+                return f"{passed} ({mixed}{place})"
+            return f"{passed}{', and' if passed else ':'} `{self.source.via}` returns {self.kind.value} ({mixed}{place})"
+        return passed or ("" if self.node is argument else f" ({mixed}line {self.node.lineno})")
+
+
+def describe_passage(passage: Passage) -> str:
+    """"`model` is `Net()` passed at main.py:12"."""
+    place = f"{passage.path}:{passage.line}"
+    if passage.default:
+        return f"`{passage.parameter}` is its default `{passage.argument}` ({place})"
+    what = "" if passage.argument == passage.parameter else f" `{passage.argument}`"
+    return f"`{passage.parameter}` is{what} passed at {place}"
 
 
 @dataclass(frozen=True)
@@ -189,56 +226,63 @@ class ValueKinds:
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
+        # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
+        self.unbound: list[ast.AST] | None = None
 
     # What a value is.
-    def origin(self, expr: ast.AST) -> Origin | None:
+    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
         """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
-        value agrees on the kind: in this file, or in a class or function of the project."""
+        value agrees on the kind: in this file, or in a class or function of the project; under
+        `binding`, through the arguments of one call site."""
         from mllint.analysis.project import ProjectView  # the project resolves what this module describes
 
-        value = self.value(expr)
+        value = self.value(expr, binding=binding)
         return None if value is None else self.ctx.analysis(ProjectView).origin(value)
 
-    def value(self, expr: ast.AST, depth: int = 0) -> Value | None:
-        """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown)."""
-        value = self._value(expr, depth)
+    def value(self, expr: ast.AST, depth: int = 0, binding=None) -> Value | None:
+        """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown);
+        under `binding`, its function's parameters hold what that call site passes."""
+        value = self._value(expr, depth, binding)
         return None if value is PENDING else value
 
-    def _value(self, expr: ast.AST, depth: int) -> Value | None:
+    def _value(self, expr: ast.AST, depth: int, binding=None) -> Value | None:
         """As `value`, or PENDING when `expr` only repeats a value being described (around a loop)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            return self._call_value(expr, depth)
+            return self._call_value(expr, depth, binding)
         if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
-            return Packed(tuple(self.value(e, depth + 1) for e in expr.elts))
+            return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
         if isinstance(expr, ast.BinOp):
-            return self._combination(expr, depth)
+            return self._combination(expr, depth, binding)
         if isinstance(expr, (ast.List, ast.ListComp)):
             parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
-            return _mixed([self.value(part, depth + 1) for part in parts], stacked=True)
+            return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
         if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
-            inner = self._value(expr.value, depth + 1)
+            inner = self._value(expr.value, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
-            values = self.reaching_values(expr)
+            values = self._assigned_or_parameters(expr)
         elif _is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
             return None
-        return self._one_of(values or [], depth)
+        return self._one_of(values or [], depth, binding)
 
-    def _one_of(self, values: list[ast.AST], depth: int) -> Value | None:
+    def _one_of(self, values: list, depth: int, binding=None) -> Value | None:
         """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
         (`out = out.view(...)` then `out = out.contiguous()`): an assignment met again while it is being
         described adds nothing new (the least fixed point), so it is left out."""
         described = []
         for value in values:
+            if isinstance(value, Definition):  # a parameter: what the binding's call site passes
+                described.append(self._passed_value(value, depth, binding))
+                continue
             if value in self._describing:
                 continue
             self._describing.add(value)
             try:
-                described.append(self._value(value, depth + 1))
+                described.append(self._value(value, depth + 1, binding))
             finally:
                 self._describing.discard(value)
         described = [d for d in described if d is not PENDING]
@@ -248,21 +292,52 @@ class ValueKinds:
             return None
         return described[0] if len(described) == 1 else OneOf(tuple(described))
 
-    def _combination(self, expr: ast.BinOp, depth: int) -> Value | None:
+    def _assigned_or_parameters(self, use: ast.Name) -> list | None:
+        """The expressions that may have been assigned to `use`, and the parameter definitions that may
+        give it its value; None when some other way of reaching it is unknown."""
+        found: list = []
+        for definition in self._reaching(use) or [None]:
+            if definition is not None and definition.value is not None:
+                found.append(definition.value)
+            elif definition is not None and _is_parameter(definition):
+                found.append(definition)
+            else:
+                return None
+        return found
+
+    def _passed_value(self, definition: Definition, depth: int, binding) -> Value | None:
+        passed = self._argument(definition, binding)
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
+        return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
+
+    def _argument(self, definition: Definition, binding):
+        """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
+        binding of its function is given (recorded while recording)."""
+        function = definition.node
+        if binding is None or binding.function is not function:
+            if self.unbound is not None and function not in self.unbound:
+                self.unbound.append(function)
+            return None
+        return binding.argument(definition.name)
+
+    def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
         """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
-        left, right = self.value(expr.left, depth + 1), self.value(expr.right, depth + 1)
+        left, right = self.value(expr.left, depth + 1, binding), self.value(expr.right, depth + 1, binding)
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
             return _mixed([left, right])
         if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
             return _mixed([left or right])
         return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
 
-    def _reduced(self, collection: ast.AST, depth: int) -> Value | None:
+    def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
         """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
-        inner = self.value(collection, depth + 1)
+        inner = self.value(collection, depth + 1, binding)
         return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
 
-    def _call_value(self, call: ast.Call, depth: int) -> Value | None:
+    def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
         if _calls_self(func):
             return self._own_forward(call)
@@ -271,19 +346,19 @@ class ValueKinds:
             return Made(FUNCTION_KINDS[name], call)
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
-            return _mixed([self.value(argument, depth + 1) for argument in call.args])
+            return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
         if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
-            return _mixed([self.value(element, depth + 1) for element in first.elts], stacked=True)
+            return _mixed([self.value(element, depth + 1, binding) for element in first.elts], stacked=True)
         if name in STACK_FUNCTIONS and first is not None:
-            listed = self.value(first, depth + 1)  # `[p, q]`, or a name holding a list
+            listed = self.value(first, depth + 1, binding)  # `[p, q]`, or a name holding a list
             return listed if isinstance(listed, Mixed) and listed.stacked else None
         builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
         if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
-            return self._reduced(first, depth)
+            return self._reduced(first, depth, binding)
         if name is None and isinstance(func, ast.Attribute) and func.attr in ("mean", "sum"):
-            return self._reduced(func.value, depth)
+            return self._reduced(func.value, depth, binding)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
-            inner = self._value(call.args[0], depth + 1)
+            inner = self._value(call.args[0], depth + 1, binding)
             return inner if inner is None or inner is PENDING else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
@@ -293,16 +368,16 @@ class ValueKinds:
                     return Made(kind, call)
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
-                inner = self._value(func.value, depth + 1)
+                inner = self._value(func.value, depth + 1, binding)
                 return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
-                return self._value(func.value, depth + 1)
+                return self._value(func.value, depth + 1, binding)
         if name is not None:
             kind = self._module_kind(call)
             if kind is not None:
                 return Made(kind, call, layer=True)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
-        callee = self._value(func, depth + 1)
+        callee = self._value(func, depth + 1, binding)
         return callee if callee is None or callee is PENDING else Called(callee, call)
 
     def _own_forward(self, call: ast.Call) -> Value | None:
@@ -325,28 +400,43 @@ class ValueKinds:
         return None
 
     # What an object was built from.
-    def constructed_class(self, expr: ast.AST) -> str | None:
-        """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`)."""
-        constructor = self.constructor(expr)
-        return canonical_class(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+    def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
+        """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`), when every
+        way of getting there agrees; under `binding`, a parameter is what that call site passes."""
+        found = self.construction(expr, depth, binding)
+        return canonical_class(found[0].qualified_name(found[1].func)) if found is not None else None
 
-    def constructor(self, expr: ast.AST, depth: int = 0) -> ast.Call | None:
-        """The call that built the object `expr` refers to, when every way of getting there agrees."""
+    def constructor(self, expr: ast.AST) -> ast.Call | None:
+        """The call of this file that built the object `expr` refers to, when every way of getting there agrees."""
+        found = self.construction(expr)
+        return found[1] if found is not None and found[0] is self.ctx else None
+
+    def construction(self, expr: ast.AST, depth: int = 0, binding=None) -> tuple[object, ast.Call] | None:
+        """(the context, the call) that built the object `expr` refers to, when every way of getting there
+        agrees on the class; under `binding`, through what its call site passes (the caller's context)."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(expr, ast.Call):
-            return expr if self.ctx.qualified_name(expr.func) else None
+            return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
         if isinstance(expr, ast.Name):
-            values = self.reaching_values(expr)
+            found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
         elif _is_self_attribute(expr):
-            values = self._self_attribute_values(expr)
+            found = [self.construction(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
         else:
             return None
-        calls = [self.constructor(v, depth + 1) for v in values or ()]
-        if not calls or any(c is None for c in calls):
+        if not found or any(f is None for f in found):
             return None
-        names = {self.ctx.qualified_name(c.func) for c in calls}
-        return calls[-1] if len(names) == 1 else None
+        names = {ctx.qualified_name(call.func) for ctx, call in found}  # type: ignore[misc]
+        return found[-1] if len(names) == 1 else None
+
+    def _definition_construction(self, definition: Definition, depth: int, binding) -> tuple[object, ast.Call] | None:
+        if definition.value is not None:
+            return self.construction(definition.value, depth + 1, binding)
+        passed = self._argument(definition, binding) if _is_parameter(definition) else None
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
 
     def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
         """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
@@ -529,6 +619,12 @@ def _is_self_attribute(node: ast.AST) -> bool:
 
 def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _is_parameter(definition: Definition) -> bool:
+    """Is the definition a parameter of its function (not the function's own name)?"""
+    function = definition.node
+    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in _parameters(function.args)}
 
 
 def _parameters(args: ast.arguments) -> list[ast.arg]:
