@@ -97,7 +97,9 @@ class EvaluationInTrainingMode(Rule):
 
     def _message(self, modes: Modes, call: ast.Call, function, key: str, use: Use, layer) -> str:
         where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"
-        fact = next(f for f in use.facts if f.origin is not None)
+        known = [f for f in use.facts if f.origin is not None]
+        # The last the function sets: `model.train()` rather than the construction it follows.
+        fact = max(known, key=lambda f: (_position(f.site), _position(f.origin)))
         if use.site is call and fact.origin is fact.built:
             why = f"built in training mode by {modes.describe(fact.origin)}"
         elif use.site is call:
@@ -115,6 +117,10 @@ class EvaluationInTrainingMode(Rule):
         else:
             has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
+
+
+def _position(node: ast.AST | None) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _restores_after_eval(ctx, train: ast.AST) -> bool:

@@ -1,4 +1,5 @@
 import ast
+from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import PARAMETRISED
@@ -75,12 +76,15 @@ class LayerBuiltInForward(Rule):
         forward = methods.get("forward")
         if forward is None:
             return
-        module_functions = {f.name: f for f in self.ctx.tree.body if isinstance(f, FUNCTION_NODES)}
-        for function, guarded in self._reached(forward, methods, module_functions):
+        for function, guarded in self._reached(forward, methods, self._module_functions):
             where = "in `forward`" if function is forward else f"in `{function.name}`, called from `forward`,"
             for call in self._constructions(function, guarded):
                 layer = canonical_class(self.ctx.qualified_name(call.func)).rsplit(".", 1)[-1]
                 self.report(call, self.message.format(layer=f"nn.{layer}", where=where))
+
+    @cached_property
+    def _module_functions(self) -> dict[str, ast.AST]:
+        return {f.name: f for f in self.ctx.tree.body if isinstance(f, FUNCTION_NODES)}
 
     def _reached(self, forward: ast.AST, methods: dict, module_functions: dict) -> list[tuple[ast.AST, bool]]:
         """`forward` and the methods (`self.block(x)`) and module functions it calls, a few calls deep,

@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.parameters import adds_layer, is_optimizer_constructor, optimizer_over
+from mllint.analysis.parameters import is_optimizer_constructor, layer_owners, optimizer_over
+from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -58,32 +59,36 @@ class LayerAddedAfterOptimizer(Rule):
         if holder is None:
             return
         scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
-        models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
-        statements = [s for s in self.ctx.index.within(scope, ast.Assign, ast.Expr) if _after(s, node)]
-        if any(_adds_parameter_group(self.ctx, s, holder) for s in statements):
+        groups = self.ctx.analysis(ScopeGroups)
+        if any(groups.of(scope, (ast.Expr,), _parameter_groups_added).between(holder, after=end(node))):
             return  # the optimizer is told about new parameters
-        rebuilt = next((s for s in statements if _assigns(self.ctx, s, holder)), None)
-        for statement in statements[: statements.index(rebuilt) if rebuilt else len(statements)]:
-            if not isinstance(statement, ast.Assign) or not adds_layer(self.ctx, statement.value):
-                continue
+        rebuilt = next(groups.of(scope, (ast.Assign,), _assigned).between(holder, after=end(node)), None)
+        models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
+        layers = groups.of(scope, (ast.Assign,), layer_owners)
+        statements = {s for m in models for s in layers.between(m, after=end(node), before=rebuilt and start(rebuilt))}
+        for statement in sorted(statements, key=start):
             for target in statement.targets:
                 model = next((m for m in models if self.ctx.text(target).startswith(m + ".")), None)
                 if model is None or self._optimized_later(scope, self.ctx.text(target), statement):
                     continue
-                if _used_after(self.ctx, scope, holder, statement, rebuilt):
+                if self._used_after(scope, holder, statement, rebuilt):
                     self.report(target, self.message.format(
                         layer=self.ctx.text(target), optimizer=holder, model=model, line=node.lineno
                     ))  # fmt: skip
 
-
     def _optimized_later(self, scope: ast.AST, layer: str, statement: ast.AST) -> bool:
         """Does another optimizer built after `statement` take the layer's parameters (`critic_optimizer =
         Adam(self.critic.parameters())`)?"""
-        return any(
-            _after(call, statement) and is_optimizer_constructor(self.ctx, call)
-            and any(layer == m or layer.startswith(m + ".") for m in map(self.ctx.text, (o.module for o in optimizer_over(self.ctx, call))))
-            for call in self.ctx.index.within(scope, ast.Call)
-        )  # fmt: skip
+        optimizers = self.ctx.analysis(ScopeGroups).of(scope, (ast.Call,), _optimized_modules)
+        return any(any(optimizers.between(m, after=end(statement))) for m in [layer, *dotted_prefixes(layer)])
+
+    def _used_after(self, scope: ast.AST, holder: str, statement: ast.AST, rebuilt: ast.AST | None) -> bool:
+        """Is the optimizer read after `statement` (stepped, handed on) and before it is rebuilt? One kept
+        in `self.` is, later."""
+        if "." in holder:
+            return rebuilt is None
+        loads = self.ctx.analysis(ScopeGroups).of(scope, (ast.Name,), _loaded)
+        return any(loads.between(holder, after=end(statement), before=rebuilt and start(rebuilt)))
 
 
 def _holder(ctx, constructor: ast.Call) -> str | None:
@@ -94,29 +99,23 @@ def _holder(ctx, constructor: ast.Call) -> str | None:
     return None
 
 
-def _after(node: ast.AST, anchor: ast.AST) -> bool:
-    return (node.lineno, node.col_offset) > (anchor.end_lineno, anchor.end_col_offset)
+# What `ScopeGroups` groups a scope's nodes by.
+def _parameter_groups_added(ctx, statement: ast.Expr) -> list[str]:
+    """`optimizer` for `optimizer.add_param_group(...)`."""
+    call = statement.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_param_group":
+        return [ctx.text(call.func.value)]
+    return []
 
 
-def _assigns(ctx, statement: ast.AST, holder: str) -> bool:
-    return isinstance(statement, ast.Assign) and any(ctx.text(t) == holder for t in statement.targets)
+def _assigned(ctx, statement: ast.Assign) -> list[str]:
+    return [ctx.text(target) for target in statement.targets]
 
 
-def _adds_parameter_group(ctx, statement: ast.AST, holder: str) -> bool:
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    return (
-        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add_param_group"
-        and ctx.text(call.func.value) == holder
-    )  # fmt: skip
+def _loaded(ctx, name: ast.Name) -> list[str]:
+    return [name.id] if isinstance(name.ctx, ast.Load) else []
 
 
-def _used_after(ctx, scope: ast.AST, holder: str, statement: ast.AST, rebuilt: ast.AST | None) -> bool:
-    """Is the optimizer read after `statement` (stepped, handed on) and before it is rebuilt? One kept
-    in `self.` is, later."""
-    if "." in holder:
-        return rebuilt is None
-    return any(
-        name.id == holder and isinstance(name.ctx, ast.Load) and _after(name, statement)
-        and (rebuilt is None or _after(rebuilt, name))
-        for name in ctx.index.within(scope, ast.Name)
-    )  # fmt: skip
+def _optimized_modules(ctx, call: ast.Call) -> list[str]:
+    """`model` and `critic` for `Adam([*model.parameters(), *critic.parameters()])`."""
+    return [ctx.text(o.module) for o in optimizer_over(ctx, call)] if is_optimizer_constructor(ctx, call) else []

@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.parameters import HARMLESS_MODULE_METHODS, adds_layer, is_optimizer_constructor, optimizer_over
+from mllint.analysis.parameters import HARMLESS_MODULE_METHODS, is_optimizer_constructor, layer_owners, optimizer_over
+from mllint.analysis.scope_groups import ScopeGroups, start
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -67,51 +68,57 @@ class EveryParameterFrozen(Rule):
 
     def _last_freeze(self, scope: ast.AST, model: str, optimizer: ast.Call) -> ast.AST | None:
         values = self.ctx.analysis(ValueKinds)
-        freezes = [
-            s for s in self.ctx.index.within(scope, ast.Expr, ast.For)
-            if _before(s, optimizer) and _freezes(self.ctx, s, model) and values.same_path(s, optimizer)
-        ]  # fmt: skip
-        return freezes[-1] if freezes else None
+        freezes = self.ctx.analysis(ScopeGroups).of(scope, (ast.Expr, ast.For), _frozen)
+        return next((s for s in freezes.between(model, before=start(optimizer), reverse=True) if values.same_path(s, optimizer)), None)
 
     def _changed_between(self, scope: ast.AST, model: str, freeze: ast.AST, optimizer: ast.Call) -> bool:
         """Is a parameter unfrozen anywhere after the freeze, or a layer added, a call handed the model or
         a method of it called before the optimizer?"""
+        groups = self.ctx.analysis(ScopeGroups)
+        unfreezes = groups.of(scope, (ast.Assign, ast.Call), _unfreezing)
+        after_freeze = unfreezes.between(True, after=start(freeze))
+        if any(not (isinstance(n, ast.Call) and _inside(self.ctx, n, freeze)) for n in after_freeze):
+            return True
+        layers = groups.of(scope, (ast.Assign,), layer_owners)
+        if any(layers.between(model, after=start(freeze), before=start(optimizer))):
+            return True
         root = model.split(".")[0].split("[")[0]
-        for node in self.ctx.index.within(scope, ast.Assign, ast.Call):
-            if not _before(freeze, node) or (isinstance(node, ast.Call) and _inside(self.ctx, node, freeze)):
-                continue
-            if _unfreezes(self.ctx, node):
-                return True
-            if not _before(node, optimizer):
-                continue
-            if isinstance(node, ast.Assign):
-                if adds_layer(self.ctx, node.value) and any(self.ctx.text(t).startswith(model + ".") for t in node.targets):
-                    return True
-            elif any(_mentions(argument, root) for argument in [*node.args, *(k.value for k in node.keywords)]):
-                return True
-            elif isinstance(node.func, ast.Attribute) and _mentions(node.func.value, root):
-                if node.func.attr not in HARMLESS_MODULE_METHODS:
-                    return True
-        return False
+        calls = groups.of(scope, (ast.Call,), _handed_names)
+        return any(not _inside(self.ctx, c, freeze) for c in calls.between(root, after=start(freeze), before=start(optimizer)))
 
 
-def _freezes(ctx, statement: ast.AST, model: str) -> bool:
-    """`model.requires_grad_(False)`, or a loop setting `requires_grad = False` on every parameter."""
+# What `ScopeGroups` groups a scope's nodes by.
+def _frozen(ctx, statement: ast.Expr | ast.For) -> list[str]:
+    """`model` for `model.requires_grad_(False)`, or for a loop setting `requires_grad = False` on every
+    parameter of `model`."""
     if isinstance(statement, ast.Expr):
         call = statement.value
-        return _flag_call(call) is False and ctx.text(call.func.value) == model
+        return [ctx.text(call.func.value)] if _flag_call(call) is False else []
     iterated = statement.iter
     if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)):
-        return False
-    if iterated.func.attr not in PARAMETER_ITERATORS or ctx.text(iterated.func.value) != model or statement.orelse:
-        return False
+        return []
+    if iterated.func.attr not in PARAMETER_ITERATORS or statement.orelse:
+        return []
     target = statement.target.elts[-1] if isinstance(statement.target, ast.Tuple) else statement.target
     if not isinstance(target, ast.Name):
-        return False
+        return []
     for inner in statement.body:
         if not isinstance(inner, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            return False  # a branch may spare some parameters
-    return any(_sets_flag(s, target.id) is False for s in statement.body)
+            return []  # a branch may spare some parameters
+    return [ctx.text(iterated.func.value)] if any(_sets_flag(s, target.id) is False for s in statement.body) else []
+
+
+def _unfreezing(ctx, node: ast.Assign | ast.Call) -> list[bool]:
+    return [True] if _unfreezes(ctx, node) else []
+
+
+def _handed_names(ctx, call: ast.Call) -> list[str]:
+    """The names a call is handed (`train(model)`, `f(key=model.fc)`) or calls a method of, unless the
+    method neither unfreezes nor adds parameters (`model.to(device)`)."""
+    handed = [*call.args, *(k.value for k in call.keywords)]
+    if isinstance(call.func, ast.Attribute) and call.func.attr not in HARMLESS_MODULE_METHODS:
+        handed.append(call.func.value)
+    return [name.id for expr in handed for name in ctx.index.within(expr, ast.Name)]
 
 
 def _flag_call(call: ast.AST) -> bool | None:
@@ -148,13 +155,5 @@ def _unfreezes(ctx, node: ast.AST) -> bool:
     )
 
 
-def _mentions(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
 def _inside(ctx, node: ast.AST, statement: ast.AST) -> bool:
     return statement in set(ctx.scopes.ancestors(node))
-
-
-def _before(node: ast.AST, anchor: ast.AST) -> bool:
-    return (node.lineno, node.col_offset) < (anchor.lineno, anchor.col_offset)

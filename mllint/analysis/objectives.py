@@ -235,7 +235,7 @@ def _signed(inner: Objective | None, sign: int) -> Objective | None:
 def steps_after(ctx, backward: ast.Call) -> bool:
     """Does an optimizer step follow `backward` in its function, on its gradients? No gradient clear and
     no read of a `.grad` in between, and no optimizer of the file built to maximize (`maximize=True`)."""
-    if any(k.arg == "maximize" for call in ctx.index.of_type(ast.Call) for k in call.keywords):
+    if ctx.analysis(_Maximizing).found:
         return False
     scope = ctx.scopes.enclosing_function(backward) or ctx.tree
     after = (backward.end_lineno, backward.end_col_offset)
@@ -255,6 +255,13 @@ def steps_after(ctx, backward: ast.Call) -> bool:
         if func.attr == "step" and _is_optimizer(ctx, values, func.value, node):
             return True
     return False
+
+
+class _Maximizing:
+    """Is an optimizer of the file built to maximize (`maximize=...`)? Asked once per file."""
+
+    def __init__(self, ctx) -> None:
+        self.found = any(k.arg == "maximize" for call in ctx.index.of_type(ast.Call) for k in call.keywords)
 
 
 def _is_optimizer(ctx, values: ValueKinds, receiver: ast.AST, call: ast.Call) -> bool:

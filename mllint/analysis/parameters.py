@@ -6,7 +6,8 @@ a loop variable over `model.modules()`/`children()`, or, when nothing says what 
 `model`, `self.backbone` or `text_encoder`. `optimizer_over` reads which modules an optimizer
 constructor takes all the parameters of (`Adam(model.parameters())`), and which it takes filtered
 (`filter(lambda p: p.requires_grad, model.parameters())`). `adds_layer` tells an assignment of a new layer
-with parameters to a module's attribute (`model.fc = nn.Linear(...)`).
+with parameters to a module's attribute (`model.fc = nn.Linear(...)`), and `layer_owners` the modules
+that get a layer (to group a scope's assignments by them).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import NOT_MODULES, ProjectView
+from mllint.analysis.scope_groups import dotted_prefixes
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
@@ -135,6 +137,13 @@ def adds_layer(ctx, call: ast.AST) -> bool:
     if name in PARAMETRISED:
         return True
     return not (name or "").startswith("torch.") and is_module_constructor(ctx, call)
+
+
+def layer_owners(ctx, assign: ast.Assign) -> list[str]:
+    """The modules an assignment adds a layer to, for `ScopeGroups`: `model` and `model.encoder` for
+    `model.encoder.fc = nn.Linear(...)`."""
+    owners = [owner for target in assign.targets for owner in dotted_prefixes(ctx.text(target))]
+    return owners if owners and adds_layer(ctx, assign.value) else []
 
 
 def _module_class_names(ctx) -> set[str]:
