@@ -80,7 +80,8 @@ def series(args: argparse.Namespace, name: str) -> None:
         print(f"{'copies':>6}{'lines':>9}{'cpu s':>8}{'wall s':>8}{'lines/s':>9}{'ms/kline':>10}{'x first':>8}{'peak MB':>9}")
         first = None
         for copies in args.copies:
-            path = Path(directory, f"series_{copies}.py")
+            path = Path(directory, str(copies), f"series_{copies}.py")  # alone: no sibling module to read
+            path.parent.mkdir()
             path.write_text(text * copies, encoding="utf-8")
             lines = (text * copies).count("\n")
             cpu, wall, peak = min(lint(args.mllint, path) for _ in range(args.runs))
