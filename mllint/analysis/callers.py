@@ -171,8 +171,8 @@ class Callers:
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
         for caller in self._candidate_contexts(ctx, target):
-            for call in caller.index.by_type.get(ast.Call, ()):
-                if _called_name(call.func) == target.word and self._reaches(caller, call, target):
+            for call in caller.analysis(CallsByName).named.get(target.word, ()):
+                if self._reaches(caller, call, target):
                     yield caller, call
 
     def _candidate_contexts(self, ctx, target: "_Target") -> Iterator[object]:
@@ -216,6 +216,16 @@ class Callers:
     def _display(self, ctx) -> str:
         """A file as findings show it: "" for the linted file, else relative to it."""
         return "" if ctx is self.ctx else self.view.display_path(ctx.real_path or ctx.path)
+
+
+class CallsByName:
+    """A file's calls by the name they spell (`f(...)`, `obj.f(...)`), in source order: built once per file,
+    so that finding the call sites of each function does not walk every call again."""
+
+    def __init__(self, ctx) -> None:
+        self.named: dict[str | None, list[ast.Call]] = {}
+        for call in ctx.index.by_type.get(ast.Call, ()):
+            self.named.setdefault(_called_name(call.func), []).append(call)
 
 
 @dataclass(frozen=True)
