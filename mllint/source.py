@@ -102,6 +102,15 @@ def syntax_tree_dump(text: str) -> str | None:
         return None
 
 
+def one_line(text: str, limit: int, keep_end: bool = False) -> str:
+    """Source text for a message: on one line, at most `limit` characters, cut with "..." at the end (or,
+    with `keep_end`, at the start, where the end says more: `...).item()`)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return "..." + text[-(limit - 3) :] if keep_end else text[: limit - 3] + "..."
+
+
 class SourceError(Exception):
     """A file that cannot be turned into text: its message and, where known, the position."""
 

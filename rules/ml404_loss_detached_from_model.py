@@ -3,6 +3,7 @@ import ast
 from mllint.analysis.gradients import GradientFlow, State, backward_loss
 from mllint.findings import Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class LossDetachedFromModel(Rule):
@@ -61,16 +62,10 @@ class LossDetachedFromModel(Rule):
         flow = self.ctx.analysis(GradientFlow).flow(loss)
         if flow.state is not State.NONE or not flow.cuts:
             return
-        cuts = [f"`{_short(self.ctx.text(cut))}` (line {cut.lineno})" for cut in flow.cuts[:3]]
+        cuts = [f"`{one_line(self.ctx.text(cut), 60, keep_end=True)}` (line {cut.lineno})" for cut in flow.cuts[:3]]
         self.report(
             node,
             self.message.format(
                 loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
             ),
         )
-
-
-def _short(text: str, limit: int = 60) -> str:
-    """One line of at most `limit` characters, keeping the end (where the cut is: `...).item()`)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else "..." + text[-(limit - 3) :]

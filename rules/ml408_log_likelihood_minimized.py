@@ -4,6 +4,7 @@ from mllint.analysis.gradients import backward_loss
 from mllint.analysis.objectives import LOG_LIKELIHOOD, objective, place, steps_after
 from mllint.findings import Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class LogLikelihoodMinimized(Rule):
@@ -70,9 +71,4 @@ class LogLikelihoodMinimized(Rule):
         found = objective(self.ctx, loss)
         if found is None or found.kind != LOG_LIKELIHOOD or found.sign < 0 or not steps_after(self.ctx, node):
             return
-        self.report(node, self.message.format(loss=_short(self.ctx.text(loss)), where=place(found, node)))
-
-
-def _short(text: str, limit: int = 50) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+        self.report(node, self.message.format(loss=one_line(self.ctx.text(loss), 50), where=place(found, node)))

@@ -4,6 +4,7 @@ import re
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 FITTING_METHODS = frozenset({"fit", "fit_transform"})
 # scikit-learn modules whose classes learn statistics of the data they transform.
@@ -89,7 +90,7 @@ class StatisticsBeforeSplit(Rule):
             tainted |= {_key(t) for t in statement.targets} - {None}
         split = self._later_split(statement, tainted)
         if split is not None:
-            self.report(node, self.message.format(fit=_short(self.ctx.text(node)), data=data, line=split.lineno))
+            self.report(node, self.message.format(fit=one_line(self.ctx.text(node), 50), data=data, line=split.lineno))
 
     def _fitted_data(self, call: ast.Call) -> str | None:
         """The data a transformer is fitted on, or a statistic is computed of, when it then transforms it."""
@@ -220,8 +221,3 @@ def _half(ctx, index: ast.AST) -> tuple[str, str] | None:
     if index.upper is None and index.lower is not None:
         return "tail", ctx.text(index.lower)
     return None
-
-
-def _short(text: str, limit: int = 50) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

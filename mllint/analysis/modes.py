@@ -25,6 +25,7 @@ from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import canonical_class
+from mllint.source import one_line
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
 MAX_ROUNDS = 8  # loop fixpoint iterations
@@ -470,8 +471,7 @@ class Modes:
 
     def describe(self, node: ast.AST) -> str:
         """`model.train()` (line 20), for messages."""
-        text = " ".join(self.ctx.text(node).split())
-        return f"`{text if len(text) <= 40 else text[:37] + '...'}` (line {node.lineno})"
+        return f"`{one_line(self.ctx.text(node), 40)}` (line {node.lineno})"
 
     def loops_around(self, node: ast.AST, scope: ast.AST) -> set[ast.AST]:
         loops = set()

@@ -24,6 +24,7 @@ from mllint.analysis.loops import OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import ProjectView
 from mllint.analysis.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
+from mllint.source import one_line
 
 MAX_DEPTH = 12  # assignments and operations followed from the backpropagated loss
 
@@ -217,15 +218,10 @@ def place(found: Objective, backward: ast.Call) -> str:
     """What a message says about where the term is: "" on the backward's line, else its line or the
     function that returns it."""
     if found.via is not None:
-        return f" (`{_short(ast.unparse(found.term))}`, returned by `{found.via}`)"
+        return f" (`{one_line(ast.unparse(found.term), 50)}`, returned by `{found.via}`)"
     if found.term.lineno == backward.lineno:
         return ""
-    return f" (`{_short(ast.unparse(found.term))}`, line {found.term.lineno})"
-
-
-def _short(text: str, limit: int = 50) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return f" (`{one_line(ast.unparse(found.term), 50)}`, line {found.term.lineno})"
 
 
 def _signed(inner: Objective | None, sign: int) -> Objective | None:
