@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from mllint.analysis.calls import bind_arguments
 from mllint.analysis.project import ProjectView, find_definition
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import Passage, ValueKinds
@@ -154,7 +155,7 @@ class Callers:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
         path, line = self._display(caller), call.lineno
-        bound = _bind(call, function, target.skips_first)
+        bound = bind_arguments(call, function, target.skips_first)
         arguments = {
             name: (caller, argument, Passage(name, caller.text(argument), path or _basename(caller), line))
             for name, argument in bound.items() if argument is not None
@@ -259,27 +260,6 @@ def _target(ctx, function: ast.AST) -> _Target | None:
 
 def _called_name(func: ast.AST) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
-def _bind(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST | None]:
-    """The arguments of `call` by parameter, bound as Python binds them; None for a parameter that `*args`
-    or `**kwargs` may fill (unknown); a missing one is left out (its default applies)."""
-    args = function.args
-    positional = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
-    keyword_names = {a.arg for a in [*args.args, *args.kwonlyargs]}
-    bound: dict[str, ast.AST] = {}
-    unknown: set[str] = set()
-    for parameter, argument in zip(positional, call.args):
-        if isinstance(argument, ast.Starred):
-            unknown |= {p.arg for p in positional} - set(bound)
-            break
-        bound[parameter.arg] = argument
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            unknown |= keyword_names - set(bound)
-        elif keyword.arg in keyword_names:
-            bound[keyword.arg] = keyword.value
-    return {**bound, **dict.fromkeys(unknown)}
 
 
 def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:

@@ -108,3 +108,26 @@ class CallResolver:
 
 def _functions_in(body: list[ast.stmt]) -> dict[str, ast.AST]:
     return {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def bind_arguments(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST | None]:
+    """The arguments of `call` by the parameter of `function` they fill, bound as Python binds them
+    (`skips_first`: the call passes no `self`, as `obj.method(...)` does not). None for a parameter that
+    `*args` or `**kwargs` may fill (unknown); a missing one is left out (its default applies). The one
+    argument binder of the analyses: callers into parameters and callees followed from a call use it."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
+    keyword_names = {a.arg for a in [*args.args, *args.kwonlyargs]}
+    bound: dict[str, ast.AST] = {}
+    unknown: set[str] = set()
+    for parameter, argument in zip(positional, call.args):
+        if isinstance(argument, ast.Starred):
+            unknown |= {p.arg for p in positional} - set(bound)
+            break
+        bound[parameter.arg] = argument
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            unknown |= keyword_names - set(bound)
+        elif keyword.arg in keyword_names:
+            bound[keyword.arg] = keyword.value
+    return {**bound, **dict.fromkeys(unknown)}
