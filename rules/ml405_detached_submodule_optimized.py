@@ -1,10 +1,18 @@
 import ast
+import re
 
+from mllint.analysis.callers import per_call_site
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.gradients import GradientFlow, State, under_no_grad
+from mllint.analysis.detached import always_detached
 from mllint.analysis.optimizers import is_optimizer
+from mllint.analysis.parameters import is_optimizer_constructor, optimizer_over
+from mllint.analysis.project import ProjectView
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
+
+# What a module whose class detaches a submodule's output must contain (a cheap test before parsing it).
+DETACHING = re.compile(rb"detach|\.data\b|no_grad|inference_mode")
+FROZEN = "requires_grad"
 
 
 class DetachedSubmoduleOptimized(Rule):
@@ -12,9 +20,13 @@ class DetachedSubmoduleOptimized(Rule):
     ## What it does
     Reports a submodule with parameters whose output a module's `forward` always detaches
     (`self.encoder(x).detach()`, `.data`, or a call under `torch.no_grad()`), while the module's
-    parameters are handed to an optimizer in the same file (`torch.optim.Adam(model.parameters())`).
-    It stays silent when the file mentions `requires_grad` (the submodule is frozen on purpose) or uses
-    the submodule anywhere else (a second loss, weight tying).
+    parameters are handed to an optimizer: in the same file (`torch.optim.Adam(model.parameters())`), or,
+    for a model class of another module, wherever the optimizer is built over an instance of it, also by
+    a helper that receives the model (`build_optimizer(model, cfg)`, per call site) and through param
+    groups (`[{"params": model.encoder.parameters()}, ...]`). It stays silent when a file involved (the
+    class's, the optimizer's, one that builds the model) mentions `requires_grad` (the submodule is frozen
+    on purpose), when the optimizer leaves the submodule out or filters the parameters, and when the class
+    uses the submodule anywhere else (a second loss, weight tying).
 
     ## Why is this bad?
     No gradient ever reaches the submodule: the optimizer carries its parameters (and their weight decay
@@ -76,50 +88,65 @@ class DetachedSubmoduleOptimized(Rule):
     requires_any_text = ("optim", "Adam", "Adafactor")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        if node not in self.ctx.analysis(ModuleClasses).modules or "requires_grad" in self.ctx.source.text:
+        if node not in self.ctx.analysis(ModuleClasses).modules or FROZEN in self.ctx.source.text:
             return
         optimizer = self._optimizer_of(node)
         if optimizer is None:
             return
-        for name, assignment in self._parametrised_submodules(node):
-            uses = [
-                a for a in self.ctx.index.of_type(ast.Attribute)
-                if a.attr == name and a is not assignment
-            ]  # fmt: skip
-            calls = [self._detached_call(use) for use in uses]
-            if calls and all(calls):
-                self.report(calls[0], self.message.format(name=name, line=optimizer.lineno))
+        for detached in always_detached(self.ctx, node):
+            self.report(detached.call, self.message.format(name=detached.name, line=optimizer.lineno))
 
-    def _parametrised_submodules(self, cls: ast.ClassDef):
-        flows = self.ctx.analysis(GradientFlow)
-        for statement in self.ctx.index.within(cls, ast.Assign):
-            if len(statement.targets) == 1:
-                target = statement.targets[0]
-                if _is_self_attribute(target) and isinstance(statement.value, ast.Call):
-                    if flows.flow(statement.value).state is State.GRAPH:
-                        yield target.attr, target
+    def visit_Call(self, node: ast.Call) -> None:
+        """An optimizer over a model whose class, in another module, always detaches a submodule."""
+        if self.ctx.project is None or not is_optimizer_constructor(self.ctx, node):
+            return
+        reported: set[tuple[str, str]] = set()
+        for optimized in optimizer_over(self.ctx, node):
+            if optimized.filtered:
+                continue  # `filter(lambda p: p.requires_grad, ...)`: what is frozen is left out
+            for owner, cls, submodule, binding in self._model_classes(optimized.module):
+                for detached, place in self._detached_elsewhere(cls):
+                    if submodule not in (None, detached.name) or (cls, detached.name) in reported:
+                        continue
+                    reported.add((cls, detached.name))
+                    passed = f", passed at {binding.place}" if binding is not None else ""
+                    message = (
+                        f"`{self.ctx.text(owner)}` is a `{cls.rpartition('.')[2]}`{passed}, whose "
+                        f"`self.{detached.name}` is detached wherever it is used ({place}:{detached.call.lineno}), "
+                        "yet its parameters go to this optimizer: it can never learn; drop the detach, or freeze it "
+                        "with `requires_grad_(False)` and leave it out of the optimizer"
+                    )
+                    self.report(optimized.module, message)
 
-    def _detached_call(self, use: ast.Attribute) -> ast.Call | None:
-        """The call `self.sub(...)` that `use` makes, when its result is only ever used detached."""
-        call = self.ctx.scopes.parent(use)
-        if not (_is_self_attribute(use) and isinstance(call, ast.Call) and call.func is use):
-            return None
-        holder = self.ctx.scopes.parent(call)
-        if under_no_grad(self.ctx, call) or _cuts(holder, self.ctx):
-            return call
-        single = isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
-        return call if single and self._only_read_detached(holder.targets[0]) else None
+    def _model_classes(self, module: ast.AST):
+        """(the model, its project class, the submodule attribute or None, the call site) for `model` or
+        `self.model` (every submodule) and `model.encoder` (that one), under each call site of the function."""
+        candidates = [(module, None)]
+        if isinstance(module, ast.Attribute):
+            candidates.append((module.value, module.attr))
+        values, view = self.ctx.analysis(ValueKinds), self.ctx.analysis(ProjectView)
+        for expr, submodule in candidates:
+            found = list(per_call_site(self.ctx, expr, lambda binding: view.instance_class(values.value(expr, binding=binding))))
+            for cls, binding in found:
+                yield expr, cls, submodule, binding
+            if found:
+                return
 
-    def _only_read_detached(self, target: ast.Name) -> bool:
-        """Is every read of the value bound to `target` a `.detach()` or `.data`?"""
-        values = self.ctx.analysis(ValueKinds)
-        function = self.ctx.scopes.enclosing_function(target)
-        reads = [
-            n for n in self.ctx.index.of_type(ast.Name)
-            if n.id == target.id and isinstance(n.ctx, ast.Load) and self.ctx.scopes.enclosing_function(n) is function
-            and target in [d.node for d in values.reaching_definitions(n)]
-        ]  # fmt: skip
-        return bool(reads) and all(_cuts(self.ctx.scopes.parent(read), self.ctx) for read in reads)
+    def _detached_elsewhere(self, qualified: str):
+        """The submodules a project class of another module always detaches, with that module's path; none
+        when a module involved mentions `requires_grad` (frozen on purpose)."""
+        view, index = self.ctx.analysis(ProjectView), self.ctx.project
+        found = view.class_summary(qualified)
+        if found is None or found[0] is view.own or not index.mentions(found[0].name, DETACHING):
+            return []
+        summary, cls_summary = found
+        ctx, cls = cls_summary.definition()
+        if cls is None or FROZEN in self.ctx.source.text or index.mentions(summary.name, FROZEN):
+            return []
+        if any(index.mentions(m, FROZEN) for m in index.modules_calling(cls.name)):
+            return []
+        place = view.display(summary)
+        return [(detached, place) for detached in always_detached(ctx, cls)]
 
     def _optimizer_of(self, cls: ast.ClassDef) -> ast.Call | None:
         """An optimizer constructed over all the parameters of `cls`'s instances."""
@@ -145,17 +172,3 @@ class DetachedSubmoduleOptimized(Rule):
 
 def _constructs(value: ast.AST, cls: ast.ClassDef) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
-
-
-def _cuts(node: ast.AST | None, ctx) -> bool:
-    """Is `node` (the parent of a value) `.data` or the `.detach` of a `.detach()` call?"""
-    if not isinstance(node, ast.Attribute):
-        return False
-    if node.attr == "data":
-        return True
-    call = ctx.scopes.parent(node)
-    return node.attr == "detach" and isinstance(call, ast.Call) and call.func is node
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
