@@ -1,6 +1,7 @@
 import ast
 from bisect import bisect_right
 
+from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
 from mllint.analysis.names import call_argument
 from mllint.analysis.values import ValueKinds, canonical_class
@@ -14,6 +15,10 @@ SAVING_FUNCTIONS = frozenset({
     "torch.special.softmax", "torch.log_softmax", "torch.nn.functional.log_softmax", "torch.relu",
     "torch.nn.functional.relu",
 })  # fmt: skip
+FORWARD_MESSAGE = (
+    "`{change}` changes `{name}` in place inside `forward`, but `{op}` (line {line}) saved it to compute its "
+    "gradient: the first `backward()` through this model raises RuntimeError; use an out-of-place operation"
+)
 SAVING_METHODS = frozenset({"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu"})
 SAVING_MODULES = frozenset(
     "torch.nn." + name for name in ("Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU")
@@ -25,9 +30,14 @@ class InplaceOnSavedTensor(Rule):
     ## What it does
     Reports an in-place change (`y += 1`, `y.mul_(2)`, `y[mask] = 0`) of the output of `sigmoid`,
     `tanh`, `exp`, `softmax`, `log_softmax` or `relu` computed from a model, followed by a `backward()`
-    on a loss computed from it, all in one function and on one path. Changes under `torch.no_grad()`,
-    changes of a copy (`y = y.clone()`), and `nn.ReLU(inplace=True)` layers in conv stacks (their input is
-    not a saved output) are fine and not reported.
+    on a loss computed from it, all in one function and on one path. Inside a module's `forward`, no
+    `backward()` is needed: an output of a layer with parameters passed through such an op and changed in
+    place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`) breaks
+    the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
+    left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
+    a layer that does not save it (`out = self.bn2(...)` then `out += identity`, as in torchvision's
+    ResNet), and `nn.ReLU(inplace=True)` layers in conv stacks (their input is not a saved output) are fine
+    and not reported.
 
     ## Why is this bad?
     These operations save their own output to compute their gradient. Changing it in place invalidates
@@ -71,7 +81,7 @@ class InplaceOnSavedTensor(Rule):
         "`{backward}` (line {backward_line}) raises RuntimeError; use an out-of-place operation"
     )
     severity = Severity.ERROR
-    requires_any_text = ("backward(",)
+    requires_any_text = ("backward(", "def forward")
 
     _changed: set[tuple[ast.AST | None, str]] | None = None
 
@@ -90,18 +100,51 @@ class InplaceOnSavedTensor(Rule):
         change = self._changed_in_place(target, node)
         if change is None:
             return
+        func = node.value.func
+        method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None
+        op = f".{func.attr}()" if method and func.attr in SAVING_METHODS else self.ctx.text(func)
+        described = {"change": self.ctx.text(change), "name": target.id, "op": op, "line": node.lineno}
+        if self._in_training_forward(node):
+            if self._read_after(change, target):
+                self.report(change, FORWARD_MESSAGE.format(**described))
+            return
         backward = self._backward_after(change, {target}, node)
         if backward is not None:
-            func = node.value.func
-            method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None
-            op = f".{func.attr}()" if method and func.attr in SAVING_METHODS else self.ctx.text(func)
             self.report(
                 change,
-                self.message.format(
-                    change=self.ctx.text(change), name=target.id, op=op, line=node.lineno,
-                    backward=self.ctx.text(backward), backward_line=backward.lineno,
-                ),
-            )  # fmt: skip
+                self.message.format(**described, backward=self.ctx.text(backward), backward_line=backward.lineno),
+            )
+
+    def _in_training_forward(self, node: ast.AST) -> bool:
+        """Is `node` in the `forward` of a module class, outside an evaluation-only branch (`if not
+        self.training:`, the `else` of `if self.training:`)?"""
+        function = self.ctx.scopes.enclosing_function(node)
+        if not isinstance(function, ast.FunctionDef) or function.name != "forward":
+            return False
+        if self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) is None:
+            return False
+        child = node
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if ancestor is function:
+                return True
+            if isinstance(ancestor, ast.If):
+                negated = isinstance(ancestor.test, ast.UnaryOp) and isinstance(ancestor.test.op, ast.Not)
+                test = ancestor.test.operand if negated else ancestor.test
+                if _is_training_flag(test) and (child in ancestor.body) == negated:
+                    return False
+            child = ancestor
+        return False
+
+    def _read_after(self, change: ast.AST, target: ast.Name) -> bool:
+        """Is the changed value read after the change (so that backward runs through the op that saved it)?"""
+        values = self.ctx.analysis(ValueKinds)
+        changed = {target, updated_in_place(change)} if isinstance(change, ast.AugAssign) else {target}
+        for statement in self._statements_after(change):
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load):
+                    if any(d.node in changed for d in values.reaching_definitions(node)):
+                        return True
+        return False
 
     def _changed_names(self) -> set[tuple[ast.AST | None, str]]:
         """(function, name) of every name changed in place in the file: a cheap first filter."""
@@ -159,6 +202,10 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _is_training_flag(test: ast.AST) -> bool:
+    return isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) and test.value.id == "self"
 
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:

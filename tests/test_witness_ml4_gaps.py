@@ -1,15 +1,16 @@
-"""Witnesses for the ML4 findings that span modules: the program misbehaves under torch as the message
-says, and the fixed one neither misbehaves nor is reported."""
+"""Witnesses for the ML4 findings of issue 16 and of callers into parameters: the program misbehaves under
+torch as the message says, and the fixed one neither misbehaves nor is reported."""
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
 
 MODELS = '''
-import torch
 from torch import nn
 
 
@@ -24,14 +25,12 @@ class Classifier(nn.Module):
         return self.head(features)
 '''
 OPTIM_UTILS = '''
-import torch
 
 
 def build_optimizer(model, lr):
     return torch.optim.SGD([{"params": model.encoder.parameters(), "lr": lr}, {"params": model.head.parameters()}], lr=lr)
 '''
 MAIN = '''
-import torch
 import torch.nn.functional as F
 
 from models import Classifier
@@ -78,3 +77,41 @@ def test_ml405_the_encoder_a_helper_hands_the_optimizer_never_learns_and_without
     assert run(flagged, "main.py").split() == ["True", "False"]  # the encoder never changes, the head does
     assert findings(fixed, "ML405") == []
     assert run(fixed, "main.py").split() == ["False", "False"]
+
+
+GATED = """
+from torch import nn
+
+
+class GatedUnit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.value = nn.Linear(4, 4)
+        self.gate = nn.Linear(4, 4)
+
+    def forward(self, x, mask):
+        g = torch.sigmoid(self.gate(x))
+        g.mul_(mask)
+        return self.value(x) * g
+
+
+model = GatedUnit()
+x, mask = torch.randn(8, 4), (torch.rand(8, 4) > 0.5).float()
+output = model(x, mask)
+"""
+
+
+def test_ml406_a_forward_that_changes_a_saved_output_raises_at_the_first_backward_and_the_fixed_one_does_not(lint):
+    assert [f.code for f in lint(GATED, "ML406")] == ["ML406"]
+    namespace = execute(GATED)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        namespace["output"].sum().backward()
+    fixed = GATED.replace("g.mul_(mask)", "g = g * mask")
+    assert lint(fixed, "ML406") == []
+    execute(fixed)["output"].sum().backward()
+
+
+def execute(program: str) -> dict:
+    namespace: dict = {}
+    exec(compile(program, "<witness>", "exec"), namespace)
+    return namespace
