@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.loops import LOOP_NODES, EventKind, Iteration, TrainingLoops
+from mllint.analysis.meters import APPENDS, kept_argument
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
@@ -13,6 +14,10 @@ LOGGING_CALLS = frozenset({
     "print", "info", "debug", "warning", "log", "add_scalar", "add_scalars", "write", "set_postfix",
     "set_description", "log_metrics", "log_dict", "format",
 })  # fmt: skip
+METER_MESSAGE = (
+    "`{loss}` is kept with its autograd graph by `{call}`: `{cls}` adds it into `self.{attribute}` ({place}), "
+    "so every iteration's graph stays in memory; pass `{loss}.item()`"
+)
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -21,8 +26,13 @@ class LossAccumulatedWithGraph(Rule):
     Reports a training loop that adds the loss it backpropagates to a running total (`total += loss`,
     `total += loss * x.size(0)`, `stats["loss"] += loss`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
-    across iterations, without `.item()` or `.detach()`. A total that is reset every iteration, or that
-    is itself backpropagated (`loss += reg` before one `backward()`), is not reported.
+    across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
+    object of a project class (possibly in another module, or passed in by a caller) whose method adds
+    what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
+    `self.sum += val * n` or `self.values.append(val)`). A total that is reset every iteration, or that
+    is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
+    converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
+    from a library (its code is not read).
 
     ## Why is this bad?
     The loss is a tensor that holds its autograd graph. The running total keeps every iteration's graph
@@ -96,6 +106,15 @@ class LossAccumulatedWithGraph(Rule):
                 reported.add(loss)
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
                 self.report(loss, message, self._fix(loss, _base(total), function))
+            for call, loss in self._method_arguments(iteration.loop):
+                if loss in reported or not any(self._same_value(loss, used, values) for used in losses):
+                    continue
+                kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
+                if kept is not None:
+                    reported.add(loss)
+                    place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
+                    call_text = f"{self.ctx.text(call.func)}(...)"
+                    self.report(loss, METER_MESSAGE.format(loss=loss.id, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place))
 
     def _backpropagated(self, iteration: Iteration, function) -> list[ast.Name]:
         """The names the iteration calls `backward` on, in the loop's own function."""
@@ -129,6 +148,29 @@ class LossAccumulatedWithGraph(Rule):
                 and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
             ):  # fmt: skip
                 yield node.args[0], node.func.value
+
+    def _method_arguments(self, loop: ast.AST):
+        """(call, name) for each name passed to a method of an object: `meter.update(loss, n)`."""
+        for node in _walk_iteration(loop):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in LOGGING_CALLS or node.func.attr in APPENDS:
+                    continue
+                for argument in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(argument, ast.Name):
+                        yield node, argument
+
+    def _renewed_per_iteration(self, call: ast.Call) -> bool:
+        """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop
+        around the call?"""
+        meter = self.ctx.text(call.func.value)
+        loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, LOOP_NODES)), None)
+        for node in _walk_iteration(loop) if loop is not None else ():
+            if isinstance(node, ast.Assign) and any(self.ctx.text(t) == meter for t in node.targets):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reset":
+                if self.ctx.text(node.func.value) == meter:
+                    return True
+        return False
 
     def _same_value(self, a: ast.Name, b: ast.Name, values: ValueKinds) -> bool:
         """Do both names hold the same tensor, with its graph? (`loss += reg` before the backward

@@ -11,6 +11,7 @@ from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
 
 MODELS = '''
+import torch
 from torch import nn
 
 
@@ -25,12 +26,14 @@ class Classifier(nn.Module):
         return self.head(features)
 '''
 OPTIM_UTILS = '''
+import torch
 
 
 def build_optimizer(model, lr):
     return torch.optim.SGD([{"params": model.encoder.parameters(), "lr": lr}, {"params": model.head.parameters()}], lr=lr)
 '''
 MAIN = '''
+import torch
 import torch.nn.functional as F
 
 from models import Classifier
@@ -80,6 +83,7 @@ def test_ml405_the_encoder_a_helper_hands_the_optimizer_never_learns_and_without
 
 
 GATED = """
+import torch
 from torch import nn
 
 
@@ -115,3 +119,56 @@ def execute(program: str) -> dict:
     namespace: dict = {}
     exec(compile(program, "<witness>", "exec"), namespace)
     return namespace
+
+
+METER = """
+import torch
+import torch.nn.functional as F
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+def train(model, loader, optimizer):
+    losses = AverageMeter()
+    for x, y in loader:
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss, x.size(0))
+    return losses
+
+
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 1)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(6)]
+losses = train(model, loader, torch.optim.SGD(model.parameters(), lr=0.01))
+"""
+
+
+def graph_nodes(tensor) -> int:
+    """How many autograd nodes a tensor keeps alive."""
+    seen, stack = set(), [getattr(tensor, "grad_fn", None)]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack += [next_node for next_node, _ in node.next_functions]
+    return len(seen)
+
+
+def test_ml207_a_meter_that_sums_the_loss_keeps_every_iterations_graph_and_with_item_it_keeps_none(lint):
+    assert [f.code for f in lint(METER, "ML207")] == ["ML207"]
+    kept = graph_nodes(execute(METER)["losses"].sum)
+    shorter = graph_nodes(execute(METER.replace("range(6)", "range(3)"))["losses"].sum)
+    assert kept > shorter > 0  # the graphs of all iterations stay reachable, and grow with them
+    fixed = METER.replace("losses.update(loss, x.size(0))", "losses.update(loss.item(), x.size(0))")
+    assert lint(fixed, "ML207") == []
+    assert graph_nodes(execute(fixed)["losses"].sum) == 0
