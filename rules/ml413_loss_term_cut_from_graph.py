@@ -14,8 +14,10 @@ class LossTermCutFromGraph(Rule):
     ## What it does
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
-    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model. The loss is followed
-    through the sums and the assignments (`=`, `+=`) that build it. A term whose cut value carried no graph
+    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model, and a weight penalty
+    summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
+    p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
+    (`=`, `+=`) that build it. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin) is not reported, nor are cuts inside a term
     (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor `loss.item()` for logging.
 

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
@@ -172,3 +173,42 @@ def test_ml207_a_meter_that_sums_the_loss_keeps_every_iterations_graph_and_with_
     fixed = METER.replace("losses.update(loss, x.size(0))", "losses.update(loss.item(), x.size(0))")
     assert lint(fixed, "ML207") == []
     assert graph_nodes(execute(fixed)["losses"].sum) == 0
+
+
+PENALTY = """
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = torch.nn.Linear(8, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+start = [p.detach().clone() for p in model.parameters()]
+batches = [(torch.randn(16, 8), torch.randint(0, 3, (16,))) for _ in range(5)]
+for x, y in batches:
+    ce = F.cross_entropy(model(x), y)
+    l1 = sum(p.data.abs().sum() for p in model.parameters())
+    loss = ce + 0.5 * l1
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+penalized = [p.detach().clone() for p in model.parameters()]
+with torch.no_grad():
+    for p, s in zip(model.parameters(), start):
+        p.copy_(s)
+for x, y in batches:
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    optimizer.step()
+unpenalized = [p.detach().clone() for p in model.parameters()]
+"""
+
+
+def test_ml413_an_l1_penalty_over_p_data_leaves_the_weights_as_without_it_and_over_p_it_shrinks_them(lint):
+    assert [f.code for f in lint(PENALTY, "ML413")] == ["ML413"]
+    flagged = execute(PENALTY)
+    assert all(torch.equal(a, b) for a, b in zip(flagged["penalized"], flagged["unpenalized"]))
+    fixed = PENALTY.replace("p.data.abs()", "p.abs()")
+    assert lint(fixed, "ML413") == []
+    repaired = execute(fixed)
+    shrunk = sum(p.abs().sum() for p in repaired["penalized"]) < sum(p.abs().sum() for p in repaired["unpenalized"])
+    assert shrunk

@@ -42,6 +42,7 @@ CUT_FUNCTIONS = frozenset({
 })  # fmt: skip
 CUT_BUILTINS = frozenset({"float", "int", "bool"})
 NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
+SUMMING_BUILTINS = frozenset({"sum", "abs"})  # a value computed from their arguments
 NO_GRAPH_FUNCTIONS = frozenset(
     f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
 )
@@ -154,6 +155,8 @@ class GradientFlow:
             return alternatives([self._flow(v, depth + 1) for v in expr.values])
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
+        if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
+            return self._flow(expr.elt, depth + 1)
         return UNKNOWN
 
     def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow | None:
@@ -164,6 +167,9 @@ class GradientFlow:
         return Flow(State.NONE, (cut,))
 
     def _name(self, name: ast.Name, depth: int) -> Flow | None:
+        bound = self._comprehension_target(name)
+        if bound is not None:  # `p` of `... for p in model.parameters()`
+            return GRAPH if self._parameter_target(bound) else UNKNOWN
         definitions = self.values.reaching_definitions(name)
         if not definitions or name.id in self.mutated_names():
             return UNKNOWN
@@ -234,6 +240,8 @@ class GradientFlow:
             return operands([self._name(definition.node, depth + 1), self._flow(binding.value, depth + 1)])
         if self._loader_target(definition.node):
             return NONE
+        if self._parameter_target(definition.node):
+            return GRAPH
         unpacked = self._unpacked_from(definition.node)
         if unpacked is not None and _is_none(self._flow(unpacked, depth + 1)):
             return NONE  # `x, y = batch`: parts of a value without a graph have none
@@ -245,6 +253,30 @@ class GradientFlow:
         while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
             parent = self.ctx.scopes.parent(parent)
         return parent.value if isinstance(parent, ast.Assign) else None
+
+    def _comprehension_target(self, name: ast.Name) -> ast.Name | None:
+        """The target of an enclosing comprehension that binds `name` (read before it, in its element)."""
+        for ancestor in self.ctx.scopes.ancestors(name):
+            if isinstance(ancestor, (ast.stmt, ast.Lambda)):
+                return None
+            if isinstance(ancestor, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                for generator in ancestor.generators:
+                    for target in ast.walk(generator.target):
+                        if isinstance(target, ast.Name) and target.id == name.id:
+                            return target
+        return None
+
+    def _parameter_target(self, target: ast.AST) -> bool:
+        """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, also in
+        a comprehension)? Parameters require grad: each carries a graph."""
+        loop = self.ctx.scopes.parent(target)
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
+            return False
+        iterated = loop.iter
+        return (
+            isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
+            and iterated.func.attr == "parameters" and not iterated.args and not iterated.keywords
+        )  # fmt: skip
 
     def _loader_target(self, target: ast.AST) -> bool:
         """Is `target` bound by `for ... in <loader>` (data, which carries no graph)?"""
@@ -276,6 +308,8 @@ class GradientFlow:
                 return self._cut(call, call.args[0] if call.args else None, depth)
             if func.id in NO_GRAPH_BUILTINS:
                 return NONE
+            if func.id in SUMMING_BUILTINS:
+                return operands([self._flow(a, depth + 1) for a in arguments])
         if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
             return operands([self._flow(a, depth + 1) for a in arguments])
         if name is not None and name.startswith("torch."):
