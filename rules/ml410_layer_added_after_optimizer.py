@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.parameters import is_optimizer_constructor, layer_owners, optimizer_over
+from mllint.analysis.parameters import built_by_helper, is_optimizer_constructor, layer_owners, optimizer_over
 from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -11,7 +11,8 @@ class LayerAddedAfterOptimizer(Rule):
     ## What it does
     Reports a layer with parameters assigned to an attribute of a model (`model.fc = nn.Linear(...)`,
     `model.head = Head()`) after an optimizer was built over that model's `parameters()` in the same
-    function, when the optimizer is used afterwards (stepped, or handed to a training function) and is
+    function (directly, or by a project helper that returns it: `optimizer = build_optimizer(model, cfg)`
+    whose `return` builds it over `model.parameters()`), when the optimizer is used afterwards (stepped, or handed to a training function) and is
     not rebuilt or given the new parameters (`add_param_group`) first. An optimizer built after the
     model is complete, a layer replaced before the optimizer is built (a new head after freezing the
     backbone), and a layer that another optimizer built later takes (`critic_optimizer =
@@ -53,7 +54,11 @@ class LayerAddedAfterOptimizer(Rule):
     requires_any_text = ("parameters(",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not is_optimizer_constructor(self.ctx, node):
+        if is_optimizer_constructor(self.ctx, node):
+            models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
+        elif "optim" in self.ctx.text(node.func).lower():  # `build_optimizer(model, cfg)`: a helper, perhaps
+            models = set(built_by_helper(self.ctx, node) or ())
+        else:
             return
         holder = _holder(self.ctx, node)
         if holder is None:
@@ -63,7 +68,6 @@ class LayerAddedAfterOptimizer(Rule):
         if any(groups.of(scope, (ast.Expr,), _parameter_groups_added).between(holder, after=end(node))):
             return  # the optimizer is told about new parameters
         rebuilt = next(groups.of(scope, (ast.Assign,), _assigned).between(holder, after=end(node)), None)
-        models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
         layers = groups.of(scope, (ast.Assign,), layer_owners)
         statements = {s for m in models for s in layers.between(m, after=end(node), before=rebuilt and start(rebuilt))}
         for statement in sorted(statements, key=start):

@@ -5,7 +5,8 @@ class of the file or of the project, a model from a well-known factory, a `self.
 a loop variable over `model.modules()`/`children()`, or, when nothing says what it holds, a name such as
 `model`, `self.backbone` or `text_encoder`. `optimizer_over` reads which modules an optimizer
 constructor takes all the parameters of (`Adam(model.parameters())`), and which it takes filtered
-(`filter(lambda p: p.requires_grad, model.parameters())`). `adds_layer` tells an assignment of a new layer
+(`filter(lambda p: p.requires_grad, model.parameters())`); `built_by_helper` the same for a call of a
+project function that returns an optimizer built over what it is given (`build_optimizer(model, cfg)`). `adds_layer` tells an assignment of a new layer
 with parameters to a module's attribute (`model.fc = nn.Linear(...)`), and `layer_owners` the modules
 that get a layer (to group a scope's assignments by them).
 """
@@ -15,11 +16,13 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.calls import bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import NOT_MODULES, ProjectView
 from mllint.analysis.scope_groups import dotted_prefixes
+from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
@@ -50,6 +53,45 @@ def optimizer_over(ctx, call: ast.Call) -> list[Optimized]:
             if node is not call and not node.args and not node.keywords:
                 found.append(Optimized(node.func.value, _filtered(ctx, node, call)))
     return found
+
+
+def built_by_helper(ctx, call: ast.Call) -> list[str] | None:
+    """For a call of a module-level project function whose every `return` is an optimizer constructor
+    (`def build_optimizer(model, cfg): return AdamW(model.parameters(), ...)`), the modules it takes the
+    parameters of, written as the call's arguments (`net` for `build_optimizer(net, cfg)`, `net.head` for
+    a param group over `model.head.parameters()`); the modules not given by the call are left out. None
+    when the call runs no such function."""
+    qualified = ctx.qualified_name(call.func)
+    found = ctx.analysis(ProjectView).function(qualified) if qualified else None
+    if found is None:
+        return None
+    helper, function = found
+    values = helper.analysis(ValueKinds)
+    constructors = [values.constructor(r) for r in returned_expressions(function.body) or []]
+    if not constructors or not all(c is not None and is_optimizer_constructor(helper, c) for c in constructors):
+        return None
+    arguments = bind_arguments(call, function, skips_first=False)
+    modules = []
+    for constructor in constructors:
+        for optimized in optimizer_over(helper, constructor):
+            root, path = _root(optimized.module)
+            argument = arguments.get(root.id) if root is not None and _is_parameter_of(helper, root, function) else None
+            if argument is not None:
+                modules.append(ctx.text(argument) + path)
+    return modules
+
+
+def _root(expr: ast.AST) -> tuple[ast.Name | None, str]:
+    """`model` and `.encoder.layer` for `model.encoder.layer`."""
+    path = ""
+    while isinstance(expr, ast.Attribute):
+        path, expr = f".{expr.attr}{path}", expr.value
+    return (expr, path) if isinstance(expr, ast.Name) else (None, "")
+
+
+def _is_parameter_of(ctx, name: ast.Name, function: ast.AST) -> bool:
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(name)
+    return bool(definitions) and all(d.node is function and d.value is None for d in definitions)
 
 
 def _filtered(ctx, parameters: ast.Call, constructor: ast.Call) -> bool:
