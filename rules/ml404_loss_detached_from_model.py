@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.gradients import GradientFlow, State, backward_loss
+from mllint.analysis.callers import per_call_site
+from mllint.analysis.gradients import Flow, GradientFlow, State, backward_loss, holder
 from mllint.findings import Severity
 from mllint.rule import Rule
 from mllint.source import one_line
@@ -59,13 +60,21 @@ class LossDetachedFromModel(Rule):
         loss = backward_loss(self.ctx, node)
         if loss is None:
             return
-        flow = self.ctx.analysis(GradientFlow).flow(loss)
-        if flow.state is not State.NONE or not flow.cuts:
-            return
-        cuts = [f"`{one_line(self.ctx.text(cut), 60, keep_end=True)}` (line {cut.lineno})" for cut in flow.cuts[:3]]
-        self.report(
-            node,
-            self.message.format(
+        flows = self.ctx.analysis(GradientFlow)
+        for flow, binding in per_call_site(self.ctx, loss, lambda binding: _cut(flows.flow(loss, binding))):
+            cuts = [self._describe(cut, binding) for cut in flow.cuts[:3]]
+            message = self.message.format(
                 loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
-            ),
-        )
+            )
+            passed = f" (through the call at {binding.place})" if binding is not None else ""
+            self.report(node, message + passed)
+            return
+
+    def _describe(self, cut: ast.AST, binding) -> str:
+        """"`x.detach()` (line 12)", or "(main.py:12)" for a cut a caller made."""
+        found = holder(self.ctx, cut, binding)
+        return f"`{one_line(found.ctx.text(cut), 60, keep_end=True)}` ({found.place(cut)})"
+
+
+def _cut(flow: Flow) -> Flow | None:
+    return flow if flow.state is State.NONE and flow.cuts else None

@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.gradients import GradientFlow, State, backward_loss
+from mllint.analysis.callers import per_call_site
+from mllint.analysis.gradients import GradientFlow, State, backward_loss, holder
 from mllint.analysis.parameters import is_module
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
@@ -71,19 +72,30 @@ class LossTermCutFromGraph(Rule):
         loss = backward_loss(self.ctx, node)
         if loss is None:
             return
+        for cuts, binding in per_call_site(self.ctx, loss, lambda binding: self._cut_terms(loss, binding)):
+            for term, cut in cuts:
+                self._reported.add(term)
+                found = holder(self.ctx, cut, binding)
+                passed = f" (through the call at {binding.place})" if binding is not None else ""
+                message = (
+                    f"`{self.ctx.text(term)}` is cut from the graph by `{found.ctx.text(cut)}` ({found.place(cut)}): it "
+                    f"adds to the value of the loss backpropagated at line {node.lineno} but no gradient flows through "
+                    f"it{passed}"
+                )
+                self.report(term, message)
+            return
+
+    def _cut_terms(self, loss: ast.AST, binding) -> list[tuple[ast.AST, ast.AST]] | None:
+        """(term, cut) for the terms of the loss cut from the graph, under `binding`; None: none."""
         flows = self.ctx.analysis(GradientFlow)
-        if flows.flow(loss).state is State.NONE:
-            return  # cut as a whole: ML404's finding
+        if flows.flow(loss, binding).state is State.NONE:
+            return None  # cut as a whole: ML404's finding
+        cuts = []
         for term in self._terms(loss, 0):
-            cut = self._cut_from_graph(flows, term)
-            if cut is None or term in self._reported:
-                continue
-            self._reported.add(term)
-            message = (
-                f"`{self.ctx.text(term)}` is cut from the graph by `{self.ctx.text(cut)}` (line {cut.lineno}): it adds "
-                f"to the value of the loss backpropagated at line {node.lineno} but no gradient flows through it"
-            )
-            self.report(term, message)
+            cut = self._cut_from_graph(flows, term, binding)
+            if cut is not None and term not in self._reported:
+                cuts.append((term, cut))
+        return cuts or None
 
     def _terms(self, expr: ast.AST, depth: int) -> list[ast.AST]:
         """The summands of a loss: across `+`/`-`, and through the assignments of a name (`+=` adds one)."""
@@ -104,16 +116,22 @@ class LossTermCutFromGraph(Rule):
                 terms += self._terms(binding.value, depth + 1) + self._terms(definition.node, depth + 1)
         return terms
 
-    def _cut_from_graph(self, flows: GradientFlow, term: ast.AST) -> ast.AST | None:
+    def _cut_from_graph(self, flows: GradientFlow, term: ast.AST, binding) -> ast.AST | None:
         """The cut that leaves `term` without a graph, when what it cut carried one. A weight of unknown
-        origin (`beta * kl.item()`, a hyperparameter) does not make the term train."""
-        factors = [flows.flow(factor) for factor in _factors(term)]
+        origin (`beta * kl.item()`, a hyperparameter) does not make the term train. A cut a caller made
+        is read in the caller's file."""
+        factors = [flows.flow(factor, binding) for factor in _factors(term)]
         if any(flow.state is State.GRAPH for flow in factors):
             return None
         cut_factors = [flow for flow in factors if flow.state is State.NONE and flow.cuts]
         for cut in (cut for flow in cut_factors for cut in flow.cuts):
             source = _cut_input(cut)
-            if source is not None and (flows.flow(source).state is State.GRAPH or self._from_model(source, 0)):
+            found = holder(self.ctx, cut, binding)
+            if source is None:
+                continue
+            if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
+                return cut
+            if found.ctx is self.ctx and self._from_model(source, 0):
                 return cut
         return None
 

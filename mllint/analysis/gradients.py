@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.names import Names, call_argument
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.values import ValueKinds, canonical_class, is_parameter
 
 BUDGET = 400  # expressions visited per question, beyond which the answer is unknown
 MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
@@ -120,10 +120,17 @@ class GradientFlow:
         self._flagged: set[str] | None = None
         self._assumed: dict[ast.AST, Flow | None] = {}  # definitions being computed: their flow so far
         self._reentered: set[ast.AST] = set()  # ... and those met again meanwhile
+        self._binding = None  # the call site the parameters are read under
 
-    def flow(self, expr: ast.AST) -> Flow:
+    def flow(self, expr: ast.AST, binding=None) -> Flow:
+        """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
+        that call site passes, evaluated in the caller."""
         self._budget = BUDGET
-        return self._flow(expr, 0) or UNKNOWN
+        outer, self._binding = self._binding, binding
+        try:
+            return self._flow(expr, 0) or UNKNOWN
+        finally:
+            self._binding = outer
 
     def _flow(self, expr: ast.AST, depth: int) -> Flow | None:
         self._budget -= 1
@@ -235,6 +242,8 @@ class GradientFlow:
     def _definition(self, definition, depth: int) -> Flow | None:
         if definition.value is not None:
             return self._flow(definition.value, depth + 1)
+        if is_parameter(definition):
+            return self._passed(definition, depth)
         binding = self.ctx.scopes.parent(definition.node)
         if isinstance(binding, ast.AugAssign):  # `x += y`: the old value and y
             return operands([self._name(definition.node, depth + 1), self._flow(binding.value, depth + 1)])
@@ -246,6 +255,22 @@ class GradientFlow:
         if unpacked is not None and _is_none(self._flow(unpacked, depth + 1)):
             return NONE  # `x, y = batch`: parts of a value without a graph have none
         return UNKNOWN
+
+    def _passed(self, definition, depth: int) -> Flow | None:
+        """The flow of what the call site passes for a parameter (unknown without one)."""
+        passed = self.values.argument(definition, self._binding)
+        if passed is None:
+            return UNKNOWN
+        caller, argument, passage = passed
+        outer = None if passage.default else self._binding.outer
+        flows = caller.analysis(GradientFlow)
+        if flows is not self:
+            return flows.flow(argument, outer)
+        binding, self._binding = self._binding, outer
+        try:
+            return self._flow(argument, depth + 1)
+        finally:
+            self._binding = binding
 
     def _unpacked_from(self, target: ast.AST) -> ast.AST | None:
         """The value `x, y = value` unpacks into `target`."""
@@ -449,6 +474,30 @@ def under_no_grad(ctx, node: ast.AST) -> bool:
 
 def _is_no_grad(ctx, expr: ast.AST) -> bool:
     return ctx.qualified_name(expr.func if isinstance(expr, ast.Call) else expr) in NO_GRAD
+
+
+@dataclass(frozen=True)
+class Holder:
+    """The file a node of a flow is in: the linted file, or a caller's along a binding chain."""
+
+    ctx: object
+    binding: object  # what that file's own parameters are read under
+    path: str  # the file as findings show it ("" for the linted file)
+
+    def place(self, node: ast.AST) -> str:
+        """Where the node is, as a message says it: "line 12" or "main.py:12"."""
+        return f"{self.path}:{node.lineno}" if self.path else f"line {node.lineno}"
+
+
+def holder(ctx, node: ast.AST, binding) -> Holder:
+    """The file a node reached under `binding` is in (a cut the caller made, in the caller's file)."""
+    site = binding
+    while site is not None:
+        for caller, _, _ in site.arguments.values():
+            if caller is not ctx and caller.scopes.parent(node) is not None:
+                return Holder(caller, site.outer, site.path)
+        site = site.outer
+    return Holder(ctx, binding, "")
 
 
 def updated_in_place(statement: ast.AST) -> ast.AST | None:

@@ -299,21 +299,21 @@ class ValueKinds:
         for definition in self._reaching(use) or [None]:
             if definition is not None and definition.value is not None:
                 found.append(definition.value)
-            elif definition is not None and _is_parameter(definition):
+            elif definition is not None and is_parameter(definition):
                 found.append(definition)
             else:
                 return None
         return found
 
     def _passed_value(self, definition: Definition, depth: int, binding) -> Value | None:
-        passed = self._argument(definition, binding)
+        passed = self.argument(definition, binding)
         if passed is None:
             return None
         caller, argument, passage = passed
         value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
         return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
 
-    def _argument(self, definition: Definition, binding):
+    def argument(self, definition: Definition, binding):
         """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
         binding of its function is given (recorded while recording)."""
         function = definition.node
@@ -432,7 +432,7 @@ class ValueKinds:
     def _definition_construction(self, definition: Definition, depth: int, binding) -> tuple[object, ast.Call] | None:
         if definition.value is not None:
             return self.construction(definition.value, depth + 1, binding)
-        passed = self._argument(definition, binding) if _is_parameter(definition) else None
+        passed = self.argument(definition, binding) if is_parameter(definition) else None
         if passed is None:
             return None
         caller, argument, passage = passed
@@ -621,7 +621,7 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
-def _is_parameter(definition: Definition) -> bool:
+def is_parameter(definition: Definition) -> bool:
     """Is the definition a parameter of its function (not the function's own name)?"""
     function = definition.node
     return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in _parameters(function.args)}
