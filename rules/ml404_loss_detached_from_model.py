@@ -13,7 +13,9 @@ class LossDetachedFromModel(Rule):
     Reports `backward()` on a loss whose every path to a model output is cut: by `.detach()`, `.data`,
     `.item()`, `.numpy()`, `.tolist()`, `float(...)`, re-wrapping with `torch.tensor(...)` or
     `torch.Tensor(...)`, or `argmax` used as if it were differentiable. It follows the loss through local
-    assignments, loss functions and tensor operations; it stays silent when any way of computing the loss
+    assignments, loss functions and tensor operations, and into the callers of the function when the loss
+    (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
+    torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
     DQN target computed from `target_net(s).detach()`, a regularisation term).
 

@@ -18,7 +18,8 @@ class LossTermCutFromGraph(Rule):
     `loss = ce + torch.tensor(reg)` where the cut value was computed from the model, and a weight penalty
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
-    (`=`, `+=`) that build it. A term whose cut value carried no graph
+    (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
+    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin) is not reported, nor are cuts inside a term
     (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor `loss.item()` for logging.
 

@@ -212,3 +212,42 @@ def test_ml413_an_l1_penalty_over_p_data_leaves_the_weights_as_without_it_and_ov
     repaired = execute(fixed)
     shrunk = sum(p.abs().sum() for p in repaired["penalized"]) < sum(p.abs().sum() for p in repaired["unpenalized"])
     assert shrunk
+
+
+STEPS = """
+def apply_gradients(optimizer, loss):
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+CALLER = """
+import torch
+import torch.nn.functional as F
+
+from steps import apply_gradients
+
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+before = model.weight.clone()
+for _ in range(3):
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    value = F.cross_entropy(model(x), y).item()
+    apply_gradients(optimizer, torch.tensor(value, requires_grad=True))
+print(torch.equal(before, model.weight))
+"""
+
+
+def test_ml404_a_loss_a_caller_cut_trains_nothing_in_the_step_it_is_passed_to_and_the_uncut_one_does(tmp_path):
+    flagged, fixed = tmp_path / "flagged", tmp_path / "fixed"
+    uncut = CALLER.replace(
+        "    value = F.cross_entropy(model(x), y).item()\n    apply_gradients(optimizer, torch.tensor(value, requires_grad=True))",
+        "    apply_gradients(optimizer, F.cross_entropy(model(x), y))",
+    )
+    for directory, caller in ((flagged, CALLER), (fixed, uncut)):
+        directory.mkdir()
+        write_project(directory, {"steps.py": STEPS, "main.py": caller})
+    assert findings(flagged, "ML404") == ["steps.py:4: ML404"]
+    assert run(flagged, "main.py").split() == ["True"]  # the weights never change
+    assert findings(fixed, "ML404") == []
+    assert run(fixed, "main.py").split() == ["False"]
