@@ -16,7 +16,7 @@ SAVING_FUNCTIONS = frozenset({
     "torch.nn.functional.relu",
 })  # fmt: skip
 FORWARD_MESSAGE = (
-    "`{change}` changes `{name}` in place inside `forward`, but `{op}` (line {line}) saved it to compute its "
+    "`{change}` changes `{name}` in place inside `{method}`, but `{op}` (line {line}) saved it to compute its "
     "gradient: the first `backward()` through this model raises RuntimeError; use an out-of-place operation"
 )
 SAVING_METHODS = frozenset({"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu"})
@@ -30,8 +30,8 @@ class InplaceOnSavedTensor(Rule):
     ## What it does
     Reports an in-place change (`y += 1`, `y.mul_(2)`, `y[mask] = 0`) of the output of `sigmoid`,
     `tanh`, `exp`, `softmax`, `log_softmax` or `relu` computed from a model, followed by a `backward()`
-    on a loss computed from it, all in one function and on one path. Inside a module's `forward`, no
-    `backward()` is needed: an output of a layer with parameters passed through such an op and changed in
+    on a loss computed from it, all in one function and on one path. Inside a module's `forward` (or a
+    method it calls, such as torchvision's `_forward_impl`), no `backward()` is needed: an output of a layer with parameters passed through such an op and changed in
     place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`) breaks
     the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
@@ -106,7 +106,8 @@ class InplaceOnSavedTensor(Rule):
         described = {"change": self.ctx.text(change), "name": target.id, "op": op, "line": node.lineno}
         if self._in_training_forward(node):
             if self._read_after(change, target):
-                self.report(change, FORWARD_MESSAGE.format(**described))
+                method = self.ctx.scopes.enclosing_function(node).name
+                self.report(change, FORWARD_MESSAGE.format(**described, method=method))
             return
         backward = self._backward_after(change, {target}, node)
         if backward is not None:
@@ -116,12 +117,12 @@ class InplaceOnSavedTensor(Rule):
             )
 
     def _in_training_forward(self, node: ast.AST) -> bool:
-        """Is `node` in the `forward` of a module class, outside an evaluation-only branch (`if not
-        self.training:`, the `else` of `if self.training:`)?"""
+        """Is `node` in the `forward` of a module class (or a method its `forward` calls, such as
+        torchvision's `_forward_impl`), outside an evaluation-only branch (`if not self.training:`, the
+        `else` of `if self.training:`)?"""
         function = self.ctx.scopes.enclosing_function(node)
-        if not isinstance(function, ast.FunctionDef) or function.name != "forward":
-            return False
-        if self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) is None:
+        cls = self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) if function else None
+        if cls is None or not isinstance(function, ast.FunctionDef) or function.name not in _run_by_forward(cls):
             return False
         child = node
         for ancestor in self.ctx.scopes.ancestors(node):
@@ -202,6 +203,19 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _run_by_forward(cls: ast.ClassDef) -> set[str]:
+    """`forward` and the methods it calls on `self`."""
+    forward = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+    if forward is None:
+        return set()
+    called = {
+        node.func.attr for node in ast.walk(forward)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+    }  # fmt: skip
+    return {"forward"} | called
 
 
 def _is_training_flag(test: ast.AST) -> bool:

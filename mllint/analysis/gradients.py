@@ -116,7 +116,7 @@ class GradientFlow:
         self.values: ValueKinds = ctx.analysis(ValueKinds)
         self.module_classes = {cls.name for cls in ctx.analysis(ModuleClasses).modules}
         self._budget = 0
-        self._mutated: set[str] | None = None
+        self._mutated: dict[str, set[ast.AST | None]] | None = None  # name -> the functions changing it
         self._flagged: set[str] | None = None
         self._assumed: dict[ast.AST, Flow | None] = {}  # definitions being computed: their flow so far
         self._reentered: set[ast.AST] = set()  # ... and those met again meanwhile
@@ -178,7 +178,7 @@ class GradientFlow:
         if bound is not None:  # `p` of `... for p in model.parameters()`
             return GRAPH if self._parameter_target(bound) else UNKNOWN
         definitions = self.values.reaching_definitions(name)
-        if not definitions or name.id in self.mutated_names():
+        if not definitions or self._mutated_here(name):
             return UNKNOWN
         flow = alternatives([self._loop_carried(d, depth) for d in definitions])
         return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
@@ -219,11 +219,19 @@ class GradientFlow:
                     self._flagged.add(node.value.id)
         return self._flagged
 
-    def mutated_names(self) -> set[str]:
-        """Names changed other than by assignment anywhere in the file: `xs.append(...)`, `buf.copy_(...)`,
-        `out[i] = ...`. What they hold is not what their assignments say."""
+    def _mutated_here(self, name: ast.Name) -> bool:
+        """Is `name` changed other than by assignment (`xs.append(...)`, `buf.copy_(...)`, `out[i] = ...`)
+        where it is read: in its own function or at module level (for a name read at module level,
+        anywhere)? What it holds is then not what its assignments say."""
+        functions = self._mutations().get(name.id)
+        if not functions:
+            return False
+        function = self.ctx.scopes.enclosing_function(name)
+        return function is None or function in functions or None in functions
+
+    def _mutations(self) -> dict[str, set[ast.AST | None]]:
         if self._mutated is None:
-            self._mutated = set()
+            self._mutated = {}
             for node in self.ctx.index.of_type(ast.Attribute, ast.Subscript):
                 if not isinstance(node.value, ast.Name):
                     continue
@@ -236,7 +244,7 @@ class GradientFlow:
                         or (node.attr.endswith("_") and not node.attr.startswith("_") and node.attr not in FLAG_METHODS)
                     )
                 if changed:
-                    self._mutated.add(node.value.id)
+                    self._mutated.setdefault(node.value.id, set()).add(self.ctx.scopes.enclosing_function(node))
         return self._mutated
 
     def _definition(self, definition, depth: int) -> Flow | None:
