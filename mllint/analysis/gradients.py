@@ -5,6 +5,9 @@ tensor created with `requires_grad=True`, reaches it), NONE (it certainly carrie
 from a loader, values computed under `torch.no_grad()`, or every path is cut by `.detach()`, `.item()`,
 `torch.tensor(...)`...) or UNKNOWN. Operands combine (any GRAPH gives GRAPH); the alternative values a
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
+A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
+it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
+Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
 
 Assignments around a loop depend on each other (`loss += a` then `loss += b`: each reads the other's
 value from the previous iteration). A definition met again while its flow is being computed contributes
