@@ -2,9 +2,7 @@ import ast
 import re
 
 from mllint.analysis.callers import per_call_site
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.detached import always_detached
-from mllint.analysis.optimizers import is_optimizer
+from mllint.analysis.detached import Detached, always_detached
 from mllint.analysis.parameters import is_optimizer_constructor, optimizer_over
 from mllint.analysis.project import ProjectView
 from mllint.analysis.values import ValueKinds
@@ -20,12 +18,13 @@ class DetachedSubmoduleOptimized(Rule):
     ## What it does
     Reports a submodule with parameters whose output a module's `forward` always detaches
     (`self.encoder(x).detach()`, `.data`, or a call under `torch.no_grad()`), while the module's
-    parameters are handed to an optimizer: in the same file (`torch.optim.Adam(model.parameters())`), or,
-    for a model class of another module, wherever the optimizer is built over an instance of it, also by
-    a helper that receives the model (`build_optimizer(model, cfg)`, per call site) and through param
-    groups (`[{"params": model.encoder.parameters()}, ...]`). It stays silent when a file involved (the
-    class's, the optimizer's, one that builds the model) mentions `requires_grad` (the submodule is frozen
-    on purpose), when the optimizer leaves the submodule out or filters the parameters, and when the class
+    parameters are handed to an optimizer: `torch.optim.Adam(model.parameters())` where `model` is an
+    instance of the class, also when a helper builds the optimizer over the model it receives
+    (`build_optimizer(model, cfg)`, read per call site), through param groups (`[{"params":
+    model.encoder.parameters()}, ...]`), and for a class of another module (reported at the optimizer;
+    in the class's own file, at the detach). It stays silent when a file involved (the class's, the
+    optimizer's, one that builds the model) mentions `requires_grad` (the submodule is frozen on
+    purpose), when the optimizer leaves the submodule out or filters the parameters, and when the class
     uses the submodule anywhere else (a second loss, weight tying).
 
     ## Why is this bad?
@@ -82,41 +81,37 @@ class DetachedSubmoduleOptimized(Rule):
     code = "ML405"
     name = "detached-submodule-optimized"
     message = (
-        "`self.{name}` is detached wherever it is used, yet its parameters go to the optimizer (line {line}): "
-        "it can never learn; drop the detach, or freeze it with `requires_grad_(False)`"
+        "{owner}`self.{name}` is detached wherever it is used{where}: it can never "
+        "learn; drop the detach, or freeze it with `requires_grad_(False)` and leave it out of the optimizer"
     )
     requires_any_text = ("optim", "Adam", "Adafactor")
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        if node not in self.ctx.analysis(ModuleClasses).modules or FROZEN in self.ctx.source.text:
-            return
-        optimizer = self._optimizer_of(node)
-        if optimizer is None:
-            return
-        for detached in always_detached(self.ctx, node):
-            self.report(detached.call, self.message.format(name=detached.name, line=optimizer.lineno))
-
     def visit_Call(self, node: ast.Call) -> None:
-        """An optimizer over a model whose class, in another module, always detaches a submodule."""
-        if self.ctx.project is None or not is_optimizer_constructor(self.ctx, node):
+        if not is_optimizer_constructor(self.ctx, node):
             return
         reported: set[tuple[str, str]] = set()
         for optimized in optimizer_over(self.ctx, node):
             if optimized.filtered:
                 continue  # `filter(lambda p: p.requires_grad, ...)`: what is frozen is left out
-            for owner, cls, submodule, binding in self._model_classes(optimized.module):
-                for detached, place in self._detached_elsewhere(cls):
+            for model, cls, submodule, binding in self._model_classes(optimized.module):
+                for detached, path in self._always_detached(cls):
                     if submodule not in (None, detached.name) or (cls, detached.name) in reported:
                         continue
                     reported.add((cls, detached.name))
-                    passed = f", passed at {binding.place}" if binding is not None else ""
-                    message = (
-                        f"`{self.ctx.text(owner)}` is a `{cls.rpartition('.')[2]}`{passed}, whose "
-                        f"`self.{detached.name}` is detached wherever it is used ({place}:{detached.call.lineno}), "
-                        "yet its parameters go to this optimizer: it can never learn; drop the detach, or freeze it "
-                        "with `requires_grad_(False)` and leave it out of the optimizer"
-                    )
-                    self.report(optimized.module, message)
+                    if path:  # the class is in another module: reported at the optimizer
+                        where = f" ({path}:{detached.call.lineno}), yet its parameters go to this optimizer"
+                    else:  # reported at the detach
+                        where = f", yet its parameters go to the optimizer at line {node.lineno}"
+                    message = self.message.format(owner=self._owner(model, cls, binding), name=detached.name, where=where)
+                    self.report(optimized.module if path else detached.call, message)
+
+    def _owner(self, model: ast.AST, cls: str, binding) -> str:
+        """"`model` is a `Net`, passed at main.py:12, whose ", or "`Net`'s " for `self`."""
+        name = cls.rpartition(".")[2]
+        if isinstance(model, ast.Name) and model.id == "self":
+            return f"`{name}`'s "
+        passed = f", passed at {binding.place}" if binding is not None else ""
+        return f"`{self.ctx.text(model)}` is a `{name}`{passed}, whose "
 
     def _model_classes(self, module: ast.AST):
         """(the model, its project class, the submodule attribute or None, the call site) for `model` or
@@ -126,49 +121,35 @@ class DetachedSubmoduleOptimized(Rule):
             candidates.append((module.value, module.attr))
         values, view = self.ctx.analysis(ValueKinds), self.ctx.analysis(ProjectView)
         for expr, submodule in candidates:
+            if isinstance(expr, ast.Name) and expr.id == "self":  # `Adam(self.parameters())` in a method
+                cls = self.ctx.scopes.enclosing_class(expr)
+                if cls is not None and self.ctx.module is not None:
+                    yield expr, f"{self.ctx.module.name}.{cls.name}", submodule, None
+                return
             found = list(per_call_site(self.ctx, expr, lambda binding: view.instance_class(values.value(expr, binding=binding))))
             for cls, binding in found:
                 yield expr, cls, submodule, binding
             if found:
                 return
 
-    def _detached_elsewhere(self, qualified: str):
-        """The submodules a project class of another module always detaches, with that module's path; none
-        when a module involved mentions `requires_grad` (frozen on purpose)."""
+    def _always_detached(self, qualified: str) -> list[tuple[Detached, str]]:
+        """The submodules a project class always detaches, with the path of its module ("" for the linted
+        file); none when a module involved mentions `requires_grad` (frozen on purpose): the class's, the
+        linted file, one that builds the class."""
         view, index = self.ctx.analysis(ProjectView), self.ctx.project
         found = view.class_summary(qualified)
-        if found is None or found[0] is view.own or not index.mentions(found[0].name, DETACHING):
+        if found is None or FROZEN in self.ctx.source.text:
             return []
         summary, cls_summary = found
+        if summary is not view.own and not (index.mentions(summary.name, DETACHING) and not index.mentions(summary.name, FROZEN)):
+            return []
         ctx, cls = cls_summary.definition()
-        if cls is None or FROZEN in self.ctx.source.text or index.mentions(summary.name, FROZEN):
+        if cls is None or (index is not None and any(index.mentions(m, FROZEN) for m in _builders(index, summary, cls))):
             return []
-        if any(index.mentions(m, FROZEN) for m in index.modules_calling(cls.name)):
-            return []
-        place = view.display(summary)
-        return [(detached, place) for detached in always_detached(ctx, cls)]
-
-    def _optimizer_of(self, cls: ast.ClassDef) -> ast.Call | None:
-        """An optimizer constructed over all the parameters of `cls`'s instances."""
-        values = self.ctx.analysis(ValueKinds)
-        for call in self.ctx.index.of_type(ast.Call):
-            name = self.ctx.qualified_name(call.func)
-            if not (is_optimizer(name) and call.args):
-                continue
-            argument = call.args[0]
-            over_parameters = isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
-            if not (over_parameters and argument.func.attr == "parameters"):
-                continue
-            owner = argument.func.value
-            if isinstance(owner, ast.Name) and owner.id == "self":
-                if self.ctx.scopes.enclosing_class(call) is cls:
-                    return call
-            elif isinstance(owner, ast.Name):
-                built = values.reaching_values(owner)
-                if built and all(_constructs(v, cls) for v in built):
-                    return call
-        return None
+        return [(detached, view.display(summary)) for detached in always_detached(ctx, cls)]
 
 
-def _constructs(value: ast.AST, cls: ast.ClassDef) -> bool:
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name
+def _builders(index, summary, cls: ast.ClassDef) -> list[str]:
+    """The modules that call the class's name and name its module (`from models import Net`)."""
+    module = summary.name.rpartition(".")[2]
+    return [m for m in index.modules_calling(cls.name) if m == summary.name or index.mentions(m, module)]

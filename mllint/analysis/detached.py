@@ -3,8 +3,8 @@
 `always_detached(ctx, cls)` lists the `self.` submodules with parameters of a module class of `ctx`'s file
 whose every use in the file is a call whose result is cut: `self.encoder(x).detach()`, `.data`, a call under
 `torch.no_grad()`, or a name bound to the call and read only through `.detach()` or `.data`. No gradient
-ever reaches their parameters through the class's code. Any other use (a second loss, weight tying) keeps
-a submodule out. Local to one file: it runs on the linted file or on the module of a class it reaches.
+ever reaches their parameters through the class's code. Any other use in the file (a second loss, weight
+tying, `model.encoder(x)` in a script) keeps a submodule out; other classes' `self.` attributes are theirs. Local to one file: it runs on the linted file or on the module of a class it reaches.
 """
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ class Detached:
 def always_detached(ctx, cls: ast.ClassDef) -> list[Detached]:
     found = []
     for name, assignment in _parametrised_submodules(ctx, cls):
-        uses = [a for a in ctx.index.of_type(ast.Attribute) if a.attr == name and a is not assignment]
+        uses = [
+            a for a in ctx.index.of_type(ast.Attribute)
+            if a.attr == name and a is not assignment
+            and not (_is_self_attribute(a) and ctx.scopes.enclosing_class(a) is not cls)  # another class's own
+        ]  # fmt: skip
         calls = [_detached_call(ctx, use) for use in uses]
         if calls and all(calls):
             found.append(Detached(name, calls[0]))
