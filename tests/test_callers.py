@@ -125,3 +125,36 @@ def test_a_text_alone_knows_its_own_call_sites():
     [finding] = lint_text(text, "train.py", EVERY_RULE)
     assert (finding.code, finding.start.line) == ("ML101", 6)
     assert "`scores` is `F.softmax(logits, dim=1)` passed at train.py:10" in finding.message
+
+
+def test_calls_spelled_with_a_space_or_across_lines_are_call_sites(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from torch import nn
+
+
+            def step(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+
+
+            def other(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+            """,
+        "spaced.py": """\
+            from engine import step
+            from models import Classifier
+
+            step (Classifier(), None, None)
+            """,
+        "split.py": """\
+            import engine
+            from models import Classifier
+
+            loss = engine.other \\
+                (Classifier(), None, None)
+            """,
+    })  # fmt: skip
+    found = findings(tmp_path, "engine.py")
+    assert [(code, line) for code, line, _ in found] == [("ML101", 5), ("ML101", 9)]
+    assert "passed at spaced.py:4" in found[0][2] and "passed at split.py:4" in found[1][2]

@@ -74,7 +74,8 @@ _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, an
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
-CALL_WORD = re.compile(rb"[A-Za-z_]\w*\(")
+# A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
+CALL_WORD = re.compile(rb"([A-Za-z_]\w*)[ \t\f\r\n\\]*\(")
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
 
@@ -251,7 +252,7 @@ class _CallIndex:
                 continue
             if known is not None:
                 self._forget(module)
-            words = tuple(sys.intern(w.decode("ascii")) for w in set(CALL_WORD.findall(_content(path) or b"")))
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(_content(path) or b"")))
             for word in words:
                 self.calls.setdefault(word, set()).add(module)
             self.files[module] = (path, stamp, words)
