@@ -11,7 +11,7 @@ from typing import TypeVar
 from mllint.analysis.names import Names
 from mllint.analysis.scopes import Scopes
 from mllint.analysis.tree import TreeIndex
-from mllint.findings import Applicability, Edit, Finding, Fix, Position
+from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related
 from mllint.source import SourceText
 
 T = TypeVar("T")
@@ -73,7 +73,7 @@ class FileContext:
     def fix(message: str, applicability: Applicability, *edits: Edit) -> Fix:
         return Fix(message, tuple(edits), applicability)
 
-    def add_finding(self, rule, node: ast.AST, message: str, fix: Fix | None) -> None:
+    def add_finding(self, rule, node: ast.AST, message: str, fix: Fix | None, related: tuple[Related, ...] = ()) -> None:
         self.findings.append(
             Finding(
                 path=self.path,
@@ -85,5 +85,6 @@ class FileContext:
                 severity=rule.severity,
                 fix=fix,
                 noqa_line=node.lineno,
+                related=related,
             )
         )

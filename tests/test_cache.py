@@ -143,3 +143,19 @@ def test_a_changed_caller_invalidates_the_callee_findings(tmp_path, monkeypatch)
     (tmp_path / "other.py").write_text(MAIN.format(model="Classifier"))
     _, findings = run("-j", "1", "engine.py")
     assert [f["code"] for f in findings] == ["ML101"] and len(linted) == 4
+
+
+def test_a_cached_finding_keeps_its_call_sites(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "main.py").write_text(MAIN.format(model="Classifier"))
+    sarif = ["--output-format", "sarif", "-j", "1", "--exit-zero", "engine.py"]
+    first = CliRunner().invoke(main, ["--isolated", *sarif]).stdout
+    linted = count_lints(monkeypatch)
+    second = CliRunner().invoke(main, ["--isolated", *sarif]).stdout
+    assert linted == [] and first == second
+    [result] = json.loads(second)["runs"][0]["results"]
+    [site] = result["relatedLocations"]
+    assert site["physicalLocation"]["artifactLocation"]["uri"] == "main.py"
+    assert site["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 1}

@@ -4,6 +4,7 @@ import textwrap
 
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path, lint_text
+from mllint.findings import Position, Related
 from mllint.registry import all_rules
 
 EVERY_RULE = Selection.of(all_rules())
@@ -61,6 +62,9 @@ def test_the_flagship_message_names_the_call_site_and_the_origin(tmp_path):
         "returns softmax output (models.py:11), but `criterion` (`nn.CrossEntropyLoss()` passed at main.py:8) "
         "applies log_softmax itself: pass the raw logits",
     )]  # fmt: skip
+    project = ProjectIndex.for_paths([str(tmp_path)])
+    [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "src/engine.py", project)
+    assert finding.related == (Related("src/main.py", Position(8, 1), "call site: `train(...)`"),)
 
 
 def test_keywords_and_defaults_bind_as_python_binds_them(tmp_path):
@@ -124,7 +128,7 @@ def test_a_text_alone_knows_its_own_call_sites():
         """)
     [finding] = lint_text(text, "train.py", EVERY_RULE)
     assert (finding.code, finding.start.line) == ("ML101", 6)
-    assert "`scores` is `F.softmax(logits, dim=1)` passed at train.py:10" in finding.message
+    assert "`scores` is `F.softmax(logits, dim=1)` passed at line 10" in finding.message
 
 
 def test_calls_spelled_with_a_space_or_across_lines_are_call_sites(tmp_path):
@@ -158,3 +162,37 @@ def test_calls_spelled_with_a_space_or_across_lines_are_call_sites(tmp_path):
     found = findings(tmp_path, "engine.py")
     assert [(code, line) for code, line, _ in found] == [("ML101", 5), ("ML101", 9)]
     assert "passed at spaced.py:4" in found[0][2] and "passed at split.py:4" in found[1][2]
+
+
+def test_every_loss_rule_names_the_loss_object_a_call_site_passes(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            def step(model, criterion, x, y):
+                return criterion(model(x), y)
+            """,
+        "scorer.py": """\
+            import torch.nn.functional as F
+            from torch import nn
+
+
+            class LogScorer(nn.Module):
+                def forward(self, x):
+                    return F.log_softmax(x, dim=1)
+            """,
+        "main.py": """\
+            from torch import nn
+
+            from engine import step
+            from models import Classifier
+            from scorer import LogScorer
+
+            step(Classifier(), nn.BCEWithLogitsLoss(), None, None)
+            step(Classifier(), nn.KLDivLoss(), None, None)
+            step(LogScorer(), nn.BCELoss(), None, None)
+            """,
+    })  # fmt: skip
+    notes = {code: message for code, _, message in findings(tmp_path, "engine.py")}
+    assert "`criterion` (`nn.BCEWithLogitsLoss()` passed at main.py:7) applies the sigmoid itself" in notes["ML105"]
+    assert "`criterion` (`nn.KLDivLoss()` passed at main.py:8) expects log-probabilities" in notes["ML106"]
+    assert "`criterion` (`nn.BCELoss()` passed at main.py:9) expects probabilities" in notes["ML107"]

@@ -35,6 +35,7 @@ from mllint.analysis.calls import bind_arguments
 from mllint.analysis.project import ProjectView, find_definition
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import Passage, ValueKinds
+from mllint.findings import Related
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
@@ -54,6 +55,7 @@ class Binding:
     line: int
     arguments: dict[str, tuple[object, ast.AST, Passage]] = field(default_factory=dict)
     outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
+    site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
@@ -62,6 +64,17 @@ class Binding:
     @property
     def place(self) -> str:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+
+
+def call_sites(binding: Binding | None) -> tuple[Related, ...]:
+    """The related locations of a finding that holds under `binding`: its call site, then the call sites of
+    its caller that the chain went through."""
+    sites = []
+    while binding is not None:
+        if binding.site is not None:
+            sites.append(binding.site)
+        binding = binding.outer
+    return tuple(sites)
 
 
 def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None]) -> Iterator[tuple[T, Binding | None]]:
@@ -157,9 +170,10 @@ class Callers:
         path, line = self._display(caller), call.lineno
         bound = bind_arguments(call, function, target.skips_first)
         arguments = {
-            name: (caller, argument, Passage(name, caller.text(argument), path or _basename(caller), line))
+            name: (caller, argument, Passage(name, caller.text(argument), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
+        site = Related(self._finding_path(caller), caller.start(call), f"call site: `{caller.text(call.func)}(...)`")
         defaults = _defaults_binding(ctx, function, self._display(ctx))
         if defaults is not None:  # what the call leaves out takes its default
             arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
@@ -167,7 +181,7 @@ class Callers:
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
-        return [Binding(function, ctx, path, line, arguments, outer) for outer in outers or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site) for outer in outers or [None]]
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
@@ -215,8 +229,16 @@ class Callers:
         return found is not None and f"{found[0].name}.{found[1]}" == target
 
     def _display(self, ctx) -> str:
-        """A file as findings show it: "" for the linted file, else relative to it."""
+        """A file as messages show it: "" for the linted file, else relative to it."""
         return "" if ctx is self.ctx else self.view.display_path(ctx.real_path or ctx.path)
+
+    def _finding_path(self, ctx) -> str:
+        """A file's path as the linted file's findings show theirs (from the same directory)."""
+        if ctx is self.ctx:
+            return self.ctx.path
+        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
+        relative = os.path.relpath(os.path.abspath(ctx.real_path or ctx.path), here)
+        return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
 
 
 class CallsByName:
@@ -270,9 +292,7 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
     defaults += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     if not defaults:
         return None
-    arguments = {
-        a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path or _basename(ctx), d.lineno, default=True)) for a, d in defaults
-    }  # fmt: skip
+    arguments = {a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path, d.lineno, default=True)) for a, d in defaults}
     return Binding(function, ctx, path, function.lineno, arguments)
 
 
@@ -288,8 +308,3 @@ def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
 
 def _method(cls: ast.ClassDef, name: str) -> ast.AST | None:
     return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
-
-
-def _basename(ctx) -> str:
-    return os.path.basename(ctx.path)
-
