@@ -196,3 +196,24 @@ def test_every_loss_rule_names_the_loss_object_a_call_site_passes(tmp_path):
     assert "`criterion` (`nn.BCEWithLogitsLoss()` passed at main.py:7) applies the sigmoid itself" in notes["ML105"]
     assert "`criterion` (`nn.KLDivLoss()` passed at main.py:8) expects log-probabilities" in notes["ML106"]
     assert "`criterion` (`nn.BCELoss()` passed at main.py:9) expects probabilities" in notes["ML107"]
+
+
+def test_an_annotation_tells_what_no_call_site_does(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from typing import Optional
+
+            from torch import nn
+
+            from models import Classifier
+
+
+            def step(model: Optional["Classifier"], criterion: nn.CrossEntropyLoss, x, y):
+                return criterion(model(x), y)
+            """,
+    })  # fmt: skip
+    [(code, line, message)] = findings(tmp_path, "engine.py")
+    assert (code, line) == ("ML101", 9)
+    assert "`model` is annotated `Classifier` (line 8), and `Classifier.forward` returns softmax" in message
+    assert "`criterion` (annotated `nn.CrossEntropyLoss`) applies log_softmax itself" in message

@@ -31,15 +31,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from mllint.analysis.annotations import Annotations
 from mllint.analysis.calls import bind_arguments
 from mllint.analysis.project import ProjectView, find_definition
 from mllint.analysis.summaries import returned_expressions
-from mllint.analysis.values import Passage, ValueKinds
+from mllint.analysis.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
 MAX_MODULES = 8  # modules whose calls are read per function (the linted file first, then in module order)
+# Torch classes an annotation may name that say nothing of what the object does.
+TORCH_BASES = {
+    "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
+    "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
+}  # fmt: skip
 CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
 
 T = TypeVar("T")
@@ -160,9 +166,34 @@ class Callers:
                     found += self._site_bindings(ctx, function, target, caller, call, depth)
                     if len(found) >= MAX_SITES:
                         break
-            defaults = _defaults_binding(ctx, function, self._display(ctx))
-            self._bindings[key] = found[:MAX_SITES] + ([defaults] if defaults is not None else [])
+            own = self._own_binding(ctx, function, annotated=not found)
+            self._bindings[key] = found[:MAX_SITES] + ([own] if own is not None else [])
         return self._bindings[key]
+
+    def _own_binding(self, ctx, function: ast.AST, annotated: bool) -> Binding | None:
+        """The function's signature as one more call site: its defaults and, when no call site says what
+        the parameters hold (`annotated`), the classes their annotations name (where the default is None)."""
+        path = self._display(ctx)
+        defaults = _defaults_binding(ctx, function, path)
+        if not annotated:
+            return defaults
+        arguments = dict(defaults.arguments) if defaults is not None else {}
+        for parameter in _parameters(function):
+            default = arguments.get(parameter.arg)
+            instance = self._annotated(ctx, parameter) if default is None or _is_none(default[1]) else None
+            if instance is not None:
+                arguments[parameter.arg] = instance
+        return Binding(function, ctx, path, function.lineno, arguments) if arguments else None
+
+    def _annotated(self, ctx, parameter: ast.arg) -> tuple[object, ast.AST, Passage] | None:
+        """The instance a parameter's annotation names (`model: Classifier`), as an argument: for a class
+        of the project, or a torch class that is no abstract base (`nn.Module`, `Optimizer`)."""
+        instance = ctx.analysis(Annotations).instance(parameter)
+        qualified = canonical_class(ctx.qualified_name(instance.func)) if instance is not None else None
+        if qualified in TORCH_BASES or not self._is_class(qualified):
+            return None
+        passage = Passage(parameter.arg, ast.unparse(instance.func), self._display(ctx), instance.lineno, annotated=True)
+        return ctx, instance, passage
 
     def _site_bindings(self, ctx, function, target: "_Target", caller, call: ast.Call, depth: int) -> list[Binding]:
         """The binding of one call site: with each binding of the caller's own function when an argument
@@ -178,10 +209,35 @@ class Callers:
         if defaults is not None:  # what the call leaves out takes its default
             arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
         enclosing = caller.scopes.enclosing_function(call)
+        for parameter in _parameters(function):  # what the call leaves unknown, an annotation may tell
+            if parameter.arg in bound:
+                instance = self._annotated(ctx, parameter)
+                if instance is not None and self._unknown(caller, arguments.get(parameter.arg), enclosing):
+                    arguments[parameter.arg] = instance
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
         return [Binding(function, ctx, path, line, arguments, outer, site) for outer in outers or [None]]
+
+    def _is_class(self, qualified: str | None) -> bool:
+        """A class of the project, or of torch (by its capital)?"""
+        if qualified is None:
+            return False
+        if qualified.startswith("torch."):
+            return qualified.rpartition(".")[2][:1].isupper()
+        return self.view.class_summary(qualified) is not None
+
+    def _unknown(self, caller, passed: tuple[object, ast.AST, Passage] | None, enclosing: ast.AST | None) -> bool:
+        """Does a call site leave the class of what it passes unknown (`*args`, `load(path)`), and not
+        because it is the caller's own parameter (whose own call sites may tell)?"""
+        if passed is None:
+            return True
+        argument = passed[1]
+        if isinstance(argument, ast.Name) and isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if argument.id in {a.arg for a in _parameters(enclosing)}:
+                return False
+        found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
+        return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
@@ -298,12 +354,20 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
-    parameters = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    parameters = {a.arg for a in _parameters(function)}
     return any(
         isinstance(node, ast.Name) and node.id in parameters
         for _, argument, _ in arguments.values()
         for node in ast.walk(argument)
     )  # fmt: skip
+
+
+def _parameters(function: ast.AST) -> list[ast.arg]:
+    return [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _method(cls: ast.ClassDef, name: str) -> ast.AST | None:

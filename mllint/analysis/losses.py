@@ -193,6 +193,8 @@ def _passed_note(func: ast.AST, binding) -> str:
     passage = passed[2]
     if passage.default:
         return f" (its default `{passage.argument}`)"
+    if passage.annotated:
+        return f" (annotated `{passage.argument}`)"
     what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
     return f" ({what}passed at {passage.place})"
 

@@ -159,6 +159,7 @@ class Passage:
     path: str  # the caller's file as findings show it, relative to the linted file ("" for the linted file)
     line: int
     default: bool = False  # no caller passes it: its default
+    annotated: bool = False  # no caller tells: the class its annotation names (`argument`)
 
     @property
     def place(self) -> str:
@@ -205,6 +206,8 @@ def describe_passage(passage: Passage) -> str:
     place = passage.place
     if passage.default:
         return f"`{passage.parameter}` is its default `{passage.argument}` ({place})"
+    if passage.annotated:
+        return f"`{passage.parameter}` is annotated `{passage.argument}` ({place})"
     what = "" if passage.argument == passage.parameter else f" `{passage.argument}`"
     return f"`{passage.parameter}` is{what} passed at {place}"
 
