@@ -19,7 +19,14 @@ T = TypeVar("T")
 
 class FileContext:
     def __init__(
-        self, path: str, source: SourceText, tree: ast.Module, module=None, real_path: str | None = None, project=None
+        self,
+        path: str,
+        source: SourceText,
+        tree: ast.Module,
+        module=None,
+        real_path: str | None = None,
+        project=None,
+        notebook=None,
     ) -> None:
         self.path = path  # as findings show it
         self.source = source
@@ -27,6 +34,7 @@ class FileContext:
         self.module = module  # the `ModuleName` of the file in its project (None: not known)
         self.real_path = real_path  # the file on disk, when there is one
         self.project = project  # the `ProjectIndex` of the run (None: this file alone)
+        self.notebook = notebook  # a notebook of the project read as a caller: the `Notebook` whose program this is
         self.findings: list[Finding] = []
         self._analyses: dict[type, object] = {}
 

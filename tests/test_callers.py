@@ -1,5 +1,6 @@
 """Callers into parameters (mllint/analysis/callers.py): a parameter holds what one call site passes,
 arguments bind as Python binds them, and a finding through a parameter names the call site."""
+import json
 import textwrap
 
 from mllint.analysis.project import ProjectIndex
@@ -217,3 +218,40 @@ def test_an_annotation_tells_what_no_call_site_does(tmp_path):
     assert (code, line) == ("ML101", 9)
     assert "`model` is annotated `Classifier` (line 8), and `Classifier.forward` returns softmax" in message
     assert "`criterion` (annotated `nn.CrossEntropyLoss`) applies log_softmax itself" in message
+
+
+def notebook(cells: list[str]) -> str:
+    code = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    return json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Notes"}, *code],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})  # fmt: skip
+
+
+def test_a_notebook_cell_is_a_call_site_named_by_its_cell(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from torch import nn
+
+
+            def step(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+            """,
+    })  # fmt: skip
+    (tmp_path / "explore.ipynb").write_text(notebook(["from engine import step\nfrom models import Classifier", "x = 1\nstep(\n    Classifier(), x, x)"]))
+    project = ProjectIndex.for_paths([str(tmp_path)])
+    [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "engine.py", project)
+    assert "`model` is `Classifier()` passed at explore.ipynb:cell 3:2" in finding.message
+    assert finding.related == (Related("explore.ipynb", Position(2, 1), "call site: `step(...)`", cell=3),)
+
+
+def test_a_notebooks_own_call_site_is_named_by_its_cell(tmp_path):
+    cells = [
+        "import torch.nn.functional as F",
+        "def loss_of(scores, y):\n    return F.cross_entropy(scores, y)",
+        "logits = y = None\nloss_of(F.softmax(logits, dim=1), y)",
+    ]
+    (tmp_path / "train.ipynb").write_text(notebook(cells))
+    [finding] = lint_path(str(tmp_path / "train.ipynb"), EVERY_RULE, "train.ipynb")
+    assert (finding.code, finding.cell, finding.start.line) == ("ML101", 3, 2)
+    assert "`scores` is `F.softmax(logits, dim=1)` passed at cell 4, line 2" in finding.message
+    assert finding.related == (Related("train.ipynb", Position(2, 1), "call site: `loss_of(...)`", cell=4),)

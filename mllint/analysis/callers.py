@@ -198,13 +198,12 @@ class Callers:
     def _site_bindings(self, ctx, function, target: "_Target", caller, call: ast.Call, depth: int) -> list[Binding]:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
-        path, line = self._display(caller), call.lineno
+        path, line, site = self._place(caller, call)
         bound = bind_arguments(call, function, target.skips_first)
         arguments = {
             name: (caller, argument, Passage(name, caller.text(argument), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
-        site = Related(self._finding_path(caller), caller.start(call), f"call site: `{caller.text(call.func)}(...)`")
         defaults = _defaults_binding(ctx, function, self._display(ctx))
         if defaults is not None:  # what the call leaves out takes its default
             arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
@@ -218,6 +217,16 @@ class Callers:
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
         return [Binding(function, ctx, path, line, arguments, outer, site) for outer in outers or [None]]
+
+    def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
+        """Where a call site is, as messages say it (file, line) and as a related location; in a
+        notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
+        path, start, cell = self._display(caller), caller.start(call), None
+        if caller.notebook is not None:
+            cell, start = caller.notebook.cell_position(start)
+            path = f"{path}:cell {cell}"
+        site = Related(self._finding_path(caller), start, f"call site: `{caller.text(call.func)}(...)`", cell)
+        return path, start.line, site
 
     def _is_class(self, qualified: str | None) -> bool:
         """A class of the project, or of torch (by its capital)?"""

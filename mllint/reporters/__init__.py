@@ -9,7 +9,7 @@ from mllint.docs import DIRECTORY, page_name
 from mllint.findings import Finding
 from mllint.notebook import file_lines
 from mllint.rule import Rule
-
+from mllint.source import SourceError, read_source
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Report:
         if cell is None:
             return start, end
         if path not in self._notebook_lines:
-            self._notebook_lines[path] = file_lines(self.sources.get(path, ""))
+            self._notebook_lines[path] = file_lines(self.sources.get(path) or _text_of(path))
         lines = self._notebook_lines[path].get(cell) or [1]
         return tuple(lines[min(line, len(lines)) - 1] for line in (start, end))
 
@@ -71,3 +71,11 @@ FORMAT_NAMES = ("concise", "full", "json", "json-lines", "sarif", "github", "git
 
 def render(report: Report, output_format: str) -> str:
     return _formats()[output_format](report)
+
+
+def _text_of(path: str) -> str:
+    """A notebook's text read for its lines: a call site's notebook that was not linted itself."""
+    try:
+        return read_source(path).text
+    except SourceError:
+        return ""
