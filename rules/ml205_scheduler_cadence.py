@@ -91,7 +91,7 @@ class SchedulerCadence(Rule):
             known = loops.scheduler_class(scheduler, loop)
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor, passed = known
+            made, constructor, passed, sites = known
             unit = self._unit(made, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
@@ -101,7 +101,7 @@ class SchedulerCadence(Rule):
                 message = self.per_epoch_message
             if wrong:
                 cls = made.name.rsplit(".", 1)[-1] + passed
-                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls))
+                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls), related=sites)
 
     def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
         if made.per_step:

@@ -2,6 +2,7 @@
 arguments bind as Python binds them, and a finding through a parameter names the call site."""
 import json
 import textwrap
+from pathlib import Path
 
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path, lint_text
@@ -255,3 +256,11 @@ def test_a_notebooks_own_call_site_is_named_by_its_cell(tmp_path):
     assert (finding.code, finding.cell, finding.start.line) == ("ML101", 3, 2)
     assert "`scores` is `F.softmax(logits, dim=1)` passed at cell 4, line 2" in finding.message
     assert finding.related == (Related("train.ipynb", Position(2, 1), "call site: `loss_of(...)`", cell=4),)
+
+
+def test_findings_of_every_family_through_a_parameter_carry_the_call_site():
+    directory = Path(__file__).resolve().parent.parent / "fixtures" / "callers_negatives"
+    project = ProjectIndex.for_paths([str(directory)])
+    found = lint_path(str(directory / "engine.py"), EVERY_RULE, "engine.py", project)
+    sites = {f.code: [(r.path, r.start.line) for r in f.related] for f in found}
+    assert sites == {"ML101": [("main.py", 13)], "ML205": [("main.py", 15)], "ML601": [("main.py", 17)]}

@@ -27,7 +27,7 @@ from functools import cached_property
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import constructions
+from mllint.analysis.callers import call_sites, constructions
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -35,6 +35,7 @@ from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
+from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
 MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
@@ -66,6 +67,7 @@ class SchedulerClass(NamedTuple):
     made: Scheduler  # what the class or factory makes
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
+    sites: tuple[Related, ...] = ()  # passed in: the call sites (`callers.call_sites`)
 
 
 class EventKind(enum.Enum):
@@ -299,7 +301,7 @@ class TrainingLoops:
                 if made is None:
                     continue
                 if binding is not None:
-                    return SchedulerClass(made, constructor, f", passed at {binding.place}")
+                    return SchedulerClass(made, constructor, f", passed at {binding.place}", call_sites(binding))
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
                 return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
