@@ -262,5 +262,11 @@ def test_findings_of_every_family_through_a_parameter_carry_the_call_site():
     directory = Path(__file__).resolve().parent.parent / "fixtures" / "callers_negatives"
     project = ProjectIndex.for_paths([str(directory)])
     found = lint_path(str(directory / "engine.py"), EVERY_RULE, "engine.py", project)
-    sites = {f.code: [(r.path, r.start.line) for r in f.related] for f in found}
-    assert sites == {"ML101": [("main.py", 13)], "ML205": [("main.py", 15)], "ML601": [("main.py", 17)]}
+    sites = [(f.code, f.start.line, [(r.path, r.start.line) for r in f.related]) for f in found]
+    assert sites == [
+        ("ML101", 9, [("main.py", 13)]),
+        ("ML205", 30, [("main.py", 15)]),
+        ("ML601", 46, [("main.py", 17)]),
+        ("ML204", 69, [("main.py", 22)]),
+        ("ML205", 69, [("main.py", 22)]),
+    ]
