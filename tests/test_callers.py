@@ -270,3 +270,15 @@ def test_findings_of_every_family_through_a_parameter_carry_the_call_site():
         ("ML204", 69, [("main.py", 22)]),
         ("ML205", 69, [("main.py", 22)]),
     ]
+
+
+def test_a_model_defined_in_a_notebook_is_placed_in_its_cell(tmp_path):
+    write(tmp_path, {"engine.py": "from torch import nn\n\n\ndef step(model, x, y):\n    return nn.CrossEntropyLoss()(model(x), y)\n"})
+    cells = [
+        "import torch.nn.functional as F\nfrom torch import nn\nfrom engine import step",
+        "class Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)",
+        "step(Net(), None, None)",
+    ]
+    (tmp_path / "explore.ipynb").write_text(notebook(cells))
+    [(code, line, message)] = findings(tmp_path, "engine.py")
+    assert "`Net()` passed at explore.ipynb:cell 4:1, and `Net.forward` returns softmax output (explore.ipynb:cell 3:3)" in message

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.summaries import ClassSummary, ModuleSummary
+from mllint.findings import Position
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     canonical_class,
@@ -474,7 +475,7 @@ class ProjectView:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture)
-        source = Source(found.via or "", self.display(found.module), found.line)
+        source = Source(found.via or "", *self._line_of(found.module, found.line))
         return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage)
 
     def instance_class(self, value: Value) -> str | None:
@@ -562,6 +563,15 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
+        """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
+        path = self.display(module)
+        ctx = self.index.context(module.name) if self.index is not None and is_notebook(module.path) else None
+        if ctx is None or ctx.notebook is None:
+            return path, line
+        cell, position = ctx.notebook.cell_position(Position(line, 1))
+        return f"{path}:cell {cell}", position.line
 
     def display(self, module: ModuleSummary) -> str:
         """A module's file as a finding shows it ("" for the linted file itself)."""
