@@ -6,7 +6,11 @@ binds them. This module finds those call sites and builds the bindings:
 
 - `Callers(ctx).bindings(function)`: one `Binding` per call site of a function of the linted file (a
   module-level function, a method of a top-level class, a class's `__init__` through `Class(...)`),
-  searched across the project, the linted file included; plus one for the defaults when it has any.
+  searched across the project (its notebooks too), the linted file included; plus one for the defaults
+  when it has any. Type annotations are one more source (`annotations.py`): where no call site says what
+  a parameter holds (none in the project, `*args`, an object of no known class), `model: Classifier`
+  holds a `Classifier` of the project or of torch. Each binding keeps its call site as a `Related`
+  location (`call_sites(binding)`), which findings made under it carry.
 - `per_call_site(ctx, node, ask)`: the answers of `ask(binding)` for a question about `node`, first with
   no binding, then, when that needed parameters of the function around `node` (or of its class's
   `__init__`, read through `self.` attributes), under each call site's binding in turn. Values of
@@ -16,7 +20,8 @@ Finding call sites: a word index first (per process and project: which modules' 
 `ProjectIndex.modules_calling`), then each call there whose callee resolves to the function: `train(...)`
 and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__init__`, `self.fit(...)` in
 its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method. `*args` or `**kwargs` at the
-call leave the parameters they may fill unknown; a parameter with neither argument nor default too.
+call leave the parameters they may fill unknown; a parameter with neither argument nor default too. A
+call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
 
 Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
 modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
