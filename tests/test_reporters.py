@@ -465,3 +465,10 @@ def test_sarif_related_locations_are_the_call_sites_a_finding_depends_on(tmp_pat
         },
     ]
     assert "relatedLocations" not in sarif_run(make_report())["results"][0]
+
+
+def test_json_keeps_ruffs_fields_for_a_finding_with_call_sites():
+    """Ruff's JSON has no field for related locations: the call site stays in the message only."""
+    through = dataclasses.replace(NO_SOURCE, related=(Related("src/main.py", Position(12, 5), "call site: `train(...)`"),))
+    [item] = json.loads(render(make_report([through], sources={}), "json"))
+    assert set(item) == RUFF_FIELDS
