@@ -282,3 +282,11 @@ def test_a_model_defined_in_a_notebook_is_placed_in_its_cell(tmp_path):
     (tmp_path / "explore.ipynb").write_text(notebook(cells))
     [(code, line, message)] = findings(tmp_path, "engine.py")
     assert "`Net()` passed at explore.ipynb:cell 4:1, and `Net.forward` returns softmax output (explore.ipynb:cell 3:3)" in message
+
+
+def test_every_family_says_a_value_came_from_an_annotation():
+    directory = Path(__file__).resolve().parent.parent / "fixtures" / "callers_annotations"
+    project = ProjectIndex.for_paths([str(directory)])
+    messages = {f.code: f.message for f in lint_path(str(directory / "engine.py"), EVERY_RULE, "engine.py", project)}
+    assert "(`model` is annotated `Regressor` (line 26))" in messages["ML601"]
+    assert "`scheduler` (OneCycleLR, annotated at line 34)" in messages["ML205"]

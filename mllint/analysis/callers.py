@@ -88,6 +88,13 @@ def call_sites(binding: Binding | None) -> tuple[Related, ...]:
     return tuple(sites)
 
 
+def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
+    """For a parameter `expr` whose value under `binding` comes from its own signature (a default, an
+    annotation) rather than from what the call site passes, its `Passage` (messages say so); else None."""
+    passed = binding.argument(expr.id) if isinstance(expr, ast.Name) else None
+    return passed[2] if passed is not None and (passed[2].default or passed[2].annotated) else None
+
+
 def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None]) -> Iterator[tuple[T, Binding | None]]:
     """`ask(None)`; when that has no answer and needed parameters of the function around `node` (or of its
     class's `__init__`), `ask(binding)` under each call site's binding of that function. Yields each

@@ -27,7 +27,7 @@ from functools import cached_property
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import call_sites, constructions
+from mllint.analysis.callers import call_sites, constructions, signature_passage
 from mllint.analysis.calls import CallResolver
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -301,7 +301,9 @@ class TrainingLoops:
                 if made is None:
                     continue
                 if binding is not None:
-                    return SchedulerClass(made, constructor, f", passed at {binding.place}", call_sites(binding))
+                    own = signature_passage(binding, event.node.func.value)
+                    how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
+                    return SchedulerClass(made, constructor, f", {how}", call_sites(binding))
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
                 return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
