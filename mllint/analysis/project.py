@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.summaries import ClassSummary, ModuleSummary
-from mllint.findings import Position
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     canonical_class,
 )  # fmt: skip
+from mllint.findings import Position
 from mllint.notebook import load as load_notebook
 from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
 
