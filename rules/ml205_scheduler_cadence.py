@@ -3,7 +3,7 @@ import re
 
 from mllint.analysis.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
-from mllint.analysis.optimizers import TORCH_SCHEDULERS, Scheduler
+from mllint.analysis.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
 
 # Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
@@ -32,12 +32,16 @@ class SchedulerCadence(Rule):
     (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
     torchvision's references), nor a scheduler stepped in both loops under conditions
     (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
-    the cadence is a setting there.
+    the cadence is a setting there. Also a `ReduceLROnPlateau` stepped in the batch loop with a loss the
+    iteration backpropagates (`plateau.step(loss.item())`); stepped with a validation metric, or once
+    per epoch, it is not reported.
 
     ## Why is this bad?
     A per-epoch schedule stepped every batch decays `len(loader)` times too fast: after the first epoch
     the learning rate is already at its final value and the model stops learning. A per-step schedule
-    stepped once per epoch barely moves: warm-up never ends and the decay never happens. Neither raises.
+    stepped once per epoch barely moves: warm-up never ends and the decay never happens. A plateau
+    scheduler fed each batch's loss counts its patience in batches: a few noisy batches cut the learning
+    rate, several times within the first epoch. None of them raises.
 
     ## Example
     ```python
@@ -81,6 +85,10 @@ class SchedulerCadence(Rule):
         "`{scheduler}` ({cls}) is sized in epochs but steps{where} every batch: the schedule decays len(loader) times too fast"
     )
     per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps{where} once per epoch: the schedule barely moves"
+    plateau_message = (
+        "`{scheduler}` ({cls}) steps{where} every batch with the batch's loss `{loss}`: its patience "
+        "counts batches, and one noisy stretch of batches cuts the learning rate"
+    )
     message = per_batch_message
     requires_any_text = TRAINING_WORDS
 
@@ -89,6 +97,13 @@ class SchedulerCadence(Rule):
         steps = list(loops.scheduler_steps())
         for loop, events, scheduler in steps:
             known = loops.scheduler_class(scheduler, loop)
+            if known is not None and known.made.name == METRIC_SCHEDULER and loops.is_training_loop(loop):
+                loss = _batch_loss(scheduler, events)
+                if loss is not None:
+                    cls = "ReduceLROnPlateau" + known.passed
+                    message = self.plateau_message.format(scheduler=scheduler.key, cls=cls, where=scheduler.where, loss=loss)
+                    self.report(scheduler.at, message)
+                continue
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
             made, constructor, passed = known
@@ -130,6 +145,31 @@ def _cadence_chosen(scheduler: Event, loop: ast.AST, steps) -> bool:
     return bool(scheduler.conditions) and any(
         other.key == scheduler.key and other_loop is not loop and other.conditions for other_loop, _, other in steps
     )
+
+
+def _batch_loss(scheduler: Event, events: list[Event]) -> str | None:
+    """The loss a metric scheduler's step is given when it is a loss the iteration backpropagates
+    (`plateau.step(loss)` after `loss.backward()`, `plateau.step(loss.item())`): its text, else None."""
+    call = scheduler.node
+    metric = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "metrics"), None)
+    if metric is None:
+        return None
+    names = {n.id for n in ast.walk(metric) if isinstance(n, ast.Name)}
+    backpropagated = {
+        n.id
+        for e in events[: events.index(scheduler)] if e.kind is EventKind.BACKWARD and e.path == scheduler.path
+        for n in ast.walk(_backpropagated(e.node)) if isinstance(n, ast.Name)
+    }  # fmt: skip
+    return ast.unparse(metric) if names and names <= backpropagated else None
+
+
+def _backpropagated(call: ast.Call) -> ast.AST:
+    """The loss of a backward call: `loss` of `loss.backward()`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`."""
+    if call.args:
+        return call.args[0]
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+    return receiver.args[0] if isinstance(receiver, ast.Call) and receiver.args else receiver
 
 
 def _holds_training_loop(events) -> bool:
