@@ -18,9 +18,9 @@ class MissingZeroGrad(Rule):
     or a clear only in the other arm of an `if` the step or a backward before it sits in (`zero_grad`
     only in the non-AMP branch), or a clear of only some of the modules the optimizer updates
     (`encoder.zero_grad()` with `Adam(list(encoder.parameters()) + list(head.parameters()))`, param
-    groups, `itertools.chain`, also built by a project helper that returns the optimizer), or of another
-    model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
-    the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
+    groups, `itertools.chain`; also built by a project helper that returns it, or passed in by a call site
+    that builds it), or of another model only (`critic.zero_grad()` with an optimizer over `actor`, both
+    built in the file, neither from the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
     lands on the gradients an earlier phase of the iteration left: that phase clears before its backward,
     never after, and nothing clears in between. Loops include comprehensions, generators and
     `map(step, loader)` over the loader; an optimizer is recognised by its name, or by what built it
@@ -81,12 +81,12 @@ class MissingZeroGrad(Rule):
     requires_any_text = TRAINING_WORDS
 
     partly_message = (
-        "`{optimizer}` also updates the parameters of {missed}, which the iteration of the loop on line {line} "
+        "`{optimizer}`{passed} also updates the parameters of {missed}, which the iteration of the loop on line {line} "
         "never clears (only {cleared}): their gradients accumulate across steps"
     )
 
     other_model_message = (
-        "`{optimizer}` updates the parameters of {owners}, but the iteration of the loop on line {line} clears only "
+        "`{optimizer}`{passed} updates the parameters of {owners}, but the iteration of the loop on line {line} clears only "
         "{cleared}, another model: their gradients accumulate across steps"
     )
     stale_message = (
@@ -124,12 +124,13 @@ class MissingZeroGrad(Rule):
         if not modules or any(c.key is None for c in modules):
             return None, None
         for step in iteration.steps(optimizer):
-            owners = loops.parameter_owners(step)
-            if not owners or not _uncleared(step, iteration, own):
+            found = loops.parameter_owners(step)
+            if not found or not found.modules or not _uncleared(step, iteration, own):
                 continue
+            owners = found.modules
             covered = {k: [o for o in owners if o == k or o.startswith(k + ".")] for k in keys}
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
-            named = {"optimizer": optimizer, "cleared": _names(keys), "line": iteration.loop.lineno}
+            named = {"optimizer": optimizer, "passed": found.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
             if all(covered.values()) and missed:  # each clear is of a module the optimizer updates
                 return step, self.partly_message.format(missed=_names(missed), **named)
             if all(_distinct_models(self.ctx, c, owners) for c in modules):

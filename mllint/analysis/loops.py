@@ -28,7 +28,7 @@ from functools import cached_property
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import constructions
+from mllint.analysis.callers import Binding, constructions, per_call_site
 from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -68,6 +68,11 @@ class SchedulerClass(NamedTuple):
     made: Scheduler  # what the class or factory makes
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
+
+
+class Owners(NamedTuple):
+    modules: dict[str, ast.AST | None]  # by their text in the linted file -> the node there that spells it
+    passed: str  # " (as passed at main.py:12)" when a call site's optimizer, else ""
 
 
 class EventKind(enum.Enum):
@@ -309,24 +314,36 @@ class TrainingLoops:
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         return SchedulerClass(made, constructor, "") if made else None
 
-    def parameter_owners(self, step: Event) -> dict[str, ast.AST | None] | None:
+    def parameter_owners(self, step: Event) -> Owners | None:
         """The modules whose parameters the optimizer of a step (written in the linted file) updates,
         when its constructor says so, by their text in the linted file (with the node that spells it
         there, when one does): `Adam(list(enc.parameters()) + list(head.parameters()))` -> {enc, head};
-        param groups and `itertools.chain` too, and an optimizer a project helper builds and returns
-        (`build_optimizer(model.enc, model.head)`: the helper's parameters named by the call's arguments).
-        None when any part is unknown."""
+        param groups and `itertools.chain` too, an optimizer a project helper builds and returns
+        (`build_optimizer(model.enc, model.head)`: the helper's parameters named by the call's arguments),
+        and an optimizer passed in, as the first call site that tells builds it (its modules named by the
+        parameters they are passed as). None when any part is unknown."""
         call = step.node
         if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
             return None
         scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
         receiver = call.args[0] if scaled else call.func.value
-        constructor = self.values.constructor(receiver)
-        if constructor is None:
+        for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
+            if binding is None:
+                return Owners(modules, "")
+            renamed = _as_parameters(modules, binding)
+            return Owners(renamed, f" (as passed at {binding.place})") if renamed is not None else None
+        return None
+
+    def _built_owners(self, receiver: ast.AST, binding: Binding | None) -> dict[str, ast.AST | None] | None:
+        """The owners of the optimizer `receiver` holds, in the terms of the module that builds it (the
+        linted file, or under `binding` the call site's)."""
+        found = self.values.construction(receiver, binding=binding)
+        if found is None or (binding is not None and all(c is not found[0] for c, _, _ in binding.arguments.values())):
             return None
-        if is_optimizer(self.ctx.qualified_name(constructor.func)):
-            return self._optimizer_owners(self.own, constructor, None)
-        builder = self.project.function(self.ctx.qualified_name(constructor.func) or "") if self.project else None
+        m, constructor = self._module(found[0]), found[1]
+        if is_optimizer(m.ctx.qualified_name(constructor.func)):
+            return self._optimizer_owners(m, constructor, None)
+        builder = self.project.function(m.ctx.qualified_name(constructor.func) or "") if self.project else None
         if builder is None:
             return None
         ctx, function = builder
@@ -337,8 +354,8 @@ class TrainingLoops:
         return self._optimizer_owners(self._module(ctx), built[1], bind_arguments(constructor, function, False))
 
     def _optimizer_owners(self, m: _Module, constructor: ast.Call, arguments: dict[str, ast.AST | None] | None):
-        """`parameter_owners` of an optimizer built by `constructor` in `m`; `arguments`: what a call of the
-        linted file passes for the parameters of the helper around it (None: built where it steps)."""
+        """The owners of an optimizer built by `constructor` in `m`; `arguments`: what a call passes for the
+        parameters of the helper around it (None: in `m`'s own terms)."""
         params = constructor.args[0] if constructor.args else next(
             (k.value for k in constructor.keywords if k.arg == "params"), None
         )
@@ -708,6 +725,19 @@ def _group_params(element: ast.AST) -> ast.AST | None:
     if not isinstance(element, ast.Dict):
         return element
     return next((v for k, v in zip(element.keys, element.values) if isinstance(k, ast.Constant) and k.value == "params"), None)
+
+
+def _as_parameters(modules: dict[str, ast.AST | None], binding: Binding) -> dict[str, ast.AST | None] | None:
+    """Modules named in a call site's terms (`model.enc`), named by the parameters they are passed as
+    (`enc`, or `model.enc` for a `model` parameter); None when one is not passed."""
+    passed = {name: _text(argument) for name, (_, argument, passage) in binding.arguments.items() if not passage.default}
+    renamed: dict[str, ast.AST | None] = {}
+    for text in modules:
+        name = next((n for n, a in passed.items() if text == a or text.startswith(a + ".")), None)
+        if name is None:
+            return None
+        renamed[name + text[len(passed[name]) :]] = None
+    return renamed
 
 
 def _elements(comprehension: ast.AST) -> list[ast.expr]:
