@@ -272,7 +272,7 @@ class TrainingLoops:
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
-        for loop in self._iterating():
+        for loop in self._iterating:
             iteration = self._training_iteration(loop) if loop in self.may_train else None
             if iteration is not None:
                 self.loops.append(iteration)
@@ -412,7 +412,7 @@ class TrainingLoops:
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
         that trains or holds a training loop."""
-        for loop in self._iterating():
+        for loop in self._iterating:
             if loop not in self.may_train:
                 continue
             events = self.events_of_loop(loop)
@@ -422,6 +422,7 @@ class TrainingLoops:
                     if event.kind is EventKind.SCHEDULER and not event.loops:
                         yield loop, events, event
 
+    @cached_property
     def _iterating(self) -> list[ast.AST]:
         """The loops, comprehensions and `map` calls of the file, in source order."""
         maps = [c for c in self.ctx.index.by_type.get(ast.Call, ()) if _mapped(c) is not None]
