@@ -21,8 +21,8 @@ class MissingZeroGrad(Rule):
     groups, `itertools.chain`; also built by a project helper that returns it, or passed in by a call site
     that builds it), or of another model only (`critic.zero_grad()` with an optimizer over `actor`, both
     built in the file, neither from the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
-    lands on the gradients an earlier phase of the iteration left: that phase clears before its backward,
-    never after, and nothing clears in between. Loops include comprehensions, generators and
+    lands on the gradients an earlier phase of the iteration left: that phase clears before its backward
+    (the same optimizer, or another over the same modules), never after, and nothing clears in between. Loops include comprehensions, generators and
     `map(step, loader)` over the loader; an optimizer is recognised by its name, or by what built it
     (a helper returning it, or the call sites passing it in). `scaler.unscale_(optimizer)`,
     `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing anywhere in the iteration
@@ -109,7 +109,7 @@ class MissingZeroGrad(Rule):
                 else:
                     step, message = self._partly_cleared_step(loops, iteration, optimizer)
                 if step is None:
-                    step, message, fix = self._stale_phase_step(iteration, optimizer, clears)
+                    step, message, fix = self._stale_phase_step(loops, iteration, optimizer, clears)
                 if step is not None and step.at not in reported:
                     reported.add(step.at)
                     self.report(step.at, message, fix)
@@ -137,10 +137,11 @@ class MissingZeroGrad(Rule):
                 return step, self.other_model_message.format(owners=_names(sorted(owners)), **named)
         return None, None
 
-    def _stale_phase_step(self, iteration: Iteration, optimizer: str, clears: list[Event]):
+    def _stale_phase_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str, clears: list[Event]):
         """A step after a phase of micro-batches (a nested loop that only backpropagates) whose gradients
-        land on those an earlier phase left: that phase clears before its own backward, never after, and
-        nothing clears in between. (the step, its message, a fix), or Nones."""
+        land on those an earlier phase left: that phase clears before its own backward (the optimizer's
+        gradients, or another optimizer's over the same modules), never after, and nothing clears in
+        between. (the step, its message, a fix), or Nones."""
         events = iteration.events
         for step in iteration.steps(optimizer):
             before = events[: events.index(step)]
@@ -153,7 +154,8 @@ class MissingZeroGrad(Rule):
             earlier = _nested_loop(previous, step) if previous is not None and previous not in clears else None
             if earlier is None or previous.excludes(step):
                 continue
-            if any(_in_loop(c, step, earlier) for c in clears):
+            cleared = [c for c in iteration.of(EventKind.CLEAR) if _in_loop(c, step, earlier)]
+            if any(c in clears or _shared(loops, iteration, c.key, step) for c in cleared):
                 message = self.stale_message.format(
                     optimizer=optimizer, where=step.where, phase=_loop_place(phase, last), earlier=_loop_place(earlier, previous)
                 )
@@ -228,6 +230,16 @@ def _mentioned(constructor: ast.Call) -> set[str]:
         for a in (*constructor.args, *(k.value for k in constructor.keywords))
         for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute))
     }  # fmt: skip
+
+
+def _shared(loops: TrainingLoops, iteration: Iteration, other: str | None, step: Event) -> bool:
+    """Does the optimizer `other` update modules the optimizer of `step` updates (the same, or one inside
+    the other)?"""
+    mine = loops.parameter_owners(step)
+    theirs = [loops.parameter_owners(s) for s in iteration.steps(other)] if other is not None else []
+    if not mine or not theirs or not theirs[0]:
+        return False
+    return any(a == b or a.startswith(b + ".") or b.startswith(a + ".") for a in mine.modules for b in theirs[0].modules)
 
 
 def _nested_loop(event: Event, step: Event) -> Guard | None:

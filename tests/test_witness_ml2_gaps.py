@@ -64,6 +64,37 @@ def test_the_auxiliary_phase_steps_the_main_phases_last_gradients_too():
     assert all(torch.allclose(g, auxiliary) for g in repaired["seen"])
 
 
+CRITIC_PHASE = """\
+import torch
+
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+critic_optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+loader = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]
+chunks = [torch.randn(4, 3) for _ in range(2)]
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    for x in chunks:
+        model(x).pow(2).mean().backward()
+    seen.append(model.weight.grad.clone())
+    critic_optimizer.step()
+    critic_optimizer.zero_grad()
+"""
+
+
+def test_a_critic_optimizer_over_the_same_model_steps_the_main_phases_last_gradients_too():
+    assert codes(CRITIC_PHASE) == [(16, "ML201")]
+    namespace = run(CRITIC_PHASE)
+    model, (x, y) = namespace["model"], namespace["loader"][-1]
+    main = gradient(model, torch.nn.functional.mse_loss(model(x), y))
+    auxiliary = sum(gradient(model, model(c).pow(2).mean()) for c in namespace["chunks"])
+    assert all(torch.allclose(g, main + auxiliary) for g in namespace["seen"])
+    assert all(torch.allclose(g, auxiliary) for g in run(fixed(CRITIC_PHASE))["seen"])
+
+
 OTHER_MODEL = """\
 import torch
 
