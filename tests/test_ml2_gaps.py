@@ -28,24 +28,28 @@ def test_the_messages_say_what_accumulates_and_where_the_optimizer_comes_from(mo
         "gradients accumulate across steps"
     )  # the loop is `map(self.train_step, self.loader)`
     assert found[("engine.py", 51)] == (
-        "`plateau` (ReduceLROnPlateau, passed at main.py:25) steps every batch with the batch's loss `loss.item()`: "
+        "`plateau` (ReduceLROnPlateau, passed at main.py:26) steps every batch with the batch's loss `loss.item()`: "
         "its patience counts batches, and one noisy stretch of batches cuts the learning rate"
     )
     assert found[("engine.py", 73)] == (
-        "`optimizer` (as passed at main.py:28) also updates the parameters of `head`, which the iteration of the "
+        "`optimizer` (as passed at main.py:29) also updates the parameters of `head`, which the iteration of the "
         "loop on line 70 never clears (only `encoder`): their gradients accumulate across steps"
     )
-    assert found[("main.py", 37)] == (
-        "`joint` also updates the parameters of `model.head`, which the iteration of the loop on line 34 never "
+    assert found[("main.py", 39)] == (
+        "`joint` also updates the parameters of `model.head`, which the iteration of the loop on line 36 never "
         "clears (only `model.encoder`): their gradients accumulate across steps"
     )
-    assert found[("main.py", 45)] == (
-        "`policy_optimizer` updates the parameters of `actor`, but the iteration of the loop on line 41 clears "
+    assert found[("main.py", 47)] == (
+        "`policy_optimizer` updates the parameters of `actor`, but the iteration of the loop on line 43 clears "
         "only `critic`, another model: their gradients accumulate across steps"
     )
     assert found[("engine.py", 102)] == (
         "`critic_optimizer` steps the micro-batches of the loop on line 100 on top of the gradients the loop on "
         "line 96 left (it clears before its backward, not after): the step applies both phases' gradients"
     )  # another optimizer over the same model cleared them before its backward only
+    assert found[("engine.py", 115)] == (
+        "`plateau` (ReduceLROnPlateau) steps with `loss`, the loss of the epoch's last batch: one batch's noise, "
+        "not the epoch's progress, decides when the learning rate is cut"
+    )
     assert found[("engine.py", 88)].startswith("`learner` steps before the iteration's `backward()` (line 89)")
 

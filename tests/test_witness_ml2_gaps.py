@@ -169,6 +169,43 @@ for epoch in range(1):
 def test_a_plateau_scheduler_fed_the_batch_loss_cuts_the_learning_rate_within_the_first_epoch():
     assert codes(PLATEAU) == [(13, "ML205")]
     assert run(PLATEAU)["optimizer"].param_groups[0]["lr"] < 0.1 / 10  # cut several times in one epoch
-    per_epoch = PLATEAU.replace("        plateau.step(loss.item())\n", "    plateau.step(loss.item())\n")
+    per_epoch = PLATEAU.replace("for epoch in range(1):\n", "for epoch in range(1):\n    total = 0.0\n").replace(
+        "        plateau.step(loss.item())\n", "        total += loss.item()\n    plateau.step(total / len(loader))\n"
+    )
     assert codes(per_epoch) == []
     assert run(per_epoch)["optimizer"].param_groups[0]["lr"] == pytest.approx(0.1)
+
+
+LAST_BATCH_PLATEAU = """\
+import torch
+
+model = torch.nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=1)
+inputs = torch.randn(20, 8, 3)
+targets = inputs @ torch.tensor([[1.0], [-2.0], [0.5]]) + torch.randn(20, 8, 1)
+for epoch in range(5):
+    total = 0.0
+    order = torch.randperm(len(inputs))
+    for x, y in zip(inputs[order], targets[order]):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    seen.append((total / len(inputs), optimizer.param_groups[0]["lr"]))
+    plateau.step(loss.item())
+"""
+
+
+def test_a_plateau_scheduler_fed_the_last_batchs_loss_cuts_the_learning_rate_while_the_epoch_loss_falls():
+    assert codes(LAST_BATCH_PLATEAU) == [(18, "ML205")]
+    namespace = run(LAST_BATCH_PLATEAU)
+    means = [mean for mean, _ in namespace["seen"]]
+    assert means == sorted(means, reverse=True)  # every epoch improves on the last
+    assert namespace["optimizer"].param_groups[0]["lr"] < 0.01  # yet the learning rate was cut
+    epoch_mean = LAST_BATCH_PLATEAU.replace("plateau.step(loss.item())", "plateau.step(total / len(inputs))")
+    assert codes(epoch_mean) == []
+    namespace = run(epoch_mean)
+    means = [mean for mean, _ in namespace["seen"]]
+    assert means == sorted(means, reverse=True) and namespace["optimizer"].param_groups[0]["lr"] == 0.01
