@@ -28,19 +28,19 @@ def test_the_messages_say_what_accumulates_and_where_the_optimizer_comes_from(mo
         "gradients accumulate across steps"
     )  # the loop is `map(self.train_step, self.loader)`
     assert found[("engine.py", 51)] == (
-        "`plateau` (ReduceLROnPlateau, passed at main.py:26) steps every batch with the batch's loss `loss.item()`: "
+        "`plateau` (ReduceLROnPlateau, passed at main.py:29) steps every batch with the batch's loss `loss.item()`: "
         "its patience counts batches, and one noisy stretch of batches cuts the learning rate"
     )
     assert found[("engine.py", 73)] == (
-        "`optimizer` (as passed at main.py:29) also updates the parameters of `head`, which the iteration of the "
+        "`optimizer` (as passed at main.py:32) also updates the parameters of `head`, which the iteration of the "
         "loop on line 70 never clears (only `encoder`): their gradients accumulate across steps"
     )
-    assert found[("main.py", 39)] == (
-        "`joint` also updates the parameters of `model.head`, which the iteration of the loop on line 36 never "
+    assert found[("main.py", 42)] == (
+        "`joint` also updates the parameters of `model.head`, which the iteration of the loop on line 39 never "
         "clears (only `model.encoder`): their gradients accumulate across steps"
     )
-    assert found[("main.py", 47)] == (
-        "`policy_optimizer` updates the parameters of `actor`, but the iteration of the loop on line 43 clears "
+    assert found[("main.py", 50)] == (
+        "`policy_optimizer` updates the parameters of `actor`, but the iteration of the loop on line 46 clears "
         "only `critic`, another model: their gradients accumulate across steps"
     )
     assert found[("engine.py", 102)] == (
@@ -51,5 +51,9 @@ def test_the_messages_say_what_accumulates_and_where_the_optimizer_comes_from(mo
         "`plateau` (ReduceLROnPlateau) steps with `loss`, the loss of the epoch's last batch: one batch's noise, "
         "not the epoch's progress, decides when the learning rate is cut"
     )
+    assert found[("main.py", 53)] == (
+        "`optimizer` steps in `sgd_step` (engine.py:122) without its gradients being cleared in the iteration of "
+        "the loop on line 53: gradients accumulate across steps"
+    )  # `map(partial(sgd_step, model, optimizer), loader)`: reported at the `map` call
     assert found[("engine.py", 88)].startswith("`learner` steps before the iteration's `backward()` (line 89)")
 
