@@ -9,27 +9,26 @@ from mllint.rule import Rule
 class MissingZeroGrad(Rule):
     """
     ## What it does
-    Reports an optimizer step in a training loop whose iteration backpropagates and steps without
-    clearing the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`,
-    `p.grad = None` or function clearing what it is given (`pyro.infer.util.zero_grads(params)`)
-    anywhere in the iteration (including the functions and methods of the file it calls,
-    and the functions of the project's other modules: then the finding is at the call, and names the file
-    and line of the step),
-    or a clear only in the other arm of an `if` the step or a backward before it sits in (`zero_grad`
-    only in the non-AMP branch), or a clear of only some of the modules the optimizer updates
-    (`encoder.zero_grad()` with `Adam(list(encoder.parameters()) + list(head.parameters()))`, param
-    groups, `itertools.chain`; also built by a project helper that returns it, or passed in by a call site
-    that builds it), or of another model only (`critic.zero_grad()` with an optimizer over `actor`, both
-    built in the file, neither from the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
+    Reports an optimizer step in a training loop whose iteration backpropagates and steps without clearing
+    the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
+    function clearing what it is given (`pyro.infer.util.zero_grads(params)`) anywhere in the iteration
+    (including the functions and methods of the file it calls, and the functions of the project's other
+    modules: then the finding is at the call, and names the file and line of the step), or a clear only in
+    the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
+    branch), or a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
+    `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`; also
+    built by a project helper that returns it, or passed in by a call site that builds it), or of another
+    model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
+    the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
     lands on the gradients an earlier phase of the iteration left: that phase clears before its backward
-    (the same optimizer, or another over the same modules), never after, and nothing clears in between. Loops include comprehensions, generators and
-    `map(step, loader)` over the loader; an optimizer is recognised by its name, or by what built it
-    (a helper returning it, or the call sites passing it in). `scaler.unscale_(optimizer)`,
-    `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing anywhere in the iteration
-    counts, before backward or after the step; gradient accumulation that clears under the same guard as
-    the step, a phase cleared before it starts, a module that holds every module the optimizer updates
-    (`self.zero_grad()`, a `DataParallel` wrapper), `optimizer.step(closure)` (LBFGS) and optimizers
-    handed to calls mllint does not follow are not reported.
+    (the same optimizer, or another over the same modules), never after, and nothing clears in between.
+    Loops include comprehensions, generators and `map(step, loader)` over the loader; an optimizer is
+    recognised by its name, or by what built it (a helper returning it, or the call sites passing it in).
+    `scaler.unscale_(optimizer)`, `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
+    anywhere in the iteration counts, before backward or after the step; gradient accumulation that clears
+    under the same guard as the step, a phase cleared before it starts, a module that holds every module the
+    optimizer updates (`self.zero_grad()`, a `DataParallel` wrapper), `optimizer.step(closure)` (LBFGS) and
+    optimizers handed to calls mllint does not follow are not reported.
 
     ## Why is this bad?
     `backward()` adds to `.grad`. Without clearing, the step at iteration k applies the sum of the
@@ -101,18 +100,23 @@ class MissingZeroGrad(Rule):
             for optimizer in iteration.optimizers:
                 if iteration.unknown(optimizer):
                     continue
-                line = iteration.loop.lineno
-                clears = iteration.clears(optimizer, strict=False)
-                step, fix = _uncleared_step(iteration, optimizer, clears), self._fix(iteration, optimizer)
-                if step is not None:
-                    message = self.message.format(optimizer=optimizer, where=step.where, line=line)
-                else:
-                    step, message = self._partly_cleared_step(loops, iteration, optimizer)
-                if step is None:
-                    step, message, fix = self._stale_phase_step(loops, iteration, optimizer, clears)
+                step, message, fix = self._finding(loops, iteration, optimizer)
                 if step is not None and step.at not in reported:
                     reported.add(step.at)
                     self.report(step.at, message, fix)
+
+    def _finding(self, loops: TrainingLoops, iteration: Iteration, optimizer: str):
+        """(the step, its message, a fix) for the first way the iteration leaves the gradients `optimizer`
+        applies uncleared: no clear on the step's path, a clear of other modules only, a stale phase."""
+        clears = iteration.clears(optimizer, strict=False)
+        step = _uncleared_step(iteration, optimizer, clears)
+        if step is not None:
+            message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
+            return step, message, self._fix(iteration, optimizer)
+        step, message = self._partly_cleared_step(loops, iteration, optimizer)
+        if step is not None:
+            return step, message, self._fix(iteration, optimizer)
+        return self._stale_phase_step(loops, iteration, optimizer, clears)
 
     def _partly_cleared_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str):
         """A step of an optimizer over several modules (`Adam([*enc.parameters(), *head.parameters()])`)
@@ -124,13 +128,13 @@ class MissingZeroGrad(Rule):
         if not modules or any(c.key is None for c in modules):
             return None, None
         for step in iteration.steps(optimizer):
-            found = loops.parameter_owners(step)
-            if not found or not found.modules or not _uncleared(step, iteration, own):
+            owned = loops.parameter_owners(step)
+            if not owned or not owned.modules or not _uncleared(step, iteration, own):
                 continue
-            owners = found.modules
+            owners = owned.modules
             covered = {k: [o for o in owners if o == k or o.startswith(k + ".")] for k in keys}
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
-            named = {"optimizer": optimizer, "passed": found.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
+            named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
             if all(covered.values()) and missed:  # each clear is of a module the optimizer updates
                 return step, self.partly_message.format(missed=_names(missed), **named)
             if all(_distinct_models(self.ctx, c, owners) for c in modules):
@@ -156,9 +160,8 @@ class MissingZeroGrad(Rule):
                 continue
             cleared = [c for c in iteration.of(EventKind.CLEAR) if _in_loop(c, step, earlier)]
             if any(c in clears or _shared(loops, iteration, c.key, step) for c in cleared):
-                message = self.stale_message.format(
-                    optimizer=optimizer, where=step.where, phase=_loop_place(phase, last), earlier=_loop_place(earlier, previous)
-                )
+                phases = {"phase": _loop_place(phase, last), "earlier": _loop_place(earlier, previous)}
+                message = self.stale_message.format(optimizer=optimizer, where=step.where, **phases)
                 return step, message, self._phase_fix(phase, last, optimizer)
         return None, None, None
 

@@ -126,7 +126,8 @@ class SchedulerCadence(Rule):
         metric = _metric(scheduler.node)
         if metric is None:
             return
-        backwards = [e for e in events[: events.index(scheduler)] if e.kind is EventKind.BACKWARD and e.path == scheduler.path]
+        before = events[: events.index(scheduler)]
+        backwards = [e for e in before if e.kind is EventKind.BACKWARD and e.path == scheduler.path]
         if per_batch and _is_loss_of(metric, backwards):
             message = self.plateau_message.format(scheduler=scheduler.key, cls=cls, where=scheduler.where, loss=ast.unparse(metric))
             self.report(scheduler.at, message)
@@ -141,7 +142,8 @@ class SchedulerCadence(Rule):
         batch_loops = {g.node for b in backwards for g in b.loops}
         for name in (n for n in ast.walk(metric) if isinstance(n, ast.Name)):
             scope = self.ctx.scopes.enclosing_scope(name) or self.ctx.tree
-            stores = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store)]
+            stores = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name.id]
+            stores = [n for n in stores if isinstance(n.ctx, ast.Store)]
             if not stores or not all(batch_loops & set(self.ctx.scopes.ancestors(n)) for n in stores):
                 return False
         return True
