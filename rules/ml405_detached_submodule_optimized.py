@@ -101,7 +101,7 @@ class DetachedSubmoduleOptimized(Rule):
                     if path:  # the class is in another module: reported at the optimizer
                         where = f" ({path}:{detached.call.lineno}), yet its parameters go to this optimizer"
                     else:  # reported at the detach
-                        where = f", yet its parameters go to the optimizer at line {node.lineno}"
+                        where = f", yet its parameters go to the optimizer (line {node.lineno})"
                     message = self.message.format(owner=self._owner(model, cls, binding), name=detached.name, where=where)
                     self.report(optimized.module if path else detached.call, message)
 
