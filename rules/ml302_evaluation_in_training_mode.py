@@ -79,13 +79,13 @@ class EvaluationInTrainingMode(Rule):
             if not modes.evaluation_pass(call) or any(_in_a_test(self.ctx, u) for u in uses):
                 continue
             if not all(
-                modes.trained_between(f.site, u.site) or _restores_after_eval(self.ctx, f.origin)
+                modes.trained_between(f.site, u.site) or _restores_after_eval(modes.context_of(f.origin), f.origin)
                 for u in resolved for f in u.facts if f.origin is not f.built
             ):  # fmt: skip
                 continue  # `model.train()` then evaluation with no training between: on purpose
             layers = [modes.layer(u) for u in resolved]
-            if any(layer is NO_LAYER for layer in layers):
-                continue
+            if any(layer is NO_LAYER or (layer is None and u.own_key) for u, layer in zip(resolved, layers)):
+                continue  # a model passed from another module is reported only when its class is known
             if _only_shape_checked(self.ctx, call) and not any(layer and "Norm" in layer.what for layer in layers):
                 continue  # a smoke test of the forward pass: dropout changes values, not shapes
             function = self.ctx.scopes.enclosing_function(call)
@@ -105,9 +105,9 @@ class EvaluationInTrainingMode(Rule):
         elif use.site is call:
             why = f"set by {modes.describe(fact.origin)}"
         else:
-            caller = self.ctx.scopes.enclosing_function(use.site)
-            by = f"`{_qualified(self.ctx, caller)}`" if caller is not None else "the module"
-            why = f"{by} calls it at line {use.site.lineno} after {modes.describe(fact.origin)}"
+            caller = use.scope if isinstance(use.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            by = f"`{_qualified(modes.context_of(caller), caller)}`" if caller is not None else "the module"
+            why = f"{by} calls it at {modes.where(use.site)}{use.through} after {modes.describe(fact.origin)}"
         if layer is None:
             has = ""
         elif layer.where:
