@@ -1,0 +1,92 @@
+"""The mode rules across modules: a model passed to a function of another module takes its mode and its
+class from each call site (fixtures/ml3_callers: positives; ml3_callers_negatives: negatives), and a call of
+another module's function leaves the modes that function leaves. Witnesses run the fixture's own modules."""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from mllint.analysis.project import ProjectIndex
+from mllint.engine import Selection, lint_path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+PROJECT = FIXTURES / "ml3_callers"
+
+
+def lint_in_project(relative: str, *codes: str, directory: Path = PROJECT):
+    project = ProjectIndex.for_paths([str(directory)])
+    return lint_path(str(directory / relative), Selection.of(codes), display_path=relative, project=project)
+
+
+def test_an_evaluation_of_another_module_called_after_train_names_the_call_site_and_the_class():
+    first, second = lint_in_project("evaluate.py", "ML302")
+    assert (first.start.line, first.start.column) == (11, 25)
+    assert first.message == (
+        "`evaluate` evaluates `model` in training mode, `train` calls it at engine.py:14 after `model.train()` "
+        "(engine.py:9); `Net` has Dropout (models.py:8): call `model.eval()` first"
+    )
+    assert (second.start.line, second.start.column) == (17, 36)
+    assert second.message == (  # the model is passed down two calls: main.py -> engine.py -> evaluate.py
+        "`evaluate_loss` evaluates `model` in training mode, `pretrain` calls it at main.py:26, through `report` "
+        "(engine.py:36) after `Net()` (main.py:20); `Net` has Dropout (models.py:8): call `model.eval()` first"
+    )
+
+
+def test_training_resumed_after_an_evaluation_of_another_module_or_a_pretrained_model_passed_in():
+    resumed, pretrained = lint_in_project("engine.py", "ML303")
+    assert (resumed.start.line, resumed.start.column) == (23, 29)
+    assert resumed.message.startswith(
+        "`model` may train in eval mode: `model.eval()` (evaluate.py:21), through `evaluate_safely(model, val_loader)` "
+        "(line 25) puts it in eval mode later in the loop"
+    )
+    assert (pretrained.start.line, pretrained.start.column) == (31, 25)
+    assert pretrained.message.endswith(
+        "and nothing calls `model.train()` before this training step runs; `main` passes it at main.py:16"
+    )
+
+
+def test_the_callers_file_reports_nothing_of_the_callees_model_calls():
+    assert lint_in_project("main.py", "ML302", "ML303") == []
+
+
+@pytest.mark.parametrize("relative", ["engine.py", "evaluate.py", "main.py", "lit.py", "tests/test_engine.py"])
+def test_call_sites_right_alone_mixed_rebound_forwarded_mocked_or_lightning_are_silent(relative):
+    assert lint_in_project(relative, "ML302", "ML303", directory=FIXTURES / "ml3_callers_negatives") == []
+
+
+@pytest.fixture
+def fixture_modules(monkeypatch):
+    monkeypatch.syspath_prepend(str(PROJECT))
+    yield
+    for name in ("models", "evaluate", "engine"):
+        sys.modules.pop(name, None)
+
+
+def data(batches: int) -> list:
+    return [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(batches)]
+
+
+def test_witness_evaluate_called_by_train_scores_with_dropout_active(fixture_modules):
+    from engine import train
+    from evaluate import evaluate
+    from models import Net
+
+    torch.manual_seed(0)
+    model, val = Net(), [(torch.randn(64, 16), torch.randint(0, 4, (64,)))]
+    train(model, data(2), val, torch.optim.SGD(model.parameters(), lr=0.1), epochs=1)
+    assert model.training  # as `train` leaves it for `evaluate`
+    assert len({evaluate(model, val) for _ in range(5)}) > 1  # dropout masks: the score is noise
+    model.eval()
+    assert len({evaluate(model, val) for _ in range(5)}) == 1
+
+
+def test_witness_train_resumed_trains_its_second_epoch_in_eval_mode(fixture_modules):
+    from engine import train_resumed
+    from models import Net
+
+    modes: list = []
+    model = Net()
+    model.register_forward_pre_hook(lambda module, inputs: modes.append(module.training) if torch.is_grad_enabled() else None)
+    train_resumed(model, data(1), data(1), torch.optim.SGD(model.parameters(), lr=0.1), epochs=2)
+    assert modes == [True, False]  # after `evaluate_safely`, dropout is off for the rest of training
