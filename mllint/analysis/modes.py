@@ -66,8 +66,8 @@ EVALUATION_WORDS = {
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What another module of the project must mention for a call of its functions to be followed: a switch of
-# mode, or training or evaluation code that may hold one in its helpers. Elsewhere the call stays unknown.
-FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(|backward|step|grad")
+# mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
+FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(")
 
 
 class Mode(enum.Enum):
@@ -173,6 +173,7 @@ class Modes:
         self.resolver = CallResolver(ctx, self.view, FOLLOWED_MODULES) if self.view is not None else None
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
+        self._generators: dict[ast.AST, bool] = {}
         self._summaries: dict[ast.AST, Summary | None] = {}
         self._in_progress: set[ast.AST] = set()
         self._flows: dict[ast.AST, _Flow] = {}  # scope -> its flow
@@ -253,6 +254,9 @@ class Modes:
             if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
                 continue
             parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
+            parameters.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
+            if not self._may_call_parameters(scope, parameters):
+                continue
             entry = [
                 use for use in self.flow(scope).uses
                 if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in parameters
@@ -262,6 +266,18 @@ class Modes:
             for binding in self.ctx.analysis(Callers).bindings(scope):
                 found += [seen for seen in (self._seen_from(use, binding, use.key, "") for use in entry) if seen is not None]
         return found
+
+    def _may_call_parameters(self, scope: ast.AST, parameters: set[str]) -> bool:
+        """A cheap test before the flow: does the function call a parameter (`model(x)`, `model.forward(x)`)
+        or pass one to a function of this file?"""
+        for call in self.ctx.index.within(scope, ast.Call):
+            func = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "forward" else call.func
+            if isinstance(func, ast.Name) and func.id in parameters:
+                return True
+            if isinstance(call.func, ast.Name) and call.func.id in self.functions:
+                if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
+                    return True
+        return False
 
     def _seen_from(self, use: Use, binding: Binding, own_key: str, through: str) -> Use | None:
         """`use` seen from one call site in another module (None: the call site tells nothing): the facts
@@ -330,9 +346,17 @@ class Modes:
         return f"{self.view.display_path(ctx.real_path or ctx.path)}:{node.lineno}"
 
     def project_callee(self, call: ast.Call) -> Callee | None:
-        """The function of another module of the project that `call` runs (None: any other call)."""
+        """The function of another module of the project that `call` runs (None: any other call, and a
+        decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
         callee = self.resolver.resolve(call) if self.resolver is not None else None
-        return callee if callee is not None and callee.ctx is not self.ctx else None
+        if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
+            return None
+        return None if callee.ctx.analysis(project_modes).is_generator(callee.function) else callee
+
+    def is_generator(self, function: ast.AST) -> bool:
+        if function not in self._generators:
+            self._generators[function] = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes_of(function))
+        return self._generators[function]
 
     def may_evaluate(self) -> bool:
         """A cheap test before the mode flow: does the file disable gradients, or name a function like an
@@ -1045,6 +1069,9 @@ class _Flow:
         bound = bind_arguments(call, function, skips_first)
         if any(argument is None for argument in bound.values()):
             return None
+        passed = [*call.args, *(k.value for k in call.keywords)]
+        if len(bound) < len(passed) and any(self.key(a) is not None for a in passed if a not in bound.values()):
+            return None  # a model taken by the callee's `*args` or `**kwargs`: where it goes is unknown
         mapping: dict[str, str] = {}
         if skips_first:
             first = _first_parameter(function)
