@@ -27,7 +27,7 @@ import ast
 import builtins
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -209,14 +209,14 @@ class Modes:
         """Every model call of the file, with its facts, seen from its own function, from the callers in
         this file of the function it is in, and, in functions that train a model they are passed, from
         their call sites in other modules."""
-        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes())
+        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes(), self.training_step)
 
     def evaluation_uses(self) -> list[Use]:
         """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
         seen from functions that hold an evaluation pass or call one that does, and from the call sites in
         other modules of those functions."""
         evaluating = self._evaluating_scopes()
-        return self._uses_of(self._scopes_that_set_modes(evaluating)) + self._from_callers(evaluating)
+        return self._uses_of(self._scopes_that_set_modes(evaluating)) + self._from_callers(evaluating, self.evaluation_pass)
 
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
         return [use for scope in scopes for use in self.flow(scope).uses]
@@ -244,9 +244,9 @@ class Modes:
         } - {None}
 
     # Across modules: call sites in other modules of the functions of this file.
-    def _from_callers(self, scopes) -> list[Use]:
-        """The model calls of `scopes` (functions) whose mode is as the caller left it, on a parameter,
-        seen from each call site in another module of the project."""
+    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool]) -> list[Use]:
+        """The model calls of `scopes` (functions) that a rule `wanted`, whose mode is as the caller left it,
+        on a parameter, seen from each call site in another module of the project."""
         if self.view is None:
             return []
         found: list[Use] = []
@@ -255,11 +255,11 @@ class Modes:
                 continue
             parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
             parameters.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
-            if not self._may_call_parameters(scope, parameters):
+            if not self._may_call_parameters(scope, parameters, wanted):
                 continue
             entry = [
                 use for use in self.flow(scope).uses
-                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in parameters
+                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in parameters and wanted(use.call)
             ]  # fmt: skip
             if not entry:
                 continue
@@ -267,12 +267,12 @@ class Modes:
                 found += [seen for seen in (self._seen_from(use, binding, use.key, "") for use in entry) if seen is not None]
         return found
 
-    def _may_call_parameters(self, scope: ast.AST, parameters: set[str]) -> bool:
+    def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
         """A cheap test before the flow: does the function call a parameter (`model(x)`, `model.forward(x)`)
-        or pass one to a function of this file?"""
+        where a rule wants it, or pass one to a function of this file?"""
         for call in self.ctx.index.within(scope, ast.Call):
             func = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "forward" else call.func
-            if isinstance(func, ast.Name) and func.id in parameters:
+            if isinstance(func, ast.Name) and func.id in parameters and wanted(call):
                 return True
             if isinstance(call.func, ast.Name) and call.func.id in self.functions:
                 if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
