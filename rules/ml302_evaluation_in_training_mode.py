@@ -17,8 +17,10 @@ class EvaluationInTrainingMode(Rule):
     certainly in training mode on every way there: built there (modules start in training mode) or put
     there by `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a
     helper of the same file. The model is tracked through `self.model` across the methods of a class
-    and into the functions it is passed to; an evaluation function whose model comes from its callers
-    is reported when every caller in the file passes a model in training mode. A model whose class is
+    and into the functions it is passed to, in this file or another module of the project; an evaluation
+    function whose model comes from its callers is reported when every caller that tells (in the file, or
+    at a call site in another module of the project, whose model's class is known) passes a model in
+    training mode, and the message names that call site. A model whose class is
     known (`torch.nn`, this file, or another module of the linted project) and has no
     Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model

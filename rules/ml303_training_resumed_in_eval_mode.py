@@ -14,14 +14,17 @@ class TrainingResumedInEvalMode(Rule):
     ## What it does
     Reports a training step (a loop iteration or function that calls `backward()`) whose model may still
     be in eval mode from an evaluation earlier in the same epoch loop: `model.eval()` (or a helper of the
-    same file that calls it, such as `evaluate(model, loader)`) runs in the loop body, after training or
+    same file or of another module of the project that calls it, such as `evaluate(model, loader)`) runs
+    in the loop body, after training or
     before it (a validation at the top of the iteration), and no `model.train()` (or `model.train(True)`,
     `model.to(device).train()`, `getattr(model, "module", model).train()`,
     `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either. Also reported: fine-tuning a model loaded with
-    transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`.
+    transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`; also when
+    the training function is passed the model by a call site in another module of the project (that call
+    site is named).
 
     ## Why is this bad?
     From the second epoch on the model trains in eval mode: Dropout is off, so the regularisation the

@@ -28,8 +28,8 @@ def test_an_evaluation_of_another_module_called_after_train_names_the_call_site_
     )
     assert (second.start.line, second.start.column) == (17, 36)
     assert second.message == (  # the model is passed down two calls: main.py -> engine.py -> evaluate.py
-        "`evaluate_loss` evaluates `model` in training mode, `pretrain` calls it at main.py:26, through `report` "
-        "(engine.py:36) after `Net()` (main.py:20); `Net` has Dropout (models.py:8): call `model.eval()` first"
+        "`evaluate_loss` evaluates `model` in training mode, `pretrain` calls it at main.py:27, through `report` "
+        "(engine.py:36) after `Net()` (main.py:21); `Net` has Dropout (models.py:8): call `model.eval()` first"
     )
 
 
@@ -42,7 +42,7 @@ def test_training_resumed_after_an_evaluation_of_another_module_or_a_pretrained_
     )
     assert (pretrained.start.line, pretrained.start.column) == (31, 25)
     assert pretrained.message.endswith(
-        "and nothing calls `model.train()` before this training step runs; `main` passes it at main.py:16"
+        "and nothing calls `model.train()` before this training step runs; `main` passes it at main.py:17"
     )
 
 

@@ -291,8 +291,8 @@ class Modes:
                 return None
             deeper = Use(use.call, site, scope, key, facts)
             return self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
-        if any(f.mode is Mode.ENTRY for f in facts):
-            return None
+        if any(f.mode is Mode.ENTRY for f in facts) or all(f.mode is Mode.UNKNOWN for f in facts):
+            return None  # partly the caller's own entry, or unknown: the call site tells nothing
         for node in [site, scope, *(n for f in facts for n in (f.site, f.origin, f.built) if n is not None)]:
             self.homes[node] = caller
         if _common_built(facts) is None and binding.outer is not None and isinstance(scope, FUNCTIONS):
