@@ -1,13 +1,16 @@
 """The mode rules across modules: a model passed to a function of another module takes its mode and its
 class from each call site (fixtures/ml3_callers: positives; ml3_callers_negatives: negatives), and a call of
 another module's function leaves the modes that function leaves. Witnesses run the fixture's own modules."""
+import json
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from click.testing import CliRunner
 
 from mllint.analysis.project import ProjectIndex
+from mllint.cli import main as cli
 from mllint.engine import Selection, lint_path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -90,3 +93,24 @@ def test_witness_train_resumed_trains_its_second_epoch_in_eval_mode(fixture_modu
     model.register_forward_pre_hook(lambda module, inputs: modes.append(module.training) if torch.is_grad_enabled() else None)
     train_resumed(model, data(1), data(1), torch.optim.SGD(model.parameters(), lr=0.1), epochs=2)
     assert modes == [True, False]  # after `evaluate_safely`, dropout is off for the rest of training
+
+
+def test_a_changed_caller_in_another_module_invalidates_the_cached_findings(tmp_path, monkeypatch):
+    """`evaluate.py`'s ML302 depends on the mode `main.py` leaves its model in before the call."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models.py").write_text((PROJECT / "models.py").read_text())
+    (tmp_path / "evaluate.py").write_text((PROJECT / "evaluate.py").read_text())
+    main = (
+        "from evaluate import evaluate\nfrom models import Net\n\n\n"
+        "def main(loader, opt):\n    model = Net()\n    for x, y in loader:\n        model(x).sum().backward()\n"
+        "    model.{mode}()\n    return evaluate(model, loader)\n"
+    )
+
+    def lint_evaluate() -> list[tuple[str, int]]:
+        result = CliRunner().invoke(cli, ["--isolated", "--output-format", "json", "-q", "--select", "ML302", "evaluate.py"])
+        return [(f["code"], f["location"]["row"]) for f in json.loads(result.stdout)]
+
+    (tmp_path / "main.py").write_text(main.format(mode="eval"))
+    assert lint_evaluate() == []
+    (tmp_path / "main.py").write_text(main.format(mode="train"))
+    assert lint_evaluate() == [("ML302", 11)]
