@@ -26,8 +26,9 @@ def test_an_evaluation_of_another_module_called_after_train_names_the_call_site_
     first, second = lint_in_project("evaluate.py", "ML302")
     assert (first.start.line, first.start.column) == (11, 25)
     assert first.message == (
-        "`evaluate` evaluates `model` in training mode, `train` calls it at engine.py:14 after `model.train()` "
-        "(engine.py:9); `Net` has Dropout (models.py:8): call `model.eval()` first"
+        "`evaluate` evaluates `model` in training mode, `train` calls it at engine.py:14 (`model` is `Net()` "
+        "(main.py:12), passed at main.py:13) after `model.train()` (engine.py:9); `Net` has Dropout (models.py:8): "
+        "call `model.eval()` first"
     )
     assert (second.start.line, second.start.column) == (17, 36)
     assert second.message == (  # the model is passed down two calls: main.py -> engine.py -> evaluate.py

@@ -296,21 +296,23 @@ class Modes:
         for node in [site, scope, *(n for f in facts for n in (f.site, f.origin, f.built) if n is not None)]:
             self.homes[node] = caller
         if _common_built(facts) is None and binding.outer is not None and isinstance(scope, FUNCTIONS):
-            facts = self._built_by_callers(facts, binding.outer, scope, key)
+            facts, built = self._built_by_callers(facts, binding.outer, scope, key)
+            through += f" (`{key}` is {self.describe(built)}, passed at {binding.outer.place})" if built is not None else ""
         return Use(use.call, site, scope, key, facts, own_key, through)
 
-    def _built_by_callers(self, facts: frozenset, binding: Binding, scope: ast.AST, key: str) -> frozenset:
+    def _built_by_callers(self, facts: frozenset, binding: Binding, scope: ast.AST, key: str):
         """Facts about a model the caller itself was passed (`model.train()` on a parameter it never
-        rebinds): with the construction that its own call site `binding` passes, when that is known."""
+        rebinds): with the construction that its own call site `binding` passes, when that is known; and
+        that construction (None: unknown)."""
         head = key.split(".")[0]
         parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
         stored = {n.id for n in self.home(scope).ctx.index.within(scope, ast.Name) if isinstance(n.ctx, ast.Store)}
         found = self._passed(binding, key) if head in parameters and head not in stored else None
         built = _common_built(found[4]) if found is not None else None
         if built is None:
-            return facts
+            return facts, None
         self.homes[built] = found[0]
-        return frozenset(Fact(f.mode, f.site, f.origin, f.built or built) for f in facts)
+        return frozenset(Fact(f.mode, f.site, f.origin, f.built or built) for f in facts), built
 
     def _passed(self, binding: Binding, key: str):
         """(the caller's context, its call, the function or module around the call, the argument's key
