@@ -317,10 +317,11 @@ class Modes:
     def _passed(self, binding: Binding, key: str):
         """(the caller's context, its call, the function or module around the call, the argument's key
         there, its facts just before the call) for the receiver `key` of the function `binding` calls;
-        None when the call site is not in another module or passes no receiver there."""
+        None when the call site is not in another module, is in a test (which exercises modes on purpose,
+        often on mocks), or passes no receiver there."""
         head, dot, rest = key.partition(".")
         passed = binding.argument(head)
-        if not binding.path or passed is None or passed[2].default or passed[0] is self.ctx:
+        if not binding.path or _is_test_path(binding.path) or passed is None or passed[2].default or passed[0] is self.ctx:
             return None
         caller, argument, _ = passed
         site = caller.index.parents.get(argument)
@@ -1148,6 +1149,12 @@ def project_modes(ctx) -> Modes:
     """The modes of another module of the project, read from a lint (`ctx.analysis(project_modes)`): on
     its own, its classes from other modules counted as models (whether they are is asked when it matters)."""
     return Modes(ctx, ModeLayers.summarizing(ctx))
+
+
+def _is_test_path(path: str) -> bool:
+    """`tests/test_engine.py`, `engine_test.py`, `conftest.py`."""
+    *folders, name = path.replace("\\", "/").split("/")
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or bool({"test", "tests"} & set(folders))
 
 
 def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
