@@ -21,8 +21,8 @@ class EvaluationInTrainingMode(Rule):
     function whose model comes from its callers is reported when every caller that tells (in the file, or
     at a call site in another module of the project, whose model's class is known) passes a model in
     training mode, and the message names that call site. A model whose class is
-    known (`torch.nn`, this file, or another module of the linted project) and has no
-    Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
+    known (`torch.nn`, this file, or another module of the linted project; for a model passed in, from
+    what the call sites pass) and has no Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
     statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block), a dummy forward pass in `__init__` or a module's own methods, a

@@ -26,28 +26,36 @@ def test_an_evaluation_of_another_module_called_after_train_names_the_call_site_
     first, second = lint_in_project("evaluate.py", "ML302")
     assert (first.start.line, first.start.column) == (11, 25)
     assert first.message == (
-        "`evaluate` evaluates `model` in training mode, `train` calls it at engine.py:14 (`model` is `Net()` "
-        "(main.py:12), passed at main.py:13) after `model.train()` (engine.py:9); `Net` has Dropout (models.py:8): "
+        "`evaluate` evaluates `model` in training mode, `train` calls it at engine.py:15 (`model` is `Net()` "
+        "(main.py:12), passed at main.py:13) after `model.train()` (engine.py:10); `Net` has Dropout (models.py:8): "
         "call `model.eval()` first"
     )
     assert (second.start.line, second.start.column) == (17, 36)
     assert second.message == (  # the model is passed down two calls: main.py -> engine.py -> evaluate.py
         "`evaluate_loss` evaluates `model` in training mode, `pretrain` calls it at main.py:27, through `report` "
-        "(engine.py:36) after `Net()` (main.py:21); `Net` has Dropout (models.py:8): call `model.eval()` first"
+        "(engine.py:37) after `Net()` (main.py:21); `Net` has Dropout (models.py:8): call `model.eval()` first"
     )
 
 
 def test_training_resumed_after_an_evaluation_of_another_module_or_a_pretrained_model_passed_in():
     resumed, pretrained = lint_in_project("engine.py", "ML303")
-    assert (resumed.start.line, resumed.start.column) == (23, 29)
+    assert (resumed.start.line, resumed.start.column) == (24, 29)
     assert resumed.message.startswith(
         "`model` may train in eval mode: `model.eval()` (evaluate.py:21), through `evaluate_safely(model, val_loader)` "
-        "(line 25) puts it in eval mode later in the loop"
+        "(line 26) puts it in eval mode later in the loop"
     )
-    assert (pretrained.start.line, pretrained.start.column) == (31, 25)
+    assert (pretrained.start.line, pretrained.start.column) == (32, 25)
     assert pretrained.message.endswith(
         "and nothing calls `model.train()` before this training step runs; `main` passes it at main.py:17"
     )
+
+
+def test_a_parameter_model_takes_its_class_from_the_call_sites():
+    [finding] = lint_in_project("engine.py", "ML302")  # `fit_and_score(Net(), ...)` at main.py
+    assert (finding.start.line, finding.start.column) == (47, 17)
+    assert finding.message.endswith("`Net` has Dropout (models.py:8): call `model.eval()` first")
+    negatives = FIXTURES / "ml3_callers_negatives"  # there `main` passes a model without dropout
+    assert lint_in_project("engine.py", "ML302", directory=negatives) == []
 
 
 def test_the_callers_file_reports_nothing_of_the_callees_model_calls():

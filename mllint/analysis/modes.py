@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from mllint.analysis.callers import Binding, Callers
+from mllint.analysis.callers import Binding, Callers, constructions
 from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
@@ -634,16 +634,44 @@ class Modes:
         if None in constructions:
             constructions.discard(None)
             home = self.home(use.site)
-            built = home.attribute_constructions(use.key, use.scope)
+            built = home.attribute_constructions(use.key, use.scope) or (self._passed_constructions(use) if home is self else [])
             if not built:
                 return None
             constructions.update(built)
             if home is not self:
                 self.homes.update(dict.fromkeys(built, home.ctx))
-        layers = [self._layers_of(c).of_constructor(c) for c in constructions]
+        layers = []
+        for construction in constructions:
+            layer = self._layers_of(construction).of_constructor(construction)
+            if layer is not None and layer.node is not None and construction in self.homes:
+                self.homes.setdefault(layer.node, self.homes[construction])
+            layers.append(layer)
         if any(layer is NO_LAYER for layer in layers):
             return NO_LAYER  # some way of getting here evaluates a model that does not care
         return next((layer for layer in layers if layer is not None), None)
+
+    def _passed_constructions(self, use: Use) -> list[ast.Call]:
+        """What the call sites of the function around a model call pass for the model (`model(x)` with
+        `model` a parameter, or `self.model` set from one in `__init__`): every one of their constructions,
+        or none when one is unknown."""
+        func = use.call.func.value if isinstance(use.call.func, ast.Attribute) and use.call.func.attr == "forward" else use.call.func
+        if self.view is None or not self._may_be_passed(func):
+            return []
+        found: list[ast.Call] = []
+        for (ctx, construction), _ in constructions(self.ctx, func):
+            if ctx is not self.ctx:
+                self.homes[construction] = ctx
+            found.append(construction)
+        return found
+
+    def _may_be_passed(self, func: ast.AST) -> bool:
+        """A cheap test before asking callers: a parameter of the function around it, or `self.x`."""
+        if isinstance(func, ast.Attribute):
+            return isinstance(func.value, ast.Name) and func.value.id == "self"
+        function = self.scopes.enclosing_function(func)
+        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in {
+            a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        }
 
     def _layers_of(self, construction: ast.Call) -> ModeLayers:
         """The layers of the module a construction is in, its classes resolved in the linted project."""
