@@ -58,8 +58,12 @@ def test_a_parameter_model_takes_its_class_from_the_call_sites():
     assert lint_in_project("engine.py", "ML302", directory=negatives) == []
 
 
-def test_the_callers_file_reports_nothing_of_the_callees_model_calls():
-    assert lint_in_project("main.py", "ML302", "ML303") == []
+def test_a_model_passed_down_and_back_through_another_module_keeps_its_mode():
+    # `train_epoch` (engine.py) hands the model to `step` and back, and neither changes its mode; the
+    # callers' file reports its own model call only, not those in the callees' file.
+    [finding] = lint_in_project("main.py", "ML302", "ML303")
+    assert (finding.code, finding.start.line, finding.start.column) == ("ML302", 50, 23)
+    assert "set by `model.train()` (line 45); `Net` has Dropout (models.py:8)" in finding.message
 
 
 @pytest.mark.parametrize("relative", ["engine.py", "evaluate.py", "main.py", "lit.py", "tests/test_engine.py"])

@@ -171,6 +171,7 @@ class Modes:
         self.wrapper_methods = self._wrapper_methods()
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
         self.resolver = CallResolver(ctx, self.view, FOLLOWED_MODULES) if self.view is not None else None
+        self.training_resolver = CallResolver(ctx, self.view) if self.view is not None else None  # for helpers that train
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
         self._generators: dict[ast.AST, bool] = {}
@@ -589,14 +590,20 @@ class Modes:
         )
 
     def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
-        """Is `call` a call of a function or method of this file that calls `.backward(...)` somewhere?"""
-        helper = self._helper(call, around)
+        """Is `call` a call of a function or method of this file, or of a function of another module of the
+        project, that calls `.backward(...)` somewhere, itself or through the helpers of its file?"""
+        helper, ctx = self._helper(call, around), self.ctx
+        if helper is None and self.training_resolver is not None:
+            callee = self.training_resolver.resolve(call)
+            helper, ctx = (callee.function, callee.ctx) if callee is not None else (None, ctx)
         if helper is None:
             return False
         if helper not in self._trains:
+            self._trains[helper] = False  # while a recursive helper is asked
+            home = self if ctx is self.ctx else ctx.analysis(project_modes)
             self._trains[helper] = any(
-                isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-                for node in self.ctx.index.within(helper, ast.Call)
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "backward") or home._helper_trains(node, helper)
+                for node in ctx.index.within(helper, ast.Call)
             )
         return self._trains[helper]
 
