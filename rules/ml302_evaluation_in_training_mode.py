@@ -17,10 +17,12 @@ class EvaluationInTrainingMode(Rule):
     certainly in training mode on every way there: built there (modules start in training mode) or put
     there by `model.train()`, with no `model.eval()` or `model.train(False)` in between, directly or in a
     helper of the same file. The model is tracked through `self.model` across the methods of a class
-    and into the functions it is passed to; an evaluation function whose model comes from its callers
-    is reported when every caller in the file passes a model in training mode. A model whose class is
-    known (`torch.nn`, this file, or another module of the linted project) and has no
-    Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
+    and into the functions it is passed to, in this file or another module of the project; an evaluation
+    function whose model comes from its callers is reported when every caller that tells (in the file, or
+    at a call site in another module of the project, whose model's class is known) passes a model in
+    training mode, and the message names that call site. A model whose class is
+    known (`torch.nn`, this file, or another module of the linted project; for a model passed in, from
+    what the call sites pass) and has no Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
     statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block), a dummy forward pass in `__init__` or a module's own methods, a
@@ -79,13 +81,13 @@ class EvaluationInTrainingMode(Rule):
             if not modes.evaluation_pass(call) or any(_in_a_test(self.ctx, u) for u in uses):
                 continue
             if not all(
-                modes.trained_between(f.site, u.site) or _restores_after_eval(self.ctx, f.origin)
+                modes.trained_between(f.site, u.site) or _restores_after_eval(modes.context_of(f.origin), f.origin)
                 for u in resolved for f in u.facts if f.origin is not f.built
             ):  # fmt: skip
                 continue  # `model.train()` then evaluation with no training between: on purpose
             layers = [modes.layer(u) for u in resolved]
-            if any(layer is NO_LAYER for layer in layers):
-                continue
+            if any(layer is NO_LAYER or (layer is None and u.own_key) for u, layer in zip(resolved, layers)):
+                continue  # a model passed from another module is reported only when its class is known
             if _only_shape_checked(self.ctx, call) and not any(layer and "Norm" in layer.what for layer in layers):
                 continue  # a smoke test of the forward pass: dropout changes values, not shapes
             function = self.ctx.scopes.enclosing_function(call)
@@ -105,9 +107,9 @@ class EvaluationInTrainingMode(Rule):
         elif use.site is call:
             why = f"set by {modes.describe(fact.origin)}"
         else:
-            caller = self.ctx.scopes.enclosing_function(use.site)
-            by = f"`{_qualified(self.ctx, caller)}`" if caller is not None else "the module"
-            why = f"{by} calls it at line {use.site.lineno} after {modes.describe(fact.origin)}"
+            caller = use.scope if isinstance(use.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            by = f"`{_qualified(modes.context_of(caller), caller)}`" if caller is not None else "the module"
+            why = f"{by} calls it at {modes.where(use.site)}{use.through} after {modes.describe(fact.origin)}"
         if layer is None:
             has = ""
         elif layer.where:

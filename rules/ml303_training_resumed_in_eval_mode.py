@@ -2,7 +2,7 @@ import ast
 import re
 
 from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes, receiver_key
+from mllint.analysis.modes import Mode, Modes, Use, receiver_key
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -14,14 +14,17 @@ class TrainingResumedInEvalMode(Rule):
     ## What it does
     Reports a training step (a loop iteration or function that calls `backward()`) whose model may still
     be in eval mode from an evaluation earlier in the same epoch loop: `model.eval()` (or a helper of the
-    same file that calls it, such as `evaluate(model, loader)`) runs in the loop body, after training or
+    same file or of another module of the project that calls it, such as `evaluate(model, loader)`) runs
+    in the loop body, after training or
     before it (a validation at the top of the iteration), and no `model.train()` (or `model.train(True)`,
     `model.to(device).train()`, `getattr(model, "module", model).train()`,
     `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either. Also reported: fine-tuning a model loaded with
-    transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`.
+    transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`; also when
+    the training function is passed the model by a call site in another module of the project (that call
+    site is named).
 
     ## Why is this bad?
     From the second epoch on the model trains in eval mode: Dropout is off, so the regularisation the
@@ -77,10 +80,10 @@ class TrainingResumedInEvalMode(Rule):
 
     def end_file(self) -> None:
         modes = self.ctx.analysis(Modes)
-        if not modes.may_switch_to_eval():
+        if not (modes.may_switch_to_eval() or modes.may_train_passed_models()):
             return
         reported: set[ast.AST] = set()
-        optimized: dict[str, bool] = {}  # per model: `_optimized` reads the whole file
+        optimized: dict[tuple[int, str], bool] = {}  # per module and model: `_optimized` reads the whole file
         for use in modes.uses():
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
                 continue
@@ -88,7 +91,7 @@ class TrainingResumedInEvalMode(Rule):
             evaluations = [
                 f for f in use.facts
                 if f.mode is Mode.EVAL and f.site is not None
-                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_memo(self.ctx, use.key, optimized))
+                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_use(self.ctx, modes, use, optimized))
             ]  # fmt: skip
             training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
             if not evaluations or not training or modes.layer(use) is NO_LAYER:
@@ -99,9 +102,10 @@ class TrainingResumedInEvalMode(Rule):
             when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
             if fact.origin is fact.built:
                 when = "as it loads it (transformers calls `eval()` after loading the weights),"
+            passed = f"; `{use.scope.name}` passes it at {modes.where(use.site)}{use.through}" if use.own_key else ""
             message = (
-                f"`{use.key}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
-                f"{when} and nothing calls `{use.key}.train()` before this training step runs"
+                f"`{use.name}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
+                f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"
             )
             self.report(use.call, message)
 
@@ -110,10 +114,13 @@ def _position(node: ast.AST | None) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
-def _optimized_memo(ctx, key: str, known: dict[str, bool]) -> bool:
-    if key not in known:
-        known[key] = _optimized(ctx, key)
-    return known[key]
+def _optimized_use(ctx, modes: Modes, use: Use, known: dict[tuple[int, str], bool]) -> bool:
+    """Is the model optimized, here or, when a call site in another module passes it, there?"""
+    places = [(ctx, use.name)] + ([(modes.context_of(use.site), use.key)] if use.own_key else [])
+    for place, key in places:
+        if (id(place), key) not in known:
+            known[(id(place), key)] = _optimized(place, key)
+    return any(known[(id(place), key)] for place, key in places)
 
 
 def _optimized(ctx, key: str) -> bool:

@@ -27,11 +27,13 @@ class Callee:
 class CallResolver:
     """Which function of the linted project a call runs: a module-level function, a function defined in
     an enclosing function, `self.method(...)` of the enclosing class, or a function of another module of
-    the project (`project` is the linted file's `ProjectView`; None: this module alone)."""
+    the project (`project` is the linted file's `ProjectView`; None: this module alone). Another module
+    is read only when its text matches `followed` (the loop model's words by default)."""
 
-    def __init__(self, ctx, project=None) -> None:
+    def __init__(self, ctx, project=None, followed: re.Pattern[bytes] = FOLLOWED) -> None:
         self.ctx = ctx
         self.project = project
+        self.followed = followed
         self.scopes = ctx.scopes
         self.module_functions = _functions_in(ctx.tree.body)
         self._stored: dict[ast.ClassDef, set[str]] = {}
@@ -66,7 +68,7 @@ class CallResolver:
         if qualified is None or "." not in qualified:
             return None
         module = qualified.rpartition(".")[0]
-        if module != self.project.own.name and not self.project.index.mentions(module, FOLLOWED):
+        if module != self.project.own.name and not self.project.index.mentions(module, self.followed):
             return None
         found = self.project.function(qualified)
         return Callee(found[1], found[0]) if found is not None else None

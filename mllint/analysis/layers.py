@@ -74,6 +74,12 @@ class ModeLayers:
         return cls(ctx, deferred or (lambda name: NO_LAYER))
 
     @classmethod
+    def read_from(cls, ctx, linted: "ModeLayers") -> "ModeLayers":
+        """For another module of the project read by `linted`'s lint (a caller's): its classes from other
+        modules are resolved in the linted file's project."""
+        return cls(ctx, linted._imported_class)
+
+    @classmethod
     def of_summarized_class(cls, ctx, node: ast.ClassDef) -> ClassLayers:
         """`node`'s layer from its own file, the classes it takes from other modules counted as having none
         and listed, to resolve later."""

@@ -6,23 +6,37 @@ the same object. A key's mode is a set of facts, one per way of getting there: T
 construction, `m.train()`, `m.eval()`, `m.train(False)`), ENTRY (as the caller left it: parameters and
 `self.*` at a function's start) or UNKNOWN. Calls into functions and methods of the same file are
 followed a few levels deep through their summaries (the facts at their exit, and the model calls whose
-mode depends on the caller); any other call that receives a model makes its mode unknown.
+mode depends on the caller); so are calls of the functions of the project's other modules (the modes they
+leave; the model calls they make are reported in their own file). Any other call that receives a model
+makes its mode unknown.
+
+Across modules the other way, a model call whose mode is as the caller left it, in a function whose
+model is a parameter, is seen from each call site of that function in another module of the project
+(`callers.Callers`; one call site at a time, never mixed): the caller's module is read on its own (its
+own helpers followed, not other modules) and the facts just before its call become the model's. When
+those are the caller's own entry too, its callers are asked in turn (the layer's budget of caller depth).
+Facts and uses from another module keep their nodes; `Modes.homes` says which module each belongs to.
 
 Rules read `Modes.uses()` (or `evaluation_uses()`): every model call with the facts that may hold there,
-including the calls inside a same-file helper seen from each of its callers.
+including the calls inside a same-file helper seen from each of its callers, and the calls seen from call
+sites in other modules.
 """
 from __future__ import annotations
 
 import ast
 import builtins
 import enum
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from mllint.analysis.callers import Binding, Callers, constructions
+from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
+from mllint.analysis.project import ProjectView
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import canonical_class
 from mllint.source import one_line
@@ -51,6 +65,9 @@ EVALUATION_WORDS = {
 }  # fmt: skip
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# What another module of the project must mention for a call of its functions to be followed: a switch of
+# mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
+FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(")
 
 
 class Mode(enum.Enum):
@@ -79,6 +96,15 @@ class Use:
     scope: ast.AST  # the analysed function (or module)
     key: str  # the receiver, as the analysed function names it
     facts: frozenset
+    # Seen from a call site in another module (`site`, `scope` and the facts are that module's): the
+    # receiver as the function around `call` names it, and the functions passed through on the way.
+    own_key: str = ""
+    through: str = ""  # ", through `report` (engine.py:30)"
+
+    @property
+    def name(self) -> str:
+        """The receiver as the linted file names it at the model call."""
+        return self.own_key or self.key
 
 
 @dataclass
@@ -143,9 +169,15 @@ class Modes:
         self.functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.wrapper_methods = self._wrapper_methods()
+        self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        self.resolver = CallResolver(ctx, self.view, FOLLOWED_MODULES) if self.view is not None else None
+        self.training_resolver = CallResolver(ctx, self.view) if self.view is not None else None  # for helpers that train
+        self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
+        self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
+        self._generators: dict[ast.AST, bool] = {}
         self._summaries: dict[ast.AST, Summary | None] = {}
         self._in_progress: set[ast.AST] = set()
-        self._flows: dict[ast.AST, list[Use]] = {}  # scope -> the uses its flow found
+        self._flows: dict[ast.AST, _Flow] = {}  # scope -> its flow
         self._calls: _CallGraph | None = None
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
@@ -175,24 +207,160 @@ class Modes:
         }  # fmt: skip
 
     def uses(self) -> list[Use]:
-        """Every model call of the file, with its facts, seen from its own function and from the
-        callers in this file of the function it is in."""
-        return self._uses_of(self._scopes_that_set_modes(None))
+        """Every model call of the file, with its facts, seen from its own function, from the callers in
+        this file of the function it is in, and, in functions that train a model they are passed, from
+        their call sites in other modules."""
+        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes(), self.training_step)
 
     def evaluation_uses(self) -> list[Use]:
         """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
-        seen from functions that hold an evaluation pass or call one that does."""
-        return self._uses_of(self._scopes_that_set_modes(self._evaluating_scopes()))
+        seen from functions that hold an evaluation pass or call one that does, and from the call sites in
+        other modules of those functions."""
+        evaluating = self._evaluating_scopes()
+        return self._uses_of(self._scopes_that_set_modes(evaluating)) + self._from_callers(evaluating, self.evaluation_pass)
 
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
+        return [use for scope in scopes for use in self.flow(scope).uses]
+
+    def flow(self, scope: ast.AST) -> "_Flow":
+        """The facts along a function (or the module), computed once."""
+        if scope not in self._flows:
+            flow = _Flow(self, scope, 0)
+            flow.run()
+            self._flows[scope] = flow
+        return self._flows[scope]
+
+    def may_train_passed_models(self) -> bool:
+        """A cheap test before asking callers: is the file in a project, with a function that trains?"""
+        return self.view is not None and bool(self._training_scopes())
+
+    def _training_scopes(self) -> set[ast.AST]:
+        """The functions that call `.backward(...)` themselves."""
+        if self.view is None:
+            return set()
+        return {
+            self.scopes.enclosing_function(call)
+            for call in self.ctx.index.of_type(ast.Call)
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+        } - {None}
+
+    # Across modules: call sites in other modules of the functions of this file.
+    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool]) -> list[Use]:
+        """The model calls of `scopes` (functions) that a rule `wanted`, whose mode is as the caller left it,
+        on a parameter, seen from each call site in another module of the project."""
+        if self.view is None:
+            return []
         found: list[Use] = []
         for scope in scopes:
-            if scope not in self._flows:
-                flow = _Flow(self, scope, 0)
-                flow.run()
-                self._flows[scope] = flow.uses
-            found += self._flows[scope]
+            if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
+                continue
+            parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
+            parameters.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
+            if not self._may_call_parameters(scope, parameters, wanted):
+                continue
+            entry = [
+                use for use in self.flow(scope).uses
+                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in parameters and wanted(use.call)
+            ]  # fmt: skip
+            if not entry:
+                continue
+            for binding in self.ctx.analysis(Callers).bindings(scope):
+                found += [seen for seen in (self._seen_from(use, binding, use.key, "") for use in entry) if seen is not None]
         return found
+
+    def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
+        """A cheap test before the flow: does the function call a parameter (`model(x)`, `model.forward(x)`)
+        where a rule wants it, or pass one to a function of this file?"""
+        for call in self.ctx.index.within(scope, ast.Call):
+            func = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "forward" else call.func
+            if isinstance(func, ast.Name) and func.id in parameters and wanted(call):
+                return True
+            if isinstance(call.func, ast.Name) and call.func.id in self.functions:
+                if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
+                    return True
+        return False
+
+    def _seen_from(self, use: Use, binding: Binding, own_key: str, through: str) -> Use | None:
+        """`use` seen from one call site in another module (None: the call site tells nothing): the facts
+        of the argument just before the call; when they are the caller's entry, from its own call sites."""
+        found = self._passed(binding, use.key)
+        if found is None:
+            return None
+        caller, site, scope, key, facts = found
+        if all(f.mode is Mode.ENTRY for f in facts):
+            if binding.outer is None or not isinstance(scope, FUNCTIONS):
+                return None
+            deeper = Use(use.call, site, scope, key, facts)
+            return self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
+        if any(f.mode is Mode.ENTRY for f in facts) or all(f.mode is Mode.UNKNOWN for f in facts):
+            return None  # partly the caller's own entry, or unknown: the call site tells nothing
+        for node in [site, scope, *(n for f in facts for n in (f.site, f.origin, f.built) if n is not None)]:
+            self.homes[node] = caller
+        if _common_built(facts) is None and binding.outer is not None and isinstance(scope, FUNCTIONS):
+            facts, built = self._built_by_callers(facts, binding.outer, scope, key)
+            through += f" (`{key}` is {self.describe(built)}, passed at {binding.outer.place})" if built is not None else ""
+        return Use(use.call, site, scope, key, facts, own_key, through)
+
+    def _built_by_callers(self, facts: frozenset, binding: Binding, scope: ast.AST, key: str):
+        """Facts about a model the caller itself was passed (`model.train()` on a parameter it never
+        rebinds): with the construction that its own call site `binding` passes, when that is known; and
+        that construction (None: unknown)."""
+        head = key.split(".")[0]
+        parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
+        stored = {n.id for n in self.home(scope).ctx.index.within(scope, ast.Name) if isinstance(n.ctx, ast.Store)}
+        found = self._passed(binding, key) if head in parameters and head not in stored else None
+        built = _common_built(found[4]) if found is not None else None
+        if built is None:
+            return facts, None
+        self.homes[built] = found[0]
+        return frozenset(Fact(f.mode, f.site, f.origin, f.built or built) for f in facts), built
+
+    def _passed(self, binding: Binding, key: str):
+        """(the caller's context, its call, the function or module around the call, the argument's key
+        there, its facts just before the call) for the receiver `key` of the function `binding` calls;
+        None when the call site is not in another module, is in a test (which exercises modes on purpose,
+        often on mocks), or passes no receiver there."""
+        head, dot, rest = key.partition(".")
+        passed = binding.argument(head)
+        if not binding.path or _is_test_path(binding.path) or passed is None or passed[2].default or passed[0] is self.ctx:
+            return None
+        caller, argument, _ = passed
+        site = caller.index.parents.get(argument)
+        site = caller.index.parents.get(site) if isinstance(site, ast.keyword) else site
+        if not isinstance(site, ast.Call):
+            return None
+        scope = caller.scopes.enclosing_function(site) or caller.tree
+        flow = caller.analysis(project_modes).flow(scope)
+        key = flow.key(argument)
+        if key is None or site not in flow.before:
+            return None
+        key += dot + rest
+        return caller, site, scope, key, lookup(flow.before[site], key)
+
+    def home(self, node: ast.AST) -> "Modes":
+        """The modes of the module `node` belongs to: this file's, or another module's read from here."""
+        ctx = self.homes.get(node)
+        return self if ctx is None else ctx.analysis(project_modes)
+
+    def where(self, node: ast.AST) -> str:
+        """`line 12` in this file, `engine.py:12` in another module."""
+        ctx = self.homes.get(node)
+        if ctx is None:
+            return f"line {node.lineno}"
+        return f"{self.view.display_path(ctx.real_path or ctx.path)}:{node.lineno}"
+
+    def project_callee(self, call: ast.Call) -> Callee | None:
+        """The function of another module of the project that `call` runs (None: any other call, and a
+        decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
+        callee = self.resolver.resolve(call) if self.resolver is not None else None
+        if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
+            return None
+        return None if callee.ctx.analysis(project_modes).is_generator(callee.function) else callee
+
+    def is_generator(self, function: ast.AST) -> bool:
+        if function not in self._generators:
+            self._generators[function] = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes_of(function))
+        return self._generators[function]
 
     def may_evaluate(self) -> bool:
         """A cheap test before the mode flow: does the file disable gradients, or name a function like an
@@ -408,6 +576,9 @@ class Modes:
 
     def training_step(self, call: ast.AST) -> bool:
         """Is `call` made in a loop iteration or function that trains (calls `backward`), outside `no_grad`?"""
+        home = self.home(call)
+        if home is not self:
+            return home.training_step(call)
         return not self.grad_disabled(call) and self.trains(self.step_body(call), ("backward",))
 
     def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
@@ -419,14 +590,20 @@ class Modes:
         )
 
     def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
-        """Is `call` a call of a function or method of this file that calls `.backward(...)` somewhere?"""
-        helper = self._helper(call, around)
+        """Is `call` a call of a function or method of this file, or of a function of another module of the
+        project, that calls `.backward(...)` somewhere, itself or through the helpers of its file?"""
+        helper, ctx = self._helper(call, around), self.ctx
+        if helper is None and self.training_resolver is not None:
+            callee = self.training_resolver.resolve(call)
+            helper, ctx = (callee.function, callee.ctx) if callee is not None else (None, ctx)
         if helper is None:
             return False
         if helper not in self._trains:
+            self._trains[helper] = False  # while a recursive helper is asked
+            home = self if ctx is self.ctx else ctx.analysis(project_modes)
             self._trains[helper] = any(
-                isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
-                for node in self.ctx.index.within(helper, ast.Call)
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "backward") or home._helper_trains(node, helper)
+                for node in ctx.index.within(helper, ast.Call)
             )
         return self._trains[helper]
 
@@ -434,6 +611,9 @@ class Modes:
         """Does the smallest statement holding both nodes train (call `.backward(...)` anywhere inside,
         or a helper of this file that does)? A model put in training mode and evaluated with no training
         around it is put there on purpose (recomputing batch-norm statistics, Monte Carlo dropout)."""
+        home = self.home(second)
+        if home is not self:
+            return home.trained_between(first, second)
         around_first = [first, *self.scopes.ancestors(first)]
         around_second = {second, *self.scopes.ancestors(second)}
         common = next((node for node in around_first if node in around_second), self.ctx.tree)
@@ -460,20 +640,66 @@ class Modes:
         constructions = {f.built for f in use.facts}
         if None in constructions:
             constructions.discard(None)
-            built = self.attribute_constructions(use.key, use.scope)
+            home = self.home(use.site)
+            built = home.attribute_constructions(use.key, use.scope) or (self._passed_constructions(use) if home is self else [])
             if not built:
                 return None
             constructions.update(built)
-        layers = [self.layers.of_constructor(c) for c in constructions]
+            if home is not self:
+                self.homes.update(dict.fromkeys(built, home.ctx))
+        layers = []
+        for construction in constructions:
+            layer = self._layers_of(construction).of_constructor(construction)
+            if layer is not None and layer.node is not None and construction in self.homes:
+                self.homes.setdefault(layer.node, self.homes[construction])
+            layers.append(layer)
         if any(layer is NO_LAYER for layer in layers):
             return NO_LAYER  # some way of getting here evaluates a model that does not care
         return next((layer for layer in layers if layer is not None), None)
 
+    def _passed_constructions(self, use: Use) -> list[ast.Call]:
+        """What the call sites of the function around a model call pass for the model (`model(x)` with
+        `model` a parameter, or `self.model` set from one in `__init__`): every one of their constructions,
+        or none when one is unknown."""
+        func = use.call.func.value if isinstance(use.call.func, ast.Attribute) and use.call.func.attr == "forward" else use.call.func
+        if self.view is None or not self._may_be_passed(func):
+            return []
+        found: list[ast.Call] = []
+        for (ctx, construction), _ in constructions(self.ctx, func):
+            if ctx is not self.ctx:
+                self.homes[construction] = ctx
+            found.append(construction)
+        return found
+
+    def _may_be_passed(self, func: ast.AST) -> bool:
+        """A cheap test before asking callers: a parameter of the function around it, or `self.x`."""
+        if isinstance(func, ast.Attribute):
+            return isinstance(func.value, ast.Name) and func.value.id == "self"
+        function = self.scopes.enclosing_function(func)
+        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in {
+            a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+        }
+
+    def _layers_of(self, construction: ast.Call) -> ModeLayers:
+        """The layers of the module a construction is in, its classes resolved in the linted project."""
+        ctx = self.homes.get(construction)
+        if ctx is None:
+            return self.layers
+        if ctx not in self._read_layers:
+            self._read_layers[ctx] = ModeLayers.read_from(ctx, self.layers)
+        return self._read_layers[ctx]
+
     def describe(self, node: ast.AST) -> str:
-        """`model.train()` (line 20), for messages."""
-        return f"`{one_line(self.ctx.text(node), 40)}` (line {node.lineno})"
+        """`model.train()` (line 20), or (engine.py:20) in another module, for messages."""
+        return f"`{one_line(self.context_of(node).text(node), 40)}` ({self.where(node)})"
+
+    def context_of(self, node: ast.AST):
+        return self.homes.get(node, self.ctx)
 
     def loops_around(self, node: ast.AST, scope: ast.AST) -> set[ast.AST]:
+        home = self.home(node)
+        if home is not self:
+            return home.loops_around(node, scope)
         loops = set()
         for ancestor in self.scopes.ancestors(node):
             if ancestor is scope:
@@ -534,6 +760,7 @@ class _Flow:
         self.scope = scope
         self.depth = depth
         self.uses: list[Use] = []
+        self.before: dict[ast.Call, State] = {}  # the state just before each call
         self._uses_at: dict[tuple[ast.AST, ast.AST], int] = {}
         self.returned: frozenset = frozenset()
         self._returns: list[State] = []
@@ -748,6 +975,7 @@ class _Flow:
         return state
 
     def _call(self, call: ast.Call, state: State) -> State:
+        self.before[call] = state
         func = call.func
         if isinstance(func, ast.Attribute):
             owner = self.key(func.value)
@@ -771,7 +999,17 @@ class _Flow:
                 self._record(call, call, key, lookup(state, key))
         if (self.modes.qualified_name(func) or "").startswith("torch."):
             return state
+        callee = self.modes.project_callee(call) if self._passes_models(call) else None
+        if callee is not None:
+            return self._follow(call, callee.function, None, state, callee.ctx)
         return self._unknown_arguments(call, state)
+
+    def _passes_models(self, call: ast.Call) -> bool:
+        """Does the call pass a receiver (`model`, `self.model`) that is not an imported name?"""
+        return any(
+            self.key(argument) is not None and self.modes.qualified_name(argument) is None
+            for argument in [*call.args, *(k.value for k in call.keywords)]
+        )
 
     def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
         if method in ("eval", "train"):
@@ -834,61 +1072,69 @@ class _Flow:
                 state = self._set(state, key, frozenset({Fact(Mode.UNKNOWN, call)}))
         return state
 
-    def _follow(self, call: ast.Call, function: ast.AST, owner: str | None, state: State) -> State:
-        """Apply a same-file function's summary: the modes it leaves, the model calls it makes."""
-        summary = self.modes.summary(function, self.depth + 1)
-        mapping = self._parameter_mapping(call, function, owner)
+    def _follow(self, call: ast.Call, function: ast.AST, owner: str | None, state: State, home=None) -> State:
+        """Apply a function's summary: the modes it leaves, the model calls it makes. `home`: the context of
+        another module of the project that defines it (its model calls are reported there, not here)."""
+        callee_modes = self.modes if home is None else home.analysis(project_modes)
+        summary = callee_modes.summary(function, self.depth + 1)
+        mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx)
         if summary is None or mapping is None:
             if owner is not None:
                 state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
             return self._unknown_arguments(call, state)
         before = state
-        # Module-level names the callee uses are the caller's too, unless the caller binds its own.
-        for head in {k.split(".")[0] for k in summary.exit} - set(mapping):
-            if head not in self.modes.scopes.local_bindings(function) and not self._binds(head):
-                mapping[head] = head
-        for use in summary.uses:
-            key = _translate(use.key, mapping)
-            if key is not None:
-                self._record(use.call, call, key, self._substitute(use.facts, before, key, call))
+        if home is None:
+            # Module-level names the callee uses are the caller's too, unless the caller binds its own.
+            for head in {k.split(".")[0] for k in summary.exit} - set(mapping):
+                if head not in self.modes.scopes.local_bindings(function) and not self._binds(head):
+                    mapping[head] = head
+            for use in summary.uses:
+                key = _translate(use.key, mapping)
+                if key is not None:
+                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call))
         for callee_key in sorted(summary.exit, key=len):
             key = _translate(callee_key, mapping)
             if key is not None:
-                state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call))
+                state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
 
-    def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None) -> dict[str, str] | None:
-        """Callee parameter -> the caller's receiver passed for it. None when arguments are starred or
-        the callee rebinds a parameter that receives a model (it may have changed the old one first)."""
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return None
-        parameters = [*function.args.posonlyargs, *function.args.args]
+    def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home) -> dict[str, str] | None:
+        """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context). None when
+        `*args` or `**kwargs` may fill a parameter, or the callee rebinds a parameter that receives a model
+        (it may have changed the old one first)."""
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
-        mapping: dict[str, str | None] = {}
-        if owner is not None and not static:
-            if not parameters:
+        skips_first = owner is not None and not static
+        bound = bind_arguments(call, function, skips_first)
+        if any(argument is None for argument in bound.values()):
+            return None
+        passed = [*call.args, *(k.value for k in call.keywords)]
+        if len(bound) < len(passed) and any(self.key(a) is not None for a in passed if a not in bound.values()):
+            return None  # a model taken by the callee's `*args` or `**kwargs`: where it goes is unknown
+        mapping: dict[str, str] = {}
+        if skips_first:
+            first = _first_parameter(function)
+            if first is None:
                 return None
-            mapping[parameters[0].arg] = owner
-            parameters = parameters[1:]
-        for parameter, argument in zip(parameters, call.args):
-            mapping[parameter.arg] = self.key(argument)
-        names = {a.arg for a in [*parameters, *function.args.kwonlyargs]}
-        for keyword in call.keywords:
-            if keyword.arg in names:
-                mapping[keyword.arg] = self.key(keyword.value)
-        mapping = {p: k for p, k in mapping.items() if k is not None}
-        rebound = {n.id for n in self.ctx.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
+            mapping[first] = owner
+        for parameter, argument in bound.items():
+            key = self.key(argument)
+            if key is not None:
+                mapping[parameter] = key
+        rebound = {n.id for n in home.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
         return None if rebound & set(mapping) else mapping
 
-    def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST) -> frozenset:
-        """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`."""
+    def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST, home=None) -> frozenset:
+        """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`
+        (`home`: the callee's context, when another module's: where its nodes are)."""
         result = set()
         before = lookup(state, key)
         for fact in facts:
             if fact.mode is Mode.ENTRY:
                 result |= before
-            else:
-                result.add(Fact(fact.mode, site, fact.origin, fact.built or _common_built(before)))
+                continue
+            if home is not None:
+                self.modes.homes.update({node: home for node in (fact.origin, fact.built) if node is not None})
+            result.add(Fact(fact.mode, site, fact.origin, fact.built or _common_built(before)))
         return frozenset(result)
 
     def _read_by_callers(self) -> bool:
@@ -932,6 +1178,18 @@ class _Flow:
         if returned:  # the caller does not know what ENTRY meant here
             return frozenset(Fact(Mode.UNKNOWN, value) if f.mode is Mode.ENTRY else f for f in facts)
         return facts
+
+
+def project_modes(ctx) -> Modes:
+    """The modes of another module of the project, read from a lint (`ctx.analysis(project_modes)`): on
+    its own, its classes from other modules counted as models (whether they are is asked when it matters)."""
+    return Modes(ctx, ModeLayers.summarizing(ctx))
+
+
+def _is_test_path(path: str) -> bool:
+    """`tests/test_engine.py`, `engine_test.py`, `conftest.py`."""
+    *folders, name = path.replace("\\", "/").split("/")
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or bool({"test", "tests"} & set(folders))
 
 
 def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
