@@ -1,7 +1,8 @@
 import ast
 
 from mllint.analysis.callers import per_call_site
-from mllint.analysis.values import Kind, ValueKinds
+from mllint.analysis.project import ProjectView
+from mllint.analysis.values import Kind
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
@@ -58,8 +59,8 @@ class LogOfProbabilities(Rule):
         argument = self._log_argument(node)
         if argument is None:
             return
-        values = self.ctx.analysis(ValueKinds)
-        origins = (o for o, _ in per_call_site(self.ctx, argument, lambda binding: values.origin(argument, binding)))
+        view = self.ctx.analysis(ProjectView)
+        origins = (o for o, _ in per_call_site(self.ctx, argument, lambda binding: view.origin(argument, binding)))
         origin = next((o for o in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
         if origin is not None:
             message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"

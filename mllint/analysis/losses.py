@@ -15,6 +15,7 @@ from functools import cached_property
 
 from mllint.analysis.callers import per_call_site
 from mllint.analysis.names import Names, call_argument
+from mllint.analysis.project import ProjectView
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix
@@ -126,7 +127,7 @@ class LossCalls:
             if loss is not None and binding is not None and values.constructed_class(call.func) is None:
                 note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
-        origin = values.origin(argument, binding) if argument is not None else None
+        origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note)
 
     def _may_hold_a_loss(self, call: ast.Call) -> bool:

@@ -23,8 +23,9 @@ from functools import cached_property
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
+from mllint.analysis.summaries import FunctionSummary
 from mllint.analysis.tree import assignment_targets, child_nodes
-from mllint.analysis.values import canonical_class
+from mllint.analysis.values import Called, canonical_class
 from mllint.source import one_line
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -130,10 +131,34 @@ def join(states: Iterable[State | None]) -> State | None:
     return joined
 
 
+def mode_layers(ctx) -> ModeLayers:
+    """The file's `ModeLayers` (`ctx.analysis(mode_layers)`), factories of other modules known by the
+    modes of what they return."""
+    return ModeLayers(ctx, returns_new_model)
+
+
+def returns_new_model(function: FunctionSummary) -> bool:
+    """Does a function of the project return a model in training mode, as built (a factory)? Read by
+    `Modes` in its own file, once per module summary."""
+    return isinstance(function.returns, Called) and bool(function.fact(_returns_new_model))
+
+
+def _returns_new_model(ctx, node: ast.AST) -> bool:
+    summary = ctx.analysis(_factory_modes).summary(node, 0)
+    facts = summary.returned if summary is not None else ()
+    return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
+
+
+def _factory_modes(ctx) -> "Modes":
+    """The modes of a module's models, its classes from other modules counted as models: a summary
+    cannot tell, the lint that asks whether a factory returns a model can."""
+    return Modes(ctx, ModeLayers.summarizing(ctx))
+
+
 class Modes:
     def __init__(self, ctx, layers: ModeLayers | None = None) -> None:
         self.ctx = ctx
-        self.layers = layers or ctx.analysis(ModeLayers)
+        self.layers = layers or ctx.analysis(mode_layers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
         functions: dict[str, list[ast.AST]] = {}

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from mllint.analysis.summaries import ClassSummary, ModuleSummary
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
-    canonical_class,
+    ValueKinds, canonical_class,
 )  # fmt: skip
+from mllint.context import FileContext
 from mllint.source import SourceError, SourceText, parse_python, read_source
 
 MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
@@ -318,8 +319,6 @@ def _context(path: str, module: str):
 
 
 def _parse(path: str, module: str):
-    from mllint.context import FileContext  # the context imports the analyses
-
     try:
         source = read_source(path)
         tree = parse_python(source.text, path)
@@ -449,9 +448,12 @@ class ProjectView:
         return None
 
     # What values are.
-    def origin(self, value: Value) -> Origin | None:
-        """The kind of a value described in the linted file, resolved through the project."""
-        found = self.resolve(value, self.own)
+    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
+        """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
+        value agrees on the kind: in the linted file, or in a class or function of the project; under
+        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
+        value = self.ctx.analysis(ValueKinds).value(expr, binding=binding)
+        found = None if value is None else self.resolve(value, self.own)
         if not isinstance(found, Found) or found.layer:
             return None
         if found.via is None and found.module is self.own and found.passage is None:

@@ -230,15 +230,6 @@ class ValueKinds:
         self.unbound: list[ast.AST] | None = None
 
     # What a value is.
-    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
-        """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
-        value agrees on the kind: in this file, or in a class or function of the project; under
-        `binding`, through the arguments of one call site."""
-        from mllint.analysis.project import ProjectView  # the project resolves what this module describes
-
-        value = self.value(expr, binding=binding)
-        return None if value is None else self.ctx.analysis(ProjectView).origin(value)
-
     def value(self, expr: ast.AST, depth: int = 0, binding=None) -> Value | None:
         """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown);
         under `binding`, its function's parameters hold what that call site passes."""
