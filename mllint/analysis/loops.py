@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.callers import constructions
-from mllint.analysis.calls import CallResolver
+from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
@@ -634,21 +634,19 @@ def _elements(comprehension: ast.AST) -> list[ast.expr]:
 
 
 def _renamer(callee: ast.AST, call: ast.Call):
-    """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`)."""
+    """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`); a parameter
+    the call leaves to its default, or to `*args`/`**kwargs`, becomes `<name>`: not the caller's."""
     parameters = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
-    if parameters and parameters[0] == "self" and isinstance(call.func, ast.Attribute):
-        parameters = parameters[1:]
-    mapping: dict[str, str] = {}
-    if not any(isinstance(a, ast.Starred) for a in call.args):
-        mapping.update(zip(parameters, (_text(a) for a in call.args)))
-    mapping.update((k.arg, _text(k.value)) for k in call.keywords if k.arg)
+    skips_self = parameters[:1] == ["self"] and isinstance(call.func, ast.Attribute)
+    bound = bind_arguments(call, callee, skips_self)
     known = {a.arg for a in (*callee.args.posonlyargs, *callee.args.args, *callee.args.kwonlyargs)}
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)
         if root is None or root.group() not in known or root.group() == "self":
             return key
-        replacement = mapping.get(root.group(), f"<{root.group()}>")  # a default value: not the caller's
+        argument = bound.get(root.group())
+        replacement = _text(argument) if argument is not None else f"<{root.group()}>"
         return replacement + key[root.end() :]
 
     return rename

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.callers import constructions
+from mllint.analysis.calls import bind_values
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
@@ -383,9 +384,9 @@ def _self_attribute(node: ast.AST) -> str | None:
     return None
 
 
-def _bind(function: ast.FunctionDef, arguments: list) -> dict[str, object]:
-    positional = [*function.args.posonlyargs, *function.args.args][1:]  # after self
-    return {arg.arg: value for arg, value in zip(positional, arguments) if value is not None}
+def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
+    """The known abstract values of a method's parameters, called with `arguments` (after `self`)."""
+    return {name: value for name, value in bind_values(method, arguments, (), skips_first=True).items() if value is not None}
 
 
 class Interpreter:
@@ -744,9 +745,7 @@ class Interpreter:
         size, a dataset, ...): the helper run with the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
-        parameters = [*helper.args.posonlyargs, *helper.args.args]
-        bound = {p.arg: value for p, value in zip(parameters, arguments)}
-        bound.update({k.arg: self.seen.get(k.value) for k in node.keywords})
+        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
         if not any(_informative(value) for value in bound.values()):
             return None
         summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
