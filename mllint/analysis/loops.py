@@ -29,7 +29,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.callers import constructions
 from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.names import Names
+from mllint.analysis.names import Names, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
@@ -219,7 +219,7 @@ class BackwardReach:
         by_name: dict[str, list[ast.Call]] = {}
         for call in self.calls:
             name = _callee_name(call)
-            if name is not None and (isinstance(call.func, ast.Name) or _dotted(call.func.value) == "self"):
+            if name is not None and (isinstance(call.func, ast.Name) or reference_key(call.func.value) == "self"):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
@@ -328,9 +328,9 @@ class TrainingLoops:
             return None
         parts: list[ast.AST]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
-            owner = _dotted(node.func.value)
+            owner = reference_key(node.func.value)
             return frozenset({owner}) if owner and not node.args and not node.keywords else None
-        if isinstance(node, ast.Call) and (self.ctx.qualified_name(node.func) or _dotted(node.func)) in OWNER_PRESERVING:
+        if isinstance(node, ast.Call) and (self.ctx.qualified_name(node.func) or reference_key(node.func)) in OWNER_PRESERVING:
             parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
         elif isinstance(node, ast.Starred):
             parts = [node.value]
@@ -357,7 +357,7 @@ class TrainingLoops:
         for node in ast.walk(loop):
             if isinstance(node, ast.Call):
                 for argument in (*node.args, *(k.value for k in node.keywords)):
-                    if _dotted(argument) == key:
+                    if reference_key(argument) == key:
                         return self.values.constructor(argument)
         return None
 
@@ -514,9 +514,9 @@ class TrainingLoops:
             return []
         callee = m.resolver.resolve(call)
         if callee is None:
-            arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
+            arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
-                arguments.append(_dotted(call.func.value))  # a method may act on its object
+                arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
             name = m.ctx.qualified_name(call.func)
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=name)] if arguments else []
@@ -663,18 +663,6 @@ def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """`self.optimizer` for a name or attribute chain; None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _same(key: str) -> str:

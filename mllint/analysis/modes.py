@@ -23,6 +23,7 @@ from functools import cached_property
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
+from mllint.analysis.names import reference_key
 from mllint.analysis.summaries import FunctionSummary
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import Called, canonical_class
@@ -93,15 +94,6 @@ class Summary:
 class _Targets:
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
-
-
-def receiver_key(expr: ast.AST) -> str | None:
-    """`self.model.encoder` for that expression; None for anything but names and attributes of names."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
 
 
 def lookup(state: State, key: str) -> frozenset:
@@ -189,7 +181,7 @@ class Modes:
             cls for cls in self.classes.values()
             if cls not in self.module_classes and any(
                 isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval")
-                and (receiver_key(call.func.value) or "").startswith("self.")
+                and (reference_key(call.func.value) or "").startswith("self.")
                 for call in self.ctx.index.within(cls, ast.Call)
             )
         ]  # fmt: skip
@@ -520,7 +512,7 @@ class Modes:
         values = [
             node.value
             for node in self.ctx.index.within(cls, ast.Assign)
-            if any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
+            if any(isinstance(t, ast.Attribute) and t.attr == attribute and reference_key(t.value) == head for t in node.targets)
         ]
         calls = [_strip_same_module(v) for v in values]
         return [] if any(c is None or not self.builds_module(c) for c in calls) else calls
@@ -584,7 +576,7 @@ class _Flow:
                 bound.setdefault(node.id, []).append(value)
         aliases = {}
         for name, values in bound.items():
-            target = receiver_key(values[0]) if len(values) == 1 and values[0] is not None else None
+            target = reference_key(values[0]) if len(values) == 1 and values[0] is not None else None
             if target is not None and target.split(".")[0] != name:
                 aliases[name] = target
         return aliases
@@ -593,7 +585,7 @@ class _Flow:
         return _own_nodes_of(self.scope)
 
     def key(self, expr: ast.AST) -> str | None:
-        key = receiver_key(expr)
+        key = reference_key(expr)
         if key is None:
             return None
         head, dot, rest = key.partition(".")

@@ -27,7 +27,7 @@ from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
 from mllint.analysis.tree import assignment_targets, child_nodes
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.values import SEQUENTIAL, ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
@@ -56,7 +56,6 @@ SAME_SHAPE_FUNCTIONS = frozenset(
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
-SEQUENTIAL = "torch.nn.Sequential"
 MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
 PYTHON_NUMBERS = frozenset({"float", "int"})
 
