@@ -37,6 +37,7 @@ T = TypeVar("T")
 LoadContext = Callable[[], object]
 # Errors that mean "too deep or too large to analyse": the answer is unknown, not a crash.
 TOO_COMPLEX = (RecursionError, MemoryError, ValueError)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class _Definition:
@@ -92,7 +93,7 @@ class ClassSummary(_Definition):
 
 
 class FunctionSummary(_Definition):
-    kind = (ast.FunctionDef, ast.AsyncFunctionDef)
+    kind = FUNCTIONS
 
     @cached_property
     def returns(self) -> Value | None:
@@ -101,9 +102,6 @@ class FunctionSummary(_Definition):
             return _combined(_values(returned_expressions(node.body), ctx.analysis(ValueKinds))) if node is not None else None
         except TOO_COMPLEX:
             return None
-
-
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
