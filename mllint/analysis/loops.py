@@ -32,7 +32,7 @@ from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
 
@@ -636,14 +636,13 @@ def _elements(comprehension: ast.AST) -> list[ast.expr]:
 def _renamer(callee: ast.AST, call: ast.Call):
     """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`); a parameter
     the call leaves to its default, or to `*args`/`**kwargs`, becomes `<name>`: not the caller's."""
-    parameters = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
-    skips_self = parameters[:1] == ["self"] and isinstance(call.func, ast.Attribute)
+    named = [a.arg for a in parameters(callee, variadic=False)]
+    skips_self = named[:1] == ["self"] and isinstance(call.func, ast.Attribute)
     bound = bind_arguments(call, callee, skips_self)
-    known = {a.arg for a in (*callee.args.posonlyargs, *callee.args.args, *callee.args.kwonlyargs)}
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)
-        if root is None or root.group() not in known or root.group() == "self":
+        if root is None or root.group() not in named or root.group() == "self":
             return key
         argument = bound.get(root.group())
         replacement = _text(argument) if argument is not None else f"<{root.group()}>"

@@ -24,7 +24,7 @@ from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multi
 from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import SEQUENTIAL, ValueKinds, canonical_class
@@ -191,7 +191,7 @@ class Shapes:
         `self.` attribute its class assigns a bare name (`self.model = model`)."""
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
-            return function is not None and func.id in {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+            return function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}
         if not _self_attribute(func):
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
@@ -402,7 +402,7 @@ class Interpreter:
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
-            for arg in _parameters(function.args):
+            for arg in parameters(function):
                 self.env[arg.arg] = arguments.get(arg.arg) or Tensor(None, ("parameter", id(function), arg.arg), arg.arg)
 
     def run(self) -> object | None:
@@ -1081,11 +1081,6 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
         for node in ast.walk(statement)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     }
-
-
-def _parameters(args: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
 
 
 

@@ -16,7 +16,7 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.tree import assignment_targets
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
@@ -542,7 +542,7 @@ class ValueKinds:
             for name, target, value in _bindings(node):
                 by_scope.setdefault(scope, {}).setdefault(name, []).append(Definition(name, target, value))
         for function in index.of_type(*FUNCTION_NODES):
-            for arg in _parameters(function.args):
+            for arg in parameters(function):
                 by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
         indexed: dict[ast.AST, dict[str, Bindings]] = {}
         for scope, names in by_scope.items():
@@ -615,12 +615,7 @@ def _position(node: ast.AST) -> tuple[int, int]:
 def _is_parameter(definition: Definition) -> bool:
     """Is the definition a parameter of its function (not the function's own name)?"""
     function = definition.node
-    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in _parameters(function.args)}
-
-
-def _parameters(args: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in parameters(function)}
 
 
 BINDING_NODES = (
