@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from mllint.analysis.names import is_self_attribute
 from mllint.analysis.tree import assignment_targets
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
@@ -57,7 +58,7 @@ class CallResolver:
                     if func.id in self.scopes.local_bindings(scope):
                         return None
             return self.module_functions.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        if is_self_attribute(func):
             cls = self.scopes.enclosing_class(call)
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
@@ -94,7 +95,7 @@ class CallResolver:
     def is_attribute_call(self, call: ast.Call) -> bool:
         """`self.model(x)`: a call of an object the class stores (not a method acting on `self`)."""
         func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        if not is_self_attribute(func):
             return False
         cls = self.scopes.enclosing_class(call)
         if cls is None:
@@ -104,7 +105,7 @@ class CallResolver:
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
                 for target in assignment_targets(node)
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+                if is_self_attribute(target)
             }  # fmt: skip
         return func.attr in self._stored[cls]
 

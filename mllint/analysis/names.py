@@ -92,6 +92,11 @@ def _spelled(name: ast.Name) -> str:
     return name.id
 
 
+def is_self_attribute(node: ast.AST) -> bool:
+    """`self.x`: an attribute the object itself holds (its key `self.x`)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
     """What `Names.module_imports` gives, read from the statements outside functions without a tree index."""
     bound: dict[str, str] = {}

@@ -22,7 +22,7 @@ from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
 from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
-from mllint.analysis.names import Names, call_argument
+from mllint.analysis.names import Names, call_argument, is_self_attribute
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
@@ -192,7 +192,7 @@ class Shapes:
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
             return function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}
-        if not _self_attribute(func):
+        if not is_self_attribute(func):
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
         return any(isinstance(value, ast.Name) for value in assigned)
@@ -281,7 +281,7 @@ class Shapes:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.FloorDiv)):
             combine = multiply if isinstance(expr.op, ast.Mult) else floor_divide
             return combine(self._spelled_dim(expr.left, depth), self._spelled_dim(expr.right, depth))
-        if _self_attribute(expr) and depth < MAX_CALL_DEPTH:
+        if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
         return self._parameter_symbol(expr)
@@ -331,7 +331,7 @@ class Shapes:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 for target in assignment_targets(node):
-                    if _self_attribute(target):
+                    if is_self_attribute(target):
                         values.setdefault(target.attr, []).append(node.value)
             self._attributes[cls] = values
         return self._attributes[cls]
@@ -351,7 +351,7 @@ class Shapes:
             if values and len(values) == 1 and isinstance(values[0], ast.Call):
                 return _unmoved(values[0])
             return None
-        if _self_attribute(func):
+        if is_self_attribute(func):
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
             if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
                 return assigned[0]
@@ -375,12 +375,6 @@ def _informative(value: object | None) -> bool:
     if isinstance(value, Items):
         return any(_informative(v) for v in value.values)
     return isinstance(value, (Samples, Batches))
-
-
-def _self_attribute(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
@@ -542,7 +536,7 @@ class Interpreter:
             elif isinstance(value, Tensor) and value.shape is None:
                 value = Tensor(None, value.key, target.id, value.ends)
             self.env[target.id] = value
-        elif self.tracks_self and _self_attribute(target):
+        elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
@@ -629,9 +623,9 @@ class Interpreter:
     def attribute(self, node: ast.Attribute) -> object | None:
         if self.ctx.qualified_name(node) is not None:
             return None  # `torch.float32`, a module's attribute
-        if _self_attribute(node) and f"self.{node.attr}" in self.env:
+        if is_self_attribute(node) and f"self.{node.attr}" in self.env:
             return self.env[f"self.{node.attr}"]
-        size = self.shapes.attribute_size(node) if _self_attribute(node) else None
+        size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if size is not None:
             return size
         base = self.eval(node.value)

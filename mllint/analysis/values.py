@@ -16,6 +16,7 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
+from mllint.analysis.names import is_self_attribute
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.tree import assignment_targets
 
@@ -254,7 +255,7 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
-        elif _is_self_attribute(expr):
+        elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
             return None
@@ -411,7 +412,7 @@ class ValueKinds:
             return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
         if isinstance(expr, ast.Name):
             found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
-        elif _is_self_attribute(expr):
+        elif is_self_attribute(expr):
             found = [self.construction(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
         else:
             return None
@@ -433,7 +434,7 @@ class ValueKinds:
         """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
         if isinstance(expr, ast.Name):
             return self.reaching_values(expr)
-        return self._self_attribute_values(expr) if _is_self_attribute(expr) else None
+        return self._self_attribute_values(expr) if is_self_attribute(expr) else None
 
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
@@ -562,9 +563,9 @@ class ValueKinds:
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                     targets = assignment_targets(node)
                     for target in targets:
-                        if _is_self_attribute(target):
+                        if is_self_attribute(target):
                             values.setdefault(target.attr, []).append(node.value)
-                elif isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
+                elif isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
                     values.setdefault(node.target.attr, []).append(None)
             self._attribute_values[cls] = values
         found = self._attribute_values[cls].get(expr.attr)
@@ -602,10 +603,6 @@ def _calls_self(func: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr == "__call__":
         func = func.value
     return isinstance(func, ast.Name) and func.id == "self"
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
