@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from mllint.analysis.summaries import ClassSummary, ModuleSummary
+from mllint.analysis.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     ValueKinds, canonical_class,
@@ -410,7 +410,7 @@ class ProjectView:
         module, _, member = qualified.rpartition(".")
         if self.index is not None and module != self.own.name:
             ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
-            defined = _function_in(ctx.tree, member) if ctx is not None else None
+            defined = top_level_definition(ctx.tree, FUNCTIONS, member) if ctx is not None else None
             if defined is not None:
                 return ctx, defined
         found = self.find(qualified)
@@ -418,7 +418,7 @@ class ProjectView:
             return None
         summary, name = found
         ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
-        defined = _function_in(ctx.tree, name) if ctx is not None else None
+        defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
         return (ctx, defined) if defined is not None else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
@@ -574,12 +574,6 @@ def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleS
         return summary, member
     target = summary.imports.get(member)
     return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
-
-
-def _function_in(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The module's top-level function of that name (the last definition wins, as when it runs)."""
-    functions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
-    return functions[-1] if functions else None
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:

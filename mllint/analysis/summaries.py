@@ -54,7 +54,8 @@ class _Definition:
 
     def definition(self):
         """(its module's parsed context, its node), (None, None) when the file no longer parses."""
-        return _definition(self._load, self.kind, self.name)
+        ctx = self._load()
+        return (None, None) if ctx is None else (ctx, top_level_definition(ctx.tree, self.kind, self.name))
 
     def fact(self, compute: Callable[[object, ast.AST], T]) -> T | None:
         """`compute(its module's context, its node)`, worked out once and kept with the summary (one per
@@ -112,12 +113,9 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
 
 
-def _definition(load: LoadContext, kind, name: str):
-    """(context, node) of the module's last top-level definition of `name` (the one the module keeps)."""
-    ctx = load()
-    if ctx is None:
-        return None, None
-    return ctx, next((s for s in reversed(ctx.tree.body) if isinstance(s, kind) and s.name == name), None)
+def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:
+    """The module's last top-level definition of `name` of that kind (the one the module keeps)."""
+    return next((s for s in reversed(tree.body) if isinstance(s, kind) and s.name == name), None)
 
 
 class ModuleSummary:
