@@ -2,12 +2,12 @@ import ast
 
 from mllint.analysis.callers import per_call_site
 from mllint.analysis.project import ProjectView
-from mllint.analysis.values import Kind
+from mllint.analysis.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
 LOG_FUNCTIONS = {"torch.log", "torch.special.log"}
-SOFTMAX_CALLEES = {"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"}
+SOFTMAX_CALLEES = {name for name, kind in FUNCTION_KINDS.items() if kind is Kind.PROBABILITIES}
 
 
 class LogOfProbabilities(Rule):

@@ -27,7 +27,7 @@ from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
 from mllint.analysis.tree import assignment_targets, child_nodes
-from mllint.analysis.values import SEQUENTIAL, ValueKinds, canonical_class
+from mllint.analysis.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
@@ -812,7 +812,7 @@ class Interpreter:
                 shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
                 result = self.method(shifted, method, receiver)
                 return result.shape if isinstance(result, Tensor) else None
-        if name in ("torch.cat", "torch.concat", "torch.stack"):
+        if name in STACK_FUNCTIONS:
             return self.concatenate(node, name == "torch.stack")
         return None
 
