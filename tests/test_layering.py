@@ -21,6 +21,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from mllint.analysis.project import ModuleName
+from mllint.analysis.summaries import ModuleSummary
+from mllint.context import FileContext
+from mllint.source import SourceText, parse_python
+
 ROOT = Path(__file__).resolve().parent.parent
 ANALYSIS = "mllint.analysis"
 LAYERS: list[tuple[str, list[str]]] = [
@@ -166,3 +171,21 @@ def test_a_broken_layering_is_named_import_by_import():
         f"{ANALYSIS}.newcomer is in no layer: add it to LAYERS in tests/test_layering.py",
         f"import cycle: {ANALYSIS}.layers -> {ANALYSIS}.modes -> {ANALYSIS}.layers",
     ]
+
+
+def test_a_facet_keeps_what_it_works_out_with_the_summary_it_asks():
+    text = "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\ndef build():\n    return Net()\n"
+    ctx = FileContext("models.py", SourceText(text), parse_python(text), ModuleName("pkg.models", False), "models.py")
+    summary = ctx.analysis(ModuleSummary)
+    asked: list[str] = []
+
+    def named(ctx, node: ast.AST) -> str:
+        asked.append(node.name)
+        return node.name.upper()
+
+    def too_deep(ctx, node: ast.AST) -> str:
+        raise RecursionError
+
+    assert [summary.classes["Net"].fact(named), summary.functions["build"].fact(named)] == ["NET", "BUILD"]
+    assert summary.classes["Net"].fact(named) == "NET" and asked == ["Net", "build"]  # worked out once
+    assert summary.functions["build"].fact(too_deep) is None
