@@ -20,7 +20,7 @@ from mllint.analysis.callers import constructions
 from mllint.analysis.calls import bind_values
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
-from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
+from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
 from mllint.analysis.names import Names, call_argument, is_self_attribute
 from mllint.analysis.project import ProjectView
