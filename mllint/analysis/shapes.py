@@ -261,7 +261,7 @@ class Shapes:
             init.run()
             stored = {name: value for name, value in init.env.items() if name.startswith("self.")}
         getitem = methods["__getitem__"]
-        index = {arg.arg: Number(None) for arg in [*getitem.args.posonlyargs, *getitem.args.args][1:2]}
+        index = bind_values(getitem, [Number(None)], (), skips_first=True)  # `dataset[i]`
         reader = Interpreter(self, getitem, index, record=False)
         reader.env.update(stored)
         item = reader.run()
