@@ -108,7 +108,7 @@ class SchedulerCadence(Rule):
                 continue
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor, passed = known
+            made, constructor, passed, sites = known
             unit = self._unit(made, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
@@ -118,7 +118,7 @@ class SchedulerCadence(Rule):
                 message = self.per_epoch_message
             if wrong:
                 cls = made.name.rsplit(".", 1)[-1] + passed
-                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls))
+                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls), related=sites)
 
     def _check_plateau(self, per_batch: bool, events: list[Event], scheduler: Event, cls: str) -> None:
         """A plateau scheduler stepped with the loss of a batch: every batch, or once per epoch with the

@@ -2,11 +2,11 @@
 no import hides inside a function, and the imports form no cycle.
 
 Bottom to top (see `/work/shared/style-examples.md`):
-- base: positions, findings and source text, which know no analysis;
+- base: positions, findings, source text and notebooks, which know no analysis;
 - syntax: the tree index, scopes, qualified names;
 - file: the `FileContext` every analysis is given (its shortcuts read the syntax layer);
-- values: what an expression holds from its own module's code, which classes are nn.Modules, the torch
-  tables of optimizers and library models;
+- values: what an expression holds from its own module's code (type annotations too), which classes are
+  nn.Modules, the torch tables of optimizers and library models;
 - program: module summaries (program facts only), the project index and view, callees and call sites;
 - facets: mode-dependent layers, modes, gradients, parameters, losses, the training loop, objectives,
   shapes. A facet keeps what it works out about another module's definitions with that module's summary
@@ -29,10 +29,10 @@ from mllint.source import SourceText, parse_python
 ROOT = Path(__file__).resolve().parent.parent
 ANALYSIS = "mllint.analysis"
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["mllint.findings", "mllint.source"]),
+    ("base", ["mllint.findings", "mllint.source", "mllint.notebook"]),
     ("syntax", ["tree", "scopes", "scope_groups", "names"]),
     ("file", ["mllint.context"]),
-    ("values", ["values", "classes", "optimizers", "library_models"]),
+    ("values", ["values", "annotations", "classes", "optimizers", "library_models"]),
     ("program", ["summaries", "project", "calls", "callers"]),
     ("facets", [
         "layers", "modes", "gradients", "parameters", "losses", "loops", "objectives",

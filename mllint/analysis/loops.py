@@ -28,7 +28,7 @@ from functools import cached_property
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import Binding, constructions, per_call_site
+from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -37,6 +37,7 @@ from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
+from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
 MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
@@ -68,6 +69,7 @@ class SchedulerClass(NamedTuple):
     made: Scheduler  # what the class or factory makes
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
+    sites: tuple[Related, ...] = ()  # passed in: the call sites (`callers.call_sites`)
 
 
 class Owners(NamedTuple):
@@ -307,7 +309,9 @@ class TrainingLoops:
                 if made is None:
                     continue
                 if binding is not None:
-                    return SchedulerClass(made, constructor, f", passed at {binding.place}")
+                    own = signature_passage(binding, event.node.func.value)
+                    how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
+                    return SchedulerClass(made, constructor, f", {how}", call_sites(binding))
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
                 return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
