@@ -1,11 +1,11 @@
 import ast
 
+from mllint.analysis.modes import GRAD_OFF
 from mllint.analysis.scopes import SCOPE_NODES
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 
-NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 ENABLE_GRAD = {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.enable_grad"}
 
 
@@ -95,7 +95,7 @@ class BackwardUnderNoGrad(Rule):
         return found
 
     def _is_no_grad(self, expr: ast.AST) -> bool:
-        return self._qualified(expr) in NO_GRAD
+        return self._qualified(expr) in GRAD_OFF
 
     def _qualified(self, expr: ast.AST) -> str | None:
         return self.ctx.qualified_name(expr.func if isinstance(expr, ast.Call) else expr)

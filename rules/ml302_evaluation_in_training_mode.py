@@ -1,7 +1,8 @@
 import ast
 
 from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes, Use, receiver_key
+from mllint.analysis.modes import Mode, Modes, Use
+from mllint.analysis.names import reference_key
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -91,7 +92,7 @@ class EvaluationInTrainingMode(Rule):
             if _only_shape_checked(self.ctx, call) and not any(layer and "Norm" in layer.what for layer in layers):
                 continue  # a smoke test of the forward pass: dropout changes values, not shapes
             function = self.ctx.scopes.enclosing_function(call)
-            own_key = receiver_key(call.func.value if _is_forward(call) else call.func) or resolved[0].key
+            own_key = reference_key(call.func.value if _is_forward(call) else call.func) or resolved[0].key
             if (function, own_key) in reported:
                 continue
             reported.add((function, own_key))
@@ -134,14 +135,14 @@ def _restores_after_eval(ctx, train: ast.AST) -> bool:
     parent = ctx.scopes.parent(statement) if statement is not None else None
     if parent is None or not (isinstance(train, ast.Call) and isinstance(train.func, ast.Attribute)):
         return False
-    key = receiver_key(train.func.value)
+    key = reference_key(train.func.value)
     if key is None:
         return False
     blocks = [getattr(parent, field, None) for field in ("body", "orelse", "finalbody")]
     block = next((b for b in blocks if isinstance(b, list) and statement in b), [])
     earlier = block[: block.index(statement)] if statement in block else []
     return any(
-        isinstance(call.func, ast.Attribute) and call.func.attr == "eval" and receiver_key(call.func.value) == key
+        isinstance(call.func, ast.Attribute) and call.func.attr == "eval" and reference_key(call.func.value) == key
         for node in earlier for call in ast.walk(node) if isinstance(call, ast.Call)
     )  # fmt: skip
 

@@ -2,7 +2,8 @@ import ast
 import re
 
 from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes, Use, receiver_key
+from mllint.analysis.modes import Mode, Modes, Use
+from mllint.analysis.names import reference_key
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -129,7 +130,7 @@ def _optimized(ctx, key: str) -> bool:
     def parameters_of_model(node: ast.AST) -> bool:
         return any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("parameters", "named_parameters")
-            and receiver_key(n.func.value) == key
+            and reference_key(n.func.value) == key
             for n in ast.walk(node)
         )  # fmt: skip
 

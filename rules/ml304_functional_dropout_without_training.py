@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.layers import FUNCTIONAL_DROPOUT, ModeLayers
+from mllint.analysis.layers import FUNCTIONAL_DROPOUT
+from mllint.analysis.modes import mode_layers
 from mllint.analysis.names import call_argument
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -70,7 +71,7 @@ class FunctionalDropoutWithoutTraining(Rule):
         if not isinstance(function, ast.FunctionDef) or function.name != "forward":
             return
         cls = self.ctx.scopes.parent(function)
-        if not isinstance(cls, ast.ClassDef) or not self.ctx.analysis(ModeLayers).is_module(cls) or not function.args.args:
+        if not isinstance(cls, ast.ClassDef) or not self.ctx.analysis(mode_layers).is_module(cls) or not function.args.args:
             return
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg in (None, "training") for k in node.keywords):
             return

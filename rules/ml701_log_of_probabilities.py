@@ -1,12 +1,13 @@
 import ast
 
 from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.values import Kind, ValueKinds
+from mllint.analysis.project import ProjectView
+from mllint.analysis.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
 LOG_FUNCTIONS = {"torch.log", "torch.special.log"}
-SOFTMAX_CALLEES = {"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"}
+SOFTMAX_CALLEES = {name for name, kind in FUNCTION_KINDS.items() if kind is Kind.PROBABILITIES}
 
 
 class LogOfProbabilities(Rule):
@@ -58,8 +59,8 @@ class LogOfProbabilities(Rule):
         argument = self._log_argument(node)
         if argument is None:
             return
-        values = self.ctx.analysis(ValueKinds)
-        origins = per_call_site(self.ctx, argument, lambda binding: values.origin(argument, binding))
+        view = self.ctx.analysis(ProjectView)
+        origins = per_call_site(self.ctx, argument, lambda binding: view.origin(argument, binding))
         found = next(((o, b) for o, b in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
         if found is not None:
             origin, binding = found

@@ -7,8 +7,9 @@ import pytest
 
 from mllint.analysis.dims import format_shape
 from mllint.analysis.gradients import GradientFlow, State
+from mllint.analysis.project import ProjectView
 from mllint.analysis.shapes import Shapes
-from mllint.analysis.values import Kind, ValueKinds
+from mllint.analysis.values import Kind
 from mllint.context import FileContext
 from mllint.engine import Selection, lint_text
 from mllint.registry import all_rules
@@ -72,7 +73,7 @@ def test_value_kind_carried_around_a_loop(body, kind):
     lines = "".join(f"        {line}\n" for line in body)
     source = HEADER + f"def f(x):\n    out = F.softmax(model(x), dim=1)\n    for _ in range(3):\n{lines}    return out\n"
     ctx = context(source)
-    origin = ctx.analysis(ValueKinds).origin(last_read(ctx, "out"))
+    origin = ctx.analysis(ProjectView).origin(last_read(ctx, "out"))
     assert (origin and origin.kind) == kind
 
 

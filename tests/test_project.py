@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 import mllint.runner
 from mllint.analysis.project import ProjectIndex, ProjectView, module_name_of
-from mllint.analysis.layers import NO_LAYER, ClassLayers, Layer, ModeLayers
+from mllint.analysis.layers import NO_LAYER, ClassLayers, Layer, class_layers
+from mllint.analysis.modes import mode_layers
 from mllint.analysis.summaries import ModuleSummary
 from mllint.cli import main
 from mllint.context import FileContext
@@ -115,7 +116,7 @@ def test_forward_in_training_mode_skips_eval_only_returns():
     '''))
     ctx_text = "import torch.nn.functional as F\nfrom pkg.models import Net, Calibrated, Switch\n"
     assert summary.classes["Calibrated"].has_forward and summary.classes["Calibrated"].bases == ("pkg.models.Net",)
-    assert summary.classes["Net"].mode_layers == ClassLayers("", 0, ())
+    assert summary.classes["Net"].fact(class_layers) == ClassLayers("", 0, ())
     source = ctx_text + "a = F.cross_entropy(Net()(x), y)\nb = F.cross_entropy(Calibrated()(x), y)\nc = F.cross_entropy(Switch()(x), y)\n"
     assert [f.start.line for f in lint_with_models(source, summary)] == [3]
 
@@ -175,7 +176,7 @@ def test_which_module_classes_hold_train_eval_dependent_layers(tmp_path):
     path.write_text(text)
     tree = parse_python(text)
     ctx = FileContext(str(path), SourceText(text), tree, module_name_of(str(path))[1], str(path), ProjectIndex.for_paths([str(path)]))
-    layers = ctx.analysis(ModeLayers)
+    layers = ctx.analysis(mode_layers)
     calls = [statement.value for statement in tree.body[1:]]
     dropout = Layer(None, "Dropout", "WithDropout", "models.py:15")
     wrapped = Layer(None, "Dropout", "Wrapper", "models.py:15")  # the class that holds it, and where it is
@@ -246,4 +247,4 @@ def test_summaries_outlive_the_parsed_modules_they_were_read_from(tmp_path, monk
     assert len(project._CONTEXTS) == 2
     assert summaries[0].classes["Net"].bases == ("torch.nn.Module",)
     assert summaries[0].classes["Net"].forward is not None  # worked out after its module was let go
-    assert summaries[0].classes["Net"].mode_layers.what == ""
+    assert summaries[0].classes["Net"].fact(class_layers).what == ""

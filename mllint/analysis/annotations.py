@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from mllint.analysis.names import reference_key
 
 
 class Annotations:
@@ -42,23 +43,14 @@ def _named_class(annotation: ast.AST) -> ast.AST | None:
         parts = [p for p in (annotation.left, annotation.right) if not _is_none(p)]
         return _named_class(parts[0]) if len(parts) == 1 else None
     if isinstance(annotation, ast.Subscript):
-        wrapper = (_dotted(annotation.value) or "").rpartition(".")[2]
+        wrapper = (reference_key(annotation.value) or "").rpartition(".")[2]
         if wrapper == "Optional":
             return _named_class(annotation.slice)
         if wrapper == "Union" and isinstance(annotation.slice, ast.Tuple):
             parts = [p for p in annotation.slice.elts if not _is_none(p)]
             return _named_class(parts[0]) if len(parts) == 1 else None
         return None
-    return annotation if _dotted(annotation) is not None else None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return None if inner is None else f"{inner}.{node.attr}"
-    return None
+    return annotation if reference_key(annotation) is not None else None
 
 
 def _is_none(node: ast.AST) -> bool:

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+from mllint.analysis.names import is_self_attribute
 from mllint.analysis.tree import assignment_targets
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.
 FOLLOWED = re.compile(rb"backward|step|grad")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,7 +60,7 @@ class CallResolver:
                     if func.id in self.scopes.local_bindings(scope):
                         return None
             return self.module_functions.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        if is_self_attribute(func):
             cls = self.scopes.enclosing_class(at)
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
@@ -93,7 +97,7 @@ class CallResolver:
     def is_attribute_call(self, call: ast.Call) -> bool:
         """`self.model(x)`: a call of an object the class stores (not a method acting on `self`)."""
         func = call.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        if not is_self_attribute(func):
             return False
         cls = self.scopes.enclosing_class(call)
         if cls is None:
@@ -103,7 +107,7 @@ class CallResolver:
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
                 for target in assignment_targets(node)
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+                if is_self_attribute(target)
             }  # fmt: skip
         return func.attr in self._stored[cls]
 
@@ -117,19 +121,28 @@ def bind_arguments(call: ast.Call, function: ast.AST, skips_first: bool) -> dict
     (`skips_first`: the call passes no `self`, as `obj.method(...)` does not). None for a parameter that
     `*args` or `**kwargs` may fill (unknown); a missing one is left out (its default applies). The one
     argument binder of the analyses: callers into parameters and callees followed from a call use it."""
+    return bind_values(function, call.args, [(k.arg, k.value) for k in call.keywords], skips_first)
+
+
+def bind_values(
+    function: ast.AST, positional: Sequence[T], keywords: Iterable[tuple[str | None, T]], skips_first: bool
+) -> dict[str, T | None]:
+    """`bind_arguments` for what a family makes of the arguments (their texts, their abstract values):
+    `positional` in order, an `ast.Starred` for `*args`; `keywords` as (name, value), None naming
+    `**kwargs`. A keyword names its parameter even after `*args`."""
     args = function.args
-    positional = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
+    parameters = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
     keyword_names = {a.arg for a in [*args.args, *args.kwonlyargs]}
-    bound: dict[str, ast.AST] = {}
+    bound: dict[str, T] = {}
     unknown: set[str] = set()
-    for parameter, argument in zip(positional, call.args):
+    for parameter, argument in zip(parameters, positional):
         if isinstance(argument, ast.Starred):
-            unknown |= {p.arg for p in positional} - set(bound)
+            unknown |= {p.arg for p in parameters} - set(bound)
             break
         bound[parameter.arg] = argument
-    for keyword in call.keywords:
-        if keyword.arg is None:
+    for name, value in keywords:
+        if name is None:
             unknown |= keyword_names - set(bound)
-        elif keyword.arg in keyword_names:
-            bound[keyword.arg] = keyword.value
-    return {**bound, **dict.fromkeys(unknown)}
+        elif name in keyword_names:
+            bound[name] = value
+    return {**bound, **dict.fromkeys(unknown - set(bound))}

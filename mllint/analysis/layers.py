@@ -6,21 +6,25 @@
   `self.training` in its class), `NO_LAYER` when the class is known and has none, None when unknown.
 
 Both know `torch.nn` classes, the nn.Module classes of the same file and, through the project's module
-summaries (`ProjectView`), those of other modules of the linted project: a class summary holds its
-`ClassLayers`, what its own file says (`ModeLayers.of_summarized_class`), with the classes it takes from
-other modules left to resolve when a lint asks; a base class of the project that is no nn.Module (a mixin)
-counts with what its own body builds, and `abc.ABC`-like bases hold nothing. `nn.Sequential(*layers)`
-holds what the function put in its local list `layers`. The models of well-known libraries are known by
-their factories (`library_models`); classes from anywhere else are unknown.
+summaries (`ProjectView`), those of other modules of the linted project: a class summary keeps its
+`ClassLayers`, what its own file says (`class_layers`), with the classes it takes from other modules left
+to resolve when a lint asks; a base class of the project that is no nn.Module (a mixin) counts with what
+its own body builds, and `abc.ABC`-like bases hold nothing. `nn.Sequential(*layers)` holds what the
+function put in its local list `layers`. A function of another module that returns a model as built (a
+factory) is known by its modes: `modes.mode_layers` builds the file's `ModeLayers` with that question
+answered. The models of well-known libraries are known by their factories (`library_models`); classes
+from anywhere else are unknown.
 """
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.library_models import library_model
 from mllint.analysis.project import ProjectView
+from mllint.analysis.summaries import FunctionSummary
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
@@ -57,12 +61,33 @@ class ClassLayers:
     imported: tuple[str, ...]  # the classes of other modules it builds or derives from (qualified)
 
 
+UNKNOWN_CLASS = ClassLayers(None, 0, ())
+
+
+def class_layers(ctx, node: ast.ClassDef) -> ClassLayers:
+    """A class's layer from its own file, the classes it takes from other modules counted as having none
+    and listed, to resolve later: kept with its module summary (`ClassSummary.fact(class_layers)`)."""
+    imported: list[str] = []
+
+    def deferred(name: str) -> Layer:
+        imported.append(name)
+        return NO_LAYER
+
+    own = ModeLayers.summarizing(ctx, deferred).of_class(node)
+    if own is None or own is NO_LAYER:
+        return ClassLayers(None if own is None else "", 0, tuple(dict.fromkeys(imported)))
+    return ClassLayers(own.what, own.node.lineno, tuple(dict.fromkeys(imported)))
+
+
 class ModeLayers:
-    def __init__(self, ctx, imported=None) -> None:
+    def __init__(self, ctx, returns_new_model: Callable[[FunctionSummary], bool] | None, imported=None) -> None:
+        """`returns_new_model`: does a function of the project return a model as built (a factory)? The
+        modes tell (`modes.mode_layers`); a summary asks no function (`summarizing`)."""
         self.ctx = ctx
         self.modules = ctx.analysis(ModuleClasses).modules
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
+        self._returns_new_model = returns_new_model
         self._imported = imported or self._imported_class
         self._summarizing = imported is not None  # for a summary: classes of other modules are resolved later
 
@@ -71,28 +96,13 @@ class ModeLayers:
         """For a module summary: what another module's class is stays to resolve (`deferred(name)`, a
         class of no layer by default), and a call of a capitalised name of another module may build a
         module (`ProjectView.instance_class` tells, when a lint asks)."""
-        return cls(ctx, deferred or (lambda name: NO_LAYER))
+        return cls(ctx, None, deferred or (lambda name: NO_LAYER))
 
     @classmethod
     def read_from(cls, ctx, linted: "ModeLayers") -> "ModeLayers":
         """For another module of the project read by `linted`'s lint (a caller's): its classes from other
         modules are resolved in the linted file's project."""
-        return cls(ctx, linted._imported_class)
-
-    @classmethod
-    def of_summarized_class(cls, ctx, node: ast.ClassDef) -> ClassLayers:
-        """`node`'s layer from its own file, the classes it takes from other modules counted as having none
-        and listed, to resolve later."""
-        imported: list[str] = []
-
-        def deferred(name: str) -> Layer:
-            imported.append(name)
-            return NO_LAYER
-
-        own = cls.summarizing(ctx, deferred).of_class(node)
-        if own is None or own is NO_LAYER:
-            return ClassLayers(None if own is None else "", 0, tuple(dict.fromkeys(imported)))
-        return ClassLayers(own.what, own.node.lineno, tuple(dict.fromkeys(imported)))
+        return cls(ctx, None, linted._imported_class)
 
     def builds_module(self, call: ast.Call) -> bool:
         """`Net()`, `nn.Sequential(...)`, `build_model()`: a module class of this file, the project or
@@ -117,7 +127,7 @@ class ModeLayers:
         found = view.find(name) if name and not name.startswith("torch.") else None
         if found is None or found[0] is view.own or found[1] not in found[0].functions:
             return None
-        if not found[0].functions[found[1]].returns_new_model:
+        if not self._returns_new_model(found[0].functions[found[1]]):
             return None
         return view.instance_class(self.ctx.analysis(ValueKinds).value(call))
 
@@ -254,7 +264,7 @@ class ModeLayers:
         if found is None or depth > MAX_DEPTH or not (base or view.is_module_class(name)):
             return None
         module, summary = found
-        layers = summary.mode_layers
+        layers = summary.fact(class_layers) or UNKNOWN_CLASS
         if layers.what:
             where = f"line {layers.line}" if module is view.own else f"{view.display(module)}:{layers.line}"
             return Layer(None, layers.what, summary.name, where)

@@ -30,10 +30,10 @@ from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.names import Names
+from mllint.analysis.names import Names, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
@@ -229,7 +229,7 @@ class BackwardReach:
         for call in self.calls:
             called = _called(call)
             name = _callee_name(called)
-            if name is not None and (isinstance(called.func, ast.Name) or _dotted(called.func.value) == "self"):
+            if name is not None and (isinstance(called.func, ast.Name) or reference_key(called.func.value) == "self"):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
@@ -380,9 +380,9 @@ class TrainingLoops:
             return None
         parts: list[ast.AST]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
-            owner = _dotted(node.func.value)
+            owner = reference_key(node.func.value)
             return {owner: node.func.value} if owner and not node.args and not node.keywords else None
-        if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or _dotted(node.func)) in OWNER_PRESERVING:
+        if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or reference_key(node.func)) in OWNER_PRESERVING:
             parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
         elif isinstance(node, ast.Starred):
             parts = [node.value]
@@ -409,7 +409,7 @@ class TrainingLoops:
         for node in ast.walk(loop):
             if isinstance(node, ast.Call):
                 for argument in (*node.args, *(k.value for k in node.keywords)):
-                    if _dotted(argument) == key:
+                    if reference_key(argument) == key:
                         return self.values.constructor(argument)
         return None
 
@@ -587,9 +587,9 @@ class TrainingLoops:
             return []
         callee = m.resolver.resolve(call, at)
         if callee is None:
-            arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
+            arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
-                arguments.append(_dotted(call.func.value))  # a method may act on its object
+                arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
             name = m.ctx.qualified_name(call.func)
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=name)] if arguments else []
@@ -753,21 +753,18 @@ def _elements(comprehension: ast.AST) -> list[ast.expr]:
 
 
 def _renamer(callee: ast.AST, call: ast.Call):
-    """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`)."""
-    parameters = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
-    if parameters and parameters[0] == "self" and isinstance(call.func, ast.Attribute):
-        parameters = parameters[1:]
-    mapping: dict[str, str] = {}
-    if not any(isinstance(a, ast.Starred) for a in call.args):
-        mapping.update(zip(parameters, (_text(a) for a in call.args)))
-    mapping.update((k.arg, _text(k.value)) for k in call.keywords if k.arg)
-    known = {a.arg for a in (*callee.args.posonlyargs, *callee.args.args, *callee.args.kwonlyargs)}
+    """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`); a parameter
+    the call leaves to its default, or to `*args`/`**kwargs`, becomes `<name>`: not the caller's."""
+    named = [a.arg for a in parameters(callee, variadic=False)]
+    skips_self = named[:1] == ["self"] and isinstance(call.func, ast.Attribute)
+    bound = bind_arguments(call, callee, skips_self)
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)
-        if root is None or root.group() not in known or root.group() == "self":
+        if root is None or root.group() not in named or root.group() == "self":
             return key
-        replacement = mapping.get(root.group(), f"<{root.group()}>")  # a default value: not the caller's
+        argument = bound.get(root.group())
+        replacement = _text(argument) if argument is not None else f"<{root.group()}>"
         return replacement + key[root.end() :]
 
     return rename
@@ -784,18 +781,6 @@ def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """`self.optimizer` for a name or attribute chain; None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _same(key: str) -> str:

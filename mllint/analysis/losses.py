@@ -15,6 +15,8 @@ from functools import cached_property
 
 from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.names import Names, call_argument
+from mllint.analysis.project import ProjectView
+from mllint.analysis.scopes import parameters
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix, Related
@@ -127,7 +129,7 @@ class LossCalls:
             if loss is not None and binding is not None and values.constructed_class(call.func) is None:
                 note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
-        origin = values.origin(argument, binding) if argument is not None else None
+        origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
@@ -144,19 +146,19 @@ class LossCalls:
     def _parameter_holders(self) -> set[str]:
         """The parameters of the file's functions named for a loss (`criterion`, `loss_fn`), and the
         attributes assigned one (`self.criterion = criterion`): a cheap bound on the call sites searched."""
-        parameters = {
+        named = {
             arg.arg for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
-            for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+            for arg in parameters(function, variadic=False)
             if LOSS_NAME.search(arg.arg)
         }  # fmt: skip
         attributes = {
             target.attr
             for node in self.ctx.index.of_type(ast.Assign)
-            if isinstance(node.value, ast.Name) and node.value.id in parameters
+            if isinstance(node.value, ast.Name) and node.value.id in named
             for target in node.targets
             if isinstance(target, ast.Attribute)
         }  # fmt: skip
-        return parameters | attributes
+        return named | attributes
 
     @cached_property
     def _holders(self) -> set[str]:

@@ -36,9 +36,11 @@ from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
+from mllint.analysis.names import reference_key
 from mllint.analysis.project import ProjectView
+from mllint.analysis.summaries import FunctionSummary
 from mllint.analysis.tree import assignment_targets, child_nodes
-from mllint.analysis.values import canonical_class
+from mllint.analysis.values import Called, canonical_class
 from mllint.source import one_line
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -120,15 +122,6 @@ class _Targets:
     continues: list = field(default_factory=list)
 
 
-def receiver_key(expr: ast.AST) -> str | None:
-    """`self.model.encoder` for that expression; None for anything but names and attributes of names."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    return ".".join([expr.id, *reversed(parts)]) if isinstance(expr, ast.Name) else None
-
-
 def lookup(state: State, key: str) -> frozenset:
     """A key's facts: its own, else those of its nearest enclosing receiver (a mode set on a model holds
     for its submodules), else ENTRY."""
@@ -156,10 +149,34 @@ def join(states: Iterable[State | None]) -> State | None:
     return joined
 
 
+def mode_layers(ctx) -> ModeLayers:
+    """The file's `ModeLayers` (`ctx.analysis(mode_layers)`), factories of other modules known by the
+    modes of what they return."""
+    return ModeLayers(ctx, returns_new_model)
+
+
+def returns_new_model(function: FunctionSummary) -> bool:
+    """Does a function of the project return a model in training mode, as built (a factory)? Read by
+    `Modes` in its own file, once per module summary."""
+    return isinstance(function.returns, Called) and bool(function.fact(_returns_new_model))
+
+
+def _returns_new_model(ctx, node: ast.AST) -> bool:
+    summary = ctx.analysis(_factory_modes).summary(node, 0)
+    facts = summary.returned if summary is not None else ()
+    return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
+
+
+def _factory_modes(ctx) -> "Modes":
+    """The modes of a module's models, its classes from other modules counted as models: a summary
+    cannot tell, the lint that asks whether a factory returns a model can."""
+    return Modes(ctx, ModeLayers.summarizing(ctx))
+
+
 class Modes:
     def __init__(self, ctx, layers: ModeLayers | None = None) -> None:
         self.ctx = ctx
-        self.layers = layers or ctx.analysis(ModeLayers)
+        self.layers = layers or ctx.analysis(mode_layers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
         functions: dict[str, list[ast.AST]] = {}
@@ -196,7 +213,7 @@ class Modes:
             cls for cls in self.classes.values()
             if cls not in self.module_classes and any(
                 isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval")
-                and (receiver_key(call.func.value) or "").startswith("self.")
+                and (reference_key(call.func.value) or "").startswith("self.")
                 for call in self.ctx.index.within(cls, ast.Call)
             )
         ]  # fmt: skip
@@ -721,7 +738,7 @@ class Modes:
         values = [
             node.value
             for node in self.ctx.index.within(cls, ast.Assign)
-            if any(isinstance(t, ast.Attribute) and t.attr == attribute and receiver_key(t.value) == head for t in node.targets)
+            if any(isinstance(t, ast.Attribute) and t.attr == attribute and reference_key(t.value) == head for t in node.targets)
         ]
         calls = [_strip_same_module(v) for v in values]
         return [] if any(c is None or not self.builds_module(c) for c in calls) else calls
@@ -786,7 +803,7 @@ class _Flow:
                 bound.setdefault(node.id, []).append(value)
         aliases = {}
         for name, values in bound.items():
-            target = receiver_key(values[0]) if len(values) == 1 and values[0] is not None else None
+            target = reference_key(values[0]) if len(values) == 1 and values[0] is not None else None
             if target is not None and target.split(".")[0] != name:
                 aliases[name] = target
         return aliases
@@ -795,7 +812,7 @@ class _Flow:
         return _own_nodes_of(self.scope)
 
     def key(self, expr: ast.AST) -> str | None:
-        key = receiver_key(expr)
+        key = reference_key(expr)
         if key is None:
             return None
         head, dot, rest = key.partition(".")

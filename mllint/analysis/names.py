@@ -82,6 +82,21 @@ def qualified_name(expr: ast.AST, resolve: Callable[[ast.Name], str | None]) -> 
     return None if base is None else ".".join([base, *reversed(parts)])
 
 
+def reference_key(expr: ast.AST) -> str | None:
+    """The one key of a reference: `self.model.encoder` for that expression, `model` for a name; None for
+    anything but a name and attributes of it (a call, a subscript)."""
+    return qualified_name(expr, _spelled)
+
+
+def _spelled(name: ast.Name) -> str:
+    return name.id
+
+
+def is_self_attribute(node: ast.AST) -> bool:
+    """`self.x`: an attribute the object itself holds (its key `self.x`)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
     """What `Names.module_imports` gives, read from the statements outside functions without a tree index."""
     bound: dict[str, str] = {}

@@ -78,7 +78,8 @@ class _Objectives:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
-        self.calls = CallResolver(ctx, ctx.analysis(ProjectView) if ctx.project is not None else None)
+        self.view = ctx.analysis(ProjectView)
+        self.calls = CallResolver(ctx, self.view if ctx.project is not None else None)
 
     def of(self, expr: ast.AST, depth: int) -> Objective | None:
         if depth > MAX_DEPTH:
@@ -169,7 +170,7 @@ class _Objectives:
                 return Objective(LOG_LIKELIHOOD, 1, call)
             if func.attr in KEEPING_METHODS:
                 return self._log_likelihood_only(self.of(func.value, depth + 1))
-        origin = self.values.origin(call)
+        origin = self.view.origin(call)
         if origin is not None and origin.kind is Kind.LOG_PROBABILITIES:
             return Objective(LOG_LIKELIHOOD, 1, call)
         callee = self.calls.resolve(call)
@@ -182,7 +183,7 @@ class _Objectives:
         not `1 - d_prob` (the minimax GAN generator's loss is the log of that, and right)."""
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and isinstance(expr.right, ast.Constant):
             expr = expr.left  # `probs + 1e-8`
-        origin = self.values.origin(expr)
+        origin = self.view.origin(expr)
         if origin is not None:
             return origin.kind in (Kind.PROBABILITIES, Kind.SIGMOID)
         named = isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript))

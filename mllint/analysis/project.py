@@ -26,11 +26,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from mllint.analysis.summaries import ClassSummary, ModuleSummary
+from mllint.analysis.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
-    canonical_class,
+    ValueKinds, canonical_class,
 )  # fmt: skip
+from mllint.context import FileContext
 from mllint.findings import Position
 from mllint.notebook import load as load_notebook
 from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
@@ -335,8 +336,6 @@ def _context(path: str, module: str):
 
 
 def _parse(path: str, module: str):
-    from mllint.context import FileContext  # the context imports the analyses
-
     try:
         source = read_source(path)
         notebook = load_notebook(source.text) if is_notebook(path) else None
@@ -430,7 +429,7 @@ class ProjectView:
         module, _, member = qualified.rpartition(".")
         if self.index is not None and module != self.own.name:
             ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
-            defined = _function_in(ctx.tree, member) if ctx is not None else None
+            defined = top_level_definition(ctx.tree, FUNCTIONS, member) if ctx is not None else None
             if defined is not None:
                 return ctx, defined
         found = self.find(qualified)
@@ -438,7 +437,7 @@ class ProjectView:
             return None
         summary, name = found
         ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
-        defined = _function_in(ctx.tree, name) if ctx is not None else None
+        defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
         return (ctx, defined) if defined is not None else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
@@ -468,9 +467,12 @@ class ProjectView:
         return None
 
     # What values are.
-    def origin(self, value: Value) -> Origin | None:
-        """The kind of a value described in the linted file, resolved through the project."""
-        found = self.resolve(value, self.own)
+    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
+        """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
+        value agrees on the kind: in the linted file, or in a class or function of the project; under
+        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
+        value = self.ctx.analysis(ValueKinds).value(expr, binding=binding)
+        found = None if value is None else self.resolve(value, self.own)
         if not isinstance(found, Found) or found.layer:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
@@ -600,12 +602,6 @@ def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleS
         return summary, member
     target = summary.imports.get(member)
     return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
-
-
-def _function_in(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The module's top-level function of that name (the last definition wins, as when it runs)."""
-    functions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
-    return functions[-1] if functions else None
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:

@@ -97,7 +97,7 @@ class Scopes:
             body = function.body if isinstance(function.body, list) else [function.body]
             first = bisect_left(positions, (body[0].lineno, body[0].col_offset))
             last = bisect_right(positions, (function.end_lineno, function.end_col_offset))
-            self._bindings[function] = frozenset(names[first:last]) | {arg.arg for arg in _all_args(function.args)}
+            self._bindings[function] = frozenset(names[first:last]) | {arg.arg for arg in parameters(function)}
         return self._bindings[function]
 
 
@@ -112,6 +112,8 @@ def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
     return [(line, column) for line, column, _ in bound], [name for _, _, name in bound]
 
 
-def _all_args(args: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+def parameters(function: ast.AST, variadic: bool = True) -> list[ast.arg]:
+    """A function's (or lambda's) parameters in order, then `*args` and `**kwargs` unless not `variadic`."""
+    args = function.args
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None] if variadic else []
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]

@@ -17,16 +17,17 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.callers import call_sites, constructions, signature_passage
+from mllint.analysis.calls import bind_values
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
-from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
+from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
-from mllint.analysis.names import Names, call_argument
+from mllint.analysis.names import Names, call_argument, is_self_attribute
 from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
 from mllint.analysis.tree import assignment_targets, child_nodes
-from mllint.analysis.values import ValueKinds, canonical_class, describe_passage
+from mllint.analysis.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
@@ -56,7 +57,6 @@ SAME_SHAPE_FUNCTIONS = frozenset(
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
-SEQUENTIAL = "torch.nn.Sequential"
 MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
 PYTHON_NUMBERS = frozenset({"float", "int"})
 
@@ -196,8 +196,8 @@ class Shapes:
         `self.` attribute its class assigns a bare name (`self.model = model`)."""
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
-            return function is not None and func.id in {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
-        if not _self_attribute(func):
+            return function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}
+        if not is_self_attribute(func):
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
         return any(isinstance(value, ast.Name) for value in assigned)
@@ -266,7 +266,7 @@ class Shapes:
             init.run()
             stored = {name: value for name, value in init.env.items() if name.startswith("self.")}
         getitem = methods["__getitem__"]
-        index = {arg.arg: Number(None) for arg in [*getitem.args.posonlyargs, *getitem.args.args][1:2]}
+        index = bind_values(getitem, [Number(None)], (), skips_first=True)  # `dataset[i]`
         reader = Interpreter(self, getitem, index, record=False)
         reader.env.update(stored)
         item = reader.run()
@@ -286,7 +286,7 @@ class Shapes:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.FloorDiv)):
             combine = multiply if isinstance(expr.op, ast.Mult) else floor_divide
             return combine(self._spelled_dim(expr.left, depth), self._spelled_dim(expr.right, depth))
-        if _self_attribute(expr) and depth < MAX_CALL_DEPTH:
+        if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
         return self._parameter_symbol(expr)
@@ -336,7 +336,7 @@ class Shapes:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 for target in assignment_targets(node):
-                    if _self_attribute(target):
+                    if is_self_attribute(target):
                         values.setdefault(target.attr, []).append(node.value)
             self._attributes[cls] = values
         return self._attributes[cls]
@@ -356,7 +356,7 @@ class Shapes:
             if values and len(values) == 1 and isinstance(values[0], ast.Call):
                 return _unmoved(values[0])
             return None
-        if _self_attribute(func):
+        if is_self_attribute(func):
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
             if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
                 return assigned[0]
@@ -382,15 +382,9 @@ def _informative(value: object | None) -> bool:
     return isinstance(value, (Samples, Batches))
 
 
-def _self_attribute(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
-def _bind(function: ast.FunctionDef, arguments: list) -> dict[str, object]:
-    positional = [*function.args.posonlyargs, *function.args.args][1:]  # after self
-    return {arg.arg: value for arg, value in zip(positional, arguments) if value is not None}
+def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
+    """The known abstract values of a method's parameters, called with `arguments` (after `self`)."""
+    return {name: value for name, value in bind_values(method, arguments, (), skips_first=True).items() if value is not None}
 
 
 class Interpreter:
@@ -407,7 +401,7 @@ class Interpreter:
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
-            for arg in _parameters(function.args):
+            for arg in parameters(function):
                 self.env[arg.arg] = arguments.get(arg.arg) or Tensor(None, ("parameter", id(function), arg.arg), arg.arg)
 
     def run(self) -> object | None:
@@ -547,7 +541,7 @@ class Interpreter:
             elif isinstance(value, Tensor) and value.shape is None:
                 value = Tensor(None, value.key, target.id, value.ends)
             self.env[target.id] = value
-        elif self.tracks_self and _self_attribute(target):
+        elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
@@ -634,9 +628,9 @@ class Interpreter:
     def attribute(self, node: ast.Attribute) -> object | None:
         if self.ctx.qualified_name(node) is not None:
             return None  # `torch.float32`, a module's attribute
-        if _self_attribute(node) and f"self.{node.attr}" in self.env:
+        if is_self_attribute(node) and f"self.{node.attr}" in self.env:
             return self.env[f"self.{node.attr}"]
-        size = self.shapes.attribute_size(node) if _self_attribute(node) else None
+        size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if size is not None:
             return size
         base = self.eval(node.value)
@@ -749,9 +743,7 @@ class Interpreter:
         size, a dataset, ...): the helper run with the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
-        parameters = [*helper.args.posonlyargs, *helper.args.args]
-        bound = {p.arg: value for p, value in zip(parameters, arguments)}
-        bound.update({k.arg: self.seen.get(k.value) for k in node.keywords})
+        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
         if not any(_informative(value) for value in bound.values()):
             return None
         summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
@@ -825,7 +817,7 @@ class Interpreter:
                 shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
                 result = self.method(shifted, method, receiver)
                 return result.shape if isinstance(result, Tensor) else None
-        if name in ("torch.cat", "torch.concat", "torch.stack"):
+        if name in STACK_FUNCTIONS:
             return self.concatenate(node, name == "torch.stack")
         return None
 
@@ -1088,11 +1080,6 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
         for node in ast.walk(statement)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     }
-
-
-def _parameters(args: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
 
 
 

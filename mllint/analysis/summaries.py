@@ -2,11 +2,15 @@
 
 A `ModuleSummary` holds, for the module's top-level definitions only:
 - `imports`: the names it imports, as qualified names (relative imports resolved), to follow re-exports;
-- `classes`: each class's bases (qualified names), its mode-dependent layer as far as its own file
-  tells (`layers.ClassLayers`), and what `forward` returns in training mode (returns under
-  `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
-- `functions`: what each function returns, and whether that is a model as built (a factory);
+- `classes`: each class's bases (qualified names) and what `forward` returns in training mode (returns
+  under `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
+- `functions`: what each function returns;
 - `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
+
+Summaries hold program facts only. What a facet works out about a class or function from its own file (a
+class's mode-dependent layer, `layers.class_layers`; whether a function returns a model as built,
+`modes.returns_new_model`) is kept with the definition's summary (`fact`), keyed by the function that
+computes it: the summaries never import the facets.
 
 Names, lines, bases and imports are read from the module's top-level statements at once; everything else
 is worked out from the module's parsed context the first time a rule asks, and kept. A summary keeps no
@@ -22,38 +26,64 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from mllint.analysis.names import module_scope_imports, qualified_name
-from mllint.analysis.values import Called, OneOf, Value, ValueKinds
+from mllint.analysis.values import OneOf, Value, ValueKinds
 
-if TYPE_CHECKING:
-    from mllint.analysis.layers import ClassLayers
+T = TypeVar("T")
 
 # What a summary asks for its module's parsed context (None: the file no longer parses).
 LoadContext = Callable[[], object]
 # Errors that mean "too deep or too large to analyse": the answer is unknown, not a crash.
 TOO_COMPLEX = (RecursionError, MemoryError, ValueError)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-class ClassSummary:
-    """A top-level class: its name, line and bases at once; the rest worked out when first asked."""
+class _Definition:
+    """A top-level class or function: its name and line at once; what the facets (`layers`, `modes`)
+    work out about it from its own file is kept with it (`fact`)."""
 
-    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext) -> None:
+    kind: type | tuple[type, ...]
+
+    def __init__(self, node: ast.AST, load: LoadContext) -> None:
         self.name = node.name
         self.line = node.lineno
-        self.bases = bases
-        self.has_forward = _method(node, "forward") is not None
         self._load = load
+        self._facts: dict[Callable, object] = {}
 
     def definition(self):
         """(its module's parsed context, its node), (None, None) when the file no longer parses."""
-        return _definition(self._load, ast.ClassDef, self.name)
+        ctx = self._load()
+        return (None, None) if ctx is None else (ctx, top_level_definition(ctx.tree, self.kind, self.name))
+
+    def fact(self, compute: Callable[[object, ast.AST], T]) -> T | None:
+        """`compute(its module's context, its node)`, worked out once and kept with the summary (one per
+        `compute`, a module-level function of the facet that asks); None when the file no longer parses
+        or the definition is too complex."""
+        if compute not in self._facts:
+            ctx, node = self.definition()
+            try:
+                self._facts[compute] = None if node is None else compute(ctx, node)
+            except TOO_COMPLEX:
+                self._facts[compute] = None
+        return self._facts[compute]  # type: ignore[return-value]
+
+
+class ClassSummary(_Definition):
+    """A top-level class: its bases at once, what `forward` returns when first asked."""
+
+    kind = ast.ClassDef
+
+    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext) -> None:
+        super().__init__(node, load)
+        self.bases = bases
+        self.has_forward = _method(node, "forward") is not None
 
     @cached_property
     def forward(self) -> Value | None:
         """What `forward` returns in training mode."""
-        ctx, node = _definition(self._load, ast.ClassDef, self.name)
+        ctx, node = self.definition()
         forward = _method(node, "forward") if node is not None else None
         if forward is None:
             return None
@@ -62,49 +92,17 @@ class ClassSummary:
         except TOO_COMPLEX:
             return None
 
-    @cached_property
-    def mode_layers(self) -> ClassLayers:
-        """Its Dropout/BatchNorm-like layer as its own file tells (`layers.ModeLayers`)."""
-        from mllint.analysis.layers import ClassLayers, ModeLayers  # the layers ask the project, which holds summaries
 
-        ctx, node = _definition(self._load, ast.ClassDef, self.name)
-        try:
-            return ModeLayers.of_summarized_class(ctx, node) if node is not None else ClassLayers(None, 0, ())
-        except TOO_COMPLEX:
-            return ClassLayers(None, 0, ())
-
-
-class FunctionSummary:
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, load: LoadContext) -> None:
-        self.name = node.name
-        self.line = node.lineno
-        self._load = load
+class FunctionSummary(_Definition):
+    kind = FUNCTIONS
 
     @cached_property
     def returns(self) -> Value | None:
-        ctx, node = _definition(self._load, FUNCTIONS, self.name)
+        ctx, node = self.definition()
         try:
             return _combined(_values(returned_expressions(node.body), ctx.analysis(ValueKinds))) if node is not None else None
         except TOO_COMPLEX:
             return None
-
-    @cached_property
-    def returns_new_model(self) -> bool:
-        """Does it return a model in training mode, as built (a factory), by `modes.Modes` in its file?"""
-        if not isinstance(self.returns, Called):
-            return False
-        from mllint.analysis.modes import Mode  # the modes ask the project, which holds summaries
-
-        ctx, node = _definition(self._load, FUNCTIONS, self.name)
-        try:
-            summary = ctx.analysis(_factory_modes).summary(node, 0) if node is not None else None
-        except TOO_COMPLEX:
-            return False
-        facts = summary.returned if summary is not None else ()
-        return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
-
-
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
@@ -115,21 +113,9 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
 
 
-def _definition(load: LoadContext, kind, name: str):
-    """(context, node) of the module's last top-level definition of `name` (the one the module keeps)."""
-    ctx = load()
-    if ctx is None:
-        return None, None
-    return ctx, next((s for s in reversed(ctx.tree.body) if isinstance(s, kind) and s.name == name), None)
-
-
-def _factory_modes(ctx):
-    """The modes of a module's models, its classes from other modules counted as models: a summary
-    cannot tell, the lint that asks whether a factory returns a model can."""
-    from mllint.analysis.layers import ModeLayers
-    from mllint.analysis.modes import Modes
-
-    return Modes(ctx, ModeLayers.summarizing(ctx))
+def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:
+    """The module's last top-level definition of `name` of that kind (the one the module keeps)."""
+    return next((s for s in reversed(tree.body) if isinstance(s, kind) and s.name == name), None)
 
 
 class ModuleSummary:

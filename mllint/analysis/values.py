@@ -16,7 +16,8 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.names import is_self_attribute
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.tree import assignment_targets
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
@@ -238,15 +239,6 @@ class ValueKinds:
         self.unbound: list[ast.AST] | None = None
 
     # What a value is.
-    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
-        """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
-        value agrees on the kind: in this file, or in a class or function of the project; under
-        `binding`, through the arguments of one call site."""
-        from mllint.analysis.project import ProjectView  # the project resolves what this module describes
-
-        value = self.value(expr, binding=binding)
-        return None if value is None else self.ctx.analysis(ProjectView).origin(value)
-
     def value(self, expr: ast.AST, depth: int = 0, binding=None) -> Value | None:
         """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown);
         under `binding`, its function's parameters hold what that call site passes."""
@@ -271,7 +263,7 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
-        elif _is_self_attribute(expr):
+        elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
             return None
@@ -428,7 +420,7 @@ class ValueKinds:
             return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
         if isinstance(expr, ast.Name):
             found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
-        elif _is_self_attribute(expr):
+        elif is_self_attribute(expr):
             found = [self.construction(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
         else:
             return None
@@ -450,7 +442,7 @@ class ValueKinds:
         """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
         if isinstance(expr, ast.Name):
             return self.reaching_values(expr)
-        return self._self_attribute_values(expr) if _is_self_attribute(expr) else None
+        return self._self_attribute_values(expr) if is_self_attribute(expr) else None
 
     # Reaching definitions.
     def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
@@ -559,7 +551,7 @@ class ValueKinds:
             for name, target, value in _bindings(node):
                 by_scope.setdefault(scope, {}).setdefault(name, []).append(Definition(name, target, value))
         for function in index.of_type(*FUNCTION_NODES):
-            for arg in _parameters(function.args):
+            for arg in parameters(function):
                 by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
         indexed: dict[ast.AST, dict[str, Bindings]] = {}
         for scope, names in by_scope.items():
@@ -579,9 +571,9 @@ class ValueKinds:
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                     targets = assignment_targets(node)
                     for target in targets:
-                        if _is_self_attribute(target):
+                        if is_self_attribute(target):
                             values.setdefault(target.attr, []).append(node.value)
-                elif isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
+                elif isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
                     values.setdefault(node.target.attr, []).append(None)
             self._attribute_values[cls] = values
         found = self._attribute_values[cls].get(expr.attr)
@@ -621,10 +613,6 @@ def _calls_self(func: ast.AST) -> bool:
     return isinstance(func, ast.Name) and func.id == "self"
 
 
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
 def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
@@ -632,12 +620,7 @@ def _position(node: ast.AST) -> tuple[int, int]:
 def is_parameter(definition: Definition) -> bool:
     """Is the definition a parameter of its function (not the function's own name)?"""
     function = definition.node
-    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in _parameters(function.args)}
-
-
-def _parameters(args: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in parameters(function)}
 
 
 BINDING_NODES = (
