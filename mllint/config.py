@@ -301,8 +301,14 @@ class Resolver:
         if not directory.is_dir():
             directory = directory.parent
         if directory not in self._by_directory:
-            settings = dataclasses.replace(self._base(directory), **self.overrides)
+            base = self._base(directory)
+            settings = dataclasses.replace(base, **self.overrides)
             extended = {name: getattr(settings, name) + added for name, added in self.additions.items()}
+            for name in ("extend_select", "ignore"):  # they add to the file's, unless `--select` replaces it
+                if "select" in self.overrides:
+                    extended[name] = self.overrides.get(name, ())
+                elif name in self.overrides:
+                    extended[name] = getattr(base, name) + self.overrides[name]
             self._by_directory[directory] = dataclasses.replace(settings, **extended)
         return self._by_directory[directory]
 

@@ -68,7 +68,8 @@ class LayerAddedAfterOptimizer(Rule):
         statements = {s for m in models for s in layers.between(m, after=end(node), before=rebuilt and start(rebuilt))}
         for statement in sorted(statements, key=start):
             for target in statement.targets:
-                model = next((m for m in models if self.ctx.text(target).startswith(m + ".")), None)
+                owners = [m for m in models if self.ctx.text(target).startswith(m + ".")]
+                model = max(owners, key=lambda m: (len(m), m), default=None)  # the closest owner, whatever the set order
                 if model is None or self._optimized_later(scope, self.ctx.text(target), statement):
                     continue
                 if self._used_after(scope, holder, statement, rebuilt):

@@ -869,3 +869,18 @@ def test_symlinked_directory_named_on_the_command_line_is_linted(project):
     os.symlink(project / "real", project / "link", target_is_directory=True)
     result = mllint("-q", "link")
     assert (result.exit_code, result.stdout) == (1, ml301("link/train.py") + "\n")
+
+
+
+@pytest.mark.parametrize(
+    ("config", "options", "expected"),
+    [
+        ('select = ["ML004"]\nextend-select = ["ML301"]\n', ["--extend-select", "ML003"], ["ML301", "ML003", "ML004"]),
+        ('ignore = ["ML004"]\n', ["--ignore", "ML003"], ["ML301"]),
+        ('select = ["ML004"]\nextend-select = ["ML301"]\nignore = ["ML003"]\n', ["--select", "ML3,ML003"], ["ML301", "ML003"]),
+    ],
+)
+def test_command_line_extend_select_and_ignore_add_to_the_configuration(project, config, options, expected):
+    write(project, {"mllint.toml": config, "train.py": MIXED})
+    result = mllint("-q", *options, "train.py")
+    assert [line.split()[1] for line in lines(result.stdout)] == expected
