@@ -16,7 +16,7 @@ from pathlib import Path
 from mllint import __version__
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection
-from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
+from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity
 
 CACHE_DIRECTORY = ".mllint_cache"
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is mllint's cache.\n"
@@ -102,6 +102,7 @@ def _finding_to_json(finding: Finding) -> dict:
         "severity": finding.severity.value,
         "noqa_line": finding.noqa_line,
         "cell": finding.cell,
+        "related": [[r.path, _position(r.start), r.message, r.cell] for r in finding.related],
         "fix": None
         if fix is None
         else {
@@ -124,6 +125,7 @@ def _finding_from_json(item: dict) -> Finding:
         severity=Severity(item["severity"]),
         noqa_line=item["noqa_line"],
         cell=item["cell"],
+        related=tuple(Related(path, Position(*start), message, cell) for path, start, message, cell in item["related"]),
         fix=None
         if fix is None
         else Fix(

@@ -11,7 +11,7 @@ from typing import TypeVar
 from mllint.analysis.names import Names
 from mllint.analysis.scopes import Scopes
 from mllint.analysis.tree import TreeIndex
-from mllint.findings import Applicability, Edit, Finding, Fix, Position
+from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related
 from mllint.source import SourceText
 
 T = TypeVar("T")
@@ -19,7 +19,14 @@ T = TypeVar("T")
 
 class FileContext:
     def __init__(
-        self, path: str, source: SourceText, tree: ast.Module, module=None, real_path: str | None = None, project=None
+        self,
+        path: str,
+        source: SourceText,
+        tree: ast.Module,
+        module=None,
+        real_path: str | None = None,
+        project=None,
+        notebook=None,
     ) -> None:
         self.path = path  # as findings show it
         self.source = source
@@ -27,6 +34,7 @@ class FileContext:
         self.module = module  # the `ModuleName` of the file in its project (None: not known)
         self.real_path = real_path  # the file on disk, when there is one
         self.project = project  # the `ProjectIndex` of the run (None: this file alone)
+        self.notebook = notebook  # a notebook of the project read as a caller: the `Notebook` whose program this is
         self.findings: list[Finding] = []
         self._analyses: dict[type, object] = {}
 
@@ -77,7 +85,7 @@ class FileContext:
     def fix(message: str, applicability: Applicability, *edits: Edit) -> Fix:
         return Fix(message, tuple(edits), applicability)
 
-    def add_finding(self, rule, node: ast.AST, message: str, fix: Fix | None) -> None:
+    def add_finding(self, rule, node: ast.AST, message: str, fix: Fix | None, related: tuple[Related, ...] = ()) -> None:
         self.findings.append(
             Finding(
                 path=self.path,
@@ -89,5 +97,6 @@ class FileContext:
                 severity=rule.severity,
                 fix=fix,
                 noqa_line=node.lineno,
+                related=related,
             )
         )

@@ -57,6 +57,16 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding depends on: the call site whose arguments make it (SARIF's related locations)."""
+
+    path: str  # as findings show paths
+    start: Position
+    message: str
+    cell: int | None = None  # in a notebook: the cell, `start` relative to it
+
+
+@dataclass(frozen=True)
 class Finding:
     path: str
     start: Position
@@ -72,6 +82,8 @@ class Finding:
     cell: int | None = None
     # An internal error's traceback (printed by `--verbose`; never cached).
     traceback: str | None = None
+    # A finding made through a parameter: the call sites that pass what makes it, innermost first.
+    related: tuple[Related, ...] = ()
 
     @property
     def location(self) -> str:

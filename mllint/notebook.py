@@ -17,8 +17,9 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
-from mllint.findings import Edit, Finding, Position
+from mllint.findings import Edit, Finding, Position, Related
 from mllint.source import LINE_BREAK, MAX_FILE_BYTES, SourceError, SourceText
 
 BOUNDARY = "# [mllint: cell boundary]"
@@ -83,6 +84,14 @@ class Notebook:
             result = result[:start] + value + result[end:]
         return result
 
+    def cell_position(self, position: Position) -> tuple[int, Position]:
+        """Where a position of the notebook's program is: (cell number, position in the cell)."""
+        return self._layout.position(position)
+
+    @cached_property
+    def _layout(self) -> "_Layout":
+        return _Layout(self, self.python)
+
     def to_cells(self, findings: list[Finding], python: str) -> list[Finding]:
         """Findings in `python` (this notebook's program, or a fixed version of it) reported per cell, with
         only the fixes that can be written back."""
@@ -145,9 +154,17 @@ class _Layout:
             fix = dataclasses.replace(fix, edits=edits)
         noqa_line = self.position(Position(finding.noqa_line, 1))[1].line if finding.noqa_line else None
         message = LINE_REFERENCE.sub(self._line_reference, finding.message)
+        related = tuple(self._related(r, finding.path) for r in finding.related)
         return dataclasses.replace(
-            finding, start=start, end=end, cell=cell, fix=fix, noqa_line=noqa_line, message=message
+            finding, start=start, end=end, cell=cell, fix=fix, noqa_line=noqa_line, message=message, related=related
         )
+
+    def _related(self, related: Related, path: str) -> Related:
+        """A call site in the notebook's own program, placed in its cell."""
+        if related.path != path or related.cell is not None:
+            return related
+        cell, start = self.position(related.start)
+        return dataclasses.replace(related, start=start, cell=cell)
 
     def _line_reference(self, match: re.Match) -> str:
         cell, position = self.position(Position(int(match.group(1)), 1))

@@ -16,7 +16,7 @@ import inspect
 import re
 from typing import TYPE_CHECKING, ClassVar
 
-from mllint.findings import Applicability, Fix, Severity
+from mllint.findings import Applicability, Fix, Related, Severity
 
 if TYPE_CHECKING:
     from mllint.context import FileContext
@@ -56,8 +56,9 @@ class Rule:
     def end_file(self) -> None:
         """Called once after the traversal; rules that collect facts report here."""
 
-    def report(self, node: ast.AST, message: str | None = None, fix: Fix | None = None) -> None:
-        self.ctx.add_finding(type(self), node, message or self.message, fix)
+    def report(self, node: ast.AST, message: str | None = None, fix: Fix | None = None, related: tuple[Related, ...] = ()) -> None:
+        """`related`: for a finding made through a parameter, the call sites that make it."""
+        self.ctx.add_finding(type(self), node, message or self.message, fix, related)
 
     @classmethod
     def documentation(cls) -> str:

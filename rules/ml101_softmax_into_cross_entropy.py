@@ -67,4 +67,4 @@ class SoftmaxIntoCrossEntropy(Rule):
             f"`{found.callee}`{found.note} applies log_softmax itself: pass the raw logits"
         )
         fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
-        self.report(found.argument, message, fix)
+        self.report(found.argument, message, fix, related=found.related)

@@ -61,4 +61,4 @@ class NllLossWithoutLogSoftmax(Rule):
             f"`{self.ctx.text(found.argument)}` is {found.origin.kind.value}{found.origin.where(found.argument)}, "
             f"but `{found.callee}`{found.note} expects log-probabilities: apply `log_softmax` first"
         )
-        self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, found.origin.node))
+        self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, found.origin.node), related=found.related)

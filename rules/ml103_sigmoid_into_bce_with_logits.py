@@ -59,4 +59,4 @@ class SigmoidIntoBceWithLogits(Rule):
             f"`{found.callee}`{found.note} applies the sigmoid itself: pass the logits"
         )
         fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
-        self.report(found.argument, message, fix)
+        self.report(found.argument, message, fix, related=found.related)

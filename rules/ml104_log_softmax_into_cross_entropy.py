@@ -61,7 +61,7 @@ class LogSoftmaxIntoCrossEntropy(Rule):
         fix = None
         if _over_class_dimension(self.ctx, found.origin.node):
             fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the redundant `log_softmax`", Applicability.SAFE)
-        self.report(found.argument, message, fix)
+        self.report(found.argument, message, fix, related=found.related)
 
 
 def _over_class_dimension(ctx, log_softmax: ast.Call) -> bool:

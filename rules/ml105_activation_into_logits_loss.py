@@ -50,7 +50,7 @@ class ActivationIntoLogitsLoss(Rule):
     message = "activation output passed to a loss that applies its own activation: pass the raw logits"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("cross_entropy", "CrossEntropyLoss", "BCEWithLogitsLoss")
+    requires_any_text = ("cross_entropy", "CrossEntropyLoss", "BCEWithLogitsLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, OTHER_ACTIVATION)
@@ -59,7 +59,7 @@ class ActivationIntoLogitsLoss(Rule):
         origin = found.origin
         message = (
             f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-            f"`{found.callee}` applies {APPLIES[found.loss]} itself and expects raw logits: pass the logits"
+            f"`{found.callee}`{found.note} applies {APPLIES[found.loss]} itself and expects raw logits: pass the logits"
         )
         fix = drop_activation_fix(self.ctx, found.argument, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)
-        self.report(found.argument, message, fix)
+        self.report(found.argument, message, fix, related=found.related)

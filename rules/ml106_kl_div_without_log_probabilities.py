@@ -48,7 +48,7 @@ class KlDivWithoutLogProbabilities(Rule):
     message = "`kl_div` expects log-probabilities as its input: apply `log_softmax` first"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("kl_div", "KLDivLoss")
+    requires_any_text = ("kl_div", "KLDivLoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, KL_DIV_NOT_LOG_PROBABILITIES)
@@ -57,6 +57,6 @@ class KlDivWithoutLogProbabilities(Rule):
         origin = found.origin
         message = (
             f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-            f"`{found.callee}` expects log-probabilities as its input: apply `log_softmax` first"
+            f"`{found.callee}`{found.note} expects log-probabilities as its input: apply `log_softmax` first"
         )
-        self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, origin.node))
+        self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, origin.node), related=found.related)

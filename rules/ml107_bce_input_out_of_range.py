@@ -43,7 +43,7 @@ class BceInputOutOfRange(Rule):
     name = "bce-input-out-of-range"
     message = "`BCELoss` expects probabilities in [0, 1]: pass the logits to `BCEWithLogitsLoss`"
     severity = Severity.ERROR
-    requires_any_text = ("binary_cross_entropy", "BCELoss")
+    requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = mismatched_input(self.ctx, node, BCE_OUT_OF_RANGE)
@@ -52,6 +52,6 @@ class BceInputOutOfRange(Rule):
         origin = found.origin
         message = (
             f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-            f"`{found.callee}` expects probabilities in [0, 1]: pass the logits to `BCEWithLogitsLoss`"
+            f"`{found.callee}`{found.note} expects probabilities in [0, 1]: pass the logits to `BCEWithLogitsLoss`"
         )
-        self.report(found.argument, message)
+        self.report(found.argument, message, related=found.related)

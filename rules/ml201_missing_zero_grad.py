@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, Iteration, TrainingLoops
+from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, Guard, Iteration, TrainingLoops
+from mllint.analysis.values import ValueKinds
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule
 
@@ -8,18 +9,25 @@ from mllint.rule import Rule
 class MissingZeroGrad(Rule):
     """
     ## What it does
-    Reports an optimizer step in a training loop whose iteration backpropagates and steps without
-    clearing the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`,
-    `p.grad = None` or function clearing what it is given (`pyro.infer.util.zero_grads(params)`)
-    anywhere in the iteration (including the functions and methods of the file it calls,
-    and the functions of the project's other modules: then the finding is at the call, and names the file
-    and line of the step),
-    or a clear only in the other arm of an `if` the step or a backward before it sits in (`zero_grad`
-    only in the non-AMP branch), or a clear of only some of the modules the optimizer updates
-    (`encoder.zero_grad()` with `Adam(list(encoder.parameters()) + list(head.parameters()))`, param
-    groups, `itertools.chain`). `scaler.unscale_(optimizer)`, `clip_grad_norm_` and `scaler.update()`
-    do not clear gradients. Clearing anywhere in the iteration counts, before backward or after the step; gradient
-    accumulation that clears under the same guard as the step, `optimizer.step(closure)` (LBFGS) and
+    Reports an optimizer step in a training loop whose iteration backpropagates and steps without clearing
+    the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
+    function clearing what it is given (`pyro.infer.util.zero_grads(params)`) anywhere in the iteration
+    (including the functions and methods of the file it calls, and the functions of the project's other
+    modules: then the finding is at the call, and names the file and line of the step), or a clear only in
+    the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
+    branch), or a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
+    `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`; also
+    built by a project helper that returns it, or passed in by a call site that builds it), or of another
+    model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
+    the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
+    lands on the gradients an earlier phase of the iteration left: that phase clears before its backward
+    (the same optimizer, or another over the same modules), never after, and nothing clears in between.
+    Loops include comprehensions, generators and `map(step, loader)` over the loader; an optimizer is
+    recognised by its name, or by what built it (a helper returning it, or the call sites passing it in).
+    `scaler.unscale_(optimizer)`, `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
+    anywhere in the iteration counts, before backward or after the step; gradient accumulation that clears
+    under the same guard as the step, a phase cleared before it starts, a module that holds every module the
+    optimizer updates (`self.zero_grad()`, a `DataParallel` wrapper), `optimizer.step(closure)` (LBFGS) and
     optimizers handed to calls mllint does not follow are not reported.
 
     ## Why is this bad?
@@ -56,7 +64,7 @@ class MissingZeroGrad(Rule):
 
     ## Fix safety
     The fix inserts `optimizer.zero_grad()` at the top of the loop body (above the comment lines that
-    describe its first statement). It is unsafe: it changes the
+    describe its first statement), or for a stale phase, before the phase's loop. It is unsafe: it changes the
     training (that is the point), and code that meant to accumulate over the whole loop would need the
     clear elsewhere.
     """
@@ -72,8 +80,17 @@ class MissingZeroGrad(Rule):
     requires_any_text = TRAINING_WORDS
 
     partly_message = (
-        "`{optimizer}` also updates the parameters of {missed}, which the iteration of the loop on line {line} "
+        "`{optimizer}`{passed} also updates the parameters of {missed}, which the iteration of the loop on line {line} "
         "never clears (only {cleared}): their gradients accumulate across steps"
+    )
+
+    other_model_message = (
+        "`{optimizer}`{passed} updates the parameters of {owners}, but the iteration of the loop on line {line} clears only "
+        "{cleared}, another model: their gradients accumulate across steps"
+    )
+    stale_message = (
+        "`{optimizer}` steps{where} the micro-batches of the loop on {phase} on top of the gradients the loop on "
+        "{earlier} left (it clears before its backward, not after): the step applies both phases' gradients"
     )
 
     def end_file(self) -> None:
@@ -83,52 +100,99 @@ class MissingZeroGrad(Rule):
             for optimizer in iteration.optimizers:
                 if iteration.unknown(optimizer):
                     continue
-                line = iteration.loop.lineno
-                step = _uncleared_step(iteration, optimizer, iteration.clears(optimizer, strict=False))
-                if step is not None:
-                    message = self.message.format(optimizer=optimizer, where=step.where, line=line)
-                else:
-                    step, missed, cleared = self._partly_cleared_step(loops, iteration, optimizer)
-                    message = self.partly_message.format(optimizer=optimizer, missed=missed, cleared=cleared, line=line)
+                step, message, fix = self._finding(loops, iteration, optimizer)
                 if step is not None and step.at not in reported:
                     reported.add(step.at)
-                    self.report(step.at, message, self._fix(iteration, optimizer))
+                    self.report(step.at, message, fix)
+
+    def _finding(self, loops: TrainingLoops, iteration: Iteration, optimizer: str):
+        """(the step, its message, a fix) for the first way the iteration leaves the gradients `optimizer`
+        applies uncleared: no clear on the step's path, a clear of other modules only, a stale phase."""
+        clears = iteration.clears(optimizer, strict=False)
+        step = _uncleared_step(iteration, optimizer, clears)
+        if step is not None:
+            message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
+            return step, message, self._fix(iteration, optimizer)
+        step, message = self._partly_cleared_step(loops, iteration, optimizer)
+        if step is not None:
+            return step, message, self._fix(iteration, optimizer)
+        return self._stale_phase_step(loops, iteration, optimizer, clears)
 
     def _partly_cleared_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str):
         """A step of an optimizer over several modules (`Adam([*enc.parameters(), *head.parameters()])`)
-        whose iteration clears some of them (`enc.zero_grad()`) and never calls its own `zero_grad()`:
-        (the step, the modules not cleared, the clears), or Nones."""
+        whose iteration clears some of them (`enc.zero_grad()`), or only another model, and never calls its
+        own `zero_grad()`: (the step, its message), or Nones."""
         own = iteration.clears(optimizer, strict=True)
         modules = [c for c in iteration.clears(optimizer, strict=False) if c not in own]
         keys = sorted({c.key for c in modules if c.key is not None})
         if not modules or any(c.key is None for c in modules):
-            return None, None, None
+            return None, None
         for step in iteration.steps(optimizer):
-            owners = loops.parameter_owners(step)
-            if not owners or not _uncleared(step, iteration, own):
+            owned = loops.parameter_owners(step)
+            if not owned or not owned.modules or not _uncleared(step, iteration, own):
                 continue
+            owners = owned.modules
             covered = {k: [o for o in owners if o == k or o.startswith(k + ".")] for k in keys}
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
+            named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
             if all(covered.values()) and missed:  # each clear is of a module the optimizer updates
-                return step, _names(missed), _names(keys)
+                return step, self.partly_message.format(missed=_names(missed), **named)
+            if all(_distinct_models(self.ctx, c, owners) for c in modules):
+                return step, self.other_model_message.format(owners=_names(sorted(owners)), **named)
+        return None, None
+
+    def _stale_phase_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str, clears: list[Event]):
+        """A step after a phase of micro-batches (a nested loop that only backpropagates) whose gradients
+        land on those an earlier phase left: that phase clears before its own backward (the optimizer's
+        gradients, or another optimizer's over the same modules), never after, and nothing clears in
+        between. (the step, its message, a fix), or Nones."""
+        events = iteration.events
+        for step in iteration.steps(optimizer):
+            before = events[: events.index(step)]
+            last = next((e for e in reversed(before) if e.kind is EventKind.BACKWARD), None)
+            phase = _nested_loop(last, step) if last is not None else None
+            if phase is None or any(_in_loop(c, step, phase) for c in clears):
+                continue  # a clear per micro-batch is ML202's
+            start = next(i for i, e in enumerate(before) if _in_loop(e, step, phase))
+            previous = next((e for e in reversed(before[:start]) if e.kind is EventKind.BACKWARD or e in clears), None)
+            earlier = _nested_loop(previous, step) if previous is not None and previous not in clears else None
+            if earlier is None or previous.excludes(step):
+                continue
+            cleared = [c for c in iteration.of(EventKind.CLEAR) if _in_loop(c, step, earlier)]
+            if any(c in clears or _shared(loops, iteration, c.key, step) for c in cleared):
+                phases = {"phase": _loop_place(phase, last), "earlier": _loop_place(earlier, previous)}
+                message = self.stale_message.format(optimizer=optimizer, where=step.where, **phases)
+                return step, message, self._phase_fix(phase, last, optimizer)
         return None, None, None
 
     def _fix(self, iteration: Iteration, optimizer: str) -> Fix | None:
-        if not isinstance(iteration.loop, LOOP_NODES):
-            return None  # a comprehension has no statement to clear in
-        first = iteration.loop.body[0]
-        line = self.ctx.source.line(first.lineno)
-        indent = line[: first.col_offset]
-        if "<" in optimizer or first.lineno == iteration.loop.lineno or indent.strip():
-            return None
-        # Above the comment lines that describe the first statement, not between them and it.
         loop = iteration.loop
+        if not isinstance(loop, LOOP_NODES):
+            return None  # a comprehension or `map` has no statement to clear in
         header_end = (loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test).end_lineno
-        top = first.lineno
-        while top - 1 > header_end and self.ctx.source.line(top - 1).startswith(indent + "#"):
+        return self._clear_above(loop.body[0], header_end, optimizer, "at the top of the iteration")
+
+    def _phase_fix(self, phase: Guard, backward: Event, optimizer: str) -> Fix | None:
+        """Clear before the loop of the phase that accumulates (a loop statement of the linted file)."""
+        loop = phase.node
+        body = getattr(self.ctx.scopes.parent(loop), "body", None)
+        if backward.path is not None or not isinstance(loop, LOOP_NODES) or not isinstance(body, list) or loop not in body:
+            return None
+        position = body.index(loop)
+        floor = body[position - 1].end_lineno if position else loop.lineno - 1
+        return self._clear_above(loop, floor, optimizer, f"before the loop on line {loop.lineno}")
+
+    def _clear_above(self, statement: ast.stmt, floor: int, optimizer: str, where: str) -> Fix | None:
+        """Insert `optimizer.zero_grad()` above `statement` and the comment lines that describe it (not
+        above line `floor`)."""
+        indent = self.ctx.source.line(statement.lineno)[: statement.col_offset]
+        if "<" in optimizer or statement.lineno == floor or indent.strip():
+            return None
+        top = statement.lineno
+        while top - 1 > floor and self.ctx.source.line(top - 1).startswith(indent + "#"):
             top -= 1
         edit = Edit(Position(top, len(indent) + 1), Position(top, len(indent) + 1), f"{optimizer}.zero_grad()\n{indent}")
-        return self.ctx.fix(f"Call `{optimizer}.zero_grad()` at the top of the iteration", Applicability.UNSAFE, edit)
+        return self.ctx.fix(f"Call `{optimizer}.zero_grad()` {where}", Applicability.UNSAFE, edit)
 
 
 def _uncleared_step(iteration: Iteration, optimizer: str, clears: list[Event]) -> Event | None:
@@ -142,6 +206,61 @@ def _uncleared(step: Event, iteration: Iteration, clears: list[Event]) -> bool:
         not b.excludes(step) and all(c.excludes(b) or c.excludes(step) for c in clears)
         for b in iteration.of(EventKind.BACKWARD)
     )  # fmt: skip
+
+
+def _distinct_models(ctx, clear: Event, owners: dict[str, ast.AST | None]) -> bool:
+    """Is the module `clear` clears (`critic.zero_grad()`) a model of its own: built apart from each module
+    the optimizer updates, and neither built from the other (a wrapper, a copy) nor a part of it?"""
+    if clear.path is not None or not isinstance(clear.node, ast.Call) or not isinstance(clear.node.func, ast.Attribute):
+        return False
+    if any(o.startswith(clear.key + ".") or clear.key.startswith(o + ".") for o in owners):
+        return False
+    modules = [clear.node.func.value, *owners.values()]
+    if any(not isinstance(m, (ast.Name, ast.Attribute)) for m in modules):
+        return False
+    values = ctx.analysis(ValueKinds)
+    built = [values.construction(m) for m in modules]
+    if any(b is None for b in built) or len({id(b[1]) for b in built}) != len(built):
+        return False
+    names = [m.attr if isinstance(m, ast.Attribute) else m.id for m in modules]
+    return not any(names[j] in _mentioned(built[i][1]) for i in range(len(built)) for j in range(len(built)) if i != j)
+
+
+def _mentioned(constructor: ast.Call) -> set[str]:
+    """The names and attribute names a constructor's arguments mention."""
+    return {
+        n.id if isinstance(n, ast.Name) else n.attr
+        for a in (*constructor.args, *(k.value for k in constructor.keywords))
+        for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute))
+    }  # fmt: skip
+
+
+def _shared(loops: TrainingLoops, iteration: Iteration, other: str | None, step: Event) -> bool:
+    """Does the optimizer `other` update modules the optimizer of `step` updates (the same, or one inside
+    the other)?"""
+    mine = loops.parameter_owners(step)
+    theirs = [loops.parameter_owners(s) for s in iteration.steps(other)] if other is not None else []
+    if not mine or not theirs or not theirs[0]:
+        return False
+    return any(a == b or a.startswith(b + ".") or b.startswith(a + ".") for a in mine.modules for b in theirs[0].modules)
+
+
+def _nested_loop(event: Event, step: Event) -> Guard | None:
+    """The loop, nested at the step's level, that `event` runs in (None: at the step's level, or elsewhere)."""
+    depth = len(step.loops)
+    if len(event.loops) <= depth or event.loops[:depth] != step.loops:
+        return None
+    return event.loops[depth]
+
+
+def _in_loop(event: Event, step: Event, loop: Guard) -> bool:
+    """Does `event` run in the nested loop `loop` of the step's level?"""
+    return _nested_loop(event, step) == loop
+
+
+def _loop_place(loop: Guard, event: Event) -> str:
+    """`line 12`, or `steps.py:12` for a loop in another file (where `event` is)."""
+    return f"{event.path}:{loop.node.lineno}" if event.path else f"line {loop.node.lineno}"
 
 
 def _names(texts) -> str:

@@ -79,7 +79,7 @@ class SchedulerBeforeOptimizer(Rule):
                 message = self.message.format(scheduler=scheduler.key, where=where, optimizer=first.key, place=first.place)
                 if known.passed:
                     message += f" (`{scheduler.key}` is {known.made.name.rsplit('.', 1)[-1]}{known.passed})"
-                self.report(scheduler.at, message)
+                self.report(scheduler.at, message, related=known.sites)
 
     def _warning_silenced(self, scheduler: Event) -> bool:
         return scheduler.path is None and _silences_warnings(self.ctx, scheduler.node)

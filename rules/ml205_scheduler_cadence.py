@@ -3,7 +3,7 @@ import re
 
 from mllint.analysis.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.names import call_argument
-from mllint.analysis.optimizers import TORCH_SCHEDULERS, Scheduler
+from mllint.analysis.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
 
 # Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
@@ -32,12 +32,18 @@ class SchedulerCadence(Rule):
     (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
     torchvision's references), nor a scheduler stepped in both loops under conditions
     (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
-    the cadence is a setting there.
+    the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
+    backpropagates: in the batch loop (`plateau.step(loss.item())`), or once per epoch with the last
+    batch's loss (a name bound only in the batch loop); stepped with a validation metric or the epoch's
+    mean loss, it is not reported.
 
     ## Why is this bad?
     A per-epoch schedule stepped every batch decays `len(loader)` times too fast: after the first epoch
     the learning rate is already at its final value and the model stops learning. A per-step schedule
-    stepped once per epoch barely moves: warm-up never ends and the decay never happens. Neither raises.
+    stepped once per epoch barely moves: warm-up never ends and the decay never happens. A plateau
+    scheduler fed each batch's loss counts its patience in batches: a few noisy batches cut the learning
+    rate, several times within the first epoch; fed the last batch's loss once per epoch, it cuts the
+    rate on one batch's noise while the epoch's loss still falls. None of them raises.
 
     ## Example
     ```python
@@ -81,6 +87,14 @@ class SchedulerCadence(Rule):
         "`{scheduler}` ({cls}) is sized in epochs but steps{where} every batch: the schedule decays len(loader) times too fast"
     )
     per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps{where} once per epoch: the schedule barely moves"
+    plateau_message = (
+        "`{scheduler}` ({cls}) steps{where} every batch with the batch's loss `{loss}`: its patience "
+        "counts batches, and one noisy stretch of batches cuts the learning rate"
+    )
+    plateau_epoch_message = (
+        "`{scheduler}` ({cls}) steps with `{loss}`, the loss of the epoch's last batch: one batch's noise, not the "
+        "epoch's progress, decides when the learning rate is cut"
+    )
     message = per_batch_message
     requires_any_text = TRAINING_WORDS
 
@@ -89,9 +103,12 @@ class SchedulerCadence(Rule):
         steps = list(loops.scheduler_steps())
         for loop, events, scheduler in steps:
             known = loops.scheduler_class(scheduler, loop)
+            if known is not None and known.made.name == METRIC_SCHEDULER:
+                self._check_plateau(loops.is_training_loop(loop), events, scheduler, "ReduceLROnPlateau" + known.passed)
+                continue
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor, passed = known
+            made, constructor, passed, sites = known
             unit = self._unit(made, constructor)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
@@ -101,7 +118,35 @@ class SchedulerCadence(Rule):
                 message = self.per_epoch_message
             if wrong:
                 cls = made.name.rsplit(".", 1)[-1] + passed
-                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls))
+                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls), related=sites)
+
+    def _check_plateau(self, per_batch: bool, events: list[Event], scheduler: Event, cls: str) -> None:
+        """A plateau scheduler stepped with the loss of a batch: every batch, or once per epoch with the
+        last batch's."""
+        metric = _metric(scheduler.node)
+        if metric is None:
+            return
+        before = events[: events.index(scheduler)]
+        backwards = [e for e in before if e.kind is EventKind.BACKWARD and e.path == scheduler.path]
+        if per_batch and _is_loss_of(metric, backwards):
+            message = self.plateau_message.format(scheduler=scheduler.key, cls=cls, where=scheduler.where, loss=ast.unparse(metric))
+            self.report(scheduler.at, message)
+        elif not per_batch and scheduler.path is None and self._last_batch_loss(metric, [b for b in backwards if b.loops]):
+            message = self.plateau_epoch_message.format(scheduler=scheduler.key, cls=cls, loss=ast.unparse(metric))
+            self.report(scheduler.at, message)
+
+    def _last_batch_loss(self, metric: ast.AST, backwards: list[Event]) -> bool:
+        """Is `metric` a loss the batch loop backpropagates, each of its names bound only in that loop?"""
+        if not _is_loss_of(metric, backwards):
+            return False
+        batch_loops = {g.node for b in backwards for g in b.loops}
+        for name in (n for n in ast.walk(metric) if isinstance(n, ast.Name)):
+            scope = self.ctx.scopes.enclosing_scope(name) or self.ctx.tree
+            stores = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name.id]
+            stores = [n for n in stores if isinstance(n.ctx, ast.Store)]
+            if not stores or not all(batch_loops & set(self.ctx.scopes.ancestors(n)) for n in stores):
+                return False
+        return True
 
     def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
         if made.per_step:
@@ -130,6 +175,27 @@ def _cadence_chosen(scheduler: Event, loop: ast.AST, steps) -> bool:
     return bool(scheduler.conditions) and any(
         other.key == scheduler.key and other_loop is not loop and other.conditions for other_loop, _, other in steps
     )
+
+
+def _metric(call: ast.Call) -> ast.AST | None:
+    """What `plateau.step(metric)` is given."""
+    return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "metrics"), None)
+
+
+def _is_loss_of(metric: ast.AST, backwards: list[Event]) -> bool:
+    """Is `metric` (`loss`, `loss.item()`) made of the losses of those backward calls only?"""
+    names = {n.id for n in ast.walk(metric) if isinstance(n, ast.Name)}
+    backpropagated = {n.id for b in backwards for n in ast.walk(_backpropagated(b.node)) if isinstance(n, ast.Name)}
+    return bool(names) and names <= backpropagated
+
+
+def _backpropagated(call: ast.Call) -> ast.AST:
+    """The loss of a backward call: `loss` of `loss.backward()`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`."""
+    if call.args:
+        return call.args[0]
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+    return receiver.args[0] if isinstance(receiver, ast.Call) and receiver.args else receiver
 
 
 def _holds_training_loop(events) -> bool:

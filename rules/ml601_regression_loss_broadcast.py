@@ -87,16 +87,16 @@ class RegressionLossBroadcast(Rule):
             return
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
-        passed = [shapes.passed[n] for side_node in (prediction, target) for n in ast.walk(side_node) if n in shapes.passed]
+        passed = [n for side_node in (prediction, target) for n in ast.walk(side_node) if n in shapes.passed]
         if passed:
-            message += f" ({passed[0]})"
+            message += f" ({shapes.passed[passed[0]]})"
         extra = {"input": prediction, "target": target}.get(side)
         fix = None
         if extra is not None:
             text = self.ctx.text(extra)
             squeezed = f"{text}.squeeze(-1)" if isinstance(extra, ATOMIC) else f"({text}).squeeze(-1)"
             fix = self.ctx.fix(f"Squeeze the trailing dimension: `{squeezed}`", Applicability.UNSAFE, self.ctx.replace(extra, squeezed))
-        self.report(node, message, fix)
+        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else ())
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
         if len(call.args) + len(call.keywords) < 2:

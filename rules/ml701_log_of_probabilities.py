@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.callers import per_call_site
+from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.values import Kind, ValueKinds
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -59,11 +59,12 @@ class LogOfProbabilities(Rule):
         if argument is None:
             return
         values = self.ctx.analysis(ValueKinds)
-        origins = (o for o, _ in per_call_site(self.ctx, argument, lambda binding: values.origin(argument, binding)))
-        origin = next((o for o in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
-        if origin is not None:
+        origins = per_call_site(self.ctx, argument, lambda binding: values.origin(argument, binding))
+        found = next(((o, b) for o, b in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
+        if found is not None:
+            origin, binding = found
             message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
-            self.report(node, message, self._fix(node, argument, origin))
+            self.report(node, message, self._fix(node, argument, origin), related=call_sites(binding))
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
         func = call.func

@@ -64,7 +64,7 @@ class BceOnSigmoid(Rule):
         if self._may_train(node):
             where = found.origin.where(found.argument)
             message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
-            self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable")
+            self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable", related=found.related)
 
     def _may_train(self, value: ast.AST, depth: int = 0) -> bool:
         """May the loss be backpropagated: does it reach a `backward`, leave the function (returned,

@@ -143,3 +143,37 @@ def test_a_changed_caller_invalidates_the_callee_findings(tmp_path, monkeypatch)
     (tmp_path / "other.py").write_text(MAIN.format(model="Classifier"))
     _, findings = run("-j", "1", "engine.py")
     assert [f["code"] for f in findings] == ["ML101"] and len(linted) == 4
+
+
+def test_a_cached_finding_keeps_its_call_sites(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "main.py").write_text(MAIN.format(model="Classifier"))
+    sarif = ["--output-format", "sarif", "-j", "1", "--exit-zero", "engine.py"]
+    first = CliRunner().invoke(main, ["--isolated", *sarif]).stdout
+    linted = count_lints(monkeypatch)
+    second = CliRunner().invoke(main, ["--isolated", *sarif]).stdout
+    assert linted == [] and first == second
+    [result] = json.loads(second)["runs"][0]["results"]
+    [site] = result["relatedLocations"]
+    assert site["physicalLocation"]["artifactLocation"]["uri"] == "main.py"
+    assert site["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 1}
+
+
+def test_a_changed_notebook_caller_invalidates_the_callee_findings(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "engine.py").write_text(ENGINE)
+    (tmp_path / "models.py").write_text(MODELS)
+
+    def notebook(model):
+        cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": MAIN.format(model=model)}
+        return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    (tmp_path / "explore.ipynb").write_text(notebook("LogitNet"))
+    linted = count_lints(monkeypatch)
+    assert run("-j", "1", "engine.py") == (0, [])
+    (tmp_path / "explore.ipynb").write_text(notebook("Classifier"))
+    _, findings = run("-j", "1", "engine.py")
+    assert [f["code"] for f in findings] == ["ML101"] and len(linted) == 2
+    assert "passed at explore.ipynb:cell 1:6" in findings[0]["message"]

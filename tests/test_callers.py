@@ -1,10 +1,13 @@
 """Callers into parameters (mllint/analysis/callers.py): a parameter holds what one call site passes,
 arguments bind as Python binds them, and a finding through a parameter names the call site."""
+import json
 import textwrap
+from pathlib import Path
 
 import mllint.analysis.project as project
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path, lint_text
+from mllint.findings import Position, Related
 from mllint.registry import all_rules
 
 EVERY_RULE = Selection.of(all_rules())
@@ -62,6 +65,9 @@ def test_the_flagship_message_names_the_call_site_and_the_origin(tmp_path):
         "returns softmax output (models.py:11), but `criterion` (`nn.CrossEntropyLoss()` passed at main.py:8) "
         "applies log_softmax itself: pass the raw logits",
     )]  # fmt: skip
+    project = ProjectIndex.for_paths([str(tmp_path)])
+    [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "src/engine.py", project)
+    assert finding.related == (Related("src/main.py", Position(8, 1), "call site: `train(...)`"),)
 
 
 def test_keywords_and_defaults_bind_as_python_binds_them(tmp_path):
@@ -125,7 +131,166 @@ def test_a_text_alone_knows_its_own_call_sites():
         """)
     [finding] = lint_text(text, "train.py", EVERY_RULE)
     assert (finding.code, finding.start.line) == ("ML101", 6)
-    assert "`scores` is `F.softmax(logits, dim=1)` passed at train.py:10" in finding.message
+    assert "`scores` is `F.softmax(logits, dim=1)` passed at line 10" in finding.message
+
+
+def test_calls_spelled_with_a_space_or_across_lines_are_call_sites(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from torch import nn
+
+
+            def step(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+
+
+            def other(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+            """,
+        "spaced.py": """\
+            from engine import step
+            from models import Classifier
+
+            step (Classifier(), None, None)
+            """,
+        "split.py": """\
+            import engine
+            from models import Classifier
+
+            loss = engine.other \\
+                (Classifier(), None, None)
+            """,
+    })  # fmt: skip
+    found = findings(tmp_path, "engine.py")
+    assert [(code, line) for code, line, _ in found] == [("ML101", 5), ("ML101", 9)]
+    assert "passed at spaced.py:4" in found[0][2] and "passed at split.py:4" in found[1][2]
+
+
+def test_every_loss_rule_names_the_loss_object_a_call_site_passes(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            def step(model, criterion, x, y):
+                return criterion(model(x), y)
+            """,
+        "scorer.py": """\
+            import torch.nn.functional as F
+            from torch import nn
+
+
+            class LogScorer(nn.Module):
+                def forward(self, x):
+                    return F.log_softmax(x, dim=1)
+            """,
+        "main.py": """\
+            from torch import nn
+
+            from engine import step
+            from models import Classifier
+            from scorer import LogScorer
+
+            step(Classifier(), nn.BCEWithLogitsLoss(), None, None)
+            step(Classifier(), nn.KLDivLoss(), None, None)
+            step(LogScorer(), nn.BCELoss(), None, None)
+            """,
+    })  # fmt: skip
+    notes = {code: message for code, _, message in findings(tmp_path, "engine.py")}
+    assert "`criterion` (`nn.BCEWithLogitsLoss()` passed at main.py:7) applies the sigmoid itself" in notes["ML105"]
+    assert "`criterion` (`nn.KLDivLoss()` passed at main.py:8) expects log-probabilities" in notes["ML106"]
+    assert "`criterion` (`nn.BCELoss()` passed at main.py:9) expects probabilities" in notes["ML107"]
+
+
+def test_an_annotation_tells_what_no_call_site_does(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from typing import Optional
+
+            from torch import nn
+
+            from models import Classifier
+
+
+            def step(model: Optional["Classifier"], criterion: nn.CrossEntropyLoss, x, y):
+                return criterion(model(x), y)
+            """,
+    })  # fmt: skip
+    [(code, line, message)] = findings(tmp_path, "engine.py")
+    assert (code, line) == ("ML101", 9)
+    assert "`model` is annotated `Classifier` (line 8), and `Classifier.forward` returns softmax" in message
+    assert "`criterion` (annotated `nn.CrossEntropyLoss`) applies log_softmax itself" in message
+
+
+def notebook(cells: list[str]) -> str:
+    code = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    return json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Notes"}, *code],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})  # fmt: skip
+
+
+def test_a_notebook_cell_is_a_call_site_named_by_its_cell(tmp_path):
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from torch import nn
+
+
+            def step(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+            """,
+    })  # fmt: skip
+    (tmp_path / "explore.ipynb").write_text(notebook(["from engine import step\nfrom models import Classifier", "x = 1\nstep(\n    Classifier(), x, x)"]))
+    project = ProjectIndex.for_paths([str(tmp_path)])
+    [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "engine.py", project)
+    assert "`model` is `Classifier()` passed at explore.ipynb:cell 3:2" in finding.message
+    assert finding.related == (Related("explore.ipynb", Position(2, 1), "call site: `step(...)`", cell=3),)
+
+
+def test_a_notebooks_own_call_site_is_named_by_its_cell(tmp_path):
+    cells = [
+        "import torch.nn.functional as F",
+        "def loss_of(scores, y):\n    return F.cross_entropy(scores, y)",
+        "logits = y = None\nloss_of(F.softmax(logits, dim=1), y)",
+    ]
+    (tmp_path / "train.ipynb").write_text(notebook(cells))
+    [finding] = lint_path(str(tmp_path / "train.ipynb"), EVERY_RULE, "train.ipynb")
+    assert (finding.code, finding.cell, finding.start.line) == ("ML101", 3, 2)
+    assert "`scores` is `F.softmax(logits, dim=1)` passed at cell 4, line 2" in finding.message
+    assert finding.related == (Related("train.ipynb", Position(2, 1), "call site: `loss_of(...)`", cell=4),)
+
+
+def test_findings_of_every_family_through_a_parameter_carry_the_call_site():
+    directory = Path(__file__).resolve().parent.parent / "fixtures" / "callers_negatives"
+    project = ProjectIndex.for_paths([str(directory)])
+    found = lint_path(str(directory / "engine.py"), EVERY_RULE, "engine.py", project)
+    sites = [(f.code, f.start.line, [(r.path, r.start.line) for r in f.related]) for f in found]
+    assert sites == [
+        ("ML101", 9, [("main.py", 13)]),
+        ("ML205", 30, [("main.py", 15)]),
+        ("ML601", 46, [("main.py", 17)]),
+        ("ML204", 69, [("main.py", 22)]),
+        ("ML205", 69, [("main.py", 22)]),
+    ]
+
+
+def test_a_model_defined_in_a_notebook_is_placed_in_its_cell(tmp_path):
+    write(tmp_path, {"engine.py": "from torch import nn\n\n\ndef step(model, x, y):\n    return nn.CrossEntropyLoss()(model(x), y)\n"})
+    cells = [
+        "import torch.nn.functional as F\nfrom torch import nn\nfrom engine import step",
+        "class Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)",
+        "step(Net(), None, None)",
+    ]
+    (tmp_path / "explore.ipynb").write_text(notebook(cells))
+    [(code, line, message)] = findings(tmp_path, "engine.py")
+    assert "`Net()` passed at explore.ipynb:cell 4:1, and `Net.forward` returns softmax output (explore.ipynb:cell 3:3)" in message
+
+
+def test_every_family_says_a_value_came_from_an_annotation():
+    directory = Path(__file__).resolve().parent.parent / "fixtures" / "callers_annotations"
+    project = ProjectIndex.for_paths([str(directory)])
+    messages = {f.code: f.message for f in lint_path(str(directory / "engine.py"), EVERY_RULE, "engine.py", project)}
+    assert "(`model` is annotated `Regressor` (line 26))" in messages["ML601"]
+    assert "`scheduler` (OneCycleLR, annotated at line 34)" in messages["ML205"]
 
 
 def test_a_module_calling_only_its_own_function_of_that_name_is_not_parsed(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ from xml.etree import ElementTree
 import pytest
 
 import mllint
-from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
+from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity
 from mllint.registry import all_rules
 from mllint.reporters import FORMAT_NAMES, Report, render, rule_url
 
@@ -436,3 +436,39 @@ def test_reports_with_absolute_paths(tmp_path):
     assert issue["location"]["path"] == "train.py"
     assert os.path.isabs(json.loads(render(report, "json"))[0]["filename"])
     assert ElementTree.fromstring(render(report, "junit")).find("testsuite").get("name") == path
+
+
+def test_sarif_related_locations_are_the_call_sites_a_finding_depends_on(tmp_path):
+    sites = (
+        Related(str(tmp_path / "src" / "main.py"), Position(12, 5), "call site: `train(...)`"),
+        Related(str(tmp_path / "explore.ipynb"), Position(2, 1), "call site: `run(...)`", cell=3),
+    )
+    through = dataclasses.replace(NO_SOURCE, path=str(tmp_path / "src" / "engine.py"), related=sites)
+    [result] = sarif_run(make_report([through], root=str(tmp_path), sources={}))["results"]
+    assert result["relatedLocations"] == [
+        {
+            "id": 0,
+            "physicalLocation": {
+                "artifactLocation": {"uri": "src/main.py", "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": 12, "startColumn": 5},
+            },
+            "message": {"text": "call site: `train(...)`"},
+        },
+        {
+            "id": 1,
+            "physicalLocation": {
+                "artifactLocation": {"uri": "explore.ipynb", "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": 1},
+            },
+            "message": {"text": "call site: `run(...)`"},
+            "properties": {"cell": 3, "cellRegion": {"startLine": 2, "startColumn": 1}},
+        },
+    ]
+    assert "relatedLocations" not in sarif_run(make_report())["results"][0]
+
+
+def test_json_keeps_ruffs_fields_for_a_finding_with_call_sites():
+    """Ruff's JSON has no field for related locations: the call site stays in the message only."""
+    through = dataclasses.replace(NO_SOURCE, related=(Related("src/main.py", Position(12, 5), "call site: `train(...)`"),))
+    [item] = json.loads(render(make_report([through], sources={}), "json"))
+    assert set(item) == RUFF_FIELDS

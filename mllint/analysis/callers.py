@@ -6,7 +6,11 @@ binds them. This module finds those call sites and builds the bindings:
 
 - `Callers(ctx).bindings(function)`: one `Binding` per call site of a function of the linted file (a
   module-level function, a method of a top-level class, a class's `__init__` through `Class(...)`),
-  searched across the project, the linted file included; plus one for the defaults when it has any.
+  searched across the project (its notebooks too), the linted file included; plus one for the defaults
+  when it has any. Type annotations are one more source (`annotations.py`): where no call site says what
+  a parameter holds (none in the project, `*args`, an object of no known class), `model: Classifier`
+  holds a `Classifier` of the project or of torch. Each binding keeps its call site as a `Related`
+  location (`call_sites(binding)`), which findings made under it carry.
 - `per_call_site(ctx, node, ask)`: the answers of `ask(binding)` for a question about `node`, first with
   no binding, then, when that needed parameters of the function around `node` (or of its class's
   `__init__`, read through `self.` attributes), under each call site's binding in turn. Values of
@@ -16,7 +20,8 @@ Finding call sites: a word index first (per process and project: which modules' 
 `ProjectIndex.modules_calling`), then each call there whose callee resolves to the function: `train(...)`
 and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__init__`, `self.fit(...)` in
 its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method. `*args` or `**kwargs` at the
-call leave the parameters they may fill unknown; a parameter with neither argument nor default too.
+call leave the parameters they may fill unknown; a parameter with neither argument nor default too. A
+call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
 
 Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
 modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
@@ -32,14 +37,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from mllint.analysis.annotations import Annotations
 from mllint.analysis.calls import bind_arguments
 from mllint.analysis.project import ProjectView, find_definition
 from mllint.analysis.summaries import returned_expressions
-from mllint.analysis.values import Passage, ValueKinds
+from mllint.analysis.values import Passage, ValueKinds, canonical_class
+from mllint.findings import Related
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
 MAX_MODULES = 8  # modules whose calls are read per function (the linted file first, then in module order)
+# Torch classes an annotation may name that say nothing of what the object does.
+TORCH_BASES = {
+    "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
+    "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
+}  # fmt: skip
 CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
 
 T = TypeVar("T")
@@ -55,6 +67,7 @@ class Binding:
     line: int
     arguments: dict[str, tuple[object, ast.AST, Passage]] = field(default_factory=dict)
     outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
+    site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
@@ -63,6 +76,24 @@ class Binding:
     @property
     def place(self) -> str:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+
+
+def call_sites(binding: Binding | None) -> tuple[Related, ...]:
+    """The related locations of a finding that holds under `binding`: its call site, then the call sites of
+    its caller that the chain went through."""
+    sites = []
+    while binding is not None:
+        if binding.site is not None:
+            sites.append(binding.site)
+        binding = binding.outer
+    return tuple(sites)
+
+
+def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
+    """For a parameter `expr` whose value under `binding` comes from its own signature (a default, an
+    annotation) rather than from what the call site passes, its `Passage` (messages say so); else None."""
+    passed = binding.argument(expr.id) if isinstance(expr, ast.Name) else None
+    return passed[2] if passed is not None and (passed[2].default or passed[2].annotated) else None
 
 
 def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None]) -> Iterator[tuple[T, Binding | None]]:
@@ -148,27 +179,87 @@ class Callers:
                     found += self._site_bindings(ctx, function, target, caller, call, depth)
                     if len(found) >= MAX_SITES:
                         break
-            defaults = _defaults_binding(ctx, function, self._display(ctx))
-            self._bindings[key] = found[:MAX_SITES] + ([defaults] if defaults is not None else [])
+            own = self._own_binding(ctx, function, annotated=not found)
+            self._bindings[key] = found[:MAX_SITES] + ([own] if own is not None else [])
         return self._bindings[key]
+
+    def _own_binding(self, ctx, function: ast.AST, annotated: bool) -> Binding | None:
+        """The function's signature as one more call site: its defaults and, when no call site says what
+        the parameters hold (`annotated`), the classes their annotations name (where the default is None)."""
+        path = self._display(ctx)
+        defaults = _defaults_binding(ctx, function, path)
+        if not annotated:
+            return defaults
+        arguments = dict(defaults.arguments) if defaults is not None else {}
+        for parameter in _parameters(function):
+            default = arguments.get(parameter.arg)
+            instance = self._annotated(ctx, parameter) if default is None or _is_none(default[1]) else None
+            if instance is not None:
+                arguments[parameter.arg] = instance
+        return Binding(function, ctx, path, function.lineno, arguments) if arguments else None
+
+    def _annotated(self, ctx, parameter: ast.arg) -> tuple[object, ast.AST, Passage] | None:
+        """The instance a parameter's annotation names (`model: Classifier`), as an argument: for a class
+        of the project, or a torch class that is no abstract base (`nn.Module`, `Optimizer`)."""
+        instance = ctx.analysis(Annotations).instance(parameter)
+        qualified = canonical_class(ctx.qualified_name(instance.func)) if instance is not None else None
+        if qualified in TORCH_BASES or not self._is_class(qualified):
+            return None
+        passage = Passage(parameter.arg, ast.unparse(instance.func), self._display(ctx), instance.lineno, annotated=True)
+        return ctx, instance, passage
 
     def _site_bindings(self, ctx, function, target: "_Target", caller, call: ast.Call, depth: int) -> list[Binding]:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
-        path, line = self._display(caller), call.lineno
+        path, line, site = self._place(caller, call)
         bound = bind_arguments(call, function, target.skips_first)
         arguments = {
-            name: (caller, argument, Passage(name, caller.text(argument), path or _basename(caller), line))
+            name: (caller, argument, Passage(name, caller.text(argument), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
         defaults = _defaults_binding(ctx, function, self._display(ctx))
         if defaults is not None:  # what the call leaves out takes its default
             arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
         enclosing = caller.scopes.enclosing_function(call)
+        for parameter in _parameters(function):  # what the call leaves unknown, an annotation may tell
+            if parameter.arg in bound:
+                instance = self._annotated(ctx, parameter)
+                if instance is not None and self._unknown(caller, arguments.get(parameter.arg), enclosing):
+                    arguments[parameter.arg] = instance
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
-        return [Binding(function, ctx, path, line, arguments, outer) for outer in outers or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site) for outer in outers or [None]]
+
+    def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
+        """Where a call site is, as messages say it (file, line) and as a related location; in a
+        notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
+        path, start, cell = self._display(caller), caller.start(call), None
+        if caller.notebook is not None:
+            cell, start = caller.notebook.cell_position(start)
+            path = f"{path}:cell {cell}"
+        site = Related(self._finding_path(caller), start, f"call site: `{caller.text(call.func)}(...)`", cell)
+        return path, start.line, site
+
+    def _is_class(self, qualified: str | None) -> bool:
+        """A class of the project, or of torch (by its capital)?"""
+        if qualified is None:
+            return False
+        if qualified.startswith("torch."):
+            return qualified.rpartition(".")[2][:1].isupper()
+        return self.view.class_summary(qualified) is not None
+
+    def _unknown(self, caller, passed: tuple[object, ast.AST, Passage] | None, enclosing: ast.AST | None) -> bool:
+        """Does a call site leave the class of what it passes unknown (`*args`, `load(path)`), and not
+        because it is the caller's own parameter (whose own call sites may tell)?"""
+        if passed is None:
+            return True
+        argument = passed[1]
+        if isinstance(argument, ast.Name) and isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if argument.id in {a.arg for a in _parameters(enclosing)}:
+                return False
+        found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
+        return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
@@ -221,8 +312,16 @@ class Callers:
         return found is not None and f"{found[0].name}.{found[1]}" == target
 
     def _display(self, ctx) -> str:
-        """A file as findings show it: "" for the linted file, else relative to it."""
+        """A file as messages show it: "" for the linted file, else relative to it."""
         return "" if ctx is self.ctx else self.view.display_path(ctx.real_path or ctx.path)
+
+    def _finding_path(self, ctx) -> str:
+        """A file's path as the linted file's findings show theirs (from the same directory)."""
+        if ctx is self.ctx:
+            return self.ctx.path
+        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
+        relative = os.path.relpath(os.path.abspath(ctx.real_path or ctx.path), here)
+        return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
 
 
 class CallsByName:
@@ -283,15 +382,13 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
     defaults += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     if not defaults:
         return None
-    arguments = {
-        a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path or _basename(ctx), d.lineno, default=True)) for a, d in defaults
-    }  # fmt: skip
+    arguments = {a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path, d.lineno, default=True)) for a, d in defaults}
     return Binding(function, ctx, path, function.lineno, arguments)
 
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
-    parameters = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    parameters = {a.arg for a in _parameters(function)}
     return any(
         isinstance(node, ast.Name) and node.id in parameters
         for _, argument, _ in arguments.values()
@@ -299,10 +396,13 @@ def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     )  # fmt: skip
 
 
+def _parameters(function: ast.AST) -> list[ast.arg]:
+    return [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def _method(cls: ast.ClassDef, name: str) -> ast.AST | None:
     return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
-
-
-def _basename(ctx) -> str:
-    return os.path.basename(ctx.path)
-

@@ -37,16 +37,16 @@ class CallResolver:
         self._stored: dict[ast.ClassDef, set[str]] = {}
         self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
 
-    def resolve(self, call: ast.Call) -> Callee | None:
-        function = self._in_module(call)
+    def resolve(self, call: ast.Call, at: ast.AST | None = None) -> Callee | None:
+        """`at`: where the call stands when it is not in the tree (a call of the function `map` is given)."""
+        function = self._in_module(call.func, at or call)
         if function is not None:
             return Callee(function, self.ctx)
         return self._in_project(call.func)
 
-    def _in_module(self, call: ast.Call) -> ast.AST | None:
-        func = call.func
+    def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
         if isinstance(func, ast.Name):
-            for scope in self.scopes.ancestors(call):
+            for scope in self.scopes.ancestors(at):
                 if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     local = self._nested_functions(scope).get(func.id)
                     if local is not None:
@@ -55,7 +55,7 @@ class CallResolver:
                         return None
             return self.module_functions.get(func.id)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-            cls = self.scopes.enclosing_class(call)
+            cls = self.scopes.enclosing_class(at)
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
 

@@ -11,7 +11,8 @@ to the caller's arguments; an event of another file keeps the call of the linted
 considered when it calls a function of a module of the project that calls `.backward(`.
 
 A comprehension or generator expression is a loop too (`[self.train_step(b) for b in loader]`): its
-filters and element are its iteration.
+filters and element are its iteration. So is `map(step, loader)` (also `map(partial(step, model=m), ...)`
+and `map(lambda b: step(m, b), ...)`): a call of the function it maps is its iteration.
 
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
 `TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
@@ -27,14 +28,16 @@ from functools import cached_property, partial
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import constructions
-from mllint.analysis.calls import CallResolver
+from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
+from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
+from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
 MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
@@ -66,6 +69,12 @@ class SchedulerClass(NamedTuple):
     made: Scheduler  # what the class or factory makes
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
+    sites: tuple[Related, ...] = ()  # passed in: the call sites (`callers.call_sites`)
+
+
+class Owners(NamedTuple):
+    modules: dict[str, ast.AST | None]  # by their text in the linted file -> the node there that spells it
+    passed: str  # " (as passed at main.py:12)" when a call site's optimizer, else ""
 
 
 class EventKind(enum.Enum):
@@ -218,8 +227,9 @@ class BackwardReach:
             return marks, reaching
         by_name: dict[str, list[ast.Call]] = {}
         for call in self.calls:
-            name = _callee_name(call)
-            if name is not None and (isinstance(call.func, ast.Name) or _dotted(call.func.value) == "self"):
+            called = _called(call)
+            name = _callee_name(called)
+            if name is not None and (isinstance(called.func, ast.Name) or _dotted(called.func.value) == "self"):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
@@ -269,7 +279,7 @@ class TrainingLoops:
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
-        for loop in ctx.index.of_type(*ITERATING_NODES):
+        for loop in self._iterating:
             iteration = self._training_iteration(loop) if loop in self.may_train else None
             if iteration is not None:
                 self.loops.append(iteration)
@@ -300,38 +310,80 @@ class TrainingLoops:
                 if made is None:
                     continue
                 if binding is not None:
-                    return SchedulerClass(made, constructor, f", passed at {binding.place}")
+                    own = signature_passage(binding, event.node.func.value)
+                    how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
+                    return SchedulerClass(made, constructor, f", {how}", call_sites(binding))
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
                 return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         return SchedulerClass(made, constructor, "") if made else None
 
-    def parameter_owners(self, step: Event) -> frozenset[str] | None:
+    def parameter_owners(self, step: Event) -> Owners | None:
         """The modules whose parameters the optimizer of a step (written in the linted file) updates,
-        when its constructor says so: `Adam(list(enc.parameters()) + list(head.parameters()))` ->
-        {enc, head}; param groups and `itertools.chain` too. None when any part is unknown."""
+        when its constructor says so, by their text in the linted file (with the node that spells it
+        there, when one does): `Adam(list(enc.parameters()) + list(head.parameters()))` -> {enc, head};
+        param groups and `itertools.chain` too, an optimizer a project helper builds and returns
+        (`build_optimizer(model.enc, model.head)`: the helper's parameters named by the call's arguments),
+        and an optimizer passed in, as the first call site that tells builds it (its modules named by the
+        parameters they are passed as). None when any part is unknown."""
         call = step.node
         if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
             return None
         scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
         receiver = call.args[0] if scaled else call.func.value
-        constructor = self.values.constructor(receiver)
-        if constructor is None or not is_optimizer(self.ctx.qualified_name(constructor.func)):
+        for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
+            if binding is None:
+                return Owners(modules, "")
+            renamed = _as_parameters(modules, binding)
+            return Owners(renamed, f" (as passed at {binding.place})") if renamed is not None else None
+        return None
+
+    def _built_owners(self, receiver: ast.AST, binding: Binding | None) -> dict[str, ast.AST | None] | None:
+        """The owners of the optimizer `receiver` holds, in the terms of the module that builds it (the
+        linted file, or under `binding` the call site's)."""
+        found = self.values.construction(receiver, binding=binding)
+        if found is None or (binding is not None and all(c is not found[0] for c, _, _ in binding.arguments.values())):
             return None
+        m, constructor = self._module(found[0]), found[1]
+        if is_optimizer(m.ctx.qualified_name(constructor.func)):
+            return self._optimizer_owners(m, constructor, None)
+        builder = self.project.function(m.ctx.qualified_name(constructor.func) or "") if self.project else None
+        if builder is None:
+            return None
+        ctx, function = builder
+        returned = returned_expressions(function.body)
+        built = self._module(ctx).values.construction(returned[0]) if returned and len(returned) == 1 else None
+        if built is None or built[0] is not ctx or not is_optimizer(ctx.qualified_name(built[1].func)):
+            return None
+        return self._optimizer_owners(self._module(ctx), built[1], bind_arguments(constructor, function, False))
+
+    def _optimizer_owners(self, m: _Module, constructor: ast.Call, arguments: dict[str, ast.AST | None] | None):
+        """The owners of an optimizer built by `constructor` in `m`; `arguments`: what a call passes for the
+        parameters of the helper around it (None: in `m`'s own terms)."""
         params = constructor.args[0] if constructor.args else next(
             (k.value for k in constructor.keywords if k.arg == "params"), None
         )
-        return self._owners(params, 0) if params is not None else None
+        found = self._owners(m, params, 0) if params is not None else None
+        if found is None or arguments is None:
+            return found
+        owners: dict[str, ast.AST | None] = {}
+        for text, node in found.items():
+            root = _root_name(node)
+            argument = arguments.get(root) if root is not None else None
+            if argument is None:
+                return None  # a module of the helper itself, or a parameter the call leaves to `*args`
+            owners[_text(argument) + text[len(root) :]] = argument if isinstance(node, ast.Name) else None
+        return owners
 
-    def _owners(self, node: ast.AST, depth: int) -> frozenset[str] | None:
+    def _owners(self, m: _Module, node: ast.AST, depth: int) -> dict[str, ast.AST] | None:
         if depth > MAX_OWNER_DEPTH:
             return None
         parts: list[ast.AST]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
             owner = _dotted(node.func.value)
-            return frozenset({owner}) if owner and not node.args and not node.keywords else None
-        if isinstance(node, ast.Call) and (self.ctx.qualified_name(node.func) or _dotted(node.func)) in OWNER_PRESERVING:
+            return {owner: node.func.value} if owner and not node.args and not node.keywords else None
+        if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or _dotted(node.func)) in OWNER_PRESERVING:
             parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
         elif isinstance(node, ast.Starred):
             parts = [node.value]
@@ -340,17 +392,17 @@ class TrainingLoops:
         elif isinstance(node, (ast.List, ast.Tuple)):
             parts = [_group_params(e) for e in node.elts]
         elif isinstance(node, ast.Name):
-            values = self.values.assigned_values(node)
+            values = m.values.assigned_values(node)
             parts = values if values and len(values) == 1 else [None]
         else:
             return None
-        owners: set[str] = set()
+        owners: dict[str, ast.AST] = {}
         for part in parts:
-            found = self._owners(part, depth + 1) if part is not None else None
+            found = self._owners(m, part, depth + 1) if part is not None else None
             if found is None:
                 return None
-            owners |= found
-        return frozenset(owners) if owners else None
+            owners.update(found)
+        return owners or None
 
     def _argument_constructor(self, loop: ast.AST, key: str) -> ast.Call | None:
         """The constructor of the object a call in `loop` passes as `key` (an event's key is named as
@@ -365,7 +417,7 @@ class TrainingLoops:
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
         """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
         that trains or holds a training loop."""
-        for loop in self.ctx.index.of_type(*ITERATING_NODES):
+        for loop in self._iterating:
             if loop not in self.may_train:
                 continue
             events = self.events_of_loop(loop)
@@ -374,6 +426,12 @@ class TrainingLoops:
                 for event in events:
                     if event.kind is EventKind.SCHEDULER and not event.loops:
                         yield loop, events, event
+
+    @cached_property
+    def _iterating(self) -> list[ast.AST]:
+        """The loops, comprehensions and `map` calls of the file, in source order."""
+        maps = [c for c in self.ctx.index.by_type.get(ast.Call, ()) if _mapped(c) is not None]
+        return sorted([*self.ctx.index.of_type(*ITERATING_NODES), *maps], key=lambda n: (n.lineno, n.col_offset))
 
     def is_training_loop(self, loop: ast.AST) -> bool:
         return any(it.loop is loop for it in self.loops)
@@ -403,7 +461,7 @@ class TrainingLoops:
         marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
         found: set[ast.AST] = set()
         for mark in marks:
-            for ancestor in self.ctx.scopes.ancestors(mark):
+            for ancestor in (mark, *self.ctx.scopes.ancestors(mark)):  # the mark too: `map(step, loader)`
                 if ancestor in found:
                     break
                 found.add(ancestor)
@@ -424,9 +482,10 @@ class TrainingLoops:
     def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
         """Does the call run a function of another module that lexically reaches a backward call there?
         (the function itself, not a re-export: a cheap test, the events decide)"""
-        if _root_name(call.func) not in self._backward_imports:
+        func = _called(call).func
+        if _root_name(func) not in self._backward_imports:
             return False
-        qualified = self.ctx.qualified_name(call.func)
+        qualified = self.ctx.qualified_name(func)
         module, _, member = (qualified or "").rpartition(".")
         if module not in self._reaching_elsewhere:
             index = self.project.index  # type: ignore[union-attr]
@@ -493,6 +552,11 @@ class TrainingLoops:
         """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
         if isinstance(loop, LOOP_NODES):
             return self._events(m, loop.body, (), depth)
+        mapped = _mapped(loop) if isinstance(loop, ast.Call) else None
+        if isinstance(mapped, ast.Lambda):
+            return self._expression_events(m, mapped.body, (), depth)
+        if mapped is not None:
+            return self._call_events(m, mapped, (), depth, at=loop)
         parts = [*(c for g in loop.generators for c in g.ifs), *_elements(loop)]
         return [e for part in parts for e in self._expression_events(m, part, (), depth)]
 
@@ -500,21 +564,30 @@ class TrainingLoops:
         """The events of the calls in an expression (or simple statement), innermost first; a
         comprehension's iterable, then its iterations as a nested loop's."""
         events: list[Event] = []
-        for call in _calls_in(node):
+        calls = list(_calls_in(node))
+        mapped = {id(c.args[0]) for c in calls if isinstance(c, ast.Call) and _mapped(c) is not None}
+        for call in calls:
+            if id(call) in mapped:
+                continue  # `partial(step, model=m)` given to `map`: called in the map's iteration
             if isinstance(call, COMPREHENSION_NODES):
                 events += self._expression_events(m, call.generators[0].iter, guards, depth)
+                events += self._nested_loop_events(m, call, guards, depth)
+            elif _mapped(call) is not None:
                 events += self._nested_loop_events(m, call, guards, depth)
             else:
                 events += self._call_events(m, call, guards, depth)
         return events
 
-    def _call_events(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+    def _call_events(
+        self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int, at: ast.AST | None = None
+    ) -> list[Event]:
+        """`at`: the `map` call that makes `call` (the function it maps, called with its elements)."""
         event = self._classify(m, call, guards)
         if event is not None:
             return [event]
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
-        callee = m.resolver.resolve(call)
+        callee = m.resolver.resolve(call, at)
         if callee is None:
             arguments = [_dotted(a) for a in (*call.args, *(k.value for k in call.keywords))]
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
@@ -527,7 +600,7 @@ class TrainingLoops:
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
-        entry, via = (call, function.name) if crossing else (None, None)
+        entry, via = (at or call, function.name) if crossing else (None, None)
         events = self._function(self._module(callee.ctx), function, depth + 1)
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
@@ -587,6 +660,16 @@ class TrainingLoops:
             return EventKind.SCHEDULER
         if OPTIMIZER_NAME.search(last):
             return EventKind.STEP
+        return self._built_kind(receiver) if m is self.own and isinstance(receiver, (ast.Name, ast.Attribute)) else None
+
+    def _built_kind(self, receiver: ast.AST) -> EventKind | None:
+        """The kind of step of an object named like neither (`solver.step()`) that a project helper builds
+        and returns, or that the first call site of the function around it passes in, built there."""
+        for (ctx, constructor), _ in constructions(self.ctx, receiver):
+            name = ctx.qualified_name(constructor.func)
+            if scheduler_made_by(name) is not None:
+                return EventKind.SCHEDULER
+            return EventKind.STEP if is_optimizer(name) else None
         return None
 
     def _statement_clear(self, node: ast.stmt) -> str | None:
@@ -621,11 +704,47 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
         stack += [(c, False) for c in reversed(children)]
 
 
+def _mapped(call: ast.Call) -> ast.expr | None:
+    """For `map(f, loader)`: a call of `f` with an element (`f(_)`, placed at the `map` call), or for
+    `map(lambda b: ..., loader)` the lambda; `functools.partial(f, *args, **kwargs)` becomes
+    `f(*args, _, **kwargs)`. None for any other call."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "map" and len(call.args) >= 2 and not call.keywords):
+        return None
+    function, arguments, keywords = call.args[0], [], []
+    if isinstance(function, ast.Lambda):
+        return function
+    if isinstance(function, ast.Call) and _callee_name(function) == "partial" and function.args:
+        function, arguments, keywords = function.args[0], function.args[1:], function.keywords
+    if not isinstance(function, (ast.Name, ast.Attribute)):
+        return None
+    elements = [ast.Name(id="_", ctx=ast.Load()) for _ in call.args[1:]]
+    return ast.copy_location(ast.Call(func=function, args=[*arguments, *elements], keywords=keywords), call)
+
+
+def _called(call: ast.Call) -> ast.Call:
+    """The call itself, or for `map(f, loader)` the call of `f` it makes."""
+    mapped = _mapped(call)
+    return mapped if isinstance(mapped, ast.Call) else call
+
+
 def _group_params(element: ast.AST) -> ast.AST | None:
     """`{"params": enc.parameters(), "lr": 1e-4}` -> `enc.parameters()`; any other element as it is."""
     if not isinstance(element, ast.Dict):
         return element
     return next((v for k, v in zip(element.keys, element.values) if isinstance(k, ast.Constant) and k.value == "params"), None)
+
+
+def _as_parameters(modules: dict[str, ast.AST | None], binding: Binding) -> dict[str, ast.AST | None] | None:
+    """Modules named in a call site's terms (`model.enc`), named by the parameters they are passed as
+    (`enc`, or `model.enc` for a `model` parameter); None when one is not passed."""
+    passed = {name: _text(argument) for name, (_, argument, passage) in binding.arguments.items() if not passage.default}
+    renamed: dict[str, ast.AST | None] = {}
+    for text in modules:
+        name = next((n for n, a in passed.items() if text == a or text.startswith(a + ".")), None)
+        if name is None:
+            return None
+        renamed[name + text[len(passed[name]) :]] = None
+    return renamed
 
 
 def _elements(comprehension: ast.AST) -> list[ast.expr]:

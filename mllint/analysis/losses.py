@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.callers import per_call_site
+from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
-from mllint.findings import Applicability, Fix
+from mllint.findings import Applicability, Fix, Related
 
 CROSS_ENTROPY = "cross-entropy"
 NLL = "nll"
@@ -83,6 +83,7 @@ class LossInput:
     argument: ast.AST  # the input (prediction) argument
     origin: Origin  # what the input is
     note: str = ""  # for a loss object passed by a call site: where (" (passed at main.py:12)")
+    related: tuple[Related, ...] = ()  # the call sites it holds under (`callers.call_sites`)
 
 
 def mismatched_input(ctx, call: ast.Call, problem: str) -> LossInput | None:
@@ -127,7 +128,7 @@ class LossCalls:
                 note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
         origin = values.origin(argument, binding) if argument is not None else None
-        return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note)
+        return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
         """A cheap test before asking what built the object called: `nn.CrossEntropyLoss()(...)`, or a
@@ -192,8 +193,10 @@ def _passed_note(func: ast.AST, binding) -> str:
     passage = passed[2]
     if passage.default:
         return f" (its default `{passage.argument}`)"
+    if passage.annotated:
+        return f" (annotated `{passage.argument}`)"
     what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
-    return f" ({what}passed at {passage.path}:{passage.line})"
+    return f" ({what}passed at {passage.place})"
 
 
 def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:

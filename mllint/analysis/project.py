@@ -33,7 +33,9 @@ from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     canonical_class,
 )  # fmt: skip
-from mllint.source import SourceError, SourceText, parse_python, read_source
+from mllint.findings import Position
+from mllint.notebook import load as load_notebook
+from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
 
 MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
                 "pytorch_lightning.LightningModule"}  # fmt: skip
@@ -76,7 +78,10 @@ _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, an
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
-CALL_WORD = re.compile(rb"\b[A-Za-z_]\w*+\(")  # possessive: no backtracking through long words
+# A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
+# Possessive and from a word's start: no backtracking through long words.
+CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
+JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
 
@@ -129,6 +134,9 @@ class ProjectIndex:
         return self._located[module]
 
     def _find(self, module: str) -> str | None:
+        if is_notebook(module):  # a notebook's "module" is its path in its root: it calls, it is not imported
+            found = (os.path.join(root, *module.split("/")) for root in self.roots)
+            return next((path for path in found if os.path.isfile(path)), None)
         parts = module.split(".")
         if not all(part.isidentifier() for part in parts):
             return None
@@ -226,7 +234,8 @@ def install_calls(shared: tuple) -> None:
 def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
     """module name -> file, for the Python files of the project's roots (packages and scripts whose
     names can be imported; hidden and non-identifier directories, such as virtual environments' `.venv`
-    or `site-packages`, are skipped), at most `MAX_PROJECT_FILES`."""
+    or `site-packages`, are skipped), at most `MAX_PROJECT_FILES`; and its notebooks, named by their path
+    from the root (`notebooks/explore.ipynb`)."""
     found: dict[str, str] = {}
     for root, tops in roots.items():
         starts = [root] if tops is None else [os.path.join(root, top) for top in sorted(tops)]
@@ -243,6 +252,8 @@ def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
                         module = ".".join(package if stem == "__init__" else [*package, stem])
                         if module:
                             found.setdefault(module, os.path.join(directory, name))
+                    elif is_notebook(name):  # a caller of the project's functions, by its path
+                        found.setdefault("/".join([*package, name]), os.path.join(directory, name))
                 if len(found) >= MAX_PROJECT_FILES:
                     return found
     return found
@@ -268,7 +279,7 @@ class _CallIndex:
                 continue
             if known is not None:
                 self._forget(module)
-            words = tuple(sys.intern(w.decode("ascii")) for w in set(CALL_WORD.findall(_content(path) or b"")))
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(_code_text(path))))
             for word in words:
                 self.calls.setdefault(word, set()).add(module)
             self.files[module] = (path, stamp, words)
@@ -276,6 +287,13 @@ class _CallIndex:
     def _forget(self, module: str) -> None:
         for word in self.files.pop(module)[2]:
             self.calls[word].discard(module)
+
+
+def _code_text(path: str) -> bytes:
+    """A file's text as the word index reads it: in a notebook's JSON, the escapes that separate
+    words (`\\n` in `"x = 1\\nstep(x)"`) are spaces."""
+    content = _content(path) or b""
+    return JSON_SEPARATOR_ESCAPE.sub(b" ", content) if is_notebook(path) else content
 
 
 def _listing_digest(modules: list[str]) -> str:
@@ -339,11 +357,13 @@ def _parse(path: str, module: str):
 
     try:
         source = read_source(path)
-        tree = parse_python(source.text, path)
+        notebook = load_notebook(source.text) if is_notebook(path) else None
+        text = source.text if notebook is None else notebook.python
+        tree = parse_python(text, path)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     _, name = module_name_of(path)
-    return FileContext(path, SourceText(source.text), tree, ModuleName(module, name.is_package), path)
+    return FileContext(path, SourceText(text), tree, ModuleName(module, name.is_package), path, notebook=notebook)
 
 
 def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:
@@ -473,7 +493,7 @@ class ProjectView:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture)
-        source = Source(found.via or "", self.display(found.module), found.line)
+        source = Source(found.via or "", *self._line_of(found.module, found.line))
         return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage)
 
     def instance_class(self, value: Value) -> str | None:
@@ -561,6 +581,15 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
+        """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
+        path = self.display(module)
+        ctx = self.index.context(module.name) if self.index is not None and is_notebook(module.path) else None
+        if ctx is None or ctx.notebook is None:
+            return path, line
+        cell, position = ctx.notebook.cell_position(Position(line, 1))
+        return f"{path}:cell {cell}", position.line
 
     def display(self, module: ModuleSummary) -> str:
         """A module's file as a finding shows it ("" for the linted file itself)."""

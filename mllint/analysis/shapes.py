@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.callers import constructions
+from mllint.analysis.callers import call_sites, constructions, signature_passage
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, product, quotient
@@ -26,7 +26,8 @@ from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
 from mllint.analysis.tree import assignment_targets, child_nodes
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.values import ValueKinds, canonical_class, describe_passage
+from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
@@ -74,6 +75,7 @@ class Shapes:
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
+        self.sites: dict[ast.Call, tuple[Related, ...]] = {}  # ... -> its call sites (`callers.call_sites`)
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -182,7 +184,10 @@ class Shapes:
             else:
                 output = self._project_class_named(name, arguments)
             if isinstance(output, Tensor) and output.shape is not None:
-                self.passed[call] = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
+                own = signature_passage(binding, func)
+                passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
+                self.passed[call] = describe_passage(own) if own is not None else passed
+                self.sites[call] = call_sites(binding)
                 return output
         return None
 

@@ -156,9 +156,15 @@ class Passage:
 
     parameter: str
     argument: str  # the argument's text (or the default's) at the call
-    path: str  # the caller's file
+    path: str  # the caller's file as findings show it, relative to the linted file ("" for the linted file)
     line: int
     default: bool = False  # no caller passes it: its default
+    annotated: bool = False  # no caller tells: the class its annotation names (`argument`)
+
+    @property
+    def place(self) -> str:
+        """"main.py:12", or "line 12" in the linted file."""
+        return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
 Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed | Passed
@@ -197,9 +203,11 @@ class Origin:
 
 def describe_passage(passage: Passage) -> str:
     """"`model` is `Net()` passed at main.py:12"."""
-    place = f"{passage.path}:{passage.line}"
+    place = passage.place
     if passage.default:
         return f"`{passage.parameter}` is its default `{passage.argument}` ({place})"
+    if passage.annotated:
+        return f"`{passage.parameter}` is annotated `{passage.argument}` ({place})"
     what = "" if passage.argument == passage.parameter else f" `{passage.argument}`"
     return f"`{passage.parameter}` is{what} passed at {place}"
 

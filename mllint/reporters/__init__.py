@@ -9,7 +9,7 @@ from mllint.docs import DIRECTORY, page_name
 from mllint.findings import Finding
 from mllint.notebook import file_lines
 from mllint.rule import Rule
-
+from mllint.source import SourceError, read_source
 
 
 @dataclass
@@ -27,12 +27,17 @@ class Report:
     def file_lines(self, finding: Finding) -> tuple[int, int]:
         """The first and last line of the file that a finding covers. For a notebook's finding, the lines
         of the JSON file that hold its cell's lines (1 when the notebook's text is not at hand)."""
-        if finding.cell is None:
-            return finding.start.line, finding.end.line
-        if finding.path not in self._notebook_lines:
-            self._notebook_lines[finding.path] = file_lines(self.sources.get(finding.path, ""))
-        lines = self._notebook_lines[finding.path].get(finding.cell) or [1]
-        return tuple(lines[min(line, len(lines)) - 1] for line in (finding.start.line, finding.end.line))
+        return self.lines_in_file(finding.path, finding.cell, finding.start.line, finding.end.line)
+
+    def lines_in_file(self, path: str, cell: int | None, start: int, end: int) -> tuple[int, int]:
+        """Lines `start` to `end` of a file, or of a cell of a notebook: the lines of the JSON file that
+        hold them (1 when the notebook's text is not at hand)."""
+        if cell is None:
+            return start, end
+        if path not in self._notebook_lines:
+            self._notebook_lines[path] = file_lines(self.sources.get(path) or _text_of(path))
+        lines = self._notebook_lines[path].get(cell) or [1]
+        return tuple(lines[min(line, len(lines)) - 1] for line in (start, end))
 
 
 def cell_position(finding: Finding) -> str:
@@ -66,3 +71,11 @@ FORMAT_NAMES = ("concise", "full", "json", "json-lines", "sarif", "github", "git
 
 def render(report: Report, output_format: str) -> str:
     return _formats()[output_format](report)
+
+
+def _text_of(path: str) -> str:
+    """A notebook's text read for its lines: a call site's notebook that was not linted itself."""
+    try:
+        return read_source(path).text
+    except SourceError:
+        return ""

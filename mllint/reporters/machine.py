@@ -15,7 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from mllint import __version__
-from mllint.findings import Finding, Fix, Position, Severity
+from mllint.findings import Finding, Fix, Position, Related, Severity
 from mllint.reporters import Report, cell_position, rule_url
 from mllint.rule import Rule
 from mllint.source import SourceText
@@ -193,11 +193,25 @@ def _sarif_result(finding: Finding, fingerprint: str, report: Report, rule_index
         ],
         "partialFingerprints": {"mllint/v1": fingerprint},
     }
+    if finding.related:
+        result["relatedLocations"] = [_sarif_related(index, related, report) for index, related in enumerate(finding.related)]
     if finding.code in rule_index:
         result["ruleIndex"] = rule_index[finding.code]
     if properties:
         result["properties"] = properties
     return result
+
+
+def _sarif_related(index: int, related: Related, report: Report) -> dict:
+    """A call site a finding depends on (for a notebook's cell, its lines in the file, as for results)."""
+    region = {"startLine": related.start.line, "startColumn": related.start.column}
+    location = {"artifactLocation": _artifact_location(related.path, report.root), "region": region}
+    sarif_location = {"id": index, "physicalLocation": location, "message": {"text": related.message}}
+    if related.cell is not None:
+        line = report.lines_in_file(related.path, related.cell, related.start.line, related.start.line)[0]
+        location["region"] = {"startLine": line}
+        sarif_location["properties"] = {"cell": related.cell, "cellRegion": region}
+    return sarif_location
 
 
 def _artifact_location(path: str, root: str) -> dict:
