@@ -43,6 +43,10 @@ class FileContext:
             self._analyses[cls] = cls(self)
         return self._analyses[cls]  # type: ignore[return-value]
 
+    def release(self) -> None:
+        """Let the analyses go: they refer back to the context, a cycle only the garbage collector frees."""
+        self._analyses.clear()
+
     # Shortcuts to the analyses every rule needs.
     def qualified_name(self, expr: ast.AST) -> str | None:
         return self.analysis(Names).qualified_name(expr)

@@ -125,6 +125,7 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
         for finding in event_findings(selection, Event.INTERNAL_ERROR, path, crash.position, crash.message, crash.traceback)
     ]
     findings = _finish(ctx.findings, ctx, selection, path)
+    ctx.release()
     if syntax_error:  # a fixed file would not parse either: report only
         findings = [dataclasses.replace(f, fix=None) for f in findings] + syntax_error
     return sorted(findings + errors, key=lambda f: f.sort_key)

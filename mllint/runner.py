@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.project import ProjectIndex, install_calls
 from mllint.cache import Cache
 from mllint.engine import Event, Selection, event_findings, lint_text
 from mllint.findings import Finding, Position
@@ -55,7 +55,9 @@ def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> 
     if jobs <= 1 or len(items) <= 1:
         return [_check_item(item, job) for item in items]
     chunk = max(1, min(64, len(items) // (jobs * 8)))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # The project's word index is built here once, not by every worker (with `fork`, it is not even copied).
+    shared = (job.project.shared_calls(),) if job.project is not None else ()
+    with ProcessPoolExecutor(max_workers=jobs, initializer=install_calls if shared else None, initargs=shared) as pool:
         return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
 
 

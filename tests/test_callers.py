@@ -4,6 +4,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import mllint.analysis.project as project
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path, lint_text
 from mllint.findings import Position, Related
@@ -290,3 +291,40 @@ def test_every_family_says_a_value_came_from_an_annotation():
     messages = {f.code: f.message for f in lint_path(str(directory / "engine.py"), EVERY_RULE, "engine.py", project)}
     assert "(`model` is annotated `Regressor` (line 26))" in messages["ML601"]
     assert "`scheduler` (OneCycleLR, annotated at line 34)" in messages["ML205"]
+
+
+def test_a_module_calling_only_its_own_function_of_that_name_is_not_parsed(tmp_path, monkeypatch):
+    """Call sites of `engine.train` are looked for where `train(` is written; a module whose only `train`
+    is its own function's calls (no import, no `x.train(`) cannot call it, and is not parsed."""
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            def train(model, loader, optimizer, criterion):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    criterion(model(x), y).backward()
+                    optimizer.step()
+            """,
+        "other.py": """\
+            def train(steps):
+                return steps
+
+            train(3)
+            """,
+        "main.py": """\
+            import torch
+            from torch import nn
+
+            import engine
+            from models import Classifier
+
+            model = Classifier()
+            engine.train(model, [], torch.optim.SGD(model.parameters(), lr=0.1), nn.CrossEntropyLoss())
+            """,
+    })  # fmt: skip
+    parsed: list[str] = []
+    real = project._parse
+    monkeypatch.setattr(project, "_parse", lambda path, module: parsed.append(module) or real(path, module))
+    monkeypatch.setattr(project, "_CONTEXTS", {})
+    assert [(code, line) for code, line, _ in findings(tmp_path, "engine.py")] == [("ML101", 4)]
+    assert "main" in parsed and "other" not in parsed

@@ -2,12 +2,14 @@
 training mode, layers, and the cross-file findings through the CLI (workers, cache, standard input) and the
 language server."""
 import json
+import pickle
 import textwrap
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import mllint.analysis.project as project
 import mllint.runner
 from mllint.analysis.project import ProjectIndex, ProjectView, module_name_of
 from mllint.analysis.layers import NO_LAYER, ClassLayers, Layer, class_layers
@@ -196,6 +198,23 @@ def test_the_finding_names_where_the_softmax_is(package):
 def test_workers_find_the_same(package):
     write(package, {f"pkg/copy{i}.py": TRAIN for i in range(4)})
     assert len(run("-j", "2", "pkg")) == 5
+
+
+def test_workers_use_the_word_index_their_run_built(tmp_path, monkeypatch):
+    """The run reads every module for its word index once; a worker given it reads none again."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/engine.py": "def train(m):\n    pass\n",
+                     "pkg/main.py": "from pkg.engine import train\ntrain(1)\n"})  # fmt: skip
+    monkeypatch.setattr(project, "_CALLS", {})
+    index = ProjectIndex.for_paths([str(tmp_path / "pkg")])
+    shared = index.shared_calls()
+    monkeypatch.setattr(project, "_CALLS", {})
+    unshared = pickle.loads(pickle.dumps(index))  # a worker with no index of its run builds its own
+    assert unshared.modules_calling("train") == ["pkg.engine", "pkg.main"]  # `def train(` too
+    project.install_calls(shared)
+    read: list[str] = []
+    monkeypatch.setattr(project, "_content", read.append)
+    worker = pickle.loads(pickle.dumps(index))
+    assert worker.modules_calling("train") == ["pkg.engine", "pkg.main"] and read == []
 
 
 def test_a_change_in_an_imported_module_invalidates_the_cached_findings(package, monkeypatch):

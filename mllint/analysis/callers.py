@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -279,7 +280,12 @@ class Callers:
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
             modules = [m for m in modules if m in owners or m == target.module]
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
+        imported_or_attribute = _import_or_attribute_call(target.word)
         for module in [m for m in modules if index.locate(m) != own][: MAX_MODULES - 1]:
+            # Parsed only when its text may call the function: it is the module that defines it, or it
+            # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
+            if module != target.module and not index.mentions(module, imported_or_attribute):
+                continue
             caller = index.context(module)
             if caller is not None:
                 yield caller
@@ -355,6 +361,13 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
     return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators)
+
+
+def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:
+    """`word` other than right before a call (as imported), or called as an attribute (`x.word(`): what a
+    module that calls a function of another module by this name must contain."""
+    name = re.escape(word.encode())
+    return re.compile(rb"\.\s*" + name + rb"\(|\b" + name + rb"\b(?!\()")
 
 
 def _called_name(func: ast.AST) -> str | None:

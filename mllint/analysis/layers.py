@@ -88,7 +88,7 @@ class ModeLayers:
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
         self._returns_new_model = returns_new_model
-        self._imported = imported or self._imported_class
+        self._deferred = imported  # not a bound method of its own: no cycle keeping the file's tree alive
         self._summarizing = imported is not None  # for a summary: classes of other modules are resolved later
 
     @classmethod
@@ -149,7 +149,8 @@ class ModeLayers:
         if name is None:
             return None
         if not name.startswith("torch.nn."):
-            return self._imported(self.factory_class(call) or name)
+            name = self.factory_class(call) or name
+            return self._deferred(name) if self._summarizing else self._imported_class(name)
         short = name.rsplit(".", 1)[-1]
         if "Dropout" in short or "BatchNorm" in short or short.startswith("Transformer"):
             return Layer(call, short)
@@ -181,7 +182,7 @@ class ModeLayers:
                 continue
             elif name is not None and not name.startswith("torch."):
                 # A class of another module of the project (a mixin like `BaseModel(ABC)` too), or unknown.
-                found.append(self._imported(name) if self._summarizing else self._imported_class(name, base=True))
+                found.append(self._deferred(name) if self._summarizing else self._imported_class(name, base=True))
             elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
         for node in self.ctx.index.within(cls, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import enum
 import re
-from functools import cached_property
+from functools import cached_property, partial
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
@@ -260,6 +260,11 @@ class _Module:
         return Event(kind, node, key, guards, path=self.path, **more)
 
 
+def is_library(project: ProjectView | None, qualified: str) -> bool:
+    """Is the function or class of that name no part of the project (its effects are not ours)?"""
+    return project is None or project.find(qualified) is None
+
+
 class TrainingLoops:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -290,10 +295,6 @@ class TrainingLoops:
         if not any(statement in self.may_train for statement in statements):
             return []
         return self._events(self.own, statements, (), 0)
-
-    def is_library(self, qualified: str) -> bool:
-        """Is the function or class of that name no part of the project (its effects are not ours)?"""
-        return self.project is None or self.project.find(qualified) is None
 
     def scheduler_class(self, event: Event, loop: ast.AST) -> SchedulerClass | None:
         """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
@@ -449,7 +450,8 @@ class TrainingLoops:
             # (sibling loops, two phases of an epoch each with its own backward, are their own iterations).
             if not any(set(step.loops) & set(b.loops) for b in backwards):
                 optimizers.append(step.key)
-        return Iteration(loop, events, optimizers, self.is_library) if optimizers else None
+        # Not a bound method: an iteration the analysis keeps would keep the analysis, and the file's tree.
+        return Iteration(loop, events, optimizers, partial(is_library, self.project)) if optimizers else None
 
     def _may_train(self) -> set[ast.AST]:
         """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that

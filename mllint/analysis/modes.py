@@ -116,6 +116,27 @@ class Summary:
     returned: frozenset
 
 
+@dataclass(frozen=True)
+class FlowFacts:
+    """What a function's flow found, kept without the flow (which refers back to its `Modes`)."""
+
+    uses: list[Use]
+    before: dict[ast.AST, State]  # the state just before each call
+    aliases: dict[str, str]
+
+    def key(self, expr: ast.AST) -> str | None:
+        return aliased_key(expr, self.aliases)
+
+
+def aliased_key(expr: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The reference key of `expr`, its head replaced by what it aliases (`net` for `m` after `m = net`)."""
+    key = reference_key(expr)
+    if key is None:
+        return None
+    head, dot, rest = key.partition(".")
+    return aliases[head] + dot + rest if head in aliases else key
+
+
 @dataclass
 class _Targets:
     breaks: list = field(default_factory=list)
@@ -194,7 +215,7 @@ class Modes:
         self._generators: dict[ast.AST, bool] = {}
         self._summaries: dict[ast.AST, Summary | None] = {}
         self._in_progress: set[ast.AST] = set()
-        self._flows: dict[ast.AST, _Flow] = {}  # scope -> its flow
+        self._flows: dict[ast.AST, FlowFacts] = {}  # scope -> what its flow found
         self._calls: _CallGraph | None = None
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
@@ -239,12 +260,12 @@ class Modes:
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
         return [use for scope in scopes for use in self.flow(scope).uses]
 
-    def flow(self, scope: ast.AST) -> "_Flow":
+    def flow(self, scope: ast.AST) -> FlowFacts:
         """The facts along a function (or the module), computed once."""
         if scope not in self._flows:
             flow = _Flow(self, scope, 0)
             flow.run()
-            self._flows[scope] = flow
+            self._flows[scope] = FlowFacts(flow.uses, flow.before, flow.aliases)
         return self._flows[scope]
 
     def may_train_passed_models(self) -> bool:
@@ -812,13 +833,7 @@ class _Flow:
         return _own_nodes_of(self.scope)
 
     def key(self, expr: ast.AST) -> str | None:
-        key = reference_key(expr)
-        if key is None:
-            return None
-        head, dot, rest = key.partition(".")
-        if head in self.aliases:
-            return self.aliases[head] + dot + rest
-        return key
+        return aliased_key(expr, self.aliases)
 
     # Statements.
     def _block(self, statements: list, state: State | None) -> State | None:

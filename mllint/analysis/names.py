@@ -19,6 +19,7 @@ class Names:
         self.scopes: Scopes = ctx.analysis(Scopes)
         self._imports: dict[ast.AST, dict[str, str]] = {}
         self._resolved: dict[tuple[ast.AST | None, str], str | None] = {}
+        self._qualified: dict[ast.AST, str | None] = {}  # every rule asks about the same calls
         module = ctx.module
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
@@ -32,7 +33,9 @@ class Names:
 
     def qualified_name(self, expr: ast.AST) -> str | None:
         """`torch.nn.functional.softmax` for `F.softmax` under `import torch.nn.functional as F`."""
-        return qualified_name(expr, self.resolve)
+        if expr not in self._qualified:
+            self._qualified[expr] = qualified_name(expr, self.resolve)
+        return self._qualified[expr]
 
     def resolve(self, name: ast.Name) -> str | None:
         function = self.scopes.enclosing_function(name)

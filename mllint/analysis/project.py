@@ -4,7 +4,9 @@
 module name there (`pkg.models` -> `<root>/pkg/models.py`). It holds no trees: a module's `ModuleSummary`
 (see `summaries.py`) is built from its file the first time a rule needs it, and kept per process keyed
 by the file's modification time and size. It is small and picklable (only the roots travel), so the CLI
-builds it once from the file list and every worker gets it with its job.
+builds it once from the file list and every worker gets it with its job. The word index of which modules
+call which names is the exception: a run builds it once, before its workers start (`shared_calls`), and
+each worker installs it (`install_calls`) instead of reading every module of the project again.
 
 Installed third-party packages are never part of a project unless they are what is linted: a root found
 above a package (`site-packages` above `torch/`) admits only the packages linted there.
@@ -78,7 +80,8 @@ _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, an
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
 # A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
-CALL_WORD = re.compile(rb"([A-Za-z_]\w*)[ \t\f\r\n\\]*\(")
+# Possessive and from a word's start: no backtracking through long words.
+CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
 JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
@@ -112,10 +115,17 @@ class ProjectIndex:
         return cls({root: None if tops is None else frozenset(tops) for root, tops in roots.items()})
 
     def __getstate__(self) -> dict:
-        return {"roots": self.roots}
+        return {"roots": self.roots, "calls_fresh": self._calls_fresh}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["roots"])
+        # A worker of a run trusts the word index its run built and installed (see `install_calls`).
+        self._calls_fresh = state["calls_fresh"] and self._calls_key() in _CALLS
+
+    def shared_calls(self) -> tuple:
+        """The word index of which modules call which names, up to date, for a run to build once and hand
+        to its workers (`install_calls`)."""
+        return self._calls_key(), self._calls()
 
     # Where modules are.
     def locate(self, module: str) -> str | None:
@@ -181,9 +191,11 @@ class ProjectIndex:
         self._record(name + CALLS_KEY, None, _listing_digest(modules))
         return modules
 
+    def _calls_key(self) -> tuple:
+        return tuple(sorted(self.roots.items()))
+
     def _calls(self) -> "_CallIndex":
-        key = tuple(sorted(self.roots.items()))
-        calls = _CALLS.setdefault(key, _CallIndex())
+        calls = _CALLS.setdefault(self._calls_key(), _CallIndex())
         if not self._calls_fresh:
             calls.update(_project_modules(self.roots))
             self._calls_fresh = True
@@ -212,6 +224,12 @@ class ProjectIndex:
             digest = digest if path is None else _digest(path)
             for recorder in self._recorders:
                 recorder[module] = digest
+
+
+def install_calls(shared: tuple) -> None:
+    """In a worker process: the word index its run built (`ProjectIndex.shared_calls`)."""
+    key, calls = shared
+    _CALLS[key] = calls
 
 
 def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
