@@ -1,3 +1,42 @@
-from mllint.cli import run
+"""The `mllint` command (the console script and `python -m mllint`).
 
-run()
+`mllint server` is started by editors, which wait for its answer to `initialize`: it starts the language
+server directly, without importing the command line (`mllint.cli` loads the configuration, engine, runner
+and reporters, ~80 ms that the server loads in the background once initialized). Every other command is
+the command line's.
+"""
+import os
+import sys
+import traceback
+
+from mllint import ISSUES_URL
+
+SERVER_COMMANDS = (["server"], ["server", "--stdio"])
+EXIT_ERROR = 2
+
+
+def run() -> None:
+    """mllint's own failures exit 2 with a message, never a bare traceback."""
+    try:
+        start()
+    except Exception as error:  # the last line of defence
+        if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
+            traceback.print_exc()
+        print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it at {ISSUES_URL}.", file=sys.stderr)
+        sys.exit(EXIT_ERROR)
+
+
+def start() -> None:
+    # Imported here, deliberately: importing either entry point must not load the other.
+    if sys.argv[1:] in SERVER_COMMANDS:
+        from mllint.server import start as start_server
+
+        start_server()
+    else:
+        from mllint.cli import main
+
+        main()
+
+
+if __name__ == "__main__":
+    run()

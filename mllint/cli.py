@@ -7,7 +7,6 @@ import difflib
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 
 import click
@@ -387,13 +386,3 @@ def server(stdio: bool) -> None:
 
     start()
 
-
-def run() -> None:
-    """The console entry point: mllint's own failures exit 2 with a message, never a bare traceback."""
-    try:
-        main()
-    except Exception as error:  # the last line of defence
-        if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
-            traceback.print_exc()
-        click.echo(f"mllint: internal error: {type(error).__name__}: {error}. Please report it at {ISSUES_URL}.", err=True)
-        sys.exit(EXIT_ERROR)

@@ -19,21 +19,19 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
 
 from mllint import __version__
 from mllint.findings import Applicability, Finding, Fix, Position, Severity
-from mllint.fixer import fix_text
 from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
-from mllint.reporters import rule_url
 from mllint.source import LINE_BREAK, SourceText, is_notebook, syntax_tree_dump
 
-# The lint machinery (configuration, engine, analyses, rules) is imported where it is first used, and
-# warmed up once the client is initialized: `initialize` is answered without waiting for it.
+# The lint machinery (configuration, engine, analyses, rules, fixer, reporters) is imported where it is
+# first used, and warmed up once the client is initialized: `initialize` is answered without waiting for it.
 if TYPE_CHECKING:
     from mllint.analysis.project import ProjectIndex
     from mllint.engine import Selection
@@ -54,7 +52,7 @@ CODE_UNITS = {
     types.PositionEncodingKind.Utf16: lambda text: len(text.encode("utf-16-le", "surrogatepass")) // 2,
     types.PositionEncodingKind.Utf32: len,
 }
-CONVERTER = get_converter()
+CONVERTER = default_converter()  # the server's too: building a converter takes ~15 ms of start-up
 
 
 @dataclass(frozen=True)
@@ -187,6 +185,8 @@ def configuration_diagnostic(error: Exception) -> types.Diagnostic:
 
 
 def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None) -> types.Diagnostic:
+    from mllint.reporters import rule_url
+
     if finding.traceback:  # mllint's own bug: its traceback goes to the log the editor keeps, for a report
         logger.error("%s:%s: %s %s\n%s", finding.path, finding.start.line, finding.code, finding.message, finding.traceback)
     data = {"version": version, "fix": fix_data(finding.fix, buffer)}
@@ -214,6 +214,7 @@ def fix_data(fix: Fix | None, buffer: Buffer) -> dict | None:
 def fix_all_edits(snapshot: Snapshot, encoding: str | None) -> list[types.TextEdit]:
     """The edits that apply every safe fix (none when the fixes would not parse)."""
     from mllint.engine import lint_text
+    from mllint.fixer import fix_text
 
     selection = selection_for(snapshot.path)
     if selection is None:
@@ -332,6 +333,7 @@ def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
 
 def rule_markdown(code: str) -> str | None:
     from mllint.registry import all_rules
+    from mllint.reporters import rule_url
 
     rule = all_rules().get(code)
     if rule is None:
@@ -354,7 +356,7 @@ class MllintServer(LanguageServer):
         )
         super().__init__(
             "mllint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full,
-            notebook_document_sync=notebooks,
+            notebook_document_sync=notebooks, converter_factory=lambda: CONVERTER,
         )  # fmt: skip
         self.pending: dict[str, asyncio.Task] = {}  # the scheduled or running lint of each document
 
@@ -445,7 +447,9 @@ server = MllintServer()
 def warm_up() -> None:
     """Import the lint machinery and load the rules, before the first lint needs them."""
     from mllint.config import Resolver  # noqa: F401
+    from mllint.engine import lint_text  # noqa: F401
     from mllint.registry import all_rules
+    from mllint.reporters import rule_url  # noqa: F401
 
     all_rules()
 
