@@ -381,3 +381,19 @@ async def test_saving_a_caller_lints_the_open_callee_again(editor: Editor, tmp_p
     editor.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=main.as_uri())))
     assert codes(await editor.diagnostics_now(engine)) == [(1, "ML101")]
     editor.close(engine)
+
+
+async def test_a_finding_made_through_a_call_site_points_to_it(editor: Editor, tmp_path: Path):
+    models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
+    (tmp_path / "models.py").write_text(models)
+    main = 'from torch import nn\n\nfrom engine import train\nfrom models import Net\n\nlabel = "🔥"; train(Net(), nn.CrossEntropyLoss())\n'
+    (tmp_path / "main.py").write_text(main, encoding="utf-8")
+    engine = editor.open(tmp_path / "engine.py", "def train(model, criterion):\n    return criterion(model(1), 0)\n")
+    [diagnostic] = await editor.diagnostics_now(engine)
+    assert diagnostic.code == "ML101"
+    [related] = diagnostic.related_information
+    # `train` after 14 characters: 15 UTF-16 units (🔥 takes 2), 17 UTF-8 bytes (🔥 takes 4).
+    start = types.Position(line=5, character=editor.units('label = "🔥"; '))
+    assert related.location == types.Location((tmp_path / "main.py").as_uri(), types.Range(start, start))
+    assert related.message == "call site: `train(...)`"
+    editor.close(engine)
