@@ -13,6 +13,7 @@ import asyncio
 import difflib
 import json
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,12 +24,12 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from mllint import __version__
-from mllint.findings import Applicability, Finding, Fix, Position, Severity
+from mllint.findings import Applicability, Finding, Fix, Position, Related, Severity
 from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
-from mllint.source import LINE_BREAK, SourceText, is_notebook, syntax_tree_dump
+from mllint.source import LINE_BREAK, SourceError, SourceText, is_notebook, read_source, syntax_tree_dump
 
 # The lint machinery (configuration, engine, analyses, rules, fixer, reporters) is imported where it is
 # first used, and warmed up once the client is initialized: `initialize` is answered without waiting for it.
@@ -150,7 +151,8 @@ def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]
         return []
     buffer = Buffer(snapshot.text, encoding)
     findings = lint_text(snapshot.text, snapshot.path, selection, project_of(snapshot.path))
-    return [to_diagnostic(finding, buffer, snapshot.version) for finding in findings]
+    places = RelatedPlaces(encoding, {(snapshot.path, None): (snapshot.uri, buffer)})
+    return [to_diagnostic(finding, buffer, snapshot.version, places) for finding in findings]
 
 
 def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[str, list[types.Diagnostic]]:
@@ -167,9 +169,12 @@ def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[
         return {uri: [configuration_diagnostic(error)] for uri in result}
     if selection is None or not code_cells:
         return result
+    buffers = {cell.uri: Buffer(cell.text, encoding) for cell in code_cells}
+    cells = {(notebook.path, number): cell for number, cell in enumerate(notebook.cells, 1) if cell is not None}
+    places = RelatedPlaces(encoding, {key: (cell.uri, buffers[cell.uri]) for key, cell in cells.items()})
     for finding in lint_notebook(notebook.as_json(), notebook.path, selection, project_of(notebook.path)):
         cell = notebook.cells[finding.cell - 1] if finding.cell else code_cells[0]
-        result[cell.uri].append(to_diagnostic(finding, Buffer(cell.text, encoding), cell.version))
+        result[cell.uri].append(to_diagnostic(finding, buffers[cell.uri], cell.version, places))
     return result
 
 
@@ -184,7 +189,41 @@ def configuration_diagnostic(error: Exception) -> types.Diagnostic:
     )
 
 
-def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None) -> types.Diagnostic:
+class RelatedPlaces:
+    """Where a finding's related call sites are for the client: in an open document or notebook cell (its
+    buffer, keyed by (path, cell)), else in the file on disk, read once per lint."""
+
+    def __init__(self, encoding: str | None, open_buffers: dict[tuple[str, int | None], tuple[str, Buffer]]) -> None:
+        self.encoding = encoding
+        self.buffers = {(os.path.abspath(path), cell): found for (path, cell), found in open_buffers.items()}
+        self.open = set(self.buffers)
+
+    def information(self, finding: Finding) -> list[types.DiagnosticRelatedInformation] | None:
+        if not finding.related:
+            return None
+        return [self._information(related) for related in finding.related]
+
+    def _information(self, related: Related) -> types.DiagnosticRelatedInformation:
+        key = (os.path.abspath(related.path), related.cell)
+        if key not in self.buffers:
+            self.buffers[key] = (from_fs_path(key[0]), self._read(key[0], related.cell))
+        message = related.message
+        if related.cell is not None and key not in self.open:  # a cell of a notebook that is not open: its file
+            message = f"{message} (cell {related.cell}, line {related.start.line})"
+        uri, buffer = self.buffers[key]
+        position = buffer.to_client(related.start)
+        return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(position, position)), message)
+
+    def _read(self, path: str, cell: int | None) -> Buffer:
+        """The file's text (none for a notebook's cell, or a file that cannot be read: its start)."""
+        try:
+            text = read_source(path).text if cell is None else ""
+        except SourceError:
+            text = ""
+        return Buffer(text, self.encoding)
+
+
+def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None, places: RelatedPlaces | None = None) -> types.Diagnostic:
     from mllint.reporters import rule_url
 
     if finding.traceback:  # mllint's own bug: its traceback goes to the log the editor keeps, for a report
@@ -199,6 +238,7 @@ def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None) -> type
         code=finding.code,
         code_description=types.CodeDescription(href=rule_url(finding.code)),
         source=SOURCE,
+        related_information=places.information(finding) if places else None,
         data=data,  # what the code actions need, so that building them needs no new lint
     )
 

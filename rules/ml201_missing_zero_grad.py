@@ -100,33 +100,34 @@ class MissingZeroGrad(Rule):
             for optimizer in iteration.optimizers:
                 if iteration.unknown(optimizer):
                     continue
-                step, message, fix = self._finding(loops, iteration, optimizer)
+                step, message, fix, related = self._finding(loops, iteration, optimizer)
                 if step is not None and step.at not in reported:
                     reported.add(step.at)
-                    self.report(step.at, message, fix)
+                    self.report(step.at, message, fix, related)
 
     def _finding(self, loops: TrainingLoops, iteration: Iteration, optimizer: str):
-        """(the step, its message, a fix) for the first way the iteration leaves the gradients `optimizer`
-        applies uncleared: no clear on the step's path, a clear of other modules only, a stale phase."""
+        """(the step, its message, a fix, its related call sites) for the first way the iteration leaves the
+        gradients `optimizer` applies uncleared: no clear on the step's path, a clear of other modules only,
+        a stale phase."""
         clears = iteration.clears(optimizer, strict=False)
         step = _uncleared_step(iteration, optimizer, clears)
         if step is not None:
             message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
-            return step, message, self._fix(iteration, optimizer)
-        step, message = self._partly_cleared_step(loops, iteration, optimizer)
+            return step, message, self._fix(iteration, optimizer), ()
+        step, message, sites = self._partly_cleared_step(loops, iteration, optimizer)
         if step is not None:
-            return step, message, self._fix(iteration, optimizer)
-        return self._stale_phase_step(loops, iteration, optimizer, clears)
+            return step, message, self._fix(iteration, optimizer), sites
+        return *self._stale_phase_step(loops, iteration, optimizer, clears), ()
 
     def _partly_cleared_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str):
         """A step of an optimizer over several modules (`Adam([*enc.parameters(), *head.parameters()])`)
         whose iteration clears some of them (`enc.zero_grad()`), or only another model, and never calls its
-        own `zero_grad()`: (the step, its message), or Nones."""
+        own `zero_grad()`: (the step, its message, the call sites that pass the optimizer), or Nones."""
         own = iteration.clears(optimizer, strict=True)
         modules = [c for c in iteration.clears(optimizer, strict=False) if c not in own]
         keys = sorted({c.key for c in modules if c.key is not None})
         if not modules or any(c.key is None for c in modules):
-            return None, None
+            return None, None, ()
         for step in iteration.steps(optimizer):
             owned = loops.parameter_owners(step)
             if not owned or not owned.modules or not _uncleared(step, iteration, own):
@@ -136,10 +137,10 @@ class MissingZeroGrad(Rule):
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
             named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
             if all(covered.values()) and missed:  # each clear is of a module the optimizer updates
-                return step, self.partly_message.format(missed=_names(missed), **named)
+                return step, self.partly_message.format(missed=_names(missed), **named), owned.sites
             if all(_distinct_models(self.ctx, c, owners) for c in modules):
-                return step, self.other_model_message.format(owners=_names(sorted(owners)), **named)
-        return None, None
+                return step, self.other_model_message.format(owners=_names(sorted(owners)), **named), owned.sites
+        return None, None, ()
 
     def _stale_phase_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str, clears: list[Event]):
         """A step after a phase of micro-batches (a nested loop that only backpropagates) whose gradients

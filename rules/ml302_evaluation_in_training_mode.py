@@ -96,7 +96,7 @@ class EvaluationInTrainingMode(Rule):
             if (function, own_key) in reported:
                 continue
             reported.add((function, own_key))
-            self.report(call, self._message(modes, call, function, own_key, resolved[0], layers[0]))
+            self.report(call, self._message(modes, call, function, own_key, resolved[0], layers[0]), related=resolved[0].sites)
 
     def _message(self, modes: Modes, call: ast.Call, function, key: str, use: Use, layer) -> str:
         where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"

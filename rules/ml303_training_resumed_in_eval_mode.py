@@ -108,7 +108,7 @@ class TrainingResumedInEvalMode(Rule):
                 f"`{use.name}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
                 f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"
             )
-            self.report(use.call, message)
+            self.report(use.call, message, related=use.sites)
 
 
 def _position(node: ast.AST | None) -> tuple[int, int]:

@@ -52,7 +52,8 @@ class InplaceOnForwardArgument(Rule):
     a list item, no tensor changes). Changes made only when `self.training` is false (`if not
     self.training:`, the `else` of `if self.training:`, after an `if self.training:` that returns) are
     left alone: inference-only code, such as a detection head decoding its feature maps, works on
-    intermediate activations and runs no backward.
+    intermediate activations and runs no backward. So are changes under `if self.inplace:`: the
+    module's own option to work in place, as `nn.Dropout(inplace=True)` offers, asked for by its user.
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
@@ -106,7 +107,7 @@ class InplaceOnForwardArgument(Rule):
         if not tensors:
             return
         for statement in _statements(node):
-            if self._inference_only(statement, node):
+            if self._inference_only(statement, node) or self._asked_in_place(statement, node):
                 continue
             if isinstance(statement, ast.AugAssign) and self._argument_held(statement.target, tensors):
                 self._report_augmented(statement, self._argument_held(statement.target, tensors))
@@ -200,6 +201,18 @@ class InplaceOnForwardArgument(Rule):
             child = ancestor
         return False
 
+    def _asked_in_place(self, statement: ast.stmt, function: ast.FunctionDef) -> bool:
+        """Is `statement` in the body of `if self.inplace:`: the module's own option to work in place, as
+        `nn.Dropout(inplace=True)` offers?"""
+        child = statement
+        for ancestor in self.ctx.scopes.ancestors(statement):
+            if isinstance(ancestor, ast.If) and any(s is child for s in ancestor.body) and _is_self_inplace(ancestor.test):
+                return True
+            if ancestor is function:
+                return False
+            child = ancestor
+        return False
+
     def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0) -> str | None:
         """The tensor argument `node` may still hold, on some path: the argument itself, or through
         plain aliases (`out = x`). An augmented assignment (`x /= 255`) changes the tensor in place: the
@@ -281,6 +294,10 @@ def _indexes_a_tensor(target: ast.AST) -> bool:
         return False
     key = target.slice
     return not (isinstance(key, ast.Constant) and isinstance(key.value, str))
+
+
+def _is_self_inplace(test: ast.expr) -> bool:
+    return isinstance(test, ast.Attribute) and test.attr == "inplace" and isinstance(test.value, ast.Name) and test.value.id == "self"
 
 
 def _statements(function: ast.FunctionDef):

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.callers import per_call_site
+from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.gradients import Flow, GradientFlow, State, backward_loss, holder
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -69,7 +69,7 @@ class LossDetachedFromModel(Rule):
                 loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
             )
             passed = f" (through the call at {binding.place})" if binding is not None else ""
-            self.report(node, message + passed)
+            self.report(node, message + passed, related=call_sites(binding))
             return
 
     def _describe(self, cut: ast.AST, binding) -> str:

@@ -1,7 +1,7 @@
 import ast
 import re
 
-from mllint.analysis.callers import per_call_site
+from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.detached import Detached, always_detached
 from mllint.analysis.parameters import is_optimizer_constructor, optimizer_over
 from mllint.analysis.project import ProjectView
@@ -103,7 +103,7 @@ class DetachedSubmoduleOptimized(Rule):
                     else:  # reported at the detach
                         where = f", yet its parameters go to the optimizer (line {node.lineno})"
                     message = self.message.format(owner=self._owner(model, cls, binding), name=detached.name, where=where)
-                    self.report(optimized.module if path else detached.call, message)
+                    self.report(optimized.module if path else detached.call, message, related=call_sites(binding))
 
     def _owner(self, model: ast.AST, cls: str, binding) -> str:
         """"`model` is a `Net`, passed at main.py:12, whose ", or "`Net`'s " for `self`."""

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.callers import per_call_site
+from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.gradients import GradientFlow, State, backward_loss, holder
 from mllint.analysis.parameters import is_module
 from mllint.analysis.values import ValueKinds
@@ -83,7 +83,7 @@ class LossTermCutFromGraph(Rule):
                     f"adds to the value of the loss backpropagated at line {node.lineno} but no gradient flows through "
                     f"it{passed}"
                 )
-                self.report(term, message)
+                self.report(term, message, related=call_sites(binding))
             return
 
     def _cut_terms(self, loss: ast.AST, binding) -> list[tuple[ast.AST, ast.AST]] | None:

@@ -9,8 +9,8 @@ class ModuleInitWithoutSuper(Rule):
     """
     ## What it does
     Reports an `nn.Module` subclass whose `__init__` never calls `super().__init__()` (or a base class's
-    `__init__`). An `__init__` that always raises (a deprecated class pointing to its replacement) makes
-    no object and is left alone.
+    `__init__`), itself or in a method of the class it calls (`self.make_weight(...)`). An `__init__`
+    that always raises (a deprecated class pointing to its replacement) makes no object and is left alone.
 
     ## Why is this bad?
     `Module.__init__` creates the registries for parameters, buffers and submodules. Without it, the
@@ -55,7 +55,9 @@ class ModuleInitWithoutSuper(Rule):
         init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         if init is None or _is_stub(init) or _always_raises(init):
             return
-        if not any(_calls_an_init(n) for n in ast.walk(init)):
+        methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
+        helpers = [methods[name] for name in _self_calls(init) if name in methods and name != "__init__"]
+        if not any(_calls_an_init(n) for function in (init, *helpers) for n in ast.walk(function)):
             self.report(init, self.message.format(cls=node.name))
 
 
@@ -70,6 +72,15 @@ def _is_stub(function: ast.FunctionDef) -> bool:
 def _always_raises(function: ast.FunctionDef) -> bool:
     """`raise RuntimeError("deprecated, use ...")` in the body itself: no object is ever made."""
     return any(isinstance(s, ast.Raise) for s in function.body)
+
+
+def _self_calls(function: ast.FunctionDef) -> set[str]:
+    """The methods `function` calls on `self` (`self.make_weight(...)`)."""
+    return {
+        n.func.attr for n in ast.walk(function)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+    }  # fmt: skip
 
 
 def _calls_an_init(node: ast.AST) -> bool:

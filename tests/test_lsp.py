@@ -17,8 +17,8 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from mllint.findings import Finding, Position, Severity
-from mllint.server import Buffer, to_diagnostic
+from mllint.findings import Finding, Position, Related, Severity
+from mllint.server import Buffer, RelatedPlaces, to_diagnostic
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -381,3 +381,39 @@ async def test_saving_a_caller_lints_the_open_callee_again(editor: Editor, tmp_p
     editor.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=main.as_uri())))
     assert codes(await editor.diagnostics_now(engine)) == [(1, "ML101")]
     editor.close(engine)
+
+
+async def test_a_finding_made_through_a_call_site_points_to_it(editor: Editor, tmp_path: Path):
+    models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
+    (tmp_path / "models.py").write_text(models)
+    main = 'from torch import nn\n\nfrom engine import train\nfrom models import Net\n\nlabel = "🔥"; train(Net(), nn.CrossEntropyLoss())\n'
+    (tmp_path / "main.py").write_text(main, encoding="utf-8")
+    engine = editor.open(tmp_path / "engine.py", "def train(model, criterion):\n    return criterion(model(1), 0)\n")
+    [diagnostic] = await editor.diagnostics_now(engine)
+    assert diagnostic.code == "ML101"
+    [related] = diagnostic.related_information
+    # `train` after 14 characters: 15 UTF-16 units (🔥 takes 2), 17 UTF-8 bytes (🔥 takes 4).
+    start = types.Position(line=5, character=editor.units('label = "🔥"; '))
+    assert related.location == types.Location((tmp_path / "main.py").as_uri(), types.Range(start, start))
+    assert related.message == "call site: `train(...)`"
+    editor.close(engine)
+
+
+async def test_related_call_sites_in_open_buffers_and_in_notebooks_on_disk(tmp_path: Path):
+    engine = str(tmp_path / "engine.py")
+    sites = (
+        Related(engine, Position(2, 5), "call site: `step(...)`"),
+        Related(str(tmp_path / "explore.ipynb"), Position(3, 1), "call site: `train(...)`", cell=2),
+    )
+    finding = dataclasses.replace(
+        Finding(engine, Position(1, 1), Position(1, 6), "ML101", "softmax-into-cross-entropy", "m", Severity.ERROR),
+        related=sites,
+    )
+    buffer = Buffer("model\né = step(model)\n", "utf-8")
+    places = RelatedPlaces("utf-8", {(engine, None): ("untitled:engine", buffer)})
+    [here, notebook] = to_diagnostic(finding, buffer, 1, places).related_information
+    start = types.Position(line=1, character=len("é = ".encode()))  # the open buffer's text, in UTF-8 bytes
+    assert here == types.DiagnosticRelatedInformation(types.Location("untitled:engine", types.Range(start, start)), sites[0].message)
+    origin = types.Position(line=0, character=0)
+    location = types.Location((tmp_path / "explore.ipynb").as_uri(), types.Range(origin, origin))
+    assert notebook == types.DiagnosticRelatedInformation(location, "call site: `train(...)` (cell 2, line 3)")

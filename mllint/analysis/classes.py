@@ -1,12 +1,26 @@
-"""Which classes of the file are `torch.nn.Module` subclasses: directly, through an import alias, or
-through another class of the same file."""
+"""Which classes are `torch.nn.Module` subclasses. `is_module_base` is the one answer for a base class named
+by its qualified name (`torch.nn.Module`, a torch layer, Lightning's `LightningModule`), which
+`project.ProjectView.is_module_class` uses across modules; `ModuleClasses`: the file's own classes that
+derive from one, directly, through an import alias, or through another class of the same file."""
 from __future__ import annotations
 
 import ast
 
 from mllint.analysis.values import canonical_class
 
-MODULE_BASE = "torch.nn.Module"
+MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
+                "pytorch_lightning.LightningModule"}  # fmt: skip
+NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
+
+
+def is_module_base(qualified: str | None) -> bool:
+    """Is a class of this name a `torch.nn.Module`: the base itself, Lightning's, or a torch layer
+    (`torch.nn.Sequential`, not `torch.nn.Parameter`)?"""
+    name = canonical_class(qualified) or ""
+    if name in MODULE_BASES:
+        return True
+    last = name.rsplit(".", 1)[-1]
+    return name == f"torch.nn.{last}" and last[:1].isupper() and name not in NOT_MODULES
 
 
 class ModuleClasses:
@@ -23,7 +37,7 @@ class ModuleClasses:
                     changed = True
 
     def _is_module_base(self, base: ast.AST, ctx, by_name: dict[str, ast.ClassDef]) -> bool:
-        if canonical_class(ctx.qualified_name(base)) == MODULE_BASE:
+        if is_module_base(ctx.qualified_name(base)):
             return True
         return isinstance(base, ast.Name) and by_name.get(base.id) in self.modules
 

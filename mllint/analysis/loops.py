@@ -75,6 +75,7 @@ class SchedulerClass(NamedTuple):
 class Owners(NamedTuple):
     modules: dict[str, ast.AST | None]  # by their text in the linted file -> the node there that spells it
     passed: str  # " (as passed at main.py:12)" when a call site's optimizer, else ""
+    sites: tuple[Related, ...] = ()  # that call site (`callers.call_sites`)
 
 
 class EventKind(enum.Enum):
@@ -336,7 +337,7 @@ class TrainingLoops:
             if binding is None:
                 return Owners(modules, "")
             renamed = _as_parameters(modules, binding)
-            return Owners(renamed, f" (as passed at {binding.place})") if renamed is not None else None
+            return Owners(renamed, f" (as passed at {binding.place})", call_sites(binding)) if renamed is not None else None
         return None
 
     def _built_owners(self, receiver: ast.AST, binding: Binding | None) -> dict[str, ast.AST | None] | None:

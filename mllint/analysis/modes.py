@@ -28,10 +28,10 @@ import builtins
 import enum
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from mllint.analysis.callers import Binding, Callers, constructions
+from mllint.analysis.callers import Binding, Callers, call_sites, constructions
 from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
@@ -41,6 +41,7 @@ from mllint.analysis.project import ProjectView
 from mllint.analysis.summaries import FunctionSummary
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import Called, canonical_class
+from mllint.findings import Related
 from mllint.source import one_line
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -102,6 +103,7 @@ class Use:
     # receiver as the function around `call` names it, and the functions passed through on the way.
     own_key: str = ""
     through: str = ""  # ", through `report` (engine.py:30)"
+    sites: tuple[Related, ...] = ()  # seen from call sites: they, innermost first (`callers.call_sites`)
 
     @property
     def name(self) -> str:
@@ -303,7 +305,8 @@ class Modes:
             if not entry:
                 continue
             for binding in self.ctx.analysis(Callers).bindings(scope):
-                found += [seen for seen in (self._seen_from(use, binding, use.key, "") for use in entry) if seen is not None]
+                seen = (self._seen_from(use, binding, use.key, "") for use in entry)
+                found += [replace(use, sites=call_sites(binding)) for use in seen if use is not None]
         return found
 
     def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:

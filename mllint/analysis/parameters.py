@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.calls import bind_arguments
-from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.classes import NOT_MODULES, ModuleClasses
 from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.optimizers import is_optimizer
-from mllint.analysis.project import NOT_MODULES, ProjectView
+from mllint.analysis.project import ProjectView
 from mllint.analysis.scope_groups import dotted_prefixes
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.values import ValueKinds, canonical_class

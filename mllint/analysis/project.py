@@ -28,19 +28,17 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from mllint.analysis.classes import is_module_base
 from mllint.analysis.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
-    ValueKinds, canonical_class,
+    ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
 from mllint.findings import Position
 from mllint.notebook import load as load_notebook
 from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
 
-MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
-                "pytorch_lightning.LightningModule"}  # fmt: skip
-NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
 
 
@@ -469,7 +467,7 @@ class ProjectView:
         found = self.class_summary(qualified)
         if found is None or depth > MAX_DEPTH:
             return False
-        return any(_is_torch_module(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
+        return any(is_module_base(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
 
     def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
         """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
@@ -646,10 +644,3 @@ def _combined(parts: list[Resolved | None]) -> Found | None:
     first = next(part for part in parts if part.kind in kinds)
     return dataclasses.replace(first, mixture=True)
 
-
-def _is_torch_module(base: str) -> bool:
-    name = canonical_class(base) or ""
-    if name in MODULE_BASES:
-        return True
-    last = name.rsplit(".", 1)[-1]
-    return name == f"torch.nn.{last}" and last[:1].isupper() and name not in NOT_MODULES
