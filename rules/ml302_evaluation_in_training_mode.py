@@ -3,6 +3,7 @@ import ast
 from mllint.analysis.layers import NO_LAYER
 from mllint.analysis.modes import Mode, Modes, Use
 from mllint.analysis.names import reference_key
+from mllint.analysis.tree import position
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -102,7 +103,7 @@ class EvaluationInTrainingMode(Rule):
         where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"
         known = [f for f in use.facts if f.origin is not None]
         # The last the function sets: `model.train()` rather than the construction it follows.
-        fact = max(known, key=lambda f: (_position(f.site), _position(f.origin)))
+        fact = max(known, key=lambda f: (position(f.site), position(f.origin)))
         if use.site is call and fact.origin is fact.built:
             why = f"built in training mode by {modes.describe(fact.origin)}"
         elif use.site is call:
@@ -120,10 +121,6 @@ class EvaluationInTrainingMode(Rule):
         else:
             has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
-
-
-def _position(node: ast.AST | None) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _restores_after_eval(ctx, train: ast.AST) -> bool:

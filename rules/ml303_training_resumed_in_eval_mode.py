@@ -4,6 +4,7 @@ import re
 from mllint.analysis.layers import NO_LAYER
 from mllint.analysis.modes import Mode, Modes, Use
 from mllint.analysis.names import reference_key
+from mllint.analysis.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -98,7 +99,7 @@ class TrainingResumedInEvalMode(Rule):
             if not evaluations or not training or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
-            fact = min(evaluations, key=lambda f: (_position(f.site), _position(f.origin)))  # the first the loop reaches
+            fact = min(evaluations, key=lambda f: (position(f.site), position(f.origin)))  # the first the loop reaches
             via = f", through {modes.describe(fact.site)}" if fact.site is not fact.origin else ""
             when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
             if fact.origin is fact.built:
@@ -109,10 +110,6 @@ class TrainingResumedInEvalMode(Rule):
                 f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"
             )
             self.report(use.call, message, related=use.sites)
-
-
-def _position(node: ast.AST | None) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _optimized_use(ctx, modes: Modes, use: Use, known: dict[tuple[int, str], bool]) -> bool:

@@ -3,7 +3,7 @@ import ast
 from mllint.analysis.dims import (
     broadcast, column_against_batch, expanded, format_ends, format_shape, is_known, trailing_one_added,
 )
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import call_argument, called_name
 from mllint.analysis.shapes import Shapes
 from mllint.analysis.tensor_values import Tensor
 from mllint.analysis.values import ValueKinds, canonical_class
@@ -102,7 +102,7 @@ class RegressionLossBroadcast(Rule):
         if len(call.args) + len(call.keywords) < 2:
             return False
         func = call.func
-        callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        callee = called_name(func)
         if callee in FUNCTION_NAMES:
             return self.ctx.qualified_name(func) in REGRESSION_FUNCTIONS
         if not isinstance(func, ast.Call) and callee not in self._loss_objects():
@@ -115,7 +115,7 @@ class RegressionLossBroadcast(Rule):
             self._objects = set()
             for call in self.ctx.index.of_type(ast.Call):
                 func = call.func
-                callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                callee = called_name(func)
                 if callee in CLASS_NAMES and canonical_class(self.ctx.qualified_name(func)) in REGRESSION_CLASSES:
                     parent = self.ctx.scopes.parent(call)
                     for target in getattr(parent, "targets", [getattr(parent, "target", None)]):

@@ -40,18 +40,19 @@ def _named_class(annotation: ast.AST) -> ast.AST | None:
             ast.copy_location(node, annotation)
         return _named_class(parsed)
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        parts = [p for p in (annotation.left, annotation.right) if not _is_none(p)]
+        parts = [p for p in (annotation.left, annotation.right) if not is_none(p)]
         return _named_class(parts[0]) if len(parts) == 1 else None
     if isinstance(annotation, ast.Subscript):
         wrapper = (reference_key(annotation.value) or "").rpartition(".")[2]
         if wrapper == "Optional":
             return _named_class(annotation.slice)
         if wrapper == "Union" and isinstance(annotation.slice, ast.Tuple):
-            parts = [p for p in annotation.slice.elts if not _is_none(p)]
+            parts = [p for p in annotation.slice.elts if not is_none(p)]
             return _named_class(parts[0]) if len(parts) == 1 else None
         return None
     return annotation if reference_key(annotation) is not None else None
 
 
-def _is_none(node: ast.AST) -> bool:
+def is_none(node: ast.AST) -> bool:
+    """`None` written as a constant (in `Optional` unions and defaults)."""
     return isinstance(node, ast.Constant) and node.value is None

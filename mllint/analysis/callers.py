@@ -37,10 +37,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from mllint.analysis.annotations import Annotations
+from mllint.analysis.annotations import Annotations, is_none
 from mllint.analysis.calls import bind_arguments
+from mllint.analysis.names import called_name
 from mllint.analysis.project import ProjectView, find_definition
+from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import returned_expressions
+from mllint.analysis.tree import own_method
 from mllint.analysis.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
@@ -151,7 +154,7 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     cls = ctx.scopes.parent(function)
-    init = _method(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
+    init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
     return [function] if init is None or init is function else [function, init]
 
 
@@ -191,9 +194,9 @@ class Callers:
         if not annotated:
             return defaults
         arguments = dict(defaults.arguments) if defaults is not None else {}
-        for parameter in _parameters(function):
+        for parameter in parameters(function, variadic=False):
             default = arguments.get(parameter.arg)
-            instance = self._annotated(ctx, parameter) if default is None or _is_none(default[1]) else None
+            instance = self._annotated(ctx, parameter) if default is None or is_none(default[1]) else None
             if instance is not None:
                 arguments[parameter.arg] = instance
         return Binding(function, ctx, path, function.lineno, arguments) if arguments else None
@@ -221,7 +224,7 @@ class Callers:
         if defaults is not None:  # what the call leaves out takes its default
             arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
         enclosing = caller.scopes.enclosing_function(call)
-        for parameter in _parameters(function):  # what the call leaves unknown, an annotation may tell
+        for parameter in parameters(function, variadic=False):  # what the call leaves unknown, an annotation may tell
             if parameter.arg in bound:
                 instance = self._annotated(ctx, parameter)
                 if instance is not None and self._unknown(caller, arguments.get(parameter.arg), enclosing):
@@ -256,7 +259,7 @@ class Callers:
             return True
         argument = passed[1]
         if isinstance(argument, ast.Name) and isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if argument.id in {a.arg for a in _parameters(enclosing)}:
+            if argument.id in {a.arg for a in parameters(enclosing, variadic=False)}:
                 return False
         found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
         return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
@@ -331,7 +334,7 @@ class CallsByName:
     def __init__(self, ctx) -> None:
         self.named: dict[str | None, list[ast.Call]] = {}
         for call in ctx.index.by_type.get(ast.Call, ()):
-            self.named.setdefault(_called_name(call.func), []).append(call)
+            self.named.setdefault(called_name(call.func), []).append(call)
 
 
 @dataclass(frozen=True)
@@ -370,10 +373,6 @@ def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:
     return re.compile(rb"\.\s*" + name + rb"\(|\b" + name + rb"\b(?!\()")
 
 
-def _called_name(func: ast.AST) -> str | None:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
 def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
     """The defaults as one more call site: a call that passes nothing it could leave out."""
     args = function.args
@@ -388,21 +387,9 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
-    parameters = {a.arg for a in _parameters(function)}
+    names = {a.arg for a in parameters(function, variadic=False)}
     return any(
-        isinstance(node, ast.Name) and node.id in parameters
+        isinstance(node, ast.Name) and node.id in names
         for _, argument, _ in arguments.values()
         for node in ast.walk(argument)
     )  # fmt: skip
-
-
-def _parameters(function: ast.AST) -> list[ast.arg]:
-    return [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
-def _method(cls: ast.ClassDef, name: str) -> ast.AST | None:
-    return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)

@@ -61,11 +61,7 @@ def _only_read_detached(ctx, target: ast.Name) -> bool:
     """Is every read of the value bound to `target` a `.detach()` or `.data`?"""
     values = ctx.analysis(ValueKinds)
     function = ctx.scopes.enclosing_function(target)
-    reads = [
-        n for n in ctx.index.of_type(ast.Name)
-        if n.id == target.id and isinstance(n.ctx, ast.Load) and ctx.scopes.enclosing_function(n) is function
-        and target in [d.node for d in values.reaching_definitions(n)]
-    ]  # fmt: skip
+    reads = [n for n in ctx.scopes.reads(function, target.id) if target in [d.node for d in values.reaching_definitions(n)]]
     return bool(reads) and all(_cuts(ctx, ctx.scopes.parent(read)) for read in reads)
 
 

@@ -30,7 +30,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.names import Names, reference_key
+from mllint.analysis.names import Names, callee_name, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
@@ -210,7 +210,7 @@ class BackwardReach:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.calls = ctx.index.by_type.get(ast.Call, ())
-        self.marks, reaching = self._reach([c for c in self.calls if _callee_name(c) == "backward"])
+        self.marks, reaching = self._reach([c for c in self.calls if callee_name(c) == "backward"])
         self.functions = frozenset(reaching)  # the names of the functions that reach one
 
     @classmethod
@@ -229,7 +229,7 @@ class BackwardReach:
         by_name: dict[str, list[ast.Call]] = {}
         for call in self.calls:
             called = _called(call)
-            name = _callee_name(called)
+            name = callee_name(called)
             if name is not None and (isinstance(called.func, ast.Name) or reference_key(called.func.value) == "self"):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
@@ -621,7 +621,7 @@ class TrainingLoops:
 
     def _classify(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = call.func
-        name = _callee_name(call)
+        name = callee_name(call)
         if name not in CLASSIFIED:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
@@ -714,7 +714,7 @@ def _mapped(call: ast.Call) -> ast.expr | None:
     function, arguments, keywords = call.args[0], [], []
     if isinstance(function, ast.Lambda):
         return function
-    if isinstance(function, ast.Call) and _callee_name(function) == "partial" and function.args:
+    if isinstance(function, ast.Call) and callee_name(function) == "partial" and function.args:
         function, arguments, keywords = function.args[0], function.args[1:], function.keywords
     if not isinstance(function, (ast.Name, ast.Attribute)):
         return None
@@ -771,12 +771,6 @@ def _renamer(callee: ast.AST, call: ast.Call):
         return replacement + key[root.end() :]
 
     return rename
-
-
-def _callee_name(call: ast.Call) -> str | None:
-    """`step` for `opt.step(...)`, `train` for `train(...)`."""
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _root_name(node: ast.AST) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.names import Names, call_argument
+from mllint.analysis.names import Names, call_argument, called_name
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.tree import assignment_targets
@@ -112,7 +112,7 @@ class LossCalls:
     def _may_be_a_loss_function(self, func: ast.AST) -> bool:
         """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
         resolving it."""
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        name = called_name(func)
         return name in self._loss_names and LOSSES.get(self.ctx.qualified_name(func)) is not None
 
     @cached_property

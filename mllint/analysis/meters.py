@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from mllint.analysis.callers import constructions
 from mllint.analysis.calls import bind_arguments
+from mllint.analysis.names import is_self_attribute
 from mllint.analysis.project import ProjectView
+from mllint.analysis.tree import own_method
 
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_ATTRIBUTES = frozenset({"data"})
@@ -40,7 +42,7 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
         if found is None:
             return None
         class_ctx, cls = found[1].definition()
-        method = _method(cls, func.attr) if cls is not None else None
+        method = own_method(cls, func.attr) if cls is not None else None
         if method is None:
             return None
         bound = bind_arguments(call, method, skips_first=True)
@@ -62,7 +64,7 @@ def _accumulates(ctx, statement: ast.AST, parameter: str) -> str | None:
         target, value = statement.target, statement.value
     elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
         target, value = statement.targets[0], statement.value
-        accumulating = _is_self_attribute(target) and isinstance(value.op, ast.Add)
+        accumulating = is_self_attribute(target) and isinstance(value.op, ast.Add)
         if not (accumulating and any(_same_attribute(target, n) for n in ast.walk(value))):
             return None
     elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
@@ -72,7 +74,7 @@ def _accumulates(ctx, statement: ast.AST, parameter: str) -> str | None:
         target, value = func.value, statement.value
     else:
         return None
-    if not _is_self_attribute(target):
+    if not is_self_attribute(target):
         return None
     uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == parameter]
     return target.attr if any(not _cut(ctx, use, statement) for use in uses) else None
@@ -97,12 +99,4 @@ def _rebinds(method: ast.AST, parameter: str) -> bool:
 
 
 def _same_attribute(target: ast.AST, node: ast.AST) -> bool:
-    return _is_self_attribute(node) and isinstance(node.ctx, ast.Load) and node.attr == target.attr
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
-def _method(cls: ast.ClassDef, name: str) -> ast.AST | None:
-    return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+    return is_self_attribute(node) and isinstance(node.ctx, ast.Load) and node.attr == target.attr

@@ -38,6 +38,7 @@ from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
 from mllint.analysis.names import reference_key
 from mllint.analysis.project import ProjectView
+from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import FunctionSummary
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import Called, canonical_class
@@ -185,15 +186,9 @@ def returns_new_model(function: FunctionSummary) -> bool:
 
 
 def _returns_new_model(ctx, node: ast.AST) -> bool:
-    summary = ctx.analysis(_factory_modes).summary(node, 0)
+    summary = ctx.analysis(project_modes).summary(node, 0)
     facts = summary.returned if summary is not None else ()
     return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
-
-
-def _factory_modes(ctx) -> "Modes":
-    """The modes of a module's models, its classes from other modules counted as models: a summary
-    cannot tell, the lint that asks whether a factory returns a model can."""
-    return Modes(ctx, ModeLayers.summarizing(ctx))
 
 
 class Modes:
@@ -250,7 +245,7 @@ class Modes:
         """Every model call of the file, with its facts, seen from its own function, from the callers in
         this file of the function it is in, and, in functions that train a model they are passed, from
         their call sites in other modules."""
-        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes(), self.training_step)
+        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes, self.training_step)
 
     def evaluation_uses(self) -> list[Use]:
         """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
@@ -272,10 +267,11 @@ class Modes:
 
     def may_train_passed_models(self) -> bool:
         """A cheap test before asking callers: is the file in a project, with a function that trains?"""
-        return self.view is not None and bool(self._training_scopes())
+        return self.view is not None and bool(self._training_scopes)
 
+    @cached_property
     def _training_scopes(self) -> set[ast.AST]:
-        """The functions that call `.backward(...)` themselves."""
+        """The functions that call `.backward(...)` themselves (worked out once)."""
         if self.view is None:
             return set()
         return {
@@ -294,13 +290,13 @@ class Modes:
         for scope in scopes:
             if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
                 continue
-            parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
-            parameters.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
-            if not self._may_call_parameters(scope, parameters, wanted):
+            names = {a.arg for a in parameters(scope, variadic=False)}
+            names.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
+            if not self._may_call_parameters(scope, names, wanted):
                 continue
             entry = [
                 use for use in self.flow(scope).uses
-                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in parameters and wanted(use.call)
+                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in names and wanted(use.call)
             ]  # fmt: skip
             if not entry:
                 continue
@@ -347,9 +343,9 @@ class Modes:
         rebinds): with the construction that its own call site `binding` passes, when that is known; and
         that construction (None: unknown)."""
         head = key.split(".")[0]
-        parameters = {a.arg for a in [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]}
+        names = {a.arg for a in parameters(scope, variadic=False)}
         stored = {n.id for n in self.home(scope).ctx.index.within(scope, ast.Name) if isinstance(n.ctx, ast.Store)}
-        found = self._passed(binding, key) if head in parameters and head not in stored else None
+        found = self._passed(binding, key) if head in names and head not in stored else None
         built = _common_built(found[4]) if found is not None else None
         if built is None:
             return facts, None
@@ -717,9 +713,7 @@ class Modes:
         if isinstance(func, ast.Attribute):
             return isinstance(func.value, ast.Name) and func.value.id == "self"
         function = self.scopes.enclosing_function(func)
-        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in {
-            a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-        }
+        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in {a.arg for a in parameters(function, variadic=False)}
 
     def _layers_of(self, construction: ast.Call) -> ModeLayers:
         """The layers of the module a construction is in, its classes resolved in the linted project."""

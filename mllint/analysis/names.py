@@ -157,7 +157,10 @@ def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None
 
 def callee_name(call: ast.AST) -> str | None:
     """`step` for `opt.step(...)`, `print` for `print(...)`; None for anything but such a call."""
-    if not isinstance(call, ast.Call):
-        return None
-    func = call.func
+    return called_name(call.func) if isinstance(call, ast.Call) else None
+
+
+def called_name(func: ast.AST) -> str | None:
+    """The name a call's function spells last: `step` for `opt.step`, `train` for `train`; None for
+    anything else (`fns[0]`, `make()`)."""
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None

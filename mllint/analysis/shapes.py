@@ -95,15 +95,23 @@ class Shapes:
 
     def helper_output(self, function: ast.FunctionDef, arguments: dict[str, object]) -> tuple[object | None, dict] | None:
         """What a helper function of this file returns given `arguments`, with its expressions' values."""
-        if function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+
+        def run() -> tuple[object | None, dict]:
+            interpreter = Interpreter(self, function, arguments, record=False)
+            return interpreter.run(), interpreter.seen
+
+        return self._summarised((function, tuple(sorted(arguments.items(), key=lambda item: item[0]))), function, run)
+
+    def _summarised(self, key: tuple, owner: ast.AST, compute):
+        """`compute()`, memoized by `key`, run with `owner` (a function or class) among the active
+        summaries: None while it runs (recursion) and past `MAX_CALL_DEPTH` nested summaries."""
+        if owner in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
             return None
-        key = (function, tuple(sorted(arguments.items(), key=lambda item: item[0])))
         if key not in self._summaries:
             self._summaries[key] = None
-            _ACTIVE_CLASSES.append(function)
+            _ACTIVE_CLASSES.append(owner)
             try:
-                interpreter = Interpreter(self, function, arguments, record=False)
-                self._summaries[key] = (interpreter.run(), interpreter.seen)
+                self._summaries[key] = compute()
             finally:
                 _ACTIVE_CLASSES.pop()
         return self._summaries[key]
@@ -204,19 +212,12 @@ class Shapes:
 
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
-        if cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
-            return None
-        key = (cls, tuple(arguments))
-        if key not in self._summaries:
+
+        def run() -> object | None:
             forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
-            self._summaries[key] = None
-            if forward is not None:
-                _ACTIVE_CLASSES.append(cls)
-                try:
-                    self._summaries[key] = Interpreter(self, forward, _bind(forward, arguments), record=False).run()
-                finally:
-                    _ACTIVE_CLASSES.pop()
-        return self._summaries[key]
+            return None if forward is None else Interpreter(self, forward, _bind(forward, arguments), record=False).run()
+
+        return self._summarised((cls, tuple(arguments)), cls, run)
 
     def _project_class_output(self, constructor: ast.Call, arguments: list) -> object | None:
         """A module class of another module of the project (`Net(...)`, or built by a factory
@@ -246,17 +247,9 @@ class Shapes:
         `__init__` stored (None when it has no `__getitem__` or the sample is unknown)."""
         cls = self._own_class(func)
         methods = self._methods(cls) if cls is not None else {}
-        if "__getitem__" not in methods or cls in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+        if "__getitem__" not in methods:
             return None
-        key = (cls, "__getitem__", tuple(arguments))
-        if key not in self._summaries:
-            self._summaries[key] = None
-            _ACTIVE_CLASSES.append(cls)
-            try:
-                self._summaries[key] = self._sample(methods, arguments)
-            finally:
-                _ACTIVE_CLASSES.pop()
-        return self._summaries[key]
+        return self._summarised((cls, "__getitem__", tuple(arguments)), cls, lambda: self._sample(methods, arguments))
 
     def _sample(self, methods: dict[str, ast.FunctionDef], arguments: list) -> Samples | None:
         stored: dict[str, object] = {}

@@ -29,6 +29,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from mllint.analysis.names import module_scope_imports, qualified_name
+from mllint.analysis.tree import position
 from mllint.analysis.values import OneOf, Value, ValueKinds
 
 T = TypeVar("T")
@@ -105,10 +106,6 @@ class FunctionSummary(_Definition):
             return None
 
 
-def _position(node: ast.AST) -> tuple[int, int]:
-    return (node.lineno, node.col_offset)
-
-
 def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
 
@@ -154,7 +151,7 @@ class ModuleSummary:
                 for target in statement.targets:
                     for node in ast.walk(target):
                         if isinstance(node, ast.Name):
-                            assigned.setdefault(node.id, []).append(_position(statement) if single else None)
+                            assigned.setdefault(node.id, []).append(position(statement) if single else None)
         # name -> where its single assignment is: the expression is found again when it is described
         self.variables: dict[str, tuple[int, int]] = {n: at[0] for n, at in assigned.items() if len(at) == 1 and at[0]}
         self._load = load
@@ -168,9 +165,9 @@ class ModuleSummary:
 
     def _describe(self, name: str) -> Value | None:
         ctx = self._load() if name in self.variables else None
-        position = self.variables.get(name)
+        where = self.variables.get(name)
         assignment = next(
-            (s for s in ctx.tree.body if isinstance(s, ast.Assign) and _position(s) == position), None
+            (s for s in ctx.tree.body if isinstance(s, ast.Assign) and position(s) == where), None
         ) if ctx is not None else None  # fmt: skip
         try:
             return ctx.analysis(ValueKinds).value(assignment.value) if assignment is not None else None

@@ -107,3 +107,13 @@ class TreeIndex:
 def assignment_targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr) -> list[ast.AST]:
     """What an assignment binds: `a = b = x` has two targets; `a: int = x`, `a += x`, `(a := x)` one."""
     return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
+def own_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The method `name` defined in the class's own body (the first such definition)."""
+    return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+
+
+def position(node: ast.AST | None) -> tuple[int, int]:
+    """Where a node starts, to order nodes by; (0, 0) for None or a node without a position."""
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.names import is_self_attribute
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.tree import assignment_targets, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 
@@ -508,7 +508,7 @@ class ValueKinds:
         if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or statement.value is None:
             return False
         value = statement.value
-        return _position(value) <= _position(use) < (value.end_lineno, value.end_col_offset)
+        return position(value) <= position(use) < (value.end_lineno, value.end_col_offset)
 
     def same_path(self, node: ast.AST, anchor: ast.AST) -> bool:
         """Is `node` inside no branch, loop or try that leaves `anchor` outside it?"""
@@ -557,8 +557,8 @@ class ValueKinds:
         for scope, names in by_scope.items():
             indexed[scope] = {}
             for name, definitions in names.items():
-                definitions.sort(key=lambda d: _position(d.node))
-                indexed[scope][name] = Bindings(definitions, [_position(d.node) for d in definitions])
+                definitions.sort(key=lambda d: position(d.node))
+                indexed[scope][name] = Bindings(definitions, [position(d.node) for d in definitions])
         return indexed
 
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
@@ -611,10 +611,6 @@ def _calls_self(func: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr == "__call__":
         func = func.value
     return isinstance(func, ast.Name) and func.id == "self"
-
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def is_parameter(definition: Definition) -> bool:
