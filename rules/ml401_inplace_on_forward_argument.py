@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.names import training_test
 from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -191,11 +192,11 @@ class InplaceOnForwardArgument(Rule):
         for ancestor in self.ctx.scopes.ancestors(statement):
             block = next((b for b in _blocks(ancestor) if any(s is child for s in b)), [])
             earlier = block[: next(i for i, s in enumerate(block) if s is child)] if block else []
-            if any(_training_test(s) is True and isinstance(s.body[-1], (ast.Return, ast.Raise)) for s in earlier):
+            if any(_returns_when_training(s) for s in earlier):
                 return True
-            if isinstance(ancestor, ast.If) and _training_test(ancestor) is not None:
-                if _training_test(ancestor) is (block is ancestor.orelse):
-                    return True
+            training = training_test(ancestor.test) if isinstance(ancestor, ast.If) else None
+            if training is not None and training is (block is ancestor.orelse):
+                return True
             if ancestor is function:
                 return False
             child = ancestor
@@ -268,19 +269,9 @@ def _item_of_name(node: ast.AST) -> bool:
     )
 
 
-def _training_test(statement: ast.stmt) -> bool | None:
-    """For `if self.training:` True, for `if not self.training:` False; None for other statements."""
-    if not isinstance(statement, ast.If):
-        return None
-    test, negated = statement.test, False
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, negated = test.operand, True
-    is_training = isinstance(test, ast.Attribute) and test.attr == "training" and _is_self(test.value)
-    return (not negated) if is_training else None
-
-
-def _is_self(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
+def _returns_when_training(statement: ast.stmt) -> bool:
+    """`if self.training: return ...` (or `raise`): what follows runs only in evaluation."""
+    return isinstance(statement, ast.If) and training_test(statement.test) is True and isinstance(statement.body[-1], (ast.Return, ast.Raise))
 
 
 def _blocks(node: ast.AST) -> list[list]:

@@ -3,7 +3,8 @@ from bisect import bisect_right
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import call_argument, is_self_attribute, training_test
+from mllint.analysis.tree import own_method
 from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -128,11 +129,9 @@ class InplaceOnSavedTensor(Rule):
         for ancestor in self.ctx.scopes.ancestors(node):
             if ancestor is function:
                 return True
-            if isinstance(ancestor, ast.If):
-                negated = isinstance(ancestor.test, ast.UnaryOp) and isinstance(ancestor.test.op, ast.Not)
-                test = ancestor.test.operand if negated else ancestor.test
-                if _is_training_flag(test) and (child in ancestor.body) == negated:
-                    return False
+            training = training_test(ancestor.test) if isinstance(ancestor, ast.If) else None
+            if training is not None and (child in ancestor.body) is not training:
+                return False  # in the branch that runs only in evaluation
             child = ancestor
         return False
 
@@ -207,19 +206,10 @@ class InplaceOnSavedTensor(Rule):
 
 def _run_by_forward(cls: ast.ClassDef) -> set[str]:
     """`forward` and the methods it calls on `self`."""
-    forward = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+    forward = own_method(cls, "forward")
     if forward is None:
         return set()
-    called = {
-        node.func.attr for node in ast.walk(forward)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
-    }  # fmt: skip
-    return {"forward"} | called
-
-
-def _is_training_flag(test: ast.AST) -> bool:
-    return isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) and test.value.id == "self"
+    return {"forward"} | {node.func.attr for node in ast.walk(forward) if isinstance(node, ast.Call) and is_self_attribute(node.func)}
 
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:

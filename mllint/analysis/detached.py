@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from mllint.analysis.gradients import GradientFlow, State, under_no_grad
+from mllint.analysis.names import is_self_attribute
 from mllint.analysis.values import ValueKinds
 
 
@@ -27,7 +28,7 @@ def always_detached(ctx, cls: ast.ClassDef) -> list[Detached]:
         uses = [
             a for a in ctx.index.of_type(ast.Attribute)
             if a.attr == name and a is not assignment
-            and not (_is_self_attribute(a) and ctx.scopes.enclosing_class(a) is not cls)  # another class's own
+            and not (is_self_attribute(a) and ctx.scopes.enclosing_class(a) is not cls)  # another class's own
         ]  # fmt: skip
         calls = [_detached_call(ctx, use) for use in uses]
         if calls and all(calls):
@@ -40,7 +41,7 @@ def _parametrised_submodules(ctx, cls: ast.ClassDef):
     for statement in ctx.index.within(cls, ast.Assign):
         if len(statement.targets) == 1:
             target = statement.targets[0]
-            if _is_self_attribute(target) and isinstance(statement.value, ast.Call):
+            if is_self_attribute(target) and isinstance(statement.value, ast.Call):
                 if flows.flow(statement.value).state is State.GRAPH:
                     yield target.attr, target
 
@@ -48,7 +49,7 @@ def _parametrised_submodules(ctx, cls: ast.ClassDef):
 def _detached_call(ctx, use: ast.Attribute) -> ast.Call | None:
     """The call `self.sub(...)` that `use` makes, when its result is only ever used detached."""
     call = ctx.scopes.parent(use)
-    if not (_is_self_attribute(use) and isinstance(call, ast.Call) and call.func is use):
+    if not (is_self_attribute(use) and isinstance(call, ast.Call) and call.func is use):
         return None
     holder = ctx.scopes.parent(call)
     if under_no_grad(ctx, call) or _cuts(ctx, holder):
@@ -73,7 +74,3 @@ def _cuts(ctx, node: ast.AST | None) -> bool:
         return True
     call = ctx.scopes.parent(node)
     return node.attr == "detach" and isinstance(call, ast.Call) and call.func is node
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"

@@ -100,6 +100,14 @@ def is_self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def training_test(test: ast.AST) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = training_test(test.operand)
+        return None if inner is None else not inner
+    return True if is_self_attribute(test) and test.attr == "training" else None
+
+
 def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
     """What `Names.module_imports` gives, read from the statements outside functions without a tree index."""
     bound: dict[str, str] = {}

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
 
-from mllint.analysis.names import module_scope_imports, qualified_name
+from mllint.analysis.names import module_scope_imports, qualified_name, training_test
 from mllint.analysis.tree import position
 from mllint.analysis.values import OneOf, Value, ValueKinds
 
@@ -206,7 +206,7 @@ def _training_returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
     followed the training way, and what follows a training branch that returns runs in eval mode only."""
     found: list[ast.AST] = []
     for statement in statements:
-        mode = _training_test(statement.test) if isinstance(statement, ast.If) else None
+        mode = training_test(statement.test) if isinstance(statement, ast.If) else None
         training = (statement.body if mode else statement.orelse) if mode is not None else [statement]
         returned = _training_returns(training) if mode is not None else returned_expressions(training)
         if returned is None:
@@ -215,17 +215,3 @@ def _training_returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
         if training and isinstance(training[-1], ast.Return):
             return found
     return found
-
-
-def _training_test(test: ast.AST) -> bool | None:
-    """True for `self.training`, False for `not self.training`, None for anything else."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _training_test(test.operand)
-        return None if inner is None else not inner
-    is_training = isinstance(test, ast.Attribute) and test.attr == "training" and _is_self(test.value)
-    return True if is_training else None
-
-
-def _is_self(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
