@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from mllint import noqa
-from mllint.analysis.project import ProjectIndex, module_name_of
+from mllint.analysis.project import ProjectIndex, module_name_of, release_let_go
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook
@@ -114,10 +114,7 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
 
     ctx = FileContext(path, source, tree, module_name_of(real_path)[1], real_path, project)
-    checkers = tuple(
-        rule for rule in selection.checkers
-        if not rule.requires_any_text or any(needle in text for needle in rule.requires_any_text)
-    )  # fmt: skip
+    checkers = _meeting_text_gates(selection.checkers, text)
     # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
     errors = [
         finding
@@ -126,9 +123,22 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     ]
     findings = _finish(ctx.findings, ctx, selection, path)
     ctx.release()
+    release_let_go()
     if syntax_error:  # a fixed file would not parse either: report only
         findings = [dataclasses.replace(f, fix=None) for f in findings] + syntax_error
     return sorted(findings + errors, key=lambda f: f.sort_key)
+
+
+def _meeting_text_gates(rules: tuple[type[Rule], ...], text: str) -> tuple[type[Rule], ...]:
+    """The rules whose `requires_any_text` the text meets; each word is looked for once (rules share them)."""
+    found: dict[str, bool] = {}
+
+    def mentions(word: str) -> bool:
+        if word not in found:
+            found[word] = word in text
+        return found[word]
+
+    return tuple(rule for rule in rules if not rule.requires_any_text or any(map(mentions, rule.requires_any_text)))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from mllint.analysis import project as project_cache
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
@@ -14,8 +15,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DIRECTORIES = sorted(p.parent for p in FIXTURES.rglob("expected.txt"))
 
 
+@pytest.mark.parametrize("kept_source_bytes", [project_cache.KEPT_SOURCE_BYTES, 0], ids=["modules kept", "modules let go"])
 @pytest.mark.parametrize("directory", DIRECTORIES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_a_lint_leaves_no_garbage_cycles(directory):
+def test_a_lint_leaves_no_garbage_cycles(directory, kept_source_bytes, monkeypatch):
+    """Neither does a module the project parsed and then lets go (`KEPT_SOURCE_BYTES`)."""
+    monkeypatch.setattr(project_cache, "KEPT_SOURCE_BYTES", kept_source_bytes)
+    monkeypatch.setattr(project_cache, "_CONTEXTS", {})
     selection = Selection.of(all_rules())
     project = ProjectIndex.for_paths([str(directory)])
     gc.collect()
