@@ -7,7 +7,8 @@ import dataclasses
 import gc
 import traceback
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from mllint import noqa
@@ -84,12 +85,20 @@ def lint_text(
 ) -> list[Finding]:
     """Lint a text as the module at `real_path` (default: `path`) of `project` (None: the text alone;
     its own classes and functions are still known)."""
-    # A syntax tree is many small objects and no cycles: the cyclic garbage collector would only spend a
-    # fifth of the run scanning them. Whatever cycles a rule creates are collected after the file.
+    with cycle_collector_off():
+        return _lint(text, path, selection, project, real_path or path)
+
+
+@contextmanager
+def cycle_collector_off() -> Iterator[None]:
+    """A lint leaves no reference cycles (tests/test_no_cycles.py): what it builds, the syntax tree's many
+    small objects first, is freed by reference counting, and the cyclic garbage collector would only
+    spend a fifth of the time scanning it, and the summaries and parsed modules a run keeps, again and
+    again. Whatever cycles a rule creates anyway are collected once it is back on."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(text, path, selection, project, real_path or path)
+        yield
     finally:
         if collecting:
             gc.enable()

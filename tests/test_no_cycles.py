@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from mllint.analysis import project as project_cache
+from mllint.analysis import project as project_cache
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
@@ -27,6 +28,26 @@ def test_a_lint_leaves_no_garbage_cycles(directory, kept_source_bytes, monkeypat
     gc.disable()
     try:
         for path in sorted(str(p) for p in directory.rglob("*.py")):  # the modules read are kept: no garbage
+            lint_path(path, selection, project=project)
+            assert gc.collect() == 0, path
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize(
+    "directory", [d for d in DIRECTORIES if d.name.endswith(("project", "callers"))], ids=lambda p: p.name
+)
+def test_the_modules_a_project_lets_go_leave_no_garbage_cycles(directory, monkeypatch):
+    """A module parsed to read another's code, then let go (`KEPT_SOURCE_BYTES`) while a lint may still
+    read it, is freed by reference counting too."""
+    monkeypatch.setattr(project_cache, "KEPT_SOURCE_BYTES", 0)
+    monkeypatch.setattr(project_cache, "_CONTEXTS", {})
+    selection = Selection.of(all_rules())
+    project = ProjectIndex.for_paths([str(directory)])
+    gc.collect()
+    gc.disable()
+    try:
+        for path in sorted(str(p) for p in directory.rglob("*.py")):
             lint_path(path, selection, project=project)
             assert gc.collect() == 0, path
     finally:
