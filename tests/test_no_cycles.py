@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from mllint.analysis import project as project_cache
-from mllint.analysis import project as project_cache
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
