@@ -15,22 +15,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DIRECTORIES = sorted(p.parent for p in FIXTURES.rglob("expected.txt"))
 
 
-@pytest.mark.parametrize("kept_source_bytes", [project_cache.KEPT_SOURCE_BYTES, 0], ids=["modules kept", "modules let go"])
 @pytest.mark.parametrize("directory", DIRECTORIES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
-def test_a_lint_leaves_no_garbage_cycles(directory, kept_source_bytes, monkeypatch):
-    """Neither does a module the project parsed and then lets go (`KEPT_SOURCE_BYTES`)."""
-    monkeypatch.setattr(project_cache, "KEPT_SOURCE_BYTES", kept_source_bytes)
-    monkeypatch.setattr(project_cache, "_CONTEXTS", {})
-    selection = Selection.of(all_rules())
-    project = ProjectIndex.for_paths([str(directory)])
-    gc.collect()
-    gc.disable()
-    try:
-        for path in sorted(str(p) for p in directory.rglob("*.py")):  # the modules read are kept: no garbage
-            lint_path(path, selection, project=project)
-            assert gc.collect() == 0, path
-    finally:
-        gc.enable()
+def test_a_lint_leaves_no_garbage_cycles(directory):
+    _assert_each_lint_leaves_no_garbage(directory)  # the modules read are kept: no garbage
 
 
 @pytest.mark.parametrize(
@@ -41,6 +28,10 @@ def test_the_modules_a_project_lets_go_leave_no_garbage_cycles(directory, monkey
     read it, is freed by reference counting too."""
     monkeypatch.setattr(project_cache, "KEPT_SOURCE_BYTES", 0)
     monkeypatch.setattr(project_cache, "_CONTEXTS", {})
+    _assert_each_lint_leaves_no_garbage(directory)
+
+
+def _assert_each_lint_leaves_no_garbage(directory: Path) -> None:
     selection = Selection.of(all_rules())
     project = ProjectIndex.for_paths([str(directory)])
     gc.collect()
