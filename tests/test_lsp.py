@@ -383,6 +383,21 @@ async def test_saving_a_caller_lints_the_open_callee_again(editor: Editor, tmp_p
     editor.close(engine)
 
 
+async def test_an_unsaved_caller_counts_and_its_edits_and_closing_lint_the_open_callee_again(editor: Editor, tmp_path: Path):
+    models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
+    (tmp_path / "models.py").write_text(models)
+    caller = "from torch import nn\n\nfrom engine import train\nfrom models import Net\n\ntrain({model}, nn.CrossEntropyLoss())\n"
+    (tmp_path / "main.py").write_text(caller.format(model="None"))
+    engine = editor.open(tmp_path / "engine.py", "def train(model, criterion):\n    return criterion(model(1), 0)\n")
+    assert codes(await editor.diagnostics_now(engine)) == []
+    main = editor.open(tmp_path / "main.py", caller.format(model="None"))
+    editor.change(main, caller.format(model="Net()"))  # not saved: the file still passes None
+    assert codes(await editor.diagnostics_now(engine)) == [(1, "ML101")]
+    editor.close(main)
+    assert codes(await editor.diagnostics_now(engine)) == []
+    editor.close(engine)
+
+
 async def test_a_finding_made_through_a_call_site_points_to_it(editor: Editor, tmp_path: Path):
     models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
     (tmp_path / "models.py").write_text(models)
