@@ -216,8 +216,7 @@ class RelatedPlaces:
         if related.cell is not None and key not in self.open:  # a cell of a notebook that is not open: its file
             message = f"{message} (cell {related.cell}, line {related.start.line})"
         uri, buffer = self.buffers[key]
-        position = buffer.to_client(related.start)
-        return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(position, position)), message)
+        return types.DiagnosticRelatedInformation(types.Location(uri, buffer.range(related.start, related.end)), message)
 
     def _read(self, path: str, cell: int | None) -> Buffer:
         """The file's text (none for a notebook's cell, or a file that cannot be read: its start)."""
