@@ -4,6 +4,7 @@ from functools import cached_property
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import PARAMETRISED
 from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import canonical_class
 from mllint.rule import Rule
 
@@ -69,6 +70,10 @@ class LayerBuiltInForward(Rule):
     )
     requires_any_text = ("forward",)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._calls: dict[ast.AST, list[ast.Call]] = {}  # each function's own calls, walked once per file
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node not in self.ctx.analysis(ModuleClasses).modules:
             return
@@ -95,21 +100,27 @@ class LayerBuiltInForward(Rule):
             function, depth = pending.pop()
             if depth >= MAX_CALL_DEPTH:
                 continue
-            for call in _own_calls(function):
-                if self._lazily_stored(call, seen[function]):
-                    continue  # `self.head = self._build_head()` under a check: built once
+            for call in self._calls_of(function):
                 func = call.func
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                     callee = methods.get(func.attr)
                 else:
                     callee = module_functions.get(func.id) if isinstance(func, ast.Name) else None
-                if callee is not None and callee not in seen:
-                    seen[callee] = seen[function] or _under_if(self.ctx, call) or _returns_early(callee)
-                    pending.append((callee, depth + 1))
+                if callee is None or callee in seen:
+                    continue
+                if self._lazily_stored(call, seen[function]):
+                    continue  # `self.head = self._build_head()` under a check: built once
+                seen[callee] = seen[function] or _under_if(self.ctx, call) or _returns_early(callee)
+                pending.append((callee, depth + 1))
         return list(seen.items())
 
+    def _calls_of(self, function: ast.AST) -> list[ast.Call]:
+        if function not in self._calls:
+            self._calls[function] = list(_own_calls(function))
+        return self._calls[function]
+
     def _constructions(self, function: ast.AST, guarded: bool):
-        for call in _own_calls(function):
+        for call in self._calls_of(function):
             built = canonical_class(self.ctx.qualified_name(call.func))
             if built in PARAMETRISED and not self._lazily_stored(call, guarded):
                 yield call
@@ -170,4 +181,4 @@ def _own_calls(function: ast.AST):
             continue
         if isinstance(node, ast.Call):
             yield node
-        stack += ast.iter_child_nodes(node)
+        stack += child_nodes(node)

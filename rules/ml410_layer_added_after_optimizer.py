@@ -1,4 +1,5 @@
 import ast
+from functools import cached_property
 
 from mllint.analysis.parameters import built_by_helper, is_optimizer_constructor, layer_owners, optimizer_over
 from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
@@ -56,12 +57,12 @@ class LayerAddedAfterOptimizer(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         if is_optimizer_constructor(self.ctx, node):
             models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
-        elif "optim" in self.ctx.text(node.func).lower():  # `build_optimizer(model, cfg)`: a helper, perhaps
+        elif self._says_optim(node.func):  # `build_optimizer(model, cfg)`: a helper, perhaps
             models = set(built_by_helper(self.ctx, node) or ())
         else:
             return
         holder = _holder(self.ctx, node)
-        if holder is None:
+        if not models or holder is None:
             return
         scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
         groups = self.ctx.analysis(ScopeGroups)
@@ -80,6 +81,15 @@ class LayerAddedAfterOptimizer(Rule):
                     self.report(target, self.message.format(
                         layer=self.ctx.text(target), optimizer=holder, model=model, line=node.lineno
                     ))  # fmt: skip
+
+    @cached_property
+    def _optim_lines(self) -> frozenset[int]:
+        """The lines that say `optim` (in any case): an expression can say it only if one of its lines does."""
+        return frozenset(number for number, line in enumerate(self.ctx.source.lines, 1) if "optim" in line.lower())
+
+    def _says_optim(self, node: ast.AST) -> bool:
+        lines = range(node.lineno, node.end_lineno + 1)
+        return any(line in self._optim_lines for line in lines) and "optim" in self.ctx.text(node).lower()
 
     def _optimized_later(self, scope: ast.AST, layer: str, statement: ast.AST) -> bool:
         """Does another optimizer built after `statement` take the layer's parameters (`critic_optimizer =

@@ -526,6 +526,8 @@ def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
     """The tensor a call runs backward from: `loss.backward()`, `scaler.scale(loss).backward()`,
     `accelerator.backward(loss)`, `self.manual_backward(loss)`, `torch.autograd.backward(loss)`."""
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr not in ("backward", "manual_backward"):
+        return None  # the cheap test: most calls
     if ctx.qualified_name(func) == "torch.autograd.backward":
         return call_argument(call, 0, "tensors")
     if not isinstance(func, ast.Attribute):

@@ -483,6 +483,8 @@ class TrainingLoops:
     def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
         """Does the call run a function of another module that lexically reaches a backward call there?
         (the function itself, not a re-export: a cheap test, the events decide)"""
+        if not self._backward_imports:
+            return False
         func = _called(call).func
         if _root_name(func) not in self._backward_imports:
             return False
