@@ -48,6 +48,8 @@ LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 ITERATING_NODES = (*LOOP_NODES, *COMPREHENSION_NODES)
+# What `_calls_in` does not enter: functions, statements, and names and constants (which hold no call).
+NOT_ENTERED = (*FUNCTION_NODES, ast.stmt, ast.Name, ast.Constant)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
@@ -703,7 +705,7 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
             continue
         if isinstance(current, ast.Call):
             stack.append((current, True))
-        children = [c for c in child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
+        children = [c for c in child_nodes(current) if not isinstance(c, NOT_ENTERED)]
         stack += [(c, False) for c in reversed(children)]
 
 
