@@ -89,7 +89,7 @@ class LayerAddedAfterOptimizer(Rule):
 
     def _says_optim(self, node: ast.AST) -> bool:
         lines = range(node.lineno, node.end_lineno + 1)
-        return any(line in self._optim_lines for line in lines) and "optim" in self.ctx.text(node).lower()
+        return not self._optim_lines.isdisjoint(lines) and "optim" in self.ctx.text(node).lower()
 
     def _optimized_later(self, scope: ast.AST, layer: str, statement: ast.AST) -> bool:
         """Does another optimizer built after `statement` take the layer's parameters (`critic_optimizer =

@@ -184,7 +184,8 @@ def adds_layer(ctx, call: ast.AST) -> bool:
 def layer_owners(ctx, assign: ast.Assign) -> list[str]:
     """The modules an assignment adds a layer to, for `ScopeGroups`: `model` and `model.encoder` for
     `model.encoder.fc = nn.Linear(...)`."""
-    owners = [owner for target in assign.targets for owner in dotted_prefixes(ctx.text(target))]
+    dotted = [target for target in assign.targets if not isinstance(target, ast.Name)]  # a name has no owner
+    owners = [owner for target in dotted for owner in dotted_prefixes(ctx.text(target))]
     return owners if owners and adds_layer(ctx, assign.value) else []
 
 
