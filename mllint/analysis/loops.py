@@ -280,6 +280,7 @@ class TrainingLoops:
         self._reaching_elsewhere: dict[str, frozenset[str]] = {}  # module -> its functions that reach a backward
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
+        self._owned: dict[ast.AST, Owners | None] = {}  # by step call: ML201 asks for each clear
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
         for loop in self._iterating:
@@ -333,6 +334,11 @@ class TrainingLoops:
         call = step.node
         if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
             return None
+        if call not in self._owned:
+            self._owned[call] = self._step_owners(call)
+        return self._owned[call]
+
+    def _step_owners(self, call: ast.Call) -> Owners | None:
         scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
         receiver = call.args[0] if scaled else call.func.value
         for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
