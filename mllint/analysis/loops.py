@@ -32,9 +32,9 @@ from mllint.analysis.callers import Binding, call_sites, constructions, per_call
 from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names, callee_name, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
+from mllint.analysis.parameters import optimizer_helper
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Related
@@ -357,15 +357,11 @@ class TrainingLoops:
         m, constructor = self._module(found[0]), found[1]
         if is_optimizer(m.ctx.qualified_name(constructor.func)):
             return self._optimizer_owners(m, constructor, None)
-        builder = self.project.function(m.ctx.qualified_name(constructor.func) or "") if self.project else None
-        if builder is None:
+        helper = optimizer_helper(self.project, m.ctx, constructor) if self.project else None
+        if helper is None or len(helper[2]) != 1:
             return None
-        ctx, function = builder
-        returned = returned_expressions(function.body)
-        built = self._module(ctx).values.construction(returned[0]) if returned and len(returned) == 1 else None
-        if built is None or built[0] is not ctx or not is_optimizer(ctx.qualified_name(built[1].func)):
-            return None
-        return self._optimizer_owners(self._module(ctx), built[1], bind_arguments(constructor, function, False))
+        ctx, function, (built,) = helper
+        return self._optimizer_owners(self._module(ctx), built, bind_arguments(constructor, function, False))
 
     def _optimizer_owners(self, m: _Module, constructor: ast.Call, arguments: dict[str, ast.AST | None] | None):
         """The owners of an optimizer built by `constructor` in `m`; `arguments`: what a call passes for the

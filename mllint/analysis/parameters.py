@@ -61,15 +61,10 @@ def built_by_helper(ctx, call: ast.Call) -> list[str] | None:
     parameters of, written as the call's arguments (`net` for `build_optimizer(net, cfg)`, `net.head` for
     a param group over `model.head.parameters()`); the modules not given by the call are left out. None
     when the call runs no such function."""
-    qualified = ctx.qualified_name(call.func)
-    found = ctx.analysis(ProjectView).function(qualified) if qualified else None
+    found = optimizer_helper(ctx.analysis(ProjectView), ctx, call)
     if found is None:
         return None
-    helper, function = found
-    values = helper.analysis(ValueKinds)
-    constructors = [values.constructor(r) for r in returned_expressions(function.body) or []]
-    if not constructors or not all(c is not None and is_optimizer_constructor(helper, c) for c in constructors):
-        return None
+    helper, function, constructors = found
     arguments = bind_arguments(call, function, skips_first=False)
     modules = []
     for constructor in constructors:
@@ -79,6 +74,21 @@ def built_by_helper(ctx, call: ast.Call) -> list[str] | None:
             if argument is not None:
                 modules.append(ctx.text(argument) + path)
     return modules
+
+
+def optimizer_helper(view: ProjectView, ctx, call: ast.Call) -> tuple[object, ast.AST, list[ast.Call]] | None:
+    """For a call (of `ctx`) of a project function whose every `return` is an optimizer constructor of its
+    module: (that module's context, the function, the constructors); `view` finds the function."""
+    qualified = ctx.qualified_name(call.func)
+    found = view.function(qualified) if qualified else None
+    if found is None:
+        return None
+    helper, function = found
+    values = helper.analysis(ValueKinds)
+    constructors = [values.constructor(r) for r in returned_expressions(function.body) or []]
+    if not constructors or not all(c is not None and is_optimizer_constructor(helper, c) for c in constructors):
+        return None
+    return helper, function, constructors
 
 
 def _root(expr: ast.AST) -> tuple[ast.Name | None, str]:
