@@ -3,8 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import PARAMETRISED
-from mllint.analysis.scopes import FUNCTION_NODES
-from mllint.analysis.tree import child_nodes
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import canonical_class
 from mllint.rule import Rule
 
@@ -116,7 +115,7 @@ class LayerBuiltInForward(Rule):
 
     def _calls_of(self, function: ast.AST) -> list[ast.Call]:
         if function not in self._calls:
-            self._calls[function] = list(_own_calls(function))
+            self._calls[function] = _own_calls(self.ctx, function)
         return self._calls[function]
 
     def _constructions(self, function: ast.AST, guarded: bool):
@@ -172,13 +171,24 @@ def _on_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
-def _own_calls(function: ast.AST):
-    """The calls in a function's body, not in nested functions, lambdas or classes."""
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        stack += child_nodes(node)
+def _own_calls(ctx, function: ast.AST) -> list[ast.Call]:
+    """The calls in a function's body, not in nested functions, lambdas or classes, in the order `_reached`
+    has always met them (which call of a helper reaches it first decides how it is reached): the last
+    statement first, a call before the calls it holds, its arguments last first. Read through the tree
+    index: a call's chain of parents says whether it is the function's own, and which calls hold it."""
+    parents = ctx.index.parents
+    held_by: dict[ast.AST, list[ast.AST]] = {}  # the own calls in source order -> the calls around each
+    for call in ctx.index.within(function, ast.Call):
+        around, child, node = [], call, parents[call]
+        while node is not function and not isinstance(node, SCOPE_NODES):
+            if isinstance(node, ast.Call):
+                around.append(node)
+            child, node = node, parents[node]
+        if node is function and isinstance(child, ast.stmt):  # in the body, not a decorator or a default
+            held_by[call] = around
+    calls, pending = [], []  # the calls in evaluation order (each after those it holds), then reversed
+    for call, around in held_by.items():
+        while pending and pending[-1] not in around:
+            calls.append(pending.pop())
+        pending.append(call)
+    return (calls + pending[::-1])[::-1]
