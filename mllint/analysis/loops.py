@@ -30,7 +30,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.names import Names, callee_name, reference_key
+from mllint.analysis.names import Names, callee_name, is_self_attribute, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.parameters import optimizer_helper
 from mllint.analysis.project import ProjectView
@@ -232,7 +232,7 @@ class BackwardReach:
         for call in self.calls:
             called = _called(call)
             name = callee_name(called)
-            if name is not None and (isinstance(called.func, ast.Name) or reference_key(called.func.value) == "self"):
+            if name is not None and (isinstance(called.func, ast.Name) or is_self_attribute(called.func)):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
@@ -462,7 +462,8 @@ class TrainingLoops:
         """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that
         may reach one (of the file, or of a module of the project that calls `.backward(`): a cheap
         lexical over-approximation, so that the events are only built where training may happen."""
-        elsewhere = [c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._reaches_backward_elsewhere(c)]
+        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_imports else ()
+        elsewhere = [c for c in calls if self._reaches_backward_elsewhere(c)]
         marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
         found: set[ast.AST] = set()
         for mark in marks:
@@ -487,8 +488,6 @@ class TrainingLoops:
     def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
         """Does the call run a function of another module that lexically reaches a backward call there?
         (the function itself, not a re-export: a cheap test, the events decide)"""
-        if not self._backward_imports:
-            return False
         func = _called(call).func
         if _root_name(func) not in self._backward_imports:
             return False
@@ -600,8 +599,9 @@ class TrainingLoops:
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
-            name = m.ctx.qualified_name(call.func)
-            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=name)] if arguments else []
+            if not arguments:
+                return []
+            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
         function = callee.function
         if depth >= MAX_CALL_DEPTH or function in self._active:
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
