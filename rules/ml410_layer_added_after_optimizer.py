@@ -1,7 +1,7 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.parameters import built_by_helper, is_optimizer_constructor, layer_owners, optimizer_over
+from mllint.analysis.parameters import OptimizerConstructors, built_by_helper, layer_owners, optimizer_over
 from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -55,7 +55,7 @@ class LayerAddedAfterOptimizer(Rule):
     requires_any_text = ("parameters(",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if is_optimizer_constructor(self.ctx, node):
+        if node in self.ctx.analysis(OptimizerConstructors).calls:
             models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
         elif self._says_optim(node.func):  # `build_optimizer(model, cfg)`: a helper, perhaps
             models = set(built_by_helper(self.ctx, node) or ())
@@ -133,4 +133,4 @@ def _loaded(ctx, name: ast.Name) -> list[str]:
 
 def _optimized_modules(ctx, call: ast.Call) -> list[str]:
     """`model` and `critic` for `Adam([*model.parameters(), *critic.parameters()])`."""
-    return [ctx.text(o.module) for o in optimizer_over(ctx, call)] if is_optimizer_constructor(ctx, call) else []
+    return [ctx.text(o.module) for o in optimizer_over(ctx, call)] if call in ctx.analysis(OptimizerConstructors).calls else []

@@ -45,6 +45,13 @@ def is_optimizer_constructor(ctx, call: ast.Call) -> bool:
     return is_optimizer(ctx.qualified_name(call.func))
 
 
+class OptimizerConstructors:
+    """The optimizer constructors of a file, found once for the rules that visit every call."""
+
+    def __init__(self, ctx) -> None:
+        self.calls = frozenset(c for c in ctx.index.by_type.get(ast.Call, ()) if is_optimizer_constructor(ctx, c))
+
+
 def optimizer_over(ctx, call: ast.Call) -> list[Optimized]:
     """The modules whose `parameters()` an optimizer constructor receives."""
     found = []
