@@ -72,6 +72,7 @@ _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 # tree takes about a hundred times the memory of its source.
 _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
 KEPT_SOURCE_BYTES = 2 << 20
+_LET_GO: list = []  # parsed modules no longer kept, to release at the end of the lint (`release_let_go`)
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
@@ -344,11 +345,23 @@ def _context(path: str, module: str):
     stamp = _stamp(path)
     known = _CONTEXTS.pop(path, None)
     if known is None or known[0] != stamp:
+        if known is not None:
+            _LET_GO.append(known[1])
         known = (stamp, _parse(path, module))
     _CONTEXTS[path] = known  # the most recently used last
     while len(_CONTEXTS) > 1 and sum(stamp[1] for stamp, _ in _CONTEXTS.values()) > KEPT_SOURCE_BYTES:
-        del _CONTEXTS[next(iter(_CONTEXTS))]
+        _LET_GO.append(_CONTEXTS.pop(next(iter(_CONTEXTS)))[1])
     return known[1]
+
+
+def release_let_go() -> None:
+    """At the end of a lint, which may still have read them: the parsed modules no longer kept release
+    their analyses (which refer back to them), so that reference counting frees them with their trees,
+    not the cyclic garbage collector (which would also scan every module kept, after every file)."""
+    while _LET_GO:
+        ctx = _LET_GO.pop()
+        if ctx is not None:
+            ctx.release()
 
 
 def _parse(path: str, module: str):
