@@ -58,7 +58,6 @@ class BroadcastThenReduce(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._reads_by_name: dict[str, list[ast.Name]] | None = None
         self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
@@ -157,12 +156,7 @@ class BroadcastThenReduce(Rule):
         """The reads of the variable in its scope that reach a reduction."""
         scopes = self.ctx.scopes
         scope = scopes.enclosing_scope(target)
-        if self._reads_by_name is None:  # the file's reads by name, built once
-            self._reads_by_name = {}
-            for name in self.ctx.index.of_type(ast.Name):
-                if isinstance(name.ctx, ast.Load):
-                    self._reads_by_name.setdefault(name.id, []).append(name)
-        reads = self._reads_by_name.get(target.id, ())
+        reads = scopes.loads(target.id)
         if scope is not None:  # cheap first: the reads within the scope's lines
             reads = [r for r in reads if scope.lineno <= r.lineno <= scope.end_lineno]
         return [r for r in reads if scopes.enclosing_scope(r) is scope and self._reduced(r) is True]
