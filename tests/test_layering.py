@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("program", ["summaries", "project", "calls", "callers"]),
     ("facets", [
         "layers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
-        "dims", "tensor_values", "layer_shapes", "data_shapes", "shape_slices", "shapes",
+        "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes",
     ]),
 ]  # fmt: skip
 

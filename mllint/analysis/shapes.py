@@ -10,8 +10,7 @@ indexing, reductions, broadcasting, ...). A tensor of unknown rank may still hav
 (`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
-It is lazy: a function is interpreted when a rule asks about one of its expressions, and only as far as
-the answer needs (`shape_slices`): again, further, when a rule asks about an expression outside that slice.
+It is lazy: a function is interpreted the first time a rule asks about one of its expressions.
 """
 from __future__ import annotations
 
@@ -26,7 +25,6 @@ from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_e
 from mllint.analysis.names import Names, call_argument, is_self_attribute
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.shape_slices import Slice, size_receiver
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
 from mllint.analysis.tree import assignment_targets, child_nodes
 from mllint.analysis.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
@@ -71,8 +69,7 @@ class Shapes:
         self.recorded: dict[ast.AST, object] = {}
         self.view_targets: dict[ast.Call, Shape] = {}
         self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
-        self._slices: dict[ast.AST, Slice] = {}  # scope -> the statements interpreted so far
-        self._effects: dict[ast.AST, dict] = {}  # scope -> what its statements bound (`Interpreter.effects`)
+        self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
@@ -140,20 +137,11 @@ class Shapes:
         return self.view_targets.get(call)
 
     def _analyse_scope_of(self, expr: ast.AST) -> None:
-        """Interpret the scope of `expr` as far as its statement needs (again if that takes more of it)."""
-        scopes = self.ctx.scopes
-        scope = scopes.enclosing_function(expr) or self.ctx.tree
-        if isinstance(scope, ast.Lambda):
-            return
-        statement = expr
-        while statement is not None and not isinstance(statement, ast.stmt):
-            statement = scopes.parent(statement)
-        if scope not in self._slices:
-            self._slices[scope] = Slice(scope, self.ctx.index)
-            self._effects[scope] = {}
-        if statement is not None and self._slices[scope].add(statement):
+        scope = self.ctx.scopes.enclosing_function(expr) or self.ctx.tree
+        if scope not in self._analysed and not isinstance(scope, ast.Lambda):
+            self._analysed.add(scope)
             try:
-                Interpreter(self, scope, {}, record=True, only=self._slices[scope].statements, effects=self._effects[scope]).run()
+                Interpreter(self, scope, {}, record=True).run()
             except RecursionError:  # absurdly nested code: what was recorded so far stands
                 pass
 
@@ -405,22 +393,11 @@ def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
 class Interpreter:
     """Runs one function's statements over abstract values."""
 
-    def __init__(
-        self,
-        shapes: Shapes,
-        function: ast.AST,
-        arguments: dict[str, object],
-        record: bool,
-        only: set[ast.stmt] | None = None,
-        effects: dict | None = None,
-    ) -> None:
+    def __init__(self, shapes: Shapes, function: ast.AST, arguments: dict[str, object], record: bool) -> None:
         self.shapes = shapes
         self.ctx = shapes.ctx
         self.function = function
         self.record = record
-        self.only = only  # the statements whose expressions are evaluated (None: all); see `shape_slices`
-        self.effects = effects  # (statement, visit) -> (what it bound, its rows), kept across runs over a slice
-        self.visits: dict[ast.stmt, int] = {}
         self.returns: list[object] = []
         self.loop_depth = 0
         self.env: dict[str, object] = {}
@@ -444,22 +421,39 @@ class Interpreter:
         return False
 
     def statement(self, node: ast.stmt) -> bool:
-        evaluates = self.only is None or node in self.only
-        rows = self.evaluated(node) if evaluates else None
-        if isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is not None:
+                value = self.eval(node.value)
+                for target in assignment_targets(node):
+                    self.bind(target, value, node.value)
+        elif isinstance(node, ast.AugAssign):
+            current = self.eval(node.target)
+            value = self.binary(node, node.op, current, self.eval(node.value))
+            if isinstance(node.target, ast.Name):
+                self.bind(node.target, value, None)
+        elif isinstance(node, ast.Expr):
+            self.eval(node.value)
+            self.forget_in_place_receiver(node.value)
+        elif isinstance(node, ast.Return):
+            self.returns.append(self.eval(node.value) if node.value is not None else None)
             return True
-        if isinstance(node, ast.If):
+        elif isinstance(node, (ast.Raise, ast.Break, ast.Continue)):
+            return True
+        elif isinstance(node, ast.If):
+            self.eval(node.test)
             return self.branches(node, [node.body, node.orelse])
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-            self.loop(node, rows)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            self.loop(node)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items if not evaluates else []:
+            for item in node.items:
+                self.eval(item.context_expr)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, None, None)
             return self.block(node.body)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             self.try_statement(node)
         elif isinstance(node, ast.Match):
+            self.eval(node.subject)
             for case in node.cases:
                 for name in ast.walk(case.pattern):
                     for attr in ("name", "rest"):
@@ -477,56 +471,6 @@ class Interpreter:
                 self.forget((alias.asname or alias.name).split(".")[0], node)
         return False
 
-    def evaluated(self, node: ast.stmt) -> object | None:
-        """`effect(node)`; in a run over a slice, what an earlier run over the scope bound there at the
-        same visit, when there was one: the statement read the same values then."""
-        if self.effects is None:
-            return self.effect(node)
-        visit = (node, self.visits.get(node, 0))
-        self.visits[node] = visit[1] + 1
-        if visit in self.effects:
-            bound, rows = self.effects[visit]
-            self.env.update(bound)
-            return rows
-        before = dict(self.env)
-        rows = self.effect(node)
-        self.effects[visit] = ({n: v for n, v in self.env.items() if before.get(n, CONFLICT) is not v}, rows)
-        return rows
-
-    def effect(self, node: ast.stmt) -> object | None:
-        """Evaluate what a statement evaluates (a compound statement's header) and bind what that binds;
-        for a `for`, the value of each item it iterates over."""
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            if node.value is not None:
-                value = self.eval(node.value)
-                for target in assignment_targets(node):
-                    self.bind(target, value, node.value)
-        elif isinstance(node, ast.AugAssign):
-            current = self.eval(node.target)
-            value = self.binary(node, node.op, current, self.eval(node.value))
-            if isinstance(node.target, ast.Name):
-                self.bind(node.target, value, None)
-        elif isinstance(node, ast.Expr):
-            self.eval(node.value)
-            self.forget_in_place_receiver(node.value)
-        elif isinstance(node, ast.Return):
-            self.returns.append(self.eval(node.value) if node.value is not None else None)
-        elif isinstance(node, (ast.If, ast.While)):
-            self.eval(node.test)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            iterated = self.eval(node.iter)
-            if isinstance(iterated, Batches):
-                return iterated.item
-            return Tensor(iterated.shape[1:], ("row", id(node)), "row") if isinstance(iterated, Tensor) and iterated.shape else None
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                self.eval(item.context_expr)
-                if item.optional_vars is not None:
-                    self.bind(item.optional_vars, None, None)
-        elif isinstance(node, ast.Match):
-            self.eval(node.subject)
-        return None
-
     def branches(self, node: ast.AST, bodies: list[list[ast.stmt]]) -> bool:
         start, outcomes = self.env, []
         for body in bodies:
@@ -539,8 +483,17 @@ class Interpreter:
         self.env = join(outcomes, node)
         return False
 
-    def loop(self, node: ast.For | ast.AsyncFor | ast.While, rows: object | None) -> None:
-        """`rows`: what a `for` iterates over gives each item (see `effect`)."""
+    def loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if isinstance(node, ast.While):
+            self.eval(node.test)
+        else:
+            iterated = self.eval(node.iter)
+            rows = (
+                Tensor(iterated.shape[1:], ("row", id(node)), "row")
+                if isinstance(iterated, Tensor) and iterated.shape else None
+            )  # fmt: skip
+            if isinstance(iterated, Batches):
+                rows = iterated.item
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -614,7 +567,7 @@ class Interpreter:
             return [Number(d) for d in size.dims] if len(size.dims) == len(elements) else [None] * len(elements)
         labels = [e.id if isinstance(e, ast.Name) else f"{size.label}[{i}]" for i, e in enumerate(elements)]
         dims = tuple(Sym(("size", size.key, i), label) for i, label in enumerate(labels))
-        source = size_receiver(value_node)
+        source = _size_receiver(value_node)
         if isinstance(source, ast.Name) and isinstance(self.env.get(source.id), Tensor) and self.env[source.id].key == size.key:
             self.env[source.id] = Tensor(dims, size.key, source.id)
         return [Number(d) for d in dims]
@@ -1030,6 +983,15 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
 
 def _shape(value: object | None) -> Shape | None:
     return value.shape if isinstance(value, Tensor) else None
+
+
+def _size_receiver(node: ast.AST | None) -> ast.AST | None:
+    """`x` in `x.shape` or `x.size()`."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args:
+        return node.func.value
+    return None
 
 
 def _int_literal(node: ast.AST | None) -> int | None:
