@@ -1,6 +1,4 @@
-import ast
-
-from mllint.analysis.losses import SOFTMAX_TWICE, drop_activation_fix, mismatched_input
+from mllint.analysis.losses import SOFTMAX_TWICE, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -58,13 +56,11 @@ class SoftmaxIntoCrossEntropy(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, SOFTMAX_TWICE)
-        if found is None:
-            return
-        message = (
-            f"`{self.ctx.text(found.argument)}` is softmax output{found.origin.where(found.argument)}, but "
-            f"`{found.callee}`{found.note} applies log_softmax itself: pass the raw logits"
-        )
-        fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
-        self.report(found.argument, message, fix, related=found.related)
+    def end_file(self) -> None:
+        for _, found in mismatched_inputs(self.ctx, SOFTMAX_TWICE):
+            message = (
+                f"`{self.ctx.text(found.argument)}` is softmax output{found.origin.where(found.argument)}, but "
+                f"`{found.callee}`{found.note} applies log_softmax itself: pass the raw logits"
+            )
+            fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
+            self.report(found.argument, message, fix, related=found.related)

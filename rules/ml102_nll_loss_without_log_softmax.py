@@ -1,6 +1,4 @@
-import ast
-
-from mllint.analysis.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_input
+from mllint.analysis.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -53,12 +51,10 @@ class NllLossWithoutLogSoftmax(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("nll_loss", "NLLLoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, NOT_LOG_PROBABILITIES)
-        if found is None:
-            return
-        message = (
-            f"`{self.ctx.text(found.argument)}` is {found.origin.kind.value}{found.origin.where(found.argument)}, "
-            f"but `{found.callee}`{found.note} expects log-probabilities: apply `log_softmax` first"
-        )
-        self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, found.origin.node), related=found.related)
+    def end_file(self) -> None:
+        for _, found in mismatched_inputs(self.ctx, NOT_LOG_PROBABILITIES):
+            message = (
+                f"`{self.ctx.text(found.argument)}` is {found.origin.kind.value}{found.origin.where(found.argument)}, "
+                f"but `{found.callee}`{found.note} expects log-probabilities: apply `log_softmax` first"
+            )
+            self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, found.origin.node), related=found.related)

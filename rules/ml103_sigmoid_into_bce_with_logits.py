@@ -1,6 +1,4 @@
-import ast
-
-from mllint.analysis.losses import SIGMOID_TWICE, drop_activation_fix, mismatched_input
+from mllint.analysis.losses import SIGMOID_TWICE, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -50,13 +48,11 @@ class SigmoidIntoBceWithLogits(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("binary_cross_entropy_with_logits", "BCEWithLogitsLoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, SIGMOID_TWICE)
-        if found is None:
-            return
-        message = (
-            f"`{self.ctx.text(found.argument)}` is sigmoid output{found.origin.where(found.argument)}, but "
-            f"`{found.callee}`{found.note} applies the sigmoid itself: pass the logits"
-        )
-        fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
-        self.report(found.argument, message, fix, related=found.related)
+    def end_file(self) -> None:
+        for _, found in mismatched_inputs(self.ctx, SIGMOID_TWICE):
+            message = (
+                f"`{self.ctx.text(found.argument)}` is sigmoid output{found.origin.where(found.argument)}, but "
+                f"`{found.callee}`{found.note} applies the sigmoid itself: pass the logits"
+            )
+            fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
+            self.report(found.argument, message, fix, related=found.related)

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_input
+from mllint.analysis.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_inputs
 from mllint.analysis.names import call_argument
 from mllint.analysis.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability, Severity
@@ -50,18 +50,16 @@ class LogSoftmaxIntoCrossEntropy(Rule):
     fix_applicability = Applicability.SAFE
     requires_any_text = ("cross_entropy", "CrossEntropyLoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, REDUNDANT_LOG_SOFTMAX)
-        if found is None:
-            return
-        message = (
-            f"`{self.ctx.text(found.argument)}` is log_softmax output{found.origin.where(found.argument)}, and "
-            f"`{found.callee}`{found.note} applies log_softmax itself: it is redundant, pass the logits"
-        )
-        fix = None
-        if _over_class_dimension(self.ctx, found.origin.node):
-            fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the redundant `log_softmax`", Applicability.SAFE)
-        self.report(found.argument, message, fix, related=found.related)
+    def end_file(self) -> None:
+        for _, found in mismatched_inputs(self.ctx, REDUNDANT_LOG_SOFTMAX):
+            message = (
+                f"`{self.ctx.text(found.argument)}` is log_softmax output{found.origin.where(found.argument)}, and "
+                f"`{found.callee}`{found.note} applies log_softmax itself: it is redundant, pass the logits"
+            )
+            fix = None
+            if _over_class_dimension(self.ctx, found.origin.node):
+                fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the redundant `log_softmax`", Applicability.SAFE)
+            self.report(found.argument, message, fix, related=found.related)
 
 
 def _over_class_dimension(ctx, log_softmax: ast.Call) -> bool:

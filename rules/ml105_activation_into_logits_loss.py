@@ -1,6 +1,4 @@
-import ast
-
-from mllint.analysis.losses import APPLIES, OTHER_ACTIVATION, drop_activation_fix, mismatched_input
+from mllint.analysis.losses import APPLIES, OTHER_ACTIVATION, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -52,14 +50,12 @@ class ActivationIntoLogitsLoss(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("cross_entropy", "CrossEntropyLoss", "BCEWithLogitsLoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, OTHER_ACTIVATION)
-        if found is None:
-            return
-        origin = found.origin
-        message = (
-            f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-            f"`{found.callee}`{found.note} applies {APPLIES[found.loss]} itself and expects raw logits: pass the logits"
-        )
-        fix = drop_activation_fix(self.ctx, found.argument, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)
-        self.report(found.argument, message, fix, related=found.related)
+    def end_file(self) -> None:
+        for _, found in mismatched_inputs(self.ctx, OTHER_ACTIVATION):
+            origin = found.origin
+            message = (
+                f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
+                f"`{found.callee}`{found.note} applies {APPLIES[found.loss]} itself and expects raw logits: pass the logits"
+            )
+            fix = drop_activation_fix(self.ctx, found.argument, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)
+            self.report(found.argument, message, fix, related=found.related)

@@ -1,6 +1,4 @@
-import ast
-
-from mllint.analysis.losses import KL_DIV_NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_input
+from mllint.analysis.losses import KL_DIV_NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -50,13 +48,11 @@ class KlDivWithoutLogProbabilities(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("kl_div", "KLDivLoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, KL_DIV_NOT_LOG_PROBABILITIES)
-        if found is None:
-            return
-        origin = found.origin
-        message = (
-            f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-            f"`{found.callee}`{found.note} expects log-probabilities as its input: apply `log_softmax` first"
-        )
-        self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, origin.node), related=found.related)
+    def end_file(self) -> None:
+        for call, found in mismatched_inputs(self.ctx, KL_DIV_NOT_LOG_PROBABILITIES):
+            origin = found.origin
+            message = (
+                f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
+                f"`{found.callee}`{found.note} expects log-probabilities as its input: apply `log_softmax` first"
+            )
+            self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, origin.node), related=found.related)

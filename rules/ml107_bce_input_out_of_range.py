@@ -1,6 +1,4 @@
-import ast
-
-from mllint.analysis.losses import BCE_OUT_OF_RANGE, mismatched_input
+from mllint.analysis.losses import BCE_OUT_OF_RANGE, mismatched_inputs
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -45,13 +43,11 @@ class BceInputOutOfRange(Rule):
     severity = Severity.ERROR
     requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, BCE_OUT_OF_RANGE)
-        if found is None:
-            return
-        origin = found.origin
-        message = (
-            f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-            f"`{found.callee}`{found.note} expects probabilities in [0, 1]: pass the logits to `BCEWithLogitsLoss`"
-        )
-        self.report(found.argument, message, related=found.related)
+    def end_file(self) -> None:
+        for _, found in mismatched_inputs(self.ctx, BCE_OUT_OF_RANGE):
+            origin = found.origin
+            message = (
+                f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
+                f"`{found.callee}`{found.note} expects probabilities in [0, 1]: pass the logits to `BCEWithLogitsLoss`"
+            )
+            self.report(found.argument, message, related=found.related)

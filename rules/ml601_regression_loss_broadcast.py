@@ -1,11 +1,9 @@
 import ast
 
-from mllint.analysis.dims import (
-    broadcast, column_against_batch, expanded, format_ends, format_shape, is_known, trailing_one_added,
-)
+from mllint.analysis.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
 from mllint.analysis.names import call_argument, called_name
 from mllint.analysis.shapes import Shapes
-from mllint.analysis.tensor_values import Tensor
+from mllint.analysis.tensor_values import Tensor, unknown_rank_column
 from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -132,11 +130,11 @@ def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str |
     is `(B, ..., 1)` against `(B,)`."""
     if not isinstance(prediction, Tensor) or not isinstance(target, Tensor):
         return None
+    column = unknown_rank_column(prediction, target)
+    if column is not None:
+        *shapes, side = column
+        return (*shapes, ("input", "target")[side])
     a, b = prediction.shape, target.shape
-    if a is None and b is not None and prediction.ends is not None and column_against_batch(prediction.ends, b):
-        return format_ends(prediction.ends), format_shape(b), format_ends((b, b)), "input"
-    if b is None and a is not None and target.ends is not None and column_against_batch(target.ends, a):
-        return format_shape(a), format_ends(target.ends), format_ends((a, a)), "target"
     result = broadcast(a, b)
     if not (is_known(a) and is_known(b) and is_known(result) and expanded(a, result) and expanded(b, result)):
         return None

@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.dims import broadcast, column_against_batch, format_ends, format_shape, trailing_one_added
+from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
 from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
-from mllint.analysis.tensor_values import Tensor
+from mllint.analysis.tensor_values import Tensor, unknown_rank_column
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
 
@@ -58,20 +58,20 @@ class BroadcastThenReduce(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._reads_by_scope: dict[ast.AST | None, dict[str, list[ast.Name]]] = {}
         self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        shapes = self.ctx.analysis(Shapes)
-        found = self._broadcast_then_reduced(node, shapes.value)
+        found = self._broadcast_then_reduced(node, lambda operand: self.ctx.analysis(Shapes).value(operand))
         if found is not None:
             left, right, result = found
             self.report(node, self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result))
 
     def visit_Call(self, node: ast.Call) -> None:
         """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
+        if not isinstance(node.func, ast.Name):
+            return
         shapes = self.ctx.analysis(Shapes)
-        helper = shapes.own_function(node.func) if isinstance(node.func, ast.Name) else None
+        helper = shapes.own_function(node.func)
         candidates = self._reduced_operations(helper) if helper is not None else []
         values = shapes.values_in_helper(node) if candidates else None
         for operation in candidates if values else []:
@@ -153,19 +153,13 @@ class BroadcastThenReduce(Rule):
                 return False
 
     def _reducing_reads(self, target: ast.Name) -> list[ast.Name]:
-        scope = self.ctx.scopes.enclosing_scope(target)
-        reads = self._reads(scope).get(target.id, ())
-        return [r for r in reads if self.ctx.scopes.enclosing_scope(r) is scope and self._reduced(r) is True]
-
-    def _reads(self, scope: ast.AST | None) -> dict[str, list[ast.Name]]:
-        """The names read in a scope, nested functions and classes included (built once per scope)."""
-        if scope not in self._reads_by_scope:
-            reads: dict[str, list[ast.Name]] = {}
-            for name in self.ctx.index.within(scope or self.ctx.tree, ast.Name):
-                if isinstance(name.ctx, ast.Load):
-                    reads.setdefault(name.id, []).append(name)
-            self._reads_by_scope[scope] = reads
-        return self._reads_by_scope[scope]
+        """The reads of the variable in its scope that reach a reduction."""
+        scopes = self.ctx.scopes
+        scope = scopes.enclosing_scope(target)
+        reads = scopes.loads(target.id)
+        if scope is not None:  # cheap first: the reads within the scope's lines
+            reads = [r for r in reads if scope.lineno <= r.lineno <= scope.end_lineno]
+        return [r for r in reads if scopes.enclosing_scope(r) is scope and self._reduced(r) is True]
 
 
 def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
@@ -173,11 +167,10 @@ def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
     a `(B, ..., 1)` of unknown rank against `(B,)` counts."""
     if not isinstance(left, Tensor) or not isinstance(right, Tensor):
         return None
+    column = unknown_rank_column(left, right)
+    if column is not None:
+        return column[:3]
     a, b = left.shape, right.shape
-    if a is None and b is not None and left.ends is not None and column_against_batch(left.ends, b):
-        return format_ends(left.ends), format_shape(b), format_ends((b, b))
-    if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
-        return format_shape(a), format_ends(right.ends), format_ends((a, a))
     if a is None or b is None or not (trailing_one_added(a, b) or trailing_one_added(b, a)):
         return None
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))

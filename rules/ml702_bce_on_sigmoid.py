@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.losses import BCE_AFTER_SIGMOID, mismatched_input
+from mllint.analysis.losses import BCE_AFTER_SIGMOID, mismatched_inputs
 from mllint.analysis.names import callee_name
 from mllint.analysis.values import MAX_DEPTH, ValueKinds
 from mllint.rule import Rule
@@ -57,14 +57,12 @@ class BceOnSigmoid(Rule):
     message = "sigmoid output passed to `BCELoss`: use `BCEWithLogitsLoss` on the logits, which is stable"
     requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
 
-    def visit_Call(self, node: ast.Call) -> None:
-        found = mismatched_input(self.ctx, node, BCE_AFTER_SIGMOID)
-        if found is None:
-            return
-        if self._may_train(node):
-            where = found.origin.where(found.argument)
-            message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
-            self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable", related=found.related)
+    def end_file(self) -> None:
+        for call, found in mismatched_inputs(self.ctx, BCE_AFTER_SIGMOID):
+            if self._may_train(call):
+                where = found.origin.where(found.argument)
+                message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
+                self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable", related=found.related)
 
     def _may_train(self, value: ast.AST, depth: int = 0) -> bool:
         """May the loss be backpropagated: does it reach a `backward`, leave the function (returned,

@@ -56,6 +56,10 @@ class DivisionByStdWithoutEpsilon(Rule):
         "hundreds of values' (0 of 20 findings were bugs)"
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._compares_std: dict[ast.AST, bool] = {}  # scope -> does it compare a std with something?
+
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Div) and self._is_std(node.right) and not self._guarded(node):
             self.report(node, self.message.format(denominator=self.ctx.text(node.right)))
@@ -72,17 +76,21 @@ class DivisionByStdWithoutEpsilon(Rule):
             if isinstance(ancestor, ast.stmt):
                 break
         scope = self.ctx.scopes.enclosing_function(division) or self.ctx.tree
+        if scope not in self._compares_std:
+            self._compares_std[scope] = self._compares_a_std(scope)
+        return self._compares_std[scope]
+
+    def _compares_a_std(self, scope: ast.AST) -> bool:
+        index = self.ctx.index
         std_names = {
             target.id
-            for node in ast.walk(scope) if isinstance(node, ast.Assign) and self._is_std(node.value)
+            for node in index.within(scope, ast.Assign) if self._is_std(node.value)
             for target in node.targets if isinstance(target, ast.Name)
         }  # fmt: skip
         return any(
-            isinstance(node, ast.Compare) and any(
-                self._is_std(operand) or isinstance(operand, ast.Name) and operand.id in std_names
-                for operand in (node.left, *node.comparators)
-            )
-            for node in ast.walk(scope)
+            self._is_std(operand) or isinstance(operand, ast.Name) and operand.id in std_names
+            for node in index.within(scope, ast.Compare)
+            for operand in (node.left, *node.comparators)
         )  # fmt: skip
 
     def _is_std(self, node: ast.AST) -> bool:

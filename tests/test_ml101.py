@@ -100,6 +100,15 @@ def test_softmax_assigned_later_in_the_loop_reaches_the_next_iteration(lint):
     assert lint(source, "ML101") == []  # the first iteration reads None: not every path is softmax
 
 
+def test_a_loss_function_imported_under_an_alias_inside_a_function_is_followed(lint):
+    source = HEADER + (
+        "def step(logits, labels):\n"
+        "    from torch.nn.functional import cross_entropy as ce\n"
+        "    return ce(F.softmax(logits, dim=1), labels)\n"
+    )
+    assert positions(lint(source, "ML101")) == [("ML101", 6, 15)]
+
+
 def test_soft_targets_and_log_softmax_are_not_reported(lint):
     source = HEADER + (
         "a = F.cross_entropy(student, F.softmax(teacher / 2.0, dim=1))\n"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.names import Names, call_argument, called_name
+from mllint.analysis.names import call_argument, called_name
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.tree import assignment_targets
@@ -88,11 +88,15 @@ class LossInput:
     related: tuple[Related, ...] = ()  # the call sites it holds under (`callers.call_sites`)
 
 
-def mismatched_input(ctx, call: ast.Call, problem: str) -> LossInput | None:
-    """The input of a loss call whose activation makes `problem` (see `MISMATCHES`): as the file's own
-    code tells, or else under one call site of the function around it. None otherwise."""
-    inputs = ctx.analysis(LossCalls).inputs_of(call)
-    return next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)
+def mismatched_inputs(ctx, problem: str) -> list[tuple[ast.Call, LossInput]]:
+    """The loss calls of the file whose input's activation makes `problem` (see `MISMATCHES`), each with
+    that input: as the file's own code tells, or else under one call site of the function around it."""
+    return [
+        (call, found)
+        for call, inputs in ctx.analysis(LossCalls).inputs.items()
+        for found in [next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)]
+        if found is not None
+    ]
 
 
 class LossCalls:
@@ -100,14 +104,16 @@ class LossCalls:
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self._inputs: dict[ast.Call, list[LossInput]] = {}
 
-    def inputs_of(self, call: ast.Call) -> list[LossInput]:
-        """The loss and the kind of its input: the one the code tells, or one per call site that tells both."""
-        if call not in self._inputs:
-            known = self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
-            self._inputs[call] = [f for f, _ in per_call_site(self.ctx, call, lambda b: self._input(call, b))] if known else []
-        return self._inputs[call]
+    @cached_property
+    def inputs(self) -> dict[ast.Call, list[LossInput]]:
+        """The calls that may compute a loss, in source order, with the loss and the kind of their input:
+        the one the code tells, or one per call site that tells both."""
+        return {
+            call: [f for f, _ in per_call_site(self.ctx, call, lambda b, call=call: self._input(call, b))]
+            for call in self.ctx.index.of_type(ast.Call)
+            if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
+        }
 
     def _may_be_a_loss_function(self, func: ast.AST) -> bool:
         """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
@@ -117,8 +123,13 @@ class LossCalls:
 
     @cached_property
     def _loss_names(self) -> set[str]:
-        imported = self.ctx.analysis(Names).module_imports()
-        return {n.rsplit(".", 1)[-1] for n in LOSSES} | {alias for alias, target in imported.items() if target in LOSSES}
+        """The names a loss function or class can be called by: its own, or an alias an import binds it to."""
+        own = {n.rsplit(".", 1)[-1] for n in LOSSES}
+        aliases = {
+            alias.asname for node in self.ctx.index.of_type(ast.Import, ast.ImportFrom) for alias in node.names
+            if alias.asname and alias.name.rsplit(".", 1)[-1] in own
+        }  # fmt: skip
+        return own | aliases
 
     def _input(self, call: ast.Call, binding) -> LossInput | None:
         ctx = self.ctx
@@ -181,7 +192,7 @@ class LossCalls:
 
     def _is_loss_or_holder(self, value: ast.AST, holders: set[str]) -> bool:
         if isinstance(value, ast.Call):
-            return canonical_class(self.ctx.qualified_name(value.func)) in LOSSES
+            return called_name(value.func) in self._loss_names and canonical_class(self.ctx.qualified_name(value.func)) in LOSSES
         if isinstance(value, ast.Name):
             return value.id in holders
         return isinstance(value, ast.Attribute) and value.attr in holders

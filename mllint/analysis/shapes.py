@@ -72,6 +72,7 @@ class Shapes:
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
@@ -285,8 +286,15 @@ class Shapes:
         return self._parameter_symbol(expr)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
-        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size."""
-        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(node)).get(node.attr, [])
+        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size
+        (worked out once per class and attribute)."""
+        key = (self.ctx.scopes.enclosing_class(node), node.attr)
+        if key not in self._attribute_sizes:
+            self._attribute_sizes[key] = self._attribute_size(*key)
+        return self._attribute_sizes[key]
+
+    def _attribute_size(self, cls: ast.ClassDef | None, attribute: str) -> object | None:
+        assigned = self._attribute_values(cls).get(attribute, [])
         if len(assigned) != 1:
             return None
         value = assigned[0]
@@ -303,8 +311,10 @@ class Shapes:
         if not isinstance(expr, ast.Name):
             return None
         function = self.ctx.scopes.enclosing_function(expr)
+        if function is None or expr.id not in {a.arg for a in parameters(function)}:
+            return None
         definitions = self.values.reaching_definitions(expr)
-        if function is None or not definitions or not all(d.node is function for d in definitions):
+        if not definitions or not all(d.node is function for d in definitions):
             return None
         return Sym(("parameter", id(function), expr.id), expr.id)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mllint.analysis.dims import Dim, Shape
+from mllint.analysis.dims import Dim, Shape, column_against_batch, format_ends, format_shape
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,14 @@ class Batches:
     """An iterable of batches (a `DataLoader`, `enumerate` of one): iterating it gives `item`."""
 
     item: object
+
+
+def unknown_rank_column(left: Tensor, right: Tensor) -> tuple[str, str, str, int] | None:
+    """A `(B, ..., 1)` of unknown rank set against `(B,)`, either way round: the two shapes and what they
+    broadcast to, as text, and the side of the column (0: left, 1: right)."""
+    a, b = left.shape, right.shape
+    if a is None and b is not None and left.ends is not None and column_against_batch(left.ends, b):
+        return format_ends(left.ends), format_shape(b), format_ends((b, b)), 0
+    if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
+        return format_shape(a), format_ends(right.ends), format_ends((a, a)), 1
+    return None
