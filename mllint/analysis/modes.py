@@ -192,8 +192,11 @@ def _returns_new_model(ctx, node: ast.AST) -> bool:
 
 
 class Modes:
-    def __init__(self, ctx, layers: ModeLayers | None = None) -> None:
+    def __init__(self, ctx, layers: ModeLayers | None = None, call_sites_read: bool = False) -> None:
+        """`call_sites_read`: the module is another one's caller, whose lint reads the facts of the
+        arguments at its call sites (`_passed`): its flows track every argument."""
         self.ctx = ctx
+        self.call_sites_read = call_sites_read
         self.layers = layers or ctx.analysis(mode_layers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
@@ -217,6 +220,7 @@ class Modes:
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
+        self._callees: dict[ast.Call, Callee | None] = {}
 
     def _wrapper_methods(self) -> dict[str, ast.AST]:
         """The methods of the file's plain classes that wrap models and switch their modes (`def
@@ -389,10 +393,14 @@ class Modes:
     def project_callee(self, call: ast.Call) -> Callee | None:
         """The function of another module of the project that `call` runs (None: any other call, and a
         decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
-        callee = self.resolver.resolve(call) if self.resolver is not None else None
-        if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
-            return None
-        return None if callee.ctx.analysis(project_modes).is_generator(callee.function) else callee
+        if call not in self._callees:
+            callee = self.resolver.resolve(call) if self.resolver is not None else None
+            if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
+                callee = None
+            elif callee.ctx.analysis(project_modes).is_generator(callee.function):
+                callee = None
+            self._callees[call] = callee
+        return self._callees[call]
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
@@ -801,7 +809,12 @@ class _Flow:
         self._returns: list[State] = []
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
-        self.aliases = self._aliases()
+        nodes = list(_own_nodes_of(scope))
+        self.aliases = self._aliases(nodes)
+        # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
+        # as its helpers may read any of them).
+        self.untracked = modes.scopes.local_bindings(scope) - self._read_names(nodes) if isinstance(scope, FUNCTIONS) else frozenset()
+        self.active = self._active_statements(nodes)
 
     def run(self) -> State:
         body = self.scope.body if isinstance(self.scope.body, list) else []
@@ -811,10 +824,10 @@ class _Flow:
     def _is_method(self) -> bool:
         return isinstance(self.scope, FUNCTIONS) and isinstance(self.modes.scopes.parent(self.scope), ast.ClassDef)
 
-    def _aliases(self) -> dict[str, str]:
+    def _aliases(self, nodes: list[ast.AST]) -> dict[str, str]:
         """Names bound once, to another receiver (`net = self.model`): both name the same object."""
         bound: dict[str, list[ast.AST]] = {}
-        for node in self._own_nodes():
+        for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 parent = self.modes.scopes.parent(node)
                 value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
@@ -826,8 +839,116 @@ class _Flow:
                 aliases[name] = target
         return aliases
 
-    def _own_nodes(self):
-        return _own_nodes_of(self.scope)
+    def _read_names(self, nodes: list[ast.AST]) -> set[str]:
+        """The heads of the receivers whose facts the flow may read: parameters (the caller reads them),
+        models called or switched, the arguments of calls it follows (or of every call, when call sites
+        are read), values assigned or returned, and the variables of loops over listed models."""
+        read = {a.arg for a in parameters(self.scope)}
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                receivers = self._read_by_call(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and node.value is not None:
+                receivers = [self._held(node.value)]
+            elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
+                receivers = [node.target]
+            else:
+                continue
+            for receiver in receivers:
+                key = self.key(receiver) if receiver is not None else None
+                if key is not None:
+                    read.add(key.partition(".")[0])
+        return read
+
+    def _read_by_call(self, call: ast.Call) -> list[ast.AST]:
+        """The receivers whose facts a call may read (see `_call`)."""
+        func, read = call.func, []
+        if isinstance(func, ast.Name):
+            read.append(func)
+        elif isinstance(func, ast.Attribute) and (func.attr in ("eval", "train", "forward") or func.attr in self.modes.wrapper_methods):
+            moved = _moved(func.value)
+            read += [func.value, moved.args[0] if _is_getattr(moved) else moved]
+        if self.modes.call_sites_read or self._may_follow(call):
+            read += [a.value if isinstance(a, ast.Starred) else a for a in [*call.args, *(k.value for k in call.keywords)]]
+        return read
+
+    def _may_follow(self, call: ast.Call) -> bool:
+        """Can the flow apply the summary of the function `call` runs (see `_call` and `_method_call`)?"""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.modes.functions:
+            return True
+        if isinstance(func, ast.Attribute) and self.key(func.value) is not None and self.modes.qualified_name(func.value) is None:
+            return self.key(func.value) == self.self_name or func.attr in self.modes.wrapper_methods
+        return self._passes_models(call) and self.modes.project_callee(call) is not None
+
+    def _held(self, value: ast.AST) -> ast.AST | None:
+        """The receiver whose facts an assigned or returned value has (see `_value_facts`)."""
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in (*SAME_MODULE, "eval", "train"):
+                value = func.value
+            elif value.args and canonical_class(self.modes.qualified_name(func)) in WRAPPERS:
+                value = value.args[0]
+            else:
+                return None
+        return value
+
+    def _tracks(self, key: str) -> bool:
+        return key.partition(".")[0] not in self.untracked
+
+    def _active_statements(self, nodes: list[ast.AST]) -> set[ast.AST]:
+        """The statements the flow must run: those holding a call that may note a model call or change a
+        tracked receiver's facts, a binding of one, or a jump. Any other statement leaves the state as it
+        is (and asks for no summary): the flow passes it by."""
+        active: set[ast.AST] = set()
+        for node in nodes:
+            if not self._acts(node):
+                continue
+            while node is not self.scope and node not in active:
+                if isinstance(node, ast.stmt):
+                    active.add(node)
+                node = self.modes.scopes.parent(node)
+        return active
+
+    def _acts(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            return self._call_acts(node)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            return node.value is not None and any(self._binds_tracked(t) for t in assignment_targets(node))
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            return self._binds_tracked(node.target)
+        if isinstance(node, ast.withitem):
+            return node.optional_vars is not None and self._binds_tracked(node.optional_vars)
+        if isinstance(node, ast.While):
+            return isinstance(node.test, ast.Constant) and bool(node.test.value)
+        return isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue))
+
+    def _binds_tracked(self, target: ast.AST) -> bool:
+        key = self.key(target)
+        if key is None:
+            return any(self._binds_tracked(element) for element in getattr(target, "elts", ()))
+        return self._tracks(key)
+
+    def _call_acts(self, call: ast.Call) -> bool:
+        """Can `_call` note a model call, apply a summary, or change a tracked receiver's facts?"""
+        func = call.func
+        if self._may_follow(call) or any(self._passes_tracked(a) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return True
+        if isinstance(func, ast.Name):
+            return func.id not in BUILTIN_NAMES and self.modes.qualified_name(func) is None
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in ("eval", "train"):
+            moved = _moved(func.value)
+            owner = self.key(moved.args[0] if _is_getattr(moved) else moved)
+            return owner is not None and self._tracks(owner)
+        owner = self.key(func.value)
+        if owner is None or self.modes.qualified_name(func.value) is not None:
+            return False
+        return func.attr == "forward" or owner == self.self_name or (func.attr not in MODE_NEUTRAL and self._tracks(owner))
+
+    def _passes_tracked(self, argument: ast.AST) -> bool:
+        key = self.key(argument.value if isinstance(argument, ast.Starred) else argument)
+        return key is not None and self._tracks(key)
 
     def key(self, expr: ast.AST) -> str | None:
         return aliased_key(expr, self.aliases)
@@ -837,7 +958,8 @@ class _Flow:
         for statement in statements:
             if state is None:
                 return None
-            state = self._statement(statement, state)
+            if statement in self.active:
+                state = self._statement(statement, state)
         return state
 
     def _statement(self, node: ast.AST, state: State) -> State | None:
@@ -958,7 +1080,7 @@ class _Flow:
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:
         found: dict[str, list[ast.AST]] = {}
-        for node in self._own_nodes():
+        for node in _own_nodes_of(self.scope):
             if isinstance(node, FUNCTIONS):
                 found.setdefault(node.name, []).append(node)
         return found
@@ -981,10 +1103,11 @@ class _Flow:
             return [r.value for r in returns]
         return None
 
-    @staticmethod
-    def _set(state: State, key: str, facts: frozenset) -> State:
+    def _set(self, state: State, key: str, facts: frozenset) -> State:
         """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
         now partly in another mode: unknown."""
+        if not self._tracks(key):
+            return state
         prefix, state = key + ".", dict(state)
         for submodule in [k for k in state if k.startswith(prefix)]:
             del state[submodule]
@@ -1212,7 +1335,7 @@ class _Flow:
 def project_modes(ctx) -> Modes:
     """The modes of another module of the project, read from a lint (`ctx.analysis(project_modes)`): on
     its own, its classes from other modules counted as models (whether they are is asked when it matters)."""
-    return Modes(ctx, ModeLayers.summarizing(ctx))
+    return Modes(ctx, ModeLayers.summarizing(ctx), call_sites_read=True)
 
 
 def _is_test_path(path: str) -> bool:
