@@ -87,6 +87,7 @@ class ModeLayers:
         self.modules = ctx.analysis(ModuleClasses).modules
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
+        self._module_classes: dict[str, bool] = {}  # project classes by qualified name: nn.Modules?
         self._returns_new_model = returns_new_model
         self._deferred = imported  # not a bound method of its own: no cycle keeping the file's tree alive
         self._summarizing = imported is not None  # for a summary: classes of other modules are resolved later
@@ -116,8 +117,13 @@ class ModeLayers:
             return True
         name = canonical_class(self.ctx.qualified_name(func))
         if name is not None and not name.startswith("torch.nn."):
-            return self._summarizing or self.ctx.analysis(ProjectView).is_module_class(name)
+            return self._summarizing or self._is_module_class(name)
         return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
+
+    def _is_module_class(self, name: str) -> bool:
+        if name not in self._module_classes:
+            self._module_classes[name] = self.ctx.analysis(ProjectView).is_module_class(name)
+        return self._module_classes[name]
 
     def factory_class(self, call: ast.Call) -> str | None:
         """The project class whose new instance (in training mode, as built) a function of another

@@ -68,6 +68,11 @@ EVALUATION_WORDS = {
     "inference", "test", "testing",
 }  # fmt: skip
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The nodes that may make a statement act on the modes (see `_Flow._acts`).
+ACTING = (
+    ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem, ast.While, ast.Return, ast.Raise,
+    ast.Break, ast.Continue,
+)  # fmt: skip
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What another module of the project must mention for a call of its functions to be followed: a switch of
 # mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
@@ -221,6 +226,8 @@ class Modes:
         self._qualified: dict[ast.AST, str | None] = {}
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
         self._callees: dict[ast.Call, Callee | None] = {}
+        self._builds: dict[ast.Call, bool] = {}
+        self._call_orders: dict[ast.AST, list[ast.Call]] = {}
 
     def _wrapper_methods(self) -> dict[str, ast.AST]:
         """The methods of the file's plain classes that wrap models and switch their modes (`def
@@ -404,7 +411,7 @@ class Modes:
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
-            self._generators[function] = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes_of(function))
+            self._generators[function] = bool(self.own_nodes(function, ast.Yield, ast.YieldFrom))
         return self._generators[function]
 
     def may_evaluate(self) -> bool:
@@ -752,7 +759,26 @@ class Modes:
         return loops
 
     def builds_module(self, call: ast.Call) -> bool:
-        return self.layers.builds_module(call)
+        if call not in self._builds:
+            self._builds[call] = self.layers.builds_module(call)
+        return self._builds[call]
+
+    def own_nodes(self, scope: ast.AST, *types: type, stored: bool = False) -> list[ast.AST]:
+        """The nodes of `types` in a function's (or the module's) body, not inside its nested functions,
+        lambdas or classes, in source order (`stored`: only names that are assigned)."""
+        found = self.ctx.index.within(scope, *types)
+        if stored:
+            found = [node for node in found if isinstance(node.ctx, ast.Store)]
+        if not isinstance(scope, FUNCTIONS):
+            return [node for node in found if self.scopes.enclosing_scope(node) is None]
+        header = {node for part in (*scope.decorator_list, scope.args, scope.returns) if part for node in ast.walk(part)}
+        return [node for node in found if node not in header and self.scopes.enclosing_scope(node) is scope]
+
+    def calls_in_order(self, expr: ast.AST) -> list[ast.Call]:
+        """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
+        if expr not in self._call_orders:
+            self._call_orders[expr] = _calls_in_order(expr)
+        return self._call_orders[expr]
 
     def attribute_constructions(self, key: str, scope: ast.AST) -> list[ast.Call]:
         """For `self.model` in a method: the constructions of every `self.model = ...` of the class (the
@@ -809,8 +835,9 @@ class _Flow:
         self._returns: list[State] = []
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
-        nodes = list(_own_nodes_of(scope))
-        self.aliases = self._aliases(nodes)
+        self.aliases = self._aliases()
+        nodes = modes.own_nodes(scope, *ACTING)
+        self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
         # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
         # as its helpers may read any of them).
         self.untracked = modes.scopes.local_bindings(scope) - self._read_names(nodes) if isinstance(scope, FUNCTIONS) else frozenset()
@@ -824,11 +851,11 @@ class _Flow:
     def _is_method(self) -> bool:
         return isinstance(self.scope, FUNCTIONS) and isinstance(self.modes.scopes.parent(self.scope), ast.ClassDef)
 
-    def _aliases(self, nodes: list[ast.AST]) -> dict[str, str]:
+    def _aliases(self) -> dict[str, str]:
         """Names bound once, to another receiver (`net = self.model`): both name the same object."""
         bound: dict[str, list[ast.AST]] = {}
-        for node in nodes:
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        for node in self.modes.own_nodes(self.scope, ast.Name, stored=True):
+            if isinstance(node.ctx, ast.Store):
                 parent = self.modes.scopes.parent(node)
                 value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
                 bound.setdefault(node.id, []).append(value)
@@ -867,7 +894,7 @@ class _Flow:
         elif isinstance(func, ast.Attribute) and (func.attr in ("eval", "train", "forward") or func.attr in self.modes.wrapper_methods):
             moved = _moved(func.value)
             read += [func.value, moved.args[0] if _is_getattr(moved) else moved]
-        if self.modes.call_sites_read or self._may_follow(call):
+        if self.modes.call_sites_read or call in self._followed:
             read += [a.value if isinstance(a, ast.Starred) else a for a in [*call.args, *(k.value for k in call.keywords)]]
         return read
 
@@ -931,7 +958,7 @@ class _Flow:
     def _call_acts(self, call: ast.Call) -> bool:
         """Can `_call` note a model call, apply a summary, or change a tracked receiver's facts?"""
         func = call.func
-        if self._may_follow(call) or any(self._passes_tracked(a) for a in [*call.args, *(k.value for k in call.keywords)]):
+        if call in self._followed or any(self._passes_tracked(a) for a in [*call.args, *(k.value for k in call.keywords)]):
             return True
         if isinstance(func, ast.Name):
             return func.id not in BUILTIN_NAMES and self.modes.qualified_name(func) is None
@@ -1080,9 +1107,8 @@ class _Flow:
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:
         found: dict[str, list[ast.AST]] = {}
-        for node in _own_nodes_of(self.scope):
-            if isinstance(node, FUNCTIONS):
-                found.setdefault(node.name, []).append(node)
+        for node in self.modes.own_nodes(self.scope, *FUNCTIONS):
+            found.setdefault(node.name, []).append(node)
         return found
 
     def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
@@ -1122,7 +1148,7 @@ class _Flow:
 
     # Expressions, in evaluation order.
     def _expression(self, expr: ast.AST, state: State) -> State:
-        for call in _calls_in_order(expr):
+        for call in self.modes.calls_in_order(expr):
             state = self._call(call, state)
         return state
 
