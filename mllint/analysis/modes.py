@@ -17,7 +17,7 @@ own helpers followed, not other modules) and the facts just before its call beco
 those are the caller's own entry too, its callers are asked in turn (the layer's budget of caller depth).
 Facts and uses from another module keep their nodes; `Modes.homes` says which module each belongs to.
 
-Rules read `Modes.uses()` (or `evaluation_uses()`): every model call with the facts that may hold there,
+Rules read `Modes.training_uses()` (or `evaluation_uses()`): the model calls with the facts that may hold there,
 including the calls inside a same-file helper seen from each of its callers, and the calls seen from call
 sites in other modules.
 """
@@ -252,18 +252,116 @@ class Modes:
             if isinstance(function, FUNCTIONS) and len(methods[function.name]) == 1 and not function.name.startswith("__")
         }  # fmt: skip
 
-    def uses(self) -> list[Use]:
-        """Every model call of the file, with its facts, seen from its own function, from the callers in
-        this file of the function it is in, and, in functions that train a model they are passed, from
-        their call sites in other modules."""
-        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes, self.training_step)
+    def training_uses(self) -> list[Use]:
+        """The model calls that may be training steps (see `training_step`) with the model maybe in eval
+        mode, with their facts: seen from their own function, from the callers in this file of the
+        function they are in, and, in functions that train a model they are passed, from their call sites
+        in other modules."""
+        scopes = [scope for scope in self._scopes_that_set_modes(None) if self._may_train_in_eval(scope)]
+        return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step)
+
+    def _may_train_in_eval(self, scope: ast.AST) -> bool:
+        """A cheap test before a scope's flow: can it note a training step whose model may be in eval
+        mode? Through a function or method of the file (that makes model calls), or a training step of its
+        own on a receiver that something in the scope may put in eval mode (`_may_be_evaluating`)."""
+        calls = self.call_graph()
+        if scope in calls.calling_model_helpers:
+            return True
+        own = [call for call, where in calls.model_calls if where is scope and self.training_step(call)]
+        return bool(own) and self._may_be_evaluating(scope, {_head(_called_receiver(call)) for call in own})
+
+    def _may_be_evaluating(self, scope: ast.AST, names: set[str]) -> bool:
+        """May one of `names` name a receiver in eval mode in a scope's flow? The names that may: those the
+        scope puts in eval mode (or `train(...)` with an argument), passes to a function it follows,
+        copies from or to one another, or assigns what may be in eval mode (`Net().eval()`, what a
+        function of the file returns, a library model); the enclosing scopes' names, when it follows a
+        function of the file."""
+        found: set[str] = set()
+        copies: list[tuple[str, str]] = []
+        calls_functions = False
+        for call in self.own_nodes(scope, ast.Call):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                moved = _moved(func.value)
+                found.add(_head(moved.args[0] if _is_getattr(moved) else moved))
+            followed = (isinstance(func, ast.Name) and func.id in self.functions) or (
+                isinstance(func, ast.Attribute) and func.attr in self._file_methods
+            )
+            calls_functions |= followed
+            if followed or (self._passes_receivers(call) and self.project_callee(call)):
+                found.update(_head(a.value if isinstance(a, ast.Starred) else a) for a in [*call.args, *(k.value for k in call.keywords)])
+                if isinstance(func, ast.Attribute):
+                    found.add(_head(func.value))
+        if calls_functions and not isinstance(scope, FUNCTIONS):
+            return True  # the module's names: any of them
+        for node in self.own_nodes(scope, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor):
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
+                    found.update(_head(n) for n in (node.target, *node.iter.elts))
+                continue
+            if node.value is None:
+                continue
+            targets = [n for t in assignment_targets(node) for n in ast.walk(t) if isinstance(n, (ast.Name, ast.Attribute))]
+            held = _moved(node.value)
+            if reference_key(held) is not None:
+                copies += [(_head(t), _head(held)) for t in targets]
+            elif self._may_give_eval(node.value):
+                found.update(_head(t) for t in targets)
+        changed = True
+        while changed:
+            changed = False
+            for first, second in copies:
+                if (first in found) != (second in found):
+                    found.update((first, second))
+                    changed = True
+        if calls_functions:
+            found |= names - self.scopes.local_bindings(scope)
+        return bool(names & found)
+
+    def _may_give_eval(self, value: ast.AST) -> bool:
+        """Can the object an assigned value gives be in eval mode (see `_Flow._value_facts`)?"""
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self._may_give_eval(element) for element in value.elts)
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in SAME_MODULE:
+                value = func.value
+            elif isinstance(func, ast.Name) and func.id in self.functions:
+                return True
+            elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
+                value = value.args[0]
+            else:
+                return library_model(self.ctx, value) is not None
+        return reference_key(value) is not None
+
+    def _passes_receivers(self, call: ast.Call) -> bool:
+        """Does the call pass a receiver (`model`, `self.model`) that is not an imported name?"""
+        return any(
+            reference_key(argument) is not None and self.qualified_name(argument) is None
+            for argument in [*call.args, *(k.value for k in call.keywords)]
+        )
+
+    @cached_property
+    def _file_methods(self) -> set[str]:
+        return {node.name for cls in self.ctx.index.of_type(ast.ClassDef) for node in cls.body if isinstance(node, FUNCTIONS)}
 
     def evaluation_uses(self) -> list[Use]:
         """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
         seen from functions that hold an evaluation pass or call one that does, and from the call sites in
         other modules of those functions."""
         evaluating = self._evaluating_scopes()
-        return self._uses_of(self._scopes_that_set_modes(evaluating)) + self._from_callers(evaluating, self.evaluation_pass)
+        seeing = self._seeing(self.evaluation_pass)
+        scopes = [scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing]
+        return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass)
+
+    def _seeing(self, wanted: Callable[[ast.AST], bool]) -> set[ast.AST]:
+        """The scopes whose flows may note a model call a rule `wanted`: those making one, and those that
+        call a function or method of the file that does, directly or not. The flows of the others note
+        only calls the rule passes by."""
+        calls = self.call_graph()
+        return _closure({scope for call, scope in calls.model_calls if wanted(call)}, calls.callers)
 
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
         return [use for scope in scopes for use in self.flow(scope).uses]
@@ -498,6 +596,8 @@ class Modes:
             elif isinstance(func, ast.Attribute):
                 for method in methods.get(func.attr, ()):
                     graph.callers.setdefault(method, set()).add(scope)
+            if self._may_call_a_model(call, scope):
+                graph.model_calls.append((call, scope))
         # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
         for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.Return):
             scope = self.scopes.enclosing_function(node) or self.ctx.tree
@@ -510,9 +610,24 @@ class Modes:
             call = _strip_same_module(node.value) if named and node.value is not None else None
             if call is not None:
                 graph.built.append((node, scope, call))
+        with_model_calls = _closure({scope for _, scope in graph.model_calls}, graph.callers)
+        graph.calling_model_helpers = {caller for helper in with_model_calls for caller in graph.callers.get(helper, ())}
         graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in assignment_targets(node)}
         graph.read_as_model = self._read_as_model(graph.candidates)
         return graph
+
+    def _may_call_a_model(self, call: ast.Call, scope: ast.AST) -> bool:
+        """Can a flow note `call` as a model call (see `_Flow._call`): a local name (`net(x)`), a
+        `.forward(...)`, or, in a method, an attribute of an object (`self.net(x)`)?"""
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in self.functions and not (isinstance(scope, FUNCTIONS) and func.id in self.scopes.local_bindings(scope)):
+                return False  # a call of a function of the file: followed
+            return func.id not in self.classes and func.id not in BUILTIN_NAMES and self.qualified_name(func) is None
+        if not isinstance(func, ast.Attribute):
+            return False
+        method = isinstance(scope, FUNCTIONS) and isinstance(self.scopes.parent(scope), ast.ClassDef)
+        return func.attr == "forward" or (method and isinstance(func.value, ast.Name) and self.qualified_name(func.value) is None)
 
     def _read_as_model(self, names: set[str]) -> set[str]:
         """Those of `names` that some read anywhere in the file may run as a model with the mode it was
@@ -777,7 +892,10 @@ class Modes:
     def calls_in_order(self, expr: ast.AST) -> list[ast.Call]:
         """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
         if expr not in self._call_orders:
-            self._call_orders[expr] = _calls_in_order(expr)
+            calls = self.ctx.index.within(expr, ast.Call)  # in order, unless one holds another or a lambda does
+            if len(calls) > 1 or (calls and self.ctx.index.within(expr, ast.Lambda)):
+                calls = _calls_in_order(expr)
+            self._call_orders[expr] = calls
         return self._call_orders[expr]
 
     def attribute_constructions(self, key: str, scope: ast.AST) -> list[ast.Call]:
@@ -807,6 +925,8 @@ class _CallGraph:
     built: list[tuple[ast.AST, ast.AST, ast.Call]] = field(default_factory=list)  # (statement, scope, call)
     candidates: set[str] = field(default_factory=set)  # the names `built` assigns
     read_as_model: set[str] = field(default_factory=set)  # those of them `Modes._read_as_model` keeps
+    model_calls: list[tuple[ast.Call, ast.AST]] = field(default_factory=list)  # (call, scope) that may run a model
+    calling_model_helpers: set[ast.AST] = field(default_factory=set)  # scopes calling functions that make some
 
 
 def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[ast.AST]:
@@ -836,6 +956,7 @@ class _Flow:
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
         self.aliases = self._aliases()
+        self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
         # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
@@ -978,7 +1099,9 @@ class _Flow:
         return key is not None and self._tracks(key)
 
     def key(self, expr: ast.AST) -> str | None:
-        return aliased_key(expr, self.aliases)
+        if expr not in self._keys:
+            self._keys[expr] = aliased_key(expr, self.aliases)
+        return self._keys[expr]
 
     # Statements.
     def _block(self, statements: list, state: State | None) -> State | None:
@@ -1385,6 +1508,18 @@ def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
             stack.append((node, True))
         stack += [(child, False) for child in reversed(child_nodes(node))]
     return order
+
+
+def _head(expr: ast.AST) -> str | None:
+    """`self` for `self.model.encoder`: the name a reference starts with."""
+    key = reference_key(expr)
+    return key.partition(".")[0] if key is not None else None
+
+
+def _called_receiver(call: ast.Call) -> ast.AST:
+    """The model a model call runs: `net` in `net(x)` and `net.forward(x)`, `self.net` in `self.net(x)`."""
+    func = call.func
+    return func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func
 
 
 def _requested_mode(call: ast.Call, method: str) -> Mode:
