@@ -260,6 +260,17 @@ class Modes:
         scopes = [scope for scope in self._scopes_that_set_modes(None) if self._may_train_in_eval(scope)]
         return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step)
 
+    def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
+        """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode?
+        Through a function or method of the file (that makes model calls); or one of its own, on a
+        receiver that may have a mode (`_may_hold_a_mode`), or in a function the file calls (whose callers
+        note the pass too: what this flow says of it counts)."""
+        calls = self.call_graph()
+        if scope in calls.calling_model_helpers or scope in calls.callers:
+            return True
+        own = [call for call, where in calls.model_calls if where is scope and self.evaluation_pass(call)]
+        return self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
+
     def _may_train_in_eval(self, scope: ast.AST) -> bool:
         """A cheap test before a scope's flow: can it note a training step whose model may be in eval
         mode? Through a function or method of the file (that makes model calls), or a training step of its
@@ -268,60 +279,53 @@ class Modes:
         if scope in calls.calling_model_helpers:
             return True
         own = [call for call, where in calls.model_calls if where is scope and self.training_step(call)]
-        return bool(own) and self._may_be_evaluating(scope, {_head(_called_receiver(call)) for call in own})
+        return bool(own) and self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
 
-    def _may_be_evaluating(self, scope: ast.AST, names: set[str]) -> bool:
-        """May one of `names` name a receiver in eval mode in a scope's flow? The names that may: those the
-        scope puts in eval mode (or `train(...)` with an argument), passes to a function it follows,
-        copies from or to one another, or assigns what may be in eval mode (`Net().eval()`, what a
-        function of the file returns, a library model); the enclosing scopes' names, when it follows a
-        function of the file."""
-        found: set[str] = set()
-        copies: list[tuple[str, str]] = []
-        calls_functions = False
-        for call in self.own_nodes(scope, ast.Call):
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
-                moved = _moved(func.value)
-                found.add(_head(moved.args[0] if _is_getattr(moved) else moved))
-            followed = (isinstance(func, ast.Name) and func.id in self.functions) or (
-                isinstance(func, ast.Attribute) and func.attr in self._file_methods
-            )
-            calls_functions |= followed
-            if followed or (self._passes_receivers(call) and self.project_callee(call)):
-                found.update(_head(a.value if isinstance(a, ast.Starred) else a) for a in [*call.args, *(k.value for k in call.keywords)])
-                if isinstance(func, ast.Attribute):
-                    found.add(_head(func.value))
-        if calls_functions and not isinstance(scope, FUNCTIONS):
-            return True  # the module's names: any of them
-        for node in self.own_nodes(scope, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor):
-            if isinstance(node, (ast.For, ast.AsyncFor)):
-                if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
-                    found.update(_head(n) for n in (node.target, *node.iter.elts))
-                continue
-            if node.value is None:
-                continue
-            targets = [n for t in assignment_targets(node) for n in ast.walk(t) if isinstance(n, (ast.Name, ast.Attribute))]
-            held = _moved(node.value)
-            if reference_key(held) is not None:
-                copies += [(_head(t), _head(held)) for t in targets]
-            elif self._may_give_eval(node.value):
-                found.update(_head(t) for t in targets)
-        changed = True
-        while changed:
-            changed = False
-            for first, second in copies:
-                if (first in found) != (second in found):
-                    found.update((first, second))
-                    changed = True
-        if calls_functions:
-            found |= names - self.scopes.local_bindings(scope)
-        return bool(names & found)
+    def _may_hold_a_mode(self, scope: ast.AST, names: set[str]) -> bool:
+        """May one of `names` name a receiver of a known mode (training or eval) in a scope's flow? It may
+        when the scope switches it (`train(...)`, `eval()`), passes it to a function it follows, assigns it
+        what may have a mode (a construction, `Net().eval()`, what a function of the file returns) or
+        copies it from or to a name that may; or when it is an enclosing scope's name and the scope follows
+        a function of the file. Any other name is as the caller left it, or unknown."""
+        nodes = self.own_nodes(scope, ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor)
+        assigned = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+        copies = [
+            (_head(target), _head(_moved(node.value)))
+            for node in assigned if reference_key(_moved(node.value)) is not None for target in _bound(node)
+        ]  # fmt: skip
+        names = _linked(names, copies)
+        follows = False
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                    moved = _moved(func.value)
+                    if _head(moved.args[0] if _is_getattr(moved) else moved) in names:
+                        return True
+                own = (isinstance(func, ast.Name) and func.id in self.functions) or (
+                    isinstance(func, ast.Attribute) and func.attr in self._file_methods
+                )
+                follows |= own
+                passed = [*node.args, *(k.value for k in node.keywords), *([func.value] if isinstance(func, ast.Attribute) else [])]
+                if any(_head(a.value if isinstance(a, ast.Starred) else a) in names for a in passed) and (
+                    own or (self._passes_receivers(node) and self.project_callee(node))
+                ):
+                    return True
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) and {_head(n) for n in (node.target, *node.iter.elts)} & names:
+                    return True
+            elif node in assigned and reference_key(_moved(node.value)) is None and {_head(t) for t in _bound(node)} & names:
+                unpacked = isinstance(node.value, ast.Call) and any(isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node))
+                if unpacked or self._may_give_a_mode(node.value):  # `a, b = make()`: what a local function returns too
+                    return True
+        if follows:
+            return not isinstance(scope, FUNCTIONS) or bool(names - self.scopes.local_bindings(scope))
+        return False
 
-    def _may_give_eval(self, value: ast.AST) -> bool:
-        """Can the object an assigned value gives be in eval mode (see `_Flow._value_facts`)?"""
+    def _may_give_a_mode(self, value: ast.AST) -> bool:
+        """Can the object an assigned value gives have a known mode (see `_Flow._value_facts`)?"""
         if isinstance(value, (ast.Tuple, ast.List)):
-            return any(self._may_give_eval(element) for element in value.elts)
+            return any(self._may_give_a_mode(element) for element in value.elts)
         while isinstance(value, ast.Call):
             func = value.func
             if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
@@ -333,7 +337,7 @@ class Modes:
             elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
                 value = value.args[0]
             else:
-                return library_model(self.ctx, value) is not None
+                return self.builds_module(value)
         return reference_key(value) is not None
 
     def _passes_receivers(self, call: ast.Call) -> bool:
@@ -353,7 +357,7 @@ class Modes:
         other modules of those functions."""
         evaluating = self._evaluating_scopes()
         seeing = self._seeing(self.evaluation_pass)
-        scopes = [scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing]
+        scopes = [scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing and self._may_evaluate_in_a_mode(scope)]
         return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass)
 
     def _seeing(self, wanted: Callable[[ast.AST], bool]) -> set[ast.AST]:
@@ -401,7 +405,7 @@ class Modes:
                 continue
             names = {a.arg for a in parameters(scope, variadic=False)}
             names.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
-            if not self._may_call_parameters(scope, names, wanted):
+            if not self._may_call_parameters(scope, names, wanted) or not self._may_note_on_parameters(scope, names, wanted):
                 continue
             entry = [
                 use for use in self.flow(scope).uses
@@ -425,6 +429,22 @@ class Modes:
                 if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
                     return True
         return False
+
+    def _may_note_on_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
+        """Another cheap test before the flow: can it note a model call a rule `wanted` on a parameter? One
+        of its own, on a parameter or on a name it binds to a receiver (`net = model`), or one in a
+        function or method of the file it calls (see `_seeing`)."""
+        calls = self.call_graph()
+        if any(scope in calls.callers.get(helper, ()) for helper in self._seeing(wanted)):
+            return True
+        heads = {_head(_called_receiver(call)) for call, where in calls.model_calls if where is scope and wanted(call)}
+        if heads & parameters:
+            return True
+        referencing = {
+            node.targets[0].id for node in self.own_nodes(scope, ast.Assign)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
+        }  # fmt: skip
+        return bool(heads & referencing)
 
     def _seen_from(self, use: Use, binding: Binding, own_key: str, through: str) -> Use | None:
         """`use` seen from one call site in another module (None: the call site tells nothing): the facts
@@ -1511,9 +1531,36 @@ def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
 
 
 def _head(expr: ast.AST) -> str | None:
-    """`self` for `self.model.encoder`: the name a reference starts with."""
-    key = reference_key(expr)
-    return key.partition(".")[0] if key is not None else None
+    """`self` for `self.model.encoder`: the name a reference (`names.reference_key`) starts with."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _bound(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+    """The receivers an assignment binds (`a`, `self.b` in `a, *self.b = ...`; not `x[i]`)."""
+    found, stack = [], list(assignment_targets(node))
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            stack += target.elts
+        elif isinstance(target, ast.Starred):
+            stack.append(target.value)
+        elif isinstance(target, (ast.Name, ast.Attribute)):
+            found.append(target)
+    return found
+
+
+def _linked(names: set[str], links: list[tuple[str, str]]) -> set[str]:
+    """`names` and every name linked to one of them, directly or not."""
+    found, changed = set(names), True
+    while changed:
+        changed = False
+        for first, second in links:
+            if (first in found) != (second in found):
+                found.update((first, second))
+                changed = True
+    return found
 
 
 def _called_receiver(call: ast.Call) -> ast.AST:
