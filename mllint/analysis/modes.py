@@ -228,6 +228,7 @@ class Modes:
         self._callees: dict[ast.Call, Callee | None] = {}
         self._builds: dict[ast.Call, bool] = {}
         self._call_orders: dict[ast.AST, list[ast.Call]] = {}
+        self._own_nodes: dict[tuple, list[ast.AST]] = {}  # (scope, types, stored) -> its own nodes of those types
 
     def _wrapper_methods(self) -> dict[str, ast.AST]:
         """The methods of the file's plain classes that wrap models and switch their modes (`def
@@ -287,7 +288,8 @@ class Modes:
         what may have a mode (a construction, `Net().eval()`, what a function of the file returns) or
         copies it from or to a name that may; or when it is an enclosing scope's name and the scope follows
         a function of the file. Any other name is as the caller left it, or unknown."""
-        nodes = self.own_nodes(scope, ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor)
+        calls = self.call_graph()
+        nodes = [*calls.calls_of.get(scope, ()), *calls.bindings_of.get(scope, ())]
         assigned = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
         copies = [
             (_head(target), _head(_moved(node.value)))
@@ -400,12 +402,18 @@ class Modes:
         if self.view is None:
             return []
         found: list[Use] = []
+        calling: set[ast.AST] | None = None  # the scopes calling a function of the file that makes a wanted call
         for scope in scopes:
             if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
                 continue
             names = {a.arg for a in parameters(scope, variadic=False)}
             names.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
-            if not self._may_call_parameters(scope, names, wanted) or not self._may_note_on_parameters(scope, names, wanted):
+            if not self._may_call_parameters(scope, names, wanted):
+                continue
+            if calling is None:
+                callers = self.call_graph().callers
+                calling = {caller for helper in self._seeing(wanted) for caller in callers.get(helper, ())}
+            if scope not in calling and not self._may_note_on_parameters(scope, names, wanted):
                 continue
             entry = [
                 use for use in self.flow(scope).uses
@@ -431,18 +439,16 @@ class Modes:
         return False
 
     def _may_note_on_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
-        """Another cheap test before the flow: can it note a model call a rule `wanted` on a parameter? One
-        of its own, on a parameter or on a name it binds to a receiver (`net = model`), or one in a
-        function or method of the file it calls (see `_seeing`)."""
+        """Another cheap test before the flow of a function that calls no function of the file making a
+        call a rule `wanted` (see `_seeing`): does it make one of its own, on a parameter or on a name it
+        binds to a receiver (`net = model`)?"""
         calls = self.call_graph()
-        if any(scope in calls.callers.get(helper, ()) for helper in self._seeing(wanted)):
-            return True
         heads = {_head(_called_receiver(call)) for call, where in calls.model_calls if where is scope and wanted(call)}
         if heads & parameters:
             return True
         referencing = {
-            node.targets[0].id for node in self.own_nodes(scope, ast.Assign)
-            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
+            node.targets[0].id for node in calls.bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
         }  # fmt: skip
         return bool(heads & referencing)
 
@@ -519,7 +525,8 @@ class Modes:
         """The function of another module of the project that `call` runs (None: any other call, and a
         decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
         if call not in self._callees:
-            callee = self.resolver.resolve(call) if self.resolver is not None else None
+            name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
+            callee = self.resolver.resolve(call) if self.resolver is not None and name and "." in name else None
             if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
                 callee = None
             elif callee.ctx.analysis(project_modes).is_generator(callee.function):
@@ -609,6 +616,7 @@ class Modes:
         for call in self.ctx.index.of_type(ast.Call):
             func = call.func
             scope = self.scopes.enclosing_function(call) or self.ctx.tree
+            graph.calls_of.setdefault(scope, []).append(call)
             if isinstance(func, ast.Attribute) and func.attr in ("train", "eval"):
                 graph.setting.add(scope)
             elif isinstance(func, ast.Name) and func.id in self.functions:
@@ -619,8 +627,12 @@ class Modes:
             if self._may_call_a_model(call, scope):
                 graph.model_calls.append((call, scope))
         # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
+        for node in self.ctx.index.of_type(ast.For, ast.AsyncFor):
+            graph.bindings_of.setdefault(self.scopes.enclosing_function(node) or self.ctx.tree, []).append(node)
         for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.Return):
             scope = self.scopes.enclosing_function(node) or self.ctx.tree
+            if not isinstance(node, ast.Return):
+                graph.bindings_of.setdefault(scope, []).append(node)
             returns = isinstance(node, ast.Return) and node.value is not None
             if returns and self.is_module_function(scope):
                 graph.handing_out.add(scope)  # what callers read back (see `_Flow._read_by_callers`)
@@ -901,13 +913,17 @@ class Modes:
     def own_nodes(self, scope: ast.AST, *types: type, stored: bool = False) -> list[ast.AST]:
         """The nodes of `types` in a function's (or the module's) body, not inside its nested functions,
         lambdas or classes, in source order (`stored`: only names that are assigned)."""
-        found = self.ctx.index.within(scope, *types)
-        if stored:
-            found = [node for node in found if isinstance(node.ctx, ast.Store)]
-        if not isinstance(scope, FUNCTIONS):
-            return [node for node in found if self.scopes.enclosing_scope(node) is None]
-        header = {node for part in (*scope.decorator_list, scope.args, scope.returns) if part for node in ast.walk(part)}
-        return [node for node in found if node not in header and self.scopes.enclosing_scope(node) is scope]
+        if (scope, types, stored) not in self._own_nodes:
+            found = self.ctx.index.within(scope, *types)
+            if stored:
+                found = [node for node in found if isinstance(node.ctx, ast.Store)]
+            if not isinstance(scope, FUNCTIONS):
+                found = [node for node in found if self.scopes.enclosing_scope(node) is None]
+            else:
+                header = {node for part in (*scope.decorator_list, scope.args, scope.returns) if part for node in ast.walk(part)}
+                found = [node for node in found if node not in header and self.scopes.enclosing_scope(node) is scope]
+            self._own_nodes[(scope, types, stored)] = found
+        return self._own_nodes[(scope, types, stored)]
 
     def calls_in_order(self, expr: ast.AST) -> list[ast.Call]:
         """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
@@ -947,6 +963,8 @@ class _CallGraph:
     read_as_model: set[str] = field(default_factory=set)  # those of them `Modes._read_as_model` keeps
     model_calls: list[tuple[ast.Call, ast.AST]] = field(default_factory=list)  # (call, scope) that may run a model
     calling_model_helpers: set[ast.AST] = field(default_factory=set)  # scopes calling functions that make some
+    calls_of: dict[ast.AST, list[ast.Call]] = field(default_factory=dict)  # scope -> the calls it makes
+    bindings_of: dict[ast.AST, list[ast.AST]] = field(default_factory=dict)  # scope -> its assignments and for loops
 
 
 def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[ast.AST]:
