@@ -69,7 +69,7 @@ def class_layers(ctx, node: ast.ClassDef) -> ClassLayers:
     and listed, to resolve later: kept with its module summary (`ClassSummary.fact(class_layers)`)."""
     imported: list[str] = []
 
-    def deferred(name: str) -> Layer:
+    def deferred(name: str, base: bool = False) -> Layer:
         imported.append(name)
         return NO_LAYER
 
@@ -94,10 +94,10 @@ class ModeLayers:
 
     @classmethod
     def summarizing(cls, ctx, deferred=None) -> "ModeLayers":
-        """For a module summary: what another module's class is stays to resolve (`deferred(name)`, a
-        class of no layer by default), and a call of a capitalised name of another module may build a
+        """For a module summary: what another module's class is stays to resolve (`deferred(name, base)`,
+        a class of no layer by default), and a call of a capitalised name of another module may build a
         module (`ProjectView.instance_class` tells, when a lint asks)."""
-        return cls(ctx, None, deferred or (lambda name: NO_LAYER))
+        return cls(ctx, None, deferred or (lambda name, base=False: NO_LAYER))
 
     @classmethod
     def read_from(cls, ctx, linted: "ModeLayers") -> "ModeLayers":
@@ -188,7 +188,7 @@ class ModeLayers:
                 continue
             elif name is not None and not name.startswith("torch."):
                 # A class of another module of the project (a mixin like `BaseModel(ABC)` too), or unknown.
-                found.append(self._deferred(name) if self._summarizing else self._imported_class(name, base=True))
+                found.append(self._deferred(name, base=True) if self._summarizing else self._imported_class(name, base=True))
             elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
         for node in self.ctx.index.within(cls, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign):
