@@ -213,8 +213,7 @@ class Modes:
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.wrapper_methods = self._wrapper_methods()
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
-        self.resolver = CallResolver(ctx, self.view, FOLLOWED_MODULES) if self.view is not None else None
-        self.training_resolver = CallResolver(ctx, self.view) if self.view is not None else None  # for helpers that train
+        self.resolver = CallResolver(ctx, self.view) if self.view is not None else None
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
         self._generators: dict[ast.AST, bool] = {}
@@ -308,16 +307,20 @@ class Modes:
                     isinstance(func, ast.Attribute) and func.attr in self._file_methods
                 )
                 follows |= own
-                passed = [*node.args, *(k.value for k in node.keywords), *([func.value] if isinstance(func, ast.Attribute) else [])]
+                passed = [*node.args, *(k.value for k in node.keywords)]
+                passed += [func.value] if isinstance(func, ast.Attribute) else []
                 if any(_head(a.value if isinstance(a, ast.Starred) else a) in names for a in passed) and (
                     own or (self._passes_receivers(node) and self.project_callee(node))
                 ):
                     return True
             elif isinstance(node, (ast.For, ast.AsyncFor)):
-                if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) and {_head(n) for n in (node.target, *node.iter.elts)} & names:
+                listed = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) else None
+                if listed is not None and {_head(n) for n in (node.target, *listed)} & names:
                     return True
             elif node in assigned and reference_key(_moved(node.value)) is None and {_head(t) for t in _bound(node)} & names:
-                unpacked = isinstance(node.value, ast.Call) and any(isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node))
+                unpacked = isinstance(node.value, ast.Call) and any(
+                    isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node)
+                )
                 if unpacked or self._may_give_a_mode(node.value):  # `a, b = make()`: what a local function returns too
                     return True
         if follows:
@@ -359,7 +362,9 @@ class Modes:
         other modules of those functions."""
         evaluating = self._evaluating_scopes()
         seeing = self._seeing(self.evaluation_pass)
-        scopes = [scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing and self._may_evaluate_in_a_mode(scope)]
+        scopes = [
+            scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing and self._may_evaluate_in_a_mode(scope)
+        ]  # fmt: skip
         return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass)
 
     def _seeing(self, wanted: Callable[[ast.AST], bool]) -> set[ast.AST]:
@@ -526,7 +531,8 @@ class Modes:
         decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
         if call not in self._callees:
             name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
-            callee = self.resolver.resolve(call) if self.resolver is not None and name and "." in name else None
+            imported = self.resolver is not None and name is not None and "." in name
+            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
             if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
                 callee = None
             elif callee.ctx.analysis(project_modes).is_generator(callee.function):
@@ -788,8 +794,8 @@ class Modes:
         """Is `call` a call of a function or method of this file, or of a function of another module of the
         project, that calls `.backward(...)` somewhere, itself or through the helpers of its file?"""
         helper, ctx = self._helper(call, around), self.ctx
-        if helper is None and self.training_resolver is not None:
-            callee = self.training_resolver.resolve(call)
+        if helper is None and self.resolver is not None:
+            callee = self.resolver.resolve(call)  # another module, read when it mentions the loop model's words
             helper, ctx = (callee.function, callee.ctx) if callee is not None else (None, ctx)
         if helper is None:
             return False
@@ -995,7 +1001,9 @@ class _Flow:
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
         # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
         # as its helpers may read any of them).
-        self.untracked = modes.scopes.local_bindings(scope) - self._read_names(nodes) if isinstance(scope, FUNCTIONS) else frozenset()
+        self.untracked = frozenset()
+        if isinstance(scope, FUNCTIONS):
+            self.untracked = modes.scopes.local_bindings(scope) - self._read_names(nodes)
         self.active = self._active_statements(nodes)
 
     def run(self) -> State:
