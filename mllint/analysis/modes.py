@@ -17,9 +17,11 @@ own helpers followed, not other modules) and the facts just before its call beco
 those are the caller's own entry too, its callers are asked in turn (the layer's budget of caller depth).
 Facts and uses from another module keep their nodes; `Modes.homes` says which module each belongs to.
 
-Rules read `Modes.training_uses()` (or `evaluation_uses()`): the model calls with the facts that may hold there,
-including the calls inside a same-file helper seen from each of its callers, and the calls seen from call
-sites in other modules.
+Rules read `Modes.training_uses()` (or `evaluation_uses()`): the model calls they may report with the facts
+that may hold there, including the calls inside a same-file helper seen from each of its callers, and the
+calls seen from call sites in other modules. Cheap tests on the file's call graph spare the flows that
+could note none of those (`_seeing`, `_may_hold_a_mode`), and a flow tracks only the receivers whose facts
+it may read and runs only the statements that may change them.
 """
 from __future__ import annotations
 
@@ -261,10 +263,10 @@ class Modes:
         return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step)
 
     def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
-        """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode?
-        Through a function or method of the file (that makes model calls); or one of its own, on a
-        receiver that may have a mode (`_may_hold_a_mode`), or in a function the file calls (whose callers
-        note the pass too: what this flow says of it counts)."""
+        """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode,
+        or that decides a pass its callers note too? Through a function or method of the file that makes
+        model calls; as a function the file calls (its callers see its passes, and ML302 weighs every way
+        there); or with a pass of its own on a receiver that may have a mode (`_may_hold_a_mode`)."""
         calls = self.call_graph()
         if scope in calls.calling_model_helpers or scope in calls.callers:
             return True
@@ -273,8 +275,8 @@ class Modes:
 
     def _may_train_in_eval(self, scope: ast.AST) -> bool:
         """A cheap test before a scope's flow: can it note a training step whose model may be in eval
-        mode? Through a function or method of the file (that makes model calls), or a training step of its
-        own on a receiver that something in the scope may put in eval mode (`_may_be_evaluating`)."""
+        mode? Through a function or method of the file that makes model calls, or with a training step of
+        its own on a receiver that may have a mode (`_may_hold_a_mode`)."""
         calls = self.call_graph()
         if scope in calls.calling_model_helpers:
             return True
