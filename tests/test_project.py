@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import mllint.analysis.project as project
 import mllint.runner
-from mllint.analysis.project import ProjectIndex, ProjectView, module_name_of
+from mllint.analysis.project import ProjectIndex, module_name_of
 from mllint.analysis.layers import NO_LAYER, ClassLayers, Layer, class_layers
 from mllint.analysis.modes import mode_layers
 from mllint.analysis.summaries import ModuleSummary

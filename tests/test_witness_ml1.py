@@ -9,6 +9,8 @@ import torch
 from mllint.analysis.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 
+from witness import codes, run
+
 PROJECT = Path(__file__).resolve().parent.parent / "fixtures" / "ml1_project"
 SETUP = """
 import torch
@@ -21,16 +23,6 @@ y = x[:, :4].argmax(dim=1)
 model = nn.Linear(8, 4)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
 """
-
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
-def codes(findings) -> list[str]:
-    return [f.code for f in findings]
 
 
 NLL_ON_LOGITS = SETUP + """

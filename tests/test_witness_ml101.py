@@ -5,6 +5,8 @@ import torch
 
 from mllint.rules.ml101_softmax_into_cross_entropy import SoftmaxIntoCrossEntropy
 
+from witness import run
+
 CLASSES = 4
 TRAINING = """
 import torch
@@ -24,12 +26,6 @@ for _ in range(60):
 final_loss = F.cross_entropy(model(x), y).item()
 accuracy = (model(x).argmax(dim=1) == y).float().mean().item()
 """
-
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
 
 
 def test_softmax_into_cross_entropy_stalls_and_the_fix_learns(lint, fix):

@@ -3,7 +3,8 @@ programs run under torch and misbehave as the rules say; the fixed ones do not."
 import math
 
 import pytest
-import torch
+
+from witness import codes, run
 
 SETUP = """
 import torch
@@ -17,16 +18,6 @@ targets = (x[:, :4] > 0).float()
 model = nn.Linear(8, 4)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
 """
-
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
-def codes(findings) -> list[str]:
-    return [f.code for f in findings]
 
 
 SIGMOID_INTO_CROSS_ENTROPY = SETUP + """

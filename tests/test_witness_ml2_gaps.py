@@ -6,18 +6,8 @@ import torch
 
 from mllint.engine import Selection, lint_text
 from mllint.fixer import fix_text
-from mllint.registry import all_rules
 
-
-def codes(program: str) -> list[tuple[int, str]]:
-    return [(f.start.line, f.code) for f in lint_text(program, "witness.py", Selection.of([c for c in all_rules() if c.startswith("ML2")]))]
-
-
-def run(program: str) -> dict:
-    torch.manual_seed(0)
-    namespace: dict = {"__name__": "witness", "seen": []}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
+from witness import family_findings, run
 
 
 def fixed(program: str) -> str:
@@ -53,14 +43,14 @@ def gradient(model, loss) -> torch.Tensor:
 
 
 def test_the_auxiliary_phase_steps_the_main_phases_last_gradients_too():
-    assert codes(TWO_PHASES) == [(15, "ML201")]
+    assert family_findings(TWO_PHASES, "ML2") == [(15, "ML201")]
     namespace = run(TWO_PHASES)
     model, (x, y) = namespace["model"], namespace["loader"][-1]
     main = gradient(model, torch.nn.functional.mse_loss(model(x), y))
     auxiliary = sum(gradient(model, model(c).pow(2).mean()) for c in namespace["chunks"])
     assert all(torch.allclose(g, main + auxiliary) for g in namespace["seen"])  # both phases' gradients
     repaired = run(fixed(TWO_PHASES))
-    assert codes(fixed(TWO_PHASES)) == []
+    assert family_findings(fixed(TWO_PHASES), "ML2") == []
     assert all(torch.allclose(g, auxiliary) for g in repaired["seen"])
 
 
@@ -86,7 +76,7 @@ for epoch in range(2):
 
 
 def test_a_critic_optimizer_over_the_same_model_steps_the_main_phases_last_gradients_too():
-    assert codes(CRITIC_PHASE) == [(16, "ML201")]
+    assert family_findings(CRITIC_PHASE, "ML2") == [(16, "ML201")]
     namespace = run(CRITIC_PHASE)
     model, (x, y) = namespace["model"], namespace["loader"][-1]
     main = gradient(model, torch.nn.functional.mse_loss(model(x), y))
@@ -112,7 +102,7 @@ for observations, returns in episodes:
 
 
 def test_clearing_the_critic_lets_the_actors_gradients_accumulate():
-    assert codes(OTHER_MODEL) == [(11, "ML201")]
+    assert family_findings(OTHER_MODEL, "ML2") == [(11, "ML201")]
     seen = run(OTHER_MODEL)["seen"]
     assert torch.allclose(seen[1], 2 * seen[0]) and torch.allclose(seen[2], 3 * seen[0])
     seen = run(fixed(OTHER_MODEL))["seen"]
@@ -140,11 +130,11 @@ for epoch in range(2):
 
 
 def test_a_step_mapped_over_the_loader_accumulates_within_the_epoch():
-    assert codes(MAPPED) == [(7, "ML201")]
+    assert family_findings(MAPPED, "ML2") == [(7, "ML201")]
     grads = run(MAPPED)["seen"]
     assert torch.allclose(grads[1], 2 * grads[0]) and torch.allclose(grads[2], 3 * grads[0])
     repaired = MAPPED.replace("    x, y = batch\n", "    x, y = batch\n    optimizer.zero_grad()\n")
-    assert codes(repaired) == []
+    assert family_findings(repaired, "ML2") == []
     grads = run(repaired)["seen"]
     assert all(torch.allclose(g, grads[0]) for g in grads)
 
@@ -167,12 +157,12 @@ for epoch in range(1):
 
 
 def test_a_plateau_scheduler_fed_the_batch_loss_cuts_the_learning_rate_within_the_first_epoch():
-    assert codes(PLATEAU) == [(13, "ML205")]
+    assert family_findings(PLATEAU, "ML2") == [(13, "ML205")]
     assert run(PLATEAU)["optimizer"].param_groups[0]["lr"] < 0.1 / 10  # cut several times in one epoch
     per_epoch = PLATEAU.replace("for epoch in range(1):\n", "for epoch in range(1):\n    total = 0.0\n").replace(
         "        plateau.step(loss.item())\n", "        total += loss.item()\n    plateau.step(total / len(loader))\n"
     )
-    assert codes(per_epoch) == []
+    assert family_findings(per_epoch, "ML2") == []
     assert run(per_epoch)["optimizer"].param_groups[0]["lr"] == pytest.approx(0.1)
 
 
@@ -199,13 +189,13 @@ for epoch in range(5):
 
 
 def test_a_plateau_scheduler_fed_the_last_batchs_loss_cuts_the_learning_rate_while_the_epoch_loss_falls():
-    assert codes(LAST_BATCH_PLATEAU) == [(18, "ML205")]
+    assert family_findings(LAST_BATCH_PLATEAU, "ML2") == [(18, "ML205")]
     namespace = run(LAST_BATCH_PLATEAU)
     means = [mean for mean, _ in namespace["seen"]]
     assert means == sorted(means, reverse=True)  # every epoch improves on the last
     assert namespace["optimizer"].param_groups[0]["lr"] < 0.01  # yet the learning rate was cut
     epoch_mean = LAST_BATCH_PLATEAU.replace("plateau.step(loss.item())", "plateau.step(total / len(inputs))")
-    assert codes(epoch_mean) == []
+    assert family_findings(epoch_mean, "ML2") == []
     namespace = run(epoch_mean)
     means = [mean for mean, _ in namespace["seen"]]
     assert means == sorted(means, reverse=True) and namespace["optimizer"].param_groups[0]["lr"] == 0.01

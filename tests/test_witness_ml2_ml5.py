@@ -16,6 +16,8 @@ from mllint.rules.ml206_backward_under_no_grad import BackwardUnderNoGrad
 from mllint.rules.ml207_loss_accumulated_with_graph import LossAccumulatedWithGraph
 from mllint.rules.ml501_training_error_swallowed import TrainingErrorSwallowed
 
+from witness import run
+
 
 def fixed(program: str, code: str) -> str:
     selection = Selection.of([code])
@@ -24,7 +26,7 @@ def fixed(program: str, code: str) -> str:
     return outcome.text
 
 
-def run(program: str, record: str = "", after: str = "optimizer.step()") -> dict:
+def run_recording(program: str, record: str = "", after: str = "optimizer.step()") -> dict:
     """Run a program; `record` is inserted after the last line holding `after`, at its indentation, to
     observe each iteration."""
     if record:
@@ -33,10 +35,7 @@ def run(program: str, record: str = "", after: str = "optimizer.step()") -> dict
         indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
         lines.insert(last + 1, indent + record)
         program = "\n".join(lines)
-    torch.manual_seed(0)
-    namespace: dict = {"__name__": "witness", "seen": []}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
+    return run(program)
 
 
 def same_batch(program: str) -> str:
@@ -52,13 +51,13 @@ def same_batch(program: str) -> str:
 
 def test_without_zero_grad_the_gradient_doubles_then_triples():
     program = same_batch(MissingZeroGrad.doc_code("Example")).replace("lr=0.1", "lr=0.0")
-    grads = run(program, "seen.append(model.weight.grad.clone())")["seen"]
+    grads = run_recording(program, "seen.append(model.weight.grad.clone())")["seen"]
     assert torch.allclose(grads[1], 2 * grads[0]) and torch.allclose(grads[2], 3 * grads[0])
 
 
 def test_after_the_fix_every_step_sees_its_own_gradient():
     program = same_batch(fixed(MissingZeroGrad.doc_code("Example"), "ML201")).replace("lr=0.1", "lr=0.0")
-    grads = run(program, "seen.append(model.weight.grad.clone())")["seen"]
+    grads = run_recording(program, "seen.append(model.weight.grad.clone())")["seen"]
     assert all(torch.allclose(g, grads[0]) for g in grads)
 
 
@@ -67,11 +66,11 @@ def test_after_the_fix_every_step_sees_its_own_gradient():
 
 @pytest.mark.parametrize("rule", [ZeroGradBetweenBackwardAndStep, StepBeforeBackward], ids=lambda r: r.code)
 def test_the_flagged_loop_never_changes_the_model(rule):
-    flagged = run(rule.doc_code("Example"))
+    flagged = run_recording(rule.doc_code("Example"))
     torch.manual_seed(0)
     initial = torch.nn.Linear(3, 1)  # the examples' model before training: same seed, same initialisation
     assert torch.equal(flagged["model"].weight, initial.weight)
-    repaired = run(rule.doc_code("Use instead"))
+    repaired = run_recording(rule.doc_code("Use instead"))
     assert not torch.equal(repaired["model"].weight, initial.weight)
 
 
@@ -81,10 +80,10 @@ def test_the_flagged_loop_never_changes_the_model(rule):
 def test_scheduler_first_skips_the_first_learning_rate():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        used = run(SchedulerBeforeOptimizer.doc_code("Example"), "seen.append(optimizer.param_groups[0]['lr'])")["seen"]
+        used = run_recording(SchedulerBeforeOptimizer.doc_code("Example"), "seen.append(optimizer.param_groups[0]['lr'])")["seen"]
     assert used[0] == pytest.approx(0.05) and 0.1 not in used
     assert any("lr_scheduler.step()" in str(w.message) for w in caught)  # PyTorch's own run-time warning
-    used = run(SchedulerBeforeOptimizer.doc_code("Use instead"), "seen.append(optimizer.param_groups[0]['lr'])")["seen"]
+    used = run_recording(SchedulerBeforeOptimizer.doc_code("Use instead"), "seen.append(optimizer.param_groups[0]['lr'])")["seen"]
     assert used[:3] == [pytest.approx(0.1)] * 3
 
 
@@ -93,10 +92,10 @@ def test_scheduler_first_skips_the_first_learning_rate():
 
 def test_per_batch_step_lr_decays_len_loader_times_too_fast():
     record = "seen.append(optimizer.param_groups[0]['lr'])"
-    flagged = run(SchedulerCadence.doc_code("Example"), record, after="scheduler.step()")["seen"]
+    flagged = run_recording(SchedulerCadence.doc_code("Example"), record, after="scheduler.step()")["seen"]
     assert flagged[9] == pytest.approx(0.1 * 0.1**5)  # the learning rate after the first epoch
     assert flagged[-1] < 1e-20
-    repaired = run(SchedulerCadence.doc_code("Use instead"))
+    repaired = run_recording(SchedulerCadence.doc_code("Use instead"))
     assert repaired["optimizer"].param_groups[0]["lr"] == pytest.approx(0.1 * 0.1**2)  # 4 epochs, step_size=2
 
 
@@ -105,8 +104,8 @@ def test_per_batch_step_lr_decays_len_loader_times_too_fast():
 
 def test_backward_under_no_grad_raises():
     with pytest.raises(RuntimeError, match="does not require grad"):
-        run(BackwardUnderNoGrad.doc_code("Example"))
-    assert run(BackwardUnderNoGrad.doc_code("Use instead"))["model"].weight.grad is not None
+        run_recording(BackwardUnderNoGrad.doc_code("Example"))
+    assert run_recording(BackwardUnderNoGrad.doc_code("Use instead"))["model"].weight.grad is not None
 
 
 # ML207: the running total drags every iteration's graph along.
@@ -124,11 +123,11 @@ def graph_size(tensor) -> int:
 
 def test_the_total_keeps_a_graph_that_grows_with_every_iteration():
     program = LossAccumulatedWithGraph.doc_code("Example")
-    three = run(program)["total_loss"]
-    twelve = run(program.replace("for x, y in data:", "for x, y in data * 4:"))["total_loss"]
+    three = run_recording(program)["total_loss"]
+    twelve = run_recording(program.replace("for x, y in data:", "for x, y in data * 4:"))["total_loss"]
     assert isinstance(three, torch.Tensor) and three.grad_fn is not None
     assert graph_size(twelve) > 3 * graph_size(three) > 30
-    repaired = run(fixed(program, "ML207"))["total_loss"]
+    repaired = run_recording(fixed(program, "ML207"))["total_loss"]
     assert isinstance(repaired, float)
 
 
@@ -136,7 +135,7 @@ def test_the_total_keeps_a_graph_that_grows_with_every_iteration():
 
 
 def test_the_nan_assertion_is_swallowed_by_the_handler(capsys):
-    run(TrainingErrorSwallowed.doc_code("Example"))
+    run_recording(TrainingErrorSwallowed.doc_code("Example"))
     assert "training stopped: loss is NaN" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="loss is NaN"):
-        run(TrainingErrorSwallowed.doc_code("Use instead"))
+        run_recording(TrainingErrorSwallowed.doc_code("Use instead"))

@@ -7,7 +7,8 @@ import torch
 
 from mllint.engine import Selection, lint_text
 from mllint.fixer import fix_text
-from mllint.registry import all_rules
+
+from witness import family_findings, run
 
 AMP_BRANCH = """\
 import torch
@@ -33,19 +34,8 @@ for x, y in data:
 """
 
 
-def codes(program: str) -> list[tuple[int, str]]:
-    return [(f.start.line, f.code) for f in lint_text(program, "witness.py", Selection.of([c for c in all_rules() if c.startswith("ML2")]))]
-
-
-def run(program: str) -> dict:
-    torch.manual_seed(0)
-    namespace: dict = {"__name__": "witness", "seen": []}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
 def test_the_amp_branch_without_a_clear_keeps_the_first_overflow_and_never_steps_again():
-    assert codes(AMP_BRANCH) == [(19, "ML201")]
+    assert family_findings(AMP_BRANCH, "ML2") == [(19, "ML201")]
     torch.manual_seed(0)
     initial = torch.nn.Linear(3, 1).weight.detach().clone()
     flagged = run(AMP_BRANCH)  # the first batch overflows: its inf stays in .grad, every step is skipped
@@ -83,7 +73,7 @@ for epoch in range(2):
 
 
 def test_a_schedule_stepped_first_in_the_epoch_helper_skips_its_first_learning_rate():
-    assert codes(EPOCH_HELPER) == [(5, "ML204")]
+    assert family_findings(EPOCH_HELPER, "ML2") == [(5, "ML204")]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         used = run(EPOCH_HELPER)["seen"]
@@ -93,7 +83,7 @@ def test_a_schedule_stepped_first_in_the_epoch_helper_skips_its_first_learning_r
         "        seen.append(optimizer.param_groups[0][\"lr\"])\n",
         "        seen.append(optimizer.param_groups[0][\"lr\"])\n    scheduler.step()\n",
     )
-    assert codes(repaired) == []
+    assert family_findings(repaired, "ML2") == []
     assert run(repaired)["seen"] == [pytest.approx(0.1)] * 3 + [pytest.approx(0.05)] * 3
 
 
@@ -120,7 +110,7 @@ for epoch in range(4):
 
 
 def test_a_per_epoch_schedule_stepped_by_the_batch_helper_decays_every_two_batches():
-    assert codes(BATCH_HELPER) == [(9, "ML205")]
+    assert family_findings(BATCH_HELPER, "ML2") == [(9, "ML205")]
     assert run(BATCH_HELPER)["optimizer"].param_groups[0]["lr"] == pytest.approx(0.1 * 0.1**20)  # 40 batches
 
 
@@ -145,11 +135,11 @@ for epoch in range(2):
 
 
 def test_steps_run_by_a_comprehension_over_the_loader_accumulate_within_the_epoch():
-    assert codes(COMPREHENSION) == [(7, "ML201")]
+    assert family_findings(COMPREHENSION, "ML2") == [(7, "ML201")]
     grads = run(COMPREHENSION)["seen"]
     assert torch.allclose(grads[1], 2 * grads[0]) and torch.allclose(grads[2], 3 * grads[0])
     repaired = COMPREHENSION.replace("    x, y = batch\n", "    x, y = batch\n    optimizer.zero_grad()\n")
-    assert codes(repaired) == []
+    assert family_findings(repaired, "ML2") == []
     grads = run(repaired)["seen"]
     assert all(torch.allclose(g, grads[0]) for g in grads)
 
@@ -170,7 +160,7 @@ for x, y in data:
 
 
 def test_clearing_the_encoder_only_lets_the_heads_gradients_accumulate():
-    assert codes(PARTLY_CLEARED) == [(10, "ML201")]
+    assert family_findings(PARTLY_CLEARED, "ML2") == [(10, "ML201")]
     seen = run(PARTLY_CLEARED)["seen"]
     assert all(torch.allclose(enc, seen[0][0]) for enc, _ in seen)  # the encoder's: each step its own
     assert torch.allclose(seen[1][1], 2 * seen[0][1]) and torch.allclose(seen[2][1], 3 * seen[0][1])

@@ -5,24 +5,10 @@ from pathlib import Path
 
 import torch
 
-from mllint.registry import all_rules
+
+from witness import example, instead, run
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ml3"
-
-
-def run(program: str, **names) -> dict:
-    torch.manual_seed(0)
-    namespace: dict = {"__name__": "witness", **names}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
-def example(code: str) -> str:
-    return all_rules()[code].doc_code("Example")
-
-
-def instead(code: str) -> str:
-    return all_rules()[code].doc_code("Use instead")
 
 
 def test_ml302_example_evaluates_with_dropout_active_and_not_after_eval(lint):

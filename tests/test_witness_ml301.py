@@ -8,6 +8,8 @@ from mllint.engine import Selection, lint_text
 from mllint.fixer import fix_text
 from mllint.rules.ml301_method_not_called import MethodNotCalled
 
+from witness import run
+
 POSITIVES = Path(__file__).resolve().parent.parent / "fixtures" / "ml301" / "positives.py"
 ML301 = Selection.of(["ML301"])
 
@@ -33,13 +35,6 @@ def fixed(program: str) -> str:
     outcome = fix_text(program, lambda text: lint_text(text, "witness.py", ML301), unsafe=False)
     assert outcome.error is None and outcome.remaining == []
     return outcome.text
-
-
-def run(program: str) -> dict:
-    torch.manual_seed(0)
-    namespace: dict = {"__name__": "witness"}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
 
 
 # `model.eval` without the call: the documentation example.

@@ -7,6 +7,8 @@ import types
 import torch
 from torch import nn
 
+import witness
+
 FINETUNE = """
 import torch
 from transformers import AutoModelForSequenceClassification
@@ -54,6 +56,7 @@ def _resnet50(weights=None):
 
 
 def run(program: str) -> dict:
+    """Run a program with `transformers` and `torchvision` stubbed by tiny models."""
     stubs = {
         "transformers": types.SimpleNamespace(
             AutoModelForSequenceClassification=types.SimpleNamespace(from_pretrained=_pretrained)
@@ -63,9 +66,7 @@ def run(program: str) -> dict:
     saved = {name: sys.modules.get(name) for name in stubs}
     sys.modules.update(stubs)
     try:
-        namespace: dict = {}
-        exec(compile(program, "<witness>", "exec"), namespace)
-        return namespace
+        return witness.run(program)
     finally:
         for name, module in saved.items():
             if module is None:

@@ -6,30 +6,16 @@ import pytest
 import torch
 from sklearn.model_selection import train_test_split
 
-from mllint.registry import all_rules
 
-
-def run(program: str, namespace: dict | None = None) -> dict:
-    namespace = {} if namespace is None else namespace
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
-def example(code: str) -> str:
-    return all_rules()[code].doc_code("Example")
-
-
-def instead(code: str) -> str:
-    return all_rules()[code].doc_code("Use instead")
+from witness import example, instead, run
 
 
 def train(program: str, first_step_line: str, steps: int) -> dict:
     """Run `program`, then its lines from `first_step_line` on again, `steps` times in all."""
-    torch.manual_seed(0)
     namespace = run(program)
-    step = program[program.index(first_step_line) :]
+    step = compile(program[program.index(first_step_line) :], "<witness>", "exec")
     for _ in range(steps - 1):
-        run(step, namespace)
+        exec(step, namespace)
     return namespace
 
 
@@ -117,6 +103,6 @@ def test_ml805_statistics_before_the_split_let_the_test_rows_into_training(progr
 
     def training_features(rows):
         np.random.seed(0)  # the same split every time
-        return run(program, {"DATA": rows, "TARGET": target})["X_train"]
+        return run(program, DATA=rows, TARGET=target)["X_train"]
 
     assert np.array_equal(training_features(data), training_features(shifted)) is not leaks

@@ -2,6 +2,8 @@
 the cut, the term trains."""
 import torch
 
+from witness import run
+
 PROGRAM = """
 import torch
 import torch.nn.functional as F
@@ -18,12 +20,6 @@ model.zero_grad()
 F.cross_entropy(model(inputs), labels).backward()
 without_term = model.weight.grad.clone()
 """
-
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
 
 
 def test_the_cut_term_changes_no_gradient_and_the_uncut_one_does(lint):

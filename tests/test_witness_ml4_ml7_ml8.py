@@ -3,21 +3,8 @@ recommended version does not."""
 import pytest
 import torch
 
-from mllint.registry import all_rules
 
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
-def example(code: str) -> str:
-    return all_rules()[code].doc_code("Example")
-
-
-def instead(code: str) -> str:
-    return all_rules()[code].doc_code("Use instead")
+from witness import example, instead, run
 
 
 def test_ml401_the_callers_tensor_changes_and_not_after_the_fix(fix):

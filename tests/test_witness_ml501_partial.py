@@ -4,6 +4,8 @@ re-raises other errors on one path only swallows them on the other. The fixed pr
 import pytest
 import torch
 
+from witness import run
+
 SETUP = """
 import torch
 from torch import nn
@@ -41,12 +43,6 @@ for inputs, labels in loader:
             if not distributed:
                 raise
 """
-
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
 
 
 @pytest.mark.parametrize("program", [SKIPPED_FORWARD, ONE_PATH_RERAISE])

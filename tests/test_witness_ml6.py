@@ -4,27 +4,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mllint.registry import all_rules
 
-
-def run(program: str) -> dict:
-    namespace: dict = {}
-    exec(compile(program, "<witness>", "exec"), namespace)
-    return namespace
-
-
-def example(code: str) -> str:
-    return all_rules()[code].doc_code("Example")
-
-
-def instead(code: str) -> str:
-    return all_rules()[code].doc_code("Use instead")
+from witness import example, instead, run
 
 
 def test_ml601_the_loss_compares_every_prediction_with_every_target(fix, recwarn):
     fixed = fix(example("ML601"), "ML601", unsafe=True)
     assert fixed == instead("ML601")
-    bad, good = run(example("ML601")), run(fixed)
+    bad = run(example("ML601"))
     predictions = bad["model"](bad["inputs"])
     assert (predictions - bad["targets"]).shape == (64, 64)
     torch.manual_seed(0)

@@ -8,6 +8,8 @@ import torch.nn.functional as F
 
 from mllint.engine import Selection, lint_text
 
+from witness import run
+
 LOADER = """\
 import torch
 import torch.nn.functional as F
@@ -84,10 +86,9 @@ def findings(program: str, code: str) -> list[int]:
 
 
 def trained_error(program: str) -> float:
-    namespace: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # torch's broadcast warning
-        exec(compile(program, "<witness>", "exec"), namespace)
+        namespace = run(program)
     model, features, prices = namespace["model"], namespace["features"], namespace["prices"]
     with torch.no_grad():
         return F.mse_loss(model(features).squeeze(-1), prices).item()
