@@ -226,6 +226,8 @@ class Modes:
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
+        self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
+        self._steps: dict[tuple, bool] = {}  # (loop or function, methods) -> does it call one of them (`trains`)
         self._callees: dict[ast.Call, Callee | None] = {}
         self._builds: dict[ast.Call, bool] = {}
         self._call_orders: dict[ast.AST, list[ast.Call]] = {}
@@ -260,7 +262,7 @@ class Modes:
         function they are in, and, in functions that train a model they are passed, from their call sites
         in other modules."""
         scopes = [scope for scope in self._scopes_that_set_modes(None) if self._may_train_in_eval(scope)]
-        return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step)
+        return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step, self._may_be_training_step)
 
     def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
         """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode,
@@ -270,7 +272,7 @@ class Modes:
         calls = self.call_graph()
         if scope in calls.calling_model_helpers or scope in calls.callers:
             return True
-        own = [call for call, where in calls.model_calls if where is scope and self.evaluation_pass(call)]
+        own = [call for call, where in calls.model_calls if where is scope and self._may_be_evaluation_pass(call)]
         return self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
 
     def _may_train_in_eval(self, scope: ast.AST) -> bool:
@@ -280,7 +282,7 @@ class Modes:
         calls = self.call_graph()
         if scope in calls.calling_model_helpers:
             return True
-        own = [call for call, where in calls.model_calls if where is scope and self.training_step(call)]
+        own = [call for call, where in calls.model_calls if where is scope and self._may_be_training_step(call)]
         return bool(own) and self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
 
     def _may_hold_a_mode(self, scope: ast.AST, names: set[str]) -> bool:
@@ -363,18 +365,20 @@ class Modes:
         seen from functions that hold an evaluation pass or call one that does, and from the call sites in
         other modules of those functions."""
         evaluating = self._evaluating_scopes()
-        seeing = self._seeing(self.evaluation_pass)
+        seeing = self._seeing(self._may_be_evaluation_pass)
         scopes = [
             scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing and self._may_evaluate_in_a_mode(scope)
         ]  # fmt: skip
-        return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass)
+        return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass, self._may_be_evaluation_pass)
 
     def _seeing(self, wanted: Callable[[ast.AST], bool]) -> set[ast.AST]:
         """The scopes whose flows may note a model call a rule `wanted`: those making one, and those that
         call a function or method of the file that does, directly or not. The flows of the others note
         only calls the rule passes by."""
-        calls = self.call_graph()
-        return _closure({scope for call, scope in calls.model_calls if wanted(call)}, calls.callers)
+        if wanted.__name__ not in self._seen:
+            calls = self.call_graph()
+            self._seen[wanted.__name__] = _closure({scope for call, scope in calls.model_calls if wanted(call)}, calls.callers)
+        return self._seen[wanted.__name__]
 
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
         return [use for scope in scopes for use in self.flow(scope).uses]
@@ -403,9 +407,10 @@ class Modes:
         } - {None}
 
     # Across modules: call sites in other modules of the functions of this file.
-    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool]) -> list[Use]:
+    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool], may_want: Callable[[ast.AST], bool]) -> list[Use]:
         """The model calls of `scopes` (functions) that a rule `wanted`, whose mode is as the caller left it,
-        on a parameter, seen from each call site in another module of the project."""
+        on a parameter, seen from each call site in another module of the project (`may_want`: a cheaper
+        test that `wanted` implies, for the tests before a flow)."""
         if self.view is None:
             return []
         found: list[Use] = []
@@ -419,8 +424,8 @@ class Modes:
                 continue
             if calling is None:
                 callers = self.call_graph().callers
-                calling = {caller for helper in self._seeing(wanted) for caller in callers.get(helper, ())}
-            if scope not in calling and not self._may_note_on_parameters(scope, names, wanted):
+                calling = {caller for helper in self._seeing(may_want) for caller in callers.get(helper, ())}
+            if scope not in calling and not self._may_note_on_parameters(scope, names, may_want):
                 continue
             entry = [
                 use for use in self.flow(scope).uses
@@ -759,15 +764,17 @@ class Modes:
         function whose name says it evaluates, and not in a step that trains (a `no_grad` block for
         logging or EMA inside a training loop is not an evaluation), nor in `__init__` or a method of an
         nn.Module (a dummy forward pass that sizes the layers)?"""
+        return self._may_be_evaluation_pass(call) and not self.trains(self.step_body(call), ("backward", "step"))
+
+    def _may_be_evaluation_pass(self, call: ast.AST) -> bool:
+        """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests."""
         function = self.scopes.enclosing_function(call)
         name = function.name if isinstance(function, FUNCTIONS) else ""
         if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
             return False  # a dummy forward pass to size layers, a module's own helpers
         # A function named like an evaluation counts for its loops over data, not for a lone call (a
         # `validate_shapes` that runs one dummy batch).
-        if not (self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))):
-            return False
-        return not self.trains(self.step_body(call), ("backward", "step"))
+        return self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))
 
     def _in_a_loop(self, node: ast.AST, function: ast.AST) -> bool:
         for ancestor in self.scopes.ancestors(node):
@@ -782,15 +789,21 @@ class Modes:
         home = self.home(call)
         if home is not self:
             return home.training_step(call)
-        return not self.grad_disabled(call) and self.trains(self.step_body(call), ("backward",))
+        return self._may_be_training_step(call) and self.trains(self.step_body(call), ("backward",))
+
+    def _may_be_training_step(self, call: ast.AST) -> bool:
+        """`training_step` without its dearest test (does the step train?), for the cheap tests."""
+        return not self.grad_disabled(call)
 
     def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
         """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
         file that calls `.backward(...)`?"""
-        return any(
-            (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
-            for call in _own_calls(body)
-        )
+        if (body, methods) not in self._steps:
+            self._steps[(body, methods)] = any(
+                (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
+                for call in _own_calls(body)
+            )
+        return self._steps[(body, methods)]
 
     def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
         """Is `call` a call of a function or method of this file, or of a function of another module of the
@@ -1020,10 +1033,9 @@ class _Flow:
         """Names bound once, to another receiver (`net = self.model`): both name the same object."""
         bound: dict[str, list[ast.AST]] = {}
         for node in self.modes.own_nodes(self.scope, ast.Name, stored=True):
-            if isinstance(node.ctx, ast.Store):
-                parent = self.modes.scopes.parent(node)
-                value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
-                bound.setdefault(node.id, []).append(value)
+            parent = self.modes.scopes.parent(node)
+            value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
+            bound.setdefault(node.id, []).append(value)
         aliases = {}
         for name, values in bound.items():
             target = reference_key(values[0]) if len(values) == 1 and values[0] is not None else None
