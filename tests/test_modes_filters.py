@@ -1,5 +1,7 @@
 """The cheap tests that spare the mode flow of a scope (`Modes.evaluation_uses`, `Modes.training_uses`) drop
-no use a rule reads: every use of every scope's flow that ML302 or ML303 could report is still given."""
+no use that could change what a rule reports: ML303's training steps that may be in eval mode, and every
+use of an evaluation pass that ML302 weighs (only a pass whose every use is as the caller left it, or
+unknown, may go)."""
 import ast
 from pathlib import Path
 
@@ -64,10 +66,21 @@ def assert_nothing_read_is_dropped(modes: Modes) -> None:
         steps = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
         if steps and any(f.mode is Mode.EVAL for f in use.facts):
             assert id(use) in training, use
-    evaluation = {id(use) for use in modes.evaluation_uses()}
+    kept = modes.evaluation_uses()
+    evaluation, passes = {id(use) for use in kept}, {use.call for use in kept}
     for use in every_use(modes, modes._evaluating_scopes()):
-        if modes.evaluation_pass(use.call):
-            assert id(use) in evaluation, use
+        if modes.evaluation_pass(use.call) and id(use) not in evaluation:
+            assert use.call not in passes and all(f.mode in (Mode.ENTRY, Mode.UNKNOWN) for f in use.facts), use
+
+
+def test_an_evaluation_of_a_model_of_no_known_mode_is_spared():
+    modes = modes_of(
+        NET + "from helpers import load_head\n"
+        "def run(loader, x):\n    net = Net()\n    net.train()\n    head = load_head()\n"
+        "    with torch.no_grad():\n        head(x)\n"
+    )
+    assert_nothing_read_is_dropped(modes)
+    assert every_use(modes, modes._evaluating_scopes()) and not modes.evaluation_uses()
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
