@@ -678,7 +678,11 @@ class Modes:
         """Those of `names` that some read anywhere in the file may run as a model with the mode it was
         built in. Only two reads surely do not: a method call `name.method(...)` (other than `forward`,
         `train`/`eval` or a device move), and an attribute read `name.attribute` that is not assigned."""
-        return {name for name in names if not all(self._surely_not_run(read) for read in self.scopes.loads(name))}
+        found: set[str] = set()
+        for name in self.ctx.index.by_type.get(ast.Name, ()):
+            if name.id in names and name.id not in found and isinstance(name.ctx, ast.Load) and not self._surely_not_run(name):
+                found.add(name.id)
+        return found
 
     def _surely_not_run(self, name: ast.Name) -> bool:
         parent = self.scopes.parent(name)
