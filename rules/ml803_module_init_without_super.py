@@ -56,9 +56,12 @@ class ModuleInitWithoutSuper(Rule):
         if init is None or _is_stub(init) or _always_raises(init):
             return
         methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
-        helpers = [methods[name] for name in _self_calls(init) if name in methods and name != "__init__"]
-        if not any(_calls_an_init(n) for function in (init, *helpers) for n in ast.walk(function)):
+        helpers = [methods[name] for name in _self_calls(self._calls(init)) if name in methods and name != "__init__"]
+        if not any(_calls_an_init(call) for function in (init, *helpers) for call in self._calls(function)):
             self.report(init, self.message.format(cls=node.name))
+
+    def _calls(self, function: ast.FunctionDef) -> list[ast.Call]:
+        return self.ctx.index.within(function, ast.Call)
 
 
 def _is_stub(function: ast.FunctionDef) -> bool:
@@ -74,15 +77,14 @@ def _always_raises(function: ast.FunctionDef) -> bool:
     return any(isinstance(s, ast.Raise) for s in function.body)
 
 
-def _self_calls(function: ast.FunctionDef) -> set[str]:
-    """The methods `function` calls on `self` (`self.make_weight(...)`)."""
+def _self_calls(calls: list[ast.Call]) -> set[str]:
+    """The methods called on `self` (`self.make_weight(...)`)."""
     return {
-        n.func.attr for n in ast.walk(function)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+        call.func.attr for call in calls
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
     }  # fmt: skip
 
 
-def _calls_an_init(node: ast.AST) -> bool:
+def _calls_an_init(call: ast.Call) -> bool:
     """`super().__init__(...)`, `Base.__init__(self, ...)`, or `super(Cls, self).__init__(...)`."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"

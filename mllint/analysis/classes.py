@@ -26,20 +26,20 @@ def is_module_base(qualified: str | None) -> bool:
 class ModuleClasses:
     def __init__(self, ctx) -> None:
         classes = ctx.index.of_type(ast.ClassDef)
-        by_name = {cls.name: cls for cls in classes}
+        self.by_name: dict[str, ast.ClassDef] = {cls.name: cls for cls in classes}  # the last one of a name
         self.modules: set[ast.ClassDef] = set()
         changed = True
         while changed:  # a class may derive from one defined further down
             changed = False
             for cls in classes:
-                if cls not in self.modules and any(self._is_module_base(b, ctx, by_name) for b in cls.bases):
+                if cls not in self.modules and any(self._is_module_base(b, ctx) for b in cls.bases):
                     self.modules.add(cls)
                     changed = True
 
-    def _is_module_base(self, base: ast.AST, ctx, by_name: dict[str, ast.ClassDef]) -> bool:
+    def _is_module_base(self, base: ast.AST, ctx) -> bool:
         if is_module_base(ctx.qualified_name(base)):
             return True
-        return isinstance(base, ast.Name) and by_name.get(base.id) in self.modules
+        return isinstance(base, ast.Name) and self.by_name.get(base.id) in self.modules
 
     def method_of_module(self, function: ast.AST, ctx) -> ast.ClassDef | None:
         """The Module subclass whose method `function` is, if any."""
