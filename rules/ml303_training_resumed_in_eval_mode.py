@@ -86,7 +86,7 @@ class TrainingResumedInEvalMode(Rule):
             return
         reported: set[ast.AST] = set()
         optimized: dict[tuple[int, str], bool] = {}  # per module and model: `_optimized` reads the whole file
-        for use in modes.uses():
+        for use in modes.training_uses():
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
                 continue
             loops = modes.loops_around(use.site, use.scope)

@@ -127,3 +127,23 @@ def test_a_changed_caller_in_another_module_invalidates_the_cached_findings(tmp_
     assert lint_evaluate() == []
     (tmp_path / "main.py").write_text(main.format(mode="train"))
     assert lint_evaluate() == [("ML302", 11)]
+
+
+def test_a_caller_modules_class_takes_its_layer_from_a_mixin_of_the_project(tmp_path):
+    """`Net(DropoutMixin, nn.Module)` built in the caller's module: the mixin of a third module, no nn.Module
+    itself, holds the Dropout (as a base of the class it counts with what its body builds)."""
+    (tmp_path / "mixins.py").write_text(
+        "from torch import nn\n\nclass DropoutMixin:\n    def build_head(self):\n        self.drop = nn.Dropout(0.5)\n"
+    )
+    (tmp_path / "evaluation.py").write_text(
+        "import torch\n\ndef evaluate(model, loader):\n    with torch.no_grad():\n        for x in loader:\n"
+        "            model(x)\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "from torch import nn\nfrom evaluation import evaluate\nfrom mixins import DropoutMixin\n\n"
+        "class Net(DropoutMixin, nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\ndef main(loader, optimizer):\n    model = Net()\n    model.train()\n"
+        "    for x in loader:\n        model(x).sum().backward()\n        optimizer.step()\n    evaluate(model, loader)\n"
+    )
+    [finding] = lint_in_project("evaluation.py", "ML302", directory=tmp_path)
+    assert finding.message.endswith("`DropoutMixin` has Dropout (mixins.py:5): call `model.eval()` first")

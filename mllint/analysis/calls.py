@@ -43,12 +43,13 @@ class CallResolver:
         self._stored: dict[ast.ClassDef, set[str]] = {}
         self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
 
-    def resolve(self, call: ast.Call, at: ast.AST | None = None) -> Callee | None:
-        """`at`: where the call stands when it is not in the tree (a call of the function `map` is given)."""
+    def resolve(self, call: ast.Call, at: ast.AST | None = None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
+        """`at`: where the call stands when it is not in the tree (a call of the function `map` is given);
+        `followed`: what another module must mention to be read, for this call (default: the resolver's)."""
         function = self._in_module(call.func, at or call)
         if function is not None:
             return Callee(function, self.ctx)
-        return self._in_project(call.func)
+        return self._in_project(call.func, followed or self.followed)
 
     def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
         if isinstance(func, ast.Name):
@@ -65,14 +66,14 @@ class CallResolver:
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
 
-    def _in_project(self, func: ast.AST) -> Callee | None:
+    def _in_project(self, func: ast.AST, followed: re.Pattern[bytes]) -> Callee | None:
         if self.project is None or self.project.index is None or not isinstance(func, (ast.Name, ast.Attribute)):
             return None
         qualified = self.ctx.qualified_name(func)
         if qualified is None or "." not in qualified:
             return None
         module = qualified.rpartition(".")[0]
-        if module != self.project.own.name and not self.project.index.mentions(module, self.followed):
+        if module != self.project.own.name and not self.project.index.mentions(module, followed):
             return None
         found = self.project.function(qualified)
         return Callee(found[1], found[0]) if found is not None else None

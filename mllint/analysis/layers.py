@@ -69,7 +69,7 @@ def class_layers(ctx, node: ast.ClassDef) -> ClassLayers:
     and listed, to resolve later: kept with its module summary (`ClassSummary.fact(class_layers)`)."""
     imported: list[str] = []
 
-    def deferred(name: str) -> Layer:
+    def deferred(name: str, base: bool = False) -> Layer:
         imported.append(name)
         return NO_LAYER
 
@@ -87,16 +87,17 @@ class ModeLayers:
         self.modules = ctx.analysis(ModuleClasses).modules
         self.by_name = {cls.name: cls for cls in self.modules}
         self._classes: dict[ast.ClassDef, Layer | None] = {}
+        self._module_classes: dict[str, bool] = {}  # project classes by qualified name: nn.Modules?
         self._returns_new_model = returns_new_model
         self._deferred = imported  # not a bound method of its own: no cycle keeping the file's tree alive
         self._summarizing = imported is not None  # for a summary: classes of other modules are resolved later
 
     @classmethod
     def summarizing(cls, ctx, deferred=None) -> "ModeLayers":
-        """For a module summary: what another module's class is stays to resolve (`deferred(name)`, a
-        class of no layer by default), and a call of a capitalised name of another module may build a
+        """For a module summary: what another module's class is stays to resolve (`deferred(name, base)`,
+        a class of no layer by default), and a call of a capitalised name of another module may build a
         module (`ProjectView.instance_class` tells, when a lint asks)."""
-        return cls(ctx, None, deferred or (lambda name: NO_LAYER))
+        return cls(ctx, None, deferred or (lambda name, base=False: NO_LAYER))
 
     @classmethod
     def read_from(cls, ctx, linted: "ModeLayers") -> "ModeLayers":
@@ -116,8 +117,13 @@ class ModeLayers:
             return True
         name = canonical_class(self.ctx.qualified_name(func))
         if name is not None and not name.startswith("torch.nn."):
-            return self._summarizing or self.ctx.analysis(ProjectView).is_module_class(name)
+            return self._summarizing or self._is_module_class(name)
         return bool(name and name.rsplit(".", 1)[-1][:1].isupper())
+
+    def _is_module_class(self, name: str) -> bool:
+        if name not in self._module_classes:
+            self._module_classes[name] = self.ctx.analysis(ProjectView).is_module_class(name)
+        return self._module_classes[name]
 
     def factory_class(self, call: ast.Call) -> str | None:
         """The project class whose new instance (in training mode, as built) a function of another
@@ -182,7 +188,7 @@ class ModeLayers:
                 continue
             elif name is not None and not name.startswith("torch."):
                 # A class of another module of the project (a mixin like `BaseModel(ABC)` too), or unknown.
-                found.append(self._deferred(name) if self._summarizing else self._imported_class(name, base=True))
+                found.append(self._deferred(name, base=True) if self._summarizing else self._imported_class(name, base=True))
             elif name != "torch.nn.Module":
                 found.append(None)  # an unknown base class may hold anything
         for node in self.ctx.index.within(cls, ast.Attribute, ast.Call, ast.Assign, ast.AnnAssign):

@@ -17,9 +17,11 @@ own helpers followed, not other modules) and the facts just before its call beco
 those are the caller's own entry too, its callers are asked in turn (the layer's budget of caller depth).
 Facts and uses from another module keep their nodes; `Modes.homes` says which module each belongs to.
 
-Rules read `Modes.uses()` (or `evaluation_uses()`): every model call with the facts that may hold there,
-including the calls inside a same-file helper seen from each of its callers, and the calls seen from call
-sites in other modules.
+Rules read `Modes.training_uses()` (or `evaluation_uses()`): the model calls they may report with the facts
+that may hold there, including the calls inside a same-file helper seen from each of its callers, and the
+calls seen from call sites in other modules. Cheap tests on the file's call graph spare the flows that
+could note none of those (`_seeing`, `_may_hold_a_mode`), and a flow tracks only the receivers whose facts
+it may read and runs only the statements that may change them.
 """
 from __future__ import annotations
 
@@ -68,6 +70,11 @@ EVALUATION_WORDS = {
     "inference", "test", "testing",
 }  # fmt: skip
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The nodes that may make a statement act on the modes (see `_Flow._acts`).
+ACTING = (
+    ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem, ast.While, ast.Return, ast.Raise,
+    ast.Break, ast.Continue,
+)  # fmt: skip
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What another module of the project must mention for a call of its functions to be followed: a switch of
 # mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
@@ -192,8 +199,11 @@ def _returns_new_model(ctx, node: ast.AST) -> bool:
 
 
 class Modes:
-    def __init__(self, ctx, layers: ModeLayers | None = None) -> None:
+    def __init__(self, ctx, layers: ModeLayers | None = None, call_sites_read: bool = False) -> None:
+        """`call_sites_read`: the module is another one's caller, whose lint reads the facts of the
+        arguments at its call sites (`_passed`): its flows track every argument."""
         self.ctx = ctx
+        self.call_sites_read = call_sites_read
         self.layers = layers or ctx.analysis(mode_layers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
@@ -205,8 +215,7 @@ class Modes:
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.wrapper_methods = self._wrapper_methods()
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
-        self.resolver = CallResolver(ctx, self.view, FOLLOWED_MODULES) if self.view is not None else None
-        self.training_resolver = CallResolver(ctx, self.view) if self.view is not None else None  # for helpers that train
+        self.resolver = CallResolver(ctx, self.view) if self.view is not None else None
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
         self._generators: dict[ast.AST, bool] = {}
@@ -217,6 +226,12 @@ class Modes:
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
+        self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
+        self._steps: dict[tuple, bool] = {}  # (loop or function, methods) -> does it call one of them (`trains`)
+        self._callees: dict[ast.Call, Callee | None] = {}
+        self._builds: dict[ast.Call, bool] = {}
+        self._call_orders: dict[ast.AST, list[ast.Call]] = {}
+        self._own_nodes: dict[tuple, list[ast.AST]] = {}  # (scope, types, stored) -> its own nodes of those types
 
     def _wrapper_methods(self) -> dict[str, ast.AST]:
         """The methods of the file's plain classes that wrap models and switch their modes (`def
@@ -241,18 +256,129 @@ class Modes:
             if isinstance(function, FUNCTIONS) and len(methods[function.name]) == 1 and not function.name.startswith("__")
         }  # fmt: skip
 
-    def uses(self) -> list[Use]:
-        """Every model call of the file, with its facts, seen from its own function, from the callers in
-        this file of the function it is in, and, in functions that train a model they are passed, from
-        their call sites in other modules."""
-        return self._uses_of(self._scopes_that_set_modes(None)) + self._from_callers(self._training_scopes, self.training_step)
+    def training_uses(self) -> list[Use]:
+        """The model calls that may be training steps (see `training_step`) with the model maybe in eval
+        mode, with their facts: seen from their own function, from the callers in this file of the
+        function they are in, and, in functions that train a model they are passed, from their call sites
+        in other modules."""
+        scopes = [scope for scope in self._scopes_that_set_modes(None) if self._may_train_in_eval(scope)]
+        return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step, self._may_be_training_step)
+
+    def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
+        """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode,
+        or that decides a pass its callers note too? Through a function or method of the file that makes
+        model calls; as a function the file calls (its callers see its passes, and ML302 weighs every way
+        there); or with a pass of its own on a receiver that may have a mode (`_may_hold_a_mode`)."""
+        calls = self.call_graph()
+        if scope in calls.calling_model_helpers or scope in calls.callers:
+            return True
+        own = [call for call, where in calls.model_calls if where is scope and self._may_be_evaluation_pass(call)]
+        return self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
+
+    def _may_train_in_eval(self, scope: ast.AST) -> bool:
+        """A cheap test before a scope's flow: can it note a training step whose model may be in eval
+        mode? Through a function or method of the file that makes model calls, or with a training step of
+        its own on a receiver that may have a mode (`_may_hold_a_mode`)."""
+        calls = self.call_graph()
+        if scope in calls.calling_model_helpers:
+            return True
+        own = [call for call, where in calls.model_calls if where is scope and self._may_be_training_step(call)]
+        return bool(own) and self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
+
+    def _may_hold_a_mode(self, scope: ast.AST, names: set[str]) -> bool:
+        """May one of `names` name a receiver of a known mode (training or eval) in a scope's flow? It may
+        when the scope switches it (`train(...)`, `eval()`), passes it to a function it follows, assigns it
+        what may have a mode (a construction, `Net().eval()`, what a function of the file returns) or
+        copies it from or to a name that may; or when it is an enclosing scope's name and the scope follows
+        a function of the file. Any other name is as the caller left it, or unknown."""
+        calls = self.call_graph()
+        nodes = [*calls.calls_of.get(scope, ()), *calls.bindings_of.get(scope, ())]
+        assigned = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+        copies = [
+            (_head(target), _head(_moved(node.value)))
+            for node in assigned if reference_key(_moved(node.value)) is not None for target in _bound(node)
+        ]  # fmt: skip
+        names = _linked(names, copies)
+        follows = False
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                    moved = _moved(func.value)
+                    if _head(moved.args[0] if _is_getattr(moved) else moved) in names:
+                        return True
+                own = (isinstance(func, ast.Name) and func.id in self.functions) or (
+                    isinstance(func, ast.Attribute) and func.attr in self._file_methods
+                )
+                follows |= own
+                passed = [*node.args, *(k.value for k in node.keywords)]
+                passed += [func.value] if isinstance(func, ast.Attribute) else []
+                if any(_head(a.value if isinstance(a, ast.Starred) else a) in names for a in passed) and (
+                    own or (self._passes_receivers(node) and self.project_callee(node))
+                ):
+                    return True
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                listed = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) else None
+                if listed is not None and {_head(n) for n in (node.target, *listed)} & names:
+                    return True
+            elif node in assigned and reference_key(_moved(node.value)) is None and {_head(t) for t in _bound(node)} & names:
+                unpacked = isinstance(node.value, ast.Call) and any(
+                    isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node)
+                )
+                if unpacked or self._may_give_a_mode(node.value):  # `a, b = make()`: what a local function returns too
+                    return True
+        if follows:
+            return not isinstance(scope, FUNCTIONS) or bool(names - self.scopes.local_bindings(scope))
+        return False
+
+    def _may_give_a_mode(self, value: ast.AST) -> bool:
+        """Can the object an assigned value gives have a known mode (see `_Flow._value_facts`)?"""
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self._may_give_a_mode(element) for element in value.elts)
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in SAME_MODULE:
+                value = func.value
+            elif isinstance(func, ast.Name) and func.id in self.functions:
+                return True
+            elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
+                value = value.args[0]
+            else:
+                return self.builds_module(value)
+        return reference_key(value) is not None
+
+    def _passes_receivers(self, call: ast.Call) -> bool:
+        """Does the call pass a receiver (`model`, `self.model`) that is not an imported name?"""
+        return any(
+            reference_key(argument) is not None and self.qualified_name(argument) is None
+            for argument in [*call.args, *(k.value for k in call.keywords)]
+        )
+
+    @cached_property
+    def _file_methods(self) -> set[str]:
+        return {node.name for cls in self.ctx.index.of_type(ast.ClassDef) for node in cls.body if isinstance(node, FUNCTIONS)}
 
     def evaluation_uses(self) -> list[Use]:
         """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
         seen from functions that hold an evaluation pass or call one that does, and from the call sites in
         other modules of those functions."""
         evaluating = self._evaluating_scopes()
-        return self._uses_of(self._scopes_that_set_modes(evaluating)) + self._from_callers(evaluating, self.evaluation_pass)
+        seeing = self._seeing(self._may_be_evaluation_pass)
+        scopes = [
+            scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing and self._may_evaluate_in_a_mode(scope)
+        ]  # fmt: skip
+        return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass, self._may_be_evaluation_pass)
+
+    def _seeing(self, wanted: Callable[[ast.AST], bool]) -> set[ast.AST]:
+        """The scopes whose flows may note a model call a rule `wanted`: those making one, and those that
+        call a function or method of the file that does, directly or not. The flows of the others note
+        only calls the rule passes by."""
+        if wanted.__name__ not in self._seen:
+            calls = self.call_graph()
+            self._seen[wanted.__name__] = _closure({scope for call, scope in calls.model_calls if wanted(call)}, calls.callers)
+        return self._seen[wanted.__name__]
 
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
         return [use for scope in scopes for use in self.flow(scope).uses]
@@ -281,18 +407,25 @@ class Modes:
         } - {None}
 
     # Across modules: call sites in other modules of the functions of this file.
-    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool]) -> list[Use]:
+    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool], may_want: Callable[[ast.AST], bool]) -> list[Use]:
         """The model calls of `scopes` (functions) that a rule `wanted`, whose mode is as the caller left it,
-        on a parameter, seen from each call site in another module of the project."""
+        on a parameter, seen from each call site in another module of the project (`may_want`: a cheaper
+        test that `wanted` implies, for the tests before a flow)."""
         if self.view is None:
             return []
         found: list[Use] = []
+        calling: set[ast.AST] | None = None  # the scopes calling a function of the file that makes a wanted call
         for scope in scopes:
             if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
                 continue
             names = {a.arg for a in parameters(scope, variadic=False)}
             names.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
             if not self._may_call_parameters(scope, names, wanted):
+                continue
+            if calling is None:
+                callers = self.call_graph().callers
+                calling = {caller for helper in self._seeing(may_want) for caller in callers.get(helper, ())}
+            if scope not in calling and not self._may_note_on_parameters(scope, names, may_want):
                 continue
             entry = [
                 use for use in self.flow(scope).uses
@@ -316,6 +449,20 @@ class Modes:
                 if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
                     return True
         return False
+
+    def _may_note_on_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
+        """Another cheap test before the flow of a function that calls no function of the file making a
+        call a rule `wanted` (see `_seeing`): does it make one of its own, on a parameter or on a name it
+        binds to a receiver (`net = model`)?"""
+        calls = self.call_graph()
+        heads = {_head(_called_receiver(call)) for call, where in calls.model_calls if where is scope and wanted(call)}
+        if heads & parameters:
+            return True
+        referencing = {
+            node.targets[0].id for node in calls.bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
+        }  # fmt: skip
+        return bool(heads & referencing)
 
     def _seen_from(self, use: Use, binding: Binding, own_key: str, through: str) -> Use | None:
         """`use` seen from one call site in another module (None: the call site tells nothing): the facts
@@ -389,14 +536,20 @@ class Modes:
     def project_callee(self, call: ast.Call) -> Callee | None:
         """The function of another module of the project that `call` runs (None: any other call, and a
         decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
-        callee = self.resolver.resolve(call) if self.resolver is not None else None
-        if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
-            return None
-        return None if callee.ctx.analysis(project_modes).is_generator(callee.function) else callee
+        if call not in self._callees:
+            name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
+            imported = self.resolver is not None and name is not None and "." in name
+            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
+            if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
+                callee = None
+            elif callee.ctx.analysis(project_modes).is_generator(callee.function):
+                callee = None
+            self._callees[call] = callee
+        return self._callees[call]
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
-            self._generators[function] = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes_of(function))
+            self._generators[function] = bool(self.own_nodes(function, ast.Yield, ast.YieldFrom))
         return self._generators[function]
 
     def may_evaluate(self) -> bool:
@@ -476,6 +629,7 @@ class Modes:
         for call in self.ctx.index.of_type(ast.Call):
             func = call.func
             scope = self.scopes.enclosing_function(call) or self.ctx.tree
+            graph.calls_of.setdefault(scope, []).append(call)
             if isinstance(func, ast.Attribute) and func.attr in ("train", "eval"):
                 graph.setting.add(scope)
             elif isinstance(func, ast.Name) and func.id in self.functions:
@@ -483,9 +637,15 @@ class Modes:
             elif isinstance(func, ast.Attribute):
                 for method in methods.get(func.attr, ()):
                     graph.callers.setdefault(method, set()).add(scope)
+            if self._may_call_a_model(call, scope):
+                graph.model_calls.append((call, scope))
         # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
+        for node in self.ctx.index.of_type(ast.For, ast.AsyncFor):
+            graph.bindings_of.setdefault(self.scopes.enclosing_function(node) or self.ctx.tree, []).append(node)
         for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.Return):
             scope = self.scopes.enclosing_function(node) or self.ctx.tree
+            if not isinstance(node, ast.Return):
+                graph.bindings_of.setdefault(scope, []).append(node)
             returns = isinstance(node, ast.Return) and node.value is not None
             if returns and self.is_module_function(scope):
                 graph.handing_out.add(scope)  # what callers read back (see `_Flow._read_by_callers`)
@@ -495,9 +655,24 @@ class Modes:
             call = _strip_same_module(node.value) if named and node.value is not None else None
             if call is not None:
                 graph.built.append((node, scope, call))
+        with_model_calls = _closure({scope for _, scope in graph.model_calls}, graph.callers)
+        graph.calling_model_helpers = {caller for helper in with_model_calls for caller in graph.callers.get(helper, ())}
         graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in assignment_targets(node)}
         graph.read_as_model = self._read_as_model(graph.candidates)
         return graph
+
+    def _may_call_a_model(self, call: ast.Call, scope: ast.AST) -> bool:
+        """Can a flow note `call` as a model call (see `_Flow._call`): a local name (`net(x)`), a
+        `.forward(...)`, or, in a method, an attribute of an object (`self.net(x)`)?"""
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in self.functions and not (isinstance(scope, FUNCTIONS) and func.id in self.scopes.local_bindings(scope)):
+                return False  # a call of a function of the file: followed
+            return func.id not in self.classes and func.id not in BUILTIN_NAMES and self.qualified_name(func) is None
+        if not isinstance(func, ast.Attribute):
+            return False
+        method = isinstance(scope, FUNCTIONS) and isinstance(self.scopes.parent(scope), ast.ClassDef)
+        return func.attr == "forward" or (method and isinstance(func.value, ast.Name) and self.qualified_name(func.value) is None)
 
     def _read_as_model(self, names: set[str]) -> set[str]:
         """Those of `names` that some read anywhere in the file may run as a model with the mode it was
@@ -593,15 +768,17 @@ class Modes:
         function whose name says it evaluates, and not in a step that trains (a `no_grad` block for
         logging or EMA inside a training loop is not an evaluation), nor in `__init__` or a method of an
         nn.Module (a dummy forward pass that sizes the layers)?"""
+        return self._may_be_evaluation_pass(call) and not self.trains(self.step_body(call), ("backward", "step"))
+
+    def _may_be_evaluation_pass(self, call: ast.AST) -> bool:
+        """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests."""
         function = self.scopes.enclosing_function(call)
         name = function.name if isinstance(function, FUNCTIONS) else ""
         if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
             return False  # a dummy forward pass to size layers, a module's own helpers
         # A function named like an evaluation counts for its loops over data, not for a lone call (a
         # `validate_shapes` that runs one dummy batch).
-        if not (self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))):
-            return False
-        return not self.trains(self.step_body(call), ("backward", "step"))
+        return self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))
 
     def _in_a_loop(self, node: ast.AST, function: ast.AST) -> bool:
         for ancestor in self.scopes.ancestors(node):
@@ -616,22 +793,28 @@ class Modes:
         home = self.home(call)
         if home is not self:
             return home.training_step(call)
-        return not self.grad_disabled(call) and self.trains(self.step_body(call), ("backward",))
+        return self._may_be_training_step(call) and self.trains(self.step_body(call), ("backward",))
+
+    def _may_be_training_step(self, call: ast.AST) -> bool:
+        """`training_step` without its dearest test (does the step train?), for the cheap tests."""
+        return not self.grad_disabled(call)
 
     def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
         """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
         file that calls `.backward(...)`?"""
-        return any(
-            (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
-            for call in _own_calls(body)
-        )
+        if (body, methods) not in self._steps:
+            self._steps[(body, methods)] = any(
+                (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
+                for call in _own_calls(body)
+            )
+        return self._steps[(body, methods)]
 
     def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
         """Is `call` a call of a function or method of this file, or of a function of another module of the
         project, that calls `.backward(...)` somewhere, itself or through the helpers of its file?"""
         helper, ctx = self._helper(call, around), self.ctx
-        if helper is None and self.training_resolver is not None:
-            callee = self.training_resolver.resolve(call)
+        if helper is None and self.resolver is not None:
+            callee = self.resolver.resolve(call)  # another module, read when it mentions the loop model's words
             helper, ctx = (callee.function, callee.ctx) if callee is not None else (None, ctx)
         if helper is None:
             return False
@@ -744,7 +927,33 @@ class Modes:
         return loops
 
     def builds_module(self, call: ast.Call) -> bool:
-        return self.layers.builds_module(call)
+        if call not in self._builds:
+            self._builds[call] = self.layers.builds_module(call)
+        return self._builds[call]
+
+    def own_nodes(self, scope: ast.AST, *types: type, stored: bool = False) -> list[ast.AST]:
+        """The nodes of `types` in a function's (or the module's) body, not inside its nested functions,
+        lambdas or classes, in source order (`stored`: only names that are assigned)."""
+        if (scope, types, stored) not in self._own_nodes:
+            found = self.ctx.index.within(scope, *types)
+            if stored:
+                found = [node for node in found if isinstance(node.ctx, ast.Store)]
+            if not isinstance(scope, FUNCTIONS):
+                found = [node for node in found if self.scopes.enclosing_scope(node) is None]
+            else:
+                header = {node for part in (*scope.decorator_list, scope.args, scope.returns) if part for node in ast.walk(part)}
+                found = [node for node in found if node not in header and self.scopes.enclosing_scope(node) is scope]
+            self._own_nodes[(scope, types, stored)] = found
+        return self._own_nodes[(scope, types, stored)]
+
+    def calls_in_order(self, expr: ast.AST) -> list[ast.Call]:
+        """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
+        if expr not in self._call_orders:
+            calls = self.ctx.index.within(expr, ast.Call)  # in order, unless one holds another or a lambda does
+            if len(calls) > 1 or (calls and self.ctx.index.within(expr, ast.Lambda)):
+                calls = _calls_in_order(expr)
+            self._call_orders[expr] = calls
+        return self._call_orders[expr]
 
     def attribute_constructions(self, key: str, scope: ast.AST) -> list[ast.Call]:
         """For `self.model` in a method: the constructions of every `self.model = ...` of the class (the
@@ -773,6 +982,10 @@ class _CallGraph:
     built: list[tuple[ast.AST, ast.AST, ast.Call]] = field(default_factory=list)  # (statement, scope, call)
     candidates: set[str] = field(default_factory=set)  # the names `built` assigns
     read_as_model: set[str] = field(default_factory=set)  # those of them `Modes._read_as_model` keeps
+    model_calls: list[tuple[ast.Call, ast.AST]] = field(default_factory=list)  # (call, scope) that may run a model
+    calling_model_helpers: set[ast.AST] = field(default_factory=set)  # scopes calling functions that make some
+    calls_of: dict[ast.AST, list[ast.Call]] = field(default_factory=dict)  # scope -> the calls it makes
+    bindings_of: dict[ast.AST, list[ast.AST]] = field(default_factory=dict)  # scope -> its assignments and for loops
 
 
 def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[ast.AST]:
@@ -802,6 +1015,15 @@ class _Flow:
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
         self.aliases = self._aliases()
+        self._keys: dict[ast.AST, str | None] = {}
+        nodes = modes.own_nodes(scope, *ACTING)
+        self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
+        # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
+        # as its helpers may read any of them).
+        self.untracked = frozenset()
+        if isinstance(scope, FUNCTIONS):
+            self.untracked = modes.scopes.local_bindings(scope) - self._read_names(nodes)
+        self.active = self._active_statements(nodes)
 
     def run(self) -> State:
         body = self.scope.body if isinstance(self.scope.body, list) else []
@@ -814,11 +1036,10 @@ class _Flow:
     def _aliases(self) -> dict[str, str]:
         """Names bound once, to another receiver (`net = self.model`): both name the same object."""
         bound: dict[str, list[ast.AST]] = {}
-        for node in self._own_nodes():
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                parent = self.modes.scopes.parent(node)
-                value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
-                bound.setdefault(node.id, []).append(value)
+        for node in self.modes.own_nodes(self.scope, ast.Name, stored=True):
+            parent = self.modes.scopes.parent(node)
+            value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
+            bound.setdefault(node.id, []).append(value)
         aliases = {}
         for name, values in bound.items():
             target = reference_key(values[0]) if len(values) == 1 and values[0] is not None else None
@@ -826,18 +1047,129 @@ class _Flow:
                 aliases[name] = target
         return aliases
 
-    def _own_nodes(self):
-        return _own_nodes_of(self.scope)
+    def _read_names(self, nodes: list[ast.AST]) -> set[str]:
+        """The heads of the receivers whose facts the flow may read: parameters (the caller reads them),
+        models called or switched, the arguments of calls it follows (or of every call, when call sites
+        are read), values assigned or returned, and the variables of loops over listed models."""
+        read = {a.arg for a in parameters(self.scope)}
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                receivers = self._read_by_call(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and node.value is not None:
+                receivers = [self._held(node.value)]
+            elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
+                receivers = [node.target]
+            else:
+                continue
+            for receiver in receivers:
+                key = self.key(receiver) if receiver is not None else None
+                if key is not None:
+                    read.add(key.partition(".")[0])
+        return read
+
+    def _read_by_call(self, call: ast.Call) -> list[ast.AST]:
+        """The receivers whose facts a call may read (see `_call`)."""
+        func, read = call.func, []
+        if isinstance(func, ast.Name):
+            read.append(func)
+        elif isinstance(func, ast.Attribute) and (func.attr in ("eval", "train", "forward") or func.attr in self.modes.wrapper_methods):
+            moved = _moved(func.value)
+            read += [func.value, moved.args[0] if _is_getattr(moved) else moved]
+        if self.modes.call_sites_read or call in self._followed:
+            read += [a.value if isinstance(a, ast.Starred) else a for a in [*call.args, *(k.value for k in call.keywords)]]
+        return read
+
+    def _may_follow(self, call: ast.Call) -> bool:
+        """Can the flow apply the summary of the function `call` runs (see `_call` and `_method_call`)?"""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.modes.functions:
+            return True
+        if isinstance(func, ast.Attribute) and self.key(func.value) is not None and self.modes.qualified_name(func.value) is None:
+            return self.key(func.value) == self.self_name or func.attr in self.modes.wrapper_methods
+        return self._passes_models(call) and self.modes.project_callee(call) is not None
+
+    def _held(self, value: ast.AST) -> ast.AST | None:
+        """The receiver whose facts an assigned or returned value has (see `_value_facts`)."""
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in (*SAME_MODULE, "eval", "train"):
+                value = func.value
+            elif value.args and canonical_class(self.modes.qualified_name(func)) in WRAPPERS:
+                value = value.args[0]
+            else:
+                return None
+        return value
+
+    def _tracks(self, key: str) -> bool:
+        return key.partition(".")[0] not in self.untracked
+
+    def _active_statements(self, nodes: list[ast.AST]) -> set[ast.AST]:
+        """The statements the flow must run: those holding a call that may note a model call or change a
+        tracked receiver's facts, a binding of one, or a jump. Any other statement leaves the state as it
+        is (and asks for no summary): the flow passes it by."""
+        active: set[ast.AST] = set()
+        for node in nodes:
+            if not self._acts(node):
+                continue
+            while node is not self.scope and node not in active:
+                if isinstance(node, ast.stmt):
+                    active.add(node)
+                node = self.modes.scopes.parent(node)
+        return active
+
+    def _acts(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            return self._call_acts(node)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            return node.value is not None and any(self._binds_tracked(t) for t in assignment_targets(node))
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            return self._binds_tracked(node.target)
+        if isinstance(node, ast.withitem):
+            return node.optional_vars is not None and self._binds_tracked(node.optional_vars)
+        if isinstance(node, ast.While):
+            return isinstance(node.test, ast.Constant) and bool(node.test.value)
+        return isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue))
+
+    def _binds_tracked(self, target: ast.AST) -> bool:
+        key = self.key(target)
+        if key is None:
+            return any(self._binds_tracked(element) for element in getattr(target, "elts", ()))
+        return self._tracks(key)
+
+    def _call_acts(self, call: ast.Call) -> bool:
+        """Can `_call` note a model call, apply a summary, or change a tracked receiver's facts?"""
+        func = call.func
+        if call in self._followed or any(self._passes_tracked(a) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return True
+        if isinstance(func, ast.Name):
+            return func.id not in BUILTIN_NAMES and self.modes.qualified_name(func) is None
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in ("eval", "train"):
+            moved = _moved(func.value)
+            owner = self.key(moved.args[0] if _is_getattr(moved) else moved)
+            return owner is not None and self._tracks(owner)
+        owner = self.key(func.value)
+        if owner is None or self.modes.qualified_name(func.value) is not None:
+            return False
+        return func.attr == "forward" or owner == self.self_name or (func.attr not in MODE_NEUTRAL and self._tracks(owner))
+
+    def _passes_tracked(self, argument: ast.AST) -> bool:
+        key = self.key(argument.value if isinstance(argument, ast.Starred) else argument)
+        return key is not None and self._tracks(key)
 
     def key(self, expr: ast.AST) -> str | None:
-        return aliased_key(expr, self.aliases)
+        if expr not in self._keys:
+            self._keys[expr] = aliased_key(expr, self.aliases)
+        return self._keys[expr]
 
     # Statements.
     def _block(self, statements: list, state: State | None) -> State | None:
         for statement in statements:
             if state is None:
                 return None
-            state = self._statement(statement, state)
+            if statement in self.active:
+                state = self._statement(statement, state)
         return state
 
     def _statement(self, node: ast.AST, state: State) -> State | None:
@@ -958,9 +1290,8 @@ class _Flow:
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:
         found: dict[str, list[ast.AST]] = {}
-        for node in self._own_nodes():
-            if isinstance(node, FUNCTIONS):
-                found.setdefault(node.name, []).append(node)
+        for node in self.modes.own_nodes(self.scope, *FUNCTIONS):
+            found.setdefault(node.name, []).append(node)
         return found
 
     def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
@@ -981,10 +1312,11 @@ class _Flow:
             return [r.value for r in returns]
         return None
 
-    @staticmethod
-    def _set(state: State, key: str, facts: frozenset) -> State:
+    def _set(self, state: State, key: str, facts: frozenset) -> State:
         """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
         now partly in another mode: unknown."""
+        if not self._tracks(key):
+            return state
         prefix, state = key + ".", dict(state)
         for submodule in [k for k in state if k.startswith(prefix)]:
             del state[submodule]
@@ -999,7 +1331,7 @@ class _Flow:
 
     # Expressions, in evaluation order.
     def _expression(self, expr: ast.AST, state: State) -> State:
-        for call in _calls_in_order(expr):
+        for call in self.modes.calls_in_order(expr):
             state = self._call(call, state)
         return state
 
@@ -1212,7 +1544,7 @@ class _Flow:
 def project_modes(ctx) -> Modes:
     """The modes of another module of the project, read from a lint (`ctx.analysis(project_modes)`): on
     its own, its classes from other modules counted as models (whether they are is asked when it matters)."""
-    return Modes(ctx, ModeLayers.summarizing(ctx))
+    return Modes(ctx, ModeLayers.summarizing(ctx), call_sites_read=True)
 
 
 def _is_test_path(path: str) -> bool:
@@ -1236,6 +1568,45 @@ def _calls_in_order(expr: ast.AST) -> list[ast.Call]:
             stack.append((node, True))
         stack += [(child, False) for child in reversed(child_nodes(node))]
     return order
+
+
+def _head(expr: ast.AST) -> str | None:
+    """`self` for `self.model.encoder`: the name a reference (`names.reference_key`) starts with."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _bound(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+    """The receivers an assignment binds (`a`, `self.b` in `a, *self.b = ...`; not `x[i]`)."""
+    found, stack = [], list(assignment_targets(node))
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            stack += target.elts
+        elif isinstance(target, ast.Starred):
+            stack.append(target.value)
+        elif isinstance(target, (ast.Name, ast.Attribute)):
+            found.append(target)
+    return found
+
+
+def _linked(names: set[str], links: list[tuple[str, str]]) -> set[str]:
+    """`names` and every name linked to one of them, directly or not."""
+    found, changed = set(names), True
+    while changed:
+        changed = False
+        for first, second in links:
+            if (first in found) != (second in found):
+                found.update((first, second))
+                changed = True
+    return found
+
+
+def _called_receiver(call: ast.Call) -> ast.AST:
+    """The model a model call runs: `net` in `net(x)` and `net.forward(x)`, `self.net` in `self.net(x)`."""
+    func = call.func
+    return func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func
 
 
 def _requested_mode(call: ast.Call, method: str) -> Mode:
