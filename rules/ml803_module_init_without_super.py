@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.library_models import is_module_base
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -9,8 +10,11 @@ class ModuleInitWithoutSuper(Rule):
     """
     ## What it does
     Reports an `nn.Module` subclass whose `__init__` never calls `super().__init__()` (or a base class's
-    `__init__`), itself or in a method of the class it calls (`self.make_weight(...)`). An `__init__`
-    that always raises (a deprecated class pointing to its replacement) makes no object and is left alone.
+    `__init__`), itself or in a method of the class it calls (`self.make_weight(...)`). Left alone: an
+    `__init__` that always raises (a deprecated class pointing to its replacement: no object is made),
+    one that creates the registries itself (`self._modules = {}`, as some caches do), and one that calls
+    a method inherited from a project base class (`self.setup(...)`, `super()._init(...)`), which may
+    call `__init__` for it.
 
     ## Why is this bad?
     `Module.__init__` creates the registries for parameters, buffers and submodules. Without it, the
@@ -47,7 +51,7 @@ class ModuleInitWithoutSuper(Rule):
     name = "module-init-without-super"
     message = "`{cls}.__init__` never calls `super().__init__()`: the module's registries are never created"
     severity = Severity.ERROR
-    requires_any_text = ("Module",)
+    requires_any_text = ("__init__",)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node not in self.ctx.analysis(ModuleClasses).modules:
@@ -56,9 +60,18 @@ class ModuleInitWithoutSuper(Rule):
         if init is None or _is_stub(init) or _always_raises(init):
             return
         methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
-        helpers = [methods[name] for name in _self_calls(init) if name in methods and name != "__init__"]
-        if not any(_calls_an_init(n) for function in (init, *helpers) for n in ast.walk(function)):
+        called = _self_calls(init)
+        inherited = any(name not in methods for name in called) or _calls_a_super_method(init)
+        if inherited and not self._only_library_bases(node):
+            return  # a method of a project base class may call `__init__` (`super()._init(...)`)
+        helpers = [methods[name] for name in called if name in methods and name != "__init__"]
+        nodes = (n for function in (init, *helpers) for n in ast.walk(function))
+        if not any(_calls_an_init(n) or _creates_registries(n) for n in nodes):
             self.report(init, self.message.format(cls=node.name))
+
+    def _only_library_bases(self, node: ast.ClassDef) -> bool:
+        """Are all the class's bases torch's or Lightning's, whose methods never call `__init__`?"""
+        return all(is_module_base(self.ctx.qualified_name(base)) for base in node.bases)
 
 
 def _is_stub(function: ast.FunctionDef) -> bool:
@@ -81,6 +94,24 @@ def _self_calls(function: ast.FunctionDef) -> set[str]:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
     }  # fmt: skip
+
+
+def _calls_a_super_method(function: ast.FunctionDef) -> bool:
+    """`super()._init(...)`: a base class's method other than `__init__`."""
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "__init__"
+        and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+        and n.func.value.func.id == "super"
+        for n in ast.walk(function)
+    )  # fmt: skip
+
+
+def _creates_registries(node: ast.AST) -> bool:
+    """`self._modules = {}` (or `_parameters`): the class makes `Module`'s registries without its `__init__`."""
+    return isinstance(node, ast.Assign) and any(
+        isinstance(t, ast.Attribute) and t.attr in ("_modules", "_parameters") and isinstance(t.value, ast.Name)
+        and t.value.id == "self" for t in node.targets
+    )  # fmt: skip
 
 
 def _calls_an_init(node: ast.AST) -> bool:
