@@ -102,7 +102,7 @@ def _finding_to_json(finding: Finding) -> dict:
         "severity": finding.severity.value,
         "noqa_line": finding.noqa_line,
         "cell": finding.cell,
-        "related": [[r.path, _position(r.start), r.message, r.cell] for r in finding.related],
+        "related": [[r.path, _position(r.start), _position(r.end), r.message, r.cell] for r in finding.related],
         "fix": None
         if fix is None
         else {
@@ -125,7 +125,9 @@ def _finding_from_json(item: dict) -> Finding:
         severity=Severity(item["severity"]),
         noqa_line=item["noqa_line"],
         cell=item["cell"],
-        related=tuple(Related(path, Position(*start), message, cell) for path, start, message, cell in item["related"]),
+        related=tuple(
+            Related(path, Position(*start), Position(*end), message, cell) for path, start, end, message, cell in item["related"]
+        ),
         fix=None
         if fix is None
         else Fix(

@@ -39,9 +39,10 @@ class FileContext:
         self._analyses: dict[type, object] = {}
 
     def analysis(self, cls: type[T]) -> T:
-        if cls not in self._analyses:
-            self._analyses[cls] = cls(self)
-        return self._analyses[cls]  # type: ignore[return-value]
+        found = self._analyses.get(cls)
+        if found is None:
+            found = self._analyses[cls] = cls(self)
+        return found  # type: ignore[return-value]
 
     def release(self) -> None:
         """Let the analyses go: they refer back to the context, a cycle only the garbage collector frees."""

@@ -7,11 +7,12 @@ import dataclasses
 import gc
 import traceback
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from mllint import noqa
-from mllint.analysis.project import ProjectIndex, module_name_of
+from mllint.analysis.project import ProjectIndex, module_name_of, release_let_go
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook
@@ -84,12 +85,20 @@ def lint_text(
 ) -> list[Finding]:
     """Lint a text as the module at `real_path` (default: `path`) of `project` (None: the text alone;
     its own classes and functions are still known)."""
-    # A syntax tree is many small objects and no cycles: the cyclic garbage collector would only spend a
-    # fifth of the run scanning them. Whatever cycles a rule creates are collected after the file.
+    with cycle_collector_off():
+        return _lint(text, path, selection, project, real_path or path)
+
+
+@contextmanager
+def cycle_collector_off() -> Iterator[None]:
+    """A lint leaves no reference cycles (tests/test_no_cycles.py): what it builds, the syntax tree's many
+    small objects first, is freed by reference counting, and the cyclic garbage collector would only
+    spend a fifth of the time scanning it, and the summaries and parsed modules a run keeps, again and
+    again. Whatever cycles a rule creates anyway are collected once it is back on."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(text, path, selection, project, real_path or path)
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -114,10 +123,7 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
         return event_findings(selection, Event.SYNTAX_ERROR, path, Position(1, 1), message)
 
     ctx = FileContext(path, source, tree, module_name_of(real_path)[1], real_path, project)
-    checkers = tuple(
-        rule for rule in selection.checkers
-        if not rule.requires_any_text or any(needle in text for needle in rule.requires_any_text)
-    )  # fmt: skip
+    checkers = _meeting_text_gates(selection.checkers, text)
     # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
     errors = [
         finding
@@ -126,9 +132,22 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     ]
     findings = _finish(ctx.findings, ctx, selection, path)
     ctx.release()
+    release_let_go()
     if syntax_error:  # a fixed file would not parse either: report only
         findings = [dataclasses.replace(f, fix=None) for f in findings] + syntax_error
     return sorted(findings + errors, key=lambda f: f.sort_key)
+
+
+def _meeting_text_gates(rules: tuple[type[Rule], ...], text: str) -> tuple[type[Rule], ...]:
+    """The rules whose `requires_any_text` the text meets; each word is looked for once (rules share them)."""
+    found: dict[str, bool] = {}
+
+    def mentions(word: str) -> bool:
+        if word not in found:
+            found[word] = word in text
+        return found[word]
+
+    return tuple(rule for rule in rules if not rule.requires_any_text or any(map(mentions, rule.requires_any_text)))
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ class Related:
 
     path: str  # as findings show paths
     start: Position
+    end: Position
     message: str
-    cell: int | None = None  # in a notebook: the cell, `start` relative to it
+    cell: int | None = None  # in a notebook: the cell, `start` and `end` relative to it
 
 
 @dataclass(frozen=True)

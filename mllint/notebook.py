@@ -164,7 +164,8 @@ class _Layout:
         if related.path != path or related.cell is not None:
             return related
         cell, start = self.position(related.start)
-        return dataclasses.replace(related, start=start, cell=cell)
+        end_cell, end = self.position(related.end)
+        return dataclasses.replace(related, start=start, end=end if end_cell == cell else start, cell=cell)
 
     def _line_reference(self, match: re.Match) -> str:
         cell, position = self.position(Position(int(match.group(1)), 1))

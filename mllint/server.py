@@ -138,7 +138,8 @@ def project_of(path: str) -> ProjectIndex:
     return ProjectIndex.for_paths([path])
 
 
-def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]:
+def diagnose(snapshot: Snapshot, encoding: str | None, read: set[str] | None = None) -> list[types.Diagnostic]:
+    """The document's diagnostics; `read` gets the other modules of the project the lint read."""
     from mllint.config import ConfigError
     from mllint.engine import lint_text
     from mllint.registry import RegistryError
@@ -150,7 +151,11 @@ def diagnose(snapshot: Snapshot, encoding: str | None) -> list[types.Diagnostic]
     if selection is None or is_notebook(snapshot.path):  # a notebook opened as JSON text: not Python
         return []
     buffer = Buffer(snapshot.text, encoding)
-    findings = lint_text(snapshot.text, snapshot.path, selection, project_of(snapshot.path))
+    project = project_of(snapshot.path)
+    with project.recording() as consulted:
+        findings = lint_text(snapshot.text, snapshot.path, selection, project)
+    if read is not None:
+        read.update(consulted)
     places = RelatedPlaces(encoding, {(snapshot.path, None): (snapshot.uri, buffer)})
     return [to_diagnostic(finding, buffer, snapshot.version, places) for finding in findings]
 
@@ -211,8 +216,7 @@ class RelatedPlaces:
         if related.cell is not None and key not in self.open:  # a cell of a notebook that is not open: its file
             message = f"{message} (cell {related.cell}, line {related.start.line})"
         uri, buffer = self.buffers[key]
-        position = buffer.to_client(related.start)
-        return types.DiagnosticRelatedInformation(types.Location(uri, types.Range(position, position)), message)
+        return types.DiagnosticRelatedInformation(types.Location(uri, buffer.range(related.start, related.end)), message)
 
     def _read(self, path: str, cell: int | None) -> Buffer:
         """The file's text (none for a notebook's cell, or a file that cannot be read: its start)."""
@@ -399,6 +403,7 @@ class MllintServer(LanguageServer):
             notebook_document_sync=notebooks, converter_factory=lambda: CONVERTER,
         )  # fmt: skip
         self.pending: dict[str, asyncio.Task] = {}  # the scheduled or running lint of each document
+        self.read: dict[str, set[str]] = {}  # per open document: the other modules its last lint read
 
     @property
     def pulls_diagnostics(self) -> bool:
@@ -438,7 +443,34 @@ class MllintServer(LanguageServer):
         notebook = self.notebook_snapshot(snapshot.uri)
         if notebook is not None:
             return (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)).get(snapshot.uri, [])
-        return await asyncio.to_thread(diagnose, snapshot, self.encoding)
+        self.read[snapshot.uri] = read = set()
+        return await asyncio.to_thread(diagnose, snapshot, self.encoding, read)
+
+    def sync_buffers(self) -> None:
+        """The project reads the open Python documents from their buffers, unsaved edits included."""
+        from mllint.analysis.project import use_buffers
+
+        documents = self.workspace.text_documents.values()
+        use_buffers({d.path: d.source for d in documents if d.uri.startswith("file:") and d.path.endswith(".py")})
+
+    def lint_readers(self, uri: str, text: str | None) -> None:
+        """Lint again the open documents whose last lint read this one, or may now read it because its
+        `text` calls a function they looked for callers of (None: the document was closed)."""
+        from mllint.analysis.project import CALLS_KEY, module_name_of
+
+        module = module_name_of(to_fs_path(uri) or uri)[1].name
+        readers = [
+            other for other, read in self.read.items() if other != uri and any(
+                name == module or (name.endswith(CALLS_KEY) and (text is None or name in text)) for name in read
+            )
+        ]  # fmt: skip
+        if not readers:
+            return
+        if not self.pulls_diagnostics:
+            for reader in readers:
+                self.push_soon(reader, DEBOUNCE_SECONDS)
+        elif get_capability(self.client_capabilities, "workspace.diagnostics.refresh_support", False):
+            self.workspace_diagnostic_refresh(None)
 
     def push_soon(self, uri: str, delay: float) -> None:
         """Publish the document's diagnostics after `delay` seconds, replacing a lint already scheduled."""
@@ -515,12 +547,18 @@ async def watch_configuration_files(ls: MllintServer, params: types.InitializedP
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: MllintServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.sync_buffers()
     ls.push_soon(params.text_document.uri, 0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: MllintServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.push_soon(params.text_document.uri, DEBOUNCE_SECONDS)
+    """An edit counts for the other open documents before it is saved: those that read this one are linted again."""
+    uri = params.text_document.uri
+    ls.sync_buffers()
+    ls.push_soon(uri, DEBOUNCE_SECONDS)
+    snapshot = ls.snapshot(uri)
+    ls.lint_readers(uri, snapshot.text if snapshot else None)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -532,9 +570,14 @@ def did_save(ls: MllintServer, params: types.DidSaveTextDocumentParams) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MllintServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.cancel_lint(params.text_document.uri)
+    """The closed document is read from its file again, unsaved edits gone: its readers are linted again."""
+    uri = params.text_document.uri
+    ls.cancel_lint(uri)
+    ls.read.pop(uri, None)
+    ls.sync_buffers()
     if not ls.pulls_diagnostics:
-        ls.publish(params.text_document.uri, [])
+        ls.publish(uri, [])
+    ls.lint_readers(uri, None)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)

@@ -1,4 +1,5 @@
 import ast
+from functools import cached_property
 
 from mllint.analysis.project import ProjectView
 from mllint.analysis.values import ValueKinds, canonical_class
@@ -66,14 +67,16 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return  # given, or possibly given through **kwargs
         last = max((*node.args, *(k.value for k in node.keywords)), key=lambda n: (n.end_lineno, n.end_col_offset))
         fix = self.ctx.fix("Add `weights_only=True`", Applicability.UNSAFE, self.ctx.insert_after(last, ", weights_only=True"))
-        saved = self._module_saved()
+        saved = self._module_saved
         message = self.message
         if saved is not None:
             message += self.pickled_module.format(saved=self.ctx.text(saved.args[0]), line=saved.lineno)
         self.report(node, message, fix)
 
+    @cached_property
     def _module_saved(self) -> ast.Call | None:
-        """The first `torch.save(module, ...)` of the file: a module object, not its state_dict."""
+        """The first `torch.save(module, ...)` of the file: a module object, not its state_dict (looked for
+        once, whatever the number of loads)."""
         for call in self.ctx.index.of_type(ast.Call):
             if self.ctx.qualified_name(call.func) == SAVE and call.args and self._is_module(call.args[0]):
                 return call

@@ -1,4 +1,5 @@
 import ast
+from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.project import ProjectView
@@ -78,6 +79,11 @@ class ForwardCalledDirectly(Rule):
         classes = [self._class_of(value) for value in assigned or ()]
         if assigned and all(found is not None for found in classes):
             return not all(is_module for is_module in classes)
+        return self._defines_plain_forward
+
+    @cached_property
+    def _defines_plain_forward(self) -> bool:
+        """Does the file define a plain class (see `_is_plain`) with a `forward`?"""
         return any(
             self._is_plain(cls) and any(isinstance(s, ast.FunctionDef) and s.name == "forward" for s in cls.body)
             for cls in self.ctx.index.of_type(ast.ClassDef)
@@ -88,7 +94,7 @@ class ForwardCalledDirectly(Rule):
         (A `torch.autograd.Function` is called through `apply`: its `forward` says nothing of others.)"""
         if depth > 8:
             return False
-        local = {c.name: c for c in self.ctx.index.of_type(ast.ClassDef)}
+        local = self.ctx.analysis(ModuleClasses).by_name
         for base in cls.bases:
             if isinstance(base, ast.Subscript):
                 base = base.value  # `Generic[T]`

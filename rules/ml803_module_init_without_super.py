@@ -60,14 +60,23 @@ class ModuleInitWithoutSuper(Rule):
         if init is None or _is_stub(init) or _always_raises(init):
             return
         methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}
-        called = _self_calls(init)
-        inherited = any(name not in methods for name in called) or _calls_a_super_method(init)
+        calls = self._calls(init)
+        called = _self_calls(calls)
+        inherited = any(name not in methods for name in called) or any(_calls_a_super_method(c) for c in calls)
         if inherited and not self._only_library_bases(node):
             return  # a method of a project base class may call `__init__` (`super()._init(...)`)
-        helpers = [methods[name] for name in called if name in methods and name != "__init__"]
-        nodes = (n for function in (init, *helpers) for n in ast.walk(function))
-        if not any(_calls_an_init(n) or _creates_registries(n) for n in nodes):
+        functions = [init, *(methods[name] for name in called if name in methods and name != "__init__")]
+        if not any(self._initialises(function) for function in functions):
             self.report(init, self.message.format(cls=node.name))
+
+    def _calls(self, function: ast.FunctionDef) -> list[ast.Call]:
+        return self.ctx.index.within(function, ast.Call)
+
+    def _initialises(self, function: ast.FunctionDef) -> bool:
+        """Does it call an `__init__`, or create the registries itself?"""
+        return any(_calls_an_init(call) for call in self._calls(function)) or any(
+            _creates_registries(assignment) for assignment in self.ctx.index.within(function, ast.Assign)
+        )
 
     def _only_library_bases(self, node: ast.ClassDef) -> bool:
         """Are all the class's bases torch's or Lightning's, whose methods never call `__init__`?"""
@@ -87,33 +96,31 @@ def _always_raises(function: ast.FunctionDef) -> bool:
     return any(isinstance(s, ast.Raise) for s in function.body)
 
 
-def _self_calls(function: ast.FunctionDef) -> set[str]:
-    """The methods `function` calls on `self` (`self.make_weight(...)`)."""
+def _self_calls(calls: list[ast.Call]) -> set[str]:
+    """The methods called on `self` (`self.make_weight(...)`)."""
     return {
-        n.func.attr for n in ast.walk(function)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+        call.func.attr for call in calls
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
     }  # fmt: skip
 
 
-def _calls_a_super_method(function: ast.FunctionDef) -> bool:
+def _calls_a_super_method(call: ast.Call) -> bool:
     """`super()._init(...)`: a base class's method other than `__init__`."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr != "__init__" and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+    )  # fmt: skip
+
+
+def _creates_registries(assignment: ast.Assign) -> bool:
+    """`self._modules = {}` (or `_parameters`): the class makes `Module`'s registries itself."""
     return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "__init__"
-        and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
-        and n.func.value.func.id == "super"
-        for n in ast.walk(function)
-    )  # fmt: skip
-
-
-def _creates_registries(node: ast.AST) -> bool:
-    """`self._modules = {}` (or `_parameters`): the class makes `Module`'s registries without its `__init__`."""
-    return isinstance(node, ast.Assign) and any(
         isinstance(t, ast.Attribute) and t.attr in ("_modules", "_parameters") and isinstance(t.value, ast.Name)
-        and t.value.id == "self" for t in node.targets
+        and t.value.id == "self" for t in assignment.targets
     )  # fmt: skip
 
 
-def _calls_an_init(node: ast.AST) -> bool:
+def _calls_an_init(call: ast.Call) -> bool:
     """`super().__init__(...)`, `Base.__init__(self, ...)`, or `super(Cls, self).__init__(...)`."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"

@@ -158,7 +158,7 @@ def test_a_cached_finding_keeps_its_call_sites(tmp_path, monkeypatch):
     [result] = json.loads(second)["runs"][0]["results"]
     [site] = result["relatedLocations"]
     assert site["physicalLocation"]["artifactLocation"]["uri"] == "main.py"
-    assert site["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 1}
+    assert site["physicalLocation"]["region"] == {"startLine": 6, "startColumn": 1, "endLine": 6, "endColumn": 47}
 
 
 def test_a_changed_notebook_caller_invalidates_the_callee_findings(tmp_path, monkeypatch):

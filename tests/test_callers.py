@@ -67,7 +67,7 @@ def test_the_flagship_message_names_the_call_site_and_the_origin(tmp_path):
     )]  # fmt: skip
     project = ProjectIndex.for_paths([str(tmp_path)])
     [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "src/engine.py", project)
-    assert finding.related == (Related("src/main.py", Position(8, 1), "call site: `train(...)`"),)
+    assert finding.related == (Related("src/main.py", Position(8, 1), Position(8, 92), "call site: `train(...)`"),)
 
 
 def test_keywords_and_defaults_bind_as_python_binds_them(tmp_path):
@@ -243,7 +243,7 @@ def test_a_notebook_cell_is_a_call_site_named_by_its_cell(tmp_path):
     project = ProjectIndex.for_paths([str(tmp_path)])
     [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "engine.py", project)
     assert "`model` is `Classifier()` passed at explore.ipynb:cell 3:2" in finding.message
-    assert finding.related == (Related("explore.ipynb", Position(2, 1), "call site: `step(...)`", cell=3),)
+    assert finding.related == (Related("explore.ipynb", Position(2, 1), Position(3, 24), "call site: `step(...)`", cell=3),)
 
 
 def test_a_notebooks_own_call_site_is_named_by_its_cell(tmp_path):
@@ -256,7 +256,7 @@ def test_a_notebooks_own_call_site_is_named_by_its_cell(tmp_path):
     [finding] = lint_path(str(tmp_path / "train.ipynb"), EVERY_RULE, "train.ipynb")
     assert (finding.code, finding.cell, finding.start.line) == ("ML101", 3, 2)
     assert "`scores` is `F.softmax(logits, dim=1)` passed at cell 4, line 2" in finding.message
-    assert finding.related == (Related("train.ipynb", Position(2, 1), "call site: `loss_of(...)`", cell=4),)
+    assert finding.related == (Related("train.ipynb", Position(2, 1), Position(2, 37), "call site: `loss_of(...)`", cell=4),)
 
 
 def test_findings_of_every_family_through_a_parameter_carry_the_call_site():

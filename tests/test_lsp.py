@@ -383,6 +383,21 @@ async def test_saving_a_caller_lints_the_open_callee_again(editor: Editor, tmp_p
     editor.close(engine)
 
 
+async def test_an_unsaved_caller_counts_and_its_edits_and_closing_lint_the_open_callee_again(editor: Editor, tmp_path: Path):
+    models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
+    (tmp_path / "models.py").write_text(models)
+    caller = "from torch import nn\n\nfrom engine import train\nfrom models import Net\n\ntrain({model}, nn.CrossEntropyLoss())\n"
+    (tmp_path / "main.py").write_text(caller.format(model="None"))
+    engine = editor.open(tmp_path / "engine.py", "def train(model, criterion):\n    return criterion(model(1), 0)\n")
+    assert codes(await editor.diagnostics_now(engine)) == []
+    main = editor.open(tmp_path / "main.py", caller.format(model="None"))
+    editor.change(main, caller.format(model="Net()"))  # not saved: the file still passes None
+    assert codes(await editor.diagnostics_now(engine)) == [(1, "ML101")]
+    editor.close(main)
+    assert codes(await editor.diagnostics_now(engine)) == []
+    editor.close(engine)
+
+
 async def test_a_finding_made_through_a_call_site_points_to_it(editor: Editor, tmp_path: Path):
     models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
     (tmp_path / "models.py").write_text(models)
@@ -394,7 +409,8 @@ async def test_a_finding_made_through_a_call_site_points_to_it(editor: Editor, t
     [related] = diagnostic.related_information
     # `train` after 14 characters: 15 UTF-16 units (🔥 takes 2), 17 UTF-8 bytes (🔥 takes 4).
     start = types.Position(line=5, character=editor.units('label = "🔥"; '))
-    assert related.location == types.Location((tmp_path / "main.py").as_uri(), types.Range(start, start))
+    end = types.Position(line=5, character=editor.units('label = "🔥"; train(Net(), nn.CrossEntropyLoss())'))
+    assert related.location == types.Location((tmp_path / "main.py").as_uri(), types.Range(start, end))
     assert related.message == "call site: `train(...)`"
     editor.close(engine)
 
@@ -402,8 +418,8 @@ async def test_a_finding_made_through_a_call_site_points_to_it(editor: Editor, t
 async def test_related_call_sites_in_open_buffers_and_in_notebooks_on_disk(tmp_path: Path):
     engine = str(tmp_path / "engine.py")
     sites = (
-        Related(engine, Position(2, 5), "call site: `step(...)`"),
-        Related(str(tmp_path / "explore.ipynb"), Position(3, 1), "call site: `train(...)`", cell=2),
+        Related(engine, Position(2, 5), Position(2, 16), "call site: `step(...)`"),
+        Related(str(tmp_path / "explore.ipynb"), Position(3, 1), Position(3, 9), "call site: `train(...)`", cell=2),
     )
     finding = dataclasses.replace(
         Finding(engine, Position(1, 1), Position(1, 6), "ML101", "softmax-into-cross-entropy", "m", Severity.ERROR),
@@ -413,7 +429,8 @@ async def test_related_call_sites_in_open_buffers_and_in_notebooks_on_disk(tmp_p
     places = RelatedPlaces("utf-8", {(engine, None): ("untitled:engine", buffer)})
     [here, notebook] = to_diagnostic(finding, buffer, 1, places).related_information
     start = types.Position(line=1, character=len("é = ".encode()))  # the open buffer's text, in UTF-8 bytes
-    assert here == types.DiagnosticRelatedInformation(types.Location("untitled:engine", types.Range(start, start)), sites[0].message)
+    end = types.Position(line=1, character=len("é = step(model)".encode()))
+    assert here == types.DiagnosticRelatedInformation(types.Location("untitled:engine", types.Range(start, end)), sites[0].message)
     origin = types.Position(line=0, character=0)
     location = types.Location((tmp_path / "explore.ipynb").as_uri(), types.Range(origin, origin))
     assert notebook == types.DiagnosticRelatedInformation(location, "call site: `train(...)` (cell 2, line 3)")

@@ -440,8 +440,8 @@ def test_reports_with_absolute_paths(tmp_path):
 
 def test_sarif_related_locations_are_the_call_sites_a_finding_depends_on(tmp_path):
     sites = (
-        Related(str(tmp_path / "src" / "main.py"), Position(12, 5), "call site: `train(...)`"),
-        Related(str(tmp_path / "explore.ipynb"), Position(2, 1), "call site: `run(...)`", cell=3),
+        Related(str(tmp_path / "src" / "main.py"), Position(12, 5), Position(13, 9), "call site: `train(...)`"),
+        Related(str(tmp_path / "explore.ipynb"), Position(2, 1), Position(2, 12), "call site: `run(...)`", cell=3),
     )
     through = dataclasses.replace(NO_SOURCE, path=str(tmp_path / "src" / "engine.py"), related=sites)
     [result] = sarif_run(make_report([through], root=str(tmp_path), sources={}))["results"]
@@ -450,7 +450,7 @@ def test_sarif_related_locations_are_the_call_sites_a_finding_depends_on(tmp_pat
             "id": 0,
             "physicalLocation": {
                 "artifactLocation": {"uri": "src/main.py", "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": 12, "startColumn": 5},
+                "region": {"startLine": 12, "startColumn": 5, "endLine": 13, "endColumn": 9},
             },
             "message": {"text": "call site: `train(...)`"},
         },
@@ -458,10 +458,10 @@ def test_sarif_related_locations_are_the_call_sites_a_finding_depends_on(tmp_pat
             "id": 1,
             "physicalLocation": {
                 "artifactLocation": {"uri": "explore.ipynb", "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": 1},
+                "region": {"startLine": 1, "endLine": 1},
             },
             "message": {"text": "call site: `run(...)`"},
-            "properties": {"cell": 3, "cellRegion": {"startLine": 2, "startColumn": 1}},
+            "properties": {"cell": 3, "cellRegion": {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 12}},
         },
     ]
     assert "relatedLocations" not in sarif_run(make_report())["results"][0]
@@ -469,6 +469,6 @@ def test_sarif_related_locations_are_the_call_sites_a_finding_depends_on(tmp_pat
 
 def test_json_keeps_ruffs_fields_for_a_finding_with_call_sites():
     """Ruff's JSON has no field for related locations: the call site stays in the message only."""
-    through = dataclasses.replace(NO_SOURCE, related=(Related("src/main.py", Position(12, 5), "call site: `train(...)`"),))
+    through = dataclasses.replace(NO_SOURCE, related=(Related("src/main.py", Position(12, 5), Position(12, 30), "call site: `train(...)`"),))
     [item] = json.loads(render(make_report([through], sources={}), "json"))
     assert set(item) == RUFF_FIELDS

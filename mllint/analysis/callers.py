@@ -237,11 +237,12 @@ class Callers:
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
         notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
-        path, start, cell = self._display(caller), caller.start(call), None
+        path, start, end, cell = self._display(caller), caller.start(call), caller.end(call), None
         if caller.notebook is not None:
             cell, start = caller.notebook.cell_position(start)
+            end = caller.notebook.cell_position(end)[1]
             path = f"{path}:cell {cell}"
-        site = Related(self._finding_path(caller), start, f"call site: `{caller.text(call.func)}(...)`", cell)
+        site = Related(self._finding_path(caller), start, end, f"call site: `{caller.text(call.func)}(...)`", cell)
         return path, start.line, site
 
     def _is_class(self, qualified: str | None) -> bool:

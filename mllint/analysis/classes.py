@@ -11,7 +11,8 @@ from mllint.analysis.project import ProjectView
 class ModuleClasses:
     def __init__(self, ctx) -> None:
         classes = ctx.index.of_type(ast.ClassDef)
-        by_name = {cls.name: cls for cls in classes}
+        self.by_name: dict[str, ast.ClassDef] = {cls.name: cls for cls in classes}  # the last one of a name
+        by_name = self.by_name
         outside = {b for cls in classes for b in cls.bases if not (isinstance(b, ast.Name) and b.id in by_name)}
         module_bases = {b for b in outside if _is_module_base(b, ctx)}
         self.modules: set[ast.ClassDef] = set()
@@ -20,7 +21,8 @@ class ModuleClasses:
             changed = False
             for cls in classes:
                 if cls not in self.modules and any(
-                    b in module_bases or (isinstance(b, ast.Name) and by_name.get(b.id) in self.modules) for b in cls.bases
+                    b in module_bases or (isinstance(b, ast.Name) and by_name.get(b.id) in self.modules)
+                    for b in cls.bases
                 ):
                     self.modules.add(cls)
                     changed = True
@@ -37,4 +39,6 @@ def _is_module_base(base: ast.AST, ctx) -> bool:
     qualified = ctx.qualified_name(base)
     if qualified is None:
         return False
-    return is_module_base(qualified) or (ctx.project is not None and ctx.analysis(ProjectView).is_module_class(qualified))
+    if is_module_base(qualified):
+        return True
+    return ctx.project is not None and ctx.analysis(ProjectView).is_module_class(qualified)

@@ -20,6 +20,7 @@ class Names:
         self._imports: dict[ast.AST, dict[str, str]] = {}
         self._resolved: dict[tuple[ast.AST | None, str], str | None] = {}
         self._qualified: dict[ast.AST, str | None] = {}  # every rule asks about the same calls
+        self._shadowable: frozenset[str] | None = None
         module = ctx.module
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
@@ -38,6 +39,8 @@ class Names:
         return self._qualified[expr]
 
     def resolve(self, name: ast.Name) -> str | None:
+        if self._unshadowed(name.id):  # the same in every scope: no need to find the one `name` is in
+            return self._resolve(None, name.id)
         function = self.scopes.enclosing_function(name)
         key = (function, name.id)
         if key not in self._resolved:
@@ -54,6 +57,14 @@ class Names:
             function = self.scopes.enclosing_function(function)
         module_level = self._imports.get(self._module, {})
         return module_level.get(name) or self._definitions.get(name)
+
+    def _unshadowed(self, name: str) -> bool:
+        """Does `name` resolve alike in every scope: no function imports it, and nothing in the file binds it
+        but imports outside functions?"""
+        if self._shadowable is None:
+            inner_imports = (names for scope, names in self._imports.items() if scope is not self._module)
+            self._shadowable = self.scopes.bound_anywhere().union(*inner_imports)
+        return name not in self._shadowable
 
     def is_own_or_local(self, name: ast.Name) -> bool:
         """Does `name` resolve to nothing imported: a class or function of this module, or a local name?"""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import itertools
 import os
 import re
 import sys
@@ -37,7 +38,7 @@ from mllint.analysis.values import (
 from mllint.context import FileContext
 from mllint.findings import Position
 from mllint.notebook import load as load_notebook
-from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
+from mllint.source import SourceError, SourceFile, SourceText, is_notebook, parse_python, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
 
@@ -72,8 +73,13 @@ _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 # tree takes about a hundred times the memory of its source.
 _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
 KEPT_SOURCE_BYTES = 2 << 20
+_LET_GO: list = []  # parsed modules no longer kept, to release at the end of the lint (`release_let_go`)
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
+# The editor's open Python buffers, unsaved edits included: path -> (version, text). The project reads a
+# module from its buffer instead of its file; a buffer's stamp is (-version, length), never a file's.
+_BUFFERS: dict[str, tuple[int, str]] = {}
+_buffer_versions = itertools.count(1)
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
@@ -224,6 +230,18 @@ class ProjectIndex:
                 recorder[module] = digest
 
 
+def use_buffers(buffers: dict[str, str]) -> None:
+    """The editor's open Python buffers (path -> text): what the project reads for those modules until
+    the next call; a buffer closed is read from its file again."""
+    buffers = {os.path.abspath(path): text for path, text in buffers.items()}
+    for path in [p for p in _BUFFERS if p not in buffers]:
+        del _BUFFERS[path]
+    for path, text in buffers.items():
+        known = _BUFFERS.get(path)
+        if known is None or known[1] != text:
+            _BUFFERS[path] = (next(_buffer_versions), text)
+
+
 def install_calls(shared: tuple) -> None:
     """In a worker process: the word index its run built (`ProjectIndex.shared_calls`)."""
     key, calls = shared
@@ -300,6 +318,9 @@ def _listing_digest(modules: list[str]) -> str:
 
 
 def _stamp(path: str) -> tuple[int, int]:
+    buffer = _BUFFERS.get(path)
+    if buffer is not None:
+        return (-buffer[0], len(buffer[1]))
     try:
         status = os.stat(path)
     except OSError:
@@ -317,6 +338,9 @@ def _while_unchanged(cache: dict, key, path: str, compute):
 
 
 def _content(path: str) -> bytes | None:
+    buffer = _BUFFERS.get(path)
+    if buffer is not None:
+        return buffer[1].encode("utf-8", "surrogatepass")
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -344,16 +368,29 @@ def _context(path: str, module: str):
     stamp = _stamp(path)
     known = _CONTEXTS.pop(path, None)
     if known is None or known[0] != stamp:
+        if known is not None:
+            _LET_GO.append(known[1])
         known = (stamp, _parse(path, module))
     _CONTEXTS[path] = known  # the most recently used last
     while len(_CONTEXTS) > 1 and sum(stamp[1] for stamp, _ in _CONTEXTS.values()) > KEPT_SOURCE_BYTES:
-        del _CONTEXTS[next(iter(_CONTEXTS))]
+        _LET_GO.append(_CONTEXTS.pop(next(iter(_CONTEXTS)))[1])
     return known[1]
+
+
+def release_let_go() -> None:
+    """At the end of a lint, which may still have read them: the parsed modules no longer kept release
+    their analyses (which refer back to them), so that reference counting frees them with their trees,
+    not the cyclic garbage collector (which would also scan every module kept, after every file)."""
+    while _LET_GO:
+        ctx = _LET_GO.pop()
+        if ctx is not None:
+            ctx.release()
 
 
 def _parse(path: str, module: str):
     try:
-        source = read_source(path)
+        buffer = _BUFFERS.get(path)
+        source = read_source(path) if buffer is None else SourceFile(buffer[1], "utf-8", b"")
         notebook = load_notebook(source.text) if is_notebook(path) else None
         text = source.text if notebook is None else notebook.python
         tree = parse_python(text, path)

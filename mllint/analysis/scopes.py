@@ -15,6 +15,7 @@ class Scopes:
         self._parents = ctx.index.parents
         self._bindings: dict[ast.AST, frozenset[str]] = {}
         self._stores: tuple[list[tuple[int, int]], list[str]] | None = None
+        self._bound_anywhere: frozenset[str] | None = None
         # Memoized answers for statements: a query costs the nodes up to a statement seen before.
         self._functions: dict[ast.AST, ast.AST | None] = {}
         self._classes: dict[ast.AST, ast.AST | None] = {}
@@ -86,6 +87,15 @@ class Scopes:
                 if isinstance(node, ast.stmt):
                     self._statements.setdefault(self.enclosing_function(node), []).append(node)
         return self._statements.get(function, [])
+
+    def bound_anywhere(self) -> frozenset[str]:
+        """Every name some function's `local_bindings` may hold: the file's bindings and parameters."""
+        if self._bound_anywhere is None:
+            if self._stores is None:
+                self._stores = _stores(self._index)
+            functions = self._index.of_type(*FUNCTION_NODES)
+            self._bound_anywhere = frozenset(self._stores[1]) | {arg.arg for f in functions for arg in parameters(f)}
+        return self._bound_anywhere
 
     def local_bindings(self, function: ast.AST) -> frozenset[str]:
         """Names a function binds other than by import: parameters, assignment targets, loop variables,

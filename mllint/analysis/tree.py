@@ -12,6 +12,7 @@ SKIPPED_FIELDS = frozenset(
     {"ctx", "op", "id", "name", "attr", "arg", "module", "level", "asname", "kind", "type_comment",
      "conversion", "is_async", "type_ignores"}
 )  # fmt: skip
+LEAVES = (ast.Constant, ast.MatchSingleton)  # their `value` is a Python object, never a node
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -46,7 +47,10 @@ _CHILD_FIELDS_FIRST_FIRST: dict[type, tuple[str, ...]] = {}
 def _child_fields_last_first(node_type: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
-        fields = _CHILD_FIELDS[node_type] = tuple(f for f in reversed(node_type._fields) if f not in SKIPPED_FIELDS)
+        fields = _CHILD_FIELDS[node_type] = (
+            () if issubclass(node_type, LEAVES)
+            else tuple(f for f in reversed(node_type._fields) if f not in SKIPPED_FIELDS)
+        )  # fmt: skip
     return fields
 
 
@@ -57,18 +61,14 @@ class TreeIndex:
         self.by_type: dict[type, list[ast.AST]] = defaultdict(list)
         self._order: dict[ast.AST, int] | None = None
         self._type_numbers: dict[type, list[int]] = {}
-        nodes, parents, by_type = self.nodes, self.parents, {}
+        nodes, parents, child_fields = self.nodes, self.parents, _CHILD_FIELDS
         stack: list[ast.AST] = [ctx.tree]
         pop, push, append, node_class = stack.pop, stack.append, nodes.append, ast.AST
         while stack:  # children are pushed last first, so that they come out in source order
             node = pop()
             append(node)
-            node_type = type(node)
-            of_type = by_type.get(node_type)
-            if of_type is None:
-                of_type = by_type[node_type] = []
-            of_type.append(node)
-            for name in _child_fields_last_first(node_type):
+            fields = child_fields.get(type(node))
+            for name in fields if fields is not None else _child_fields_last_first(type(node)):
                 value = getattr(node, name, None)
                 if type(value) is list:
                     for item in reversed(value):
@@ -78,7 +78,9 @@ class TreeIndex:
                 elif isinstance(value, node_class):
                     parents[value] = node
                     push(value)
-        self.by_type.update(by_type)
+        by_type = self.by_type
+        for node in nodes:
+            by_type[type(node)].append(node)
 
     def of_type(self, *types: type) -> list[ast.AST]:
         return [node for t in types for node in self.by_type.get(t, ())]

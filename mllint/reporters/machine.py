@@ -204,12 +204,13 @@ def _sarif_result(finding: Finding, fingerprint: str, report: Report, rule_index
 
 def _sarif_related(index: int, related: Related, report: Report) -> dict:
     """A call site a finding depends on (for a notebook's cell, its lines in the file, as for results)."""
-    region = {"startLine": related.start.line, "startColumn": related.start.column}
+    start, end = related.start, related.end
+    region = {"startLine": start.line, "startColumn": start.column, "endLine": end.line, "endColumn": end.column}
     location = {"artifactLocation": _artifact_location(related.path, report.root), "region": region}
     sarif_location = {"id": index, "physicalLocation": location, "message": {"text": related.message}}
     if related.cell is not None:
-        line = report.lines_in_file(related.path, related.cell, related.start.line, related.start.line)[0]
-        location["region"] = {"startLine": line}
+        start_line, end_line = report.lines_in_file(related.path, related.cell, start.line, end.line)
+        location["region"] = {"startLine": start_line, "endLine": end_line}
         sarif_location["properties"] = {"cell": related.cell, "cellRegion": region}
     return sarif_location
 
