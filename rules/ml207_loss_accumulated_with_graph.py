@@ -2,8 +2,7 @@ import ast
 
 from mllint.analysis.loops import LOOP_NODES, EventKind, Iteration, TrainingLoops
 from mllint.analysis.meters import APPENDS, kept_argument
-from mllint.analysis.scopes import FUNCTION_NODES
-from mllint.analysis.tree import child_nodes
+from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Applicability, Fix
 from mllint.rule import Rule
@@ -137,7 +136,7 @@ class LossAccumulatedWithGraph(Rule):
     def _accumulations(self, loop: ast.AST):
         """(loss name, total) for `total += loss`, `total += loss * n`, `stats["loss"] += loss` and
         `total.append(loss)`."""
-        for node in _walk_iteration(loop):
+        for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
                 value = node.value
                 if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
@@ -151,7 +150,7 @@ class LossAccumulatedWithGraph(Rule):
 
     def _method_arguments(self, loop: ast.AST):
         """(call, name) for each name passed to a method of an object: `meter.update(loss, n)`."""
-        for node in _walk_iteration(loop):
+        for node in own_nodes(loop.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in LOGGING_CALLS or node.func.attr in APPENDS:
                     continue
@@ -164,7 +163,7 @@ class LossAccumulatedWithGraph(Rule):
         around the call?"""
         meter = self.ctx.text(call.func.value)
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, LOOP_NODES)), None)
-        for node in _walk_iteration(loop) if loop is not None else ():
+        for node in own_nodes(loop.body) if loop is not None else ():
             if isinstance(node, ast.Assign) and any(self.ctx.text(t) == meter for t in node.targets):
                 return True
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reset":
@@ -201,15 +200,18 @@ class LossAccumulatedWithGraph(Rule):
         and never backpropagated?"""
         total = _base(total)
         scope = function or self.ctx.tree
-        bound_before, rebound, backpropagated = False, False, False
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Name) and node.id == total.id:
-                if isinstance(node.ctx, ast.Store):
-                    inside = loop in set(self.ctx.scopes.ancestors(node))
-                    bound_before |= not inside and node.lineno < loop.lineno
-                    rebound |= inside and not isinstance(self.ctx.scopes.parent(node), ast.AugAssign)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
-                backpropagated |= any(isinstance(n, ast.Name) and n.id == total.id for n in ast.walk(node))
+        bound_before, rebound = False, False
+        for node in self.ctx.index.within(scope, ast.Name):
+            if node.id == total.id and isinstance(node.ctx, ast.Store):
+                inside = loop in set(self.ctx.scopes.ancestors(node))
+                bound_before |= not inside and node.lineno < loop.lineno
+                rebound |= inside and not isinstance(self.ctx.scopes.parent(node), ast.AugAssign)
+        backpropagated = any(
+            isinstance(n, ast.Name) and n.id == total.id
+            for call in self.ctx.index.within(scope, ast.Call)
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+            for n in ast.walk(call)
+        )  # fmt: skip
         return bound_before and not rebound and not backpropagated
 
     def _fix(self, loss: ast.Name, total: ast.Name, function) -> Fix:
@@ -236,16 +238,6 @@ class LossAccumulatedWithGraph(Rule):
             if isinstance(ancestor, (ast.stmt, *FUNCTION_NODES)):
                 return False
         return False
-
-
-def _walk_iteration(loop: ast.AST):
-    """The nodes of a loop's body, not entering nested functions or classes."""
-    stack = list(reversed(loop.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
-            stack.extend(reversed(child_nodes(node)))
 
 
 def _made_from(name: ast.Name, values: ValueKinds, depth: int = 0) -> list[ast.AST] | None:

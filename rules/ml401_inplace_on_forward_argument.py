@@ -1,4 +1,5 @@
 import ast
+from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.names import training_test
@@ -104,28 +105,33 @@ class InplaceOnForwardArgument(Rule):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
             return
-        tensors = self._tensor_parameters(node) - self._sequence_parameters(node)
+        tensors = self._tensor_parameters(node)
+        tensors -= self._sequence_parameters(node) if tensors else set()
         if not tensors:
             return
         for statement in _statements(node):
-            if self._inference_only(statement, node) or self._asked_in_place(statement, node):
-                continue
-            if isinstance(statement, ast.AugAssign) and self._argument_held(statement.target, tensors):
-                self._report_augmented(statement, self._argument_held(statement.target, tensors))
+            if isinstance(statement, ast.AugAssign):
+                argument = self._argument_held(statement.target, tensors)
+                if argument and not self._excused(statement, node):
+                    self._report_augmented(statement, argument)
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
                     # Not through an alias (`maps = features; maps[0] = ...`): it may well hold a list.
                     if _indexes_a_tensor(target) and isinstance(target.value, ast.Name) and target.value.id in tensors:
-                        if self._argument_held(target.value, tensors):
+                        if self._argument_held(target.value, tensors) and not self._excused(statement, node):
                             self.report(target, self.message.format(name=target.value.id))
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
                 name = inplace and self._argument_held(func.value, tensors)
-                if name:
+                if name and not self._excused(statement, node):
                     self.report(statement.value, self._message(func.value.id, name))
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
+
+    def _excused(self, statement: ast.stmt, forward: ast.FunctionDef) -> bool:
+        """Does the statement run only in evaluation, or only when the module is asked to work in place?"""
+        return self._inference_only(statement, forward) or self._asked_in_place(statement, forward)
 
     def _message(self, alias: str, name: str) -> str:
         return self.message.format(name=name) if alias == name else self.alias_message.format(alias=alias, name=name)
@@ -133,8 +139,8 @@ class InplaceOnForwardArgument(Rule):
     def _check_activation(self, call: ast.Call, forward: ast.FunctionDef, tensors: set[str]) -> None:
         """`self.relu(x)` (an `nn.ReLU(inplace=True)`) or `F.relu(x, inplace=True)` on the argument `x`,
         read again further down `forward`."""
-        activation = self._inplace_activation(call)
         argument = call.args[0] if call.args else None
+        activation = self._inplace_activation(call) if isinstance(argument, ast.Name) else None
         name = activation is not None and self._argument_held(argument, tensors)
         if not name:
             return
@@ -153,15 +159,24 @@ class InplaceOnForwardArgument(Rule):
         name = self.ctx.qualified_name(call.func)
         if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and _keyword_true(call, "inplace")):
             return self.ctx.text(call.func)
-        if name is not None:
+        if name is not None or not self._inplace_modules:
             return None
         constructor = self.ctx.analysis(ValueKinds).constructor(call.func)
-        module = canonical_class(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        return self.ctx.text(constructor) if constructor in self._inplace_modules else None
+
+    @cached_property
+    def _inplace_modules(self) -> set[ast.Call]:
+        """The file's constructions of activation modules that work in place (`nn.ReLU(inplace=True)`)."""
+        return {c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._builds_inplace_module(c)}
+
+    def _builds_inplace_module(self, call: ast.Call) -> bool:
+        if not (_keyword_true(call, "inplace") or any(_is_true(a) for a in call.args)):
+            return False
+        module = canonical_class(self.ctx.qualified_name(call.func))
         if module not in INPLACE_MODULES:
-            return None
+            return False
         position = INPLACE_MODULES[module]
-        positional = len(constructor.args) > position and _is_true(constructor.args[position])
-        return self.ctx.text(constructor) if positional or _keyword_true(constructor, "inplace") else None
+        return len(call.args) > position and _is_true(call.args[position]) or _keyword_true(call, "inplace")
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
         positional = [*function.args.posonlyargs, *function.args.args][1:]
@@ -177,7 +192,7 @@ class InplaceOnForwardArgument(Rule):
         names = set()
         for call in self.ctx.index.within(function, ast.Call):
             func = call.func
-            if self.ctx.qualified_name(func) in SEQUENCE_FUNCTIONS and call.args and isinstance(call.args[0], ast.Name):
+            if call.args and isinstance(call.args[0], ast.Name) and self.ctx.qualified_name(func) in SEQUENCE_FUNCTIONS:
                 names.add(call.args[0].id)
             elif isinstance(func, ast.Attribute) and func.attr in LIST_METHODS and isinstance(func.value, ast.Name):
                 names.add(func.value.id)

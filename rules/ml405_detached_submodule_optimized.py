@@ -3,7 +3,7 @@ import re
 
 from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.detached import Detached, always_detached
-from mllint.analysis.parameters import is_optimizer_constructor, optimizer_over
+from mllint.analysis.parameters import OptimizerConstructors, optimizer_over
 from mllint.analysis.project import ProjectView
 from mllint.analysis.values import ValueKinds
 from mllint.rule import Rule
@@ -87,7 +87,7 @@ class DetachedSubmoduleOptimized(Rule):
     requires_any_text = ("optim", "Adam", "Adafactor")
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not is_optimizer_constructor(self.ctx, node):
+        if node not in self.ctx.analysis(OptimizerConstructors).calls:
             return
         reported: set[tuple[str, str]] = set()
         for optimized in optimizer_over(self.ctx, node):

@@ -3,7 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import PARAMETRISED
-from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import canonical_class
 from mllint.rule import Rule
 
@@ -70,6 +70,10 @@ class LayerBuiltInForward(Rule):
     )
     requires_any_text = ("forward",)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._calls: dict[ast.AST, list[ast.Call]] = {}  # each function's own calls, walked once per file
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node not in self.ctx.analysis(ModuleClasses).modules:
             return
@@ -96,21 +100,27 @@ class LayerBuiltInForward(Rule):
             function, depth = pending.pop()
             if depth >= MAX_CALL_DEPTH:
                 continue
-            for call in _own_calls(function):
-                if self._lazily_stored(call, seen[function]):
-                    continue  # `self.head = self._build_head()` under a check: built once
+            for call in self._calls_of(function):
                 func = call.func
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
                     callee = methods.get(func.attr)
                 else:
                     callee = module_functions.get(func.id) if isinstance(func, ast.Name) else None
-                if callee is not None and callee not in seen:
-                    seen[callee] = seen[function] or _under_if(self.ctx, call) or _returns_early(callee)
-                    pending.append((callee, depth + 1))
+                if callee is None or callee in seen:
+                    continue
+                if self._lazily_stored(call, seen[function]):
+                    continue  # `self.head = self._build_head()` under a check: built once
+                seen[callee] = seen[function] or _under_if(self.ctx, call) or _returns_early(callee)
+                pending.append((callee, depth + 1))
         return list(seen.items())
 
+    def _calls_of(self, function: ast.AST) -> list[ast.Call]:
+        if function not in self._calls:
+            self._calls[function] = _own_calls(self.ctx, function)
+        return self._calls[function]
+
     def _constructions(self, function: ast.AST, guarded: bool):
-        for call in _own_calls(function):
+        for call in self._calls_of(function):
             built = canonical_class(self.ctx.qualified_name(call.func))
             if built in PARAMETRISED and not self._lazily_stored(call, guarded):
                 yield call
@@ -174,13 +184,24 @@ def _on_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
-def _own_calls(function: ast.AST):
-    """The calls in a function's body, not in nested functions, lambdas or classes."""
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        stack += ast.iter_child_nodes(node)
+def _own_calls(ctx, function: ast.AST) -> list[ast.Call]:
+    """The calls in a function's body, not in nested functions, lambdas or classes, in the order `_reached`
+    has always met them (which call of a helper reaches it first decides how it is reached): the last
+    statement first, a call before the calls it holds, its arguments last first. Read through the tree
+    index: a call's chain of parents says whether it is the function's own, and which calls hold it."""
+    parents = ctx.index.parents
+    held_by: dict[ast.AST, list[ast.AST]] = {}  # the own calls in source order -> the calls around each
+    for call in ctx.index.within(function, ast.Call):
+        around, child, node = [], call, parents[call]
+        while node is not function and not isinstance(node, SCOPE_NODES):
+            if isinstance(node, ast.Call):
+                around.append(node)
+            child, node = node, parents[node]
+        if node is function and isinstance(child, ast.stmt):  # in the body, not a decorator or a default
+            held_by[call] = around
+    calls, pending = [], []  # the calls in evaluation order (each after those it holds), then reversed
+    for call, around in held_by.items():
+        while pending and pending[-1] not in around:
+            calls.append(pending.pop())
+        pending.append(call)
+    return (calls + pending[::-1])[::-1]

@@ -1,6 +1,7 @@
 import ast
+from functools import cached_property
 
-from mllint.analysis.parameters import built_by_helper, is_optimizer_constructor, layer_owners, optimizer_over
+from mllint.analysis.parameters import OptimizerConstructors, built_by_helper, layer_owners, optimizer_over
 from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -54,14 +55,14 @@ class LayerAddedAfterOptimizer(Rule):
     requires_any_text = ("parameters(",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if is_optimizer_constructor(self.ctx, node):
+        if node in self.ctx.analysis(OptimizerConstructors).calls:
             models = {self.ctx.text(o.module) for o in optimizer_over(self.ctx, node)}
-        elif "optim" in self.ctx.text(node.func).lower():  # `build_optimizer(model, cfg)`: a helper, perhaps
+        elif self._says_optim(node.func):  # `build_optimizer(model, cfg)`: a helper, perhaps
             models = set(built_by_helper(self.ctx, node) or ())
         else:
             return
         holder = _holder(self.ctx, node)
-        if holder is None:
+        if not models or holder is None:
             return
         scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
         groups = self.ctx.analysis(ScopeGroups)
@@ -80,6 +81,15 @@ class LayerAddedAfterOptimizer(Rule):
                     self.report(target, self.message.format(
                         layer=self.ctx.text(target), optimizer=holder, model=model, line=node.lineno
                     ))  # fmt: skip
+
+    @cached_property
+    def _optim_lines(self) -> frozenset[int]:
+        """The lines that say `optim` (in any case): an expression can say it only if one of its lines does."""
+        return frozenset(number for number, line in enumerate(self.ctx.source.lines, 1) if "optim" in line.lower())
+
+    def _says_optim(self, node: ast.AST) -> bool:
+        lines = range(node.lineno, node.end_lineno + 1)
+        return not self._optim_lines.isdisjoint(lines) and "optim" in self.ctx.text(node).lower()
 
     def _optimized_later(self, scope: ast.AST, layer: str, statement: ast.AST) -> bool:
         """Does another optimizer built after `statement` take the layer's parameters (`critic_optimizer =
@@ -123,4 +133,4 @@ def _loaded(ctx, name: ast.Name) -> list[str]:
 
 def _optimized_modules(ctx, call: ast.Call) -> list[str]:
     """`model` and `critic` for `Adam([*model.parameters(), *critic.parameters()])`."""
-    return [ctx.text(o.module) for o in optimizer_over(ctx, call)] if is_optimizer_constructor(ctx, call) else []
+    return [ctx.text(o.module) for o in optimizer_over(ctx, call)] if call in ctx.analysis(OptimizerConstructors).calls else []

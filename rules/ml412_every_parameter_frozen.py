@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.parameters import HARMLESS_MODULE_METHODS, is_optimizer_constructor, layer_owners, optimizer_over
+from mllint.analysis.parameters import HARMLESS_MODULE_METHODS, OptimizerConstructors, layer_owners, optimizer_over
 from mllint.analysis.scope_groups import ScopeGroups, start
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
@@ -55,7 +55,7 @@ class EveryParameterFrozen(Rule):
     requires_any_text = ("requires_grad",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not is_optimizer_constructor(self.ctx, node):
+        if node not in self.ctx.analysis(OptimizerConstructors).calls:
             return
         scope = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
         for optimized in optimizer_over(self.ctx, node):

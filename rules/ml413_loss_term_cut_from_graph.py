@@ -68,6 +68,7 @@ class LossTermCutFromGraph(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reported: set[ast.AST] = set()
+        self._from_models: dict[tuple[ast.AST, int], bool] = {}  # `_from_model`'s answers
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = backward_loss(self.ctx, node)
@@ -138,6 +139,11 @@ class LossTermCutFromGraph(Rule):
 
     def _from_model(self, expr: ast.AST, depth: int) -> bool:
         """Is `expr` computed from a model's output (`model(x)`, `self.encoder(x)`), through local names?"""
+        if (expr, depth) not in self._from_models:
+            self._from_models[(expr, depth)] = self._computed_from_model(expr, depth)
+        return self._from_models[(expr, depth)]
+
+    def _computed_from_model(self, expr: ast.AST, depth: int) -> bool:
         if depth > MAX_DEPTH:
             return False
         for node in ast.walk(expr):

@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
 from mllint.analysis.parameters import is_module
-from mllint.analysis.scopes import FUNCTION_NODES
+from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
 from mllint.rule import Rule
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
@@ -93,7 +93,7 @@ class TrainingErrorSwallowed(Rule):
                 self.report(handler, message)
         elif self._in_training_loop(node, loops) and self._runs_the_model(node.body, events):
             for handler in handlers:
-                if any(isinstance(n, ast.Continue) for n in self._own_nodes(handler.body)):
+                if any(isinstance(n, ast.Continue) for n in own_nodes(handler.body)):
                     message = (
                         f"`{self._written(handler)}` skips the batch on every error of the training step and does "
                         "not re-raise: a broken model trains on nothing, and the run reports success"
@@ -116,7 +116,7 @@ class TrainingErrorSwallowed(Rule):
 
     def _runs_the_model(self, body: list[ast.stmt], events) -> bool:
         """Does the block call a module (the forward pass) or backpropagate?"""
-        calls = [n for n in self._own_nodes(body) if isinstance(n, ast.Call)]
+        calls = [n for n in own_nodes(body) if isinstance(n, ast.Call)]
         return any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
 
     def _broad(self, exception: ast.AST | None) -> bool:
@@ -134,7 +134,7 @@ class TrainingErrorSwallowed(Rule):
         others = _other_than_out_of_memory(handler.body)
         if others is not None:
             return self._always_leaves(others)
-        return any(self._leaving(node) for node in self._own_nodes(handler.body))
+        return any(self._leaving(node) for node in own_nodes(handler.body))
 
     def _always_leaves(self, block: list[ast.stmt]) -> bool:
         for statement in block:
@@ -152,15 +152,6 @@ class TrainingErrorSwallowed(Rule):
             self.ctx.qualified_name(node.func) in EXITS or isinstance(node.func, ast.Name) and node.func.id in BUILTIN_EXITS
         )
 
-    @staticmethod
-    def _own_nodes(block: list[ast.stmt]):
-        """The nodes of a block, not those of functions or classes defined in it."""
-        stack = list(block)
-        while stack:
-            node = stack.pop()
-            yield node
-            if not isinstance(node, (*FUNCTION_NODES, ast.ClassDef)):
-                stack.extend(ast.iter_child_nodes(node))
 
 
 def _other_than_out_of_memory(block: list[ast.stmt]) -> list[ast.stmt] | None:

@@ -246,6 +246,24 @@ def test_a_notebook_cell_is_a_call_site_named_by_its_cell(tmp_path):
     assert finding.related == (Related("explore.ipynb", Position(2, 1), Position(3, 24), "call site: `step(...)`", cell=3),)
 
 
+def test_a_notebook_importing_the_function_on_a_continued_line_is_a_call_site(tmp_path):
+    """In the notebook's JSON the line break is `\\n`: `import (\\nstep)` still names `step`."""
+    write(tmp_path, {
+        "models.py": MODELS,
+        "engine.py": """\
+            from torch import nn
+
+
+            def step(model, x, y):
+                return nn.CrossEntropyLoss()(model(x), y)
+            """,
+    })  # fmt: skip
+    (tmp_path / "explore.ipynb").write_text(notebook(["from engine import (\nstep)\nfrom models import Classifier\nstep(Classifier(), 1, 1)"]))
+    project = ProjectIndex.for_paths([str(tmp_path)])
+    [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "engine.py", project)
+    assert "passed at explore.ipynb:cell 2:4" in finding.message
+
+
 def test_a_notebooks_own_call_site_is_named_by_its_cell(tmp_path):
     cells = [
         "import torch.nn.functional as F",

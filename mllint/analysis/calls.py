@@ -80,18 +80,10 @@ class CallResolver:
     def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
         """The functions a function defines, also inside its loops and branches (the last one wins)."""
         if function not in self._nested:
-            found: dict[str, ast.AST] = {}
-            stack = list(reversed(function.body))
-            while stack:
-                node = stack.pop()
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[node.name] = node
-                elif isinstance(node, ast.stmt) and not isinstance(node, ast.ClassDef):
-                    blocks = (ast.stmt, ast.excepthandler, ast.match_case)
-                    stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, blocks)])
-                elif isinstance(node, (ast.excepthandler, ast.match_case)):
-                    stack += reversed(node.body)
-            self._nested[function] = found
+            defined = self.ctx.index.within(function, ast.FunctionDef, ast.AsyncFunctionDef)
+            self._nested[function] = {
+                node.name: node for node in defined if node is not function and self.scopes.enclosing_scope(node) is function
+            }  # fmt: skip
         return self._nested[function]
 
     def is_attribute_call(self, call: ast.Call) -> bool:

@@ -124,10 +124,28 @@ class GradientFlow:
         self._assumed: dict[ast.AST, Flow | None] = {}  # definitions being computed: their flow so far
         self._reentered: set[ast.AST] = set()  # ... and those met again meanwhile
         self._binding = None  # the call site the parameters are read under
+        # Answers by (expression, binding), with the functions whose parameters they needed unbound
+        # (`values.unbound`): ML404 and ML413 ask about the same losses.
+        self._answers: dict[tuple[ast.AST, object], tuple[Flow, list[ast.AST]]] = {}
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
         that call site passes, evaluated in the caller."""
+        if self._assumed:  # asked through a caller while a flow is worked out here: no whole answer to keep
+            return self._answer(expr, binding)
+        key = (expr, binding)
+        if key not in self._answers:
+            recording, self.values.unbound = self.values.unbound, []
+            try:
+                self._answers[key] = (self._answer(expr, binding), self.values.unbound)
+            finally:
+                self.values.unbound = recording
+        flow, unbound = self._answers[key]
+        if self.values.unbound is not None:
+            self.values.unbound += [f for f in unbound if f not in self.values.unbound]
+        return flow
+
+    def _answer(self, expr: ast.AST, binding) -> Flow:
         self._budget = BUDGET
         outer, self._binding = self._binding, binding
         try:
@@ -526,6 +544,8 @@ def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
     """The tensor a call runs backward from: `loss.backward()`, `scaler.scale(loss).backward()`,
     `accelerator.backward(loss)`, `self.manual_backward(loss)`, `torch.autograd.backward(loss)`."""
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr not in ("backward", "manual_backward"):
+        return None  # the cheap test: most calls
     if ctx.qualified_name(func) == "torch.autograd.backward":
         return call_argument(call, 0, "tensors")
     if not isinstance(func, ast.Attribute):

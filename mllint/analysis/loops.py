@@ -30,11 +30,11 @@ from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.names import Names, callee_name, reference_key
+from mllint.analysis.names import Names, callee_name, is_self_attribute, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
+from mllint.analysis.parameters import optimizer_helper
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import child_nodes
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Related
@@ -48,6 +48,8 @@ LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 ITERATING_NODES = (*LOOP_NODES, *COMPREHENSION_NODES)
+# What `_calls_in` does not enter: functions, statements, and names and constants (which hold no call).
+NOT_ENTERED = (*FUNCTION_NODES, ast.stmt, ast.Name, ast.Constant)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
@@ -230,7 +232,7 @@ class BackwardReach:
         for call in self.calls:
             called = _called(call)
             name = callee_name(called)
-            if name is not None and (isinstance(called.func, ast.Name) or reference_key(called.func.value) == "self"):
+            if name is not None and (isinstance(called.func, ast.Name) or is_self_attribute(called.func)):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
@@ -278,6 +280,7 @@ class TrainingLoops:
         self._reaching_elsewhere: dict[str, frozenset[str]] = {}  # module -> its functions that reach a backward
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
+        self._owned: dict[ast.AST, Owners | None] = {}  # by step call: ML201 asks for each clear
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
         for loop in self._iterating:
@@ -331,6 +334,11 @@ class TrainingLoops:
         call = step.node
         if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
             return None
+        if call not in self._owned:
+            self._owned[call] = self._step_owners(call)
+        return self._owned[call]
+
+    def _step_owners(self, call: ast.Call) -> Owners | None:
         scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
         receiver = call.args[0] if scaled else call.func.value
         for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
@@ -349,15 +357,11 @@ class TrainingLoops:
         m, constructor = self._module(found[0]), found[1]
         if is_optimizer(m.ctx.qualified_name(constructor.func)):
             return self._optimizer_owners(m, constructor, None)
-        builder = self.project.function(m.ctx.qualified_name(constructor.func) or "") if self.project else None
-        if builder is None:
+        helper = optimizer_helper(self.project, m.ctx, constructor) if self.project else None
+        if helper is None or len(helper[2]) != 1:
             return None
-        ctx, function = builder
-        returned = returned_expressions(function.body)
-        built = self._module(ctx).values.construction(returned[0]) if returned and len(returned) == 1 else None
-        if built is None or built[0] is not ctx or not is_optimizer(ctx.qualified_name(built[1].func)):
-            return None
-        return self._optimizer_owners(self._module(ctx), built[1], bind_arguments(constructor, function, False))
+        ctx, function, (built,) = helper
+        return self._optimizer_owners(self._module(ctx), built, bind_arguments(constructor, function, False))
 
     def _optimizer_owners(self, m: _Module, constructor: ast.Call, arguments: dict[str, ast.AST | None] | None):
         """The owners of an optimizer built by `constructor` in `m`; `arguments`: what a call passes for the
@@ -458,7 +462,8 @@ class TrainingLoops:
         """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that
         may reach one (of the file, or of a module of the project that calls `.backward(`): a cheap
         lexical over-approximation, so that the events are only built where training may happen."""
-        elsewhere = [c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._reaches_backward_elsewhere(c)]
+        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_imports else ()
+        elsewhere = [c for c in calls if self._reaches_backward_elsewhere(c)]
         marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
         found: set[ast.AST] = set()
         for mark in marks:
@@ -594,8 +599,9 @@ class TrainingLoops:
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
-            name = m.ctx.qualified_name(call.func)
-            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=name)] if arguments else []
+            if not arguments:
+                return []
+            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
         function = callee.function
         if depth >= MAX_CALL_DEPTH or function in self._active:
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
@@ -701,7 +707,7 @@ def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
             continue
         if isinstance(current, ast.Call):
             stack.append((current, True))
-        children = [c for c in child_nodes(current) if not isinstance(c, (*FUNCTION_NODES, ast.stmt))]
+        children = [c for c in child_nodes(current) if not isinstance(c, NOT_ENTERED)]
         stack += [(c, False) for c in reversed(children)]
 
 

@@ -71,7 +71,7 @@ class Objective:
 
 
 def objective(ctx, loss: ast.AST) -> Objective | None:
-    return ctx.analysis(_Objectives).of(loss, 0)  # one per file: its call resolver indexes the module once
+    return ctx.analysis(_Objectives).objective(loss)  # one per file: its call resolver indexes the module once
 
 
 class _Objectives:
@@ -80,6 +80,12 @@ class _Objectives:
         self.values = ctx.analysis(ValueKinds)
         self.view = ctx.analysis(ProjectView)
         self.calls = CallResolver(ctx, self.view if ctx.project is not None else None)
+        self._objectives: dict[ast.AST, Objective | None] = {}  # by loss: ML408 and ML409 ask about the same
+
+    def objective(self, loss: ast.AST) -> Objective | None:
+        if loss not in self._objectives:
+            self._objectives[loss] = self.of(loss, 0)
+        return self._objectives[loss]
 
     def of(self, expr: ast.AST, depth: int) -> Objective | None:
         if depth > MAX_DEPTH:

@@ -45,6 +45,6 @@ def scheduler_made_by(name: str | None) -> Scheduler | None:
 
 def is_optimizer(name: str | None) -> bool:
     """Does the class or factory `name` (qualified) make an optimizer?"""
-    if not name or scheduler_made_by(name) is not None or name.startswith(NOT_OPTIMIZERS):
+    if not name or not (name.startswith(OPTIMIZER_MODULES) or OPTIMIZER_NAMES.match(name)):
         return False
-    return name.startswith(OPTIMIZER_MODULES) or bool(OPTIMIZER_NAMES.match(name))
+    return scheduler_made_by(name) is None and not name.startswith(NOT_OPTIMIZERS)

@@ -46,6 +46,13 @@ def is_optimizer_constructor(ctx, call: ast.Call) -> bool:
     return is_optimizer(ctx.qualified_name(call.func))
 
 
+class OptimizerConstructors:
+    """The optimizer constructors of a file, found once for the rules that visit every call."""
+
+    def __init__(self, ctx) -> None:
+        self.calls = frozenset(c for c in ctx.index.by_type.get(ast.Call, ()) if is_optimizer_constructor(ctx, c))
+
+
 def optimizer_over(ctx, call: ast.Call) -> list[Optimized]:
     """The modules whose `parameters()` an optimizer constructor receives."""
     found = []
@@ -62,15 +69,10 @@ def built_by_helper(ctx, call: ast.Call) -> list[str] | None:
     parameters of, written as the call's arguments (`net` for `build_optimizer(net, cfg)`, `net.head` for
     a param group over `model.head.parameters()`); the modules not given by the call are left out. None
     when the call runs no such function."""
-    qualified = ctx.qualified_name(call.func)
-    found = ctx.analysis(ProjectView).function(qualified) if qualified else None
+    found = optimizer_helper(ctx.analysis(ProjectView), ctx, call)
     if found is None:
         return None
-    helper, function = found
-    values = helper.analysis(ValueKinds)
-    constructors = [values.constructor(r) for r in returned_expressions(function.body) or []]
-    if not constructors or not all(c is not None and is_optimizer_constructor(helper, c) for c in constructors):
-        return None
+    helper, function, constructors = found
     arguments = bind_arguments(call, function, skips_first=False)
     modules = []
     for constructor in constructors:
@@ -80,6 +82,21 @@ def built_by_helper(ctx, call: ast.Call) -> list[str] | None:
             if argument is not None:
                 modules.append(ctx.text(argument) + path)
     return modules
+
+
+def optimizer_helper(view: ProjectView, ctx, call: ast.Call) -> tuple[object, ast.AST, list[ast.Call]] | None:
+    """For a call (of `ctx`) of a project function whose every `return` is an optimizer constructor of its
+    module: (that module's context, the function, the constructors); `view` finds the function."""
+    qualified = ctx.qualified_name(call.func)
+    found = view.function(qualified) if qualified else None
+    if found is None:
+        return None
+    helper, function = found
+    values = helper.analysis(ValueKinds)
+    constructors = [values.constructor(r) for r in returned_expressions(function.body) or []]
+    if not constructors or not all(c is not None and is_optimizer_constructor(helper, c) for c in constructors):
+        return None
+    return helper, function, constructors
 
 
 def _root(expr: ast.AST) -> tuple[ast.Name | None, str]:
@@ -185,7 +202,8 @@ def adds_layer(ctx, call: ast.AST) -> bool:
 def layer_owners(ctx, assign: ast.Assign) -> list[str]:
     """The modules an assignment adds a layer to, for `ScopeGroups`: `model` and `model.encoder` for
     `model.encoder.fc = nn.Linear(...)`."""
-    owners = [owner for target in assign.targets for owner in dotted_prefixes(ctx.text(target))]
+    dotted = [target for target in assign.targets if not isinstance(target, ast.Name)]  # a name has no owner
+    owners = [owner for target in dotted for owner in dotted_prefixes(ctx.text(target))]
     return owners if owners and adds_layer(ctx, assign.value) else []
 
 

@@ -402,9 +402,7 @@ def _parse(path: str, module: str):
 
 def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:
     def compute() -> bool:
-        content = _content(path)
-        if content is None:
-            return False
+        content = _code_text(path)  # a notebook's line breaks are spaces, not `\n` escapes
         return word.encode() in content if isinstance(word, str) else word.search(content) is not None
 
     return _while_unchanged(_MENTIONS, (path, word), path, compute)

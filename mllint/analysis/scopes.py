@@ -5,6 +5,8 @@ import ast
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
+from mllint.analysis.tree import child_nodes
+
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
 
@@ -120,6 +122,17 @@ def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
         bound += [(node.lineno, node.col_offset, node.name) for node in index.by_type.get(kind, ())]
     bound.sort()
     return [(line, column) for line, column, _ in bound], [name for _, _, name in bound]
+
+
+def own_nodes(block: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a block in source order, not those of the functions, lambdas and classes it defines
+    (their definitions themselves included)."""
+    stack = list(reversed(block))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPE_NODES):
+            stack += reversed(child_nodes(node))
 
 
 def parameters(function: ast.AST, variadic: bool = True) -> list[ast.arg]:
