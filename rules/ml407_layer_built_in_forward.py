@@ -16,8 +16,9 @@ class LayerBuiltInForward(Rule):
     Reports a layer with parameters (`nn.Linear`, `nn.Conv2d`, `nn.Embedding`, `nn.LayerNorm`, ...)
     constructed inside a module's `forward`, or in a method or function of the file that `forward`
     calls. Modules without parameters (`nn.ReLU()`, `nn.Dropout(p)`, `nn.Identity()`) and a lazy
-    initialisation that stores the layer on `self` once, under a check (`if self.head is None:`,
-    directly or through a local name), are not reported.
+    initialisation that stores the layer once, under a check (`if self.head is None:`), on `self` or
+    through a registering call (`setattr(module, name, layer)`, `add_module`), directly or through a
+    local name, are not reported.
 
     ## Why is this bad?
     Every call draws fresh random parameters. They are not among the parameters the optimizer was
@@ -136,16 +137,21 @@ class LayerBuiltInForward(Rule):
             elif isinstance(ancestor, ast.AnnAssign):
                 stored |= _on_self(ancestor.target)
             elif isinstance(ancestor, ast.Call):
-                stored |= _on_self(ancestor.func) or any(_on_self(a) for a in ancestor.args)
+                stored |= _registers(ancestor) or _on_self(ancestor.func) or any(_on_self(a) for a in ancestor.args)
         return stored and (guarded or _under_if(self.ctx, call))
 
-
     def _kept_on_self(self, target: ast.AST, assignment: ast.Assign) -> bool:
-        """`new = nn.Embedding(...)` then `self.bias = new` in the same function."""
+        """`new = nn.Embedding(...)` then `self.bias = new` or `setattr(module, name, new)` in the same function."""
         function = self.ctx.scopes.enclosing_function(assignment)
-        return isinstance(target, ast.Name) and function is not None and any(
+        if not isinstance(target, ast.Name) or function is None:
+            return False
+        stored = any(
             isinstance(node.value, ast.Name) and node.value.id == target.id and any(_on_self(t) for t in node.targets)
             for node in self.ctx.index.within(function, ast.Assign)
+        )  # fmt: skip
+        return stored or any(
+            _registers(call) and any(isinstance(a, ast.Name) and a.id == target.id for a in call.args)
+            for call in self.ctx.index.within(function, ast.Call)
         )  # fmt: skip
 
 
@@ -162,6 +168,13 @@ def _returns_early(function: ast.AST) -> bool:
     """Does the function start with `if ...: return`?"""
     first = next((s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))), None)
     return isinstance(first, ast.If) and isinstance(first.body[-1], ast.Return)
+
+
+def _registers(call: ast.Call) -> bool:
+    """`setattr(...)`, a `deep_setattr(...)` helper, `module.add_module(...)`, `module.register_module(...)`."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.endswith("setattr") or name in ("add_module", "register_module")
 
 
 def _on_self(node: ast.AST) -> bool:

@@ -177,3 +177,17 @@ def test_a_changed_notebook_caller_invalidates_the_callee_findings(tmp_path, mon
     _, findings = run("-j", "1", "engine.py")
     assert [f["code"] for f in findings] == ["ML101"] and len(linted) == 2
     assert "passed at explore.ipynb:cell 1:6" in findings[0]["message"]
+
+
+def test_a_changed_base_class_module_invalidates_its_subclasses_findings(tmp_path, monkeypatch):
+    """Whether `Net` is a Module depends on `base.py`: changing it lints `nets.py` again."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base.py").write_text("from torch import nn\n\n\nclass BaseModel(nn.Module):\n    pass\n")
+    (tmp_path / "nets.py").write_text(
+        "from base import BaseModel\n\n\nclass Net(BaseModel):\n    def __init__(self):\n        self.width = 4\n"
+    )
+    linted = count_lints(monkeypatch)
+    _, findings = run("--select", "ML803", "-j", "1", "nets.py")
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [("ML803", 5)]
+    (tmp_path / "base.py").write_text("class BaseModel:\n    pass\n")
+    assert run("--select", "ML803", "-j", "1", "nets.py") == (0, []) and len(linted) == 2

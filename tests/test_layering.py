@@ -32,8 +32,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["mllint.findings", "mllint.source", "mllint.notebook"]),
     ("syntax", ["tree", "scopes", "scope_groups", "names"]),
     ("file", ["mllint.context"]),
-    ("values", ["values", "annotations", "classes", "optimizers", "library_models"]),
-    ("program", ["summaries", "project", "calls", "callers"]),
+    ("values", ["values", "annotations", "optimizers", "library_models"]),
+    ("program", ["summaries", "project", "classes", "calls", "callers"]),
     ("facets", [
         "layers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
         "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes",

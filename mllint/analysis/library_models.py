@@ -2,7 +2,9 @@
 training and eval mode, and whether they are returned in eval mode. `torchvision.models.resnet50()`,
 `timm.create_model("efficientnet_b0")` and `torch.hub.load("pytorch/vision", "resnet18")` hold BatchNorm;
 `AutoModelForSequenceClassification.from_pretrained(...)` holds Dropout and, as transformers calls
-`model.eval()` after loading the weights, starts in eval mode."""
+`model.eval()` after loading the weights, starts in eval mode. `is_module_base`: which library classes are
+`torch.nn.Module`s (the base, Lightning's, torch's layers), the one answer for a base class named by its
+qualified name."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +12,22 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.names import call_argument
+from mllint.analysis.values import canonical_class
+
+
+MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",
+                "pytorch_lightning.LightningModule"}  # fmt: skip
+NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
+
+
+def is_module_base(qualified: str | None) -> bool:
+    """Is a class of this name a `torch.nn.Module`: the base itself, Lightning's, or a torch layer
+    (`torch.nn.Sequential`, not `torch.nn.Parameter`)?"""
+    name = canonical_class(qualified) or ""
+    if name in MODULE_BASES:
+        return True
+    last = name.rsplit(".", 1)[-1]
+    return name == f"torch.nn.{last}" and last[:1].isupper() and name not in NOT_MODULES
 
 
 @dataclass(frozen=True)

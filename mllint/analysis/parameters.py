@@ -17,8 +17,9 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.calls import bind_arguments
-from mllint.analysis.classes import NOT_MODULES, ModuleClasses
+from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
+from mllint.analysis.library_models import NOT_MODULES
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scope_groups import dotted_prefixes

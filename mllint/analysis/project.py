@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from mllint.analysis.classes import is_module_base
+from mllint.analysis.library_models import is_module_base
 from mllint.analysis.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
@@ -466,7 +466,7 @@ class ProjectView:
 
     # Finding classes and functions by qualified name.
     def summary(self, module: str) -> ModuleSummary | None:
-        if module == self.own.name:
+        if module == (self.ctx.module.name if self.ctx.module else ""):  # the linted file: from its text
             return self.own
         return None if self.index is None else self.index.summary(module)
 
