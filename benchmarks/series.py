@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from mllint.source import MAX_FILE_BYTES
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = [
     "torchrl-0.14.1/sota-implementations/iql/iql_offline.py",
@@ -80,6 +82,9 @@ def series(args: argparse.Namespace, name: str) -> None:
         print(f"{'copies':>6}{'lines':>9}{'cpu s':>8}{'wall s':>8}{'lines/s':>9}{'ms/kline':>10}{'x first':>8}{'peak MB':>9}")
         first = None
         for copies in args.copies:
+            if len((text * copies).encode("utf-8")) > MAX_FILE_BYTES:
+                print(f"{copies:>6}  over the {MAX_FILE_BYTES >> 20} MB mllint reads: not linted")
+                continue
             path = Path(directory, str(copies), f"series_{copies}.py")  # alone: no sibling module to read
             path.parent.mkdir()
             path.write_text(text * copies, encoding="utf-8")

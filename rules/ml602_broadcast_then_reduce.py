@@ -156,9 +156,7 @@ class BroadcastThenReduce(Rule):
         """The reads of the variable in its scope that reach a reduction."""
         scopes = self.ctx.scopes
         scope = scopes.enclosing_scope(target)
-        reads = scopes.loads(target.id)
-        if scope is not None:  # cheap first: the reads within the scope's lines
-            reads = [r for r in reads if scope.lineno <= r.lineno <= scope.end_lineno]
+        reads = scopes.reads(scopes.enclosing_function(target), target.id)  # with those of classes in the scope
         return [r for r in reads if scopes.enclosing_scope(r) is scope and self._reduced(r) is True]
 
 

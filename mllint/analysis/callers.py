@@ -165,6 +165,7 @@ class Callers:
         self.ctx = ctx
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
+        self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
 
     def bindings(self, function: ast.AST) -> list[Binding]:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
@@ -268,9 +269,17 @@ class Callers:
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
         for caller in self._candidate_contexts(ctx, target):
-            for call in caller.analysis(CallsByName).named.get(target.word, ()):
-                if self._reaches(caller, call, target):
-                    yield caller, call
+            for call in self._calls_of(caller, target):
+                yield caller, call
+
+    def _calls_of(self, caller, target: "_Target") -> list[ast.Call]:
+        """The calls of `target` in a module: worked out once, as functions defined again under the same
+        name (a script re-creating `train` per experiment) share them."""
+        key = (id(caller), target)
+        if key not in self._calls:
+            named = caller.analysis(CallsByName).named.get(target.word, ())
+            self._calls[key] = [call for call in named if self._reaches(caller, call, target)]
+        return self._calls[key]
 
     def _candidate_contexts(self, ctx, target: "_Target") -> Iterator[object]:
         """The linted file, then the project's modules whose text calls the function (or, for a method,

@@ -288,6 +288,7 @@ class TrainingLoops:
             if iteration is not None:
                 self.loops.append(iteration)
         self.loops.sort(key=lambda it: (it.loop.lineno, it.loop.col_offset))
+        self._training_loops = {it.loop for it in self.loops}
 
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
@@ -439,7 +440,7 @@ class TrainingLoops:
         return sorted([*self.ctx.index.of_type(*ITERATING_NODES), *maps], key=lambda n: (n.lineno, n.col_offset))
 
     def is_training_loop(self, loop: ast.AST) -> bool:
-        return any(it.loop is loop for it in self.loops)
+        return loop in self._training_loops
 
     # Training loops.
     def _training_iteration(self, loop: ast.AST) -> Iteration | None:

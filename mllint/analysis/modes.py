@@ -272,7 +272,7 @@ class Modes:
         calls = self.call_graph()
         if scope in calls.calling_model_helpers or scope in calls.callers:
             return True
-        own = [call for call, where in calls.model_calls if where is scope and self._may_be_evaluation_pass(call)]
+        own = [call for call in calls.model_calls_of.get(scope, ()) if self._may_be_evaluation_pass(call)]
         return self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
 
     def _may_train_in_eval(self, scope: ast.AST) -> bool:
@@ -282,7 +282,7 @@ class Modes:
         calls = self.call_graph()
         if scope in calls.calling_model_helpers:
             return True
-        own = [call for call, where in calls.model_calls if where is scope and self._may_be_training_step(call)]
+        own = [call for call in calls.model_calls_of.get(scope, ()) if self._may_be_training_step(call)]
         return bool(own) and self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
 
     def _may_hold_a_mode(self, scope: ast.AST, names: set[str]) -> bool:
@@ -377,7 +377,8 @@ class Modes:
         only calls the rule passes by."""
         if wanted.__name__ not in self._seen:
             calls = self.call_graph()
-            self._seen[wanted.__name__] = _closure({scope for call, scope in calls.model_calls if wanted(call)}, calls.callers)
+            noting = {scope for scope, made in calls.model_calls_of.items() if any(wanted(call) for call in made)}
+            self._seen[wanted.__name__] = _closure(noting, calls.callers)
         return self._seen[wanted.__name__]
 
     def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
@@ -455,7 +456,7 @@ class Modes:
         call a rule `wanted` (see `_seeing`): does it make one of its own, on a parameter or on a name it
         binds to a receiver (`net = model`)?"""
         calls = self.call_graph()
-        heads = {_head(_called_receiver(call)) for call, where in calls.model_calls if where is scope and wanted(call)}
+        heads = {_head(_called_receiver(call)) for call in calls.model_calls_of.get(scope, ()) if wanted(call)}
         if heads & parameters:
             return True
         referencing = {
@@ -638,7 +639,7 @@ class Modes:
                 for method in methods.get(func.attr, ()):
                     graph.callers.setdefault(method, set()).add(scope)
             if self._may_call_a_model(call, scope):
-                graph.model_calls.append((call, scope))
+                graph.model_calls_of.setdefault(scope, []).append(call)
         # `model = Net().to(device)`, `return nn.Sequential(...)`; not `self.fc = nn.Linear(...)`
         for node in self.ctx.index.of_type(ast.For, ast.AsyncFor):
             graph.bindings_of.setdefault(self.scopes.enclosing_function(node) or self.ctx.tree, []).append(node)
@@ -655,7 +656,7 @@ class Modes:
             call = _strip_same_module(node.value) if named and node.value is not None else None
             if call is not None:
                 graph.built.append((node, scope, call))
-        with_model_calls = _closure({scope for _, scope in graph.model_calls}, graph.callers)
+        with_model_calls = _closure(set(graph.model_calls_of), graph.callers)
         graph.calling_model_helpers = {caller for helper in with_model_calls for caller in graph.callers.get(helper, ())}
         graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in assignment_targets(node)}
         graph.read_as_model = self._read_as_model(graph.candidates)
@@ -982,7 +983,7 @@ class _CallGraph:
     built: list[tuple[ast.AST, ast.AST, ast.Call]] = field(default_factory=list)  # (statement, scope, call)
     candidates: set[str] = field(default_factory=set)  # the names `built` assigns
     read_as_model: set[str] = field(default_factory=set)  # those of them `Modes._read_as_model` keeps
-    model_calls: list[tuple[ast.Call, ast.AST]] = field(default_factory=list)  # (call, scope) that may run a model
+    model_calls_of: dict[ast.AST, list[ast.Call]] = field(default_factory=dict)  # scope -> its calls that may run a model
     calling_model_helpers: set[ast.AST] = field(default_factory=set)  # scopes calling functions that make some
     calls_of: dict[ast.AST, list[ast.Call]] = field(default_factory=dict)  # scope -> the calls it makes
     bindings_of: dict[ast.AST, list[ast.AST]] = field(default_factory=dict)  # scope -> its assignments and for loops

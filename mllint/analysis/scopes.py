@@ -23,6 +23,7 @@ class Scopes:
         self._classes: dict[ast.AST, ast.AST | None] = {}
         self._scopes: dict[ast.AST, ast.AST | None] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
+        self._reads: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
         self._statements: dict[ast.AST | None, list[ast.stmt]] | None = None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
@@ -78,7 +79,12 @@ class Scopes:
     def reads(self, function: ast.AST | None, name: str) -> list[ast.Name]:
         """The loads of `name` whose enclosing function is `function` (None: outside functions), in
         source order."""
-        return [read for read in self.loads(name) if self.enclosing_function(read) is function]
+        if self._reads is None:
+            self._reads = {}
+            for node in self._index.by_type.get(ast.Name, ()):
+                if isinstance(node.ctx, ast.Load):
+                    self._reads.setdefault((self.enclosing_function(node), node.id), []).append(node)
+        return self._reads.get((function, name), [])
 
     def statements(self, function: ast.AST | None) -> list[ast.stmt]:
         """The statements whose enclosing function is `function` (None: outside functions), in source
