@@ -228,17 +228,17 @@ def notebook(cells: list[str]) -> str:
                        "metadata": {}, "nbformat": 4, "nbformat_minor": 5})  # fmt: skip
 
 
+STEP = """\
+    from torch import nn
+
+
+    def step(model, x, y):
+        return nn.CrossEntropyLoss()(model(x), y)
+    """
+
+
 def test_a_notebook_cell_is_a_call_site_named_by_its_cell(tmp_path):
-    write(tmp_path, {
-        "models.py": MODELS,
-        "engine.py": """\
-            from torch import nn
-
-
-            def step(model, x, y):
-                return nn.CrossEntropyLoss()(model(x), y)
-            """,
-    })  # fmt: skip
+    write(tmp_path, {"models.py": MODELS, "engine.py": STEP})
     (tmp_path / "explore.ipynb").write_text(notebook(["from engine import step\nfrom models import Classifier", "x = 1\nstep(\n    Classifier(), x, x)"]))
     project = ProjectIndex.for_paths([str(tmp_path)])
     [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "engine.py", project)
@@ -248,16 +248,7 @@ def test_a_notebook_cell_is_a_call_site_named_by_its_cell(tmp_path):
 
 def test_a_notebook_importing_the_function_on_a_continued_line_is_a_call_site(tmp_path):
     """In the notebook's JSON the line break is `\\n`: `import (\\nstep)` still names `step`."""
-    write(tmp_path, {
-        "models.py": MODELS,
-        "engine.py": """\
-            from torch import nn
-
-
-            def step(model, x, y):
-                return nn.CrossEntropyLoss()(model(x), y)
-            """,
-    })  # fmt: skip
+    write(tmp_path, {"models.py": MODELS, "engine.py": STEP})
     (tmp_path / "explore.ipynb").write_text(notebook(["from engine import (\nstep)\nfrom models import Classifier\nstep(Classifier(), 1, 1)"]))
     project = ProjectIndex.for_paths([str(tmp_path)])
     [finding] = lint_path(str(tmp_path / "engine.py"), EVERY_RULE, "engine.py", project)
