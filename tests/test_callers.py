@@ -33,6 +33,15 @@ def write(directory, files: dict[str, str]):
         path.write_text(textwrap.dedent(text))
 
 
+ENGINE = """\
+    def train(model, loader, optimizer, criterion):
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+    """
+
+
 def findings(directory, name):
     project = ProjectIndex.for_paths([str(directory)])
     return [(f.code, f.start.line, f.message) for f in lint_path(str(directory / name), EVERY_RULE, name, project)]
@@ -41,13 +50,7 @@ def findings(directory, name):
 def test_the_flagship_message_names_the_call_site_and_the_origin(tmp_path):
     write(tmp_path, {
         "models.py": MODELS,
-        "engine.py": """\
-            def train(model, loader, optimizer, criterion):
-                for x, y in loader:
-                    optimizer.zero_grad()
-                    criterion(model(x), y).backward()
-                    optimizer.step()
-            """,
+        "engine.py": ENGINE,
         "main.py": """\
             import torch
             from torch import nn
@@ -307,13 +310,7 @@ def test_a_module_calling_only_its_own_function_of_that_name_is_not_parsed(tmp_p
     is its own function's calls (no import, no `x.train(`) cannot call it, and is not parsed."""
     write(tmp_path, {
         "models.py": MODELS,
-        "engine.py": """\
-            def train(model, loader, optimizer, criterion):
-                for x, y in loader:
-                    optimizer.zero_grad()
-                    criterion(model(x), y).backward()
-                    optimizer.step()
-            """,
+        "engine.py": ENGINE,
         "other.py": """\
             def train(steps):
                 return steps

@@ -26,6 +26,19 @@ def codes(findings) -> list[str]:
     return [f.code for f in findings]
 
 
+def assert_step_accumulates_until_it_clears(program: str) -> None:
+    """A training step run over an epoch's batches (by `map`, a comprehension) without clearing: ML201 at
+    its line 7, the gradients of identical batches grow 1x, 2x, 3x; cleared at the step's start, nothing
+    is found and every batch's gradient is the same."""
+    assert family_findings(program, "ML2") == [(7, "ML201")]
+    grads = run(program)["seen"]
+    assert torch.allclose(grads[1], 2 * grads[0]) and torch.allclose(grads[2], 3 * grads[0])
+    repaired = program.replace("    x, y = batch\n", "    x, y = batch\n    optimizer.zero_grad()\n")
+    assert family_findings(repaired, "ML2") == []
+    grads = run(repaired)["seen"]
+    assert all(torch.allclose(g, grads[0]) for g in grads)
+
+
 def family_findings(program: str, family: str) -> list[tuple[int, str]]:
     """(line, code) of what the rules of a family (e.g. "ML2") find in a program."""
     selection = Selection.of([code for code in all_rules() if code.startswith(family)])
