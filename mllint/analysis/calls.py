@@ -31,13 +31,11 @@ class Callee:
 class CallResolver:
     """Which function of the linted project a call runs: a module-level function, a function defined in
     an enclosing function, `self.method(...)` of the enclosing class, or a function of another module of
-    the project (`project` is the linted file's `ProjectView`; None: this module alone). Another module
-    is read only when its text matches `followed` (the loop model's words by default)."""
+    the project (`project` is the linted file's `ProjectView`; None: this module alone)."""
 
-    def __init__(self, ctx, project=None, followed: re.Pattern[bytes] = FOLLOWED) -> None:
+    def __init__(self, ctx, project=None) -> None:
         self.ctx = ctx
         self.project = project
-        self.followed = followed
         self.scopes = ctx.scopes
         self.module_functions = _functions_in(ctx.tree.body)
         self._stored: dict[ast.ClassDef, set[str]] = {}
@@ -45,11 +43,11 @@ class CallResolver:
 
     def resolve(self, call: ast.Call, at: ast.AST | None = None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
         """`at`: where the call stands when it is not in the tree (a call of the function `map` is given);
-        `followed`: what another module must mention to be read, for this call (default: the resolver's)."""
+        `followed`: what another module must mention to be read (default: the loop model's words)."""
         function = self._in_module(call.func, at or call)
         if function is not None:
             return Callee(function, self.ctx)
-        return self._in_project(call.func, followed or self.followed)
+        return self._in_project(call.func, followed or FOLLOWED)
 
     def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
         if isinstance(func, ast.Name):

@@ -38,7 +38,7 @@ from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
-from mllint.analysis.names import reference_key
+from mllint.analysis.names import is_self_attribute, reference_key
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import FunctionSummary
@@ -272,8 +272,7 @@ class Modes:
         calls = self.call_graph()
         if scope in calls.calling_model_helpers or scope in calls.callers:
             return True
-        own = [call for call in calls.model_calls_of.get(scope, ()) if self._may_be_evaluation_pass(call)]
-        return self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
+        return self._may_hold_a_mode(scope, self._called_heads(scope, self._may_be_evaluation_pass))
 
     def _may_train_in_eval(self, scope: ast.AST) -> bool:
         """A cheap test before a scope's flow: can it note a training step whose model may be in eval
@@ -282,8 +281,14 @@ class Modes:
         calls = self.call_graph()
         if scope in calls.calling_model_helpers:
             return True
-        own = [call for call in calls.model_calls_of.get(scope, ()) if self._may_be_training_step(call)]
-        return bool(own) and self._may_hold_a_mode(scope, {_head(_called_receiver(call)) for call in own})
+        heads = self._called_heads(scope, self._may_be_training_step)
+        return bool(heads) and self._may_hold_a_mode(scope, heads)
+
+    def _called_heads(self, scope: ast.AST, wanted: Callable[[ast.AST], bool]) -> set[str | None]:
+        """The names heading the receivers of a scope's model calls that a rule `wanted` (`model` for
+        `model.net(x)`)."""
+        made = self.call_graph().model_calls_of.get(scope, ())
+        return {_head(_called_receiver(call)) for call in made if wanted(call)}
 
     def _may_hold_a_mode(self, scope: ast.AST, names: set[str]) -> bool:
         """May one of `names` name a receiver of a known mode (training or eval) in a scope's flow? It may
@@ -314,7 +319,7 @@ class Modes:
                 passed = [*node.args, *(k.value for k in node.keywords)]
                 passed += [func.value] if isinstance(func, ast.Attribute) else []
                 if any(_head(a.value if isinstance(a, ast.Starred) else a) in names for a in passed) and (
-                    own or (self._passes_receivers(node) and self.project_callee(node))
+                    own or self.project_callee(node)
                 ):
                     return True
             elif isinstance(node, (ast.For, ast.AsyncFor)):
@@ -419,7 +424,7 @@ class Modes:
         for scope in scopes:
             if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
                 continue
-            names = {a.arg for a in parameters(scope, variadic=False)}
+            names = _parameter_names(scope)
             names.discard(_first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
             if not self._may_call_parameters(scope, names, wanted):
                 continue
@@ -443,7 +448,7 @@ class Modes:
         """A cheap test before the flow: does the function call a parameter (`model(x)`, `model.forward(x)`)
         where a rule wants it, or pass one to a function of this file?"""
         for call in self.ctx.index.within(scope, ast.Call):
-            func = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "forward" else call.func
+            func = _called_receiver(call)
             if isinstance(func, ast.Name) and func.id in parameters and wanted(call):
                 return True
             if isinstance(call.func, ast.Name) and call.func.id in self.functions:
@@ -455,12 +460,11 @@ class Modes:
         """Another cheap test before the flow of a function that calls no function of the file making a
         call a rule `wanted` (see `_seeing`): does it make one of its own, on a parameter or on a name it
         binds to a receiver (`net = model`)?"""
-        calls = self.call_graph()
-        heads = {_head(_called_receiver(call)) for call in calls.model_calls_of.get(scope, ()) if wanted(call)}
+        heads = self._called_heads(scope, wanted)
         if heads & parameters:
             return True
         referencing = {
-            node.targets[0].id for node in calls.bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
+            node.targets[0].id for node in self.call_graph().bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
         }  # fmt: skip
         return bool(heads & referencing)
@@ -491,7 +495,7 @@ class Modes:
         rebinds): with the construction that its own call site `binding` passes, when that is known; and
         that construction (None: unknown)."""
         head = key.split(".")[0]
-        names = {a.arg for a in parameters(scope, variadic=False)}
+        names = _parameter_names(scope)
         stored = {n.id for n in self.home(scope).ctx.index.within(scope, ast.Name) if isinstance(n.ctx, ast.Store)}
         found = self._passed(binding, key) if head in names and head not in stored else None
         built = _common_built(found[4]) if found is not None else None
@@ -535,11 +539,12 @@ class Modes:
         return f"{self.view.display_path(ctx.real_path or ctx.path)}:{node.lineno}"
 
     def project_callee(self, call: ast.Call) -> Callee | None:
-        """The function of another module of the project that `call` runs (None: any other call, and a
-        decorated function or a generator, whose body does not run as the call: `@contextmanager`)."""
+        """The function of another module of the project that `call` runs, when it passes a receiver
+        (None: any other call, and a decorated function or a generator, whose body does not run as the
+        call: `@contextmanager`)."""
         if call not in self._callees:
             name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
-            imported = self.resolver is not None and name is not None and "." in name
+            imported = self.resolver is not None and name is not None and "." in name and self._passes_receivers(call)
             callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
             if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
                 callee = None
@@ -882,7 +887,7 @@ class Modes:
         """What the call sites of the function around a model call pass for the model (`model(x)` with
         `model` a parameter, or `self.model` set from one in `__init__`): every one of their constructions,
         or none when one is unknown."""
-        func = use.call.func.value if isinstance(use.call.func, ast.Attribute) and use.call.func.attr == "forward" else use.call.func
+        func = _called_receiver(use.call)
         if self.view is None or not self._may_be_passed(func):
             return []
         found: list[ast.Call] = []
@@ -895,9 +900,9 @@ class Modes:
     def _may_be_passed(self, func: ast.AST) -> bool:
         """A cheap test before asking callers: a parameter of the function around it, or `self.x`."""
         if isinstance(func, ast.Attribute):
-            return isinstance(func.value, ast.Name) and func.value.id == "self"
+            return is_self_attribute(func)
         function = self.scopes.enclosing_function(func)
-        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in {a.arg for a in parameters(function, variadic=False)}
+        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in _parameter_names(function)
 
     def _layers_of(self, construction: ast.Call) -> ModeLayers:
         """The layers of the module a construction is in, its classes resolved in the linted project."""
@@ -1087,7 +1092,7 @@ class _Flow:
             return True
         if isinstance(func, ast.Attribute) and self.key(func.value) is not None and self.modes.qualified_name(func.value) is None:
             return self.key(func.value) == self.self_name or func.attr in self.modes.wrapper_methods
-        return self._passes_models(call) and self.modes.project_callee(call) is not None
+        return self.modes.project_callee(call) is not None
 
     def _held(self, value: ast.AST) -> ast.AST | None:
         """The receiver whose facts an assigned or returned value has (see `_value_facts`)."""
@@ -1308,7 +1313,7 @@ class _Flow:
             function = None if self._shadowed(value.func) else self.modes.functions.get(name)
         if function is None:
             return None
-        returns = [n for n in _own_nodes_of(function) if isinstance(n, ast.Return)]
+        returns = self.modes.own_nodes(function, ast.Return)
         if returns and all(_is_items(r.value, size) for r in returns):
             return [r.value for r in returns]
         return None
@@ -1361,17 +1366,10 @@ class _Flow:
                 self._record(call, call, key, lookup(state, key))
         if (self.modes.qualified_name(func) or "").startswith("torch."):
             return state
-        callee = self.modes.project_callee(call) if self._passes_models(call) else None
+        callee = self.modes.project_callee(call)
         if callee is not None:
             return self._follow(call, callee.function, None, state, callee.ctx)
         return self._unknown_arguments(call, state)
-
-    def _passes_models(self, call: ast.Call) -> bool:
-        """Does the call pass a receiver (`model`, `self.model`) that is not an imported name?"""
-        return any(
-            self.key(argument) is not None and self.modes.qualified_name(argument) is None
-            for argument in [*call.args, *(k.value for k in call.keywords)]
-        )
 
     def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
         if method in ("eval", "train"):
@@ -1604,6 +1602,11 @@ def _linked(names: set[str], links: list[tuple[str, str]]) -> set[str]:
     return found
 
 
+def _parameter_names(function: ast.AST) -> set[str]:
+    """The names of a function's parameters, not `*args` and `**kwargs`."""
+    return {a.arg for a in parameters(function, variadic=False)}
+
+
 def _called_receiver(call: ast.Call) -> ast.AST:
     """The model a model call runs: `net` in `net(x)` and `net.forward(x)`, `self.net` in `self.net(x)`."""
     func = call.func
@@ -1671,17 +1674,6 @@ def name_says_evaluation(name: str) -> bool:
     if words[0] == "test" and len(words) > 1:
         return False
     return any(word in EVALUATION_WORDS for word in words)
-
-
-def _own_nodes_of(scope: ast.AST):
-    """The nodes of a function's (or module's) body, not inside its nested functions or classes (their
-    definitions themselves included)."""
-    stack = list(scope.body) if isinstance(scope.body, list) else []
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            stack += child_nodes(node)
 
 
 def _own_calls(body: ast.AST):
