@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.names import training_test
+from mllint.analysis.names import is_self_attribute, training_test
 from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -303,7 +303,7 @@ def _indexes_a_tensor(target: ast.AST) -> bool:
 
 
 def _is_self_inplace(test: ast.expr) -> bool:
-    return isinstance(test, ast.Attribute) and test.attr == "inplace" and isinstance(test.value, ast.Name) and test.value.id == "self"
+    return is_self_attribute(test) and test.attr == "inplace"
 
 
 def _statements(function: ast.FunctionDef):

@@ -87,8 +87,8 @@ class DetachedSubmoduleOptimized(Rule):
     requires_any_text = ("optim", "Adam", "Adafactor")
 
     def visit_Call(self, node: ast.Call) -> None:
-        if node not in self.ctx.analysis(OptimizerConstructors).calls:
-            return
+        if FROZEN in self.ctx.source.text or node not in self.ctx.analysis(OptimizerConstructors).calls:
+            return  # a file that mentions `requires_grad` freezes on purpose
         reported: set[tuple[str, str]] = set()
         for optimized in optimizer_over(self.ctx, node):
             if optimized.filtered:
@@ -134,11 +134,11 @@ class DetachedSubmoduleOptimized(Rule):
 
     def _always_detached(self, qualified: str) -> list[tuple[Detached, str]]:
         """The submodules a project class always detaches, with the path of its module ("" for the linted
-        file); none when a module involved mentions `requires_grad` (frozen on purpose): the class's, the
-        linted file, one that builds the class."""
+        file); none when a module involved mentions `requires_grad` (frozen on purpose): the class's or
+        one that builds the class (the linted file is tested in `visit_Call`)."""
         view, index = self.ctx.analysis(ProjectView), self.ctx.project
         found = view.class_summary(qualified)
-        if found is None or FROZEN in self.ctx.source.text:
+        if found is None:
             return []
         summary, cls_summary = found
         if summary is not view.own and not (index.mentions(summary.name, DETACHING) and not index.mentions(summary.name, FROZEN)):

@@ -3,6 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import PARAMETRISED
+from mllint.analysis.names import called_name
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values import canonical_class
 from mllint.rule import Rule
@@ -172,8 +173,7 @@ def _returns_early(function: ast.AST) -> bool:
 
 def _registers(call: ast.Call) -> bool:
     """`setattr(...)`, a `deep_setattr(...)` helper, `module.add_module(...)`, `module.register_module(...)`."""
-    func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = called_name(call.func) or ""
     return name.endswith("setattr") or name in ("add_module", "register_module")
 
 

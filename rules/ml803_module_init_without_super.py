@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.library_models import is_module_base
+from mllint.analysis.names import is_self_attribute
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -98,10 +99,7 @@ def _always_raises(function: ast.FunctionDef) -> bool:
 
 def _self_calls(calls: list[ast.Call]) -> set[str]:
     """The methods called on `self` (`self.make_weight(...)`)."""
-    return {
-        call.func.attr for call in calls
-        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
-    }  # fmt: skip
+    return {call.func.attr for call in calls if is_self_attribute(call.func)}
 
 
 def _calls_a_super_method(call: ast.Call) -> bool:
@@ -115,10 +113,7 @@ def _calls_a_super_method(call: ast.Call) -> bool:
 
 def _creates_registries(assignment: ast.Assign) -> bool:
     """`self._modules = {}` (or `_parameters`): the class makes `Module`'s registries itself."""
-    return any(
-        isinstance(t, ast.Attribute) and t.attr in ("_modules", "_parameters") and isinstance(t.value, ast.Name)
-        and t.value.id == "self" for t in assignment.targets
-    )  # fmt: skip
+    return any(is_self_attribute(t) and t.attr in ("_modules", "_parameters") for t in assignment.targets)
 
 
 def _calls_an_init(call: ast.Call) -> bool:

@@ -71,7 +71,7 @@ class CallResolver:
         if qualified is None or "." not in qualified:
             return None
         module = qualified.rpartition(".")[0]
-        if module != self.project.own.name and not self.project.index.mentions(module, followed):
+        if module != self.project.own_name and not self.project.index.mentions(module, followed):
             return None
         found = self.project.function(qualified)
         return Callee(found[1], found[0]) if found is not None else None

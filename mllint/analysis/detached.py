@@ -24,10 +24,13 @@ class Detached:
 
 def always_detached(ctx, cls: ast.ClassDef) -> list[Detached]:
     found = []
+    attributes: dict[str, list[ast.Attribute]] = {}
+    for attribute in ctx.index.of_type(ast.Attribute):
+        attributes.setdefault(attribute.attr, []).append(attribute)
     for name, assignment in _parametrised_submodules(ctx, cls):
         uses = [
-            a for a in ctx.index.of_type(ast.Attribute)
-            if a.attr == name and a is not assignment
+            a for a in attributes.get(name, ())
+            if a is not assignment
             and not (is_self_attribute(a) and ctx.scopes.enclosing_class(a) is not cls)  # another class's own
         ]  # fmt: skip
         calls = [_detached_call(ctx, use) for use in uses]

@@ -482,7 +482,7 @@ class TrainingLoops:
         index, found = self.project.index, {}
         for name, qualified in self.ctx.analysis(Names).module_imports().items():
             module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
-            if module and module != self.project.own.name and index.mentions(module, BACKWARD_CALL):
+            if module and module != self.project.own_name and index.mentions(module, BACKWARD_CALL):
                 found[name] = module
         return found
 

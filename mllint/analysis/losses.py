@@ -150,7 +150,7 @@ class LossCalls:
         func = call.func
         if isinstance(func, ast.Call):
             return True
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        name = called_name(func)
         return name in self._holders or (name in self._parameter_holders and len(call.args) + len(call.keywords) >= 2)
 
     @cached_property

@@ -465,8 +465,13 @@ class ProjectView:
         return self.ctx.analysis(ModuleSummary)
 
     # Finding classes and functions by qualified name.
+    @property
+    def own_name(self) -> str:
+        """The linted file's module name, as its summary has it ("" when not known), without building it."""
+        return self.ctx.module.name if self.ctx.module else ""
+
     def summary(self, module: str) -> ModuleSummary | None:
-        if module == (self.ctx.module.name if self.ctx.module else ""):  # the linted file: from its text
+        if module == self.own_name:  # the linted file: from its text
             return self.own
         return None if self.index is None else self.index.summary(module)
 
@@ -478,7 +483,7 @@ class ProjectView:
         """(the context of its module, its node) for a function of the project, following re-exports; the
         linted file's own functions come from its tree. None for anything else (classes, unknown names)."""
         module, _, member = qualified.rpartition(".")
-        if self.index is not None and module != self.own.name:
+        if self.index is not None and module != self.own_name:
             ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
             defined = top_level_definition(ctx.tree, FUNCTIONS, member) if ctx is not None else None
             if defined is not None:

@@ -96,22 +96,23 @@ class Scopes:
                     self._statements.setdefault(self.enclosing_function(node), []).append(node)
         return self._statements.get(function, [])
 
+    def _file_stores(self) -> tuple[list[tuple[int, int]], list[str]]:
+        if self._stores is None:
+            self._stores = _stores(self._index)
+        return self._stores
+
     def bound_anywhere(self) -> frozenset[str]:
         """Every name some function's `local_bindings` may hold: the file's bindings and parameters."""
         if self._bound_anywhere is None:
-            if self._stores is None:
-                self._stores = _stores(self._index)
             functions = self._index.of_type(*FUNCTION_NODES)
-            self._bound_anywhere = frozenset(self._stores[1]) | {arg.arg for f in functions for arg in parameters(f)}
+            self._bound_anywhere = frozenset(self._file_stores()[1]) | {arg.arg for f in functions for arg in parameters(f)}
         return self._bound_anywhere
 
     def local_bindings(self, function: ast.AST) -> frozenset[str]:
         """Names a function binds other than by import: parameters, assignment targets, loop variables,
         nested definitions (those its nested functions bind count too)."""
         if function not in self._bindings:
-            if self._stores is None:
-                self._stores = _stores(self._index)
-            positions, names = self._stores
+            positions, names = self._file_stores()
             body = function.body if isinstance(function.body, list) else [function.body]
             first = bisect_left(positions, (body[0].lineno, body[0].col_offset))
             last = bisect_right(positions, (function.end_lineno, function.end_col_offset))
