@@ -219,9 +219,12 @@ class RelatedPlaces:
         return types.DiagnosticRelatedInformation(types.Location(uri, buffer.range(related.start, related.end)), message)
 
     def _read(self, path: str, cell: int | None) -> Buffer:
-        """The file's text (none for a notebook's cell, or a file that cannot be read: its start)."""
+        """The text the lint read: an open document's buffer, else the file's (none for a notebook's cell,
+        or a file that cannot be read: its start)."""
+        from mllint.analysis.project import open_buffer
+
         try:
-            text = read_source(path).text if cell is None else ""
+            text = (open_buffer(path) or read_source(path).text) if cell is None else ""
         except SourceError:
             text = ""
         return Buffer(text, self.encoding)

@@ -17,6 +17,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from mllint.analysis.project import use_buffers
 from mllint.findings import Finding, Position, Related, Severity
 from mllint.server import Buffer, RelatedPlaces, to_diagnostic
 
@@ -434,3 +435,22 @@ async def test_related_call_sites_in_open_buffers_and_in_notebooks_on_disk(tmp_p
     origin = types.Position(line=0, character=0)
     location = types.Location((tmp_path / "explore.ipynb").as_uri(), types.Range(origin, origin))
     assert notebook == types.DiagnosticRelatedInformation(location, "call site: `train(...)` (cell 2, line 3)")
+
+
+async def test_a_related_call_site_in_another_open_document_is_placed_in_its_unsaved_text(tmp_path: Path):
+    """The lint read the open buffer, not the file: the call site's range is the buffer's."""
+    main = tmp_path / "main.py"
+    main.write_text("train(model)\n")
+    use_buffers({str(main): "é = train(model)\n"})
+    try:
+        site = Related(str(main), Position(1, 5), Position(1, 17), "call site: `train(...)`")
+        finding = dataclasses.replace(
+            Finding(str(tmp_path / "engine.py"), Position(1, 1), Position(1, 2), "ML101", "softmax-into-cross-entropy", "m", Severity.ERROR),
+            related=(site,),
+        )
+        [related] = to_diagnostic(finding, Buffer("x\n", "utf-8"), 1, RelatedPlaces("utf-8", {})).related_information
+    finally:
+        use_buffers({})
+    start = types.Position(line=0, character=len("é = ".encode()))
+    end = types.Position(line=0, character=len("é = train(model)".encode()))
+    assert related.location == types.Location(main.as_uri(), types.Range(start, end))

@@ -242,6 +242,12 @@ def use_buffers(buffers: dict[str, str]) -> None:
             _BUFFERS[path] = (next(_buffer_versions), text)
 
 
+def open_buffer(path: str) -> str | None:
+    """The text of an open editor buffer the project reads for the file at `path` (None: not open)."""
+    buffer = _BUFFERS.get(os.path.abspath(path))
+    return None if buffer is None else buffer[1]
+
+
 def install_calls(shared: tuple) -> None:
     """In a worker process: the word index its run built (`ProjectIndex.shared_calls`)."""
     key, calls = shared
