@@ -49,7 +49,7 @@ class KlDivWithoutLogProbabilities(Rule):
     requires_any_text = ("kl_div", "KLDivLoss", "criterion", "loss")
 
     def end_file(self) -> None:
-        for call, found in mismatched_inputs(self.ctx, KL_DIV_NOT_LOG_PROBABILITIES):
+        for _, found in mismatched_inputs(self.ctx, KL_DIV_NOT_LOG_PROBABILITIES):
             origin = found.origin
             message = (
                 f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "

@@ -91,12 +91,12 @@ class LossInput:
 def mismatched_inputs(ctx, problem: str) -> list[tuple[ast.Call, LossInput]]:
     """The loss calls of the file whose input's activation makes `problem` (see `MISMATCHES`), each with
     that input: as the file's own code tells, or else under one call site of the function around it."""
-    return [
-        (call, found)
-        for call, inputs in ctx.analysis(LossCalls).inputs.items()
-        for found in [next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)]
-        if found is not None
-    ]
+    found = []
+    for call, inputs in ctx.analysis(LossCalls).inputs.items():
+        first = next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)
+        if first is not None:
+            found.append((call, first))
+    return found
 
 
 class LossCalls:
