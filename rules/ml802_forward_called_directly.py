@@ -3,6 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.project import ProjectView
+from mllint.analysis.tree import own_method
 from mllint.analysis.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -85,7 +86,7 @@ class ForwardCalledDirectly(Rule):
     def _defines_plain_forward(self) -> bool:
         """Does the file define a plain class (see `_is_plain`) with a `forward`?"""
         return any(
-            self._is_plain(cls) and any(isinstance(s, ast.FunctionDef) and s.name == "forward" for s in cls.body)
+            self._is_plain(cls) and own_method(cls, "forward", ast.FunctionDef) is not None
             for cls in self.ctx.index.of_type(ast.ClassDef)
         )
 

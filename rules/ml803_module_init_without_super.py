@@ -3,6 +3,7 @@ import ast
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.library_models import is_module_base
 from mllint.analysis.names import is_self_attribute
+from mllint.analysis.tree import own_method
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -57,7 +58,7 @@ class ModuleInitWithoutSuper(Rule):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node not in self.ctx.analysis(ModuleClasses).modules:
             return
-        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        init = own_method(node, "__init__", ast.FunctionDef)
         if init is None or _is_stub(init) or _always_raises(init):
             return
         methods = {s.name: s for s in node.body if isinstance(s, ast.FunctionDef)}

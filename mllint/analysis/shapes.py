@@ -26,7 +26,7 @@ from mllint.analysis.names import Names, call_argument, is_self_attribute
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
-from mllint.analysis.tree import assignment_targets, child_nodes
+from mllint.analysis.tree import assignment_targets, child_nodes, own_method
 from mllint.analysis.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
@@ -215,7 +215,7 @@ class Shapes:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
 
         def run() -> object | None:
-            forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+            forward = own_method(cls, "forward", ast.FunctionDef)
             return None if forward is None else Interpreter(self, forward, _bind(forward, arguments), record=False).run()
 
         return self._summarised((cls, tuple(arguments)), cls, run)

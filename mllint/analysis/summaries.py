@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from mllint.analysis.names import module_scope_imports, qualified_name, training_test
-from mllint.analysis.tree import position
+from mllint.analysis.tree import own_method, position
 from mllint.analysis.values import OneOf, Value, ValueKinds
 
 T = TypeVar("T")
@@ -79,13 +79,13 @@ class ClassSummary(_Definition):
     def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext) -> None:
         super().__init__(node, load)
         self.bases = bases
-        self.has_forward = _method(node, "forward") is not None
+        self.has_forward = own_method(node, "forward", ast.FunctionDef) is not None
 
     @cached_property
     def forward(self) -> Value | None:
         """What `forward` returns in training mode."""
         ctx, node = self.definition()
-        forward = _method(node, "forward") if node is not None else None
+        forward = own_method(node, "forward", ast.FunctionDef) if node is not None else None
         if forward is None:
             return None
         try:
@@ -104,10 +104,6 @@ class FunctionSummary(_Definition):
             return _combined(_values(returned_expressions(node.body), ctx.analysis(ValueKinds))) if node is not None else None
         except TOO_COMPLEX:
             return None
-
-
-def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-    return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
 
 
 def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:

@@ -111,9 +111,9 @@ def assignment_targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Na
     return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
-def own_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The method `name` defined in the class's own body (the first such definition)."""
-    return next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name), None)
+def own_method(cls: ast.ClassDef, name: str, kinds=(ast.FunctionDef, ast.AsyncFunctionDef)) -> ast.AST | None:
+    """The method `name` defined in the class's own body (the first such definition of `kinds`)."""
+    return next((s for s in cls.body if isinstance(s, kinds) and s.name == name), None)
 
 
 def position(node: ast.AST | None) -> tuple[int, int]:
