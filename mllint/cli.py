@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from mllint import ISSUES_URL, __version__
+from mllint import __version__
 from mllint import baseline as baselines
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
@@ -321,7 +321,7 @@ def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool)
     elif crashes and not quiet:
         click.echo(
             f"mllint crashed ({_count(len(crashes), 'internal error')}): a bug in mllint, not in your code. "
-            f"Run with --verbose for the traceback, and please report it at {ISSUES_URL}.",
+            "Run with --verbose for the traceback, and please report it to mllint's developers.",
             err=True,
         )
 

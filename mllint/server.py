@@ -243,7 +243,7 @@ def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None, places:
         message=finding.message,
         severity=SEVERITIES[finding.severity],
         code=finding.code,
-        code_description=types.CodeDescription(href=rule_url(finding.code)),
+        code_description=types.CodeDescription(href=url) if (url := rule_url(finding.code)) else None,
         source=SOURCE,
         related_information=places.information(finding) if places else None,
         data=data,  # what the code actions need, so that building them needs no new lint
@@ -385,7 +385,9 @@ def rule_markdown(code: str) -> str | None:
     rule = all_rules().get(code)
     if rule is None:
         return None
-    return f"**{rule.code}** `{rule.name}` ([documentation]({rule_url(rule.code)}))\n\n{rule.documentation()}"
+    url = rule_url(rule.code)
+    link = f" ([documentation]({url}))" if url else ""
+    return f"**{rule.code}** `{rule.name}`{link}\n\n{rule.documentation()}"
 
 
 # The server.

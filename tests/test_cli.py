@@ -203,7 +203,7 @@ def test_internal_error_says_how_to_report_it(project, monkeypatch):
     assert result.exit_code == 2
     assert result.stderr == (
         "mllint crashed (1 internal error): a bug in mllint, not in your code. Run with --verbose for the "
-        "traceback, and please report it at https://github.com/OWNER/mllint/issues.\n"
+        "traceback, and please report it to mllint's developers.\n"
     )
 
 

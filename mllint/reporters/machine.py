@@ -14,6 +14,7 @@ import urllib.parse
 from pathlib import Path
 from xml.etree import ElementTree
 
+import mllint
 from mllint import __version__
 from mllint.findings import Finding, Fix, Position, Related, Severity
 from mllint.reporters import Report, cell_position, rule_url
@@ -21,7 +22,6 @@ from mllint.rule import Rule
 from mllint.source import SourceText
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/mllint-torch/"
 SARIF_DESCRIPTION_LIMIT = 1024  # GitHub code scanning's limit on a rule's fullDescription
 SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 GITLAB_SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
@@ -130,11 +130,12 @@ def sarif(report: Report) -> str:
     ]
     driver = {
         "name": "mllint",
-        "informationUri": INFORMATION_URI,
         "version": __version__,
         "rules": [_sarif_rule(rule) for rule in rules],
         "notifications": [_sarif_rule(rule) for rule in failures],
     }
+    if mllint.DOCS_URL:
+        driver["informationUri"] = mllint.DOCS_URL
     invocation = {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
     run = {
         "tool": {"driver": driver},
@@ -150,15 +151,16 @@ def _sarif_rule(rule: type[Rule]) -> dict:
     """A rule's reporting descriptor, within GitHub's limits: the first sentence as the short description,
     "What it does" up to 1,024 characters as the full one, the whole documentation as help."""
     documentation = rule.documentation() or rule.message
-    return {
+    descriptor = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.first_sentence() or rule.message},
         "fullDescription": {"text": rule.description(SARIF_DESCRIPTION_LIMIT) or rule.message},
         "help": {"text": documentation, "markdown": documentation},
-        "helpUri": rule_url(rule.code),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
     }
+    url = rule_url(rule.code)
+    return {**descriptor, "helpUri": url} if url else descriptor
 
 
 def _sarif_notification(finding: Finding, report: Report, failure_index: dict[str, int]) -> dict:
