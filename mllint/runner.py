@@ -99,7 +99,7 @@ def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
         return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message, trace))
     finally:
         if next(_files_checked) % FILES_PER_COLLECTION == 0:
-            gc.collect()  # with the collector off, a cycle no test foresaw (libcst's in a fix) is still freed
+            gc.collect()  # with the collector off, a cycle no test foresaw is still freed
 
 
 def check_path(path: str, selection: Selection, job: Job) -> FileResult:
