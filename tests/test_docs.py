@@ -80,8 +80,9 @@ def test_no_link_is_printed_until_a_documentation_url_is_set(monkeypatch):
 def test_with_a_documentation_url_every_rule_links_to_its_page(monkeypatch):
     monkeypatch.setattr(mllint, "DOCS_URL", DOCS + "/")
     urls = [url for url in printed_urls() if url != SARIF_SCHEMA]
-    # json, json-lines, SARIF's helpUri (rules and notifications) and informationUri, diagnostic, hover
-    assert len(urls) == 5 * len(RULES) + 1
+    # per rule: json, json-lines, SARIF's helpUri, rdjson's code, the diagnostic, the hover; the tool's
+    # page: SARIF's informationUri, rdjson's source
+    assert len(urls) == 6 * len(RULES) + 2
     for url in urls:
         assert url == DOCS or url.startswith(DOCS + "/"), url
         path, _, anchor = url.removeprefix(DOCS).lstrip("/").partition("#")

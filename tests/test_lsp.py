@@ -255,7 +255,7 @@ async def test_a_changed_configuration_is_picked_up(editor: Editor, tmp_path: Pa
     uri = editor.open(tmp_path / "train.py", "model.eval\n")
     assert codes(await editor.diagnostics_now(uri)) == [(0, "ML301")]
     config = tmp_path / "pyproject.toml"
-    broken = f"mllint configuration error: {config}: `tool.mllint.ignore`: expected an array of strings, got an integer"
+    broken = f"mllint configuration error: {config}:2:1: `tool.mllint.ignore`: expected an array of strings, got an integer"
     finding = "`model.eval` is not called: the statement does nothing"
     for ignore, expected in (('["ML301"]', []), ("5", [broken]), ("[]", [finding])):
         config.write_text(f"[tool.mllint]\nignore = {ignore}\n")

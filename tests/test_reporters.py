@@ -136,7 +136,7 @@ def test_full_shows_lines_carets_and_each_fix_alone():
         "  |\n"
         "5 | logp = torch.log(torch.softmax(\n"
         "  |        ^^^^^^^^^^^^^^^^^^^^^^^^\n"
-        "  = help: Use `torch.log_softmax`\n"
+        "  = help: Use `torch.log_softmax` (unsafe fix: applied with `--fix --unsafe-fixes`)\n"
         "    @@ -4,4 +4,4 @@\n"
         "     model.eval\n"
         "    -logp = torch.log(torch.softmax(\n"

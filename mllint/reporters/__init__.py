@@ -57,6 +57,7 @@ def _formats() -> dict[str, Callable[[Report], str]]:
     return {
         "concise": text.concise,
         "full": text.full,
+        "grouped": text.grouped,
         "pylint": text.pylint,
         "github": text.github,
         "json": machine.json_array,
@@ -64,10 +65,11 @@ def _formats() -> dict[str, Callable[[Report], str]]:
         "sarif": machine.sarif,
         "gitlab": machine.gitlab,
         "junit": machine.junit,
+        "rdjson": machine.rdjson,
     }
 
 
-FORMAT_NAMES = ("concise", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint")
+FORMAT_NAMES = ("concise", "full", "grouped", "json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint", "rdjson")
 
 
 def render(report: Report, output_format: str) -> str:

@@ -1,4 +1,4 @@
-"""Formats for programs: json, json-lines (Ruff's fields), sarif, gitlab, junit.
+"""Formats for programs: json, json-lines (Ruff's fields), sarif, gitlab, junit, rdjson (reviewdog).
 
 Their output is ASCII only (JSON `\\u` escapes, XML character references), so it survives any stream
 encoding and any file name.
@@ -16,7 +16,7 @@ from xml.etree import ElementTree
 
 import mllint
 from mllint import __version__
-from mllint.findings import Finding, Fix, Position, Related, Severity
+from mllint.findings import Applicability, Finding, Fix, Position, Related, Severity
 from mllint.reporters import Report, cell_position, rule_url
 from mllint.rule import Rule
 from mllint.source import SourceText
@@ -254,6 +254,47 @@ def gitlab(report: Report) -> str:
 
 def _cell_suffix(finding: Finding) -> str:
     return "" if finding.cell is None else f" ({cell_position(finding)})"
+
+
+# rdjson
+
+
+RDJSON_SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
+
+
+def rdjson(report: Report) -> str:
+    """reviewdog's Diagnostic Format: columns are 1-based UTF-8 byte offsets; a fix is a suggestion. A
+    notebook's finding is at the notebook file's lines, its cell said in the message."""
+    sources = {key: SourceText(text) for key, text in report.sources.items()}
+    source = {"name": "mllint", **({"url": mllint.DOCS_URL} if mllint.DOCS_URL else {})}
+    return _dumps({"source": source, "diagnostics": [_rdjson_diagnostic(f, report, sources) for f in report.findings]})
+
+
+def _rdjson_diagnostic(finding: Finding, report: Report, sources: dict[str, SourceText]) -> dict:
+    text = sources.get(finding.location)
+
+    def position(where: Position) -> dict:
+        if text is None or not 0 < where.line <= len(text.lines):
+            return {"line": where.line, "column": where.column}
+        before = text.line(where.line)[: where.column - 1]
+        return {"line": where.line, "column": len(before.encode("utf-8", "surrogatepass")) + 1}
+
+    code = {"value": finding.code, **({"url": url} if (url := rule_url(finding.code)) else {})}
+    diagnostic = {
+        "message": finding.message + _cell_suffix(finding),
+        "location": {"path": finding.path, "range": {"start": position(finding.start), "end": position(finding.end)}},
+        "severity": RDJSON_SEVERITY[finding.severity],
+        "code": code,
+    }
+    if finding.cell is not None:
+        start, end = report.file_lines(finding)
+        diagnostic["location"]["range"] = {"start": {"line": start}, "end": {"line": end}}
+    elif finding.fix is not None and finding.fix.applicability is not Applicability.DISPLAY_ONLY:
+        diagnostic["suggestions"] = [
+            {"range": {"start": position(edit.start), "end": position(edit.end)}, "text": edit.content}
+            for edit in finding.fix.edits
+        ]
+    return diagnostic
 
 
 # junit
