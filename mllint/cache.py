@@ -109,6 +109,7 @@ def _finding_to_json(finding: Finding) -> dict:
             "message": fix.message,
             "applicability": fix.applicability.value,
             "edits": [[_position(e.start), _position(e.end), e.content] for e in fix.edits],
+            "path": fix.path,
         },
     }
 
@@ -134,5 +135,6 @@ def _finding_from_json(item: dict) -> Finding:
             fix["message"],
             tuple(Edit(Position(*start), Position(*end), content) for start, end, content in fix["edits"]),
             Applicability(fix["applicability"]),
+            fix.get("path"),
         ),
     )

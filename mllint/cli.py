@@ -17,6 +17,7 @@ from mllint import baseline as baselines
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
 from mllint.config import ConfigError, Resolver, Settings
+from mllint.cross_file import apply_cross_file_fixes
 from mllint.discovery import discover
 from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
@@ -150,6 +151,8 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
         named = [p for p in paths if p != "-"] + ([stdin_filename] if "-" in paths and stdin_filename else [])
         job = dataclasses.replace(job, project=ProjectIndex.for_paths(named + files))
         results = check_files(items, job, jobs or available_cpus())
+        if mode in (Mode.FIX, Mode.DIFF):
+            apply_cross_file_fixes(results, mode, unsafe_fixes, dict(items))
         stdin_output = b""
         if "-" in paths:
             stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, job, ignore_noqa)

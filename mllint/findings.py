@@ -50,6 +50,9 @@ class Fix:
     message: str
     edits: tuple[Edit, ...]
     applicability: Applicability
+    # The file the edits change, when it is not the finding's: the activation of a model or helper defined
+    # in another file of the project (the path as findings show paths). Applied by `mllint.cross_file`.
+    path: str | None = None
 
     @property
     def span(self) -> tuple[Position, Position]:

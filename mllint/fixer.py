@@ -25,7 +25,8 @@ class FixOutcome:
 
 
 def allowed(fix: Fix | None, unsafe: bool) -> bool:
-    if fix is None:
+    """May the fix be applied to the finding's own file (a fix of another file: see `mllint.cross_file`)?"""
+    if fix is None or fix.path is not None:
         return False
     return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
 

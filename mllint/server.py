@@ -29,7 +29,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from mllint import __version__
 from mllint.editor_settings import LOG_LEVELS, EditorSettings
-from mllint.findings import Applicability, Finding, Fix, Position, Related, Severity
+from mllint.findings import Applicability, Finding, Position, Related, Severity
 from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
 from mllint.source import LINE_BREAK, SourceError, SourceText, is_notebook, read_source, syntax_tree_dump
 
@@ -220,13 +220,18 @@ class RelatedPlaces:
 
     def _information(self, related: Related) -> types.DiagnosticRelatedInformation:
         key = (os.path.abspath(related.path), related.cell)
-        if key not in self.buffers:
-            self.buffers[key] = (from_fs_path(key[0]), self._read(key[0], related.cell))
         message = related.message
         if related.cell is not None and key not in self.open:  # a cell of a notebook that is not open: its file
             message = f"{message} (cell {related.cell}, line {related.start.line})"
-        uri, buffer = self.buffers[key]
+        uri, buffer = self.place(related.path, related.cell)
         return types.DiagnosticRelatedInformation(types.Location(uri, buffer.range(related.start, related.end)), message)
+
+    def place(self, path: str, cell: int | None = None) -> tuple[str, Buffer]:
+        """The URI and text of a file (or a notebook's cell) as the lint read it."""
+        key = (os.path.abspath(path), cell)
+        if key not in self.buffers:
+            self.buffers[key] = (from_fs_path(key[0]), self._read(key[0], cell))
+        return self.buffers[key]
 
     def _read(self, path: str, cell: int | None) -> Buffer:
         """The text the lint read: an open document's buffer, else the file's (none for a notebook's cell,
@@ -245,7 +250,7 @@ def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None, places:
 
     if finding.traceback:  # mllint's own bug: its traceback goes to the log the editor keeps, for a report
         logger.error("%s:%s: %s %s\n%s", finding.path, finding.start.line, finding.code, finding.message, finding.traceback)
-    data = {"version": version, "fix": fix_data(finding.fix, buffer)}
+    data = {"version": version, "fix": fix_data(finding, buffer, places)}
     if not finding.code.startswith("ML00"):  # mllint's own errors: nothing a `# noqa` should hide
         data["noqaLine"] = finding.noqa_line or finding.start.line
     return types.Diagnostic(
@@ -260,12 +265,28 @@ def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None, places:
     )
 
 
-def fix_data(fix: Fix | None, buffer: Buffer) -> dict | None:
+def fix_data(finding: Finding, buffer: Buffer, places: RelatedPlaces | None) -> dict | None:
+    """What a quick fix needs: its title, safety and edits, and the URI of the document they edit when it
+    is another one than the diagnostic's (the file with the activation), then only if the edited text
+    still parses."""
+    from mllint.fixer import apply_fixes
+
+    fix = finding.fix
     if fix is None or fix.applicability is Applicability.DISPLAY_ONLY:
         return None
+    data = {"title": fix.message, "safe": fix.applicability is Applicability.SAFE}
+    if fix.path is not None:
+        if places is None:
+            return None
+        data["uri"], buffer = places.place(fix.path)
+        if not _parses(apply_fixes(buffer.source.text, [finding])[0]):
+            return None
     edits = [types.TextEdit(range=buffer.range(edit.start, edit.end), new_text=edit.content) for edit in fix.edits]
-    safe = fix.applicability is Applicability.SAFE
-    return {"title": fix.message, "safe": safe, "edits": CONVERTER.unstructure(edits)}
+    return {**data, "edits": CONVERTER.unstructure(edits)}
+
+
+def _parses(text: str) -> bool:
+    return syntax_tree_dump(text) is not None
 
 
 def fix_all_edits(snapshot: Snapshot, encoding: str | None, editor: EditorSettings = EditorSettings()) -> list[types.TextEdit]:
@@ -354,7 +375,7 @@ def fix_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | Non
         kind=QUICK_FIX,
         diagnostics=[diagnostic],
         is_preferred=fix["safe"],
-        edit=types.WorkspaceEdit(changes={uri: CONVERTER.structure(fix["edits"], list[types.TextEdit])}),
+        edit=types.WorkspaceEdit(changes={fix.get("uri", uri): CONVERTER.structure(fix["edits"], list[types.TextEdit])}),
     )
 
 

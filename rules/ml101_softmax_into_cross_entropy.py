@@ -1,3 +1,4 @@
+from mllint.activation_fix import activation_fix_in_source
 from mllint.analysis.losses import SOFTMAX_TWICE, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -46,7 +47,10 @@ class SoftmaxIntoCrossEntropy(Rule):
 
     ## Fix safety
     The fix removes the softmax, passing its input instead, when the softmax value has no other use. It
-    is unsafe: it changes what the loss computes (that is the point) and so the training run.
+    is unsafe: it changes what the loss computes (that is the point) and so the training run. When a
+    model's `forward` or a helper in another file of the project returns the softmax directly
+    (`return F.softmax(h, dim=1)`), the fix removes it there, in that file: every caller of the function
+    then gets the logits, which is why it stays unsafe.
     """
 
     code = "ML101"
@@ -63,4 +67,5 @@ class SoftmaxIntoCrossEntropy(Rule):
                 f"`{found.callee}`{found.note} applies log_softmax itself: pass the raw logits"
             )
             fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
+            fix = fix or activation_fix_in_source(self.ctx, found.origin, "Remove the softmax: pass the logits", Applicability.UNSAFE)
             self.report(found.argument, message, fix, related=found.related)

@@ -1,3 +1,4 @@
+from mllint.activation_fix import log_softmax_in_source
 from mllint.analysis.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -41,7 +42,9 @@ class NllLossWithoutLogSoftmax(Rule):
     ## Fix safety
     When the softmax is a `F.softmax`/`torch.softmax`/`x.softmax` call written at the loss input, the fix
     turns it into the matching `log_softmax` call with the same arguments. It is unsafe: it changes what
-    the loss computes (that is the point) and so the training run. Raw logits are reported without a fix.
+    the loss computes (that is the point) and so the training run. When a model's `forward` or a helper in
+    another file of the project returns such a call directly, the fix changes it there, in that file
+    (every caller then gets log-probabilities). Raw logits are reported without a fix.
     """
 
     code = "ML102"
@@ -57,4 +60,5 @@ class NllLossWithoutLogSoftmax(Rule):
                 f"`{self.ctx.text(found.argument)}` is {found.origin.kind.value}{found.origin.where(found.argument)}, "
                 f"but `{found.callee}`{found.note} expects log-probabilities: apply `log_softmax` first"
             )
-            self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, found.origin.node), related=found.related)
+            fix = log_softmax_fix(self.ctx, found.argument, found.origin.node) or log_softmax_in_source(self.ctx, found.origin, "Use `log_softmax`")
+            self.report(found.argument, message, fix, related=found.related)

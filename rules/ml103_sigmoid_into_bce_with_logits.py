@@ -1,3 +1,4 @@
+from mllint.activation_fix import activation_fix_in_source
 from mllint.analysis.losses import SIGMOID_TWICE, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -38,7 +39,9 @@ class SigmoidIntoBceWithLogits(Rule):
 
     ## Fix safety
     The fix removes the sigmoid, passing its input instead, when the sigmoid value has no other use. It is
-    unsafe: it changes what the loss computes (that is the point) and so the training run.
+    unsafe: it changes what the loss computes (that is the point) and so the training run. When a model's
+    `forward` or a helper in another file of the project returns the sigmoid directly, the fix removes it
+    there, in that file (every caller then gets the logits).
     """
 
     code = "ML103"
@@ -55,4 +58,5 @@ class SigmoidIntoBceWithLogits(Rule):
                 f"`{found.callee}`{found.note} applies the sigmoid itself: pass the logits"
             )
             fix = drop_activation_fix(self.ctx, found.argument, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
+            fix = fix or activation_fix_in_source(self.ctx, found.origin, "Remove the sigmoid: pass the logits", Applicability.UNSAFE)
             self.report(found.argument, message, fix, related=found.related)

@@ -1,3 +1,4 @@
+from mllint.activation_fix import activation_fix_in_source
 from mllint.analysis.losses import APPLIES, OTHER_ACTIVATION, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -40,7 +41,9 @@ class ActivationIntoLogitsLoss(Rule):
 
     ## Fix safety
     The fix removes the activation, passing its input instead, when its value has no other use. It is
-    unsafe: it changes what the loss computes (that is the point) and so the training run.
+    unsafe: it changes what the loss computes (that is the point) and so the training run. When a model's
+    `forward` or a helper in another file of the project returns the activation directly, the fix removes
+    it there, in that file (every caller then gets the logits).
     """
 
     code = "ML105"
@@ -58,4 +61,5 @@ class ActivationIntoLogitsLoss(Rule):
                 f"`{found.callee}`{found.note} applies {APPLIES[found.loss]} itself and expects raw logits: pass the logits"
             )
             fix = drop_activation_fix(self.ctx, found.argument, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)
+            fix = fix or activation_fix_in_source(self.ctx, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)
             self.report(found.argument, message, fix, related=found.related)

@@ -1,3 +1,4 @@
+from mllint.activation_fix import log_softmax_in_source
 from mllint.analysis.losses import KL_DIV_NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -38,7 +39,9 @@ class KlDivWithoutLogProbabilities(Rule):
     ## Fix safety
     When the softmax is a `F.softmax`/`torch.softmax`/`x.softmax` call written at the loss input, the fix
     turns it into the matching `log_softmax` call. It is unsafe: it changes what the loss computes (that is
-    the point). Other inputs are reported without a fix.
+    the point). When a model's `forward` or a helper in another file of the project returns such a call
+    directly, the fix changes it there, in that file (every caller then gets log-probabilities). Other
+    inputs are reported without a fix.
     """
 
     code = "ML106"
@@ -55,4 +58,5 @@ class KlDivWithoutLogProbabilities(Rule):
                 f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
                 f"`{found.callee}`{found.note} expects log-probabilities as its input: apply `log_softmax` first"
             )
-            self.report(found.argument, message, log_softmax_fix(self.ctx, found.argument, origin.node), related=found.related)
+            fix = log_softmax_fix(self.ctx, found.argument, origin.node) or log_softmax_in_source(self.ctx, origin, "Use `log_softmax`")
+            self.report(found.argument, message, fix, related=found.related)

@@ -454,3 +454,23 @@ async def test_a_related_call_site_in_another_open_document_is_placed_in_its_uns
     start = types.Position(line=0, character=len("é = ".encode()))
     end = types.Position(line=0, character=len("é = train(model)".encode()))
     assert related.location == types.Location(main.as_uri(), types.Range(start, end))
+
+
+async def test_a_cross_file_fix_is_one_workspace_edit_of_the_file_with_the_activation(editor: Editor, tmp_path: Path):
+    """The softmax is in models.py (open, with unsaved edits), the loss in engine.py: the quick fix of
+    engine.py's finding edits models.py's buffer, titled and graded like the fix of the same file."""
+    models = "import torch.nn.functional as F\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return F.softmax(x, dim=1)\n"
+    (tmp_path / "models.py").write_text(models)
+    unsaved = '"""Models."""\n' + models
+    models_uri = editor.open(tmp_path / "models.py", unsaved)
+    engine_text = "from torch import nn\n\nfrom models import Net\n\nloss = nn.CrossEntropyLoss()(Net()(1), 0)\n"
+    engine = editor.open(tmp_path / "engine.py", engine_text)
+    [diagnostic] = [d for d in await editor.diagnostics_now(engine) if d.code == "ML101"]
+    [fix, _noqa] = await editor.actions(engine, [diagnostic], only=[types.CodeActionKind.QuickFix])
+    assert fix.title == "mllint (ML101): Remove the softmax: pass the logits (in models.py) (unsafe fix)"
+    assert not fix.is_preferred
+    assert editor.applied(models_uri, fix.edit) == unsaved.replace("F.softmax(x, dim=1)", "x")
+    [fix_all] = await editor.actions(engine, [], only=[types.CodeActionKind.SourceFixAll])
+    assert not (await editor.resolved(fix_all)).edit.changes[engine]  # fix-all: this document's safe fixes only
+    editor.close(engine)
+    editor.close(models_uri)

@@ -41,14 +41,12 @@ def _location(position: Position) -> dict:
 
 
 def _fix_json(fix: Fix) -> dict:
-    return {
-        "applicability": fix.applicability.value,
-        "message": fix.message,
-        "edits": [
-            {"content": edit.content, "location": _location(edit.start), "end_location": _location(edit.end)}
-            for edit in fix.edits
-        ],
-    }
+    edits = [
+        {"content": edit.content, "location": _location(edit.start), "end_location": _location(edit.end)}
+        for edit in fix.edits
+    ]
+    fields = {"applicability": fix.applicability.value, "message": fix.message, "edits": edits}
+    return fields if fix.path is None else {**fields, "filename": fix.path}  # the edits are that file's
 
 
 def _finding_json(finding: Finding) -> dict:
@@ -289,7 +287,7 @@ def _rdjson_diagnostic(finding: Finding, report: Report, sources: dict[str, Sour
     if finding.cell is not None:
         start, end = report.file_lines(finding)
         diagnostic["location"]["range"] = {"start": {"line": start}, "end": {"line": end}}
-    elif finding.fix is not None and finding.fix.applicability is not Applicability.DISPLAY_ONLY:
+    elif finding.fix is not None and finding.fix.applicability is not Applicability.DISPLAY_ONLY and finding.fix.path is None:
         diagnostic["suggestions"] = [
             {"range": {"start": position(edit.start), "end": position(edit.end)}, "text": edit.content}
             for edit in finding.fix.edits

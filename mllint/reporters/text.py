@@ -83,7 +83,7 @@ def _full_entry(finding: Finding, source: SourceText | None, paint: Palette) -> 
     if finding.fix is not None:
         label = FIX_LABEL[finding.fix.applicability]
         lines.append(f"  {paint('= help', BOLD, CYAN)}: {_one_line(finding.fix.message)}{label}")
-        if source is not None:
+        if source is not None and finding.fix.path is None:  # a fix of another file: its message names it
             lines += [paint(line, *_DIFF_COLOURS.get(line[4:5], ())) for line in _fix_diff(finding, source)]
     return _lines(lines)
 
