@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.values import ValueKinds, canonical_class, is_parameter
+from mllint.budget import check as check_budget
 
 BUDGET = 2000  # expressions visited per question, beyond which the answer is unknown
 MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
@@ -165,6 +166,7 @@ class GradientFlow:
             self._binding = outer
 
     def _flow(self, expr: ast.AST, depth: int) -> Flow | None:
+        check_budget()
         self._budget -= 1
         if depth > MAX_DEPTH or self._budget < 0:
             return UNKNOWN
