@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mllint import budget
 from mllint.engine import Selection
 from mllint.findings import Severity
 from mllint.registry import RegistryError, all_rules, expand_selector
@@ -50,6 +51,7 @@ class Settings:
     force_exclude: bool = False
     fail_on: Severity = Severity.INFO
     severity: dict[str, Severity] = field(default_factory=dict)
+    analysis_budget: float = budget.DEFAULT_SECONDS  # seconds of analysis per file (0: no limit)
 
     def codes(self) -> set[str]:
         selected = {code for selector in (*self.select, *self.extend_select) for code in expand_selector(selector)}
@@ -62,7 +64,7 @@ class Settings:
             if _matches(relative, pattern):
                 codes -= {code for selector in ignored for code in expand_selector(selector)}
         unfixable = {code for selector in self.unfixable for code in expand_selector(selector)}
-        return Selection.of(codes, self.severity, unfixable)
+        return Selection.of(codes, self.severity, unfixable, self.analysis_budget)
 
     def is_excluded(self, path: str) -> bool:
         """Does an exclude pattern match the path's name or its path relative to the root?"""
@@ -184,6 +186,13 @@ def _severity_overrides(value: Any, where: str) -> dict[str, Severity]:
     return overrides
 
 
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        got = value if isinstance(value, (int, float)) and not isinstance(value, bool) else _toml_type(value)
+        raise ConfigError(f"{where}: expected a number of seconds, 0 or more (0: no limit), got {got}")
+    return float(value)
+
+
 def _path(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"{where}: expected a path, got {_toml_type(value)}")
@@ -209,6 +218,7 @@ SCHEMA = {
     "force-exclude": Key("force_exclude", _boolean),
     "fail-on": Key("fail_on", _severity),
     "severity": Key("severity", _severity_overrides),
+    "analysis-budget": Key("analysis_budget", _seconds),
 }
 
 

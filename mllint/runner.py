@@ -18,6 +18,7 @@ from mllint.engine import Event, Selection, cycle_collector_off, event_findings,
 from mllint.findings import Finding, Position
 from mllint.fixer import FileChanged, allowed, fix_text, write_atomically
 from mllint.noqa import with_noqa
+from mllint.registry import rule_by_event
 from mllint.notebook import Notebook
 from mllint.notebook import load as load_notebook
 from mllint.source import LINE_BREAK, SourceError, SourceFile, is_notebook, read_source, syntax_tree_dump
@@ -128,8 +129,10 @@ def _check_read(source: SourceFile, path: str, selection: Selection, job: Job) -
     else:
         with job.project.recording() as consulted:
             result = check_source(source, path, selection, job, real_path=path)
-    # What was linted is what is on disk; a crash is mllint's bug, to be tried again.
-    if not result.fixed and not any(f.traceback for f in result.findings):
+    # What was linted is what is on disk; a crash is mllint's bug, and an analysis cut short may finish
+    # next time: both are tried again.
+    cut_short = rule_by_event(Event.CUT_SHORT)
+    if not result.fixed and not any(f.traceback or (cut_short and f.code == cut_short.code) for f in result.findings):
         job.cache.put(source.data, path, selection, result.findings, consulted)
     return result
 

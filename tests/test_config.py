@@ -184,7 +184,7 @@ def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
     assert config_error(tmp_path / "a.py") == (
         f"{path}:2:1: unknown key `tool.mllint.selct` (did you mean `select`?); the keys are extend, select, "
         "extend-select, ignore, per-file-ignores, unfixable, exclude, extend-exclude, respect-gitignore, "
-        "force-exclude, fail-on, severity"
+        "force-exclude, fail-on, severity, analysis-budget"
     )
 
 
@@ -263,7 +263,7 @@ def test_select_ignore_and_extend_select_with_prefixes(tmp_path):
     write(tmp_path / "mllint.toml", 'select = ["ML00"]\nextend-select = ["ML3"]\nignore = ["ML003", "ML004"]\n')
     expected = {code for code in all_rules() if code.startswith(("ML00", "ML3"))} - {"ML003", "ML004"}
     assert settings(tmp_path / "a.py").codes() == expected
-    assert {"ML001", "ML002", "ML005", "ML009", "ML301"} <= expected
+    assert {"ML001", "ML002", "ML005", "ML006", "ML009", "ML301"} <= expected
 
 
 def test_severity_override_changes_the_reported_severity(tmp_path):
@@ -299,7 +299,7 @@ def test_per_file_ignores_keep_mandatory_rules(tmp_path):
     write(tmp_path / "mllint.toml", 'per-file-ignores = { "*.py" = ["ALL"] }\n')
     path = str(tmp_path / "a.py")
     codes = {rule.code for rule in Resolver({}).settings_for(path).selection_for(path).rules}
-    assert codes == {"ML001", "ML002", "ML005", "ML009"}
+    assert codes == {"ML001", "ML002", "ML005", "ML006", "ML009"}
 
 
 def test_edited_configuration_is_read_again(tmp_path):
@@ -337,6 +337,7 @@ def test_show_settings_describes_every_key(tmp_path):
         "force-exclude = False",
         "fail-on = info",
         "severity = {ML301 = warning}",
+        "analysis-budget = 30.0",
     ]
 
 
