@@ -29,9 +29,16 @@ def activation_fix_in_source(ctx, origin: Origin, message: str, applicability: A
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     other = FileContext(path, SourceText(text), tree, project=ctx.project, real_path=path)
+    try:
+        return _fix_returned(other, source.line, origin, message, applicability, replace)
+    finally:
+        other.release()  # its analyses refer back to it: a cycle to break
+
+
+def _fix_returned(other: FileContext, line: int, origin: Origin, message, applicability, replace) -> Fix | None:
     returned = [
-        node.value for node in ast.walk(tree)
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and node.value.lineno == source.line
+        node.value for node in ast.walk(other.tree)
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and node.value.lineno == line
     ]  # fmt: skip
     for activation in returned:
         inner = activation_input(other, activation, origin.kind)
@@ -40,7 +47,7 @@ def activation_fix_in_source(ctx, origin: Origin, message: str, applicability: A
             if content is None:
                 return None
             edit = other.replace(activation, content)
-            return Fix(f"{message} (in {source.path})", (edit,), applicability, path=path)
+            return Fix(f"{message} (in {origin.source.path})", (edit,), applicability, path=other.path)
     return None
 
 

@@ -114,7 +114,7 @@ def test_a_malformed_pyproject_is_a_usage_error_naming_the_file(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     result = CliRunner().invoke(main, ["--no-cache", str(tmp_path / "a.py")])
     assert result.exit_code == 2
-    assert f"{tmp_path / 'pyproject.toml'}: invalid TOML" in result.output
+    assert f"{tmp_path / 'pyproject.toml'}:1:13: invalid TOML" in result.output
 
 
 def test_linted_code_is_never_imported_or_run(tmp_path):
