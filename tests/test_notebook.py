@@ -102,7 +102,7 @@ def test_formats_that_point_at_file_lines_use_the_notebook_files_lines(train):
     )
     assert f"cell 14, line 1, col 1, {ML301[6:]}</failure>" in run("train.ipynb", "--select", "ML101,ML301", "--output-format", "junit").stdout
     pylint = run("train.ipynb", "--select", "ML101,ML301", "--output-format", "pylint").stdout
-    assert "train.ipynb:cell 14:1: [ML301(method-not-called), ]" in pylint
+    assert f"train.ipynb:{json_line}: [ML301(method-not-called), ] {ML301[6:]} (cell 14, line 1, column 1)\n" in pylint
 
 
 def test_full_format_shows_the_cells_line_and_fix(train):
