@@ -10,7 +10,7 @@ from mllint.analysis.losses import activation_input
 from mllint.analysis.project import open_buffer
 from mllint.analysis.values import Origin
 from mllint.context import FileContext
-from mllint.findings import Applicability, Fix
+from mllint.findings import Applicability, Edit, Fix, Position
 from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source
 
 
@@ -36,19 +36,43 @@ def activation_fix_in_source(ctx, origin: Origin, message: str, applicability: A
 
 
 def _fix_returned(other: FileContext, line: int, origin: Origin, message, applicability, replace) -> Fix | None:
-    returned = [
-        node.value for node in ast.walk(other.tree)
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Call) and node.value.lineno == line
-    ]  # fmt: skip
-    for activation in returned:
+    for activation, target in _returned_activations(other.tree, line):
         inner = activation_input(other, activation, origin.kind)
-        if inner is not None:
-            content = other.text(inner) if replace is None else replace(other, activation, inner)
-            if content is None:
-                return None
+        if inner is None:
+            continue
+        content = other.text(inner) if replace is None else replace(other, activation, inner)
+        if content is None:
+            return None
+        if target is not None and content == target.id:  # `out = F.softmax(out, dim=1)`: the line goes
+            start, end = other.start(target), other.end(activation)
+            if other.source.line(start.line)[: start.column - 1].strip() or other.source.line(end.line)[end.column - 1 :].strip():
+                return None  # another statement or a comment shares the line
+            edit = Edit(Position(start.line, 1), Position(end.line + 1, 1), "")
+        else:
             edit = other.replace(activation, content)
-            return Fix(f"{message} (in {origin.source.path})", (edit,), applicability, path=other.path)
+        return Fix(f"{message} (in {origin.source.path})", (edit,), applicability, path=other.path)
     return None
+
+
+def _returned_activations(tree: ast.Module, line: int) -> list[tuple[ast.Call, ast.Name | None]]:
+    """The calls on `line` whose value the function returns as it is: `return F.softmax(h, dim=1)`, or
+    `out = F.softmax(out, dim=1)` right before `return out` (with the name they are assigned to)."""
+    found: list[tuple[ast.Call, ast.Name | None]] = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for statement, following in zip(body, [*body[1:], None]):
+            if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Call) and statement.value.lineno == line:
+                found.append((statement.value, None))
+            elif (
+                isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                and isinstance(statement.value, ast.Call) and statement.value.lineno == line
+                and isinstance(following, ast.Return) and isinstance(following.value, ast.Name)
+                and following.value.id == statement.targets[0].id
+            ):  # fmt: skip
+                found.append((statement.value, statement.targets[0]))
+    return found
 
 
 def _file_of(ctx, shown: str) -> str:

@@ -49,8 +49,9 @@ class SoftmaxIntoCrossEntropy(Rule):
     The fix removes the softmax, passing its input instead, when the softmax value has no other use. It
     is unsafe: it changes what the loss computes (that is the point) and so the training run. When a
     model's `forward` or a helper in another file of the project returns the softmax directly
-    (`return F.softmax(h, dim=1)`), the fix removes it there, in that file: every caller of the function
-    then gets the logits, which is why it stays unsafe.
+    (`return F.softmax(h, dim=1)`, or `out = F.softmax(out, dim=1)` right before `return out`), the fix
+    removes it there, in that file: every caller of the function then gets the logits, which is why it
+    stays unsafe.
     """
 
     code = "ML101"

@@ -101,7 +101,7 @@ def test_a_helpers_activation_is_fixed_too_but_not_a_value_it_does_not_return_di
     write(project, "h", "loss = F.cross_entropy(make_scores(x), y)", helper="F.softmax(x, dim=1)")
     assert mllint("--fix", "--unsafe-fixes", "engine.py").exit_code == 0
     assert "    return x\n" in (project / "models.py").read_text()
-    (project / "models.py").write_text(MODELS.format(activation="h", helper="x").replace("    return x\n", "    p = F.softmax(x, dim=1)\n    return p\n"))
+    (project / "models.py").write_text(MODELS.format(activation="h", helper="x").replace("    return x\n", "    p = F.softmax(x, dim=1)\n    q = p\n    return q\n"))
     result = mllint("--fix", "--unsafe-fixes", "engine.py")
     assert result.exit_code == 1 and "p = F.softmax(x, dim=1)" in (project / "models.py").read_text()
 
@@ -125,3 +125,21 @@ def test_a_fix_that_would_not_parse_leaves_the_target_unchanged(project):
     assert (project / "models.py").read_text() == "def f(x):\n    return g(x)\n"
     assert [f.code for f in result.findings] == ["ML101", "ML005"] and not result.fixed
     assert "produced code that does not parse" in result.findings[1].message
+
+
+@pytest.mark.parametrize(
+    ("forward", "fixed"),
+    [
+        ("        h = F.softmax(h, dim=1)\n        return h\n", "        return h\n"),  # the line goes
+        ("        probs = F.softmax(h, dim=1)\n        return probs\n", "        probs = h\n        return probs\n"),
+        ("        h = F.softmax(h, dim=1)  # probabilities\n        return h\n", None),  # a comment shares the line
+        ("        probs = F.softmax(h, dim=1)\n        self.last = probs\n        return probs\n", None),  # kept too
+    ],
+)
+def test_an_activation_assigned_just_before_it_is_returned(project, forward, fixed):
+    models = MODELS.format(activation="h", helper="x").replace("        return h\n", forward)
+    write(project, "h", "loss = F.cross_entropy(model(x), y)")
+    (project / "models.py").write_text(models)
+    result = mllint("--fix", "--unsafe-fixes", "engine.py")
+    assert result.exit_code == (1 if fixed is None else 0)
+    assert (project / "models.py").read_text() == (models if fixed is None else models.replace(forward, fixed))
