@@ -8,6 +8,7 @@ import itertools
 import math
 import os
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,23 +50,36 @@ class FileResult:
     diff: str = ""
     text: str | None = None  # the fixed source (standard input's goes to standard output)
     noqa_added: int = 0
+    lines: int = 0  # of the file read
 
 
 FILES_PER_COLLECTION = 500
 _files_checked = itertools.count(1)  # in this process
 
 
-def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> list[FileResult]:
+def check_files(
+    items: list[tuple[str, Selection]], job: Job, jobs: int = 1, done: Callable[[FileResult], None] | None = None
+) -> list[FileResult]:
     """Check (path, selection) pairs, in a process pool when there are several files and jobs; the
-    results come back in the order of `items` whatever the number of workers."""
+    results come back in the order of `items` whatever the number of workers, each passed to `done` as
+    it comes."""
+    results: list[FileResult] = []
     if jobs <= 1 or len(items) <= 1:
         with cycle_collector_off():  # for the whole run, not only during each lint (see there)
-            return [_check_item(item, job) for item in items]
+            for item in items:
+                results.append(_check_item(item, job))
+                if done:
+                    done(results[-1])
+        return results
     chunk = max(1, min(64, len(items) // (jobs * 8)))
     # The project's word index is built here once, not by every worker (with `fork`, it is not even copied).
     shared = job.project.shared_calls() if job.project is not None else None
     with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(shared,)) as pool:
-        return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
+        for result in pool.map(_check_item, items, [job] * len(items), chunksize=chunk):
+            results.append(result)
+            if done:
+                done(result)
+    return results
 
 
 def _start_worker(shared_calls: tuple | None) -> None:
@@ -107,6 +121,12 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
         source = read_source(path)
     except SourceError as error:
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+    result = _check_read(source, path, selection, job)
+    result.lines = len(source.text.splitlines())
+    return result
+
+
+def _check_read(source: SourceFile, path: str, selection: Selection, job: Job) -> FileResult:
     if job.cache is None or job.mode not in (Mode.CHECK, Mode.FIX, Mode.DIFF):
         return check_source(source, path, selection, job, real_path=path)
     cached = job.cache.get(source.data, path, selection, job.project)
