@@ -9,7 +9,7 @@ import os
 import sys
 import traceback
 
-from mllint import ISSUES_URL, __version__
+from mllint import __version__
 
 SERVER_COMMANDS = (["server"], ["server", "--stdio"])
 EXIT_ERROR = 2
@@ -22,7 +22,7 @@ def run() -> None:
     except Exception as error:  # the last line of defence
         if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
             traceback.print_exc()
-        print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it at {ISSUES_URL}.", file=sys.stderr)
+        print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it to mllint's developers.", file=sys.stderr)
         sys.exit(EXIT_ERROR)
 
 
