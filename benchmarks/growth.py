@@ -2,7 +2,7 @@
 
     python benchmarks/growth.py                                  # every shape, every rule (--select ALL)
     python benchmarks/growth.py --shape loss-terms --sizes 2 4 6 8 10
-    python benchmarks/growth.py --shape script --scripts cleanrl/ppo.py cleanrl/dqn.py --sizes 1 2 4 8
+    python benchmarks/growth.py --shape script --scripts cleanrl/ppo*.py --sizes 1 2 4 8 --all-only
 
 Each shape is a file made of `size` units: `script` (a module-level training script, as cleanrl writes
 them; `--scripts FILE...` replaces the made-up one by real scripts, concatenated), `functions` (many
@@ -296,7 +296,8 @@ def measure_shape(shape: str, sizes: list[int], args: argparse.Namespace, codes:
         timed["ast.parse"].append((size_lines, cpu_seconds(lambda: ast.parse(program), args.runs, args.budget)))
         timed["ast.walk"].append((size_lines, cpu_seconds(lambda: sum(1 for _ in ast.walk(tree)), args.runs, args.budget)))
         empty = cpu_seconds(linter(shape, text, none), args.runs, args.budget) or 0.0
-        for name, selection in [("ALL", every), *((code, Selection.of([code])) for code in codes)]:
+        alone = [] if args.all_only else [(code, Selection.of([code])) for code in codes]
+        for name, selection in [("ALL", every), *alone]:
             if timed[name] and timed[name][-1][1] is None:
                 continue  # over budget at a smaller size
             took = cpu_seconds(linter(shape, text, selection), args.runs, args.budget)
@@ -348,6 +349,7 @@ def main() -> None:
     parser.add_argument("--slack", type=float, default=0.25, help="exponent above ast.walk's that is flagged")
     parser.add_argument("--min-ms", type=float, default=20.0, help="cost at the largest size below which nothing is flagged")
     parser.add_argument("--show-ms", type=float, default=5.0, help="print rules and modules costing at least this")
+    parser.add_argument("--all-only", action="store_true", help="time every rule together, not each alone")
     parser.add_argument("--min-calls", type=int, default=1000, help="calls at the largest size below which a module is not shown")
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip counting calls per module")
     args = parser.parse_args()
