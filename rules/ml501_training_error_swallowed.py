@@ -16,9 +16,12 @@ class TrainingErrorSwallowed(Rule):
     ## What it does
     Reports an exception handler for a broad exception (bare `except:`, `Exception`, `BaseException`,
     `RuntimeError`) that does not re-raise, on a `try` whose body trains: it runs a backward pass and
-    an optimizer step, directly, in a loop, or through functions of the file it calls. Also a handler
-    that `continue`s the training loop from a `try` around only part of its step (the forward pass, the
-    backward): every error of the model becomes a skipped batch. Handlers that re-raise (`raise`,
+    an optimizer step, directly, in a loop, or through functions of the file it calls. Also, in a
+    training loop or in a function a training step runs (a `do_batch` helper the loop calls, a method a
+    `training_step` calls), a handler on a `try` around the forward and backward pass (`loss.backward()`,
+    an optimizer wrapper's `optim.backward(loss)`), whatever it does next, and one on a `try` around
+    the forward pass alone that skips the batch (`continue`, or `return` from the step): every error of
+    the model becomes a skipped batch. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
     not reported; nor are `finally` blocks. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`) must re-raise every other error on every path: one that raises
@@ -80,25 +83,40 @@ class TrainingErrorSwallowed(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         events = loops.events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
+        backward = any(e.kind is EventKind.BACKWARD for e in events)
         handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
-        if steps and any(e.kind is EventKind.BACKWARD for e in events):
+        in_loop = self._in_training_loop(node, loops)
+        in_step = not in_loop and self._in_step_function(node, loops)
+        if steps and backward:
             what = "loop" if any(e.loops for e in steps) else "step"
             for handler in handlers:
-                message = self.message.format(handler=self._written(handler), what=what)
-                if _other_than_out_of_memory(handler.body) is not None:
-                    message = (
-                        f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
-                        f"every other error on every path: there a crash of the training {what} becomes a finished run"
-                    )
-                self.report(handler, message)
-        elif self._in_training_loop(node, loops) and self._runs_the_model(node.body, events):
+                self._report(handler, self.message.format(handler=self._written(handler), what=what), what)
+        elif backward and (in_loop or in_step):
             for handler in handlers:
-                if any(isinstance(n, ast.Continue) for n in own_nodes(handler.body)):
+                message = (
+                    f"`{self._written(handler)}` drops the batch on every error of the forward and backward pass of "
+                    "the training step and does not re-raise: a broken model trains on nothing, and the run reports success"
+                )
+                self._report(handler, message, "step")
+        elif (in_loop or in_step) and self._runs_the_model(node.body, events):
+            skips = (ast.Continue,) if in_loop else (ast.Continue, ast.Return)
+            for handler in handlers:
+                partial = _other_than_out_of_memory(handler.body) is not None
+                if partial or any(isinstance(n, skips) for n in own_nodes(handler.body)):
                     message = (
                         f"`{self._written(handler)}` skips the batch on every error of the training step and does "
                         "not re-raise: a broken model trains on nothing, and the run reports success"
                     )
-                    self.report(handler, message)
+                    self._report(handler, message, "step")
+
+    def _report(self, handler: ast.ExceptHandler, message: str, what: str) -> None:
+        """Report the handler; one that singles out out-of-memory errors is told which path lets the others pass."""
+        if _other_than_out_of_memory(handler.body) is not None:
+            message = (
+                f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
+                f"every other error on every path: there a crash of the training {what} becomes a finished run"
+            )
+        self.report(handler, message)
 
     visit_TryStar = visit_Try
 
@@ -114,10 +132,22 @@ class TrainingErrorSwallowed(Rule):
                 return loops.is_training_loop(ancestor)
         return False
 
+    def _in_step_function(self, node: ast.AST, loops: TrainingLoops) -> bool:
+        """Is `node` in a function a training step runs (`do_batch(...)` called by the loop, a method
+        Lightning's `training_step` calls), outside any loop of its own?"""
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if isinstance(ancestor, LOOP_NODES):
+                return False
+            if isinstance(ancestor, FUNCTION_NODES):
+                return loops.runs_training_step(ancestor)
+        return False
+
     def _runs_the_model(self, body: list[ast.stmt], events) -> bool:
-        """Does the block call a module (the forward pass) or backpropagate?"""
+        """Does the block call a module (the forward pass, `self(batch)` in a module's own step) or
+        backpropagate?"""
         calls = [n for n in own_nodes(body) if isinstance(n, ast.Call)]
-        return any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
+        called_self = any(isinstance(c.func, ast.Name) and c.func.id == "self" for c in calls)
+        return called_self or any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
 
     def _broad(self, exception: ast.AST | None) -> bool:
         if exception is None:
