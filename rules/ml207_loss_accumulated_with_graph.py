@@ -15,7 +15,13 @@ LOGGING_CALLS = frozenset({
 })  # fmt: skip
 METER_MESSAGE = (
     "`{loss}` is kept with its autograd graph by `{call}`: `{cls}` adds it into `self.{attribute}` ({place}), "
-    "so every iteration's graph stays in memory; pass `{loss}.item()`"
+    "so every iteration's graph stays in memory; pass {instead}"
+)
+
+
+CONTAINER_MESSAGE = (
+    "`{loss}` holds `{held}`, the loss backpropagated at line {line}, and is kept in `{total}` with its autograd "
+    "graph: every iteration's graph stays in memory; keep `{held}.item()` (or detached values)"
 )
 
 
@@ -28,7 +34,11 @@ class LossAccumulatedWithGraph(Rule):
     across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
     what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
-    `self.sum += val * n` or `self.values.append(val)`). A total that is reset every iteration, or that
+    `self.sum += val * n` or `self.values.append(val)`), also a meter held by another project object
+    (`metrics.losses_track.update(loss)`). A loss held in a dict or an output object
+    (`output["loss"].backward()`) is followed through its holder: the holder appended to a list
+    (`outputs.append(output)`), its values summed (`running[k] += v` over `output.items()`) or handed to a
+    meter that sums them (`self.sums[key] += losses[key]`). A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
     converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
     from a library (its code is not read).
@@ -98,26 +108,33 @@ class LossAccumulatedWithGraph(Rule):
             for loss, total in self._accumulations(iteration.loop):
                 if loss in reported or not isinstance(loss, ast.Name):
                     continue
-                if not any(self._same_value(loss, used, values) or self._part_of(loss, used, values) for used in losses):
-                    continue
-                if not self._kept_across_iterations(total, iteration.loop, function):
+                used = next((u for u in losses if self._same_value(loss, u, values) or self._part_of(loss, u, values, losses[u] is not None)), None)
+                if used is None or not self._kept_across_iterations(total, iteration.loop, function):
                     continue
                 reported.add(loss)
+                held = losses[used]
+                if held is not None and loss.id == used.id:  # the holder itself: `outputs.append(output)`
+                    self.report(loss, CONTAINER_MESSAGE.format(loss=loss.id, total=ast.unparse(total), held=ast.unparse(held), line=held.lineno))
+                    continue
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
-                self.report(loss, message, self._fix(loss, _base(total), function))
+                fix = self._fix(loss, _base(total), function) if held is None else None  # a holder's values may be no tensors
+                self.report(loss, message, fix)
             for call, loss in self._method_arguments(iteration.loop):
-                if loss in reported or not any(self._same_value(loss, used, values) for used in losses):
+                used = next((u for u in losses if self._same_value(loss, u, values)), None)
+                if loss in reported or used is None:
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
                     reported.add(loss)
                     place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
                     call_text = f"{self.ctx.text(call.func)}(...)"
-                    self.report(loss, METER_MESSAGE.format(loss=loss.id, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place))
+                    instead = f"`{loss.id}.item()`" if losses[used] is None else "detached values"
+                    self.report(loss, METER_MESSAGE.format(loss=loss.id, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
-    def _backpropagated(self, iteration: Iteration, function) -> list[ast.Name]:
-        """The names the iteration calls `backward` on, in the loop's own function."""
-        names = []
+    def _backpropagated(self, iteration: Iteration, function) -> dict[ast.Name, ast.AST | None]:
+        """The names the iteration calls `backward` on, in the loop's own function; for a loss held in a
+        dict or an output object (`output["loss"].backward()`), the name of the holder, with what it holds."""
+        names = {}
         for event in iteration.of(EventKind.BACKWARD):
             call = event.node
             if event.path is not None:  # in another file
@@ -129,8 +146,11 @@ class LossAccumulatedWithGraph(Rule):
                 receiver = receiver.args[0]
             elif call.args:  # accelerator.backward(loss)
                 receiver = call.args[0]
-            if isinstance(receiver, ast.Name):
-                names.append(receiver)
+            held = _held(receiver)
+            if held is not None:
+                names[held.value] = held
+            elif isinstance(receiver, ast.Name):
+                names[receiver] = None
         return names
 
     def _accumulations(self, loop: ast.AST):
@@ -180,7 +200,7 @@ class LossAccumulatedWithGraph(Rule):
         same = bool(first) and [d.node for d in first] == [d.node for d in second]
         return same and not any(d.value is not None and _detached(d.value) for d in first)
 
-    def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds) -> bool:
+    def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds, holder: bool) -> bool:
         """Is `value` a term of the backpropagated loss: `v` of `for k, v in loss_dict.items()` where the
         loss is made from `loss_dict` (`loss = sum(loss_dict.values())`)?"""
         definitions = values.reaching_definitions(value)
@@ -191,9 +211,11 @@ class LossAccumulatedWithGraph(Rule):
             loop = self.ctx.scopes.parent(loop)
         if not isinstance(loop, ast.For) or _value_of(loop) is not definitions[0].node:
             return False
-        terms = loop.iter.func.value.id
+        terms = loop.iter.func.value
+        if holder:  # a value of the dict holding the loss (`for k, v in losses.items()`)
+            return self._same_value(terms, loss, values)
         made = _made_from(loss, values)
-        return made is not None and any(isinstance(n, ast.Name) and n.id == terms for e in made for n in ast.walk(e))
+        return made is not None and any(isinstance(n, ast.Name) and n.id == terms.id for e in made for n in ast.walk(e))
 
     def _kept_across_iterations(self, total: ast.AST, loop: ast.AST, function) -> bool:
         """Is `total` (or the dict or list holding it) bound before the loop, never rebound inside it,
@@ -263,6 +285,15 @@ def _base(target: ast.AST) -> ast.Name | None:
     if isinstance(target, ast.Subscript):
         target = target.value
     return target if isinstance(target, ast.Name) else None
+
+
+def _held(receiver: ast.AST) -> ast.Subscript | ast.Attribute | None:
+    """`output["loss"]`, `out.loss`: a loss held by a dict or an output object named by a local name."""
+    if isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Constant) and isinstance(receiver.value, ast.Name):
+        return receiver
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id != "self":
+        return receiver
+    return None
 
 
 def _value_of(loop: ast.For) -> ast.AST | None:

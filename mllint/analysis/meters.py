@@ -74,6 +74,8 @@ def _accumulates(ctx, statement: ast.AST, parameter: str) -> str | None:
         target, value = func.value, statement.value
     else:
         return None
+    if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
+        target = target.value
     if not is_self_attribute(target):
         return None
     uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == parameter]
