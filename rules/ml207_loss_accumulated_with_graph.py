@@ -1,7 +1,7 @@
 import ast
 
-from mllint.analysis.loops import LOOP_NODES, EventKind, Iteration, TrainingLoops
-from mllint.analysis.meters import APPENDS, kept_argument
+from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, Iteration, TrainingLoops
+from mllint.analysis.meters import APPENDS, kept_argument, returned_loss, same_tensor
 from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Applicability, Fix
@@ -25,6 +25,12 @@ CONTAINER_MESSAGE = (
 )
 
 
+RETURNED_MESSAGE = (
+    "`{loss}` is the loss `{function}` backpropagates ({place}) and returns with its autograd graph; "
+    "accumulated into `{total}`, every iteration's graph stays in memory: return `loss.item()` (or a detached loss)"
+)
+
+
 class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
@@ -38,7 +44,10 @@ class LossAccumulatedWithGraph(Rule):
     (`metrics.losses_track.update(loss)`). A loss held in a dict or an output object
     (`output["loss"].backward()`) is followed through its holder: the holder appended to a list
     (`outputs.append(output)`), its values summed (`running[k] += v` over `output.items()`) or handed to a
-    meter that sums them (`self.sums[key] += losses[key]`). A total that is reset every iteration, or that
+    meter that sums them (`self.sums[key] += losses[key]`). A loss a step function of the project
+    backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
+    that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
+    `losses.append(loss)`, `meter.update(train_step(batch))`. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
     converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
     from a library (its code is not read).
@@ -95,21 +104,30 @@ class LossAccumulatedWithGraph(Rule):
         "use `{loss}.item()`"
     )
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS  # the backward may be in a step function of another module
 
     def end_file(self) -> None:
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
-        for iteration in self.ctx.analysis(TrainingLoops).loops:
-            if not isinstance(iteration.loop, LOOP_NODES):
-                continue  # a comprehension assigns nothing across its iterations
-            function = self.ctx.scopes.enclosing_function(iteration.loop)
-            losses = self._backpropagated(iteration, function)
-            for loss, total in self._accumulations(iteration.loop):
-                if loss in reported or not isinstance(loss, ast.Name):
+        training = {iteration.loop: iteration for iteration in self.ctx.analysis(TrainingLoops).loops}
+        # Every loop: a step function of another module may run the backward (`total += trainer.step(b)`).
+        for loop in self.ctx.index.of_type(*LOOP_NODES):  # a comprehension assigns nothing across its iterations
+            function = self.ctx.scopes.enclosing_function(loop)
+            losses = self._backpropagated(training[loop], function) if loop in training else {}
+            for loss, total in self._accumulations(loop):
+                if loss in reported:
                     continue
-                used = next((u for u in losses if self._same_value(loss, u, values) or self._part_of(loss, u, values, losses[u] is not None)), None)
-                if used is None or not self._kept_across_iterations(total, iteration.loop, function):
+                returned = returned_loss(self.ctx, loss) if _base(total) is not None else None
+                if returned is not None and self._kept_across_iterations(total, loop, function):
+                    reported.add(loss)
+                    place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
+                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), total=ast.unparse(total), function=returned.function, place=place)
+                    self.report(loss, message)
+                    continue
+                if not isinstance(loss, ast.Name):
+                    continue
+                used = next((u for u in losses if same_tensor(values, loss, u) or self._part_of(loss, u, values, losses[u] is not None)), None)
+                if used is None or not self._kept_across_iterations(total, loop, function):
                     continue
                 reported.add(loss)
                 held = losses[used]
@@ -119,17 +137,17 @@ class LossAccumulatedWithGraph(Rule):
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
                 fix = self._fix(loss, _base(total), function) if held is None else None  # a holder's values may be no tensors
                 self.report(loss, message, fix)
-            for call, loss in self._method_arguments(iteration.loop):
-                used = next((u for u in losses if self._same_value(loss, u, values)), None)
-                if loss in reported or used is None:
+            for call, loss in self._method_arguments(loop):
+                used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
+                if loss in reported or (used is None and returned_loss(self.ctx, loss) is None):
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
                     reported.add(loss)
                     place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
                     call_text = f"{self.ctx.text(call.func)}(...)"
-                    instead = f"`{loss.id}.item()`" if losses[used] is None else "detached values"
-                    self.report(loss, METER_MESSAGE.format(loss=loss.id, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+                    instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
+                    self.report(loss, METER_MESSAGE.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
     def _backpropagated(self, iteration: Iteration, function) -> dict[ast.Name, ast.AST | None]:
         """The names the iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -159,9 +177,9 @@ class LossAccumulatedWithGraph(Rule):
         for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
                 value = node.value
-                if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
-                    value = value.left if isinstance(value.left, ast.Name) else value.right
-                yield value, node.target
+                multiplied = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)
+                for factor in (value.left, value.right) if multiplied else (value,):
+                    yield factor, node.target
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
@@ -169,13 +187,13 @@ class LossAccumulatedWithGraph(Rule):
                 yield node.args[0], node.func.value
 
     def _method_arguments(self, loop: ast.AST):
-        """(call, name) for each name passed to a method of an object: `meter.update(loss, n)`."""
+        """(call, argument) for each name or call passed to a method of an object: `meter.update(loss, n)`."""
         for node in own_nodes(loop.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in LOGGING_CALLS or node.func.attr in APPENDS:
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
-                    if isinstance(argument, ast.Name):
+                    if isinstance(argument, (ast.Name, ast.Call)):  # `meter.update(trainer.train_step(batch))`
                         yield node, argument
 
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
@@ -191,15 +209,6 @@ class LossAccumulatedWithGraph(Rule):
                     return True
         return False
 
-    def _same_value(self, a: ast.Name, b: ast.Name, values: ValueKinds) -> bool:
-        """Do both names hold the same tensor, with its graph? (`loss += reg` before the backward
-        is one of the ways the loss got its value)"""
-        if a.id != b.id:
-            return False
-        first, second = values.reaching_definitions(a), values.reaching_definitions(b)
-        same = bool(first) and [d.node for d in first] == [d.node for d in second]
-        return same and not any(d.value is not None and _detached(d.value) for d in first)
-
     def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds, holder: bool) -> bool:
         """Is `value` a term of the backpropagated loss: `v` of `for k, v in loss_dict.items()` where the
         loss is made from `loss_dict` (`loss = sum(loss_dict.values())`)?"""
@@ -213,7 +222,7 @@ class LossAccumulatedWithGraph(Rule):
             return False
         terms = loop.iter.func.value
         if holder:  # a value of the dict holding the loss (`for k, v in losses.items()`)
-            return self._same_value(terms, loss, values)
+            return same_tensor(values, terms, loss)
         made = _made_from(loss, values)
         return made is not None and any(isinstance(n, ast.Name) and n.id == terms.id for e in made for n in ast.walk(e))
 
@@ -305,13 +314,3 @@ def _value_of(loop: ast.For) -> ast.AST | None:
         return loop.target
     pair = call.func.attr == "items" and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
     return loop.target.elts[1] if pair else None
-
-
-def _detached(value: ast.AST) -> bool:
-    """`loss.item()`, `loss.detach()`, `float(loss)`."""
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    if isinstance(func, ast.Attribute):
-        return func.attr in ("item", "detach", "tolist", "cpu", "numpy")
-    return isinstance(func, ast.Name) and func.id in ("float", "int")

@@ -64,3 +64,35 @@ def test_every_batch_graph_is_kept_until_detached(lint, program):
     fixed = program.replace(*FIXED[program])
     assert fixed != program and lint(fixed, "ML207") == []
     assert all(not isinstance(v, torch.Tensor) or v.grad_fn is None for v in run(fixed)["kept"])
+
+
+RETURNED = """
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(6)]
+
+class Trainer:
+    def train_step(self, batch):
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(batch[0]), batch[1])
+        loss.backward()
+        optimizer.step()
+        return loss
+
+trainer = Trainer()
+total_loss = 0.0
+for batch in loader:
+    total_loss += trainer.train_step(batch)
+"""
+
+
+def test_the_loss_a_step_returns_drags_every_graph_into_the_total(lint):
+    assert [f.code for f in lint(RETURNED, "ML207")] == ["ML207"]
+    total = run(RETURNED)["total_loss"]
+    assert isinstance(total, torch.Tensor) and total.grad_fn is not None
+    fixed = RETURNED.replace("        return loss\n", "        return loss.item()\n")
+    assert fixed != RETURNED and lint(fixed, "ML207") == []
+    assert isinstance(run(fixed)["total_loss"], float)
