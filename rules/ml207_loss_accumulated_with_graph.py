@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, Iteration, TrainingLoops
+from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.meters import APPENDS, kept_argument, returned_loss, same_tensor
 from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values import ValueKinds
@@ -34,7 +34,7 @@ RETURNED_MESSAGE = (
 class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
-    Reports a training loop that adds the loss it backpropagates to a running total (`total += loss`,
+    Reports a loop that adds the loss it backpropagates (whatever its optimizer) to a running total (`total += loss`,
     `total += loss * x.size(0)`, `stats["loss"] += loss`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
     across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
@@ -109,11 +109,13 @@ class LossAccumulatedWithGraph(Rule):
     def end_file(self) -> None:
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
-        training = {iteration.loop: iteration for iteration in self.ctx.analysis(TrainingLoops).loops}
-        # Every loop: a step function of another module may run the backward (`total += trainer.step(b)`).
-        for loop in self.ctx.index.of_type(*LOOP_NODES):  # a comprehension assigns nothing across its iterations
+        loops = self.ctx.analysis(TrainingLoops)
+        # Every loop: one that backpropagates (its optimizer may be unknown), one whose step function of
+        # another module runs the backward (`total += trainer.step(b)`). A comprehension assigns nothing
+        # across its iterations.
+        for loop in self.ctx.index.of_type(*LOOP_NODES):
             function = self.ctx.scopes.enclosing_function(loop)
-            losses = self._backpropagated(training[loop], function) if loop in training else {}
+            losses = self._backpropagated(loops.events_of_loop(loop), function) if loop in loops.may_train else {}
             for loss, total in self._accumulations(loop):
                 if loss in reported:
                     continue
@@ -149,11 +151,11 @@ class LossAccumulatedWithGraph(Rule):
                     instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                     self.report(loss, METER_MESSAGE.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
-    def _backpropagated(self, iteration: Iteration, function) -> dict[ast.Name, ast.AST | None]:
-        """The names the iteration calls `backward` on, in the loop's own function; for a loss held in a
+    def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
+        """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
         dict or an output object (`output["loss"].backward()`), the name of the holder, with what it holds."""
         names = {}
-        for event in iteration.of(EventKind.BACKWARD):
+        for event in (e for e in events if e.kind is EventKind.BACKWARD):
             call = event.node
             if event.path is not None:  # in another file
                 continue
