@@ -45,9 +45,10 @@ class InplaceOnForwardArgument(Rule):
     ## What it does
     Reports in-place changes of a tensor argument inside a module's `forward`: augmented assignment
     (`x /= 255`), in-place methods (`x.mul_(2)`, `x.clamp_(0, 1)`) and item assignment (`x[mask] = 0`),
-    while the name (or, for the first two, a plain alias of it: `out = x` then `out += bias`) still
-    holds the caller's tensor; and an in-place activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`) applied to
-    the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
+    while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
+    indexed as only a tensor is, `out[:, :, :h] = ...`) still holds the caller's tensor; and an in-place
+    activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
+    is one) applied to the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
     `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])` replaces
@@ -97,7 +98,7 @@ class InplaceOnForwardArgument(Rule):
     message = "in-place change of the forward argument `{name}` changes the caller's tensor"
     alias_message = "in-place change of `{alias}`, which holds the forward argument `{name}`, changes the caller's tensor"
     activation_message = (
-        "`{activation}` overwrites the forward argument `{name}` in place, and line {line} reads it again: "
+        "{activation} overwrites the forward argument `{name}` in place, and line {line} reads it again: "
         "it sees the activated values (and the caller's tensor changes)"
     )
     fix_applicability = Applicability.SAFE
@@ -116,10 +117,13 @@ class InplaceOnForwardArgument(Rule):
                     self._report_augmented(statement, argument)
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
-                    # Not through an alias (`maps = features; maps[0] = ...`): it may well hold a list.
-                    if _indexes_a_tensor(target) and isinstance(target.value, ast.Name) and target.value.id in tensors:
-                        if self._argument_held(target.value, tensors) and not self._excused(statement, node):
-                            self.report(target, self.message.format(name=target.value.id))
+                    # Through an alias only with a tensor's index (`out = x; out[:, :, :h] = ...`): `maps =
+                    # features; maps[0] = ...` may well hold a list.
+                    indexed = _indexes_a_tensor(target) and isinstance(target.value, ast.Name)
+                    if indexed and (target.value.id in tensors or _sliced_dimensions(target)):
+                        held = self._argument_held(target.value, tensors)
+                        if held and not self._excused(statement, node):
+                            self.report(target, self._message(target.value.id, held))
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
@@ -155,14 +159,20 @@ class InplaceOnForwardArgument(Rule):
             self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno))
 
     def _inplace_activation(self, call: ast.Call) -> str | None:
-        """The text of the in-place activation `call` applies (`nn.ReLU(inplace=True)`), if it is one."""
+        """The in-place activation `call` applies (`nn.ReLU(inplace=True)`, or an `nn.Sequential` that starts
+        with one), as a message names it; None if it is none."""
         name = self.ctx.qualified_name(call.func)
         if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and _keyword_true(call, "inplace")):
-            return self.ctx.text(call.func)
+            return f"`{self.ctx.text(call.func)}`"
         if name is not None or not self._inplace_modules:
             return None
         constructor = self.ctx.analysis(ValueKinds).constructor(call.func)
-        return self.ctx.text(constructor) if constructor in self._inplace_modules else None
+        if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Sequential":
+            first = constructor.args[0] if constructor.args else None  # `nn.Sequential(nn.ReLU(inplace=True), ...)`
+            if first not in self._inplace_modules:
+                return None
+            return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
+        return f"`{self.ctx.text(constructor)}`" if constructor in self._inplace_modules else None
 
     @cached_property
     def _inplace_modules(self) -> set[ast.Call]:
@@ -300,6 +310,12 @@ def _indexes_a_tensor(target: ast.AST) -> bool:
         return False
     key = target.slice
     return not (isinstance(key, ast.Constant) and isinstance(key.value, str))
+
+
+def _sliced_dimensions(target: ast.Subscript) -> bool:
+    """`out[:, :, :h]`: an index of several dimensions, one a slice, which only a tensor (or array) takes."""
+    key = target.slice
+    return isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts)
 
 
 def _is_self_inplace(test: ast.expr) -> bool:

@@ -35,7 +35,7 @@ from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_b
 from mllint.analysis.parameters import optimizer_helper
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.tree import child_nodes
+from mllint.analysis.tree import child_nodes, own_method
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Related
 
@@ -60,7 +60,8 @@ SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
 OWNER_PRESERVING = {"list", "tuple", "filter", "itertools.chain"}
-# Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
+# Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names), and an
+# optimizer wrapper (apex's `FP16_Optimizer`, OpenNMT's `Optimizer`: `self.optim.backward(loss)`).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
@@ -442,6 +443,27 @@ class TrainingLoops:
     def is_training_loop(self, loop: ast.AST) -> bool:
         return loop in self._training_loops
 
+    def runs_training_step(self, function: ast.AST) -> bool:
+        """Does a training step run `function` of the file: a training loop's iteration backpropagates or
+        steps in it (`do_batch(...)` called from the loop), or it is a `training_step` method (Lightning's,
+        or a trainer's that calls it) or a method that one calls on `self`?"""
+        if function in self._stepping_functions:
+            return True
+        cls = self.ctx.scopes.parent(function)
+        step = own_method(cls, "training_step") if isinstance(cls, ast.ClassDef) else None
+        if step is None or step is function:
+            return step is not None
+        return any(isinstance(n, ast.Call) and is_self_attribute(n.func) and n.func.attr == function.name for n in ast.walk(step))
+
+    @cached_property
+    def _stepping_functions(self) -> set[ast.AST]:
+        """The functions of the file a training loop's backward or step events are in."""
+        kinds = (EventKind.BACKWARD, EventKind.STEP)
+        return {
+            self.ctx.scopes.enclosing_function(e.node)
+            for iteration in self.loops for e in iteration.events if e.path is None and e.kind in kinds
+        }  # fmt: skip
+
     # Training loops.
     def _training_iteration(self, loop: ast.AST) -> Iteration | None:
         events = self.events_of_loop(loop)
@@ -640,7 +662,7 @@ class TrainingLoops:
             return None
         receiver = _text(func.value)
         if func.attr == "backward":
-            if call.args and not BACKWARD_OWNERS.search(receiver) and not _is_scaled(func.value):
+            if call.args and not (BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
                 return None  # `y.backward(gradient)` and unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)
         if func.attr == "zero_grad":
@@ -807,6 +829,13 @@ def _is_grad(node: ast.AST) -> bool:
 
 def _parameter_of(grad: ast.Attribute) -> ast.AST:
     return grad.value.value if grad.attr == "data" else grad.value
+
+
+def names_optimizer(text: str) -> bool:
+    """Is the last name of `text` an optimizer's (`self.optim`, `opt_g`), not a scheduler's?"""
+    identifiers = re.findall(r"[A-Za-z_]\w*", text)
+    last = identifiers[-1] if identifiers else ""
+    return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
 
 
 def _is_scaled(node: ast.AST) -> bool:
