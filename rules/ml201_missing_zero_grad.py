@@ -10,8 +10,10 @@ class MissingZeroGrad(Rule):
     """
     ## What it does
     Reports an optimizer step in a training loop whose iteration backpropagates and steps without clearing
-    the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
-    function clearing what it is given (`pyro.infer.util.zero_grads(params)`) anywhere in the iteration
+    the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`, gradient cleared by
+    hand over the parameters (`p.grad = None`, `p.grad = torch.zeros_like(p)`, `p.grad.data.zero_()`,
+    `p.grad.fill_(0)`, `p.grad *= 0`) or function clearing what it is given
+    (`pyro.infer.util.zero_grads(params)`) anywhere in the iteration
     (including the functions and methods of the file it calls, and the functions of the project's other
     modules: then the finding is at the call, and names the file and line of the step), or a clear only in
     the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
@@ -98,7 +100,7 @@ class MissingZeroGrad(Rule):
         reported: set[ast.AST] = set()
         for iteration in loops.loops:
             for optimizer in iteration.optimizers:
-                if iteration.unknown(optimizer):
+                if iteration.unknown(optimizer) or loops.fresh_parameters(iteration, optimizer):
                     continue
                 step, message, fix, related = self._finding(loops, iteration, optimizer)
                 if step is not None and step.at not in reported:

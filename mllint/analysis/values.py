@@ -487,24 +487,17 @@ class ValueKinds:
     def _in_both_arms(self, reaching: list[Definition], use: ast.AST) -> bool:
         """Do the definitions bind the name in both arms of an `if`/`else` (or every arm of an `elif`
         chain) that runs on every path to `use`?"""
-        statements = {self._statement(d.node) for d in reaching}
-        branch = self.scopes.parent(self._statement(reaching[-1].node))
+        statements = {self.scopes.statement(d.node) for d in reaching}
+        branch = self.scopes.parent(self.scopes.statement(reaching[-1].node))
         while isinstance(branch, ast.If):
             if _assigns_on_every_arm(branch, statements) and self._always_runs_before(branch, use):
                 return True
             branch = self.scopes.parent(branch)
         return False
 
-    def _statement(self, node: ast.AST) -> ast.AST:
-        while node is not None and not isinstance(node, ast.stmt):
-            node = self.scopes.parent(node)
-        return node
-
     def _binds_from(self, target: ast.AST, use: ast.AST) -> bool:
         """Is `use` read by the assignment that binds `target` (`x = x.detach()`: the old `x`)?"""
-        statement = target
-        while statement is not None and not isinstance(statement, ast.stmt):
-            statement = self.scopes.parent(statement)
+        statement = self.scopes.statement(target)
         if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or statement.value is None:
             return False
         value = statement.value
