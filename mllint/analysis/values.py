@@ -580,10 +580,36 @@ class ValueKinds:
 def _assigns_on_every_arm(branch: ast.If, statements: set) -> bool:
     """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
     every arm?"""
-    return bool(branch.orelse) and all(
+    arms = _arms(branch)
+    return bool(arms) and all(
         any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements)) for s in arm)
-        for arm in (branch.body, branch.orelse)
+        for arm in arms
     )  # fmt: skip
+
+
+def _arms(branch: ast.If) -> list[list[ast.stmt]]:
+    """The arms of an `if`/`else` (none without an `else`). An `elif` chain dispatching on the values
+    of one setting (`if self.kind == "self": ... elif self.kind == "context": ...`) needs no `else`:
+    a value no arm handles is a configuration error, not a path the code means."""
+    bodies, tests, node = [], [], branch
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        bodies.append(node.body)
+        tests.append(node.test)
+        node = node.orelse[0]
+    bodies.append(node.body)
+    tests.append(node.test)
+    if node.orelse:
+        return [branch.body, branch.orelse]
+    dispatch = len(tests) > 1 and all(_compares_with_constants(t) for t in tests)
+    return bodies if dispatch and len({ast.dump(t.left) for t in tests}) == 1 else []
+
+
+def _compares_with_constants(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))):
+        return False
+    value = test.comparators[0]
+    values = value.elts if isinstance(test.ops[0], ast.In) and isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+    return all(isinstance(v, ast.Constant) for v in values)
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
