@@ -16,7 +16,7 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.names import is_self_attribute
+from mllint.analysis.names import is_self_attribute, reference_key
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.tree import assignment_targets, position
 
@@ -601,7 +601,8 @@ def _arms(branch: ast.If) -> list[list[ast.stmt]]:
     if node.orelse:
         return [branch.body, branch.orelse]
     dispatch = len(tests) > 1 and all(_compares_with_constants(t) for t in tests)
-    return bodies if dispatch and len({ast.dump(t.left) for t in tests}) == 1 else []
+    subjects = {reference_key(t.left) for t in tests} if dispatch else set()
+    return bodies if len(subjects) == 1 and None not in subjects else []
 
 
 def _compares_with_constants(test: ast.expr) -> bool:
