@@ -62,6 +62,9 @@ VALUE_PRESERVING_METHODS = {
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
+# Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
+ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
+ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
 MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
@@ -234,6 +237,7 @@ class ValueKinds:
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
@@ -395,9 +399,40 @@ class ValueKinds:
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         if name in MODULE_KINDS:
             return MODULE_KINDS[name]
-        if name == SEQUENTIAL and constructor.args and isinstance(constructor.args[-1], ast.Call):
-            return self._module_kind(constructor.args[-1])
+        if name == SEQUENTIAL:
+            last = self._last_layer(constructor)
+            return self._module_kind(last) if isinstance(last, ast.Call) else None
         return None
+
+    def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
+        """The last layer of an `nn.Sequential`: its last argument, or the layer added last after it is
+        built (`seq.append(nn.Sigmoid())`, `seq.add_module("out", nn.Sigmoid())`, on every path after the
+        construction); None when that is not known (an addition in a loop or a branch, an insertion)."""
+        target = self.scopes.parent(constructor)
+        key = reference_key(target.targets[0]) if isinstance(target, ast.Assign) and len(target.targets) == 1 else None
+        scope = self.scopes.enclosing_scope(constructor)
+        added = [c for c in self._additions.get((scope, key), ()) if position(c) > position(constructor)] if key else []
+        if not added:
+            return constructor.args[-1] if constructor.args else None
+        last = added[-1]
+        if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
+            return None
+        return last.args[-1]
+
+    @property
+    def _additions(self) -> dict[tuple[ast.AST | None, str], list[ast.Call]]:
+        """The calls adding layers to a container (`x.append(...)`, `x.add_module(...)`), by scope and
+        the container's key, in source order."""
+        if self._added is None:
+            self._added = {}
+            for call in self.ctx.index.by_type.get(ast.Call, ()):
+                func = call.func
+                key = reference_key(func.value) if isinstance(func, ast.Attribute) and func.attr in ADDITIONS else None
+                if key is not None:
+                    self._added.setdefault((self.scopes.enclosing_scope(call), key), []).append(call)
+            for calls in self._added.values():
+                calls.sort(key=position)
+        return self._added
 
     # What an object was built from.
     def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
