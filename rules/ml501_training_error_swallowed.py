@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
+from mllint.analysis.names import callee_name
 from mllint.analysis.parameters import is_module
 from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
 from mllint.rule import Rule
@@ -20,7 +21,9 @@ class TrainingErrorSwallowed(Rule):
     that `continue`s the training loop from a `try` around only part of its step (the forward pass, the
     backward): every error of the model becomes a skipped batch. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
-    not reported; nor are `finally` blocks. A handler that inspects an out-of-memory error
+    not reported; nor are `finally` blocks, nor `except RuntimeError` around training under
+    `ddp_model.join(throw_on_early_termination=True)`, which raises it on purpose when another rank runs
+    out of data (DDP with uneven inputs, as PyTorch documents). A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported.
 
@@ -80,7 +83,8 @@ class TrainingErrorSwallowed(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         events = loops.events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
-        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
+        joined = _joins_uneven_inputs(node.body)
+        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h) and not (joined and _only_runtime_error(h))]
         if steps and any(e.kind is EventKind.BACKWARD for e in events):
             what = "loop" if any(e.loops for e in steps) else "step"
             for handler in handlers:
@@ -152,6 +156,21 @@ class TrainingErrorSwallowed(Rule):
             self.ctx.qualified_name(node.func) in EXITS or isinstance(node.func, ast.Name) and node.func.id in BUILTIN_EXITS
         )
 
+
+
+def _joins_uneven_inputs(block: list[ast.stmt]) -> bool:
+    """Does the block train under `with ddp_model.join(throw_on_early_termination=True):`, which raises a
+    `RuntimeError` on purpose when another rank runs out of data?"""
+    return any(
+        isinstance(item.context_expr, ast.Call) and callee_name(item.context_expr) == "join"
+        and any(k.arg == "throw_on_early_termination" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in item.context_expr.keywords)
+        for statement in block if isinstance(statement, (ast.With, ast.AsyncWith)) for item in statement.items
+    )  # fmt: skip
+
+
+def _only_runtime_error(handler: ast.ExceptHandler) -> bool:
+    return isinstance(handler.type, ast.Name) and handler.type.id == "RuntimeError"
 
 
 def _other_than_out_of_memory(block: list[ast.stmt]) -> list[ast.stmt] | None:
