@@ -21,9 +21,9 @@ class TrainingErrorSwallowed(Rule):
     that `continue`s the training loop from a `try` around only part of its step (the forward pass, the
     backward): every error of the model becomes a skipped batch. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
-    not reported; nor are `finally` blocks, nor `except RuntimeError` around training under
-    `ddp_model.join(throw_on_early_termination=True)`, which raises it on purpose when another rank runs
-    out of data (DDP with uneven inputs, as PyTorch documents). A handler that inspects an out-of-memory error
+    not reported; nor are `finally` blocks. `except RuntimeError` around training under
+    `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
+    runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported.
 
@@ -83,8 +83,7 @@ class TrainingErrorSwallowed(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         events = loops.events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
-        joined = _joins_uneven_inputs(node.body)
-        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h) and not (joined and _only_runtime_error(h))]
+        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
         if steps and any(e.kind is EventKind.BACKWARD for e in events):
             what = "loop" if any(e.loops for e in steps) else "step"
             for handler in handlers:
@@ -93,6 +92,12 @@ class TrainingErrorSwallowed(Rule):
                     message = (
                         f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
                         f"every other error on every path: there a crash of the training {what} becomes a finished run"
+                    )
+                elif _only_runtime_error(handler) and _joins_uneven_inputs(node.body):
+                    message = (
+                        "`except RuntimeError` is meant for the early termination `join(throw_on_early_termination=True)` "
+                        f"raises, but it also catches every other RuntimeError of the training {what} (out of memory, "
+                        "shapes, CUDA) and does not re-raise: a crash ends the epoch early, silently"
                     )
                 self.report(handler, message)
         elif self._in_training_loop(node, loops) and self._runs_the_model(node.body, events):
