@@ -10,10 +10,8 @@ class MissingZeroGrad(Rule):
     """
     ## What it does
     Reports an optimizer step in a training loop whose iteration backpropagates and steps without clearing
-    the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`, gradient cleared by
-    hand over the parameters (`p.grad = None`, `p.grad = torch.zeros_like(p)`, `p.grad.data.zero_()`,
-    `p.grad.fill_(0)`, `p.grad *= 0`) or function clearing what it is given
-    (`pyro.infer.util.zero_grads(params)`) anywhere in the iteration
+    the gradients on the step's path: no `optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
+    function clearing what it is given (`pyro.infer.util.zero_grads(params)`) anywhere in the iteration
     (including the functions and methods of the file it calls, and the functions of the project's other
     modules: then the finding is at the call, and names the file and line of the step), or a clear only in
     the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
@@ -26,7 +24,9 @@ class MissingZeroGrad(Rule):
     (the same optimizer, or another over the same modules), never after, and nothing clears in between.
     Loops include comprehensions, generators and `map(step, loader)` over the loader; an optimizer is
     recognised by its name, or by what built it (a helper returning it, or the call sites passing it in).
-    `scaler.unscale_(optimizer)`, `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
+    Gradients zeroed by hand over the parameters clear too: `p.grad = torch.zeros_like(p)`,
+    `p.grad.data.zero_()`, `p.grad.fill_(0)`, `p.grad *= 0`. `scaler.unscale_(optimizer)`,
+    `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
     anywhere in the iteration counts, before backward or after the step; gradient accumulation that clears
     under the same guard as the step, a phase cleared before it starts, a module that holds every module the
     optimizer updates (`self.zero_grad()`, a `DataParallel` wrapper), `optimizer.step(closure)` (LBFGS) and
