@@ -8,6 +8,7 @@ Bottom to top (see `/work/shared/style-examples.md`):
 - values: what an expression holds from its own module's code (type annotations too), which classes are
   nn.Modules, the torch tables of optimizers and library models;
 - program: module summaries (program facts only), the project index and view, callees and call sites;
+- objects: abstract objects named by where they are made, and which of them an expression may be;
 - facets: mode-dependent layers, modes, gradients, parameters, losses, the training loop, objectives,
   shapes. A facet keeps what it works out about another module's definitions with that module's summary
   (`summaries.ClassSummary.fact`), so the program layer never imports a facet.
@@ -34,6 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("file", ["mllint.context"]),
     ("values", ["values", "annotations", "optimizers", "library_models"]),
     ("program", ["summaries", "project", "classes", "calls", "callers"]),
+    ("objects", ["objects"]),
     ("facets", [
         "layers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
         "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes",

@@ -39,6 +39,7 @@ from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
 from mllint.analysis.names import is_self_attribute, reference_key
+from mllint.analysis.objects import Objects
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import FunctionSummary
@@ -115,8 +116,9 @@ class Use:
 
     @property
     def name(self) -> str:
-        """The receiver as the linted file names it at the model call."""
-        return self.own_key or self.key
+        """The receiver as the linted file names it at the model call (an object's key: as the call spells it)."""
+        key = self.own_key or self.key
+        return key if not key.startswith("@") else reference_key(_called_receiver(self.call)) or "the model"
 
 
 @dataclass
@@ -132,19 +134,6 @@ class FlowFacts:
 
     uses: list[Use]
     before: dict[ast.AST, State]  # the state just before each call
-    aliases: dict[str, str]
-
-    def key(self, expr: ast.AST) -> str | None:
-        return aliased_key(expr, self.aliases)
-
-
-def aliased_key(expr: ast.AST, aliases: dict[str, str]) -> str | None:
-    """The reference key of `expr`, its head replaced by what it aliases (`net` for `m` after `m = net`)."""
-    key = reference_key(expr)
-    if key is None:
-        return None
-    head, dot, rest = key.partition(".")
-    return aliases[head] + dot + rest if head in aliases else key
 
 
 @dataclass
@@ -207,6 +196,7 @@ class Modes:
         self.layers = layers or ctx.analysis(mode_layers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
+        self.objects = ctx.analysis(Objects)
         functions: dict[str, list[ast.AST]] = {}
         for node in ctx.tree.body:
             if isinstance(node, FUNCTIONS):
@@ -394,7 +384,7 @@ class Modes:
         if scope not in self._flows:
             flow = _Flow(self, scope, 0)
             flow.run()
-            self._flows[scope] = FlowFacts(flow.uses, flow.before, flow.aliases)
+            self._flows[scope] = FlowFacts(flow.uses, flow.before)
         return self._flows[scope]
 
     def may_train_passed_models(self) -> bool:
@@ -519,8 +509,9 @@ class Modes:
         if not isinstance(site, ast.Call):
             return None
         scope = caller.scopes.enclosing_function(site) or caller.tree
-        flow = caller.analysis(project_modes).flow(scope)
-        key = flow.key(argument)
+        modes = caller.analysis(project_modes)
+        flow = modes.flow(scope)
+        key = modes.key(argument, scope)
         if key is None or site not in flow.before:
             return None
         key += dot + rest
@@ -697,6 +688,27 @@ class Modes:
         holder = self.scopes.parent(parent)
         method_call = isinstance(holder, ast.Call) and holder.func is parent
         return method_call or not isinstance(holder, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Call, ast.keyword, ast.Return))
+
+    def key(self, expr: ast.AST, scope: ast.AST) -> str | None:
+        """The one key of a receiver seen from `scope`: the object it is (`objects.Objects.key`), or, for
+        the attributes of an nn.Module's `self` (which `self.eval()` switches too), its reference key;
+        None for anything but a name and attributes of it."""
+        key = reference_key(expr)
+        if key is None:
+            return None
+        cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
+        if cls is not None and cls in self.module_classes and key.partition(".")[0] == _first_parameter(scope):
+            return key
+        return self.objects.key(expr, scope) or key
+
+    @cached_property
+    def optimized(self) -> set[str]:
+        """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`)."""
+        found = set()
+        for owner in self.objects.optimized():
+            key = self.key(owner, self.scopes.enclosing_function(owner) or self.ctx.tree)
+            found.add(key)
+        return found
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it
@@ -1020,7 +1032,6 @@ class _Flow:
         self._returns: list[State] = []
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
-        self.aliases = self._aliases()
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
@@ -1038,20 +1049,6 @@ class _Flow:
 
     def _is_method(self) -> bool:
         return isinstance(self.scope, FUNCTIONS) and isinstance(self.modes.scopes.parent(self.scope), ast.ClassDef)
-
-    def _aliases(self) -> dict[str, str]:
-        """Names bound once, to another receiver (`net = self.model`): both name the same object."""
-        bound: dict[str, list[ast.AST]] = {}
-        for node in self.modes.own_nodes(self.scope, ast.Name, stored=True):
-            parent = self.modes.scopes.parent(node)
-            value = parent.value if isinstance(parent, ast.Assign) and parent.targets == [node] else None
-            bound.setdefault(node.id, []).append(value)
-        aliases = {}
-        for name, values in bound.items():
-            target = reference_key(values[0]) if len(values) == 1 and values[0] is not None else None
-            if target is not None and target.split(".")[0] != name:
-                aliases[name] = target
-        return aliases
 
     def _read_names(self, nodes: list[ast.AST]) -> set[str]:
         """The heads of the receivers whose facts the flow may read: parameters (the caller reads them),
@@ -1166,7 +1163,7 @@ class _Flow:
 
     def key(self, expr: ast.AST) -> str | None:
         if expr not in self._keys:
-            self._keys[expr] = aliased_key(expr, self.aliases)
+            self._keys[expr] = self.modes.key(expr, self.scope)
         return self._keys[expr]
 
     # Statements.
@@ -1387,7 +1384,8 @@ class _Flow:
             return self._follow(call, self.modes.wrapper_methods[method], owner, state)
         if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
             # `self.model(x)`: a call of the model held in an attribute.
-            self._record(call, call, f"{owner}.{method}", lookup(state, f"{owner}.{method}"))
+            key = self.key(call.func) or f"{owner}.{method}"
+            self._record(call, call, key, lookup(state, key))
         else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
@@ -1656,7 +1654,10 @@ def _is_getattr(node: ast.AST) -> bool:
 
 
 def _translate(callee_key: str, mapping: dict[str, str | None]) -> str | None:
+    """The caller's key for a callee's: its head mapped (a parameter, `self`), an object's own key as it is."""
     head, dot, rest = callee_key.partition(".")
+    if head.startswith("@"):
+        return callee_key
     target = mapping.get(head)
     return target + dot + rest if target is not None else None
 
