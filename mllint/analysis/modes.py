@@ -39,7 +39,7 @@ from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
 from mllint.analysis.names import is_self_attribute, reference_key
-from mllint.analysis.objects import Objects
+from mllint.analysis.objects import Objects, fold, unrolled
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import FunctionSummary
@@ -113,6 +113,7 @@ class Use:
     own_key: str = ""
     through: str = ""  # ", through `report` (engine.py:30)"
     sites: tuple[Related, ...] = ()  # seen from call sites: they, innermost first (`callers.call_sites`)
+    constants: tuple = ()  # the loop variables known as constants in the round of an unrolled loop it was seen in
 
     @property
     def name(self) -> str:
@@ -252,7 +253,14 @@ class Modes:
         function they are in, and, in functions that train a model they are passed, from their call sites
         in other modules."""
         scopes = [scope for scope in self._scopes_that_set_modes(None) if self._may_train_in_eval(scope)]
-        return self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step, self._may_be_training_step)
+        uses = self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step, self._may_be_training_step)
+        return [use for use in uses if not use.constants or self._trains_in_its_round(use)]
+
+    def _trains_in_its_round(self, use: Use) -> bool:
+        """Seen in one round of an unrolled loop (`for phase in ["train", "val"]`): is the call a training
+        step there, its branches decided by the loop variable?"""
+        constants = dict(use.constants)
+        return any(self.training_step(node, constants) for node in {use.call, use.site} if self.home(node) is self)
 
     def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
         """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode,
@@ -751,12 +759,12 @@ class Modes:
         return self._attributes[cls]
 
     # Questions about a call's surroundings.
-    def grad_disabled(self, node: ast.AST) -> bool:
+    def grad_disabled(self, node: ast.AST, constants: dict | None = None) -> bool:
         """Is `node` inside `with torch.no_grad()` (or `inference_mode`, `set_grad_enabled(False)`), or
         in a function decorated with one?"""
         for ancestor in self.scopes.ancestors(node):
             if isinstance(ancestor, (ast.With, ast.AsyncWith)):
-                if any(self.disables_grad(item.context_expr) for item in ancestor.items):
+                if any(self.disables_grad(item.context_expr, constants) for item in ancestor.items):
                     return True
             elif isinstance(ancestor, FUNCTIONS):
                 return any(self.disables_grad(d) for d in ancestor.decorator_list)
@@ -764,13 +772,15 @@ class Modes:
                 return False
         return False
 
-    def disables_grad(self, expr: ast.AST) -> bool:
+    def disables_grad(self, expr: ast.AST, constants: dict | None = None) -> bool:
         call = expr if isinstance(expr, ast.Call) else None
         name = self.qualified_name(call.func if call else expr)
         if name in GRAD_OFF:
             mode = call.args[0] if call is not None and call.args else None
             return not (isinstance(mode, ast.Constant) and mode.value is False)
         if name in SET_GRAD_ENABLED and call is not None and call.args:
+            if constants and fold(call.args[0], constants) is False:  # `set_grad_enabled(phase == "train")`
+                return True
             return isinstance(call.args[0], ast.Constant) and call.args[0].value is False
         return False
 
@@ -806,11 +816,17 @@ class Modes:
                 return True
         return False
 
-    def training_step(self, call: ast.AST) -> bool:
-        """Is `call` made in a loop iteration or function that trains (calls `backward`), outside `no_grad`?"""
+    def training_step(self, call: ast.AST, constants: dict | None = None) -> bool:
+        """Is `call` made in a loop iteration or function that trains (calls `backward`), outside `no_grad`?
+        `constants`: the loop variables known in a round of an unrolled loop, which decide branches."""
         home = self.home(call)
         if home is not self:
             return home.training_step(call)
+        if constants:
+            return not self.grad_disabled(call, constants) and any(
+                isinstance(c.func, ast.Attribute) and c.func.attr == "backward" or self._helper_trains(c, self.step_body(call))
+                for c in _own_calls(self.step_body(call), constants)
+            )  # fmt: skip
         return self._may_be_training_step(call) and self.trains(self.step_body(call), ("backward",))
 
     def _may_be_training_step(self, call: ast.AST) -> bool:
@@ -1027,11 +1043,12 @@ class _Flow:
         self.depth = depth
         self.uses: list[Use] = []
         self.before: dict[ast.Call, State] = {}  # the state just before each call
-        self._uses_at: dict[tuple[ast.AST, ast.AST], int] = {}
+        self._uses_at: dict[tuple, int] = {}
         self.returned: frozenset = frozenset()
         self._returns: list[State] = []
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
+        self.constants: dict = {}  # the loop variables of the unrolled loops around the statement run
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
@@ -1180,6 +1197,9 @@ class _Flow:
             return state
         if isinstance(node, ast.If):
             state = self._expression(node.test, state)
+            decided = fold(node.test, self.constants) if self.constants else None
+            if decided is not None:
+                return self._block(node.body if decided else node.orelse, state)
             return join([self._block(node.body, state), self._block(node.orelse, state)])
         if isinstance(node, LOOPS):
             return self._loop(node, state)
@@ -1235,6 +1255,9 @@ class _Flow:
         return state
 
     def _loop(self, node: ast.AST, state: State) -> State | None:
+        items = unrolled(node, self.modes.scopes)
+        if items is not None:
+            return self._unroll(node, items, state)
         if not isinstance(node, ast.While):
             state = self._expression(node.iter, state)
             state = self._bind(node.target, frozenset({Fact(Mode.UNKNOWN)}), state)
@@ -1251,6 +1274,22 @@ class _Flow:
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
         return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+
+    def _unroll(self, node: ast.For, items: list, state: State) -> State | None:
+        """A loop over literal constants, run once per item with the loop variable as that constant: the
+        branches it decides are taken as the program takes them (`if phase == "train": model.train()`)."""
+        state, outer, breaks = self._expression(node.iter, state), self.constants, []
+        for item in items:
+            if state is None:
+                break
+            self.constants = {**outer, node.target.id: item}
+            self._loops.append(_Targets())
+            end = self._block(node.body, state)
+            targets = self._loops.pop()
+            breaks += targets.breaks
+            state = join([end, *targets.continues])
+        self.constants = outer
+        return join([self._block(node.orelse, state) if state is not None else None, *breaks])
 
     def _set_through_target(self, loop: ast.AST, state: State | None) -> State | None:
         """`for net in (generator, discriminator): net.train()`: the models listed take the modes the loop
@@ -1334,9 +1373,21 @@ class _Flow:
 
     # Expressions, in evaluation order.
     def _expression(self, expr: ast.AST, state: State) -> State:
+        skipped = self._skipped_arms(expr) if self.constants else ()
         for call in self.modes.calls_in_order(expr):
-            state = self._call(call, state)
+            if call not in skipped:
+                state = self._call(call, state)
         return state
+
+    def _skipped_arms(self, expr: ast.AST) -> set[ast.AST]:
+        """The calls in the arms of conditional expressions the loop variables decide against
+        (`model.train() if phase == "train" else model.eval()`)."""
+        skipped: set[ast.AST] = set()
+        for choice in self.ctx.index.within(expr, ast.IfExp):
+            decided = fold(choice.test, self.constants)
+            if decided is not None:
+                skipped.update(self.ctx.index.within(choice.orelse if decided else choice.body, ast.Call))
+        return skipped
 
     def _call(self, call: ast.Call, state: State) -> State:
         self.before[call] = state
@@ -1412,10 +1463,11 @@ class _Flow:
 
     def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset) -> None:
         """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
-        use = Use(call, site, self.scope, key, facts)
-        index = self._uses_at.get((call, site))
+        constants = tuple(sorted(self.constants.items(), key=str))
+        use = Use(call, site, self.scope, key, facts, constants=constants)
+        index = self._uses_at.get((call, site, constants))
         if index is None:
-            self._uses_at[(call, site)] = len(self.uses)
+            self._uses_at[(call, site, constants)] = len(self.uses)
             self.uses.append(use)
         else:
             self.uses[index] = use
@@ -1677,13 +1729,20 @@ def name_says_evaluation(name: str) -> bool:
     return any(word in EVALUATION_WORDS for word in words)
 
 
-def _own_calls(body: ast.AST):
-    """The calls a loop or function makes itself: not in nested loops, functions or classes."""
+def _own_calls(body: ast.AST, constants: dict | None = None):
+    """The calls a loop or function makes itself: not in nested loops, functions or classes (nor in the
+    branches `constants`, the loop variables of an unrolled loop's round, decide against)."""
     stack = child_nodes(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (*LOOPS, *FUNCTIONS, ast.Lambda, ast.ClassDef)):
             continue
+        if constants and isinstance(node, (ast.If, ast.IfExp)):
+            decided = fold(node.test, constants)
+            if decided is not None:
+                arm = node.body if decided else node.orelse
+                stack += [node.test, *(arm if isinstance(arm, list) else [arm])]
+                continue
         if isinstance(node, ast.Call):
             yield node
         stack += child_nodes(node)

@@ -182,26 +182,29 @@ class Objects:
 
     # Evaluation.
     def _eval(self, expr: ast.AST, depth: int, site: ast.AST | None = None) -> frozenset | None:
-        if site is None and expr in self._exprs:
+        """`site`: the call of the function `expr` is returned by: what the function makes is told apart
+        by it."""
+        if site is not None:
+            found = self._eval(expr, depth)
+            return None if found is None else frozenset(_made_at(obj, site) for obj in found)
+        if expr in self._exprs:
             return self._exprs[expr]
         self._work += 1
-        if self._work > MAX_WORK:
-            return None
-        if self._nesting > MAX_NESTING:
+        if self._work > MAX_WORK or self._nesting > MAX_NESTING:
             return None
         cut = self._cut
         self._nesting += 1
         try:
-            found = self._evaluate(expr, depth, site)
+            found = self._evaluate(expr, depth)
         finally:
             self._nesting -= 1
         if found is not None and len(found) > MAX_OBJECTS:
             found = None
-        if site is None and cut == self._cut:
+        if cut == self._cut:
             self._exprs[expr] = found
         return found
 
-    def _evaluate(self, expr: ast.AST, depth: int, site: ast.AST | None) -> frozenset | None:
+    def _evaluate(self, expr: ast.AST, depth: int) -> frozenset | None:
         if isinstance(expr, ast.Constant) and expr.value is None:
             return frozenset({NONE})
         if isinstance(expr, ast.Name):
@@ -211,18 +214,18 @@ class Objects:
         if isinstance(expr, _Iterated):
             return self._item(expr.iterable, None, depth)
         if isinstance(expr, ast.NamedExpr):
-            return self._eval(expr.value, depth, site)
+            return self._eval(expr.value, depth)
         if isinstance(expr, ast.IfExp):
-            return _union(self._eval(expr.body, depth, site), self._eval(expr.orelse, depth, site))
+            return _union(self._eval(expr.body, depth), self._eval(expr.orelse, depth))
         if isinstance(expr, ast.BoolOp):
-            return _union(*(self._eval(value, depth, site) for value in expr.values))
+            return _union(*(self._eval(value, depth) for value in expr.values))
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr, depth)
         if isinstance(expr, ast.Subscript):
             return self._item(expr.value, _constant(expr.slice), depth)
         if isinstance(expr, ast.Call):
-            return self._call(expr, depth, site)
-        return frozenset({Obj("made", expr, site=site, ctx=self.ctx)})
+            return self._call(expr, depth)
+        return frozenset({Obj("made", expr, ctx=self.ctx)})
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
@@ -284,34 +287,32 @@ class Objects:
         if items is None:
             return None
         found: frozenset | None = frozenset()
-        for item, ctx in items:
-            if ctx is not self.ctx:
-                part = ctx.analysis(Objects)._unpacked(item, rest, depth + 1) if rest else ctx.analysis(Objects)._eval(item, depth + 1)
-            else:
-                part = self._unpacked(item, rest, depth) if rest else self._eval(item, depth)
-            found = _union(found, part)
+        for item, ctx, site in items:
+            objects = ctx.analysis(Objects) if ctx is not self.ctx else self
+            found = _union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
         return found
 
-    def _items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object]] | None:
-        """The expressions at `index` ("*": any) of what `value` is, with the context they are read in."""
+    def _items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object, ast.AST | None]] | None:
+        """The expressions at `index` ("*": any) of what `value` is, with the context they are read in and
+        the call of the function that returns them (None: this scope's own)."""
         if isinstance(value, ast.Tuple | ast.List | ast.Set):
             if any(isinstance(e, ast.Starred) for e in value.elts):
                 return None
             if index == "*":
-                return [(e, self.ctx) for e in value.elts]
-            return [(value.elts[index], self.ctx)] if isinstance(index, int) and -len(value.elts) <= index < len(value.elts) else None
+                return [(e, self.ctx, None) for e in value.elts]
+            return _nth(value.elts, index, self.ctx)
         if isinstance(value, ast.Call):
             returns = self._returned(value, depth)
             if returns is not None:
                 items: list = []
                 for returned, ctx in returns:
-                    inner = ctx.analysis(Objects)._items(returned, index, depth + 1) if ctx is not self.ctx else self._items(returned, index, depth + 1)
+                    inner = (ctx.analysis(Objects) if ctx is not self.ctx else self)._items(returned, index, depth + 1)
                     if inner is None:
                         return None
-                    items += inner
+                    items += [(item, home, site or value) for item, home, site in inner]
                 return items
             if self._wrapped(value) is not None:
-                return [(a, self.ctx) for a in value.args] if index == "*" else _nth(value.args, index, self.ctx)
+                return [(a, self.ctx, None) for a in value.args] if index == "*" else _nth(value.args, index, self.ctx)
         return None
 
     def _attribute(self, expr: ast.Attribute, depth: int) -> frozenset | None:
@@ -408,7 +409,7 @@ class Objects:
             found = _union(*(self._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = self._items(literal, index if isinstance(index, int) else "*", depth)
-            found = None if items is None else _union(*(self._eval(item, depth) for item, _ in items))
+            found = None if items is None else _union(*(self._eval(item, depth) for item, _, _ in items))
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
@@ -434,16 +435,16 @@ class Objects:
                         self._added.append((target.value, node.value))
         return self._added
 
-    def _call(self, call: ast.Call, depth: int, site: ast.AST | None) -> frozenset | None:
+    def _call(self, call: ast.Call, depth: int) -> frozenset | None:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
-            return self._eval(func.value, depth, site)
+            return self._eval(func.value, depth)
         wrapped = self._wrapped(call)
-        if wrapped is not None:
-            return self._eval(wrapped, depth, site) if len(call.args) == 1 else frozenset({Obj("made", call, site=site, ctx=self.ctx)})
+        if wrapped is not None and len(call.args) == 1:
+            return self._eval(wrapped, depth)
         returns = self._returned(call, depth)
         if returns is None:
-            return frozenset({Obj("made", call, site=site, ctx=self.ctx)})
+            return frozenset({Obj("made", call, ctx=self.ctx)})
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
             objects = ctx.analysis(Objects)._eval(returned, depth + 1, call)
@@ -578,6 +579,70 @@ def _path_in(scopes, target: ast.AST) -> list | None:
         node = parent
 
 
+def unrolled(loop: ast.AST, scopes) -> list | None:
+    """The items of a loop over a literal collection of constants (`for phase in ["train", "val"]`), run
+    once each with the loop variable as that constant; None for any other loop, one longer than
+    `MAX_UNROLL`, or one whose body binds the variable itself."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.List | ast.Tuple):
+        return None
+    items = loop.iter.elts
+    if not 0 < len(items) <= MAX_UNROLL or not all(isinstance(e, ast.Constant) for e in items):
+        return None
+    name = loop.target.id
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for b in loop.body for n in ast.walk(b)):
+        return None
+    return [e.value for e in items]
+
+
+def fold(test: ast.AST, constants: dict):
+    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
+    `phase != "src" and x`, `not is_train`); None when it is not."""
+    if isinstance(test, ast.Name):
+        return bool(constants[test.id]) if test.id in constants else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = fold(test.operand, constants)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [fold(v, constants) for v in test.values]
+        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
+        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name) for n in (test.left, test.comparators[0])):
+            return None
+        left, right = known
+        op = test.ops[0]
+        if isinstance(op, ast.Eq | ast.Is):
+            return left == right
+        if isinstance(op, ast.NotEq | ast.IsNot):
+            return left != right
+        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
+            return (left in right) == isinstance(op, ast.In)
+    return None
+
+
+_UNKNOWN = object()
+
+
+def _known(node: ast.AST, constants: dict):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return _UNKNOWN
+
+
+def _made_at(obj: Obj, site: ast.AST) -> Obj:
+    """An object a function makes (not a module-level one), told apart by the call `site` of the function."""
+    if obj.kind != "made" or obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is None:
+        return obj
+    return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
+
+
 def _union(*sets: frozenset | None) -> frozenset | None:
     if any(s is None for s in sets):
         return None
@@ -593,7 +658,7 @@ def _constant(node: ast.AST):
 
 
 def _nth(values: list, index, ctx) -> list | None:
-    return [(values[index], ctx)] if isinstance(index, int) and -len(values) <= index < len(values) else None
+    return [(values[index], ctx, None)] if isinstance(index, int) and -len(values) <= index < len(values) else None
 
 
 def _first_parameter(function: ast.AST) -> str | None:
