@@ -130,3 +130,24 @@ def test_an_alias_of_the_trainers_model_moved_to_a_device_is_the_same_model(lint
     )
     assert positions(lint(source, "ML303")) == []
     assert positions(lint(source.replace("            model.train()\n", ""), "ML303")) == [("ML303", 15, 27)]
+
+
+TEACHER = NET + (
+    "student, teacher = Net(), Net()\n"
+    "teacher.load_state_dict({})\n"
+    "opt = torch.optim.SGD(student.parameters(), lr=0.1)\n"
+    "for epoch in range(3):\n"
+    "    teacher.eval()\n"
+    "    for x, y in []:\n"
+    "        with torch.no_grad():\n"
+    "            target = teacher(x)\n"
+    "        opt.zero_grad()\n"
+    "        F.mse_loss(student(x) + teacher(x), target).backward()\n"
+    "        opt.step()\n"
+)
+
+
+def test_a_teacher_no_optimizer_updates_is_kept_in_eval_on_purpose(lint):
+    assert positions(lint(TEACHER, "ML303")) == []
+    both = TEACHER.replace("student.parameters()", "[*student.parameters(), *teacher.parameters()]")
+    assert positions(lint(both, "ML303")) == [("ML303", 19, 33)]
