@@ -151,3 +151,23 @@ def test_a_teacher_no_optimizer_updates_is_kept_in_eval_on_purpose(lint):
     assert positions(lint(TEACHER, "ML303")) == []
     both = TEACHER.replace("student.parameters()", "[*student.parameters(), *teacher.parameters()]")
     assert positions(lint(both, "ML303")) == [("ML303", 19, 33)]
+
+
+PASSED_TEACHER = NET + (
+    "def train(model, teacher, loader):\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for epoch in range(3):\n"
+    "        model.train()\n"
+    "        for x, y in loader:\n"
+    "            opt.zero_grad()\n"
+    "            F.mse_loss(model(x), teacher(x)).backward()\n"
+    "            opt.step()\n"
+    "        teacher.eval()\n"
+    "train(Net(), Net(), [])\n"
+)
+
+
+def test_a_teacher_passed_in_that_the_function_does_not_optimize_is_kept_in_eval_on_purpose(lint):
+    assert positions(lint(PASSED_TEACHER, "ML303")) == []
+    given = PASSED_TEACHER.replace("    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n", "").replace("loader):", "loader, opt):")
+    assert positions(lint(given, "ML303")) == [("ML303", 15, 34)]

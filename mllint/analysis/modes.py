@@ -710,13 +710,24 @@ class Modes:
         return self.objects.key(expr, scope) or key
 
     @cached_property
-    def optimized(self) -> set[str]:
-        """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`)."""
-        found = set()
-        for owner in self.objects.optimized():
-            key = self.key(owner, self.scopes.enclosing_function(owner) or self.ctx.tree)
-            found.add(key)
-        return found
+    def optimized(self) -> dict[str, ast.AST]:
+        """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`), with
+        the function (or module) that builds the optimizer."""
+        return {
+            self.key(owner, scope): scope
+            for owner in self.objects.optimized()
+            for scope in [self.scopes.enclosing_function(owner) or self.ctx.tree]
+        }  # fmt: skip
+
+    def frozen(self, use: Use) -> bool:
+        """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
+        a teacher, a frozen encoder, an EMA copy kept in eval mode on purpose? At hand: the file's, for a
+        model the file makes or keeps; those the function builds itself, for a model it is passed."""
+        key = use.key
+        if use.own_key or "{" in key:
+            return False
+        updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
+        return bool(updated) and not any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated)
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it
