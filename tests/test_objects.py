@@ -171,3 +171,34 @@ def test_a_teacher_passed_in_that_the_function_does_not_optimize_is_kept_in_eval
     assert positions(lint(PASSED_TEACHER, "ML303")) == []
     given = PASSED_TEACHER.replace("    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n", "").replace("loader):", "loader, opt):")
     assert positions(lint(given, "ML303")) == [("ML303", 15, 34)]
+
+
+RESTORES = NET + (
+    "class Trainer:\n"
+    "    def __init__(self, loader):\n"
+    "        self.model, self.loader = Net(), loader\n"
+    "        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+    "    def validate(self):\n"
+    "        training = self.model.training\n"
+    "        self.model.eval()\n"
+    "        with torch.no_grad():\n"
+    "            [self.model(x) for x, y in self.loader]\n"
+    "        if training:\n"
+    "            self.model.train()\n"
+    "    def train_epoch(self):\n"
+    "        self.model.train()\n"
+    "        for i, (x, y) in enumerate(self.loader):\n"
+    "            if i % 10 == 0:\n"
+    "                self.validate()\n"
+    "            self.opt.zero_grad()\n"
+    "            F.mse_loss(self.model(x), y).backward()\n"
+    "            self.opt.step()\n"
+)
+
+
+def test_a_validation_that_saves_and_restores_the_mode_leaves_training_on(lint):
+    assert positions(lint(RESTORES, "ML303")) == []
+    argument = RESTORES.replace("        if training:\n            self.model.train()\n", "        self.model.train(training)\n")
+    assert positions(lint(argument, "ML303")) == []
+    forgets = RESTORES.replace("        if training:\n            self.model.train()\n", "")
+    assert positions(lint(forgets, "ML303")) == [("ML303", 25, 24)]

@@ -38,7 +38,7 @@ from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
-from mllint.analysis.names import is_self_attribute, reference_key
+from mllint.analysis.names import call_argument, is_self_attribute, reference_key
 from mllint.analysis.objects import Objects, fold, unrolled
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
@@ -764,7 +764,7 @@ class Modes:
             self._attributes[cls] = {
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
-                for target in assignment_targets(node)
+                for target in _bound(node)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             }
         return self._attributes[cls]
@@ -1060,6 +1060,7 @@ class _Flow:
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
         self.constants: dict = {}  # the loop variables of the unrolled loops around the statement run
+        self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
@@ -1152,6 +1153,8 @@ class _Flow:
         if isinstance(node, ast.Call):
             return self._call_acts(node)
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if _saved_mode(node) is not None:
+                return True
             return node.value is not None and any(self._binds_tracked(t) for t in assignment_targets(node))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             return self._binds_tracked(node.target)
@@ -1211,7 +1214,8 @@ class _Flow:
             decided = fold(node.test, self.constants) if self.constants else None
             if decided is not None:
                 return self._block(node.body if decided else node.orelse, state)
-            return join([self._block(node.body, state), self._block(node.orelse, state)])
+            arms = self._block(node.body, state), self._block(node.orelse, state)
+            return self._restored(node.test, *arms) or join(arms)
         if isinstance(node, LOOPS):
             return self._loop(node, state)
         if isinstance(node, (ast.With, ast.AsyncWith)):
@@ -1248,6 +1252,10 @@ class _Flow:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             if node.value is None:
                 return state
+            saved = _saved_mode(node)
+            if saved is not None and self.key(saved[1]) is not None:
+                key = self.key(saved[1])
+                self.saved[saved[0]] = (key, lookup(state, key))
             state = self._expression(node.value, state)
             targets = assignment_targets(node)
             if self._may_be_run(targets, node.value):
@@ -1285,6 +1293,21 @@ class _Flow:
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
         return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+
+    def _restored(self, test: ast.AST, body: State | None, orelse: State | None) -> State | None:
+        """`if was_training: m.train()` after `was_training = m.training`: the arms are correlated with the
+        saved mode (training in one, not in the other), so `m` is back as it was when saved."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        name = test.operand if negated else test
+        saved = self.saved.get(name.id) if isinstance(name, ast.Name) else None
+        if saved is None or body is None or orelse is None:
+            return None
+        training, other = (orelse, body) if negated else (body, orelse)
+        key, facts = saved
+        if all(f.mode is Mode.TRAIN for f in lookup(training, key)) and all(f.mode is Mode.EVAL for f in lookup(other, key)):
+            joined = join([body, orelse])
+            return self._set(joined, key, facts)
+        return None
 
     def _unroll(self, node: ast.For, items: list, state: State) -> State | None:
         """A loop over literal constants, run once per item with the loop variable as that constant: the
@@ -1432,6 +1455,9 @@ class _Flow:
 
     def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
         if method in ("eval", "train"):
+            restored = self.saved.get(getattr(call_argument(call, 0, "mode"), "id", None)) if method == "train" else None
+            if restored is not None and restored[0] == owner:  # `m.train(was_training)`: back as it was
+                return self._set(state, owner, restored[1])
             mode = _requested_mode(call, method)
             facts = lookup(state, owner)
             built = _common_built(facts)
@@ -1672,6 +1698,16 @@ def _called_receiver(call: ast.Call) -> ast.AST:
     """The model a model call runs: `net` in `net(x)` and `net.forward(x)`, `self.net` in `self.net(x)`."""
     func = call.func
     return func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func
+
+
+def _saved_mode(node: ast.AST) -> tuple[str, ast.AST] | None:
+    """`was_training = model.training`: (the name, the model)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return None
+    value = node.value
+    if isinstance(value, ast.Attribute) and value.attr == "training":
+        return node.targets[0].id, value.value
+    return None
 
 
 def _requested_mode(call: ast.Call, method: str) -> Mode:
