@@ -202,3 +202,29 @@ def test_a_validation_that_saves_and_restores_the_mode_leaves_training_on(lint):
     assert positions(lint(argument, "ML303")) == []
     forgets = RESTORES.replace("        if training:\n            self.model.train()\n", "")
     assert positions(lint(forgets, "ML303")) == [("ML303", 25, 24)]
+
+
+SHARED_STEP = NET + (
+    "def compute_loss(model, x, y, is_training):\n"
+    "    with torch.set_grad_enabled(is_training):\n"
+    "        return F.mse_loss(model(x), y)\n"
+    "def validate(model, loader):\n"
+    "    return [compute_loss(model, x, y, is_training=False) for x, y in loader]\n"
+    "def train(model, loader, opt):\n"
+    "    model.train()\n"
+    "    for i, (x, y) in enumerate(loader):\n"
+    "        opt.zero_grad()\n"
+    "        compute_loss(model, x, y, is_training=True).backward()\n"
+    "        opt.step()\n"
+    "        if i % 10 == 0:\n"
+    "            model.eval()\n"
+    "            validate(model, loader)\n"
+    "            model.train()\n"
+    "train(Net(), [], None)\n"
+)
+
+
+def test_a_flag_passed_as_a_constant_decides_the_callees_gradients(lint):
+    assert positions(lint(SHARED_STEP, "ML303")) == []
+    forgets = SHARED_STEP.replace("            model.train()\n", "")
+    assert positions(lint(forgets, "ML303")) == [("ML303", 12, 27)]

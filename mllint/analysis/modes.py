@@ -50,6 +50,7 @@ from mllint.source import one_line
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
 MAX_ROUNDS = 8  # loop fixpoint iterations
+MAX_CONTEXTS = 4  # sets of constants a function is summarized under (`Modes.summary`)
 GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 # nn.Module methods that return the module itself and keep its mode.
@@ -210,7 +211,9 @@ class Modes:
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
         self._generators: dict[ast.AST, bool] = {}
-        self._summaries: dict[ast.AST, Summary | None] = {}
+        self._summaries: dict[tuple, Summary | None] = {}
+        self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
+        self._deciding: dict[ast.AST, set[str]] = {}
         self._in_progress: set[ast.AST] = set()
         self._flows: dict[ast.AST, FlowFacts] = {}  # scope -> what its flow found
         self._calls: _CallGraph | None = None
@@ -260,6 +263,8 @@ class Modes:
         """Seen in one round of an unrolled loop (`for phase in ["train", "val"]`): is the call a training
         step there, its branches decided by the loop variable?"""
         constants = dict(use.constants)
+        if self.home(use.call).grad_disabled(use.call, constants):
+            return False  # `with torch.set_grad_enabled(is_training):` with `is_training=False` passed
         return any(self.training_step(node, constants) for node in {use.call, use.site} if self.home(node) is self)
 
     def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
@@ -739,22 +744,41 @@ class Modes:
             self._qualified[expr] = self.ctx.qualified_name(expr)
         return self._qualified[expr]
 
-    def summary(self, function: ast.AST, depth: int) -> Summary | None:
-        """What a function does to the modes of the models it receives. Computed once, at the depth it
-        is first asked for: a deeper, cut-short summary only knows less."""
+    def summary(self, function: ast.AST, depth: int, constants: tuple = ()) -> Summary | None:
+        """What a function does to the modes of the models it receives. Computed once per set of constants
+        its call passes for the parameters that decide its branches (`deciding`; at most `MAX_CONTEXTS`
+        sets, then none), at the depth it is first asked for: a deeper, cut-short summary only knows less."""
         if depth > MAX_CALL_DEPTH or function in self._in_progress:
             return None
-        key = function
+        key = (function, constants)
+        if constants and key not in self._summaries:
+            self._contexts[function] = self._contexts.get(function, 0) + 1
+            if self._contexts[function] > MAX_CONTEXTS:
+                key, constants = (function, ()), ()
         if key not in self._summaries:
             self._in_progress.add(function)
             try:
-                flow = _Flow(self, function, depth)
+                flow = _Flow(self, function, depth, dict(constants))
                 exit_state = flow.run()
                 uses = [u for u in flow.uses if any(f.mode is Mode.ENTRY for f in u.facts)]
                 self._summaries[key] = Summary(exit_state, uses, flow.returned)
             finally:
                 self._in_progress.discard(function)
         return self._summaries[key]
+
+    def deciding(self, function: ast.AST) -> set[str]:
+        """The parameters of a function whose values decide its branches or its gradients: named in an
+        `if` or conditional expression's test, or passed to `set_grad_enabled(...)` or `.train(...)`."""
+        if function not in self._deciding:
+            names = _parameter_names(function)
+            tests = [n.test for n in self.ctx.index.within(function, ast.If, ast.IfExp)]
+            tests += [
+                argument for call in self.ctx.index.within(function, ast.Call) if call.args
+                and (isinstance(call.func, ast.Attribute) and call.func.attr == "train" or self.qualified_name(call.func) in SET_GRAD_ENABLED)
+                for argument in call.args[:1]
+            ]  # fmt: skip
+            self._deciding[function] = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in names}
+        return self._deciding[function]
 
     def attributes(self, cls: ast.AST) -> set[str]:
         """The attributes a class assigns on `self` (`self.model = ...`)."""
@@ -1047,7 +1071,7 @@ def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[a
 class _Flow:
     """The facts along one function's statements (or the module's)."""
 
-    def __init__(self, modes: Modes, scope: ast.AST, depth: int) -> None:
+    def __init__(self, modes: Modes, scope: ast.AST, depth: int, constants: dict | None = None) -> None:
         self.modes = modes
         self.ctx = modes.ctx
         self.scope = scope
@@ -1059,7 +1083,8 @@ class _Flow:
         self._returns: list[State] = []
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
-        self.constants: dict = {}  # the loop variables of the unrolled loops around the statement run
+        self.constants: dict = constants or {}  # the loop variables of the unrolled loops around the statement
+        # run, and the parameters the call site passes constants for
         self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
@@ -1498,9 +1523,9 @@ class _Flow:
         """Does the analysed function bind `name` itself (a local, not the module's)?"""
         return isinstance(self.scope, FUNCTIONS) and name in self.modes.scopes.local_bindings(self.scope)
 
-    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset) -> None:
+    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset, inner: tuple = ()) -> None:
         """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
-        constants = tuple(sorted(self.constants.items(), key=str))
+        constants = tuple(sorted({**dict(inner), **self.constants}.items(), key=str))
         use = Use(call, site, self.scope, key, facts, constants=constants)
         index = self._uses_at.get((call, site, constants))
         if index is None:
@@ -1523,7 +1548,7 @@ class _Flow:
         """Apply a function's summary: the modes it leaves, the model calls it makes. `home`: the context of
         another module of the project that defines it (its model calls are reported there, not here)."""
         callee_modes = self.modes if home is None else home.analysis(project_modes)
-        summary = callee_modes.summary(function, self.depth + 1)
+        summary = callee_modes.summary(function, self.depth + 1, self._passed_constants(call, function, owner, callee_modes))
         mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx)
         if summary is None or mapping is None:
             if owner is not None:
@@ -1538,12 +1563,29 @@ class _Flow:
             for use in summary.uses:
                 key = _translate(use.key, mapping)
                 if key is not None:
-                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call))
+                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call), use.constants)
         for callee_key in sorted(summary.exit, key=len):
             key = _translate(callee_key, mapping)
             if key is not None:
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
+
+    def _passed_constants(self, call: ast.Call, function: ast.AST, owner: str | None, callee: Modes) -> tuple:
+        """The constants the call passes for the parameters that decide the callee's branches
+        (`compute_loss(model, batch, is_training=False)`; a loop variable known here counts too)."""
+        deciding = callee.deciding(function)
+        if not deciding:
+            return ()
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        bound = bind_arguments(call, function, owner is not None and not static)
+        found = {}
+        for name in deciding:
+            argument = bound.get(name)
+            if isinstance(argument, ast.Constant):
+                found[name] = argument.value
+            elif isinstance(argument, ast.Name) and argument.id in self.constants:
+                found[name] = self.constants[argument.id]
+        return tuple(sorted(found.items(), key=str))
 
     def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home) -> dict[str, str] | None:
         """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context). None when
