@@ -1479,6 +1479,9 @@ class _Flow:
         return self._unknown_arguments(call, state)
 
     def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
+        own = self._own_method(call, owner, method) if method in ("eval", "train") else None
+        if own is not None:  # `self.eval(loader)` of a trainer: its own method, not `Module.eval()`
+            return self._follow(call, own, owner, state)
         if method in ("eval", "train"):
             restored = self.saved.get(getattr(call_argument(call, 0, "mode"), "id", None)) if method == "train" else None
             if restored is not None and restored[0] == owner:  # `m.train(was_training)`: back as it was
@@ -1502,6 +1505,19 @@ class _Flow:
         else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
+
+    def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
+        """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,
+        called on its instance (`self.eval(...)` in a trainer, `trainer.train()`)."""
+        if owner == self.self_name:
+            cls = self.modes.scopes.parent(self.scope)
+            return self._method(method) if cls not in self.modes.module_classes else None
+        found = self.modes.objects.points_to(call.func.value)
+        classes = {self.modes.objects.instance_class(obj) for obj in found or ()}
+        if len(classes) != 1 or None in classes or classes & set(self.modes.module_classes):
+            return None
+        cls = classes.pop()
+        return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == method), None)
 
     def _method(self, name: str) -> ast.AST | None:
         """The method `name` of the analysed method's class or of its base classes in this file."""
