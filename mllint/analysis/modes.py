@@ -39,7 +39,7 @@ from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
 from mllint.analysis.names import call_argument, is_self_attribute, reference_key
-from mllint.analysis.objects import Objects, fold, unrolled
+from mllint.analysis.objects import RETURNS_RECEIVER, WRAPPERS, Objects, fold, unrolled
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import FunctionSummary
@@ -54,7 +54,7 @@ MAX_CONTEXTS = 4  # sets of constants a function is summarized under (`Modes.sum
 GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 # nn.Module methods that return the module itself and keep its mode.
-SAME_MODULE = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty"}
+SAME_MODULE = RETURNS_RECEIVER - {"train", "eval"}
 # nn.Module methods that leave the mode alone.
 MODE_NEUTRAL = SAME_MODULE | {
     "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
@@ -62,7 +62,6 @@ MODE_NEUTRAL = SAME_MODULE | {
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "get_submodule",
     "forward", "type",
 }  # fmt: skip
-WRAPPERS = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel"}
 HARMLESS_BUILTINS = {"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum", "format"}
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods that a library calls with the mode it has set itself (Lightning).
@@ -925,17 +924,17 @@ class Modes:
     # What the model is.
     def layer(self, use: Use) -> Layer | None:
         """The model's mode-dependent layer (NO_LAYER: known to have none; None: unknown), from the
-        constructions the facts agree on or, for `self.model`, the class's assignments."""
+        constructions the facts agree on or else those that made the objects the model may be (`self.model`
+        written in any method), or those its call sites pass."""
         constructions = {f.built for f in use.facts}
         if None in constructions:
             constructions.discard(None)
-            home = self.home(use.site)
-            built = home.attribute_constructions(use.key, use.scope) or (self._passed_constructions(use) if home is self else [])
+            if self.home(use.site) is not self:
+                return None
+            built = self._made_modules(_called_receiver(use.call)) or self._passed_constructions(use)
             if not built:
                 return None
             constructions.update(built)
-            if home is not self:
-                self.homes.update(dict.fromkeys(built, home.ctx))
         layers = []
         for construction in constructions:
             layer = self._layers_of(construction).of_constructor(construction)
@@ -1024,20 +1023,12 @@ class Modes:
             self._call_orders[expr] = calls
         return self._call_orders[expr]
 
-    def attribute_constructions(self, key: str, scope: ast.AST) -> list[ast.Call]:
-        """For `self.model` in a method: the constructions of every `self.model = ...` of the class (the
-        arms of an `if` may build different classes); empty when one of them builds no module."""
-        head, _, attribute = key.partition(".")
-        cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
-        if cls is None or "." in attribute or not attribute or head != _first_parameter(scope):
+    def _made_modules(self, receiver: ast.AST) -> list[ast.Call]:
+        """The constructions of this file that made every object `receiver` may be, when all build modules."""
+        made = self.objects.made(receiver)
+        if not made or any(ctx is not self.ctx or not self.builds_module(call) for ctx, call in made):
             return []
-        values = [
-            node.value
-            for node in self.ctx.index.within(cls, ast.Assign)
-            if any(isinstance(t, ast.Attribute) and t.attr == attribute and reference_key(t.value) == head for t in node.targets)
-        ]
-        calls = [_strip_same_module(v) for v in values]
-        return [] if any(c is None or not self.builds_module(c) for c in calls) else calls
+        return [call for _, call in made]
 
 
 @dataclass
