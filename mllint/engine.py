@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from mllint import noqa
-from mllint.analysis.project import ProjectIndex, module_name_of, release_let_go
+from mllint.analysis.program.project import ProjectIndex, module_name_of, release_let_go
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook

@@ -1,0 +1,270 @@
+"""Loss calls and the activations fed to them: which torch loss a call computes (`F.nll_loss(...)`,
+`criterion(...)` with `criterion = nn.NLLLoss()`), its input, the table of activation outputs each loss
+must not be fed, and the fixes that drop an activation (`F.softmax(x, 1)` -> `x`) where nothing else reads
+its value or turn a softmax into `log_softmax`. Shared by the ML1 rules.
+
+A loss object or an input that reaches the loss call as a parameter (`def train(model, criterion)`) is
+read under each of its function's call sites in turn (`callers.per_call_site`): the loss and its input
+come from the same call site, or the call is not reported."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
+from mllint.findings import Applicability, Fix, Related
+
+CROSS_ENTROPY = "cross-entropy"
+NLL = "nll"
+BCE = "bce"
+BCE_WITH_LOGITS = "bce-with-logits"
+KL_DIV = "kl-div"
+LOSSES = {
+    "torch.nn.functional.cross_entropy": CROSS_ENTROPY,
+    "torch.nn.CrossEntropyLoss": CROSS_ENTROPY,
+    "torch.nn.functional.nll_loss": NLL,
+    "torch.nn.NLLLoss": NLL,
+    "torch.nn.functional.binary_cross_entropy": BCE,
+    "torch.nn.BCELoss": BCE,
+    "torch.nn.functional.binary_cross_entropy_with_logits": BCE_WITH_LOGITS,
+    "torch.nn.BCEWithLogitsLoss": BCE_WITH_LOGITS,
+    "torch.nn.functional.kl_div": KL_DIV,
+    "torch.nn.KLDivLoss": KL_DIV,
+}
+
+# What goes wrong when a loss is fed an activation's output, by (loss, kind of its input). Cross-entropy
+# and BCE-with-logits expect raw logits, NLL and KL-div log-probabilities, BCE probabilities. Pairs not
+# listed are right (`log_softmax` into `NLLLoss`), or may be (softmax output into `BCELoss`).
+SOFTMAX_TWICE = "softmax applied twice"
+NOT_LOG_PROBABILITIES = "NLL of values that are not log-probabilities"
+SIGMOID_TWICE = "sigmoid applied twice"
+REDUNDANT_LOG_SOFTMAX = "log_softmax applied twice"
+OTHER_ACTIVATION = "a loss that applies one activation fed the output of another"
+KL_DIV_NOT_LOG_PROBABILITIES = "KL divergence of values that are not log-probabilities"
+BCE_OUT_OF_RANGE = "BCE of values outside [0, 1]"
+BCE_AFTER_SIGMOID = "BCE after a sigmoid, unstable"
+MISMATCHES = {
+    (CROSS_ENTROPY, Kind.PROBABILITIES): SOFTMAX_TWICE,
+    (CROSS_ENTROPY, Kind.LOG_PROBABILITIES): REDUNDANT_LOG_SOFTMAX,
+    (CROSS_ENTROPY, Kind.SIGMOID): OTHER_ACTIVATION,
+    (CROSS_ENTROPY, Kind.LOG_SIGMOID): OTHER_ACTIVATION,
+    (NLL, Kind.PROBABILITIES): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.SIGMOID): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.LOG_SIGMOID): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.LOGITS): NOT_LOG_PROBABILITIES,
+    (BCE_WITH_LOGITS, Kind.SIGMOID): SIGMOID_TWICE,
+    (BCE_WITH_LOGITS, Kind.PROBABILITIES): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.LOG_PROBABILITIES): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.LOG_SIGMOID): OTHER_ACTIVATION,
+    (KL_DIV, Kind.PROBABILITIES): KL_DIV_NOT_LOG_PROBABILITIES,
+    (KL_DIV, Kind.SIGMOID): KL_DIV_NOT_LOG_PROBABILITIES,
+    (KL_DIV, Kind.LOGITS): KL_DIV_NOT_LOG_PROBABILITIES,
+    (BCE, Kind.LOG_PROBABILITIES): BCE_OUT_OF_RANGE,
+    (BCE, Kind.LOG_SIGMOID): BCE_OUT_OF_RANGE,
+    (BCE, Kind.LOGITS): BCE_OUT_OF_RANGE,
+    (BCE, Kind.SIGMOID): BCE_AFTER_SIGMOID,
+}
+# The activation each loss applies to its input itself.
+APPLIES = {CROSS_ENTROPY: "log_softmax", BCE_WITH_LOGITS: "the sigmoid"}
+
+
+LOSS_NAME = re.compile(r"loss|crit|objective", re.IGNORECASE)  # what a parameter holding a loss is called
+
+
+@dataclass(frozen=True)
+class LossInput:
+    loss: str  # CROSS_ENTROPY, NLL, ...
+    callee: str  # the loss as written: `F.nll_loss`, `self.criterion`
+    argument: ast.AST  # the input (prediction) argument
+    origin: Origin  # what the input is
+    note: str = ""  # for a loss object passed by a call site: where (" (passed at main.py:12)")
+    related: tuple[Related, ...] = ()  # the call sites it holds under (`callers.call_sites`)
+
+
+def mismatched_inputs(ctx, problem: str) -> list[tuple[ast.Call, LossInput]]:
+    """The loss calls of the file whose input's activation makes `problem` (see `MISMATCHES`), each with
+    that input: as the file's own code tells, or else under one call site of the function around it."""
+    found = []
+    for call, inputs in ctx.analysis(LossCalls).inputs.items():
+        first = next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)
+        if first is not None:
+            found.append((call, first))
+    return found
+
+
+class LossCalls:
+    """The loss calls of a file, each worked out once for all the ML1 rules."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def inputs(self) -> dict[ast.Call, list[LossInput]]:
+        """The calls that may compute a loss, in source order, with the loss and the kind of their input:
+        the one the code tells, or one per call site that tells both."""
+        return {
+            call: [f for f, _ in per_call_site(self.ctx, call, lambda b, call=call: self._input(call, b))]
+            for call in self.ctx.index.of_type(ast.Call)
+            if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
+        }
+
+    def _may_be_a_loss_function(self, func: ast.AST) -> bool:
+        """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
+        resolving it."""
+        name = called_name(func)
+        return name in self._loss_names and LOSSES.get(self.ctx.qualified_name(func)) is not None
+
+    @cached_property
+    def _loss_names(self) -> set[str]:
+        """The names a loss function or class can be called by: its own, or an alias an import binds it to."""
+        own = {n.rsplit(".", 1)[-1] for n in LOSSES}
+        aliases = {
+            alias.asname for node in self.ctx.index.of_type(ast.Import, ast.ImportFrom) for alias in node.names
+            if alias.asname and alias.name.rsplit(".", 1)[-1] in own
+        }  # fmt: skip
+        return own | aliases
+
+    def _input(self, call: ast.Call, binding) -> LossInput | None:
+        ctx = self.ctx
+        values = ctx.analysis(ValueKinds)
+        loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
+        if loss is None:
+            loss = LOSSES.get(values.constructed_class(call.func, binding=binding))
+            if loss is not None and binding is not None and values.constructed_class(call.func) is None:
+                note = _passed_note(call.func, binding)
+        argument = call_argument(call, 0, "input") if loss else None
+        origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
+        return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
+
+    def _may_hold_a_loss(self, call: ast.Call) -> bool:
+        """A cheap test before asking what built the object called: `nn.CrossEntropyLoss()(...)`, or a
+        name or `self.` attribute among the holders, or a parameter (or an attribute set from one) called
+        with an input and a target."""
+        func = call.func
+        if isinstance(func, ast.Call):
+            return True
+        name = called_name(func)
+        return name in self._holders or (name in self._parameter_holders and len(call.args) + len(call.keywords) >= 2)
+
+    @cached_property
+    def _parameter_holders(self) -> set[str]:
+        """The parameters of the file's functions named for a loss (`criterion`, `loss_fn`), and the
+        attributes assigned one (`self.criterion = criterion`): a cheap bound on the call sites searched."""
+        named = {
+            arg.arg for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
+            for arg in parameters(function, variadic=False)
+            if LOSS_NAME.search(arg.arg)
+        }  # fmt: skip
+        attributes = {
+            target.attr
+            for node in self.ctx.index.of_type(ast.Assign)
+            if isinstance(node.value, ast.Name) and node.value.id in named
+            for target in node.targets
+            if isinstance(target, ast.Attribute)
+        }  # fmt: skip
+        return named | attributes
+
+    @cached_property
+    def _holders(self) -> set[str]:
+        """The names and attributes assigned a loss module (`criterion = nn.CrossEntropyLoss()`), or
+        another holder (`loss_fn = self.criterion`): only those can be called as one."""
+        assigned: list[tuple[str, ast.AST]] = []
+        for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.NamedExpr):
+            if node.value is not None:
+                for target in assignment_targets(node):
+                    assigned += _assigned_pairs(target, node.value)
+        holders: set[str] = set()
+        grown = True
+        while grown:
+            grown = False
+            for name, value in assigned:
+                if name not in holders and self._is_loss_or_holder(value, holders):
+                    holders.add(name)
+                    grown = True
+        return holders
+
+    def _is_loss_or_holder(self, value: ast.AST, holders: set[str]) -> bool:
+        if isinstance(value, ast.Call):
+            return called_name(value.func) in self._loss_names and canonical_class(self.ctx.qualified_name(value.func)) in LOSSES
+        if isinstance(value, ast.Name):
+            return value.id in holders
+        return isinstance(value, ast.Attribute) and value.attr in holders
+
+
+def _passed_note(func: ast.AST, binding) -> str:
+    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)"."""
+    passed = binding.argument(func.id) if isinstance(func, ast.Name) else None
+    if passed is None:
+        return f" (passed at {binding.place})"
+    passage = passed[2]
+    if passage.default:
+        return f" (its default `{passage.argument}`)"
+    if passage.annotated:
+        return f" (annotated `{passage.argument}`)"
+    what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
+    return f" ({what}passed at {passage.place})"
+
+
+def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(name or attribute, the value it is assigned), tuples of the same length taken element-wise."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Attribute):
+        return [(target.attr, value)]
+    sequences = (ast.Tuple, ast.List)
+    if isinstance(target, sequences) and isinstance(value, sequences) and len(value.elts) == len(target.elts):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in _assigned_pairs(t, v)]
+    return []
+
+
+def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
+    """What an activation of `kind` is applied to: `F.softmax(x, 1)`, `x.softmax(1)`, `self.softmax(x)`;
+    None for a model whose last layer is the activation (an `nn.Sequential`): not ours to drop."""
+    values = ctx.analysis(ValueKinds)
+    functional = FUNCTION_KINDS.get(ctx.qualified_name(activation.func)) is kind
+    module = MODULE_KINDS.get(values.constructed_class(activation.func)) is kind
+    if functional or module:
+        return call_argument(activation, 0, "input")
+    func = activation.func
+    method = isinstance(func, ast.Attribute) and METHOD_KINDS.get(func.attr) is kind
+    return func.value if method and ctx.qualified_name(func) is None else None
+
+
+def drop_activation_fix(ctx, argument: ast.AST, origin: Origin, message: str, applicability: Applicability) -> Fix | None:
+    """Replace the activation by its input, when the loss is the only reader of its value."""
+    activation = origin.node
+    if origin.source is not None or origin.mixture or (activation is not argument and not _only_use(ctx, argument, activation)):
+        return None
+    inner = activation_input(ctx, activation, origin.kind)
+    if inner is None:
+        return None
+    return ctx.fix(message, applicability, ctx.replace(activation, ctx.text(inner)))
+
+
+def _only_use(ctx, argument: ast.AST, activation: ast.Call) -> bool:
+    """Is `argument` a name assigned only `activation`, and read nowhere else?"""
+    values = ctx.analysis(ValueKinds)
+    if not isinstance(argument, ast.Name) or values.reaching_values(argument) != [activation]:
+        return False
+    return ctx.scopes.reads(ctx.scopes.enclosing_function(argument), argument.id) == [argument]
+
+
+def log_softmax_fix(ctx, argument: ast.AST, softmax: ast.Call) -> Fix | None:
+    """`F.softmax(x, dim=1)` -> `F.log_softmax(x, dim=1)`, when written at the loss input (unsafe)."""
+    func = softmax.func
+    functional = FUNCTION_KINDS.get(ctx.qualified_name(func)) is Kind.PROBABILITIES
+    method = isinstance(func, ast.Attribute) and func.attr == "softmax" and ctx.qualified_name(func) is None
+    if softmax is not argument or not (functional or method) or not isinstance(func, (ast.Attribute, ast.Name)):
+        return None
+    name = func.attr if isinstance(func, ast.Attribute) else func.id
+    if name != "softmax":
+        return None  # an alias (`from torch.nn.functional import softmax as sm`) has no matching log form
+    callee = ctx.text(func)
+    return ctx.fix("Use `log_softmax`", Applicability.UNSAFE, ctx.replace(func, callee[: -len("softmax")] + "log_softmax"))
