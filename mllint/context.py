@@ -11,6 +11,7 @@ from typing import TypeVar
 from mllint.analysis.syntax.names import Names
 from mllint.analysis.syntax.scopes import Scopes
 from mllint.analysis.syntax.tree import TreeIndex
+from mllint.budget import check as check_budget
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related
 from mllint.source import SourceText
 
@@ -39,6 +40,7 @@ class FileContext:
         self._analyses: dict[type, object] = {}
 
     def analysis(self, cls: type[T]) -> T:
+        check_budget()
         found = self._analyses.get(cls)
         if found is None:
             found = self._analyses[cls] = cls(self)

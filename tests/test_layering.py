@@ -2,7 +2,7 @@
 own layer or the layers below it, no import hides inside a function, and the imports form no cycle.
 
 Bottom to top (see `/work/shared/style-examples.md`):
-- base: positions, findings, source text and notebooks, which know no analysis;
+- base: positions, findings, source text and notebooks, the analysis budget, which know no analysis;
 - syntax (`analysis/syntax/`): the tree index, scopes, qualified names;
 - file: the `FileContext` every analysis is given (its shortcuts read the syntax layer);
 - values (`analysis/values/`): what an expression holds from its own module's code (type annotations
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ANALYSIS = "mllint.analysis"
 # Bottom to top: a layer of the analyses is a folder of `mllint/analysis`; the others are modules of mllint.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["mllint.findings", "mllint.source", "mllint.notebook"]),
+    ("base", ["mllint.findings", "mllint.source", "mllint.notebook", "mllint.budget"]),
     ("syntax", []),
     ("file", ["mllint.context"]),
     ("values", []),
