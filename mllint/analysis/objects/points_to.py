@@ -39,7 +39,6 @@ from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.values.values import canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
@@ -229,20 +228,24 @@ class Objects:
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
-        key = (scope, name.id)
-        if key in self._names:
-            return self._names[key]
+        return self._fixed(self._names, (scope, name.id), lambda: self._name_objects(scope, name.id, depth))
+
+    def _fixed(self, memo: dict, key: tuple, compute) -> frozenset | None:
+        """`compute()` once per key; a key asked again while it is computed (a cycle of bindings: `x =
+        x.to(d)`, `self.a = self.a.cuda()`) adds nothing, and what depended on the cut is not kept."""
+        if key in memo:
+            return memo[key]
         if key in self._open:
             self._cut += 1
             return frozenset()
         self._open.add(key)
         cut = self._cut
         try:
-            found = self._name_objects(scope, name.id, depth)
+            found = compute()
         finally:
             self._open.discard(key)
         if cut == self._cut:
-            self._names[key] = found
+            memo[key] = found
         return found
 
     def _scope_binding(self, name: ast.Name) -> ast.AST:
@@ -329,21 +332,7 @@ class Objects:
         return found or frozenset({NONE})
 
     def _field(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
-        key = (base, attribute)
-        if key in self._fields:
-            return self._fields[key]
-        if key in self._open:
-            self._cut += 1
-            return frozenset()
-        self._open.add(key)
-        cut = self._cut
-        try:
-            found = self._field_objects(base, attribute, depth)
-        finally:
-            self._open.discard(key)
-        if cut == self._cut:
-            self._fields[key] = found
-        return found
+        return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = [
