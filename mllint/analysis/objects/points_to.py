@@ -107,6 +107,7 @@ class Objects:
         self._cut = 0  # how many times a cycle was cut short (results then are not kept)
         self._work = 0
         self._optimized: list[ast.AST] | None = None
+        self._generators: dict[ast.AST, bool] = {}
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -471,10 +472,15 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
-        if function is None or function.decorator_list or _is_generator(function):
+        if function is None or function.decorator_list or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         returned = returned_expressions(function.body)
         return [(r, ctx) for r in returned] if returned else None
+
+    def is_generator(self, function: ast.AST) -> bool:
+        if function not in self._generators:
+            self._generators[function] = bool(self.ctx.index.within(function, ast.Yield, ast.YieldFrom))
+        return self._generators[function]
 
     # Bindings.
     def _bindings_of(self, scope: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
@@ -660,5 +666,3 @@ def _is_static(function: ast.AST) -> bool:
     return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.decorator_list)
 
 
-def _is_generator(function: ast.AST) -> bool:
-    return any(isinstance(node, ast.Yield | ast.YieldFrom) for node in ast.walk(function))
