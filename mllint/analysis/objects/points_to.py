@@ -336,6 +336,8 @@ class Objects:
         return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
+            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
         written = [
             (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
