@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from mllint.analysis.scopes import Scopes
+from mllint.analysis.syntax.scopes import Scopes
 
 
 class Names:

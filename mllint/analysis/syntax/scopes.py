@@ -5,7 +5,7 @@ import ast
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
-from mllint.analysis.tree import child_nodes
+from mllint.analysis.syntax.tree import child_nodes
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)

@@ -17,14 +17,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.callers import constructions
-from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.gradients import backward_loss
-from mllint.analysis.names import is_self_attribute
-from mllint.analysis.project import ProjectView
-from mllint.analysis.summaries import returned_expressions
-from mllint.analysis.tree import own_method
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.program.callers import constructions
+from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import ValueKinds
 
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_ATTRIBUTES = frozenset({"data"})

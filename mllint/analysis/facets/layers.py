@@ -21,12 +21,12 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.library_models import library_model
-from mllint.analysis.project import ProjectView
-from mllint.analysis.summaries import FunctionSummary
-from mllint.analysis.tree import assignment_targets
-from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.values.library_models import library_model
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import FunctionSummary
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
 CONTAINERS = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
 # Methods that put modules in a list or container (`layers.append(nn.ReLU())`).

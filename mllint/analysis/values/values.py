@@ -16,9 +16,9 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.names import is_self_attribute, reference_key
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.tree import assignment_targets, position
+from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.tree import assignment_targets, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mllint.analysis.dims import Dim, Shape, column_against_batch, format_ends, format_shape
+from mllint.analysis.facets.dims import Dim, Shape, column_against_batch, format_ends, format_shape
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.gradients import GradientFlow, State, under_no_grad
-from mllint.analysis.names import is_self_attribute
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.facets.gradients import GradientFlow, State, under_no_grad
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.values.values import ValueKinds
 
 
 @dataclass(frozen=True)

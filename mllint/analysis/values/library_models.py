@@ -11,8 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.names import call_argument
-from mllint.analysis.values import canonical_class
+from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.values.values import canonical_class
 
 
 MODULE_BASES = {"torch.nn.Module", "lightning.LightningModule", "lightning.pytorch.LightningModule",

@@ -16,15 +16,15 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.calls import bind_arguments
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
-from mllint.analysis.library_models import NOT_MODULES
-from mllint.analysis.optimizers import is_optimizer
-from mllint.analysis.project import ProjectView
-from mllint.analysis.scope_groups import dotted_prefixes
-from mllint.analysis.summaries import returned_expressions
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
+from mllint.analysis.values.library_models import NOT_MODULES
+from mllint.analysis.values.optimizers import is_optimizer
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scope_groups import dotted_prefixes
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).

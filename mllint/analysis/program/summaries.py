@@ -28,9 +28,9 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
 
-from mllint.analysis.names import module_scope_imports, qualified_name, training_test
-from mllint.analysis.tree import own_method, position
-from mllint.analysis.values import OneOf, Value, ValueKinds
+from mllint.analysis.syntax.names import module_scope_imports, qualified_name, training_test
+from mllint.analysis.syntax.tree import own_method, position
+from mllint.analysis.values.values import OneOf, Value, ValueKinds
 
 T = TypeVar("T")
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.callers import constructions
-from mllint.analysis.dims import Sym, dim_key
-from mllint.analysis.names import call_argument, callee_name
-from mllint.analysis.scopes import FUNCTION_NODES
-from mllint.analysis.tensor_values import Batches, Items, Number, Samples, Tensor
+from mllint.analysis.program.callers import constructions
+from mllint.analysis.facets.dims import Sym, dim_key
+from mllint.analysis.syntax.names import call_argument, callee_name
+from mllint.analysis.syntax.scopes import FUNCTION_NODES
+from mllint.analysis.facets.tensor_values import Batches, Items, Number, Samples, Tensor
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
 NUMPY_SHAPE_FIRST = frozenset("numpy." + n for n in ("zeros", "ones", "empty", "full", "random.random", "random.random_sample"))

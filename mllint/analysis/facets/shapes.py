@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.callers import call_sites, constructions, signature_passage
-from mllint.analysis.calls import bind_values
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.data_shapes import FROM_ARRAY, data_value, numpy_shape
-from mllint.analysis.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
-from mllint.analysis.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
-from mllint.analysis.names import Names, call_argument, is_self_attribute
-from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
-from mllint.analysis.tree import assignment_targets, child_nodes, own_method
-from mllint.analysis.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
+from mllint.analysis.program.callers import call_sites, constructions, signature_passage
+from mllint.analysis.program.calls import bind_values
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.data_shapes import FROM_ARRAY, data_value, numpy_shape
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
+from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
+from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
+from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
+from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.names import call_argument, called_name
-from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import parameters
-from mllint.analysis.tree import assignment_targets
-from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix, Related
 
 CROSS_ENTROPY = "cross-entropy"

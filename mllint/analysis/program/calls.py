@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from mllint.analysis.names import is_self_attribute
-from mllint.analysis.tree import assignment_targets
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.tree import assignment_targets
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.

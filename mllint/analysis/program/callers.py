@@ -37,14 +37,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from mllint.analysis.annotations import Annotations, is_none
-from mllint.analysis.calls import bind_arguments
-from mllint.analysis.names import called_name, is_self_attribute
-from mllint.analysis.project import ProjectView, find_definition
-from mllint.analysis.scopes import parameters
-from mllint.analysis.summaries import returned_expressions
-from mllint.analysis.tree import own_method
-from mllint.analysis.values import Passage, ValueKinds, canonical_class
+from mllint.analysis.values.annotations import Annotations, is_none
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.syntax.names import called_name, is_self_attribute
+from mllint.analysis.program.project import ProjectView, find_definition
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.library_models import is_module_base
-from mllint.analysis.project import ProjectView
+from mllint.analysis.values.library_models import is_module_base
+from mllint.analysis.program.project import ProjectView
 
 
 class ModuleClasses:

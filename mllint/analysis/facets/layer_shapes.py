@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.dims import Dim, Shape, Sym, product
-from mllint.analysis.names import call_argument
+from mllint.analysis.facets.dims import Dim, Shape, Sym, product
+from mllint.analysis.syntax.names import call_argument
 
 SHAPE_PRESERVING = frozenset(
     "torch.nn." + name

@@ -19,11 +19,11 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.calls import CallResolver
-from mllint.analysis.loops import SCALER_NAME, names_optimizer
-from mllint.analysis.optimizers import is_optimizer
-from mllint.analysis.project import ProjectView
-from mllint.analysis.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
+from mllint.analysis.program.calls import CallResolver
+from mllint.analysis.facets.loops import SCALER_NAME, names_optimizer
+from mllint.analysis.values.optimizers import is_optimizer
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.values.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
 from mllint.source import one_line
 
 MAX_DEPTH = 12  # assignments and operations followed from the backpropagated loss

@@ -16,7 +16,7 @@ and `map(lambda b: step(m, b), ...)`): a call of the function it maps is its ite
 
 A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
 `TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
-`CallResolver`'s answer (mllint/analysis/calls.py). Library-managed training (Lightning
+`CallResolver`'s answer (mllint/analysis/program/calls.py). Library-managed training (Lightning
 `training_step`, HF `Trainer.train`, ignite engines) has no such loop in user code and stays silent.
 """
 from __future__ import annotations
@@ -28,15 +28,15 @@ from functools import cached_property, partial
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
-from mllint.analysis.calls import CallResolver, bind_arguments
-from mllint.analysis.names import Names, callee_name, is_self_attribute, reference_key
-from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
-from mllint.analysis.parameters import is_module, is_module_constructor, optimizer_helper
-from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.tree import child_nodes, own_method
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.program.callers import Binding, call_sites, constructions, per_call_site, signature_passage
+from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
+from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
+from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.tree import child_nodes, own_method
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4

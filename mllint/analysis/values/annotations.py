@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.names import reference_key
+from mllint.analysis.syntax.names import reference_key
 
 
 class Annotations:

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from mllint.analysis.library_models import is_module_base
-from mllint.analysis.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
-from mllint.analysis.values import (
+from mllint.analysis.values.library_models import is_module_base
+from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
+from mllint.analysis.values.values import (
     MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     ValueKinds,
 )  # fmt: skip
