@@ -32,15 +32,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from mllint.analysis.callers import per_call_site
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import assignment_targets
-from mllint.analysis.values import canonical_class
+from mllint.analysis.values import ValueKinds, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
@@ -105,6 +107,8 @@ class Objects:
         self._added: list[tuple[ast.AST, ast.AST]] | None = None
         self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
         self._open: set = set()
+        self._reentered: set = set()  # names read again while being evaluated
+        self._partial: dict = {}  # what those hold so far
         self._cut = 0  # how many times a cycle was cut short (results then are not kept)
         self._work = 0
         self._optimized: list[ast.AST] | None = None
@@ -180,6 +184,16 @@ class Objects:
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
         return owners
 
+    def _of(self, ctx) -> "Objects":
+        """The points-to of another module of the project, which follows its own imports through this
+        file's project view (a module read for the project has none of its own)."""
+        if ctx is self.ctx:
+            return self
+        objects = ctx.analysis(Objects)
+        if objects.view is None:
+            objects.view = self.view
+        return objects
+
     # Evaluation.
     def _eval(self, expr: ast.AST, depth: int, site: ast.AST | None = None) -> frozenset | None:
         """`site`: the call of the function `expr` is returned by: what the function makes is told apart
@@ -232,15 +246,23 @@ class Objects:
         key = (scope, name.id)
         if key in self._names:
             return self._names[key]
-        if key in self._open:
+        if key in self._open:  # a name bound from itself (`x = x.inner`): what it holds so far
             self._cut += 1
-            return frozenset()
+            self._reentered.add(key)
+            return self._partial.get(key, frozenset())
         self._open.add(key)
         cut = self._cut
         try:
             found = self._name_objects(scope, name.id, depth)
+            while key in self._reentered and found is not None and found != self._partial.get(key):
+                self._reentered.discard(key)  # once more from what it holds so far, to a fixed point
+                self._partial[key] = found
+                found = self._name_objects(scope, name.id, depth)
+                found = None if found is not None and len(found) > MAX_OBJECTS else found
         finally:
             self._open.discard(key)
+            self._reentered.discard(key)
+            self._partial.pop(key, None)
         if cut == self._cut:
             self._names[key] = found
         return found
@@ -288,7 +310,7 @@ class Objects:
             return None
         found: frozenset | None = frozenset()
         for item, ctx, site in items:
-            objects = ctx.analysis(Objects) if ctx is not self.ctx else self
+            objects = self._of(ctx)
             found = _union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
         return found
 
@@ -306,7 +328,7 @@ class Objects:
             if returns is not None:
                 items: list = []
                 for returned, ctx in returns:
-                    inner = (ctx.analysis(Objects) if ctx is not self.ctx else self)._items(returned, index, depth + 1)
+                    inner = self._of(ctx)._items(returned, index, depth + 1)
                     if inner is None:
                         return None
                     items += [(item, home, site or value) for item, home, site in inner]
@@ -447,7 +469,7 @@ class Objects:
             return frozenset({Obj("made", call, ctx=self.ctx)})
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
-            objects = ctx.analysis(Objects)._eval(returned, depth + 1, call)
+            objects = self._of(ctx)._eval(returned, depth + 1, call)
             found = _union(found, objects)
         return found
 
@@ -577,6 +599,50 @@ def _path_in(scopes, target: ast.AST) -> list | None:
             return None
         path.insert(0, parent.elts.index(node))
         node = parent
+
+
+def built(ctx, expr: ast.AST, binding=None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
+    """The calls (with their contexts) that made what `expr` may be, `None` set aside; a parameter of
+    `binding.function` is what that call site passes (read in the caller, under `binding.outer`), a
+    parameter of any other function is recorded as needing a binding (`ValueKinds.unbound`, which
+    `callers.per_call_site` reads). None when one of the objects is not made by a call, or unknown."""
+    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
+    found = objects.points_to(expr)
+    if not found:
+        return None
+    calls: list[tuple[object, ast.Call]] = []
+    for obj in found - {NONE}:
+        if obj.kind == "made" and isinstance(obj.node, ast.Call):
+            calls.append((obj.ctx, obj.node))
+            continue
+        passed = _passed(obj, binding)
+        made = built(passed[0], passed[1], passed[2], objects) if passed is not None else None
+        if made is None:
+            return None
+        calls += made
+    return calls or None
+
+
+def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], object]]:
+    """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
+    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
+    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
+
+
+def _passed(obj: Obj, binding) -> tuple[object, ast.AST, object] | None:
+    """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
+    if obj.kind != "parameter":
+        return None
+    if binding is None or binding.function is not obj.node:
+        unbound = obj.ctx.analysis(ValueKinds).unbound
+        if unbound is not None and obj.node not in unbound:
+            unbound.append(obj.node)
+        return None
+    passed = binding.argument(obj.name)
+    if passed is None:
+        return None
+    caller, argument, passage = passed
+    return caller, argument, None if passage.default else binding.outer
 
 
 def unrolled(loop: ast.AST, scopes) -> list | None:
