@@ -28,9 +28,10 @@ from functools import cached_property, partial
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.callers import Binding, call_sites, constructions, per_call_site, signature_passage
+from mllint.analysis.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names, callee_name, is_self_attribute, reference_key
+from mllint.analysis.objects import built, makers
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.parameters import optimizer_helper
 from mllint.analysis.project import ProjectView
@@ -310,16 +311,17 @@ class TrainingLoops:
         if not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
             return None
         if event.path is None:
-            for (ctx, constructor), binding in constructions(self.ctx, event.node.func.value):
-                made = scheduler_made_by(ctx.qualified_name(constructor.func))
-                if made is None:
+            for made, binding in makers(self.ctx, event.node.func.value):
+                (ctx, constructor), names = made[0], _classes(made)
+                scheduler = scheduler_made_by(names.pop()) if len(names) == 1 else None
+                if scheduler is None:
                     continue
                 if binding is not None:
                     own = signature_passage(binding, event.node.func.value)
                     how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
-                    return SchedulerClass(made, constructor, f", {how}", call_sites(binding))
+                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding))
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         return SchedulerClass(made, constructor, "") if made else None
@@ -417,7 +419,8 @@ class TrainingLoops:
             if isinstance(node, ast.Call):
                 for argument in (*node.args, *(k.value for k in node.keywords)):
                     if reference_key(argument) == key:
-                        return self.values.constructor(argument)
+                        made = built(self.ctx, argument)
+                        return made[0][1] if made and len(made) == 1 and made[0][0] is self.ctx else None
         return None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
@@ -657,27 +660,20 @@ class TrainingLoops:
         return m.event(kind, call, receiver, guards) if kind is not None else None
 
     def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
-        name = m.values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
-        if scheduler_made_by(name) is not None:
-            return EventKind.SCHEDULER
-        if is_optimizer(name):
-            return EventKind.STEP
+        """A scheduler or an optimizer: as what made the object tells (built here, by a project helper, in a
+        container), else as its name says, else as the first call site that passes it in tells."""
+        readable = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
+        kind = _made_kind(built(m.ctx, receiver)) if readable else None
+        if kind is not None:
+            return kind
         identifiers = re.findall(r"[A-Za-z_]\w*", text)
         last = identifiers[-1] if identifiers else ""
         if SCHEDULER_NAME.search(last):
             return EventKind.SCHEDULER
         if OPTIMIZER_NAME.search(last):
             return EventKind.STEP
-        return self._built_kind(receiver) if m is self.own and isinstance(receiver, (ast.Name, ast.Attribute)) else None
-
-    def _built_kind(self, receiver: ast.AST) -> EventKind | None:
-        """The kind of step of an object named like neither (`solver.step()`) that a project helper builds
-        and returns, or that the first call site of the function around it passes in, built there."""
-        for (ctx, constructor), _ in constructions(self.ctx, receiver):
-            name = ctx.qualified_name(constructor.func)
-            if scheduler_made_by(name) is not None:
-                return EventKind.SCHEDULER
-            return EventKind.STEP if is_optimizer(name) else None
+        if m is self.own and readable:
+            return next((_made_kind(made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
         return None
 
     def _statement_clear(self, node: ast.stmt) -> str | None:
@@ -690,6 +686,17 @@ class TrainingLoops:
             if _is_grad(target):
                 return _text(_parameter_of(target))
         return None
+
+
+def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
+    """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
+    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(made)}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _classes(made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
+    """The qualified classes or factories of the calls that made an object ({None} when unknown)."""
+    return {c.qualified_name(k.func) for c, k in made} if made else {None}
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:

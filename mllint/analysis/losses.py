@@ -15,8 +15,8 @@ from functools import cached_property
 
 from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.names import call_argument, called_name
+from mllint.analysis.objects import built
 from mllint.analysis.project import ProjectView
-from mllint.analysis.scopes import parameters
 from mllint.analysis.tree import assignment_targets
 from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
 from mllint.findings import Applicability, Fix, Related
@@ -133,69 +133,42 @@ class LossCalls:
 
     def _input(self, call: ast.Call, binding) -> LossInput | None:
         ctx = self.ctx
-        values = ctx.analysis(ValueKinds)
         loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
         if loss is None:
-            loss = LOSSES.get(values.constructed_class(call.func, binding=binding))
-            if loss is not None and binding is not None and values.constructed_class(call.func) is None:
+            loss = self._loss_object(call.func, binding)
+            if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
+    def _loss_object(self, func: ast.AST, binding) -> str | None:
+        """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
+        `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
+        made = built(self.ctx, func, binding)
+        losses = {LOSSES.get(canonical_class(c.qualified_name(k.func))) for c, k in made or ()}
+        return losses.pop() if len(losses) == 1 else None
+
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
-        """A cheap test before asking what built the object called: `nn.CrossEntropyLoss()(...)`, or a
-        name or `self.` attribute among the holders, or a parameter (or an attribute set from one) called
-        with an input and a target."""
+        """A cheap test before asking what the object called is: a call with an input, of a call
+        (`nn.CrossEntropyLoss()(...)`), an item (`criterions[i]`), a name that no import binds, or an
+        attribute the file writes (`self.criterion = ...`) or names like a loss (`self.loss_fn`)."""
         func = call.func
-        if isinstance(func, ast.Call):
+        if not call.args and not call.keywords:
+            return False
+        if isinstance(func, ast.Call | ast.Subscript):
             return True
-        name = called_name(func)
-        return name in self._holders or (name in self._parameter_holders and len(call.args) + len(call.keywords) >= 2)
+        if isinstance(func, ast.Name):
+            return self.ctx.qualified_name(func) is None
+        return isinstance(func, ast.Attribute) and (func.attr in self._written or bool(LOSS_NAME.search(func.attr)))
 
     @cached_property
-    def _parameter_holders(self) -> set[str]:
-        """The parameters of the file's functions named for a loss (`criterion`, `loss_fn`), and the
-        attributes assigned one (`self.criterion = criterion`): a cheap bound on the call sites searched."""
-        named = {
-            arg.arg for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
-            for arg in parameters(function, variadic=False)
-            if LOSS_NAME.search(arg.arg)
+    def _written(self) -> set[str]:
+        """The attributes the file assigns."""
+        return {
+            inner.attr for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign)
+            for target in assignment_targets(node) for inner in ast.walk(target) if isinstance(inner, ast.Attribute)
         }  # fmt: skip
-        attributes = {
-            target.attr
-            for node in self.ctx.index.of_type(ast.Assign)
-            if isinstance(node.value, ast.Name) and node.value.id in named
-            for target in node.targets
-            if isinstance(target, ast.Attribute)
-        }  # fmt: skip
-        return named | attributes
-
-    @cached_property
-    def _holders(self) -> set[str]:
-        """The names and attributes assigned a loss module (`criterion = nn.CrossEntropyLoss()`), or
-        another holder (`loss_fn = self.criterion`): only those can be called as one."""
-        assigned: list[tuple[str, ast.AST]] = []
-        for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.NamedExpr):
-            if node.value is not None:
-                for target in assignment_targets(node):
-                    assigned += _assigned_pairs(target, node.value)
-        holders: set[str] = set()
-        grown = True
-        while grown:
-            grown = False
-            for name, value in assigned:
-                if name not in holders and self._is_loss_or_holder(value, holders):
-                    holders.add(name)
-                    grown = True
-        return holders
-
-    def _is_loss_or_holder(self, value: ast.AST, holders: set[str]) -> bool:
-        if isinstance(value, ast.Call):
-            return called_name(value.func) in self._loss_names and canonical_class(self.ctx.qualified_name(value.func)) in LOSSES
-        if isinstance(value, ast.Name):
-            return value.id in holders
-        return isinstance(value, ast.Attribute) and value.attr in holders
 
 
 def _passed_note(func: ast.AST, binding) -> str:
@@ -210,18 +183,6 @@ def _passed_note(func: ast.AST, binding) -> str:
         return f" (annotated `{passage.argument}`)"
     what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
     return f" ({what}passed at {passage.place})"
-
-
-def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:
-    """(name or attribute, the value it is assigned), tuples of the same length taken element-wise."""
-    if isinstance(target, ast.Name):
-        return [(target.id, value)]
-    if isinstance(target, ast.Attribute):
-        return [(target.attr, value)]
-    sequences = (ast.Tuple, ast.List)
-    if isinstance(target, sequences) and isinstance(value, sequences) and len(value.elts) == len(target.elts):
-        return [pair for t, v in zip(target.elts, value.elts) for pair in _assigned_pairs(t, v)]
-    return []
 
 
 def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
