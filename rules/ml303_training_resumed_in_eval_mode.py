@@ -19,8 +19,8 @@ class TrainingResumedInEvalMode(Rule):
     `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
-    (frozen batch-norm statistics) is not either, nor a model the file makes or keeps that none of its
-    optimizers updates while they update others (a distillation teacher, a frozen U-Net, an EMA copy). The
+    (frozen batch-norm statistics) is not either, nor a model that none of the optimizers at hand (the
+    file's, or for a model passed in, those the training function builds) updates while they update others (a distillation teacher, a frozen U-Net, an EMA copy). The
     model is followed as an object (`model = self.model`, `model = model.to(device)`, `DataParallel(model)`
     are the same model), and a loop over literal phases (`for phase in ["train", "val"]`) runs once per
     phase, its `if phase == "train":` branches taken as they are. Also reported: fine-tuning a model loaded with
@@ -95,7 +95,7 @@ class TrainingResumedInEvalMode(Rule):
                 and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_use(modes, use))
             ]  # fmt: skip
             training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
-            if not evaluations or not training or _frozen(modes, use) or modes.layer(use) is NO_LAYER:
+            if not evaluations or not training or modes.frozen(use) or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
             fact = min(evaluations, key=lambda f: (position(f.site), position(f.origin)))  # the first the loop reaches
@@ -109,16 +109,6 @@ class TrainingResumedInEvalMode(Rule):
                 f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"
             )
             self.report(use.call, message, related=use.sites)
-
-
-def _frozen(modes: Modes, use: Use) -> bool:
-    """A model this file makes or keeps (not a parameter, whose optimizer the caller may build) that none of
-    the file's optimizers updates, while they update others: a teacher, a frozen encoder, an EMA copy kept
-    in eval mode on purpose."""
-    key = use.key
-    if use.own_key or not key.startswith("@") or "{" in key or not modes.optimized:
-        return False
-    return not any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in modes.optimized)
 
 
 def _optimized_use(modes: Modes, use: Use) -> bool:

@@ -71,7 +71,9 @@ def test_a_loop_over_literal_constants_is_unrolled_and_its_tests_fold():
 
 
 PHASES = NET + (
-    "def fit(model, loaders, opt, criterion):\n"
+    "def fit(loaders, criterion):\n"
+    "    model = Net()\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
     "    for epoch in range(3):\n"
     "        for phase in ['train', 'val']:\n"
     "            if phase == 'train':\n"
@@ -84,7 +86,6 @@ PHASES = NET + (
     "                    if phase == 'train':\n"
     "                        loss.backward()\n"
     "                        opt.step()\n"
-    "fit(Net(), {}, None, None)\n"
 )
 
 
@@ -102,7 +103,7 @@ def test_a_phase_loop_that_never_switches_back_to_training_is_reported(lint):
         "            if phase == 'train':\n                model.train()\n            else:\n                model.eval()\n",
         "            if phase == 'val':\n                model.eval()\n",
     )
-    assert positions(lint(forgets, "ML303")) == [("ML303", 17, 38)]
+    assert positions(lint(forgets, "ML303")) == [("ML303", 19, 38)]
 
 
 def test_an_alias_of_the_trainers_model_moved_to_a_device_is_the_same_model(lint):
@@ -139,8 +140,7 @@ TEACHER = NET + (
     "for epoch in range(3):\n"
     "    teacher.eval()\n"
     "    for x, y in []:\n"
-    "        with torch.no_grad():\n"
-    "            target = teacher(x)\n"
+    "        target = teacher(x)\n"
     "        opt.zero_grad()\n"
     "        F.mse_loss(student(x) + teacher(x), target).backward()\n"
     "        opt.step()\n"
@@ -150,4 +150,110 @@ TEACHER = NET + (
 def test_a_teacher_no_optimizer_updates_is_kept_in_eval_on_purpose(lint):
     assert positions(lint(TEACHER, "ML303")) == []
     both = TEACHER.replace("student.parameters()", "[*student.parameters(), *teacher.parameters()]")
-    assert positions(lint(both, "ML303")) == [("ML303", 19, 33)]
+    assert positions(lint(both, "ML303")) == [("ML303", 16, 18), ("ML303", 18, 33)]
+
+
+PASSED_TEACHER = NET + (
+    "def train(model, teacher, loader):\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    for epoch in range(3):\n"
+    "        model.train()\n"
+    "        for x, y in loader:\n"
+    "            opt.zero_grad()\n"
+    "            F.mse_loss(model(x), teacher(x)).backward()\n"
+    "            opt.step()\n"
+    "        teacher.eval()\n"
+    "        with torch.no_grad():\n"
+    "            teacher(x)\n"
+    "train(Net(), Net(), [])\n"
+)
+
+
+def test_a_teacher_passed_in_that_the_function_does_not_optimize_is_kept_in_eval_on_purpose(lint):
+    assert positions(lint(PASSED_TEACHER, "ML303")) == []
+    given = PASSED_TEACHER.replace("    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n", "").replace("loader):", "loader, opt):")
+    assert positions(lint(given, "ML303")) == [("ML303", 15, 34)]
+
+
+RESTORES = NET + (
+    "class Trainer:\n"
+    "    def __init__(self, loader):\n"
+    "        self.model = Net()\n"
+    "        self.loader = loader\n"
+    "        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+    "    def validate(self):\n"
+    "        training = self.model.training\n"
+    "        self.model.eval()\n"
+    "        with torch.no_grad():\n"
+    "            [self.model(x) for x, y in self.loader]\n"
+    "        if training:\n"
+    "            self.model.train()\n"
+    "    def train_epoch(self):\n"
+    "        self.model.train()\n"
+    "        for i, (x, y) in enumerate(self.loader):\n"
+    "            if i % 10 == 0:\n"
+    "                self.validate()\n"
+    "            self.opt.zero_grad()\n"
+    "            F.mse_loss(self.model(x), y).backward()\n"
+    "            self.opt.step()\n"
+)
+
+
+def test_a_validation_that_saves_and_restores_the_mode_leaves_training_on(lint):
+    assert positions(lint(RESTORES, "ML303")) == []
+    argument = RESTORES.replace("        if training:\n            self.model.train()\n", "        self.model.train(training)\n")
+    assert positions(lint(argument, "ML303")) == []
+    forgets = RESTORES.replace("        if training:\n            self.model.train()\n", "")
+    assert positions(lint(forgets, "ML303")) == [("ML303", 26, 24)]
+
+
+SHARED_STEP = NET + (
+    "def compute_loss(model, x, y, is_training):\n"
+    "    with torch.set_grad_enabled(is_training):\n"
+    "        return F.mse_loss(model(x), y)\n"
+    "def validate(model, loader):\n"
+    "    return [compute_loss(model, x, y, is_training=False) for x, y in loader]\n"
+    "def train(loader):\n"
+    "    model = Net()\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    model.train()\n"
+    "    for i, (x, y) in enumerate(loader):\n"
+    "        opt.zero_grad()\n"
+    "        compute_loss(model, x, y, is_training=True).backward()\n"
+    "        opt.step()\n"
+    "        if i % 10 == 0:\n"
+    "            model.eval()\n"
+    "            validate(model, loader)\n"
+    "            model.train()\n"
+)
+
+
+def test_a_flag_passed_as_a_constant_decides_the_callees_gradients(lint):
+    assert positions(lint(SHARED_STEP, "ML303")) == []
+    forgets = SHARED_STEP.replace("            model.train()\n", "")
+    assert positions(lint(forgets, "ML303")) == [("ML303", 12, 27)]
+
+
+OWN_EVAL = NET + (
+    "class Trainer:\n"
+    "    def __init__(self, loader):\n"
+    "        self.model = Net()\n"
+    "        self.loader = loader\n"
+    "        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+    "    def eval(self, report=True):\n"
+    "        for x, y in self.loader:\n"
+    "            print(x)\n"
+    "    def fit(self):\n"
+    "        self.model.train()\n"
+    "        for x, y in self.loader:\n"
+    "            self.opt.zero_grad()\n"
+    "            F.mse_loss(self.model(x), y).backward()\n"
+    "            self.opt.step()\n"
+    "            self.eval()\n"
+)
+
+
+def test_a_trainers_own_method_named_eval_is_not_module_eval(lint):
+    assert positions(lint(OWN_EVAL, "ML303")) == []
+    switching = OWN_EVAL.replace("            print(x)\n", "            print(x)\n        self.model.eval()\n")
+    assert positions(lint(switching, "ML303")) == [("ML303", 23, 24)]

@@ -38,7 +38,7 @@ from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.library_models import library_model
-from mllint.analysis.names import is_self_attribute, reference_key
+from mllint.analysis.names import call_argument, is_self_attribute, reference_key
 from mllint.analysis.objects import Objects, fold, unrolled
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import parameters
@@ -50,6 +50,7 @@ from mllint.source import one_line
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
 MAX_ROUNDS = 8  # loop fixpoint iterations
+MAX_CONTEXTS = 4  # sets of constants a function is summarized under (`Modes.summary`)
 GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 # nn.Module methods that return the module itself and keep its mode.
@@ -210,7 +211,9 @@ class Modes:
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
         self._generators: dict[ast.AST, bool] = {}
-        self._summaries: dict[ast.AST, Summary | None] = {}
+        self._summaries: dict[tuple, Summary | None] = {}
+        self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
+        self._deciding: dict[ast.AST, set[str]] = {}
         self._in_progress: set[ast.AST] = set()
         self._flows: dict[ast.AST, FlowFacts] = {}  # scope -> what its flow found
         self._calls: _CallGraph | None = None
@@ -260,6 +263,8 @@ class Modes:
         """Seen in one round of an unrolled loop (`for phase in ["train", "val"]`): is the call a training
         step there, its branches decided by the loop variable?"""
         constants = dict(use.constants)
+        if self.home(use.call).grad_disabled(use.call, constants):
+            return False  # `with torch.set_grad_enabled(is_training):` with `is_training=False` passed
         return any(self.training_step(node, constants) for node in {use.call, use.site} if self.home(node) is self)
 
     def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
@@ -710,13 +715,24 @@ class Modes:
         return self.objects.key(expr, scope) or key
 
     @cached_property
-    def optimized(self) -> set[str]:
-        """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`)."""
-        found = set()
-        for owner in self.objects.optimized():
-            key = self.key(owner, self.scopes.enclosing_function(owner) or self.ctx.tree)
-            found.add(key)
-        return found
+    def optimized(self) -> dict[str, ast.AST]:
+        """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`), with
+        the function (or module) that builds the optimizer."""
+        return {
+            self.key(owner, scope): scope
+            for owner in self.objects.optimized()
+            for scope in [self.scopes.enclosing_function(owner) or self.ctx.tree]
+        }  # fmt: skip
+
+    def frozen(self, use: Use) -> bool:
+        """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
+        a teacher, a frozen encoder, an EMA copy kept in eval mode on purpose? At hand: the file's, for a
+        model the file makes or keeps; those the function builds itself, for a model it is passed."""
+        key = use.key
+        if use.own_key or "{" in key:
+            return False
+        updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
+        return bool(updated) and not any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated)
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it
@@ -728,22 +744,41 @@ class Modes:
             self._qualified[expr] = self.ctx.qualified_name(expr)
         return self._qualified[expr]
 
-    def summary(self, function: ast.AST, depth: int) -> Summary | None:
-        """What a function does to the modes of the models it receives. Computed once, at the depth it
-        is first asked for: a deeper, cut-short summary only knows less."""
+    def summary(self, function: ast.AST, depth: int, constants: tuple = ()) -> Summary | None:
+        """What a function does to the modes of the models it receives. Computed once per set of constants
+        its call passes for the parameters that decide its branches (`deciding`; at most `MAX_CONTEXTS`
+        sets, then none), at the depth it is first asked for: a deeper, cut-short summary only knows less."""
         if depth > MAX_CALL_DEPTH or function in self._in_progress:
             return None
-        key = function
+        key = (function, constants)
+        if constants and key not in self._summaries:
+            self._contexts[function] = self._contexts.get(function, 0) + 1
+            if self._contexts[function] > MAX_CONTEXTS:
+                key, constants = (function, ()), ()
         if key not in self._summaries:
             self._in_progress.add(function)
             try:
-                flow = _Flow(self, function, depth)
+                flow = _Flow(self, function, depth, dict(constants))
                 exit_state = flow.run()
                 uses = [u for u in flow.uses if any(f.mode is Mode.ENTRY for f in u.facts)]
                 self._summaries[key] = Summary(exit_state, uses, flow.returned)
             finally:
                 self._in_progress.discard(function)
         return self._summaries[key]
+
+    def deciding(self, function: ast.AST) -> set[str]:
+        """The parameters of a function whose values decide its branches or its gradients: named in an
+        `if` or conditional expression's test, or passed to `set_grad_enabled(...)` or `.train(...)`."""
+        if function not in self._deciding:
+            names = _parameter_names(function)
+            tests = [n.test for n in self.ctx.index.within(function, ast.If, ast.IfExp)]
+            tests += [
+                argument for call in self.ctx.index.within(function, ast.Call) if call.args
+                and (isinstance(call.func, ast.Attribute) and call.func.attr == "train" or self.qualified_name(call.func) in SET_GRAD_ENABLED)
+                for argument in call.args[:1]
+            ]  # fmt: skip
+            self._deciding[function] = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in names}
+        return self._deciding[function]
 
     def attributes(self, cls: ast.AST) -> set[str]:
         """The attributes a class assigns on `self` (`self.model = ...`)."""
@@ -753,7 +788,7 @@ class Modes:
             self._attributes[cls] = {
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
-                for target in assignment_targets(node)
+                for target in _bound(node)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
             }
         return self._attributes[cls]
@@ -1036,7 +1071,7 @@ def _closure(start: set[ast.AST], callers: dict[ast.AST, set[ast.AST]]) -> set[a
 class _Flow:
     """The facts along one function's statements (or the module's)."""
 
-    def __init__(self, modes: Modes, scope: ast.AST, depth: int) -> None:
+    def __init__(self, modes: Modes, scope: ast.AST, depth: int, constants: dict | None = None) -> None:
         self.modes = modes
         self.ctx = modes.ctx
         self.scope = scope
@@ -1048,7 +1083,9 @@ class _Flow:
         self._returns: list[State] = []
         self._loops: list[_Targets] = []
         self.self_name = _first_parameter(scope) if self._is_method() else None
-        self.constants: dict = {}  # the loop variables of the unrolled loops around the statement run
+        self.constants: dict = constants or {}  # the loop variables of the unrolled loops around the statement
+        # run, and the parameters the call site passes constants for
+        self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
         self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
@@ -1141,6 +1178,8 @@ class _Flow:
         if isinstance(node, ast.Call):
             return self._call_acts(node)
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if _saved_mode(node) is not None:
+                return True
             return node.value is not None and any(self._binds_tracked(t) for t in assignment_targets(node))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             return self._binds_tracked(node.target)
@@ -1200,7 +1239,8 @@ class _Flow:
             decided = fold(node.test, self.constants) if self.constants else None
             if decided is not None:
                 return self._block(node.body if decided else node.orelse, state)
-            return join([self._block(node.body, state), self._block(node.orelse, state)])
+            arms = self._block(node.body, state), self._block(node.orelse, state)
+            return self._restored(node.test, *arms) or join(arms)
         if isinstance(node, LOOPS):
             return self._loop(node, state)
         if isinstance(node, (ast.With, ast.AsyncWith)):
@@ -1237,6 +1277,10 @@ class _Flow:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             if node.value is None:
                 return state
+            saved = _saved_mode(node)
+            if saved is not None and self.key(saved[1]) is not None:
+                key = self.key(saved[1])
+                self.saved[saved[0]] = (key, lookup(state, key))
             state = self._expression(node.value, state)
             targets = assignment_targets(node)
             if self._may_be_run(targets, node.value):
@@ -1274,6 +1318,21 @@ class _Flow:
         forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
         normal_exit = None if forever else self._block(node.orelse, head)
         return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+
+    def _restored(self, test: ast.AST, body: State | None, orelse: State | None) -> State | None:
+        """`if was_training: m.train()` after `was_training = m.training`: the arms are correlated with the
+        saved mode (training in one, not in the other), so `m` is back as it was when saved."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        name = test.operand if negated else test
+        saved = self.saved.get(name.id) if isinstance(name, ast.Name) else None
+        if saved is None or body is None or orelse is None:
+            return None
+        training, other = (orelse, body) if negated else (body, orelse)
+        key, facts = saved
+        if all(f.mode is Mode.TRAIN for f in lookup(training, key)) and all(f.mode is Mode.EVAL for f in lookup(other, key)):
+            joined = join([body, orelse])
+            return self._set(joined, key, facts)
+        return None
 
     def _unroll(self, node: ast.For, items: list, state: State) -> State | None:
         """A loop over literal constants, run once per item with the loop variable as that constant: the
@@ -1420,7 +1479,13 @@ class _Flow:
         return self._unknown_arguments(call, state)
 
     def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
+        own = self._own_method(call, owner, method) if method in ("eval", "train") else None
+        if own is not None:  # `self.eval(loader)` of a trainer: its own method, not `Module.eval()`
+            return self._follow(call, own, owner, state)
         if method in ("eval", "train"):
+            restored = self.saved.get(getattr(call_argument(call, 0, "mode"), "id", None)) if method == "train" else None
+            if restored is not None and restored[0] == owner:  # `m.train(was_training)`: back as it was
+                return self._set(state, owner, restored[1])
             mode = _requested_mode(call, method)
             facts = lookup(state, owner)
             built = _common_built(facts)
@@ -1440,6 +1505,19 @@ class _Flow:
         else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
+
+    def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
+        """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,
+        called on its instance (`self.eval(...)` in a trainer, `trainer.train()`)."""
+        if owner == self.self_name:
+            cls = self.modes.scopes.parent(self.scope)
+            return self._method(method) if cls not in self.modes.module_classes else None
+        found = self.modes.objects.points_to(call.func.value)
+        classes = {self.modes.objects.instance_class(obj) for obj in found or ()}
+        if len(classes) != 1 or None in classes or classes & set(self.modes.module_classes):
+            return None
+        cls = classes.pop()
+        return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == method), None)
 
     def _method(self, name: str) -> ast.AST | None:
         """The method `name` of the analysed method's class or of its base classes in this file."""
@@ -1461,9 +1539,9 @@ class _Flow:
         """Does the analysed function bind `name` itself (a local, not the module's)?"""
         return isinstance(self.scope, FUNCTIONS) and name in self.modes.scopes.local_bindings(self.scope)
 
-    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset) -> None:
+    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset, inner: tuple = ()) -> None:
         """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
-        constants = tuple(sorted(self.constants.items(), key=str))
+        constants = tuple(sorted({**dict(inner), **self.constants}.items(), key=str))
         use = Use(call, site, self.scope, key, facts, constants=constants)
         index = self._uses_at.get((call, site, constants))
         if index is None:
@@ -1486,7 +1564,7 @@ class _Flow:
         """Apply a function's summary: the modes it leaves, the model calls it makes. `home`: the context of
         another module of the project that defines it (its model calls are reported there, not here)."""
         callee_modes = self.modes if home is None else home.analysis(project_modes)
-        summary = callee_modes.summary(function, self.depth + 1)
+        summary = callee_modes.summary(function, self.depth + 1, self._passed_constants(call, function, owner, callee_modes))
         mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx)
         if summary is None or mapping is None:
             if owner is not None:
@@ -1501,12 +1579,29 @@ class _Flow:
             for use in summary.uses:
                 key = _translate(use.key, mapping)
                 if key is not None:
-                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call))
+                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call), use.constants)
         for callee_key in sorted(summary.exit, key=len):
             key = _translate(callee_key, mapping)
             if key is not None:
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
+
+    def _passed_constants(self, call: ast.Call, function: ast.AST, owner: str | None, callee: Modes) -> tuple:
+        """The constants the call passes for the parameters that decide the callee's branches
+        (`compute_loss(model, batch, is_training=False)`; a loop variable known here counts too)."""
+        deciding = callee.deciding(function)
+        if not deciding:
+            return ()
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        bound = bind_arguments(call, function, owner is not None and not static)
+        found = {}
+        for name in deciding:
+            argument = bound.get(name)
+            if isinstance(argument, ast.Constant):
+                found[name] = argument.value
+            elif isinstance(argument, ast.Name) and argument.id in self.constants:
+                found[name] = self.constants[argument.id]
+        return tuple(sorted(found.items(), key=str))
 
     def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home) -> dict[str, str] | None:
         """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context). None when
@@ -1661,6 +1756,16 @@ def _called_receiver(call: ast.Call) -> ast.AST:
     """The model a model call runs: `net` in `net(x)` and `net.forward(x)`, `self.net` in `self.net(x)`."""
     func = call.func
     return func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func
+
+
+def _saved_mode(node: ast.AST) -> tuple[str, ast.AST] | None:
+    """`was_training = model.training`: (the name, the model)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return None
+    value = node.value
+    if isinstance(value, ast.Attribute) and value.attr == "training":
+        return node.targets[0].id, value.value
+    return None
 
 
 def _requested_mode(call: ast.Call, method: str) -> Mode:

@@ -385,9 +385,10 @@ class Objects:
             return True
         if "self" not in (obj.kind, other.kind):
             return False
-        return self._instance_class(obj) is not None and self._instance_class(obj) is self._instance_class(other)
+        return self.instance_class(obj) is not None and self.instance_class(obj) is self.instance_class(other)
 
-    def _instance_class(self, obj: Obj) -> ast.ClassDef | None:
+    def instance_class(self, obj: Obj) -> ast.ClassDef | None:
+        """The class of the file an object is an instance of (`self` of its methods, or built by `Net()`)."""
         if obj.kind == "self":
             return obj.node
         call = obj.node if obj.kind == "made" and obj.ctx is self.ctx else None
