@@ -139,6 +139,8 @@ class Objects:
             return _first_parameter(scope) if isinstance(scope, FUNCTIONS) and self._class_of(scope) is obj.node else obj.key()
         if obj.kind == "field":
             base = self._key(obj.base, scope)
+            if obj.name == "module":  # `model.module` of a model passed in: the model, or what it wraps
+                return base
             return None if base is None else f"{base}.{obj.name}"
         return obj.key()
 
@@ -183,6 +185,29 @@ class Objects:
                     scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
         return owners
+
+    def member(self, base: Obj, name: str, depth: int = 0) -> frozenset | None:
+        """The objects of attribute `name` of `base`, or any of its items for "[]". `.module` of a model
+        (made by a call or a literal, its class not one that sets `module` itself) is the model: wrappers
+        here are what they wrap."""
+        if name == "[]":
+            return self._elements(base, None, depth)
+        if name == "module" and base.kind != "parameter" and not self._sets_module(base):
+            return frozenset({base})
+        return self._field(base, name, depth)
+
+    def _sets_module(self, obj: Obj) -> bool:
+        """Is `obj` an instance of a class of the project that writes its own `self.module`?"""
+        cls = self.instance_class(obj)
+        call = obj.node if cls is None and isinstance(obj.node, ast.Call) else None
+        name = obj.ctx.qualified_name(call.func) if call is not None else None
+        found = self.view.find(name) if name and self.view is not None else None
+        if found is not None and found[1] in found[0].classes and self.view.index is not None:
+            home = self.view.index.context(found[0].name)
+            cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+        return cls is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)
+        )
 
     def _of(self, ctx) -> "Objects":
         """The points-to of another module of the project, which follows its own imports through this
@@ -341,11 +366,9 @@ class Objects:
         bases = self._eval(expr.value, depth)
         if bases is None:
             return None
-        if expr.attr == "module":  # a wrapper's model: wrappers here are what they wrap
-            return bases
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
-            found = _union(found, self._field(base, expr.attr, depth))
+            found = _union(found, self.member(base, expr.attr, depth))
             if found is None:
                 return None
         return found or frozenset({NONE})
@@ -432,6 +455,8 @@ class Objects:
             found = _union(*(self._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = self._items(literal, index if isinstance(index, int) else "*", depth)
+            if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
+                items = self._items(literal, "*", depth)
             found = None if items is None else _union(*(self._eval(item, depth) for item, _, _ in items))
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
@@ -604,11 +629,15 @@ def _path_in(scopes, target: ast.AST) -> list | None:
 
 def built(ctx, expr: ast.AST, binding=None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
     """The calls (with their contexts) that made what `expr` may be, `None` set aside; a parameter of
-    `binding.function` is what that call site passes (read in the caller, under `binding.outer`), a
-    parameter of any other function is recorded as needing a binding (`ValueKinds.unbound`, which
-    `callers.per_call_site` reads). None when one of the objects is not made by a call, or unknown."""
+    `binding.function` (or an item or attribute of one) is what that call site passes, read in the caller
+    under `binding.outer`; a parameter of any other function is recorded as needing a binding
+    (`ValueKinds.unbound`, which `callers.per_call_site` reads). None when one of the objects is not made
+    by a call, or unknown."""
     objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
-    found = objects.points_to(expr)
+    return _made_calls(objects, objects.points_to(expr), binding)
+
+
+def _made_calls(objects: Objects, found: frozenset | None, binding) -> list[tuple[object, ast.Call]] | None:
     if not found:
         return None
     calls: list[tuple[object, ast.Call]] = []
@@ -616,11 +645,19 @@ def built(ctx, expr: ast.AST, binding=None, linted: Objects | None = None) -> li
         if obj.kind == "made" and isinstance(obj.node, ast.Call):
             calls.append((obj.ctx, obj.node))
             continue
-        passed = _passed(obj, binding)
-        made = built(passed[0], passed[1], passed[2], objects) if passed is not None else None
-        if made is None:
+        inner = None
+        if obj.kind == "parameter":
+            passed = _passed(obj, binding)
+            inner = built(passed[0], passed[1], passed[2], objects) if passed is not None else None
+        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
+            passed = _passed(obj.base, binding)
+            caller = objects._of(passed[0]) if passed is not None else None
+            bases = caller.points_to(passed[1]) if caller is not None else None
+            members = _union(*(caller.member(base, obj.name) for base in bases - {NONE})) if bases else None
+            inner = _made_calls(caller, members, passed[2]) if members else None
+        if inner is None:
             return None
-        calls += made
+        calls += inner
     return calls or None
 
 
