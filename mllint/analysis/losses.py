@@ -15,10 +15,12 @@ from functools import cached_property
 
 from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.names import call_argument, called_name
-from mllint.analysis.objects import built
+from mllint.analysis.objects import Objects, built, makers
 from mllint.analysis.project import ProjectView
 from mllint.analysis.tree import assignment_targets
-from mllint.analysis.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
+from mllint.analysis.values import (
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Ref, ValueKinds, canonical_class,
+)
 from mllint.findings import Applicability, Fix, Related
 
 CROSS_ENTROPY = "cross-entropy"
@@ -140,6 +142,8 @@ class LossCalls:
                 note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
+        if origin is None and argument is not None:
+            origin = self._model_output(argument, binding)
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
     def _loss_object(self, func: ast.AST, binding) -> str | None:
@@ -148,6 +152,25 @@ class LossCalls:
         made = built(self.ctx, func, binding)
         losses = {LOSSES.get(canonical_class(c.qualified_name(k.func))) for c, k in made or ()}
         return losses.pop() if len(losses) == 1 else None
+
+    def _model_output(self, argument: ast.AST, binding) -> Origin | None:
+        """What the objects layer tells of an input the values do not follow: the output of the project
+        models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
+        by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
+        found = self.ctx.analysis(Objects).points_to(argument)
+        calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
+        if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
+            return None
+        view, origins = self.ctx.analysis(ProjectView), []
+        for call in calls:
+            made = built(self.ctx, call.func, binding)
+            if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
+                made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
+            classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
+            if len(classes) != 1 or None in classes:
+                return None
+            origins.append(view.origin_of(Called(Called(Ref(classes.pop()), made[0][1]), call)))
+        return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
 
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
         """A cheap test before asking what the object called is: a call with an input, of a call
@@ -169,6 +192,14 @@ class LossCalls:
             inner.attr for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign)
             for target in assignment_targets(node) for inner in ast.walk(target) if isinstance(inner, ast.Attribute)
         }  # fmt: skip
+
+
+def _class_name(ctx, constructor: ast.Call) -> str | None:
+    """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
+    name = ctx.qualified_name(constructor.func)
+    if name is None and isinstance(constructor.func, ast.Name) and ctx.module is not None:
+        return f"{ctx.module.name}.{constructor.func.id}"
+    return name
 
 
 def _passed_note(func: ast.AST, binding) -> str:

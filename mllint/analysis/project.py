@@ -533,7 +533,10 @@ class ProjectView:
         """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
         value agrees on the kind: in the linted file, or in a class or function of the project; under
         `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
-        value = self.ctx.analysis(ValueKinds).value(expr, binding=binding)
+        return self.origin_of(self.ctx.analysis(ValueKinds).value(expr, binding=binding))
+
+    def origin_of(self, value: Value | None) -> Origin | None:
+        """`origin` of a value descriptor (one the objects layer makes: a project model's call)."""
         found = None if value is None else self.resolve(value, self.own)
         if not isinstance(found, Found) or found.layer:
             return None
