@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.modes import GRAD_OFF
+from mllint.analysis.mode_facts import GRAD_OFF
 from mllint.analysis.scopes import SCOPE_NODES
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity

@@ -1,7 +1,8 @@
 import ast
 
 from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes, Use
+from mllint.analysis.mode_facts import Mode, Use
+from mllint.analysis.modes import Modes
 from mllint.analysis.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule

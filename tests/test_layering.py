@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("program", ["summaries", "project", "classes", "calls", "callers"]),
     ("objects", ["objects"]),
     ("facets", [
-        "layers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
+        "layers", "mode_facts", "mode_calls", "mode_flow", "mode_callers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
         "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes",
     ]),
 ]  # fmt: skip
