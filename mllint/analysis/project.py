@@ -165,7 +165,10 @@ class ProjectIndex:
         for analyses that read a module's code, e.g. a function's body. None: no such module, or no parse."""
         path = self.locate(module)
         self._record(module, path)
-        return None if path is None else _context(path, module)
+        ctx = None if path is None else _context(path, module)
+        if ctx is not None and ctx.read_for is None:
+            ctx.read_for = self  # its `from m import *` resolve in this project
+        return ctx
 
     def fact(self, module: str, analysis: type):
         """`analysis.of(ctx)` of a module's parsed context: a small fact, kept per process while the

@@ -396,9 +396,10 @@ class ValueKinds:
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         if name in MODULE_KINDS:
             return MODULE_KINDS[name]
-        if name == SEQUENTIAL and constructor.args and isinstance(constructor.args[-1], ast.Call):
-            return self._module_kind(constructor.args[-1])
-        return None
+        last = constructor.args[-1] if name == SEQUENTIAL and constructor.args else None
+        if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
+            last = self.constructor(last)
+        return self._module_kind(last) if isinstance(last, ast.Call) else None
 
     # What an object was built from.
     def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
