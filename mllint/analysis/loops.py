@@ -31,7 +31,7 @@ from typing import Callable, Iterator, NamedTuple
 from mllint.analysis.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names, callee_name, is_self_attribute, reference_key
-from mllint.analysis.objects import built, makers
+from mllint.analysis.objects import built, fold, makers
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.parameters import optimizer_helper
 from mllint.analysis.project import ProjectView
@@ -612,7 +612,7 @@ class TrainingLoops:
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
-        events = self._function(self._module(callee.ctx), function, depth + 1)
+        events = _folded(self._function(self._module(callee.ctx), function, depth + 1), _flags(function, call))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
     def _module(self, ctx) -> _Module:
@@ -686,6 +686,43 @@ class TrainingLoops:
             if _is_grad(target):
                 return _text(_parameter_of(target))
         return None
+
+
+def _flags(function: ast.AST, call: ast.Call) -> dict[str, object]:
+    """The parameters of `function` that `call` fills with a constant, or leaves to a constant default,
+    and that the function never rebinds (`train_epoch(..., step_per_batch=False)`, `do_backward=True`)."""
+    named = [a.arg for a in parameters(function, variadic=False)]
+    bound = bind_arguments(call, function, named[:1] == ["self"] and isinstance(call.func, ast.Attribute))
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    flags = {}
+    for name in named:
+        value = bound[name] if name in bound else defaults.get(name)
+        if isinstance(value, ast.Constant) and name not in stored:
+            flags[name] = value.value
+    return flags
+
+
+def _folded(events: list[Event], flags: dict[str, object]) -> list[Event]:
+    """The events of a function under a call's constant flags: an `if` of the function decided by them
+    runs its arm or not (its guard goes), the other arm's events go."""
+    if not flags:
+        return events
+    kept = []
+    for event in events:
+        guards, taken = [], True
+        for guard in event.guards:
+            decided = fold(guard.node.test, flags) if guard.kind == "if" and isinstance(guard.node, ast.If) else None
+            if decided is None:
+                guards.append(guard)
+            elif decided != guard.arm:
+                taken = False
+        if taken:
+            kept.append(replace(event, guards=tuple(guards)) if len(guards) != len(event.guards) else event)
+    return kept
 
 
 def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
