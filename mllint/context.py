@@ -8,10 +8,10 @@ from __future__ import annotations
 import ast
 from typing import TypeVar
 
-from mllint.analysis.names import Names
+from mllint.analysis.syntax.names import Names
+from mllint.analysis.syntax.scopes import Scopes
+from mllint.analysis.syntax.tree import TreeIndex
 from mllint.budget import check as check_budget
-from mllint.analysis.scopes import Scopes
-from mllint.analysis.tree import TreeIndex
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related
 from mllint.source import SourceText
 

@@ -1,9 +1,9 @@
 import ast
 
-from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.mode_facts import Mode, Use
-from mllint.analysis.modes import Modes
-from mllint.analysis.tree import position
+from mllint.analysis.facets.layers import NO_LAYER
+from mllint.analysis.facets.mode_facts import Mode, Use
+from mllint.analysis.facets.modes import Modes
+from mllint.analysis.syntax.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule
 
