@@ -1,5 +1,7 @@
 """Loss calls and the activations fed to them: which torch loss a call computes (`F.nll_loss(...)`,
-`criterion(...)` with `criterion = nn.NLLLoss()`), its input, the table of activation outputs each loss
+`criterion(...)` whatever object the objects layer says `criterion` is: built by a helper and moved,
+kept in a container, set by a setter), its input (as the values describe it, or else the output of the
+project model the objects layer says is called), the table of activation outputs each loss
 must not be fed, and the fixes that drop an activation (`F.softmax(x, 1)` -> `x`) where nothing else reads
 its value or turn a softmax into `log_softmax`. Shared by the ML1 rules.
 
