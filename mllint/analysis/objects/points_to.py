@@ -41,7 +41,6 @@ from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.values.values import ValueKinds, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
@@ -268,28 +267,33 @@ class Objects:
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
-        key = (scope, name.id)
-        if key in self._names:
-            return self._names[key]
-        if key in self._open:  # a name bound from itself (`x = x.inner`): what it holds so far
+        return self._fixed(self._names, (scope, name.id), lambda: self._name_objects(scope, name.id, depth))
+
+    def _fixed(self, memo: dict, key: tuple, compute) -> frozenset | None:
+        """`compute()` once per key; a key asked again while it is computed (a cycle of bindings: `x =
+        x.inner`, `self.a = self.a.cuda()`) gives what it holds so far, and the key is computed again from
+        that until it holds no more (a fixed point); what depended on a cut is not kept."""
+        if key in memo:
+            return memo[key]
+        if key in self._open:
             self._cut += 1
             self._reentered.add(key)
             return self._partial.get(key, frozenset())
         self._open.add(key)
         cut = self._cut
         try:
-            found = self._name_objects(scope, name.id, depth)
+            found = compute()
             while key in self._reentered and found is not None and found != self._partial.get(key):
-                self._reentered.discard(key)  # once more from what it holds so far, to a fixed point
+                self._reentered.discard(key)  # once more from what it holds so far
                 self._partial[key] = found
-                found = self._name_objects(scope, name.id, depth)
+                found = compute()
                 found = None if found is not None and len(found) > MAX_OBJECTS else found
         finally:
             self._open.discard(key)
             self._reentered.discard(key)
             self._partial.pop(key, None)
         if cut == self._cut:
-            self._names[key] = found
+            memo[key] = found
         return found
 
     def _scope_binding(self, name: ast.Name) -> ast.AST:
@@ -374,21 +378,7 @@ class Objects:
         return found or frozenset({NONE})
 
     def _field(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
-        key = (base, attribute)
-        if key in self._fields:
-            return self._fields[key]
-        if key in self._open:
-            self._cut += 1
-            return frozenset()
-        self._open.add(key)
-        cut = self._cut
-        try:
-            found = self._field_objects(base, attribute, depth)
-        finally:
-            self._open.discard(key)
-        if cut == self._cut:
-            self._fields[key] = found
-        return found
+        return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = [
