@@ -50,7 +50,11 @@ def made_lines(found) -> list:
 def test_points_to_follows_builders_aliases_wrappers_containers_and_attributes():
     ctx, objects, returns = objects_of(BUILDERS)
     model, loss, nets = returns[15].elts
-    assert {obj.name for obj in objects.points_to(model)} == {"model"}  # the parameter of __init__, through .to, DataParallel, .module
+    # The parameter of __init__, through .to and DataParallel; its `.module` is its own until a call site
+    # says what it holds (a wrapper's model, or an attribute of a project class), and keyed as it.
+    [module] = objects.points_to(model)
+    assert (module.kind, module.name, module.base.kind, module.base.name) == ("field", "module", "parameter", "model")
+    assert objects.key(model, module.base.node) == "model"
     assert made_lines(objects.points_to(loss)) == [(9, 29)]  # the constant key of a dict literal
     assert made_lines(objects.points_to(nets.elt)) == [(10, 35), (11, 25)]  # the ModuleList's items and what is appended
     attribute, best, other = returns[23].elts

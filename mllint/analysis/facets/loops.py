@@ -28,9 +28,10 @@ from functools import cached_property, partial
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
-from mllint.analysis.program.callers import Binding, call_sites, constructions, per_call_site, signature_passage
+from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
+from mllint.analysis.objects.points_to import built, fold, makers
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
@@ -318,16 +319,17 @@ class TrainingLoops:
         if not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
             return None
         if event.path is None:
-            for (ctx, constructor), binding in constructions(self.ctx, event.node.func.value):
-                made = scheduler_made_by(ctx.qualified_name(constructor.func))
-                if made is None:
+            for made, binding in makers(self.ctx, event.node.func.value):
+                (ctx, constructor), names = made[0], _classes(made)
+                scheduler = scheduler_made_by(names.pop()) if len(names) == 1 else None
+                if scheduler is None:
                     continue
                 if binding is not None:
                     own = signature_passage(binding, event.node.func.value)
                     how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
-                    return SchedulerClass(made, constructor, f", {how}", call_sites(binding))
+                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding))
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         return SchedulerClass(made, constructor, "") if made else None
@@ -454,7 +456,8 @@ class TrainingLoops:
             if isinstance(node, ast.Call):
                 for argument in (*node.args, *(k.value for k in node.keywords)):
                     if reference_key(argument) == key:
-                        return self.values.constructor(argument)
+                        made = built(self.ctx, argument)
+                        return made[0][1] if made and len(made) == 1 and made[0][0] is self.ctx else None
         return None
 
     def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
@@ -667,7 +670,7 @@ class TrainingLoops:
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
-        events = self._function(self._module(callee.ctx), function, depth + 1)
+        events = _folded(self._function(self._module(callee.ctx), function, depth + 1), _flags(function, call))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
     def _module(self, ctx) -> _Module:
@@ -717,27 +720,20 @@ class TrainingLoops:
         return m.event(kind, call, receiver, guards) if kind is not None else None
 
     def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
-        name = m.values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
-        if scheduler_made_by(name) is not None:
-            return EventKind.SCHEDULER
-        if is_optimizer(name):
-            return EventKind.STEP
+        """A scheduler or an optimizer: as what made the object tells (built here, by a project helper, in a
+        container), else as its name says, else as the first call site that passes it in tells."""
+        readable = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
+        kind = _made_kind(built(m.ctx, receiver)) if readable else None
+        if kind is not None:
+            return kind
         identifiers = re.findall(r"[A-Za-z_]\w*", text)
         last = identifiers[-1] if identifiers else ""
         if SCHEDULER_NAME.search(last):
             return EventKind.SCHEDULER
         if OPTIMIZER_NAME.search(last):
             return EventKind.STEP
-        return self._built_kind(receiver) if m is self.own and isinstance(receiver, (ast.Name, ast.Attribute)) else None
-
-    def _built_kind(self, receiver: ast.AST) -> EventKind | None:
-        """The kind of step of an object named like neither (`solver.step()`) that a project helper builds
-        and returns, or that the first call site of the function around it passes in, built there."""
-        for (ctx, constructor), _ in constructions(self.ctx, receiver):
-            name = ctx.qualified_name(constructor.func)
-            if scheduler_made_by(name) is not None:
-                return EventKind.SCHEDULER
-            return EventKind.STEP if is_optimizer(name) else None
+        if m is self.own and readable:
+            return next((_made_kind(made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
         return None
 
     def _statement_clear(self, m: _Module, node: ast.stmt) -> str | None:
@@ -761,6 +757,54 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     if isinstance(argument, ast.Starred):
         argument = argument.value
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
+
+
+def _flags(function: ast.AST, call: ast.Call) -> dict[str, object]:
+    """The parameters of `function` that `call` fills with a constant, or leaves to a constant default,
+    and that the function never rebinds (`train_epoch(..., step_per_batch=False)`, `do_backward=True`)."""
+    named = [a.arg for a in parameters(function, variadic=False)]
+    bound = bind_arguments(call, function, named[:1] == ["self"] and isinstance(call.func, ast.Attribute))
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    flags = {}
+    for name in named:
+        value = bound[name] if name in bound else defaults.get(name)
+        if isinstance(value, ast.Constant) and name not in stored:
+            flags[name] = value.value
+    return flags
+
+
+def _folded(events: list[Event], flags: dict[str, object]) -> list[Event]:
+    """The events of a function under a call's constant flags: an `if` of the function decided by them
+    runs its arm or not (its guard goes), the other arm's events go."""
+    if not flags:
+        return events
+    kept = []
+    for event in events:
+        guards, taken = [], True
+        for guard in event.guards:
+            decided = fold(guard.node.test, flags) if guard.kind == "if" and isinstance(guard.node, ast.If) else None
+            if decided is None:
+                guards.append(guard)
+            elif decided != guard.arm:
+                taken = False
+        if taken:
+            kept.append(replace(event, guards=tuple(guards)) if len(guards) != len(event.guards) else event)
+    return kept
+
+
+def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
+    """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
+    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(made)}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _classes(made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
+    """The qualified classes or factories of the calls that made an object ({None} when unknown)."""
+    return {c.qualified_name(k.func) for c, k in made} if made else {None}
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:

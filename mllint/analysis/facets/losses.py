@@ -1,5 +1,7 @@
 """Loss calls and the activations fed to them: which torch loss a call computes (`F.nll_loss(...)`,
-`criterion(...)` with `criterion = nn.NLLLoss()`), its input, the table of activation outputs each loss
+`criterion(...)` whatever object the objects layer says `criterion` is: built by a helper and moved,
+kept in a container, set by a setter), its input (as the values describe it, or else the output of the
+project model the objects layer says is called), the table of activation outputs each loss
 must not be fed, and the fixes that drop an activation (`F.softmax(x, 1)` -> `x`) where nothing else reads
 its value or turn a softmax into `log_softmax`. Shared by the ML1 rules.
 
@@ -15,10 +17,12 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.objects.points_to import Objects, built, makers
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets
-from mllint.analysis.values.values import FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Kind, Origin, ValueKinds, canonical_class
+from mllint.analysis.values.values import (
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Ref, ValueKinds, canonical_class,
+)
 from mllint.findings import Applicability, Fix, Related
 
 CROSS_ENTROPY = "cross-entropy"
@@ -133,69 +137,71 @@ class LossCalls:
 
     def _input(self, call: ast.Call, binding) -> LossInput | None:
         ctx = self.ctx
-        values = ctx.analysis(ValueKinds)
         loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
         if loss is None:
-            loss = LOSSES.get(values.constructed_class(call.func, binding=binding))
-            if loss is not None and binding is not None and values.constructed_class(call.func) is None:
+            loss = self._loss_object(call.func, binding)
+            if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(call.func, binding)
         argument = call_argument(call, 0, "input") if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
+        if origin is None and argument is not None:
+            origin = self._model_output(argument, binding)
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
+    def _loss_object(self, func: ast.AST, binding) -> str | None:
+        """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
+        `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
+        made = built(self.ctx, func, binding)
+        losses = {LOSSES.get(canonical_class(c.qualified_name(k.func))) for c, k in made or ()}
+        return losses.pop() if len(losses) == 1 else None
+
+    def _model_output(self, argument: ast.AST, binding) -> Origin | None:
+        """What the objects layer tells of an input the values do not follow: the output of the project
+        models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
+        by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
+        found = self.ctx.analysis(Objects).points_to(argument)
+        calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
+        if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
+            return None
+        view, origins = self.ctx.analysis(ProjectView), []
+        for call in calls:
+            made = built(self.ctx, call.func, binding)
+            if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
+                made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
+            classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
+            if len(classes) != 1 or None in classes:
+                return None
+            origins.append(view.origin_of(Called(Called(Ref(classes.pop()), made[0][1]), call)))
+        return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
-        """A cheap test before asking what built the object called: `nn.CrossEntropyLoss()(...)`, or a
-        name or `self.` attribute among the holders, or a parameter (or an attribute set from one) called
-        with an input and a target."""
+        """A cheap test before asking what the object called is: a call with an input, of a call
+        (`nn.CrossEntropyLoss()(...)`), an item (`criterions[i]`), a name that no import binds, or an
+        attribute the file writes (`self.criterion = ...`) or names like a loss (`self.loss_fn`)."""
         func = call.func
-        if isinstance(func, ast.Call):
+        if not call.args and not call.keywords:
+            return False
+        if isinstance(func, ast.Call | ast.Subscript):
             return True
-        name = called_name(func)
-        return name in self._holders or (name in self._parameter_holders and len(call.args) + len(call.keywords) >= 2)
+        if isinstance(func, ast.Name):
+            return self.ctx.qualified_name(func) is None
+        return isinstance(func, ast.Attribute) and (func.attr in self._written or bool(LOSS_NAME.search(func.attr)))
 
     @cached_property
-    def _parameter_holders(self) -> set[str]:
-        """The parameters of the file's functions named for a loss (`criterion`, `loss_fn`), and the
-        attributes assigned one (`self.criterion = criterion`): a cheap bound on the call sites searched."""
-        named = {
-            arg.arg for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef)
-            for arg in parameters(function, variadic=False)
-            if LOSS_NAME.search(arg.arg)
+    def _written(self) -> set[str]:
+        """The attributes the file assigns."""
+        return {
+            inner.attr for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign)
+            for target in assignment_targets(node) for inner in ast.walk(target) if isinstance(inner, ast.Attribute)
         }  # fmt: skip
-        attributes = {
-            target.attr
-            for node in self.ctx.index.of_type(ast.Assign)
-            if isinstance(node.value, ast.Name) and node.value.id in named
-            for target in node.targets
-            if isinstance(target, ast.Attribute)
-        }  # fmt: skip
-        return named | attributes
 
-    @cached_property
-    def _holders(self) -> set[str]:
-        """The names and attributes assigned a loss module (`criterion = nn.CrossEntropyLoss()`), or
-        another holder (`loss_fn = self.criterion`): only those can be called as one."""
-        assigned: list[tuple[str, ast.AST]] = []
-        for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.NamedExpr):
-            if node.value is not None:
-                for target in assignment_targets(node):
-                    assigned += _assigned_pairs(target, node.value)
-        holders: set[str] = set()
-        grown = True
-        while grown:
-            grown = False
-            for name, value in assigned:
-                if name not in holders and self._is_loss_or_holder(value, holders):
-                    holders.add(name)
-                    grown = True
-        return holders
 
-    def _is_loss_or_holder(self, value: ast.AST, holders: set[str]) -> bool:
-        if isinstance(value, ast.Call):
-            return called_name(value.func) in self._loss_names and canonical_class(self.ctx.qualified_name(value.func)) in LOSSES
-        if isinstance(value, ast.Name):
-            return value.id in holders
-        return isinstance(value, ast.Attribute) and value.attr in holders
+def _class_name(ctx, constructor: ast.Call) -> str | None:
+    """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
+    name = ctx.qualified_name(constructor.func)
+    if name is None and isinstance(constructor.func, ast.Name) and ctx.module is not None:
+        return f"{ctx.module.name}.{constructor.func.id}"
+    return name
 
 
 def _passed_note(func: ast.AST, binding) -> str:
@@ -210,18 +216,6 @@ def _passed_note(func: ast.AST, binding) -> str:
         return f" (annotated `{passage.argument}`)"
     what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
     return f" ({what}passed at {passage.place})"
-
-
-def _assigned_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:
-    """(name or attribute, the value it is assigned), tuples of the same length taken element-wise."""
-    if isinstance(target, ast.Name):
-        return [(target.id, value)]
-    if isinstance(target, ast.Attribute):
-        return [(target.attr, value)]
-    sequences = (ast.Tuple, ast.List)
-    if isinstance(target, sequences) and isinstance(value, sequences) and len(value.elts) == len(target.elts):
-        return [pair for t, v in zip(target.elts, value.elts) for pair in _assigned_pairs(t, v)]
-    return []
 
 
 def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:

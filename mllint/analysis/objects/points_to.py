@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.values.values import canonical_class
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
@@ -104,6 +106,8 @@ class Objects:
         self._added: list[tuple[ast.AST, ast.AST]] | None = None
         self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
         self._open: set = set()
+        self._reentered: set = set()  # names read again while being evaluated
+        self._partial: dict = {}  # what those hold so far
         self._cut = 0  # how many times a cycle was cut short (results then are not kept)
         self._work = 0
         self._optimized: list[ast.AST] | None = None
@@ -135,6 +139,8 @@ class Objects:
             return _first_parameter(scope) if isinstance(scope, FUNCTIONS) and self._class_of(scope) is obj.node else obj.key()
         if obj.kind == "field":
             base = self._key(obj.base, scope)
+            if obj.name == "module":  # `model.module` of a model passed in: the model, or what it wraps
+                return base
             return None if base is None else f"{base}.{obj.name}"
         return obj.key()
 
@@ -179,6 +185,39 @@ class Objects:
                     scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
         return owners
+
+    def member(self, base: Obj, name: str, depth: int = 0) -> frozenset | None:
+        """The objects of attribute `name` of `base`, or any of its items for "[]". `.module` of a model
+        (made by a call or a literal, its class not one that sets `module` itself) is the model: wrappers
+        here are what they wrap."""
+        if name == "[]":
+            return self._elements(base, None, depth)
+        if name == "module" and base.kind != "parameter" and not self._sets_module(base):
+            return frozenset({base})
+        return self._field(base, name, depth)
+
+    def _sets_module(self, obj: Obj) -> bool:
+        """Is `obj` an instance of a class of the project that writes its own `self.module`?"""
+        cls = self.instance_class(obj)
+        call = obj.node if cls is None and isinstance(obj.node, ast.Call) else None
+        name = obj.ctx.qualified_name(call.func) if call is not None else None
+        found = self.view.find(name) if name and self.view is not None else None
+        if found is not None and found[1] in found[0].classes and self.view.index is not None:
+            home = self.view.index.context(found[0].name)
+            cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+        return cls is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)
+        )
+
+    def _of(self, ctx) -> "Objects":
+        """The points-to of another module of the project, which follows its own imports through this
+        file's project view (a module read for the project has none of its own)."""
+        if ctx is self.ctx:
+            return self
+        objects = ctx.analysis(Objects)
+        if objects.view is None:
+            objects.view = self.view
+        return objects
 
     # Evaluation.
     def _eval(self, expr: ast.AST, depth: int, site: ast.AST | None = None) -> frozenset | None:
@@ -233,18 +272,27 @@ class Objects:
 
     def _fixed(self, memo: dict, key: tuple, compute) -> frozenset | None:
         """`compute()` once per key; a key asked again while it is computed (a cycle of bindings: `x =
-        x.to(d)`, `self.a = self.a.cuda()`) adds nothing, and what depended on the cut is not kept."""
+        x.inner`, `self.a = self.a.cuda()`) gives what it holds so far, and the key is computed again from
+        that until it holds no more (a fixed point); what depended on a cut is not kept."""
         if key in memo:
             return memo[key]
         if key in self._open:
             self._cut += 1
-            return frozenset()
+            self._reentered.add(key)
+            return self._partial.get(key, frozenset())
         self._open.add(key)
         cut = self._cut
         try:
             found = compute()
+            while key in self._reentered and found is not None and found != self._partial.get(key):
+                self._reentered.discard(key)  # once more from what it holds so far
+                self._partial[key] = found
+                found = compute()
+                found = None if found is not None and len(found) > MAX_OBJECTS else found
         finally:
             self._open.discard(key)
+            self._reentered.discard(key)
+            self._partial.pop(key, None)
         if cut == self._cut:
             memo[key] = found
         return found
@@ -292,7 +340,7 @@ class Objects:
             return None
         found: frozenset | None = frozenset()
         for item, ctx, site in items:
-            objects = ctx.analysis(Objects) if ctx is not self.ctx else self
+            objects = self._of(ctx)
             found = _union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
         return found
 
@@ -310,7 +358,7 @@ class Objects:
             if returns is not None:
                 items: list = []
                 for returned, ctx in returns:
-                    inner = (ctx.analysis(Objects) if ctx is not self.ctx else self)._items(returned, index, depth + 1)
+                    inner = self._of(ctx)._items(returned, index, depth + 1)
                     if inner is None:
                         return None
                     items += [(item, home, site or value) for item, home, site in inner]
@@ -323,11 +371,9 @@ class Objects:
         bases = self._eval(expr.value, depth)
         if bases is None:
             return None
-        if expr.attr == "module":  # a wrapper's model: wrappers here are what they wrap
-            return bases
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
-            found = _union(found, self._field(base, expr.attr, depth))
+            found = _union(found, self.member(base, expr.attr, depth))
             if found is None:
                 return None
         return found or frozenset({NONE})
@@ -402,6 +448,8 @@ class Objects:
             found = _union(*(self._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = self._items(literal, index if isinstance(index, int) else "*", depth)
+            if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
+                items = self._items(literal, "*", depth)
             found = None if items is None else _union(*(self._eval(item, depth) for item, _, _ in items))
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
@@ -440,7 +488,7 @@ class Objects:
             return frozenset({Obj("made", call, ctx=self.ctx)})
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
-            objects = ctx.analysis(Objects)._eval(returned, depth + 1, call)
+            objects = self._of(ctx)._eval(returned, depth + 1, call)
             found = _union(found, objects)
         return found
 
@@ -575,6 +623,62 @@ def _path_in(scopes, target: ast.AST) -> list | None:
             return None
         path.insert(0, parent.elts.index(node))
         node = parent
+
+
+def built(ctx, expr: ast.AST, binding=None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
+    """The calls (with their contexts) that made what `expr` may be, `None` set aside; a parameter of
+    `binding.function` (or an item or attribute of one) is what that call site passes, read in the caller
+    under `binding.outer`; a parameter of any other function is recorded as needing a binding
+    (`ValueKinds.unbound`, which `callers.per_call_site` reads). None when one of the objects is not made
+    by a call, or unknown."""
+    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
+    return _made_calls(objects, objects.points_to(expr), binding)
+
+
+def _made_calls(objects: Objects, found: frozenset | None, binding) -> list[tuple[object, ast.Call]] | None:
+    if not found:
+        return None
+    calls: list[tuple[object, ast.Call]] = []
+    for obj in found - {NONE}:
+        if obj.kind == "made" and isinstance(obj.node, ast.Call):
+            calls.append((obj.ctx, obj.node))
+            continue
+        inner = None
+        if obj.kind == "parameter":
+            passed = _passed(obj, binding)
+            inner = built(passed[0], passed[1], passed[2], objects) if passed is not None else None
+        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
+            passed = _passed(obj.base, binding)
+            caller = objects._of(passed[0]) if passed is not None else None
+            bases = caller.points_to(passed[1]) if caller is not None else None
+            members = _union(*(caller.member(base, obj.name) for base in bases - {NONE})) if bases else None
+            inner = _made_calls(caller, members, passed[2]) if members else None
+        if inner is None:
+            return None
+        calls += inner
+    return calls or None
+
+
+def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], object]]:
+    """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
+    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
+    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
+
+
+def _passed(obj: Obj, binding) -> tuple[object, ast.AST, object] | None:
+    """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
+    if obj.kind != "parameter":
+        return None
+    if binding is None or binding.function is not obj.node:
+        unbound = obj.ctx.analysis(ValueKinds).unbound
+        if unbound is not None and obj.node not in unbound:
+            unbound.append(obj.node)
+        return None
+    passed = binding.argument(obj.name)
+    if passed is None:
+        return None
+    caller, argument, passage = passed
+    return caller, argument, None if passage.default else binding.outer
 
 
 def unrolled(loop: ast.AST, scopes) -> list | None:

@@ -43,7 +43,6 @@ from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
@@ -168,13 +167,14 @@ def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int)
 
 
 def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
-    """The function around `node` and, for a method, its class's `__init__` (what `self.` attributes hold)."""
+    """The function around `node` and, for a method, its class's other methods: what `self.` attributes
+    hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`)."""
     function = ctx.scopes.enclosing_function(node)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     cls = ctx.scopes.parent(function)
-    init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
-    return [function] if init is None or init is function else [function, init]
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
+    return [function, *(m for m in methods if m is not function)]
 
 
 class Callers:

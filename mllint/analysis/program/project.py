@@ -165,7 +165,10 @@ class ProjectIndex:
         for analyses that read a module's code, e.g. a function's body. None: no such module, or no parse."""
         path = self.locate(module)
         self._record(module, path)
-        return None if path is None else _context(path, module)
+        ctx = None if path is None else _context(path, module)
+        if ctx is not None and ctx.read_for is None:
+            ctx.read_for = self  # its `from m import *` resolve in this project
+        return ctx
 
     def fact(self, module: str, analysis: type):
         """`analysis.of(ctx)` of a module's parsed context: a small fact, kept per process while the
@@ -542,7 +545,10 @@ class ProjectView:
         """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
         value agrees on the kind: in the linted file, or in a class or function of the project; under
         `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
-        value = self.ctx.analysis(ValueKinds).value(expr, binding=binding)
+        return self.origin_of(self.ctx.analysis(ValueKinds).value(expr, binding=binding))
+
+    def origin_of(self, value: Value | None) -> Origin | None:
+        """`origin` of a value descriptor (one the objects layer makes: a project model's call)."""
         found = None if value is None else self.resolve(value, self.own)
         if not isinstance(found, Found) or found.layer:
             return None

@@ -5,6 +5,8 @@ functions are honoured, and a name that a function binds otherwise (a parameter,
 the module's import of the same name, so it resolves to nothing: unknown stays unknown. When the module's
 own name is known (`ctx.module`), relative imports resolve (`from .models import Net` in `pkg.train` is
 `pkg.models.Net`) and so do the module's top-level classes and functions (`Net` is `pkg.train.Net`).
+A name only a `from models import *` can bind is that module's, when the linted file's project has the
+module and it defines the name at its top level (the last such import wins, as in Python).
 """
 from __future__ import annotations
 
@@ -26,6 +28,11 @@ class Names:
             scope = self.scopes.enclosing_function(node) or ctx.tree
             self._imports.setdefault(scope, {}).update(_bindings(node, module))
         self._module = ctx.tree
+        self._project = ctx.read_for
+        self._starred = [  # the modules a module-level `from m import *` reads, last first
+            origin for node in reversed(ctx.tree.body) if isinstance(node, ast.ImportFrom)
+            and any(alias.name == "*" for alias in node.names) and (origin := _absolute(node, module))
+        ]  # fmt: skip
         self._definitions: dict[str, str] = {}
         if module is not None:
             for statement in ctx.tree.body:
@@ -56,7 +63,15 @@ class Names:
                 return None
             function = self.scopes.enclosing_function(function)
         module_level = self._imports.get(self._module, {})
-        return module_level.get(name) or self._definitions.get(name)
+        return module_level.get(name) or self._definitions.get(name) or self._star_imported(name)
+
+    def _star_imported(self, name: str) -> str | None:
+        """`models.Net` for `Net` under `from models import *`, when the project's `models` defines `Net`."""
+        for origin in self._starred if self._project is not None else ():
+            ctx = self._project.context(origin)
+            if ctx is not None and name in _top_level_names(ctx.tree):
+                return f"{origin}.{name}"
+        return None
 
     def _unshadowed(self, name: str) -> bool:
         """Does `name` resolve alike in every scope: no function imports it, and nothing in the file binds it
@@ -152,6 +167,18 @@ def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:
         if alias.name != "*":
             bound[alias.asname or alias.name] = f"{origin}.{alias.name}" if origin else alias.name
     return bound
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The classes, functions and variables a module defines at its top level."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+    return names
 
 
 def _absolute(node: ast.ImportFrom, module) -> str | None:

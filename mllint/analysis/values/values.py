@@ -402,6 +402,8 @@ class ValueKinds:
             return MODULE_KINDS[name]
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
+            if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
+                last = self.constructor(last)
             return self._module_kind(last) if isinstance(last, ast.Call) else None
         return None
 
