@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import os
 
-from mllint.analysis.losses import activation_input
-from mllint.analysis.project import open_buffer
-from mllint.analysis.values import Origin
+from mllint.analysis.facets.losses import activation_input
+from mllint.analysis.program.project import open_buffer
+from mllint.analysis.values.values import Origin
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Fix, Position
 from mllint.source import SourceError, SourceText, is_notebook, parse_python, read_source

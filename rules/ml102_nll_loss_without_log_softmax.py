@@ -1,5 +1,5 @@
 from mllint.activation_fix import log_softmax_in_source
-from mllint.analysis.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
+from mllint.analysis.facets.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

@@ -1,5 +1,5 @@
 from mllint.activation_fix import activation_fix_in_source
-from mllint.analysis.losses import SIGMOID_TWICE, drop_activation_fix, mismatched_inputs
+from mllint.analysis.facets.losses import SIGMOID_TWICE, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

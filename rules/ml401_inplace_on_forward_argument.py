@@ -1,9 +1,9 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.names import is_self_attribute, training_test
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.syntax.names import is_self_attribute, training_test
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
@@ -51,8 +51,11 @@ class InplaceOnForwardArgument(Rule):
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
-    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])` replaces
-    a list item, no tensor changes). Changes made only when `self.training` is false (`if not
+    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or
+    `x[i] = head(x[i])` in `for i, head in enumerate(self.heads)`, replaces a list item, no tensor
+    changes). An argument rebound on every arm of an `elif` chain that dispatches on one setting
+    (`if self.attn_type == "self": ... elif self.attn_type == "context": ...`) no longer holds the
+    caller's tensor after it. Changes made only when `self.training` is false (`if not
     self.training:`, the `else` of `if self.training:`, after an `if self.training:` that returns) are
     left alone: inference-only code, such as a detection head decoding its feature maps, works on
     intermediate activations and runs no backward. So are changes under `if self.inplace:`: the
@@ -206,9 +209,18 @@ class InplaceOnForwardArgument(Rule):
                 names.add(call.args[0].id)
             elif isinstance(func, ast.Attribute) and func.attr in LIST_METHODS and isinstance(func.value, ast.Name):
                 names.add(func.value.id)
-            elif _calls_own_layer(func):
+            elif _calls_own_layer(func) or self._iterated_layer(func):
                 names.update(a.value.id for a in call.args if _item_of_name(a))
         return names
+
+    def _iterated_layer(self, func: ast.AST) -> bool:
+        """Is `func` a loop variable over the module's layers (`head` in `for i, head in
+        enumerate(self.heads)`, `for conv, x in zip(self.convs, xs)`)?"""
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(func) if isinstance(func, ast.Name) else []
+        loops = [self.ctx.scopes.statement(d.node) for d in definitions]
+        return bool(loops) and all(
+            isinstance(loop, ast.For) and any(is_self_attribute(n) for n in ast.walk(loop.iter)) for loop in loops
+        )  # fmt: skip
 
     def _inference_only(self, statement: ast.stmt, function: ast.FunctionDef) -> bool:
         """Does `statement` run only when `self.training` is false: inside `if not self.training:` (or

@@ -1,10 +1,10 @@
 import ast
 from collections import deque
 
-from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.gradients import CUT_METHODS, GradientFlow, State, backward_loss, describe_cut, holder
-from mllint.analysis.parameters import is_module
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.facets.gradients import CUT_METHODS, GradientFlow, State, backward_loss, describe_cut, holder
+from mllint.analysis.facets.parameters import is_module
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -25,7 +25,9 @@ class LossTermCutFromGraph(Rule):
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
     or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin) is not reported, nor are cuts inside a term
-    (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor `loss.item()` for logging.
+    (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor a cut factor weighting
+    another computed from a model (`-log_prob * advantage.detach()`: REINFORCE with a baseline, where
+    the gradient flows through `log_prob`), nor `loss.item()` for logging.
 
     ## Why is this bad?
     The term adds to the value of the loss, so it shows in the logs, but no gradient flows through it: the
@@ -140,9 +142,12 @@ class LossTermCutFromGraph(Rule):
         """The cut that leaves `term` without a graph, when what it cut carried one. A weight of unknown
         origin (`beta * kl.item()`, a hyperparameter) does not make the term train. A cut a caller made
         is read in the caller's file."""
-        factors = [flows.flow(factor, binding) for factor in _factors(term)]
+        terms = _factors(term)
+        factors = [flows.flow(factor, binding) for factor in terms]
         if any(flow.state is State.GRAPH for flow in factors):
             return None
+        if any(flow.state is State.UNKNOWN and self._from_model(f, 0) for f, flow in zip(terms, factors)):
+            return None  # a cut weight of a factor that trains: `-log_prob * advantage.detach()`
         cut_factors = [flow for flow in factors if flow.state is State.NONE and flow.cuts]
         for cut in (cut for flow in cut_factors for cut in flow.cuts):
             found = holder(self.ctx, cut, binding)

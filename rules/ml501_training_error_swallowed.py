@@ -1,8 +1,9 @@
 import ast
 
-from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
-from mllint.analysis.parameters import is_module
-from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
+from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
+from mllint.analysis.facets.parameters import is_module
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.rule import Rule
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
@@ -24,7 +25,9 @@ class TrainingErrorSwallowed(Rule):
     the forward pass alone that skips the batch (`continue`, or `return` from the step): every error of
     the model becomes a skipped batch. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
-    not reported; nor are `finally` blocks. A handler that inspects an out-of-memory error
+    not reported; nor are `finally` blocks. `except RuntimeError` around training under
+    `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
+    runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported.
 
@@ -91,14 +94,14 @@ class TrainingErrorSwallowed(Rule):
         if steps and backward:
             what = "loop" if any(e.loops for e in steps) else "step"
             for handler in handlers:
-                self._report(handler, self.message.format(handler=self._written(handler), what=what), what)
+                self._report(node, handler, self.message.format(handler=self._written(handler), what=what), what)
         elif backward and (in_loop or in_step):
             for handler in handlers:
                 message = (
                     f"`{self._written(handler)}` drops the batch on every error of the forward and backward pass of "
                     "the training step and does not re-raise: a broken model trains on nothing, and the run reports success"
                 )
-                self._report(handler, message, "step")
+                self._report(node, handler, message, "step")
         elif (in_loop or in_step) and self._runs_the_model(node.body, events):
             skips = (ast.Continue,) if in_loop else (ast.Continue, ast.Return)
             for handler in handlers:
@@ -108,14 +111,21 @@ class TrainingErrorSwallowed(Rule):
                         f"`{self._written(handler)}` skips the batch on every error of the training step and does "
                         "not re-raise: a broken model trains on nothing, and the run reports success"
                     )
-                    self._report(handler, message, "step")
+                    self._report(node, handler, message, "step")
 
-    def _report(self, handler: ast.ExceptHandler, message: str, what: str) -> None:
-        """Report the handler; one that singles out out-of-memory errors is told which path lets the others pass."""
+    def _report(self, node: ast.Try, handler: ast.ExceptHandler, message: str, what: str) -> None:
+        """Report the handler; one that singles out out-of-memory errors is told which path lets the others
+        pass, and an `except RuntimeError` meant for a DDP join's early termination what else it hides."""
         if _other_than_out_of_memory(self.ctx, handler.body) is not None:
             message = (
                 f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
                 f"every other error on every path: there a crash of the training {what} becomes a finished run"
+            )
+        elif _only_runtime_error(handler) and _joins_uneven_inputs(node.body):
+            message = (
+                "`except RuntimeError` is meant for the early termination `join(throw_on_early_termination=True)` "
+                f"raises, but it also catches every other RuntimeError of the training {what} (out of memory, "
+                "shapes, CUDA) and does not re-raise: a crash ends the epoch early, silently"
             )
         self.report(handler, message)
 
@@ -215,3 +225,18 @@ def _is_out_of_memory_test(ctx, test: ast.AST) -> bool:
     classes = test.args[1:2]
     classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
     return bool(classes) and all(ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+
+
+def _joins_uneven_inputs(block: list[ast.stmt]) -> bool:
+    """Does the block train under `with ddp_model.join(throw_on_early_termination=True):`, which raises a
+    `RuntimeError` on purpose when another rank runs out of data?"""
+    return any(
+        isinstance(item.context_expr, ast.Call) and callee_name(item.context_expr) == "join"
+        and any(k.arg == "throw_on_early_termination" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in item.context_expr.keywords)
+        for statement in block if isinstance(statement, (ast.With, ast.AsyncWith)) for item in statement.items
+    )  # fmt: skip
+
+
+def _only_runtime_error(handler: ast.ExceptHandler) -> bool:
+    return isinstance(handler.type, ast.Name) and handler.type.id == "RuntimeError"
