@@ -18,6 +18,12 @@ class StatisticsBeforeSplit(Rule):
     the training part only (`scaler.fit(X_train)`), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.
 
+    The fit and the split need not sit together: a helper of the project that normalises its argument,
+    returns its mean and std or divides it (`X = normalize(X)`, `train, test = divide(X)`, in this module
+    or another), a scaler fitted on `self.data` in one method of a class and `self.data` split in another,
+    and a slice chosen by the split's flag (`if flag == "train": self.data = data[:n]` with `data[n:]` on
+    the other arm) count as well.
+
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,
     spread, components or imputed values leak into training, and the reported score is better than
