@@ -7,12 +7,14 @@ import difflib
 import fnmatch
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mllint import budget
 from mllint.engine import Selection
 from mllint.findings import Severity
 from mllint.registry import RegistryError, all_rules, expand_selector
@@ -49,6 +51,7 @@ class Settings:
     force_exclude: bool = False
     fail_on: Severity = Severity.INFO
     severity: dict[str, Severity] = field(default_factory=dict)
+    analysis_budget: float = budget.DEFAULT_SECONDS  # seconds of analysis per file (0: no limit)
 
     def codes(self) -> set[str]:
         selected = {code for selector in (*self.select, *self.extend_select) for code in expand_selector(selector)}
@@ -61,7 +64,7 @@ class Settings:
             if _matches(relative, pattern):
                 codes -= {code for selector in ignored for code in expand_selector(selector)}
         unfixable = {code for selector in self.unfixable for code in expand_selector(selector)}
-        return Selection.of(codes, self.severity, unfixable)
+        return Selection.of(codes, self.severity, unfixable, self.analysis_budget)
 
     def is_excluded(self, path: str) -> bool:
         """Does an exclude pattern match the path's name or its path relative to the root?"""
@@ -183,6 +186,13 @@ def _severity_overrides(value: Any, where: str) -> dict[str, Severity]:
     return overrides
 
 
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        got = value if isinstance(value, (int, float)) and not isinstance(value, bool) else _toml_type(value)
+        raise ConfigError(f"{where}: expected a number of seconds, 0 or more (0: no limit), got {got}")
+    return float(value)
+
+
 def _path(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"{where}: expected a path, got {_toml_type(value)}")
@@ -208,22 +218,53 @@ SCHEMA = {
     "force-exclude": Key("force_exclude", _boolean),
     "fail-on": Key("fail_on", _severity),
     "severity": Key("severity", _severity_overrides),
+    "analysis-budget": Key("analysis_budget", _seconds),
 }
 
 
-def parse_table(table: dict[str, Any], where: str, key_prefix: str = "") -> dict[str, Any]:
+def parse_table(table: dict[str, Any], where: str, key_prefix: str = "", file: Path | None = None) -> dict[str, Any]:
     """Settings fields from a configuration table, checked against SCHEMA; a problem raises ConfigError
-    naming `where` (the file) and the key (`key_prefix` + key: `tool.mllint.select` in a pyproject.toml)."""
+    naming `where` (the file, with the line and column of the key when the table is `file`'s) and the key
+    (`key_prefix` + key: `tool.mllint.select` in a pyproject.toml)."""
     fields: dict[str, Any] = {}
     for key, value in table.items():
+        position = _key_position(file, key_prefix, key) if file is not None else None
+        here = f"{where}:{position[0]}:{position[1]}" if position else where
         if key not in SCHEMA:
             close = difflib.get_close_matches(key, list(SCHEMA), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
-            raise ConfigError(f"{where}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")
-        read = SCHEMA[key].read(value, f"{where}: `{key_prefix}{key}`")
+            raise ConfigError(f"{here}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")
+        read = SCHEMA[key].read(value, f"{here}: `{key_prefix}{key}`")
         if SCHEMA[key].field is not None:
             fields[SCHEMA[key].field] = read
     return fields
+
+
+TABLE_HEADER = re.compile(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(?:#.*)?")
+
+
+def _key_position(file: Path, key_prefix: str, key: str) -> tuple[int, int] | None:
+    """Where `key` of the mllint table is written in `file` (1-based line and column): its assignment
+    (`key = ...`, `key.sub = ...`) in the table, or the header of its own table (`[tool.mllint.severity]`).
+    Only computed for a key being checked, so the file is read again rather than kept."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    names = {key, f'"{key}"', f"'{key}'"}
+    table = ""
+    for number, line in enumerate(lines, 1):
+        header = TABLE_HEADER.fullmatch(line)
+        if header:
+            table = re.sub(r"\s*\.\s*", ".", header.group(1)).replace('"', "").replace("'", "") + "."
+            if table == f"{key_prefix}{key}.":
+                return number, line.index("[") + 1
+            continue
+        stripped = line.lstrip()
+        name = re.split(r"\s*[=.]", stripped, maxsplit=1)[0]
+        if table == key_prefix and name in names:
+            return number, len(line) - len(stripped) + 1
+    return None
 
 
 def _table_of(path: Path) -> dict[str, Any] | None:
@@ -243,7 +284,9 @@ def _parse_table_file(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | 
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        position = re.search(r" \(at line (\d+), column (\d+)\)$", str(error))
+        where, message = (f"{path}:{position[1]}:{position[2]}", str(error)[: position.start()]) if position else (path, error)
+        raise ConfigError(f"{where}: invalid TOML: {message}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         table = tool.get("mllint") if isinstance(tool, dict) else None
@@ -262,7 +305,7 @@ def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Settings:
     if table is None:
         raise ConfigError(f"{path}: no [tool.mllint] table")
     key_prefix = "tool.mllint." if path.name == "pyproject.toml" else ""
-    fields = parse_table(table, str(path), key_prefix)
+    fields = parse_table(table, str(path), key_prefix, file=path)
     base = Settings(root=path.parent)
     if "extend" in table:
         extended = load_file(path.parent / os.path.expanduser(table["extend"]), (*seen, path))

@@ -9,6 +9,7 @@ import ast
 from typing import TypeVar
 
 from mllint.analysis.names import Names
+from mllint.budget import check as check_budget
 from mllint.analysis.scopes import Scopes
 from mllint.analysis.tree import TreeIndex
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related
@@ -39,6 +40,7 @@ class FileContext:
         self._analyses: dict[type, object] = {}
 
     def analysis(self, cls: type[T]) -> T:
+        check_budget()
         found = self._analyses.get(cls)
         if found is None:
             found = self._analyses[cls] = cls(self)

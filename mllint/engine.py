@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from mllint import noqa
-from mllint.analysis.project import ProjectIndex, module_name_of, release_let_go
+from mllint.budget import DEFAULT_SECONDS, CutShort, limit
+from mllint.budget import check as check_budget
+from mllint.analysis.project import ProjectIndex, forget_kept, module_name_of, release_let_go
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook
@@ -29,6 +31,7 @@ class Event:
     UNUSED_NOQA = "unused-noqa"
     UNKNOWN_NOQA_CODE = "unknown-noqa-code"
     FIX_ERROR = "fix-error"
+    CUT_SHORT = "analysis-cut-short"
     INTERNAL_ERROR = "internal-error"
 
 
@@ -39,14 +42,20 @@ class Selection:
     rules: tuple[type[Rule], ...]
     severities: dict[str, Severity] = field(default_factory=dict)
     unfixable: frozenset[str] = frozenset()  # codes whose findings carry no fix
+    budget: float = DEFAULT_SECONDS  # the analysis budget of the file, in seconds (0: none)
+    ignore_noqa: bool = False  # `--ignore-noqa`: `# noqa` comments silence nothing (nor are they checked)
 
     @classmethod
     def of(
-        cls, codes: Iterable[str], severities: dict[str, Severity] | None = None, unfixable: Iterable[str] = ()
+        cls,
+        codes: Iterable[str],
+        severities: dict[str, Severity] | None = None,
+        unfixable: Iterable[str] = (),
+        seconds: float = DEFAULT_SECONDS,
     ) -> "Selection":
         known = all_rules()
         codes = set(codes) | {code for code, rule in known.items() if rule.mandatory}
-        return cls(tuple(known[code] for code in sorted(codes)), severities or {}, frozenset(unfixable))
+        return cls(tuple(known[code] for code in sorted(codes)), severities or {}, frozenset(unfixable), seconds)
 
     def event_rule(self, event: str) -> type[Rule] | None:
         return next((rule for rule in self.rules if rule.event == event), None)
@@ -125,12 +134,15 @@ def _lint(text: str, path: str, selection: Selection, project: ProjectIndex | No
     ctx = FileContext(path, source, tree, module_name_of(real_path)[1], real_path, project)
     checkers = _meeting_text_gates(selection.checkers, text)
     # A crash is mllint's bug, not the file's: no `# noqa` (a bare one on line 1, say) may hide it.
+    crashes, stopped = _run_checkers(ctx, checkers, selection.budget)
     errors = [
         finding
-        for crash in _run_checkers(ctx, checkers)
+        for crash in crashes
         for finding in event_findings(selection, Event.INTERNAL_ERROR, path, crash.position, crash.message, crash.traceback)
     ]
-    findings = _finish(ctx.findings, ctx, selection, path)
+    if stopped is not None:
+        errors += event_findings(selection, Event.CUT_SHORT, path, stopped, _cut_short_message(stopped, selection.budget))
+    findings = _finish(ctx.findings, ctx, selection, path, complete=stopped is None)
     ctx.release()
     release_let_go()
     if syntax_error:  # a fixed file would not parse either: report only
@@ -159,29 +171,45 @@ class Crash:
     traceback: str
 
 
-def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...]) -> list[Crash]:
-    """Run the rules over the tree in one traversal; a rule that raises is stopped and named."""
-    instances = [rule(ctx) for rule in checkers]
-    dispatch: dict[type, list[tuple[Rule, Callable]]] = defaultdict(list)
-    for instance in instances:
-        for node_type, method_name in _visitors(type(instance)):
-            dispatch[node_type].append((instance, getattr(instance, method_name)))
+def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...], seconds: float) -> tuple[list[Crash], Position | None]:
+    """Run the rules over the tree in one traversal; a rule that raises is stopped and named. Past the
+    budget of `seconds`, all stop: the second value is where (None: the analysis was complete)."""
     failed: dict[Rule, Crash] = {}
-    if dispatch:
-        for node in ctx.index.nodes:
-            for instance, visit in dispatch.get(type(node), ()):
+    node: ast.AST | None = None
+    with limit(seconds):
+        try:
+            instances = [rule(ctx) for rule in checkers]
+            dispatch: dict[type, list[tuple[Rule, Callable]]] = defaultdict(list)
+            for instance in instances:
+                for node_type, method_name in _visitors(type(instance)):
+                    dispatch[node_type].append((instance, getattr(instance, method_name)))
+            for node in ctx.index.nodes if dispatch else ():
+                check_budget()
+                for instance, visit in dispatch.get(type(node), ()):
+                    if instance not in failed:
+                        try:
+                            visit(node)
+                        except Exception as error:  # a rule's bug must not stop the other rules
+                            failed[instance] = _crash(ctx, instance, error, node)
+            node = None
+            for instance in instances:
                 if instance not in failed:
                     try:
-                        visit(node)
-                    except Exception as error:  # a rule's bug must not stop the other rules
-                        failed[instance] = _crash(ctx, instance, error, node)
-    for instance in instances:
-        if instance not in failed:
-            try:
-                instance.end_file()
-            except Exception as error:
-                failed[instance] = _crash(ctx, instance, error, None)
-    return list(failed.values())
+                        instance.end_file()
+                    except Exception as error:
+                        failed[instance] = _crash(ctx, instance, error, None)
+        except CutShort:
+            forget_kept()  # what was being worked out for other modules may be half-built
+            located = node is not None and hasattr(node, "lineno")
+            return list(failed.values()), ctx.start(node) if located else Position(1, 1)
+    return list(failed.values()), None
+
+
+def _cut_short_message(stopped: Position, seconds: float) -> str:
+    return (
+        f"the analysis of this file was cut short at line {stopped.line}, past its budget of {seconds:g} s "
+        "(`analysis-budget`): the findings before that point are reported, the rest of the file is unchecked"
+    )
 
 
 def _crash(ctx: FileContext, rule: Rule, error: Exception, node: ast.AST | None) -> Crash:
@@ -204,14 +232,18 @@ def _visitors(rule_class: type[Rule]) -> list[tuple[type, str]]:
     return _VISITOR_CACHE[rule_class]
 
 
-def _finish(findings: list[Finding], ctx: FileContext, selection: Selection, path: str) -> list[Finding]:
-    suppressions = noqa.parse(ctx.source.lines, lambda: _string_spans(ctx))
-    kept = [f for f in findings if not suppressions.suppresses(f)]
-    # The findings about `# noqa` comments are silenced by the file-level directives only.
-    kept += [
-        f for f in _noqa_findings(suppressions, ctx.source, selection, path)
-        if not (suppressions.whole_file or f.code in suppressions.file_codes)
-    ]  # fmt: skip
+def _finish(findings: list[Finding], ctx: FileContext, selection: Selection, path: str, complete: bool = True) -> list[Finding]:
+    if selection.ignore_noqa:
+        kept = list(findings)
+    else:
+        suppressions = noqa.parse(ctx.source.lines, lambda: _string_spans(ctx))
+        kept = [f for f in findings if not suppressions.suppresses(f)]
+        # The findings about `# noqa` comments are silenced by the file-level directives only; after an
+        # analysis cut short, a directive may be unused only because its finding was not reached.
+        kept += [
+            f for f in _noqa_findings(suppressions, ctx.source, selection, path, complete)
+            if not (suppressions.whole_file or f.code in suppressions.file_codes)
+        ]  # fmt: skip
     if selection.severities:
         kept = [
             dataclasses.replace(f, severity=selection.severities[f.code]) if f.code in selection.severities else f
@@ -231,8 +263,8 @@ def _string_spans(ctx: FileContext) -> list[tuple[Position, Position]]:
     return [(ctx.start(node), ctx.end(node)) for node in strings]
 
 
-def _noqa_findings(suppressions: noqa.Suppressions, source: SourceText, selection: Selection, path: str):
-    unused_rule = selection.event_rule(Event.UNUSED_NOQA)
+def _noqa_findings(suppressions: noqa.Suppressions, source: SourceText, selection: Selection, path: str, complete: bool):
+    unused_rule = selection.event_rule(Event.UNUSED_NOQA) if complete else None
     unknown_rule = selection.event_rule(Event.UNKNOWN_NOQA_CODE)
     known = all_rules()
     enabled = {rule.code for rule in selection.rules}

@@ -18,6 +18,7 @@ from mllint.engine import Event, Selection, cycle_collector_off, event_findings,
 from mllint.findings import Finding, Position
 from mllint.fixer import FileChanged, allowed, fix_text, write_atomically
 from mllint.noqa import with_noqa
+from mllint.registry import rule_by_event
 from mllint.notebook import Notebook
 from mllint.notebook import load as load_notebook
 from mllint.source import LINE_BREAK, SourceError, SourceFile, is_notebook, read_source, syntax_tree_dump
@@ -49,6 +50,7 @@ class FileResult:
     diff: str = ""
     text: str | None = None  # the fixed source (standard input's goes to standard output)
     noqa_added: int = 0
+    lines: int = 0  # how many lines the file has (the summary of a run that found nothing counts them)
 
 
 FILES_PER_COLLECTION = 500
@@ -99,7 +101,7 @@ def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
         return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message, trace))
     finally:
         if next(_files_checked) % FILES_PER_COLLECTION == 0:
-            gc.collect()  # with the collector off, a cycle no test foresaw (libcst's in a fix) is still freed
+            gc.collect()  # with the collector off, a cycle no test foresaw is still freed
 
 
 def check_path(path: str, selection: Selection, job: Job) -> FileResult:
@@ -107,6 +109,16 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
         source = read_source(path)
     except SourceError as error:
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+    result = _check_read(source, path, selection, job)
+    result.lines = line_count(source.text)
+    return result
+
+
+def line_count(text: str) -> int:
+    return len(LINE_BREAK.findall(text)) + (not LINE_BREAK.fullmatch(text[-1:]) and text != "")
+
+
+def _check_read(source: SourceFile, path: str, selection: Selection, job: Job) -> FileResult:
     if job.cache is None or job.mode not in (Mode.CHECK, Mode.FIX, Mode.DIFF):
         return check_source(source, path, selection, job, real_path=path)
     cached = job.cache.get(source.data, path, selection, job.project)
@@ -117,8 +129,10 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
     else:
         with job.project.recording() as consulted:
             result = check_source(source, path, selection, job, real_path=path)
-    # What was linted is what is on disk; a crash is mllint's bug, to be tried again.
-    if not result.fixed and not any(f.traceback for f in result.findings):
+    # What was linted is what is on disk; a crash is mllint's bug, and an analysis cut short may finish
+    # next time: both are tried again.
+    cut_short = rule_by_event(Event.CUT_SHORT)
+    if not result.fixed and not any(f.traceback or (cut_short and f.code == cut_short.code) for f in result.findings):
         job.cache.put(source.data, path, selection, result.findings, consulted)
     return result
 

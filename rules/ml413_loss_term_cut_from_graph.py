@@ -1,4 +1,5 @@
 import ast
+from collections import deque
 
 from mllint.analysis.callers import call_sites, per_call_site
 from mllint.analysis.gradients import GradientFlow, State, backward_loss, holder
@@ -93,30 +94,45 @@ class LossTermCutFromGraph(Rule):
         if flows.flow(loss, binding).state is State.NONE:
             return None  # cut as a whole: ML404's finding
         cuts = []
-        for term in self._terms(loss, 0):
+        for term in self._terms(loss):
             cut = self._cut_from_graph(flows, term, binding)
             if cut is not None and term not in self._reported:
                 cuts.append((term, cut))
         return cuts or None
 
-    def _terms(self, expr: ast.AST, depth: int) -> list[ast.AST]:
-        """The summands of a loss: across `+`/`-`, and through the assignments of a name (`+=` adds one)."""
-        if depth > MAX_DEPTH:
-            return []
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-            return self._terms(expr.left, depth + 1) + self._terms(expr.right, depth + 1)
-        if not isinstance(expr, ast.Name):
-            return [expr]
+    def _terms(self, loss: ast.AST) -> list[ast.AST]:
+        """The summands of a loss: across `+`/`-`, and through the assignments of a name (`+=` adds one).
+        Breadth first, each expression once, at the fewest steps that reach it: however many ways lead
+        to a term (`loss += ...` under N flags), it costs one visit."""
         terms: list[ast.AST] = []
+        seen, queue = {loss}, deque([(loss, 0)])
+        while queue:
+            expr, depth = queue.popleft()
+            parts = self._parts(expr)
+            if parts is None:
+                terms.append(expr)
+            elif depth < MAX_DEPTH:
+                fresh = [part for part in parts if part not in seen]
+                seen.update(fresh)
+                queue.extend((part, depth + 1) for part in fresh)
+        return terms
+
+    def _parts(self, expr: ast.AST) -> list[ast.AST] | None:
+        """What `expr` sums (None: it is a term): the sides of `+`/`-`, the values a name was assigned."""
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return [expr.left, expr.right]
+        if not isinstance(expr, ast.Name):
+            return None
+        parts: list[ast.AST] = []
         for definition in self.ctx.analysis(ValueKinds).reaching_definitions(expr):
             if _position(definition.node) > _position(expr):
                 continue  # from the previous iteration (`loss = loss.detach()` after its backward)
             binding = self.ctx.scopes.parent(definition.node)
             if definition.value is not None:
-                terms += self._terms(definition.value, depth + 1)
+                parts.append(definition.value)
             elif isinstance(binding, ast.AugAssign) and isinstance(binding.op, (ast.Add, ast.Sub)):
-                terms += self._terms(binding.value, depth + 1) + self._terms(definition.node, depth + 1)
-        return terms
+                parts += [binding.value, definition.node]
+        return parts
 
     def _cut_from_graph(self, flows: GradientFlow, term: ast.AST, binding) -> ast.AST | None:
         """The cut that leaves `term` without a graph, when what it cut carried one. A weight of unknown

@@ -244,12 +244,12 @@ def test_a_severity_override_applies_to_unreadable_files(tmp_path):
 
 
 def test_the_mandatory_rules_are_in_every_selection():
-    assert [rule.code for rule in Selection.of([]).rules] == ["ML001", "ML002", "ML005", "ML009"]
-    assert [rule.code for rule in Selection.of(["ML301"]).rules] == ["ML001", "ML002", "ML005", "ML009", "ML301"]
+    assert [rule.code for rule in Selection.of([]).rules] == ["ML001", "ML002", "ML005", "ML006", "ML009"]
+    assert [rule.code for rule in Selection.of(["ML301"]).rules] == ["ML001", "ML002", "ML005", "ML006", "ML009", "ML301"]
 
 
 def test_the_mandatory_rules_are_the_ones_marked_mandatory():
-    assert sorted(code for code, rule in all_rules().items() if rule.mandatory) == ["ML001", "ML002", "ML005", "ML009"]
+    assert sorted(code for code, rule in all_rules().items() if rule.mandatory) == ["ML001", "ML002", "ML005", "ML006", "ML009"]
 
 
 # The registry and every rule's documentation.

@@ -2,7 +2,7 @@
 no import hides inside a function, and the imports form no cycle.
 
 Bottom to top (see `/work/shared/style-examples.md`):
-- base: positions, findings, source text and notebooks, which know no analysis;
+- base: positions, findings, source text and notebooks, the analysis budget, which know no analysis;
 - syntax: the tree index, scopes, qualified names;
 - file: the `FileContext` every analysis is given (its shortcuts read the syntax layer);
 - values: what an expression holds from its own module's code (type annotations too), which classes are
@@ -29,7 +29,7 @@ from mllint.source import SourceText, parse_python
 ROOT = Path(__file__).resolve().parent.parent
 ANALYSIS = "mllint.analysis"
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["mllint.findings", "mllint.source", "mllint.notebook"]),
+    ("base", ["mllint.findings", "mllint.source", "mllint.notebook", "mllint.budget"]),
     ("syntax", ["tree", "scopes", "scope_groups", "names"]),
     ("file", ["mllint.context"]),
     ("values", ["values", "annotations", "optimizers", "library_models"]),

@@ -110,3 +110,33 @@ def update(model, batches, opt):
     opt.step()
 """
     assert lint_text(source, "train.py", Selection.of(all_rules())) == []
+
+
+def optional_terms(count: int, cut: bool) -> str:
+    """A loss with `count` optional terms, each under its own flag (multi-loss configs); with `cut`, each
+    term and the first loss are cut from the graph."""
+    first = "torch.tensor(F.cross_entropy(out, y).item())" if cut else "F.cross_entropy(out, y)"
+    term = "out.pow(2).mean()" + (".item()" if cut else "")
+    flags = [f"if cfg.use_{i}:\n            loss += {i + 1} * {term}" for i in range(count)]
+    return HEADER + "def f(cfg, loader):\n    for x, y in loader:\n        out = model(x)\n" + "".join(
+        f"        {line}\n" for line in (f"loss = {first}", *flags, "loss.backward()")
+    )
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_guarded_augmented_assignments_are_a_fixed_point_not_paths(cut, monkeypatch):
+    """N terms under N flags reach each other around the loop in 2**N ways: each definition is computed
+    a bounded number of times (a fixed point over the cycle), however many ways lead to it."""
+    computed = []
+    original = GradientFlow._definition
+    monkeypatch.setattr(GradientFlow, "_definition", lambda self, d, depth: computed.append(d) or original(self, d, depth))
+    count = 30
+    ctx = context(optional_terms(count, cut))
+    flow = ctx.analysis(GradientFlow).flow(last_read(ctx, "loss"))
+    assert (flow.state, len(flow.cuts)) == ((State.NONE, count + 1) if cut else (State.GRAPH, 0))
+    assert len(computed) <= 4 * (count + 2)
+
+
+def test_optional_terms_cut_from_the_graph_are_reported_once_each():
+    findings = lint_text(optional_terms(30, cut=False).replace("use_7:\n            loss += 8 * out.pow(2).mean()", "use_7:\n            loss += 8 * out.pow(2).mean().item()"), "example.py", Selection.of(["ML404", "ML413"]))
+    assert [(f.code, f.start.line) for f in findings] == [("ML413", 24)]

@@ -11,8 +11,11 @@ Parameters of a module iterated over (`for p in model.parameters()`, also in a c
 
 Assignments around a loop depend on each other (`loss += a` then `loss += b`: each reads the other's
 value from the previous iteration). A definition met again while its flow is being computed contributes
-what is assumed of it so far, starting from nothing, and is recomputed until that assumption holds: a
-fixed point over loop-carried values.
+what is assumed of it so far, starting from nothing. The definitions of one cycle are computed once per
+round, in the order they are met, each from what the others were assumed to be, until a round changes
+none: a fixed point over loop-carried values, whose cost is the cycle's size times the rounds (the few
+steps a flow can rise), never the number of paths around it. A definition's flow, once settled, is
+kept for the rest of the question.
 """
 from __future__ import annotations
 
@@ -23,8 +26,9 @@ from dataclasses import dataclass
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.names import Names, call_argument
 from mllint.analysis.values import ValueKinds, canonical_class, is_parameter
+from mllint.budget import check as check_budget
 
-BUDGET = 400  # expressions visited per question, beyond which the answer is unknown
+BUDGET = 2000  # expressions visited per question, beyond which the answer is unknown
 MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode"}
@@ -121,8 +125,15 @@ class GradientFlow:
         self._budget = 0
         self._mutated: dict[str, set[ast.AST | None]] | None = None  # name -> the functions changing it
         self._flagged: set[str] | None = None
-        self._assumed: dict[ast.AST, Flow | None] = {}  # definitions being computed: their flow so far
-        self._reentered: set[ast.AST] = set()  # ... and those met again meanwhile
+        # The fixed point of one question, by (definition, binding): definitions being computed (their
+        # place on the stack), what is assumed of those in a cycle, the flows computed in this round of
+        # their cycle (with the lowest place they read) and the settled ones.
+        self._stack: dict[tuple, int] = {}
+        self._assumed: dict[tuple, Flow | None] = {}
+        self._round: dict[tuple, tuple[Flow | None, int]] = {}
+        self._settled: dict[tuple, Flow | None] = {}
+        self._low = 0  # the lowest place on the stack read by the definition being computed
+        self._changed = False  # did a flow of the cycle being computed change in this round?
         self._binding = None  # the call site the parameters are read under
         # Answers by (expression, binding), with the functions whose parameters they needed unbound
         # (`values.unbound`): ML404 and ML413 ask about the same losses.
@@ -131,7 +142,7 @@ class GradientFlow:
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
         that call site passes, evaluated in the caller."""
-        if self._assumed:  # asked through a caller while a flow is worked out here: no whole answer to keep
+        if self._stack:  # asked through a caller while a flow is worked out here: no whole answer to keep
             return self._answer(expr, binding)
         key = (expr, binding)
         if key not in self._answers:
@@ -140,6 +151,7 @@ class GradientFlow:
                 self._answers[key] = (self._answer(expr, binding), self.values.unbound)
             finally:
                 self.values.unbound = recording
+                self._assumed, self._round, self._settled = {}, {}, {}
         flow, unbound = self._answers[key]
         if self.values.unbound is not None:
             self.values.unbound += [f for f in unbound if f not in self.values.unbound]
@@ -154,6 +166,7 @@ class GradientFlow:
             self._binding = outer
 
     def _flow(self, expr: ast.AST, depth: int) -> Flow | None:
+        check_budget()
         self._budget -= 1
         if depth > MAX_DEPTH or self._budget < 0:
             return UNKNOWN
@@ -205,22 +218,41 @@ class GradientFlow:
         return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
 
     def _loop_carried(self, definition, depth: int) -> Flow | None:
-        """The flow of a definition, as a fixed point when it reaches itself around a loop."""
-        key = definition.node
-        if key in self._assumed:
-            self._reentered.add(key)
-            return self._assumed[key]
-        self._assumed[key] = None
+        """The flow of a definition, as a fixed point over the cycle it is in when it reaches itself."""
+        key = (definition.node, self._binding)
+        if key in self._settled:
+            return self._settled[key]
+        if key in self._stack:
+            self._low = min(self._low, self._stack[key])
+            return self._assumed.get(key)
+        if key in self._round:
+            flow, low = self._round[key]
+            self._low = min(self._low, low)
+            return flow
+        place = self._stack[key] = len(self._stack)
+        outer_low, outer_changed, computed = self._low, self._changed, len(self._round)
         try:
             while True:
+                self._low, self._changed = place + 1, False
                 flow = self._definition(definition, depth)
-                if key not in self._reentered or flow == self._assumed[key] or self._budget < 0:
-                    return flow
+                changed = self._changed or flow != self._assumed.get(key)
                 self._assumed[key] = flow
-                self._reentered.discard(key)
+                if self._low < place:  # in the cycle of a definition below: settled with it
+                    self._round[key] = (flow, self._low)
+                    self._changed = outer_changed or changed
+                    return flow
+                this_round = list(self._round)[computed:]
+                if self._low > place or not changed or self._budget < 0:  # settled, and the cycle with it
+                    for other in this_round:
+                        self._settled[other] = self._round.pop(other)[0]
+                    self._settled[key] = flow
+                    self._changed = outer_changed
+                    return flow
+                for other in this_round:  # another round
+                    del self._round[other]
         finally:
-            del self._assumed[key]
-            self._reentered.discard(key)
+            del self._stack[key]
+            self._low = min(outer_low, self._low)
 
     def flagged_names(self) -> set[str]:
         """Names made to require grad somewhere in the file: `x.requires_grad_()`, `x.requires_grad = True`."""

@@ -383,6 +383,15 @@ def _context(path: str, module: str):
     return known[1]
 
 
+def forget_kept() -> None:
+    """After a lint stopped midway (`budget.CutShort`): the kept modules, their summaries and facts may
+    hold what was being worked out, half-built; they are let go, and made again when asked."""
+    _LET_GO.extend(ctx for _, ctx in _CONTEXTS.values())
+    _CONTEXTS.clear()
+    _SUMMARIES.clear()
+    _FACTS.clear()
+
+
 def release_let_go() -> None:
     """At the end of a lint, which may still have read them: the parsed modules no longer kept release
     their analyses (which refer back to them), so that reference counting frees them with their trees,

@@ -233,6 +233,7 @@ class ValueKinds:
         self.ctx = ctx
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
+        self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
@@ -458,6 +459,11 @@ class ValueKinds:
         return self._reaching(name)
 
     def _reaching(self, use: ast.Name) -> list[Definition]:
+        if use not in self._reached:
+            self._reached[use] = self._reaching_of(use)
+        return self._reached[use]
+
+    def _reaching_of(self, use: ast.Name) -> list[Definition]:
         scope = self.scopes.enclosing_scope(use)
         definitions = self._definitions_in(scope or self.ctx.tree).get(use.id)
         if scope is not None and not definitions:
@@ -469,11 +475,13 @@ class ValueKinds:
         use_position = (use.lineno, use.col_offset)
         first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
+        statements: set[ast.AST] = set()
         for definition in reversed(definitions.definitions[:first_after]):
             if self._binds_from(definition.node, use):
                 continue
             reaching.append(definition)
-            if self._always_runs_before(definition.node, use) or self._in_both_arms(reaching, use):
+            statements.add(self._statement(definition.node))
+            if self._always_runs_before(definition.node, use) or self._in_both_arms(statements, definition, use):
                 break
         else:
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
@@ -484,11 +492,10 @@ class ValueKinds:
             reaching += definitions.definitions[after:loop_end]
         return reaching
 
-    def _in_both_arms(self, reaching: list[Definition], use: ast.AST) -> bool:
-        """Do the definitions bind the name in both arms of an `if`/`else` (or every arm of an `elif`
-        chain) that runs on every path to `use`?"""
-        statements = {self._statement(d.node) for d in reaching}
-        branch = self.scopes.parent(self._statement(reaching[-1].node))
+    def _in_both_arms(self, statements: set[ast.AST], last: Definition, use: ast.AST) -> bool:
+        """Do the statements binding the name (`last` the latest met) bind it in both arms of an
+        `if`/`else` (or every arm of an `elif` chain) that runs on every path to `use`?"""
+        branch = self.scopes.parent(self._statement(last.node))
         while isinstance(branch, ast.If):
             if _assigns_on_every_arm(branch, statements) and self._always_runs_before(branch, use):
                 return True
