@@ -17,10 +17,11 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.calls import bind_arguments
 from mllint.analysis.classes import ModuleClasses
 from mllint.analysis.gradients import CONTAINERS, PARAMETRISED
-from mllint.analysis.library_models import NOT_MODULES
+from mllint.analysis.library_models import NOT_MODULES, library_model
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import ProjectView
 from mllint.analysis.names import is_self_attribute
@@ -32,6 +33,12 @@ from mllint.analysis.values import ValueKinds, canonical_class
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
 MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)
+# The submodules of models from torchvision, timm, the hub and transformers, by attribute (not their
+# parameters: `pos_embed`, `cls_token` are tensors).
+LIBRARY_SUBMODULE = re.compile(
+    r"^(layer\d+|fc|conv\d*|bn\d*|features|classifier|heads?|avgpool|stem|blocks|stages|encoder|decoder|embeddings"
+    r"|patch_embed|norm|pooler|bert|roberta|transformer|vision_model|text_model|lm_head|backbone|layers)$"
+)
 SUBMODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
 # `param.require_grad = False`: names that are not the tensor flag.
 REQUIRES_GRAD_TYPOS = frozenset({"require_grad", "requires_grads", "require_grads", "requires_grad_"})
@@ -165,7 +172,13 @@ def _instance_class(ctx, expr: ast.AST) -> str | None:
 
 
 def _is_submodule(ctx, attribute: ast.Attribute) -> bool:
-    """`model.encoder` where `model`'s project class assigns `self.encoder` module constructors only."""
+    """`model.encoder` where `model`'s project class assigns `self.encoder` module constructors only, or
+    `model.layer4` of a library model (`torchvision.models.resnet50()`, here or in a project factory)."""
+    if LIBRARY_SUBMODULE.match(attribute.attr) and any(
+        library_model(built, call) is not None or (built.qualified_name(call.func) or "").startswith(MODULE_FACTORIES)
+        for (built, call), _ in constructions(ctx, attribute.value)
+    ):
+        return True
     instance = _instance_class(ctx, attribute.value)
     found = ctx.analysis(ProjectView).class_summary(instance) if instance is not None else None
     class_ctx, cls = found[1].definition() if found is not None else (None, None)
