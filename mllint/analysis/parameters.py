@@ -28,7 +28,7 @@ from mllint.analysis.names import is_self_attribute
 from mllint.analysis.scope_groups import dotted_prefixes
 from mllint.analysis.summaries import returned_expressions
 from mllint.analysis.tree import assignment_targets
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
@@ -282,10 +282,37 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
         if not all(_plain_container(v) for v in values):
             continue
         layers = [layer for value in values for layer in _elements(value)] + _filled(ctx, cls, attribute, calls)
-        layers = [layer for layer in layers if adds_layer(ctx, layer)]
+        layers = [layer for layer in layers if owns_parameters(ctx, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
             found.append(Unregistered(values[0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
     return found
+
+
+def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
+    """Does what a constructor builds own parameters: a parametrised torch layer or a container of one, a
+    library model, or a module class of the project whose body builds one or an `nn.Parameter`?"""
+    if not isinstance(call, ast.Call) or depth > MAX_DEPTH:
+        return False
+    name = canonical_class(ctx.qualified_name(call.func)) or ""
+    if name in CONTAINERS:
+        return any(owns_parameters(ctx, a.value if isinstance(a, ast.Starred) else a, depth + 1) for a in call.args)
+    if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
+        return True
+    if name.startswith("torch."):
+        return False
+    cls_ctx, cls = _project_class(ctx, call.func, name)
+    return cls is not None and any(
+        owns_parameters(cls_ctx, c, depth + 1) or cls_ctx.qualified_name(c.func) == "torch.nn.Parameter"
+        for c in cls_ctx.index.within(cls, ast.Call)
+    )
+
+
+def _project_class(ctx, func: ast.AST, name: str):
+    """(its module's context, its node) for a module class of the file or the project; (None, None) else."""
+    if isinstance(func, ast.Name) and func.id in ctx.analysis(ModuleClasses).by_name:
+        return ctx, ctx.analysis(ModuleClasses).by_name[func.id]
+    found = ctx.analysis(ProjectView).class_summary(name) if name else None
+    return found[1].definition() if found is not None else (None, None)
 
 
 def _called(call: ast.Call) -> str | None:
