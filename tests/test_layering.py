@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("program", ["summaries", "project", "classes", "calls", "callers"]),
     ("facets", [
         "layers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
-        "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes", "leakage", "selection",
+        "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes", "leakage", "selection", "loss_terms",
     ]),
 ]  # fmt: skip
 
