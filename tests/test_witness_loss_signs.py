@@ -1,5 +1,6 @@
-"""Witnesses of loss terms with the wrong sign (ML415, ML416): the policy's entropy falls where the bonus should
-raise it, and rises once the sign is right."""
+"""Witnesses of loss terms with the wrong sign: the policy's entropy falls where the bonus should raise it
+(ML415), the generator drifts away from the data when the critic's signs agree (ML416); with the signs
+right, the entropy rises and the generator settles on the data."""
 import pytest
 
 from tests.witness import example, family_findings, instead, run
