@@ -15,7 +15,10 @@ class ModelSelectedOnTestSet(Rule):
     (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
     (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
     by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
-    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()`). Selection on
+    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()`). Callbacks that monitor a test metric
+    (`ModelCheckpoint(monitor="test_acc")`), an early stopper called with a test score
+    (`early_stopping(test_loss, model)`) and a library trainer evaluated on a test set that keeps its
+    best model (`eval_dataset=test_set` with `load_best_model_at_end=True`) count too. Selection on
     a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
     single evaluation of the test set after training are not reported.
 
@@ -54,9 +57,9 @@ class ModelSelectedOnTestSet(Rule):
 
     code = "ML806"
     name = "model-selected-on-test-set"
-    message = "`{score}` is a test-set score ({evidence}) and chooses `{best}`: the model is selected on the test data and its reported score is optimistic; select on a validation split and test once"
+    message = "`{score}` measures the test set ({evidence}) and chooses `{best}`: the model is selected on the test data and its reported score is optimistic; select on a validation split and test once"
     severity = Severity.WARNING
-    requires_any_text = ("best", "max", "min", "top", "highest", "lowest")
+    requires_any_text = ("best", "max", "min", "top", "highest", "lowest", "stop", "monitor", "eval_dataset")
 
     def end_file(self) -> None:
         for found in self.ctx.analysis(Selections).on_test():

@@ -31,6 +31,8 @@ EPOCH = re.compile(r"epoch|^ep$|^e$|iter|step|round", re.IGNORECASE)
 TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
 TEST_PASS = re.compile(r"^(test|testing|run_test|test_epoch|test_model|test_one_epoch|eval_test|evaluate_test)$")
 KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
+EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
+CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 
@@ -49,7 +51,7 @@ class Selections:
         self._passes: dict[ast.AST, bool] = {}
 
     def on_test(self) -> list[TestSelection]:
-        found = []
+        found = [s for call in self.ctx.index.of_type(ast.Call) if (s := self._by_call(call)) is not None]
         for node in self.ctx.index.of_type(ast.If, ast.Assign):
             if isinstance(node, ast.If) and self._keeps(node):
                 found += [s for c in _compares(node.test) if (s := self._selection(c, node.test)) is not None]
@@ -86,6 +88,25 @@ class Selections:
             ):
                 return True
         return False
+
+    def _by_call(self, call: ast.Call) -> TestSelection | None:
+        """A callback that monitors a test metric (`ModelCheckpoint(monitor="test_acc")`), an early stopper
+        called with a test score (`early_stopping(test_loss, model)`), a trainer that keeps its best model
+        by a test set (`Trainer(..., eval_dataset=test_set)` with `load_best_model_at_end=True`)."""
+        func = _last(call.func)
+        if CALLBACK.search(func):
+            monitor = next((k.value for k in call.keywords if k.arg == "monitor"), None)
+            if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str) and TEST.search(monitor.value):
+                return TestSelection(monitor, call.func, f"the callback monitors `{monitor.value}`")
+        if EARLY_STOPPER.search(func) and call.args and self._chooses(call):
+            evidence, related = self._test_score(call.args[0])
+            if evidence:
+                return TestSelection(call.args[0], call.func, evidence, related)
+        evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
+        if evaluated is not None and TEST.search(self.ctx.text(evaluated)) and not VALIDATION.search(self.ctx.text(evaluated)):
+            if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
+                return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
+        return None
 
     def _running_best(self, assign: ast.Assign) -> list[TestSelection]:
         """`best_acc = max(best_acc, test_acc)`: a reported maximum."""
