@@ -22,7 +22,8 @@ class StatisticsBeforeSplit(Rule):
     returns its mean and std or divides it (`X = normalize(X)`, `train, test = divide(X)`, in this module
     or another), a scaler fitted on `self.data` in one method of a class and `self.data` split in another,
     and a slice chosen by the split's flag (`if flag == "train": self.data = data[:n]` with `data[n:]` on
-    the other arm) count as well.
+    the other arm) count as well, and so do a head and a tail of different bounds when assignments name
+    both parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
 
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,

@@ -48,6 +48,7 @@ SPLITTER_WORDS = ("split", "divide", "partition")  # a function returning parts:
 COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 # What a project module must mention for its helpers to be read.
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
+ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
 NEVER = 1 << 62  # no split reached
 EVENTS = (ast.Assign, ast.Call, ast.Subscript)
 
@@ -277,10 +278,13 @@ class Leakage:
                 key = _key(node.value)
                 half = _half(self.ctx, node.slice) if key is not None else None
                 if half is not None and self._names_a_part(node):
-                    sides = halves.setdefault((key, half[1]), {})
-                    sides[half[0]] = i
-                    if len(sides) == 2:
-                        lower(key, max(sides.values()), i)
+                    # A head and a tail of one bound; or of any bounds, when assignments name both parts
+                    # (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
+                    for bound in (half[1], *(["named"] if self._named_by_target(node) else [])):
+                        sides = halves.setdefault((key, bound), {})
+                        sides[half[0]] = i
+                        if len(sides) == 2:
+                            lower(key, max(sides.values()), i)
 
     def _reads_later(self, flow: _Flow, held: str, data: str, line: int) -> bool:
         """Does an assignment after `line` read both `held` and `data`?"""
@@ -294,10 +298,9 @@ class Leakage:
         """Is the slice a part: assigned to a name that says training or evaluation data (`X_train = X[:n]`),
         returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
         taken under a test that names a part (`if flag == "train":`)?"""
-        statement = self._statement(subscript)
-        targets = statement.targets if isinstance(statement, ast.Assign) else []
-        if any(_says_part(self.ctx.text(t)) for t in targets):
+        if self._named_by_target(subscript):
             return True
+        statement = self._statement(subscript)
         function = self.ctx.scopes.enclosing_function(statement)
         if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
             return True
@@ -307,6 +310,11 @@ class Leakage:
             if isinstance(ancestor, (ast.If, ast.IfExp)) and self._test_names_part(ancestor.test):
                 return True
         return False
+
+    def _named_by_target(self, subscript: ast.Subscript) -> bool:
+        statement = self._statement(subscript)
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        return any(_says_part(self.ctx.text(t)) for t in targets)
 
     def _test_names_part(self, test: ast.AST) -> bool:
         if test not in self._parts:
@@ -346,7 +354,9 @@ def _key(node: ast.AST) -> str | None:
 
 def _whole(node: ast.AST) -> str | None:
     """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row); None for a
-    part of the rows (`X[:n]`, `X[train_idx]`)."""
+    part of the rows (`X[:n]`, `X[train_idx]`). Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ROW_KEEPING:
+        node = node.func.value
     inner = node
     while isinstance(inner, ast.Subscript):
         index = inner.slice

@@ -279,13 +279,33 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
                 assigned.setdefault(target.attr, []).append(node.value)
     found = []
     for attribute, values in assigned.items():
-        if not all(_plain_container(v) for v in values):
+        containers = [_container(ctx, v) for v in values]
+        if not all(containers):
             continue
-        layers = [layer for value in values for layer in _elements(value)] + _filled(ctx, cls, attribute, calls)
-        layers = [layer for layer in layers if owns_parameters(ctx, layer)]
+        layers = [layer for container, local in containers for layer in [*_elements(container), *local]]
+        layers = [layer for layer in layers + _filled(ctx, cls, attribute, calls) if owns_parameters(ctx, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
-            found.append(Unregistered(values[0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
+            found.append(Unregistered(containers[0][0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
     return found
+
+
+def _container(ctx, value: ast.AST) -> tuple[ast.AST, list[ast.AST]] | None:
+    """The plain container an attribute is assigned, and what goes into it before under a local name
+    (`layers = []`, `layers.append(...)`, `self.layers = layers`); None for anything else."""
+    if _plain_container(value):
+        return value, []
+    assigned = ctx.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
+    if assigned is None or len(assigned) != 1 or not _plain_container(assigned[0]):
+        return None
+    put = []
+    for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id):
+        parent = ctx.scopes.parent(use)
+        call = ctx.scopes.parent(parent)
+        if isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS and isinstance(call, ast.Call):
+            put += [e for a in call.args[-1:] for e in (_elements(a) if parent.attr in ("extend", "update") else [a])]
+        elif use is not value:
+            return None  # handed on, read or returned: it may be registered elsewhere
+    return assigned[0], [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
 
 
 def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
@@ -352,8 +372,12 @@ def _filled(ctx, cls: ast.ClassDef, attribute: str, calls: list[ast.Call]) -> li
         if isinstance(func, ast.Attribute) and func.attr in FILLING_METHODS and _is_attribute(func.value, attribute):
             for argument in call.args[-1:]:
                 put += _elements(argument) if func.attr in ("extend", "update") else [argument]
-    for node in ctx.index.within(cls, ast.Assign):
-        put += [node.value for t in node.targets if isinstance(t, ast.Subscript) and _is_attribute(t.value, attribute)]
+    for node in ctx.index.within(cls, ast.Assign, ast.AugAssign):
+        for target in assignment_targets(node):
+            if isinstance(node, ast.AugAssign) and _is_attribute(target, attribute):
+                put += _elements(node.value)  # `self.layers += [nn.Linear(...)]`
+            elif isinstance(target, ast.Subscript) and _is_attribute(target.value, attribute):
+                put.append(node.value)
     return [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
 
 

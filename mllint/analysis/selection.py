@@ -133,6 +133,11 @@ class Selections:
         key = _last(score, whole=True)
         if TEST.search(key) and not VALIDATION.search(key):
             return f"its name, `{key}`", ()
+        if isinstance(score, ast.Subscript):  # `test_metrics["acc"]`, `results["acc"]` of an evaluation
+            score = score.value
+            key = _last(score, whole=True)
+            if TEST.search(key) and not VALIDATION.search(key):
+                return f"its name, `{key}`", ()
         if isinstance(score, ast.Name):
             for definition in self.values.reaching_definitions(score):
                 statement = self._statement(definition.node)
