@@ -44,6 +44,7 @@ SPLITS = {
     "torch.utils.data.random_split": 0,
 }
 PART_WORDS = ("train", "test", "val", "eval", "holdout")
+PART_WORD = re.compile(r"(?<![a-z])(train\w*|test\w*|val|valid|validation|eval|holdout)(?![a-z])", re.IGNORECASE)
 SPLITTER_WORDS = ("split", "divide", "partition")  # a function returning parts: `def divide(data):`
 COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 # What a project module must mention for its helpers to be read.
@@ -298,9 +299,9 @@ class Leakage:
         """Is the slice a part: assigned to a name that says training or evaluation data (`X_train = X[:n]`),
         returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
         taken under a test that names a part (`if flag == "train":`)?"""
-        if self._named_by_target(subscript):
-            return True
         statement = self._statement(subscript)
+        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())):
+            return True
         function = self.ctx.scopes.enclosing_function(statement)
         if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
             return True
@@ -312,9 +313,11 @@ class Leakage:
         return False
 
     def _named_by_target(self, subscript: ast.Subscript) -> bool:
+        """Is the slice assigned to a name one of whose words is a part (`train_series`, `X_test`; not
+        `loss_value`)?"""
         statement = self._statement(subscript)
         targets = statement.targets if isinstance(statement, ast.Assign) else []
-        return any(_says_part(self.ctx.text(t)) for t in targets)
+        return any(PART_WORD.search(self.ctx.text(t)) for t in targets)
 
     def _test_names_part(self, test: ast.AST) -> bool:
         if test not in self._parts:
