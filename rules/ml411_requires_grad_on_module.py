@@ -10,7 +10,9 @@ class RequiresGradOnModule(Rule):
     ## What it does
     Reports `module.requires_grad = False` (or `True`, or a misspelling such as `require_grad`) on an
     `nn.Module`: a torch.nn layer, a module class of the project, a model from `torchvision.models`,
-    `timm.create_model`, `torch.hub.load` or `from_pretrained`, a `self.` attribute assigned one, a
+    `timm.create_model`, `torch.hub.load` or `from_pretrained`, a submodule of such a model (`model.layer4`,
+    `model.fc`, `vit.blocks`, also when a project factory builds it: `self.model = build_backbone(cfg)`),
+    a `self.` attribute assigned one, a
     loop variable over `model.modules()` / `model.children()`, or, when nothing says what it holds, a
     parameter or attribute named like a module (`model`, `self.network`, `text_encoder`). The same
     assignment on a parameter or another tensor (`param.requires_grad = False`) is right and not

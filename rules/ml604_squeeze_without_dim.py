@@ -6,6 +6,7 @@ from mllint.analysis.facets.data_shapes import full_batches
 from mllint.analysis.facets.dims import Sym, is_known
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.facets.shapes import Shapes
+from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -205,11 +206,10 @@ class SqueezeWithoutDim(Rule):
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             target = parent.targets[0]
             scope = self.ctx.scopes.enclosing_function(node)
-            body = scope if scope is not None else self.ctx.tree
             values = self.ctx.analysis(ValueKinds)
-            for name in ast.walk(body):
+            for name in self.ctx.scopes.loads(target.id):  # the file's loads of the name: those in the scope
                 if (
-                    isinstance(name, ast.Name) and name.id == target.id and isinstance(name.ctx, ast.Load)
+                    (scope is None or position(scope) <= position(name) <= (scope.end_lineno, scope.end_col_offset))
                     and any(d.node is target for d in values.reaching_definitions(name))
                 ):  # fmt: skip
                     loss = self._loss_reached(name, depth + 1)

@@ -74,6 +74,11 @@ def objective(ctx, loss: ast.AST) -> Objective | None:
     return ctx.analysis(_Objectives).objective(loss)  # one per file: its call resolver indexes the module once
 
 
+def factor_sign(ctx, factor: ast.AST) -> int:
+    """-1 for a factor written negative (`-adv`, `-1`, a name assigned one), 0 for zero, else +1."""
+    return ctx.analysis(_Objectives)._sign(factor, 0)
+
+
 class _Objectives:
     def __init__(self, ctx) -> None:
         self.ctx = ctx

@@ -8,7 +8,8 @@ constructor takes all the parameters of (`Adam(model.parameters())`), and which 
 (`filter(lambda p: p.requires_grad, model.parameters())`); `built_by_helper` the same for a call of a
 project function that returns an optimizer built over what it is given (`build_optimizer(model, cfg)`). `adds_layer` tells an assignment of a new layer
 with parameters to a module's attribute (`model.fc = nn.Linear(...)`), and `layer_owners` the modules
-that get a layer (to group a scope's assignments by them).
+that get a layer (to group a scope's assignments by them). `unregistered_layers` finds layers a module
+class keeps in a plain list or dict attribute, where `parameters()` never looks.
 """
 from __future__ import annotations
 
@@ -16,24 +17,41 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
-from mllint.analysis.values.library_models import NOT_MODULES
+from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.values.library_models import NOT_MODULES
 from mllint.analysis.values.values import ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
 MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)
+# The submodules of models from torchvision, timm, the hub and transformers, by attribute (not their
+# parameters: `pos_embed`, `cls_token` are tensors).
+LIBRARY_SUBMODULE = re.compile(
+    r"^(layer\d+|fc|conv\d*|bn\d*|features|classifier|heads?|avgpool|stem|blocks|stages|encoder|decoder|embeddings"
+    r"|patch_embed|norm|pooler|bert|roberta|transformer|vision_model|text_model|lm_head|backbone|layers)$"
+)
 SUBMODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
 # `param.require_grad = False`: names that are not the tensor flag.
 REQUIRES_GRAD_TYPOS = frozenset({"require_grad", "requires_grads", "require_grads", "requires_grad_"})
 # Methods of a model that neither make parameters trainable again nor add any.
 HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "parameters"})
+
+
+# Calls that register modules themselves (a class making any is left alone), and that only read a list.
+REGISTERING = frozenset({"add_module", "register_module", "setattr"})
+LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
+FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 
 
 @dataclass(frozen=True)
@@ -156,7 +174,13 @@ def _instance_class(ctx, expr: ast.AST) -> str | None:
 
 
 def _is_submodule(ctx, attribute: ast.Attribute) -> bool:
-    """`model.encoder` where `model`'s project class assigns `self.encoder` module constructors only."""
+    """`model.encoder` where `model`'s project class assigns `self.encoder` module constructors only, or
+    `model.layer4` of a library model (`torchvision.models.resnet50()`, here or in a project factory)."""
+    if LIBRARY_SUBMODULE.match(attribute.attr) and any(
+        library_model(built, call) is not None or (built.qualified_name(call.func) or "").startswith(MODULE_FACTORIES)
+        for (built, call), _ in constructions(ctx, attribute.value)
+    ):
+        return True
     instance = _instance_class(ctx, attribute.value)
     found = ctx.analysis(ProjectView).class_summary(instance) if instance is not None else None
     class_ctx, cls = found[1].definition() if found is not None else (None, None)
@@ -228,3 +252,165 @@ def _iterates_submodules(ctx, name: ast.Name) -> bool:
             return False
     return bool(ctx.analysis(ValueKinds).reaching_definitions(name))
 
+
+
+@dataclass(frozen=True)
+class Unregistered:
+    """A plain list or dict attribute of a module class that layers with parameters go into."""
+
+    container: ast.AST  # `[]` in `self.blocks = []`
+    attribute: str  # `blocks`
+    layer: ast.Call  # the first layer that goes in
+
+
+def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
+    """The plain list and dict attributes of an `nn.Module` class that receive layers with parameters
+    (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k: nn.Linear(...)}`) and
+    that the class reads elsewhere, when nothing registers them: every assignment of the attribute is a
+    plain container, the attribute is never handed to a call (`nn.Sequential(*self.blocks)`,
+    `nn.ModuleList(self.blocks)`) and the class calls no `add_module`, `register_module` or `setattr`."""
+    if cls not in ctx.analysis(ModuleClasses).modules:
+        return []
+    calls = ctx.index.within(cls, ast.Call)
+    if any(_called(call) in REGISTERING for call in calls):
+        return []
+    assigned: dict[str, list[ast.AST]] = {}
+    for node in ctx.index.within(cls, ast.Assign, ast.AnnAssign):
+        for target in assignment_targets(node):
+            if is_self_attribute(target) and node.value is not None:
+                assigned.setdefault(target.attr, []).append(node.value)
+    found = []
+    for attribute, values in assigned.items():
+        containers = [_container(ctx, v) for v in values]
+        if not all(containers):
+            continue
+        layers = [layer for container, local in containers for layer in [*_elements(container), *local]]
+        layers = [layer for layer in layers + _filled(ctx, cls, attribute, calls) if owns_parameters(ctx, layer)]
+        if layers and _read_unregistered(ctx, cls, attribute):
+            found.append(Unregistered(containers[0][0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
+    return found
+
+
+def _container(ctx, value: ast.AST) -> tuple[ast.AST, list[ast.AST]] | None:
+    """The plain container an attribute is assigned, and what goes into it before under a local name
+    (`layers = []`, `layers.append(...)`, `self.layers = layers`); None for anything else."""
+    if _plain_container(value):
+        return value, []
+    assigned = ctx.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
+    if assigned is None or len(assigned) != 1 or not _plain_container(assigned[0]):
+        return None
+    put = []
+    for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id):
+        parent = ctx.scopes.parent(use)
+        call = ctx.scopes.parent(parent)
+        if isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS and isinstance(call, ast.Call):
+            put += [e for a in call.args[-1:] for e in (_elements(a) if parent.attr in ("extend", "update") else [a])]
+        elif use is not value:
+            return None  # handed on, read or returned: it may be registered elsewhere
+    return assigned[0], [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+
+
+def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
+    """Does what a constructor builds own parameters: a parametrised torch layer or a container of one, a
+    library model, or a module class of the project whose body builds one or an `nn.Parameter`?"""
+    if not isinstance(call, ast.Call) or depth > MAX_DEPTH:
+        return False
+    name = canonical_class(ctx.qualified_name(call.func)) or ""
+    if name in CONTAINERS:
+        return any(owns_parameters(ctx, a.value if isinstance(a, ast.Starred) else a, depth + 1) for a in call.args)
+    if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
+        return True
+    if name.startswith("torch."):
+        return False
+    cls_ctx, cls = _project_class(ctx, call.func, name)
+    return cls is not None and any(
+        owns_parameters(cls_ctx, c, depth + 1) or cls_ctx.qualified_name(c.func) == "torch.nn.Parameter"
+        for c in cls_ctx.index.within(cls, ast.Call)
+    )
+
+
+def _project_class(ctx, func: ast.AST, name: str):
+    """(its module's context, its node) for a module class of the file or the project; (None, None) else."""
+    if isinstance(func, ast.Name) and func.id in ctx.analysis(ModuleClasses).by_name:
+        return ctx, ctx.analysis(ModuleClasses).by_name[func.id]
+    found = ctx.analysis(ProjectView).class_summary(name) if name else None
+    return found[1].definition() if found is not None else (None, None)
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _plain_container(value: ast.AST) -> bool:
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):  # `[nn.Linear(4, 4)] * n`
+        return _plain_container(value.left) or _plain_container(value.right)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return value.func.id in ("list", "dict") and not value.args and not value.keywords
+    return isinstance(value, (ast.List, ast.Dict, ast.ListComp, ast.DictComp))
+
+
+def _elements(value: ast.AST) -> list[ast.AST]:
+    """The elements a container expression is written with."""
+    if isinstance(value, ast.BinOp):
+        return _elements(value.left) + _elements(value.right)
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return list(value.elts)
+    if isinstance(value, ast.Dict):
+        return list(value.values)
+    if isinstance(value, ast.ListComp):
+        return [value.elt]
+    if isinstance(value, ast.DictComp):
+        return [value.value]
+    return []
+
+
+def _filled(ctx, cls: ast.ClassDef, attribute: str, calls: list[ast.Call]) -> list[ast.AST]:
+    """What the class puts into `self.<attribute>`: `append`, `extend`, `insert`, `update`, `x[k] = ...`;
+    a name only when nothing else holds the layer it was assigned."""
+    put: list[ast.AST] = []
+    for call in calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in FILLING_METHODS and _is_attribute(func.value, attribute):
+            for argument in call.args[-1:]:
+                put += _elements(argument) if func.attr in ("extend", "update") else [argument]
+    for node in ctx.index.within(cls, ast.Assign, ast.AugAssign):
+        for target in assignment_targets(node):
+            if isinstance(node, ast.AugAssign) and _is_attribute(target, attribute):
+                put += _elements(node.value)  # `self.layers += [nn.Linear(...)]`
+            elif isinstance(target, ast.Subscript) and _is_attribute(target.value, attribute):
+                put.append(node.value)
+    return [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+
+
+def _only_held_here(ctx, element: ast.AST) -> ast.Call | None:
+    if isinstance(element, ast.Call):
+        return element
+    if not isinstance(element, ast.Name):
+        return None
+    constructor = ctx.analysis(ValueKinds).constructor(element)
+    function = ctx.scopes.enclosing_function(element)
+    uses = [n for n in ctx.scopes.reads(function, element.id) if n is not element]
+    return constructor if constructor is not None and not uses else None
+
+
+def _is_attribute(node: ast.AST, attribute: str) -> bool:
+    return is_self_attribute(node) and node.attr == attribute
+
+
+def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
+    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it?"""
+    read = False
+    for node in ctx.index.within(cls, ast.Attribute):
+        if not (_is_attribute(node, attribute) and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = ctx.scopes.parent(node)
+        if isinstance(parent, ast.Starred):
+            parent = ctx.scopes.parent(parent)
+        if isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node is not parent.func):
+            call = ctx.scopes.parent(parent) if isinstance(parent, ast.keyword) else parent
+            if _called(call) not in LIST_READERS:
+                return False
+        filling = isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS
+        read |= not filling and not (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store))
+    return read

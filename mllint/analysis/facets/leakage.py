@@ -1,0 +1,395 @@
+"""Statistics of a whole data set computed before it is split (ML805).
+
+A fit is a scikit-learn transformer fitted on a data set, or statistics of it (`X.mean(0)`) that
+transform it; a split is `train_test_split` and its kin, a splitter's `.split(X)`, or the head and tail
+of one bound (`X[:n]`, `X[n:]`) taken as parts. Data is named by its key (`X`, `self.data`, `df` for
+`df[cols]`); what an assignment computes from fitted data is fitted data too.
+
+One pass per scope indexes what each of its nodes reads, binds and splits; a backward sweep over it keeps,
+for each key and position, the first split reached when the key holds fitted data from there on, and the
+attributes of `self` it reaches. A query costs a binary search, so a script with many statistics stays
+linear. Helpers count where they are: a function of the module or project, or `self.method` of the class,
+that fits, splits or returns statistics of a parameter; a fit of `self.data` in one method of a class
+and a split of it in another.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_right
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.values.values import ValueKinds
+
+FITTING_METHODS = frozenset({"fit", "fit_transform"})
+# scikit-learn modules whose classes learn statistics of the data they transform.
+TRANSFORMER_MODULES = (
+    "sklearn.preprocessing.", "sklearn.decomposition.", "sklearn.feature_selection.", "sklearn.impute.",
+    "sklearn.feature_extraction.", "sklearn.random_projection.", "sklearn.kernel_approximation.",
+)  # fmt: skip
+STATISTIC_METHODS = frozenset({"mean", "std", "var", "min", "max", "median", "quantile", "nanmean", "nanstd"})
+STATISTIC_FUNCTIONS = frozenset(
+    f"{library}.{name}" for library in ("numpy", "torch") for name in ("mean", "std", "var", "min", "max", "median", "nanmean", "nanstd", "amin", "amax")
+)  # fmt: skip
+# Splitting functions and the position of the data they split (every positional argument: None).
+SPLITS = {
+    "sklearn.model_selection.train_test_split": None,
+    "sklearn.model_selection.cross_val_score": 1,
+    "sklearn.model_selection.cross_validate": 1,
+    "sklearn.model_selection.cross_val_predict": 1,
+    "torch.utils.data.random_split": 0,
+}
+PART_WORDS = ("train", "test", "val", "eval", "holdout")
+PART_WORD = re.compile(r"(?<![a-z])(train\w*|test\w*|val|valid|validation|eval|holdout)(?![a-z])", re.IGNORECASE)
+SPLITTER_WORDS = ("split", "divide", "partition")  # a function returning parts: `def divide(data):`
+COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
+# What a project module must mention for its helpers to be read.
+HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
+ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
+NEVER = 1 << 62  # no split reached
+EVENTS = (ast.Assign, ast.Call, ast.Subscript)
+
+
+@dataclass
+class Summary:
+    """What a function does to the data its parameters hold (parameter names)."""
+
+    fits: frozenset[str] = frozenset()  # fitted on as a whole
+    splits: frozenset[str] = frozenset()  # split into parts
+    statistics: frozenset[str] = frozenset()  # whose statistics it returns
+
+
+@dataclass
+class _Flow:
+    """One scope's nodes (`EVENTS`, in pre-order) and what the backward sweep found for each key."""
+
+    events: list[ast.AST]
+    order: dict[ast.AST, int]
+    reads: dict[int, frozenset[str]]  # assignment's index -> the keys its value reads
+    readers: dict[str, list[int]]  # key -> the assignments reading it, in order
+    splits: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # key -> (-index, first split)
+    reached: dict[str, tuple[list[int], list[frozenset[str]]]] = field(default_factory=dict)  # key -> self keys
+    both: dict[tuple[str, str], int] = field(default_factory=dict)  # (held, data) -> last assignment reading both
+
+    def first_split(self, key: str, start: int) -> int:
+        """The index of the first split reached when `key` holds fitted data from `start` on."""
+        return _at(self.splits.get(key), start, NEVER)
+
+    def self_keys(self, key: str, start: int) -> frozenset[str]:
+        return _at(self.reached.get(key), start, frozenset())
+
+
+def _at(history, start: int, default):
+    if history is None:
+        return default
+    position = bisect_right(history[0], -start) - 1
+    return history[1][position] if position >= 0 else default
+
+
+class Leakage:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values = ctx.analysis(ValueKinds)
+        self.calls = CallResolver(ctx, ctx.analysis(ProjectView) if ctx.project is not None else None)
+        self._flows: dict[ast.AST, _Flow] = {}
+        self._summaries: dict[ast.AST, Summary] = {}
+        self._statistics: dict[ast.AST, list[ast.Call]] = {}
+        self._parts: dict[ast.AST, bool] = {}
+
+    def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
+        """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
+        data = self.fitted_data(call)
+        if data is None:
+            return None
+        statement = self._statement(call)
+        tainted = {data}
+        holds_statistic = getattr(statement, "value", None) is call and self.statistic_of(call) is not None  # `mean = X.mean(0)`
+        if isinstance(statement, ast.Assign) and not holds_statistic:
+            tainted |= {_key(t) for t in statement.targets} - {None}
+        flow = self._flow(self._scope(statement))
+        start = flow.order[self.ctx.index.within(statement, *EVENTS)[-1]] + 1
+        first = min(flow.first_split(key, start) for key in tainted)
+        if first != NEVER:
+            return data, flow.events[first]
+        split = self._split_in_other_method(statement, flow, tainted, start)
+        return None if split is None else (data, split)
+
+    def _split_in_other_method(self, statement: ast.AST, flow: _Flow, tainted: set[str], start: int) -> ast.AST | None:
+        """A split, in another method of the class, of an attribute of `self` the fitted data reaches."""
+        method = self.ctx.scopes.enclosing_function(statement)
+        cls = self.ctx.scopes.enclosing_class(statement)
+        if method is None or cls is None or self.ctx.scopes.enclosing_scope(method) is not cls:
+            return None
+        reached = {k for k in tainted if k.startswith("self.")}.union(*(flow.self_keys(k, start) for k in tainted))
+        for other in cls.body:
+            if other is method or not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or not reached:
+                continue
+            other_flow = self._flow(other)
+            first = min(other_flow.first_split(key, 0) for key in reached)
+            if first != NEVER:
+                return other_flow.events[first]
+        return None
+
+    # What a call fits, splits or computes.
+    def fitted_data(self, call: ast.Call) -> str | None:
+        """The data a transformer is fitted on, or a statistic is computed of, when it then transforms it,
+        or a helper fits on."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in FITTING_METHODS and call.args:
+            constructed = self.values.constructed_class(func.value)
+            constructor = func.value if isinstance(func.value, ast.Call) else None
+            name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)
+            if name and name.startswith(TRANSFORMER_MODULES):
+                return _whole(call.args[0])
+        helper = self._helper_data(call, "fits")
+        if helper is not None:
+            return helper
+        data = self.statistic_of(call)
+        if data is None:
+            return None
+        statement = self._statement(call)
+        if not isinstance(statement, (ast.Assign, ast.Return)):
+            return None  # a helper's `return (x - x.mean(0)) / x.std(0)` transforms too
+        statistics = [c for c in self._statistic_calls(statement) if self.statistic_of(c) == data]
+        if call not in statistics or min(statistics, key=lambda c: (c.lineno, c.col_offset)) is not call:
+            return None  # one finding per statement, at its first statistic
+        if _reads(statement.value, data, outside=statistics):
+            return data  # the statement transforms the data: `X = (X - X.mean(0)) / X.std(0)`
+        # `mean, std = X.mean(0), X.std(0)`, then an assignment computed from both: `X = (X - mean) / std`.
+        held = {_key(n) for t in getattr(statement, "targets", ()) for n in ast.walk(t) if isinstance(n, ast.Name)}
+        flow = self._flow(self._scope(statement))
+        return data if any(self._reads_later(flow, h, data, statement.end_lineno) for h in held) else None
+
+    def statistic_of(self, call: ast.Call) -> str | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in STATISTIC_METHODS and self.ctx.qualified_name(func) is None:
+            return _whole(func.value)
+        if self.ctx.qualified_name(func) in STATISTIC_FUNCTIONS and call.args:
+            return _whole(call.args[0])
+        return self._helper_data(call, "statistics")
+
+    def _statistic_calls(self, statement: ast.AST) -> list[ast.Call]:
+        if statement not in self._statistics:
+            calls = self.ctx.index.within(statement.value, ast.Call)
+            self._statistics[statement] = [c for c in calls if self.statistic_of(c) is not None]
+        return self._statistics[statement]
+
+    def split_data(self, call: ast.Call) -> list[ast.AST]:
+        """The data a call splits into parts."""
+        name = self.ctx.qualified_name(call.func)
+        if name in SPLITS:
+            position = SPLITS[name]
+            return list(call.args) if position is None else call.args[position : position + 1]
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "split" and call.args:
+            splitter = self.values.constructed_class(func.value) or ""
+            if splitter.startswith("sklearn.model_selection."):
+                return call.args[:1]
+        return self._helper_arguments(call, "splits")
+
+    def _helper_data(self, call: ast.Call, what: str) -> str | None:
+        return next((k for k in map(_whole, self._helper_arguments(call, what)) if k is not None), None)
+
+    def _helper_arguments(self, call: ast.Call, what: str) -> list[ast.AST]:
+        """The arguments a project function called here fits, splits or returns statistics of (`what`)."""
+        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return []
+        callee = self.calls.resolve(call, followed=HELPER_TEXT)
+        if callee is None:
+            return []
+        summary = callee.ctx.analysis(Leakage).summary(callee.function)
+        names = getattr(summary, what)
+        if not names:
+            return []
+        skips_first = isinstance(call.func, ast.Attribute)
+        bound = bind_arguments(call, callee.function, skips_first)
+        return [argument for name, argument in bound.items() if name in names and argument is not None]
+
+    def summary(self, function: ast.AST) -> Summary:
+        if function not in self._summaries:
+            self._summaries[function] = Summary()  # while it is read: a recursive helper does nothing
+            names = {p.arg for p in parameters(function, variadic=False)}
+            flow = self._flow(function)
+            calls = [e for e in flow.events if isinstance(e, ast.Call) and self._scope(e) is function]
+            fits = {self.fitted_data(c) for c in calls} & names
+            splits = {n for n in names if flow.first_split(n, 0) != NEVER}
+            returned = {_key(n) for r in self.ctx.index.within(function, ast.Return) if r.value is not None for n in ast.walk(r.value)}
+            statistics = set()
+            for c in calls:
+                data, statement = self.statistic_of(c), self._statement(c)
+                if data in names and (isinstance(statement, ast.Return) or _binds(statement) & returned):
+                    statistics.add(data)
+            self._summaries[function] = Summary(frozenset(fits), frozenset(splits), frozenset(statistics))
+        return self._summaries[function]
+
+    # The index of a scope.
+    def _flow(self, scope: ast.AST) -> _Flow:
+        if scope not in self._flows:
+            self._flows[scope] = self._build(scope)
+        return self._flows[scope]
+
+    def _build(self, scope: ast.AST) -> _Flow:
+        events = self.ctx.index.within(scope, *EVENTS)
+        reads: dict[int, frozenset[str]] = {}
+        readers: dict[str, list[int]] = defaultdict(list)
+        for i, node in enumerate(events):
+            if isinstance(node, ast.Assign):
+                reads[i] = _read_keys(node.value)
+                for key in reads[i]:
+                    readers[key].append(i)
+        flow = _Flow(events, {node: i for i, node in enumerate(events)}, reads, dict(readers))
+        self._sweep(flow)
+        return flow
+
+    def _sweep(self, flow: _Flow) -> None:
+        """From the last node back: the first split each key reaches, and the `self` keys it reaches."""
+        first: dict[str, int] = {}
+        reached: dict[str, frozenset[str]] = {}
+        halves: dict[tuple[str, str], dict[str, int]] = {}
+
+        def lower(key: str, split: int, at: int) -> None:
+            if split < first.get(key, NEVER):
+                first[key] = split
+                history = flow.splits.setdefault(key, ([], []))
+                history[0].append(-at)  # the sweep goes backwards: -index ascends
+                history[1].append(split)
+
+        for i in range(len(flow.events) - 1, -1, -1):
+            node = flow.events[i]
+            if isinstance(node, ast.Assign):
+                targets = {_key(t) for t in node.targets} - {None}
+                split = min((first.get(t, NEVER) for t in targets), default=NEVER)
+                attributes = frozenset(t for t in targets if t.startswith("self.")).union(*(reached.get(t, ()) for t in targets))
+                for key in flow.reads[i]:
+                    if split != NEVER:
+                        lower(key, split, i)
+                    if attributes - reached.get(key, frozenset()):
+                        reached[key] = reached.get(key, frozenset()) | attributes
+                        history = flow.reached.setdefault(key, ([], []))
+                        history[0].append(-i)
+                        history[1].append(reached[key])
+            elif isinstance(node, ast.Call):
+                for key in {_key(a) for a in self.split_data(node)} - {None}:
+                    lower(key, i, i)
+            elif isinstance(node, ast.Subscript):
+                key = _key(node.value)
+                half = _half(self.ctx, node.slice) if key is not None else None
+                if half is not None and self._names_a_part(node):
+                    # A head and a tail of one bound; or of any bounds, when assignments name both parts
+                    # (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
+                    for bound in (half[1], *(["named"] if self._named_by_target(node) else [])):
+                        sides = halves.setdefault((key, bound), {})
+                        sides[half[0]] = i
+                        if len(sides) == 2:
+                            lower(key, max(sides.values()), i)
+
+    def _reads_later(self, flow: _Flow, held: str, data: str, line: int) -> bool:
+        """Does an assignment after `line` read both `held` and `data`?"""
+        if (held, data) not in flow.both:
+            readers = flow.readers.get(held, [])
+            flow.both[(held, data)] = next((i for i in reversed(readers) if data in flow.reads[i]), -1)
+        last = flow.both[(held, data)]
+        return last >= 0 and flow.events[last].lineno > line
+
+    def _names_a_part(self, subscript: ast.Subscript) -> bool:
+        """Is the slice a part: assigned to a name that says training or evaluation data (`X_train = X[:n]`),
+        returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
+        taken under a test that names a part (`if flag == "train":`)?"""
+        statement = self._statement(subscript)
+        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())):
+            return True
+        function = self.ctx.scopes.enclosing_function(statement)
+        if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
+            return True
+        for ancestor in self.ctx.scopes.ancestors(subscript):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return False
+            if isinstance(ancestor, (ast.If, ast.IfExp)) and self._test_names_part(ancestor.test):
+                return True
+        return False
+
+    def _named_by_target(self, subscript: ast.Subscript) -> bool:
+        """Is the slice assigned to a name one of whose words is a part (`train_series`, `X_test`; not
+        `loss_value`)?"""
+        statement = self._statement(subscript)
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        return any(PART_WORD.search(self.ctx.text(t)) for t in targets)
+
+    def _test_names_part(self, test: ast.AST) -> bool:
+        if test not in self._parts:
+            named = [n.value for n in ast.walk(test) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            named += [_key(n) or "" for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+            self._parts[test] = any(_says_part(text) for text in named)
+        return self._parts[test]
+
+    def _statement(self, node: ast.AST) -> ast.AST:
+        while not isinstance(node, ast.stmt):
+            node = self.ctx.scopes.parent(node)
+        return node
+
+    def _scope(self, node: ast.AST) -> ast.AST:
+        return self.ctx.scopes.enclosing_function(node) or self.ctx.tree
+
+
+def _says_part(text: str, words: tuple[str, ...] = PART_WORDS) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in words)
+
+
+def _binds(statement: ast.AST) -> set[str | None]:
+    return {_key(t) for t in statement.targets} if isinstance(statement, ast.Assign) else set()
+
+
+def _key(node: ast.AST) -> str | None:
+    """What names a data set: `X`, `self.data`, and `df` for `df[cols]`."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _whole(node: ast.AST) -> str | None:
+    """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row); None for a
+    part of the rows (`X[:n]`, `X[train_idx]`). Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ROW_KEEPING:
+        node = node.func.value
+    inner = node
+    while isinstance(inner, ast.Subscript):
+        index = inner.slice
+        columns = isinstance(index, ast.Constant) and isinstance(index.value, str)
+        columns |= isinstance(index, ast.List) and all(isinstance(e, ast.Constant) for e in index.elts)
+        columns |= isinstance(index, (ast.Name, ast.Attribute)) and bool(COLUMN_NAME.search(_key(index) or ""))
+        if not columns:
+            return None
+        inner = inner.value
+    return _key(node)
+
+
+def _read_keys(expr: ast.AST) -> frozenset[str]:
+    return frozenset(_key(n) for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute))) - {None}
+
+
+def _reads(expr: ast.AST, data: str, outside: list[ast.AST] = ()) -> bool:
+    """Does `expr` read `data` other than inside the `outside` sub-expressions?"""
+    skipped = {id(n) for o in outside for n in ast.walk(o)}
+    return any(id(n) not in skipped and _key(n) == data for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _half(ctx, index: ast.AST) -> tuple[str, str] | None:
+    """`[:n]` -> ("head", "n"), `[n:]` -> ("tail", "n"); the first dimension only."""
+    if isinstance(index, ast.Tuple) and index.elts:
+        index = index.elts[0]
+    if not isinstance(index, ast.Slice) or index.step is not None:
+        return None
+    if index.lower is None and index.upper is not None:
+        return "head", ctx.text(index.upper)
+    if index.upper is None and index.lower is not None:
+        return "tail", ctx.text(index.lower)
+    return None

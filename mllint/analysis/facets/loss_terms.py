@@ -1,0 +1,237 @@
+"""The signed terms of a backpropagated loss, and the ones whose sign is a known mistake.
+
+`signed_terms` writes a loss as a sum of terms with signs, through single local assignments, unary minus,
+sums and differences, reductions (`.mean()`, `torch.sum`) and scalings by coefficients (`ent_coef *
+entropy`, `0.5 * v_loss`, `/ n`), and the gradient a backward is seeded with (`d_real.backward(mone)`
+with `mone = -1 * one`). Each term remembers the names it was reached through.
+
+`entropy_bonus_minimized`: in an actor-critic loss (a term reads a policy or advantage), an entropy
+term (`dist.entropy()`, `-(p * log_p).sum()`, a log-probability read through a name that says entropy)
+whose sign makes minimizing the loss minimize the entropy.
+
+`critic_terms`: the outputs of a WGAN critic (`netD(fake).mean()`) that backward passes take as plain
+terms, with the sign each is minimized with and whether the critic scores generated samples cut from
+the generator (its own step) or not (the generator's step).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.facets.objectives import REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign
+from mllint.analysis.syntax.tree import position
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
+
+# A factor of a product that scales a term rather than being one (`ent_coef * entropy`).
+COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)
+ENTROPY_NAME = re.compile(r"entrop|^ent$|^ent_|_ent$", re.IGNORECASE)
+NEGATED_NAME = re.compile(r"neg_?entrop|negentrop|entropy_loss", re.IGNORECASE)  # the sign the name does not say
+POLICY_TEXT = re.compile(r"pg_|policy|actor|surr|adv|ratio", re.IGNORECASE)
+PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|pi\b", re.IGNORECASE)
+LOG_TEXT = re.compile(r"log", re.IGNORECASE)
+# WGAN: the critic, the generator, generated samples, and what keeps a value's sign.
+CRITIC_NAME = re.compile(r"^(D|netD|net_d|netd|D_\w+|critic\w*|disc|discriminator\w*|dis|model_d)$")
+GENERATOR_NAME = re.compile(r"^(G|netG|net_g|netg|G_\w+|gen|generator\w*|model_g)$")
+FAKE_NAME = re.compile(r"fake|gen_|generated", re.IGNORECASE)
+SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsqueeze"})
+MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
+TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
+
+
+@dataclass(frozen=True)
+class Term:
+    sign: int
+    node: ast.AST
+    through: tuple[str, ...] = ()  # the names the term was reached through, outermost first
+    uses: tuple[ast.AST, ...] = ()  # where each of those names is read
+
+
+def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
+    values = ctx.analysis(ValueKinds)
+    found: list[Term] = []
+    pending: list = [(expr, sign, (), (), 0)]
+    while pending:
+        node, sign, through, use, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            found.append(Term(sign, node, through, use))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            pending.append((node.left, sign, through, use, depth + 1))
+            pending.append((node.right, -sign if isinstance(node.op, ast.Sub) else sign, through, use, depth + 1))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node) is not None:
+            term, factor = _scaled(node)
+            pending.append((term, sign * factor_sign(ctx, factor), through, use, depth + 1))
+        elif _reduced(ctx, node) is not None:
+            pending.append((_reduced(ctx, node), sign, through, use, depth + 1))
+        elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
+            pending.append((assigned[0], sign, (*through, node.id), (*use, node), depth + 1))
+        else:
+            found.append(Term(sign, node, through, use))
+    return found
+
+
+def _scaled(product: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
+    """(the term, the coefficient) of `c * term`, `term * c`, `term / n`."""
+    if isinstance(product.op, ast.Div):
+        return product.left, product.right
+    for term, factor in ((product.right, product.left), (product.left, product.right)):
+        if _is_coefficient(factor):
+            return term, factor
+    return None
+
+
+def _is_coefficient(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return _is_coefficient(node.operand)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    last = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return bool(last) and bool(COEFFICIENT.search(last))
+
+
+def _reduced(ctx, node: ast.AST) -> ast.AST | None:
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr in REDUCING_METHODS and ctx.qualified_name(node.func) is None:
+        return node.func.value
+    if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS and node.args:
+        return node.args[0]
+    return None
+
+
+def entropy_sign(ctx, term: Term) -> int:
+    """+1 when the term is an entropy, -1 when it is a negative entropy, 0 when it is neither."""
+    node = term.node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "entropy":
+        return 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        texts = (ctx.text(node.left), ctx.text(node.right))
+        if any(PROBABILITY_TEXT.search(a) and LOG_TEXT.search(b) and not LOG_TEXT.search(a) for a, b in (texts, texts[::-1])):
+            return -1  # `p * log p`
+    own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    last = term.through[-1] if term.through else own
+    logs = bool(LOG_TEXT.search(ctx.text(node))) and not PROBABILITY_TEXT.search(ctx.text(node))
+    if last and ENTROPY_NAME.search(last) and not NEGATED_NAME.search(last):
+        return -1 if logs else 1  # `entropy = dist.entropy()`, or unpacked from the policy's evaluation
+    if logs and any(ENTROPY_NAME.search(n) for n in term.through):
+        return -1  # a log-probability read through `entropy...`: its mean is the negative entropy
+    return 0
+
+
+def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
+    """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
+    terms = signed_terms(ctx, loss)
+    if not any(POLICY_TEXT.search(ctx.text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
+        return None
+    return next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
+
+
+@dataclass(frozen=True)
+class CriticTerm:
+    critic: str  # the critic's text: `netD`, `self.critic`
+    sign: int  # the sign minimizing the backward gives the critic's output
+    fake: bool  # the critic scores generated samples (else real ones)
+    detached: bool  # the generated samples are cut from the generator
+    node: ast.AST  # the critic's call
+    backward: ast.Call
+
+
+def critic_terms(ctx) -> list[CriticTerm]:
+    """The critic outputs that the file's backward passes take as plain terms (`netD(fake).mean()`), with
+    the sign each is minimized with, the gradient a backward is seeded with included (`backward(mone)`)."""
+    return ctx.analysis(_Critics).terms
+
+
+class _Critics:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values = ctx.analysis(ValueKinds)
+        self.terms: list[CriticTerm] = []
+        for call in ctx.index.of_type(ast.Call):
+            loss = backward_loss(ctx, call)
+            seed = self._seed(call) if loss is not None else 0
+            for term in signed_terms(ctx, loss, seed) if seed else ():
+                found = self._critic_call(term.node)
+                if found is not None:
+                    critic, sample = found
+                    fake, detached = self._generated(sample)
+                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call))
+
+    def _seed(self, backward: ast.Call) -> int:
+        """The sign of the gradient a backward starts from: +1 without one, the sign of `one` / `mone`."""
+        gradient = backward.args[0] if isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward" and backward.args else None
+        return 1 if gradient is None else _constant_sign(self.values, gradient, 0)
+
+    def _critic_call(self, node: ast.AST) -> tuple[str, ast.AST] | None:
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SHAPING and not node.args[1:]:
+            node = node.func.value  # `netD(x).view(-1)`
+        if not (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, (ast.Name, ast.Attribute))):
+            return None
+        last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        return (self.ctx.text(node.func), node.args[0]) if CRITIC_NAME.match(last) else None
+
+    def _generated(self, sample: ast.AST, depth: int = 0) -> tuple[bool, bool]:
+        """(is it generated, is it cut from the generator): `G(z)`, `fake`, `fake.detach()`, `netG(z).data`."""
+        detached = False
+        while depth <= MAX_DEPTH:
+            if isinstance(sample, ast.Attribute) and sample.attr == "data":
+                sample, detached = sample.value, True
+            elif isinstance(sample, ast.Call) and isinstance(sample.func, ast.Attribute) and sample.func.attr == "detach":
+                sample, detached = sample.func.value, True
+            elif isinstance(sample, ast.Call) and isinstance(sample.func, ast.Name) and sample.func.id == "Variable" and sample.args:
+                sample = sample.args[0]
+            elif isinstance(sample, ast.Name) and (assigned := self._assigned_before(sample)) is not None:
+                if FAKE_NAME.search(sample.id):
+                    return True, detached or self._generated(assigned, depth + 1)[1]
+                sample = assigned
+            else:
+                break
+            depth += 1
+        if isinstance(sample, ast.Call) and isinstance(sample.func, (ast.Name, ast.Attribute)):
+            last = sample.func.id if isinstance(sample.func, ast.Name) else sample.func.attr
+            return bool(GENERATOR_NAME.match(last)), detached
+        return isinstance(sample, ast.Name) and bool(FAKE_NAME.search(sample.id)), detached
+
+
+    def _assigned_before(self, name: ast.Name) -> ast.AST | None:
+        """The value of the last assignment of `name` before it in a block around it (`fake = ...` earlier
+        in the loop's body, not the one of the previous iteration); else its one reaching value."""
+        definitions = [d for d in self.values.reaching_definitions(name) if position(d.node) < position(name) and d.value is not None]
+        latest = max(definitions, key=lambda d: position(d.node), default=None)
+        if latest is not None:
+            statement = latest.node
+            while not isinstance(statement, ast.stmt):
+                statement = self.ctx.scopes.parent(statement)
+            if self.ctx.scopes.parent(statement) in set(self.ctx.scopes.ancestors(name)):
+                return latest.value
+        assigned = self.values.reaching_values(name)
+        return assigned[0] if assigned is not None and len(assigned) == 1 else None
+
+
+def _constant_sign(values: ValueKinds, node: ast.AST, depth: int) -> int:
+    """The sign of `one = torch.tensor(1.)`, `mone = one * -1`, `-one`, `torch.FloatTensor([-1])`; 0: unknown."""
+    if depth > MAX_DEPTH:
+        return 0
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return (node.value > 0) - (node.value < 0)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_constant_sign(values, node.operand, depth + 1)
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1:
+        return _constant_sign(values, node.elts[0], depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        return _constant_sign(values, node.left, depth + 1) * _constant_sign(values, node.right, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING:
+        return _constant_sign(values, node.func.value, depth + 1)  # `one.cuda()`, `one.to(device)`
+    if isinstance(node, ast.Call) and node.args and _last_name(node.func) in TENSOR_MAKERS:
+        return _constant_sign(values, node.args[0], depth + 1)
+    if isinstance(node, ast.Name):
+        assigned = values.reaching_values(node)
+        return _constant_sign(values, assigned[0], depth + 1) if assigned is not None and len(assigned) == 1 else 0
+    return 0
+
+
+def _last_name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""

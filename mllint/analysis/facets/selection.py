@@ -1,0 +1,252 @@
+"""Model selection on the test set (ML806): a best epoch, checkpoint, early stop or reported maximum chosen
+by a score measured on data named test.
+
+A choice is a comparison with a best score (`if acc > best_acc:`, `is_best = loss < best_loss`, `best =
+max(best, acc)`) whose branch keeps something: a new best, a checkpoint (`save`, `state_dict`,
+`deepcopy`), an early stop (`break`). The score is a test score when its name says so (`test_acc`),
+when it comes from an evaluation of test data (`acc = evaluate(model, test_loader)`, `test_evaluator.
+evaluate()`, `_, acc = test(epoch)`), or from an evaluator or loader that a call site passes test data
+for (`Trainer(..., val_evaluator=test_evaluator)`, read through `self.val_evaluator`), when the comparison also asks for the test phase (`phase == "test"
+and acc > best_acc`), or when it is computed in a test pass (`def test(epoch):` or a loop over
+`test_loader`). An evaluation that names validation data (`evaluate(model, val_loader)`) is not one.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from mllint.analysis.program.callers import Callers, call_sites
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import ValueKinds
+from mllint.findings import Related
+
+TEST = re.compile(r"(?<![a-z])test", re.IGNORECASE)
+VALIDATION = re.compile(r"(?<![a-z])(val|valid|validation|dev|eval)(?![a-z])|(?<![a-z])valid", re.IGNORECASE)
+BEST = re.compile(r"best|(^|_)(max|min|top|highest|lowest)(_|$)", re.IGNORECASE)
+TRAIN = re.compile(r"(?<![a-z])train", re.IGNORECASE)
+EPOCH = re.compile(r"epoch|^ep$|^e$|iter|step|round", re.IGNORECASE)
+TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
+TEST_PASS = re.compile(r"^(test|testing|run_test|test_epoch|test_model|test_one_epoch|eval_test|evaluate_test)$")
+KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
+EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
+CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
+ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+
+
+@dataclass(frozen=True)
+class TestSelection:
+    score: ast.AST  # the test score compared with the best one
+    best: ast.AST  # the best score
+    evidence: str  # why the score is a test score
+    related: tuple[Related, ...] = ()  # the call site that passes test data, when that is why
+
+
+class Selections:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values = ctx.analysis(ValueKinds)
+        self._passes: dict[ast.AST, bool] = {}
+
+    def on_test(self) -> list[TestSelection]:
+        found = [s for call in self.ctx.index.of_type(ast.Call) if (s := self._by_call(call)) is not None]
+        for node in self.ctx.index.of_type(ast.If, ast.Assign):
+            if isinstance(node, ast.If) and self._keeps(node):
+                found += [s for c in _compares(node.test) if (s := self._selection(c, node.test)) is not None]
+            elif isinstance(node, ast.Assign) and any(BEST.search(_last(t)) for t in node.targets):
+                found += [s for c in _compares(node.value) if (s := self._selection(c, node.value)) is not None]
+                found += self._running_best(node)
+        return found
+
+    def _selection(self, compare: ast.Compare, test: ast.AST) -> TestSelection | None:
+        """`score > best` (either way round) where the score is a test score."""
+        if len(compare.ops) != 1 or not isinstance(compare.ops[0], ORDERING):
+            return None
+        left, right = compare.left, compare.comparators[0]
+        for score, best in ((left, right), (right, left)):
+            if BEST.search(_last(best)) and not BEST.search(_last(score)):
+                phase = _asks_test_phase(test) and "the branch asks for the test phase"
+                evidence, related = (phase, ()) if phase else self._test_score(score)
+                return TestSelection(score, best, evidence, related) if evidence and self._chooses(compare) else None
+        return None
+
+    def _chooses(self, node: ast.AST) -> bool:
+        """Is the comparison made once per epoch of a training run: in a test pass, or in a loop over
+        epochs or one that trains (not a search over a classifier's settings)?"""
+        function = self.ctx.scopes.enclosing_function(node)
+        if function is not None and self._is_test_pass(function):
+            return True
+        for loop in self.ctx.scopes.ancestors(node):
+            if loop is function:
+                return False
+            if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)):
+                return True
+            if isinstance(loop, (ast.For, ast.While)) and any(
+                isinstance(n, ast.Call) and TRAINING_CALL.search(_last(n.func)) for s in loop.body for n in ast.walk(s)
+            ):
+                return True
+        return False
+
+    def _by_call(self, call: ast.Call) -> TestSelection | None:
+        """A callback that monitors a test metric (`ModelCheckpoint(monitor="test_acc")`), an early stopper
+        called with a test score (`early_stopping(test_loss, model)`), a trainer that keeps its best model
+        by a test set (`Trainer(..., eval_dataset=test_set)` with `load_best_model_at_end=True`)."""
+        func = _last(call.func)
+        if CALLBACK.search(func):
+            monitor = next((k.value for k in call.keywords if k.arg == "monitor"), None)
+            if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str) and TEST.search(monitor.value):
+                return TestSelection(monitor, call.func, f"the callback monitors `{monitor.value}`")
+        if EARLY_STOPPER.search(func) and call.args and self._chooses(call):
+            evidence, related = self._test_score(call.args[0])
+            if evidence:
+                return TestSelection(call.args[0], call.func, evidence, related)
+        evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
+        if evaluated is not None and TEST.search(self.ctx.text(evaluated)) and not VALIDATION.search(self.ctx.text(evaluated)):
+            if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
+                return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
+        return None
+
+    def _running_best(self, assign: ast.Assign) -> list[TestSelection]:
+        """`best_acc = max(best_acc, test_acc)`: a reported maximum."""
+        call = assign.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ("max", "min")):
+            return []
+        best = [a for a in call.args if BEST.search(_last(a))]
+        scores = [(a, e) for a in call.args if not BEST.search(_last(a)) and (e := self._test_score(a))[0]]
+        return [TestSelection(scores[0][0], best[0], *scores[0][1])] if best and scores and self._chooses(assign) else []
+
+    def _keeps(self, branch: ast.If) -> bool:
+        """Does the branch keep a best score, a checkpoint or stop early?"""
+        for node in (n for s in [*branch.body, *branch.orelse] for n in ast.walk(s)):
+            if isinstance(node, ast.Break):
+                return True
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and any(BEST.search(_last(t)) for t in _targets(node)):
+                return True
+            if isinstance(node, ast.Call) and KEEPING_CALL.search(_last(node.func)):
+                return True
+        return False
+
+    def _test_score(self, score: ast.AST) -> tuple[str | None, tuple[Related, ...]]:
+        """Why `score` is measured on test data, and the call site that says so; None when nothing does."""
+        key = _last(score, whole=True)
+        if TEST.search(key) and not VALIDATION.search(key):
+            return f"its name, `{key}`", ()
+        if isinstance(score, ast.Subscript):  # `test_metrics["acc"]`, `results["acc"]` of an evaluation
+            score = score.value
+            key = _last(score, whole=True)
+            if TEST.search(key) and not VALIDATION.search(key):
+                return f"its name, `{key}`", ()
+        if isinstance(score, ast.Name):
+            for definition in self.values.reaching_definitions(score):
+                statement = self._statement(definition.node)
+                value = getattr(statement, "value", None)
+                for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)] if value is not None else []:
+                    if self._evaluates_test(call):
+                        return f"`{_short(self.ctx.text(call))}` at line {call.lineno}", ()
+                    passed = self._passed_test(call)
+                    if passed is not None:
+                        return passed
+        function = self.ctx.scopes.enclosing_function(score)
+        if function is not None and self._is_test_pass(function):
+            return f"it is computed in the test pass `{function.name}`", ()
+        return None, ()
+
+    def _passed_test(self, call: ast.Call) -> tuple[str, tuple[Related, ...]] | None:
+        """Test data that a call site passes for the evaluator or loader an evaluation reads: a parameter
+        of the function around it, or `self.x` that `__init__` sets from its parameter."""
+        function = self.ctx.scopes.enclosing_function(call)
+        func = call.func
+        for read in [*call.args, *(k.value for k in call.keywords), *([func.value] if isinstance(func, ast.Attribute) else [])]:
+            found = self._parameter_of(read, function)
+            if found is None:
+                continue
+            holder, name = found
+            for binding in self.ctx.analysis(Callers).bindings(holder):
+                passed = binding.argument(name)
+                text = passed[0].text(passed[1]) if passed is not None else ""
+                if TEST.search(text) and not VALIDATION.search(text):
+                    return f"`{_short(text)}` passed as `{name}` at {binding.place}", call_sites(binding)
+        return None
+
+    def _parameter_of(self, read: ast.AST, function: ast.AST | None) -> tuple[ast.AST, str] | None:
+        """(the function, the parameter) whose argument `read` holds: a parameter of `function`, or one that
+        `__init__` of its class stores in `self.x`."""
+        if function is None:
+            return None
+        if isinstance(read, ast.Name) and read.id in {p.arg for p in parameters(function)}:
+            return function, read.id
+        cls = self.ctx.scopes.enclosing_class(function)
+        init = own_method(cls, "__init__") if is_self_attribute(read) and cls is not None else None
+        if init is None:
+            return None
+        names = {p.arg for p in parameters(init)}
+        for node in self.ctx.index.within(init, ast.Assign):
+            stored = [t for t in node.targets if is_self_attribute(t) and t.attr == read.attr]
+            if stored and isinstance(node.value, ast.Name) and node.value.id in names:
+                return init, node.value.id
+        return None
+
+    def _evaluates_test(self, call: ast.Call) -> bool:
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        texts = [self.ctx.text(a) for a in arguments]
+        if any(VALIDATION.search(t) for t in texts):
+            return False
+        return any(TEST.search(t) for t in texts) or bool(TEST.search(self.ctx.text(call.func)))
+
+    def _is_test_pass(self, function: ast.AST) -> bool:
+        """`def test(epoch):`, or a function that loops over test data, over no training or validation
+        data, and calls no `backward`."""
+        if function not in self._passes:
+            texts = [self.ctx.text(n.iter) for n in self.ctx.index.within(function, ast.For)]
+            named = isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and TEST_PASS.match(function.name)
+            over_test = any(TEST.search(t) for t in texts) and not any(VALIDATION.search(t) or TRAIN.search(t) for t in texts)
+            over_test &= not any(_last(c.func) == "backward" for c in self.ctx.index.within(function, ast.Call))
+            self._passes[function] = bool(named or over_test)
+        return self._passes[function]
+
+    def _statement(self, node: ast.AST) -> ast.AST:
+        while not isinstance(node, ast.stmt):
+            node = self.ctx.scopes.parent(node)
+        return node
+
+
+def _compares(expr: ast.AST) -> list[ast.Compare]:
+    """The comparisons a test makes, through `and` / `or`."""
+    if isinstance(expr, ast.BoolOp):
+        return [c for value in expr.values for c in _compares(value)]
+    return [expr] if isinstance(expr, ast.Compare) else []
+
+
+def _asks_test_phase(test: ast.AST) -> bool:
+    """`phase == "test"` among the conditions."""
+    return any(
+        isinstance(c.ops[0], ast.Eq) and any(isinstance(v, ast.Constant) and v.value == "test" for v in (c.left, *c.comparators))
+        for c in _compares(test)
+    )
+
+
+def _targets(node: ast.Assign | ast.AugAssign) -> list[ast.AST]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
+def _last(node: ast.AST, whole: bool = False) -> str:
+    """The name an expression reads as: `best_acc` for `self.best_acc` (the whole key with `whole`),
+    `test_acc` for `metrics["test_acc"]`."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    if not parts:
+        return ""
+    return ".".join(reversed(parts)) if whole else parts[0]
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 50 else text[:47] + "..."

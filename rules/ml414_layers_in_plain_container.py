@@ -1,0 +1,101 @@
+import ast
+
+from mllint.analysis.syntax.names import Names
+from mllint.analysis.facets.parameters import unregistered_layers
+from mllint.findings import Applicability, Severity
+from mllint.rule import Rule
+
+
+class LayersInPlainContainer(Rule):
+    """
+    ## What it does
+    Reports a plain Python list or dict attribute of an `nn.Module` class that layers with parameters
+    are put in (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k:
+    nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`) and that the class
+    reads (its `forward` calls them). Containers that register their layers (`nn.ModuleList`,
+    `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
+    registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
+    elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported.
+
+    ## Why is this bad?
+    `nn.Module` finds its submodules through its attributes, and a list or dict is not a module: the
+    layers in it are missing from `parameters()`, `state_dict()`, `.to(device)` and `.train()`/`.eval()`.
+    The optimizer never updates them, so they stay at their random initialisation while the rest of
+    the model trains around them; a checkpoint does not save them, and on a GPU they stay on the CPU.
+
+    ## Example
+    ```python
+    import torch.nn as nn
+
+
+    class MLP(nn.Module):
+        def __init__(self, depth):
+            super().__init__()
+            self.layers = []
+            for _ in range(depth):
+                self.layers.append(nn.Linear(8, 8))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x).relu()
+            return x
+    ```
+
+    ## Use instead
+    ```python
+    import torch.nn as nn
+
+
+    class MLP(nn.Module):
+        def __init__(self, depth):
+            super().__init__()
+            self.layers = nn.ModuleList()
+            for _ in range(depth):
+                self.layers.append(nn.Linear(8, 8))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x).relu()
+            return x
+    ```
+
+    ## Fix safety
+    The fix wraps the container in `nn.ModuleList` or `nn.ModuleDict`. It is unsafe: the layers'
+    parameters join `state_dict()` under new keys, so checkpoints saved before no longer load strictly,
+    and a dict's keys must be strings.
+    """
+
+    code = "ML414"
+    name = "layers-in-plain-container"
+    message = "`self.{attribute}` is a plain {kind}: `{layer}` (line {line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
+    severity = Severity.ERROR
+    fix_applicability = Applicability.UNSAFE
+    requires_any_text = ("nn", "Module")
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for found in unregistered_layers(self.ctx, node):
+            dict_like = isinstance(found.container, (ast.Dict, ast.DictComp)) or (
+                isinstance(found.container, ast.Call) and found.container.func.id == "dict"
+            )
+            kind, module = ("dict", "nn.ModuleDict") if dict_like else ("list", "nn.ModuleList")
+            layer = self.ctx.text(found.layer.func)
+            message = self.message.format(attribute=found.attribute, kind=kind, layer=f"{layer}(...)", line=found.layer.lineno, module=module)
+            self.report(found.container, message, self._fix(found.container, module))
+
+    def _fix(self, container: ast.AST, module: str):
+        prefix = self._torch_nn()
+        if prefix is None:
+            return None
+        name = f"{prefix}.{module.split('.')[1]}"
+        text = self.ctx.text(container)
+        empty = isinstance(container, (ast.List, ast.Dict)) and not (container.elts if isinstance(container, ast.List) else container.keys)
+        empty |= isinstance(container, ast.Call)
+        replacement = f"{name}()" if empty else f"{name}({text})"
+        return self.ctx.fix(f"Wrap it in `{name}`", Applicability.UNSAFE, self.ctx.replace(container, replacement))
+
+    def _torch_nn(self) -> str | None:
+        """How the module spells `torch.nn`: `nn`, `torch.nn`; None when it imports neither."""
+        imports = self.ctx.analysis(Names).module_imports()
+        spelled = [name for name, target in imports.items() if target == "torch.nn"]
+        spelled += [f"{name}.nn" for name, target in imports.items() if target == "torch"]
+        return min(spelled, key=len) if spelled else None

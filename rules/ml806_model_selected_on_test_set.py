@@ -1,0 +1,66 @@
+
+from mllint.analysis.facets.selection import Selections
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class ModelSelectedOnTestSet(Rule):
+    """
+    ## What it does
+    Reports a best epoch, checkpoint, early stop or reported maximum chosen by a score measured on the
+    test data: a comparison with a best score (`if acc > best_acc:`, `is_best = loss < best_loss`,
+    `best_acc = max(best_acc, acc)`) whose branch keeps a new best, saves a checkpoint or stops, where
+    the score is named for the test set (`test_acc`), comes from an evaluation of data named test
+    (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
+    (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
+    by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
+    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()`). Callbacks that monitor a test metric
+    (`ModelCheckpoint(monitor="test_acc")`), an early stopper called with a test score
+    (`early_stopping(test_loss, model)`) and a library trainer evaluated on a test set that keeps its
+    best model (`eval_dataset=test_set` with `load_best_model_at_end=True`) count too. Selection on
+    a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
+    single evaluation of the test set after training are not reported.
+
+    ## Why is this bad?
+    Choosing the epoch or checkpoint that scores best on the test set fits that choice to the test set:
+    the reported score is the maximum of many noisy measurements, higher than what the chosen model
+    will do on new data, and no data is left that measures it fairly. Nothing fails.
+
+    ## Example
+    ```python
+    def fit(model, train_one_epoch, evaluate, loaders, epochs):
+        best_acc = 0.0
+        for epoch in range(epochs):
+            train_one_epoch(model, loaders["train"])
+            test_acc = evaluate(model, loaders["test"])
+            if test_acc > best_acc:
+                best_acc = test_acc
+        return best_acc
+    ```
+
+    ## Use instead
+    ```python
+    def fit(model, train_one_epoch, evaluate, loaders, epochs):
+        best_acc, test_at_best = 0.0, 0.0
+        for epoch in range(epochs):
+            train_one_epoch(model, loaders["train"])
+            val_acc = evaluate(model, loaders["val"])
+            if val_acc > best_acc:
+                best_acc, test_at_best = val_acc, evaluate(model, loaders["test"])
+        return test_at_best
+    ```
+
+    ## Fix safety
+    There is no fix: a validation split has to be made and the selection moved to it.
+    """
+
+    code = "ML806"
+    name = "model-selected-on-test-set"
+    message = "`{score}` measures the test set ({evidence}) and chooses `{best}`: the model is selected on the test data and its reported score is optimistic; select on a validation split and test once"
+    severity = Severity.WARNING
+    requires_any_text = ("best", "max", "min", "top", "highest", "lowest", "stop", "monitor", "eval_dataset")
+
+    def end_file(self) -> None:
+        for found in self.ctx.analysis(Selections).on_test():
+            message = self.message.format(score=self.ctx.text(found.score), evidence=found.evidence, best=self.ctx.text(found.best))
+            self.report(found.score, message, related=found.related)

@@ -1,0 +1,71 @@
+"""Witnesses of leakage spread over a class or helpers (ML805): the rows that end up in the test split
+change what the training split holds."""
+import numpy as np
+import pytest
+
+from tests.witness import example, family_findings, instead, run
+
+SERIES = '''
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+
+
+class Series:
+    def __init__(self, values, flag="train"):
+        self.flag = flag
+        self.scaler = StandardScaler()
+        self._read(values)
+
+    def _read(self, values):
+        n_train = int(len(values) * 0.7)
+        self.scaler.fit(values)
+        values = self.scaler.transform(values)
+        if self.flag == "train":
+            self.data = values[:n_train]
+        else:
+            self.data = values[n_train:]
+
+
+train_rows = Series(VALUES, "train").data
+'''
+FITTED_ON_TRAINING = SERIES.replace("self.scaler.fit(values)", "self.scaler.fit(values[:n_train])")
+
+
+@pytest.mark.parametrize("program, leaks", [(SERIES, True), (FITTED_ON_TRAINING, False)])
+def test_ml805_a_scaler_fitted_before_the_flag_chooses_the_rows(program, leaks):
+    assert family_findings(program, "ML805") == ([(14, "ML805")] if leaks else [])
+    values = np.random.default_rng(0).random((100, 2))
+    shifted = values.copy()
+    shifted[70:] += 100.0  # only the rows of the test split change
+    training = [run(program, VALUES=v)["train_rows"] for v in (values, shifted)]
+    assert np.array_equal(*training) is not leaks
+
+
+SELECTION_HARNESS = '''
+def make_loader(n):
+    return torch.randn(n, 8), torch.randint(0, 4, (n,))  # labels carry no signal: every model is at chance
+
+
+def train_one_epoch(model, loader):
+    torch.nn.init.normal_(model.weight)  # each epoch leaves a different model, none better than chance
+
+
+def evaluate(model, loader):
+    x, y = loader
+    with torch.no_grad():
+        return (model(x).argmax(1) == y).float().mean().item()
+
+
+model = torch.nn.Linear(8, 4)
+loaders = {"train": make_loader(200), "val": make_loader(200), "test": make_loader(200)}
+reported = fit(model, train_one_epoch, evaluate, loaders, 40)
+'''
+
+
+@pytest.mark.parametrize("program, selects_on_test", [(example("ML806"), True), (instead("ML806"), False)])
+def test_ml806_the_best_test_score_over_epochs_overestimates_the_model(program, selects_on_test):
+    assert family_findings(program, "ML806") == ([(6, "ML806")] if selects_on_test else [])
+    reported = run("import torch\n" + program + SELECTION_HARNESS)["reported"]
+    # Chance is 0.25; the standard error of an accuracy on 200 rows is 0.03.
+    assert (reported > 0.25 + 0.05) is selects_on_test
+    assert selects_on_test or abs(reported - 0.25) < 0.05

@@ -1,0 +1,74 @@
+"""Witnesses of parameters that never train (ML414): the program's layers stay at their initial values
+after optimizer steps, and the fixed program trains them and is not reported."""
+import pytest
+import torch
+
+from tests.witness import example, family_findings, instead, run
+
+STEPS = '''
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+first = [p.detach().clone() for layer in model.layers for p in layer.parameters()]
+for _ in range(3):
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = any(not torch.equal(a, p) for a, p in zip(first, (p for layer in model.layers for p in layer.parameters())))
+'''
+
+
+@pytest.mark.parametrize("program, trains", [(example("ML414"), False), (instead("ML414"), True)])
+def test_ml414_layers_in_a_plain_list_never_train(program, trains):
+    assert family_findings(program, "ML414") == ([] if trains else [(7, "ML414")])
+    program = "import torch\n" + program + "\nmodel = MLP(2)\n" + STEPS
+    if not trains:  # the optimizer sees no parameter at all here: give it one so that it can be built
+        program = program.replace("model.parameters()", "[torch.nn.Parameter(torch.zeros(1))]")
+    namespace = run(program)
+    assert namespace["changed"] is trains
+    assert (len(list(namespace["model"].parameters())) > 0) is trains
+
+
+FACTORY = '''
+import torch
+import torchvision
+
+
+def build_model():
+    model = torchvision.models.resnet18()
+    model.fc = torch.nn.Linear(4, 2)
+    return model
+
+
+model = build_model()
+model.layer1.requires_grad = False
+before = model.layer1.weight.detach().clone()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(8, 4)).pow(2).mean().backward()
+optimizer.step()
+changed = not torch.equal(before, model.layer1.weight)
+'''
+
+
+class _ResNet(torch.nn.Module):
+    """What the witness needs of torchvision's resnet18: a `layer1` and an `fc`, small."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer1 = torch.nn.Linear(4, 4)
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(self.layer1(x))
+
+
+def test_ml411_requires_grad_on_a_layer_of_a_factory_made_library_model_freezes_nothing(fix, monkeypatch):
+    import sys
+    import types
+
+    models = types.SimpleNamespace(resnet18=_ResNet)
+    monkeypatch.setitem(sys.modules, "torchvision", types.SimpleNamespace(models=models))
+    assert family_findings(FACTORY, "ML411") == [(13, "ML411")]
+    assert run(FACTORY)["changed"]
+    fixed = fix(FACTORY, "ML411")
+    assert "model.layer1.requires_grad_(False)" in fixed and family_findings(fixed, "ML411") == []
+    assert not run(fixed)["changed"]
