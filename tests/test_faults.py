@@ -1,7 +1,12 @@
 """Faults (issue 31): full disks, odd files, foreign owners and hostile input lose nothing and stop nothing.
 Each test reproduces one failure seen when mllint was tried the way trusted linters are tested."""
+import os
+import shutil
+import subprocess
+import sys
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from mllint.analysis.gradients import GradientFlow
@@ -48,3 +53,68 @@ def test_the_analysis_budget_is_a_number_of_seconds(tmp_path):
     result = CliRunner().invoke(main, ["--isolated", "--config", "analysis-budget = 'long'", str(tmp_path)])
     assert result.exit_code == 2
     assert "`analysis-budget`: expected a number of seconds, 0 or more (0: no limit), got a string ('long')" in result.output
+
+
+def found(output: str, root) -> list[str]:
+    """The findings of a run, paths relative to `root`."""
+    return [line.split(f"{root}/", 1)[1] for line in output.splitlines() if f"{root}/" in line]
+
+
+def test_symbolic_links_that_loop_are_reported_and_the_rest_is_linted(tmp_path):
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "self.py").symlink_to("self.py")
+    (tmp_path / "b.py").symlink_to("c.py")
+    (tmp_path / "c.py").symlink_to("b.py")
+    code, output = run(str(tmp_path))
+    loop = "1:1: ML001 cannot read file: Too many levels of symbolic links"
+    assert found(output, tmp_path) == [
+        "a.py:3:1: ML301 `model.eval` is not called: the statement does nothing [*]",
+        f"b.py:{loop}", f"c.py:{loop}", f"self.py:{loop}",
+    ]  # fmt: skip
+    assert code == 1
+
+
+def test_a_fifo_is_never_read_named_imported_or_extended(tmp_path):
+    """Opening a FIFO waits for a writer, reading `/dev/zero` never ends: only regular files are read."""
+    os.mkfifo(tmp_path / "pipe.py")
+    os.mkfifo(tmp_path / "pipe.toml")
+    (tmp_path / "a.py").write_text("import pipe\n" + BUGGY)
+    code, output = run(str(tmp_path), str(tmp_path / "pipe.py"))
+    assert found(output, tmp_path) == [
+        "a.py:4:1: ML301 `model.eval` is not called: the statement does nothing [*]",
+        "pipe.py:1:1: ML001 not a regular file (a FIFO): not read",
+    ]
+    for extended in ("pipe.toml", "/dev/zero"):
+        (tmp_path / "mllint.toml").write_text(f'extend = "{extended}"\n')
+        result = CliRunner().invoke(main, ["--no-cache", str(tmp_path / "a.py")])
+        assert result.exit_code == 2
+        assert "cannot read: not a regular file" in result.output
+
+
+def unprivileged(*args: str) -> subprocess.CompletedProcess:
+    """`python -m mllint ARGS` in a process that file permissions apply to: as root, without the
+    capabilities that bypass them."""
+    command = [sys.executable, "-m", "mllint", "--no-cache", *args]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("no setpriv to drop root's capabilities")
+        drop = "-dac_override,-dac_read_search"
+        command = ["setpriv", f"--inh-caps={drop}", f"--bounding-set={drop}", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_an_unreadable_directory_is_one_ml001_and_the_rest_is_linted(tmp_path):
+    (tmp_path / "a.py").write_text(BUGGY)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "b.py").write_text(BUGGY)
+    locked.chmod(0)
+    try:
+        result = unprivileged(str(tmp_path))
+    finally:
+        locked.chmod(0o755)
+    assert found(result.stdout, tmp_path) == [
+        "a.py:3:1: ML301 `model.eval` is not called: the statement does nothing [*]",
+        "locked:1:1: ML001 cannot read directory: Permission denied",
+    ]
+    assert (result.returncode, result.stderr) == (1, "")

@@ -38,7 +38,8 @@ from mllint.analysis.values import (
 from mllint.context import FileContext
 from mllint.findings import Position
 from mllint.notebook import load as load_notebook
-from mllint.source import SourceError, SourceFile, SourceText, is_notebook, parse_python, read_source
+from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, SourceFile, SourceText, is_notebook
+from mllint.source import parse_python, read_regular, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
 
@@ -348,9 +349,8 @@ def _content(path: str) -> bytes | None:
     if buffer is not None:
         return buffer[1].encode("utf-8", "surrogatepass")
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
+        return read_regular(path, MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES)
+    except (OSError, SourceError):
         return None
 
 
