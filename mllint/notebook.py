@@ -39,7 +39,15 @@ AUTOMAGICS = frozenset(
 PLACEHOLDER_LINE = re.compile(rf"[ \t]*(?:pass  )?{re.escape(PLACEHOLDER)}")
 # A message's reference to another line of the program (`softmax output (line 9)`, `crashed at line 9`).
 LINE_REFERENCE = re.compile(r"(?:(?<=\()|(?<=at ))line ([0-9]+)\b")
-_DECODER = json.JSONDecoder()
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer; one too long for Python's int conversion (4,300 digits) as a float (inf): no
+    number in a notebook matters to its code."""
+    return int(digits) if len(digits) < 4000 else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_integer)
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -178,7 +186,7 @@ class _Layout:
 def load(json_text: str) -> Notebook:
     """The notebook's linted code cells; SourceError for what is not a Python notebook mllint can read."""
     try:
-        data = json.loads(json_text)
+        data = _DECODER.decode(json_text)
     except json.JSONDecodeError as error:
         raise SourceError(f"malformed notebook JSON: {error.msg}", error.lineno, error.colno) from None
     except RecursionError:

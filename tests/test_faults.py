@@ -1,5 +1,6 @@
 """Faults (issue 31): full disks, odd files, foreign owners and hostile input lose nothing and stop nothing.
 Each test reproduces one failure seen when mllint was tried the way trusted linters are tested."""
+import json
 import os
 import shutil
 import subprocess
@@ -118,3 +119,17 @@ def test_an_unreadable_directory_is_one_ml001_and_the_rest_is_linted(tmp_path):
         "locked:1:1: ML001 cannot read directory: Permission denied",
     ]
     assert (result.returncode, result.stderr) == (1, "")
+
+
+def notebook(*cells: str, **top) -> str:
+    data = {
+        "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c} for c in cells],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5, **top,
+    }  # fmt: skip
+    return json.dumps(data, indent=1) + "\n"
+
+
+def test_a_notebook_holding_a_number_past_pythons_int_limit_is_linted(tmp_path):
+    (tmp_path / "n.ipynb").write_text(notebook(BUGGY).replace('"nbformat_minor"', f'"big": {"9" * 5000},\n "nbformat_minor"'))
+    code, output = run(str(tmp_path))
+    assert found(output, tmp_path) == ["n.ipynb:cell 1:3:1: ML301 `model.eval` is not called: the statement does nothing [*]"]
