@@ -139,10 +139,13 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     if mode is Mode.DIFF:
         diffs = "".join(r.diff for r in results)
         click.echo(diffs, nl=False)
+        failures = [f for r in results for f in r.findings if f.code in _tool_failures()]  # a fix rejected...
+        for failure in failures:
+            click.echo(f"{failure.path}:{failure.start.line}:{failure.start.column}: {failure.code} {failure.message}", err=True)
         if not quiet:
             fixed = sum(len(r.fixed) for r in results)
             click.echo(f"Would fix {_count(fixed, 'finding')}.", err=True)
-        sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
+        sys.exit(EXIT_FINDINGS if diffs or failures else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
     if write_baseline:

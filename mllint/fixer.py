@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mllint.findings import Applicability, Finding, Fix
-from mllint.source import SourceText, parse_python
+from mllint.source import LINE_BREAK, SourceText, parse_python
 
 MAX_ROUNDS = 10
 
@@ -45,8 +45,16 @@ def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]
         edits += fix_edits
         applied.append(finding)
     for start, end, content in sorted(edits, reverse=True):
-        text = text[:start] + content + text[end:]
+        text = text[:start] + _with_line_breaks(content, text, start) + text[end:]
     return text, applied
+
+
+def _with_line_breaks(content: str, text: str, offset: int) -> str:
+    """Content to insert at `offset`, its lines ending as the file's do there (rules write `\n`)."""
+    if "\n" not in content:
+        return content
+    found = LINE_BREAK.search(text, offset) or LINE_BREAK.search(text)
+    return content if found is None or found.group() == "\n" else content.replace("\n", found.group())
 
 
 def _overlaps(start: int, end: int, taken: tuple[int, int]) -> bool:

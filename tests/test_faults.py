@@ -133,3 +133,42 @@ def test_a_notebook_holding_a_number_past_pythons_int_limit_is_linted(tmp_path):
     (tmp_path / "n.ipynb").write_text(notebook(BUGGY).replace('"nbformat_minor"', f'"big": {"9" * 5000},\n "nbformat_minor"'))
     code, output = run(str(tmp_path))
     assert found(output, tmp_path) == ["n.ipynb:cell 1:3:1: ML301 `model.eval` is not called: the statement does nothing [*]"]
+
+
+TRAIN = (
+    "import functools\nimport torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for x in range(3):\n    @functools.cache\n    def f(y):\n        return y\n    loss = model(torch.ones(2)).sum()\n"
+    "    loss.backward()\n    opt.step()\n"
+)
+FIXED = TRAIN.replace("range(3):\n", "range(3):\n    opt.zero_grad()\n")
+
+
+@pytest.mark.parametrize("line_break", ["\n", "\r\n", "\r"])
+def test_the_zero_grad_fix_lands_above_decorators_with_the_files_line_breaks(tmp_path, line_break):
+    path = tmp_path / "train.py"
+    path.write_bytes(TRAIN.replace("\n", line_break).encode())
+    code, output = run("--fix", "--unsafe-fixes", str(path))
+    assert (code, path.read_bytes()) == (0, FIXED.replace("\n", line_break).encode())
+
+
+def test_diff_reports_fixes_it_had_to_reject(tmp_path, monkeypatch):
+    def not_parsing(text, path="<unknown>"):
+        raise SyntaxError("invalid syntax")
+
+    monkeypatch.setattr("mllint.fixer.parse_python", not_parsing)
+    (tmp_path / "train.py").write_text(TRAIN)
+    result = CliRunner().invoke(main, ["--no-cache", "--isolated", "--diff", "--unsafe-fixes", str(tmp_path / "train.py")])
+    assert result.exit_code == 1
+    assert f"{tmp_path}/train.py:1:1: ML005 fixes for ML201 produced code that does not parse" in result.output
+    assert "Would fix 0 findings." in result.output
+
+
+def test_a_notebooks_findings_name_lines_of_their_cells(tmp_path):
+    cells = [TRAIN[: TRAIN.index("for")], TRAIN[TRAIN.index("for") :]]
+    (tmp_path / "n.ipynb").write_text(notebook(*cells))
+    code, output = run("--select", "ML201", "--output-format", "json", str(tmp_path))
+    [finding] = json.loads(output)
+    assert finding["message"].startswith(
+        "`opt` steps without its gradients being cleared in the iteration of the loop on cell 2, line 1"
+    )
+    assert finding["fix"]["message"] == "Call `opt.zero_grad()` at the top of the iteration"
