@@ -619,7 +619,8 @@ def test_show_settings_prints_the_settings_of_the_first_path(project):
     assert output[0] == f"# settings from {(project / 'pkg' / 'mllint.toml').resolve()} (root {project.resolve() / 'pkg'})"
     assert output[1] == "select = ['ML3']"
     assert output[10] == "fail-on = warning"
-    assert len(output) == 12
+    assert output[12] == "analysis-budget = 30.0"
+    assert len(output) == 13
 
 
 def test_show_settings_include_command_line_overrides(project):
