@@ -149,7 +149,11 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
     if write_baseline:
-        recorded = baselines.write(write_baseline, findings, _sources(findings, results))
+        try:
+            recorded = baselines.write(write_baseline, findings, _sources(findings, results))
+        except baselines.BaselineError as error:
+            click.echo(f"mllint: {error}", err=True)
+            sys.exit(EXIT_ERROR)
         click.echo(f"Recorded {_count(recorded, 'finding')} in {write_baseline}.", err=True)
         sys.exit(EXIT_CLEAN)
     if baseline:
@@ -331,8 +335,12 @@ def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool)
 
 def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool, colour: bool) -> None:
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as handle:
-            handle.write(output)
+        try:
+            with open(output_file, "w", encoding="utf-8") as handle:
+                handle.write(output)
+        except OSError as error:  # a full disk, a directory gone: the user's to mend, not mllint's bug
+            click.echo(f"mllint: cannot write {output_file}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_ERROR)
         if summary:
             click.echo(summary, nl=False, err=True)
         return

@@ -1,5 +1,6 @@
 """Faults (issue 31): full disks, odd files, foreign owners and hostile input lose nothing and stop nothing.
 Each test reproduces one failure seen when mllint was tried the way trusted linters are tested."""
+import errno
 import json
 import os
 import shutil
@@ -172,3 +173,193 @@ def test_a_notebooks_findings_name_lines_of_their_cells(tmp_path):
         "`opt` steps without its gradients being cleared in the iteration of the loop on cell 2, line 1"
     )
     assert finding["fix"]["message"] == "Call `opt.zero_grad()` at the top of the iteration"
+
+
+FULL = OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_fix_as_root_keeps_the_owner_group_mode_and_hard_links(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user takes root")
+    path, twin = tmp_path / "train.py", tmp_path / "twin.py"
+    path.write_text(BUGGY)
+    os.chown(path, 1234, 2345)
+    path.chmod(0o640)
+    alone = tmp_path / "alone.py"
+    alone.write_text(BUGGY)
+    os.chown(alone, 1234, 2345)
+    alone.chmod(0o640)
+    os.link(path, twin)
+    run("--fix", str(path), str(alone))
+    for fixed in (path, twin, alone):
+        status = fixed.stat()
+        assert (fixed.read_text(), status.st_uid, status.st_gid, oct(status.st_mode & 0o777)) == (
+            BUGGY.replace("model.eval", "model.eval()"), 1234, 2345, "0o640"
+        )
+    assert path.stat().st_ino == twin.stat().st_ino and path.stat().st_nlink == 2
+
+
+class FaultyDisk:
+    """Stands for the disk in `mllint.atomic`: the `fail_at`-th write, sync, rename or metadata change
+    fails with ENOSPC (a write after writing half its data)."""
+
+    def __init__(self, fail_at: int) -> None:
+        self.fail_at, self.points, self.failed = fail_at, 0, False
+
+    def point(self) -> None:
+        self.points += 1
+        if self.points == self.fail_at:
+            self.failed = True
+            raise FULL
+
+    def file(self, handle):
+        disk = self
+
+        class Handle:
+            def __getattr__(self, name):
+                return getattr(handle, name)
+
+            def __enter__(self):
+                handle.__enter__()
+                return self
+
+            def __exit__(self, *exc):
+                return handle.__exit__(*exc)
+
+            def write(self, data):
+                handle.write(data[: len(data) // 2])
+                disk.point()
+                return handle.write(data[len(data) // 2 :])
+
+        return Handle()
+
+    def install(self, monkeypatch) -> None:
+        import mllint.atomic as atomic
+
+        disk, real = self, os
+
+        class FaultyOs:
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def fdopen(self, *args, **kwargs):
+                return disk.file(real.fdopen(*args, **kwargs))
+
+            def fsync(self, descriptor):
+                disk.point()
+                real.fsync(descriptor)
+
+            def replace(self, source, target):
+                disk.point()
+                real.replace(source, target)
+
+            def chmod(self, path, mode):
+                disk.point()
+                real.chmod(path, mode)
+
+            def chown(self, path, uid, gid):
+                disk.point()
+                real.chown(path, uid, gid)
+
+        monkeypatch.setattr(atomic, "os", FaultyOs())
+        monkeypatch.setattr(atomic, "open", lambda *args, **kwargs: disk.file(open(*args, **kwargs)), raising=False)
+
+
+def test_fix_and_write_baseline_lose_nothing_whichever_write_fails(tmp_path, monkeypatch):
+    """Every point where a write can fail, one at a time: each file is left as it was or fully fixed
+    (hard links kept), the baseline as it was or fully written, and no temporary file is left behind."""
+    sources = {"a.py": BUGGY, "b.py": BUGGY.replace("\n", "\r\n"), "c.py": TRAIN, "d.py": "x = 1\n"}
+    fixed = {name: text.replace("model.eval\r", "model.eval()\r").replace("model.eval\n", "model.eval()\n") for name, text in sources.items()}
+    fixed["c.py"] = FIXED
+    old_baseline = '{"version": 1, "findings": []}\n'
+    fail_at = 0
+    while True:
+        fail_at += 1
+        root = tmp_path / str(fail_at)
+        root.mkdir()
+        for name, text in sources.items():
+            (root / name).write_bytes(text.encode())
+        os.link(root / "a.py", root / "a_link.py")
+        (root / "baseline.json").write_text(old_baseline)
+        disk = FaultyDisk(fail_at)
+        with monkeypatch.context() as patch:
+            disk.install(patch)
+            files = [str(root / name) for name in sources]
+            run("-j", "1", "--fix", "--unsafe-fixes", *files)
+            run("--write-baseline", str(root / "baseline.json"), *files)
+        for name in sources:
+            assert (root / name).read_bytes().decode() in (sources[name], fixed[name]), (fail_at, name)
+        assert (root / "a.py").stat().st_ino == (root / "a_link.py").stat().st_ino
+        baseline = (root / "baseline.json").read_text()
+        assert baseline == old_baseline or json.loads(baseline)["version"] == 1, fail_at  # whole, never a part
+        assert not list(root.glob(".mllint-*")), fail_at
+        if not disk.failed:
+            break
+    assert fail_at > 10  # every point was tried, then a run with none failing
+    assert all((root / name).read_bytes().decode() == fixed[name] for name in sources)
+
+
+def test_write_baseline_on_a_full_disk_keeps_the_old_baseline(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(BUGGY)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"version": 1, "findings": []}\n')
+    FaultyDisk(fail_at=1).install(monkeypatch)
+    result = CliRunner().invoke(main, ["--no-cache", "--isolated", "--write-baseline", str(baseline), str(tmp_path / "a.py")])
+    assert result.exit_code == 2
+    assert f"{baseline}: cannot write the baseline (No space left on device); the old one is kept" in result.output
+    assert baseline.read_text() == '{"version": 1, "findings": []}\n'
+    assert run("--baseline", str(baseline), str(tmp_path / "a.py"))[0] == 1  # still a baseline
+
+
+def test_output_file_on_a_full_disk_is_an_io_error(tmp_path, monkeypatch):
+    real_open = open
+
+    def full_disk_open(path, mode="r", *args, **kwargs):
+        handle = real_open(path, mode, *args, **kwargs)
+        return FaultyDisk(fail_at=1).file(handle) if "w" in mode else handle
+
+    monkeypatch.setattr("mllint.cli.open", full_disk_open, raising=False)
+    (tmp_path / "a.py").write_text(BUGGY)
+    result = CliRunner().invoke(main, ["--no-cache", "--isolated", "-o", str(tmp_path / "out.txt"), str(tmp_path / "a.py")])
+    assert (result.exit_code, result.output) == (2, f"mllint: cannot write {tmp_path / 'out.txt'}: No space left on device\n")
+
+
+def test_a_cache_on_a_full_disk_leaves_no_temporary_files(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(BUGGY)
+    cache = tmp_path / "cache"
+    monkeypatch.setattr("mllint.atomic.os.fsync", lambda descriptor: (_ for _ in ()).throw(FULL))
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["--isolated", "--cache-dir", str(cache), str(tmp_path / "a.py")])
+        assert result.exit_code == 1
+    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == [".gitignore", "CACHEDIR.TAG"]
+
+
+def test_a_cache_entry_that_cannot_be_read_is_a_miss(tmp_path):
+    (tmp_path / "a.py").write_text(BUGGY)
+    cache = tmp_path / "cache"
+    arguments = ["--isolated", "--cache-dir", str(cache), str(tmp_path / "a.py")]
+    first = CliRunner().invoke(main, arguments)
+    [entry] = cache.rglob("*.json")
+    entry.write_text("[" * 100_000 + "]" * 100_000)  # nested past the recursion limit
+    for _ in range(2):
+        result = CliRunner().invoke(main, arguments)
+        assert (result.exit_code, result.output) == (first.exit_code, first.output)
+    assert "ML301" in first.output
+
+
+def test_clean_removes_only_what_mllints_cache_layout_makes(tmp_path):
+    other = tmp_path / "other"  # another program's cache, tagged as the standard says
+    other.mkdir()
+    (other / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# Another tool's cache.\n")
+    (other / "data").write_text("precious")
+    result = CliRunner().invoke(main, ["clean", "--cache-dir", str(other)])
+    assert (result.exit_code, (other / "data").read_text()) == (0, "precious")
+    (tmp_path / "a.py").write_text(BUGGY)
+    mine = tmp_path / "mine"
+    CliRunner().invoke(main, ["--isolated", "--cache-dir", str(mine), str(tmp_path / "a.py")])
+    (mine / "notes.txt").write_text("kept")  # put there by someone else
+    assert CliRunner().invoke(main, ["clean", "--cache-dir", str(mine)]).exit_code == 0
+    assert sorted(p.name for p in mine.iterdir()) == [".gitignore", "CACHEDIR.TAG", "notes.txt"]
+    (mine / "notes.txt").unlink()
+    CliRunner().invoke(main, ["clean", "--cache-dir", str(mine)])
+    assert not mine.exists()
