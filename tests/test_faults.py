@@ -363,3 +363,12 @@ def test_clean_removes_only_what_mllints_cache_layout_makes(tmp_path):
     (mine / "notes.txt").unlink()
     CliRunner().invoke(main, ["clean", "--cache-dir", str(mine)])
     assert not mine.exists()
+
+
+def test_python_m_mllint_does_not_import_the_projects_modules_over_the_standard_library(tmp_path):
+    (tmp_path / "json.py").write_text('raise SystemExit("the project\'s json.py was imported")\n')
+    (tmp_path / "a.py").write_text(BUGGY)
+    result = subprocess.run(
+        [sys.executable, "-m", "mllint", "--no-cache", "--isolated", "a.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert (result.returncode, result.stdout.splitlines()[0]) == (1, "a.py:3:1: ML301 `model.eval` is not called: the statement does nothing [*]")
