@@ -121,12 +121,12 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
             click.echo("\n".join(files))
             return
         items = [(path, resolver.settings_for(path).selection_for(path)) for path in files]
-        named = [p for p in paths if p != "-"] + ([stdin_filename] if "-" in paths and stdin_filename else [])
-        job = dataclasses.replace(job, project=ProjectIndex.for_paths(named + files))
-        results = check_files(items, job, jobs or available_cpus())
+        projects = ProjectIndex.of_run([p for p in paths if p != "-"], files)  # README: Projects
+        results = check_files(items, job, jobs or available_cpus(), projects)
         stdin_output = b""
         if "-" in paths:
-            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, job)
+            stdin_project = ProjectIndex.for_paths([stdin_filename]) if stdin_filename else None
+            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, dataclasses.replace(job, project=stdin_project))
             results.append(stdin_result)
     except ConfigError as error:
         click.echo(f"Configuration error: {error}", err=True)

@@ -1,6 +1,7 @@
 """Checking one file end to end: lint, or fix and write, or compute the diff; and `--add-noqa`."""
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import enum
 import gc
@@ -56,25 +57,30 @@ FILES_PER_COLLECTION = 500
 _files_checked = itertools.count(1)  # in this process
 
 
-def check_files(items: list[tuple[str, Selection]], job: Job, jobs: int = 1) -> list[FileResult]:
+def check_files(
+    items: list[tuple[str, Selection]], job: Job, jobs: int = 1, projects: dict[str, ProjectIndex] | None = None
+) -> list[FileResult]:
     """Check (path, selection) pairs, in a process pool when there are several files and jobs; the
-    results come back in the order of `items` whatever the number of workers."""
+    results come back in the order of `items` whatever the number of workers. `projects`: each path's
+    project, when not the job's."""
+    item_jobs = [dataclasses.replace(job, project=projects[path]) if projects else job for path, _ in items]
     if jobs <= 1 or len(items) <= 1:
         with cycle_collector_off():  # for the whole run, not only during each lint (see there)
-            return [_check_item(item, job) for item in items]
+            return [_check_item(item, item_job) for item, item_job in zip(items, item_jobs)]
     chunk = max(1, min(64, len(items) // (jobs * 8)))
-    # The project's word index is built here once, not by every worker (with `fork`, it is not even copied).
-    shared = job.project.shared_calls() if job.project is not None else None
+    # The projects' word indexes are built here once, not by every worker (with `fork`, not even copied).
+    distinct = {id(j.project): j.project for j in item_jobs if j.project is not None}
+    shared = [project.shared_calls() for project in distinct.values()]
     with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(shared,)) as pool:
-        return list(pool.map(_check_item, items, [job] * len(items), chunksize=chunk))
+        return list(pool.map(_check_item, items, item_jobs, chunksize=chunk))
 
 
-def _start_worker(shared_calls: tuple | None) -> None:
+def _start_worker(shared_calls: list[tuple]) -> None:
     """A worker of a run: no cyclic garbage collection (see `engine.cycle_collector_off`), and the word
-    index its run built."""
+    indexes its run built."""
     gc.disable()
-    if shared_calls is not None:
-        install_calls(shared_calls)
+    for shared in shared_calls:
+        install_calls(shared)
 
 
 def available_cpus() -> int:

@@ -372,3 +372,33 @@ def test_python_m_mllint_does_not_import_the_projects_modules_over_the_standard_
         [sys.executable, "-m", "mllint", "--no-cache", "--isolated", "a.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert (result.returncode, result.stdout.splitlines()[0]) == (1, "a.py:3:1: ML301 `model.eval` is not called: the statement does nothing [*]")
+
+
+MODELS = (
+    "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n        return torch.softmax(self.fc(x), dim=1)\n"
+)
+USES_MODELS = (
+    "import torch\nfrom torch import nn\nfrom models import Net\n\nmodel = Net()\ncriterion = nn.CrossEntropyLoss()\n"
+    "loss = criterion(model(torch.randn(2, 4)), torch.tensor([0, 1]))\n"
+)
+
+
+def test_a_files_findings_do_not_depend_on_what_else_is_on_the_command_line(tmp_path, monkeypatch):
+    """The project of a file is that of the first path naming it (README: Projects): a sibling directory
+    named too is another project."""
+    for directory in ("a", "b", "c"):
+        (tmp_path / directory).mkdir()
+    (tmp_path / "a" / "train.py").write_text(USES_MODELS)
+    (tmp_path / "b" / "models.py").write_text(MODELS)
+    (tmp_path / "c" / "train.py").write_text(USES_MODELS)
+    (tmp_path / "c" / "models.py").write_text(MODELS)
+    monkeypatch.chdir(tmp_path)
+
+    def findings(*paths: str) -> list[str]:
+        return [" ".join(line.split(" ")[:2]) for line in run("-j", "1", *paths)[1].splitlines() if line[:2] in ("a/", "b/", "c/")]
+
+    assert findings("a") == findings("b") == []
+    assert findings("c") == ["c/train.py:7:18: ML101"]
+    for paths in (("a", "b", "c"), ("c", "b", "a"), ("a/train.py", "b/models.py", "c"), ("b", "a/train.py", "c")):
+        assert findings(*paths) == findings("c"), paths

@@ -119,6 +119,18 @@ class ProjectIndex:
                 roots[root] = None  # a script: the directory of scripts it lives in is the project
         return cls({root: None if tops is None else frozenset(tops) for root, tops in roots.items()})
 
+    @classmethod
+    def of_run(cls, named: list[str], files: list[str]) -> dict[str, "ProjectIndex"]:
+        """Each file's project in a run: that of the first named path holding it (the file itself, or a
+        directory above it), with the package roots of that path's files; never what else is named."""
+        held: dict[str, list[str]] = {}
+        for file in files:
+            absolute = os.path.abspath(file)
+            origin = next((p for p in named if _holds(os.path.abspath(p), absolute)), file)
+            held.setdefault(origin, []).append(file)
+        projects = {origin: cls.for_paths([origin, *inside]) for origin, inside in held.items()}
+        return {file: projects[origin] for origin, inside in held.items() for file in inside}
+
     def __getstate__(self) -> dict:
         return {"roots": self.roots, "calls_fresh": self._calls_fresh}
 
@@ -247,6 +259,10 @@ def open_buffer(path: str) -> str | None:
     """The text of an open editor buffer the project reads for the file at `path` (None: not open)."""
     buffer = _BUFFERS.get(os.path.abspath(path))
     return None if buffer is None else buffer[1]
+
+
+def _holds(named: str, path: str) -> bool:
+    return path == named or path.startswith(named.rstrip(os.sep) + os.sep)
 
 
 def install_calls(shared: tuple) -> None:
