@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import corpus_directory  # noqa: E402
 from corpus import PINNED, expand  # noqa: E402
 
 
-def lint(directory: Path, select: str | None, jobs: int) -> tuple[list[dict], float]:
-    mllint = shutil.which("mllint") or str(Path(sys.executable).parent / "mllint")
+def lint(directory: Path, select: str | None, jobs: int, mllint: str | None = None) -> tuple[list[dict], float]:
+    mllint = mllint or shutil.which("mllint") or str(Path(sys.executable).parent / "mllint")
     selection = ["--select", select] if select else []
     command = [mllint, "--isolated", "--no-cache", "--exit-zero", "-q", "-j", str(jobs), *selection,
                "--output-format", "json", str(directory)]  # fmt: skip
@@ -37,13 +39,13 @@ def lint(directory: Path, select: str | None, jobs: int) -> tuple[list[dict], fl
     return json.loads(output), time.perf_counter() - start
 
 
-def package_run(name: str, select: str | None, jobs: int) -> dict:
-    """Files, lines, seconds and findings of linting one package."""
-    directory = corpus_directory(name)
-    files = sorted(directory.rglob("*.py"))
-    found, seconds = lint(directory, select, jobs)
+def tree_run(directory: Path, select: str | None, jobs: int, mllint: str | None = None,
+             patterns: tuple[str, ...] = ("*.py",)) -> dict:  # fmt: skip
+    """Files, lines, seconds and findings of linting one tree (files and lines of those matching `patterns`)."""
+    files = sorted(path for pattern in patterns for path in directory.rglob(pattern) if path.is_file())
+    found, seconds = lint(directory, select, jobs, mllint)
     findings = sorted(
-        ({"path": Path(f["filename"]).resolve().relative_to(directory.resolve()).as_posix(),
+        ({"path": Path(os.path.relpath(os.path.abspath(f["filename"]), os.path.abspath(directory))).as_posix(),
           "line": f["location"]["row"], "column": f["location"]["column"], "code": f["code"], "message": f["message"]}
          for f in found),
         key=lambda f: (f["path"], f["line"], f["column"], f["code"]),
@@ -61,9 +63,10 @@ def label(name: str) -> str:
     return f"{name}-{PINNED[name]}" if name in PINNED else name
 
 
-def report(run: dict) -> list[str]:
-    """The run as a table: one line per package, a total, then the total per rule."""
-    lines = [f"{'package':<32}{'files':>6}{'lines':>9}{'seconds':>9}{'findings':>9}{'ML0xx':>6}  per rule"]
+def report(run: dict, title: str = "package") -> list[str]:
+    """The run as a table: one line per package (or other tree), a total, then the total per rule."""
+    width = max([32, *(len(name) + 1 for name in run["packages"])])
+    lines = [f"{title:<{width}}{'files':>6}{'lines':>9}{'seconds':>9}{'findings':>9}{'ML0xx':>6}  per rule"]
     totals: Counter = Counter()
     for name, package in run["packages"].items():
         counts = package["counts"]
@@ -71,13 +74,13 @@ def report(run: dict) -> list[str]:
         meta = sum(n for code, n in counts.items() if code.startswith("ML0"))
         per_rule = ", ".join(f"{code} {n}" for code, n in sorted(counts.items()))
         lines.append(
-            f"{name:<32}{package['files']:>6}{package['lines']:>9}{package['seconds']:>9.2f}"
+            f"{name:<{width}}{package['files']:>6}{package['lines']:>9}{package['seconds']:>9.2f}"
             f"{sum(counts.values()):>9}{meta:>6}  {per_rule}"
         )
     packages = run["packages"].values()
     meta = sum(n for code, n in totals.items() if code.startswith("ML0"))
     lines.append(
-        f"{'total':<32}{sum(p['files'] for p in packages):>6}{sum(p['lines'] for p in packages):>9}"
+        f"{'total':<{width}}{sum(p['files'] for p in packages):>6}{sum(p['lines'] for p in packages):>9}"
         f"{sum(p['seconds'] for p in packages):>9.2f}{sum(totals.values()):>9}{meta:>6}"
     )
     lines.append("per rule: " + ", ".join(f"{code} {n}" for code, n in sorted(totals.items())))
@@ -88,8 +91,9 @@ def _finding_text(name: str, finding: dict) -> str:
     return f"{name}/{finding['path']}:{finding['line']}:{finding['column']}: {finding['code']} {finding['message']}"
 
 
-def compare(previous: dict, current: dict) -> list[str]:
-    """Per package, the rules whose counts changed and the findings added (+) and lost (-)."""
+def compare(previous: dict, current: dict, note: Callable[[str, dict], str] | None = None) -> list[str]:
+    """Per package, the rules whose counts changed and the findings added (+) and lost (-), each followed by
+    `note(package, finding)` if given (a known verdict, say)."""
     lines = []
     names = list(dict.fromkeys([*previous["packages"], *current["packages"]]))
     totals_before: Counter = Counter()
@@ -103,8 +107,8 @@ def compare(previous: dict, current: dict) -> list[str]:
         totals_before.update(before["counts"])
         totals_after.update(after["counts"])
         changes = _count_changes(Counter(before["counts"]), Counter(after["counts"]))
-        old = Counter(_finding_text(name, f) for f in before["findings"])
-        new = Counter(_finding_text(name, f) for f in after["findings"])
+        old = Counter(_finding_text(name, f) + (note(name, f) if note else "") for f in before["findings"])
+        new = Counter(_finding_text(name, f) + (note(name, f) if note else "") for f in after["findings"])
         if not changes and old == new:
             continue
         lines.append(f"{name}: {changes or 'same counts'}")
@@ -126,10 +130,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the run to this file")
     parser.add_argument("--compare", type=Path, help="a previous run's JSON to compare with")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="mllint's worker processes (default 1)")
+    parser.add_argument("--mllint", help="the mllint executable to run (default: this environment's)")
     args = parser.parse_args()
     run = {"select": args.select or "default", "packages": {}}
     for name in expand(args.names or ["training"]):
-        run["packages"][label(name)] = package_run(name, args.select, args.jobs)
+        run["packages"][label(name)] = tree_run(corpus_directory(name), args.select, args.jobs, args.mllint)
     print("\n".join(report(run)))
     if args.json:
         args.json.write_text(json.dumps(run, indent=1) + "\n")

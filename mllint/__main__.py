@@ -2,8 +2,8 @@
 
 `mllint server` is started by editors, which wait for its answer to `initialize`: it starts the language
 server directly, without importing the command line (`mllint.cli` loads the configuration, engine, runner
-and reporters, ~80 ms that the server loads in the background once initialized). Every other command is
-the command line's.
+and reporters, ~80 ms that the server loads in the background once initialized). `mllint --version`, which
+hooks and editors ask first, is answered before any import. Every other command is the command line's.
 """
 import os
 import sys
@@ -16,7 +16,7 @@ if __name__ == "__main__" and not sys.flags.safe_path and sys.path and sys.path[
 
 import traceback  # noqa: E402
 
-from mllint import ISSUES_URL  # noqa: E402
+from mllint import __version__  # noqa: E402
 
 SERVER_COMMANDS = (["server"], ["server", "--stdio"])
 EXIT_ERROR = 2
@@ -29,13 +29,15 @@ def run() -> None:
     except Exception as error:  # the last line of defence
         if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
             traceback.print_exc()
-        print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it at {ISSUES_URL}.", file=sys.stderr)
+        print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it to mllint's developers.", file=sys.stderr)
         sys.exit(EXIT_ERROR)
 
 
 def start() -> None:
     # Imported here, deliberately: importing either entry point must not load the other.
-    if sys.argv[1:] in SERVER_COMMANDS:
+    if sys.argv[1:] == ["--version"]:
+        print(f"mllint, version {__version__}")  # as click's version option says it
+    elif sys.argv[1:] in SERVER_COMMANDS:
         from mllint.server import start as start_server
 
         start_server()

@@ -26,7 +26,7 @@ def selection_key(selection: Selection) -> str:
     codes = ",".join(rule.code for rule in selection.rules)
     severities = ",".join(f"{code}={level.label}" for code, level in sorted(selection.severities.items()))
     unfixable = ",".join(sorted(selection.unfixable))
-    return f"{__version__}|{codes}|{severities}|{unfixable}"
+    return f"{__version__}|{codes}|{severities}|{unfixable}" + ("|ignore-noqa" if selection.ignore_noqa else "")
 
 
 class Cache:

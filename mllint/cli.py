@@ -7,11 +7,12 @@ import difflib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
 
-from mllint import ISSUES_URL, __version__
+from mllint import __version__
 from mllint import baseline as baselines
 from mllint.analysis.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
@@ -24,11 +25,12 @@ from mllint.overrides import command_line_resolver
 from mllint.registry import RegistryError, all_rules, rule_by_event
 from mllint.reporters import FORMAT_NAMES, Report, render
 from mllint.reporters.colour import use_colour
-from mllint.runner import FileResult, Job, Mode, available_cpus, check_files, check_source
+from mllint.runner import FileResult, Job, Mode, available_cpus, check_files, check_source, line_count
 from mllint.source import SourceError, SourceFile, decode, read_source
 from mllint.watch import watch_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+LONG_RUN_SECONDS = 5.0  # a run that found nothing and took this long says how much it checked
 
 
 class DefaultToCheck(click.Group):
@@ -41,6 +43,19 @@ class DefaultToCheck(click.Group):
         end = args.index("--") if "--" in args else len(args)
         args = ["--add-noqa=" if arg == "--add-noqa" and i < end else arg for i, arg in enumerate(args)]
         return super().parse_args(ctx, args)
+
+    def main(self, *args, **kwargs):
+        """A usage error is one line, `Error: ...`, without click's Usage block (as Ruff reports them)."""
+        kwargs.pop("standalone_mode", None)
+        try:
+            status = super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as error:
+            click.echo(f"Error: {error.format_message()}", err=True)
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else EXIT_CLEAN)
 
 
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,8 +82,16 @@ def main() -> None:
 @click.option("--per-file-ignores", multiple=True, metavar="GLOB:CODES", help="Disable codes for matching files.")
 @click.option("--config", "configs", multiple=True, help="A configuration file, or an inline `key = value`.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option("--exclude", multiple=True, metavar="PATTERN", help="Exclude matching paths instead of the configured ones.")
 @click.option("--extend-exclude", multiple=True, metavar="PATTERN", help="Exclude matching paths too (names or globs).")
+@click.option("--extend-per-file-ignores", multiple=True, metavar="GLOB:CODES",
+              help="Disable codes for matching files, in addition to the configured per-file-ignores.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+              help="Skip (or lint) what git ignores, whatever the configuration says.")
+@click.option("--ignore-noqa", is_flag=True, help="Ignore every `# noqa` comment: report what they silence.")
 @click.option("--output-format", type=click.Choice(FORMAT_NAMES), default="concise", show_default=True)
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the output: on a terminal (auto: unless NO_COLOR is set), always, or never.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write findings here.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
@@ -91,10 +114,12 @@ def main() -> None:
 @click.option("--watch-runs", type=int, default=None, hidden=True)  # tests: stop after this many runs
 @click.option("-v", "--verbose", is_flag=True, help="Print the traceback of mllint's internal errors (ML009).")
 def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, diff, show_fixes, stdin_filename,
-          select, extend_select, ignore, per_file_ignores, configs, isolated, extend_exclude, output_format,
-          output_file, statistics, exit_zero, show_files, show_settings, quiet, add_noqa, fail_on, force_exclude,
-          jobs, no_cache, cache_dir, baseline, write_baseline, watch, watch_runs, verbose) -> None:  # fmt: skip
+          select, extend_select, ignore, per_file_ignores, configs, isolated, exclude, extend_exclude,
+          extend_per_file_ignores, respect_gitignore, ignore_noqa, output_format, color, output_file, statistics,
+          exit_zero, show_files, show_settings, quiet, add_noqa, fail_on, force_exclude, jobs, no_cache, cache_dir,
+          baseline, write_baseline, watch, watch_runs, verbose) -> None:  # fmt: skip
     """Lint PATHS (files, directories, or `-` for standard input)."""
+    started = time.monotonic()
     paths = list(paths) or ["."]
     _require_existing(paths)
     if watch:
@@ -108,8 +133,9 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     job = Job(mode, unsafe_fixes, add_noqa, cache)
     try:
         resolver = command_line_resolver(
-            configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable
-        )
+            configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable,
+            exclude, extend_per_file_ignores, respect_gitignore,
+        )  # fmt: skip
     except (ConfigError, RegistryError) as error:
         raise click.UsageError(str(error)) from None
     try:
@@ -120,13 +146,13 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
         if show_files:
             click.echo("\n".join(files))
             return
-        items = [(path, resolver.settings_for(path).selection_for(path)) for path in files]
+        items = [(path, _selection(resolver, path, ignore_noqa)) for path in files]
         projects = ProjectIndex.of_run([p for p in paths if p != "-"], files)  # README: Projects
         results = check_files(items, job, jobs or available_cpus(), projects)
         stdin_output = b""
         if "-" in paths:
-            stdin_project = ProjectIndex.for_paths([stdin_filename]) if stdin_filename else None
-            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, dataclasses.replace(job, project=stdin_project))
+            stdin_job = dataclasses.replace(job, project=ProjectIndex.for_paths([stdin_filename]) if stdin_filename else None)
+            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, stdin_job, ignore_noqa)
             results.append(stdin_result)
     except ConfigError as error:
         click.echo(f"Configuration error: {error}", err=True)
@@ -165,11 +191,13 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     stdin_fixed = "-" in paths and mode is Mode.FIX
     if fix_only:  # what is left is not reported (mllint's own failures are)
         findings = [f for f in findings if f.code in _tool_failures()]
-    colour = not output_file and use_colour(sys.stderr if stdin_fixed else sys.stdout)
+    colour = not output_file and (color == "always" or color == "auto" and use_colour(sys.stderr if stdin_fixed else sys.stdout))
     output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format, colour)
     threshold = _fail_on(fail_on, resolver, files or [stdin_filename or "stdin.py"])
-    show_summary = not quiet and output_format in ("concise", "full")
+    show_summary = not quiet and output_format in ("concise", "full", "grouped")
     summary = _summary(findings, fixed, show_fixes, unsafe_fixes, fix_only, threshold) if show_summary else ""
+    if summary and not findings and time.monotonic() - started >= LONG_RUN_SECONDS:
+        summary += f"Checked {_count(len(results), 'file')}, {_count(sum(r.lines for r in results), 'line')}.\n"
     _emit(output, summary, output_file, to_stderr=stdin_fixed, colour=colour)
     _report_internal_errors(findings, verbose, quiet)
     if stdin_fixed:
@@ -210,11 +238,16 @@ def _exit_status(findings: list[Finding], threshold: Severity, exit_zero: bool) 
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
 
 
-def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tuple[FileResult, bytes]:
+def _selection(resolver: Resolver, path: str, ignore_noqa: bool):
+    selection = resolver.settings_for(path).selection_for(path)
+    return dataclasses.replace(selection, ignore_noqa=True) if ignore_noqa else selection
+
+
+def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job, ignore_noqa: bool) -> tuple[FileResult, bytes]:
     """The result for standard input, and what `--fix` prints: the fixed source in the input's encoding,
     or the input unchanged when it cannot be decoded (never nothing: an editor would empty its buffer)."""
     path = stdin_filename or "-"
-    selection = resolver.settings_for(stdin_filename or "stdin.py").selection_for(stdin_filename or "stdin.py")
+    selection = _selection(resolver, stdin_filename or "stdin.py", ignore_noqa)
     data = sys.stdin.buffer.read()
     try:
         source = SourceFile(*decode(data, path), data)
@@ -223,6 +256,7 @@ def _check_stdin(stdin_filename: str | None, resolver: Resolver, job: Job) -> tu
     # Standard input is never written back: the fixed source goes to standard output.
     mode = Mode.CHECK if job.mode is Mode.ADD_NOQA else job.mode
     result = check_source(source, path, selection, Job(mode, job.unsafe, project=job.project))
+    result.lines = line_count(source.text)
     return result, data if result.text is None else result.text.encode(source.encoding)
 
 
@@ -328,7 +362,7 @@ def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool)
     elif crashes and not quiet:
         click.echo(
             f"mllint crashed ({_count(len(crashes), 'internal error')}): a bug in mllint, not in your code. "
-            f"Run with --verbose for the traceback, and please report it at {ISSUES_URL}.",
+            "Run with --verbose for the traceback, and please report it to mllint's developers.",
             err=True,
         )
 
@@ -350,18 +384,23 @@ def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool, c
 
 
 @main.command()
-@click.argument("code", required=False)
+@click.argument("code", required=False, metavar="CODE_OR_NAME")
 @click.option("--all", "show_all", is_flag=True, help="Every rule.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rule(code: str | None, show_all: bool, output_format: str) -> None:
-    """Print a rule's documentation (`mllint rule ML101`), or every rule's with --all."""
+    """Print a rule's documentation (`mllint rule ML101` or `mllint rule softmax-into-cross-entropy`), or
+    every rule's with --all."""
     rules = all_rules()
     if show_all:
         selected = list(rules.values())
     elif code and code.upper() in rules:
         selected = [rules[code.upper()]]
+    elif code and (named := [r for r in rules.values() if r.name == code.lower().replace("_", "-")]):
+        selected = named
     else:
-        raise click.UsageError(f"unknown rule code: {code}" if code else "name a rule code, or pass --all")
+        close = difflib.get_close_matches(code.lower(), [r.name for r in rules.values()], n=1) if code else []
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        raise click.UsageError(f"unknown rule: {code}{hint}" if code else "name a rule by code or name, or pass --all")
     if output_format == "json":
         entries = [_rule_json(r) for r in selected]
         click.echo(json.dumps(entries if show_all else entries[0], indent=2))

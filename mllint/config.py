@@ -7,6 +7,7 @@ import difflib
 import fnmatch
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -223,19 +224,49 @@ SCHEMA = {
 }
 
 
-def parse_table(table: dict[str, Any], where: str, key_prefix: str = "") -> dict[str, Any]:
+def parse_table(table: dict[str, Any], where: str, key_prefix: str = "", file: Path | None = None) -> dict[str, Any]:
     """Settings fields from a configuration table, checked against SCHEMA; a problem raises ConfigError
-    naming `where` (the file) and the key (`key_prefix` + key: `tool.mllint.select` in a pyproject.toml)."""
+    naming `where` (the file, with the line and column of the key when the table is `file`'s) and the key
+    (`key_prefix` + key: `tool.mllint.select` in a pyproject.toml)."""
     fields: dict[str, Any] = {}
     for key, value in table.items():
+        position = _key_position(file, key_prefix, key) if file is not None else None
+        here = f"{where}:{position[0]}:{position[1]}" if position else where
         if key not in SCHEMA:
             close = difflib.get_close_matches(key, list(SCHEMA), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
-            raise ConfigError(f"{where}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")
-        read = SCHEMA[key].read(value, f"{where}: `{key_prefix}{key}`")
+            raise ConfigError(f"{here}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")
+        read = SCHEMA[key].read(value, f"{here}: `{key_prefix}{key}`")
         if SCHEMA[key].field is not None:
             fields[SCHEMA[key].field] = read
     return fields
+
+
+TABLE_HEADER = re.compile(r"\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(?:#.*)?")
+
+
+def _key_position(file: Path, key_prefix: str, key: str) -> tuple[int, int] | None:
+    """Where `key` of the mllint table is written in `file` (1-based line and column): its assignment
+    (`key = ...`, `key.sub = ...`) in the table, or the header of its own table (`[tool.mllint.severity]`).
+    Only computed for a key being checked, so the file is read again rather than kept."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    names = {key, f'"{key}"', f"'{key}'"}
+    table = ""
+    for number, line in enumerate(lines, 1):
+        header = TABLE_HEADER.fullmatch(line)
+        if header:
+            table = re.sub(r"\s*\.\s*", ".", header.group(1)).replace('"', "").replace("'", "") + "."
+            if table == f"{key_prefix}{key}.":
+                return number, line.index("[") + 1
+            continue
+        stripped = line.lstrip()
+        name = re.split(r"\s*[=.]", stripped, maxsplit=1)[0]
+        if table == key_prefix and name in names:
+            return number, len(line) - len(stripped) + 1
+    return None
 
 
 def _table_of(path: Path) -> dict[str, Any] | None:
@@ -257,7 +288,9 @@ def _parse_table_file(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | 
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        position = re.search(r" \(at line (\d+), column (\d+)\)$", str(error))
+        where, message = (f"{path}:{position[1]}:{position[2]}", str(error)[: position.start()]) if position else (path, error)
+        raise ConfigError(f"{where}: invalid TOML: {message}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         table = tool.get("mllint") if isinstance(tool, dict) else None
@@ -276,7 +309,7 @@ def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Settings:
     if table is None:
         raise ConfigError(f"{path}: no [tool.mllint] table")
     key_prefix = "tool.mllint." if path.name == "pyproject.toml" else ""
-    fields = parse_table(table, str(path), key_prefix)
+    fields = parse_table(table, str(path), key_prefix, file=path)
     base = Settings(root=path.parent)
     if "extend" in table:
         extended = load_file(path.parent / os.path.expanduser(table["extend"]), (*seen, path))

@@ -32,7 +32,7 @@ def _force_excluded(path: str, resolver: Resolver) -> bool:
         return True
     if not settings.respect_gitignore:
         return False
-    absolute = Path(os.path.abspath(path))
+    absolute = Path(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
     root = repository_root(absolute.parent)
     if root is None:  # no repository: only the .gitignore next to the path
         local = GitIgnore.load(absolute.parent)
@@ -46,7 +46,9 @@ def _force_excluded(path: str, resolver: Resolver) -> bool:
 
 
 def _walk(top: Path, resolver: Resolver) -> list[str]:
-    absolute_top = Path(os.path.abspath(top))
+    # Ignore files are matched where the directory really is: a symbolic link named on the command line
+    # (`link -> ../repo/src`) is under the rules of the repository it points into.
+    absolute_top = Path(os.path.realpath(top))
     inherited = inherited_ignores(absolute_top)
     found: list[str] = []
     stack = [(top, absolute_top, inherited)]

@@ -44,6 +44,7 @@ class Selection:
     severities: dict[str, Severity] = field(default_factory=dict)
     unfixable: frozenset[str] = frozenset()  # codes whose findings carry no fix
     budget: float = DEFAULT_SECONDS  # the analysis budget of the file, in seconds (0: none)
+    ignore_noqa: bool = False  # `--ignore-noqa`: `# noqa` comments silence nothing (nor are they checked)
 
     @classmethod
     def of(
@@ -245,14 +246,17 @@ def _visitors(rule_class: type[Rule]) -> list[tuple[type, str]]:
 
 
 def _finish(findings: list[Finding], ctx: FileContext, selection: Selection, path: str, complete: bool = True) -> list[Finding]:
-    suppressions = noqa.parse(ctx.source.lines, lambda: _string_spans(ctx))
-    kept = [f for f in findings if not suppressions.suppresses(f)]
-    # The findings about `# noqa` comments are silenced by the file-level directives only; after an
-    # analysis cut short, a directive may be unused only because its finding was not reached.
-    kept += [
-        f for f in _noqa_findings(suppressions, ctx.source, selection, path, complete)
-        if not (suppressions.whole_file or f.code in suppressions.file_codes)
-    ]  # fmt: skip
+    if selection.ignore_noqa:
+        kept = list(findings)
+    else:
+        suppressions = noqa.parse(ctx.source.lines, lambda: _string_spans(ctx))
+        kept = [f for f in findings if not suppressions.suppresses(f)]
+        # The findings about `# noqa` comments are silenced by the file-level directives only; after an
+        # analysis cut short, a directive may be unused only because its finding was not reached.
+        kept += [
+            f for f in _noqa_findings(suppressions, ctx.source, selection, path, complete)
+            if not (suppressions.whole_file or f.code in suppressions.file_codes)
+        ]  # fmt: skip
     if selection.severities:
         kept = [
             dataclasses.replace(f, severity=selection.severities[f.code]) if f.code in selection.severities else f

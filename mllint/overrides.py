@@ -17,7 +17,8 @@ def split_codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
 
 
 def command_line_resolver(
-    configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable
+    configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable,
+    exclude=(), extend_per_file_ignores=(), respect_gitignore=None,
 ) -> Resolver:
     """The settings of a run; a bad option or `--config` value raises ConfigError."""
     config_files = [c for c in configs if "=" not in c]
@@ -30,7 +31,14 @@ def command_line_resolver(
         split_codes(select), split_codes(extend_select), split_codes(ignore), per_file_ignores,
         fail_on, force_exclude, inline_configs,
     )  # fmt: skip
-    additions = parse_table({"extend-exclude": list(extend_exclude), "unfixable": list(split_codes(unfixable) or ())}, "command line")
+    if exclude:
+        overrides["exclude"] = tuple(_from_working_directory(p) for p in parse_table({"exclude": list(exclude)}, "--exclude")["exclude"])
+    if respect_gitignore is not None:
+        overrides["respect_gitignore"] = respect_gitignore
+    additions = parse_table({
+        "extend-exclude": list(extend_exclude), "unfixable": list(split_codes(unfixable) or ()),
+        "per-file-ignores": _per_file_table(extend_per_file_ignores, "--extend-per-file-ignores"),
+    }, "command line")  # fmt: skip
     additions["extend_exclude"] = tuple(_from_working_directory(p) for p in additions["extend_exclude"])
     return Resolver(overrides, isolated, Path(config_files[0]) if config_files else None, additions)
 
@@ -55,12 +63,7 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
         if value is not None:
             table[key] = list(value)
     if per_file_ignores:
-        table["per-file-ignores"] = {}
-        for entry in per_file_ignores:
-            pattern, _, codes = entry.rpartition(":")
-            if not pattern:
-                raise ConfigError(f"--per-file-ignores {entry!r}: expected GLOB:CODES")
-            table["per-file-ignores"][pattern] = codes.split(",")
+        table["per-file-ignores"] = _per_file_table(per_file_ignores, "--per-file-ignores")
     if fail_on is not None:
         table["fail-on"] = fail_on
     if force_exclude is not None:
@@ -68,3 +71,14 @@ def _overrides(select, extend_select, ignore, per_file_ignores, fail_on, force_e
     if "extend" in table:
         raise ConfigError("--config: `extend` names a file to inherit from: use `--config PATH` instead")
     return parse_table(table, "command line")
+
+
+def _per_file_table(entries: tuple[str, ...], option: str) -> dict[str, list[str]]:
+    """`GLOB:CODES` options as a `per-file-ignores` table."""
+    table: dict[str, list[str]] = {}
+    for entry in entries:
+        pattern, _, codes = entry.rpartition(":")
+        if not pattern:
+            raise ConfigError(f"{option} {entry!r}: expected GLOB:CODES")
+        table.setdefault(pattern, []).extend(codes.split(","))
+    return table

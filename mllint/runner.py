@@ -51,6 +51,7 @@ class FileResult:
     diff: str = ""
     text: str | None = None  # the fixed source (standard input's goes to standard output)
     noqa_added: int = 0
+    lines: int = 0  # how many lines the file has (the summary of a run that found nothing counts them)
 
 
 FILES_PER_COLLECTION = 500
@@ -106,7 +107,7 @@ def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
         return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message, trace))
     finally:
         if next(_files_checked) % FILES_PER_COLLECTION == 0:
-            gc.collect()  # with the collector off, a cycle no test foresaw (libcst's in a fix) is still freed
+            gc.collect()  # with the collector off, a cycle no test foresaw is still freed
 
 
 def check_path(path: str, selection: Selection, job: Job) -> FileResult:
@@ -114,6 +115,16 @@ def check_path(path: str, selection: Selection, job: Job) -> FileResult:
         source = read_source(path)
     except SourceError as error:
         return FileResult(path, event_findings(selection, Event.UNREADABLE, path, error.position, error.message))
+    result = _check_read(source, path, selection, job)
+    result.lines = line_count(source.text)
+    return result
+
+
+def line_count(text: str) -> int:
+    return len(LINE_BREAK.findall(text)) + (not LINE_BREAK.fullmatch(text[-1:]) and text != "")
+
+
+def _check_read(source: SourceFile, path: str, selection: Selection, job: Job) -> FileResult:
     if job.cache is None or job.mode not in (Mode.CHECK, Mode.FIX, Mode.DIFF):
         return check_source(source, path, selection, job, real_path=path)
     cached = job.cache.get(source.data, path, selection, job.project)

@@ -14,6 +14,7 @@ import difflib
 import json
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ from pygls.protocol import default_converter
 from pygls.uris import from_fs_path, to_fs_path
 
 from mllint import __version__
+from mllint.editor_settings import LOG_LEVELS, EditorSettings
 from mllint.findings import Applicability, Finding, Fix, Position, Related, Severity
 from mllint.noqa import CODE, FILE_NOQA, LINE_NOQA, with_noqa
 from mllint.source import LINE_BREAK, SourceError, SourceText, is_notebook, read_source, syntax_tree_dump
@@ -41,6 +43,7 @@ logger = logging.getLogger("mllint.server")
 
 SOURCE = "mllint"
 DEBOUNCE_SECONDS = 0.15  # typing pauses shorter than this start no lint
+SETTINGS_TIMEOUT = 5.0  # seconds to wait for the client's answer to `workspace/configuration`
 FIX_ALL_KIND = "source.fixAll.mllint"
 QUICK_FIX = types.CodeActionKind.QuickFix
 SEVERITIES = {
@@ -119,12 +122,15 @@ class Buffer:
 
 # Linting and fixing a snapshot (these run in worker threads).
 
-def selection_for(path: str) -> Selection | None:
-    """The rules for a document, from the configuration the command line would use; None when excluded.
-    A new Resolver each time, so that configuration files created or edited since the last lint count."""
-    from mllint.config import Resolver
+def selection_for(path: str, editor: EditorSettings) -> Selection | None:
+    """The rules for a document, from the configuration the command line would use and the editor's
+    settings on top; None when excluded. A new Resolver each time, so that configuration files created or
+    edited since the last lint count."""
+    from mllint.config import ConfigError
 
-    settings = Resolver({}).settings_for(path)
+    if editor.error:
+        raise ConfigError(editor.error)
+    settings = editor.resolver().settings_for(path)
     if settings.is_excluded_with_parents(path):
         return None
     return settings.selection_for(path)
@@ -138,14 +144,16 @@ def project_of(path: str) -> ProjectIndex:
     return ProjectIndex.for_paths([path])
 
 
-def diagnose(snapshot: Snapshot, encoding: str | None, read: set[str] | None = None) -> list[types.Diagnostic]:
+def diagnose(
+    snapshot: Snapshot, encoding: str | None, read: set[str] | None = None, editor: EditorSettings = EditorSettings()
+) -> list[types.Diagnostic]:
     """The document's diagnostics; `read` gets the other modules of the project the lint read."""
     from mllint.config import ConfigError
     from mllint.engine import lint_text
     from mllint.registry import RegistryError
 
     try:
-        selection = selection_for(snapshot.path)
+        selection = selection_for(snapshot.path, editor)
     except (ConfigError, RegistryError) as error:
         return [configuration_diagnostic(error)]
     if selection is None or is_notebook(snapshot.path):  # a notebook opened as JSON text: not Python
@@ -160,7 +168,9 @@ def diagnose(snapshot: Snapshot, encoding: str | None, read: set[str] | None = N
     return [to_diagnostic(finding, buffer, snapshot.version, places) for finding in findings]
 
 
-def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[str, list[types.Diagnostic]]:
+def diagnose_notebook(
+    notebook: NotebookSnapshot, encoding: str | None, editor: EditorSettings = EditorSettings()
+) -> dict[str, list[types.Diagnostic]]:
     """Each code cell's diagnostics, the cells linted as one program."""
     from mllint.config import ConfigError
     from mllint.engine import lint_notebook
@@ -169,7 +179,7 @@ def diagnose_notebook(notebook: NotebookSnapshot, encoding: str | None) -> dict[
     code_cells = [cell for cell in notebook.cells if cell is not None]
     result: dict[str, list[types.Diagnostic]] = {cell.uri: [] for cell in code_cells}
     try:
-        selection = selection_for(notebook.path)
+        selection = selection_for(notebook.path, editor)
     except (ConfigError, RegistryError) as error:
         return {uri: [configuration_diagnostic(error)] for uri in result}
     if selection is None or not code_cells:
@@ -243,7 +253,7 @@ def to_diagnostic(finding: Finding, buffer: Buffer, version: int | None, places:
         message=finding.message,
         severity=SEVERITIES[finding.severity],
         code=finding.code,
-        code_description=types.CodeDescription(href=rule_url(finding.code)),
+        code_description=types.CodeDescription(href=url) if (url := rule_url(finding.code)) else None,
         source=SOURCE,
         related_information=places.information(finding) if places else None,
         data=data,  # what the code actions need, so that building them needs no new lint
@@ -258,16 +268,18 @@ def fix_data(fix: Fix | None, buffer: Buffer) -> dict | None:
     return {"title": fix.message, "safe": safe, "edits": CONVERTER.unstructure(edits)}
 
 
-def fix_all_edits(snapshot: Snapshot, encoding: str | None) -> list[types.TextEdit]:
-    """The edits that apply every safe fix (none when the fixes would not parse)."""
+def fix_all_edits(snapshot: Snapshot, encoding: str | None, editor: EditorSettings = EditorSettings()) -> list[types.TextEdit]:
+    """The edits that apply every safe fix, and the unsafe ones where the editor's settings say so (none
+    when the fixes would not parse)."""
     from mllint.engine import lint_text
     from mllint.fixer import fix_text
 
-    selection = selection_for(snapshot.path)
+    selection = selection_for(snapshot.path, editor)
     if selection is None:
         return []
     project = project_of(snapshot.path)
-    outcome = fix_text(snapshot.text, lambda text: lint_text(text, snapshot.path, selection, project), unsafe=False)
+    lint = lambda text: lint_text(text, snapshot.path, selection, project)  # noqa: E731
+    outcome = fix_text(snapshot.text, lint, unsafe=editor.unsafe_fixes)
     if outcome.error:
         logger.warning("%s: %s", snapshot.path, outcome.error)
         return []
@@ -315,12 +327,14 @@ def _same_program(before: str, after: str) -> bool:
     return dump is not None and dump == syntax_tree_dump(after)
 
 
-def deferred_edit(action: types.CodeAction, snapshot: Snapshot, encoding: str | None) -> types.WorkspaceEdit:
+def deferred_edit(
+    action: types.CodeAction, snapshot: Snapshot, encoding: str | None, editor: EditorSettings = EditorSettings()
+) -> types.WorkspaceEdit:
     """The edit of a fix-all or `# noqa` action: it costs a fix run or two parses, so it is computed only
     when the user picks the action (or at once, for a client that cannot resolve actions)."""
     data = action.data
     if action.kind == FIX_ALL_KIND:
-        edits = fix_all_edits(snapshot, encoding)
+        edits = fix_all_edits(snapshot, encoding, editor)
     elif data.get("version") == snapshot.version:
         edits = noqa_edits(snapshot, data["noqaLine"], data["code"], encoding)
     else:
@@ -334,8 +348,9 @@ def fix_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | Non
     fix = diagnostic.data.get("fix")
     if not fix:
         return None
+    title = f"mllint ({diagnostic.code}): {fix['title']}"
     return types.CodeAction(
-        title=fix["title"] if fix["safe"] else f"{fix['title']} (unsafe fix)",
+        title=title if fix["safe"] else f"{title} (unsafe fix)",
         kind=QUICK_FIX,
         diagnostics=[diagnostic],
         is_preferred=fix["safe"],
@@ -349,11 +364,13 @@ def noqa_action(uri: str, diagnostic: types.Diagnostic) -> types.CodeAction | No
         return None
     code = str(diagnostic.code)
     data = {"uri": uri, "version": diagnostic.data["version"], "noqaLine": line_number, "code": code}
-    return types.CodeAction(title=f"Disable {code} for this line", kind=QUICK_FIX, diagnostics=[diagnostic], data=data)
+    title = f"mllint ({code}): Disable for this line"
+    return types.CodeAction(title=title, kind=QUICK_FIX, diagnostics=[diagnostic], data=data)
 
 
-def fix_all_action(uri: str) -> types.CodeAction:
-    return types.CodeAction(title="mllint: fix all safely fixable problems", kind=FIX_ALL_KIND, data={"uri": uri})
+def fix_all_action(uri: str, unsafe: bool) -> types.CodeAction:
+    title = "mllint: Fix all problems, unsafe fixes included" if unsafe else "mllint: Fix all safely fixable problems"
+    return types.CodeAction(title=title, kind=FIX_ALL_KIND, data={"uri": uri})
 
 
 def _wanted(kind: str, only: list | None) -> bool:
@@ -385,7 +402,9 @@ def rule_markdown(code: str) -> str | None:
     rule = all_rules().get(code)
     if rule is None:
         return None
-    return f"**{rule.code}** `{rule.name}` ([documentation]({rule_url(rule.code)}))\n\n{rule.documentation()}"
+    url = rule_url(rule.code)
+    link = f" ([documentation]({url}))" if url else ""
+    return f"**{rule.code}** `{rule.name}`{link}\n\n{rule.documentation()}"
 
 
 # The server.
@@ -407,6 +426,16 @@ class MllintServer(LanguageServer):
         )  # fmt: skip
         self.pending: dict[str, asyncio.Task] = {}  # the scheduled or running lint of each document
         self.read: dict[str, set[str]] = {}  # per open document: the other modules its last lint read
+        self.initialization_options: object = None
+        self.editor = EditorSettings()
+
+    def configure(self, value: object, root: str | None) -> None:
+        """Take the editor's settings (`initializationOptions`, or what `workspace/configuration` answered);
+        `root` is the workspace's, which a relative configuration path is relative to."""
+        self.editor = EditorSettings.parse(value, root)
+        logging.getLogger("mllint").setLevel(LOG_LEVELS[self.editor.log_level])
+        if self.editor.error:
+            logger.error("%s", self.editor.error)
 
     @property
     def pulls_diagnostics(self) -> bool:
@@ -445,9 +474,9 @@ class MllintServer(LanguageServer):
         the other cells of its notebook)."""
         notebook = self.notebook_snapshot(snapshot.uri)
         if notebook is not None:
-            return (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)).get(snapshot.uri, [])
+            return (await asyncio.to_thread(diagnose_notebook, notebook, self.encoding, self.editor)).get(snapshot.uri, [])
         self.read[snapshot.uri] = read = set()
-        return await asyncio.to_thread(diagnose, snapshot, self.encoding, read)
+        return await asyncio.to_thread(diagnose, snapshot, self.encoding, read, self.editor)
 
     def sync_buffers(self) -> None:
         """The project reads the open Python documents from their buffers, unsaved edits included."""
@@ -493,7 +522,7 @@ class MllintServer(LanguageServer):
             notebook = self.notebook_snapshot(uri)
             if notebook is not None:
                 versions = {cell.uri: cell.version for cell in notebook.cells if cell is not None}
-                per_cell = await asyncio.to_thread(diagnose_notebook, notebook, self.encoding)
+                per_cell = await asyncio.to_thread(diagnose_notebook, notebook, self.encoding, self.editor)
                 for cell_uri, diagnostics in per_cell.items():
                     self.publish(cell_uri, diagnostics, versions[cell_uri])
                 return
@@ -506,6 +535,25 @@ class MllintServer(LanguageServer):
     def publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None) -> None:
         params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         self.text_document_publish_diagnostics(params)
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over standard input and output, reading messages with `server_io` (pygls's loop loses
+        the message after a broken header, and answers nothing to a request it cannot read)."""
+        from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+        from mllint.server_io import read_messages
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(read_messages(self._stop_event, reader, self.protocol))
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def report_server_error(self, error: Exception, source) -> None:
         """A handler failed: log it (editors keep the server's standard error) and carry on. pygls has
@@ -529,9 +577,43 @@ def warm_up() -> None:
     all_rules()
 
 
+@server.feature(types.INITIALIZE)
+def initialize(ls: MllintServer, params: types.InitializeParams) -> None:
+    ls.initialization_options = params.initialization_options
+    ls.configure(params.initialization_options, ls.workspace.root_path)
+
+
+async def pull_settings(ls: MllintServer) -> bool:
+    """Ask a client that supports it for the `mllint` section of its settings; True when it answered
+    with some (the initialization options stay otherwise)."""
+    if not get_capability(ls.client_capabilities, "workspace.configuration", False):
+        return False
+    try:
+        params = types.ConfigurationParams(items=[types.ConfigurationItem(section=SOURCE)])
+        [answer] = await asyncio.wait_for(ls.workspace_configuration_async(params), SETTINGS_TIMEOUT)
+    except Exception as error:  # a client that fails the request, or never answers it
+        logger.warning("the client did not send its settings: %s", error)
+        return False
+    if answer is None:
+        return False
+    ls.configure(answer, ls.workspace.root_path)
+    return True
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def settings_changed(ls: MllintServer, params: types.DidChangeConfigurationParams) -> None:
+    """New settings: pulled from a client that serves them, else those sent (`{"mllint": {...}}`)."""
+    if not await pull_settings(ls):
+        sent = params.settings.get(SOURCE, params.settings) if isinstance(params.settings, dict) else None
+        ls.configure(sent or ls.initialization_options, ls.workspace.root_path)
+    lint_open_documents(ls)
+
+
 @server.feature(types.INITIALIZED)
 async def watch_configuration_files(ls: MllintServer, params: types.InitializedParams) -> None:
     threading.Thread(target=warm_up, daemon=True).start()
+    if await pull_settings(ls):
+        lint_open_documents(ls)
     from mllint.config import CONFIG_FILES
 
     if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
@@ -653,10 +735,10 @@ def code_actions(ls: MllintServer, params: types.CodeActionParams) -> list[types
     # Not in a notebook's cell: fixing a cell alone would miss what the other cells say.
     in_notebook = ls.notebook_snapshot(snapshot.uri) is not None
     if _wanted(FIX_ALL_KIND, only) and (ls.resolves_edits or only is not None) and not in_notebook:
-        deferred.append(fix_all_action(snapshot.uri))
+        deferred.append(fix_all_action(snapshot.uri, ls.editor.unsafe_fixes))
     if not ls.resolves_edits:
         for action in deferred:
-            action.edit = deferred_edit(action, snapshot, ls.encoding)
+            action.edit = deferred_edit(action, snapshot, ls.encoding, ls.editor)
     return fixes + deferred
 
 
@@ -665,7 +747,7 @@ async def resolve_code_action(ls: MllintServer, action: types.CodeAction) -> typ
     uri = action.data.get("uri") if isinstance(action.data, dict) else None
     snapshot = ls.snapshot(uri) if isinstance(uri, str) else None
     if snapshot is not None:
-        action.edit = await asyncio.to_thread(deferred_edit, action, snapshot, ls.encoding)
+        action.edit = await asyncio.to_thread(deferred_edit, action, snapshot, ls.encoding, ls.editor)
     return action
 
 

@@ -87,7 +87,7 @@ class DetachedSubmoduleOptimized(Rule):
     requires_any_text = ("optim", "Adam", "Adafactor")
 
     def visit_Call(self, node: ast.Call) -> None:
-        if FROZEN in self.ctx.source.text or node not in self.ctx.analysis(OptimizerConstructors).calls:
+        if node not in self.ctx.analysis(OptimizerConstructors).calls or FROZEN in self.ctx.source.text:
             return  # a file that mentions `requires_grad` freezes on purpose
         reported: set[tuple[str, str]] = set()
         for optimized in optimizer_over(self.ctx, node):

@@ -59,6 +59,7 @@ class BroadcastThenReduce(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
+        self._reducing: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         found = self._broadcast_then_reduced(node, lambda operand: self.ctx.analysis(Shapes).value(operand))
@@ -153,11 +154,16 @@ class BroadcastThenReduce(Rule):
                 return False
 
     def _reducing_reads(self, target: ast.Name) -> list[ast.Name]:
-        """The reads of the variable in its scope that reach a reduction."""
+        """The reads of the variable in its scope that reach a reduction (once per scope and name: a
+        module-level script assigns the same names again and again)."""
         scopes = self.ctx.scopes
         scope = scopes.enclosing_scope(target)
-        reads = scopes.reads(scopes.enclosing_function(target), target.id)  # with those of classes in the scope
-        return [r for r in reads if scopes.enclosing_scope(r) is scope and self._reduced(r) is True]
+        if (scope, target.id) not in self._reducing:
+            reads = scopes.reads(scopes.enclosing_function(target), target.id)  # with those of classes in the scope
+            self._reducing[(scope, target.id)] = [
+                r for r in reads if scopes.enclosing_scope(r) is scope and self._reduced(r) is True
+            ]
+        return self._reducing[(scope, target.id)]
 
 
 def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:

@@ -282,7 +282,7 @@ def test_watch_keeps_going_after_a_configuration_error(project):
     editor.join()
     assert result.exit_code == 0
     assert result.stdout == "All checks passed!\n"
-    assert result.stderr.startswith(f"Configuration error: {project.resolve() / 'mllint.toml'}: unknown key `colour`")
+    assert result.stderr.startswith(f"Configuration error: {project.resolve() / 'mllint.toml'}:1:1: unknown key `colour`")
 
 
 def test_watch_cannot_read_standard_input(project):

@@ -165,8 +165,8 @@ def test_malformed_toml_is_an_error_naming_the_file(tmp_path):
     path = write(tmp_path / "pyproject.toml", "[tool.mllint\nselect = \n")
     message = config_error(tmp_path / "a.py")
     # The parser's own words vary with the Python version (tomllib, or tomli before 3.11).
-    assert message.startswith(f"{path}: invalid TOML: ")
-    assert "line 1" in message
+    assert message.startswith(f"{path}:1:13: invalid TOML: ")  # the line and column the parser stopped at
+    assert "(at line" not in message
 
 
 def test_pyproject_with_a_non_table_tool_is_skipped(tmp_path):
@@ -182,7 +182,7 @@ def test_pyproject_with_a_non_table_tool_mllint_is_an_error(tmp_path):
 def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[tool.mllint]\nselct = ["ML3"]\n').resolve()
     assert config_error(tmp_path / "a.py") == (
-        f"{path}: unknown key `tool.mllint.selct` (did you mean `select`?); the keys are extend, select, "
+        f"{path}:2:1: unknown key `tool.mllint.selct` (did you mean `select`?); the keys are extend, select, "
         "extend-select, ignore, per-file-ignores, unfixable, exclude, extend-exclude, respect-gitignore, "
         "force-exclude, fail-on, severity, analysis-budget"
     )
@@ -190,7 +190,7 @@ def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
 
 def test_unknown_key_without_a_close_one_lists_the_keys(tmp_path):
     path = write(tmp_path / "mllint.toml", "colour = 1\n").resolve()
-    assert config_error(tmp_path / "a.py").startswith(f"{path}: unknown key `colour`; the keys are extend, select, ")
+    assert config_error(tmp_path / "a.py").startswith(f"{path}:1:1: unknown key `colour`; the keys are extend, select, ")
 
 
 @pytest.mark.parametrize(
@@ -223,14 +223,29 @@ def test_unknown_key_without_a_close_one_lists_the_keys(tmp_path):
 )
 def test_bad_value_is_an_error_naming_file_and_key(tmp_path, line, message):
     path = write(tmp_path / "mllint.toml", line + "\n").resolve()
-    assert config_error(tmp_path / "a.py") == f"{path}: {message}"
+    assert config_error(tmp_path / "a.py") == f"{path}:1:1: {message}"
 
 
 def test_bad_value_in_pyproject_names_the_pyproject(tmp_path):
     path = write(tmp_path / "pyproject.toml", '[tool.mllint]\nfail-on = "never"\n').resolve()
     assert config_error(tmp_path / "a.py") == (
-        f"{path}: `tool.mllint.fail-on`: unknown severity 'never' (expected info, warning or error)"
+        f"{path}:2:1: `tool.mllint.fail-on`: unknown severity 'never' (expected info, warning or error)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        ('[project]\nname = "x"\n\n[tool.mllint]\n# the rules\n  select = "ML1"\n', "6:3"),
+        ('[tool.other]\nselect = []\n[ tool . "mllint" ]\nfail-on = "no"\n', "4:1"),
+        ('[tool.mllint]\nignore = []\n\n[tool.mllint.severity]\nML301 = "fatal"\n', "4:1"),
+        ('[tool.mllint]\nper-file-ignores.tests = "ML3"\n', "2:1"),
+        ('[tool.mllint]\n"exclude" = 1\n', "2:1"),
+    ],
+)
+def test_a_bad_key_is_named_with_its_line_and_column(tmp_path, text, position):
+    path = write(tmp_path / "pyproject.toml", text).resolve()
+    assert config_error(tmp_path / "a.py").startswith(f"{path}:{position}: `tool.mllint.")
 
 
 def test_values_are_normalised(tmp_path):
@@ -302,7 +317,7 @@ def test_configuration_that_becomes_invalid_is_reported(tmp_path):
     assert settings(tmp_path / "a.py").select == ("ML3",)
     path.write_text('select = ["ML3"]\ncolour = "blue"\n')
     os.utime(path, ns=(1_000_000_005_000_000_000, 1_000_000_005_000_000_000))
-    assert config_error(tmp_path / "a.py").startswith(f"{path.resolve()}: unknown key `colour`; the keys are ")
+    assert config_error(tmp_path / "a.py").startswith(f"{path.resolve()}:2:1: unknown key `colour`; the keys are ")
 
 
 def test_show_settings_describes_every_key(tmp_path):

@@ -254,6 +254,19 @@ def test_symlinked_directory_named_on_the_command_line_is_followed(project):
     assert files("link/") == ["link/a.py", "link/sub/b.py"]
 
 
+def test_gitignore_rules_of_the_repository_a_symlinked_directory_points_into_apply(project):
+    """`link -> repo/src`: the repository's root .gitignore and the one inside src/ apply, as git's
+    would in the directory itself (and as Ruff applies them)."""
+    (project / "repo/.git").mkdir(parents=True)
+    (project / "repo/.gitignore").write_text("/src/generated/\n")
+    write(project, "repo/src/.gitignore", text="*_pb2.py\n")
+    write(project, "repo/src/a.py", "repo/src/generated/b.py", "repo/src/c_pb2.py")
+    os.mkdir(project / "work")
+    os.symlink(project / "repo" / "src", project / "work" / "link", target_is_directory=True)
+    assert files("work/link") == ["work/link/a.py"]
+    assert files("work/link/generated/b.py", force_exclude=True) == []
+
+
 def test_symlinked_directory_found_while_walking_is_not_followed(project):
     write(project, "real/a.py")
     os.mkdir(project / "src")

@@ -5,12 +5,14 @@ import re
 from pathlib import Path
 
 import pytest
+from pygls.protocol import default_converter
 
-from mllint import REPOSITORY_URL
+import mllint
 from mllint.docs import COMMAND, DIRECTORY, pages
 from mllint.findings import Finding, Position
 from mllint.registry import all_rules
-from mllint.reporters import Report, render
+from mllint.reporters import FORMAT_NAMES, Report, render
+from mllint.reporters.machine import SARIF_SCHEMA
 from mllint.server import Buffer, rule_markdown, to_diagnostic
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,13 +32,6 @@ def assert_resolves(target: Path, anchor: str | None, link: str) -> None:
         assert anchor in {github_anchor(h) for h in headings}, f"{link}: no heading #{anchor} in {target}"
 
 
-def assert_repository_link(url: str) -> None:
-    prefix = f"{REPOSITORY_URL}/blob/main/"
-    assert url.startswith(prefix), url
-    path, _, anchor = url[len(prefix) :].partition("#")
-    assert_resolves(ROOT / path, anchor or None, url)
-
-
 def test_the_rule_reference_is_up_to_date():
     expected = pages()
     directory = ROOT / DIRECTORY
@@ -53,17 +48,68 @@ def a_finding(rule) -> Finding:
     return Finding("train.py", Position(1, 1), Position(1, 6), rule.code, rule.name, rule.message, rule.severity)
 
 
-def test_every_link_the_reporters_emit_resolves():
+URL = re.compile(r"https?://[^\s\"'<>()\[\]]+")
+DOCS = "https://docs.example.org/mllint/rules"  # a documentation base URL, as a release would set it
+
+
+def printed_urls() -> list[str]:
+    """Every URL mllint prints: each output format, the rule documentation (text and JSON), every
+    command's help, the editor's diagnostics and hover, the message of an internal error."""
+    from click.testing import CliRunner
+
+    from mllint.cli import main
+
     report = Report(findings=[a_finding(rule) for rule in RULES], rules=RULES, sources={"train.py": "model\n"})
-    urls = [entry["url"] for entry in json.loads(render(report, "json"))]
-    driver = json.loads(render(report, "sarif"))["runs"][0]["tool"]["driver"]
-    urls += [rule["helpUri"] for rule in driver["rules"] + driver["notifications"]]
+    texts = [render(report, name) for name in FORMAT_NAMES]
+    runner = CliRunner()
+    for command in (["rule", "--all"], ["rule", "--all", "--output-format", "json"], ["--help"], ["server", "--help"],
+                    ["check", "--help"], ["rule", "--help"], ["clean", "--help"]):  # fmt: skip
+        texts.append(runner.invoke(main, command).output)
     buffer = Buffer("model\n", None)
-    urls += [to_diagnostic(a_finding(rule), buffer, 1).code_description.href for rule in RULES]
-    urls += [LINK.search(rule_markdown(rule.code)).group(1) for rule in RULES]
-    assert len(urls) == 4 * len(RULES)
+    diagnostics = [to_diagnostic(a_finding(rule), buffer, 1) for rule in RULES]
+    texts += [json.dumps(default_converter().unstructure(d)) for d in diagnostics]
+    texts += [rule_markdown(rule.code) for rule in RULES]
+    return [url for text in texts for url in URL.findall(text)]
+
+
+def test_no_link_is_printed_until_a_documentation_url_is_set(monkeypatch):
+    monkeypatch.setattr(mllint, "DOCS_URL", "")
+    assert set(printed_urls()) <= {SARIF_SCHEMA}  # the schema's page exists; nothing else is linked
+
+
+def test_with_a_documentation_url_every_rule_links_to_its_page(monkeypatch):
+    monkeypatch.setattr(mllint, "DOCS_URL", DOCS + "/")
+    urls = [url for url in printed_urls() if url != SARIF_SCHEMA]
+    # per rule: json, json-lines, SARIF's helpUri, rdjson's code, the diagnostic, the hover; the tool's
+    # page: SARIF's informationUri, rdjson's source
+    assert len(urls) == 6 * len(RULES) + 2
     for url in urls:
-        assert_repository_link(url)
+        assert url == DOCS or url.startswith(DOCS + "/"), url
+        path, _, anchor = url.removeprefix(DOCS).lstrip("/").partition("#")
+        assert_resolves(ROOT / DIRECTORY / (path or "README.md"), anchor or None, url)
+
+
+def test_the_walk_sees_every_url_in_mllints_source():
+    """A URL written in mllint's code is either one of the walk's or printed nowhere (the README's
+    placeholder repository address, kept for the release checks)."""
+    import ast
+
+    literals = set()
+    for path in [*(ROOT / "mllint").rglob("*.py"), *(ROOT / "rules").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                literals.update(URL.findall(node.value))
+    assert literals == {SARIF_SCHEMA, mllint.REPOSITORY_URL}
+    assert mllint.REPOSITORY_URL not in "".join(printed_urls())
+
+
+def test_sarif_carries_every_rules_full_documentation_as_help():
+    report = Report(findings=[], rules=RULES)
+    driver = json.loads(render(report, "sarif"))["runs"][0]["tool"]["driver"]
+    for descriptor in driver["rules"] + driver["notifications"]:
+        documentation = all_rules()[descriptor["id"]].documentation()
+        assert descriptor["help"] == {"text": documentation, "markdown": documentation}
+        assert "## What it does" in documentation
 
 
 @pytest.mark.parametrize("name", sorted(pages()))

@@ -47,7 +47,7 @@ def _assert_each_lint_leaves_no_garbage(directory: Path) -> None:
 
 
 def test_a_run_with_the_collector_off_still_collects_now_and_then(tmp_path, monkeypatch):
-    """What no test foresaw (a cycle made by libcst while fixing) is freed every so many files."""
+    """What no test foresaw (a cycle made while fixing) is freed every so many files."""
     for number in range(5):
         (tmp_path / f"m{number}.py").write_text("import torch\n")
     collections = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mllint import REPOSITORY_URL
-from mllint.docs import DIRECTORY, page_name
+import mllint
+from mllint.docs import page_name
 from mllint.findings import Finding
 from mllint.notebook import file_lines
 from mllint.rule import Rule
@@ -45,9 +45,10 @@ def cell_position(finding: Finding) -> str:
     return f"cell {finding.cell}, line {finding.start.line}, column {finding.start.column}"
 
 
-def rule_url(code: str) -> str:
-    """The rule's page in the generated rule reference (`python -m mllint.docs`)."""
-    return f"{REPOSITORY_URL}/blob/main/{DIRECTORY.as_posix()}/{page_name(code)}"
+def rule_url(code: str) -> str | None:
+    """The rule's page in the generated rule reference (`python -m mllint.docs`) where `mllint.DOCS_URL`
+    says it is served; None where it is not set (no link to a page that may not exist)."""
+    return f"{mllint.DOCS_URL.rstrip('/')}/{page_name(code)}" if mllint.DOCS_URL else None
 
 
 def _formats() -> dict[str, Callable[[Report], str]]:
@@ -56,6 +57,7 @@ def _formats() -> dict[str, Callable[[Report], str]]:
     return {
         "concise": text.concise,
         "full": text.full,
+        "grouped": text.grouped,
         "pylint": text.pylint,
         "github": text.github,
         "json": machine.json_array,
@@ -63,10 +65,11 @@ def _formats() -> dict[str, Callable[[Report], str]]:
         "sarif": machine.sarif,
         "gitlab": machine.gitlab,
         "junit": machine.junit,
+        "rdjson": machine.rdjson,
     }
 
 
-FORMAT_NAMES = ("concise", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint")
+FORMAT_NAMES = ("concise", "full", "grouped", "json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint", "rdjson")
 
 
 def render(report: Report, output_format: str) -> str:

@@ -1,4 +1,4 @@
-"""Formats for programs: json, json-lines (Ruff's fields), sarif, gitlab, junit.
+"""Formats for programs: json, json-lines (Ruff's fields), sarif, gitlab, junit, rdjson (reviewdog).
 
 Their output is ASCII only (JSON `\\u` escapes, XML character references), so it survives any stream
 encoding and any file name.
@@ -14,14 +14,14 @@ import urllib.parse
 from pathlib import Path
 from xml.etree import ElementTree
 
+import mllint
 from mllint import __version__
-from mllint.findings import Finding, Fix, Position, Related, Severity
+from mllint.findings import Applicability, Finding, Fix, Position, Related, Severity
 from mllint.reporters import Report, cell_position, rule_url
 from mllint.rule import Rule
 from mllint.source import SourceText
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/mllint-torch/"
 SARIF_DESCRIPTION_LIMIT = 1024  # GitHub code scanning's limit on a rule's fullDescription
 SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 GITLAB_SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
@@ -130,11 +130,12 @@ def sarif(report: Report) -> str:
     ]
     driver = {
         "name": "mllint",
-        "informationUri": INFORMATION_URI,
         "version": __version__,
         "rules": [_sarif_rule(rule) for rule in rules],
         "notifications": [_sarif_rule(rule) for rule in failures],
     }
+    if mllint.DOCS_URL:
+        driver["informationUri"] = mllint.DOCS_URL
     invocation = {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
     run = {
         "tool": {"driver": driver},
@@ -150,15 +151,16 @@ def _sarif_rule(rule: type[Rule]) -> dict:
     """A rule's reporting descriptor, within GitHub's limits: the first sentence as the short description,
     "What it does" up to 1,024 characters as the full one, the whole documentation as help."""
     documentation = rule.documentation() or rule.message
-    return {
+    descriptor = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.first_sentence() or rule.message},
         "fullDescription": {"text": rule.description(SARIF_DESCRIPTION_LIMIT) or rule.message},
         "help": {"text": documentation, "markdown": documentation},
-        "helpUri": rule_url(rule.code),
         "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
     }
+    url = rule_url(rule.code)
+    return {**descriptor, "helpUri": url} if url else descriptor
 
 
 def _sarif_notification(finding: Finding, report: Report, failure_index: dict[str, int]) -> dict:
@@ -252,6 +254,47 @@ def gitlab(report: Report) -> str:
 
 def _cell_suffix(finding: Finding) -> str:
     return "" if finding.cell is None else f" ({cell_position(finding)})"
+
+
+# rdjson
+
+
+RDJSON_SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
+
+
+def rdjson(report: Report) -> str:
+    """reviewdog's Diagnostic Format: columns are 1-based UTF-8 byte offsets; a fix is a suggestion. A
+    notebook's finding is at the notebook file's lines, its cell said in the message."""
+    sources = {key: SourceText(text) for key, text in report.sources.items()}
+    source = {"name": "mllint", **({"url": mllint.DOCS_URL} if mllint.DOCS_URL else {})}
+    return _dumps({"source": source, "diagnostics": [_rdjson_diagnostic(f, report, sources) for f in report.findings]})
+
+
+def _rdjson_diagnostic(finding: Finding, report: Report, sources: dict[str, SourceText]) -> dict:
+    text = sources.get(finding.location)
+
+    def position(where: Position) -> dict:
+        if text is None or not 0 < where.line <= len(text.lines):
+            return {"line": where.line, "column": where.column}
+        before = text.line(where.line)[: where.column - 1]
+        return {"line": where.line, "column": len(before.encode("utf-8", "surrogatepass")) + 1}
+
+    code = {"value": finding.code, **({"url": url} if (url := rule_url(finding.code)) else {})}
+    diagnostic = {
+        "message": finding.message + _cell_suffix(finding),
+        "location": {"path": finding.path, "range": {"start": position(finding.start), "end": position(finding.end)}},
+        "severity": RDJSON_SEVERITY[finding.severity],
+        "code": code,
+    }
+    if finding.cell is not None:
+        start, end = report.file_lines(finding)
+        diagnostic["location"]["range"] = {"start": {"line": start}, "end": {"line": end}}
+    elif finding.fix is not None and finding.fix.applicability is not Applicability.DISPLAY_ONLY:
+        diagnostic["suggestions"] = [
+            {"range": {"start": position(edit.start), "end": position(edit.end)}, "text": edit.content}
+            for edit in finding.fix.edits
+        ]
+    return diagnostic
 
 
 # junit

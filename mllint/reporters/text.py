@@ -1,4 +1,4 @@
-"""Formats for people and CI logs: concise, full, pylint, github."""
+"""Formats for people and CI logs: concise, full, grouped, pylint, github."""
 from __future__ import annotations
 
 import difflib
@@ -13,6 +13,11 @@ from mllint.source import SourceText
 
 TAB_WIDTH = 4
 GITHUB_COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+FIX_LABEL = {
+    Applicability.SAFE: "",
+    Applicability.UNSAFE: " (unsafe fix: applied with `--fix --unsafe-fixes`)",
+    Applicability.DISPLAY_ONLY: " (shown only, never applied)",
+}
 
 
 def _lines(texts: Iterable[str]) -> str:
@@ -25,11 +30,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.splitlines())
 
 
-def _concise_line(finding: Finding, paint: Palette) -> str:
-    location = f"{paint(finding.location, BOLD)}:{finding.start.line}:{finding.start.column}:"
+def _concise_line(finding: Finding, paint: Palette, with_location: bool = True) -> str:
+    location = f"{paint(finding.location, BOLD)}:{finding.start.line}:{finding.start.column}: " if with_location else ""
     # Errors are the norm, as in Ruff; a warning or info says so.
     severity = "" if finding.severity is Severity.ERROR else f"[{finding.severity.label}] "
-    line = f"{location} {paint(finding.code, BOLD, RED)} {severity}{_one_line(finding.message)}"
+    line = f"{location}{paint(finding.code, BOLD, RED)} {severity}{_one_line(finding.message)}"
     safely_fixable = finding.fix is not None and finding.fix.applicability is Applicability.SAFE
     return f"{line} {paint('[*]', CYAN)}" if safely_fixable else line
 
@@ -40,9 +45,27 @@ def concise(report: Report) -> str:
 
 
 def pylint(report: Report) -> str:
+    """`path:line: [CODE(name), ] message`; a notebook's finding at the notebook file's line, which
+    `path:line:` parsers can open, the cell said after the message."""
     return _lines(
-        f"{f.location}:{f.start.line}: [{f.code}({f.name}), ] {_one_line(f.message)}" for f in report.findings
+        f"{f.path}:{report.file_lines(f)[0]}: [{f.code}({f.name}), ] {_one_line(f.message)}"
+        + ("" if f.cell is None else f" ({cell_position(f)})")
+        for f in report.findings
     )
+
+
+def grouped(report: Report) -> str:
+    """The findings under their file's name, as Ruff's `grouped` format: `  line:column CODE message`."""
+    paint = Palette(report.colour)
+    blocks, path = [], None
+    for finding in report.findings:
+        if finding.path != path:
+            path = finding.path
+            blocks.append([f"{paint(path, BOLD)}:"])
+        cell = "" if finding.cell is None else f"cell {finding.cell}:"
+        where = f"{cell}{finding.start.line}:{finding.start.column}"
+        blocks[-1].append(f"  {where} {_concise_line(finding, paint, with_location=False)}")
+    return "".join(_lines(block) + "\n" for block in blocks)
 
 
 def full(report: Report) -> str:
@@ -58,7 +81,8 @@ def _full_entry(finding: Finding, source: SourceText | None, paint: Palette) -> 
     if source is not None and 0 < finding.start.line <= len(source.lines):
         lines += _snippet(finding, source.line(finding.start.line), paint)
     if finding.fix is not None:
-        lines.append(f"  {paint('= help', BOLD, CYAN)}: {_one_line(finding.fix.message)}")
+        label = FIX_LABEL[finding.fix.applicability]
+        lines.append(f"  {paint('= help', BOLD, CYAN)}: {_one_line(finding.fix.message)}{label}")
         if source is not None:
             lines += [paint(line, *_DIFF_COLOURS.get(line[4:5], ())) for line in _fix_diff(finding, source)]
     return _lines(lines)
