@@ -53,7 +53,7 @@ class Settings:
     force_exclude: bool = False
     fail_on: Severity = Severity.INFO
     severity: dict[str, Severity] = field(default_factory=dict)
-    analysis_budget: float = budget.DEFAULT_SECONDS  # seconds of analysis per file (0: no limit)
+    analysis_budget: float = budget.DEFAULT_SECONDS  # CPU seconds of analysis per file (0: no limit)
 
     def codes(self) -> set[str]:
         selected = {code for selector in (*self.select, *self.extend_select) for code in expand_selector(selector)}

@@ -220,7 +220,7 @@ def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...], seconds: f
 
 def _cut_short_message(stopped: Position, seconds: float) -> str:
     return (
-        f"the analysis of this file was cut short at line {stopped.line}, past its budget of {seconds:g} s "
+        f"the analysis of this file was cut short at line {stopped.line}, past its budget of {seconds:g} s of CPU time "
         "(`analysis-budget`): the findings before that point are reported, the rest of the file is unchecked"
     )
 
