@@ -2,7 +2,7 @@
 
     python benchmarks/growth.py                                  # every shape, every rule (--select ALL)
     python benchmarks/growth.py --shape loss-terms --sizes 2 4 6 8 10
-    python benchmarks/growth.py --shape script --scripts cleanrl/ppo.py cleanrl/dqn.py --sizes 1 2 4 8
+    python benchmarks/growth.py --shape script --scripts cleanrl/ppo*.py --sizes 1 2 4 8 --all-only
 
 Each shape is a file made of `size` units: `script` (a module-level training script, as cleanrl writes
 them; `--scripts FILE...` replaces the made-up one by real scripts, concatenated), `functions` (many
@@ -12,12 +12,12 @@ adds `size` optional terms, each under its own `if cfg.use_i:`), `elif-chain` (a
 `size`-long `if/elif` chain inside the loop). Each file is linted in this process, as the file alone
 (no project), timed in CPU seconds (the fastest of `--runs`): bare `ast.parse` and `ast.walk` of it
 (the floor: what the CPU caches alone make of a larger tree), the lint with every rule, each rule alone,
-and each module of mllint's analyses and rules by its own time under a profile of the lint with every
-rule. A rule's time is its lint's minus the lint of no rule (parsing, suppressions): what the rule and
+and, for each module of mllint's analyses and rules, the function calls it makes in the lint with every
+rule (counted by a profile: exact, where times under a profile are not). A rule's time is its lint's minus the lint of no rule (parsing, suppressions): what the rule and
 the analyses it asks for cost. Printed per shape: milliseconds at the largest size, the growth exponent
 (the slope of log time against log lines) and the cost per line at the largest size over the smallest.
-A rule or module is flagged when its exponent exceeds `ast.walk`'s by more than `--slack` and it costs
-at least `--min-ms` at the largest size. A lint over `--budget` CPU seconds is stopped; that rule's
+A rule is flagged when its exponent exceeds `ast.walk`'s by more than `--slack` and it costs at least
+`--min-ms` at the largest size; a module when its calls' exponent exceeds 1 by more than `--slack`. A lint over `--budget` CPU seconds is stopped; that rule's
 larger sizes are skipped (reported as `>budget`).
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import cProfile
+import dataclasses
 import json
 import math
 import pstats
@@ -258,22 +259,29 @@ def cpu_seconds(function, runs: int, budget: float) -> float | None:
     return best
 
 
+def selection_of(codes: list[str]) -> Selection:
+    """The rules, without mllint's own analysis budget (a wall-time limit: on a busy machine it cuts a large
+    file short, and the guard would time less work at larger sizes); the guard's CPU budget holds."""
+    return dataclasses.replace(Selection.of(codes), budget=0)
+
+
 def linter(shape: str, text: str, selection: Selection):
     if shape == "notebook":
         return lambda: lint_notebook(text, "shape.ipynb", selection)
     return lambda: lint_text(text, "shape.py", selection)
 
 
-def module_times(shape: str, text: str, selection: Selection) -> dict[str, float]:
-    """Own CPU seconds per module of mllint's analyses and rules, under a profile of one lint."""
+def module_calls(shape: str, text: str, selection: Selection) -> dict[str, int]:
+    """Function calls per module of mllint's analyses and rules (and the engine) in one lint, counted
+    by a profile: unlike times, counts do not vary from run to run, nor with the profile's overhead."""
     profile = cProfile.Profile()
     profile.runcall(linter(shape, text, selection))
-    times: dict[str, float] = defaultdict(float)
-    for (filename, _, _), (_, _, own, _, _) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
+    calls: dict[str, int] = defaultdict(int)
+    for (filename, _, _), (_, total, _, _, _) in pstats.Stats(profile).stats.items():  # type: ignore[attr-defined]
         path = Path(filename)
         if path.parent.name in ("analysis", "rules") or path.name == "engine.py":
-            times[f"{path.parent.name}/{path.stem}"] += own
-    return times
+            calls[f"{path.parent.name}/{path.stem}"] += total
+    return calls
 
 
 def exponent(lines: list[int], seconds: list[float]) -> float:
@@ -287,41 +295,52 @@ def measure_shape(shape: str, sizes: list[int], args: argparse.Namespace, codes:
     texts = [SHAPES[shape](size, args.scripts) for size in sizes]
     programs = [text if shape != "notebook" else load_notebook(text).python for text in texts]
     lines = [program.count("\n") + 1 for program in programs]
-    none = Selection.of([])
-    every = Selection.of(codes)
-    series: dict[str, list[float | None]] = defaultdict(list)
-    for text, program in zip(texts, programs):
+    none, every = selection_of([]), selection_of(codes)
+    timed: dict[str, list[tuple[int, float | None]]] = defaultdict(list)  # (lines, seconds; None: over budget)
+    counted: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for text, program, size_lines in zip(texts, programs, lines):
         tree = ast.parse(program)
-        series["ast.parse"].append(cpu_seconds(lambda: ast.parse(program), args.runs, args.budget))
-        series["ast.walk"].append(cpu_seconds(lambda: sum(1 for _ in ast.walk(tree)), args.runs, args.budget))
+        timed["ast.parse"].append((size_lines, cpu_seconds(lambda: ast.parse(program), args.runs, args.budget)))
+        timed["ast.walk"].append((size_lines, cpu_seconds(lambda: sum(1 for _ in ast.walk(tree)), args.runs, args.budget)))
         empty = cpu_seconds(linter(shape, text, none), args.runs, args.budget) or 0.0
-        for name, selection in [("ALL", every), *((code, Selection.of([code])) for code in codes)]:
-            earlier = series[name]
-            took = None if earlier and earlier[-1] is None else cpu_seconds(linter(shape, text, selection), args.runs, args.budget)
-            earlier.append(None if took is None else max(took - empty, 1e-6))
-        if args.profile:
-            for module, own in module_times(shape, text, every).items():
-                series[module].append(own)
-    out = [f"shape {shape}: sizes {sizes}, lines {lines}"]
-    out.append(f"  {'':<30}{'ms':>10}{'exponent':>10}{'x per line':>11}")
-    walk = exponent(lines, series["ast.walk"])  # type: ignore[arg-type]
+        alone = [] if args.all_only else [(code, selection_of([code])) for code in codes]
+        for name, selection in [("ALL", every), *alone]:
+            if timed[name] and timed[name][-1][1] is None:
+                continue  # over budget at a smaller size
+            took = cpu_seconds(linter(shape, text, selection), args.runs, args.budget)
+            timed[name].append((size_lines, None if took is None else max(took - empty, 1e-6)))
+        if args.profile and timed["ALL"][-1][1] is not None:
+            for module, calls in module_calls(shape, text, every).items():
+                counted[module].append((size_lines, calls))
+    walk = exponent(lines, [s for _, s in timed["ast.walk"]])  # type: ignore[misc]
+    out = [f"shape {shape}: sizes {sizes}, lines {lines}", f"  {'':<34}{'ms':>9}{'exponent':>10}{'x per line':>11}"]
     flagged = []
-    for name, seconds in series.items():
-        if len(seconds) < len(sizes):  # a module first seen at a larger size
-            seconds = [1e-6] * (len(sizes) - len(seconds)) + seconds
-        if seconds[-1] is None:
-            done = [s for s in seconds if s is not None]
-            out.append(f"  {name:<30}{'>' + str(args.budget):>10}{'':>10}{'':>11}  OVER BUDGET at size {sizes[len(done)]}")
-            flagged.append(f"{shape} {name}: over {args.budget} CPU s at size {sizes[len(done)]}")
+    for name, points in timed.items():
+        if points[-1][1] is None:
+            at = sizes[len(points) - 1]
+            out.append(f"  {name:<34}{'>' + str(args.budget):>9}  OVER BUDGET at size {at}")
+            flagged.append(f"{shape} {name}: over {args.budget} CPU s at size {at}")
             continue
-        slope = exponent(lines, seconds)  # type: ignore[arg-type]
-        per_line = (seconds[-1] / lines[-1]) / max(seconds[0] / lines[0], 1e-9)  # type: ignore[operator]
+        slope = exponent([n for n, _ in points], [s for _, s in points])  # type: ignore[misc]
+        (first_lines, first), (last_lines, last) = points[0], points[-1]
+        per_line = (last / last_lines) / max(first / first_lines, 1e-12)  # type: ignore[operator]
         mark = ""
-        if name not in ("ast.parse", "ast.walk") and slope > walk + args.slack and seconds[-1] * 1000 >= args.min_ms:
+        if not name.startswith("ast.") and slope > walk + args.slack and last * 1000 >= args.min_ms:  # type: ignore[operator]
             mark = "  SUPERLINEAR"
             flagged.append(f"{shape} {name}: exponent {slope:.2f} (ast.walk {walk:.2f}), {per_line:.1f}x per line")
-        if seconds[-1] * 1000 >= args.show_ms or mark or name in ("ast.parse", "ast.walk", "ALL"):
-            out.append(f"  {name:<30}{seconds[-1] * 1000:>10.1f}{slope:>10.2f}{per_line:>11.2f}{mark}")
+        if last * 1000 >= args.show_ms or mark or name in ("ast.parse", "ast.walk", "ALL"):  # type: ignore[operator]
+            out.append(f"  {name:<34}{last * 1000:>9.1f}{slope:>10.2f}{per_line:>11.2f}{mark}")  # type: ignore[operator]
+    out.append(f"  {'calls of':<34}{'calls':>9}{'exponent':>10}{'x per line':>11}")
+    for module, points in sorted(counted.items(), key=lambda item: -item[1][-1][1]):
+        if len(points) < len(sizes) or points[-1][1] < args.min_calls:
+            continue
+        slope = exponent([n for n, _ in points], [c for _, c in points])
+        per_line = (points[-1][1] / points[-1][0]) / (points[0][1] / points[0][0])
+        mark = ""
+        if slope > 1 + args.slack:
+            mark = "  SUPERLINEAR"
+            flagged.append(f"{shape} calls of {module}: exponent {slope:.2f}, {per_line:.1f}x per line")
+        out.append(f"  {module:<34}{points[-1][1]:>9}{slope:>10.2f}{per_line:>11.2f}{mark}")
     return out + [f"  flagged: {flag}" for flag in flagged]
 
 
@@ -337,7 +356,9 @@ def main() -> None:
     parser.add_argument("--slack", type=float, default=0.25, help="exponent above ast.walk's that is flagged")
     parser.add_argument("--min-ms", type=float, default=20.0, help="cost at the largest size below which nothing is flagged")
     parser.add_argument("--show-ms", type=float, default=5.0, help="print rules and modules costing at least this")
-    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the per-module profile")
+    parser.add_argument("--all-only", action="store_true", help="time every rule together, not each alone")
+    parser.add_argument("--min-calls", type=int, default=1000, help="calls at the largest size below which a module is not shown")
+    parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip counting calls per module")
     args = parser.parse_args()
     ignored = {code for selector in args.ignore.split(",") if selector for code in expand_selector(selector)}
     codes = [code for selector in args.select.split(",") for code in expand_selector(selector)

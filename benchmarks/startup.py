@@ -6,8 +6,8 @@
 Timed, as a user or a hook runs them: `python -c pass` (the interpreter's floor), `mllint --version`,
 `mllint check` of an empty file and of a one-line training step (`--isolated --no-cache`). Each with
 bytecode (compiled once into a private `PYTHONPYCACHEPREFIX`, as a `pip install` leaves it) and without
-(`PYTHONDONTWRITEBYTECODE=1` and an empty prefix: every process compiles every module it imports, as
-in an environment where bytecode cannot be written). Printed: the fastest and the median wall and CPU
+(`PYTHONDONTWRITEBYTECODE=1` and an empty prefix: every process compiles every module it imports, the
+standard library's too: an upper bound of an environment where bytecode cannot be written). Printed: the fastest and the median wall and CPU
 milliseconds (user and system, steadier than wall time on a shared machine), runs interleaved.
 """
 from __future__ import annotations

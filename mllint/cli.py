@@ -22,6 +22,7 @@ from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
 from mllint.notebook import cell_sources
 from mllint.overrides import command_line_resolver
+from mllint.progress import Progress
 from mllint.registry import RegistryError, all_rules, rule_by_event
 from mllint.reporters import FORMAT_NAMES, Report, render
 from mllint.reporters.colour import use_colour
@@ -131,6 +132,7 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     mode = Mode.ADD_NOQA if add_noqa is not None else Mode.DIFF if diff else Mode.FIX if fix else Mode.CHECK
     cache = None if no_cache else Cache(Path(cache_dir or CACHE_DIRECTORY))
     job = Job(mode, unsafe_fixes, add_noqa, cache)
+    show_summary = not quiet and output_format in ("concise", "full", "grouped")  # and the progress: not in machine formats
     try:
         resolver = command_line_resolver(
             configs, isolated, select, extend_select, ignore, per_file_ignores, fail_on, force_exclude, extend_exclude, unfixable,
@@ -148,7 +150,11 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
             return
         items = [(path, _selection(resolver, path, ignore_noqa)) for path in files]
         projects = ProjectIndex.of_run([p for p in paths if p != "-"], files)  # README: Projects
-        results = check_files(items, job, jobs or available_cpus(), projects)
+        progress = Progress(len(items), sys.stderr, shown=show_summary and sys.stderr.isatty())
+        try:
+            results = check_files(items, job, jobs or available_cpus(), progress.done, projects)
+        finally:
+            progress.close()
         stdin_output = b""
         if "-" in paths:
             stdin_job = dataclasses.replace(job, project=ProjectIndex.for_paths([stdin_filename]) if stdin_filename else None)
@@ -194,7 +200,6 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     colour = not output_file and (color == "always" or color == "auto" and use_colour(sys.stderr if stdin_fixed else sys.stdout))
     output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format, colour)
     threshold = _fail_on(fail_on, resolver, files or [stdin_filename or "stdin.py"])
-    show_summary = not quiet and output_format in ("concise", "full", "grouped")
     summary = _summary(findings, fixed, show_fixes, unsafe_fixes, fix_only, threshold) if show_summary else ""
     if summary and not findings and time.monotonic() - started >= LONG_RUN_SECONDS:
         summary += f"Checked {_count(len(results), 'file')}, {_count(sum(r.lines for r in results), 'line')}.\n"

@@ -8,7 +8,9 @@ class BceInputOutOfRange(Rule):
     ## What it does
     Reports `log_softmax` or `logsigmoid` output (log-probabilities, at most 0) or a Linear layer's raw
     logits passed as the input of `BCELoss` or `F.binary_cross_entropy`, followed through variables,
-    attributes and the project's models and helpers.
+    attributes and the project's models and helpers. An `nn.Sequential` ends in the layer added to it
+    last after it is built (`seq.append(nn.Sigmoid())`, `seq.add_module("prob", nn.Sigmoid())`): its
+    output is then a probability, in range.
 
     ## Why is this bad?
     Binary cross-entropy expects probabilities in [0, 1]. Log-probabilities and raw logits fall outside:

@@ -24,7 +24,9 @@ class MissingZeroGrad(Rule):
     (the same optimizer, or another over the same modules), never after, and nothing clears in between.
     Loops include comprehensions, generators and `map(step, loader)` over the loader; an optimizer is
     recognised by its name, or by what built it (a helper returning it, or the call sites passing it in).
-    `scaler.unscale_(optimizer)`, `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
+    Gradients zeroed by hand over the parameters clear too: `p.grad = torch.zeros_like(p)`,
+    `p.grad.data.zero_()`, `p.grad.fill_(0)`, `p.grad *= 0`. `scaler.unscale_(optimizer)`,
+    `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
     anywhere in the iteration counts, before backward or after the step; gradient accumulation that clears
     under the same guard as the step, a phase cleared before it starts, a module that holds every module the
     optimizer updates (`self.zero_grad()`, a `DataParallel` wrapper), `optimizer.step(closure)` (LBFGS) and
@@ -98,7 +100,7 @@ class MissingZeroGrad(Rule):
         reported: set[ast.AST] = set()
         for iteration in loops.loops:
             for optimizer in iteration.optimizers:
-                if iteration.unknown(optimizer):
+                if iteration.unknown(optimizer) or loops.fresh_parameters(iteration, optimizer):
                     continue
                 step, message, fix, related = self._finding(loops, iteration, optimizer)
                 if step is not None and step.at not in reported:

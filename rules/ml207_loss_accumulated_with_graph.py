@@ -1,7 +1,7 @@
 import ast
 
-from mllint.analysis.loops import LOOP_NODES, EventKind, Iteration, TrainingLoops
-from mllint.analysis.meters import APPENDS, kept_argument
+from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.meters import APPENDS, kept_argument, returned_loss, same_tensor
 from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Applicability, Fix
@@ -15,20 +15,39 @@ LOGGING_CALLS = frozenset({
 })  # fmt: skip
 METER_MESSAGE = (
     "`{loss}` is kept with its autograd graph by `{call}`: `{cls}` adds it into `self.{attribute}` ({place}), "
-    "so every iteration's graph stays in memory; pass `{loss}.item()`"
+    "so every iteration's graph stays in memory; pass {instead}"
+)
+
+
+CONTAINER_MESSAGE = (
+    "`{loss}` holds `{held}`, the loss backpropagated at line {line}, and is kept in `{total}` with its autograd "
+    "graph: every iteration's graph stays in memory; keep `{held}.item()` (or detached values)"
+)
+
+
+RETURNED_MESSAGE = (
+    "`{loss}` is the loss `{function}` backpropagates ({place}) and returns with its autograd graph; "
+    "accumulated into `{total}`, every iteration's graph stays in memory: return `loss.item()` (or a detached loss)"
 )
 
 
 class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
-    Reports a training loop that adds the loss it backpropagates to a running total (`total += loss`,
+    Reports a loop that adds the loss it backpropagates (whatever its optimizer) to a running total (`total += loss`,
     `total += loss * x.size(0)`, `stats["loss"] += loss`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
     across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
     what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
-    `self.sum += val * n` or `self.values.append(val)`). A total that is reset every iteration, or that
+    `self.sum += val * n` or `self.values.append(val)`), also a meter held by another project object
+    (`metrics.losses_track.update(loss)`). A loss held in a dict or an output object
+    (`output["loss"].backward()`) is followed through its holder: the holder appended to a list
+    (`outputs.append(output)`), its values summed (`running[k] += v` over `output.items()`) or handed to a
+    meter that sums them (`self.sums[key] += losses[key]`). A loss a step function of the project
+    backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
+    that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
+    `losses.append(loss)`, `meter.update(train_step(batch))`. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
     converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
     from a library (its code is not read).
@@ -85,40 +104,58 @@ class LossAccumulatedWithGraph(Rule):
         "use `{loss}.item()`"
     )
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("backward",)
+    requires_any_text = TRAINING_WORDS  # the backward may be in a step function of another module
 
     def end_file(self) -> None:
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
-        for iteration in self.ctx.analysis(TrainingLoops).loops:
-            if not isinstance(iteration.loop, LOOP_NODES):
-                continue  # a comprehension assigns nothing across its iterations
-            function = self.ctx.scopes.enclosing_function(iteration.loop)
-            losses = self._backpropagated(iteration, function)
-            for loss, total in self._accumulations(iteration.loop):
-                if loss in reported or not isinstance(loss, ast.Name):
+        loops = self.ctx.analysis(TrainingLoops)
+        # Every loop: one that backpropagates (its optimizer may be unknown), one whose step function of
+        # another module runs the backward (`total += trainer.step(b)`). A comprehension assigns nothing
+        # across its iterations.
+        for loop in self.ctx.index.of_type(*LOOP_NODES):
+            function = self.ctx.scopes.enclosing_function(loop)
+            losses = self._backpropagated(loops.events_of_loop(loop), function) if loop in loops.may_train else {}
+            for loss, total in self._accumulations(loop):
+                if loss in reported:
                     continue
-                if not any(self._same_value(loss, used, values) or self._part_of(loss, used, values) for used in losses):
+                returned = returned_loss(self.ctx, loss) if _base(total) is not None else None
+                if returned is not None and self._kept_across_iterations(total, loop, function):
+                    reported.add(loss)
+                    place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
+                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), total=ast.unparse(total), function=returned.function, place=place)
+                    self.report(loss, message)
                     continue
-                if not self._kept_across_iterations(total, iteration.loop, function):
+                if not isinstance(loss, ast.Name):
+                    continue
+                used = next((u for u in losses if same_tensor(values, loss, u) or self._part_of(loss, u, values, losses[u] is not None)), None)
+                if used is None or not self._kept_across_iterations(total, loop, function):
                     continue
                 reported.add(loss)
+                held = losses[used]
+                if held is not None and loss.id == used.id:  # the holder itself: `outputs.append(output)`
+                    self.report(loss, CONTAINER_MESSAGE.format(loss=loss.id, total=ast.unparse(total), held=ast.unparse(held), line=held.lineno))
+                    continue
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
-                self.report(loss, message, self._fix(loss, _base(total), function))
-            for call, loss in self._method_arguments(iteration.loop):
-                if loss in reported or not any(self._same_value(loss, used, values) for used in losses):
+                fix = self._fix(loss, _base(total), function) if held is None else None  # a holder's values may be no tensors
+                self.report(loss, message, fix)
+            for call, loss in self._method_arguments(loop):
+                used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
+                if loss in reported or (used is None and returned_loss(self.ctx, loss) is None):
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
                     reported.add(loss)
                     place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
                     call_text = f"{self.ctx.text(call.func)}(...)"
-                    self.report(loss, METER_MESSAGE.format(loss=loss.id, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place))
+                    instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
+                    self.report(loss, METER_MESSAGE.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
-    def _backpropagated(self, iteration: Iteration, function) -> list[ast.Name]:
-        """The names the iteration calls `backward` on, in the loop's own function."""
-        names = []
-        for event in iteration.of(EventKind.BACKWARD):
+    def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
+        """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
+        dict or an output object (`output["loss"].backward()`), the name of the holder, with what it holds."""
+        names = {}
+        for event in (e for e in events if e.kind is EventKind.BACKWARD):
             call = event.node
             if event.path is not None:  # in another file
                 continue
@@ -129,8 +166,11 @@ class LossAccumulatedWithGraph(Rule):
                 receiver = receiver.args[0]
             elif call.args:  # accelerator.backward(loss)
                 receiver = call.args[0]
-            if isinstance(receiver, ast.Name):
-                names.append(receiver)
+            held = _held(receiver)
+            if held is not None:
+                names[held.value] = held
+            elif isinstance(receiver, ast.Name):
+                names[receiver] = None
         return names
 
     def _accumulations(self, loop: ast.AST):
@@ -139,9 +179,9 @@ class LossAccumulatedWithGraph(Rule):
         for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
                 value = node.value
-                if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
-                    value = value.left if isinstance(value.left, ast.Name) else value.right
-                yield value, node.target
+                multiplied = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)
+                for factor in (value.left, value.right) if multiplied else (value,):
+                    yield factor, node.target
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
@@ -149,13 +189,13 @@ class LossAccumulatedWithGraph(Rule):
                 yield node.args[0], node.func.value
 
     def _method_arguments(self, loop: ast.AST):
-        """(call, name) for each name passed to a method of an object: `meter.update(loss, n)`."""
+        """(call, argument) for each name or call passed to a method of an object: `meter.update(loss, n)`."""
         for node in own_nodes(loop.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in LOGGING_CALLS or node.func.attr in APPENDS:
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
-                    if isinstance(argument, ast.Name):
+                    if isinstance(argument, (ast.Name, ast.Call)):  # `meter.update(trainer.train_step(batch))`
                         yield node, argument
 
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
@@ -171,16 +211,7 @@ class LossAccumulatedWithGraph(Rule):
                     return True
         return False
 
-    def _same_value(self, a: ast.Name, b: ast.Name, values: ValueKinds) -> bool:
-        """Do both names hold the same tensor, with its graph? (`loss += reg` before the backward
-        is one of the ways the loss got its value)"""
-        if a.id != b.id:
-            return False
-        first, second = values.reaching_definitions(a), values.reaching_definitions(b)
-        same = bool(first) and [d.node for d in first] == [d.node for d in second]
-        return same and not any(d.value is not None and _detached(d.value) for d in first)
-
-    def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds) -> bool:
+    def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds, holder: bool) -> bool:
         """Is `value` a term of the backpropagated loss: `v` of `for k, v in loss_dict.items()` where the
         loss is made from `loss_dict` (`loss = sum(loss_dict.values())`)?"""
         definitions = values.reaching_definitions(value)
@@ -191,9 +222,11 @@ class LossAccumulatedWithGraph(Rule):
             loop = self.ctx.scopes.parent(loop)
         if not isinstance(loop, ast.For) or _value_of(loop) is not definitions[0].node:
             return False
-        terms = loop.iter.func.value.id
+        terms = loop.iter.func.value
+        if holder:  # a value of the dict holding the loss (`for k, v in losses.items()`)
+            return same_tensor(values, terms, loss)
         made = _made_from(loss, values)
-        return made is not None and any(isinstance(n, ast.Name) and n.id == terms for e in made for n in ast.walk(e))
+        return made is not None and any(isinstance(n, ast.Name) and n.id == terms.id for e in made for n in ast.walk(e))
 
     def _kept_across_iterations(self, total: ast.AST, loop: ast.AST, function) -> bool:
         """Is `total` (or the dict or list holding it) bound before the loop, never rebound inside it,
@@ -265,6 +298,15 @@ def _base(target: ast.AST) -> ast.Name | None:
     return target if isinstance(target, ast.Name) else None
 
 
+def _held(receiver: ast.AST) -> ast.Subscript | ast.Attribute | None:
+    """`output["loss"]`, `out.loss`: a loss held by a dict or an output object named by a local name."""
+    if isinstance(receiver, ast.Subscript) and isinstance(receiver.slice, ast.Constant) and isinstance(receiver.value, ast.Name):
+        return receiver
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id != "self":
+        return receiver
+    return None
+
+
 def _value_of(loop: ast.For) -> ast.AST | None:
     """`v` of `for k, v in terms.items()` and of `for v in terms.values()`."""
     call = loop.iter
@@ -274,13 +316,3 @@ def _value_of(loop: ast.For) -> ast.AST | None:
         return loop.target
     pair = call.func.attr == "items" and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
     return loop.target.elts[1] if pair else None
-
-
-def _detached(value: ast.AST) -> bool:
-    """`loss.item()`, `loss.detach()`, `float(loss)`."""
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    if isinstance(func, ast.Attribute):
-        return func.attr in ("item", "detach", "tolist", "cpu", "numpy")
-    return isinstance(func, ast.Name) and func.id in ("float", "int")

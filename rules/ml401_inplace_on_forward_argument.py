@@ -45,13 +45,17 @@ class InplaceOnForwardArgument(Rule):
     ## What it does
     Reports in-place changes of a tensor argument inside a module's `forward`: augmented assignment
     (`x /= 255`), in-place methods (`x.mul_(2)`, `x.clamp_(0, 1)`) and item assignment (`x[mask] = 0`),
-    while the name (or, for the first two, a plain alias of it: `out = x` then `out += bias`) still
-    holds the caller's tensor; and an in-place activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`) applied to
-    the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
+    while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
+    indexed as only a tensor is, `out[:, :, :h] = ...`) still holds the caller's tensor; and an in-place
+    activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
+    is one) applied to the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
-    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])` replaces
-    a list item, no tensor changes). Changes made only when `self.training` is false (`if not
+    `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or
+    `x[i] = head(x[i])` in `for i, head in enumerate(self.heads)`, replaces a list item, no tensor
+    changes). An argument rebound on every arm of an `elif` chain that dispatches on one setting
+    (`if self.attn_type == "self": ... elif self.attn_type == "context": ...`) no longer holds the
+    caller's tensor after it. Changes made only when `self.training` is false (`if not
     self.training:`, the `else` of `if self.training:`, after an `if self.training:` that returns) are
     left alone: inference-only code, such as a detection head decoding its feature maps, works on
     intermediate activations and runs no backward. So are changes under `if self.inplace:`: the
@@ -97,7 +101,7 @@ class InplaceOnForwardArgument(Rule):
     message = "in-place change of the forward argument `{name}` changes the caller's tensor"
     alias_message = "in-place change of `{alias}`, which holds the forward argument `{name}`, changes the caller's tensor"
     activation_message = (
-        "`{activation}` overwrites the forward argument `{name}` in place, and line {line} reads it again: "
+        "{activation} overwrites the forward argument `{name}` in place, and line {line} reads it again: "
         "it sees the activated values (and the caller's tensor changes)"
     )
     fix_applicability = Applicability.SAFE
@@ -116,10 +120,13 @@ class InplaceOnForwardArgument(Rule):
                     self._report_augmented(statement, argument)
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
-                    # Not through an alias (`maps = features; maps[0] = ...`): it may well hold a list.
-                    if _indexes_a_tensor(target) and isinstance(target.value, ast.Name) and target.value.id in tensors:
-                        if self._argument_held(target.value, tensors) and not self._excused(statement, node):
-                            self.report(target, self.message.format(name=target.value.id))
+                    # Through an alias only with a tensor's index (`out = x; out[:, :, :h] = ...`): `maps =
+                    # features; maps[0] = ...` may well hold a list.
+                    indexed = _indexes_a_tensor(target) and isinstance(target.value, ast.Name)
+                    if indexed and (target.value.id in tensors or _sliced_dimensions(target)):
+                        held = self._argument_held(target.value, tensors)
+                        if held and not self._excused(statement, node):
+                            self.report(target, self._message(target.value.id, held))
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
@@ -155,14 +162,20 @@ class InplaceOnForwardArgument(Rule):
             self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno))
 
     def _inplace_activation(self, call: ast.Call) -> str | None:
-        """The text of the in-place activation `call` applies (`nn.ReLU(inplace=True)`), if it is one."""
+        """The in-place activation `call` applies (`nn.ReLU(inplace=True)`, or an `nn.Sequential` that starts
+        with one), as a message names it; None if it is none."""
         name = self.ctx.qualified_name(call.func)
         if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and _keyword_true(call, "inplace")):
-            return self.ctx.text(call.func)
+            return f"`{self.ctx.text(call.func)}`"
         if name is not None or not self._inplace_modules:
             return None
         constructor = self.ctx.analysis(ValueKinds).constructor(call.func)
-        return self.ctx.text(constructor) if constructor in self._inplace_modules else None
+        if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Sequential":
+            first = constructor.args[0] if constructor.args else None  # `nn.Sequential(nn.ReLU(inplace=True), ...)`
+            if first not in self._inplace_modules:
+                return None
+            return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
+        return f"`{self.ctx.text(constructor)}`" if constructor in self._inplace_modules else None
 
     @cached_property
     def _inplace_modules(self) -> set[ast.Call]:
@@ -196,9 +209,18 @@ class InplaceOnForwardArgument(Rule):
                 names.add(call.args[0].id)
             elif isinstance(func, ast.Attribute) and func.attr in LIST_METHODS and isinstance(func.value, ast.Name):
                 names.add(func.value.id)
-            elif _calls_own_layer(func):
+            elif _calls_own_layer(func) or self._iterated_layer(func):
                 names.update(a.value.id for a in call.args if _item_of_name(a))
         return names
+
+    def _iterated_layer(self, func: ast.AST) -> bool:
+        """Is `func` a loop variable over the module's layers (`head` in `for i, head in
+        enumerate(self.heads)`, `for conv, x in zip(self.convs, xs)`)?"""
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(func) if isinstance(func, ast.Name) else []
+        loops = [self.ctx.scopes.statement(d.node) for d in definitions]
+        return bool(loops) and all(
+            isinstance(loop, ast.For) and any(is_self_attribute(n) for n in ast.walk(loop.iter)) for loop in loops
+        )  # fmt: skip
 
     def _inference_only(self, statement: ast.stmt, function: ast.FunctionDef) -> bool:
         """Does `statement` run only when `self.training` is false: inside `if not self.training:` (or
@@ -303,6 +325,12 @@ def _indexes_a_tensor(target: ast.AST) -> bool:
         return False
     key = target.slice
     return not (isinstance(key, ast.Constant) and isinstance(key.value, str))
+
+
+def _sliced_dimensions(target: ast.Subscript) -> bool:
+    """`out[:, :, :h]`: an index of several dimensions, one a slice, which only a tensor (or array) takes."""
+    key = target.slice
+    return isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts)
 
 
 def _is_self_inplace(test: ast.expr) -> bool:

@@ -1,10 +1,9 @@
 import ast
 
 from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.gradients import Flow, GradientFlow, State, backward_loss, holder
+from mllint.analysis.gradients import Flow, GradientFlow, State, backward_loss, describe_cut
 from mllint.findings import Severity
 from mllint.rule import Rule
-from mllint.source import one_line
 
 
 class LossDetachedFromModel(Rule):
@@ -13,7 +12,8 @@ class LossDetachedFromModel(Rule):
     Reports `backward()` on a loss whose every path to a model output is cut: by `.detach()`, `.data`,
     `.item()`, `.numpy()`, `.tolist()`, `float(...)`, re-wrapping with `torch.tensor(...)` or
     `torch.Tensor(...)`, or `argmax` used as if it were differentiable. It follows the loss through local
-    assignments, loss functions and tensor operations, and into the callers of the function when the loss
+    assignments, loss functions and tensor operations, the losses and helpers of the project that cut
+    what they are given (a loss class whose `forward` starts with `pred.argmax(1)`), and into the callers of the function when the loss
     (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
@@ -64,18 +64,13 @@ class LossDetachedFromModel(Rule):
             return
         flows = self.ctx.analysis(GradientFlow)
         for flow, binding in per_call_site(self.ctx, loss, lambda binding: _cut(flows.flow(loss, binding))):
-            cuts = [self._describe(cut, binding) for cut in flow.cuts[:3]]
+            cuts = [describe_cut(self.ctx, cut, binding) for cut in flow.cuts[:3]]
             message = self.message.format(
                 loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
             )
             passed = f" (through the call at {binding.place})" if binding is not None else ""
             self.report(node, message + passed, related=call_sites(binding))
             return
-
-    def _describe(self, cut: ast.AST, binding) -> str:
-        """"`x.detach()` (line 12)", or "(main.py:12)" for a cut a caller made."""
-        found = holder(self.ctx, cut, binding)
-        return f"`{one_line(found.ctx.text(cut), 60, keep_end=True)}` ({found.place(cut)})"
 
 
 def _cut(flow: Flow) -> Flow | None:

@@ -38,7 +38,7 @@ class InplaceOnSavedTensor(Rule):
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
     a layer that does not save it (`out = self.bn2(...)` then `out += identity`, as in torchvision's
     ResNet), and `nn.ReLU(inplace=True)` layers in conv stacks (their input is not a saved output) are fine
-    and not reported.
+    and not reported. The `inplace` keyword's value decides: `F.relu(x, inplace=False)` saves its output.
 
     ## Why is this bad?
     These operations save their own output to compute their gradient. Changing it in place invalidates
@@ -161,13 +161,12 @@ class InplaceOnSavedTensor(Rule):
         func = call.func
         name = self.ctx.qualified_name(func)
         if name in SAVING_FUNCTIONS:
-            inplace = any(k.arg == "inplace" for k in call.keywords)
-            return None if inplace else call_argument(call, 0, "input")
+            return None if _maybe_in_place(call) else call_argument(call, 0, "input")
         constructor = self.ctx.analysis(ValueKinds).constructor(func)
         if name is None and constructor is None and isinstance(func, ast.Attribute) and func.attr in SAVING_METHODS:
             return func.value
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
-            if not any(k.arg == "inplace" for k in constructor.keywords) and len(call.args) == 1:
+            if not _maybe_in_place(constructor) and len(call.args) == 1:
                 return call.args[0]
         return None
 
@@ -202,6 +201,11 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _maybe_in_place(call: ast.Call) -> bool:
+    """Does an `inplace=` keyword of the call (`F.relu(x, inplace=...)`, `nn.ReLU(inplace=...)`) not say False?"""
+    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
 
 
 def _run_by_forward(cls: ast.ClassDef) -> set[str]:

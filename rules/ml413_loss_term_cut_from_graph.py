@@ -2,7 +2,7 @@ import ast
 from collections import deque
 
 from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.gradients import GradientFlow, State, backward_loss, holder
+from mllint.analysis.gradients import CUT_METHODS, GradientFlow, State, backward_loss, describe_cut, holder
 from mllint.analysis.parameters import is_module
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Severity
@@ -20,9 +20,14 @@ class LossTermCutFromGraph(Rule):
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
     (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
-    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. A term whose cut value carried no graph
+    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. A term computed by a loss
+    or helper of the project (in another module too) that cuts what it is given is cut as well:
+    `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
+    or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin) is not reported, nor are cuts inside a term
-    (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor `loss.item()` for logging.
+    (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor a cut factor weighting
+    another computed from a model (`-log_prob * advantage.detach()`: REINFORCE with a baseline, where
+    the gradient flows through `log_prob`), nor `loss.item()` for logging.
 
     ## Why is this bad?
     The term adds to the value of the loss, so it shows in the logs, but no gradient flows through it: the
@@ -78,10 +83,9 @@ class LossTermCutFromGraph(Rule):
         for cuts, binding in per_call_site(self.ctx, loss, lambda binding: self._cut_terms(loss, binding)):
             for term, cut in cuts:
                 self._reported.add(term)
-                found = holder(self.ctx, cut, binding)
                 passed = f" (through the call at {binding.place})" if binding is not None else ""
                 message = (
-                    f"`{self.ctx.text(term)}` is cut from the graph by `{found.ctx.text(cut)}` ({found.place(cut)}): it "
+                    f"`{self.ctx.text(term)}` is cut from the graph by {describe_cut(self.ctx, cut, binding)}: it "
                     f"adds to the value of the loss backpropagated at line {node.lineno} but no gradient flows through "
                     f"it{passed}"
                 )
@@ -138,13 +142,16 @@ class LossTermCutFromGraph(Rule):
         """The cut that leaves `term` without a graph, when what it cut carried one. A weight of unknown
         origin (`beta * kl.item()`, a hyperparameter) does not make the term train. A cut a caller made
         is read in the caller's file."""
-        factors = [flows.flow(factor, binding) for factor in _factors(term)]
+        terms = _factors(term)
+        factors = [flows.flow(factor, binding) for factor in terms]
         if any(flow.state is State.GRAPH for flow in factors):
             return None
+        if any(flow.state is State.UNKNOWN and self._from_model(f, 0) for f, flow in zip(terms, factors)):
+            return None  # a cut weight of a factor that trains: `-log_prob * advantage.detach()`
         cut_factors = [flow for flow in factors if flow.state is State.NONE and flow.cuts]
         for cut in (cut for flow in cut_factors for cut in flow.cuts):
-            source = _cut_input(cut)
             found = holder(self.ctx, cut, binding)
+            source = _cut_input(found.ctx, cut)
             if source is None:
                 continue
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
@@ -185,11 +192,13 @@ def _factors(term: ast.AST) -> list[ast.AST]:
     return [term]
 
 
-def _cut_input(cut: ast.AST) -> ast.AST | None:
-    """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `torch.tensor(x)`."""
+def _cut_input(ctx, cut: ast.AST) -> ast.AST | None:
+    """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
+    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""
     if isinstance(cut, ast.Attribute):
         return cut.value
-    if isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and not cut.args:
+    method = isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and ctx.qualified_name(cut.func) is None
+    if method and (not cut.args or cut.func.attr in CUT_METHODS):
         return cut.func.value
     if isinstance(cut, ast.Call) and cut.args:
         return cut.args[0]

@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.names import callee_name
 from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
 from mllint.analysis.parameters import is_module
 from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
@@ -8,6 +9,7 @@ from mllint.rule import Rule
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
 EXITS = frozenset({"sys.exit", "os._exit", "os.abort"})
 BUILTIN_EXITS = frozenset({"exit", "quit"})
+OUT_OF_MEMORY_ERRORS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"})
 OUT_OF_MEMORY = "out of memory"  # in the message of torch's OOM errors ("CUDA out of memory. ...")
 
 
@@ -16,12 +18,17 @@ class TrainingErrorSwallowed(Rule):
     ## What it does
     Reports an exception handler for a broad exception (bare `except:`, `Exception`, `BaseException`,
     `RuntimeError`) that does not re-raise, on a `try` whose body trains: it runs a backward pass and
-    an optimizer step, directly, in a loop, or through functions of the file it calls. Also a handler
-    that `continue`s the training loop from a `try` around only part of its step (the forward pass, the
-    backward): every error of the model becomes a skipped batch. Handlers that re-raise (`raise`,
+    an optimizer step, directly, in a loop, or through functions of the file it calls. Also, in a
+    training loop or in a function a training step runs (a `do_batch` helper the loop calls, a method a
+    `training_step` calls), a handler on a `try` around the forward and backward pass (`loss.backward()`,
+    an optimizer wrapper's `optim.backward(loss)`), whatever it does next, and one on a `try` around
+    the forward pass alone that skips the batch (`continue`, or `return` from the step): every error of
+    the model becomes a skipped batch. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
-    not reported; nor are `finally` blocks. A handler that inspects an out-of-memory error
-    (`if "out of memory" in str(e):`) must re-raise every other error on every path: one that raises
+    not reported; nor are `finally` blocks. `except RuntimeError` around training under
+    `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
+    runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
+    (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported.
 
     ## Why is this bad?
@@ -80,25 +87,47 @@ class TrainingErrorSwallowed(Rule):
         loops = self.ctx.analysis(TrainingLoops)
         events = loops.events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
+        backward = any(e.kind is EventKind.BACKWARD for e in events)
         handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
-        if steps and any(e.kind is EventKind.BACKWARD for e in events):
+        in_loop = self._in_training_loop(node, loops)
+        in_step = not in_loop and self._in_step_function(node, loops)
+        if steps and backward:
             what = "loop" if any(e.loops for e in steps) else "step"
             for handler in handlers:
-                message = self.message.format(handler=self._written(handler), what=what)
-                if _other_than_out_of_memory(handler.body) is not None:
-                    message = (
-                        f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
-                        f"every other error on every path: there a crash of the training {what} becomes a finished run"
-                    )
-                self.report(handler, message)
-        elif self._in_training_loop(node, loops) and self._runs_the_model(node.body, events):
+                self._report(node, handler, self.message.format(handler=self._written(handler), what=what), what)
+        elif backward and (in_loop or in_step):
             for handler in handlers:
-                if any(isinstance(n, ast.Continue) for n in own_nodes(handler.body)):
+                message = (
+                    f"`{self._written(handler)}` drops the batch on every error of the forward and backward pass of "
+                    "the training step and does not re-raise: a broken model trains on nothing, and the run reports success"
+                )
+                self._report(node, handler, message, "step")
+        elif (in_loop or in_step) and self._runs_the_model(node.body, events):
+            skips = (ast.Continue,) if in_loop else (ast.Continue, ast.Return)
+            for handler in handlers:
+                partial = _other_than_out_of_memory(self.ctx, handler.body) is not None
+                if partial or any(isinstance(n, skips) for n in own_nodes(handler.body)):
                     message = (
                         f"`{self._written(handler)}` skips the batch on every error of the training step and does "
                         "not re-raise: a broken model trains on nothing, and the run reports success"
                     )
-                    self.report(handler, message)
+                    self._report(node, handler, message, "step")
+
+    def _report(self, node: ast.Try, handler: ast.ExceptHandler, message: str, what: str) -> None:
+        """Report the handler; one that singles out out-of-memory errors is told which path lets the others
+        pass, and an `except RuntimeError` meant for a DDP join's early termination what else it hides."""
+        if _other_than_out_of_memory(self.ctx, handler.body) is not None:
+            message = (
+                f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
+                f"every other error on every path: there a crash of the training {what} becomes a finished run"
+            )
+        elif _only_runtime_error(handler) and _joins_uneven_inputs(node.body):
+            message = (
+                "`except RuntimeError` is meant for the early termination `join(throw_on_early_termination=True)` "
+                f"raises, but it also catches every other RuntimeError of the training {what} (out of memory, "
+                "shapes, CUDA) and does not re-raise: a crash ends the epoch early, silently"
+            )
+        self.report(handler, message)
 
     visit_TryStar = visit_Try
 
@@ -114,10 +143,22 @@ class TrainingErrorSwallowed(Rule):
                 return loops.is_training_loop(ancestor)
         return False
 
+    def _in_step_function(self, node: ast.AST, loops: TrainingLoops) -> bool:
+        """Is `node` in a function a training step runs (`do_batch(...)` called by the loop, a method
+        Lightning's `training_step` calls), outside any loop of its own?"""
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if isinstance(ancestor, LOOP_NODES):
+                return False
+            if isinstance(ancestor, FUNCTION_NODES):
+                return loops.runs_training_step(ancestor)
+        return False
+
     def _runs_the_model(self, body: list[ast.stmt], events) -> bool:
-        """Does the block call a module (the forward pass) or backpropagate?"""
+        """Does the block call a module (the forward pass, `self(batch)` in a module's own step) or
+        backpropagate?"""
         calls = [n for n in own_nodes(body) if isinstance(n, ast.Call)]
-        return any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
+        called_self = any(isinstance(c.func, ast.Name) and c.func.id == "self" for c in calls)
+        return called_self or any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
 
     def _broad(self, exception: ast.AST | None) -> bool:
         if exception is None:
@@ -131,7 +172,7 @@ class TrainingErrorSwallowed(Rule):
     def _leaves(self, handler: ast.ExceptHandler) -> bool:
         """Does the handler re-raise or exit: anywhere in its body, or, where it singles out an
         out-of-memory error, on every path the other errors take?"""
-        others = _other_than_out_of_memory(handler.body)
+        others = _other_than_out_of_memory(self.ctx, handler.body)
         if others is not None:
             return self._always_leaves(others)
         return any(self._leaving(node) for node in own_nodes(handler.body))
@@ -154,17 +195,48 @@ class TrainingErrorSwallowed(Rule):
 
 
 
-def _other_than_out_of_memory(block: list[ast.stmt]) -> list[ast.stmt] | None:
-    """The statements errors other than out-of-memory run, after `if "out of memory" in str(e):` (its
-    `else` and what follows it), or in the body of `if "out of memory" not in str(e):`; None when the
-    block tests no such thing."""
+def _other_than_out_of_memory(ctx, block: list[ast.stmt]) -> list[ast.stmt] | None:
+    """The statements errors other than out-of-memory run, after `if "out of memory" in str(e):` or
+    `if isinstance(e, torch.cuda.OutOfMemoryError):` (its `else` and what follows it), or in the body of
+    `if "out of memory" not in str(e):` or `if not isinstance(e, ...)`; None when the block tests no such thing."""
     for position, statement in enumerate(block):
-        if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
-            test = statement.test
+        if not isinstance(statement, ast.If):
+            continue
+        test, negated = statement.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
             mentions = any(
                 isinstance(n, ast.Constant) and isinstance(n.value, str) and OUT_OF_MEMORY in n.value.lower()
                 for n in ast.walk(test.left)
             )
-            if mentions and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
-                return statement.body if isinstance(test.ops[0], ast.NotIn) else statement.orelse + block[position + 1 :]
+            negated ^= isinstance(test.ops[0], ast.NotIn)
+        else:
+            mentions = _is_out_of_memory_test(ctx, test)
+        if mentions:
+            return statement.body if negated else statement.orelse + block[position + 1 :]
     return None
+
+
+def _is_out_of_memory_test(ctx, test: ast.AST) -> bool:
+    """`isinstance(e, torch.cuda.OutOfMemoryError)` (by any alias)."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+        return False
+    classes = test.args[1:2]
+    classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
+    return bool(classes) and all(ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+
+
+def _joins_uneven_inputs(block: list[ast.stmt]) -> bool:
+    """Does the block train under `with ddp_model.join(throw_on_early_termination=True):`, which raises a
+    `RuntimeError` on purpose when another rank runs out of data?"""
+    return any(
+        isinstance(item.context_expr, ast.Call) and callee_name(item.context_expr) == "join"
+        and any(k.arg == "throw_on_early_termination" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in item.context_expr.keywords)
+        for statement in block if isinstance(statement, (ast.With, ast.AsyncWith)) for item in statement.items
+    )  # fmt: skip
+
+
+def _only_runtime_error(handler: ast.ExceptHandler) -> bool:
+    return isinstance(handler.type, ast.Name) and handler.type.id == "RuntimeError"

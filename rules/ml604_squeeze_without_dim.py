@@ -1,6 +1,8 @@
 import ast
+from functools import cached_property
 
 from mllint.analysis.classes import ModuleClasses
+from mllint.analysis.data_shapes import full_batches
 from mllint.analysis.dims import Sym, is_known
 from mllint.analysis.names import call_argument, callee_name
 from mllint.analysis.shapes import Shapes
@@ -26,6 +28,21 @@ CONVERSIONS = {"float", "double", "long", "int", "half", "to", "type_as", "conti
 SCALAR_METHODS = {"item", "tolist"}
 
 
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+def _size_of(node: ast.AST) -> str | None:
+    """`x` for `x.shape` and `x.size` (called or indexed)."""
+    if isinstance(node, ast.Attribute) and node.attr in ("shape", "size") and isinstance(node.value, ast.Name):
+        return node.value.id
+    return None
+
+
+def _definitions(values: ValueKinds, name: ast.Name) -> list[ast.AST]:
+    return [d.node for d in values.reaching_definitions(name)]
+
+
 def _unconverted(node: ast.AST) -> ast.AST:
     """`x` for `x.float()`, `x.to(device)`."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
@@ -46,6 +63,9 @@ class SqueezeWithoutDim(Rule):
     `poisson_nll_loss` and their modules): they broadcast `()` against `(1,)` (or `(k,)` against
     `(1, k)`) to the same values, so the lost dimension changes nothing there. Classification losses
     do change: cross-entropy takes `(C,)` for one unbatched sample, BCE raises on a size mismatch.
+    Nor is a squeeze whose batch dimension cannot be 1: a value of a fully known shape (`(64, 1)`, a
+    fixed batch), in a loop over a `DataLoader` with `drop_last=True` (also when the loader is passed
+    in by a call site), or after an `assert` on the value's size.
 
     ## Why is this bad?
     `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
@@ -105,6 +125,8 @@ class SqueezeWithoutDim(Rule):
         certain = is_known(shape) and len(ones) == 1
         if loss is None and not (certain and any(isinstance(d, Sym) for d in shape)):
             return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimension
+        if (is_known(shape) and all(isinstance(d, int) for d in shape)) or self._batch_never_one(node, receiver):
+            return
         if not certain:
             self.report(node, self.message.format(hint=""))
             return
@@ -114,6 +136,29 @@ class SqueezeWithoutDim(Rule):
             replacement = f"{self.ctx.text(node.func)}({self.ctx.text(receiver)}, {ones[0]})"
         fix = self.ctx.fix(f"Name the dim: `{replacement}`", Applicability.UNSAFE, self.ctx.replace(node, replacement))
         self.report(node, self.message.format(hint=f" (`squeeze({ones[0]})`)"), fix)
+
+    def _batch_never_one(self, node: ast.Call, receiver: ast.AST) -> bool:
+        """Can the batch dimension not be 1 here: every batch of the loop is full (`drop_last=True`), or an
+        `assert` on the way reads the receiver's size (`assert out.shape == (64, 1)`)?"""
+        if full_batches(self.ctx, node):
+            return True
+        if not isinstance(receiver, ast.Name):
+            return False
+        values = self.ctx.analysis(ValueKinds)
+        held = _definitions(values, receiver)
+        return any(
+            _position(statement) < _position(node) and values.same_path(statement, node)
+            and any(_size_of(n) == receiver.id and _definitions(values, n.value) == held for n in ast.walk(statement.test))
+            for statement in self._asserts.get(self.ctx.scopes.enclosing_function(node), ())
+        )  # fmt: skip
+
+    @cached_property
+    def _asserts(self) -> dict[ast.AST | None, list[ast.Assert]]:
+        """The file's `assert` statements by the function they are in."""
+        found: dict[ast.AST | None, list[ast.Assert]] = {}
+        for statement in self.ctx.index.by_type.get(ast.Assert, ()):
+            found.setdefault(self.ctx.scopes.enclosing_function(statement), []).append(statement)
+        return found
 
     def _squeezed(self, call: ast.AST) -> ast.AST | None:
         """The tensor a dim-less squeeze is applied to."""

@@ -3,6 +3,7 @@ import ast
 from mllint.analysis.losses import BCE_AFTER_SIGMOID, mismatched_inputs
 from mllint.analysis.names import callee_name
 from mllint.analysis.values import MAX_DEPTH, ValueKinds
+from mllint.findings import Severity
 from mllint.rule import Rule
 
 # Where a loss value stops being one that trains: compared, printed, made a Python number.
@@ -15,18 +16,28 @@ STORES = {"append", "extend", "insert", "add", "update", "put", "setdefault"}
 class BceOnSigmoid(Rule):
     """
     ## What it does
-    Reports sigmoid output passed as the input of `BCELoss` or `F.binary_cross_entropy`, also when the
-    sigmoid is applied by a model's `forward` or a helper function in another file of the project, where
-    the loss may be backpropagated: it reaches a `backward()`, or leaves the function (returned,
-    stored in an attribute or a container), directly or through variables. A loss that is only
-    compared, printed or turned into a number (`torch.allclose(reference, fused)`, `loss.item()`) is
-    not reported: that is a numeric check of the fused loss, not training.
+    Opt-in (enable it by its code). Reports sigmoid output passed as the input of `BCELoss` or
+    `F.binary_cross_entropy`, also when the sigmoid is applied by a model's `forward` or a helper
+    function in another file of the project, where the loss may be backpropagated: it reaches a
+    `backward()`, or leaves the function (returned, stored in an attribute or a container), directly or
+    through variables. A loss that is only compared, printed or turned into a number
+    (`torch.allclose(reference, fused)`, `loss.item()`) is not reported: that is a numeric check of the
+    fused loss, not training.
+
+    The rule is a suggestion, off by default, because the code it finds is correct: a sigmoid followed
+    by `BCELoss` is how the DCGAN discriminator and the VAE decoder are written in their papers and in
+    PyTorch's own examples, and it trains like the fused loss as long as the logits stay within about
+    ±16. Whether a model ever gets that confident depends on its data and its training, which mllint
+    does not see; a test script or a toy network never does. On public research repositories, 3 of 7
+    findings were worth changing. Enable it for models that can become very confident (discriminators,
+    long training on separable data).
 
     ## Why is this bad?
-    It works, but it is the numerically weak way to write it: the sigmoid saturates to exactly 0 or 1
-    for large logits, where `BCELoss` clamps its log to -100 and the gradient vanishes, so confidently
-    wrong examples stop teaching the model. `BCEWithLogitsLoss` takes the logits and fuses the sigmoid
-    into a stable log-sum-exp. (It also accepts `pos_weight` for imbalanced data.)
+    It works, but it is the numerically weak way to write it: in float32 the sigmoid rounds to exactly
+    1 for logits above about 16.6 (and to 0 far below), where `BCELoss` clamps its log to -100 and the
+    gradient is 0, so a confidently wrong example stops teaching the model. `BCEWithLogitsLoss` takes
+    the logits and fuses the sigmoid into a stable log-sum-exp, which keeps that gradient. (It also
+    accepts `pos_weight` for imbalanced data.)
 
     ## Example
     ```python
@@ -54,15 +65,21 @@ class BceOnSigmoid(Rule):
 
     code = "ML702"
     name = "bce-on-sigmoid"
-    message = "sigmoid output passed to `BCELoss`: use `BCEWithLogitsLoss` on the logits, which is stable"
+    message = "sigmoid output passed to `BCELoss`: `BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates"
+    severity = Severity.INFO
     requires_any_text = ("binary_cross_entropy", "BCELoss", "criterion", "loss")
+    opt_in = True
+    opt_in_reason = (
+        "the code is correct (the DCGAN and VAE papers and PyTorch's examples write it so) unless the logits "
+        "pass about ±16; 3 of 7 findings on research repositories were worth changing"
+    )
 
     def end_file(self) -> None:
         for call, found in mismatched_inputs(self.ctx, BCE_AFTER_SIGMOID):
             if self._may_train(call):
                 where = found.origin.where(found.argument)
                 message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
-                self.report(found.argument, message + "use `BCEWithLogitsLoss` on the logits, which is stable", related=found.related)
+                self.report(found.argument, message + "`BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates", related=found.related)
 
     def _may_train(self, value: ast.AST, depth: int = 0) -> bool:
         """May the loss be backpropagated: does it reach a `backward`, leave the function (returned,

@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from mllint.analysis.gradients import GradientFlow, State
+from mllint.analysis.gradients import GRAPH, NONE, GradientFlow, Given, State
 from mllint.context import FileContext
 from mllint.source import SourceText
 
@@ -225,3 +225,12 @@ def test_a_re_wrapped_loss_flagged_to_require_grad_is_still_cut(lint):
     findings = lint(source, "ML404")
     assert positions(findings) == [("ML404", 11, 5)]
     assert "`criterion(pred, y).item()` (line 9) cuts it" in findings[0].message
+
+
+def test_the_parameters_of_one_function_keep_their_own_flows():
+    source = HEADER + "def f(a, b):\n    return b + a\n"
+    tree = ast.parse(source)
+    function = tree.body[-1]
+    flows = FileContext("example.py", SourceText(source), tree).analysis(GradientFlow)
+    assert flows.returned(function, Given(function, {"a": GRAPH, "b": NONE})).state is State.GRAPH
+    assert flows.returned(function, Given(function, {"a": NONE, "b": NONE})).state is State.NONE

@@ -90,7 +90,20 @@ def test_guarded_logs_are_not_reported(lint):
 
 def test_bce_on_sigmoid(lint):
     source = HEADER + "loss = nn.BCELoss()(torch.sigmoid(z), y) + F.binary_cross_entropy(p, y) + nn.BCEWithLogitsLoss()(z, y)\n"
-    assert positions(lint(source, "ML702")) == [("ML702", 4, 21)]
+    findings = lint(source, "ML702")
+    assert positions(findings) == [("ML702", 4, 21)]
+    assert findings[0].message == (
+        "`torch.sigmoid(z)` is sigmoid output, passed to `nn.BCELoss()`: "
+        "`BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates"
+    )
+
+
+def test_bce_on_sigmoid_is_an_opt_in_suggestion():
+    """A DCGAN discriminator or a VAE decoder trained with `BCELoss` on its sigmoid is correct code."""
+    from mllint.registry import all_rules, expand_selector
+
+    assert "ML702" not in expand_selector("ML7") and "ML702" in expand_selector("ALL")
+    assert all_rules()["ML702"].severity.label == "info"
 
 
 def test_forward_called_directly_is_opt_in_and_fixed(lint, fix):

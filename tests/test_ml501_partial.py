@@ -76,3 +76,25 @@ def test_an_oom_handler_around_the_whole_step_says_which_path(lint):
         "`except RuntimeError` handles out-of-memory errors but does not re-raise every other error on every "
         "path: there a crash of the training step becomes a finished run"
     )
+
+
+def test_a_join_handler_says_what_else_it_hides(lint):
+    """DDP's `join(throw_on_early_termination=True)` raises a RuntimeError on purpose; the handler for it
+    also swallows out-of-memory and shape errors."""
+    source = (
+        "def train(ddp, batches, optimizer):\n"
+        "    try:\n"
+        "        with ddp.join(throw_on_early_termination=True):\n"
+        "            for batch in batches:\n"
+        "                ddp(batch).backward()\n"
+        "                optimizer.step()\n"
+        "                optimizer.zero_grad()\n"
+        "    except RuntimeError as e:\n"
+        "        print(e)\n"
+    )
+    [finding] = lint(source, "ML501")
+    assert finding.message == (
+        "`except RuntimeError` is meant for the early termination `join(throw_on_early_termination=True)` "
+        "raises, but it also catches every other RuntimeError of the training loop (out of memory, shapes, "
+        "CUDA) and does not re-raise: a crash ends the epoch early, silently"
+    )

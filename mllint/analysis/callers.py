@@ -39,7 +39,7 @@ from typing import TypeVar
 
 from mllint.analysis.annotations import Annotations, is_none
 from mllint.analysis.calls import bind_arguments
-from mllint.analysis.names import called_name
+from mllint.analysis.names import called_name, is_self_attribute
 from mllint.analysis.project import ProjectView, find_definition
 from mllint.analysis.scopes import parameters
 from mllint.analysis.summaries import returned_expressions
@@ -128,7 +128,26 @@ def constructions(ctx, expr: ast.AST) -> Iterator[tuple[tuple[object, ast.Call],
     under each call site of the function around it. A project function that returns what it builds
     (`scheduler = build_scheduler(optimizer, cfg)`) is followed to the construction it returns."""
     values, view = ctx.analysis(ValueKinds), ctx.analysis(ProjectView)
-    return per_call_site(ctx, expr, lambda binding: _built(view, values.construction(expr, binding=binding), 0))
+    if isinstance(expr, ast.Attribute) and not is_self_attribute(expr):  # `metrics.losses_track`
+        for owner, binding in constructions(ctx, expr.value):
+            found = _attribute_built(view, owner, expr.attr)
+            if found is not None:
+                yield found, binding
+        return
+    yield from per_call_site(ctx, expr, lambda binding: _built(view, values.construction(expr, binding=binding), 0))
+
+
+def _attribute_built(view: ProjectView, owner: tuple[object, ast.Call], attribute: str) -> tuple[object, ast.Call] | None:
+    """What built `attribute` of an object of a project class, as its `__init__` (or another method) assigns
+    `self.<attribute>`: `self.losses_track = LossesTrackEpoch(n)`."""
+    ctx, call = owner
+    found = view.class_summary(ctx.qualified_name(call.func) or "")
+    class_ctx, cls = found[1].definition() if found is not None else (None, None)
+    if cls is None:
+        return None
+    targets = (t for node in class_ctx.index.within(cls, ast.Assign) for t in node.targets)
+    target = next((t for t in targets if is_self_attribute(t) and t.attr == attribute), None)
+    return _built(view, class_ctx.analysis(ValueKinds).construction(target), 0) if target is not None else None
 
 
 def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int) -> tuple[object, ast.Call] | None:

@@ -4,14 +4,17 @@
 give samples; `DataLoader(dataset, batch_size=B)` batches them as the default collate does, with a
 leading batch dimension that is a symbol (the last batch may be smaller); `for x, y in loader` (also
 through `enumerate` and `tqdm`) binds one batch. A sample of unknown shape gives a batch of unknown
-rank whose first dimension is the batch: `(batch, ...)`.
+rank whose first dimension is the batch: `(batch, ...)`. `full_batches` tells code that runs only on
+batches of the full size: in a loop over a loader that drops its last, smaller batch.
 """
 from __future__ import annotations
 
 import ast
 
+from mllint.analysis.callers import constructions
 from mllint.analysis.dims import Sym, dim_key
-from mllint.analysis.names import call_argument
+from mllint.analysis.names import call_argument, callee_name
+from mllint.analysis.scopes import FUNCTION_NODES
 from mllint.analysis.tensor_values import Batches, Items, Number, Samples, Tensor
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
@@ -21,6 +24,8 @@ FROM_ARRAY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
+# Calls a loop may wrap its loader in (`enumerate(loader)`, `tqdm(loader, ...)`): the loader is their first argument.
+LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
 
 
 def numpy_shape(interpreter, node: ast.Call, name: str):
@@ -86,3 +91,37 @@ def _batch_dimension(loader: ast.Call):
         return None
     label = ast.unparse(size) if isinstance(size, (ast.Name, ast.Attribute)) else "batch"
     return Sym(("batch", id(loader)), label)
+
+
+def full_batches(ctx, node: ast.AST) -> bool:
+    """Does `node` run in the iteration of a loop (of its function) over a `DataLoader` built with
+    `drop_last=True` and a batch size other than 1 (as the file, or each call site passing the loader,
+    tells)? Every batch there has the size asked: its batch dimension is never a lone 1."""
+    child = node
+    for ancestor in ctx.scopes.ancestors(node):
+        if isinstance(ancestor, FUNCTION_NODES):
+            return False
+        if isinstance(ancestor, (ast.For, ast.AsyncFor)) and child is not ancestor.iter and _drops_last(ctx, ancestor.iter):
+            return True
+        child = ancestor
+    return False
+
+
+def _drops_last(ctx, iterable: ast.AST) -> bool:
+    while isinstance(iterable, ast.Call) and callee_name(iterable) in LOADER_WRAPPERS and iterable.args:
+        iterable = iterable.args[0]
+    found = [(c, call) for (c, call), _ in constructions(ctx, iterable)]
+    return bool(found) and all(
+        c.qualified_name(call.func) in DATA_LOADERS and _is_true(call_argument(call, 8, "drop_last"))
+        and not _is_one(call_argument(call, 1, "batch_size"))
+        for c, call in found
+    )  # fmt: skip
+
+
+def _is_true(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _is_one(node: ast.AST | None) -> bool:
+    """No batch size (the default, 1) or a literal 1."""
+    return node is None or (isinstance(node, ast.Constant) and node.value == 1)

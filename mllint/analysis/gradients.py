@@ -8,6 +8,10 @@ name may hold (reaching definitions) must all agree, otherwise the state is unkn
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
 Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
+A call of a function of the project, or of an instance of a project class (its `forward`, its
+`__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call: its
+returns are worked out in the callee's own file, its parameters holding the flows of the call's
+arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
 
 Assignments around a loop depend on each other (`loss += a` then `loss += b`: each reads the other's
 value from the previous iteration). A definition met again while its flow is being computed contributes
@@ -21,12 +25,19 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 from dataclasses import dataclass
+from functools import cached_property
 
+from mllint.analysis.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.names import Names, call_argument
+from mllint.analysis.names import Names, call_argument, is_self_attribute
+from mllint.analysis.project import ProjectView
+from mllint.analysis.summaries import returned_expressions
+from mllint.analysis.tree import own_method
 from mllint.analysis.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
+from mllint.source import one_line
 
 BUDGET = 2000  # expressions visited per question, beyond which the answer is unknown
 MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
@@ -86,6 +97,34 @@ class Flow:
     cuts: tuple[ast.AST, ...] = ()  # where paths that could have carried a graph were cut (state NONE)
 
 
+@dataclass(frozen=True)
+class CalleeCut:
+    """Where a called function of the project cuts what it returns."""
+
+    callee: str  # `ImageGradientLoss.forward`
+    cut: ast.AST  # the cut, in the callee's file
+    path: str  # that file as findings show it ("" for the linted file)
+
+    @property
+    def place(self) -> str:
+        return f"{self.path}:{self.cut.lineno}" if self.path else f"line {self.cut.lineno}"
+
+
+@dataclass(eq=False)
+class Given:
+    """What a call gives the parameters of the function it runs, as flows worked out at the call: the
+    binding a callee's returns are read under (`GradientFlow.returned`), where `binding.argument` is asked."""
+
+    function: ast.AST
+    flows: dict[str, Flow]
+
+    def argument(self, name: str) -> tuple[None, Flow, None] | None:
+        flow = self.flows.get(name)
+        return None if flow is None else (None, flow, None)
+
+
+# What a module of the project must mention for its functions' returns to be read for cuts.
+CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
 NONE = Flow(State.NONE)
 
@@ -138,6 +177,8 @@ class GradientFlow:
         # Answers by (expression, binding), with the functions whose parameters they needed unbound
         # (`values.unbound`): ML404 and ML413 ask about the same losses.
         self._answers: dict[tuple[ast.AST, object], tuple[Flow, list[ast.AST]]] = {}
+        self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
+        self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -219,7 +260,7 @@ class GradientFlow:
 
     def _loop_carried(self, definition, depth: int) -> Flow | None:
         """The flow of a definition, as a fixed point over the cycle it is in when it reaches itself."""
-        key = (definition.node, self._binding)
+        key = (definition.node, definition.name, self._binding)  # parameters share their function as node
         if key in self._settled:
             return self._settled[key]
         if key in self._stack:
@@ -323,6 +364,8 @@ class GradientFlow:
         if passed is None:
             return UNKNOWN
         caller, argument, passage = passed
+        if isinstance(argument, Flow):  # given as worked out at a call (`Given`)
+            return argument
         outer = None if passage.default else self._binding.outer
         flows = caller.analysis(GradientFlow)
         if flows is not self:
@@ -372,10 +415,17 @@ class GradientFlow:
             node, parent = parent, self.ctx.scopes.parent(parent)
         if not isinstance(parent, (ast.For, ast.AsyncFor)) or parent.target is not node:
             return False
-        calls = [n for n in ast.walk(parent.iter) if isinstance(n, ast.Call)]
-        if not all(isinstance(c.func, ast.Name) and c.func.id in ITERATION_HELPERS for c in calls):
+        if self._iterates_data(parent.iter):
+            return True
+        values = self.values.reaching_values(parent.iter) if isinstance(parent.iter, ast.Name) else None
+        return bool(values) and len(values) == 1 and self._iterates_data(values[0])  # `pbar = tqdm(train_loader)`
+
+    def _iterates_data(self, iterated: ast.AST) -> bool:
+        """`loader`, `enumerate(tqdm(train_loader), total=len(train_loader))`: a loader by its name."""
+        calls = [n for n in ast.walk(iterated) if isinstance(n, ast.Call)]
+        if not all(isinstance(c.func, ast.Name) and c.func.id in ITERATION_HELPERS | NO_GRAPH_BUILTINS for c in calls):
             return False  # `zip(model(x), y)` may iterate over model outputs
-        text = self.ctx.text(parent.iter).lower()
+        text = self.ctx.text(iterated).lower()
         return any(word in text for word in DATA_WORDS)
 
     def _call(self, call: ast.Call, depth: int) -> Flow:
@@ -412,6 +462,9 @@ class GradientFlow:
                 return self._cut(call, func.value, depth)
             if func.attr in NO_GRAPH_METHODS:
                 return NONE
+        cut = self._cut_by_callee(call, arguments, depth)
+        if cut is not None:
+            return cut
         callee = self.module_kind(func)
         if callee is State.GRAPH:
             return GRAPH
@@ -423,6 +476,78 @@ class GradientFlow:
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
             return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
         return UNKNOWN
+
+    def _cut_by_callee(self, call: ast.Call, arguments: list[ast.AST], depth: int) -> Flow | None:
+        """The flow of a call of a project callee that cuts what it is given: NONE, cut at the call; None
+        for any other call (what it returns otherwise is left to the rest of the flow)."""
+        found = self._callee(call)
+        if found is None:
+            return None
+        callee, skips_first = found
+        given = {
+            name: self._flow(argument, depth + 1) or UNKNOWN
+            for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
+        }  # fmt: skip
+        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given))
+        own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
+        if returned.state is not State.NONE or not own:
+            return None
+        path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
+        cls = callee.ctx.scopes.enclosing_class(callee.function)
+        name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
+        self.callee_cuts[call] = CalleeCut(name, own[0], path)
+        return Flow(State.NONE, (call,))
+
+    def returned(self, function: ast.AST, given: "Given") -> Flow:
+        """What a function of this file returns, its parameters holding what `given` says (UNKNOWN while
+        it is being worked out: a recursive call). Worked out apart from any question being answered here."""
+        key = (function, frozenset(given.flows.items()))
+        if key not in self._returns:
+            self._returns[key] = UNKNOWN
+            expressions = returned_expressions(function.body)
+            saved = self._question_state()
+            self._stack, self._assumed, self._round, self._settled, self.values.unbound = {}, {}, {}, {}, None
+            try:
+                flows = [self._answer(e, given) for e in expressions or ()]
+            finally:
+                self._restore(saved)
+            self._returns[key] = (alternatives(flows) or UNKNOWN) if expressions else UNKNOWN
+        return self._returns[key]
+
+    def _question_state(self) -> tuple:
+        """Where the question being answered is (its fixed point, budget, binding), to answer another apart."""
+        return (self._stack, self._assumed, self._round, self._settled, self._low, self._changed, self._budget,
+                self._binding, self.values.unbound)  # fmt: skip
+
+    def _restore(self, state: tuple) -> None:
+        (self._stack, self._assumed, self._round, self._settled, self._low, self._changed, self._budget,
+         self._binding, self.values.unbound) = state  # fmt: skip
+
+    def _callee(self, call: ast.Call) -> tuple[Callee, bool] | None:
+        """The function of the project a call runs, and whether the call binds its first parameter itself:
+        a function (`helper(x)`, imported), a method (`self.helper(x)`), or the `forward` (or `__call__`) of
+        an instance of a project class (`criterion(pred, y)`, passed in by a call site)."""
+        func = call.func
+        if isinstance(func, ast.Name) or is_self_attribute(func):
+            found = self._resolver.resolve(call, followed=CUT_WORDS)
+            if found is not None:
+                return found, isinstance(func, ast.Attribute)
+        elif not isinstance(func, ast.Attribute):
+            return None
+        view = self.ctx.analysis(ProjectView)
+        binding = None if isinstance(self._binding, Given) else self._binding
+        value = self.values.value(func, binding=binding)
+        qualified = view.instance_class(value) if value is not None else None  # `ImageGradientLoss().to(device)`
+        found = (view.forward_of(qualified) or view.class_summary(qualified)) if qualified else None
+        if found is None or (view.index is not None and not view.index.mentions(found[0].name, CUT_WORDS)):
+            return None
+        ctx, cls = found[1].definition()
+        method = (own_method(cls, "forward") or own_method(cls, "__call__")) if cls is not None else None
+        return (Callee(method, ctx), True) if method is not None else None
+
+    @cached_property
+    def _resolver(self) -> CallResolver:
+        return CallResolver(self.ctx, self.ctx.analysis(ProjectView))
 
     def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
         """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
@@ -559,6 +684,16 @@ def holder(ctx, node: ast.AST, binding) -> Holder:
                 return Holder(caller, site.outer, site.path)
         site = site.outer
     return Holder(ctx, binding, "")
+
+
+def describe_cut(ctx, cut: ast.AST, binding) -> str:
+    """A cut as messages name it: "`x.detach()` (line 12)", "(main.py:12)" for a cut a caller made, and for
+    a call of a project callee that cuts, where it does: "(line 12: `Loss.forward` cuts at loss.py:14)"."""
+    found = holder(ctx, cut, binding)
+    text = one_line(found.ctx.text(cut), 60, keep_end=True)
+    inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
+    within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {inner.place}" if inner else ""
+    return f"`{text}` ({found.place(cut)}{within})"
 
 
 def updated_in_place(statement: ast.AST) -> ast.AST | None:

@@ -22,12 +22,12 @@ NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer"}
 
 def is_module_base(qualified: str | None) -> bool:
     """Is a class of this name a `torch.nn.Module`: the base itself, Lightning's, or a torch layer
-    (`torch.nn.Sequential`, not `torch.nn.Parameter`)?"""
+    (`torch.nn.Sequential`, a loss base such as `torch.nn.modules.loss._Loss`, not `torch.nn.Parameter`)?"""
     name = canonical_class(qualified) or ""
     if name in MODULE_BASES:
         return True
-    last = name.rsplit(".", 1)[-1]
-    return name == f"torch.nn.{last}" and last[:1].isupper() and name not in NOT_MODULES
+    last = name.rsplit(".", 1)[-1].lstrip("_")  # `torch.nn._WeightedLoss`, a loss base
+    return name == f"torch.nn.{name.rsplit('.', 1)[-1]}" and last[:1].isupper() and name not in NOT_MODULES
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,10 @@ from mllint.analysis.callers import Binding, call_sites, constructions, per_call
 from mllint.analysis.calls import CallResolver, bind_arguments
 from mllint.analysis.names import Names, callee_name, is_self_attribute, reference_key
 from mllint.analysis.optimizers import Scheduler, is_optimizer, scheduler_made_by
-from mllint.analysis.parameters import optimizer_helper
+from mllint.analysis.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.project import ProjectView
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
-from mllint.analysis.tree import child_nodes
+from mllint.analysis.tree import child_nodes, own_method
 from mllint.analysis.values import ValueKinds
 from mllint.findings import Related
 
@@ -53,14 +53,22 @@ NOT_ENTERED = (*FUNCTION_NODES, ast.stmt, ast.Name, ast.Constant)
 # A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
 BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
 EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
-CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "detach_", "step"})  # the calls events come from
+# The calls events come from.
+CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_", "detach_", "fill_", "mul_", "copy_", "step"})
+# `p.grad.fill_(0)`, `p.grad.mul_(0)`, `p.grad.copy_(torch.zeros_like(p))`: in-place methods that clear a
+# gradient given zeros.
+ZEROING = frozenset({"fill_", "mul_", "copy_"})
+# `p.grad = torch.zeros_like(p)`: a gradient replaced by zeros.
+ZEROS = frozenset({"torch.zeros", "torch.zeros_like"})
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
-OWNER_PRESERVING = {"list", "tuple", "filter", "itertools.chain"}
-# Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names).
+OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
+PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
+# Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names), and an
+# optimizer wrapper (apex's `FP16_Optimizer`, OpenNMT's `Optimizer`: `self.optim.backward(loss)`).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
@@ -81,7 +89,7 @@ class Owners(NamedTuple):
 
 
 class EventKind(enum.Enum):
-    CLEAR = "clear"  # optimizer.zero_grad(), model.zero_grad(), p.grad = None, p.grad.zero_()
+    CLEAR = "clear"  # optimizer.zero_grad(), model.zero_grad(), p.grad = None, p.grad.zero_(), p.grad.fill_(0)...
     BACKWARD = "backward"
     STEP = "step"  # an optimizer step
     SCHEDULER = "scheduler step"
@@ -386,11 +394,15 @@ class TrainingLoops:
         if depth > MAX_OWNER_DEPTH:
             return None
         parts: list[ast.AST]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parameters":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_LISTS:
             owner = reference_key(node.func.value)
             return {owner: node.func.value} if owner and not node.args and not node.keywords else None
         if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or reference_key(node.func)) in OWNER_PRESERVING:
             parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "values" and not node.args:
+            parts = [node.func.value]  # `trainable.values()` of a dict of named parameters
+        elif isinstance(node, COMPREHENSION_NODES) and len(node.generators) == 1:
+            parts = [node.generators[0].iter]  # `[p for p in model.parameters() if p.requires_grad]`
         elif isinstance(node, ast.Starred):
             parts = [node.value]
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -409,6 +421,31 @@ class TrainingLoops:
                 return None
             owners.update(found)
         return owners or None
+
+    def fresh_parameters(self, iteration: Iteration, optimizer: str) -> bool:
+        """Does every step of `optimizer` update only the parameters of modules built anew in each
+        iteration (`net = Net(**case)` in the loop's body, on every path, the optimizer built over it
+        there too)? Their gradients start empty at each iteration: nothing can accumulate."""
+        steps = iteration.steps(optimizer)
+        return bool(steps) and all(self._fresh_owners(iteration.loop, step) for step in steps)
+
+    def _fresh_owners(self, loop: ast.AST, step: Event) -> bool:
+        owners = self.parameter_owners(step)
+        if owners is None or owners.passed or not isinstance(loop, LOOP_NODES):
+            return False
+        return all(isinstance(node, ast.Name) and self._built_in(loop, node) for node in owners.modules.values())
+
+    def _built_in(self, loop: ast.AST, name: ast.Name) -> bool:
+        """Is `name` bound by a module constructor in `loop`'s body, on every path of its iteration, and
+        by nothing else, not wrapping a module built before (`DataParallel(model)`; the layers of
+        `nn.Sequential(nn.Linear(4, 8), ...)` are built there)?"""
+        definitions = self.values.reaching_definitions(name)
+        return bool(definitions) and all(
+            isinstance(d.value, ast.Call) and is_module_constructor(self.ctx, d.value)
+            and not any(_holds_module(self.ctx, a) for a in (*d.value.args, *(k.value for k in d.value.keywords)))
+            and self.ctx.scopes.parent(self.ctx.scopes.statement(d.node)) is loop
+            for d in definitions
+        )  # fmt: skip
 
     def _argument_constructor(self, loop: ast.AST, key: str) -> ast.Call | None:
         """The constructor of the object a call in `loop` passes as `key` (an event's key is named as
@@ -441,6 +478,27 @@ class TrainingLoops:
 
     def is_training_loop(self, loop: ast.AST) -> bool:
         return loop in self._training_loops
+
+    def runs_training_step(self, function: ast.AST) -> bool:
+        """Does a training step run `function` of the file: a training loop's iteration backpropagates or
+        steps in it (`do_batch(...)` called from the loop), or it is a `training_step` method (Lightning's,
+        or a trainer's that calls it) or a method that one calls on `self`?"""
+        if function in self._stepping_functions:
+            return True
+        cls = self.ctx.scopes.parent(function)
+        step = own_method(cls, "training_step") if isinstance(cls, ast.ClassDef) else None
+        if step is None or step is function:
+            return step is not None
+        return any(isinstance(n, ast.Call) and is_self_attribute(n.func) and n.func.attr == function.name for n in ast.walk(step))
+
+    @cached_property
+    def _stepping_functions(self) -> set[ast.AST]:
+        """The functions of the file a training loop's backward or step events are in."""
+        kinds = (EventKind.BACKWARD, EventKind.STEP)
+        return {
+            self.ctx.scopes.enclosing_function(e.node)
+            for iteration in self.loops for e in iteration.events if e.path is None and e.kind in kinds
+        }  # fmt: skip
 
     # Training loops.
     def _training_iteration(self, loop: ast.AST) -> Iteration | None:
@@ -544,7 +602,7 @@ class TrainingLoops:
                 events += self._events(m, case.body, guards + (Guard("case", str(id(node)), i, case),), depth)
             return events
         events = self._expression_events(m, node, guards, depth)
-        clear = self._statement_clear(node)
+        clear = self._statement_clear(m, node)
         if clear is not None:
             events.append(m.event(EventKind.CLEAR, node, clear, guards))
         return events
@@ -633,6 +691,8 @@ class TrainingLoops:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
             return m.event(EventKind.BACKWARD, call, None, guards)
+        if m.ctx.qualified_name(func) == "torch.nn.init.zeros_" and call.args and _is_grad(call.args[0]):
+            return m.event(EventKind.CLEAR, call, _text(_parameter_of(call.args[0])), guards)
         if name in ("zero_grad", "zero_grads") and (isinstance(func, ast.Name) or m.ctx.qualified_name(func.value) is not None):
             # A function clearing what it is given: `pyro.infer.util.zero_grads(params)`, `zero_grad(model)`.
             return m.event(EventKind.CLEAR, call, _text(call.args[0]) if call.args else None, guards)
@@ -640,12 +700,12 @@ class TrainingLoops:
             return None
         receiver = _text(func.value)
         if func.attr == "backward":
-            if call.args and not BACKWARD_OWNERS.search(receiver) and not _is_scaled(func.value):
+            if call.args and not (BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
                 return None  # `y.backward(gradient)` and unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)
         if func.attr == "zero_grad":
             return m.event(EventKind.CLEAR, call, receiver, guards)
-        if func.attr in ("zero_", "detach_") and _is_grad(func.value):
+        if _is_grad(func.value) and (func.attr in ("zero_", "detach_") or (func.attr in ZEROING and _zeros(m, call.args))):
             return m.event(EventKind.CLEAR, call, _text(_parameter_of(func.value)), guards)
         if func.attr != "step":
             return None
@@ -680,16 +740,27 @@ class TrainingLoops:
             return EventKind.STEP if is_optimizer(name) else None
         return None
 
-    def _statement_clear(self, node: ast.stmt) -> str | None:
-        """`p.grad = None` clears a gradient (the parameter's text is its key). So does `optimizer.zero_grad` written
-        without its call, as far as ML2xx is concerned: ML301 reports that one."""
+    def _statement_clear(self, m: _Module, node: ast.stmt) -> str | None:
+        """`p.grad = None`, `p.grad = torch.zeros_like(p)` and `p.grad *= 0` clear a gradient (the
+        parameter's text is its key). So does `optimizer.zero_grad` written without its call, as far as
+        ML2xx is concerned: ML301 reports that one."""
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Attribute) and node.value.attr == "zero_grad":
             return _text(node.value.value)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
-            if _is_grad(target):
+            target = target.value if isinstance(target, ast.Subscript) and _zeros(m, [node.value]) else target  # `p.grad[:] = 0`
+            if _is_grad(target) and (_zeros(m, [node.value]) or (isinstance(node.value, ast.Constant) and node.value.value is None)):
                 return _text(_parameter_of(target))
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult) and _is_grad(node.target) and _zeros(m, [node.value]):
+            return _text(_parameter_of(node.target))
         return None
+
+
+def _holds_module(ctx, argument: ast.AST) -> bool:
+    """Is the argument a module built elsewhere (a name or attribute, or a starred one, that holds one)?"""
+    if isinstance(argument, ast.Starred):
+        argument = argument.value
+    return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
@@ -807,6 +878,23 @@ def _is_grad(node: ast.AST) -> bool:
 
 def _parameter_of(grad: ast.Attribute) -> ast.AST:
     return grad.value.value if grad.attr == "data" else grad.value
+
+
+def names_optimizer(text: str) -> bool:
+    """Is the last name of `text` an optimizer's (`self.optim`, `opt_g`), not a scheduler's?"""
+    identifiers = re.findall(r"[A-Za-z_]\w*", text)
+    last = identifiers[-1] if identifiers else ""
+    return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
+
+
+def _zeros(m: _Module, arguments: list[ast.expr]) -> bool:
+    """Is the one argument a zero (`0`, `0.0`) or a tensor of zeros (`torch.zeros_like(p)`, `g.new_zeros(n)`)?"""
+    if len(arguments) != 1:
+        return False
+    value = arguments[0]
+    if isinstance(value, ast.Constant):
+        return not isinstance(value.value, (bool, str, bytes)) and value.value == 0
+    return isinstance(value, ast.Call) and (m.ctx.qualified_name(value.func) in ZEROS or callee_name(value) in ("new_zeros", "zeros_like"))
 
 
 def _is_scaled(node: ast.AST) -> bool:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.calls import CallResolver
-from mllint.analysis.loops import OPTIMIZER_NAME, SCALER_NAME, SCHEDULER_NAME
+from mllint.analysis.loops import SCALER_NAME, names_optimizer
 from mllint.analysis.optimizers import is_optimizer
 from mllint.analysis.project import ProjectView
 from mllint.analysis.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
@@ -272,7 +272,6 @@ def _is_optimizer(ctx, values: ValueKinds, receiver: ast.AST, call: ast.Call) ->
     if constructed:
         return is_optimizer(constructed)
     identifiers = re.findall(r"[A-Za-z_]\w*", ctx.text(receiver))
-    last = identifiers[-1] if identifiers else ""
-    if SCALER_NAME.search(last):
+    if SCALER_NAME.search(identifiers[-1] if identifiers else ""):
         return bool(call.args)
-    return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
+    return names_optimizer(ctx.text(receiver))

@@ -38,6 +38,12 @@ class Scopes:
     def enclosing_function(self, node: ast.AST) -> ast.AST | None:
         return self._enclosing(node, FUNCTION_NODES, self._functions)
 
+    def statement(self, node: ast.AST) -> ast.AST | None:
+        """The statement `node` is part of (itself if it is one)."""
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self._parents.get(node)
+        return node
+
     def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         """The class whose method (or class body) holds `node`."""
         return self._enclosing(node, ast.ClassDef, self._classes)

@@ -16,7 +16,7 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.names import is_self_attribute
+from mllint.analysis.names import is_self_attribute, reference_key
 from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.tree import assignment_targets, position
 
@@ -62,6 +62,9 @@ VALUE_PRESERVING_METHODS = {
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
+# Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
+ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
+ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
 MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
@@ -235,6 +238,7 @@ class ValueKinds:
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
@@ -396,9 +400,40 @@ class ValueKinds:
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         if name in MODULE_KINDS:
             return MODULE_KINDS[name]
-        if name == SEQUENTIAL and constructor.args and isinstance(constructor.args[-1], ast.Call):
-            return self._module_kind(constructor.args[-1])
+        if name == SEQUENTIAL:
+            last = self._last_layer(constructor)
+            return self._module_kind(last) if isinstance(last, ast.Call) else None
         return None
+
+    def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
+        """The last layer of an `nn.Sequential`: its last argument, or the layer added last after it is
+        built (`seq.append(nn.Sigmoid())`, `seq.add_module("out", nn.Sigmoid())`, on every path after the
+        construction); None when that is not known (an addition in a loop or a branch, an insertion)."""
+        target = self.scopes.parent(constructor)
+        key = reference_key(target.targets[0]) if isinstance(target, ast.Assign) and len(target.targets) == 1 else None
+        scope = self.scopes.enclosing_scope(constructor)
+        added = [c for c in self._additions.get((scope, key), ()) if position(c) > position(constructor)] if key else []
+        if not added:
+            return constructor.args[-1] if constructor.args else None
+        last = added[-1]
+        if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
+            return None
+        return last.args[-1]
+
+    @property
+    def _additions(self) -> dict[tuple[ast.AST | None, str], list[ast.Call]]:
+        """The calls adding layers to a container (`x.append(...)`, `x.add_module(...)`), by scope and
+        the container's key, in source order."""
+        if self._added is None:
+            self._added = {}
+            for call in self.ctx.index.by_type.get(ast.Call, ()):
+                func = call.func
+                key = reference_key(func.value) if isinstance(func, ast.Attribute) and func.attr in ADDITIONS else None
+                if key is not None:
+                    self._added.setdefault((self.scopes.enclosing_scope(call), key), []).append(call)
+            for calls in self._added.values():
+                calls.sort(key=position)
+        return self._added
 
     # What an object was built from.
     def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
@@ -480,7 +515,7 @@ class ValueKinds:
             if self._binds_from(definition.node, use):
                 continue
             reaching.append(definition)
-            statements.add(self._statement(definition.node))
+            statements.add(self.scopes.statement(definition.node))
             if self._always_runs_before(definition.node, use) or self._in_both_arms(statements, definition, use):
                 break
         else:
@@ -495,7 +530,7 @@ class ValueKinds:
     def _in_both_arms(self, statements: set[ast.AST], last: Definition, use: ast.AST) -> bool:
         """Do the statements binding the name (`last` the latest met) bind it in both arms of an
         `if`/`else` (or every arm of an `elif` chain) that runs on every path to `use`?"""
-        branch = self.scopes.parent(self._statement(last.node))
+        branch = self.scopes.parent(self.scopes.statement(last.node))
         answered: dict[ast.If, bool] = {}  # an elif chain's arms, each judged once
         while isinstance(branch, ast.If):
             if _assigns_on_every_arm(branch, statements, answered) and self._always_runs_before(branch, use):
@@ -503,16 +538,9 @@ class ValueKinds:
             branch = self.scopes.parent(branch)
         return False
 
-    def _statement(self, node: ast.AST) -> ast.AST:
-        while node is not None and not isinstance(node, ast.stmt):
-            node = self.scopes.parent(node)
-        return node
-
     def _binds_from(self, target: ast.AST, use: ast.AST) -> bool:
         """Is `use` read by the assignment that binds `target` (`x = x.detach()`: the old `x`)?"""
-        statement = target
-        while statement is not None and not isinstance(statement, ast.stmt):
-            statement = self.scopes.parent(statement)
+        statement = self.scopes.statement(target)
         if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or statement.value is None:
             return False
         value = statement.value
@@ -596,11 +624,38 @@ def _assigns_on_every_arm(branch: ast.If, statements: set, answered: dict[ast.If
     """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
     every arm? (`answered`: the `if`s judged already.)"""
     if branch not in answered:
-        answered[branch] = bool(branch.orelse) and all(
+        arms = _arms(branch)
+        answered[branch] = bool(arms) and all(
             any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements, answered)) for s in arm)
-            for arm in (branch.body, branch.orelse)
+            for arm in arms
         )  # fmt: skip
     return answered[branch]
+
+
+def _arms(branch: ast.If) -> list[list[ast.stmt]]:
+    """The arms of an `if`/`else` (none without an `else`). An `elif` chain dispatching on the values
+    of one setting (`if self.kind == "self": ... elif self.kind == "context": ...`) needs no `else`:
+    a value no arm handles is a configuration error, not a path the code means."""
+    bodies, tests, node = [], [], branch
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        bodies.append(node.body)
+        tests.append(node.test)
+        node = node.orelse[0]
+    bodies.append(node.body)
+    tests.append(node.test)
+    if node.orelse:
+        return [branch.body, branch.orelse]
+    dispatch = len(tests) > 1 and all(_compares_with_constants(t) for t in tests)
+    subjects = {reference_key(t.left) for t in tests} if dispatch else set()
+    return bodies if len(subjects) == 1 and None not in subjects else []
+
+
+def _compares_with_constants(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))):
+        return False
+    value = test.comparators[0]
+    values = value.elts if isinstance(test.ops[0], ast.In) and isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+    return all(isinstance(v, ast.Constant) for v in values)
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
