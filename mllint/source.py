@@ -169,7 +169,7 @@ def read_source(path: str) -> SourceFile:
     try:
         data = read_regular(path, MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES)
     except OSError as error:
-        what = "directory" if os.path.isdir(path) else "file"
+        what = "directory" if os.path.isdir(path) and not isinstance(error, IsADirectoryError) else "file"
         raise SourceError(f"cannot read {what}: {error.strerror or error}") from None
     return SourceFile(*decode(data, path), data)
 
@@ -178,9 +178,8 @@ def read_regular(path: str, limit: int) -> bytes:
     """The content of a regular file of at most `limit` bytes. Anything else is never read (SourceError):
     a FIFO would block, `/dev/zero` never ends. The file is opened without blocking (a FIFO's open waits
     for a writer) and read up to the limit, should it grow meanwhile."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        status = os.fstat(descriptor)
+    with open(path, "rb", opener=_without_blocking) as handle:
+        status = os.fstat(handle.fileno())
         if not stat.S_ISREG(status.st_mode):
             raise SourceError(f"not a regular file ({_file_kind(status.st_mode)}): not read")
         data = handle.read(limit + 1)
@@ -191,6 +190,10 @@ def read_regular(path: str, limit: int) -> bytes:
 
 def too_large(size: int, limit: int) -> SourceError:
     return SourceError(f"file is {size / 1024 / 1024:.1f} MB, larger than the {limit >> 20} MB mllint reads; not linted")
+
+
+def _without_blocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def _file_kind(mode: int) -> str:

@@ -271,7 +271,7 @@ def test_sarif_driver_lists_every_enabled_rule():
     driver = sarif_run(make_report())["tool"]["driver"]
     assert (driver["name"], driver["version"]) == ("mllint", mllint.__version__)
     assert [r["id"] for r in driver["rules"]] == [r.code for r in RULES if not r.tool_failure]
-    assert [r["id"] for r in driver["notifications"]] == ["ML001", "ML005", "ML009"]
+    assert [r["id"] for r in driver["notifications"]] == ["ML001", "ML005", "ML006", "ML009"]
     levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
     described_rules = sorted(driver["notifications"] + driver["rules"], key=lambda r: r["id"])
     for described, rule in zip(described_rules, RULES, strict=True):
@@ -318,7 +318,7 @@ def test_sarif_reports_mllints_own_failures_as_notifications_not_results(tmp_pat
     notifications = invocation["toolExecutionNotifications"]
     assert [(n["descriptor"], n["level"], n["message"]["text"]) for n in notifications] == [
         ({"id": "ML001", "index": 0}, "error", "cannot read file: Permission denied"),
-        ({"id": "ML009", "index": 2}, "error", "rule ML301 (method-not-called) crashed at line 3: ValueError"),
+        ({"id": "ML009", "index": 3}, "error", "rule ML301 (method-not-called) crashed at line 3: ValueError"),
     ]
     assert notifications[1]["locations"] == [{"physicalLocation": {
         "artifactLocation": {"uri": "src/train.py", "uriBaseId": "%SRCROOT%"},
