@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from mllint import __version__
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program.project import ProjectIndex
 from mllint.atomic import replace_file
 from mllint.engine import Selection
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity

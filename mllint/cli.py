@@ -14,7 +14,7 @@ import click
 
 from mllint import __version__
 from mllint import baseline as baselines
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
 from mllint.config import ConfigError, Resolver, Settings
 from mllint.discovery import discover

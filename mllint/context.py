@@ -8,10 +8,10 @@ from __future__ import annotations
 import ast
 from typing import TypeVar
 
-from mllint.analysis.names import Names
+from mllint.analysis.syntax.names import Names
+from mllint.analysis.syntax.scopes import Scopes
+from mllint.analysis.syntax.tree import TreeIndex
 from mllint.budget import check as check_budget
-from mllint.analysis.scopes import Scopes
-from mllint.analysis.tree import TreeIndex
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related
 from mllint.source import SourceText
 
@@ -35,6 +35,7 @@ class FileContext:
         self.module = module  # the `ModuleName` of the file in its project (None: not known)
         self.real_path = real_path  # the file on disk, when there is one
         self.project = project  # the `ProjectIndex` of the run (None: this file alone)
+        self.read_for = project  # the `ProjectIndex` a module read for the project was read by (its star imports)
         self.notebook = notebook  # a notebook of the project read as a caller: the `Notebook` whose program this is
         self.findings: list[Finding] = []
         self._analyses: dict[type, object] = {}

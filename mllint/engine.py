@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from mllint import noqa
+from mllint.analysis.program.project import ProjectIndex, forget_kept, module_name_of, release_let_go
 from mllint.budget import DEFAULT_SECONDS, CutShort, limit
 from mllint.budget import check as check_budget
-from mllint.analysis.project import ProjectIndex, forget_kept, module_name_of, release_let_go
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mllint import __version__
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program.project import ProjectIndex
 from mllint.engine import Selection, lint_text
 from mllint.registry import all_rules
 

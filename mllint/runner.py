@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mllint.analysis.project import ProjectIndex, install_calls
+from mllint.analysis.program.project import ProjectIndex, install_calls
 from mllint.cache import Cache
 from mllint.engine import Event, Selection, cycle_collector_off, event_findings, lint_text
 from mllint.findings import Finding, Position

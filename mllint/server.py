@@ -36,7 +36,7 @@ from mllint.source import LINE_BREAK, SourceError, SourceText, is_notebook, read
 # The lint machinery (configuration, engine, analyses, rules, fixer, reporters) is imported where it is
 # first used, and warmed up once the client is initialized: `initialize` is answered without waiting for it.
 if TYPE_CHECKING:
-    from mllint.analysis.project import ProjectIndex
+    from mllint.analysis.program.project import ProjectIndex
     from mllint.engine import Selection
 
 logger = logging.getLogger("mllint.server")
@@ -139,7 +139,7 @@ def selection_for(path: str, editor: EditorSettings) -> Selection | None:
 def project_of(path: str) -> ProjectIndex:
     """The document's project, found again on every lint: the buffer is its own module, and the other
     modules are read from disk (their summaries are rebuilt when a file's modification time changes)."""
-    from mllint.analysis.project import ProjectIndex
+    from mllint.analysis.program.project import ProjectIndex
 
     return ProjectIndex.for_paths([path])
 
@@ -231,7 +231,7 @@ class RelatedPlaces:
     def _read(self, path: str, cell: int | None) -> Buffer:
         """The text the lint read: an open document's buffer, else the file's (none for a notebook's cell,
         or a file that cannot be read: its start)."""
-        from mllint.analysis.project import open_buffer
+        from mllint.analysis.program.project import open_buffer
 
         try:
             text = (open_buffer(path) or read_source(path).text) if cell is None else ""
@@ -480,7 +480,7 @@ class MllintServer(LanguageServer):
 
     def sync_buffers(self) -> None:
         """The project reads the open Python documents from their buffers, unsaved edits included."""
-        from mllint.analysis.project import use_buffers
+        from mllint.analysis.program.project import use_buffers
 
         documents = self.workspace.text_documents.values()
         use_buffers({d.path: d.source for d in documents if d.uri.startswith("file:") and d.path.endswith(".py")})
@@ -488,7 +488,7 @@ class MllintServer(LanguageServer):
     def lint_readers(self, uri: str, text: str | None) -> None:
         """Lint again the open documents whose last lint read this one, or may now read it because its
         `text` calls a function they looked for callers of (None: the document was closed)."""
-        from mllint.analysis.project import CALLS_KEY, module_name_of
+        from mllint.analysis.program.project import CALLS_KEY, module_name_of
 
         module = module_name_of(to_fs_path(uri) or uri)[1].name
         readers = [

@@ -1,4 +1,4 @@
-from mllint.analysis.losses import SOFTMAX_TWICE, drop_activation_fix, mismatched_inputs
+from mllint.analysis.facets.losses import SOFTMAX_TWICE, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

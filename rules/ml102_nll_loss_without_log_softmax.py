@@ -1,4 +1,4 @@
-from mllint.analysis.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
+from mllint.analysis.facets.losses import NOT_LOG_PROBABILITIES, log_softmax_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_inputs
-from mllint.analysis.names import call_argument
-from mllint.analysis.values import FUNCTION_KINDS, Kind
+from mllint.analysis.facets.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_inputs
+from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.values.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

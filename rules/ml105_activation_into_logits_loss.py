@@ -1,4 +1,4 @@
-from mllint.analysis.losses import APPLIES, OTHER_ACTIVATION, drop_activation_fix, mismatched_inputs
+from mllint.analysis.facets.losses import APPLIES, OTHER_ACTIVATION, drop_activation_fix, mismatched_inputs
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

@@ -1,4 +1,4 @@
-from mllint.analysis.losses import BCE_OUT_OF_RANGE, mismatched_inputs
+from mllint.analysis.facets.losses import BCE_OUT_OF_RANGE, mismatched_inputs
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, Iteration, TrainingLoops
+from mllint.analysis.facets.loops import TRAINING_WORDS, Event, EventKind, Iteration, TrainingLoops
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,4 +1,4 @@
-from mllint.analysis.loops import TRAINING_WORDS, EventKind, TrainingLoops
+from mllint.analysis.facets.loops import TRAINING_WORDS, EventKind, TrainingLoops
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,7 +1,7 @@
 import ast
 from dataclasses import replace
 
-from mllint.analysis.loops import TRAINING_WORDS, Event, EventKind, Guard, TrainingLoops
+from mllint.analysis.facets.loops import TRAINING_WORDS, Event, EventKind, Guard, TrainingLoops
 from mllint.rule import Rule
 
 

@@ -1,9 +1,9 @@
 import ast
 import re
 
-from mllint.analysis.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
-from mllint.analysis.names import call_argument
-from mllint.analysis.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
+from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.values.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
 
 # Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.

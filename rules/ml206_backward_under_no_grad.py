@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.modes import GRAD_OFF
-from mllint.analysis.scopes import SCOPE_NODES
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.facets.mode_facts import GRAD_OFF
+from mllint.analysis.syntax.scopes import SCOPE_NODES
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,9 +1,9 @@
 import ast
 
-from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
-from mllint.analysis.meters import APPENDS, kept_argument, returned_loss, same_tensor
-from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Fix
 from mllint.rule import Rule
 

@@ -1,10 +1,11 @@
 import ast
 
-from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes, Use
-from mllint.analysis.names import reference_key
-from mllint.analysis.tree import position
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.facets.layers import NO_LAYER
+from mllint.analysis.facets.mode_facts import Mode, Use
+from mllint.analysis.facets.modes import Modes
+from mllint.analysis.syntax.names import reference_key
+from mllint.analysis.syntax.tree import position
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,14 +1,11 @@
 import ast
-import re
 
-from mllint.analysis.layers import NO_LAYER
-from mllint.analysis.modes import Mode, Modes, Use
-from mllint.analysis.names import reference_key
-from mllint.analysis.tree import position
+from mllint.analysis.facets.layers import NO_LAYER
+from mllint.analysis.facets.mode_facts import Mode, Use
+from mllint.analysis.facets.modes import Modes
+from mllint.analysis.syntax.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule
-
-OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
 
 
 class TrainingResumedInEvalMode(Rule):
@@ -23,7 +20,11 @@ class TrainingResumedInEvalMode(Rule):
     `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
-    (frozen batch-norm statistics) is not either. Also reported: fine-tuning a model loaded with
+    (frozen batch-norm statistics) is not either, nor a model that none of the optimizers at hand (the
+    file's, or for a model passed in, those the training function builds) updates while they update others (a distillation teacher, a frozen U-Net, an EMA copy). The
+    model is followed as an object (`model = self.model`, `model = model.to(device)`, `DataParallel(model)`
+    are the same model), and a loop over literal phases (`for phase in ["train", "val"]`) runs once per
+    phase, its `if phase == "train":` branches taken as they are. Also reported: fine-tuning a model loaded with
     transformers' `from_pretrained`, which returns it in eval mode, without any `model.train()`; also when
     the training function is passed the model by a call site in another module of the project (that call
     site is named).
@@ -85,7 +86,6 @@ class TrainingResumedInEvalMode(Rule):
         if not (modes.may_switch_to_eval() or modes.may_train_passed_models()):
             return
         reported: set[ast.AST] = set()
-        optimized: dict[tuple[int, str], bool] = {}  # per module and model: `_optimized` reads the whole file
         for use in modes.training_uses():
             if use.call in reported or not any(f.mode is Mode.EVAL for f in use.facts):
                 continue
@@ -93,10 +93,10 @@ class TrainingResumedInEvalMode(Rule):
             evaluations = [
                 f for f in use.facts
                 if f.mode is Mode.EVAL and f.site is not None
-                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_use(self.ctx, modes, use, optimized))
+                and (loops & modes.loops_around(f.site, use.scope) or f.origin is f.built and _optimized_use(modes, use))
             ]  # fmt: skip
             training = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
-            if not evaluations or not training or modes.layer(use) is NO_LAYER:
+            if not evaluations or not training or modes.frozen(use) or modes.layer(use) is NO_LAYER:
                 continue
             reported.add(use.call)
             fact = min(evaluations, key=lambda f: (position(f.site), position(f.origin)))  # the first the loop reaches
@@ -112,35 +112,11 @@ class TrainingResumedInEvalMode(Rule):
             self.report(use.call, message, related=use.sites)
 
 
-def _optimized_use(ctx, modes: Modes, use: Use, known: dict[tuple[int, str], bool]) -> bool:
-    """Is the model optimized, here or, when a call site in another module passes it, there?"""
-    places = [(ctx, use.name)] + ([(modes.context_of(use.site), use.key)] if use.own_key else [])
-    for place, key in places:
-        if (id(place), key) not in known:
-            known[(id(place), key)] = _optimized(place, key)
-    return any(known[(id(place), key)] for place, key in places)
-
-
-def _optimized(ctx, key: str) -> bool:
-    """Does an optimizer take the model's parameters (`AdamW(model.parameters())`, directly or through a
-    variable)? A loaded model no optimizer updates is a frozen encoder or a teacher: eval mode is meant."""
-    def parameters_of_model(node: ast.AST) -> bool:
-        return any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("parameters", "named_parameters")
-            and reference_key(n.func.value) == key
-            for n in ast.walk(node)
-        )  # fmt: skip
-
-    holders = {
-        target.id
-        for node in ctx.index.of_type(ast.Assign) if parameters_of_model(node.value)
-        for target in node.targets if isinstance(target, ast.Name)
-    }  # fmt: skip
-    def given_parameters(call: ast.Call) -> bool:
-        arguments = [*call.args, *(k.value for k in call.keywords)]
-        return any(parameters_of_model(a) or isinstance(a, ast.Name) and a.id in holders for a in arguments)
-
-    return any(OPTIMIZER.search(ctx.text(call.func)) and given_parameters(call) for call in ctx.index.of_type(ast.Call))
+def _optimized_use(modes: Modes, use: Use) -> bool:
+    """Does an optimizer take the model's parameters, here or, when a call site in another module passes
+    it, there? A loaded model no optimizer updates is a frozen encoder or a teacher: eval mode is meant."""
+    places = [(modes, use.key)] + ([(modes.home(use.site), use.key)] if use.own_key else [])
+    return any(key in home.optimized for home, key in places)
 
 
 def _after(node: ast.AST, other: ast.AST) -> bool:

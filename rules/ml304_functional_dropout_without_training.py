@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.layers import FUNCTIONAL_DROPOUT
-from mllint.analysis.modes import mode_layers
-from mllint.analysis.names import call_argument
+from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
+from mllint.analysis.facets.modes import mode_layers
+from mllint.analysis.syntax.names import call_argument
 from mllint.findings import Applicability
 from mllint.rule import Rule
 

@@ -1,9 +1,9 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.names import is_self_attribute, training_test
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.syntax.names import is_self_attribute, training_test
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
 

@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.parameters import REQUIRES_GRAD_TYPOS, is_module
+from mllint.analysis.facets.parameters import REQUIRES_GRAD_TYPOS, is_module
 from mllint.findings import Applicability, Edit, Position, Severity
 from mllint.rule import Rule
 

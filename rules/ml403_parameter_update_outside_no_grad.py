@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.gradients import under_no_grad, updated_in_place
+from mllint.analysis.facets.gradients import under_no_grad, updated_in_place
 from mllint.rule import Rule
 
 PARAMETER_ITERATORS = {"parameters", "named_parameters"}

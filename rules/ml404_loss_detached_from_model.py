@@ -1,7 +1,7 @@
 import ast
 
-from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.gradients import Flow, GradientFlow, State, backward_loss, describe_cut
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,11 +1,11 @@
 import ast
 import re
 
-from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.detached import Detached, always_detached
-from mllint.analysis.parameters import OptimizerConstructors, optimizer_over
-from mllint.analysis.project import ProjectView
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.facets.detached import Detached, always_detached
+from mllint.analysis.facets.parameters import OptimizerConstructors, optimizer_over
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 # What a module whose class detaches a submodule's output must contain (a cheap test before parsing it).

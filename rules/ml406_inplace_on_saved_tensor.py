@@ -1,11 +1,11 @@
 import ast
 from bisect import bisect_right
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
-from mllint.analysis.names import call_argument, is_self_attribute, training_test
-from mllint.analysis.tree import own_method
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
+from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Severity
 from mllint.rule import Rule
 

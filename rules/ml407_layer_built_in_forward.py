@@ -1,11 +1,11 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.gradients import PARAMETRISED
-from mllint.analysis.names import called_name
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
-from mllint.analysis.values import canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.gradients import PARAMETRISED
+from mllint.analysis.syntax.names import called_name
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.values.values import canonical_class
 from mllint.rule import Rule
 
 MAX_CALL_DEPTH = 3  # how many calls deep from `forward` helpers are followed

@@ -1,7 +1,7 @@
 import ast
 
-from mllint.analysis.gradients import backward_loss
-from mllint.analysis.objectives import STANDARD_LOSS, objective, place, steps_after
+from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.facets.objectives import STANDARD_LOSS, objective, place, steps_after
 from mllint.findings import Severity
 from mllint.rule import Rule
 from mllint.source import one_line

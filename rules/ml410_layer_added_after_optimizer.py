@@ -1,8 +1,8 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.parameters import OptimizerConstructors, built_by_helper, layer_owners, optimizer_over
-from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
+from mllint.analysis.facets.parameters import OptimizerConstructors, built_by_helper, layer_owners, optimizer_over
+from mllint.analysis.syntax.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.parameters import HARMLESS_MODULE_METHODS, OptimizerConstructors, layer_owners, optimizer_over
-from mllint.analysis.scope_groups import ScopeGroups, start
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.facets.parameters import HARMLESS_MODULE_METHODS, OptimizerConstructors, layer_owners, optimizer_over
+from mllint.analysis.syntax.scope_groups import ScopeGroups, start
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,10 +1,10 @@
 import ast
 from collections import deque
 
-from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.gradients import CUT_METHODS, GradientFlow, State, backward_loss, describe_cut, holder
-from mllint.analysis.parameters import is_module
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.facets.gradients import CUT_METHODS, GradientFlow, State, backward_loss, describe_cut, holder
+from mllint.analysis.facets.parameters import is_module
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,9 +1,9 @@
 import ast
 
-from mllint.analysis.names import callee_name
-from mllint.analysis.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
-from mllint.analysis.parameters import is_module
-from mllint.analysis.scopes import FUNCTION_NODES, own_nodes
+from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
+from mllint.analysis.facets.parameters import is_module
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.rule import Rule
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})

@@ -1,10 +1,10 @@
 import ast
 
-from mllint.analysis.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
-from mllint.analysis.names import call_argument, called_name
-from mllint.analysis.shapes import Shapes
-from mllint.analysis.tensor_values import Tensor, unknown_rank_column
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
+from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.facets.shapes import Shapes
+from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

@@ -1,9 +1,9 @@
 import ast
 
-from mllint.analysis.dims import broadcast, format_shape, trailing_one_added
-from mllint.analysis.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
-from mllint.analysis.tensor_values import Tensor, unknown_rank_column
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.facets.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.facets.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
+from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
+from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)

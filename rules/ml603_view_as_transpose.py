@@ -1,7 +1,7 @@
 import ast
 
-from mllint.analysis.dims import Dim, Sym, dim_key, format_shape, is_known, label
-from mllint.analysis.shapes import Shapes
+from mllint.analysis.facets.dims import Dim, Sym, dim_key, format_shape, is_known, label
+from mllint.analysis.facets.shapes import Shapes
 from mllint.findings import Severity
 from mllint.rule import Rule
 

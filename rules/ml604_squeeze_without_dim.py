@@ -1,12 +1,12 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.data_shapes import full_batches
-from mllint.analysis.dims import Sym, is_known
-from mllint.analysis.names import call_argument, callee_name
-from mllint.analysis.shapes import Shapes
-from mllint.analysis.values import MAX_DEPTH, ValueKinds, canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.data_shapes import full_batches
+from mllint.analysis.facets.dims import Sym, is_known
+from mllint.analysis.syntax.names import call_argument, callee_name
+from mllint.analysis.facets.shapes import Shapes
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 

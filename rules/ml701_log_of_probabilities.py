@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.callers import call_sites, per_call_site
-from mllint.analysis.project import ProjectView
-from mllint.analysis.values import FUNCTION_KINDS, Kind
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.values.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability
 from mllint.rule import Rule
 

@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.losses import BCE_AFTER_SIGMOID, mismatched_inputs
-from mllint.analysis.names import callee_name
-from mllint.analysis.values import MAX_DEPTH, ValueKinds
+from mllint.analysis.facets.losses import BCE_AFTER_SIGMOID, mismatched_inputs
+from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 

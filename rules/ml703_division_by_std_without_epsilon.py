@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.names import callee_name
+from mllint.analysis.syntax.names import callee_name
 from mllint.rule import Rule
 
 STD_FUNCTIONS = {"torch.std"}

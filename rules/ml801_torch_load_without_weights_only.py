@@ -1,8 +1,8 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.project import ProjectView
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
 

@@ -1,10 +1,10 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.project import ProjectView
-from mllint.analysis.tree import own_method
-from mllint.analysis.values import ValueKinds, canonical_class
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
 

@@ -1,9 +1,9 @@
 import ast
 
-from mllint.analysis.classes import ModuleClasses
-from mllint.analysis.library_models import is_module_base
-from mllint.analysis.names import is_self_attribute
-from mllint.analysis.tree import own_method
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.values.library_models import is_module_base
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.tree import own_method
 from mllint.findings import Severity
 from mllint.rule import Rule
 

@@ -1,7 +1,7 @@
 import ast
 import re
 
-from mllint.analysis.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
 from mllint.source import one_line

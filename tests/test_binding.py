@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from mllint.analysis.calls import bind_arguments, bind_values
+from mllint.analysis.program.calls import bind_arguments, bind_values
 
 FUNCTION = "def f(a, b, c=1, *rest, d=2, **extra): pass"
 METHOD = "def m(self, x, /, y): pass"

@@ -1,11 +1,11 @@
-"""Callers into parameters (mllint/analysis/callers.py): a parameter holds what one call site passes,
+"""Callers into parameters (mllint/analysis/program/callers.py): a parameter holds what one call site passes,
 arguments bind as Python binds them, and a finding through a parameter names the call site."""
 import json
 import textwrap
 from pathlib import Path
 
-import mllint.analysis.project as project
-from mllint.analysis.project import ProjectIndex
+import mllint.analysis.program.project as project
+from mllint.analysis.program.project import ProjectIndex
 from mllint.engine import Selection, lint_path, lint_text
 from mllint.findings import Position, Related
 from mllint.registry import all_rules

@@ -10,7 +10,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from mllint.analysis.gradients import GradientFlow
+from mllint.analysis.facets.gradients import GradientFlow
 from mllint.budget import check as check_budget
 from mllint.cli import main
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
 

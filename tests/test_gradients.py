@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from mllint.analysis.gradients import GRAPH, NONE, GradientFlow, Given, State
+from mllint.analysis.facets.gradients import GRAPH, NONE, GradientFlow, Given, State
 from mllint.context import FileContext
 from mllint.source import SourceText
 

@@ -1,16 +1,19 @@
-"""The layering of `mllint/analysis`: each module imports only from its own layer or the layers below it,
-no import hides inside a function, and the imports form no cycle.
+"""The layering of `mllint/analysis`: each module sits in the folder of its layer, imports only from its
+own layer or the layers below it, no import hides inside a function, and the imports form no cycle.
 
 Bottom to top (see `/work/shared/style-examples.md`):
 - base: positions, findings, source text and notebooks, the analysis budget, which know no analysis;
-- syntax: the tree index, scopes, qualified names;
+- syntax (`analysis/syntax/`): the tree index, scopes, qualified names;
 - file: the `FileContext` every analysis is given (its shortcuts read the syntax layer);
-- values: what an expression holds from its own module's code (type annotations too), which classes are
-  nn.Modules, the torch tables of optimizers and library models;
-- program: module summaries (program facts only), the project index and view, callees and call sites;
-- facets: mode-dependent layers, modes, gradients, parameters, losses, the training loop, objectives,
-  shapes. A facet keeps what it works out about another module's definitions with that module's summary
-  (`summaries.ClassSummary.fact`), so the program layer never imports a facet.
+- values (`analysis/values/`): what an expression holds from its own module's code (type annotations
+  too), the torch tables of optimizers and library models;
+- program (`analysis/program/`): module summaries (program facts only), the project index and view,
+  which classes are nn.Modules, callees and call sites;
+- objects (`analysis/objects/`): abstract objects named by where they are made, and which of them an
+  expression may be (points-to);
+- facets (`analysis/facets/`): mode-dependent layers, modes, gradients, parameters, losses, the training
+  loop, objectives, shapes. A facet keeps what it works out about another module's definitions with that
+  module's summary (`summaries.ClassSummary.fact`), so the program layer never imports a facet.
 
 A module may import a module of its own layer (the cycle check keeps those in one order): modes build on
 layers, callers on the project, shapes on the shape tables. The rules sit above every layer; nothing here
@@ -21,31 +24,36 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from mllint.analysis.project import ModuleName
-from mllint.analysis.summaries import ModuleSummary
+from mllint.analysis.program.project import ModuleName
+from mllint.analysis.program.summaries import ModuleSummary
 from mllint.context import FileContext
 from mllint.source import SourceText, parse_python
 
 ROOT = Path(__file__).resolve().parent.parent
 ANALYSIS = "mllint.analysis"
+# Bottom to top: a layer of the analyses is a folder of `mllint/analysis`; the others are modules of mllint.
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["mllint.findings", "mllint.source", "mllint.notebook", "mllint.budget"]),
-    ("syntax", ["tree", "scopes", "scope_groups", "names"]),
+    ("syntax", []),
     ("file", ["mllint.context"]),
-    ("values", ["values", "annotations", "optimizers", "library_models"]),
-    ("program", ["summaries", "project", "classes", "calls", "callers"]),
-    ("facets", [
-        "layers", "modes", "gradients", "detached", "parameters", "meters", "losses", "loops", "objectives",
-        "dims", "tensor_values", "layer_shapes", "data_shapes", "shapes",
-    ]),
-]  # fmt: skip
+    ("values", []),
+    ("program", []),
+    ("objects", []),
+    ("facets", []),
+]
+FOLDERS = {name for name, modules in LAYERS if not modules}
+LEVEL = {name: level for level, (name, _) in enumerate(LAYERS)}
+EXPLICIT = {module: (LEVEL[name], name) for name, modules in LAYERS for module in modules}
 
 
-def qualified(module: str) -> str:
-    return module if module.startswith("mllint.") else f"{ANALYSIS}.{module}"
-
-
-LAYER_OF = {qualified(module): (level, name) for level, (name, modules) in enumerate(LAYERS) for module in modules}
+def layer_of(module: str) -> tuple[int, str] | None:
+    """(level, layer) of a module: its folder's, for a module of the analyses."""
+    if module in EXPLICIT:
+        return EXPLICIT[module]
+    parts = module.split(".")
+    if len(parts) == 4 and module.startswith(ANALYSIS + ".") and parts[2] in FOLDERS:
+        return LEVEL[parts[2]], parts[2]
+    return None
 
 
 def source_of(module: str) -> str:
@@ -55,7 +63,10 @@ def source_of(module: str) -> str:
 
 
 def analysis_modules() -> list[str]:
-    return sorted(f"{ANALYSIS}.{p.stem}" for p in (ROOT / "mllint" / "analysis").glob("*.py") if p.stem != "__init__")
+    root = ROOT / "mllint" / "analysis"
+    return sorted(
+        ".".join((ANALYSIS, *p.relative_to(root).with_suffix("").parts)) for p in root.rglob("*.py") if p.stem != "__init__"
+    )
 
 
 def imports(module: str, source: str) -> list[tuple[int, str, ast.AST | None]]:
@@ -86,7 +97,8 @@ def _absolute(module: str, node: ast.ImportFrom) -> str:
 
 
 def _submodule(base: str, name: str) -> str:
-    return f"{base}.{name}" if base in ("mllint", ANALYSIS, "mllint.rules") else base
+    packages = ("mllint", ANALYSIS, "mllint.rules", *(f"{ANALYSIS}.{folder}" for folder in FOLDERS))
+    return f"{base}.{name}" if base in packages else base
 
 
 def violations(sources: dict[str, str]) -> list[str]:
@@ -94,10 +106,10 @@ def violations(sources: dict[str, str]) -> list[str]:
     problems: list[str] = []
     graph: dict[str, list[str]] = {}
     for module, source in sources.items():
-        if module not in LAYER_OF:
-            problems.append(f"{module} is in no layer: add it to LAYERS in tests/test_layering.py")
+        if layer_of(module) is None:
+            problems.append(f"{module} is in no layer: move it to the folder of its layer (mllint/analysis/LAYER/)")
             continue
-        level, layer = LAYER_OF[module]
+        level, layer = layer_of(module)
         graph[module] = []
         for line, imported, enclosing in imports(module, source):
             where = f"{module}:{line} imports {imported}"
@@ -105,12 +117,12 @@ def violations(sources: dict[str, str]) -> list[str]:
                 problems.append(f"{where} inside `{getattr(enclosing, 'name', 'lambda')}`: import at the top of the module")
             if imported == "mllint.rules" or imported.startswith(("mllint.rules.", "rules")):
                 problems.append(f"{where}: the analyses never import the rules")
-            elif imported not in LAYER_OF:
+            elif layer_of(imported) is None:
                 problems.append(f"{where}, which is in no layer of the analyses")
             else:
                 graph[module].append(imported)
-                if LAYER_OF[imported][0] > level:
-                    problems.append(f"{where} ({LAYER_OF[imported][1]}), a layer above its own ({layer})")
+                if layer_of(imported)[0] > level:
+                    problems.append(f"{where} ({layer_of(imported)[1]}), a layer above its own ({layer})")
     return problems + [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
 
 
@@ -134,13 +146,13 @@ def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
     return found
 
 
-def test_every_analysis_module_has_a_layer():
-    assert [m for m in analysis_modules() if m not in LAYER_OF] == []
-    assert [m for m in LAYER_OF if m.startswith(ANALYSIS) and m not in analysis_modules()] == []
+def test_every_analysis_module_is_in_the_folder_of_a_layer():
+    assert [m for m in analysis_modules() if layer_of(m) is None] == []
+    assert all(analysis_modules() and any(m.split(".")[2] == folder for m in analysis_modules()) for folder in FOLDERS)
 
 
 def test_the_analyses_are_layered():
-    modules = [*analysis_modules(), *(m for m in LAYER_OF if not m.startswith(ANALYSIS))]
+    modules = [*analysis_modules(), *EXPLICIT]
     assert violations({module: source_of(module) for module in modules}) == []
 
 
@@ -151,25 +163,26 @@ def test_the_rules_read_the_analyses_from_above():
         for _, name, _ in imports(f"mllint.rules.{rule.stem}", rule.read_text(encoding="utf-8"))
         if name.startswith(ANALYSIS)
     }
-    assert read and sorted(read - set(LAYER_OF)) == []
+    assert read and sorted(m for m in read if layer_of(m) is None) == []
 
 
 def test_a_broken_layering_is_named_import_by_import():
+    values, summaries, layers, modes = (f"{ANALYSIS}.{m}" for m in ("values.values", "program.summaries", "facets.layers", "facets.modes"))
     sources = {
-        f"{ANALYSIS}.values": "from mllint.analysis.project import ProjectView\n",
-        f"{ANALYSIS}.summaries": "def mode_layers(ctx):\n    from mllint.analysis.layers import ModeLayers\n",
-        f"{ANALYSIS}.layers": "from mllint.analysis.modes import Modes\nfrom mllint.rules import ml301\n",
-        f"{ANALYSIS}.modes": "from . import layers\nimport mllint.engine\n",
+        values: "from mllint.analysis.program.project import ProjectView\n",
+        summaries: "def mode_layers(ctx):\n    from mllint.analysis.facets.layers import ModeLayers\n",
+        layers: "from mllint.analysis.facets.modes import Modes\nfrom mllint.rules import ml301\n",
+        modes: "from . import layers\nimport mllint.engine\n",
         f"{ANALYSIS}.newcomer": "",
     }
     assert violations(sources) == [
-        f"{ANALYSIS}.values:1 imports {ANALYSIS}.project (program), a layer above its own (values)",
-        f"{ANALYSIS}.summaries:2 imports {ANALYSIS}.layers inside `mode_layers`: import at the top of the module",
-        f"{ANALYSIS}.summaries:2 imports {ANALYSIS}.layers (facets), a layer above its own (program)",
-        f"{ANALYSIS}.layers:2 imports mllint.rules.ml301: the analyses never import the rules",
-        f"{ANALYSIS}.modes:2 imports mllint.engine, which is in no layer of the analyses",
-        f"{ANALYSIS}.newcomer is in no layer: add it to LAYERS in tests/test_layering.py",
-        f"import cycle: {ANALYSIS}.layers -> {ANALYSIS}.modes -> {ANALYSIS}.layers",
+        f"{values}:1 imports {ANALYSIS}.program.project (program), a layer above its own (values)",
+        f"{summaries}:2 imports {layers} inside `mode_layers`: import at the top of the module",
+        f"{summaries}:2 imports {layers} (facets), a layer above its own (program)",
+        f"{layers}:2 imports mllint.rules.ml301: the analyses never import the rules",
+        f"{modes}:2 imports mllint.engine, which is in no layer of the analyses",
+        f"{ANALYSIS}.newcomer is in no layer: move it to the folder of its layer (mllint/analysis/LAYER/)",
+        f"import cycle: {layers} -> {modes} -> {layers}",
     ]
 
 

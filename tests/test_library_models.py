@@ -3,7 +3,7 @@ import ast
 
 import pytest
 
-from mllint.analysis.library_models import library_model
+from mllint.analysis.values.library_models import library_model
 from mllint.context import FileContext
 from mllint.source import SourceText
 

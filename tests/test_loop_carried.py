@@ -5,11 +5,11 @@ import ast
 
 import pytest
 
-from mllint.analysis.dims import format_shape
-from mllint.analysis.gradients import GradientFlow, State
-from mllint.analysis.project import ProjectView
-from mllint.analysis.shapes import Shapes
-from mllint.analysis.values import Kind
+from mllint.analysis.facets.dims import format_shape
+from mllint.analysis.facets.gradients import GradientFlow, State
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.facets.shapes import Shapes
+from mllint.analysis.values.values import Kind
 from mllint.context import FileContext
 from mllint.engine import Selection, lint_text
 from mllint.registry import all_rules

@@ -17,7 +17,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from mllint.analysis.project import use_buffers
+from mllint.analysis.program.project import use_buffers
 from mllint.findings import Finding, Position, Related, Severity
 from mllint.server import Buffer, RelatedPlaces, to_diagnostic
 

@@ -3,7 +3,7 @@ right pairs by none; ML105-ML107; linear combinations of probabilities (ensemble
 products) stay probabilities."""
 import pytest
 
-from mllint.analysis.losses import MISMATCHES
+from mllint.analysis.facets.losses import MISMATCHES
 
 HEADER = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
 ACTIVATIONS = {

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 
 HEADER = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"

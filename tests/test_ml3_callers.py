@@ -9,7 +9,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program.project import ProjectIndex
 from mllint.cli import main as cli
 from mllint.engine import Selection, lint_path
 

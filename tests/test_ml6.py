@@ -3,8 +3,8 @@ import ast
 
 import pytest
 
-from mllint.analysis.dims import format_shape
-from mllint.analysis.shapes import Shapes
+from mllint.analysis.facets.dims import format_shape
+from mllint.analysis.facets.shapes import Shapes
 from mllint.context import FileContext
 from mllint.source import SourceText
 

@@ -4,9 +4,9 @@ import ast
 
 import pytest
 
-from mllint.analysis.dims import format_ends, format_shape
-from mllint.analysis.shapes import Shapes
-from mllint.analysis.tensor_values import Tensor
+from mllint.analysis.facets.dims import format_ends, format_shape
+from mllint.analysis.facets.shapes import Shapes
+from mllint.analysis.facets.tensor_values import Tensor
 from mllint.context import FileContext
 from mllint.source import SourceText
 

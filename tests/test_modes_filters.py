@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mllint.analysis.modes import Mode, Modes
+from mllint.analysis.facets.mode_facts import Mode
+from mllint.analysis.facets.modes import Modes
 from mllint.context import FileContext
 from mllint.source import SourceText
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mllint import runner
-from mllint.analysis import project as project_cache
-from mllint.analysis.project import ProjectIndex
+from mllint.analysis.program import project as project_cache
+from mllint.analysis.program.project import ProjectIndex
 from mllint.engine import Selection, lint_path
 from mllint.registry import all_rules
 

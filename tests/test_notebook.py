@@ -18,6 +18,8 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "notebooks" / "t
 EVAL_LINE, FIXED_EVAL_LINE = '    "model.eval\\n",', '    "model.eval()\\n",'
 ML301 = "ML301 `model.eval` is not called: the statement does nothing"
 TRAIN_FINDINGS = [
+    "cell 8:4:26: ML302 `predict` evaluates `model` in training mode, the module calls it at cell 14, line 7 after "
+    "`model.train()` (cell 10, line 2); it has Dropout, `nn.Dropout(0.2)` (cell 7, line 1): call `model.eval()` first",
     "cell 10:7:26: ML101 `probs` is softmax output (cell 10, line 6), but `criterion` applies log_softmax "
     "itself: pass the raw logits",
     f"cell 14:1:1: {ML301} [*]",
@@ -65,7 +67,7 @@ def train(tmp_path, monkeypatch) -> Path:
 def test_the_training_notebook_findings_name_their_cells(train):
     result = run("train.ipynb")
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[:2] == [f"train.ipynb:{line}" for line in TRAIN_FINDINGS]
+    assert result.stdout.splitlines()[:3] == [f"train.ipynb:{line}" for line in TRAIN_FINDINGS]
 
 
 def test_a_loop_split_over_cells_is_one_program():

@@ -19,7 +19,7 @@ def test_wheel_installs_rules_as_mllint_rules(tmp_path):
     rule_modules = {p.name for p in (ROOT / "rules").glob("*.py")}
     assert rule_modules == {Path(n).name for n in names if n.startswith("mllint/rules/")}
     assert not any(n.startswith("rules/") for n in names)
-    assert "mllint/cli.py" in names and "mllint/analysis/names.py" in names
+    assert "mllint/cli.py" in names and "mllint/analysis/syntax/names.py" in names
 
 
 def test_every_runtime_dependency_is_imported_by_mllint():

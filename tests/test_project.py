@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import mllint.analysis.project as project
+import mllint.analysis.program.project as project
 import mllint.runner
-from mllint.analysis.project import ProjectIndex, module_name_of
-from mllint.analysis.layers import NO_LAYER, ClassLayers, Layer, class_layers
-from mllint.analysis.modes import mode_layers
-from mllint.analysis.summaries import ModuleSummary
+from mllint.analysis.program.project import ProjectIndex, module_name_of
+from mllint.analysis.facets.layers import NO_LAYER, ClassLayers, Layer, class_layers
+from mllint.analysis.facets.modes import mode_layers
+from mllint.analysis.program.summaries import ModuleSummary
 from mllint.cli import main
 from mllint.context import FileContext
 from mllint.engine import Selection, lint_text
@@ -71,7 +71,7 @@ def run(*args, input=None):
 
 
 def summary_of(text: str, name: str = "pkg.models") -> ModuleSummary:
-    from mllint.analysis.project import ModuleName
+    from mllint.analysis.program.project import ModuleName
 
     ctx = FileContext("models.py", SourceText(text), parse_python(text), ModuleName(name, False), "models.py")
     return ctx.analysis(ModuleSummary)
@@ -81,7 +81,7 @@ def summary_of(text: str, name: str = "pkg.models") -> ModuleSummary:
 
 
 def test_module_names_follow_the_packages_up_to_their_root(package):
-    assert module_name_of(str(package / "pkg" / "train.py")) == (str(package), mllint.analysis.project.ModuleName("pkg.train", False))
+    assert module_name_of(str(package / "pkg" / "train.py")) == (str(package), project.ModuleName("pkg.train", False))
     assert module_name_of(str(package / "pkg" / "__init__.py"))[1].name == "pkg"
 
 
@@ -256,7 +256,7 @@ def test_the_server_lints_the_buffer_against_the_files_on_disk(package):
 
 def test_summaries_outlive_the_parsed_modules_they_were_read_from(tmp_path, monkeypatch):
     """Only a few parsed modules are kept; a summary asked about later reads its module again."""
-    import mllint.analysis.project as project
+    import mllint.analysis.program.project as project
 
     write(tmp_path, {"pkg/__init__.py": "", **{f"pkg/m{i}.py": MODELS for i in range(6)}})
     monkeypatch.setattr(project, "KEPT_SOURCE_BYTES", 2 * len(MODELS))

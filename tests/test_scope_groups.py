@@ -1,7 +1,7 @@
 """`ScopeGroups`: a scope's nodes grouped by key once, then ranges of them by position."""
 import ast
 
-from mllint.analysis.scope_groups import ScopeGroups, dotted_prefixes, end, start
+from mllint.analysis.syntax.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.context import FileContext
 from mllint.source import SourceText
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from mllint import source
-from mllint.analysis.scopes import FUNCTION_NODES, SCOPE_NODES
-from mllint.analysis.tree import child_nodes
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES
+from mllint.analysis.syntax.tree import child_nodes
 from mllint.context import FileContext
 from mllint.source import SourceText
 

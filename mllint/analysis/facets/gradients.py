@@ -1,0 +1,730 @@
+"""Gradient flow: does an expression carry an autograd graph from a model, and where is it cut?
+
+Each expression gets a state: GRAPH (it certainly carries a graph: a module with parameters, or a
+tensor created with `requires_grad=True`, reaches it), NONE (it certainly carries none: constants, data
+from a loader, values computed under `torch.no_grad()`, or every path is cut by `.detach()`, `.item()`,
+`torch.tensor(...)`...) or UNKNOWN. Operands combine (any GRAPH gives GRAPH); the alternative values a
+name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
+A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
+it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
+Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
+A call of a function of the project, or of an instance of a project class (its `forward`, its
+`__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call: its
+returns are worked out in the callee's own file, its parameters holding the flows of the call's
+arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
+
+Assignments around a loop depend on each other (`loss += a` then `loss += b`: each reads the other's
+value from the previous iteration). A definition met again while its flow is being computed contributes
+what is assumed of it so far, starting from nothing. The definitions of one cycle are computed once per
+round, in the order they are met, each from what the others were assumed to be, until a round changes
+none: a fixed point over loop-carried values, whose cost is the cycle's size times the rounds (the few
+steps a flow can rise), never the number of paths around it. A definition's flow, once settled, is
+kept for the rest of the question.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
+from mllint.budget import check as check_budget
+from mllint.source import one_line
+
+BUDGET = 2000  # expressions visited per question, beyond which the answer is unknown
+MAX_DEPTH = 40  # how deep one expression is followed, through sub-expressions and assignments
+
+NO_GRAD = {"torch.no_grad", "torch.inference_mode"}
+# In-place methods that change a tensor's values (not flag changes such as `requires_grad_`, `detach_`).
+VALUE_CHANGING = frozenset({
+    "add_", "sub_", "mul_", "div_", "pow_", "sqrt_", "exp_", "neg_", "abs_", "clamp_", "clamp_min_",
+    "clamp_max_", "copy_", "zero_", "fill_", "normal_", "uniform_", "addcmul_", "addcdiv_", "lerp_",
+    "masked_fill_", "index_add_", "scatter_", "fmod_", "remainder_", "round_", "sign_", "sigmoid_",
+    "tanh_", "relu_", "log_", "reciprocal_", "floor_", "ceil_", "index_fill_", "masked_scatter_",
+})  # fmt: skip
+
+# Cuts: the value they make has no graph back to their input.
+CUT_METHODS = frozenset({"detach", "item", "numpy", "tolist", "argmax", "argmin", "argsort"})
+CUT_ATTRIBUTES = frozenset({"data"})
+CUT_FUNCTIONS = frozenset({
+    "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.argmax", "torch.argmin", "torch.argsort",
+    "numpy.array", "numpy.asarray",
+})  # fmt: skip
+CUT_BUILTINS = frozenset({"float", "int", "bool"})
+NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
+SUMMING_BUILTINS = frozenset({"sum", "abs"})  # a value computed from their arguments
+NO_GRAPH_FUNCTIONS = frozenset(
+    f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
+)
+NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
+NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
+CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
+FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})  # in place, but the values stay
+ITERATION_HELPERS = frozenset({"enumerate", "zip", "tqdm", "iter", "islice"})
+DATA_WORDS = ("loader", "data", "batch")
+
+# torch.nn modules that own parameters: calling one makes a graph.
+PARAMETRISED = frozenset(
+    "torch.nn." + name
+    for name in (
+        "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+        "ConvTranspose3d", "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell",
+        "GRUCell", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention",
+        "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+        "TransformerDecoderLayer", "PReLU", "LazyConv1d", "LazyConv2d", "LazyConv3d", "SyncBatchNorm", "RMSNorm",
+    )
+)  # fmt: skip
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+
+
+class State(enum.Enum):
+    GRAPH = "carries a graph"
+    NONE = "carries no graph"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Flow:
+    state: State
+    cuts: tuple[ast.AST, ...] = ()  # where paths that could have carried a graph were cut (state NONE)
+
+
+@dataclass(frozen=True)
+class CalleeCut:
+    """Where a called function of the project cuts what it returns."""
+
+    callee: str  # `ImageGradientLoss.forward`
+    cut: ast.AST  # the cut, in the callee's file
+    path: str  # that file as findings show it ("" for the linted file)
+
+    @property
+    def place(self) -> str:
+        return f"{self.path}:{self.cut.lineno}" if self.path else f"line {self.cut.lineno}"
+
+
+@dataclass(eq=False)
+class Given:
+    """What a call gives the parameters of the function it runs, as flows worked out at the call: the
+    binding a callee's returns are read under (`GradientFlow.returned`), where `binding.argument` is asked."""
+
+    function: ast.AST
+    flows: dict[str, Flow]
+
+    def argument(self, name: str) -> tuple[None, Flow, None] | None:
+        flow = self.flows.get(name)
+        return None if flow is None else (None, flow, None)
+
+
+# What a module of the project must mention for its functions' returns to be read for cuts.
+CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
+GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
+NONE = Flow(State.NONE)
+
+
+def operands(flows: list[Flow | None]) -> Flow | None:
+    """The flow of a value computed from all of `flows` (None: not known yet, inside a loop's fixed point)."""
+    flows = [f for f in flows if f is not None]
+    if not flows:
+        return None
+    if any(f.state is State.GRAPH for f in flows):
+        return GRAPH
+    if any(f.state is State.UNKNOWN for f in flows):
+        return UNKNOWN
+    return Flow(State.NONE, _unique(c for f in flows for c in f.cuts))
+
+
+def alternatives(flows: list[Flow | None]) -> Flow | None:
+    """The flow of a value that is one of `flows`, we cannot know which."""
+    flows = [f for f in flows if f is not None]
+    if not flows:
+        return None
+    states = {f.state for f in flows}
+    if len(states) != 1:
+        return UNKNOWN
+    return operands(flows)
+
+
+def _unique(nodes) -> tuple[ast.AST, ...]:
+    return tuple(dict.fromkeys(nodes))
+
+
+class GradientFlow:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values: ValueKinds = ctx.analysis(ValueKinds)
+        self.module_classes = {cls.name for cls in ctx.analysis(ModuleClasses).modules}
+        self._budget = 0
+        self._mutated: dict[str, set[ast.AST | None]] | None = None  # name -> the functions changing it
+        self._flagged: set[str] | None = None
+        # The fixed point of one question, by (definition, binding): definitions being computed (their
+        # place on the stack), what is assumed of those in a cycle, the flows computed in this round of
+        # their cycle (with the lowest place they read) and the settled ones.
+        self._stack: dict[tuple, int] = {}
+        self._assumed: dict[tuple, Flow | None] = {}
+        self._round: dict[tuple, tuple[Flow | None, int]] = {}
+        self._settled: dict[tuple, Flow | None] = {}
+        self._low = 0  # the lowest place on the stack read by the definition being computed
+        self._changed = False  # did a flow of the cycle being computed change in this round?
+        self._binding = None  # the call site the parameters are read under
+        # Answers by (expression, binding), with the functions whose parameters they needed unbound
+        # (`values.unbound`): ML404 and ML413 ask about the same losses.
+        self._answers: dict[tuple[ast.AST, object], tuple[Flow, list[ast.AST]]] = {}
+        self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
+        self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
+
+    def flow(self, expr: ast.AST, binding=None) -> Flow:
+        """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
+        that call site passes, evaluated in the caller."""
+        if self._stack:  # asked through a caller while a flow is worked out here: no whole answer to keep
+            return self._answer(expr, binding)
+        key = (expr, binding)
+        if key not in self._answers:
+            recording, self.values.unbound = self.values.unbound, []
+            try:
+                self._answers[key] = (self._answer(expr, binding), self.values.unbound)
+            finally:
+                self.values.unbound = recording
+                self._assumed, self._round, self._settled = {}, {}, {}
+        flow, unbound = self._answers[key]
+        if self.values.unbound is not None:
+            self.values.unbound += [f for f in unbound if f not in self.values.unbound]
+        return flow
+
+    def _answer(self, expr: ast.AST, binding) -> Flow:
+        self._budget = BUDGET
+        outer, self._binding = self._binding, binding
+        try:
+            return self._flow(expr, 0) or UNKNOWN
+        finally:
+            self._binding = outer
+
+    def _flow(self, expr: ast.AST, depth: int) -> Flow | None:
+        check_budget()
+        self._budget -= 1
+        if depth > MAX_DEPTH or self._budget < 0:
+            return UNKNOWN
+        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Compare)):
+            return NONE
+        if under_no_grad(self.ctx, expr):
+            return NONE
+        if isinstance(expr, ast.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, ast.Attribute):
+            if expr.attr in CUT_ATTRIBUTES:
+                return self._cut(expr, expr.value, depth)
+            if expr.attr in NO_GRAPH_ATTRIBUTES:
+                return NONE
+            return self._flow(expr.value, depth + 1)
+        if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
+            return self._flow(expr.value, depth + 1)
+        if isinstance(expr, ast.BinOp):
+            return operands([self._flow(expr.left, depth + 1), self._flow(expr.right, depth + 1)])
+        if isinstance(expr, ast.UnaryOp):
+            return self._flow(expr.operand, depth + 1)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return operands([self._flow(e, depth + 1) for e in expr.elts])
+        if isinstance(expr, ast.IfExp):
+            return alternatives([self._flow(expr.body, depth + 1), self._flow(expr.orelse, depth + 1)])
+        if isinstance(expr, ast.BoolOp):
+            return alternatives([self._flow(v, depth + 1) for v in expr.values])
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
+            return self._flow(expr.elt, depth + 1)
+        return UNKNOWN
+
+    def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow | None:
+        """A cut of `value`: it matters only when `value` could have carried a graph."""
+        before = self._flow(value, depth + 1) if value is not None else NONE
+        if before is None or before.state is State.NONE:
+            return before
+        return Flow(State.NONE, (cut,))
+
+    def _name(self, name: ast.Name, depth: int) -> Flow | None:
+        bound = self._comprehension_target(name)
+        if bound is not None:  # `p` of `... for p in model.parameters()`
+            return GRAPH if self._parameter_target(bound) else UNKNOWN
+        definitions = self.values.reaching_definitions(name)
+        if not definitions or self._mutated_here(name):
+            return UNKNOWN
+        flow = alternatives([self._loop_carried(d, depth) for d in definitions])
+        return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
+
+    def _loop_carried(self, definition, depth: int) -> Flow | None:
+        """The flow of a definition, as a fixed point over the cycle it is in when it reaches itself."""
+        key = (definition.node, definition.name, self._binding)  # parameters share their function as node
+        if key in self._settled:
+            return self._settled[key]
+        if key in self._stack:
+            self._low = min(self._low, self._stack[key])
+            return self._assumed.get(key)
+        if key in self._round:
+            flow, low = self._round[key]
+            self._low = min(self._low, low)
+            return flow
+        place = self._stack[key] = len(self._stack)
+        outer_low, outer_changed, computed = self._low, self._changed, len(self._round)
+        try:
+            while True:
+                self._low, self._changed = place + 1, False
+                flow = self._definition(definition, depth)
+                changed = self._changed or flow != self._assumed.get(key)
+                self._assumed[key] = flow
+                if self._low < place:  # in the cycle of a definition below: settled with it
+                    self._round[key] = (flow, self._low)
+                    self._changed = outer_changed or changed
+                    return flow
+                this_round = list(self._round)[computed:]
+                if self._low > place or not changed or self._budget < 0:  # settled, and the cycle with it
+                    for other in this_round:
+                        self._settled[other] = self._round.pop(other)[0]
+                    self._settled[key] = flow
+                    self._changed = outer_changed
+                    return flow
+                for other in this_round:  # another round
+                    del self._round[other]
+        finally:
+            del self._stack[key]
+            self._low = min(outer_low, self._low)
+
+    def flagged_names(self) -> set[str]:
+        """Names made to require grad somewhere in the file: `x.requires_grad_()`, `x.requires_grad = True`."""
+        if self._flagged is None:
+            self._flagged = set()
+            for node in self.ctx.index.of_type(ast.Attribute):
+                if node.attr not in ("requires_grad", "requires_grad_") or not isinstance(node.value, ast.Name):
+                    continue
+                parent = self.ctx.scopes.parent(node)
+                if isinstance(node.ctx, ast.Store) and isinstance(parent, ast.Assign):
+                    flag = parent.value
+                elif isinstance(parent, ast.Call) and parent.func is node:
+                    flag = call_argument(parent, 0, "requires_grad")
+                else:
+                    continue
+                if not (isinstance(flag, ast.Constant) and flag.value is False):
+                    self._flagged.add(node.value.id)
+        return self._flagged
+
+    def _mutated_here(self, name: ast.Name) -> bool:
+        """Is `name` changed other than by assignment (`xs.append(...)`, `buf.copy_(...)`, `out[i] = ...`)
+        where it is read: in its own function or at module level (for a name read at module level,
+        anywhere)? What it holds is then not what its assignments say."""
+        functions = self._mutations().get(name.id)
+        if not functions:
+            return False
+        function = self.ctx.scopes.enclosing_function(name)
+        return function is None or function in functions or None in functions
+
+    def _mutations(self) -> dict[str, set[ast.AST | None]]:
+        if self._mutated is None:
+            self._mutated = {}
+            for node in self.ctx.index.of_type(ast.Attribute, ast.Subscript):
+                if not isinstance(node.value, ast.Name):
+                    continue
+                if isinstance(node, ast.Subscript):
+                    changed = isinstance(node.ctx, ast.Store)
+                else:
+                    call = self.ctx.scopes.parent(node)
+                    changed = isinstance(call, ast.Call) and call.func is node and (
+                        node.attr in CONTAINER_MUTATORS
+                        or (node.attr.endswith("_") and not node.attr.startswith("_") and node.attr not in FLAG_METHODS)
+                    )
+                if changed:
+                    self._mutated.setdefault(node.value.id, set()).add(self.ctx.scopes.enclosing_function(node))
+        return self._mutated
+
+    def _definition(self, definition, depth: int) -> Flow | None:
+        if definition.value is not None:
+            return self._flow(definition.value, depth + 1)
+        if is_parameter(definition):
+            return self._passed(definition, depth)
+        binding = self.ctx.scopes.parent(definition.node)
+        if isinstance(binding, ast.AugAssign):  # `x += y`: the old value and y
+            return operands([self._name(definition.node, depth + 1), self._flow(binding.value, depth + 1)])
+        if self._loader_target(definition.node):
+            return NONE
+        if self._parameter_target(definition.node):
+            return GRAPH
+        unpacked = self._unpacked_from(definition.node)
+        if unpacked is not None and _is_none(self._flow(unpacked, depth + 1)):
+            return NONE  # `x, y = batch`: parts of a value without a graph have none
+        return UNKNOWN
+
+    def _passed(self, definition, depth: int) -> Flow | None:
+        """The flow of what the call site passes for a parameter (unknown without one)."""
+        passed = self.values.argument(definition, self._binding)
+        if passed is None:
+            return UNKNOWN
+        caller, argument, passage = passed
+        if isinstance(argument, Flow):  # given as worked out at a call (`Given`)
+            return argument
+        outer = None if passage.default else self._binding.outer
+        flows = caller.analysis(GradientFlow)
+        if flows is not self:
+            return flows.flow(argument, outer)
+        binding, self._binding = self._binding, outer
+        try:
+            return self._flow(argument, depth + 1)
+        finally:
+            self._binding = binding
+
+    def _unpacked_from(self, target: ast.AST) -> ast.AST | None:
+        """The value `x, y = value` unpacks into `target`."""
+        parent = self.ctx.scopes.parent(target)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+            parent = self.ctx.scopes.parent(parent)
+        return parent.value if isinstance(parent, ast.Assign) else None
+
+    def _comprehension_target(self, name: ast.Name) -> ast.Name | None:
+        """The target of an enclosing comprehension that binds `name` (read before it, in its element)."""
+        for ancestor in self.ctx.scopes.ancestors(name):
+            if isinstance(ancestor, (ast.stmt, ast.Lambda)):
+                return None
+            if isinstance(ancestor, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                for generator in ancestor.generators:
+                    for target in ast.walk(generator.target):
+                        if isinstance(target, ast.Name) and target.id == name.id:
+                            return target
+        return None
+
+    def _parameter_target(self, target: ast.AST) -> bool:
+        """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, also in
+        a comprehension)? Parameters require grad: each carries a graph."""
+        loop = self.ctx.scopes.parent(target)
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
+            return False
+        iterated = loop.iter
+        return (
+            isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
+            and iterated.func.attr == "parameters" and not iterated.args and not iterated.keywords
+        )  # fmt: skip
+
+    def _loader_target(self, target: ast.AST) -> bool:
+        """Is `target` bound by `for ... in <loader>` (data, which carries no graph)?"""
+        node = target
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if not isinstance(parent, (ast.For, ast.AsyncFor)) or parent.target is not node:
+            return False
+        if self._iterates_data(parent.iter):
+            return True
+        values = self.values.reaching_values(parent.iter) if isinstance(parent.iter, ast.Name) else None
+        return bool(values) and len(values) == 1 and self._iterates_data(values[0])  # `pbar = tqdm(train_loader)`
+
+    def _iterates_data(self, iterated: ast.AST) -> bool:
+        """`loader`, `enumerate(tqdm(train_loader), total=len(train_loader))`: a loader by its name."""
+        calls = [n for n in ast.walk(iterated) if isinstance(n, ast.Call)]
+        if not all(isinstance(c.func, ast.Name) and c.func.id in ITERATION_HELPERS | NO_GRAPH_BUILTINS for c in calls):
+            return False  # `zip(model(x), y)` may iterate over model outputs
+        text = self.ctx.text(iterated).lower()
+        return any(word in text for word in DATA_WORDS)
+
+    def _call(self, call: ast.Call, depth: int) -> Flow:
+        func = call.func
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        name = self.ctx.qualified_name(func)
+        if name in CUT_FUNCTIONS:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
+            value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
+            before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
+            wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
+            if _requires_grad(call):
+                return _new_leaf(wrapped)
+            return NONE if wrapped.state is State.UNKNOWN else wrapped
+        if isinstance(func, ast.Name) and not self.values.reaching_definitions(func) and name is None:
+            if func.id in CUT_BUILTINS:
+                return self._cut(call, call.args[0] if call.args else None, depth)
+            if func.id in NO_GRAPH_BUILTINS:
+                return NONE
+            if func.id in SUMMING_BUILTINS:
+                return operands([self._flow(a, depth + 1) for a in arguments])
+        if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
+            return operands([self._flow(a, depth + 1) for a in arguments])
+        if name is not None and name.startswith("torch."):
+            if _requires_grad(call) or canonical_class(name) == "torch.nn.Parameter":
+                return GRAPH
+            if name in NO_GRAPH_FUNCTIONS:
+                return NONE
+            if not _is_module_class(canonical_class(name)):  # a function: `torch.mean(x)`, `F.relu(x)`
+                return operands([self._flow(a, depth + 1) for a in arguments])
+        if isinstance(func, ast.Attribute) and name is None:
+            if func.attr == "requires_grad_":
+                return _new_leaf(self._flow(func.value, depth + 1) or UNKNOWN)
+            if func.attr in CUT_METHODS:
+                return self._cut(call, func.value, depth)
+            if func.attr in NO_GRAPH_METHODS:
+                return NONE
+        cut = self._cut_by_callee(call, arguments, depth)
+        if cut is not None:
+            return cut
+        callee = self.module_kind(func)
+        if callee is State.GRAPH:
+            return GRAPH
+        if callee is State.NONE:  # a loss or an activation: what it is given
+            return operands([self._flow(a, depth + 1) for a in arguments])
+        if self._is_module_constructor(call):
+            return GRAPH  # the module object: its parameters carry gradients
+        if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
+            # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
+            return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
+        return UNKNOWN
+
+    def _cut_by_callee(self, call: ast.Call, arguments: list[ast.AST], depth: int) -> Flow | None:
+        """The flow of a call of a project callee that cuts what it is given: NONE, cut at the call; None
+        for any other call (what it returns otherwise is left to the rest of the flow)."""
+        found = self._callee(call)
+        if found is None:
+            return None
+        callee, skips_first = found
+        given = {
+            name: self._flow(argument, depth + 1) or UNKNOWN
+            for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
+        }  # fmt: skip
+        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given))
+        own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
+        if returned.state is not State.NONE or not own:
+            return None
+        path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
+        cls = callee.ctx.scopes.enclosing_class(callee.function)
+        name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
+        self.callee_cuts[call] = CalleeCut(name, own[0], path)
+        return Flow(State.NONE, (call,))
+
+    def returned(self, function: ast.AST, given: "Given") -> Flow:
+        """What a function of this file returns, its parameters holding what `given` says (UNKNOWN while
+        it is being worked out: a recursive call). Worked out apart from any question being answered here."""
+        key = (function, frozenset(given.flows.items()))
+        if key not in self._returns:
+            self._returns[key] = UNKNOWN
+            expressions = returned_expressions(function.body)
+            saved = self._question_state()
+            self._stack, self._assumed, self._round, self._settled, self.values.unbound = {}, {}, {}, {}, None
+            try:
+                flows = [self._answer(e, given) for e in expressions or ()]
+            finally:
+                self._restore(saved)
+            self._returns[key] = (alternatives(flows) or UNKNOWN) if expressions else UNKNOWN
+        return self._returns[key]
+
+    def _question_state(self) -> tuple:
+        """Where the question being answered is (its fixed point, budget, binding), to answer another apart."""
+        return (self._stack, self._assumed, self._round, self._settled, self._low, self._changed, self._budget,
+                self._binding, self.values.unbound)  # fmt: skip
+
+    def _restore(self, state: tuple) -> None:
+        (self._stack, self._assumed, self._round, self._settled, self._low, self._changed, self._budget,
+         self._binding, self.values.unbound) = state  # fmt: skip
+
+    def _callee(self, call: ast.Call) -> tuple[Callee, bool] | None:
+        """The function of the project a call runs, and whether the call binds its first parameter itself:
+        a function (`helper(x)`, imported), a method (`self.helper(x)`), or the `forward` (or `__call__`) of
+        an instance of a project class (`criterion(pred, y)`, passed in by a call site)."""
+        func = call.func
+        if isinstance(func, ast.Name) or is_self_attribute(func):
+            found = self._resolver.resolve(call, followed=CUT_WORDS)
+            if found is not None:
+                return found, isinstance(func, ast.Attribute)
+        elif not isinstance(func, ast.Attribute):
+            return None
+        view = self.ctx.analysis(ProjectView)
+        binding = None if isinstance(self._binding, Given) else self._binding
+        value = self.values.value(func, binding=binding)
+        qualified = view.instance_class(value) if value is not None else None  # `ImageGradientLoss().to(device)`
+        found = (view.forward_of(qualified) or view.class_summary(qualified)) if qualified else None
+        if found is None or (view.index is not None and not view.index.mentions(found[0].name, CUT_WORDS)):
+            return None
+        ctx, cls = found[1].definition()
+        method = (own_method(cls, "forward") or own_method(cls, "__call__")) if cls is not None else None
+        return (Callee(method, ctx), True) if method is not None else None
+
+    @cached_property
+    def _resolver(self) -> CallResolver:
+        return CallResolver(self.ctx, self.ctx.analysis(ProjectView))
+
+    def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
+        """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
+        self._budget = BUDGET
+        return self._depends(expr, targets, 0, set())
+
+    def _depends(self, expr: ast.AST, targets: set[ast.AST], depth: int, seen: set[ast.AST]) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        for node in ast.walk(expr):
+            self._budget -= 1
+            if self._budget < 0:
+                return False
+            if isinstance(node, ast.Name) and self._name_depends(node, targets, depth, seen):
+                return True
+        return False
+
+    def _name_depends(self, name: ast.Name, targets: set[ast.AST], depth: int, seen: set[ast.AST]) -> bool:
+        """`seen`: definitions already followed (around a loop they reach each other)."""
+        for definition in self.values.reaching_definitions(name):
+            if definition.node in targets:
+                return True
+            if definition.node in seen:
+                continue
+            seen.add(definition.node)
+            binding = self.ctx.scopes.parent(definition.node)
+            if definition.value is not None:
+                sources = [definition.value]
+            elif isinstance(binding, ast.AugAssign):
+                sources = [definition.node, binding.value]
+            else:
+                unpacked = self._unpacked_from(definition.node)
+                sources = [unpacked] if unpacked is not None else []
+            if any(self._depends(s, targets, depth + 1, seen) for s in sources if s is not name):
+                return True
+        return False
+
+    def module_kind(self, func: ast.AST) -> State:
+        """GRAPH when `func` is a module with parameters (a torch.nn layer, a module class of this file),
+        NONE when it is a torch.nn module without (a loss, an activation), UNKNOWN otherwise."""
+        constructor = self.values.constructor(func)
+        if constructor is None:
+            values = self.values.reaching_values(func) if isinstance(func, ast.Name) else None
+            if values and all(isinstance(v, ast.Call) and self._is_module_constructor(v) for v in values):
+                return State.GRAPH
+            return State.UNKNOWN
+        if self._is_module_constructor(constructor):
+            return State.GRAPH
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        if _is_module_class(name):
+            return State.NONE if name.endswith("Loss") or name in PARAMETERLESS else State.UNKNOWN
+        return State.UNKNOWN
+
+    def _is_module_constructor(self, call: ast.Call) -> bool:
+        """`Net()` for a module class of this file, or a torch.nn layer with parameters."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.analysis(Names).is_own_or_local(func):
+            return True
+        name = canonical_class(self.ctx.qualified_name(func))
+        if name in CONTAINERS:
+            return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)
+        return name in PARAMETRISED
+
+
+PARAMETERLESS = frozenset(
+    "torch.nn." + name
+    for name in (
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+        "LogSoftmax", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Dropout", "Dropout1d", "Dropout2d",
+        "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+        "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+        "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
+    )
+)  # fmt: skip
+
+
+def _is_none(flow: Flow | None) -> bool:
+    return flow is not None and flow.state is State.NONE
+
+
+def _new_leaf(flow: Flow) -> Flow:
+    """A value made to require grad: a leaf that learns when it was plain data (`torch.tensor(0.5,
+    requires_grad=True)`), still cut from the model when it was made of cut values (the bug)."""
+    if flow.state is State.NONE and not flow.cuts:
+        return GRAPH
+    return flow
+
+
+def _is_module_class(name: str | None) -> bool:
+    """`torch.nn.Linear`, not `torch.nn.functional.relu` or `torch.nn.init.zeros_`."""
+    return bool(name) and name.startswith("torch.nn.") and "." not in name[len("torch.nn.") :]
+
+
+def _requires_grad(call: ast.Call) -> bool:
+    return any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
+    )
+
+
+def under_no_grad(ctx, node: ast.AST) -> bool:
+    """Does `node` run under `torch.no_grad()`/`inference_mode()` (a `with` block or a decorated function)?"""
+    for ancestor in ctx.scopes.ancestors(node):
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            if any(_is_no_grad(ctx, item.context_expr) for item in ancestor.items):
+                return True
+        elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return any(_is_no_grad(ctx, decorator) for decorator in ancestor.decorator_list)
+    return False
+
+
+def _is_no_grad(ctx, expr: ast.AST) -> bool:
+    return ctx.qualified_name(expr.func if isinstance(expr, ast.Call) else expr) in NO_GRAD
+
+
+@dataclass(frozen=True)
+class Holder:
+    """The file a node of a flow is in: the linted file, or a caller's along a binding chain."""
+
+    ctx: object
+    binding: object  # what that file's own parameters are read under
+    path: str  # the file as findings show it ("" for the linted file)
+
+    def place(self, node: ast.AST) -> str:
+        """Where the node is, as a message says it: "line 12" or "main.py:12"."""
+        return f"{self.path}:{node.lineno}" if self.path else f"line {node.lineno}"
+
+
+def holder(ctx, node: ast.AST, binding) -> Holder:
+    """The file a node reached under `binding` is in (a cut the caller made, in the caller's file)."""
+    site = binding
+    while site is not None:
+        for caller, _, _ in site.arguments.values():
+            if caller is not ctx and caller.scopes.parent(node) is not None:
+                return Holder(caller, site.outer, site.path)
+        site = site.outer
+    return Holder(ctx, binding, "")
+
+
+def describe_cut(ctx, cut: ast.AST, binding) -> str:
+    """A cut as messages name it: "`x.detach()` (line 12)", "(main.py:12)" for a cut a caller made, and for
+    a call of a project callee that cuts, where it does: "(line 12: `Loss.forward` cuts at loss.py:14)"."""
+    found = holder(ctx, cut, binding)
+    text = one_line(found.ctx.text(cut), 60, keep_end=True)
+    inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
+    within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {inner.place}" if inner else ""
+    return f"`{text}` ({found.place(cut)}{within})"
+
+
+def updated_in_place(statement: ast.AST) -> ast.AST | None:
+    """The tensor a statement changes in place: `p -= ...` or `p.add_(...)`."""
+    if isinstance(statement, ast.AugAssign):
+        return statement.target
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr in VALUE_CHANGING:
+            return func.value
+    return None
+
+
+def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
+    """The tensor a call runs backward from: `loss.backward()`, `scaler.scale(loss).backward()`,
+    `accelerator.backward(loss)`, `self.manual_backward(loss)`, `torch.autograd.backward(loss)`."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr not in ("backward", "manual_backward"):
+        return None  # the cheap test: most calls
+    if ctx.qualified_name(func) == "torch.autograd.backward":
+        return call_argument(call, 0, "tensors")
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "manual_backward" or (
+        func.attr == "backward" and ctx.text(func.value).split(".")[-1] in ("accelerator", "fabric")
+    ):
+        return call_argument(call, 0, "loss")
+    if func.attr != "backward" or ctx.qualified_name(func) is not None:
+        return None
+    receiver = func.value
+    scaled = isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+    if scaled and receiver.func.attr == "scale" and len(receiver.args) == 1:
+        return receiver.args[0]
+    return receiver

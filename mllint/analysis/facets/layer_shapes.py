@@ -1,0 +1,86 @@
+"""Output shapes of `torch.nn` layers from their constructor arguments: `nn.Linear(h, 1)` maps `(..., h)`
+to `(..., 1)`. Sizes come from the constructor's literal arguments; anything else is a symbol of its own.
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.facets.dims import Dim, Shape, Sym, product
+from mllint.analysis.syntax.names import call_argument
+
+SHAPE_PRESERVING = frozenset(
+    "torch.nn." + name
+    for name in (
+        "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "SELU", "CELU", "PReLU",
+        "Softplus", "Hardswish", "Hardsigmoid", "Hardtanh", "Softmax", "LogSoftmax", "Identity", "Dropout",
+        "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "LayerNorm", "GroupNorm", "BatchNorm1d",
+        "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
+    )
+)  # fmt: skip
+CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
+
+
+def constructor_dim(expr: ast.AST | None) -> Dim:
+    """A size given to a constructor: a literal int, else a symbol standing for that argument."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return expr.value
+    if expr is None:
+        return None
+    return Sym(("constructor-argument", id(expr)), ast.unparse(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else "?")
+
+
+def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, size=constructor_dim) -> Shape | None:
+    """The output shape of the `torch.nn` layer `name` built by `constructor`, for an input of `shape`;
+    `size` gives the constructor's size arguments as dimensions."""
+    if shape is None:
+        return None
+    if name in SHAPE_PRESERVING:
+        return shape
+    if name == "torch.nn.Linear" and len(shape) >= 1:
+        return shape[:-1] + (size(call_argument(constructor, 1, "out_features")),)
+    if name == "torch.nn.Embedding":
+        return shape + (size(call_argument(constructor, 1, "embedding_dim")),)
+    if name in CONVOLUTIONS:
+        spatial = CONVOLUTIONS[name]
+        channels = size(call_argument(constructor, 1, "out_channels"))
+        if len(shape) == spatial + 2:
+            return (shape[0], channels) + (None,) * spatial
+        if len(shape) == spatial + 1:
+            return (channels,) + (None,) * spatial
+        return None
+    if name == "torch.nn.Flatten":
+        start = _literal_int(call_argument(constructor, 0, "start_dim"), 1)
+        end = _literal_int(call_argument(constructor, 1, "end_dim"), -1)
+        return flatten(shape, start, end)
+    return None
+
+
+def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):
+    """The known ends of a layer's output for an input of unknown rank with known `ends`:
+    `nn.Linear(h, 1)` maps `(batch, ...)` to `(batch, ..., 1)` (a batch of scalars, `(batch,)`, would
+    not fit a `Linear(h, ...)`: its features are a dimension of their own)."""
+    head, tail = ends
+    if name in SHAPE_PRESERVING:
+        return ends
+    if name == "torch.nn.Linear":
+        return head, tail[:-1] + (size(call_argument(constructor, 1, "out_features")),)
+    return None
+
+
+def flatten(shape: Shape, start: int | None, end: int | None) -> Shape | None:
+    rank = len(shape)
+    if start is None or end is None or rank == 0:
+        return shape if rank == 0 and start in (0, -1) and end in (0, -1) else None
+    start, end = start % rank if -rank <= start < rank else None, end % rank if -rank <= end < rank else None
+    if start is None or end is None or start > end:
+        return None
+    return shape[:start] + (product(shape[start : end + 1]),) + shape[end + 1 :]
+
+
+def _literal_int(expr: ast.AST | None, default: int) -> int | None:
+    if expr is None:
+        return default
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        value = _literal_int(expr.operand, 0)
+        return -value if value is not None else None
+    return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None

@@ -1,0 +1,946 @@
+"""The training-loop model: which loops train, and what one iteration does, in order.
+
+A loop's iteration is flattened into `Event`s (gradient clear, backward, optimizer step, scheduler step,
+calls the model cannot see into), in execution order, each with the `Guard`s it sits under: the branches
+of `if`/`match`/exception handlers (compared by their condition text and arm, so that two `if use_amp:`
+statements are the same guard), and the nested loops inside the iteration. Calls into functions of the
+file (module functions, `self._step(...)` into the enclosing class) and into functions of the project's
+other modules (`from steps import train_step`) are followed several levels deep, their parameters renamed
+to the caller's arguments; an event of another file keeps the call of the linted file that leads to it
+(`Event.entry`), where findings about it are reported. A loop that does not say `backward` is only
+considered when it calls a function of a module of the project that calls `.backward(`.
+
+A comprehension or generator expression is a loop too (`[self.train_step(b) for b in loader]`): its
+filters and element are its iteration. So is `map(step, loader)` (also `map(partial(step, model=m), ...)`
+and `map(lambda b: step(m, b), ...)`): a call of the function it maps is its iteration.
+
+A training loop is the innermost loop whose iteration performs a backward pass and an optimizer step:
+`TrainingLoops.loops` lists them with their `Iteration`. Which function a call runs is
+`CallResolver`'s answer (mllint/analysis/program/calls.py). Library-managed training (Lightning
+`training_step`, HF `Trainer.train`, ignite engines) has no such loop in user code and stays silent.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+import re
+from functools import cached_property, partial
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator, NamedTuple
+
+from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
+from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
+from mllint.analysis.objects.points_to import built, fold, makers
+from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
+from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.tree import child_nodes, own_method
+from mllint.analysis.values.values import ValueKinds
+from mllint.findings import Related
+
+MAX_CALL_DEPTH = 4
+MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
+# A file holds a training loop only if it says one of these: a backward pass, or a call of a project
+# function that may do it (`train_step(model, batch, optimizer)`).
+TRAINING_WORDS = ("backward", "step", "optim")
+LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
+# Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
+COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+ITERATING_NODES = (*LOOP_NODES, *COMPREHENSION_NODES)
+# What `_calls_in` does not enter: functions, statements, and names and constants (which hold no call).
+NOT_ENTERED = (*FUNCTION_NODES, ast.stmt, ast.Name, ast.Constant)
+# A `.backward(` call on a line that is no comment and no doctest: a module without one reaches none.
+BACKWARD_CALL = re.compile(rb"^(?![ \t]*(?:#|>>>|\.\.\.))[^\n]*\.backward\(", re.MULTILINE)
+EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
+# The calls events come from.
+CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_", "detach_", "fill_", "mul_", "copy_", "step"})
+# `p.grad.fill_(0)`, `p.grad.mul_(0)`, `p.grad.copy_(torch.zeros_like(p))`: in-place methods that clear a
+# gradient given zeros.
+ZEROING = frozenset({"fill_", "mul_", "copy_"})
+# `p.grad = torch.zeros_like(p)`: a gradient replaced by zeros.
+ZEROS = frozenset({"torch.zeros", "torch.zeros_like"})
+OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
+SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
+SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
+FUNCTION_BACKWARDS = {"torch.autograd.backward"}
+# Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
+OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
+PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
+# Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names), and an
+# optimizer wrapper (apex's `FP16_Optimizer`, OpenNMT's `Optimizer`: `self.optim.backward(loss)`).
+BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
+# Methods that read or rescale the gradients of the optimizer they are given and never clear them
+# (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
+GRADIENT_READERS = frozenset({"unscale_"})
+
+
+class SchedulerClass(NamedTuple):
+    made: Scheduler  # what the class or factory makes
+    constructor: ast.Call  # in the file that built it
+    passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
+    sites: tuple[Related, ...] = ()  # passed in: the call sites (`callers.call_sites`)
+
+
+class Owners(NamedTuple):
+    modules: dict[str, ast.AST | None]  # by their text in the linted file -> the node there that spells it
+    passed: str  # " (as passed at main.py:12)" when a call site's optimizer, else ""
+    sites: tuple[Related, ...] = ()  # that call site (`callers.call_sites`)
+
+
+class EventKind(enum.Enum):
+    CLEAR = "clear"  # optimizer.zero_grad(), model.zero_grad(), p.grad = None, p.grad.zero_(), p.grad.fill_(0)...
+    BACKWARD = "backward"
+    STEP = "step"  # an optimizer step
+    SCHEDULER = "scheduler step"
+    OPAQUE = "call"  # a call the model does not follow, with the arguments it receives
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A condition an event sits under: an `if` arm, a `match` case, an exception handler, a nested loop."""
+
+    kind: str  # "if", "case", "handler", "loop"
+    text: str  # the condition's source (the loop node's id for loops)
+    arm: object = None
+    node: ast.AST | None = field(default=None, compare=False)
+
+    @property
+    def conditional(self) -> bool:
+        return self.kind != "loop"
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    node: ast.AST  # the call (or assignment) in the source, perhaps in a called function
+    key: str | None  # the optimizer, model or scheduler it acts on, in the loop's names (`opt`, `self.optimizer`)
+    guards: tuple[Guard, ...]
+    closure: bool = False  # `optimizer.step(closure)`: the closure does its own backward and clearing
+    arguments: frozenset[str] = frozenset()  # opaque calls: the names they receive
+    callee: str | None = None  # opaque calls: the qualified name of what they call, None when unknown
+    path: str | None = None  # the file `node` is in, as findings show it; None: the linted file
+    entry: ast.AST | None = None  # for an event of another file: the call of the linted file leading to it
+    via: str | None = None  # ... and the function that call runs
+
+    @property
+    def at(self) -> ast.AST:
+        """Where a finding about the event is reported: the event itself in the linted file, else the
+        call of the linted file that leads to it."""
+        return self.entry or self.node
+
+    @property
+    def place(self) -> str:
+        """`line 12`, or `steps.py:12` in another file."""
+        return f"{self.path}:{self.node.lineno}" if self.path else f"line {self.node.lineno}"
+
+    @property
+    def where(self) -> str:
+        """What a message adds for an event of another file: ` in `train_step` (steps.py:12)`."""
+        return f" in `{self.via}` ({self.place})" if self.entry is not None else ""
+
+    def text(self, ctx) -> str:
+        """The event's source text (unparsed when it is in another file)."""
+        return ctx.text(self.node) if self.path is None else _text(self.node)
+
+    @property
+    def conditions(self) -> tuple[Guard, ...]:
+        return tuple(g for g in self.guards if g.conditional)
+
+    @property
+    def loops(self) -> tuple[Guard, ...]:
+        return tuple(g for g in self.guards if not g.conditional)
+
+    def runs_whenever(self, other: "Event") -> bool:
+        """Does this event run on every iteration `other` runs on? (its conditions are a prefix of
+        `other`'s, compared by text and arm)"""
+        mine, theirs = self.conditions, other.conditions
+        return len(mine) <= len(theirs) and theirs[: len(mine)] == mine
+
+    def excludes(self, other: "Event") -> bool:
+        """Do the two events sit in opposite arms of the same condition (`if amp:` / `else:`)?"""
+        return any(
+            a.kind == b.kind == "if" and a.text == b.text and a.arm != b.arm
+            for a in self.conditions for b in other.conditions
+        )  # fmt: skip
+
+    def with_prefix(self, guards: tuple[Guard, ...], rename, entry: ast.AST | None = None, via: str | None = None) -> "Event":
+        """The event as seen from a call site: under its guards, named in its names; `entry` and `via`
+        when the call site is in the linted file and the event in another."""
+        arguments = frozenset(rename(a) for a in self.arguments)
+        key = rename(self.key) if self.key is not None else None
+        entry, via = (entry, via) if entry is not None else (self.entry, self.via)
+        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via)
+
+
+@dataclass
+class Iteration:
+    """A training loop and the events of one of its iterations."""
+
+    loop: ast.AST
+    events: list[Event]
+    optimizers: list[str]  # the optimizers stepped here after a backward of this iteration
+    is_library: Callable[[str], bool] = lambda name: False  # library functions act on nothing of ours
+
+    def of(self, kind: EventKind) -> list[Event]:
+        return [e for e in self.events if e.kind is kind]
+
+    def steps(self, optimizer: str) -> list[Event]:
+        return [e for e in self.events if e.kind is EventKind.STEP and e.key == optimizer]
+
+    def clears(self, optimizer: str, strict: bool) -> list[Event]:
+        """The clears of `optimizer`'s gradients: its own `zero_grad()`, and unless `strict`, the clears of
+        something that is not another optimizer (`model.zero_grad()`, `p.grad = None`)."""
+        others = {e.key for e in self.of(EventKind.STEP)} - {optimizer}
+        return [
+            e for e in self.of(EventKind.CLEAR)
+            if e.key == optimizer or not (strict or e.key in others)
+        ]  # fmt: skip
+
+    def unknown(self, optimizer: str) -> bool:
+        """Might the model miss what happens to `optimizer`? A call the model does not follow receives it
+        (or the object holding it), or a step takes a closure."""
+        if any(e.closure for e in self.steps(optimizer)):
+            return True
+        return any(
+            any(optimizer == name or optimizer.startswith((name + ".", name + "[")) for name in e.arguments)
+            and not (e.callee is not None and self.is_library(e.callee))
+            for e in self.of(EventKind.OPAQUE)
+        )  # fmt: skip
+
+    @property
+    def single_optimizer(self) -> bool:
+        return len({e.key for e in self.of(EventKind.STEP)}) == 1
+
+
+class BackwardReach:
+    """Lexically, which calls of a module may reach a backward pass: the `backward` calls, and the calls
+    of its functions (by name, or `self.<name>`) that hold one. Kept with the module's context."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.calls = ctx.index.by_type.get(ast.Call, ())
+        self.marks, reaching = self._reach([c for c in self.calls if callee_name(c) == "backward"])
+        self.functions = frozenset(reaching)  # the names of the functions that reach one
+
+    @classmethod
+    def of(cls, ctx) -> frozenset[str]:
+        """What other modules' lints keep of it (`ProjectIndex.fact`): the functions that reach one."""
+        return ctx.analysis(cls).functions
+
+    def marks_with(self, more: list[ast.Call]) -> list[ast.Call]:
+        """The marks, when `more` calls reach a backward pass too."""
+        return self._reach(self.marks + more)[0] if more else self.marks
+
+    def _reach(self, marks: list[ast.Call]) -> tuple[list[ast.Call], set[str]]:
+        reaching: set[str] = set()
+        if not marks:
+            return marks, reaching
+        by_name: dict[str, list[ast.Call]] = {}
+        for call in self.calls:
+            called = _called(call)
+            name = callee_name(called)
+            if name is not None and (isinstance(called.func, ast.Name) or is_self_attribute(called.func)):
+                by_name.setdefault(name, []).append(call)
+        marks, pending = list(marks), list(marks)
+        while pending:
+            function = self.ctx.scopes.enclosing_function(pending.pop())
+            while function is not None:
+                name = getattr(function, "name", None)
+                if name is not None and name not in reaching:
+                    reaching.add(name)
+                    marks += by_name.get(name, [])
+                    pending += by_name.get(name, [])
+                function = self.ctx.scopes.enclosing_function(function)
+        return marks, reaching
+
+
+class _Module:
+    """A module whose code the loop model reads: the linted file, or a module of the project it calls."""
+
+    def __init__(self, ctx, project: ProjectView | None, path: str | None) -> None:
+        self.ctx = ctx
+        self.resolver = CallResolver(ctx, project)
+        self.path = path  # as findings show it; None for the linted file
+
+    @cached_property
+    def values(self) -> ValueKinds:
+        return self.ctx.analysis(ValueKinds)
+
+    def event(self, kind: EventKind, node: ast.AST, key: str | None, guards: tuple[Guard, ...], **more) -> Event:
+        return Event(kind, node, key, guards, path=self.path, **more)
+
+
+def is_library(project: ProjectView | None, qualified: str) -> bool:
+    """Is the function or class of that name no part of the project (its effects are not ours)?"""
+    return project is None or project.find(qualified) is None
+
+
+class TrainingLoops:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.project = ctx.analysis(ProjectView) if ctx.project is not None else None
+        self.own = _Module(ctx, self.project, None)
+        self.resolver = self.own.resolver
+        self.values = self.own.values
+        self._modules: dict[int, _Module] = {id(ctx): self.own}
+        self._function_events: dict[ast.AST, list[Event]] = {}
+        self._reaching_elsewhere: dict[str, frozenset[str]] = {}  # module -> its functions that reach a backward
+        self._loop_events: dict[ast.AST, list[Event]] = {}
+        self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
+        self._owned: dict[ast.AST, Owners | None] = {}  # by step call: ML201 asks for each clear
+        self.loops: list[Iteration] = []
+        self.may_train = self._may_train()
+        for loop in self._iterating:
+            iteration = self._training_iteration(loop) if loop in self.may_train else None
+            if iteration is not None:
+                self.loops.append(iteration)
+        self.loops.sort(key=lambda it: (it.loop.lineno, it.loop.col_offset))
+        self._training_loops = {it.loop for it in self.loops}
+
+    # Queries.
+    def events_of_loop(self, loop: ast.AST) -> list[Event]:
+        if loop not in self._loop_events:
+            self._loop_events[loop] = self._iteration_events(self.own, loop, 0)
+        return self._loop_events[loop]
+
+    def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
+        if not any(statement in self.may_train for statement in statements):
+            return []
+        return self._events(self.own, statements, (), 0)
+
+    def scheduler_class(self, event: Event, loop: ast.AST) -> SchedulerClass | None:
+        """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
+        schedule) and constructor of a scheduler step of `loop`'s iteration: built where the step is
+        written or by a project helper that returns it, passed in by a call site of the function holding
+        the loop (the first that tells), or passed to the function holding the step by a call in the loop
+        (`train_one_epoch(..., scheduler)`)."""
+        if not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
+            return None
+        if event.path is None:
+            for made, binding in makers(self.ctx, event.node.func.value):
+                (ctx, constructor), names = made[0], _classes(made)
+                scheduler = scheduler_made_by(names.pop()) if len(names) == 1 else None
+                if scheduler is None:
+                    continue
+                if binding is not None:
+                    own = signature_passage(binding, event.node.func.value)
+                    how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
+                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding))
+                where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+        constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
+        made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        return SchedulerClass(made, constructor, "") if made else None
+
+    def parameter_owners(self, step: Event) -> Owners | None:
+        """The modules whose parameters the optimizer of a step (written in the linted file) updates,
+        when its constructor says so, by their text in the linted file (with the node that spells it
+        there, when one does): `Adam(list(enc.parameters()) + list(head.parameters()))` -> {enc, head};
+        param groups and `itertools.chain` too, an optimizer a project helper builds and returns
+        (`build_optimizer(model.enc, model.head)`: the helper's parameters named by the call's arguments),
+        and an optimizer passed in, as the first call site that tells builds it (its modules named by the
+        parameters they are passed as). None when any part is unknown."""
+        call = step.node
+        if step.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        if call not in self._owned:
+            self._owned[call] = self._step_owners(call)
+        return self._owned[call]
+
+    def _step_owners(self, call: ast.Call) -> Owners | None:
+        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
+        receiver = call.args[0] if scaled else call.func.value
+        for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
+            if binding is None:
+                return Owners(modules, "")
+            renamed = _as_parameters(modules, binding)
+            return Owners(renamed, f" (as passed at {binding.place})", call_sites(binding)) if renamed is not None else None
+        return None
+
+    def _built_owners(self, receiver: ast.AST, binding: Binding | None) -> dict[str, ast.AST | None] | None:
+        """The owners of the optimizer `receiver` holds, in the terms of the module that builds it (the
+        linted file, or under `binding` the call site's)."""
+        found = self.values.construction(receiver, binding=binding)
+        if found is None or (binding is not None and all(c is not found[0] for c, _, _ in binding.arguments.values())):
+            return None
+        m, constructor = self._module(found[0]), found[1]
+        if is_optimizer(m.ctx.qualified_name(constructor.func)):
+            return self._optimizer_owners(m, constructor, None)
+        helper = optimizer_helper(self.project, m.ctx, constructor) if self.project else None
+        if helper is None or len(helper[2]) != 1:
+            return None
+        ctx, function, (built,) = helper
+        return self._optimizer_owners(self._module(ctx), built, bind_arguments(constructor, function, False))
+
+    def _optimizer_owners(self, m: _Module, constructor: ast.Call, arguments: dict[str, ast.AST | None] | None):
+        """The owners of an optimizer built by `constructor` in `m`; `arguments`: what a call passes for the
+        parameters of the helper around it (None: in `m`'s own terms)."""
+        params = constructor.args[0] if constructor.args else next(
+            (k.value for k in constructor.keywords if k.arg == "params"), None
+        )
+        found = self._owners(m, params, 0) if params is not None else None
+        if found is None or arguments is None:
+            return found
+        owners: dict[str, ast.AST | None] = {}
+        for text, node in found.items():
+            root = _root_name(node)
+            argument = arguments.get(root) if root is not None else None
+            if argument is None:
+                return None  # a module of the helper itself, or a parameter the call leaves to `*args`
+            owners[_text(argument) + text[len(root) :]] = argument if isinstance(node, ast.Name) else None
+        return owners
+
+    def _owners(self, m: _Module, node: ast.AST, depth: int) -> dict[str, ast.AST] | None:
+        if depth > MAX_OWNER_DEPTH:
+            return None
+        parts: list[ast.AST]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_LISTS:
+            owner = reference_key(node.func.value)
+            return {owner: node.func.value} if owner and not node.args and not node.keywords else None
+        if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or reference_key(node.func)) in OWNER_PRESERVING:
+            parts = [a for a in node.args if not isinstance(a, ast.Lambda)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "values" and not node.args:
+            parts = [node.func.value]  # `trainable.values()` of a dict of named parameters
+        elif isinstance(node, COMPREHENSION_NODES) and len(node.generators) == 1:
+            parts = [node.generators[0].iter]  # `[p for p in model.parameters() if p.requires_grad]`
+        elif isinstance(node, ast.Starred):
+            parts = [node.value]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            parts = [node.left, node.right]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            parts = [_group_params(e) for e in node.elts]
+        elif isinstance(node, ast.Name):
+            values = m.values.assigned_values(node)
+            parts = values if values and len(values) == 1 else [None]
+        else:
+            return None
+        owners: dict[str, ast.AST] = {}
+        for part in parts:
+            found = self._owners(m, part, depth + 1) if part is not None else None
+            if found is None:
+                return None
+            owners.update(found)
+        return owners or None
+
+    def fresh_parameters(self, iteration: Iteration, optimizer: str) -> bool:
+        """Does every step of `optimizer` update only the parameters of modules built anew in each
+        iteration (`net = Net(**case)` in the loop's body, on every path, the optimizer built over it
+        there too)? Their gradients start empty at each iteration: nothing can accumulate."""
+        steps = iteration.steps(optimizer)
+        return bool(steps) and all(self._fresh_owners(iteration.loop, step) for step in steps)
+
+    def _fresh_owners(self, loop: ast.AST, step: Event) -> bool:
+        owners = self.parameter_owners(step)
+        if owners is None or owners.passed or not isinstance(loop, LOOP_NODES):
+            return False
+        return all(isinstance(node, ast.Name) and self._built_in(loop, node) for node in owners.modules.values())
+
+    def _built_in(self, loop: ast.AST, name: ast.Name) -> bool:
+        """Is `name` bound by a module constructor in `loop`'s body, on every path of its iteration, and
+        by nothing else, not wrapping a module built before (`DataParallel(model)`; the layers of
+        `nn.Sequential(nn.Linear(4, 8), ...)` are built there)?"""
+        definitions = self.values.reaching_definitions(name)
+        return bool(definitions) and all(
+            isinstance(d.value, ast.Call) and is_module_constructor(self.ctx, d.value)
+            and not any(_holds_module(self.ctx, a) for a in (*d.value.args, *(k.value for k in d.value.keywords)))
+            and self.ctx.scopes.parent(self.ctx.scopes.statement(d.node)) is loop
+            for d in definitions
+        )  # fmt: skip
+
+    def _argument_constructor(self, loop: ast.AST, key: str) -> ast.Call | None:
+        """The constructor of the object a call in `loop` passes as `key` (an event's key is named as
+        the arguments of the loop's calls name it)."""
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Call):
+                for argument in (*node.args, *(k.value for k in node.keywords)):
+                    if reference_key(argument) == key:
+                        made = built(self.ctx, argument)
+                        return made[0][1] if made and len(made) == 1 and made[0][0] is self.ctx else None
+        return None
+
+    def scheduler_steps(self) -> Iterator[tuple[ast.AST, list[Event], Event]]:
+        """(loop, its iteration's events, a scheduler step directly in that iteration) for every loop
+        that trains or holds a training loop."""
+        for loop in self._iterating:
+            if loop not in self.may_train:
+                continue
+            events = self.events_of_loop(loop)
+            kinds = {e.kind for e in events}
+            if EventKind.BACKWARD in kinds and EventKind.STEP in kinds:
+                for event in events:
+                    if event.kind is EventKind.SCHEDULER and not event.loops:
+                        yield loop, events, event
+
+    @cached_property
+    def _iterating(self) -> list[ast.AST]:
+        """The loops, comprehensions and `map` calls of the file, in source order."""
+        maps = [c for c in self.ctx.index.by_type.get(ast.Call, ()) if _mapped(c) is not None]
+        return sorted([*self.ctx.index.of_type(*ITERATING_NODES), *maps], key=lambda n: (n.lineno, n.col_offset))
+
+    def is_training_loop(self, loop: ast.AST) -> bool:
+        return loop in self._training_loops
+
+    def runs_training_step(self, function: ast.AST) -> bool:
+        """Does a training step run `function` of the file: a training loop's iteration backpropagates or
+        steps in it (`do_batch(...)` called from the loop), or it is a `training_step` method (Lightning's,
+        or a trainer's that calls it) or a method that one calls on `self`?"""
+        if function in self._stepping_functions:
+            return True
+        cls = self.ctx.scopes.parent(function)
+        step = own_method(cls, "training_step") if isinstance(cls, ast.ClassDef) else None
+        if step is None or step is function:
+            return step is not None
+        return any(isinstance(n, ast.Call) and is_self_attribute(n.func) and n.func.attr == function.name for n in ast.walk(step))
+
+    @cached_property
+    def _stepping_functions(self) -> set[ast.AST]:
+        """The functions of the file a training loop's backward or step events are in."""
+        kinds = (EventKind.BACKWARD, EventKind.STEP)
+        return {
+            self.ctx.scopes.enclosing_function(e.node)
+            for iteration in self.loops for e in iteration.events if e.path is None and e.kind in kinds
+        }  # fmt: skip
+
+    # Training loops.
+    def _training_iteration(self, loop: ast.AST) -> Iteration | None:
+        events = self.events_of_loop(loop)
+        backwards = [e for e in events if e.kind is EventKind.BACKWARD]
+        if not backwards:
+            return None
+        optimizers: list[str] = []
+        for step in events:
+            if step.kind is not EventKind.STEP or step.key in optimizers:
+                continue
+            # This loop is the innermost one holding both: no nested loop holds the step and a backward
+            # (sibling loops, two phases of an epoch each with its own backward, are their own iterations).
+            if not any(set(step.loops) & set(b.loops) for b in backwards):
+                optimizers.append(step.key)
+        # Not a bound method: an iteration the analysis keeps would keep the analysis, and the file's tree.
+        return Iteration(loop, events, optimizers, partial(is_library, self.project)) if optimizers else None
+
+    def _may_train(self) -> set[ast.AST]:
+        """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that
+        may reach one (of the file, or of a module of the project that calls `.backward(`): a cheap
+        lexical over-approximation, so that the events are only built where training may happen."""
+        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_imports else ()
+        elsewhere = [c for c in calls if self._reaches_backward_elsewhere(c)]
+        marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
+        found: set[ast.AST] = set()
+        for mark in marks:
+            for ancestor in (mark, *self.ctx.scopes.ancestors(mark)):  # the mark too: `map(step, loader)`
+                if ancestor in found:
+                    break
+                found.add(ancestor)
+        return found
+
+    @cached_property
+    def _backward_imports(self) -> dict[str, str]:
+        """The names the file imports from modules of the project that call `.backward(` -> the module."""
+        if self.project is None:
+            return {}
+        index, found = self.project.index, {}
+        for name, qualified in self.ctx.analysis(Names).module_imports().items():
+            module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
+            if module and module != self.project.own_name and index.mentions(module, BACKWARD_CALL):
+                found[name] = module
+        return found
+
+    def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
+        """Does the call run a function of another module that lexically reaches a backward call there?
+        (the function itself, not a re-export: a cheap test, the events decide)"""
+        func = _called(call).func
+        if _root_name(func) not in self._backward_imports:
+            return False
+        qualified = self.ctx.qualified_name(func)
+        module, _, member = (qualified or "").rpartition(".")
+        if module not in self._reaching_elsewhere:
+            index = self.project.index  # type: ignore[union-attr]
+            reaching = index.fact(module, BackwardReach) if module and index.mentions(module, BACKWARD_CALL) else None
+            self._reaching_elsewhere[module] = reaching or frozenset()
+        return member in self._reaching_elsewhere[module]
+
+    # Flattening.
+    def _events(self, m: _Module, statements: list[ast.stmt], guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        events: list[Event] = []
+        for statement in statements:
+            events += self._statement_events(m, statement, guards, depth)
+            if isinstance(statement, EXITS):
+                break  # the rest of the block does not run
+            if isinstance(statement, ast.If):
+                # `if cond: continue`: what follows runs only when the arm that goes on was taken.
+                exits = [bool(arm) and isinstance(arm[-1], EXITS) for arm in (statement.body, statement.orelse)]
+                if exits[0] != exits[1]:
+                    guards = guards + (Guard("if", _text(statement.test), exits[0] is False, statement),)
+        return events
+
+    def _statement_events(self, m: _Module, node: ast.stmt, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        if isinstance(node, SCOPE_NODES):
+            return []
+        if isinstance(node, ast.If):
+            test = self._expression_events(m, node.test, guards, depth)
+            text = _text(node.test)
+            return (
+                test
+                + self._events(m, node.body, guards + (Guard("if", text, True, node),), depth)
+                + self._events(m, node.orelse, guards + (Guard("if", text, False, node),), depth)
+            )
+        if isinstance(node, LOOP_NODES):
+            head = node.iter if isinstance(node, (ast.For, ast.AsyncFor)) else node.test
+            return self._expression_events(m, head, guards, depth) + self._nested_loop_events(m, node, guards, depth)
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            events = self._events(m, node.body, guards, depth) + self._events(m, node.orelse, guards, depth)
+            for i, handler in enumerate(node.handlers):
+                events += self._events(m, handler.body, guards + (Guard("handler", str(id(node)), i, handler),), depth)
+            return events + self._events(m, node.finalbody, guards, depth)
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            events = []
+            for item in node.items:
+                events += self._expression_events(m, item.context_expr, guards, depth)
+            return events + self._events(m, node.body, guards, depth)
+        if isinstance(node, ast.Match):
+            events = self._expression_events(m, node.subject, guards, depth)
+            for i, case in enumerate(node.cases):
+                events += self._events(m, case.body, guards + (Guard("case", str(id(node)), i, case),), depth)
+            return events
+        events = self._expression_events(m, node, guards, depth)
+        clear = self._statement_clear(m, node)
+        if clear is not None:
+            events.append(m.event(EventKind.CLEAR, node, clear, guards))
+        return events
+
+    def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        """The events of a loop's (or comprehension's) iteration, under the loop's guard."""
+        inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
+        loop_guard = Guard("loop", str(id(loop)), None, loop)
+        return [e.with_prefix(guards + (loop_guard,), _same) for e in inner]
+
+    def _iteration_events(self, m: _Module, loop: ast.AST, depth: int) -> list[Event]:
+        """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
+        if isinstance(loop, LOOP_NODES):
+            return self._events(m, loop.body, (), depth)
+        mapped = _mapped(loop) if isinstance(loop, ast.Call) else None
+        if isinstance(mapped, ast.Lambda):
+            return self._expression_events(m, mapped.body, (), depth)
+        if mapped is not None:
+            return self._call_events(m, mapped, (), depth, at=loop)
+        parts = [*(c for g in loop.generators for c in g.ifs), *_elements(loop)]
+        return [e for part in parts for e in self._expression_events(m, part, (), depth)]
+
+    def _expression_events(self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+        """The events of the calls in an expression (or simple statement), innermost first; a
+        comprehension's iterable, then its iterations as a nested loop's."""
+        events: list[Event] = []
+        calls = list(_calls_in(node))
+        mapped = {id(c.args[0]) for c in calls if isinstance(c, ast.Call) and _mapped(c) is not None}
+        for call in calls:
+            if id(call) in mapped:
+                continue  # `partial(step, model=m)` given to `map`: called in the map's iteration
+            if isinstance(call, COMPREHENSION_NODES):
+                events += self._expression_events(m, call.generators[0].iter, guards, depth)
+                events += self._nested_loop_events(m, call, guards, depth)
+            elif _mapped(call) is not None:
+                events += self._nested_loop_events(m, call, guards, depth)
+            else:
+                events += self._call_events(m, call, guards, depth)
+        return events
+
+    def _call_events(
+        self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int, at: ast.AST | None = None
+    ) -> list[Event]:
+        """`at`: the `map` call that makes `call` (the function it maps, called with its elements)."""
+        event = self._classify(m, call, guards)
+        if event is not None:
+            return [event]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
+            return []
+        callee = m.resolver.resolve(call, at)
+        if callee is None:
+            arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
+            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
+                arguments.append(reference_key(call.func.value))  # a method may act on its object
+            arguments = frozenset(a for a in arguments if a)
+            if not arguments:
+                return []
+            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
+        function = callee.function
+        if depth >= MAX_CALL_DEPTH or function in self._active:
+            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
+        rename = _renamer(function, call)
+        crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
+        entry, via = (at or call, function.name) if crossing else (None, None)
+        events = _folded(self._function(self._module(callee.ctx), function, depth + 1), _flags(function, call))
+        return [e.with_prefix(guards, rename, entry, via) for e in events]
+
+    def _module(self, ctx) -> _Module:
+        if id(ctx) not in self._modules:
+            self._modules[id(ctx)] = _Module(ctx, self.project, self.project.display_path(ctx.real_path or ctx.path))
+        return self._modules[id(ctx)]
+
+    def _function(self, m: _Module, function: ast.AST, depth: int) -> list[Event]:
+        if function not in self._function_events:
+            self._active.add(function)
+            try:
+                self._function_events[function] = self._events(m, function.body, (), depth)
+            finally:
+                self._active.discard(function)
+        return self._function_events[function]
+
+    def _classify(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
+        func = call.func
+        name = callee_name(call)
+        if name not in CLASSIFIED:
+            return None
+        if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
+            return m.event(EventKind.BACKWARD, call, None, guards)
+        if m.ctx.qualified_name(func) == "torch.nn.init.zeros_" and call.args and _is_grad(call.args[0]):
+            return m.event(EventKind.CLEAR, call, _text(_parameter_of(call.args[0])), guards)
+        if name in ("zero_grad", "zero_grads") and (isinstance(func, ast.Name) or m.ctx.qualified_name(func.value) is not None):
+            # A function clearing what it is given: `pyro.infer.util.zero_grads(params)`, `zero_grad(model)`.
+            return m.event(EventKind.CLEAR, call, _text(call.args[0]) if call.args else None, guards)
+        if not isinstance(func, ast.Attribute) or m.ctx.qualified_name(func.value) is not None:
+            return None
+        receiver = _text(func.value)
+        if func.attr == "backward":
+            if call.args and not (BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
+                return None  # `y.backward(gradient)` and unknown engines' `backward(loss)`: not modelled
+            return m.event(EventKind.BACKWARD, call, None, guards)
+        if func.attr == "zero_grad":
+            return m.event(EventKind.CLEAR, call, receiver, guards)
+        if _is_grad(func.value) and (func.attr in ("zero_", "detach_") or (func.attr in ZEROING and _zeros(m, call.args))):
+            return m.event(EventKind.CLEAR, call, _text(_parameter_of(func.value)), guards)
+        if func.attr != "step":
+            return None
+        if SCALER_NAME.search(receiver) and call.args:  # scaler.step(optimizer)
+            return m.event(EventKind.STEP, call, _text(call.args[0]), guards)
+        kind = self._step_kind(m, func.value, receiver)
+        if kind is EventKind.STEP:
+            return m.event(kind, call, receiver, guards, closure=bool(call.args or call.keywords))
+        return m.event(kind, call, receiver, guards) if kind is not None else None
+
+    def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
+        """A scheduler or an optimizer: as what made the object tells (built here, by a project helper, in a
+        container), else as its name says, else as the first call site that passes it in tells."""
+        readable = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
+        kind = _made_kind(built(m.ctx, receiver)) if readable else None
+        if kind is not None:
+            return kind
+        identifiers = re.findall(r"[A-Za-z_]\w*", text)
+        last = identifiers[-1] if identifiers else ""
+        if SCHEDULER_NAME.search(last):
+            return EventKind.SCHEDULER
+        if OPTIMIZER_NAME.search(last):
+            return EventKind.STEP
+        if m is self.own and readable:
+            return next((_made_kind(made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
+        return None
+
+    def _statement_clear(self, m: _Module, node: ast.stmt) -> str | None:
+        """`p.grad = None`, `p.grad = torch.zeros_like(p)` and `p.grad *= 0` clear a gradient (the
+        parameter's text is its key). So does `optimizer.zero_grad` written without its call, as far as
+        ML2xx is concerned: ML301 reports that one."""
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Attribute) and node.value.attr == "zero_grad":
+            return _text(node.value.value)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            target = target.value if isinstance(target, ast.Subscript) and _zeros(m, [node.value]) else target  # `p.grad[:] = 0`
+            if _is_grad(target) and (_zeros(m, [node.value]) or (isinstance(node.value, ast.Constant) and node.value.value is None)):
+                return _text(_parameter_of(target))
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult) and _is_grad(node.target) and _zeros(m, [node.value]):
+            return _text(_parameter_of(node.target))
+        return None
+
+
+def _holds_module(ctx, argument: ast.AST) -> bool:
+    """Is the argument a module built elsewhere (a name or attribute, or a starred one, that holds one)?"""
+    if isinstance(argument, ast.Starred):
+        argument = argument.value
+    return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
+
+
+def _flags(function: ast.AST, call: ast.Call) -> dict[str, object]:
+    """The parameters of `function` that `call` fills with a constant, or leaves to a constant default,
+    and that the function never rebinds (`train_epoch(..., step_per_batch=False)`, `do_backward=True`)."""
+    named = [a.arg for a in parameters(function, variadic=False)]
+    bound = bind_arguments(call, function, named[:1] == ["self"] and isinstance(call.func, ast.Attribute))
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    flags = {}
+    for name in named:
+        value = bound[name] if name in bound else defaults.get(name)
+        if isinstance(value, ast.Constant) and name not in stored:
+            flags[name] = value.value
+    return flags
+
+
+def _folded(events: list[Event], flags: dict[str, object]) -> list[Event]:
+    """The events of a function under a call's constant flags: an `if` of the function decided by them
+    runs its arm or not (its guard goes), the other arm's events go."""
+    if not flags:
+        return events
+    kept = []
+    for event in events:
+        guards, taken = [], True
+        for guard in event.guards:
+            decided = fold(guard.node.test, flags) if guard.kind == "if" and isinstance(guard.node, ast.If) else None
+            if decided is None:
+                guards.append(guard)
+            elif decided != guard.arm:
+                taken = False
+        if taken:
+            kept.append(replace(event, guards=tuple(guards)) if len(guards) != len(event.guards) else event)
+    return kept
+
+
+def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
+    """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
+    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(made)}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _classes(made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
+    """The qualified classes or factories of the calls that made an object ({None} when unknown)."""
+    return {c.qualified_name(k.func) for c, k in made} if made else {None}
+
+
+def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:
+    """The calls of an expression in evaluation order (arguments before the call), not entering lambdas
+    or comprehension-defined functions; a comprehension is yielded whole, not entered."""
+    if isinstance(node, FUNCTION_NODES):
+        return
+    stack: list[tuple[ast.AST, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if expanded:
+            yield current  # type: ignore[misc]
+            continue
+        if isinstance(current, COMPREHENSION_NODES):
+            yield current
+            continue
+        if isinstance(current, ast.Call):
+            stack.append((current, True))
+        children = [c for c in child_nodes(current) if not isinstance(c, NOT_ENTERED)]
+        stack += [(c, False) for c in reversed(children)]
+
+
+def _mapped(call: ast.Call) -> ast.expr | None:
+    """For `map(f, loader)`: a call of `f` with an element (`f(_)`, placed at the `map` call), or for
+    `map(lambda b: ..., loader)` the lambda; `functools.partial(f, *args, **kwargs)` becomes
+    `f(*args, _, **kwargs)`. None for any other call."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "map" and len(call.args) >= 2 and not call.keywords):
+        return None
+    function, arguments, keywords = call.args[0], [], []
+    if isinstance(function, ast.Lambda):
+        return function
+    if isinstance(function, ast.Call) and callee_name(function) == "partial" and function.args:
+        function, arguments, keywords = function.args[0], function.args[1:], function.keywords
+    if not isinstance(function, (ast.Name, ast.Attribute)):
+        return None
+    elements = [ast.Name(id="_", ctx=ast.Load()) for _ in call.args[1:]]
+    return ast.copy_location(ast.Call(func=function, args=[*arguments, *elements], keywords=keywords), call)
+
+
+def _called(call: ast.Call) -> ast.Call:
+    """The call itself, or for `map(f, loader)` the call of `f` it makes."""
+    mapped = _mapped(call)
+    return mapped if isinstance(mapped, ast.Call) else call
+
+
+def _group_params(element: ast.AST) -> ast.AST | None:
+    """`{"params": enc.parameters(), "lr": 1e-4}` -> `enc.parameters()`; any other element as it is."""
+    if not isinstance(element, ast.Dict):
+        return element
+    return next((v for k, v in zip(element.keys, element.values) if isinstance(k, ast.Constant) and k.value == "params"), None)
+
+
+def _as_parameters(modules: dict[str, ast.AST | None], binding: Binding) -> dict[str, ast.AST | None] | None:
+    """Modules named in a call site's terms (`model.enc`), named by the parameters they are passed as
+    (`enc`, or `model.enc` for a `model` parameter); None when one is not passed."""
+    passed = {name: _text(argument) for name, (_, argument, passage) in binding.arguments.items() if not passage.default}
+    renamed: dict[str, ast.AST | None] = {}
+    for text in modules:
+        name = next((n for n, a in passed.items() if text == a or text.startswith(a + ".")), None)
+        if name is None:
+            return None
+        renamed[name + text[len(passed[name]) :]] = None
+    return renamed
+
+
+def _elements(comprehension: ast.AST) -> list[ast.expr]:
+    """What a comprehension computes at each iteration: its element, or a dict comprehension's key and value."""
+    if isinstance(comprehension, ast.DictComp):
+        return [comprehension.key, comprehension.value]
+    return [comprehension.elt]
+
+
+def _renamer(callee: ast.AST, call: ast.Call):
+    """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`); a parameter
+    the call leaves to its default, or to `*args`/`**kwargs`, becomes `<name>`: not the caller's."""
+    named = [a.arg for a in parameters(callee, variadic=False)]
+    skips_self = named[:1] == ["self"] and isinstance(call.func, ast.Attribute)
+    bound = bind_arguments(call, callee, skips_self)
+
+    def rename(key: str) -> str:
+        root = re.match(r"[A-Za-z_]\w*", key)
+        if root is None or root.group() not in named or root.group() == "self":
+            return key
+        argument = bound.get(root.group())
+        replacement = _text(argument) if argument is not None else f"<{root.group()}>"
+        return replacement + key[root.end() :]
+
+    return rename
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """`utils` for `utils.step`, `train_step` for `train_step`."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _same(key: str) -> str:
+    return key
+
+
+def _text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError, AttributeError):
+        return "?"
+
+
+def _is_grad(node: ast.AST) -> bool:
+    """`p.grad` or `p.grad.data`"""
+    if isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr == "grad"
+
+
+def _parameter_of(grad: ast.Attribute) -> ast.AST:
+    return grad.value.value if grad.attr == "data" else grad.value
+
+
+def names_optimizer(text: str) -> bool:
+    """Is the last name of `text` an optimizer's (`self.optim`, `opt_g`), not a scheduler's?"""
+    identifiers = re.findall(r"[A-Za-z_]\w*", text)
+    last = identifiers[-1] if identifiers else ""
+    return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
+
+
+def _zeros(m: _Module, arguments: list[ast.expr]) -> bool:
+    """Is the one argument a zero (`0`, `0.0`) or a tensor of zeros (`torch.zeros_like(p)`, `g.new_zeros(n)`)?"""
+    if len(arguments) != 1:
+        return False
+    value = arguments[0]
+    if isinstance(value, ast.Constant):
+        return not isinstance(value.value, (bool, str, bytes)) and value.value == 0
+    return isinstance(value, ast.Call) and (m.ctx.qualified_name(value.func) in ZEROS or callee_name(value) in ("new_zeros", "zeros_like"))
+
+
+def _is_scaled(node: ast.AST) -> bool:
+    """`scaler.scale(loss)`"""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "scale"

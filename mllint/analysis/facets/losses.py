@@ -1,0 +1,264 @@
+"""Loss calls and the activations fed to them: which torch loss a call computes (`F.nll_loss(...)`,
+`criterion(...)` whatever object the objects layer says `criterion` is: built by a helper and moved,
+kept in a container, set by a setter), its input (as the values describe it, or else the output of the
+project model the objects layer says is called), the table of activation outputs each loss
+must not be fed, and the fixes that drop an activation (`F.softmax(x, 1)` -> `x`) where nothing else reads
+its value or turn a softmax into `log_softmax`. Shared by the ML1 rules.
+
+A loss object or an input that reaches the loss call as a parameter (`def train(model, criterion)`) is
+read under each of its function's call sites in turn (`callers.per_call_site`): the loss and its input
+come from the same call site, or the call is not reported."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.objects.points_to import Objects, built, makers
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import (
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Ref, ValueKinds, canonical_class,
+)
+from mllint.findings import Applicability, Fix, Related
+
+CROSS_ENTROPY = "cross-entropy"
+NLL = "nll"
+BCE = "bce"
+BCE_WITH_LOGITS = "bce-with-logits"
+KL_DIV = "kl-div"
+LOSSES = {
+    "torch.nn.functional.cross_entropy": CROSS_ENTROPY,
+    "torch.nn.CrossEntropyLoss": CROSS_ENTROPY,
+    "torch.nn.functional.nll_loss": NLL,
+    "torch.nn.NLLLoss": NLL,
+    "torch.nn.functional.binary_cross_entropy": BCE,
+    "torch.nn.BCELoss": BCE,
+    "torch.nn.functional.binary_cross_entropy_with_logits": BCE_WITH_LOGITS,
+    "torch.nn.BCEWithLogitsLoss": BCE_WITH_LOGITS,
+    "torch.nn.functional.kl_div": KL_DIV,
+    "torch.nn.KLDivLoss": KL_DIV,
+}
+
+# What goes wrong when a loss is fed an activation's output, by (loss, kind of its input). Cross-entropy
+# and BCE-with-logits expect raw logits, NLL and KL-div log-probabilities, BCE probabilities. Pairs not
+# listed are right (`log_softmax` into `NLLLoss`), or may be (softmax output into `BCELoss`).
+SOFTMAX_TWICE = "softmax applied twice"
+NOT_LOG_PROBABILITIES = "NLL of values that are not log-probabilities"
+SIGMOID_TWICE = "sigmoid applied twice"
+REDUNDANT_LOG_SOFTMAX = "log_softmax applied twice"
+OTHER_ACTIVATION = "a loss that applies one activation fed the output of another"
+KL_DIV_NOT_LOG_PROBABILITIES = "KL divergence of values that are not log-probabilities"
+BCE_OUT_OF_RANGE = "BCE of values outside [0, 1]"
+BCE_AFTER_SIGMOID = "BCE after a sigmoid, unstable"
+MISMATCHES = {
+    (CROSS_ENTROPY, Kind.PROBABILITIES): SOFTMAX_TWICE,
+    (CROSS_ENTROPY, Kind.LOG_PROBABILITIES): REDUNDANT_LOG_SOFTMAX,
+    (CROSS_ENTROPY, Kind.SIGMOID): OTHER_ACTIVATION,
+    (CROSS_ENTROPY, Kind.LOG_SIGMOID): OTHER_ACTIVATION,
+    (NLL, Kind.PROBABILITIES): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.SIGMOID): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.LOG_SIGMOID): NOT_LOG_PROBABILITIES,
+    (NLL, Kind.LOGITS): NOT_LOG_PROBABILITIES,
+    (BCE_WITH_LOGITS, Kind.SIGMOID): SIGMOID_TWICE,
+    (BCE_WITH_LOGITS, Kind.PROBABILITIES): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.LOG_PROBABILITIES): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.LOG_SIGMOID): OTHER_ACTIVATION,
+    (KL_DIV, Kind.PROBABILITIES): KL_DIV_NOT_LOG_PROBABILITIES,
+    (KL_DIV, Kind.SIGMOID): KL_DIV_NOT_LOG_PROBABILITIES,
+    (KL_DIV, Kind.LOGITS): KL_DIV_NOT_LOG_PROBABILITIES,
+    (BCE, Kind.LOG_PROBABILITIES): BCE_OUT_OF_RANGE,
+    (BCE, Kind.LOG_SIGMOID): BCE_OUT_OF_RANGE,
+    (BCE, Kind.LOGITS): BCE_OUT_OF_RANGE,
+    (BCE, Kind.SIGMOID): BCE_AFTER_SIGMOID,
+}
+# The activation each loss applies to its input itself.
+APPLIES = {CROSS_ENTROPY: "log_softmax", BCE_WITH_LOGITS: "the sigmoid"}
+
+
+LOSS_NAME = re.compile(r"loss|crit|objective", re.IGNORECASE)  # what a parameter holding a loss is called
+
+
+@dataclass(frozen=True)
+class LossInput:
+    loss: str  # CROSS_ENTROPY, NLL, ...
+    callee: str  # the loss as written: `F.nll_loss`, `self.criterion`
+    argument: ast.AST  # the input (prediction) argument
+    origin: Origin  # what the input is
+    note: str = ""  # for a loss object passed by a call site: where (" (passed at main.py:12)")
+    related: tuple[Related, ...] = ()  # the call sites it holds under (`callers.call_sites`)
+
+
+def mismatched_inputs(ctx, problem: str) -> list[tuple[ast.Call, LossInput]]:
+    """The loss calls of the file whose input's activation makes `problem` (see `MISMATCHES`), each with
+    that input: as the file's own code tells, or else under one call site of the function around it."""
+    found = []
+    for call, inputs in ctx.analysis(LossCalls).inputs.items():
+        first = next((f for f in inputs if MISMATCHES.get((f.loss, f.origin.kind)) == problem), None)
+        if first is not None:
+            found.append((call, first))
+    return found
+
+
+class LossCalls:
+    """The loss calls of a file, each worked out once for all the ML1 rules."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def inputs(self) -> dict[ast.Call, list[LossInput]]:
+        """The calls that may compute a loss, in source order, with the loss and the kind of their input:
+        the one the code tells, or one per call site that tells both."""
+        return {
+            call: [f for f, _ in per_call_site(self.ctx, call, lambda b, call=call: self._input(call, b))]
+            for call in self.ctx.index.of_type(ast.Call)
+            if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
+        }
+
+    def _may_be_a_loss_function(self, func: ast.AST) -> bool:
+        """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
+        resolving it."""
+        name = called_name(func)
+        return name in self._loss_names and LOSSES.get(self.ctx.qualified_name(func)) is not None
+
+    @cached_property
+    def _loss_names(self) -> set[str]:
+        """The names a loss function or class can be called by: its own, or an alias an import binds it to."""
+        own = {n.rsplit(".", 1)[-1] for n in LOSSES}
+        aliases = {
+            alias.asname for node in self.ctx.index.of_type(ast.Import, ast.ImportFrom) for alias in node.names
+            if alias.asname and alias.name.rsplit(".", 1)[-1] in own
+        }  # fmt: skip
+        return own | aliases
+
+    def _input(self, call: ast.Call, binding) -> LossInput | None:
+        ctx = self.ctx
+        loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
+        if loss is None:
+            loss = self._loss_object(call.func, binding)
+            if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
+                note = _passed_note(call.func, binding)
+        argument = call_argument(call, 0, "input") if loss else None
+        origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
+        if origin is None and argument is not None:
+            origin = self._model_output(argument, binding)
+        return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
+
+    def _loss_object(self, func: ast.AST, binding) -> str | None:
+        """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
+        `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
+        made = built(self.ctx, func, binding)
+        losses = {LOSSES.get(canonical_class(c.qualified_name(k.func))) for c, k in made or ()}
+        return losses.pop() if len(losses) == 1 else None
+
+    def _model_output(self, argument: ast.AST, binding) -> Origin | None:
+        """What the objects layer tells of an input the values do not follow: the output of the project
+        models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
+        by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
+        found = self.ctx.analysis(Objects).points_to(argument)
+        calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
+        if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
+            return None
+        view, origins = self.ctx.analysis(ProjectView), []
+        for call in calls:
+            made = built(self.ctx, call.func, binding)
+            if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
+                made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
+            classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
+            if len(classes) != 1 or None in classes:
+                return None
+            origins.append(view.origin_of(Called(Called(Ref(classes.pop()), made[0][1]), call)))
+        return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _may_hold_a_loss(self, call: ast.Call) -> bool:
+        """A cheap test before asking what the object called is: a call with an input, of a call
+        (`nn.CrossEntropyLoss()(...)`), an item (`criterions[i]`), a name that no import binds, or an
+        attribute the file writes (`self.criterion = ...`) or names like a loss (`self.loss_fn`)."""
+        func = call.func
+        if not call.args and not call.keywords:
+            return False
+        if isinstance(func, ast.Call | ast.Subscript):
+            return True
+        if isinstance(func, ast.Name):
+            return self.ctx.qualified_name(func) is None
+        return isinstance(func, ast.Attribute) and (func.attr in self._written or bool(LOSS_NAME.search(func.attr)))
+
+    @cached_property
+    def _written(self) -> set[str]:
+        """The attributes the file assigns."""
+        return {
+            inner.attr for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign)
+            for target in assignment_targets(node) for inner in ast.walk(target) if isinstance(inner, ast.Attribute)
+        }  # fmt: skip
+
+
+def _class_name(ctx, constructor: ast.Call) -> str | None:
+    """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
+    name = ctx.qualified_name(constructor.func)
+    if name is None and isinstance(constructor.func, ast.Name) and ctx.module is not None:
+        return f"{ctx.module.name}.{constructor.func.id}"
+    return name
+
+
+def _passed_note(func: ast.AST, binding) -> str:
+    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)"."""
+    passed = binding.argument(func.id) if isinstance(func, ast.Name) else None
+    if passed is None:
+        return f" (passed at {binding.place})"
+    passage = passed[2]
+    if passage.default:
+        return f" (its default `{passage.argument}`)"
+    if passage.annotated:
+        return f" (annotated `{passage.argument}`)"
+    what = "" if passage.argument == passage.parameter else f"`{passage.argument}` "
+    return f" ({what}passed at {passage.place})"
+
+
+def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
+    """What an activation of `kind` is applied to: `F.softmax(x, 1)`, `x.softmax(1)`, `self.softmax(x)`;
+    None for a model whose last layer is the activation (an `nn.Sequential`): not ours to drop."""
+    values = ctx.analysis(ValueKinds)
+    functional = FUNCTION_KINDS.get(ctx.qualified_name(activation.func)) is kind
+    module = MODULE_KINDS.get(values.constructed_class(activation.func)) is kind
+    if functional or module:
+        return call_argument(activation, 0, "input")
+    func = activation.func
+    method = isinstance(func, ast.Attribute) and METHOD_KINDS.get(func.attr) is kind
+    return func.value if method and ctx.qualified_name(func) is None else None
+
+
+def drop_activation_fix(ctx, argument: ast.AST, origin: Origin, message: str, applicability: Applicability) -> Fix | None:
+    """Replace the activation by its input, when the loss is the only reader of its value."""
+    activation = origin.node
+    if origin.source is not None or origin.mixture or (activation is not argument and not _only_use(ctx, argument, activation)):
+        return None
+    inner = activation_input(ctx, activation, origin.kind)
+    if inner is None:
+        return None
+    return ctx.fix(message, applicability, ctx.replace(activation, ctx.text(inner)))
+
+
+def _only_use(ctx, argument: ast.AST, activation: ast.Call) -> bool:
+    """Is `argument` a name assigned only `activation`, and read nowhere else?"""
+    values = ctx.analysis(ValueKinds)
+    if not isinstance(argument, ast.Name) or values.reaching_values(argument) != [activation]:
+        return False
+    return ctx.scopes.reads(ctx.scopes.enclosing_function(argument), argument.id) == [argument]
+
+
+def log_softmax_fix(ctx, argument: ast.AST, softmax: ast.Call) -> Fix | None:
+    """`F.softmax(x, dim=1)` -> `F.log_softmax(x, dim=1)`, when written at the loss input (unsafe)."""
+    func = softmax.func
+    functional = FUNCTION_KINDS.get(ctx.qualified_name(func)) is Kind.PROBABILITIES
+    method = isinstance(func, ast.Attribute) and func.attr == "softmax" and ctx.qualified_name(func) is None
+    if softmax is not argument or not (functional or method) or not isinstance(func, (ast.Attribute, ast.Name)):
+        return None
+    name = func.attr if isinstance(func, ast.Attribute) else func.id
+    if name != "softmax":
+        return None  # an alias (`from torch.nn.functional import softmax as sm`) has no matching log form
+    callee = ctx.text(func)
+    return ctx.fix("Use `log_softmax`", Applicability.UNSAFE, ctx.replace(func, callee[: -len("softmax")] + "log_softmax"))

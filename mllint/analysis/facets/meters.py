@@ -1,0 +1,212 @@
+"""Meters and training steps: what keeps a loss, or hands it back, across the calls of a loop.
+
+`kept_argument(ctx, call, argument)` answers, for a call `meter.update(loss, n)` of the linted file where
+`meter` is an instance of a project class (built where the file says, by a project helper, or passed by a
+call site), into which attribute the called method accumulates `argument`: `self.sum += val * n`,
+`self.sum = self.sum + val`, `self.values.append(val)`. Not when the method cuts it first (`val.item()`,
+`float(val)`, `val.detach()`, `.data`) or rebinds the parameter; unknown (None) when the class, the method
+or the binding is unknown (library meters such as torchmetrics' are never read).
+
+`returned_loss(ctx, value)` answers, for a value of the linted file taken from a call of a function or
+method of the project (`loss = trainer.train_step(batch)`, `loss, acc = step(...)`, `logs["loss"]` of
+`logs = step(...)`), whether that function runs `backward()` on a tensor and returns it as it is (alone,
+in a tuple, as a dict's value): the caller then holds the live loss, its graph included.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from mllint.analysis.program.callers import constructions
+from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.values.values import ValueKinds
+
+CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
+CUT_ATTRIBUTES = frozenset({"data"})
+CUT_BUILTINS = frozenset({"float", "int"})
+APPENDS = frozenset({"append", "extend", "insert"})
+
+
+@dataclass(frozen=True)
+class Kept:
+    cls: str  # the meter's class name
+    attribute: str  # `sum` of `self.sum`
+    path: str  # the class's file as findings show it ("" for the linted file)
+    line: int  # the statement that accumulates the argument
+
+
+def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    view = ctx.analysis(ProjectView)
+    for (builder, constructor), _ in constructions(ctx, func.value):
+        found = view.class_summary(builder.qualified_name(constructor.func) or "")
+        if found is None:
+            return None
+        class_ctx, cls = found[1].definition()
+        method = own_method(cls, func.attr) if cls is not None else None
+        if method is None:
+            return None
+        bound = bind_arguments(call, method, skips_first=True)
+        parameter = next((name for name, value in bound.items() if value is argument), None)
+        if parameter is None or _rebinds(method, parameter):
+            return None
+        for statement in ast.walk(method):
+            attribute = _accumulates(class_ctx, statement, parameter)
+            if attribute is not None:
+                return Kept(cls.name, attribute, view.display(found[0]), statement.lineno)
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class Returned:
+    function: str  # `Trainer.train_step`
+    path: str  # its file as findings show it ("" for the linted file)
+    line: int  # the `backward()` it runs on what it returns
+
+
+def returned_loss(ctx, value: ast.AST) -> Returned | None:
+    """For `value` (a name, `name["key"]`, or a call), the backpropagated loss a project function returns
+    into it; None when it returns no such thing or is unknown."""
+    return ctx.analysis(StepReturns).returned(value)
+
+
+class StepReturns:
+    """`returned_loss`'s answers for one linted file (an analysis: its call resolver is built once)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.view = ctx.analysis(ProjectView)
+        self.resolver = CallResolver(ctx, self.view)
+
+    def returned(self, value: ast.AST) -> Returned | None:
+        key = None
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+            value, key = value.value, value.slice.value
+        index, call = None, value
+        if isinstance(value, ast.Name):
+            definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
+            if len(definitions) != 1:
+                return None
+            call, index = _assigned_call(self.ctx, definitions[0].node)
+        found = self._callee(call) if isinstance(call, ast.Call) else None
+        if found is None:
+            return None
+        cctx, function = found
+        values = cctx.analysis(ValueKinds)
+        losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
+        for returned in (returned_expressions(function.body) or ()) if losses else ():
+            part = _part(returned, index, key)
+            for loss in losses if isinstance(part, ast.Name) else ():
+                if cctx.scopes.enclosing_function(loss) is function and same_tensor(values, part, loss):
+                    cls = cctx.scopes.enclosing_class(function)
+                    name = f"{cls.name}.{function.name}" if cls is not None else function.name
+                    path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
+                    return Returned(name, path, loss.lineno)
+        return None
+
+    def _callee(self, call: ast.Call) -> tuple[object, ast.AST] | None:
+        """(its module's context, the function) a call runs: a function of the project, `self.method(...)`,
+        or a method of an object of a project class (`trainer.train_step(batch)`)."""
+        callee = self.resolver.resolve(call)
+        if callee is not None:
+            return callee.ctx, callee.function
+        if not isinstance(call.func, ast.Attribute):
+            return None
+        found = self.view.class_summary(self.ctx.analysis(ValueKinds).constructed_class(call.func.value) or "")
+        class_ctx, cls = found[1].definition() if found is not None else (None, None)
+        method = own_method(cls, call.func.attr) if cls is not None else None
+        return (class_ctx, method) if method is not None else None
+
+
+def same_tensor(values: ValueKinds, a: ast.Name, b: ast.Name) -> bool:
+    """Do both names hold the same tensor, with its graph (the same assignments reach them, none of them
+    a cut: `loss.item()`, `loss.detach()`, `float(loss)`)?"""
+    if a.id != b.id:
+        return False
+    first, second = values.reaching_definitions(a), values.reaching_definitions(b)
+    same = bool(first) and [d.node for d in first] == [d.node for d in second]
+    return same and not any(d.value is not None and _cut_value(d.value) for d in first)
+
+
+def _cut_value(value: ast.AST) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute):
+        return func.attr in CUT_METHODS | {"cpu"}
+    return isinstance(func, ast.Name) and func.id in CUT_BUILTINS
+
+
+def _assigned_call(ctx, target: ast.AST) -> tuple[ast.AST | None, int | None]:
+    """The value assigned to `target`, and its position when unpacked from a tuple (`loss, acc = ...`)."""
+    parent = ctx.scopes.parent(target)
+    if isinstance(parent, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in parent.elts):
+        holder = ctx.scopes.parent(parent)
+        position = next(i for i, e in enumerate(parent.elts) if e is target)
+        return (holder.value, position) if isinstance(holder, ast.Assign) and holder.targets == [parent] else (None, None)
+    return (parent.value, None) if isinstance(parent, ast.Assign) and parent.targets == [target] else (None, None)
+
+
+def _part(returned: ast.AST, index: int | None, key) -> ast.AST | None:
+    """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`."""
+    if index is not None:
+        ok = isinstance(returned, ast.Tuple) and index < len(returned.elts)
+        returned = returned.elts[index] if ok else None
+    if key is not None and isinstance(returned, ast.Dict):
+        return next((v for k, v in zip(returned.keys, returned.values) if isinstance(k, ast.Constant) and k.value == key), None)
+    return returned if key is None else None
+
+
+def _accumulates(ctx, statement: ast.AST, parameter: str) -> str | None:
+    """The `self.` attribute a statement adds the parameter into, uncut: `self.sum += val * n`,
+    `self.sum = self.sum + val`, `self.values.append(val)`."""
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
+        target, value = statement.target, statement.value
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
+        target, value = statement.targets[0], statement.value
+        accumulating = is_self_attribute(target) and isinstance(value.op, ast.Add)
+        if not (accumulating and any(_same_attribute(target, n) for n in ast.walk(value))):
+            return None
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if not (isinstance(func, ast.Attribute) and func.attr in APPENDS):
+            return None
+        target, value = func.value, statement.value
+    else:
+        return None
+    if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
+        target = target.value
+    if not is_self_attribute(target):
+        return None
+    uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == parameter]
+    return target.attr if any(not _cut(ctx, use, statement) for use in uses) else None
+
+
+def _cut(ctx, use: ast.Name, statement: ast.AST) -> bool:
+    """Does the value of `use` pass through `.item()`, `.detach()`, `.data`, `float(...)` within `statement`?"""
+    node = use
+    for parent in ctx.scopes.ancestors(use):
+        if parent is statement:
+            return False
+        if isinstance(parent, ast.Attribute) and parent.attr in CUT_ATTRIBUTES | CUT_METHODS:
+            return True
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in CUT_BUILTINS:
+            return node in parent.args
+        node = parent
+    return False
+
+
+def _rebinds(method: ast.AST, parameter: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == parameter and isinstance(n.ctx, ast.Store) for n in ast.walk(method))
+
+
+def _same_attribute(target: ast.AST, node: ast.AST) -> bool:
+    return is_self_attribute(node) and isinstance(node.ctx, ast.Load) and node.attr == target.attr

@@ -1,0 +1,138 @@
+"""Across modules: the model calls of a file's functions seen from their call sites in other modules of
+the project (one call site at a time, never mixed), a part of `modes.Modes`.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import replace
+
+from mllint.analysis.program.callers import Binding, Callers, call_sites
+from mllint.analysis.facets.mode_facts import (
+    FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, first_parameter, is_test_path, lookup,
+    parameter_names,
+)  # fmt: skip
+from mllint.analysis.syntax.names import reference_key
+
+
+class CallSiteUses:
+    """The methods of `Modes` that read call sites in other modules."""
+
+    def _from_callers(self, scopes, wanted: Callable[[ast.AST], bool], may_want: Callable[[ast.AST], bool]) -> list[Use]:
+        """The model calls of `scopes` (functions) that a rule `wanted`, whose mode is as the caller left it,
+        on a parameter, seen from each call site in another module of the project (`may_want`: a cheaper
+        test that `wanted` implies, for the tests before a flow)."""
+        if self.view is None:
+            return []
+        found: list[Use] = []
+        calling: set[ast.AST] | None = None  # the scopes calling a function of the file that makes a wanted call
+        for scope in scopes:
+            if not isinstance(scope, FUNCTIONS) or scope.name in LIBRARY_HOOKS:
+                continue
+            names = parameter_names(scope)
+            names.discard(first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
+            if not self._may_call_parameters(scope, names, wanted):
+                continue
+            if calling is None:
+                callers = self.call_graph().callers
+                calling = {caller for helper in self._seeing(may_want) for caller in callers.get(helper, ())}
+            if scope not in calling and not self._may_note_on_parameters(scope, names, may_want):
+                continue
+            entry = [
+                use for use in self.flow(scope).uses
+                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in names and wanted(use.call)
+            ]  # fmt: skip
+            if not entry:
+                continue
+            for binding in self.ctx.analysis(Callers).bindings(scope):
+                seen = (self._seen_from(use, binding, use.key, "") for use in entry)
+                found += [replace(use, sites=call_sites(binding)) for use in seen if use is not None]
+        return found
+
+
+    def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
+        """A cheap test before the flow: does the function call a parameter (`model(x)`, `model.forward(x)`)
+        where a rule wants it, or pass one to a function of this file?"""
+        for call in self.ctx.index.within(scope, ast.Call):
+            func = called_receiver(call)
+            if isinstance(func, ast.Name) and func.id in parameters and wanted(call):
+                return True
+            if isinstance(call.func, ast.Name) and call.func.id in self.functions:
+                if any(isinstance(a, ast.Name) and a.id in parameters for a in call.args):
+                    return True
+        return False
+
+
+    def _may_note_on_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
+        """Another cheap test before the flow of a function that calls no function of the file making a
+        call a rule `wanted` (see `_seeing`): does it make one of its own, on a parameter or on a name it
+        binds to a receiver (`net = model`)?"""
+        heads = self._called_heads(scope, wanted)
+        if heads & parameters:
+            return True
+        referencing = {
+            node.targets[0].id for node in self.call_graph().bindings_of.get(scope, ()) if isinstance(node, ast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and reference_key(node.value) is not None
+        }  # fmt: skip
+        return bool(heads & referencing)
+
+
+    def _seen_from(self, use: Use, binding: Binding, own_key: str, through: str) -> Use | None:
+        """`use` seen from one call site in another module (None: the call site tells nothing): the facts
+        of the argument just before the call; when they are the caller's entry, from its own call sites."""
+        found = self._passed(binding, use.key)
+        if found is None:
+            return None
+        caller, site, scope, key, facts = found
+        if all(f.mode is Mode.ENTRY for f in facts):
+            if binding.outer is None or not isinstance(scope, FUNCTIONS):
+                return None
+            deeper = Use(use.call, site, scope, key, facts)
+            return self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
+        if any(f.mode is Mode.ENTRY for f in facts) or all(f.mode is Mode.UNKNOWN for f in facts):
+            return None  # partly the caller's own entry, or unknown: the call site tells nothing
+        for node in [site, scope, *(n for f in facts for n in (f.site, f.origin, f.built) if n is not None)]:
+            self.homes[node] = caller
+        if common_built(facts) is None and binding.outer is not None and isinstance(scope, FUNCTIONS):
+            facts, built = self._built_by_callers(facts, binding.outer, scope, key)
+            through += f" (`{key}` is {self.describe(built)}, passed at {binding.outer.place})" if built is not None else ""
+        return Use(use.call, site, scope, key, facts, own_key, through)
+
+
+    def _built_by_callers(self, facts: frozenset, binding: Binding, scope: ast.AST, key: str):
+        """Facts about a model the caller itself was passed (`model.train()` on a parameter it never
+        rebinds): with the construction that its own call site `binding` passes, when that is known; and
+        that construction (None: unknown)."""
+        head = key.split(".")[0]
+        names = parameter_names(scope)
+        stored = {n.id for n in self.home(scope).ctx.index.within(scope, ast.Name) if isinstance(n.ctx, ast.Store)}
+        found = self._passed(binding, key) if head in names and head not in stored else None
+        built = common_built(found[4]) if found is not None else None
+        if built is None:
+            return facts, None
+        self.homes[built] = found[0]
+        return frozenset(Fact(f.mode, f.site, f.origin, f.built or built) for f in facts), built
+
+
+    def _passed(self, binding: Binding, key: str):
+        """(the caller's context, its call, the function or module around the call, the argument's key
+        there, its facts just before the call) for the receiver `key` of the function `binding` calls;
+        None when the call site is not in another module, is in a test (which exercises modes on purpose,
+        often on mocks), or passes no receiver there."""
+        head, dot, rest = key.partition(".")
+        passed = binding.argument(head)
+        if not binding.path or is_test_path(binding.path) or passed is None or passed[2].default or passed[0] is self.ctx:
+            return None
+        caller, argument, _ = passed
+        site = caller.index.parents.get(argument)
+        site = caller.index.parents.get(site) if isinstance(site, ast.keyword) else site
+        if not isinstance(site, ast.Call):
+            return None
+        scope = caller.scopes.enclosing_function(site) or caller.tree
+        modes = self.of_module(caller)
+        flow = modes.flow(scope)
+        key = modes.key(argument, scope)
+        if key is None or site not in flow.before:
+            return None
+        key += dot + rest
+        return caller, site, scope, key, lookup(flow.before[site], key)

@@ -1,0 +1,304 @@
+"""The facts of the train/eval mode facet (`modes.Modes`): what a model's mode may be at a point of a
+function (`Fact`, a set of them per receiver key in a `State`), the model calls noted with them (`Use`), a
+function's summary, the join of states at merges, and the torch tables and small syntax questions the
+mode flow asks.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from mllint.analysis.syntax.names import reference_key
+from mllint.analysis.objects.points_to import RETURNS_RECEIVER, fold
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import assignment_targets, child_nodes
+from mllint.findings import Related
+
+MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
+MAX_ROUNDS = 8  # loop fixpoint iterations
+MAX_CONTEXTS = 4  # sets of constants a function is summarized under (`Modes.summary`)
+GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+# nn.Module methods that return the module itself and keep its mode.
+SAME_MODULE = RETURNS_RECEIVER - {"train", "eval"}
+# nn.Module methods that leave the mode alone.
+MODE_NEUTRAL = SAME_MODULE | {
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "state_dict", "load_state_dict", "zero_grad", "register_buffer", "register_parameter",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "get_submodule",
+    "forward", "type",
+}  # fmt: skip
+HARMLESS_BUILTINS = {"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum", "format"}
+BUILTIN_NAMES = frozenset(dir(builtins))
+# Methods that a library calls with the mode it has set itself (Lightning).
+LIBRARY_HOOKS = {"validation_step", "test_step", "predict_step"}
+EVALUATION_WORDS = {
+    "validate", "validation", "val", "valid", "evaluate", "evaluation", "eval", "predict", "prediction",
+    "inference", "test", "testing",
+}  # fmt: skip
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# The nodes that may make a statement act on the modes (see `Flow._acts`).
+ACTING = (
+    ast.Call, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem, ast.While, ast.Return, ast.Raise,
+    ast.Break, ast.Continue,
+)  # fmt: skip
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# What another module of the project must mention for a call of its functions to be followed: a switch of
+# mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
+FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(")
+
+
+
+class Mode(enum.Enum):
+    TRAIN = "training"
+    EVAL = "eval"
+    ENTRY = "as the caller left it"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Fact:
+    mode: Mode
+    site: ast.AST | None = None  # the statement's call in the analysed function that set it
+    origin: ast.AST | None = None  # the `m.train()`/`m.eval()`/construction that set it (maybe in a helper)
+    built: ast.Call | None = None  # the construction of the model, when known
+
+
+ENTRY = frozenset({Fact(Mode.ENTRY)})
+State = dict  # receiver key -> frozenset[Fact]
+
+
+@dataclass(frozen=True)
+class Use:
+    call: ast.Call  # the model call (`model(x)`), maybe inside a helper
+    site: ast.AST  # where the analysed function reaches it: the call itself or the call of the helper
+    scope: ast.AST  # the analysed function (or module)
+    key: str  # the receiver, as the analysed function names it
+    facts: frozenset
+    # Seen from a call site in another module (`site`, `scope` and the facts are that module's): the
+    # receiver as the function around `call` names it, and the functions passed through on the way.
+    own_key: str = ""
+    through: str = ""  # ", through `report` (engine.py:30)"
+    sites: tuple[Related, ...] = ()  # seen from call sites: they, innermost first (`callers.call_sites`)
+    constants: tuple = ()  # the loop variables known as constants in the round of an unrolled loop it was seen in
+
+    @property
+    def name(self) -> str:
+        """The receiver as the linted file names it at the model call (an object's key: as the call spells it)."""
+        key = self.own_key or self.key
+        return key if not key.startswith("@") else reference_key(called_receiver(self.call)) or "the model"
+
+
+@dataclass
+class Summary:
+    exit: State
+    uses: list[Use]  # model calls whose mode depends on the caller (their facts include ENTRY)
+    returned: frozenset
+
+
+@dataclass(frozen=True)
+class FlowFacts:
+    """What a function's flow found, kept without the flow (which refers back to its `Modes`)."""
+
+    uses: list[Use]
+    before: dict[ast.AST, State]  # the state just before each call
+
+
+@dataclass
+class Targets:
+    breaks: list = field(default_factory=list)
+    continues: list = field(default_factory=list)
+
+
+def lookup(state: State, key: str) -> frozenset:
+    """A key's facts: its own, else those of its nearest enclosing receiver (a mode set on a model holds
+    for its submodules), else ENTRY."""
+    while True:
+        if key in state:
+            return state[key]
+        if "." not in key:
+            return ENTRY
+        key = key.rsplit(".", 1)[0]
+
+
+def join(states: Iterable[State | None]) -> State | None:
+    reachable = [s for s in states if s is not None]
+    if not reachable:
+        return None
+    if len(reachable) == 1:
+        return reachable[0]
+    if all(s is reachable[0] for s in reachable):
+        return reachable[0]
+    joined = {}
+    for key in {k for s in reachable for k in s}:
+        facts = [lookup(s, key) for s in reachable]
+        first = facts[0]
+        joined[key] = first if all(f is first for f in facts) else frozenset().union(*facts)
+    return joined
+
+
+
+def is_test_path(path: str) -> bool:
+    """`tests/test_engine.py`, `engine_test.py`, `conftest.py`."""
+    *folders, name = path.replace("\\", "/").split("/")
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or bool({"test", "tests"} & set(folders))
+
+
+def calls_in_evaluation_order(expr: ast.AST) -> list[ast.Call]:
+    """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
+    order: list[ast.Call] = []
+    stack: list[tuple[ast.AST, bool]] = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if isinstance(node, (ast.Lambda, *FUNCTIONS, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            stack.append((node, True))
+        stack += [(child, False) for child in reversed(child_nodes(node))]
+    return order
+
+
+def receiver_head(expr: ast.AST) -> str | None:
+    """`self` for `self.model.encoder`: the name a reference (`names.reference_key`) starts with."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def bound_receivers(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+    """The receivers an assignment binds (`a`, `self.b` in `a, *self.b = ...`; not `x[i]`)."""
+    found, stack = [], list(assignment_targets(node))
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            stack += target.elts
+        elif isinstance(target, ast.Starred):
+            stack.append(target.value)
+        elif isinstance(target, (ast.Name, ast.Attribute)):
+            found.append(target)
+    return found
+
+
+def linked_names(names: set[str], links: list[tuple[str, str]]) -> set[str]:
+    """`names` and every name linked to one of them, directly or not."""
+    found, changed = set(names), True
+    while changed:
+        changed = False
+        for first, second in links:
+            if (first in found) != (second in found):
+                found.update((first, second))
+                changed = True
+    return found
+
+
+def parameter_names(function: ast.AST) -> set[str]:
+    """The names of a function's parameters, not `*args` and `**kwargs`."""
+    return {a.arg for a in parameters(function, variadic=False)}
+
+
+def called_receiver(call: ast.Call) -> ast.AST:
+    """The model a model call runs: `net` in `net(x)` and `net.forward(x)`, `self.net` in `self.net(x)`."""
+    func = call.func
+    return func.value if isinstance(func, ast.Attribute) and func.attr == "forward" else func
+
+
+def saved_mode(node: ast.AST) -> tuple[str, ast.AST] | None:
+    """`was_training = model.training`: (the name, the model)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return None
+    value = node.value
+    if isinstance(value, ast.Attribute) and value.attr == "training":
+        return node.targets[0].id, value.value
+    return None
+
+
+def requested_mode(call: ast.Call, method: str) -> Mode:
+    if method == "eval":
+        return Mode.EVAL
+    argument = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if argument is None:
+        return Mode.TRAIN if not call.keywords else Mode.UNKNOWN
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, bool):
+        return Mode.TRAIN if argument.value else Mode.EVAL
+    return Mode.UNKNOWN
+
+
+def common_built(facts: frozenset) -> ast.Call | None:
+    built = {f.built for f in facts}
+    return built.pop() if len(built) == 1 else None
+
+
+def strip_same_module(value: ast.AST) -> ast.Call | None:
+    """`Net().to(device)` -> `Net()`."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
+        value = value.func.value
+    return value if isinstance(value, ast.Call) else None
+
+
+def moved_model(value: ast.AST) -> ast.AST:
+    """`model` for `model.to(device).float()`: the object a chain of device and dtype moves returns."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_MODULE:
+        value = value.func.value
+    return value
+
+
+def is_items(value: ast.AST | None, size: int) -> bool:
+    """`(a, b)` with `size` items, none starred."""
+    return (
+        isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == size
+        and not any(isinstance(e, ast.Starred) for e in value.elts)
+    )  # fmt: skip
+
+
+def is_getattr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and bool(node.args)
+
+
+def translate_key(callee_key: str, mapping: dict[str, str | None]) -> str | None:
+    """The caller's key for a callee's: its head mapped (a parameter, `self`), an object's own key as it is."""
+    head, dot, rest = callee_key.partition(".")
+    if head.startswith("@"):
+        return callee_key
+    target = mapping.get(head)
+    return target + dot + rest if target is not None else None
+
+
+def first_parameter(function: ast.AST) -> str | None:
+    if not isinstance(function, FUNCTIONS):
+        return None
+    parameters = [*function.args.posonlyargs, *function.args.args]
+    return parameters[0].arg if parameters else None
+
+
+def name_says_evaluation(name: str) -> bool:
+    """`validate`, `run_evaluation`, `val_epoch`, `test`; not pytest's `test_*` functions."""
+    words = name.lower().strip("_").split("_")
+    if words[0] == "test" and len(words) > 1:
+        return False
+    return any(word in EVALUATION_WORDS for word in words)
+
+
+def own_calls(body: ast.AST, constants: dict | None = None):
+    """The calls a loop or function makes itself: not in nested loops, functions or classes (nor in the
+    branches `constants`, the loop variables of an unrolled loop's round, decide against)."""
+    stack = child_nodes(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*LOOPS, *FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        if constants and isinstance(node, (ast.If, ast.IfExp)):
+            decided = fold(node.test, constants)
+            if decided is not None:
+                arm = node.body if decided else node.orelse
+                stack += [node.test, *(arm if isinstance(arm, list) else [arm])]
+                continue
+        if isinstance(node, ast.Call):
+            yield node
+        stack += child_nodes(node)

@@ -1,0 +1,637 @@
+"""The mode flow of one function (or the module): the facts of each tracked receiver along its statements,
+the model calls it notes (`Use`), what it leaves at its exit and returns, for `modes.Modes`.
+"""
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.values.library_models import library_model
+from mllint.analysis.facets.mode_facts import (
+    ACTING, BUILTIN_NAMES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
+    State, Targets, Use, common_built, first_parameter, is_getattr, is_items, join, lookup, moved_model,
+    own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
+)  # fmt: skip
+from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.objects.points_to import WRAPPERS, fold, unrolled
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import assignment_targets, child_nodes
+from mllint.analysis.values.values import canonical_class
+
+
+class Flow:
+    """The facts along one function's statements (or the module's)."""
+
+    def __init__(self, modes, scope: ast.AST, depth: int, constants: dict | None = None) -> None:
+        self.modes = modes
+        self.ctx = modes.ctx
+        self.scope = scope
+        self.depth = depth
+        self.uses: list[Use] = []
+        self.before: dict[ast.Call, State] = {}  # the state just before each call
+        self._uses_at: dict[tuple, int] = {}
+        self.returned: frozenset = frozenset()
+        self._returns: list[State] = []
+        self._loops: list[Targets] = []
+        self.self_name = first_parameter(scope) if self._is_method() else None
+        self.constants: dict = constants or {}  # the loop variables of the unrolled loops around the statement
+        # run, and the parameters the call site passes constants for
+        self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
+        self._keys: dict[ast.AST, str | None] = {}
+        nodes = modes.own_nodes(scope, *ACTING)
+        self._followed = {call for call in nodes if isinstance(call, ast.Call) and self._may_follow(call)}
+        # The function's own names whose facts it never reads: not tracked (the module's are all tracked,
+        # as its helpers may read any of them).
+        self.untracked = frozenset()
+        if isinstance(scope, FUNCTIONS):
+            self.untracked = modes.scopes.local_bindings(scope) - self._read_names(nodes)
+        self.active = self._active_statements(nodes)
+
+    def run(self) -> State:
+        body = self.scope.body if isinstance(self.scope.body, list) else []
+        end = self._block(body, {})
+        return join([end, *self._returns]) or {}
+
+    def _is_method(self) -> bool:
+        return isinstance(self.scope, FUNCTIONS) and isinstance(self.modes.scopes.parent(self.scope), ast.ClassDef)
+
+    def _read_names(self, nodes: list[ast.AST]) -> set[str]:
+        """The heads of the receivers whose facts the flow may read: parameters (the caller reads them),
+        models called or switched, the arguments of calls it follows (or of every call, when call sites
+        are read), values assigned or returned, and the variables of loops over listed models."""
+        read = {a.arg for a in parameters(self.scope)}
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                receivers = self._read_by_call(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and node.value is not None:
+                receivers = [self._held(node.value)]
+            elif isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)):
+                receivers = [node.target]
+            else:
+                continue
+            for receiver in receivers:
+                key = self.key(receiver) if receiver is not None else None
+                if key is not None:
+                    read.add(key.partition(".")[0])
+        return read
+
+    def _read_by_call(self, call: ast.Call) -> list[ast.AST]:
+        """The receivers whose facts a call may read (see `_call`)."""
+        func, read = call.func, []
+        if isinstance(func, ast.Name):
+            read.append(func)
+        elif isinstance(func, ast.Attribute) and (func.attr in ("eval", "train", "forward") or func.attr in self.modes.wrapper_methods):
+            moved = moved_model(func.value)
+            read += [func.value, moved.args[0] if is_getattr(moved) else moved]
+        if self.modes.call_sites_read or call in self._followed:
+            read += [a.value if isinstance(a, ast.Starred) else a for a in [*call.args, *(k.value for k in call.keywords)]]
+        return read
+
+    def _may_follow(self, call: ast.Call) -> bool:
+        """Can the flow apply the summary of the function `call` runs (see `_call` and `_method_call`)?"""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.modes.functions:
+            return True
+        if isinstance(func, ast.Attribute) and self.key(func.value) is not None and self.modes.qualified_name(func.value) is None:
+            return self.key(func.value) == self.self_name or func.attr in self.modes.wrapper_methods
+        return self.modes.project_callee(call) is not None
+
+    def _held(self, value: ast.AST) -> ast.AST | None:
+        """The receiver whose facts an assigned or returned value has (see `_value_facts`)."""
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in (*SAME_MODULE, "eval", "train"):
+                value = func.value
+            elif value.args and canonical_class(self.modes.qualified_name(func)) in WRAPPERS:
+                value = value.args[0]
+            else:
+                return None
+        return value
+
+    def _tracks(self, key: str) -> bool:
+        return key.partition(".")[0] not in self.untracked
+
+    def _active_statements(self, nodes: list[ast.AST]) -> set[ast.AST]:
+        """The statements the flow must run: those holding a call that may note a model call or change a
+        tracked receiver's facts, a binding of one, or a jump. Any other statement leaves the state as it
+        is (and asks for no summary): the flow passes it by."""
+        active: set[ast.AST] = set()
+        for node in nodes:
+            if not self._acts(node):
+                continue
+            while node is not self.scope and node not in active:
+                if isinstance(node, ast.stmt):
+                    active.add(node)
+                node = self.modes.scopes.parent(node)
+        return active
+
+    def _acts(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            return self._call_acts(node)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if saved_mode(node) is not None:
+                return True
+            return node.value is not None and any(self._binds_tracked(t) for t in assignment_targets(node))
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            return self._binds_tracked(node.target)
+        if isinstance(node, ast.withitem):
+            return node.optional_vars is not None and self._binds_tracked(node.optional_vars)
+        if isinstance(node, ast.While):
+            return isinstance(node.test, ast.Constant) and bool(node.test.value)
+        return isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue))
+
+    def _binds_tracked(self, target: ast.AST) -> bool:
+        key = self.key(target)
+        if key is None:
+            return any(self._binds_tracked(element) for element in getattr(target, "elts", ()))
+        return self._tracks(key)
+
+    def _call_acts(self, call: ast.Call) -> bool:
+        """Can `_call` note a model call, apply a summary, or change a tracked receiver's facts?"""
+        func = call.func
+        if call in self._followed or any(self._passes_tracked(a) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return True
+        if isinstance(func, ast.Name):
+            return func.id not in BUILTIN_NAMES and self.modes.qualified_name(func) is None
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in ("eval", "train"):
+            moved = moved_model(func.value)
+            owner = self.key(moved.args[0] if is_getattr(moved) else moved)
+            return owner is not None and self._tracks(owner)
+        owner = self.key(func.value)
+        if owner is None or self.modes.qualified_name(func.value) is not None:
+            return False
+        return func.attr == "forward" or owner == self.self_name or (func.attr not in MODE_NEUTRAL and self._tracks(owner))
+
+    def _passes_tracked(self, argument: ast.AST) -> bool:
+        key = self.key(argument.value if isinstance(argument, ast.Starred) else argument)
+        return key is not None and self._tracks(key)
+
+    def key(self, expr: ast.AST) -> str | None:
+        if expr not in self._keys:
+            self._keys[expr] = self.modes.key(expr, self.scope)
+        return self._keys[expr]
+
+    # Statements.
+    def _block(self, statements: list, state: State | None) -> State | None:
+        for statement in statements:
+            if state is None:
+                return None
+            if statement in self.active:
+                state = self._statement(statement, state)
+        return state
+
+    def _statement(self, node: ast.AST, state: State) -> State | None:
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            return state
+        if isinstance(node, ast.If):
+            state = self._expression(node.test, state)
+            decided = fold(node.test, self.constants) if self.constants else None
+            if decided is not None:
+                return self._block(node.body if decided else node.orelse, state)
+            arms = self._block(node.body, state), self._block(node.orelse, state)
+            return self._restored(node.test, *arms) or join(arms)
+        if isinstance(node, LOOPS):
+            return self._loop(node, state)
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                state = self._expression(item.context_expr, state)
+                if item.optional_vars is not None:
+                    state = self._bind(item.optional_vars, frozenset({Fact(Mode.UNKNOWN)}), state)
+            return self._block(node.body, state)
+        if isinstance(node, ast.Try) or (hasattr(ast, "TryStar") and isinstance(node, ast.TryStar)):
+            body = self._block(node.body, state)
+            handler_entry = join([state, body])
+            handlers = [self._block(h.body, handler_entry) for h in node.handlers]
+            end = join([self._block(node.orelse, body), *handlers])
+            if not node.finalbody:
+                return end
+            return self._block(node.finalbody, end if end is not None else handler_entry)
+        if isinstance(node, ast.Match):
+            state = self._expression(node.subject, state)
+            return join([state, *(self._block(case.body, state) for case in node.cases)])
+        if isinstance(node, ast.Return):
+            if node.value is not None:
+                state = self._expression(node.value, state)
+                if self._read_by_callers():
+                    self.returned |= self._value_facts(node.value, state, returned=True)
+            self._returns.append(state)
+            return None
+        if isinstance(node, (ast.Break, ast.Continue)):
+            if self._loops:
+                targets = self._loops[-1]
+                (targets.breaks if isinstance(node, ast.Break) else targets.continues).append(state)
+            return None
+        if isinstance(node, ast.Raise):
+            return None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is None:
+                return state
+            saved = saved_mode(node)
+            if saved is not None and self.key(saved[1]) is not None:
+                key = self.key(saved[1])
+                self.saved[saved[0]] = (key, lookup(state, key))
+            state = self._expression(node.value, state)
+            targets = assignment_targets(node)
+            if self._may_be_run(targets, node.value):
+                facts = self._value_facts(node.value, state)
+            else:
+                facts = frozenset({Fact(Mode.UNKNOWN, node.value)})
+            for target in targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    state = self._bind_items(target, node.value, state)
+                else:
+                    state = self._bind(target, facts, state)
+            return state
+        for child in child_nodes(node):
+            if isinstance(child, ast.expr):
+                state = self._expression(child, state)
+        return state
+
+    def _loop(self, node: ast.AST, state: State) -> State | None:
+        items = unrolled(node, self.modes.scopes)
+        if items is not None:
+            return self._unroll(node, items, state)
+        if not isinstance(node, ast.While):
+            state = self._expression(node.iter, state)
+            state = self._bind(node.target, frozenset({Fact(Mode.UNKNOWN)}), state)
+        head = state
+        for _ in range(MAX_ROUNDS):
+            self._loops.append(Targets())
+            entry = self._expression(node.test, head) if isinstance(node, ast.While) else head
+            end = self._block(node.body, entry)
+            targets = self._loops.pop()
+            new_head = join([head, end, *targets.continues])
+            if new_head == head:
+                break
+            head = new_head
+        forever = isinstance(node, ast.While) and isinstance(node.test, ast.Constant) and bool(node.test.value)
+        normal_exit = None if forever else self._block(node.orelse, head)
+        return self._set_through_target(node, join([normal_exit, *targets.breaks]))
+
+    def _restored(self, test: ast.AST, body: State | None, orelse: State | None) -> State | None:
+        """`if was_training: m.train()` after `was_training = m.training`: the arms are correlated with the
+        saved mode (training in one, not in the other), so `m` is back as it was when saved."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        name = test.operand if negated else test
+        saved = self.saved.get(name.id) if isinstance(name, ast.Name) else None
+        if saved is None or body is None or orelse is None:
+            return None
+        training, other = (orelse, body) if negated else (body, orelse)
+        key, facts = saved
+        if all(f.mode is Mode.TRAIN for f in lookup(training, key)) and all(f.mode is Mode.EVAL for f in lookup(other, key)):
+            joined = join([body, orelse])
+            return self._set(joined, key, facts)
+        return None
+
+    def _unroll(self, node: ast.For, items: list, state: State) -> State | None:
+        """A loop over literal constants, run once per item with the loop variable as that constant: the
+        branches it decides are taken as the program takes them (`if phase == "train": model.train()`)."""
+        state, outer, breaks = self._expression(node.iter, state), self.constants, []
+        for item in items:
+            if state is None:
+                break
+            self.constants = {**outer, node.target.id: item}
+            self._loops.append(Targets())
+            end = self._block(node.body, state)
+            targets = self._loops.pop()
+            breaks += targets.breaks
+            state = join([end, *targets.continues])
+        self.constants = outer
+        return join([self._block(node.orelse, state) if state is not None else None, *breaks])
+
+    def _set_through_target(self, loop: ast.AST, state: State | None) -> State | None:
+        """`for net in (generator, discriminator): net.train()`: the models listed take the modes the loop
+        variable was given."""
+        target = self.key(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+        if state is None or target is None or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
+            return state
+        if not any(
+            isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") and self.key(call.func.value) == target
+            for call in own_calls(loop)
+        ):
+            return state
+        for element in loop.iter.elts:
+            key = self.key(element)
+            if key is not None:
+                state = self._set(state, key, lookup(state, target))
+        return state
+
+    def _bind(self, target: ast.AST, facts: frozenset, state: State) -> State:
+        key = self.key(target)
+        if key is None:
+            for element in getattr(target, "elts", ()):
+                state = self._bind(element, frozenset({Fact(Mode.UNKNOWN)}), state)
+            return state
+        return self._set(state, key, facts)
+
+    def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
+        """`student, teacher = Net(), Net().eval()`, `benchmark, model = make_parts()`: each name gets the
+        mode of what is at its position, or of what the function of the file returns there (a
+        construction trains, `Net().eval()` evaluates; anything else: unknown)."""
+        size = len(target.elts)
+        returns = [value] if is_items(value, size) else self._returned_tuples(value, size) or []
+        unknown = frozenset({Fact(Mode.UNKNOWN)})
+        for i, element in enumerate(target.elts):
+            items = [r.elts[i] for r in returns]
+            facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else unknown for v in items))
+            state = self._bind(element, facts or unknown, state)
+        return state
+
+    @cached_property
+    def _local_functions(self) -> dict[str, list[ast.AST]]:
+        found: dict[str, list[ast.AST]] = {}
+        for node in self.modes.own_nodes(self.scope, *FUNCTIONS):
+            found.setdefault(node.name, []).append(node)
+        return found
+
+    def _returned_tuples(self, value: ast.AST, size: int) -> list[ast.Tuple] | None:
+        """The `return a, b` statements of the function of the file that `value` calls, when every return
+        of it is a tuple of `size` items."""
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return None
+        name = value.func.id
+        local = self._local_functions.get(name, [])
+        if local:
+            function = local[0] if len(local) == 1 else None
+        else:
+            function = None if self._shadowed(value.func) else self.modes.functions.get(name)
+        if function is None:
+            return None
+        returns = self.modes.own_nodes(function, ast.Return)
+        if returns and all(is_items(r.value, size) for r in returns):
+            return [r.value for r in returns]
+        return None
+
+    def _set(self, state: State, key: str, facts: frozenset) -> State:
+        """`key` holds `facts` now, and so do its submodules; an enclosing model with a known mode is
+        now partly in another mode: unknown."""
+        if not self._tracks(key):
+            return state
+        prefix, state = key + ".", dict(state)
+        for submodule in [k for k in state if k.startswith(prefix)]:
+            del state[submodule]
+        modes = {f.mode for f in facts}
+        parent = key
+        while "." in parent:
+            parent = parent.rsplit(".", 1)[0]
+            if parent in state and {f.mode for f in state[parent]} != modes:
+                state[parent] = frozenset({Fact(Mode.UNKNOWN)})
+        state[key] = facts
+        return state
+
+    # Expressions, in evaluation order.
+    def _expression(self, expr: ast.AST, state: State) -> State:
+        skipped = self._skipped_arms(expr) if self.constants else ()
+        for call in self.modes.calls_in_order(expr):
+            if call not in skipped:
+                state = self._call(call, state)
+        return state
+
+    def _skipped_arms(self, expr: ast.AST) -> set[ast.AST]:
+        """The calls in the arms of conditional expressions the loop variables decide against
+        (`model.train() if phase == "train" else model.eval()`)."""
+        skipped: set[ast.AST] = set()
+        for choice in self.ctx.index.within(expr, ast.IfExp):
+            decided = fold(choice.test, self.constants)
+            if decided is not None:
+                skipped.update(self.ctx.index.within(choice.orelse if decided else choice.body, ast.Call))
+        return skipped
+
+    def _call(self, call: ast.Call, state: State) -> State:
+        self.before[call] = state
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = self.key(func.value)
+            if owner is not None and self.modes.qualified_name(func.value) is None:
+                return self._method_call(call, owner, func.attr, state)
+            if isinstance(func.value, ast.Call) and func.attr in ("eval", "train"):
+                # `model.to(device).train()` sets the mode of `model`; `Net().eval()` makes a new object,
+                # read by `_value_facts`.
+                moved = moved_model(func.value)
+                if is_getattr(moved):  # `getattr(model, "module", model).train()`: the model or its wrapped one
+                    moved = moved.args[0]
+                owner = self.key(moved)
+                return state if owner is None else self._method_call(call, owner, func.attr, state)
+        elif isinstance(func, ast.Name):
+            if func.id in self.modes.functions and not self._shadowed(func):
+                return self._follow(call, self.modes.functions[func.id], None, state)
+            if func.id in self.modes.classes or func.id in HARMLESS_BUILTINS:
+                return state
+            key = self.key(func)
+            if key is not None and self.modes.qualified_name(func) is None and func.id not in BUILTIN_NAMES:
+                self._record(call, call, key, lookup(state, key))
+        if (self.modes.qualified_name(func) or "").startswith("torch."):
+            return state
+        callee = self.modes.project_callee(call)
+        if callee is not None:
+            return self._follow(call, callee.function, None, state, callee.ctx)
+        return self._unknown_arguments(call, state)
+
+    def _method_call(self, call: ast.Call, owner: str, method: str, state: State) -> State:
+        own = self._own_method(call, owner, method) if method in ("eval", "train") else None
+        if own is not None:  # `self.eval(loader)` of a trainer: its own method, not `Module.eval()`
+            return self._follow(call, own, owner, state)
+        if method in ("eval", "train"):
+            restored = self.saved.get(getattr(call_argument(call, 0, "mode"), "id", None)) if method == "train" else None
+            if restored is not None and restored[0] == owner:  # `m.train(was_training)`: back as it was
+                return self._set(state, owner, restored[1])
+            mode = requested_mode(call, method)
+            facts = lookup(state, owner)
+            built = common_built(facts)
+            return self._set(state, owner, frozenset({Fact(mode, call, call, built)}))
+        if method in MODE_NEUTRAL:
+            if method == "forward":
+                self._record(call, call, owner, lookup(state, owner))
+            return self._unknown_arguments(call, state)
+        if owner == self.self_name and self._method(method) is not None:
+            return self._follow(call, self._method(method), owner, state)
+        if owner != self.self_name and method in self.modes.wrapper_methods:
+            return self._follow(call, self.modes.wrapper_methods[method], owner, state)
+        if owner == self.self_name and method in self.modes.attributes(self.modes.scopes.parent(self.scope)):
+            # `self.model(x)`: a call of the model held in an attribute.
+            key = self.key(call.func) or f"{owner}.{method}"
+            self._record(call, call, key, lookup(state, key))
+        else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
+            state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
+        return self._unknown_arguments(call, state)
+
+    def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
+        """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,
+        called on its instance (`self.eval(...)` in a trainer, `trainer.train()`)."""
+        if owner == self.self_name:
+            cls = self.modes.scopes.parent(self.scope)
+            return self._method(method) if cls not in self.modes.module_classes else None
+        found = self.modes.objects.points_to(call.func.value)
+        classes = {self.modes.objects.instance_class(obj) for obj in found or ()}
+        if len(classes) != 1 or None in classes or classes & set(self.modes.module_classes):
+            return None
+        cls = classes.pop()
+        return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == method), None)
+
+    def _method(self, name: str) -> ast.AST | None:
+        """The method `name` of the analysed method's class or of its base classes in this file."""
+        cls = self.modes.scopes.parent(self.scope)
+        seen = set()
+        while isinstance(cls, ast.ClassDef) and cls not in seen:
+            seen.add(cls)
+            for node in cls.body:
+                if isinstance(node, FUNCTIONS) and node.name == name:
+                    return node
+            bases = [b.id for b in cls.bases if isinstance(b, ast.Name)]
+            cls = self.modes.classes.get(bases[0]) if len(bases) == 1 else None
+        return None
+
+    def _shadowed(self, name: ast.Name) -> bool:
+        return self._binds(name.id)
+
+    def _binds(self, name: str) -> bool:
+        """Does the analysed function bind `name` itself (a local, not the module's)?"""
+        return isinstance(self.scope, FUNCTIONS) and name in self.modes.scopes.local_bindings(self.scope)
+
+    def _record(self, call: ast.Call, site: ast.AST, key: str, facts: frozenset, inner: tuple = ()) -> None:
+        """Note the facts at a model call; a loop's later rounds replace its earlier ones."""
+        constants = tuple(sorted({**dict(inner), **self.constants}.items(), key=str))
+        use = Use(call, site, self.scope, key, facts, constants=constants)
+        index = self._uses_at.get((call, site, constants))
+        if index is None:
+            self._uses_at[(call, site, constants)] = len(self.uses)
+            self.uses.append(use)
+        else:
+            self.uses[index] = use
+
+    def _unknown_arguments(self, call: ast.Call, state: State) -> State:
+        """A call we cannot follow may change the mode of any model it receives (`self` included)."""
+        for argument in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(argument, ast.Starred):
+                argument = argument.value
+            key = self.key(argument)
+            if key is not None and self.modes.qualified_name(argument) is None:
+                state = self._set(state, key, frozenset({Fact(Mode.UNKNOWN, call)}))
+        return state
+
+    def _follow(self, call: ast.Call, function: ast.AST, owner: str | None, state: State, home=None) -> State:
+        """Apply a function's summary: the modes it leaves, the model calls it makes. `home`: the context of
+        another module of the project that defines it (its model calls are reported there, not here)."""
+        callee_modes = self.modes if home is None else self.modes.of_module(home)
+        summary = callee_modes.summary(function, self.depth + 1, self._passed_constants(call, function, owner, callee_modes))
+        mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx)
+        if summary is None or mapping is None:
+            if owner is not None:
+                state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
+            return self._unknown_arguments(call, state)
+        before = state
+        if home is None:
+            # Module-level names the callee uses are the caller's too, unless the caller binds its own.
+            for head in {k.split(".")[0] for k in summary.exit} - set(mapping):
+                if head not in self.modes.scopes.local_bindings(function) and not self._binds(head):
+                    mapping[head] = head
+            for use in summary.uses:
+                key = translate_key(use.key, mapping)
+                if key is not None:
+                    self._record(use.call, call, key, self._substitute(use.facts, before, key, call), use.constants)
+        for callee_key in sorted(summary.exit, key=len):
+            key = translate_key(callee_key, mapping)
+            if key is not None:
+                state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
+        return state
+
+    def _passed_constants(self, call: ast.Call, function: ast.AST, owner: str | None, callee) -> tuple:
+        """The constants the call passes for the parameters that decide the callee's branches
+        (`compute_loss(model, batch, is_training=False)`; a loop variable known here counts too)."""
+        deciding = callee.deciding(function)
+        if not deciding:
+            return ()
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        bound = bind_arguments(call, function, owner is not None and not static)
+        found = {}
+        for name in deciding:
+            argument = bound.get(name)
+            if isinstance(argument, ast.Constant):
+                found[name] = argument.value
+            elif isinstance(argument, ast.Name) and argument.id in self.constants:
+                found[name] = self.constants[argument.id]
+        return tuple(sorted(found.items(), key=str))
+
+    def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home) -> dict[str, str] | None:
+        """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context). None when
+        `*args` or `**kwargs` may fill a parameter, or the callee rebinds a parameter that receives a model
+        (it may have changed the old one first)."""
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        skips_first = owner is not None and not static
+        bound = bind_arguments(call, function, skips_first)
+        if any(argument is None for argument in bound.values()):
+            return None
+        passed = [*call.args, *(k.value for k in call.keywords)]
+        if len(bound) < len(passed) and any(self.key(a) is not None for a in passed if a not in bound.values()):
+            return None  # a model taken by the callee's `*args` or `**kwargs`: where it goes is unknown
+        mapping: dict[str, str] = {}
+        if skips_first:
+            first = first_parameter(function)
+            if first is None:
+                return None
+            mapping[first] = owner
+        for parameter, argument in bound.items():
+            key = self.key(argument)
+            if key is not None:
+                mapping[parameter] = key
+        rebound = {n.id for n in home.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
+        return None if rebound & set(mapping) else mapping
+
+    def _substitute(self, facts: frozenset, state: State, key: str, site: ast.AST, home=None) -> frozenset:
+        """The callee's facts seen from the caller: ENTRY is the caller's state; the rest happened at `site`
+        (`home`: the callee's context, when another module's: where its nodes are)."""
+        result = set()
+        before = lookup(state, key)
+        for fact in facts:
+            if fact.mode is Mode.ENTRY:
+                result |= before
+                continue
+            if home is not None:
+                self.modes.homes.update({node: home for node in (fact.origin, fact.built) if node is not None})
+            result.add(Fact(fact.mode, site, fact.origin, fact.built or common_built(before)))
+        return frozenset(result)
+
+    def _read_by_callers(self) -> bool:
+        """Do callers read the mode of what this function returns? Only of module-level functions,
+        called by name (`model = build()`); what a method returns is as unknown as any other call's."""
+        return self.modes.is_module_function(self.scope)
+
+    def _may_be_run(self, targets: list[ast.AST], value: ast.AST) -> bool:
+        """Can the object a call assigns to these names be run as a model here? Not when no read of the
+        names may run it (`Modes._read_as_model`): then what the call builds is not worth asking."""
+        calls = self.modes.call_graph()
+        if strip_same_module(value) is None or not all(isinstance(t, ast.Name) and t.id in calls.candidates for t in targets):
+            return True
+        return any(t.id in calls.read_as_model for t in targets)
+
+    # Values.
+    def _value_facts(self, value: ast.AST, state: State, returned: bool = False) -> frozenset:
+        """The mode of the object an expression gives: a new module trains; `m.eval()` returns `m`."""
+        unknown = frozenset({Fact(Mode.UNKNOWN, value)})
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in (*SAME_MODULE, "eval", "train"):
+                inner = self._value_facts(func.value, state, returned)
+                if func.attr in ("eval", "train"):
+                    return frozenset({Fact(requested_mode(value, func.attr), value, value, common_built(inner))})
+                return inner
+            if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
+                summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
+                return summary.returned if summary is not None and summary.returned else unknown
+            if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
+                return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
+            if self.modes.builds_module(value):
+                library = library_model(self.modes.ctx, value)
+                mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
+                return frozenset({Fact(mode, value, value, value)})
+            return unknown
+        key = self.key(value)
+        if key is None:
+            return unknown
+        facts = lookup(state, key)
+        if returned:  # the caller does not know what ENTRY meant here
+            return frozenset(Fact(Mode.UNKNOWN, value) if f.mode is Mode.ENTRY else f for f in facts)
+        return facts

@@ -1,0 +1,732 @@
+"""Train/eval mode of models along the paths of each function: which mode a model is in when it is called.
+
+Models are tracked by receiver: the expression naming the object (`model`, `self.model`,
+`self.model.encoder`), so that `self.model.eval()` in one method and `self.model(x)` in another are about
+the same object. A key's mode is a set of facts, one per way of getting there: TRAIN or EVAL (set by a
+construction, `m.train()`, `m.eval()`, `m.train(False)`), ENTRY (as the caller left it: parameters and
+`self.*` at a function's start) or UNKNOWN. Calls into functions and methods of the same file are
+followed a few levels deep through their summaries (the facts at their exit, and the model calls whose
+mode depends on the caller); so are calls of the functions of the project's other modules (the modes they
+leave; the model calls they make are reported in their own file). Any other call that receives a model
+makes its mode unknown.
+
+Across modules the other way, a model call whose mode is as the caller left it, in a function whose
+model is a parameter, is seen from each call site of that function in another module of the project
+(`callers.Callers`; one call site at a time, never mixed): the caller's module is read on its own (its
+own helpers followed, not other modules) and the facts just before its call become the model's. When
+those are the caller's own entry too, its callers are asked in turn (the layer's budget of caller depth).
+Facts and uses from another module keep their nodes; `Modes.homes` says which module each belongs to.
+
+Rules read `Modes.training_uses()` (or `evaluation_uses()`): the model calls they may report with the facts
+that may hold there, including the calls inside a same-file helper seen from each of its callers, and the
+calls seen from call sites in other modules. Cheap tests on the file's call graph spare the flows that
+could note none of those (`_seeing`, `_may_hold_a_mode`), and a flow tracks only the receivers whose facts
+it may read and runs only the statements that may change them.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from functools import cached_property
+
+from mllint.analysis.program.callers import constructions
+from mllint.analysis.program.calls import Callee, CallResolver
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
+from mllint.analysis.facets.mode_callers import CallSiteUses
+from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
+from mllint.analysis.facets.mode_facts import (
+    FOLLOWED_MODULES, FUNCTIONS, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, bound_receivers, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+)  # fmt: skip
+from mllint.analysis.facets.mode_flow import Flow
+from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.objects.points_to import WRAPPERS, Objects, fold
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import FunctionSummary
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import Called, canonical_class
+from mllint.source import one_line
+
+
+def mode_layers(ctx) -> ModeLayers:
+    """The file's `ModeLayers` (`ctx.analysis(mode_layers)`), factories of other modules known by the
+    modes of what they return."""
+    return ModeLayers(ctx, returns_new_model)
+
+
+def returns_new_model(function: FunctionSummary) -> bool:
+    """Does a function of the project return a model in training mode, as built (a factory)? Read by
+    `Modes` in its own file, once per module summary."""
+    return isinstance(function.returns, Called) and bool(function.fact(_returns_new_model))
+
+
+def _returns_new_model(ctx, node: ast.AST) -> bool:
+    summary = ctx.analysis(project_modes).summary(node, 0)
+    facts = summary.returned if summary is not None else ()
+    return bool(facts) and all(f.mode is Mode.TRAIN and f.built is not None for f in facts)
+
+
+class Modes(CallSiteUses):
+    def __init__(self, ctx, layers: ModeLayers | None = None, call_sites_read: bool = False) -> None:
+        """`call_sites_read`: the module is another one's caller, whose lint reads the facts of the
+        arguments at its call sites (`_passed`): its flows track every argument."""
+        self.ctx = ctx
+        self.call_sites_read = call_sites_read
+        self.layers = layers or ctx.analysis(mode_layers)
+        self.scopes = ctx.scopes
+        self.module_classes = ctx.analysis(ModuleClasses).modules
+        self.objects = ctx.analysis(Objects)
+        functions: dict[str, list[ast.AST]] = {}
+        for node in ctx.tree.body:
+            if isinstance(node, FUNCTIONS):
+                functions.setdefault(node.name, []).append(node)
+        self.functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
+        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+        self.wrapper_methods = self._wrapper_methods()
+        self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        self.resolver = CallResolver(ctx, self.view) if self.view is not None else None
+        self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
+        self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
+        self._generators: dict[ast.AST, bool] = {}
+        self._summaries: dict[tuple, Summary | None] = {}
+        self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
+        self._deciding: dict[ast.AST, set[str]] = {}
+        self._in_progress: set[ast.AST] = set()
+        self._flows: dict[ast.AST, FlowFacts] = {}  # scope -> what its flow found
+        self._calls: CallGraph | None = None
+        self._attributes: dict[ast.ClassDef, set[str]] = {}
+        self._qualified: dict[ast.AST, str | None] = {}
+        self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
+        self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
+        self._steps: dict[tuple, bool] = {}  # (loop or function, methods) -> does it call one of them (`trains`)
+        self._callees: dict[ast.Call, Callee | None] = {}
+        self._builds: dict[ast.Call, bool] = {}
+        self._call_orders: dict[ast.AST, list[ast.Call]] = {}
+        self._own_nodes: dict[tuple, list[ast.AST]] = {}  # (scope, types, stored) -> its own nodes of those types
+
+    def _wrapper_methods(self) -> dict[str, ast.AST]:
+        """The methods of the file's plain classes that wrap models and switch their modes (`def
+        val_start(self): self.img_enc.eval()`), by name, when no other class of the file has one of that
+        name: `model.val_start()` and `model.train_emb(...)` are calls of them."""
+        methods: dict[str, list[ast.AST]] = {}
+        for node in self.ctx.index.of_type(ast.ClassDef):
+            for function in node.body:
+                if isinstance(function, FUNCTIONS):
+                    methods.setdefault(function.name, []).append(function)
+        wrappers = [
+            cls for cls in self.classes.values()
+            if cls not in self.module_classes and any(
+                isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval")
+                and (reference_key(call.func.value) or "").startswith("self.")
+                for call in self.ctx.index.within(cls, ast.Call)
+            )
+        ]  # fmt: skip
+        return {
+            function.name: function
+            for cls in wrappers for function in cls.body
+            if isinstance(function, FUNCTIONS) and len(methods[function.name]) == 1 and not function.name.startswith("__")
+        }  # fmt: skip
+
+    def training_uses(self) -> list[Use]:
+        """The model calls that may be training steps (see `training_step`) with the model maybe in eval
+        mode, with their facts: seen from their own function, from the callers in this file of the
+        function they are in, and, in functions that train a model they are passed, from their call sites
+        in other modules."""
+        scopes = [scope for scope in self._scopes_that_set_modes(None) if self._may_train_in_eval(scope)]
+        uses = self._uses_of(scopes) + self._from_callers(self._training_scopes, self.training_step, self._may_be_training_step)
+        return [use for use in uses if not use.constants or self._trains_in_its_round(use)]
+
+    def _trains_in_its_round(self, use: Use) -> bool:
+        """Seen in one round of an unrolled loop (`for phase in ["train", "val"]`): is the call a training
+        step there, its branches decided by the loop variable?"""
+        constants = dict(use.constants)
+        if self.home(use.call).grad_disabled(use.call, constants):
+            return False  # `with torch.set_grad_enabled(is_training):` with `is_training=False` passed
+        return any(self.training_step(node, constants) for node in {use.call, use.site} if self.home(node) is self)
+
+    def _may_evaluate_in_a_mode(self, scope: ast.AST) -> bool:
+        """A cheap test before a scope's flow: can it note an evaluation pass whose model has a known mode,
+        or that decides a pass its callers note too? Through a function or method of the file that makes
+        model calls; as a function the file calls (its callers see its passes, and ML302 weighs every way
+        there); or with a pass of its own on a receiver that may have a mode (`_may_hold_a_mode`)."""
+        calls = self.call_graph()
+        if scope in calls.calling_model_helpers or scope in calls.callers:
+            return True
+        return self._may_hold_a_mode(scope, self._called_heads(scope, self._may_be_evaluation_pass))
+
+    def _may_train_in_eval(self, scope: ast.AST) -> bool:
+        """A cheap test before a scope's flow: can it note a training step whose model may be in eval
+        mode? Through a function or method of the file that makes model calls, or with a training step of
+        its own on a receiver that may have a mode (`_may_hold_a_mode`)."""
+        calls = self.call_graph()
+        if scope in calls.calling_model_helpers:
+            return True
+        heads = self._called_heads(scope, self._may_be_training_step)
+        return bool(heads) and self._may_hold_a_mode(scope, heads)
+
+    def _called_heads(self, scope: ast.AST, wanted: Callable[[ast.AST], bool]) -> set[str | None]:
+        """The names heading the receivers of a scope's model calls that a rule `wanted` (`model` for
+        `model.net(x)`)."""
+        made = self.call_graph().model_calls_of.get(scope, ())
+        return {receiver_head(called_receiver(call)) for call in made if wanted(call)}
+
+    def _may_hold_a_mode(self, scope: ast.AST, names: set[str]) -> bool:
+        """May one of `names` name a receiver of a known mode (training or eval) in a scope's flow? It may
+        when the scope switches it (`train(...)`, `eval()`), passes it to a function it follows, assigns it
+        what may have a mode (a construction, `Net().eval()`, what a function of the file returns) or
+        copies it from or to a name that may; or when it is an enclosing scope's name and the scope follows
+        a function of the file. Any other name is as the caller left it, or unknown."""
+        calls = self.call_graph()
+        nodes = [*calls.calls_of.get(scope, ()), *calls.bindings_of.get(scope, ())]
+        assigned = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None]
+        copies = [
+            (receiver_head(target), receiver_head(moved_model(node.value)))
+            for node in assigned if reference_key(moved_model(node.value)) is not None for target in bound_receivers(node)
+        ]  # fmt: skip
+        names = linked_names(names, copies)
+        follows = False
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                    moved = moved_model(func.value)
+                    if receiver_head(moved.args[0] if is_getattr(moved) else moved) in names:
+                        return True
+                own = (isinstance(func, ast.Name) and func.id in self.functions) or (
+                    isinstance(func, ast.Attribute) and func.attr in self._file_methods
+                )
+                follows |= own
+                passed = [*node.args, *(k.value for k in node.keywords)]
+                passed += [func.value] if isinstance(func, ast.Attribute) else []
+                if any(receiver_head(a.value if isinstance(a, ast.Starred) else a) in names for a in passed) and (
+                    own or self.project_callee(node)
+                ):
+                    return True
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                listed = node.iter.elts if isinstance(node.iter, (ast.List, ast.Tuple, ast.Set)) else None
+                if listed is not None and {receiver_head(n) for n in (node.target, *listed)} & names:
+                    return True
+            elif node in assigned and reference_key(moved_model(node.value)) is None and {receiver_head(t) for t in bound_receivers(node)} & names:
+                unpacked = isinstance(node.value, ast.Call) and any(
+                    isinstance(t, (ast.Tuple, ast.List)) for t in assignment_targets(node)
+                )
+                if unpacked or self._may_give_a_mode(node.value):  # `a, b = make()`: what a local function returns too
+                    return True
+        if follows:
+            return not isinstance(scope, FUNCTIONS) or bool(names - self.scopes.local_bindings(scope))
+        return False
+
+    def _may_give_a_mode(self, value: ast.AST) -> bool:
+        """Can the object an assigned value gives have a known mode (see `Flow._value_facts`)?"""
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self._may_give_a_mode(element) for element in value.elts)
+        while isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in SAME_MODULE:
+                value = func.value
+            elif isinstance(func, ast.Name) and func.id in self.functions:
+                return True
+            elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
+                value = value.args[0]
+            else:
+                return self.builds_module(value)
+        return reference_key(value) is not None
+
+    def _passes_receivers(self, call: ast.Call) -> bool:
+        """Does the call pass a receiver (`model`, `self.model`) that is not an imported name?"""
+        return any(
+            reference_key(argument) is not None and self.qualified_name(argument) is None
+            for argument in [*call.args, *(k.value for k in call.keywords)]
+        )
+
+    @cached_property
+    def _file_methods(self) -> set[str]:
+        return {node.name for cls in self.ctx.index.of_type(ast.ClassDef) for node in cls.body if isinstance(node, FUNCTIONS)}
+
+    def evaluation_uses(self) -> list[Use]:
+        """The model calls that may be evaluation passes (see `evaluation_pass`), with their facts: those
+        seen from functions that hold an evaluation pass or call one that does, and from the call sites in
+        other modules of those functions."""
+        evaluating = self._evaluating_scopes()
+        seeing = self._seeing(self._may_be_evaluation_pass)
+        scopes = [
+            scope for scope in self._scopes_that_set_modes(evaluating) if scope in seeing and self._may_evaluate_in_a_mode(scope)
+        ]  # fmt: skip
+        return self._uses_of(scopes) + self._from_callers(evaluating, self.evaluation_pass, self._may_be_evaluation_pass)
+
+    def _seeing(self, wanted: Callable[[ast.AST], bool]) -> set[ast.AST]:
+        """The scopes whose flows may note a model call a rule `wanted`: those making one, and those that
+        call a function or method of the file that does, directly or not. The flows of the others note
+        only calls the rule passes by."""
+        if wanted.__name__ not in self._seen:
+            calls = self.call_graph()
+            noting = {scope for scope, made in calls.model_calls_of.items() if any(wanted(call) for call in made)}
+            self._seen[wanted.__name__] = closure(noting, calls.callers)
+        return self._seen[wanted.__name__]
+
+    def _uses_of(self, scopes: list[ast.AST]) -> list[Use]:
+        return [use for scope in scopes for use in self.flow(scope).uses]
+
+    def flow(self, scope: ast.AST) -> FlowFacts:
+        """The facts along a function (or the module), computed once."""
+        if scope not in self._flows:
+            flow = Flow(self, scope, 0)
+            flow.run()
+            self._flows[scope] = FlowFacts(flow.uses, flow.before)
+        return self._flows[scope]
+
+    def may_train_passed_models(self) -> bool:
+        """A cheap test before asking callers: is the file in a project, with a function that trains?"""
+        return self.view is not None and bool(self._training_scopes)
+
+    @cached_property
+    def _training_scopes(self) -> set[ast.AST]:
+        """The functions that call `.backward(...)` themselves (worked out once)."""
+        if self.view is None:
+            return set()
+        return {
+            self.scopes.enclosing_function(call)
+            for call in self.ctx.index.of_type(ast.Call)
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+        } - {None}
+
+    # Across modules: call sites in other modules of the functions of this file.
+    def home(self, node: ast.AST) -> "Modes":
+        """The modes of the module `node` belongs to: this file's, or another module's read from here."""
+        ctx = self.homes.get(node)
+        return self if ctx is None else ctx.analysis(project_modes)
+
+    def where(self, node: ast.AST) -> str:
+        """`line 12` in this file, `engine.py:12` in another module."""
+        ctx = self.homes.get(node)
+        if ctx is None:
+            return f"line {node.lineno}"
+        return f"{self.view.display_path(ctx.real_path or ctx.path)}:{node.lineno}"
+
+    def project_callee(self, call: ast.Call) -> Callee | None:
+        """The function of another module of the project that `call` runs, when it passes a receiver
+        (None: any other call, and a decorated function or a generator, whose body does not run as the
+        call: `@contextmanager`)."""
+        if call not in self._callees:
+            name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
+            imported = self.resolver is not None and name is not None and "." in name and self._passes_receivers(call)
+            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
+            if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
+                callee = None
+            elif callee.ctx.analysis(project_modes).is_generator(callee.function):
+                callee = None
+            self._callees[call] = callee
+        return self._callees[call]
+
+    def is_generator(self, function: ast.AST) -> bool:
+        if function not in self._generators:
+            self._generators[function] = bool(self.own_nodes(function, ast.Yield, ast.YieldFrom))
+        return self._generators[function]
+
+    def may_evaluate(self) -> bool:
+        """A cheap test before the mode flow: does the file disable gradients, or name a function like an
+        evaluation? Without either it has no evaluation pass."""
+        functions = self.ctx.index.of_type(*FUNCTIONS)
+        return (
+            any(name_says_evaluation(f.name) for f in functions)
+            or any(self.disables_grad(d) for f in functions for d in f.decorator_list)
+            or any(
+                self.disables_grad(item.context_expr)
+                for with_node in self.ctx.index.of_type(ast.With, ast.AsyncWith)
+                for item in with_node.items
+            )
+        )
+
+    def may_switch_to_eval(self) -> bool:
+        """A cheap test before the mode flow: is there an `.eval()`, a `.train(...)` with an argument, or a
+        `from_pretrained` (transformers returns the model in eval mode)?"""
+        return any(
+            isinstance(call.func, ast.Attribute)
+            and (call.func.attr in ("eval", "from_pretrained") or (call.func.attr == "train" and (call.args or call.keywords)))
+            for call in self.ctx.index.of_type(ast.Call)
+        )
+
+    def _scopes_that_set_modes(self, wanted: set[ast.AST] | None) -> list[ast.AST]:
+        """The functions (and the module) where a known mode can hold: those that build a model or call
+        `.train(...)`/`.eval()`, and those that call them, directly or not. Elsewhere every model's mode
+        is as the caller left it, or unknown. With `wanted`, only those scopes, and the models built
+        only where a wanted scope can see them."""
+        calls = self.call_graph()
+        setting = set(calls.setting)
+        for node, scope, call in calls.built:
+            if scope in setting:
+                continue
+            if isinstance(node, ast.Return):
+                matters = scope in calls.callers
+            else:  # seen where it is built, or by the callers of its scope (returned, or left in `self.model`)
+                used = any(t.id in calls.read_as_model for t in assignment_targets(node))
+                matters = used and (wanted is None or scope in wanted or (scope in calls.callers and scope in calls.handing_out))
+            if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
+                setting.add(scope)
+        found = closure(setting, calls.callers)
+        scopes = [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)]
+        return [s for s in scopes if s in found and (wanted is None or s in wanted)]
+
+    def _evaluating_scopes(self) -> set[ast.AST]:
+        """The scopes that may hold an evaluation pass (a function named like one, or under a decorator or
+        `with` block that disables gradients), and those that call them, directly or not."""
+        holding = {
+            f for f in self.ctx.index.of_type(*FUNCTIONS)
+            if name_says_evaluation(f.name) or any(self.disables_grad(d) for d in f.decorator_list)
+        }  # fmt: skip
+        for with_node in self.ctx.index.of_type(ast.With, ast.AsyncWith):
+            if any(self.disables_grad(item.context_expr) for item in with_node.items):
+                holding.add(self.scopes.enclosing_function(with_node) or self.ctx.tree)
+        holding = {scope for scope in holding if not self._never_evaluates(scope)}
+        return closure(holding, self.call_graph().callers)
+
+    def _never_evaluates(self, scope: ast.AST) -> bool:
+        """A scope whose calls are no evaluation pass whatever its gradients (see `evaluation_pass`)."""
+        name = scope.name if isinstance(scope, FUNCTIONS) else ""
+        return name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(scope) in self.module_classes
+
+    def call_graph(self) -> "CallGraph":
+        if self._calls is None:
+            self._calls = build_call_graph(self)
+        return self._calls
+
+    def key(self, expr: ast.AST, scope: ast.AST) -> str | None:
+        """The one key of a receiver seen from `scope`: the object it is (`objects.Objects.key`), or, for
+        the attributes of an nn.Module's `self` (which `self.eval()` switches too), its reference key;
+        None for anything but a name and attributes of it."""
+        key = reference_key(expr)
+        if key is None:
+            return None
+        cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
+        if cls is not None and cls in self.module_classes and key.partition(".")[0] == first_parameter(scope):
+            return key
+        return self.objects.key(expr, scope) or key
+
+    @cached_property
+    def optimized(self) -> dict[str, ast.AST]:
+        """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`), with
+        the function (or module) that builds the optimizer."""
+        return {
+            self.key(owner, scope): scope
+            for owner in self.objects.optimized()
+            for scope in [self.scopes.enclosing_function(owner) or self.ctx.tree]
+        }  # fmt: skip
+
+    def frozen(self, use: Use) -> bool:
+        """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
+        a teacher, a frozen encoder, an EMA copy kept in eval mode on purpose? At hand: the file's, for a
+        model the file makes or keeps; those the function builds itself, for a model it is passed."""
+        key = use.key
+        if use.own_key or "{" in key:
+            return False
+        updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
+        return bool(updated) and not any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated)
+
+    def is_module_function(self, scope: ast.AST) -> bool:
+        """A function defined once at module level: its callers here call it by name and read what it
+        returns (`model = build()`)."""
+        return isinstance(scope, FUNCTIONS) and self.functions.get(scope.name) is scope
+
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        if expr not in self._qualified:
+            self._qualified[expr] = self.ctx.qualified_name(expr)
+        return self._qualified[expr]
+
+    def summary(self, function: ast.AST, depth: int, constants: tuple = ()) -> Summary | None:
+        """What a function does to the modes of the models it receives. Computed once per set of constants
+        its call passes for the parameters that decide its branches (`deciding`; at most `MAX_CONTEXTS`
+        sets, then none), at the depth it is first asked for: a deeper, cut-short summary only knows less."""
+        if depth > MAX_CALL_DEPTH or function in self._in_progress:
+            return None
+        key = (function, constants)
+        if constants and key not in self._summaries:
+            self._contexts[function] = self._contexts.get(function, 0) + 1
+            if self._contexts[function] > MAX_CONTEXTS:
+                key, constants = (function, ()), ()
+        if key not in self._summaries:
+            self._in_progress.add(function)
+            try:
+                flow = Flow(self, function, depth, dict(constants))
+                exit_state = flow.run()
+                uses = [u for u in flow.uses if any(f.mode is Mode.ENTRY for f in u.facts)]
+                self._summaries[key] = Summary(exit_state, uses, flow.returned)
+            finally:
+                self._in_progress.discard(function)
+        return self._summaries[key]
+
+    def deciding(self, function: ast.AST) -> set[str]:
+        """The parameters of a function whose values decide its branches or its gradients: named in an
+        `if` or conditional expression's test, or passed to `set_grad_enabled(...)` or `.train(...)`."""
+        if function not in self._deciding:
+            names = parameter_names(function)
+            tests = [n.test for n in self.ctx.index.within(function, ast.If, ast.IfExp)]
+            tests += [
+                argument for call in self.ctx.index.within(function, ast.Call) if call.args
+                and (isinstance(call.func, ast.Attribute) and call.func.attr == "train" or self.qualified_name(call.func) in SET_GRAD_ENABLED)
+                for argument in call.args[:1]
+            ]  # fmt: skip
+            self._deciding[function] = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in names}
+        return self._deciding[function]
+
+    def attributes(self, cls: ast.AST) -> set[str]:
+        """The attributes a class assigns on `self` (`self.model = ...`)."""
+        if not isinstance(cls, ast.ClassDef):
+            return set()
+        if cls not in self._attributes:
+            self._attributes[cls] = {
+                target.attr
+                for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
+                for target in bound_receivers(node)
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            }
+        return self._attributes[cls]
+
+    # Questions about a call's surroundings.
+    def grad_disabled(self, node: ast.AST, constants: dict | None = None) -> bool:
+        """Is `node` inside `with torch.no_grad()` (or `inference_mode`, `set_grad_enabled(False)`), or
+        in a function decorated with one?"""
+        for ancestor in self.scopes.ancestors(node):
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+                if any(self.disables_grad(item.context_expr, constants) for item in ancestor.items):
+                    return True
+            elif isinstance(ancestor, FUNCTIONS):
+                return any(self.disables_grad(d) for d in ancestor.decorator_list)
+            elif isinstance(ancestor, (ast.Lambda, ast.ClassDef)):
+                return False
+        return False
+
+    def disables_grad(self, expr: ast.AST, constants: dict | None = None) -> bool:
+        call = expr if isinstance(expr, ast.Call) else None
+        name = self.qualified_name(call.func if call else expr)
+        if name in GRAD_OFF:
+            mode = call.args[0] if call is not None and call.args else None
+            return not (isinstance(mode, ast.Constant) and mode.value is False)
+        if name in SET_GRAD_ENABLED and call is not None and call.args:
+            if constants and fold(call.args[0], constants) is False:  # `set_grad_enabled(phase == "train")`
+                return True
+            return isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+        return False
+
+    def step_body(self, node: ast.AST) -> ast.AST:
+        """The innermost loop or function around `node`: the body one training step or pass runs."""
+        for ancestor in self.scopes.ancestors(node):
+            if isinstance(ancestor, (*LOOPS, *FUNCTIONS, ast.Lambda)):
+                return ancestor
+        return self.ctx.tree
+
+    def evaluation_pass(self, call: ast.AST) -> bool:
+        """Is `call` part of an evaluation pass: under `torch.no_grad()`/`inference_mode()`, or in a
+        function whose name says it evaluates, and not in a step that trains (a `no_grad` block for
+        logging or EMA inside a training loop is not an evaluation), nor in `__init__` or a method of an
+        nn.Module (a dummy forward pass that sizes the layers)?"""
+        return self._may_be_evaluation_pass(call) and not self.trains(self.step_body(call), ("backward", "step"))
+
+    def _may_be_evaluation_pass(self, call: ast.AST) -> bool:
+        """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests."""
+        function = self.scopes.enclosing_function(call)
+        name = function.name if isinstance(function, FUNCTIONS) else ""
+        if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
+            return False  # a dummy forward pass to size layers, a module's own helpers
+        # A function named like an evaluation counts for its loops over data, not for a lone call (a
+        # `validate_shapes` that runs one dummy batch).
+        return self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))
+
+    def _in_a_loop(self, node: ast.AST, function: ast.AST) -> bool:
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is function:
+                return False
+            if isinstance(ancestor, (*LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return True
+        return False
+
+    def training_step(self, call: ast.AST, constants: dict | None = None) -> bool:
+        """Is `call` made in a loop iteration or function that trains (calls `backward`), outside `no_grad`?
+        `constants`: the loop variables known in a round of an unrolled loop, which decide branches."""
+        home = self.home(call)
+        if home is not self:
+            return home.training_step(call)
+        if constants:
+            return not self.grad_disabled(call, constants) and any(
+                isinstance(c.func, ast.Attribute) and c.func.attr == "backward" or self._helper_trains(c, self.step_body(call))
+                for c in own_calls(self.step_body(call), constants)
+            )  # fmt: skip
+        return self._may_be_training_step(call) and self.trains(self.step_body(call), ("backward",))
+
+    def _may_be_training_step(self, call: ast.AST) -> bool:
+        """`training_step` without its dearest test (does the step train?), for the cheap tests."""
+        return not self.grad_disabled(call)
+
+    def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
+        """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
+        file that calls `.backward(...)`?"""
+        if (body, methods) not in self._steps:
+            self._steps[(body, methods)] = any(
+                (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
+                for call in own_calls(body)
+            )
+        return self._steps[(body, methods)]
+
+    def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
+        """Is `call` a call of a function or method of this file, or of a function of another module of the
+        project, that calls `.backward(...)` somewhere, itself or through the helpers of its file?"""
+        helper, ctx = self._helper(call, around), self.ctx
+        if helper is None and self.resolver is not None:
+            callee = self.resolver.resolve(call)  # another module, read when it mentions the loop model's words
+            helper, ctx = (callee.function, callee.ctx) if callee is not None else (None, ctx)
+        if helper is None:
+            return False
+        if helper not in self._trains:
+            self._trains[helper] = False  # while a recursive helper is asked
+            home = self if ctx is self.ctx else ctx.analysis(project_modes)
+            self._trains[helper] = any(
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "backward") or home._helper_trains(node, helper)
+                for node in ctx.index.within(helper, ast.Call)
+            )
+        return self._trains[helper]
+
+    def trained_between(self, first: ast.AST, second: ast.AST) -> bool:
+        """Does the smallest statement holding both nodes train (call `.backward(...)` anywhere inside,
+        or a helper of this file that does)? A model put in training mode and evaluated with no training
+        around it is put there on purpose (recomputing batch-norm statistics, Monte Carlo dropout)."""
+        home = self.home(second)
+        if home is not self:
+            return home.trained_between(first, second)
+        around_first = [first, *self.scopes.ancestors(first)]
+        around_second = {second, *self.scopes.ancestors(second)}
+        common = next((node for node in around_first if node in around_second), self.ctx.tree)
+        return any(
+            (isinstance(call.func, ast.Attribute) and call.func.attr == "backward") or self._helper_trains(call, common)
+            for call in self.ctx.index.within(common, ast.Call)
+        )
+
+    def _helper(self, call: ast.Call, body: ast.AST) -> ast.AST | None:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        if isinstance(func, ast.Attribute) and func.attr in self.wrapper_methods:
+            return self.wrapper_methods[func.attr]
+        cls = self.scopes.enclosing_class(body)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and cls is not None:
+            return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == func.attr), None)
+        return None
+
+    # What the model is.
+    def layer(self, use: Use) -> Layer | None:
+        """The model's mode-dependent layer (NO_LAYER: known to have none; None: unknown), from the
+        constructions the facts agree on or else those that made the objects the model may be (`self.model`
+        written in any method), or those its call sites pass."""
+        constructions = {f.built for f in use.facts}
+        if None in constructions:
+            constructions.discard(None)
+            if self.home(use.site) is not self:
+                return None
+            built = self._made_modules(called_receiver(use.call)) or self._passed_constructions(use)
+            if not built:
+                return None
+            constructions.update(built)
+        layers = []
+        for construction in constructions:
+            layer = self._layers_of(construction).of_constructor(construction)
+            if layer is not None and layer.node is not None and construction in self.homes:
+                self.homes.setdefault(layer.node, self.homes[construction])
+            layers.append(layer)
+        if any(layer is NO_LAYER for layer in layers):
+            return NO_LAYER  # some way of getting here evaluates a model that does not care
+        return next((layer for layer in layers if layer is not None), None)
+
+    def _passed_constructions(self, use: Use) -> list[ast.Call]:
+        """What the call sites of the function around a model call pass for the model (`model(x)` with
+        `model` a parameter, or `self.model` set from one in `__init__`): every one of their constructions,
+        or none when one is unknown."""
+        func = called_receiver(use.call)
+        if self.view is None or not self._may_be_passed(func):
+            return []
+        found: list[ast.Call] = []
+        for (ctx, construction), _ in constructions(self.ctx, func):
+            if ctx is not self.ctx:
+                self.homes[construction] = ctx
+            found.append(construction)
+        return found
+
+    def _may_be_passed(self, func: ast.AST) -> bool:
+        """A cheap test before asking callers: a parameter of the function around it, or `self.x`."""
+        if isinstance(func, ast.Attribute):
+            return is_self_attribute(func)
+        function = self.scopes.enclosing_function(func)
+        return isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and func.id in parameter_names(function)
+
+    def _layers_of(self, construction: ast.Call) -> ModeLayers:
+        """The layers of the module a construction is in, its classes resolved in the linted project."""
+        ctx = self.homes.get(construction)
+        if ctx is None:
+            return self.layers
+        if ctx not in self._read_layers:
+            self._read_layers[ctx] = ModeLayers.read_from(ctx, self.layers)
+        return self._read_layers[ctx]
+
+    def describe(self, node: ast.AST) -> str:
+        """`model.train()` (line 20), or (engine.py:20) in another module, for messages."""
+        return f"`{one_line(self.context_of(node).text(node), 40)}` ({self.where(node)})"
+
+    def context_of(self, node: ast.AST):
+        return self.homes.get(node, self.ctx)
+
+    def loops_around(self, node: ast.AST, scope: ast.AST) -> set[ast.AST]:
+        home = self.home(node)
+        if home is not self:
+            return home.loops_around(node, scope)
+        loops = set()
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, LOOPS):
+                loops.add(ancestor)
+        return loops
+
+    def builds_module(self, call: ast.Call) -> bool:
+        if call not in self._builds:
+            self._builds[call] = self.layers.builds_module(call)
+        return self._builds[call]
+
+    def own_nodes(self, scope: ast.AST, *types: type, stored: bool = False) -> list[ast.AST]:
+        """The nodes of `types` in a function's (or the module's) body, not inside its nested functions,
+        lambdas or classes, in source order (`stored`: only names that are assigned)."""
+        if (scope, types, stored) not in self._own_nodes:
+            found = self.ctx.index.within(scope, *types)
+            if stored:
+                found = [node for node in found if isinstance(node.ctx, ast.Store)]
+            if not isinstance(scope, FUNCTIONS):
+                found = [node for node in found if self.scopes.enclosing_scope(node) is None]
+            else:
+                header = {node for part in (*scope.decorator_list, scope.args, scope.returns) if part for node in ast.walk(part)}
+                found = [node for node in found if node not in header and self.scopes.enclosing_scope(node) is scope]
+            self._own_nodes[(scope, types, stored)] = found
+        return self._own_nodes[(scope, types, stored)]
+
+    def calls_in_order(self, expr: ast.AST) -> list[ast.Call]:
+        """The calls of an expression, each after the calls in its own arguments (not inside lambdas)."""
+        if expr not in self._call_orders:
+            calls = self.ctx.index.within(expr, ast.Call)  # in order, unless one holds another or a lambda does
+            if len(calls) > 1 or (calls and self.ctx.index.within(expr, ast.Lambda)):
+                calls = calls_in_evaluation_order(expr)
+            self._call_orders[expr] = calls
+        return self._call_orders[expr]
+
+    def _made_modules(self, receiver: ast.AST) -> list[ast.Call]:
+        """The constructions of this file that made every object `receiver` may be, when all build modules."""
+        made = self.objects.made(receiver)
+        if not made or any(ctx is not self.ctx or not self.builds_module(call) for ctx, call in made):
+            return []
+        return [call for _, call in made]
+
+    def of_module(self, ctx) -> "Modes":
+        """The modes of another module of the project, read from here."""
+        return ctx.analysis(project_modes)
+
+
+def project_modes(ctx) -> Modes:
+    """The modes of another module of the project, read from a lint (`ctx.analysis(project_modes)`): on
+    its own, its classes from other modules counted as models (whether they are is asked when it matters)."""
+    return Modes(ctx, ModeLayers.summarizing(ctx), call_sites_read=True)

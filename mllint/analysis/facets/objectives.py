@@ -1,0 +1,277 @@
+"""The objective of a backward pass: what the whole backpropagated loss is, and with which sign.
+
+`objective` follows the loss through single local assignments (and `loss /= k`), the return values of
+the project's functions it calls (`loss = self.compute_loss(batch)`), reductions (`.mean()`, `torch.sum`),
+value-keeping methods (`.gather`, `.squeeze`...), indexing and scalings (`* weights`, `/ n`, `* -1`) down
+to one term: a log-likelihood (`dist.log_prob(y)`, `log_softmax` output, `F.logsigmoid`, the log of
+probabilities) or a standard torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A loss made of several terms (`task - lam * adv`,
+`alpha * log_pi - q`), or of anything else, has no objective: unknown stays unknown. The one exception
+is the policy-gradient term of an actor-critic loss (`policy_loss + c * value_loss - beta * entropy`): a
+log-likelihood weighted by advantages, returns or rewards is the objective of the sum it is a term of.
+
+`steps_after` tells whether an optimizer step uses the gradients of a backward pass: one comes after it
+in the same function, with no gradient clear in between and no input gradient read in between (an attack
+that backpropagates to its input).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from mllint.analysis.program.calls import CallResolver
+from mllint.analysis.facets.loops import SCALER_NAME, names_optimizer
+from mllint.analysis.values.optimizers import is_optimizer
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.values.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
+from mllint.source import one_line
+
+MAX_DEPTH = 12  # assignments and operations followed from the backpropagated loss
+
+LOG_LIKELIHOOD = "log-likelihood"
+STANDARD_LOSS = "loss"
+
+REDUCING_METHODS = frozenset({"mean", "sum", "nanmean", "nansum"})
+REDUCING_FUNCTIONS = frozenset({"torch.mean", "torch.sum", "torch.nanmean", "torch.nansum"})
+# Methods that select or reshape values without changing what they are (log-probabilities stay so).
+KEEPING_METHODS = VALUE_PRESERVING_METHODS | {"gather", "masked_select", "diag", "diagonal", "take_along_dim"}
+LOG_LIKELIHOOD_METHODS = frozenset({"log_prob", "log_prob_sum"})
+LOG_LIKELIHOOD_FUNCTIONS = frozenset({"torch.nn.functional.logsigmoid"})
+LOGARITHMS = frozenset({"torch.log", "torch.log2", "torch.log10"})
+# A variable whose origin is not known but whose name says what it holds: `log_probs`, `logp`, `log_lik`.
+LOG_LIKELIHOOD_NAME = re.compile(r"^(log_?probs?|logp|log_?likelihoods?|log_?lik)$", re.IGNORECASE)
+STANDARD_LOSSES = frozenset({
+    *(f"torch.nn.functional.{name}" for name in (
+        "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+        "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+        "ctc_loss", "multi_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss",
+    )),
+    *(f"torch.nn.{name}" for name in (
+        "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MSELoss", "L1Loss", "SmoothL1Loss",
+        "HuberLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "MultiMarginLoss",
+        "MultiLabelSoftMarginLoss", "SoftMarginLoss",
+    )),
+})  # fmt: skip
+PROBABILITY_NAME = re.compile(r"prob", re.IGNORECASE)
+# A loss object whose origin is not known (a parameter, a config) but whose name says what it is.
+LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
+# A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
+PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
+# A factor that makes a log-likelihood a policy-gradient term.
+ADVANTAGE_TEXT = re.compile(r"adv|return|reward", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Objective:
+    kind: str  # LOG_LIKELIHOOD or STANDARD_LOSS
+    sign: int  # +1: minimizing the loss minimizes the term; -1: it maximizes it
+    term: ast.AST  # the log-likelihood or loss expression
+    policy_gradient: bool = False  # a log-likelihood weighted by advantages, returns or rewards
+    via: str | None = None  # the function whose return value the term is, when it is not in the loss's function
+
+
+def objective(ctx, loss: ast.AST) -> Objective | None:
+    return ctx.analysis(_Objectives).objective(loss)  # one per file: its call resolver indexes the module once
+
+
+class _Objectives:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values = ctx.analysis(ValueKinds)
+        self.view = ctx.analysis(ProjectView)
+        self.calls = CallResolver(ctx, self.view if ctx.project is not None else None)
+        self._objectives: dict[ast.AST, Objective | None] = {}  # by loss: ML408 and ML409 ask about the same
+
+    def objective(self, loss: ast.AST) -> Objective | None:
+        if loss not in self._objectives:
+            self._objectives[loss] = self.of(loss, 0)
+        return self._objectives[loss]
+
+    def of(self, expr: ast.AST, depth: int) -> Objective | None:
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+            inner = self.of(expr.operand, depth + 1)
+            return _signed(inner, -1 if isinstance(expr.op, ast.USub) else 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            return self._scaled(expr.left, expr.right, depth) or self._scaled(expr.right, expr.left, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+            return self._scaled(expr.left, expr.right, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self._policy_gradient_term(expr, depth)
+        if isinstance(expr, ast.Subscript):
+            return self._log_likelihood_only(self.of(expr.value, depth + 1))
+        if isinstance(expr, ast.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        return None
+
+    def _scaled(self, term: ast.AST, factor: ast.AST, depth: int) -> Objective | None:
+        inner = self.of(term, depth + 1)
+        if inner is None or self.of(factor, depth + 1) is not None:
+            return None
+        if inner.kind == LOG_LIKELIHOOD and PROBABILITY_TEXT.search(self.ctx.text(factor)):
+            return None
+        sign = self._sign(factor, depth + 1)
+        if not sign:
+            return None
+        advantage = inner.kind == LOG_LIKELIHOOD and bool(ADVANTAGE_TEXT.search(self.ctx.text(factor)))
+        return Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient or advantage, inner.via)
+
+    def _policy_gradient_term(self, total: ast.BinOp, depth: int) -> Objective | None:
+        """The one policy-gradient term of a sum, with the sign the sum gives it."""
+        terms = []
+        pending = [(total, 1)]
+        while pending:
+            expr, sign = pending.pop()
+            if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+                pending += [(expr.left, sign), (expr.right, -sign if isinstance(expr.op, ast.Sub) else sign)]
+            else:
+                found = self.of(expr, depth + 1)
+                if found is not None and found.policy_gradient:
+                    terms.append(_signed(found, sign))
+        return terms[0] if len(terms) == 1 else None
+
+    def _sign(self, factor: ast.AST, depth: int) -> int:
+        """-1 for a factor written negative (`-adv`, `-1`, a name assigned one), 0 for zero, else +1:
+        weights, advantages and counts are positive as written."""
+        if depth > MAX_DEPTH:
+            return 1
+        if isinstance(factor, ast.Constant) and isinstance(factor.value, (int, float)):
+            return (factor.value > 0) - (factor.value < 0)
+        if isinstance(factor, ast.UnaryOp) and isinstance(factor.op, ast.USub):
+            return -self._sign(factor.operand, depth + 1)
+        if isinstance(factor, ast.Name):
+            values = self.values.reaching_values(factor)
+            if values is not None and len(values) == 1:
+                return self._sign(values[0], depth + 1)
+        return 1
+
+    def _name(self, name: ast.Name, depth: int) -> Objective | None:
+        definitions = self.values.reaching_definitions(name)
+        scaling = self.ctx.scopes.parent(definitions[0].node) if len(definitions) == 1 else None
+        if isinstance(scaling, ast.AugAssign) and isinstance(scaling.op, (ast.Div, ast.Mult)):
+            return self._scaled(scaling.target, scaling.value, depth)  # `loss /= accumulation_steps`
+        values = self.values.reaching_values(name)
+        if values is not None and len(values) == 1:
+            found = self.of(values[0], depth + 1)
+            if found is not None or not LOG_LIKELIHOOD_NAME.match(name.id):
+                return found
+        return Objective(LOG_LIKELIHOOD, 1, name) if LOG_LIKELIHOOD_NAME.match(name.id) else None
+
+    def _call(self, call: ast.Call, depth: int) -> Objective | None:
+        func = call.func
+        name = self.ctx.qualified_name(func)
+        if name in REDUCING_FUNCTIONS and call.args:
+            return self.of(call.args[0], depth + 1)
+        if name in LOG_LIKELIHOOD_FUNCTIONS or (name in LOGARITHMS and call.args and self._probabilities(call.args[0])):
+            return Objective(LOG_LIKELIHOOD, 1, call)
+        if name in STANDARD_LOSSES or canonical_class(self.values.constructed_class(func)) in STANDARD_LOSSES:
+            return Objective(STANDARD_LOSS, 1, call)
+        if isinstance(func, ast.Attribute) and name is None:
+            if func.attr in REDUCING_METHODS:
+                return self.of(func.value, depth + 1)
+            if func.attr in LOG_LIKELIHOOD_METHODS or (func.attr == "log" and self._probabilities(func.value)):
+                return Objective(LOG_LIKELIHOOD, 1, call)
+            if func.attr in KEEPING_METHODS:
+                return self._log_likelihood_only(self.of(func.value, depth + 1))
+        origin = self.view.origin(call)
+        if origin is not None and origin.kind is Kind.LOG_PROBABILITIES:
+            return Objective(LOG_LIKELIHOOD, 1, call)
+        callee = self.calls.resolve(call)
+        if callee is not None:
+            return self._returned(callee, depth)
+        return Objective(STANDARD_LOSS, 1, call) if self._named_loss(func) else None
+
+    def _probabilities(self, expr: ast.AST) -> bool:
+        """Softmax or sigmoid output, or a value whose name says probabilities (`probs[a]`, `probs + eps`);
+        not `1 - d_prob` (the minimax GAN generator's loss is the log of that, and right)."""
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and isinstance(expr.right, ast.Constant):
+            expr = expr.left  # `probs + 1e-8`
+        origin = self.view.origin(expr)
+        if origin is not None:
+            return origin.kind in (Kind.PROBABILITIES, Kind.SIGMOID)
+        named = isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript))
+        return named and bool(PROBABILITY_NAME.search(self.ctx.text(expr)))
+
+    def _named_loss(self, func: ast.AST) -> bool:
+        """`criterion(out, y)`, `self.loss_fn(out, y)` where nothing says what the object is."""
+        last = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if not LOSS_NAME.match(last) or self.ctx.qualified_name(func) is not None:
+            return False
+        return self.values.constructor(func) is None
+
+    def _returned(self, callee, depth: int) -> Objective | None:
+        """The objective every `return` of a called project function agrees on."""
+        inner = self if callee.ctx is self.ctx else _Objectives(callee.ctx)
+        returns = [
+            r.value for r in callee.ctx.index.within(callee.function, ast.Return)
+            if r.value is not None and callee.ctx.scopes.enclosing_function(r) is callee.function
+        ]  # fmt: skip
+        found = [inner.of(value, depth + 1) for value in returns]
+        if not found or any(f is None or (f.kind, f.sign) != (found[0].kind, found[0].sign) for f in found):
+            return None
+        first = found[0]
+        return Objective(first.kind, first.sign, first.term, first.policy_gradient, first.via or callee.function.name)
+
+    @staticmethod
+    def _log_likelihood_only(inner: Objective | None) -> Objective | None:
+        """Selecting from log-probabilities keeps them so; a selected part of a loss is no longer the loss."""
+        return inner if inner is not None and inner.kind == LOG_LIKELIHOOD else None
+
+
+def place(found: Objective, backward: ast.Call) -> str:
+    """What a message says about where the term is: "" on the backward's line, else its line or the
+    function that returns it."""
+    if found.via is not None:
+        return f" (`{one_line(ast.unparse(found.term), 50)}`, returned by `{found.via}`)"
+    if found.term.lineno == backward.lineno:
+        return ""
+    return f" (`{one_line(ast.unparse(found.term), 50)}`, line {found.term.lineno})"
+
+
+def _signed(inner: Objective | None, sign: int) -> Objective | None:
+    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient, inner.via)
+
+
+def steps_after(ctx, backward: ast.Call) -> bool:
+    """Does an optimizer step follow `backward` in its function, on its gradients? No gradient clear and
+    no read of a `.grad` in between, and no optimizer of the file built to maximize (`maximize=True`)."""
+    if ctx.analysis(_Maximizing).found:
+        return False
+    scope = ctx.scopes.enclosing_function(backward) or ctx.tree
+    after = (backward.end_lineno, backward.end_col_offset)
+    values = ctx.analysis(ValueKinds)
+    for node in ctx.index.within(scope, ast.Call, ast.Attribute):
+        if (node.lineno, node.col_offset) < after:
+            continue
+        if isinstance(node, ast.Attribute):
+            if node.attr == "grad" and isinstance(node.ctx, ast.Load):
+                return False
+            continue
+        func = node.func
+        if not isinstance(func, ast.Attribute):
+            continue
+        if func.attr == "zero_grad":
+            return False
+        if func.attr == "step" and _is_optimizer(ctx, values, func.value, node):
+            return True
+    return False
+
+
+class _Maximizing:
+    """Is an optimizer of the file built to maximize (`maximize=...`)? Asked once per file."""
+
+    def __init__(self, ctx) -> None:
+        self.found = any(k.arg == "maximize" for call in ctx.index.of_type(ast.Call) for k in call.keywords)
+
+
+def _is_optimizer(ctx, values: ValueKinds, receiver: ast.AST, call: ast.Call) -> bool:
+    constructed = values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
+    if constructed:
+        return is_optimizer(constructed)
+    identifiers = re.findall(r"[A-Za-z_]\w*", ctx.text(receiver))
+    if SCALER_NAME.search(identifiers[-1] if identifiers else ""):
+        return bool(call.args)
+    return names_optimizer(ctx.text(receiver))

@@ -1,0 +1,1100 @@
+"""Shape analysis: an abstract interpretation of one function at a time that gives tensor values shapes of
+known rank, whose dimensions are ints, symbols or unknown (see `dims`).
+
+Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
+(`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
+interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
+tells passes, `callers.constructions`), data (NumPy arrays, datasets and loaders: see `data_shapes`),
+helper functions of the file run with their arguments, and shape operations (`view`, `unsqueeze`,
+indexing, reductions, broadcasting, ...). A tensor of unknown rank may still have known ends
+(`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
+if every path agrees. Anything else is unknown: the analysis never guesses.
+
+It is lazy: a function is interpreted the first time a rule asks about one of its expressions.
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.program.callers import call_sites, constructions, signature_passage
+from mllint.analysis.program.calls import bind_values
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.facets.data_shapes import FROM_ARRAY, data_value, numpy_shape
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
+from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
+from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
+from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
+from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
+from mllint.findings import Related
+
+MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
+_ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
+MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
+
+
+CONFLICT = object()  # recorded for a node that evaluated to different values on different passes
+
+SAME_SHAPE_METHODS = frozenset(
+    "abs neg exp log log1p log2 log10 sqrt rsqrt sigmoid tanh relu float double half bfloat16 long int bool "
+    "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
+    "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
+    "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
+    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_".split()
+)
+BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
+REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
+TORCH = "torch."
+FUNCTIONAL = "torch.nn.functional."
+SAME_SHAPE_FUNCTIONS = frozenset(
+    [TORCH + n for n in "exp log log1p sqrt rsqrt sigmoid tanh relu abs square clamp clip neg sign softmax "
+     "log_softmax nan_to_num expm1 sin cos erf floor ceil round".split()]
+    + [FUNCTIONAL + n for n in "relu relu6 gelu silu mish sigmoid tanh softmax log_softmax dropout elu selu "
+       "leaky_relu softplus hardswish normalize layer_norm".split()]
+)  # fmt: skip
+BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
+SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
+LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
+MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
+PYTHON_NUMBERS = frozenset({"float", "int"})
+
+
+class Shapes:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.values = ctx.analysis(ValueKinds)
+        self.modules = ctx.analysis(ModuleClasses)
+        self.recorded: dict[ast.AST, object] = {}
+        self.view_targets: dict[ast.Call, Shape] = {}
+        self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
+        self._analysed: set[ast.AST] = set()
+        self._summaries: dict[tuple, object] = {}
+        self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
+        self._foreign: list = []  # the other modules' contexts whose classes were interpreted
+        self._definitions: dict[str, ast.AST] | None = None
+        self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
+        self.sites: dict[ast.Call, tuple[Related, ...]] = {}  # ... -> its call sites (`callers.call_sites`)
+
+    # Queries.
+    def value(self, expr: ast.AST) -> object | None:
+        self._analyse_scope_of(expr)
+        value = self.recorded.get(expr)
+        return None if value is CONFLICT else value
+
+    def shape(self, expr: ast.AST) -> Shape | None:
+        value = self.value(expr)
+        return value.shape if isinstance(value, Tensor) else None
+
+    def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
+        """The values the expressions of a helper function of this file take when `call` calls it
+        (`pinball_loss(model(x), y)`): its run with the call's arguments, if the arguments say anything."""
+        self._analyse_scope_of(call)
+        return self.helper_values.get(call)
+
+    def helper_output(self, function: ast.FunctionDef, arguments: dict[str, object]) -> tuple[object | None, dict] | None:
+        """What a helper function of this file returns given `arguments`, with its expressions' values."""
+
+        def run() -> tuple[object | None, dict]:
+            interpreter = Interpreter(self, function, arguments, record=False)
+            return interpreter.run(), interpreter.seen
+
+        return self._summarised((function, tuple(sorted(arguments.items(), key=lambda item: item[0]))), function, run)
+
+    def _summarised(self, key: tuple, owner: ast.AST, compute):
+        """`compute()`, memoized by `key`, run with `owner` (a function or class) among the active
+        summaries: None while it runs (recursion) and past `MAX_CALL_DEPTH` nested summaries."""
+        if owner in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+            return None
+        if key not in self._summaries:
+            self._summaries[key] = None
+            _ACTIVE_CLASSES.append(owner)
+            try:
+                self._summaries[key] = compute()
+            finally:
+                _ACTIVE_CLASSES.pop()
+        return self._summaries[key]
+
+    def own_function(self, func: ast.AST) -> ast.FunctionDef | None:
+        """The function of this module `func` names (defined at its top level)."""
+        function = self._definition(func)
+        return function if isinstance(function, ast.FunctionDef) else None
+
+    def _definition(self, func: ast.AST) -> ast.AST | None:
+        """The class or function defined at this module's top level that `func` names."""
+        if self._definitions is None:
+            self._definitions = {
+                d.name: d for d in self.ctx.tree.body if isinstance(d, (ast.FunctionDef, ast.ClassDef))
+            }  # fmt: skip
+        definition = self._definitions.get(func.id) if isinstance(func, ast.Name) else None
+        return definition if definition is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
+
+    def view_target(self, call: ast.Call) -> Shape | None:
+        """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
+        self._analyse_scope_of(call)
+        return self.view_targets.get(call)
+
+    def _analyse_scope_of(self, expr: ast.AST) -> None:
+        scope = self.ctx.scopes.enclosing_function(expr) or self.ctx.tree
+        if scope not in self._analysed and not isinstance(scope, ast.Lambda):
+            self._analysed.add(scope)
+            try:
+                Interpreter(self, scope, {}, record=True).run()
+            except RecursionError:  # absurdly nested code: what was recorded so far stands
+                pass
+
+    # Module summaries.
+    def module_output(self, constructor: ast.Call, arguments: list) -> object | None:
+        """The value a module returns when called with `arguments` (abstract values), from the call that
+        built it: `torch.nn` layers, `nn.Sequential`, and the module classes of this file and of the
+        project (their `forward` interpreted in their own module, with these arguments)."""
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        first = arguments[0] if arguments else None
+        if name == SEQUENTIAL:
+            value = first
+            for layer in constructor.args:
+                if not isinstance(layer, ast.Call) or not isinstance(value, Tensor):
+                    return None
+                value = self.module_output(layer, [value])
+            return value
+        own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
+        key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
+        if name is not None and name.startswith("torch.") and not own_class:
+            if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
+                return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
+            shape = torch_layer_output(name, constructor, _shape(first), self.static_dim)
+            return Tensor(shape, key)
+        cls = self._module_class(constructor.func)
+        if cls is not None:
+            return self.class_output(cls, arguments)
+        output = self._project_class_output(constructor, arguments)
+        if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
+            return Tensor(None, key)
+        return output
+
+    def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
+        """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
+        the first call site that tells passes, interpreted in the caller's own module."""
+        func = call.func
+        if self.ctx.project is None or not self._may_be_passed(func):
+            return None
+        for (ctx, constructor), binding in constructions(self.ctx, func):
+            if binding is None:
+                return None  # built in this file: `constructor` answers
+            name = canonical_class(ctx.qualified_name(constructor.func))
+            if ctx is self.ctx:
+                output = self.module_output(constructor, arguments)
+            elif name and name.startswith("torch."):
+                first = arguments[0] if arguments else None
+                shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
+                output = Tensor(shape, ("call", id(call)))
+            else:
+                output = self._project_class_named(name, arguments)
+            if isinstance(output, Tensor) and output.shape is not None:
+                own = signature_passage(binding, func)
+                passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
+                self.passed[call] = describe_passage(own) if own is not None else passed
+                self.sites[call] = call_sites(binding)
+                return output
+        return None
+
+    def _may_be_passed(self, func: ast.AST) -> bool:
+        """A cheap test before looking for call sites: a parameter of the function around it, or a
+        `self.` attribute its class assigns a bare name (`self.model = model`)."""
+        if isinstance(func, ast.Name):
+            function = self.ctx.scopes.enclosing_function(func)
+            return function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}
+        if not is_self_attribute(func):
+            return False
+        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
+        return any(isinstance(value, ast.Name) for value in assigned)
+
+    def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
+        """What a module class of this file returns when called with `arguments`: its `forward` run."""
+
+        def run() -> object | None:
+            forward = own_method(cls, "forward", ast.FunctionDef)
+            return None if forward is None else Interpreter(self, forward, _bind(forward, arguments), record=False).run()
+
+        return self._summarised((cls, tuple(arguments)), cls, run)
+
+    def _project_class_output(self, constructor: ast.Call, arguments: list) -> object | None:
+        """A module class of another module of the project (`Net(...)`, or built by a factory
+        `build_model()`): its `forward` run by that module's own analysis."""
+        view = self.ctx.analysis(ProjectView)
+        if view.index is None:
+            return None
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        if not (name and view.is_module_class(name)):
+            name = view.instance_class(self.values.value(constructor))
+        return self._project_class_named(name, arguments)
+
+    def _project_class_named(self, name: str | None, arguments: list) -> object | None:
+        """What a module class of another module of the project returns: its `forward` run there."""
+        view = self.ctx.analysis(ProjectView)
+        found = view.forward_of(name) if name else None
+        if found is None or found[0] is view.own:
+            return None
+        ctx, cls = found[1].definition()
+        if cls is None:
+            return None
+        self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
+        return ctx.analysis(Shapes).class_output(cls, arguments)
+
+    def dataset(self, func: ast.AST, arguments: list) -> Samples | None:
+        """A dataset class of this file built with `arguments`: its `__getitem__` run on what its
+        `__init__` stored (None when it has no `__getitem__` or the sample is unknown)."""
+        cls = self._own_class(func)
+        methods = self._methods(cls) if cls is not None else {}
+        if "__getitem__" not in methods:
+            return None
+        return self._summarised((cls, "__getitem__", tuple(arguments)), cls, lambda: self._sample(methods, arguments))
+
+    def _sample(self, methods: dict[str, ast.FunctionDef], arguments: list) -> Samples | None:
+        stored: dict[str, object] = {}
+        if "__init__" in methods:
+            init = Interpreter(self, methods["__init__"], _bind(methods["__init__"], arguments), record=False)
+            init.tracks_self = True
+            init.run()
+            stored = {name: value for name, value in init.env.items() if name.startswith("self.")}
+        getitem = methods["__getitem__"]
+        index = bind_values(getitem, [Number(None)], (), skips_first=True)  # `dataset[i]`
+        reader = Interpreter(self, getitem, index, record=False)
+        reader.env.update(stored)
+        item = reader.run()
+        return Samples(item) if item is not None else None
+
+    def static_dim(self, expr: ast.AST | None) -> Dim:
+        """A size given to a layer's constructor: as its class spells it, else the argument's own symbol."""
+        spelled = self._spelled_dim(expr)
+        return spelled if spelled is not None else constructor_dim(expr)
+
+    def _spelled_dim(self, expr: ast.AST | None, depth: int = 0) -> Dim:
+        """A size as a class's code spells it: an int, a parameter of the function it is in (`dim` of
+        `__init__(self, dim, heads)`), an attribute assigned once from such sizes (`self.d = dim // heads`),
+        or their products and floor quotients. None for anything else."""
+        if isinstance(expr, ast.Constant) and type(expr.value) is int:
+            return expr.value
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.FloorDiv)):
+            combine = multiply if isinstance(expr.op, ast.Mult) else floor_divide
+            return combine(self._spelled_dim(expr.left, depth), self._spelled_dim(expr.right, depth))
+        if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
+            assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
+            return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
+        return self._parameter_symbol(expr)
+
+    def attribute_size(self, node: ast.Attribute) -> object | None:
+        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size
+        (worked out once per class and attribute)."""
+        key = (self.ctx.scopes.enclosing_class(node), node.attr)
+        if key not in self._attribute_sizes:
+            self._attribute_sizes[key] = self._attribute_size(*key)
+        return self._attribute_sizes[key]
+
+    def _attribute_size(self, cls: ast.ClassDef | None, attribute: str) -> object | None:
+        assigned = self._attribute_values(cls).get(attribute, [])
+        if len(assigned) != 1:
+            return None
+        value = assigned[0]
+        if isinstance(value, ast.Name):
+            symbol = self._parameter_symbol(value)
+            return Tensor(None, symbol.key, symbol.label) if symbol is not None else None
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.FloorDiv)):
+            dim = self._spelled_dim(value)
+            return Number(dim) if dim is not None else None
+        return None
+
+    def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
+        """The symbol for a parameter read where no assignment has replaced it."""
+        if not isinstance(expr, ast.Name):
+            return None
+        function = self.ctx.scopes.enclosing_function(expr)
+        if function is None or expr.id not in {a.arg for a in parameters(function)}:
+            return None
+        definitions = self.values.reaching_definitions(expr)
+        if not definitions or not all(d.node is function for d in definitions):
+            return None
+        return Sym(("parameter", id(function), expr.id), expr.id)
+
+    def _methods(self, cls: ast.ClassDef, depth: int = 0) -> dict[str, ast.FunctionDef]:
+        """A class's methods, with those it inherits from classes of this file."""
+        methods: dict[str, ast.FunctionDef] = {}
+        for base in cls.bases if depth < MAX_CALL_DEPTH else []:
+            inherited = self._own_class(base)
+            methods.update(self._methods(inherited, depth + 1) if inherited is not None else {})
+        methods.update({f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)})
+        return methods
+
+    def _own_class(self, func: ast.AST) -> ast.ClassDef | None:
+        cls = self._definition(func)
+        return cls if isinstance(cls, ast.ClassDef) else None
+
+    def _attribute_values(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
+        """What each `self.attribute` of a class is assigned anywhere in it (built once per class)."""
+        if cls is None:
+            return {}
+        if cls not in self._attributes:
+            values: dict[str, list[ast.AST]] = {}
+            for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+                for target in assignment_targets(node):
+                    if is_self_attribute(target):
+                        values.setdefault(target.attr, []).append(node.value)
+            self._attributes[cls] = values
+        return self._attributes[cls]
+
+    def _module_class(self, func: ast.AST) -> ast.ClassDef | None:
+        if not isinstance(func, ast.Name):
+            return None
+        return next((c for c in self.modules.modules if c.name == func.id and isinstance(self.ctx.scopes.parent(c), ast.Module)), None)
+
+    def constructor(self, func: ast.AST) -> ast.Call | None:
+        """The call that built the module `func` refers to: `nn.Linear(...)(x)`, a local name, or a
+        `self.attribute` assigned once in its class."""
+        if isinstance(func, ast.Call):
+            return func
+        if isinstance(func, ast.Name):
+            values = self.values.reaching_values(func)
+            if values and len(values) == 1 and isinstance(values[0], ast.Call):
+                return _unmoved(values[0])
+            return None
+        if is_self_attribute(func):
+            assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
+            if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
+                return assigned[0]
+        return None
+
+
+def _unmoved(call: ast.Call) -> ast.Call:
+    """The call that built a module, under the methods that return it: `Net(8).to(device)`."""
+    func = call.func
+    while isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS and isinstance(func.value, ast.Call):
+        call, func = func.value, func.value.func
+    return call
+
+
+def _informative(value: object | None) -> bool:
+    """Does a value say more than "some value": a known shape or ends, a number, a dataset, ...?"""
+    if isinstance(value, Tensor):
+        return value.shape is not None or value.ends is not None
+    if isinstance(value, Number):
+        return value.dim is not None
+    if isinstance(value, Items):
+        return any(_informative(v) for v in value.values)
+    return isinstance(value, (Samples, Batches))
+
+
+def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
+    """The known abstract values of a method's parameters, called with `arguments` (after `self`)."""
+    return {name: value for name, value in bind_values(method, arguments, (), skips_first=True).items() if value is not None}
+
+
+class Interpreter:
+    """Runs one function's statements over abstract values."""
+
+    def __init__(self, shapes: Shapes, function: ast.AST, arguments: dict[str, object], record: bool) -> None:
+        self.shapes = shapes
+        self.ctx = shapes.ctx
+        self.function = function
+        self.record = record
+        self.returns: list[object] = []
+        self.loop_depth = 0
+        self.env: dict[str, object] = {}
+        self.seen: dict[ast.AST, object] = {}  # the values of this pass
+        self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
+        if isinstance(function, FUNCTION_NODES):
+            for arg in parameters(function):
+                self.env[arg.arg] = arguments.get(arg.arg) or Tensor(None, ("parameter", id(function), arg.arg), arg.arg)
+
+    def run(self) -> object | None:
+        self.block(self.function.body)
+        if self.returns and all(r == self.returns[0] for r in self.returns):
+            return self.returns[0]
+        return None
+
+    # Statements. `block` returns True when the block always leaves (return, raise, break, continue).
+    def block(self, statements: list[ast.stmt]) -> bool:
+        for statement in statements:
+            if self.statement(statement):
+                return True
+        return False
+
+    def statement(self, node: ast.stmt) -> bool:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            if node.value is not None:
+                value = self.eval(node.value)
+                for target in assignment_targets(node):
+                    self.bind(target, value, node.value)
+        elif isinstance(node, ast.AugAssign):
+            current = self.eval(node.target)
+            value = self.binary(node, node.op, current, self.eval(node.value))
+            if isinstance(node.target, ast.Name):
+                self.bind(node.target, value, None)
+        elif isinstance(node, ast.Expr):
+            self.eval(node.value)
+            self.forget_in_place_receiver(node.value)
+        elif isinstance(node, ast.Return):
+            self.returns.append(self.eval(node.value) if node.value is not None else None)
+            return True
+        elif isinstance(node, (ast.Raise, ast.Break, ast.Continue)):
+            return True
+        elif isinstance(node, ast.If):
+            self.eval(node.test)
+            return self.branches(node, [node.body, node.orelse])
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            self.loop(node)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                self.eval(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, None, None)
+            return self.block(node.body)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            self.try_statement(node)
+        elif isinstance(node, ast.Match):
+            self.eval(node.subject)
+            for case in node.cases:
+                for name in ast.walk(case.pattern):
+                    for attr in ("name", "rest"):
+                        if isinstance(getattr(name, attr, None), str):
+                            self.forget(getattr(name, attr), case)
+            self.branches(node, [case.body for case in node.cases] + [[]])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.forget(node.name, node)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.env.pop(target.id, None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                self.forget((alias.asname or alias.name).split(".")[0], node)
+        return False
+
+    def branches(self, node: ast.AST, bodies: list[list[ast.stmt]]) -> bool:
+        start, outcomes = self.env, []
+        for body in bodies:
+            self.env = dict(start)
+            if not self.block(body):
+                outcomes.append(self.env)
+        if not outcomes:
+            self.env = start
+            return True
+        self.env = join(outcomes, node)
+        return False
+
+    def loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if isinstance(node, ast.While):
+            self.eval(node.test)
+        else:
+            iterated = self.eval(node.iter)
+            rows = (
+                Tensor(iterated.shape[1:], ("row", id(node)), "row")
+                if isinstance(iterated, Tensor) and iterated.shape else None
+            )  # fmt: skip
+            if isinstance(iterated, Batches):
+                rows = iterated.item
+        passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
+        self.loop_depth += 1
+        start = self.env
+        for _ in range(passes):
+            self.env = dict(start)
+            if not isinstance(node, ast.While):
+                self.bind(node.target, rows, None)
+            self.block(node.body)
+            self.env = join([start, self.env], node)
+            start = self.env
+        if passes == 1:  # values assigned in the body may differ on the next iteration: forget them
+            for name in _assigned_names(node.body):
+                self.forget(name, node)
+        self.loop_depth -= 1
+        self.block(node.orelse)
+
+    def try_statement(self, node: ast.AST) -> None:
+        start = self.env
+        self.env = dict(start)
+        self.block(node.body)
+        self.block(node.orelse)
+        outcomes = [self.env]
+        for handler in node.handlers:
+            self.env = join([start, outcomes[0]], handler)
+            if handler.name:
+                self.forget(handler.name, handler)
+            if not self.block(handler.body):
+                outcomes.append(self.env)
+        self.env = join(outcomes + [join([start, outcomes[0]], node)], node) if node.finalbody else join(outcomes, node)
+        self.block(node.finalbody)
+
+    def forget(self, name: str, node: ast.AST) -> None:
+        self.env[name] = Tensor(None, ("assigned", id(node), name), name)
+
+    def forget_in_place_receiver(self, expr: ast.AST) -> None:
+        """`x.unsqueeze_(1)`, `x.resize_(...)`: an in-place method may change the receiver's shape."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name):
+            method = expr.func.attr
+            if method.endswith("_") and method not in SAME_SHAPE_METHODS:
+                self.forget(expr.func.value.id, expr)
+
+    def bind(self, target: ast.AST, value: object | None, value_node: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            if value is None:
+                value = Tensor(None, ("assigned", id(target), target.id), target.id)
+            elif isinstance(value, Number) and isinstance(value.dim, Sym):
+                value = Number(Sym(value.dim.key, target.id, value.dim.operator, value.dim.operands))
+            elif isinstance(value, Tensor) and value.shape is None:
+                value = Tensor(None, value.key, target.id, value.ends)
+            self.env[target.id] = value
+        elif self.tracks_self and is_self_attribute(target):
+            self.env[f"self.{target.attr}"] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
+            if any(isinstance(e, ast.Starred) for e in elements):
+                values = [None] * len(elements)
+            elif isinstance(value_node, (ast.Tuple, ast.List)) and len(value_node.elts) == len(elements):
+                values = [self.seen.get(e) for e in value_node.elts]
+            elif isinstance(value, Size):
+                values = self.unpack_size(value, elements, value_node)
+            elif isinstance(value, Items) and len(value.values) == len(elements):
+                values = list(value.values)
+            else:
+                values = [None] * len(elements)
+            for element, element_value in zip(elements, values):
+                self.bind(element.value if isinstance(element, ast.Starred) else element, element_value, None)
+
+    def unpack_size(self, size: Size, elements: list[ast.AST], value_node: ast.AST | None) -> list[object | None]:
+        """`B, T, C = x.shape`: the sizes; when x's rank was unknown, it is now known to be 3."""
+        if size.dims is not None:
+            return [Number(d) for d in size.dims] if len(size.dims) == len(elements) else [None] * len(elements)
+        labels = [e.id if isinstance(e, ast.Name) else f"{size.label}[{i}]" for i, e in enumerate(elements)]
+        dims = tuple(Sym(("size", size.key, i), label) for i, label in enumerate(labels))
+        source = _size_receiver(value_node)
+        if isinstance(source, ast.Name) and isinstance(self.env.get(source.id), Tensor) and self.env[source.id].key == size.key:
+            self.env[source.id] = Tensor(dims, size.key, source.id)
+        return [Number(d) for d in dims]
+
+    # Expressions.
+    def eval(self, node: ast.AST) -> object | None:
+        value = self.seen[node] = self.evaluate(node)
+        if self.record:
+            recorded = self.shapes.recorded
+            if node in recorded and recorded[node] != value:
+                recorded[node] = CONFLICT
+            else:
+                recorded[node] = value
+        return value
+
+    def evaluate(self, node: ast.AST) -> object | None:
+        if isinstance(node, ast.Constant):
+            if type(node.value) is int:
+                return Number(node.value)
+            return NUMBER if isinstance(node.value, (float, complex)) else None
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.BinOp):
+            return self.binary(node, node.op, self.eval(node.left), self.eval(node.right))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.eval(node.operand)
+            if isinstance(node.op, ast.USub) and isinstance(operand, Number) and isinstance(operand.dim, int):
+                return Number(-operand.dim)
+            return operand if isinstance(operand, Tensor) and isinstance(node.op, (ast.USub, ast.UAdd)) else None
+        if isinstance(node, ast.IfExp):
+            self.eval(node.test)
+            body, orelse = self.eval(node.body), self.eval(node.orelse)
+            return body if body == orelse else None
+        if isinstance(node, ast.NamedExpr):
+            value = self.eval(node.value)
+            self.bind(node.target, value, node.value)
+            return value
+        if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return Items(tuple(self.eval(e) for e in node.elts))
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return None  # their own scope: names inside may be other bindings
+        for child in child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.eval(child)
+        return None
+
+    def name(self, node: ast.Name) -> object | None:
+        if node.id in self.env:
+            return self.env[node.id]
+        values = self.shapes.values.reaching_values(node)
+        if values and len(values) == 1 and isinstance(values[0], ast.Constant) and type(values[0].value) is int:
+            return Number(values[0].value)  # a module-level constant
+        return Tensor(None, ("free", node.id), node.id)
+
+    def attribute(self, node: ast.Attribute) -> object | None:
+        if self.ctx.qualified_name(node) is not None:
+            return None  # `torch.float32`, a module's attribute
+        if is_self_attribute(node) and f"self.{node.attr}" in self.env:
+            return self.env[f"self.{node.attr}"]
+        size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
+        if size is not None:
+            return size
+        base = self.eval(node.value)
+        if not isinstance(base, Tensor):
+            return None
+        if node.attr == "shape":
+            return Size(base.shape, base.key, base.label)
+        if node.attr in ("T", "mT") and base.shape is not None:
+            if node.attr == "T":
+                return Tensor(tuple(reversed(base.shape)), ("T", base.key))
+            return Tensor(base.shape[:-2] + base.shape[-2:][::-1], ("mT", base.key)) if len(base.shape) >= 2 else None
+        if node.attr == "data":
+            return base
+        return Tensor(None, ("attribute", base.key, node.attr), f"{base.label}.{node.attr}")
+
+    def subscript(self, node: ast.Subscript) -> object | None:
+        base = self.eval(node.value)
+        index = node.slice
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        for item in items:
+            self.eval(item)
+        if isinstance(base, Size):
+            position = _int_literal(index)
+            if position is None:
+                return None
+            if base.dims is not None:
+                return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
+            return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
+        if isinstance(base, Tensor):
+            integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
+            shape = _index(base.shape, items, integers) if base.shape is not None else None
+            return Tensor(shape, ("index", id(node), base.key))
+        position = _int_literal(index)
+        if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
+            return base.values[position]
+        if isinstance(base, Samples):
+            return base.item
+        return None
+
+    def binary(self, node: ast.AST, op: ast.operator, left: object | None, right: object | None) -> object | None:
+        if isinstance(left, Number) and isinstance(right, Number):
+            if isinstance(op, ast.Mult):
+                return Number(multiply(left.dim, right.dim))
+            if isinstance(op, ast.FloorDiv):
+                return Number(floor_divide(left.dim, right.dim))
+            if isinstance(left.dim, int) and isinstance(right.dim, int) and isinstance(op, (ast.Add, ast.Sub)):
+                return Number(left.dim + right.dim if isinstance(op, ast.Add) else left.dim - right.dim)
+            return NUMBER
+        key = ("binary", id(node))
+        if isinstance(op, ast.MatMult):
+            return Tensor(_matmul(_shape(left), _shape(right)), key)
+        if isinstance(left, Tensor) and isinstance(right, Number):
+            return Tensor(left.shape, key, ends=left.ends)
+        if isinstance(left, Number) and isinstance(right, Tensor):
+            return Tensor(right.shape, key, ends=right.ends)
+        if isinstance(left, Tensor) and isinstance(right, Tensor):
+            return Tensor(broadcast(left.shape, right.shape), key)
+        return None
+
+    # Calls.
+    def call(self, node: ast.Call) -> object | None:
+        name = self.ctx.qualified_name(node.func)
+        receiver = None
+        if name is None and isinstance(node.func, ast.Attribute):
+            receiver = self.eval(node.func.value)
+        arguments = [self.eval(a) for a in node.args]
+        for keyword in node.keywords:
+            self.eval(keyword.value)
+        builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
+        if builtin in PYTHON_NUMBERS:
+            return NUMBER
+        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
+        if data is not None:
+            return data
+        helper = self.shapes.own_function(node.func)
+        bound_here = self.env.get(node.func.id) if helper is not None else None
+        if helper is not None and (bound_here is None or bound_here == Tensor(None, ("assigned", id(helper), helper.name))):
+            called = self.helper_call(node, helper, arguments)
+            if called is not None:
+                return called
+        shape: object = None
+        first = self.value_of(call_argument(node, 0, "input")) if name in SAME_SHAPE_FUNCTIONS else None
+        if isinstance(first, Tensor) and first.ends:
+            return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
+        if name is not None and name.startswith(TORCH):
+            shape = self.torch_function(node, name)
+        elif name is not None and name.startswith("numpy."):
+            shape = numpy_shape(self, node, name)
+        elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
+            if receiver.shape is None and receiver.ends is not None:
+                return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
+            result = self.method(node, node.func.attr, receiver)
+            if not isinstance(result, tuple):
+                return result
+            shape = result
+        elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
+            constructor = self.shapes.constructor(node.func)
+            if constructor is not None:
+                return self.shapes.module_output(constructor, arguments)
+            if self.record:
+                passed = self.shapes.passed_module_output(node, arguments)
+                if passed is not None:
+                    return passed
+        if isinstance(shape, tuple):
+            return Tensor(shape, ("call", id(node)))
+        return Tensor(None, ("call", id(node)), _label(node))
+
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list) -> object | None:
+        """A call of a helper function of this file, when an argument says something (a known shape, a
+        size, a dataset, ...): the helper run with the arguments."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
+        if not any(_informative(value) for value in bound.values()):
+            return None
+        summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
+        if summary is None:
+            return None
+        if self.record:
+            self.shapes.helper_values[node] = summary[1]
+        return summary[0]
+
+    def value_of(self, node: ast.AST | None) -> object | None:
+        """The value of an expression this pass has evaluated (evaluating it if it has not)."""
+        if node is None:
+            return None
+        return self.seen[node] if node in self.seen else self.eval(node)
+
+    def shape_of(self, node: ast.AST | None) -> Shape | None:
+        return _shape(self.value_of(node))
+
+    def dim(self, node: ast.AST) -> Dim:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv)):
+            combine = multiply if isinstance(node.op, ast.Mult) else floor_divide
+            return combine(self.dim(node.left), self.dim(node.right))
+        value = self.value_of(node)
+        if isinstance(value, Number):
+            return value.dim
+        if isinstance(value, Tensor) and value.shape is None:
+            return Sym(value.key, value.label)
+        return None
+
+    def sizes(self, args: list[ast.AST]) -> Shape | None:
+        """The sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(x.shape)`."""
+        if any(isinstance(a, ast.Starred) for a in args):
+            return None
+        if len(args) == 1:
+            if isinstance(args[0], (ast.Tuple, ast.List)):
+                return self.sizes(args[0].elts) if not any(isinstance(e, ast.Starred) for e in args[0].elts) else None
+            value = self.value_of(args[0])
+            if isinstance(value, Size):
+                return value.dims
+        return tuple(self.dim(a) for a in args)
+
+    def torch_function(self, node: ast.Call, name: str) -> Shape | None:
+        args = node.args
+        first = call_argument(node, 0, "input")
+        if name in SIZED_CONSTRUCTORS:
+            size = next((k.value for k in node.keywords if k.arg == "size"), None)
+            return self.sizes([size] if size is not None else args)
+        if name == "torch.full":
+            return self.sizes([call_argument(node, 0, "size")]) if call_argument(node, 0, "size") is not None else None
+        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS:
+            return self.shape_of(first)
+        if name == "torch.randint":
+            size = next((k.value for k in node.keywords if k.arg == "size"), args[-1] if args else None)
+            return self.sizes([size]) if isinstance(size, (ast.Tuple, ast.List)) else None
+        if name == "torch.arange" and 1 <= len(args) <= 3 and not node.keywords:
+            bounds = [self.dim(a) for a in args]
+            if len(bounds) == 1:
+                return (bounds[0],)
+            return (len(range(*bounds)),) if all(isinstance(b, int) for b in bounds) and bounds[-1] != 0 else (None,)
+        if name == "torch.linspace":
+            return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
+        if name in FROM_ARRAY and first is not None:
+            array = self.value_of(first)
+            return array.shape if isinstance(array, Tensor) else _literal_shape(first)
+        if name in BROADCAST_FUNCTIONS:
+            return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
+        method = name[len(TORCH):]
+        if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
+            receiver = self.value_of(first)
+            if isinstance(receiver, Tensor):
+                shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
+                result = self.method(shifted, method, receiver)
+                return result.shape if isinstance(result, Tensor) else None
+        if name in STACK_FUNCTIONS:
+            return self.concatenate(node, name == "torch.stack")
+        return None
+
+    def method(self, node: ast.Call, method: str, receiver: Tensor) -> object | None:
+        """A tensor method's result: a Tensor, a Size, a Number, or a shape tuple (a new tensor)."""
+        shape, args = receiver.shape, node.args
+        if method == "size":
+            if not args and not node.keywords:
+                return Size(shape, receiver.key, receiver.label)
+            position = _int_literal(call_argument(node, 0, "dim"))
+            if position is None:
+                return None
+            if shape is not None:
+                return Number(shape[position]) if -len(shape) <= position < len(shape) else None
+            return Number(Sym(("size", receiver.key, position), f"{receiver.label}.size({position})"))
+        if method in ("view", "reshape"):
+            target = self.sizes(args) if args and not node.keywords else None
+            if target is None:
+                return None
+            target = _infer_minus_one(shape, target)
+            if self.record:
+                self.shapes.view_targets[node] = target
+            return target
+        if method in SAME_SHAPE_METHODS:
+            return shape
+        if method in BROADCAST_METHODS:
+            other = call_argument(node, 0, "other")
+            other_value = self.value_of(other)
+            return shape if isinstance(other_value, Number) else broadcast(shape, _shape(other_value))
+        if shape is None:
+            return None
+        if method in ("view_as", "reshape_as", "expand_as"):
+            return self.shape_of(call_argument(node, 0, "other"))
+        if method in ("new_zeros", "new_ones", "new_empty"):
+            return self.sizes(args)
+        return self.shape_method(node, method, shape)
+
+    def shape_method(self, node: ast.Call, method: str, shape: Shape) -> Shape | None:
+        rank, args = len(shape), node.args
+        if method == "unsqueeze":
+            position = _normalise(_int_literal(call_argument(node, 0, "dim")), rank + 1)
+            return None if position is None else shape[:position] + (1,) + shape[position:]
+        if method == "squeeze":
+            dims = [_int_literal(a) for a in args] + [_int_literal(k.value) for k in node.keywords if k.arg == "dim"]
+            if not dims:
+                return tuple(d for d in shape if d != 1) if all(isinstance(d, int) for d in shape) else None
+            positions = [_normalise(d, rank) for d in dims]
+            if None in positions or any(shape[p] not in (1,) and not isinstance(shape[p], int) for p in positions):
+                return None  # a symbol may be 1
+            return tuple(d for i, d in enumerate(shape) if not (i in positions and d == 1))
+        if method == "flatten":
+            start = _int_literal(call_argument(node, 0, "start_dim")) if call_argument(node, 0, "start_dim") else 0
+            end = _int_literal(call_argument(node, 1, "end_dim")) if call_argument(node, 1, "end_dim") else -1
+            return flatten(shape, start, end)
+        if method == "permute":
+            order = [_int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
+            if not order:
+                return None
+            positions = [_normalise(p, rank) for p in order]
+            if None in positions or sorted(positions) != list(range(rank)):
+                return None
+            return tuple(shape[p] for p in positions)
+        if method == "transpose" and len(args) != 2:
+            method = "permute"  # numpy's `a.transpose(1, 0, 2)`
+        if method in ("transpose", "swapaxes", "swapdims"):
+            a = _normalise(_int_literal(call_argument(node, 0, "dim0")), rank)
+            b = _normalise(_int_literal(call_argument(node, 1, "dim1")), rank)
+            if a is None or b is None:
+                return None
+            swapped = list(shape)
+            swapped[a], swapped[b] = swapped[b], swapped[a]
+            return tuple(swapped)
+        if method == "t" and rank <= 2:
+            return tuple(reversed(shape))
+        if method in REDUCTIONS or method in ("std", "var", "norm"):
+            return self.reduction(node, method, shape)
+        if method in ("matmul", "mm", "bmm"):
+            return _matmul(shape, self.shape_of(call_argument(node, 0, "other")))
+        if method == "expand":
+            target = self.sizes(args)
+            if target is None or len(target) < rank:
+                return None
+            return target[: len(target) - rank] + tuple(
+                old if new == -1 else new for old, new in zip(shape, target[len(target) - rank :])
+            )
+        return None
+
+    def reduction(self, node: ast.Call, method: str, shape: Shape) -> Shape | None:
+        dim_node = next((k.value for k in node.keywords if k.arg == "dim"), None)
+        if dim_node is None and node.args and method != "norm":
+            if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool):
+                return None  # `x.std(False)`: the old `unbiased` argument
+            dim_node = node.args[0]
+        keepdim_node = next((k.value for k in node.keywords if k.arg == "keepdim"), None)
+        if keepdim_node is None and len(node.args) >= 2 and method != "norm":
+            keepdim_node = node.args[1]
+        if keepdim_node is not None and not (isinstance(keepdim_node, ast.Constant) and isinstance(keepdim_node.value, bool)):
+            return None
+        keepdim = keepdim_node is not None and keepdim_node.value
+        if dim_node is None:
+            return () if not node.keywords and (method != "norm" or not node.args) else None
+        elements = dim_node.elts if isinstance(dim_node, (ast.Tuple, ast.List)) else [dim_node]
+        positions = {_normalise(_int_literal(e), len(shape)) for e in elements}
+        if None in positions:
+            return None
+        return tuple(1 if i in positions else d for i, d in enumerate(shape) if keepdim or i not in positions)
+
+    def concatenate(self, node: ast.Call, stack: bool) -> Shape | None:
+        tensors = call_argument(node, 0, "tensors")
+        dim_node = call_argument(node, 1, "dim")
+        position = _int_literal(dim_node) if dim_node is not None else 0
+        if not isinstance(tensors, (ast.Tuple, ast.List)) or not tensors.elts or position is None:
+            return None
+        shapes = [self.shape_of(e) for e in tensors.elts]
+        first = shapes[0]
+        if any(s is None or len(s) != len(first) for s in shapes):
+            return None
+        if stack:
+            position = _normalise(position, len(first) + 1)
+            same = all(all(x is not None and x == y for x, y in zip(first, s)) for s in shapes)
+            return first[:position] + (len(shapes),) + first[position:] if same and position is not None else None
+        position = _normalise(position, len(first))
+        if position is None:
+            return None
+        others_match = all(
+            all(x is not None and x == y for i, (x, y) in enumerate(zip(first, s)) if i != position) for s in shapes
+        )
+        parts = [s[position] for s in shapes]
+        total = sum(parts) if all(isinstance(p, int) for p in parts) else None
+        return first[:position] + (total,) + first[position + 1 :] if others_match else None
+
+
+ANY_RECEIVER_METHODS = frozenset(
+    "unsqueeze squeeze flatten permute transpose swapaxes swapdims t matmul mm bmm std var reshape".split()
+)
+TENSOR_METHODS = (
+    SAME_SHAPE_METHODS | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
+    | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
+)  # fmt: skip
+
+
+def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, object]:
+    """Where paths meet, a name keeps its value only if every path agrees, and its shape if every path
+    agrees on that (`pred = pred.float()` in a loop: another tensor on each iteration, the same shape)."""
+    if len(environments) == 1:
+        return dict(environments[0])
+    names = set().union(*environments)
+    joined = {}
+    for name in names:
+        values = [env.get(name, CONFLICT) for env in environments]
+        first = values[0]
+        if first is not CONFLICT and all(v is first or v == first for v in values):
+            joined[name] = first
+        else:
+            shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
+            shape = shapes.pop() if len(shapes) == 1 else None
+            joined[name] = Tensor(shape, ("joined", id(node), name), name)
+    return joined
+
+
+def _shape(value: object | None) -> Shape | None:
+    return value.shape if isinstance(value, Tensor) else None
+
+
+def _size_receiver(node: ast.AST | None) -> ast.AST | None:
+    """`x` in `x.shape` or `x.size()`."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args:
+        return node.func.value
+    return None
+
+
+def _int_literal(node: ast.AST | None) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_literal(node.operand)
+        return -value if value is not None else None
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _normalise(position: int | None, rank: int) -> int | None:
+    if position is None or not -rank <= position < rank:
+        return None
+    return position % rank
+
+
+def _index(shape: Shape, items: list[ast.AST], integers: set[int]) -> Shape | None:
+    """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
+    `None` and `...` (anything else: unknown)."""
+    consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
+    if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
+        return None
+    result, position = [], 0
+    for item in items:
+        if isinstance(item, ast.Constant) and item.value is None:
+            result.append(1)
+        elif isinstance(item, ast.Constant) and item.value is Ellipsis:
+            skipped = len(shape) - len(consuming)
+            result += shape[position : position + skipped]
+            position += skipped
+        elif isinstance(item, ast.Slice):
+            full = item.lower is None and item.upper is None and item.step is None
+            result.append(shape[position] if full else None)
+            position += 1
+        elif _int_literal(item) is not None or id(item) in integers:
+            position += 1
+        else:
+            return None
+    return tuple(result) + tuple(shape[position:])
+
+
+def _matmul(a: Shape | None, b: Shape | None) -> Shape | None:
+    if a is None or b is None or not a or not b:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(b) == 1:
+        return a[:-1]
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    batch = broadcast(a[:-2], b[:-2])
+    return None if batch is None else batch + (a[-2], b[-1])
+
+
+def _infer_minus_one(source: Shape | None, target: Shape) -> Shape:
+    """A `-1` in a view's target: what the source's size leaves for it (`(B, T, C).view(B, T, H, -1)`
+    gives `C // H`), when every dimension of both is known."""
+    if target.count(-1) != 1:
+        return target
+    inferred = quotient(source, tuple(d for d in target if d != -1)) if source is not None else None
+    return tuple(inferred if d == -1 else d for d in target)
+
+
+def _literal_shape(node: ast.AST) -> Shape | None:
+    """`torch.tensor([[1, 2], [3, 4]])` has shape (2, 2): nested literal lists of equal lengths."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+        return ()
+    if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        inner = [_literal_shape(e) for e in node.elts]
+        if inner and all(s is not None and s == inner[0] for s in inner):
+            return (len(node.elts),) + inner[0]
+        return (0,) if not inner else None
+    return None
+
+
+def _label(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_label(node.value)}.{node.attr}"
+    return "?"
+
+
+def _assigned_names(statements: list[ast.stmt]) -> set[str]:
+    return {
+        node.id
+        for statement in statements
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+
+
+
+
+def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
+    """The known ends of a method's result on a tensor of unknown rank with known `ends`."""
+    head, tail = ends
+    if method in SAME_SHAPE_METHODS:
+        return ends
+    position = _int_literal(call_argument(node, 0, "dim"))
+    if method == "unsqueeze" and position == -1:
+        return head, tail + (1,)
+    if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
+        return head, tail[:-1]
+    return None

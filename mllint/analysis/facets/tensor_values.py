@@ -1,0 +1,71 @@
+"""The abstract values of the shape analysis: tensors with what is known of their shape, sizes, Python
+numbers, and the containers data flows through (tuples, datasets, loaders)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mllint.analysis.facets.dims import Dim, Shape, column_against_batch, format_ends, format_shape
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A value, usually a tensor: its shape (None: unknown rank) and the identity of the value, which
+    the symbols for its sizes (`x.size(0)`) are keyed by. Unknown values of any type are Tensors too.
+    A tensor of unknown rank may have known `ends`: its first and last dimensions, `((B,), (1,))` for
+    `(B, ..., 1)` (at least as many dimensions as both name)."""
+
+    shape: Shape | None
+    key: tuple
+    label: str = field(default="?", compare=False)
+    ends: tuple[Shape, Shape] | None = None
+
+
+@dataclass(frozen=True)
+class Size:
+    """`x.shape` / `x.size()`: the dimensions, or None with the tensor's key when its rank is unknown."""
+
+    dims: Shape | None
+    key: tuple
+    label: str = field(default="?", compare=False)
+
+
+@dataclass(frozen=True)
+class Number:
+    """A Python number; `dim` is its value as a size (None for floats and unknowns)."""
+
+    dim: Dim
+
+
+NUMBER = Number(None)
+
+
+@dataclass(frozen=True)
+class Items:
+    """A tuple or list of values: `return x, y`, a batch `(inputs, targets)`."""
+
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A dataset: indexing it gives `item`."""
+
+    item: object
+
+
+@dataclass(frozen=True)
+class Batches:
+    """An iterable of batches (a `DataLoader`, `enumerate` of one): iterating it gives `item`."""
+
+    item: object
+
+
+def unknown_rank_column(left: Tensor, right: Tensor) -> tuple[str, str, str, int] | None:
+    """A `(B, ..., 1)` of unknown rank set against `(B,)`, either way round: the two shapes and what they
+    broadcast to, as text, and the side of the column (0: left, 1: right)."""
+    a, b = left.shape, right.shape
+    if a is None and b is not None and left.ends is not None and column_against_batch(left.ends, b):
+        return format_ends(left.ends), format_shape(b), format_ends((b, b)), 0
+    if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
+        return format_shape(a), format_ends(right.ends), format_ends((a, a)), 1
+    return None

@@ -1,0 +1,774 @@
+"""Abstract objects and points-to: which objects an expression can be, wherever the code takes them.
+
+An object is named by where it is made (`Obj`): a call (`Net()`, `nn.CrossEntropyLoss()`,
+`torchvision.models.resnet18()`, `AutoModel.from_pretrained(...)`, any call whose result is not followed
+further), a literal container (`[a, b]`, `{"ce": loss}`), a parameter of a function, the instance a
+method's `self` is, an attribute of an object that nothing known writes (`trainer.model`), or `None`.
+`Objects(ctx).points_to(expr)` is the may-set of objects an expression can be anywhere in its scope
+(flow-insensitive: every binding of a name counts, so an arm that assigns `None` adds `None`), following:
+
+- assignments and aliases (`model = self.model`), tuple packing and unpacking, also through the `return
+  a, b, c` of a function of the file or of another module of the project (`opt, sched = build(cfg)`);
+- calls that return their receiver (`.to()`, `.cuda()`, `.train()`, `.eval()`, `.requires_grad_()`, ...)
+  and wrappers that return what they get (`DataParallel`, `DistributedDataParallel`, `torch.compile`,
+  `accelerator.prepare`), and `.module`;
+- containers: literals, `append`/`extend`/`add_module`, `nn.ModuleList`/`nn.ModuleDict`/`nn.Sequential`
+  of a literal, indexing with constants, loops over them;
+- attributes: `self.x` is what any method of the class (a setter too) or any other code of the file
+  (`trainer.model = model`) writes to `x` of an object of that class; module globals.
+
+The objects a project function makes are told apart by the call site that runs it (one level of call
+site: `student = build()` and `teacher = build()` are two objects), so summaries stay per call site.
+
+Budget (one for the layer): `MAX_OBJECTS` objects per expression, `MAX_CALL_DEPTH` calls followed into
+functions that return what they make, `MAX_WORK` evaluations per file; past any of them the answer is
+None (unknown). Each name's objects in each scope are computed once (a fixed point over the bindings
+that reach it, so the cost is linear in the file's bindings and polynomial overall).
+
+`optimized()` answers the question the mode rules ask of a model nothing trains: which objects' parameters
+an optimizer constructed in the file gets (`AdamW(model.parameters())`, through variables, `filter`, groups).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.values.optimizers import is_optimizer
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.values.values import ValueKinds, canonical_class
+
+MAX_OBJECTS = 8  # objects per expression
+MAX_CALL_DEPTH = 2  # functions followed into, for what they return
+MAX_WORK = 50_000  # evaluations per file
+MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
+MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
+
+# Methods of an nn.Module or a tensor that return the object they are called on.
+RETURNS_RECEIVER = {
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "share_memory",
+    "to_empty",
+}  # fmt: skip
+WRAPPERS = {
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+    "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+}  # fmt: skip
+CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
+ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
+OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPES = (*FUNCTIONS, ast.Lambda)
+
+
+@dataclass(frozen=True)
+class Obj:
+    """An abstract object. `kind`: "made" (by `node`, a call or literal, in `ctx`; `site`: the call of the
+    function that made it, when that was followed), "parameter" (`name` of the function `node`), "self"
+    (an instance of the class `node`), "field" (attribute `name` of `base` nothing known writes), "none"."""
+
+    kind: str
+    node: ast.AST | None = None
+    name: str = ""
+    base: "Obj | None" = None
+    site: ast.AST | None = None
+    ctx: object = None
+
+    def key(self) -> str:
+        """A name for the object, the same wherever it is reached from."""
+        if self.kind == "field":
+            return f"{self.base.key()}.{self.name}"
+        return f"@{self.kind}:{id(self.node)}:{self.name}:{id(self.site)}"
+
+
+NONE = Obj("none")
+
+
+class Objects:
+    """Points-to for one file (`ctx.analysis(Objects)`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        self.module_classes = ctx.analysis(ModuleClasses).modules
+        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+        self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}
+        self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
+        self._exprs: dict[ast.AST, frozenset | None] = {}
+        self._fields: dict[tuple[Obj, str], frozenset | None] = {}
+        self._nesting = 0
+        self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
+        self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
+        self._added: list[tuple[ast.AST, ast.AST]] | None = None
+        self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
+        self._open: set = set()
+        self._reentered: set = set()  # names read again while being evaluated
+        self._partial: dict = {}  # what those hold so far
+        self._cut = 0  # how many times a cycle was cut short (results then are not kept)
+        self._work = 0
+        self._optimized: list[ast.AST] | None = None
+        self._generators: dict[ast.AST, bool] = {}
+
+    # The answer.
+    def points_to(self, expr: ast.AST) -> frozenset | None:
+        """The objects `expr` may be anywhere in its scope; None: unknown (past the budget)."""
+        return self._eval(expr, 0)
+
+    def key(self, expr: ast.AST, scope: ast.AST | None) -> str | None:
+        """One name for what `expr` is, seen from `scope` (a function or the module): `model` for a
+        parameter of `scope` (its callers say what it is), `self` for its instance, `self.x` for an
+        attribute of an nn.Module's `self` (which `self.eval()` switches too), an object's own key else;
+        None when unknown or past the budget."""
+        found = self.points_to(expr)
+        if not found:
+            return None
+        found = found - {NONE} or found
+        keys = {self._key(obj, scope) for obj in found}
+        if None in keys:
+            return None
+        return keys.pop() if len(keys) == 1 else "@{" + ",".join(sorted(keys)) + "}"
+
+    def _key(self, obj: Obj, scope: ast.AST | None) -> str | None:
+        if obj.kind == "parameter" and obj.node is scope:
+            return obj.name
+        if obj.kind == "self":
+            return _first_parameter(scope) if isinstance(scope, FUNCTIONS) and self._class_of(scope) is obj.node else obj.key()
+        if obj.kind == "field":
+            base = self._key(obj.base, scope)
+            if obj.name == "module":  # `model.module` of a model passed in: the model, or what it wraps
+                return base
+            return None if base is None else f"{base}.{obj.name}"
+        return obj.key()
+
+    def made(self, expr: ast.AST) -> list[tuple[object, ast.Call]] | None:
+        """The calls that made what `expr` may be (their contexts with them); None when one of the objects
+        is not made by a call (a parameter, an attribute of one) or unknown."""
+        found = self.points_to(expr)
+        if not found or any(obj.kind != "made" or not isinstance(obj.node, ast.Call) for obj in found - {NONE}):
+            return None
+        return [(obj.ctx, obj.node) for obj in found - {NONE}]
+
+    def optimized(self) -> list[ast.AST]:
+        """What an optimizer constructed in this file gets the parameters of (`model` in
+        `AdamW(model.parameters())`, through variables, `filter`, groups), with what that is an attribute
+        of (training `model.fc` trains `model`)."""
+        if self._optimized is None:
+            self._optimized = []
+            for call in self.ctx.index.of_type(ast.Call):
+                if self._makes_optimizer(call):
+                    for owner in self._parameter_owners(call):
+                        while isinstance(owner, (ast.Attribute, ast.Name)):
+                            self._optimized.append(owner)
+                            owner = owner.value if isinstance(owner, ast.Attribute) else None
+        return self._optimized
+
+    def _makes_optimizer(self, call: ast.Call) -> bool:
+        """An optimizer of torch's table, or a class or factory named like one (`Lion(...)`, `optim.AdamW`)."""
+        name = canonical_class(self.ctx.qualified_name(call.func))
+        return is_optimizer(name) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+
+    def _parameter_owners(self, call: ast.Call) -> list[ast.AST]:
+        """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
+        owners, seen, stack = [], set(), [*call.args, *(k.value for k in call.keywords)]
+        while stack:
+            node = stack.pop()
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+                    if inner.func.attr in ("parameters", "named_parameters"):
+                        owners.append(inner.func.value)
+                elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in seen:
+                    seen.add(inner.id)
+                    scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
+                    stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
+        return owners
+
+    def member(self, base: Obj, name: str, depth: int = 0) -> frozenset | None:
+        """The objects of attribute `name` of `base`, or any of its items for "[]". `.module` of a model
+        (made by a call or a literal, its class not one that sets `module` itself) is the model: wrappers
+        here are what they wrap."""
+        if name == "[]":
+            return self._elements(base, None, depth)
+        if name == "module" and base.kind != "parameter" and not self._sets_module(base):
+            return frozenset({base})
+        return self._field(base, name, depth)
+
+    def _sets_module(self, obj: Obj) -> bool:
+        """Is `obj` an instance of a class of the project that writes its own `self.module`?"""
+        cls = self.instance_class(obj)
+        call = obj.node if cls is None and isinstance(obj.node, ast.Call) else None
+        name = obj.ctx.qualified_name(call.func) if call is not None else None
+        found = self.view.find(name) if name and self.view is not None else None
+        if found is not None and found[1] in found[0].classes and self.view.index is not None:
+            home = self.view.index.context(found[0].name)
+            cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+        return cls is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)
+        )
+
+    def _of(self, ctx) -> "Objects":
+        """The points-to of another module of the project, which follows its own imports through this
+        file's project view (a module read for the project has none of its own)."""
+        if ctx is self.ctx:
+            return self
+        objects = ctx.analysis(Objects)
+        if objects.view is None:
+            objects.view = self.view
+        return objects
+
+    # Evaluation.
+    def _eval(self, expr: ast.AST, depth: int, site: ast.AST | None = None) -> frozenset | None:
+        """`site`: the call of the function `expr` is returned by: what the function makes is told apart
+        by it."""
+        if site is not None:
+            found = self._eval(expr, depth)
+            return None if found is None else frozenset(_made_at(obj, site) for obj in found)
+        if expr in self._exprs:
+            return self._exprs[expr]
+        self._work += 1
+        if self._work > MAX_WORK or self._nesting > MAX_NESTING:
+            return None
+        cut = self._cut
+        self._nesting += 1
+        try:
+            found = self._evaluate(expr, depth)
+        finally:
+            self._nesting -= 1
+        if found is not None and len(found) > MAX_OBJECTS:
+            found = None
+        if cut == self._cut:
+            self._exprs[expr] = found
+        return found
+
+    def _evaluate(self, expr: ast.AST, depth: int) -> frozenset | None:
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return frozenset({NONE})
+        if isinstance(expr, ast.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, _ParameterValue):
+            return frozenset({self._parameter(expr.function, expr.name)})
+        if isinstance(expr, _Iterated):
+            return self._item(expr.iterable, None, depth)
+        if isinstance(expr, ast.NamedExpr):
+            return self._eval(expr.value, depth)
+        if isinstance(expr, ast.IfExp):
+            return _union(self._eval(expr.body, depth), self._eval(expr.orelse, depth))
+        if isinstance(expr, ast.BoolOp):
+            return _union(*(self._eval(value, depth) for value in expr.values))
+        if isinstance(expr, ast.Attribute):
+            return self._attribute(expr, depth)
+        if isinstance(expr, ast.Subscript):
+            return self._item(expr.value, _constant(expr.slice), depth)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        return frozenset({Obj("made", expr, ctx=self.ctx)})
+
+    def _name(self, name: ast.Name, depth: int) -> frozenset | None:
+        scope = self._scope_binding(name)
+        return self._fixed(self._names, (scope, name.id), lambda: self._name_objects(scope, name.id, depth))
+
+    def _fixed(self, memo: dict, key: tuple, compute) -> frozenset | None:
+        """`compute()` once per key; a key asked again while it is computed (a cycle of bindings: `x =
+        x.inner`, `self.a = self.a.cuda()`) gives what it holds so far, and the key is computed again from
+        that until it holds no more (a fixed point); what depended on a cut is not kept."""
+        if key in memo:
+            return memo[key]
+        if key in self._open:
+            self._cut += 1
+            self._reentered.add(key)
+            return self._partial.get(key, frozenset())
+        self._open.add(key)
+        cut = self._cut
+        try:
+            found = compute()
+            while key in self._reentered and found is not None and found != self._partial.get(key):
+                self._reentered.discard(key)  # once more from what it holds so far
+                self._partial[key] = found
+                found = compute()
+                found = None if found is not None and len(found) > MAX_OBJECTS else found
+        finally:
+            self._open.discard(key)
+            self._reentered.discard(key)
+            self._partial.pop(key, None)
+        if cut == self._cut:
+            memo[key] = found
+        return found
+
+    def _scope_binding(self, name: ast.Name) -> ast.AST:
+        """The function (or the module) whose binding of the name a read sees."""
+        for scope in self.ctx.scopes.ancestors(name):
+            if isinstance(scope, SCOPES) and name.id in self.ctx.scopes.local_bindings(scope):
+                return scope
+        return self.ctx.tree
+
+    def _name_objects(self, scope: ast.AST, name: str, depth: int) -> frozenset | None:
+        bindings = self._bindings_of(scope).get(name)
+        if not bindings:
+            if isinstance(scope, SCOPES):
+                return frozenset({self._parameter(scope, name)})
+            return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
+        found: frozenset | None = frozenset()
+        for target, value in bindings:
+            found = _union(found, self._bound(target, value, depth))
+            if found is None:
+                return None
+        return found
+
+    def _parameter(self, function: ast.AST, name: str) -> Obj:
+        cls = self._class_of(function)
+        if cls is not None and name == _first_parameter(function) and not _is_static(function):
+            return Obj("self", cls, ctx=self.ctx)
+        return Obj("parameter", function, name, ctx=self.ctx)
+
+    def _bound(self, target: ast.AST, value: ast.AST | None, depth: int) -> frozenset | None:
+        """What a binding gives the name `target` (a node inside the binding statement's target)."""
+        if value is None:  # a loop variable over anything, a `with ... as`, an augmented assignment
+            return frozenset({Obj("made", target, ctx=self.ctx)})
+        path = _path_in(self.ctx.scopes, target)
+        if path is None or (path and isinstance(value, _Iterated)):
+            return frozenset({Obj("made", target, ctx=self.ctx)})
+        return self._eval(value, depth) if not path else self._unpacked(value, path, depth)
+
+    def _unpacked(self, value: ast.AST, path: list, depth: int) -> frozenset | None:
+        """`a` in `(a, b), c = value` (path [0, 0]), `x` in `for x in value` (path ["*"])."""
+        index, rest = path[0], path[1:]
+        items = self._items(value, index, depth)
+        if items is None:
+            return None
+        found: frozenset | None = frozenset()
+        for item, ctx, site in items:
+            objects = self._of(ctx)
+            found = _union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
+        return found
+
+    def _items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object, ast.AST | None]] | None:
+        """The expressions at `index` ("*": any) of what `value` is, with the context they are read in and
+        the call of the function that returns them (None: this scope's own)."""
+        if isinstance(value, ast.Tuple | ast.List | ast.Set):
+            if any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            if index == "*":
+                return [(e, self.ctx, None) for e in value.elts]
+            return _nth(value.elts, index, self.ctx)
+        if isinstance(value, ast.Call):
+            returns = self._returned(value, depth)
+            if returns is not None:
+                items: list = []
+                for returned, ctx in returns:
+                    inner = self._of(ctx)._items(returned, index, depth + 1)
+                    if inner is None:
+                        return None
+                    items += [(item, home, site or value) for item, home, site in inner]
+                return items
+            if self._wrapped(value) is not None:
+                return [(a, self.ctx, None) for a in value.args] if index == "*" else _nth(value.args, index, self.ctx)
+        return None
+
+    def _attribute(self, expr: ast.Attribute, depth: int) -> frozenset | None:
+        bases = self._eval(expr.value, depth)
+        if bases is None:
+            return None
+        found: frozenset | None = frozenset()
+        for base in bases - {NONE}:
+            found = _union(found, self.member(base, expr.attr, depth))
+            if found is None:
+                return None
+        return found or frozenset({NONE})
+
+    def _field(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        return self._fixed(self._fields, (base, attribute), lambda: self._field_objects(base, attribute, depth))
+
+    def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
+        if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
+            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+        written = [
+            (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
+            if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
+        ]  # fmt: skip
+        if not written:
+            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+        found: frozenset | None = frozenset()
+        for target, value in written:
+            found = _union(found, self._bound(target, value, depth))
+        return found
+
+    def _same_instance(self, obj: Obj, other: Obj) -> bool:
+        """The same object, or an object of a class of the file and the `self` of that class's methods."""
+        if obj == other:
+            return True
+        if "self" not in (obj.kind, other.kind):
+            return False
+        return self.instance_class(obj) is not None and self.instance_class(obj) is self.instance_class(other)
+
+    def instance_class(self, obj: Obj) -> ast.ClassDef | None:
+        """The class of the file an object is an instance of (`self` of its methods, or built by `Net()`)."""
+        if obj.kind == "self":
+            return obj.node
+        call = obj.node if obj.kind == "made" and obj.ctx is self.ctx else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.classes:
+            return self.classes[call.func.id] if self._scope_binding(call.func) is self.ctx.tree else None
+        return None
+
+    def _attribute_writes(self) -> dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]]:
+        """Attribute name -> (the attribute target, the value bound to it, the statement), for every
+        `obj.x = value` of the file (in tuple targets too)."""
+        if self._writes is None:
+            self._writes = {}
+            for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With):
+                for target, value in _statement_bindings(node):
+                    for inner in _targets_in(target):
+                        if isinstance(inner, ast.Attribute):
+                            self._writes.setdefault(inner.attr, []).append((inner, value, node))
+        return self._writes
+
+    def _item(self, container: ast.AST, index, depth: int) -> frozenset | None:
+        """`losses["ce"]`, `models[0]`: the objects at a constant index of what `container` may be, with
+        those added to it (`append`); any item when the index is not a constant."""
+        bases = self._eval(container, depth)
+        if bases is None:
+            return None
+        found: frozenset | None = frozenset()
+        for base in bases - {NONE}:
+            found = _union(found, self._elements(base, index, depth))
+            if found is None:
+                return None
+        return found
+
+    def _elements(self, base: Obj, index, depth: int) -> frozenset | None:
+        literal = base.node if base.kind == "made" else None
+        if isinstance(literal, ast.Call) and canonical_class(base.ctx.qualified_name(literal.func)) in CONTAINER_CLASSES:
+            literal = literal.args[0] if len(literal.args) == 1 else ast.Tuple(elts=literal.args)
+        found: frozenset | None = frozenset()
+        if isinstance(literal, ast.Dict):
+            keys = [_constant(k) if k is not None else None for k in literal.keys]
+            values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
+            found = _union(*(self._eval(value, depth) for value in values))
+        elif isinstance(literal, ast.Tuple | ast.List):
+            items = self._items(literal, index if isinstance(index, int) else "*", depth)
+            if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
+                items = self._items(literal, "*", depth)
+            found = None if items is None else _union(*(self._eval(item, depth) for item, _, _ in items))
+        elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
+            found = frozenset()  # a container built empty, filled by `append`
+        else:
+            return frozenset({Obj("field", name="[]", base=base, ctx=self.ctx)})
+        for receiver, added in self._additions():
+            if found is not None and base in (self._eval(receiver, depth) or ()):
+                found = _union(found, self._eval(added, depth))
+        if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []):
+            return frozenset({Obj("field", name="[]", base=base, ctx=self.ctx)})
+        return found
+
+    def _additions(self) -> list[tuple[ast.AST, ast.AST]]:
+        """(container, what is added) for every `c.append(x)`, `c.add_module(name, x)`, `c[k] = x`."""
+        if self._added is None:
+            self._added = []
+            for call in self.ctx.index.of_type(ast.Call):
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr in ADDING and len(call.args) > ADDING[func.attr]:
+                    self._added.append((func.value, call.args[ADDING[func.attr]]))
+            for node in self.ctx.index.of_type(ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Subscript):
+                        self._added.append((target.value, node.value))
+        return self._added
+
+    def _call(self, call: ast.Call, depth: int) -> frozenset | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
+            return self._eval(func.value, depth)
+        wrapped = self._wrapped(call)
+        if wrapped is not None and len(call.args) == 1:
+            return self._eval(wrapped, depth)
+        returns = self._returned(call, depth)
+        if returns is None:
+            return frozenset({Obj("made", call, ctx=self.ctx)})
+        found: frozenset | None = frozenset()
+        for returned, ctx in returns:
+            objects = self._of(ctx)._eval(returned, depth + 1, call)
+            found = _union(found, objects)
+        return found
+
+    def _wrapped(self, call: ast.Call) -> ast.AST | None:
+        """The first argument of a wrapper that returns what it gets (`DataParallel(model)`,
+        `accelerator.prepare(model, optimizer)`)."""
+        if not call.args or isinstance(call.args[0], ast.Starred):
+            return None
+        func = call.func
+        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS:
+            return call.args[0]
+        if isinstance(func, ast.Attribute) and func.attr == "prepare":
+            made = self.made(func.value)
+            if made and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made):
+                return call.args[0]
+        return None
+
+    def _returned(self, call: ast.Call, depth: int) -> list[tuple[ast.AST, object]] | None:
+        """The expressions a function of the project that `call` runs returns (with their context): a
+        function of the file by name, a method of `self`'s class, a function of another module."""
+        if depth >= MAX_CALL_DEPTH:
+            return None
+        func, function, ctx = call.func, None, self.ctx
+        if isinstance(func, ast.Name) and func.id in self.functions and self._scope_binding(func) is self.ctx.tree:
+            function = self.functions[func.id]
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            cls = self.ctx.scopes.enclosing_class(call)
+            function = next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == func.attr), None) if cls else None
+        elif self.view is not None and isinstance(func, ast.Name | ast.Attribute):
+            name = self.ctx.qualified_name(func)
+            found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
+            if found is not None:
+                ctx, function = found
+        if function is None or function.decorator_list or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
+            return None
+        returned = returned_expressions(function.body)
+        return [(r, ctx) for r in returned] if returned else None
+
+    def is_generator(self, function: ast.AST) -> bool:
+        if function not in self._generators:
+            self._generators[function] = bool(self.ctx.index.within(function, ast.Yield, ast.YieldFrom))
+        return self._generators[function]
+
+    # Bindings.
+    def _bindings_of(self, scope: ast.AST) -> dict[str, list[tuple[ast.AST, ast.AST | None]]]:
+        """Name -> (the target node, the value bound: None when unknown) for each binding of `scope`."""
+        if scope not in self._bindings:
+            found: dict[str, list[tuple[ast.AST, ast.AST | None]]] = {}
+            stores = self.ctx.index.within(scope, ast.Name)
+            for name in stores:
+                if not isinstance(name.ctx, ast.Store) or self._scope_binding(name) is not scope:
+                    continue
+                statement = self.ctx.scopes.parent(name)
+                while statement is not None and not isinstance(statement, ast.stmt | ast.comprehension | ast.NamedExpr):
+                    statement = self.ctx.scopes.parent(statement)
+                value = _value_for(statement, name)
+                found.setdefault(name.id, []).append((name, value))
+            if isinstance(scope, SCOPES):
+                for parameter in parameters(scope):
+                    found.setdefault(parameter.arg, []).append((parameter, _ParameterValue(scope, parameter.arg)))
+            self._bindings[scope] = found
+        return self._bindings[scope]
+
+    def _class_of(self, function: ast.AST | None) -> ast.ClassDef | None:
+        parent = self.ctx.scopes.parent(function) if function is not None else None
+        return parent if isinstance(parent, ast.ClassDef) else None
+
+
+class _ParameterValue(ast.expr):
+    """Stands for what a parameter receives: evaluated as the parameter's object."""
+
+    _fields = ()
+
+    def __init__(self, function: ast.AST, name: str) -> None:
+        super().__init__()
+        self.function, self.name = function, name
+
+
+def _statement_bindings(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
+    if isinstance(node, ast.Assign):
+        return [(t, node.value) for t in node.targets]
+    if isinstance(node, ast.AnnAssign):
+        return [(node.target, node.value)] if node.value is not None else []
+    if isinstance(node, ast.For | ast.AsyncFor):
+        return [(node.target, _Iterated(node.iter))]
+    if isinstance(node, ast.With):
+        return [(item.optional_vars, None) for item in node.items if item.optional_vars is not None]
+    return []
+
+
+class _Iterated(ast.expr):
+    """Stands for one item of what a loop iterates."""
+
+    _fields = ()
+
+    def __init__(self, iterable: ast.AST) -> None:
+        super().__init__()
+        self.iterable = iterable
+
+
+def _value_for(statement: ast.AST | None, name: ast.Name) -> ast.AST | None:
+    """The value a binding statement binds (the whole target's: `_path_in` says where the name is in it)."""
+    if isinstance(statement, ast.Assign | ast.AnnAssign | ast.NamedExpr):
+        return statement.value
+    if isinstance(statement, ast.For | ast.AsyncFor | ast.comprehension):
+        return _Iterated(statement.iter)
+    return None
+
+
+def _targets_in(target: ast.AST):
+    if isinstance(target, ast.Tuple | ast.List):
+        for element in target.elts:
+            yield from _targets_in(element)
+    elif isinstance(target, ast.Starred):
+        yield from _targets_in(target.value)
+    else:
+        yield target
+
+
+def _path_in(scopes, target: ast.AST) -> list | None:
+    """Where a bound name or attribute sits in its statement's target: [] for the whole, [1] for `b` in
+    `a, b = ...`; None under a starred target."""
+    path: list = []
+    node = target
+    while True:
+        parent = scopes.parent(node)
+        if isinstance(parent, ast.Starred):
+            return None
+        if not isinstance(parent, ast.Tuple | ast.List) or node not in parent.elts:
+            return path
+        if any(isinstance(e, ast.Starred) for e in parent.elts):
+            return None
+        path.insert(0, parent.elts.index(node))
+        node = parent
+
+
+def built(ctx, expr: ast.AST, binding=None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
+    """The calls (with their contexts) that made what `expr` may be, `None` set aside; a parameter of
+    `binding.function` (or an item or attribute of one) is what that call site passes, read in the caller
+    under `binding.outer`; a parameter of any other function is recorded as needing a binding
+    (`ValueKinds.unbound`, which `callers.per_call_site` reads). None when one of the objects is not made
+    by a call, or unknown."""
+    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
+    return _made_calls(objects, objects.points_to(expr), binding)
+
+
+def _made_calls(objects: Objects, found: frozenset | None, binding) -> list[tuple[object, ast.Call]] | None:
+    if not found:
+        return None
+    calls: list[tuple[object, ast.Call]] = []
+    for obj in found - {NONE}:
+        if obj.kind == "made" and isinstance(obj.node, ast.Call):
+            calls.append((obj.ctx, obj.node))
+            continue
+        inner = None
+        if obj.kind == "parameter":
+            passed = _passed(obj, binding)
+            inner = built(passed[0], passed[1], passed[2], objects) if passed is not None else None
+        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
+            passed = _passed(obj.base, binding)
+            caller = objects._of(passed[0]) if passed is not None else None
+            bases = caller.points_to(passed[1]) if caller is not None else None
+            members = _union(*(caller.member(base, obj.name) for base in bases - {NONE})) if bases else None
+            inner = _made_calls(caller, members, passed[2]) if members else None
+        if inner is None:
+            return None
+        calls += inner
+    return calls or None
+
+
+def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], object]]:
+    """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
+    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
+    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
+
+
+def _passed(obj: Obj, binding) -> tuple[object, ast.AST, object] | None:
+    """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
+    if obj.kind != "parameter":
+        return None
+    if binding is None or binding.function is not obj.node:
+        unbound = obj.ctx.analysis(ValueKinds).unbound
+        if unbound is not None and obj.node not in unbound:
+            unbound.append(obj.node)
+        return None
+    passed = binding.argument(obj.name)
+    if passed is None:
+        return None
+    caller, argument, passage = passed
+    return caller, argument, None if passage.default else binding.outer
+
+
+def unrolled(loop: ast.AST, scopes) -> list | None:
+    """The items of a loop over a literal collection of constants (`for phase in ["train", "val"]`), run
+    once each with the loop variable as that constant; None for any other loop, one longer than
+    `MAX_UNROLL`, or one whose body binds the variable itself."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.List | ast.Tuple):
+        return None
+    items = loop.iter.elts
+    if not 0 < len(items) <= MAX_UNROLL or not all(isinstance(e, ast.Constant) for e in items):
+        return None
+    name = loop.target.id
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for b in loop.body for n in ast.walk(b)):
+        return None
+    return [e.value for e in items]
+
+
+def fold(test: ast.AST, constants: dict):
+    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
+    `phase != "src" and x`, `not is_train`); None when it is not."""
+    if isinstance(test, ast.Name):
+        return bool(constants[test.id]) if test.id in constants else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = fold(test.operand, constants)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [fold(v, constants) for v in test.values]
+        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
+        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name) for n in (test.left, test.comparators[0])):
+            return None
+        left, right = known
+        op = test.ops[0]
+        if isinstance(op, ast.Eq | ast.Is):
+            return left == right
+        if isinstance(op, ast.NotEq | ast.IsNot):
+            return left != right
+        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
+            return (left in right) == isinstance(op, ast.In)
+    return None
+
+
+_UNKNOWN = object()
+
+
+def _known(node: ast.AST, constants: dict):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return _UNKNOWN
+
+
+def _made_at(obj: Obj, site: ast.AST) -> Obj:
+    """An object a function makes (not a module-level one), told apart by the call `site` of the function."""
+    if obj.kind != "made" or obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is None:
+        return obj
+    return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
+
+
+def _union(*sets: frozenset | None) -> frozenset | None:
+    if any(s is None for s in sets):
+        return None
+    return frozenset().union(*sets)
+
+
+def _constant(node: ast.AST):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | str) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        return -node.operand.value if isinstance(node.operand.value, int) else None
+    return None
+
+
+def _nth(values: list, index, ctx) -> list | None:
+    return [(values[index], ctx, None)] if isinstance(index, int) and -len(values) <= index < len(values) else None
+
+
+def _first_parameter(function: ast.AST) -> str | None:
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional else None
+
+
+def _is_static(function: ast.AST) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.decorator_list)
+
+

@@ -1,0 +1,424 @@
+"""Callers into parameters: the call sites of the project's functions, and what each binds.
+
+The program layer under the value analyses. A parameter is unknown to `values.ValueKinds` until it is
+read under a `Binding`: one call site's arguments bound to the parameters of one function, as Python
+binds them. This module finds those call sites and builds the bindings:
+
+- `Callers(ctx).bindings(function)`: one `Binding` per call site of a function of the linted file (a
+  module-level function, a method of a top-level class, a class's `__init__` through `Class(...)`),
+  searched across the project (its notebooks too), the linted file included; plus one for the defaults
+  when it has any. Type annotations are one more source (`annotations.py`): where no call site says what
+  a parameter holds (none in the project, `*args`, an object of no known class), `model: Classifier`
+  holds a `Classifier` of the project or of torch. Each binding keeps its call site as a `Related`
+  location (`call_sites(binding)`), which findings made under it carry.
+- `per_call_site(ctx, node, ask)`: the answers of `ask(binding)` for a question about `node`, first with
+  no binding, then, when that needed parameters of the function around `node` (or of its class's
+  `__init__`, read through `self.` attributes), under each call site's binding in turn. Values of
+  different call sites never combine: a finding holds under one call site, and names it.
+
+Finding call sites: a word index first (per process and project: which modules' text calls `name(`, see
+`ProjectIndex.modules_calling`), then each call there whose callee resolves to the function: `train(...)`
+and `engine.train(...)` through imports and re-exports, `Trainer(...)` for `__init__`, `self.fit(...)` in
+its class and `trainer.fit(...)` with `trainer = Trainer(...)` for a method. `*args` or `**kwargs` at the
+call leave the parameters they may fill unknown; a parameter with neither argument nor default too. A
+call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
+
+Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
+modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
+followed into the caller's own call sites); past them, unknown. Functions named like protocol methods (`forward`, dunders but `__init__`) are called
+by frameworks, not by name: they have no call sites here.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from mllint.analysis.values.annotations import Annotations, is_none
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.syntax.names import called_name, is_self_attribute
+from mllint.analysis.program.project import ProjectView, find_definition
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
+from mllint.findings import Related
+
+MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
+MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
+MAX_MODULES = 8  # modules whose calls are read per function (the linted file first, then in module order)
+# Torch classes an annotation may name that say nothing of what the object does.
+TORCH_BASES = {
+    "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
+    "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
+}  # fmt: skip
+CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
+
+T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class Binding:
+    """One call site's arguments for the parameters of `function` (a node of `ctx`'s tree)."""
+
+    function: ast.AST
+    ctx: object  # the context of the module that defines the function
+    path: str  # the call site's file as findings show it ("" for the linted file itself)
+    line: int
+    arguments: dict[str, tuple[object, ast.AST, Passage]] = field(default_factory=dict)
+    outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
+    site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
+
+    def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
+        """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
+        return self.arguments.get(name)
+
+    @property
+    def place(self) -> str:
+        return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+
+
+def call_sites(binding: Binding | None) -> tuple[Related, ...]:
+    """The related locations of a finding that holds under `binding`: its call site, then the call sites of
+    its caller that the chain went through."""
+    sites = []
+    while binding is not None:
+        if binding.site is not None:
+            sites.append(binding.site)
+        binding = binding.outer
+    return tuple(sites)
+
+
+def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
+    """For a parameter `expr` whose value under `binding` comes from its own signature (a default, an
+    annotation) rather than from what the call site passes, its `Passage` (messages say so); else None."""
+    passed = binding.argument(expr.id) if isinstance(expr, ast.Name) else None
+    return passed[2] if passed is not None and (passed[2].default or passed[2].annotated) else None
+
+
+def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None]) -> Iterator[tuple[T, Binding | None]]:
+    """`ask(None)`; when that has no answer and needed parameters of the function around `node` (or of its
+    class's `__init__`), `ask(binding)` under each call site's binding of that function. Yields each
+    answer with the binding it holds under (None: it holds whatever the callers pass)."""
+    values = ctx.analysis(ValueKinds)
+    outer, values.unbound = values.unbound, []
+    try:
+        answer = ask(None)
+        needed = values.unbound
+    finally:
+        values.unbound = outer
+    if answer is not None:
+        yield answer, None
+        return
+    candidates = _binding_candidates(ctx, node)
+    callers = ctx.analysis(Callers)
+    for function in needed:
+        if function in candidates:
+            for binding in callers.bindings(function):
+                answer = ask(binding)
+                if answer is not None:
+                    yield answer, binding
+
+
+def constructions(ctx, expr: ast.AST) -> Iterator[tuple[tuple[object, ast.Call], Binding | None]]:
+    """What built the object `expr` refers to, (the context, the constructor call): as the file tells, or
+    under each call site of the function around it. A project function that returns what it builds
+    (`scheduler = build_scheduler(optimizer, cfg)`) is followed to the construction it returns."""
+    values, view = ctx.analysis(ValueKinds), ctx.analysis(ProjectView)
+    if isinstance(expr, ast.Attribute) and not is_self_attribute(expr):  # `metrics.losses_track`
+        for owner, binding in constructions(ctx, expr.value):
+            found = _attribute_built(view, owner, expr.attr)
+            if found is not None:
+                yield found, binding
+        return
+    yield from per_call_site(ctx, expr, lambda binding: _built(view, values.construction(expr, binding=binding), 0))
+
+
+def _attribute_built(view: ProjectView, owner: tuple[object, ast.Call], attribute: str) -> tuple[object, ast.Call] | None:
+    """What built `attribute` of an object of a project class, as its `__init__` (or another method) assigns
+    `self.<attribute>`: `self.losses_track = LossesTrackEpoch(n)`."""
+    ctx, call = owner
+    found = view.class_summary(ctx.qualified_name(call.func) or "")
+    class_ctx, cls = found[1].definition() if found is not None else (None, None)
+    if cls is None:
+        return None
+    targets = (t for node in class_ctx.index.within(cls, ast.Assign) for t in node.targets)
+    target = next((t for t in targets if is_self_attribute(t) and t.attr == attribute), None)
+    return _built(view, class_ctx.analysis(ValueKinds).construction(target), 0) if target is not None else None
+
+
+def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int) -> tuple[object, ast.Call] | None:
+    """The construction itself, or for a call of a project function, the construction every `return` of it
+    agrees on."""
+    if found is None or depth > MAX_CALLER_DEPTH:
+        return found
+    caller, call = found
+    function = view.function(caller.qualified_name(call.func) or "")
+    if function is None:
+        return found
+    builder, node = function
+    returned = returned_expressions(node.body) or []
+    built = [_built(view, builder.analysis(ValueKinds).construction(r), depth + 1) for r in returned]
+    if not built or any(b is None for b in built) or len({c.qualified_name(k.func) for c, k in built}) != 1:
+        return None
+    return built[-1]
+
+
+def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
+    """The function around `node` and, for a method, its class's other methods: what `self.` attributes
+    hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`)."""
+    function = ctx.scopes.enclosing_function(node)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    cls = ctx.scopes.parent(function)
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
+    return [function, *(m for m in methods if m is not function)]
+
+
+class Callers:
+    """The call sites of the linted file's functions (an analysis: `ctx.analysis(Callers)`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.view: ProjectView = ctx.analysis(ProjectView)
+        self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
+        self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
+
+    def bindings(self, function: ast.AST) -> list[Binding]:
+        """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
+        and the binding of its defaults when it has any."""
+        return self._bindings_in(self.ctx, function, 0)
+
+    def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
+        key = (id(ctx), function)
+        if key not in self._bindings:
+            self._bindings[key] = []  # a recursive call chain finds nothing new
+            target = _target(ctx, function)
+            found: list[Binding] = []
+            if target is not None and depth <= MAX_CALLER_DEPTH:
+                for caller, call in self._sites(ctx, target):
+                    found += self._site_bindings(ctx, function, target, caller, call, depth)
+                    if len(found) >= MAX_SITES:
+                        break
+            own = self._own_binding(ctx, function, annotated=not found)
+            self._bindings[key] = found[:MAX_SITES] + ([own] if own is not None else [])
+        return self._bindings[key]
+
+    def _own_binding(self, ctx, function: ast.AST, annotated: bool) -> Binding | None:
+        """The function's signature as one more call site: its defaults and, when no call site says what
+        the parameters hold (`annotated`), the classes their annotations name (where the default is None)."""
+        path = self._display(ctx)
+        defaults = _defaults_binding(ctx, function, path)
+        if not annotated:
+            return defaults
+        arguments = dict(defaults.arguments) if defaults is not None else {}
+        for parameter in parameters(function, variadic=False):
+            default = arguments.get(parameter.arg)
+            instance = self._annotated(ctx, parameter) if default is None or is_none(default[1]) else None
+            if instance is not None:
+                arguments[parameter.arg] = instance
+        return Binding(function, ctx, path, function.lineno, arguments) if arguments else None
+
+    def _annotated(self, ctx, parameter: ast.arg) -> tuple[object, ast.AST, Passage] | None:
+        """The instance a parameter's annotation names (`model: Classifier`), as an argument: for a class
+        of the project, or a torch class that is no abstract base (`nn.Module`, `Optimizer`)."""
+        instance = ctx.analysis(Annotations).instance(parameter)
+        qualified = canonical_class(ctx.qualified_name(instance.func)) if instance is not None else None
+        if qualified in TORCH_BASES or not self._is_class(qualified):
+            return None
+        passage = Passage(parameter.arg, ast.unparse(instance.func), self._display(ctx), instance.lineno, annotated=True)
+        return ctx, instance, passage
+
+    def _site_bindings(self, ctx, function, target: "_Target", caller, call: ast.Call, depth: int) -> list[Binding]:
+        """The binding of one call site: with each binding of the caller's own function when an argument
+        is one of its parameters (a chain of call sites, never mixed), else on its own."""
+        path, line, site = self._place(caller, call)
+        bound = bind_arguments(call, function, target.skips_first)
+        arguments = {
+            name: (caller, argument, Passage(name, caller.text(argument), path, line))
+            for name, argument in bound.items() if argument is not None
+        }  # fmt: skip
+        defaults = _defaults_binding(ctx, function, self._display(ctx))
+        if defaults is not None:  # what the call leaves out takes its default
+            arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
+        enclosing = caller.scopes.enclosing_function(call)
+        for parameter in parameters(function, variadic=False):  # what the call leaves unknown, an annotation may tell
+            if parameter.arg in bound:
+                instance = self._annotated(ctx, parameter)
+                if instance is not None and self._unknown(caller, arguments.get(parameter.arg), enclosing):
+                    arguments[parameter.arg] = instance
+        outers: list[Binding] = []
+        if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
+            outers = self._bindings_in(caller, enclosing, depth + 1)
+        return [Binding(function, ctx, path, line, arguments, outer, site) for outer in outers or [None]]
+
+    def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
+        """Where a call site is, as messages say it (file, line) and as a related location; in a
+        notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
+        path, start, end, cell = self._display(caller), caller.start(call), caller.end(call), None
+        if caller.notebook is not None:
+            cell, start = caller.notebook.cell_position(start)
+            end = caller.notebook.cell_position(end)[1]
+            path = f"{path}:cell {cell}"
+        site = Related(self._finding_path(caller), start, end, f"call site: `{caller.text(call.func)}(...)`", cell)
+        return path, start.line, site
+
+    def _is_class(self, qualified: str | None) -> bool:
+        """A class of the project, or of torch (by its capital)?"""
+        if qualified is None:
+            return False
+        if qualified.startswith("torch."):
+            return qualified.rpartition(".")[2][:1].isupper()
+        return self.view.class_summary(qualified) is not None
+
+    def _unknown(self, caller, passed: tuple[object, ast.AST, Passage] | None, enclosing: ast.AST | None) -> bool:
+        """Does a call site leave the class of what it passes unknown (`*args`, `load(path)`), and not
+        because it is the caller's own parameter (whose own call sites may tell)?"""
+        if passed is None:
+            return True
+        argument = passed[1]
+        if isinstance(argument, ast.Name) and isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if argument.id in {a.arg for a in parameters(enclosing, variadic=False)}:
+                return False
+        found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
+        return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
+
+    # Where the call sites are.
+    def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
+        for caller in self._candidate_contexts(ctx, target):
+            for call in self._calls_of(caller, target):
+                yield caller, call
+
+    def _calls_of(self, caller, target: "_Target") -> list[ast.Call]:
+        """The calls of `target` in a module: worked out once, as functions defined again under the same
+        name (a script re-creating `train` per experiment) share them."""
+        key = (id(caller), target)
+        if key not in self._calls:
+            named = caller.analysis(CallsByName).named.get(target.word, ())
+            self._calls[key] = [call for call in named if self._reaches(caller, call, target)]
+        return self._calls[key]
+
+    def _candidate_contexts(self, ctx, target: "_Target") -> Iterator[object]:
+        """The linted file, then the project's modules whose text calls the function (or, for a method,
+        also names its class), in module order."""
+        yield self.ctx
+        index = self.ctx.project
+        if index is None:
+            return
+        modules = index.modules_calling(target.word)
+        if target.method is not None:
+            owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
+            modules = [m for m in modules if m in owners or m == target.module]
+        own = os.path.abspath(self.ctx.real_path or self.ctx.path)
+        imported_or_attribute = _import_or_attribute_call(target.word)
+        for module in [m for m in modules if index.locate(m) != own][: MAX_MODULES - 1]:
+            # Parsed only when its text may call the function: it is the module that defines it, or it
+            # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
+            if module != target.module and not index.mentions(module, imported_or_attribute):
+                continue
+            caller = index.context(module)
+            if caller is not None:
+                yield caller
+
+    def _reaches(self, caller, call: ast.Call, target: "_Target") -> bool:
+        func = call.func
+        if target.method is None:
+            return self._is(caller.qualified_name(func), target.qualified)
+        if not isinstance(func, ast.Attribute):
+            return False
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id == "self":
+            cls = caller.scopes.enclosing_class(call)
+            module = caller.module.name if caller.module else ""
+            return cls is not None and f"{module}.{cls.name}" == target.cls
+        return self._is(caller.analysis(ValueKinds).constructed_class(receiver), target.cls)
+
+    def _is(self, qualified: str | None, target: str) -> bool:
+        if qualified is None:
+            return False
+        if qualified == target:
+            return True
+        found = find_definition(self.view.summary, qualified)
+        return found is not None and f"{found[0].name}.{found[1]}" == target
+
+    def _display(self, ctx) -> str:
+        """A file as messages show it: "" for the linted file, else relative to it."""
+        return "" if ctx is self.ctx else self.view.display_path(ctx.real_path or ctx.path)
+
+    def _finding_path(self, ctx) -> str:
+        """A file's path as the linted file's findings show theirs (from the same directory)."""
+        if ctx is self.ctx:
+            return self.ctx.path
+        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
+        relative = os.path.relpath(os.path.abspath(ctx.real_path or ctx.path), here)
+        return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
+
+
+class CallsByName:
+    """A file's calls by the name they spell (`f(...)`, `obj.f(...)`), in source order: built once per file,
+    so that finding the call sites of each function does not walk every call again."""
+
+    def __init__(self, ctx) -> None:
+        self.named: dict[str | None, list[ast.Call]] = {}
+        for call in ctx.index.by_type.get(ast.Call, ()):
+            self.named.setdefault(called_name(call.func), []).append(call)
+
+
+@dataclass(frozen=True)
+class _Target:
+    module: str
+    qualified: str  # the function, or for `__init__` the class: what a call names
+    word: str  # the name a call of it spells: function, class or method name
+    cls: str | None = None  # a method's class
+    method: str | None = None
+    skips_first: bool = False  # `self` is bound by the call
+
+
+def _target(ctx, function: ast.AST) -> _Target | None:
+    """What calls of a module-level function or a method of a top-level class look like."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
+        return None
+    module = ctx.module.name
+    parent = ctx.scopes.parent(function)
+    if parent is ctx.tree:
+        return _Target(module, f"{module}.{function.name}", function.name)
+    if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
+        return None
+    cls = f"{module}.{parent.name}"
+    if function.name == "__init__":
+        return _Target(module, cls, parent.name, skips_first=True)
+    decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
+    if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
+        return None
+    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators)
+
+
+def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:
+    """`word` other than right before a call (as imported), or called as an attribute (`x.word(`): what a
+    module that calls a function of another module by this name must contain."""
+    name = re.escape(word.encode())
+    return re.compile(rb"\.\s*" + name + rb"\(|\b" + name + rb"\b(?!\()")
+
+
+def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
+    """The defaults as one more call site: a call that passes nothing it could leave out."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    defaults += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    if not defaults:
+        return None
+    arguments = {a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path, d.lineno, default=True)) for a, d in defaults}
+    return Binding(function, ctx, path, function.lineno, arguments)
+
+
+def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
+    """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
+    names = {a.arg for a in parameters(function, variadic=False)}
+    return any(
+        isinstance(node, ast.Name) and node.id in names
+        for _, argument, _ in arguments.values()
+        for node in ast.walk(argument)
+    )  # fmt: skip

@@ -1,0 +1,139 @@
+"""Which function of the linted project a call runs.
+
+The loop model follows calls through `CallResolver.resolve`: the functions of the module (module-level,
+nested in an enclosing function, `self.method(...)` of the enclosing class) and, through the project
+index, the functions of the project's other modules it imports (`from steps import train_step`,
+`import utils; utils.step(...)`), read from their own module's tree, their names resolved there.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.tree import assignment_targets
+
+# What one of the module's functions must hold for the loop model to read it: a module that mentions
+# none of these can neither clear, backpropagate nor step, and its calls stay unknown.
+FOLLOWED = re.compile(rb"backward|step|grad")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False)
+class Callee:
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    ctx: object  # the context of the module that defines it
+
+
+class CallResolver:
+    """Which function of the linted project a call runs: a module-level function, a function defined in
+    an enclosing function, `self.method(...)` of the enclosing class, or a function of another module of
+    the project (`project` is the linted file's `ProjectView`; None: this module alone)."""
+
+    def __init__(self, ctx, project=None) -> None:
+        self.ctx = ctx
+        self.project = project
+        self.scopes = ctx.scopes
+        self.module_functions = _functions_in(ctx.tree.body)
+        self._stored: dict[ast.ClassDef, set[str]] = {}
+        self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
+
+    def resolve(self, call: ast.Call, at: ast.AST | None = None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
+        """`at`: where the call stands when it is not in the tree (a call of the function `map` is given);
+        `followed`: what another module must mention to be read (default: the loop model's words)."""
+        function = self._in_module(call.func, at or call)
+        if function is not None:
+            return Callee(function, self.ctx)
+        return self._in_project(call.func, followed or FOLLOWED)
+
+    def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
+        if isinstance(func, ast.Name):
+            for scope in self.scopes.ancestors(at):
+                if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    local = self._nested_functions(scope).get(func.id)
+                    if local is not None:
+                        return local
+                    if func.id in self.scopes.local_bindings(scope):
+                        return None
+            return self.module_functions.get(func.id)
+        if is_self_attribute(func):
+            cls = self.scopes.enclosing_class(at)
+            return _functions_in(cls.body).get(func.attr) if cls is not None else None
+        return None
+
+    def _in_project(self, func: ast.AST, followed: re.Pattern[bytes]) -> Callee | None:
+        if self.project is None or self.project.index is None or not isinstance(func, (ast.Name, ast.Attribute)):
+            return None
+        qualified = self.ctx.qualified_name(func)
+        if qualified is None or "." not in qualified:
+            return None
+        module = qualified.rpartition(".")[0]
+        if module != self.project.own_name and not self.project.index.mentions(module, followed):
+            return None
+        found = self.project.function(qualified)
+        return Callee(found[1], found[0]) if found is not None else None
+
+    def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
+        """The functions a function defines, also inside its loops and branches (the last one wins)."""
+        if function not in self._nested:
+            defined = self.ctx.index.within(function, ast.FunctionDef, ast.AsyncFunctionDef)
+            self._nested[function] = {
+                node.name: node for node in defined if node is not function and self.scopes.enclosing_scope(node) is function
+            }  # fmt: skip
+        return self._nested[function]
+
+    def is_attribute_call(self, call: ast.Call) -> bool:
+        """`self.model(x)`: a call of an object the class stores (not a method acting on `self`)."""
+        func = call.func
+        if not is_self_attribute(func):
+            return False
+        cls = self.scopes.enclosing_class(call)
+        if cls is None:
+            return False
+        if cls not in self._stored:
+            self._stored[cls] = {
+                target.attr
+                for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
+                for target in assignment_targets(node)
+                if is_self_attribute(target)
+            }  # fmt: skip
+        return func.attr in self._stored[cls]
+
+
+def _functions_in(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    return {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def bind_arguments(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST | None]:
+    """The arguments of `call` by the parameter of `function` they fill, bound as Python binds them
+    (`skips_first`: the call passes no `self`, as `obj.method(...)` does not). None for a parameter that
+    `*args` or `**kwargs` may fill (unknown); a missing one is left out (its default applies). The one
+    argument binder of the analyses: callers into parameters and callees followed from a call use it."""
+    return bind_values(function, call.args, [(k.arg, k.value) for k in call.keywords], skips_first)
+
+
+def bind_values(
+    function: ast.AST, positional: Sequence[T], keywords: Iterable[tuple[str | None, T]], skips_first: bool
+) -> dict[str, T | None]:
+    """`bind_arguments` for what a family makes of the arguments (their texts, their abstract values):
+    `positional` in order, an `ast.Starred` for `*args`; `keywords` as (name, value), None naming
+    `**kwargs`. A keyword names its parameter even after `*args`."""
+    args = function.args
+    parameters = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
+    keyword_names = {a.arg for a in [*args.args, *args.kwonlyargs]}
+    bound: dict[str, T] = {}
+    unknown: set[str] = set()
+    for parameter, argument in zip(parameters, positional):
+        if isinstance(argument, ast.Starred):
+            unknown |= {p.arg for p in parameters} - set(bound)
+            break
+        bound[parameter.arg] = argument
+    for name, value in keywords:
+        if name is None:
+            unknown |= keyword_names - set(bound)
+        elif name in keyword_names:
+            bound[name] = value
+    return {**bound, **dict.fromkeys(unknown - set(bound))}

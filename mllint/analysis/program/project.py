@@ -1,0 +1,723 @@
+"""The project index: the Python modules of the project being linted, and their summaries.
+
+`ProjectIndex` knows the project's roots (the package roots of the linted paths) and finds the file of a
+module name there (`pkg.models` -> `<root>/pkg/models.py`). It holds no trees: a module's `ModuleSummary`
+(see `summaries.py`) is built from its file the first time a rule needs it, and kept per process keyed
+by the file's modification time and size. It is small and picklable (only the roots travel), so the CLI
+builds it once from the file list and every worker gets it with its job. The word index of which modules
+call which names is the exception: a run builds it once, before its workers start (`shared_calls`), and
+each worker installs it (`install_calls`) instead of reading every module of the project again.
+
+Installed third-party packages are never part of a project unless they are what is linted: a root found
+above a package (`site-packages` above `torch/`) admits only the packages linted there.
+
+`ProjectView` is what one file's lint sees: its own module's summary comes from the text being linted
+(an editor's unsaved buffer, standard input), the others from disk. It resolves the value descriptors of
+`values.py` across modules (`Called(Ref("pkg.models.Net"))` -> what `Net.forward` returns) and records
+every module it consulted, with the digest of its file: a cached result stays valid while they do.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import itertools
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from mllint.analysis.values.library_models import is_module_base
+from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
+from mllint.analysis.values.values import (
+    MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
+    ValueKinds,
+)  # fmt: skip
+from mllint.context import FileContext
+from mllint.findings import Position
+from mllint.notebook import load as load_notebook
+from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, SourceFile, SourceText, is_notebook
+from mllint.source import parse_python, read_regular, read_source
+
+INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
+
+
+@dataclass(frozen=True)
+class ModuleName:
+    name: str
+    is_package: bool  # an `__init__` module: its relative imports start from itself
+
+
+def module_name_of(path: str) -> tuple[str, ModuleName]:
+    """The package root of a file (the first directory above it that is no package) and its module name."""
+    directory, filename = os.path.split(os.path.abspath(path))
+    stem = filename.rsplit(".", 1)[0]
+    is_package = stem == "__init__"
+    parts = [] if is_package else [stem]
+    while os.path.exists(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+        if not package:
+            break
+    return directory, ModuleName(".".join(parts) or stem, is_package)
+
+
+# Per process, for files on disk: path -> ((mtime_ns, size), summary or None when it does not parse), and
+# path -> ((mtime_ns, size), digest of the content).
+_SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
+_DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
+# path -> ((mtime_ns, size), the module's parsed context or None), the most recently used last: what
+# summaries are read from, and the modules whose code an analysis reads beyond their summary (the loop
+# model follows calls into their functions). Only the last few are kept, up to a total source size: a
+# tree takes about a hundred times the memory of its source.
+_CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
+KEPT_SOURCE_BYTES = 2 << 20
+_LET_GO: list = []  # parsed modules no longer kept, to release at the end of the lint (`release_let_go`)
+_MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
+_FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
+# The editor's open Python buffers, unsaved edits included: path -> (version, text). The project reads a
+# module from its buffer instead of its file; a buffer's stamp is (-version, length), never a file's.
+_BUFFERS: dict[str, tuple[int, str]] = {}
+_buffer_versions = itertools.count(1)
+# Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
+# caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
+_CALLS: dict[tuple, "_CallIndex"] = {}
+# A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
+# Possessive and from a word's start: no backtracking through long words.
+CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
+JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
+MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
+CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
+
+
+class ProjectIndex:
+    def __init__(self, roots: dict[str, frozenset[str] | None]) -> None:
+        # root directory -> the top-level names it admits (None: every module in it)
+        self.roots = roots
+        self._located: dict[str, str | None] = {}
+        self._recorders: list[dict[str, str | None]] = []
+        self._calls_fresh = False
+
+    @classmethod
+    def for_paths(cls, paths: Iterable[str]) -> "ProjectIndex":
+        """The project of the linted paths: each named directory that is no package, all of it; each
+        file's (or package's) package root, admitting only that package (a root may be `site-packages`)."""
+        roots: dict[str, set[str] | None] = {}
+        for path in paths:
+            absolute = os.path.abspath(path)
+            if os.path.isdir(absolute) and not os.path.isfile(os.path.join(absolute, "__init__.py")):
+                roots[absolute] = None
+                continue
+            root, module = module_name_of(os.path.join(absolute, "__init__.py") if os.path.isdir(absolute) else absolute)
+            if root in roots and roots[root] is None:
+                continue
+            if "." in module.name or module.is_package or os.path.basename(root) in INSTALLATION_DIRECTORIES:
+                roots.setdefault(root, set()).add(module.name.split(".")[0])  # type: ignore[union-attr]
+            else:
+                roots[root] = None  # a script: the directory of scripts it lives in is the project
+        return cls({root: None if tops is None else frozenset(tops) for root, tops in roots.items()})
+
+    @classmethod
+    def of_run(cls, named: list[str], files: list[str]) -> dict[str, "ProjectIndex"]:
+        """Each file's project in a run: that of the first named path holding it (the file itself, or a
+        directory above it), with the package roots of that path's files; never what else is named."""
+        held: dict[str, list[str]] = {}
+        for file in files:
+            absolute = os.path.abspath(file)
+            origin = next((p for p in named if _holds(os.path.abspath(p), absolute)), file)
+            held.setdefault(origin, []).append(file)
+        projects = {origin: cls.for_paths([origin, *inside]) for origin, inside in held.items()}
+        return {file: projects[origin] for origin, inside in held.items() for file in inside}
+
+    def __getstate__(self) -> dict:
+        return {"roots": self.roots, "calls_fresh": self._calls_fresh}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["roots"])
+        # A worker of a run trusts the word index its run built and installed (see `install_calls`).
+        self._calls_fresh = state["calls_fresh"] and self._calls_key() in _CALLS
+
+    def shared_calls(self) -> tuple:
+        """The word index of which modules call which names, up to date, for a run to build once and hand
+        to its workers (`install_calls`)."""
+        return self._calls_key(), self._calls()
+
+    # Where modules are.
+    def locate(self, module: str) -> str | None:
+        """The file of a module of the project, None when the project has no such module."""
+        if module not in self._located:
+            self._located[module] = self._find(module)
+        return self._located[module]
+
+    def _find(self, module: str) -> str | None:
+        if is_notebook(module):  # a notebook's "module" is its path in its root: it calls, it is not imported
+            found = (os.path.join(root, *module.split("/")) for root in self.roots)
+            return next((path for path in found if os.path.isfile(path)), None)
+        parts = module.split(".")
+        if not all(part.isidentifier() for part in parts):
+            return None
+        for root, tops in self.roots.items():
+            if tops is not None and parts[0] not in tops:
+                continue
+            base = os.path.join(root, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+                if os.path.isfile(candidate):
+                    return candidate
+        return None
+
+    def summary(self, module: str) -> ModuleSummary | None:
+        """The summary of a module of the project (None: not in the project, or it does not parse)."""
+        path = self.locate(module)
+        self._record(module, path)
+        return None if path is None else _summary(path, module)
+
+    def context(self, module: str):
+        """The parsed context of a module of the project (its tree, names, scopes; no project of its own):
+        for analyses that read a module's code, e.g. a function's body. None: no such module, or no parse."""
+        path = self.locate(module)
+        self._record(module, path)
+        ctx = None if path is None else _context(path, module)
+        if ctx is not None and ctx.read_for is None:
+            ctx.read_for = self  # its `from m import *` resolve in this project
+        return ctx
+
+    def fact(self, module: str, analysis: type):
+        """`analysis.of(ctx)` of a module's parsed context: a small fact, kept per process while the
+        file is unchanged, when the context itself may be let go (None: no such module, or no parse)."""
+        path = self.locate(module)
+        self._record(module, path)
+        if path is None:
+            return None
+
+        def compute():
+            ctx = _context(path, module)
+            return None if ctx is None else analysis.of(ctx)
+
+        return _while_unchanged(_FACTS, (path, analysis), path, compute)
+
+    def mentions(self, module: str, word: str | re.Pattern[bytes]) -> bool:
+        """Does the module's file contain `word` (or a match of a pattern)? A cheap test before parsing
+        it; recorded, as what was not read because of it depends on it too."""
+        path = self.locate(module)
+        self._record(module, path)
+        return path is not None and _mentions(path, word)
+
+    def modules_calling(self, name: str) -> list[str]:
+        """The modules of the project whose text calls `name` (`name(`), from a word index kept per
+        process; recorded, as a lint that looked for callers depends on which modules call."""
+        modules = self._calls().modules(name + "(")
+        self._record(name + CALLS_KEY, None, _listing_digest(modules))
+        return modules
+
+    def _calls_key(self) -> tuple:
+        return tuple(sorted(self.roots.items()))
+
+    def _calls(self) -> "_CallIndex":
+        calls = _CALLS.setdefault(self._calls_key(), _CallIndex())
+        if not self._calls_fresh:
+            calls.update(_project_modules(self.roots))
+            self._calls_fresh = True
+        return calls
+
+    def digest(self, module: str) -> str | None:
+        """What a cached result checks: the digest of the module's file (None: no such module), or for
+        `name(`, of the list of modules that call the name."""
+        if module.endswith(CALLS_KEY):
+            return _listing_digest(self._calls().modules(module))
+        path = self.locate(module)
+        return None if path is None else _digest(path)
+
+    # Which modules a lint consulted, for the result cache.
+    @contextmanager
+    def recording(self) -> Iterator[dict[str, str | None]]:
+        consulted: dict[str, str | None] = {}
+        self._recorders.append(consulted)
+        try:
+            yield consulted
+        finally:
+            self._recorders.remove(consulted)
+
+    def _record(self, module: str, path: str | None, digest: str | None = None) -> None:
+        if self._recorders:
+            digest = digest if path is None else _digest(path)
+            for recorder in self._recorders:
+                recorder[module] = digest
+
+
+def use_buffers(buffers: dict[str, str]) -> None:
+    """The editor's open Python buffers (path -> text): what the project reads for those modules until
+    the next call; a buffer closed is read from its file again."""
+    buffers = {os.path.abspath(path): text for path, text in buffers.items()}
+    for path in [p for p in _BUFFERS if p not in buffers]:
+        del _BUFFERS[path]
+    for path, text in buffers.items():
+        known = _BUFFERS.get(path)
+        if known is None or known[1] != text:
+            _BUFFERS[path] = (next(_buffer_versions), text)
+
+
+def open_buffer(path: str) -> str | None:
+    """The text of an open editor buffer the project reads for the file at `path` (None: not open)."""
+    buffer = _BUFFERS.get(os.path.abspath(path))
+    return None if buffer is None else buffer[1]
+
+
+def _holds(named: str, path: str) -> bool:
+    return path == named or path.startswith(named.rstrip(os.sep) + os.sep)
+
+
+def install_calls(shared: tuple) -> None:
+    """In a worker process: the word index its run built (`ProjectIndex.shared_calls`)."""
+    key, calls = shared
+    _CALLS[key] = calls
+
+
+def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
+    """module name -> file, for the Python files of the project's roots (packages and scripts whose
+    names can be imported; hidden and non-identifier directories, such as virtual environments' `.venv`
+    or `site-packages`, are skipped), at most `MAX_PROJECT_FILES`; and its notebooks, named by their path
+    from the root (`notebooks/explore.ipynb`)."""
+    found: dict[str, str] = {}
+    for root, tops in roots.items():
+        starts = [root] if tops is None else [os.path.join(root, top) for top in sorted(tops)]
+        for start in starts:
+            if tops is not None and os.path.isfile(start + ".py"):
+                found[os.path.basename(start)] = start + ".py"
+            for directory, directories, files in os.walk(start):
+                directories[:] = sorted(d for d in directories if d.isidentifier() and d != "site-packages")
+                relative = os.path.relpath(directory, root)
+                package = [] if relative == "." else relative.split(os.sep)
+                for name in sorted(files):
+                    stem = name[:-3]
+                    if name.endswith(".py") and stem.isidentifier():
+                        module = ".".join(package if stem == "__init__" else [*package, stem])
+                        if module:
+                            found.setdefault(module, os.path.join(directory, name))
+                    elif is_notebook(name):  # a caller of the project's functions, by its path
+                        found.setdefault("/".join([*package, name]), os.path.join(directory, name))
+                if len(found) >= MAX_PROJECT_FILES:
+                    return found
+    return found
+
+
+class _CallIndex:
+    """Which modules' text calls each name: word (`train(`) -> modules, kept up to date by file stamps."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, set[str]] = {}
+        self.files: dict[str, tuple[str, tuple[int, int], tuple[str, ...]]] = {}  # module -> path, stamp, words
+
+    def modules(self, word: str) -> list[str]:
+        return sorted(self.calls.get(word, ()))
+
+    def update(self, modules: dict[str, str]) -> None:
+        for module in [m for m in self.files if m not in modules]:
+            self._forget(module)
+        for module, path in modules.items():
+            stamp = _stamp(path)
+            known = self.files.get(module)
+            if known is not None and known[:2] == (path, stamp):
+                continue
+            if known is not None:
+                self._forget(module)
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(_code_text(path))))
+            for word in words:
+                self.calls.setdefault(word, set()).add(module)
+            self.files[module] = (path, stamp, words)
+
+    def _forget(self, module: str) -> None:
+        for word in self.files.pop(module)[2]:
+            self.calls[word].discard(module)
+
+
+def _code_text(path: str) -> bytes:
+    """A file's text as the word index reads it: in a notebook's JSON, the escapes that separate
+    words (`\\n` in `"x = 1\\nstep(x)"`) are spaces."""
+    content = _content(path) or b""
+    return JSON_SEPARATOR_ESCAPE.sub(b" ", content) if is_notebook(path) else content
+
+
+def _listing_digest(modules: list[str]) -> str:
+    return hashlib.sha256("\n".join(modules).encode()).hexdigest()
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    buffer = _BUFFERS.get(path)
+    if buffer is not None:
+        return (-buffer[0], len(buffer[1]))
+    try:
+        status = os.stat(path)
+    except OSError:
+        return (0, -1)
+    return (status.st_mtime_ns, status.st_size)
+
+
+def _while_unchanged(cache: dict, key, path: str, compute):
+    """`compute()`, kept in `cache` under `key` while the file at `path` keeps its mtime and size."""
+    stamp = _stamp(path)
+    known = cache.get(key)
+    if known is None or known[0] != stamp:
+        known = cache[key] = (stamp, compute())
+    return known[1]
+
+
+def _content(path: str) -> bytes | None:
+    buffer = _BUFFERS.get(path)
+    if buffer is not None:
+        return buffer[1].encode("utf-8", "surrogatepass")
+    try:
+        return read_regular(path, MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES)
+    except (OSError, SourceError):
+        return None
+
+
+def _digest(path: str) -> str:
+    def compute() -> str:
+        content = _content(path)
+        return "" if content is None else hashlib.sha256(content).hexdigest()
+
+    return _while_unchanged(_DIGESTS, path, path, compute)
+
+
+def _summary(path: str, module: str) -> ModuleSummary | None:
+    def compute() -> ModuleSummary | None:
+        ctx = _context(path, module)
+        return None if ctx is None else ModuleSummary.of_tree(ctx.tree, ctx.module, path, lambda: _context(path, module))
+
+    return _while_unchanged(_SUMMARIES, path, path, compute)
+
+
+def _context(path: str, module: str):
+    stamp = _stamp(path)
+    known = _CONTEXTS.pop(path, None)
+    if known is None or known[0] != stamp:
+        if known is not None:
+            _LET_GO.append(known[1])
+        known = (stamp, _parse(path, module))
+    _CONTEXTS[path] = known  # the most recently used last
+    while len(_CONTEXTS) > 1 and sum(stamp[1] for stamp, _ in _CONTEXTS.values()) > KEPT_SOURCE_BYTES:
+        _LET_GO.append(_CONTEXTS.pop(next(iter(_CONTEXTS)))[1])
+    return known[1]
+
+
+def forget_kept() -> None:
+    """After a lint stopped midway (`budget.CutShort`): the kept modules, their summaries and facts may
+    hold what was being worked out, half-built; they are let go, and made again when asked."""
+    _LET_GO.extend(ctx for _, ctx in _CONTEXTS.values())
+    _CONTEXTS.clear()
+    _SUMMARIES.clear()
+    _FACTS.clear()
+
+
+def release_let_go() -> None:
+    """At the end of a lint, which may still have read them: the parsed modules no longer kept release
+    their analyses (which refer back to them), so that reference counting frees them with their trees,
+    not the cyclic garbage collector (which would also scan every module kept, after every file)."""
+    while _LET_GO:
+        ctx = _LET_GO.pop()
+        if ctx is not None:
+            ctx.release()
+
+
+def _parse(path: str, module: str):
+    try:
+        buffer = _BUFFERS.get(path)
+        source = read_source(path) if buffer is None else SourceFile(buffer[1], "utf-8", b"")
+        notebook = load_notebook(source.text) if is_notebook(path) else None
+        text = source.text if notebook is None else notebook.python
+        tree = parse_python(text, path)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    _, name = module_name_of(path)
+    return FileContext(path, SourceText(text), tree, ModuleName(module, name.is_package), path, notebook=notebook)
+
+
+def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:
+    def compute() -> bool:
+        content = _code_text(path)  # a notebook's line breaks are spaces, not `\n` escapes
+        return word.encode() in content if isinstance(word, str) else word.search(content) is not None
+
+    return _while_unchanged(_MENTIONS, (path, word), path, compute)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A resolved value: a tensor of a known kind (or a module object whose output has it)."""
+
+    kind: Kind
+    layer: bool
+    node: object  # the call that made it (or applied the layer that did), in `module`'s file
+    module: ModuleSummary
+    line: int  # where the kind is made: the softmax call, the layer's constructor
+    via: str | None = None  # the outermost class or function of the project it came through
+    entry: object = None  # the call in the linted file that led to `via`
+    exp_of_log: bool = False
+    mixture: bool = False
+    passage: Passage | None = None  # it reached the linted code as an argument of this call site
+
+
+@dataclass(frozen=True)
+class Instance:
+    cls: str  # an instance of this class of the project
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str  # a class, function or module-level object of the project
+
+
+@dataclass(frozen=True)
+class Tuple:
+    values: tuple  # descriptors of the elements, described in `module`
+    module: ModuleSummary
+
+
+@dataclass(frozen=True, eq=False)
+class _Through:
+    """An element of a tuple returned by `via`: once found, it says it came through `via`."""
+
+    value: Value | None
+    via: str
+    entry: object
+
+
+Resolved = Found | Instance | Entity | Tuple
+
+
+class ProjectView:
+    """What one file's lint knows of its project (an analysis: `ctx.analysis(ProjectView)`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.index: ProjectIndex | None = ctx.project
+
+    @property
+    def own(self) -> ModuleSummary:
+        """The linted file's summary, from its text: built only when a value leads into its own classes."""
+        return self.ctx.analysis(ModuleSummary)
+
+    # Finding classes and functions by qualified name.
+    @property
+    def own_name(self) -> str:
+        """The linted file's module name, as its summary has it ("" when not known), without building it."""
+        return self.ctx.module.name if self.ctx.module else ""
+
+    def summary(self, module: str) -> ModuleSummary | None:
+        if module == self.own_name:  # the linted file: from its text
+            return self.own
+        return None if self.index is None else self.index.summary(module)
+
+    def find(self, qualified: str) -> tuple[ModuleSummary, str] | None:
+        """The module that defines `qualified` (following re-exports) and the name there."""
+        return find_definition(self.summary, qualified)
+
+    def function(self, qualified: str):
+        """(the context of its module, its node) for a function of the project, following re-exports; the
+        linted file's own functions come from its tree. None for anything else (classes, unknown names)."""
+        module, _, member = qualified.rpartition(".")
+        if self.index is not None and module != self.own_name:
+            ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
+            defined = top_level_definition(ctx.tree, FUNCTIONS, member) if ctx is not None else None
+            if defined is not None:
+                return ctx, defined
+        found = self.find(qualified)
+        if found is None or found[1] not in found[0].functions:
+            return None
+        summary, name = found
+        ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
+        defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
+        return (ctx, defined) if defined is not None else None
+
+    def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
+        found = self.find(qualified)
+        if found is None or found[1] not in found[0].classes:
+            return None
+        return found[0], found[0].classes[found[1]]
+
+    def is_module_class(self, qualified: str, depth: int = 0) -> bool:
+        """Does the project class derive from `torch.nn.Module` (directly, by alias, or via project classes)?"""
+        found = self.class_summary(qualified)
+        if found is None or depth > MAX_DEPTH:
+            return False
+        return any(is_module_base(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
+
+    def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
+        """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
+        found = self.class_summary(qualified)
+        if found is None or depth > MAX_DEPTH:
+            return None
+        if found[1].has_forward:
+            return found
+        for base in found[1].bases:
+            inherited = self.forward_of(base, depth + 1)
+            if inherited is not None:
+                return inherited
+        return None
+
+    # What values are.
+    def origin(self, expr: ast.AST, binding=None) -> Origin | None:
+        """Where a softmax/log_softmax/sigmoid/Linear value was made, if every way `expr` can get its
+        value agrees on the kind: in the linted file, or in a class or function of the project; under
+        `binding`, through the arguments of one call site (`values.ValueKinds.value` describes it)."""
+        return self.origin_of(self.ctx.analysis(ValueKinds).value(expr, binding=binding))
+
+    def origin_of(self, value: Value | None) -> Origin | None:
+        """`origin` of a value descriptor (one the objects layer makes: a project model's call)."""
+        found = None if value is None else self.resolve(value, self.own)
+        if not isinstance(found, Found) or found.layer:
+            return None
+        if found.via is None and found.module is self.own and found.passage is None:
+            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture)
+        source = Source(found.via or "", *self._line_of(found.module, found.line))
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage)
+
+    def instance_class(self, value: Value) -> str | None:
+        """The project class an object was built from (directly or by a factory function)."""
+        found = self.resolve(value, self.own)
+        return found.cls if isinstance(found, Instance) else None
+
+    def resolve(self, value: Value | None, module: ModuleSummary, depth: int = 0) -> Resolved | None:
+        if value is None or depth > MAX_DEPTH:
+            return None
+        if isinstance(value, Made):
+            return Found(value.kind, value.layer, value.node, module, value.node.lineno)
+        if isinstance(value, Ref):
+            return Entity(value.name)
+        if isinstance(value, Exp):
+            inner = self.resolve(value.value, module, depth + 1)
+            tensor = isinstance(inner, Found) and not inner.layer and inner.kind is Kind.LOG_PROBABILITIES
+            return dataclasses.replace(inner, kind=Kind.PROBABILITIES, exp_of_log=True) if tensor else None
+        if isinstance(value, OneOf):
+            return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
+        if isinstance(value, Packed):
+            return Tuple(value.values, module)
+        if isinstance(value, Mixed):
+            return None if value.stacked else _combined([self.resolve(v, module, depth + 1) for v in value.values])
+        if isinstance(value, Passed):
+            caller = self.summary(value.module)
+            found = self.resolve(value.value, caller, depth + 1) if caller is not None else None
+            if isinstance(found, Found):  # where it was made is in the caller's code, not the linted file's
+                return dataclasses.replace(found, entry=None, passage=value.passage)
+            return found
+        if isinstance(value, _Through):
+            found = self.resolve(value.value, module, depth + 1)
+            if not isinstance(found, Found):
+                return found
+            return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
+        if isinstance(value, Item):
+            packed = self.resolve(value.value, module, depth + 1)
+            if not isinstance(packed, Tuple) or not -len(packed.values) <= value.index < len(packed.values):
+                return None  # indexing a tensor, or an unknown container: unknown
+            return self.resolve(packed.values[value.index], packed.module, depth + 1)
+        if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
+            caller = self.summary(value.callee.module)
+            found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
+            return dataclasses.replace(found, entry=None, passage=value.callee.passage) if isinstance(found, Found) else found
+        if isinstance(value, Called):
+            return self._call(value, module, depth)
+        return None
+
+    def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
+        if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
+            return _agreed([self._call(Called(v, value.node), module, depth + 1) for v in value.callee.values])
+        callee = self.resolve(value.callee, module, depth + 1)
+        if isinstance(callee, Found):
+            if not callee.layer:
+                return None
+            # Where the kind is made: where the layer is applied, or where a factory built it.
+            line = callee.line if callee.via else value.node.lineno
+            return dataclasses.replace(callee, layer=False, node=value.node, line=line)
+        if isinstance(callee, Instance):
+            forward = self.forward_of(callee.cls)
+            if forward is None:
+                return None
+            result = self.resolve(forward[1].forward, forward[0], depth + 1)
+            via = f"{forward[1].name}.forward"
+        elif isinstance(callee, Entity):
+            found = self.find(callee.name)
+            if found is None:
+                return None
+            owner, name = found
+            if name in owner.classes:
+                return Instance(f"{owner.name}.{name}") if self.is_module_class(f"{owner.name}.{name}") else None
+            if name in owner.variables:  # a module-level object: call what it holds
+                held = self.resolve(owner.variable(name), owner, depth + 1)
+                if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module
+                    entry = value.node if module is self.own else held.entry
+                    return dataclasses.replace(held, layer=False, via=name, entry=entry)
+                return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
+            result = self.resolve(owner.functions[name].returns, owner, depth + 1)
+            via = name
+        else:
+            return None
+        if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
+            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module)
+        if isinstance(result, Found):
+            entry = value.node if module is self.own else result.entry
+            return dataclasses.replace(result, via=via, entry=entry)
+        return result
+
+    def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
+        """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
+        path = self.display(module)
+        ctx = self.index.context(module.name) if self.index is not None and is_notebook(module.path) else None
+        if ctx is None or ctx.notebook is None:
+            return path, line
+        cell, position = ctx.notebook.cell_position(Position(line, 1))
+        return f"{path}:cell {cell}", position.line
+
+    def display(self, module: ModuleSummary) -> str:
+        """A module's file as a finding shows it ("" for the linted file itself)."""
+        return "" if module is self.own else self.display_path(module.path)
+
+    def display_path(self, path: str) -> str:
+        """A file as a finding shows it: relative to the linted file's directory when below it, else to the
+        working directory when below it."""
+        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
+        for relative in (os.path.relpath(path, here), os.path.relpath(path)):
+            if not relative.startswith(".."):
+                return relative
+        return path
+
+
+def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+    """The module summary that defines `qualified`, following re-exports, and the name there
+    (`summary_of`: module name -> its summary or None)."""
+    if depth > MAX_DEPTH or "." not in qualified:
+        return None
+    module, _, member = qualified.rpartition(".")
+    summary = summary_of(module)
+    if summary is None:
+        return None
+    if member in summary.classes or member in summary.functions or member in summary.variables:
+        return summary, member
+    target = summary.imports.get(member)
+    return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
+
+
+def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
+    """The value all paths agree on (same kind, or same class), else None: unknown stays unknown."""
+    if not resolved or any(r is None for r in resolved):
+        return None
+    first = resolved[0]
+    if isinstance(first, Found):
+        same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
+        if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result
+            return dataclasses.replace(resolved[-1], mixture=True)
+    else:
+        same = all(r == first for r in resolved)
+    return resolved[-1] if same else None
+
+
+def _combined(parts: list[Resolved | None]) -> Found | None:
+    """A linear combination of probabilities (softmax or sigmoid output, with one-hot rows) stays one."""
+    if any(not isinstance(part, Found) or part.layer for part in parts):
+        return None
+    kinds = {part.kind for part in parts} - {Kind.ONE_HOT}
+    if kinds != {Kind.PROBABILITIES} and kinds != {Kind.SIGMOID}:
+        return None
+    first = next(part for part in parts if part.kind in kinds)
+    return dataclasses.replace(first, mixture=True)
+

@@ -1,0 +1,213 @@
+"""Module summaries: what other files need to know about a module.
+
+A `ModuleSummary` holds, for the module's top-level definitions only:
+- `imports`: the names it imports, as qualified names (relative imports resolved), to follow re-exports;
+- `classes`: each class's bases (qualified names) and what `forward` returns in training mode (returns
+  under `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
+- `functions`: what each function returns;
+- `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
+
+Summaries hold program facts only. What a facet works out about a class or function from its own file (a
+class's mode-dependent layer, `layers.class_layers`; whether a function returns a model as built,
+`modes.returns_new_model`) is kept with the definition's summary (`fact`), keyed by the function that
+computes it: the summaries never import the facets.
+
+Names, lines, bases and imports are read from the module's top-level statements at once; everything else
+is worked out from the module's parsed context the first time a rule asks, and kept. A summary keeps no
+tree: it asks `load_context` for the context (the project keeps a few parsed modules and parses again a
+module it let go), so summaries of a whole project stay small.
+
+Return values are `values.py` descriptors, which may name classes and functions of other modules: the
+summary is built from this module alone, and `project.ProjectView` resolves the names when a rule asks.
+The linted file's own summary is `ctx.analysis(ModuleSummary)`, built from the text being linted.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from functools import cached_property
+from typing import TypeVar
+
+from mllint.analysis.syntax.names import module_scope_imports, qualified_name, training_test
+from mllint.analysis.syntax.tree import own_method, position
+from mllint.analysis.values.values import OneOf, Value, ValueKinds
+
+T = TypeVar("T")
+
+# What a summary asks for its module's parsed context (None: the file no longer parses).
+LoadContext = Callable[[], object]
+# Errors that mean "too deep or too large to analyse": the answer is unknown, not a crash.
+TOO_COMPLEX = (RecursionError, MemoryError, ValueError)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _Definition:
+    """A top-level class or function: its name and line at once; what the facets (`layers`, `modes`)
+    work out about it from its own file is kept with it (`fact`)."""
+
+    kind: type | tuple[type, ...]
+
+    def __init__(self, node: ast.AST, load: LoadContext) -> None:
+        self.name = node.name
+        self.line = node.lineno
+        self._load = load
+        self._facts: dict[Callable, object] = {}
+
+    def definition(self):
+        """(its module's parsed context, its node), (None, None) when the file no longer parses."""
+        ctx = self._load()
+        return (None, None) if ctx is None else (ctx, top_level_definition(ctx.tree, self.kind, self.name))
+
+    def fact(self, compute: Callable[[object, ast.AST], T]) -> T | None:
+        """`compute(its module's context, its node)`, worked out once and kept with the summary (one per
+        `compute`, a module-level function of the facet that asks); None when the file no longer parses
+        or the definition is too complex."""
+        if compute not in self._facts:
+            ctx, node = self.definition()
+            try:
+                self._facts[compute] = None if node is None else compute(ctx, node)
+            except TOO_COMPLEX:
+                self._facts[compute] = None
+        return self._facts[compute]  # type: ignore[return-value]
+
+
+class ClassSummary(_Definition):
+    """A top-level class: its bases at once, what `forward` returns when first asked."""
+
+    kind = ast.ClassDef
+
+    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext) -> None:
+        super().__init__(node, load)
+        self.bases = bases
+        self.has_forward = own_method(node, "forward", ast.FunctionDef) is not None
+
+    @cached_property
+    def forward(self) -> Value | None:
+        """What `forward` returns in training mode."""
+        ctx, node = self.definition()
+        forward = own_method(node, "forward", ast.FunctionDef) if node is not None else None
+        if forward is None:
+            return None
+        try:
+            return _combined(_values(_training_returns(forward.body), ctx.analysis(ValueKinds)))
+        except TOO_COMPLEX:
+            return None
+
+
+class FunctionSummary(_Definition):
+    kind = FUNCTIONS
+
+    @cached_property
+    def returns(self) -> Value | None:
+        ctx, node = self.definition()
+        try:
+            return _combined(_values(returned_expressions(node.body), ctx.analysis(ValueKinds))) if node is not None else None
+        except TOO_COMPLEX:
+            return None
+
+
+def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:
+    """The module's last top-level definition of `name` of that kind (the one the module keeps)."""
+    return next((s for s in reversed(tree.body) if isinstance(s, kind) and s.name == name), None)
+
+
+class ModuleSummary:
+    """The linted file's own summary (`ctx.analysis(ModuleSummary)`); `of_tree` summarizes one on disk."""
+
+    def __init__(self, ctx) -> None:
+        self._read(ctx.tree, ctx.module, ctx.real_path or ctx.path, lambda: ctx)
+
+    @classmethod
+    def of_tree(cls, tree: ast.Module, module, path: str, load: LoadContext) -> "ModuleSummary":
+        summary = cls.__new__(cls)
+        summary._read(tree, module, path, load)
+        return summary
+
+    def _read(self, tree: ast.Module, module, path: str, load: LoadContext) -> None:
+        self.name = module.name if module else ""
+        self.path = path
+        self.imports: dict[str, str] = module_scope_imports(tree, module)
+        definitions = {
+            s.name: f"{self.name}.{s.name}"
+            for s in tree.body
+            if module is not None and isinstance(s, (*FUNCTIONS, ast.ClassDef))
+        }
+        resolve = lambda name: self.imports.get(name.id) or definitions.get(name.id)  # noqa: E731
+        self.classes: dict[str, ClassSummary] = {}
+        self.functions: dict[str, FunctionSummary] = {}
+        assigned: dict[str, list[tuple[int, int] | None]] = {}
+        for statement in tree.body:
+            if isinstance(statement, ast.ClassDef):
+                bases = tuple(name for name in (qualified_name(b, resolve) for b in statement.bases) if name)
+                self.classes[statement.name] = ClassSummary(statement, bases, load)
+            elif isinstance(statement, FUNCTIONS):
+                self.functions[statement.name] = FunctionSummary(statement, load)
+            elif isinstance(statement, ast.Assign):
+                single = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                for target in statement.targets:
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Name):
+                            assigned.setdefault(node.id, []).append(position(statement) if single else None)
+        # name -> where its single assignment is: the expression is found again when it is described
+        self.variables: dict[str, tuple[int, int]] = {n: at[0] for n, at in assigned.items() if len(at) == 1 and at[0]}
+        self._load = load
+        self._described: dict[str, Value | None] = {}
+
+    def variable(self, name: str) -> Value | None:
+        """What a module-level name assigned once holds."""
+        if name not in self._described:
+            self._described[name] = self._describe(name)
+        return self._described[name]
+
+    def _describe(self, name: str) -> Value | None:
+        ctx = self._load() if name in self.variables else None
+        where = self.variables.get(name)
+        assignment = next(
+            (s for s in ctx.tree.body if isinstance(s, ast.Assign) and position(s) == where), None
+        ) if ctx is not None else None  # fmt: skip
+        try:
+            return ctx.analysis(ValueKinds).value(assignment.value) if assignment is not None else None
+        except TOO_COMPLEX:
+            return None
+
+
+def _values(returned: list[ast.AST] | None, values: ValueKinds) -> list[Value | None] | None:
+    return None if returned is None else [values.value(r) for r in returned]
+
+
+def _combined(values: list[Value | None] | None) -> Value | None:
+    if not values or any(v is None for v in values):
+        return None
+    return values[0] if len(values) == 1 else OneOf(tuple(values))
+
+
+def returned_expressions(statements: list[ast.stmt]) -> list[ast.AST] | None:
+    """The values the `return` statements of a body return (not those of nested functions); None when
+    that is not a value (a generator, a bare `return`)."""
+    found: list[ast.Return] = []
+    stack: list[ast.AST] = list(statements)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) or (isinstance(node, ast.Return) and node.value is None):
+            return None
+        if isinstance(node, ast.Return):
+            found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return [r.value for r in sorted(found, key=lambda r: (r.lineno, r.col_offset))]
+
+
+def _training_returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
+    """The values returned in training mode: `if self.training` / `if not self.training` branches are
+    followed the training way, and what follows a training branch that returns runs in eval mode only."""
+    found: list[ast.AST] = []
+    for statement in statements:
+        mode = training_test(statement.test) if isinstance(statement, ast.If) else None
+        training = (statement.body if mode else statement.orelse) if mode is not None else [statement]
+        returned = _training_returns(training) if mode is not None else returned_expressions(training)
+        if returned is None:
+            return None
+        found += returned
+        if training and isinstance(training[-1], ast.Return):
+            return found
+    return found

@@ -1,0 +1,212 @@
+"""Name resolution: the qualified name an expression refers to through imports and their aliases.
+
+`import torch.nn.functional as F` makes `F.softmax` resolve to `torch.nn.functional.softmax`. Imports inside
+functions are honoured, and a name that a function binds otherwise (a parameter, an assignment) shadows
+the module's import of the same name, so it resolves to nothing: unknown stays unknown. When the module's
+own name is known (`ctx.module`), relative imports resolve (`from .models import Net` in `pkg.train` is
+`pkg.models.Net`) and so do the module's top-level classes and functions (`Net` is `pkg.train.Net`).
+A name only a `from models import *` can bind is that module's, when the linted file's project has the
+module and it defines the name at its top level (the last such import wins, as in Python).
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from mllint.analysis.syntax.scopes import Scopes
+
+
+class Names:
+    def __init__(self, ctx) -> None:
+        self.scopes: Scopes = ctx.analysis(Scopes)
+        self._imports: dict[ast.AST, dict[str, str]] = {}
+        self._resolved: dict[tuple[ast.AST | None, str], str | None] = {}
+        self._qualified: dict[ast.AST, str | None] = {}  # every rule asks about the same calls
+        self._shadowable: frozenset[str] | None = None
+        module = ctx.module
+        for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
+            scope = self.scopes.enclosing_function(node) or ctx.tree
+            self._imports.setdefault(scope, {}).update(_bindings(node, module))
+        self._module = ctx.tree
+        self._project = ctx.read_for
+        self._starred = [  # the modules a module-level `from m import *` reads, last first
+            origin for node in reversed(ctx.tree.body) if isinstance(node, ast.ImportFrom)
+            and any(alias.name == "*" for alias in node.names) and (origin := _absolute(node, module))
+        ]  # fmt: skip
+        self._definitions: dict[str, str] = {}
+        if module is not None:
+            for statement in ctx.tree.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self._definitions[statement.name] = f"{module.name}.{statement.name}"
+
+    def qualified_name(self, expr: ast.AST) -> str | None:
+        """`torch.nn.functional.softmax` for `F.softmax` under `import torch.nn.functional as F`."""
+        if expr not in self._qualified:
+            self._qualified[expr] = qualified_name(expr, self.resolve)
+        return self._qualified[expr]
+
+    def resolve(self, name: ast.Name) -> str | None:
+        if self._unshadowed(name.id):  # the same in every scope: no need to find the one `name` is in
+            return self._resolve(None, name.id)
+        function = self.scopes.enclosing_function(name)
+        key = (function, name.id)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(function, name.id)
+        return self._resolved[key]
+
+    def _resolve(self, function: ast.AST | None, name: str) -> str | None:
+        while function is not None:
+            imported = self._imports.get(function, {}).get(name)
+            if imported is not None:
+                return imported
+            if name in self.scopes.local_bindings(function):
+                return None
+            function = self.scopes.enclosing_function(function)
+        module_level = self._imports.get(self._module, {})
+        return module_level.get(name) or self._definitions.get(name) or self._star_imported(name)
+
+    def _star_imported(self, name: str) -> str | None:
+        """`models.Net` for `Net` under `from models import *`, when the project's `models` defines `Net`."""
+        for origin in self._starred if self._project is not None else ():
+            ctx = self._project.context(origin)
+            if ctx is not None and name in _top_level_names(ctx.tree):
+                return f"{origin}.{name}"
+        return None
+
+    def _unshadowed(self, name: str) -> bool:
+        """Does `name` resolve alike in every scope: no function imports it, and nothing in the file binds it
+        but imports outside functions?"""
+        if self._shadowable is None:
+            inner_imports = (names for scope, names in self._imports.items() if scope is not self._module)
+            self._shadowable = self.scopes.bound_anywhere().union(*inner_imports)
+        return name not in self._shadowable
+
+    def is_own_or_local(self, name: ast.Name) -> bool:
+        """Does `name` resolve to nothing imported: a class or function of this module, or a local name?"""
+        return self.resolve(name) in (None, self._definitions.get(name.id))
+
+    def module_imports(self) -> dict[str, str]:
+        """The module-level imports: bound name -> qualified name."""
+        return dict(self._imports.get(self._module, {}))
+
+    def imports(self, prefix: str) -> bool:
+        """Does the module import anything from `prefix` (e.g. "torch")?"""
+        return any(
+            target == prefix or target.startswith(prefix + ".")
+            for bindings in self._imports.values()
+            for target in bindings.values()
+        )
+
+
+def qualified_name(expr: ast.AST, resolve: Callable[[ast.Name], str | None]) -> str | None:
+    """The dotted name `expr` spells, its first name resolved by `resolve` (None: not a dotted name, or
+    its first name resolves to nothing)."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    base = resolve(expr)
+    return None if base is None else ".".join([base, *reversed(parts)])
+
+
+def reference_key(expr: ast.AST) -> str | None:
+    """The one key of a reference: `self.model.encoder` for that expression, `model` for a name; None for
+    anything but a name and attributes of it (a call, a subscript)."""
+    return qualified_name(expr, _spelled)
+
+
+def _spelled(name: ast.Name) -> str:
+    return name.id
+
+
+def is_self_attribute(node: ast.AST) -> bool:
+    """`self.x`: an attribute the object itself holds (its key `self.x`)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def training_test(test: ast.AST) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = training_test(test.operand)
+        return None if inner is None else not inner
+    return True if is_self_attribute(test) and test.attr == "training" else None
+
+
+def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
+    """What `Names.module_imports` gives, read from the statements outside functions without a tree index."""
+    bound: dict[str, str] = {}
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update(_bindings(node, module))
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, NESTED_STATEMENTS)])
+    return bound
+
+
+NESTED_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:
+    bound: dict[str, str] = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                bound[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                bound[top] = top
+        return bound
+    origin = _absolute(node, module)
+    if origin is None:
+        return bound  # a relative import in a module whose name is not known
+    for alias in node.names:
+        if alias.name != "*":
+            bound[alias.asname or alias.name] = f"{origin}.{alias.name}" if origin else alias.name
+    return bound
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The classes, functions and variables a module defines at its top level."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+    return names
+
+
+def _absolute(node: ast.ImportFrom, module) -> str | None:
+    """The module a `from` import imports from: `from ..data import x` in `pkg.sub.train` is `pkg.data`."""
+    if not node.level:
+        return node.module
+    if module is None:
+        return None
+    package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+    if node.level - 1 > len(package) or (node.level - 1 == len(package) and not node.module):
+        return None
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    """The argument passed at `position` or as `keyword=`: `F.cross_entropy(logits, ...)` or `(input=...)`."""
+    if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def callee_name(call: ast.AST) -> str | None:
+    """`step` for `opt.step(...)`, `print` for `print(...)`; None for anything but such a call."""
+    return called_name(call.func) if isinstance(call, ast.Call) else None
+
+
+def called_name(func: ast.AST) -> str | None:
+    """The name a call's function spells last: `step` for `opt.step`, `train` for `train`; None for
+    anything else (`fns[0]`, `make()`)."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None

@@ -1,0 +1,155 @@
+"""Parents, enclosing functions and classes, and the names each function binds."""
+from __future__ import annotations
+
+import ast
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+
+from mllint.analysis.syntax.tree import child_nodes
+
+FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+SCOPE_NODES = (*FUNCTION_NODES, ast.ClassDef)
+
+
+class Scopes:
+    def __init__(self, ctx) -> None:
+        self._index = ctx.index
+        self._parents = ctx.index.parents
+        self._bindings: dict[ast.AST, frozenset[str]] = {}
+        self._stores: tuple[list[tuple[int, int]], list[str]] | None = None
+        self._bound_anywhere: frozenset[str] | None = None
+        # Memoized answers for statements: a query costs the nodes up to a statement seen before.
+        self._functions: dict[ast.AST, ast.AST | None] = {}
+        self._classes: dict[ast.AST, ast.AST | None] = {}
+        self._scopes: dict[ast.AST, ast.AST | None] = {}
+        self._loads: dict[str, list[ast.Name]] | None = None
+        self._reads: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
+        self._statements: dict[ast.AST | None, list[ast.stmt]] | None = None
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        node = self._parents.get(node)
+        while node is not None:
+            yield node
+            node = self._parents.get(node)
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST | None:
+        return self._enclosing(node, FUNCTION_NODES, self._functions)
+
+    def statement(self, node: ast.AST) -> ast.AST | None:
+        """The statement `node` is part of (itself if it is one)."""
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self._parents.get(node)
+        return node
+
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        """The class whose method (or class body) holds `node`."""
+        return self._enclosing(node, ast.ClassDef, self._classes)
+
+    def enclosing_scope(self, node: ast.AST) -> ast.AST | None:
+        """The innermost function or class around `node` (None: module level)."""
+        return self._enclosing(node, SCOPE_NODES, self._scopes)
+
+    def _enclosing(self, node: ast.AST, kinds, memo: dict[ast.AST, ast.AST | None]) -> ast.AST | None:
+        """The nearest ancestor of one of `kinds`. The statements passed on the way remember the answer
+        (expressions are a few steps below theirs: remembering them too would double the memory)."""
+        if node in memo:
+            return memo[node]
+        path, parents, found = [node], self._parents, None
+        parent = parents.get(node)
+        while parent is not None:
+            if isinstance(parent, kinds):
+                found = parent
+                break
+            if parent in memo:
+                found = memo[parent]
+                break
+            path.append(parent)
+            parent = parents.get(parent)
+        for passed in path:
+            if isinstance(passed, ast.stmt):
+                memo[passed] = found
+        return found
+
+    def loads(self, name: str) -> list[ast.Name]:
+        """Every load of `name` in the file, in source order."""
+        if self._loads is None:
+            self._loads = {}
+            for node in self._index.by_type.get(ast.Name, ()):
+                if isinstance(node.ctx, ast.Load):
+                    self._loads.setdefault(node.id, []).append(node)
+        return self._loads.get(name, [])
+
+    def reads(self, function: ast.AST | None, name: str) -> list[ast.Name]:
+        """The loads of `name` whose enclosing function is `function` (None: outside functions), in
+        source order."""
+        if self._reads is None:
+            self._reads = {}
+            for node in self._index.by_type.get(ast.Name, ()):
+                if isinstance(node.ctx, ast.Load):
+                    self._reads.setdefault((self.enclosing_function(node), node.id), []).append(node)
+        return self._reads.get((function, name), [])
+
+    def statements(self, function: ast.AST | None) -> list[ast.stmt]:
+        """The statements whose enclosing function is `function` (None: outside functions), in source
+        order (nested functions' bodies excluded, the `def` statements themselves included)."""
+        if self._statements is None:
+            self._statements = {}
+            for node in self._index.nodes:
+                if isinstance(node, ast.stmt):
+                    self._statements.setdefault(self.enclosing_function(node), []).append(node)
+        return self._statements.get(function, [])
+
+    def _file_stores(self) -> tuple[list[tuple[int, int]], list[str]]:
+        if self._stores is None:
+            self._stores = _stores(self._index)
+        return self._stores
+
+    def bound_anywhere(self) -> frozenset[str]:
+        """Every name some function's `local_bindings` may hold: the file's bindings and parameters."""
+        if self._bound_anywhere is None:
+            functions = self._index.of_type(*FUNCTION_NODES)
+            self._bound_anywhere = frozenset(self._file_stores()[1]) | {arg.arg for f in functions for arg in parameters(f)}
+        return self._bound_anywhere
+
+    def local_bindings(self, function: ast.AST) -> frozenset[str]:
+        """Names a function binds other than by import: parameters, assignment targets, loop variables,
+        nested definitions (those its nested functions bind count too)."""
+        if function not in self._bindings:
+            positions, names = self._file_stores()
+            body = function.body if isinstance(function.body, list) else [function.body]
+            first = bisect_left(positions, (body[0].lineno, body[0].col_offset))
+            last = bisect_right(positions, (function.end_lineno, function.end_col_offset))
+            self._bindings[function] = frozenset(names[first:last]) | {arg.arg for arg in parameters(function)}
+        return self._bindings[function]
+
+
+def _stores(index) -> tuple[list[tuple[int, int]], list[str]]:
+    """The file's bindings by name, in source order: (positions, names), for a function's body to be the
+    bindings between two positions."""
+    names = index.by_type.get(ast.Name, ())
+    bound = [(name.lineno, name.col_offset, name.id) for name in names if isinstance(name.ctx, ast.Store)]
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        bound += [(node.lineno, node.col_offset, node.name) for node in index.by_type.get(kind, ())]
+    bound.sort()
+    return [(line, column) for line, column, _ in bound], [name for _, _, name in bound]
+
+
+def own_nodes(block: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a block in source order, not those of the functions, lambdas and classes it defines
+    (their definitions themselves included)."""
+    stack = list(reversed(block))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPE_NODES):
+            stack += reversed(child_nodes(node))
+
+
+def parameters(function: ast.AST, variadic: bool = True) -> list[ast.arg]:
+    """A function's (or lambda's) parameters in order, then `*args` and `**kwargs` unless not `variadic`."""
+    args = function.args
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None] if variadic else []
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]

@@ -1,0 +1,740 @@
+"""Value kinds: what an expression holds (softmax output, log-probabilities, sigmoid output, a Linear
+layer's raw logits) and what class an object was constructed from (`criterion = nn.CrossEntropyLoss()`),
+following local names, `self.` attributes and calls through the assignments that can reach them. Calls of
+the project's classes and functions (`out = model(x)` with `model = Net()`) are described here and
+resolved across modules by `project.ProjectView`. A kind is known only when every reaching assignment
+agrees: unknown stays unknown.
+
+A parameter is unknown unless the value is asked under a `Binding`: one call site's arguments for the
+parameters of one function (`callers.Binding`, the layer that finds call sites). Its argument is then
+described in the caller's module and wrapped in `Passed`, which says where it came from.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.tree import assignment_targets, position
+
+MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
+
+
+class Kind(enum.Enum):
+    PROBABILITIES = "softmax output"
+    LOG_PROBABILITIES = "log_softmax output"
+    SIGMOID = "sigmoid output"
+    LOG_SIGMOID = "logsigmoid output"
+    LOGITS = "raw logits from a Linear layer"
+    ONE_HOT = "one-hot rows"
+
+
+FUNCTION_KINDS = {
+    "torch.softmax": Kind.PROBABILITIES,
+    "torch.nn.functional.softmax": Kind.PROBABILITIES,
+    "torch.special.softmax": Kind.PROBABILITIES,
+    "torch.log_softmax": Kind.LOG_PROBABILITIES,
+    "torch.nn.functional.log_softmax": Kind.LOG_PROBABILITIES,
+    "torch.special.log_softmax": Kind.LOG_PROBABILITIES,
+    "torch.sigmoid": Kind.SIGMOID,
+    "torch.nn.functional.sigmoid": Kind.SIGMOID,
+    "torch.special.expit": Kind.SIGMOID,
+    "torch.nn.functional.logsigmoid": Kind.LOG_SIGMOID,
+    "torch.nn.functional.linear": Kind.LOGITS,
+    "torch.nn.functional.one_hot": Kind.ONE_HOT,
+}
+METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
+MODULE_KINDS = {
+    "torch.nn.Softmax": Kind.PROBABILITIES,
+    "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
+    "torch.nn.Sigmoid": Kind.SIGMOID,
+    "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
+    "torch.nn.Linear": Kind.LOGITS,
+    "torch.nn.LazyLinear": Kind.LOGITS,
+}
+EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
+# Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
+VALUE_PRESERVING_METHODS = {
+    "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
+    "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
+}
+SEQUENTIAL = "torch.nn.Sequential"
+# Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
+ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
+ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
+# Linear combinations: products of two tensors, collections of tensors and their reductions.
+MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
+STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
+REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
+
+
+def canonical_class(name: str | None) -> str | None:
+    """`torch.nn.modules.loss.CrossEntropyLoss` -> `torch.nn.CrossEntropyLoss`."""
+    if name and name.startswith("torch.nn.modules."):
+        return "torch.nn." + name.rsplit(".", 1)[-1]
+    return name
+
+
+# Value descriptors: what an expression evaluates to, as far as one module's own code tells. A descriptor
+# that names a class or function of the project (`Ref`) is resolved by `project.ProjectView`, which
+# follows it into the module that defines it; module summaries store descriptors, never resolved facts.
+@dataclass(frozen=True, eq=False)
+class Made:
+    """A tensor of a known kind made by `node` (a softmax call...); with `layer`, a module object whose
+    output has that kind (`nn.Softmax(dim=1)`, an `nn.Sequential` ending in one), made by its constructor."""
+
+    kind: Kind
+    node: ast.Call
+    layer: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Ref:
+    """A class, function or module-level object named by its qualified name (`pkg.models.Net`)."""
+
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Called:
+    """What the call `node` of `callee` returns: an instance of a class, a function's return value, a
+    model's `forward` output."""
+
+    callee: "Value"
+    node: ast.Call
+
+
+@dataclass(frozen=True, eq=False)
+class Exp:
+    """`torch.exp(value)`: probabilities when `value` is log-probabilities."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
+class OneOf:
+    """One of several values depending on the path taken: known only when they all agree."""
+
+    values: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Packed:
+    """A tuple of values (`return logits, probs`); None for an element that is not known."""
+
+    values: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Item:
+    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`)."""
+
+    value: "Value"
+    index: int
+
+
+@dataclass(frozen=True, eq=False)
+class Mixed:
+    """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
+    outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
+
+    values: tuple
+    stacked: bool = False  # a collection not yet reduced (`[p, q]`, `torch.stack([p, q])`)
+
+
+@dataclass(frozen=True, eq=False)
+class Passed:
+    """What one call site passes for a parameter, described in the caller's module (`module`)."""
+
+    value: "Value"
+    module: str
+    passage: "Passage"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A parameter's argument at one call site, as a message names it."""
+
+    parameter: str
+    argument: str  # the argument's text (or the default's) at the call
+    path: str  # the caller's file as findings show it, relative to the linted file ("" for the linted file)
+    line: int
+    default: bool = False  # no caller passes it: its default
+    annotated: bool = False  # no caller tells: the class its annotation names (`argument`)
+
+    @property
+    def place(self) -> str:
+        """"main.py:12", or "line 12" in the linted file."""
+        return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+
+
+Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed | Passed
+PENDING = object()  # a value still being described: it adds nothing to the values it is one of
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a value that reaches the linted code was made, when that is in a class or function."""
+
+    via: str  # `Net.forward`, `build_model`
+    path: str  # the defining file as findings show it; "" for the linted file itself
+    line: int
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: Kind
+    node: ast.Call  # in the linted file: the call that made the value, or the call that returned it
+    source: Source | None = None
+    exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
+    mixture: bool = False  # a linear combination of such values (`node` is one of them)
+    passage: Passage | None = None  # the value reached the linted code as an argument of this call site
+
+    def where(self, argument: ast.AST) -> str:
+        """What a message says about where the value comes from, after "is softmax output"."""
+        mixed = "combined linearly, " if self.mixture else ""
+        passed = "" if self.passage is None else f": {describe_passage(self.passage)}"
+        if self.source is not None:
+            place = f"{self.source.path}:{self.source.line}" if self.source.path else f"line {self.source.line}"
+            if not self.source.via:
+                return f"{passed} ({mixed}{place})"
+            return f"{passed}{', and' if passed else ':'} `{self.source.via}` returns {self.kind.value} ({mixed}{place})"
+        return passed or ("" if self.node is argument else f" ({mixed}line {self.node.lineno})")
+
+
+def describe_passage(passage: Passage) -> str:
+    """"`model` is `Net()` passed at main.py:12"."""
+    place = passage.place
+    if passage.default:
+        return f"`{passage.parameter}` is its default `{passage.argument}` ({place})"
+    if passage.annotated:
+        return f"`{passage.parameter}` is annotated `{passage.argument}` ({place})"
+    what = "" if passage.argument == passage.parameter else f" `{passage.argument}`"
+    return f"`{passage.parameter}` is{what} passed at {place}"
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    node: ast.AST  # the target node that binds the name
+    value: ast.AST | None  # the assigned expression, None when it cannot be known (parameters, +=, for)
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """The definitions of one name in one scope, in source order, and their positions (to bisect)."""
+
+    definitions: list[Definition]
+    positions: list[tuple[int, int]]
+
+
+class ValueKinds:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.scopes = ctx.scopes
+        self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
+        self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
+        self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
+        self._describing: set[ast.AST] = set()  # assigned values being described, inside out
+        # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
+        self.unbound: list[ast.AST] | None = None
+
+    # What a value is.
+    def value(self, expr: ast.AST, depth: int = 0, binding=None) -> Value | None:
+        """The descriptor of what `expr` evaluates to, from this module's code alone (None: unknown);
+        under `binding`, its function's parameters hold what that call site passes."""
+        value = self._value(expr, depth, binding)
+        return None if value is PENDING else value
+
+    def _value(self, expr: ast.AST, depth: int, binding=None) -> Value | None:
+        """As `value`, or PENDING when `expr` only repeats a value being described (around a loop)."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            return self._call_value(expr, depth, binding)
+        if isinstance(expr, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+            return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
+        if isinstance(expr, ast.BinOp):
+            return self._combination(expr, depth, binding)
+        if isinstance(expr, (ast.List, ast.ListComp)):
+            parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
+            return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
+        if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
+            inner = self._value(expr.value, depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
+        if isinstance(expr, ast.Name):
+            values = self._assigned_or_parameters(expr)
+        elif is_self_attribute(expr):
+            values = self._self_attribute_values(expr)
+        else:
+            return None
+        return self._one_of(values or [], depth, binding)
+
+    def _one_of(self, values: list, depth: int, binding=None) -> Value | None:
+        """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
+        (`out = out.view(...)` then `out = out.contiguous()`): an assignment met again while it is being
+        described adds nothing new (the least fixed point), so it is left out."""
+        described = []
+        for value in values:
+            if isinstance(value, Definition):  # a parameter: what the binding's call site passes
+                described.append(self._passed_value(value, depth, binding))
+                continue
+            if value in self._describing:
+                continue
+            self._describing.add(value)
+            try:
+                described.append(self._value(value, depth + 1, binding))
+            finally:
+                self._describing.discard(value)
+        described = [d for d in described if d is not PENDING]
+        if not described:
+            return PENDING if values else None
+        if any(d is None for d in described):
+            return None
+        return described[0] if len(described) == 1 else OneOf(tuple(described))
+
+    def _assigned_or_parameters(self, use: ast.Name) -> list | None:
+        """The expressions that may have been assigned to `use`, and the parameter definitions that may
+        give it its value; None when some other way of reaching it is unknown."""
+        found: list = []
+        for definition in self._reaching(use) or [None]:
+            if definition is not None and definition.value is not None:
+                found.append(definition.value)
+            elif definition is not None and is_parameter(definition):
+                found.append(definition)
+            else:
+                return None
+        return found
+
+    def _passed_value(self, definition: Definition, depth: int, binding) -> Value | None:
+        passed = self.argument(definition, binding)
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
+        return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
+
+    def argument(self, definition: Definition, binding):
+        """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
+        binding of its function is given (recorded while recording)."""
+        function = definition.node
+        if binding is None or binding.function is not function:
+            if self.unbound is not None and function not in self.unbound:
+                self.unbound.append(function)
+            return None
+        return binding.argument(definition.name)
+
+    def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
+        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
+        left, right = self.value(expr.left, depth + 1, binding), self.value(expr.right, depth + 1, binding)
+        if isinstance(expr.op, (ast.Add, ast.MatMult)):
+            return _mixed([left, right])
+        if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
+            return _mixed([left or right])
+        return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
+
+    def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
+        """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
+        inner = self.value(collection, depth + 1, binding)
+        return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
+
+    def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
+        func = call.func
+        if _calls_self(func):
+            return self._own_forward(call)
+        name = self.ctx.qualified_name(func)
+        if name in FUNCTION_KINDS:
+            return Made(FUNCTION_KINDS[name], call)
+        first = call.args[0] if call.args else None
+        if name in MATMUL_FUNCTIONS and len(call.args) == 2:
+            return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
+        if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
+            return _mixed([self.value(element, depth + 1, binding) for element in first.elts], stacked=True)
+        if name in STACK_FUNCTIONS and first is not None:
+            listed = self.value(first, depth + 1, binding)  # `[p, q]`, or a name holding a list
+            return listed if isinstance(listed, Mixed) and listed.stacked else None
+        builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
+        if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
+            return self._reduced(first, depth, binding)
+        if name is None and isinstance(func, ast.Attribute) and func.attr in ("mean", "sum"):
+            return self._reduced(func.value, depth, binding)
+        if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
+            inner = self._value(call.args[0], depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Exp(inner)
+        if name is None and isinstance(func, ast.Attribute):
+            if func.attr in METHOD_KINDS:
+                kind = METHOD_KINDS[func.attr]
+                # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
+                if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
+                    return Made(kind, call)
+                return None
+            if func.attr == "exp" and not call.args and not call.keywords:
+                inner = self._value(func.value, depth + 1, binding)
+                return inner if inner is None or inner is PENDING else Exp(inner)
+            if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
+                return self._value(func.value, depth + 1, binding)
+        if name is not None:
+            kind = self._module_kind(call)
+            if kind is not None:
+                return Made(kind, call, layer=True)
+            return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
+        callee = self._value(func, depth + 1, binding)
+        return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _own_forward(self, call: ast.Call) -> Value | None:
+        """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
+        cls = self.scopes.enclosing_class(call)
+        if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
+            return None
+        return Called(Called(Ref(f"{self.ctx.module.name}.{cls.name}"), call), call)
+
+    def _linting_torch(self) -> bool:
+        """Inside torch's own sources, torch's functions are the project's."""
+        return bool(self.ctx.module) and self.ctx.module.name.split(".")[0] == "torch"
+
+    def _module_kind(self, constructor: ast.Call) -> Kind | None:
+        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        if name in MODULE_KINDS:
+            return MODULE_KINDS[name]
+        if name == SEQUENTIAL:
+            last = self._last_layer(constructor)
+            if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
+                last = self.constructor(last)
+            return self._module_kind(last) if isinstance(last, ast.Call) else None
+        return None
+
+    def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
+        """The last layer of an `nn.Sequential`: its last argument, or the layer added last after it is
+        built (`seq.append(nn.Sigmoid())`, `seq.add_module("out", nn.Sigmoid())`, on every path after the
+        construction); None when that is not known (an addition in a loop or a branch, an insertion)."""
+        target = self.scopes.parent(constructor)
+        key = reference_key(target.targets[0]) if isinstance(target, ast.Assign) and len(target.targets) == 1 else None
+        scope = self.scopes.enclosing_scope(constructor)
+        added = [c for c in self._additions.get((scope, key), ()) if position(c) > position(constructor)] if key else []
+        if not added:
+            return constructor.args[-1] if constructor.args else None
+        last = added[-1]
+        if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
+            return None
+        return last.args[-1]
+
+    @property
+    def _additions(self) -> dict[tuple[ast.AST | None, str], list[ast.Call]]:
+        """The calls adding layers to a container (`x.append(...)`, `x.add_module(...)`), by scope and
+        the container's key, in source order."""
+        if self._added is None:
+            self._added = {}
+            for call in self.ctx.index.by_type.get(ast.Call, ()):
+                func = call.func
+                key = reference_key(func.value) if isinstance(func, ast.Attribute) and func.attr in ADDITIONS else None
+                if key is not None:
+                    self._added.setdefault((self.scopes.enclosing_scope(call), key), []).append(call)
+            for calls in self._added.values():
+                calls.sort(key=position)
+        return self._added
+
+    # What an object was built from.
+    def constructed_class(self, expr: ast.AST, depth: int = 0, binding=None) -> str | None:
+        """The qualified class name `expr` was constructed from (`torch.nn.CrossEntropyLoss`), when every
+        way of getting there agrees; under `binding`, a parameter is what that call site passes."""
+        found = self.construction(expr, depth, binding)
+        return canonical_class(found[0].qualified_name(found[1].func)) if found is not None else None
+
+    def constructor(self, expr: ast.AST) -> ast.Call | None:
+        """The call of this file that built the object `expr` refers to, when every way of getting there agrees."""
+        found = self.construction(expr)
+        return found[1] if found is not None and found[0] is self.ctx else None
+
+    def construction(self, expr: ast.AST, depth: int = 0, binding=None) -> tuple[object, ast.Call] | None:
+        """(the context, the call) that built the object `expr` refers to, when every way of getting there
+        agrees on the class; under `binding`, through what its call site passes (the caller's context)."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            return (self.ctx, expr) if self.ctx.qualified_name(expr.func) else None
+        if isinstance(expr, ast.Name):
+            found = [self._definition_construction(d, depth, binding) for d in self._reaching(expr)]
+        elif is_self_attribute(expr):
+            found = [self.construction(v, depth + 1, binding) for v in self._self_attribute_values(expr) or ()]
+        else:
+            return None
+        if not found or any(f is None for f in found):
+            return None
+        names = {ctx.qualified_name(call.func) for ctx, call in found}  # type: ignore[misc]
+        return found[-1] if len(names) == 1 else None
+
+    def _definition_construction(self, definition: Definition, depth: int, binding) -> tuple[object, ast.Call] | None:
+        if definition.value is not None:
+            return self.construction(definition.value, depth + 1, binding)
+        passed = self.argument(definition, binding) if is_parameter(definition) else None
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
+
+    def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
+        """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
+        if isinstance(expr, ast.Name):
+            return self.reaching_values(expr)
+        return self._self_attribute_values(expr) if is_self_attribute(expr) else None
+
+    # Reaching definitions.
+    def reaching_values(self, use: ast.Name) -> list[ast.AST] | None:
+        """The expressions that may have been assigned to `use` when it is read; None when some way
+        of reaching it is unknown (a parameter, an augmented assignment, a global defined elsewhere)."""
+        definitions = self._reaching(use)
+        if not definitions or any(d.value is None for d in definitions):
+            return None
+        return [d.value for d in definitions]
+
+    def reaching_definitions(self, name: ast.Name) -> list[Definition]:
+        """The bindings that may give `name` its value where it stands (empty: unknown)."""
+        return self._reaching(name)
+
+    def _reaching(self, use: ast.Name) -> list[Definition]:
+        if use not in self._reached:
+            self._reached[use] = self._reaching_of(use)
+        return self._reached[use]
+
+    def _reaching_of(self, use: ast.Name) -> list[Definition]:
+        scope = self.scopes.enclosing_scope(use)
+        definitions = self._definitions_in(scope or self.ctx.tree).get(use.id)
+        if scope is not None and not definitions:
+            # Not bound in the function: a module-level name, whatever its order.
+            module_definitions = self._definitions_in(self.ctx.tree).get(use.id)
+            return module_definitions.definitions if module_definitions and len(module_definitions.definitions) == 1 else []
+        if not definitions:
+            return []
+        use_position = (use.lineno, use.col_offset)
+        first_after = bisect_left(definitions.positions, use_position)
+        reaching: list[Definition] = []
+        statements: set[ast.AST] = set()
+        for definition in reversed(definitions.definitions[:first_after]):
+            if self._binds_from(definition.node, use):
+                continue
+            reaching.append(definition)
+            statements.add(self.scopes.statement(definition.node))
+            if self._always_runs_before(definition.node, use) or self._in_both_arms(statements, definition, use):
+                break
+        else:
+            return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
+        loop = self._enclosing_loop(use, scope)
+        if loop is not None:  # assignments later in the loop reach the next iteration's read
+            loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
+            after = bisect_right(definitions.positions, use_position)
+            reaching += definitions.definitions[after:loop_end]
+        return reaching
+
+    def _in_both_arms(self, statements: set[ast.AST], last: Definition, use: ast.AST) -> bool:
+        """Do the statements binding the name (`last` the latest met) bind it in both arms of an
+        `if`/`else` (or every arm of an `elif` chain) that runs on every path to `use`?"""
+        branch = self.scopes.parent(self.scopes.statement(last.node))
+        answered: dict[ast.If, bool] = {}  # an elif chain's arms, each judged once
+        while isinstance(branch, ast.If):
+            if _assigns_on_every_arm(branch, statements, answered) and self._always_runs_before(branch, use):
+                return True
+            branch = self.scopes.parent(branch)
+        return False
+
+    def _binds_from(self, target: ast.AST, use: ast.AST) -> bool:
+        """Is `use` read by the assignment that binds `target` (`x = x.detach()`: the old `x`)?"""
+        statement = self.scopes.statement(target)
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or statement.value is None:
+            return False
+        value = statement.value
+        return position(value) <= position(use) < (value.end_lineno, value.end_col_offset)
+
+    def same_path(self, node: ast.AST, anchor: ast.AST) -> bool:
+        """Is `node` inside no branch, loop or try that leaves `anchor` outside it?"""
+        return self._always_runs_before(node, anchor)
+
+    def _always_runs_before(self, target: ast.AST, use: ast.AST) -> bool:
+        """Does every path to `use` run the statement binding `target`? True when no branch, loop or
+        try around the binding leaves `use` outside it."""
+        use_ancestors = set(self.scopes.ancestors(use)) | {use}
+        for ancestor in self.scopes.ancestors(target):
+            if isinstance(ancestor, SCOPE_NODES) or isinstance(ancestor, ast.Module):
+                return True
+            conditional = isinstance(
+                ancestor, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.IfExp, ast.BoolOp, ast.comprehension)
+            ) or (hasattr(ast, "TryStar") and isinstance(ancestor, ast.TryStar))
+            if conditional and ancestor not in use_ancestors:
+                return False
+        return True
+
+    def _enclosing_loop(self, node: ast.AST, scope: ast.AST | None) -> ast.AST | None:
+        loop = None
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                loop = ancestor  # the outermost loop inside the scope
+        return loop
+
+    def _definitions_in(self, scope: ast.AST) -> dict[str, "Bindings"]:
+        if self._definitions is None:
+            self._definitions = self._index_definitions()
+        return self._definitions.get(scope, {})
+
+    def _index_definitions(self) -> dict[ast.AST, dict[str, "Bindings"]]:
+        """Every binding of the file, by scope (function, class or module) and name, in source order."""
+        index = self.ctx.index
+        by_scope: dict[ast.AST, dict[str, list[Definition]]] = {}
+        for node in index.of_type(*BINDING_NODES):
+            scope = self.scopes.enclosing_scope(node) or self.ctx.tree
+            for name, target, value in _bindings(node):
+                by_scope.setdefault(scope, {}).setdefault(name, []).append(Definition(name, target, value))
+        for function in index.of_type(*FUNCTION_NODES):
+            for arg in parameters(function):
+                by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
+        indexed: dict[ast.AST, dict[str, Bindings]] = {}
+        for scope, names in by_scope.items():
+            indexed[scope] = {}
+            for name, definitions in names.items():
+                definitions.sort(key=lambda d: position(d.node))
+                indexed[scope][name] = Bindings(definitions, [position(d.node) for d in definitions])
+        return indexed
+
+    def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
+        cls = self.scopes.enclosing_class(expr)
+        if cls is None:
+            return None
+        if cls not in self._attribute_values:
+            values: dict[str, list[ast.AST]] = {}
+            for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = assignment_targets(node)
+                    for target in targets:
+                        if is_self_attribute(target):
+                            values.setdefault(target.attr, []).append(node.value)
+                elif isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
+                    values.setdefault(node.target.attr, []).append(None)
+            self._attribute_values[cls] = values
+        found = self._attribute_values[cls].get(expr.attr)
+        if not found or any(v is None for v in found):
+            return None
+        # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
+        assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
+        return assigned or None
+
+
+def _assigns_on_every_arm(branch: ast.If, statements: set, answered: dict[ast.If, bool]) -> bool:
+    """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
+    every arm? (`answered`: the `if`s judged already.)"""
+    if branch not in answered:
+        arms = _arms(branch)
+        answered[branch] = bool(arms) and all(
+            any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements, answered)) for s in arm)
+            for arm in arms
+        )  # fmt: skip
+    return answered[branch]
+
+
+def _arms(branch: ast.If) -> list[list[ast.stmt]]:
+    """The arms of an `if`/`else` (none without an `else`). An `elif` chain dispatching on the values
+    of one setting (`if self.kind == "self": ... elif self.kind == "context": ...`) needs no `else`:
+    a value no arm handles is a configuration error, not a path the code means."""
+    bodies, tests, node = [], [], branch
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        bodies.append(node.body)
+        tests.append(node.test)
+        node = node.orelse[0]
+    bodies.append(node.body)
+    tests.append(node.test)
+    if node.orelse:
+        return [branch.body, branch.orelse]
+    dispatch = len(tests) > 1 and all(_compares_with_constants(t) for t in tests)
+    subjects = {reference_key(t.left) for t in tests} if dispatch else set()
+    return bodies if len(subjects) == 1 and None not in subjects else []
+
+
+def _compares_with_constants(test: ast.expr) -> bool:
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))):
+        return False
+    value = test.comparators[0]
+    values = value.elts if isinstance(test.ops[0], ast.In) and isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+    return all(isinstance(v, ast.Constant) for v in values)
+
+
+def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
+    """A combination of known parts; None when one of them is unknown."""
+    return None if not parts or any(part is None for part in parts) else Mixed(tuple(parts), stacked)
+
+
+def _constant_index(node: ast.AST) -> int | None:
+    """`1` or `-1` written literally."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _calls_self(func: ast.AST) -> bool:
+    """`self` or `self.__call__` as what a call calls."""
+    if isinstance(func, ast.Attribute) and func.attr == "__call__":
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "self"
+
+
+def is_parameter(definition: Definition) -> bool:
+    """Is the definition a parameter of its function (not the function's own name)?"""
+    function = definition.node
+    return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in parameters(function)}
+
+
+BINDING_NODES = (
+    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.withitem,
+    ast.comprehension, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef,
+)  # fmt: skip
+
+
+def _bindings(node: ast.AST):
+    """(name, target node, assigned value or None when unknowable) for each name a node binds."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name, node, None
+    elif isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield from _assigned(target, node.value)
+    elif isinstance(node, ast.AnnAssign):
+        if node.value is not None:
+            yield from _assigned(node.target, node.value)
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target.id, node.target, node.value
+    elif isinstance(node, ast.ExceptHandler):
+        if node.name:
+            yield node.name, node, None
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name).split(".")[0], node, None
+    else:  # augmented assignments, loop, with and comprehension targets
+        target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+        for name in _names_in(target):
+            yield name.id, name, None
+
+
+def _assigned(target: ast.AST, value: ast.AST):
+    if isinstance(target, ast.Name):
+        yield target.id, target, value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        literal = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        starred = any(isinstance(element, ast.Starred) for element in target.elts)
+        for i, element in enumerate(target.elts):
+            if literal and isinstance(element, ast.Name):
+                yield element.id, element, value.elts[i]
+            elif not starred and isinstance(element, ast.Name):  # `logits, probs = model(x)`: item i
+                item = ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load())
+                yield element.id, element, ast.copy_location(item, value)
+            else:
+                for name in _names_in(element):
+                    yield name.id, name, None
+
+
+def _names_in(target: ast.AST | None):
+    if target is None:
+        return []
+    return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
