@@ -7,9 +7,16 @@ hooks and editors ask first, is answered before any import. Every other command 
 """
 import os
 import sys
-import traceback
 
-from mllint import __version__
+# `python -m mllint` puts the working directory first on the module path, so that a project's own
+# `json.py` or `ast.py` would be imported in place of the standard library's; the console script does
+# not, and neither does this (set before any other import).
+if __name__ == "__main__" and not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+
+import traceback  # noqa: E402
+
+from mllint import __version__  # noqa: E402
 
 SERVER_COMMANDS = (["server"], ["server", "--stdio"])
 EXIT_ERROR = 2

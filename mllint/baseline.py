@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 
+from mllint.atomic import replace_file
 from mllint.findings import Finding
 
 VERSION = 1
@@ -28,7 +29,15 @@ def _key(finding: Finding, sources: dict[str, str]) -> tuple[str, str, str]:
 def write(file: str, findings: list[Finding], sources: dict[str, str]) -> int:
     counts = collections.Counter(_key(f, sources) for f in findings)
     entries = [{"path": p, "code": c, "line_hash": h, "count": n} for (p, c, h), n in sorted(counts.items())]
-    Path(file).write_text(json.dumps({"version": VERSION, "findings": entries}, indent=2) + "\n", encoding="utf-8")
+    text = json.dumps({"version": VERSION, "findings": entries}, indent=2) + "\n"
+    try:
+        keep = os.stat(file)
+    except OSError:
+        keep = None
+    try:  # whole or not at all: on a full disk, the old baseline stays
+        replace_file(os.path.realpath(file), text.encode("utf-8"), keep)
+    except OSError as error:
+        raise BaselineError(f"{file}: cannot write the baseline ({error.strerror or error}); the old one is kept") from None
     return len(findings)
 
 

@@ -1,4 +1,5 @@
-"""The per-file analysis budget: how long the rules may spend on one file (`analysis-budget`, seconds).
+"""The per-file analysis budget: how long the rules may spend on one file (`analysis-budget`, seconds of
+CPU time of the thread linting it: a loaded machine, where a lint waits for the CPU, cuts nothing short).
 
 A lint runs under `limit(seconds)`; the engine between nodes, and the analyses at the steps they repeat
 (`FileContext.analysis`, a gradient flow's expression), call `check()`, which raises `CutShort` once the
@@ -25,7 +26,7 @@ class CutShort(BaseException):
 def limit(seconds: float) -> Iterator[None]:
     """Run the block under a budget of `seconds` (0: none); an enclosing, earlier deadline still holds."""
     outer = getattr(_local, "deadline", None)
-    deadlines = [d for d in (outer, time.monotonic() + seconds if seconds > 0 else None) if d is not None]
+    deadlines = [d for d in (outer, time.thread_time() + seconds if seconds > 0 else None) if d is not None]
     _local.deadline = min(deadlines, default=None)
     try:
         yield
@@ -35,5 +36,5 @@ def limit(seconds: float) -> Iterator[None]:
 
 def check() -> None:
     deadline = getattr(_local, "deadline", None)
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is not None and time.thread_time() > deadline:
         raise CutShort

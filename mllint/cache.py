@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from mllint import __version__
 from mllint.analysis.program.project import ProjectIndex
+from mllint.atomic import replace_file
 from mllint.engine import Selection
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Related, Severity
 
@@ -50,8 +50,8 @@ class Cache:
                 if (project.digest(module) if project else None) != digest:
                     return None
             return [_finding_from_json(item) for item in entry["findings"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # a missing, unreadable or stale entry is a miss
+        except Exception:  # a missing, unreadable, corrupt (nested past the recursion limit) or stale entry: a miss
+            return None
 
     def put(self, data: bytes, path: str, selection: Selection, findings: list[Finding], dependencies: dict[str, str | None] | None = None) -> None:
         """Record a file's findings, with the modules of the project its lint consulted (module name ->
@@ -61,10 +61,8 @@ class Cache:
         try:
             self._initialise()
             entry.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump({"findings": [_finding_to_json(f) for f in findings], "dependencies": dependencies or {}}, handle)
-            os.replace(temporary, entry)
+            text = json.dumps({"findings": [_finding_to_json(f) for f in findings], "dependencies": dependencies or {}})
+            replace_file(str(entry), text.encode("utf-8"))
         except OSError:
             pass  # a read-only checkout still lints; it only does not remember
 
@@ -78,11 +76,35 @@ class Cache:
         self._initialised = True
 
 
+ENTRY_FOLDER = re.compile(r"[0-9a-f]{2}")
+ENTRY_FILE = re.compile(r"[0-9a-f]{64}\.json|(?:\.mllint-|tmp).*\.tmp")  # entries, and writes cut short
+
+
 def clean(directory: Path) -> bool:
-    """Remove a cache directory; False if there was none."""
-    if not (directory / "CACHEDIR.TAG").exists():
+    """Remove a cache directory; False if there was none. Only what mllint's layout makes is removed: its
+    CACHEDIR.TAG (the one mllint writes), .gitignore, and folders of entries (`VERSION/ab/<digest>.json`);
+    the directory itself only once that leaves it empty. Another program's cache is not mllint's."""
+    try:
+        if (directory / "CACHEDIR.TAG").read_text(encoding="utf-8") != CACHEDIR_TAG:
+            return False
+        children = list(directory.iterdir())
+    except (OSError, UnicodeDecodeError):
         return False
-    shutil.rmtree(directory, ignore_errors=True)
+    for child in children:
+        if child.is_dir() and not child.is_symlink() and _holds_entries_only(child):
+            shutil.rmtree(child, ignore_errors=True)
+    if {child.name for child in directory.iterdir()} <= {"CACHEDIR.TAG", ".gitignore"}:
+        shutil.rmtree(directory, ignore_errors=True)
+    return True
+
+
+def _holds_entries_only(version: Path) -> bool:
+    """Is `version` a folder of mllint's entries, and nothing else?"""
+    for folder in version.iterdir():
+        if not (ENTRY_FOLDER.fullmatch(folder.name) and folder.is_dir() and not folder.is_symlink()):
+            return False
+        if not all(ENTRY_FILE.fullmatch(entry.name) and entry.is_file() for entry in folder.iterdir()):
+            return False
     return True
 
 

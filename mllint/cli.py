@@ -150,18 +150,18 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
             click.echo("\n".join(files))
             return
         items = [(path, _selection(resolver, path, ignore_noqa)) for path in files]
-        named = [p for p in paths if p != "-"] + ([stdin_filename] if "-" in paths and stdin_filename else [])
-        job = dataclasses.replace(job, project=ProjectIndex.for_paths(named + files))
+        projects = ProjectIndex.of_run([p for p in paths if p != "-"], files)  # README: Projects
         progress = Progress(len(items), sys.stderr, shown=show_summary and sys.stderr.isatty())
         try:
-            results = check_files(items, job, jobs or available_cpus(), progress.done)
+            results = check_files(items, job, jobs or available_cpus(), progress.done, projects)
         finally:
             progress.close()
         if mode in (Mode.FIX, Mode.DIFF):
             apply_cross_file_fixes(results, mode, unsafe_fixes, dict(items))
         stdin_output = b""
         if "-" in paths:
-            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, job, ignore_noqa)
+            stdin_job = dataclasses.replace(job, project=ProjectIndex.for_paths([stdin_filename]) if stdin_filename else None)
+            stdin_result, stdin_output = _check_stdin(stdin_filename, resolver, stdin_job, ignore_noqa)
             results.append(stdin_result)
     except ConfigError as error:
         click.echo(f"Configuration error: {error}", err=True)
@@ -174,14 +174,21 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     if mode is Mode.DIFF:
         diffs = "".join(r.diff for r in results)
         click.echo(diffs, nl=False)
+        failures = [f for r in results for f in r.findings if f.code in _tool_failures()]  # a fix rejected...
+        for failure in failures:
+            click.echo(f"{failure.path}:{failure.start.line}:{failure.start.column}: {failure.code} {failure.message}", err=True)
         if not quiet:
             fixed = sum(len(r.fixed) for r in results)
             click.echo(f"Would fix {_count(fixed, 'finding')}.", err=True)
-        sys.exit(EXIT_FINDINGS if diffs else EXIT_CLEAN)
+        sys.exit(EXIT_FINDINGS if diffs or failures else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
     if write_baseline:
-        recorded = baselines.write(write_baseline, findings, _sources(findings, results))
+        try:
+            recorded = baselines.write(write_baseline, findings, _sources(findings, results))
+        except baselines.BaselineError as error:
+            click.echo(f"mllint: {error}", err=True)
+            sys.exit(EXIT_ERROR)
         click.echo(f"Recorded {_count(recorded, 'finding')} in {write_baseline}.", err=True)
         sys.exit(EXIT_CLEAN)
     if baseline:
@@ -370,8 +377,12 @@ def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool)
 
 def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool, colour: bool) -> None:
     if output_file:
-        with open(output_file, "w", encoding="utf-8") as handle:
-            handle.write(output)
+        try:
+            with open(output_file, "w", encoding="utf-8") as handle:
+                handle.write(output)
+        except OSError as error:  # a full disk, a directory gone: the user's to mend, not mllint's bug
+            click.echo(f"mllint: cannot write {output_file}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_ERROR)
         if summary:
             click.echo(summary, nl=False, err=True)
         return

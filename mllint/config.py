@@ -18,6 +18,7 @@ from mllint import budget
 from mllint.engine import Selection
 from mllint.findings import Severity
 from mllint.registry import RegistryError, all_rules, expand_selector
+from mllint.source import SourceError, read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,6 +26,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_FILES = ("mllint.toml", "pyproject.toml")  # in a directory holding both, mllint.toml wins
+MAX_CONFIG_BYTES = 1024 * 1024
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "*.egg-info", "build", "dist",
     "site-packages", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".mllint_cache",
@@ -51,7 +53,7 @@ class Settings:
     force_exclude: bool = False
     fail_on: Severity = Severity.INFO
     severity: dict[str, Severity] = field(default_factory=dict)
-    analysis_budget: float = budget.DEFAULT_SECONDS  # seconds of analysis per file (0: no limit)
+    analysis_budget: float = budget.DEFAULT_SECONDS  # CPU seconds of analysis per file (0: no limit)
 
     def codes(self) -> set[str]:
         selected = {code for selector in (*self.select, *self.extend_select) for code in expand_selector(selector)}
@@ -280,7 +282,9 @@ def _table_of(path: Path) -> dict[str, Any] | None:
 def _parse_table_file(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | None:
     """Cached by modification time and size, so an edited file is read again (the LSP server lives long)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(str(path), MAX_CONFIG_BYTES).decode("utf-8"))
+    except SourceError as error:
+        raise ConfigError(f"{path}: cannot read: {error.message}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
@@ -318,9 +322,17 @@ def find_config_file(directory: Path) -> Path | None:
     for folder in (directory, *directory.parents):
         for name in CONFIG_FILES:
             candidate = folder / name
-            if candidate.is_file() and _table_of(candidate) is not None:
+            if _is_file(candidate) and _table_of(candidate) is not None:
                 return candidate
     return None
+
+
+def _is_file(path: Path) -> bool:
+    """Is there a file at `path`? Not when a directory above cannot be searched (permission denied)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 class Resolver:

@@ -65,17 +65,25 @@ def _walk(top: Path, resolver: Resolver) -> list[str]:
         subdirectories = []
         for entry in entries:
             path, absolute_path = Path(entry.path), absolute / entry.name
-            is_dir = entry.is_dir(follow_symlinks=False)
+            is_dir = _is(entry.is_dir, follow_symlinks=False)
             if settings.is_excluded(entry.path) or (
                 settings.respect_gitignore and ignored(absolute_path, is_dir, ignores)
             ):
                 continue
             if is_dir:
                 subdirectories.append((path, absolute_path, ignores))
-            elif entry.name.endswith(SOURCE_SUFFIXES) and entry.is_file():
-                found.append(os.path.normpath(entry.path))
+            elif entry.name.endswith(SOURCE_SUFFIXES) and _is(entry.is_file, unknown=entry.is_symlink()):
+                found.append(os.path.normpath(entry.path))  # a link that loops is reported, not followed
         stack += reversed(subdirectories)
     return sorted(found, key=_path_sort_key)
+
+
+def _is(test, unknown: bool = False, **options) -> bool:
+    """An entry's type test, `unknown` when it cannot tell (a symbolic link that loops)."""
+    try:
+        return test(**options)
+    except OSError:
+        return unknown
 
 
 def _path_sort_key(path: str) -> tuple[str, ...]:

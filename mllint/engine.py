@@ -20,7 +20,8 @@ from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severit
 from mllint.notebook import load as load_notebook
 from mllint.registry import all_rules
 from mllint.rule import Rule
-from mllint.source import SourceError, SourceText, is_notebook, parse_former_names, parse_python, read_source
+from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, SourceText, is_notebook, parse_former_names
+from mllint.source import parse_python, read_source, too_large
 
 
 class Event:
@@ -83,6 +84,7 @@ def lint_notebook(
 ) -> list[Finding]:
     """Lint a notebook's code cells as one program; its findings are reported per cell."""
     try:
+        _within(json_text, MAX_NOTEBOOK_BYTES)
         notebook = load_notebook(json_text)
     except SourceError as error:
         return event_findings(selection, Event.UNREADABLE, path, error.position, error.message)
@@ -93,9 +95,20 @@ def lint_text(
     text: str, path: str, selection: Selection, project: ProjectIndex | None = None, real_path: str | None = None
 ) -> list[Finding]:
     """Lint a text as the module at `real_path` (default: `path`) of `project` (None: the text alone;
-    its own classes and functions are still known)."""
+    its own classes and functions are still known). A text larger than a file mllint reads (an editor's
+    buffer) is reported as the file would be."""
+    try:
+        _within(text, MAX_FILE_BYTES)
+    except SourceError as error:
+        return event_findings(selection, Event.UNREADABLE, path, error.position, error.message)
     with cycle_collector_off():
         return _lint(text, path, selection, project, real_path or path)
+
+
+def _within(text: str, limit: int) -> None:
+    """SourceError when `text` is larger than `limit` bytes in UTF-8 (encoded only when it may be)."""
+    if len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit:
+        raise too_large(len(text.encode("utf-8", "surrogatepass")), limit)
 
 
 @contextmanager
@@ -207,7 +220,7 @@ def _run_checkers(ctx: FileContext, checkers: tuple[type[Rule], ...], seconds: f
 
 def _cut_short_message(stopped: Position, seconds: float) -> str:
     return (
-        f"the analysis of this file was cut short at line {stopped.line}, past its budget of {seconds:g} s "
+        f"the analysis of this file was cut short at line {stopped.line}, past its budget of {seconds:g} s of CPU time "
         "(`analysis-budget`): the findings before that point are reported, the rest of the file is unchecked"
     )
 

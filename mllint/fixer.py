@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mllint.atomic import replace_file
 from mllint.findings import Applicability, Finding, Fix
-from mllint.source import SourceText, parse_python
+from mllint.source import LINE_BREAK, SourceText, parse_python
 
 MAX_ROUNDS = 10
 
@@ -46,8 +46,16 @@ def apply_fixes(text: str, findings: list[Finding]) -> tuple[str, list[Finding]]
         edits += fix_edits
         applied.append(finding)
     for start, end, content in sorted(edits, reverse=True):
-        text = text[:start] + content + text[end:]
+        text = text[:start] + _with_line_breaks(content, text, start) + text[end:]
     return text, applied
+
+
+def _with_line_breaks(content: str, text: str, offset: int) -> str:
+    """Content to insert at `offset`, its lines ending as the file's do there (rules write `\n`)."""
+    if "\n" not in content:
+        return content
+    found = LINE_BREAK.search(text, offset) or LINE_BREAK.search(text)
+    return content if found is None or found.group() == "\n" else content.replace("\n", found.group())
 
 
 def _overlaps(start: int, end: int, taken: tuple[int, int]) -> bool:
@@ -84,25 +92,12 @@ class FileChanged(Exception):
 
 
 def write_atomically(path: str, text: str, encoding: str, expected: bytes) -> None:
-    """Replace `path` with `text`, unless its content is no longer `expected`. A temporary file in the same
-    directory is renamed over it, so the file is either old or new, never partial; its mode is kept. A
-    symbolic link stays a link: the file it points to is the one replaced."""
+    """Replace `path` with `text`, unless its content is no longer `expected`: whole or not at all, with
+    its mode, owner, group and hard links (`atomic.replace_file`). A symbolic link stays a link: the file
+    it points to is the one replaced."""
     target = os.path.realpath(path)
-    data = text.encode(encoding)
     with open(target, "rb") as handle:
         if handle.read() != expected:
             raise FileChanged(f"{path} changed on disk while it was being fixed; not written")
-    mode = os.stat(target).st_mode
-    directory = os.path.dirname(target)
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".mllint-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+        status = os.fstat(handle.fileno())
+    replace_file(target, text.encode(encoding), keep=status)

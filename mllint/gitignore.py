@@ -8,6 +8,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mllint.source import SourceError, read_regular
+
+MAX_BYTES = 1024 * 1024  # of an ignore or git configuration file
+
+
+def _text(path: Path) -> str:
+    """A regular file's text (OSError: anything else, a FIFO that would block, or too large a file)."""
+    try:
+        return read_regular(str(path), MAX_BYTES).decode("utf-8", "replace")
+    except SourceError as error:
+        raise OSError(error.message) from None
+
 
 @dataclass(frozen=True)
 class IgnorePattern:
@@ -27,7 +39,7 @@ class GitIgnore:
     def load(cls, directory: Path, file: Path | None = None) -> "GitIgnore | None":
         """The patterns of `file` (default: the directory's `.gitignore`), relative to `directory`."""
         try:
-            text = (file or directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+            text = _text(file or directory / ".gitignore")
         except OSError:
             return None
         return cls(directory, text.splitlines())
@@ -124,14 +136,14 @@ def _git_directory(root: Path) -> Path:
     saying `gitdir: PATH`) the common directory it shares with the main worktree."""
     dot_git = root / ".git"
     try:
-        text = dot_git.read_text(encoding="utf-8") if dot_git.is_file() else ""
+        text = _text(dot_git) if dot_git.is_file() else ""
     except OSError:
         return dot_git
     if not text.startswith("gitdir:"):
         return dot_git
     directory = root / text[len("gitdir:"):].strip()
     try:
-        return directory / (directory / "commondir").read_text(encoding="utf-8").strip()
+        return directory / _text(directory / "commondir").strip()
     except OSError:
         return directory
 
@@ -152,7 +164,7 @@ def _excludes_file(git_directory: Path) -> Path:
 def _core_excludes_file(config: Path) -> str | None:
     """The value of `excludesFile` in the `[core]` section of a git configuration file, if set."""
     try:
-        lines = config.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = _text(config).splitlines()
     except OSError:
         return None
     section, value = "", None

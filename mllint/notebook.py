@@ -37,9 +37,18 @@ AUTOMAGICS = frozenset(
     "pylab config xmode lsmagic less man tensorboard".split()
 )
 PLACEHOLDER_LINE = re.compile(rf"[ \t]*(?:pass  )?{re.escape(PLACEHOLDER)}")
-# A message's reference to another line of the program (`softmax output (line 9)`, `crashed at line 9`).
-LINE_REFERENCE = re.compile(r"(?:(?<=\()|(?<=at ))line ([0-9]+)\b")
-_DECODER = json.JSONDecoder()
+# A message's reference to another line of the program (`softmax output (line 9)`, `the loop on line 9`);
+# another file's is `path:9`.
+LINE_REFERENCE = re.compile(r"\bline ([0-9]+)\b")
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer; one too long for Python's int conversion (4,300 digits) as a float (inf): no
+    number in a notebook matters to its code."""
+    return int(digits) if len(digits) < 4000 else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_integer)
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -151,7 +160,7 @@ class _Layout:
         fix = finding.fix
         if fix is not None:
             edits = tuple(Edit(self.position(e.start)[1], self.position(e.end)[1], e.content) for e in fix.edits)
-            fix = dataclasses.replace(fix, edits=edits)
+            fix = dataclasses.replace(fix, edits=edits, message=LINE_REFERENCE.sub(self._line_reference, fix.message))
         noqa_line = self.position(Position(finding.noqa_line, 1))[1].line if finding.noqa_line else None
         message = LINE_REFERENCE.sub(self._line_reference, finding.message)
         related = tuple(self._related(r, finding.path) for r in finding.related)
@@ -178,7 +187,7 @@ class _Layout:
 def load(json_text: str) -> Notebook:
     """The notebook's linted code cells; SourceError for what is not a Python notebook mllint can read."""
     try:
-        data = json.loads(json_text)
+        data = _DECODER.decode(json_text)
     except json.JSONDecodeError as error:
         raise SourceError(f"malformed notebook JSON: {error.msg}", error.lineno, error.colno) from None
     except RecursionError:

@@ -1,6 +1,7 @@
 """Checking one file end to end: lint, or fix and write, or compute the diff; and `--add-noqa`."""
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import enum
 import gc
@@ -58,38 +59,44 @@ _files_checked = itertools.count(1)  # in this process
 
 
 def check_files(
-    items: list[tuple[str, Selection]], job: Job, jobs: int = 1, done: Callable[[FileResult], None] | None = None
+    items: list[tuple[str, Selection]],
+    job: Job,
+    jobs: int = 1,
+    done: Callable[[FileResult], None] | None = None,
+    projects: dict[str, ProjectIndex] | None = None,
 ) -> list[FileResult]:
     """Check (path, selection) pairs, in a process pool when there are several files and jobs; the
     results come back in the order of `items` whatever the number of workers, each passed to `done` as
-    it comes."""
+    it comes. `projects`: each path's project, when not the job's."""
+    item_jobs = [dataclasses.replace(job, project=projects[path]) if projects else job for path, _ in items]
     results: list[FileResult] = []
     if jobs <= 1 or len(items) <= 1:
         with cycle_collector_off():  # for the whole run, not only during each lint (see there)
-            for item in items:
-                results.append(_check_item(item, job))
+            for item, item_job in zip(items, item_jobs):
+                results.append(_check_item(item, item_job))
                 if done:
                     done(results[-1])
         return results
     from concurrent.futures import ProcessPoolExecutor  # here: ~20 ms of imports a one-file run does without
 
     chunk = max(1, min(64, len(items) // (jobs * 8)))
-    # The project's word index is built here once, not by every worker (with `fork`, it is not even copied).
-    shared = job.project.shared_calls() if job.project is not None else None
+    # The projects' word indexes are built here once, not by every worker (with `fork`, not even copied).
+    distinct = {id(j.project): j.project for j in item_jobs if j.project is not None}
+    shared = [project.shared_calls() for project in distinct.values()]
     with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(shared,)) as pool:
-        for result in pool.map(_check_item, items, [job] * len(items), chunksize=chunk):
+        for result in pool.map(_check_item, items, item_jobs, chunksize=chunk):
             results.append(result)
             if done:
                 done(result)
     return results
 
 
-def _start_worker(shared_calls: tuple | None) -> None:
+def _start_worker(shared_calls: list[tuple]) -> None:
     """A worker of a run: no cyclic garbage collection (see `engine.cycle_collector_off`), and the word
-    index its run built."""
+    indexes its run built."""
     gc.disable()
-    if shared_calls is not None:
-        install_calls(shared_calls)
+    for shared in shared_calls:
+        install_calls(shared)
 
 
 def available_cpus() -> int:

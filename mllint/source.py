@@ -4,7 +4,9 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import os
 import re
+import stat
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -136,8 +138,7 @@ def decode(data: bytes, path: str = "") -> tuple[str, str]:
     UTF-8 (BOM allowed): text and encoding."""
     limit = MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES
     if len(data) > limit:
-        megabytes = len(data) / 1024 / 1024
-        raise SourceError(f"file is {megabytes:.1f} MB, larger than the {limit >> 20} MB mllint reads; not linted")
+        raise too_large(len(data), limit)
     if is_notebook(path):
         encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
         return _decode(data, encoding), encoding
@@ -166,11 +167,38 @@ def _decode(data: bytes, encoding: str) -> str:
 
 def read_source(path: str) -> SourceFile:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular(path, MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES)
     except OSError as error:
-        raise SourceError(f"cannot read file: {error.strerror or error}") from None
+        what = "directory" if os.path.isdir(path) and not isinstance(error, IsADirectoryError) else "file"
+        raise SourceError(f"cannot read {what}: {error.strerror or error}") from None
     return SourceFile(*decode(data, path), data)
+
+
+def read_regular(path: str, limit: int) -> bytes:
+    """The content of a regular file of at most `limit` bytes. Anything else is never read (SourceError):
+    a FIFO would block, `/dev/zero` never ends. The file is opened without blocking (a FIFO's open waits
+    for a writer) and read up to the limit, should it grow meanwhile."""
+    with open(path, "rb", opener=_without_blocking) as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise SourceError(f"not a regular file ({_file_kind(status.st_mode)}): not read")
+        data = handle.read(limit + 1)
+    if max(status.st_size, len(data)) > limit:
+        raise too_large(max(status.st_size, len(data)), limit)
+    return data
+
+
+def too_large(size: int, limit: int) -> SourceError:
+    return SourceError(f"file is {size / 1024 / 1024:.1f} MB, larger than the {limit >> 20} MB mllint reads; not linted")
+
+
+def _without_blocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISSOCK: "a socket"}
+    return next((kind for test, kind in kinds.items() if test(mode)), "a device")
 
 
 @dataclass

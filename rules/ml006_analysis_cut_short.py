@@ -7,7 +7,7 @@ class AnalysisCutShort(Rule):
     """
     ## What it does
     Reports a file whose analysis took longer than the per-file budget (`analysis-budget`, 30 seconds
-    unless configured): mllint stopped analysing it, reported what the rules had found until then, and
+    of CPU time unless configured): mllint stopped analysing it, reported what the rules had found until then, and
     went on with the other files. The finding names the line where the analysis stopped.
 
     ## Why is this bad?

@@ -186,12 +186,14 @@ class MissingZeroGrad(Rule):
         return self._clear_above(loop, floor, optimizer, f"before the loop on line {loop.lineno}")
 
     def _clear_above(self, statement: ast.stmt, floor: int, optimizer: str, where: str) -> Fix | None:
-        """Insert `optimizer.zero_grad()` above `statement` and the comment lines that describe it (not
-        above line `floor`)."""
+        """Insert `optimizer.zero_grad()` above `statement`, its decorators and the comment lines that
+        describe it (not above line `floor`)."""
         indent = self.ctx.source.line(statement.lineno)[: statement.col_offset]
         if "<" in optimizer or statement.lineno == floor or indent.strip():
             return None
-        top = statement.lineno
+        top = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        if top <= floor:
+            return None
         while top - 1 > floor and self.ctx.source.line(top - 1).startswith(indent + "#"):
             top -= 1
         edit = Edit(Position(top, len(indent) + 1), Position(top, len(indent) + 1), f"{optimizer}.zero_grad()\n{indent}")

@@ -251,21 +251,24 @@ class InplaceOnForwardArgument(Rule):
             child = ancestor
         return False
 
-    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0) -> str | None:
+    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0, failed: dict | None = None) -> str | None:
         """The tensor argument `node` may still hold, on some path: the argument itself, or through
         plain aliases (`out = x`). An augmented assignment (`x /= 255`) changes the tensor in place: the
-        name still holds it after."""
-        if not isinstance(node, ast.Name) or depth > MAX_ALIASES:
+        name still holds it after. `failed`: the names already followed in vain, with the fewest steps
+        they were followed from (`x += ...` under N flags reach each other in N**MAX_ALIASES ways)."""
+        failed = {} if failed is None else failed
+        if not isinstance(node, ast.Name) or depth > MAX_ALIASES or failed.get(node, MAX_ALIASES + 1) <= depth:
             return None
         for definition in self.ctx.analysis(ValueKinds).reaching_definitions(node):
             if isinstance(definition.node, ast.FunctionDef):
                 held = node.id if node.id in tensors else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
-                held = self._argument_held(definition.node, tensors, depth + 1)
+                held = self._argument_held(definition.node, tensors, depth + 1, failed)
             else:
-                held = self._argument_held(definition.value, tensors, depth + 1)
+                held = self._argument_held(definition.value, tensors, depth + 1, failed)
             if held:
                 return held
+        failed[node] = min(depth, failed.get(node, depth))
         return None
 
     def _report_augmented(self, statement: ast.AugAssign, argument: str) -> None:

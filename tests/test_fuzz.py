@@ -1,8 +1,11 @@
 """Property-based hardening: no input makes mllint raise, and fixes keep files parseable and idempotent.
 
-Programs come from hypothesmith (valid Python from the grammar) and from random mutations of the
-fixtures (deleted lines, swapped lines, truncation, inserted junk); notebooks from the notebook fixtures
-with damaged JSON or IPython lines added to their cells."""
+Programs come from hypothesmith (valid Python from the grammar), from random mutations of the fixtures
+(deleted lines, swapped lines, truncation, inserted junk) and from a generator of training code (loops
+carrying values, optional loss terms under flags, long elif chains, decorated definitions), also with
+CRLF and CR line breaks and cut into notebook cells; notebooks also from the notebook fixtures with
+damaged JSON or IPython lines added to their cells. No program may crash a rule or outlast the analysis
+budget."""
 import ast
 import json
 import os
@@ -21,8 +24,9 @@ from mllint.source import SourceFile
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 FIXTURE_TEXTS = [p.read_text(encoding="utf-8") for p in FIXTURES]
 INTERNAL_ERROR = rule_by_event(Event.INTERNAL_ERROR).code
+CUT_SHORT = rule_by_event(Event.CUT_SHORT).code  # no program may outlast the analysis budget
 SELECTION = Selection.of(all_rules())
-# A quick pass in the suite; MLLINT_FUZZ_EXAMPLES=5000 for a long run.
+# A quick pass in the suite; MLLINT_FUZZ_EXAMPLES=5000 for a long run (benchmarks/README.md).
 FUZZ = settings(
     max_examples=int(os.environ.get("MLLINT_FUZZ_EXAMPLES", "40")),
     deadline=None,
@@ -36,7 +40,7 @@ def lint(text: str):
 
 def assert_sound(text: str) -> None:
     findings = lint(text)
-    assert not [f for f in findings if f.code == INTERNAL_ERROR], findings
+    assert not [f for f in findings if f.code in (INTERNAL_ERROR, CUT_SHORT)], findings
     outcome = fix_text(text, lint, unsafe=True)
     assert outcome.error is None
     if outcome.fixed:
@@ -118,7 +122,9 @@ def test_mutated_notebooks_never_crash_and_fixes_are_written_back(text):
 # running totals), nested loops, branches, helpers, `no_grad`, AMP. Names come from a small pool so that
 # statements read and rebind each other's values, as in real training loops.
 TENSORS = ["loss", "total", "out", "x", "y", "term", "logits"]
-HEADER = """import torch
+HEADER = """import functools
+
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.cuda.amp import GradScaler, autocast
@@ -138,7 +144,7 @@ def penalty(model, x, y):
     return F.cross_entropy(out, y)
 
 
-def train(model, loader, opt, scaler, scheduler, criterion, steps):
+def train(model, loader, opt, scaler, scheduler, criterion, steps, cfg):
     loss = 0
     total = 0.0
     x, y = next(iter(loader))
@@ -163,6 +169,7 @@ LOOP_HEADERS = [
 BLOCK_HEADERS = [
     "if {a} > 0:", "with torch.no_grad():", "with autocast():", "try:", "if not self.training:", "if self.training:",
 ]
+DECORATORS = ["@torch.no_grad()", "@staticmethod", "@functools.cache", "@torch.jit.ignore", "@property"]
 
 
 @st.composite
@@ -170,10 +177,22 @@ def training_block(draw, depth: int, in_loop: bool = False) -> list[str]:
     lines = []
     for _ in range(draw(st.integers(1, 5))):
         a, b, c = (draw(st.sampled_from(TENSORS)) for _ in range(3))
-        kind = draw(st.sampled_from(["simple"] * 4 + ["loop", "block", "jump"] if depth < 3 else ["simple"]))
+        kinds = ["simple"] * 4 + ["loop", "block", "jump", "flags", "elif", "decorated"]
+        kind = draw(st.sampled_from(kinds if depth < 3 else ["simple", "flags"]))
         if kind == "jump" and not in_loop:
             kind = "simple"
-        if kind == "simple":
+        if kind == "flags":  # optional loss terms, each under its own flag (multi-loss configs)
+            for n in range(draw(st.integers(1, 12))):
+                lines += [f"if cfg.use_{n}:", "    " + draw(st.sampled_from(SIMPLE_STATEMENTS[4:11])).format(a=a, b=b, c=c)]
+        elif kind == "elif":  # a long elif chain, each arm assigning
+            for n in range(draw(st.integers(1, 10))):
+                lines += [f"{'if' if n == 0 else 'elif'} cfg.mode == {n}:", f"    {a} = {draw(st.sampled_from(TENSORS))} * {n}"]
+            if draw(st.booleans()):
+                lines += ["else:", f"    {a} = {b}"]
+        elif kind == "decorated":  # a definition with decorators, where a fix may want to insert a line
+            lines += [*draw(st.lists(st.sampled_from(DECORATORS), min_size=1, max_size=2)), f"def helper_{a}({b}):"]
+            lines += ["    " + line for line in draw(training_block(depth + 1))]
+        elif kind == "simple":
             lines.append(draw(st.sampled_from(SIMPLE_STATEMENTS)).format(a=a, b=b, c=c))
         elif kind == "jump":
             lines.append(draw(st.sampled_from(["break", "continue", "pass", "return " + a])))
@@ -207,3 +226,31 @@ def training_program(draw) -> str:
 @given(training_program())
 def test_generated_training_loops_never_crash(text):
     assert_sound(text)
+
+
+@FUZZ
+@given(training_program(), st.sampled_from(["\r\n", "\r"]))
+def test_fixes_of_generated_programs_keep_the_files_line_breaks(text, line_break):
+    """A CRLF or CR file stays one: every line a fix inserts ends as the file's lines do."""
+    text = text.replace("\n", line_break)
+    outcome = fix_text(text, lint, unsafe=True)
+    assert outcome.error is None
+    assert outcome.text.replace(line_break, "").count("\n") + outcome.text.replace(line_break, "").count("\r") == 0
+
+
+@FUZZ
+@given(training_program(), st.integers(1, 4))
+def test_generated_programs_as_notebooks_never_crash_and_fixes_are_written_back(text, cells):
+    """The generated program cut into code cells at its top-level statements."""
+    lines = text.splitlines(keepends=True)
+    cuts = sorted({0, len(lines)} | {i for i in range(1, len(lines)) if lines[i][:1].isalpha() and i % cells == 0})
+    sources = ["".join(lines[start:end]) for start, end in zip(cuts, cuts[1:])]
+    data = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+                      for source in sources], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    notebook = json.dumps(data, indent=1)
+    result = check_source(SourceFile(notebook, "utf-8", notebook.encode()), "fuzzed.ipynb", SELECTION, Job(Mode.FIX, unsafe=True))
+    assert not [f for f in result.findings if f.code in (INTERNAL_ERROR, CUT_SHORT)], result.findings
+    if result.fixed:
+        json.loads(result.text)
+        again = check_source(SourceFile(result.text, "utf-8", b""), "fuzzed.ipynb", SELECTION, Job(Mode.FIX, unsafe=True))
+        assert again.text == result.text

@@ -278,6 +278,15 @@ async def test_a_syntax_error_is_a_diagnostic_and_the_server_carries_on(editor: 
     editor.close(uri)
 
 
+async def test_a_document_over_the_size_limit_gets_the_commands_ml001(editor: Editor, tmp_path: Path):
+    uri = editor.open(tmp_path / "huge.py", "x = 1\n" * 1_000_000 + "model.eval\n")
+    [diagnostic] = await editor.diagnostics_now(uri)
+    assert (diagnostic.code, diagnostic.message) == ("ML001", "file is 5.7 MB, larger than the 5 MB mllint reads; not linted")
+    editor.change(uri, "model.eval\n")
+    assert codes(await editor.diagnostics_now(uri)) == [(0, "ML301")]
+    editor.close(uri)
+
+
 async def test_quick_edits_are_linted_once_for_the_last_text(editor: Editor, tmp_path: Path):
     uri = editor.open(tmp_path / "train.py", "x = 1\n")
     assert await editor.diagnostics_now(uri) == []

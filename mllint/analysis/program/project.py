@@ -38,7 +38,8 @@ from mllint.analysis.values.values import (
 from mllint.context import FileContext
 from mllint.findings import Position
 from mllint.notebook import load as load_notebook
-from mllint.source import SourceError, SourceFile, SourceText, is_notebook, parse_python, read_source
+from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, SourceFile, SourceText, is_notebook
+from mllint.source import parse_python, read_regular, read_source
 
 INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
 
@@ -117,6 +118,18 @@ class ProjectIndex:
             else:
                 roots[root] = None  # a script: the directory of scripts it lives in is the project
         return cls({root: None if tops is None else frozenset(tops) for root, tops in roots.items()})
+
+    @classmethod
+    def of_run(cls, named: list[str], files: list[str]) -> dict[str, "ProjectIndex"]:
+        """Each file's project in a run: that of the first named path holding it (the file itself, or a
+        directory above it), with the package roots of that path's files; never what else is named."""
+        held: dict[str, list[str]] = {}
+        for file in files:
+            absolute = os.path.abspath(file)
+            origin = next((p for p in named if _holds(os.path.abspath(p), absolute)), file)
+            held.setdefault(origin, []).append(file)
+        projects = {origin: cls.for_paths([origin, *inside]) for origin, inside in held.items()}
+        return {file: projects[origin] for origin, inside in held.items() for file in inside}
 
     def __getstate__(self) -> dict:
         return {"roots": self.roots, "calls_fresh": self._calls_fresh}
@@ -251,6 +264,10 @@ def open_buffer(path: str) -> str | None:
     return None if buffer is None else buffer[1]
 
 
+def _holds(named: str, path: str) -> bool:
+    return path == named or path.startswith(named.rstrip(os.sep) + os.sep)
+
+
 def install_calls(shared: tuple) -> None:
     """In a worker process: the word index its run built (`ProjectIndex.shared_calls`)."""
     key, calls = shared
@@ -351,9 +368,8 @@ def _content(path: str) -> bytes | None:
     if buffer is not None:
         return buffer[1].encode("utf-8", "surrogatepass")
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
+        return read_regular(path, MAX_NOTEBOOK_BYTES if is_notebook(path) else MAX_FILE_BYTES)
+    except (OSError, SourceError):
         return None
 
 

@@ -533,8 +533,9 @@ class ValueKinds:
         """Do the statements binding the name (`last` the latest met) bind it in both arms of an
         `if`/`else` (or every arm of an `elif` chain) that runs on every path to `use`?"""
         branch = self.scopes.parent(self.scopes.statement(last.node))
+        answered: dict[ast.If, bool] = {}  # an elif chain's arms, each judged once
         while isinstance(branch, ast.If):
-            if _assigns_on_every_arm(branch, statements) and self._always_runs_before(branch, use):
+            if _assigns_on_every_arm(branch, statements, answered) and self._always_runs_before(branch, use):
                 return True
             branch = self.scopes.parent(branch)
         return False
@@ -621,14 +622,16 @@ class ValueKinds:
         return assigned or None
 
 
-def _assigns_on_every_arm(branch: ast.If, statements: set) -> bool:
+def _assigns_on_every_arm(branch: ast.If, statements: set, answered: dict[ast.If, bool]) -> bool:
     """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
-    every arm?"""
-    arms = _arms(branch)
-    return bool(arms) and all(
-        any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements)) for s in arm)
-        for arm in arms
-    )  # fmt: skip
+    every arm? (`answered`: the `if`s judged already.)"""
+    if branch not in answered:
+        arms = _arms(branch)
+        answered[branch] = bool(arms) and all(
+            any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements, answered)) for s in arm)
+            for arm in arms
+        )  # fmt: skip
+    return answered[branch]
 
 
 def _arms(branch: ast.If) -> list[list[ast.stmt]]:
