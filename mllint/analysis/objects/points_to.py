@@ -100,6 +100,7 @@ class Objects:
         self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
         self._exprs: dict[ast.AST, frozenset | None] = {}
         self._fields: dict[tuple[Obj, str], frozenset | None] = {}
+        self._written: dict[tuple[Obj, str], frozenset | None] = {}
         self._nesting = 0
         self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
@@ -384,6 +385,15 @@ class Objects:
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
             return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+        return self._written_objects(base, attribute, depth)
+
+    def held(self, field: Obj) -> frozenset | None:
+        """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
+        where the points-to answer keeps the attribute itself, switched with its module."""
+        key = (field.base, field.name)
+        return self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
+
+    def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = [
             (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
@@ -653,6 +663,9 @@ def _made_calls(objects: Objects, found: frozenset | None, binding) -> list[tupl
             bases = caller.points_to(passed[1]) if caller is not None else None
             members = _union(*(caller.member(base, obj.name) for base in bases - {NONE})) if bases else None
             inner = _made_calls(caller, members, passed[2]) if members else None
+        elif obj.kind == "field" and objects.instance_class(obj.base) in objects.module_classes:
+            held = objects.held(obj)
+            inner = _made_calls(objects, held, binding) if held and obj not in held else None
         if inner is None:
             return None
         calls += inner
