@@ -64,6 +64,11 @@ class ClassLayers:
 UNKNOWN_CLASS = ClassLayers(None, 0, ())
 
 
+def _is_torch_loss(name: str | None) -> bool:
+    """A torch loss class or loss base (`torch.nn._WeightedLoss`): the same in training and eval mode."""
+    return bool(name) and name.startswith("torch.nn.") and name.endswith("Loss")
+
+
 def class_layers(ctx, node: ast.ClassDef) -> ClassLayers:
     """A class's layer from its own file, the classes it takes from other modules counted as having none
     and listed, to resolve later: kept with its module summary (`ClassSummary.fact(class_layers)`)."""
@@ -184,7 +189,7 @@ class ModeLayers:
             name = canonical_class(self.ctx.qualified_name(base))
             if isinstance(base, ast.Name) and base.id in self.by_name:
                 found.append(self.of_class(self.by_name[base.id], seen))
-            elif name in PLAIN_BASES:
+            elif name in PLAIN_BASES or _is_torch_loss(name):
                 continue
             elif name is not None and not name.startswith("torch."):
                 # A class of another module of the project (a mixin like `BaseModel(ABC)` too), or unknown.
