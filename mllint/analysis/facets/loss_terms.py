@@ -1,4 +1,10 @@
-"""The signed terms of a backpropagated loss, and the ones whose sign is a known mistake.
+"""The terms of a backpropagated loss, with their signs, and the ones whose sign is a known mistake.
+
+`summands(ctx, loss, binding)` writes a loss as the terms it sums, wherever they are computed: across
+`+`/`-`, through the assignments of a name (`+=` adds one), and into the functions of the project that
+return the loss or a part of it (`loss = model(x, y)` whose `forward` returns `task + beta * reg`, `loss,
+logs = elbo_loss(...)`, `criterion(outputs, y)` of a plain class's `__call__`, `model.compute_loss(x)`),
+each term read in its own file, its function's parameters holding the flows the call gives them.
 
 `signed_terms` writes a loss as a sum of terms with signs, through single local assignments, unary minus,
 sums and differences, reductions (`.mean()`, `torch.sum`) and scalings by coefficients (`ent_coef *
@@ -19,7 +25,10 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.facets.objectives import REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -36,6 +45,8 @@ CRITIC_NAME = re.compile(r"^(D|netD|net_d|netd|D_\w+|critic\w*|disc|discriminato
 GENERATOR_NAME = re.compile(r"^(G|netG|net_g|netg|G_\w+|gen|generator\w*|model_g)$")
 FAKE_NAME = re.compile(r"fake|gen_|generated", re.IGNORECASE)
 SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsqueeze"})
+MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
 TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
 
@@ -46,6 +57,97 @@ class Term:
     node: ast.AST
     through: tuple[str, ...] = ()  # the names the term was reached through, outermost first
     uses: tuple[ast.AST, ...] = ()  # where each of those names is read
+
+
+@dataclass(frozen=True)
+class Summand:
+    """A term of a loss, in the file that computes it."""
+
+    node: ast.AST
+    ctx: object  # the file whose tree holds `node`
+    binding: object  # what that file's parameters hold: the question's call site, or a callee's `Given`
+    call: ast.Call | None = None  # the linted file's call the term was reached through (None: its own term)
+    callee: str = ""  # the function that returns it (`OrthoClassifier.forward`)
+    path: str = ""  # the callee's file as findings show it ("" for the linted file)
+
+
+def summands(ctx, loss: ast.AST, binding=None) -> list[Summand]:
+    """The terms `loss` sums. Breadth first, each expression once, at the fewest steps that reach it:
+    however many ways lead to a term (`loss += ...` under N flags), it costs one visit."""
+    found: list[Summand] = []
+    seen = {loss}
+    pending = [(Summand(loss, ctx, binding), None, 0, 0)]
+    while pending:
+        item, index, depth, calls = pending.pop(0)
+        parts = _parts(item, index, calls) if depth < MAX_SUM_DEPTH else None
+        if parts is None:
+            found.append(item)
+            continue
+        for part, part_index, deeper in parts:
+            if part.node not in seen:
+                seen.add(part.node)
+                pending.append((part, part_index, depth + 1, calls + deeper))
+    return found
+
+
+def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, int | None, int]] | None:
+    """What a term sums, with the element of a returned tuple taken (None: it is a term itself)."""
+    expr, ctx = item.node, item.ctx
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
+        return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
+    if isinstance(expr, ast.Call) and calls < MAX_CALLS:
+        return _returned(item, index)
+    element = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
+    if isinstance(element, int) and isinstance(expr.value, ast.Call) and index is None:  # `f(...)[0]`, `loss, logs = f(...)`
+        return [(_within(item, expr.value), element, 0)]
+    if not isinstance(expr, ast.Name) or index is not None:
+        return None
+    parts = []
+    for definition in ctx.analysis(ValueKinds).reaching_definitions(expr):
+        if position(definition.node) > position(expr):
+            continue  # from the previous iteration (`loss = loss.detach()` after its backward)
+        statement = ctx.scopes.parent(definition.node)
+        if definition.value is not None:
+            parts.append((_within(item, definition.value), None, 0))
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
+            parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
+    return parts or None
+
+
+def _within(item: Summand, node: ast.AST) -> Summand:
+    return Summand(node, item.ctx, item.binding, item.call, item.callee, item.path)
+
+
+def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | None, int]] | None:
+    """The terms a function of the project returns for a call: what each `return` gives (its `index`-th
+    element when the caller unpacks a tuple), read in the callee's file under the flows the call gives."""
+    call, ctx = item.node, item.ctx
+    flows = ctx.analysis(GradientFlow)
+    found = flows.callee(call, item.binding)
+    returned = returned_expressions(found[0].function.body) if found is not None else None
+    if not returned:
+        return None
+    callee, skips_first = found
+    given = Given(callee.function, {
+        name: flows.flow(argument, item.binding)
+        for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
+    })  # fmt: skip
+    if index is not None:
+        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    cls = callee.ctx.scopes.enclosing_class(callee.function)
+    name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
+    path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
+    outer = item.call if item.call is not None else call
+    return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+
+
+def factors(term: ast.AST) -> list[ast.AST]:
+    """`beta * kl.item()` -> `beta`, `kl.item()`; `-x / n` -> `x`, `n`."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
+        return factors(term.operand)
+    if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
+        return factors(term.left) + factors(term.right)
+    return [term]
 
 
 def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
