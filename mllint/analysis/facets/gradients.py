@@ -357,6 +357,8 @@ class GradientFlow:
             return NONE
         if self._parameter_target(definition.node):
             return GRAPH
+        if isinstance(definition.node, ast.Name) and self._iterated(definition.node, depth).state is State.GRAPH:
+            return GRAPH  # `v` of `for v in values`, values carrying a graph
         unpacked = self._unpacked_from(definition.node)
         flow = self._flow(unpacked, depth + 1) if unpacked is not None else None
         if flow is not None and (flow.state is State.GRAPH or _is_none(flow)):
@@ -364,10 +366,10 @@ class GradientFlow:
         return UNKNOWN
 
     def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
-        """The flow of the items a comprehension's target takes: those of what it iterates over, when that
-        is a name (`[F.cross_entropy(a, y) for a in aux_outputs]`)."""
+        """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
+        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`)."""
         loop = self.ctx.scopes.parent(target)
-        if isinstance(loop, ast.comprehension) and loop.target is target and isinstance(loop.iter, ast.Name):
+        if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target and isinstance(loop.iter, ast.Name):
             flow = self._flow(loop.iter, depth + 1)
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import islice
 
 from mllint.analysis.objects.points_to import built
+from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import Callee
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import own_method
@@ -26,6 +28,10 @@ def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes]
     if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
         return None
     makers = built(ctx, receiver, binding)
+    if not makers and binding is None and isinstance(receiver, ast.Attribute):
+        # An attribute of an object of another module's class (`metrics.losses_track`): what its methods
+        # write there, until points-to follows objects across modules.
+        makers = [found for found, _ in islice(constructions(ctx, receiver), 1)]
     if not makers:
         return None
     view = ctx.analysis(ProjectView)
