@@ -32,6 +32,8 @@ from mllint.analysis.values.values import ValueKinds
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_BUILTINS = frozenset({"float", "int"})
 APPENDS = frozenset({"append", "extend", "insert"})
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+ANY_KEY = object()  # a value of a returned dict under any key
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,12 @@ class StepReturns:
             value, key = value.value, value.slice.value
         index, call = None, value
         if isinstance(value, ast.Name):
-            definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
+            definitions = [d for d in self.ctx.analysis(ValueKinds).reaching_definitions(value) if self._visible(d.node, value)]
             if len(definitions) != 1:
                 return None
+            holder = _dict_value_of(self.ctx, definitions[0].node)
+            if holder is not None:  # `v` of `for k, v in out.items()`, `out = step(...)`: any of its values
+                return self.returned(ast.Subscript(value=holder, slice=ast.Constant(value=ANY_KEY)))
             call, index = _assigned_call(self.ctx, definitions[0].node)
         found = self._callee(call) if isinstance(call, ast.Call) else None
         if found is None:
@@ -109,14 +114,18 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
-            part = _part(returned, index, key)
-            for loss in losses if isinstance(part, ast.Name) else ():
+            for part, loss in ((p, b) for p in _parts(returned, index, key) if isinstance(p, ast.Name) for b in losses):
                 if cctx.scopes.enclosing_function(loss) is function and same_tensor(values, part, loss):
                     cls = cctx.scopes.enclosing_class(function)
                     name = f"{cls.name}.{function.name}" if cls is not None else function.name
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     return Returned(name, path, loss.lineno)
         return None
+
+    def _visible(self, target: ast.AST, use: ast.AST) -> bool:
+        """Is a binding seen at `use`: not the target of a comprehension around something else?"""
+        comprehension = next((a for a in self.ctx.scopes.ancestors(target) if isinstance(a, COMPREHENSIONS)), None)
+        return comprehension is None or comprehension in set(self.ctx.scopes.ancestors(use))
 
     def _callee(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """(its module's context, the function) a call runs: a function of the project, `self.method(...)`,
@@ -161,14 +170,29 @@ def _assigned_call(ctx, target: ast.AST) -> tuple[ast.AST | None, int | None]:
     return (parent.value, None) if isinstance(parent, ast.Assign) and parent.targets == [target] else (None, None)
 
 
-def _part(returned: ast.AST, index: int | None, key) -> ast.AST | None:
-    """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`."""
+def _parts(returned: ast.AST, index: int | None, key) -> list[ast.AST]:
+    """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`
+    (each value for `ANY_KEY`)."""
     if index is not None:
         ok = isinstance(returned, ast.Tuple) and index < len(returned.elts)
         returned = returned.elts[index] if ok else None
     if key is not None and isinstance(returned, ast.Dict):
-        return next((v for k, v in zip(returned.keys, returned.values) if isinstance(k, ast.Constant) and k.value == key), None)
-    return returned if key is None else None
+        return [v for k, v in zip(returned.keys, returned.values) if key is ANY_KEY or (isinstance(k, ast.Constant) and k.value == key)]
+    return [returned] if key is None and returned is not None else []
+
+
+def _dict_value_of(ctx, target: ast.AST) -> ast.Name | None:
+    """`out` for `v` of `for k, v in out.items()` or of `for v in out.values()`."""
+    parent = ctx.scopes.parent(target)
+    pair = isinstance(parent, ast.Tuple) and len(parent.elts) == 2 and parent.elts[1] is target
+    loop = ctx.scopes.parent(parent) if pair else parent
+    if not isinstance(loop, ast.For) or loop.target is not (parent if pair else target):
+        return None
+    call = loop.iter
+    method = "items" if pair else "values"
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == method and isinstance(call.func.value, ast.Name):
+        return call.func.value
+    return None
 
 
 def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
