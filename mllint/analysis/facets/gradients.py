@@ -490,6 +490,8 @@ class GradientFlow:
             return operands([self._flow(a, depth + 1) for a in arguments])
         if self._is_module_constructor(call):
             return GRAPH  # the module object: its parameters carry gradients
+        if isinstance(func, ast.Name) and name is None and (self._flow(func, depth + 1) or UNKNOWN).state is State.GRAPH:
+            return GRAPH  # a module passed in (`center_fn(feats, labels)` given a `CenterLoss()`)
         if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
             return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])

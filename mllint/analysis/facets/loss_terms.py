@@ -95,6 +95,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
+    if isinstance(expr, ast.Call) and index is None and _summed_list(ctx, expr) is not None:
+        return [(_within(item, e), None, 0) for e in _summed_list(ctx, expr)]
     if isinstance(expr, ast.Call) and calls < MAX_CALLS:
         return _returned(item, index)
     element = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
@@ -112,6 +114,24 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
             parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
     return parts or None
+
+
+def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
+    """The items `sum(terms)` adds: the list literal `terms` is bound to, and what is appended to it in
+    the same function (`terms.append(lam * center_loss)`)."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
+        return None
+    terms = call.args[0]
+    assigned = ctx.analysis(ValueKinds).reaching_values(terms)
+    if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
+        return None
+    function = ctx.scopes.enclosing_function(call)
+    appended = [
+        c.args[0] for c in ctx.index.within(function or ctx.tree, ast.Call)
+        if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
+        and isinstance(c.func.value, ast.Name) and c.func.value.id == terms.id
+    ]  # fmt: skip
+    return [*assigned[0].elts, *appended]
 
 
 def _within(item: Summand, node: ast.AST) -> Summand:
