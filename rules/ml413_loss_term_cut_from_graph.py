@@ -120,7 +120,7 @@ class LossTermCutFromGraph(Rule):
         """The cut that leaves the term without a graph, when what it cut carried one. A weight of unknown
         origin (`beta * kl.item()`, a hyperparameter) does not make the term train. A cut a caller made
         is read in the caller's file."""
-        flows, own = term.ctx.analysis(GradientFlow), term.ctx is self.ctx
+        flows, own = term.ctx.analysis(GradientFlow), term.call is None
         terms = factors(term.node)
         flow_of = [flows.flow(factor, term.binding) for factor in terms]
         if any(flow.state is State.GRAPH for flow in flow_of):
@@ -131,6 +131,8 @@ class LossTermCutFromGraph(Rule):
             return None  # in a callee, only a plain weight (`self.beta`, `beta`) may be of unknown origin
         cut_factors = [flow for flow in flow_of if flow.state is State.NONE and flow.cuts]
         for cut in (cut for flow in cut_factors for cut in flow.cuts):
+            if not own and not self._in_callee(term, cut):
+                continue  # a cut of what the caller passed: the caller's own term, if any
             found = self._holder(term, cut, binding)
             source = _cut_input(found.ctx, cut)
             if source is None:
@@ -140,6 +142,10 @@ class LossTermCutFromGraph(Rule):
             if found.ctx is self.ctx and own and self._from_model(source, 0):
                 return cut
         return None
+
+    def _in_callee(self, term: Summand, cut: ast.AST) -> bool:
+        function = term.binding.function
+        return cut is not function and function in set(term.ctx.scopes.ancestors(cut))
 
     def _from_model(self, expr: ast.AST, depth: int) -> bool:
         """Is `expr` computed from a model's output (`model(x)`, `self.encoder(x)`), through local names?"""
