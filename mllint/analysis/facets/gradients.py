@@ -547,19 +547,20 @@ class GradientFlow:
         (self._stack, self._assumed, self._round, self._settled, self._low, self._changed, self._budget,
          self._binding, self.values.unbound) = state  # fmt: skip
 
-    def callee(self, call: ast.Call, binding=None) -> tuple[Callee, bool] | None:
+    def callee(self, call: ast.Call, binding=None, followed: re.Pattern[bytes] = CUT_WORDS) -> tuple[Callee, bool] | None:
         """The function of the project a call runs, and whether the call binds its first parameter itself:
         a function (`helper(x)`, imported), a method (`self.helper(x)`), or a method of an object of a
         project class (`criterion(pred, y)` runs its `forward` or `__call__`, `model.compute_loss(x)`), the
-        object found by points-to, under `binding` (default: the call site the question is asked for)."""
+        object found by points-to, under `binding` (default: the call site the question is asked for).
+        `followed`: what another module must mention to be read (default: a cut)."""
         func = call.func
         if isinstance(func, ast.Name) or is_self_attribute(func):
-            found = self._resolver.resolve(call, followed=CUT_WORDS)
+            found = self._resolver.resolve(call, followed=followed)
             if found is not None:
                 return found, isinstance(func, ast.Attribute)
         binding = binding or self._binding
         binding = None if isinstance(binding, Given) else binding
-        method = method_called(self.ctx, call, binding, followed=CUT_WORDS)
+        method = method_called(self.ctx, call, binding, followed=followed)
         return (method, True) if method is not None else None
 
     @cached_property

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss
 from mllint.analysis.program.calls import bind_arguments
@@ -37,14 +37,17 @@ from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)
 ENTROPY_NAME = re.compile(r"entrop|^ent$|^ent_|_ent$", re.IGNORECASE)
 NEGATED_NAME = re.compile(r"neg_?entrop|negentrop|entropy_loss", re.IGNORECASE)  # the sign the name does not say
-POLICY_TEXT = re.compile(r"pg_|policy|actor|surr|adv|ratio", re.IGNORECASE)
+POLICY_TEXT = re.compile(r"pg_|pg$|policy|actor|surr|adv|ratio", re.IGNORECASE)
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|pi\b", re.IGNORECASE)
-LOG_TEXT = re.compile(r"log", re.IGNORECASE)
+LOG_TEXT = re.compile(r"log(?!it)", re.IGNORECASE)  # not `logits`
+LOG_PROBABILITY = re.compile(r"log_?prob|log_?pi\b|log_softmax", re.IGNORECASE)
 # WGAN: the critic, the generator, generated samples, and what keeps a value's sign.
 CRITIC_NAME = re.compile(r"^(D|netD|net_d|netd|D_\w+|critic\w*|disc|discriminator\w*|dis|model_d)$")
 GENERATOR_NAME = re.compile(r"^(G|netG|net_g|netg|G_\w+|gen|generator\w*|model_g)$")
 FAKE_NAME = re.compile(r"fake|gen_|generated", re.IGNORECASE)
 SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsqueeze"})
+# What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
+SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc")
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
@@ -56,7 +59,10 @@ class Term:
     sign: int
     node: ast.AST
     through: tuple[str, ...] = ()  # the names the term was reached through, outermost first
-    uses: tuple[ast.AST, ...] = ()  # where each of those names is read
+    uses: tuple[ast.AST, ...] = ()  # where each of those names (and calls) of the linted file is read
+    ctx: object = None  # the file holding `node` when it is a callee's (None: the linted file)
+    path: str = ""  # that file as findings show it
+    added: tuple | None = None  # (node, path): where a callee adds the term into the sum it returns
 
 
 @dataclass(frozen=True)
@@ -171,28 +177,53 @@ def factors(term: ast.AST) -> list[ast.AST]:
 
 
 def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
-    values = ctx.analysis(ValueKinds)
+    """The terms `expr` sums with their signs, into the project functions that return them (`loss =
+    ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`), each read in its own file."""
     found: list[Term] = []
-    pending: list = [(expr, sign, (), (), 0)]
+    pending: list = [(expr, sign, (), (), 0, Term(sign, expr), 0)]
     while pending:
-        node, sign, through, use, depth = pending.pop()
+        node, sign, through, use, depth, home, calls = pending.pop()
+        here = home.ctx or ctx
+        values = here.analysis(ValueKinds)
+        term = Term(sign, node, through, use, home.ctx, home.path, home.added)
         if depth > MAX_DEPTH:
-            found.append(Term(sign, node, through, use))
+            found.append(term)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1))
+            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-            pending.append((node.left, sign, through, use, depth + 1))
-            pending.append((node.right, -sign if isinstance(node.op, ast.Sub) else sign, through, use, depth + 1))
+            for operand, operand_sign in ((node.left, sign), (node.right, -sign if isinstance(node.op, ast.Sub) else sign)):
+                added = home if home.ctx is None or home.added else replace(home, added=(operand, home.path))
+                pending.append((operand, operand_sign, through, use, depth + 1, added, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node) is not None:
-            term, factor = _scaled(node)
-            pending.append((term, sign * factor_sign(ctx, factor), through, use, depth + 1))
-        elif _reduced(ctx, node) is not None:
-            pending.append((_reduced(ctx, node), sign, through, use, depth + 1))
+            inner, factor = _scaled(node)
+            pending.append((inner, sign * factor_sign(here, factor), through, use, depth + 1, home, calls))
+        elif _reduced(here, node) is not None:
+            pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
-            pending.append((assigned[0], sign, (*through, node.id), (*use, node), depth + 1))
+            pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
+        elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
+            entered = (*use, node) if home.ctx is None else use
+            pending += [(r, sign, through, entered, depth + 1, replace(callee, added=home.added), calls + 1) for r, callee in returned]
         else:
-            found.append(Term(sign, node, through, use))
+            found.append(term)
     return found
+
+
+def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]] | None:
+    """What the project function a call runs returns (the element a caller unpacks: `f(...)[2]`), each
+    with the file it is in (as a `Term` holding `ctx` and `path`)."""
+    index = None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        node, index = node.value, node.slice.value
+    found = ctx.analysis(GradientFlow).callee(node, followed=SIGNED_WORDS) if isinstance(node, ast.Call) else None
+    returned = returned_expressions(found[0].function.body) if found is not None else None
+    if not returned:
+        return None
+    if index is not None:
+        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    callee = found[0].ctx
+    path = home.path if callee is ctx else ctx.analysis(ProjectView).display_path(callee.real_path or callee.path)
+    return [(r, Term(0, r, ctx=callee, path=path)) for r in returned] or None
 
 
 def _scaled(product: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
@@ -210,6 +241,8 @@ def _is_coefficient(node: ast.AST) -> bool:
         return _is_coefficient(node.operand)
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return bool(COEFFICIENT.search(node.slice.value))  # `cfg["ent_coef"]`
     last = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
     return bool(last) and bool(COEFFICIENT.search(last))
 
@@ -226,16 +259,17 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
 
 def entropy_sign(ctx, term: Term) -> int:
     """+1 when the term is an entropy, -1 when it is a negative entropy, 0 when it is neither."""
-    node = term.node
+    node, ctx = term.node, term.ctx or ctx
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "entropy":
         return 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        texts = (ctx.text(node.left), ctx.text(node.right))
+        texts = (_made_text(ctx, node.left), _made_text(ctx, node.right))
         if any(PROBABILITY_TEXT.search(a) and LOG_TEXT.search(b) and not LOG_TEXT.search(a) for a, b in (texts, texts[::-1])):
             return -1  # `p * log p`
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
-    logs = bool(LOG_TEXT.search(ctx.text(node))) and not PROBABILITY_TEXT.search(ctx.text(node))
+    text = ctx.text(node)
+    logs = bool(LOG_PROBABILITY.search(text)) or (bool(LOG_TEXT.search(text)) and not PROBABILITY_TEXT.search(text))
     if last and ENTROPY_NAME.search(last) and not NEGATED_NAME.search(last):
         return -1 if logs else 1  # `entropy = dist.entropy()`, or unpacked from the policy's evaluation
     if logs and any(ENTROPY_NAME.search(n) for n in term.through):
@@ -243,10 +277,16 @@ def entropy_sign(ctx, term: Term) -> int:
     return 0
 
 
+def _made_text(ctx, node: ast.AST) -> str:
+    """A factor's text, or for a name assigned once, its value's (`p` of `p = F.softmax(logits, -1)`)."""
+    assigned = ctx.analysis(ValueKinds).reaching_values(node) if isinstance(node, ast.Name) else None
+    return ctx.text(assigned[0]) if assigned is not None and len(assigned) == 1 else ctx.text(node)
+
+
 def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
     """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
     terms = signed_terms(ctx, loss)
-    if not any(POLICY_TEXT.search(ctx.text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
+    if not any(POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
         return None
     return next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
 
