@@ -63,6 +63,7 @@ class Term:
     ctx: object = None  # the file holding `node` when it is a callee's (None: the linted file)
     path: str = ""  # that file as findings show it
     added: tuple | None = None  # (node, path): where a callee adds the term into the sum it returns
+    caller: tuple | None = None  # (the callee, its arguments by parameter, the caller's `Term`) in a callee
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,9 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
             pending.append((inner, sign * factor_sign(here, factor), through, use, depth + 1, home, calls))
         elif _reduced(here, node) is not None:
             pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
+        elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
+            argument, caller = passed  # what the call gives a parameter, read in the caller's file
+            pending.append((argument, sign, through, use, depth + 1, replace(caller, added=home.added), calls))
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
         elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
@@ -216,14 +220,29 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         node, index = node.value, node.slice.value
     found = ctx.analysis(GradientFlow).callee(node, followed=SIGNED_WORDS) if isinstance(node, ast.Call) else None
-    returned = returned_expressions(found[0].function.body) if found is not None else None
+    if found is None or found[0].function.name == "forward":
+        return None  # a module's output is a term itself (`D(fake)`)
+    returned = returned_expressions(found[0].function.body)
     if not returned:
         return None
     if index is not None:
         returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
     callee = found[0].ctx
     path = home.path if callee is ctx else ctx.analysis(ProjectView).display_path(callee.real_path or callee.path)
-    return [(r, Term(0, r, ctx=callee, path=path)) for r in returned] or None
+    arguments = bind_arguments(node, found[0].function, found[1])
+    caller = (found[0].function, arguments, home)
+    return [(r, Term(0, r, ctx=callee, path=path, caller=caller)) for r in returned] or None
+
+
+def _passed(values: ValueKinds, name: ast.Name, home: Term) -> tuple[ast.AST, Term] | None:
+    """The argument a callee's parameter holds at the call the term was reached through, and the caller."""
+    if home.caller is None:
+        return None
+    function, arguments, caller = home.caller
+    definitions = values.reaching_definitions(name)
+    if len(definitions) != 1 or definitions[0].node is not function or arguments.get(name.id) is None:
+        return None
+    return arguments[name.id], caller
 
 
 def _scaled(product: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
