@@ -31,7 +31,8 @@ from typing import Callable, Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
-from mllint.analysis.objects.points_to import built, fold, makers
+from mllint.analysis.objects.constants import call_constants, fold
+from mllint.analysis.objects.points_to import built, makers
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
@@ -670,7 +671,7 @@ class TrainingLoops:
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
-        events = _folded(self._function(self._module(callee.ctx), function, depth + 1), _flags(function, call))
+        events = _folded(self._function(self._module(callee.ctx), function, depth + 1), call_constants(call, function))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
     def _module(self, ctx) -> _Module:
@@ -757,24 +758,6 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     if isinstance(argument, ast.Starred):
         argument = argument.value
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
-
-
-def _flags(function: ast.AST, call: ast.Call) -> dict[str, object]:
-    """The parameters of `function` that `call` fills with a constant, or leaves to a constant default,
-    and that the function never rebinds (`train_epoch(..., step_per_batch=False)`, `do_backward=True`)."""
-    named = [a.arg for a in parameters(function, variadic=False)]
-    bound = bind_arguments(call, function, named[:1] == ["self"] and isinstance(call.func, ast.Attribute))
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    flags = {}
-    for name in named:
-        value = bound[name] if name in bound else defaults.get(name)
-        if isinstance(value, ast.Constant) and name not in stored:
-            flags[name] = value.value
-    return flags
 
 
 def _folded(events: list[Event], flags: dict[str, object]) -> list[Event]:

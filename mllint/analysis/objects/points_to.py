@@ -47,7 +47,6 @@ MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
-MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
 # Methods of an nn.Module or a tensor that return the object they are called on.
 RETURNS_RECEIVER = {
@@ -692,63 +691,6 @@ def _passed(obj: Obj, binding) -> tuple[object, ast.AST, object] | None:
         return None
     caller, argument, passage = passed
     return caller, argument, None if passage.default else binding.outer
-
-
-def unrolled(loop: ast.AST, scopes) -> list | None:
-    """The items of a loop over a literal collection of constants (`for phase in ["train", "val"]`), run
-    once each with the loop variable as that constant; None for any other loop, one longer than
-    `MAX_UNROLL`, or one whose body binds the variable itself."""
-    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.List | ast.Tuple):
-        return None
-    items = loop.iter.elts
-    if not 0 < len(items) <= MAX_UNROLL or not all(isinstance(e, ast.Constant) for e in items):
-        return None
-    name = loop.target.id
-    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for b in loop.body for n in ast.walk(b)):
-        return None
-    return [e.value for e in items]
-
-
-def fold(test: ast.AST, constants: dict):
-    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
-    `phase != "src" and x`, `not is_train`); None when it is not."""
-    if isinstance(test, ast.Name):
-        return bool(constants[test.id]) if test.id in constants else None
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = fold(test.operand, constants)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        values = [fold(v, constants) for v in test.values]
-        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
-        if decisive in values:
-            return decisive
-        return (not decisive) if all(v is not None for v in values) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
-        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name) for n in (test.left, test.comparators[0])):
-            return None
-        left, right = known
-        op = test.ops[0]
-        if isinstance(op, ast.Eq | ast.Is):
-            return left == right
-        if isinstance(op, ast.NotEq | ast.IsNot):
-            return left != right
-        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
-            return (left in right) == isinstance(op, ast.In)
-    return None
-
-
-_UNKNOWN = object()
-
-
-def _known(node: ast.AST, constants: dict):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return constants.get(node.id, _UNKNOWN)
-    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
-        return tuple(e.value for e in node.elts)
-    return _UNKNOWN
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:
