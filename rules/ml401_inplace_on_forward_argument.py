@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.constants import constant_values
+from mllint.analysis.objects.call_sites import site_constants
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -210,7 +210,7 @@ class InplaceOnForwardArgument(Rule):
 
     def _builds_inplace_module(self, call: ast.Call) -> bool:
         """`nn.ReLU(inplace=True)`, or `nn.ReLU(inplace=inplace)` where every call site of the function
-        around it (its default where they leave it out) passes True."""
+        around it passes True (or leaves it to a default of True)."""
         if not (call.keywords or call.args):
             return False
         module = canonical_class(self.ctx.qualified_name(call.func))
@@ -219,8 +219,11 @@ class InplaceOnForwardArgument(Rule):
         return self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"))
 
     def _surely_true(self, flag: ast.AST | None) -> bool:
-        values = constant_values(self.ctx, flag) if flag is not None else None
-        return bool(values) and all(values)
+        """`True`, or a parameter of the function around it that every call site fills with True."""
+        if isinstance(flag, ast.Constant):
+            return flag.value is True
+        function = self.ctx.scopes.enclosing_function(flag) if isinstance(flag, ast.Name) else None
+        return function is not None and site_constants(self.ctx, function).get(flag.id) is True
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
         positional = [*function.args.posonlyargs, *function.args.args][1:]

@@ -12,7 +12,7 @@ import ast
 import re
 from itertools import islice
 
-from mllint.analysis.objects.points_to import built
+from mllint.analysis.objects.call_sites import built
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import Callee
 from mllint.analysis.program.project import ProjectView
