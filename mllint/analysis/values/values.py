@@ -89,6 +89,7 @@ class Made:
     kind: Kind
     node: ast.Call
     layer: bool = False
+    activation: ast.Call | None = None  # a layer's activation, when a container (`nn.Sequential`) holds it
 
 
 @dataclass(frozen=True, eq=False)
@@ -378,9 +379,10 @@ class ValueKinds:
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
         if name is not None:
-            kind = self._module_kind(call)
-            if kind is not None:
-                return Made(kind, call, layer=True)
+            activation = self._activation_layer(call)
+            if activation is not None:
+                kind = MODULE_KINDS[canonical_class(self.ctx.qualified_name(activation.func))]
+                return Made(kind, call, layer=True, activation=None if activation is call else activation)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
         return callee if callee is None or callee is PENDING else Called(callee, call)
@@ -396,15 +398,17 @@ class ValueKinds:
         """Inside torch's own sources, torch's functions are the project's."""
         return bool(self.ctx.module) and self.ctx.module.name.split(".")[0] == "torch"
 
-    def _module_kind(self, constructor: ast.Call) -> Kind | None:
+    def _activation_layer(self, constructor: ast.Call) -> ast.Call | None:
+        """The activation layer a module's output comes from: the module itself (`nn.Softmax(1)`), or the
+        last layer of an `nn.Sequential`, nested ones too; None for any other module."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         if name in MODULE_KINDS:
-            return MODULE_KINDS[name]
+            return constructor
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
             if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
                 last = self.constructor(last)
-            return self._module_kind(last) if isinstance(last, ast.Call) else None
+            return self._activation_layer(last) if isinstance(last, ast.Call) else None
         return None
 
     def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
