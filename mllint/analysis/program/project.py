@@ -482,6 +482,7 @@ class Found:
     mixture: bool = False
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
+    rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
 
 
 @dataclass(frozen=True)
@@ -507,6 +508,14 @@ class _Through:
     value: Value | None
     via: str
     entry: object
+
+
+@dataclass(frozen=True, eq=False)
+class _Either:
+    """An element of tuples that paths of the code return (`forward`s of two classes an if/else chooses
+    between): (descriptor, its module) for each; known when they agree."""
+
+    options: tuple[tuple[Value, ModuleSummary], ...]
 
 
 Resolved = Found | Instance | Entity | Tuple
@@ -608,7 +617,8 @@ class ProjectView:
         if value is None or depth > MAX_DEPTH:
             return None
         if isinstance(value, Made):
-            return Found(value.kind, value.layer, value.node, module, (value.activation or value.node).lineno, contained=value.activation is not None)
+            line = (value.activation or value.node).lineno
+            return Found(value.kind, value.layer, value.node, module, line, contained=value.activation is not None, rows=value.rows)
         if isinstance(value, Ref):
             return Entity(value.name)
         if isinstance(value, Exp):
@@ -627,6 +637,8 @@ class ProjectView:
             if isinstance(found, Found):  # where it was made is in the caller's code, not the linted file's
                 return dataclasses.replace(found, entry=None, passage=value.passage)
             return found
+        if isinstance(value, _Either):
+            return _agreed([self.resolve(v, m, depth + 1) for v, m in value.options])
         if isinstance(value, _Through):
             found = self.resolve(value.value, module, depth + 1)
             if not isinstance(found, Found):
@@ -634,8 +646,10 @@ class ProjectView:
             return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
         if isinstance(value, Item):
             packed = self.resolve(value.value, module, depth + 1)
-            if not isinstance(packed, Tuple) or not -len(packed.values) <= value.index < len(packed.values):
-                return None  # indexing a tensor, or an unknown container: unknown
+            if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
+                return packed
+            if not isinstance(packed, Tuple) or value.index is None or not -len(packed.values) <= value.index < len(packed.values):
+                return None  # indexing another tensor, or an unknown container: unknown
             return self.resolve(packed.values[value.index], packed.module, depth + 1)
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
@@ -728,6 +742,9 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     if not resolved or any(r is None for r in resolved):
         return None
     first = resolved[0]
+    if all(isinstance(r, Tuple) and len(r.values) == len(first.values) for r in resolved):  # element by element
+        options = zip(*(((v, r.module) for v in r.values) for r in resolved))
+        return Tuple(tuple(_Either(tuple(o)) for o in options), first.module)
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
         if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result
