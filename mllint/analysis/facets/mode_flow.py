@@ -10,7 +10,7 @@ from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.facets.mode_facts import (
     ACTING, BUILTIN_NAMES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
-    State, Targets, Use, common_built, first_parameter, is_getattr, is_items, join, lookup, moved_model,
+    State, Targets, Use, common_built, first_parameter, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
@@ -188,6 +188,12 @@ class Flow:
             return state
         if isinstance(node, ast.If):
             state = self._expression(node.test, state)
+            loop = self._loops[-1].loop if self._loops else None
+            last = last_round_arm(node, loop)
+            if last is not None:  # the loop ends after that round: its state leaves the loop, as a break's
+                rest = loop.body[loop.body.index(node) + 1 :]
+                self._loops[-1].breaks.append(self._block(rest, self._block(last, state)))
+                return self._block(node.orelse if last is node.body else node.body, state)
             decided = fold(node.test, self.constants) if self.constants else None
             if decided is not None:
                 return self._block(node.body if decided else node.orelse, state)
@@ -259,7 +265,7 @@ class Flow:
             state = self._bind(node.target, frozenset({Fact(Mode.UNKNOWN)}), state)
         head = state
         for _ in range(MAX_ROUNDS):
-            self._loops.append(Targets())
+            self._loops.append(Targets(node))
             entry = self._expression(node.test, head) if isinstance(node, ast.While) else head
             end = self._block(node.body, entry)
             targets = self._loops.pop()
@@ -294,7 +300,7 @@ class Flow:
             if state is None:
                 break
             self.constants = {**outer, node.target.id: item}
-            self._loops.append(Targets())
+            self._loops.append(Targets(node))
             end = self._block(node.body, state)
             targets = self._loops.pop()
             breaks += targets.breaks

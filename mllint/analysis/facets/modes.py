@@ -407,12 +407,15 @@ class Modes(CallSiteUses):
     @cached_property
     def optimized(self) -> dict[str, ast.AST]:
         """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`), with
-        the function (or module) that builds the optimizer."""
-        return {
-            self.key(owner, scope): scope
-            for owner in self.objects.optimized()
-            for scope in [self.scopes.enclosing_function(owner) or self.ctx.tree]
-        }  # fmt: skip
+        the function (or module) that builds the optimizer: as that function names it (`model` for its
+        parameter) and as the object it is anywhere (what `self.model` holds in another method)."""
+        found = {}
+        for owner in self.objects.optimized():
+            scope = self.scopes.enclosing_function(owner) or self.ctx.tree
+            for key in (self.key(owner, scope), self.objects.key(owner, None)):
+                found.setdefault(key, scope)
+        found.pop(None, None)
+        return found
 
     def frozen(self, use: Use) -> bool:
         """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
@@ -422,7 +425,10 @@ class Modes(CallSiteUses):
         if use.own_key or "{" in key:
             return False
         updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
-        return bool(updated) and not any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated)
+        keys = {key, self.objects.key(called_receiver(use.call), None) if self.home(use.call) is self else None} - {None}
+        return bool(updated) and not any(
+            k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated for key in keys
+        )  # fmt: skip
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it
