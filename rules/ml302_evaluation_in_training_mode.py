@@ -75,13 +75,14 @@ class EvaluationInTrainingMode(Rule):
             return
         uses_of: dict[ast.Call, list[Use]] = {}
         for use in modes.evaluation_uses():
-            uses_of.setdefault(use.call, []).append(use)
+            if modes.evaluation_pass(use.call, dict(use.constants)):  # under the flags its call site passes
+                uses_of.setdefault(use.call, []).append(use)
         reported: set[tuple[ast.AST, str]] = set()
         for call, uses in uses_of.items():
             resolved = [u for u in uses if all(f.mode is not Mode.ENTRY for f in u.facts)]
             if not resolved or not all(f.mode is Mode.TRAIN for u in resolved for f in u.facts):
                 continue
-            if not modes.evaluation_pass(call) or any(_in_a_test(self.ctx, u) for u in uses):
+            if any(_in_a_test(self.ctx, u) for u in uses):
                 continue
             if not all(
                 modes.trained_between(f.site, u.site) or _restores_after_eval(modes.context_of(f.origin), f.origin)

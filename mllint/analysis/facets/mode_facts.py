@@ -23,6 +23,7 @@ MAX_ROUNDS = 8  # loop fixpoint iterations
 MAX_CONTEXTS = 4  # sets of constants a function is summarized under (`Modes.summary`)
 GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+GRAD_MODES = GRAD_OFF | SET_GRAD_ENABLED | {"torch.enable_grad", "torch.autograd.enable_grad"}  # decorators that run the body
 # nn.Module methods that return the module itself and keep its mode.
 SAME_MODULE = RETURNS_RECEIVER - {"train", "eval"}
 # nn.Module methods that leave the mode alone.
@@ -48,8 +49,9 @@ ACTING = (
 )  # fmt: skip
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What another module of the project must mention for a call of its functions to be followed: a switch of
-# mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
-FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(")
+# mode, or a model loaded in eval mode. Elsewhere the call stays unknown (reading every module a loop calls
+# into costs too much).
+FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(|\.from_pretrained\(")
 
 
 

@@ -36,7 +36,11 @@ class Flow:
         self._loops: list[Targets] = []
         self.self_name = first_parameter(scope) if self._is_method() else None
         self.constants: dict = constants or {}  # the loop variables of the unrolled loops around the statement
-        # run, and the parameters the call site passes constants for
+        # run, the parameters the call site passes constants for, and the flags they decide
+        for name, value in modes.flags(scope) if constants and isinstance(scope, FUNCTIONS) else ():
+            decided = fold(value, self.constants)
+            if decided is not None:
+                self.constants[name] = decided
         self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
@@ -338,13 +342,39 @@ class Flow:
         mode of what is at its position, or of what the function of the file returns there (a
         construction trains, `Net().eval()` evaluates; anything else: unknown)."""
         size = len(target.elts)
-        returns = [value] if is_items(value, size) else self._returned_tuples(value, size) or []
+        returns = [value] if is_items(value, size) else self._returned_tuples(value, size)
         unknown = frozenset({Fact(Mode.UNKNOWN)})
+        if returns is None and isinstance(value, ast.Call):
+            for element in target.elts:
+                state = self._bind(element, self._built_elsewhere(element, value) or unknown, state)
+            return state
+        returns = returns or []
         for i, element in enumerate(target.elts):
             items = [r.elts[i] for r in returns]
             facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else unknown for v in items))
             state = self._bind(element, facts or unknown, state)
         return state
+
+    def _built_elsewhere(self, target: ast.AST, value: ast.Call) -> frozenset | None:
+        """The modes of what a builder of another module made, as the objects layer follows it into its
+        returns (`tok, model = load_model(cfg)`): a library model that loads in eval mode (`from_pretrained`),
+        any other module in training mode; None when one of the objects is not such a construction, or a
+        function on the way may switch its mode (`model.eval()` before `return model`)."""
+        callee = self.modes.switching_module(value)
+        made = self.modes.objects.made(target) if callee is not None else None
+        if not made or any(ctx is self.ctx for ctx, _ in made):
+            return None
+        functions = [(callee.ctx, callee.function), *((ctx, ctx.scopes.enclosing_function(call)) for ctx, call in made)]
+        if any(_switches_modes(ctx, function) for ctx, function in functions):
+            return None
+        facts = set()
+        for ctx, call in made:
+            library = library_model(ctx, call)
+            if library is None and not self.modes.of_module(ctx).builds_module(call):
+                return None
+            self.modes.homes[call] = ctx
+            facts.add(Fact(Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN, value, call, call))
+        return frozenset(facts)
 
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:
@@ -633,7 +663,7 @@ class Flow:
                 library = library_model(self.modes.ctx, value)
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
-            return unknown
+            return self._built_elsewhere(value, value) or unknown
         key = self.key(value)
         if key is None:
             return unknown
@@ -641,3 +671,10 @@ class Flow:
         if returned:  # the caller does not know what ENTRY meant here
             return frozenset(Fact(Mode.UNKNOWN, value) if f.mode is Mode.ENTRY else f for f in facts)
         return facts
+
+
+def _switches_modes(ctx, function: ast.AST | None) -> bool:
+    """Does a function call `.train(...)` or `.eval()` on anything?"""
+    return function is not None and any(
+        isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") for call in ctx.index.within(function, ast.Call)
+    )
