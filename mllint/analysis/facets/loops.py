@@ -74,6 +74,12 @@ BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
 GRADIENT_READERS = frozenset({"unscale_"})
+# Methods that read their object and leave every gradient as it is: a call of one on an optimizer or a
+# model (`{"opt": opt.state_dict()}` in a checkpoint) does not hide a clear.
+GRADIENT_NEUTRAL = frozenset({
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+    "children", "named_children", "get_last_lr", "get_lr", "train", "eval",
+})  # fmt: skip
 
 
 class SchedulerClass(NamedTuple):
@@ -658,7 +664,7 @@ class TrainingLoops:
         callee = m.resolver.resolve(call, at)
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
+            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call) and call.func.attr not in GRADIENT_NEUTRAL:
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
             if not arguments:
