@@ -31,7 +31,7 @@ from typing import Callable, Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
-from mllint.analysis.objects.points_to import built, fold, makers
+from mllint.analysis.objects.points_to import NONE, Objects, built, fold, makers
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
@@ -354,6 +354,40 @@ class TrainingLoops:
         if call not in self._owned:
             self._owned[call] = self._step_owners(call)
         return self._owned[call]
+
+    def cleared_part(self, step: Event, clear: Event) -> str | None:
+        """When the optimizer of a step (of the linted file) updates a whole model and a clear clears one of
+        its submodules (`model.module.backbone.zero_grad()` with `SGD(net.parameters())` built for the same
+        model, through builders and wrappers as the objects layer follows them): the model as the clear
+        spells it (`model.module`); None otherwise."""
+        call, cleared = step.node, clear.node
+        if step.path is not None or clear.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
+            return None
+        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args
+        made = built(self.ctx, call.args[0] if scaled else call.func.value)
+        if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
+            return None
+        ctx, constructor = made[0]
+        params = constructor.args[0] if constructor.args else None
+        if not (isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute) and params.func.attr == "parameters"):
+            return None
+        objects = self.ctx.analysis(Objects)
+
+        def made(found) -> set:  # what made the objects, wherever the builder that made them was called
+            return {(obj.kind, id(obj.node), obj.name) for obj in found or () if obj is not NONE}
+
+        owners = made(objects._of(ctx).points_to(params.func.value))
+        whole = cleared.func.value
+        if not owners or owners & made(objects.points_to(whole)):
+            return None
+        part = whole.value
+        while isinstance(part, (ast.Attribute, ast.Name)):
+            if made(objects.points_to(part)) & owners:
+                return self.ctx.text(part)
+            part = part.value if isinstance(part, ast.Attribute) else None
+        return None
 
     def _step_owners(self, call: ast.Call) -> Owners | None:
         scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
