@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
+from mllint.analysis.objects.call_sites import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, first_parameter, is_test_path, lookup,
@@ -57,16 +58,11 @@ class CallSiteUses:
             and wanted(use.call, dict(use.constants))
         ]  # fmt: skip
 
-    @staticmethod
-    def _passed_flags(binding: Binding, deciding: set[str]) -> tuple:
+    def _passed_flags(self, binding: Binding, deciding: set[str]) -> tuple:
         """The constants a call site passes (or leaves to their defaults) for the parameters that decide
         the function's branches."""
-        found = {}
-        for name in deciding:
-            passed = binding.argument(name)
-            if passed is not None and isinstance(passed[1], ast.Constant):
-                found[name] = passed[1].value
-        return tuple(sorted(found.items(), key=str))
+        found = binding_constants(self.ctx, binding)
+        return tuple(sorted(((k, v) for k, v in found.items() if k in deciding), key=str))
 
 
     def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
