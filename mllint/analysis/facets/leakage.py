@@ -51,7 +51,7 @@ COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
 NEVER = 1 << 62  # no split reached
-EVENTS = (ast.Assign, ast.Call, ast.Subscript)
+EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 
 
 @dataclass
@@ -160,7 +160,7 @@ class Leakage:
         if _reads(statement.value, data, outside=statistics):
             return data  # the statement transforms the data: `X = (X - X.mean(0)) / X.std(0)`
         # `mean, std = X.mean(0), X.std(0)`, then an assignment computed from both: `X = (X - mean) / std`.
-        held = {_key(n) for t in getattr(statement, "targets", ()) for n in ast.walk(t) if isinstance(n, ast.Name)}
+        held = _binds(statement) - {None}
         flow = self._flow(self._scope(statement))
         return data if any(self._reads_later(flow, h, data, statement.end_lineno) for h in held) else None
 
@@ -237,7 +237,7 @@ class Leakage:
         reads: dict[int, frozenset[str]] = {}
         readers: dict[str, list[int]] = defaultdict(list)
         for i, node in enumerate(events):
-            if isinstance(node, ast.Assign):
+            if isinstance(node, (ast.Assign, ast.Return, ast.Expr)) and node.value is not None:
                 reads[i] = _read_keys(node.value)
                 for key in reads[i]:
                     readers[key].append(i)
@@ -261,7 +261,7 @@ class Leakage:
         for i in range(len(flow.events) - 1, -1, -1):
             node = flow.events[i]
             if isinstance(node, ast.Assign):
-                targets = {_key(t) for t in node.targets} - {None}
+                targets = _binds(node) - {None}
                 split = min((first.get(t, NEVER) for t in targets), default=NEVER)
                 attributes = frozenset(t for t in targets if t.startswith("self.")).union(*(reached.get(t, ()) for t in targets))
                 for key in flow.reads[i]:
@@ -278,7 +278,9 @@ class Leakage:
             elif isinstance(node, ast.Subscript):
                 key = _key(node.value)
                 half = _half(self.ctx, node.slice) if key is not None else None
-                if half is not None and self._names_a_part(node):
+                if key is not None and self._chosen_part(node.slice):
+                    lower(key, i, i)
+                elif half is not None and self._names_a_part(node):
                     # A head and a tail of one bound; or of any bounds, when assignments name both parts
                     # (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
                     for bound in (half[1], *(["named"] if self._named_by_target(node) else [])):
@@ -300,7 +302,7 @@ class Leakage:
         returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
         taken under a test that names a part (`if flag == "train":`)?"""
         statement = self._statement(subscript)
-        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())):
+        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())) or self._keyed_part(subscript):
             return True
         function = self.ctx.scopes.enclosing_function(statement)
         if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
@@ -314,10 +316,42 @@ class Leakage:
 
     def _named_by_target(self, subscript: ast.Subscript) -> bool:
         """Is the slice assigned to a name one of whose words is a part (`train_series`, `X_test`; not
-        `loss_value`)?"""
+        `loss_value`), or kept under such a key (`{"train": idx[n:], "test": idx[:n]}`)?"""
         statement = self._statement(subscript)
         targets = statement.targets if isinstance(statement, ast.Assign) else []
-        return any(PART_WORD.search(self.ctx.text(t)) for t in targets)
+        return any(PART_WORD.search(self.ctx.text(t)) for t in targets) or self._keyed_part(subscript)
+
+    def _keyed_part(self, node: ast.AST) -> bool:
+        """Is `node` (or the tuple holding it) a value of a dict literal under a key that names a part?"""
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, ast.Tuple):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if not isinstance(parent, ast.Dict) or node not in parent.values:
+            return False
+        key = parent.keys[parent.values.index(node)]
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(PART_WORD.search(key.value))
+
+    def _chosen_part(self, index: ast.AST) -> bool:
+        """`data[border1:border2]` with both bounds picked by one flag from lists of bounds
+        (`border1, border2 = border1s[self.set_type], border2s[self.set_type]`): one part of several."""
+        if not isinstance(index, ast.Slice) or index.lower is None or index.upper is None or index.step is not None:
+            return False
+        flag = self._picked(index.lower)
+        return flag is not None and flag == self._picked(index.upper)
+
+    def _picked(self, bound: ast.AST) -> str | None:
+        """The flag a bound is picked by from a literal list of bounds (`border1s[flag]`), as text."""
+        if isinstance(bound, ast.Name):
+            values = self.values.reaching_values(bound)
+            flags = {self._picked(v) if isinstance(v, ast.Subscript) else None for v in values or [None]}
+            return flags.pop() if len(flags) == 1 else None
+        if not isinstance(bound, ast.Subscript) or isinstance(bound.slice, (ast.Constant, ast.Slice)):
+            return None
+        bounds = bound.value
+        if isinstance(bounds, ast.Name):
+            values = self.values.reaching_values(bounds)
+            bounds = values[0] if values and len(values) == 1 else None
+        return self.ctx.text(bound.slice) if isinstance(bounds, (ast.List, ast.Tuple)) and len(bounds.elts) >= 2 else None
 
     def _test_names_part(self, test: ast.AST) -> bool:
         if test not in self._parts:
@@ -341,7 +375,16 @@ def _says_part(text: str, words: tuple[str, ...] = PART_WORDS) -> bool:
 
 
 def _binds(statement: ast.AST) -> set[str | None]:
-    return {_key(t) for t in statement.targets} if isinstance(statement, ast.Assign) else set()
+    """The keys an assignment binds, through tuples (`self.X, self.y = X, y`)."""
+    if not isinstance(statement, ast.Assign):
+        return set()
+    return {_key(n) for t in statement.targets for n in _unpacked(t)}
+
+
+def _unpacked(target: ast.AST) -> list[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _unpacked(e.value if isinstance(e, ast.Starred) else e)]
+    return [target]
 
 
 def _key(node: ast.AST) -> str | None:

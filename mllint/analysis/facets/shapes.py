@@ -25,7 +25,7 @@ from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
@@ -42,7 +42,7 @@ SAME_SHAPE_METHODS = frozenset(
     "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
     "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
     "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
-    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_".split()
+    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
 )
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
@@ -243,11 +243,42 @@ class Shapes:
         self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
         return ctx.analysis(Shapes).class_output(cls, arguments)
 
+    def project_function(self, name: str) -> tuple[object, ast.FunctionDef] | None:
+        """(its module's context, its node) for a function of another module of the project."""
+        view = self.ctx.analysis(ProjectView)
+        module = name.rpartition(".")[0]
+        if view.index is None or not module or module == view.own_name or view.index.locate(module) is None:
+            return None
+        found = view.function(name)
+        if found is None or not isinstance(found[1], ast.FunctionDef):
+            return None
+        self._foreign.append(found[0])
+        return found
+
     def dataset(self, func: ast.AST, arguments: list) -> Samples | None:
-        """A dataset class of this file built with `arguments`: its `__getitem__` run on what its
-        `__init__` stored (None when it has no `__getitem__` or the sample is unknown)."""
+        """A dataset class of this file (or of another module of the project) built with `arguments`: its
+        `__getitem__` run on what its `__init__` stored (None when it has no `__getitem__` or the sample
+        is unknown)."""
         cls = self._own_class(func)
-        methods = self._methods(cls) if cls is not None else {}
+        if cls is None:
+            found = self._project_class(func)
+            return None if found is None else found[0].analysis(Shapes).dataset_of(found[1], arguments)
+        return self.dataset_of(cls, arguments)
+
+    def _project_class(self, func: ast.AST) -> tuple[object, ast.ClassDef] | None:
+        view = self.ctx.analysis(ProjectView)
+        name = self.ctx.qualified_name(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        found = view.class_summary(name) if name and view.index is not None else None
+        if found is None or found[0] is view.own:
+            return None
+        ctx, cls = found[1].definition()
+        if cls is None:
+            return None
+        self._foreign.append(ctx)
+        return ctx, cls
+
+    def dataset_of(self, cls: ast.ClassDef, arguments: list) -> Samples | None:
+        methods = self._methods(cls)
         if "__getitem__" not in methods:
             return None
         return self._summarised((cls, "__getitem__", tuple(arguments)), cls, lambda: self._sample(methods, arguments))
@@ -613,6 +644,8 @@ class Interpreter:
             return value
         if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
             return Items(tuple(self.eval(e) for e in node.elts))
+        if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return Fields(tuple((k.value, self.eval(v)) for k, v in zip(node.keys, node.values)))
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return None  # their own scope: names inside may be other bindings
         for child in child_nodes(node):
@@ -671,6 +704,8 @@ class Interpreter:
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
+        if isinstance(base, Fields) and isinstance(index, ast.Constant):
+            return base.get(index.value)
         return None
 
     def binary(self, node: ast.AST, op: ast.operator, left: object | None, right: object | None) -> object | None:
@@ -714,6 +749,11 @@ class Interpreter:
             called = self.helper_call(node, helper, arguments)
             if called is not None:
                 return called
+        elif name is not None:
+            found = self.shapes.project_function(name)
+            called = self.helper_call(node, found[1], arguments, found[0]) if found is not None else None
+            if called is not None:
+                return called
         shape: object = None
         first = self.value_of(call_argument(node, 0, "input")) if name in SAME_SHAPE_FUNCTIONS else None
         if isinstance(first, Tensor) and first.ends:
@@ -741,15 +781,17 @@ class Interpreter:
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list) -> object | None:
-        """A call of a helper function of this file, when an argument says something (a known shape, a
-        size, a dataset, ...): the helper run with the arguments."""
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
+        """A call of a helper function of this file (or of another module of the project, `ctx`), given no
+        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
+        the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
-        if not any(_informative(value) for value in bound.values()):
+        if bound and not any(_informative(value) for value in bound.values()):
             return None
-        summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
+        shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
+        summary = shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
         if summary is None:
             return None
         if self.record:
@@ -810,6 +852,11 @@ class Interpreter:
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
         if name in FROM_ARRAY and first is not None:
             array = self.value_of(first)
+            if isinstance(array, Items):  # `torch.tensor([value])`: values of one known shape
+                shapes = {() if isinstance(v, Number) else _shape(v) for v in array.values}
+                shape = shapes.pop() if len(shapes) == 1 else None
+                if shape is not None:
+                    return (len(array.values), *shape)
             return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
@@ -865,8 +912,8 @@ class Interpreter:
             return None if position is None else shape[:position] + (1,) + shape[position:]
         if method == "squeeze":
             dims = [_int_literal(a) for a in args] + [_int_literal(k.value) for k in node.keywords if k.arg == "dim"]
-            if not dims:
-                return tuple(d for d in shape if d != 1) if all(isinstance(d, int) for d in shape) else None
+            if not dims:  # a symbol (a batch) is taken for more than one: `(B, 1)` gives `(B,)`
+                return tuple(d for d in shape if d != 1) if None not in shape else None
             positions = [_normalise(d, rank) for d in dims]
             if None in positions or any(shape[p] not in (1,) and not isinstance(shape[p], int) for p in positions):
                 return None  # a symbol may be 1

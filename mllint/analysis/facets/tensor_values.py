@@ -47,6 +47,16 @@ class Items:
 
 
 @dataclass(frozen=True)
+class Fields:
+    """A dict literal with constant string keys: a sample `{"x": x, "y": y}`, the batch collated of it."""
+
+    values: tuple[tuple[str, object], ...]
+
+    def get(self, key: object) -> object | None:
+        return next((v for k, v in self.values if k == key), None)
+
+
+@dataclass(frozen=True)
 class Samples:
     """A dataset: indexing it gives `item`."""
 
