@@ -4,7 +4,7 @@ from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_kn
 from mllint.analysis.syntax.names import call_argument, called_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
-from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.analysis.facets.losses import LossCalls
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -13,7 +13,6 @@ REGRESSION_FUNCTIONS = {
 }
 REGRESSION_CLASSES = {"torch.nn." + name for name in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")}
 FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_FUNCTIONS}
-CLASS_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_CLASSES}
 ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
@@ -67,11 +66,7 @@ class RegressionLossBroadcast(Rule):
     message = "`{loss}`: input {input} and target {target} broadcast to {result}: every prediction is compared with every target"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("mse_loss", "l1_loss", "huber_loss", "MSELoss", "L1Loss", "HuberLoss")
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._objects: set[str] | None = None
+    requires_any_text = ("loss", "Loss", "criterion")  # the loss object may be built in another file
 
     def visit_Call(self, node: ast.Call) -> None:
         if not self._is_regression_loss(node):
@@ -99,29 +94,9 @@ class RegressionLossBroadcast(Rule):
     def _is_regression_loss(self, call: ast.Call) -> bool:
         if len(call.args) + len(call.keywords) < 2:
             return False
-        func = call.func
-        callee = called_name(func)
-        if callee in FUNCTION_NAMES:
-            return self.ctx.qualified_name(func) in REGRESSION_FUNCTIONS
-        if not isinstance(func, ast.Call) and callee not in self._loss_objects():
-            return False  # only names a regression loss is assigned to are followed
-        return self.ctx.analysis(ValueKinds).constructed_class(func) in REGRESSION_CLASSES
-
-    def _loss_objects(self) -> set[str]:
-        """The names and attributes this file assigns a regression loss object to (built once)."""
-        if self._objects is None:
-            self._objects = set()
-            for call in self.ctx.index.of_type(ast.Call):
-                func = call.func
-                callee = called_name(func)
-                if callee in CLASS_NAMES and canonical_class(self.ctx.qualified_name(func)) in REGRESSION_CLASSES:
-                    parent = self.ctx.scopes.parent(call)
-                    for target in getattr(parent, "targets", [getattr(parent, "target", None)]):
-                        if isinstance(target, ast.Name):
-                            self._objects.add(target.id)
-                        elif isinstance(target, ast.Attribute):
-                            self._objects.add(target.attr)
-        return self._objects
+        if called_name(call.func) in FUNCTION_NAMES:
+            return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS
+        return any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call))
 
 
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:

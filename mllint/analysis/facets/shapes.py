@@ -4,7 +4,7 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, `callers.constructions`), data (NumPy arrays, datasets and loaders: see `data_shapes`),
+tells passes, as the objects layer tells), data (NumPy arrays, datasets and loaders: see `data_shapes`),
 helper functions of the file run with their arguments, and shape operations (`view`, `unsqueeze`,
 indexing, reductions, broadcasting, ...). A tensor of unknown rank may still have known ends
 (`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.program.callers import call_sites, constructions, signature_passage
+from mllint.analysis.objects.points_to import WRAPPERS, makers
+from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import FROM_ARRAY, data_value, numpy_shape
@@ -54,6 +55,8 @@ SAME_SHAPE_FUNCTIONS = frozenset(
     + [FUNCTIONAL + n for n in "relu relu6 gelu silu mish sigmoid tanh softmax log_softmax dropout elu selu "
        "leaky_relu softplus hardswish normalize layer_norm".split()]
 )  # fmt: skip
+NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
+NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
@@ -75,8 +78,20 @@ class Shapes:
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
+        self._view: ProjectView | None = None
         self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
         self.sites: dict[ast.Call, tuple[Related, ...]] = {}  # ... -> its call sites (`callers.call_sites`)
+
+    @property
+    def view(self) -> ProjectView:
+        """The project as this file sees it; a module read for another file's lint (no project of its own)
+        sees the project it was read for, so its helpers' calls of further modules are followed too."""
+        if self._view is None:
+            self._view = self.ctx.analysis(ProjectView)
+            if self._view.index is None and self.ctx.read_for is not None:
+                self._view = ProjectView(self.ctx)
+                self._view.index = self.ctx.read_for
+        return self._view
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
@@ -141,9 +156,31 @@ class Shapes:
         if scope not in self._analysed and not isinstance(scope, ast.Lambda):
             self._analysed.add(scope)
             try:
-                Interpreter(self, scope, {}, record=True).run()
+                Interpreter(self, scope, self.passed_arguments(scope), record=True).run()
             except RecursionError:  # absurdly nested code: what was recorded so far stands
                 pass
+
+    def passed_arguments(self, function: ast.AST) -> dict[str, object]:
+        """What the first call site of `function` that tells passes for its parameters: the values its
+        caller's analysis gives the arguments (of that one call site, never mixed with another's)."""
+        if not isinstance(function, FUNCTION_NODES) or function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+            return {}
+        _ACTIVE_CLASSES.append(function)
+        try:
+            for binding in self.ctx.analysis(Callers).bindings(function):
+                values = {}
+                for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
+                    if ctx is self.ctx and function in self.ctx.tree.body:
+                        continue  # a helper of the file: run with the arguments at each call (`helper_values`)
+                    value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
+                    if _informative(value):
+                        values[name] = value
+                        self._foreign.append(ctx)
+                if values:
+                    return values
+        finally:
+            _ACTIVE_CLASSES.pop()
+        return {}
 
     # Module summaries.
     def module_output(self, constructor: ast.Call, arguments: list) -> object | None:
@@ -152,6 +189,8 @@ class Shapes:
         project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         first = arguments[0] if arguments else None
+        if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
+            return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
             value = first
             for layer in constructor.args:
@@ -176,22 +215,18 @@ class Shapes:
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
-        the first call site that tells passes, interpreted in the caller's own module."""
+        the first call site that tells passes (built there, by a builder, moved or wrapped: as the objects
+        layer tells), interpreted in the module that built it."""
         func = call.func
         if self.ctx.project is None or not self._may_be_passed(func):
             return None
-        for (ctx, constructor), binding in constructions(self.ctx, func):
-            if binding is None:
-                return None  # built in this file: `constructor` answers
-            name = canonical_class(ctx.qualified_name(constructor.func))
-            if ctx is self.ctx:
-                output = self.module_output(constructor, arguments)
-            elif name and name.startswith("torch."):
-                first = arguments[0] if arguments else None
-                shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
-                output = Tensor(shape, ("call", id(call)))
-            else:
-                output = self._project_class_named(name, arguments)
+        for made, binding in makers(self.ctx, func):
+            if binding is None or not made or len(made) != 1:
+                continue  # what the file tells, `constructor` answers
+            ctx, constructor = made[0]
+            if ctx is not self.ctx:
+                self._foreign.append(ctx)
+            output = ctx.analysis(Shapes).module_output(constructor, arguments)
             if isinstance(output, Tensor) and output.shape is not None:
                 own = signature_passage(binding, func)
                 passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
@@ -223,7 +258,7 @@ class Shapes:
     def _project_class_output(self, constructor: ast.Call, arguments: list) -> object | None:
         """A module class of another module of the project (`Net(...)`, or built by a factory
         `build_model()`): its `forward` run by that module's own analysis."""
-        view = self.ctx.analysis(ProjectView)
+        view = self.view
         if view.index is None:
             return None
         name = canonical_class(self.ctx.qualified_name(constructor.func))
@@ -233,7 +268,7 @@ class Shapes:
 
     def _project_class_named(self, name: str | None, arguments: list) -> object | None:
         """What a module class of another module of the project returns: its `forward` run there."""
-        view = self.ctx.analysis(ProjectView)
+        view = self.view
         found = view.forward_of(name) if name else None
         if found is None or found[0] is view.own:
             return None
@@ -243,9 +278,16 @@ class Shapes:
         self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
         return ctx.analysis(Shapes).class_output(cls, arguments)
 
+    def numpy_generator(self, expr: ast.AST) -> bool:
+        """Is `expr` a NumPy random generator (`rng = np.random.default_rng(seed)`)?"""
+        if isinstance(expr, ast.Name):
+            values = self.values.reaching_values(expr)
+            expr = values[0] if values and len(values) == 1 else None
+        return isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in NUMPY_GENERATORS
+
     def project_function(self, name: str) -> tuple[object, ast.FunctionDef] | None:
         """(its module's context, its node) for a function of another module of the project."""
-        view = self.ctx.analysis(ProjectView)
+        view = self.view
         module = name.rpartition(".")[0]
         if view.index is None or not module or module == view.own_name or view.index.locate(module) is None:
             return None
@@ -266,7 +308,7 @@ class Shapes:
         return self.dataset_of(cls, arguments)
 
     def _project_class(self, func: ast.AST) -> tuple[object, ast.ClassDef] | None:
-        view = self.ctx.analysis(ProjectView)
+        view = self.view
         name = self.ctx.qualified_name(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
         found = view.class_summary(name) if name and view.index is not None else None
         if found is None or found[0] is view.own:
@@ -697,7 +739,8 @@ class Interpreter:
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
         if isinstance(base, Tensor):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
-            shape = _index(base.shape, items, integers) if base.shape is not None else None
+            rows = {id(i): _selected(self.seen[i], self.ctx.text(i)) for i in items if _selected(self.seen.get(i), "") is not None}
+            shape = _index(base.shape, items, integers, rows) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
         position = _int_literal(index)
         if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
@@ -740,6 +783,8 @@ class Interpreter:
         builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
         if builtin in PYTHON_NUMBERS:
             return NUMBER
+        if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
+            return Number(arguments[0].shape[0])
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
         if data is not None:
             return data
@@ -761,7 +806,10 @@ class Interpreter:
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
         elif name is not None and name.startswith("numpy."):
-            shape = numpy_shape(self, node, name)
+            shape = self.shape_of(node.args[0]) if name in NUMPY_SAME_SHAPE and node.args else numpy_shape(self, node, name)
+        elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
+            size = next((k.value for k in node.keywords if k.arg == "size"), None)  # `rng.normal(0, 1, size=(n, d))`
+            shape = self.sizes([size]) if size is not None else None
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.shape is None and receiver.ends is not None:
                 return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
@@ -788,10 +836,11 @@ class Interpreter:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
-        if bound and not any(_informative(value) for value in bound.values()):
+        passed = {name: value for name, value in bound.items() if value is not None}
+        if passed and not any(_informative(value) for value in passed.values()):
             return None
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
-        summary = shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
+        summary = shapes.helper_output(helper, passed)
         if summary is None:
             return None
         if self.record:
@@ -843,6 +892,8 @@ class Interpreter:
         if name == "torch.randint":
             size = next((k.value for k in node.keywords if k.arg == "size"), args[-1] if args else None)
             return self.sizes([size]) if isinstance(size, (ast.Tuple, ast.List)) else None
+        if name == "torch.randperm" and len(args) == 1:
+            return (self.dim(args[0]),)
         if name == "torch.arange" and 1 <= len(args) <= 3 and not node.keywords:
             bounds = [self.dim(a) for a in args]
             if len(bounds) == 1:
@@ -1054,9 +1105,18 @@ def _normalise(position: int | None, rank: int) -> int | None:
     return position % rank
 
 
-def _index(shape: Shape, items: list[ast.AST], integers: set[int]) -> Shape | None:
+def _selected(index: object, text: str) -> Dim:
+    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
+    index, the same for every tensor it indexes."""
+    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
+        return Sym(("selected", index.key), f"len({text})")
+    return None
+
+
+def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[int, Dim]) -> Shape | None:
     """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
-    `None` and `...` (anything else: unknown)."""
+    one-dimensional index tensors (`rows`: how many they select), `None` and `...` (anything else:
+    unknown)."""
     consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
     if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
         return None
@@ -1073,6 +1133,9 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int]) -> Shape | No
             result.append(shape[position] if full else None)
             position += 1
         elif _int_literal(item) is not None or id(item) in integers:
+            position += 1
+        elif id(item) in rows and position < len(shape):
+            result.append(rows[id(item)])
             position += 1
         else:
             return None
