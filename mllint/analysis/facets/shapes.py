@@ -22,7 +22,7 @@ from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
-from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
+from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output, torch_layer_outputs
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
@@ -201,6 +201,9 @@ class Shapes:
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name is not None and name.startswith("torch.") and not own_class:
+            outputs = torch_layer_outputs(name, constructor, [_shape(a) for a in arguments], self.static_dim)
+            if outputs is not None:
+                return _outputs(outputs, key)
             if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
                 return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
             shape = torch_layer_output(name, constructor, _shape(first), self.static_dim)
@@ -447,6 +450,20 @@ def _unmoved(call: ast.Call) -> ast.Call:
     return call
 
 
+def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
+    """Nested tuples of shapes (a layer's outputs) as values: `(output, (h_n, c_n))`."""
+    if isinstance(structure, tuple) and any(isinstance(s, tuple) for s in structure):
+        return Items(tuple(_outputs(s, (*key, i)) for i, s in enumerate(structure)))
+    return Tensor(structure, key)
+
+
+def _int_defaults(function: ast.AST) -> set[str]:
+    """The parameters whose default is an int (`window=24`): ints, whatever a call passes."""
+    args = function.args
+    pairs = [*zip(reversed(args.posonlyargs + args.args), reversed(args.defaults)), *zip(args.kwonlyargs, args.kw_defaults)]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and type(d.value) is int}
+
+
 def _informative(value: object | None) -> bool:
     """Does a value say more than "some value": a known shape or ends, a number, a dataset, ...?"""
     if isinstance(value, Tensor):
@@ -477,8 +494,11 @@ class Interpreter:
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
+            counts = _int_defaults(function)
             for arg in parameters(function):
-                self.env[arg.arg] = arguments.get(arg.arg) or Tensor(None, ("parameter", id(function), arg.arg), arg.arg)
+                key = ("parameter", id(function), arg.arg)
+                unknown = Number(Sym(key, arg.arg)) if arg.arg in counts else Tensor(None, key, arg.arg)
+                self.env[arg.arg] = arguments.get(arg.arg) or unknown
 
     def run(self) -> object | None:
         self.block(self.function.body)
@@ -806,7 +826,7 @@ class Interpreter:
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
         elif name is not None and name.startswith("numpy."):
-            shape = self.shape_of(node.args[0]) if name in NUMPY_SAME_SHAPE and node.args else numpy_shape(self, node, name)
+            shape = self.shape_of(node.args[0]) if (name in NUMPY_SAME_SHAPE or name in FROM_ARRAY) and node.args else numpy_shape(self, node, name)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
             size = next((k.value for k in node.keywords if k.arg == "size"), None)  # `rng.normal(0, 1, size=(n, d))`
             shape = self.sizes([size]) if size is not None else None
