@@ -1,7 +1,8 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
-from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.program.callers import call_sites
+from mllint.analysis.syntax.names import called_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
 from mllint.analysis.facets.losses import LossCalls
@@ -71,28 +72,29 @@ class RegressionLossBroadcast(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         if not self._is_regression_loss(node):
             return
-        prediction, target = call_argument(node, 0, "input"), call_argument(node, 1, "target")
-        if prediction is None or target is None:
-            return
         shapes = self.ctx.analysis(Shapes)
-        found = _broadcast(shapes.value(prediction), shapes.value(target))
+        (prediction, input_value), (target, target_value) = shapes.argument(node, 0, "input"), shapes.argument(node, 1, "target")
+        found = _broadcast(input_value, target_value)
         if found is None:
             return
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
-        passed = [n for side_node in (prediction, target) for n in ast.walk(side_node) if n in shapes.passed]
+        passed = [n for side_node in (prediction, target) if side_node is not None for n in ast.walk(side_node) if n in shapes.passed]
+        site = shapes.call_site(node)
         if passed:
             message += f" ({shapes.passed[passed[0]]})"
+        elif site is not None:
+            message += f" (with what the call at {site.place} passes)"
         extra = {"input": prediction, "target": target}.get(side)
         fix = None
         if extra is not None:
             text = self.ctx.text(extra)
             squeezed = f"{text}.squeeze(-1)" if isinstance(extra, ATOMIC) else f"({text}).squeeze(-1)"
             fix = self.ctx.fix(f"Squeeze the trailing dimension: `{squeezed}`", Applicability.UNSAFE, self.ctx.replace(extra, squeezed))
-        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else ())
+        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else call_sites(site))
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
-        if len(call.args) + len(call.keywords) < 2:
+        if len(call.args) + len(call.keywords) < 2 and not any(k.arg is None for k in call.keywords):
             return False
         if called_name(call.func) in FUNCTION_NAMES:
             return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS

@@ -57,6 +57,9 @@ SAME_SHAPE_FUNCTIONS = frozenset(
 )  # fmt: skip
 NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+ELEMENTWISE_LOSSES = frozenset(
+    FUNCTIONAL + n for n in "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits".split()
+)  # their `reduction="none"` result has the shape of the input and target broadcast
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
@@ -81,6 +84,7 @@ class Shapes:
         self._view: ProjectView | None = None
         self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
         self.sites: dict[ast.Call, tuple[Related, ...]] = {}  # ... -> its call sites (`callers.call_sites`)
+        self.bindings: dict[ast.AST, object] = {}  # a function -> the call site its parameters' values come from
 
     @property
     def view(self) -> ProjectView:
@@ -98,6 +102,24 @@ class Shapes:
         self._analyse_scope_of(expr)
         value = self.recorded.get(expr)
         return None if value is CONFLICT else value
+
+    def call_site(self, expr: ast.AST):
+        """The call site (a `callers.Binding`) whose arguments the values around `expr` were worked out
+        with, when its function's parameters took them from one."""
+        self._analyse_scope_of(expr)
+        return self.bindings.get(self.ctx.scopes.enclosing_function(expr))
+
+    def argument(self, call: ast.Call, position: int, keyword: str) -> tuple[ast.AST | None, object | None]:
+        """The argument of `call` at `position` or `keyword` and its value; through `**inputs` of a dict
+        the analysis knows (then with no node of its own)."""
+        node = call_argument(call, position, keyword)
+        if node is not None:
+            return node, self.value(node)
+        for unpacked in (k.value for k in call.keywords if k.arg is None):
+            fields = self.value(unpacked)
+            if isinstance(fields, Fields) and fields.get(keyword) is not None:
+                return None, fields.get(keyword)
+        return None, None
 
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
@@ -177,6 +199,7 @@ class Shapes:
                         values[name] = value
                         self._foreign.append(ctx)
                 if values:
+                    self.bindings[function] = binding
                     return values
         finally:
             _ACTIVE_CLASSES.pop()
@@ -457,6 +480,15 @@ def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
     return Tensor(structure, key)
 
 
+def _rows(iterated: object | None, node: ast.AST) -> object | None:
+    """What one iteration over a value gives: a batch of a loader, a row of a tensor."""
+    if isinstance(iterated, Batches):
+        return iterated.item
+    if isinstance(iterated, Tensor) and iterated.shape:
+        return Tensor(iterated.shape[1:], ("row", id(node)), "row")
+    return None
+
+
 def _int_defaults(function: ast.AST) -> set[str]:
     """The parameters whose default is an int (`window=24`): ints, whatever a call passes."""
     args = function.args
@@ -472,6 +504,8 @@ def _informative(value: object | None) -> bool:
         return value.dim is not None
     if isinstance(value, Items):
         return any(_informative(v) for v in value.values)
+    if isinstance(value, Fields):
+        return any(_informative(v) for _, v in value.values)
     return isinstance(value, (Samples, Batches))
 
 
@@ -580,13 +614,7 @@ class Interpreter:
         if isinstance(node, ast.While):
             self.eval(node.test)
         else:
-            iterated = self.eval(node.iter)
-            rows = (
-                Tensor(iterated.shape[1:], ("row", id(node)), "row")
-                if isinstance(iterated, Tensor) and iterated.shape else None
-            )  # fmt: skip
-            if isinstance(iterated, Batches):
-                rows = iterated.item
+            rows = _rows(self.eval(node.iter), node)
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -602,6 +630,19 @@ class Interpreter:
                 self.forget(name, node)
         self.loop_depth -= 1
         self.block(node.orelse)
+
+    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        """`[trainer.step(x, y) for x, y in loader]`: its expressions evaluated with its variables bound
+        to what one iteration gives (in an environment of its own)."""
+        outer, self.env = self.env, dict(self.env)
+        for generator in node.generators:
+            self.bind(generator.target, _rows(self.eval(generator.iter), generator), None)
+            for condition in generator.ifs:
+                self.eval(condition)
+        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            self.eval(part)
+        self.env = outer
+        return None
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -708,8 +749,10 @@ class Interpreter:
             return Items(tuple(self.eval(e) for e in node.elts))
         if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
             return Fields(tuple((k.value, self.eval(v)) for k, v in zip(node.keys, node.values)))
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return None  # their own scope: names inside may be other bindings
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return self.comprehension(node)
+        if isinstance(node, ast.Lambda):
+            return None  # its own scope: names inside may be other bindings
         for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child)
@@ -931,6 +974,13 @@ class Interpreter:
             return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
+        if name in ELEMENTWISE_LOSSES:
+            reduction = next((k.value for k in node.keywords if k.arg == "reduction"), None)
+            if reduction is None:
+                return ()
+            if isinstance(reduction, ast.Constant) and reduction.value == "none":
+                return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
+            return () if isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum") else None
         method = name[len(TORCH):]
         if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
             receiver = self.value_of(first)
