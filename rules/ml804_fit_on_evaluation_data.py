@@ -1,12 +1,9 @@
 import ast
-import re
 
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.facets.leakage import Leakage
+from mllint.analysis.program.callers import call_sites
 from mllint.findings import Severity
 from mllint.rule import Rule
-
-FITTING_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
-EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout"})
 
 
 class FitOnEvaluationData(Rule):
@@ -49,25 +46,13 @@ class FitOnEvaluationData(Rule):
 
     code = "ML804"
     name = "fit-on-evaluation-data"
-    message = "`{call}` fits on evaluation data: its statistics leak into the score; fit on training data and `transform` this"
+    message = "`{call}` fits on evaluation data ({evidence}): its statistics leak into the score; fit on training data and `transform` this"
     severity = Severity.ERROR
-    requires_any_text = ("sklearn",)
+    requires_any_text = ("fit",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr in FITTING_METHODS and node.args):
-            return
-        if not _names_evaluation_data(node.args[0]):
-            return
-        constructed = self.ctx.analysis(ValueKinds).constructed_class(func.value)
-        if constructed is not None and constructed.startswith("sklearn."):
-            self.report(node, self.message.format(call=f"{self.ctx.text(func)}({self.ctx.text(node.args[0])})"))
-
-
-def _names_evaluation_data(node: ast.AST) -> bool:
-    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data."""
-    while isinstance(node, ast.Subscript):
-        node = node.value
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    words = re.findall(r"[a-z]+|[A-Z][a-z]*", name)
-    return any(word.lower() in EVALUATION_WORDS for word in words)
+        found = self.ctx.analysis(Leakage).fitted_on_evaluation(node)
+        if found:
+            evidence, binding = found[0]
+            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0])})"
+            self.report(node, self.message.format(call=call, evidence=evidence), related=call_sites(binding))

@@ -452,15 +452,16 @@ class Objects:
         if isinstance(literal, ast.Call) and canonical_class(base.ctx.qualified_name(literal.func)) in CONTAINER_CLASSES:
             literal = literal.args[0] if len(literal.args) == 1 else ast.Tuple(elts=literal.args)
         found: frozenset | None = frozenset()
+        owner = self._of(base.ctx) if base.ctx is not None else self  # the literal's items are read in its module
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
             values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
-            found = _union(*(self._eval(value, depth) for value in values))
+            found = _union(*(owner._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
-            items = self._items(literal, index if isinstance(index, int) else "*", depth)
+            items = owner._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
-                items = self._items(literal, "*", depth)
-            found = None if items is None else _union(*(self._eval(item, depth) for item, _, _ in items))
+                items = owner._items(literal, "*", depth)
+            found = None if items is None else _union(*(owner._eval(item, depth) for item, _, _ in items))
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
