@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.objects.points_to import WRAPPERS, makers
+from mllint.analysis.objects.points_to import WRAPPERS, built, makers
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
@@ -62,8 +62,9 @@ ELEMENTWISE_LOSSES = frozenset(
 )  # their `reduction="none"` result has the shape of the input and target broadcast
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
+PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
-MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
 PYTHON_NUMBERS = frozenset({"float", "int"})
 
 
@@ -385,8 +386,9 @@ class Shapes:
         return self._parameter_symbol(expr)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
-        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size
-        (worked out once per class and attribute)."""
+        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size; a
+        tensor or parameter built once with known sizes: that tensor (worked out once per class and
+        attribute)."""
         key = (self.ctx.scopes.enclosing_class(node), node.attr)
         if key not in self._attribute_sizes:
             self._attribute_sizes[key] = self._attribute_size(*key)
@@ -403,6 +405,10 @@ class Shapes:
         if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.FloorDiv)):
             dim = self._spelled_dim(value)
             return Number(dim) if dim is not None else None
+        if isinstance(value, ast.Call) and canonical_class(self.ctx.qualified_name(value.func)) in TENSOR_ATTRIBUTES:
+            method = self.ctx.scopes.enclosing_function(value)  # `self.query = nn.Parameter(torch.randn(1, 1, d))`
+            tensor = Interpreter(self, method, {}, record=False).eval(value) if method is not None else None
+            return tensor if isinstance(tensor, Tensor) and tensor.shape is not None else None
         return None
 
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
@@ -448,29 +454,18 @@ class Shapes:
             return None
         return next((c for c in self.modules.modules if c.name == func.id and isinstance(self.ctx.scopes.parent(c), ast.Module)), None)
 
-    def constructor(self, func: ast.AST) -> ast.Call | None:
-        """The call that built the module `func` refers to: `nn.Linear(...)(x)`, a local name, or a
-        `self.attribute` assigned once in its class."""
+    def constructor(self, func: ast.AST) -> tuple[object, ast.Call] | None:
+        """The call (with its module's context) that built the module `func` refers to, as the objects
+        layer tells: `nn.Linear(...)(x)`, a name or `self.` attribute bound to it, moved, wrapped, built by
+        a factory of the project; None unless it is exactly one."""
         if isinstance(func, ast.Call):
-            return func
-        if isinstance(func, ast.Name):
-            values = self.values.reaching_values(func)
-            if values and len(values) == 1 and isinstance(values[0], ast.Call):
-                return _unmoved(values[0])
+            return self.ctx, func
+        made = built(self.ctx, func)
+        if not made or len(made) != 1:
             return None
-        if is_self_attribute(func):
-            assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
-            if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
-                return assigned[0]
-        return None
-
-
-def _unmoved(call: ast.Call) -> ast.Call:
-    """The call that built a module, under the methods that return it: `Net(8).to(device)`."""
-    func = call.func
-    while isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS and isinstance(func.value, ast.Call):
-        call, func = func.value, func.value.func
-    return call
+        if made[0][0] is not self.ctx:
+            self._foreign.append(made[0][0])
+        return made[0]
 
 
 def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
@@ -883,7 +878,7 @@ class Interpreter:
         elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
             constructor = self.shapes.constructor(node.func)
             if constructor is not None:
-                return self.shapes.module_output(constructor, arguments)
+                return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
             if self.record:
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
@@ -950,7 +945,7 @@ class Interpreter:
             return self.sizes([size] if size is not None else args)
         if name == "torch.full":
             return self.sizes([call_argument(node, 0, "size")]) if call_argument(node, 0, "size") is not None else None
-        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS:
+        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS or name in PARAMETERS:
             return self.shape_of(first)
         if name == "torch.randint":
             size = next((k.value for k in node.keywords if k.arg == "size"), args[-1] if args else None)
