@@ -28,6 +28,13 @@ class RegressionLossBroadcast(Rule):
     known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch. Where a shape
     is unknown otherwise, nothing is reported.
 
+    The loss, the model and the data may come from elsewhere: a loss object returned by a builder or
+    passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
+    or a batch that the first call site of another module passes (the message names it); datasets and
+    helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
+    targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one), rows chosen by an
+    index tensor (`X[idx]`, `y[idx]`).
+
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every
     target, so its minimum is reached by predicting the mean target for every sample. Training runs,

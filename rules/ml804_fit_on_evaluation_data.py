@@ -9,9 +9,14 @@ from mllint.rule import Rule
 class FitOnEvaluationData(Rule):
     """
     ## What it does
-    Reports a scikit-learn transformer (a scaler, encoder, PCA, vectorizer... constructed from
-    `sklearn.*` in the same file) fitted on data whose name says it is test or validation data:
-    `scaler.fit(X_test)`, `encoder.fit_transform(val_features)`.
+    Reports a scikit-learn transformer (a scaler, encoder, PCA, vectorizer...) fitted on evaluation
+    data: data whose name says it is test or validation data (`scaler.fit(X_test)`,
+    `encoder.fit_transform(val_features)`), a concatenation that holds such data
+    (`scaler.fit(pd.concat([train_df, test_df]))`), each split of a loop over literal split names with
+    the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
+    or a parameter that a call site fills with such data while its constant flags make the fit run
+    (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`). The transformer may be built anywhere
+    the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
 
     ## Why is this bad?
     Statistics of the evaluation set leak into the features the model is judged on: the reported score

@@ -1,7 +1,7 @@
 """Where the shapes of training data come from: NumPy arrays, datasets and the loaders that batch them.
 
-`TensorDataset(X, y)` and a `Dataset` class of the file (its `__getitem__` run on what `__init__` stored)
-give samples; `DataLoader(dataset, batch_size=B)` batches them as the default collate does, with a
+`TensorDataset(X, y)` and a `Dataset` class of the project (its `__getitem__` run on what `__init__`
+stored; a dict it returns is collated key by key) give samples; `DataLoader(dataset, batch_size=B)` batches them as the default collate does, with a
 leading batch dimension that is a symbol (the last batch may be smaller); `for x, y in loader` (also
 through `enumerate` and `tqdm`) binds one batch. A sample of unknown shape gives a batch of unknown
 rank whose first dimension is the batch: `(batch, ...)`. `full_batches` tells code that runs only on
