@@ -846,6 +846,11 @@ class Interpreter:
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
             return Number(arguments[0].shape[0])
+        if builtin == "dict" and not node.args and all(k.arg is not None for k in node.keywords):
+            return Fields(tuple((k.arg, self.seen.get(k.value)) for k in node.keywords))
+        if isinstance(receiver, Fields) and node.func.attr == "get" and node.args:
+            key = node.args[0]
+            return receiver.get(key.value) if isinstance(key, ast.Constant) else None  # `batch.get("y")`
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
         if data is not None:
             return data
