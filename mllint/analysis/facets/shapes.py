@@ -23,13 +23,13 @@ from mllint.analysis.objects.points_to import WRAPPERS, built, makers
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import FROM_ARRAY, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output, torch_layer_outputs
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Number, Samples, Size, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
@@ -69,6 +69,7 @@ PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
 PYTHON_NUMBERS = frozenset({"float", "int"})
+LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
 
 
 class Shapes:
@@ -479,8 +480,8 @@ def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
 
 
 def _rows(iterated: object | None, node: ast.AST) -> object | None:
-    """What one iteration over a value gives: a batch of a loader, a row of a tensor."""
-    if isinstance(iterated, Batches):
+    """What one iteration over a value gives: a batch of a loader, an item of a list, a row of a tensor."""
+    if isinstance(iterated, (Batches, Listed)):
         return iterated.item
     if isinstance(iterated, Tensor) and iterated.shape:
         return Tensor(iterated.shape[1:], ("row", id(node)), "row")
@@ -504,6 +505,8 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) for v in value.values)
     if isinstance(value, Fields):
         return any(_informative(v) for _, v in value.values)
+    if isinstance(value, Listed):
+        return _informative(value.item)
     return isinstance(value, (Samples, Batches))
 
 
@@ -633,13 +636,17 @@ class Interpreter:
         """`[trainer.step(x, y) for x, y in loader]`: its expressions evaluated with its variables bound
         to what one iteration gives (in an environment of its own)."""
         outer, self.env = self.env, dict(self.env)
+        iterated = [self.eval(generator.iter) for generator in node.generators[:1]]
         for generator in node.generators:
-            self.bind(generator.target, _rows(self.eval(generator.iter), generator), None)
+            self.bind(generator.target, _rows(iterated.pop() if iterated else self.eval(generator.iter), generator), None)
             for condition in generator.ifs:
                 self.eval(condition)
-        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
-            self.eval(part)
+        values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
         self.env = outer
+        only = node.generators[0]
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs:
+            source = self.seen.get(only.iter)
+            return Listed(values[0], source.length) if isinstance(source, Listed) else None  # `[s[1] for s in batch]`
         return None
 
     def try_statement(self, node: ast.AST) -> None:
@@ -808,6 +815,8 @@ class Interpreter:
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
+        if isinstance(base, Listed) and _int_literal(index) is not None:
+            return base.item
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -846,12 +855,16 @@ class Interpreter:
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
             return Number(arguments[0].shape[0])
+        if builtin in LISTED_BUILTINS:
+            listed = self.listed(builtin, node, arguments)
+            if listed is not None:
+                return listed
         if builtin == "dict" and not node.args and all(k.arg is not None for k in node.keywords):
             return Fields(tuple((k.arg, self.seen.get(k.value)) for k in node.keywords))
         if isinstance(receiver, Fields) and node.func.attr == "get" and node.args:
             key = node.args[0]
             return receiver.get(key.value) if isinstance(key, ast.Constant) else None  # `batch.get("y")`
-        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
+        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         if data is not None:
             return data
         helper = self.shapes.own_function(node.func)
@@ -894,6 +907,36 @@ class Interpreter:
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
+        """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
+        if builtin == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            samples = self.value_of(node.args[0].value)
+            if isinstance(samples, Listed) and isinstance(samples.item, Items):
+                return Items(tuple(Listed(v, samples.length) for v in samples.item.values))
+            return None
+        first = arguments[0] if len(arguments) == 1 else None
+        if not isinstance(first, Listed):
+            return None
+        return Number(first.length) if builtin == "len" else first
+
+    def collated(self, node: ast.Call, name: str | None) -> object | None:
+        """A `DataLoader` whose `collate_fn` is a function of the project: its batches are what that
+        function returns for a list of `batch_size` samples of the dataset."""
+        collate, dataset = call_argument(node, 6, "collate_fn"), call_argument(node, 0, "dataset")
+        if name not in DATA_LOADERS or collate is None or dataset is None:
+            return None
+        samples = self.value_of(dataset)
+        function = self.shapes.own_function(collate)
+        found = (self.ctx, function) if function is not None else None
+        if found is None and isinstance(collate, (ast.Name, ast.Attribute)):
+            qualified = self.ctx.qualified_name(collate)
+            found = self.shapes.project_function(qualified) if qualified else None
+        if not isinstance(samples, Samples) or found is None or not found[1].args.args:
+            return None
+        batch = Sym(("batch", id(node)), "batch")
+        summary = found[0].analysis(Shapes).helper_output(found[1], {found[1].args.args[0].arg: Listed(samples.item, batch)})
+        return Batches(summary[0]) if summary is not None and _informative(summary[0]) else None
 
     def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`), given no
@@ -969,6 +1012,9 @@ class Interpreter:
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
         if name in FROM_ARRAY and first is not None:
             array = self.value_of(first)
+            if isinstance(array, Listed):  # `torch.tensor(labels)` of a list of samples' labels
+                item = () if isinstance(array.item, Number) else _shape(array.item)
+                return (array.length, *item) if item is not None else None
             if isinstance(array, Items):  # `torch.tensor([value])`: values of one known shape
                 shapes = {() if isinstance(v, Number) else _shape(v) for v in array.values}
                 shape = shapes.pop() if len(shapes) == 1 else None
@@ -992,6 +1038,9 @@ class Interpreter:
                 result = self.method(shifted, method, receiver)
                 return result.shape if isinstance(result, Tensor) else None
         if name in STACK_FUNCTIONS:
+            listed = self.value_of(first) if name == "torch.stack" else None
+            if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None:
+                return (listed.length, *listed.item.shape)  # `torch.stack(scores)` of a list of samples' tensors
             return self.concatenate(node, name == "torch.stack")
         return None
 

@@ -57,6 +57,14 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A Python list of `length` values like `item`: the samples a `collate_fn` gets, what it builds of them."""
+
+    item: object
+    length: Dim
+
+
+@dataclass(frozen=True)
 class Samples:
     """A dataset: indexing it gives `item`."""
 
