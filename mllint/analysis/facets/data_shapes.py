@@ -1,9 +1,10 @@
 """Where the shapes of training data come from: NumPy arrays, datasets and the loaders that batch them.
 
 `TensorDataset(X, y)` and a `Dataset` class of the project (its `__getitem__` run on what `__init__`
-stored; a dict it returns is collated key by key) give samples; `DataLoader(dataset, batch_size=B)` batches them as the default collate does, with a
-leading batch dimension that is a symbol (the last batch may be smaller); `for x, y in loader` (also
-through `enumerate` and `tqdm`) binds one batch. A sample of unknown shape gives a batch of unknown
+stored; a dict it returns is collated key by key) give samples; `DataLoader(dataset, batch_size=B)`
+batches them as the default collate does, with a leading batch dimension that is a symbol (the last
+batch may be smaller; a `collate_fn` of the project is run by the shape analysis on a list of `B`
+samples instead); `for x, y in loader` (also through `enumerate` and `tqdm`) binds one batch. A sample of unknown shape gives a batch of unknown
 rank whose first dimension is the batch: `(batch, ...)`. `full_batches` tells code that runs only on
 batches of the full size: in a loop over a loader that drops its last, smaller batch.
 """
