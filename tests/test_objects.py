@@ -3,7 +3,8 @@ it: aliases, receiver-returning calls, builders' tuples, containers, attributes 
 over literal phases."""
 import ast
 
-from mllint.analysis.objects.points_to import NONE, Objects, fold, unrolled
+from mllint.analysis.objects.constants import fold, unrolled
+from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.context import FileContext
 from mllint.source import SourceText, parse_python
 

@@ -20,7 +20,8 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from mllint.analysis.objects.points_to import built, fold, makers
+from mllint.analysis.objects.call_sites import binding_constants, built, makers
+from mllint.analysis.objects.constants import fold
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.project import ProjectView
@@ -189,9 +190,7 @@ class Leakage:
         passed = binding.argument(data.id)
         if passed is None or passed[2].default or not _names_evaluation(passed[1]):
             return None
-        constants = {
-            name: argument.value for name, (_, argument, _) in binding.arguments.items() if isinstance(argument, ast.Constant)
-        }  # fmt: skip
+        constants = binding_constants(self.ctx, binding)
         for test in self._conditions(call, function):
             if fold(test, constants) is not True:
                 return None

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.objects.points_to import WRAPPERS, built, makers
+from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
