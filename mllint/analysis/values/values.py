@@ -434,7 +434,7 @@ class ValueKinds:
             return constructor
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
-            if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
+            if isinstance(last, ast.Name) or is_self_attribute(last):  # `nn.Sequential(block, head)`, `(self.fc, self.softmax)`
                 last = self.constructor(last)
             return self._activation_layer(last) if isinstance(last, ast.Call) else None
         return None
