@@ -19,9 +19,10 @@ from functools import cached_property
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name
 from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Ref, ValueKinds, canonical_class,
 )
@@ -173,7 +174,8 @@ class LossCalls:
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
             if len(classes) != 1 or None in classes:
                 return None
-            origins.append(view.origin_of(Called(Called(Ref(classes.pop()), made[0][1]), call)))
+            model = Called(Ref(classes.pop()), made[0][1])
+            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
@@ -186,6 +188,18 @@ class LossCalls:
             (frozenset(canonical_class(c.qualified_name(k.func)) for c, k in made), binding)
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
+
+    @staticmethod
+    def _flagged_output(view: ProjectView, model: Called, call: ast.Call) -> Origin | None:
+        """The output of a model whose `forward` returns another kind by a flag (`def forward(self, x,
+        normalize=True)`), under the constants the call passes or leaves to their defaults."""
+        found = view.forward_of(model.callee.name)
+        node = found[1].definition()[1] if found is not None else None
+        forward = own_method(node, "forward", ast.FunctionDef) if node is not None else None
+        constants = call_constants(call, forward, skips_first=True) if forward is not None else None
+        if not constants:
+            return None
+        return view.origin_of(Called(model, call, decide=lambda test: fold(test, constants)))
 
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
         """A cheap test before asking what the object called is: a call with an input, of a call

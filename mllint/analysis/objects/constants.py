@@ -16,12 +16,14 @@ from mllint.analysis.syntax.scopes import parameters
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
 
-def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None) -> dict[str, object]:
+def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None, skips_first: bool | None = None) -> dict[str, object]:
     """The parameters of `function` that `call` fills with a constant (or a name of the caller `known` as
     one: a loop variable of an unrolled loop), or leaves to a constant default, and that the function
-    never rebinds: `{"step_per_batch": False}` for `train_epoch(model, loader, step_per_batch=False)`."""
+    never rebinds: `{"step_per_batch": False}` for `train_epoch(model, loader, step_per_batch=False)`.
+    `skips_first`: the call binds the first parameter itself (default: `passes_self`); a model's call
+    `model(x)` binds `forward`'s `self`."""
     known = known or {}
-    bound = bind_arguments(call, function, passes_self(call, function))
+    bound = bind_arguments(call, function, passes_self(call, function) if skips_first is None else skips_first)
     args = function.args
     positional = [*args.posonlyargs, *args.args]
     defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))

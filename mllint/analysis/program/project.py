@@ -673,7 +673,8 @@ class ProjectView:
             forward = self.forward_of(callee.cls)
             if forward is None:
                 return None
-            result = self.resolve(forward[1].forward, forward[0], depth + 1)
+            returned = forward[1].forward if value.decide is None else forward[1].forward_deciding(value.decide)
+            result = self.resolve(returned, forward[0], depth + 1)
             via = f"{forward[1].name}.forward"
         elif isinstance(callee, Entity):
             found = self.find(callee.name)

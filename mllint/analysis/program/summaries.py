@@ -84,12 +84,17 @@ class ClassSummary(_Definition):
     @cached_property
     def forward(self) -> Value | None:
         """What `forward` returns in training mode."""
+        return self.forward_deciding(None)
+
+    def forward_deciding(self, decide: Callable[[ast.AST], bool | None] | None) -> Value | None:
+        """What `forward` returns in training mode, the tests `decide` settles taken its way (a flag a call
+        passes as a constant or leaves to its default)."""
         ctx, node = self.definition()
         forward = own_method(node, "forward", ast.FunctionDef) if node is not None else None
         if forward is None:
             return None
         try:
-            return _combined(_values(_training_returns(forward.body), ctx.analysis(ValueKinds)))
+            return _combined(_values(_training_returns(forward.body, decide), ctx.analysis(ValueKinds)))
         except TOO_COMPLEX:
             return None
 
@@ -197,14 +202,18 @@ def returned_expressions(statements: list[ast.stmt]) -> list[ast.AST] | None:
     return [r.value for r in sorted(found, key=lambda r: (r.lineno, r.col_offset))]
 
 
-def _training_returns(statements: list[ast.stmt]) -> list[ast.AST] | None:
+def _training_returns(statements: list[ast.stmt], decide=None) -> list[ast.AST] | None:
     """The values returned in training mode: `if self.training` / `if not self.training` branches are
-    followed the training way, and what follows a training branch that returns runs in eval mode only."""
+    followed the training way (and those `decide` settles, its way), and what follows a training branch
+    that returns runs in eval mode only."""
     found: list[ast.AST] = []
     for statement in statements:
-        mode = training_test(statement.test) if isinstance(statement, ast.If) else None
+        mode = None
+        if isinstance(statement, ast.If):
+            mode = training_test(statement.test)
+            mode = decide(statement.test) if mode is None and decide is not None else mode
         training = (statement.body if mode else statement.orelse) if mode is not None else [statement]
-        returned = _training_returns(training) if mode is not None else returned_expressions(training)
+        returned = _training_returns(training, decide) if mode is not None else returned_expressions(training)
         if returned is None:
             return None
         found += returned

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import enum
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, reference_key
@@ -107,6 +108,9 @@ class Called:
 
     callee: "Value"
     node: ast.Call
+    # For a model's call: decides the tests of its `forward` (True, False, or None when it does not), by the
+    # constants the call passes or leaves to their defaults (`def forward(self, x, normalize=True)`).
+    decide: Callable[[ast.AST], bool | None] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -434,7 +438,7 @@ class ValueKinds:
             return constructor
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
-            if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
+            if isinstance(last, ast.Name) or is_self_attribute(last):  # `nn.Sequential(block, head)`, `(self.fc, self.softmax)`
                 last = self.constructor(last)
             return self._activation_layer(last) if isinstance(last, ast.Call) else None
         return None
