@@ -209,6 +209,7 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
         target, value = statement.target, statement.value
     elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
         target, value = statement.targets[0], statement.value
+        target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
         accumulating = is_self_attribute(target) and isinstance(value.op, ast.Add)
         if not (accumulating and any(_same_attribute(target, n) for n in ast.walk(value))):
             return None
