@@ -35,7 +35,6 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
 from mllint.source import one_line

@@ -32,8 +32,6 @@ from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
-from mllint.analysis.values.library_models import NOT_MODULES
-from mllint.analysis.values.values import ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
