@@ -52,7 +52,13 @@ class LossAccumulatedWithGraph(Rule):
     meter that sums them (`self.sums[key] += losses[key]`). A loss a step function of the project
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
-    `losses.append(loss)`, `meter.update(train_step(batch))`. A total that is reset every iteration, or that
+    `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
+    v in out.items(): logs[k] += v`). A model's output, or any value the backpropagated loss is computed
+    from, handed to a metric of the project that keeps a value computed from it with its graph
+    (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
+    dice(logits, mask)`, metrics held in a dict) is reported too, as is `meter.update([loss])` and a logger
+    of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
+    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
     converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
     from a library (its code is not read).

@@ -54,7 +54,11 @@ class InplaceOnForwardArgument(Rule):
     while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
     indexed as only a tensor is, `out[:, :, :h] = ...`) still holds the caller's tensor; and an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
-    is one) applied to the argument when `forward` reads it again later (a residual `out + x`). Only tensor arguments
+    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
+    an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
+    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). The `inplace=` value
+    decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
+    in `__init__(self, dim, inplace=True)`, every call site leaving it to its default). Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
     `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or

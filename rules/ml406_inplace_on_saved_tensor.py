@@ -29,7 +29,7 @@ SAVING_MODULES = frozenset(
 class InplaceOnSavedTensor(Rule):
     """
     ## What it does
-    Reports an in-place change (`y += 1`, `y.mul_(2)`, `y[mask] = 0`) of the output of `sigmoid`,
+    Reports an in-place change (`y += 1`, `y.mul_(2)`, `y[mask] = 0`, `y[..., :2] += grid`) of the output of `sigmoid`,
     `tanh`, `exp`, `softmax`, `log_softmax` or `relu` computed from a model, followed by a `backward()`
     on a loss computed from it, all in one function and on one path. Inside a module's `forward` (or a
     method it calls, such as torchvision's `_forward_impl`), no `backward()` is needed: an output of a layer with parameters passed through such an op and changed in

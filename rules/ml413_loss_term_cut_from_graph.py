@@ -21,7 +21,12 @@ class LossTermCutFromGraph(Rule):
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
     (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
-    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. A term computed by a loss
+    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. The loss is also followed
+    into the function of the project that returns it or a part of it, in any module, and its terms read
+    there: `loss = model(x, y)` whose `forward` returns `task + beta * reg.detach()`, `loss, logs =
+    elbo_loss(...)` returning `rec + beta * kl.item()`, a plain class's `__call__`, `model.compute_loss(x)`,
+    a helper returning `sum(terms)` of a list it appends to; the finding is at the call, naming the term's
+    file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
     or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term whose cut value carried no graph

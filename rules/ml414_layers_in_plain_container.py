@@ -11,7 +11,8 @@ class LayersInPlainContainer(Rule):
     ## What it does
     Reports a plain Python list or dict attribute of an `nn.Module` class that layers with parameters
     are put in (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k:
-    nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`) and that the class
+    nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`, `self.towers = (tower(64, d),
+    tower(64, d))` with a project function building the layers) and that the class
     reads (its `forward` calls them). Containers that register their layers (`nn.ModuleList`,
     `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
     registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
@@ -78,6 +79,7 @@ class LayersInPlainContainer(Rule):
                 isinstance(found.container, ast.Call) and found.container.func.id == "dict"
             )
             kind, module = ("dict", "nn.ModuleDict") if dict_like else ("list", "nn.ModuleList")
+            kind = "tuple" if isinstance(found.container, ast.Tuple) else kind
             layer = self.ctx.text(found.layer.func)
             message = self.message.format(attribute=found.attribute, kind=kind, layer=f"{layer}(...)", line=found.layer.lineno, module=module)
             self.report(found.container, message, self._fix(found.container, module))

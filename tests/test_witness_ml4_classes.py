@@ -223,3 +223,24 @@ def test_ml417_a_parameter_group_left_out_of_the_optimizer_never_trains(fixed):
     program = GROUPS.replace("SGD([backbone]", "SGD([backbone, head]") if fixed else GROUPS
     assert family_findings(program, "ML417") == ([] if fixed else [(line_of(program, "head = {"), "ML417")])
     assert run(program)["trained"] is fixed
+
+
+def test_a_dict_loop_over_its_own_values_is_followed_once():
+    """`for k, v in v.items()` rebinds what it iterates: following the loss a step returns through the
+    values of a dict must not follow it back into itself (a RecursionError, ML009, on sentence-transformers)."""
+    program = '''
+import torch
+
+def step(model, batch):
+    loss = model(batch).sum()
+    loss.backward()
+    return {"loss": loss}
+
+model = torch.nn.Linear(2, 1)
+totals = {}
+for batch in [torch.randn(4, 2)]:
+    v = step(model, batch)
+    for k, v in v.items():
+        totals[k] = totals.get(k, 0) + v
+'''
+    assert [code for _, code in family_findings(program, "ML")] == []

@@ -98,15 +98,15 @@ class StepReturns:
         key = None
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
             value, key = value.value, value.slice.value
+        definition = self._definition(value)
+        holder = _dict_value_of(self.ctx, definition) if definition is not None and key is None else None
+        if holder is not None:  # `v` of `for k, v in out.items()`, `out = step(...)`: any of its values
+            value, key, definition = holder, ANY_KEY, self._definition(holder)
         index, call = None, value
         if isinstance(value, ast.Name):
-            definitions = [d for d in self.ctx.analysis(ValueKinds).reaching_definitions(value) if self._visible(d.node, value)]
-            if len(definitions) != 1:
+            if definition is None:
                 return None
-            holder = _dict_value_of(self.ctx, definitions[0].node)
-            if holder is not None:  # `v` of `for k, v in out.items()`, `out = step(...)`: any of its values
-                return self.returned(ast.Subscript(value=holder, slice=ast.Constant(value=ANY_KEY)))
-            call, index = _assigned_call(self.ctx, definitions[0].node)
+            call, index = _assigned_call(self.ctx, definition)
         found = self._callee(call) if isinstance(call, ast.Call) else None
         if found is None:
             return None
@@ -121,6 +121,13 @@ class StepReturns:
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     return Returned(name, path, loss.lineno)
         return None
+
+    def _definition(self, value: ast.AST) -> ast.AST | None:
+        """The one binding of a name that reaches it (its target node), a comprehension's own set aside."""
+        if not isinstance(value, ast.Name):
+            return None
+        definitions = [d for d in self.ctx.analysis(ValueKinds).reaching_definitions(value) if self._visible(d.node, value)]
+        return definitions[0].node if len(definitions) == 1 else None
 
     def _visible(self, target: ast.AST, use: ast.AST) -> bool:
         """Is a binding seen at `use`: not the target of a comprehension around something else?"""
@@ -202,6 +209,7 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
         target, value = statement.target, statement.value
     elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
         target, value = statement.targets[0], statement.value
+        target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
         accumulating = is_self_attribute(target) and isinstance(value.op, ast.Add)
         if not (accumulating and any(_same_attribute(target, n) for n in ast.walk(value))):
             return None

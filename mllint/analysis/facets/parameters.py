@@ -18,6 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.objects.call_sites import built
 from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import bind_arguments
@@ -285,7 +286,7 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
         if not all(containers):
             continue
         layers = [layer for container, local in containers for layer in [*_elements(container), *local]]
-        layers = [layer for layer in layers + _filled(ctx, cls, attribute, calls) if owns_parameters(ctx, layer)]
+        layers = [layer for layer in layers + _filled(ctx, cls, attribute, calls) if _makes_parameters(ctx, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
             found.append(Unregistered(containers[0][0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
     return found
@@ -308,6 +309,15 @@ def _container(ctx, value: ast.AST) -> tuple[ast.AST, list[ast.AST]] | None:
         elif use is not value:
             return None  # handed on, read or returned: it may be registered elsewhere
     return assigned[0], [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+
+
+def _makes_parameters(ctx, layer: ast.AST) -> bool:
+    """Does a layer own parameters, itself or what the project function it calls builds (`tower(64, d)`
+    returning an `nn.Sequential` of `nn.Linear`s)?"""
+    if owns_parameters(ctx, layer):
+        return True
+    made = built(ctx, layer) if isinstance(layer, ast.Call) else None
+    return bool(made) and all(owns_parameters(maker, call) for maker, call in made)
 
 
 def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
@@ -347,7 +357,7 @@ def _plain_container(value: ast.AST) -> bool:
         return _plain_container(value.left) or _plain_container(value.right)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
         return value.func.id in ("list", "dict") and not value.args and not value.keywords
-    return isinstance(value, (ast.List, ast.Dict, ast.ListComp, ast.DictComp))
+    return isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp))
 
 
 def _elements(value: ast.AST) -> list[ast.AST]:
