@@ -218,7 +218,8 @@ class Iteration:
 
 class BackwardReach:
     """Lexically, which calls of a module may reach a backward pass: the `backward` calls, and the calls
-    of its functions (by name, or `self.<name>`) that hold one. Kept with the module's context."""
+    of its functions (by name, or by a method's name on any object) that hold one. Kept with the module's
+    context."""
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -240,10 +241,13 @@ class BackwardReach:
         if not marks:
             return marks, reaching
         by_name: dict[str, list[ast.Call]] = {}
+        # `self.fit()`, `solver.train_step()`: a method of a class of the module, on its instance (a guess
+        # by name: the events decide).
+        methods = {f.name for c in self.ctx.index.of_type(ast.ClassDef) for f in c.body if isinstance(f, FUNCTION_NODES)}
         for call in self.calls:
             called = _called(call)
             name = callee_name(called)
-            if name is not None and (isinstance(called.func, ast.Name) or is_self_attribute(called.func)):
+            if name is not None and (isinstance(called.func, ast.Name) or isinstance(called.func, ast.Attribute) and name in methods):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
