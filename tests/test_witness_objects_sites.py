@@ -4,6 +4,7 @@ the loop that calls it (ML201), a flag every call site passes alike folded in th
 misbehaves under torch; its repair, or its look-alike, does not, and is not flagged."""
 import torch
 
+from mllint.engine import Selection, lint_text
 from witness import family_findings, run
 
 SOLVER = """\
@@ -117,3 +118,37 @@ def test_a_backbone_frozen_by_the_call_sites_optimizer_is_meant_in_eval_mode():
     repaired = joint.replace("        backbone.eval()\n", "        backbone.train()\n")
     assert family_findings(repaired, "ML3") == []
     assert run(repaired)["statistics"] > 0.0
+
+
+ALIAS = """\
+import torch
+from torch import nn
+
+g, d = nn.Linear(4, 4), nn.Linear(4, 1)
+trainer = type("Trainer", (), {})()
+trainer.opt_g = torch.optim.SGD(g.parameters(), lr=0.0)
+trainer.opt_d = torch.optim.SGD(d.parameters(), lr=0.0)
+x = torch.randn(8, 4)
+for step in range(3):
+    opt_g = trainer.opt_g
+    opt_g.zero_grad()
+    d(g(x)).mean().backward()
+    trainer.opt_g.step()
+    d(x).mean().backward()
+    seen.append(d.weight.grad.clone())
+    trainer.opt_d.step()
+"""
+
+
+def test_a_clear_through_an_alias_clears_its_own_optimizer_only():
+    # `opt_g` is `trainer.opt_g`: the discriminator's optimizer is never cleared.
+    selection = Selection.of(["ML201"])
+    (finding,) = lint_text(ALIAS, "witness.py", selection)
+    assert (finding.start.line, finding.code) == (16, "ML201")
+    assert "`trainer.opt_d` steps without its gradients being cleared" in finding.message
+    grads = run(ALIAS)["seen"]
+    assert not torch.allclose(grads[1], grads[0])  # the generator's backward and the last step's pile up
+    repaired = ALIAS.replace("    d(x).mean().backward()\n", "    trainer.opt_d.zero_grad()\n    d(x).mean().backward()\n")
+    assert family_findings(repaired, "ML2") == []
+    grads = run(repaired)["seen"]
+    assert all(torch.allclose(g, grads[0]) for g in grads)

@@ -125,6 +125,9 @@ class Event:
     path: str | None = None  # the file `node` is in, as findings show it; None: the linted file
     entry: ast.AST | None = None  # for an event of another file: the call of the linted file leading to it
     via: str | None = None  # ... and the function that call runs
+    # The objects the optimizer or scheduler `key` may be (`objects.Objects`), for an event written in the
+    # linted file's function that holds the loop; None when unknown or seen through a call.
+    objects: frozenset | None = field(default=None, compare=False)
 
     @property
     def at(self) -> ast.AST:
@@ -173,7 +176,8 @@ class Event:
         arguments = frozenset(rename(a) for a in self.arguments)
         key = rename(self.key) if self.key is not None else None
         entry, via = (entry, via) if entry is not None else (self.entry, self.via)
-        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via)
+        objects = self.objects if rename is _same else None  # a callee's objects are in the callee's terms
+        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via, objects=objects)
 
 
 @dataclass
@@ -315,7 +319,7 @@ class TrainingLoops:
             function = self.ctx.scopes.enclosing_function(loop)
             if function is not None and _decided_by_parameters(events, function):
                 events = _folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
-            self._loop_events[loop] = events
+            self._loop_events[loop] = _one_key_per_object(events)
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -715,6 +719,16 @@ class TrainingLoops:
         return self._function_events[function]
 
     def _classify(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
+        event = self._classified(m, call, guards)
+        if event is None or m is not self.own or event.kind is EventKind.BACKWARD or not isinstance(call.func, ast.Attribute):
+            return event
+        receiver = call.args[0] if event.kind is EventKind.STEP and SCALER_NAME.search(_text(call.func.value)) and call.args else call.func.value
+        if event.key != _text(receiver):
+            return event
+        found = self.ctx.analysis(Objects).points_to(receiver)
+        return replace(event, objects=found) if found and all(o.kind == "made" for o in found) else event
+
+    def _classified(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = call.func
         name = callee_name(call)
         if name not in CLASSIFIED:
@@ -784,6 +798,18 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     if isinstance(argument, ast.Starred):
         argument = argument.value
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
+
+
+def _one_key_per_object(events: list[Event]) -> list[Event]:
+    """The events of an iteration with one key per optimizer or scheduler object: `opt = self.optimizer;
+    opt.zero_grad()` clears what `self.optimizer.step()` steps, named as its first step (or first event)
+    names it."""
+    named: dict[frozenset, str] = {}
+    for event in sorted((e for e in events if e.objects), key=lambda e: e.kind is not EventKind.STEP):
+        named.setdefault(event.objects, event.key)
+    if len(set(named.values())) == len(named) and all(named[e.objects] == e.key for e in events if e.objects):
+        return events
+    return [replace(e, key=named[e.objects]) if e.objects and named[e.objects] != e.key else e for e in events]
 
 
 def _decided_by_parameters(events: list[Event], function: ast.AST) -> bool:
