@@ -21,9 +21,10 @@ The objects a project function makes are told apart by the call site that runs i
 site: `student = build()` and `teacher = build()` are two objects), so summaries stay per call site.
 
 Budget (one for the layer): `MAX_OBJECTS` objects per expression, `MAX_CALL_DEPTH` calls followed into
-functions that return what they make, `MAX_WORK` evaluations per file; past any of them the answer is
-None (unknown). Each name's objects in each scope are computed once (a fixed point over the bindings
-that reach it, so the cost is linear in the file's bindings and polynomial overall).
+functions that return what they make, `MAX_WORK` evaluations per file, `MAX_FIELD_CHAIN` attributes of
+attributes; past any of them the answer is None (unknown). Each name's objects in each scope are computed
+once (a fixed point over the bindings that reach it, so the cost is linear in the file's bindings and
+polynomial overall).
 
 `optimized()` answers the question the mode rules ask of a model nothing trains: which objects' parameters
 an optimizer constructed in the file gets (`AdamW(model.parameters())`, through variables, `filter`, groups).
@@ -46,6 +47,7 @@ MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
+MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
 
 # Methods of an nn.Module or a tensor that return the object they are called on.
 RETURNS_RECEIVER = {
@@ -418,8 +420,16 @@ class Objects:
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
-            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+            return self._field_of(base, attribute)
         return self._written_objects(base, attribute, depth)
+
+    def _field_of(self, base: Obj, name: str) -> frozenset | None:
+        """The attribute or item `name` of `base` that nothing known writes; unknown past `MAX_FIELD_CHAIN`
+        (a container filled with its own items would otherwise nest without end)."""
+        length, inner = 0, base
+        while inner is not None and inner.kind == "field":
+            length, inner = length + 1, inner.base
+        return frozenset({Obj("field", name=name, base=base, ctx=self.ctx)}) if length < MAX_FIELD_CHAIN else None
 
     def held(self, field: Obj) -> frozenset | None:
         """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
@@ -433,7 +443,7 @@ class Objects:
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
         ]  # fmt: skip
         if not written:
-            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+            return self._field_of(base, attribute)
         found: frozenset | None = frozenset()
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
@@ -498,12 +508,12 @@ class Objects:
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
-            return frozenset({Obj("field", name="[]", base=base, ctx=self.ctx)})
+            return self._field_of(base, "[]")
         for receiver, added in self._additions():
             if found is not None and base in (self._eval(receiver, depth) or ()):
                 found = union(found, self._eval(added, depth))
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []):
-            return frozenset({Obj("field", name="[]", base=base, ctx=self.ctx)})
+            return self._field_of(base, "[]")
         return found
 
     def _additions(self) -> list[tuple[ast.AST, ast.AST]]:
