@@ -186,12 +186,13 @@ class CallSiteUses:
                 return False
             for ctx, call in made:
                 for owner in self.objects._of(ctx).trained_by(call):
-                    found = under(ctx, owner, binding.outer, self.objects)
+                    # Built in the function (`Adam(model.parameters())`) or by its caller (`ti_optimizer`).
+                    found = substituted(self.objects, under(ctx, owner, binding, self.objects), binding.outer)
                     if found is None:
                         return False
                     trained |= found - {NONE}
-        if not models or not trained:
-            return False
+        if not models or not trained or any(p.kind == "parameter" for obj in {*models, *trained} for p in _chain(obj)):
+            return False  # a parameter no call site tells: unknown
         return not any(obj in _chain(other) or other in _chain(obj) for obj in models - {NONE} for other in trained)
 
 def _chain(obj: Obj) -> set[Obj]:
