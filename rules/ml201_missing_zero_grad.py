@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, Guard, Iteration, TrainingLoops
+from mllint.analysis.facets.loop_events import Event, EventKind, Guard, Iteration
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule

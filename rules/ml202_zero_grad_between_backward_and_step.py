@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.facets.loops import TRAINING_WORDS, Event, EventKind, Iteration, TrainingLoops
+from mllint.analysis.facets.loop_events import Event, EventKind, Iteration
+from mllint.analysis.facets.loops import TRAINING_WORDS, TrainingLoops
 from mllint.findings import Severity
 from mllint.rule import Rule
 

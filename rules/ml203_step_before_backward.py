@@ -1,4 +1,5 @@
-from mllint.analysis.facets.loops import TRAINING_WORDS, EventKind, TrainingLoops
+from mllint.analysis.facets.loop_events import EventKind
+from mllint.analysis.facets.loops import TRAINING_WORDS, TrainingLoops
 from mllint.findings import Severity
 from mllint.rule import Rule
 

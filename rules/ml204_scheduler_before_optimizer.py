@@ -1,7 +1,8 @@
 import ast
 from dataclasses import replace
 
-from mllint.analysis.facets.loops import TRAINING_WORDS, Event, EventKind, Guard, TrainingLoops
+from mllint.analysis.facets.loop_events import Event, EventKind, Guard
+from mllint.analysis.facets.loops import TRAINING_WORDS, TrainingLoops
 from mllint.rule import Rule
 
 

@@ -1,7 +1,8 @@
 import ast
 import re
 
-from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.facets.loop_events import Event, EventKind
+from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule

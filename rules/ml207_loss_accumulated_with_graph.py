@@ -1,7 +1,8 @@
 import ast
 
-from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
 from mllint.analysis.facets.gradients import GradientFlow, State
+from mllint.analysis.facets.loop_events import Event, EventKind
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values.values import ValueKinds

@@ -21,7 +21,9 @@ class TrainingResumedInEvalMode(Rule):
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either, nor a model that none of the optimizers at hand (the
-    file's, or for a model passed in, those the training function builds) updates while they update others (a distillation teacher, a frozen U-Net, an EMA copy). The
+    file's; for a model passed in, those the training function builds, or those each of its call sites
+    passes with the model, `Distiller(student, teacher, Adam(student.parameters()))`) updates while they
+    update others (a distillation teacher, a frozen U-Net, an EMA copy). The
     model is followed as an object (`model = self.model`, `model = model.to(device)`, `DataParallel(model)`
     are the same model), and a loop over literal phases (`for phase in ["train", "val"]`) runs once per
     phase, its `if phase == "train":` branches taken as they are. Also reported: fine-tuning a model loaded with

@@ -1,7 +1,8 @@
 import ast
 
 from mllint.analysis.syntax.names import callee_name
-from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, EventKind, TrainingLoops
+from mllint.analysis.facets.loop_events import EventKind
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.rule import Rule

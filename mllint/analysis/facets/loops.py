@@ -1,7 +1,7 @@
 """The training-loop model: which loops train, and what one iteration does, in order.
 
-A loop's iteration is flattened into `Event`s (gradient clear, backward, optimizer step, scheduler step,
-calls the model cannot see into), in execution order, each with the `Guard`s it sits under: the branches
+A loop's iteration is flattened into `Event`s (`loop_events.py`: gradient clear, backward, optimizer step,
+scheduler step, calls the model cannot see into), in execution order, each with the `Guard`s it sits under: the branches
 of `if`/`match`/exception handlers (compared by their condition text and arm, so that two `if use_amp:`
 statements are the same guard), and the nested loops inside the iteration. Calls into functions of the
 file (module functions, `self._step(...)` into the enclosing class) and into functions of the project's
@@ -22,19 +22,21 @@ A training loop is the innermost loop whose iteration performs a backward pass a
 from __future__ import annotations
 
 import ast
-import enum
 import re
 from functools import cached_property, partial
-from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, NamedTuple
+from dataclasses import replace
+from typing import Iterator, NamedTuple
 
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
-from mllint.analysis.objects.constants import call_constants, fold, passes_self
+from mllint.analysis.objects.constants import call_constants, passes_self
 from mllint.analysis.objects.call_sites import built, makers, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
+from mllint.analysis.facets.loop_events import (
+    Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
+)  # fmt: skip
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
@@ -97,134 +99,10 @@ class Owners(NamedTuple):
     sites: tuple[Related, ...] = ()  # that call site (`callers.call_sites`)
 
 
-class EventKind(enum.Enum):
-    CLEAR = "clear"  # optimizer.zero_grad(), model.zero_grad(), p.grad = None, p.grad.zero_(), p.grad.fill_(0)...
-    BACKWARD = "backward"
-    STEP = "step"  # an optimizer step
-    SCHEDULER = "scheduler step"
-    OPAQUE = "call"  # a call the model does not follow, with the arguments it receives
-
-
-@dataclass(frozen=True)
-class Guard:
-    """A condition an event sits under: an `if` arm, a `match` case, an exception handler, a nested loop."""
-
-    kind: str  # "if", "case", "handler", "loop"
-    text: str  # the condition's source (the loop node's id for loops)
-    arm: object = None
-    node: ast.AST | None = field(default=None, compare=False)
-
-    @property
-    def conditional(self) -> bool:
-        return self.kind != "loop"
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: EventKind
-    node: ast.AST  # the call (or assignment) in the source, perhaps in a called function
-    key: str | None  # the optimizer, model or scheduler it acts on, in the loop's names (`opt`, `self.optimizer`)
-    guards: tuple[Guard, ...]
-    closure: bool = False  # `optimizer.step(closure)`: the closure does its own backward and clearing
-    arguments: frozenset[str] = frozenset()  # opaque calls: the names they receive
-    callee: str | None = None  # opaque calls: the qualified name of what they call, None when unknown
-    path: str | None = None  # the file `node` is in, as findings show it; None: the linted file
-    entry: ast.AST | None = None  # for an event of another file: the call of the linted file leading to it
-    via: str | None = None  # ... and the function that call runs
-
-    @property
-    def at(self) -> ast.AST:
-        """Where a finding about the event is reported: the event itself in the linted file, else the
-        call of the linted file that leads to it."""
-        return self.entry or self.node
-
-    @property
-    def place(self) -> str:
-        """`line 12`, or `steps.py:12` in another file."""
-        return f"{self.path}:{self.node.lineno}" if self.path else f"line {self.node.lineno}"
-
-    @property
-    def where(self) -> str:
-        """What a message adds for an event of another file: ` in `train_step` (steps.py:12)`."""
-        return f" in `{self.via}` ({self.place})" if self.entry is not None else ""
-
-    def text(self, ctx) -> str:
-        """The event's source text (unparsed when it is in another file)."""
-        return ctx.text(self.node) if self.path is None else _text(self.node)
-
-    @property
-    def conditions(self) -> tuple[Guard, ...]:
-        return tuple(g for g in self.guards if g.conditional)
-
-    @property
-    def loops(self) -> tuple[Guard, ...]:
-        return tuple(g for g in self.guards if not g.conditional)
-
-    def runs_whenever(self, other: "Event") -> bool:
-        """Does this event run on every iteration `other` runs on? (its conditions are a prefix of
-        `other`'s, compared by text and arm)"""
-        mine, theirs = self.conditions, other.conditions
-        return len(mine) <= len(theirs) and theirs[: len(mine)] == mine
-
-    def excludes(self, other: "Event") -> bool:
-        """Do the two events sit in opposite arms of the same condition (`if amp:` / `else:`)?"""
-        return any(
-            a.kind == b.kind == "if" and a.text == b.text and a.arm != b.arm
-            for a in self.conditions for b in other.conditions
-        )  # fmt: skip
-
-    def with_prefix(self, guards: tuple[Guard, ...], rename, entry: ast.AST | None = None, via: str | None = None) -> "Event":
-        """The event as seen from a call site: under its guards, named in its names; `entry` and `via`
-        when the call site is in the linted file and the event in another."""
-        arguments = frozenset(rename(a) for a in self.arguments)
-        key = rename(self.key) if self.key is not None else None
-        entry, via = (entry, via) if entry is not None else (self.entry, self.via)
-        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via)
-
-
-@dataclass
-class Iteration:
-    """A training loop and the events of one of its iterations."""
-
-    loop: ast.AST
-    events: list[Event]
-    optimizers: list[str]  # the optimizers stepped here after a backward of this iteration
-    is_library: Callable[[str], bool] = lambda name: False  # library functions act on nothing of ours
-
-    def of(self, kind: EventKind) -> list[Event]:
-        return [e for e in self.events if e.kind is kind]
-
-    def steps(self, optimizer: str) -> list[Event]:
-        return [e for e in self.events if e.kind is EventKind.STEP and e.key == optimizer]
-
-    def clears(self, optimizer: str, strict: bool) -> list[Event]:
-        """The clears of `optimizer`'s gradients: its own `zero_grad()`, and unless `strict`, the clears of
-        something that is not another optimizer (`model.zero_grad()`, `p.grad = None`)."""
-        others = {e.key for e in self.of(EventKind.STEP)} - {optimizer}
-        return [
-            e for e in self.of(EventKind.CLEAR)
-            if e.key == optimizer or not (strict or e.key in others)
-        ]  # fmt: skip
-
-    def unknown(self, optimizer: str) -> bool:
-        """Might the model miss what happens to `optimizer`? A call the model does not follow receives it
-        (or the object holding it), or a step takes a closure."""
-        if any(e.closure for e in self.steps(optimizer)):
-            return True
-        return any(
-            any(optimizer == name or optimizer.startswith((name + ".", name + "[")) for name in e.arguments)
-            and not (e.callee is not None and self.is_library(e.callee))
-            for e in self.of(EventKind.OPAQUE)
-        )  # fmt: skip
-
-    @property
-    def single_optimizer(self) -> bool:
-        return len({e.key for e in self.of(EventKind.STEP)}) == 1
-
-
 class BackwardReach:
     """Lexically, which calls of a module may reach a backward pass: the `backward` calls, and the calls
-    of its functions (by name, or `self.<name>`) that hold one. Kept with the module's context."""
+    of its functions (by name, or by a method's name on any object) that hold one. Kept with the module's
+    context."""
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -246,10 +124,13 @@ class BackwardReach:
         if not marks:
             return marks, reaching
         by_name: dict[str, list[ast.Call]] = {}
+        # `self.fit()`, `solver.train_step()`: a method of a class of the module, on its instance (a guess
+        # by name: the events decide).
+        methods = {f.name for c in self.ctx.index.of_type(ast.ClassDef) for f in c.body if isinstance(f, FUNCTION_NODES)}
         for call in self.calls:
             called = _called(call)
             name = callee_name(called)
-            if name is not None and (isinstance(called.func, ast.Name) or is_self_attribute(called.func)):
+            if name is not None and (isinstance(called.func, ast.Name) or isinstance(called.func, ast.Attribute) and name in methods):
                 by_name.setdefault(name, []).append(call)
         marks, pending = list(marks), list(marks)
         while pending:
@@ -315,9 +196,9 @@ class TrainingLoops:
         if loop not in self._loop_events:
             events = self._iteration_events(self.own, loop, 0)
             function = self.ctx.scopes.enclosing_function(loop)
-            if function is not None and _decided_by_parameters(events, function):
-                events = _folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
-            self._loop_events[loop] = events
+            if function is not None and decided_by_parameters(events, function):
+                events = folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
+            self._loop_events[loop] = one_key_per_object(events)
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -374,7 +255,7 @@ class TrainingLoops:
             return None
         if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
             return None
-        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args
+        scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args
         made = built(self.ctx, call.args[0] if scaled else call.func.value)
         if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
             return None
@@ -399,7 +280,7 @@ class TrainingLoops:
         return None
 
     def _step_owners(self, call: ast.Call) -> Owners | None:
-        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
+        scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args  # scaler.step(optimizer)
         receiver = call.args[0] if scaled else call.func.value
         for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
             if binding is None:
@@ -438,7 +319,7 @@ class TrainingLoops:
             argument = arguments.get(root) if root is not None else None
             if argument is None:
                 return None  # a module of the helper itself, or a parameter the call leaves to `*args`
-            owners[_text(argument) + text[len(root) :]] = argument if isinstance(node, ast.Name) else None
+            owners[source_text(argument) + text[len(root) :]] = argument if isinstance(node, ast.Name) else None
         return owners
 
     def _owners(self, m: _Module, node: ast.AST, depth: int) -> dict[str, ast.AST] | None:
@@ -626,7 +507,7 @@ class TrainingLoops:
                 # `if cond: continue`: what follows runs only when the arm that goes on was taken.
                 exits = [bool(arm) and isinstance(arm[-1], EXITS) for arm in (statement.body, statement.orelse)]
                 if exits[0] != exits[1]:
-                    guards = guards + (Guard("if", _text(statement.test), exits[0] is False, statement),)
+                    guards = guards + (Guard("if", source_text(statement.test), exits[0] is False, statement),)
         return events
 
     def _statement_events(self, m: _Module, node: ast.stmt, guards: tuple[Guard, ...], depth: int) -> list[Event]:
@@ -634,7 +515,7 @@ class TrainingLoops:
             return []
         if isinstance(node, ast.If):
             test = self._expression_events(m, node.test, guards, depth)
-            text = _text(node.test)
+            text = source_text(node.test)
             return (
                 test
                 + self._events(m, node.body, guards + (Guard("if", text, True, node),), depth)
@@ -668,7 +549,7 @@ class TrainingLoops:
         """The events of a loop's (or comprehension's) iteration, under the loop's guard."""
         inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
         loop_guard = Guard("loop", str(id(loop)), None, loop)
-        return [e.with_prefix(guards + (loop_guard,), _same) for e in inner]
+        return [e.with_prefix(guards + (loop_guard,), same) for e in inner]
 
     def _iteration_events(self, m: _Module, loop: ast.AST, depth: int) -> list[Event]:
         """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
@@ -725,7 +606,7 @@ class TrainingLoops:
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
         events = self._function(self._module(callee.ctx), function, depth + 1)
-        events = _folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
+        events = folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
@@ -751,6 +632,16 @@ class TrainingLoops:
         return self._function_events[function]
 
     def _classify(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
+        event = self._classified(m, call, guards)
+        if event is None or m is not self.own or event.kind is EventKind.BACKWARD or not isinstance(call.func, ast.Attribute):
+            return event
+        receiver = call.args[0] if event.kind is EventKind.STEP and SCALER_NAME.search(source_text(call.func.value)) and call.args else call.func.value
+        if event.key != source_text(receiver):
+            return event
+        found = self.ctx.analysis(Objects).points_to(receiver)
+        return replace(event, objects=found) if found and all(o.kind == "made" for o in found) else event
+
+    def _classified(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = call.func
         name = callee_name(call)
         if name not in CLASSIFIED:
@@ -758,13 +649,13 @@ class TrainingLoops:
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
             return m.event(EventKind.BACKWARD, call, None, guards)
         if m.ctx.qualified_name(func) == "torch.nn.init.zeros_" and call.args and _is_grad(call.args[0]):
-            return m.event(EventKind.CLEAR, call, _text(_parameter_of(call.args[0])), guards)
+            return m.event(EventKind.CLEAR, call, source_text(_parameter_of(call.args[0])), guards)
         if name in ("zero_grad", "zero_grads") and (isinstance(func, ast.Name) or m.ctx.qualified_name(func.value) is not None):
             # A function clearing what it is given: `pyro.infer.util.zero_grads(params)`, `zero_grad(model)`.
-            return m.event(EventKind.CLEAR, call, _text(call.args[0]) if call.args else None, guards)
+            return m.event(EventKind.CLEAR, call, source_text(call.args[0]) if call.args else None, guards)
         if not isinstance(func, ast.Attribute) or m.ctx.qualified_name(func.value) is not None:
             return None
-        receiver = _text(func.value)
+        receiver = source_text(func.value)
         if func.attr == "backward":
             if call.args and not (BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
                 return None  # `y.backward(gradient)` and unknown engines' `backward(loss)`: not modelled
@@ -772,11 +663,11 @@ class TrainingLoops:
         if func.attr == "zero_grad":
             return m.event(EventKind.CLEAR, call, receiver, guards)
         if _is_grad(func.value) and (func.attr in ("zero_", "detach_") or (func.attr in ZEROING and _zeros(m, call.args))):
-            return m.event(EventKind.CLEAR, call, _text(_parameter_of(func.value)), guards)
+            return m.event(EventKind.CLEAR, call, source_text(_parameter_of(func.value)), guards)
         if func.attr != "step":
             return None
         if SCALER_NAME.search(receiver) and call.args:  # scaler.step(optimizer)
-            return m.event(EventKind.STEP, call, _text(call.args[0]), guards)
+            return m.event(EventKind.STEP, call, source_text(call.args[0]), guards)
         kind = self._step_kind(m, func.value, receiver)
         if kind is EventKind.STEP:
             return m.event(kind, call, receiver, guards, closure=bool(call.args or call.keywords))
@@ -804,14 +695,14 @@ class TrainingLoops:
         parameter's text is its key). So does `optimizer.zero_grad` written without its call, as far as
         ML2xx is concerned: ML301 reports that one."""
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Attribute) and node.value.attr == "zero_grad":
-            return _text(node.value.value)
+            return source_text(node.value.value)
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             target = target.value if isinstance(target, ast.Subscript) and _zeros(m, [node.value]) else target  # `p.grad[:] = 0`
             if _is_grad(target) and (_zeros(m, [node.value]) or (isinstance(node.value, ast.Constant) and node.value.value is None)):
-                return _text(_parameter_of(target))
+                return source_text(_parameter_of(target))
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult) and _is_grad(node.target) and _zeros(m, [node.value]):
-            return _text(_parameter_of(node.target))
+            return source_text(_parameter_of(node.target))
         return None
 
 
@@ -820,36 +711,6 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     if isinstance(argument, ast.Starred):
         argument = argument.value
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
-
-
-def _decided_by_parameters(events: list[Event], function: ast.AST) -> bool:
-    """Does an event sit under an `if` whose test names a parameter of `function` (a cheap test before
-    asking the call sites)?"""
-    names = {a.arg for a in parameters(function, variadic=False)}
-    return any(
-        g.kind == "if" and isinstance(g.node, ast.If) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(g.node.test))
-        for e in events for g in e.guards
-    )  # fmt: skip
-
-
-def _folded(events: list[Event], flags: dict[str, object], ifs: list[ast.AST]) -> list[Event]:
-    """The events of a function under a call's constant flags: an `if` of the function (one of `ifs`)
-    decided by them runs its arm or not (its guard goes), the other arm's events go."""
-    if not flags:
-        return events
-    ifs = set(ifs)
-    kept = []
-    for event in events:
-        guards, taken = [], True
-        for guard in event.guards:
-            decided = fold(guard.node.test, flags) if guard.kind == "if" and guard.node in ifs else None
-            if decided is None:
-                guards.append(guard)
-            elif decided != guard.arm:
-                taken = False
-        if taken:
-            kept.append(replace(event, guards=tuple(guards)) if len(guards) != len(event.guards) else event)
-    return kept
 
 
 def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
@@ -916,7 +777,7 @@ def _group_params(element: ast.AST) -> ast.AST | None:
 def _as_parameters(modules: dict[str, ast.AST | None], binding: Binding) -> dict[str, ast.AST | None] | None:
     """Modules named in a call site's terms (`model.enc`), named by the parameters they are passed as
     (`enc`, or `model.enc` for a `model` parameter); None when one is not passed."""
-    passed = {name: _text(argument) for name, (_, argument, passage) in binding.arguments.items() if not passage.default}
+    passed = {name: source_text(argument) for name, (_, argument, passage) in binding.arguments.items() if not passage.default}
     renamed: dict[str, ast.AST | None] = {}
     for text in modules:
         name = next((n for n, a in passed.items() if text == a or text.startswith(a + ".")), None)
@@ -947,7 +808,7 @@ def _renamer(callee: ast.AST, call: ast.Call):
         if root is None or root.group() not in named:
             return key
         argument = bound.get(root.group())
-        replacement = _text(argument) if argument is not None else f"<{root.group()}>"
+        replacement = source_text(argument) if argument is not None else f"<{root.group()}>"
         return replacement + key[root.end() :]
 
     return rename
@@ -958,17 +819,6 @@ def _root_name(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _same(key: str) -> str:
-    return key
-
-
-def _text(node: ast.AST) -> str:
-    try:
-        return ast.unparse(node)
-    except (ValueError, RecursionError, AttributeError):
-        return "?"
 
 
 def _is_grad(node: ast.AST) -> bool:

@@ -13,6 +13,8 @@ from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, first_parameter, is_test_path, lookup,
     parameter_names,
 )  # fmt: skip
+from mllint.analysis.objects.call_sites import built, substituted, under
+from mllint.analysis.objects.points_to import NONE, Obj, union
 from mllint.analysis.syntax.names import reference_key
 
 
@@ -152,3 +154,67 @@ class CallSiteUses:
             return None
         key += dot + rest
         return caller, site, scope, key, lookup(flow.before[site], key)
+
+
+    def frozen_at_call_sites(self, use: Use) -> bool:
+        """Is the model of a use one the function gets from its callers (a parameter, or an attribute of
+        `self` that `__init__` is passed) that no optimizer the function steps updates, at each call site
+        of the function that passes them: each passes an optimizer built on the parameters of other
+        objects than the model it passes (`train_inversion(unet, text_encoder, ..., optimizer=ti_optimizer)`
+        with `ti_optimizer` built on the text encoder's embeddings: the U-Net is frozen)?"""
+        scope = use.scope
+        if use.own_key or not isinstance(scope, FUNCTIONS):
+            return False
+        head, *attributes = use.key.split(".")
+        if use.key.startswith("@") and use.site is use.call:  # an object's key: as the model call's receiver is
+            models = self.objects.points_to(called_receiver(use.call))
+        elif head in parameter_names(scope):
+            models = frozenset({self.objects.parameter(scope, head)})
+            for attribute in attributes:
+                models = union(*(self.objects.member(obj, attribute) for obj in models - {NONE})) if models else None
+        else:
+            return False
+        steps = [
+            call.func.value for call in self.ctx.index.within(scope, ast.Call)
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+        ]  # fmt: skip
+        if not models or not steps:
+            return False
+        # The one function whose call sites pass them: `scope` itself, or its class's `__init__`.
+        passed = [models, *(self.objects.points_to(receiver) or () for receiver in steps)]
+        functions = {p.node for found in passed for obj in found for p in _chain(obj) if p.kind == "parameter"}
+        if len(functions) != 1:
+            return False
+        sites = [b for b in self.ctx.analysis(Callers).bindings(functions.pop()) if b.site is not None]
+        return bool(sites) and all(self._frozen_under(models, steps, binding) for binding in sites)
+
+
+    def _frozen_under(self, models: frozenset, steps: list[ast.AST], binding: Binding) -> bool:
+        """Under one call site: the objects the model is, and those the stepped optimizers train, are known,
+        and none of the trained is the model, a part of it or what it is a part of."""
+        models = substituted(self.objects, models, binding)
+        trained: set[Obj] = set()
+        for receiver in steps:
+            made = built(self.ctx, receiver, binding)
+            if made is None and "sched" in self.ctx.text(receiver).lower():
+                continue  # a scheduler's step: it trains nothing
+            if made is None:
+                return False
+            for ctx, call in made:
+                for owner in self.objects._of(ctx).trained_by(call):
+                    # Built in the function (`Adam(model.parameters())`) or by its caller (`ti_optimizer`).
+                    found = substituted(self.objects, under(ctx, owner, binding, self.objects), binding.outer)
+                    if found is None:
+                        return False
+                    trained |= found - {NONE}
+        if not models or not trained or any(p.kind == "parameter" for obj in {*models, *trained} for p in _chain(obj)):
+            return False  # a parameter no call site tells: unknown
+        return not any(obj in _chain(other) or other in _chain(obj) for obj in models - {NONE} for other in trained)
+
+def _chain(obj: Obj) -> set[Obj]:
+    """An object and what it is an attribute of (`model.fc` is a part of `model`)."""
+    found = set()
+    while obj is not None:
+        found.add(obj)
+        obj = obj.base
+    return found

@@ -15,7 +15,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
-from mllint.analysis.objects.points_to import WRAPPERS
+from mllint.analysis.objects.points_to import WRAPPERS, inherited_method
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.values.values import canonical_class
@@ -505,21 +505,12 @@ class Flow:
         classes = {self.modes.objects.instance_class(obj) for obj in found or ()}
         if len(classes) != 1 or None in classes or classes & set(self.modes.module_classes):
             return None
-        cls = classes.pop()
-        return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == method), None)
+        return inherited_method(self.ctx, classes.pop(), method)
 
     def _method(self, name: str) -> ast.AST | None:
         """The method `name` of the analysed method's class or of its base classes in this file."""
         cls = self.modes.scopes.parent(self.scope)
-        seen = set()
-        while isinstance(cls, ast.ClassDef) and cls not in seen:
-            seen.add(cls)
-            for node in cls.body:
-                if isinstance(node, FUNCTIONS) and node.name == name:
-                    return node
-            bases = [b.id for b in cls.bases if isinstance(b, ast.Name)]
-            cls = self.modes.classes.get(bases[0]) if len(bases) == 1 else None
-        return None
+        return inherited_method(self.ctx, cls, name) if isinstance(cls, ast.ClassDef) else None
 
     def _shadowed(self, name: ast.Name) -> bool:
         return self._binds(name.id)

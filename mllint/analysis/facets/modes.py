@@ -443,10 +443,13 @@ class Modes(CallSiteUses):
     def frozen(self, use: Use) -> bool:
         """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
         a teacher, a frozen encoder, an EMA copy kept in eval mode on purpose? At hand: the file's, for a
-        model the file makes or keeps; those the function builds itself, for a model it is passed."""
+        model the file makes or keeps; those the function builds itself, or steps and is passed by each of
+        its call sites (`frozen_at_call_sites`), for a model it is passed."""
         key = use.key
         if use.own_key or "{" in key:
             return False
+        if self.frozen_at_call_sites(use):
+            return True
         updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
         keys = {key, self.objects.key(called_receiver(use.call), None) if self.home(use.call) is self else None} - {None}
         return bool(updated) and not any(

@@ -32,11 +32,11 @@ def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = 
     """The objects `expr` (of `ctx`) may be under `binding`; None when unknown. `linted`: the points-to of
     the linted file, whose project view another module's is read through."""
     objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
-    return _substituted(objects, objects.points_to(expr), binding)
+    return substituted(objects, objects.points_to(expr), binding)
 
 
-def _substituted(objects: Objects, found: frozenset | None, binding: Binding | None) -> frozenset | None:
-    """`found` with the parameters of `binding.function` (and their items and attributes) replaced by what
+def substituted(objects: Objects, found: frozenset | None, binding: Binding | None) -> frozenset | None:
+    """`found` (objects of `objects`' file) with the parameters of `binding.function` (and their items and attributes) replaced by what
     the call site passes."""
     if found is None:
         return None
@@ -52,7 +52,7 @@ def _substituted(objects: Objects, found: frozenset | None, binding: Binding | N
                 caller = objects._of(passed[0])
                 bases = under(*passed, objects)
                 members = [caller.member(base, obj.name) for base in bases - {NONE}] if bases else [None]
-                inner = _substituted(caller, union(*members), passed[2])
+                inner = substituted(caller, union(*members), passed[2])
         if inner is None:
             return None
         result |= inner
@@ -79,7 +79,7 @@ def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | No
         inner = None
         if obj.kind == "field" and home.instance_class(obj.base) in home.module_classes:
             held = home.held(obj)
-            inner = _made_calls(home, _substituted(home, held, binding), binding) if held and obj not in held else None
+            inner = _made_calls(home, substituted(home, held, binding), binding) if held and obj not in held else None
         if inner is None:
             return None
         calls += inner

@@ -154,18 +154,24 @@ class Objects:
         return [(obj.ctx, obj.node) for obj in found - {NONE}]
 
     def optimized(self) -> list[ast.AST]:
-        """What an optimizer constructed in this file gets the parameters of (`model` in
-        `AdamW(model.parameters())`, through variables, `filter`, groups), with what that is an attribute
-        of (training `model.fc` trains `model`)."""
+        """What an optimizer constructed in this file gets the parameters of (`trained_by`)."""
         if self._optimized is None:
-            self._optimized = []
-            for call in self.ctx.index.of_type(ast.Call):
-                if self._makes_optimizer(call):
-                    for owner in self._parameter_owners(call):
-                        while isinstance(owner, (ast.Attribute, ast.Name)):
-                            self._optimized.append(owner)
-                            owner = owner.value if isinstance(owner, ast.Attribute) else None
+            self._optimized = [owner for call in self.ctx.index.of_type(ast.Call) for owner in self.trained_by(call)]
         return self._optimized
+
+    def trained_by(self, call: ast.Call) -> list[ast.AST]:
+        """What an optimizer constructor call gets the parameters of (`model` in `AdamW(model.parameters())`,
+        through variables, `filter`, groups), with what that is a part of (training `model.fc`, or
+        `encoder.get_input_embeddings()`, trains `model`, `encoder`); empty for any other call."""
+        found: list[ast.AST] = []
+        for owner in self._parameter_owners(call) if self._makes_optimizer(call) else ():
+            while isinstance(owner, (ast.Attribute, ast.Name, ast.Call)):
+                if isinstance(owner, ast.Call):  # a method returning a part of its module
+                    owner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
+                    continue
+                found.append(owner)
+                owner = owner.value if isinstance(owner, ast.Attribute) else None
+        return found
 
     def _makes_optimizer(self, call: ast.Call) -> bool:
         """An optimizer of torch's table, or a class or factory named like one (`Lion(...)`, `optim.AdamW`)."""
@@ -279,7 +285,7 @@ class Objects:
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
         if isinstance(expr, _ParameterValue):
-            return frozenset({self._parameter(expr.function, expr.name)})
+            return frozenset({self.parameter(expr.function, expr.name)})
         if isinstance(expr, _Iterated):
             return self._item(expr.iterable, None, depth)
         if isinstance(expr, ast.NamedExpr):
@@ -338,7 +344,7 @@ class Objects:
         bindings = self._bindings_of(scope).get(name)
         if not bindings:
             if isinstance(scope, SCOPES):
-                return frozenset({self._parameter(scope, name)})
+                return frozenset({self.parameter(scope, name)})
             return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
         found: frozenset | None = frozenset()
         for target, value in bindings:
@@ -347,7 +353,8 @@ class Objects:
                 return None
         return found
 
-    def _parameter(self, function: ast.AST, name: str) -> Obj:
+    def parameter(self, function: ast.AST, name: str) -> Obj:
+        """The object a parameter of a function is: the instance for a method's `self`."""
         cls = self._class_of(function)
         if cls is not None and name == _first_parameter(function) and not _is_static(function):
             return Obj("self", cls, ctx=self.ctx)

@@ -1,0 +1,197 @@
+"""The events of a training loop's iteration (`loops.TrainingLoops` makes them) and what is done to lists
+of them: `Event`s in execution order, each under its `Guard`s; an `Iteration` of a training loop; a
+function's events under a call's constant flags (`folded`); one key per optimizer object
+(`one_key_per_object`).
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from mllint.analysis.objects.constants import fold
+from mllint.analysis.syntax.scopes import parameters
+
+
+class EventKind(enum.Enum):
+    CLEAR = "clear"  # optimizer.zero_grad(), model.zero_grad(), p.grad = None, p.grad.zero_(), p.grad.fill_(0)...
+    BACKWARD = "backward"
+    STEP = "step"  # an optimizer step
+    SCHEDULER = "scheduler step"
+    OPAQUE = "call"  # a call the model does not follow, with the arguments it receives
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A condition an event sits under: an `if` arm, a `match` case, an exception handler, a nested loop."""
+
+    kind: str  # "if", "case", "handler", "loop"
+    text: str  # the condition's source (the loop node's id for loops)
+    arm: object = None
+    node: ast.AST | None = field(default=None, compare=False)
+
+    @property
+    def conditional(self) -> bool:
+        return self.kind != "loop"
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    node: ast.AST  # the call (or assignment) in the source, perhaps in a called function
+    key: str | None  # the optimizer, model or scheduler it acts on, in the loop's names (`opt`, `self.optimizer`)
+    guards: tuple[Guard, ...]
+    closure: bool = False  # `optimizer.step(closure)`: the closure does its own backward and clearing
+    arguments: frozenset[str] = frozenset()  # opaque calls: the names they receive
+    callee: str | None = None  # opaque calls: the qualified name of what they call, None when unknown
+    path: str | None = None  # the file `node` is in, as findings show it; None: the linted file
+    entry: ast.AST | None = None  # for an event of another file: the call of the linted file leading to it
+    via: str | None = None  # ... and the function that call runs
+    # The objects the optimizer or scheduler `key` may be (`objects.Objects`), for an event written in the
+    # linted file's function that holds the loop; None when unknown or seen through a call.
+    objects: frozenset | None = field(default=None, compare=False)
+
+    @property
+    def at(self) -> ast.AST:
+        """Where a finding about the event is reported: the event itself in the linted file, else the
+        call of the linted file that leads to it."""
+        return self.entry or self.node
+
+    @property
+    def place(self) -> str:
+        """`line 12`, or `steps.py:12` in another file."""
+        return f"{self.path}:{self.node.lineno}" if self.path else f"line {self.node.lineno}"
+
+    @property
+    def where(self) -> str:
+        """What a message adds for an event of another file: ` in `train_step` (steps.py:12)`."""
+        return f" in `{self.via}` ({self.place})" if self.entry is not None else ""
+
+    def text(self, ctx) -> str:
+        """The event's source text (unparsed when it is in another file)."""
+        return ctx.text(self.node) if self.path is None else source_text(self.node)
+
+    @property
+    def conditions(self) -> tuple[Guard, ...]:
+        return tuple(g for g in self.guards if g.conditional)
+
+    @property
+    def loops(self) -> tuple[Guard, ...]:
+        return tuple(g for g in self.guards if not g.conditional)
+
+    def runs_whenever(self, other: "Event") -> bool:
+        """Does this event run on every iteration `other` runs on? (its conditions are a prefix of
+        `other`'s, compared by text and arm)"""
+        mine, theirs = self.conditions, other.conditions
+        return len(mine) <= len(theirs) and theirs[: len(mine)] == mine
+
+    def excludes(self, other: "Event") -> bool:
+        """Do the two events sit in opposite arms of the same condition (`if amp:` / `else:`)?"""
+        return any(
+            a.kind == b.kind == "if" and a.text == b.text and a.arm != b.arm
+            for a in self.conditions for b in other.conditions
+        )  # fmt: skip
+
+    def with_prefix(self, guards: tuple[Guard, ...], rename, entry: ast.AST | None = None, via: str | None = None) -> "Event":
+        """The event as seen from a call site: under its guards, named in its names; `entry` and `via`
+        when the call site is in the linted file and the event in another."""
+        arguments = frozenset(rename(a) for a in self.arguments)
+        key = rename(self.key) if self.key is not None else None
+        entry, via = (entry, via) if entry is not None else (self.entry, self.via)
+        objects = self.objects if rename is same else None  # a callee's objects are in the callee's terms
+        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via, objects=objects)
+
+
+@dataclass
+class Iteration:
+    """A training loop and the events of one of its iterations."""
+
+    loop: ast.AST
+    events: list[Event]
+    optimizers: list[str]  # the optimizers stepped here after a backward of this iteration
+    is_library: Callable[[str], bool] = lambda name: False  # library functions act on nothing of ours
+
+    def of(self, kind: EventKind) -> list[Event]:
+        return [e for e in self.events if e.kind is kind]
+
+    def steps(self, optimizer: str) -> list[Event]:
+        return [e for e in self.events if e.kind is EventKind.STEP and e.key == optimizer]
+
+    def clears(self, optimizer: str, strict: bool) -> list[Event]:
+        """The clears of `optimizer`'s gradients: its own `zero_grad()`, and unless `strict`, the clears of
+        something that is not another optimizer (`model.zero_grad()`, `p.grad = None`)."""
+        others = {e.key for e in self.of(EventKind.STEP)} - {optimizer}
+        return [
+            e for e in self.of(EventKind.CLEAR)
+            if e.key == optimizer or not (strict or e.key in others)
+        ]  # fmt: skip
+
+    def unknown(self, optimizer: str) -> bool:
+        """Might the model miss what happens to `optimizer`? A call the model does not follow receives it
+        (or the object holding it), or a step takes a closure."""
+        if any(e.closure for e in self.steps(optimizer)):
+            return True
+        return any(
+            any(optimizer == name or optimizer.startswith((name + ".", name + "[")) for name in e.arguments)
+            and not (e.callee is not None and self.is_library(e.callee))
+            for e in self.of(EventKind.OPAQUE)
+        )  # fmt: skip
+
+    @property
+    def single_optimizer(self) -> bool:
+        return len({e.key for e in self.of(EventKind.STEP)}) == 1
+
+
+
+def one_key_per_object(events: list[Event]) -> list[Event]:
+    """The events of an iteration with one key per optimizer or scheduler object: `opt = self.optimizer;
+    opt.zero_grad()` clears what `self.optimizer.step()` steps, named as its first step (or first event)
+    names it."""
+    named: dict[frozenset, str] = {}
+    for event in sorted((e for e in events if e.objects), key=lambda e: e.kind is not EventKind.STEP):
+        named.setdefault(event.objects, event.key)
+    if len(set(named.values())) == len(named) and all(named[e.objects] == e.key for e in events if e.objects):
+        return events
+    return [replace(e, key=named[e.objects]) if e.objects and named[e.objects] != e.key else e for e in events]
+
+
+def decided_by_parameters(events: list[Event], function: ast.AST) -> bool:
+    """Does an event sit under an `if` whose test names a parameter of `function` (a cheap test before
+    asking the call sites)?"""
+    names = {a.arg for a in parameters(function, variadic=False)}
+    return any(
+        g.kind == "if" and isinstance(g.node, ast.If) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(g.node.test))
+        for e in events for g in e.guards
+    )  # fmt: skip
+
+
+def folded(events: list[Event], flags: dict[str, object], ifs: list[ast.AST]) -> list[Event]:
+    """The events of a function under a call's constant flags: an `if` of the function (one of `ifs`)
+    decided by them runs its arm or not (its guard goes), the other arm's events go."""
+    if not flags:
+        return events
+    ifs = set(ifs)
+    kept = []
+    for event in events:
+        guards, taken = [], True
+        for guard in event.guards:
+            decided = fold(guard.node.test, flags) if guard.kind == "if" and guard.node in ifs else None
+            if decided is None:
+                guards.append(guard)
+            elif decided != guard.arm:
+                taken = False
+        if taken:
+            kept.append(replace(event, guards=tuple(guards)) if len(guards) != len(event.guards) else event)
+    return kept
+
+
+def same(key: str) -> str:
+    return key
+
+
+def source_text(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError, AttributeError):
+        return "?"
