@@ -18,6 +18,7 @@ from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.points_to import WRAPPERS, inherited_method
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
+from mllint.analysis.facets.layers import CONTAINERS
 from mllint.analysis.values.values import canonical_class
 
 
@@ -637,6 +638,9 @@ class Flow:
             if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
                 return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
             if self.modes.builds_module(value):
+                parts = _held_parts(value) if canonical_class(self.modes.qualified_name(func)) in CONTAINERS else None
+                if parts:  # `nn.Sequential(encoder, head)`: the modules it holds keep their own modes
+                    return frozenset().union(*(self._value_facts(part, state, returned) for part in parts))
                 library = library_model(self.modes.ctx, value)
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
@@ -655,3 +659,12 @@ def _switches_modes(ctx, function: ast.AST | None) -> bool:
     return function is not None and any(
         isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") for call in ctx.index.within(function, ast.Call)
     )
+
+
+def _held_parts(container: ast.Call) -> list[ast.AST] | None:
+    """The modules a container is built from when one of them exists already (`nn.Sequential(encoder,
+    head)`): building the container does not change their modes. None when it builds all of its parts."""
+    parts = list(container.args)
+    if any(isinstance(part, ast.Starred) for part in parts) or all(isinstance(part, ast.Call) for part in parts):
+        return None
+    return parts
