@@ -108,7 +108,7 @@ def site_constants(ctx, function: ast.AST) -> dict[str, object]:
 
 def binding_constants(ctx, binding: Binding) -> dict[str, object]:
     """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
-    to a constant default), and that the function never rebinds."""
+    to a constant default), and the function never rebinds."""
     stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
     return {
         name: argument.value for name, (_, argument, _) in binding.arguments.items()
