@@ -17,7 +17,9 @@ class ViewAsTranspose(Rule):
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`. Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
-    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported.
+    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported. Nor is a view of a parameter made in
+    `__init__` (`nn.Parameter(torch.empty(head_dim, heads))` viewed as `(heads, head_dim)`): its values
+    are whatever training makes of them, so the view lays them out rather than reordering them.
 
     ## Why is this bad?
     A view keeps the elements in memory order and only changes how they are counted: viewing
@@ -63,7 +65,7 @@ class ViewAsTranspose(Rule):
             return
         shapes = self.ctx.analysis(Shapes)
         source, target = shapes.shape(func.value), shapes.view_target(node)
-        if not is_known(source) or not is_known(target):
+        if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
             return
         moved = _moved_dimension(source, target)
         if moved is not None:

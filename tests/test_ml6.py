@@ -213,3 +213,24 @@ def test_squeeze_in_forward_needs_a_known_batch_like_dimension(lint):
 def test_lambdas_and_class_bodies_stay_unknown(lint):
     source = HEADER + "f = lambda n: (d := torch.randn(n, 1) - torch.randn(n)).sum()\nclass A:\n    d = torch.randn(3, 1) - torch.randn(3)\n    s = d.sum()\n"
     assert lint(source) == []  # lambdas and class bodies are not interpreted: unknown, and no crash
+
+
+def test_a_parameter_made_in_init_is_laid_out_by_its_view(lint):
+    """`nn.Parameter(torch.empty(head_dim, heads))` viewed as `(1, 1, heads, head_dim)`: the values are what
+    training makes of them, so the view reorders nothing (speechbrain's relative-position biases). Its
+    known shape still counts elsewhere: the squeeze of a `(B, 1, C)` query output is reported."""
+    source = HEADER + (
+        "class Attention(nn.Module):\n"
+        "    def __init__(self, dim=64, heads=4, classes=10):\n"
+        "        super().__init__()\n"
+        "        self.heads = heads\n"
+        "        self.head_dim = dim // heads\n"
+        "        self.bias = nn.Parameter(torch.empty(self.head_dim, self.heads))\n"
+        "        self.query = nn.Parameter(torch.randn(1, 1, dim))\n"
+        "        self.fc = nn.Linear(dim, classes)\n"
+        "    def forward(self, x):\n"
+        "        b = self.bias.view(1, 1, self.heads, self.head_dim)\n"
+        "        q = self.query.expand(x.size(0), -1, -1)\n"
+        "        return self.fc(q).squeeze()\n"
+    )
+    assert [f.code for f in lint(source) if f.code.startswith("ML6")] == ["ML604"]

@@ -127,6 +127,12 @@ class Shapes:
                 return None, fields.get(keyword)
         return None, None
 
+    def is_fresh(self, expr: ast.AST) -> bool:
+        """Is `expr` a tensor or parameter an attribute is made as in `__init__` (`nn.Parameter(torch.empty(
+        d, h))`)? Its values are whatever training makes of them: a view lays them out, it reorders nothing."""
+        value = self.value(expr)
+        return isinstance(value, Tensor) and value.fresh
+
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
         return value.shape if isinstance(value, Tensor) else None
@@ -413,7 +419,7 @@ class Shapes:
         if isinstance(value, ast.Call) and canonical_class(self.ctx.qualified_name(value.func)) in TENSOR_ATTRIBUTES:
             method = self.ctx.scopes.enclosing_function(value)  # `self.query = nn.Parameter(torch.randn(1, 1, d))`
             tensor = Interpreter(self, method, {}, record=False).eval(value) if method is not None else None
-            return tensor if isinstance(tensor, Tensor) and tensor.shape is not None else None
+            return Tensor(tensor.shape, tensor.key, tensor.label, fresh=True) if isinstance(tensor, Tensor) and tensor.shape is not None else None
         return None
 
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:

@@ -18,6 +18,7 @@ class Tensor:
     key: tuple
     label: str = field(default="?", compare=False)
     ends: tuple[Shape, Shape] | None = None
+    fresh: bool = field(default=False, compare=False)  # a parameter made in `__init__`: no data laid out yet
 
 
 @dataclass(frozen=True)
