@@ -48,6 +48,27 @@ def test_the_version_is_answered_without_the_command_line_and_as_it_says_it():
     assert CliRunner().invoke(main, ["--version"]).output == f"mllint, version {__version__}\n"
 
 
+def test_a_check_imports_only_the_rules_a_file_gets_past_the_text_gates_of(tmp_path):
+    """Selecting rules and naming findings needs the rule index only: a rule's module, and the analyses
+    it imports, are loaded for a file that mentions what the rule looks for."""
+    probe = """
+import sys
+from mllint.cli import main
+sys.argv = ["mllint", "check", "--isolated", "--no-cache", "-q", "--select", "ALL", {path!r}]
+try:
+    main()
+except SystemExit:
+    pass
+print(sorted(m.rpartition(".")[2][:5] for m in sys.modules if m.startswith(("mllint.rules.", "mllint.analysis.facets."))))
+"""
+    (tmp_path / "empty.py").write_text("")
+    (tmp_path / "step.py").write_text("model.eval\n")
+    loaded = [subprocess.run([sys.executable, "-c", probe.format(path=str(tmp_path / name))], capture_output=True, text=True,
+                             check=True).stdout.splitlines()[-1] for name in ("empty.py", "step.py")]  # fmt: skip
+    assert loaded[0] == "[]"
+    assert "ml301" in loaded[1] and "ml101" not in loaded[1] and "ml602" not in loaded[1]
+
+
 def test_other_commands_still_go_through_the_command_line():
     result = subprocess.run([sys.executable, "-m", "mllint", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("Usage: ")
