@@ -15,8 +15,6 @@ import sys
 if __name__ == "__main__" and not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-import traceback  # noqa: E402
-
 from mllint import __version__  # noqa: E402
 
 SERVER_COMMANDS = (["server"], ["server", "--stdio"])
@@ -29,6 +27,8 @@ def run() -> None:
         start()
     except Exception as error:  # the last line of defence
         if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
+            import traceback
+
             traceback.print_exc()
         print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it to mllint's developers.", file=sys.stderr)
         sys.exit(EXIT_ERROR)
