@@ -3,7 +3,8 @@ it: aliases, receiver-returning calls, builders' tuples, containers, attributes 
 over literal phases."""
 import ast
 
-from mllint.analysis.objects.points_to import NONE, Objects, fold, unrolled
+from mllint.analysis.objects.constants import fold, unrolled
+from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.context import FileContext
 from mllint.source import SourceText, parse_python
 
@@ -261,3 +262,19 @@ def test_a_trainers_own_method_named_eval_is_not_module_eval(lint):
     assert positions(lint(OWN_EVAL, "ML303")) == []
     switching = OWN_EVAL.replace("            print(x)\n", "            print(x)\n        self.model.eval()\n")
     assert positions(lint(switching, "ML303")) == [("ML303", 23, 24)]
+
+
+def test_items_of_a_container_filled_with_its_own_items_end_unknown():
+    # `hops[start] = hop` then `hop = hops[s][item]`: each round of the fixed point made an item of an
+    # item one level deeper, without end (a RecursionError in transformers' jukebox model, 8 ML009).
+    source = (
+        "def align(starts, item):\n"
+        "    hops = {}\n"
+        "    for start in starts:\n"
+        "        hops[start] = hop\n"
+        "        for s in starts:\n"
+        "            hop = hops[s][item]\n"
+        "    return hop\n"
+    )
+    ctx, objects, returns = objects_of(source)
+    assert objects.points_to(returns[7]) is None

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, NamedTuple
 
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
-from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
-from mllint.analysis.objects.points_to import built, fold, makers
+from mllint.analysis.objects.constants import call_constants, fold, passes_self
+from mllint.analysis.objects.call_sites import built, makers, site_constants
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
@@ -301,8 +303,15 @@ class TrainingLoops:
 
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
+        """The events of one iteration of a loop of the file; the branches of the function around it that
+        its parameters decide are taken as every call site of the project decides them alike
+        (`engine.run_epoch(loader, step_per_batch=False)`: `if step_per_batch:` never runs)."""
         if loop not in self._loop_events:
-            self._loop_events[loop] = self._iteration_events(self.own, loop, 0)
+            events = self._iteration_events(self.own, loop, 0)
+            function = self.ctx.scopes.enclosing_function(loop)
+            if function is not None and _decided_by_parameters(events, function):
+                events = _folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
+            self._loop_events[loop] = events
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -552,14 +561,19 @@ class TrainingLoops:
         (the function itself, not a re-export: a cheap test, the events decide)"""
         func = _called(call).func
         if _root_name(func) not in self._backward_imports:
-            return False
+            # A method of an object of a class such a module defines (`solver.train_step(...)`)?
+            return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in set(self._backward_imports.values()))
         qualified = self.ctx.qualified_name(func)
         module, _, member = (qualified or "").rpartition(".")
+        return member in self._reaching(module)
+
+    def _reaching(self, module: str) -> frozenset[str]:
+        """The functions and methods of a module of the project that lexically reach a backward call."""
         if module not in self._reaching_elsewhere:
             index = self.project.index  # type: ignore[union-attr]
             reaching = index.fact(module, BackwardReach) if module and index.mentions(module, BACKWARD_CALL) else None
             self._reaching_elsewhere[module] = reaching or frozenset()
-        return member in self._reaching_elsewhere[module]
+        return self._reaching_elsewhere[module]
 
     # Flattening.
     def _events(self, m: _Module, statements: list[ast.stmt], guards: tuple[Guard, ...], depth: int) -> list[Event]:
@@ -655,7 +669,7 @@ class TrainingLoops:
             return [event]
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
-        callee = m.resolver.resolve(call, at)
+        callee = m.resolver.resolve(call, at) or self._method_callee(m, call)
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
@@ -670,8 +684,17 @@ class TrainingLoops:
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
-        events = _folded(self._function(self._module(callee.ctx), function, depth + 1), _flags(function, call))
+        events = self._function(self._module(callee.ctx), function, depth + 1)
+        events = _folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
+
+    def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
+        """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
+        Engine(...)` of another module), as the objects layer tells."""
+        if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
+            return None
+        found = self.ctx.analysis(Objects)._of(m.ctx).method(call)
+        return Callee(found[1], found[0]) if found is not None else None
 
     def _module(self, ctx) -> _Module:
         if id(ctx) not in self._modules:
@@ -759,34 +782,27 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
 
 
-def _flags(function: ast.AST, call: ast.Call) -> dict[str, object]:
-    """The parameters of `function` that `call` fills with a constant, or leaves to a constant default,
-    and that the function never rebinds (`train_epoch(..., step_per_batch=False)`, `do_backward=True`)."""
-    named = [a.arg for a in parameters(function, variadic=False)]
-    bound = bind_arguments(call, function, named[:1] == ["self"] and isinstance(call.func, ast.Attribute))
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    flags = {}
-    for name in named:
-        value = bound[name] if name in bound else defaults.get(name)
-        if isinstance(value, ast.Constant) and name not in stored:
-            flags[name] = value.value
-    return flags
+def _decided_by_parameters(events: list[Event], function: ast.AST) -> bool:
+    """Does an event sit under an `if` whose test names a parameter of `function` (a cheap test before
+    asking the call sites)?"""
+    names = {a.arg for a in parameters(function, variadic=False)}
+    return any(
+        g.kind == "if" and isinstance(g.node, ast.If) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(g.node.test))
+        for e in events for g in e.guards
+    )  # fmt: skip
 
 
-def _folded(events: list[Event], flags: dict[str, object]) -> list[Event]:
-    """The events of a function under a call's constant flags: an `if` of the function decided by them
-    runs its arm or not (its guard goes), the other arm's events go."""
+def _folded(events: list[Event], flags: dict[str, object], ifs: list[ast.AST]) -> list[Event]:
+    """The events of a function under a call's constant flags: an `if` of the function (one of `ifs`)
+    decided by them runs its arm or not (its guard goes), the other arm's events go."""
     if not flags:
         return events
+    ifs = set(ifs)
     kept = []
     for event in events:
         guards, taken = [], True
         for guard in event.guards:
-            decided = fold(guard.node.test, flags) if guard.kind == "if" and isinstance(guard.node, ast.If) else None
+            decided = fold(guard.node.test, flags) if guard.kind == "if" and guard.node in ifs else None
             if decided is None:
                 guards.append(guard)
             elif decided != guard.arm:
@@ -881,12 +897,14 @@ def _renamer(callee: ast.AST, call: ast.Call):
     """Rename the callee's parameters to the caller's argument texts (`optimizer` -> `opt`); a parameter
     the call leaves to its default, or to `*args`/`**kwargs`, becomes `<name>`: not the caller's."""
     named = [a.arg for a in parameters(callee, variadic=False)]
-    skips_self = named[:1] == ["self"] and isinstance(call.func, ast.Attribute)
+    skips_self = passes_self(call, callee)
     bound = bind_arguments(call, callee, skips_self)
+    if skips_self:  # `self.optimizer` of `engine.run_epoch(...)`'s method is `engine.optimizer`
+        bound[named[0]] = call.func.value
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)
-        if root is None or root.group() not in named or root.group() == "self":
+        if root is None or root.group() not in named:
             return key
         argument = bound.get(root.group())
         replacement = _text(argument) if argument is not None else f"<{root.group()}>"

@@ -17,7 +17,8 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name
-from mllint.analysis.objects.points_to import Objects, built, makers
+from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.values.values import (

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mllint.analysis.syntax.names import reference_key
-from mllint.analysis.objects.points_to import RETURNS_RECEIVER, fold
+from mllint.analysis.objects.constants import fold
+from mllint.analysis.objects.points_to import RETURNS_RECEIVER
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.findings import Related

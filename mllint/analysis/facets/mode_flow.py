@@ -14,7 +14,8 @@ from mllint.analysis.facets.mode_facts import (
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.objects.points_to import WRAPPERS, fold, unrolled
+from mllint.analysis.objects.constants import call_constants, fold, unrolled
+from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.values.values import canonical_class
@@ -516,7 +517,9 @@ class Flow:
         """Apply a function's summary: the modes it leaves, the model calls it makes. `home`: the context of
         another module of the project that defines it (its model calls are reported there, not here)."""
         callee_modes = self.modes if home is None else self.modes.of_module(home)
-        summary = callee_modes.summary(function, self.depth + 1, self._passed_constants(call, function, owner, callee_modes))
+        deciding = callee_modes.deciding(function)
+        constants = {k: v for k, v in call_constants(call, function, self.constants).items() if k in deciding}
+        summary = callee_modes.summary(function, self.depth + 1, tuple(sorted(constants.items(), key=str)))
         mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx)
         if summary is None or mapping is None:
             if owner is not None:
@@ -537,23 +540,6 @@ class Flow:
             if key is not None:
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
-
-    def _passed_constants(self, call: ast.Call, function: ast.AST, owner: str | None, callee) -> tuple:
-        """The constants the call passes for the parameters that decide the callee's branches
-        (`compute_loss(model, batch, is_training=False)`; a loop variable known here counts too)."""
-        deciding = callee.deciding(function)
-        if not deciding:
-            return ()
-        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
-        bound = bind_arguments(call, function, owner is not None and not static)
-        found = {}
-        for name in deciding:
-            argument = bound.get(name)
-            if isinstance(argument, ast.Constant):
-                found[name] = argument.value
-            elif isinstance(argument, ast.Name) and argument.id in self.constants:
-                found[name] = self.constants[argument.id]
-        return tuple(sorted(found.items(), key=str))
 
     def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home) -> dict[str, str] | None:
         """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context). None when

@@ -40,7 +40,8 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
-from mllint.analysis.objects.points_to import WRAPPERS, Objects, fold
+from mllint.analysis.objects.constants import fold
+from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
 from mllint.analysis.syntax.tree import assignment_targets

@@ -21,9 +21,10 @@ The objects a project function makes are told apart by the call site that runs i
 site: `student = build()` and `teacher = build()` are two objects), so summaries stay per call site.
 
 Budget (one for the layer): `MAX_OBJECTS` objects per expression, `MAX_CALL_DEPTH` calls followed into
-functions that return what they make, `MAX_WORK` evaluations per file; past any of them the answer is
-None (unknown). Each name's objects in each scope are computed once (a fixed point over the bindings
-that reach it, so the cost is linear in the file's bindings and polynomial overall).
+functions that return what they make, `MAX_WORK` evaluations per file, `MAX_FIELD_CHAIN` attributes of
+attributes; past any of them the answer is None (unknown). Each name's objects in each scope are computed
+once (a fixed point over the bindings that reach it, so the cost is linear in the file's bindings and
+polynomial overall).
 
 `optimized()` answers the question the mode rules ask of a model nothing trains: which objects' parameters
 an optimizer constructed in the file gets (`AdamW(model.parameters())`, through variables, `filter`, groups).
@@ -32,22 +33,21 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.analysis.values.values import canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
-MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
+MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
 
 # Methods of an nn.Module or a tensor that return the object they are called on.
 RETURNS_RECEIVER = {
@@ -199,16 +199,45 @@ class Objects:
 
     def _sets_module(self, obj: Obj) -> bool:
         """Is `obj` an instance of a class of the project that writes its own `self.module`?"""
-        cls = self.instance_class(obj)
-        call = obj.node if cls is None and isinstance(obj.node, ast.Call) else None
-        name = obj.ctx.qualified_name(call.func) if call is not None else None
-        found = self.view.find(name) if name and self.view is not None else None
-        if found is not None and found[1] in found[0].classes and self.view.index is not None:
-            home = self.view.index.context(found[0].name)
-            cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
-        return cls is not None and any(
-            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)
+        found = self.class_of(obj)
+        return found is not None and any(
+            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(found[1])
         )
+
+    def class_of(self, obj: Obj) -> tuple[object, ast.ClassDef] | None:
+        """The class of the project an object is an instance of, with the context of its module: `self` of
+        its methods, or made by `Engine(...)` of this file or of another module (`from engine import Engine`),
+        also when a builder of the project returns it."""
+        if obj.kind == "self":
+            return obj.ctx, obj.node
+        if obj.kind != "made" or not isinstance(obj.node, ast.Call):
+            return None
+        local = self._of(obj.ctx).instance_class(obj)
+        if local is not None:
+            return obj.ctx, local
+        name = obj.ctx.qualified_name(obj.node.func)
+        found = self.view.find(name) if name and self.view is not None else None
+        if found is None or found[1] not in found[0].classes or self.view.index is None:
+            return None
+        home = self.view.index.context(found[0].name)
+        cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+        return (home, cls) if cls is not None else None
+
+    def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:
+        """The method of a project class that `obj.name(...)` runs (with the context of its module), when
+        every object `obj` may be is an instance of that one class: `engine.run_epoch(...)` with `engine =
+        Engine(...)` of another module, `trainer.fit()` with a trainer a builder returns. A method a base
+        class of the same module defines counts."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        found = self.points_to(func.value)
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        ctx, cls = classes.pop()
+        function = inherited_method(ctx, cls, func.attr)
+        return (ctx, function) if function is not None else None
 
     def _of(self, ctx) -> "Objects":
         """The points-to of another module of the project, which follows its own imports through this
@@ -256,9 +285,9 @@ class Objects:
         if isinstance(expr, ast.NamedExpr):
             return self._eval(expr.value, depth)
         if isinstance(expr, ast.IfExp):
-            return _union(self._eval(expr.body, depth), self._eval(expr.orelse, depth))
+            return union(self._eval(expr.body, depth), self._eval(expr.orelse, depth))
         if isinstance(expr, ast.BoolOp):
-            return _union(*(self._eval(value, depth) for value in expr.values))
+            return union(*(self._eval(value, depth) for value in expr.values))
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr, depth)
         if isinstance(expr, ast.Subscript):
@@ -313,7 +342,7 @@ class Objects:
             return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
         found: frozenset | None = frozenset()
         for target, value in bindings:
-            found = _union(found, self._bound(target, value, depth))
+            found = union(found, self._bound(target, value, depth))
             if found is None:
                 return None
         return found
@@ -342,7 +371,7 @@ class Objects:
         found: frozenset | None = frozenset()
         for item, ctx, site in items:
             objects = self._of(ctx)
-            found = _union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
+            found = union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
         return found
 
     def _items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object, ast.AST | None]] | None:
@@ -374,7 +403,7 @@ class Objects:
             return None
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
-            found = _union(found, self.member(base, expr.attr, depth))
+            found = union(found, self.member(base, expr.attr, depth))
             if found is None:
                 return None
         return found or frozenset({NONE})
@@ -384,8 +413,16 @@ class Objects:
 
     def _field_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         if self.instance_class(base) in self.module_classes:  # a submodule: switched with its module
-            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+            return self._field_of(base, attribute)
         return self._written_objects(base, attribute, depth)
+
+    def _field_of(self, base: Obj, name: str) -> frozenset | None:
+        """The attribute or item `name` of `base` that nothing known writes; unknown past `MAX_FIELD_CHAIN`
+        (a container filled with its own items would otherwise nest without end)."""
+        length, inner = 0, base
+        while inner is not None and inner.kind == "field":
+            length, inner = length + 1, inner.base
+        return frozenset({Obj("field", name=name, base=base, ctx=self.ctx)}) if length < MAX_FIELD_CHAIN else None
 
     def held(self, field: Obj) -> frozenset | None:
         """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
@@ -399,10 +436,10 @@ class Objects:
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
         ]  # fmt: skip
         if not written:
-            return frozenset({Obj("field", name=attribute, base=base, ctx=self.ctx)})
+            return self._field_of(base, attribute)
         found: frozenset | None = frozenset()
         for target, value in written:
-            found = _union(found, self._bound(target, value, depth))
+            found = union(found, self._bound(target, value, depth))
         return found
 
     def _same_instance(self, obj: Obj, other: Obj) -> bool:
@@ -442,7 +479,7 @@ class Objects:
             return None
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
-            found = _union(found, self._elements(base, index, depth))
+            found = union(found, self._elements(base, index, depth))
             if found is None:
                 return None
         return found
@@ -455,21 +492,21 @@ class Objects:
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
             values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
-            found = _union(*(self._eval(value, depth) for value in values))
+            found = union(*(self._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = self._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
                 items = self._items(literal, "*", depth)
-            found = None if items is None else _union(*(self._eval(item, depth) for item, _, _ in items))
+            found = None if items is None else union(*(self._eval(item, depth) for item, _, _ in items))
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
-            return frozenset({Obj("field", name="[]", base=base, ctx=self.ctx)})
+            return self._field_of(base, "[]")
         for receiver, added in self._additions():
             if found is not None and base in (self._eval(receiver, depth) or ()):
-                found = _union(found, self._eval(added, depth))
+                found = union(found, self._eval(added, depth))
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []):
-            return frozenset({Obj("field", name="[]", base=base, ctx=self.ctx)})
+            return self._field_of(base, "[]")
         return found
 
     def _additions(self) -> list[tuple[ast.AST, ast.AST]]:
@@ -499,7 +536,7 @@ class Objects:
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
             objects = self._of(ctx)._eval(returned, depth + 1, call)
-            found = _union(found, objects)
+            found = union(found, objects)
         return found
 
     def _wrapped(self, call: ast.Call) -> ast.AST | None:
@@ -635,122 +672,6 @@ def _path_in(scopes, target: ast.AST) -> list | None:
         node = parent
 
 
-def built(ctx, expr: ast.AST, binding=None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
-    """The calls (with their contexts) that made what `expr` may be, `None` set aside; a parameter of
-    `binding.function` (or an item or attribute of one) is what that call site passes, read in the caller
-    under `binding.outer`; a parameter of any other function is recorded as needing a binding
-    (`ValueKinds.unbound`, which `callers.per_call_site` reads). None when one of the objects is not made
-    by a call, or unknown."""
-    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
-    return _made_calls(objects, objects.points_to(expr), binding)
-
-
-def _made_calls(objects: Objects, found: frozenset | None, binding) -> list[tuple[object, ast.Call]] | None:
-    if not found:
-        return None
-    calls: list[tuple[object, ast.Call]] = []
-    for obj in found - {NONE}:
-        if obj.kind == "made" and isinstance(obj.node, ast.Call):
-            calls.append((obj.ctx, obj.node))
-            continue
-        inner = None
-        if obj.kind == "parameter":
-            passed = _passed(obj, binding)
-            inner = built(passed[0], passed[1], passed[2], objects) if passed is not None else None
-        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
-            passed = _passed(obj.base, binding)
-            caller = objects._of(passed[0]) if passed is not None else None
-            bases = caller.points_to(passed[1]) if caller is not None else None
-            members = _union(*(caller.member(base, obj.name) for base in bases - {NONE})) if bases else None
-            inner = _made_calls(caller, members, passed[2]) if members else None
-        elif obj.kind == "field" and objects.instance_class(obj.base) in objects.module_classes:
-            held = objects.held(obj)
-            inner = _made_calls(objects, held, binding) if held and obj not in held else None
-        if inner is None:
-            return None
-        calls += inner
-    return calls or None
-
-
-def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], object]]:
-    """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
-    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
-    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
-
-
-def _passed(obj: Obj, binding) -> tuple[object, ast.AST, object] | None:
-    """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
-    if obj.kind != "parameter":
-        return None
-    if binding is None or binding.function is not obj.node:
-        unbound = obj.ctx.analysis(ValueKinds).unbound
-        if unbound is not None and obj.node not in unbound:
-            unbound.append(obj.node)
-        return None
-    passed = binding.argument(obj.name)
-    if passed is None:
-        return None
-    caller, argument, passage = passed
-    return caller, argument, None if passage.default else binding.outer
-
-
-def unrolled(loop: ast.AST, scopes) -> list | None:
-    """The items of a loop over a literal collection of constants (`for phase in ["train", "val"]`), run
-    once each with the loop variable as that constant; None for any other loop, one longer than
-    `MAX_UNROLL`, or one whose body binds the variable itself."""
-    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.List | ast.Tuple):
-        return None
-    items = loop.iter.elts
-    if not 0 < len(items) <= MAX_UNROLL or not all(isinstance(e, ast.Constant) for e in items):
-        return None
-    name = loop.target.id
-    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for b in loop.body for n in ast.walk(b)):
-        return None
-    return [e.value for e in items]
-
-
-def fold(test: ast.AST, constants: dict):
-    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
-    `phase != "src" and x`, `not is_train`); None when it is not."""
-    if isinstance(test, ast.Name):
-        return bool(constants[test.id]) if test.id in constants else None
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = fold(test.operand, constants)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        values = [fold(v, constants) for v in test.values]
-        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
-        if decisive in values:
-            return decisive
-        return (not decisive) if all(v is not None for v in values) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
-        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name) for n in (test.left, test.comparators[0])):
-            return None
-        left, right = known
-        op = test.ops[0]
-        if isinstance(op, ast.Eq | ast.Is):
-            return left == right
-        if isinstance(op, ast.NotEq | ast.IsNot):
-            return left != right
-        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
-            return (left in right) == isinstance(op, ast.In)
-    return None
-
-
-_UNKNOWN = object()
-
-
-def _known(node: ast.AST, constants: dict):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return constants.get(node.id, _UNKNOWN)
-    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
-        return tuple(e.value for e in node.elts)
-    return _UNKNOWN
-
-
 def _made_at(obj: Obj, site: ast.AST) -> Obj:
     """An object a function makes (not a module-level one), told apart by the call `site` of the function."""
     if obj.kind != "made" or obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is None:
@@ -758,7 +679,21 @@ def _made_at(obj: Obj, site: ast.AST) -> Obj:
     return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
 
 
-def _union(*sets: frozenset | None) -> frozenset | None:
+def inherited_method(ctx, cls: ast.ClassDef, name: str) -> ast.AST | None:
+    """The method `name` of a class or of its base classes of the same module (`ctx`'s)."""
+    seen: set[ast.AST] = set()
+    while isinstance(cls, ast.ClassDef) and cls not in seen:
+        seen.add(cls)
+        function = own_method(cls, name)
+        if function is not None:
+            return function
+        bases = [b.id for b in cls.bases if isinstance(b, ast.Name)]
+        cls = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == bases[0]), None) if len(bases) == 1 else None
+    return None
+
+
+def union(*sets: frozenset | None) -> frozenset | None:
+    """The union of may-sets; None (unknown) when one of them is."""
     if any(s is None for s in sets):
         return None
     return frozenset().union(*sets)

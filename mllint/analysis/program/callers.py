@@ -301,16 +301,17 @@ class Callers:
         return self._calls[key]
 
     def _candidate_contexts(self, ctx, target: "_Target") -> Iterator[object]:
-        """The linted file, then the project's modules whose text calls the function (or, for a method,
-        also names its class), in module order."""
+        """The linted file, then the project's modules whose text calls the function (for a method, also
+        calls its class, or names a module that does: `from builders import build_engine`), in module order."""
         yield self.ctx
         index = self.ctx.project
         if index is None:
             return
         modules = index.modules_calling(target.word)
-        if target.method is not None:
+        if target.method is not None:  # the modules that make an instance, or import one a builder makes
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
-            modules = [m for m in modules if m in owners or m == target.module]
+            builders = re.compile(rb"\b(" + b"|".join(re.escape(o.rpartition(".")[2].encode()) for o in sorted(owners)) + rb")\b")
+            modules = [m for m in modules if m in owners or m == target.module or (owners and index.mentions(m, builders))]
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
         imported_or_attribute = _import_or_attribute_call(target.word)
         for module in [m for m in modules if index.locate(m) != own][: MAX_MODULES - 1]:
@@ -333,7 +334,8 @@ class Callers:
             cls = caller.scopes.enclosing_class(call)
             module = caller.module.name if caller.module else ""
             return cls is not None and f"{module}.{cls.name}" == target.cls
-        return self._is(caller.analysis(ValueKinds).constructed_class(receiver), target.cls)
+        found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
+        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls)
 
     def _is(self, qualified: str | None, target: str) -> bool:
         if qualified is None:

@@ -1,0 +1,125 @@
+"""Call-site parameters: what a parameter of a function is under one call site of it, never mixed across
+call sites (a finding holds under one call site, and names it).
+
+A `callers.Binding` is one call site's arguments for the parameters of one function (`__init__` through
+`Trainer(...)`, a method through `trainer.fit(...)`, a setter through `engine.set_optimizer(opt)`).
+
+- `under(ctx, expr, binding)`: the objects `expr` may be, each parameter of `binding.function` (and an item
+  or attribute of one: `criterions[i]`, `cfg.loss`) replaced by the objects the call site passes, read in
+  the caller; an argument that is the caller's own parameter is read under the caller's own binding
+  (`binding.outer`). A parameter of any other function stays a parameter object, and is recorded as
+  needing a binding (`ValueKinds.unbound`, which `callers.per_call_site` reads).
+- `built(ctx, expr, binding)`: the calls that made those objects; `makers(ctx, expr)`: `built` as the file
+  tells, else under each call site in turn.
+- `site_constants(ctx, function)`: the constants every call site of a function passes alike
+  (`engine.run_epoch(loader, step_per_batch=False)` at its one call site): its branches decided by them are
+  decided under each call site, so a facet may fold them (`constants.fold`).
+
+The budget is the points-to layer's (`MAX_OBJECTS` objects per expression) and the callers layer's
+(`MAX_SITES` call sites per function, `MAX_CALLER_DEPTH` callers up).
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, union
+from mllint.analysis.program.callers import MAX_SITES, Binding, Callers, per_call_site
+from mllint.analysis.values.values import ValueKinds
+
+
+def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = None) -> frozenset | None:
+    """The objects `expr` (of `ctx`) may be under `binding`; None when unknown. `linted`: the points-to of
+    the linted file, whose project view another module's is read through."""
+    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
+    return _substituted(objects, objects.points_to(expr), binding)
+
+
+def _substituted(objects: Objects, found: frozenset | None, binding: Binding | None) -> frozenset | None:
+    """`found` with the parameters of `binding.function` (and their items and attributes) replaced by what
+    the call site passes."""
+    if found is None:
+        return None
+    result: set[Obj] = set()
+    for obj in found:
+        inner: frozenset | None = frozenset({obj})
+        if obj.kind == "parameter":
+            passed = _passed(obj, binding)
+            inner = under(*passed, objects) if passed is not None else inner
+        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
+            passed = _passed(obj.base, binding)
+            if passed is not None:
+                caller = objects._of(passed[0])
+                bases = under(*passed, objects)
+                members = [caller.member(base, obj.name) for base in bases - {NONE}] if bases else [None]
+                inner = _substituted(caller, union(*members), passed[2])
+        if inner is None:
+            return None
+        result |= inner
+    return frozenset(result) if len(result) <= MAX_OBJECTS else None
+
+
+def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
+    """The calls (with their contexts) that made what `expr` may be under `binding`, `None` set aside; what
+    a setter or `__init__` writes to a module's attribute counts as what made it (`held`). None when one of
+    the objects is not made by a call, or unknown."""
+    objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
+    return _made_calls(objects, under(ctx, expr, binding, linted), binding)
+
+
+def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | None) -> list[tuple[object, ast.Call]] | None:
+    if not found:
+        return None
+    calls: list[tuple[object, ast.Call]] = []
+    for obj in found - {NONE}:
+        if obj.kind == "made" and isinstance(obj.node, ast.Call):
+            calls.append((obj.ctx, obj.node))
+            continue
+        home = objects._of(obj.ctx)
+        inner = None
+        if obj.kind == "field" and home.instance_class(obj.base) in home.module_classes:
+            held = home.held(obj)
+            inner = _made_calls(home, _substituted(home, held, binding), binding) if held and obj not in held else None
+        if inner is None:
+            return None
+        calls += inner
+    return calls or None
+
+
+def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:
+    """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
+    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
+    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
+
+
+def site_constants(ctx, function: ast.AST) -> dict[str, object]:
+    """The parameters of `function` (of `ctx`) that every call site found in the project fills with the
+    same constant (or leaves to the same constant default), and the function never rebinds; empty when it
+    has no call site, or more than the callers layer reads."""
+    sites = [b for b in ctx.analysis(Callers).bindings(function) if b.site is not None]
+    if not sites or len(sites) >= MAX_SITES:
+        return {}
+    stored = {n.id for n in ctx.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
+    agreed: dict[str, object] | None = None
+    for binding in sites:
+        constants = {
+            name: argument.value for name, (_, argument, _) in binding.arguments.items()
+            if isinstance(argument, ast.Constant) and name not in stored
+        }  # fmt: skip
+        agreed = constants if agreed is None else {k: v for k, v in agreed.items() if k in constants and constants[k] == v}
+    return agreed or {}
+
+
+def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:
+    """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
+    if binding is None or binding.function is not obj.node:
+        unbound = obj.ctx.analysis(ValueKinds).unbound
+        if unbound is not None and obj.node not in unbound:
+            unbound.append(obj.node)
+        return None
+    passed = binding.argument(obj.name)
+    if passed is None:
+        return None
+    caller, argument, passage = passed
+    return caller, argument, None if passage.default else binding.outer
+

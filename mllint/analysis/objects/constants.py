@@ -1,0 +1,107 @@
+"""Constants the code decides on: loops over literal collections run once per item, tests folded where
+the names they read are known constants, and the constants a call passes for a function's parameters.
+
+One answer for every facet: the mode flow and the training-loop model both fold a callee's branches
+under `call_constants(call, function)` (`train_epoch(..., step_per_batch=False)`, `run(loader,
+mode="val")`), and unroll `for phase in ["train", "val"]` with `unrolled`, so correlated branches stay
+correlated.
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.syntax.scopes import parameters
+
+MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
+
+
+def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None) -> dict[str, object]:
+    """The parameters of `function` that `call` fills with a constant (or a name of the caller `known` as
+    one: a loop variable of an unrolled loop), or leaves to a constant default, and that the function
+    never rebinds: `{"step_per_batch": False}` for `train_epoch(model, loader, step_per_batch=False)`."""
+    known = known or {}
+    bound = bind_arguments(call, function, passes_self(call, function))
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    found = {}
+    for parameter in parameters(function, variadic=False):
+        name = parameter.arg
+        value = bound[name] if name in bound else defaults.get(name)
+        if name in stored:
+            continue
+        if isinstance(value, ast.Constant):
+            found[name] = value.value
+        elif name in bound and isinstance(value, ast.Name) and value.id in known:
+            found[name] = known[value.id]
+    return found
+
+
+def passes_self(call: ast.Call, function: ast.AST) -> bool:
+    """Does `call` bind the method's first parameter itself (`obj.method(...)`, `self.method(...)` of a
+    method that is no staticmethod), so that its arguments fill the parameters after it?"""
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    positional = [*function.args.posonlyargs, *function.args.args]
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    return bool(positional) and positional[0].arg in ("self", "cls") and not static
+
+
+def unrolled(loop: ast.AST, scopes) -> list | None:
+    """The items of a loop over a literal collection of constants (`for phase in ["train", "val"]`), run
+    once each with the loop variable as that constant; None for any other loop, one longer than
+    `MAX_UNROLL`, or one whose body binds the variable itself."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.List | ast.Tuple):
+        return None
+    items = loop.iter.elts
+    if not 0 < len(items) <= MAX_UNROLL or not all(isinstance(e, ast.Constant) for e in items):
+        return None
+    name = loop.target.id
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for b in loop.body for n in ast.walk(b)):
+        return None
+    return [e.value for e in items]
+
+
+def fold(test: ast.AST, constants: dict):
+    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
+    `phase != "src" and x`, `not is_train`); None when it is not."""
+    if isinstance(test, ast.Name):
+        return bool(constants[test.id]) if test.id in constants else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = fold(test.operand, constants)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [fold(v, constants) for v in test.values]
+        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
+        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name) for n in (test.left, test.comparators[0])):
+            return None
+        left, right = known
+        op = test.ops[0]
+        if isinstance(op, ast.Eq | ast.Is):
+            return left == right
+        if isinstance(op, ast.NotEq | ast.IsNot):
+            return left != right
+        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
+            return (left in right) == isinstance(op, ast.In)
+    return None
+
+
+_UNKNOWN = object()
+
+
+def _known(node: ast.AST, constants: dict):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return _UNKNOWN
