@@ -7,6 +7,7 @@ Not by modification time: a fresh CI checkout resets every mtime. Entries live u
 from __future__ import annotations
 
 import hashlib
+from contextlib import nullcontext
 import json
 import re
 import shutil
@@ -46,9 +47,10 @@ class Cache:
         try:
             with open(self._entry(data, path, selection), encoding="utf-8") as handle:
                 entry = json.load(handle)
-            for module, digest in entry["dependencies"].items():
-                if (project.digest(module) if project else None) != digest:
-                    return None
+            with project.running(path) if project is not None else nullcontext():  # found as the lint found them
+                for module, digest in entry["dependencies"].items():
+                    if (project.digest(module) if project else None) != digest:
+                        return None
             return [_finding_from_json(item) for item in entry["findings"]]
         except Exception:  # a missing, unreadable, corrupt (nested past the recursion limit) or stale entry: a miss
             return None

@@ -8,7 +8,7 @@ import gc
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from mllint import noqa
@@ -101,7 +101,7 @@ def lint_text(
         _within(text, MAX_FILE_BYTES)
     except SourceError as error:
         return event_findings(selection, Event.UNREADABLE, path, error.position, error.message)
-    with cycle_collector_off():
+    with cycle_collector_off(), project.running(real_path or path) if project is not None else nullcontext():
         return _lint(text, path, selection, project, real_path or path)
 
 

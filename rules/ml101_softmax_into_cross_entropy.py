@@ -12,7 +12,9 @@ class SoftmaxIntoCrossEntropy(Rule):
     `nn.Sequential` ending in one, averaged or otherwise combined linearly (an ensemble's mean, a weighted
     sum, a product with one-hot rows), directly or through local variables, `self.` attributes and import
     aliases, and from the project's models and functions in other files: a model whose `forward` returns
-    softmax output (in training mode), a factory function that builds one, a helper that returns one.
+    softmax output (in training mode; as one element of a tuple too, also when an if/else chooses between
+    two such classes), a factory function that builds one, a helper that returns one. A row of softmax
+    output over the last dim taken by a loop (`for out in probs:`) is softmax output too.
 
     A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or
     `self.model` set from an `__init__` parameter) is what a call site of the function in the project

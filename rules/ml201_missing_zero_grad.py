@@ -132,6 +132,12 @@ class MissingZeroGrad(Rule):
             return None, None, ()
         for step in iteration.steps(optimizer):
             owned = loops.parameter_owners(step)
+            if _uncleared(step, iteration, own) and (not owned or not owned.modules):
+                parts = {loops.cleared_part(step, c) for c in modules}  # `model.backbone` of the whole `model`
+                if None not in parts:
+                    missed = ", ".join(f"the rest of `{part}`" for part in sorted(parts))
+                    named = {"optimizer": optimizer, "passed": "", "cleared": _names(keys), "line": iteration.loop.lineno}
+                    return step, self.partly_message.format(missed=missed, **named), ()
             if not owned or not owned.modules or not _uncleared(step, iteration, own):
                 continue
             owners = owned.modules

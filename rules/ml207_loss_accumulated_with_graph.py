@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, Event, EventKind, TrainingLoops
+from mllint.analysis.facets.gradients import GradientFlow, State
 from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values.values import ValueKinds
@@ -19,6 +20,10 @@ METER_MESSAGE = (
 )
 
 
+OUTPUT_MESSAGE = (
+    "`{loss}` carries the autograd graph of this iteration and `{call}` keeps it: `{cls}` adds a value computed "
+    "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass `{loss}.detach()`"
+)
 CONTAINER_MESSAGE = (
     "`{loss}` holds `{held}`, the loss backpropagated at line {line}, and is kept in `{total}` with its autograd "
     "graph: every iteration's graph stays in memory; keep `{held}.item()` (or detached values)"
@@ -141,7 +146,8 @@ class LossAccumulatedWithGraph(Rule):
                 self.report(loss, message, fix)
             for call, loss in self._method_arguments(loop):
                 used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
-                if loss in reported or (used is None and returned_loss(self.ctx, loss) is None):
+                lost = used is None and returned_loss(self.ctx, loss) is None
+                if loss in reported or (lost and not self._live(loss, losses)):
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
@@ -149,7 +155,8 @@ class LossAccumulatedWithGraph(Rule):
                     place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
                     call_text = f"{self.ctx.text(call.func)}(...)"
                     instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
-                    self.report(loss, METER_MESSAGE.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+                    message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
+                    self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
     def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -192,11 +199,23 @@ class LossAccumulatedWithGraph(Rule):
         """(call, argument) for each name or call passed to a method of an object: `meter.update(loss, n)`."""
         for node in own_nodes(loop.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in LOGGING_CALLS or node.func.attr in APPENDS:
+                if node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
                     if isinstance(argument, (ast.Name, ast.Call)):  # `meter.update(trainer.train_step(batch))`
                         yield node, argument
+                    elif isinstance(argument, (ast.List, ast.Tuple)):  # `meter.update([loss])`
+                        yield from ((node, e) for e in argument.elts if isinstance(e, ast.Name))
+
+    def _live(self, value: ast.AST, losses: dict) -> bool:
+        """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
+        the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)?"""
+        flows = self.ctx.analysis(GradientFlow)
+        state = flows.flow(value).state
+        if state is not State.UNKNOWN or not isinstance(value, ast.Name):
+            return state is State.GRAPH
+        made = {d.node for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)}
+        return bool(made) and any(flows.depends_on(loss, made) for loss in losses)
 
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop

@@ -28,7 +28,7 @@ class EvaluationInTrainingMode(Rule):
     what the call sites pass) and has no Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
-    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block), a dummy forward pass in `__init__` or a module's own methods, a
+    statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it), a dummy forward pass in `__init__` or a module's own methods, a
     forward pass whose output is only checked for its shape (unless the model has BatchNorm-like layers,
     whose running statistics it changes), test functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
 
@@ -75,13 +75,14 @@ class EvaluationInTrainingMode(Rule):
             return
         uses_of: dict[ast.Call, list[Use]] = {}
         for use in modes.evaluation_uses():
-            uses_of.setdefault(use.call, []).append(use)
+            if modes.evaluation_pass(use.call, dict(use.constants)):  # under the flags its call site passes
+                uses_of.setdefault(use.call, []).append(use)
         reported: set[tuple[ast.AST, str]] = set()
         for call, uses in uses_of.items():
             resolved = [u for u in uses if all(f.mode is not Mode.ENTRY for f in u.facts)]
             if not resolved or not all(f.mode is Mode.TRAIN for u in resolved for f in u.facts):
                 continue
-            if not modes.evaluation_pass(call) or any(_in_a_test(self.ctx, u) for u in uses):
+            if any(_in_a_test(self.ctx, u) for u in uses):
                 continue
             if not all(
                 modes.trained_between(f.site, u.site) or _restores_after_eval(modes.context_of(f.origin), f.origin)
@@ -125,24 +126,27 @@ class EvaluationInTrainingMode(Rule):
 
 
 def _restores_after_eval(ctx, train: ast.AST) -> bool:
-    """Does an `eval()` of the same model come first in the block of `model.train()`? Then the author
-    wanted eval mode there and `train()` restores the mode for later: not training behaviour on purpose."""
+    """Does an `eval()` of the same model come first in the block of `model.train()`, or in a block around
+    it in the same function? Then the author wanted eval mode there (the pass is an evaluation), and
+    `train()` restores the mode or undoes it by mistake: not training behaviour on purpose."""
+    if not (isinstance(train, ast.Call) and isinstance(train.func, ast.Attribute)):
+        return False
+    key = reference_key(train.func.value)
     statement = train
     while statement is not None and not isinstance(statement, ast.stmt):
         statement = ctx.scopes.parent(statement)
-    parent = ctx.scopes.parent(statement) if statement is not None else None
-    if parent is None or not (isinstance(train, ast.Call) and isinstance(train.func, ast.Attribute)):
-        return False
-    key = reference_key(train.func.value)
-    if key is None:
-        return False
-    blocks = [getattr(parent, field, None) for field in ("body", "orelse", "finalbody")]
-    block = next((b for b in blocks if isinstance(b, list) and statement in b), [])
-    earlier = block[: block.index(statement)] if statement in block else []
-    return any(
-        isinstance(call.func, ast.Attribute) and call.func.attr == "eval" and reference_key(call.func.value) == key
-        for node in earlier for call in ast.walk(node) if isinstance(call, ast.Call)
-    )  # fmt: skip
+    while key is not None and statement is not None and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parent = ctx.scopes.parent(statement)
+        blocks = [getattr(parent, field, None) for field in ("body", "orelse", "finalbody")] if parent is not None else []
+        block = next((b for b in blocks if isinstance(b, list) and statement in b), [])
+        earlier = block[: block.index(statement)] if statement in block else []
+        if any(
+            isinstance(call.func, ast.Attribute) and call.func.attr == "eval" and reference_key(call.func.value) == key
+            for node in earlier for call in ast.walk(node) if isinstance(call, ast.Call)
+        ):  # fmt: skip
+            return True
+        statement = parent
+    return False
 
 
 def _in_a_test(ctx, use: Use) -> bool:

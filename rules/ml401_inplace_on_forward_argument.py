@@ -2,7 +2,8 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.syntax.names import is_self_attribute, training_test
+from mllint.analysis.objects.call_sites import site_constants
+from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -39,6 +40,11 @@ INPLACE_MODULES = {
     "torch.nn.Hardtanh": 2, "torch.nn.RReLU": 2, "torch.nn.Threshold": 2,
 }  # fmt: skip
 
+
+LOCAL_MESSAGE = (
+    "{activation} overwrites `{name}` in place, and line {line} reads `{read}` again: it sees the activated "
+    "values, not the ones kept for it"
+)
 
 class InplaceOnForwardArgument(Rule):
     """
@@ -101,7 +107,7 @@ class InplaceOnForwardArgument(Rule):
     message = "in-place change of the forward argument `{name}` changes the caller's tensor"
     alias_message = "in-place change of `{alias}`, which holds the forward argument `{name}`, changes the caller's tensor"
     activation_message = (
-        "{activation} overwrites the forward argument `{name}` in place, and line {line} reads it again: "
+        "{activation} overwrites the forward argument `{name}` in place, and line {line} reads it again{alias}: "
         "it sees the activated values (and the caller's tensor changes)"
     )
     fix_applicability = Applicability.SAFE
@@ -145,28 +151,48 @@ class InplaceOnForwardArgument(Rule):
         return self.message.format(name=name) if alias == name else self.alias_message.format(alias=alias, name=name)
 
     def _check_activation(self, call: ast.Call, forward: ast.FunctionDef, tensors: set[str]) -> None:
-        """`self.relu(x)` (an `nn.ReLU(inplace=True)`) or `F.relu(x, inplace=True)` on the argument `x`,
-        read again further down `forward`."""
+        """`self.relu(x)` (an `nn.ReLU(inplace=True)`) or `F.relu(x, inplace=True)` on a tensor that
+        `forward` reads again further down, itself or through an alias made before (`identity = x`): the
+        argument, or a tensor of its own kept for a skip connection (`skip = self.down(x)`)."""
         argument = call.args[0] if call.args else None
         activation = self._inplace_activation(call) if isinstance(argument, ast.Name) else None
-        name = activation is not None and self._argument_held(argument, tensors)
-        if not name:
+        if activation is None:
             return
         values = self.ctx.analysis(ValueKinds)
         held = [d.node for d in values.reaching_definitions(argument)]
+        if not held:
+            return
+        names = {argument.id: held} | self._aliases(argument, held, forward, call)
         later = [
             n for n in self.ctx.index.within(forward, ast.Name)
-            if n.id == argument.id and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)
-            and [d.node for d in values.reaching_definitions(n)] == held
+            if n.id in names and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)
+            and [d.node for d in values.reaching_definitions(n)] == names[n.id]
         ]  # fmt: skip
-        if later:
-            self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno))
+        if not later:
+            return
+        name = self._argument_held(argument, tensors)
+        if name:
+            alias = f" (as `{later[0].id}`)" if later[0].id != argument.id else ""
+            self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno, alias=alias))
+        else:
+            self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=later[0].id, line=later[0].lineno))
+
+    def _aliases(self, argument: ast.Name, held: list, forward: ast.FunctionDef, call: ast.Call) -> dict[str, list]:
+        """Names bound to the same tensor before the call (`identity = x`), with their own definitions."""
+        values = self.ctx.analysis(ValueKinds)
+        aliases = {}
+        for node in self.ctx.index.within(forward, ast.Assign):
+            value = node.value
+            if (node.lineno, node.col_offset) < (call.lineno, call.col_offset) and isinstance(value, ast.Name) and value.id == argument.id:
+                if [d.node for d in values.reaching_definitions(value)] == held:
+                    aliases.update({t.id: [t] for t in node.targets if isinstance(t, ast.Name)})
+        return aliases
 
     def _inplace_activation(self, call: ast.Call) -> str | None:
         """The in-place activation `call` applies (`nn.ReLU(inplace=True)`, or an `nn.Sequential` that starts
         with one), as a message names it; None if it is none."""
         name = self.ctx.qualified_name(call.func)
-        if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and _keyword_true(call, "inplace")):
+        if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and self._surely_true(call_argument(call, 99, "inplace"))):
             return f"`{self.ctx.text(call.func)}`"
         if name is not None or not self._inplace_modules:
             return None
@@ -184,13 +210,21 @@ class InplaceOnForwardArgument(Rule):
         return {c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._builds_inplace_module(c)}
 
     def _builds_inplace_module(self, call: ast.Call) -> bool:
-        if not (_keyword_true(call, "inplace") or any(_is_true(a) for a in call.args)):
+        """`nn.ReLU(inplace=True)`, or `nn.ReLU(inplace=inplace)` where every call site of the function
+        around it passes True (or leaves it to a default of True)."""
+        if not (call.keywords or call.args):
             return False
         module = canonical_class(self.ctx.qualified_name(call.func))
         if module not in INPLACE_MODULES:
             return False
-        position = INPLACE_MODULES[module]
-        return len(call.args) > position and _is_true(call.args[position]) or _keyword_true(call, "inplace")
+        return self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"))
+
+    def _surely_true(self, flag: ast.AST | None) -> bool:
+        """`True`, or a parameter of the function around it that every call site fills with True."""
+        if isinstance(flag, ast.Constant):
+            return flag.value is True
+        function = self.ctx.scopes.enclosing_function(flag) if isinstance(flag, ast.Name) else None
+        return function is not None and site_constants(self.ctx, function).get(flag.id) is True
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
         positional = [*function.args.posonlyargs, *function.args.args][1:]
@@ -280,14 +314,6 @@ class InplaceOnForwardArgument(Rule):
         replacement = f"{name} = {name} {OPERATORS[type(statement.op)]} {value_text}"
         fix = self.ctx.fix(f"Rebind: `{replacement}`", Applicability.SAFE, self.ctx.replace(statement, replacement))
         self.report(statement.target, self._message(name, argument), fix)
-
-
-def _keyword_true(call: ast.Call, keyword: str) -> bool:
-    return any(k.arg == keyword and _is_true(k.value) for k in call.keywords)
-
-
-def _is_true(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _end(node: ast.AST) -> tuple[int, int]:

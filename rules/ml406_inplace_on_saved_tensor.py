@@ -138,7 +138,7 @@ class InplaceOnSavedTensor(Rule):
     def _read_after(self, change: ast.AST, target: ast.Name) -> bool:
         """Is the changed value read after the change (so that backward runs through the op that saved it)?"""
         values = self.ctx.analysis(ValueKinds)
-        changed = {target, updated_in_place(change)} if isinstance(change, ast.AugAssign) else {target}
+        changed = {target, _changed_in_place(change)} if isinstance(change, ast.AugAssign) else {target}
         for statement in self._statements_after(change):
             for node in ast.walk(statement):
                 if isinstance(node, ast.Name) and node.id == target.id and isinstance(node.ctx, ast.Load):
@@ -217,8 +217,9 @@ def _run_by_forward(cls: ast.ClassDef) -> set[str]:
 
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:
-    """The tensor a statement changes in place: `y += 1`, `y.mul_(2)`, `y[mask] = 0`."""
+    """The tensor a statement changes in place: `y += 1`, `y.mul_(2)`, `y[mask] = 0`, `y[mask] += 1`."""
     targets = statement.targets if isinstance(statement, ast.Assign) else []
     if len(targets) == 1 and isinstance(targets[0], ast.Subscript):
         return targets[0].value
-    return updated_in_place(statement)
+    changed = updated_in_place(statement)
+    return changed.value if isinstance(changed, ast.Subscript) else changed  # `y[..., :2] += grid`

@@ -1,14 +1,15 @@
 import ast
-from collections import deque
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.facets.gradients import CUT_METHODS, GradientFlow, State, backward_loss, describe_cut, holder
+from mllint.analysis.facets.gradients import CUT_METHODS, GradientFlow, Holder, State, backward_loss, describe_cut, holder
+from mllint.analysis.facets.loss_terms import Summand, factors, summands
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
-MAX_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+MAX_DEPTH = 8  # how many assignments deep a value is followed back to a model
 
 
 class LossTermCutFromGraph(Rule):
@@ -82,83 +83,69 @@ class LossTermCutFromGraph(Rule):
             return
         for cuts, binding in per_call_site(self.ctx, loss, lambda binding: self._cut_terms(loss, binding)):
             for term, cut in cuts:
-                self._reported.add(term)
+                self._reported.add(term.node)
                 passed = f" (through the call at {binding.place})" if binding is not None else ""
+                found = self._holder(term, cut, binding)
+                what = f"`{self.ctx.text(term.node)}`"
+                if term.call is not None:
+                    what = (
+                        f"`{one_line(term.ctx.text(term.node), 60, keep_end=True)}`, a term of the loss `{term.callee}` returns "
+                        f"({found.place(term.node)}) to `{one_line(self.ctx.text(term.call), 40)}`,"
+                    )
                 message = (
-                    f"`{self.ctx.text(term)}` is cut from the graph by {describe_cut(self.ctx, cut, binding)}: it "
+                    f"{what} is cut from the graph by {describe_cut(self.ctx, cut, binding, found)}: it "
                     f"adds to the value of the loss backpropagated at line {node.lineno} but no gradient flows through "
                     f"it{passed}"
                 )
-                self.report(term, message, related=call_sites(binding))
+                self.report(term.call or term.node, message, related=call_sites(binding))
             return
 
-    def _cut_terms(self, loss: ast.AST, binding) -> list[tuple[ast.AST, ast.AST]] | None:
+    def _cut_terms(self, loss: ast.AST, binding) -> list[tuple[Summand, ast.AST]] | None:
         """(term, cut) for the terms of the loss cut from the graph, under `binding`; None: none."""
         flows = self.ctx.analysis(GradientFlow)
         if flows.flow(loss, binding).state is State.NONE:
             return None  # cut as a whole: ML404's finding
         cuts = []
-        for term in self._terms(loss):
-            cut = self._cut_from_graph(flows, term, binding)
-            if cut is not None and term not in self._reported:
+        for term in summands(self.ctx, loss, binding):
+            cut = self._cut_from_graph(term, binding)
+            if cut is not None and term.node not in self._reported:
                 cuts.append((term, cut))
         return cuts or None
 
-    def _terms(self, loss: ast.AST) -> list[ast.AST]:
-        """The summands of a loss: across `+`/`-`, and through the assignments of a name (`+=` adds one).
-        Breadth first, each expression once, at the fewest steps that reach it: however many ways lead
-        to a term (`loss += ...` under N flags), it costs one visit."""
-        terms: list[ast.AST] = []
-        seen, queue = {loss}, deque([(loss, 0)])
-        while queue:
-            expr, depth = queue.popleft()
-            parts = self._parts(expr)
-            if parts is None:
-                terms.append(expr)
-            elif depth < MAX_DEPTH:
-                fresh = [part for part in parts if part not in seen]
-                seen.update(fresh)
-                queue.extend((part, depth + 1) for part in fresh)
-        return terms
+    def _holder(self, term: Summand, cut: ast.AST, binding) -> Holder:
+        """The file a cut is in: the linted file's or a caller's (under `binding`), or a callee's."""
+        return holder(self.ctx, cut, binding) if term.call is None else Holder(term.ctx, term.binding, term.path)
 
-    def _parts(self, expr: ast.AST) -> list[ast.AST] | None:
-        """What `expr` sums (None: it is a term): the sides of `+`/`-`, the values a name was assigned."""
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-            return [expr.left, expr.right]
-        if not isinstance(expr, ast.Name):
-            return None
-        parts: list[ast.AST] = []
-        for definition in self.ctx.analysis(ValueKinds).reaching_definitions(expr):
-            if _position(definition.node) > _position(expr):
-                continue  # from the previous iteration (`loss = loss.detach()` after its backward)
-            binding = self.ctx.scopes.parent(definition.node)
-            if definition.value is not None:
-                parts.append(definition.value)
-            elif isinstance(binding, ast.AugAssign) and isinstance(binding.op, (ast.Add, ast.Sub)):
-                parts += [binding.value, definition.node]
-        return parts
-
-    def _cut_from_graph(self, flows: GradientFlow, term: ast.AST, binding) -> ast.AST | None:
-        """The cut that leaves `term` without a graph, when what it cut carried one. A weight of unknown
+    def _cut_from_graph(self, term: Summand, binding) -> ast.AST | None:
+        """The cut that leaves the term without a graph, when what it cut carried one. A weight of unknown
         origin (`beta * kl.item()`, a hyperparameter) does not make the term train. A cut a caller made
         is read in the caller's file."""
-        terms = _factors(term)
-        factors = [flows.flow(factor, binding) for factor in terms]
-        if any(flow.state is State.GRAPH for flow in factors):
+        flows, own = term.ctx.analysis(GradientFlow), term.call is None
+        terms = factors(term.node)
+        flow_of = [flows.flow(factor, term.binding) for factor in terms]
+        if any(flow.state is State.GRAPH for flow in flow_of):
             return None
-        if any(flow.state is State.UNKNOWN and self._from_model(f, 0) for f, flow in zip(terms, factors)):
+        if own and any(flow.state is State.UNKNOWN and self._from_model(f, 0) for f, flow in zip(terms, flow_of)):
             return None  # a cut weight of a factor that trains: `-log_prob * advantage.detach()`
-        cut_factors = [flow for flow in factors if flow.state is State.NONE and flow.cuts]
+        if not own and any(flow.state is State.UNKNOWN and not _is_weight(f) for f, flow in zip(terms, flow_of)):
+            return None  # in a callee, only a plain weight (`self.beta`, `beta`) may be of unknown origin
+        cut_factors = [flow for flow in flow_of if flow.state is State.NONE and flow.cuts]
         for cut in (cut for flow in cut_factors for cut in flow.cuts):
-            found = holder(self.ctx, cut, binding)
+            if not own and not self._in_callee(term, cut):
+                continue  # a cut of what the caller passed: the caller's own term, if any
+            found = self._holder(term, cut, binding)
             source = _cut_input(found.ctx, cut)
             if source is None:
                 continue
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
                 return cut
-            if found.ctx is self.ctx and self._from_model(source, 0):
+            if found.ctx is self.ctx and own and self._from_model(source, 0):
                 return cut
         return None
+
+    def _in_callee(self, term: Summand, cut: ast.AST) -> bool:
+        function = term.binding.function
+        return cut is not function and function in set(term.ctx.scopes.ancestors(cut))
 
     def _from_model(self, expr: ast.AST, depth: int) -> bool:
         """Is `expr` computed from a model's output (`model(x)`, `self.encoder(x)`), through local names?"""
@@ -179,17 +166,8 @@ class LossTermCutFromGraph(Rule):
         return False
 
 
-def _position(node: ast.AST) -> tuple[int, int]:
-    return (node.lineno, node.col_offset)
-
-
-def _factors(term: ast.AST) -> list[ast.AST]:
-    """`beta * kl.item()` -> `beta`, `kl.item()`; `-x / n` -> `x`, `n`."""
-    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
-        return _factors(term.operand)
-    if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
-        return _factors(term.left) + _factors(term.right)
-    return [term]
+def _is_weight(factor: ast.AST) -> bool:
+    return isinstance(factor, (ast.Name, ast.Attribute, ast.Constant))
 
 
 def _cut_input(ctx, cut: ast.AST) -> ast.AST | None:

@@ -13,8 +13,10 @@ class EntropyBonusMinimized(Rule):
     ## What it does
     Reports an entropy bonus added to an actor-critic loss with the sign of a cost: `loss = pg_loss +
     ent_coef * entropy` where `entropy` is `dist.entropy()`, `-(probs * log_probs).sum(-1)` or the mean
-    of `-log_prob` (the entropy is -E[log p]), followed through the variables it is assigned to and the
-    coefficients it is scaled by. The loss must be backpropagated and stepped, and hold a policy term
+    of `-log_prob` (the entropy is -E[log p]), followed through the variables it is assigned to, the
+    coefficients it is scaled by (`cfg["ent_coef"] * entropy` too) and the functions of the project that
+    compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
+    `+ beta * entropy_bonus(logits)` in another module). The loss must be backpropagated and stepped, and hold a policy term
     (`pg_loss`, `policy_loss`, a term read from advantages). `loss = pg_loss - ent_coef * entropy`, and
     `+ ent_coef * entropy_loss` where `entropy_loss = -entropy.mean()` (the negative entropy), are
     right and not reported; so is entropy minimization outside an actor-critic loss (semi-supervised
@@ -53,9 +55,9 @@ class EntropyBonusMinimized(Rule):
 
     code = "ML415"
     name = "entropy-bonus-minimized"
-    message = "`{use}` is the policy's entropy{where} and minimizing `{loss}` minimizes it: the bonus works against exploration; subtract it (`- coef * entropy`)"
+    message = "`{use}` {verb} the policy's entropy{where} and minimizing `{loss}` minimizes it: the bonus works against exploration; subtract it (`- coef * entropy`)"
     severity = Severity.ERROR
-    requires_any_text = ("entrop", "log")
+    requires_any_text = ("backward",)  # the entropy may be computed in another module
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = backward_loss(self.ctx, node)
@@ -66,6 +68,10 @@ class EntropyBonusMinimized(Rule):
             return
         entering = [u for u in term.uses if u is not loss]  # the first name read in the backpropagated sum
         use = entering[0] if entering else term.node
-        where = "" if use is term.node else f" (`{one_line(self.ctx.text(term.node), 40)}`, line {term.node.lineno})"
-        message = self.message.format(use=self.ctx.text(use), where=where, loss=one_line(self.ctx.text(loss), 30))
+        home = term.ctx or self.ctx
+        place = f"{term.path}:{term.node.lineno}" if term.ctx is not None and term.path else f"line {term.node.lineno}"
+        added = f", added at {term.added[1] or 'line'}{':' if term.added[1] else ' '}{term.added[0].lineno}" if term.added else ""
+        where = "" if use is term.node else f" (`{one_line(home.text(term.node), 40)}`, {place}{added})"
+        verb = "returns" if isinstance(use, ast.Call) else "is"
+        message = self.message.format(use=one_line(self.ctx.text(use), 60), verb=verb, where=where, loss=one_line(self.ctx.text(loss), 30))
         self.report(use, message)

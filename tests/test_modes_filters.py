@@ -64,13 +64,14 @@ def every_use(modes: Modes, wanted) -> list:
 def assert_nothing_read_is_dropped(modes: Modes) -> None:
     training = {id(use) for use in modes.training_uses()}
     for use in every_use(modes, None):
-        steps = modes.training_step(use.call) or (use.site is not use.call and modes.training_step(use.site))
+        constants = dict(use.constants)  # a round of an unrolled phase loop, or a call site's flags
+        steps = modes.training_step(use.call, constants) or (use.site is not use.call and modes.training_step(use.site, constants))
         if steps and any(f.mode is Mode.EVAL for f in use.facts):
             assert id(use) in training, use
     kept = modes.evaluation_uses()
     evaluation, passes = {id(use) for use in kept}, {use.call for use in kept}
     for use in every_use(modes, modes._evaluating_scopes()):
-        if modes.evaluation_pass(use.call) and id(use) not in evaluation:
+        if modes.evaluation_pass(use.call, dict(use.constants)) and id(use) not in evaluation:
             assert use.call not in passes and all(f.mode in (Mode.ENTRY, Mode.UNKNOWN) for f in use.facts), use
 
 

@@ -217,6 +217,57 @@ def test_workers_use_the_word_index_their_run_built(tmp_path, monkeypatch):
     assert worker.modules_calling("train") == ["pkg.engine", "pkg.main"] and read == []
 
 
+SIBLING_MODEL = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 4), {last})
+
+    def forward(self, x):
+        return self.head(x)
+
+    def set_loss(self, loss):
+        self.loss = loss
+
+    def step(self, x, y):
+        return self.loss(self(x), y)
+"""
+SIBLING_TRAIN = """\
+from torch import nn
+from model import *
+
+model = Net()
+model.set_loss(nn.{loss}())
+"""
+
+
+def sibling_folders(root: Path) -> None:
+    """Two folders of scripts, each with its own `model.py` and `train.py` (`python a/train.py` imports
+    `a/model.py`): only `a`'s model ends in a softmax, only `b` trains with NLL."""
+    write(root, {
+        "a/model.py": SIBLING_MODEL.format(last="nn.Softmax(dim=1)"), "a/train.py": SIBLING_TRAIN.format(loss="CrossEntropyLoss"),
+        "b/model.py": SIBLING_MODEL.format(last="nn.ReLU()"), "b/train.py": SIBLING_TRAIN.format(loss="NLLLoss"),
+    })  # fmt: skip
+
+
+def test_a_script_imports_the_module_of_its_own_folder(tmp_path, monkeypatch):
+    """`from model import *` in `a/train.py` is `a/model.py`, as `sys.path[0]` has it, whichever folder
+    comes first; the message names the softmax in the `nn.Sequential`, and the call site of `a`."""
+    monkeypatch.chdir(tmp_path)
+    sibling_folders(tmp_path)
+    message = (
+        "`self(x)` is softmax output: `Net.forward` returns softmax output (line 7), but `self.loss` "
+        "(passed at train.py:5) applies log_softmax itself: pass the raw logits"
+    )
+    assert run("--no-cache", ".") == [("a/model.py", 16, "ML101", message)]
+    assert run(".") == run(".") == [("a/model.py", 16, "ML101", message)]  # the cache checks the same modules
+    (tmp_path / "a" / "model.py").write_text(SIBLING_MODEL.format(last="nn.ReLU()"))
+    assert run(".") == []
+
+
 def test_a_change_in_an_imported_module_invalidates_the_cached_findings(package, monkeypatch):
     linted: list[str] = []
     real = mllint.runner.lint_text

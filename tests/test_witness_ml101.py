@@ -60,3 +60,35 @@ def test_softmax_shrinks_the_gradients():
 def test_the_documented_example_plateaus_near_ln_k():
     namespace = run(SoftmaxIntoCrossEntropy.doc_code("Example"))
     assert abs(namespace["loss"].item() - math.log(3)) < 0.35
+
+
+ROWS = """
+import torch
+
+torch.manual_seed(0)
+scores = torch.nn.Parameter(torch.randn(4, 6, 6))
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD([scores], lr=1.0)
+target = torch.arange(6)
+for _ in range(80):
+    optimizer.zero_grad()
+    outputs = torch.softmax(scores, -1)
+    loss = 0
+    for out in outputs:
+        loss = loss + criterion(out, target)
+    loss.backward()
+    optimizer.step()
+final_loss = sum(criterion(row, target) for row in scores).item()
+"""
+
+
+def test_a_loop_over_the_rows_of_a_softmax_stalls_like_the_whole(lint):
+    """Each row of a softmax over the last dim is a distribution: cross-entropy of it is stuck above the
+    floor (mlelarge/graph_neural_net's triplet loss); on the logits it goes far below."""
+    assert [f.code for f in lint(ROWS, "ML101")] == ["ML101"]
+    floor = math.log(1 + 5 / math.e)
+    flagged = run(ROWS)
+    probs = torch.softmax(flagged["scores"].detach(), -1)
+    assert all(torch.nn.functional.cross_entropy(row, flagged["target"]).item() > floor for row in probs)
+    repaired = run(ROWS.replace("outputs = torch.softmax(scores, -1)", "outputs = scores"))
+    assert repaired["final_loss"] / 4 < floor

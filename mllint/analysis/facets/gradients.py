@@ -29,12 +29,12 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from mllint.analysis.objects.callees import method_called
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
 from mllint.source import one_line
@@ -65,6 +65,7 @@ NO_GRAPH_FUNCTIONS = frozenset(
     f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
 )
 NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
+PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
 CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
 FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})  # in place, but the values stay
@@ -222,6 +223,8 @@ class GradientFlow:
                 return self._cut(expr, expr.value, depth)
             if expr.attr in NO_GRAPH_ATTRIBUTES:
                 return NONE
+            if expr.attr in PARAMETER_ATTRIBUTES and self.module_kind(expr.value) is State.GRAPH:
+                return GRAPH  # `self.proj.weight`
             return self._flow(expr.value, depth + 1)
         if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
             return self._flow(expr.value, depth + 1)
@@ -252,8 +255,8 @@ class GradientFlow:
         if depth > MAX_DEPTH:  # a chain of `x += ...` is followed without `_flow`, which checks the depth
             return UNKNOWN
         bound = self._comprehension_target(name)
-        if bound is not None:  # `p` of `... for p in model.parameters()`
-            return GRAPH if self._parameter_target(bound) else UNKNOWN
+        if bound is not None:  # `p` of `... for p in model.parameters()`; `a` of `... for a in aux_outputs`
+            return GRAPH if self._parameter_target(bound) else self._iterated(bound, depth)
         definitions = self.values.reaching_definitions(name)
         if not definitions or self._mutated_here(name):
             return UNKNOWN
@@ -355,9 +358,21 @@ class GradientFlow:
             return NONE
         if self._parameter_target(definition.node):
             return GRAPH
+        if isinstance(definition.node, ast.Name) and self._iterated(definition.node, depth).state is State.GRAPH:
+            return GRAPH  # `v` of `for v in values`, values carrying a graph
         unpacked = self._unpacked_from(definition.node)
-        if unpacked is not None and _is_none(self._flow(unpacked, depth + 1)):
-            return NONE  # `x, y = batch`: parts of a value without a graph have none
+        flow = self._flow(unpacked, depth + 1) if unpacked is not None else None
+        if flow is not None and (flow.state is State.GRAPH or _is_none(flow)):
+            return flow  # `x, y = batch`, `logits, aux = model(x)`: the parts of a value share its flow
+        return UNKNOWN
+
+    def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
+        """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
+        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`)."""
+        loop = self.ctx.scopes.parent(target)
+        if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target and isinstance(loop.iter, ast.Name):
+            flow = self._flow(loop.iter, depth + 1)
+            return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN
 
     def _passed(self, definition, depth: int) -> Flow | None:
@@ -467,6 +482,8 @@ class GradientFlow:
         cut = self._cut_by_callee(call, arguments, depth)
         if cut is not None:
             return cut
+        if isinstance(func, ast.Name) and func.id == "self" and self._in_module_class(call):
+            return GRAPH  # `self(x)` in a method of a module: its own forward
         callee = self.module_kind(func)
         if callee is State.GRAPH:
             return GRAPH
@@ -474,15 +491,17 @@ class GradientFlow:
             return operands([self._flow(a, depth + 1) for a in arguments])
         if self._is_module_constructor(call):
             return GRAPH  # the module object: its parameters carry gradients
+        if isinstance(func, ast.Name) and name is None and (self._flow(func, depth + 1) or UNKNOWN).state is State.GRAPH:
+            return GRAPH  # a module passed in (`center_fn(feats, labels)` given a `CenterLoss()`)
         if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
             return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
         return UNKNOWN
 
     def _cut_by_callee(self, call: ast.Call, arguments: list[ast.AST], depth: int) -> Flow | None:
-        """The flow of a call of a project callee that cuts what it is given: NONE, cut at the call; None
-        for any other call (what it returns otherwise is left to the rest of the flow)."""
-        found = self._callee(call)
+        """The flow of a call of a project callee that cuts what it is given: NONE, cut at the call; GRAPH
+        when what it returns carries one; None for any other call (left to the rest of the flow)."""
+        found = self.callee(call)
         if found is None:
             return None
         callee, skips_first = found
@@ -491,7 +510,11 @@ class GradientFlow:
             for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
         }  # fmt: skip
         returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given))
+        if returned.state is State.GRAPH:
+            return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
+        if returned.state is State.NONE and returned.cuts and not own:
+            return returned  # what it was given, cut by the caller: `total_variation(pred.data)`
         if returned.state is not State.NONE or not own:
             return None
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
@@ -525,27 +548,21 @@ class GradientFlow:
         (self._stack, self._assumed, self._round, self._settled, self._low, self._changed, self._budget,
          self._binding, self.values.unbound) = state  # fmt: skip
 
-    def _callee(self, call: ast.Call) -> tuple[Callee, bool] | None:
+    def callee(self, call: ast.Call, binding=None, followed: re.Pattern[bytes] = CUT_WORDS) -> tuple[Callee, bool] | None:
         """The function of the project a call runs, and whether the call binds its first parameter itself:
-        a function (`helper(x)`, imported), a method (`self.helper(x)`), or the `forward` (or `__call__`) of
-        an instance of a project class (`criterion(pred, y)`, passed in by a call site)."""
+        a function (`helper(x)`, imported), a method (`self.helper(x)`), or a method of an object of a
+        project class (`criterion(pred, y)` runs its `forward` or `__call__`, `model.compute_loss(x)`), the
+        object found by points-to, under `binding` (default: the call site the question is asked for).
+        `followed`: what another module must mention to be read (default: a cut)."""
         func = call.func
         if isinstance(func, ast.Name) or is_self_attribute(func):
-            found = self._resolver.resolve(call, followed=CUT_WORDS)
+            found = self._resolver.resolve(call, followed=followed)
             if found is not None:
                 return found, isinstance(func, ast.Attribute)
-        elif not isinstance(func, ast.Attribute):
-            return None
-        view = self.ctx.analysis(ProjectView)
-        binding = None if isinstance(self._binding, Given) else self._binding
-        value = self.values.value(func, binding=binding)
-        qualified = view.instance_class(value) if value is not None else None  # `ImageGradientLoss().to(device)`
-        found = (view.forward_of(qualified) or view.class_summary(qualified)) if qualified else None
-        if found is None or (view.index is not None and not view.index.mentions(found[0].name, CUT_WORDS)):
-            return None
-        ctx, cls = found[1].definition()
-        method = (own_method(cls, "forward") or own_method(cls, "__call__")) if cls is not None else None
-        return (Callee(method, ctx), True) if method is not None else None
+        binding = binding or self._binding
+        binding = None if isinstance(binding, Given) else binding
+        method = method_called(self.ctx, call, binding, followed=followed)
+        return (method, True) if method is not None else None
 
     @cached_property
     def _resolver(self) -> CallResolver:
@@ -603,12 +620,18 @@ class GradientFlow:
             return State.NONE if name.endswith("Loss") or name in PARAMETERLESS else State.UNKNOWN
         return State.UNKNOWN
 
+    def _in_module_class(self, node: ast.AST) -> bool:
+        cls = self.ctx.scopes.enclosing_class(node)
+        return cls is not None and cls.name in self.module_classes
+
     def _is_module_constructor(self, call: ast.Call) -> bool:
         """`Net()` for a module class of this file, or a torch.nn layer with parameters."""
         func = call.func
         if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.analysis(Names).is_own_or_local(func):
             return True
         name = canonical_class(self.ctx.qualified_name(func))
+        if name and not name.startswith("torch.") and self.ctx.project is not None and self.ctx.analysis(ProjectView).is_module_class(name):
+            return True  # a module class of another module of the project
         if name in CONTAINERS:
             return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)
         return name in PARAMETRISED
@@ -688,10 +711,11 @@ def holder(ctx, node: ast.AST, binding) -> Holder:
     return Holder(ctx, binding, "")
 
 
-def describe_cut(ctx, cut: ast.AST, binding) -> str:
-    """A cut as messages name it: "`x.detach()` (line 12)", "(main.py:12)" for a cut a caller made, and for
-    a call of a project callee that cuts, where it does: "(line 12: `Loss.forward` cuts at loss.py:14)"."""
-    found = holder(ctx, cut, binding)
+def describe_cut(ctx, cut: ast.AST, binding, found: Holder | None = None) -> str:
+    """A cut as messages name it: "`x.detach()` (line 12)", "(main.py:12)" for a cut a caller made (or a
+    callee: `found`), and for a call of a project callee that cuts, where it does: "(line 12:
+    `Loss.forward` cuts at loss.py:14)"."""
+    found = found or holder(ctx, cut, binding)
     text = one_line(found.ctx.text(cut), 60, keep_end=True)
     inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
     within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {inner.place}" if inner else ""

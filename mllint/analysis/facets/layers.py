@@ -25,6 +25,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
@@ -206,14 +207,29 @@ class ModeLayers:
                 if any(isinstance(t, ast.Attribute) for t in targets):  # `self.body = nn.Sequential(...)`
                     calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call) and self._builds_a_class(c)]
                     found += [self.of_constructor(c) for c in calls]
+                    if self._passed_in(node.value) and any(t.attr in self._called_attributes(cls) for t in targets if isinstance(t, ast.Attribute)):
+                        found.append(None)  # `self.head = head`, then `self.head(x)`: a module handed in, of any class
         return self._combine(found)
+
+    def _passed_in(self, value: ast.AST) -> bool:
+        """Is `value` a parameter of the function it is read in (a module its caller hands in)?"""
+        function = self.ctx.scopes.enclosing_function(value)
+        return isinstance(value, ast.Name) and function is not None and value.id in {a.arg for a in parameters(function)}
+
+    def _called_attributes(self, cls: ast.ClassDef) -> set[str]:
+        """The attributes of `self` a class calls (`self.head(x)`)."""
+        return {
+            call.func.attr for call in self.ctx.index.within(cls, ast.Call)
+            if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+        }  # fmt: skip
 
     def _elements(self, container: ast.Call) -> list[Layer | None]:
         values = [*container.args, *(k.value for k in container.keywords)]
         listed = [self._listed(v.value, container) for v in values if isinstance(v, ast.Starred)]
         values = [v for v in values if not isinstance(v, ast.Starred)] + [v for found in listed if found for v in found]
         calls = [n for v in values for n in ast.walk(v) if isinstance(n, ast.Call) and self._builds_a_class(n)]
-        return [self.of_constructor(c) for c in calls] + [None for found in listed if found is None]
+        passed = [None for v in values if self._passed_in(v)]  # `nn.ModuleList(encoders)`: modules handed in
+        return [self.of_constructor(c) for c in calls] + [None for found in listed if found is None] + passed
 
     def _listed(self, name: ast.AST, container: ast.Call) -> list[ast.AST] | None:
         """`nn.Sequential(*layers)`: what the function put in its local `layers` (assigned a list or a

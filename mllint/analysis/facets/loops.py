@@ -33,7 +33,7 @@ from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
 from mllint.analysis.objects.constants import call_constants, fold, passes_self
 from mllint.analysis.objects.call_sites import built, makers, site_constants
-from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
@@ -76,6 +76,12 @@ BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
 GRADIENT_READERS = frozenset({"unscale_"})
+# Methods that read their object and leave every gradient as it is: a call of one on an optimizer or a
+# model (`{"opt": opt.state_dict()}` in a checkpoint) does not hide a clear.
+GRADIENT_NEUTRAL = frozenset({
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+    "children", "named_children", "get_last_lr", "get_lr", "train", "eval",
+})  # fmt: skip
 
 
 class SchedulerClass(NamedTuple):
@@ -357,6 +363,40 @@ class TrainingLoops:
         if call not in self._owned:
             self._owned[call] = self._step_owners(call)
         return self._owned[call]
+
+    def cleared_part(self, step: Event, clear: Event) -> str | None:
+        """When the optimizer of a step (of the linted file) updates a whole model and a clear clears one of
+        its submodules (`model.module.backbone.zero_grad()` with `SGD(net.parameters())` built for the same
+        model, through builders and wrappers as the objects layer follows them): the model as the clear
+        spells it (`model.module`); None otherwise."""
+        call, cleared = step.node, clear.node
+        if step.path is not None or clear.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
+            return None
+        scaled = SCALER_NAME.search(_text(call.func.value)) and call.args
+        made = built(self.ctx, call.args[0] if scaled else call.func.value)
+        if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
+            return None
+        ctx, constructor = made[0]
+        params = constructor.args[0] if constructor.args else None
+        if not (isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute) and params.func.attr == "parameters"):
+            return None
+        objects = self.ctx.analysis(Objects)
+
+        def made(found) -> set:  # what made the objects, wherever the builder that made them was called
+            return {(obj.kind, id(obj.node), obj.name) for obj in found or () if obj is not NONE}
+
+        owners = made(objects._of(ctx).points_to(params.func.value))
+        whole = cleared.func.value
+        if not owners or owners & made(objects.points_to(whole)):
+            return None
+        part = whole.value
+        while isinstance(part, (ast.Attribute, ast.Name)):
+            if made(objects.points_to(part)) & owners:
+                return self.ctx.text(part)
+            part = part.value if isinstance(part, ast.Attribute) else None
+        return None
 
     def _step_owners(self, call: ast.Call) -> Owners | None:
         scaled = SCALER_NAME.search(_text(call.func.value)) and call.args  # scaler.step(optimizer)
@@ -672,7 +712,7 @@ class TrainingLoops:
         callee = m.resolver.resolve(call, at) or self._method_callee(m, call)
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call):
+            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call) and call.func.attr not in GRADIENT_NEUTRAL:
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
             if not arguments:

@@ -1,4 +1,10 @@
-"""The signed terms of a backpropagated loss, and the ones whose sign is a known mistake.
+"""The terms of a backpropagated loss, with their signs, and the ones whose sign is a known mistake.
+
+`summands(ctx, loss, binding)` writes a loss as the terms it sums, wherever they are computed: across
+`+`/`-`, through the assignments of a name (`+=` adds one), and into the functions of the project that
+return the loss or a part of it (`loss = model(x, y)` whose `forward` returns `task + beta * reg`, `loss,
+logs = elbo_loss(...)`, `criterion(outputs, y)` of a plain class's `__call__`, `model.compute_loss(x)`),
+each term read in its own file, its function's parameters holding the flows the call gives them.
 
 `signed_terms` writes a loss as a sum of terms with signs, through single local assignments, unary minus,
 sums and differences, reductions (`.mean()`, `torch.sum`) and scalings by coefficients (`ent_coef *
@@ -17,9 +23,12 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.facets.objectives import REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -28,14 +37,19 @@ from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)
 ENTROPY_NAME = re.compile(r"entrop|^ent$|^ent_|_ent$", re.IGNORECASE)
 NEGATED_NAME = re.compile(r"neg_?entrop|negentrop|entropy_loss", re.IGNORECASE)  # the sign the name does not say
-POLICY_TEXT = re.compile(r"pg_|policy|actor|surr|adv|ratio", re.IGNORECASE)
+POLICY_TEXT = re.compile(r"pg_|pg$|policy|actor|surr|adv|ratio", re.IGNORECASE)
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|pi\b", re.IGNORECASE)
-LOG_TEXT = re.compile(r"log", re.IGNORECASE)
+LOG_TEXT = re.compile(r"log(?!it)", re.IGNORECASE)  # not `logits`
+LOG_PROBABILITY = re.compile(r"log_?prob|log_?pi\b|log_softmax", re.IGNORECASE)
 # WGAN: the critic, the generator, generated samples, and what keeps a value's sign.
 CRITIC_NAME = re.compile(r"^(D|netD|net_d|netd|D_\w+|critic\w*|disc|discriminator\w*|dis|model_d)$")
 GENERATOR_NAME = re.compile(r"^(G|netG|net_g|netg|G_\w+|gen|generator\w*|model_g)$")
 FAKE_NAME = re.compile(r"fake|gen_|generated", re.IGNORECASE)
 SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsqueeze"})
+# What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
+SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc")
+MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
 TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
 
@@ -45,32 +59,190 @@ class Term:
     sign: int
     node: ast.AST
     through: tuple[str, ...] = ()  # the names the term was reached through, outermost first
-    uses: tuple[ast.AST, ...] = ()  # where each of those names is read
+    uses: tuple[ast.AST, ...] = ()  # where each of those names (and calls) of the linted file is read
+    ctx: object = None  # the file holding `node` when it is a callee's (None: the linted file)
+    path: str = ""  # that file as findings show it
+    added: tuple | None = None  # (node, path): where a callee adds the term into the sum it returns
+    caller: tuple | None = None  # (the callee, its arguments by parameter, the caller's `Term`) in a callee
+
+
+@dataclass(frozen=True)
+class Summand:
+    """A term of a loss, in the file that computes it."""
+
+    node: ast.AST
+    ctx: object  # the file whose tree holds `node`
+    binding: object  # what that file's parameters hold: the question's call site, or a callee's `Given`
+    call: ast.Call | None = None  # the linted file's call the term was reached through (None: its own term)
+    callee: str = ""  # the function that returns it (`OrthoClassifier.forward`)
+    path: str = ""  # the callee's file as findings show it ("" for the linted file)
+
+
+def summands(ctx, loss: ast.AST, binding=None) -> list[Summand]:
+    """The terms `loss` sums. Breadth first, each expression once, at the fewest steps that reach it:
+    however many ways lead to a term (`loss += ...` under N flags), it costs one visit."""
+    found: list[Summand] = []
+    seen = {loss}
+    pending = [(Summand(loss, ctx, binding), None, 0, 0)]
+    while pending:
+        item, index, depth, calls = pending.pop(0)
+        parts = _parts(item, index, calls) if depth < MAX_SUM_DEPTH else None
+        if parts is None:
+            found.append(item)
+            continue
+        for part, part_index, deeper in parts:
+            if part.node not in seen:
+                seen.add(part.node)
+                pending.append((part, part_index, depth + 1, calls + deeper))
+    return found
+
+
+def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, int | None, int]] | None:
+    """What a term sums, with the element of a returned tuple taken (None: it is a term itself)."""
+    expr, ctx = item.node, item.ctx
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
+        return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
+    if isinstance(expr, ast.Call) and index is None and _summed_list(ctx, expr) is not None:
+        return [(_within(item, e), None, 0) for e in _summed_list(ctx, expr)]
+    if isinstance(expr, ast.Call) and calls < MAX_CALLS:
+        return _returned(item, index)
+    element = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
+    if isinstance(element, int) and isinstance(expr.value, ast.Call) and index is None:  # `f(...)[0]`, `loss, logs = f(...)`
+        return [(_within(item, expr.value), element, 0)]
+    if not isinstance(expr, ast.Name) or index is not None:
+        return None
+    parts = []
+    for definition in ctx.analysis(ValueKinds).reaching_definitions(expr):
+        if position(definition.node) > position(expr):
+            continue  # from the previous iteration (`loss = loss.detach()` after its backward)
+        statement = ctx.scopes.parent(definition.node)
+        if definition.value is not None:
+            parts.append((_within(item, definition.value), None, 0))
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
+            parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
+    return parts or None
+
+
+def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
+    """The items `sum(terms)` adds: the list literal `terms` is bound to, and what is appended to it in
+    the same function (`terms.append(lam * center_loss)`)."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
+        return None
+    terms = call.args[0]
+    assigned = ctx.analysis(ValueKinds).reaching_values(terms)
+    if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
+        return None
+    function = ctx.scopes.enclosing_function(call)
+    appended = [
+        c.args[0] for c in ctx.index.within(function or ctx.tree, ast.Call)
+        if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
+        and isinstance(c.func.value, ast.Name) and c.func.value.id == terms.id
+    ]  # fmt: skip
+    return [*assigned[0].elts, *appended]
+
+
+def _within(item: Summand, node: ast.AST) -> Summand:
+    return Summand(node, item.ctx, item.binding, item.call, item.callee, item.path)
+
+
+def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | None, int]] | None:
+    """The terms a function of the project returns for a call: what each `return` gives (its `index`-th
+    element when the caller unpacks a tuple), read in the callee's file under the flows the call gives."""
+    call, ctx = item.node, item.ctx
+    flows = ctx.analysis(GradientFlow)
+    found = flows.callee(call, item.binding)
+    returned = returned_expressions(found[0].function.body) if found is not None else None
+    if not returned:
+        return None
+    callee, skips_first = found
+    given = Given(callee.function, {
+        name: flows.flow(argument, item.binding)
+        for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
+    })  # fmt: skip
+    if index is not None:
+        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    cls = callee.ctx.scopes.enclosing_class(callee.function)
+    name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
+    path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
+    outer = item.call if item.call is not None else call
+    return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+
+
+def factors(term: ast.AST) -> list[ast.AST]:
+    """`beta * kl.item()` -> `beta`, `kl.item()`; `-x / n` -> `x`, `n`."""
+    if isinstance(term, ast.UnaryOp) and isinstance(term.op, ast.USub):
+        return factors(term.operand)
+    if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
+        return factors(term.left) + factors(term.right)
+    return [term]
 
 
 def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
-    values = ctx.analysis(ValueKinds)
+    """The terms `expr` sums with their signs, into the project functions that return them (`loss =
+    ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`), each read in its own file."""
     found: list[Term] = []
-    pending: list = [(expr, sign, (), (), 0)]
+    pending: list = [(expr, sign, (), (), 0, Term(sign, expr), 0)]
     while pending:
-        node, sign, through, use, depth = pending.pop()
+        node, sign, through, use, depth, home, calls = pending.pop()
+        here = home.ctx or ctx
+        values = here.analysis(ValueKinds)
+        term = Term(sign, node, through, use, home.ctx, home.path, home.added)
         if depth > MAX_DEPTH:
-            found.append(Term(sign, node, through, use))
+            found.append(term)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1))
+            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-            pending.append((node.left, sign, through, use, depth + 1))
-            pending.append((node.right, -sign if isinstance(node.op, ast.Sub) else sign, through, use, depth + 1))
+            for operand, operand_sign in ((node.left, sign), (node.right, -sign if isinstance(node.op, ast.Sub) else sign)):
+                added = home if home.ctx is None or home.added else replace(home, added=(operand, home.path))
+                pending.append((operand, operand_sign, through, use, depth + 1, added, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node) is not None:
-            term, factor = _scaled(node)
-            pending.append((term, sign * factor_sign(ctx, factor), through, use, depth + 1))
-        elif _reduced(ctx, node) is not None:
-            pending.append((_reduced(ctx, node), sign, through, use, depth + 1))
+            inner, factor = _scaled(node)
+            pending.append((inner, sign * factor_sign(here, factor), through, use, depth + 1, home, calls))
+        elif _reduced(here, node) is not None:
+            pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
+        elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
+            argument, caller = passed  # what the call gives a parameter, read in the caller's file
+            pending.append((argument, sign, through, use, depth + 1, replace(caller, added=home.added), calls))
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
-            pending.append((assigned[0], sign, (*through, node.id), (*use, node), depth + 1))
+            pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
+        elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
+            entered = (*use, node) if home.ctx is None else use
+            pending += [(r, sign, through, entered, depth + 1, replace(callee, added=home.added), calls + 1) for r, callee in returned]
         else:
-            found.append(Term(sign, node, through, use))
+            found.append(term)
     return found
+
+
+def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]] | None:
+    """What the project function a call runs returns (the element a caller unpacks: `f(...)[2]`), each
+    with the file it is in (as a `Term` holding `ctx` and `path`)."""
+    index = None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        node, index = node.value, node.slice.value
+    found = ctx.analysis(GradientFlow).callee(node, followed=SIGNED_WORDS) if isinstance(node, ast.Call) else None
+    if found is None or found[0].function.name == "forward":
+        return None  # a module's output is a term itself (`D(fake)`)
+    returned = returned_expressions(found[0].function.body)
+    if not returned:
+        return None
+    if index is not None:
+        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    callee = found[0].ctx
+    path = home.path if callee is ctx else ctx.analysis(ProjectView).display_path(callee.real_path or callee.path)
+    arguments = bind_arguments(node, found[0].function, found[1])
+    caller = (found[0].function, arguments, home)
+    return [(r, Term(0, r, ctx=callee, path=path, caller=caller)) for r in returned] or None
+
+
+def _passed(values: ValueKinds, name: ast.Name, home: Term) -> tuple[ast.AST, Term] | None:
+    """The argument a callee's parameter holds at the call the term was reached through, and the caller."""
+    if home.caller is None:
+        return None
+    function, arguments, caller = home.caller
+    definitions = values.reaching_definitions(name)
+    if len(definitions) != 1 or definitions[0].node is not function or arguments.get(name.id) is None:
+        return None
+    return arguments[name.id], caller
 
 
 def _scaled(product: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
@@ -88,6 +260,8 @@ def _is_coefficient(node: ast.AST) -> bool:
         return _is_coefficient(node.operand)
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return bool(COEFFICIENT.search(node.slice.value))  # `cfg["ent_coef"]`
     last = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
     return bool(last) and bool(COEFFICIENT.search(last))
 
@@ -104,16 +278,17 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
 
 def entropy_sign(ctx, term: Term) -> int:
     """+1 when the term is an entropy, -1 when it is a negative entropy, 0 when it is neither."""
-    node = term.node
+    node, ctx = term.node, term.ctx or ctx
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "entropy":
         return 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        texts = (ctx.text(node.left), ctx.text(node.right))
+        texts = (_made_text(ctx, node.left), _made_text(ctx, node.right))
         if any(PROBABILITY_TEXT.search(a) and LOG_TEXT.search(b) and not LOG_TEXT.search(a) for a, b in (texts, texts[::-1])):
             return -1  # `p * log p`
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
-    logs = bool(LOG_TEXT.search(ctx.text(node))) and not PROBABILITY_TEXT.search(ctx.text(node))
+    text = ctx.text(node)
+    logs = bool(LOG_PROBABILITY.search(text)) or (bool(LOG_TEXT.search(text)) and not PROBABILITY_TEXT.search(text))
     if last and ENTROPY_NAME.search(last) and not NEGATED_NAME.search(last):
         return -1 if logs else 1  # `entropy = dist.entropy()`, or unpacked from the policy's evaluation
     if logs and any(ENTROPY_NAME.search(n) for n in term.through):
@@ -121,10 +296,16 @@ def entropy_sign(ctx, term: Term) -> int:
     return 0
 
 
+def _made_text(ctx, node: ast.AST) -> str:
+    """A factor's text, or for a name assigned once, its value's (`p` of `p = F.softmax(logits, -1)`)."""
+    assigned = ctx.analysis(ValueKinds).reaching_values(node) if isinstance(node, ast.Name) else None
+    return ctx.text(assigned[0]) if assigned is not None and len(assigned) == 1 else ctx.text(node)
+
+
 def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
     """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
     terms = signed_terms(ctx, loss)
-    if not any(POLICY_TEXT.search(ctx.text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
+    if not any(POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
         return None
     return next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
 

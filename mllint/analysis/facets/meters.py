@@ -1,11 +1,13 @@
 """Meters and training steps: what keeps a loss, or hands it back, across the calls of a loop.
 
 `kept_argument(ctx, call, argument)` answers, for a call `meter.update(loss, n)` of the linted file where
-`meter` is an instance of a project class (built where the file says, by a project helper, or passed by a
-call site), into which attribute the called method accumulates `argument`: `self.sum += val * n`,
-`self.sum = self.sum + val`, `self.values.append(val)`. Not when the method cuts it first (`val.item()`,
-`float(val)`, `val.detach()`, `.data`) or rebinds the parameter; unknown (None) when the class, the method
-or the binding is unknown (library meters such as torchmetrics' are never read).
+`meter` is an object of a project class (found by points-to: built where the file says, by a project
+helper, held in a container, or passed by a call site), into which attribute the called method
+accumulates a value that carries the graph of `argument`: `self.sum += val * n`, `self.sum = self.sum +
+val`, `self.values.append(F.mse_loss(pred, target))`, `for v in values: self.sum += v` for `update([loss])`.
+The gradient flow of the accumulated value decides, the parameter given a graph: not when the method cuts
+it (`val.item()`, `float(val)`, `pred.detach()` first, `(pred.argmax(1) == y).sum()`); unknown (None) when
+the class, the method or the binding is unknown (library meters such as torchmetrics' are never read).
 
 `returned_loss(ctx, value)` answers, for a value of the linted file taken from a call of a function or
 method of the project (`loss = trainer.train_step(batch)`, `loss, acc = step(...)`, `logs["loss"]` of
@@ -17,9 +19,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.program.callers import constructions
+from mllint.analysis.objects.callees import method_called
+from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
-from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
@@ -27,9 +30,10 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds
 
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
-CUT_ATTRIBUTES = frozenset({"data"})
 CUT_BUILTINS = frozenset({"float", "int"})
 APPENDS = frozenset({"append", "extend", "insert"})
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+ANY_KEY = object()  # a value of a returned dict under any key
 
 
 @dataclass(frozen=True)
@@ -41,28 +45,32 @@ class Kept:
 
 
 def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
-    func = call.func
-    if not isinstance(func, ast.Attribute):
+    """Into which attribute the method `call` runs on an object of a project class accumulates a value
+    that carries the graph of `argument` (an item of it, for a list: `meter.update([loss])`)."""
+    if not isinstance(call.func, ast.Attribute):
         return None
-    view = ctx.analysis(ProjectView)
-    for (builder, constructor), _ in constructions(ctx, func.value):
-        found = view.class_summary(builder.qualified_name(constructor.func) or "")
-        if found is None:
+    for method, _ in per_call_site(ctx, call.func.value, lambda binding: method_called(ctx, call, binding)):
+        bound = bind_arguments(call, method.function, skips_first=True)
+        parameter = next((name for name, value in bound.items() if value is argument or _item_of(value, argument)), None)
+        if parameter is None:
             return None
-        class_ctx, cls = found[1].definition()
-        method = own_method(cls, func.attr) if cls is not None else None
-        if method is None:
-            return None
-        bound = bind_arguments(call, method, skips_first=True)
-        parameter = next((name for name, value in bound.items() if value is argument), None)
-        if parameter is None or _rebinds(method, parameter):
-            return None
-        for statement in ast.walk(method):
-            attribute = _accumulates(class_ctx, statement, parameter)
-            if attribute is not None:
-                return Kept(cls.name, attribute, view.display(found[0]), statement.lineno)
+        flows = method.ctx.analysis(GradientFlow)
+        live, dead = (Given(method.function, {parameter: flow}) for flow in (GRAPH, NONE))
+        for statement in ast.walk(method.function):
+            found = _accumulates(statement)
+            if found is None:
+                continue
+            attribute, value = found
+            if flows.flow(value, live).state is State.GRAPH and flows.flow(value, dead).state is not State.GRAPH:
+                cls = method.ctx.scopes.enclosing_class(method.function)
+                path = "" if method.ctx is ctx else ctx.analysis(ProjectView).display_path(method.ctx.real_path or method.ctx.path)
+                return Kept(cls.name if cls is not None else method.function.name, attribute, path, statement.lineno)
         return None
     return None
+
+
+def _item_of(value: ast.AST | None, argument: ast.AST) -> bool:
+    return isinstance(value, (ast.List, ast.Tuple)) and any(e is argument for e in value.elts)
 
 
 @dataclass(frozen=True)
@@ -92,9 +100,12 @@ class StepReturns:
             value, key = value.value, value.slice.value
         index, call = None, value
         if isinstance(value, ast.Name):
-            definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
+            definitions = [d for d in self.ctx.analysis(ValueKinds).reaching_definitions(value) if self._visible(d.node, value)]
             if len(definitions) != 1:
                 return None
+            holder = _dict_value_of(self.ctx, definitions[0].node)
+            if holder is not None:  # `v` of `for k, v in out.items()`, `out = step(...)`: any of its values
+                return self.returned(ast.Subscript(value=holder, slice=ast.Constant(value=ANY_KEY)))
             call, index = _assigned_call(self.ctx, definitions[0].node)
         found = self._callee(call) if isinstance(call, ast.Call) else None
         if found is None:
@@ -103,14 +114,18 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
-            part = _part(returned, index, key)
-            for loss in losses if isinstance(part, ast.Name) else ():
+            for part, loss in ((p, b) for p in _parts(returned, index, key) if isinstance(p, ast.Name) for b in losses):
                 if cctx.scopes.enclosing_function(loss) is function and same_tensor(values, part, loss):
                     cls = cctx.scopes.enclosing_class(function)
                     name = f"{cls.name}.{function.name}" if cls is not None else function.name
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     return Returned(name, path, loss.lineno)
         return None
+
+    def _visible(self, target: ast.AST, use: ast.AST) -> bool:
+        """Is a binding seen at `use`: not the target of a comprehension around something else?"""
+        comprehension = next((a for a in self.ctx.scopes.ancestors(target) if isinstance(a, COMPREHENSIONS)), None)
+        return comprehension is None or comprehension in set(self.ctx.scopes.ancestors(use))
 
     def _callee(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """(its module's context, the function) a call runs: a function of the project, `self.method(...)`,
@@ -155,19 +170,34 @@ def _assigned_call(ctx, target: ast.AST) -> tuple[ast.AST | None, int | None]:
     return (parent.value, None) if isinstance(parent, ast.Assign) and parent.targets == [target] else (None, None)
 
 
-def _part(returned: ast.AST, index: int | None, key) -> ast.AST | None:
-    """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`."""
+def _parts(returned: ast.AST, index: int | None, key) -> list[ast.AST]:
+    """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`
+    (each value for `ANY_KEY`)."""
     if index is not None:
         ok = isinstance(returned, ast.Tuple) and index < len(returned.elts)
         returned = returned.elts[index] if ok else None
     if key is not None and isinstance(returned, ast.Dict):
-        return next((v for k, v in zip(returned.keys, returned.values) if isinstance(k, ast.Constant) and k.value == key), None)
-    return returned if key is None else None
+        return [v for k, v in zip(returned.keys, returned.values) if key is ANY_KEY or (isinstance(k, ast.Constant) and k.value == key)]
+    return [returned] if key is None and returned is not None else []
 
 
-def _accumulates(ctx, statement: ast.AST, parameter: str) -> str | None:
-    """The `self.` attribute a statement adds the parameter into, uncut: `self.sum += val * n`,
-    `self.sum = self.sum + val`, `self.values.append(val)`."""
+def _dict_value_of(ctx, target: ast.AST) -> ast.Name | None:
+    """`out` for `v` of `for k, v in out.items()` or of `for v in out.values()`."""
+    parent = ctx.scopes.parent(target)
+    pair = isinstance(parent, ast.Tuple) and len(parent.elts) == 2 and parent.elts[1] is target
+    loop = ctx.scopes.parent(parent) if pair else parent
+    if not isinstance(loop, ast.For) or loop.target is not (parent if pair else target):
+        return None
+    call = loop.iter
+    method = "items" if pair else "values"
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == method and isinstance(call.func.value, ast.Name):
+        return call.func.value
+    return None
+
+
+def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
+    """The `self.` attribute a statement adds a value into, and that value: `self.sum += val * n`,
+    `self.sum = self.sum + val`, `self.values.append(val)`, `self.sums[key] += loss[key]`."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target, value = statement.target, statement.value
     elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
@@ -177,35 +207,14 @@ def _accumulates(ctx, statement: ast.AST, parameter: str) -> str | None:
             return None
     elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         func = statement.value.func
-        if not (isinstance(func, ast.Attribute) and func.attr in APPENDS):
+        if not (isinstance(func, ast.Attribute) and func.attr in APPENDS and statement.value.args):
             return None
-        target, value = func.value, statement.value
+        target, value = func.value, statement.value.args[-1]
     else:
         return None
     if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
         target = target.value
-    if not is_self_attribute(target):
-        return None
-    uses = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == parameter]
-    return target.attr if any(not _cut(ctx, use, statement) for use in uses) else None
-
-
-def _cut(ctx, use: ast.Name, statement: ast.AST) -> bool:
-    """Does the value of `use` pass through `.item()`, `.detach()`, `.data`, `float(...)` within `statement`?"""
-    node = use
-    for parent in ctx.scopes.ancestors(use):
-        if parent is statement:
-            return False
-        if isinstance(parent, ast.Attribute) and parent.attr in CUT_ATTRIBUTES | CUT_METHODS:
-            return True
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in CUT_BUILTINS:
-            return node in parent.args
-        node = parent
-    return False
-
-
-def _rebinds(method: ast.AST, parameter: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == parameter and isinstance(n.ctx, ast.Store) for n in ast.walk(method))
+    return (target.attr, value) if is_self_attribute(target) else None
 
 
 def _same_attribute(target: ast.AST, node: ast.AST) -> bool:

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
+from mllint.analysis.objects.call_sites import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, first_parameter, is_test_path, lookup,
@@ -31,23 +32,37 @@ class CallSiteUses:
                 continue
             names = parameter_names(scope)
             names.discard(first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
-            if not self._may_call_parameters(scope, names, wanted):
+            if not self._may_call_parameters(scope, names, may_want):
                 continue
             if calling is None:
                 callers = self.call_graph().callers
                 calling = {caller for helper in self._seeing(may_want) for caller in callers.get(helper, ())}
             if scope not in calling and not self._may_note_on_parameters(scope, names, may_want):
                 continue
-            entry = [
-                use for use in self.flow(scope).uses
-                if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in names and wanted(use.call)
-            ]  # fmt: skip
-            if not entry:
+            entry, deciding = self._entry_uses(scope, names, wanted, ()), self.deciding(scope)
+            if not entry and not deciding:
                 continue
             for binding in self.ctx.analysis(Callers).bindings(scope):
-                seen = (self._seen_from(use, binding, use.key, "") for use in entry)
+                flags = self._passed_flags(binding, deciding)
+                seen = (self._seen_from(use, binding, use.key, "") for use in self._entry_uses(scope, names, wanted, flags))
                 found += [replace(use, sites=call_sites(binding)) for use in seen if use is not None]
         return found
+
+    def _entry_uses(self, scope: ast.AST, names: set[str], wanted: Callable, flags: tuple) -> list[Use]:
+        """The model calls of a function on its parameters, as its caller left them, that a rule `wanted`,
+        with the function run under the constants `flags` its call site passes (`mode="val"`)."""
+        uses = self.summary(scope, 0, flags).uses if flags else self.flow(scope).uses
+        return [
+            use for use in uses
+            if all(f.mode is Mode.ENTRY for f in use.facts) and use.key.split(".")[0] in names
+            and wanted(use.call, dict(use.constants))
+        ]  # fmt: skip
+
+    def _passed_flags(self, binding: Binding, deciding: set[str]) -> tuple:
+        """The constants a call site passes (or leaves to their defaults) for the parameters that decide
+        the function's branches."""
+        found = binding_constants(self.ctx, binding)
+        return tuple(sorted(((k, v) for k, v in found.items() if k in deciding), key=str))
 
 
     def _may_call_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
@@ -87,16 +102,17 @@ class CallSiteUses:
         if all(f.mode is Mode.ENTRY for f in facts):
             if binding.outer is None or not isinstance(scope, FUNCTIONS):
                 return None
-            deeper = Use(use.call, site, scope, key, facts)
+            deeper = Use(use.call, site, scope, key, facts, constants=use.constants)
             return self._seen_from(deeper, binding.outer, own_key, f", through `{scope.name}` ({binding.place}){through}")
         if any(f.mode is Mode.ENTRY for f in facts) or all(f.mode is Mode.UNKNOWN for f in facts):
             return None  # partly the caller's own entry, or unknown: the call site tells nothing
+        known = self.of_module(caller).homes  # what the caller's flow took from other modules' code
         for node in [site, scope, *(n for f in facts for n in (f.site, f.origin, f.built) if n is not None)]:
-            self.homes[node] = caller
+            self.homes[node] = known.get(node, caller)
         if common_built(facts) is None and binding.outer is not None and isinstance(scope, FUNCTIONS):
             facts, built = self._built_by_callers(facts, binding.outer, scope, key)
             through += f" (`{key}` is {self.describe(built)}, passed at {binding.outer.place})" if built is not None else ""
-        return Use(use.call, site, scope, key, facts, own_key, through)
+        return Use(use.call, site, scope, key, facts, own_key, through, constants=use.constants)
 
 
     def _built_by_callers(self, facts: frozenset, binding: Binding, scope: ast.AST, key: str):

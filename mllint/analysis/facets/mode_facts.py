@@ -24,6 +24,7 @@ MAX_ROUNDS = 8  # loop fixpoint iterations
 MAX_CONTEXTS = 4  # sets of constants a function is summarized under (`Modes.summary`)
 GRAD_OFF = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+GRAD_MODES = GRAD_OFF | SET_GRAD_ENABLED | {"torch.enable_grad", "torch.autograd.enable_grad"}  # decorators that run the body
 # nn.Module methods that return the module itself and keep its mode.
 SAME_MODULE = RETURNS_RECEIVER - {"train", "eval"}
 # nn.Module methods that leave the mode alone.
@@ -49,8 +50,9 @@ ACTING = (
 )  # fmt: skip
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What another module of the project must mention for a call of its functions to be followed: a switch of
-# mode. Elsewhere the call stays unknown (reading every module a loop calls into costs too much).
-FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(")
+# mode, or a model loaded in eval mode. Elsewhere the call stays unknown (reading every module a loop calls
+# into costs too much).
+FOLLOWED_MODULES = re.compile(rb"\.eval\(|\.train\(|\.from_pretrained\(")
 
 
 
@@ -111,6 +113,7 @@ class FlowFacts:
 
 @dataclass
 class Targets:
+    loop: ast.AST | None = None
     breaks: list = field(default_factory=list)
     continues: list = field(default_factory=list)
 
@@ -256,6 +259,31 @@ def is_items(value: ast.AST | None, size: int) -> bool:
         isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == size
         and not any(isinstance(e, ast.Starred) for e in value.elts)
     )  # fmt: skip
+
+
+def last_round_arm(statement: ast.AST, loop: ast.AST | None) -> list | None:
+    """The arm of an `if` in a loop's body that runs in the loop's last round only (`if step ==
+    len(loader) - 1:` in `for step, batch in enumerate(loader)`, `if i + 1 == n:` in `for i in
+    range(n)`; the `else` of `!=`): after it the loop ends, so what it does never reaches a later round."""
+    if not isinstance(statement, ast.If) or not isinstance(loop, (ast.For, ast.AsyncFor)) or statement not in loop.body:
+        return None
+    test = statement.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    iterator, target = loop.iter, loop.target
+    if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name) and len(iterator.args) == 1) or iterator.keywords:
+        return None
+    if iterator.func.id == "range" and isinstance(target, ast.Name):
+        counter, length = target.id, ast.unparse(iterator.args[0])
+    elif iterator.func.id == "enumerate" and isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name):
+        counter, length = target.elts[0].id, f"len({ast.unparse(iterator.args[0])})"
+    else:
+        return None
+    sides = ast.unparse(test.left), ast.unparse(test.comparators[0])
+    last = {(counter, f"{length} - 1"), (f"{counter} + 1", length)}
+    if sides not in last and sides[::-1] not in last:
+        return None
+    return statement.body if isinstance(test.ops[0], ast.Eq) else statement.orelse
 
 
 def is_getattr(node: ast.AST) -> bool:

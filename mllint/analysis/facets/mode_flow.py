@@ -10,7 +10,7 @@ from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.facets.mode_facts import (
     ACTING, BUILTIN_NAMES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
-    State, Targets, Use, common_built, first_parameter, is_getattr, is_items, join, lookup, moved_model,
+    State, Targets, Use, common_built, first_parameter, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
@@ -37,7 +37,11 @@ class Flow:
         self._loops: list[Targets] = []
         self.self_name = first_parameter(scope) if self._is_method() else None
         self.constants: dict = constants or {}  # the loop variables of the unrolled loops around the statement
-        # run, and the parameters the call site passes constants for
+        # run, the parameters the call site passes constants for, and the flags they decide
+        for name, value in modes.flags(scope) if constants and isinstance(scope, FUNCTIONS) else ():
+            decided = fold(value, self.constants)
+            if decided is not None:
+                self.constants[name] = decided
         self.saved: dict[str, tuple[str, frozenset]] = {}  # `was = m.training`: was -> (m's key, m's facts then)
         self._keys: dict[ast.AST, str | None] = {}
         nodes = modes.own_nodes(scope, *ACTING)
@@ -189,6 +193,12 @@ class Flow:
             return state
         if isinstance(node, ast.If):
             state = self._expression(node.test, state)
+            loop = self._loops[-1].loop if self._loops else None
+            last = last_round_arm(node, loop)
+            if last is not None:  # the loop ends after that round: its state leaves the loop, as a break's
+                rest = loop.body[loop.body.index(node) + 1 :]
+                self._loops[-1].breaks.append(self._block(rest, self._block(last, state)))
+                return self._block(node.orelse if last is node.body else node.body, state)
             decided = fold(node.test, self.constants) if self.constants else None
             if decided is not None:
                 return self._block(node.body if decided else node.orelse, state)
@@ -260,7 +270,7 @@ class Flow:
             state = self._bind(node.target, frozenset({Fact(Mode.UNKNOWN)}), state)
         head = state
         for _ in range(MAX_ROUNDS):
-            self._loops.append(Targets())
+            self._loops.append(Targets(node))
             entry = self._expression(node.test, head) if isinstance(node, ast.While) else head
             end = self._block(node.body, entry)
             targets = self._loops.pop()
@@ -295,7 +305,7 @@ class Flow:
             if state is None:
                 break
             self.constants = {**outer, node.target.id: item}
-            self._loops.append(Targets())
+            self._loops.append(Targets(node))
             end = self._block(node.body, state)
             targets = self._loops.pop()
             breaks += targets.breaks
@@ -333,13 +343,39 @@ class Flow:
         mode of what is at its position, or of what the function of the file returns there (a
         construction trains, `Net().eval()` evaluates; anything else: unknown)."""
         size = len(target.elts)
-        returns = [value] if is_items(value, size) else self._returned_tuples(value, size) or []
+        returns = [value] if is_items(value, size) else self._returned_tuples(value, size)
         unknown = frozenset({Fact(Mode.UNKNOWN)})
+        if returns is None and isinstance(value, ast.Call):
+            for element in target.elts:
+                state = self._bind(element, self._built_elsewhere(element, value) or unknown, state)
+            return state
+        returns = returns or []
         for i, element in enumerate(target.elts):
             items = [r.elts[i] for r in returns]
             facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else unknown for v in items))
             state = self._bind(element, facts or unknown, state)
         return state
+
+    def _built_elsewhere(self, target: ast.AST, value: ast.Call) -> frozenset | None:
+        """The modes of what a builder of another module made, as the objects layer follows it into its
+        returns (`tok, model = load_model(cfg)`): a library model that loads in eval mode (`from_pretrained`),
+        any other module in training mode; None when one of the objects is not such a construction, or a
+        function on the way may switch its mode (`model.eval()` before `return model`)."""
+        callee = self.modes.switching_module(value)
+        made = self.modes.objects.made(target) if callee is not None else None
+        if not made or any(ctx is self.ctx for ctx, _ in made):
+            return None
+        functions = [(callee.ctx, callee.function), *((ctx, ctx.scopes.enclosing_function(call)) for ctx, call in made)]
+        if any(_switches_modes(ctx, function) for ctx, function in functions):
+            return None
+        facts = set()
+        for ctx, call in made:
+            library = library_model(ctx, call)
+            if library is None and not self.modes.of_module(ctx).builds_module(call):
+                return None
+            self.modes.homes[call] = ctx
+            facts.add(Fact(Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN, value, call, call))
+        return frozenset(facts)
 
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:
@@ -613,7 +649,7 @@ class Flow:
                 library = library_model(self.modes.ctx, value)
                 mode = Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN
                 return frozenset({Fact(mode, value, value, value)})
-            return unknown
+            return self._built_elsewhere(value, value) or unknown
         key = self.key(value)
         if key is None:
             return unknown
@@ -621,3 +657,10 @@ class Flow:
         if returned:  # the caller does not know what ENTRY meant here
             return frozenset(Fact(Mode.UNKNOWN, value) if f.mode is Mode.ENTRY else f for f in facts)
         return facts
+
+
+def _switches_modes(ctx, function: ast.AST | None) -> bool:
+    """Does a function call `.train(...)` or `.eval()` on anything?"""
+    return function is not None and any(
+        isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") for call in ctx.index.within(function, ast.Call)
+    )

@@ -36,7 +36,7 @@ from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.mode_callers import CallSiteUses
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
 from mllint.analysis.facets.mode_facts import (
-    FOLLOWED_MODULES, FUNCTIONS, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, bound_receivers, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, bound_receivers, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
@@ -92,6 +92,8 @@ class Modes(CallSiteUses):
         self._summaries: dict[tuple, Summary | None] = {}
         self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
         self._deciding: dict[ast.AST, set[str]] = {}
+        self._flags: dict[ast.AST, list[tuple[str, ast.expr]]] = {}
+        self._switching: dict[ast.Call, Callee | None] = {}
         self._in_progress: set[ast.AST] = set()
         self._flows: dict[ast.AST, FlowFacts] = {}  # scope -> what its flow found
         self._calls: CallGraph | None = None
@@ -232,7 +234,7 @@ class Modes(CallSiteUses):
             elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
                 value = value.args[0]
             else:
-                return self.builds_module(value)
+                return self.builds_module(value) or self.switching_module(value) is not None
         return reference_key(value) is not None
 
     def _passes_receivers(self, call: ast.Call) -> bool:
@@ -297,7 +299,7 @@ class Modes(CallSiteUses):
     def home(self, node: ast.AST) -> "Modes":
         """The modes of the module `node` belongs to: this file's, or another module's read from here."""
         ctx = self.homes.get(node)
-        return self if ctx is None else ctx.analysis(project_modes)
+        return self if ctx is None else self.of_module(ctx)
 
     def where(self, node: ast.AST) -> str:
         """`line 12` in this file, `engine.py:12` in another module."""
@@ -314,12 +316,16 @@ class Modes(CallSiteUses):
             name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
             imported = self.resolver is not None and name is not None and "." in name and self._passes_receivers(call)
             callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
-            if callee is None or callee.ctx is self.ctx or callee.function.decorator_list:
-                callee = None
-            elif callee.ctx.analysis(project_modes).is_generator(callee.function):
+            home = self.of_module(callee.ctx) if callee is not None and callee.ctx is not self.ctx else None
+            if home is None or home.is_generator(callee.function) or not home.runs_as_called(callee.function):
                 callee = None
             self._callees[call] = callee
         return self._callees[call]
+
+    def runs_as_called(self, function: ast.AST) -> bool:
+        """Does a call of the function run its body (no decorator, or only ones that set the gradient mode
+        around it: `@torch.no_grad()`)? Any other decorator may make it something else (`@contextmanager`)."""
+        return all(self.qualified_name(d.func if isinstance(d, ast.Call) else d) in GRAD_MODES for d in function.decorator_list)
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
@@ -334,7 +340,7 @@ class Modes(CallSiteUses):
             any(name_says_evaluation(f.name) for f in functions)
             or any(self.disables_grad(d) for f in functions for d in f.decorator_list)
             or any(
-                self.disables_grad(item.context_expr)
+                self.disables_grad(item.context_expr, may=True)
                 for with_node in self.ctx.index.of_type(ast.With, ast.AsyncWith)
                 for item in with_node.items
             )
@@ -342,12 +348,25 @@ class Modes(CallSiteUses):
 
     def may_switch_to_eval(self) -> bool:
         """A cheap test before the mode flow: is there an `.eval()`, a `.train(...)` with an argument, or a
-        `from_pretrained` (transformers returns the model in eval mode)?"""
-        return any(
+        `from_pretrained` (transformers returns the model in eval mode); or, in a file that trains, a call of
+        a function of another module that may (`validate(model, loader)` in engine.py)?"""
+        calls = self.ctx.index.of_type(ast.Call)
+        methods = [call.func.attr for call in calls if isinstance(call.func, ast.Attribute)]
+        if any(
             isinstance(call.func, ast.Attribute)
             and (call.func.attr in ("eval", "from_pretrained") or (call.func.attr == "train" and (call.args or call.keywords)))
-            for call in self.ctx.index.of_type(ast.Call)
-        )
+            for call in calls
+        ):
+            return True
+        return "backward" in methods and any(self.switching_module(call) is not None for call in calls)
+
+    def switching_module(self, call: ast.Call) -> Callee | None:
+        """The function of another module `call` runs, when its module may switch a model's mode (or load one)."""
+        if call not in self._switching:
+            name = self.qualified_name(call.func) or ""
+            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if "." in name and self.resolver else None
+            self._switching[call] = callee if callee is not None and callee.ctx is not self.ctx else None
+        return self._switching[call]
 
     def _scopes_that_set_modes(self, wanted: set[ast.AST] | None) -> list[ast.AST]:
         """The functions (and the module) where a known mode can hold: those that build a model or call
@@ -366,6 +385,9 @@ class Modes(CallSiteUses):
                 matters = used and (wanted is None or scope in wanted or (scope in calls.callers and scope in calls.handing_out))
             if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
                 setting.add(scope)
+        for scope, made in calls.calls_of.items():  # `evaluate(model, loader)`, `model = load(cfg)` of another module
+            if scope not in setting and any(self.switching_module(call) is not None for call in made):
+                setting.add(scope)
         found = closure(setting, calls.callers)
         scopes = [self.ctx.tree, *self.ctx.index.of_type(*FUNCTIONS)]
         return [s for s in scopes if s in found and (wanted is None or s in wanted)]
@@ -378,7 +400,7 @@ class Modes(CallSiteUses):
             if name_says_evaluation(f.name) or any(self.disables_grad(d) for d in f.decorator_list)
         }  # fmt: skip
         for with_node in self.ctx.index.of_type(ast.With, ast.AsyncWith):
-            if any(self.disables_grad(item.context_expr) for item in with_node.items):
+            if any(self.disables_grad(item.context_expr, may=True) for item in with_node.items):
                 holding.add(self.scopes.enclosing_function(with_node) or self.ctx.tree)
         holding = {scope for scope in holding if not self._never_evaluates(scope)}
         return closure(holding, self.call_graph().callers)
@@ -408,12 +430,15 @@ class Modes(CallSiteUses):
     @cached_property
     def optimized(self) -> dict[str, ast.AST]:
         """The keys of what the file's optimizers get the parameters of (`objects.Objects.optimized`), with
-        the function (or module) that builds the optimizer."""
-        return {
-            self.key(owner, scope): scope
-            for owner in self.objects.optimized()
-            for scope in [self.scopes.enclosing_function(owner) or self.ctx.tree]
-        }  # fmt: skip
+        the function (or module) that builds the optimizer: as that function names it (`model` for its
+        parameter) and as the object it is anywhere (what `self.model` holds in another method)."""
+        found = {}
+        for owner in self.objects.optimized():
+            scope = self.scopes.enclosing_function(owner) or self.ctx.tree
+            for key in (self.key(owner, scope), self.objects.key(owner, None)):
+                found.setdefault(key, scope)
+        found.pop(None, None)
+        return found
 
     def frozen(self, use: Use) -> bool:
         """Is the model of a use one that no optimizer updates while the optimizers at hand update others:
@@ -423,7 +448,10 @@ class Modes(CallSiteUses):
         if use.own_key or "{" in key:
             return False
         updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
-        return bool(updated) and not any(k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated)
+        keys = {key, self.objects.key(called_receiver(use.call), None) if self.home(use.call) is self else None} - {None}
+        return bool(updated) and not any(
+            k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated for key in keys
+        )  # fmt: skip
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it
@@ -468,8 +496,24 @@ class Modes(CallSiteUses):
                 and (isinstance(call.func, ast.Attribute) and call.func.attr == "train" or self.qualified_name(call.func) in SET_GRAD_ENABLED)
                 for argument in call.args[:1]
             ]  # fmt: skip
-            self._deciding[function] = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) and n.id in names}
+            named = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name)}
+            for flag, value in reversed(self.flags(function)):  # `is_train = mode == "train"` decides by `mode`
+                if flag in named:
+                    named |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            self._deciding[function] = named & names
         return self._deciding[function]
+
+    def flags(self, function: ast.AST) -> list[tuple[str, ast.expr]]:
+        """The names a function binds once, in its own body, to a test (`is_train = mode == "train"`, `not
+        training`), in order: under constants passed for what the test reads, they are constants too."""
+        if function not in self._flags:
+            stored = [n.id for n in self.own_nodes(function, ast.Name, stored=True)]
+            self._flags[function] = [
+                (node.targets[0].id, node.value) for node in self.own_nodes(function, ast.Assign)
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and stored.count(node.targets[0].id) == 1
+                and isinstance(node.value, (ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Name))
+            ]  # fmt: skip
+        return self._flags[function]
 
     def attributes(self, cls: ast.AST) -> set[str]:
         """The attributes a class assigns on `self` (`self.model = ...`)."""
@@ -485,12 +529,12 @@ class Modes(CallSiteUses):
         return self._attributes[cls]
 
     # Questions about a call's surroundings.
-    def grad_disabled(self, node: ast.AST, constants: dict | None = None) -> bool:
+    def grad_disabled(self, node: ast.AST, constants: dict | None = None, may: bool = False) -> bool:
         """Is `node` inside `with torch.no_grad()` (or `inference_mode`, `set_grad_enabled(False)`), or
-        in a function decorated with one?"""
+        in a function decorated with one? `may`: or `set_grad_enabled(flag)` (some call may pass False)."""
         for ancestor in self.scopes.ancestors(node):
             if isinstance(ancestor, (ast.With, ast.AsyncWith)):
-                if any(self.disables_grad(item.context_expr, constants) for item in ancestor.items):
+                if any(self.disables_grad(item.context_expr, constants, may) for item in ancestor.items):
                     return True
             elif isinstance(ancestor, FUNCTIONS):
                 return any(self.disables_grad(d) for d in ancestor.decorator_list)
@@ -498,16 +542,18 @@ class Modes(CallSiteUses):
                 return False
         return False
 
-    def disables_grad(self, expr: ast.AST, constants: dict | None = None) -> bool:
+    def disables_grad(self, expr: ast.AST, constants: dict | None = None, may: bool = False) -> bool:
         call = expr if isinstance(expr, ast.Call) else None
         name = self.qualified_name(call.func if call else expr)
         if name in GRAD_OFF:
             mode = call.args[0] if call is not None and call.args else None
             return not (isinstance(mode, ast.Constant) and mode.value is False)
         if name in SET_GRAD_ENABLED and call is not None and call.args:
-            if constants and fold(call.args[0], constants) is False:  # `set_grad_enabled(phase == "train")`
-                return True
-            return isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+            argument = call.args[0]
+            if isinstance(argument, ast.Constant):
+                return argument.value is False
+            decided = fold(argument, constants) if constants else None  # `set_grad_enabled(phase == "train")`
+            return may if decided is None else decided is False
         return False
 
     def step_body(self, node: ast.AST) -> ast.AST:
@@ -517,22 +563,35 @@ class Modes(CallSiteUses):
                 return ancestor
         return self.ctx.tree
 
-    def evaluation_pass(self, call: ast.AST) -> bool:
+    def evaluation_pass(self, call: ast.AST, constants: dict | None = None) -> bool:
         """Is `call` part of an evaluation pass: under `torch.no_grad()`/`inference_mode()`, or in a
         function whose name says it evaluates, and not in a step that trains (a `no_grad` block for
         logging or EMA inside a training loop is not an evaluation), nor in `__init__` or a method of an
-        nn.Module (a dummy forward pass that sizes the layers)?"""
-        return self._may_be_evaluation_pass(call) and not self.trains(self.step_body(call), ("backward", "step"))
+        nn.Module (a dummy forward pass that sizes the layers)? `constants`: the flags a call site passes
+        (`run_epoch(model, loader, mode="val")`), which decide `set_grad_enabled(is_train)` and the branches."""
+        if not self._evaluation_site(call, constants):
+            return False
+        body = self.step_body(call)
+        if not constants:
+            return not self.trains(body, ("backward", "step"))
+        return not any(
+            isinstance(c.func, ast.Attribute) and c.func.attr in ("backward", "step") or self._helper_trains(c, body)
+            for c in own_calls(body, constants)
+        )  # fmt: skip
 
     def _may_be_evaluation_pass(self, call: ast.AST) -> bool:
-        """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests."""
+        """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests: under
+        `set_grad_enabled(flag)` too, which a call site's constant may decide."""
+        return self._evaluation_site(call, None, may=True)
+
+    def _evaluation_site(self, call: ast.AST, constants: dict | None, may: bool = False) -> bool:
         function = self.scopes.enclosing_function(call)
         name = function.name if isinstance(function, FUNCTIONS) else ""
         if name in LIBRARY_HOOKS or name == "__init__" or self.scopes.enclosing_class(call) in self.module_classes:
             return False  # a dummy forward pass to size layers, a module's own helpers
         # A function named like an evaluation counts for its loops over data, not for a lone call (a
         # `validate_shapes` that runs one dummy batch).
-        return self.grad_disabled(call) or (name_says_evaluation(name) and self._in_a_loop(call, function))
+        return self.grad_disabled(call, constants, may) or (name_says_evaluation(name) and self._in_a_loop(call, function))
 
     def _in_a_loop(self, node: ast.AST, function: ast.AST) -> bool:
         for ancestor in self.scopes.ancestors(node):
@@ -580,7 +639,7 @@ class Modes(CallSiteUses):
             return False
         if helper not in self._trains:
             self._trains[helper] = False  # while a recursive helper is asked
-            home = self if ctx is self.ctx else ctx.analysis(project_modes)
+            home = self if ctx is self.ctx else self.of_module(ctx)
             self._trains[helper] = any(
                 (isinstance(node.func, ast.Attribute) and node.func.attr == "backward") or home._helper_trains(node, helper)
                 for node in ctx.index.within(helper, ast.Call)
@@ -723,8 +782,12 @@ class Modes(CallSiteUses):
         return [call for _, call in made]
 
     def of_module(self, ctx) -> "Modes":
-        """The modes of another module of the project, read from here."""
-        return ctx.analysis(project_modes)
+        """The modes of another module of the project, read from here: through this file's project view,
+        so that a caller's flow follows the functions of other modules it calls (the linted one's too)."""
+        modes = ctx.analysis(project_modes)
+        if modes.view is None and self.view is not None:
+            modes.view, modes.resolver = self.view, CallResolver(ctx, self.view)
+        return modes
 
 
 def project_modes(ctx) -> Modes:

@@ -9,7 +9,8 @@ constructor takes all the parameters of (`Adam(model.parameters())`), and which 
 project function that returns an optimizer built over what it is given (`build_optimizer(model, cfg)`). `adds_layer` tells an assignment of a new layer
 with parameters to a module's attribute (`model.fc = nn.Linear(...)`), and `layer_owners` the modules
 that get a layer (to group a scope's assignments by them). `unregistered_layers` finds layers a module
-class keeps in a plain list or dict attribute, where `parameters()` never looks.
+class keeps in a plain list or dict attribute, where `parameters()` never looks; `unused_parameter_groups`
+the parameter groups built and never handed on (to an optimizer).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -29,8 +31,6 @@ from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
-from mllint.analysis.values.library_models import NOT_MODULES
-from mllint.analysis.values.values import ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
@@ -414,3 +414,74 @@ def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
         filling = isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS
         read |= not filling and not (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store))
     return read
+
+
+@dataclass(frozen=True)
+class UnusedGroup:
+    """A parameter group (`{"params": model.head.parameters(), ...}`) nothing hands to an optimizer."""
+
+    node: ast.AST  # where it is left: the unread name, or the value at the unread key
+    name: str  # `head_group`, `self.groups["projector"]`
+    params: str  # the text of what its "params" holds
+
+
+def unused_parameter_groups(ctx) -> list[UnusedGroup]:
+    """Parameter groups built and never read again: a name bound to one (itself, or unpacked from what a
+    project function returns: `decay, no_decay = split_decay(model)`) that its scope never reads, and the
+    groups of a dict of groups kept in a `self.` attribute (`self.groups = {"encoder": {...}, ...}`) at a
+    key the class never reads, when it reads the attribute only at constant keys. What points-to says
+    the name or the key holds decides."""
+    objects, found = ctx.analysis(Objects), []
+    for node in ctx.index.of_type(ast.Assign):
+        for target in (t for whole in node.targets for t in _unpacked_targets(whole)):
+            if isinstance(target, ast.Name) and not _read(ctx, target):
+                group = _group(objects.points_to(target))
+                if group is not None:
+                    found.append(UnusedGroup(target, target.id, group))
+            elif is_self_attribute(target) and isinstance(node.value, ast.Dict):
+                found += _unread_keys(ctx, objects, target, node.value)
+    return found
+
+
+def _unpacked_targets(target: ast.AST):
+    """`a`, `b` of `a, b = ...`; the target itself otherwise."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _unpacked_targets(element)
+    else:
+        yield target
+
+
+def _read(ctx, name: ast.Name) -> bool:
+    function = ctx.scopes.enclosing_function(name)
+    return bool(ctx.scopes.reads(function, name.id) if function is not None else ctx.scopes.loads(name.id))
+
+
+def _group(objects: frozenset | None) -> str | None:
+    """The text of the "params" of the one parameter group (a dict literal) `objects` holds."""
+    if not objects or len(objects) != 1:
+        return None
+    obj = next(iter(objects))
+    literal = obj.node if obj.kind == "made" else None
+    if not isinstance(literal, ast.Dict):
+        return None
+    params = next((v for k, v in zip(literal.keys, literal.values) if isinstance(k, ast.Constant) and k.value == "params"), None)
+    return obj.ctx.text(params) if params is not None else None
+
+
+def _unread_keys(ctx, objects, target: ast.Attribute, groups: ast.Dict) -> list[UnusedGroup]:
+    cls = ctx.scopes.enclosing_class(target)
+    reads = [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr and isinstance(n.ctx, ast.Load)] if cls else []
+    keys = set()
+    for read in reads:
+        index = ctx.scopes.parent(read)
+        if not (isinstance(index, ast.Subscript) and index.value is read and isinstance(index.slice, ast.Constant)):
+            return []  # read whole, or at a key not known
+        keys.add(index.slice.value)
+    found = []
+    for key, value in zip(groups.keys, groups.values):
+        if isinstance(key, ast.Constant) and key.value not in keys:
+            params = _group(frozenset({Obj("made", value, ctx=ctx)}))
+            if params is not None:
+                found.append(UnusedGroup(value, f"self.{target.attr}[{key.value!r}]", params))
+    return found if reads else []

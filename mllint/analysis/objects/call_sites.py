@@ -99,15 +99,21 @@ def site_constants(ctx, function: ast.AST) -> dict[str, object]:
     sites = [b for b in ctx.analysis(Callers).bindings(function) if b.site is not None]
     if not sites or len(sites) >= MAX_SITES:
         return {}
-    stored = {n.id for n in ctx.index.within(function, ast.Name) if isinstance(n.ctx, ast.Store)}
     agreed: dict[str, object] | None = None
     for binding in sites:
-        constants = {
-            name: argument.value for name, (_, argument, _) in binding.arguments.items()
-            if isinstance(argument, ast.Constant) and name not in stored
-        }  # fmt: skip
+        constants = binding_constants(ctx, binding)
         agreed = constants if agreed is None else {k: v for k, v in agreed.items() if k in constants and constants[k] == v}
     return agreed or {}
+
+
+def binding_constants(ctx, binding: Binding) -> dict[str, object]:
+    """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
+    to a constant default), and the function never rebinds."""
+    stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
+    return {
+        name: argument.value for name, (_, argument, _) in binding.arguments.items()
+        if isinstance(argument, ast.Constant) and name not in stored
+    }  # fmt: skip
 
 
 def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:

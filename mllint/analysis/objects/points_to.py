@@ -358,6 +358,8 @@ class Objects:
         if value is None:  # a loop variable over anything, a `with ... as`, an augmented assignment
             return frozenset({Obj("made", target, ctx=self.ctx)})
         path = _path_in(self.ctx.scopes, target)
+        if isinstance(value, _Iterated) and path is not None:
+            value, path = _dict_items(value, path)
         if path is None or (path and isinstance(value, _Iterated)):
             return frozenset({Obj("made", target, ctx=self.ctx)})
         return self._eval(value, depth) if not path else self._unpacked(value, path, depth)
@@ -489,15 +491,16 @@ class Objects:
         if isinstance(literal, ast.Call) and canonical_class(base.ctx.qualified_name(literal.func)) in CONTAINER_CLASSES:
             literal = literal.args[0] if len(literal.args) == 1 else ast.Tuple(elts=literal.args)
         found: frozenset | None = frozenset()
+        home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
             values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
-            found = union(*(self._eval(value, depth) for value in values))
+            found = union(*(home._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
-            items = self._items(literal, index if isinstance(index, int) else "*", depth)
+            items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
-                items = self._items(literal, "*", depth)
-            found = None if items is None else union(*(self._eval(item, depth) for item, _, _ in items))
+                items = home._items(literal, "*", depth)
+            found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
@@ -634,6 +637,16 @@ class _Iterated(ast.expr):
     def __init__(self, iterable: ast.AST) -> None:
         super().__init__()
         self.iterable = iterable
+
+
+def _dict_items(value: "_Iterated", path: list) -> tuple["_Iterated", list]:
+    """A loop over a dict's values (`for m in metrics.values()`, `for k, m in metrics.items()`) as a loop
+    over its items: (what is iterated, where the name is in one item)."""
+    call = value.iterable
+    method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args else None
+    if (method == "values" and path == []) or (method == "items" and path == [1]):
+        return _Iterated(call.func.value), []
+    return value, path
 
 
 def _value_for(statement: ast.AST | None, name: ast.Name) -> ast.AST | None:

@@ -318,7 +318,7 @@ class Callers:
             ]  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
         imported_or_attribute = _import_or_attribute_call(target.word)
-        for module in [m for m in modules if index.locate(m) != own][: MAX_MODULES - 1]:
+        for module in [m for m in modules if index.locate(m) != own and self._sees(index, m, target)][: MAX_MODULES - 1]:
             # Parsed only when its text may call the function: it is the module that defines it, or it
             # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
             if module != target.module and not index.mentions(module, imported_or_attribute):
@@ -326,6 +326,17 @@ class Callers:
             caller = index.context(module)
             if caller is not None:
                 yield caller
+
+    @staticmethod
+    def _sees(index, module: str, target: "_Target") -> bool:
+        """Does a run of `module` import the target's module as the linted file does? A script of another
+        folder with its own `model.py` (`a/train.py`, `b/train.py`) runs that one."""
+        path = index.locate(module)
+        if path is None:
+            return False
+        expected = index.locate(target.module)
+        with index.running(path):
+            return index.locate(target.module) == expected
 
     def _reaches(self, caller, call: ast.Call, target: "_Target") -> bool:
         func = call.func

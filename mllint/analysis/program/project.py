@@ -19,6 +19,7 @@ every module it consulted, with the digest of its file: a cached result stays va
 from __future__ import annotations
 
 import ast
+import contextvars
 import dataclasses
 import hashlib
 import itertools
@@ -81,6 +82,8 @@ _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, an
 # module from its buffer instead of its file; a buffer's stamp is (-version, length), never a file's.
 _BUFFERS: dict[str, tuple[int, str]] = {}
 _buffer_versions = itertools.count(1)
+# The root of the file being linted, in this thread (`ProjectIndex.running`).
+_RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar("running", default=None)
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
@@ -96,7 +99,7 @@ class ProjectIndex:
     def __init__(self, roots: dict[str, frozenset[str] | None]) -> None:
         # root directory -> the top-level names it admits (None: every module in it)
         self.roots = roots
-        self._located: dict[str, str | None] = {}
+        self._located: dict[tuple[str | None, str], str | None] = {}
         self._recorders: list[dict[str, str | None]] = []
         self._calls_fresh = False
 
@@ -145,20 +148,41 @@ class ProjectIndex:
         return self._calls_key(), self._calls()
 
     # Where modules are.
+    @contextmanager
+    def running(self, path: str) -> Iterator[None]:
+        """Modules found as a run of the file at `path` finds them: its own root (a script's directory,
+        `sys.path[0]`) searched before the others, so that `from model import Net` in `a/train.py` is
+        `a/model.py` when `b/model.py` exists too."""
+        token = _RUNNING.set(module_name_of(path)[0])
+        try:
+            yield
+        finally:
+            _RUNNING.reset(token)
+
+    def _first(self) -> str | None:
+        first = _RUNNING.get()
+        return first if first in self.roots else None
+
+    def _searched(self) -> list[str]:
+        first = self._first()
+        return list(self.roots) if first is None else [first, *(r for r in self.roots if r != first)]
+
     def locate(self, module: str) -> str | None:
         """The file of a module of the project, None when the project has no such module."""
-        if module not in self._located:
-            self._located[module] = self._find(module)
-        return self._located[module]
+        key = (self._first(), module)
+        if key not in self._located:
+            self._located[key] = self._find(module)
+        return self._located[key]
 
     def _find(self, module: str) -> str | None:
         if is_notebook(module):  # a notebook's "module" is its path in its root: it calls, it is not imported
-            found = (os.path.join(root, *module.split("/")) for root in self.roots)
+            found = (os.path.join(root, *module.split("/")) for root in self._searched())
             return next((path for path in found if os.path.isfile(path)), None)
         parts = module.split(".")
         if not all(part.isidentifier() for part in parts):
             return None
-        for root, tops in self.roots.items():
+        for root in self._searched():
+            tops = self.roots[root]
             if tops is not None and parts[0] not in tops:
                 continue
             base = os.path.join(root, *parts)
@@ -275,16 +299,17 @@ def install_calls(shared: tuple) -> None:
 
 
 def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
-    """module name -> file, for the Python files of the project's roots (packages and scripts whose
+    """file -> module name, for the Python files of the project's roots (packages and scripts whose
     names can be imported; hidden and non-identifier directories, such as virtual environments' `.venv`
     or `site-packages`, are skipped), at most `MAX_PROJECT_FILES`; and its notebooks, named by their path
-    from the root (`notebooks/explore.ipynb`)."""
+    from the root (`notebooks/explore.ipynb`). Two scripts of different roots may share a name (`a/train.py`,
+    `b/train.py`): which one the name is depends on the file linted (`ProjectIndex.running`)."""
     found: dict[str, str] = {}
     for root, tops in roots.items():
         starts = [root] if tops is None else [os.path.join(root, top) for top in sorted(tops)]
         for start in starts:
             if tops is not None and os.path.isfile(start + ".py"):
-                found[os.path.basename(start)] = start + ".py"
+                found.setdefault(start + ".py", os.path.basename(start))
             for directory, directories, files in os.walk(start):
                 directories[:] = sorted(d for d in directories if d.isidentifier() and d != "site-packages")
                 relative = os.path.relpath(directory, root)
@@ -294,42 +319,42 @@ def _project_modules(roots: dict[str, frozenset[str] | None]) -> dict[str, str]:
                     if name.endswith(".py") and stem.isidentifier():
                         module = ".".join(package if stem == "__init__" else [*package, stem])
                         if module:
-                            found.setdefault(module, os.path.join(directory, name))
+                            found.setdefault(os.path.join(directory, name), module)
                     elif is_notebook(name):  # a caller of the project's functions, by its path
-                        found.setdefault("/".join([*package, name]), os.path.join(directory, name))
+                        found.setdefault(os.path.join(directory, name), "/".join([*package, name]))
                 if len(found) >= MAX_PROJECT_FILES:
                     return found
     return found
 
 
 class _CallIndex:
-    """Which modules' text calls each name: word (`train(`) -> modules, kept up to date by file stamps."""
+    """Which modules' text calls each name: word (`train(`) -> files, kept up to date by file stamps."""
 
     def __init__(self) -> None:
         self.calls: dict[str, set[str]] = {}
-        self.files: dict[str, tuple[str, tuple[int, int], tuple[str, ...]]] = {}  # module -> path, stamp, words
+        self.files: dict[str, tuple[str, tuple[int, int], tuple[str, ...]]] = {}  # path -> module, stamp, words
 
     def modules(self, word: str) -> list[str]:
-        return sorted(self.calls.get(word, ()))
+        return sorted({self.files[path][0] for path in self.calls.get(word, ())})
 
     def update(self, modules: dict[str, str]) -> None:
-        for module in [m for m in self.files if m not in modules]:
-            self._forget(module)
-        for module, path in modules.items():
+        for path in [p for p in self.files if p not in modules]:
+            self._forget(path)
+        for path, module in modules.items():
             stamp = _stamp(path)
-            known = self.files.get(module)
-            if known is not None and known[:2] == (path, stamp):
+            known = self.files.get(path)
+            if known is not None and known[:2] == (module, stamp):
                 continue
             if known is not None:
-                self._forget(module)
+                self._forget(path)
             words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(_code_text(path))))
             for word in words:
-                self.calls.setdefault(word, set()).add(module)
-            self.files[module] = (path, stamp, words)
+                self.calls.setdefault(word, set()).add(path)
+            self.files[path] = (module, stamp, words)
 
-    def _forget(self, module: str) -> None:
-        for word in self.files.pop(module)[2]:
-            self.calls[word].discard(module)
+    def _forget(self, path: str) -> None:
+        for word in self.files.pop(path)[2]:
+            self.calls[word].discard(path)
 
 
 def _code_text(path: str) -> bytes:
@@ -456,6 +481,8 @@ class Found:
     exp_of_log: bool = False
     mixture: bool = False
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
+    contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
+    rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
 
 
 @dataclass(frozen=True)
@@ -481,6 +508,14 @@ class _Through:
     value: Value | None
     via: str
     entry: object
+
+
+@dataclass(frozen=True, eq=False)
+class _Either:
+    """An element of tuples that paths of the code return (`forward`s of two classes an if/else chooses
+    between): (descriptor, its module) for each; known when they agree."""
+
+    options: tuple[tuple[Value, ModuleSummary], ...]
 
 
 Resolved = Found | Instance | Entity | Tuple
@@ -582,7 +617,8 @@ class ProjectView:
         if value is None or depth > MAX_DEPTH:
             return None
         if isinstance(value, Made):
-            return Found(value.kind, value.layer, value.node, module, value.node.lineno)
+            line = (value.activation or value.node).lineno
+            return Found(value.kind, value.layer, value.node, module, line, contained=value.activation is not None, rows=value.rows)
         if isinstance(value, Ref):
             return Entity(value.name)
         if isinstance(value, Exp):
@@ -601,6 +637,8 @@ class ProjectView:
             if isinstance(found, Found):  # where it was made is in the caller's code, not the linted file's
                 return dataclasses.replace(found, entry=None, passage=value.passage)
             return found
+        if isinstance(value, _Either):
+            return _agreed([self.resolve(v, m, depth + 1) for v, m in value.options])
         if isinstance(value, _Through):
             found = self.resolve(value.value, module, depth + 1)
             if not isinstance(found, Found):
@@ -608,8 +646,10 @@ class ProjectView:
             return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
         if isinstance(value, Item):
             packed = self.resolve(value.value, module, depth + 1)
-            if not isinstance(packed, Tuple) or not -len(packed.values) <= value.index < len(packed.values):
-                return None  # indexing a tensor, or an unknown container: unknown
+            if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
+                return packed
+            if not isinstance(packed, Tuple) or value.index is None or not -len(packed.values) <= value.index < len(packed.values):
+                return None  # indexing another tensor, or an unknown container: unknown
             return self.resolve(packed.values[value.index], packed.module, depth + 1)
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
@@ -627,7 +667,7 @@ class ProjectView:
             if not callee.layer:
                 return None
             # Where the kind is made: where the layer is applied, or where a factory built it.
-            line = callee.line if callee.via else value.node.lineno
+            line = callee.line if callee.via or callee.contained else value.node.lineno
             return dataclasses.replace(callee, layer=False, node=value.node, line=line)
         if isinstance(callee, Instance):
             forward = self.forward_of(callee.cls)
@@ -702,6 +742,9 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     if not resolved or any(r is None for r in resolved):
         return None
     first = resolved[0]
+    if all(isinstance(r, Tuple) and len(r.values) == len(first.values) for r in resolved):  # element by element
+        options = zip(*(((v, r.module) for v in r.values) for r in resolved))
+        return Tuple(tuple(_Either(tuple(o)) for o in options), first.module)
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
         if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result

@@ -16,7 +16,7 @@ import enum
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.syntax.names import call_argument, is_self_attribute, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
 
@@ -89,6 +89,8 @@ class Made:
     kind: Kind
     node: ast.Call
     layer: bool = False
+    activation: ast.Call | None = None  # a layer's activation, when a container (`nn.Sequential`) holds it
+    rows: bool = False  # each row of the tensor (an item on its first dim) has the kind too (`over_rows`)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,10 +132,11 @@ class Packed:
 
 @dataclass(frozen=True, eq=False)
 class Item:
-    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`)."""
+    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`); with `index` None, an item
+    of a loop over the value (`for row in probs`: of a tensor, one of its rows)."""
 
     value: "Value"
-    index: int
+    index: int | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,6 +246,7 @@ class ValueKinds:
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
+        self._loop_items: dict[ast.AST, LoopItem] = {}
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
 
@@ -269,6 +273,9 @@ class ValueKinds:
         if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
             inner = self._value(expr.value, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
+        if isinstance(expr, LoopItem):
+            inner = self._value(expr.iterable, depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Item(inner, None)
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
         elif is_self_attribute(expr):
@@ -309,9 +316,30 @@ class ValueKinds:
                 found.append(definition.value)
             elif definition is not None and is_parameter(definition):
                 found.append(definition)
+            elif definition is not None and (item := self._loop_item(definition)) is not None:
+                found.append(item)
             else:
                 return None
         return found
+
+    def _loop_item(self, definition: Definition) -> "LoopItem | None":
+        """What a loop binds to its variable: an item of what it iterates (`row` in `for row in probs`, in
+        `for row, t in zip(probs, targets)` or `for i, row in enumerate(probs)`), one per loop."""
+        target, parent = definition.node, self.scopes.parent(definition.node)
+        loop, iterable = parent, getattr(parent, "iter", None)
+        if isinstance(parent, ast.Tuple):  # an item of `zip(a, b)` or `enumerate(a)`
+            loop, iterable = self.scopes.parent(parent), None
+            call = getattr(loop, "iter", None)
+            name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+            position = parent.elts.index(target) - (name == "enumerate")
+            zipped = name in ("zip", "enumerate") and self.ctx.qualified_name(call.func) is None and not call.keywords
+            if zipped and loop.target is parent and 0 <= position < len(call.args) and len(parent.elts) == len(call.args) + (name == "enumerate"):
+                iterable, target = call.args[position], parent
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target or iterable is None:
+            return None
+        if definition.node not in self._loop_items:
+            self._loop_items[definition.node] = ast.copy_location(LoopItem(iterable), iterable)
+        return self._loop_items[definition.node]
 
     def _passed_value(self, definition: Definition, depth: int, binding) -> Value | None:
         passed = self.argument(definition, binding)
@@ -351,7 +379,7 @@ class ValueKinds:
             return self._own_forward(call)
         name = self.ctx.qualified_name(func)
         if name in FUNCTION_KINDS:
-            return Made(FUNCTION_KINDS[name], call)
+            return Made(FUNCTION_KINDS[name], call, rows=over_rows(FUNCTION_KINDS[name], call, 1))
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
@@ -373,7 +401,7 @@ class ValueKinds:
                 kind = METHOD_KINDS[func.attr]
                 # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
                 if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
-                    return Made(kind, call)
+                    return Made(kind, call, rows=over_rows(kind, call, 0))
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
                 inner = self._value(func.value, depth + 1, binding)
@@ -381,9 +409,11 @@ class ValueKinds:
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
         if name is not None:
-            kind = self._module_kind(call)
-            if kind is not None:
-                return Made(kind, call, layer=True)
+            activation = self._activation_layer(call)
+            if activation is not None:
+                kind = MODULE_KINDS[canonical_class(self.ctx.qualified_name(activation.func))]
+                inner = None if activation is call else activation
+                return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0))
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
         return callee if callee is None or callee is PENDING else Called(callee, call)
@@ -399,15 +429,17 @@ class ValueKinds:
         """Inside torch's own sources, torch's functions are the project's."""
         return bool(self.ctx.module) and self.ctx.module.name.split(".")[0] == "torch"
 
-    def _module_kind(self, constructor: ast.Call) -> Kind | None:
+    def _activation_layer(self, constructor: ast.Call) -> ast.Call | None:
+        """The activation layer a module's output comes from: the module itself (`nn.Softmax(1)`), or the
+        last layer of an `nn.Sequential`, nested ones too; None for any other module."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         if name in MODULE_KINDS:
-            return MODULE_KINDS[name]
+            return constructor
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
             if isinstance(last, ast.Name):  # `nn.Sequential(block1, head)` with `head = nn.Sequential(..., nn.Softmax())`
                 last = self.constructor(last)
-            return self._module_kind(last) if isinstance(last, ast.Call) else None
+            return self._activation_layer(last) if isinstance(last, ast.Call) else None
         return None
 
     def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
@@ -512,6 +544,9 @@ class ValueKinds:
             return module_definitions.definitions if module_definitions and len(module_definitions.definitions) == 1 else []
         if not definitions:
             return []
+        bound = self._comprehension_binding(use, definitions.definitions)
+        if bound:
+            return bound
         use_position = (use.lineno, use.col_offset)
         first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
@@ -534,6 +569,19 @@ class ValueKinds:
             after = bisect_right(definitions.positions, use_position)
             reaching += definitions.definitions[after:loop_end]
         return reaching
+
+    def _comprehension_binding(self, use: ast.Name, definitions: list[Definition]) -> list[Definition]:
+        """The binding of a comprehension's variable its element reads (`f(row) for row in rows`), which
+        stands after the read."""
+        node = self.scopes.parent(use)
+        while isinstance(node, ast.expr | ast.comprehension):
+            if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                targets = {id(n) for g in node.generators for n in ast.walk(g.target)}
+                bound = [d for d in definitions if id(d.node) in targets]
+                if bound:
+                    return bound
+            node = self.scopes.parent(node)
+        return []
 
     def _in_both_arms(self, statements: set[ast.AST], last: ast.AST, around_use: set[ast.AST], proven: set[ast.If]) -> bool:
         """Do the statements binding the name (`last` the latest met, the others after it) bind it in both
@@ -707,6 +755,15 @@ def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
     return None if not parts or any(part is None for part in parts) else Mixed(tuple(parts), stacked)
 
 
+def over_rows(kind: Kind, activation: ast.Call, dim_position: int) -> bool:
+    """Does each row of an activation's output (an item on its first dim) have its kind? An elementwise
+    activation's or a Linear layer's does, a softmax's when it is over the last dim (`dim=-1`)."""
+    if kind not in (Kind.PROBABILITIES, Kind.LOG_PROBABILITIES):
+        return True
+    dim = call_argument(activation, dim_position, "dim")
+    return dim is not None and _constant_index(dim) == -1
+
+
 def _constant_index(node: ast.AST) -> int | None:
     """`1` or `-1` written literally."""
     sign = 1
@@ -761,6 +818,16 @@ def _bindings(node: ast.AST):
         target = node.optional_vars if isinstance(node, ast.withitem) else node.target
         for name in _names_in(target):
             yield name.id, name, None
+
+
+class LoopItem(ast.expr):
+    """Stands for the item a loop binds (`row` in `for row in probs`): one row of what it iterates."""
+
+    _fields = ("iterable",)
+
+    def __init__(self, iterable: ast.AST) -> None:
+        super().__init__()
+        self.iterable = iterable
 
 
 def _assigned(target: ast.AST, value: ast.AST):
