@@ -2,6 +2,7 @@
 
     python benchmarks/editor.py                  # the first script of the series' corpus unit (or fixtures)
     python benchmarks/editor.py --file train.py --edits 20
+    python benchmarks/editor.py --baseline /work/final/.venv/bin/python   # and another build's server, interleaved
 
 Measured, as medians: `initialize` (from starting `mllint server` to its answer, and the request alone);
 in pull mode (a client with the `textDocument/diagnostic` capability, as Neovim 0.10+), the time from an
@@ -64,11 +65,11 @@ class Editor(LanguageClient):
         return self.published[(uri, version)]
 
 
-async def session(capabilities: types.ClientCapabilities, directory: Path) -> tuple[Editor, float, float]:
-    """A started server: the client, seconds from start to initialized, and the server's CPU seconds."""
+async def session(capabilities: types.ClientCapabilities, directory: Path, python: str = sys.executable) -> tuple[Editor, float, float]:
+    """A started server (run by `python`): the client, seconds from start to initialized, and the server's CPU seconds."""
     editor = Editor()
     start = time.perf_counter()
-    await editor.start_io(sys.executable, "-m", "mllint", "server", cwd=str(directory))
+    await editor.start_io(python, "-m", "mllint", "server", cwd=str(directory))
     await editor.initialize_async(types.InitializeParams(capabilities=capabilities, root_uri=directory.as_uri()))
     done = time.perf_counter()
     cpu = editor.cpu()
@@ -94,8 +95,8 @@ def edited(text: str, version: int) -> str:
     return "".join(lines[:middle]) + f"# edit {version}\n" + "".join(lines[middle:])
 
 
-async def pull_latency(directory: Path, path: Path, edits: int) -> tuple[list[float], list[float]]:
-    editor, _, _ = await session(PULL, directory)
+async def pull_latency(directory: Path, path: Path, edits: int, python: str = sys.executable) -> tuple[list[float], list[float]]:
+    editor, _, _ = await session(PULL, directory, python)
     uri, text = path.as_uri(), path.read_text(encoding="utf-8")
     open_document(editor, uri, text)
     params = types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
@@ -126,14 +127,16 @@ async def push_latency(directory: Path, path: Path, edits: int) -> tuple[list[fl
     return samples, cpu
 
 
-async def initialize_times(directory: Path, runs: int) -> tuple[list[float], list[float]]:
-    whole, cpu = [], []
+async def initialize_times(directory: Path, runs: int, pythons: list[str]) -> dict[str, tuple[list[float], list[float]]]:
+    """Per server interpreter, runs interleaved: seconds from start to the answer, and the server's CPU seconds then."""
+    times: dict[str, tuple[list[float], list[float]]] = {python: ([], []) for python in pythons}
     for _ in range(runs):
-        editor, seconds, seconds_cpu = await session(PUSH, directory)
-        whole.append(seconds)
-        cpu.append(seconds_cpu)
-        await stop(editor)
-    return whole, cpu
+        for python in pythons:
+            editor, seconds, seconds_cpu = await session(PUSH, directory, python)
+            times[python][0].append(seconds)
+            times[python][1].append(seconds_cpu)
+            await stop(editor)
+    return times
 
 
 async def stop(editor: Editor) -> None:
@@ -151,7 +154,9 @@ async def main() -> None:
     parser.add_argument("--file", type=Path, help="the document to edit (default: the series' unit)")
     parser.add_argument("--edits", type=int, default=15)
     parser.add_argument("--runs", type=int, default=5, help="server starts for `initialize`")
+    parser.add_argument("--baseline", help="another build's python: its server is timed too (initialize interleaved)")
     args = parser.parse_args()
+    pythons = [sys.executable, *([args.baseline] if args.baseline else [])]
     from mllint.server import DEBOUNCE_SECONDS
 
     with tempfile.TemporaryDirectory() as temporary:
@@ -166,10 +171,11 @@ async def main() -> None:
             except SystemExit:
                 path.write_text(unit("fixtures"), encoding="utf-8")
         lines = path.read_text(encoding="utf-8").count("\n")
-        whole, cpu = await initialize_times(directory, args.runs)
-        print(f"initialize, from starting the server: {milliseconds(whole)}; server CPU {milliseconds(cpu)}")
-        pull, cpu = await pull_latency(directory, path, args.edits)
-        print(f"pull, {lines}-line file, edit to diagnostics: {milliseconds(pull)}; server CPU {milliseconds(cpu)}")
+        for python, (whole, cpu) in (await initialize_times(directory, args.runs, pythons)).items():
+            print(f"{python}: initialize, from starting the server: {milliseconds(whole)}; server CPU {milliseconds(cpu)}")
+        for python in pythons:
+            pull, cpu = await pull_latency(directory, path, args.edits, python)
+            print(f"{python}: pull, {lines}-line file, edit to diagnostics: {milliseconds(pull)}; server CPU {milliseconds(cpu)}")
         push, cpu = await push_latency(directory, path, args.edits)
         print(f"push, edit to published diagnostics: {milliseconds(push)}; server CPU {milliseconds(cpu)}; "
               f"minus the {DEBOUNCE_SECONDS * 1000:.0f} ms debounce: {milliseconds([s - DEBOUNCE_SECONDS for s in push])}")  # fmt: skip

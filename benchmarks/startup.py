@@ -2,6 +2,7 @@
 
     python benchmarks/startup.py                     # this environment's mllint, 10 runs each
     python benchmarks/startup.py --mllint OTHER/.venv/bin/mllint --runs 20
+    python benchmarks/startup.py --baseline /work/final/.venv/bin/mllint   # both builds, interleaved, ratios
 
 Timed, as a user or a hook runs them: `python -c pass` (the interpreter's floor), `mllint --version`,
 `mllint check` of an empty file and of a one-line training step (`--isolated --no-cache`). Each with
@@ -40,18 +41,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mllint", default=shutil.which("mllint") or str(Path(sys.executable).parent / "mllint"))
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--baseline", help="another build's `mllint`, timed interleaved with this one (ratios: this / baseline)")
     args = parser.parse_args()
-    python = str(Path(args.mllint).parent / "python")
+    builds = {"this": args.mllint, **({"baseline": args.baseline} if args.baseline else {})}
     with tempfile.TemporaryDirectory() as directory:
         empty, step = Path(directory, "empty.py"), Path(directory, "step.py")
         empty.write_text("")
         step.write_text(STEP)
-        commands = {
-            "python -c pass": [python, "-c", "pass"],
-            "mllint --version": [args.mllint, "--version"],
-            "check empty file": [args.mllint, "check", "--isolated", "--no-cache", str(empty)],
-            "check 4-line step": [args.mllint, "check", "--isolated", "--no-cache", str(step)],
-        }
+        commands = {}
+        for build, mllint in builds.items():
+            commands[("python -c pass", build)] = [str(Path(mllint).parent / "python"), "-c", "pass"]
+            commands[("mllint --version", build)] = [mllint, "--version"]
+            commands[("check empty file", build)] = [mllint, "check", "--isolated", "--no-cache", str(empty)]
+            commands[("check 4-line step", build)] = [mllint, "check", "--isolated", "--no-cache", str(step)]
         base = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         settings = {
             "bytecode": {**base, "PYTHONPYCACHEPREFIX": str(Path(directory, "pyc"))},
@@ -59,16 +61,22 @@ def main() -> None:
         }
         for command in commands.values():  # fill the bytecode prefix
             timed(command, settings["bytecode"])
-        samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        samples: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
         for _ in range(args.runs):
             for setting, environment in settings.items():
-                for name, command in commands.items():
-                    samples.setdefault((name, setting), []).append(timed(command, environment))
-    print(f"{'command':<20}{'bytecode':<13}{'wall min':>9}{'median':>8}{'cpu min':>9}{'median':>8}   ms, {args.runs} runs")
-    for (name, setting), runs in samples.items():
+                for (name, build), command in commands.items():
+                    samples.setdefault((name, setting, build), []).append(timed(command, environment))
+    print(f"{'command':<20}{'bytecode':<13}{'build':<10}{'wall min':>9}{'median':>8}{'cpu min':>9}{'median':>8}{'x wall':>8}{'x cpu':>7}"
+          f"   ms, {args.runs} runs")  # fmt: skip
+    for (name, setting, build), runs in samples.items():
         walls, cpus = [w * 1000 for w, _ in runs], [c * 1000 for _, c in runs]
-        print(f"{name:<20}{setting:<13}{min(walls):>9.0f}{statistics.median(walls):>8.0f}"
-              f"{min(cpus):>9.0f}{statistics.median(cpus):>8.0f}")  # fmt: skip
+        ratios = ""
+        if args.baseline:
+            other = samples[(name, setting, "baseline")]
+            ratios = (f"{statistics.median(walls) / statistics.median(w * 1000 for w, _ in other):>8.2f}"
+                      f"{statistics.median(cpus) / statistics.median(c * 1000 for _, c in other):>7.2f}")  # fmt: skip
+        print(f"{name:<20}{setting:<13}{build:<10}{min(walls):>9.0f}{statistics.median(walls):>8.0f}"
+              f"{min(cpus):>9.0f}{statistics.median(cpus):>8.0f}{ratios}")  # fmt: skip
 
 
 if __name__ == "__main__":

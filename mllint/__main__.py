@@ -2,7 +2,8 @@
 
 `mllint server` is started by editors, which wait for its answer to `initialize`: it starts the language
 server directly, without importing the command line (`mllint.cli` loads the configuration, engine, runner
-and reporters, ~80 ms that the server loads in the background once initialized). `mllint --version`, which
+and reporters, ~80 ms that the server loads in the background once initialized), and answers `initialize`
+before it imports pygls (`mllint.lsp_start`). `mllint --version`, which
 hooks and editors ask first, is answered before any import. Every other command is the command line's.
 """
 import os
@@ -13,8 +14,6 @@ import sys
 # not, and neither does this (set before any other import).
 if __name__ == "__main__" and not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
-
-import traceback  # noqa: E402
 
 from mllint import __version__  # noqa: E402
 
@@ -28,6 +27,8 @@ def run() -> None:
         start()
     except Exception as error:  # the last line of defence
         if os.environ.get("MLLINT_DEBUG") or "--verbose" in sys.argv[1:]:
+            import traceback
+
             traceback.print_exc()
         print(f"mllint: internal error: {type(error).__name__}: {error}. Please report it to mllint's developers.", file=sys.stderr)
         sys.exit(EXIT_ERROR)
@@ -38,7 +39,7 @@ def start() -> None:
     if sys.argv[1:] == ["--version"]:
         print(f"mllint, version {__version__}")  # as click's version option says it
     elif sys.argv[1:] in SERVER_COMMANDS:
-        from mllint.server import start as start_server
+        from mllint.lsp_start import start as start_server
 
         start_server()
     else:

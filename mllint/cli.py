@@ -24,7 +24,7 @@ from mllint.findings import Applicability, Finding, Severity
 from mllint.notebook import cell_sources
 from mllint.overrides import command_line_resolver
 from mllint.progress import Progress
-from mllint.registry import RegistryError, all_rules, rule_by_event
+from mllint.registry import RegistryError, all_rules, rule_by_event, rule_index
 from mllint.reporters import FORMAT_NAMES, Report, render
 from mllint.reporters.colour import use_colour
 from mllint.runner import FileResult, Job, Mode, available_cpus, check_files, check_source, line_count
@@ -231,7 +231,7 @@ def _require_existing(paths: list[str]) -> None:
 
 def _tool_failures() -> set[str]:
     """The codes of findings that say mllint could not do its job on a file."""
-    return {code for code, rule in all_rules().items() if rule.tool_failure}
+    return {code for code, rule in rule_index().items() if rule.tool_failure}
 
 
 def _fail_on(fail_on: str | None, resolver: Resolver, files: list[str]) -> Severity:
@@ -309,7 +309,7 @@ def _render(findings, fixed, items, results, resolver: Resolver, output_format: 
 def _statistics(findings: list[Finding]) -> str:
     counts = collections.Counter(f.code for f in findings)
     fixable = {f.code for f in findings if f.fix and f.fix.applicability is Applicability.SAFE}
-    rules = all_rules()
+    rules = rule_index()
     width = max((len(str(n)) for n in counts.values()), default=1)
     return "".join(
         f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{rules[code].name}\n"

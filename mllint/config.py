@@ -17,7 +17,7 @@ from typing import Any
 from mllint import budget
 from mllint.engine import Selection
 from mllint.findings import Severity
-from mllint.registry import RegistryError, all_rules, expand_selector
+from mllint.registry import RegistryError, expand_selector, rule_index
 from mllint.source import SourceError, read_regular
 
 if sys.version_info >= (3, 11):
@@ -179,7 +179,7 @@ def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...
 
 def _severity_overrides(value: Any, where: str) -> dict[str, Severity]:
     table = _table(value, where, 'CODE = "error" | "warning" | "info"')
-    known = all_rules()
+    known = rule_index()
     overrides = {}
     for code, level in table.items():
         if code.upper() not in known:

@@ -18,7 +18,7 @@ from mllint.budget import check as check_budget
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Finding, Fix, Position, Severity
 from mllint.notebook import load as load_notebook
-from mllint.registry import all_rules
+from mllint.registry import rule_index
 from mllint.rule import Rule
 from mllint.source import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, SourceError, SourceText, is_notebook, parse_former_names
 from mllint.source import parse_python, read_source, too_large
@@ -54,7 +54,7 @@ class Selection:
         unfixable: Iterable[str] = (),
         seconds: float = DEFAULT_SECONDS,
     ) -> "Selection":
-        known = all_rules()
+        known = rule_index()
         codes = set(codes) | {code for code, rule in known.items() if rule.mandatory}
         return cls(tuple(known[code] for code in sorted(codes)), severities or {}, frozenset(unfixable), seconds)
 
@@ -279,7 +279,7 @@ def _string_spans(ctx: FileContext) -> list[tuple[Position, Position]]:
 def _noqa_findings(suppressions: noqa.Suppressions, source: SourceText, selection: Selection, path: str, complete: bool):
     unused_rule = selection.event_rule(Event.UNUSED_NOQA) if complete else None
     unknown_rule = selection.event_rule(Event.UNKNOWN_NOQA_CODE)
-    known = all_rules()
+    known = rule_index()
     enabled = {rule.code for rule in selection.rules}
     for directive in suppressions.lines.values():
         if directive.codes is None:

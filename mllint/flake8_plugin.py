@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from mllint import __version__
 from mllint.analysis.program.project import ProjectIndex
 from mllint.engine import Selection, lint_text
-from mllint.registry import all_rules
+from mllint.registry import rule_index
 
 
 class Plugin:
@@ -21,7 +21,7 @@ class Plugin:
         self.text = "".join(lines)
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
-        codes = [code for code, rule in all_rules().items() if not rule.opt_in]
+        codes = [code for code, rule in rule_index().items() if not rule.opt_in]
         project = ProjectIndex.for_paths([self.filename])  # the file's package: models in sibling modules count
         for finding in lint_text(self.text, self.filename, Selection.of(codes), project):
             yield finding.start.line, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)

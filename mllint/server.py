@@ -557,18 +557,25 @@ class MllintServer(LanguageServer):
         params = types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         self.text_document_publish_diagnostics(params)
 
-    def start_io(self, stdin=None, stdout=None) -> None:
+    def start_io(self, stdin=None, stdout=None, answered: bytes | None = None) -> None:
         """Serve over standard input and output, reading messages with `server_io` (pygls's loop loses
-        the message after a broken header, and answers nothing to a request it cannot read)."""
+        the message after a broken header, and answers nothing to a request it cannot read). `answered`:
+        the body of the `initialize` request `lsp_start` answered, handled first without a reply."""
         from pygls.io_ import StdinAsyncReader, StdoutWriter
 
-        from mllint.server_io import read_messages
+        from mllint.server_io import Dropped, handle, read_messages
+
+        async def serve() -> None:
+            if answered is not None:
+                self.protocol.set_writer(Dropped())
+                handle(answered, self.protocol)
+            self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+            await read_messages(self._stop_event, reader, self.protocol)
 
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
-            asyncio.run(read_messages(self._stop_event, reader, self.protocol))
+            asyncio.run(serve())
         except BrokenPipeError:
             logger.error("the connection to the client is lost: shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -791,7 +798,10 @@ def hover(ls: MllintServer, params: types.HoverParams) -> types.Hover | None:
     )
 
 
-def start() -> None:
-    """Serve one client over standard input and output until it says `exit`."""
+def start(unread: bytes = b"", answered: bytes | None = None) -> None:
+    """Serve one client over standard input and output until it says `exit`. `lsp_start` read the first
+    message: `unread`, the bytes it read and did not answer; `answered`, the `initialize` it answered."""
+    from mllint.server_io import Prefixed
+
     logging.basicConfig(level=logging.WARNING, format="mllint server: %(levelname)s: %(message)s")
-    server.start_io()
+    server.start_io(Prefixed(unread, sys.stdin.buffer) if unread else None, answered=answered)

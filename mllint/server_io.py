@@ -3,19 +3,42 @@ header is broken (no valid `Content-Length`) is skipped without losing the next 
 cannot be read (invalid JSON, parameters of the wrong shape) gets an error response instead of none."""
 from __future__ import annotations
 
+import io
 import json
 import logging
-import re
 import threading
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcParseError
 from pygls.protocol import JsonRPCProtocol
 
+from mllint.lsp_start import CONTENT_LENGTH
+
 logger = logging.getLogger("mllint.server")
 
-# `search`, not `match`: a header glued to the end of a broken message's body (which ends without a line
-# break) still starts the next message.
-CONTENT_LENGTH = re.compile(rb"Content-Length:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
+
+class Prefixed:
+    """Standard input with the bytes already read from it (by `lsp_start`) put back in front."""
+
+    def __init__(self, prefix: bytes, stream) -> None:
+        self.prefix, self.stream = io.BytesIO(prefix), stream
+
+    def readline(self) -> bytes:
+        line = self.prefix.readline()
+        return line if line.endswith(b"\n") else line + self.stream.readline()
+
+    def read(self, size: int) -> bytes:
+        data = self.prefix.read(size)
+        return data if len(data) == size else data + self.stream.read(size - len(data))
+
+
+class Dropped:
+    """A writer that sends nothing: the server's answer to an `initialize` request `lsp_start` answered."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 async def read_messages(stop_event: threading.Event, reader, protocol: JsonRPCProtocol) -> None:

@@ -49,6 +49,7 @@ class MethodNotCalled(Rule):
     message = "`{method}` is not called: the statement does nothing"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
+    requires_any_text = tuple(sorted(SIDE_EFFECT_METHODS))
 
     def visit_Expr(self, node: ast.Expr) -> None:
         target = node.value

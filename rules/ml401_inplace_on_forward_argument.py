@@ -115,6 +115,7 @@ class InplaceOnForwardArgument(Rule):
         "it sees the activated values (and the caller's tensor changes)"
     )
     fix_applicability = Applicability.SAFE
+    requires_any_text = ("forward",)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:

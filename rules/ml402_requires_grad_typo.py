@@ -44,6 +44,7 @@ class RequiresGradTypo(Rule):
     message = "`{attribute}` is not a tensor attribute: the assignment does nothing; `requires_grad` was meant"
     severity = Severity.ERROR
     fix_applicability = Applicability.SAFE
+    requires_any_text = ("require",)  # every typo of `requires_grad` it knows
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:

@@ -243,6 +243,13 @@ def test_a_severity_override_applies_to_unreadable_files(tmp_path):
     assert (finding.code, finding.severity) == ("ML001", Severity.INFO)
 
 
+def test_the_rule_index_is_the_rules():
+    from mllint.registry import index_rows
+    from mllint.rule_index import RULES
+
+    assert RULES == index_rows(), "the rule index is out of date: run `python -m mllint.registry`"
+
+
 def test_the_mandatory_rules_are_in_every_selection():
     assert [rule.code for rule in Selection.of([]).rules] == ["ML001", "ML002", "ML005", "ML006", "ML009"]
     assert [rule.code for rule in Selection.of(["ML301"]).rules] == ["ML001", "ML002", "ML005", "ML006", "ML009", "ML301"]

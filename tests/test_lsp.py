@@ -24,6 +24,7 @@ from mllint.server import Buffer, RelatedPlaces, to_diagnostic
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 TIMEOUT = 10  # seconds to wait for the server; a healthy one answers in well under one
+START_TIMEOUT = 60  # seconds for a started server to load its libraries, on a machine however busy
 PROFILES = {"vscode": "visual-studio-code@v1.65.2", "neovim-0.10": "neovim@v0.10.0", "neovim-0.11": "neovim@v0.11.0"}
 CODECS = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}
 
@@ -40,6 +41,14 @@ class Editor(LanguageClient):
         self.versions: dict[str, int] = {}
         self.seen: dict[str, int] = {}  # per document: how many of `published` were looked at
         self.encoding = "utf-16"
+
+    async def initialize_session(self, params: types.InitializeParams) -> types.InitializeResult:
+        """The session, once the server serves requests: it answers `initialize` before it has loaded its
+        libraries (mllint.lsp_start), and the tests' timeouts are for linting, not for the server's start."""
+        result = await super().initialize_session(params)
+        document = types.TextDocumentIdentifier(uri="file:///not-open.py")
+        await asyncio.wait_for(self.text_document_hover_async(types.HoverParams(document, types.Position(0, 0))), START_TIMEOUT)
+        return result
 
     @property
     def pulls(self) -> bool:

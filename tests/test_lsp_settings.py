@@ -205,3 +205,25 @@ async def test_a_broken_header_loses_no_request_after_it(tmp_path):
     finally:
         server.kill()
         server.wait()
+
+
+@pytest.mark.parametrize("first", [b"", frame(request(2, "shutdown", None), header=b"Content-Length: twelve\r\n")])
+async def test_initialize_is_answered_once_whether_first_or_after_a_broken_message(tmp_path, first):
+    """Answered before the server is imported when it comes first; by the server, from the bytes read
+    already, when a broken message comes before it. Either way once, and the server goes on."""
+    server = subprocess.Popen([sys.executable, "-m", "mllint", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        initialize = request(1, "initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}})
+        hover = request(3, "textDocument/hover", {"textDocument": {"uri": (tmp_path / "a.py").as_uri()}, "position": {"line": 0, "character": 0}})
+        server.stdin.write(first + frame(initialize) + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        server.stdin.write(frame(hover) + frame(request(4, "shutdown", None)))
+        server.stdin.flush()
+        answers = responses(server.stdout, 3)
+        assert [a["id"] for a in answers] == [1, 3, 4]
+        assert answers[0]["result"]["capabilities"]["positionEncoding"] == "utf-16" and answers[1] == {"jsonrpc": "2.0", "id": 3, "result": None}
+        server.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        server.stdin.close()
+        assert server.wait(TIMEOUT) == 0
+    finally:
+        server.kill()
+        server.wait()

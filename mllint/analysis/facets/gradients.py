@@ -252,6 +252,8 @@ class GradientFlow:
         return Flow(State.NONE, (cut,))
 
     def _name(self, name: ast.Name, depth: int) -> Flow | None:
+        if depth > MAX_DEPTH:  # a chain of `x += ...` is followed without `_flow`, which checks the depth
+            return UNKNOWN
         bound = self._comprehension_target(name)
         if bound is not None:  # `p` of `... for p in model.parameters()`; `a` of `... for a in aux_outputs`
             return GRAPH if self._parameter_target(bound) else self._iterated(bound, depth)

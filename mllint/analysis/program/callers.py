@@ -310,8 +310,12 @@ class Callers:
         modules = index.modules_calling(target.word)
         if target.method is not None:  # the modules that make an instance, or import one a builder makes
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
-            builders = re.compile(rb"\b(" + b"|".join(re.escape(o.rpartition(".")[2].encode()) for o in sorted(owners)) + rb")\b")
-            modules = [m for m in modules if m in owners or m == target.module or (owners and index.mentions(m, builders))]
+            names = sorted({o.rpartition(".")[2] for o in owners})
+            builders = re.compile(rb"\b(" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b")
+            modules = [
+                m for m in modules if m in owners or m == target.module
+                or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
+            ]  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
         imported_or_attribute = _import_or_attribute_call(target.word)
         for module in [m for m in modules if index.locate(m) != own and self._sees(index, m, target)][: MAX_MODULES - 1]:

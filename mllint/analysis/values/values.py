@@ -244,6 +244,9 @@ class ValueKinds:
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
+        self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
+        self._arms_of: dict[ast.If, list[list[ast.stmt]]] = {}  # `_arms`'s answers
+        self._chain_tops: dict[ast.If, ast.If] = {}  # `_elif_chain_top`'s answers
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
@@ -552,12 +555,15 @@ class ValueKinds:
         first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
         statements: set[ast.AST] = set()
+        proven: set[ast.If] = set()  # the `if`s found to bind the name on every arm (more statements keep them so)
+        around_use = {use, *self.scopes.ancestors(use)}
         for definition in reversed(definitions.definitions[:first_after]):
-            if self._binds_from(definition.node, use):
+            statement = self.scopes.statement(definition.node)
+            if self._binds_from(statement, use):
                 continue
             reaching.append(definition)
-            statements.add(self.scopes.statement(definition.node))
-            if self._always_runs_before(definition.node, use) or self._in_both_arms(statements, definition, use):
+            statements.add(statement)
+            if self._runs_before(definition.node, around_use) or self._in_both_arms(statements, statement, around_use, proven):
                 break
         else:
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
@@ -581,20 +587,58 @@ class ValueKinds:
             node = self.scopes.parent(node)
         return []
 
-    def _in_both_arms(self, statements: set[ast.AST], last: Definition, use: ast.AST) -> bool:
-        """Do the statements binding the name (`last` the latest met) bind it in both arms of an
-        `if`/`else` (or every arm of an `elif` chain) that runs on every path to `use`?"""
-        branch = self.scopes.parent(self.scopes.statement(last.node))
+    def _in_both_arms(self, statements: set[ast.AST], last: ast.AST, around_use: set[ast.AST], proven: set[ast.If]) -> bool:
+        """Do the statements binding the name (`last` the latest met, the others after it) bind it in both
+        arms of an `if`/`else` (or every arm of an `elif` chain) that runs on every path to the use (whose
+        ancestors, and itself, are `around_use`)? An `if` whose first arm ends before `last` cannot: the
+        `elif` chain above an arm after the first is passed in one step."""
+        child, branch = last, self.scopes.parent(last)
         answered: dict[ast.If, bool] = {}  # an elif chain's arms, each judged once
         while isinstance(branch, ast.If):
-            if _assigns_on_every_arm(branch, statements, answered) and self._always_runs_before(branch, use):
+            if position(child) > position(branch.body[-1]):
+                child = self._elif_chain_top(branch)
+            elif self._assigns_on_every_arm(branch, statements, answered, proven) and self._runs_before(branch, around_use):
                 return True
-            branch = self.scopes.parent(branch)
+            else:
+                child = branch
+            branch = self.scopes.parent(child)
         return False
 
-    def _binds_from(self, target: ast.AST, use: ast.AST) -> bool:
-        """Is `use` read by the assignment that binds `target` (`x = x.detach()`: the old `x`)?"""
-        statement = self.scopes.statement(target)
+    def _elif_chain_top(self, branch: ast.If) -> ast.If:
+        """The first `if` of the `elif` chain `branch` is a link of."""
+        links = []
+        while branch not in self._chain_tops:
+            links.append(branch)
+            parent = self.scopes.parent(branch)
+            if not (isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is branch):
+                self._chain_tops[branch] = branch
+                break
+            branch = parent
+        top = self._chain_tops[branch]
+        for link in links:
+            self._chain_tops[link] = top
+        return top
+
+    def _assigns_on_every_arm(self, branch: ast.If, statements: set, answered: dict[ast.If, bool], proven: set[ast.If]) -> bool:
+        """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
+        every arm? (`answered`: the `if`s judged already; `proven`: those judged so with fewer statements.)"""
+        if branch in proven:
+            return True
+        if branch not in answered:
+            if branch not in self._arms_of:
+                self._arms_of[branch] = _arms(branch)
+            arms = self._arms_of[branch]
+            answered[branch] = bool(arms) and all(
+                any(s in statements or (isinstance(s, ast.If) and self._assigns_on_every_arm(s, statements, answered, proven)) for s in arm)
+                for arm in arms
+            )  # fmt: skip
+            if answered[branch]:
+                proven.add(branch)
+        return answered[branch]
+
+    @staticmethod
+    def _binds_from(statement: ast.AST, use: ast.AST) -> bool:
+        """Is `use` read by the assignment `statement` (`x = x.detach()`: the old `x`)?"""
         if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or statement.value is None:
             return False
         value = statement.value
@@ -607,16 +651,26 @@ class ValueKinds:
     def _always_runs_before(self, target: ast.AST, use: ast.AST) -> bool:
         """Does every path to `use` run the statement binding `target`? True when no branch, loop or
         try around the binding leaves `use` outside it."""
-        use_ancestors = set(self.scopes.ancestors(use)) | {use}
-        for ancestor in self.scopes.ancestors(target):
-            if isinstance(ancestor, SCOPE_NODES) or isinstance(ancestor, ast.Module):
-                return True
-            conditional = isinstance(
-                ancestor, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.IfExp, ast.BoolOp, ast.comprehension)
-            ) or (hasattr(ast, "TryStar") and isinstance(ancestor, ast.TryStar))
-            if conditional and ancestor not in use_ancestors:
-                return False
-        return True
+        return self._runs_before(target, {use, *self.scopes.ancestors(use)})
+
+    def _runs_before(self, target: ast.AST, around_use: set[ast.AST]) -> bool:
+        """`_always_runs_before`, given the use and its ancestors. The conditional statements around
+        `target` nest: when the innermost holds the use, all do."""
+        conditional = self._conditional(target)
+        return conditional is None or conditional in around_use
+
+    def _conditional(self, node: ast.AST) -> ast.AST | None:
+        """The innermost branch, loop or try around `node` in its scope (None: it runs whenever its scope does)."""
+        if node not in self._conditionals:
+            found = None
+            for ancestor in self.scopes.ancestors(node):
+                if isinstance(ancestor, (*SCOPE_NODES, ast.Module)):
+                    break
+                if isinstance(ancestor, CONDITIONAL_NODES):
+                    found = ancestor
+                    break
+            self._conditionals[node] = found
+        return self._conditionals[node]
 
     def _enclosing_loop(self, node: ast.AST, scope: ast.AST | None) -> ast.AST | None:
         loop = None
@@ -672,18 +726,6 @@ class ValueKinds:
         # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
         assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
         return assigned or None
-
-
-def _assigns_on_every_arm(branch: ast.If, statements: set, answered: dict[ast.If, bool]) -> bool:
-    """Does each arm of the `if` hold one of the statements at its top level, or an `if` that does so on
-    every arm? (`answered`: the `if`s judged already.)"""
-    if branch not in answered:
-        arms = _arms(branch)
-        answered[branch] = bool(arms) and all(
-            any(s in statements or (isinstance(s, ast.If) and _assigns_on_every_arm(s, statements, answered)) for s in arm)
-            for arm in arms
-        )  # fmt: skip
-    return answered[branch]
 
 
 def _arms(branch: ast.If) -> list[list[ast.stmt]]:
@@ -747,6 +789,10 @@ def is_parameter(definition: Definition) -> bool:
     return isinstance(function, FUNCTION_NODES) and definition.name in {a.arg for a in parameters(function)}
 
 
+CONDITIONAL_NODES = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, ast.IfExp, ast.BoolOp, ast.comprehension,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)  # fmt: skip
 BINDING_NODES = (
     ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.withitem,
     ast.comprehension, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
