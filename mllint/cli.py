@@ -32,7 +32,7 @@ from mllint.source import SourceError, SourceFile, decode, read_source
 from mllint.watch import watch_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-LONG_RUN_SECONDS = 5.0  # a run that found nothing and took this long says how much it checked
+LONG_RUN_SECONDS = 5.0  # a run that found nothing and took this long says, on a terminal, how much it checked
 
 
 class DefaultToCheck(click.Group):
@@ -204,7 +204,8 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     output = _statistics(findings) if statistics else _render(findings, fixed, items, results, resolver, output_format, colour)
     threshold = _fail_on(fail_on, resolver, files or [stdin_filename or "stdin.py"])
     summary = _summary(findings, fixed, show_fixes, unsafe_fixes, fix_only, threshold) if show_summary else ""
-    if summary and not findings and time.monotonic() - started >= LONG_RUN_SECONDS:
+    summary_stream = sys.stderr if output_file or stdin_fixed else sys.stdout
+    if summary and not findings and _on_terminal(summary_stream) and time.monotonic() - started >= LONG_RUN_SECONDS:
         summary += f"Checked {_count(len(results), 'file')}, {_count(sum(r.lines for r in results), 'line')}.\n"
     _emit(output, summary, output_file, to_stderr=stdin_fixed, colour=colour)
     _report_internal_errors(findings, verbose, quiet)
@@ -373,6 +374,10 @@ def _report_internal_errors(findings: list[Finding], verbose: bool, quiet: bool)
             "Run with --verbose for the traceback, and please report it to mllint's developers.",
             err=True,
         )
+
+
+def _on_terminal(stream) -> bool:
+    return stream.isatty()
 
 
 def _emit(output: str, summary: str, output_file: str | None, to_stderr: bool, colour: bool) -> None:

@@ -1,10 +1,11 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
-from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.program.callers import call_sites
+from mllint.analysis.syntax.names import called_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
-from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.analysis.facets.losses import LossCalls
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -13,7 +14,6 @@ REGRESSION_FUNCTIONS = {
 }
 REGRESSION_CLASSES = {"torch.nn." + name for name in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")}
 FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_FUNCTIONS}
-CLASS_NAMES = {name.rsplit(".", 1)[1] for name in REGRESSION_CLASSES}
 ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript)
 
 
@@ -27,6 +27,13 @@ class RegressionLossBroadcast(Rule):
     of the project's modules, shape operations). A batch whose rank is unknown counts when its ends are
     known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch. Where a shape
     is unknown otherwise, nothing is reported.
+
+    The loss, the model and the data may come from elsewhere: a loss object returned by a builder or
+    passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
+    or a batch that the first call site of another module passes (the message names it); datasets and
+    helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
+    targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one), rows chosen by an
+    index tensor (`X[idx]`, `y[idx]`).
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every
@@ -67,61 +74,38 @@ class RegressionLossBroadcast(Rule):
     message = "`{loss}`: input {input} and target {target} broadcast to {result}: every prediction is compared with every target"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("mse_loss", "l1_loss", "huber_loss", "MSELoss", "L1Loss", "HuberLoss")
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._objects: set[str] | None = None
+    requires_any_text = ("loss", "Loss", "criterion")  # the loss object may be built in another file
 
     def visit_Call(self, node: ast.Call) -> None:
         if not self._is_regression_loss(node):
             return
-        prediction, target = call_argument(node, 0, "input"), call_argument(node, 1, "target")
-        if prediction is None or target is None:
-            return
         shapes = self.ctx.analysis(Shapes)
-        found = _broadcast(shapes.value(prediction), shapes.value(target))
+        (prediction, input_value), (target, target_value) = shapes.argument(node, 0, "input"), shapes.argument(node, 1, "target")
+        found = _broadcast(input_value, target_value)
         if found is None:
             return
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
-        passed = [n for side_node in (prediction, target) for n in ast.walk(side_node) if n in shapes.passed]
+        passed = [n for side_node in (prediction, target) if side_node is not None for n in ast.walk(side_node) if n in shapes.passed]
+        site = shapes.call_site(node)
         if passed:
             message += f" ({shapes.passed[passed[0]]})"
+        elif site is not None:
+            message += f" (with what the call at {site.place} passes)"
         extra = {"input": prediction, "target": target}.get(side)
         fix = None
         if extra is not None:
             text = self.ctx.text(extra)
             squeezed = f"{text}.squeeze(-1)" if isinstance(extra, ATOMIC) else f"({text}).squeeze(-1)"
             fix = self.ctx.fix(f"Squeeze the trailing dimension: `{squeezed}`", Applicability.UNSAFE, self.ctx.replace(extra, squeezed))
-        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else ())
+        self.report(node, message, fix, related=shapes.sites[passed[0]] if passed else call_sites(site))
 
     def _is_regression_loss(self, call: ast.Call) -> bool:
-        if len(call.args) + len(call.keywords) < 2:
+        if len(call.args) + len(call.keywords) < 2 and not any(k.arg is None for k in call.keywords):
             return False
-        func = call.func
-        callee = called_name(func)
-        if callee in FUNCTION_NAMES:
-            return self.ctx.qualified_name(func) in REGRESSION_FUNCTIONS
-        if not isinstance(func, ast.Call) and callee not in self._loss_objects():
-            return False  # only names a regression loss is assigned to are followed
-        return self.ctx.analysis(ValueKinds).constructed_class(func) in REGRESSION_CLASSES
-
-    def _loss_objects(self) -> set[str]:
-        """The names and attributes this file assigns a regression loss object to (built once)."""
-        if self._objects is None:
-            self._objects = set()
-            for call in self.ctx.index.of_type(ast.Call):
-                func = call.func
-                callee = called_name(func)
-                if callee in CLASS_NAMES and canonical_class(self.ctx.qualified_name(func)) in REGRESSION_CLASSES:
-                    parent = self.ctx.scopes.parent(call)
-                    for target in getattr(parent, "targets", [getattr(parent, "target", None)]):
-                        if isinstance(target, ast.Name):
-                            self._objects.add(target.id)
-                        elif isinstance(target, ast.Attribute):
-                            self._objects.add(target.attr)
-        return self._objects
+        if called_name(call.func) in FUNCTION_NAMES:
+            return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS
+        return any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call))
 
 
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:

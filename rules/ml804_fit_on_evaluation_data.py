@@ -1,20 +1,22 @@
 import ast
-import re
 
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.facets.leakage import Leakage
+from mllint.analysis.program.callers import call_sites
 from mllint.findings import Severity
 from mllint.rule import Rule
-
-FITTING_METHODS = frozenset({"fit", "fit_transform", "partial_fit"})
-EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout"})
 
 
 class FitOnEvaluationData(Rule):
     """
     ## What it does
-    Reports a scikit-learn transformer (a scaler, encoder, PCA, vectorizer... constructed from
-    `sklearn.*` in the same file) fitted on data whose name says it is test or validation data:
-    `scaler.fit(X_test)`, `encoder.fit_transform(val_features)`.
+    Reports a scikit-learn transformer (a scaler, encoder, PCA, vectorizer...) fitted on evaluation
+    data: data whose name says it is test or validation data (`scaler.fit(X_test)`,
+    `encoder.fit_transform(val_features)`), a concatenation that holds such data
+    (`scaler.fit(pd.concat([train_df, test_df]))`), each split of a loop over literal split names with
+    the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
+    or a parameter that a call site fills with such data while its constant flags make the fit run
+    (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`). The transformer may be built anywhere
+    the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
 
     ## Why is this bad?
     Statistics of the evaluation set leak into the features the model is judged on: the reported score
@@ -49,25 +51,13 @@ class FitOnEvaluationData(Rule):
 
     code = "ML804"
     name = "fit-on-evaluation-data"
-    message = "`{call}` fits on evaluation data: its statistics leak into the score; fit on training data and `transform` this"
+    message = "`{call}` fits on evaluation data ({evidence}): its statistics leak into the score; fit on training data and `transform` this"
     severity = Severity.ERROR
-    requires_any_text = ("sklearn",)
+    requires_any_text = ("fit",)
 
     def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr in FITTING_METHODS and node.args):
-            return
-        if not _names_evaluation_data(node.args[0]):
-            return
-        constructed = self.ctx.analysis(ValueKinds).constructed_class(func.value)
-        if constructed is not None and constructed.startswith("sklearn."):
-            self.report(node, self.message.format(call=f"{self.ctx.text(func)}({self.ctx.text(node.args[0])})"))
-
-
-def _names_evaluation_data(node: ast.AST) -> bool:
-    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data."""
-    while isinstance(node, ast.Subscript):
-        node = node.value
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    words = re.findall(r"[a-z]+|[A-Z][a-z]*", name)
-    return any(word.lower() in EVALUATION_WORDS for word in words)
+        found = self.ctx.analysis(Leakage).fitted_on_evaluation(node)
+        if found:
+            evidence, binding = found[0]
+            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0])})"
+            self.report(node, self.message.format(call=call, evidence=evidence), related=call_sites(binding))

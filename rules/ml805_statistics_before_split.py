@@ -22,8 +22,12 @@ class StatisticsBeforeSplit(Rule):
     returns its mean and std or divides it (`X = normalize(X)`, `train, test = divide(X)`, in this module
     or another), a scaler fitted on `self.data` in one method of a class and `self.data` split in another,
     and a slice chosen by the split's flag (`if flag == "train": self.data = data[:n]` with `data[n:]` on
-    the other arm) count as well, and so do a head and a tail of different bounds when assignments name
-    both parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
+    the other arm) count as well, and so do a head and a tail of different bounds when assignments or dict
+    keys name both parts (`train = X[:n_train]`, `{"test": idx[:n_te], "train": idx[n_te + n_va:]}`), a
+    slice whose bounds one flag picks from lists of bounds (`data[border1s[set_type]:border2s[set_type]]`),
+    statistics a helper returns that a later call or `return` hands on with the data to a helper that
+    splits it (`stats = compute_stats(X)`, `return make_splits(X, y, stats)`), and attributes set
+    through tuples (`self.X, self.y = X, y`).
 
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,
@@ -61,7 +65,7 @@ class StatisticsBeforeSplit(Rule):
     name = "statistics-before-split"
     message = "`{fit}` computes statistics of `{data}` before it is split (line {line}): the evaluation part leaks into training; split first and fit on the training part"
     severity = Severity.ERROR
-    requires_any_text = ("split", "[:")
+    requires_any_text = ("split", "[:", "fit")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.ctx.analysis(Leakage).fitted_before_split(node)

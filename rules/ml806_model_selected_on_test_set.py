@@ -14,9 +14,11 @@ class ModelSelectedOnTestSet(Rule):
     (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
     (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
     by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
-    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()`). Callbacks that monitor a test metric
+    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`).
+    Callbacks that monitor a test metric
     (`ModelCheckpoint(monitor="test_acc")`), an early stopper called with a test score
-    (`early_stopping(test_loss, model)`) and a library trainer evaluated on a test set that keeps its
+    (`early_stopping(test_loss, model)`, `stopper.step(test_loss, model)`, a method of an
+    `EarlyStopping(...)` object) and a library trainer evaluated on a test set that keeps its
     best model (`eval_dataset=test_set` with `load_best_model_at_end=True`) count too. Selection on
     a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
     single evaluation of the test set after training are not reported.

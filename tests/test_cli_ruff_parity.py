@@ -126,5 +126,7 @@ def test_a_long_run_that_found_nothing_says_what_it_checked(project, monkeypatch
     write(project, {"a.py": FIXED, "pkg/b.py": "x = 1\r\ny = 2", "empty.py": ""})
     assert mllint(".").stdout == "All checks passed!\n"  # a quick run: as Ruff says it
     monkeypatch.setattr(cli, "LONG_RUN_SECONDS", 0)
+    assert mllint(".").stdout == "All checks passed!\n"  # not on a terminal: output stays the same on a slow machine
+    monkeypatch.setattr(cli, "_on_terminal", lambda stream: True)
     assert mllint(".").stdout == "All checks passed!\nChecked 3 files, 5 lines.\n"
     assert mllint("-q", ".").stdout == ""

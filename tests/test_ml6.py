@@ -56,7 +56,8 @@ def shape_of(source: str, expression: str) -> str | None:
         ("def f(c):\n    x = torch.rand(2) if c else torch.rand(3)\n    return x\n", "x", None),
         ("def f(c):\n    x = torch.rand(2)\n    if c:\n        x = torch.rand(3)\n    return x\n", "x", None),
         ("x = torch.rand(2)\nfor i in range(3):\n    x = x.unsqueeze(0)\n", "x", None),
-        ("def f(n):\n    x = torch.rand(n, 1).squeeze()\n    return x\n", "x", None),
+        ("def f(n):\n    x = torch.rand(n, 1).squeeze()\n    return x\n", "x", "(n,)"),  # a batch is taken for more than one
+        ("def f(n):\n    x = torch.rand(n, 2)[:, :1].squeeze()\n    return x\n", "x", None),
     ],
 )
 def test_shapes(source, expression, shape):

@@ -51,6 +51,23 @@ LOADER = "def f(n, b):\n    loader = DataLoader(TensorDataset(torch.randn(n, 4),
         ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return nn.Linear(4, 1)(x)\n", "nn.Linear(4, 1)(x)", "(b, ..., 1)"),
         ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return nn.Linear(4, 1)(x).squeeze(-1)\n", "nn.Linear(4, 1)(x).squeeze(-1)", "(b, ...)"),
         ("def f(t, b):\n    for x, in DataLoader(TensorDataset(t), batch_size=b):\n        return nn.Linear(4, 1)(x)[:, 0]\n", "nn.Linear(4, 1)(x)[:, 0]", None),
+        # Dict samples, collated key by key; `dict(...)` and `.get` too; a `collate_fn` (DataLoader's 7th
+        # argument) makes batches of its own.
+        (
+            "class D(Dataset):\n    def __init__(self, n):\n        self.x = torch.randn(n, 3)\n"
+            "    def __getitem__(self, i):\n        return {'x': self.x[i], 'y': torch.tensor([float(i)])}\n"
+            "def f(n, b):\n    for batch in DataLoader(D(n), batch_size=b):\n        return batch['y']\n",
+            "batch['y']", "(b, 1)",
+        ),
+        (
+            "class D(Dataset):\n    def __init__(self, n):\n        self.x = torch.randn(n, 3)\n"
+            "    def __getitem__(self, i):\n        return dict(x=self.x[i], y=i)\n"
+            "def f(n, b):\n    for batch in DataLoader(D(n), batch_size=b):\n        return batch.get('x')\n",
+            "batch.get('x')", "(b, 3)",
+        ),
+        (LOADER.replace("batch_size=b)", "b, False, None, None, 0, collate)") + "    for x, y in loader:\n        return y\n", "y", None),
+        # Rows picked by an index tensor: the same symbol for every tensor it indexes.
+        ("def f(n):\n    x, y = torch.randn(n, 4), torch.randn(n)\n    idx = torch.randperm(n)[:8]\n    return y[idx]\n", "y[idx]", "(len(idx),)"),
         # A Dataset class: `__getitem__` run on what `__init__` stored.
         (
             "class D(Dataset):\n    def __init__(self, x):\n        self.x = torch.from_numpy(x)\n"

@@ -1,9 +1,10 @@
 """Where the shapes of training data come from: NumPy arrays, datasets and the loaders that batch them.
 
-`TensorDataset(X, y)` and a `Dataset` class of the file (its `__getitem__` run on what `__init__` stored)
-give samples; `DataLoader(dataset, batch_size=B)` batches them as the default collate does, with a
-leading batch dimension that is a symbol (the last batch may be smaller); `for x, y in loader` (also
-through `enumerate` and `tqdm`) binds one batch. A sample of unknown shape gives a batch of unknown
+`TensorDataset(X, y)` and a `Dataset` class of the project (its `__getitem__` run on what `__init__`
+stored; a dict it returns is collated key by key) give samples; `DataLoader(dataset, batch_size=B)`
+batches them as the default collate does, with a leading batch dimension that is a symbol (the last
+batch may be smaller; a `collate_fn` of the project is run by the shape analysis on a list of `B`
+samples instead); `for x, y in loader` (also through `enumerate` and `tqdm`) binds one batch. A sample of unknown shape gives a batch of unknown
 rank whose first dimension is the batch: `(batch, ...)`. `full_batches` tells code that runs only on
 batches of the full size: in a loop over a loader that drops its last, smaller batch.
 """
@@ -15,7 +16,7 @@ from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
-from mllint.analysis.facets.tensor_values import Batches, Items, Number, Samples, Tensor
+from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Number, Samples, Tensor
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
 NUMPY_SHAPE_FIRST = frozenset("numpy." + n for n in ("zeros", "ones", "empty", "full", "random.random", "random.random_sample"))
@@ -50,7 +51,7 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
         return Samples(Items(tuple(_row(a) for a in arguments)))
     if name in DATA_LOADERS:
         dataset = first if node.args else interpreter.value_of(call_argument(node, 0, "dataset"))
-        if not isinstance(dataset, Samples) or call_argument(node, 8, "collate_fn") is not None:
+        if not isinstance(dataset, Samples) or call_argument(node, 6, "collate_fn") is not None:
             return None
         batch = _batch_dimension(node)
         return Batches(dataset.item if batch is None else collate(dataset.item, batch))
@@ -63,10 +64,12 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
 
 def collate(item: object, batch, key: tuple = ("batch",)) -> object | None:
     """What the default collate makes of samples `item`: tensors and numbers stacked along a new first
-    dimension `batch`, tuples collated element-wise. `key` identifies the batch's value."""
+    dimension `batch`, tuples and dicts collated element-wise. `key` identifies the batch's value."""
     key = (*key, dim_key(batch))
     if isinstance(item, Items):
         return Items(tuple(collate(v, batch, (*key, i)) for i, v in enumerate(item.values)))
+    if isinstance(item, Fields):
+        return Fields(tuple((k, collate(v, batch, (*key, k))) for k, v in item.values))
     if isinstance(item, Number):
         return Tensor((batch,), key)
     if isinstance(item, Tensor):

@@ -55,6 +55,33 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
     return None
 
 
+RECURRENT = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+
+
+def torch_layer_outputs(name: str, constructor: ast.Call, shapes: list[Shape | None], size=constructor_dim) -> tuple | None:
+    """The outputs of a `torch.nn` layer that returns a tuple, as nested tuples of shapes (None: unknown):
+    a recurrent layer's `(output, h_n)` (an LSTM's `(output, (h_n, c_n))`) for a batched input of known
+    rank, `nn.MultiheadAttention`'s `(attn_output, weights)`."""
+    first = shapes[0] if shapes else None
+    if name in RECURRENT and first is not None and len(first) == 3:
+        hidden = size(call_argument(constructor, 1, "hidden_size"))
+        keywords = {k.arg: k.value for k in constructor.keywords}
+        if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 2:
+            return None
+        batch_first, directions = _literal_bool(keywords.get("batch_first")), _literal_bool(keywords.get("bidirectional"))
+        layers = _literal_int(keywords.get("num_layers"), 1)
+        if batch_first is None or directions is None or layers is None or "proj_size" in keywords:
+            return None
+        features = hidden if not directions else product((2, hidden))
+        batch, steps = (first[0], first[1]) if batch_first else (first[1], first[0])
+        output = (batch, steps, features) if batch_first else (steps, batch, features)
+        state = (layers * (2 if directions else 1), batch, hidden)
+        return (output, (state, state)) if name == "torch.nn.LSTM" else (output, state)
+    if name == "torch.nn.MultiheadAttention" and first is not None and len(first) >= 2:
+        return first[:-1] + (size(call_argument(constructor, 0, "embed_dim")),), None
+    return None
+
+
 def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):
     """The known ends of a layer's output for an input of unknown rank with known `ends`:
     `nn.Linear(h, 1)` maps `(batch, ...)` to `(batch, ..., 1)` (a batch of scalars, `(batch,)`, would
@@ -84,3 +111,10 @@ def _literal_int(expr: ast.AST | None, default: int) -> int | None:
         value = _literal_int(expr.operand, 0)
         return -value if value is not None else None
     return expr.value if isinstance(expr, ast.Constant) and type(expr.value) is int else None
+
+
+def _literal_bool(expr: ast.AST | None) -> bool | None:
+    """A literal True or False; False when absent (the default); None for anything else."""
+    if expr is None:
+        return False
+    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, bool) else None

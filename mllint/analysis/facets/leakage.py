@@ -20,10 +20,13 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from mllint.analysis.objects.call_sites import binding_constants, built, makers
+from mllint.analysis.objects.constants import fold
+from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import parameters
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 FITTING_METHODS = frozenset({"fit", "fit_transform"})
 # scikit-learn modules whose classes learn statistics of the data they transform.
@@ -51,7 +54,10 @@ COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
 NEVER = 1 << 62  # no split reached
-EVENTS = (ast.Assign, ast.Call, ast.Subscript)
+EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
+EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout"})
+CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
+EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 
 
 @dataclass
@@ -134,6 +140,96 @@ class Leakage:
                 return other_flow.events[first]
         return None
 
+    # Fits on evaluation data (ML804).
+    def fitted_on_evaluation(self, call: ast.Call) -> list[tuple[str, object]]:
+        """Why a scikit-learn object's `fit`/`fit_transform` reads evaluation data (`X_test`, a
+        concatenation of it, one of a loop over literal split names, or what a call site passes), with the
+        call site (a `callers.Binding`) it holds under (None: whatever the callers pass)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in EVALUATION_FITS and call.args):
+            return []
+        return list(per_call_site(self.ctx, call, lambda binding: self._fit_on_evaluation(call, binding)))
+
+    def _fit_on_evaluation(self, call: ast.Call, binding) -> str | None:
+        evidence = self._evaluation_data(call.args[0], call, binding)  # first: it asks for the bindings it needs
+        made = built(self.ctx, call.func.value, binding)
+        if made is None and binding is not None:  # the data passed to this method, the object by a setter's call
+            made = [m for found, other in makers(self.ctx, call.func.value) if other is not None for m in found or ()]
+        classes = {canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()}
+        return evidence if classes and all(c.startswith("sklearn.") for c in classes) else None
+
+    def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
+        """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
+        while isinstance(data, ast.Subscript) or (isinstance(data, ast.Call) and _method(data) in ROW_KEEPING):
+            data = data.value if isinstance(data, ast.Subscript) else data.func.value
+        if _names_evaluation(data):
+            return f"`{self.ctx.text(data)}`"
+        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
+            parts = [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
+            named = next((p for p in parts if _names_evaluation(p)), None)
+            return f"`{self.ctx.text(data)}`, which holds `{self.ctx.text(named)}`" if named is not None else None
+        if not isinstance(data, ast.Name) or depth > 2:
+            return None
+        function = self.ctx.scopes.enclosing_function(data)
+        if function is not None and data.id in {p.arg for p in parameters(function, variadic=False)}:
+            return self._passed_evaluation(data, function, call, binding)
+        split = self._split_of_loop(data, call)
+        if split is not None:
+            return split
+        values = self.values.reaching_values(data) or []
+        return next((e for v in values if (e := self._evaluation_data(v, call, binding, depth + 1)) is not None), None)
+
+    def _passed_evaluation(self, data: ast.Name, function: ast.AST, call: ast.Call, binding) -> str | None:
+        """A parameter holding what a call site passes: evaluation data there, with the conditions around
+        the fit true for that call's constant arguments (`prepare(X_val, fit=True)` for `if fit:`)."""
+        if binding is None or binding.function is not function:
+            unbound = self.values.unbound
+            if unbound is not None and function not in unbound:
+                unbound.append(function)
+            return None
+        passed = binding.argument(data.id)
+        if passed is None or passed[2].default or not _names_evaluation(passed[1]):
+            return None
+        constants = binding_constants(self.ctx, binding)
+        for test in self._conditions(call, function):
+            if fold(test, constants) is not True:
+                return None
+        return f"`{passed[0].text(passed[1])}` passed as `{data.id}` at {binding.place}"
+
+    def _split_of_loop(self, data: ast.Name, call: ast.Call) -> str | None:
+        """`X, y = splits[name]` in `for name in ["train", "val", "test"]:` with the fit under no test of
+        `name`: the fit runs on every split."""
+        for loop in self.ctx.scopes.ancestors(call):
+            if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None
+            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+                continue
+            names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            variable = loop.target.id
+            if not any(_names_evaluation(ast.Name(n)) for n in names):
+                continue
+            if any(variable in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop)):
+                return None
+            for definition in self.values.reaching_definitions(data):
+                statement = self._statement(definition.node)
+                value = getattr(statement, "value", None)
+                if value is not None and any(
+                    isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and n.slice.id == variable for n in ast.walk(value)
+                ):  # fmt: skip
+                    return f"`{self.ctx.text(data)}`, each split of the loop over `{self.ctx.text(loop.iter)}`"
+        return None
+
+    def _conditions(self, node: ast.AST, outer: ast.AST) -> list[ast.AST]:
+        """The tests of the `if`s around `node`, up to `outer`, that hold where it stands."""
+        tests, child = [], node
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if ancestor is outer:
+                break
+            if isinstance(ancestor, ast.If):
+                tests.append(ancestor.test if child not in ancestor.orelse else ast.UnaryOp(ast.Not(), ancestor.test))
+            child = ancestor
+        return tests
+
     # What a call fits, splits or computes.
     def fitted_data(self, call: ast.Call) -> str | None:
         """The data a transformer is fitted on, or a statistic is computed of, when it then transforms it,
@@ -160,7 +256,7 @@ class Leakage:
         if _reads(statement.value, data, outside=statistics):
             return data  # the statement transforms the data: `X = (X - X.mean(0)) / X.std(0)`
         # `mean, std = X.mean(0), X.std(0)`, then an assignment computed from both: `X = (X - mean) / std`.
-        held = {_key(n) for t in getattr(statement, "targets", ()) for n in ast.walk(t) if isinstance(n, ast.Name)}
+        held = _binds(statement) - {None}
         flow = self._flow(self._scope(statement))
         return data if any(self._reads_later(flow, h, data, statement.end_lineno) for h in held) else None
 
@@ -237,7 +333,7 @@ class Leakage:
         reads: dict[int, frozenset[str]] = {}
         readers: dict[str, list[int]] = defaultdict(list)
         for i, node in enumerate(events):
-            if isinstance(node, ast.Assign):
+            if isinstance(node, (ast.Assign, ast.Return, ast.Expr)) and node.value is not None:
                 reads[i] = _read_keys(node.value)
                 for key in reads[i]:
                     readers[key].append(i)
@@ -261,7 +357,7 @@ class Leakage:
         for i in range(len(flow.events) - 1, -1, -1):
             node = flow.events[i]
             if isinstance(node, ast.Assign):
-                targets = {_key(t) for t in node.targets} - {None}
+                targets = _binds(node) - {None}
                 split = min((first.get(t, NEVER) for t in targets), default=NEVER)
                 attributes = frozenset(t for t in targets if t.startswith("self.")).union(*(reached.get(t, ()) for t in targets))
                 for key in flow.reads[i]:
@@ -278,7 +374,9 @@ class Leakage:
             elif isinstance(node, ast.Subscript):
                 key = _key(node.value)
                 half = _half(self.ctx, node.slice) if key is not None else None
-                if half is not None and self._names_a_part(node):
+                if key is not None and self._chosen_part(node.slice):
+                    lower(key, i, i)
+                elif half is not None and self._names_a_part(node):
                     # A head and a tail of one bound; or of any bounds, when assignments name both parts
                     # (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
                     for bound in (half[1], *(["named"] if self._named_by_target(node) else [])):
@@ -300,7 +398,7 @@ class Leakage:
         returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
         taken under a test that names a part (`if flag == "train":`)?"""
         statement = self._statement(subscript)
-        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())):
+        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())) or self._keyed_part(subscript):
             return True
         function = self.ctx.scopes.enclosing_function(statement)
         if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
@@ -314,10 +412,42 @@ class Leakage:
 
     def _named_by_target(self, subscript: ast.Subscript) -> bool:
         """Is the slice assigned to a name one of whose words is a part (`train_series`, `X_test`; not
-        `loss_value`)?"""
+        `loss_value`), or kept under such a key (`{"train": idx[n:], "test": idx[:n]}`)?"""
         statement = self._statement(subscript)
         targets = statement.targets if isinstance(statement, ast.Assign) else []
-        return any(PART_WORD.search(self.ctx.text(t)) for t in targets)
+        return any(PART_WORD.search(self.ctx.text(t)) for t in targets) or self._keyed_part(subscript)
+
+    def _keyed_part(self, node: ast.AST) -> bool:
+        """Is `node` (or the tuple holding it) a value of a dict literal under a key that names a part?"""
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, ast.Tuple):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if not isinstance(parent, ast.Dict) or node not in parent.values:
+            return False
+        key = parent.keys[parent.values.index(node)]
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(PART_WORD.search(key.value))
+
+    def _chosen_part(self, index: ast.AST) -> bool:
+        """`data[border1:border2]` with both bounds picked by one flag from lists of bounds
+        (`border1, border2 = border1s[self.set_type], border2s[self.set_type]`): one part of several."""
+        if not isinstance(index, ast.Slice) or index.lower is None or index.upper is None or index.step is not None:
+            return False
+        flag = self._picked(index.lower)
+        return flag is not None and flag == self._picked(index.upper)
+
+    def _picked(self, bound: ast.AST) -> str | None:
+        """The flag a bound is picked by from a literal list of bounds (`border1s[flag]`), as text."""
+        if isinstance(bound, ast.Name):
+            values = self.values.reaching_values(bound)
+            flags = {self._picked(v) if isinstance(v, ast.Subscript) else None for v in values or [None]}
+            return flags.pop() if len(flags) == 1 else None
+        if not isinstance(bound, ast.Subscript) or isinstance(bound.slice, (ast.Constant, ast.Slice)):
+            return None
+        bounds = bound.value
+        if isinstance(bounds, ast.Name):
+            values = self.values.reaching_values(bounds)
+            bounds = values[0] if values and len(values) == 1 else None
+        return self.ctx.text(bound.slice) if isinstance(bounds, (ast.List, ast.Tuple)) and len(bounds.elts) >= 2 else None
 
     def _test_names_part(self, test: ast.AST) -> bool:
         if test not in self._parts:
@@ -335,13 +465,34 @@ class Leakage:
         return self.ctx.scopes.enclosing_function(node) or self.ctx.tree
 
 
+def _names_evaluation(node: ast.AST) -> bool:
+    """`X_test`, `valData`, `df_val["x"]`, `splits.test`: the words of the name say evaluation data."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return any(word.lower() in EVALUATION_WORDS for word in re.findall(r"[a-z]+|[A-Z][a-z]*", name))
+
+
+def _method(call: ast.Call) -> str | None:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
 def _says_part(text: str, words: tuple[str, ...] = PART_WORDS) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in words)
 
 
 def _binds(statement: ast.AST) -> set[str | None]:
-    return {_key(t) for t in statement.targets} if isinstance(statement, ast.Assign) else set()
+    """The keys an assignment binds, through tuples (`self.X, self.y = X, y`)."""
+    if not isinstance(statement, ast.Assign):
+        return set()
+    return {_key(n) for t in statement.targets for n in _unpacked(t)}
+
+
+def _unpacked(target: ast.AST) -> list[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _unpacked(e.value if isinstance(e, ast.Starred) else e)]
+    return [target]
 
 
 def _key(node: ast.AST) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -174,6 +175,17 @@ class LossCalls:
                 return None
             origins.append(view.origin_of(Called(Called(Ref(classes.pop()), made[0][1]), call)))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
+        """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
+        moved, kept in a container, or passed by a call site), as the objects layer tells: what the file
+        tells, or else one set per call site's binding (with it). Only calls that may hold a loss."""
+        if not self._may_hold_a_loss(call):
+            return iter(())
+        return (
+            (frozenset(canonical_class(c.qualified_name(k.func)) for c, k in made), binding)
+            for made, binding in makers(self.ctx, call.func) if made
+        )  # fmt: skip
 
     def _may_hold_a_loss(self, call: ast.Call) -> bool:
         """A cheap test before asking what the object called is: a call with an input, of a call

@@ -16,6 +16,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
@@ -98,7 +99,7 @@ class Selections:
             monitor = next((k.value for k in call.keywords if k.arg == "monitor"), None)
             if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str) and TEST.search(monitor.value):
                 return TestSelection(monitor, call.func, f"the callback monitors `{monitor.value}`")
-        if EARLY_STOPPER.search(func) and call.args and self._chooses(call):
+        if call.args and self._early_stopper(call) and self._chooses(call):
             evidence, related = self._test_score(call.args[0])
             if evidence:
                 return TestSelection(call.args[0], call.func, evidence, related)
@@ -107,6 +108,13 @@ class Selections:
             if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
                 return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
         return None
+
+    def _early_stopper(self, call: ast.Call) -> bool:
+        """`early_stopping(...)`, `stopper.step(...)`, or a method of an object an `EarlyStopping(...)` made."""
+        if EARLY_STOPPER.search(_last(call.func, whole=True)):
+            return True
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+        return any(EARLY_STOPPER.search(_last(made.func)) for _, made in self.ctx.analysis(Objects).made(receiver) or [])
 
     def _running_best(self, assign: ast.Assign) -> list[TestSelection]:
         """`best_acc = max(best_acc, test_acc)`: a reported maximum."""
@@ -158,7 +166,7 @@ class Selections:
         of the function around it, or `self.x` that `__init__` sets from its parameter."""
         function = self.ctx.scopes.enclosing_function(call)
         func = call.func
-        for read in [*call.args, *(k.value for k in call.keywords), *([func.value] if isinstance(func, ast.Attribute) else [])]:
+        for read in [*call.args, *(k.value for k in call.keywords), func.value if isinstance(func, ast.Attribute) else func]:
             found = self._parameter_of(read, function)
             if found is None:
                 continue

@@ -4,9 +4,12 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, `callers.constructions`), data (NumPy arrays, datasets and loaders: see `data_shapes`),
-helper functions of the file run with their arguments, and shape operations (`view`, `unsqueeze`,
-indexing, reductions, broadcasting, ...). A tensor of unknown rank may still have known ends
+tells passes, as the objects layer tells), data (NumPy arrays, datasets and loaders: see `data_shapes`),
+helper functions and dataset classes of the file or of other modules of the project run with their
+arguments, a function's parameters as the first call site of another module that tells passes them
+(one call site's arguments, never mixed; `call_site` says which), and shape operations (`view`,
+`unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()` takes a symbolic size (a batch) for
+more than one: `(B, 1)` gives `(B,)`. A tensor of unknown rank may still have known ends
 (`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
@@ -16,16 +19,18 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.program.callers import call_sites, constructions, signature_passage
+from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.points_to import WRAPPERS
+from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import FROM_ARRAY, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
-from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output
+from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output, torch_layer_outputs
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Items, Number, Samples, Size, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
@@ -42,7 +47,7 @@ SAME_SHAPE_METHODS = frozenset(
     "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
     "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
     "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
-    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_".split()
+    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
 )
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
@@ -54,11 +59,18 @@ SAME_SHAPE_FUNCTIONS = frozenset(
     + [FUNCTIONAL + n for n in "relu relu6 gelu silu mish sigmoid tanh softmax log_softmax dropout elu selu "
        "leaky_relu softplus hardswish normalize layer_norm".split()]
 )  # fmt: skip
+NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
+NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+ELEMENTWISE_LOSSES = frozenset(
+    FUNCTIONAL + n for n in "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits".split()
+)  # their `reduction="none"` result has the shape of the input and target broadcast
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
+PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
-MODULE_METHODS = frozenset("to cuda cpu float double half train eval requires_grad_".split())  # return the module
 PYTHON_NUMBERS = frozenset({"float", "int"})
+LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
 
 
 class Shapes:
@@ -75,14 +87,45 @@ class Shapes:
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
+        self._view: ProjectView | None = None
         self.passed: dict[ast.Call, str] = {}  # a call of a model passed in -> "`model` passed at main.py:12"
         self.sites: dict[ast.Call, tuple[Related, ...]] = {}  # ... -> its call sites (`callers.call_sites`)
+        self.bindings: dict[ast.AST, object] = {}  # a function -> the call site its parameters' values come from
+
+    @property
+    def view(self) -> ProjectView:
+        """The project as this file sees it; a module read for another file's lint (no project of its own)
+        sees the project it was read for, so its helpers' calls of further modules are followed too."""
+        if self._view is None:
+            self._view = self.ctx.analysis(ProjectView)
+            if self._view.index is None and self.ctx.read_for is not None:
+                self._view = ProjectView(self.ctx)
+                self._view.index = self.ctx.read_for
+        return self._view
 
     # Queries.
     def value(self, expr: ast.AST) -> object | None:
         self._analyse_scope_of(expr)
         value = self.recorded.get(expr)
         return None if value is CONFLICT else value
+
+    def call_site(self, expr: ast.AST):
+        """The call site (a `callers.Binding`) whose arguments the values around `expr` were worked out
+        with, when its function's parameters took them from one."""
+        self._analyse_scope_of(expr)
+        return self.bindings.get(self.ctx.scopes.enclosing_function(expr))
+
+    def argument(self, call: ast.Call, position: int, keyword: str) -> tuple[ast.AST | None, object | None]:
+        """The argument of `call` at `position` or `keyword` and its value; through `**inputs` of a dict
+        the analysis knows (then with no node of its own)."""
+        node = call_argument(call, position, keyword)
+        if node is not None:
+            return node, self.value(node)
+        for unpacked in (k.value for k in call.keywords if k.arg is None):
+            fields = self.value(unpacked)
+            if isinstance(fields, Fields) and fields.get(keyword) is not None:
+                return None, fields.get(keyword)
+        return None, None
 
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
@@ -141,9 +184,32 @@ class Shapes:
         if scope not in self._analysed and not isinstance(scope, ast.Lambda):
             self._analysed.add(scope)
             try:
-                Interpreter(self, scope, {}, record=True).run()
+                Interpreter(self, scope, self.passed_arguments(scope), record=True).run()
             except RecursionError:  # absurdly nested code: what was recorded so far stands
                 pass
+
+    def passed_arguments(self, function: ast.AST) -> dict[str, object]:
+        """What the first call site of `function` that tells passes for its parameters: the values its
+        caller's analysis gives the arguments (of that one call site, never mixed with another's)."""
+        if not isinstance(function, FUNCTION_NODES) or function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+            return {}
+        _ACTIVE_CLASSES.append(function)
+        try:
+            for binding in self.ctx.analysis(Callers).bindings(function):
+                values = {}
+                for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
+                    if ctx is self.ctx and function in self.ctx.tree.body:
+                        continue  # a helper of the file: run with the arguments at each call (`helper_values`)
+                    value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
+                    if _informative(value):
+                        values[name] = value
+                        self._foreign.append(ctx)
+                if values:
+                    self.bindings[function] = binding
+                    return values
+        finally:
+            _ACTIVE_CLASSES.pop()
+        return {}
 
     # Module summaries.
     def module_output(self, constructor: ast.Call, arguments: list) -> object | None:
@@ -152,6 +218,8 @@ class Shapes:
         project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         first = arguments[0] if arguments else None
+        if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
+            return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
             value = first
             for layer in constructor.args:
@@ -162,6 +230,9 @@ class Shapes:
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name is not None and name.startswith("torch.") and not own_class:
+            outputs = torch_layer_outputs(name, constructor, [_shape(a) for a in arguments], self.static_dim)
+            if outputs is not None:
+                return _outputs(outputs, key)
             if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
                 return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
             shape = torch_layer_output(name, constructor, _shape(first), self.static_dim)
@@ -176,22 +247,18 @@ class Shapes:
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
-        the first call site that tells passes, interpreted in the caller's own module."""
+        the first call site that tells passes (built there, by a builder, moved or wrapped: as the objects
+        layer tells), interpreted in the module that built it."""
         func = call.func
         if self.ctx.project is None or not self._may_be_passed(func):
             return None
-        for (ctx, constructor), binding in constructions(self.ctx, func):
-            if binding is None:
-                return None  # built in this file: `constructor` answers
-            name = canonical_class(ctx.qualified_name(constructor.func))
-            if ctx is self.ctx:
-                output = self.module_output(constructor, arguments)
-            elif name and name.startswith("torch."):
-                first = arguments[0] if arguments else None
-                shape = torch_layer_output(name, constructor, first.shape if isinstance(first, Tensor) else None)
-                output = Tensor(shape, ("call", id(call)))
-            else:
-                output = self._project_class_named(name, arguments)
+        for made, binding in makers(self.ctx, func):
+            if binding is None or not made or len(made) != 1:
+                continue  # what the file tells, `constructor` answers
+            ctx, constructor = made[0]
+            if ctx is not self.ctx:
+                self._foreign.append(ctx)
+            output = ctx.analysis(Shapes).module_output(constructor, arguments)
             if isinstance(output, Tensor) and output.shape is not None:
                 own = signature_passage(binding, func)
                 passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
@@ -223,7 +290,7 @@ class Shapes:
     def _project_class_output(self, constructor: ast.Call, arguments: list) -> object | None:
         """A module class of another module of the project (`Net(...)`, or built by a factory
         `build_model()`): its `forward` run by that module's own analysis."""
-        view = self.ctx.analysis(ProjectView)
+        view = self.view
         if view.index is None:
             return None
         name = canonical_class(self.ctx.qualified_name(constructor.func))
@@ -233,7 +300,7 @@ class Shapes:
 
     def _project_class_named(self, name: str | None, arguments: list) -> object | None:
         """What a module class of another module of the project returns: its `forward` run there."""
-        view = self.ctx.analysis(ProjectView)
+        view = self.view
         found = view.forward_of(name) if name else None
         if found is None or found[0] is view.own:
             return None
@@ -243,11 +310,49 @@ class Shapes:
         self._foreign.append(ctx)  # kept for this lint: its nodes' ids are in the symbols it returns
         return ctx.analysis(Shapes).class_output(cls, arguments)
 
+    def numpy_generator(self, expr: ast.AST) -> bool:
+        """Is `expr` a NumPy random generator (`rng = np.random.default_rng(seed)`)?"""
+        if isinstance(expr, ast.Name):
+            values = self.values.reaching_values(expr)
+            expr = values[0] if values and len(values) == 1 else None
+        return isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in NUMPY_GENERATORS
+
+    def project_function(self, name: str) -> tuple[object, ast.FunctionDef] | None:
+        """(its module's context, its node) for a function of another module of the project."""
+        view = self.view
+        module = name.rpartition(".")[0]
+        if view.index is None or not module or module == view.own_name or view.index.locate(module) is None:
+            return None
+        found = view.function(name)
+        if found is None or not isinstance(found[1], ast.FunctionDef):
+            return None
+        self._foreign.append(found[0])
+        return found
+
     def dataset(self, func: ast.AST, arguments: list) -> Samples | None:
-        """A dataset class of this file built with `arguments`: its `__getitem__` run on what its
-        `__init__` stored (None when it has no `__getitem__` or the sample is unknown)."""
+        """A dataset class of this file (or of another module of the project) built with `arguments`: its
+        `__getitem__` run on what its `__init__` stored (None when it has no `__getitem__` or the sample
+        is unknown)."""
         cls = self._own_class(func)
-        methods = self._methods(cls) if cls is not None else {}
+        if cls is None:
+            found = self._project_class(func)
+            return None if found is None else found[0].analysis(Shapes).dataset_of(found[1], arguments)
+        return self.dataset_of(cls, arguments)
+
+    def _project_class(self, func: ast.AST) -> tuple[object, ast.ClassDef] | None:
+        view = self.view
+        name = self.ctx.qualified_name(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        found = view.class_summary(name) if name and view.index is not None else None
+        if found is None or found[0] is view.own:
+            return None
+        ctx, cls = found[1].definition()
+        if cls is None:
+            return None
+        self._foreign.append(ctx)
+        return ctx, cls
+
+    def dataset_of(self, cls: ast.ClassDef, arguments: list) -> Samples | None:
+        methods = self._methods(cls)
         if "__getitem__" not in methods:
             return None
         return self._summarised((cls, "__getitem__", tuple(arguments)), cls, lambda: self._sample(methods, arguments))
@@ -286,8 +391,9 @@ class Shapes:
         return self._parameter_symbol(expr)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
-        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size
-        (worked out once per class and attribute)."""
+        """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size; a
+        tensor or parameter built once with known sizes: that tensor (worked out once per class and
+        attribute)."""
         key = (self.ctx.scopes.enclosing_class(node), node.attr)
         if key not in self._attribute_sizes:
             self._attribute_sizes[key] = self._attribute_size(*key)
@@ -304,6 +410,10 @@ class Shapes:
         if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.FloorDiv)):
             dim = self._spelled_dim(value)
             return Number(dim) if dim is not None else None
+        if isinstance(value, ast.Call) and canonical_class(self.ctx.qualified_name(value.func)) in TENSOR_ATTRIBUTES:
+            method = self.ctx.scopes.enclosing_function(value)  # `self.query = nn.Parameter(torch.randn(1, 1, d))`
+            tensor = Interpreter(self, method, {}, record=False).eval(value) if method is not None else None
+            return tensor if isinstance(tensor, Tensor) and tensor.shape is not None else None
         return None
 
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
@@ -349,29 +459,41 @@ class Shapes:
             return None
         return next((c for c in self.modules.modules if c.name == func.id and isinstance(self.ctx.scopes.parent(c), ast.Module)), None)
 
-    def constructor(self, func: ast.AST) -> ast.Call | None:
-        """The call that built the module `func` refers to: `nn.Linear(...)(x)`, a local name, or a
-        `self.attribute` assigned once in its class."""
+    def constructor(self, func: ast.AST) -> tuple[object, ast.Call] | None:
+        """The call (with its module's context) that built the module `func` refers to, as the objects
+        layer tells: `nn.Linear(...)(x)`, a name or `self.` attribute bound to it, moved, wrapped, built by
+        a factory of the project; None unless it is exactly one."""
         if isinstance(func, ast.Call):
-            return func
-        if isinstance(func, ast.Name):
-            values = self.values.reaching_values(func)
-            if values and len(values) == 1 and isinstance(values[0], ast.Call):
-                return _unmoved(values[0])
+            return self.ctx, func
+        made = built(self.ctx, func)
+        if not made or len(made) != 1:
             return None
-        if is_self_attribute(func):
-            assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
-            if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
-                return assigned[0]
-        return None
+        if made[0][0] is not self.ctx:
+            self._foreign.append(made[0][0])
+        return made[0]
 
 
-def _unmoved(call: ast.Call) -> ast.Call:
-    """The call that built a module, under the methods that return it: `Net(8).to(device)`."""
-    func = call.func
-    while isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS and isinstance(func.value, ast.Call):
-        call, func = func.value, func.value.func
-    return call
+def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
+    """Nested tuples of shapes (a layer's outputs) as values: `(output, (h_n, c_n))`."""
+    if isinstance(structure, tuple) and any(isinstance(s, tuple) for s in structure):
+        return Items(tuple(_outputs(s, (*key, i)) for i, s in enumerate(structure)))
+    return Tensor(structure, key)
+
+
+def _rows(iterated: object | None, node: ast.AST) -> object | None:
+    """What one iteration over a value gives: a batch of a loader, an item of a list, a row of a tensor."""
+    if isinstance(iterated, (Batches, Listed)):
+        return iterated.item
+    if isinstance(iterated, Tensor) and iterated.shape:
+        return Tensor(iterated.shape[1:], ("row", id(node)), "row")
+    return None
+
+
+def _int_defaults(function: ast.AST) -> set[str]:
+    """The parameters whose default is an int (`window=24`): ints, whatever a call passes."""
+    args = function.args
+    pairs = [*zip(reversed(args.posonlyargs + args.args), reversed(args.defaults)), *zip(args.kwonlyargs, args.kw_defaults)]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and type(d.value) is int}
 
 
 def _informative(value: object | None) -> bool:
@@ -382,6 +504,10 @@ def _informative(value: object | None) -> bool:
         return value.dim is not None
     if isinstance(value, Items):
         return any(_informative(v) for v in value.values)
+    if isinstance(value, Fields):
+        return any(_informative(v) for _, v in value.values)
+    if isinstance(value, Listed):
+        return _informative(value.item)
     return isinstance(value, (Samples, Batches))
 
 
@@ -404,8 +530,11 @@ class Interpreter:
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
+            counts = _int_defaults(function)
             for arg in parameters(function):
-                self.env[arg.arg] = arguments.get(arg.arg) or Tensor(None, ("parameter", id(function), arg.arg), arg.arg)
+                key = ("parameter", id(function), arg.arg)
+                unknown = Number(Sym(key, arg.arg)) if arg.arg in counts else Tensor(None, key, arg.arg)
+                self.env[arg.arg] = arguments.get(arg.arg) or unknown
 
     def run(self) -> object | None:
         self.block(self.function.body)
@@ -487,13 +616,7 @@ class Interpreter:
         if isinstance(node, ast.While):
             self.eval(node.test)
         else:
-            iterated = self.eval(node.iter)
-            rows = (
-                Tensor(iterated.shape[1:], ("row", id(node)), "row")
-                if isinstance(iterated, Tensor) and iterated.shape else None
-            )  # fmt: skip
-            if isinstance(iterated, Batches):
-                rows = iterated.item
+            rows = _rows(self.eval(node.iter), node)
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -509,6 +632,23 @@ class Interpreter:
                 self.forget(name, node)
         self.loop_depth -= 1
         self.block(node.orelse)
+
+    def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        """`[trainer.step(x, y) for x, y in loader]`: its expressions evaluated with its variables bound
+        to what one iteration gives (in an environment of its own)."""
+        outer, self.env = self.env, dict(self.env)
+        iterated = [self.eval(generator.iter) for generator in node.generators[:1]]
+        for generator in node.generators:
+            self.bind(generator.target, _rows(iterated.pop() if iterated else self.eval(generator.iter), generator), None)
+            for condition in generator.ifs:
+                self.eval(condition)
+        values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
+        self.env = outer
+        only = node.generators[0]
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs:
+            source = self.seen.get(only.iter)
+            return Listed(values[0], source.length) if isinstance(source, Listed) else None  # `[s[1] for s in batch]`
+        return None
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -613,8 +753,12 @@ class Interpreter:
             return value
         if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
             return Items(tuple(self.eval(e) for e in node.elts))
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return None  # their own scope: names inside may be other bindings
+        if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return Fields(tuple((k.value, self.eval(v)) for k, v in zip(node.keys, node.values)))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return self.comprehension(node)
+        if isinstance(node, ast.Lambda):
+            return None  # its own scope: names inside may be other bindings
         for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child)
@@ -664,13 +808,18 @@ class Interpreter:
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
         if isinstance(base, Tensor):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
-            shape = _index(base.shape, items, integers) if base.shape is not None else None
+            rows = {id(i): _selected(self.seen[i], self.ctx.text(i)) for i in items if _selected(self.seen.get(i), "") is not None}
+            shape = _index(base.shape, items, integers, rows) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
         position = _int_literal(index)
         if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
+        if isinstance(base, Listed) and _int_literal(index) is not None:
+            return base.item
+        if isinstance(base, Fields) and isinstance(index, ast.Constant):
+            return base.get(index.value)
         return None
 
     def binary(self, node: ast.AST, op: ast.operator, left: object | None, right: object | None) -> object | None:
@@ -705,13 +854,29 @@ class Interpreter:
         builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
         if builtin in PYTHON_NUMBERS:
             return NUMBER
-        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments)
+        if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
+            return Number(arguments[0].shape[0])
+        if builtin in LISTED_BUILTINS:
+            listed = self.listed(builtin, node, arguments)
+            if listed is not None:
+                return listed
+        if builtin == "dict" and not node.args and all(k.arg is not None for k in node.keywords):
+            return Fields(tuple((k.arg, self.seen.get(k.value)) for k in node.keywords))
+        if isinstance(receiver, Fields) and node.func.attr == "get" and node.args:
+            key = node.args[0]
+            return receiver.get(key.value) if isinstance(key, ast.Constant) else None  # `batch.get("y")`
+        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         if data is not None:
             return data
         helper = self.shapes.own_function(node.func)
         bound_here = self.env.get(node.func.id) if helper is not None else None
         if helper is not None and (bound_here is None or bound_here == Tensor(None, ("assigned", id(helper), helper.name))):
             called = self.helper_call(node, helper, arguments)
+            if called is not None:
+                return called
+        elif name is not None:
+            found = self.shapes.project_function(name)
+            called = self.helper_call(node, found[1], arguments, found[0]) if found is not None else None
             if called is not None:
                 return called
         shape: object = None
@@ -721,7 +886,10 @@ class Interpreter:
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
         elif name is not None and name.startswith("numpy."):
-            shape = numpy_shape(self, node, name)
+            shape = self.shape_of(node.args[0]) if (name in NUMPY_SAME_SHAPE or name in FROM_ARRAY) and node.args else numpy_shape(self, node, name)
+        elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
+            size = next((k.value for k in node.keywords if k.arg == "size"), None)  # `rng.normal(0, 1, size=(n, d))`
+            shape = self.sizes([size]) if size is not None else None
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.shape is None and receiver.ends is not None:
                 return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
@@ -732,7 +900,7 @@ class Interpreter:
         elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
             constructor = self.shapes.constructor(node.func)
             if constructor is not None:
-                return self.shapes.module_output(constructor, arguments)
+                return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
             if self.record:
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
@@ -741,15 +909,48 @@ class Interpreter:
             return Tensor(shape, ("call", id(node)))
         return Tensor(None, ("call", id(node)), _label(node))
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list) -> object | None:
-        """A call of a helper function of this file, when an argument says something (a known shape, a
-        size, a dataset, ...): the helper run with the arguments."""
+    def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
+        """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
+        if builtin == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            samples = self.value_of(node.args[0].value)
+            if isinstance(samples, Listed) and isinstance(samples.item, Items):
+                return Items(tuple(Listed(v, samples.length) for v in samples.item.values))
+            return None
+        first = arguments[0] if len(arguments) == 1 else None
+        if not isinstance(first, Listed):
+            return None
+        return Number(first.length) if builtin == "len" else first
+
+    def collated(self, node: ast.Call, name: str | None) -> object | None:
+        """A `DataLoader` whose `collate_fn` is a function of the project: its batches are what that
+        function returns for a list of `batch_size` samples of the dataset."""
+        collate, dataset = call_argument(node, 6, "collate_fn"), call_argument(node, 0, "dataset")
+        if name not in DATA_LOADERS or collate is None or dataset is None:
+            return None
+        samples = self.value_of(dataset)
+        function = self.shapes.own_function(collate)
+        found = (self.ctx, function) if function is not None else None
+        if found is None and isinstance(collate, (ast.Name, ast.Attribute)):
+            qualified = self.ctx.qualified_name(collate)
+            found = self.shapes.project_function(qualified) if qualified else None
+        if not isinstance(samples, Samples) or found is None or not found[1].args.args:
+            return None
+        batch = Sym(("batch", id(node)), "batch")
+        summary = found[0].analysis(Shapes).helper_output(found[1], {found[1].args.args[0].arg: Listed(samples.item, batch)})
+        return Batches(summary[0]) if summary is not None and _informative(summary[0]) else None
+
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
+        """A call of a helper function of this file (or of another module of the project, `ctx`), given no
+        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
+        the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
-        if not any(_informative(value) for value in bound.values()):
+        passed = {name: value for name, value in bound.items() if value is not None}
+        if passed and not any(_informative(value) for value in passed.values()):
             return None
-        summary = self.shapes.helper_output(helper, {name: value for name, value in bound.items() if value is not None})
+        shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
+        summary = shapes.helper_output(helper, passed)
         if summary is None:
             return None
         if self.record:
@@ -796,11 +997,13 @@ class Interpreter:
             return self.sizes([size] if size is not None else args)
         if name == "torch.full":
             return self.sizes([call_argument(node, 0, "size")]) if call_argument(node, 0, "size") is not None else None
-        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS:
+        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS or name in PARAMETERS:
             return self.shape_of(first)
         if name == "torch.randint":
             size = next((k.value for k in node.keywords if k.arg == "size"), args[-1] if args else None)
             return self.sizes([size]) if isinstance(size, (ast.Tuple, ast.List)) else None
+        if name == "torch.randperm" and len(args) == 1:
+            return (self.dim(args[0]),)
         if name == "torch.arange" and 1 <= len(args) <= 3 and not node.keywords:
             bounds = [self.dim(a) for a in args]
             if len(bounds) == 1:
@@ -810,9 +1013,24 @@ class Interpreter:
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
         if name in FROM_ARRAY and first is not None:
             array = self.value_of(first)
+            if isinstance(array, Listed):  # `torch.tensor(labels)` of a list of samples' labels
+                item = () if isinstance(array.item, Number) else _shape(array.item)
+                return (array.length, *item) if item is not None else None
+            if isinstance(array, Items):  # `torch.tensor([value])`: values of one known shape
+                shapes = {() if isinstance(v, Number) else _shape(v) for v in array.values}
+                shape = shapes.pop() if len(shapes) == 1 else None
+                if shape is not None:
+                    return (len(array.values), *shape)
             return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
+        if name in ELEMENTWISE_LOSSES:
+            reduction = next((k.value for k in node.keywords if k.arg == "reduction"), None)
+            if reduction is None:
+                return ()
+            if isinstance(reduction, ast.Constant) and reduction.value == "none":
+                return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
+            return () if isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum") else None
         method = name[len(TORCH):]
         if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
             receiver = self.value_of(first)
@@ -821,6 +1039,9 @@ class Interpreter:
                 result = self.method(shifted, method, receiver)
                 return result.shape if isinstance(result, Tensor) else None
         if name in STACK_FUNCTIONS:
+            listed = self.value_of(first) if name == "torch.stack" else None
+            if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None:
+                return (listed.length, *listed.item.shape)  # `torch.stack(scores)` of a list of samples' tensors
             return self.concatenate(node, name == "torch.stack")
         return None
 
@@ -865,8 +1086,8 @@ class Interpreter:
             return None if position is None else shape[:position] + (1,) + shape[position:]
         if method == "squeeze":
             dims = [_int_literal(a) for a in args] + [_int_literal(k.value) for k in node.keywords if k.arg == "dim"]
-            if not dims:
-                return tuple(d for d in shape if d != 1) if all(isinstance(d, int) for d in shape) else None
+            if not dims:  # a symbol (a batch) is taken for more than one: `(B, 1)` gives `(B,)`
+                return tuple(d for d in shape if d != 1) if None not in shape else None
             positions = [_normalise(d, rank) for d in dims]
             if None in positions or any(shape[p] not in (1,) and not isinstance(shape[p], int) for p in positions):
                 return None  # a symbol may be 1
@@ -1007,9 +1228,18 @@ def _normalise(position: int | None, rank: int) -> int | None:
     return position % rank
 
 
-def _index(shape: Shape, items: list[ast.AST], integers: set[int]) -> Shape | None:
+def _selected(index: object, text: str) -> Dim:
+    """How many rows a one-dimensional index tensor (`perm[i:i + bs]`, a mask) selects: a symbol of that
+    index, the same for every tensor it indexes."""
+    if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
+        return Sym(("selected", index.key), f"len({text})")
+    return None
+
+
+def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[int, Dim]) -> Shape | None:
     """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
-    `None` and `...` (anything else: unknown)."""
+    one-dimensional index tensors (`rows`: how many they select), `None` and `...` (anything else:
+    unknown)."""
     consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
     if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
         return None
@@ -1026,6 +1256,9 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int]) -> Shape | No
             result.append(shape[position] if full else None)
             position += 1
         elif _int_literal(item) is not None or id(item) in integers:
+            position += 1
+        elif id(item) in rows and position < len(shape):
+            result.append(rows[id(item)])
             position += 1
         else:
             return None

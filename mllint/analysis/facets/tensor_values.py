@@ -47,6 +47,24 @@ class Items:
 
 
 @dataclass(frozen=True)
+class Fields:
+    """A dict literal with constant string keys: a sample `{"x": x, "y": y}`, the batch collated of it."""
+
+    values: tuple[tuple[str, object], ...]
+
+    def get(self, key: object) -> object | None:
+        return next((v for k, v in self.values if k == key), None)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A Python list of `length` values like `item`: the samples a `collate_fn` gets, what it builds of them."""
+
+    item: object
+    length: Dim
+
+
+@dataclass(frozen=True)
 class Samples:
     """A dataset: indexing it gives `item`."""
 

@@ -195,10 +195,22 @@ def _absolute(node: ast.ImportFrom, module) -> str | None:
 
 
 def call_argument(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
-    """The argument passed at `position` or as `keyword=`: `F.cross_entropy(logits, ...)` or `(input=...)`."""
+    """The argument passed at `position` or as `keyword=`: `F.cross_entropy(logits, ...)`, `(input=...)` or
+    `(**{"input": ...})`."""
     if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
         return call.args[position]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
+    found = next((k.value for k in call.keywords if k.arg == keyword), None)
+    unpacked = (dict_entries(k.value).get(keyword) for k in call.keywords if k.arg is None)
+    return found if found is not None else next((v for v in unpacked if v is not None), None)
+
+
+def dict_entries(node: ast.AST) -> dict[str, ast.AST]:
+    """A dict literal's entries under constant string keys (a `dict(key=...)` call's too)."""
+    if isinstance(node, ast.Dict):
+        return {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return {k.arg: k.value for k in node.keywords if k.arg is not None}
+    return {}
 
 
 def callee_name(call: ast.AST) -> str | None:
