@@ -35,6 +35,8 @@ def flow_of_last_name(source: str):
         ("out = model(x).detach()", State.NONE),
         ("with torch.no_grad():\n    out = model(x)", State.NONE),
         ("out = torch.ones_like(model(x))", State.NONE),
+        ("import horovod.torch as hvd\nout = hvd.allreduce(model(x).cpu(), name='loss')", State.GRAPH),
+        ("import horovod.torch as hvd\nout = hvd.allreduce(model(x).item())", State.NONE),
         ("out = torch.zeros(3)\nout.requires_grad_()", State.GRAPH),
         ("out = torch.zeros(3)\nout.requires_grad_(False)", State.NONE),
         ("out = torch.zeros(3)\nout.requires_grad = False", State.NONE),

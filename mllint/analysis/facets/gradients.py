@@ -64,6 +64,8 @@ SUMMING_BUILTINS = frozenset({"sum", "abs"})  # a value computed from their argu
 NO_GRAPH_FUNCTIONS = frozenset(
     f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
 )
+# Collectives of distributed training that autograd runs through: `hvd.allreduce(loss)` keeps the graph.
+DIFFERENTIABLE_COLLECTIVES = frozenset({"horovod.torch.allreduce", "horovod.torch.allgather", "horovod.torch.broadcast"})
 NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
@@ -463,6 +465,8 @@ class GradientFlow:
                 return NONE
             if func.id in SUMMING_BUILTINS:
                 return operands([self._flow(a, depth + 1) for a in arguments])
+        if name in DIFFERENTIABLE_COLLECTIVES:
+            return operands([self._flow(a, depth + 1) for a in call.args[:1]])
         if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
             return operands([self._flow(a, depth + 1) for a in arguments])
         if name is not None and name.startswith("torch."):
