@@ -154,7 +154,7 @@ class LossAccumulatedWithGraph(Rule):
             for call, loss in self._method_arguments(loop):
                 used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
                 lost = used is None and returned_loss(self.ctx, loss) is None
-                if loss in reported or (lost and not self._live(loss, losses)):
+                if loss in reported or (lost and not self._live(loss, losses, loop)):
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
@@ -214,9 +214,14 @@ class LossAccumulatedWithGraph(Rule):
                     elif isinstance(argument, (ast.List, ast.Tuple)):  # `meter.update([loss])`
                         yield from ((node, e) for e in argument.elts if isinstance(e, ast.Name))
 
-    def _live(self, value: ast.AST, losses: dict) -> bool:
+    def _live(self, value: ast.AST, losses: dict, loop: ast.AST) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
-        the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)?"""
+        the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)? Not a name
+        bound only before the loop (the model itself, handed to an evaluator: no iteration's graph)."""
+        if isinstance(value, ast.Name) and not any(
+            loop.lineno <= d.node.lineno <= loop.end_lineno for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)
+        ):
+            return False
         flows = self.ctx.analysis(GradientFlow)
         state = flows.flow(value).state
         if state is not State.UNKNOWN or not isinstance(value, ast.Name):

@@ -246,6 +246,27 @@ def test_a_returned_total_gets_an_unsafe_fix(lint, fix):
     assert fix(source, "ML207", unsafe=True) == source.replace("total += loss", "total += loss.item()")
 
 
+def test_a_model_handed_to_a_keeping_evaluator_is_no_iteration_graph(lint):
+    # torchrl's ppo-async: `evaluator.trigger_eval(actor, step=...)` queues the policy's weights; the
+    # module is bound before the loop, so no iteration's graph is kept.
+    source = HEADER + (
+        "class Evaluator:\n"
+        "    def __init__(self):\n"
+        "        self.requests = []\n"
+        "    def trigger(self, policy, step):\n"
+        "        self.requests.append((policy, step))\n"
+        "def fit(actor, loader, opt):\n"
+        "    evaluator = Evaluator()\n"
+        "    for step, x in enumerate(loader):\n"
+        "        opt.zero_grad()\n"
+        "        loss = actor(x).sum()\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "        evaluator.trigger(actor, step)\n"
+    )
+    assert lint(source, "ML207") == []
+
+
 def test_a_total_reset_every_iteration_or_backpropagated_is_not_reported(lint):
     source = HEADER + (
         "def fit(model, loader, opt, heads):\n"
