@@ -151,7 +151,7 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
             return
         items = [(path, _selection(resolver, path, ignore_noqa)) for path in files]
         projects = ProjectIndex.of_run([p for p in paths if p != "-"], files)  # README: Projects
-        progress = Progress(len(items), sys.stderr, shown=show_summary and sys.stderr.isatty())
+        progress = Progress(len(items), sys.stderr, shown=show_summary and _on_terminal(sys.stderr))
         try:
             results = check_files(items, job, jobs or available_cpus(), progress.done, projects)
         finally:

@@ -218,9 +218,8 @@ class LossAccumulatedWithGraph(Rule):
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
         the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)? Not a name
         bound only before the loop (the model itself, handed to an evaluator: no iteration's graph)."""
-        if isinstance(value, ast.Name) and not any(
-            loop.lineno <= d.node.lineno <= loop.end_lineno for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)
-        ):
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
+        if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
         flows = self.ctx.analysis(GradientFlow)
         state = flows.flow(value).state
@@ -267,7 +266,7 @@ class LossAccumulatedWithGraph(Rule):
         bound_before, rebound = False, False
         for node in self.ctx.index.within(scope, ast.Name):
             if node.id == total.id and isinstance(node.ctx, ast.Store):
-                inside = loop in set(self.ctx.scopes.ancestors(node))
+                inside = self._in_loop(node, loop)
                 bound_before |= not inside and node.lineno < loop.lineno
                 rebound |= inside and not isinstance(self.ctx.scopes.parent(node), ast.AugAssign)
         backpropagated = any(
@@ -277,6 +276,9 @@ class LossAccumulatedWithGraph(Rule):
             for n in ast.walk(call)
         )  # fmt: skip
         return bound_before and not rebound and not backpropagated
+
+    def _in_loop(self, node: ast.AST, loop: ast.AST) -> bool:
+        return loop in self.ctx.scopes.ancestors(node)
 
     def _fix(self, loss: ast.Name, total: ast.Name, function) -> Fix:
         applicability = Applicability.SAFE if self._only_logged(total, function) else Applicability.UNSAFE
