@@ -1,6 +1,7 @@
 import ast
 from functools import cached_property
 
+from mllint.analysis.facets.views import viewed
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import site_constants
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
@@ -129,6 +130,10 @@ class InplaceOnForwardArgument(Rule):
                 argument = self._argument_held(statement.target, tensors)
                 if argument and not self._excused(statement, node):
                     self._report_augmented(statement, argument)
+                elif _indexes_a_tensor(statement.target) and isinstance(statement.target.value, ast.Name):  # `x[:, :3] /= s`
+                    held = self._argument_held(statement.target.value, tensors)
+                    if held and not self._excused(statement, node):
+                        self.report(statement.target, self._message(statement.target.value.id, held))
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
                     # Through an alias only with a tensor's index (`out = x; out[:, :, :h] = ...`): `maps =
@@ -141,9 +146,10 @@ class InplaceOnForwardArgument(Rule):
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
-                name = inplace and self._argument_held(func.value, tensors)
+                changed = self._storage_name(func.value) if inplace else None  # `x.narrow(1, 0, 3).div_(s)`
+                name = changed is not None and self._argument_held(changed, tensors)
                 if name and not self._excused(statement, node):
-                    self.report(statement.value, self._message(func.value.id, name))
+                    self.report(statement.value, self._message(changed.id, name))
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
 
@@ -303,11 +309,20 @@ class InplaceOnForwardArgument(Rule):
                 held = node.id if node.id in tensors else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
                 held = self._argument_held(definition.node, tensors, depth + 1, failed)
-            else:
-                held = self._argument_held(definition.value, tensors, depth + 1, failed)
+            else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`)
+                held = self._argument_held(self._storage_name(definition.value), tensors, depth + 1, failed)
             if held:
                 return held
         failed[node] = min(depth, failed.get(node, depth))
+        return None
+
+    def _storage_name(self, expr: ast.AST | None) -> ast.Name | None:
+        """The name whose tensor `expr` is, or is a view of (`x.view(B, -1)`, `torch.split(x, ...)[1]`,
+        `x[..., 2:4]`, `x.sub_(m)`)."""
+        for _ in range(MAX_ALIASES):
+            if expr is None or isinstance(expr, ast.Name):
+                return expr
+            expr = viewed(self.ctx, expr)
         return None
 
     def _report_augmented(self, statement: ast.AugAssign, argument: str) -> None:

@@ -1,0 +1,63 @@
+"""Views: which tensor an expression shares its storage with, so that an in-place change of it changes
+that tensor too.
+
+`viewed(ctx, expr)` answers, for one step, the expression whose storage `expr` is a view of: the receiver
+of a view method (`x.view(B, -1)`, `x.narrow(1, 0, 3)`, `x.transpose(1, 2)`, `x.detach()`), the tensor of
+`torch.narrow(x, ...)`, an item of what `split`/`chunk`/`unbind` return (`xyz, i = torch.split(x, [3, 1])`
+binds `i` to `torch.split(x, [3, 1])[1]`), a basic index (`x[..., 2:4]`, `x[:, 0]`: slices, integers,
+`...`, `None`; an index by a tensor or a list copies), and an in-place method, which returns its
+receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tensor, or unknown).
+"""
+from __future__ import annotations
+
+import ast
+
+# Tensor methods (and `torch.` functions taking the tensor first) whose result shares the tensor's storage.
+VIEW_METHODS = frozenset({
+    "view", "view_as", "narrow", "select", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
+    "t", "diagonal", "unfold", "as_strided", "movedim", "moveaxis", "swapaxes", "swapdims", "unflatten", "detach",
+})  # fmt: skip
+SPLITS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})  # items are views
+
+
+def viewed(ctx, expr: ast.AST) -> ast.AST | None:
+    """The expression whose storage `expr` is a view of (one step); None when it is no view."""
+    if isinstance(expr, ast.Subscript):
+        base = expr.value
+        if isinstance(base, ast.Call) and _split_of(ctx, base) is not None and isinstance(expr.slice, ast.Constant):
+            return _split_of(ctx, base)
+        return base if _basic_index(expr.slice) else None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or _in_place(func.attr)):
+        qualified = ctx.qualified_name(func)
+        if qualified is not None and qualified.startswith("torch."):  # `torch.narrow(x, ...)`
+            return expr.args[0] if expr.args and func.attr in VIEW_METHODS else None
+        return func.value
+    return None
+
+
+def _split_of(ctx, call: ast.Call) -> ast.AST | None:
+    """`x` of `x.split(...)`, `torch.split(x, ...)`, `x.chunk(2)`, `x.unbind(1)`."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in SPLITS):
+        return None
+    qualified = ctx.qualified_name(func)
+    if qualified is not None and qualified.startswith("torch."):
+        return call.args[0] if call.args else None
+    return func.value
+
+
+def _in_place(method: str) -> bool:
+    """`sub_`, `mul_`, `clamp_`: a tensor's in-place method (it returns its receiver)."""
+    return method.endswith("_") and not method.startswith("_")
+
+
+def _basic_index(index: ast.AST) -> bool:
+    """Slices, integer constants, `...` and `None`: an index that makes a view (not a copy)."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(i, ast.Slice) for i in items) and all(
+        isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and (i.value is None or i.value is Ellipsis or type(i.value) is int))
+        for i in items
+    )  # fmt: skip
