@@ -1,7 +1,9 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.facets.views import viewed
+from mllint.analysis.facets.views import unshared, viewed
+from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import site_constants
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
@@ -123,6 +125,7 @@ class InplaceOnForwardArgument(Rule):
             return
         tensors = self._tensor_parameters(node)
         tensors -= self._sequence_parameters(node) if tensors else set()
+        tensors -= self._given_unshared(node, tensors)
         if not tensors:
             return
         for statement in _statements(node):
@@ -152,6 +155,15 @@ class InplaceOnForwardArgument(Rule):
                     self.report(statement.value, self._message(changed.id, name))
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
+
+    def _given_unshared(self, forward: ast.FunctionDef, tensors: set[str]) -> set[str]:
+        """The arguments every call of the module's instances in the project fills with a tensor nothing
+        else holds (`self.drop(torch.cat([a, b]))`): changing it in place changes no tensor of a caller."""
+        calls = self.ctx.analysis(Callers).instance_calls(self.ctx.scopes.enclosing_class(forward))
+        if not calls:
+            return set()
+        given = [(caller, call, bind_arguments(call, forward, skips_first=True)) for caller, call in calls]
+        return {name for name in tensors if all(name in bound and unshared(caller, bound[name], call) for caller, call, bound in given)}
 
     def _excused(self, statement: ast.stmt, forward: ast.FunctionDef) -> bool:
         """Does the statement run only in evaluation, or only when the module is asked to work in place?"""

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from mllint.analysis.values.values import ValueKinds
+
 # Tensor methods (and `torch.` functions taking the tensor first) whose result shares the tensor's storage.
 VIEW_METHODS = frozenset({
     "view", "view_as", "narrow", "select", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
@@ -61,3 +63,41 @@ def _basic_index(index: ast.AST) -> bool:
         isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and (i.value is None or i.value is Ellipsis or type(i.value) is int))
         for i in items
     )  # fmt: skip
+
+
+# Calls that may return the tensor they are given, or its storage, rather than a new one.
+RETURNS_ITS_TENSOR = frozenset({"to", "cuda", "cpu", "float", "half", "double", "type", "contiguous", "reshape", "flatten", "type_as"})
+# Layers of torch that may return what they are given, or work on it in place.
+PASSING_LAYERS = frozenset({"Identity", "Sequential", "ModuleList", "ModuleDict", "Flatten", "Unflatten"})
+
+
+def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
+    """Is `expr`, given at `use`, a tensor nothing else holds: made there by a torch operation
+    (`torch.cat([a, b])`, `a + b`), or a name bound only to such tensors and read nowhere after `use`?"""
+    if isinstance(expr, ast.Name):
+        values = ctx.analysis(ValueKinds)
+        definitions = [d for d in values.reaching_definitions(expr)]
+        if not definitions or any(d.value is None or not unshared(ctx, d.value, d.node) for d in definitions):
+            return False
+        scope = ctx.scopes.enclosing_function(use) or ctx.tree
+        held = [d.node for d in definitions]
+        return not any(
+            n.id == expr.id and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > (use.end_lineno, use.end_col_offset)
+            and [d.node for d in values.reaching_definitions(n)] == held
+            for n in ctx.index.within(scope, ast.Name)
+        )  # fmt: skip
+    if isinstance(expr, ast.BinOp):
+        return True
+    if not isinstance(expr, ast.Call) or viewed(ctx, expr) is not None or any(k.arg == "inplace" for k in expr.keywords):
+        return False
+    func = expr.func
+    qualified = ctx.qualified_name(func)
+    if qualified is None:  # a layer of torch (`self.fc(x)`, `nn.Linear`): its output is new
+        layer = ctx.analysis(ValueKinds).constructor(func)
+        in_place = layer is None or any(k.arg == "inplace" for k in layer.keywords) or any(
+            isinstance(a, ast.Constant) and a.value is True for a in layer.args
+        )  # fmt: skip
+        qualified = None if in_place else ctx.qualified_name(layer.func)
+        return qualified is not None and qualified.startswith("torch.nn.") and qualified.rpartition(".")[2] not in PASSING_LAYERS
+    name = func.attr if isinstance(func, ast.Attribute) else None
+    return qualified.startswith("torch.") and name not in RETURNS_ITS_TENSOR | SPLITS
