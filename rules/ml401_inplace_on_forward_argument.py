@@ -3,9 +3,11 @@ from functools import cached_property
 
 from mllint.analysis.facets.views import unshared, viewed
 from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import site_constants
+from mllint.analysis.objects.call_sites import built, constants_of
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -216,37 +218,51 @@ class InplaceOnForwardArgument(Rule):
         name = self.ctx.qualified_name(call.func)
         if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and self._surely_true(call_argument(call, 99, "inplace"))):
             return f"`{self.ctx.text(call.func)}`"
-        if name is not None or not self._inplace_modules:
+        if name is not None:
             return None
-        constructor = self.ctx.analysis(ValueKinds).constructor(call.func)
+        constructor = self.ctx.analysis(ValueKinds).constructor(call.func) if self._inplace_modules else None
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Sequential":
             first = constructor.args[0] if constructor.args else None  # `nn.Sequential(nn.ReLU(inplace=True), ...)`
             if first not in self._inplace_modules:
                 return None
             return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
-        return f"`{self.ctx.text(constructor)}`" if constructor in self._inplace_modules else None
+        if constructor in self._inplace_modules:
+            return f"`{self.ctx.text(constructor)}`"
+        # Built elsewhere: by a factory of the project (`get_activation(act)`), in any module.
+        made = built(self.ctx, call.func) if is_self_attribute(call.func) else None
+        if not made or not all(self._builds_inplace_module(m, c) for c, m in made):
+            return None
+        home, construction = made[0]
+        place = "line " if home is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:"
+        return f"`{self.ctx.text(call.func)}` (`{home.text(construction)}`, {place}{construction.lineno})"
 
     @cached_property
     def _inplace_modules(self) -> set[ast.Call]:
         """The file's constructions of activation modules that work in place (`nn.ReLU(inplace=True)`)."""
         return {c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._builds_inplace_module(c)}
 
-    def _builds_inplace_module(self, call: ast.Call) -> bool:
+    def _builds_inplace_module(self, call: ast.Call, ctx=None) -> bool:
         """`nn.ReLU(inplace=True)`, or `nn.ReLU(inplace=inplace)` where every call site of the function
-        around it passes True (or leaves it to a default of True)."""
+        around it passes True (or leaves it to a default of True); `_ACTS[name](inplace=True)` where every
+        class of the table is such an activation. `ctx`: the call's module (default: the linted file)."""
+        ctx = ctx or self.ctx
         if not (call.keywords or call.args):
             return False
-        module = canonical_class(self.ctx.qualified_name(call.func))
-        if module not in INPLACE_MODULES:
+        classes = [canonical_class(ctx.qualified_name(call.func))]
+        if classes[0] is None:  # a class taken from a table or a variable: each it may be
+            objects = ctx.analysis(Objects)
+            classes = [canonical_class(objects.qualified(o) or "") for o in objects.points_to(call.func) or ()]
+        if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
-        return self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"))
+        return all(self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"), ctx) for module in classes)
 
-    def _surely_true(self, flag: ast.AST | None) -> bool:
-        """`True`, or a parameter of the function around it that every call site fills with True."""
-        if isinstance(flag, ast.Constant):
-            return flag.value is True
-        function = self.ctx.scopes.enclosing_function(flag) if isinstance(flag, ast.Name) else None
-        return function is not None and site_constants(self.ctx, function).get(flag.id) is True
+    def _surely_true(self, flag: ast.AST | None, ctx=None) -> bool:
+        """`True`, or a value every call site makes True (a parameter, `self.inplace` set from one, a
+        config's field)."""
+        if flag is None:
+            return False
+        values = [value for value, _ in constants_of(ctx or self.ctx, flag)]
+        return bool(values) and all(value is True for value in values)
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
         positional = [*function.args.posonlyargs, *function.args.args][1:]

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.names import Names
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
@@ -228,6 +229,16 @@ class Objects:
         home = self.view.index.context(found[0].name)
         cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
         return (home, cls) if cls is not None else None
+
+    def qualified(self, obj: Obj) -> str | None:
+        """The dotted name an object of a library is, as its module imports it (`torch.nn.ReLU` for `nn.ReLU`
+        held in a table); None for any other object."""
+        if obj.kind == "field" and obj.base is not None:
+            base = self.qualified(obj.base)
+            return None if base is None else f"{base}.{obj.name}"
+        if obj.kind == "made" and obj.node is obj.ctx.tree:  # an import, a builtin
+            return obj.ctx.analysis(Names).module_level(obj.name)
+        return obj.ctx.qualified_name(obj.node) if obj.kind == "made" and isinstance(obj.node, ast.Attribute | ast.Name) else None
 
     def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """The method of a project class that `obj.name(...)` runs (with the context of its module), when
