@@ -127,6 +127,7 @@ class Given:
 
 
 # What a module of the project must mention for its functions' returns to be read for cuts.
+ANY_MODULE = re.compile(rb"")  # every module of the project is read
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
 NONE = Flow(State.NONE)
@@ -526,6 +527,19 @@ class GradientFlow:
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
         self.callee_cuts[call] = CalleeCut(name, own[0], path)
         return Flow(State.NONE, (call,))
+
+    def passes_graph(self, call: ast.Call, live: set[ast.AST]) -> bool:
+        """Does the project function `call` runs (in any module) return a graph when the arguments `live`
+        carry one (`psnr(pred, target)` of a live prediction), the others unknown?"""
+        found = self.callee(call, followed=ANY_MODULE)
+        if found is None:
+            return False
+        callee, skips_first = found
+        bound = bind_arguments(call, callee.function, skips_first).items()
+        given = {name: GRAPH if argument in live else UNKNOWN for name, argument in bound if argument is not None}
+        if GRAPH not in given.values():
+            return False
+        return callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given)).state is State.GRAPH
 
     def returned(self, function: ast.AST, given: "Given") -> Flow:
         """What a function of this file returns, its parameters holding what `given` says (UNKNOWN while

@@ -32,6 +32,7 @@ from mllint.analysis.values.values import ValueKinds
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_BUILTINS = frozenset({"float", "int"})
 APPENDS = frozenset({"append", "extend", "insert"})
+JOINING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "add"})
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 ANY_KEY = object()  # a value of a returned dict under any key
 
@@ -145,7 +146,12 @@ class StepReturns:
         found = self.view.class_summary(self.ctx.analysis(ValueKinds).constructed_class(call.func.value) or "")
         class_ctx, cls = found[1].definition() if found is not None else (None, None)
         method = own_method(cls, call.func.attr) if cls is not None else None
-        return (class_ctx, method) if method is not None else None
+        if method is not None:
+            return class_ctx, method
+        # An object points-to follows: a parameter its call sites fill (`run_epoch(trainer, loader)`), a builder's.
+        for callee, _ in per_call_site(self.ctx, call.func.value, lambda binding: method_called(self.ctx, call, binding)):
+            return callee.ctx, callee.function
+        return None
 
 
 def same_tensor(values: ValueKinds, a: ast.Name, b: ast.Name) -> bool:
@@ -207,11 +213,12 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     `self.sum = self.sum + val`, `self.values.append(val)`, `self.sums[key] += loss[key]`."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target, value = statement.target, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call):
         target, value = statement.targets[0], statement.value
         target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
-        accumulating = is_self_attribute(target) and isinstance(value.op, ast.Add)
-        if not (accumulating and any(_same_attribute(target, n) for n in ast.walk(value))):
+        # `self.sum = self.sum + v`, `self.scores = torch.cat([self.scores, s])`
+        adding = isinstance(value.op, ast.Add) if isinstance(value, ast.BinOp) else _joins(value)
+        if not (is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))):
             return None
     elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         func = statement.value.func
@@ -223,6 +230,12 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
         target = target.value
     return (target.attr, value) if is_self_attribute(target) else None
+
+
+def _joins(call: ast.Call) -> bool:
+    """`torch.cat([...])`, `torch.stack(...)`, `torch.add(a, b)`: a call that makes one tensor of those it is given."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in JOINING and isinstance(func.value, ast.Name) and func.value.id in ("torch", "th")
 
 
 def _same_attribute(target: ast.AST, node: ast.AST) -> bool:
