@@ -159,7 +159,7 @@ class LossAccumulatedWithGraph(Rule):
             for call, loss in self._method_arguments(loop):
                 used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
                 lost = used is None and returned_loss(self.ctx, loss) is None
-                if loss in reported or (lost and not self._live(loss, losses, loop)):
+                if loss in reported or (lost and not self._live(loss, losses, self._training_loop(loop, loops))):
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
@@ -247,6 +247,8 @@ class LossAccumulatedWithGraph(Rule):
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
+        if returned_loss(self.ctx, value, feeding=True) is not None:  # `output = engine.process(batch)`: `(y_pred, y)`
+            return True
         flows = self.ctx.analysis(GradientFlow)
         state = flows.flow(value).state
         if state is State.UNKNOWN and isinstance(value, ast.Call):  # `psnr(pred, y)`: a project helper of a live value
@@ -259,6 +261,12 @@ class LossAccumulatedWithGraph(Rule):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
         return bool(made) and any(flows.depends_on(loss, made) for loss in losses)
+
+    def _training_loop(self, loop: ast.AST, loops: TrainingLoops) -> ast.AST:
+        """The innermost loop around `loop` (itself included) that may train: an inner loop over the metrics
+        (`for m in self.metrics.values(): m.update(output)`) hands on what the training iteration made."""
+        around = [loop, *(a for a in self.ctx.scopes.ancestors(loop) if isinstance(a, LOOP_NODES))]
+        return next((a for a in around if a in loops.may_train), loop)
 
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop

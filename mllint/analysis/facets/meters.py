@@ -81,10 +81,11 @@ class Returned:
     line: int  # the `backward()` it runs on what it returns
 
 
-def returned_loss(ctx, value: ast.AST) -> Returned | None:
+def returned_loss(ctx, value: ast.AST, feeding: bool = False) -> Returned | None:
     """For `value` (a name, `name["key"]`, or a call), the backpropagated loss a project function returns
-    into it; None when it returns no such thing or is unknown."""
-    return ctx.analysis(StepReturns).returned(value)
+    into it; None when it returns no such thing or is unknown. `feeding`: or a value that loss is computed
+    from (`return y_pred, y` after `loss = crit(y_pred, y)` and its backward: the prediction's graph)."""
+    return ctx.analysis(StepReturns).returned(value, feeding)
 
 
 class StepReturns:
@@ -95,7 +96,7 @@ class StepReturns:
         self.view = ctx.analysis(ProjectView)
         self.resolver = CallResolver(ctx, self.view)
 
-    def returned(self, value: ast.AST) -> Returned | None:
+    def returned(self, value: ast.AST, feeding: bool = False) -> Returned | None:
         key = None
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
             value, key = value.value, value.slice.value
@@ -108,6 +109,8 @@ class StepReturns:
             if definition is None:
                 return None
             call, index = _assigned_call(self.ctx, definition)
+            if isinstance(call, ast.Subscript) and index is None and key is None:  # `loss = out["loss"]`
+                return self.returned(call, feeding)
         found = self._callee(call) if isinstance(call, ast.Call) else None
         if found is None:
             return None
@@ -115,13 +118,26 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
-            for part, loss in ((p, b) for p in _parts(returned, index, key) if isinstance(p, ast.Name) for b in losses):
-                if cctx.scopes.enclosing_function(loss) is function and same_tensor(values, part, loss):
+            parts = _parts(returned, index, key)
+            if feeding and index is None and key is None and isinstance(returned, ast.Tuple):
+                parts = returned.elts  # `output = step(batch)` holding `(y_pred, y)`
+            for part, loss in ((p, b) for p in parts if isinstance(p, ast.Name) for b in losses):
+                if cctx.scopes.enclosing_function(loss) is not function:
+                    continue
+                if same_tensor(values, part, loss) or (feeding and self._feeds(cctx, part, loss)):
                     cls = cctx.scopes.enclosing_class(function)
                     name = f"{cls.name}.{function.name}" if cls is not None else function.name
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     return Returned(name, path, loss.lineno)
         return None
+
+    @staticmethod
+    def _feeds(ctx, part: ast.Name, loss: ast.Name) -> bool:
+        """Is `part` a value the loss is computed from, made in the step (not a parameter, not a cut)?"""
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(part)
+        if not definitions or any(d.value is None or _cut_value(d.value) for d in definitions):
+            return False
+        return ctx.analysis(GradientFlow).depends_on(loss, {d.node for d in definitions})
 
     def _definition(self, value: ast.AST) -> ast.AST | None:
         """The one binding of a name that reaches it (its target node), a comprehension's own set aside."""
