@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.facets.gradients import CUT_METHODS, GradientFlow, Holder, State, backward_loss, describe_cut, holder
+from mllint.analysis.facets.gradients import GradientFlow, Holder, State, backward_loss, cut_input, describe_cut, holder
 from mllint.analysis.facets.loss_terms import Summand, factors, summands
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.values.values import ValueKinds
@@ -139,10 +139,13 @@ class LossTermCutFromGraph(Rule):
             if not own and not self._in_callee(term, cut):
                 continue  # a cut of what the caller passed: the caller's own term, if any
             found = self._holder(term, cut, binding)
-            source = _cut_input(found.ctx, cut)
+            source = cut_input(found.ctx, cut)
             if source is None:
                 continue
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
+                return cut
+            inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
+            if own and inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
                 return cut
             if found.ctx is self.ctx and own and self._from_model(source, 0):
                 return cut
@@ -173,16 +176,3 @@ class LossTermCutFromGraph(Rule):
 
 def _is_weight(factor: ast.AST) -> bool:
     return isinstance(factor, (ast.Name, ast.Attribute, ast.Constant))
-
-
-def _cut_input(ctx, cut: ast.AST) -> ast.AST | None:
-    """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
-    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""
-    if isinstance(cut, ast.Attribute):
-        return cut.value
-    method = isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and ctx.qualified_name(cut.func) is None
-    if method and (not cut.args or cut.func.attr in CUT_METHODS):
-        return cut.func.value
-    if isinstance(cut, ast.Call) and cut.args:
-        return cut.args[0]
-    return None

@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
@@ -150,7 +150,7 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
     element when the caller unpacks a tuple), read in the callee's file under the flows the call gives."""
     call, ctx = item.node, item.ctx
     flows = ctx.analysis(GradientFlow)
-    found = flows.callee(call, item.binding)
+    found = flows.callee(call, item.binding, followed=ANY_MODULE)  # the cut may be in a module it calls
     returned = returned_expressions(found[0].function.body) if found is not None else None
     if not returned:
         return None

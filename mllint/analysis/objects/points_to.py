@@ -95,6 +95,8 @@ class Objects:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        if self.view is None and getattr(ctx, "read_for", None) is not None:  # a module read for the project
+            self.view = ProjectView(ctx, ctx.read_for)
         self.module_classes = ctx.analysis(ModuleClasses).modules
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}

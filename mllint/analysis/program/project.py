@@ -524,9 +524,9 @@ Resolved = Found | Instance | Entity | Tuple
 class ProjectView:
     """What one file's lint knows of its project (an analysis: `ctx.analysis(ProjectView)`)."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, index: "ProjectIndex | None" = None) -> None:
         self.ctx = ctx
-        self.index: ProjectIndex | None = ctx.project
+        self.index: ProjectIndex | None = index or ctx.project
 
     @property
     def own(self) -> ModuleSummary:
