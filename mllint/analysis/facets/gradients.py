@@ -216,8 +216,11 @@ class GradientFlow:
         self._budget -= 1
         if depth > MAX_DEPTH or self._budget < 0:
             return UNKNOWN
-        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Compare)):
+        if isinstance(expr, (ast.Constant, ast.JoinedStr)):
             return NONE
+        if isinstance(expr, ast.Compare):  # no graph; the cuts of what it compares (`p1.argmax(1) != p2`) kept
+            compared = [self._flow(e, depth + 1) for e in (expr.left, *expr.comparators)]
+            return Flow(State.NONE, _unique(c for f in compared if f is not None and f.state is State.NONE for c in f.cuts))
         if under_no_grad(self.ctx, expr):
             return NONE
         if isinstance(expr, ast.Name):

@@ -242,6 +242,21 @@ class Objects:
             return obj.ctx.analysis(Names).module_level(obj.name)
         return obj.ctx.qualified_name(obj.node) if obj.kind == "made" and isinstance(obj.node, ast.Attribute | ast.Name) else None
 
+    def written_in_class(self, expr: ast.AST, name: str) -> list[tuple[object, ast.AST, ast.AST]] | None:
+        """What the methods of the one project class `expr` is an instance of write to `self.<name>`: (the
+        class's context, the method, the value) for each write; None when the class is not one, or unknown."""
+        found = self.points_to(expr)
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        written = []
+        for function in (n for n in cls.body if isinstance(n, FUNCTIONS)):
+            for node in home.index.within(function, ast.Assign):
+                if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id == "self" for t in node.targets):
+                    written.append((home, function, node.value))
+        return written or None
+
     def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """The method of a project class that `obj.name(...)` runs (with the context of its module), when
         every object `obj` may be is an instance of that one class: `engine.run_epoch(...)` with `engine =
