@@ -92,7 +92,12 @@ class LossTermCutFromGraph(Rule):
                 passed = f" (through the call at {binding.place})" if binding is not None else ""
                 found = self._holder(term, cut, binding)
                 what = f"`{self.ctx.text(term.node)}`"
-                if term.call is not None:
+                if isinstance(term.call, ast.Attribute):  # `model.aux_loss`, set by its forward
+                    what = (
+                        f"`{one_line(term.ctx.text(term.node), 60, keep_end=True)}`, which `{term.callee}` sets as "
+                        f"`{one_line(self.ctx.text(term.call), 40)}` ({found.place(term.node)}),"
+                    )
+                elif term.call is not None:
                     what = (
                         f"`{one_line(term.ctx.text(term.node), 60, keep_end=True)}`, a term of the loss `{term.callee}` returns "
                         f"({found.place(term.node)}) to `{one_line(self.ctx.text(term.call), 40)}`,"

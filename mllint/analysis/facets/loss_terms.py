@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, replace
 
 from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss
+from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
@@ -209,7 +210,8 @@ def _written(item: Summand) -> list[tuple[Summand, int | None, int]] | None:
     expr, ctx = item.node, item.ctx
     if isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return None
-    written = ctx.analysis(Objects).written_in_class(expr.value, expr.attr)
+    binding = None if isinstance(item.binding, Given) else item.binding
+    written = ctx.analysis(Objects).written_in_class(under(ctx, expr.value, binding), expr.attr)
     if not written:
         return None
     parts = []

@@ -242,10 +242,10 @@ class Objects:
             return obj.ctx.analysis(Names).module_level(obj.name)
         return obj.ctx.qualified_name(obj.node) if obj.kind == "made" and isinstance(obj.node, ast.Attribute | ast.Name) else None
 
-    def written_in_class(self, expr: ast.AST, name: str) -> list[tuple[object, ast.AST, ast.AST]] | None:
-        """What the methods of the one project class `expr` is an instance of write to `self.<name>`: (the
-        class's context, the method, the value) for each write; None when the class is not one, or unknown."""
-        found = self.points_to(expr)
+    def written_in_class(self, found: frozenset | None, name: str) -> list[tuple[object, ast.AST, ast.AST]] | None:
+        """What the methods of the one project class the objects `found` are instances of write to
+        `self.<name>`: (the class's context, the method, the value) for each write; None when the class is
+        not one, or unknown."""
         classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
         if len(classes) != 1 or None in classes:
             return None
