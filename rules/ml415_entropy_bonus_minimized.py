@@ -71,7 +71,8 @@ class EntropyBonusMinimized(Rule):
         home = term.ctx or self.ctx
         place = f"{term.path}:{term.node.lineno}" if term.ctx is not None and term.path else f"line {term.node.lineno}"
         added = f", added at {term.added[1] or 'line'}{':' if term.added[1] else ' '}{term.added[0].lineno}" if term.added else ""
-        where = "" if use is term.node else f" (`{one_line(home.text(term.node), 40)}`, {place}{added})"
+        shown = use is not term.node and not isinstance(term.node, (ast.List, ast.Tuple))  # not the list it was appended to
+        where = f" (`{one_line(home.text(term.node), 40)}`, {place}{added})" if shown else ""
         verb = "returns" if isinstance(use, ast.Call) else "is"
         message = self.message.format(use=one_line(self.ctx.text(use), 60), verb=verb, where=where, loss=one_line(self.ctx.text(loss), 30))
         self.report(use, message)

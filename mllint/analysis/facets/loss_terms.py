@@ -39,7 +39,7 @@ from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)
 ENTROPY_NAME = re.compile(r"entrop|^ent$|^ent_|_ent$", re.IGNORECASE)
 NEGATED_NAME = re.compile(r"neg_?entrop|negentrop|entropy_loss", re.IGNORECASE)  # the sign the name does not say
-POLICY_TEXT = re.compile(r"pg_|pg$|policy|actor|surr|adv|ratio", re.IGNORECASE)
+POLICY_TEXT = re.compile(r"pg_|pg$|policy|actor|surr|adv|ratio|log_?probs?\b|log_?pi\b", re.IGNORECASE)
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|pi\b", re.IGNORECASE)
 LOG_TEXT = re.compile(r"log(?!it)", re.IGNORECASE)  # not `logits`
 LOG_PROBABILITY = re.compile(r"log_?prob|log_?pi\b|log_softmax", re.IGNORECASE)
@@ -54,6 +54,7 @@ MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are 
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
+JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})
 TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
 
 
@@ -274,6 +275,8 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     index = None
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         node, index = node.value, node.slice.value
+    if _entropy_call(node):
+        return None  # the entropy itself, however the method computes it
     found = ctx.analysis(GradientFlow).callee(node, followed=SIGNED_WORDS) if isinstance(node, ast.Call) else None
     if found is None or found[0].function.name == "forward":
         return None  # a module's output is a term itself (`D(fake)`)
@@ -328,20 +331,20 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
         return None
     if isinstance(node.func, ast.Attribute) and node.func.attr in REDUCING_METHODS and ctx.qualified_name(node.func) is None:
         return node.func.value
-    if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS and node.args:
-        return node.args[0]
+    if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS | JOINING_FUNCTIONS and node.args:
+        return node.args[0]  # a reduction, or the tensor of a list's items (`torch.stack(entropies)`)
     return None
 
 
 def entropy_sign(ctx, term: Term) -> int:
     """+1 when the term is an entropy, -1 when it is a negative entropy, 0 when it is neither."""
     node, ctx = term.node, term.ctx or ctx
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "entropy":
+    if _entropy_call(node):
         return 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         texts = (_made_text(ctx, node.left), _made_text(ctx, node.right))
-        if any(PROBABILITY_TEXT.search(a) and LOG_TEXT.search(b) and not LOG_TEXT.search(a) for a, b in (texts, texts[::-1])):
-            return -1  # `p * log p`
+        if any(_probability_text(a) and LOG_TEXT.search(b) for a, b in (texts, texts[::-1])):
+            return -1  # `p * log p`, `log_p.exp() * log_p`
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
@@ -351,6 +354,21 @@ def entropy_sign(ctx, term: Term) -> int:
     if logs and any(ENTROPY_NAME.search(n) for n in term.through):
         return -1  # a log-probability read through `entropy...`: its mean is the negative entropy
     return 0
+
+
+def _entropy_call(node: ast.AST) -> bool:
+    """`dist.entropy()`, `self.policy.entropy(obs)`, `entropy(logits)`: a call that names the entropy."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == "entropy"
+
+
+def _probability_text(text: str) -> bool:
+    """`probs`, `F.softmax(...)`, and the exponential of a log-probability (`log_p.exp()`, `torch.exp(log_p)`)."""
+    if not PROBABILITY_TEXT.search(text):
+        return False
+    return not LOG_TEXT.search(text) or text.endswith(".exp()") or text.startswith(("torch.exp(", "exp("))
 
 
 def _made_text(ctx, node: ast.AST) -> str:
@@ -467,7 +485,11 @@ def _constant_sign(values: ValueKinds, node: ast.AST, depth: int) -> int:
         return _constant_sign(values, node.args[0], depth + 1)
     if isinstance(node, ast.Name):
         assigned = values.reaching_values(node)
-        return _constant_sign(values, assigned[0], depth + 1) if assigned is not None and len(assigned) == 1 else 0
+        if assigned is not None and len(assigned) == 1:
+            return _constant_sign(values, assigned[0], depth + 1)
+        qualified = values.ctx.qualified_name(node)  # `from utils import mone`
+        found = values.ctx.analysis(ProjectView).global_value(qualified) if qualified and values.ctx.project is not None else None
+        return _constant_sign(found[0].analysis(ValueKinds), found[1], depth + 1) if found is not None else 0
     return 0
 
 
