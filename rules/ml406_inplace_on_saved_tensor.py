@@ -1,6 +1,8 @@
 import ast
 from bisect import bisect_right
 
+from mllint.analysis.objects.constants import construction_constants, reachable_returns
+from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
@@ -168,7 +170,24 @@ class InplaceOnSavedTensor(Rule):
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
             if not _maybe_in_place(constructor) and len(call.args) == 1:
                 return call.args[0]
+        if constructor is not None and self._returns_saved(constructor):
+            return call  # a block of the project whose forward ends in `F.relu(x)` as it was built
         return None
+
+    def _returns_saved(self, constructor: ast.Call) -> bool:
+        """Does every value the `forward` of the project module `constructor` builds returns, on the branches
+        the construction's constants leave open (`activation="relu"`), come from an op that saves it?"""
+        found = self.ctx.analysis(Objects).class_of(Obj("made", constructor, ctx=self.ctx))
+        if found is None:
+            return False
+        home, cls = found
+        forward, init = own_method(cls, "forward"), own_method(cls, "__init__")
+        if forward is None or init is None:
+            return False
+        returned = reachable_returns(forward, construction_constants(constructor, init))
+        return bool(returned) and all(
+            isinstance(r, ast.Call) and _saves(home, r) for r in returned
+        )  # fmt: skip
 
     def _statements_after(self, node: ast.AST):
         """The statements of `node`'s function (or module) after it, nested functions excluded."""
@@ -201,6 +220,14 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _saves(ctx, call: ast.Call) -> bool:
+    """`F.relu(x)`, `x.sigmoid()`: an op (not in place) whose backward uses its output."""
+    func = call.func
+    if ctx.qualified_name(func) in SAVING_FUNCTIONS:
+        return not _maybe_in_place(call)
+    return isinstance(func, ast.Attribute) and ctx.qualified_name(func) is None and func.attr in SAVING_METHODS and not call.args
 
 
 def _maybe_in_place(call: ast.Call) -> bool:
