@@ -45,7 +45,8 @@ class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
     Reports a loop that adds the loss it backpropagates (whatever its optimizer) to a running total (`total += loss`,
-    `total += loss * x.size(0)`, `stats["loss"] += loss`), adds the terms it was summed from
+    `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
+    appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
     across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
@@ -58,10 +59,12 @@ class LossAccumulatedWithGraph(Rule):
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
-    v in out.items(): logs[k] += v`). A model's output, or any value the backpropagated loss is computed
+    v in out.items(): logs[k] += v`), also when a comprehension collects them (`sum(train_step(b) for b in
+    loader)`) or the step is a method of an object a caller passes. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
-    dice(logits, mask)`, metrics held in a dict) is reported too, as is `meter.update([loss])` and a logger
+    dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
+    helper of the output such as `meter.add(psnr(pred, y))`, a step's returned `(y_pred, y)`) is reported too, as is `meter.update([loss])` and a logger
     of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
     that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that

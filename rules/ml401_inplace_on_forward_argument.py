@@ -57,13 +57,20 @@ class InplaceOnForwardArgument(Rule):
     Reports in-place changes of a tensor argument inside a module's `forward`: augmented assignment
     (`x /= 255`), in-place methods (`x.mul_(2)`, `x.clamp_(0, 1)`) and item assignment (`x[mask] = 0`),
     while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
-    indexed as only a tensor is, `out[:, :, :h] = ...`) still holds the caller's tensor; and an in-place
+    indexed as only a tensor is, `out[:, :, :h] = ...`; or a view of it: `x.narrow(1, 0, 3).div_(s)`, an
+    item of `torch.split(x, ...)`, `x.view(B, -1)`, `x[..., 2:4] /= s`, an in-place chain
+    `x.sub_(m).div_(s)`) still holds the caller's tensor; and an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
     kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). The `inplace=` value
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
-    in `__init__(self, dim, inplace=True)`, every call site leaving it to its default). Only tensor arguments
+    in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
+    set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
+    `inplace: bool = True`), and into the factory of the project that builds the activation
+    (`self.act = get_activation("relu")` returning `_ACTS[name](inplace=inplace)`). A child module whose
+    every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
+    layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
     `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or

@@ -35,7 +35,9 @@ class InplaceOnSavedTensor(Rule):
     `tanh`, `exp`, `softmax`, `log_softmax` or `relu` computed from a model, followed by a `backward()`
     on a loss computed from it, all in one function and on one path. Inside a module's `forward` (or a
     method it calls, such as torchvision's `_forward_impl`), no `backward()` is needed: an output of a layer with parameters passed through such an op and changed in
-    place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`) breaks
+    place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`, also
+    `out = self.block(x)` where the project block's `forward` returns `F.relu(...)` on the branch its
+    construction's constants take: `activation="relu"`) breaks
     the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
     a layer that does not save it (`out = self.bn2(...)` then `out += identity`, as in torchvision's

@@ -25,7 +25,11 @@ class LossTermCutFromGraph(Rule):
     into the function of the project that returns it or a part of it, in any module, and its terms read
     there: `loss = model(x, y)` whose `forward` returns `task + beta * reg.detach()`, `loss, logs =
     elbo_loss(...)` returning `rec + beta * kl.item()`, a plain class's `__call__`, `model.compute_loss(x)`,
-    a helper returning `sum(terms)` of a list it appends to; the finding is at the call, naming the term's
+    a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
+    returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
+    model's forward sets (`ce + w * model.aux_loss`), a method of the model a caller passes
+    (`lam * self.model.regularization()` returning `float(...)`), and a comparison of `argmax` predictions;
+    the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
