@@ -1,6 +1,7 @@
 import ast
 from functools import cached_property
 
+from mllint.analysis.facets.gradients import FLAG_METHODS
 from mllint.analysis.facets.views import unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
@@ -158,8 +159,10 @@ class InplaceOnForwardArgument(Rule):
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
-                changed = self._storage_name(func.value) if inplace else None  # `x.narrow(1, 0, 3).div_(s)`
-                name = changed is not None and self._argument_held(changed, tensors)
+                # `x.narrow(1, 0, 3).div_(s)`; a flag (`requires_grad_()`) is the tensor object's own, not its view's
+                views = inplace and func.attr not in FLAG_METHODS
+                changed = (self._storage_name(func.value) if views else func.value) if inplace else None
+                name = isinstance(changed, ast.Name) and self._argument_held(changed, tensors, views=views)
                 if name and not self._excused(statement, node):
                     self.report(statement.value, self._message(changed.id, name))
         for call in self.ctx.index.within(node, ast.Call):
@@ -331,7 +334,7 @@ class InplaceOnForwardArgument(Rule):
             child = ancestor
         return False
 
-    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0, failed: dict | None = None) -> str | None:
+    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0, failed: dict | None = None, views: bool = True) -> str | None:
         """The tensor argument `node` may still hold, on some path: the argument itself, or through
         plain aliases (`out = x`). An augmented assignment (`x /= 255`) changes the tensor in place: the
         name still holds it after. `failed`: the names already followed in vain, with the fewest steps
@@ -343,9 +346,10 @@ class InplaceOnForwardArgument(Rule):
             if isinstance(definition.node, ast.FunctionDef):
                 held = node.id if node.id in tensors else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
-                held = self._argument_held(definition.node, tensors, depth + 1, failed)
+                held = self._argument_held(definition.node, tensors, depth + 1, failed, views)
             else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`)
-                held = self._argument_held(self._storage_name(definition.value), tensors, depth + 1, failed)
+                value = self._storage_name(definition.value) if views else definition.value
+                held = self._argument_held(value, tensors, depth + 1, failed, views)
             if held:
                 return held
         failed[node] = min(depth, failed.get(node, depth))
