@@ -72,3 +72,60 @@ def test_ml411_requires_grad_on_a_layer_of_a_factory_made_library_model_freezes_
     fixed = fix(FACTORY, "ML411")
     assert "model.layer1.requires_grad_(False)" in fixed and family_findings(fixed, "ML411") == []
     assert not run(fixed)["changed"]
+
+
+HELD = '''
+import torch
+import torch.nn as nn
+
+
+def make_layers(depth):
+    layers = []
+    for _ in range(depth):
+        layers.append(nn.Linear(8, 8))
+    return layers
+
+
+class Bank:
+    def __init__(self):
+        self.proj = nn.Linear(8, 8)
+
+    def __call__(self, x):
+        return self.proj(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = make_layers(2)
+        self.bank = Bank()
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).relu()
+        return self.out(self.bank(x))
+
+
+torch.manual_seed(0)
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+held = [model.layers[0].weight, model.bank.proj.weight]
+first = [p.detach().clone() for p in held]
+for _ in range(3):
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = [not torch.equal(a, p) for a, p in zip(first, held)]
+'''
+
+
+def test_ml414_layers_a_helper_returns_in_a_list_or_a_plain_object_holds_never_train():
+    assert family_findings(HELD, "ML414") == [(24, "ML414"), (25, "ML414")]
+    assert run(HELD)["changed"] == [False, False]
+    fixed = HELD.replace("self.layers = make_layers(2)", "self.layers = nn.ModuleList(make_layers(2))")
+    fixed = fixed.replace("class Bank:", "class Bank(nn.Module):").replace("    def __init__(self):\n        self.proj", "    def __init__(self):\n        super().__init__()\n        self.proj")
+    fixed = fixed.replace("    def __call__(self, x):\n        return self.proj", "    def forward(self, x):\n        return self.proj")
+    assert family_findings(fixed, "ML414") == []
+    assert run(fixed)["changed"] == [True, True]

@@ -30,7 +30,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
@@ -53,6 +53,9 @@ HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "floa
 REGISTERING = frozenset({"add_module", "register_module", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
+LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
+PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
 
 
 @dataclass(frozen=True)
@@ -257,18 +260,25 @@ def _iterates_submodules(ctx, name: ast.Name) -> bool:
 
 @dataclass(frozen=True)
 class Unregistered:
-    """A plain list or dict attribute of a module class that layers with parameters go into."""
+    """A plain list or dict attribute of a module class that layers with parameters go into, or a plain
+    object (an instance of a project class that is no `nn.Module`) that holds some."""
 
-    container: ast.AST  # `[]` in `self.blocks = []`
+    container: ast.AST  # `[]` in `self.blocks = []`, `make_layers(dims)`, `AdapterBank(tasks, d)`
     attribute: str  # `blocks`
     layer: ast.Call  # the first layer that goes in
+    kind: str  # "list", "dict", "tuple", or "object" (the holder's class and where it is then in `holder`)
+    where: str  # where the layer is: `line 12`, `utils.py:7`
+    holder: str = ""  # `AdapterBank`
+    holder_at: str = ""  # where its class is: `adapters.py:4`
 
 
 def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
     """The plain list and dict attributes of an `nn.Module` class that receive layers with parameters
-    (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k: nn.Linear(...)}`) and
-    that the class reads elsewhere, when nothing registers them: every assignment of the attribute is a
-    plain container, the attribute is never handed to a call (`nn.Sequential(*self.blocks)`,
+    (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k: nn.Linear(...)}`,
+    `OrderedDict(...)` of them, a list a project function fills and returns: `self.layers =
+    make_layers(dims)`), and the instances of plain project classes that hold such layers (`self.bank =
+    AdapterBank(tasks, d)`), that the class reads elsewhere, when nothing registers them: every assignment
+    of the attribute is one, the attribute is never handed to a call (`nn.Sequential(*self.blocks)`,
     `nn.ModuleList(self.blocks)`) and the class calls no `add_module`, `register_module` or `setattr`."""
     if cls not in ctx.analysis(ModuleClasses).modules:
         return []
@@ -282,33 +292,101 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
                 assigned.setdefault(target.attr, []).append(node.value)
     found = []
     for attribute, values in assigned.items():
-        containers = [_container(ctx, v) for v in values]
-        if not all(containers):
+        held = [_container(ctx, v) or _held_by_object(ctx, v) for v in values]
+        if not all(held) or len({kind for _, _, kind in held}) != 1:
             continue
-        layers = [layer for container, local in containers for layer in [*_elements(container), *local]]
-        layers = [layer for layer in layers + _filled(ctx, cls, attribute, calls) if _makes_parameters(ctx, layer)]
+        layers = [layer for _, local, _ in held for layer in local]
+        layers += [(ctx, layer) for layer in _filled(ctx, cls, attribute, calls)]
+        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
-            found.append(Unregistered(containers[0][0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
+            home, first = min(layers, key=lambda found: (found[0] is not ctx, found[1].lineno, found[1].col_offset))
+            container, _, kind = held[0]
+            where = _located(ctx, home, first)
+            _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
+            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
     return found
 
 
-def _container(ctx, value: ast.AST) -> tuple[ast.AST, list[ast.AST]] | None:
-    """The plain container an attribute is assigned, and what goes into it before under a local name
-    (`layers = []`, `layers.append(...)`, `self.layers = layers`); None for anything else."""
-    if _plain_container(value):
-        return value, []
+def _located(ctx, home, node: ast.AST) -> str:
+    """`line 12` in the linted file, `utils.py:12` in another."""
+    if home is ctx:
+        return f"line {node.lineno}"
+    return f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{node.lineno}"
+
+
+def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
+    """The plain container an attribute is assigned, the layers that go into it (with their contexts)
+    where it is written or before under a local name (`layers = []`, `layers.append(...)`, `self.layers =
+    layers`) or in the project function that returns it, and its kind; None for anything else."""
+    if _plain_container(ctx, value):
+        return value, [(ctx, e) for e in _elements(ctx, value) if isinstance(e, ast.Call)], _kind(ctx, value)
+    if isinstance(value, ast.Call):
+        return _returned_container(ctx, value)
     assigned = ctx.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
-    if assigned is None or len(assigned) != 1 or not _plain_container(assigned[0]):
+    if assigned is None or len(assigned) != 1 or not _plain_container(ctx, assigned[0]):
         return None
     put = []
     for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id):
         parent = ctx.scopes.parent(use)
         call = ctx.scopes.parent(parent)
         if isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS and isinstance(call, ast.Call):
-            put += [e for a in call.args[-1:] for e in (_elements(a) if parent.attr in ("extend", "update") else [a])]
+            put += [e for a in call.args[-1:] for e in (_elements(ctx, a) if parent.attr in ("extend", "update") else [a])]
         elif use is not value:
             return None  # handed on, read or returned: it may be registered elsewhere
-    return assigned[0], [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+    local = [e for e in _elements(ctx, assigned[0]) if isinstance(e, ast.Call)]
+    local += [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+    return assigned[0], [(ctx, layer) for layer in local], _kind(ctx, assigned[0])
+
+
+def _returned_container(ctx, call: ast.Call) -> tuple[ast.AST, list, str] | None:
+    """`make_layers(dims)` when every object the project function returns is a plain container it makes,
+    with the layers written in it or added to it there (`layers.append(nn.Linear(...))`)."""
+    objects = ctx.analysis(Objects)
+    found = objects.points_to(call)
+    if not found or any(obj.kind != "made" or obj.site is None or not _plain_container(obj.ctx, obj.node) for obj in found):
+        return None
+    layers, kinds = [], set()
+    for obj in found:
+        home = objects._of(obj.ctx)
+        kinds.add(_kind(obj.ctx, obj.node))
+        layers += [(obj.ctx, e) for e in _elements(obj.ctx, obj.node) if isinstance(e, ast.Call)]
+        added = home.member(Obj(obj.kind, obj.node, obj.name, obj.base, None, obj.ctx), "[]") or ()
+        layers += [(item.ctx, item.node) for item in added if item.kind == "made" and isinstance(item.node, ast.Call)]
+    return (call, layers, kinds.pop()) if len(kinds) == 1 else None
+
+
+def _held_by_object(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
+    """`AdapterBank(tasks, d)`: an instance of a plain class of the project (no base class, so no
+    `nn.Module`) whose `__init__` keeps layers in its attributes, directly or in plain containers."""
+    if not isinstance(value, ast.Call):
+        return None
+    objects = ctx.analysis(Objects)
+    found = objects.points_to(value)
+    classes = {objects.class_of(obj) for obj in found} if found else {None}
+    if len(classes) != 1 or None in classes:
+        return None
+    home, cls = classes.pop()
+    if cls.bases or cls.keywords or cls in home.analysis(ModuleClasses).modules:
+        return None
+    init = own_method(cls, "__init__")
+    if init is None:
+        return None
+    layers = []
+    for node in home.index.within(init, ast.Assign):
+        if any(is_self_attribute(t) for t in assignment_targets(node)):
+            held = _container(home, node.value) if _plain_container(home, node.value) else None
+            layers += held[1] if held else [(home, node.value)] if isinstance(node.value, ast.Call) else []
+    return value, layers, f"object:{cls.name}:{_located(ctx, home, cls)}"
+
+
+def _kind(ctx, container: ast.AST) -> str:
+    if isinstance(container, ast.BinOp):
+        return _kind(ctx, container.left if _plain_container(ctx, container.left) else container.right)
+    if isinstance(container, (ast.Dict, ast.DictComp)):
+        return "dict"
+    if isinstance(container, ast.Call):
+        return "dict" if _constructor(ctx, container) in DICT_CONSTRUCTORS else "tuple" if _constructor(ctx, container) == "tuple" else "list"
+    return "tuple" if isinstance(container, ast.Tuple) else "list"
 
 
 def _makes_parameters(ctx, layer: ast.AST) -> bool:
@@ -352,26 +430,41 @@ def _called(call: ast.Call) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
-def _plain_container(value: ast.AST) -> bool:
+def _plain_container(ctx, value: ast.AST) -> bool:
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):  # `[nn.Linear(4, 4)] * n`
-        return _plain_container(value.left) or _plain_container(value.right)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-        return value.func.id in ("list", "dict") and not value.args and not value.keywords
-    return isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp))
+        return _plain_container(ctx, value.left) or _plain_container(ctx, value.right)
+    if isinstance(value, ast.Call):  # `list()`, `dict(a=...)`, `OrderedDict((k, layer) for ...)`, `list(gen)`
+        arguments = [*value.args, *(k.value for k in value.keywords if k.arg is None)]
+        return _constructor(ctx, value) in PLAIN_CONSTRUCTORS and len(arguments) <= 1 and all(
+            isinstance(a, (*LITERALS, ast.GeneratorExp)) for a in arguments
+        )
+    return isinstance(value, LITERALS)
 
 
-def _elements(value: ast.AST) -> list[ast.AST]:
-    """The elements a container expression is written with."""
+def _constructor(ctx, call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name) and call.func.id in ("list", "dict", "tuple") and ctx.qualified_name(call.func) is None:
+        return call.func.id
+    return ctx.qualified_name(call.func)
+
+
+def _elements(ctx, value: ast.AST) -> list[ast.AST]:
+    """The elements a container expression is written with (a dict's values: the second of the pairs
+    `dict(...)` / `OrderedDict(...)` is given)."""
     if isinstance(value, ast.BinOp):
-        return _elements(value.left) + _elements(value.right)
-    if isinstance(value, (ast.List, ast.Tuple)):
+        return _elements(ctx, value.left) + _elements(ctx, value.right)
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         return list(value.elts)
     if isinstance(value, ast.Dict):
         return list(value.values)
-    if isinstance(value, ast.ListComp):
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         return [value.elt]
     if isinstance(value, ast.DictComp):
         return [value.value]
+    if isinstance(value, ast.Call):
+        items = [e for a in value.args for e in _elements(ctx, a)]
+        if _constructor(ctx, value) in DICT_CONSTRUCTORS:
+            items = [e.elts[1] for e in items if isinstance(e, ast.Tuple) and len(e.elts) == 2]
+        return items + [k.value for k in value.keywords if k.arg is not None]
     return []
 
 
@@ -383,11 +476,11 @@ def _filled(ctx, cls: ast.ClassDef, attribute: str, calls: list[ast.Call]) -> li
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in FILLING_METHODS and _is_attribute(func.value, attribute):
             for argument in call.args[-1:]:
-                put += _elements(argument) if func.attr in ("extend", "update") else [argument]
+                put += _elements(ctx, argument) if func.attr in ("extend", "update") else [argument]
     for node in ctx.index.within(cls, ast.Assign, ast.AugAssign):
         for target in assignment_targets(node):
             if isinstance(node, ast.AugAssign) and _is_attribute(target, attribute):
-                put += _elements(node.value)  # `self.layers += [nn.Linear(...)]`
+                put += _elements(ctx, node.value)  # `self.layers += [nn.Linear(...)]`
             elif isinstance(target, ast.Subscript) and _is_attribute(target.value, attribute):
                 put.append(node.value)
     return [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
