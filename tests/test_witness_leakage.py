@@ -69,3 +69,31 @@ def test_ml806_the_best_test_score_over_epochs_overestimates_the_model(program, 
     # Chance is 0.25; the standard error of an accuracy on 200 rows is 0.03.
     assert (reported > 0.25 + 0.05) is selects_on_test
     assert selects_on_test or abs(reported - 0.25) < 0.05
+
+
+HISTORY = '''
+def fit(model, train_one_epoch, evaluate, loaders, epochs):
+    history = {"test_acc": []}
+    for epoch in range(epochs):
+        train_one_epoch(model, loaders["train"])
+        history["test_acc"].append(evaluate(model, loaders["test"]))
+    return max(history["test_acc"])
+'''
+HISTORY_BY_VALIDATION = '''
+def fit(model, train_one_epoch, evaluate, loaders, epochs):
+    history = {"val_acc": [], "test_acc": []}
+    for epoch in range(epochs):
+        train_one_epoch(model, loaders["train"])
+        history["val_acc"].append(evaluate(model, loaders["val"]))
+        history["test_acc"].append(evaluate(model, loaders["test"]))
+    best = max(range(epochs), key=lambda e: history["val_acc"][e])
+    return history["test_acc"][best]
+'''
+
+
+@pytest.mark.parametrize("program, selects_on_test", [(HISTORY, True), (HISTORY_BY_VALIDATION, False)])
+def test_ml806_the_maximum_of_a_history_of_test_scores_overestimates_the_model(program, selects_on_test):
+    assert family_findings(program, "ML806") == ([(7, "ML806")] if selects_on_test else [])
+    reported = run("import torch\n" + program + SELECTION_HARNESS)["reported"]
+    assert (reported > 0.25 + 0.05) is selects_on_test
+    assert selects_on_test or abs(reported - 0.25) < 0.05
