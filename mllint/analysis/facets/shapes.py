@@ -28,7 +28,7 @@ from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_va
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output, torch_layer_outputs
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
@@ -97,10 +97,7 @@ class Shapes:
         """The project as this file sees it; a module read for another file's lint (no project of its own)
         sees the project it was read for, so its helpers' calls of further modules are followed too."""
         if self._view is None:
-            self._view = self.ctx.analysis(ProjectView)
-            if self._view.index is None and self.ctx.read_for is not None:
-                self._view = ProjectView(self.ctx)
-                self._view.index = self.ctx.read_for
+            self._view = followed_view(self.ctx)
         return self._view
 
     # Queries.

@@ -521,6 +521,16 @@ class _Either:
 Resolved = Found | Instance | Entity | Tuple
 
 
+def followed_view(ctx) -> "ProjectView":
+    """The project as a file sees it; a module read for another file's lint (no project of its own) sees
+    the project it was read for, so its helpers' calls of further modules are followed too."""
+    view = ctx.analysis(ProjectView)
+    if view.index is None and ctx.read_for is not None:
+        view = ProjectView(ctx)
+        view.index = ctx.read_for
+    return view
+
+
 class ProjectView:
     """What one file's lint knows of its project (an analysis: `ctx.analysis(ProjectView)`)."""
 
