@@ -1255,8 +1255,7 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[in
             result += shape[position : position + skipped]
             position += skipped
         elif isinstance(item, ast.Slice):
-            full = item.lower is None and item.upper is None and item.step is None
-            result.append(shape[position] if full else None)
+            result.append(_slice_length(item, shape[position]))
             position += 1
         elif _int_literal(item) is not None or id(item) in integers:
             position += 1
@@ -1266,6 +1265,37 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[in
         else:
             return None
     return tuple(result) + tuple(shape[position:])
+
+
+def _slice_length(item: ast.Slice, dim: Dim) -> Dim:
+    """How many entries a slice keeps of a dimension: all for `:`, `k` for `[i:i + k]`, 1 for `[-1:]`, and
+    what literal bounds leave of a known size (`[2:]`, `[:-1]`, `[-3:]`); None: unknown."""
+    if item.step is not None:
+        return None
+    lower, upper = item.lower, item.upper
+    if lower is None and upper is None:
+        return dim
+    if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and lower is not None:
+        width = _int_literal(upper.right)
+        if width is not None and width > 0 and ast.dump(upper.left) == ast.dump(lower):
+            return width  # `[idx:idx + 1]`
+    low = 0 if lower is None else _signed_literal(lower)
+    high = None if upper is None else _signed_literal(upper)
+    if low is None or (upper is not None and high is None):
+        return None
+    if high is None and low == -1:
+        return 1  # the last entry of any non-empty dimension
+    if not isinstance(dim, int):
+        return None
+    start, stop = slice(low, high).indices(dim)[:2]
+    return max(stop - start, 0)
+
+
+def _signed_literal(node: ast.AST) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_literal(node.operand)
+        return None if value is None else -value
+    return _int_literal(node)
 
 
 def _matmul(a: Shape | None, b: Shape | None) -> Shape | None:
