@@ -129,3 +129,39 @@ def test_ml414_layers_a_helper_returns_in_a_list_or_a_plain_object_holds_never_t
     fixed = fixed.replace("    def __call__(self, x):\n        return self.proj", "    def forward(self, x):\n        return self.proj")
     assert family_findings(fixed, "ML414") == []
     assert run(fixed)["changed"] == [True, True]
+
+
+WEIGHTED = '''
+import torch
+import torch.nn as nn
+
+
+class Weighted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.log_vars = nn.Parameter(torch.zeros(2))
+
+    def forward(self, a, b):
+        losses = torch.stack([a, b])
+        return (torch.exp(-self.log_vars) * losses + self.log_vars).sum()
+
+
+torch.manual_seed(0)
+model, criterion = nn.Linear(4, 2), Weighted()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(5):
+    out = model(torch.randn(8, 4))
+    loss = criterion(out[:, 0].pow(2).mean(), out[:, 1].abs().mean())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+weights = criterion.log_vars.detach().clone()
+'''
+
+
+def test_ml417_a_loss_module_left_out_of_the_optimizer_keeps_its_initial_weights():
+    assert family_findings(WEIGHTED, "ML417") == [(18, "ML417")]
+    assert torch.equal(run(WEIGHTED)["weights"], torch.zeros(2))
+    fixed = WEIGHTED.replace("SGD(model.parameters()", "SGD([*model.parameters(), *criterion.parameters()]")
+    assert fixed != WEIGHTED and family_findings(fixed, "ML417") == []
+    assert not torch.equal(run(fixed)["weights"], torch.zeros(2))

@@ -588,3 +588,93 @@ def _unread_keys(ctx, objects, target: ast.Attribute, groups: ast.Dict) -> list[
             if params is not None:
                 found.append(UnusedGroup(value, f"self.{target.attr}[{key.value!r}]", params))
     return found if reads else []
+
+
+@dataclass(frozen=True)
+class UnoptimizedLossModule:
+    """A loss module with parameters of its own that the loss depends on, which no optimizer gets."""
+
+    optimizer: ast.Call  # the optimizer constructed in the file
+    loss: ast.AST  # `criterion` in `criterion(out, y)`
+    holder: str  # its class: `MultiTaskLoss`
+    parameter: str  # the attribute its `nn.Parameter` is kept in: `log_vars`
+    where: str  # where that parameter is made: `line 9`, `losses.py:9`
+
+
+def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
+    """Loss modules of the project with learnable parameters of their own (`self.log_vars =
+    nn.Parameter(...)`, uncertainty weights, a learnable temperature, an ArcFace weight) that the file
+    calls while it backpropagates, when an optimizer constructed in the file does not get their parameters
+    (`Adam(model.parameters())` only) and nothing else could: the loss object is not a part of an optimized
+    model and is handed to no other call (a trainer that builds its own optimizer)."""
+    objects = ctx.analysis(Objects)
+    by_scope: dict[ast.AST | None, list[ast.Call]] = {}
+    for call in ctx.analysis(OptimizerConstructors).calls:
+        if objects.trained_by(call):
+            by_scope.setdefault(ctx.scopes.enclosing_function(call), []).append(call)
+    found, seen = [], set()
+    for call in ctx.index.of_type(ast.Call) if by_scope else ():
+        loss, scope = call.func, ctx.scopes.enclosing_function(call)
+        if not isinstance(loss, ast.Name) or (scope, loss.id) in seen or scope not in by_scope:
+            continue
+        seen.add((scope, loss.id))
+        optimized = {obj for c in by_scope[scope] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
+        held = objects.points_to(loss)
+        if not held or len(held) != 1 or held & optimized or not _backpropagates(ctx, scope):
+            continue
+        learnable = _learnable_parameter(objects, next(iter(held)))
+        if learnable is None or _handed_on(ctx, objects, held):
+            continue
+        home, cls, attribute, made = learnable
+        where = f"line {made.lineno}" if home is ctx else f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{made.lineno}"
+        found.append(UnoptimizedLossModule(by_scope[scope][0], loss, cls.name, attribute, where))
+    return found
+
+
+def _backpropagates(ctx, scope: ast.AST | None) -> bool:
+    calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
+    return any(_called(c) == "backward" for c in calls)
+
+
+def _learnable_parameter(objects: Objects, obj: Obj):
+    """(its module's context, its class, the attribute, the `nn.Parameter(...)` call) for an object of a
+    module class of the project whose `__init__` makes a trainable `nn.Parameter` of its own; None for
+    anything else, or a class that freezes anything (`requires_grad = False`, `requires_grad_(False)`)."""
+    found = objects.class_of(obj)
+    if found is None:
+        return None
+    home, cls = found
+    init = own_method(cls, "__init__")
+    if init is None or cls not in home.analysis(ModuleClasses).modules:
+        return None
+    for node in home.index.within(cls, ast.Call, ast.Assign, ast.keyword):
+        if isinstance(node, ast.keyword) and node.arg == "requires_grad" and not _true(node.value):
+            return None
+        if isinstance(node, ast.Call) and _called(node) == "requires_grad_" and not (node.args and _true(node.args[0])):
+            return None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets):
+            return None
+    for node in home.index.within(init, ast.Assign):
+        value = node.value
+        if isinstance(value, ast.Call) and home.qualified_name(value.func) == "torch.nn.Parameter":
+            target = next((t for t in node.targets if is_self_attribute(t)), None)
+            if target is not None:
+                return home, cls, target.attr, value
+    return None
+
+
+def _true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
+    """Is the object passed to a call (`Trainer(model, criterion)`), or its parameters read anywhere?"""
+    for name in ctx.index.of_type(ast.Name):
+        if not isinstance(name.ctx, ast.Load):
+            continue
+        parent = ctx.scopes.parent(name)
+        passed = isinstance(parent, ast.keyword) or (isinstance(parent, (ast.Call, ast.Starred, ast.List, ast.Tuple)) and getattr(parent, "func", None) is not name)
+        reads_parameters = isinstance(parent, ast.Attribute) and parent.attr in ("parameters", "named_parameters", "state_dict")
+        if (passed or reads_parameters) and (objects.points_to(name) or frozenset()) & held:
+            return True
+    return False
