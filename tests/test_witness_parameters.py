@@ -165,3 +165,44 @@ def test_ml417_a_loss_module_left_out_of_the_optimizer_keeps_its_initial_weights
     fixed = WEIGHTED.replace("SGD(model.parameters()", "SGD([*model.parameters(), *criterion.parameters()]")
     assert fixed != WEIGHTED and family_findings(fixed, "ML417") == []
     assert not torch.equal(run(fixed)["weights"], torch.zeros(2))
+
+
+GROWN = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 8)
+        self.heads = nn.ModuleDict()
+
+    def add_head(self, name):
+        self.heads[name] = nn.Linear(8, 1)
+
+    def forward(self, x, name):
+        return self.heads[name](self.trunk(x))
+
+
+torch.manual_seed(0)
+model = Net()
+model.add_head("a")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model.add_head("b")
+first = model.heads["b"].weight.detach().clone()
+for _ in range(3):
+    loss = model(torch.randn(8, 4), "b").pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = not torch.equal(first, model.heads["b"].weight)
+'''
+
+
+def test_ml410_a_head_a_method_adds_after_the_optimizer_never_trains():
+    assert family_findings(GROWN, "ML410") == [(23, "ML410")]
+    assert run(GROWN)["changed"] is False
+    fixed = GROWN.replace('model.add_head("b")\n', 'model.add_head("b")\noptimizer.add_param_group({"params": model.heads["b"].parameters()})\n')
+    assert fixed != GROWN and family_findings(fixed, "ML410") == []
+    assert run(fixed)["changed"] is True

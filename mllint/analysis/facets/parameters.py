@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from mllint.analysis.objects.call_sites import built
 from mllint.analysis.objects.points_to import Obj, Objects
-from mllint.analysis.program.callers import constructions
+from mllint.analysis.objects.callees import method_called
+from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
@@ -678,3 +679,90 @@ def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
         if (passed or reads_parameters) and (objects.points_to(name) or frozenset()) & held:
             return True
     return False
+
+
+@dataclass(frozen=True)
+class AddedThroughMethod:
+    """A call of a model's method that adds a layer with parameters, after an optimizer took the model's."""
+
+    call: ast.Call  # `self.model.add_head(name, n_out)`
+    optimizer: ast.Call  # `torch.optim.Adam(model.parameters(), lr=lr)`
+    layer: str  # what the method adds, and where: `nn.Linear(...)` (model.py:12)
+
+
+def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
+    """`model.add_head(...)` (a method of the model's class that puts a new layer with parameters in
+    `self`: an attribute, an item of a container, `append`, `add_module`) called on a model an optimizer
+    constructed earlier in the same function got the parameters of, or in another method of the class
+    whose `__init__` built that optimizer; unless the function tells the optimizer (`add_param_group`) or
+    builds one again."""
+    objects = ctx.analysis(Objects)
+    optimizers = [c for c in ctx.analysis(OptimizerConstructors).calls if objects.trained_by(c)]
+    found = []
+    for call in ctx.index.of_type(ast.Call) if optimizers else ():
+        if not isinstance(call.func, ast.Attribute) or _called(call) in HARMLESS_MODULE_METHODS:
+            continue
+        scope = ctx.scopes.enclosing_function(call)
+        earlier = [o for o in optimizers if _runs_before(ctx, o, call, scope)]
+        if not earlier or _tells_optimizer(ctx, scope, call):
+            continue
+        receiver = objects.points_to(call.func.value)
+        optimizer = next((o for o in earlier if receiver and receiver & _optimized_objects(objects, o)), None)
+        method = next(per_call_site(ctx, call.func.value, lambda b: method_called(ctx, call, b)), None) if optimizer else None
+        added = _adds_layer(method[0].ctx, method[0].function) if method is not None else None
+        if added is not None:
+            home, layer = added
+            where = f"line {layer.lineno}" if home is ctx else f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{layer.lineno}"
+            found.append(AddedThroughMethod(call, optimizer, f"`{ast.unparse(layer.func)}(...)` ({where})"))
+    return found
+
+
+def _runs_before(ctx, optimizer: ast.Call, call: ast.Call, scope: ast.AST | None) -> bool:
+    """Is the optimizer built before the call runs: earlier in the same function, or in `__init__` of the
+    class whose other method makes the call?"""
+    home = ctx.scopes.enclosing_function(optimizer)
+    if home is scope:
+        return (optimizer.lineno, optimizer.col_offset) < (call.lineno, call.col_offset)
+    cls = ctx.scopes.enclosing_class(call) if scope is not None else None
+    return (
+        cls is not None and isinstance(home, ast.FunctionDef) and home.name == "__init__"
+        and ctx.scopes.parent(home) is cls and ctx.scopes.parent(scope) is cls
+    )  # fmt: skip
+
+
+def _tells_optimizer(ctx, scope: ast.AST | None, call: ast.Call) -> bool:
+    """Does the function give an optimizer new parameters (`add_param_group`) or build one after `call`?"""
+    calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
+    constructors = ctx.analysis(OptimizerConstructors).calls
+    after = (call.lineno, call.col_offset)
+    return any(_called(c) == "add_param_group" or (c in constructors and (c.lineno, c.col_offset) > after) for c in calls)
+
+
+def _optimized_objects(objects: Objects, optimizer: ast.Call) -> frozenset:
+    return frozenset(obj for owner in objects.trained_by(optimizer) for obj in objects.points_to(owner) or ())
+
+
+def _adds_layer(home, method: ast.AST) -> tuple[object, ast.Call] | None:
+    """The layer with parameters a method of a module class puts into `self` (`self.heads[name] =
+    nn.Linear(...)`, `self.blocks.append(Block())`, `self.fc = nn.Linear(...)`, `self.add_module(...)`)."""
+    cls = home.scopes.parent(method)
+    if not isinstance(cls, ast.ClassDef) or cls not in home.analysis(ModuleClasses).modules or method.name == "__init__":
+        return None
+    if any(_called(c) in ("add_param_group",) for c in home.index.within(method, ast.Call)):
+        return None
+    for node in home.index.within(method, ast.Assign, ast.Call):
+        if isinstance(node, ast.Assign):
+            into_self = any(
+                is_self_attribute(t) or (isinstance(t, ast.Subscript) and is_self_attribute(t.value)) for t in node.targets
+            )
+            added = node.value if into_self else None
+        else:
+            func = node.func
+            into_self = isinstance(func, ast.Attribute) and (
+                (func.attr in ("append", "insert") and is_self_attribute(func.value))
+                or (func.attr == "add_module" and isinstance(func.value, ast.Name) and func.value.id == "self")
+            )
+            added = node.args[-1] if into_self and node.args else None
+        if isinstance(added, ast.Call) and owns_parameters(home, added):
+            return home, added
+    return None
