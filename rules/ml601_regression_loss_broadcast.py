@@ -86,6 +86,9 @@ class RegressionLossBroadcast(Rule):
             return
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
+        squeezed = [v.squeezed_at for v in (input_value, target_value) if isinstance(v, Tensor) and v.squeezed_at]
+        if squeezed:
+            message += f"; the `squeeze()` at {squeezed[0]} drops the size-1 dimension on one side only"
         passed = [n for side_node in (prediction, target) if side_node is not None for n in ast.walk(side_node) if n in shapes.passed]
         site = shapes.call_site(node)
         if passed:

@@ -49,6 +49,8 @@ SAME_SHAPE_METHODS = frozenset(
     "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
     "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
 )
+# Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
+ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
 TORCH = "torch."
@@ -909,8 +911,17 @@ class Interpreter:
                 if passed is not None:
                     return passed
         if isinstance(shape, tuple):
-            return Tensor(shape, ("call", id(node)))
+            return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> str | None:
+        """Where a dim-less `squeeze()` drops a size-1 dimension next to a symbolic one: `line 12`,
+        `forecaster.py:12` in another module than the linted file's."""
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr == "squeeze" and not node.args and not node.keywords):
+            return None
+        if not isinstance(receiver, Tensor) or receiver.shape is None or len(receiver.shape) == len(shape):
+            return None
+        return f"{self.shapes.view.display_path(self.ctx.real_path or self.ctx.path)}:{node.lineno}"
 
     def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
         """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
@@ -1068,7 +1079,7 @@ class Interpreter:
             if self.record:
                 self.shapes.view_targets[node] = target
             return target
-        if method in SAME_SHAPE_METHODS:
+        if method in SAME_SHAPE_METHODS or (method in ALONG_A_DIM and (node.args or node.keywords)):
             return shape
         if method in BROADCAST_METHODS:
             other = call_argument(node, 0, "other")
@@ -1076,6 +1087,10 @@ class Interpreter:
             return shape if isinstance(other_value, Number) else broadcast(shape, _shape(other_value))
         if shape is None:
             return None
+        if method in ("split", "chunk") and shape and _int_literal(call_argument(node, 1, "dim")) in (None, 0):
+            if len(node.args) + len(node.keywords) == 1 or _int_literal(call_argument(node, 1, "dim")) == 0:
+                part = Sym(("chunk", id(node)), f"len({receiver.label} chunk)")
+                return Listed(Tensor((part, *shape[1:]), ("chunk", id(node)), "chunk"), None)  # `perm.split(64)`
         if method in ("view_as", "reshape_as", "expand_as"):
             return self.shape_of(call_argument(node, 0, "other"))
         if method in ("new_zeros", "new_ones", "new_empty"):
@@ -1181,8 +1196,9 @@ ANY_RECEIVER_METHODS = frozenset(
     "unsqueeze squeeze flatten permute transpose swapaxes swapdims t matmul mm bmm std var reshape".split()
 )
 TENSOR_METHODS = (
-    SAME_SHAPE_METHODS | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
+    SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
     | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
+    | {"split", "chunk"}
 )  # fmt: skip
 
 
