@@ -32,8 +32,10 @@ class RegressionLossBroadcast(Rule):
     passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
     or a batch that the first call site of another module passes (the message names it); datasets and
     helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
-    targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one), rows chosen by an
-    index tensor (`X[idx]`, `y[idx]`).
+    targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
+    the dim-less `squeeze()`, in whichever module it is), rows chosen by an index tensor (`X[idx]`,
+    `y[idx]`, with `idx` from `torch.randperm(n).split(bs)`), column slices (`y[:, -1:]`,
+    `targets[i:i + 1]`), NumPy tables (`np.concatenate(..., axis=1)`, `sum(1, keepdims=True)`).
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every

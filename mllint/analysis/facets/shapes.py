@@ -62,6 +62,7 @@ SAME_SHAPE_FUNCTIONS = frozenset(
        "leaky_relu softplus hardswish normalize layer_norm".split()]
 )  # fmt: skip
 NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
+NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 ELEMENTWISE_LOSSES = frozenset(
     FUNCTIONAL + n for n in "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits".split()
@@ -890,6 +891,8 @@ class Interpreter:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
+        elif name in NUMPY_STACKING:
+            shape = self.concatenate(node, name == "numpy.stack")
         elif name is not None and name.startswith("numpy."):
             shape = self.shape_of(node.args[0]) if (name in NUMPY_SAME_SHAPE or name in FROM_ARRAY) and node.args else numpy_shape(self, node, name)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
@@ -1153,7 +1156,7 @@ class Interpreter:
             if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool):
                 return None  # `x.std(False)`: the old `unbiased` argument
             dim_node = node.args[0]
-        keepdim_node = next((k.value for k in node.keywords if k.arg == "keepdim"), None)
+        keepdim_node = next((k.value for k in node.keywords if k.arg in ("keepdim", "keepdims")), None)
         if keepdim_node is None and len(node.args) >= 2 and method != "norm":
             keepdim_node = node.args[1]
         if keepdim_node is not None and not (isinstance(keepdim_node, ast.Constant) and isinstance(keepdim_node.value, bool)):
@@ -1169,7 +1172,7 @@ class Interpreter:
 
     def concatenate(self, node: ast.Call, stack: bool) -> Shape | None:
         tensors = call_argument(node, 0, "tensors")
-        dim_node = call_argument(node, 1, "dim")
+        dim_node = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
         position = _int_literal(dim_node) if dim_node is not None else 0
         if not isinstance(tensors, (ast.Tuple, ast.List)) or not tensors.elts or position is None:
             return None
