@@ -112,6 +112,7 @@ class Leakage:
         self._summaries: dict[ast.AST, Summary] = {}
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
+        self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
 
     def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
@@ -365,6 +366,12 @@ class Leakage:
     def kept_statistics(self, cls: ast.ClassDef, init: ast.AST) -> dict[str, ast.AST]:
         """The parameters of a class's `__init__` it fits on, or keeps statistics of in `self` attributes that
         another method of the class reads, each with the call that does so."""
+        if cls not in self._kept:
+            self._kept[cls] = {}  # while it is read: a class built inside its own `__init__` fits nothing more
+            self._kept[cls] = self._kept_statistics(cls, init)
+        return self._kept[cls]
+
+    def _kept_statistics(self, cls: ast.ClassDef, init: ast.AST) -> dict[str, ast.AST]:
         names = {p.arg for p in parameters(init, variadic=False)}
         read_elsewhere = {
             node.attr for other in cls.body if other is not init and isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef))
