@@ -25,7 +25,7 @@ from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
-from mllint.analysis.program.project import ProjectView, followed_view
+from mllint.analysis.program.project import followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
@@ -346,8 +346,7 @@ class Leakage:
                 return None
             home, cls, _, fits = constructed
             fit, name = min(fits.values(), key=lambda c: c.lineno), f"{cls.name}.__init__"
-        path = self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)
-        return f"in `{name}`, " + (f"line {fit.lineno}" if home is self.ctx else f"{path}:{fit.lineno}")
+        return f"in `{name}`, {place_in(self.ctx, home, fit)}"
 
     def constructed(self, call: ast.Call) -> tuple[object, ast.ClassDef, ast.AST, dict[str, ast.AST]] | None:
         """For `SensorDataset(signals, labels)` of a project class: (its module's context, the class, its

@@ -27,7 +27,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
@@ -302,17 +302,10 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
         if layers and _read_unregistered(ctx, cls, attribute):
             home, first = min(layers, key=lambda found: (found[0] is not ctx, found[1].lineno, found[1].col_offset))
             container, _, kind = held[0]
-            where = _located(ctx, home, first)
+            where = place_in(ctx, home, first)
             _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
             found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
     return found
-
-
-def _located(ctx, home, node: ast.AST) -> str:
-    """`line 12` in the linted file, `utils.py:12` in another."""
-    if home is ctx:
-        return f"line {node.lineno}"
-    return f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{node.lineno}"
 
 
 def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
@@ -377,7 +370,7 @@ def _held_by_object(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
         if any(is_self_attribute(t) for t in assignment_targets(node)):
             held = _container(home, node.value) if _plain_container(home, node.value) else None
             layers += held[1] if held else [(home, node.value)] if isinstance(node.value, ast.Call) else []
-    return value, layers, f"object:{cls.name}:{_located(ctx, home, cls)}"
+    return value, layers, f"object:{cls.name}:{place_in(ctx, home, cls)}"
 
 
 def _kind(ctx, container: ast.AST) -> str:
@@ -627,8 +620,7 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
         if learnable is None or _handed_on(ctx, objects, held):
             continue
         home, cls, attribute, made = learnable
-        where = f"line {made.lineno}" if home is ctx else f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{made.lineno}"
-        found.append(UnoptimizedLossModule(by_scope[scope][0], loss, cls.name, attribute, where))
+        found.append(UnoptimizedLossModule(by_scope[scope][0], loss, cls.name, attribute, place_in(ctx, home, made)))
     return found
 
 
@@ -712,8 +704,7 @@ def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
         added = _adds_layer(method[0].ctx, method[0].function) if method is not None else None
         if added is not None:
             home, layer = added
-            where = f"line {layer.lineno}" if home is ctx else f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{layer.lineno}"
-            found.append(AddedThroughMethod(call, optimizer, f"`{ast.unparse(layer.func)}(...)` ({where})"))
+            found.append(AddedThroughMethod(call, optimizer, f"`{ast.unparse(layer.func)}(...)` ({place_in(ctx, home, layer)})"))
     return found
 
 

@@ -521,6 +521,14 @@ class _Either:
 Resolved = Found | Instance | Entity | Tuple
 
 
+def place_in(ctx, home, node: ast.AST) -> str:
+    """Where `node` of the module `home` is, seen from the linted file `ctx`: `line 12` there, else
+    `utils.py:12`."""
+    if home is ctx:
+        return f"line {node.lineno}"
+    return f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{node.lineno}"
+
+
 def followed_view(ctx) -> "ProjectView":
     """The project as a file sees it; a module read for another file's lint (no project of its own) sees
     the project it was read for, so its helpers' calls of further modules are followed too."""
