@@ -334,19 +334,26 @@ class Leakage:
         return [argument for name, argument in bound.items() if name in names and argument is not None]
 
     def fitted_inside(self, call: ast.Call) -> str | None:
-        """Where a constructed project class fits what `call` gives it: "in `SensorDataset.__init__`,
-        dataset.py:8"; None for any other call."""
+        """Where a project function or a constructed project class that `call` runs fits the data: "in
+        `SensorDataset.__init__`, dataset.py:8", "in `select_features`, features.py:6"; None for a fit
+        written here."""
+        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
         returned = self._returns_fitted(call)
+        callee = self.calls.resolve(call, followed=HELPER_TEXT)
         if returned is not None:
             callee, fit = returned
-            home, name = callee.ctx, callee.function.name
+        elif callee is not None:
+            helper = callee.ctx.analysis(Leakage)
+            fits = helper.summary(callee.function).fits
+            fit = next((c for c in callee.ctx.index.within(callee.function, ast.Call) if helper.fitted_data(c) in fits), None)
         else:
-            constructed = self.constructed(call) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
-            if constructed is None or self.calls.resolve(call, followed=HELPER_TEXT) is not None:
+            constructed = self.constructed(call)
+            if constructed is None:
                 return None
             home, cls, _, fits = constructed
-            fit, name = min(fits.values(), key=lambda c: c.lineno), f"{cls.name}.__init__"
-        return f"in `{name}`, {place_in(self.ctx, home, fit)}"
+            return f"in `{cls.name}.__init__`, {place_in(self.ctx, home, min(fits.values(), key=lambda c: c.lineno))}"
+        return None if fit is None else f"in `{callee.function.name}`, {place_in(self.ctx, callee.ctx, fit)}"
 
     def constructed(self, call: ast.Call) -> tuple[object, ast.ClassDef, ast.AST, dict[str, ast.AST]] | None:
         """For `SensorDataset(signals, labels)` of a project class: (its module's context, the class, its

@@ -22,9 +22,6 @@ from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
-from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.scopes import parameters
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Related
 
@@ -227,22 +224,14 @@ class Selections:
         return None
 
     def _parameter_of(self, read: ast.AST, function: ast.AST | None) -> tuple[ast.AST, str] | None:
-        """(the function, the parameter) whose argument `read` holds: a parameter of `function`, or one that
-        `__init__` of its class stores in `self.x`."""
-        if function is None:
+        """(the function, the parameter) whose argument `read` holds, as the objects layer tells: a
+        parameter of `function` or an alias of one (`loader = eval_loader`), or `self.x` that a method of
+        its class sets from its parameter (`__init__`, a setter)."""
+        if function is None or not isinstance(read, (ast.Name, ast.Attribute)):
             return None
-        if isinstance(read, ast.Name) and read.id in {p.arg for p in parameters(function)}:
-            return function, read.id
-        cls = self.ctx.scopes.enclosing_class(function)
-        init = own_method(cls, "__init__") if is_self_attribute(read) and cls is not None else None
-        if init is None:
-            return None
-        names = {p.arg for p in parameters(init)}
-        for node in self.ctx.index.within(init, ast.Assign):
-            stored = [t for t in node.targets if is_self_attribute(t) and t.attr == read.attr]
-            if stored and isinstance(node.value, ast.Name) and node.value.id in names:
-                return init, node.value.id
-        return None
+        found = self.ctx.analysis(Objects).points_to(read)
+        held = {(obj.node, obj.name) for obj in found or () if obj.kind == "parameter"}
+        return held.pop() if len(held) == 1 and len(found) == 1 else None
 
     def _evaluates_test(self, call: ast.Call) -> bool:
         arguments = [*call.args, *(k.value for k in call.keywords)]
