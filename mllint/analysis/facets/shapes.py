@@ -495,6 +495,13 @@ def _rows(iterated: object | None, node: ast.AST) -> object | None:
     return None
 
 
+def _float_defaults(function: ast.AST) -> set[str]:
+    """The parameters whose default is a float (`margin=1.0`): numbers, whatever a call passes."""
+    args = function.args
+    pairs = [*zip(reversed(args.posonlyargs + args.args), reversed(args.defaults)), *zip(args.kwonlyargs, args.kw_defaults)]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and type(d.value) is float}
+
+
 def _int_defaults(function: ast.AST) -> set[str]:
     """The parameters whose default is an int (`window=24`): ints, whatever a call passes."""
     args = function.args
@@ -536,10 +543,11 @@ class Interpreter:
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
-            counts = _int_defaults(function)
+            counts, scalars = _int_defaults(function), _float_defaults(function)
             for arg in parameters(function):
                 key = ("parameter", id(function), arg.arg)
                 unknown = Number(Sym(key, arg.arg)) if arg.arg in counts else Tensor(None, key, arg.arg)
+                unknown = Number(None) if arg.arg in scalars else unknown  # `margin=1.0`: a number
                 self.env[arg.arg] = arguments.get(arg.arg) or unknown
 
     def run(self) -> object | None:
