@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.objects.call_sites import built
-from mllint.analysis.objects.points_to import Obj, Objects
+from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -153,7 +153,7 @@ def is_module(ctx, expr: ast.AST) -> bool:
     instance = _instance_class(ctx, expr)
     if instance is not None and ctx.analysis(ProjectView).is_module_class(instance):
         return True
-    if isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr):
+    if isinstance(expr, ast.Attribute) and (_is_submodule(ctx, expr) or _module_objects(ctx, expr)):
         return True
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
 
@@ -166,6 +166,44 @@ def _named_like_a_module(ctx, expr: ast.AST) -> bool:
     if isinstance(expr, ast.Name):  # only a name whose every binding is unknown (a parameter)
         return all(d.value is None for d in ctx.analysis(ValueKinds).reaching_definitions(expr))
     return True
+
+
+def _module_objects(ctx, expr: ast.AST) -> bool:
+    """Is every object `expr` may be an nn.Module, as the objects layer tells: made by a module constructor
+    (here, or by a project factory: `self.model = create_model(cfg)`), or a submodule of one, however deep
+    (`self.model.encoder.block3`: what the project classes write to those attributes)?"""
+    objects = ctx.analysis(Objects)
+    found = _concrete(objects, objects.points_to(expr), 0)
+    return bool(found) and all(_is_module_object(obj) for obj in found)
+
+
+def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
+    """`found` with each attribute of an object of a project class replaced by what the class writes there."""
+    if not found or depth > MAX_DEPTH:
+        return None
+    result: set[Obj] = set()
+    for obj in found - {NONE}:
+        if obj.kind == "field" and obj.name != "[]":
+            bases = _concrete(objects, frozenset({obj.base}), depth + 1)
+            if bases is None:
+                return None
+            for base in bases:
+                library = base.kind == "made" and isinstance(base.node, ast.Call) and library_model(base.ctx, base.node) is not None
+                inner = frozenset({obj}) if library and LIBRARY_SUBMODULE.match(obj.name) else objects.class_field(base, obj.name)
+                if inner is None:
+                    return None
+                result |= _concrete(objects, inner, depth + 1) if inner != {obj} else inner
+        else:
+            result.add(obj)
+    return frozenset(result)
+
+
+def _is_module_object(obj: Obj) -> bool:
+    if obj.kind == "field":  # a submodule of a library model (`resnet.layer4`)
+        return True
+    if obj.kind == "self":
+        return obj.node in obj.ctx.analysis(ModuleClasses).modules
+    return obj.kind == "made" and isinstance(obj.node, ast.Call) and is_module_constructor(obj.ctx, obj.node)
 
 
 def _instance_class(ctx, expr: ast.AST) -> str | None:

@@ -229,6 +229,18 @@ class Objects:
         cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
         return (home, cls) if cls is not None else None
 
+    def class_field(self, obj: Obj, name: str) -> frozenset | None:
+        """What the methods of the project class `obj` is an instance of write to its attribute `name`, read
+        in the class's module: `Encoder(...)` for `.encoder` of a `Net()` made anywhere (`self.encoder =
+        Encoder(d)`); None when `obj` is of no project class, nothing there writes it, or unknown."""
+        found = self.class_of(obj)
+        if found is None:
+            return None
+        home, cls = found
+        instance = Obj("self", cls, ctx=home)
+        written = self._of(home)._written_objects(instance, name, 0)
+        return None if not written or any(o.kind == "field" and o.base == instance for o in written) else written
+
     def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """The method of a project class that `obj.name(...)` runs (with the context of its module), when
         every object `obj` may be is an instance of that one class: `engine.run_epoch(...)` with `engine =
