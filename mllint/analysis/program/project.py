@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
@@ -483,11 +485,13 @@ class Found:
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
     rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
+    defaulted: str | None = None  # the parameter whose default chose the layer's class (`values.Made`)
 
 
 @dataclass(frozen=True)
 class Instance:
     cls: str  # an instance of this class of the project
+    site: object = dataclasses.field(default=None, compare=False)  # the call that built it
 
 
 @dataclass(frozen=True)
@@ -618,7 +622,8 @@ class ProjectView:
             return None
         if isinstance(value, Made):
             line = (value.activation or value.node).lineno
-            return Found(value.kind, value.layer, value.node, module, line, contained=value.activation is not None, rows=value.rows)
+            contained = value.activation is not None
+            return Found(value.kind, value.layer, value.node, module, line, contained=contained, rows=value.rows, defaulted=value.defaulted)
         if isinstance(value, Ref):
             return Entity(value.name)
         if isinstance(value, Exp):
@@ -674,7 +679,7 @@ class ProjectView:
             if forward is None:
                 return None
             returned = forward[1].forward if value.decide is None else forward[1].forward_deciding(value.decide)
-            result = self.resolve(returned, forward[0], depth + 1)
+            result = _as_called(self.resolve(returned, forward[0], depth + 1), self._definition(callee.cls, "__init__"), callee.site)
             via = f"{forward[1].name}.forward"
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
@@ -682,7 +687,7 @@ class ProjectView:
                 return None
             owner, name = found
             if name in owner.classes:
-                return Instance(f"{owner.name}.{name}") if self.is_module_class(f"{owner.name}.{name}") else None
+                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_class(f"{owner.name}.{name}") else None
             if name in owner.variables:  # a module-level object: call what it holds
                 held = self.resolve(owner.variable(name), owner, depth + 1)
                 if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module
@@ -690,6 +695,7 @@ class ProjectView:
                     return dataclasses.replace(held, layer=False, via=name, entry=entry)
                 return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
+            result = _as_called(result, owner.functions[name].definition()[1], value.node)
             via = name
         else:
             return None
@@ -699,6 +705,12 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _definition(self, cls: str, method: str) -> ast.AST | None:
+        """The method of a project class, as its module defines it."""
+        found = self.class_summary(cls)
+        node = found[1].definition()[1] if found is not None else None
+        return own_method(node, method, ast.FunctionDef) if node is not None else None
 
     def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
         """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
@@ -736,6 +748,18 @@ def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleS
         return summary, member
     target = summary.imports.get(member)
     return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
+
+
+def _as_called(found: Resolved | None, function: ast.AST | None, call: object) -> Resolved | None:
+    """A layer whose class a parameter's default of `function` chose (`values.Made.defaulted`), as `call`
+    builds it: unknown when the call passes that parameter (or may), the default's else."""
+    if not isinstance(found, Found) or found.defaulted is None:
+        return found
+    if function is None or not isinstance(call, ast.Call):
+        return None
+    first = [*function.args.posonlyargs, *function.args.args][:1]
+    bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
+    return None if found.defaulted in bound else dataclasses.replace(found, defaulted=None)
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:

@@ -92,6 +92,8 @@ class Made:
     layer: bool = False
     activation: ast.Call | None = None  # a layer's activation, when a container (`nn.Sequential`) holds it
     rows: bool = False  # each row of the tensor (an item on its first dim) has the kind too (`over_rows`)
+    # the parameter of its function whose default chose the layer's class (`getattr(nn, final)()`, `final="Softmax"`)
+    defaulted: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,6 +253,7 @@ class ValueKinds:
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
+        self._defaulted: dict[ast.Call, str] = {}  # `getattr` calls whose class a parameter's default chose
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
 
@@ -412,12 +415,15 @@ class ValueKinds:
                 return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
+        if name is None and isinstance(func, ast.Call):
+            name = self._named_class(func, binding)
         if name is not None:
-            activation = self._activation_layer(call)
+            activation = self._activation_layer(call, binding)
             if activation is not None:
-                kind = MODULE_KINDS[canonical_class(self.ctx.qualified_name(activation.func))]
+                kind = MODULE_KINDS[self._class_name(activation, binding)]
                 inner = None if activation is call else activation
-                return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0))
+                defaulted = self._defaulted.get(activation.func)
+                return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
         return callee if callee is None or callee is PENDING else Called(callee, call)
@@ -433,18 +439,48 @@ class ValueKinds:
         """Inside torch's own sources, torch's functions are the project's."""
         return bool(self.ctx.module) and self.ctx.module.name.split(".")[0] == "torch"
 
-    def _activation_layer(self, constructor: ast.Call) -> ast.Call | None:
+    def _activation_layer(self, constructor: ast.Call, binding=None) -> ast.Call | None:
         """The activation layer a module's output comes from: the module itself (`nn.Softmax(1)`), or the
         last layer of an `nn.Sequential`, nested ones too; None for any other module."""
-        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        name = self._class_name(constructor, binding)
         if name in MODULE_KINDS:
             return constructor
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
             if isinstance(last, ast.Name) or is_self_attribute(last):  # `nn.Sequential(block, head)`, `(self.fc, self.softmax)`
                 last = self.constructor(last)
-            return self._activation_layer(last) if isinstance(last, ast.Call) else None
+            return self._activation_layer(last, binding) if isinstance(last, ast.Call) else None
         return None
+
+    def _class_name(self, constructor: ast.Call, binding=None) -> str | None:
+        """The class a constructor call builds: by its name, or by the class a `getattr` names."""
+        func = constructor.func
+        name = self.ctx.qualified_name(func) if not isinstance(func, ast.Call) else self._named_class(func, binding)
+        return canonical_class(name)
+
+    def _named_class(self, call: ast.Call, binding=None) -> str | None:
+        """The class `getattr(nn, name)` names, `name` a string constant, or a parameter a call site
+        (`binding`) fills with one or else its default (`def build_head(..., final="Softmax")`), kept in
+        `_defaulted`: a call that passes the parameter makes the answer unknown (`project.ProjectView`)."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2 and not call.keywords):
+            return None
+        module, attribute = self.ctx.qualified_name(call.args[0]), call.args[1]
+        if module is None or self.ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
+            return None
+        if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
+            return f"{module}.{attribute.value}"
+        definitions = self._reaching(attribute) if isinstance(attribute, ast.Name) else []
+        if len(definitions) != 1 or not is_parameter(definitions[0]):
+            return None
+        passed = self.argument(definitions[0], binding) if binding is not None else None
+        if passed is None:
+            default = _default(definitions[0])
+            if default is None:
+                return None
+            self._defaulted[call] = definitions[0].name
+            passed = (self.ctx, default, None)
+        value = passed[1]
+        return f"{module}.{value.value}" if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
 
     def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
         """The last layer of an `nn.Sequential`: its last argument, or the layer added last after it is
@@ -455,11 +491,27 @@ class ValueKinds:
         scope = self.scopes.enclosing_scope(constructor)
         added = [c for c in self._additions.get((scope, key), ()) if position(c) > position(constructor)] if key else []
         if not added:
-            return constructor.args[-1] if constructor.args else None
+            last = constructor.args[-1] if constructor.args else None
+            return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
             return None
         return last.args[-1]
+
+    def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
+        """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
+        construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
+        that statement runs on every path to the construction; None when that is not known."""
+        if not isinstance(listed, ast.Name):
+            return None
+        scope = self.scopes.enclosing_scope(constructor)
+        filled = [
+            node for node in self.ctx.index.within(scope or self.ctx.tree, ast.Assign, ast.AugAssign, ast.Call)
+            if position(node) < position(constructor) and self.scopes.enclosing_scope(node) is scope and _fills(node, listed.id)
+        ]  # fmt: skip
+        node = max(filled, key=position, default=None)
+        last = _last_item(node) if node is not None else None
+        return last if last is not None and self.same_path(node, constructor) else None
 
     @property
     def _additions(self) -> dict[tuple[ast.AST | None, str], list[ast.Call]]:
@@ -781,6 +833,41 @@ def _calls_self(func: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr == "__call__":
         func = func.value
     return isinstance(func, ast.Name) and func.id == "self"
+
+
+def _fills(node: ast.AST, name: str) -> bool:
+    """Does a statement or call bind or add to the list `name` (`name = [...]`, `name += ...`, `name.append(x)`)?"""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name and func.attr in ADDITIONS
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+
+
+def _last_item(node: ast.AST) -> ast.AST | None:
+    """The item a statement filling a list leaves last in it: `x` of `layers.append(x)`, the last of
+    `layers += [...]`, `layers = [...]`, `layers.extend([...])`; None when not known."""
+    if isinstance(node, ast.Call):
+        method = node.func.attr
+        listed = node.args[0] if method in ("append", "extend") and len(node.args) == 1 else None
+        if method == "append":
+            return listed
+    elif isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add):
+        return None
+    else:
+        listed = node.value
+    if isinstance(listed, ast.List | ast.Tuple) and listed.elts and not isinstance(listed.elts[-1], ast.Starred):
+        return listed.elts[-1]
+    return None
+
+
+def _default(definition: Definition) -> ast.AST | None:
+    """The default of the parameter a definition binds (None: it has none)."""
+    args = definition.node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return defaults.get(definition.name)
 
 
 def is_parameter(definition: Definition) -> bool:
