@@ -229,6 +229,27 @@ class Objects:
         cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
         return (home, cls) if cls is not None else None
 
+    def constructed(self, ctx, call: ast.Call) -> frozenset | None:
+        """The qualified names of what a call of `ctx` constructs: its function's, or for an item of a table
+        (`LOSSES[args.loss]()`, `ACTIVATIONS[name]()` with a dict literal of classes or of lambdas that
+        build one), those of every item the key may take; None when unknown."""
+        func = call.func
+        if not isinstance(func, ast.Subscript):
+            return frozenset({ctx.qualified_name(func)})
+        home = self._of(ctx)
+        tables = home.points_to(func.value)
+        if not tables or any(t.kind != "made" or not isinstance(t.node, ast.Dict) for t in tables):
+            return None
+        key, found = _constant(func.slice), set()
+        for table in tables:
+            keys = [_constant(k) if k is not None else None for k in table.node.keys]
+            values = [v for k, v in zip(keys, table.node.values) if k == key] if key in keys else table.node.values
+            for value in values:
+                made = value.body if isinstance(value, ast.Lambda) and not value.args.args else value
+                made = made.func if isinstance(made, ast.Call) and made is not value else made
+                found.add(table.ctx.qualified_name(made))
+        return frozenset(found) if len(found) <= MAX_OBJECTS else None
+
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
         """What the methods of the project class `obj` is an instance of write to its attribute `name`, read
         in the class's module: `Encoder(...)` for `.encoder` of a `Net()` made anywhere (`self.encoder =
@@ -357,6 +378,9 @@ class Objects:
         if not bindings:
             if isinstance(scope, SCOPES):
                 return frozenset({self.parameter(scope, name)})
+            imported = self._imported(name, depth)
+            if imported is not None:
+                return imported
             return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
         found: frozenset | None = frozenset()
         for target, value in bindings:
@@ -364,6 +388,21 @@ class Objects:
             if found is None:
                 return None
         return found
+
+    def _imported(self, name: str, depth: int) -> frozenset | None:
+        """What a module-level variable of another module of the project is, for a name this module
+        imports (`from losses import LOSSES`); None for any other import."""
+        if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
+            return None
+        qualified = self.view.own.imports.get(name)
+        found = self.view.find(qualified) if qualified else None
+        if found is None or found[1] not in found[0].variables:
+            return None
+        home = self.view.index.context(found[0].name)
+        if home is None or home is self.ctx:
+            return None
+        objects = self._of(home)
+        return objects._fixed(objects._names, (home.tree, found[1]), lambda: objects._name_objects(home.tree, found[1], depth + 1))
 
     def parameter(self, function: ast.AST, name: str) -> Obj:
         """The object a parameter of a function is: the instance for a method's `self`."""
