@@ -36,7 +36,7 @@ from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.mode_callers import CallSiteUses
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
 from mllint.analysis.facets.mode_facts import (
-    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, bound_receivers, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
@@ -45,7 +45,7 @@ from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
-from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers
 from mllint.analysis.values.values import Called, canonical_class
 from mllint.source import one_line
 
