@@ -503,6 +503,7 @@ class Entity:
 class Tuple:
     values: tuple  # descriptors of the elements, described in `module`
     module: ModuleSummary
+    keys: tuple | None = None  # a dict's keys, by element
 
 
 @dataclass(frozen=True, eq=False)
@@ -633,7 +634,7 @@ class ProjectView:
         if isinstance(value, OneOf):
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
-            return Tuple(value.values, module)
+            return Tuple(value.values, module, value.keys)
         if isinstance(value, Mixed):
             return None if value.stacked else _combined([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Passed):
@@ -653,9 +654,12 @@ class ProjectView:
             packed = self.resolve(value.value, module, depth + 1)
             if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
                 return packed
-            if not isinstance(packed, Tuple) or value.index is None or not -len(packed.values) <= value.index < len(packed.values):
+            index = packed.keys.index(value.index) if isinstance(packed, Tuple) and value.index in (packed.keys or ()) else value.index
+            if not isinstance(packed, Tuple) or not isinstance(index, int) or (packed.keys is not None) != isinstance(value.index, str):
                 return None  # indexing another tensor, or an unknown container: unknown
-            return self.resolve(packed.values[value.index], packed.module, depth + 1)
+            if not -len(packed.values) <= index < len(packed.values):
+                return None
+            return self.resolve(packed.values[index], packed.module, depth + 1)
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
             found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
@@ -700,7 +704,7 @@ class ProjectView:
         else:
             return None
         if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
-            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module)
+            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module, result.keys)
         if isinstance(result, Found):
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
@@ -767,9 +771,9 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     if not resolved or any(r is None for r in resolved):
         return None
     first = resolved[0]
-    if all(isinstance(r, Tuple) and len(r.values) == len(first.values) for r in resolved):  # element by element
+    if all(isinstance(r, Tuple) and len(r.values) == len(first.values) and r.keys == first.keys for r in resolved):  # element by element
         options = zip(*(((v, r.module) for v in r.values) for r in resolved))
-        return Tuple(tuple(_Either(tuple(o)) for o in options), first.module)
+        return Tuple(tuple(_Either(tuple(o)) for o in options), first.module, first.keys)
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
         if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result

@@ -131,9 +131,11 @@ class OneOf:
 
 @dataclass(frozen=True, eq=False)
 class Packed:
-    """A tuple of values (`return logits, probs`); None for an element that is not known."""
+    """A tuple of values (`return logits, probs`), or a dict with `keys` (`return {"logits": z, "probs":
+    p}`); None for an element that is not known."""
 
     values: tuple
+    keys: tuple | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,9 +279,14 @@ class ValueKinds:
         if isinstance(expr, (ast.List, ast.ListComp)):
             parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
             return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
-        if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
+        if isinstance(expr, ast.Dict) and expr.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
+            return Packed(tuple(self.value(v, depth + 1, binding) for v in expr.values), tuple(k.value for k in expr.keys))
+        index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
+        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+            index = expr.slice.value  # `out["probs"]`
+        if index is not None:
             inner = self._value(expr.value, depth + 1, binding)
-            return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
+            return inner if inner is None or inner is PENDING else Item(inner, index)
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, None)
