@@ -467,28 +467,41 @@ class ValueKinds:
         return canonical_class(name)
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
-        """The class `getattr(nn, name)` names, `name` a string constant, or a parameter a call site
-        (`binding`) fills with one or else its default (`def build_head(..., final="Softmax")`), kept in
-        `_defaulted`: a call that passes the parameter makes the answer unknown (`project.ProjectView`)."""
+        """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
         if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2 and not call.keywords):
             return None
-        module, attribute = self.ctx.qualified_name(call.args[0]), call.args[1]
+        module = self.ctx.qualified_name(call.args[0])
         if module is None or self.ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
             return None
-        if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
-            return f"{module}.{attribute.value}"
-        definitions = self._reaching(attribute) if isinstance(attribute, ast.Name) else []
-        if len(definitions) != 1 or not is_parameter(definitions[0]):
+        name = self._string(call.args[1], call, binding, 0)
+        return f"{module}.{name}" if name is not None else None
+
+    def _string(self, expr: ast.AST, at: ast.AST, binding, depth: int) -> str | None:
+        """The string `expr` holds: a constant, through names and `self.` attributes assigned one, or a
+        parameter a call site (`binding`) fills with one or else its default (`def build_head(...,
+        final="Softmax")`), which is kept in `_defaulted` by `at`: a call that passes the parameter makes
+        the answer unknown (`project.ProjectView`)."""
+        if isinstance(expr, ast.Constant):
+            return expr.value if isinstance(expr.value, str) else None
+        if depth > MAX_DEPTH:
+            return None
+        if is_self_attribute(expr):
+            values = self._self_attribute_values(expr) or []
+            return self._string(values[0], at, binding, depth + 1) if len(values) == 1 else None
+        definitions = self._reaching(expr) if isinstance(expr, ast.Name) else []
+        if len(definitions) != 1:
+            return None
+        if definitions[0].value is not None:
+            return self._string(definitions[0].value, at, binding, depth + 1)
+        if not is_parameter(definitions[0]):
             return None
         passed = self.argument(definitions[0], binding) if binding is not None else None
-        if passed is None:
-            default = _default(definitions[0])
-            if default is None:
-                return None
-            self._defaulted[call] = definitions[0].name
-            passed = (self.ctx, default, None)
-        value = passed[1]
-        return f"{module}.{value.value}" if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        if passed is not None:
+            return passed[1].value if isinstance(passed[1], ast.Constant) and isinstance(passed[1].value, str) else None
+        default = _default(definitions[0])
+        if default is not None:
+            self._defaulted[at] = definitions[0].name
+        return self._string(default, at, None, depth + 1) if default is not None else None
 
     def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
         """The last layer of an `nn.Sequential`: its last argument, or the layer added last after it is
@@ -500,6 +513,10 @@ class ValueKinds:
         added = [c for c in self._additions.get((scope, key), ()) if position(c) > position(constructor)] if key else []
         if not added:
             last = constructor.args[-1] if constructor.args else None
+            if isinstance(last, ast.Call) and self.ctx.qualified_name(last.func) == "collections.OrderedDict" and len(last.args) == 1:
+                pairs = last.args[0]  # `nn.Sequential(OrderedDict([..., ("out", nn.Softmax(1))]))`
+                pair = pairs.elts[-1] if isinstance(pairs, ast.List | ast.Tuple) and pairs.elts else None
+                return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
             return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
