@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, reference_key
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
@@ -498,7 +498,7 @@ class ValueKinds:
         passed = self.argument(definitions[0], binding) if binding is not None else None
         if passed is not None:
             return passed[1].value if isinstance(passed[1], ast.Constant) and isinstance(passed[1].value, str) else None
-        default = _default(definitions[0])
+        default = parameter_defaults(definitions[0].node).get(definitions[0].name)
         if default is not None:
             self._defaulted[at] = definitions[0].name
         return self._string(default, at, None, depth + 1) if default is not None else None
@@ -895,15 +895,6 @@ def _last_item(node: ast.AST) -> ast.AST | None:
     if isinstance(listed, ast.List | ast.Tuple) and listed.elts and not isinstance(listed.elts[-1], ast.Starred):
         return listed.elts[-1]
     return None
-
-
-def _default(definition: Definition) -> ast.AST | None:
-    """The default of the parameter a definition binds (None: it has none)."""
-    args = definition.node.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    return defaults.get(definition.name)
 
 
 def is_parameter(definition: Definition) -> bool:
