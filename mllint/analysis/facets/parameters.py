@@ -153,7 +153,7 @@ def is_module(ctx, expr: ast.AST) -> bool:
     instance = _instance_class(ctx, expr)
     if instance is not None and ctx.analysis(ProjectView).is_module_class(instance):
         return True
-    if isinstance(expr, ast.Attribute) and (_is_submodule(ctx, expr) or _module_objects(ctx, expr)):
+    if (isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr)) or _module_objects(ctx, expr):
         return True
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
 
@@ -174,7 +174,7 @@ def _module_objects(ctx, expr: ast.AST) -> bool:
     (`self.model.encoder.block3`: what the project classes write to those attributes)?"""
     objects = ctx.analysis(Objects)
     found = _concrete(objects, objects.points_to(expr), 0)
-    return bool(found) and all(_is_module_object(obj) for obj in found)
+    return bool(found) and all(_is_module_object(objects, obj) for obj in found)
 
 
 def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
@@ -198,12 +198,17 @@ def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozense
     return frozenset(result)
 
 
-def _is_module_object(obj: Obj) -> bool:
+def _is_module_object(objects: Objects, obj: Obj) -> bool:
     if obj.kind == "field":  # a submodule of a library model (`resnet.layer4`)
         return True
     if obj.kind == "self":
         return obj.node in obj.ctx.analysis(ModuleClasses).modules
-    return obj.kind == "made" and isinstance(obj.node, ast.Call) and is_module_constructor(obj.ctx, obj.node)
+    if obj.kind != "made" or not isinstance(obj.node, ast.Call):
+        return False
+    if isinstance(obj.node.func, ast.Subscript):  # `MODELS[name](cfg)`: what the table holds there
+        names = objects.constructed(obj.ctx, obj.node)
+        return bool(names) and None not in names and all(_names_module_class(obj.ctx, canonical_class(n)) for n in names)
+    return is_module_constructor(obj.ctx, obj.node)
 
 
 def _instance_class(ctx, expr: ast.AST) -> str | None:
@@ -240,6 +245,11 @@ def is_module_constructor(ctx, call: ast.Call) -> bool:
     name = canonical_class(ctx.qualified_name(call.func))
     if name is None:
         return isinstance(call.func, ast.Name) and call.func.id in _module_class_names(ctx)
+    return _names_module_class(ctx, name)
+
+
+def _names_module_class(ctx, name: str) -> bool:
+    """Is `name` (qualified) an nn.Module class, or a factory of library models?"""
     if name in NOT_MODULES or name.startswith(("torch.nn.Parameter", "torch.nn.Buffer")):
         return False
     last = name.rsplit(".", 1)[-1]

@@ -221,7 +221,8 @@ class Objects:
         local = self._of(obj.ctx).instance_class(obj)
         if local is not None:
             return obj.ctx, local
-        name = obj.ctx.qualified_name(obj.node.func)
+        names = self.constructed(obj.ctx, obj.node)  # `MODELS["net"](cfg)` too
+        name = next(iter(names)) if names and len(names) == 1 else None
         found = self.view.find(name) if name and self.view is not None else None
         if found is None or found[1] not in found[0].classes or self.view.index is None:
             return None
@@ -247,8 +248,16 @@ class Objects:
             for value in values:
                 made = value.body if isinstance(value, ast.Lambda) and not value.args.args else value
                 made = made.func if isinstance(made, ast.Call) and made is not value else made
-                found.add(table.ctx.qualified_name(made))
+                found.add(self._of(table.ctx)._defined_name(made))
         return frozenset(found) if len(found) <= MAX_OBJECTS else None
+
+    def _defined_name(self, expr: ast.AST) -> str | None:
+        """The qualified name of what `expr` names: an import's, or a class or function of this module."""
+        name = self.ctx.qualified_name(expr)
+        own = isinstance(expr, ast.Name) and (expr.id in self.classes or expr.id in self.functions)
+        if name is None and own and self.ctx.module is not None and self._scope_binding(expr) is self.ctx.tree:
+            return f"{self.ctx.module.name}.{expr.id}"
+        return name
 
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
         """What the methods of the project class `obj` is an instance of write to its attribute `name`, read
