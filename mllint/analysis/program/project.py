@@ -507,6 +507,15 @@ class Tuple:
 
 
 @dataclass(frozen=True, eq=False)
+class Each:
+    """A collection every item of which is `value` (a comprehension, `nn.ModuleDict` of one), described
+    in `module`."""
+
+    value: Value | None
+    module: ModuleSummary
+
+
+@dataclass(frozen=True, eq=False)
 class _Through:
     """An element of a tuple returned by `via`: once found, it says it came through `via`."""
 
@@ -523,7 +532,7 @@ class _Either:
     options: tuple[tuple[Value, ModuleSummary], ...]
 
 
-Resolved = Found | Instance | Entity | Tuple
+Resolved = Found | Instance | Entity | Tuple | Each
 
 
 class ProjectView:
@@ -635,8 +644,10 @@ class ProjectView:
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
             return Tuple(value.values, module, value.keys)
+        if isinstance(value, Mixed) and value.stacked:
+            return Each(value.values[0], module) if len(value.values) == 1 else None
         if isinstance(value, Mixed):
-            return None if value.stacked else _combined([self.resolve(v, module, depth + 1) for v in value.values])
+            return _combined([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Passed):
             caller = self.summary(value.module)
             found = self.resolve(value.value, caller, depth + 1) if caller is not None else None
@@ -654,6 +665,8 @@ class ProjectView:
             packed = self.resolve(value.value, module, depth + 1)
             if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
                 return packed
+            if isinstance(packed, Each):
+                return self.resolve(packed.value, packed.module, depth + 1)
             index = packed.keys.index(value.index) if isinstance(packed, Tuple) and value.index in (packed.keys or ()) else value.index
             if not isinstance(packed, Tuple) or not isinstance(index, int) or (packed.keys is not None) != isinstance(value.index, str):
                 return None  # indexing another tensor, or an unknown container: unknown
@@ -703,6 +716,8 @@ class ProjectView:
             via = name
         else:
             return None
+        if isinstance(result, Each):
+            return Each(_Through(result.value, via, value.node if module is self.own else None), result.module)
         if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
             return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module, result.keys)
         if isinstance(result, Found):

@@ -63,6 +63,7 @@ VALUE_PRESERVING_METHODS = {
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
+MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
 ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
@@ -140,11 +141,12 @@ class Packed:
 
 @dataclass(frozen=True, eq=False)
 class Item:
-    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`); with `index` None, an item
-    of a loop over the value (`for row in probs`: of a tensor, one of its rows)."""
+    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`) or a dict's (`out["probs"]`);
+    with `index` None, an item of a loop over the value (`for row in probs`: of a tensor, one of its rows);
+    with `...`, any item of a collection (`outs[name]`)."""
 
     value: "Value"
-    index: int | None
+    index: int | str | None | type(...)
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,14 +279,16 @@ class ValueKinds:
             return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
         if isinstance(expr, ast.BinOp):
             return self._combination(expr, depth, binding)
-        if isinstance(expr, (ast.List, ast.ListComp)):
-            parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
+        if isinstance(expr, (ast.List, ast.ListComp, ast.DictComp)):
+            parts = expr.elts if isinstance(expr, ast.List) else [expr.value if isinstance(expr, ast.DictComp) else expr.elt]
             return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
         if isinstance(expr, ast.Dict) and expr.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
             return Packed(tuple(self.value(v, depth + 1, binding) for v in expr.values), tuple(k.value for k in expr.keys))
         index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
         if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
             index = expr.slice.value  # `out["probs"]`
+        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
+            index = ...  # `outs[name]`: any item of a collection, not a tensor's row
         if index is not None:
             inner = self._value(expr.value, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, index)
@@ -342,11 +346,14 @@ class ValueKinds:
         `for row, t in zip(probs, targets)` or `for i, row in enumerate(probs)`), one per loop."""
         target, parent = definition.node, self.scopes.parent(definition.node)
         loop, iterable = parent, getattr(parent, "iter", None)
-        if isinstance(parent, ast.Tuple):  # an item of `zip(a, b)` or `enumerate(a)`
+        if isinstance(parent, ast.Tuple):  # an item of `zip(a, b)`, `enumerate(a)` or `a.items()`
             loop, iterable = self.scopes.parent(parent), None
             call = getattr(loop, "iter", None)
             name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
-            position = parent.elts.index(target) - (name == "enumerate")
+            items = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "items" and not call.args
+            if items and len(parent.elts) == 2 and parent.elts[1] is target:
+                iterable, target = call.func.value, parent
+            position = parent.elts.index(target) - (name == "enumerate") if target is not parent else -1
             zipped = name in ("zip", "enumerate") and self.ctx.qualified_name(call.func) is None and not call.keywords
             if zipped and loop.target is parent and 0 <= position < len(call.args) and len(parent.elts) == len(call.args) + (name == "enumerate"):
                 iterable, target = call.args[position], parent
@@ -423,6 +430,8 @@ class ValueKinds:
                 return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
+        if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
+            return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
         if name is not None:
