@@ -35,6 +35,18 @@ class Guard:
     def conditional(self) -> bool:
         return self.kind != "loop"
 
+    @property
+    def checks_existence(self) -> bool:
+        """Is this the arm of an `if` where something merely exists (`if p.grad is not None:`, `if params:`)?"""
+        if self.kind != "if" or not isinstance(self.node, ast.If):
+            return False
+        test, present = self.node.test, self.arm is True
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, present = test.operand, not present
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            return present == isinstance(test.ops[0], ast.IsNot) and isinstance(test.ops[0], ast.Is | ast.IsNot)
+        return present and isinstance(test, ast.Name | ast.Attribute)
+
 
 @dataclass(frozen=True)
 class Event:
