@@ -244,7 +244,7 @@ def _own_guards(clear: Event, backward: Event, step: Event) -> list[Guard]:
     """The `if`s `clear` sits under that neither the step nor the backward is under, when the step runs
     whenever the backward does (`if (i + 1) % accum == 0: optimizer.zero_grad()` with the step outside the
     test: every micro-batch steps on the growing sum); a check that something exists does not count."""
-    if not step.runs_whenever(backward):
+    if clear.excludes(step) or clear.excludes(backward) or not step.runs_whenever(backward):
         return []
     return [
         g for g in clear.conditions

@@ -107,18 +107,4 @@ def _unless_absent(scheduler: Event) -> Event:
 
 
 def _checks_existence(guard: Guard, key: str | None) -> bool:
-    if guard.kind != "if" or not isinstance(guard.node, ast.If):
-        return False
-    test, present = guard.node.test, guard.arm is True
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, present = test.operand, not present
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
-        if isinstance(test.ops[0], ast.Is):
-            test, present = test.left, not present
-        elif isinstance(test.ops[0], ast.IsNot):
-            test = test.left
-    return present and ast.unparse(test) == key
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
+    return guard.existing is not None and ast.unparse(guard.existing) == key
