@@ -65,8 +65,9 @@ class SqueezeWithoutDim(Rule):
     `(1, k)`) to the same values, so the lost dimension changes nothing there. Classification losses
     do change: cross-entropy takes `(C,)` for one unbatched sample, BCE raises on a size mismatch.
     Nor is a squeeze whose batch dimension cannot be 1: a value of a fully known shape (`(64, 1)`, a
-    fixed batch), in a loop over a `DataLoader` with `drop_last=True` (also when the loader is passed
-    in by a call site), or after an `assert` on the value's size.
+    fixed batch), in a loop over a `DataLoader` with `drop_last=True` or a `BatchSampler` built so (also
+    when the loader is passed in by a call site), after the iteration skips a batch of one (`if
+    x.size(0) == 1: continue`, or under `if len(x) > 1:`), or after an `assert` on the value's size.
 
     ## Why is this bad?
     `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
