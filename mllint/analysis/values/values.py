@@ -243,6 +243,7 @@ class ValueKinds:
         self.ctx = ctx
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
+        self._comprehension_targets: set[int] = set()  # ids of the names comprehensions bind: read only inside them
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
         self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
         self._arms_of: dict[ast.If, list[list[ast.stmt]]] = {}  # `_arms`'s answers
@@ -600,6 +601,7 @@ class ValueKinds:
         bound = self._comprehension_binding(use, definitions.definitions)
         if bound:
             return bound
+        definitions = self._outside_comprehensions(definitions)
         use_position = (use.lineno, use.col_offset)
         first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
@@ -622,6 +624,14 @@ class ValueKinds:
             after = bisect_right(definitions.positions, use_position)
             reaching += definitions.definitions[after:loop_end]
         return reaching
+
+    def _outside_comprehensions(self, definitions: "Bindings") -> "Bindings":
+        """The bindings of a name that a read outside the comprehensions can see: a comprehension's
+        variable (`[out for out in names]`) is its own, whatever its name."""
+        if not any(id(d.node) in self._comprehension_targets for d in definitions.definitions):
+            return definitions
+        kept = [d for d in definitions.definitions if id(d.node) not in self._comprehension_targets]
+        return Bindings(kept, [position(d.node) for d in kept])
 
     def _comprehension_binding(self, use: ast.Name, definitions: list[Definition]) -> list[Definition]:
         """The binding of a comprehension's variable its element reads (`f(row) for row in rows`), which
@@ -743,6 +753,8 @@ class ValueKinds:
             scope = self.scopes.enclosing_scope(node) or self.ctx.tree
             for name, target, value in _bindings(node):
                 by_scope.setdefault(scope, {}).setdefault(name, []).append(Definition(name, target, value))
+                if isinstance(node, ast.comprehension):
+                    self._comprehension_targets.add(id(target))
         for function in index.of_type(*FUNCTION_NODES):
             for arg in parameters(function):
                 by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
