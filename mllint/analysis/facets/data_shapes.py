@@ -17,6 +17,7 @@ from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Number, Samples, Tensor
+from mllint.analysis.values.values import ValueKinds
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
 NUMPY_SHAPE_FIRST = frozenset("numpy." + n for n in ("zeros", "ones", "empty", "full", "random.random", "random.random_sample"))
@@ -28,6 +29,7 @@ BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.s
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
 # Calls a loop may wrap its loader in (`enumerate(loader)`, `tqdm(loader, ...)`): the loader is their first argument.
 LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
+RESHAPES = frozenset({"view", "reshape"})
 
 
 def numpy_shape(interpreter, node: ast.Call, name: str):
@@ -114,6 +116,22 @@ def full_batches(ctx, node: ast.AST) -> bool:
                 return True
         child = ancestor
     return False
+
+
+def reshaped_to_size(ctx, expr: ast.AST) -> bool:
+    """Is `expr` (or what a name holding it was assigned on every way) reshaped to a stated number of rows,
+    `out.view(batch_size, 1)`, `x.reshape(cfg.batch_size, -1)`? A smaller batch fails at the reshape: the
+    rows it has are the size stated, not a lone sample's (a size read from the data, `x.size(0)`, `len(y)`
+    or -1, may be 1)."""
+    if isinstance(expr, ast.Name):
+        values = ctx.analysis(ValueKinds).reaching_values(expr)
+        return bool(values) and all(not isinstance(v, ast.Name) and reshaped_to_size(ctx, v) for v in values)
+    if callee_name(expr) not in RESHAPES or not isinstance(expr.func, ast.Attribute) or not expr.args:
+        return False
+    rows = expr.args[0].elts[0] if isinstance(expr.args[0], ast.Tuple) and expr.args[0].elts else expr.args[0]
+    if isinstance(rows, ast.Constant):
+        return isinstance(rows.value, int) and rows.value > 1
+    return isinstance(rows, (ast.Name, ast.Attribute)) and not _is_batch_size(rows)
 
 
 def _skips_singletons(loop: ast.AST, statement: ast.AST) -> bool:
