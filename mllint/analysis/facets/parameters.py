@@ -183,24 +183,34 @@ def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozense
         return None
     result: set[Obj] = set()
     for obj in found - {NONE}:
-        if obj.kind == "field" and obj.name != "[]":
+        if obj.kind == "field" and obj.name == "[]":
+            return None  # an item of a container nothing known fills
+        if obj.kind == "field":
             bases = _concrete(objects, frozenset({obj.base}), depth + 1)
             if bases is None:
                 return None
             for base in bases:
-                library = base.kind == "made" and isinstance(base.node, ast.Call) and library_model(base.ctx, base.node) is not None
-                inner = frozenset({obj}) if library and LIBRARY_SUBMODULE.match(obj.name) else objects.class_field(base, obj.name)
+                if _library_submodule(base, obj.name):
+                    result.add(Obj("field", name=obj.name, base=base, ctx=obj.ctx))
+                    continue
+                inner = _concrete(objects, objects.class_field(base, obj.name), depth + 1)
                 if inner is None:
                     return None
-                result |= _concrete(objects, inner, depth + 1) if inner != {obj} else inner
+                result |= inner
         else:
             result.add(obj)
     return frozenset(result)
 
 
+def _library_submodule(base: Obj, name: str) -> bool:
+    """`resnet.layer4`, `vit.heads` of a library model."""
+    made = base.kind == "made" and isinstance(base.node, ast.Call)
+    return made and bool(LIBRARY_SUBMODULE.match(name)) and library_model(base.ctx, base.node) is not None
+
+
 def _is_module_object(objects: Objects, obj: Obj) -> bool:
-    if obj.kind == "field":  # a submodule of a library model (`resnet.layer4`)
-        return True
+    if obj.kind == "field":
+        return _library_submodule(obj.base, obj.name)
     if obj.kind == "self":
         return obj.node in obj.ctx.analysis(ModuleClasses).modules
     if obj.kind != "made" or not isinstance(obj.node, ast.Call):
