@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.objects.call_sites import built
-from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -157,7 +157,7 @@ def is_module(ctx, expr: ast.AST) -> bool:
     instance = _instance_class(ctx, expr)
     if instance is not None and ctx.analysis(ProjectView).is_module_class(instance):
         return True
-    if isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr):
+    if (isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr)) or _module_objects(ctx, expr):
         return True
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
 
@@ -170,6 +170,59 @@ def _named_like_a_module(ctx, expr: ast.AST) -> bool:
     if isinstance(expr, ast.Name):  # only a name whose every binding is unknown (a parameter)
         return all(d.value is None for d in ctx.analysis(ValueKinds).reaching_definitions(expr))
     return True
+
+
+def _module_objects(ctx, expr: ast.AST) -> bool:
+    """Is every object `expr` may be an nn.Module, as the objects layer tells: made by a module constructor
+    (here, or by a project factory: `self.model = create_model(cfg)`), or a submodule of one, however deep
+    (`self.model.encoder.block3`: what the project classes write to those attributes)?"""
+    objects = ctx.analysis(Objects)
+    found = _concrete(objects, objects.points_to(expr), 0)
+    return bool(found) and all(_is_module_object(objects, obj) for obj in found)
+
+
+def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
+    """`found` with each attribute of an object of a project class replaced by what the class writes there."""
+    if not found or depth > MAX_DEPTH:
+        return None
+    result: set[Obj] = set()
+    for obj in found - {NONE}:
+        if obj.kind == "field" and obj.name == "[]":
+            return None  # an item of a container nothing known fills
+        if obj.kind == "field":
+            bases = _concrete(objects, frozenset({obj.base}), depth + 1)
+            if bases is None:
+                return None
+            for base in bases:
+                if _library_submodule(base, obj.name):
+                    result.add(Obj("field", name=obj.name, base=base, ctx=obj.ctx))
+                    continue
+                inner = _concrete(objects, objects.class_field(base, obj.name), depth + 1)
+                if inner is None:
+                    return None
+                result |= inner
+        else:
+            result.add(obj)
+    return frozenset(result)
+
+
+def _library_submodule(base: Obj, name: str) -> bool:
+    """`resnet.layer4`, `vit.heads` of a library model."""
+    made = base.kind == "made" and isinstance(base.node, ast.Call)
+    return made and bool(LIBRARY_SUBMODULE.match(name)) and library_model(base.ctx, base.node) is not None
+
+
+def _is_module_object(objects: Objects, obj: Obj) -> bool:
+    if obj.kind == "field":
+        return _library_submodule(obj.base, obj.name)
+    if obj.kind == "self":
+        return obj.node in obj.ctx.analysis(ModuleClasses).modules
+    if obj.kind != "made" or not isinstance(obj.node, ast.Call):
+        return False
+    if isinstance(obj.node.func, ast.Subscript):  # `MODELS[name](cfg)`: what the table holds there
+        names = objects.constructed(obj.ctx, obj.node)
+        return bool(names) and None not in names and all(_names_module_class(obj.ctx, canonical_class(n)) for n in names)
+    return is_module_constructor(obj.ctx, obj.node)
 
 
 def _instance_class(ctx, expr: ast.AST) -> str | None:
@@ -206,6 +259,11 @@ def is_module_constructor(ctx, call: ast.Call) -> bool:
     name = canonical_class(ctx.qualified_name(call.func))
     if name is None:
         return isinstance(call.func, ast.Name) and call.func.id in _module_class_names(ctx)
+    return _names_module_class(ctx, name)
+
+
+def _names_module_class(ctx, name: str) -> bool:
+    """Is `name` (qualified) an nn.Module class, or a factory of library models?"""
     if name in NOT_MODULES or name.startswith(("torch.nn.Parameter", "torch.nn.Buffer")):
         return False
     last = name.rsplit(".", 1)[-1]
