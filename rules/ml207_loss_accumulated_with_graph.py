@@ -66,7 +66,9 @@ class LossAccumulatedWithGraph(Rule):
     dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
     helper of the output such as `meter.add(psnr(pred, y))`, a step's returned `(y_pred, y)`) is reported too, as is `meter.update([loss])` and a logger
     of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
-    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. A total that is reset every iteration, or that
+    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
+    others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
+    float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
     converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
     from a library (its code is not read).

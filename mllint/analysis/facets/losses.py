@@ -155,7 +155,13 @@ class LossCalls:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
         `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
         made = built(self.ctx, func, binding)
-        losses = {LOSSES.get(canonical_class(c.qualified_name(k.func))) for c, k in made or ()}
+        objects = self.ctx.analysis(Objects)
+        classes = [objects.constructed(c, k) for c, k in made or ()]
+        if not classes or None in classes:
+            return None
+        losses = {LOSSES.get(canonical_class(name)) for names in classes for name in names}
+        if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
+            losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
 
     def _model_output(self, argument: ast.AST, binding) -> Origin | None:
@@ -166,8 +172,10 @@ class LossCalls:
         calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
         if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
             return None
-        view, origins = self.ctx.analysis(ProjectView), []
+        view, origins, values = self.ctx.analysis(ProjectView), [], self.ctx.analysis(ValueKinds)
         for call in calls:
+            if isinstance(call.func, ast.Name) and values.changed_before(call.func, call):
+                return None  # `model.classifier.add_module("act", nn.Sigmoid())`: not what its class makes
             made = built(self.ctx, call.func, binding)
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
@@ -24,10 +24,7 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
     `model(x)` binds `forward`'s `self`."""
     known = known or {}
     bound = bind_arguments(call, function, passes_self(call, function) if skips_first is None else skips_first)
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    defaults = parameter_defaults(function)
     stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     found = {}
     for parameter in parameters(function, variadic=False):
