@@ -130,12 +130,15 @@ class InplaceOnForwardArgument(Rule):
     fix_applicability = Applicability.SAFE
     requires_any_text = ("forward",)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._unshared: dict[tuple[ast.AST, str], bool] = {}  # `_given_unshared`'s answers
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
             return
         tensors = self._tensor_parameters(node)
         tensors -= self._sequence_parameters(node) if tensors else set()
-        tensors -= self._given_unshared(node, tensors)
         if not tensors:
             return
         for statement in _statements(node):
@@ -168,14 +171,16 @@ class InplaceOnForwardArgument(Rule):
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
 
-    def _given_unshared(self, forward: ast.FunctionDef, tensors: set[str]) -> set[str]:
-        """The arguments every call of the module's instances in the project fills with a tensor nothing
-        else holds (`self.drop(torch.cat([a, b]))`): changing it in place changes no tensor of a caller."""
-        calls = self.ctx.analysis(Callers).instance_calls(self.ctx.scopes.enclosing_class(forward))
-        if not calls:
-            return set()
-        given = [(caller, call, bind_arguments(call, forward, skips_first=True)) for caller, call in calls]
-        return {name for name in tensors if all(name in bound and unshared(caller, bound[name], call) for caller, call, bound in given)}
+    def _given_unshared(self, forward: ast.FunctionDef, name: str) -> bool:
+        """Does every call of the module's instances in the project fill the argument with a tensor nothing
+        else holds (`self.drop(torch.cat([a, b]))`)? Changing it in place changes no tensor of a caller.
+        Asked only of an argument about to be reported."""
+        key = (forward, name)
+        if key not in self._unshared:
+            calls = self.ctx.analysis(Callers).instance_calls(self.ctx.scopes.enclosing_class(forward))
+            given = [(caller, call, bind_arguments(call, forward, skips_first=True)) for caller, call in calls or ()]
+            self._unshared[key] = bool(given) and all(name in b and unshared(caller, b[name], call) for caller, call, b in given)
+        return self._unshared[key]
 
     def _excused(self, statement: ast.stmt, forward: ast.FunctionDef) -> bool:
         """Does the statement run only in evaluation, or only when the module is asked to work in place?"""
@@ -230,7 +235,8 @@ class InplaceOnForwardArgument(Rule):
             return f"`{self.ctx.text(call.func)}`"
         if name is not None:
             return None
-        constructor = self.ctx.analysis(ValueKinds).constructor(call.func) if self._inplace_modules else None
+        own = is_self_attribute(call.func)
+        constructor = self.ctx.analysis(ValueKinds).constructor(call.func) if self._inplace_modules or own else None
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Sequential":
             first = constructor.args[0] if constructor.args else None  # `nn.Sequential(nn.ReLU(inplace=True), ...)`
             if first not in self._inplace_modules:
@@ -238,8 +244,10 @@ class InplaceOnForwardArgument(Rule):
             return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
         if constructor in self._inplace_modules:
             return f"`{self.ctx.text(constructor)}`"
-        # Built elsewhere: by a factory of the project (`get_activation(act)`), in any module.
-        made = built(self.ctx, call.func) if is_self_attribute(call.func) else None
+        # Built elsewhere: by a factory of the project (`get_activation(act)`), in any module; a layer of
+        # torch built here (`nn.Conv2d(...)`) was decided above.
+        library = constructor is not None and (self.ctx.qualified_name(constructor.func) or "").startswith("torch.")
+        made = built(self.ctx, call.func) if own and not library else None
         if not made or not all(self._builds_inplace_module(m, c) for c, m in made):
             return None
         home, construction = made[0]
@@ -259,7 +267,7 @@ class InplaceOnForwardArgument(Rule):
         if not (call.keywords or call.args):
             return False
         classes = [canonical_class(ctx.qualified_name(call.func))]
-        if classes[0] is None:  # a class taken from a table or a variable: each it may be
+        if classes[0] is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
             objects = ctx.analysis(Objects)
             classes = [canonical_class(objects.qualified(o) or "") for o in objects.points_to(call.func) or ()]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
@@ -344,7 +352,7 @@ class InplaceOnForwardArgument(Rule):
             return None
         for definition in self.ctx.analysis(ValueKinds).reaching_definitions(node):
             if isinstance(definition.node, ast.FunctionDef):
-                held = node.id if node.id in tensors else None
+                held = node.id if node.id in tensors and not self._given_unshared(definition.node, node.id) else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
                 held = self._argument_held(definition.node, tensors, depth + 1, failed, views)
             else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`)
