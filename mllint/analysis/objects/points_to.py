@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import module_scope_imports
+from mllint.analysis.syntax.names import Names, module_scope_imports
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
@@ -95,6 +95,8 @@ class Objects:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        if self.view is None and getattr(ctx, "read_for", None) is not None:  # a module read for the project
+            self.view = ProjectView(ctx, ctx.read_for)
         self.module_classes = ctx.analysis(ModuleClasses).modules
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}
@@ -275,6 +277,31 @@ class Objects:
         instance = Obj("self", cls, ctx=home)
         written = self._of(home)._written_objects(instance, name, 0)
         return None if not written or any(o.kind == "field" and o.base == instance for o in written) else written
+
+    def qualified(self, obj: Obj) -> str | None:
+        """The dotted name an object of a library is, as its module imports it (`torch.nn.ReLU` for `nn.ReLU`
+        held in a table); None for any other object."""
+        if obj.kind == "field" and obj.base is not None:
+            base = self.qualified(obj.base)
+            return None if base is None else f"{base}.{obj.name}"
+        if obj.kind == "made" and obj.node is obj.ctx.tree:  # an import, a builtin
+            return obj.ctx.analysis(Names).module_level(obj.name)
+        return obj.ctx.qualified_name(obj.node) if obj.kind == "made" and isinstance(obj.node, ast.Attribute | ast.Name) else None
+
+    def written_in_class(self, found: frozenset | None, name: str) -> list[tuple[object, ast.AST, ast.AST]] | None:
+        """What the methods of the one project class the objects `found` are instances of write to
+        `self.<name>`: (the class's context, the method, the value) for each write; None when the class is
+        not one, or unknown."""
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        written = []
+        for function in (n for n in cls.body if isinstance(n, FUNCTIONS)):
+            for node in home.index.within(function, ast.Assign):
+                if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id == "self" for t in node.targets):
+                    written.append((home, function, node.value))
+        return written or None
 
     def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """The method of a project class that `obj.name(...)` runs (with the context of its module), when

@@ -535,12 +535,30 @@ class _Either:
 Resolved = Found | Instance | Entity | Tuple | Each
 
 
+def place_in(ctx, home, node: ast.AST) -> str:
+    """Where `node` of the module `home` is, seen from the linted file `ctx`: `line 12` there, else
+    `utils.py:12`."""
+    if home is ctx:
+        return f"line {node.lineno}"
+    return f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{node.lineno}"
+
+
+def followed_view(ctx) -> "ProjectView":
+    """The project as a file sees it; a module read for another file's lint (no project of its own) sees
+    the project it was read for, so its helpers' calls of further modules are followed too."""
+    view = ctx.analysis(ProjectView)
+    if view.index is None and ctx.read_for is not None:
+        view = ProjectView(ctx)
+        view.index = ctx.read_for
+    return view
+
+
 class ProjectView:
     """What one file's lint knows of its project (an analysis: `ctx.analysis(ProjectView)`)."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, index: "ProjectIndex | None" = None) -> None:
         self.ctx = ctx
-        self.index: ProjectIndex | None = ctx.project
+        self.index: ProjectIndex | None = index or ctx.project
 
     @property
     def own(self) -> ModuleSummary:
@@ -578,6 +596,21 @@ class ProjectView:
         ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
         defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
         return (ctx, defined) if defined is not None else None
+
+    def global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
+        """(the context of its module, the value) of a module-level name of another module of the project
+        bound once (`mone = one * -1` of `from utils import mone`), following re-exports; None otherwise."""
+        found = self.find(qualified)
+        if found is None or found[0] is self.own or found[1] not in found[0].variables or self.index is None:
+            return None
+        ctx = self.index.context(found[0].name)
+        if ctx is None:
+            return None
+        values = [
+            n.value for n in ctx.tree.body
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == found[1] for t in n.targets)
+        ]  # fmt: skip
+        return (ctx, values[0]) if len(values) == 1 else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.find(qualified)
