@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from mllint.analysis.objects.call_sites import binding_constants, built, makers
 from mllint.analysis.objects.constants import fold
 from mllint.analysis.program.callers import per_call_site
-from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds, canonical_class
@@ -105,6 +105,7 @@ class Leakage:
         self._summaries: dict[ast.AST, Summary] = {}
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
+        self._callees: dict[ast.Call, Callee | None] = {}  # the project function each call runs
 
     def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
@@ -292,9 +293,10 @@ class Leakage:
 
     def _helper_arguments(self, call: ast.Call, what: str) -> list[ast.AST]:
         """The arguments a project function called here fits, splits or returns statistics of (`what`)."""
-        if not isinstance(call.func, (ast.Name, ast.Attribute)):
-            return []
-        callee = self.calls.resolve(call, followed=HELPER_TEXT)
+        if call not in self._callees:
+            callee = self.calls.resolve(call, followed=HELPER_TEXT) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+            self._callees[call] = callee
+        callee = self._callees[call]
         if callee is None:
             return []
         summary = callee.ctx.analysis(Leakage).summary(callee.function)

@@ -9,10 +9,12 @@ correlated.
 from __future__ import annotations
 
 import ast
+from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.scopes import parameters
 
+_STORED: WeakKeyDictionary = WeakKeyDictionary()  # function -> the names it assigns (gone with its tree)
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
 
@@ -28,7 +30,7 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
     positional = [*args.posonlyargs, *args.args]
     defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
     defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = _stored(function)
     found = {}
     for parameter in parameters(function, variadic=False):
         name = parameter.arg
@@ -40,6 +42,13 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
         elif name in bound and isinstance(value, ast.Name) and value.id in known:
             found[name] = known[value.id]
     return found
+
+
+def _stored(function: ast.AST) -> frozenset[str]:
+    """The names a function (or a function nested in it) assigns, worked out once per function."""
+    if function not in _STORED:
+        _STORED[function] = frozenset(n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return _STORED[function]
 
 
 def passes_self(call: ast.Call, function: ast.AST) -> bool:

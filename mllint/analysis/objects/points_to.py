@@ -341,10 +341,11 @@ class Objects:
 
     def _scope_binding(self, name: ast.Name) -> ast.AST:
         """The function (or the module) whose binding of the name a read sees."""
-        for scope in self.ctx.scopes.ancestors(name):
-            if isinstance(scope, SCOPES) and name.id in self.ctx.scopes.local_bindings(scope):
-                return scope
-        return self.ctx.tree
+        scopes = self.ctx.scopes
+        scope = scopes.enclosing_function(name)
+        while scope is not None and name.id not in scopes.local_bindings(scope):
+            scope = scopes.enclosing_function(scope)
+        return scope if scope is not None else self.ctx.tree
 
     def _name_objects(self, scope: ast.AST, name: str, depth: int) -> frozenset | None:
         bindings = self._bindings_of(scope).get(name)
