@@ -19,6 +19,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from mllint.analysis.objects.call_sites import binding_constants, built, makers
 from mllint.analysis.objects.constants import fold
@@ -61,15 +62,6 @@ EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 
 
 @dataclass
-class Summary:
-    """What a function does to the data its parameters hold (parameter names)."""
-
-    fits: frozenset[str] = frozenset()  # fitted on as a whole
-    splits: frozenset[str] = frozenset()  # split into parts
-    statistics: frozenset[str] = frozenset()  # whose statistics it returns
-
-
-@dataclass
 class _Flow:
     """One scope's nodes (`EVENTS`, in pre-order) and what the backward sweep found for each key."""
 
@@ -99,13 +91,16 @@ def _at(history, start: int, default):
 class Leakage:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.values = ctx.analysis(ValueKinds)
         self.calls = CallResolver(ctx, ctx.analysis(ProjectView) if ctx.project is not None else None)
         self._flows: dict[ast.AST, _Flow] = {}
-        self._summaries: dict[ast.AST, Summary] = {}
+        self._summaries: dict[tuple[ast.AST, str], frozenset[str]] = {}  # (helper, what) -> its parameters
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
         self._callees: dict[ast.Call, Callee | None] = {}  # the project function each call runs
+
+    @cached_property
+    def values(self) -> ValueKinds:  # not needed for a helper's summary of most modules read
+        return self.ctx.analysis(ValueKinds)
 
     def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
@@ -299,30 +294,37 @@ class Leakage:
         callee = self._callees[call]
         if callee is None:
             return []
-        summary = callee.ctx.analysis(Leakage).summary(callee.function)
-        names = getattr(summary, what)
+        names = callee.ctx.analysis(Leakage).summary(callee.function, what)
         if not names:
             return []
         skips_first = isinstance(call.func, ast.Attribute)
         bound = bind_arguments(call, callee.function, skips_first)
         return [argument for name, argument in bound.items() if name in names and argument is not None]
 
-    def summary(self, function: ast.AST) -> Summary:
-        if function not in self._summaries:
-            self._summaries[function] = Summary()  # while it is read: a recursive helper does nothing
+    def summary(self, function: ast.AST, what: str) -> frozenset[str]:
+        """The parameters of a helper whose data it fits on as a whole ("fits"), splits into parts
+        ("splits") or returns statistics of ("statistics"), each worked out when first asked (only
+        "splits" needs the helper's flow); while it is worked out, a recursive helper does nothing."""
+        key = (function, what)
+        if key not in self._summaries:
+            self._summaries[key] = frozenset()
             names = {p.arg for p in parameters(function, variadic=False)}
-            flow = self._flow(function)
-            calls = [e for e in flow.events if isinstance(e, ast.Call) and self._scope(e) is function]
-            fits = {self.fitted_data(c) for c in calls} & names
-            splits = {n for n in names if flow.first_split(n, 0) != NEVER}
-            returned = {_key(n) for r in self.ctx.index.within(function, ast.Return) if r.value is not None for n in ast.walk(r.value)}
-            statistics = set()
-            for c in calls:
-                data, statement = self.statistic_of(c), self._statement(c)
-                if data in names and (isinstance(statement, ast.Return) or _binds(statement) & returned):
-                    statistics.add(data)
-            self._summaries[function] = Summary(frozenset(fits), frozenset(splits), frozenset(statistics))
-        return self._summaries[function]
+            calls = [c for c in self.ctx.index.within(function, ast.Call) if self._scope(c) is function]
+            if what == "fits":
+                found = {self.fitted_data(c) for c in calls} & names
+            elif what == "splits":
+                flow = self._flow(function)
+                found = {n for n in names if flow.first_split(n, 0) != NEVER}
+            else:
+                returns = self.ctx.index.within(function, ast.Return)
+                returned = {_key(n) for r in returns if r.value is not None for n in ast.walk(r.value)}
+                found = set()
+                for c in calls:
+                    data, statement = self.statistic_of(c), self._statement(c)
+                    if data in names and (isinstance(statement, ast.Return) or _binds(statement) & returned):
+                        found.add(data)
+            self._summaries[key] = frozenset(found)
+        return self._summaries[key]
 
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
