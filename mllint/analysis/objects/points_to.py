@@ -115,6 +115,7 @@ class Objects:
         self._work = 0
         self._optimized: list[ast.AST] | None = None
         self._generators: dict[ast.AST, bool] = {}
+        self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -607,7 +608,9 @@ class Objects:
                 ctx, function = found
         if function is None or function.decorator_list or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
-        returned = returned_expressions(function.body)
+        if function not in self._returned_by:
+            self._returned_by[function] = returned_expressions(function.body)
+        returned = self._returned_by[function]
         return [(r, ctx) for r in returned] if returned else None
 
     def is_generator(self, function: ast.AST) -> bool:
