@@ -10,7 +10,9 @@ class BceInputOutOfRange(Rule):
     logits passed as the input of `BCELoss` or `F.binary_cross_entropy`, followed through variables,
     attributes and the project's models and helpers. An `nn.Sequential` ends in the layer added to it
     last after it is built (`seq.append(nn.Sigmoid())`, `seq.add_module("prob", nn.Sigmoid())`): its
-    output is then a probability, in range.
+    output is then a probability, in range. So does a model a builder or class of the project made, and
+    a model changed in other ways after it is built (a layer added to a part of it,
+    `model.classifier.append(...)`, or a part replaced, `model.fc = ...`) is of unknown output.
 
     ## Why is this bad?
     Binary cross-entropy expects probabilities in [0, 1]. Log-probabilities and raw logits fall outside:

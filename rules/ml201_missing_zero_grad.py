@@ -26,7 +26,8 @@ class MissingZeroGrad(Rule):
     Loops include comprehensions, generators and `map(step, loader)` over the loader; an optimizer is
     recognised by its name, or by what built it (a helper returning it, or the call sites passing it in).
     Gradients zeroed by hand over the parameters clear too: `p.grad = torch.zeros_like(p)`,
-    `p.grad.data.zero_()`, `p.grad.fill_(0)`, `p.grad *= 0`. `scaler.unscale_(optimizer)`,
+    `p.grad.data.zero_()`, `p.grad.fill_(0)`, `p.grad *= 0`; so do the optimizer's methods called through
+    an alias (`clear = optimizer.zero_grad`, then `clear()`). `scaler.unscale_(optimizer)`,
     `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
     anywhere in the iteration counts, before backward or after the step; gradient accumulation that clears
     under the same guard as the step, a phase cleared before it starts, a module that holds every module the

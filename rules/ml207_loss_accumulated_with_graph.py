@@ -59,7 +59,9 @@ class LossAccumulatedWithGraph(Rule):
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
     dice(logits, mask)`, metrics held in a dict) is reported too, as is `meter.update([loss])` and a logger
     of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
-    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. A total that is reset every iteration, or that
+    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
+    others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
+    float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
     converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
     from a library (its code is not read).

@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import full_batches
+from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
 from mllint.analysis.facets.dims import Sym, is_known
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.facets.shapes import Shapes
@@ -65,8 +65,10 @@ class SqueezeWithoutDim(Rule):
     `(1, k)`) to the same values, so the lost dimension changes nothing there. Classification losses
     do change: cross-entropy takes `(C,)` for one unbatched sample, BCE raises on a size mismatch.
     Nor is a squeeze whose batch dimension cannot be 1: a value of a fully known shape (`(64, 1)`, a
-    fixed batch), in a loop over a `DataLoader` with `drop_last=True` (also when the loader is passed
-    in by a call site), or after an `assert` on the value's size.
+    fixed batch), in a loop over a `DataLoader` with `drop_last=True` or a `BatchSampler` built so (also
+    when the loader is passed in by a call site), after the iteration skips a batch of one (`if
+    x.size(0) == 1: continue`, or under `if len(x) > 1:`), on a value reshaped to a stated number of rows
+    (`out.view(batch_size, 1)`: a smaller batch fails there first), or after an `assert` on the value's size.
 
     ## Why is this bad?
     `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
@@ -139,9 +141,10 @@ class SqueezeWithoutDim(Rule):
         self.report(node, self.message.format(hint=f" (`squeeze({ones[0]})`)"), fix)
 
     def _batch_never_one(self, node: ast.Call, receiver: ast.AST) -> bool:
-        """Can the batch dimension not be 1 here: every batch of the loop is full (`drop_last=True`), or an
-        `assert` on the way reads the receiver's size (`assert out.shape == (64, 1)`)?"""
-        if full_batches(self.ctx, node):
+        """Can the batch dimension not be 1 here: every batch of the loop is full (`drop_last=True`), the
+        receiver is reshaped to a stated number of rows (`out.view(batch_size, 1)`), or an `assert` on the
+        way reads the receiver's size (`assert out.shape == (64, 1)`)?"""
+        if full_batches(self.ctx, node) or reshaped_to_size(self.ctx, receiver):
             return True
         if not isinstance(receiver, ast.Name):
             return False

@@ -191,3 +191,28 @@ def test_a_changed_base_class_module_invalidates_its_subclasses_findings(tmp_pat
     assert [(f["code"], f["location"]["row"]) for f in findings] == [("ML803", 5)]
     (tmp_path / "base.py").write_text("class BaseModel:\n    pass\n")
     assert run("--select", "ML803", "-j", "1", "nets.py") == (0, []) and len(linted) == 2
+
+
+def test_the_key_changes_with_mllints_own_code(tmp_path, monkeypatch):
+    import os
+
+    import mllint.cache
+
+    package = tmp_path / "package"
+    (package / "rules").mkdir(parents=True)
+    rule = package / "rules" / "ml101.py"
+    rule.write_text("CODE = 1\n")
+    before = mllint.cache.sources_fingerprint("0.1.0", [str(package)])
+    assert mllint.cache.sources_fingerprint("0.1.0", [str(package)]) == before
+    rule.write_text("CODE = 2\n")
+    os.utime(rule, ns=(1, 1))
+    assert mllint.cache.sources_fingerprint("0.1.0", [str(package)]) != before
+    assert mllint.cache.sources_fingerprint("0.2.0", [str(package)]) != mllint.cache.sources_fingerprint("0.1.0", [str(package)])
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(BUGGY)
+    linted = count_lints(monkeypatch)
+    run("-j", "1", "train.py")
+    monkeypatch.setattr(mllint.cache, "linter_fingerprint", lambda: "edited")
+    run("-j", "1", "train.py")
+    assert linted == ["train.py", "train.py"]

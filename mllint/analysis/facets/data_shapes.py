@@ -17,6 +17,7 @@ from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Number, Samples, Tensor
+from mllint.analysis.values.values import ValueKinds
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
 NUMPY_SHAPE_FIRST = frozenset("numpy." + n for n in ("zeros", "ones", "empty", "full", "random.random", "random.random_sample"))
@@ -24,9 +25,11 @@ NUMPY_SIZE_THIRD = frozenset("numpy.random." + n for n in ("normal", "uniform", 
 FROM_ARRAY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "numpy.array", "numpy.asarray"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
 # Calls a loop may wrap its loader in (`enumerate(loader)`, `tqdm(loader, ...)`): the loader is their first argument.
 LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
+RESHAPES = frozenset({"view", "reshape"})
 
 
 def numpy_shape(interpreter, node: ast.Call, name: str):
@@ -98,24 +101,91 @@ def _batch_dimension(loader: ast.Call):
 
 def full_batches(ctx, node: ast.AST) -> bool:
     """Does `node` run in the iteration of a loop (of its function) over a `DataLoader` built with
-    `drop_last=True` and a batch size other than 1 (as the file, or each call site passing the loader,
-    tells)? Every batch there has the size asked: its batch dimension is never a lone 1."""
-    child = node
+    `drop_last=True` (or a `BatchSampler` that drops it) and a batch size other than 1 (as the file, or
+    each call site passing the loader, tells), or after the iteration skips a batch of one (`if
+    x.size(0) == 1: continue`, or under `if len(x) > 1:`)? Its batch dimension is never a lone 1 there."""
+    child, guarded = node, False
     for ancestor in ctx.scopes.ancestors(node):
         if isinstance(ancestor, FUNCTION_NODES):
             return False
-        if isinstance(ancestor, (ast.For, ast.AsyncFor)) and child is not ancestor.iter and _drops_last(ctx, ancestor.iter):
-            return True
+        guarded |= isinstance(ancestor, ast.If) and child in ancestor.body and _tests_size(ancestor.test, SIZE_ABOVE_ONE)
+        if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)) and child is not getattr(ancestor, "iter", None):
+            if guarded or _skips_singletons(ancestor, child):
+                return True  # a test of the iteration's batch
+            if not isinstance(ancestor, ast.While) and _drops_last(ctx, ancestor.iter):
+                return True
         child = ancestor
     return False
+
+
+def reshaped_to_size(ctx, expr: ast.AST) -> bool:
+    """Is `expr` (or what a name holding it was assigned on every way) reshaped to a stated number of rows,
+    `out.view(batch_size, 1)`, `x.reshape(cfg.batch_size, -1)`? A smaller batch fails at the reshape: the
+    rows it has are the size stated, not a lone sample's (a size read from the data, `x.size(0)`, `len(y)`
+    or -1, may be 1)."""
+    if isinstance(expr, ast.Name):
+        values = ctx.analysis(ValueKinds).reaching_values(expr)
+        return bool(values) and all(not isinstance(v, ast.Name) and reshaped_to_size(ctx, v) for v in values)
+    if callee_name(expr) not in RESHAPES or not isinstance(expr.func, ast.Attribute) or not expr.args:
+        return False
+    rows = expr.args[0].elts[0] if isinstance(expr.args[0], ast.Tuple) and expr.args[0].elts else expr.args[0]
+    if isinstance(rows, ast.Constant):
+        return isinstance(rows.value, int) and rows.value > 1
+    return isinstance(rows, (ast.Name, ast.Attribute)) and not _is_batch_size(rows)
+
+
+def _skips_singletons(loop: ast.AST, statement: ast.AST) -> bool:
+    """Does an `if` of the loop's body before `statement` leave the iteration on a batch of one?"""
+    for before in loop.body[: loop.body.index(statement)] if statement in loop.body else ():
+        if isinstance(before, ast.If) and _tests_size(before.test, SIZE_ONE) and before.body:
+            if isinstance(before.body[-1], (ast.Continue, ast.Break, ast.Return, ast.Raise)):
+                return True
+    return False
+
+
+# A comparison of a size with a number: (operator, number) pairs meaning "one" or "more than one".
+SIZE_ONE = frozenset({(ast.Eq, 1), (ast.LtE, 1), (ast.Lt, 2)})
+SIZE_ABOVE_ONE = frozenset({(ast.Gt, 1), (ast.GtE, 2), (ast.NotEq, 1)})
+
+
+def _tests_size(test: ast.AST, meaning: frozenset) -> bool:
+    """`x.size(0) == 1`, `len(x) < 2`, `x.shape[0] > 1` (with the size on the left), as `meaning` says."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.comparators[0], ast.Constant):
+        return False
+    return (type(test.ops[0]), test.comparators[0].value) in meaning and _is_batch_size(test.left)
+
+
+def _is_batch_size(node: ast.AST) -> bool:
+    """`len(x)`, `x.size(0)`, `x.shape[0]`, `x.size()[0]` of a name `x`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+        return len(node.args) == 1 and isinstance(node.args[0], ast.Name)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        node, first = node.value, True
+    else:
+        first = isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0
+    if isinstance(node, ast.Call) and (first or not node.args):
+        node = node.func if callee_name(node) == "size" else None
+    elif not (isinstance(node, ast.Attribute) and node.attr == "shape" and first):
+        return False
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
 
 
 def _drops_last(ctx, iterable: ast.AST) -> bool:
     while isinstance(iterable, ast.Call) and callee_name(iterable) in LOADER_WRAPPERS and iterable.args:
         iterable = iterable.args[0]
     found = [(c, call) for (c, call), _ in constructions(ctx, iterable)]
+    return bool(found) and all(c.qualified_name(call.func) in DATA_LOADERS and _full(c, call) for c, call in found)
+
+
+def _full(ctx, loader: ast.Call) -> bool:
+    """Does a `DataLoader` give only full batches of more than one: `drop_last=True`, or a `BatchSampler`
+    built with `drop_last=True` as its `batch_sampler`?"""
+    sampler = call_argument(loader, 3, "batch_sampler")
+    if sampler is None:
+        return _is_true(call_argument(loader, 8, "drop_last")) and not _is_one(call_argument(loader, 1, "batch_size"))
+    found = [(c, call) for (c, call), _ in constructions(ctx, sampler)] if not isinstance(sampler, ast.Call) else [(ctx, sampler)]
     return bool(found) and all(
-        c.qualified_name(call.func) in DATA_LOADERS and _is_true(call_argument(call, 8, "drop_last"))
+        c.qualified_name(call.func) in BATCH_SAMPLERS and _is_true(call_argument(call, 2, "drop_last"))
         and not _is_one(call_argument(call, 1, "batch_size"))
         for c, call in found
     )  # fmt: skip

@@ -12,6 +12,9 @@ A call of a function of the project, or of an instance of a project class (its `
 `__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call: its
 returns are worked out in the callee's own file, its parameters holding the flows of the call's
 arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
+An element of a tuple (`loss, acc = step(x)`, read as `step(x)[1]`) has its own flow where it is known:
+a tuple written out, what the callee returns in that place, the indices of `x.max(dim)`; otherwise the
+parts of a value share its flow.
 
 Assignments around a loop depend on each other (`loss += a` then `loss += b`: each reads the other's
 value from the previous iteration). A definition met again while its flow is being computed contributes
@@ -126,8 +129,12 @@ class Given:
         return None if flow is None else (None, flow, None)
 
 
-# What a module of the project must mention for its functions' returns to be read for cuts.
+# What a module of the project must mention for its functions' returns to be read for cuts (for the
+# elements of the tuples they return: a return).
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
+RETURN_WORDS = re.compile(rb"\breturn\b")
+# Methods (and torch functions) that return (values, indices) given a dimension.
+INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
 NONE = Flow(State.NONE)
 
@@ -228,8 +235,12 @@ class GradientFlow:
             if expr.attr in PARAMETER_ATTRIBUTES and self.module_kind(expr.value) is State.GRAPH:
                 return GRAPH  # `self.proj.weight`
             return self._flow(expr.value, depth + 1)
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
+            element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
+            if element is not None:
+                return element
         if isinstance(expr, (ast.Subscript, ast.Starred, ast.NamedExpr)):
-            return self._flow(expr.value, depth + 1)
+            return self._flow(expr.value, depth + 1)  # the parts of a value share its flow
         if isinstance(expr, ast.BinOp):
             return operands([self._flow(expr.left, depth + 1), self._flow(expr.right, depth + 1)])
         if isinstance(expr, ast.UnaryOp):
@@ -365,8 +376,32 @@ class GradientFlow:
         unpacked = self._unpacked_from(definition.node)
         flow = self._flow(unpacked, depth + 1) if unpacked is not None else None
         if flow is not None and (flow.state is State.GRAPH or _is_none(flow)):
-            return flow  # `x, y = batch`, `logits, aux = model(x)`: the parts of a value share its flow
+            return flow  # `x, *y = batch`: the parts of a value share its flow
         return UNKNOWN
+
+    def _element(self, value: ast.AST, index: int, depth: int) -> Flow | None:
+        """The flow of the element `index` of a tuple where it is known apart from the others: a tuple
+        written out, what a project function returns in that place, the indices of `x.max(dim)`."""
+        if isinstance(value, (ast.Tuple, ast.List)):
+            elements = _element(value, index)
+            return None if elements is value else self._flow(elements, depth + 1)
+        if not isinstance(value, ast.Call):
+            return None
+        if index == 1 and self._returns_indices(value):
+            return NONE  # `_, pred = out.max(dim=1)`: the indices are integers
+        return self._from_callee(value, depth, index)
+
+    def _returns_indices(self, call: ast.Call) -> bool:
+        """`x.max(1)`, `torch.topk(x, k)`: a (values, indices) pair."""
+        func = call.func
+        name = self.ctx.qualified_name(func)
+        if name is not None:
+            method, given = name.removeprefix("torch."), len(call.args) + len(call.keywords) - 1
+        elif isinstance(func, ast.Attribute):
+            method, given = func.attr, len(call.args) + len(call.keywords)
+        else:
+            return False
+        return method in INDEXED and (given >= 1 or method not in ("max", "min", "median", "mode"))
 
     def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
@@ -483,7 +518,7 @@ class GradientFlow:
                 return self._cut(call, func.value, depth)
             if func.attr in NO_GRAPH_METHODS:
                 return NONE
-        cut = self._cut_by_callee(call, arguments, depth)
+        cut = self._from_callee(call, depth)
         if cut is not None:
             return cut
         if isinstance(func, ast.Name) and func.id == "self" and self._in_module_class(call):
@@ -502,10 +537,10 @@ class GradientFlow:
             return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
         return UNKNOWN
 
-    def _cut_by_callee(self, call: ast.Call, arguments: list[ast.AST], depth: int) -> Flow | None:
-        """The flow of a call of a project callee that cuts what it is given: NONE, cut at the call; GRAPH
-        when what it returns carries one; None for any other call (left to the rest of the flow)."""
-        found = self.callee(call)
+    def _from_callee(self, call: ast.Call, depth: int, index: int | None = None) -> Flow | None:
+        """What a project callee returns: GRAPH; NONE when it cuts, cut at the call; else None. Asked for
+        its element `index` of a tuple, also NONE without cuts (`return loss, 0`) and UNKNOWN."""
+        found = self.callee(call) if index is None else self.callee(call, followed=RETURN_WORDS)
         if found is None:
             return None
         callee, skips_first = found
@@ -513,27 +548,28 @@ class GradientFlow:
             name: self._flow(argument, depth + 1) or UNKNOWN
             for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
         }  # fmt: skip
-        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given))
+        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given), index)
         if returned.state is State.GRAPH:
             return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
         if returned.state is State.NONE and returned.cuts and not own:
             return returned  # what it was given, cut by the caller: `total_variation(pred.data)`
         if returned.state is not State.NONE or not own:
-            return None
+            return returned if index is not None else None  # an element: what is known of it
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
         cls = callee.ctx.scopes.enclosing_class(callee.function)
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
         self.callee_cuts[call] = CalleeCut(name, own[0], path)
         return Flow(State.NONE, (call,))
 
-    def returned(self, function: ast.AST, given: "Given") -> Flow:
-        """What a function of this file returns, its parameters holding what `given` says (UNKNOWN while
-        it is being worked out: a recursive call). Worked out apart from any question being answered here."""
-        key = (function, frozenset(given.flows.items()))
+    def returned(self, function: ast.AST, given: "Given", index: int | None = None) -> Flow:
+        """What a function of this file returns (the element `index` of the tuples it returns, when
+        asked), its parameters holding what `given` says (UNKNOWN while it is being worked out: a
+        recursive call). Worked out apart from any question being answered here."""
+        key = (function, frozenset(given.flows.items()), index)
         if key not in self._returns:
             self._returns[key] = UNKNOWN
-            expressions = returned_expressions(function.body)
+            expressions = [_element(e, index) for e in returned_expressions(function.body) or ()]
             saved = self._question_state()
             self._stack, self._assumed, self._round, self._settled, self.values.unbound = {}, {}, {}, {}, None
             try:
@@ -651,6 +687,13 @@ PARAMETERLESS = frozenset(
         "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
     )
 )  # fmt: skip
+
+
+def _element(expr: ast.AST, index: int | None) -> ast.AST:
+    """The element `index` of a tuple written out (`return loss, acc`: `acc` for 1), else the whole."""
+    if index is None or not isinstance(expr, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in expr.elts):
+        return expr
+    return expr.elts[index] if -len(expr.elts) <= index < len(expr.elts) else expr
 
 
 def _is_none(flow: Flow | None) -> bool:

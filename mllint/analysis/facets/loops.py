@@ -29,7 +29,7 @@ from typing import Iterator, NamedTuple
 
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
-from mllint.analysis.syntax.names import Names, callee_name, is_self_attribute, reference_key
+from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.constants import call_constants, passes_self
 from mllint.analysis.objects.call_sites import built, makers, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects
@@ -642,8 +642,8 @@ class TrainingLoops:
         return replace(event, objects=found) if found and all(o.kind == "made" for o in found) else event
 
     def _classified(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
-        func = call.func
-        name = callee_name(call)
+        func = m.ctx.analysis(ValueKinds).bound_method(call.func) or call.func  # `clear = opt.zero_grad`
+        name = called_name(func)
         if name not in CLASSIFIED:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:

@@ -166,8 +166,10 @@ class LossCalls:
         calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
         if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
             return None
-        view, origins = self.ctx.analysis(ProjectView), []
+        view, origins, values = self.ctx.analysis(ProjectView), [], self.ctx.analysis(ValueKinds)
         for call in calls:
+            if isinstance(call.func, ast.Name) and values.changed_before(call.func, call):
+                return None  # `model.classifier.add_module("act", nn.Sigmoid())`: not what its class makes
             made = built(self.ctx, call.func, binding)
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)

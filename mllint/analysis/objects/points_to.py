@@ -164,13 +164,16 @@ class Objects:
 
     def trained_by(self, call: ast.Call) -> list[ast.AST]:
         """What an optimizer constructor call gets the parameters of (`model` in `AdamW(model.parameters())`,
-        through variables, `filter`, groups), with what that is a part of (training `model.fc`, or
-        `encoder.get_input_embeddings()`, trains `model`, `encoder`); empty for any other call."""
+        through variables, `filter`, groups), with what that is a part of (training `model.fc`,
+        `encoder.get_input_embeddings()` or `encoder[0]` trains `model`, `encoder`); empty for any other call."""
         found: list[ast.AST] = []
         for owner in self._parameter_owners(call) if self._makes_optimizer(call) else ():
-            while isinstance(owner, (ast.Attribute, ast.Name, ast.Call)):
+            while isinstance(owner, (ast.Attribute, ast.Name, ast.Call, ast.Subscript)):
                 if isinstance(owner, ast.Call):  # a method returning a part of its module
                     owner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
+                    continue
+                if isinstance(owner, ast.Subscript):  # an item of a container module
+                    owner = owner.value
                     continue
                 found.append(owner)
                 owner = owner.value if isinstance(owner, ast.Attribute) else None

@@ -243,12 +243,14 @@ class ValueKinds:
         self.ctx = ctx
         self.scopes = ctx.scopes
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
+        self._comprehension_targets: set[int] = set()  # ids of the names comprehensions bind: read only inside them
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
         self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
         self._arms_of: dict[ast.If, list[list[ast.stmt]]] = {}  # `_arms`'s answers
         self._chain_tops: dict[ast.If, ast.If] = {}  # `_elif_chain_top`'s answers
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
+        self._changed: dict[tuple[ast.AST | None, str], list[ast.AST]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
@@ -420,7 +422,47 @@ class ValueKinds:
                 return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0))
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
+        if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
+            return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def changed_before(self, module: ast.Name, call: ast.Call) -> bool:
+        """Is the module `module` names changed in its scope before `call`: a layer added to it or to a part
+        of it (`model.add_module(...)`, `model.classifier.append(...)`), a part replaced (`model.fc = ...`)?
+        What it returns is then not what its class or builder says."""
+        changes = self._changes.get((self.scopes.enclosing_scope(call), module.id), ())
+        return bool(changes) and position(changes[0]) < position(call)
+
+    def _added_last(self, module: ast.Name, call: ast.Call) -> Value | None:
+        """The output of a module whose last change before `call`, on every path, adds an activation layer
+        to it (`model.append(nn.Sigmoid())`): that activation's kind; None for any other change."""
+        changes = self._changes[(self.scopes.enclosing_scope(call), module.id)]
+        last = changes[bisect_left([position(c) for c in changes], position(call)) - 1]
+        added = isinstance(last, ast.Call) and reference_key(last.func.value) == module.id and last.func.attr in ADDED_LAST
+        if not added or len(last.args) != ADDED_LAST[last.func.attr] or not self.same_path(last, call):
+            return None
+        activation = self._activation_layer(last.args[-1]) if isinstance(last.args[-1], ast.Call) else None
+        if activation is None:
+            return None
+        kind = MODULE_KINDS[canonical_class(self.ctx.qualified_name(activation.func))]
+        return Made(kind, call, activation=activation, rows=over_rows(kind, activation, 0))
+
+    @property
+    def _changes(self) -> dict[tuple[ast.AST | None, str], list[ast.AST]]:
+        """The layers added to a name or its parts (`_additions`) and the assignments to its attributes
+        (`model.fc = ...`), by scope and the name, in source order."""
+        if self._changed is None:
+            self._changed = {}
+            for (scope, key), calls in self._additions.items():
+                self._changed.setdefault((scope, key.split(".")[0]), []).extend(calls)
+            for node in self.ctx.index.by_type.get(ast.Assign, ()):
+                for target in node.targets:
+                    key = reference_key(target) if isinstance(target, ast.Attribute) else None
+                    if key is not None:
+                        self._changed.setdefault((self.scopes.enclosing_scope(node), key.split(".")[0]), []).append(node)
+            for nodes in self._changed.values():
+                nodes.sort(key=position)
+        return self._changed
 
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
@@ -530,6 +572,14 @@ class ValueKinds:
             return None
         return [d.value for d in definitions]
 
+    def bound_method(self, func: ast.AST) -> ast.Attribute | None:
+        """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called
+        (the receiver's own name never rebound between: the alias is made and called in one loop's reach)."""
+        values = self.reaching_values(func) if isinstance(func, ast.Name) else None
+        if not values or not all(isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) for v in values):
+            return None
+        return values[0] if len({ast.dump(v) for v in values}) == 1 else None
+
     def reaching_definitions(self, name: ast.Name) -> list[Definition]:
         """The bindings that may give `name` its value where it stands (empty: unknown)."""
         return self._reaching(name)
@@ -551,6 +601,7 @@ class ValueKinds:
         bound = self._comprehension_binding(use, definitions.definitions)
         if bound:
             return bound
+        definitions = self._outside_comprehensions(definitions)
         use_position = (use.lineno, use.col_offset)
         first_after = bisect_left(definitions.positions, use_position)
         reaching: list[Definition] = []
@@ -573,6 +624,14 @@ class ValueKinds:
             after = bisect_right(definitions.positions, use_position)
             reaching += definitions.definitions[after:loop_end]
         return reaching
+
+    def _outside_comprehensions(self, definitions: "Bindings") -> "Bindings":
+        """The bindings of a name that a read outside the comprehensions can see: a comprehension's
+        variable (`[out for out in names]`) is its own, whatever its name."""
+        if not any(id(d.node) in self._comprehension_targets for d in definitions.definitions):
+            return definitions
+        kept = [d for d in definitions.definitions if id(d.node) not in self._comprehension_targets]
+        return Bindings(kept, [position(d.node) for d in kept])
 
     def _comprehension_binding(self, use: ast.Name, definitions: list[Definition]) -> list[Definition]:
         """The binding of a comprehension's variable its element reads (`f(row) for row in rows`), which
@@ -694,6 +753,8 @@ class ValueKinds:
             scope = self.scopes.enclosing_scope(node) or self.ctx.tree
             for name, target, value in _bindings(node):
                 by_scope.setdefault(scope, {}).setdefault(name, []).append(Definition(name, target, value))
+                if isinstance(node, ast.comprehension):
+                    self._comprehension_targets.add(id(target))
         for function in index.of_type(*FUNCTION_NODES):
             for arg in parameters(function):
                 by_scope.setdefault(function, {}).setdefault(arg.arg, []).append(Definition(arg.arg, function, None))
