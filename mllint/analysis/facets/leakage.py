@@ -288,8 +288,9 @@ class Leakage:
 
     def _helper_arguments(self, call: ast.Call, what: str) -> list[ast.AST]:
         """The arguments a project function called here fits, splits or returns statistics of (`what`)."""
-        if call not in self._callees:
-            callee = self.calls.resolve(call, followed=HELPER_TEXT) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        if call not in self._callees:  # a call passing nothing passes no data
+            passes = (call.args or call.keywords) and isinstance(call.func, (ast.Name, ast.Attribute))
+            callee = self.calls.resolve(call, followed=HELPER_TEXT) if passes else None
             self._callees[call] = callee
         callee = self._callees[call]
         if callee is None:
@@ -309,7 +310,7 @@ class Leakage:
         if key not in self._summaries:
             self._summaries[key] = frozenset()
             names = {p.arg for p in parameters(function, variadic=False)}
-            calls = [c for c in self.ctx.index.within(function, ast.Call) if self._scope(c) is function]
+            calls = [c for c in self.ctx.index.within(function, ast.Call) if self._scope(c) is function and _passes_any(c, names)]
             if what == "fits":
                 found = {self.fitted_data(c) for c in calls} & names
             elif what == "splits":
@@ -525,6 +526,14 @@ def _whole(node: ast.AST) -> str | None:
             return None
         inner = inner.value
     return _key(node)
+
+
+def _passes_any(call: ast.Call, names: set[str]) -> bool:
+    """Does a call pass the whole of one of `names` (as an argument or as its receiver)? Only such a call
+    can fit on it, take its statistics, or hand it to a helper that does."""
+    operands = [*call.args, *(k.value for k in call.keywords)]
+    operands += [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    return any(_whole(operand) in names for operand in operands)
 
 
 def _read_keys(expr: ast.AST) -> frozenset[str]:
