@@ -752,13 +752,35 @@ def _requires_grad(call: ast.Call) -> bool:
 
 def under_no_grad(ctx, node: ast.AST) -> bool:
     """Does `node` run under `torch.no_grad()`/`inference_mode()` (a `with` block or a decorated function)?"""
-    for ancestor in ctx.scopes.ancestors(node):
-        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
-            if any(_is_no_grad(ctx, item.context_expr) for item in ancestor.items):
-                return True
-        elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return any(_is_no_grad(ctx, decorator) for decorator in ancestor.decorator_list)
-    return False
+    return ctx.analysis(NoGrad).under(node)
+
+
+class NoGrad:
+    """`under_no_grad` of a file: the statements passed on the way up remember the answer (a node deep
+    in an `elif` chain costs the steps to a statement asked before, not to its function)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._from: dict[ast.AST, bool] = {}  # statement -> does a node in it run under no_grad
+
+    def under(self, node: ast.AST) -> bool:
+        path, found = [], False
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if ancestor in self._from:
+                found = self._from[ancestor]
+                break
+            path.append(ancestor)
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+                if any(_is_no_grad(self.ctx, item.context_expr) for item in ancestor.items):
+                    found = True
+                    break
+            elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = any(_is_no_grad(self.ctx, decorator) for decorator in ancestor.decorator_list)
+                break
+        for passed in path:
+            if isinstance(passed, ast.stmt):
+                self._from[passed] = found
+        return found
 
 
 def _is_no_grad(ctx, expr: ast.AST) -> bool:

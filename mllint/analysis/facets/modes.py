@@ -100,6 +100,7 @@ class Modes(CallSiteUses):
         self._calls: CallGraph | None = None
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
+        self._keys: dict[tuple[ast.AST, ast.AST], str | None] = {}  # (receiver, scope) -> its key
         self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
         self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
         self._steps: dict[tuple, bool] = {}  # (loop or function, methods) -> does it call one of them (`trains`)
@@ -424,13 +425,14 @@ class Modes(CallSiteUses):
         """The one key of a receiver seen from `scope`: the object it is (`objects.Objects.key`), or, for
         the attributes of an nn.Module's `self` (which `self.eval()` switches too), its reference key;
         None for anything but a name and attributes of it."""
+        if (expr, scope) in self._keys:
+            return self._keys[(expr, scope)]
         key = reference_key(expr)
-        if key is None:
-            return None
-        cls = self.scopes.enclosing_class(scope) if isinstance(scope, FUNCTIONS) else None
-        if cls is not None and cls in self.module_classes and key.partition(".")[0] == first_parameter(scope):
-            return key
-        return self.objects.key(expr, scope) or key
+        cls = self.scopes.enclosing_class(scope) if key is not None and isinstance(scope, FUNCTIONS) else None
+        if key is not None and not (cls is not None and cls in self.module_classes and key.partition(".")[0] == first_parameter(scope)):
+            key = self.objects.key(expr, scope) or key
+        self._keys[(expr, scope)] = key
+        return key
 
     @cached_property
     def optimized(self) -> dict[str, ast.AST]:

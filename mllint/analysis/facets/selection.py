@@ -58,8 +58,10 @@ class Selections:
     def on_test(self) -> list[TestSelection]:
         found = [s for call in self.ctx.index.of_type(ast.Call) if (s := self._by_call(call)) is not None]
         for node in self.ctx.index.of_type(ast.If, ast.Assign):
-            if isinstance(node, ast.If) and self._keeps(node):
-                found += [s for c in _compares(node.test) if (s := self._selection(c, node.test)) is not None]
+            if isinstance(node, ast.If):  # a comparison with a best score first: `_keeps` reads the arms
+                compares = [c for c in _compares(node.test) if _score_and_best(c) is not None]
+                if compares and self._keeps(node):
+                    found += [s for c in compares if (s := self._selection(c, node.test)) is not None]
             elif isinstance(node, ast.Assign) and any(BEST.search(_last(t)) for t in _targets(node)):
                 found += [s for c in _compares(node.value) if (s := self._selection(c, node.value)) is not None]
                 found += self._running_best(node)
@@ -67,15 +69,13 @@ class Selections:
 
     def _selection(self, compare: ast.Compare, test: ast.AST) -> TestSelection | None:
         """`score > best` (either way round) where the score is a test score."""
-        if len(compare.ops) != 1 or not isinstance(compare.ops[0], ORDERING):
+        pair = _score_and_best(compare)
+        if pair is None:
             return None
-        left, right = compare.left, compare.comparators[0]
-        for score, best in ((left, right), (right, left)):
-            if BEST.search(_last(best)) and not BEST.search(_last(score)):
-                phase = _asks_test_phase(test) and "the branch asks for the test phase"
-                evidence, related = (phase, ()) if phase else self._test_score(score)
-                return TestSelection(score, best, evidence, related) if evidence and self._chooses(compare) else None
-        return None
+        score, best = pair
+        phase = _asks_test_phase(test) and "the branch asks for the test phase"
+        evidence, related = (phase, ()) if phase else self._test_score(score)
+        return TestSelection(score, best, evidence, related) if evidence and self._chooses(compare) else None
 
     def _chooses(self, node: ast.AST) -> bool:
         """Is the comparison made once per epoch of a training run: in a test pass, or in a loop over
@@ -255,6 +255,17 @@ class Selections:
         while not isinstance(node, ast.stmt):
             node = self.ctx.scopes.parent(node)
         return node
+
+
+def _score_and_best(compare: ast.Compare) -> tuple[ast.AST, ast.AST] | None:
+    """(score, best) of `score > best`, either way round: one side named as a best score, the other not."""
+    if len(compare.ops) != 1 or not isinstance(compare.ops[0], ORDERING):
+        return None
+    left, right = compare.left, compare.comparators[0]
+    for score, best in ((left, right), (right, left)):
+        if BEST.search(_last(best)) and not BEST.search(_last(score)):
+            return score, best
+    return None
 
 
 def _compares(expr: ast.AST) -> list[ast.Compare]:

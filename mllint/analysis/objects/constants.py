@@ -9,10 +9,12 @@ correlated.
 from __future__ import annotations
 
 import ast
+from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 
+_STORED: WeakKeyDictionary = WeakKeyDictionary()  # function -> the names it assigns (gone with its tree)
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
 
@@ -25,7 +27,7 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
     known = known or {}
     bound = bind_arguments(call, function, passes_self(call, function) if skips_first is None else skips_first)
     defaults = parameter_defaults(function)
-    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = _stored(function)
     found = {}
     for parameter in parameters(function, variadic=False):
         name = parameter.arg
@@ -37,6 +39,13 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
         elif name in bound and isinstance(value, ast.Name) and value.id in known:
             found[name] = known[value.id]
     return found
+
+
+def _stored(function: ast.AST) -> frozenset[str]:
+    """The names a function (or a function nested in it) assigns, worked out once per function."""
+    if function not in _STORED:
+        _STORED[function] = frozenset(n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return _STORED[function]
 
 
 def passes_self(call: ast.Call, function: ast.AST) -> bool:

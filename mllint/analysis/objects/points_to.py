@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import Names
+from mllint.analysis.syntax.names import Names, module_scope_imports
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
@@ -49,6 +49,7 @@ MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
+_NO_CUT = 1 << 30
 
 # Methods of an nn.Module or a tensor that return the object they are called on.
 RETURNS_RECEIVER = {
@@ -107,15 +108,18 @@ class Objects:
         self._nesting = 0
         self._bindings: dict[ast.AST, dict[str, list[tuple[ast.AST, ast.AST]]]] = {}
         self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
-        self._added: list[tuple[ast.AST, ast.AST]] | None = None
+        self._pending: dict[int, tuple[ast.AST, ast.AST]] | None = None  # additions whose receivers are not indexed
+        self._adding: dict[Obj, list[tuple[int, ast.AST]]] = {}  # object -> (number, what is added to it)
         self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
-        self._open: set = set()
+        self._open: dict = {}  # keys being computed -> their depth among them
         self._reentered: set = set()  # names read again while being evaluated
         self._partial: dict = {}  # what those hold so far
-        self._cut = 0  # how many times a cycle was cut short (results then are not kept)
+        self._low = _NO_CUT  # the lowest depth of an open key cut short since the current evaluation began
         self._work = 0
         self._optimized: list[ast.AST] | None = None
         self._generators: dict[ast.AST, bool] = {}
+        self._imports: dict[str, str] | None = None  # name -> what the module imports under it
+        self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -340,15 +344,16 @@ class Objects:
         self._work += 1
         if self._work > MAX_WORK or self._nesting > MAX_NESTING:
             return None
-        cut = self._cut
+        start, outer, self._low = len(self._open), self._low, _NO_CUT
         self._nesting += 1
         try:
             found = self._evaluate(expr, depth)
         finally:
             self._nesting -= 1
+            low, self._low = self._low, min(outer, self._low)
         if found is not None and len(found) > MAX_OBJECTS:
             found = None
-        if cut == self._cut:
+        if low >= start:  # no key open before it was cut short: the answer is whole
             self._exprs[expr] = found
         return found
 
@@ -382,15 +387,17 @@ class Objects:
     def _fixed(self, memo: dict, key: tuple, compute) -> frozenset | None:
         """`compute()` once per key; a key asked again while it is computed (a cycle of bindings: `x =
         x.inner`, `self.a = self.a.cuda()`) gives what it holds so far, and the key is computed again from
-        that until it holds no more (a fixed point); what depended on a cut is not kept."""
+        that until it holds no more (a fixed point). An answer is kept unless it depended on a key open
+        outside its computation (Tarjan's low link: a cut of the key itself or of one opened within it is
+        closed when it ends)."""
         if key in memo:
             return memo[key]
         if key in self._open:
-            self._cut += 1
+            self._low = min(self._low, self._open[key])
             self._reentered.add(key)
             return self._partial.get(key, frozenset())
-        self._open.add(key)
-        cut = self._cut
+        position, outer, self._low = len(self._open), self._low, _NO_CUT
+        self._open[key] = position
         try:
             found = compute()
             while key in self._reentered and found is not None and found != self._partial.get(key):
@@ -399,19 +406,21 @@ class Objects:
                 found = compute()
                 found = None if found is not None and len(found) > MAX_OBJECTS else found
         finally:
-            self._open.discard(key)
+            del self._open[key]
             self._reentered.discard(key)
             self._partial.pop(key, None)
-        if cut == self._cut:
+            low, self._low = self._low, min(outer, self._low)
+        if low >= position:
             memo[key] = found
         return found
 
     def _scope_binding(self, name: ast.Name) -> ast.AST:
         """The function (or the module) whose binding of the name a read sees."""
-        for scope in self.ctx.scopes.ancestors(name):
-            if isinstance(scope, SCOPES) and name.id in self.ctx.scopes.local_bindings(scope):
-                return scope
-        return self.ctx.tree
+        scopes = self.ctx.scopes
+        scope = scopes.enclosing_function(name)
+        while scope is not None and name.id not in scopes.local_bindings(scope):
+            scope = scopes.enclosing_function(scope)
+        return scope if scope is not None else self.ctx.tree
 
     def _name_objects(self, scope: ast.AST, name: str, depth: int) -> frozenset | None:
         bindings = self._bindings_of(scope).get(name)
@@ -434,7 +443,9 @@ class Objects:
         imports (`from losses import LOSSES`); None for any other import."""
         if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
             return None
-        qualified = self.view.own.imports.get(name)
+        if self._imports is None:
+            self._imports = module_scope_imports(self.ctx.tree, self.ctx.module)
+        qualified = self._imports.get(name)
         found = self.view.find(qualified) if qualified else None
         if found is None or found[1] not in found[0].variables:
             return None
@@ -603,26 +614,45 @@ class Objects:
             found = frozenset()  # a container built empty, filled by `append`
         else:
             return self._field_of(base, "[]")
-        for receiver, added in self._additions():
-            if found is not None and base in (self._eval(receiver, depth) or ()):
-                found = union(found, self._eval(added, depth))
+        for added in self._added_to(base, depth) if found is not None else ():
+            found = union(found, self._eval(added, depth))
+            if found is None:
+                break
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []):
             return self._field_of(base, "[]")
         return found
 
+    def _added_to(self, base: Obj, depth: int) -> list[ast.AST]:
+        """What `c.append(x)`, `c.add_module(name, x)`, `c[k] = x` of the file add to `base`, in the file's
+        order. A receiver whose objects are known whole is indexed by them once; one whose answer hung on
+        a cut is evaluated again at the next question."""
+        if self._pending is None:
+            self._pending = dict(enumerate(self._additions()))
+        matched = []
+        for number, (receiver, added) in list(self._pending.items()):
+            if number not in self._pending:  # indexed meanwhile, by a question its receiver asked
+                continue
+            objects = self._eval(receiver, depth)
+            if receiver in self._exprs:
+                if self._pending.pop(number, None) is not None:  # not indexed by a question it asked
+                    for obj in objects or ():
+                        self._adding.setdefault(obj, []).append((number, added))
+            elif base in (objects or ()):
+                matched.append((number, added))
+        return [added for _, added in sorted(matched + self._adding.get(base, []), key=lambda pair: pair[0])]
+
     def _additions(self) -> list[tuple[ast.AST, ast.AST]]:
         """(container, what is added) for every `c.append(x)`, `c.add_module(name, x)`, `c[k] = x`."""
-        if self._added is None:
-            self._added = []
-            for call in self.ctx.index.of_type(ast.Call):
-                func = call.func
-                if isinstance(func, ast.Attribute) and func.attr in ADDING and len(call.args) > ADDING[func.attr]:
-                    self._added.append((func.value, call.args[ADDING[func.attr]]))
-            for node in self.ctx.index.of_type(ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Subscript):
-                        self._added.append((target.value, node.value))
-        return self._added
+        added = []
+        for call in self.ctx.index.of_type(ast.Call):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ADDING and len(call.args) > ADDING[func.attr]:
+                added.append((func.value, call.args[ADDING[func.attr]]))
+        for node in self.ctx.index.of_type(ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript):
+                    added.append((target.value, node.value))
+        return added
 
     def _call(self, call: ast.Call, depth: int) -> frozenset | None:
         func = call.func
@@ -672,7 +702,9 @@ class Objects:
                 ctx, function = found
         if function is None or function.decorator_list or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
-        returned = returned_expressions(function.body)
+        if function not in self._returned_by:
+            self._returned_by[function] = returned_expressions(function.body)
+        returned = self._returned_by[function]
         return [(r, ctx) for r in returned] if returned else None
 
     def is_generator(self, function: ast.AST) -> bool:

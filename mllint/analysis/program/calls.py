@@ -51,13 +51,15 @@ class CallResolver:
 
     def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
         if isinstance(func, ast.Name):
-            for scope in self.scopes.ancestors(at):
+            scope = self.scopes.enclosing_function(at)  # through the functions around it (not lambdas)
+            while scope is not None:
                 if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     local = self._nested_functions(scope).get(func.id)
                     if local is not None:
                         return local
                     if func.id in self.scopes.local_bindings(scope):
                         return None
+                scope = self.scopes.enclosing_function(scope)
             return self.module_functions.get(func.id)
         if is_self_attribute(func):
             cls = self.scopes.enclosing_class(at)
