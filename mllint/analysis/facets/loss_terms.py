@@ -380,9 +380,9 @@ def _made_text(ctx, node: ast.AST) -> str:
 def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
     """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
     terms = signed_terms(ctx, loss)
-    if not any(POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
-        return None
-    return next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
+    found = next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
+    policy = [t for t in terms if POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through)]
+    return found if any(t is not found for t in policy) else None  # a policy term besides it (not SAC's temperature loss)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import Names
+from mllint.analysis.syntax.names import Names, module_scope_imports
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
@@ -118,6 +118,7 @@ class Objects:
         self._work = 0
         self._optimized: list[ast.AST] | None = None
         self._generators: dict[ast.AST, bool] = {}
+        self._imports: dict[str, str] | None = None  # name -> what the module imports under it
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
 
     # The answer.
@@ -442,7 +443,9 @@ class Objects:
         imports (`from losses import LOSSES`); None for any other import."""
         if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
             return None
-        qualified = self.view.own.imports.get(name)
+        if self._imports is None:
+            self._imports = module_scope_imports(self.ctx.tree, self.ctx.module)
+        qualified = self._imports.get(name)
         found = self.view.find(qualified) if qualified else None
         if found is None or found[1] not in found[0].variables:
             return None
