@@ -19,12 +19,13 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from mllint.analysis.objects.call_sites import binding_constants, built, makers
 from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
-from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
@@ -66,16 +67,6 @@ RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), a
 
 
 @dataclass
-class Summary:
-    """What a function does to the data its parameters hold (parameter names)."""
-
-    fits: frozenset[str] = frozenset()  # fitted on as a whole
-    splits: frozenset[str] = frozenset()  # split into parts
-    statistics: frozenset[str] = frozenset()  # whose statistics it returns
-    returns_fitted: ast.Call | None = None  # the fit of data of its own it returns fitted as a whole (`return minmax(raw)`)
-
-
-@dataclass
 class _Flow:
     """One scope's nodes (`EVENTS`, in pre-order) and what the backward sweep found for each key."""
 
@@ -105,14 +96,18 @@ def _at(history, start: int, default):
 class Leakage:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.values = ctx.analysis(ValueKinds)
         view = followed_view(ctx)
         self.calls = CallResolver(ctx, view if view.index is not None else None)
         self._flows: dict[ast.AST, _Flow] = {}
-        self._summaries: dict[ast.AST, Summary] = {}
+        self._summaries: dict[tuple[ast.AST, str], object] = {}  # (helper, what) -> `summary`'s answer
+        self._callees: dict[ast.Call, Callee | None] = {}  # the project function each call runs
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
         self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
+
+    @cached_property
+    def values(self) -> ValueKinds:  # not needed for a helper's summary in most modules read
+        return self.ctx.analysis(ValueKinds)
 
     def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
@@ -303,10 +298,8 @@ class Leakage:
     def _returns_fitted(self, call: ast.Call):
         """(the callee, the fit) when a project function called here returns data of its own (read from a
         file, made) that it fitted on as a whole (`series = load_series()`); None else."""
-        if not isinstance(call.func, (ast.Name, ast.Attribute)):
-            return None
-        callee = self.calls.resolve(call, followed=HELPER_TEXT)
-        fit = callee.ctx.analysis(Leakage).summary(callee.function).returns_fitted if callee is not None else None
+        callee = self.callee(call)
+        fit = callee.ctx.analysis(Leakage).summary(callee.function, "returns_fitted") if callee is not None else None
         return (callee, fit) if fit is not None else None
 
     def _helper_data(self, call: ast.Call, what: str) -> str | None:
@@ -316,17 +309,16 @@ class Leakage:
         """The arguments a project function called here fits, splits or returns statistics of (`what`); for
         a class of the project constructed here, the arguments whose statistics its `__init__` keeps for
         its other methods (`what` "fits")."""
-        if not isinstance(call.func, (ast.Name, ast.Attribute)):
-            return []
-        callee = self.calls.resolve(call, followed=HELPER_TEXT)
+        if not isinstance(call.func, (ast.Name, ast.Attribute)) or (not call.args and not call.keywords):
+            return []  # a call that passes nothing passes no data
+        callee = self.callee(call)
         if callee is None:
             constructed = self.constructed(call) if what == "fits" else None
             if constructed is None:
                 return []
             _, _, init, names = constructed
             return [argument for name, argument in bind_arguments(call, init, True).items() if name in names and argument is not None]
-        summary = callee.ctx.analysis(Leakage).summary(callee.function)
-        names = getattr(summary, what)
+        names = callee.ctx.analysis(Leakage).summary(callee.function, what)
         if not names:
             return []
         skips_first = isinstance(call.func, ast.Attribute)
@@ -340,12 +332,12 @@ class Leakage:
         if not isinstance(call.func, (ast.Name, ast.Attribute)):
             return None
         returned = self._returns_fitted(call)
-        callee = self.calls.resolve(call, followed=HELPER_TEXT)
+        callee = self.callee(call)
         if returned is not None:
             callee, fit = returned
         elif callee is not None:
             helper = callee.ctx.analysis(Leakage)
-            fits = helper.summary(callee.function).fits
+            fits = helper.summary(callee.function, "fits")
             fit = next((c for c in callee.ctx.index.within(callee.function, ast.Call) if helper.fitted_data(c) in fits), None)
         else:
             constructed = self.constructed(call)
@@ -399,27 +391,44 @@ class Leakage:
                 found[data] = call
         return found
 
-    def summary(self, function: ast.AST) -> Summary:
-        if function not in self._summaries:
-            self._summaries[function] = Summary()  # while it is read: a recursive helper does nothing
-            names = {p.arg for p in parameters(function, variadic=False)}
+    def callee(self, call: ast.Call) -> Callee | None:
+        """The project function a call runs (resolved once per call)."""
+        if call not in self._callees:
+            named = isinstance(call.func, (ast.Name, ast.Attribute))
+            self._callees[call] = self.calls.resolve(call, followed=HELPER_TEXT) if named else None
+        return self._callees[call]
+
+    def summary(self, function: ast.AST, what: str):
+        """What a helper does to the data its parameters hold, one question at a time, each worked out
+        when first asked (only "splits" needs the helper's flow): the parameters it fits on as a whole
+        ("fits"), splits into parts ("splits"), returns statistics of ("statistics"); "returns_fitted":
+        the fit of data of its own it returns fitted as a whole (`return minmax(raw)`), or None. While a
+        question is worked out, a recursive helper does nothing."""
+        key = (function, what)
+        if key in self._summaries:
+            return self._summaries[key]
+        self._summaries[key] = None if what == "returns_fitted" else frozenset()
+        names = {p.arg for p in parameters(function, variadic=False)}
+        calls = [c for c in self.ctx.index.within(function, ast.Call) if self._scope(c) is function]
+        returns = self.ctx.index.within(function, ast.Return)
+        returned = {_key(n) for r in returns if r.value is not None for n in ast.walk(r.value)} if what in ("statistics", "returns_fitted") else set()
+        if what == "fits":  # only a call that passes a parameter whole can fit on it
+            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(c, names)} & names)
+        elif what == "splits":
             flow = self._flow(function)
-            calls = [e for e in flow.events if isinstance(e, ast.Call) and self._scope(e) is function]
-            fits = {self.fitted_data(c) for c in calls} & names
-            splits = {n for n in names if flow.first_split(n, 0) != NEVER}
-            returned = {_key(n) for r in self.ctx.index.within(function, ast.Return) if r.value is not None for n in ast.walk(r.value)}
-            statistics = set()
-            for c in calls:
-                data, statement = self.statistic_of(c), self._statement(c)
-                if data in names and (isinstance(statement, ast.Return) or _binds(statement) & returned):
-                    statistics.add(data)
-            fitted_return = next((
-                c for c in calls if (data := self.fitted_data(c)) is not None and data not in names
-                and (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned))
-                and self.fitted_before_split(c) is None
+            found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
+        elif what == "statistics":
+            found = frozenset(
+                data for c in calls if _passes_any(c, names) and (data := self.statistic_of(c)) in names
+                and (isinstance(statement := self._statement(c), ast.Return) or _binds(statement) & returned)
+            )  # fmt: skip
+        else:
+            found = next((
+                c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned))
+                and (data := self.fitted_data(c)) is not None and data not in names and self.fitted_before_split(c) is None
             ), None)  # fmt: skip
-            self._summaries[function] = Summary(frozenset(fits), frozenset(splits), frozenset(statistics), fitted_return)
-        return self._summaries[function]
+        self._summaries[key] = found
+        return found
 
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
@@ -625,6 +634,14 @@ def _whole(node: ast.AST) -> str | None:
 
 def _every_row(index: ast.AST) -> bool:
     return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
+
+
+def _passes_any(call: ast.Call, names: set[str]) -> bool:
+    """Does a call pass the whole of one of `names` (as an argument or as its receiver)? Only such a call
+    can fit on it, take its statistics, or hand it to a helper that does."""
+    operands = [*call.args, *(k.value for k in call.keywords)]
+    operands += [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    return any(_whole(operand) in names for operand in operands)
 
 
 def _read_keys(expr: ast.AST) -> frozenset[str]:
