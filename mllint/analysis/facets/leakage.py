@@ -118,7 +118,11 @@ class Leakage:
         tainted = {data}
         holds_statistic = getattr(statement, "value", None) is call and self.statistic_of(call) is not None  # `mean = X.mean(0)`
         if isinstance(statement, ast.Assign) and not holds_statistic:
-            tainted |= {_key(t) for target in statement.targets for t in _unpacked(target)} - {None}
+            targets = [t for target in statement.targets for t in _unpacked(target)]
+            positions = self._returned_positions(call) if data == RETURNED and statement.value is call else None
+            if positions is not None and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Tuple):
+                targets = [t for i, t in enumerate(statement.targets[0].elts) if i in positions]  # `img, gt = load()`
+            tainted |= {_key(t) for t in targets} - {None}
         outer = self.ctx.scopes.parent(call)
         if isinstance(outer, ast.Call) and call in self.split_data(outer):  # `make_loaders(load_series())`
             return data, outer
@@ -294,6 +298,20 @@ class Leakage:
             if splitter.startswith("sklearn.model_selection."):
                 return call.args[:1]
         return self._helper_arguments(call, "splits")
+
+    def _returned_positions(self, call: ast.Call) -> frozenset[int] | None:
+        """Which items of the tuple a helper returns hold the data it fitted (`return img, gt` after
+        normalising `img`: {0}); None when a `return` is not a tuple."""
+        callee, fit = self._returns_fitted(call)
+        helper = callee.ctx.analysis(Leakage)
+        statement = helper._statement(fit)
+        keys = {helper.fitted_data(fit)} | (_binds(statement) - {None})
+        positions: set[int] = set()
+        for returned in callee.ctx.index.within(callee.function, ast.Return):
+            if not isinstance(returned.value, ast.Tuple):
+                return None
+            positions |= {i for i, e in enumerate(returned.value.elts) if _read_keys(e) & keys or e is fit or fit in ast.walk(e)}
+        return frozenset(positions)
 
     def _returns_fitted(self, call: ast.Call):
         """(the callee, the fit) when a project function called here returns data of its own (read from a

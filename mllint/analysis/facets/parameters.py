@@ -54,6 +54,7 @@ HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "floa
 REGISTERING = frozenset({"add_module", "register_module", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
+VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
 LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
 DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
 PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
@@ -560,6 +561,9 @@ def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
         if not (_is_attribute(node, attribute) and isinstance(node.ctx, ast.Load)):
             continue
         parent = ctx.scopes.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in VIEWS and isinstance(ctx.scopes.parent(parent), ast.Call):
+            node = ctx.scopes.parent(parent)  # `self.convs.values()`, handed on as the container would be
+            parent = ctx.scopes.parent(node)
         if isinstance(parent, ast.Starred):
             parent = ctx.scopes.parent(parent)
         if isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node is not parent.func):

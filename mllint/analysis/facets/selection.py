@@ -56,7 +56,14 @@ class Selections:
         self._passes: dict[ast.AST, bool] = {}
 
     def on_test(self) -> list[TestSelection]:
-        found = [s for call in self.ctx.index.of_type(ast.Call) if (s := self._by_call(call)) is not None]
+        found, extrema = [], set()
+        for call in self.ctx.index.of_type(ast.Call):
+            selection = self._by_call(call)
+            if selection is not None and selection.best is call:  # `max(test_accs)`: once per collection and scope
+                key = (self.ctx.scopes.enclosing_function(call), self.ctx.text(selection.score))
+                selection = None if key in extrema else selection
+                extrema.add(key)
+            found += [selection] if selection is not None else []
         for node in self.ctx.index.of_type(ast.If, ast.Assign):
             if isinstance(node, ast.If):  # a comparison with a best score first: `_keeps` reads the arms
                 compares = [c for c in _compares(node.test) if _score_and_best(c) is not None]
