@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.loop_events import Event, EventKind, Guard, Iteration
+from mllint.analysis.facets.loop_events import Event, EventKind, Guard, Iteration, source_text
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
@@ -29,7 +29,10 @@ class MissingZeroGrad(Rule):
     `p.grad.data.zero_()`, `p.grad.fill_(0)`, `p.grad *= 0`; so do the optimizer's methods called through
     an alias (`clear = optimizer.zero_grad`, then `clear()`). `scaler.unscale_(optimizer)`,
     `clip_grad_norm_` and `scaler.update()` do not clear gradients. Clearing
-    anywhere in the iteration counts, before backward or after the step; gradient accumulation that clears
+    anywhere in the iteration counts, before backward or after the step, unless it sits under an `if` of
+    its own (not a check that something exists: `if p.grad is not None:`) while the step runs with every
+    backward (the clear guarded by the accumulation test, the step outside it: each micro-batch then steps
+    on the growing sum); gradient accumulation that clears
     under the same guard as the step, a phase cleared before it starts, a module that holds every module the
     optimizer updates (`self.zero_grad()`, a `DataParallel` wrapper), `optimizer.step(closure)` (LBFGS) and
     optimizers handed to calls mllint does not follow are not reported.
@@ -83,6 +86,11 @@ class MissingZeroGrad(Rule):
     fix_applicability = Applicability.UNSAFE
     requires_any_text = TRAINING_WORDS
 
+    sometimes_message = (
+        "`{optimizer}` steps{where} on every backward, but its gradients are cleared only when `{test}` "
+        "({place}): the steps in between apply the growing sum"
+    )
+
     partly_message = (
         "`{optimizer}`{passed} also updates the parameters of {missed}, which the iteration of the loop on line {line} "
         "never clears (only {cleared}): their gradients accumulate across steps"
@@ -116,6 +124,13 @@ class MissingZeroGrad(Rule):
         clears = iteration.clears(optimizer, strict=False)
         step = _uncleared_step(iteration, optimizer, clears)
         if step is not None:
+            guard = next((g for c in clears for b in iteration.of(EventKind.BACKWARD) for g in _own_guards(c, b, step)), None)
+            if guard is not None:  # cleared under a test of its own only (the accumulation boundary)
+                clear = next(c for c in clears if guard in c.guards)
+                message = self.sometimes_message.format(
+                    optimizer=optimizer, where=step.where, test=source_text(guard.node.test), place=clear.place
+                )
+                return step, message, None, ()
             message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
             return step, message, self._fix(iteration, optimizer), ()
         step, message, sites = self._partly_cleared_step(loops, iteration, optimizer)
@@ -214,11 +229,28 @@ def _uncleared_step(iteration: Iteration, optimizer: str, clears: list[Event]) -
 
 def _uncleared(step: Event, iteration: Iteration, clears: list[Event]) -> bool:
     """Is there a path through a backward and the step that none of `clears` is on? (each clear sits in
-    the other arm of an `if` from the backward's or the step's)"""
+    the other arm of an `if` from the backward's or the step's, or under an `if` of its own while the step
+    runs whenever the backward does)"""
     return any(
-        not b.excludes(step) and all(c.excludes(b) or c.excludes(step) for c in clears)
+        not b.excludes(step) and all(c.excludes(b) or c.excludes(step) or _skipped(c, b, step) for c in clears)
         for b in iteration.of(EventKind.BACKWARD)
     )  # fmt: skip
+
+
+def _skipped(clear: Event, backward: Event, step: Event) -> bool:
+    return bool(_own_guards(clear, backward, step))
+
+
+def _own_guards(clear: Event, backward: Event, step: Event) -> list[Guard]:
+    """The `if`s `clear` sits under that neither the step nor the backward is under, when the step runs
+    whenever the backward does (`if (i + 1) % accum == 0: optimizer.zero_grad()` with the step outside the
+    test: every micro-batch steps on the growing sum); a check that something exists does not count."""
+    if clear.excludes(step) or clear.excludes(backward) or not step.runs_whenever(backward):
+        return []
+    return [
+        g for g in clear.conditions
+        if g.kind == "if" and not g.checks_existence and g not in step.conditions and g not in backward.conditions
+    ]  # fmt: skip
 
 
 def _distinct_models(ctx, clear: Event, owners: dict[str, ast.AST | None]) -> bool:

@@ -13,7 +13,8 @@ class SchedulerBeforeOptimizer(Rule):
     `transformers` warm-up schedules) that runs before the first `optimizer.step()` of the loop it sits
     in: at the top of the epoch loop before the batch loop, before the step in the batch loop, or first
     in a `train_one_epoch(..., scheduler)` the epoch loop calls (the scheduler passed in by the loop; in
-    another module of the project, the finding is at the call). A check
+    another module of the project, the finding is at the call); a step in the other arm of an `if` the
+    scheduler step sits in (a warm-up phase with its own optimizer) is not on its way. A check
     that the scheduler exists (`if scheduler is not None:`) around the step does not excuse it; a step
     under `warnings.catch_warnings()` (PyTorch's order warning silenced on purpose) is not reported.
 
@@ -73,7 +74,9 @@ class SchedulerBeforeOptimizer(Rule):
                 continue  # `step(epoch)`: the schedule is positioned explicitly
             if self._warning_silenced(scheduler):
                 continue  # under `warnings.catch_warnings()`: PyTorch's order warning silenced on purpose
-            steps = [e for e in events if e.kind is EventKind.STEP]
+            steps = [e for e in events if e.kind is EventKind.STEP and not e.excludes(scheduler)]  # on its path
+            if not steps:
+                continue
             first = steps[0]
             if events.index(first) > events.index(scheduler) and _unless_absent(scheduler).runs_whenever(first):
                 where = scheduler.where
@@ -104,18 +107,4 @@ def _unless_absent(scheduler: Event) -> Event:
 
 
 def _checks_existence(guard: Guard, key: str | None) -> bool:
-    if guard.kind != "if" or not isinstance(guard.node, ast.If):
-        return False
-    test, present = guard.node.test, guard.arm is True
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, present = test.operand, not present
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
-        if isinstance(test.ops[0], ast.Is):
-            test, present = test.left, not present
-        elif isinstance(test.ops[0], ast.IsNot):
-            test = test.left
-    return present and ast.unparse(test) == key
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
+    return guard.existing is not None and ast.unparse(guard.existing) == key

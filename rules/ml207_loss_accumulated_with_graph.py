@@ -8,7 +8,11 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Fix
 from mllint.rule import Rule
+from mllint.source import one_line
 
+COLLECTING = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+KEEPING_BUILTINS = frozenset({"sum", "list", "tuple"})  # consume a generator into one value that keeps each item
+KEEPING_FUNCTIONS = frozenset({"torch.stack", "torch.cat", "torch.sum"})
 MAX_AUGMENTED = 4  # how many `loss += term` statements back a loss is followed
 # Calls that only display or record a value.
 LOGGING_CALLS = frozenset({
@@ -41,7 +45,8 @@ class LossAccumulatedWithGraph(Rule):
     """
     ## What it does
     Reports a loop that adds the loss it backpropagates (whatever its optimizer) to a running total (`total += loss`,
-    `total += loss * x.size(0)`, `stats["loss"] += loss`), adds the terms it was summed from
+    `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
+    appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
     across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
@@ -54,10 +59,12 @@ class LossAccumulatedWithGraph(Rule):
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
-    v in out.items(): logs[k] += v`). A model's output, or any value the backpropagated loss is computed
+    v in out.items(): logs[k] += v`), also when a comprehension collects them (`sum(train_step(b) for b in
+    loader)`) or the step is a method of an object a caller passes. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
-    dice(logits, mask)`, metrics held in a dict) is reported too, as is `meter.update([loss])` and a logger
+    dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
+    helper of the output such as `meter.add(psnr(pred, y))`, a step's returned `(y_pred, y)`) is reported too, as is `meter.update([loss])` and a logger
     of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
     that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
     others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
@@ -123,6 +130,7 @@ class LossAccumulatedWithGraph(Rule):
     def end_file(self) -> None:
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
+        self._collected(reported)
         loops = self.ctx.analysis(TrainingLoops)
         # Every loop: one that backpropagates (its optimizer may be unknown), one whose step function of
         # another module runs the backward (`total += trainer.step(b)`). A comprehension assigns nothing
@@ -156,7 +164,7 @@ class LossAccumulatedWithGraph(Rule):
             for call, loss in self._method_arguments(loop):
                 used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
                 lost = used is None and returned_loss(self.ctx, loss) is None
-                if loss in reported or (lost and not self._live(loss, losses, loop)):
+                if loss in reported or (lost and not self._live(loss, losses, self._training_loop(loop, loops))):
                     continue
                 kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
                 if kept is not None:
@@ -166,6 +174,26 @@ class LossAccumulatedWithGraph(Rule):
                     instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                     message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
                     self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+
+    def _collected(self, reported: set[ast.AST]) -> None:
+        """A comprehension of the live losses a step function returns, kept whole: `sum(train_step(b) for b in
+        loader)` chains every step's graph into one total, `[train_step(b) for b in loader]` keeps them all."""
+        for comprehension in self.ctx.index.of_type(*COLLECTING):
+            consumer = self.ctx.scopes.parent(comprehension)
+            if isinstance(comprehension, ast.GeneratorExp):
+                name = self.ctx.qualified_name(consumer.func) if isinstance(consumer, ast.Call) else None
+                builtin = isinstance(consumer, ast.Call) and isinstance(consumer.func, ast.Name) and consumer.func.id in KEEPING_BUILTINS
+                if not (builtin or name in KEEPING_FUNCTIONS):
+                    continue
+                total = consumer
+            else:
+                total = comprehension
+            returned = returned_loss(self.ctx, comprehension.elt) if comprehension.elt not in reported else None
+            if returned is not None:
+                reported.add(comprehension.elt)
+                place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
+                text = one_line(self.ctx.text(total), 60)
+                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), total=text, function=returned.function, place=place))
 
     def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -194,15 +222,16 @@ class LossAccumulatedWithGraph(Rule):
         `total.append(loss)`."""
         for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
-                value = node.value
-                multiplied = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)
-                for factor in (value.left, value.right) if multiplied else (value,):
-                    yield factor, node.target
+                yield from ((factor, node.target) for factor in _added_factors(node.value))
+            elif _self_sum(node) is not None:  # `total = total + loss`
+                yield from ((factor, node.targets[0]) for factor in _added_factors(_self_sum(node)))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
             ):  # fmt: skip
-                yield node.args[0], node.func.value
+                added = node.args[0]  # `logs.append({"step": i, "loss": loss})`: each value of the record
+                items = added.values if isinstance(added, ast.Dict) else added.elts if isinstance(added, ast.Tuple | ast.List) else [added]
+                yield from ((item, node.func.value) for item in items)
 
     def _method_arguments(self, loop: ast.AST):
         """(call, argument) for each name or call passed to a method of an object: `meter.update(loss, n)`."""
@@ -223,12 +252,26 @@ class LossAccumulatedWithGraph(Rule):
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
+        if returned_loss(self.ctx, value, feeding=True) is not None:  # `output = engine.process(batch)`: `(y_pred, y)`
+            return True
         flows = self.ctx.analysis(GradientFlow)
         state = flows.flow(value).state
+        if state is State.UNKNOWN and isinstance(value, ast.Call):  # `psnr(pred, y)`: a project helper of a live value
+            live = {a for a in value.args if isinstance(a, ast.Name) and self._live(a, losses, loop)}
+            return bool(live) and flows.passes_graph(value, live)
         if state is not State.UNKNOWN or not isinstance(value, ast.Name):
             return state is State.GRAPH
-        made = {d.node for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)}
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
+        if any(d.value is None and isinstance(self.ctx.scopes.statement(d.node), LOOP_NODES) for d in definitions):
+            return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
+        made = {d.node for d in definitions}
         return bool(made) and any(flows.depends_on(loss, made) for loss in losses)
+
+    def _training_loop(self, loop: ast.AST, loops: TrainingLoops) -> ast.AST:
+        """The innermost loop around `loop` (itself included) that may train: an inner loop over the metrics
+        (`for m in self.metrics.values(): m.update(output)`) hands on what the training iteration made."""
+        around = [loop, *(a for a in self.ctx.scopes.ancestors(loop) if isinstance(a, LOOP_NODES))]
+        return next((a for a in around if a in loops.may_train), loop)
 
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop
@@ -270,7 +313,8 @@ class LossAccumulatedWithGraph(Rule):
             if node.id == total.id and isinstance(node.ctx, ast.Store):
                 inside = self._in_loop(node, loop)
                 bound_before |= not inside and node.lineno < loop.lineno
-                rebound |= inside and not isinstance(self.ctx.scopes.parent(node), ast.AugAssign)
+                statement = self.ctx.scopes.parent(node)
+                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None
         backpropagated = any(
             isinstance(n, ast.Name) and n.id == total.id
             for call in self.ctx.index.within(scope, ast.Call)
@@ -324,6 +368,27 @@ def _made_from(name: ast.Name, values: ValueKinds, depth: int = 0) -> list[ast.A
         else:
             return None
     return made or None
+
+
+def _added_factors(value: ast.AST) -> list[ast.AST]:
+    """What a sum adds that may be the loss: `loss`, both factors of `loss * x.size(0)`, the terms of `a + b`."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+        return [value.left, value.right]
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        return [*_added_factors(value.left), *_added_factors(value.right)]
+    return [value]
+
+
+def _self_sum(statement: ast.AST) -> ast.AST | None:
+    """The added value of `total = total + loss` (either order); None for any other statement."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+        return None
+    value, name = statement.value, statement.targets[0].id
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+        return None
+    if isinstance(value.left, ast.Name) and value.left.id == name:
+        return value.right
+    return value.left if isinstance(value.right, ast.Name) and value.right.id == name else None
 
 
 def _base(target: ast.AST) -> ast.Name | None:

@@ -1,8 +1,14 @@
 import ast
 from functools import cached_property
 
+from mllint.analysis.facets.gradients import FLAG_METHODS
+from mllint.analysis.facets.views import unshared, viewed
+from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import site_constants
+from mllint.analysis.objects.call_sites import built, constants_of
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -52,13 +58,20 @@ class InplaceOnForwardArgument(Rule):
     Reports in-place changes of a tensor argument inside a module's `forward`: augmented assignment
     (`x /= 255`), in-place methods (`x.mul_(2)`, `x.clamp_(0, 1)`) and item assignment (`x[mask] = 0`),
     while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
-    indexed as only a tensor is, `out[:, :, :h] = ...`) still holds the caller's tensor; and an in-place
+    indexed as only a tensor is, `out[:, :, :h] = ...`; or a view of it: `x.narrow(1, 0, 3).div_(s)`, an
+    item of `torch.split(x, ...)`, `x.view(B, -1)`, `x[..., 2:4] /= s`, an in-place chain
+    `x.sub_(m).div_(s)`) still holds the caller's tensor; and an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
     kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). The `inplace=` value
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
-    in `__init__(self, dim, inplace=True)`, every call site leaving it to its default). Only tensor arguments
+    in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
+    set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
+    `inplace: bool = True`), and into the factory of the project that builds the activation
+    (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
+    every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
+    layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
     `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or
@@ -122,6 +135,7 @@ class InplaceOnForwardArgument(Rule):
             return
         tensors = self._tensor_parameters(node)
         tensors -= self._sequence_parameters(node) if tensors else set()
+        tensors -= self._given_unshared(node, tensors)
         if not tensors:
             return
         for statement in _statements(node):
@@ -129,6 +143,10 @@ class InplaceOnForwardArgument(Rule):
                 argument = self._argument_held(statement.target, tensors)
                 if argument and not self._excused(statement, node):
                     self._report_augmented(statement, argument)
+                elif _indexes_a_tensor(statement.target) and isinstance(statement.target.value, ast.Name):  # `x[:, :3] /= s`
+                    held = self._argument_held(statement.target.value, tensors)
+                    if held and not self._excused(statement, node):
+                        self.report(statement.target, self._message(statement.target.value.id, held))
             elif isinstance(statement, ast.Assign):
                 for target in statement.targets:
                     # Through an alias only with a tensor's index (`out = x; out[:, :, :h] = ...`): `maps =
@@ -141,11 +159,23 @@ class InplaceOnForwardArgument(Rule):
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
-                name = inplace and self._argument_held(func.value, tensors)
+                # `x.narrow(1, 0, 3).div_(s)`; a flag (`requires_grad_()`) is the tensor object's own, not its view's
+                views = inplace and func.attr not in FLAG_METHODS
+                changed = (self._storage_name(func.value) if views else func.value) if inplace else None
+                name = isinstance(changed, ast.Name) and self._argument_held(changed, tensors, views=views)
                 if name and not self._excused(statement, node):
-                    self.report(statement.value, self._message(func.value.id, name))
+                    self.report(statement.value, self._message(changed.id, name))
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
+
+    def _given_unshared(self, forward: ast.FunctionDef, tensors: set[str]) -> set[str]:
+        """The arguments every call of the module's instances in the project fills with a tensor nothing
+        else holds (`self.drop(torch.cat([a, b]))`): changing it in place changes no tensor of a caller."""
+        calls = self.ctx.analysis(Callers).instance_calls(self.ctx.scopes.enclosing_class(forward))
+        if not calls:
+            return set()
+        given = [(caller, call, bind_arguments(call, forward, skips_first=True)) for caller, call in calls]
+        return {name for name in tensors if all(name in bound and unshared(caller, bound[name], call) for caller, call, bound in given)}
 
     def _excused(self, statement: ast.stmt, forward: ast.FunctionDef) -> bool:
         """Does the statement run only in evaluation, or only when the module is asked to work in place?"""
@@ -198,37 +228,51 @@ class InplaceOnForwardArgument(Rule):
         name = self.ctx.qualified_name(call.func)
         if name in ALWAYS_INPLACE_FUNCTIONS or (name in INPLACE_FUNCTIONS and self._surely_true(call_argument(call, 99, "inplace"))):
             return f"`{self.ctx.text(call.func)}`"
-        if name is not None or not self._inplace_modules:
+        if name is not None:
             return None
-        constructor = self.ctx.analysis(ValueKinds).constructor(call.func)
+        constructor = self.ctx.analysis(ValueKinds).constructor(call.func) if self._inplace_modules else None
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Sequential":
             first = constructor.args[0] if constructor.args else None  # `nn.Sequential(nn.ReLU(inplace=True), ...)`
             if first not in self._inplace_modules:
                 return None
             return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
-        return f"`{self.ctx.text(constructor)}`" if constructor in self._inplace_modules else None
+        if constructor in self._inplace_modules:
+            return f"`{self.ctx.text(constructor)}`"
+        # Built elsewhere: by a factory of the project (`get_activation(act)`), in any module.
+        made = built(self.ctx, call.func) if is_self_attribute(call.func) else None
+        if not made or not all(self._builds_inplace_module(m, c) for c, m in made):
+            return None
+        home, construction = made[0]
+        place = "line " if home is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:"
+        return f"`{self.ctx.text(call.func)}` (`{home.text(construction)}`, {place}{construction.lineno})"
 
     @cached_property
     def _inplace_modules(self) -> set[ast.Call]:
         """The file's constructions of activation modules that work in place (`nn.ReLU(inplace=True)`)."""
         return {c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._builds_inplace_module(c)}
 
-    def _builds_inplace_module(self, call: ast.Call) -> bool:
+    def _builds_inplace_module(self, call: ast.Call, ctx=None) -> bool:
         """`nn.ReLU(inplace=True)`, or `nn.ReLU(inplace=inplace)` where every call site of the function
-        around it passes True (or leaves it to a default of True)."""
+        around it passes True (or leaves it to a default of True); `_ACTS[name](inplace=True)` where every
+        class of the table is such an activation. `ctx`: the call's module (default: the linted file)."""
+        ctx = ctx or self.ctx
         if not (call.keywords or call.args):
             return False
-        module = canonical_class(self.ctx.qualified_name(call.func))
-        if module not in INPLACE_MODULES:
+        classes = [canonical_class(ctx.qualified_name(call.func))]
+        if classes[0] is None:  # a class taken from a table or a variable: each it may be
+            objects = ctx.analysis(Objects)
+            classes = [canonical_class(objects.qualified(o) or "") for o in objects.points_to(call.func) or ()]
+        if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
-        return self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"))
+        return all(self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"), ctx) for module in classes)
 
-    def _surely_true(self, flag: ast.AST | None) -> bool:
-        """`True`, or a parameter of the function around it that every call site fills with True."""
-        if isinstance(flag, ast.Constant):
-            return flag.value is True
-        function = self.ctx.scopes.enclosing_function(flag) if isinstance(flag, ast.Name) else None
-        return function is not None and site_constants(self.ctx, function).get(flag.id) is True
+    def _surely_true(self, flag: ast.AST | None, ctx=None) -> bool:
+        """`True`, or a value every call site makes True (a parameter, `self.inplace` set from one, a
+        config's field)."""
+        if flag is None:
+            return False
+        values = [value for value, _ in constants_of(ctx or self.ctx, flag)]
+        return bool(values) and all(value is True for value in values)
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
         positional = [*function.args.posonlyargs, *function.args.args][1:]
@@ -290,7 +334,7 @@ class InplaceOnForwardArgument(Rule):
             child = ancestor
         return False
 
-    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0, failed: dict | None = None) -> str | None:
+    def _argument_held(self, node: ast.AST, tensors: set[str], depth: int = 0, failed: dict | None = None, views: bool = True) -> str | None:
         """The tensor argument `node` may still hold, on some path: the argument itself, or through
         plain aliases (`out = x`). An augmented assignment (`x /= 255`) changes the tensor in place: the
         name still holds it after. `failed`: the names already followed in vain, with the fewest steps
@@ -302,12 +346,22 @@ class InplaceOnForwardArgument(Rule):
             if isinstance(definition.node, ast.FunctionDef):
                 held = node.id if node.id in tensors else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
-                held = self._argument_held(definition.node, tensors, depth + 1, failed)
-            else:
-                held = self._argument_held(definition.value, tensors, depth + 1, failed)
+                held = self._argument_held(definition.node, tensors, depth + 1, failed, views)
+            else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`)
+                value = self._storage_name(definition.value) if views else definition.value
+                held = self._argument_held(value, tensors, depth + 1, failed, views)
             if held:
                 return held
         failed[node] = min(depth, failed.get(node, depth))
+        return None
+
+    def _storage_name(self, expr: ast.AST | None) -> ast.Name | None:
+        """The name whose tensor `expr` is, or is a view of (`x.view(B, -1)`, `torch.split(x, ...)[1]`,
+        `x[..., 2:4]`, `x.sub_(m)`)."""
+        for _ in range(MAX_ALIASES):
+            if expr is None or isinstance(expr, ast.Name):
+                return expr
+            expr = viewed(self.ctx, expr)
         return None
 
     def _report_augmented(self, statement: ast.AugAssign, argument: str) -> None:

@@ -1,6 +1,8 @@
 import ast
 from bisect import bisect_right
 
+from mllint.analysis.objects.constants import construction_constants, reachable_returns
+from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
@@ -33,7 +35,9 @@ class InplaceOnSavedTensor(Rule):
     `tanh`, `exp`, `softmax`, `log_softmax` or `relu` computed from a model, followed by a `backward()`
     on a loss computed from it, all in one function and on one path. Inside a module's `forward` (or a
     method it calls, such as torchvision's `_forward_impl`), no `backward()` is needed: an output of a layer with parameters passed through such an op and changed in
-    place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`) breaks
+    place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`, also
+    `out = self.block(x)` where the project block's `forward` returns `F.relu(...)` on the branch its
+    construction's constants take: `activation="relu"`) breaks
     the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
     a layer that does not save it (`out = self.bn2(...)` then `out += identity`, as in torchvision's
@@ -168,7 +172,24 @@ class InplaceOnSavedTensor(Rule):
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
             if not _maybe_in_place(constructor) and len(call.args) == 1:
                 return call.args[0]
+        if constructor is not None and self._returns_saved(constructor):
+            return call  # a block of the project whose forward ends in `F.relu(x)` as it was built
         return None
+
+    def _returns_saved(self, constructor: ast.Call) -> bool:
+        """Does every value the `forward` of the project module `constructor` builds returns, on the branches
+        the construction's constants leave open (`activation="relu"`), come from an op that saves it?"""
+        found = self.ctx.analysis(Objects).class_of(Obj("made", constructor, ctx=self.ctx))
+        if found is None:
+            return False
+        home, cls = found
+        forward, init = own_method(cls, "forward"), own_method(cls, "__init__")
+        if forward is None or init is None:
+            return False
+        returned = reachable_returns(forward, construction_constants(constructor, init))
+        return bool(returned) and all(
+            isinstance(r, ast.Call) and _saves(home, r) for r in returned
+        )  # fmt: skip
 
     def _statements_after(self, node: ast.AST):
         """The statements of `node`'s function (or module) after it, nested functions excluded."""
@@ -201,6 +222,14 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
+
+
+def _saves(ctx, call: ast.Call) -> bool:
+    """`F.relu(x)`, `x.sigmoid()`: an op (not in place) whose backward uses its output."""
+    func = call.func
+    if ctx.qualified_name(func) in SAVING_FUNCTIONS:
+        return not _maybe_in_place(call)
+    return isinstance(func, ast.Attribute) and ctx.qualified_name(func) is None and func.attr in SAVING_METHODS and not call.args
 
 
 def _maybe_in_place(call: ast.Call) -> bool:

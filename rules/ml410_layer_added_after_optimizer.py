@@ -1,10 +1,13 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.facets.parameters import OptimizerConstructors, built_by_helper, layer_owners, optimizer_over
+from mllint.analysis.facets.parameters import (
+    OptimizerConstructors, built_by_helper, layer_owners, layers_added_through_methods, optimizer_over,
+)
 from mllint.analysis.syntax.scope_groups import ScopeGroups, dotted_prefixes, end, start
 from mllint.findings import Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class LayerAddedAfterOptimizer(Rule):
@@ -17,7 +20,12 @@ class LayerAddedAfterOptimizer(Rule):
     not rebuilt or given the new parameters (`add_param_group`) first. An optimizer built after the
     model is complete, a layer replaced before the optimizer is built (a new head after freezing the
     backbone), and a layer that another optimizer built later takes (`critic_optimizer =
-    Adam(self.critic.parameters())`) are fine and not reported.
+    Adam(self.critic.parameters())`) are fine and not reported. A call of a method of the model's class
+    that adds such a layer to the model (`model.add_head(name, n)` putting `nn.Linear(...)` in
+    `self.heads`, `model.grow()` appending a block) counts too, after an optimizer over the model earlier
+    in the same function, or in a method of a trainer whose `__init__` built that optimizer
+    (`self.model.add_head(...)`), unless the function calls `add_param_group` or builds an optimizer
+    after it.
 
     ## Why is this bad?
     An optimizer holds the parameter tensors it was given when it was built. The new layer's
@@ -53,6 +61,19 @@ class LayerAddedAfterOptimizer(Rule):
     message = "`{layer}` is added after `{optimizer}` was built over `{model}.parameters()` (line {line}): the optimizer never updates its parameters"
     severity = Severity.ERROR
     requires_any_text = ("parameters(",)
+
+    method_message = (
+        "`{call}` adds {layer} to the model after `{optimizer}` (line {line}) took its parameters: the "
+        "optimizer never updates the new layer; add it with `add_param_group` or build the optimizer after"
+    )
+
+    def end_file(self) -> None:
+        for found in layers_added_through_methods(self.ctx):
+            message = self.method_message.format(
+                call=one_line(self.ctx.text(found.call), 50), layer=found.layer,
+                optimizer=one_line(self.ctx.text(found.optimizer), 50), line=found.optimizer.lineno,
+            )  # fmt: skip
+            self.report(found.call, message)
 
     def visit_Call(self, node: ast.Call) -> None:
         if node in self.ctx.analysis(OptimizerConstructors).calls:

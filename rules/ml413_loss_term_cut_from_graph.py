@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.facets.gradients import CUT_METHODS, GradientFlow, Holder, State, backward_loss, describe_cut, holder
+from mllint.analysis.facets.gradients import GradientFlow, Holder, State, backward_loss, cut_input, describe_cut, holder
 from mllint.analysis.facets.loss_terms import Summand, factors, summands
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.values.values import ValueKinds
@@ -25,7 +25,11 @@ class LossTermCutFromGraph(Rule):
     into the function of the project that returns it or a part of it, in any module, and its terms read
     there: `loss = model(x, y)` whose `forward` returns `task + beta * reg.detach()`, `loss, logs =
     elbo_loss(...)` returning `rec + beta * kl.item()`, a plain class's `__call__`, `model.compute_loss(x)`,
-    a helper returning `sum(terms)` of a list it appends to; the finding is at the call, naming the term's
+    a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
+    returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
+    model's forward sets (`ce + w * model.aux_loss`), a method of the model a caller passes
+    (`lam * self.model.regularization()` returning `float(...)`), and a comparison of `argmax` predictions;
+    the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
@@ -92,7 +96,12 @@ class LossTermCutFromGraph(Rule):
                 passed = f" (through the call at {binding.place})" if binding is not None else ""
                 found = self._holder(term, cut, binding)
                 what = f"`{self.ctx.text(term.node)}`"
-                if term.call is not None:
+                if isinstance(term.call, ast.Attribute):  # `model.aux_loss`, set by its forward
+                    what = (
+                        f"`{one_line(term.ctx.text(term.node), 60, keep_end=True)}`, which `{term.callee}` sets as "
+                        f"`{one_line(self.ctx.text(term.call), 40)}` ({found.place(term.node)}),"
+                    )
+                elif term.call is not None:
                     what = (
                         f"`{one_line(term.ctx.text(term.node), 60, keep_end=True)}`, a term of the loss `{term.callee}` returns "
                         f"({found.place(term.node)}) to `{one_line(self.ctx.text(term.call), 40)}`,"
@@ -139,10 +148,13 @@ class LossTermCutFromGraph(Rule):
             if not own and not self._in_callee(term, cut):
                 continue  # a cut of what the caller passed: the caller's own term, if any
             found = self._holder(term, cut, binding)
-            source = _cut_input(found.ctx, cut)
+            source = cut_input(found.ctx, cut)
             if source is None:
                 continue
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
+                return cut
+            inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
+            if own and inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
                 return cut
             if found.ctx is self.ctx and own and self._from_model(source, 0):
                 return cut
@@ -173,16 +185,3 @@ class LossTermCutFromGraph(Rule):
 
 def _is_weight(factor: ast.AST) -> bool:
     return isinstance(factor, (ast.Name, ast.Attribute, ast.Constant))
-
-
-def _cut_input(ctx, cut: ast.AST) -> ast.AST | None:
-    """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
-    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""
-    if isinstance(cut, ast.Attribute):
-        return cut.value
-    method = isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and ctx.qualified_name(cut.func) is None
-    if method and (not cut.args or cut.func.attr in CUT_METHODS):
-        return cut.func.value
-    if isinstance(cut, ast.Call) and cut.args:
-        return cut.args[0]
-    return None

@@ -12,8 +12,10 @@ class LayersInPlainContainer(Rule):
     Reports a plain Python list or dict attribute of an `nn.Module` class that layers with parameters
     are put in (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k:
     nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`, `self.towers = (tower(64, d),
-    tower(64, d))` with a project function building the layers) and that the class
-    reads (its `forward` calls them). Containers that register their layers (`nn.ModuleList`,
+    tower(64, d))` with a project function building the layers, `OrderedDict((k, nn.Embedding(...)) for
+    ...)`, a list a project function fills and returns: `self.layers = make_layers(dims)`) and that the
+    class reads (its `forward` calls them); and an attribute holding an object of a plain project class
+    (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
     `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
     registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
     elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported.
@@ -61,27 +63,31 @@ class LayersInPlainContainer(Rule):
     ```
 
     ## Fix safety
-    The fix wraps the container in `nn.ModuleList` or `nn.ModuleDict`. It is unsafe: the layers'
+    The fix wraps the container in `nn.ModuleList` or `nn.ModuleDict` (a plain object is left to the
+    author: its class must become an `nn.Module`). It is unsafe: the layers'
     parameters join `state_dict()` under new keys, so checkpoints saved before no longer load strictly,
     and a dict's keys must be strings.
     """
 
     code = "ML414"
     name = "layers-in-plain-container"
-    message = "`self.{attribute}` is a plain {kind}: `{layer}` (line {line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
+    message = "`self.{attribute}` is a plain {kind}: `{layer}` ({line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
+    object_message = "`self.{attribute}` holds a `{holder}` ({holder_at}), an object of a plain class, not an `nn.Module`: `{layer}` ({line}) and the other layers it holds are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; make it an `nn.Module` (and its lists `nn.ModuleList`)"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("nn", "Module")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for found in unregistered_layers(self.ctx, node):
-            dict_like = isinstance(found.container, (ast.Dict, ast.DictComp)) or (
-                isinstance(found.container, ast.Call) and found.container.func.id == "dict"
-            )
-            kind, module = ("dict", "nn.ModuleDict") if dict_like else ("list", "nn.ModuleList")
-            kind = "tuple" if isinstance(found.container, ast.Tuple) else kind
-            layer = self.ctx.text(found.layer.func)
-            message = self.message.format(attribute=found.attribute, kind=kind, layer=f"{layer}(...)", line=found.layer.lineno, module=module)
+            layer = f"{ast.unparse(found.layer.func)}(...)"
+            if found.kind == "object":
+                message = self.object_message.format(
+                    attribute=found.attribute, holder=found.holder, holder_at=found.holder_at, layer=layer, line=found.where
+                )
+                self.report(found.container, message)
+                continue
+            module = "nn.ModuleDict" if found.kind == "dict" else "nn.ModuleList"
+            message = self.message.format(attribute=found.attribute, kind=found.kind, layer=layer, line=found.where, module=module)
             self.report(found.container, message, self._fix(found.container, module))
 
     def _fix(self, container: ast.AST, module: str):
@@ -91,7 +97,7 @@ class LayersInPlainContainer(Rule):
         name = f"{prefix}.{module.split('.')[1]}"
         text = self.ctx.text(container)
         empty = isinstance(container, (ast.List, ast.Dict)) and not (container.elts if isinstance(container, ast.List) else container.keys)
-        empty |= isinstance(container, ast.Call)
+        empty |= isinstance(container, ast.Call) and not container.args and not container.keywords
         replacement = f"{name}()" if empty else f"{name}({text})"
         return self.ctx.fix(f"Wrap it in `{name}`", Applicability.UNSAFE, self.ctx.replace(container, replacement))
 

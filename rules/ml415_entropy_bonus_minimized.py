@@ -16,8 +16,10 @@ class EntropyBonusMinimized(Rule):
     of `-log_prob` (the entropy is -E[log p]), followed through the variables it is assigned to, the
     coefficients it is scaled by (`cfg["ent_coef"] * entropy` too) and the functions of the project that
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
-    `+ beta * entropy_bonus(logits)` in another module). The loss must be backpropagated and stepped, and hold a policy term
-    (`pg_loss`, `policy_loss`, a term read from advantages). `loss = pg_loss - ent_coef * entropy`, and
+    `+ beta * entropy_bonus(logits)` in another module), into the lists a step collects them in
+    (`torch.stack(entropies).sum()`), and a policy's own `entropy(...)` method is the entropy however it
+    computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped, and hold a
+    policy term (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities). `loss = pg_loss - ent_coef * entropy`, and
     `+ ent_coef * entropy_loss` where `entropy_loss = -entropy.mean()` (the negative entropy), are
     right and not reported; so is entropy minimization outside an actor-critic loss (semi-supervised
     and domain-adaptation losses minimize the entropy of predictions on purpose).
@@ -71,7 +73,8 @@ class EntropyBonusMinimized(Rule):
         home = term.ctx or self.ctx
         place = f"{term.path}:{term.node.lineno}" if term.ctx is not None and term.path else f"line {term.node.lineno}"
         added = f", added at {term.added[1] or 'line'}{':' if term.added[1] else ' '}{term.added[0].lineno}" if term.added else ""
-        where = "" if use is term.node else f" (`{one_line(home.text(term.node), 40)}`, {place}{added})"
+        shown = use is not term.node and not isinstance(term.node, (ast.List, ast.Tuple))  # not the list it was appended to
+        where = f" (`{one_line(home.text(term.node), 40)}`, {place}{added})" if shown else ""
         verb = "returns" if isinstance(use, ast.Call) else "is"
         message = self.message.format(use=one_line(self.ctx.text(use), 60), verb=verb, where=where, loss=one_line(self.ctx.text(loss), 30))
         self.report(use, message)

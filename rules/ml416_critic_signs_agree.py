@@ -12,7 +12,7 @@ class CriticSignsAgree(Rule):
     -D(real).mean() - D(fake.detach()).mean()` with `g_loss = -D(fake).mean()`), or the critic's
     scores of real and generated samples minimized with the same sign. Signs are read through unary
     minus, sums, reductions, variables and the gradient a backward is seeded with (`errD_fake.backward(
-    one)`, `errG.backward(mone)` with `mone = -1 * one`). The critic's step is the backward that also
+    one)`, `errG.backward(mone)` with `mone = -1 * one`, also imported from another module of the project). The critic's step is the backward that also
     scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`);
     the generator's step scores them uncut. GAN losses that pass the critic's output through a loss
     (`BCEWithLogitsLoss`, hinge `relu(1 + D(fake))`, least squares) are not read.

@@ -1,4 +1,5 @@
-from mllint.analysis.facets.parameters import unused_parameter_groups
+from mllint.analysis.facets.parameters import unoptimized_loss_modules, unused_parameter_groups
+from mllint.source import one_line
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -11,7 +12,13 @@ class ParameterGroupNotOptimized(Rule):
     from what a function of the project returns: `decay, no_decay = split_decay(model)`), or a group kept
     in a dict attribute (`self.groups = {"encoder": {...}, "projector": {...}}`) at a key the class never
     reads while it reads the others (`Adam([self.groups["encoder"]])`). Groups handed on (to an
-    optimizer, to `add_param_group`, in a list, or read whole) are not reported.
+    optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
+    that misses a loss module the same function calls while it backpropagates, when that module (a class
+    of the project) makes a learnable `nn.Parameter` of its own (uncertainty weights `self.log_vars`, a
+    learnable temperature, ArcFace's class centres) and nothing else gets its parameters: it is neither
+    optimized, handed to another call (a trainer that builds its own optimizer), nor read through
+    `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`) or keep buffers are
+    not reported.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
@@ -55,6 +62,17 @@ class ParameterGroupNotOptimized(Rule):
     severity = Severity.ERROR
     requires_any_text = ("params", "optim")
 
+    loss_message = (
+        "`{optimizer}` does not get the parameters of the loss module `{loss}` (`{holder}`): its learnable "
+        "`{parameter}` ({where}) shapes the loss but never trains; add `{loss}.parameters()` to the optimizer"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
+        for found in unoptimized_loss_modules(self.ctx):
+            optimizer = one_line(self.ctx.text(found.optimizer), 60)
+            message = self.loss_message.format(
+                optimizer=optimizer, loss=found.loss.id, holder=found.holder, parameter=found.parameter, where=found.where
+            )
+            self.report(found.optimizer, message)

@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.facets.loop_events import EventKind
-from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
+from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.rule import Rule
@@ -12,6 +12,9 @@ EXITS = frozenset({"sys.exit", "os._exit", "os.abort"})
 BUILTIN_EXITS = frozenset({"exit", "quit"})
 OUT_OF_MEMORY_ERRORS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"})
 OUT_OF_MEMORY = "out of memory"  # in the message of torch's OOM errors ("CUDA out of memory. ...")
+# What a handler of out-of-memory errors calls to recover before it skips the batch: it frees the failed
+# step's memory or clears its partial gradients.
+RECOVERING = frozenset({"empty_cache", "zero_grad", "collect", "ipc_collect", "reset_peak_memory_stats"})
 
 
 class TrainingErrorSwallowed(Rule):
@@ -30,7 +33,10 @@ class TrainingErrorSwallowed(Rule):
     `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
     runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
-    them only sometimes (`else: if not distributed: raise`) is reported.
+    them only sometimes (`else: if not distributed: raise`) is reported. A handler of torch's out-of-memory
+    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias) counts as broad: it is
+    reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
+    `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`).
 
     ## Why is this bad?
     A NaN assertion, a shape error, an out-of-memory error or a bug in the loop is caught and printed
@@ -80,7 +86,7 @@ class TrainingErrorSwallowed(Rule):
     code = "ML501"
     name = "training-error-swallowed"
     message = "`{handler}` catches every error of the training {what} and does not re-raise: a crash becomes a finished run"
-    requires_any_text = TRAINING_WORDS
+    requires_any_text = ("except",)  # the training may be in another module (`trainer.fit()`)
 
     def visit_Try(self, node: ast.Try) -> None:
         if not node.handlers:
@@ -117,7 +123,13 @@ class TrainingErrorSwallowed(Rule):
     def _report(self, node: ast.Try, handler: ast.ExceptHandler, message: str, what: str) -> None:
         """Report the handler; one that singles out out-of-memory errors is told which path lets the others
         pass, and an `except RuntimeError` meant for a DDP join's early termination what else it hides."""
-        if _other_than_out_of_memory(self.ctx, handler.body) is not None:
+        if _out_of_memory_only(self.ctx, handler):
+            message = (
+                f"`{self._written(handler)}` drops the batch without freeing its memory or clearing its partial "
+                "gradients, and does not re-raise: the failed step's tensors stay allocated, its gradients "
+                "leak into the next step, and the run reports success on skipped batches"
+            )
+        elif _other_than_out_of_memory(self.ctx, handler.body) is not None:
             message = (
                 f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
                 f"every other error on every path: there a crash of the training {what} becomes a finished run"
@@ -162,10 +174,14 @@ class TrainingErrorSwallowed(Rule):
         return called_self or any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
 
     def _broad(self, exception: ast.AST | None) -> bool:
+        """A broad exception; torch's out-of-memory errors count (every batch too large for the device is
+        one, and the model's own), unless the handler recovers (`_leaves`)."""
         if exception is None:
             return True
         if isinstance(exception, ast.Tuple):
             return any(self._broad(e) for e in exception.elts)
+        if self.ctx.qualified_name(exception) in OUT_OF_MEMORY_ERRORS:
+            return True
         if isinstance(exception, ast.Name):
             return exception.id in BROAD and self.ctx.qualified_name(exception) is None
         return self.ctx.qualified_name(exception) in {f"builtins.{name}" for name in BROAD}
@@ -176,6 +192,8 @@ class TrainingErrorSwallowed(Rule):
         others = _other_than_out_of_memory(self.ctx, handler.body)
         if others is not None:
             return self._always_leaves(others)
+        if _out_of_memory_only(self.ctx, handler) and _recovers(handler.body):
+            return True
         return any(self._leaving(node) for node in own_nodes(handler.body))
 
     def _always_leaves(self, block: list[ast.stmt]) -> bool:
@@ -226,6 +244,25 @@ def _is_out_of_memory_test(ctx, test: ast.AST) -> bool:
     classes = test.args[1:2]
     classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
     return bool(classes) and all(ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+
+
+def _out_of_memory_only(ctx, handler: ast.ExceptHandler) -> bool:
+    """Does the handler catch torch's out-of-memory errors only (by any alias)?"""
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return all(c is not None and ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in caught)
+
+
+def _recovers(block: list[ast.stmt]) -> bool:
+    """Does an out-of-memory handler free the failed step's memory or clear its gradients
+    (`torch.cuda.empty_cache()`, `optimizer.zero_grad()`, `p.grad = None`, `del loss`)?"""
+    for node in own_nodes(block):
+        if isinstance(node, ast.Call) and callee_name(node) in RECOVERING:
+            return True
+        if isinstance(node, ast.Delete):
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets):
+            return True
+    return False
 
 
 def _joins_uneven_inputs(block: list[ast.stmt]) -> bool:

@@ -32,8 +32,10 @@ class RegressionLossBroadcast(Rule):
     passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
     or a batch that the first call site of another module passes (the message names it); datasets and
     helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
-    targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one), rows chosen by an
-    index tensor (`X[idx]`, `y[idx]`).
+    targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
+    the dim-less `squeeze()`, in whichever module it is), rows chosen by an index tensor (`X[idx]`,
+    `y[idx]`, with `idx` from `torch.randperm(n).split(bs)`), column slices (`y[:, -1:]`,
+    `targets[i:i + 1]`), NumPy tables (`np.concatenate(..., axis=1)`, `sum(1, keepdims=True)`).
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every
@@ -86,6 +88,9 @@ class RegressionLossBroadcast(Rule):
             return
         a, b, result, side = found
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
+        squeezed = [v.squeezed_at for v in (input_value, target_value) if isinstance(v, Tensor) and v.squeezed_at]
+        if squeezed:
+            message += f"; the `squeeze()` at {squeezed[0]} drops the size-1 dimension on one side only"
         passed = [n for side_node in (prediction, target) if side_node is not None for n in ast.walk(side_node) if n in shapes.passed]
         site = shapes.call_site(node)
         if passed:

@@ -1,15 +1,16 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, format_shape, trailing_one_added
-from mllint.analysis.facets.shapes import REDUCTIONS, SAME_SHAPE_METHODS, Shapes
+from mllint.analysis.facets.shapes import REDUCTIONS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
+from mllint.analysis.program.callers import call_sites
 from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 REDUCING_FUNCTIONS = {"torch." + name for name in ("sum", "mean", "nansum", "nanmean", "norm")}
 PAIRWISE_FUNCTIONS = {"torch." + name for name in ("max", "min", "maximum", "minimum", "fmax", "fmin")}
-SAME_SHAPE_FUNCTIONS = {"torch." + name for name in ("abs", "square", "exp", "log", "sqrt", "pow")}
+ELEMENTWISE_FUNCTIONS = SAME_SHAPE_FUNCTIONS | {"torch.pow"}  # `F.relu(margin - pos + neg).mean()` too
 
 
 class BroadcastThenReduce(Rule):
@@ -21,7 +22,9 @@ class BroadcastThenReduce(Rule):
     tensors (`pinball_loss(model(x), y)`, reported at the call). Both shapes must be known to the shape
     analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
-    (`a[:, None] * b[None, :]`) are not reported.
+    (`a[:, None] * b[None, :]`) are not reported. A helper of another module is checked with what the
+    first call site that tells passes (the message names it), through shape-keeping functions on the way
+    to the reduction (`F.relu(margin - pos + neg).mean()`).
 
     ## Why is this bad?
     `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N
@@ -62,10 +65,14 @@ class BroadcastThenReduce(Rule):
         self._reducing: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        found = self._broadcast_then_reduced(node, lambda operand: self.ctx.analysis(Shapes).value(operand))
+        shapes = self.ctx.analysis(Shapes)
+        found = self._broadcast_then_reduced(node, shapes.value)
         if found is not None:
             left, right, result = found
-            self.report(node, self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result))
+            message = self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result)
+            site = shapes.call_site(node)  # the operands' shapes are what a call of another module passes
+            message += f" (with what the call at {site.place} passes)" if site is not None else ""
+            self.report(node, message, related=call_sites(site))
 
     def visit_Call(self, node: ast.Call) -> None:
         """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
@@ -145,7 +152,7 @@ class BroadcastThenReduce(Rule):
                 name = self.ctx.qualified_name(parent.func)
                 if name in REDUCING_FUNCTIONS:
                     return True
-                if name not in SAME_SHAPE_FUNCTIONS:
+                if name not in ELEMENTWISE_FUNCTIONS:
                     return False
                 node, parent = parent, self.ctx.scopes.parent(parent)
             elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):

@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 STD_FUNCTIONS = {"torch.std"}
@@ -11,7 +12,8 @@ class DivisionByStdWithoutEpsilon(Rule):
     ## What it does
     Opt-in (enable it by its code). Reports a division whose denominator is a standard deviation
     computed on the spot, with nothing keeping it away from zero: `(x - x.mean()) / x.std()`,
-    `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`. A denominator with an epsilon
+    `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`, or a name bound to one (`sigma = x.std(-1,
+    keepdim=True)` then `(x - mu) / sigma`). A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
     function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported.
 
@@ -94,6 +96,11 @@ class DivisionByStdWithoutEpsilon(Rule):
         )  # fmt: skip
 
     def _is_std(self, node: ast.AST) -> bool:
+        """A std computed on the spot, or a name every binding that reaches it binds to one (`sigma =
+        x.std(-1, keepdim=True)`, then `(x - mu) / sigma`)."""
+        if isinstance(node, ast.Name):
+            values = self.ctx.analysis(ValueKinds).reaching_values(node)
+            return bool(values) and all(isinstance(v, ast.Call) and self._is_std(v) for v in values)
         if not isinstance(node, ast.Call):
             return False
         if self.ctx.qualified_name(node.func) in STD_FUNCTIONS:

@@ -15,7 +15,8 @@ class FitOnEvaluationData(Rule):
     (`scaler.fit(pd.concat([train_df, test_df]))`), each split of a loop over literal split names with
     the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
     or a parameter that a call site fills with such data while its constant flags make the fit run
-    (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`). The transformer may be built anywhere
+    (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`, a dataset class whose `__init__` fits on
+    what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
     the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
 
     ## Why is this bad?

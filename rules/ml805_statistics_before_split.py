@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.leakage import Leakage
+from mllint.analysis.facets.leakage import RETURNED, Leakage
 from mllint.findings import Severity
 from mllint.rule import Rule
 from mllint.source import one_line
@@ -27,7 +27,11 @@ class StatisticsBeforeSplit(Rule):
     slice whose bounds one flag picks from lists of bounds (`data[border1s[set_type]:border2s[set_type]]`),
     statistics a helper returns that a later call or `return` hands on with the data to a helper that
     splits it (`stats = compute_stats(X)`, `return make_splits(X, y, stats)`), and attributes set
-    through tuples (`self.X, self.y = X, y`).
+    through tuples (`self.X, self.y = X, y`). So do a project function that returns data of its own it
+    fitted on as a whole (`series = load_series()`, `return minmax(raw)`), a dataset class of the project
+    whose `__init__` keeps statistics of what it is given for its other methods (`self.mean =
+    x.mean(0)` read by `__getitem__`) constructed before `random_split`, and pipelines and column
+    transformers (`make_pipeline(SimpleImputer(), StandardScaler())`, `ColumnTransformer`).
 
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,
@@ -63,12 +67,14 @@ class StatisticsBeforeSplit(Rule):
 
     code = "ML805"
     name = "statistics-before-split"
-    message = "`{fit}` computes statistics of `{data}` before it is split (line {line}): the evaluation part leaks into training; split first and fit on the training part"
+    message = "`{fit}`{inside} computes statistics of {data} before it is split (line {line}): the evaluation part leaks into training; split first and fit on the training part"
     severity = Severity.ERROR
-    requires_any_text = ("split", "[:", "fit")
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.ctx.analysis(Leakage).fitted_before_split(node)
         if found is not None:
             data, split = found
-            self.report(node, self.message.format(fit=one_line(self.ctx.text(node), 50), data=data, line=split.lineno))
+            inside = self.ctx.analysis(Leakage).fitted_inside(node)
+            inside = f" ({inside})" if inside else ""
+            data = "the data it returns" if data == RETURNED else f"`{data}`"
+            self.report(node, self.message.format(fit=one_line(self.ctx.text(node), 50), inside=inside, data=data, line=split.lineno))

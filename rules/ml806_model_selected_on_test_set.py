@@ -19,7 +19,11 @@ class ModelSelectedOnTestSet(Rule):
     (`ModelCheckpoint(monitor="test_acc")`), an early stopper called with a test score
     (`early_stopping(test_loss, model)`, `stopper.step(test_loss, model)`, a method of an
     `EarlyStopping(...)` object) and a library trainer evaluated on a test set that keeps its
-    best model (`eval_dataset=test_set` with `load_best_model_at_end=True`) count too. Selection on
+    best model (`eval_dataset=test_set` with `load_best_model_at_end=True`) count too, and so does the
+    maximum or argmax of a collection of per-epoch test scores (`max(history["test_acc"])`,
+    `np.argmax(test_f1s)`, over a list that evaluations of test data are appended to), and a comparison
+    in a search over settings that trains (`for lr in lrs:` calling a project function that
+    backpropagates). Selection on
     a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
     single evaluation of the test set after training are not reported.
 

@@ -57,7 +57,14 @@ def shape_of(source: str, expression: str) -> str | None:
         ("def f(c):\n    x = torch.rand(2)\n    if c:\n        x = torch.rand(3)\n    return x\n", "x", None),
         ("x = torch.rand(2)\nfor i in range(3):\n    x = x.unsqueeze(0)\n", "x", None),
         ("def f(n):\n    x = torch.rand(n, 1).squeeze()\n    return x\n", "x", "(n,)"),  # a batch is taken for more than one
-        ("def f(n):\n    x = torch.rand(n, 2)[:, :1].squeeze()\n    return x\n", "x", None),
+        ("def f(n):\n    x = torch.rand(n, 2)[:, :1].squeeze()\n    return x\n", "x", "(n,)"),  # a slice of a known width
+        ("def f(n, k):\n    x = torch.rand(n, 2)[:, :k].squeeze()\n    return x\n", "x", None),
+        ("def f(n, i):\n    x = torch.rand(n, 5)[:, i:i + 2]\n    return x\n", "x", "(n, 2)"),
+        ("def f(n):\n    x = torch.rand(n, 5)[:, -1:]\n    return x\n", "x", "(n, 1)"),
+        ("def f(n):\n    import numpy as np\n    x = np.random.rand(n, 3).sum(1, keepdims=True)\n    return x\n", "x", "(n, 1)"),
+        ("def f(n):\n    import numpy as np\n    x = np.concatenate([np.zeros((n, 2)), np.ones((n, 1))], axis=1)\n    return x\n", "x", "(n, 3)"),
+        ("def f(n):\n    x = torch.rand(n, 4).cumsum(1)\n    return x\n", "x", "(n, 4)"),
+        ("def f(n):\n    for x in torch.rand(n, 4).split(8):\n        print(x[:, 0])\n", "x[:, 0]", "(len(? chunk),)"),
     ],
 )
 def test_shapes(source, expression, shape):

@@ -69,3 +69,78 @@ def test_ml806_the_best_test_score_over_epochs_overestimates_the_model(program, 
     # Chance is 0.25; the standard error of an accuracy on 200 rows is 0.03.
     assert (reported > 0.25 + 0.05) is selects_on_test
     assert selects_on_test or abs(reported - 0.25) < 0.05
+
+
+HISTORY = '''
+def fit(model, train_one_epoch, evaluate, loaders, epochs):
+    history = {"test_acc": []}
+    for epoch in range(epochs):
+        train_one_epoch(model, loaders["train"])
+        history["test_acc"].append(evaluate(model, loaders["test"]))
+    return max(history["test_acc"])
+'''
+HISTORY_BY_VALIDATION = '''
+def fit(model, train_one_epoch, evaluate, loaders, epochs):
+    history = {"val_acc": [], "test_acc": []}
+    for epoch in range(epochs):
+        train_one_epoch(model, loaders["train"])
+        history["val_acc"].append(evaluate(model, loaders["val"]))
+        history["test_acc"].append(evaluate(model, loaders["test"]))
+    best = max(range(epochs), key=lambda e: history["val_acc"][e])
+    return history["test_acc"][best]
+'''
+
+
+@pytest.mark.parametrize("program, selects_on_test", [(HISTORY, True), (HISTORY_BY_VALIDATION, False)])
+def test_ml806_the_maximum_of_a_history_of_test_scores_overestimates_the_model(program, selects_on_test):
+    assert family_findings(program, "ML806") == ([(7, "ML806")] if selects_on_test else [])
+    reported = run("import torch\n" + program + SELECTION_HARNESS)["reported"]
+    assert (reported > 0.25 + 0.05) is selects_on_test
+    assert selects_on_test or abs(reported - 0.25) < 0.05
+
+
+DATASET = '''
+import torch
+from torch.utils.data import Dataset
+
+
+class Windows(Dataset):
+    def __init__(self, x):
+        self.x = x
+        self.mu, self.sigma = x.mean(0), x.std(0)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return (self.x[i] - self.mu) / self.sigma
+
+
+def parts(x):
+    full = Windows(x)
+    return torch.utils.data.random_split(full, [70, 30], generator=torch.Generator().manual_seed(0))
+
+
+train_part, test_part = parts(VALUES)
+train_rows = torch.stack([train_part[i] for i in range(len(train_part))])
+'''
+SPLIT_FIRST = DATASET.replace(
+    "    full = Windows(x)\n    return torch.utils.data.random_split(full, [70, 30], generator=torch.Generator().manual_seed(0))",
+    "    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))\n    return Windows(x[order[:70]]), Windows(x[order[70:]])",
+)
+
+
+@pytest.mark.parametrize("program, leaks", [(DATASET, True), (SPLIT_FIRST, False)])
+def test_ml805_a_dataset_normalised_by_its_own_statistics_then_split(program, leaks):
+    assert [code for _, code in family_findings(program, "ML805")] == (["ML805"] if leaks else [])
+    import torch
+
+    values = torch.rand(100, 2)
+    first = run(program, VALUES=values)
+    changed = values.clone()  # only the rows of the test part change
+    if leaks:
+        changed[list(first["test_part"].indices)] += 100.0
+    else:
+        order = torch.randperm(100, generator=torch.Generator().manual_seed(0))
+        changed[order[70:]] += 100.0
+    assert torch.equal(first["train_rows"], run(program, VALUES=changed)["train_rows"]) is not leaks

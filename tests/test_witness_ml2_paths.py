@@ -163,3 +163,30 @@ def test_clearing_the_encoder_only_lets_the_heads_gradients_accumulate():
     assert outcome.error is None and outcome.remaining == []
     seen = run(outcome.text)["seen"]
     assert all(torch.allclose(head, seen[0][1]) for _, head in seen)
+
+
+ACCUMULATION_CLEAR_ONLY = """\
+import torch
+
+model = torch.nn.Linear(3, 1, bias=False)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+batch = (torch.ones(4, 3), torch.zeros(4, 1) + 1)
+for i in range(8):
+    torch.nn.functional.mse_loss(model(batch[0]), batch[1]).backward()
+    seen.append(model.weight.grad.clone())
+    optimizer.step()
+    if (i + 1) % 4 == 0:
+        optimizer.zero_grad()
+"""
+
+
+def test_a_clear_only_at_the_accumulation_boundary_steps_on_the_growing_sum():
+    """Every step applies the sum of the micro-batches so far (1x, 2x, 3x, 4x the gradient); with the step
+    under the same test as the clear, only the full sum is applied, once per cycle."""
+    assert family_findings(ACCUMULATION_CLEAR_ONLY, "ML2") == [(9, "ML201")]
+    grads = run(ACCUMULATION_CLEAR_ONLY)["seen"]
+    assert [round(float(g.sum() / grads[0].sum())) for g in grads] == [1, 2, 3, 4, 1, 2, 3, 4]
+    repaired = ACCUMULATION_CLEAR_ONLY.replace(
+        "    optimizer.step()\n    if (i + 1) % 4 == 0:\n", "    if (i + 1) % 4 == 0:\n        optimizer.step()\n"
+    )
+    assert family_findings(repaired, "ML2") == []

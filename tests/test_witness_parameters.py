@@ -72,3 +72,137 @@ def test_ml411_requires_grad_on_a_layer_of_a_factory_made_library_model_freezes_
     fixed = fix(FACTORY, "ML411")
     assert "model.layer1.requires_grad_(False)" in fixed and family_findings(fixed, "ML411") == []
     assert not run(fixed)["changed"]
+
+
+HELD = '''
+import torch
+import torch.nn as nn
+
+
+def make_layers(depth):
+    layers = []
+    for _ in range(depth):
+        layers.append(nn.Linear(8, 8))
+    return layers
+
+
+class Bank:
+    def __init__(self):
+        self.proj = nn.Linear(8, 8)
+
+    def __call__(self, x):
+        return self.proj(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = make_layers(2)
+        self.bank = Bank()
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).relu()
+        return self.out(self.bank(x))
+
+
+torch.manual_seed(0)
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+held = [model.layers[0].weight, model.bank.proj.weight]
+first = [p.detach().clone() for p in held]
+for _ in range(3):
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = [not torch.equal(a, p) for a, p in zip(first, held)]
+'''
+
+
+def test_ml414_layers_a_helper_returns_in_a_list_or_a_plain_object_holds_never_train():
+    assert family_findings(HELD, "ML414") == [(24, "ML414"), (25, "ML414")]
+    assert run(HELD)["changed"] == [False, False]
+    fixed = HELD.replace("self.layers = make_layers(2)", "self.layers = nn.ModuleList(make_layers(2))")
+    fixed = fixed.replace("class Bank:", "class Bank(nn.Module):").replace("    def __init__(self):\n        self.proj", "    def __init__(self):\n        super().__init__()\n        self.proj")
+    fixed = fixed.replace("    def __call__(self, x):\n        return self.proj", "    def forward(self, x):\n        return self.proj")
+    assert family_findings(fixed, "ML414") == []
+    assert run(fixed)["changed"] == [True, True]
+
+
+WEIGHTED = '''
+import torch
+import torch.nn as nn
+
+
+class Weighted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.log_vars = nn.Parameter(torch.zeros(2))
+
+    def forward(self, a, b):
+        losses = torch.stack([a, b])
+        return (torch.exp(-self.log_vars) * losses + self.log_vars).sum()
+
+
+torch.manual_seed(0)
+model, criterion = nn.Linear(4, 2), Weighted()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(5):
+    out = model(torch.randn(8, 4))
+    loss = criterion(out[:, 0].pow(2).mean(), out[:, 1].abs().mean())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+weights = criterion.log_vars.detach().clone()
+'''
+
+
+def test_ml417_a_loss_module_left_out_of_the_optimizer_keeps_its_initial_weights():
+    assert family_findings(WEIGHTED, "ML417") == [(18, "ML417")]
+    assert torch.equal(run(WEIGHTED)["weights"], torch.zeros(2))
+    fixed = WEIGHTED.replace("SGD(model.parameters()", "SGD([*model.parameters(), *criterion.parameters()]")
+    assert fixed != WEIGHTED and family_findings(fixed, "ML417") == []
+    assert not torch.equal(run(fixed)["weights"], torch.zeros(2))
+
+
+GROWN = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 8)
+        self.heads = nn.ModuleDict()
+
+    def add_head(self, name):
+        self.heads[name] = nn.Linear(8, 1)
+
+    def forward(self, x, name):
+        return self.heads[name](self.trunk(x))
+
+
+torch.manual_seed(0)
+model = Net()
+model.add_head("a")
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model.add_head("b")
+first = model.heads["b"].weight.detach().clone()
+for _ in range(3):
+    loss = model(torch.randn(8, 4), "b").pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = not torch.equal(first, model.heads["b"].weight)
+'''
+
+
+def test_ml410_a_head_a_method_adds_after_the_optimizer_never_trains():
+    assert family_findings(GROWN, "ML410") == [(23, "ML410")]
+    assert run(GROWN)["changed"] is False
+    fixed = GROWN.replace('model.add_head("b")\n', 'model.add_head("b")\noptimizer.add_param_group({"params": model.heads["b"].parameters()})\n')
+    assert fixed != GROWN and family_findings(fixed, "ML410") == []
+    assert run(fixed)["changed"] is True

@@ -110,6 +110,7 @@ class CalleeCut:
     callee: str  # `ImageGradientLoss.forward`
     cut: ast.AST  # the cut, in the callee's file
     path: str  # that file as findings show it ("" for the linted file)
+    carried: bool = False  # what it cut carried a graph there (`float(self.fc1.weight.abs().sum())`)
 
     @property
     def place(self) -> str:
@@ -131,6 +132,7 @@ class Given:
 
 # What a module of the project must mention for its functions' returns to be read for cuts (for the
 # elements of the tuples they return: a return).
+ANY_MODULE = re.compile(rb"")  # every module of the project is read
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
 RETURN_WORDS = re.compile(rb"\breturn\b")
 # Methods (and torch functions) that return (values, indices) given a dimension.
@@ -221,8 +223,11 @@ class GradientFlow:
         self._budget -= 1
         if depth > MAX_DEPTH or self._budget < 0:
             return UNKNOWN
-        if isinstance(expr, (ast.Constant, ast.JoinedStr, ast.Compare)):
+        if isinstance(expr, (ast.Constant, ast.JoinedStr)):
             return NONE
+        if isinstance(expr, ast.Compare):  # no graph; the cuts of what it compares (`p1.argmax(1) != p2`) kept
+            compared = [self._flow(e, depth + 1) for e in (expr.left, *expr.comparators)]
+            return Flow(State.NONE, _unique(c for f in compared if f is not None and f.state is State.NONE for c in f.cuts))
         if under_no_grad(self.ctx, expr):
             return NONE
         if isinstance(expr, ast.Name):
@@ -559,8 +564,34 @@ class GradientFlow:
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
         cls = callee.ctx.scopes.enclosing_class(callee.function)
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
-        self.callee_cuts[call] = CalleeCut(name, own[0], path)
+        source = cut_input(callee.ctx, own[0])
+        flows = callee.ctx.analysis(GradientFlow)
+        carried = source is not None and flows.returned_flow(callee.function, source, given).state is State.GRAPH
+        self.callee_cuts[call] = CalleeCut(name, own[0], path, carried)
         return Flow(State.NONE, (call,))
+
+    def passes_graph(self, call: ast.Call, live: set[ast.AST]) -> bool:
+        """Does the project function `call` runs (in any module) return a graph when the arguments `live`
+        carry one (`psnr(pred, target)` of a live prediction), the others unknown?"""
+        found = self.callee(call, followed=ANY_MODULE)
+        if found is None:
+            return False
+        callee, skips_first = found
+        bound = bind_arguments(call, callee.function, skips_first).items()
+        given = {name: GRAPH if argument in live else UNKNOWN for name, argument in bound if argument is not None}
+        if GRAPH not in given.values():
+            return False
+        return callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given)).state is State.GRAPH
+
+    def returned_flow(self, function: ast.AST, expr: ast.AST, flows: dict) -> Flow:
+        """The flow of `expr` of `function` (of this file), its parameters holding `flows`, worked out apart
+        from any question being answered here."""
+        saved = self._question_state()
+        self._stack, self._assumed, self._round, self._settled, self.values.unbound = {}, {}, {}, {}, None
+        try:
+            return self._answer(expr, Given(function, flows))
+        finally:
+            self._restore(saved)
 
     def returned(self, function: ast.AST, given: "Given", index: int | None = None) -> Flow:
         """What a function of this file returns (the element `index` of the tuples it returns, when
@@ -801,3 +832,16 @@ def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
     if scaled and receiver.func.attr == "scale" and len(receiver.args) == 1:
         return receiver.args[0]
     return receiver
+
+
+def cut_input(ctx, cut: ast.AST) -> ast.AST | None:
+    """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
+    `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""
+    if isinstance(cut, ast.Attribute):
+        return cut.value
+    method = isinstance(cut, ast.Call) and isinstance(cut.func, ast.Attribute) and ctx.qualified_name(cut.func) is None
+    if method and (not cut.args or cut.func.attr in CUT_METHODS):
+        return cut.func.value
+    if isinstance(cut, ast.Call) and cut.args:
+        return cut.args[0]
+    return None

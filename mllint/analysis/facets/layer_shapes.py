@@ -40,6 +40,8 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         return shape[:-1] + (size(call_argument(constructor, 1, "out_features")),)
     if name == "torch.nn.Embedding":
         return shape + (size(call_argument(constructor, 1, "embedding_dim")),)
+    if name == "torch.nn.EmbeddingBag" and len(shape) == 2:  # bags of equal length, one per row
+        return shape[:1] + (size(call_argument(constructor, 1, "embedding_dim")),)
     if name in CONVOLUTIONS:
         spatial = CONVOLUTIONS[name]
         channels = size(call_argument(constructor, 1, "out_channels"))

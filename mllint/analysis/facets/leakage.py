@@ -22,10 +22,13 @@ from dataclasses import dataclass, field
 
 from mllint.analysis.objects.call_sites import binding_constants, built, makers
 from mllint.analysis.objects.constants import fold
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import followed_view, place_in
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class
 
 FITTING_METHODS = frozenset({"fit", "fit_transform"})
@@ -33,6 +36,7 @@ FITTING_METHODS = frozenset({"fit", "fit_transform"})
 TRANSFORMER_MODULES = (
     "sklearn.preprocessing.", "sklearn.decomposition.", "sklearn.feature_selection.", "sklearn.impute.",
     "sklearn.feature_extraction.", "sklearn.random_projection.", "sklearn.kernel_approximation.",
+    "sklearn.pipeline.", "sklearn.compose.",  # pipelines and column transformers of them
 )  # fmt: skip
 STATISTIC_METHODS = frozenset({"mean", "std", "var", "min", "max", "median", "quantile", "nanmean", "nanstd"})
 STATISTIC_FUNCTIONS = frozenset(
@@ -55,9 +59,10 @@ HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
 NEVER = 1 << 62  # no split reached
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
-EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout"})
+EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
 CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
+RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
 
 
 @dataclass
@@ -67,6 +72,7 @@ class Summary:
     fits: frozenset[str] = frozenset()  # fitted on as a whole
     splits: frozenset[str] = frozenset()  # split into parts
     statistics: frozenset[str] = frozenset()  # whose statistics it returns
+    returns_fitted: ast.Call | None = None  # the fit of data of its own it returns fitted as a whole (`return minmax(raw)`)
 
 
 @dataclass
@@ -100,11 +106,13 @@ class Leakage:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
-        self.calls = CallResolver(ctx, ctx.analysis(ProjectView) if ctx.project is not None else None)
+        view = followed_view(ctx)
+        self.calls = CallResolver(ctx, view if view.index is not None else None)
         self._flows: dict[ast.AST, _Flow] = {}
         self._summaries: dict[ast.AST, Summary] = {}
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
+        self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
 
     def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
@@ -115,7 +123,10 @@ class Leakage:
         tainted = {data}
         holds_statistic = getattr(statement, "value", None) is call and self.statistic_of(call) is not None  # `mean = X.mean(0)`
         if isinstance(statement, ast.Assign) and not holds_statistic:
-            tainted |= {_key(t) for t in statement.targets} - {None}
+            tainted |= {_key(t) for target in statement.targets for t in _unpacked(target)} - {None}
+        outer = self.ctx.scopes.parent(call)
+        if isinstance(outer, ast.Call) and call in self.split_data(outer):  # `make_loaders(load_series())`
+            return data, outer
         flow = self._flow(self._scope(statement))
         start = flow.order[self.ctx.index.within(statement, *EVENTS)[-1]] + 1
         first = min(flow.first_split(key, start) for key in tainted)
@@ -244,6 +255,8 @@ class Leakage:
         helper = self._helper_data(call, "fits")
         if helper is not None:
             return helper
+        if self._returns_fitted(call) is not None:
+            return RETURNED
         data = self.statistic_of(call)
         if data is None:
             return None
@@ -287,16 +300,31 @@ class Leakage:
                 return call.args[:1]
         return self._helper_arguments(call, "splits")
 
+    def _returns_fitted(self, call: ast.Call):
+        """(the callee, the fit) when a project function called here returns data of its own (read from a
+        file, made) that it fitted on as a whole (`series = load_series()`); None else."""
+        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
+        callee = self.calls.resolve(call, followed=HELPER_TEXT)
+        fit = callee.ctx.analysis(Leakage).summary(callee.function).returns_fitted if callee is not None else None
+        return (callee, fit) if fit is not None else None
+
     def _helper_data(self, call: ast.Call, what: str) -> str | None:
         return next((k for k in map(_whole, self._helper_arguments(call, what)) if k is not None), None)
 
     def _helper_arguments(self, call: ast.Call, what: str) -> list[ast.AST]:
-        """The arguments a project function called here fits, splits or returns statistics of (`what`)."""
+        """The arguments a project function called here fits, splits or returns statistics of (`what`); for
+        a class of the project constructed here, the arguments whose statistics its `__init__` keeps for
+        its other methods (`what` "fits")."""
         if not isinstance(call.func, (ast.Name, ast.Attribute)):
             return []
         callee = self.calls.resolve(call, followed=HELPER_TEXT)
         if callee is None:
-            return []
+            constructed = self.constructed(call) if what == "fits" else None
+            if constructed is None:
+                return []
+            _, _, init, names = constructed
+            return [argument for name, argument in bind_arguments(call, init, True).items() if name in names and argument is not None]
         summary = callee.ctx.analysis(Leakage).summary(callee.function)
         names = getattr(summary, what)
         if not names:
@@ -304,6 +332,72 @@ class Leakage:
         skips_first = isinstance(call.func, ast.Attribute)
         bound = bind_arguments(call, callee.function, skips_first)
         return [argument for name, argument in bound.items() if name in names and argument is not None]
+
+    def fitted_inside(self, call: ast.Call) -> str | None:
+        """Where a project function or a constructed project class that `call` runs fits the data: "in
+        `SensorDataset.__init__`, dataset.py:8", "in `select_features`, features.py:6"; None for a fit
+        written here."""
+        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
+        returned = self._returns_fitted(call)
+        callee = self.calls.resolve(call, followed=HELPER_TEXT)
+        if returned is not None:
+            callee, fit = returned
+        elif callee is not None:
+            helper = callee.ctx.analysis(Leakage)
+            fits = helper.summary(callee.function).fits
+            fit = next((c for c in callee.ctx.index.within(callee.function, ast.Call) if helper.fitted_data(c) in fits), None)
+        else:
+            constructed = self.constructed(call)
+            if constructed is None:
+                return None
+            home, cls, _, fits = constructed
+            return f"in `{cls.name}.__init__`, {place_in(self.ctx, home, min(fits.values(), key=lambda c: c.lineno))}"
+        return None if fit is None else f"in `{callee.function.name}`, {place_in(self.ctx, callee.ctx, fit)}"
+
+    def constructed(self, call: ast.Call) -> tuple[object, ast.ClassDef, ast.AST, dict[str, ast.AST]] | None:
+        """For `SensorDataset(signals, labels)` of a project class: (its module's context, the class, its
+        `__init__`, the parameters whose statistics it fits: a transformer, or `self.mean = signals.mean(0)`
+        that another method reads, each with the fit)."""
+        objects = self.ctx.analysis(Objects)
+        found = objects.points_to(call)
+        classes = {objects.class_of(obj) for obj in found} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        init = own_method(cls, "__init__")
+        fits = home.analysis(Leakage).kept_statistics(cls, init) if init is not None else None
+        return (home, cls, init, fits) if fits else None
+
+    def kept_statistics(self, cls: ast.ClassDef, init: ast.AST) -> dict[str, ast.AST]:
+        """The parameters of a class's `__init__` it fits on, or keeps statistics of in `self` attributes that
+        another method of the class reads, each with the call that does so."""
+        if cls not in self._kept:
+            self._kept[cls] = {}  # while it is read: a class built inside its own `__init__` fits nothing more
+            self._kept[cls] = self._kept_statistics(cls, init)
+        return self._kept[cls]
+
+    def _kept_statistics(self, cls: ast.ClassDef, init: ast.AST) -> dict[str, ast.AST]:
+        names = {p.arg for p in parameters(init, variadic=False)}
+        read_elsewhere = {
+            node.attr for other in cls.body if other is not init and isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for node in self.ctx.index.within(other, ast.Attribute) if is_self_attribute(node) and isinstance(node.ctx, ast.Load)
+        }  # fmt: skip
+        found: dict[str, ast.AST] = {}
+        for call in self.ctx.index.within(init, ast.Call):
+            if self._scope(call) is not init:
+                continue
+            data = self.fitted_data(call)
+            if data is None:
+                data = self.statistic_of(call)
+                statement = self._statement(call)
+                kept = isinstance(statement, ast.Assign) and any(
+                    is_self_attribute(t) and t.attr in read_elsewhere for target in statement.targets for t in _unpacked(target)
+                )
+                data = data if kept else None
+            if data in names and data not in found:
+                found[data] = call
+        return found
 
     def summary(self, function: ast.AST) -> Summary:
         if function not in self._summaries:
@@ -319,7 +413,12 @@ class Leakage:
                 data, statement = self.statistic_of(c), self._statement(c)
                 if data in names and (isinstance(statement, ast.Return) or _binds(statement) & returned):
                     statistics.add(data)
-            self._summaries[function] = Summary(frozenset(fits), frozenset(splits), frozenset(statistics))
+            fitted_return = next((
+                c for c in calls if (data := self.fitted_data(c)) is not None and data not in names
+                and (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned))
+                and self.fitted_before_split(c) is None
+            ), None)  # fmt: skip
+            self._summaries[function] = Summary(frozenset(fits), frozenset(splits), frozenset(statistics), fitted_return)
         return self._summaries[function]
 
     # The index of a scope.
@@ -517,10 +616,15 @@ def _whole(node: ast.AST) -> str | None:
         columns = isinstance(index, ast.Constant) and isinstance(index.value, str)
         columns |= isinstance(index, ast.List) and all(isinstance(e, ast.Constant) for e in index.elts)
         columns |= isinstance(index, (ast.Name, ast.Attribute)) and bool(COLUMN_NAME.search(_key(index) or ""))
+        columns |= isinstance(index, ast.Tuple) and bool(index.elts) and _every_row(index.elts[0])  # `X[:, :-1]`
         if not columns:
             return None
         inner = inner.value
     return _key(node)
+
+
+def _every_row(index: ast.AST) -> bool:
+    return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
 
 
 def _read_keys(expr: ast.AST) -> frozenset[str]:

@@ -35,6 +35,25 @@ class Guard:
     def conditional(self) -> bool:
         return self.kind != "loop"
 
+    @property
+    def checks_existence(self) -> bool:
+        return self.existing is not None
+
+    @property
+    def existing(self) -> ast.AST | None:
+        """What this arm of an `if` only knows to exist (`p.grad` for `if p.grad is not None:`, `params` for
+        `if params:`, the `else:` of `if x is None:`); None for any other guard."""
+        if self.kind != "if" or not isinstance(self.node, ast.If):
+            return None
+        test, present = self.node.test, self.arm is True
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, present = test.operand, not present
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            if isinstance(test.ops[0], ast.Is | ast.IsNot) and present == isinstance(test.ops[0], ast.IsNot):
+                return test.left
+            return None
+        return test if present and isinstance(test, ast.Name | ast.Attribute) else None
+
 
 @dataclass(frozen=True)
 class Event:

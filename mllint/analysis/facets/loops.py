@@ -27,12 +27,12 @@ from functools import cached_property, partial
 from dataclasses import replace
 from typing import Iterator, NamedTuple
 
-from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
+from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.constants import call_constants, passes_self
-from mllint.analysis.objects.call_sites import built, makers, site_constants
-from mllint.analysis.objects.points_to import NONE, Objects
+from mllint.analysis.objects.call_sites import built, makers, site_constants, under
+from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
     Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
@@ -591,6 +591,10 @@ class TrainingLoops:
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
         callee = m.resolver.resolve(call, at) or self._method_callee(m, call)
+        if callee is None and m is self.own:
+            hooks = self._item_methods(call)
+            if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
+                return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
             if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call) and call.func.attr not in GRADIENT_NEUTRAL:
@@ -599,6 +603,12 @@ class TrainingLoops:
             if not arguments:
                 return []
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
+        return self._callee_events(m, call, callee, guards, depth, at)
+
+    def _callee_events(
+        self, m: _Module, call: ast.Call, callee: Callee, guards: tuple[Guard, ...], depth: int, at: ast.AST | None
+    ) -> list[Event]:
+        """The events of the function `call` runs, seen from the call."""
         function = callee.function
         if depth >= MAX_CALL_DEPTH or function in self._active:
             return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
@@ -608,6 +618,27 @@ class TrainingLoops:
         events = self._function(self._module(callee.ctx), function, depth + 1)
         events = folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
+
+    def _item_methods(self, call: ast.Call) -> list[Callee]:
+        """The methods `item.hook(...)` runs for a loop variable `item` over a container of objects of
+        project classes (`for cb in callbacks:`), as the objects layer tells here or under the call sites
+        of the function around it: one method per class, all of them run; empty when one is unknown."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return []
+        loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
+        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != func.value.id:
+            return []
+        objects, function = self.ctx.analysis(Objects), self.ctx.scopes.enclosing_function(call)
+        bindings = self.ctx.analysis(Callers).bindings(function) if function is not None else []
+        for found in [objects.points_to(func.value), *(under(self.ctx, func.value, b) for b in bindings)]:
+            classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
+            if None in classes:
+                continue
+            methods = [(ctx, inherited_method(ctx, cls, func.attr)) for ctx, cls in classes]
+            if all(method is not None for _, method in methods):
+                return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
+        return []
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =

@@ -25,7 +25,9 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss
+from mllint.analysis.objects.call_sites import under
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
@@ -37,7 +39,7 @@ from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)
 ENTROPY_NAME = re.compile(r"entrop|^ent$|^ent_|_ent$", re.IGNORECASE)
 NEGATED_NAME = re.compile(r"neg_?entrop|negentrop|entropy_loss", re.IGNORECASE)  # the sign the name does not say
-POLICY_TEXT = re.compile(r"pg_|pg$|policy|actor|surr|adv|ratio", re.IGNORECASE)
+POLICY_TEXT = re.compile(r"pg_|pg$|policy|actor|surr|adv|ratio|log_?probs?\b|log_?pi\b", re.IGNORECASE)
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|pi\b", re.IGNORECASE)
 LOG_TEXT = re.compile(r"log(?!it)", re.IGNORECASE)  # not `logits`
 LOG_PROBABILITY = re.compile(r"log_?prob|log_?pi\b|log_softmax", re.IGNORECASE)
@@ -49,8 +51,10 @@ SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsque
 # What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
 SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc")
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
+JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})
 TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
 
 
@@ -102,6 +106,15 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
+    if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
+        return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
+    if isinstance(expr, ast.Dict) and index is ALL_VALUES:
+        return [(_within(item, v), None, 0) for v in expr.values]
+    if isinstance(expr, ast.Attribute) and index is None and calls < MAX_CALLS:  # `model.aux_loss` its forward sets
+        return _written(item)
+    scaled = _weighted(expr) if index is None and calls < MAX_CALLS else None
+    if scaled is not None:  # `cfg["ent_w"] * model.aux_loss`: the term the weight scales
+        return _written(_within(item, scaled))
     if isinstance(expr, ast.Call) and index is None and _summed_list(ctx, expr) is not None:
         return [(_within(item, e), None, 0) for e in _summed_list(ctx, expr)]
     if isinstance(expr, ast.Call) and calls < MAX_CALLS:
@@ -109,7 +122,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     element = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
     if isinstance(element, int) and isinstance(expr.value, ast.Call) and index is None:  # `f(...)[0]`, `loss, logs = f(...)`
         return [(_within(item, expr.value), element, 0)]
-    if not isinstance(expr, ast.Name) or index is not None:
+    if not isinstance(expr, ast.Name) or (index is not None and index is not ALL_VALUES):
         return None
     parts = []
     for definition in ctx.analysis(ValueKinds).reaching_definitions(expr):
@@ -117,7 +130,9 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
             continue  # from the previous iteration (`loss = loss.detach()` after its backward)
         statement = ctx.scopes.parent(definition.node)
         if definition.value is not None:
-            parts.append((_within(item, definition.value), None, 0))
+            parts.append((_within(item, definition.value), index, 0))
+        elif index is not None:
+            return None
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
             parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
     return parts or None
@@ -150,7 +165,7 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
     element when the caller unpacks a tuple), read in the callee's file under the flows the call gives."""
     call, ctx = item.node, item.ctx
     flows = ctx.analysis(GradientFlow)
-    found = flows.callee(call, item.binding)
+    found = flows.callee(call, item.binding, followed=ANY_MODULE)  # the cut may be in a module it calls
     returned = returned_expressions(found[0].function.body) if found is not None else None
     if not returned:
         return None
@@ -159,13 +174,54 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
         name: flows.flow(argument, item.binding)
         for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
     })  # fmt: skip
-    if index is not None:
+    if index is ALL_VALUES:
+        returned = [v for r in returned if isinstance(r, ast.Dict) for v in r.values]
+    elif index is not None:
         returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
     cls = callee.ctx.scopes.enclosing_class(callee.function)
     name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
     path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
     outer = item.call if item.call is not None else call
     return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+
+
+def _summed_values(expr: ast.AST) -> ast.AST | None:
+    """`losses` of `sum(losses.values())`."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "sum" and len(expr.args) == 1):
+        return None
+    values = expr.args[0]
+    plain = isinstance(values, ast.Call) and isinstance(values.func, ast.Attribute) and values.func.attr == "values" and not values.args
+    return values.func.value if plain and isinstance(values.func.value, ast.Name) else None
+
+
+def _weighted(expr: ast.AST) -> ast.Attribute | None:
+    """`model.aux_loss` of `w * model.aux_loss` (`w` a name, a constant, `cfg["w"]`, `self.w`)."""
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
+        return None
+    for weight, term in ((expr.left, expr.right), (expr.right, expr.left)):
+        plain = isinstance(weight, ast.Name | ast.Constant | ast.Attribute) or (isinstance(weight, ast.Subscript) and isinstance(weight.slice, ast.Constant))
+        if plain and isinstance(term, ast.Attribute) and not (isinstance(term.value, ast.Name) and term.value.id == "self"):
+            return term
+    return None
+
+
+def _written(item: Summand) -> list[tuple[Summand, int | None, int]] | None:
+    """The values the methods of an object's project class write to the attribute a term reads
+    (`model.aux_loss` set in `forward`), each read in the class's file."""
+    expr, ctx = item.node, item.ctx
+    if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return None
+    binding = None if isinstance(item.binding, Given) else item.binding
+    written = ctx.analysis(Objects).written_in_class(under(ctx, expr.value, binding), expr.attr)
+    if not written:
+        return None
+    parts = []
+    for home, function, value in written:
+        cls = home.scopes.enclosing_class(function)
+        path = "" if home is ctx and not item.path else ctx.analysis(ProjectView).display_path(home.real_path or home.path)
+        outer = item.call if item.call is not None else expr
+        parts.append((Summand(value, home, Given(function, {}), outer, f"{cls.name}.{function.name}", path), None, 1))
+    return parts
 
 
 def factors(term: ast.AST) -> list[ast.AST]:
@@ -219,13 +275,17 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     index = None
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         node, index = node.value, node.slice.value
+    if _entropy_call(node):
+        return None  # the entropy itself, however the method computes it
     found = ctx.analysis(GradientFlow).callee(node, followed=SIGNED_WORDS) if isinstance(node, ast.Call) else None
     if found is None or found[0].function.name == "forward":
         return None  # a module's output is a term itself (`D(fake)`)
     returned = returned_expressions(found[0].function.body)
     if not returned:
         return None
-    if index is not None:
+    if index is ALL_VALUES:
+        returned = [v for r in returned if isinstance(r, ast.Dict) for v in r.values]
+    elif index is not None:
         returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
     callee = found[0].ctx
     path = home.path if callee is ctx else ctx.analysis(ProjectView).display_path(callee.real_path or callee.path)
@@ -271,20 +331,20 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
         return None
     if isinstance(node.func, ast.Attribute) and node.func.attr in REDUCING_METHODS and ctx.qualified_name(node.func) is None:
         return node.func.value
-    if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS and node.args:
-        return node.args[0]
+    if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS | JOINING_FUNCTIONS and node.args:
+        return node.args[0]  # a reduction, or the tensor of a list's items (`torch.stack(entropies)`)
     return None
 
 
 def entropy_sign(ctx, term: Term) -> int:
     """+1 when the term is an entropy, -1 when it is a negative entropy, 0 when it is neither."""
     node, ctx = term.node, term.ctx or ctx
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "entropy":
+    if _entropy_call(node):
         return 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         texts = (_made_text(ctx, node.left), _made_text(ctx, node.right))
-        if any(PROBABILITY_TEXT.search(a) and LOG_TEXT.search(b) and not LOG_TEXT.search(a) for a, b in (texts, texts[::-1])):
-            return -1  # `p * log p`
+        if any(_probability_text(a) and LOG_TEXT.search(b) for a, b in (texts, texts[::-1])):
+            return -1  # `p * log p`, `log_p.exp() * log_p`
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
@@ -296,6 +356,21 @@ def entropy_sign(ctx, term: Term) -> int:
     return 0
 
 
+def _entropy_call(node: ast.AST) -> bool:
+    """`dist.entropy()`, `self.policy.entropy(obs)`, `entropy(logits)`: a call that names the entropy."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == "entropy"
+
+
+def _probability_text(text: str) -> bool:
+    """`probs`, `F.softmax(...)`, and the exponential of a log-probability (`log_p.exp()`, `torch.exp(log_p)`)."""
+    if not PROBABILITY_TEXT.search(text):
+        return False
+    return not LOG_TEXT.search(text) or text.endswith(".exp()") or text.startswith(("torch.exp(", "exp("))
+
+
 def _made_text(ctx, node: ast.AST) -> str:
     """A factor's text, or for a name assigned once, its value's (`p` of `p = F.softmax(logits, -1)`)."""
     assigned = ctx.analysis(ValueKinds).reaching_values(node) if isinstance(node, ast.Name) else None
@@ -305,9 +380,9 @@ def _made_text(ctx, node: ast.AST) -> str:
 def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
     """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
     terms = signed_terms(ctx, loss)
-    if not any(POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through) for t in terms):
-        return None
-    return next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
+    found = next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
+    policy = [t for t in terms if POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through)]
+    return found if any(t is not found for t in policy) else None  # a policy term besides it (not SAC's temperature loss)
 
 
 @dataclass(frozen=True)
@@ -410,7 +485,11 @@ def _constant_sign(values: ValueKinds, node: ast.AST, depth: int) -> int:
         return _constant_sign(values, node.args[0], depth + 1)
     if isinstance(node, ast.Name):
         assigned = values.reaching_values(node)
-        return _constant_sign(values, assigned[0], depth + 1) if assigned is not None and len(assigned) == 1 else 0
+        if assigned is not None and len(assigned) == 1:
+            return _constant_sign(values, assigned[0], depth + 1)
+        qualified = values.ctx.qualified_name(node)  # `from utils import mone`
+        found = values.ctx.analysis(ProjectView).global_value(qualified) if qualified and values.ctx.project is not None else None
+        return _constant_sign(found[0].analysis(ValueKinds), found[1], depth + 1) if found is not None else 0
     return 0
 
 

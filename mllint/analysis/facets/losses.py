@@ -155,7 +155,13 @@ class LossCalls:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
         `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
         made = built(self.ctx, func, binding)
-        losses = {LOSSES.get(canonical_class(c.qualified_name(k.func))) for c, k in made or ()}
+        objects = self.ctx.analysis(Objects)
+        classes = [objects.constructed(c, k) for c, k in made or ()]
+        if not classes or None in classes:
+            return None
+        losses = {LOSSES.get(canonical_class(name)) for names in classes for name in names}
+        if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
+            losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
 
     def _model_output(self, argument: ast.AST, binding) -> Origin | None:

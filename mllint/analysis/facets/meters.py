@@ -32,6 +32,7 @@ from mllint.analysis.values.values import ValueKinds
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_BUILTINS = frozenset({"float", "int"})
 APPENDS = frozenset({"append", "extend", "insert"})
+JOINING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "add"})
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 ANY_KEY = object()  # a value of a returned dict under any key
 
@@ -80,10 +81,11 @@ class Returned:
     line: int  # the `backward()` it runs on what it returns
 
 
-def returned_loss(ctx, value: ast.AST) -> Returned | None:
+def returned_loss(ctx, value: ast.AST, feeding: bool = False) -> Returned | None:
     """For `value` (a name, `name["key"]`, or a call), the backpropagated loss a project function returns
-    into it; None when it returns no such thing or is unknown."""
-    return ctx.analysis(StepReturns).returned(value)
+    into it; None when it returns no such thing or is unknown. `feeding`: or a value that loss is computed
+    from (`return y_pred, y` after `loss = crit(y_pred, y)` and its backward: the prediction's graph)."""
+    return ctx.analysis(StepReturns).returned(value, feeding)
 
 
 class StepReturns:
@@ -94,7 +96,7 @@ class StepReturns:
         self.view = ctx.analysis(ProjectView)
         self.resolver = CallResolver(ctx, self.view)
 
-    def returned(self, value: ast.AST) -> Returned | None:
+    def returned(self, value: ast.AST, feeding: bool = False) -> Returned | None:
         key = None
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
             value, key = value.value, value.slice.value
@@ -107,6 +109,8 @@ class StepReturns:
             if definition is None:
                 return None
             call, index = _assigned_call(self.ctx, definition)
+            if isinstance(call, ast.Subscript) and index is None and key is None:  # `loss = out["loss"]`
+                return self.returned(call, feeding)
         found = self._callee(call) if isinstance(call, ast.Call) else None
         if found is None:
             return None
@@ -114,13 +118,26 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
-            for part, loss in ((p, b) for p in _parts(returned, index, key) if isinstance(p, ast.Name) for b in losses):
-                if cctx.scopes.enclosing_function(loss) is function and same_tensor(values, part, loss):
+            parts = _parts(returned, index, key)
+            if feeding and index is None and key is None and isinstance(returned, ast.Tuple):
+                parts = returned.elts  # `output = step(batch)` holding `(y_pred, y)`
+            for part, loss in ((p, b) for p in parts if isinstance(p, ast.Name) for b in losses):
+                if cctx.scopes.enclosing_function(loss) is not function:
+                    continue
+                if same_tensor(values, part, loss) or (feeding and self._feeds(cctx, part, loss)):
                     cls = cctx.scopes.enclosing_class(function)
                     name = f"{cls.name}.{function.name}" if cls is not None else function.name
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     return Returned(name, path, loss.lineno)
         return None
+
+    @staticmethod
+    def _feeds(ctx, part: ast.Name, loss: ast.Name) -> bool:
+        """Is `part` a value the loss is computed from, made in the step (not a parameter, not a cut)?"""
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(part)
+        if not definitions or any(d.value is None or _cut_value(d.value) for d in definitions):
+            return False
+        return ctx.analysis(GradientFlow).depends_on(loss, {d.node for d in definitions})
 
     def _definition(self, value: ast.AST) -> ast.AST | None:
         """The one binding of a name that reaches it (its target node), a comprehension's own set aside."""
@@ -145,7 +162,12 @@ class StepReturns:
         found = self.view.class_summary(self.ctx.analysis(ValueKinds).constructed_class(call.func.value) or "")
         class_ctx, cls = found[1].definition() if found is not None else (None, None)
         method = own_method(cls, call.func.attr) if cls is not None else None
-        return (class_ctx, method) if method is not None else None
+        if method is not None:
+            return class_ctx, method
+        # An object points-to follows: a parameter its call sites fill (`run_epoch(trainer, loader)`), a builder's.
+        for callee, _ in per_call_site(self.ctx, call.func.value, lambda binding: method_called(self.ctx, call, binding)):
+            return callee.ctx, callee.function
+        return None
 
 
 def same_tensor(values: ValueKinds, a: ast.Name, b: ast.Name) -> bool:
@@ -207,11 +229,12 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     `self.sum = self.sum + val`, `self.values.append(val)`, `self.sums[key] += loss[key]`."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target, value = statement.target, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp):
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call):
         target, value = statement.targets[0], statement.value
         target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
-        accumulating = is_self_attribute(target) and isinstance(value.op, ast.Add)
-        if not (accumulating and any(_same_attribute(target, n) for n in ast.walk(value))):
+        # `self.sum = self.sum + v`, `self.scores = torch.cat([self.scores, s])`
+        adding = isinstance(value.op, ast.Add) if isinstance(value, ast.BinOp) else _joins(value)
+        if not (is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))):
             return None
     elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         func = statement.value.func
@@ -223,6 +246,12 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
         target = target.value
     return (target.attr, value) if is_self_attribute(target) else None
+
+
+def _joins(call: ast.Call) -> bool:
+    """`torch.cat([...])`, `torch.stack(...)`, `torch.add(a, b)`: a call that makes one tensor of those it is given."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in JOINING and isinstance(func.value, ast.Name) and func.value.id in ("torch", "th")
 
 
 def _same_attribute(target: ast.AST, node: ast.AST) -> bool:

@@ -16,7 +16,7 @@ from mllint.analysis.syntax.names import reference_key
 from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import RETURNS_RECEIVER
 from mllint.analysis.syntax.scopes import parameters
-from mllint.analysis.syntax.tree import assignment_targets, child_nodes
+from mllint.analysis.syntax.tree import child_nodes
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # how many calls deep helpers are followed
@@ -174,20 +174,6 @@ def receiver_head(expr: ast.AST) -> str | None:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return expr.id if isinstance(expr, ast.Name) else None
-
-
-def bound_receivers(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
-    """The receivers an assignment binds (`a`, `self.b` in `a, *self.b = ...`; not `x[i]`)."""
-    found, stack = [], list(assignment_targets(node))
-    while stack:
-        target = stack.pop()
-        if isinstance(target, (ast.Tuple, ast.List)):
-            stack += target.elts
-        elif isinstance(target, ast.Starred):
-            stack.append(target.value)
-        elif isinstance(target, (ast.Name, ast.Attribute)):
-            found.append(target)
-    return found
 
 
 def linked_names(names: set[str], links: list[tuple[str, str]]) -> set[str]:

@@ -493,6 +493,9 @@ class Flow:
             key = self.key(call.func) or f"{owner}.{method}"
             self._record(call, call, key, lookup(state, key))
         else:  # `model.freeze()`, `x.copy_(...)`: a method that may change its object's mode
+            callee = self.modes.project_callee(call)  # unless it is a method of another module's class
+            if callee is not None:
+                return self._follow(call, callee.function, owner, state, callee.ctx)
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
 

@@ -36,15 +36,16 @@ from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.mode_callers import CallSiteUses
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
 from mllint.analysis.facets.mode_facts import (
-    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, bound_receivers, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
-from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers
 from mllint.analysis.values.values import Called, canonical_class
 from mllint.source import one_line
 
@@ -309,13 +310,17 @@ class Modes(CallSiteUses):
         return f"{self.view.display_path(ctx.real_path or ctx.path)}:{node.lineno}"
 
     def project_callee(self, call: ast.Call) -> Callee | None:
-        """The function of another module of the project that `call` runs, when it passes a receiver
-        (None: any other call, and a decorated function or a generator, whose body does not run as the
-        call: `@contextmanager`)."""
+        """The function of another module of the project that `call` runs, when it passes a receiver: an
+        imported function, or a method of an object of a class of another module as the objects layer
+        tells (`self.ema.update(self.model)` with `self.ema = EMA(model)`). None: any other call, and a
+        decorated function or a generator, whose body does not run as the call: `@contextmanager`."""
         if call not in self._callees:
             name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
-            imported = self.resolver is not None and name is not None and "." in name and self._passes_receivers(call)
+            passes = self.resolver is not None and self._passes_receivers(call)
+            imported = passes and name is not None and "." in name
             callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
+            if callee is None and passes and name is None and isinstance(call.func, ast.Attribute):
+                callee = method_called(self.ctx, call)
             home = self.of_module(callee.ctx) if callee is not None and callee.ctx is not self.ctx else None
             if home is None or home.is_generator(callee.function) or not home.runs_as_called(callee.function):
                 callee = None

@@ -19,18 +19,19 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.objects.call_sites import built
-from mllint.analysis.objects.points_to import Obj, Objects
-from mllint.analysis.program.callers import constructions
+from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.points_to import NONE, Obj, Objects
+from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
@@ -53,6 +54,9 @@ HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "floa
 REGISTERING = frozenset({"add_module", "register_module", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
+LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
+PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,7 @@ def is_module(ctx, expr: ast.AST) -> bool:
     instance = _instance_class(ctx, expr)
     if instance is not None and ctx.analysis(ProjectView).is_module_class(instance):
         return True
-    if isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr):
+    if (isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr)) or _module_objects(ctx, expr):
         return True
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
 
@@ -166,6 +170,59 @@ def _named_like_a_module(ctx, expr: ast.AST) -> bool:
     if isinstance(expr, ast.Name):  # only a name whose every binding is unknown (a parameter)
         return all(d.value is None for d in ctx.analysis(ValueKinds).reaching_definitions(expr))
     return True
+
+
+def _module_objects(ctx, expr: ast.AST) -> bool:
+    """Is every object `expr` may be an nn.Module, as the objects layer tells: made by a module constructor
+    (here, or by a project factory: `self.model = create_model(cfg)`), or a submodule of one, however deep
+    (`self.model.encoder.block3`: what the project classes write to those attributes)?"""
+    objects = ctx.analysis(Objects)
+    found = _concrete(objects, objects.points_to(expr), 0)
+    return bool(found) and all(_is_module_object(objects, obj) for obj in found)
+
+
+def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
+    """`found` with each attribute of an object of a project class replaced by what the class writes there."""
+    if not found or depth > MAX_DEPTH:
+        return None
+    result: set[Obj] = set()
+    for obj in found - {NONE}:
+        if obj.kind == "field" and obj.name == "[]":
+            return None  # an item of a container nothing known fills
+        if obj.kind == "field":
+            bases = _concrete(objects, frozenset({obj.base}), depth + 1)
+            if bases is None:
+                return None
+            for base in bases:
+                if _library_submodule(base, obj.name):
+                    result.add(Obj("field", name=obj.name, base=base, ctx=obj.ctx))
+                    continue
+                inner = _concrete(objects, objects.class_field(base, obj.name), depth + 1)
+                if inner is None:
+                    return None
+                result |= inner
+        else:
+            result.add(obj)
+    return frozenset(result)
+
+
+def _library_submodule(base: Obj, name: str) -> bool:
+    """`resnet.layer4`, `vit.heads` of a library model."""
+    made = base.kind == "made" and isinstance(base.node, ast.Call)
+    return made and bool(LIBRARY_SUBMODULE.match(name)) and library_model(base.ctx, base.node) is not None
+
+
+def _is_module_object(objects: Objects, obj: Obj) -> bool:
+    if obj.kind == "field":
+        return _library_submodule(obj.base, obj.name)
+    if obj.kind == "self":
+        return obj.node in obj.ctx.analysis(ModuleClasses).modules
+    if obj.kind != "made" or not isinstance(obj.node, ast.Call):
+        return False
+    if isinstance(obj.node.func, ast.Subscript):  # `MODELS[name](cfg)`: what the table holds there
+        names = objects.constructed(obj.ctx, obj.node)
+        return bool(names) and None not in names and all(_names_module_class(obj.ctx, canonical_class(n)) for n in names)
+    return is_module_constructor(obj.ctx, obj.node)
 
 
 def _instance_class(ctx, expr: ast.AST) -> str | None:
@@ -202,6 +259,11 @@ def is_module_constructor(ctx, call: ast.Call) -> bool:
     name = canonical_class(ctx.qualified_name(call.func))
     if name is None:
         return isinstance(call.func, ast.Name) and call.func.id in _module_class_names(ctx)
+    return _names_module_class(ctx, name)
+
+
+def _names_module_class(ctx, name: str) -> bool:
+    """Is `name` (qualified) an nn.Module class, or a factory of library models?"""
     if name in NOT_MODULES or name.startswith(("torch.nn.Parameter", "torch.nn.Buffer")):
         return False
     last = name.rsplit(".", 1)[-1]
@@ -257,18 +319,25 @@ def _iterates_submodules(ctx, name: ast.Name) -> bool:
 
 @dataclass(frozen=True)
 class Unregistered:
-    """A plain list or dict attribute of a module class that layers with parameters go into."""
+    """A plain list or dict attribute of a module class that layers with parameters go into, or a plain
+    object (an instance of a project class that is no `nn.Module`) that holds some."""
 
-    container: ast.AST  # `[]` in `self.blocks = []`
+    container: ast.AST  # `[]` in `self.blocks = []`, `make_layers(dims)`, `AdapterBank(tasks, d)`
     attribute: str  # `blocks`
     layer: ast.Call  # the first layer that goes in
+    kind: str  # "list", "dict", "tuple", or "object" (the holder's class and where it is then in `holder`)
+    where: str  # where the layer is: `line 12`, `utils.py:7`
+    holder: str = ""  # `AdapterBank`
+    holder_at: str = ""  # where its class is: `adapters.py:4`
 
 
 def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
     """The plain list and dict attributes of an `nn.Module` class that receive layers with parameters
-    (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k: nn.Linear(...)}`) and
-    that the class reads elsewhere, when nothing registers them: every assignment of the attribute is a
-    plain container, the attribute is never handed to a call (`nn.Sequential(*self.blocks)`,
+    (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k: nn.Linear(...)}`,
+    `OrderedDict(...)` of them, a list a project function fills and returns: `self.layers =
+    make_layers(dims)`), and the instances of plain project classes that hold such layers (`self.bank =
+    AdapterBank(tasks, d)`), that the class reads elsewhere, when nothing registers them: every assignment
+    of the attribute is one, the attribute is never handed to a call (`nn.Sequential(*self.blocks)`,
     `nn.ModuleList(self.blocks)`) and the class calls no `add_module`, `register_module` or `setattr`."""
     if cls not in ctx.analysis(ModuleClasses).modules:
         return []
@@ -282,33 +351,94 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
                 assigned.setdefault(target.attr, []).append(node.value)
     found = []
     for attribute, values in assigned.items():
-        containers = [_container(ctx, v) for v in values]
-        if not all(containers):
+        held = [_container(ctx, v) or _held_by_object(ctx, v) for v in values]
+        if not all(held) or len({kind for _, _, kind in held}) != 1:
             continue
-        layers = [layer for container, local in containers for layer in [*_elements(container), *local]]
-        layers = [layer for layer in layers + _filled(ctx, cls, attribute, calls) if _makes_parameters(ctx, layer)]
+        layers = [layer for _, local, _ in held for layer in local]
+        layers += [(ctx, layer) for layer in _filled(ctx, cls, attribute, calls)]
+        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
-            found.append(Unregistered(containers[0][0], attribute, min(layers, key=lambda c: (c.lineno, c.col_offset))))
+            home, first = min(layers, key=lambda found: (found[0] is not ctx, found[1].lineno, found[1].col_offset))
+            container, _, kind = held[0]
+            where = place_in(ctx, home, first)
+            _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
+            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
     return found
 
 
-def _container(ctx, value: ast.AST) -> tuple[ast.AST, list[ast.AST]] | None:
-    """The plain container an attribute is assigned, and what goes into it before under a local name
-    (`layers = []`, `layers.append(...)`, `self.layers = layers`); None for anything else."""
-    if _plain_container(value):
-        return value, []
+def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
+    """The plain container an attribute is assigned, the layers that go into it (with their contexts)
+    where it is written or before under a local name (`layers = []`, `layers.append(...)`, `self.layers =
+    layers`) or in the project function that returns it, and its kind; None for anything else."""
+    if _plain_container(ctx, value):
+        return value, [(ctx, e) for e in _elements(ctx, value) if isinstance(e, ast.Call)], _kind(ctx, value)
+    if isinstance(value, ast.Call):
+        return _returned_container(ctx, value)
     assigned = ctx.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
-    if assigned is None or len(assigned) != 1 or not _plain_container(assigned[0]):
+    if assigned is None or len(assigned) != 1 or not _plain_container(ctx, assigned[0]):
         return None
     put = []
     for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id):
         parent = ctx.scopes.parent(use)
         call = ctx.scopes.parent(parent)
         if isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS and isinstance(call, ast.Call):
-            put += [e for a in call.args[-1:] for e in (_elements(a) if parent.attr in ("extend", "update") else [a])]
+            put += [e for a in call.args[-1:] for e in (_elements(ctx, a) if parent.attr in ("extend", "update") else [a])]
         elif use is not value:
             return None  # handed on, read or returned: it may be registered elsewhere
-    return assigned[0], [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+    local = [e for e in _elements(ctx, assigned[0]) if isinstance(e, ast.Call)]
+    local += [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
+    return assigned[0], [(ctx, layer) for layer in local], _kind(ctx, assigned[0])
+
+
+def _returned_container(ctx, call: ast.Call) -> tuple[ast.AST, list, str] | None:
+    """`make_layers(dims)` when every object the project function returns is a plain container it makes,
+    with the layers written in it or added to it there (`layers.append(nn.Linear(...))`)."""
+    objects = ctx.analysis(Objects)
+    found = objects.points_to(call)
+    if not found or any(obj.kind != "made" or obj.site is None or not _plain_container(obj.ctx, obj.node) for obj in found):
+        return None
+    layers, kinds = [], set()
+    for obj in found:
+        home = objects._of(obj.ctx)
+        kinds.add(_kind(obj.ctx, obj.node))
+        layers += [(obj.ctx, e) for e in _elements(obj.ctx, obj.node) if isinstance(e, ast.Call)]
+        added = home.member(Obj(obj.kind, obj.node, obj.name, obj.base, None, obj.ctx), "[]") or ()
+        layers += [(item.ctx, item.node) for item in added if item.kind == "made" and isinstance(item.node, ast.Call)]
+    return (call, layers, kinds.pop()) if len(kinds) == 1 else None
+
+
+def _held_by_object(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
+    """`AdapterBank(tasks, d)`: an instance of a plain class of the project (no base class, so no
+    `nn.Module`) whose `__init__` keeps layers in its attributes, directly or in plain containers."""
+    if not isinstance(value, ast.Call):
+        return None
+    objects = ctx.analysis(Objects)
+    found = objects.points_to(value)
+    classes = {objects.class_of(obj) for obj in found} if found else {None}
+    if len(classes) != 1 or None in classes:
+        return None
+    home, cls = classes.pop()
+    if cls.bases or cls.keywords or cls in home.analysis(ModuleClasses).modules:
+        return None
+    init = own_method(cls, "__init__")
+    if init is None:
+        return None
+    layers = []
+    for node in home.index.within(init, ast.Assign):
+        if any(is_self_attribute(t) for t in assignment_targets(node)):
+            held = _container(home, node.value) if _plain_container(home, node.value) else None
+            layers += held[1] if held else [(home, node.value)] if isinstance(node.value, ast.Call) else []
+    return value, layers, f"object:{cls.name}:{place_in(ctx, home, cls)}"
+
+
+def _kind(ctx, container: ast.AST) -> str:
+    if isinstance(container, ast.BinOp):
+        return _kind(ctx, container.left if _plain_container(ctx, container.left) else container.right)
+    if isinstance(container, (ast.Dict, ast.DictComp)):
+        return "dict"
+    if isinstance(container, ast.Call):
+        return "dict" if _constructor(ctx, container) in DICT_CONSTRUCTORS else "tuple" if _constructor(ctx, container) == "tuple" else "list"
+    return "tuple" if isinstance(container, ast.Tuple) else "list"
 
 
 def _makes_parameters(ctx, layer: ast.AST) -> bool:
@@ -352,26 +482,41 @@ def _called(call: ast.Call) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
-def _plain_container(value: ast.AST) -> bool:
+def _plain_container(ctx, value: ast.AST) -> bool:
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):  # `[nn.Linear(4, 4)] * n`
-        return _plain_container(value.left) or _plain_container(value.right)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-        return value.func.id in ("list", "dict") and not value.args and not value.keywords
-    return isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp))
+        return _plain_container(ctx, value.left) or _plain_container(ctx, value.right)
+    if isinstance(value, ast.Call):  # `list()`, `dict(a=...)`, `OrderedDict((k, layer) for ...)`, `list(gen)`
+        arguments = [*value.args, *(k.value for k in value.keywords if k.arg is None)]
+        return _constructor(ctx, value) in PLAIN_CONSTRUCTORS and len(arguments) <= 1 and all(
+            isinstance(a, (*LITERALS, ast.GeneratorExp)) for a in arguments
+        )
+    return isinstance(value, LITERALS)
 
 
-def _elements(value: ast.AST) -> list[ast.AST]:
-    """The elements a container expression is written with."""
+def _constructor(ctx, call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name) and call.func.id in ("list", "dict", "tuple") and ctx.qualified_name(call.func) is None:
+        return call.func.id
+    return ctx.qualified_name(call.func)
+
+
+def _elements(ctx, value: ast.AST) -> list[ast.AST]:
+    """The elements a container expression is written with (a dict's values: the second of the pairs
+    `dict(...)` / `OrderedDict(...)` is given)."""
     if isinstance(value, ast.BinOp):
-        return _elements(value.left) + _elements(value.right)
-    if isinstance(value, (ast.List, ast.Tuple)):
+        return _elements(ctx, value.left) + _elements(ctx, value.right)
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         return list(value.elts)
     if isinstance(value, ast.Dict):
         return list(value.values)
-    if isinstance(value, ast.ListComp):
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         return [value.elt]
     if isinstance(value, ast.DictComp):
         return [value.value]
+    if isinstance(value, ast.Call):
+        items = [e for a in value.args for e in _elements(ctx, a)]
+        if _constructor(ctx, value) in DICT_CONSTRUCTORS:
+            items = [e.elts[1] for e in items if isinstance(e, ast.Tuple) and len(e.elts) == 2]
+        return items + [k.value for k in value.keywords if k.arg is not None]
     return []
 
 
@@ -383,11 +528,11 @@ def _filled(ctx, cls: ast.ClassDef, attribute: str, calls: list[ast.Call]) -> li
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in FILLING_METHODS and _is_attribute(func.value, attribute):
             for argument in call.args[-1:]:
-                put += _elements(argument) if func.attr in ("extend", "update") else [argument]
+                put += _elements(ctx, argument) if func.attr in ("extend", "update") else [argument]
     for node in ctx.index.within(cls, ast.Assign, ast.AugAssign):
         for target in assignment_targets(node):
             if isinstance(node, ast.AugAssign) and _is_attribute(target, attribute):
-                put += _elements(node.value)  # `self.layers += [nn.Linear(...)]`
+                put += _elements(ctx, node.value)  # `self.layers += [nn.Linear(...)]`
             elif isinstance(target, ast.Subscript) and _is_attribute(target.value, attribute):
                 put.append(node.value)
     return [layer for element in put if (layer := _only_held_here(ctx, element)) is not None]
@@ -495,3 +640,178 @@ def _unread_keys(ctx, objects, target: ast.Attribute, groups: ast.Dict) -> list[
             if params is not None:
                 found.append(UnusedGroup(value, f"self.{target.attr}[{key.value!r}]", params))
     return found if reads else []
+
+
+@dataclass(frozen=True)
+class UnoptimizedLossModule:
+    """A loss module with parameters of its own that the loss depends on, which no optimizer gets."""
+
+    optimizer: ast.Call  # the optimizer constructed in the file
+    loss: ast.AST  # `criterion` in `criterion(out, y)`
+    holder: str  # its class: `MultiTaskLoss`
+    parameter: str  # the attribute its `nn.Parameter` is kept in: `log_vars`
+    where: str  # where that parameter is made: `line 9`, `losses.py:9`
+
+
+def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
+    """Loss modules of the project with learnable parameters of their own (`self.log_vars =
+    nn.Parameter(...)`, uncertainty weights, a learnable temperature, an ArcFace weight) that the file
+    calls while it backpropagates, when an optimizer constructed in the file does not get their parameters
+    (`Adam(model.parameters())` only) and nothing else could: the loss object is not a part of an optimized
+    model and is handed to no other call (a trainer that builds its own optimizer)."""
+    objects = ctx.analysis(Objects)
+    by_scope: dict[ast.AST | None, list[ast.Call]] = {}
+    for call in ctx.analysis(OptimizerConstructors).calls:
+        if objects.trained_by(call):
+            by_scope.setdefault(ctx.scopes.enclosing_function(call), []).append(call)
+    found, seen = [], set()
+    for call in ctx.index.of_type(ast.Call) if by_scope else ():
+        loss, scope = call.func, ctx.scopes.enclosing_function(call)
+        if not isinstance(loss, ast.Name) or (scope, loss.id) in seen or scope not in by_scope:
+            continue
+        seen.add((scope, loss.id))
+        optimized = {obj for c in by_scope[scope] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
+        held = objects.points_to(loss)
+        if not held or len(held) != 1 or held & optimized or not _backpropagates(ctx, scope):
+            continue
+        learnable = _learnable_parameter(objects, next(iter(held)))
+        if learnable is None or _handed_on(ctx, objects, held):
+            continue
+        home, cls, attribute, made = learnable
+        found.append(UnoptimizedLossModule(by_scope[scope][0], loss, cls.name, attribute, place_in(ctx, home, made)))
+    return found
+
+
+def _backpropagates(ctx, scope: ast.AST | None) -> bool:
+    calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
+    return any(_called(c) == "backward" for c in calls)
+
+
+def _learnable_parameter(objects: Objects, obj: Obj):
+    """(its module's context, its class, the attribute, the `nn.Parameter(...)` call) for an object of a
+    module class of the project whose `__init__` makes a trainable `nn.Parameter` of its own; None for
+    anything else, or a class that freezes anything (`requires_grad = False`, `requires_grad_(False)`)."""
+    found = objects.class_of(obj)
+    if found is None:
+        return None
+    home, cls = found
+    init = own_method(cls, "__init__")
+    if init is None or cls not in home.analysis(ModuleClasses).modules:
+        return None
+    for node in home.index.within(cls, ast.Call, ast.Assign, ast.keyword):
+        if isinstance(node, ast.keyword) and node.arg == "requires_grad" and not _true(node.value):
+            return None
+        if isinstance(node, ast.Call) and _called(node) == "requires_grad_" and not (node.args and _true(node.args[0])):
+            return None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets):
+            return None
+    for node in home.index.within(init, ast.Assign):
+        value = node.value
+        if isinstance(value, ast.Call) and home.qualified_name(value.func) == "torch.nn.Parameter":
+            target = next((t for t in node.targets if is_self_attribute(t)), None)
+            if target is not None:
+                return home, cls, target.attr, value
+    return None
+
+
+def _true(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
+    """Is the object passed to a call (`Trainer(model, criterion)`), or its parameters read anywhere?"""
+    for name in ctx.index.of_type(ast.Name):
+        if not isinstance(name.ctx, ast.Load):
+            continue
+        parent = ctx.scopes.parent(name)
+        passed = isinstance(parent, ast.keyword) or (isinstance(parent, (ast.Call, ast.Starred, ast.List, ast.Tuple)) and getattr(parent, "func", None) is not name)
+        reads_parameters = isinstance(parent, ast.Attribute) and parent.attr in ("parameters", "named_parameters", "state_dict")
+        if (passed or reads_parameters) and (objects.points_to(name) or frozenset()) & held:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class AddedThroughMethod:
+    """A call of a model's method that adds a layer with parameters, after an optimizer took the model's."""
+
+    call: ast.Call  # `self.model.add_head(name, n_out)`
+    optimizer: ast.Call  # `torch.optim.Adam(model.parameters(), lr=lr)`
+    layer: str  # what the method adds, and where: `nn.Linear(...)` (model.py:12)
+
+
+def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
+    """`model.add_head(...)` (a method of the model's class that puts a new layer with parameters in
+    `self`: an attribute, an item of a container, `append`, `add_module`) called on a model an optimizer
+    constructed earlier in the same function got the parameters of, or in another method of the class
+    whose `__init__` built that optimizer; unless the function tells the optimizer (`add_param_group`) or
+    builds one again."""
+    objects = ctx.analysis(Objects)
+    optimizers = [c for c in ctx.analysis(OptimizerConstructors).calls if objects.trained_by(c)]
+    found = []
+    for call in ctx.index.of_type(ast.Call) if optimizers else ():
+        if not isinstance(call.func, ast.Attribute) or _called(call) in HARMLESS_MODULE_METHODS:
+            continue
+        scope = ctx.scopes.enclosing_function(call)
+        earlier = [o for o in optimizers if _runs_before(ctx, o, call, scope)]
+        if not earlier or _tells_optimizer(ctx, scope, call):
+            continue
+        receiver = objects.points_to(call.func.value)
+        optimizer = next((o for o in earlier if receiver and receiver & _optimized_objects(objects, o)), None)
+        method = next(per_call_site(ctx, call.func.value, lambda b: method_called(ctx, call, b)), None) if optimizer else None
+        added = _adds_layer(method[0].ctx, method[0].function) if method is not None else None
+        if added is not None:
+            home, layer = added
+            found.append(AddedThroughMethod(call, optimizer, f"`{ast.unparse(layer.func)}(...)` ({place_in(ctx, home, layer)})"))
+    return found
+
+
+def _runs_before(ctx, optimizer: ast.Call, call: ast.Call, scope: ast.AST | None) -> bool:
+    """Is the optimizer built before the call runs: earlier in the same function, or in `__init__` of the
+    class whose other method makes the call?"""
+    home = ctx.scopes.enclosing_function(optimizer)
+    if home is scope:
+        return (optimizer.lineno, optimizer.col_offset) < (call.lineno, call.col_offset)
+    cls = ctx.scopes.enclosing_class(call) if scope is not None else None
+    return (
+        cls is not None and isinstance(home, ast.FunctionDef) and home.name == "__init__"
+        and ctx.scopes.parent(home) is cls and ctx.scopes.parent(scope) is cls
+    )  # fmt: skip
+
+
+def _tells_optimizer(ctx, scope: ast.AST | None, call: ast.Call) -> bool:
+    """Does the function give an optimizer new parameters (`add_param_group`) or build one after `call`?"""
+    calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
+    constructors = ctx.analysis(OptimizerConstructors).calls
+    after = (call.lineno, call.col_offset)
+    return any(_called(c) == "add_param_group" or (c in constructors and (c.lineno, c.col_offset) > after) for c in calls)
+
+
+def _optimized_objects(objects: Objects, optimizer: ast.Call) -> frozenset:
+    return frozenset(obj for owner in objects.trained_by(optimizer) for obj in objects.points_to(owner) or ())
+
+
+def _adds_layer(home, method: ast.AST) -> tuple[object, ast.Call] | None:
+    """The layer with parameters a method of a module class puts into `self` (`self.heads[name] =
+    nn.Linear(...)`, `self.blocks.append(Block())`, `self.fc = nn.Linear(...)`, `self.add_module(...)`)."""
+    cls = home.scopes.parent(method)
+    if not isinstance(cls, ast.ClassDef) or cls not in home.analysis(ModuleClasses).modules or method.name == "__init__":
+        return None
+    if any(_called(c) in ("add_param_group",) for c in home.index.within(method, ast.Call)):
+        return None
+    for node in home.index.within(method, ast.Assign, ast.Call):
+        if isinstance(node, ast.Assign):
+            into_self = any(
+                is_self_attribute(t) or (isinstance(t, ast.Subscript) and is_self_attribute(t.value)) for t in node.targets
+            )
+            added = node.value if into_self else None
+        else:
+            func = node.func
+            into_self = isinstance(func, ast.Attribute) and (
+                (func.attr in ("append", "insert") and is_self_attribute(func.value))
+                or (func.attr == "add_module" and isinstance(func.value, ast.Name) and func.value.id == "self")
+            )
+            added = node.args[-1] if into_self and node.args else None
+        if isinstance(added, ast.Call) and owns_parameters(home, added):
+            return home, added
+    return None

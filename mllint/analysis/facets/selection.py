@@ -9,6 +9,8 @@ evaluate()`, `_, acc = test(epoch)`), or from an evaluator or loader that a call
 for (`Trainer(..., val_evaluator=test_evaluator)`, read through `self.val_evaluator`), when the comparison also asks for the test phase (`phase == "test"
 and acc > best_acc`), or when it is computed in a test pass (`def test(epoch):` or a loop over
 `test_loader`). An evaluation that names validation data (`evaluate(model, val_loader)`) is not one.
+A reported maximum is also `max(test_accs)` / `np.argmax(history["test_f1"])` of a collection of test
+scores (by its name, or by the test evaluations appended to it); an argmax with an axis is a prediction.
 """
 from __future__ import annotations
 
@@ -16,11 +18,10 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.facets.loop_events import EventKind
+from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
-from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.scopes import parameters
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Related
 
@@ -35,6 +36,9 @@ KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
 EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
 CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+EXTREMA = frozenset({"max", "min", "amax", "amin", "argmax", "argmin", "nanmax", "nanmin", "nanargmax", "nanargmin"})
+# What a per-epoch score is called (`test_accs`, `history["test_f1"]`), as opposed to a prediction.
+SCORE = re.compile(r"acc|f1|auc|loss|score|metric|result|perf|top\d|map|iou|dice|err|prec|recall|bleu|rouge|ppl|perplex|r2|mse|mae", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class Selections:
         for node in self.ctx.index.of_type(ast.If, ast.Assign):
             if isinstance(node, ast.If) and self._keeps(node):
                 found += [s for c in _compares(node.test) if (s := self._selection(c, node.test)) is not None]
-            elif isinstance(node, ast.Assign) and any(BEST.search(_last(t)) for t in node.targets):
+            elif isinstance(node, ast.Assign) and any(BEST.search(_last(t)) for t in _targets(node)):
                 found += [s for c in _compares(node.value) if (s := self._selection(c, node.value)) is not None]
                 found += self._running_best(node)
         return found
@@ -84,11 +88,17 @@ class Selections:
                 return False
             if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)):
                 return True
-            if isinstance(loop, (ast.For, ast.While)) and any(
-                isinstance(n, ast.Call) and TRAINING_CALL.search(_last(n.func)) for s in loop.body for n in ast.walk(s)
-            ):
+            if isinstance(loop, (ast.For, ast.While)) and self._trains(loop):
                 return True
         return False
+
+    def _trains(self, loop: ast.AST) -> bool:
+        """Does the loop's body train: call something named so, or backpropagate, itself or in the
+        functions of the project it calls (`fit_one(model, loader, opt)`)?"""
+        if any(isinstance(n, ast.Call) and TRAINING_CALL.search(_last(n.func)) for s in loop.body for n in ast.walk(s)):
+            return True
+        events = self.ctx.analysis(TrainingLoops).events_of_statements(loop.body)
+        return any(e.kind is EventKind.BACKWARD for e in events)
 
     def _by_call(self, call: ast.Call) -> TestSelection | None:
         """A callback that monitors a test metric (`ModelCheckpoint(monitor="test_acc")`), an early stopper
@@ -103,10 +113,45 @@ class Selections:
             evidence, related = self._test_score(call.args[0])
             if evidence:
                 return TestSelection(call.args[0], call.func, evidence, related)
+        if self._extremum(call):
+            evidence = self._test_scores(call.args[0])
+            if evidence:
+                return TestSelection(call.args[0], call, evidence)
         evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
         if evaluated is not None and TEST.search(self.ctx.text(evaluated)) and not VALIDATION.search(self.ctx.text(evaluated)):
             if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
                 return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
+        return None
+
+    def _extremum(self, call: ast.Call) -> bool:
+        """`max(scores)`, `min(losses)`, `np.argmax(scores)`, `torch.tensor(scores).argmin()`-free forms: one
+        collection, no axis (an argmax over a prediction's classes is no choice)."""
+        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+            return False
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in ("max", "min") and self.ctx.qualified_name(func) is None:
+            return True
+        name = self.ctx.qualified_name(func) or ""
+        return name.startswith(("numpy.", "torch.")) and name.rsplit(".", 1)[-1] in EXTREMA
+
+    def _test_scores(self, collection: ast.AST) -> str | None:
+        """Why a collection holds per-epoch test scores: its name (`test_f1s`, `history["test_acc"]`), or
+        what is appended to it (`accs.append(evaluate(model, test_loader))`)."""
+        key = _last(collection, whole=True)
+        if TEST.search(key) and SCORE.search(key) and not VALIDATION.search(key):
+            return f"its name, `{key}`"
+        if not isinstance(collection, ast.Name):
+            return None
+        function = self.ctx.scopes.enclosing_function(collection)
+        for read in self.ctx.scopes.reads(function, collection.id):
+            parent, call = self.ctx.scopes.parent(read), self.ctx.scopes.parent(self.ctx.scopes.parent(read))
+            if isinstance(parent, ast.Attribute) and parent.attr == "append" and isinstance(call, ast.Call) and len(call.args) == 1:
+                added = call.args[0]
+                if isinstance(added, ast.Call) and self._evaluates_test(added):
+                    return f"`{_short(self.ctx.text(added))}` appended at line {added.lineno}"
+                evidence, _ = self._test_score(added) if isinstance(added, ast.Name) else (None, ())
+                if evidence:
+                    return f"`{added.id}` appended at line {added.lineno}: {evidence}"
         return None
 
     def _early_stopper(self, call: ast.Call) -> bool:
@@ -179,22 +224,14 @@ class Selections:
         return None
 
     def _parameter_of(self, read: ast.AST, function: ast.AST | None) -> tuple[ast.AST, str] | None:
-        """(the function, the parameter) whose argument `read` holds: a parameter of `function`, or one that
-        `__init__` of its class stores in `self.x`."""
-        if function is None:
+        """(the function, the parameter) whose argument `read` holds, as the objects layer tells: a
+        parameter of `function` or an alias of one (`loader = eval_loader`), or `self.x` that a method of
+        its class sets from its parameter (`__init__`, a setter)."""
+        if function is None or not isinstance(read, (ast.Name, ast.Attribute)):
             return None
-        if isinstance(read, ast.Name) and read.id in {p.arg for p in parameters(function)}:
-            return function, read.id
-        cls = self.ctx.scopes.enclosing_class(function)
-        init = own_method(cls, "__init__") if is_self_attribute(read) and cls is not None else None
-        if init is None:
-            return None
-        names = {p.arg for p in parameters(init)}
-        for node in self.ctx.index.within(init, ast.Assign):
-            stored = [t for t in node.targets if is_self_attribute(t) and t.attr == read.attr]
-            if stored and isinstance(node.value, ast.Name) and node.value.id in names:
-                return init, node.value.id
-        return None
+        found = self.ctx.analysis(Objects).points_to(read)
+        held = {(obj.node, obj.name) for obj in found or () if obj.kind == "parameter"}
+        return held.pop() if len(held) == 1 and len(found) == 1 else None
 
     def _evaluates_test(self, call: ast.Call) -> bool:
         arguments = [*call.args, *(k.value for k in call.keywords)]
@@ -236,7 +273,14 @@ def _asks_test_phase(test: ast.AST) -> bool:
 
 
 def _targets(node: ast.Assign | ast.AugAssign) -> list[ast.AST]:
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
+    """The targets an assignment binds, in tuples too (`best_lr, best_acc = lr, acc`)."""
+    return [t for target in (node.targets if isinstance(node, ast.Assign) else [node.target]) for t in _unpacked(target)]
+
+
+def _unpacked(target: ast.AST) -> list[ast.AST]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for element in target.elts for t in _unpacked(element)]
+    return [target.value] if isinstance(target, ast.Starred) else [target]
 
 
 def _last(node: ast.AST, whole: bool = False) -> str:

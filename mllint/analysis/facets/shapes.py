@@ -28,7 +28,7 @@ from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_va
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output, torch_layer_outputs
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
@@ -49,6 +49,8 @@ SAME_SHAPE_METHODS = frozenset(
     "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
     "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
 )
+# Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
+ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
 TORCH = "torch."
@@ -60,6 +62,7 @@ SAME_SHAPE_FUNCTIONS = frozenset(
        "leaky_relu softplus hardswish normalize layer_norm".split()]
 )  # fmt: skip
 NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
+NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 ELEMENTWISE_LOSSES = frozenset(
     FUNCTIONAL + n for n in "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits".split()
@@ -97,10 +100,7 @@ class Shapes:
         """The project as this file sees it; a module read for another file's lint (no project of its own)
         sees the project it was read for, so its helpers' calls of further modules are followed too."""
         if self._view is None:
-            self._view = self.ctx.analysis(ProjectView)
-            if self._view.index is None and self.ctx.read_for is not None:
-                self._view = ProjectView(self.ctx)
-                self._view.index = self.ctx.read_for
+            self._view = followed_view(self.ctx)
         return self._view
 
     # Queries.
@@ -495,6 +495,13 @@ def _rows(iterated: object | None, node: ast.AST) -> object | None:
     return None
 
 
+def _float_defaults(function: ast.AST) -> set[str]:
+    """The parameters whose default is a float (`margin=1.0`): numbers, whatever a call passes."""
+    args = function.args
+    pairs = [*zip(reversed(args.posonlyargs + args.args), reversed(args.defaults)), *zip(args.kwonlyargs, args.kw_defaults)]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and type(d.value) is float}
+
+
 def _int_defaults(function: ast.AST) -> set[str]:
     """The parameters whose default is an int (`window=24`): ints, whatever a call passes."""
     args = function.args
@@ -536,10 +543,11 @@ class Interpreter:
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
         if isinstance(function, FUNCTION_NODES):
-            counts = _int_defaults(function)
+            counts, scalars = _int_defaults(function), _float_defaults(function)
             for arg in parameters(function):
                 key = ("parameter", id(function), arg.arg)
                 unknown = Number(Sym(key, arg.arg)) if arg.arg in counts else Tensor(None, key, arg.arg)
+                unknown = Number(None) if arg.arg in scalars else unknown  # `margin=1.0`: a number
                 self.env[arg.arg] = arguments.get(arg.arg) or unknown
 
     def run(self) -> object | None:
@@ -891,6 +899,8 @@ class Interpreter:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
+        elif name in NUMPY_STACKING:
+            shape = self.concatenate(node, name == "numpy.stack")
         elif name is not None and name.startswith("numpy."):
             shape = self.shape_of(node.args[0]) if (name in NUMPY_SAME_SHAPE or name in FROM_ARRAY) and node.args else numpy_shape(self, node, name)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
@@ -912,8 +922,17 @@ class Interpreter:
                 if passed is not None:
                     return passed
         if isinstance(shape, tuple):
-            return Tensor(shape, ("call", id(node)))
+            return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> str | None:
+        """Where a dim-less `squeeze()` drops a size-1 dimension next to a symbolic one: `line 12`,
+        `forecaster.py:12` in another module than the linted file's."""
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr == "squeeze" and not node.args and not node.keywords):
+            return None
+        if not isinstance(receiver, Tensor) or receiver.shape is None or len(receiver.shape) == len(shape):
+            return None
+        return f"{self.shapes.view.display_path(self.ctx.real_path or self.ctx.path)}:{node.lineno}"
 
     def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
         """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
@@ -1071,7 +1090,7 @@ class Interpreter:
             if self.record:
                 self.shapes.view_targets[node] = target
             return target
-        if method in SAME_SHAPE_METHODS:
+        if method in SAME_SHAPE_METHODS or (method in ALONG_A_DIM and (node.args or node.keywords)):
             return shape
         if method in BROADCAST_METHODS:
             other = call_argument(node, 0, "other")
@@ -1079,6 +1098,10 @@ class Interpreter:
             return shape if isinstance(other_value, Number) else broadcast(shape, _shape(other_value))
         if shape is None:
             return None
+        if method in ("split", "chunk") and shape and _int_literal(call_argument(node, 1, "dim")) in (None, 0):
+            if len(node.args) + len(node.keywords) == 1 or _int_literal(call_argument(node, 1, "dim")) == 0:
+                part = Sym(("chunk", id(node)), f"len({receiver.label} chunk)")
+                return Listed(Tensor((part, *shape[1:]), ("chunk", id(node)), "chunk"), None)  # `perm.split(64)`
         if method in ("view_as", "reshape_as", "expand_as"):
             return self.shape_of(call_argument(node, 0, "other"))
         if method in ("new_zeros", "new_ones", "new_empty"):
@@ -1141,7 +1164,7 @@ class Interpreter:
             if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool):
                 return None  # `x.std(False)`: the old `unbiased` argument
             dim_node = node.args[0]
-        keepdim_node = next((k.value for k in node.keywords if k.arg == "keepdim"), None)
+        keepdim_node = next((k.value for k in node.keywords if k.arg in ("keepdim", "keepdims")), None)
         if keepdim_node is None and len(node.args) >= 2 and method != "norm":
             keepdim_node = node.args[1]
         if keepdim_node is not None and not (isinstance(keepdim_node, ast.Constant) and isinstance(keepdim_node.value, bool)):
@@ -1157,7 +1180,7 @@ class Interpreter:
 
     def concatenate(self, node: ast.Call, stack: bool) -> Shape | None:
         tensors = call_argument(node, 0, "tensors")
-        dim_node = call_argument(node, 1, "dim")
+        dim_node = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
         position = _int_literal(dim_node) if dim_node is not None else 0
         if not isinstance(tensors, (ast.Tuple, ast.List)) or not tensors.elts or position is None:
             return None
@@ -1184,8 +1207,9 @@ ANY_RECEIVER_METHODS = frozenset(
     "unsqueeze squeeze flatten permute transpose swapaxes swapdims t matmul mm bmm std var reshape".split()
 )
 TENSOR_METHODS = (
-    SAME_SHAPE_METHODS | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
+    SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
     | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
+    | {"split", "chunk"}
 )  # fmt: skip
 
 
@@ -1258,8 +1282,7 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[in
             result += shape[position : position + skipped]
             position += skipped
         elif isinstance(item, ast.Slice):
-            full = item.lower is None and item.upper is None and item.step is None
-            result.append(shape[position] if full else None)
+            result.append(_slice_length(item, shape[position]))
             position += 1
         elif _int_literal(item) is not None or id(item) in integers:
             position += 1
@@ -1269,6 +1292,37 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[in
         else:
             return None
     return tuple(result) + tuple(shape[position:])
+
+
+def _slice_length(item: ast.Slice, dim: Dim) -> Dim:
+    """How many entries a slice keeps of a dimension: all for `:`, `k` for `[i:i + k]`, 1 for `[-1:]`, and
+    what literal bounds leave of a known size (`[2:]`, `[:-1]`, `[-3:]`); None: unknown."""
+    if item.step is not None:
+        return None
+    lower, upper = item.lower, item.upper
+    if lower is None and upper is None:
+        return dim
+    if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and lower is not None:
+        width = _int_literal(upper.right)
+        if width is not None and width > 0 and ast.dump(upper.left) == ast.dump(lower):
+            return width  # `[idx:idx + 1]`
+    low = 0 if lower is None else _signed_literal(lower)
+    high = None if upper is None else _signed_literal(upper)
+    if low is None or (upper is not None and high is None):
+        return None
+    if high is None and low == -1:
+        return 1  # the last entry of any non-empty dimension
+    if not isinstance(dim, int):
+        return None
+    start, stop = slice(low, high).indices(dim)[:2]
+    return max(stop - start, 0)
+
+
+def _signed_literal(node: ast.AST) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_literal(node.operand)
+        return None if value is None else -value
+    return _int_literal(node)
 
 
 def _matmul(a: Shape | None, b: Shape | None) -> Shape | None:

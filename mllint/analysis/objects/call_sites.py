@@ -106,6 +106,57 @@ def site_constants(ctx, function: ast.AST) -> dict[str, object]:
     return agreed or {}
 
 
+def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
+    """The constant `expr` is (`True` of `inplace=self.inplace` with `self.inplace = inplace` and `inplace=True`
+    left to its default, of `cfg.inplace` for a `cfg` a caller makes from a config class whose field defaults
+    to True), as the file tells or under each call site in turn: (the value, the binding or None)."""
+    for (value,), binding in per_call_site(ctx, expr, lambda binding: _constant_under(ctx, expr, binding)):
+        yield value, binding
+
+
+def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object] | None:
+    """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
+    if isinstance(expr, ast.Constant):
+        return (expr.value,)
+    objects = ctx.analysis(Objects)
+    found = under(ctx, expr, binding)
+    values = set()
+    for obj in found or ():
+        inner = {obj}
+        if obj.kind == "field" and obj.base.kind == "made":  # an attribute nothing writes: its class's default
+            inner = {_class_default(objects, obj) or obj}
+        elif obj.kind == "field":  # a module's attribute (`self.inplace`): what its writes put there
+            home = objects._of(obj.ctx)
+            held = home.held(obj)
+            inner = substituted(home, held, binding) if held and obj not in held else None
+        for value in inner or (None,):
+            if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
+                return None
+            values.add(value.node.value)
+    return (values.pop(),) if len(values) == 1 else None
+
+
+def _class_default(objects: Objects, field: Obj) -> Obj | None:
+    """What an attribute of an object made by a project class holds when its constructor does not set
+    it: the class's own binding (`inplace: bool = True` of a dataclass, `inplace = True`); the keyword of
+    that name when the call passes one (a dataclass's field)."""
+    call = field.base.node
+    found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
+    if found is None or call.args:
+        return None
+    home, cls = found
+    if any(isinstance(n, ast.Attribute) and n.attr == field.name and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)):
+        return None  # written by a method: not the default
+    passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+    if passed is not None or any(k.arg is None for k in call.keywords):
+        return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) else None
+    for statement in cls.body:
+        target = statement.target if isinstance(statement, ast.AnnAssign) else (statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None)
+        if isinstance(target, ast.Name) and target.id == field.name and isinstance(statement.value, ast.Constant):
+            return Obj("made", statement.value, ctx=home)
+    return None
+
+
 def binding_constants(ctx, binding: Binding) -> dict[str, object]:
     """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
     to a constant default), and the function never rebinds."""

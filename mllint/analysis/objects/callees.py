@@ -22,11 +22,23 @@ from mllint.analysis.program.project import ProjectView
 def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
     """`followed`: what the class's module must mention for the method to be read (None: any module)."""
     func = call.func
-    receiver, names = (func.value, (func.attr,)) if isinstance(func, ast.Attribute) else (func, ("forward", "__call__"))
+    if isinstance(func, ast.Attribute):
+        found = _method_of(ctx, func.value, (func.attr,), binding, followed)
+        if found is not None or not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return found
+    return _method_of(ctx, func, ("forward", "__call__"), binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
+
+
+def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed) -> Callee | None:
+    """The first method named `names` of the one class `receiver` is an instance of."""
     if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
         return None
     objects = ctx.analysis(Objects)
-    classes = _classes(objects, under(ctx, receiver, binding))
+    found = under(ctx, receiver, binding)
+    classes = _classes(objects, found)
+    if classes is None and found and all(o.kind == "field" for o in found):  # a submodule (`self.vq(z)`): what is written there
+        held = [objects._of(o.ctx).held(o) for o in found]
+        classes = _classes(objects, frozenset().union(*held)) if all(held) else None
     if classes is None and binding is None and isinstance(receiver, ast.Attribute):
         # An attribute of an object of another module's class (`metrics.losses_track`): what its methods
         # write there, until points-to follows objects across modules.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
 
@@ -24,10 +24,7 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
     `model(x)` binds `forward`'s `self`."""
     known = known or {}
     bound = bind_arguments(call, function, passes_self(call, function) if skips_first is None else skips_first)
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    defaults = parameter_defaults(function)
     stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     found = {}
     for parameter in parameters(function, variadic=False):
@@ -70,8 +67,9 @@ def unrolled(loop: ast.AST, scopes) -> list | None:
 def fold(test: ast.AST, constants: dict):
     """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
     `phase != "src" and x`, `not is_train`); None when it is not."""
-    if isinstance(test, ast.Name):
-        return bool(constants[test.id]) if test.id in constants else None
+    if isinstance(test, ast.Name | ast.Attribute):
+        known = _known(test, constants)
+        return None if known is _UNKNOWN else bool(known)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = fold(test.operand, constants)
         return None if inner is None else not inner
@@ -83,7 +81,7 @@ def fold(test: ast.AST, constants: dict):
         return (not decisive) if all(v is not None for v in values) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         known = [_known(test.left, constants), _known(test.comparators[0], constants)]
-        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name) for n in (test.left, test.comparators[0])):
+        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name | ast.Attribute) for n in (test.left, test.comparators[0])):
             return None
         left, right = known
         op = test.ops[0]
@@ -104,6 +102,50 @@ def _known(node: ast.AST, constants: dict):
         return node.value
     if isinstance(node, ast.Name):
         return constants.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return constants.get(f"self.{node.attr}", _UNKNOWN)  # an attribute `__init__` set from a constant
     if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
         return tuple(e.value for e in node.elts)
     return _UNKNOWN
+
+
+def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, object]:
+    """The constants an object's construction gives its `__init__` (`Block(activation="relu")`), also as the
+    attributes `__init__` sets from them (`self.activation = activation`: `{"self.activation": "relu"}`)."""
+    constants = call_constants(construction, init, skips_first=True)
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name | ast.Constant):
+            target = node.targets[0]
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                value = _known(node.value, constants)
+                if value is not _UNKNOWN:
+                    constants[f"self.{target.attr}"] = value
+    return constants
+
+
+def reachable_returns(function: ast.AST, constants: dict) -> list[ast.AST]:
+    """The values `function` returns on the branches the constants leave open (`if self.activation ==
+    "relu": return F.relu(x)` under `{"self.activation": "relu"}`; a `return` after an `if` decided to
+    return is not reached)."""
+    return _returns(function.body, constants)[0]
+
+
+def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], bool]:
+    """(the values returned in `block`, does it surely return)."""
+    found: list[ast.AST] = []
+    for statement in block:
+        if isinstance(statement, ast.Return):
+            return found + ([statement.value] if statement.value is not None else []), True
+        if isinstance(statement, ast.If):
+            decided = fold(statement.test, constants)
+            arms = [statement.body] if decided is True else [statement.orelse] if decided is False else [statement.body, statement.orelse]
+            results = [_returns(arm, constants) for arm in arms]
+            found += [v for values, _ in results for v in values]
+            if all(ends for _, ends in results) and (decided is not None or statement.orelse):
+                return found, True
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt | ast.ExceptHandler):
+                    found += _returns([s for h in inner for s in (h.body if isinstance(h, ast.ExceptHandler) else [h])], constants)[0]
+    return found, False

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.names import Names, module_scope_imports
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
@@ -94,6 +95,8 @@ class Objects:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
+        if self.view is None and getattr(ctx, "read_for", None) is not None:  # a module read for the project
+            self.view = ProjectView(ctx, ctx.read_for)
         self.module_classes = ctx.analysis(ModuleClasses).modules
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}
@@ -113,6 +116,7 @@ class Objects:
         self._work = 0
         self._optimized: list[ast.AST] | None = None
         self._generators: dict[ast.AST, bool] = {}
+        self._imports: dict[str, str] | None = None  # name -> what the module imports under it
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -224,13 +228,80 @@ class Objects:
         local = self._of(obj.ctx).instance_class(obj)
         if local is not None:
             return obj.ctx, local
-        name = obj.ctx.qualified_name(obj.node.func)
+        names = self.constructed(obj.ctx, obj.node)  # `MODELS["net"](cfg)` too
+        name = next(iter(names)) if names and len(names) == 1 else None
         found = self.view.find(name) if name and self.view is not None else None
         if found is None or found[1] not in found[0].classes or self.view.index is None:
             return None
         home = self.view.index.context(found[0].name)
         cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
         return (home, cls) if cls is not None else None
+
+    def constructed(self, ctx, call: ast.Call) -> frozenset | None:
+        """The qualified names of what a call of `ctx` constructs: its function's, or for an item of a table
+        (`LOSSES[args.loss]()`, `ACTIVATIONS[name]()` with a dict literal of classes or of lambdas that
+        build one), those of every item the key may take; None when unknown."""
+        func = call.func
+        if not isinstance(func, ast.Subscript):
+            return frozenset({ctx.qualified_name(func)})
+        home = self._of(ctx)
+        tables = home.points_to(func.value)
+        if not tables or any(t.kind != "made" or not isinstance(t.node, ast.Dict) for t in tables):
+            return None
+        key, found = _constant(func.slice), set()
+        for table in tables:
+            keys = [_constant(k) if k is not None else None for k in table.node.keys]
+            values = [v for k, v in zip(keys, table.node.values) if k == key] if key in keys else table.node.values
+            for value in values:
+                made = value.body if isinstance(value, ast.Lambda) and not value.args.args else value
+                made = made.func if isinstance(made, ast.Call) and made is not value else made
+                found.add(self._of(table.ctx)._defined_name(made))
+        return frozenset(found) if len(found) <= MAX_OBJECTS else None
+
+    def _defined_name(self, expr: ast.AST) -> str | None:
+        """The qualified name of what `expr` names: an import's, or a class or function of this module."""
+        name = self.ctx.qualified_name(expr)
+        own = isinstance(expr, ast.Name) and (expr.id in self.classes or expr.id in self.functions)
+        if name is None and own and self.ctx.module is not None and self._scope_binding(expr) is self.ctx.tree:
+            return f"{self.ctx.module.name}.{expr.id}"
+        return name
+
+    def class_field(self, obj: Obj, name: str) -> frozenset | None:
+        """What the methods of the project class `obj` is an instance of write to its attribute `name`, read
+        in the class's module: `Encoder(...)` for `.encoder` of a `Net()` made anywhere (`self.encoder =
+        Encoder(d)`); None when `obj` is of no project class, nothing there writes it, or unknown."""
+        found = self.class_of(obj)
+        if found is None:
+            return None
+        home, cls = found
+        instance = Obj("self", cls, ctx=home)
+        written = self._of(home)._written_objects(instance, name, 0)
+        return None if not written or any(o.kind == "field" and o.base == instance for o in written) else written
+
+    def qualified(self, obj: Obj) -> str | None:
+        """The dotted name an object of a library is, as its module imports it (`torch.nn.ReLU` for `nn.ReLU`
+        held in a table); None for any other object."""
+        if obj.kind == "field" and obj.base is not None:
+            base = self.qualified(obj.base)
+            return None if base is None else f"{base}.{obj.name}"
+        if obj.kind == "made" and obj.node is obj.ctx.tree:  # an import, a builtin
+            return obj.ctx.analysis(Names).module_level(obj.name)
+        return obj.ctx.qualified_name(obj.node) if obj.kind == "made" and isinstance(obj.node, ast.Attribute | ast.Name) else None
+
+    def written_in_class(self, found: frozenset | None, name: str) -> list[tuple[object, ast.AST, ast.AST]] | None:
+        """What the methods of the one project class the objects `found` are instances of write to
+        `self.<name>`: (the class's context, the method, the value) for each write; None when the class is
+        not one, or unknown."""
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        written = []
+        for function in (n for n in cls.body if isinstance(n, FUNCTIONS)):
+            for node in home.index.within(function, ast.Assign):
+                if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id == "self" for t in node.targets):
+                    written.append((home, function, node.value))
+        return written or None
 
     def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """The method of a project class that `obj.name(...)` runs (with the context of its module), when
@@ -348,6 +419,9 @@ class Objects:
         if not bindings:
             if isinstance(scope, SCOPES):
                 return frozenset({self.parameter(scope, name)})
+            imported = self._imported(name, depth)
+            if imported is not None:
+                return imported
             return frozenset({Obj("made", self.ctx.tree, name, ctx=self.ctx)})  # an import, a builtin: one object each
         found: frozenset | None = frozenset()
         for target, value in bindings:
@@ -355,6 +429,23 @@ class Objects:
             if found is None:
                 return None
         return found
+
+    def _imported(self, name: str, depth: int) -> frozenset | None:
+        """What a module-level variable of another module of the project is, for a name this module
+        imports (`from losses import LOSSES`); None for any other import."""
+        if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
+            return None
+        if self._imports is None:
+            self._imports = module_scope_imports(self.ctx.tree, self.ctx.module)
+        qualified = self._imports.get(name)
+        found = self.view.find(qualified) if qualified else None
+        if found is None or found[1] not in found[0].variables:
+            return None
+        home = self.view.index.context(found[0].name)
+        if home is None or home is self.ctx:
+            return None
+        objects = self._of(home)
+        return objects._fixed(objects._names, (home.tree, found[1]), lambda: objects._name_objects(home.tree, found[1], depth + 1))
 
     def parameter(self, function: ast.AST, name: str) -> Obj:
         """The object a parameter of a function is: the instance for a method's `self`."""

@@ -285,6 +285,23 @@ class Callers:
         found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
         return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
 
+    def instance_calls(self, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
+        """The calls of the instances of a top-level class of the linted file (`self.drop(h)` where
+        `self.drop = FeatureDropout(0.3)`, `m(x)` where `m = Net()`), searched where the class is built; None
+        when an instance goes anywhere else (into an `nn.Sequential`, a list, a return, an argument) or the
+        search is past the budget."""
+        if self.ctx.module is None or self.ctx.scopes.parent(cls) is not self.ctx.tree:
+            return None
+        module = self.ctx.module.name
+        target = _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True)
+        found: list[tuple[object, ast.Call]] = []
+        for caller, construction in self._sites(self.ctx, target):
+            calls = _calls_of_instance(caller, construction)
+            if calls is None or len(found) + len(calls) > MAX_SITES:
+                return None
+            found += [(caller, call) for call in calls]
+        return found
+
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
         for caller in self._candidate_contexts(ctx, target):
@@ -410,6 +427,29 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
     return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators)
+
+
+def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
+    """The calls of the object `construction` makes, bound to `self.x` (calls `self.x(...)` in its class) or
+    to a name (calls `name(...)` in its scope); None when the object is used any other way."""
+    statement = ctx.scopes.parent(construction)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0]
+    if is_self_attribute(target):
+        scope, same = ctx.scopes.enclosing_class(construction), (lambda n: is_self_attribute(n) and n.attr == target.attr)
+    elif isinstance(target, ast.Name):
+        scope, same = ctx.scopes.enclosing_function(construction) or ctx.tree, (lambda n: isinstance(n, ast.Name) and n.id == target.id)
+    else:
+        return None
+    calls = []
+    for node in ast.walk(scope) if scope is not None else ():
+        if same(node) and node is not target:
+            parent = ctx.scopes.parent(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node) or not isinstance(node.ctx, ast.Load):
+                return None
+            calls.append(parent)
+    return calls
 
 
 def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:

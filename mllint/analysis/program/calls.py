@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.syntax.tree import bound_receivers
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.
@@ -97,7 +97,7 @@ class CallResolver:
             self._stored[cls] = {
                 target.attr
                 for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
-                for target in assignment_targets(node)
+                for target in bound_receivers(node)
                 if is_self_attribute(target)
             }  # fmt: skip
         return func.attr in self._stored[cls]

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
@@ -483,11 +485,13 @@ class Found:
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
     rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
+    defaulted: str | None = None  # the parameter whose default chose the layer's class (`values.Made`)
 
 
 @dataclass(frozen=True)
 class Instance:
     cls: str  # an instance of this class of the project
+    site: object = dataclasses.field(default=None, compare=False)  # the call that built it
 
 
 @dataclass(frozen=True)
@@ -498,6 +502,16 @@ class Entity:
 @dataclass(frozen=True)
 class Tuple:
     values: tuple  # descriptors of the elements, described in `module`
+    module: ModuleSummary
+    keys: tuple | None = None  # a dict's keys, by element
+
+
+@dataclass(frozen=True, eq=False)
+class Each:
+    """A collection every item of which is `value` (a comprehension, `nn.ModuleDict` of one), described
+    in `module`."""
+
+    value: Value | None
     module: ModuleSummary
 
 
@@ -518,15 +532,33 @@ class _Either:
     options: tuple[tuple[Value, ModuleSummary], ...]
 
 
-Resolved = Found | Instance | Entity | Tuple
+Resolved = Found | Instance | Entity | Tuple | Each
+
+
+def place_in(ctx, home, node: ast.AST) -> str:
+    """Where `node` of the module `home` is, seen from the linted file `ctx`: `line 12` there, else
+    `utils.py:12`."""
+    if home is ctx:
+        return f"line {node.lineno}"
+    return f"{ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:{node.lineno}"
+
+
+def followed_view(ctx) -> "ProjectView":
+    """The project as a file sees it; a module read for another file's lint (no project of its own) sees
+    the project it was read for, so its helpers' calls of further modules are followed too."""
+    view = ctx.analysis(ProjectView)
+    if view.index is None and ctx.read_for is not None:
+        view = ProjectView(ctx)
+        view.index = ctx.read_for
+    return view
 
 
 class ProjectView:
     """What one file's lint knows of its project (an analysis: `ctx.analysis(ProjectView)`)."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, index: "ProjectIndex | None" = None) -> None:
         self.ctx = ctx
-        self.index: ProjectIndex | None = ctx.project
+        self.index: ProjectIndex | None = index or ctx.project
 
     @property
     def own(self) -> ModuleSummary:
@@ -564,6 +596,21 @@ class ProjectView:
         ctx = self.ctx if summary is self.own else self.index.context(summary.name)  # type: ignore[union-attr]
         defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
         return (ctx, defined) if defined is not None else None
+
+    def global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
+        """(the context of its module, the value) of a module-level name of another module of the project
+        bound once (`mone = one * -1` of `from utils import mone`), following re-exports; None otherwise."""
+        found = self.find(qualified)
+        if found is None or found[0] is self.own or found[1] not in found[0].variables or self.index is None:
+            return None
+        ctx = self.index.context(found[0].name)
+        if ctx is None:
+            return None
+        values = [
+            n.value for n in ctx.tree.body
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == found[1] for t in n.targets)
+        ]  # fmt: skip
+        return (ctx, values[0]) if len(values) == 1 else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.find(qualified)
@@ -618,7 +665,8 @@ class ProjectView:
             return None
         if isinstance(value, Made):
             line = (value.activation or value.node).lineno
-            return Found(value.kind, value.layer, value.node, module, line, contained=value.activation is not None, rows=value.rows)
+            contained = value.activation is not None
+            return Found(value.kind, value.layer, value.node, module, line, contained=contained, rows=value.rows, defaulted=value.defaulted)
         if isinstance(value, Ref):
             return Entity(value.name)
         if isinstance(value, Exp):
@@ -628,9 +676,11 @@ class ProjectView:
         if isinstance(value, OneOf):
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
-            return Tuple(value.values, module)
+            return Tuple(value.values, module, value.keys)
+        if isinstance(value, Mixed) and value.stacked:
+            return Each(value.values[0], module) if len(value.values) == 1 else None
         if isinstance(value, Mixed):
-            return None if value.stacked else _combined([self.resolve(v, module, depth + 1) for v in value.values])
+            return _combined([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Passed):
             caller = self.summary(value.module)
             found = self.resolve(value.value, caller, depth + 1) if caller is not None else None
@@ -648,9 +698,14 @@ class ProjectView:
             packed = self.resolve(value.value, module, depth + 1)
             if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
                 return packed
-            if not isinstance(packed, Tuple) or value.index is None or not -len(packed.values) <= value.index < len(packed.values):
+            if isinstance(packed, Each):
+                return self.resolve(packed.value, packed.module, depth + 1)
+            index = packed.keys.index(value.index) if isinstance(packed, Tuple) and value.index in (packed.keys or ()) else value.index
+            if not isinstance(packed, Tuple) or not isinstance(index, int) or (packed.keys is not None) != isinstance(value.index, str):
                 return None  # indexing another tensor, or an unknown container: unknown
-            return self.resolve(packed.values[value.index], packed.module, depth + 1)
+            if not -len(packed.values) <= index < len(packed.values):
+                return None
+            return self.resolve(packed.values[index], packed.module, depth + 1)
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
             found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
@@ -674,7 +729,7 @@ class ProjectView:
             if forward is None:
                 return None
             returned = forward[1].forward if value.decide is None else forward[1].forward_deciding(value.decide)
-            result = self.resolve(returned, forward[0], depth + 1)
+            result = _as_called(self.resolve(returned, forward[0], depth + 1), self._definition(callee.cls, "__init__"), callee.site)
             via = f"{forward[1].name}.forward"
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
@@ -682,7 +737,7 @@ class ProjectView:
                 return None
             owner, name = found
             if name in owner.classes:
-                return Instance(f"{owner.name}.{name}") if self.is_module_class(f"{owner.name}.{name}") else None
+                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_class(f"{owner.name}.{name}") else None
             if name in owner.variables:  # a module-level object: call what it holds
                 held = self.resolve(owner.variable(name), owner, depth + 1)
                 if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module
@@ -690,15 +745,24 @@ class ProjectView:
                     return dataclasses.replace(held, layer=False, via=name, entry=entry)
                 return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
+            result = _as_called(result, owner.functions[name].definition()[1], value.node)
             via = name
         else:
             return None
+        if isinstance(result, Each):
+            return Each(_Through(result.value, via, value.node if module is self.own else None), result.module)
         if isinstance(result, Tuple):  # the elements are found later: they keep where they came through
-            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module)
+            return Tuple(tuple(_Through(v, via, value.node if module is self.own else None) for v in result.values), result.module, result.keys)
         if isinstance(result, Found):
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _definition(self, cls: str, method: str) -> ast.AST | None:
+        """The method of a project class, as its module defines it."""
+        found = self.class_summary(cls)
+        node = found[1].definition()[1] if found is not None else None
+        return own_method(node, method, ast.FunctionDef) if node is not None else None
 
     def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
         """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
@@ -738,14 +802,26 @@ def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleS
     return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
 
 
+def _as_called(found: Resolved | None, function: ast.AST | None, call: object) -> Resolved | None:
+    """A layer whose class a parameter's default of `function` chose (`values.Made.defaulted`), as `call`
+    builds it: unknown when the call passes that parameter (or may), the default's else."""
+    if not isinstance(found, Found) or found.defaulted is None:
+        return found
+    if function is None or not isinstance(call, ast.Call):
+        return None
+    first = [*function.args.posonlyargs, *function.args.args][:1]
+    bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
+    return None if found.defaulted in bound else dataclasses.replace(found, defaulted=None)
+
+
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     """The value all paths agree on (same kind, or same class), else None: unknown stays unknown."""
     if not resolved or any(r is None for r in resolved):
         return None
     first = resolved[0]
-    if all(isinstance(r, Tuple) and len(r.values) == len(first.values) for r in resolved):  # element by element
+    if all(isinstance(r, Tuple) and len(r.values) == len(first.values) and r.keys == first.keys for r in resolved):  # element by element
         options = zip(*(((v, r.module) for v in r.values) for r in resolved))
-        return Tuple(tuple(_Either(tuple(o)) for o in options), first.module)
+        return Tuple(tuple(_Either(tuple(o)) for o in options), first.module, first.keys)
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
         if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result

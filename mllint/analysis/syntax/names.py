@@ -45,6 +45,10 @@ class Names:
             self._qualified[expr] = qualified_name(expr, self.resolve)
         return self._qualified[expr]
 
+    def module_level(self, name: str) -> str | None:
+        """What a name of the module's own scope is imported or defined as (`torch.nn` for `nn`)."""
+        return self._resolve(None, name)
+
     def resolve(self, name: ast.Name) -> str | None:
         if self._unshadowed(name.id):  # the same in every scope: no need to find the one `name` is in
             return self._resolve(None, name.id)

@@ -148,6 +148,15 @@ def own_nodes(block: list[ast.stmt]) -> Iterator[ast.AST]:
             stack += reversed(child_nodes(node))
 
 
+def parameter_defaults(function: ast.AST) -> dict[str, ast.AST]:
+    """A function's parameters that have a default, with it."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults) :]], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return defaults
+
+
 def parameters(function: ast.AST, variadic: bool = True) -> list[ast.arg]:
     """A function's (or lambda's) parameters in order, then `*args` and `**kwargs` unless not `variadic`."""
     args = function.args

@@ -111,6 +111,20 @@ def assignment_targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Na
     return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
+def bound_receivers(node: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
+    """The receivers an assignment binds (`a`, `self.b` in `a, *self.b = ...`; not `x[i]`)."""
+    found, stack = [], list(assignment_targets(node))
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            stack += target.elts
+        elif isinstance(target, ast.Starred):
+            stack.append(target.value)
+        elif isinstance(target, (ast.Name, ast.Attribute)):
+            found.append(target)
+    return found
+
+
 def own_method(cls: ast.ClassDef, name: str, kinds=(ast.FunctionDef, ast.AsyncFunctionDef)) -> ast.AST | None:
     """The method `name` defined in the class's own body (the first such definition of `kinds`)."""
     return next((s for s in cls.body if isinstance(s, kinds) and s.name == name), None)

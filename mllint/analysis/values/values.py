@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, reference_key
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
@@ -63,6 +63,7 @@ VALUE_PRESERVING_METHODS = {
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
 SEQUENTIAL = "torch.nn.Sequential"
+MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
 ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
@@ -92,6 +93,8 @@ class Made:
     layer: bool = False
     activation: ast.Call | None = None  # a layer's activation, when a container (`nn.Sequential`) holds it
     rows: bool = False  # each row of the tensor (an item on its first dim) has the kind too (`over_rows`)
+    # the parameter of its function whose default chose the layer's class (`getattr(nn, final)()`, `final="Softmax"`)
+    defaulted: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,18 +132,21 @@ class OneOf:
 
 @dataclass(frozen=True, eq=False)
 class Packed:
-    """A tuple of values (`return logits, probs`); None for an element that is not known."""
+    """A tuple of values (`return logits, probs`), or a dict with `keys` (`return {"logits": z, "probs":
+    p}`); None for an element that is not known."""
 
     values: tuple
+    keys: tuple | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class Item:
-    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`); with `index` None, an item
-    of a loop over the value (`for row in probs`: of a tensor, one of its rows)."""
+    """Element `index` of a tuple value (`out[1]`, `logits, probs = model(x)`) or a dict's (`out["probs"]`);
+    with `index` None, an item of a loop over the value (`for row in probs`: of a tensor, one of its rows);
+    with `...`, any item of a collection (`outs[name]`)."""
 
     value: "Value"
-    index: int | None
+    index: int | str | None | type(...)
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,6 +259,7 @@ class ValueKinds:
         self._changed: dict[tuple[ast.AST | None, str], list[ast.AST]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
+        self._defaulted: dict[ast.Call, str] = {}  # `getattr` calls whose class a parameter's default chose
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
 
@@ -273,12 +280,19 @@ class ValueKinds:
             return Packed(tuple(self.value(e, depth + 1, binding) for e in expr.elts))
         if isinstance(expr, ast.BinOp):
             return self._combination(expr, depth, binding)
-        if isinstance(expr, (ast.List, ast.ListComp)):
-            parts = expr.elts if isinstance(expr, ast.List) else [expr.elt]
+        if isinstance(expr, (ast.List, ast.ListComp, ast.DictComp)):
+            parts = expr.elts if isinstance(expr, ast.List) else [expr.value if isinstance(expr, ast.DictComp) else expr.elt]
             return _mixed([self.value(part, depth + 1, binding) for part in parts], stacked=True)
-        if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is not None:
+        if isinstance(expr, ast.Dict) and expr.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
+            return Packed(tuple(self.value(v, depth + 1, binding) for v in expr.values), tuple(k.value for k in expr.keys))
+        index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
+        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+            index = expr.slice.value  # `out["probs"]`
+        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
+            index = ...  # `outs[name]`: any item of a collection, not a tensor's row
+        if index is not None:
             inner = self._value(expr.value, depth + 1, binding)
-            return inner if inner is None or inner is PENDING else Item(inner, _constant_index(expr.slice))
+            return inner if inner is None or inner is PENDING else Item(inner, index)
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, None)
@@ -333,11 +347,14 @@ class ValueKinds:
         `for row, t in zip(probs, targets)` or `for i, row in enumerate(probs)`), one per loop."""
         target, parent = definition.node, self.scopes.parent(definition.node)
         loop, iterable = parent, getattr(parent, "iter", None)
-        if isinstance(parent, ast.Tuple):  # an item of `zip(a, b)` or `enumerate(a)`
+        if isinstance(parent, ast.Tuple):  # an item of `zip(a, b)`, `enumerate(a)` or `a.items()`
             loop, iterable = self.scopes.parent(parent), None
             call = getattr(loop, "iter", None)
             name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
-            position = parent.elts.index(target) - (name == "enumerate")
+            items = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "items" and not call.args
+            if items and len(parent.elts) == 2 and parent.elts[1] is target:
+                iterable, target = call.func.value, parent
+            position = parent.elts.index(target) - (name == "enumerate") if target is not parent else -1
             zipped = name in ("zip", "enumerate") and self.ctx.qualified_name(call.func) is None and not call.keywords
             if zipped and loop.target is parent and 0 <= position < len(call.args) and len(parent.elts) == len(call.args) + (name == "enumerate"):
                 iterable, target = call.args[position], parent
@@ -414,12 +431,17 @@ class ValueKinds:
                 return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
+        if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
+            return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
+        if name is None and isinstance(func, ast.Call):
+            name = self._named_class(func, binding)
         if name is not None:
-            activation = self._activation_layer(call)
+            activation = self._activation_layer(call, binding)
             if activation is not None:
-                kind = MODULE_KINDS[canonical_class(self.ctx.qualified_name(activation.func))]
+                kind = MODULE_KINDS[self._class_name(activation, binding)]
                 inner = None if activation is call else activation
-                return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0))
+                defaulted = self._defaulted.get(activation.func)
+                return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
@@ -475,18 +497,61 @@ class ValueKinds:
         """Inside torch's own sources, torch's functions are the project's."""
         return bool(self.ctx.module) and self.ctx.module.name.split(".")[0] == "torch"
 
-    def _activation_layer(self, constructor: ast.Call) -> ast.Call | None:
+    def _activation_layer(self, constructor: ast.Call, binding=None) -> ast.Call | None:
         """The activation layer a module's output comes from: the module itself (`nn.Softmax(1)`), or the
         last layer of an `nn.Sequential`, nested ones too; None for any other module."""
-        name = canonical_class(self.ctx.qualified_name(constructor.func))
+        name = self._class_name(constructor, binding)
         if name in MODULE_KINDS:
             return constructor
         if name == SEQUENTIAL:
             last = self._last_layer(constructor)
             if isinstance(last, ast.Name) or is_self_attribute(last):  # `nn.Sequential(block, head)`, `(self.fc, self.softmax)`
                 last = self.constructor(last)
-            return self._activation_layer(last) if isinstance(last, ast.Call) else None
+            return self._activation_layer(last, binding) if isinstance(last, ast.Call) else None
         return None
+
+    def _class_name(self, constructor: ast.Call, binding=None) -> str | None:
+        """The class a constructor call builds: by its name, or by the class a `getattr` names."""
+        func = constructor.func
+        name = self.ctx.qualified_name(func) if not isinstance(func, ast.Call) else self._named_class(func, binding)
+        return canonical_class(name)
+
+    def _named_class(self, call: ast.Call, binding=None) -> str | None:
+        """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2 and not call.keywords):
+            return None
+        module = self.ctx.qualified_name(call.args[0])
+        if module is None or self.ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
+            return None
+        name = self._string(call.args[1], call, binding, 0)
+        return f"{module}.{name}" if name is not None else None
+
+    def _string(self, expr: ast.AST, at: ast.AST, binding, depth: int) -> str | None:
+        """The string `expr` holds: a constant, through names and `self.` attributes assigned one, or a
+        parameter a call site (`binding`) fills with one or else its default (`def build_head(...,
+        final="Softmax")`), which is kept in `_defaulted` by `at`: a call that passes the parameter makes
+        the answer unknown (`project.ProjectView`)."""
+        if isinstance(expr, ast.Constant):
+            return expr.value if isinstance(expr.value, str) else None
+        if depth > MAX_DEPTH:
+            return None
+        if is_self_attribute(expr):
+            values = self._self_attribute_values(expr) or []
+            return self._string(values[0], at, binding, depth + 1) if len(values) == 1 else None
+        definitions = self._reaching(expr) if isinstance(expr, ast.Name) else []
+        if len(definitions) != 1:
+            return None
+        if definitions[0].value is not None:
+            return self._string(definitions[0].value, at, binding, depth + 1)
+        if not is_parameter(definitions[0]):
+            return None
+        passed = self.argument(definitions[0], binding) if binding is not None else None
+        if passed is not None:
+            return passed[1].value if isinstance(passed[1], ast.Constant) and isinstance(passed[1].value, str) else None
+        default = parameter_defaults(definitions[0].node).get(definitions[0].name)
+        if default is not None:
+            self._defaulted[at] = definitions[0].name
+        return self._string(default, at, None, depth + 1) if default is not None else None
 
     def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
         """The last layer of an `nn.Sequential`: its last argument, or the layer added last after it is
@@ -497,11 +562,31 @@ class ValueKinds:
         scope = self.scopes.enclosing_scope(constructor)
         added = [c for c in self._additions.get((scope, key), ()) if position(c) > position(constructor)] if key else []
         if not added:
-            return constructor.args[-1] if constructor.args else None
+            last = constructor.args[-1] if constructor.args else None
+            if isinstance(last, ast.Call) and self.ctx.qualified_name(last.func) == "collections.OrderedDict" and len(last.args) == 1:
+                pairs = last.args[0]  # `nn.Sequential(OrderedDict([..., ("out", nn.Softmax(1))]))`
+                pair = pairs.elts[-1] if isinstance(pairs, ast.List | ast.Tuple) and pairs.elts else None
+                return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
+            return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
             return None
         return last.args[-1]
+
+    def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
+        """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
+        construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
+        that statement runs on every path to the construction; None when that is not known."""
+        if not isinstance(listed, ast.Name):
+            return None
+        scope = self.scopes.enclosing_scope(constructor)
+        filled = [
+            node for node in self.ctx.index.within(scope or self.ctx.tree, ast.Assign, ast.AugAssign, ast.Call)
+            if position(node) < position(constructor) and self.scopes.enclosing_scope(node) is scope and _fills(node, listed.id)
+        ]  # fmt: skip
+        node = max(filled, key=position, default=None)
+        last = _last_item(node) if node is not None else None
+        return last if last is not None and self.same_path(node, constructor) else None
 
     @property
     def _additions(self) -> dict[tuple[ast.AST | None, str], list[ast.Call]]:
@@ -842,6 +927,32 @@ def _calls_self(func: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr == "__call__":
         func = func.value
     return isinstance(func, ast.Name) and func.id == "self"
+
+
+def _fills(node: ast.AST, name: str) -> bool:
+    """Does a statement or call bind or add to the list `name` (`name = [...]`, `name += ...`, `name.append(x)`)?"""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name and func.attr in ADDITIONS
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+
+
+def _last_item(node: ast.AST) -> ast.AST | None:
+    """The item a statement filling a list leaves last in it: `x` of `layers.append(x)`, the last of
+    `layers += [...]`, `layers = [...]`, `layers.extend([...])`; None when not known."""
+    if isinstance(node, ast.Call):
+        method = node.func.attr
+        listed = node.args[0] if method in ("append", "extend") and len(node.args) == 1 else None
+        if method == "append":
+            return listed
+    elif isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add):
+        return None
+    else:
+        listed = node.value
+    if isinstance(listed, ast.List | ast.Tuple) and listed.elts and not isinstance(listed.elts[-1], ast.Starred):
+        return listed.elts[-1]
+    return None
 
 
 def is_parameter(definition: Definition) -> bool:

@@ -1,0 +1,103 @@
+"""Views: which tensor an expression shares its storage with, so that an in-place change of it changes
+that tensor too.
+
+`viewed(ctx, expr)` answers, for one step, the expression whose storage `expr` is a view of: the receiver
+of a view method (`x.view(B, -1)`, `x.narrow(1, 0, 3)`, `x.transpose(1, 2)`, `x.detach()`), the tensor of
+`torch.narrow(x, ...)`, an item of what `split`/`chunk`/`unbind` return (`xyz, i = torch.split(x, [3, 1])`
+binds `i` to `torch.split(x, [3, 1])[1]`), a basic index (`x[..., 2:4]`, `x[:, 0]`: slices, integers,
+`...`, `None`; an index by a tensor or a list copies), and an in-place method, which returns its
+receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tensor, or unknown).
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.values.values import ValueKinds
+
+# Tensor methods (and `torch.` functions taking the tensor first) whose result shares the tensor's storage.
+VIEW_METHODS = frozenset({
+    "view", "view_as", "narrow", "select", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
+    "t", "diagonal", "unfold", "as_strided", "movedim", "moveaxis", "swapaxes", "swapdims", "unflatten", "detach",
+})  # fmt: skip
+SPLITS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})  # items are views
+
+
+def viewed(ctx, expr: ast.AST) -> ast.AST | None:
+    """The expression whose storage `expr` is a view of (one step); None when it is no view."""
+    if isinstance(expr, ast.Subscript):
+        base = expr.value
+        if isinstance(base, ast.Call) and _split_of(ctx, base) is not None and isinstance(expr.slice, ast.Constant):
+            return _split_of(ctx, base)
+        return base if _basic_index(expr.slice) else None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    if isinstance(func, ast.Attribute) and (func.attr in VIEW_METHODS or _in_place(func.attr)):
+        qualified = ctx.qualified_name(func)
+        if qualified is not None and qualified.startswith("torch."):  # `torch.narrow(x, ...)`
+            return expr.args[0] if expr.args and func.attr in VIEW_METHODS else None
+        return func.value
+    return None
+
+
+def _split_of(ctx, call: ast.Call) -> ast.AST | None:
+    """`x` of `x.split(...)`, `torch.split(x, ...)`, `x.chunk(2)`, `x.unbind(1)`."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in SPLITS):
+        return None
+    qualified = ctx.qualified_name(func)
+    if qualified is not None and qualified.startswith("torch."):
+        return call.args[0] if call.args else None
+    return func.value
+
+
+def _in_place(method: str) -> bool:
+    """`sub_`, `mul_`, `clamp_`: a tensor's in-place method (it returns its receiver)."""
+    return method.endswith("_") and not method.startswith("_")
+
+
+def _basic_index(index: ast.AST) -> bool:
+    """Slices, integer constants, `...` and `None`: an index that makes a view (not a copy)."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(i, ast.Slice) for i in items) and all(
+        isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and (i.value is None or i.value is Ellipsis or type(i.value) is int))
+        for i in items
+    )  # fmt: skip
+
+
+# Calls that may return the tensor they are given, or its storage, rather than a new one.
+RETURNS_ITS_TENSOR = frozenset({"to", "cuda", "cpu", "float", "half", "double", "type", "contiguous", "reshape", "flatten", "type_as"})
+# Layers of torch that may return what they are given, or work on it in place.
+PASSING_LAYERS = frozenset({"Identity", "Sequential", "ModuleList", "ModuleDict", "Flatten", "Unflatten"})
+
+
+def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
+    """Is `expr`, given at `use`, a tensor nothing else holds: made there by a torch operation
+    (`torch.cat([a, b])`, `a + b`), or a name bound only to such tensors and read nowhere after `use`?"""
+    if isinstance(expr, ast.Name):
+        values = ctx.analysis(ValueKinds)
+        definitions = [d for d in values.reaching_definitions(expr)]
+        if not definitions or any(d.value is None or not unshared(ctx, d.value, d.node) for d in definitions):
+            return False
+        scope = ctx.scopes.enclosing_function(use) or ctx.tree
+        held = [d.node for d in definitions]
+        return not any(
+            n.id == expr.id and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > (use.end_lineno, use.end_col_offset)
+            and [d.node for d in values.reaching_definitions(n)] == held
+            for n in ctx.index.within(scope, ast.Name)
+        )  # fmt: skip
+    if isinstance(expr, ast.BinOp):
+        return True
+    if not isinstance(expr, ast.Call) or viewed(ctx, expr) is not None or any(k.arg == "inplace" for k in expr.keywords):
+        return False
+    func = expr.func
+    qualified = ctx.qualified_name(func)
+    if qualified is None:  # a layer of torch (`self.fc(x)`, `nn.Linear`): its output is new
+        layer = ctx.analysis(ValueKinds).constructor(func)
+        in_place = layer is None or any(k.arg == "inplace" for k in layer.keywords) or any(
+            isinstance(a, ast.Constant) and a.value is True for a in layer.args
+        )  # fmt: skip
+        qualified = None if in_place else ctx.qualified_name(layer.func)
+        return qualified is not None and qualified.startswith("torch.nn.") and qualified.rpartition(".")[2] not in PASSING_LAYERS
+    name = func.attr if isinstance(func, ast.Attribute) else None
+    return qualified.startswith("torch.") and name not in RETURNS_ITS_TENSOR | SPLITS

@@ -1,0 +1,173 @@
+"""Witnesses for graphs kept or cut and in-place changes written as projects write them: a view of the forward
+argument changed in place changes the caller's tensor; an `inplace=` read from a config's default rectifies
+the skip connection; `total = total + loss` of a step's returned loss keeps the graph; a block built with
+`activation="relu"` saves its output, which `+=` breaks; a penalty a model's forward sets detached trains
+nothing."""
+import pytest
+import torch
+
+from witness import run
+
+VIEW = """
+import torch
+from torch import nn
+
+class Coordinates(nn.Module):
+    def forward(self, x):
+        coords = x.narrow(1, 0, 2)
+        coords.div_(10.0)
+        return x.sum(1)
+
+x = torch.full((3, 4), 10.0)
+given = x.clone()
+Coordinates()(x)
+"""
+
+CONFIG = """
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+@dataclass
+class Config:
+    width: int = 4
+    inplace: bool = True
+
+class PreAct(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.act = nn.ReLU(inplace=cfg.inplace)
+        self.fc = nn.Linear(cfg.width, cfg.width)
+
+    def forward(self, x):
+        return self.fc(self.act(x)) + x
+
+block = PreAct(Config())
+x = -torch.ones(2, 4)
+given = x.clone()
+with torch.no_grad():
+    y = block(x)
+    expected = block.fc(given.relu()) + given
+"""
+
+TOTAL = """
+import torch
+
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def step(x, y):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss
+
+total = 0.0
+for _ in range(3):
+    loss = step(torch.randn(4, 3), torch.randn(4, 1))
+    total = total + loss
+"""
+
+BLOCK = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class ConvAct(nn.Module):
+    def __init__(self, c, activation="relu"):
+        super().__init__()
+        self.activation = activation
+        self.conv = nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.activation == "relu":
+            return F.relu(x)
+        return x
+
+class ResPath(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.skip = ConvAct(c, activation="none")
+        self.body = ConvAct(c)
+
+    def forward(self, x):
+        shortcut = self.skip(x)
+        out = self.body(x)
+        out += shortcut
+        return out
+
+ResPath(2)(torch.randn(1, 2, 3, 3)).sum().backward()
+"""
+
+ATTRIBUTE = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class AttnPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(4, 1)
+        self.out = nn.Linear(4, 2)
+        self.aux_loss = torch.zeros(())
+
+    def forward(self, h):
+        attn = torch.softmax(self.score(h).squeeze(-1), dim=1)
+        a = attn.detach()
+        self.aux_loss = -(a * torch.log(a + 1e-9)).sum(1).mean()
+        return self.out(torch.einsum("bt,btd->bd", attn, h))
+
+model = AttnPool()
+logits = model(torch.randn(2, 5, 4))
+loss = 0.0 * F.cross_entropy(logits, torch.tensor([0, 1])) + 0.1 * model.aux_loss
+loss.backward()
+seen.append(model.score.weight.grad.abs().sum().item())
+"""
+
+
+def test_a_view_of_the_argument_changed_in_place_changes_the_callers_tensor(lint):
+    assert [f.code for f in lint(VIEW, "ML401")] == ["ML401"]
+    flagged = run(VIEW)
+    assert not torch.equal(flagged["x"], flagged["given"])
+    fixed = VIEW.replace("        coords = x.narrow", "        x = x.clone()\n        coords = x.narrow")
+    assert lint(fixed, "ML401") == []
+    repaired = run(fixed)
+    assert torch.equal(repaired["x"], repaired["given"])
+
+
+def test_an_inplace_from_the_configs_default_rectifies_the_skip_connection(lint):
+    assert [f.code for f in lint(CONFIG, "ML401")] == ["ML401"]
+    flagged = run(CONFIG)
+    assert not torch.allclose(flagged["y"], flagged["expected"]) and not torch.equal(flagged["x"], flagged["given"])
+    fixed = CONFIG.replace("inplace: bool = True", "inplace: bool = False")
+    assert lint(fixed, "ML401") == []
+    repaired = run(fixed)
+    assert torch.allclose(repaired["y"], repaired["expected"])
+
+
+def test_a_total_of_the_returned_losses_keeps_their_graphs(lint):
+    assert [f.code for f in lint(TOTAL, "ML207")] == ["ML207"]
+    assert run(TOTAL)["total"].grad_fn is not None  # the graphs of every step, chained
+    fixed = TOTAL.replace("total = total + loss", "total = total + loss.item()")
+    assert lint(fixed, "ML207") == []
+    assert isinstance(run(fixed)["total"], float)
+
+
+def test_a_block_built_with_relu_saves_its_output_and_the_add_breaks_backward(lint):
+    assert [f.code for f in lint(BLOCK, "ML406")] == ["ML406"]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run(BLOCK)
+    fixed = BLOCK.replace("out += shortcut", "out = out + shortcut")
+    assert lint(fixed, "ML406") == []
+    run(fixed)
+
+
+def test_a_penalty_the_forward_sets_detached_trains_nothing(lint):
+    assert [f.code for f in lint(ATTRIBUTE, "ML413")] == ["ML413"]
+    assert run(ATTRIBUTE)["seen"] == [0.0]  # the attention scorer gets no gradient from the penalty
+    fixed = ATTRIBUTE.replace("a = attn.detach()", "a = attn")
+    assert lint(fixed, "ML413") == []
+    assert run(fixed)["seen"][0] > 0
