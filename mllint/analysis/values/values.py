@@ -658,12 +658,12 @@ class ValueKinds:
         return [d.value for d in definitions]
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
-        """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called
-        (the receiver's own name never rebound between: the alias is made and called in one loop's reach)."""
+        """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
+        a method of a name, called through an alias."""
         values = self.reaching_values(func) if isinstance(func, ast.Name) else None
         if not values or not all(isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) for v in values):
             return None
-        return values[0] if len({ast.dump(v) for v in values}) == 1 else None
+        return values[0] if len({reference_key(v) for v in values}) == 1 else None
 
     def reaching_definitions(self, name: ast.Name) -> list[Definition]:
         """The bindings that may give `name` its value where it stands (empty: unknown)."""
