@@ -1304,7 +1304,7 @@ def _slice_length(item: ast.Slice, dim: Dim) -> Dim:
         return dim
     if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and lower is not None:
         width = _int_literal(upper.right)
-        if width is not None and width > 0 and ast.dump(upper.left) == ast.dump(lower):
+        if width is not None and width > 0 and ast.unparse(upper.left) == ast.unparse(lower):
             return width  # `[idx:idx + 1]`
     low = 0 if lower is None else _signed_literal(lower)
     high = None if upper is None else _signed_literal(upper)

@@ -663,7 +663,7 @@ class ValueKinds:
         values = self.reaching_values(func) if isinstance(func, ast.Name) else None
         if not values or not all(isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) for v in values):
             return None
-        return values[0] if len({ast.dump(v) for v in values}) == 1 else None
+        return values[0] if len({(v.value.id, v.attr) for v in values}) == 1 else None  # no ast.dump: its closure is a cycle
 
     def reaching_definitions(self, name: ast.Name) -> list[Definition]:
         """The bindings that may give `name` its value where it stands (empty: unknown)."""
