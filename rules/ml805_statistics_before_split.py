@@ -69,6 +69,7 @@ class StatisticsBeforeSplit(Rule):
     name = "statistics-before-split"
     message = "`{fit}`{inside} computes statistics of {data} before it is split (line {line}): the evaluation part leaks into training; split first and fit on the training part"
     severity = Severity.ERROR
+    requires_any_text = ("(",)  # a finding stands at a call: the statistic, or the helper that computes it
 
     def visit_Call(self, node: ast.Call) -> None:
         found = self.ctx.analysis(Leakage).fitted_before_split(node)

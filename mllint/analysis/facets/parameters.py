@@ -214,10 +214,9 @@ def _library_submodule(base: Obj, name: str) -> bool:
 
 
 def _is_module_object(objects: Objects, obj: Obj) -> bool:
+    """`self` is not: a module's own `self.requires_grad = flag` is as often a setting it reads again."""
     if obj.kind == "field":
         return _library_submodule(obj.base, obj.name)
-    if obj.kind == "self":
-        return obj.node in obj.ctx.analysis(ModuleClasses).modules
     if obj.kind != "made" or not isinstance(obj.node, ast.Call):
         return False
     if isinstance(obj.node.func, ast.Subscript):  # `MODELS[name](cfg)`: what the table holds there
