@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.parameters import REQUIRES_GRAD_TYPOS, is_module
+from mllint.analysis.facets.parameters import REQUIRES_GRAD_TYPOS, is_module, own_setting
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -14,9 +14,10 @@ class RequiresGradOnModule(Rule):
     `model.fc`, `vit.blocks`, also when a project factory builds it: `self.model = build_backbone(cfg)`),
     a `self.` attribute assigned one, a
     loop variable over `model.modules()` / `model.children()`, or, when nothing says what it holds, a
-    parameter or attribute named like a module (`model`, `self.network`, `text_encoder`). The same
-    assignment on a parameter or another tensor (`param.requires_grad = False`) is right and not
-    reported.
+    parameter or attribute named like a module (`model`, `self.network`, `text_encoder`), and a module
+    class's own `self.requires_grad = False`. The same assignment on a parameter or another tensor
+    (`param.requires_grad = False`) is right and not reported, nor is a module's own setting: an
+    argument it stores (`self.requires_grad = requires_grad`) or a flag its methods read back.
 
     ## Why is this bad?
     `requires_grad` is a tensor flag. On a module it is a plain new attribute: no parameter is frozen,
@@ -54,7 +55,7 @@ class RequiresGradOnModule(Rule):
         for target in node.targets:
             if not (isinstance(target, ast.Attribute) and target.attr in {"requires_grad", *REQUIRES_GRAD_TYPOS}):
                 continue
-            if not is_module(self.ctx, target.value):
+            if not is_module(self.ctx, target.value) or own_setting(self.ctx, target, node.value):
                 continue
             module, value = self.ctx.text(target.value), self.ctx.text(node.value)
             fix = None

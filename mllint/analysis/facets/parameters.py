@@ -214,9 +214,10 @@ def _library_submodule(base: Obj, name: str) -> bool:
 
 
 def _is_module_object(objects: Objects, obj: Obj) -> bool:
-    """`self` is not: a module's own `self.requires_grad = flag` is as often a setting it reads again."""
     if obj.kind == "field":
         return _library_submodule(obj.base, obj.name)
+    if obj.kind == "self":
+        return obj.node in obj.ctx.analysis(ModuleClasses).modules
     if obj.kind != "made" or not isinstance(obj.node, ast.Call):
         return False
     if isinstance(obj.node.func, ast.Subscript):  # `MODELS[name](cfg)`: what the table holds there
@@ -627,9 +628,23 @@ def _group(objects: frozenset | None) -> str | None:
     return obj.ctx.text(params) if params is not None else None
 
 
+def own_setting(ctx, target: ast.Attribute, value: ast.AST) -> bool:
+    """Is `self.requires_grad = value` a module's setting of its own rather than a freeze: a stored
+    argument (`= requires_grad`), or a flag its methods read back (`if self.requires_grad:`)?"""
+    if not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return False
+    return not isinstance(value, ast.Constant) or bool(own_attribute_reads(ctx, target))
+
+
+def own_attribute_reads(ctx, target: ast.Attribute) -> list[ast.Attribute]:
+    """Where the methods of the class holding `self.<name> = ...` read `self.<name>` back (empty for
+    another receiver)."""
+    cls = ctx.scopes.enclosing_class(target) if is_self_attribute(target) else None
+    return [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr and isinstance(n.ctx, ast.Load)] if cls else []
+
+
 def _unread_keys(ctx, objects, target: ast.Attribute, groups: ast.Dict) -> list[UnusedGroup]:
-    cls = ctx.scopes.enclosing_class(target)
-    reads = [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr and isinstance(n.ctx, ast.Load)] if cls else []
+    reads = own_attribute_reads(ctx, target)
     keys = set()
     for read in reads:
         index = ctx.scopes.parent(read)
