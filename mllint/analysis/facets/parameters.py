@@ -766,13 +766,17 @@ def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
     builds one again."""
     objects = ctx.analysis(Objects)
     optimizers = [c for c in ctx.analysis(OptimizerConstructors).calls if objects.trained_by(c)]
+    by_home: dict[ast.AST | None, list[ast.Call]] = {}
+    for optimizer in optimizers:
+        by_home.setdefault(ctx.scopes.enclosing_function(optimizer), []).append(optimizer)
+    told = _scopes_telling_optimizers(ctx)
     found = []
     for call in ctx.index.of_type(ast.Call) if optimizers else ():
         if not isinstance(call.func, ast.Attribute) or _called(call) in HARMLESS_MODULE_METHODS:
             continue
         scope = ctx.scopes.enclosing_function(call)
-        earlier = [o for o in optimizers if _runs_before(ctx, o, call, scope)]
-        if not earlier or _tells_optimizer(ctx, scope, call):
+        earlier = _built_before(ctx, by_home, call, scope)
+        if not earlier or told(scope, call):
             continue
         receiver = objects.points_to(call.func.value)
         optimizer = next((o for o in earlier if receiver and receiver & _optimized_objects(objects, o)), None)
@@ -784,25 +788,34 @@ def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
     return found
 
 
-def _runs_before(ctx, optimizer: ast.Call, call: ast.Call, scope: ast.AST | None) -> bool:
-    """Is the optimizer built before the call runs: earlier in the same function, or in `__init__` of the
-    class whose other method makes the call?"""
-    home = ctx.scopes.enclosing_function(optimizer)
-    if home is scope:
-        return (optimizer.lineno, optimizer.col_offset) < (call.lineno, call.col_offset)
-    cls = ctx.scopes.enclosing_class(call) if scope is not None else None
-    return (
-        cls is not None and isinstance(home, ast.FunctionDef) and home.name == "__init__"
-        and ctx.scopes.parent(home) is cls and ctx.scopes.parent(scope) is cls
-    )  # fmt: skip
+def _built_before(ctx, by_home: dict, call: ast.Call, scope: ast.AST | None) -> list[ast.Call]:
+    """The optimizers (`by_home`: by the function that builds them) built before the call runs: earlier in
+    the same function, or in `__init__` of the class whose other method makes the call."""
+    position = (call.lineno, call.col_offset)
+    earlier = [o for o in by_home.get(scope, ()) if (o.lineno, o.col_offset) < position]
+    cls = ctx.scopes.parent(scope) if scope is not None else None
+    if isinstance(cls, ast.ClassDef):
+        inits = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__" and f is not scope]
+        earlier += [o for init in inits for o in by_home.get(init, ())]
+    return sorted(earlier, key=lambda o: (o.lineno, o.col_offset))
 
 
-def _tells_optimizer(ctx, scope: ast.AST | None, call: ast.Call) -> bool:
-    """Does the function give an optimizer new parameters (`add_param_group`) or build one after `call`?"""
-    calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
+def _scopes_telling_optimizers(ctx):
+    """Does the function of a call (the whole file at module level) give an optimizer new parameters
+    (`add_param_group`) or build one after the call? Each function's facts worked out once: whether it
+    calls `add_param_group`, and where it last builds an optimizer."""
     constructors = ctx.analysis(OptimizerConstructors).calls
-    after = (call.lineno, call.col_offset)
-    return any(_called(c) == "add_param_group" or (c in constructors and (c.lineno, c.col_offset) > after) for c in calls)
+    facts: dict[ast.AST | None, tuple[bool, tuple[int, int]]] = {}
+
+    def told(scope: ast.AST | None, call: ast.Call) -> bool:
+        if scope not in facts:
+            calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
+            built = [(c.lineno, c.col_offset) for c in calls if c in constructors]
+            facts[scope] = (any(_called(c) == "add_param_group" for c in calls), max(built, default=(0, -1)))
+        adds, last = facts[scope]
+        return adds or last > (call.lineno, call.col_offset)
+
+    return told
 
 
 def _optimized_objects(objects: Objects, optimizer: ast.Call) -> frozenset:

@@ -120,6 +120,7 @@ class Objects:
         self._generators: dict[ast.AST, bool] = {}
         self._imports: dict[str, str] | None = None  # name -> what the module imports under it
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
+        self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -190,6 +191,11 @@ class Objects:
 
     def _parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
+        if call not in self._owners:
+            self._owners[call] = self._parameter_owners_of(call)
+        return self._owners[call]
+
+    def _parameter_owners_of(self, call: ast.Call) -> list[ast.AST]:
         owners, seen, stack = [], set(), [*call.args, *(k.value for k in call.keywords)]
         while stack:
             node = stack.pop()
