@@ -130,11 +130,11 @@ class Given:
         return None if flow is None else (None, flow, None)
 
 
-# What a module of the project must mention for its functions' returns to be read for cuts (for the
-# elements of the tuples they return: a return).
-ANY_MODULE = re.compile(rb"")  # every module of the project is read
+# What a module of the project must mention for its functions to be read: for cuts in what they return,
+# for the elements of the tuples they return (a return), or for anything (every module).
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
 RETURN_WORDS = re.compile(rb"\breturn\b")
+ANY_MODULE = re.compile(rb"")
 # Methods (and torch functions) that return (values, indices) given a dimension.
 INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
