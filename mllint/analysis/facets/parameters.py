@@ -631,9 +631,7 @@ def _group(objects: frozenset | None) -> str | None:
 def own_setting(ctx, target: ast.Attribute, value: ast.AST) -> bool:
     """Is `self.requires_grad = value` a module's setting of its own rather than a freeze: a stored
     argument (`= requires_grad`), or a flag its methods read back (`if self.requires_grad:`)?"""
-    if not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-        return False
-    return not isinstance(value, ast.Constant) or bool(own_attribute_reads(ctx, target))
+    return is_self_attribute(target) and (not isinstance(value, ast.Constant) or bool(own_attribute_reads(ctx, target)))
 
 
 def own_attribute_reads(ctx, target: ast.Attribute) -> list[ast.Attribute]:
