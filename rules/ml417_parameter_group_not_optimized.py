@@ -73,6 +73,6 @@ class ParameterGroupNotOptimized(Rule):
         for found in unoptimized_loss_modules(self.ctx):
             optimizer = one_line(self.ctx.text(found.optimizer), 60)
             message = self.loss_message.format(
-                optimizer=optimizer, loss=found.loss.id, holder=found.holder, parameter=found.parameter, where=found.where
+                optimizer=optimizer, loss=self.ctx.text(found.loss), holder=found.holder, parameter=found.parameter, where=found.where
             )
             self.report(found.optimizer, message)

@@ -58,6 +58,7 @@ COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 # What a project module must mention for its helpers to be read.
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
+ROW_KEEPING_ATTRIBUTES = frozenset({"values"})  # `df[cols].values`
 NEVER = 1 << 62  # no split reached
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
@@ -170,8 +171,8 @@ class Leakage:
 
     def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
-        while isinstance(data, ast.Subscript) or (isinstance(data, ast.Call) and _method(data) in ROW_KEEPING):
-            data = data.value if isinstance(data, ast.Subscript) else data.func.value
+        while isinstance(data := _rows_of(data), ast.Subscript):
+            data = data.value
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
         if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
@@ -635,8 +636,7 @@ def _key(node: ast.AST) -> str | None:
 def _whole(node: ast.AST) -> str | None:
     """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row); None for a
     part of the rows (`X[:n]`, `X[train_idx]`). Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ROW_KEEPING:
-        node = node.func.value
+    node = _rows_of(node)
     inner = node
     while isinstance(inner, ast.Subscript):
         index = inner.slice
@@ -648,6 +648,17 @@ def _whole(node: ast.AST) -> str | None:
             return None
         inner = inner.value
     return _key(node)
+
+
+def _rows_of(node: ast.AST) -> ast.AST:
+    """What a conversion that keeps the rows converts: `X` for `X.reshape(-1, 1)`, `df[cols]` for `df[cols].values`."""
+    while True:
+        if isinstance(node, ast.Call) and _method(node) in ROW_KEEPING:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ROW_KEEPING_ATTRIBUTES:
+            node = node.value
+        else:
+            return node
 
 
 def _every_row(index: ast.AST) -> bool:

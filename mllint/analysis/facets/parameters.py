@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built
+from mllint.analysis.objects.call_sites import built, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -176,10 +176,15 @@ def _named_like_a_module(ctx, expr: ast.AST) -> bool:
 def _module_objects(ctx, expr: ast.AST) -> bool:
     """Is every object `expr` may be an nn.Module, as the objects layer tells: made by a module constructor
     (here, or by a project factory: `self.model = create_model(cfg)`), or a submodule of one, however deep
-    (`self.model.encoder.block3`: what the project classes write to those attributes)?"""
+    (`self.model.encoder.block3`: what the project classes write to those attributes), as the file tells
+    or under a call site of the function around it (`def freeze(model): model.stem.requires_grad = False`)?"""
     objects = ctx.analysis(Objects)
-    found = _concrete(objects, objects.points_to(expr), 0)
-    return bool(found) and all(_is_module_object(objects, obj) for obj in found)
+
+    def modules(binding) -> bool | None:
+        found = _concrete(objects, substituted(objects, objects.points_to(expr), binding), 0)
+        return (bool(found) and all(_is_module_object(objects, obj) for obj in found)) or None
+
+    return any(per_call_site(ctx, expr, modules))
 
 
 def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
@@ -672,21 +677,25 @@ class UnoptimizedLossModule:
 def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
     """Loss modules of the project with learnable parameters of their own (`self.log_vars =
     nn.Parameter(...)`, uncertainty weights, a learnable temperature, an ArcFace weight) that the file
-    calls while it backpropagates, when an optimizer constructed in the file does not get their parameters
-    (`Adam(model.parameters())` only) and nothing else could: the loss object is not a part of an optimized
-    model and is handed to no other call (a trainer that builds its own optimizer)."""
+    calls while it backpropagates, when an optimizer constructed in the same function (or, for a method, in
+    any method of its class: a trainer's `__init__` builds it, its `fit` calls `self.criterion`) does not
+    get their parameters (`Adam(model.parameters())` only) and nothing else could: the loss object is not a
+    part of an optimized model and is handed to no other call (a trainer that builds its own optimizer)."""
     objects = ctx.analysis(Objects)
     by_scope: dict[ast.AST | None, list[ast.Call]] = {}
     for call in ctx.analysis(OptimizerConstructors).calls:
         if objects.trained_by(call):
-            by_scope.setdefault(ctx.scopes.enclosing_function(call), []).append(call)
+            by_scope.setdefault(_trainer_scope(ctx, ctx.scopes.enclosing_function(call)), []).append(call)
     found, seen = [], set()
     for call in ctx.index.of_type(ast.Call) if by_scope else ():
         loss, scope = call.func, ctx.scopes.enclosing_function(call)
-        if not isinstance(loss, ast.Name) or (scope, loss.id) in seen or scope not in by_scope:
+        group = _trainer_scope(ctx, scope)
+        if not (isinstance(loss, ast.Name) or is_self_attribute(loss)) or group not in by_scope:
             continue
-        seen.add((scope, loss.id))
-        optimized = {obj for c in by_scope[scope] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
+        if (group, ctx.text(loss)) in seen:
+            continue
+        seen.add((group, ctx.text(loss)))
+        optimized = {obj for c in by_scope[group] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
         held = objects.points_to(loss)
         if not held or len(held) != 1 or held & optimized or not _backpropagates(ctx, scope):
             continue
@@ -694,8 +703,14 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
         if learnable is None or _handed_on(ctx, objects, held):
             continue
         home, cls, attribute, made = learnable
-        found.append(UnoptimizedLossModule(by_scope[scope][0], loss, cls.name, attribute, place_in(ctx, home, made)))
+        found.append(UnoptimizedLossModule(by_scope[group][0], loss, cls.name, attribute, place_in(ctx, home, made)))
     return found
+
+
+def _trainer_scope(ctx, scope: ast.AST | None) -> ast.AST | None:
+    """The class of a method (its optimizer and its loss module may live in different methods), else `scope`."""
+    cls = ctx.scopes.enclosing_class(scope) if scope is not None else None
+    return cls if cls is not None and ctx.scopes.enclosing_scope(scope) is cls else scope
 
 
 def _backpropagates(ctx, scope: ast.AST | None) -> bool:
@@ -735,9 +750,10 @@ def _true(node: ast.AST) -> bool:
 
 
 def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
-    """Is the object passed to a call (`Trainer(model, criterion)`), or its parameters read anywhere?"""
-    for name in ctx.index.of_type(ast.Name):
-        if not isinstance(name.ctx, ast.Load):
+    """Is the object passed to a call (`Trainer(model, criterion)`, `Engine(self.criterion)`), or its
+    parameters read anywhere?"""
+    for name in ctx.index.of_type(ast.Name, ast.Attribute):
+        if not isinstance(name.ctx, ast.Load) or (isinstance(name, ast.Attribute) and not is_self_attribute(name)):
             continue
         parent = ctx.scopes.parent(name)
         passed = isinstance(parent, ast.keyword) or (isinstance(parent, (ast.Call, ast.Starred, ast.List, ast.Tuple)) and getattr(parent, "func", None) is not name)
