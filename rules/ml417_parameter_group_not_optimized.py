@@ -1,4 +1,4 @@
-from mllint.analysis.facets.parameters import unoptimized_loss_modules, unused_parameter_groups
+from mllint.analysis.facets.parameters import missed_parts, unoptimized_loss_modules, unused_parameter_groups
 from mllint.source import one_line
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -20,7 +20,11 @@ class ParameterGroupNotOptimized(Rule):
     learnable temperature, ArcFace's class centres) and nothing else gets its parameters: it is neither
     optimized, handed to another call (a trainer that builds its own optimizer), nor read through
     `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`) or keep buffers are
-    not reported.
+    not reported. And it reports optimizers that get the parameters of some items of a dict of parts a
+    builder returns (`parts["encoder"]`, `parts["decoder"]`) and not of another one that the training
+    step runs (`parts["bottleneck"]`, called or with the whole dict handed to `autoencode(parts, x)`); a
+    dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
+    `detach`), and parts that another optimizer gets (a GAN's two) are left alone.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
@@ -69,6 +73,11 @@ class ParameterGroupNotOptimized(Rule):
         "`{parameter}` ({where}) shapes the loss but never trains; add `{loss}.parameters()` to the optimizer"
     )
 
+    part_message = (
+        "`{optimizer}` gets the parameters of {taken} but not of `{missed}`, which the training step runs "
+        "(`{used}`, line {line}): its parameters never train; give them to the optimizer too"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
@@ -78,3 +87,8 @@ class ParameterGroupNotOptimized(Rule):
                 optimizer=optimizer, loss=self.ctx.text(found.loss), holder=found.holder, parameter=found.parameter, where=found.where
             )
             self.report(found.optimizer, message)
+        for part in missed_parts(self.ctx):
+            optimizer = one_line(self.ctx.text(part.optimizer), 60)
+            used = one_line(self.ctx.text(part.used), 40)
+            message = self.part_message.format(optimizer=optimizer, taken=part.taken, missed=part.missed, used=used, line=part.used.lineno)
+            self.report(part.optimizer, message)

@@ -22,12 +22,12 @@ from mllint.analysis.objects.call_sites import built, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
-from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView, place_in
+from mllint.analysis.program.project import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
@@ -55,6 +55,8 @@ REGISTERING = frozenset({"add_module", "register_module", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
+FREEZING_TEXT = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|detach")
+FREEZING_TEXT_BYTES = re.compile(rb".")  # a callee of any module is read for `FREEZING_TEXT`
 LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
 DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
 PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
@@ -860,3 +862,100 @@ def _adds_layer(home, method: ast.AST) -> tuple[object, ast.Call] | None:
         if isinstance(added, ast.Call) and owns_parameters(home, added):
             return home, added
     return None
+
+
+@dataclass(frozen=True)
+class MissedPart:
+    """A part of a dict of parts that the optimizers take other items of, and the training step runs."""
+
+    optimizer: ast.Call  # the first optimizer over an item of the dict
+    missed: str  # `parts["bottleneck"]`
+    taken: str  # `parts["encoder"]`, `parts["decoder"]`
+    used: ast.AST  # where a step that backpropagates runs it: `autoencode(parts, xb)`
+
+
+def missed_parts(ctx) -> list[MissedPart]:
+    """Items of a dict literal of modules (`return {"encoder": ..., "bottleneck": ..., "decoder": ...}` of
+    a builder) when the file's optimizers get the parameters of some items (`parts["encoder"].parameters()`)
+    and of neither this one nor the whole, while a function that backpropagates runs it: calls the item or
+    hands the whole dict to a call. The dict read any other way (`.values()`, `parts["x"].eval()`, a loop)
+    may freeze or optimize the rest: nothing is reported."""
+    objects = ctx.analysis(Objects)
+    taken: dict[Obj, dict[object, str]] = {}
+    first: dict[Obj, tuple[ast.Call, str]] = {}  # container -> (its first optimizer, the text naming it)
+    whole: set[Obj] = set()
+    for call in ctx.analysis(OptimizerConstructors).calls:
+        for owner in objects.parameter_owners(call) if objects.trained_by(call) else ():
+            key = _constant_key(owner)
+            containers = objects.points_to(owner.value) if key is not None else None
+            if containers and len(containers) == 1:
+                container = next(iter(containers))
+                taken.setdefault(container, {})[key] = ctx.text(owner)
+                first.setdefault(container, (call, ctx.text(owner.value)))
+            whole |= objects.points_to(owner) or frozenset()
+    found = []
+    for container, keys in taken.items():
+        literal = container.node if container.kind == "made" else None
+        if not isinstance(literal, ast.Dict) or container in whole:
+            continue
+        home = objects._of(container.ctx)
+        builder = container.ctx.scopes.enclosing_function(literal)
+        if builder is not None and FREEZING_TEXT.search(container.ctx.text(builder)):
+            continue  # the builder may freeze a part (a teacher, a pretrained encoder)
+        for key, value in zip(literal.keys, literal.values):
+            if _constant_key_of(key) is None or key.value in keys:  # `**other` or a taken item
+                continue
+            parts = home.points_to(value)
+            made = [p for p in parts or () if p.kind == "made" and isinstance(p.node, ast.Call)]
+            if not parts or len(made) != len(parts) or any(p in whole or not adds_layer(p.ctx, p.node) for p in made):
+                continue
+            used = _run_in_training(ctx, objects, container, key.value)
+            if used is not None:
+                optimizer, named = first[container]
+                missed = f"{named}[{container.ctx.text(key)}]"
+                found.append(MissedPart(optimizer, missed, ", ".join(f"`{t}`" for t in keys.values()), used))
+    return found
+
+
+def _constant_key(node: ast.AST):
+    """`"encoder"` of `parts["encoder"]`; None for anything else."""
+    return _constant_key_of(node.slice) if isinstance(node, ast.Subscript) else None
+
+
+def _constant_key_of(node: ast.AST | None):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) else None
+
+
+def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | None:
+    """Where a function that backpropagates runs item `key` of `container`: `parts[key](x)`, or the whole
+    dict handed to a call (`autoencode(parts, x)`); None when nothing does, or the dict is read otherwise."""
+    used = None
+    for name in ctx.index.of_type(ast.Name):
+        if not isinstance(name.ctx, ast.Load) or container not in (objects.points_to(name) or ()):
+            continue
+        parent = ctx.scopes.parent(name)
+        if isinstance(parent, ast.Subscript) and _constant_key(parent) is not None:
+            holder = ctx.scopes.parent(parent)
+            if _constant_key(parent) != key:
+                continue
+            if not (isinstance(holder, ast.Call) and holder.func is parent):
+                return None  # `parts["bottleneck"].eval()`, `.requires_grad_(False)`, ...
+            run = holder
+        elif isinstance(parent, ast.Call) and name in parent.args:
+            run = parent
+        else:
+            return None
+        if used is None and _backpropagates(ctx, ctx.scopes.enclosing_function(run)) and not _may_freeze(ctx, run):
+            used = run
+    return used
+
+
+def _may_freeze(ctx, run: ast.Call) -> bool:
+    """Is the call under `torch.no_grad()`, or a project function that may freeze or cut what it is given?"""
+    for ancestor in ctx.scopes.ancestors(run):
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)) and any(FREEZING_TEXT.search(ctx.text(i.context_expr)) for i in ancestor.items):
+            return True
+    view = followed_view(ctx)
+    resolver = CallResolver(ctx, view if view.index is not None else None)
+    callee = resolver.resolve(run, followed=FREEZING_TEXT_BYTES) if isinstance(run.func, ast.Name) else None
+    return callee is not None and bool(FREEZING_TEXT.search(callee.ctx.text(callee.function)))

@@ -172,7 +172,7 @@ class Objects:
         through variables, `filter`, groups), with what that is a part of (training `model.fc`,
         `encoder.get_input_embeddings()` or `encoder[0]` trains `model`, `encoder`); empty for any other call."""
         found: list[ast.AST] = []
-        for owner in self._parameter_owners(call) if self._makes_optimizer(call) else ():
+        for owner in self.parameter_owners(call) if self._makes_optimizer(call) else ():
             while isinstance(owner, (ast.Attribute, ast.Name, ast.Call, ast.Subscript)):
                 if isinstance(owner, ast.Call):  # a method returning a part of its module
                     owner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
@@ -189,7 +189,7 @@ class Objects:
         name = canonical_class(self.ctx.qualified_name(call.func))
         return is_optimizer(name) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
 
-    def _parameter_owners(self, call: ast.Call) -> list[ast.AST]:
+    def parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
         if call not in self._owners:
             self._owners[call] = self._parameter_owners_of(call)
