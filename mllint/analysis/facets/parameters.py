@@ -55,6 +55,8 @@ REGISTERING = frozenset({"add_module", "register_module", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
+# What a part's method may do to the optimizer's view of it: give its parameters, freeze it, reload it.
+PART_SETTERS = frozenset({"parameters", "named_parameters", "requires_grad_", "eval", "load_state_dict", "apply", "modules", "children"})
 FREEZING_TEXT = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|detach")
 FREEZING_TEXT_BYTES = re.compile(rb".")  # a callee of any module is read for `FREEZING_TEXT`
 LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
@@ -938,8 +940,10 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
             holder = ctx.scopes.parent(parent)
             if _constant_key(parent) != key:
                 continue
+            if isinstance(holder, ast.Attribute) and holder.attr not in PART_SETTERS:
+                continue  # `parts["bottleneck"].weight`, `.to(device)`
             if not (isinstance(holder, ast.Call) and holder.func is parent):
-                return None  # `parts["bottleneck"].eval()`, `.requires_grad_(False)`, ...
+                return None  # `.parameters()`, `.requires_grad_(False)`, `.eval()`, handed to a call: unknown
             run = holder
         elif isinstance(parent, ast.Call) and name in parent.args:
             run = parent
