@@ -696,6 +696,8 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
         group = _trainer_scope(ctx, scope)
         if not (isinstance(loss, ast.Name) or is_self_attribute(loss)) or group not in by_scope:
             continue
+        if isinstance(loss, ast.Attribute) and group in ctx.analysis(ModuleClasses).modules:
+            continue  # a submodule of a LightningModule: `self.parameters()` holds it
         if (group, ctx.text(loss)) in seen:
             continue
         seen.add((group, ctx.text(loss)))
