@@ -116,7 +116,8 @@ class RegressionLossBroadcast(Rule):
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:
     """The two shapes and what they broadcast to, as text, when both stretch; and which side has the
     extra trailing size-1 dimension ("input", "target" or None). A side of unknown rank counts when it
-    is `(B, ..., 1)` against `(B,)`."""
+    is `(B, ..., 1)` against `(B,)`. A size of the result that two different symbols decide stays
+    unknown (`?`): the stretch elsewhere is there whatever it is."""
     if not isinstance(prediction, Tensor) or not isinstance(target, Tensor):
         return None
     column = unknown_rank_column(prediction, target)
@@ -125,7 +126,7 @@ def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str |
         return (*shapes, ("input", "target")[side])
     a, b = prediction.shape, target.shape
     result = broadcast(a, b)
-    if not (is_known(a) and is_known(b) and is_known(result) and expanded(a, result) and expanded(b, result)):
+    if not (is_known(a) and is_known(b) and result is not None and expanded(a, result) and expanded(b, result)):
         return None
     extra = "input" if trailing_one_added(a, b) else "target" if trailing_one_added(b, a) else None
     return format_shape(a), format_shape(b), format_shape(result), extra

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.facets.dims import Dim, Shape, Sym, product
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, product
 from mllint.analysis.syntax.names import call_argument
 
 SHAPE_PRESERVING = frozenset(
@@ -120,3 +120,40 @@ def _literal_bool(expr: ast.AST | None) -> bool | None:
     if expr is None:
         return False
     return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, bool) else None
+
+
+# Losses by name, with where `reduction` goes among the constructor's (or the function's) arguments and
+# whether they are element-wise (their `reduction="none"` result is input and target broadcast) or take
+# a class dimension (dim 1 of the input, which their per-sample result drops).
+FUNCTIONAL = "torch.nn.functional."
+LOSSES = {
+    **{"torch.nn." + n: (2, True) for n in ("MSELoss", "L1Loss", "SmoothL1Loss")},
+    "torch.nn.HuberLoss": (0, True),
+    **{"torch.nn." + n: (3, True) for n in ("BCELoss", "BCEWithLogitsLoss")},
+    **{"torch.nn." + n: (4, False) for n in ("CrossEntropyLoss", "NLLLoss")},
+    **{FUNCTIONAL + n: (4, True) for n in ("mse_loss", "l1_loss", "smooth_l1_loss")},
+    FUNCTIONAL + "huber_loss": (2, True),
+    **{FUNCTIONAL + n: (5, True) for n in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
+    **{FUNCTIONAL + n: (6, False) for n in ("cross_entropy", "nll_loss")},
+}
+
+
+def loss_output(name: str, call: ast.Call, input: Shape | None, target: Shape | None) -> Shape | None:
+    """The shape of a loss's result: `()` when reduced (the default), per element for `reduction="none"`
+    (input and target broadcast; without the class dimension for cross-entropy and NLL); None: unknown
+    (a `reduction` that is no literal, the deprecated `reduce`/`size_average`)."""
+    position, elementwise = LOSSES[name]
+    if any(k.arg in ("reduce", "size_average") or k.arg is None for k in call.keywords):
+        return None
+    reduction = call_argument(call, position, "reduction")
+    if reduction is None:
+        return ()
+    if not isinstance(reduction, ast.Constant) or reduction.value not in ("none", "mean", "sum"):
+        return None
+    if reduction.value != "none":
+        return ()
+    if elementwise:
+        return broadcast(input, target)
+    if input is None or len(input) == 0:
+        return None
+    return input[:1] + input[2:] if len(input) >= 2 else ()
