@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
 from mllint.analysis.program.callers import call_sites
+from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import called_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
@@ -90,7 +91,7 @@ class RegressionLossBroadcast(Rule):
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
         squeezed = [v.squeezed_at for v in (input_value, target_value) if isinstance(v, Tensor) and v.squeezed_at]
         if squeezed:
-            message += f"; the `squeeze()` at {squeezed[0]} drops the size-1 dimension on one side only"
+            message += f"; the `squeeze()` at {place_in(self.ctx, *squeezed[0])} drops the size-1 dimension on one side only"
         passed = [n for side_node in (prediction, target) if side_node is not None for n in ast.walk(side_node) if n in shapes.passed]
         site = shapes.call_site(node)
         if passed:

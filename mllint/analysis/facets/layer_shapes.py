@@ -18,6 +18,7 @@ SHAPE_PRESERVING = frozenset(
     )
 )  # fmt: skip
 CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
+ADAPTIVE_POOLS = {f"torch.nn.Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
 
 
 def constructor_dim(expr: ast.AST | None) -> Dim:
@@ -50,11 +51,26 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         if len(shape) == spatial + 1:
             return (channels,) + (None,) * spatial
         return None
+    if name in ADAPTIVE_POOLS:
+        spatial = ADAPTIVE_POOLS[name]
+        sizes = _pooled_sizes(call_argument(constructor, 0, "output_size"), spatial)
+        if sizes is None or len(shape) not in (spatial + 1, spatial + 2):
+            return None
+        return shape[: len(shape) - spatial] + sizes
     if name == "torch.nn.Flatten":
         start = _literal_int(call_argument(constructor, 0, "start_dim"), 1)
         end = _literal_int(call_argument(constructor, 1, "end_dim"), -1)
         return flatten(shape, start, end)
     return None
+
+
+def _pooled_sizes(output_size: ast.AST | None, spatial: int) -> Shape | None:
+    """The spatial sizes an adaptive pool gives: `k` for each of them, or a tuple of ints."""
+    if isinstance(output_size, ast.Constant) and type(output_size.value) is int:
+        return (output_size.value,) * spatial
+    elements = output_size.elts if isinstance(output_size, ast.Tuple) and len(output_size.elts) == spatial else []
+    sizes = tuple(e.value for e in elements if isinstance(e, ast.Constant) and type(e.value) is int)
+    return sizes if elements and len(sizes) == spatial else None
 
 
 RECURRENT = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})

@@ -53,6 +53,7 @@ SAME_SHAPE_METHODS = frozenset(
 )
 # Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
 ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
+SAME_SELECTION = frozenset("roll flip to cuda cpu long int".split())  # an index tensor's methods that keep its entries
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
 TORCH = "torch."
@@ -833,7 +834,11 @@ class Interpreter:
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
         if isinstance(base, Tensor):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
-            rows = {id(i): _selected(self.seen[i], self.ctx.text(i)) for i in items if _selected(self.seen.get(i), "") is not None}
+            sources = {id(i): _same_selection(i) for i in items}
+            rows = {
+                id(i): _selected(self.seen[sources[id(i)]], self.ctx.text(sources[id(i)]))
+                for i in items if _selected(self.seen.get(sources[id(i)]), "") is not None
+            }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
             shape = _index(base.shape, items, integers, rows) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
@@ -950,14 +955,14 @@ class Interpreter:
             return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
         return Tensor(None, ("call", id(node)), _label(node))
 
-    def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> str | None:
-        """Where a dim-less `squeeze()` drops a size-1 dimension next to a symbolic one: `line 12`,
-        `forecaster.py:12` in another module than the linted file's."""
+    def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> tuple | None:
+        """(this module's context, the call) for a dim-less `squeeze()` that drops a size-1 dimension next
+        to a symbolic one."""
         if not (isinstance(node.func, ast.Attribute) and node.func.attr == "squeeze" and not node.args and not node.keywords):
             return None
         if not isinstance(receiver, Tensor) or receiver.shape is None or len(receiver.shape) == len(shape):
             return None
-        return f"{self.shapes.view.display_path(self.ctx.real_path or self.ctx.path)}:{node.lineno}"
+        return self.ctx, node
 
     def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
         """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
@@ -1291,6 +1296,14 @@ def _selected(index: object, text: str) -> Dim:
     if isinstance(index, Tensor) and index.shape is not None and len(index.shape) == 1:
         return Sym(("selected", index.key), f"len({text})")
     return None
+
+
+def _same_selection(index: ast.AST) -> ast.AST:
+    """The index tensor that selects as many rows as `index` does: `idx` for `idx.roll(1)`, `idx.flip(0)`,
+    `idx.to(device)` (the same entries, reordered or moved)."""
+    while isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute) and index.func.attr in SAME_SELECTION:
+        index = index.func.value
+    return index
 
 
 def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[int, Dim]) -> Shape | None:
