@@ -25,8 +25,9 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, under_no_grad
 from mllint.analysis.objects.call_sites import under
+from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
@@ -53,9 +54,7 @@ SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|dis
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
-MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
 JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})
-TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
 
 
 @dataclass(frozen=True)
@@ -419,7 +418,7 @@ class _Critics:
     def _seed(self, backward: ast.Call) -> int:
         """The sign of the gradient a backward starts from: +1 without one, the sign of `one` / `mone`."""
         gradient = backward.args[0] if isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward" and backward.args else None
-        return 1 if gradient is None else _constant_sign(self.values, gradient, 0)
+        return 1 if gradient is None else constant_sign(self.values, gradient)
 
     def _critic_call(self, node: ast.AST) -> tuple[str, ast.AST] | None:
         while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SHAPING and not node.args[1:]:
@@ -430,7 +429,8 @@ class _Critics:
         return (self.ctx.text(node.func), node.args[0]) if CRITIC_NAME.match(last) else None
 
     def _generated(self, sample: ast.AST, depth: int = 0) -> tuple[bool, bool]:
-        """(is it generated, is it cut from the generator): `G(z)`, `fake`, `fake.detach()`, `netG(z).data`."""
+        """(is it generated, is it cut from the generator): `G(z)`, `fake`, `fake.detach()`, `netG(z).data`,
+        a `fake` made under `torch.no_grad()`."""
         detached = False
         while depth <= MAX_DEPTH:
             if isinstance(sample, ast.Attribute) and sample.attr == "data":
@@ -440,6 +440,7 @@ class _Critics:
             elif isinstance(sample, ast.Call) and isinstance(sample.func, ast.Name) and sample.func.id == "Variable" and sample.args:
                 sample = sample.args[0]
             elif isinstance(sample, ast.Name) and (assigned := self._assigned_before(sample)) is not None:
+                detached = detached or under_no_grad(self.ctx, assigned)  # `with torch.no_grad(): fake = netG(z)`
                 if FAKE_NAME.search(sample.id):
                     return True, detached or self._generated(assigned, depth + 1)[1]
                 sample = assigned
@@ -465,33 +466,3 @@ class _Critics:
                 return latest.value
         assigned = self.values.reaching_values(name)
         return assigned[0] if assigned is not None and len(assigned) == 1 else None
-
-
-def _constant_sign(values: ValueKinds, node: ast.AST, depth: int) -> int:
-    """The sign of `one = torch.tensor(1.)`, `mone = one * -1`, `-one`, `torch.FloatTensor([-1])`; 0: unknown."""
-    if depth > MAX_DEPTH:
-        return 0
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return (node.value > 0) - (node.value < 0)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_constant_sign(values, node.operand, depth + 1)
-    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1:
-        return _constant_sign(values, node.elts[0], depth + 1)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-        return _constant_sign(values, node.left, depth + 1) * _constant_sign(values, node.right, depth + 1)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING:
-        return _constant_sign(values, node.func.value, depth + 1)  # `one.cuda()`, `one.to(device)`
-    if isinstance(node, ast.Call) and node.args and _last_name(node.func) in TENSOR_MAKERS:
-        return _constant_sign(values, node.args[0], depth + 1)
-    if isinstance(node, ast.Name):
-        assigned = values.reaching_values(node)
-        if assigned is not None and len(assigned) == 1:
-            return _constant_sign(values, assigned[0], depth + 1)
-        qualified = values.ctx.qualified_name(node)  # `from utils import mone`
-        found = values.ctx.analysis(ProjectView).global_value(qualified) if qualified and values.ctx.project is not None else None
-        return _constant_sign(found[0].analysis(ValueKinds), found[1], depth + 1) if found is not None else 0
-    return 0
-
-
-def _last_name(node: ast.AST) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
