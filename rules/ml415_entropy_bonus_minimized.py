@@ -1,8 +1,7 @@
 import ast
-import os
 
 from mllint.analysis.facets.gradients import backward_loss
-from mllint.analysis.facets.loss_terms import entropy_bonus_minimized
+from mllint.analysis.facets.loss_terms import entropy_bonus_minimized, place_in
 from mllint.analysis.facets.objectives import steps_after
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -72,10 +71,8 @@ class EntropyBonusMinimized(Rule):
         entering = [u for u in term.uses if u is not loss]  # the first name read in the backpropagated sum
         use = entering[0] if entering else term.node
         home = term.ctx or self.ctx
-        # A term a function returns is placed by file and line, its own file's too (`ppo.py:28`).
-        path = (term.path or os.path.basename(self.ctx.path)) if term.ctx is not None else ""
-        place = f"{path}:{term.node.lineno}" if path else f"line {term.node.lineno}"
-        added = f", added at {term.added[1] or path}:{term.added[0].lineno}" if term.added else ""
+        place = term.place(self.ctx)
+        added = f", added at {place_in(self.ctx, term.added[0], term.ctx, term.added[1])}" if term.added else ""
         shown = use is not term.node and not isinstance(term.node, (ast.List, ast.Tuple))  # not the list it was appended to
         where = f" (`{one_line(home.text(term.node), 40)}`, {place}{added})" if shown else ""
         verb = "returns" if isinstance(use, ast.Call) else "is"

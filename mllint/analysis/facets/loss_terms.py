@@ -22,6 +22,7 @@ the generator (its own step) or not (the generator's step).
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass, replace
 
@@ -67,6 +68,15 @@ class Term:
     path: str = ""  # that file as findings show it
     added: tuple | None = None  # (node, path): where a callee adds the term into the sum it returns
     caller: tuple | None = None  # (the callee, its arguments by parameter, the caller's `Term`) in a callee
+
+    def place(self, ctx) -> str:
+        return place_in(ctx, self.node, self.ctx, self.path)
+
+
+def place_in(ctx, node: ast.AST, home, path: str) -> str:
+    """Where a term is, as the linted file `ctx`'s message says it: `line 12`, or `losses.py:12` for a term
+    a function of the project returns (its own file's too: `ppo.py:28`, since the finding is at the call)."""
+    return f"{path or os.path.basename(ctx.path)}:{node.lineno}" if home is not None else f"line {node.lineno}"
 
 
 @dataclass(frozen=True)
@@ -392,6 +402,12 @@ class CriticTerm:
     detached: bool  # the generated samples are cut from the generator
     node: ast.AST  # the critic's call
     backward: ast.Call
+    ctx: object = None  # the file holding `node` when a function of the project returns it (None: the linted file)
+    path: str = ""  # that file as findings show it
+    at: ast.AST | None = None  # where the linted file reaches it (the call of that function)
+
+    def place(self, ctx) -> str:
+        return place_in(ctx, self.node, self.ctx, self.path)
 
 
 def critic_terms(ctx) -> list[CriticTerm]:
@@ -409,26 +425,28 @@ class _Critics:
             loss = backward_loss(ctx, call)
             seed = self._seed(call) if loss is not None else 0
             for term in signed_terms(ctx, loss, seed) if seed else ():
-                found = self._critic_call(term.node)
+                home = term.ctx or ctx
+                found = self._critic_call(home, term.node)
                 if found is not None:
                     critic, sample = found
-                    fake, detached = self._generated(sample)
-                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call))
+                    fake, detached = self._generated(home, sample)
+                    at = next((u for u in term.uses if u is not loss), None) if term.ctx is not None else term.node
+                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call, term.ctx, term.path, at or call))
 
     def _seed(self, backward: ast.Call) -> int:
         """The sign of the gradient a backward starts from: +1 without one, the sign of `one` / `mone`."""
         gradient = backward.args[0] if isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward" and backward.args else None
         return 1 if gradient is None else constant_sign(self.values, gradient)
 
-    def _critic_call(self, node: ast.AST) -> tuple[str, ast.AST] | None:
+    def _critic_call(self, ctx, node: ast.AST) -> tuple[str, ast.AST] | None:
         while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SHAPING and not node.args[1:]:
             node = node.func.value  # `netD(x).view(-1)`
         if not (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, (ast.Name, ast.Attribute))):
             return None
         last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-        return (self.ctx.text(node.func), node.args[0]) if CRITIC_NAME.match(last) else None
+        return (ctx.text(node.func), node.args[0]) if CRITIC_NAME.match(last) else None
 
-    def _generated(self, sample: ast.AST, depth: int = 0) -> tuple[bool, bool]:
+    def _generated(self, ctx, sample: ast.AST, depth: int = 0) -> tuple[bool, bool]:
         """(is it generated, is it cut from the generator): `G(z)`, `fake`, `fake.detach()`, `netG(z).data`,
         a `fake` made under `torch.no_grad()`."""
         detached = False
@@ -439,10 +457,10 @@ class _Critics:
                 sample, detached = sample.func.value, True
             elif isinstance(sample, ast.Call) and isinstance(sample.func, ast.Name) and sample.func.id == "Variable" and sample.args:
                 sample = sample.args[0]
-            elif isinstance(sample, ast.Name) and (assigned := self._assigned_before(sample)) is not None:
-                detached = detached or under_no_grad(self.ctx, assigned)  # `with torch.no_grad(): fake = netG(z)`
+            elif isinstance(sample, ast.Name) and (assigned := _assigned_before(ctx, sample)) is not None:
+                detached = detached or under_no_grad(ctx, assigned)  # `with torch.no_grad(): fake = netG(z)`
                 if FAKE_NAME.search(sample.id):
-                    return True, detached or self._generated(assigned, depth + 1)[1]
+                    return True, detached or self._generated(ctx, assigned, depth + 1)[1]
                 sample = assigned
             else:
                 break
@@ -453,16 +471,17 @@ class _Critics:
         return isinstance(sample, ast.Name) and bool(FAKE_NAME.search(sample.id)), detached
 
 
-    def _assigned_before(self, name: ast.Name) -> ast.AST | None:
-        """The value of the last assignment of `name` before it in a block around it (`fake = ...` earlier
-        in the loop's body, not the one of the previous iteration); else its one reaching value."""
-        definitions = [d for d in self.values.reaching_definitions(name) if position(d.node) < position(name) and d.value is not None]
-        latest = max(definitions, key=lambda d: position(d.node), default=None)
-        if latest is not None:
-            statement = latest.node
-            while not isinstance(statement, ast.stmt):
-                statement = self.ctx.scopes.parent(statement)
-            if self.ctx.scopes.parent(statement) in set(self.ctx.scopes.ancestors(name)):
-                return latest.value
-        assigned = self.values.reaching_values(name)
-        return assigned[0] if assigned is not None and len(assigned) == 1 else None
+def _assigned_before(ctx, name: ast.Name) -> ast.AST | None:
+    """The value of the last assignment of `name` before it in a block around it (`fake = ...` earlier
+    in the loop's body, not the one of the previous iteration); else its one reaching value."""
+    values = ctx.analysis(ValueKinds)
+    definitions = [d for d in values.reaching_definitions(name) if position(d.node) < position(name) and d.value is not None]
+    latest = max(definitions, key=lambda d: position(d.node), default=None)
+    if latest is not None:
+        statement = latest.node
+        while not isinstance(statement, ast.stmt):
+            statement = ctx.scopes.parent(statement)
+        if ctx.scopes.parent(statement) in set(ctx.scopes.ancestors(name)):
+            return latest.value
+    assigned = values.reaching_values(name)
+    return assigned[0] if assigned is not None and len(assigned) == 1 else None
