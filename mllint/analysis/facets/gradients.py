@@ -36,6 +36,7 @@ from mllint.analysis.objects.callees import method_called
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
+from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
@@ -420,8 +421,10 @@ class GradientFlow:
     def _passed(self, definition, depth: int) -> Flow | None:
         """The flow of what the call site passes for a parameter (unknown without one)."""
         passed = self.values.argument(definition, self._binding)
-        if passed is None:
-            return UNKNOWN
+        if passed is None:  # a parameter the call leaves to its default (`expected_area=0.2`): the default's
+            given = isinstance(self._binding, Given) and definition.node is self._binding.function
+            default = parameter_defaults(definition.node).get(definition.name) if given else None
+            return self._flow(default, depth + 1) if default is not None else UNKNOWN
         caller, argument, passage = passed
         if isinstance(argument, Flow):  # given as worked out at a call (`Given`)
             return argument

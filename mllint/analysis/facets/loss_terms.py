@@ -119,6 +119,10 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
     if isinstance(expr, ast.Dict) and index is ALL_VALUES:
         return [(_within(item, v), None, 0) for v in expr.values]
+    if isinstance(expr, ast.Dict) and isinstance(index, str):  # `{"loss": total, ...}` read at `out["loss"]`
+        return [(_within(item, v), None, 0) for k, v in zip(expr.keys, expr.values) if isinstance(k, ast.Constant) and k.value == index] or None
+    if isinstance(expr, ast.IfExp):  # `return (loss, logits) if return_outputs else loss`: either arm
+        return [(_within(item, expr.body), index, 0), (_within(item, expr.orelse), index, 0)]
     if isinstance(expr, ast.Attribute) and index is None and calls < MAX_CALLS:  # `model.aux_loss` its forward sets
         return _written(item)
     scaled = _weighted(expr) if index is None and calls < MAX_CALLS else None
@@ -131,7 +135,9 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     element = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
     if isinstance(element, int) and isinstance(expr.value, ast.Call) and index is None:  # `f(...)[0]`, `loss, logs = f(...)`
         return [(_within(item, expr.value), element, 0)]
-    if not isinstance(expr, ast.Name) or (index is not None and index is not ALL_VALUES):
+    if isinstance(element, str) and isinstance(expr.value, (ast.Call, ast.Name)) and index is None:  # `out["loss"]`, `out = model(x)`
+        return [(_within(item, expr.value), element, 0)]
+    if not isinstance(expr, ast.Name) or isinstance(index, int):
         return None
     parts = []
     for definition in ctx.analysis(ValueKinds).reaching_definitions(expr):
@@ -183,15 +189,26 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
         name: flows.flow(argument, item.binding)
         for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
     })  # fmt: skip
-    if index is ALL_VALUES:
-        returned = [v for r in returned if isinstance(r, ast.Dict) for v in r.values]
-    elif index is not None:
-        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    returned = _indexed(returned, index)
     cls = callee.ctx.scopes.enclosing_class(callee.function)
     name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
     path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
     outer = item.call if item.call is not None else call
     return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+
+
+def _indexed(returned: list[ast.AST], index) -> list[ast.AST]:
+    """What a caller takes of the values a function returns: each whole (None), each dict value
+    (`ALL_VALUES`), a dict's value at a key (`out["loss"]`), a tuple's element (`loss, logs = f(...)`);
+    both arms of a conditional return."""
+    arms = [a for r in returned for a in ((r.body, r.orelse) if isinstance(r, ast.IfExp) and index is not None else (r,))]
+    if index is ALL_VALUES:
+        return [v for r in arms if isinstance(r, ast.Dict) for v in r.values]
+    if isinstance(index, str):
+        return [v for r in arms if isinstance(r, ast.Dict) for k, v in zip(r.keys, r.values) if isinstance(k, ast.Constant) and k.value == index]
+    if index is not None:
+        return [r.elts[index] for r in arms if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    return returned
 
 
 def _summed_values(expr: ast.AST) -> ast.AST | None:
@@ -282,7 +299,7 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     """What the project function a call runs returns (the element a caller unpacks: `f(...)[2]`), each
     with the file it is in (as a `Term` holding `ctx` and `path`)."""
     index = None
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (int, str)):
         node, index = node.value, node.slice.value
     if _entropy_call(node):
         return None  # the entropy itself, however the method computes it
@@ -292,10 +309,7 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     returned = returned_expressions(found[0].function.body)
     if not returned:
         return None
-    if index is ALL_VALUES:
-        returned = [v for r in returned if isinstance(r, ast.Dict) for v in r.values]
-    elif index is not None:
-        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    returned = _indexed(returned, index)
     callee = found[0].ctx
     path = home.path if callee is ctx else ctx.analysis(ProjectView).display_path(callee.real_path or callee.path)
     arguments = bind_arguments(node, found[0].function, found[1])
