@@ -72,7 +72,11 @@ class EntropyBonusMinimized(Rule):
         use = entering[0] if entering else term.node
         home = term.ctx or self.ctx
         place = term.place(self.ctx)
-        added = f", added at {place_in(self.ctx, term.added[0], term.ctx, term.added[1])}" if term.added else ""
+        if term.added:  # where a function of the project adds it into the loss it returns
+            node, path = term.added
+            added = f", added at {path}:{node.lineno}" if path else f", added at {place_in(self.ctx, node, term.ctx, path)}"
+        else:
+            added = ""
         shown = use is not term.node and not isinstance(term.node, (ast.List, ast.Tuple))  # not the list it was appended to
         where = f" (`{one_line(home.text(term.node), 40)}`, {place}{added})" if shown else ""
         verb = "returns" if isinstance(use, ast.Call) else "is"

@@ -283,8 +283,9 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
         elif _reduced(here, node) is not None:
             pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
         elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
-            argument, caller = passed  # what the call gives a parameter, read in the caller's file
-            pending.append((argument, sign, through, use, depth + 1, replace(caller, added=home.added), calls))
+            argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
+            # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
+            pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
         elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
@@ -372,6 +373,8 @@ def entropy_sign(ctx, term: Term) -> int:
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
     logs = bool(LOG_PROBABILITY.search(text)) or (bool(LOG_TEXT.search(text)) and not PROBABILITY_TEXT.search(text))
+    named = [i for i, n in enumerate(term.through) if ENTROPY_NAME.search(n)]
+    logs = logs or bool(named) and any(LOG_PROBABILITY.search(n) for n in term.through[named[-1] + 1:])  # `entropy_est` of a parameter `log_probs`
     if last and ENTROPY_NAME.search(last) and not NEGATED_NAME.search(last):
         return -1 if logs else 1  # `entropy = dist.entropy()`, or unpacked from the policy's evaluation
     if logs and any(ENTROPY_NAME.search(n) for n in term.through):
