@@ -4,6 +4,8 @@ from mllint.analysis.facets.gradients import GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Fix
@@ -33,6 +35,14 @@ CONTAINER_MESSAGE = (
     "`{loss}` holds `{held}`, the loss backpropagated at line {line}, and is kept in `{total}` with its autograd "
     "graph: every iteration's graph stays in memory; keep `{held}.item()` (or detached values)"
 )
+
+
+STEP_MESSAGE = (
+    "{values} {verb} the graph of the loss `{function}` returns, and `{call}` keeps it: `{cls}` adds it into "
+    "`self.{attribute}` ({place}), so every step's graph stays in memory; pass detached values (`.detach()`, `.item()`)"
+)
+# Hooks a framework runs under `torch.no_grad()`: what they log keeps no graph.
+NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "evaluate", "validate", "test"})
 
 
 RETURNED_MESSAGE = (
@@ -131,6 +141,7 @@ class LossAccumulatedWithGraph(Rule):
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
         self._collected(reported)
+        self._stepped(reported)
         loops = self.ctx.analysis(TrainingLoops)
         # Every loop: one that backpropagates (its optimizer may be unknown), one whose step function of
         # another module runs the backward (`total += trainer.step(b)`). A comprehension assigns nothing
@@ -159,7 +170,8 @@ class LossAccumulatedWithGraph(Rule):
                     self.report(loss, CONTAINER_MESSAGE.format(loss=loss.id, total=ast.unparse(total), held=ast.unparse(held), line=held.lineno))
                     continue
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
-                fix = self._fix(loss, _base(total), function) if held is None else None  # a holder's values may be no tensors
+                plain = held is None and isinstance(_base(total), ast.Name)  # a holder's values may be no tensors
+                fix = self._fix(loss, _base(total), function) if plain else None
                 self.report(loss, message, fix)
             for call, loss in self._method_arguments(loop):
                 used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
@@ -174,6 +186,42 @@ class LossAccumulatedWithGraph(Rule):
                     instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                     message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
                     self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+
+    def _stepped(self, reported: set[ast.AST]) -> None:
+        """A step function (its returns carry a graph: the loss its caller backpropagates, once per batch)
+        that hands that loss, or a value it is computed from, to a meter of its object kept across calls:
+        `self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, which returns `loss`."""
+        flows = self.ctx.analysis(GradientFlow)
+        for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+            if function.name in NO_GRAD_HOOKS or not self._returns_graph(function):
+                continue
+            returned = [r for r in returned_expressions(function.body) or () if isinstance(r, ast.Name)]
+            kept_by: dict[ast.Call, list] = {}  # one finding per call, naming every value it keeps
+            for call, value in self._method_arguments(function):
+                if value in reported or any(isinstance(a, LOOP_NODES) for a in self.ctx.scopes.ancestors(call)):
+                    continue
+                if not isinstance(value, ast.Name) or flows.flow(value).state is not State.GRAPH:
+                    continue
+                made = {d.node for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)}
+                if not any(same_tensor(self.ctx.analysis(ValueKinds), value, r) or flows.depends_on(r, made) for r in returned):
+                    continue
+                kept = kept_argument(self.ctx, call, value)
+                if kept is not None:
+                    reported.add(value)
+                    kept_by.setdefault(call, []).append((value, kept))
+            for call, found in kept_by.items():
+                (value, kept), names = found[0], ", ".join(f"`{v.id}`" for v, _ in found)
+                place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
+                message = STEP_MESSAGE.format(
+                    values=names, verb="carries" if len(found) == 1 else "carry", call=f"{self.ctx.text(call.func)}(...)",
+                    cls=kept.cls, attribute=kept.attribute, place=place, function=function.name,
+                )  # fmt: skip
+                self.report(value, message)
+
+    def _returns_graph(self, function: ast.AST) -> bool:
+        flows = self.ctx.analysis(GradientFlow)
+        returned = returned_expressions(function.body)
+        return bool(returned) and any(isinstance(r, ast.Name) and flows.flow(r).state is State.GRAPH for r in returned)
 
     def _collected(self, reported: set[ast.AST]) -> None:
         """A comprehension of the live losses a step function returns, kept whole: `sum(train_step(b) for b in
@@ -227,15 +275,16 @@ class LossAccumulatedWithGraph(Rule):
                 yield from ((factor, node.targets[0]) for factor in _added_factors(_self_sum(node)))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
-                and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
+                and _base(node.func.value) is node.func.value and len(node.args) == 1 and not node.keywords
             ):  # fmt: skip
                 added = node.args[0]  # `logs.append({"step": i, "loss": loss})`: each value of the record
                 items = added.values if isinstance(added, ast.Dict) else added.elts if isinstance(added, ast.Tuple | ast.List) else [added]
                 yield from ((item, node.func.value) for item in items)
 
-    def _method_arguments(self, loop: ast.AST):
-        """(call, argument) for each name or call passed to a method of an object: `meter.update(loss, n)`."""
-        for node in own_nodes(loop.body):
+    def _method_arguments(self, block: ast.AST):
+        """(call, argument) for each name or call passed to a method of an object in a loop's or a function's
+        body: `meter.update(loss, n)`."""
+        for node in own_nodes(block.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
                     continue
@@ -244,6 +293,8 @@ class LossAccumulatedWithGraph(Rule):
                         yield node, argument
                     elif isinstance(argument, (ast.List, ast.Tuple)):  # `meter.update([loss])`
                         yield from ((node, e) for e in argument.elts if isinstance(e, ast.Name))
+                    elif isinstance(argument, ast.Dict):  # `history.log_dict({"mse": mse, "loss": loss})`
+                        yield from ((node, e) for e in argument.values if isinstance(e, ast.Name))
 
     def _live(self, value: ast.AST, losses: dict, loop: ast.AST) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
@@ -308,6 +359,8 @@ class LossAccumulatedWithGraph(Rule):
         and never backpropagated?"""
         total = _base(total)
         scope = function or self.ctx.tree
+        if isinstance(total, ast.Attribute):
+            return self._attribute_kept(total, loop, scope)
         bound_before, rebound = False, False
         for node in self.ctx.index.within(scope, ast.Name):
             if node.id == total.id and isinstance(node.ctx, ast.Store):
@@ -322,6 +375,21 @@ class LossAccumulatedWithGraph(Rule):
             for n in ast.walk(call)
         )  # fmt: skip
         return bound_before and not rebound and not backpropagated
+
+    def _attribute_kept(self, total: ast.Attribute, loop: ast.AST, scope: ast.AST) -> bool:
+        """Is `self.outputs` neither rebound nor cleared in the loop, and never backpropagated where it is read?"""
+        text = self.ctx.text(total)
+        for node in self.ctx.index.within(scope, ast.Attribute):
+            if self.ctx.text(node) != text:
+                continue
+            parent = self.ctx.scopes.parent(node)
+            if self._in_loop(node, loop) and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
+                return False  # `self.outputs = []` every iteration
+            if self._in_loop(node, loop) and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
+                return False
+            if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "backward" for a in self.ctx.scopes.ancestors(node)):
+                return False  # `self.loss += reg` then `self.loss.backward()`
+        return True
 
     def _in_loop(self, node: ast.AST, loop: ast.AST) -> bool:
         return loop in self.ctx.scopes.ancestors(node)
@@ -391,11 +459,12 @@ def _self_sum(statement: ast.AST) -> ast.AST | None:
     return value.left if isinstance(value.right, ast.Name) and value.right.id == name else None
 
 
-def _base(target: ast.AST) -> ast.Name | None:
-    """`total` for `total`, `stats` for `stats["loss"]` and `losses[k]`."""
+def _base(target: ast.AST) -> ast.Name | ast.Attribute | None:
+    """`total` for `total`, `stats` for `stats["loss"]` and `losses[k]`; `self.outputs` for an attribute
+    of `self` (kept by the object across the loop's iterations)."""
     if isinstance(target, ast.Subscript):
         target = target.value
-    return target if isinstance(target, ast.Name) else None
+    return target if isinstance(target, ast.Name) or is_self_attribute(target) else None
 
 
 def _held(receiver: ast.AST) -> ast.Subscript | ast.Attribute | None:

@@ -411,10 +411,18 @@ class GradientFlow:
 
     def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
-        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`)."""
+        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), or the values
+        of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`)."""
         loop = self.ctx.scopes.parent(target)
-        if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target and isinstance(loop.iter, ast.Name):
-            flow = self._flow(loop.iter, depth + 1)
+        iterated = loop.iter if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target else None
+        if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:  # `k, v` of `d.items()`
+            outer = self.ctx.scopes.parent(loop)
+            items = isinstance(outer, (ast.comprehension, ast.For)) and outer.target is loop and _dict_view(outer.iter, "items")
+            iterated = outer.iter.func.value if items else None
+        elif _dict_view(iterated, "values"):  # `v` of `d.values()`
+            iterated = iterated.func.value
+        if isinstance(iterated, ast.Name):
+            flow = self._flow(iterated, depth + 1)
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN
 
@@ -751,6 +759,11 @@ def _requires_grad(call: ast.Call) -> bool:
     return any(
         k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
     )
+
+
+def _dict_view(node: ast.AST | None, method: str) -> bool:
+    """`d.items()` / `d.values()` of a name `d`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args and isinstance(node.func.value, ast.Name)
 
 
 def under_no_grad(ctx, node: ast.AST) -> bool:

@@ -47,7 +47,8 @@ class Kept:
 
 def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
     """Into which attribute the method `call` runs on an object of a project class accumulates a value
-    that carries the graph of `argument` (an item of it, for a list: `meter.update([loss])`)."""
+    that carries the graph of `argument` (an item of it, for a list or dict: `meter.update([loss])`,
+    `history.log_dict({"loss": loss})` appending each value of `d.items()`)."""
     if not isinstance(call.func, ast.Attribute):
         return None
     for method, _ in per_call_site(ctx, call.func.value, lambda binding: method_called(ctx, call, binding)):
@@ -71,6 +72,9 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
 
 
 def _item_of(value: ast.AST | None, argument: ast.AST) -> bool:
+    """Is `argument` an item of a list, tuple or dict written out as the argument `value`?"""
+    if isinstance(value, ast.Dict):
+        return any(v is argument for v in value.values)
     return isinstance(value, (ast.List, ast.Tuple)) and any(e is argument for e in value.elts)
 
 
