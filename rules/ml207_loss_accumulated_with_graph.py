@@ -58,7 +58,8 @@ class LossAccumulatedWithGraph(Rule):
     `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
     appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
-    across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
+    across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
+    loss`, `self.outputs.append(out)`) counts unless the loop rebinds or clears it. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
     what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
     `self.sum += val * n` or `self.values.append(val)`), also a meter held by another project object
@@ -75,7 +76,10 @@ class LossAccumulatedWithGraph(Rule):
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
     dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
     helper of the output such as `meter.add(psnr(pred, y))`, a step's returned `(y_pred, y)`) is reported too, as is `meter.update([loss])` and a logger
-    of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
+    of the project that sums what it logs; so is a step function whose returned loss carries a graph (its
+    caller backpropagates it) and that hands that loss, or what it is computed from, to such a meter
+    (`self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, once per call; not in
+    `validation_step`, which frameworks run without gradients); the gradient flow of what the method keeps decides, so a metric
     that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
     others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
     float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that

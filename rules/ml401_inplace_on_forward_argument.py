@@ -68,7 +68,9 @@ class InplaceOnForwardArgument(Rule):
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
     in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
-    `inplace: bool = True`), and into the factory of the project that builds the activation
+    `inplace: bool = True`), a command-line option's default (`inplace=args.inplace_act` with
+    `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
+    passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
     every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
     layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments

@@ -14,8 +14,10 @@ class CriticSignsAgree(Rule):
     scores of real and generated samples minimized with the same sign. Signs are read through unary
     minus, sums, reductions, variables and the gradient a backward is seeded with (`errD_fake.backward(
     one)`, `errG.backward(mone)` with `mone = -1 * one`, also imported from another module of the project). The critic's step is the backward that also
-    scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`);
-    the generator's step scores them uncut. GAN losses that pass the critic's output through a loss
+    scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`, a
+    `fake` made under `torch.no_grad()`); the generator's step scores them uncut. The losses may be
+    computed by functions of the project (`critic_loss(D, real, fake.detach())` in `losses.py`): each term
+    is read in its own file and the finding, at the call, names the term's file and line. GAN losses that pass the critic's output through a loss
     (`BCEWithLogitsLoss`, hinge `relu(1 + D(fake))`, least squares) are not read.
 
     ## Why is this bad?
