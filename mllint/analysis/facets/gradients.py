@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from mllint.analysis.objects.call_sites import constant_everywhere
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -192,6 +193,7 @@ class GradientFlow:
         self._answers: dict[tuple[ast.AST, object], tuple[Flow, list[ast.AST]]] = {}
         self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
         self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
+        self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -240,6 +242,8 @@ class GradientFlow:
                 return NONE
             if expr.attr in PARAMETER_ATTRIBUTES and self.module_kind(expr.value) is State.GRAPH:
                 return GRAPH  # `self.proj.weight`
+            if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
+                return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
             return self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
@@ -262,6 +266,13 @@ class GradientFlow:
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
             return self._flow(expr.elt, depth + 1)
         return UNKNOWN
+
+    def _setting(self, attribute: ast.Attribute) -> bool:
+        """Is `self.x` a constant, as its class sets it and its constructions pass it (asked once per attribute)?"""
+        key = (self.ctx.scopes.enclosing_class(attribute), attribute.attr)
+        if key not in self._settings:
+            self._settings[key] = key[0] is not None and constant_everywhere(self.ctx, attribute)
+        return self._settings[key]
 
     def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow | None:
         """A cut of `value`: it matters only when `value` could have carried a graph."""

@@ -114,6 +114,23 @@ def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
         yield value, binding
 
 
+def constant_everywhere(ctx, expr: ast.AST) -> bool:
+    """Is `expr` a constant whatever the callers pass: as the file tells, or under every call site of the
+    function (or the class's `__init__`) whose parameters it needs, the signature's defaults included
+    (`self.p_loss` with `self.p_loss = p_loss` and `p_loss=3` that no call site passes)?"""
+    values = ctx.analysis(ValueKinds)
+    outer, values.unbound = values.unbound, []
+    try:
+        if _constant_under(ctx, expr, None) is not None:
+            return True
+        needed = values.unbound
+    finally:
+        values.unbound = outer
+    callers = ctx.analysis(Callers)
+    bindings = [b for function in needed for b in callers.bindings(function)]
+    return bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings)
+
+
 def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object] | None:
     """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
     if isinstance(expr, ast.Constant):
