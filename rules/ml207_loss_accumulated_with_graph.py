@@ -46,7 +46,7 @@ NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "eval
 
 
 RETURNED_MESSAGE = (
-    "`{loss}` is the loss `{function}` backpropagates ({place}) and returns with its autograd graph; "
+    "`{loss}` is {what} `{function}` backpropagates ({place}) and returns with its autograd graph; "
     "accumulated into `{total}`, every iteration's graph stays in memory: return `loss.item()` (or a detached loss)"
 )
 
@@ -70,7 +70,8 @@ class LossAccumulatedWithGraph(Rule):
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
-    v in out.items(): logs[k] += v`), also when a comprehension collects them (`sum(train_step(b) for b in
+    v in out.items(): logs[k] += v`), and the terms a loss function returns beside the loss they sum (`loss,
+    parts = self.loss_fn(...)`, `return parts` after `loss.backward()`), also when a comprehension collects them (`sum(train_step(b) for b in
     loader)`) or the step is a method of an object a caller passes. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
@@ -160,7 +161,7 @@ class LossAccumulatedWithGraph(Rule):
                 if returned is not None and self._kept_across_iterations(total, loop, function):
                     reported.add(loss)
                     place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
-                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), total=ast.unparse(total), function=returned.function, place=place)
+                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=place)
                     self.report(loss, message)
                     continue
                 if not isinstance(loss, ast.Name):
@@ -245,7 +246,7 @@ class LossAccumulatedWithGraph(Rule):
                 reported.add(comprehension.elt)
                 place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
                 text = one_line(self.ctx.text(total), 60)
-                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), total=text, function=returned.function, place=place))
+                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), what=returned.what, total=text, function=returned.function, place=place))
 
     def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
