@@ -198,14 +198,19 @@ class LossAccumulatedWithGraph(Rule):
         `self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, which returns `loss`."""
         flows = self.ctx.analysis(GradientFlow)
         for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
-            if function.name in NO_GRAD_HOOKS or not self._returns_graph(function):
+            if function.name in NO_GRAD_HOOKS:
+                continue
+            candidates = [
+                (call, value) for call, value in self._method_arguments(function)
+                if isinstance(value, ast.Name) and value not in reported
+                and not any(isinstance(a, LOOP_NODES) for a in self.ctx.scopes.ancestors(call))
+            ]  # fmt: skip
+            if not candidates or not self._returns_graph(function):
                 continue
             returned = [r for r in returned_expressions(function.body) or () if isinstance(r, ast.Name)]
             kept_by: dict[ast.Call, list] = {}  # one finding per call, naming every value it keeps
-            for call, value in self._method_arguments(function):
-                if value in reported or any(isinstance(a, LOOP_NODES) for a in self.ctx.scopes.ancestors(call)):
-                    continue
-                if not isinstance(value, ast.Name) or flows.flow(value).state is not State.GRAPH:
+            for call, value in candidates:
+                if flows.flow(value).state is not State.GRAPH:
                     continue
                 made = {d.node for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)}
                 if not any(same_tensor(self.ctx.analysis(ValueKinds), value, r) or flows.depends_on(r, made) for r in returned):

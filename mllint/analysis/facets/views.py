@@ -122,8 +122,6 @@ def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
     """(the change, the local name whose storage it changes) for the function's in-place changes."""
     found = []
     for node in ctx.index.within(function, ast.AugAssign, ast.Assign, ast.Call):
-        if ctx.scopes.enclosing_function(node) is not function:
-            continue
         if isinstance(node, ast.Call):
             func = node.func
             if not (isinstance(func, ast.Attribute) and _in_place(func.attr) and func.attr not in WRITES and ctx.qualified_name(func) is None):
@@ -133,8 +131,8 @@ def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
             changed = node.target if isinstance(node.target, ast.Subscript) or _holds_view(ctx, node.target) else None
         else:
             changed = next((t for t in node.targets if isinstance(t, ast.Subscript)), None)
-        name = _local_name(ctx, changed)
-        if name is not None:
+        name = _local_name(ctx, changed) if changed is not None else None
+        if name is not None and ctx.scopes.enclosing_function(node) is function:
             found.append((node, name))
     return found
 
