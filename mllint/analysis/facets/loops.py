@@ -30,7 +30,7 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.constants import call_constants, passes_self
+from mllint.analysis.objects.constants import call_constants, constant_sign, passes_self
 from mllint.analysis.objects.call_sites import built, makers, site_constants, under
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -688,8 +688,9 @@ class TrainingLoops:
             return None
         receiver = source_text(func.value)
         if func.attr == "backward":
-            if call.args and not (BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
-                return None  # `y.backward(gradient)` and unknown engines' `backward(loss)`: not modelled
+            seeded = call.args and constant_sign(m.ctx.analysis(ValueKinds), call.args[0]) != 0  # `errG.backward(mone)`
+            if call.args and not (seeded or BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
+                return None  # `y.backward(gradient)` of another gradient and unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)
         if func.attr == "zero_grad":
             return m.event(EventKind.CLEAR, call, receiver, guards)
