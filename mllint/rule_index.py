@@ -44,7 +44,7 @@ RULES = {
     'ML415': ('ml415_entropy_bonus_minimized', 'EntropyBonusMinimized', 'entropy-bonus-minimized', 'error', False, False, None, ('backward',), False),
     'ML416': ('ml416_critic_signs_agree', 'CriticSignsAgree', 'critic-signs-agree', 'error', False, False, None, ('backward',), False),
     'ML417': ('ml417_parameter_group_not_optimized', 'ParameterGroupNotOptimized', 'parameter-group-not-optimized', 'error', False, False, None, ('params', 'optim'), False),
-    'ML501': ('ml501_training_error_swallowed', 'TrainingErrorSwallowed', 'training-error-swallowed', 'warning', False, False, None, ('except',), False),
+    'ML501': ('ml501_training_error_swallowed', 'TrainingErrorSwallowed', 'training-error-swallowed', 'warning', False, False, None, ('except', '@'), False),
     'ML601': ('ml601_regression_loss_broadcast', 'RegressionLossBroadcast', 'regression-loss-broadcast', 'error', False, False, None, ('loss', 'Loss', 'criterion'), False),
     'ML602': ('ml602_broadcast_then_reduce', 'BroadcastThenReduce', 'broadcast-then-reduce', 'warning', False, False, None, ('sum', 'mean', 'norm'), False),
     'ML603': ('ml603_view_as_transpose', 'ViewAsTranspose', 'view-as-transpose', 'error', False, False, None, ('view', 'reshape'), False),
