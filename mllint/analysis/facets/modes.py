@@ -90,7 +90,6 @@ class Modes(CallSiteUses):
         self.resolver = CallResolver(ctx, self.view) if self.view is not None else None
         self.homes: dict[ast.AST, object] = {}  # the nodes of other modules in this file's facts and uses
         self._read_layers: dict[object, ModeLayers] = {}  # another module's context -> its layers, read from here
-        self.reach = OutputReach(self)
         self._generators: dict[ast.AST, bool] = {}
         self._summaries: dict[tuple, Summary | None] = {}
         self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
@@ -700,8 +699,9 @@ class Modes(CallSiteUses):
             constructions.update(built)
         layers = []
         kept = kept_elements(self.ctx, use.call) if self.home(use.call) is self else None
+        reach = OutputReach(self)  # not kept: it refers back to the modes
         for construction in constructions:
-            reached = self.reach.layer(self.homes.get(construction, self.ctx), construction, kept)
+            reached = reach.layer(self.homes.get(construction, self.ctx), construction, kept)
             layer = reached if reached is not None else self._layers_of(construction).of_constructor(construction)
             if layer is not None and layer.node is not None and construction in self.homes:
                 self.homes.setdefault(layer.node, self.homes[construction])
