@@ -31,6 +31,7 @@ class Kind(enum.Enum):
     LOG_SIGMOID = "logsigmoid output"
     LOGITS = "raw logits from a Linear layer"
     ONE_HOT = "one-hot rows"
+    RELU = "ReLU output"  # non-negative, exactly zero where a unit is off: a row may be all zero
 
 
 FUNCTION_KINDS = {
@@ -46,8 +47,11 @@ FUNCTION_KINDS = {
     "torch.nn.functional.logsigmoid": Kind.LOG_SIGMOID,
     "torch.nn.functional.linear": Kind.LOGITS,
     "torch.nn.functional.one_hot": Kind.ONE_HOT,
+    "torch.relu": Kind.RELU,
+    "torch.nn.functional.relu": Kind.RELU,
+    "torch.nn.functional.relu6": Kind.RELU,
 }
-METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
+METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID, "relu": Kind.RELU}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
@@ -55,6 +59,8 @@ MODULE_KINDS = {
     "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
     "torch.nn.Linear": Kind.LOGITS,
     "torch.nn.LazyLinear": Kind.LOGITS,
+    "torch.nn.ReLU": Kind.RELU,
+    "torch.nn.ReLU6": Kind.RELU,
 }
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
@@ -422,8 +428,8 @@ class ValueKinds:
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
                 kind = METHOD_KINDS[func.attr]
-                # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
-                if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
+                # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()`, `x.relu()` take none.
+                if kind in (Kind.SIGMOID, Kind.RELU) or call.args or any(k.arg == "dim" for k in call.keywords):
                     return Made(kind, call, rows=over_rows(kind, call, 0))
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
