@@ -177,7 +177,7 @@ class TrainingErrorSwallowed(Rule):
             if handler is None:
                 continue
             written = f"except {callee.ctx.text(handler.type)}" if handler.type is not None else "except"
-            where = f"line {handler.lineno}" if callee.ctx is self.ctx else f"{view.display_path(callee.ctx.path)}:{handler.lineno}"
+            where = f"line {handler.lineno}" if callee.ctx is self.ctx else f"{view.display_path(callee.ctx.real_path or callee.ctx.path)}:{handler.lineno}"
             self.report(
                 decorator,
                 f"`@{self.ctx.text(_called(decorator))}` runs `{node.name}` under `{written}` ({where}), which does not "

@@ -74,13 +74,13 @@ OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
 PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names), and an
 # optimizer wrapper (apex's `FP16_Optimizer`, OpenNMT's `Optimizer`: `self.optim.backward(loss)`).
+BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # What makes the gradient a tensor's `backward(gradient)` takes (`one = torch.FloatTensor([1])`).
 GRADIENT_FACTORIES = frozenset({
     "torch.tensor", "torch.ones", "torch.ones_like", "torch.full", "torch.full_like", "torch.Tensor", "torch.FloatTensor",
     "torch.cuda.FloatTensor", "torch.as_tensor",
 })  # fmt: skip
 MAX_GRADIENT_DEPTH = 6
-BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
 GRADIENT_READERS = frozenset({"unscale_"})
