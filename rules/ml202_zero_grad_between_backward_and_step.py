@@ -14,7 +14,8 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     steps only under an accumulation guard (`if (i + 1) % k == 0:`). Clearing before backward or after
     the step, clearing under the same guard as the step, and GAN steps where another model's gradients
     are cleared between a backward and a step are not reported; nor are a clear and a step in sibling
-    loops (two phases of an epoch, each with its own backward and step: they are not one iteration).
+    loops (two phases of an epoch, each with its own backward and step: they are not one iteration). A
+    backward seeded with a constant gradient (`errG.backward(mone)` with `mone = -one`) is a backward.
 
     ## Why is this bad?
     The step applies the gradients in `.grad`. Cleared between backward and step, they are zero (or

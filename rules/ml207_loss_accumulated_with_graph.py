@@ -4,6 +4,8 @@ from mllint.analysis.facets.gradients import GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Fix
@@ -35,8 +37,16 @@ CONTAINER_MESSAGE = (
 )
 
 
+STEP_MESSAGE = (
+    "{values} {verb} the graph of the loss `{function}` returns, and `{call}` keeps it: `{cls}` adds it into "
+    "`self.{attribute}` ({place}), so every step's graph stays in memory; pass detached values (`.detach()`, `.item()`)"
+)
+# Hooks a framework runs under `torch.no_grad()`: what they log keeps no graph.
+NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "evaluate", "validate", "test"})
+
+
 RETURNED_MESSAGE = (
-    "`{loss}` is the loss `{function}` backpropagates ({place}) and returns with its autograd graph; "
+    "`{loss}` is {what} `{function}` backpropagates ({place}) and returns with its autograd graph; "
     "accumulated into `{total}`, every iteration's graph stays in memory: return `loss.item()` (or a detached loss)"
 )
 
@@ -48,7 +58,8 @@ class LossAccumulatedWithGraph(Rule):
     `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
     appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
-    across iterations, without `.item()` or `.detach()`. It also reports the loss handed to a meter, an
+    across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
+    loss`, `self.outputs.append(out)`) counts unless the loop rebinds or clears it. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
     what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
     `self.sum += val * n` or `self.values.append(val)`), also a meter held by another project object
@@ -59,13 +70,17 @@ class LossAccumulatedWithGraph(Rule):
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
-    v in out.items(): logs[k] += v`), also when a comprehension collects them (`sum(train_step(b) for b in
+    v in out.items(): logs[k] += v`), and the terms a loss function returns beside the loss they sum (`loss,
+    parts = self.loss_fn(...)`, `return parts` after `loss.backward()`), also when a comprehension collects them (`sum(train_step(b) for b in
     loader)`) or the step is a method of an object a caller passes. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
     dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
     helper of the output such as `meter.add(psnr(pred, y))`, a step's returned `(y_pred, y)`) is reported too, as is `meter.update([loss])` and a logger
-    of the project that sums what it logs; the gradient flow of what the method keeps decides, so a metric
+    of the project that sums what it logs; so is a step function whose returned loss carries a graph (its
+    caller backpropagates it) and that hands that loss, or what it is computed from, to such a meter
+    (`self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, once per call; not in
+    `validation_step`, which frameworks run without gradients); the gradient flow of what the method keeps decides, so a metric
     that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
     others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
     float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that
@@ -131,6 +146,7 @@ class LossAccumulatedWithGraph(Rule):
         values = self.ctx.analysis(ValueKinds)
         reported: set[ast.AST] = set()
         self._collected(reported)
+        self._stepped(reported)
         loops = self.ctx.analysis(TrainingLoops)
         # Every loop: one that backpropagates (its optimizer may be unknown), one whose step function of
         # another module runs the backward (`total += trainer.step(b)`). A comprehension assigns nothing
@@ -145,7 +161,7 @@ class LossAccumulatedWithGraph(Rule):
                 if returned is not None and self._kept_across_iterations(total, loop, function):
                     reported.add(loss)
                     place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
-                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), total=ast.unparse(total), function=returned.function, place=place)
+                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=place)
                     self.report(loss, message)
                     continue
                 if not isinstance(loss, ast.Name):
@@ -159,7 +175,8 @@ class LossAccumulatedWithGraph(Rule):
                     self.report(loss, CONTAINER_MESSAGE.format(loss=loss.id, total=ast.unparse(total), held=ast.unparse(held), line=held.lineno))
                     continue
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
-                fix = self._fix(loss, _base(total), function) if held is None else None  # a holder's values may be no tensors
+                plain = held is None and isinstance(_base(total), ast.Name)  # a holder's values may be no tensors
+                fix = self._fix(loss, _base(total), function) if plain else None
                 self.report(loss, message, fix)
             for call, loss in self._method_arguments(loop):
                 used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
@@ -174,6 +191,47 @@ class LossAccumulatedWithGraph(Rule):
                     instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                     message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
                     self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+
+    def _stepped(self, reported: set[ast.AST]) -> None:
+        """A step function (its returns carry a graph: the loss its caller backpropagates, once per batch)
+        that hands that loss, or a value it is computed from, to a meter of its object kept across calls:
+        `self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, which returns `loss`."""
+        flows = self.ctx.analysis(GradientFlow)
+        for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+            if function.name in NO_GRAD_HOOKS:
+                continue
+            candidates = [
+                (call, value) for call, value in self._method_arguments(function)
+                if isinstance(value, ast.Name) and value not in reported
+                and not any(isinstance(a, LOOP_NODES) for a in self.ctx.scopes.ancestors(call))
+            ]  # fmt: skip
+            if not candidates or not self._returns_graph(function):
+                continue
+            returned = [r for r in returned_expressions(function.body) or () if isinstance(r, ast.Name)]
+            kept_by: dict[ast.Call, list] = {}  # one finding per call, naming every value it keeps
+            for call, value in candidates:
+                if flows.flow(value).state is not State.GRAPH:
+                    continue
+                made = {d.node for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)}
+                if not any(same_tensor(self.ctx.analysis(ValueKinds), value, r) or flows.depends_on(r, made) for r in returned):
+                    continue
+                kept = kept_argument(self.ctx, call, value)
+                if kept is not None:
+                    reported.add(value)
+                    kept_by.setdefault(call, []).append((value, kept))
+            for call, found in kept_by.items():
+                (value, kept), names = found[0], ", ".join(f"`{v.id}`" for v, _ in found)
+                place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
+                message = STEP_MESSAGE.format(
+                    values=names, verb="carries" if len(found) == 1 else "carry", call=f"{self.ctx.text(call.func)}(...)",
+                    cls=kept.cls, attribute=kept.attribute, place=place, function=function.name,
+                )  # fmt: skip
+                self.report(value, message)
+
+    def _returns_graph(self, function: ast.AST) -> bool:
+        flows = self.ctx.analysis(GradientFlow)
+        returned = returned_expressions(function.body)
+        return bool(returned) and any(isinstance(r, ast.Name) and flows.flow(r).state is State.GRAPH for r in returned)
 
     def _collected(self, reported: set[ast.AST]) -> None:
         """A comprehension of the live losses a step function returns, kept whole: `sum(train_step(b) for b in
@@ -193,7 +251,7 @@ class LossAccumulatedWithGraph(Rule):
                 reported.add(comprehension.elt)
                 place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
                 text = one_line(self.ctx.text(total), 60)
-                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), total=text, function=returned.function, place=place))
+                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), what=returned.what, total=text, function=returned.function, place=place))
 
     def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -227,15 +285,16 @@ class LossAccumulatedWithGraph(Rule):
                 yield from ((factor, node.targets[0]) for factor in _added_factors(_self_sum(node)))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
-                and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
+                and _base(node.func.value) is node.func.value and len(node.args) == 1 and not node.keywords
             ):  # fmt: skip
                 added = node.args[0]  # `logs.append({"step": i, "loss": loss})`: each value of the record
                 items = added.values if isinstance(added, ast.Dict) else added.elts if isinstance(added, ast.Tuple | ast.List) else [added]
                 yield from ((item, node.func.value) for item in items)
 
-    def _method_arguments(self, loop: ast.AST):
-        """(call, argument) for each name or call passed to a method of an object: `meter.update(loss, n)`."""
-        for node in own_nodes(loop.body):
+    def _method_arguments(self, block: ast.AST):
+        """(call, argument) for each name or call passed to a method of an object in a loop's or a function's
+        body: `meter.update(loss, n)`."""
+        for node in own_nodes(block.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
                     continue
@@ -244,6 +303,8 @@ class LossAccumulatedWithGraph(Rule):
                         yield node, argument
                     elif isinstance(argument, (ast.List, ast.Tuple)):  # `meter.update([loss])`
                         yield from ((node, e) for e in argument.elts if isinstance(e, ast.Name))
+                    elif isinstance(argument, ast.Dict):  # `history.log_dict({"mse": mse, "loss": loss})`
+                        yield from ((node, e) for e in argument.values if isinstance(e, ast.Name))
 
     def _live(self, value: ast.AST, losses: dict, loop: ast.AST) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
@@ -308,6 +369,8 @@ class LossAccumulatedWithGraph(Rule):
         and never backpropagated?"""
         total = _base(total)
         scope = function or self.ctx.tree
+        if isinstance(total, ast.Attribute):
+            return self._attribute_kept(total, loop, scope)
         bound_before, rebound = False, False
         for node in self.ctx.index.within(scope, ast.Name):
             if node.id == total.id and isinstance(node.ctx, ast.Store):
@@ -322,6 +385,21 @@ class LossAccumulatedWithGraph(Rule):
             for n in ast.walk(call)
         )  # fmt: skip
         return bound_before and not rebound and not backpropagated
+
+    def _attribute_kept(self, total: ast.Attribute, loop: ast.AST, scope: ast.AST) -> bool:
+        """Is `self.outputs` neither rebound nor cleared in the loop, and never backpropagated where it is read?"""
+        text = self.ctx.text(total)
+        for node in self.ctx.index.within(scope, ast.Attribute):
+            if self.ctx.text(node) != text:
+                continue
+            parent = self.ctx.scopes.parent(node)
+            if self._in_loop(node, loop) and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
+                return False  # `self.outputs = []` every iteration
+            if self._in_loop(node, loop) and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
+                return False
+            if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "backward" for a in self.ctx.scopes.ancestors(node)):
+                return False  # `self.loss += reg` then `self.loss.backward()`
+        return True
 
     def _in_loop(self, node: ast.AST, loop: ast.AST) -> bool:
         return loop in self.ctx.scopes.ancestors(node)
@@ -391,11 +469,12 @@ def _self_sum(statement: ast.AST) -> ast.AST | None:
     return value.left if isinstance(value.right, ast.Name) and value.right.id == name else None
 
 
-def _base(target: ast.AST) -> ast.Name | None:
-    """`total` for `total`, `stats` for `stats["loss"]` and `losses[k]`."""
+def _base(target: ast.AST) -> ast.Name | ast.Attribute | None:
+    """`total` for `total`, `stats` for `stats["loss"]` and `losses[k]`; `self.outputs` for an attribute
+    of `self` (kept by the object across the loop's iterations)."""
     if isinstance(target, ast.Subscript):
         target = target.value
-    return target if isinstance(target, ast.Name) else None
+    return target if isinstance(target, ast.Name) or is_self_attribute(target) else None
 
 
 def _held(receiver: ast.AST) -> ast.Subscript | ast.Attribute | None:

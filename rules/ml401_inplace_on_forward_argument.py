@@ -7,7 +7,7 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import built, constants_of
+from mllint.analysis.objects.call_sites import built, constants_of, makers
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
@@ -68,7 +68,9 @@ class InplaceOnForwardArgument(Rule):
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
     in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
-    `inplace: bool = True`), and into the factory of the project that builds the activation
+    `inplace: bool = True`), a command-line option's default (`inplace=args.inplace_act` with
+    `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
+    passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
     every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
     layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments
@@ -265,21 +267,45 @@ class InplaceOnForwardArgument(Rule):
         class of the table is such an activation. `ctx`: the call's module (default: the linted file)."""
         ctx = ctx or self.ctx
         if not (call.keywords or call.args):
-            return False
-        classes = [canonical_class(ctx.qualified_name(call.func))]
-        if classes[0] is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
-            objects = ctx.analysis(Objects)
-            classes = [canonical_class(objects.qualified(o) or "") for o in objects.points_to(call.func) or ()]
+            return self._partial_inplace(call, ctx)
+        named = ctx.qualified_name(call.func)
+        if named is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
+            classes = [canonical_class(name) for name in ctx.analysis(Objects).constructed(ctx, call) or ()]
+        else:
+            classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
         return all(self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"), ctx) for module in classes)
 
+    def _partial_inplace(self, call: ast.Call, ctx) -> bool:
+        """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`
+        (passed down from a config: `act_layer=cfg["act_layer"]`)."""
+        if not isinstance(call.func, ast.Name):
+            return False
+        found = [made for made, _ in makers(ctx, call.func)]
+        if not found:
+            return False
+        for made in found:
+            for home, partial in made:
+                if home.qualified_name(partial.func) != "functools.partial" or not partial.args:
+                    return False
+                module = canonical_class(home.qualified_name(partial.args[0]))
+                if module not in INPLACE_MODULES:
+                    return False
+                position = INPLACE_MODULES[module] + 1  # after the class
+                flag = next((k.value for k in partial.keywords if k.arg == "inplace"), partial.args[position] if len(partial.args) > position else None)
+                if not self._surely_true(flag, home):
+                    return False
+        return True
+
     def _surely_true(self, flag: ast.AST | None, ctx=None) -> bool:
-        """`True`, or a value every call site makes True (a parameter, `self.inplace` set from one, a
-        config's field)."""
+        """`True`, or a value every call site of the project makes True (a parameter, `self.inplace` set from
+        one, a config's field, a command-line option's default)."""
         if flag is None:
             return False
-        values = [value for value, _ in constants_of(ctx or self.ctx, flag)]
+        found = list(constants_of(ctx or self.ctx, flag))
+        # The project's call sites decide; the signature's own defaults stand for callers it does not have.
+        values = [value for value, b in found if b is not None and b.site is not None] or [value for value, _ in found]
         return bool(values) and all(value is True for value in values)
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:

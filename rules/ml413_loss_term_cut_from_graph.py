@@ -24,7 +24,9 @@ class LossTermCutFromGraph(Rule):
     passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. The loss is also followed
     into the function of the project that returns it or a part of it, in any module, and its terms read
     there: `loss = model(x, y)` whose `forward` returns `task + beta * reg.detach()`, `loss, logs =
-    elbo_loss(...)` returning `rec + beta * kl.item()`, a plain class's `__call__`, `model.compute_loss(x)`,
+    elbo_loss(...)` returning `rec + beta * kl.item()`, `out["loss"].backward()` with `out = model(x)`
+    whose `forward` returns `{"loss": rec + beta * kl.item(), ...}`, either arm of `return (loss, logits)
+    if return_outputs else loss`, a plain class's `__call__`, `model.compute_loss(x)`,
     a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
     returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
     model's forward sets (`ce + w * model.aux_loss`), a method of the model a caller passes
@@ -34,7 +36,7 @@ class LossTermCutFromGraph(Rule):
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
     or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term whose cut value carried no graph
-    anyway (a constant, data, a value of unknown origin) is not reported, nor are cuts inside a term
+    anyway (a constant, data, a value of unknown origin, a parameter left to a constant default) is not reported, nor are cuts inside a term
     (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor a cut factor weighting
     another computed from a model (`-log_prob * advantage.detach()`: REINFORCE with a baseline, where
     the gradient flows through `log_prob`), nor `loss.item()` for logging.

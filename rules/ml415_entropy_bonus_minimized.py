@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.facets.gradients import backward_loss
-from mllint.analysis.facets.loss_terms import entropy_bonus_minimized
+from mllint.analysis.facets.loss_terms import entropy_bonus_minimized, place_in
 from mllint.analysis.facets.objectives import steps_after
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -13,7 +13,8 @@ class EntropyBonusMinimized(Rule):
     ## What it does
     Reports an entropy bonus added to an actor-critic loss with the sign of a cost: `loss = pg_loss +
     ent_coef * entropy` where `entropy` is `dist.entropy()`, `-(probs * log_probs).sum(-1)` or the mean
-    of `-log_prob` (the entropy is -E[log p]), followed through the variables it is assigned to, the
+    of `-log_prob` (the entropy is -E[log p]; also of a helper's parameter `log_probs` given the policy's
+    log-probabilities: `entropy_est = -log_probs.mean()`), followed through the variables it is assigned to, the
     coefficients it is scaled by (`cfg["ent_coef"] * entropy` too) and the functions of the project that
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
     `+ beta * entropy_bonus(logits)` in another module), into the lists a step collects them in
@@ -71,8 +72,12 @@ class EntropyBonusMinimized(Rule):
         entering = [u for u in term.uses if u is not loss]  # the first name read in the backpropagated sum
         use = entering[0] if entering else term.node
         home = term.ctx or self.ctx
-        place = f"{term.path}:{term.node.lineno}" if term.ctx is not None and term.path else f"line {term.node.lineno}"
-        added = f", added at {term.added[1] or 'line'}{':' if term.added[1] else ' '}{term.added[0].lineno}" if term.added else ""
+        place = term.place(self.ctx)
+        if term.added:  # where a function of the project adds it into the loss it returns
+            node, path = term.added
+            added = f", added at {path}:{node.lineno}" if path else f", added at {place_in(self.ctx, node, term.ctx, path)}"
+        else:
+            added = ""
         shown = use is not term.node and not isinstance(term.node, (ast.List, ast.Tuple))  # not the list it was appended to
         where = f" (`{one_line(home.text(term.node), 40)}`, {place}{added})" if shown else ""
         verb = "returns" if isinstance(use, ast.Call) else "is"

@@ -2,6 +2,7 @@
 from mllint.analysis.facets.loss_terms import CriticTerm, critic_terms
 from mllint.findings import Related, Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class CriticSignsAgree(Rule):
@@ -13,8 +14,10 @@ class CriticSignsAgree(Rule):
     scores of real and generated samples minimized with the same sign. Signs are read through unary
     minus, sums, reductions, variables and the gradient a backward is seeded with (`errD_fake.backward(
     one)`, `errG.backward(mone)` with `mone = -1 * one`, also imported from another module of the project). The critic's step is the backward that also
-    scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`);
-    the generator's step scores them uncut. GAN losses that pass the critic's output through a loss
+    scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`, a
+    `fake` made under `torch.no_grad()`); the generator's step scores them uncut. The losses may be
+    computed by functions of the project (`critic_loss(D, real, fake.detach())` in `losses.py`): each term
+    is read in its own file and the finding, at the call, names the term's file and line. GAN losses that pass the critic's output through a loss
     (`BCEWithLogitsLoss`, hinge `relu(1 + D(fake))`, least squares) are not read.
 
     ## Why is this bad?
@@ -80,7 +83,11 @@ class CriticSignsAgree(Rule):
                 self._report(*clash, "the generator and the critic push the generated samples' score the same way")
 
     def _report(self, term: CriticTerm, other: CriticTerm, why: str) -> None:
-        where = f"line {other.node.lineno}"
-        related = (Related(self.ctx.path, self.ctx.start(other.node), self.ctx.end(other.node), "the other term"),)
-        message = self.message.format(term=self.ctx.text(term.node), other=self.ctx.text(other.node), where=where, why=why)
-        self.report(term.node, message, related=related)
+        at = other.at if other.ctx is not None else other.node
+        related = (Related(self.ctx.path, self.ctx.start(at), self.ctx.end(at), "the other term"),)
+        text = (term.ctx or self.ctx).text(term.node)
+        if term.ctx is not None:  # a term a function of the project returns: named with its file and line
+            text = f"{one_line(text, 40)}` ({term.place(self.ctx)}) in `{one_line(self.ctx.text(term.at), 40)}"
+        other_text = one_line((other.ctx or self.ctx).text(other.node), 40)
+        message = self.message.format(term=text, other=other_text, where=other.place(self.ctx), why=why)
+        self.report(term.at, message, related=related)

@@ -32,10 +32,12 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from mllint.analysis.objects.call_sites import constant_everywhere
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
+from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
@@ -191,6 +193,7 @@ class GradientFlow:
         self._answers: dict[tuple[ast.AST, object], tuple[Flow, list[ast.AST]]] = {}
         self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
         self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
+        self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -239,6 +242,8 @@ class GradientFlow:
                 return NONE
             if expr.attr in PARAMETER_ATTRIBUTES and self.module_kind(expr.value) is State.GRAPH:
                 return GRAPH  # `self.proj.weight`
+            if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
+                return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
             return self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
@@ -261,6 +266,13 @@ class GradientFlow:
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
             return self._flow(expr.elt, depth + 1)
         return UNKNOWN
+
+    def _setting(self, attribute: ast.Attribute) -> bool:
+        """Is `self.x` a constant, as its class sets it and its constructions pass it (asked once per attribute)?"""
+        key = (self.ctx.scopes.enclosing_class(attribute), attribute.attr)
+        if key not in self._settings:
+            self._settings[key] = key[0] is not None and constant_everywhere(self.ctx, attribute)
+        return self._settings[key]
 
     def _cut(self, cut: ast.AST, value: ast.AST | None, depth: int) -> Flow | None:
         """A cut of `value`: it matters only when `value` could have carried a graph."""
@@ -410,18 +422,28 @@ class GradientFlow:
 
     def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
-        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`)."""
+        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), or the values
+        of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`)."""
         loop = self.ctx.scopes.parent(target)
-        if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target and isinstance(loop.iter, ast.Name):
-            flow = self._flow(loop.iter, depth + 1)
+        iterated = loop.iter if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target else None
+        if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:  # `k, v` of `d.items()`
+            outer = self.ctx.scopes.parent(loop)
+            items = isinstance(outer, (ast.comprehension, ast.For)) and outer.target is loop and _dict_view(outer.iter, "items")
+            iterated = outer.iter.func.value if items else None
+        elif _dict_view(iterated, "values"):  # `v` of `d.values()`
+            iterated = iterated.func.value
+        if isinstance(iterated, ast.Name):
+            flow = self._flow(iterated, depth + 1)
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN
 
     def _passed(self, definition, depth: int) -> Flow | None:
         """The flow of what the call site passes for a parameter (unknown without one)."""
         passed = self.values.argument(definition, self._binding)
-        if passed is None:
-            return UNKNOWN
+        if passed is None:  # a parameter the call leaves to its default (`expected_area=0.2`): the default's
+            given = isinstance(self._binding, Given) and definition.node is self._binding.function
+            default = parameter_defaults(definition.node).get(definition.name) if given else None
+            return self._flow(default, depth + 1) if default is not None else UNKNOWN
         caller, argument, passage = passed
         if isinstance(argument, Flow):  # given as worked out at a call (`Given`)
             return argument
@@ -748,6 +770,11 @@ def _requires_grad(call: ast.Call) -> bool:
     return any(
         k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
     )
+
+
+def _dict_view(node: ast.AST | None, method: str) -> bool:
+    """`d.items()` / `d.values()` of a name `d`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args and isinstance(node.func.value, ast.Name)
 
 
 def under_no_grad(ctx, node: ast.AST) -> bool:

@@ -22,11 +22,13 @@ the generator (its own step) or not (the generator's step).
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, under_no_grad
 from mllint.analysis.objects.call_sites import under
+from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
@@ -53,9 +55,7 @@ SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|dis
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
-MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
 JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})
-TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,15 @@ class Term:
     path: str = ""  # that file as findings show it
     added: tuple | None = None  # (node, path): where a callee adds the term into the sum it returns
     caller: tuple | None = None  # (the callee, its arguments by parameter, the caller's `Term`) in a callee
+
+    def place(self, ctx) -> str:
+        return place_in(ctx, self.node, self.ctx, self.path)
+
+
+def place_in(ctx, node: ast.AST, home, path: str) -> str:
+    """Where a term is, as the linted file `ctx`'s message says it: `line 12`, or `losses.py:12` for a term
+    a function of the project returns (its own file's too: `ppo.py:28`, since the finding is at the call)."""
+    return f"{path or os.path.basename(ctx.path)}:{node.lineno}" if home is not None else f"line {node.lineno}"
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,10 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
     if isinstance(expr, ast.Dict) and index is ALL_VALUES:
         return [(_within(item, v), None, 0) for v in expr.values]
+    if isinstance(expr, ast.Dict) and isinstance(index, str):  # `{"loss": total, ...}` read at `out["loss"]`
+        return [(_within(item, v), None, 0) for k, v in zip(expr.keys, expr.values) if isinstance(k, ast.Constant) and k.value == index] or None
+    if isinstance(expr, ast.IfExp):  # `return (loss, logits) if return_outputs else loss`: either arm
+        return [(_within(item, expr.body), index, 0), (_within(item, expr.orelse), index, 0)]
     if isinstance(expr, ast.Attribute) and index is None and calls < MAX_CALLS:  # `model.aux_loss` its forward sets
         return _written(item)
     scaled = _weighted(expr) if index is None and calls < MAX_CALLS else None
@@ -122,7 +135,9 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     element = expr.slice.value if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) else None
     if isinstance(element, int) and isinstance(expr.value, ast.Call) and index is None:  # `f(...)[0]`, `loss, logs = f(...)`
         return [(_within(item, expr.value), element, 0)]
-    if not isinstance(expr, ast.Name) or (index is not None and index is not ALL_VALUES):
+    if isinstance(element, str) and isinstance(expr.value, (ast.Call, ast.Name)) and index is None:  # `out["loss"]`, `out = model(x)`
+        return [(_within(item, expr.value), element, 0)]
+    if not isinstance(expr, ast.Name) or isinstance(index, int):
         return None
     parts = []
     for definition in ctx.analysis(ValueKinds).reaching_definitions(expr):
@@ -174,15 +189,26 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
         name: flows.flow(argument, item.binding)
         for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
     })  # fmt: skip
-    if index is ALL_VALUES:
-        returned = [v for r in returned if isinstance(r, ast.Dict) for v in r.values]
-    elif index is not None:
-        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    returned = _indexed(returned, index)
     cls = callee.ctx.scopes.enclosing_class(callee.function)
     name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
     path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
     outer = item.call if item.call is not None else call
     return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+
+
+def _indexed(returned: list[ast.AST], index) -> list[ast.AST]:
+    """What a caller takes of the values a function returns: each whole (None), each dict value
+    (`ALL_VALUES`), a dict's value at a key (`out["loss"]`), a tuple's element (`loss, logs = f(...)`);
+    both arms of a conditional return."""
+    arms = [a for r in returned for a in ((r.body, r.orelse) if isinstance(r, ast.IfExp) and index is not None else (r,))]
+    if index is ALL_VALUES:
+        return [v for r in arms if isinstance(r, ast.Dict) for v in r.values]
+    if isinstance(index, str):
+        return [v for r in arms if isinstance(r, ast.Dict) for k, v in zip(r.keys, r.values) if isinstance(k, ast.Constant) and k.value == index]
+    if index is not None:
+        return [r.elts[index] for r in arms if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    return returned
 
 
 def _summed_values(expr: ast.AST) -> ast.AST | None:
@@ -216,12 +242,14 @@ def _written(item: Summand) -> list[tuple[Summand, int | None, int]] | None:
     if not written:
         return None
     parts = []
-    for home, function, value in written:
+    for home, function, target, value in written:
+        if not isinstance(home.scopes.parent(target), ast.Assign):  # a part of a tuple, a loop variable
+            continue
         cls = home.scopes.enclosing_class(function)
         path = "" if home is ctx and not item.path else ctx.analysis(ProjectView).display_path(home.real_path or home.path)
         outer = item.call if item.call is not None else expr
         parts.append((Summand(value, home, Given(function, {}), outer, f"{cls.name}.{function.name}", path), None, 1))
-    return parts
+    return parts or None
 
 
 def factors(term: ast.AST) -> list[ast.AST]:
@@ -257,8 +285,9 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
         elif _reduced(here, node) is not None:
             pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
         elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
-            argument, caller = passed  # what the call gives a parameter, read in the caller's file
-            pending.append((argument, sign, through, use, depth + 1, replace(caller, added=home.added), calls))
+            argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
+            # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
+            pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
         elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
@@ -273,7 +302,7 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     """What the project function a call runs returns (the element a caller unpacks: `f(...)[2]`), each
     with the file it is in (as a `Term` holding `ctx` and `path`)."""
     index = None
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (int, str)):
         node, index = node.value, node.slice.value
     if _entropy_call(node):
         return None  # the entropy itself, however the method computes it
@@ -283,10 +312,7 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     returned = returned_expressions(found[0].function.body)
     if not returned:
         return None
-    if index is ALL_VALUES:
-        returned = [v for r in returned if isinstance(r, ast.Dict) for v in r.values]
-    elif index is not None:
-        returned = [r.elts[index] for r in returned if isinstance(r, ast.Tuple) and index < len(r.elts)]
+    returned = _indexed(returned, index)
     callee = found[0].ctx
     path = home.path if callee is ctx else ctx.analysis(ProjectView).display_path(callee.real_path or callee.path)
     arguments = bind_arguments(node, found[0].function, found[1])
@@ -349,6 +375,8 @@ def entropy_sign(ctx, term: Term) -> int:
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
     logs = bool(LOG_PROBABILITY.search(text)) or (bool(LOG_TEXT.search(text)) and not PROBABILITY_TEXT.search(text))
+    named = [i for i, n in enumerate(term.through) if ENTROPY_NAME.search(n)]
+    logs = logs or bool(named) and any(LOG_PROBABILITY.search(n) for n in term.through[named[-1] + 1:])  # `entropy_est` of a parameter `log_probs`
     if last and ENTROPY_NAME.search(last) and not NEGATED_NAME.search(last):
         return -1 if logs else 1  # `entropy = dist.entropy()`, or unpacked from the policy's evaluation
     if logs and any(ENTROPY_NAME.search(n) for n in term.through):
@@ -393,6 +421,12 @@ class CriticTerm:
     detached: bool  # the generated samples are cut from the generator
     node: ast.AST  # the critic's call
     backward: ast.Call
+    ctx: object = None  # the file holding `node` when a function of the project returns it (None: the linted file)
+    path: str = ""  # that file as findings show it
+    at: ast.AST | None = None  # where the linted file reaches it (the call of that function)
+
+    def place(self, ctx) -> str:
+        return place_in(ctx, self.node, self.ctx, self.path)
 
 
 def critic_terms(ctx) -> list[CriticTerm]:
@@ -410,27 +444,30 @@ class _Critics:
             loss = backward_loss(ctx, call)
             seed = self._seed(call) if loss is not None else 0
             for term in signed_terms(ctx, loss, seed) if seed else ():
-                found = self._critic_call(term.node)
+                home = term.ctx or ctx
+                found = self._critic_call(home, term.node)
                 if found is not None:
                     critic, sample = found
-                    fake, detached = self._generated(sample)
-                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call))
+                    fake, detached = self._generated(home, sample)
+                    at = next((u for u in term.uses if u is not loss), None) if term.ctx is not None else term.node
+                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call, term.ctx, term.path, at or call))
 
     def _seed(self, backward: ast.Call) -> int:
         """The sign of the gradient a backward starts from: +1 without one, the sign of `one` / `mone`."""
         gradient = backward.args[0] if isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward" and backward.args else None
-        return 1 if gradient is None else _constant_sign(self.values, gradient, 0)
+        return 1 if gradient is None else constant_sign(self.values, gradient)
 
-    def _critic_call(self, node: ast.AST) -> tuple[str, ast.AST] | None:
+    def _critic_call(self, ctx, node: ast.AST) -> tuple[str, ast.AST] | None:
         while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SHAPING and not node.args[1:]:
             node = node.func.value  # `netD(x).view(-1)`
         if not (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, (ast.Name, ast.Attribute))):
             return None
         last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-        return (self.ctx.text(node.func), node.args[0]) if CRITIC_NAME.match(last) else None
+        return (ctx.text(node.func), node.args[0]) if CRITIC_NAME.match(last) else None
 
-    def _generated(self, sample: ast.AST, depth: int = 0) -> tuple[bool, bool]:
-        """(is it generated, is it cut from the generator): `G(z)`, `fake`, `fake.detach()`, `netG(z).data`."""
+    def _generated(self, ctx, sample: ast.AST, depth: int = 0) -> tuple[bool, bool]:
+        """(is it generated, is it cut from the generator): `G(z)`, `fake`, `fake.detach()`, `netG(z).data`,
+        a `fake` made under `torch.no_grad()`."""
         detached = False
         while depth <= MAX_DEPTH:
             if isinstance(sample, ast.Attribute) and sample.attr == "data":
@@ -439,9 +476,10 @@ class _Critics:
                 sample, detached = sample.func.value, True
             elif isinstance(sample, ast.Call) and isinstance(sample.func, ast.Name) and sample.func.id == "Variable" and sample.args:
                 sample = sample.args[0]
-            elif isinstance(sample, ast.Name) and (assigned := self._assigned_before(sample)) is not None:
+            elif isinstance(sample, ast.Name) and (assigned := _assigned_before(ctx, sample)) is not None:
+                detached = detached or under_no_grad(ctx, assigned)  # `with torch.no_grad(): fake = netG(z)`
                 if FAKE_NAME.search(sample.id):
-                    return True, detached or self._generated(assigned, depth + 1)[1]
+                    return True, detached or self._generated(ctx, assigned, depth + 1)[1]
                 sample = assigned
             else:
                 break
@@ -452,46 +490,17 @@ class _Critics:
         return isinstance(sample, ast.Name) and bool(FAKE_NAME.search(sample.id)), detached
 
 
-    def _assigned_before(self, name: ast.Name) -> ast.AST | None:
-        """The value of the last assignment of `name` before it in a block around it (`fake = ...` earlier
-        in the loop's body, not the one of the previous iteration); else its one reaching value."""
-        definitions = [d for d in self.values.reaching_definitions(name) if position(d.node) < position(name) and d.value is not None]
-        latest = max(definitions, key=lambda d: position(d.node), default=None)
-        if latest is not None:
-            statement = latest.node
-            while not isinstance(statement, ast.stmt):
-                statement = self.ctx.scopes.parent(statement)
-            if self.ctx.scopes.parent(statement) in set(self.ctx.scopes.ancestors(name)):
-                return latest.value
-        assigned = self.values.reaching_values(name)
-        return assigned[0] if assigned is not None and len(assigned) == 1 else None
-
-
-def _constant_sign(values: ValueKinds, node: ast.AST, depth: int) -> int:
-    """The sign of `one = torch.tensor(1.)`, `mone = one * -1`, `-one`, `torch.FloatTensor([-1])`; 0: unknown."""
-    if depth > MAX_DEPTH:
-        return 0
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return (node.value > 0) - (node.value < 0)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_constant_sign(values, node.operand, depth + 1)
-    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1:
-        return _constant_sign(values, node.elts[0], depth + 1)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-        return _constant_sign(values, node.left, depth + 1) * _constant_sign(values, node.right, depth + 1)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING:
-        return _constant_sign(values, node.func.value, depth + 1)  # `one.cuda()`, `one.to(device)`
-    if isinstance(node, ast.Call) and node.args and _last_name(node.func) in TENSOR_MAKERS:
-        return _constant_sign(values, node.args[0], depth + 1)
-    if isinstance(node, ast.Name):
-        assigned = values.reaching_values(node)
-        if assigned is not None and len(assigned) == 1:
-            return _constant_sign(values, assigned[0], depth + 1)
-        qualified = values.ctx.qualified_name(node)  # `from utils import mone`
-        found = values.ctx.analysis(ProjectView).global_value(qualified) if qualified and values.ctx.project is not None else None
-        return _constant_sign(found[0].analysis(ValueKinds), found[1], depth + 1) if found is not None else 0
-    return 0
-
-
-def _last_name(node: ast.AST) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+def _assigned_before(ctx, name: ast.Name) -> ast.AST | None:
+    """The value of the last assignment of `name` before it in a block around it (`fake = ...` earlier
+    in the loop's body, not the one of the previous iteration); else its one reaching value."""
+    values = ctx.analysis(ValueKinds)
+    definitions = [d for d in values.reaching_definitions(name) if position(d.node) < position(name) and d.value is not None]
+    latest = max(definitions, key=lambda d: position(d.node), default=None)
+    if latest is not None:
+        statement = latest.node
+        while not isinstance(statement, ast.stmt):
+            statement = ctx.scopes.parent(statement)
+        if ctx.scopes.parent(statement) in set(ctx.scopes.ancestors(name)):
+            return latest.value
+    assigned = values.reaching_values(name)
+    return assigned[0] if assigned is not None and len(assigned) == 1 else None

@@ -47,7 +47,8 @@ class Kept:
 
 def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
     """Into which attribute the method `call` runs on an object of a project class accumulates a value
-    that carries the graph of `argument` (an item of it, for a list: `meter.update([loss])`)."""
+    that carries the graph of `argument` (an item of it, for a list or dict: `meter.update([loss])`,
+    `history.log_dict({"loss": loss})` appending each value of `d.items()`)."""
     if not isinstance(call.func, ast.Attribute):
         return None
     for method, _ in per_call_site(ctx, call.func.value, lambda binding: method_called(ctx, call, binding)):
@@ -71,6 +72,9 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
 
 
 def _item_of(value: ast.AST | None, argument: ast.AST) -> bool:
+    """Is `argument` an item of a list, tuple or dict written out as the argument `value`?"""
+    if isinstance(value, ast.Dict):
+        return any(v is argument for v in value.values)
     return isinstance(value, (ast.List, ast.Tuple)) and any(e is argument for e in value.elts)
 
 
@@ -79,6 +83,7 @@ class Returned:
     function: str  # `Trainer.train_step`
     path: str  # its file as findings show it ("" for the linted file)
     line: int  # the `backward()` it runs on what it returns
+    what: str = "the loss"  # or "a term of the loss": what the loss is summed from, returned beside it
 
 
 def returned_loss(ctx, value: ast.AST, feeding: bool = False) -> Returned | None:
@@ -124,11 +129,12 @@ class StepReturns:
             for part, loss in ((p, b) for p in parts if isinstance(p, ast.Name) for b in losses):
                 if cctx.scopes.enclosing_function(loss) is not function:
                     continue
-                if same_tensor(values, part, loss) or (feeding and self._feeds(cctx, part, loss)):
+                term = not same_tensor(values, part, loss) and not (feeding and self._feeds(cctx, part, loss))
+                if not term or _terms_of(cctx, part, loss):
                     cls = cctx.scopes.enclosing_class(function)
                     name = f"{cls.name}.{function.name}" if cls is not None else function.name
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
-                    return Returned(name, path, loss.lineno)
+                    return Returned(name, path, loss.lineno, "a term of the loss" if term else "the loss")
         return None
 
     @staticmethod
@@ -170,6 +176,31 @@ class StepReturns:
         return None
 
 
+def _terms_of(ctx, part: ast.Name, loss: ast.Name) -> bool:
+    """Is `part` what the backpropagated `loss` is summed from, returned beside it by the loss function
+    they are both unpacked from (`loss, loss_dict = self.loss_fn(...)` where it returns
+    `sum(loss_dict.values()), loss_dict`): its values are the loss's live terms."""
+    values = ctx.analysis(ValueKinds)
+    definitions, losses = values.reaching_definitions(part), values.reaching_definitions(loss)
+    if len(definitions) != 1 or len(losses) != 1:
+        return False
+    (call, index), (other, loss_index) = _assigned_call(ctx, definitions[0].node), _assigned_call(ctx, losses[0].node)
+    if not isinstance(call, ast.Call) or call is not other or index is None or loss_index is None or index == loss_index:
+        return False
+    found = ctx.analysis(StepReturns)._callee(call)
+    if found is None:
+        return False
+    home, function = found
+    for returned in returned_expressions(function.body) or ():
+        if not (isinstance(returned, ast.Tuple) and max(index, loss_index) < len(returned.elts)):
+            return False
+        terms, total = returned.elts[index], returned.elts[loss_index]
+        made = {d.node for d in home.analysis(ValueKinds).reaching_definitions(terms) if d.value is not None and not _cut_value(d.value)} if isinstance(terms, ast.Name) else set()
+        if not made or not home.analysis(GradientFlow).depends_on(total, made):
+            return False
+    return True
+
+
 def same_tensor(values: ValueKinds, a: ast.Name, b: ast.Name) -> bool:
     """Do both names hold the same tensor, with its graph (the same assignments reach them, none of them
     a cut: `loss.item()`, `loss.detach()`, `float(loss)`)?"""
@@ -207,6 +238,8 @@ def _parts(returned: ast.AST, index: int | None, key) -> list[ast.AST]:
         returned = returned.elts[index] if ok else None
     if key is not None and isinstance(returned, ast.Dict):
         return [v for k, v in zip(returned.keys, returned.values) if key is ANY_KEY or (isinstance(k, ast.Constant) and k.value == key)]
+    if key is ANY_KEY and isinstance(returned, ast.Name):
+        return [returned]  # a dict returned by name (`return loss_dict`): whether its values are live is asked of it
     return [returned] if key is None and returned is not None else []
 
 

@@ -7,6 +7,13 @@ of a view method (`x.view(B, -1)`, `x.narrow(1, 0, 3)`, `x.transpose(1, 2)`, `x.
 binds `i` to `torch.split(x, [3, 1])[1]`), a basic index (`x[..., 2:4]`, `x[:, 0]`: slices, integers,
 `...`, `None`; an index by a tensor or a list copies), and an in-place method, which returns its
 receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tensor, or unknown).
+
+`changed_in_place(ctx, function)` lists the in-place changes of a function's values that go through a local
+name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[mask] = 0`, each with the expression
+whose storage it changes, followed back through views and plain aliases to where it comes from
+(`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`). Writes
+into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
+a cache on purpose) are not changes of this kind.
 """
 from __future__ import annotations
 
@@ -101,3 +108,75 @@ def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
         return qualified is not None and qualified.startswith("torch.nn.") and qualified.rpartition(".")[2] not in PASSING_LAYERS
     name = func.attr if isinstance(func, ast.Attribute) else None
     return qualified.startswith("torch.") and name not in RETURNS_ITS_TENSOR | SPLITS
+
+
+# In-place methods that write into a buffer rather than transform its values, or change a flag.
+WRITES = frozenset({
+    "copy_", "zero_", "fill_", "set_", "resize_", "requires_grad_", "share_memory_", "detach_", "retain_grad",
+    "normal_", "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_",
+})  # fmt: skip
+MAX_ROOT_STEPS = 8  # views and aliases followed back to where a tensor comes from
+
+
+def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
+    """(the change, the local name whose storage it changes) for the function's in-place changes."""
+    found = []
+    for node in ctx.index.within(function, ast.AugAssign, ast.Assign, ast.Call):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if not (isinstance(func, ast.Attribute) and _in_place(func.attr) and func.attr not in WRITES and ctx.qualified_name(func) is None):
+                continue
+            changed = func.value
+        elif isinstance(node, ast.AugAssign):  # `x *= s` may rebind a number: in place for an item or a view
+            changed = node.target if isinstance(node.target, ast.Subscript) or _holds_view(ctx, node.target) else None
+        else:
+            changed = next((t for t in node.targets if isinstance(t, ast.Subscript)), None)
+        name = _local_name(ctx, changed) if changed is not None else None
+        if name is not None and ctx.scopes.enclosing_function(node) is function:
+            found.append((node, name))
+    return found
+
+
+def _holds_view(ctx, name: ast.AST) -> bool:
+    """Is `name` bound, before an augmented assignment to it, to a view only (`xyz = cloud[:, :3]`)?"""
+    if not isinstance(name, ast.Name):
+        return False
+    definitions = [d for d in ctx.analysis(ValueKinds).reaching_definitions(name) if d.node is not name]
+    return bool(definitions) and all(d.value is not None and viewed(ctx, d.value) is not None for d in definitions)
+
+
+def _local_name(ctx, expr: ast.AST | None) -> ast.Name | None:
+    """The name whose storage `expr` is, or is a view of (`x[..., :3]`, `x.narrow(1, 0, 3).mul_(s)`)."""
+    for _ in range(MAX_ROOT_STEPS):
+        if expr is None or isinstance(expr, ast.Name):
+            return expr
+        expr = viewed(ctx, expr) if not isinstance(expr, ast.Subscript) else expr.value
+    return None
+
+
+def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
+    """Where the tensor a name holds comes from, through plain aliases and views with one reaching
+    definition each, and the last name on the way: (the function, its parameter) for a parameter, else the
+    first expression that is neither a name nor a view (`self.points[idx]`, a fresh `x.clone()`); None
+    when unknown or several."""
+    values = ctx.analysis(ValueKinds)
+    expr: ast.AST = name
+    last = name
+    for _ in range(MAX_ROOT_STEPS):
+        if isinstance(expr, ast.Name):
+            last = expr
+            definitions = values.reaching_definitions(expr)
+            if len(definitions) != 1:
+                return None
+            definition = definitions[0]
+            if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return definition.node, last
+            if definition.value is None:
+                return None
+            expr = definition.value
+            continue
+        inner = viewed(ctx, expr)
+        if inner is None:
+            return expr, last
+        expr = inner
+    return None

@@ -80,6 +80,22 @@ def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | No
         if obj.kind == "field" and home.instance_class(obj.base) in home.module_classes:
             held = home.held(obj)
             inner = _made_calls(home, substituted(home, held, binding), binding) if held and obj not in held else None
+        elif obj.kind == "field" and obj.base.kind == "field":
+            inner = _submodule_fields(home, obj, binding)
+        if inner is None:
+            return None
+        calls += inner
+    return calls or None
+
+
+def _submodule_fields(objects: Objects, field: Obj, binding: Binding | None) -> list[tuple[object, ast.Call]] | None:
+    """`self.backbone.features`: what the class of the module `self.backbone` was made by writes to its
+    `features` (nothing on the way wrote it, or points-to would have said)."""
+    bases = _made_calls(objects, frozenset({field.base}), binding)
+    calls: list[tuple[object, ast.Call]] = []
+    for ctx, call in bases or ():
+        written = objects.class_field(Obj("made", call, ctx=ctx), field.name)
+        inner = _made_calls(objects._of(ctx), written, binding) if written else None
         if inner is None:
             return None
         calls += inner
@@ -114,6 +130,23 @@ def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
         yield value, binding
 
 
+def constant_everywhere(ctx, expr: ast.AST) -> bool:
+    """Is `expr` a constant whatever the callers pass: as the file tells, or under every call site of the
+    function (or the class's `__init__`) whose parameters it needs, the signature's defaults included
+    (`self.p_loss` with `self.p_loss = p_loss` and `p_loss=3` that no call site passes)?"""
+    values = ctx.analysis(ValueKinds)
+    outer, values.unbound = values.unbound, []
+    try:
+        if _constant_under(ctx, expr, None) is not None:
+            return True
+        needed = values.unbound
+    finally:
+        values.unbound = outer
+    callers = ctx.analysis(Callers)
+    bindings = [b for function in needed for b in callers.bindings(function)]
+    return bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings)
+
+
 def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object] | None:
     """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
     if isinstance(expr, ast.Constant):
@@ -123,13 +156,13 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object
     values = set()
     for obj in found or ():
         inner = {obj}
-        if obj.kind == "field" and obj.base.kind == "made":  # an attribute nothing writes: its class's default
-            inner = {_class_default(objects, obj) or obj}
-        elif obj.kind == "field":  # a module's attribute (`self.inplace`): what its writes put there
+        if obj.kind == "field" and obj.base.kind != "made":  # a module's attribute (`self.inplace`): what its writes put there
             home = objects._of(obj.ctx)
             held = home.held(obj)
             inner = substituted(home, held, binding) if held and obj not in held else None
         for value in inner or (None,):
+            if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
+                value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
             if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
                 return None
             values.add(value.node.value)
@@ -155,6 +188,39 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
         if isinstance(target, ast.Name) and target.id == field.name and isinstance(statement.value, ast.Constant):
             return Obj("made", statement.value, ctx=home)
     return None
+
+
+def _argparse_default(field: Obj) -> Obj | None:
+    """What an option of `args = parser.parse_args()` holds when the command line does not set it: the
+    `default=` of its `parser.add_argument("--inplace-act", ...)` (dest `inplace_act`), else False for a
+    `store_true` flag and True for a `store_false` one."""
+    call, ctx = field.base.node, field.base.ctx
+    func = call.func if isinstance(call, ast.Call) else None
+    if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
+        return None
+    found = None
+    for added in ctx.index.of_type(ast.Call):
+        option = added.func
+        if not (isinstance(option, ast.Attribute) and option.attr == "add_argument" and isinstance(option.value, ast.Name) and option.value.id == func.value.id):
+            continue
+        keywords = {k.arg: k.value for k in added.keywords}
+        names = [a.value for a in added.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        dest = keywords["dest"].value if isinstance(keywords.get("dest"), ast.Constant) else next(
+            (n.lstrip("-").replace("-", "_") for n in names if n.startswith("--")), names[0].lstrip("-").replace("-", "_") if names else None)
+        if dest != field.name:
+            continue
+        if found is not None:
+            return None  # two options of one name: unknown
+        action = keywords.get("action")
+        flag = action.value if isinstance(action, ast.Constant) else None
+        default = keywords.get("default")
+        if isinstance(default, ast.Constant):
+            found = Obj("made", default, ctx=ctx)
+        elif default is None and flag in ("store_true", "store_false"):
+            found = Obj("made", ast.Constant(flag == "store_false"), ctx=ctx)
+        else:
+            return None
+    return found
 
 
 def binding_constants(ctx, binding: Binding) -> dict[str, object]:

@@ -12,7 +12,10 @@ import ast
 from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
 _STORED: WeakKeyDictionary = WeakKeyDictionary()  # function -> the names it assigns (gone with its tree)
 MAX_UNROLL = 8  # items of a literal collection a loop over it is run once for (read by the facets' flows)
@@ -158,3 +161,34 @@ def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], boo
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt | ast.ExceptHandler):
                     found += _returns([s for h in inner for s in (h.body if isinstance(h, ast.ExceptHandler) else [h])], constants)[0]
     return found, False
+
+
+# What keeps a constant tensor's sign: moving it, and the calls that make one of a number.
+MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
+TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
+
+
+def constant_sign(values: ValueKinds, node: ast.AST, depth: int = 0) -> int:
+    """The sign of `one = torch.tensor(1.)`, `mone = one * -1`, `-one`, `torch.FloatTensor([-1])`; 0: unknown."""
+    if depth > MAX_DEPTH:
+        return 0
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return (node.value > 0) - (node.value < 0)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -constant_sign(values, node.operand, depth + 1)
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1:
+        return constant_sign(values, node.elts[0], depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        return constant_sign(values, node.left, depth + 1) * constant_sign(values, node.right, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING:
+        return constant_sign(values, node.func.value, depth + 1)  # `one.cuda()`, `one.to(device)`
+    if isinstance(node, ast.Call) and node.args and callee_name(node) in TENSOR_MAKERS:
+        return constant_sign(values, node.args[0], depth + 1)
+    if isinstance(node, ast.Name):
+        assigned = values.reaching_values(node)
+        if assigned is not None and len(assigned) == 1:
+            return constant_sign(values, assigned[0], depth + 1)
+        qualified = values.ctx.qualified_name(node)  # `from utils import mone`
+        found = values.ctx.analysis(ProjectView).global_value(qualified) if qualified and values.ctx.project is not None else None
+        return constant_sign(found[0].analysis(ValueKinds), found[1], depth + 1) if found is not None else 0
+    return 0

@@ -1,0 +1,138 @@
+import ast
+
+from mllint.analysis.facets.gradients import under_no_grad
+from mllint.analysis.facets.views import changed_in_place, storage_root
+from mllint.analysis.program.callers import Callers
+from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.scopes import parameters
+from mllint.findings import Severity
+from mllint.rule import Rule
+
+
+class InplaceOnStoredData(Rule):
+    """
+    ## What it does
+    Reports an in-place change of data an object keeps, made where a fresh copy was meant: in a dataset's
+    `__getitem__`, of the sample it indexes out of what it stores (`sample = self.points[idx]` then
+    `sample.narrow(-1, 0, 3).mul_(scale)`, `sample[:, :3] += noise`), and in a function or method, of a
+    tensor argument (or a view of it: `flat = xb.view(n, -1)` then `flat.sub_(mean).div_(std)`) when a call
+    site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
+    of one. Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
+    `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
+    functions named for working in place (`normalize_`), changes under `torch.no_grad()` (parameters
+    updated on purpose) and a module's `forward` (ML401's) are not reported.
+
+    ## Why is this bad?
+    Indexing a stored tensor (or a list of them) with an integer, and most reshaping, give a view of the
+    same memory: the change reaches the stored data. A random augmentation then compounds epoch after
+    epoch (the scale of each point cloud drifts), and a standardization applied at each evaluation
+    standardizes the validation set again and again. Nothing raises: the numbers drift.
+
+    ## Example
+    ```python
+    import random
+
+    import torch
+    from torch.utils.data import Dataset
+
+
+    class Points(Dataset):
+        def __init__(self, points):
+            self.points = points
+
+        def __len__(self):
+            return len(self.points)
+
+        def __getitem__(self, idx):
+            sample = self.points[idx]
+            sample.mul_(random.uniform(0.8, 1.25))
+            return sample
+    ```
+
+    ## Use instead
+    ```python
+    import random
+
+    import torch
+    from torch.utils.data import Dataset
+
+
+    class Points(Dataset):
+        def __init__(self, points):
+            self.points = points
+
+        def __len__(self):
+            return len(self.points)
+
+        def __getitem__(self, idx):
+            sample = self.points[idx].clone()
+            sample.mul_(random.uniform(0.8, 1.25))
+            return sample
+    ```
+
+    ## Fix safety
+    There is no fix: whether to copy (`.clone()`) or to compute out of place is the author's call.
+    """
+
+    code = "ML418"
+    name = "inplace-on-stored-data"
+    message = (
+        "in-place change of `{name}`, which is `{root}` (line {line}), changes the data `{owner}` stores: "
+        "it compounds at every access; copy it first (`.clone()`) or compute out of place"
+    )
+    argument_message = (
+        "in-place change of `{name}`, {which}the argument `{parameter}`, changes `{passed}` that {site} "
+        "passes: the stored data changes at every call; copy it first (`.clone()`) or compute out of place"
+    )
+    severity = Severity.WARNING
+    requires_any_text = ("_(", "=")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name == "forward" or node.name.endswith("_") and not node.name.endswith("__"):
+            return
+        changes = changed_in_place(self.ctx, node)
+        if not changes:
+            return
+        indices = {p.arg for p in parameters(node, variadic=False)[1:2]} if node.name == "__getitem__" else set()
+        statements = set()
+        for change, name in changes:
+            statement = self.ctx.scopes.statement(change)
+            if statement in statements:
+                continue  # `flat.sub_(m).div_(s)`: one change of one tensor
+            statements.add(statement)
+            found = storage_root(self.ctx, name)
+            root, last = found if found is not None else (None, None)
+            if root is node and not under_no_grad(self.ctx, change):  # a parameter updated on purpose runs under no_grad
+                self._argument(change, name, node, last.id)
+            elif indices and _stored_item(root, indices):
+                line = root.lineno
+                self.report(change, self.message.format(name=name.id, root=self.ctx.text(root), line=line, owner=self.ctx.text(root.value)))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _argument(self, change: ast.AST, name: ast.Name, function: ast.AST, parameter: str) -> None:
+        """A change of a parameter's tensor, reported when a call site passes what an object keeps."""
+        for binding in self.ctx.analysis(Callers).bindings(function):
+            passed = binding.argument(parameter) if binding.site is not None else None
+            if passed is None or not _kept(passed[1]):
+                continue
+            which = "" if name.id == parameter else "a view of "
+            self.report(change, self.argument_message.format(
+                name=name.id, which=which, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place,
+            ))  # fmt: skip
+            return
+
+
+def _stored_item(root: ast.AST | None, indices: set[str]) -> bool:
+    """`self.points[idx]`: an item of what the dataset stores, at the index `__getitem__` is given."""
+    return (
+        isinstance(root, ast.Subscript) and is_self_attribute(root.value)
+        and isinstance(root.slice, ast.Name) and root.slice.id in indices
+    )  # fmt: skip
+
+
+def _kept(argument: ast.AST) -> bool:
+    """`self.val_x`, `self.val_x[:n]`: what an object keeps, or a slice of it."""
+    while isinstance(argument, ast.Subscript):
+        argument = argument.value
+    return is_self_attribute(argument)
