@@ -16,7 +16,7 @@ from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
-from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Number, Samples, Tensor
+from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Listed, Number, Samples, Tensor
 from mllint.analysis.values.values import ValueKinds
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
@@ -54,6 +54,7 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
         return Samples(Items(tuple(_row(a) for a in arguments)))
     if name in DATA_LOADERS:
         dataset = first if node.args else interpreter.value_of(call_argument(node, 0, "dataset"))
+        dataset = Samples(dataset.item) if isinstance(dataset, Listed) else dataset  # a list of samples
         if not isinstance(dataset, Samples) or call_argument(node, 6, "collate_fn") is not None:
             return None
         batch = _batch_dimension(node)

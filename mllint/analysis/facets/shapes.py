@@ -32,7 +32,7 @@ from mllint.analysis.facets.layer_shapes import (
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Size, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
@@ -69,6 +69,7 @@ NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 WHERE = frozenset({"torch.where", "numpy.where"})
+PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -226,7 +227,7 @@ class Shapes:
         built it: `torch.nn` layers, `nn.Sequential`, and the module classes of this file and of the
         project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
-        first = arguments[0] if arguments else None
+        first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
         if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
@@ -239,7 +240,7 @@ class Shapes:
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name in LOSSES and not own_class:
-            target = arguments[1] if len(arguments) > 1 else None
+            target = arguments[1] if len(arguments) > 1 and first is not None else None
             return Tensor(loss_output(name, constructor, _shape(first), _shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             outputs = torch_layer_outputs(name, constructor, [_shape(a) for a in arguments], self.static_dim)
@@ -531,8 +532,11 @@ def _informative(value: object | None) -> bool:
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
-    """The known abstract values of a method's parameters, called with `arguments` (after `self`)."""
-    return {name: value for name, value in bind_values(method, arguments, (), skips_first=True).items() if value is not None}
+    """The known abstract values of a method's parameters, called with `arguments` (after `self`; by
+    name when a `Keyword`)."""
+    positional = [a for a in arguments if not isinstance(a, Keyword)]
+    keywords = [(a.name, a.value) for a in arguments if isinstance(a, Keyword)]
+    return {name: value for name, value in bind_values(method, positional, keywords, skips_first=True).items() if value is not None}
 
 
 class Interpreter:
@@ -665,9 +669,13 @@ class Interpreter:
         values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
         self.env = outer
         only = node.generators[0]
-        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs:
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs and values[0] is not None:
             source = self.seen.get(only.iter)
-            return Listed(values[0], source.length) if isinstance(source, Listed) else None  # `[s[1] for s in batch]`
+            if isinstance(source, Listed):
+                return Listed(values[0], source.length)  # `[s[1] for s in batch]`
+            counted = only.iter
+            if isinstance(counted, ast.Call) and isinstance(counted.func, ast.Name) and counted.func.id == "range" and len(counted.args) == 1:
+                return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
         return None
 
     def try_statement(self, node: ast.AST) -> None:
@@ -847,8 +855,8 @@ class Interpreter:
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
-        if isinstance(base, Listed) and _int_literal(index) is not None:
-            return base.item
+        if isinstance(base, Listed) and not isinstance(index, ast.Slice):
+            return base.item  # every item of a list of samples alike
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -903,9 +911,13 @@ class Interpreter:
                 return listed
         if builtin == "dict" and not node.args and all(k.arg is not None for k in node.keywords):
             return Fields(tuple((k.arg, self.seen.get(k.value)) for k in node.keywords))
-        if isinstance(receiver, Fields) and node.func.attr == "get" and node.args:
+        if isinstance(receiver, Fields) and node.func.attr in ("get", "pop") and node.args:
             key = node.args[0]
-            return receiver.get(key.value) if isinstance(key, ast.Constant) else None  # `batch.get("y")`
+            if not isinstance(key, ast.Constant):
+                return None
+            if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
+                self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
+            return receiver.get(key.value)  # `batch.get("y")`
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         if data is not None:
             return data
@@ -944,6 +956,7 @@ class Interpreter:
                 return result
             shape = result
         elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
+            arguments += self.keywords(node)
             constructor = self.shapes.constructor(node.func)
             if constructor is not None:
                 return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
@@ -954,6 +967,14 @@ class Interpreter:
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def keywords(self, node: ast.Call) -> list[Keyword]:
+        """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""
+        named = [Keyword(k.arg, self.seen.get(k.value)) for k in node.keywords if k.arg is not None]
+        for unpacked in (k.value for k in node.keywords if k.arg is None):
+            fields = self.seen.get(unpacked)
+            named += [Keyword(key, value) for key, value in fields.values] if isinstance(fields, Fields) else []
+        return named
 
     def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> tuple | None:
         """(this module's context, the call) for a dim-less `squeeze()` that drops a size-1 dimension next
@@ -1095,6 +1116,14 @@ class Interpreter:
                 shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
                 result = self.method(shifted, method, receiver)
                 return result.shape if isinstance(result, Tensor) else None
+        if name in PAD_SEQUENCE:  # a list of `(L, *rest)` tensors of different lengths L, padded
+            listed = self.value_of(first)
+            item = listed.item.shape if isinstance(listed, Listed) and isinstance(listed.item, Tensor) else None
+            batch_first = next((k.value for k in node.keywords if k.arg == "batch_first"), args[1] if len(args) > 1 else None)
+            if not item or not isinstance(batch_first, ast.Constant) and batch_first is not None:
+                return None
+            first_dims = (listed.length, None) if batch_first is not None and batch_first.value is True else (None, listed.length)
+            return (*first_dims, *item[1:])
         if name in STACK_FUNCTIONS:
             listed = self.value_of(first) if name == "torch.stack" else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None:
