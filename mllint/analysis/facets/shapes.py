@@ -214,6 +214,10 @@ class Shapes:
                     if _informative(value):
                         values[name] = value
                         self._foreign.append(ctx)
+                for name, caller, starred, position in binding.unpacked:  # `fit(model, *make_loaders())`
+                    elements = caller.analysis(Shapes).value(starred.value)
+                    if isinstance(elements, Items) and position < len(elements.values) and _informative(elements.values[position]):
+                        values[name] = elements.values[position]
                 if values:
                     self.bindings[function] = binding
                     return values
