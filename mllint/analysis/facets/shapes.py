@@ -33,7 +33,7 @@ from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Size, Tensor
-from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
@@ -92,6 +92,7 @@ class Shapes:
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
+        self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -433,6 +434,29 @@ class Shapes:
             return Tensor(tensor.shape, tensor.key, tensor.label, fresh=True) if isinstance(tensor, Tensor) and tensor.shape is not None else None
         return None
 
+    def stored_attribute(self, node: ast.Attribute) -> object | None:
+        """`self.loader` read in a method of a class whose `__init__` alone assigns it: what `__init__` run
+        with what its first call site that tells passes leaves there (`self.loader = DataLoader(dataset,
+        ...)` of a `Trainer(model, dataset)`)."""
+        cls = self.ctx.scopes.enclosing_class(node)
+        init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
+        if init is None or self.ctx.scopes.enclosing_function(node) is init:
+            return None
+        if cls not in self._stored:
+            self._stored[cls] = {}  # a class whose `__init__` reads its own attributes finds nothing
+            interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
+            interpreter.tracks_self = True
+            interpreter.run()
+            elsewhere = {
+                target.attr for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign)
+                if self.ctx.scopes.enclosing_function(statement) is not init
+                for target in (bound_receivers(statement) if not isinstance(statement, ast.AugAssign) else [statement.target])
+                if is_self_attribute(target)
+            }  # fmt: skip
+            stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
+            self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
+        return self._stored[cls].get(node.attr)
+
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
         """The symbol for a parameter read where no assignment has replaced it."""
         if not isinstance(expr, ast.Name):
@@ -466,8 +490,12 @@ class Shapes:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 for target in assignment_targets(node):
-                    if is_self_attribute(target):
-                        values.setdefault(target.attr, []).append(node.value)
+                    pairs = [(target, node.value)]
+                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                        pairs = list(zip(target.elts, node.value.elts))  # `self.model, self.loader = model, DataLoader(...)`
+                    for element, value in pairs:
+                        if is_self_attribute(element):
+                            values.setdefault(element.attr, []).append(value)
             self._attributes[cls] = values
         return self._attributes[cls]
 
@@ -818,6 +846,9 @@ class Interpreter:
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if size is not None:
             return size
+        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
+        if _informative(stored):
+            return stored
         base = self.eval(node.value)
         if not isinstance(base, Tensor):
             return None
