@@ -24,7 +24,7 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.layer_shapes import (
     LOSSES, constructor_dim, flatten, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
@@ -1038,7 +1038,7 @@ class Interpreter:
         collate, dataset = call_argument(node, 6, "collate_fn"), call_argument(node, 0, "dataset")
         if name not in DATA_LOADERS or collate is None or dataset is None:
             return None
-        samples = self.value_of(dataset)
+        samples = as_dataset(self.value_of(dataset))
         function = self.shapes.own_function(collate)
         found = (self.ctx, function) if function is not None else None
         if found is None and isinstance(collate, (ast.Name, ast.Attribute)):
@@ -1144,6 +1144,11 @@ class Interpreter:
             return loss_output(name, node, self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
         if name in WHERE and len(args) == 3 and not node.keywords:
             return self.where(args)
+        if name == FUNCTIONAL + "cosine_similarity" and all(k.arg in ("dim", "eps") for k in node.keywords) and len(args) <= 3:
+            joint = broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "x2")))
+            dim = _int_literal(call_argument(node, 2, "dim")) if call_argument(node, 2, "dim") is not None else 1
+            position = _normalise(dim, len(joint)) if joint is not None and dim is not None else None
+            return joint[:position] + joint[position + 1 :] if position is not None else None  # the dim it compares along
         method = name[len(TORCH):]
         if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
             receiver = self.value_of(first)
