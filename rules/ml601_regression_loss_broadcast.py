@@ -36,7 +36,13 @@ class RegressionLossBroadcast(Rule):
     targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
     the dim-less `squeeze()`, in whichever module it is), rows chosen by an index tensor (`X[idx]`,
     `y[idx]`, with `idx` from `torch.randperm(n).split(bs)`), column slices (`y[:, -1:]`,
-    `targets[i:i + 1]`), NumPy tables (`np.concatenate(..., axis=1)`, `sum(1, keepdims=True)`).
+    `targets[i:i + 1]`), NumPy tables (`np.concatenate(..., axis=1)`, `sum(1, keepdims=True)`). Also a
+    plain list of samples given to a `DataLoader` (with a `collate_fn` that pads with `pad_sequence`),
+    a batch dict whose target is `pop`ped before `model(**batch)`, a trainer's `self.loader` built in
+    its `__init__`, loaders passed as `fit(model, *make_loaders())`, windows sliced as `s[i:i + k]`,
+    and a pool replaced on a submodule (`self.backbone.pool = nn.AdaptiveAvgPool2d(1)`). A size of the
+    result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
+    `(B, B)` stretch is there whatever it is.
 
     ## Why is this bad?
     The loss broadcasts `(N, 1)` against `(N,)` to `(N, N)`: it compares every prediction with every

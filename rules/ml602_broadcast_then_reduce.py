@@ -19,9 +19,10 @@ class BroadcastThenReduce(Rule):
     Reports an element-wise operation between a `(N,)` and a `(N, 1)` tensor (one is the other with a
     trailing size-1 dimension) whose result is then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
     directly or through a local variable, also inside a helper function of the file called with such
-    tensors (`pinball_loss(model(x), y)`, reported at the call). Both shapes must be known to the shape
-    analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting
-    with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
+    tensors (`pinball_loss(model(x), y)`, reported at the call), also through the helper's locals
+    assigned from its parameters (`pos = (a * p).sum(-1, keepdim=True)`). Both shapes must be known to
+    the shape analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting with matching
+    size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`) are not reported. A helper of another module is checked with what the
     first call site that tells passes (the message names it), through shape-keeping functions on the way
     to the reduction (`F.relu(margin - pos + neg).mean()`).

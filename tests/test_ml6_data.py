@@ -92,3 +92,58 @@ def test_sizes_from_init_parameters():
     )
     assert shape_of(source, "self.q(x)") == "(B, T, 3 * dim)"
     assert shape_of(source, "y") == "(B, T, heads, dim // heads)"
+
+
+MEAN_MODEL = (
+    "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.Linear(3, 1)\n"
+    "    def forward(self, x, mask=None):\n        return self.l(x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # Constructors with keywords that keep the shape; slices `[i:i + k]` of a size the code knows.
+        ("def f():\n    t = torch.arange(10, dtype=torch.float32, device='cpu')\n    return t\n", "t", "(10,)"),
+        ("def f(s, k):\n    x = torch.randn(100)\n    w = x[s:s + k]\n    return w\n", "w", "(k,)"),
+        ("def f(s, k):\n    x = torch.randn(100)\n    w = x[s:k]\n    return w\n", "w", "(?,)"),
+        # Comparisons and `where` broadcast; a NumPy generator's size given positionally.
+        ("def f(n):\n    y = torch.randn(n)\n    m = torch.where(y > 0, 1.0, 0.0)\n    return m\n", "m", "(n,)"),
+        ("def f(n):\n    y = np.zeros(n)\n    w = np.where(y == 1, 5.0, 1.0).reshape(-1, 1)\n    return w\n", "w", "(n, 1)"),
+        ("def f(n, d):\n    rng = np.random.default_rng(0)\n    a = rng.standard_normal((n, d))\n    return a\n", "a", "(n, d)"),
+        ("def f(n, d):\n    rng = np.random.default_rng(0)\n    a = rng.normal(0, 1, (n, d))\n    return a\n", "a", "(n, d)"),
+        # A loss's result: reduced by default, per sample for `reduction="none"` (cross-entropy drops the classes).
+        ("def f(b):\n    l = nn.CrossEntropyLoss(reduction='none')(torch.randn(b, 5), torch.randint(0, 5, (b,)))\n    return l\n", "l", "(b,)"),
+        ("def f(b):\n    l = F.cross_entropy(torch.randn(b, 5, 7), torch.randint(0, 5, (b, 7)), reduction='none')\n    return l\n", "l", "(b, 7)"),
+        ("def f(b):\n    l = nn.MSELoss()(torch.randn(b, 1), torch.randn(b, 1))\n    return l\n", "l", "()"),
+        ("def f(b, r):\n    l = nn.MSELoss(reduction=r)(torch.randn(b, 1), torch.randn(b, 1))\n    return l\n", "l", None),
+        # Adaptive pools; padded sequences.
+        ("def f(b):\n    p = nn.AdaptiveAvgPool2d(1)(torch.randn(b, 8, 7, 7))\n    return p\n", "p", "(b, 8, 1, 1)"),
+        ("def f(b):\n    p = nn.AdaptiveMaxPool1d(4)(torch.randn(b, 8, 30))\n    return p\n", "p", "(b, 8, 4)"),
+        ("def f(b):\n    xs = [torch.randn(5, 3) for _ in range(b)]\n    p = nn.utils.rnn.pad_sequence(xs, batch_first=True)\n    return p\n", "p", "(b, ?, 3)"),
+        ("def f(b):\n    xs = [torch.randn(5, 3) for _ in range(b)]\n    p = nn.utils.rnn.pad_sequence(xs)\n    return p\n", "p", "(?, b, 3)"),
+        # Rows picked by a rolled index: as many as the index picks.
+        ("def f(n):\n    x = torch.randn(n, 4)\n    idx = torch.randperm(n)[:8]\n    r = x[idx.roll(1)]\n    return r\n", "r", "(len(idx), 4)"),
+        # A list of samples is a dataset; `pop` takes a key out of a batch, `**batch` passes the rest by name.
+        (
+            "def f(b):\n    data = [{'x': torch.randn(3), 'y': torch.rand(())} for _ in range(100)]\n"
+            "    for batch in DataLoader(data, batch_size=b):\n        return batch['y']\n",
+            "batch['y']", "(b,)",
+        ),
+        (
+            MEAN_MODEL + "def f(b):\n    batch = {'x': torch.randn(b, 3), 'y': torch.randn(b)}\n    y = batch.pop('y')\n"
+            "    out = M()(**batch)\n    return out, y\n",
+            "out", "(b, 1)",
+        ),
+        (MEAN_MODEL + "def f(b):\n    out = M()(x=torch.randn(b, 3))\n    return out\n", "out", "(b, 1)"),
+        # What `__init__` alone leaves in `self.x`, read in another method; nothing when another method assigns it.
+        ("class T:\n    def __init__(self, n):\n        self.a, self.b = torch.randn(n, 2), 0\n    def get(self):\n        return self.a\n", "self.a", "(n, 2)"),
+        (
+            "class T:\n    def __init__(self, n):\n        self.a = torch.randn(n, 2)\n    def grow(self):\n        self.a = torch.randn(4)\n"
+            "    def get(self):\n        return self.a\n",
+            "self.a", None,
+        ),
+    ],
+)
+def test_shapes_of_more_sources(source, expression, shape):
+    assert shape_of(source.replace("F.", "nn.functional."), expression) == shape

@@ -196,3 +196,120 @@ def test_pinball_helper_averages_every_pair():
     pairs = target[None, :] - pred  # (8, 8): every target against every prediction
     assert torch.isclose(namespace["loss"], torch.max(0.9 * pairs, -0.1 * pairs).mean())
     assert not torch.isclose(namespace["loss"], pinball(pred.squeeze(-1), target))
+
+
+WINDOWS = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Windows(Dataset):
+    def __init__(self, series, lookback=12, horizon=4):
+        self.series, self.lookback, self.horizon = series, lookback, horizon
+
+    def __len__(self):
+        return len(self.series) - self.lookback - self.horizon
+
+    def __getitem__(self, i):
+        past = self.series[i:i + self.lookback].unsqueeze(0)
+        future = self.series[i + self.lookback:i + self.lookback + self.horizon].unsqueeze(0)
+        return past, future
+
+
+class Forecaster(nn.Module):
+    def __init__(self, lookback=12, horizon=4):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 1, 3, padding=1)
+        self.project = nn.Linear(lookback, horizon)
+
+    def forward(self, x):
+        return self.project(self.conv(x))
+
+
+steps = torch.arange(200, dtype=torch.float32)
+model = Forecaster()
+criterion = nn.MSELoss()
+for past, future in DataLoader(Windows(torch.sin(steps / 8.0)), batch_size=16):
+    pred = model(past).squeeze()
+    loss = criterion(pred, future)
+    seen.append((pred, future, loss))
+    break
+"""
+
+
+def test_a_one_sided_squeeze_against_windows_compares_every_window_with_every_other():
+    assert findings(WINDOWS, "ML601") == [line_of(WINDOWS, "loss = criterion")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        pred, future, loss = run(WINDOWS)["seen"][0]
+    assert pred.shape == (16, 4) and future.shape == (16, 1, 4)
+    assert torch.isclose(loss, ((pred[None, :, :] - future) ** 2).mean())  # (16, 16, 4): all pairs
+    fixed = WINDOWS.replace("pred = model(past).squeeze()", "pred = model(past).squeeze(1)\n    future = future.squeeze(1)")
+    assert findings(fixed, "ML601") == []
+    pred, future, loss = run(fixed)["seen"][0]
+    assert pred.shape == future.shape == (16, 4) and torch.isclose(loss, ((pred - future) ** 2).mean())
+
+
+HINGE = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def hinge(anchor, positive, negative, margin=0.2):
+    close = F.cosine_similarity(anchor, positive, dim=-1).unsqueeze(-1)
+    far = (anchor * negative).sum(-1)
+    gap = margin - close + far
+    return gap.clamp_min(0).mean()
+
+
+encoder = nn.Linear(6, 4)
+views_a, views_b = torch.randn(64, 6), torch.randn(64, 6)
+for rows in torch.randperm(64).split(16):
+    a, p, n = encoder(views_a[rows]), encoder(views_b[rows]), encoder(views_b[rows.flip(0)])
+    seen.append((a, p, n, hinge(a, p, n)))
+"""
+
+
+def test_a_helper_whose_locals_keep_a_dim_on_one_side_averages_every_pair():
+    assert findings(HINGE, "ML602") == [line_of(HINGE, "hinge(a, p, n))")]
+    a, p, n, loss = run(HINGE)["seen"][0]
+    close, far = F.cosine_similarity(a, p, dim=-1), (a * n).sum(-1)
+    assert torch.isclose(loss, (0.2 - close[:, None] + far[None, :]).clamp_min(0).mean())  # 16 x 16 pairs
+    fixed = HINGE.replace(".unsqueeze(-1)", "")
+    assert findings(fixed, "ML602") == []
+    a, p, n, loss = run(fixed)["seen"][0]
+    assert torch.isclose(loss, (0.2 - F.cosine_similarity(a, p, dim=-1) + (a * n).sum(-1)).clamp_min(0).mean())
+
+
+WEIGHTED = """\
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+rng = np.random.default_rng(0)
+features = rng.standard_normal((256, 5)).astype(np.float32)
+labels = (features[:, 0] > 0).astype(np.int64)
+weights = np.where(labels == 1, 3.0, 1.0).astype(np.float32).reshape(-1, 1)
+model = nn.Linear(5, 2)
+loader = DataLoader(TensorDataset(torch.from_numpy(features), torch.from_numpy(labels), torch.from_numpy(weights)), batch_size=32)
+for x, y, w in loader:
+    losses = F.cross_entropy(model(x), y, reduction="none")
+    loss = (losses * w).sum() / w.sum()
+    seen.append((losses, w, loss))
+    break
+"""
+
+
+def test_per_sample_losses_times_a_weight_column_weight_every_loss_by_every_weight():
+    assert findings(WEIGHTED, "ML602") == [line_of(WEIGHTED, "(losses * w)")]
+    losses, w, loss = run(WEIGHTED)["seen"][0]
+    assert (losses * w).shape == (32, 32)
+    assert torch.isclose(loss, losses.sum())  # the weights cancel: every sample counts alike, 32 times over
+    fixed = WEIGHTED.replace(".reshape(-1, 1)", ".reshape(-1)")
+    assert findings(fixed, "ML602") == []
+    losses, w, loss = run(fixed)["seen"][0]
+    assert torch.isclose(loss, (losses * w).sum() / w.sum()) and not torch.isclose(loss, losses.mean())  # weighted

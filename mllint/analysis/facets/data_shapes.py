@@ -16,7 +16,7 @@ from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
-from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Number, Samples, Tensor
+from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Listed, Number, Samples, Tensor
 from mllint.analysis.values.values import ValueKinds
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
@@ -53,7 +53,7 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
             return None
         return Samples(Items(tuple(_row(a) for a in arguments)))
     if name in DATA_LOADERS:
-        dataset = first if node.args else interpreter.value_of(call_argument(node, 0, "dataset"))
+        dataset = as_dataset(first if node.args else interpreter.value_of(call_argument(node, 0, "dataset")))
         if not isinstance(dataset, Samples) or call_argument(node, 6, "collate_fn") is not None:
             return None
         batch = _batch_dimension(node)
@@ -63,6 +63,11 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name is None and isinstance(node.func, ast.Name) and node.func.id == "enumerate" and isinstance(first, Batches):
         return Batches(Items((Number(None), first.item)))
     return None
+
+
+def as_dataset(value: object) -> object:
+    """What a `DataLoader` indexes: a dataset, or a Python list of samples as one."""
+    return Samples(value.item) if isinstance(value, Listed) else value
 
 
 def collate(item: object, batch, key: tuple = ("batch",)) -> object | None:

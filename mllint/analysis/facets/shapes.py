@@ -24,7 +24,7 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.layer_shapes import (
     LOSSES, constructor_dim, flatten, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
@@ -32,8 +32,8 @@ from mllint.analysis.facets.layer_shapes import (
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Size, Tensor
-from mllint.analysis.syntax.tree import assignment_targets, child_nodes, own_method
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Size, Tensor
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
@@ -69,6 +69,7 @@ NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 WHERE = frozenset({"torch.where", "numpy.where"})
+PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -91,6 +92,7 @@ class Shapes:
         self._summaries: dict[tuple, object] = {}
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
+        self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -213,6 +215,10 @@ class Shapes:
                     if _informative(value):
                         values[name] = value
                         self._foreign.append(ctx)
+                for name, caller, starred, position in binding.unpacked:  # `fit(model, *make_loaders())`
+                    elements = caller.analysis(Shapes).value(starred.value)
+                    if isinstance(elements, Items) and position < len(elements.values) and _informative(elements.values[position]):
+                        values[name] = elements.values[position]
                 if values:
                     self.bindings[function] = binding
                     return values
@@ -226,7 +232,7 @@ class Shapes:
         built it: `torch.nn` layers, `nn.Sequential`, and the module classes of this file and of the
         project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
-        first = arguments[0] if arguments else None
+        first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
         if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
@@ -239,7 +245,7 @@ class Shapes:
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name in LOSSES and not own_class:
-            target = arguments[1] if len(arguments) > 1 else None
+            target = arguments[1] if len(arguments) > 1 and first is not None else None
             return Tensor(loss_output(name, constructor, _shape(first), _shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             outputs = torch_layer_outputs(name, constructor, [_shape(a) for a in arguments], self.static_dim)
@@ -428,6 +434,29 @@ class Shapes:
             return Tensor(tensor.shape, tensor.key, tensor.label, fresh=True) if isinstance(tensor, Tensor) and tensor.shape is not None else None
         return None
 
+    def stored_attribute(self, node: ast.Attribute) -> object | None:
+        """`self.loader` read in a method of a class whose `__init__` alone assigns it: what `__init__` run
+        with what its first call site that tells passes leaves there (`self.loader = DataLoader(dataset,
+        ...)` of a `Trainer(model, dataset)`)."""
+        cls = self.ctx.scopes.enclosing_class(node)
+        init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
+        if init is None or self.ctx.scopes.enclosing_function(node) is init:
+            return None
+        if cls not in self._stored:
+            self._stored[cls] = {}  # a class whose `__init__` reads its own attributes finds nothing
+            interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
+            interpreter.tracks_self = True
+            interpreter.run()
+            elsewhere = {
+                target.attr for statement in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign)
+                if self.ctx.scopes.enclosing_function(statement) is not init
+                for target in (bound_receivers(statement) if not isinstance(statement, ast.AugAssign) else [statement.target])
+                if is_self_attribute(target)
+            }  # fmt: skip
+            stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
+            self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
+        return self._stored[cls].get(node.attr)
+
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
         """The symbol for a parameter read where no assignment has replaced it."""
         if not isinstance(expr, ast.Name):
@@ -461,8 +490,12 @@ class Shapes:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 for target in assignment_targets(node):
-                    if is_self_attribute(target):
-                        values.setdefault(target.attr, []).append(node.value)
+                    pairs = [(target, node.value)]
+                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                        pairs = list(zip(target.elts, node.value.elts))  # `self.model, self.loader = model, DataLoader(...)`
+                    for element, value in pairs:
+                        if is_self_attribute(element):
+                            values.setdefault(element.attr, []).append(value)
             self._attributes[cls] = values
         return self._attributes[cls]
 
@@ -531,8 +564,11 @@ def _informative(value: object | None) -> bool:
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
-    """The known abstract values of a method's parameters, called with `arguments` (after `self`)."""
-    return {name: value for name, value in bind_values(method, arguments, (), skips_first=True).items() if value is not None}
+    """The known abstract values of a method's parameters, called with `arguments` (after `self`; by
+    name when a `Keyword`)."""
+    positional = [a for a in arguments if not isinstance(a, Keyword)]
+    keywords = [(a.name, a.value) for a in arguments if isinstance(a, Keyword)]
+    return {name: value for name, value in bind_values(method, positional, keywords, skips_first=True).items() if value is not None}
 
 
 class Interpreter:
@@ -665,9 +701,13 @@ class Interpreter:
         values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
         self.env = outer
         only = node.generators[0]
-        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs:
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs and values[0] is not None:
             source = self.seen.get(only.iter)
-            return Listed(values[0], source.length) if isinstance(source, Listed) else None  # `[s[1] for s in batch]`
+            if isinstance(source, Listed):
+                return Listed(values[0], source.length)  # `[s[1] for s in batch]`
+            counted = only.iter
+            if isinstance(counted, ast.Call) and isinstance(counted.func, ast.Name) and counted.func.id == "range" and len(counted.args) == 1:
+                return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
         return None
 
     def try_statement(self, node: ast.AST) -> None:
@@ -806,6 +846,9 @@ class Interpreter:
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
         if size is not None:
             return size
+        stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
+        if _informative(stored):
+            return stored
         base = self.eval(node.value)
         if not isinstance(base, Tensor):
             return None
@@ -847,8 +890,8 @@ class Interpreter:
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
-        if isinstance(base, Listed) and _int_literal(index) is not None:
-            return base.item
+        if isinstance(base, Listed) and not isinstance(index, ast.Slice):
+            return base.item  # every item of a list of samples alike
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -903,9 +946,13 @@ class Interpreter:
                 return listed
         if builtin == "dict" and not node.args and all(k.arg is not None for k in node.keywords):
             return Fields(tuple((k.arg, self.seen.get(k.value)) for k in node.keywords))
-        if isinstance(receiver, Fields) and node.func.attr == "get" and node.args:
+        if isinstance(receiver, Fields) and node.func.attr in ("get", "pop") and node.args:
             key = node.args[0]
-            return receiver.get(key.value) if isinstance(key, ast.Constant) else None  # `batch.get("y")`
+            if not isinstance(key, ast.Constant):
+                return None
+            if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
+                self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
+            return receiver.get(key.value)  # `batch.get("y")`
         data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         if data is not None:
             return data
@@ -944,6 +991,7 @@ class Interpreter:
                 return result
             shape = result
         elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
+            arguments += self.keywords(node)
             constructor = self.shapes.constructor(node.func)
             if constructor is not None:
                 return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
@@ -954,6 +1002,14 @@ class Interpreter:
         if isinstance(shape, tuple):
             return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def keywords(self, node: ast.Call) -> list[Keyword]:
+        """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""
+        named = [Keyword(k.arg, self.seen.get(k.value)) for k in node.keywords if k.arg is not None]
+        for unpacked in (k.value for k in node.keywords if k.arg is None):
+            fields = self.seen.get(unpacked)
+            named += [Keyword(key, value) for key, value in fields.values] if isinstance(fields, Fields) else []
+        return named
 
     def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> tuple | None:
         """(this module's context, the call) for a dim-less `squeeze()` that drops a size-1 dimension next
@@ -982,7 +1038,7 @@ class Interpreter:
         collate, dataset = call_argument(node, 6, "collate_fn"), call_argument(node, 0, "dataset")
         if name not in DATA_LOADERS or collate is None or dataset is None:
             return None
-        samples = self.value_of(dataset)
+        samples = as_dataset(self.value_of(dataset))
         function = self.shapes.own_function(collate)
         found = (self.ctx, function) if function is not None else None
         if found is None and isinstance(collate, (ast.Name, ast.Attribute)):
@@ -1088,6 +1144,11 @@ class Interpreter:
             return loss_output(name, node, self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
         if name in WHERE and len(args) == 3 and not node.keywords:
             return self.where(args)
+        if name == FUNCTIONAL + "cosine_similarity" and all(k.arg in ("dim", "eps") for k in node.keywords) and len(args) <= 3:
+            joint = broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "x2")))
+            dim = _int_literal(call_argument(node, 2, "dim")) if call_argument(node, 2, "dim") is not None else 1
+            position = _normalise(dim, len(joint)) if joint is not None and dim is not None else None
+            return joint[:position] + joint[position + 1 :] if position is not None else None  # the dim it compares along
         method = name[len(TORCH):]
         if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
             receiver = self.value_of(first)
@@ -1095,6 +1156,14 @@ class Interpreter:
                 shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
                 result = self.method(shifted, method, receiver)
                 return result.shape if isinstance(result, Tensor) else None
+        if name in PAD_SEQUENCE:  # a list of `(L, *rest)` tensors of different lengths L, padded
+            listed = self.value_of(first)
+            item = listed.item.shape if isinstance(listed, Listed) and isinstance(listed.item, Tensor) else None
+            batch_first = next((k.value for k in node.keywords if k.arg == "batch_first"), args[1] if len(args) > 1 else None)
+            if not item or not isinstance(batch_first, ast.Constant) and batch_first is not None:
+                return None
+            first_dims = (listed.length, None) if batch_first is not None and batch_first.value is True else (None, listed.length)
+            return (*first_dims, *item[1:])
         if name in STACK_FUNCTIONS:
             listed = self.value_of(first) if name == "torch.stack" else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None:

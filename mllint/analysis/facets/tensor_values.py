@@ -59,6 +59,14 @@ class Fields:
 
 
 @dataclass(frozen=True)
+class Keyword:
+    """An argument a module is called with by name (`model(x, mask=m)`, each key of `model(**inputs)`)."""
+
+    name: str
+    value: object
+
+
+@dataclass(frozen=True)
 class Listed:
     """A Python list of `length` values like `item`: the samples a `collate_fn` gets, what it builds of them."""
 

@@ -70,6 +70,7 @@ class Binding:
     arguments: dict[str, tuple[object, ast.AST, Passage]] = field(default_factory=dict)
     outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
     site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
+    unpacked: tuple = ()  # (parameter, the caller's context, its `*args` argument, the index of its element)
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
@@ -252,7 +253,8 @@ class Callers:
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
-        return [Binding(function, ctx, path, line, arguments, outer, site) for outer in outers or [None]]
+        unpacked = _unpacked(caller, call, function, target.skips_first, bound)
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked) for outer in outers or [None]]
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -398,6 +400,16 @@ class CallsByName:
         self.named: dict[str | None, list[ast.Call]] = {}
         for call in ctx.index.by_type.get(ast.Call, ()):
             self.named.setdefault(called_name(call.func), []).append(call)
+
+
+def _unpacked(caller, call: ast.Call, function: ast.AST, skips_first: bool, bound: dict) -> tuple:
+    """The parameters a last positional `*args` argument fills, each with its element: `train_dl` and
+    `val_dl` of `fit(model, train_dl, val_dl)` called as `fit(model, *make_loaders())`."""
+    if not call.args or not isinstance(call.args[-1], ast.Starred) or any(isinstance(a, ast.Starred) for a in call.args[:-1]):
+        return ()
+    args = function.args
+    rest = [*args.posonlyargs, *args.args][(1 if skips_first else 0) + len(call.args) - 1 :]
+    return tuple((p.arg, caller, call.args[-1], i) for i, p in enumerate(rest) if bound.get(p.arg, None) is None)
 
 
 @dataclass(frozen=True)
