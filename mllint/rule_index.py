@@ -59,4 +59,5 @@ RULES = {
     'ML804': ('ml804_fit_on_evaluation_data', 'FitOnEvaluationData', 'fit-on-evaluation-data', 'error', False, False, None, ('fit',), False),
     'ML805': ('ml805_statistics_before_split', 'StatisticsBeforeSplit', 'statistics-before-split', 'error', False, False, None, ('(',), False),
     'ML806': ('ml806_model_selected_on_test_set', 'ModelSelectedOnTestSet', 'model-selected-on-test-set', 'warning', False, False, None, ('best', 'max', 'min', 'top', 'highest', 'lowest', 'stop', 'monitor', 'eval_dataset'), False),
+    'ML807': ('ml807_downloaded_checkpoint_unpickled', 'DownloadedCheckpointUnpickled', 'downloaded-checkpoint-unpickled', 'error', False, False, None, ('weights_only',), False),
 }

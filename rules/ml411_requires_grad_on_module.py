@@ -12,7 +12,9 @@ class RequiresGradOnModule(Rule):
     `nn.Module`: a torch.nn layer, a module class of the project, a model from `torchvision.models`,
     `timm.create_model`, `torch.hub.load` or `from_pretrained`, a submodule of such a model (`model.layer4`,
     `model.fc`, `vit.blocks`, also when a project factory builds it: `self.model = build_backbone(cfg)`),
-    a `self.` attribute assigned one, a
+    a `self.` attribute assigned one, what a helper is given at its call sites (`def freeze(model): for
+    block in (model.stem, model.stage1): block.requires_grad = False` called with a project model, also
+    one a registry builds: a class `@register("convnet")` puts in the table `create_model` reads), a
     loop variable over `model.modules()` / `model.children()`, or, when nothing says what it holds, a
     parameter or attribute named like a module (`model`, `self.network`, `text_encoder`), and a module
     class's own `self.requires_grad = False`. The same assignment on a parameter or another tensor

@@ -1,4 +1,4 @@
-from mllint.analysis.facets.parameters import unoptimized_loss_modules, unused_parameter_groups
+from mllint.analysis.facets.parameters import missed_parts, unoptimized_loss_modules, unused_parameter_groups
 from mllint.source import one_line
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -13,12 +13,18 @@ class ParameterGroupNotOptimized(Rule):
     in a dict attribute (`self.groups = {"encoder": {...}, "projector": {...}}`) at a key the class never
     reads while it reads the others (`Adam([self.groups["encoder"]])`). Groups handed on (to an
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
-    that misses a loss module the same function calls while it backpropagates, when that module (a class
+    that misses a loss module the same function calls while it backpropagates (or, for a trainer's
+    method, one the class keeps on `self`: `self.criterion = ClipLoss()` with the optimizer built over
+    `self.model.parameters()` in `__init__`), when that module (a class
     of the project) makes a learnable `nn.Parameter` of its own (uncertainty weights `self.log_vars`, a
     learnable temperature, ArcFace's class centres) and nothing else gets its parameters: it is neither
     optimized, handed to another call (a trainer that builds its own optimizer), nor read through
     `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`) or keep buffers are
-    not reported.
+    not reported. And it reports optimizers that get the parameters of some items of a dict of parts a
+    builder returns (`parts["encoder"]`, `parts["decoder"]`) and not of another one that the training
+    step runs (`parts["bottleneck"]`, called or with the whole dict handed to `autoencode(parts, x)`); a
+    dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
+    `detach`), and parts that another optimizer gets (a GAN's two) are left alone.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
@@ -67,12 +73,22 @@ class ParameterGroupNotOptimized(Rule):
         "`{parameter}` ({where}) shapes the loss but never trains; add `{loss}.parameters()` to the optimizer"
     )
 
+    part_message = (
+        "`{optimizer}` gets the parameters of {taken} but not of `{missed}`, which the training step runs "
+        "(`{used}`, line {line}): its parameters never train; give them to the optimizer too"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
         for found in unoptimized_loss_modules(self.ctx):
             optimizer = one_line(self.ctx.text(found.optimizer), 60)
             message = self.loss_message.format(
-                optimizer=optimizer, loss=found.loss.id, holder=found.holder, parameter=found.parameter, where=found.where
+                optimizer=optimizer, loss=self.ctx.text(found.loss), holder=found.holder, parameter=found.parameter, where=found.where
             )
             self.report(found.optimizer, message)
+        for part in missed_parts(self.ctx):
+            optimizer = one_line(self.ctx.text(part.optimizer), 60)
+            used = one_line(self.ctx.text(part.used), 40)
+            message = self.part_message.format(optimizer=optimizer, taken=part.taken, missed=part.missed, used=used, line=part.used.lineno)
+            self.report(part.optimizer, message)

@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
 from mllint.analysis.program.callers import call_sites
+from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import called_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
@@ -90,7 +91,7 @@ class RegressionLossBroadcast(Rule):
         message = self.message.format(loss=self.ctx.text(node.func), input=a, target=b, result=result)
         squeezed = [v.squeezed_at for v in (input_value, target_value) if isinstance(v, Tensor) and v.squeezed_at]
         if squeezed:
-            message += f"; the `squeeze()` at {squeezed[0]} drops the size-1 dimension on one side only"
+            message += f"; the `squeeze()` at {place_in(self.ctx, *squeezed[0])} drops the size-1 dimension on one side only"
         passed = [n for side_node in (prediction, target) if side_node is not None for n in ast.walk(side_node) if n in shapes.passed]
         site = shapes.call_site(node)
         if passed:
@@ -116,7 +117,8 @@ class RegressionLossBroadcast(Rule):
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:
     """The two shapes and what they broadcast to, as text, when both stretch; and which side has the
     extra trailing size-1 dimension ("input", "target" or None). A side of unknown rank counts when it
-    is `(B, ..., 1)` against `(B,)`."""
+    is `(B, ..., 1)` against `(B,)`. A size of the result that two different symbols decide stays
+    unknown (`?`): the stretch elsewhere is there whatever it is."""
     if not isinstance(prediction, Tensor) or not isinstance(target, Tensor):
         return None
     column = unknown_rank_column(prediction, target)
@@ -125,7 +127,7 @@ def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str |
         return (*shapes, ("input", "target")[side])
     a, b = prediction.shape, target.shape
     result = broadcast(a, b)
-    if not (is_known(a) and is_known(b) and is_known(result) and expanded(a, result) and expanded(b, result)):
+    if not (is_known(a) and is_known(b) and result is not None and expanded(a, result) and expanded(b, result)):
         return None
     extra = "input" if trailing_one_added(a, b) else "target" if trailing_one_added(b, a) else None
     return format_shape(a), format_shape(b), format_shape(result), extra

@@ -94,10 +94,14 @@ class BroadcastThenReduce(Rule):
                 return
 
     def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:
-        """The element-wise operations of a helper between two of its parameters' expressions, whose
-        result may be reduced (by syntax; built once)."""
+        """The element-wise operations of a helper between two expressions of its parameters (or of
+        locals assigned from them: `pos = (a * p).sum(-1, keepdim=True)`), whose result may be reduced
+        (by syntax; built once)."""
         if helper not in self._candidates:
             parameters = {a.arg for a in [*helper.args.posonlyargs, *helper.args.args]}
+            for assignment in self.ctx.index.within(helper, ast.Assign):  # in source order
+                if any(isinstance(n, ast.Name) and n.id in parameters for n in ast.walk(assignment.value)):
+                    parameters |= {t.id for target in assignment.targets for t in ast.walk(target) if isinstance(t, ast.Name)}
 
             def reads_parameter(node: ast.AST) -> bool:
                 return any(isinstance(n, ast.Name) and n.id in parameters for n in ast.walk(node))

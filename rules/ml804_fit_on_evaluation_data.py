@@ -11,7 +11,7 @@ class FitOnEvaluationData(Rule):
     ## What it does
     Reports a scikit-learn transformer (a scaler, encoder, PCA, vectorizer...) fitted on evaluation
     data: data whose name says it is test or validation data (`scaler.fit(X_test)`,
-    `encoder.fit_transform(val_features)`), a concatenation that holds such data
+    `encoder.fit_transform(val_features)`, `scaler.fit_transform(test_df[cols].values)`), a concatenation that holds such data
     (`scaler.fit(pd.concat([train_df, test_df]))`), each split of a loop over literal split names with
     the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
     or a parameter that a call site fills with such data while its constant flags make the fit run

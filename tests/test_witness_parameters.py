@@ -206,3 +206,33 @@ def test_ml410_a_head_a_method_adds_after_the_optimizer_never_trains():
     fixed = GROWN.replace('model.add_head("b")\n', 'model.add_head("b")\noptimizer.add_param_group({"params": model.heads["b"].parameters()})\n')
     assert fixed != GROWN and family_findings(fixed, "ML410") == []
     assert run(fixed)["changed"] is True
+
+
+PARTS = '''
+import torch
+import torch.nn as nn
+
+
+def build_parts():
+    return {"encoder": nn.Linear(8, 4), "bottleneck": nn.Linear(4, 2), "decoder": nn.Linear(2, 8)}
+
+
+parts = build_parts()
+optimizer = torch.optim.SGD([*parts["encoder"].parameters(), *parts["decoder"].parameters()], lr=0.1)
+before = parts["bottleneck"].weight.detach().clone()
+for _ in range(3):
+    x = torch.randn(16, 8)
+    loss = (parts["decoder"](parts["bottleneck"](parts["encoder"](x))) - x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = not torch.equal(before, parts["bottleneck"].weight)
+'''
+
+
+def test_ml417_a_part_of_a_builders_dict_left_out_of_the_optimizer_never_trains():
+    assert family_findings(PARTS, "ML417") == [(11, "ML417")]
+    assert run(PARTS)["changed"] is False
+    fixed = PARTS.replace('*parts["decoder"].parameters()]', '*parts["decoder"].parameters(), *parts["bottleneck"].parameters()]')
+    assert family_findings(fixed, "ML417") == []
+    assert run(fixed)["changed"] is True

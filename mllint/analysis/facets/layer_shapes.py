@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.facets.dims import Dim, Shape, Sym, product
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, product
 from mllint.analysis.syntax.names import call_argument
 
 SHAPE_PRESERVING = frozenset(
@@ -18,6 +18,7 @@ SHAPE_PRESERVING = frozenset(
     )
 )  # fmt: skip
 CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
+ADAPTIVE_POOLS = {f"torch.nn.Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
 
 
 def constructor_dim(expr: ast.AST | None) -> Dim:
@@ -50,11 +51,26 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         if len(shape) == spatial + 1:
             return (channels,) + (None,) * spatial
         return None
+    if name in ADAPTIVE_POOLS:
+        spatial = ADAPTIVE_POOLS[name]
+        sizes = _pooled_sizes(call_argument(constructor, 0, "output_size"), spatial)
+        if sizes is None or len(shape) not in (spatial + 1, spatial + 2):
+            return None
+        return shape[: len(shape) - spatial] + sizes
     if name == "torch.nn.Flatten":
         start = _literal_int(call_argument(constructor, 0, "start_dim"), 1)
         end = _literal_int(call_argument(constructor, 1, "end_dim"), -1)
         return flatten(shape, start, end)
     return None
+
+
+def _pooled_sizes(output_size: ast.AST | None, spatial: int) -> Shape | None:
+    """The spatial sizes an adaptive pool gives: `k` for each of them, or a tuple of ints."""
+    if isinstance(output_size, ast.Constant) and type(output_size.value) is int:
+        return (output_size.value,) * spatial
+    elements = output_size.elts if isinstance(output_size, ast.Tuple) and len(output_size.elts) == spatial else []
+    sizes = tuple(e.value for e in elements if isinstance(e, ast.Constant) and type(e.value) is int)
+    return sizes if elements and len(sizes) == spatial else None
 
 
 RECURRENT = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
@@ -120,3 +136,40 @@ def _literal_bool(expr: ast.AST | None) -> bool | None:
     if expr is None:
         return False
     return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, bool) else None
+
+
+# Losses by name, with where `reduction` goes among the constructor's (or the function's) arguments and
+# whether they are element-wise (their `reduction="none"` result is input and target broadcast) or take
+# a class dimension (dim 1 of the input, which their per-sample result drops).
+FUNCTIONAL = "torch.nn.functional."
+LOSSES = {
+    **{"torch.nn." + n: (2, True) for n in ("MSELoss", "L1Loss", "SmoothL1Loss")},
+    "torch.nn.HuberLoss": (0, True),
+    **{"torch.nn." + n: (3, True) for n in ("BCELoss", "BCEWithLogitsLoss")},
+    **{"torch.nn." + n: (4, False) for n in ("CrossEntropyLoss", "NLLLoss")},
+    **{FUNCTIONAL + n: (4, True) for n in ("mse_loss", "l1_loss", "smooth_l1_loss")},
+    FUNCTIONAL + "huber_loss": (2, True),
+    **{FUNCTIONAL + n: (5, True) for n in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
+    **{FUNCTIONAL + n: (6, False) for n in ("cross_entropy", "nll_loss")},
+}
+
+
+def loss_output(name: str, call: ast.Call, input: Shape | None, target: Shape | None) -> Shape | None:
+    """The shape of a loss's result: `()` when reduced (the default), per element for `reduction="none"`
+    (input and target broadcast; without the class dimension for cross-entropy and NLL); None: unknown
+    (a `reduction` that is no literal, the deprecated `reduce`/`size_average`)."""
+    position, elementwise = LOSSES[name]
+    if any(k.arg in ("reduce", "size_average") or k.arg is None for k in call.keywords):
+        return None
+    reduction = call_argument(call, position, "reduction")
+    if reduction is None:
+        return ()
+    if not isinstance(reduction, ast.Constant) or reduction.value not in ("none", "mean", "sum"):
+        return None
+    if reduction.value != "none":
+        return ()
+    if elementwise:
+        return broadcast(input, target)
+    if input is None or len(input) == 0:
+        return None
+    return input[:1] + input[2:] if len(input) >= 2 else ()

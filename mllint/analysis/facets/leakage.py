@@ -58,6 +58,8 @@ COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
 # What a project module must mention for its helpers to be read.
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
+ROW_KEEPING_ATTRIBUTES = frozenset({"values"})  # `df[cols].values`
+RESHAPING = ROW_KEEPING | {"transpose", "permute", "view", "contiguous", "movedim", "swapaxes"}  # the same values
 NEVER = 1 << 62  # no split reached
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
@@ -104,16 +106,51 @@ class Leakage:
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
         self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
+        self._own_calls: dict[ast.ClassDef, dict[str, list[ast.Call]]] = {}  # class -> method -> `self.method(...)` calls
 
     @cached_property
     def values(self) -> ValueKinds:  # not needed for a helper's summary in most modules read
         return self.ctx.analysis(ValueKinds)
 
     def fitted_before_split(self, call: ast.Call) -> tuple[str, ast.AST] | None:
-        """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards."""
+        """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards.
+        A method that returns data it fitted, split after its class calls it (`self.X = self.read_data()`,
+        then `self.divide()`), is reported at its fit, where the statistics are computed, not at the call."""
+        returned = self._returns_fitted(call)
+        if returned is not None and self._own_method(call, returned[0]):
+            return None
         data = self.fitted_data(call)
         if data is None:
             return None
+        found = self._fitted_before_split(call, data)
+        return found if found is not None else self._split_by_own_caller(call, data)
+
+    def _own_method(self, call: ast.Call, callee: Callee) -> bool:
+        cls = self.ctx.scopes.enclosing_class(call)
+        return callee.ctx is self.ctx and cls is not None and is_self_attribute(call.func) and self._method_of(callee.function) is cls
+
+    def _method_of(self, function: ast.AST | None) -> ast.ClassDef | None:
+        cls = self.ctx.scopes.enclosing_class(function) if function is not None else None
+        return cls if cls is not None and self.ctx.scopes.enclosing_scope(function) is cls else None
+
+    def _split_by_own_caller(self, fit: ast.Call, data: str) -> tuple[str, ast.AST] | None:
+        """(the data, the split) for the fit a method returns when a call of it by its own class is split after."""
+        method = self.ctx.scopes.enclosing_function(fit)
+        cls = self._method_of(method)
+        if cls is None or self.summary(method, "returns_fitted") is not fit:
+            return None
+        if cls not in self._own_calls:
+            calls = (c for c in self.ctx.index.within(cls, ast.Call) if is_self_attribute(c.func))
+            self._own_calls[cls] = defaultdict(list)
+            for c in calls:
+                self._own_calls[cls][c.func.attr].append(c)
+        for site in self._own_calls[cls].get(method.name, ()):
+            found = self._fitted_before_split(site, RETURNED)
+            if found is not None:
+                return data, found[1]
+        return None
+
+    def _fitted_before_split(self, call: ast.Call, data: str) -> tuple[str, ast.AST] | None:
         statement = self._statement(call)
         tainted = {data}
         holds_statistic = getattr(statement, "value", None) is call and self.statistic_of(call) is not None  # `mean = X.mean(0)`
@@ -170,8 +207,8 @@ class Leakage:
 
     def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
-        while isinstance(data, ast.Subscript) or (isinstance(data, ast.Call) and _method(data) in ROW_KEEPING):
-            data = data.value if isinstance(data, ast.Subscript) else data.func.value
+        while isinstance(data := _rows_of(data), ast.Subscript):
+            data = data.value
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
         if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
@@ -435,15 +472,16 @@ class Leakage:
         elif what == "splits":
             flow = self._flow(function)
             found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
-        elif what == "statistics":
+        elif what == "statistics":  # of a parameter, or of a reshaped view of one (`flat = x.flatten(1)`)
+            views = _views_of(self.ctx.index.within(function, ast.Assign), names)
             found = frozenset(
-                data for c in calls if _passes_any(c, names) and (data := self.statistic_of(c)) in names
+                views[data] for c in calls if _passes_any(c, views.keys()) and (data := self.statistic_of(c)) in views
                 and (isinstance(statement := self._statement(c), ast.Return) or _binds(statement) & returned)
             )  # fmt: skip
         else:
             found = next((
                 c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned))
-                and (data := self.fitted_data(c)) is not None and data not in names and self.fitted_before_split(c) is None
+                and (data := self.fitted_data(c)) is not None and data not in names and self._fitted_before_split(c, data) is None
             ), None)  # fmt: skip
         self._summaries[key] = found
         return found
@@ -635,8 +673,7 @@ def _key(node: ast.AST) -> str | None:
 def _whole(node: ast.AST) -> str | None:
     """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row); None for a
     part of the rows (`X[:n]`, `X[train_idx]`). Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ROW_KEEPING:
-        node = node.func.value
+    node = _rows_of(node)
     inner = node
     while isinstance(inner, ast.Subscript):
         index = inner.slice
@@ -648,6 +685,31 @@ def _whole(node: ast.AST) -> str | None:
             return None
         inner = inner.value
     return _key(node)
+
+
+def _rows_of(node: ast.AST) -> ast.AST:
+    """What a conversion that keeps the rows converts: `X` for `X.reshape(-1, 1)`, `df[cols]` for `df[cols].values`."""
+    while True:
+        if isinstance(node, ast.Call) and _method(node) in ROW_KEEPING:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ROW_KEEPING_ATTRIBUTES:
+            node = node.value
+        else:
+            return node
+
+
+def _views_of(assignments: list[ast.Assign], names: set[str]) -> dict[str, str]:
+    """Each of `names` as itself, and the names bound to a reshaped whole of one, in order (`flat =
+    x.transpose(0, 1).flatten(1)`: "flat" -> "x")."""
+    views = {name: name for name in names}
+    for assign in assignments:
+        value = assign.value
+        while isinstance(value, ast.Call) and _method(value) in RESHAPING:
+            value = value.func.value
+        source = _key(value) if isinstance(value, ast.Name) else None
+        if source in views and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
+            views[assign.targets[0].id] = views[source]
+    return views
 
 
 def _every_row(index: ast.AST) -> bool:

@@ -18,16 +18,16 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built
+from mllint.analysis.objects.call_sites import built, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
-from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView, place_in
+from mllint.analysis.program.project import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
@@ -55,6 +55,10 @@ REGISTERING = frozenset({"add_module", "register_module", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
+# What a part's method may do to the optimizer's view of it: give its parameters, freeze it, reload it.
+PART_SETTERS = frozenset({"parameters", "named_parameters", "requires_grad_", "eval", "load_state_dict", "apply", "modules", "children"})
+FREEZING_TEXT = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|detach")
+FREEZING_TEXT_BYTES = re.compile(rb".")  # a callee of any module is read for `FREEZING_TEXT`
 LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
 DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
 PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
@@ -176,10 +180,15 @@ def _named_like_a_module(ctx, expr: ast.AST) -> bool:
 def _module_objects(ctx, expr: ast.AST) -> bool:
     """Is every object `expr` may be an nn.Module, as the objects layer tells: made by a module constructor
     (here, or by a project factory: `self.model = create_model(cfg)`), or a submodule of one, however deep
-    (`self.model.encoder.block3`: what the project classes write to those attributes)?"""
+    (`self.model.encoder.block3`: what the project classes write to those attributes), as the file tells
+    or under a call site of the function around it (`def freeze(model): model.stem.requires_grad = False`)?"""
     objects = ctx.analysis(Objects)
-    found = _concrete(objects, objects.points_to(expr), 0)
-    return bool(found) and all(_is_module_object(objects, obj) for obj in found)
+
+    def modules(binding) -> bool | None:
+        found = _concrete(objects, substituted(objects, objects.points_to(expr), binding), 0)
+        return (bool(found) and all(_is_module_object(objects, obj) for obj in found)) or None
+
+    return any(per_call_site(ctx, expr, modules))
 
 
 def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
@@ -672,21 +681,27 @@ class UnoptimizedLossModule:
 def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
     """Loss modules of the project with learnable parameters of their own (`self.log_vars =
     nn.Parameter(...)`, uncertainty weights, a learnable temperature, an ArcFace weight) that the file
-    calls while it backpropagates, when an optimizer constructed in the file does not get their parameters
-    (`Adam(model.parameters())` only) and nothing else could: the loss object is not a part of an optimized
-    model and is handed to no other call (a trainer that builds its own optimizer)."""
+    calls while it backpropagates, when an optimizer constructed in the same function (or, for a method, in
+    any method of its class: a trainer's `__init__` builds it, its `fit` calls `self.criterion`) does not
+    get their parameters (`Adam(model.parameters())` only) and nothing else could: the loss object is not a
+    part of an optimized model and is handed to no other call (a trainer that builds its own optimizer)."""
     objects = ctx.analysis(Objects)
     by_scope: dict[ast.AST | None, list[ast.Call]] = {}
     for call in ctx.analysis(OptimizerConstructors).calls:
         if objects.trained_by(call):
-            by_scope.setdefault(ctx.scopes.enclosing_function(call), []).append(call)
+            by_scope.setdefault(_trainer_scope(ctx, ctx.scopes.enclosing_function(call)), []).append(call)
     found, seen = [], set()
     for call in ctx.index.of_type(ast.Call) if by_scope else ():
         loss, scope = call.func, ctx.scopes.enclosing_function(call)
-        if not isinstance(loss, ast.Name) or (scope, loss.id) in seen or scope not in by_scope:
+        group = _trainer_scope(ctx, scope)
+        if not (isinstance(loss, ast.Name) or is_self_attribute(loss)) or group not in by_scope:
             continue
-        seen.add((scope, loss.id))
-        optimized = {obj for c in by_scope[scope] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
+        if isinstance(loss, ast.Attribute) and group in ctx.analysis(ModuleClasses).modules:
+            continue  # a submodule of a LightningModule: `self.parameters()` holds it
+        if (group, ctx.text(loss)) in seen:
+            continue
+        seen.add((group, ctx.text(loss)))
+        optimized = {obj for c in by_scope[group] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
         held = objects.points_to(loss)
         if not held or len(held) != 1 or held & optimized or not _backpropagates(ctx, scope):
             continue
@@ -694,8 +709,14 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
         if learnable is None or _handed_on(ctx, objects, held):
             continue
         home, cls, attribute, made = learnable
-        found.append(UnoptimizedLossModule(by_scope[scope][0], loss, cls.name, attribute, place_in(ctx, home, made)))
+        found.append(UnoptimizedLossModule(by_scope[group][0], loss, cls.name, attribute, place_in(ctx, home, made)))
     return found
+
+
+def _trainer_scope(ctx, scope: ast.AST | None) -> ast.AST | None:
+    """The class of a method (its optimizer and its loss module may live in different methods), else `scope`."""
+    cls = ctx.scopes.enclosing_class(scope) if scope is not None else None
+    return cls if cls is not None and ctx.scopes.enclosing_scope(scope) is cls else scope
 
 
 def _backpropagates(ctx, scope: ast.AST | None) -> bool:
@@ -735,9 +756,10 @@ def _true(node: ast.AST) -> bool:
 
 
 def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
-    """Is the object passed to a call (`Trainer(model, criterion)`), or its parameters read anywhere?"""
-    for name in ctx.index.of_type(ast.Name):
-        if not isinstance(name.ctx, ast.Load):
+    """Is the object passed to a call (`Trainer(model, criterion)`, `Engine(self.criterion)`), or its
+    parameters read anywhere?"""
+    for name in ctx.index.of_type(ast.Name, ast.Attribute):
+        if not isinstance(name.ctx, ast.Load) or (isinstance(name, ast.Attribute) and not is_self_attribute(name)):
             continue
         parent = ctx.scopes.parent(name)
         passed = isinstance(parent, ast.keyword) or (isinstance(parent, (ast.Call, ast.Starred, ast.List, ast.Tuple)) and getattr(parent, "func", None) is not name)
@@ -844,3 +866,102 @@ def _adds_layer(home, method: ast.AST) -> tuple[object, ast.Call] | None:
         if isinstance(added, ast.Call) and owns_parameters(home, added):
             return home, added
     return None
+
+
+@dataclass(frozen=True)
+class MissedPart:
+    """A part of a dict of parts that the optimizers take other items of, and the training step runs."""
+
+    optimizer: ast.Call  # the first optimizer over an item of the dict
+    missed: str  # `parts["bottleneck"]`
+    taken: str  # `parts["encoder"]`, `parts["decoder"]`
+    used: ast.AST  # where a step that backpropagates runs it: `autoencode(parts, xb)`
+
+
+def missed_parts(ctx) -> list[MissedPart]:
+    """Items of a dict literal of modules (`return {"encoder": ..., "bottleneck": ..., "decoder": ...}` of
+    a builder) when the file's optimizers get the parameters of some items (`parts["encoder"].parameters()`)
+    and of neither this one nor the whole, while a function that backpropagates runs it: calls the item or
+    hands the whole dict to a call. The dict read any other way (`.values()`, `parts["x"].eval()`, a loop)
+    may freeze or optimize the rest: nothing is reported."""
+    objects = ctx.analysis(Objects)
+    taken: dict[Obj, dict[object, str]] = {}
+    first: dict[Obj, tuple[ast.Call, str]] = {}  # container -> (its first optimizer, the text naming it)
+    whole: set[Obj] = set()
+    for call in ctx.analysis(OptimizerConstructors).calls:
+        for owner in objects.parameter_owners(call) if objects.trained_by(call) else ():
+            key = _constant_key(owner)
+            containers = objects.points_to(owner.value) if key is not None else None
+            if containers and len(containers) == 1:
+                container = next(iter(containers))
+                taken.setdefault(container, {})[key] = ctx.text(owner)
+                first.setdefault(container, (call, ctx.text(owner.value)))
+            whole |= objects.points_to(owner) or frozenset()
+    found = []
+    for container, keys in taken.items():
+        literal = container.node if container.kind == "made" else None
+        if not isinstance(literal, ast.Dict) or container in whole:
+            continue
+        home = objects._of(container.ctx)
+        builder = container.ctx.scopes.enclosing_function(literal)
+        if builder is not None and FREEZING_TEXT.search(container.ctx.text(builder)):
+            continue  # the builder may freeze a part (a teacher, a pretrained encoder)
+        for key, value in zip(literal.keys, literal.values):
+            if _constant_key_of(key) is None or key.value in keys:  # `**other` or a taken item
+                continue
+            parts = home.points_to(value)
+            made = [p for p in parts or () if p.kind == "made" and isinstance(p.node, ast.Call)]
+            if not parts or len(made) != len(parts) or any(p in whole or not adds_layer(p.ctx, p.node) for p in made):
+                continue
+            used = _run_in_training(ctx, objects, container, key.value)
+            if used is not None:
+                optimizer, named = first[container]
+                missed = f"{named}[{container.ctx.text(key)}]"
+                found.append(MissedPart(optimizer, missed, ", ".join(f"`{t}`" for t in keys.values()), used))
+    return found
+
+
+def _constant_key(node: ast.AST):
+    """`"encoder"` of `parts["encoder"]`; None for anything else."""
+    return _constant_key_of(node.slice) if isinstance(node, ast.Subscript) else None
+
+
+def _constant_key_of(node: ast.AST | None):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, (str, int)) else None
+
+
+def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | None:
+    """Where a function that backpropagates runs item `key` of `container`: `parts[key](x)`, or the whole
+    dict handed to a call (`autoencode(parts, x)`); None when nothing does, or the dict is read otherwise."""
+    used = None
+    for name in ctx.index.of_type(ast.Name):
+        if not isinstance(name.ctx, ast.Load) or container not in (objects.points_to(name) or ()):
+            continue
+        parent = ctx.scopes.parent(name)
+        if isinstance(parent, ast.Subscript) and _constant_key(parent) is not None:
+            holder = ctx.scopes.parent(parent)
+            if _constant_key(parent) != key:
+                continue
+            if isinstance(holder, ast.Attribute) and holder.attr not in PART_SETTERS:
+                continue  # `parts["bottleneck"].weight`, `.to(device)`
+            if not (isinstance(holder, ast.Call) and holder.func is parent):
+                return None  # `.parameters()`, `.requires_grad_(False)`, `.eval()`, handed to a call: unknown
+            run = holder
+        elif isinstance(parent, ast.Call) and name in parent.args:
+            run = parent
+        else:
+            return None
+        if used is None and _backpropagates(ctx, ctx.scopes.enclosing_function(run)) and not _may_freeze(ctx, run):
+            used = run
+    return used
+
+
+def _may_freeze(ctx, run: ast.Call) -> bool:
+    """Is the call under `torch.no_grad()`, or a project function that may freeze or cut what it is given?"""
+    for ancestor in ctx.scopes.ancestors(run):
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)) and any(FREEZING_TEXT.search(ctx.text(i.context_expr)) for i in ancestor.items):
+            return True
+    view = followed_view(ctx)
+    resolver = CallResolver(ctx, view if view.index is not None else None)
+    callee = resolver.resolve(run, followed=FREEZING_TEXT_BYTES) if isinstance(run.func, ast.Name) else None
+    return callee is not None and bool(FREEZING_TEXT.search(callee.ctx.text(callee.function)))

@@ -218,7 +218,8 @@ class Selections:
         of the function around it, or `self.x` that `__init__` sets from its parameter."""
         function = self.ctx.scopes.enclosing_function(call)
         func = call.func
-        for read in [*call.args, *(k.value for k in call.keywords), func.value if isinstance(func, ast.Attribute) else func]:
+        receivers = [func, func.value] if isinstance(func, ast.Attribute) else [func]  # `self.evaluator(model)` too
+        for read in [*call.args, *(k.value for k in call.keywords), *receivers]:
             found = self._parameter_of(read, function)
             if found is None:
                 continue

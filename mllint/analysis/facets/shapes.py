@@ -26,7 +26,9 @@ from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
-from mllint.analysis.facets.layer_shapes import constructor_dim, flatten, torch_layer_ends, torch_layer_output, torch_layer_outputs
+from mllint.analysis.facets.layer_shapes import (
+    LOSSES, constructor_dim, flatten, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+)
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
@@ -51,6 +53,7 @@ SAME_SHAPE_METHODS = frozenset(
 )
 # Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
 ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
+SAME_SELECTION = frozenset("roll flip to cuda cpu long int".split())  # an index tensor's methods that keep its entries
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
 TORCH = "torch."
@@ -63,15 +66,15 @@ SAME_SHAPE_FUNCTIONS = frozenset(
 )  # fmt: skip
 NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
 NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
+GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
-ELEMENTWISE_LOSSES = frozenset(
-    FUNCTIONAL + n for n in "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits".split()
-)  # their `reduction="none"` result has the shape of the input and target broadcast
+WHERE = frozenset({"torch.where", "numpy.where"})
 BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
 SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
+TENSOR_OPTIONS = frozenset("dtype device requires_grad layout pin_memory".split())  # keywords that keep a shape
 PYTHON_NUMBERS = frozenset({"float", "int"})
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
 
@@ -235,6 +238,9 @@ class Shapes:
             return value
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
+        if name in LOSSES and not own_class:
+            target = arguments[1] if len(arguments) > 1 else None
+            return Tensor(loss_output(name, constructor, _shape(first), _shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             outputs = torch_layer_outputs(name, constructor, [_shape(a) for a in arguments], self.static_dim)
             if outputs is not None:
@@ -757,6 +763,12 @@ class Interpreter:
             if isinstance(node.op, ast.USub) and isinstance(operand, Number) and isinstance(operand.dim, int):
                 return Number(-operand.dim)
             return operand if isinstance(operand, Tensor) and isinstance(node.op, (ast.USub, ast.UAdd)) else None
+        if isinstance(node, ast.Compare):
+            left = self.eval(node.left)
+            right = [self.eval(c) for c in node.comparators]
+            if len(right) == 1 and (isinstance(left, Tensor) or isinstance(right[0], Tensor)):
+                return self.binary(node, ast.Sub(), left, right[0])  # `y == 1`, `x[:, 0] > 0`: element-wise
+            return None
         if isinstance(node, ast.IfExp):
             self.eval(node.test)
             body, orelse = self.eval(node.body), self.eval(node.orelse)
@@ -822,7 +834,12 @@ class Interpreter:
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
         if isinstance(base, Tensor):
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
-            rows = {id(i): _selected(self.seen[i], self.ctx.text(i)) for i in items if _selected(self.seen.get(i), "") is not None}
+            sources = {id(i): _same_selection(i) for i in items}
+            rows = {
+                id(i): _selected(self.seen[sources[id(i)]], self.ctx.text(sources[id(i)]))
+                for i in items if _selected(self.seen.get(sources[id(i)]), "") is not None
+            }  # fmt: skip
+            rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
             shape = _index(base.shape, items, integers, rows) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
         position = _int_literal(index)
@@ -835,6 +852,16 @@ class Interpreter:
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
+
+    def slice_width(self, item: ast.Slice) -> Dim:
+        """The width of `[i:i + k]` for a size `k` the analysis knows (`self.ctx`, a parameter); None otherwise."""
+        upper = item.upper
+        if item.step is not None or item.lower is None or not (isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add)):
+            return None
+        if ast.unparse(upper.left) != ast.unparse(item.lower):
+            return None
+        width = self.dim(upper.right)
+        return width if isinstance(width, Sym) or (isinstance(width, int) and width > 0) else None
 
     def binary(self, node: ast.AST, op: ast.operator, left: object | None, right: object | None) -> object | None:
         if isinstance(left, Number) and isinstance(right, Number):
@@ -901,10 +928,13 @@ class Interpreter:
             shape = self.torch_function(node, name)
         elif name in NUMPY_STACKING:
             shape = self.concatenate(node, name == "numpy.stack")
+        elif name in WHERE and len(node.args) == 3 and not node.keywords:
+            shape = self.where(node.args)
         elif name is not None and name.startswith("numpy."):
             shape = self.shape_of(node.args[0]) if (name in NUMPY_SAME_SHAPE or name in FROM_ARRAY) and node.args else numpy_shape(self, node, name)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
-            size = next((k.value for k in node.keywords if k.arg == "size"), None)  # `rng.normal(0, 1, size=(n, d))`
+            position = GENERATOR_SIZES.get(node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
+            size = call_argument(node, position, "size") if position is not None else None
             shape = self.sizes([size]) if size is not None else None
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.shape is None and receiver.ends is not None:
@@ -925,14 +955,14 @@ class Interpreter:
             return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
         return Tensor(None, ("call", id(node)), _label(node))
 
-    def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> str | None:
-        """Where a dim-less `squeeze()` drops a size-1 dimension next to a symbolic one: `line 12`,
-        `forecaster.py:12` in another module than the linted file's."""
+    def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> tuple | None:
+        """(this module's context, the call) for a dim-less `squeeze()` that drops a size-1 dimension next
+        to a symbolic one."""
         if not (isinstance(node.func, ast.Attribute) and node.func.attr == "squeeze" and not node.args and not node.keywords):
             return None
         if not isinstance(receiver, Tensor) or receiver.shape is None or len(receiver.shape) == len(shape):
             return None
-        return f"{self.shapes.view.display_path(self.ctx.real_path or self.ctx.path)}:{node.lineno}"
+        return self.ctx, node
 
     def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
         """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
@@ -1002,6 +1032,11 @@ class Interpreter:
             return Sym(value.key, value.label)
         return None
 
+    def where(self, args: list[ast.AST]) -> Shape | None:
+        """`where(condition, a, b)`: the three broadcast (a number counts as `()`)."""
+        shapes = [() if isinstance(self.value_of(a), Number) else self.shape_of(a) for a in args]
+        return broadcast(broadcast(shapes[0], shapes[1]), shapes[2])
+
     def sizes(self, args: list[ast.AST]) -> Shape | None:
         """The sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(x.shape)`."""
         if any(isinstance(a, ast.Starred) for a in args):
@@ -1029,7 +1064,7 @@ class Interpreter:
             return self.sizes([size]) if isinstance(size, (ast.Tuple, ast.List)) else None
         if name == "torch.randperm" and len(args) == 1:
             return (self.dim(args[0]),)
-        if name == "torch.arange" and 1 <= len(args) <= 3 and not node.keywords:
+        if name == "torch.arange" and 1 <= len(args) <= 3 and all(k.arg in TENSOR_OPTIONS for k in node.keywords):
             bounds = [self.dim(a) for a in args]
             if len(bounds) == 1:
                 return (bounds[0],)
@@ -1049,13 +1084,10 @@ class Interpreter:
             return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
-        if name in ELEMENTWISE_LOSSES:
-            reduction = next((k.value for k in node.keywords if k.arg == "reduction"), None)
-            if reduction is None:
-                return ()
-            if isinstance(reduction, ast.Constant) and reduction.value == "none":
-                return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
-            return () if isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum") else None
+        if name in LOSSES and name.startswith(FUNCTIONAL):
+            return loss_output(name, node, self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
+        if name in WHERE and len(args) == 3 and not node.keywords:
+            return self.where(args)
         method = name[len(TORCH):]
         if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
             receiver = self.value_of(first)
@@ -1266,10 +1298,18 @@ def _selected(index: object, text: str) -> Dim:
     return None
 
 
+def _same_selection(index: ast.AST) -> ast.AST:
+    """The index tensor that selects as many rows as `index` does: `idx` for `idx.roll(1)`, `idx.flip(0)`,
+    `idx.to(device)` (the same entries, reordered or moved)."""
+    while isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute) and index.func.attr in SAME_SELECTION:
+        index = index.func.value
+    return index
+
+
 def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[int, Dim]) -> Shape | None:
     """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
-    one-dimensional index tensors (`rows`: how many they select), `None` and `...` (anything else:
-    unknown)."""
+    one-dimensional index tensors (`rows`: how many they, and slices of a known width, select), `None`
+    and `...` (anything else: unknown)."""
     consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
     if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
         return None
@@ -1282,7 +1322,7 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[in
             result += shape[position : position + skipped]
             position += skipped
         elif isinstance(item, ast.Slice):
-            result.append(_slice_length(item, shape[position]))
+            result.append(rows[id(item)] if id(item) in rows else _slice_length(item, shape[position]))
             position += 1
         elif _int_literal(item) is not None or id(item) in integers:
             position += 1
@@ -1295,17 +1335,13 @@ def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[in
 
 
 def _slice_length(item: ast.Slice, dim: Dim) -> Dim:
-    """How many entries a slice keeps of a dimension: all for `:`, `k` for `[i:i + k]`, 1 for `[-1:]`, and
-    what literal bounds leave of a known size (`[2:]`, `[:-1]`, `[-3:]`); None: unknown."""
+    """How many entries a slice keeps of a dimension: all for `:`, 1 for `[-1:]`, and what literal bounds
+    leave of a known size (`[2:]`, `[:-1]`, `[-3:]`); None: unknown."""
     if item.step is not None:
         return None
     lower, upper = item.lower, item.upper
     if lower is None and upper is None:
         return dim
-    if isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and lower is not None:
-        width = _int_literal(upper.right)
-        if width is not None and width > 0 and ast.unparse(upper.left) == ast.unparse(lower):
-            return width  # `[idx:idx + 1]`
     low = 0 if lower is None else _signed_literal(lower)
     high = None if upper is None else _signed_literal(upper)
     if low is None or (upper is not None and high is None):

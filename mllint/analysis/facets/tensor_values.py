@@ -19,7 +19,7 @@ class Tensor:
     label: str = field(default="?", compare=False)
     ends: tuple[Shape, Shape] | None = None
     fresh: bool = field(default=False, compare=False)  # a parameter made in `__init__`: no data laid out yet
-    squeezed_at: str | None = field(default=None, compare=False)  # a dim-less `squeeze()` made it: where
+    squeezed_at: tuple | None = field(default=None, compare=False)  # a dim-less `squeeze()` made it: (its context, the call)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,22 @@ def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | No
         if obj.kind == "field" and home.instance_class(obj.base) in home.module_classes:
             held = home.held(obj)
             inner = _made_calls(home, substituted(home, held, binding), binding) if held and obj not in held else None
+        elif obj.kind == "field" and obj.base.kind == "field":
+            inner = _submodule_fields(home, obj, binding)
+        if inner is None:
+            return None
+        calls += inner
+    return calls or None
+
+
+def _submodule_fields(objects: Objects, field: Obj, binding: Binding | None) -> list[tuple[object, ast.Call]] | None:
+    """`self.backbone.features`: what the class of the module `self.backbone` was made by writes to its
+    `features` (nothing on the way wrote it, or points-to would have said)."""
+    bases = _made_calls(objects, frozenset({field.base}), binding)
+    calls: list[tuple[object, ast.Call]] = []
+    for ctx, call in bases or ():
+        written = objects.class_field(Obj("made", call, ctx=ctx), field.name)
+        inner = _made_calls(objects._of(ctx), written, binding) if written else None
         if inner is None:
             return None
         calls += inner

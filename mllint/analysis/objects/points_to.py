@@ -13,7 +13,8 @@ method's `self` is, an attribute of an object that nothing known writes (`traine
   and wrappers that return what they get (`DataParallel`, `DistributedDataParallel`, `torch.compile`,
   `accelerator.prepare`), and `.module`;
 - containers: literals, `append`/`extend`/`add_module`, `nn.ModuleList`/`nn.ModuleDict`/`nn.Sequential`
-  of a literal, indexing with constants, loops over them;
+  of a literal, indexing with constants, loops over them; a table of classes a decorator fills
+  (`@register("resnet")` putting the class in `MODELS`), for what `MODELS[name](cfg)` constructs;
 - attributes: `self.x` is what any method of the class (a setter too) or any other code of the file
   (`trainer.model = model`) writes to `x` of an object of that class; module globals.
 
@@ -121,6 +122,7 @@ class Objects:
         self._imports: dict[str, str] | None = None  # name -> what the module imports under it
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
+        self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -172,7 +174,7 @@ class Objects:
         through variables, `filter`, groups), with what that is a part of (training `model.fc`,
         `encoder.get_input_embeddings()` or `encoder[0]` trains `model`, `encoder`); empty for any other call."""
         found: list[ast.AST] = []
-        for owner in self._parameter_owners(call) if self._makes_optimizer(call) else ():
+        for owner in self.parameter_owners(call) if self._makes_optimizer(call) else ():
             while isinstance(owner, (ast.Attribute, ast.Name, ast.Call, ast.Subscript)):
                 if isinstance(owner, ast.Call):  # a method returning a part of its module
                     owner = owner.func.value if isinstance(owner.func, ast.Attribute) else None
@@ -189,7 +191,7 @@ class Objects:
         name = canonical_class(self.ctx.qualified_name(call.func))
         return is_optimizer(name) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
 
-    def _parameter_owners(self, call: ast.Call) -> list[ast.AST]:
+    def parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
         if call not in self._owners:
             self._owners[call] = self._parameter_owners_of(call)
@@ -265,7 +267,37 @@ class Objects:
                 made = value.body if isinstance(value, ast.Lambda) and not value.args.args else value
                 made = made.func if isinstance(made, ast.Call) and made is not value else made
                 found.add(self._of(table.ctx)._defined_name(made))
+            found |= self._of(table.ctx).registered(table) if key not in keys else set()
         return frozenset(found) if len(found) <= MAX_OBJECTS else None
+
+    def registered(self, table: Obj) -> frozenset[str]:
+        """The classes of the project a decorator of this module puts in a table of it (`MODELS[name] = cls`
+        in `def register(name): def deco(cls): ...`, used as `@register("resnet")`), by qualified name."""
+        if table not in self._registered:
+            self._registered[table] = frozenset()  # while it is read
+            self._registered[table] = self._registered_in(table)
+        return self._registered[table]
+
+    def _registered_in(self, table: Obj) -> frozenset[str]:
+        module = self.ctx.module.name if self.ctx.module is not None else None
+        found: set[str] = set()
+        for store in (n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store)):
+            assign = self.ctx.scopes.parent(store)
+            function = self.ctx.scopes.enclosing_function(store)
+            if not (isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Name) and function is not None):
+                continue
+            if assign.value.id not in {p.arg for p in parameters(function)} or table not in (self.points_to(store.value) or ()):
+                continue
+            outer = self.ctx.scopes.enclosing_function(function)  # `register(name)` returning `deco`
+            decorator = outer if outer is not None and self.ctx.scopes.enclosing_function(outer) is None else function
+            if module is None or self.view is None or self.view.index is None or self.ctx.scopes.enclosing_function(decorator) is not None:
+                continue
+            qualified = f"{module}.{decorator.name}"
+            for name in {module, *self.view.index.modules_calling(decorator.name)}:
+                summary = self.view.summary(name)
+                for cls in summary.classes.values() if summary is not None else ():
+                    found |= {f"{name}.{cls.name}"} if qualified in cls.decorators else set()
+        return frozenset(found)
 
     def _defined_name(self, expr: ast.AST) -> str | None:
         """The qualified name of what `expr` names: an import's, or a class or function of this module."""

@@ -76,9 +76,10 @@ class ClassSummary(_Definition):
 
     kind = ast.ClassDef
 
-    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext) -> None:
+    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext, decorators: tuple[str, ...] = ()) -> None:
         super().__init__(node, load)
         self.bases = bases
+        self.decorators = decorators  # qualified: `registry.register` for `@register("net")` and `@register`
         self.has_forward = own_method(node, "forward", ast.FunctionDef) is not None
 
     @cached_property
@@ -144,7 +145,9 @@ class ModuleSummary:
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
                 bases = tuple(name for name in (qualified_name(b, resolve) for b in statement.bases) if name)
-                self.classes[statement.name] = ClassSummary(statement, bases, load)
+                named = (d.func if isinstance(d, ast.Call) else d for d in statement.decorator_list)
+                decorators = tuple(name for name in (qualified_name(d, resolve) for d in named) if name)
+                self.classes[statement.name] = ClassSummary(statement, bases, load, decorators)
             elif isinstance(statement, FUNCTIONS):
                 self.functions[statement.name] = FunctionSummary(statement, load)
             elif isinstance(statement, ast.Assign):
