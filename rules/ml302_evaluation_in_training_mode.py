@@ -25,7 +25,13 @@ class EvaluationInTrainingMode(Rule):
     at a call site in another module of the project, whose model's class is known) passes a model in
     training mode, and the message names that call site. A model whose class is
     known (`torch.nn`, this file, or another module of the linted project; for a model passed in, from
-    what the call sites pass) and has no Dropout/BatchNorm-like layer is not reported; nor is a model whose mode is unknown (a parameter, a
+    what the call sites pass) and has no Dropout/BatchNorm-like layer is not reported. A model of a project class is
+    judged by what its `forward` runs for the outputs the pass keeps (`_, recon, mu, var = vae(x)` with only
+    `mu` read after, `vae(x)[2]`): the `self.training` reads and modules that reach them, a module handed to
+    its constructor known from the call sites of the function that builds it (`MVAE(encoders, ...)` in
+    `train(encoders, ...)`, each item of a list of encoders); a BatchNorm-like layer anywhere in `forward`
+    counts whatever is kept. A pass whose kept outputs no known mode-dependent part reaches, while the part
+    known to read the mode reaches only what it throws away, is not reported; nor is a model whose mode is unknown (a parameter, a
     model handed to another library), a `no_grad` block inside a training loop (logging, EMA), a model
     put in training mode on purpose with no training between that and the pass (recomputing batch-norm
     statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it), a dummy forward pass in `__init__` or a module's own methods, a

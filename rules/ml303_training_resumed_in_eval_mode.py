@@ -106,7 +106,8 @@ class TrainingResumedInEvalMode(Rule):
             when = "later in the loop" if _after(fact.site, use.site) else "earlier in the iteration"
             if fact.origin is fact.built:
                 when = "as it loads it (transformers calls `eval()` after loading the weights),"
-            passed = f"; `{use.scope.name}` passes it at {modes.where(use.site)}{use.through}" if use.own_key else ""
+            caller = f"`{use.scope.name}`" if hasattr(use.scope, "name") else "the module"
+            passed = f"; {caller} passes it at {modes.where(use.site)}{use.through}" if use.own_key else ""
             message = (
                 f"`{use.name}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
                 f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"

@@ -268,10 +268,11 @@ class InplaceOnForwardArgument(Rule):
         ctx = ctx or self.ctx
         if not (call.keywords or call.args):
             return self._partial_inplace(call, ctx)
-        classes = [canonical_class(ctx.qualified_name(call.func))]
-        if classes[0] is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
-            objects = ctx.analysis(Objects)
-            classes = [canonical_class(objects.qualified(o) or "") for o in objects.points_to(call.func) or ()]
+        named = ctx.qualified_name(call.func)
+        if named is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
+            classes = [canonical_class(name) for name in ctx.analysis(Objects).constructed(ctx, call) or ()]
+        else:
+            classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
         return all(self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"), ctx) for module in classes)

@@ -14,8 +14,9 @@ class ParameterGroupNotOptimized(Rule):
     reads while it reads the others (`Adam([self.groups["encoder"]])`). Groups handed on (to an
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
     that misses a loss module the same function calls while it backpropagates (or, for a trainer's
-    method, one the class keeps on `self`: `self.criterion = ClipLoss()` with the optimizer built over
-    `self.model.parameters()` in `__init__`), when that module (a class
+    method, one the class keeps on `self`: `self.criterion = ClipLoss()`, or what a call site passes,
+    `Trainer(model, ClipLoss())`, with the optimizer built over `self.model.parameters()` in `__init__`),
+    when that module (a class
     of the project) makes a learnable `nn.Parameter` of its own (uncertainty weights `self.log_vars`, a
     learnable temperature, ArcFace's class centres) and nothing else gets its parameters: it is neither
     optimized, handed to another call (a trainer that builds its own optimizer), nor read through

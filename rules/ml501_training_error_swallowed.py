@@ -1,16 +1,21 @@
 import ast
+import re
 
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.parameters import is_module
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
+from mllint.analysis.program.calls import CallResolver
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
 from mllint.rule import Rule
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
 EXITS = frozenset({"sys.exit", "os._exit", "os.abort"})
 BUILTIN_EXITS = frozenset({"exit", "quit"})
 OUT_OF_MEMORY_ERRORS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"})
+EXCEPT = re.compile(rb"except")  # what a module must mention for its decorators to be read
+SKIPS = (ast.Continue, ast.Break, ast.Return)
 OUT_OF_MEMORY = "out of memory"  # in the message of torch's OOM errors ("CUDA out of memory. ...")
 # What a handler of out-of-memory errors calls to recover before it skips the batch: it frees the failed
 # step's memory or clears its partial gradients.
@@ -36,7 +41,12 @@ class TrainingErrorSwallowed(Rule):
     them only sometimes (`else: if not distributed: raise`) is reported. A handler of torch's out-of-memory
     errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
-    `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`).
+    `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`), and when it
+    falls through to the optimizer's step with the failed batch's partial gradients (no `continue` or
+    `return`, no clear), however it frees memory. A function that backpropagates and then steps is a
+    training step wherever it is called from (`map(trainer.train_step, loader)` in another module). A
+    training function wrapped by a decorator of the file or the project (`@safe`, `@retry(times=3)`) whose
+    wrapper calls it under a broad handler that does not re-raise is reported at the decorator.
 
     ## Why is this bad?
     A NaN assertion, a shape error, an out-of-memory error or a bug in the loop is caught and printed
@@ -86,7 +96,7 @@ class TrainingErrorSwallowed(Rule):
     code = "ML501"
     name = "training-error-swallowed"
     message = "`{handler}` catches every error of the training {what} and does not re-raise: a crash becomes a finished run"
-    requires_any_text = ("except",)  # the training may be in another module (`trainer.fit()`)
+    requires_any_text = ("except", "@")  # the training may be in another module (`trainer.fit()`), the handler in a decorator
 
     def visit_Try(self, node: ast.Try) -> None:
         if not node.handlers:
@@ -95,7 +105,7 @@ class TrainingErrorSwallowed(Rule):
         events = loops.events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
         backward = any(e.kind is EventKind.BACKWARD for e in events)
-        handlers = [h for h in node.handlers if self._broad(h.type) and not self._leaves(h)]
+        handlers = [h for h in node.handlers if _broad(self.ctx, h.type) and not self._leaves(h, node)]
         in_loop = self._in_training_loop(node, loops)
         in_step = not in_loop and self._in_step_function(node, loops)
         if steps and backward:
@@ -123,7 +133,14 @@ class TrainingErrorSwallowed(Rule):
     def _report(self, node: ast.Try, handler: ast.ExceptHandler, message: str, what: str) -> None:
         """Report the handler; one that singles out out-of-memory errors is told which path lets the others
         pass, and an `except RuntimeError` meant for a DDP join's early termination what else it hides."""
-        if _out_of_memory_only(self.ctx, handler):
+        step = self._step_after(node, handler) if _out_of_memory_only(self.ctx, handler) else None
+        if step is not None:
+            message = (
+                f"`{self._written(handler)}` lets the step go on to `{step.text(self.ctx)}`{step.where} "
+                f"({step.place}) with the failed batch's partial gradients, and does not re-raise: the "
+                "step applies them, and the run reports success on failed batches"
+            )
+        elif _out_of_memory_only(self.ctx, handler):
             message = (
                 f"`{self._written(handler)}` drops the batch without freeing its memory or clearing its partial "
                 "gradients, and does not re-raise: the failed step's tensors stay allocated, its gradients "
@@ -143,6 +160,31 @@ class TrainingErrorSwallowed(Rule):
         self.report(handler, message)
 
     visit_TryStar = visit_Try
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        """A training function decorated by a wrapper that swallows its errors (`@safe` of utils.py)."""
+        decorators = [d for d in node.decorator_list if isinstance(_called(d), (ast.Name, ast.Attribute))]
+        if not decorators:
+            return
+        events = self.ctx.analysis(TrainingLoops).events_of_statements(node.body)
+        if not ({EventKind.BACKWARD, EventKind.STEP} <= {e.kind for e in events}):
+            return
+        view = self.ctx.analysis(ProjectView) if self.ctx.project is not None else None
+        resolver = CallResolver(self.ctx, view)
+        for decorator in decorators:
+            callee = resolver.resolve(ast.Call(func=_called(decorator), args=[], keywords=[]), at=node, followed=EXCEPT)
+            handler = _swallowing_wrapper(callee.ctx, callee.function) if callee is not None else None
+            if handler is None:
+                continue
+            written = f"except {callee.ctx.text(handler.type)}" if handler.type is not None else "except"
+            where = f"line {handler.lineno}" if callee.ctx is self.ctx else f"{view.display_path(callee.ctx.real_path or callee.ctx.path)}:{handler.lineno}"
+            self.report(
+                decorator,
+                f"`@{self.ctx.text(_called(decorator))}` runs `{node.name}` under `{written}` ({where}), which does not "
+                "re-raise: a crash of the training becomes a skipped call and a finished run",
+            )
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def _written(self, handler: ast.ExceptHandler) -> str:
         return f"except {self.ctx.text(handler.type)}" if handler.type is not None else "except"
@@ -173,45 +215,86 @@ class TrainingErrorSwallowed(Rule):
         called_self = any(isinstance(c.func, ast.Name) and c.func.id == "self" for c in calls)
         return called_self or any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
 
-    def _broad(self, exception: ast.AST | None) -> bool:
-        """A broad exception; torch's out-of-memory errors count (every batch too large for the device is
-        one, and the model's own), unless the handler recovers (`_leaves`)."""
-        if exception is None:
-            return True
-        if isinstance(exception, ast.Tuple):
-            return any(self._broad(e) for e in exception.elts)
-        if self.ctx.qualified_name(exception) in OUT_OF_MEMORY_ERRORS:
-            return True
-        if isinstance(exception, ast.Name):
-            return exception.id in BROAD and self.ctx.qualified_name(exception) is None
-        return self.ctx.qualified_name(exception) in {f"builtins.{name}" for name in BROAD}
-
-    def _leaves(self, handler: ast.ExceptHandler) -> bool:
+    def _leaves(self, handler: ast.ExceptHandler, node: ast.Try) -> bool:
         """Does the handler re-raise or exit: anywhere in its body, or, where it singles out an
-        out-of-memory error, on every path the other errors take?"""
+        out-of-memory error, on every path the other errors take? An out-of-memory handler that recovers
+        leaves too, unless the optimizer then steps on the failed batch's partial gradients."""
         others = _other_than_out_of_memory(self.ctx, handler.body)
         if others is not None:
             return self._always_leaves(others)
-        if _out_of_memory_only(self.ctx, handler) and _recovers(handler.body):
+        if _out_of_memory_only(self.ctx, handler) and _recovers(handler.body) and self._step_after(node, handler) is None:
             return True
-        return any(self._leaving(node) for node in own_nodes(handler.body))
+        return any(_leaving(self.ctx, node) for node in own_nodes(handler.body))
+
+    def _step_after(self, node: ast.Try, handler: ast.ExceptHandler):
+        """The optimizer step a handler of a `try` around a backward pass falls through to, in the same
+        iteration or function, its partial gradients neither cleared (`zero_grad()`, `p.grad = None`) nor
+        skipped (`continue`, `return`); None if there is none."""
+        loops = self.ctx.analysis(TrainingLoops)
+        if any(isinstance(n, (*SKIPS, ast.Raise)) for n in own_nodes(handler.body)) or _clears_gradients(handler.body):
+            return None
+        if not any(e.kind is EventKind.BACKWARD for e in loops.events_of_statements(node.body)):
+            return None
+        statement, following = node, []
+        while not isinstance(statement, (*FUNCTION_NODES, *LOOP_NODES, ast.Module, ast.ClassDef)):
+            parent = self.ctx.scopes.parent(statement)
+            block = next((b for b in _blocks(parent) if statement in b), [])
+            following += block[block.index(statement) + 1 :] if statement in block else []
+            statement = parent
+        after = loops.events_of_statements([node, *following])[len(loops.events_of_statements([node])) :]
+        return next((e for e in after if e.kind is EventKind.STEP), None)
 
     def _always_leaves(self, block: list[ast.stmt]) -> bool:
         for statement in block:
             if isinstance(statement, ast.If) and self._always_leaves(statement.body) and self._always_leaves(statement.orelse):
                 return True
-            if self._leaving(statement.value if isinstance(statement, ast.Expr) else statement):
+            if _leaving(self.ctx, statement.value if isinstance(statement, ast.Expr) else statement):
                 return True
         return False
 
-    def _leaving(self, node: ast.AST) -> bool:
-        """A `raise`, or a call that exits the process."""
-        if isinstance(node, ast.Raise):
-            return True
-        return isinstance(node, ast.Call) and (
-            self.ctx.qualified_name(node.func) in EXITS or isinstance(node.func, ast.Name) and node.func.id in BUILTIN_EXITS
-        )
+def _broad(ctx, exception: ast.AST | None) -> bool:
+    """A broad exception; torch's out-of-memory errors count (every batch too large for the device is
+    one, and the model's own), unless the handler recovers (`_leaves`)."""
+    if exception is None:
+        return True
+    if isinstance(exception, ast.Tuple):
+        return any(_broad(ctx, e) for e in exception.elts)
+    if ctx.qualified_name(exception) in OUT_OF_MEMORY_ERRORS:
+        return True
+    if isinstance(exception, ast.Name):
+        return exception.id in BROAD and ctx.qualified_name(exception) is None
+    return ctx.qualified_name(exception) in {f"builtins.{name}" for name in BROAD}
 
+
+def _leaving(ctx, node: ast.AST) -> bool:
+    """A `raise`, or a call that exits the process."""
+    if isinstance(node, ast.Raise):
+        return True
+    return isinstance(node, ast.Call) and (
+        ctx.qualified_name(node.func) in EXITS or isinstance(node.func, ast.Name) and node.func.id in BUILTIN_EXITS
+    )
+
+
+def _called(decorator: ast.AST) -> ast.AST:
+    """`guard` of `@guard` and of the factory call `@guard(retries=3)`."""
+    return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def _swallowing_wrapper(ctx, decorator: ast.AST) -> ast.ExceptHandler | None:
+    """The handler of a decorator (or decorator factory) that calls the function it wraps (`fn(*args,
+    **kwargs)` in its wrapper) under a `try` whose broad handler neither re-raises nor exits."""
+    for node in ast.walk(decorator):
+        if not isinstance(node, (ast.Try, ast.TryStar)):
+            continue
+        functions = [a for a in ctx.scopes.ancestors(node) if isinstance(a, FUNCTION_NODES)]
+        wrapped = {a.arg for f in functions[1:] for a in parameters(f)}
+        calls = [n for n in own_nodes(node.body) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        if not any(c.func.id in wrapped for c in calls):
+            continue
+        for handler in node.handlers:
+            if _broad(ctx, handler.type) and not any(_leaving(ctx, n) for n in own_nodes(handler.body)):
+                return handler
+    return None
 
 
 def _other_than_out_of_memory(ctx, block: list[ast.stmt]) -> list[ast.stmt] | None:
@@ -250,6 +333,20 @@ def _out_of_memory_only(ctx, handler: ast.ExceptHandler) -> bool:
     """Does the handler catch torch's out-of-memory errors only (by any alias)?"""
     caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return all(c is not None and ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in caught)
+
+
+def _blocks(node: ast.AST) -> list[list]:
+    """The statement lists of a node (`body`, `orelse`, `finalbody`, the handlers' bodies)."""
+    return [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list)]
+
+
+def _clears_gradients(block: list[ast.stmt]) -> bool:
+    """`optimizer.zero_grad()` or `p.grad = None` in the block."""
+    return any(
+        isinstance(n, ast.Call) and callee_name(n) == "zero_grad"
+        or isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
+        for n in own_nodes(block)
+    )  # fmt: skip
 
 
 def _recovers(block: list[ast.stmt]) -> bool:

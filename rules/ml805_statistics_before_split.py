@@ -26,13 +26,14 @@ class StatisticsBeforeSplit(Rule):
     keys name both parts (`train = X[:n_train]`, `{"test": idx[:n_te], "train": idx[n_te + n_va:]}`), a
     slice whose bounds one flag picks from lists of bounds (`data[border1s[set_type]:border2s[set_type]]`),
     statistics a helper returns (of its argument or of a reshaped view of it: `flat = x.transpose(0,
-    1).flatten(1)`) that a later call or `return` hands on with the data to a helper that
+    1).flatten(1)`, `torch.flatten(x, 1)`) that a later call or `return` hands on with the data to a helper that
     splits it (`stats = compute_stats(X)`, `return make_splits(X, y, stats)`), and attributes set
     through tuples (`self.X, self.y = X, y`). So do a project function that returns data of its own it
     fitted on as a whole (`series = load_series()`, `return minmax(raw)`), a dataset class of the project
     whose `__init__` keeps statistics of what it is given for its other methods (`self.mean =
     x.mean(0)` read by `__getitem__`) constructed before `random_split`, and pipelines and column
-    transformers (`make_pipeline(SimpleImputer(), StandardScaler())`, `ColumnTransformer`). A method
+    transformers (`make_pipeline(SimpleImputer(), StandardScaler())`, `ColumnTransformer`). A split of a
+    dataset built in place counts as a split of what it holds (`random_split(TensorDataset(x, y), ...)`). A method
     that returns data it fitted, split after its own class calls it (`self.X = self.read_data(path)`,
     then `self.divide()`), is reported at its fit, where the statistics are computed.
 

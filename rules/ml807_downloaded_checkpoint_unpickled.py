@@ -14,7 +14,8 @@ class DownloadedCheckpointUnpickled(Rule):
     Reports `torch.load(..., weights_only=False)` of a file or stream fetched from the network in the
     same function: the destination of `urllib.request.urlretrieve(url, path)` or
     `torch.hub.download_url_to_file(url, dst)`, what `wget.download` / `gdown.download` return, bytes
-    of `requests.get(url).content` or `urllib.request.urlopen(url)`; and
+    of `requests.get(url).content` or `urllib.request.urlopen(url)`, a file a shell command runs `wget` or
+    `curl` to write (`os.system(f"wget {url} -O {dst}")`, `subprocess.run(["curl", url, "-o", dst])`); and
     `torch.hub.load_state_dict_from_url(url, weights_only=False)`, which downloads itself. A file on disk
     loaded with `weights_only=False` is left alone: whether it is trusted is the author's call.
 

@@ -147,3 +147,12 @@ def test_a_caller_modules_class_takes_its_layer_from_a_mixin_of_the_project(tmp_
     )
     [finding] = lint_in_project("evaluation.py", "ML302", directory=tmp_path)
     assert finding.message.endswith("`DropoutMixin` has Dropout (mixins.py:5): call `model.eval()` first")
+
+
+def test_a_script_passing_its_model_is_named_the_module():
+    [finding] = lint_in_project("steps.py", "ML303", directory=FIXTURES / "ml3_script_callers")
+    assert (finding.start.line, finding.start.column) == (7, 24)
+    assert finding.message.endswith(
+        "through `score(net, batches)` (run.py:18) puts it in eval mode later in the loop and nothing calls "
+        "`net.train()` before this training step runs; the module passes it at run.py:17"
+    )

@@ -105,3 +105,51 @@ def test_a_scheduler_from_a_builders_tuple_stepped_first_skips_its_first_learnin
     repaired = BUILDER.replace("    scheduler.step()\n", "") + "    scheduler.step()\n"
     assert family_findings(repaired, "ML2") == []
     assert run(repaired)["seen"] == [pytest.approx(0.1)] * 3 + [pytest.approx(0.05)] * 3
+
+
+PARTIAL_HEAD = """\
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def make_classifier(d_in, n_cls, final_act=partial(nn.Softmax, dim=-1)):
+    return nn.Sequential(nn.Linear(d_in, n_cls), final_act())
+
+
+def build(lr):
+    model = make_classifier(8, 4)
+    return model, torch.optim.SGD(model.parameters(), lr=lr)
+
+
+class Trainer:
+    def __init__(self, lr):
+        self.model, self.opt = build(lr)
+
+    def fit(self, x, y, steps):
+        for _ in range(steps):
+            self.opt.zero_grad()
+            loss = F.cross_entropy(self.model(x), y)
+            loss.backward()
+            self.opt.step()
+
+
+torch.manual_seed(0)
+x = torch.randn(256, 8)
+y = x[:, :4].argmax(dim=1)
+trainer = Trainer(0.5)
+trainer.fit(x, y, 60)
+objective = F.cross_entropy(trainer.model(x), y).item()
+"""
+
+
+def test_a_default_softmax_factory_in_a_builders_tuple_kept_as_attributes_stalls():
+    assert family_findings(PARTIAL_HEAD, "ML1") == [(24, "ML101")]
+    floor = math.log(1 + 3 / math.e)  # cross-entropy of probabilities over 4 classes cannot go below it
+    flagged = run(PARTIAL_HEAD)
+    repaired = PARTIAL_HEAD.replace("model = make_classifier(8, 4)", "model = make_classifier(8, 4, final_act=nn.Identity)")
+    assert family_findings(repaired, "ML1") == []
+    fixed = run(repaired)
+    assert fixed["objective"] < floor < flagged["objective"]

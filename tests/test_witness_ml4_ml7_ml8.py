@@ -156,3 +156,8 @@ def test_ml804_the_scaler_learns_the_test_sets_statistics_and_after_the_fix_the_
     leaked, honest = run(example("ML804").replace(data, data + keep)), run(instead("ML804").replace(data, data + keep))
     assert leaked["X_test"].mean(axis=0) == pytest.approx(0.0, abs=1e-9)  # the test set is centred on itself
     assert honest["X_test"].mean(axis=0) != pytest.approx(0.0, abs=1e-3)
+
+
+def test_ml704_a_row_of_dead_units_turns_the_normalisation_into_nan():
+    assert torch.isnan(run(example("ML704"))["normalized"]).all()
+    assert torch.isfinite(run(instead("ML704"))["normalized"]).all()

@@ -3,7 +3,9 @@
 A download is a call that fetches a URL: one that writes it to a file named by an argument
 (`urllib.request.urlretrieve(url, path)`, `torch.hub.download_url_to_file(url, dst)`), one that returns
 the file it wrote (`wget.download(url)`, `gdown.download(url, out)`, `path, _ = urlretrieve(url)`), or
-one that returns the bytes (`requests.get(url).content`, `urllib.request.urlopen(url)`). What is read is
+one that returns the bytes (`requests.get(url).content`, `urllib.request.urlopen(url)`), or a shell command
+that runs `wget` or `curl` (`os.system(f"wget {url} -O {dst}")`, `subprocess.run(["curl", url, "-o", dst])`),
+which writes the names it mentions. What is read is
 downloaded when it holds such a call (`io.BytesIO(requests.get(url).content)`), is the destination a
 download of its function writes to before (`path` of `urlretrieve(src, path)`, by its text), or a name
 bound to what a download returns. Each function's downloads are listed once.
@@ -11,6 +13,7 @@ bound to what a download returns. Each function's downloads are listed once.
 from __future__ import annotations
 
 import ast
+import re
 
 from mllint.analysis.values.values import ValueKinds
 
@@ -22,7 +25,10 @@ WRITING = {
     "gdown.download": (1, "output"),
 }
 FETCHING = frozenset({"requests.get", "urllib.request.urlopen", "httpx.get"})  # return what they fetch
-DOWNLOAD_TEXT = ("urlretrieve", "download", "requests", "urlopen", "httpx")
+# Shell commands: a download when the command runs `wget` or `curl`; it writes the names it mentions.
+SHELL = frozenset({"os.system", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen"})
+SHELL_DOWNLOAD = re.compile(r"\b(wget|curl)\b")
+DOWNLOAD_TEXT = ("urlretrieve", "download", "requests", "urlopen", "httpx", "wget", "curl")
 
 
 class Downloads:
@@ -40,8 +46,7 @@ class Downloads:
         for call in self._downloads(scope):
             if call.lineno > expr.lineno:
                 break
-            written = self._written(call)
-            if written is not None and self.ctx.text(written) == text:
+            if any(self.ctx.text(written) == text for written in self._written(call)):
                 return call
         if isinstance(expr, ast.Name):
             for value in self.ctx.analysis(ValueKinds).reaching_values(expr) or ():
@@ -59,13 +64,18 @@ class Downloads:
 
     def _is_download(self, call: ast.Call) -> bool:
         name = self.ctx.qualified_name(call.func)
-        return name in WRITING or name in FETCHING
+        shell = name in SHELL and bool(call.args) and bool(SHELL_DOWNLOAD.search(self.ctx.text(call.args[0])))
+        return name in WRITING or name in FETCHING or shell
 
-    def _written(self, call: ast.Call) -> ast.AST | None:
-        """The file argument a download writes to; None when it returns what it fetched."""
-        place = WRITING.get(self.ctx.qualified_name(call.func))
-        if place is None:
-            return None
-        position, keyword = place
+    def _written(self, call: ast.Call) -> list[ast.AST]:
+        """What a download may write to: its file argument, or the names its shell command mentions
+        (`f"wget {url} -O {dst}"`); none when it returns what it fetched."""
+        name = self.ctx.qualified_name(call.func)
+        if name in SHELL:
+            return [n for n in ast.walk(call.args[0]) if isinstance(n, (ast.Name, ast.Attribute))]
+        if name not in WRITING:
+            return []
+        position, keyword = WRITING[name]
         given = next((k.value for k in call.keywords if k.arg == keyword), None)
-        return given if given is not None else call.args[position] if len(call.args) > position else None
+        given = given if given is not None else call.args[position] if len(call.args) > position else None
+        return [given] if given is not None else []

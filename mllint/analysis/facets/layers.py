@@ -173,7 +173,7 @@ class ModeLayers:
             dropout = next((k.value for k in call.keywords if k.arg == "dropout"), None)
             return Layer(call, short) if dropout is not None and _truthy(dropout) else NO_LAYER
         if name in CONTAINERS:
-            return self._combine(self._elements(call))
+            return combine(self._elements(call))
         return NO_LAYER if short[:1].isupper() else None
 
     def of_class(self, cls: ast.ClassDef, seen: frozenset = frozenset()) -> Layer | None:
@@ -209,7 +209,7 @@ class ModeLayers:
                     found += [self.of_constructor(c) for c in calls]
                     if self._passed_in(node.value) and any(t.attr in self._called_attributes(cls) for t in targets if isinstance(t, ast.Attribute)):
                         found.append(None)  # `self.head = head`, then `self.head(x)`: a module handed in, of any class
-        return self._combine(found)
+        return combine(found)
 
     def _passed_in(self, value: ast.AST) -> bool:
         """Is `value` a parameter of the function it is read in (a module its caller hands in)?"""
@@ -273,14 +273,6 @@ class ModeLayers:
             return func.id in self.by_name or (func.id[:1].isupper() and self.ctx.qualified_name(func) is not None)
         return isinstance(func, ast.Attribute) and func.attr[:1].isupper() and self.ctx.qualified_name(func) is not None
 
-    @staticmethod
-    def _combine(found: list[Layer | None]) -> Layer | None:
-        """A layer if any part has one; else unknown if any part is unknown; else none."""
-        layer = next((f for f in found if f is not None and f is not NO_LAYER), None)
-        if layer is not None:
-            return layer
-        return None if any(f is None for f in found) else NO_LAYER
-
     def _imported_class(self, name: str, depth: int = 0, base: bool = False) -> Layer | None:
         """A module class of the project by qualified name (or, as a `base` of one, any class of the
         project): its layer, NO_LAYER, or None when it is not known to be an nn.Module (or is too deep
@@ -297,7 +289,15 @@ class ModeLayers:
             where = f"line {layers.line}" if module is view.own else f"{view.display(module)}:{layers.line}"
             return Layer(None, layers.what, summary.name, where)
         parts = [self._imported_class(other, depth + 1) for other in layers.imported]
-        return self._combine([*parts, NO_LAYER if layers.what == "" else None])
+        return combine([*parts, NO_LAYER if layers.what == "" else None])
+
+
+def combine(found: list[Layer | None]) -> Layer | None:
+    """A layer if any part has one; else unknown if any part is unknown; else none."""
+    layer = next((f for f in found if f is not None and f is not NO_LAYER), None)
+    if layer is not None:
+        return layer
+    return None if any(f is None for f in found) else NO_LAYER
 
 
 def _truthy(value: ast.AST | None) -> bool:

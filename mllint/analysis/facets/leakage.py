@@ -60,6 +60,9 @@ HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
 ROW_KEEPING_ATTRIBUTES = frozenset({"values"})  # `df[cols].values`
 RESHAPING = ROW_KEEPING | {"transpose", "permute", "view", "contiguous", "movedim", "swapaxes"}  # the same values
+RESHAPING_FUNCTIONS = frozenset(
+    f"{library}.{name}" for library in ("numpy", "torch") for name in ("reshape", "transpose", "flatten", "moveaxis", "movedim", "swapaxes", "permute")
+) | {"einops.rearrange"}  # fmt: skip
 NEVER = 1 << 62  # no split reached
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
@@ -473,7 +476,7 @@ class Leakage:
             flow = self._flow(function)
             found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
         elif what == "statistics":  # of a parameter, or of a reshaped view of one (`flat = x.flatten(1)`)
-            views = _views_of(self.ctx.index.within(function, ast.Assign), names)
+            views = _views_of(self.ctx, self.ctx.index.within(function, ast.Assign), names)
             found = frozenset(
                 views[data] for c in calls if _passes_any(c, views.keys()) and (data := self.statistic_of(c)) in views
                 and (isinstance(statement := self._statement(c), ast.Return) or _binds(statement) & returned)
@@ -533,7 +536,7 @@ class Leakage:
                         history[0].append(-i)
                         history[1].append(reached[key])
             elif isinstance(node, ast.Call):
-                for key in {_key(a) for a in self.split_data(node)} - {None}:
+                for key in {k for a in self.split_data(node) for k in _split_keys(a)}:
                     lower(key, i, i)
             elif isinstance(node, ast.Subscript):
                 key = _key(node.value)
@@ -698,14 +701,27 @@ def _rows_of(node: ast.AST) -> ast.AST:
             return node
 
 
-def _views_of(assignments: list[ast.Assign], names: set[str]) -> dict[str, str]:
+def _split_keys(data: ast.AST) -> set[str]:
+    """The data a split divides: `X`, or what a dataset built in place holds (`TensorDataset(x, y)`)."""
+    if isinstance(data, ast.Call):
+        return {k for a in [*data.args, *(kw.value for kw in data.keywords)] for k in _split_keys(a)}
+    key = _key(data)
+    return {key} if key is not None else set()
+
+
+def _views_of(ctx, assignments: list[ast.Assign], names: set[str]) -> dict[str, str]:
     """Each of `names` as itself, and the names bound to a reshaped whole of one, in order (`flat =
-    x.transpose(0, 1).flatten(1)`: "flat" -> "x")."""
+    x.transpose(0, 1).flatten(1)`, `torch.flatten(x, 1)`: "flat" -> "x")."""
     views = {name: name for name in names}
     for assign in assignments:
         value = assign.value
-        while isinstance(value, ast.Call) and _method(value) in RESHAPING:
-            value = value.func.value
+        while isinstance(value, ast.Call):
+            if ctx.qualified_name(value.func) in RESHAPING_FUNCTIONS and value.args:
+                value = value.args[0]
+            elif _method(value) in RESHAPING:
+                value = value.func.value
+            else:
+                break
         source = _key(value) if isinstance(value, ast.Name) else None
         if source in views and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
             views[assign.targets[0].id] = views[source]

@@ -30,7 +30,7 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.constants import call_constants, constant_sign, passes_self
+from mllint.analysis.objects.constants import call_constants, passes_self
 from mllint.analysis.objects.call_sites import built, makers, site_constants, under
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -75,6 +75,12 @@ PARAMETER_LISTS = frozenset({"parameters", "named_parameters"})
 # Objects whose `backward(loss)` is a backward pass: accelerate, fabric (and their usual names), and an
 # optimizer wrapper (apex's `FP16_Optimizer`, OpenNMT's `Optimizer`: `self.optim.backward(loss)`).
 BACKWARD_OWNERS = re.compile(r"accelerator|fabric", re.IGNORECASE)
+# What makes the gradient a tensor's `backward(gradient)` takes (`one = torch.FloatTensor([1])`).
+GRADIENT_FACTORIES = frozenset({
+    "torch.tensor", "torch.ones", "torch.ones_like", "torch.full", "torch.full_like", "torch.Tensor", "torch.FloatTensor",
+    "torch.cuda.FloatTensor", "torch.as_tensor",
+})  # fmt: skip
+MAX_GRADIENT_DEPTH = 6
 # Methods that read or rescale the gradients of the optimizer they are given and never clear them
 # (`scaler.unscale_(optimizer)` before clipping): not a call that may hide a clear.
 GRADIENT_READERS = frozenset({"unscale_"})
@@ -414,15 +420,23 @@ class TrainingLoops:
 
     def runs_training_step(self, function: ast.AST) -> bool:
         """Does a training step run `function` of the file: a training loop's iteration backpropagates or
-        steps in it (`do_batch(...)` called from the loop), or it is a `training_step` method (Lightning's,
-        or a trainer's that calls it) or a method that one calls on `self`?"""
-        if function in self._stepping_functions:
+        steps in it (`do_batch(...)` called from the loop), it is a step itself (a backward pass, then an
+        optimizer step, outside any loop of its own: `train_step(batch)` handed to `map` by another
+        module), or it is a `training_step` method (Lightning's, or a trainer's that calls it) or a method
+        that one calls on `self`?"""
+        if function in self._stepping_functions or self._is_a_step(function):
             return True
         cls = self.ctx.scopes.parent(function)
         step = own_method(cls, "training_step") if isinstance(cls, ast.ClassDef) else None
         if step is None or step is function:
             return step is not None
         return any(isinstance(n, ast.Call) and is_self_attribute(n.func) and n.func.attr == function.name for n in ast.walk(step))
+
+    def _is_a_step(self, function: ast.AST) -> bool:
+        """Does `function`'s own body (not a loop of it) backpropagate and then step an optimizer?"""
+        events = [e for e in self.events_of_statements(function.body) if not e.loops]
+        backwards = [i for i, e in enumerate(events) if e.kind is EventKind.BACKWARD]
+        return bool(backwards) and any(e.kind is EventKind.STEP for e in events[backwards[0] :])
 
     @cached_property
     def _stepping_functions(self) -> set[ast.AST]:
@@ -688,9 +702,11 @@ class TrainingLoops:
             return None
         receiver = source_text(func.value)
         if func.attr == "backward":
-            seeded = call.args and constant_sign(m.ctx.analysis(ValueKinds), call.args[0]) != 0  # `errG.backward(mone)`
-            if call.args and not (seeded or BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)):
-                return None  # `y.backward(gradient)` of another gradient and unknown engines' `backward(loss)`: not modelled
+            if call.args and not (
+                BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)
+                or _is_gradient(m.ctx.analysis(Objects), call.args[0])
+            ):  # fmt: skip
+                return None  # unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)
         if func.attr == "zero_grad":
             return m.event(EventKind.CLEAR, call, receiver, guards)
@@ -879,6 +895,27 @@ def _zeros(m: _Module, arguments: list[ast.expr]) -> bool:
     if isinstance(value, ast.Constant):
         return not isinstance(value.value, (bool, str, bytes)) and value.value == 0
     return isinstance(value, ast.Call) and (m.ctx.qualified_name(value.func) in ZEROS or callee_name(value) in ("new_zeros", "zeros_like"))
+
+
+def _is_gradient(objects: Objects, value: ast.AST, depth: int = 0) -> bool:
+    """Is a `backward` argument the gradient a tensor's backward takes, not the loss an engine's does: a
+    number, a tensor a torch factory makes (`one = torch.tensor(1.0)`, `torch.ones_like(loss)`) or a
+    negation or product of those (`mone = -one`, `one * -1`), through names and imports?"""
+    if depth > MAX_GRADIENT_DEPTH:
+        return False
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    if isinstance(value, ast.UnaryOp):
+        return _is_gradient(objects, value.operand, depth + 1)
+    if isinstance(value, ast.BinOp):
+        return _is_gradient(objects, value.left, depth + 1) and _is_gradient(objects, value.right, depth + 1)
+    if isinstance(value, ast.Call):
+        name = objects.ctx.qualified_name(value.func) or ""
+        return name in GRADIENT_FACTORIES or callee_name(value) in ("new_ones", "new_tensor", "new_full")
+    found = objects.points_to(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return bool(found) and all(
+        o.kind == "made" and o.node is not value and _is_gradient(objects._of(o.ctx), o.node, depth + 1) for o in found
+    )  # fmt: skip
 
 
 def _is_scaled(node: ast.AST) -> bool:

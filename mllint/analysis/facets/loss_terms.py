@@ -242,12 +242,14 @@ def _written(item: Summand) -> list[tuple[Summand, int | None, int]] | None:
     if not written:
         return None
     parts = []
-    for home, function, value in written:
+    for home, function, target, value in written:
+        if not isinstance(home.scopes.parent(target), ast.Assign):  # a part of a tuple, a loop variable
+            continue
         cls = home.scopes.enclosing_class(function)
         path = "" if home is ctx and not item.path else ctx.analysis(ProjectView).display_path(home.real_path or home.path)
         outer = item.call if item.call is not None else expr
         parts.append((Summand(value, home, Given(function, {}), outer, f"{cls.name}.{function.name}", path), None, 1))
-    return parts
+    return parts or None
 
 
 def factors(term: ast.AST) -> list[ast.AST]:

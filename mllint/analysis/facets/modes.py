@@ -39,6 +39,7 @@ from mllint.analysis.facets.mode_facts import (
     FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
+from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.constants import fold
@@ -697,8 +698,11 @@ class Modes(CallSiteUses):
                 return None
             constructions.update(built)
         layers = []
+        kept = kept_elements(self.ctx, use.call) if self.home(use.call) is self else None
+        reach = OutputReach(self)  # not kept: it refers back to the modes
         for construction in constructions:
-            layer = self._layers_of(construction).of_constructor(construction)
+            reached = reach.layer(self.homes.get(construction, self.ctx), construction, kept)
+            layer = reached if reached is not None else self._layers_of(construction).of_constructor(construction)
             if layer is not None and layer.node is not None and construction in self.homes:
                 self.homes.setdefault(layer.node, self.homes[construction])
             layers.append(layer)
@@ -729,8 +733,11 @@ class Modes(CallSiteUses):
 
     def _layers_of(self, construction: ast.Call) -> ModeLayers:
         """The layers of the module a construction is in, its classes resolved in the linted project."""
-        ctx = self.homes.get(construction)
-        if ctx is None:
+        return self.layers_in(self.homes.get(construction, self.ctx))
+
+    def layers_in(self, ctx) -> ModeLayers:
+        """The layers of a module of the project (this one's own), its classes resolved in the linted project."""
+        if ctx is self.ctx:
             return self.layers
         if ctx not in self._read_layers:
             self._read_layers[ctx] = ModeLayers.read_from(ctx, self.layers)

@@ -702,15 +702,23 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
             continue
         seen.add((group, ctx.text(loss)))
         optimized = {obj for c in by_scope[group] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
-        held = objects.points_to(loss)
-        if not held or len(held) != 1 or held & optimized or not _backpropagates(ctx, scope):
+        raw = objects.points_to(loss)
+        if not raw or raw & optimized or not _backpropagates(ctx, scope):
+            continue
+        held = next((found for found, _ in per_call_site(ctx, loss, lambda b: _made(substituted(objects, raw, b)))), None)
+        if not held or len(held) != 1:  # one object, made here or by the call site: `Trainer(model, ClipLoss())`
             continue
         learnable = _learnable_parameter(objects, next(iter(held)))
-        if learnable is None or _handed_on(ctx, objects, held):
+        if learnable is None or _handed_on(ctx, objects, held | raw):
             continue
         home, cls, attribute, made = learnable
         found.append(UnoptimizedLossModule(by_scope[group][0], loss, cls.name, attribute, place_in(ctx, home, made)))
     return found
+
+
+def _made(found: frozenset | None) -> frozenset | None:
+    """`found` when no object of it is a parameter still (a call site fills it), else None."""
+    return found if found and all(obj.kind != "parameter" for obj in found) else None
 
 
 def _trainer_scope(ctx, scope: ast.AST | None) -> ast.AST | None:
@@ -763,10 +771,20 @@ def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
             continue
         parent = ctx.scopes.parent(name)
         passed = isinstance(parent, ast.keyword) or (isinstance(parent, (ast.Call, ast.Starred, ast.List, ast.Tuple)) and getattr(parent, "func", None) is not name)
+        passed &= not _unpacked_in_place(ctx, parent)
         reads_parameters = isinstance(parent, ast.Attribute) and parent.attr in ("parameters", "named_parameters", "state_dict")
         if (passed or reads_parameters) and (objects.points_to(name) or frozenset()) & held:
             return True
     return False
+
+
+def _unpacked_in_place(ctx, value: ast.AST) -> bool:
+    """Is `value` a tuple an assignment unpacks element by element (`self.net, self.loss = net, loss`)?"""
+    assign = ctx.scopes.parent(value)
+    return (
+        isinstance(value, ast.Tuple) and isinstance(assign, ast.Assign) and assign.value is value
+        and all(isinstance(t, ast.Tuple) and len(t.elts) == len(value.elts) for t in assign.targets)
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

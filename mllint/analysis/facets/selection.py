@@ -54,6 +54,7 @@ class Selections:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
         self._passes: dict[ast.AST, bool] = {}
+        self._training: dict[ast.AST, bool] = {}  # loop -> does its body train
 
     def on_test(self) -> list[TestSelection]:
         found, extrema = [], set()
@@ -101,8 +102,13 @@ class Selections:
 
     def _trains(self, loop: ast.AST) -> bool:
         """Does the loop's body train: call something named so, or backpropagate, itself or in the
-        functions of the project it calls (`fit_one(model, loader, opt)`)?"""
-        if any(isinstance(n, ast.Call) and TRAINING_CALL.search(_last(n.func)) for s in loop.body for n in ast.walk(s)):
+        functions of the project it calls (`fit_one(model, loader, opt)`)? Worked out once per loop."""
+        if loop not in self._training:
+            self._training[loop] = self._trains_now(loop)
+        return self._training[loop]
+
+    def _trains_now(self, loop: ast.AST) -> bool:
+        if any(TRAINING_CALL.search(_last(n.func)) for s in loop.body for n in self.ctx.index.within(s, ast.Call)):
             return True
         events = self.ctx.analysis(TrainingLoops).events_of_statements(loop.body)
         return any(e.kind is EventKind.BACKWARD for e in events)
@@ -116,7 +122,8 @@ class Selections:
             monitor = next((k.value for k in call.keywords if k.arg == "monitor"), None)
             if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str) and TEST.search(monitor.value):
                 return TestSelection(monitor, call.func, f"the callback monitors `{monitor.value}`")
-        if call.args and self._early_stopper(call) and self._chooses(call):
+        # Where a call can choose (an epoch loop, a test pass) first: an early stopper's objects cost more.
+        if call.args and self._chooses(call) and self._early_stopper(call):
             evidence, related = self._test_score(call.args[0])
             if evidence:
                 return TestSelection(call.args[0], call.func, evidence, related)

@@ -249,26 +249,29 @@ class Objects:
         return (home, cls) if cls is not None else None
 
     def constructed(self, ctx, call: ast.Call) -> frozenset | None:
-        """The qualified names of what a call of `ctx` constructs: its function's, or for an item of a table
-        (`LOSSES[args.loss]()`, `ACTIVATIONS[name]()` with a dict literal of classes or of lambdas that
-        build one), those of every item the key may take; None when unknown."""
+        """The qualified names of what a call of `ctx` constructs: its function's, or those of every object
+        (`qualified`) the function may be when it is not named: an item of a table (`LOSSES[args.loss]()`,
+        `ACTIVATIONS[name]()` with a dict literal of classes or of lambdas that build one) for every key
+        it may take, with the classes a registering decorator puts there (`registered`), a variable (`act =
+        nn.ReLU`); None when unknown."""
         func = call.func
-        if not isinstance(func, ast.Subscript):
-            return frozenset({ctx.qualified_name(func)})
+        name = ctx.qualified_name(func) if not isinstance(func, ast.Subscript) else None
+        if name is not None:
+            return frozenset({name})
         home = self._of(ctx)
-        tables = home.points_to(func.value)
-        if not tables or any(t.kind != "made" or not isinstance(t.node, ast.Dict) for t in tables):
+        found = home.points_to(func)
+        if found is None:
             return None
-        key, found = _constant(func.slice), set()
-        for table in tables:
-            keys = [_constant(k) if k is not None else None for k in table.node.keys]
-            values = [v for k, v in zip(keys, table.node.values) if k == key] if key in keys else table.node.values
-            for value in values:
-                made = value.body if isinstance(value, ast.Lambda) and not value.args.args else value
-                made = made.func if isinstance(made, ast.Call) and made is not value else made
-                found.add(self._of(table.ctx)._defined_name(made))
-            found |= self._of(table.ctx).registered(table) if key not in keys else set()
-        return frozenset(found) if len(found) <= MAX_OBJECTS else None
+        names = set()
+        if isinstance(func, ast.Subscript):  # a key the literal lacks: the classes decorators register too
+            key = _constant(func.slice)
+            for table in home.points_to(func.value) or ():
+                if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
+                    names |= self._of(table.ctx).registered(table)
+        if names:  # what the decorator stores (`MODELS[name] = cls`) is named by `registered`
+            found = frozenset(obj for obj in found if obj.kind != "parameter")
+        names |= {self.qualified(obj) for obj in found}
+        return frozenset(names) if len(names) <= MAX_OBJECTS else None
 
     def registered(self, table: Obj) -> frozenset[str]:
         """The classes of the project a decorator of this module puts in a table of it (`MODELS[name] = cls`
@@ -299,49 +302,51 @@ class Objects:
                     found |= {f"{name}.{cls.name}"} if qualified in cls.decorators else set()
         return frozenset(found)
 
-    def _defined_name(self, expr: ast.AST) -> str | None:
-        """The qualified name of what `expr` names: an import's, or a class or function of this module."""
-        name = self.ctx.qualified_name(expr)
-        own = isinstance(expr, ast.Name) and (expr.id in self.classes or expr.id in self.functions)
-        if name is None and own and self.ctx.module is not None and self._scope_binding(expr) is self.ctx.tree:
-            return f"{self.ctx.module.name}.{expr.id}"
-        return name
-
-    def class_field(self, obj: Obj, name: str) -> frozenset | None:
-        """What the methods of the project class `obj` is an instance of write to its attribute `name`, read
-        in the class's module: `Encoder(...)` for `.encoder` of a `Net()` made anywhere (`self.encoder =
-        Encoder(d)`); None when `obj` is of no project class, nothing there writes it, or unknown."""
-        found = self.class_of(obj)
-        if found is None:
-            return None
-        home, cls = found
-        instance = Obj("self", cls, ctx=home)
-        written = self._of(home)._written_objects(instance, name, 0)
-        return None if not written or any(o.kind == "field" and o.base == instance for o in written) else written
 
     def qualified(self, obj: Obj) -> str | None:
-        """The dotted name an object of a library is, as its module imports it (`torch.nn.ReLU` for `nn.ReLU`
-        held in a table); None for any other object."""
+        """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
+        held in a table, `models.Net` for a class of the project, what a lambda without parameters builds
+        (`lambda: nn.CrossEntropyLoss()`); None for any other object."""
         if obj.kind == "field" and obj.base is not None:
             base = self.qualified(obj.base)
             return None if base is None else f"{base}.{obj.name}"
-        if obj.kind == "made" and obj.node is obj.ctx.tree:  # an import, a builtin
+        if obj.kind != "made":
+            return None
+        node = obj.node
+        if node is obj.ctx.tree:  # an import, a builtin, a class or function of the module
             return obj.ctx.analysis(Names).module_level(obj.name)
-        return obj.ctx.qualified_name(obj.node) if obj.kind == "made" and isinstance(obj.node, ast.Attribute | ast.Name) else None
+        if isinstance(node, ast.Lambda) and not node.args.args and isinstance(node.body, ast.Call):
+            node = node.body.func
+        return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
 
-    def written_in_class(self, found: frozenset | None, name: str) -> list[tuple[object, ast.AST, ast.AST]] | None:
+    def class_field(self, obj: Obj, name: str) -> frozenset | None:
+        """What the methods of the project class `obj` is an instance of write to its attribute `name`
+        (`written_in_class`), read in the class's module: `Encoder(...)` for `.encoder` of a `Net()` made
+        anywhere (`self.encoder = Encoder(d)`); None when `obj` is of no project class, nothing there writes
+        it, or unknown."""
+        writes = self.written_in_class(frozenset({obj}), name)
+        if not writes:
+            return None
+        home, cls = self.class_of(obj)
+        instance = Obj("self", cls, ctx=home)
+        written = union(*(self._of(home)._bound(target, value, 0) for _, _, target, value in writes))
+        return None if not written or any(o.kind == "field" and o.base == instance for o in written) else written
+
+    def written_in_class(self, found: frozenset | None, name: str) -> list[tuple[object, ast.AST, ast.AST, ast.AST | None]] | None:
         """What the methods of the one project class the objects `found` are instances of write to
-        `self.<name>`: (the class's context, the method, the value) for each write; None when the class is
-        not one, or unknown."""
+        `self.<name>`: (the class's context, the method, the target, the value its statement binds: the
+        whole right-hand side, for a target in a tuple too) for each write; None when the class is not
+        one, or unknown."""
         classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
         if len(classes) != 1 or None in classes:
             return None
         home, cls = classes.pop()
-        written = []
-        for function in (n for n in cls.body if isinstance(n, FUNCTIONS)):
-            for node in home.index.within(function, ast.Assign):
-                if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id == "self" for t in node.targets):
-                    written.append((home, function, node.value))
+        objects, written = self._of(home), []
+        for target, value, _ in objects._attribute_writes().get(name, ()):
+            function = home.scopes.enclosing_function(target)
+            receiver = objects.points_to(target.value) if function is not None else None
+            if receiver and any(o.kind == "self" and o.node is cls for o in receiver):
+                written.append((home, function, target, value))
         return written or None
 
     def method(self, call: ast.Call) -> tuple[object, ast.AST] | None:

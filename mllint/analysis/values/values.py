@@ -31,6 +31,7 @@ class Kind(enum.Enum):
     LOG_SIGMOID = "logsigmoid output"
     LOGITS = "raw logits from a Linear layer"
     ONE_HOT = "one-hot rows"
+    RELU = "ReLU output"  # non-negative, exactly zero where a unit is off: a row may be all zero
 
 
 FUNCTION_KINDS = {
@@ -46,8 +47,11 @@ FUNCTION_KINDS = {
     "torch.nn.functional.logsigmoid": Kind.LOG_SIGMOID,
     "torch.nn.functional.linear": Kind.LOGITS,
     "torch.nn.functional.one_hot": Kind.ONE_HOT,
+    "torch.relu": Kind.RELU,
+    "torch.nn.functional.relu": Kind.RELU,
+    "torch.nn.functional.relu6": Kind.RELU,
 }
-METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID}
+METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID, "relu": Kind.RELU}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
@@ -55,6 +59,8 @@ MODULE_KINDS = {
     "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
     "torch.nn.Linear": Kind.LOGITS,
     "torch.nn.LazyLinear": Kind.LOGITS,
+    "torch.nn.ReLU": Kind.RELU,
+    "torch.nn.ReLU6": Kind.RELU,
 }
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
@@ -422,8 +428,8 @@ class ValueKinds:
         if name is None and isinstance(func, ast.Attribute):
             if func.attr in METHOD_KINDS:
                 kind = METHOD_KINDS[func.attr]
-                # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()` takes none.
-                if kind is Kind.SIGMOID or call.args or any(k.arg == "dim" for k in call.keywords):
+                # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()`, `x.relu()` take none.
+                if kind in (Kind.SIGMOID, Kind.RELU) or call.args or any(k.arg == "dim" for k in call.keywords):
                     return Made(kind, call, rows=over_rows(kind, call, 0))
                 return None
             if func.attr == "exp" and not call.args and not call.keywords:
@@ -511,10 +517,36 @@ class ValueKinds:
         return None
 
     def _class_name(self, constructor: ast.Call, binding=None) -> str | None:
-        """The class a constructor call builds: by its name, or by the class a `getattr` names."""
+        """The class a constructor call builds: by its name, by the class a `getattr` names, or by the class
+        a name holds (`_held_class`)."""
         func = constructor.func
         name = self.ctx.qualified_name(func) if not isinstance(func, ast.Call) else self._named_class(func, binding)
+        if name is None and isinstance(func, ast.Name):
+            name = self._held_class(func, binding)
         return canonical_class(name)
+
+    def _held_class(self, name: ast.Name, binding=None) -> str | None:
+        """The class a name bound once holds: a class (`act = nn.Tanh`), a `getattr(nn, ...)` of one, a
+        `functools.partial` of one, or for a parameter what the call site `binding` passes, else its default
+        (`final_act=partial(nn.Softmax, dim=-1)`), which is kept in `_defaulted` by `name` as `_string` does."""
+        definitions = self._reaching(name)
+        if len(definitions) != 1:
+            return None
+        ctx, held, defaulted = self.ctx, definitions[0].value, None
+        if held is None and is_parameter(definitions[0]):
+            passed = self.argument(definitions[0], binding) if binding is not None else None
+            ctx, held = passed[:2] if passed is not None else (self.ctx, parameter_defaults(definitions[0].node).get(definitions[0].name))
+            defaulted = definitions[0].name if passed is None else None
+        found = self._named_class(held, binding) if isinstance(held, ast.Call) and ctx is self.ctx else None
+        if found is not None:
+            defaulted = defaulted or self._defaulted.get(held)
+        elif isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
+            held = held.args[0]
+        if found is None and isinstance(held, ast.Name | ast.Attribute):
+            found = ctx.qualified_name(held)
+        if found is not None and defaulted is not None:
+            self._defaulted[name] = defaulted
+        return found
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
         """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
@@ -863,6 +895,9 @@ class ValueKinds:
                     for target in targets:
                         if is_self_attribute(target):
                             values.setdefault(target.attr, []).append(node.value)
+                        elif isinstance(target, ast.Tuple | ast.List):  # `self.model, self.opt = build(cfg)`
+                            for attribute, value in _unpacked_attributes(target, node.value):
+                                values.setdefault(attribute, []).append(value)
                 elif isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
                     values.setdefault(node.target.attr, []).append(None)
             self._attribute_values[cls] = values
@@ -1021,6 +1056,17 @@ def _assigned(target: ast.AST, value: ast.AST):
             else:
                 for name in _names_in(element):
                     yield name.id, name, None
+
+
+def _unpacked_attributes(target: ast.Tuple | ast.List, value: ast.AST):
+    """(attribute, value) for each `self.<attribute>` of a tuple target a call's result is unpacked into
+    (`self.model, self.opt = build(cfg)`): item i of what the call returns; None (unknown) under a starred
+    target or for a literal (`self.net, self.lam = net, lam`: a parameter kept is the objects layer's)."""
+    known = isinstance(value, ast.Call) and not any(isinstance(element, ast.Starred) for element in target.elts)
+    for i, element in enumerate(target.elts):
+        if is_self_attribute(element):
+            item = ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
+            yield element.attr, item if known else None
 
 
 def _names_in(target: ast.AST | None):
