@@ -19,7 +19,7 @@ class InplaceOnStoredData(Rule):
     site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
     of one. Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
-    functions named for working in place (`normalize_`), changes under `torch.no_grad()` (parameters
+    functions named for working in place (`normalize_`), a call made once in `__init__`, changes under `torch.no_grad()` (parameters
     updated on purpose) and a module's `forward` (ML401's) are not reported.
 
     ## Why is this bad?
@@ -116,6 +116,9 @@ class InplaceOnStoredData(Rule):
             passed = binding.argument(parameter) if binding.site is not None else None
             if passed is None or not _kept(passed[1]):
                 continue
+            around = passed[0].scopes.enclosing_function(passed[1])
+            if around is not None and around.name == "__init__":
+                continue  # a call of the constructor runs once: nothing compounds
             which = "" if name.id == parameter else "a view of "
             self.report(change, self.argument_message.format(
                 name=name.id, which=which, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place,

@@ -8,8 +8,8 @@ binds `i` to `torch.split(x, [3, 1])[1]`), a basic index (`x[..., 2:4]`, `x[:, 0
 `...`, `None`; an index by a tensor or a list copies), and an in-place method, which returns its
 receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tensor, or unknown).
 
-`changed_in_place(ctx, function)` lists the in-place changes of a function's values that go through a local
-name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[mask] = 0`, each with the expression
+`changed_in_place(ctx, function)` lists the in-place changes of a function's tensors that go through a local
+name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[:, 0] = 0`, each with the expression
 whose storage it changes, followed back through views and plain aliases to where it comes from
 (`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`). Writes
 into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
@@ -127,14 +127,22 @@ def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
             if not (isinstance(func, ast.Attribute) and _in_place(func.attr) and func.attr not in WRITES and ctx.qualified_name(func) is None):
                 continue
             changed = func.value
-        elif isinstance(node, ast.AugAssign):  # `x *= s` may rebind a number: in place for an item or a view
-            changed = node.target if isinstance(node.target, ast.Subscript) or _holds_view(ctx, node.target) else None
-        else:
-            changed = next((t for t in node.targets if isinstance(t, ast.Subscript)), None)
+        elif isinstance(node, ast.AugAssign):  # `x *= s` may rebind a number: in place for a sliced item or a view
+            changed = node.target if _sliced(node.target) or _holds_view(ctx, node.target) else None
+        else:  # `x[..., :3] = v`; `d["key"] = v`, `items[i] = v` may be a dict's or a list's
+            changed = next((t for t in node.targets if _sliced(t)), None)
         name = _local_name(ctx, changed) if changed is not None else None
         if name is not None and ctx.scopes.enclosing_function(node) is function:
             found.append((node, name))
     return found
+
+
+def _sliced(target: ast.AST) -> bool:
+    """`x[:, :3]`, `x[..., 0]`: an index with a slice or `...`, which only a tensor or an array takes."""
+    if not isinstance(target, ast.Subscript):
+        return False
+    items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    return any(isinstance(i, ast.Slice) or (isinstance(i, ast.Constant) and i.value is Ellipsis) for i in items)
 
 
 def _holds_view(ctx, name: ast.AST) -> bool:
