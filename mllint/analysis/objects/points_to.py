@@ -239,7 +239,8 @@ class Objects:
         local = self._of(obj.ctx).instance_class(obj)
         if local is not None:
             return obj.ctx, local
-        names = self.constructed(obj.ctx, obj.node)  # `MODELS["net"](cfg)` too
+        func = obj.node.func  # a class is called by its name or from a table (`MODELS["net"](cfg)`): no flow to follow
+        names = self.constructed(obj.ctx, obj.node) if isinstance(func, ast.Subscript) else {obj.ctx.qualified_name(func)}
         name = next(iter(names)) if names and len(names) == 1 else None
         found = self.view.find(name) if name and self.view is not None else None
         if found is None or found[1] not in found[0].classes or self.view.index is None:
