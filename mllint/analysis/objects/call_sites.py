@@ -27,6 +27,8 @@ from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, u
 from mllint.analysis.program.callers import MAX_SITES, Binding, Callers, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
+MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
+
 
 def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = None) -> frozenset | None:
     """The objects `expr` (of `ctx`) may be under `binding`; None when unknown. `linted`: the points-to of
@@ -147,7 +149,7 @@ def constant_everywhere(ctx, expr: ast.AST) -> bool:
     return bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings)
 
 
-def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object] | None:
+def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> tuple[object] | None:
     """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
     if isinstance(expr, ast.Constant):
         return (expr.value,)
@@ -163,10 +165,33 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object
         for value in inner or (None,):
             if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
                 value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
+            converted = _converted(value, depth) if value is not None else None
+            if converted is not None:
+                values.add(converted[0])
+                continue
             if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
                 return None
             values.add(value.node.value)
     return (values.pop(),) if len(values) == 1 else None
+
+
+CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def _converted(value: Obj, depth: int) -> tuple[object] | None:
+    """(the constant,) a builtin conversion of a constant makes (`bool(args.inplace_relu)` with the option's
+    `default=1`: True), read where the conversion is written; None for any other object."""
+    call = value.node if value.kind == "made" else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords):
+        return None
+    convert = CONVERSIONS.get(call.func.id)
+    if convert is None or depth >= MAX_CONVERSIONS or call.func.id in value.ctx.scopes.bound_anywhere():
+        return None
+    inner = _constant_under(value.ctx, call.args[0], None, depth + 1)
+    try:
+        return (convert(inner[0]),) if inner is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _class_default(objects: Objects, field: Obj) -> Obj | None:

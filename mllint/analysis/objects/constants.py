@@ -13,6 +13,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -76,51 +77,6 @@ def unrolled(loop: ast.AST, scopes) -> list | None:
     return [e.value for e in items]
 
 
-def fold(test: ast.AST, constants: dict):
-    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
-    `phase != "src" and x`, `not is_train`); None when it is not."""
-    if isinstance(test, ast.Name | ast.Attribute):
-        known = _known(test, constants)
-        return None if known is _UNKNOWN else bool(known)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = fold(test.operand, constants)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        values = [fold(v, constants) for v in test.values]
-        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
-        if decisive in values:
-            return decisive
-        return (not decisive) if all(v is not None for v in values) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
-        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name | ast.Attribute) for n in (test.left, test.comparators[0])):
-            return None
-        left, right = known
-        op = test.ops[0]
-        if isinstance(op, ast.Eq | ast.Is):
-            return left == right
-        if isinstance(op, ast.NotEq | ast.IsNot):
-            return left != right
-        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
-            return (left in right) == isinstance(op, ast.In)
-    return None
-
-
-_UNKNOWN = object()
-
-
-def _known(node: ast.AST, constants: dict):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return constants.get(node.id, _UNKNOWN)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return constants.get(f"self.{node.attr}", _UNKNOWN)  # an attribute `__init__` set from a constant
-    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
-        return tuple(e.value for e in node.elts)
-    return _UNKNOWN
-
-
 def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, object]:
     """The constants an object's construction gives its `__init__` (`Block(activation="relu")`), also as the
     attributes `__init__` sets from them (`self.activation = activation`: `{"self.activation": "relu"}`)."""
@@ -129,8 +85,8 @@ def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, o
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name | ast.Constant):
             target = node.targets[0]
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                value = _known(node.value, constants)
-                if value is not _UNKNOWN:
+                value = known_constant(node.value, constants)
+                if value is not UNKNOWN:
                     constants[f"self.{target.attr}"] = value
     return constants
 
