@@ -30,8 +30,8 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.constants import call_constants, passes_self
-from mllint.analysis.objects.call_sites import built, makers, site_constants, under
+from mllint.analysis.objects.call_sites import built, makers, under
+from mllint.analysis.objects.constants import call_constants, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
@@ -222,7 +222,7 @@ class TrainingLoops:
             return None
         if event.path is None:
             for made, binding in makers(self.ctx, event.node.func.value):
-                (ctx, constructor), names = made[0], _classes(made)
+                (ctx, constructor), names = made[0], _classes(self.ctx, made)
                 scheduler = scheduler_made_by(names.pop()) if len(names) == 1 else None
                 if scheduler is None:
                     continue
@@ -725,7 +725,7 @@ class TrainingLoops:
         """A scheduler or an optimizer: as what made the object tells (built here, by a project helper, in a
         container), else as its name says, else as the first call site that passes it in tells."""
         readable = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
-        kind = _made_kind(built(m.ctx, receiver)) if readable else None
+        kind = _made_kind(m.ctx, built(m.ctx, receiver)) if readable else None
         if kind is not None:
             return kind
         identifiers = re.findall(r"[A-Za-z_]\w*", text)
@@ -735,7 +735,7 @@ class TrainingLoops:
         if OPTIMIZER_NAME.search(last):
             return EventKind.STEP
         if m is self.own and readable:
-            return next((_made_kind(made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
+            return next((_made_kind(m.ctx, made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
         return None
 
     def _statement_clear(self, m: _Module, node: ast.stmt) -> str | None:
@@ -761,15 +761,21 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
 
 
-def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
+def _made_kind(ctx, made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
     """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
-    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(made)}
+    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(ctx, made)}
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _classes(made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
-    """The qualified classes or factories of the calls that made an object ({None} when unknown)."""
-    return {c.qualified_name(k.func) for c, k in made} if made else {None}
+def _classes(ctx, made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
+    """The qualified classes or factories of the calls that made an object, as points-to names what a
+    call constructs (`SCHEDULES[name](opt)` with a table of `partial(OneCycleLR, ...)`); {None} when unknown."""
+    objects = ctx.analysis(Objects)
+    names: set[str | None] = set()
+    for c, k in made or ():
+        constructed = objects.constructed(c, k)
+        names |= constructed if constructed else {None}
+    return names or {None}
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:

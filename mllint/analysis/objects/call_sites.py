@@ -11,9 +11,6 @@ A `callers.Binding` is one call site's arguments for the parameters of one funct
   needing a binding (`ValueKinds.unbound`, which `callers.per_call_site` reads).
 - `built(ctx, expr, binding)`: the calls that made those objects; `makers(ctx, expr)`: `built` as the file
   tells, else under each call site in turn.
-- `site_constants(ctx, function)`: the constants every call site of a function passes alike
-  (`engine.run_epoch(loader, step_per_batch=False)` at its one call site): its branches decided by them are
-  decided under each call site, so a facet may fold them (`constants.fold`).
 
 The budget is the points-to layer's (`MAX_OBJECTS` objects per expression) and the callers layer's
 (`MAX_SITES` call sites per function, `MAX_CALLER_DEPTH` callers up).
@@ -24,7 +21,7 @@ import ast
 from collections.abc import Iterator
 
 from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, union
-from mllint.analysis.program.callers import MAX_SITES, Binding, Callers, per_call_site
+from mllint.analysis.program.callers import Binding, Callers, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
@@ -108,20 +105,6 @@ def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], 
     """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
     the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
-
-
-def site_constants(ctx, function: ast.AST) -> dict[str, object]:
-    """The parameters of `function` (of `ctx`) that every call site found in the project fills with the
-    same constant (or leaves to the same constant default), and the function never rebinds; empty when it
-    has no call site, or more than the callers layer reads."""
-    sites = [b for b in ctx.analysis(Callers).bindings(function) if b.site is not None]
-    if not sites or len(sites) >= MAX_SITES:
-        return {}
-    agreed: dict[str, object] | None = None
-    for binding in sites:
-        constants = binding_constants(ctx, binding)
-        agreed = constants if agreed is None else {k: v for k, v in agreed.items() if k in constants and constants[k] == v}
-    return agreed or {}
 
 
 def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
@@ -246,16 +229,6 @@ def _argparse_default(field: Obj) -> Obj | None:
         else:
             return None
     return found
-
-
-def binding_constants(ctx, binding: Binding) -> dict[str, object]:
-    """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
-    to a constant default), and the function never rebinds."""
-    stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
-    return {
-        name: argument.value for name, (_, argument, _) in binding.arguments.items()
-        if isinstance(argument, ast.Constant) and name not in stored
-    }  # fmt: skip
 
 
 def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:

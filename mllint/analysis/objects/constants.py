@@ -1,6 +1,11 @@
 """Constants the code decides on: loops over literal collections run once per item, tests folded where
 the names they read are known constants, and the constants a call passes for a function's parameters.
 
+`site_constants(ctx, function)`: the constants every call site of a function passes alike
+(`engine.run_epoch(loader, step_per_batch=False)` at its one call site): its branches decided by them are
+decided under each call site, so a facet may fold them, and points-to reads a table at that key
+(`SCHEDULES[name]` with `make_schedule("onecycle", ...)`).
+
 One answer for every facet: the mode flow and the training-loop model both fold a callee's branches
 under `call_constants(call, function)` (`train_epoch(..., step_per_batch=False)`, `run(loader,
 mode="val")`), and unroll `for phase in ["train", "val"]` with `unrolled`, so correlated branches stay
@@ -11,6 +16,7 @@ from __future__ import annotations
 import ast
 from weakref import WeakKeyDictionary
 
+from mllint.analysis.program.callers import MAX_SITES, Binding, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
@@ -43,6 +49,31 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
         elif name in bound and isinstance(value, ast.Name) and value.id in known:
             found[name] = known[value.id]
     return found
+
+
+def site_constants(ctx, function: ast.AST, linted=None) -> dict[str, object]:
+    """The parameters of `function` (of `ctx`) that every call site found in the project fills with the
+    same constant (or leaves to the same constant default), and the function never rebinds; empty when it
+    has no call site, or more than the callers layer reads."""
+    linted = linted or ctx
+    sites = [b for b in linted.analysis(Callers).bindings_in(ctx, function) if b.site is not None]
+    if not sites or len(sites) >= MAX_SITES:
+        return {}
+    agreed: dict[str, object] | None = None
+    for binding in sites:
+        constants = binding_constants(ctx, binding)
+        agreed = constants if agreed is None else {k: v for k, v in agreed.items() if k in constants and constants[k] == v}
+    return agreed or {}
+
+
+def binding_constants(ctx, binding: Binding) -> dict[str, object]:
+    """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
+    to a constant default), and the function never rebinds."""
+    stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
+    return {
+        name: argument.value for name, (_, argument, _) in binding.arguments.items()
+        if isinstance(argument, ast.Constant) and name not in stored
+    }  # fmt: skip
 
 
 def _stored(function: ast.AST) -> frozenset[str]:

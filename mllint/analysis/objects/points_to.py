@@ -36,6 +36,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
@@ -100,6 +101,7 @@ class Objects:
         if self.view is None and getattr(ctx, "read_for", None) is not None:  # a module read for the project
             self.view = ProjectView(ctx, ctx.read_for)
         self.module_classes = ctx.analysis(ModuleClasses).modules
+        self.linted = ctx  # the file whose callers layer finds the call sites of this module's functions
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}
         self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
@@ -123,6 +125,7 @@ class Objects:
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
+        self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -265,7 +268,7 @@ class Objects:
             return None
         names = set()
         if isinstance(func, ast.Subscript):  # a key the literal lacks: the classes decorators register too
-            key = _constant(func.slice)
+            key = home._key_of(func.slice)
             for table in home.points_to(func.value) or ():
                 if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
                     names |= self._of(table.ctx).registered(table)
@@ -318,6 +321,8 @@ class Objects:
             return obj.ctx.analysis(Names).module_level(obj.name)
         if isinstance(node, ast.Lambda) and not node.args.args and isinstance(node.body, ast.Call):
             node = node.body.func
+        if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
+            node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
 
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
@@ -374,6 +379,8 @@ class Objects:
         objects = ctx.analysis(Objects)
         if objects.view is None:
             objects.view = self.view
+        if objects.linted is objects.ctx:  # a module read for the project: its call sites are found from here
+            objects.linted = self.linted
         return objects
 
     # Evaluation.
@@ -419,10 +426,24 @@ class Objects:
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr, depth)
         if isinstance(expr, ast.Subscript):
-            return self._item(expr.value, _constant(expr.slice), depth)
+            return self._item(expr.value, self._key_of(expr.slice), depth)
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
         return frozenset({Obj("made", expr, ctx=self.ctx)})
+
+    def _key_of(self, index: ast.AST):
+        """The constant an index is: a literal, or a parameter every call site of its function fills with
+        the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
+        found = _constant(index)
+        if found is not None or not isinstance(index, ast.Name):
+            return found
+        function = self._scope_binding(index)
+        if not isinstance(function, FUNCTIONS) or index.id not in {p.arg for p in parameters(function, variadic=False)}:
+            return None
+        if function not in self._site_constants:
+            self._site_constants[function] = site_constants(self.ctx, function, self.linted)
+        found = self._site_constants[function].get(index.id)
+        return found if isinstance(found, int | str) and not isinstance(found, bool) else None
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
@@ -749,6 +770,10 @@ class Objects:
         if function not in self._returned_by:
             self._returned_by[function] = returned_expressions(function.body)
         returned = self._returned_by[function]
+        constants = call_constants(call, function) if returned and len(returned) > 1 else None
+        if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
+            reached = reachable_returns(function, constants)
+            returned = [r for r in returned if any(r is other for other in reached)] or returned
         return [(r, ctx) for r in returned] if returned else None
 
     def is_generator(self, function: ast.AST) -> bool:

@@ -192,6 +192,10 @@ class Callers:
         and the binding of its defaults when it has any."""
         return self._bindings_in(self.ctx, function, 0)
 
+    def bindings_in(self, ctx, function: ast.AST) -> list[Binding]:
+        """`bindings` of a function of another module of the project (`ctx`), found from the linted file."""
+        return self._bindings_in(ctx, function, 0)
+
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
         key = (id(ctx), function)
         if key not in self._bindings:
