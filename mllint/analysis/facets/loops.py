@@ -164,7 +164,7 @@ class _Module:
         return self.ctx.analysis(ValueKinds)
 
     def event(self, kind: EventKind, node: ast.AST, key: str | None, guards: tuple[Guard, ...], **more) -> Event:
-        return Event(kind, node, key, guards, path=self.path, **more)
+        return Event(kind, node, key, guards, path=self.path, ctx=self.ctx, **more)
 
 
 def is_library(project: ProjectView | None, qualified: str) -> bool:
@@ -234,6 +234,14 @@ class TrainingLoops:
                 return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given
+            for found, _ in makers(event.ctx, event.node.func.value, self.ctx):
+                names = _classes(self.ctx, found)
+                made = scheduler_made_by(names.pop()) if len(names) == 1 else None
+                if made is not None:
+                    ctx, constructor = found[0]
+                    where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         return SchedulerClass(made, constructor, "") if made else None
 
     def parameter_owners(self, step: Event) -> Owners | None:
@@ -560,10 +568,13 @@ class TrainingLoops:
         return events
 
     def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
-        """The events of a loop's (or comprehension's) iteration, under the loop's guard."""
+        """The events of a loop's (or comprehension's) iteration, under the loop's guard; a loop that hands
+        the call on to each item's hook (`for cb in self.callbacks: cb.on_batch_end(...)`) runs each hook
+        once, in turn: no repetition and no condition, so its events need no guard of their own."""
         inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
-        loop_guard = Guard("loop", str(id(loop)), None, loop)
-        return [e.with_prefix(guards + (loop_guard,), same) for e in inner]
+        dispatch = m is self.own and self._dispatches(loop)
+        loop_guard = () if dispatch else (Guard("loop", str(id(loop)), None, loop),)
+        return [e.with_prefix(guards + loop_guard, same) for e in inner]
 
     def _iteration_events(self, m: _Module, loop: ast.AST, depth: int) -> list[Event]:
         """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
@@ -633,26 +644,38 @@ class TrainingLoops:
         events = folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
+    def _dispatches(self, loop: ast.AST) -> bool:
+        """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`) that the objects
+        layer resolves (`_item_methods`)?"""
+        body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
+        calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+        return bool(calls) and len(calls) == len(body) and all(self._item_methods(c) for c in calls)
+
     def _item_methods(self, call: ast.Call) -> list[Callee]:
         """The methods `item.hook(...)` runs for a loop variable `item` over a container of objects of
         project classes (`for cb in callbacks:`), as the objects layer tells here or under the call sites
-        of the function around it: one method per class, all of them run; empty when one is unknown."""
+        of the function around it or of its class's `__init__` (`self.callbacks = callbacks`, given by
+        `Trainer(model, opt, [LRSchedulerCallback(sched), PrintCallback()])`): one method per class, all of
+        them run; empty when one is unknown."""
         func = call.func
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
             return []
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
         if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != func.value.id:
             return []
-        objects, function = self.ctx.analysis(Objects), self.ctx.scopes.enclosing_function(call)
-        bindings = self.ctx.analysis(Callers).bindings(function) if function is not None else []
-        for found in [objects.points_to(func.value), *(under(self.ctx, func.value, b) for b in bindings)]:
+        objects = self.ctx.analysis(Objects)
+
+        def methods_under(binding: Binding | None) -> list[Callee] | None:
+            found = under(self.ctx, func.value, binding)
             classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
             if None in classes:
-                continue
+                return None
             methods = [(ctx, inherited_method(ctx, cls, func.attr)) for ctx, cls in classes]
-            if all(method is not None for _, method in methods):
-                return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
-        return []
+            if not all(method is not None for _, method in methods):
+                return None
+            return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
+
+        return next((hooks for hooks, _ in per_call_site(self.ctx, call, methods_under)), [])
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =

@@ -232,7 +232,9 @@ def _assigned_call(ctx, target: ast.AST) -> tuple[ast.AST | None, int | None]:
 
 def _parts(returned: ast.AST, index: int | None, key) -> list[ast.AST]:
     """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`
-    (each value for `ANY_KEY`)."""
+    (each value for `ANY_KEY`); an int key of a tuple is its element (`res = step(...)`, `res[0]`)."""
+    if isinstance(key, int) and not isinstance(key, bool) and isinstance(returned, ast.Tuple) and index is None:
+        index, key = key, None
     if index is not None:
         ok = isinstance(returned, ast.Tuple) and index < len(returned.elts)
         returned = returned.elts[index] if ok else None

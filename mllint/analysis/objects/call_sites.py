@@ -101,10 +101,12 @@ def _submodule_fields(objects: Objects, field: Obj, binding: Binding | None) -> 
     return calls or None
 
 
-def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:
+def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:
     """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
-    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
-    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
+    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None).
+    `linted`: the linted file, when `ctx` is another module of the project (its call sites are found from there)."""
+    objects = linted.analysis(Objects) if linted is not None else None
+    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
 def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:

@@ -142,6 +142,8 @@ def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], boo
             found += [v for values, _ in results for v in values]
             if all(ends for _, ends in results) and (decided is not None or statement.orelse):
                 return found, True
+        elif isinstance(statement, ast.Match):
+            found += [v for case in statement.cases for v in _returns(case.body, constants)[0]]
         elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for field in ("body", "orelse", "finalbody", "handlers"):
                 inner = getattr(statement, field, None)

@@ -64,6 +64,7 @@ WRAPPERS = {
 }  # fmt: skip
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
+PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
 OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (*FUNCTIONS, ast.Lambda)
@@ -765,7 +766,8 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
-        if function is None or function.decorator_list or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
+        decorated = function is not None and not all(isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS for d in function.decorator_list)
+        if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         if function not in self._returned_by:
             self._returned_by[function] = returned_expressions(function.body)
