@@ -293,6 +293,30 @@ class TrainingLoops:
             part = part.value if isinstance(part, ast.Attribute) else None
         return None
 
+    def clears_stepped(self, step: Event, clear: Event) -> bool:
+        """Does a module's clear (`model.zero_grad()`) zero gradients the optimizer of `step` applies: the
+        module, or a part of it or a module it is part of, is what the optimizer gets the parameters of
+        (`Adam(model.parameters())`), as the objects layer follows both where they are written?"""
+        call, stepping = clear.node, step.node
+        if clear.ctx is None or step.ctx is None or not isinstance(stepping, ast.Call) or not isinstance(stepping.func, ast.Attribute):
+            return False
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad"):
+            return False
+        objects = self.ctx.analysis(Objects)
+        cleared = objects._of(clear.ctx).points_to(call.func.value)
+        scaled = SCALER_NAME.search(source_text(stepping.func.value)) and stepping.args  # `scaler.step(optimizer)`
+        optimizers = objects._of(step.ctx).points_to(stepping.args[0] if scaled else stepping.func.value)
+        if not cleared or NONE in cleared or not optimizers:
+            return False
+        trained: set = set()
+        for optimizer in optimizers:
+            home = objects._of(optimizer.ctx) if optimizer.ctx is not None else None
+            if home is None or not isinstance(optimizer.node, ast.Call) or not home.trained_by(optimizer.node):
+                continue
+            for owner in home.parameter_owners(optimizer.node):
+                trained |= home.points_to(owner) or set()
+        return any(_within(a, b) or _within(b, a) for a in cleared for b in trained)
+
     def _step_owners(self, call: ast.Call) -> Owners | None:
         scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args  # scaler.step(optimizer)
         receiver = call.args[0] if scaled else call.func.value
@@ -670,8 +694,8 @@ class TrainingLoops:
             classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
             if None in classes:
                 return None
-            methods = [(ctx, inherited_method(ctx, cls, func.attr)) for ctx, cls in classes]
-            if not all(method is not None for _, method in methods):
+            methods = [inherited_method(ctx, cls, func.attr, objects.view) for ctx, cls in classes]
+            if not all(method is not None for method in methods):
                 return None
             return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
 
@@ -788,6 +812,15 @@ def _made_kind(ctx, made: list[tuple[object, ast.Call]] | None) -> EventKind | N
     """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
     kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(ctx, made)}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _within(part, whole) -> bool:
+    """Is the object `part` the object `whole` or an attribute of it, of an attribute of it...?"""
+    while part is not None:
+        if part == whole:
+            return True
+        part = part.base if part.kind == "field" else None
+    return False
 
 
 def _classes(ctx, made: list[tuple[object, ast.Call]] | None) -> set[str | None]:

@@ -49,8 +49,8 @@ def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed
     index = ctx.analysis(ProjectView).index
     if followed is not None and index is not None and home.module is not None and not index.mentions(home.module.name, followed):
         return None
-    method = next((m for name in names if (m := inherited_method(home, cls, name)) is not None), None)
-    return Callee(method, home) if method is not None else None
+    method = next((m for name in names if (m := inherited_method(home, cls, name, objects.view)) is not None), None)
+    return Callee(method[1], method[0]) if method is not None else None
 
 
 def _classes(objects: Objects, found: frozenset | None) -> tuple[object, ast.ClassDef] | None:

@@ -50,6 +50,7 @@ MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
+MAX_BASES = 16  # classes searched for an inherited method
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
 _NO_CUT = 1 << 30
 
@@ -246,12 +247,7 @@ class Objects:
         func = obj.node.func  # a class is called by its name or from a table (`MODELS["net"](cfg)`): no flow to follow
         names = self.constructed(obj.ctx, obj.node) if isinstance(func, ast.Subscript) else {obj.ctx.qualified_name(func)}
         name = next(iter(names)) if names and len(names) == 1 else None
-        found = self.view.find(name) if name and self.view is not None else None
-        if found is None or found[1] not in found[0].classes or self.view.index is None:
-            return None
-        home = self.view.index.context(found[0].name)
-        cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
-        return (home, cls) if cls is not None else None
+        return project_class(self.view, name)
 
     def constructed(self, ctx, call: ast.Call) -> frozenset | None:
         """The qualified names of what a call of `ctx` constructs: its function's, or those of every object
@@ -369,8 +365,7 @@ class Objects:
         if len(classes) != 1 or None in classes:
             return None
         ctx, cls = classes.pop()
-        function = inherited_method(ctx, cls, func.attr)
-        return (ctx, function) if function is not None else None
+        return inherited_method(ctx, cls, func.attr, self.view)
 
     def _of(self, ctx) -> "Objects":
         """The points-to of another module of the project, which follows its own imports through this
@@ -893,17 +888,41 @@ def _made_at(obj: Obj, site: ast.AST) -> Obj:
     return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
 
 
-def inherited_method(ctx, cls: ast.ClassDef, name: str) -> ast.AST | None:
-    """The method `name` of a class or of its base classes of the same module (`ctx`'s)."""
+def inherited_method(ctx, cls: ast.ClassDef, name: str, view: ProjectView | None = None) -> tuple[object, ast.AST] | None:
+    """The method `name` of a class or of its base classes (with the context of its module): of the same
+    module (`ctx`'s), and with the project's `view` of another module too (`class SegTrainer(AmpStepMixin)`
+    with `from mixins import AmpStepMixin`); every base is searched in order, depth first."""
     seen: set[ast.AST] = set()
-    while isinstance(cls, ast.ClassDef) and cls not in seen:
+    stack = [(ctx, cls)]
+    while stack and len(seen) < MAX_BASES:
+        ctx, cls = stack.pop()
+        if not isinstance(cls, ast.ClassDef) or cls in seen:
+            continue
         seen.add(cls)
         function = own_method(cls, name)
         if function is not None:
-            return function
-        bases = [b.id for b in cls.bases if isinstance(b, ast.Name)]
-        cls = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == bases[0]), None) if len(bases) == 1 else None
+            return ctx, function
+        stack += reversed([found for base in cls.bases if (found := _base_class(ctx, base, view)) is not None])
     return None
+
+
+def _base_class(ctx, base: ast.AST, view: ProjectView | None) -> tuple[object, ast.ClassDef] | None:
+    """The class a base names: of the module, or with the project's `view`, of another of its modules."""
+    if isinstance(base, ast.Name):
+        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
+        if local is not None:
+            return ctx, local
+    return project_class(view, ctx.qualified_name(base)) if view is not None else None
+
+
+def project_class(view: ProjectView | None, name: str | None) -> tuple[object, ast.ClassDef] | None:
+    """The class of the project a qualified name names (`models.Net`), with the context of its module."""
+    found = view.find(name) if name and view is not None else None
+    if found is None or found[1] not in found[0].classes or view.index is None:
+        return None
+    home = view.index.context(found[0].name)
+    cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+    return (home, cls) if cls is not None else None
 
 
 def union(*sets: frozenset | None) -> frozenset | None:
