@@ -302,10 +302,18 @@ class TrainingLoops:
             return False
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad"):
             return False
-        objects = self.ctx.analysis(Objects)
-        cleared = objects._of(clear.ctx).points_to(call.func.value)
         scaled = SCALER_NAME.search(source_text(stepping.func.value)) and stepping.args  # `scaler.step(optimizer)`
-        optimizers = objects._of(step.ctx).points_to(stepping.args[0] if scaled else stepping.func.value)
+        stepped = stepping.args[0] if scaled else stepping.func.value
+        if clear.ctx is step.ctx:  # both in one function, under its call sites: `train(model, optimizer)`
+            asked = per_call_site(step.ctx, stepping, lambda b: self._overlap(under(clear.ctx, call.func.value, b), under(step.ctx, stepped, b)) or None, self.ctx)
+            return next(asked, None) is not None
+        objects = self.ctx.analysis(Objects)
+        return self._overlap(objects._of(clear.ctx).points_to(call.func.value), objects._of(step.ctx).points_to(stepped))
+
+    def _overlap(self, cleared: frozenset | None, optimizers: frozenset | None) -> bool:
+        """Is an object of `cleared` what an optimizer of `optimizers` gets the parameters of, a part of it
+        or a module it is part of?"""
+        objects = self.ctx.analysis(Objects)
         if not cleared or NONE in cleared or not optimizers:
             return False
         trained: set = set()
