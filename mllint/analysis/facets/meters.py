@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.callees import function_called, method_called
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
@@ -163,6 +163,9 @@ class StepReturns:
         callee = self.resolver.resolve(call)
         if callee is not None:
             return callee.ctx, callee.function
+        if isinstance(call.func, ast.Name):  # a closure a builder made, passed in: `step_fn(batch)`
+            for callee, _ in per_call_site(self.ctx, call.func, lambda binding: function_called(self.ctx, call, binding)):
+                return callee.ctx, callee.function
         if not isinstance(call.func, ast.Attribute):
             return None
         found = self.view.class_summary(self.ctx.analysis(ValueKinds).constructed_class(call.func.value) or "")

@@ -1,6 +1,6 @@
 """Which method of the project a call on an object runs, the object found by points-to.
 
-`method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
+`function_called(ctx, call, binding)`: the closure or function a called value is. `method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
 that made `criterion`, for `model.compute_loss(x, y)` the method `compute_loss` (of the class or a base of
 its module), wherever the object was made (`criterion = DeepSupervisionLoss()`, a factory of another
 module, a parameter its call sites fill under `binding`). All the objects the receiver may be must be
@@ -27,6 +27,18 @@ def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes]
         if found is not None or not (isinstance(func.value, ast.Name) and func.value.id == "self"):
             return found
     return _method_of(ctx, func, ("forward", "__call__"), binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
+
+
+def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
+    """The function of the project a call of a value runs (`step_fn(batch)` with `step_fn` a closure that
+    `make_step(model, optimizer)` returns, passed in by a call site under `binding`); None when it may be
+    another, or is unknown."""
+    found = under(ctx, call.func, binding)
+    functions = {(obj.ctx, obj.node) if obj.kind == "made" else None for obj in found - {NONE}} if found else set()
+    if len(functions) != 1 or None in functions:
+        return None
+    home, function = functions.pop()
+    return Callee(function, home) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed) -> Callee | None:

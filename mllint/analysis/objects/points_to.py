@@ -795,8 +795,18 @@ class Objects:
             if isinstance(scope, SCOPES):
                 for parameter in parameters(scope):
                     found.setdefault(parameter.arg, []).append((parameter, _ParameterValue(scope, parameter.arg)))
+                for definition in self.ctx.index.within(scope, *FUNCTIONS, ast.ClassDef):  # a closure it returns
+                    if self.ctx.scopes.parent(definition) is not None and self._defining_scope(definition) is scope:
+                        found.setdefault(definition.name, []).append((definition, definition))
             self._bindings[scope] = found
         return self._bindings[scope]
+
+    def _defining_scope(self, definition: ast.AST) -> ast.AST | None:
+        """The function whose local name a nested `def` or `class` binds."""
+        parent = self.ctx.scopes.parent(definition)
+        while parent is not None and not isinstance(parent, (*SCOPES, ast.ClassDef, ast.Module)):
+            parent = self.ctx.scopes.parent(parent)
+        return parent
 
     def _class_of(self, function: ast.AST | None) -> ast.ClassDef | None:
         parent = self.ctx.scopes.parent(function) if function is not None else None
