@@ -26,6 +26,7 @@ from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
+from mllint.analysis.facets.indexing import index_shape, int_literal, normalise
 from mllint.analysis.facets.layer_shapes import (
     LOSSES, constructor_dim, flatten, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
 )
@@ -869,7 +870,7 @@ class Interpreter:
         for item in items:
             self.eval(item)
         if isinstance(base, Size):
-            position = _int_literal(index)
+            position = int_literal(index)
             if position is None:
                 return None
             if base.dims is not None:
@@ -883,9 +884,9 @@ class Interpreter:
                 for i in items if _selected(self.seen.get(sources[id(i)]), "") is not None
             }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
-            shape = _index(base.shape, items, integers, rows) if base.shape is not None else None
+            shape = index_shape(base.shape, items, integers, rows) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
-        position = _int_literal(index)
+        position = int_literal(index)
         if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
             return base.values[position]
         if isinstance(base, Samples):
@@ -1146,8 +1147,8 @@ class Interpreter:
             return self.where(args)
         if name == FUNCTIONAL + "cosine_similarity" and all(k.arg in ("dim", "eps") for k in node.keywords) and len(args) <= 3:
             joint = broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "x2")))
-            dim = _int_literal(call_argument(node, 2, "dim")) if call_argument(node, 2, "dim") is not None else 1
-            position = _normalise(dim, len(joint)) if joint is not None and dim is not None else None
+            dim = int_literal(call_argument(node, 2, "dim")) if call_argument(node, 2, "dim") is not None else 1
+            position = normalise(dim, len(joint)) if joint is not None and dim is not None else None
             return joint[:position] + joint[position + 1 :] if position is not None else None  # the dim it compares along
         method = name[len(TORCH):]
         if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
@@ -1177,7 +1178,7 @@ class Interpreter:
         if method == "size":
             if not args and not node.keywords:
                 return Size(shape, receiver.key, receiver.label)
-            position = _int_literal(call_argument(node, 0, "dim"))
+            position = int_literal(call_argument(node, 0, "dim"))
             if position is None:
                 return None
             if shape is not None:
@@ -1199,8 +1200,8 @@ class Interpreter:
             return shape if isinstance(other_value, Number) else broadcast(shape, _shape(other_value))
         if shape is None:
             return None
-        if method in ("split", "chunk") and shape and _int_literal(call_argument(node, 1, "dim")) in (None, 0):
-            if len(node.args) + len(node.keywords) == 1 or _int_literal(call_argument(node, 1, "dim")) == 0:
+        if method in ("split", "chunk") and shape and int_literal(call_argument(node, 1, "dim")) in (None, 0):
+            if len(node.args) + len(node.keywords) == 1 or int_literal(call_argument(node, 1, "dim")) == 0:
                 part = Sym(("chunk", id(node)), f"len({receiver.label} chunk)")
                 return Listed(Tensor((part, *shape[1:]), ("chunk", id(node)), "chunk"), None)  # `perm.split(64)`
         if method in ("view_as", "reshape_as", "expand_as"):
@@ -1212,33 +1213,33 @@ class Interpreter:
     def shape_method(self, node: ast.Call, method: str, shape: Shape) -> Shape | None:
         rank, args = len(shape), node.args
         if method == "unsqueeze":
-            position = _normalise(_int_literal(call_argument(node, 0, "dim")), rank + 1)
+            position = normalise(int_literal(call_argument(node, 0, "dim")), rank + 1)
             return None if position is None else shape[:position] + (1,) + shape[position:]
         if method == "squeeze":
-            dims = [_int_literal(a) for a in args] + [_int_literal(k.value) for k in node.keywords if k.arg == "dim"]
+            dims = [int_literal(a) for a in args] + [int_literal(k.value) for k in node.keywords if k.arg == "dim"]
             if not dims:  # a symbol (a batch) is taken for more than one: `(B, 1)` gives `(B,)`
                 return tuple(d for d in shape if d != 1) if None not in shape else None
-            positions = [_normalise(d, rank) for d in dims]
+            positions = [normalise(d, rank) for d in dims]
             if None in positions or any(shape[p] not in (1,) and not isinstance(shape[p], int) for p in positions):
                 return None  # a symbol may be 1
             return tuple(d for i, d in enumerate(shape) if not (i in positions and d == 1))
         if method == "flatten":
-            start = _int_literal(call_argument(node, 0, "start_dim")) if call_argument(node, 0, "start_dim") else 0
-            end = _int_literal(call_argument(node, 1, "end_dim")) if call_argument(node, 1, "end_dim") else -1
+            start = int_literal(call_argument(node, 0, "start_dim")) if call_argument(node, 0, "start_dim") else 0
+            end = int_literal(call_argument(node, 1, "end_dim")) if call_argument(node, 1, "end_dim") else -1
             return flatten(shape, start, end)
         if method == "permute":
-            order = [_int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
+            order = [int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
             if not order:
                 return None
-            positions = [_normalise(p, rank) for p in order]
+            positions = [normalise(p, rank) for p in order]
             if None in positions or sorted(positions) != list(range(rank)):
                 return None
             return tuple(shape[p] for p in positions)
         if method == "transpose" and len(args) != 2:
             method = "permute"  # numpy's `a.transpose(1, 0, 2)`
         if method in ("transpose", "swapaxes", "swapdims"):
-            a = _normalise(_int_literal(call_argument(node, 0, "dim0")), rank)
-            b = _normalise(_int_literal(call_argument(node, 1, "dim1")), rank)
+            a = normalise(int_literal(call_argument(node, 0, "dim0")), rank)
+            b = normalise(int_literal(call_argument(node, 1, "dim1")), rank)
             if a is None or b is None:
                 return None
             swapped = list(shape)
@@ -1260,7 +1261,7 @@ class Interpreter:
         return None
 
     def reduction(self, node: ast.Call, method: str, shape: Shape) -> Shape | None:
-        dim_node = next((k.value for k in node.keywords if k.arg == "dim"), None)
+        dim_node = next((k.value for k in node.keywords if k.arg in ("dim", "axis")), None)  # NumPy's `axis=`
         if dim_node is None and node.args and method != "norm":
             if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool):
                 return None  # `x.std(False)`: the old `unbiased` argument
@@ -1274,7 +1275,7 @@ class Interpreter:
         if dim_node is None:
             return () if not node.keywords and (method != "norm" or not node.args) else None
         elements = dim_node.elts if isinstance(dim_node, (ast.Tuple, ast.List)) else [dim_node]
-        positions = {_normalise(_int_literal(e), len(shape)) for e in elements}
+        positions = {normalise(int_literal(e), len(shape)) for e in elements}
         if None in positions:
             return None
         return tuple(1 if i in positions else d for i, d in enumerate(shape) if keepdim or i not in positions)
@@ -1282,7 +1283,7 @@ class Interpreter:
     def concatenate(self, node: ast.Call, stack: bool) -> Shape | None:
         tensors = call_argument(node, 0, "tensors")
         dim_node = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
-        position = _int_literal(dim_node) if dim_node is not None else 0
+        position = int_literal(dim_node) if dim_node is not None else 0
         if not isinstance(tensors, (ast.Tuple, ast.List)) or not tensors.elts or position is None:
             return None
         shapes = [self.shape_of(e) for e in tensors.elts]
@@ -1290,10 +1291,10 @@ class Interpreter:
         if any(s is None or len(s) != len(first) for s in shapes):
             return None
         if stack:
-            position = _normalise(position, len(first) + 1)
+            position = normalise(position, len(first) + 1)
             same = all(all(x is not None and x == y for x, y in zip(first, s)) for s in shapes)
             return first[:position] + (len(shapes),) + first[position:] if same and position is not None else None
-        position = _normalise(position, len(first))
+        position = normalise(position, len(first))
         if position is None:
             return None
         others_match = all(
@@ -1346,17 +1347,8 @@ def _size_receiver(node: ast.AST | None) -> ast.AST | None:
     return None
 
 
-def _int_literal(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int_literal(node.operand)
-        return -value if value is not None else None
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
-def _normalise(position: int | None, rank: int) -> int | None:
-    if position is None or not -rank <= position < rank:
-        return None
-    return position % rank
 
 
 def _selected(index: object, text: str) -> Dim:
@@ -1375,59 +1367,10 @@ def _same_selection(index: ast.AST) -> ast.AST:
     return index
 
 
-def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[int, Dim]) -> Shape | None:
-    """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
-    one-dimensional index tensors (`rows`: how many they, and slices of a known width, select), `None`
-    and `...` (anything else: unknown)."""
-    consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
-    if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
-        return None
-    result, position = [], 0
-    for item in items:
-        if isinstance(item, ast.Constant) and item.value is None:
-            result.append(1)
-        elif isinstance(item, ast.Constant) and item.value is Ellipsis:
-            skipped = len(shape) - len(consuming)
-            result += shape[position : position + skipped]
-            position += skipped
-        elif isinstance(item, ast.Slice):
-            result.append(rows[id(item)] if id(item) in rows else _slice_length(item, shape[position]))
-            position += 1
-        elif _int_literal(item) is not None or id(item) in integers:
-            position += 1
-        elif id(item) in rows and position < len(shape):
-            result.append(rows[id(item)])
-            position += 1
-        else:
-            return None
-    return tuple(result) + tuple(shape[position:])
 
 
-def _slice_length(item: ast.Slice, dim: Dim) -> Dim:
-    """How many entries a slice keeps of a dimension: all for `:`, 1 for `[-1:]`, and what literal bounds
-    leave of a known size (`[2:]`, `[:-1]`, `[-3:]`); None: unknown."""
-    if item.step is not None:
-        return None
-    lower, upper = item.lower, item.upper
-    if lower is None and upper is None:
-        return dim
-    low = 0 if lower is None else _signed_literal(lower)
-    high = None if upper is None else _signed_literal(upper)
-    if low is None or (upper is not None and high is None):
-        return None
-    if high is None and low == -1:
-        return 1  # the last entry of any non-empty dimension
-    if not isinstance(dim, int):
-        return None
-    start, stop = slice(low, high).indices(dim)[:2]
-    return max(stop - start, 0)
 
 
-def _signed_literal(node: ast.AST) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int_literal(node.operand)
-        return None if value is None else -value
-    return _int_literal(node)
 
 
 def _matmul(a: Shape | None, b: Shape | None) -> Shape | None:
@@ -1490,7 +1433,7 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     head, tail = ends
     if method in SAME_SHAPE_METHODS:
         return ends
-    position = _int_literal(call_argument(node, 0, "dim"))
+    position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
         return head, tail + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
