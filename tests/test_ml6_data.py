@@ -147,3 +147,34 @@ MEAN_MODEL = (
 )
 def test_shapes_of_more_sources(source, expression, shape):
     assert shape_of(source.replace("F.", "nn.functional."), expression) == shape
+
+
+TABLES = "import pandas as pd\nCOLUMNS = ['a', 'b']\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # NumPy reductions along `axis=`.
+        ("def f(n):\n    a = np.random.rand(n, 3).sum(axis=1)\n    return a\n", "a", "(n,)"),
+        ("def f(n):\n    a = np.random.rand(n, 3).mean(axis=-1, keepdims=True)\n    return a\n", "a", "(n, 1)"),
+        # pandas frames: a column is a Series, a list of columns a frame; `.iloc` indexes as an array.
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df['y'].values\n", "df['y'].values", "(rows,)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df[['y']].to_numpy()\n", "df[['y']].to_numpy()", "(rows, 1)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df[COLUMNS].values\n", "df[COLUMNS].values", "(rows, 2)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p).dropna()\n    return df.iloc[:, -1:].values\n", "df.iloc[:, -1:].values", "(rows, 1)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df.iloc[:, 0].values\n", "df.iloc[:, 0].values", "(rows,)"),
+        (TABLES + "def f(p, c):\n    df = pd.read_csv(p)\n    return df[c].values\n", "df[c].values", None),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df.values\n", "df.values", "(rows, ?)"),
+        # A table read from text has at most two dimensions: an index of two items tells it has two.
+        ("def f(p):\n    raw = np.loadtxt(p, delimiter=',').astype(np.float32)\n    return raw[:, -1:]\n", "raw[:, -1:]", "(raw.shape[0], 1)"),
+        ("def f(p):\n    raw = np.loadtxt(p)\n    return raw[:, 0]\n", "raw[:, 0]", "(raw.shape[0],)"),
+        ("def f(p):\n    raw = np.loadtxt(p)\n    return raw[0]\n", "raw[0]", None),
+        ("def f(p):\n    raw = np.genfromtxt(p, ndmin=2)\n    return raw\n", "raw", "(rows, columns)"),
+        ("def f(p):\n    raw = np.loadtxt(p, usecols=2)\n    return raw\n", "raw", "(rows,)"),
+        ("def f(p):\n    raw = np.loadtxt(p, unpack=True)\n    return raw[:, 0]\n", "raw[:, 0]", None),
+        ("def f(p):\n    raw = np.load(p)\n    return raw[:, 0]\n", "raw[:, 0]", None),
+    ],
+)
+def test_tables(source, expression, shape):
+    assert shape_of(source, expression) == shape

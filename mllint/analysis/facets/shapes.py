@@ -33,7 +33,8 @@ from mllint.analysis.facets.layer_shapes import (
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Size, Tensor
+from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
@@ -561,7 +562,7 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) for _, v in value.values)
     if isinstance(value, Listed):
         return _informative(value.item)
-    return isinstance(value, (Samples, Batches))
+    return isinstance(value, (Samples, Batches, Frame))
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
@@ -743,7 +744,7 @@ class Interpreter:
             elif isinstance(value, Number) and isinstance(value.dim, Sym):
                 value = Number(Sym(value.dim.key, target.id, value.dim.operator, value.dim.operands))
             elif isinstance(value, Tensor) and value.shape is None:
-                value = Tensor(None, value.key, target.id, value.ends)
+                value = Tensor(None, value.key, target.id, value.ends, max_rank=value.max_rank)
             self.env[target.id] = value
         elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
@@ -851,6 +852,8 @@ class Interpreter:
         if _informative(stored):
             return stored
         base = self.eval(node.value)
+        if isinstance(base, Frame):
+            return frame_attribute(base, node.attr)
         if not isinstance(base, Tensor):
             return None
         if node.attr == "shape":
@@ -876,7 +879,10 @@ class Interpreter:
             if base.dims is not None:
                 return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
+        if isinstance(base, Frame):
+            return frame_item(self, base, node, items)
         if isinstance(base, Tensor):
+            base = table_rows(base, items)
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
             sources = {id(i): _same_selection(i) for i in items}
             rows = {
@@ -954,7 +960,9 @@ class Interpreter:
             if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
                 self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
             return receiver.get(key.value)  # `batch.get("y")`
-        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
+        if isinstance(receiver, Frame):
+            return frame_method(node, node.func.attr, receiver)
+        data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         if data is not None:
             return data
         helper = self.shapes.own_function(node.func)
@@ -985,6 +993,8 @@ class Interpreter:
             size = call_argument(node, position, "size") if position is not None else None
             shape = self.sizes([size]) if size is not None else None
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
+            if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
+                return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
             if receiver.shape is None and receiver.ends is not None:
                 return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
             result = self.method(node, node.func.attr, receiver)

@@ -20,6 +20,17 @@ class Tensor:
     ends: tuple[Shape, Shape] | None = None
     fresh: bool = field(default=False, compare=False)  # a parameter made in `__init__`: no data laid out yet
     squeezed_at: tuple | None = field(default=None, compare=False)  # a dim-less `squeeze()` made it: (its context, the call)
+    max_rank: int | None = None  # of unknown rank, at most this many dimensions (a table `np.loadtxt` reads)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A pandas DataFrame `(rows, columns)` (None: columns unknown) or Series `(rows,)`; `positional` for
+    its `.iloc`, which indexes it as an array."""
+
+    shape: Shape
+    key: tuple
+    positional: bool = False
 
 
 @dataclass(frozen=True)
