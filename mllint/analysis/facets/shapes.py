@@ -211,8 +211,8 @@ class Shapes:
             for binding in self.ctx.analysis(Callers).bindings(function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
-                    if ctx is self.ctx and function in self.ctx.tree.body:
-                        continue  # a helper of the file: run with the arguments at each call (`helper_values`)
+                    if ctx is self.ctx and function in self.ctx.tree.body and self.ctx.scopes.enclosing_function(argument):
+                        continue  # a helper of the file called in a function: run with the arguments at each call (`helper_values`)
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
                     if _informative(value):
                         values[name] = value
