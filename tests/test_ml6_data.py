@@ -178,3 +178,24 @@ TABLES = "import pandas as pd\nCOLUMNS = ['a', 'b']\n"
 )
 def test_tables(source, expression, shape):
     assert shape_of(source, expression) == shape
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # Python lists of numbers: stdlib `random` and `math` give numbers, a slice of a list is a list,
+        # `+` joins lists, `sum` of numbers is a number.
+        ("import random\ndef f():\n    r = [random.gauss(0, 1) for _ in range(4)]\n    return torch.tensor(r[:-1] + [sum(r)])\n",
+         "torch.tensor(r[:-1] + [sum(r)])", "(4,)"),
+        ("import math\ndef f(xs):\n    return torch.tensor([math.exp(1.0)])\n", "torch.tensor([math.exp(1.0)])", "(1,)"),
+        # A list appended to in a loop: a list of what is appended, when every item is alike.
+        ("def f(n):\n    out = []\n    for _ in range(n):\n        out.append(torch.randn(3))\n    return torch.stack(out)\n",
+         "torch.stack(out)", "(?, 3)"),
+        ("def f(n):\n    out = [torch.randn(2)]\n    for _ in range(n):\n        out.append(torch.randn(3))\n    return torch.stack(out)\n",
+         "torch.stack(out)", None),
+        ("def f(n):\n    out = []\n    for _ in range(n):\n        out.extend(torch.randn(3))\n    return torch.stack(out)\n",
+         "torch.stack(out)", None),
+    ],
+)
+def test_python_lists(source, expression, shape):
+    assert shape_of(source, expression) == shape

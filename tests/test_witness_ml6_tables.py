@@ -73,3 +73,47 @@ def test_a_squeezed_output_against_a_table_column_learns_only_the_mean(program):
     fixed = program.replace("model(x).squeeze()", "model(x)")
     assert ml6(fixed) == []
     assert run(fixed)["error"] < 0.05
+
+
+LISTS = """\
+import random
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader
+
+random.seed(0)
+samples = []
+for _ in range(256):
+    feat = torch.randn(3)
+    samples.append((feat, float(feat @ torch.tensor([1.0, -2.0, 0.5]))))
+
+
+def collate(batch):
+    feats, scores = zip(*batch)
+    return torch.stack(feats), torch.tensor(scores).unsqueeze(1)
+
+
+model = nn.Linear(3, 1)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+for epoch in range(30):
+    for x, y in DataLoader(samples, batch_size=64, collate_fn=collate):
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x).view(-1), y)
+        loss.backward()
+        optimizer.step()
+x, y = collate(samples)
+error = F.mse_loss(model(x), y).item()
+"""
+
+
+def test_a_list_built_by_append_and_collated_to_a_column_against_a_flat_output():
+    line = next(i for i, text in enumerate(LISTS.splitlines(), 1) if "loss = F.mse_loss" in text)
+    assert ml6(LISTS) == [(line, "ML601")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(LISTS)["error"] > 1.0
+    fixed = LISTS.replace("model(x).view(-1)", "model(x)")
+    assert ml6(fixed) == []
+    assert run(fixed)["error"] < 0.05

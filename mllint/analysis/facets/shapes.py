@@ -26,7 +26,7 @@ from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
-from mllint.analysis.facets.indexing import index_shape, int_literal, normalise
+from mllint.analysis.facets.indexing import index_shape, int_literal, normalise, slice_length
 from mllint.analysis.facets.layer_shapes import (
     LOSSES, constructor_dim, flatten, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
 )
@@ -79,6 +79,8 @@ TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
 TENSOR_OPTIONS = frozenset("dtype device requires_grad layout pin_memory".split())  # keywords that keep a shape
 PYTHON_NUMBERS = frozenset({"float", "int"})
+NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
+FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
 
 
@@ -536,6 +538,15 @@ def _rows(iterated: object | None, node: ast.AST) -> object | None:
     return None
 
 
+def _concatenated(left: Items | Listed, right: Items | Listed) -> Items | Listed | None:
+    """`a + b` of two lists or tuples: the items of both, or a list of what every item of both is alike."""
+    if isinstance(left, Items) and isinstance(right, Items):
+        return Items(left.values + right.values)
+    items = {v.item for v in (left, right) if isinstance(v, Listed)} | {i for v in (left, right) if isinstance(v, Items) for i in v.values}
+    lengths = [v.length if isinstance(v, Listed) else len(v.values) for v in (left, right)]
+    return Listed(items.pop(), sum(lengths) if all(isinstance(n, int) for n in lengths) else None) if len(items) == 1 else None
+
+
 def _float_defaults(function: ast.AST) -> set[str]:
     """The parameters whose default is a float (`margin=1.0`): numbers, whatever a call passes."""
     args = function.args
@@ -621,6 +632,7 @@ class Interpreter:
         elif isinstance(node, ast.Expr):
             self.eval(node.value)
             self.forget_in_place_receiver(node.value)
+            self.append(node.value)
         elif isinstance(node, ast.Return):
             self.returns.append(self.eval(node.value) if node.value is not None else None)
             return True
@@ -736,6 +748,17 @@ class Interpreter:
             method = expr.func.attr
             if method.endswith("_") and method not in SAME_SHAPE_METHODS:
                 self.forget(expr.func.value.id, expr)
+
+    def append(self, expr: ast.AST) -> None:
+        """`items.append(v)` on a list: a list of values like `v`, if every other item is alike."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)):
+            return
+        name, listed = expr.func.value.id, self.env.get(expr.func.value.id)
+        if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
+            value = self.seen.get(expr.args[0]) if expr.func.attr == "append" and len(expr.args) == 1 else None
+            current = {listed.item} if isinstance(listed, Listed) else set(listed.values)
+            alike = value is not None and current <= {value}
+            self.env[name] = Listed(value, None) if alike else Tensor(None, ("assigned", id(expr), name), name)
 
     def bind(self, target: ast.AST, value: object | None, value_node: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
@@ -897,8 +920,8 @@ class Interpreter:
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
-        if isinstance(base, Listed) and not isinstance(index, ast.Slice):
-            return base.item  # every item of a list of samples alike
+        if isinstance(base, Listed):  # every item of a list of samples alike
+            return base.item if not isinstance(index, ast.Slice) else Listed(base.item, slice_length(index, base.length))
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -922,6 +945,8 @@ class Interpreter:
             if isinstance(left.dim, int) and isinstance(right.dim, int) and isinstance(op, (ast.Add, ast.Sub)):
                 return Number(left.dim + right.dim if isinstance(op, ast.Add) else left.dim - right.dim)
             return NUMBER
+        if isinstance(op, ast.Add) and isinstance(left, (Items, Listed)) and isinstance(right, (Items, Listed)):
+            return _concatenated(left, right)
         key = ("binary", id(node))
         if isinstance(op, ast.MatMult):
             return Tensor(_matmul(_shape(left), _shape(right)), key)
@@ -943,7 +968,9 @@ class Interpreter:
         for keyword in node.keywords:
             self.eval(keyword.value)
         builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
-        if builtin in PYTHON_NUMBERS:
+        if builtin in PYTHON_NUMBERS or name in NUMBER_FUNCTIONS or (name or "").startswith("math."):
+            return NUMBER
+        if builtin in FOLDS and arguments and all(isinstance(a, Number) or isinstance(a, Listed) and isinstance(a.item, Number) for a in arguments):
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
             return Number(arguments[0].shape[0])
@@ -1335,8 +1362,11 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     for name in names:
         values = [env.get(name, CONFLICT) for env in environments]
         first = values[0]
+        items = {v.item for v in values if isinstance(v, Listed)}
         if first is not CONFLICT and all(v is first or v == first for v in values):
             joined[name] = first
+        elif len(items) == 1 and all(isinstance(v, Listed) or v == Items(()) for v in values):
+            joined[name] = Listed(items.pop(), None)  # a list appended to on some paths (a loop's)
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
