@@ -108,3 +108,8 @@ def unknown_rank_column(left: Tensor, right: Tensor) -> tuple[str, str, str, int
     if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
         return format_shape(a), format_ends(right.ends), format_ends((a, a)), 1
     return None
+
+
+def value_shape(value: object | None) -> Shape | None:
+    """The shape of a value, when it is a tensor of known rank."""
+    return value.shape if isinstance(value, Tensor) else None
