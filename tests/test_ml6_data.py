@@ -199,3 +199,19 @@ def test_tables(source, expression, shape):
 )
 def test_python_lists(source, expression, shape):
     assert shape_of(source, expression) == shape
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # An assert states the shape of a value of unknown rank (sizes not stated: as `x.shape[i]` names them).
+        ("def f(p):\n    x = np.load(p)\n    assert x.shape[1:] == (32, 32, 3)\n    return x\n", "x", "(x.shape[0], 32, 32, 3)"),
+        ("def f(p, n):\n    x = np.load(p)\n    assert x.shape == (n, 2)\n    return x\n", "x", "(n, 2)"),
+        ("def f(p):\n    x = np.load(p)\n    assert x.ndim == 2\n    return x\n", "x", "(x.shape[0], x.shape[1])"),
+        ("def f(p):\n    x = np.load(p)\n    assert x.shape[0] == 4\n    return x\n", "x", None),
+        ("def f(p):\n    x = np.load(p)\n    assert x.ndim >= 2\n    return x\n", "x", None),
+        ("def f(p):\n    x = np.zeros((3, 3))\n    assert x.shape == (3, 3)\n    return x\n", "x", "(3, 3)"),
+    ],
+)
+def test_asserted_shapes(source, expression, shape):
+    assert shape_of(source, expression) == shape

@@ -3,6 +3,8 @@ frame's columns. The flagged program broadcasts `(B,)` against `(B, 1)` under to
 mean; the version whose sides agree fits the data."""
 import warnings
 
+import torch
+
 import pytest
 
 from mllint.engine import Selection, lint_text
@@ -117,3 +119,25 @@ def test_a_list_built_by_append_and_collated_to_a_column_against_a_flat_output()
     fixed = LISTS.replace("model(x).view(-1)", "model(x)")
     assert ml6(fixed) == []
     assert run(fixed)["error"] < 0.05
+
+
+IMAGES = """\
+import numpy as np
+import torch
+
+rng = np.random.default_rng(0)
+images = rng.random((8, 32, 32, 3)).astype(np.float32)
+n = images.shape[0]
+assert images.shape[1:] == (32, 32, 3)
+x = torch.from_numpy(images).reshape(n, 3, 32, 32)
+"""
+
+
+def test_an_image_batch_viewed_channels_first_scrambles_its_pixels():
+    assert [(f.start.line, f.code) for f in lint_text(IMAGES, "witness.py", Selection.of(["ML603"]))] == [(8, "ML603")]
+    namespace = run(IMAGES)
+    images, x = torch.from_numpy(namespace["images"]), namespace["x"]
+    assert not torch.equal(x[0, 0], images[0, :, :, 0])  # "channel 0" is not the red plane
+    fixed = IMAGES.replace("reshape(n, 3, 32, 32)", "permute(0, 3, 1, 2)")
+    assert lint_text(fixed, "witness.py", Selection.of(["ML603"])) == []
+    assert torch.equal(run(fixed)["x"][0, 0], images[0, :, :, 0])

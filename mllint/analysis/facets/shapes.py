@@ -616,6 +616,9 @@ class Interpreter(Operations):
             return True
         elif isinstance(node, (ast.Raise, ast.Break, ast.Continue)):
             return True
+        elif isinstance(node, ast.Assert):
+            self.eval(node.test)
+            self.asserted(node.test)
         elif isinstance(node, ast.If):
             self.eval(node.test)
             return self.branches(node, [node.body, node.orelse])
@@ -726,6 +729,28 @@ class Interpreter(Operations):
             method = expr.func.attr
             if method.endswith("_") and method not in SAME_SHAPE_METHODS:
                 self.forget(expr.func.value.id, expr)
+
+    def asserted(self, test: ast.AST) -> None:
+        """`assert x.shape == (n, 32, 32, 3)`, `assert x.shape[1:] == (32, 32, 3)`, `assert x.ndim == 2`: a
+        name of unknown rank has that shape after it (a size not stated: as `x.shape[i]` names it)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return
+        left, right, start = test.left, test.comparators[0], 0
+        if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice) and left.slice.upper is left.slice.step is None:
+            start, left = int_literal(left.slice.lower) if left.slice.lower is not None else 0, left.value
+        named = isinstance(left, ast.Attribute) and left.attr in ("shape", "ndim") and isinstance(left.value, ast.Name)
+        current = self.env.get(left.value.id) if named else None
+        if not isinstance(current, Tensor) or current.shape is not None or start is None or start < 0:
+            return
+        if left.attr == "ndim" and int_literal(right) is not None and start == 0:
+            stated = [None] * int_literal(right)
+        elif left.attr == "shape" and isinstance(right, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in right.elts):
+            stated = [None] * start + [self.dim(e) if int_literal(e) != -1 else None for e in right.elts]
+        else:
+            return
+        key, label = current.key, current.label
+        dims = tuple(d if d is not None else Sym(("size", key, i), f"{label}.shape[{i}]") for i, d in enumerate(stated))
+        self.env[left.value.id] = Tensor(dims, key, label)
 
     def append(self, expr: ast.AST) -> None:
         """`items.append(v)` on a list: a list of values like `v`, if every other item is alike."""
