@@ -44,6 +44,7 @@ from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
+MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
 
@@ -518,8 +519,8 @@ def _rows(iterated: object | None, node: ast.AST) -> object | None:
 
 def _concatenated(left: Items | Listed, right: Items | Listed) -> Items | Listed | None:
     """`a + b` of two lists or tuples: the items of both, or a list of what every item of both is alike."""
-    if isinstance(left, Items) and isinstance(right, Items):
-        return Items(left.values + right.values)
+    if isinstance(left, Items) and isinstance(right, Items) and len(left.values) + len(right.values) <= MAX_ITEMS:
+        return Items(left.values + right.values)  # (bounded: a long chain of `+` stays linear)
     items = {v.item for v in (left, right) if isinstance(v, Listed)} | {i for v in (left, right) if isinstance(v, Items) for i in v.values}
     lengths = [v.length if isinstance(v, Listed) else len(v.values) for v in (left, right)]
     return Listed(items.pop(), sum(lengths) if all(isinstance(n, int) for n in lengths) else None) if len(items) == 1 else None
