@@ -72,11 +72,17 @@ class CallResolver:
         qualified = self.ctx.qualified_name(func)
         if qualified is None or "." not in qualified:
             return None
-        module = qualified.rpartition(".")[0]
-        if module != self.project.own_name and not self.project.index.mentions(module, followed):
-            return None
+        module, _, member = qualified.rpartition(".")
+        index = self.project.index
+        reexported = False
+        if module != self.project.own_name and not index.mentions(module, followed):
+            reexported = index.mentions(module, re.compile(rb"import[^\n]*\b" + re.escape(member.encode()) + rb"\b"))
+            if not reexported:  # a package's `from .stats import compute_stats`: read where it is defined
+                return None
         found = self.project.function(qualified)
-        return Callee(found[1], found[0]) if found is not None else None
+        if found is None or (reexported and not index.mentions(found[0].module.name, followed)):
+            return None
+        return Callee(found[1], found[0])
 
     def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
         """The functions a function defines, also inside its loops and branches (the last one wins)."""
