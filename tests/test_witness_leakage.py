@@ -187,3 +187,30 @@ def test_ml805_a_scaler_fitted_on_returned_data_that_another_method_divides(prog
     shifted[70:] += 100.0  # only the rows of the test part change
     training = [run(program, VALUES=v)["train_rows"] for v in (values, shifted)]
     assert np.array_equal(*training) is not leaks
+
+
+HELD_BY_KEY = '''
+def fit(model, train_one_epoch, evaluate, loaders, epochs):
+    held = loaders["test"]
+    best_acc = 0.0
+    for epoch in range(epochs):
+        train_one_epoch(model, loaders["train"])
+        acc = evaluate(model, held)
+        if acc > best_acc:
+            best_acc = acc
+    return best_acc
+'''
+HELD_OUT_ONCE = (
+    HELD_BY_KEY.replace('held = loaders["test"]', 'held = loaders["val"]')
+    .replace("best_acc = 0.0", "best_acc, test_at_best = 0.0, 0.0")
+    .replace("best_acc = acc", 'best_acc, test_at_best = acc, evaluate(model, loaders["test"])')
+    .replace("return best_acc", "return test_at_best")
+)
+
+
+@pytest.mark.parametrize("program, selects_on_test", [(HELD_BY_KEY, True), (HELD_OUT_ONCE, False)])
+def test_ml806_an_evaluation_of_data_read_by_the_test_key_overestimates_the_model(program, selects_on_test):
+    assert family_findings(program, "ML806") == ([(8, "ML806")] if selects_on_test else [])
+    reported = run("import torch\n" + program + SELECTION_HARNESS)["reported"]
+    assert (reported > 0.25 + 0.05) is selects_on_test
+    assert selects_on_test or abs(reported - 0.25) < 0.05
