@@ -8,7 +8,8 @@ of one bound (`X[:n]`, `X[n:]`) taken as parts. Data is named by its key (`X`, `
 One pass per scope indexes what each of its nodes reads, binds and splits; a backward sweep over it keeps,
 for each key and position, the first split reached when the key holds fitted data from there on, and the
 attributes of `self` it reaches. A query costs a binary search, so a script with many statistics stays
-linear. Helpers count where they are: a function of the module or project, or `self.method` of the class,
+linear. A file with nothing that can split (`may_split`: no head and tail of one key, no flag's bounds,
+no split call or splitting helper) is not searched for fits. Helpers count where they are: a function of the module or project, or `self.method` of the class,
 that fits, splits or returns statistics of a parameter; a fit of `self.data` in one method of a class
 and a split of it in another.
 """
@@ -121,6 +122,8 @@ class Leakage:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards.
         A method that returns data it fitted, split after its class calls it (`self.X = self.read_data()`,
         then `self.divide()`), is reported at its fit, where the statistics are computed, not at the call."""
+        if not self.may_split:
+            return None
         returned = self._returns_fitted(call)
         if returned is not None and self._own_method(call, returned[0]):
             return None
@@ -132,6 +135,27 @@ class Leakage:
             return None  # `self.normalize(X)`, a method of its class fitting its argument: reported at its fit
         found = self._fitted_before_split(call, data)
         return found if found is not None else self._split_by_own_caller(call, data)
+
+    @cached_property
+    def may_split(self) -> bool:
+        """Can anything in this file split data: a slice, `np.split`, a split function or splitter, a helper
+        of the project that splits? Every report needs one after its fit; most files have none, and the
+        fits cost more to rule out than the splits (no statistics, classes or returned data)."""
+        sides = defaultdict(set)
+        for subscript in self.ctx.index.of_type(ast.Subscript):
+            index = subscript.slice
+            if isinstance(index, ast.Slice) and isinstance(index.lower, (ast.Name, ast.Subscript)) and isinstance(index.upper, (ast.Name, ast.Subscript)):
+                return True  # `data[border1:border2]`, bounds a flag may pick
+            half = _half(self.ctx, index)
+            if half is not None:
+                sides[_key(subscript.value)].add(half[0])
+        if any(len(side) == 2 for key, side in sides.items() if key is not None):
+            return True  # a head and a tail of one key: `X[:n]`, `X[n:]`
+        tuples = (t for t in self.ctx.index.of_type(ast.Tuple) if len(t.elts) >= 2)
+        if any(_slices_of_one(t.elts) for t in tuples):
+            return True  # `idx[:a], idx[a:b], idx[b:]`
+        calls = self.ctx.index.of_type(ast.Call)
+        return any(_split_at_bounds(self.ctx, c) or self.split_data(c) for c in calls)
 
     def _own_method(self, call: ast.Call, callee: Callee) -> bool:
         cls = self.ctx.scopes.enclosing_class(call)
