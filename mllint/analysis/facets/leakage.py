@@ -488,7 +488,7 @@ class Leakage:
         """The project function a call runs (resolved once per call)."""
         if call not in self._callees:
             named = isinstance(call.func, (ast.Name, ast.Attribute))
-            self._callees[call] = self.calls.resolve(call, followed=HELPER_TEXT) if named else None
+            self._callees[call] = self.calls.resolve(call, followed=HELPER_TEXT, reexported=True) if named else None
         return self._callees[call]
 
     def summary(self, function: ast.AST, what: str):
