@@ -16,7 +16,11 @@ method's `self` is, an attribute of an object that nothing known writes (`traine
   of a literal, indexing with constants, loops over them; a table of classes a decorator fills
   (`@register("resnet")` putting the class in `MODELS`), for what `MODELS[name](cfg)` constructs;
 - attributes: `self.x` is what any method of the class (a setter too) or any other code of the file
-  (`trainer.model = model`) writes to `x` of an object of that class; module globals.
+  (`trainer.model = model`) writes to `x` of an object of that class; module globals;
+- calls of project functions (`@staticmethod` and `@classmethod` ones too): only the returns the
+  constants of the call leave open (`build_scheduler("step", opt)`), a table read at a parameter every
+  call site fills with one constant (`SCHEDULES[name]`), `functools.partial(Cls, ...)` naming `Cls`; a
+  nested `def` is an object of its function (a closure a builder returns).
 
 The objects a project function makes are told apart by the call site that runs it (one level of call
 site: `student = build()` and `teacher = build()` are two objects), so summaries stay per call site.
