@@ -9,7 +9,8 @@ A parameter is unknown, unless the flow is asked under a call site's `Binding` (
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
 Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
 A call of a function of the project, or of an instance of a project class (its `forward`, its
-`__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call: its
+`__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call, and one
+whose returns carry no graph whatever it is given (it runs under `torch.no_grad()`) carries none: its
 returns are worked out in the callee's own file, its parameters holding the flows of the call's
 arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
 An element of a tuple (`loss, acc = step(x)`, read as `step(x)[1]`) has its own flow where it is known:
@@ -565,7 +566,8 @@ class GradientFlow:
         return UNKNOWN
 
     def _from_callee(self, call: ast.Call, depth: int, index: int | None = None) -> Flow | None:
-        """What a project callee returns: GRAPH; NONE when it cuts, cut at the call; else None. Asked for
+        """What a project callee returns: GRAPH; NONE when it cuts (cut at the call) or returns no graph
+        (decorated `@torch.no_grad()`); else None. Asked for
         its element `index` of a tuple, also NONE without cuts (`return loss, 0`) and UNKNOWN."""
         found = self.callee(call) if index is None else self.callee(call, followed=RETURN_WORDS)
         if found is None:
@@ -579,8 +581,10 @@ class GradientFlow:
         if returned.state is State.GRAPH:
             return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
-        if returned.state is State.NONE and returned.cuts and not own:
-            return returned  # what it was given, cut by the caller: `total_variation(pred.data)`
+        if returned.state is State.NONE and not own:
+            # What it was given, cut by the caller (`total_variation(pred.data)`), or nothing with a graph
+            # whatever it is given: a callee running under `torch.no_grad()`, returning a comparison or a size.
+            return returned
         if returned.state is not State.NONE or not own:
             return returned if index is not None else None  # an element: what is known of it
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
