@@ -171,3 +171,53 @@ def test_a_penalty_the_forward_sets_detached_trains_nothing(lint):
     fixed = ATTRIBUTE.replace("a = attn.detach()", "a = attn")
     assert lint(fixed, "ML413") == []
     assert run(fixed)["seen"][0] > 0
+
+
+CALLER_HELD = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class PreActUnit(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.relu = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(ch, ch, 3, padding=1)
+
+    def forward(self, x):
+        out = self.relu(x)
+        return self.conv(out)
+
+class Stage(nn.Module):
+    def __init__(self, ch, depth=2):
+        super().__init__()
+        self.shortcut = nn.Identity()
+        self.units = nn.ModuleList([PreActUnit(ch) for _ in range(depth)])
+
+    def forward(self, x):
+        for unit in self.units:
+            identity = self.shortcut(x)
+            x = unit(x) + identity
+            seen.append(identity.min().item())
+        return x
+
+stage = Stage(4)
+x = torch.randn(2, 4, 5, 5) - 0.5
+out = stage(x)
+F.mse_loss(out, torch.zeros_like(out)).backward()
+"""
+
+
+def test_an_in_place_activation_in_a_child_changes_the_tensor_its_caller_holds(lint):
+    """The child's in-place ReLU rewrites the tensor the stage keeps as its identity: the residual adds
+    relu(x), never a negative value (and the stage's input is rectified too); with `inplace=False` the
+    identity keeps the input's negative values and ML401 is silent."""
+    findings = lint(CALLER_HELD, "ML401")
+    assert [(f.code, f.start.line) for f in findings] == [("ML401", 13)]
+    assert "`unit(x)` (line 25) reads `identity` after it" in findings[0].message
+    ran = run(CALLER_HELD)
+    assert ran["seen"][0] >= 0 and ran["x"].min() >= 0
+    fixed = CALLER_HELD.replace("nn.ReLU(inplace=True)", "nn.ReLU(inplace=False)")
+    assert lint(fixed, "ML401") == []
+    ran = run(fixed)
+    assert ran["seen"][0] < 0 and ran["x"].min() < 0

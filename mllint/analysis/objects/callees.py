@@ -57,3 +57,37 @@ def _classes(objects: Objects, found: frozenset | None) -> tuple[object, ast.Cla
     """The one project class every object of `found` is an instance of."""
     classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
     return classes.pop() if len(classes) == 1 and None not in classes else None
+
+
+MAX_FORWARD_CALLS = 40  # calls of a module class found in the project's `forward`s, past which unknown
+
+
+def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
+    """The calls that run the `forward` of a module class of `ctx` from the `forward` of a module of the
+    project (`self.block(x)`, `unit(x)` of `for unit in self.units` over an `nn.ModuleList` of them), the
+    object found by points-to, searched in the file and the modules that construct the class; None when
+    there are more than `MAX_FORWARD_CALLS`."""
+    forward = inherited_method(ctx, cls, "forward")
+    if forward is None:
+        return []
+    index = ctx.analysis(ProjectView).index
+    callers = [ctx, *(index.context(m) for m in index.modules_calling(cls.name))] if index is not None else [ctx]
+    home = (ctx.module.name if ctx.module is not None else None, forward.lineno)
+    found: list[tuple[object, ast.Call]] = []
+    for caller in dict.fromkeys(c for c in callers if c is not None):
+        for function in caller.index.of_type(ast.FunctionDef):
+            if function.name != "forward" or function is forward:
+                continue
+            for call in caller.index.within(function, ast.Call):
+                func = call.func
+                if not (isinstance(func, ast.Name | ast.Subscript) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self")):
+                    continue  # a module is called by its name, an item, or an attribute of `self`
+                callee = method_called(caller, call)
+                if callee is None or callee.function.name != "forward":
+                    continue
+                if (callee.ctx.module.name if callee.ctx.module is not None else None, callee.function.lineno) != home:
+                    continue
+                found.append((caller, call))
+                if len(found) > MAX_FORWARD_CALLS:
+                    return None
+    return found
