@@ -156,7 +156,7 @@ class LossTermCutFromGraph(Rule):
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
                 return cut
             inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
-            if own and inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
+            if inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
                 return cut
             if found.ctx is self.ctx and own and self._from_model(source, 0):
                 return cut
@@ -186,4 +186,7 @@ class LossTermCutFromGraph(Rule):
 
 
 def _is_weight(factor: ast.AST) -> bool:
+    """`beta`, `self.beta`, `0.1`, `self.hparams["l1"]`: a plain weight."""
+    if isinstance(factor, ast.Subscript) and isinstance(factor.slice, ast.Constant):
+        factor = factor.value
     return isinstance(factor, (ast.Name, ast.Attribute, ast.Constant))

@@ -221,3 +221,93 @@ def test_an_in_place_activation_in_a_child_changes_the_tensor_its_caller_holds(l
     assert lint(fixed, "ML401") == []
     ran = run(fixed)
     assert ran["seen"][0] < 0 and ran["x"].min() < 0
+
+
+PENALTY_METHOD = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class Regressor(nn.Module):
+    def __init__(self, hparams):
+        super().__init__()
+        self.hparams = hparams
+        self.net = nn.Linear(4, 1)
+
+    def l1_penalty(self):
+        total = sum(p.abs().sum() for n, p in self.net.named_parameters() if "weight" in n)
+        return total.item()
+
+    def training_step(self, batch):
+        x, y = batch
+        return F.mse_loss(self.net(x), y) + self.hparams["l1"] * self.l1_penalty()
+
+module = Regressor({"l1": 1.0})
+x = torch.randn(8, 4)
+loss = module.training_step((x, torch.zeros(8, 1)))
+loss.backward()
+"""
+
+
+def test_a_penalty_method_returning_a_float_adds_nothing_to_the_gradient(lint):
+    """`l1_penalty()` returns `total.item()`: the loss grows by it but the weight's gradient is the MSE's
+    alone; returning the tensor adds the L1 gradient (sign of the weight) and ML413 is silent."""
+    findings = lint(PENALTY_METHOD, "ML413")
+    assert [(f.code, f.start.line) for f in findings] == [("ML413", 22)]
+    ran = run(PENALTY_METHOD)
+    weight = ran["module"].net.weight
+    mse_only = torch.nn.functional.mse_loss(ran["module"].net(ran["x"]), torch.zeros(8, 1))
+    (expected,) = torch.autograd.grad(mse_only, weight)
+    assert torch.allclose(weight.grad, expected)
+    fixed = PENALTY_METHOD.replace("return total.item()", "return total")
+    assert lint(fixed, "ML413") == []
+    weight = run(fixed)["module"].net.weight
+    assert torch.allclose(weight.grad, expected + weight.sign())
+
+
+STEP_METER = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+def psnr(pred, target):
+    return 10 * torch.log10(1.0 / F.mse_loss(pred, target))
+
+class RunningMean:
+    def __init__(self):
+        self.n, self.mean = 0, 0.0
+
+    def update(self, v):
+        self.n += 1
+        self.mean = self.mean + (v - self.mean) / self.n
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        self.meters = {"psnr": RunningMean()}
+
+    def step(self, x, y):
+        out = self.model(x)
+        loss = F.l1_loss(out, y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.meters["psnr"].update(psnr(out, y))
+        return loss.item()
+
+trainer = Trainer(nn.Linear(4, 4))
+for _ in range(3):
+    trainer.step(torch.randn(8, 4), torch.randn(8, 4))
+kept = trainer.meters["psnr"].mean
+"""
+
+
+def test_a_step_function_handing_a_live_metric_to_a_kept_meter_chains_every_graph(lint):
+    """`step` runs once per batch; the running mean its object keeps is computed from every step's live
+    PSNR, so it holds their graphs; `.item()` keeps a float and ML207 is silent."""
+    assert [(f.code, f.start.line) for f in lint(STEP_METER, "ML207")] == [("ML207", 29)]
+    assert run(STEP_METER)["kept"].grad_fn is not None
+    fixed = STEP_METER.replace("update(psnr(out, y))", "update(psnr(out, y).item())")
+    assert lint(fixed, "ML207") == []
+    assert isinstance(run(fixed)["kept"], float)

@@ -478,15 +478,18 @@ class GradientFlow:
         return None
 
     def _parameter_target(self, target: ast.AST) -> bool:
-        """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, also in
-        a comprehension)? Parameters require grad: each carries a graph."""
-        loop = self.ctx.scopes.parent(target)
+        """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, `p` of
+        `for name, p in model.named_parameters()`, also in a comprehension)? Parameters require grad: each
+        carries a graph."""
+        loop, method = self.ctx.scopes.parent(target), "parameters"
+        if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:
+            target, loop, method = loop, self.ctx.scopes.parent(loop), "named_parameters"
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
             return False
         iterated = loop.iter
         return (
             isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr == "parameters" and not iterated.args and not iterated.keywords
+            and iterated.func.attr == method and not iterated.args and not iterated.keywords
         )  # fmt: skip
 
     def _loader_target(self, target: ast.AST) -> bool:
@@ -849,7 +852,8 @@ def describe_cut(ctx, cut: ast.AST, binding, found: Holder | None = None) -> str
     found = found or holder(ctx, cut, binding)
     text = one_line(found.ctx.text(cut), 60, keep_end=True)
     inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
-    within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {inner.place}" if inner else ""
+    place = f"{found.path}:{inner.cut.lineno}" if inner and not inner.path and found.path else inner and inner.place
+    within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {place}" if inner else ""
     return f"`{text}` ({found.place(cut)}{within})"
 
 
