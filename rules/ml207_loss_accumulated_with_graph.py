@@ -80,8 +80,11 @@ class LossAccumulatedWithGraph(Rule):
     of the project that sums what it logs; so is a step function whose returned loss carries a graph (its
     caller backpropagates it) and that hands that loss, or what it is computed from, to such a meter
     (`self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, once per call; not in
-    `validation_step`, which frameworks run without gradients); the gradient flow of what the method keeps decides, so a metric
-    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
+    `validation_step`, which frameworks run without gradients); so is a live value a step function (a
+    backward, then an optimizer step, once per call) hands to a meter its object or its caller keeps
+    (`self.meters["psnr"].update(psnr(sr, hr))`), not one built in the step. The gradient flow of what the
+    method keeps decides, so a metric that detaches or compares (`(pred.argmax(1) == y).sum()`), or
+    computes under `@torch.no_grad()` / `with torch.no_grad():`, is not. An element of a tuple is followed apart from the
     others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
     float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that

@@ -72,7 +72,12 @@ class InplaceOnForwardArgument(Rule):
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
-    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). The `inplace=` value
+    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`); when `forward` does not
+    read its argument again, the activation on it is reported where a `forward` of the project that calls the
+    module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
+    it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
+    a view of it (`identity = self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with `nn.Flatten`,
+    `x.flatten(1)`), or a list it was appended to (`skips.append(x)`). The `inplace=` value
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
     in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass

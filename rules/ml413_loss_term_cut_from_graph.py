@@ -30,7 +30,8 @@ class LossTermCutFromGraph(Rule):
     a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
     returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
     model's forward sets (`ce + w * model.aux_loss`), a method of the model a caller passes
-    (`lam * self.model.regularization()` returning `float(...)`), and a comparison of `argmax` predictions;
+    (`lam * self.model.regularization()` returning `float(...)`), a weighted penalty method of a step
+    another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions;
     the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
