@@ -311,3 +311,31 @@ def test_a_step_function_handing_a_live_metric_to_a_kept_meter_chains_every_grap
     fixed = STEP_METER.replace("update(psnr(out, y))", "update(psnr(out, y).item())")
     assert lint(fixed, "ML207") == []
     assert isinstance(run(fixed)["kept"], float)
+
+
+REWRAPPED = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+def sequence_loss(preds, targets):
+    per_seq = []
+    for p, t in zip(preds, targets):
+        per_seq.append(F.mse_loss(p, t))
+    return torch.tensor(per_seq, requires_grad=True).mean()
+
+model = nn.Linear(3, 3)
+x, y = torch.randn(4, 5, 3), torch.randn(4, 5, 3)
+loss = sequence_loss(model(x), y)
+loss.backward()
+"""
+
+
+def test_a_list_of_losses_rewrapped_by_torch_tensor_trains_nothing(lint):
+    """`torch.tensor(per_seq, requires_grad=True)` copies the per-sequence losses into a new leaf: backward
+    stops there and the model's weight gets no gradient; `torch.stack` keeps the graph (ML4 silent)."""
+    assert [(f.code, f.start.line) for f in lint(REWRAPPED, "ML404", "ML413")] == [("ML404", 15)]
+    assert run(REWRAPPED)["model"].weight.grad is None
+    fixed = REWRAPPED.replace("torch.tensor(per_seq, requires_grad=True)", "torch.stack(per_seq)")
+    assert lint(fixed, "ML404", "ML413") == []
+    assert run(fixed)["model"].weight.grad is not None
