@@ -60,18 +60,22 @@ def _classes(objects: Objects, found: frozenset | None) -> tuple[object, ast.Cla
 
 
 MAX_FORWARD_CALLS = 40  # calls of a module class found in the project's `forward`s, past which unknown
+MAX_CALLER_MODULES = 16  # modules that construct the class, past which its calls are not searched
 
 
 def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
     """The calls that run the `forward` of a module class of `ctx` from the `forward` of a module of the
     project (`self.block(x)`, `unit(x)` of `for unit in self.units` over an `nn.ModuleList` of them), the
     object found by points-to, searched in the file and the modules that construct the class; None when
-    there are more than `MAX_FORWARD_CALLS`."""
+    there are more than `MAX_FORWARD_CALLS`, or more than `MAX_CALLER_MODULES` such modules."""
     forward = inherited_method(ctx, cls, "forward")
     if forward is None:
         return []
     index = ctx.analysis(ProjectView).index
-    callers = [ctx, *(index.context(m) for m in index.modules_calling(cls.name))] if index is not None else [ctx]
+    modules = index.modules_calling(cls.name) if index is not None else []
+    if len(modules) > MAX_CALLER_MODULES:
+        return None
+    callers = [ctx, *(index.context(m) for m in modules)]
     home = (ctx.module.name if ctx.module is not None else None, forward.lineno)
     found: list[tuple[object, ast.Call]] = []
     for caller in dict.fromkeys(c for c in callers if c is not None):
