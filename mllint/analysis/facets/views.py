@@ -14,6 +14,10 @@ whose storage it changes, followed back through views and plain aliases to where
 (`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`). Writes
 into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
 a cache on purpose) are not changes of this kind.
+
+`held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
+reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
+is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to.
 """
 from __future__ import annotations
 

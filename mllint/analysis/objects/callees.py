@@ -5,6 +5,9 @@ that made `criterion`, for `model.compute_loss(x, y)` the method `compute_loss` 
 its module), wherever the object was made (`criterion = DeepSupervisionLoss()`, a factory of another
 module, a parameter its call sites fill under `binding`). All the objects the receiver may be must be
 instances of one class (`Objects.class_of`); None otherwise, for a library object, or when unknown.
+
+`forward_calls(ctx, cls)`: the other way, the calls in the project's `forward`s that run a module class's
+`forward` (`unit(x)` of `for unit in self.units`).
 """
 from __future__ import annotations
 
