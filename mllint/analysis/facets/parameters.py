@@ -606,7 +606,7 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
                 group = _group(objects.points_to(target))
                 if group is not None:
                     found.append(UnusedGroup(target, target.id, group))
-            elif isinstance(target, ast.Name) and len(node.targets) == 1 and node.targets[0] is target:
+            elif isinstance(target, ast.Name) and len(node.targets) == 1 and node.targets[0] is target and _indexed_only(ctx, target):
                 held = objects.points_to(target)
                 literal = next(iter(held)) if held and len(held) == 1 else None
                 if literal is not None and literal.kind == "made" and isinstance(literal.node, ast.Dict | ast.List | ast.Tuple):
@@ -692,6 +692,16 @@ def _taken(index: ast.AST, length: int) -> set | None:
         if all(b is None or type(b) is int for b in bounds):
             return set(range(length)[slice(*bounds)])
     return None
+
+
+def _indexed_only(ctx, target: ast.Name) -> bool:
+    """Is the name read, in its function, only at constant keys, indices or slices (`groups[:1]`)?"""
+    reads = ctx.scopes.reads(ctx.scopes.enclosing_function(target), target.id)
+    for read in reads:
+        index = ctx.scopes.parent(read)
+        if not (isinstance(index, ast.Subscript) and index.value is read and _taken(index.slice, 1) is not None):
+            return False
+    return bool(reads)
 
 
 def _reads_of(ctx, target: ast.Name) -> list[ast.Name] | None:
