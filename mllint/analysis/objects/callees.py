@@ -83,16 +83,17 @@ def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | Non
     project (`self.block(x)`, `unit(x)` of `for unit in self.units` over an `nn.ModuleList` of them), the
     object found by points-to, searched in the file and the modules that construct the class; None when
     there are more than `MAX_FORWARD_CALLS`, or more than `MAX_CALLER_MODULES` such modules."""
-    forward = inherited_method(ctx, cls, "forward")
-    if forward is None:
+    found = inherited_method(ctx, cls, "forward")
+    if found is None:
         return []
+    owner, forward = found
     index = ctx.analysis(ProjectView).index
     modules = index.modules_calling(cls.name) if index is not None else []
     if len(modules) > MAX_CALLER_MODULES:
         return None
     callers = [ctx, *(index.context(m) for m in modules)]
-    home = (ctx.module.name if ctx.module is not None else None, forward.lineno)
-    found: list[tuple[object, ast.Call]] = []
+    home = (owner.module.name if owner.module is not None else None, forward.lineno)
+    calls: list[tuple[object, ast.Call]] = []
     for caller in dict.fromkeys(c for c in callers if c is not None):
         for function in caller.index.of_type(ast.FunctionDef):
             if function.name != "forward" or function is forward:
@@ -106,7 +107,7 @@ def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | Non
                     continue
                 if (callee.ctx.module.name if callee.ctx.module is not None else None, callee.function.lineno) != home:
                     continue
-                found.append((caller, call))
-                if len(found) > MAX_FORWARD_CALLS:
+                calls.append((caller, call))
+                if len(calls) > MAX_FORWARD_CALLS:
                     return None
-    return found
+    return calls
