@@ -602,7 +602,11 @@ class Objects:
 
     def held(self, field: Obj) -> frozenset | None:
         """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
-        where the points-to answer keeps the attribute itself, switched with its module."""
+        where the points-to answer keeps the attribute itself, switched with its module; for an item of
+        one (`block` of `for block in self.blocks`), the items of what is written there."""
+        if field.name == "[]" and field.base is not None and field.base.kind == "field":
+            containers = self.held(field.base)
+            return None if containers is None else union(*(self._elements(c, None, 0) for c in containers - {NONE}))
         key = (field.base, field.name)
         return self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
 
@@ -679,6 +683,8 @@ class Objects:
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
                 items = home._items(literal, "*", depth)
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
+        elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
+            found = home._eval(literal.elt, depth)
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
