@@ -10,7 +10,8 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     """
     ## What it does
     Reports `optimizer.zero_grad()` that runs after the iteration's `backward()` and before the
-    optimizer's `step()`, and gradient accumulation that clears every micro-batch while the optimizer
+    optimizer's `step()` (also a module's `model.zero_grad()`, when the optimizer updates that module or a
+    part of it: `Adam(model.parameters())`, followed through attributes, helpers and base classes), and gradient accumulation that clears every micro-batch while the optimizer
     steps only under an accumulation guard (`if (i + 1) % k == 0:`). Clearing before backward or after
     the step, clearing under the same guard as the step, and GAN steps where another model's gradients
     are cleared between a backward and a step are not reported; nor are a clear and a step in sibling
@@ -78,6 +79,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                         self.report(clear.at, message)
 
     def _misplaced_clears(self, iteration: Iteration, optimizer: str):
+        loops = self.ctx.analysis(TrainingLoops)
         clears = iteration.clears(optimizer, strict=not iteration.single_optimizer)
         events = iteration.events
         for step in iteration.steps(optimizer):
@@ -88,13 +90,14 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 if guard is not None and _accumulation_broken(clear, step, guard, events):
                     guard_text = _guard_text(guard)
                     yield clear, self.accumulation_message.format(clear=text, where=where, optimizer=optimizer, guard=guard_text)
-                elif clear in before and _between(clear, step, before):
+                elif clear in before and _between(clear, step, before, loops.clears_stepped(step, clear)):
                     yield clear, self.message.format(clear=text, where=where, optimizer=optimizer)
 
 
-def _between(clear: Event, step: Event, before: list[Event]) -> bool:
-    """Does `clear` surely run after a backward and before `step`, with no backward in between?"""
-    if clear.key != step.key or not clear.runs_whenever(step):
+def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> bool:
+    """Does `clear` surely run after a backward and before `step`, with no backward in between? `stepped`:
+    it clears a module the step's optimizer updates, under another name (`model.zero_grad()`)."""
+    if (clear.key != step.key and not stepped) or not clear.runs_whenever(step):
         return False
     position = before.index(clear)
     earlier = [e for e in before[:position] if e.kind is EventKind.BACKWARD]

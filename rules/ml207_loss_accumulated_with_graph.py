@@ -299,7 +299,7 @@ class LossAccumulatedWithGraph(Rule):
                 if node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
-                    if isinstance(argument, (ast.Name, ast.Call)):  # `meter.update(trainer.train_step(batch))`
+                    if isinstance(argument, (ast.Name, ast.Call)) or _constant_item(argument):  # `meter.update(trainer.train_step(batch))`, `res[0]`
                         yield node, argument
                     elif isinstance(argument, (ast.List, ast.Tuple)):  # `meter.update([loss])`
                         yield from ((node, e) for e in argument.elts if isinstance(e, ast.Name))
@@ -495,3 +495,8 @@ def _value_of(loop: ast.For) -> ast.AST | None:
         return loop.target
     pair = call.func.attr == "items" and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
     return loop.target.elts[1] if pair else None
+
+
+def _constant_item(node: ast.AST) -> bool:
+    """`res[0]`, `out["loss"]`: an item at a constant key of a name."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)

@@ -36,7 +36,9 @@ class RegressionLossBroadcast(Rule):
     targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
     the dim-less `squeeze()`, in whichever module it is), rows chosen by an index tensor (`X[idx]`,
     `y[idx]`, with `idx` from `torch.randperm(n).split(bs)`), column slices (`y[:, -1:]`,
-    `targets[i:i + 1]`), NumPy tables (`np.concatenate(..., axis=1)`, `sum(1, keepdims=True)`). Also a
+    `targets[i:i + 1]`), NumPy tables (`np.concatenate(..., axis=1)`, `sum(1, keepdims=True)`, a table
+    `np.loadtxt` reads), pandas columns (`df["y"].values` is `(N,)`, `df[["y"]].values` is `(N, 1)`),
+    Python lists of numbers (`torch.tensor([row[-1]])`, a list appended to in a loop). Also a
     plain list of samples given to a `DataLoader` (with a `collate_fn` that pads with `pad_sequence`),
     a batch dict whose target is `pop`ped before `model(**batch)`, a trainer's `self.loader` built in
     its `__init__`, loaders passed as `fit(model, *make_loaders())`, windows sliced as `s[i:i + k]`,

@@ -1,7 +1,8 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, format_shape, trailing_one_added
-from mllint.analysis.facets.shapes import REDUCTIONS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, Shapes
+from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS
+from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
 from mllint.analysis.program.callers import call_sites
 from mllint.analysis.values.values import ValueKinds

@@ -17,7 +17,9 @@ class ViewAsTranspose(Rule):
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`. Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
-    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported. Nor is a view of a parameter made in
+    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported, except an image batch's channels moved
+    across its sides: `(n, 32, 32, 3)` (as an `assert images.shape[1:] == (32, 32, 3)` states, say)
+    viewed as `(n, 3, 32, 32)`, or back (2 to 4 channels). Nor is a view of a parameter made in
     `__init__` (`nn.Parameter(torch.empty(head_dim, heads))` viewed as `(heads, head_dim)`): its values
     are whatever training makes of them, so the view lays them out rather than reordering them.
 
@@ -68,6 +70,7 @@ class ViewAsTranspose(Rule):
         if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
             return
         moved = _moved_dimension(source, target)
+        moved = moved if moved is not None else _moved_channels(source, target)
         if moved is not None:
             call = f"{self.ctx.text(func)}(...)"
             self.report(
@@ -99,6 +102,21 @@ def _moved_dimension(source: tuple, target: tuple) -> Dim:
         for second in order[i + 1 :]:
             if first > second and isinstance(source[first], Sym) and isinstance(source[second], Sym):
                 return source[first]
+    return None
+
+
+def _moved_channels(source: tuple, target: tuple) -> Dim:
+    """The channels of an image batch viewed between channels-last and channels-first: `(B, 32, 32, 3)`
+    as `(B, 3, 32, 32)` or back, with literal sizes, 2 to 4 channels and larger sides."""
+    if len(source) != len(target) or len(source) < 3 or [dim_key(d) for d in source[:-3]] != [dim_key(d) for d in target[:-3]]:
+        return None
+    image, viewed = source[-3:], target[-3:]
+    if not all(isinstance(d, int) for d in (*image, *viewed)):
+        return None
+    if 2 <= image[2] < min(image[0], image[1]) and image[2] <= 4 and viewed == (image[2], image[0], image[1]):
+        return image[2]  # channels-last viewed as channels-first
+    if 2 <= image[0] < min(image[1], image[2]) and image[0] <= 4 and viewed == (image[1], image[2], image[0]):
+        return image[0]
     return None
 
 

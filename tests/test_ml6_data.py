@@ -147,3 +147,71 @@ MEAN_MODEL = (
 )
 def test_shapes_of_more_sources(source, expression, shape):
     assert shape_of(source.replace("F.", "nn.functional."), expression) == shape
+
+
+TABLES = "import pandas as pd\nCOLUMNS = ['a', 'b']\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # NumPy reductions along `axis=`.
+        ("def f(n):\n    a = np.random.rand(n, 3).sum(axis=1)\n    return a\n", "a", "(n,)"),
+        ("def f(n):\n    a = np.random.rand(n, 3).mean(axis=-1, keepdims=True)\n    return a\n", "a", "(n, 1)"),
+        # pandas frames: a column is a Series, a list of columns a frame; `.iloc` indexes as an array.
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df['y'].values\n", "df['y'].values", "(rows,)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df[['y']].to_numpy()\n", "df[['y']].to_numpy()", "(rows, 1)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df[COLUMNS].values\n", "df[COLUMNS].values", "(rows, 2)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p).dropna()\n    return df.iloc[:, -1:].values\n", "df.iloc[:, -1:].values", "(rows, 1)"),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df.iloc[:, 0].values\n", "df.iloc[:, 0].values", "(rows,)"),
+        (TABLES + "def f(p, c):\n    df = pd.read_csv(p)\n    return df[c].values\n", "df[c].values", None),
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df.values\n", "df.values", "(rows, ?)"),
+        # A table read from text has at most two dimensions: an index of two items tells it has two.
+        ("def f(p):\n    raw = np.loadtxt(p, delimiter=',').astype(np.float32)\n    return raw[:, -1:]\n", "raw[:, -1:]", "(raw.shape[0], 1)"),
+        ("def f(p):\n    raw = np.loadtxt(p)\n    return raw[:, 0]\n", "raw[:, 0]", "(raw.shape[0],)"),
+        ("def f(p):\n    raw = np.loadtxt(p)\n    return raw[0]\n", "raw[0]", None),
+        ("def f(p):\n    raw = np.genfromtxt(p, ndmin=2)\n    return raw\n", "raw", "(rows, columns)"),
+        ("def f(p):\n    raw = np.loadtxt(p, usecols=2)\n    return raw\n", "raw", "(rows,)"),
+        ("def f(p):\n    raw = np.loadtxt(p, unpack=True)\n    return raw[:, 0]\n", "raw[:, 0]", None),
+        ("def f(p):\n    raw = np.load(p)\n    return raw[:, 0]\n", "raw[:, 0]", None),
+    ],
+)
+def test_tables(source, expression, shape):
+    assert shape_of(source, expression) == shape
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # Python lists of numbers: stdlib `random` and `math` give numbers, a slice of a list is a list,
+        # `+` joins lists, `sum` of numbers is a number.
+        ("import random\ndef f():\n    r = [random.gauss(0, 1) for _ in range(4)]\n    return torch.tensor(r[:-1] + [sum(r)])\n",
+         "torch.tensor(r[:-1] + [sum(r)])", "(4,)"),
+        ("import math\ndef f(xs):\n    return torch.tensor([math.exp(1.0)])\n", "torch.tensor([math.exp(1.0)])", "(1,)"),
+        # A list appended to in a loop: a list of what is appended, when every item is alike.
+        ("def f(n):\n    out = []\n    for _ in range(n):\n        out.append(torch.randn(3))\n    return torch.stack(out)\n",
+         "torch.stack(out)", "(?, 3)"),
+        ("def f(n):\n    out = [torch.randn(2)]\n    for _ in range(n):\n        out.append(torch.randn(3))\n    return torch.stack(out)\n",
+         "torch.stack(out)", None),
+        ("def f(n):\n    out = []\n    for _ in range(n):\n        out.extend(torch.randn(3))\n    return torch.stack(out)\n",
+         "torch.stack(out)", None),
+    ],
+)
+def test_python_lists(source, expression, shape):
+    assert shape_of(source, expression) == shape
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # An assert states the shape of a value of unknown rank (sizes not stated: as `x.shape[i]` names them).
+        ("def f(p):\n    x = np.load(p)\n    assert x.shape[1:] == (32, 32, 3)\n    return x\n", "x", "(x.shape[0], 32, 32, 3)"),
+        ("def f(p, n):\n    x = np.load(p)\n    assert x.shape == (n, 2)\n    return x\n", "x", "(n, 2)"),
+        ("def f(p):\n    x = np.load(p)\n    assert x.ndim == 2\n    return x\n", "x", "(x.shape[0], x.shape[1])"),
+        ("def f(p):\n    x = np.load(p)\n    assert x.shape[0] == 4\n    return x\n", "x", None),
+        ("def f(p):\n    x = np.load(p)\n    assert x.ndim >= 2\n    return x\n", "x", None),
+        ("def f(p):\n    x = np.zeros((3, 3))\n    assert x.shape == (3, 3)\n    return x\n", "x", "(3, 3)"),
+    ],
+)
+def test_asserted_shapes(source, expression, shape):
+    assert shape_of(source, expression) == shape

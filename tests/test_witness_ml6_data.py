@@ -189,7 +189,7 @@ loss = pinball_loss(pred, target)
 
 
 def test_pinball_helper_averages_every_pair():
-    assert findings(PINBALL, "ML602") == [11]
+    assert findings(PINBALL, "ML602") == [5]  # in the helper, with what the module-level call passes
     namespace: dict = {}
     exec(PINBALL, namespace)
     pred, target, pinball = namespace["pred"], namespace["target"], namespace["pinball_loss"]
@@ -273,7 +273,7 @@ for rows in torch.randperm(64).split(16):
 
 
 def test_a_helper_whose_locals_keep_a_dim_on_one_side_averages_every_pair():
-    assert findings(HINGE, "ML602") == [line_of(HINGE, "hinge(a, p, n))")]
+    assert findings(HINGE, "ML602") == [line_of(HINGE, "gap = margin - close + far")]
     a, p, n, loss = run(HINGE)["seen"][0]
     close, far = F.cosine_similarity(a, p, dim=-1), (a * n).sum(-1)
     assert torch.isclose(loss, (0.2 - close[:, None] + far[None, :]).clamp_min(0).mean())  # 16 x 16 pairs

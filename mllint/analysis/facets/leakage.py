@@ -21,8 +21,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from mllint.analysis.objects.call_sites import binding_constants, built, makers
-from mllint.analysis.objects.constants import fold
+from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments

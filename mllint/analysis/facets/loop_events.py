@@ -70,6 +70,7 @@ class Event:
     # The objects the optimizer or scheduler `key` may be (`objects.Objects`), for an event written in the
     # linted file's function that holds the loop; None when unknown or seen through a call.
     objects: frozenset | None = field(default=None, compare=False)
+    ctx: object = field(default=None, compare=False)  # the context of the file `node` is in
 
     @property
     def at(self) -> ast.AST:

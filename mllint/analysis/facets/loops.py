@@ -30,8 +30,8 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.constants import call_constants, passes_self
-from mllint.analysis.objects.call_sites import built, makers, site_constants, under
+from mllint.analysis.objects.call_sites import built, makers, under
+from mllint.analysis.objects.constants import call_constants, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
@@ -164,7 +164,7 @@ class _Module:
         return self.ctx.analysis(ValueKinds)
 
     def event(self, kind: EventKind, node: ast.AST, key: str | None, guards: tuple[Guard, ...], **more) -> Event:
-        return Event(kind, node, key, guards, path=self.path, **more)
+        return Event(kind, node, key, guards, path=self.path, ctx=self.ctx, **more)
 
 
 def is_library(project: ProjectView | None, qualified: str) -> bool:
@@ -222,7 +222,7 @@ class TrainingLoops:
             return None
         if event.path is None:
             for made, binding in makers(self.ctx, event.node.func.value):
-                (ctx, constructor), names = made[0], _classes(made)
+                (ctx, constructor), names = made[0], _classes(self.ctx, made)
                 scheduler = scheduler_made_by(names.pop()) if len(names) == 1 else None
                 if scheduler is None:
                     continue
@@ -234,6 +234,14 @@ class TrainingLoops:
                 return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
+        if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given
+            for found, _ in makers(event.ctx, event.node.func.value, self.ctx):
+                names = _classes(self.ctx, found)
+                made = scheduler_made_by(names.pop()) if len(names) == 1 else None
+                if made is not None:
+                    ctx, constructor = found[0]
+                    where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
         return SchedulerClass(made, constructor, "") if made else None
 
     def parameter_owners(self, step: Event) -> Owners | None:
@@ -284,6 +292,38 @@ class TrainingLoops:
                 return self.ctx.text(part)
             part = part.value if isinstance(part, ast.Attribute) else None
         return None
+
+    def clears_stepped(self, step: Event, clear: Event) -> bool:
+        """Does a module's clear (`model.zero_grad()`) zero gradients the optimizer of `step` applies: the
+        module, or a part of it or a module it is part of, is what the optimizer gets the parameters of
+        (`Adam(model.parameters())`), as the objects layer follows both where they are written?"""
+        call, stepping = clear.node, step.node
+        if clear.ctx is None or step.ctx is None or not isinstance(stepping, ast.Call) or not isinstance(stepping.func, ast.Attribute):
+            return False
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad"):
+            return False
+        scaled = SCALER_NAME.search(source_text(stepping.func.value)) and stepping.args  # `scaler.step(optimizer)`
+        stepped = stepping.args[0] if scaled else stepping.func.value
+        if clear.ctx is step.ctx:  # both in one function, under its call sites: `train(model, optimizer)`
+            asked = per_call_site(step.ctx, stepping, lambda b: self._overlap(under(clear.ctx, call.func.value, b), under(step.ctx, stepped, b)) or None, self.ctx)
+            return next(asked, None) is not None
+        objects = self.ctx.analysis(Objects)
+        return self._overlap(objects._of(clear.ctx).points_to(call.func.value), objects._of(step.ctx).points_to(stepped))
+
+    def _overlap(self, cleared: frozenset | None, optimizers: frozenset | None) -> bool:
+        """Is an object of `cleared` what an optimizer of `optimizers` gets the parameters of, a part of it
+        or a module it is part of?"""
+        objects = self.ctx.analysis(Objects)
+        if not cleared or NONE in cleared or not optimizers:
+            return False
+        trained: set = set()
+        for optimizer in optimizers:
+            home = objects._of(optimizer.ctx) if optimizer.ctx is not None else None
+            if home is None or not isinstance(optimizer.node, ast.Call) or not home.trained_by(optimizer.node):
+                continue
+            for owner in home.parameter_owners(optimizer.node):
+                trained |= home.points_to(owner) or set()
+        return any(_within(a, b) or _within(b, a) for a in cleared for b in trained)
 
     def _step_owners(self, call: ast.Call) -> Owners | None:
         scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args  # scaler.step(optimizer)
@@ -560,10 +600,13 @@ class TrainingLoops:
         return events
 
     def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
-        """The events of a loop's (or comprehension's) iteration, under the loop's guard."""
+        """The events of a loop's (or comprehension's) iteration, under the loop's guard; a loop that hands
+        the call on to each item's hook (`for cb in self.callbacks: cb.on_batch_end(...)`) runs each hook
+        once, in turn: no repetition and no condition, so its events need no guard of their own."""
         inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
-        loop_guard = Guard("loop", str(id(loop)), None, loop)
-        return [e.with_prefix(guards + (loop_guard,), same) for e in inner]
+        dispatch = m is self.own and self._dispatches(loop)
+        loop_guard = () if dispatch else (Guard("loop", str(id(loop)), None, loop),)
+        return [e.with_prefix(guards + loop_guard, same) for e in inner]
 
     def _iteration_events(self, m: _Module, loop: ast.AST, depth: int) -> list[Event]:
         """One iteration of a loop (its body) or of a comprehension (its filters, then its element)."""
@@ -633,26 +676,38 @@ class TrainingLoops:
         events = folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
+    def _dispatches(self, loop: ast.AST) -> bool:
+        """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`) that the objects
+        layer resolves (`_item_methods`)?"""
+        body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
+        calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+        return bool(calls) and len(calls) == len(body) and all(self._item_methods(c) for c in calls)
+
     def _item_methods(self, call: ast.Call) -> list[Callee]:
         """The methods `item.hook(...)` runs for a loop variable `item` over a container of objects of
         project classes (`for cb in callbacks:`), as the objects layer tells here or under the call sites
-        of the function around it: one method per class, all of them run; empty when one is unknown."""
+        of the function around it or of its class's `__init__` (`self.callbacks = callbacks`, given by
+        `Trainer(model, opt, [LRSchedulerCallback(sched), PrintCallback()])`): one method per class, all of
+        them run; empty when one is unknown."""
         func = call.func
         if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
             return []
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
         if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != func.value.id:
             return []
-        objects, function = self.ctx.analysis(Objects), self.ctx.scopes.enclosing_function(call)
-        bindings = self.ctx.analysis(Callers).bindings(function) if function is not None else []
-        for found in [objects.points_to(func.value), *(under(self.ctx, func.value, b) for b in bindings)]:
+        objects = self.ctx.analysis(Objects)
+
+        def methods_under(binding: Binding | None) -> list[Callee] | None:
+            found = under(self.ctx, func.value, binding)
             classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
             if None in classes:
-                continue
-            methods = [(ctx, inherited_method(ctx, cls, func.attr)) for ctx, cls in classes]
-            if all(method is not None for _, method in methods):
-                return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
-        return []
+                return None
+            methods = [inherited_method(ctx, cls, func.attr, objects.view) for ctx, cls in classes]
+            if not all(method is not None for method in methods):
+                return None
+            return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
+
+        return next((hooks for hooks, _ in per_call_site(self.ctx, call, methods_under)), [])
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
@@ -725,7 +780,7 @@ class TrainingLoops:
         """A scheduler or an optimizer: as what made the object tells (built here, by a project helper, in a
         container), else as its name says, else as the first call site that passes it in tells."""
         readable = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
-        kind = _made_kind(built(m.ctx, receiver)) if readable else None
+        kind = _made_kind(m.ctx, built(m.ctx, receiver)) if readable else None
         if kind is not None:
             return kind
         identifiers = re.findall(r"[A-Za-z_]\w*", text)
@@ -735,7 +790,7 @@ class TrainingLoops:
         if OPTIMIZER_NAME.search(last):
             return EventKind.STEP
         if m is self.own and readable:
-            return next((_made_kind(made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
+            return next((_made_kind(m.ctx, made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
         return None
 
     def _statement_clear(self, m: _Module, node: ast.stmt) -> str | None:
@@ -761,15 +816,30 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
 
 
-def _made_kind(made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
+def _made_kind(ctx, made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
     """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
-    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(made)}
+    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(ctx, made)}
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _classes(made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
-    """The qualified classes or factories of the calls that made an object ({None} when unknown)."""
-    return {c.qualified_name(k.func) for c, k in made} if made else {None}
+def _within(part, whole) -> bool:
+    """Is the object `part` the object `whole` or an attribute of it, of an attribute of it...?"""
+    while part is not None:
+        if part == whole:
+            return True
+        part = part.base if part.kind == "field" else None
+    return False
+
+
+def _classes(ctx, made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
+    """The qualified classes or factories of the calls that made an object, as points-to names what a
+    call constructs (`SCHEDULES[name](opt)` with a table of `partial(OneCycleLR, ...)`); {None} when unknown."""
+    objects = ctx.analysis(Objects)
+    names: set[str | None] = set()
+    for c, k in made or ():
+        constructed = objects.constructed(c, k)
+        names |= constructed if constructed else {None}
+    return names or {None}
 
 
 def _calls_in(node: ast.AST) -> Iterator[ast.Call | ast.expr]:

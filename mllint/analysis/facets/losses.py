@@ -188,12 +188,14 @@ class LossCalls:
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
-        moved, kept in a container, or passed by a call site), as the objects layer tells: what the file
-        tells, or else one set per call site's binding (with it). Only calls that may hold a loss."""
+        moved, kept in a container, picked from a table of classes (`LOSSES[args.loss]()`), or passed by a
+        call site), as the objects layer tells: what the file tells, or else one set per call site's binding
+        (with it). Only calls that may hold a loss."""
         if not self._may_hold_a_loss(call):
             return iter(())
+        objects = self.ctx.analysis(Objects)
         return (
-            (frozenset(canonical_class(c.qualified_name(k.func)) for c, k in made), binding)
+            (frozenset(canonical_class(n) for c, k in made for n in objects.constructed(c, k) or {None}), binding)
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
 

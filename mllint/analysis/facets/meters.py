@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.callees import function_called, method_called
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
@@ -163,6 +163,9 @@ class StepReturns:
         callee = self.resolver.resolve(call)
         if callee is not None:
             return callee.ctx, callee.function
+        if isinstance(call.func, ast.Name):  # a closure a builder made, passed in: `step_fn(batch)`
+            for callee, _ in per_call_site(self.ctx, call.func, lambda binding: function_called(self.ctx, call, binding)):
+                return callee.ctx, callee.function
         if not isinstance(call.func, ast.Attribute):
             return None
         found = self.view.class_summary(self.ctx.analysis(ValueKinds).constructed_class(call.func.value) or "")
@@ -232,7 +235,9 @@ def _assigned_call(ctx, target: ast.AST) -> tuple[ast.AST | None, int | None]:
 
 def _parts(returned: ast.AST, index: int | None, key) -> list[ast.AST]:
     """What a caller takes from a returned value: all of it, its `index`-th element, its value at `key`
-    (each value for `ANY_KEY`)."""
+    (each value for `ANY_KEY`); an int key of a tuple is its element (`res = step(...)`, `res[0]`)."""
+    if isinstance(key, int) and not isinstance(key, bool) and isinstance(returned, ast.Tuple) and index is None:
+        index, key = key, None
     if index is not None:
         ok = isinstance(returned, ast.Tuple) and index < len(returned.elts)
         returned = returned.elts[index] if ok else None

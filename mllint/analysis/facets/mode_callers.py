@@ -7,7 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from mllint.analysis.objects.call_sites import binding_constants
+from mllint.analysis.objects.constants import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, first_parameter, is_test_path, lookup,

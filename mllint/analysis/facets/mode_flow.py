@@ -509,12 +509,14 @@ class Flow:
         classes = {self.modes.objects.instance_class(obj) for obj in found or ()}
         if len(classes) != 1 or None in classes or classes & set(self.modes.module_classes):
             return None
-        return inherited_method(self.ctx, classes.pop(), method)
+        found = inherited_method(self.ctx, classes.pop(), method)
+        return found[1] if found is not None else None
 
     def _method(self, name: str) -> ast.AST | None:
         """The method `name` of the analysed method's class or of its base classes in this file."""
         cls = self.modes.scopes.parent(self.scope)
-        return inherited_method(self.ctx, cls, name) if isinstance(cls, ast.ClassDef) else None
+        found = inherited_method(self.ctx, cls, name) if isinstance(cls, ast.ClassDef) else None
+        return found[1] if found is not None else None
 
     def _shadowed(self, name: ast.Name) -> bool:
         return self._binds(name.id)

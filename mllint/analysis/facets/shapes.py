@@ -25,58 +25,41 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
-from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
+from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LOSSES, constructor_dim, flatten, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    LOSSES, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Keyword, Listed, Number, Samples, Size, Tensor
+from mllint.analysis.facets.operations import (
+    PARAMETERS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, WHERE, Operations, matmul_shape,
+)
+from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
-from mllint.analysis.values.values import SEQUENTIAL, STACK_FUNCTIONS, ValueKinds, canonical_class, describe_passage
+from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
+MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
 
 CONFLICT = object()  # recorded for a node that evaluated to different values on different passes
 
-SAME_SHAPE_METHODS = frozenset(
-    "abs neg exp log log1p log2 log10 sqrt rsqrt sigmoid tanh relu float double half bfloat16 long int bool "
-    "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
-    "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
-    "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
-    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
-)
-# Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
-ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
 SAME_SELECTION = frozenset("roll flip to cuda cpu long int".split())  # an index tensor's methods that keep its entries
-BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
-REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
-TORCH = "torch."
-FUNCTIONAL = "torch.nn.functional."
-SAME_SHAPE_FUNCTIONS = frozenset(
-    [TORCH + n for n in "exp log log1p sqrt rsqrt sigmoid tanh relu abs square clamp clip neg sign softmax "
-     "log_softmax nan_to_num expm1 sin cos erf floor ceil round".split()]
-    + [FUNCTIONAL + n for n in "relu relu6 gelu silu mish sigmoid tanh softmax log_softmax dropout elu selu "
-       "leaky_relu softplus hardswish normalize layer_norm".split()]
-)  # fmt: skip
 NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
 NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
-WHERE = frozenset({"torch.where", "numpy.where"})
-PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
-BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
-SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
-PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
-LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
-TENSOR_OPTIONS = frozenset("dtype device requires_grad layout pin_memory".split())  # keywords that keep a shape
+
 PYTHON_NUMBERS = frozenset({"float", "int"})
+NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
+FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
 
 
@@ -209,8 +192,8 @@ class Shapes:
             for binding in self.ctx.analysis(Callers).bindings(function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
-                    if ctx is self.ctx and function in self.ctx.tree.body:
-                        continue  # a helper of the file: run with the arguments at each call (`helper_values`)
+                    if ctx is self.ctx and function in self.ctx.tree.body and self.ctx.scopes.enclosing_function(argument):
+                        continue  # a helper of the file called in a function: run with the arguments at each call (`helper_values`)
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
                     if _informative(value):
                         values[name] = value
@@ -246,14 +229,14 @@ class Shapes:
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name in LOSSES and not own_class:
             target = arguments[1] if len(arguments) > 1 and first is not None else None
-            return Tensor(loss_output(name, constructor, _shape(first), _shape(target)), key)
+            return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
-            outputs = torch_layer_outputs(name, constructor, [_shape(a) for a in arguments], self.static_dim)
+            outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
             if outputs is not None:
                 return _outputs(outputs, key)
             if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
                 return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
-            shape = torch_layer_output(name, constructor, _shape(first), self.static_dim)
+            shape = torch_layer_output(name, constructor, value_shape(first), self.static_dim)
             return Tensor(shape, key)
         cls = self._module_class(constructor.func)
         if cls is not None:
@@ -534,6 +517,15 @@ def _rows(iterated: object | None, node: ast.AST) -> object | None:
     return None
 
 
+def _concatenated(left: Items | Listed, right: Items | Listed) -> Items | Listed | None:
+    """`a + b` of two lists or tuples: the items of both, or a list of what every item of both is alike."""
+    if isinstance(left, Items) and isinstance(right, Items) and len(left.values) + len(right.values) <= MAX_ITEMS:
+        return Items(left.values + right.values)  # (bounded: a long chain of `+` stays linear)
+    items = {v.item for v in (left, right) if isinstance(v, Listed)} | {i for v in (left, right) if isinstance(v, Items) for i in v.values}
+    lengths = [v.length if isinstance(v, Listed) else len(v.values) for v in (left, right)]
+    return Listed(items.pop(), sum(lengths) if all(isinstance(n, int) for n in lengths) else None) if len(items) == 1 else None
+
+
 def _float_defaults(function: ast.AST) -> set[str]:
     """The parameters whose default is a float (`margin=1.0`): numbers, whatever a call passes."""
     args = function.args
@@ -560,7 +552,7 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) for _, v in value.values)
     if isinstance(value, Listed):
         return _informative(value.item)
-    return isinstance(value, (Samples, Batches))
+    return isinstance(value, (Samples, Batches, Frame))
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
@@ -571,7 +563,7 @@ def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
     return {name: value for name, value in bind_values(method, positional, keywords, skips_first=True).items() if value is not None}
 
 
-class Interpreter:
+class Interpreter(Operations):
     """Runs one function's statements over abstract values."""
 
     def __init__(self, shapes: Shapes, function: ast.AST, arguments: dict[str, object], record: bool) -> None:
@@ -619,11 +611,15 @@ class Interpreter:
         elif isinstance(node, ast.Expr):
             self.eval(node.value)
             self.forget_in_place_receiver(node.value)
+            self.append(node.value)
         elif isinstance(node, ast.Return):
             self.returns.append(self.eval(node.value) if node.value is not None else None)
             return True
         elif isinstance(node, (ast.Raise, ast.Break, ast.Continue)):
             return True
+        elif isinstance(node, ast.Assert):
+            self.eval(node.test)
+            self.asserted(node.test)
         elif isinstance(node, ast.If):
             self.eval(node.test)
             return self.branches(node, [node.body, node.orelse])
@@ -735,6 +731,39 @@ class Interpreter:
             if method.endswith("_") and method not in SAME_SHAPE_METHODS:
                 self.forget(expr.func.value.id, expr)
 
+    def asserted(self, test: ast.AST) -> None:
+        """`assert x.shape == (n, 32, 32, 3)`, `assert x.shape[1:] == (32, 32, 3)`, `assert x.ndim == 2`: a
+        name of unknown rank has that shape after it (a size not stated: as `x.shape[i]` names it)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return
+        left, right, start = test.left, test.comparators[0], 0
+        if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice) and left.slice.upper is left.slice.step is None:
+            start, left = int_literal(left.slice.lower) if left.slice.lower is not None else 0, left.value
+        named = isinstance(left, ast.Attribute) and left.attr in ("shape", "ndim") and isinstance(left.value, ast.Name)
+        current = self.env.get(left.value.id) if named else None
+        if not isinstance(current, Tensor) or current.shape is not None or start is None or start < 0:
+            return
+        if left.attr == "ndim" and int_literal(right) is not None and start == 0:
+            stated = [None] * int_literal(right)
+        elif left.attr == "shape" and isinstance(right, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in right.elts):
+            stated = [None] * start + [self.dim(e) if int_literal(e) != -1 else None for e in right.elts]
+        else:
+            return
+        key, label = current.key, current.label
+        dims = tuple(d if d is not None else Sym(("size", key, i), f"{label}.shape[{i}]") for i, d in enumerate(stated))
+        self.env[left.value.id] = Tensor(dims, key, label)
+
+    def append(self, expr: ast.AST) -> None:
+        """`items.append(v)` on a list: a list of values like `v`, if every other item is alike."""
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)):
+            return
+        name, listed = expr.func.value.id, self.env.get(expr.func.value.id)
+        if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
+            value = self.seen.get(expr.args[0]) if expr.func.attr == "append" and len(expr.args) == 1 else None
+            current = {listed.item} if isinstance(listed, Listed) else set(listed.values)
+            alike = value is not None and current <= {value}
+            self.env[name] = Listed(value, None) if alike else Tensor(None, ("assigned", id(expr), name), name)
+
     def bind(self, target: ast.AST, value: object | None, value_node: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
             if value is None:
@@ -742,7 +771,7 @@ class Interpreter:
             elif isinstance(value, Number) and isinstance(value.dim, Sym):
                 value = Number(Sym(value.dim.key, target.id, value.dim.operator, value.dim.operands))
             elif isinstance(value, Tensor) and value.shape is None:
-                value = Tensor(None, value.key, target.id, value.ends)
+                value = Tensor(None, value.key, target.id, value.ends, max_rank=value.max_rank)
             self.env[target.id] = value
         elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
@@ -850,6 +879,8 @@ class Interpreter:
         if _informative(stored):
             return stored
         base = self.eval(node.value)
+        if isinstance(base, Frame):
+            return frame_attribute(base, node.attr)
         if not isinstance(base, Tensor):
             return None
         if node.attr == "shape":
@@ -869,13 +900,16 @@ class Interpreter:
         for item in items:
             self.eval(item)
         if isinstance(base, Size):
-            position = _int_literal(index)
+            position = int_literal(index)
             if position is None:
                 return None
             if base.dims is not None:
                 return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
             return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
+        if isinstance(base, Frame):
+            return frame_item(self, base, node, items)
         if isinstance(base, Tensor):
+            base = table_rows(base, items)
             integers = {id(i) for i in items if isinstance(self.seen.get(i), Number)}
             sources = {id(i): _same_selection(i) for i in items}
             rows = {
@@ -883,15 +917,15 @@ class Interpreter:
                 for i in items if _selected(self.seen.get(sources[id(i)]), "") is not None
             }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
-            shape = _index(base.shape, items, integers, rows) if base.shape is not None else None
+            shape = index_shape(base.shape, items, integers, rows) if base.shape is not None else None
             return Tensor(shape, ("index", id(node), base.key))
-        position = _int_literal(index)
+        position = int_literal(index)
         if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
             return base.values[position]
         if isinstance(base, Samples):
             return base.item
-        if isinstance(base, Listed) and not isinstance(index, ast.Slice):
-            return base.item  # every item of a list of samples alike
+        if isinstance(base, Listed):  # every item of a list of samples alike
+            return base.item if not isinstance(index, ast.Slice) else Listed(base.item, slice_length(index, base.length))
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -915,9 +949,11 @@ class Interpreter:
             if isinstance(left.dim, int) and isinstance(right.dim, int) and isinstance(op, (ast.Add, ast.Sub)):
                 return Number(left.dim + right.dim if isinstance(op, ast.Add) else left.dim - right.dim)
             return NUMBER
+        if isinstance(op, ast.Add) and isinstance(left, (Items, Listed)) and isinstance(right, (Items, Listed)):
+            return _concatenated(left, right)
         key = ("binary", id(node))
         if isinstance(op, ast.MatMult):
-            return Tensor(_matmul(_shape(left), _shape(right)), key)
+            return Tensor(matmul_shape(value_shape(left), value_shape(right)), key)
         if isinstance(left, Tensor) and isinstance(right, Number):
             return Tensor(left.shape, key, ends=left.ends)
         if isinstance(left, Number) and isinstance(right, Tensor):
@@ -936,7 +972,9 @@ class Interpreter:
         for keyword in node.keywords:
             self.eval(keyword.value)
         builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
-        if builtin in PYTHON_NUMBERS:
+        if builtin in PYTHON_NUMBERS or name in NUMBER_FUNCTIONS or (name or "").startswith("math."):
+            return NUMBER
+        if builtin in FOLDS and arguments and all(isinstance(a, Number) or isinstance(a, Listed) and isinstance(a.item, Number) for a in arguments):
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
             return Number(arguments[0].shape[0])
@@ -953,7 +991,9 @@ class Interpreter:
             if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
                 self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
             return receiver.get(key.value)  # `batch.get("y")`
-        data = data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
+        if isinstance(receiver, Frame):
+            return frame_method(node, node.func.attr, receiver)
+        data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         if data is not None:
             return data
         helper = self.shapes.own_function(node.func)
@@ -984,6 +1024,8 @@ class Interpreter:
             size = call_argument(node, position, "size") if position is not None else None
             shape = self.sizes([size]) if size is not None else None
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
+            if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
+                return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
             if receiver.shape is None and receiver.ends is not None:
                 return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
             result = self.method(node, node.func.attr, receiver)
@@ -1075,243 +1117,7 @@ class Interpreter:
         return self.seen[node] if node in self.seen else self.eval(node)
 
     def shape_of(self, node: ast.AST | None) -> Shape | None:
-        return _shape(self.value_of(node))
-
-    def dim(self, node: ast.AST) -> Dim:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv)):
-            combine = multiply if isinstance(node.op, ast.Mult) else floor_divide
-            return combine(self.dim(node.left), self.dim(node.right))
-        value = self.value_of(node)
-        if isinstance(value, Number):
-            return value.dim
-        if isinstance(value, Tensor) and value.shape is None:
-            return Sym(value.key, value.label)
-        return None
-
-    def where(self, args: list[ast.AST]) -> Shape | None:
-        """`where(condition, a, b)`: the three broadcast (a number counts as `()`)."""
-        shapes = [() if isinstance(self.value_of(a), Number) else self.shape_of(a) for a in args]
-        return broadcast(broadcast(shapes[0], shapes[1]), shapes[2])
-
-    def sizes(self, args: list[ast.AST]) -> Shape | None:
-        """The sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(x.shape)`."""
-        if any(isinstance(a, ast.Starred) for a in args):
-            return None
-        if len(args) == 1:
-            if isinstance(args[0], (ast.Tuple, ast.List)):
-                return self.sizes(args[0].elts) if not any(isinstance(e, ast.Starred) for e in args[0].elts) else None
-            value = self.value_of(args[0])
-            if isinstance(value, Size):
-                return value.dims
-        return tuple(self.dim(a) for a in args)
-
-    def torch_function(self, node: ast.Call, name: str) -> Shape | None:
-        args = node.args
-        first = call_argument(node, 0, "input")
-        if name in SIZED_CONSTRUCTORS:
-            size = next((k.value for k in node.keywords if k.arg == "size"), None)
-            return self.sizes([size] if size is not None else args)
-        if name == "torch.full":
-            return self.sizes([call_argument(node, 0, "size")]) if call_argument(node, 0, "size") is not None else None
-        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS or name in PARAMETERS:
-            return self.shape_of(first)
-        if name == "torch.randint":
-            size = next((k.value for k in node.keywords if k.arg == "size"), args[-1] if args else None)
-            return self.sizes([size]) if isinstance(size, (ast.Tuple, ast.List)) else None
-        if name == "torch.randperm" and len(args) == 1:
-            return (self.dim(args[0]),)
-        if name == "torch.arange" and 1 <= len(args) <= 3 and all(k.arg in TENSOR_OPTIONS for k in node.keywords):
-            bounds = [self.dim(a) for a in args]
-            if len(bounds) == 1:
-                return (bounds[0],)
-            return (len(range(*bounds)),) if all(isinstance(b, int) for b in bounds) and bounds[-1] != 0 else (None,)
-        if name == "torch.linspace":
-            return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
-        if name in FROM_ARRAY and first is not None:
-            array = self.value_of(first)
-            if isinstance(array, Listed):  # `torch.tensor(labels)` of a list of samples' labels
-                item = () if isinstance(array.item, Number) else _shape(array.item)
-                return (array.length, *item) if item is not None else None
-            if isinstance(array, Items):  # `torch.tensor([value])`: values of one known shape
-                shapes = {() if isinstance(v, Number) else _shape(v) for v in array.values}
-                shape = shapes.pop() if len(shapes) == 1 else None
-                if shape is not None:
-                    return (len(array.values), *shape)
-            return array.shape if isinstance(array, Tensor) else _literal_shape(first)
-        if name in BROADCAST_FUNCTIONS:
-            return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
-        if name in LOSSES and name.startswith(FUNCTIONAL):
-            return loss_output(name, node, self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
-        if name in WHERE and len(args) == 3 and not node.keywords:
-            return self.where(args)
-        if name == FUNCTIONAL + "cosine_similarity" and all(k.arg in ("dim", "eps") for k in node.keywords) and len(args) <= 3:
-            joint = broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "x2")))
-            dim = _int_literal(call_argument(node, 2, "dim")) if call_argument(node, 2, "dim") is not None else 1
-            position = _normalise(dim, len(joint)) if joint is not None and dim is not None else None
-            return joint[:position] + joint[position + 1 :] if position is not None else None  # the dim it compares along
-        method = name[len(TORCH):]
-        if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
-            receiver = self.value_of(first)
-            if isinstance(receiver, Tensor):
-                shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
-                result = self.method(shifted, method, receiver)
-                return result.shape if isinstance(result, Tensor) else None
-        if name in PAD_SEQUENCE:  # a list of `(L, *rest)` tensors of different lengths L, padded
-            listed = self.value_of(first)
-            item = listed.item.shape if isinstance(listed, Listed) and isinstance(listed.item, Tensor) else None
-            batch_first = next((k.value for k in node.keywords if k.arg == "batch_first"), args[1] if len(args) > 1 else None)
-            if not item or not isinstance(batch_first, ast.Constant) and batch_first is not None:
-                return None
-            first_dims = (listed.length, None) if batch_first is not None and batch_first.value is True else (None, listed.length)
-            return (*first_dims, *item[1:])
-        if name in STACK_FUNCTIONS:
-            listed = self.value_of(first) if name == "torch.stack" else None
-            if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None:
-                return (listed.length, *listed.item.shape)  # `torch.stack(scores)` of a list of samples' tensors
-            return self.concatenate(node, name == "torch.stack")
-        return None
-
-    def method(self, node: ast.Call, method: str, receiver: Tensor) -> object | None:
-        """A tensor method's result: a Tensor, a Size, a Number, or a shape tuple (a new tensor)."""
-        shape, args = receiver.shape, node.args
-        if method == "size":
-            if not args and not node.keywords:
-                return Size(shape, receiver.key, receiver.label)
-            position = _int_literal(call_argument(node, 0, "dim"))
-            if position is None:
-                return None
-            if shape is not None:
-                return Number(shape[position]) if -len(shape) <= position < len(shape) else None
-            return Number(Sym(("size", receiver.key, position), f"{receiver.label}.size({position})"))
-        if method in ("view", "reshape"):
-            target = self.sizes(args) if args and not node.keywords else None
-            if target is None:
-                return None
-            target = _infer_minus_one(shape, target)
-            if self.record:
-                self.shapes.view_targets[node] = target
-            return target
-        if method in SAME_SHAPE_METHODS or (method in ALONG_A_DIM and (node.args or node.keywords)):
-            return shape
-        if method in BROADCAST_METHODS:
-            other = call_argument(node, 0, "other")
-            other_value = self.value_of(other)
-            return shape if isinstance(other_value, Number) else broadcast(shape, _shape(other_value))
-        if shape is None:
-            return None
-        if method in ("split", "chunk") and shape and _int_literal(call_argument(node, 1, "dim")) in (None, 0):
-            if len(node.args) + len(node.keywords) == 1 or _int_literal(call_argument(node, 1, "dim")) == 0:
-                part = Sym(("chunk", id(node)), f"len({receiver.label} chunk)")
-                return Listed(Tensor((part, *shape[1:]), ("chunk", id(node)), "chunk"), None)  # `perm.split(64)`
-        if method in ("view_as", "reshape_as", "expand_as"):
-            return self.shape_of(call_argument(node, 0, "other"))
-        if method in ("new_zeros", "new_ones", "new_empty"):
-            return self.sizes(args)
-        return self.shape_method(node, method, shape)
-
-    def shape_method(self, node: ast.Call, method: str, shape: Shape) -> Shape | None:
-        rank, args = len(shape), node.args
-        if method == "unsqueeze":
-            position = _normalise(_int_literal(call_argument(node, 0, "dim")), rank + 1)
-            return None if position is None else shape[:position] + (1,) + shape[position:]
-        if method == "squeeze":
-            dims = [_int_literal(a) for a in args] + [_int_literal(k.value) for k in node.keywords if k.arg == "dim"]
-            if not dims:  # a symbol (a batch) is taken for more than one: `(B, 1)` gives `(B,)`
-                return tuple(d for d in shape if d != 1) if None not in shape else None
-            positions = [_normalise(d, rank) for d in dims]
-            if None in positions or any(shape[p] not in (1,) and not isinstance(shape[p], int) for p in positions):
-                return None  # a symbol may be 1
-            return tuple(d for i, d in enumerate(shape) if not (i in positions and d == 1))
-        if method == "flatten":
-            start = _int_literal(call_argument(node, 0, "start_dim")) if call_argument(node, 0, "start_dim") else 0
-            end = _int_literal(call_argument(node, 1, "end_dim")) if call_argument(node, 1, "end_dim") else -1
-            return flatten(shape, start, end)
-        if method == "permute":
-            order = [_int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
-            if not order:
-                return None
-            positions = [_normalise(p, rank) for p in order]
-            if None in positions or sorted(positions) != list(range(rank)):
-                return None
-            return tuple(shape[p] for p in positions)
-        if method == "transpose" and len(args) != 2:
-            method = "permute"  # numpy's `a.transpose(1, 0, 2)`
-        if method in ("transpose", "swapaxes", "swapdims"):
-            a = _normalise(_int_literal(call_argument(node, 0, "dim0")), rank)
-            b = _normalise(_int_literal(call_argument(node, 1, "dim1")), rank)
-            if a is None or b is None:
-                return None
-            swapped = list(shape)
-            swapped[a], swapped[b] = swapped[b], swapped[a]
-            return tuple(swapped)
-        if method == "t" and rank <= 2:
-            return tuple(reversed(shape))
-        if method in REDUCTIONS or method in ("std", "var", "norm"):
-            return self.reduction(node, method, shape)
-        if method in ("matmul", "mm", "bmm"):
-            return _matmul(shape, self.shape_of(call_argument(node, 0, "other")))
-        if method == "expand":
-            target = self.sizes(args)
-            if target is None or len(target) < rank:
-                return None
-            return target[: len(target) - rank] + tuple(
-                old if new == -1 else new for old, new in zip(shape, target[len(target) - rank :])
-            )
-        return None
-
-    def reduction(self, node: ast.Call, method: str, shape: Shape) -> Shape | None:
-        dim_node = next((k.value for k in node.keywords if k.arg == "dim"), None)
-        if dim_node is None and node.args and method != "norm":
-            if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bool):
-                return None  # `x.std(False)`: the old `unbiased` argument
-            dim_node = node.args[0]
-        keepdim_node = next((k.value for k in node.keywords if k.arg in ("keepdim", "keepdims")), None)
-        if keepdim_node is None and len(node.args) >= 2 and method != "norm":
-            keepdim_node = node.args[1]
-        if keepdim_node is not None and not (isinstance(keepdim_node, ast.Constant) and isinstance(keepdim_node.value, bool)):
-            return None
-        keepdim = keepdim_node is not None and keepdim_node.value
-        if dim_node is None:
-            return () if not node.keywords and (method != "norm" or not node.args) else None
-        elements = dim_node.elts if isinstance(dim_node, (ast.Tuple, ast.List)) else [dim_node]
-        positions = {_normalise(_int_literal(e), len(shape)) for e in elements}
-        if None in positions:
-            return None
-        return tuple(1 if i in positions else d for i, d in enumerate(shape) if keepdim or i not in positions)
-
-    def concatenate(self, node: ast.Call, stack: bool) -> Shape | None:
-        tensors = call_argument(node, 0, "tensors")
-        dim_node = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
-        position = _int_literal(dim_node) if dim_node is not None else 0
-        if not isinstance(tensors, (ast.Tuple, ast.List)) or not tensors.elts or position is None:
-            return None
-        shapes = [self.shape_of(e) for e in tensors.elts]
-        first = shapes[0]
-        if any(s is None or len(s) != len(first) for s in shapes):
-            return None
-        if stack:
-            position = _normalise(position, len(first) + 1)
-            same = all(all(x is not None and x == y for x, y in zip(first, s)) for s in shapes)
-            return first[:position] + (len(shapes),) + first[position:] if same and position is not None else None
-        position = _normalise(position, len(first))
-        if position is None:
-            return None
-        others_match = all(
-            all(x is not None and x == y for i, (x, y) in enumerate(zip(first, s)) if i != position) for s in shapes
-        )
-        parts = [s[position] for s in shapes]
-        total = sum(parts) if all(isinstance(p, int) for p in parts) else None
-        return first[:position] + (total,) + first[position + 1 :] if others_match else None
-
-
-ANY_RECEIVER_METHODS = frozenset(
-    "unsqueeze squeeze flatten permute transpose swapaxes swapdims t matmul mm bmm std var reshape".split()
-)
-TENSOR_METHODS = (
-    SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
-    | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
-    | {"split", "chunk"}
-)  # fmt: skip
+        return value_shape(self.value_of(node))
 
 
 def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, object]:
@@ -1324,8 +1130,11 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     for name in names:
         values = [env.get(name, CONFLICT) for env in environments]
         first = values[0]
+        items = {v.item for v in values if isinstance(v, Listed)}
         if first is not CONFLICT and all(v is first or v == first for v in values):
             joined[name] = first
+        elif len(items) == 1 and all(isinstance(v, Listed) or v == Items(()) for v in values):
+            joined[name] = Listed(items.pop(), None)  # a list appended to on some paths (a loop's)
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
@@ -1333,8 +1142,6 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     return joined
 
 
-def _shape(value: object | None) -> Shape | None:
-    return value.shape if isinstance(value, Tensor) else None
 
 
 def _size_receiver(node: ast.AST | None) -> ast.AST | None:
@@ -1346,17 +1153,8 @@ def _size_receiver(node: ast.AST | None) -> ast.AST | None:
     return None
 
 
-def _int_literal(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int_literal(node.operand)
-        return -value if value is not None else None
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
-def _normalise(position: int | None, rank: int) -> int | None:
-    if position is None or not -rank <= position < rank:
-        return None
-    return position % rank
 
 
 def _selected(index: object, text: str) -> Dim:
@@ -1375,95 +1173,16 @@ def _same_selection(index: ast.AST) -> ast.AST:
     return index
 
 
-def _index(shape: Shape, items: list[ast.AST], integers: set[int], rows: dict[int, Dim]) -> Shape | None:
-    """The shape after indexing with ints (literals, or the items whose ids are in `integers`), slices,
-    one-dimensional index tensors (`rows`: how many they, and slices of a known width, select), `None`
-    and `...` (anything else: unknown)."""
-    consuming = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))]
-    if len(consuming) > len(shape) or sum(isinstance(i, ast.Constant) and i.value is Ellipsis for i in items) > 1:
-        return None
-    result, position = [], 0
-    for item in items:
-        if isinstance(item, ast.Constant) and item.value is None:
-            result.append(1)
-        elif isinstance(item, ast.Constant) and item.value is Ellipsis:
-            skipped = len(shape) - len(consuming)
-            result += shape[position : position + skipped]
-            position += skipped
-        elif isinstance(item, ast.Slice):
-            result.append(rows[id(item)] if id(item) in rows else _slice_length(item, shape[position]))
-            position += 1
-        elif _int_literal(item) is not None or id(item) in integers:
-            position += 1
-        elif id(item) in rows and position < len(shape):
-            result.append(rows[id(item)])
-            position += 1
-        else:
-            return None
-    return tuple(result) + tuple(shape[position:])
 
 
-def _slice_length(item: ast.Slice, dim: Dim) -> Dim:
-    """How many entries a slice keeps of a dimension: all for `:`, 1 for `[-1:]`, and what literal bounds
-    leave of a known size (`[2:]`, `[:-1]`, `[-3:]`); None: unknown."""
-    if item.step is not None:
-        return None
-    lower, upper = item.lower, item.upper
-    if lower is None and upper is None:
-        return dim
-    low = 0 if lower is None else _signed_literal(lower)
-    high = None if upper is None else _signed_literal(upper)
-    if low is None or (upper is not None and high is None):
-        return None
-    if high is None and low == -1:
-        return 1  # the last entry of any non-empty dimension
-    if not isinstance(dim, int):
-        return None
-    start, stop = slice(low, high).indices(dim)[:2]
-    return max(stop - start, 0)
 
 
-def _signed_literal(node: ast.AST) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int_literal(node.operand)
-        return None if value is None else -value
-    return _int_literal(node)
 
 
-def _matmul(a: Shape | None, b: Shape | None) -> Shape | None:
-    if a is None or b is None or not a or not b:
-        return None
-    if len(a) == 1 and len(b) == 1:
-        return ()
-    if len(b) == 1:
-        return a[:-1]
-    if len(a) == 1:
-        return b[:-2] + b[-1:]
-    batch = broadcast(a[:-2], b[:-2])
-    return None if batch is None else batch + (a[-2], b[-1])
 
 
-def _infer_minus_one(source: Shape | None, target: Shape) -> Shape:
-    """A `-1` in a view's target: what the source's size leaves for it (`(B, T, C).view(B, T, H, -1)`
-    gives `C // H`), when every dimension of both is known."""
-    if target.count(-1) != 1:
-        return target
-    inferred = quotient(source, tuple(d for d in target if d != -1)) if source is not None else None
-    return tuple(inferred if d == -1 else d for d in target)
 
 
-def _literal_shape(node: ast.AST) -> Shape | None:
-    """`torch.tensor([[1, 2], [3, 4]])` has shape (2, 2): nested literal lists of equal lengths."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
-        return ()
-    if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
-        inner = [_literal_shape(e) for e in node.elts]
-        if inner and all(s is not None and s == inner[0] for s in inner):
-            return (len(node.elts),) + inner[0]
-        return (0,) if not inner else None
-    return None
 
 
 def _label(node: ast.AST) -> str:
@@ -1490,7 +1209,7 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     head, tail = ends
     if method in SAME_SHAPE_METHODS:
         return ends
-    position = _int_literal(call_argument(node, 0, "dim"))
+    position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
         return head, tail + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:

@@ -20,6 +20,17 @@ class Tensor:
     ends: tuple[Shape, Shape] | None = None
     fresh: bool = field(default=False, compare=False)  # a parameter made in `__init__`: no data laid out yet
     squeezed_at: tuple | None = field(default=None, compare=False)  # a dim-less `squeeze()` made it: (its context, the call)
+    max_rank: int | None = None  # of unknown rank, at most this many dimensions (a table `np.loadtxt` reads)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A pandas DataFrame `(rows, columns)` (None: columns unknown) or Series `(rows,)`; `positional` for
+    its `.iloc`, which indexes it as an array."""
+
+    shape: Shape
+    key: tuple
+    positional: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,3 +108,8 @@ def unknown_rank_column(left: Tensor, right: Tensor) -> tuple[str, str, str, int
     if b is None and a is not None and right.ends is not None and column_against_batch(right.ends, a):
         return format_shape(a), format_ends(right.ends), format_ends((a, a)), 1
     return None
+
+
+def value_shape(value: object | None) -> Shape | None:
+    """The shape of a value, when it is a tensor of known rank."""
+    return value.shape if isinstance(value, Tensor) else None

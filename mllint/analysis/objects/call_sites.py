@@ -11,9 +11,6 @@ A `callers.Binding` is one call site's arguments for the parameters of one funct
   needing a binding (`ValueKinds.unbound`, which `callers.per_call_site` reads).
 - `built(ctx, expr, binding)`: the calls that made those objects; `makers(ctx, expr)`: `built` as the file
   tells, else under each call site in turn.
-- `site_constants(ctx, function)`: the constants every call site of a function passes alike
-  (`engine.run_epoch(loader, step_per_batch=False)` at its one call site): its branches decided by them are
-  decided under each call site, so a facet may fold them (`constants.fold`).
 
 The budget is the points-to layer's (`MAX_OBJECTS` objects per expression) and the callers layer's
 (`MAX_SITES` call sites per function, `MAX_CALLER_DEPTH` callers up).
@@ -24,8 +21,10 @@ import ast
 from collections.abc import Iterator
 
 from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, union
-from mllint.analysis.program.callers import MAX_SITES, Binding, Callers, per_call_site
+from mllint.analysis.program.callers import Binding, Callers, per_call_site
 from mllint.analysis.values.values import ValueKinds
+
+MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
 
 
 def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = None) -> frozenset | None:
@@ -102,24 +101,12 @@ def _submodule_fields(objects: Objects, field: Obj, binding: Binding | None) -> 
     return calls or None
 
 
-def makers(ctx, expr: ast.AST) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:
+def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:
     """`built(ctx, expr)` as the file tells, or else under each call site's binding of the function (or
-    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None)."""
-    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding))
-
-
-def site_constants(ctx, function: ast.AST) -> dict[str, object]:
-    """The parameters of `function` (of `ctx`) that every call site found in the project fills with the
-    same constant (or leaves to the same constant default), and the function never rebinds; empty when it
-    has no call site, or more than the callers layer reads."""
-    sites = [b for b in ctx.analysis(Callers).bindings(function) if b.site is not None]
-    if not sites or len(sites) >= MAX_SITES:
-        return {}
-    agreed: dict[str, object] | None = None
-    for binding in sites:
-        constants = binding_constants(ctx, binding)
-        agreed = constants if agreed is None else {k: v for k, v in agreed.items() if k in constants and constants[k] == v}
-    return agreed or {}
+    the class's method) whose parameter it needs, one at a time: (the calls, the binding or None).
+    `linted`: the linted file, when `ctx` is another module of the project (its call sites are found from there)."""
+    objects = linted.analysis(Objects) if linted is not None else None
+    return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
 def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
@@ -147,7 +134,7 @@ def constant_everywhere(ctx, expr: ast.AST) -> bool:
     return bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings)
 
 
-def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object] | None:
+def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> tuple[object] | None:
     """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
     if isinstance(expr, ast.Constant):
         return (expr.value,)
@@ -163,10 +150,33 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None) -> tuple[object
         for value in inner or (None,):
             if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
                 value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
+            converted = _converted(value, depth) if value is not None else None
+            if converted is not None:
+                values.add(converted[0])
+                continue
             if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
                 return None
             values.add(value.node.value)
     return (values.pop(),) if len(values) == 1 else None
+
+
+CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def _converted(value: Obj, depth: int) -> tuple[object] | None:
+    """(the constant,) a builtin conversion of a constant makes (`bool(args.inplace_relu)` with the option's
+    `default=1`: True), read where the conversion is written; None for any other object."""
+    call = value.node if value.kind == "made" else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords):
+        return None
+    convert = CONVERSIONS.get(call.func.id)
+    if convert is None or depth >= MAX_CONVERSIONS or call.func.id in value.ctx.scopes.bound_anywhere():
+        return None
+    inner = _constant_under(value.ctx, call.args[0], None, depth + 1)
+    try:
+        return (convert(inner[0]),) if inner is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _class_default(objects: Objects, field: Obj) -> Obj | None:
@@ -221,16 +231,6 @@ def _argparse_default(field: Obj) -> Obj | None:
         else:
             return None
     return found
-
-
-def binding_constants(ctx, binding: Binding) -> dict[str, object]:
-    """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
-    to a constant default), and the function never rebinds."""
-    stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
-    return {
-        name: argument.value for name, (_, argument, _) in binding.arguments.items()
-        if isinstance(argument, ast.Constant) and name not in stored
-    }  # fmt: skip
 
 
 def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:

@@ -1,6 +1,6 @@
 """Which method of the project a call on an object runs, the object found by points-to.
 
-`method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
+`function_called(ctx, call, binding)`: the closure or function a called value is. `method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
 that made `criterion`, for `model.compute_loss(x, y)` the method `compute_loss` (of the class or a base of
 its module), wherever the object was made (`criterion = DeepSupervisionLoss()`, a factory of another
 module, a parameter its call sites fill under `binding`). All the objects the receiver may be must be
@@ -29,6 +29,18 @@ def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes]
     return _method_of(ctx, func, ("forward", "__call__"), binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
 
 
+def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
+    """The function of the project a call of a value runs (`step_fn(batch)` with `step_fn` a closure that
+    `make_step(model, optimizer)` returns, passed in by a call site under `binding`); None when it may be
+    another, or is unknown."""
+    found = under(ctx, call.func, binding)
+    functions = {(obj.ctx, obj.node) if obj.kind == "made" else None for obj in found - {NONE}} if found else set()
+    if len(functions) != 1 or None in functions:
+        return None
+    home, function = functions.pop()
+    return Callee(function, home) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
 def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed) -> Callee | None:
     """The first method named `names` of the one class `receiver` is an instance of."""
     if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
@@ -49,8 +61,8 @@ def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed
     index = ctx.analysis(ProjectView).index
     if followed is not None and index is not None and home.module is not None and not index.mentions(home.module.name, followed):
         return None
-    method = next((m for name in names if (m := inherited_method(home, cls, name)) is not None), None)
-    return Callee(method, home) if method is not None else None
+    method = next((m for name in names if (m := inherited_method(home, cls, name, objects.view)) is not None), None)
+    return Callee(method[1], method[0]) if method is not None else None
 
 
 def _classes(objects: Objects, found: frozenset | None) -> tuple[object, ast.ClassDef] | None:

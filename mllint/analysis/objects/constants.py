@@ -1,6 +1,11 @@
 """Constants the code decides on: loops over literal collections run once per item, tests folded where
 the names they read are known constants, and the constants a call passes for a function's parameters.
 
+`site_constants(ctx, function)`: the constants every call site of a function passes alike
+(`engine.run_epoch(loader, step_per_batch=False)` at its one call site): its branches decided by them are
+decided under each call site, so a facet may fold them, and points-to reads a table at that key
+(`SCHEDULES[name]` with `make_schedule("onecycle", ...)`).
+
 One answer for every facet: the mode flow and the training-loop model both fold a callee's branches
 under `call_constants(call, function)` (`train_epoch(..., step_per_batch=False)`, `run(loader,
 mode="val")`), and unroll `for phase in ["train", "val"]` with `unrolled`, so correlated branches stay
@@ -11,8 +16,10 @@ from __future__ import annotations
 import ast
 from weakref import WeakKeyDictionary
 
+from mllint.analysis.program.callers import MAX_SITES, Binding, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -42,6 +49,31 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
         elif name in bound and isinstance(value, ast.Name) and value.id in known:
             found[name] = known[value.id]
     return found
+
+
+def site_constants(ctx, function: ast.AST, linted=None) -> dict[str, object]:
+    """The parameters of `function` (of `ctx`) that every call site found in the project fills with the
+    same constant (or leaves to the same constant default), and the function never rebinds; empty when it
+    has no call site, or more than the callers layer reads."""
+    linted = linted or ctx
+    sites = [b for b in linted.analysis(Callers).bindings_in(ctx, function) if b.site is not None]
+    if not sites or len(sites) >= MAX_SITES:
+        return {}
+    agreed: dict[str, object] | None = None
+    for binding in sites:
+        constants = binding_constants(ctx, binding)
+        agreed = constants if agreed is None else {k: v for k, v in agreed.items() if k in constants and constants[k] == v}
+    return agreed or {}
+
+
+def binding_constants(ctx, binding: Binding) -> dict[str, object]:
+    """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
+    to a constant default), and the function never rebinds."""
+    stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
+    return {
+        name: argument.value for name, (_, argument, _) in binding.arguments.items()
+        if isinstance(argument, ast.Constant) and name not in stored
+    }  # fmt: skip
 
 
 def _stored(function: ast.AST) -> frozenset[str]:
@@ -76,51 +108,6 @@ def unrolled(loop: ast.AST, scopes) -> list | None:
     return [e.value for e in items]
 
 
-def fold(test: ast.AST, constants: dict):
-    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
-    `phase != "src" and x`, `not is_train`); None when it is not."""
-    if isinstance(test, ast.Name | ast.Attribute):
-        known = _known(test, constants)
-        return None if known is _UNKNOWN else bool(known)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = fold(test.operand, constants)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        values = [fold(v, constants) for v in test.values]
-        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
-        if decisive in values:
-            return decisive
-        return (not decisive) if all(v is not None for v in values) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        known = [_known(test.left, constants), _known(test.comparators[0], constants)]
-        if any(k is _UNKNOWN for k in known) or not any(isinstance(n, ast.Name | ast.Attribute) for n in (test.left, test.comparators[0])):
-            return None
-        left, right = known
-        op = test.ops[0]
-        if isinstance(op, ast.Eq | ast.Is):
-            return left == right
-        if isinstance(op, ast.NotEq | ast.IsNot):
-            return left != right
-        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
-            return (left in right) == isinstance(op, ast.In)
-    return None
-
-
-_UNKNOWN = object()
-
-
-def _known(node: ast.AST, constants: dict):
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return constants.get(node.id, _UNKNOWN)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return constants.get(f"self.{node.attr}", _UNKNOWN)  # an attribute `__init__` set from a constant
-    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
-        return tuple(e.value for e in node.elts)
-    return _UNKNOWN
-
-
 def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, object]:
     """The constants an object's construction gives its `__init__` (`Block(activation="relu")`), also as the
     attributes `__init__` sets from them (`self.activation = activation`: `{"self.activation": "relu"}`)."""
@@ -129,8 +116,8 @@ def construction_constants(construction: ast.Call, init: ast.AST) -> dict[str, o
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name | ast.Constant):
             target = node.targets[0]
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                value = _known(node.value, constants)
-                if value is not _UNKNOWN:
+                value = known_constant(node.value, constants)
+                if value is not UNKNOWN:
                     constants[f"self.{target.attr}"] = value
     return constants
 
@@ -155,6 +142,8 @@ def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], boo
             found += [v for values, _ in results for v in values]
             if all(ends for _, ends in results) and (decided is not None or statement.orelse):
                 return found, True
+        elif isinstance(statement, ast.Match):
+            found += [v for case in statement.cases for v in _returns(case.body, constants)[0]]
         elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for field in ("body", "orelse", "finalbody", "handlers"):
                 inner = getattr(statement, field, None)

@@ -36,6 +36,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
@@ -49,6 +50,7 @@ MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
+MAX_BASES = 16  # classes searched for an inherited method
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
 _NO_CUT = 1 << 30
 
@@ -63,6 +65,7 @@ WRAPPERS = {
 }  # fmt: skip
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
+PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
 OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (*FUNCTIONS, ast.Lambda)
@@ -100,6 +103,7 @@ class Objects:
         if self.view is None and getattr(ctx, "read_for", None) is not None:  # a module read for the project
             self.view = ProjectView(ctx, ctx.read_for)
         self.module_classes = ctx.analysis(ModuleClasses).modules
+        self.linted = ctx  # the file whose callers layer finds the call sites of this module's functions
         self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
         self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}
         self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
@@ -123,6 +127,7 @@ class Objects:
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
+        self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -242,12 +247,7 @@ class Objects:
         func = obj.node.func  # a class is called by its name or from a table (`MODELS["net"](cfg)`): no flow to follow
         names = self.constructed(obj.ctx, obj.node) if isinstance(func, ast.Subscript) else {obj.ctx.qualified_name(func)}
         name = next(iter(names)) if names and len(names) == 1 else None
-        found = self.view.find(name) if name and self.view is not None else None
-        if found is None or found[1] not in found[0].classes or self.view.index is None:
-            return None
-        home = self.view.index.context(found[0].name)
-        cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
-        return (home, cls) if cls is not None else None
+        return project_class(self.view, name)
 
     def constructed(self, ctx, call: ast.Call) -> frozenset | None:
         """The qualified names of what a call of `ctx` constructs: its function's, or those of every object
@@ -265,7 +265,7 @@ class Objects:
             return None
         names = set()
         if isinstance(func, ast.Subscript):  # a key the literal lacks: the classes decorators register too
-            key = _constant(func.slice)
+            key = home._key_of(func.slice)
             for table in home.points_to(func.value) or ():
                 if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
                     names |= self._of(table.ctx).registered(table)
@@ -318,6 +318,8 @@ class Objects:
             return obj.ctx.analysis(Names).module_level(obj.name)
         if isinstance(node, ast.Lambda) and not node.args.args and isinstance(node.body, ast.Call):
             node = node.body.func
+        if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
+            node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
 
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
@@ -363,8 +365,7 @@ class Objects:
         if len(classes) != 1 or None in classes:
             return None
         ctx, cls = classes.pop()
-        function = inherited_method(ctx, cls, func.attr)
-        return (ctx, function) if function is not None else None
+        return inherited_method(ctx, cls, func.attr, self.view)
 
     def _of(self, ctx) -> "Objects":
         """The points-to of another module of the project, which follows its own imports through this
@@ -374,6 +375,8 @@ class Objects:
         objects = ctx.analysis(Objects)
         if objects.view is None:
             objects.view = self.view
+        if objects.linted is objects.ctx:  # a module read for the project: its call sites are found from here
+            objects.linted = self.linted
         return objects
 
     # Evaluation.
@@ -419,10 +422,24 @@ class Objects:
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr, depth)
         if isinstance(expr, ast.Subscript):
-            return self._item(expr.value, _constant(expr.slice), depth)
+            return self._item(expr.value, self._key_of(expr.slice), depth)
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
         return frozenset({Obj("made", expr, ctx=self.ctx)})
+
+    def _key_of(self, index: ast.AST):
+        """The constant an index is: a literal, or a parameter every call site of its function fills with
+        the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
+        found = _constant(index)
+        if found is not None or not isinstance(index, ast.Name):
+            return found
+        function = self._scope_binding(index)
+        if not isinstance(function, FUNCTIONS) or index.id not in {p.arg for p in parameters(function, variadic=False)}:
+            return None
+        if function not in self._site_constants:
+            self._site_constants[function] = site_constants(self.ctx, function, self.linted)
+        found = self._site_constants[function].get(index.id)
+        return found if isinstance(found, int | str) and not isinstance(found, bool) else None
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
@@ -744,11 +761,16 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
-        if function is None or function.decorator_list or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
+        decorated = function is not None and not all(isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS for d in function.decorator_list)
+        if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         if function not in self._returned_by:
             self._returned_by[function] = returned_expressions(function.body)
         returned = self._returned_by[function]
+        constants = call_constants(call, function) if returned and len(returned) > 1 else None
+        if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
+            reached = reachable_returns(function, constants)
+            returned = [r for r in returned if any(r is other for other in reached)] or returned
         return [(r, ctx) for r in returned] if returned else None
 
     def is_generator(self, function: ast.AST) -> bool:
@@ -773,8 +795,18 @@ class Objects:
             if isinstance(scope, SCOPES):
                 for parameter in parameters(scope):
                     found.setdefault(parameter.arg, []).append((parameter, _ParameterValue(scope, parameter.arg)))
+                for definition in self.ctx.index.within(scope, *FUNCTIONS, ast.ClassDef):  # a closure it returns
+                    if self.ctx.scopes.parent(definition) is not None and self._defining_scope(definition) is scope:
+                        found.setdefault(definition.name, []).append((definition, definition))
             self._bindings[scope] = found
         return self._bindings[scope]
+
+    def _defining_scope(self, definition: ast.AST) -> ast.AST | None:
+        """The function whose local name a nested `def` or `class` binds."""
+        parent = self.ctx.scopes.parent(definition)
+        while parent is not None and not isinstance(parent, (*SCOPES, ast.ClassDef, ast.Module)):
+            parent = self.ctx.scopes.parent(parent)
+        return parent
 
     def _class_of(self, function: ast.AST | None) -> ast.ClassDef | None:
         parent = self.ctx.scopes.parent(function) if function is not None else None
@@ -866,17 +898,41 @@ def _made_at(obj: Obj, site: ast.AST) -> Obj:
     return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
 
 
-def inherited_method(ctx, cls: ast.ClassDef, name: str) -> ast.AST | None:
-    """The method `name` of a class or of its base classes of the same module (`ctx`'s)."""
+def inherited_method(ctx, cls: ast.ClassDef, name: str, view: ProjectView | None = None) -> tuple[object, ast.AST] | None:
+    """The method `name` of a class or of its base classes (with the context of its module): of the same
+    module (`ctx`'s), and with the project's `view` of another module too (`class SegTrainer(AmpStepMixin)`
+    with `from mixins import AmpStepMixin`); every base is searched in order, depth first."""
     seen: set[ast.AST] = set()
-    while isinstance(cls, ast.ClassDef) and cls not in seen:
+    stack = [(ctx, cls)]
+    while stack and len(seen) < MAX_BASES:
+        ctx, cls = stack.pop()
+        if not isinstance(cls, ast.ClassDef) or cls in seen:
+            continue
         seen.add(cls)
         function = own_method(cls, name)
         if function is not None:
-            return function
-        bases = [b.id for b in cls.bases if isinstance(b, ast.Name)]
-        cls = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == bases[0]), None) if len(bases) == 1 else None
+            return ctx, function
+        stack += reversed([found for base in cls.bases if (found := _base_class(ctx, base, view)) is not None])
     return None
+
+
+def _base_class(ctx, base: ast.AST, view: ProjectView | None) -> tuple[object, ast.ClassDef] | None:
+    """The class a base names: of the module, or with the project's `view`, of another of its modules."""
+    if isinstance(base, ast.Name):
+        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
+        if local is not None:
+            return ctx, local
+    return project_class(view, ctx.qualified_name(base)) if view is not None else None
+
+
+def project_class(view: ProjectView | None, name: str | None) -> tuple[object, ast.ClassDef] | None:
+    """The class of the project a qualified name names (`models.Net`), with the context of its module."""
+    found = view.find(name) if name and view is not None else None
+    if found is None or found[1] not in found[0].classes or view.index is None:
+        return None
+    home = view.index.context(found[0].name)
+    cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+    return (home, cls) if cls is not None else None
 
 
 def union(*sets: frozenset | None) -> frozenset | None:

@@ -99,10 +99,11 @@ def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
     return passed[2] if passed is not None and (passed[2].default or passed[2].annotated) else None
 
 
-def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None]) -> Iterator[tuple[T, Binding | None]]:
+def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None], linted=None) -> Iterator[tuple[T, Binding | None]]:
     """`ask(None)`; when that has no answer and needed parameters of the function around `node` (or of its
     class's `__init__`), `ask(binding)` under each call site's binding of that function. Yields each
-    answer with the binding it holds under (None: it holds whatever the callers pass)."""
+    answer with the binding it holds under (None: it holds whatever the callers pass). `linted`: the
+    linted file, whose callers layer finds the call sites when `ctx` is a module read for the project."""
     values = ctx.analysis(ValueKinds)
     outer, values.unbound = values.unbound, []
     try:
@@ -114,10 +115,10 @@ def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None])
         yield answer, None
         return
     candidates = _binding_candidates(ctx, node)
-    callers = ctx.analysis(Callers)
+    callers = (linted or ctx).analysis(Callers)
     for function in needed:
         if function in candidates:
-            for binding in callers.bindings(function):
+            for binding in callers.bindings_in(ctx, function):
                 answer = ask(binding)
                 if answer is not None:
                     yield answer, binding
@@ -191,6 +192,10 @@ class Callers:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
         and the binding of its defaults when it has any."""
         return self._bindings_in(self.ctx, function, 0)
+
+    def bindings_in(self, ctx, function: ast.AST) -> list[Binding]:
+        """`bindings` of a function of another module of the project (`ctx`), found from the linted file."""
+        return self._bindings_in(ctx, function, 0)
 
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
         key = (id(ctx), function)

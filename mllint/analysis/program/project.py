@@ -521,7 +521,7 @@ class Found:
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
     rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
-    defaulted: str | None = None  # the parameter whose default chose the layer's class (`values.Made`)
+    defaulted: tuple[str, ...] = ()  # the parameters whose defaults chose the layer (`values.Made`)
 
 
 @dataclass(frozen=True)
@@ -835,13 +835,13 @@ def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleS
 def _as_called(found: Resolved | None, function: ast.AST | None, call: object) -> Resolved | None:
     """A layer whose class a parameter's default of `function` chose (`values.Made.defaulted`), as `call`
     builds it: unknown when the call passes that parameter (or may), the default's else."""
-    if not isinstance(found, Found) or found.defaulted is None:
+    if not isinstance(found, Found) or not found.defaulted:
         return found
     if function is None or not isinstance(call, ast.Call):
         return None
     first = [*function.args.posonlyargs, *function.args.args][:1]
     bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
-    return None if found.defaulted in bound else dataclasses.replace(found, defaulted=None)
+    return None if any(name in bound for name in found.defaulted) else dataclasses.replace(found, defaulted=())
 
 
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:

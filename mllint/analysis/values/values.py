@@ -17,6 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
@@ -100,8 +101,9 @@ class Made:
     layer: bool = False
     activation: ast.Call | None = None  # a layer's activation, when a container (`nn.Sequential`) holds it
     rows: bool = False  # each row of the tensor (an item on its first dim) has the kind too (`over_rows`)
-    # the parameter of its function whose default chose the layer's class (`getattr(nn, final)()`, `final="Softmax"`)
-    defaulted: str | None = None
+    # the parameters of its function whose defaults chose the layer's class (`getattr(nn, final)()`, `final="Softmax"`)
+    # or that it is the last layer (`if final: layers.append(...)`)
+    defaulted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +270,8 @@ class ValueKinds:
         self._changed: dict[tuple[ast.AST | None, str], list[ast.AST]] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
-        self._defaulted: dict[ast.Call, str] = {}  # `getattr` calls whose class a parameter's default chose
+        # `getattr` calls whose class parameters' defaults chose, layers those defaults made the last one
+        self._defaulted: dict[ast.AST, tuple[str, ...]] = {}
         # While recording (`callers.per_call_site`): the functions whose parameters a value needed unbound.
         self.unbound: list[ast.AST] | None = None
 
@@ -449,7 +452,7 @@ class ValueKinds:
             if activation is not None:
                 kind = MODULE_KINDS[self._class_name(activation, binding)]
                 inner = None if activation is call else activation
-                defaulted = self._defaulted.get(activation.func)
+                defaulted = (*self._defaulted.get(activation.func, ()), *self._defaulted.get(activation, ()))
                 return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
@@ -535,19 +538,19 @@ class ValueKinds:
         definitions = self._reaching(name)
         if len(definitions) != 1:
             return None
-        ctx, held, defaulted = self.ctx, definitions[0].value, None
+        ctx, held, defaulted = self.ctx, definitions[0].value, ()
         if held is None and is_parameter(definitions[0]):
             passed = self.argument(definitions[0], binding) if binding is not None else None
             ctx, held = passed[:2] if passed is not None else (self.ctx, parameter_defaults(definitions[0].node).get(definitions[0].name))
-            defaulted = definitions[0].name if passed is None else None
+            defaulted = (definitions[0].name,) if passed is None else ()
         found = self._named_class(held, binding) if isinstance(held, ast.Call) and ctx is self.ctx else None
         if found is not None:
-            defaulted = defaulted or self._defaulted.get(held)
+            defaulted = defaulted or self._defaulted.get(held, ())
         elif isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
             held = held.args[0]
         if found is None and isinstance(held, ast.Name | ast.Attribute):
             found = ctx.qualified_name(held)
-        if found is not None and defaulted is not None:
+        if found is not None and defaulted:
             self._defaulted[name] = defaulted
         return found
 
@@ -585,7 +588,7 @@ class ValueKinds:
             return passed[1].value if isinstance(passed[1], ast.Constant) and isinstance(passed[1].value, str) else None
         default = parameter_defaults(definitions[0].node).get(definitions[0].name)
         if default is not None:
-            self._defaulted[at] = definitions[0].name
+            self._defaulted[at] = (definitions[0].name,)
         return self._string(default, at, None, depth + 1) if default is not None else None
 
     def _last_layer(self, constructor: ast.Call) -> ast.AST | None:
@@ -604,9 +607,9 @@ class ValueKinds:
                 return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
             return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
-        if last.func.attr not in ADDED_LAST or not self.same_path(last, constructor) or len(last.args) != ADDED_LAST[last.func.attr]:
+        if last.func.attr not in ADDED_LAST or len(last.args) != ADDED_LAST[last.func.attr]:
             return None
-        return last.args[-1]
+        return last.args[-1] if self._runs_by_default(last, constructor, last.args[-1]) else None
 
     def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
@@ -621,7 +624,38 @@ class ValueKinds:
         ]  # fmt: skip
         node = max(filled, key=position, default=None)
         last = _last_item(node) if node is not None else None
-        return last if last is not None and self.same_path(node, constructor) else None
+        return last if last is not None and self._runs_by_default(node, constructor, last) else None
+
+    def _runs_by_default(self, node: ast.AST, anchor: ast.AST, made: ast.AST) -> bool:
+        """Does `node` run on every path to `anchor`, or on every path the defaults of its function's
+        parameters take (`if out_act: layers.append(...)` with `out_act="Sigmoid"`)? Those parameters are
+        kept in `_defaulted` by `made`, as `_string` does: a call that passes one makes the answer unknown."""
+        if self.same_path(node, anchor):
+            return True
+        function = self.scopes.enclosing_scope(anchor)
+        if not isinstance(function, FUNCTION_NODES) or self.scopes.enclosing_scope(node) is not function:
+            return False
+        defaults = {k: v.value for k, v in parameter_defaults(function).items() if isinstance(v, ast.Constant)}
+        around = {anchor, *self.scopes.ancestors(anchor)}
+        read: list[str] = []
+        child = node
+        for ancestor in self.scopes.ancestors(node):
+            if ancestor is function or ancestor in around:
+                break
+            if isinstance(ancestor, CONDITIONAL_NODES):
+                names = [n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)] if isinstance(ancestor, ast.If) else None
+                if not names or any(n not in defaults or self._rebound(function, n) for n in names):
+                    return False
+                if fold(ancestor.test, defaults) is not (child in ancestor.body):
+                    return False
+                read += names
+            child = ancestor
+        self._defaulted[made] = tuple(dict.fromkeys(read))
+        return True
+
+    def _rebound(self, function: ast.AST, name: str) -> bool:
+        """Does `function` assign its parameter `name` anywhere?"""
+        return any(n.id == name and isinstance(n.ctx, ast.Store) for n in self.ctx.index.within(function, ast.Name))
 
     @property
     def _additions(self) -> dict[tuple[ast.AST | None, str], list[ast.Call]]:

@@ -1,0 +1,90 @@
+"""Shapes of tabular data: pandas frames and the NumPy arrays a text table is read into.
+
+A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a symbol for its rows; a
+column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
+a list, `df[FEATURES]`) a frame of that many columns, `df.iloc[...]` indexes it as an array; `.values`
+and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
+frame of other rows. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
+with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.facets.dims import Sym
+from mllint.analysis.facets.indexing import index_shape, int_literal
+from mllint.analysis.facets.tensor_values import Frame, Number, Tensor
+from mllint.analysis.syntax.names import call_argument
+
+READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame".split())
+TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
+SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs".split())
+ARRAYS = frozenset({"to_numpy", "__array__"})
+
+
+def read_table(node: ast.Call, name: str | None) -> object | None:
+    """A frame pandas reads or builds, or a table NumPy reads from text."""
+    key = ("table", id(node))
+    if name in READERS:
+        return Frame((Sym(("size", key, 0), "rows"), None), key)
+    if name not in TEXT_TABLES or call_argument(node, 99, "unpack") is not None:
+        return None
+    rows = Sym(("size", key, 0), "rows")
+    if isinstance(call_argument(node, 99, "usecols"), ast.Constant) and int_literal(call_argument(node, 99, "ndmin")) in (None, 0, 1):
+        return Tensor((rows,), key, "table")
+    if int_literal(call_argument(node, 99, "ndmin")) == 2:
+        return Tensor((rows, Sym(("size", key, 1), "columns")), key, "table")
+    return Tensor(None, key, "table", max_rank=2)
+
+
+def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
+    """A table of at most two dimensions indexed with two items has two: their sizes, as `shape` names them."""
+    if table.shape is None and table.max_rank == len(items) and not any(isinstance(i, ast.Constant) and i.value in (None, Ellipsis) for i in items):
+        return Tensor(tuple(Sym(("size", table.key, i), f"{table.label}.shape[{i}]") for i in range(len(items))), table.key, table.label)
+    return table
+
+
+def frame_attribute(frame: Frame, attribute: str) -> object | None:
+    if attribute == "values":
+        return Tensor(frame.shape, ("values", frame.key))
+    if attribute == "iloc" and not frame.positional:
+        return Frame(frame.shape, frame.key, positional=True)
+    return None
+
+
+def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
+    if frame.positional:
+        return None
+    if method in ARRAYS:
+        return Tensor(frame.shape, ("values", frame.key))
+    if method in SAME_COLUMNS:
+        key = ("table", id(node))
+        return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
+    return None
+
+
+def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.AST]) -> object | None:
+    """`df["y"]`, `df[["a", "b"]]`, `df[FEATURES]`, `df.iloc[:, -1]`."""
+    key = ("index", id(node), frame.key)
+    if frame.positional:
+        integers = {id(i) for i in items if isinstance(interpreter.seen.get(i), Number)}
+        shape = index_shape(frame.shape, items, integers, {})
+        return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
+    if len(frame.shape) != 2 or len(items) != 1:
+        return None
+    selected = _columns(interpreter, items[0])
+    if selected is None:
+        return None
+    return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected), key)
+
+
+def _columns(interpreter, index: ast.AST) -> int | tuple | None:
+    """How many columns an index names: () for one column (a string), the count for a list of strings."""
+    if isinstance(index, ast.Name):
+        values = interpreter.shapes.values.reaching_values(index)
+        index = values[0] if values and len(values) == 1 else None
+    if isinstance(index, ast.Constant) and isinstance(index.value, str):
+        return ()
+    if isinstance(index, (ast.List, ast.Tuple)) and index.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts):
+        return len(index.elts)
+    return None

@@ -1,0 +1,53 @@
+"""Tests folded where the names they read are known constants: `phase == "train"` under `{"phase": "train"}`.
+
+Pure syntax over a table of constants (the loop variables of an unrolled loop, a call site's constants,
+a function's parameter defaults); the values and objects layers and the facets share it.
+"""
+from __future__ import annotations
+
+import ast
+
+
+def fold(test: ast.AST, constants: dict):
+    """True or False when a test is decided by the loop variables known as constants (`phase == "train"`,
+    `phase != "src" and x`, `not is_train`); None when it is not."""
+    if isinstance(test, ast.Name | ast.Attribute):
+        value = known_constant(test, constants)
+        return None if value is UNKNOWN else bool(value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = fold(test.operand, constants)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [fold(v, constants) for v in test.values]
+        decisive = isinstance(test.op, ast.And) is False  # `or`: a True decides; `and`: a False does
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        values = [known_constant(test.left, constants), known_constant(test.comparators[0], constants)]
+        if any(k is UNKNOWN for k in values) or not any(isinstance(n, ast.Name | ast.Attribute) for n in (test.left, test.comparators[0])):
+            return None
+        left, right = values
+        op = test.ops[0]
+        if isinstance(op, ast.Eq | ast.Is):
+            return left == right
+        if isinstance(op, ast.NotEq | ast.IsNot):
+            return left != right
+        if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
+            return (left in right) == isinstance(op, ast.In)
+    return None
+
+
+UNKNOWN = object()
+
+
+def known_constant(node: ast.AST, constants: dict):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, UNKNOWN)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return constants.get(f"self.{node.attr}", UNKNOWN)  # an attribute `__init__` set from a constant
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return UNKNOWN
