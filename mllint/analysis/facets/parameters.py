@@ -777,8 +777,18 @@ def _trainer_scope(ctx, scope: ast.AST | None) -> ast.AST | None:
 
 
 def _backpropagates(ctx, scope: ast.AST | None) -> bool:
-    calls = ctx.index.within(scope, ast.Call) if scope is not None else ctx.index.of_type(ast.Call)
-    return any(_called(c) == "backward" for c in calls)
+    return scope in ctx.analysis(_Backpropagating).scopes
+
+
+class _Backpropagating:
+    """The functions that call `backward` in their own code or their nested functions' (None: the module
+    does anywhere), found in one pass instead of a walk of each function per loss it calls."""
+
+    def __init__(self, ctx) -> None:
+        calls = [c for c in ctx.index.of_type(ast.Call) if _called(c) == "backward"]
+        self.scopes: set[ast.AST | None] = {None} if calls else set()
+        for call in calls:
+            self.scopes.update(a for a in ctx.scopes.ancestors(call) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _learnable_parameter(objects: Objects, obj: Obj):

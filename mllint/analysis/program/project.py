@@ -74,10 +74,14 @@ _SUMMARIES: dict[str, tuple[tuple[int, int], ModuleSummary | None]] = {}
 _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 # path -> ((mtime_ns, size), the module's parsed context or None), the most recently used last: what
 # summaries are read from, and the modules whose code an analysis reads beyond their summary (the loop
-# model follows calls into their functions). Only the last few are kept, up to a total source size: a
-# tree takes about a hundred times the memory of its source.
+# model follows calls into their functions). Only some are kept, up to a total source size: a tree takes
+# about forty times the memory of its source. A module asked for again since it was parsed (a helper's,
+# a base class's, read by the lints of many files) is let go after those parsed once for their summary,
+# while such modules hold at most `PROTECTED_SHARE` of the size: each module is parsed about once.
 _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
-KEPT_SOURCE_BYTES = 2 << 20
+_ASKED_AGAIN: set[str] = set()  # paths of `_CONTEXTS` asked for again since parsed
+KEPT_SOURCE_BYTES = 8 << 20
+PROTECTED_SHARE = 0.75
 _LET_GO: list = []  # parsed modules no longer kept, to release at the end of the lint (`release_let_go`)
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
@@ -423,11 +427,42 @@ def _context(path: str, module: str):
     if known is None or known[0] != stamp:
         if known is not None:
             _LET_GO.append(known[1])
+        _ASKED_AGAIN.discard(path)
         known = (stamp, _parse(path, module))
+    else:
+        _ASKED_AGAIN.add(path)
     _CONTEXTS[path] = known  # the most recently used last
-    while len(_CONTEXTS) > 1 and sum(stamp[1] for stamp, _ in _CONTEXTS.values()) > KEPT_SOURCE_BYTES:
-        _LET_GO.append(_CONTEXTS.pop(next(iter(_CONTEXTS)))[1])
+    _keep_within(path)
     return known[1]
+
+
+def _keep_within(current: str) -> None:
+    """Let parsed modules go, the least recently used first, until the kept ones fit `KEPT_SOURCE_BYTES`:
+    those parsed once before those asked for again, unless these hold more than their share."""
+    kept = sum(stamp[1] for stamp, _ in _CONTEXTS.values())
+    if kept <= KEPT_SOURCE_BYTES:
+        return
+    again = sum(_CONTEXTS[p][0][1] for p in _ASKED_AGAIN if p in _CONTEXTS)
+    for path in [p for p in _CONTEXTS if p != current]:
+        if kept <= KEPT_SOURCE_BYTES:
+            break
+        asked_again = path in _ASKED_AGAIN
+        if asked_again and again <= PROTECTED_SHARE * KEPT_SOURCE_BYTES:
+            continue
+        size = _let_go(path)
+        kept, again = kept - size, again - (size if asked_again else 0)
+    for path in [p for p in _CONTEXTS if p != current]:  # what was asked for again, when that is all there is
+        if kept <= KEPT_SOURCE_BYTES:
+            break
+        kept -= _let_go(path)
+
+
+def _let_go(path: str) -> int:
+    """Let a kept module go (its source size)."""
+    stamp, ctx = _CONTEXTS.pop(path)
+    _ASKED_AGAIN.discard(path)
+    _LET_GO.append(ctx)
+    return stamp[1]
 
 
 def forget_kept() -> None:
@@ -435,6 +470,7 @@ def forget_kept() -> None:
     hold what was being worked out, half-built; they are let go, and made again when asked."""
     _LET_GO.extend(ctx for _, ctx in _CONTEXTS.values())
     _CONTEXTS.clear()
+    _ASKED_AGAIN.clear()
     _SUMMARIES.clear()
     _FACTS.clear()
 
@@ -585,13 +621,7 @@ class ProjectView:
     def function(self, qualified: str):
         """(the context of its module, its node) for a function of the project, following re-exports; the
         linted file's own functions come from its tree. None for anything else (classes, unknown names)."""
-        module, _, member = qualified.rpartition(".")
-        if self.index is not None and module != self.own_name:
-            ctx = self.index.context(module)  # parsed once: a summary is built from the kept context
-            defined = top_level_definition(ctx.tree, FUNCTIONS, member) if ctx is not None else None
-            if defined is not None:
-                return ctx, defined
-        found = self.find(qualified)
+        found = self.find(qualified)  # the summaries first: a module is parsed again only for a function it has
         if found is None or found[1] not in found[0].functions:
             return None
         summary, name = found

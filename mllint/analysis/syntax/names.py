@@ -72,8 +72,8 @@ class Names:
     def _star_imported(self, name: str) -> str | None:
         """`models.Net` for `Net` under `from models import *`, when the project's `models` defines `Net`."""
         for origin in self._starred if self._project is not None else ():
-            ctx = self._project.context(origin)
-            if ctx is not None and name in _top_level_names(ctx.tree):
+            names = self._project.fact(origin, TopLevelNames)  # kept when the module's tree is let go
+            if names is not None and name in names:
                 return f"{origin}.{name}"
         return None
 
@@ -173,16 +173,19 @@ def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:
     return bound
 
 
-def _top_level_names(tree: ast.Module) -> set[str]:
-    """The classes, functions and variables a module defines at its top level."""
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
-    return names
+class TopLevelNames:
+    """The classes, functions and variables a module defines at its top level (a project `fact`)."""
+
+    @staticmethod
+    def of(ctx) -> frozenset[str]:
+        names = set()
+        for node in ctx.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+        return frozenset(names)
 
 
 def _absolute(node: ast.ImportFrom, module) -> str | None:

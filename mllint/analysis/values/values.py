@@ -23,6 +23,7 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter
 from mllint.analysis.syntax.tree import assignment_targets, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
+MAX_CHAIN = 64  # links of a chain of `x += ...` answered from the link before (deeper: scanned)
 
 
 class Kind(enum.Enum):
@@ -269,6 +270,8 @@ class ValueKinds:
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._comprehension_targets: set[int] = set()  # ids of the names comprehensions bind: read only inside them
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
+        self._before: dict[ast.Name, list[Definition] | None] = {}  # `_reaching_before`'s answers, by use
+        self._outside: dict[int, tuple[Bindings, Bindings]] = {}  # `_outside_comprehensions`'s answers
         self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
         self._arms_of: dict[ast.If, list[list[ast.stmt]]] = {}  # `_arms`'s answers
         self._chain_tops: dict[ast.If, ast.If] = {}  # `_elif_chain_top`'s answers
@@ -767,36 +770,71 @@ class ValueKinds:
         if bound:
             return bound
         definitions = self._outside_comprehensions(definitions)
-        use_position = (use.lineno, use.col_offset)
-        first_after = bisect_left(definitions.positions, use_position)
-        reaching: list[Definition] = []
-        statements: set[ast.AST] = set()
-        proven: set[ast.If] = set()  # the `if`s found to bind the name on every arm (more statements keep them so)
-        around_use = {use, *self.scopes.ancestors(use)}
-        for definition in reversed(definitions.definitions[:first_after]):
-            statement = self.scopes.statement(definition.node)
-            if self._binds_from(statement, use):
-                continue
-            reaching.append(definition)
-            statements.add(statement)
-            if self._runs_before(definition.node, around_use) or self._in_both_arms(statements, statement, around_use, proven):
-                break
-        else:
+        before = self._reaching_before(use, definitions)
+        if before is None:
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
+        reaching = list(before)
         loop = self._enclosing_loop(use, scope)
         if loop is not None:  # assignments later in the loop reach the next iteration's read
             loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
-            after = bisect_right(definitions.positions, use_position)
+            after = bisect_right(definitions.positions, (use.lineno, use.col_offset))
             reaching += definitions.definitions[after:loop_end]
         return reaching
+
+    def _reaching_before(self, use: ast.Name, definitions: "Bindings", depth: int = 0) -> list[Definition] | None:
+        """The bindings before `use` that may reach it, the latest first, up to one that surely runs first
+        (None: none does). A chain of `x += ...` is answered link by link: the first binding met is an
+        augmented assignment whose target reads the bindings before it, and they are the use's too when
+        no `if` around that assignment holds one of them (so it decides nothing for them) and the one its
+        target stops at surely runs before the use. Each link is scanned once, not once per later link."""
+        if use in self._before:
+            return self._before[use]
+        first_after = bisect_left(definitions.positions, (use.lineno, use.col_offset))
+        reaching: list[Definition] | None = []
+        statements: set[ast.AST] = set()
+        proven: set[ast.If] = set()  # the `if`s found to bind the name on every arm (more statements keep them so)
+        around_use = {use, *self.scopes.ancestors(use)}
+        for index in range(first_after - 1, -1, -1):
+            definition = definitions.definitions[index]
+            statement = self.scopes.statement(definition.node)
+            if self._binds_from(statement, use):
+                continue
+            reaching.append(definition)  # type: ignore[union-attr]
+            statements.add(statement)
+            if self._runs_before(definition.node, around_use) or self._in_both_arms(statements, statement, around_use, proven):
+                break
+            if len(reaching) == 1 and depth < MAX_CHAIN and self._links(statement, definition, definitions, index):  # type: ignore[arg-type]
+                earlier = self._reaching_before(definition.node, definitions, depth + 1)
+                if earlier is None or self._runs_before(earlier[-1].node, around_use):
+                    reaching = None if earlier is None else reaching + earlier  # type: ignore[operator]
+                    break
+        else:
+            reaching = None
+        self._before[use] = reaching
+        return reaching
+
+    def _links(self, statement: ast.AST, definition: Definition, definitions: "Bindings", index: int) -> bool:
+        """Is `statement` an augmented assignment of `definition`'s name, with no earlier binding of the name
+        inside an `if` around it (each `if` around it decides nothing for the bindings its target reads)?"""
+        if not isinstance(statement, ast.AugAssign) or statement.target is not definition.node or index == 0:
+            return False
+        outermost = None
+        for ancestor in self.scopes.ancestors(statement):
+            if isinstance(ancestor, (*SCOPE_NODES, ast.Module)):
+                break
+            if isinstance(ancestor, ast.If):
+                outermost = ancestor
+        return outermost is None or definitions.positions[index - 1] < position(outermost)
 
     def _outside_comprehensions(self, definitions: "Bindings") -> "Bindings":
         """The bindings of a name that a read outside the comprehensions can see: a comprehension's
         variable (`[out for out in names]`) is its own, whatever its name."""
-        if not any(id(d.node) in self._comprehension_targets for d in definitions.definitions):
-            return definitions
-        kept = [d for d in definitions.definitions if id(d.node) not in self._comprehension_targets]
-        return Bindings(kept, [position(d.node) for d in kept])
+        known = self._outside.get(id(definitions))
+        if known is None:  # once per name and scope, not per read
+            kept = [d for d in definitions.definitions if id(d.node) not in self._comprehension_targets]
+            outside = definitions if len(kept) == len(definitions.definitions) else Bindings(kept, [position(d.node) for d in kept])
+            known = self._outside[id(definitions)] = (definitions, outside)  # the key's object kept alive with it
+        return known[1]
 
     def _comprehension_binding(self, use: ast.Name, definitions: list[Definition]) -> list[Definition]:
         """The binding of a comprehension's variable its element reads (`f(row) for row in rows`), which
