@@ -80,8 +80,11 @@ class LossAccumulatedWithGraph(Rule):
     of the project that sums what it logs; so is a step function whose returned loss carries a graph (its
     caller backpropagates it) and that hands that loss, or what it is computed from, to such a meter
     (`self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, once per call; not in
-    `validation_step`, which frameworks run without gradients); the gradient flow of what the method keeps decides, so a metric
-    that detaches or compares (`(pred.argmax(1) == y).sum()`) is not. An element of a tuple is followed apart from the
+    `validation_step`, which frameworks run without gradients); so is a live value a step function (a
+    backward, then an optimizer step, once per call) hands to a meter its object or its caller keeps
+    (`self.meters["psnr"].update(psnr(sr, hr))`), not one built in the step. The gradient flow of what the
+    method keeps decides, so a metric that detaches or compares (`(pred.argmax(1) == y).sum()`), or
+    computes under `@torch.no_grad()` / `with torch.no_grad():`, is not. An element of a tuple is followed apart from the
     others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
     float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
@@ -178,19 +181,41 @@ class LossAccumulatedWithGraph(Rule):
                 plain = held is None and isinstance(_base(total), ast.Name)  # a holder's values may be no tensors
                 fix = self._fix(loss, _base(total), function) if plain else None
                 self.report(loss, message, fix)
-            for call, loss in self._method_arguments(loop):
-                used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
-                lost = used is None and returned_loss(self.ctx, loss) is None
-                if loss in reported or (lost and not self._live(loss, losses, self._training_loop(loop, loops))):
-                    continue
-                kept = None if self._renewed_per_iteration(call) else kept_argument(self.ctx, call, loss)
-                if kept is not None:
-                    reported.add(loss)
-                    place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
-                    call_text = f"{self.ctx.text(call.func)}(...)"
-                    instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
-                    message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
-                    self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+            self._metered(loop, self._training_loop(loop, loops), losses, reported)
+        # A step function (a backward, then an optimizer step, outside any loop of its own) runs once per
+        # batch: what it hands to a meter its object or its caller keeps is kept across the steps.
+        for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
+            if function.name not in NO_GRAD_HOOKS and loops.is_a_step(function):
+                events = [e for e in loops.events_of_statements(function.body) if not e.loops]
+                self._metered(function, function, self._backpropagated(events, function), reported)
+
+    def _metered(self, block: ast.AST, training: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
+        """The losses, or live values of the iteration `training`, that a method call in `block` hands to a
+        meter of the project that keeps them (`losses.update(loss, n)`, `meters["psnr"].update(psnr(sr, hr))`)."""
+        values = self.ctx.analysis(ValueKinds)
+        for call, loss in self._method_arguments(block):
+            used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
+            lost = used is None and returned_loss(self.ctx, loss) is None
+            if loss in reported or (lost and not self._live(loss, losses, training)):
+                continue
+            if self._renewed_per_iteration(call) or (block is training and isinstance(block, FUNCTION_NODES) and self._made_here(call, block)):
+                continue
+            kept = kept_argument(self.ctx, call, loss)
+            if kept is not None:
+                reported.add(loss)
+                place = f"{kept.path}:{kept.line}" if kept.path else f"line {kept.line}"
+                call_text = f"{self.ctx.text(call.func)}(...)"
+                instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
+                message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
+                self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+
+    def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
+        """Is the meter `call` runs a method of a local name of `function` (built there: renewed per call)?"""
+        receiver = call.func.value
+        while isinstance(receiver, ast.Subscript | ast.Attribute) and not is_self_attribute(receiver):
+            receiver = receiver.value
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
+        return any(not isinstance(d.node, FUNCTION_NODES) and self.ctx.scopes.enclosing_function(d.node) is function for d in definitions)
 
     def _stepped(self, reported: set[ast.AST]) -> None:
         """A step function (its returns carry a graph: the loss its caller backpropagates, once per batch)
@@ -323,10 +348,22 @@ class LossAccumulatedWithGraph(Rule):
         if state is not State.UNKNOWN or not isinstance(value, ast.Name):
             return state is State.GRAPH
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
-        if any(d.value is None and isinstance(self.ctx.scopes.statement(d.node), LOOP_NODES) for d in definitions):
+        if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
         return bool(made) and any(flows.depends_on(loss, made) for loss in losses)
+
+    def _data(self, definition) -> bool:
+        """Is a definition an item of the batch: of what a loop iterates (`yb` of `for xb, yb in batches`), or of
+        the batch a step function is given (`x, y = batch`, `y = batch["y"]`)?"""
+        statement = self.ctx.scopes.statement(definition.node)
+        if definition.value is None and isinstance(statement, LOOP_NODES):
+            return True
+        source = statement.value if isinstance(statement, ast.Assign) else None
+        source = source.value if isinstance(source, ast.Subscript) else source
+        if not isinstance(source, ast.Name):
+            return False
+        return any(isinstance(d.node, FUNCTION_NODES) for d in self.ctx.analysis(ValueKinds).reaching_definitions(source))
 
     def _training_loop(self, loop: ast.AST, loops: TrainingLoops) -> ast.AST:
         """The innermost loop around `loop` (itself included) that may train: an inner loop over the metrics

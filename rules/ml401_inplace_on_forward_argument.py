@@ -2,17 +2,19 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.views import unshared, viewed
+from mllint.analysis.facets.views import held_after, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import built, constants_of, makers
+from mllint.analysis.objects.callees import forward_calls
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
+from mllint.source import one_line
 
 OPERATORS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
@@ -52,6 +54,12 @@ LOCAL_MESSAGE = (
     "values, not the ones kept for it"
 )
 
+CALLER_MESSAGE = (
+    "{activation} overwrites the forward argument `{name}` in place, and its caller still holds that tensor: "
+    "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
+)
+
+
 class InplaceOnForwardArgument(Rule):
     """
     ## What it does
@@ -64,7 +72,12 @@ class InplaceOnForwardArgument(Rule):
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
-    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). The `inplace=` value
+    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`); when `forward` does not
+    read its argument again, the activation on it is reported where a `forward` of the project that calls the
+    module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
+    it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
+    a view of it (`identity = self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with `nn.Flatten`,
+    `x.flatten(1)`), or a list it was appended to (`skips.append(x)`). The `inplace=` value
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
     in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
@@ -135,6 +148,7 @@ class InplaceOnForwardArgument(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._unshared: dict[tuple[ast.AST, str], bool] = {}  # `_given_unshared`'s answers
+        self._callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from the project's `forward`s
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
@@ -210,6 +224,7 @@ class InplaceOnForwardArgument(Rule):
             and [d.node for d in values.reaching_definitions(n)] == names[n.id]
         ]  # fmt: skip
         if not later:
+            self._check_caller_held(call, activation, argument, forward, tensors)
             return
         name = self._argument_held(argument, tensors)
         if name:
@@ -217,6 +232,26 @@ class InplaceOnForwardArgument(Rule):
             self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno, alias=alias))
         else:
             self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=later[0].id, line=later[0].lineno))
+
+    def _check_caller_held(self, call: ast.Call, activation: str, argument: ast.Name, forward: ast.FunctionDef, tensors: set[str]) -> None:
+        """The activation on the argument itself, which `forward` does not read again, while a module of the
+        project that calls this one still holds the tensor it passes and reads it after the call
+        (`identity = self.shortcut(x)` then `unit(x) + identity`; `skips.append(x)` then `down(x)`)."""
+        name = self._argument_held(argument, tensors, views=False)
+        if name is None or argument.id != name:
+            return
+        cls = self.ctx.scopes.enclosing_class(forward)
+        if cls not in self._callers:
+            self._callers[cls] = forward_calls(self.ctx, cls) or []
+        for caller, site in self._callers[cls]:
+            read = held_after(caller, bind_arguments(site, forward, skips_first=True).get(name), site)
+            if read is not None:
+                place = "line " if caller is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)}:"
+                self.report(call, CALLER_MESSAGE.format(
+                    activation=activation, name=name, call=one_line(caller.text(site), 40), place=place, line=site.lineno,
+                    read=read.id, read_line=read.lineno,
+                ))  # fmt: skip
+                return
 
     def _aliases(self, argument: ast.Name, held: list, forward: ast.FunctionDef, call: ast.Call) -> dict[str, list]:
         """Names bound to the same tensor before the call (`identity = x`), with their own definitions."""

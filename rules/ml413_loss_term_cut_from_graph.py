@@ -30,7 +30,8 @@ class LossTermCutFromGraph(Rule):
     a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
     returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
     model's forward sets (`ce + w * model.aux_loss`), a method of the model a caller passes
-    (`lam * self.model.regularization()` returning `float(...)`), and a comparison of `argmax` predictions;
+    (`lam * self.model.regularization()` returning `float(...)`), a weighted penalty method of a step
+    another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions;
     the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
@@ -156,7 +157,7 @@ class LossTermCutFromGraph(Rule):
             if found.ctx.analysis(GradientFlow).flow(source, found.binding).state is State.GRAPH:
                 return cut
             inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
-            if own and inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
+            if inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
                 return cut
             if found.ctx is self.ctx and own and self._from_model(source, 0):
                 return cut
@@ -186,4 +187,7 @@ class LossTermCutFromGraph(Rule):
 
 
 def _is_weight(factor: ast.AST) -> bool:
+    """`beta`, `self.beta`, `0.1`, `self.hparams["l1"]`: a plain weight."""
+    if isinstance(factor, ast.Subscript) and isinstance(factor.slice, ast.Constant):
+        factor = factor.value
     return isinstance(factor, (ast.Name, ast.Attribute, ast.Constant))

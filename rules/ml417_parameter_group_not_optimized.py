@@ -11,7 +11,11 @@ class ParameterGroupNotOptimized(Rule):
     never read: a name bound to it that its scope never reads again (the group itself, or one unpacked
     from what a function of the project returns: `decay, no_decay = split_decay(model)`), or a group kept
     in a dict attribute (`self.groups = {"encoder": {...}, "projector": {...}}`) at a key the class never
-    reads while it reads the others (`Adam([self.groups["encoder"]])`). Groups handed on (to an
+    reads while it reads the others (`Adam([self.groups["encoder"]])`), or in a list or dict of groups
+    (written out, or returned by a helper of the project) that its function reads only at constant places
+    and keys, none of which takes it (`AdamW(groups[:1])` of `[decay_group, no_decay_group]`,
+    `SGD([groups["backbone"], groups["head"]])` of a helper's `{"backbone": ..., "neck": ..., "head":
+    ...}`). Groups handed on (to an
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
     that misses a loss module the same function calls while it backpropagates (or, for a trainer's
     method, one the class keeps on `self`: `self.criterion = ClipLoss()`, or what a call site passes,

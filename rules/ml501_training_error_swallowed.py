@@ -5,6 +5,7 @@ from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.parameters import is_module
+from mllint.analysis.facets.skipped_results import SkippedResults
 from mllint.analysis.program.calls import CallResolver
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
@@ -32,7 +33,10 @@ class TrainingErrorSwallowed(Rule):
     `training_step` calls), a handler on a `try` around the forward and backward pass (`loss.backward()`,
     an optimizer wrapper's `optim.backward(loss)`), whatever it does next, and one on a `try` around
     the forward pass alone that skips the batch (`continue`, or `return` from the step): every error of
-    the model becomes a skipped batch. Handlers that re-raise (`raise`,
+    the model becomes a skipped batch. So does such a handler in a helper that returns None (or falls
+    through to it) when a training loop, here or in another module, skips on its None result (`loss =
+    safe_forward(model, batch)`, then `if loss is None: continue`); a caller that does not check would
+    fail on the None, and is not reported. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
     not reported; nor are `finally` blocks. `except RuntimeError` around training under
     `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
@@ -119,11 +123,12 @@ class TrainingErrorSwallowed(Rule):
                     "the training step and does not re-raise: a broken model trains on nothing, and the run reports success"
                 )
                 self._report(node, handler, message, "step")
-        elif (in_loop or in_step) and self._runs_the_model(node.body, events):
+        elif handlers and self._runs_the_model(node.body, events) and (in_loop or in_step or self._in_skipped_helper(node)):
             skips = (ast.Continue,) if in_loop else (ast.Continue, ast.Return)
             for handler in handlers:
                 partial = _other_than_out_of_memory(self.ctx, handler.body) is not None
-                if partial or any(isinstance(n, skips) for n in own_nodes(handler.body)):
+                returns_none = not (in_loop or in_step) and _returns_none(handler)  # the caller skips on None
+                if partial or returns_none or any(isinstance(n, skips) for n in own_nodes(handler.body)):
                     message = (
                         f"`{self._written(handler)}` skips the batch on every error of the training step and does "
                         "not re-raise: a broken model trains on nothing, and the run reports success"
@@ -208,6 +213,16 @@ class TrainingErrorSwallowed(Rule):
                 return loops.runs_training_step(ancestor)
         return False
 
+    def _in_skipped_helper(self, node: ast.AST) -> bool:
+        """Is `node` in a helper (outside any loop of its own) whose None result a training loop skips on
+        (`loss = safe_forward(...)`, then `if loss is None: continue`), here or in another module?"""
+        for ancestor in self.ctx.scopes.ancestors(node):
+            if isinstance(ancestor, LOOP_NODES):
+                return False
+            if isinstance(ancestor, FUNCTION_NODES):
+                return self.ctx.analysis(SkippedResults).skipped_on_none(ancestor) is not None
+        return False
+
     def _runs_the_model(self, body: list[ast.stmt], events) -> bool:
         """Does the block call a module (the forward pass, `self(batch)` in a module's own step) or
         backpropagate?"""
@@ -251,6 +266,12 @@ class TrainingErrorSwallowed(Rule):
             if _leaving(self.ctx, statement.value if isinstance(statement, ast.Expr) else statement):
                 return True
         return False
+
+def _returns_none(handler: ast.ExceptHandler) -> bool:
+    """Does the handler return None (`return`, `return None`), or fall out of the `try` without returning?"""
+    returns = [n for n in own_nodes(handler.body) if isinstance(n, ast.Return)]
+    return all(r.value is None or isinstance(r.value, ast.Constant) and r.value.value is None for r in returns)
+
 
 def _broad(ctx, exception: ast.AST | None) -> bool:
     """A broad exception; torch's out-of-memory errors count (every batch too large for the device is

@@ -20,6 +20,12 @@ class LogOfProbabilities(Rule):
     ensemble's mean, which no `log_softmax` computes), nor the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
 
+    The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
+    `torch.log(1 - torch.sigmoid(z))`, `(1 - probs).log()`, and a focal loss's
+    `torch.log(torch.where(t, p, 1 - p))`. In float32 the sigmoid rounds to exactly 1 for logits above
+    about 17, so `1 - p` is 0 for a confident positive. The sigmoid of an attribute of the module
+    (`torch.sigmoid(self.p_logit)`, a rate it learns rather than a prediction) is left alone.
+
     ## Why is this bad?
     Softmax underflows to exactly 0 for a class whose logit is far below the largest one; its log is
     then `-inf`, and the loss and gradients become `inf`/`nan` mid-run. `log_softmax` computes the same
@@ -46,7 +52,8 @@ class LogOfProbabilities(Rule):
     ## Fix safety
     When the softmax is written inside the log with an explicit `dim`, the fix turns the pair into one
     `log_softmax` call with the same arguments. It is safe: the values are equal wherever the original
-    was finite. Sigmoid and values from variables are reported without a fix.
+    was finite. `1 - p` and values from variables are reported without a fix: for a sigmoid,
+    `F.logsigmoid(-logits)` is `log(1 - sigmoid(logits))` computed stably.
     """
 
     code = "ML701"
@@ -61,11 +68,18 @@ class LogOfProbabilities(Rule):
             return
         view = self.ctx.analysis(ProjectView)
         origins = per_call_site(self.ctx, argument, lambda binding: view.origin(argument, binding))
-        found = next(((o, b) for o, b in origins if o.kind is Kind.PROBABILITIES and not (o.exp_of_log or o.mixture)), None)
-        if found is not None:
-            origin, binding = found
-            message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
-            self.report(node, message, self._fix(node, argument, origin), related=call_sites(binding))
+        found = next(((o, b) for o, b in origins if _saturates(o)), None)
+        if found is None:
+            return
+        origin, binding = found
+        if origin.complement:
+            what = f"1 - {origin.kind.value}"
+            advice = "`F.logsigmoid(-logits)`" if origin.kind is Kind.SIGMOID else "a clamp (`(1 - p).clamp_min(eps)`)"
+            message = f"log of {what}{origin.where(argument)}: it is exactly 0 where the probability saturates at 1; use {advice}"
+            self.report(node, message, related=call_sites(binding))
+            return
+        message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
+        self.report(node, message, self._fix(node, argument, origin), related=call_sites(binding))
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
         func = call.func
@@ -90,3 +104,13 @@ class LogOfProbabilities(Rule):
         callee = self.ctx.text(softmax.func)
         replacement = callee[: -len("softmax")] + "log_softmax" + self.ctx.source.slice(self.ctx.end(softmax.func), self.ctx.end(softmax))
         return self.ctx.fix("Use `log_softmax`", Applicability.SAFE, self.ctx.replace(log_call, replacement))
+
+
+def _saturates(origin) -> bool:
+    """Can the value be exactly 0 in float32 for finite logits: softmax output (not written `exp(log_softmax)`),
+    or `1 - p` of softmax or sigmoid output (which rounds to 1 for logits above about 17); not a mixture."""
+    if origin.mixture:
+        return False
+    if origin.complement:
+        return origin.kind in (Kind.PROBABILITIES, Kind.SIGMOID)
+    return origin.kind is Kind.PROBABILITIES and not origin.exp_of_log

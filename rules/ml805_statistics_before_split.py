@@ -35,7 +35,13 @@ class StatisticsBeforeSplit(Rule):
     transformers (`make_pipeline(SimpleImputer(), StandardScaler())`, `ColumnTransformer`). A split of a
     dataset built in place counts as a split of what it holds (`random_split(TensorDataset(x, y), ...)`). A method
     that returns data it fitted, split after its own class calls it (`self.X = self.read_data(path)`,
-    then `self.divide()`), is reported at its fit, where the statistics are computed.
+    then `self.divide()`), is reported at its fit, where the statistics are computed; so is a method
+    fitting its argument that its class calls before splitting the result (`reduced =
+    self._project(X)`, then `holdout(reduced, y)`), and a fit of data a function returns unchanged
+    (`self.scaler.fit(X)`, `return X, y`). Parts of split indices count as a split of the data they
+    index (`te, tr = idx[:n], idx[n:]` or `parts = np.split(idx, [a, b])`, then `X[tr]`, `[X[p] for p
+    in parts]`; not minibatches by a count, `np.array_split(idx, n_batches)`), and so do bounds a flag
+    picks from a table of pairs (`lo, hi = borders[flag]` with `borders = {"train": (0, n), ...}`).
 
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,

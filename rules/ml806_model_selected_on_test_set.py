@@ -14,7 +14,10 @@ class ModelSelectedOnTestSet(Rule):
     (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
     (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
     by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
-    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`).
+    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`). Test
+    data is also what is built from a split read by its key or name, whatever the variable is called
+    (`scorer = Evaluator(DataLoader(splits["test"]))` passed as `val_evaluator`, `held =
+    loaders["test"]` then `evaluate(model, held)`).
     Callbacks that monitor a test metric
     (`ModelCheckpoint(monitor="test_acc")`), an early stopper called with a test score
     (`early_stopping(test_loss, model)`, `stopper.step(test_loss, model)`, a method of an

@@ -171,3 +171,171 @@ def test_a_penalty_the_forward_sets_detached_trains_nothing(lint):
     fixed = ATTRIBUTE.replace("a = attn.detach()", "a = attn")
     assert lint(fixed, "ML413") == []
     assert run(fixed)["seen"][0] > 0
+
+
+CALLER_HELD = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class PreActUnit(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.relu = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(ch, ch, 3, padding=1)
+
+    def forward(self, x):
+        out = self.relu(x)
+        return self.conv(out)
+
+class Stage(nn.Module):
+    def __init__(self, ch, depth=2):
+        super().__init__()
+        self.shortcut = nn.Identity()
+        self.units = nn.ModuleList([PreActUnit(ch) for _ in range(depth)])
+
+    def forward(self, x):
+        for unit in self.units:
+            identity = self.shortcut(x)
+            x = unit(x) + identity
+            seen.append(identity.min().item())
+        return x
+
+stage = Stage(4)
+x = torch.randn(2, 4, 5, 5) - 0.5
+out = stage(x)
+F.mse_loss(out, torch.zeros_like(out)).backward()
+"""
+
+
+def test_an_in_place_activation_in_a_child_changes_the_tensor_its_caller_holds(lint):
+    """The child's in-place ReLU rewrites the tensor the stage keeps as its identity: the residual adds
+    relu(x), never a negative value (and the stage's input is rectified too); with `inplace=False` the
+    identity keeps the input's negative values and ML401 is silent."""
+    findings = lint(CALLER_HELD, "ML401")
+    assert [(f.code, f.start.line) for f in findings] == [("ML401", 13)]
+    assert "`unit(x)` (line 25) reads `identity` after it" in findings[0].message
+    ran = run(CALLER_HELD)
+    assert ran["seen"][0] >= 0 and ran["x"].min() >= 0
+    fixed = CALLER_HELD.replace("nn.ReLU(inplace=True)", "nn.ReLU(inplace=False)")
+    assert lint(fixed, "ML401") == []
+    ran = run(fixed)
+    assert ran["seen"][0] < 0 and ran["x"].min() < 0
+
+
+PENALTY_METHOD = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class Regressor(nn.Module):
+    def __init__(self, hparams):
+        super().__init__()
+        self.hparams = hparams
+        self.net = nn.Linear(4, 1)
+
+    def l1_penalty(self):
+        total = sum(p.abs().sum() for n, p in self.net.named_parameters() if "weight" in n)
+        return total.item()
+
+    def training_step(self, batch):
+        x, y = batch
+        return F.mse_loss(self.net(x), y) + self.hparams["l1"] * self.l1_penalty()
+
+module = Regressor({"l1": 1.0})
+x = torch.randn(8, 4)
+loss = module.training_step((x, torch.zeros(8, 1)))
+loss.backward()
+"""
+
+
+def test_a_penalty_method_returning_a_float_adds_nothing_to_the_gradient(lint):
+    """`l1_penalty()` returns `total.item()`: the loss grows by it but the weight's gradient is the MSE's
+    alone; returning the tensor adds the L1 gradient (sign of the weight) and ML413 is silent."""
+    findings = lint(PENALTY_METHOD, "ML413")
+    assert [(f.code, f.start.line) for f in findings] == [("ML413", 22)]
+    ran = run(PENALTY_METHOD)
+    weight = ran["module"].net.weight
+    mse_only = torch.nn.functional.mse_loss(ran["module"].net(ran["x"]), torch.zeros(8, 1))
+    (expected,) = torch.autograd.grad(mse_only, weight)
+    assert torch.allclose(weight.grad, expected)
+    fixed = PENALTY_METHOD.replace("return total.item()", "return total")
+    assert lint(fixed, "ML413") == []
+    weight = run(fixed)["module"].net.weight
+    assert torch.allclose(weight.grad, expected + weight.sign())
+
+
+STEP_METER = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+def psnr(pred, target):
+    return 10 * torch.log10(1.0 / F.mse_loss(pred, target))
+
+class RunningMean:
+    def __init__(self):
+        self.n, self.mean = 0, 0.0
+
+    def update(self, v):
+        self.n += 1
+        self.mean = self.mean + (v - self.mean) / self.n
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        self.meters = {"psnr": RunningMean()}
+
+    def step(self, x, y):
+        out = self.model(x)
+        loss = F.l1_loss(out, y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.meters["psnr"].update(psnr(out, y))
+        return loss.item()
+
+trainer = Trainer(nn.Linear(4, 4))
+for _ in range(3):
+    trainer.step(torch.randn(8, 4), torch.randn(8, 4))
+kept = trainer.meters["psnr"].mean
+"""
+
+
+def test_a_step_function_handing_a_live_metric_to_a_kept_meter_chains_every_graph(lint):
+    """`step` runs once per batch; the running mean its object keeps is computed from every step's live
+    PSNR, so it holds their graphs; `.item()` keeps a float and ML207 is silent."""
+    assert [(f.code, f.start.line) for f in lint(STEP_METER, "ML207")] == [("ML207", 29)]
+    assert run(STEP_METER)["kept"].grad_fn is not None
+    fixed = STEP_METER.replace("update(psnr(out, y))", "update(psnr(out, y).item())")
+    assert lint(fixed, "ML207") == []
+    assert isinstance(run(fixed)["kept"], float)
+
+
+REWRAPPED = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+def sequence_loss(preds, targets):
+    per_seq = []
+    for p, t in zip(preds, targets):
+        per_seq.append(F.mse_loss(p, t))
+    return torch.tensor(per_seq, requires_grad=True).mean()
+
+model = nn.Linear(3, 3)
+x, y = torch.randn(4, 5, 3), torch.randn(4, 5, 3)
+loss = sequence_loss(model(x), y)
+loss.backward()
+"""
+
+
+def test_a_list_of_losses_rewrapped_by_torch_tensor_trains_nothing(lint):
+    """`torch.tensor(per_seq, requires_grad=True)` copies the per-sequence losses into a new leaf: backward
+    stops there and the model's weight gets no gradient; `torch.stack` keeps the graph (ML4 silent)."""
+    assert [(f.code, f.start.line) for f in lint(REWRAPPED, "ML404", "ML413")] == [("ML404", 15)]
+    assert run(REWRAPPED)["model"].weight.grad is None
+    fixed = REWRAPPED.replace("torch.tensor(per_seq, requires_grad=True)", "torch.stack(per_seq)")
+    assert lint(fixed, "ML404", "ML413") == []
+    assert run(fixed)["model"].weight.grad is not None

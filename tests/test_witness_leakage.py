@@ -144,3 +144,73 @@ def test_ml805_a_dataset_normalised_by_its_own_statistics_then_split(program, le
         order = torch.randperm(100, generator=torch.Generator().manual_seed(0))
         changed[order[70:]] += 100.0
     assert torch.equal(first["train_rows"], run(program, VALUES=changed)["train_rows"]) is not leaks
+
+
+RETURNED_THEN_DIVIDED = '''
+import numpy as np
+from sklearn.preprocessing import MinMaxScaler
+
+
+class Data:
+    def __init__(self, values):
+        self.values = values
+        self.scaler = MinMaxScaler()
+
+    def read(self):
+        x = self.values.copy()
+        self.scaler.fit(x)
+        return x
+
+    def divide(self, x):
+        order = np.arange(len(x))
+        parts = np.split(order, [70])
+        return [x[p] for p in parts]
+
+    def setup(self):
+        x = self.read()
+        train, test = self.divide(x)
+        return self.scaler.transform(train)
+
+
+train_rows = Data(VALUES).setup()
+'''
+DIVIDED_THEN_FITTED = RETURNED_THEN_DIVIDED.replace("        self.scaler.fit(x)\n", "").replace(
+    "return self.scaler.transform(train)", "return self.scaler.fit(train).transform(train)"
+)
+
+
+@pytest.mark.parametrize("program, leaks", [(RETURNED_THEN_DIVIDED, True), (DIVIDED_THEN_FITTED, False)])
+def test_ml805_a_scaler_fitted_on_returned_data_that_another_method_divides(program, leaks):
+    assert family_findings(program, "ML805") == ([(13, "ML805")] if leaks else [])
+    values = np.random.default_rng(0).random((100, 2))
+    shifted = values.copy()
+    shifted[70:] += 100.0  # only the rows of the test part change
+    training = [run(program, VALUES=v)["train_rows"] for v in (values, shifted)]
+    assert np.array_equal(*training) is not leaks
+
+
+HELD_BY_KEY = '''
+def fit(model, train_one_epoch, evaluate, loaders, epochs):
+    held = loaders["test"]
+    best_acc = 0.0
+    for epoch in range(epochs):
+        train_one_epoch(model, loaders["train"])
+        acc = evaluate(model, held)
+        if acc > best_acc:
+            best_acc = acc
+    return best_acc
+'''
+HELD_OUT_ONCE = (
+    HELD_BY_KEY.replace('held = loaders["test"]', 'held = loaders["val"]')
+    .replace("best_acc = 0.0", "best_acc, test_at_best = 0.0, 0.0")
+    .replace("best_acc = acc", 'best_acc, test_at_best = acc, evaluate(model, loaders["test"])')
+    .replace("return best_acc", "return test_at_best")
+)
+
+
+@pytest.mark.parametrize("program, selects_on_test", [(HELD_BY_KEY, True), (HELD_OUT_ONCE, False)])
+def test_ml806_an_evaluation_of_data_read_by_the_test_key_overestimates_the_model(program, selects_on_test):
+    assert family_findings(program, "ML806") == ([(8, "ML806")] if selects_on_test else [])
+    reported = run("import torch\n" + program + SELECTION_HARNESS)["reported"]
+    assert (reported > 0.25 + 0.05) is selects_on_test
+    assert selects_on_test or abs(reported - 0.25) < 0.05

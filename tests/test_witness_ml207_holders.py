@@ -96,3 +96,47 @@ def test_the_loss_a_step_returns_drags_every_graph_into_the_total(lint):
     fixed = RETURNED.replace("        return loss\n", "        return loss.item()\n")
     assert fixed != RETURNED and lint(fixed, "ML207") == []
     assert isinstance(run(fixed)["total_loss"], float)
+
+
+NO_GRAD_METRIC = """
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+loader = [(torch.randn(8, 4), torch.rand(8, 1)) for _ in range(6)]
+
+class Dice:
+    def __init__(self):
+        self.scores = []
+
+    @torch.no_grad()
+    def compute(self, logits, target):
+        probs = torch.sigmoid(logits)
+        return 2 * (probs * target).sum() / (probs.sum() + target.sum())
+
+    def update(self, logits, target):
+        self.scores.append(self.compute(logits, target))
+
+metric = Dice()
+for x, y in loader:
+    logits = model(x)
+    loss = nn.functional.binary_cross_entropy_with_logits(logits, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    metric.update(logits, y)
+kept = metric.scores
+"""
+
+
+@pytest.mark.parametrize("guard", ["    @torch.no_grad()\n", "    @torch.inference_mode()\n"])
+def test_a_metric_computed_without_gradients_keeps_no_graph(lint, guard):
+    """A metric whose `compute` runs under `no_grad` (or `inference_mode`) keeps plain scores: not reported;
+    without the decorator every score keeps its batch's graph, and ML207 reports the call."""
+    program = NO_GRAD_METRIC.replace("    @torch.no_grad()\n", guard)
+    assert lint(program, "ML207") == []
+    assert all(s.grad_fn is None for s in run(program)["kept"])
+    live = program.replace(guard, "")
+    assert [(f.code, f.start.line) for f in lint(live, "ML207")] == [("ML207", 27)]
+    assert all(s.grad_fn is not None for s in run(live)["kept"])

@@ -244,3 +244,47 @@ for batch in [torch.randn(4, 2)]:
         totals[k] = totals.get(k, 0) + v
 '''
     assert [code for _, code in family_findings(program, "ML")] == []
+
+
+SLICED_GROUPS = '''
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(4, 4)
+        self.norm = torch.nn.LayerNorm(4)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.norm(self.body(x)))
+
+
+def build_optimizer(model, lr=0.1):
+    decay, no_decay = [], []
+    for p in model.parameters():
+        (no_decay if p.ndim == 1 else decay).append(p)
+    groups = [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.SGD(groups[:1], lr=lr)
+
+
+model = Net()
+optimizer = build_optimizer(model)
+before = model.norm.weight.detach().clone()
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+trained = not torch.equal(before, model.norm.weight)
+'''
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_ml417_a_group_sliced_out_of_the_optimizer_never_trains(fixed):
+    """`groups[:1]` gives the optimizer the decay group only: the LayerNorm weights and every bias keep their
+    initial values; `groups` whole trains them and ML417 is silent."""
+    program = SLICED_GROUPS.replace("SGD(groups[:1]", "SGD(groups") if fixed else SLICED_GROUPS
+    assert family_findings(program, "ML417") == ([] if fixed else [(line_of(program, "SGD(groups[:1]"), "ML417")])
+    assert run(program)["trained"] is fixed

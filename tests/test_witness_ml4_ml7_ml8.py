@@ -40,6 +40,21 @@ def test_ml701_log_of_softmax_underflows_to_minus_infinity(fix):
     assert run(fixed)["log_probs"][0, 1].item() == pytest.approx(-200.0)
 
 
+def test_ml701_log_of_one_minus_sigmoid_is_minus_infinity_for_a_confident_logit(lint):
+    flagged = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "logits, targets = torch.tensor([20.0, -3.0]), torch.tensor([0.0, 1.0])\n"
+        "p = torch.sigmoid(logits)\n"
+        "pt = torch.where(targets > 0, p, 1 - p)\n"
+        "log_pt = torch.log(pt)\n"
+    )
+    assert [f.code for f in lint(flagged, "ML701")] == ["ML701"]
+    assert torch.isinf(run(flagged)["log_pt"][0])  # float32: sigmoid(20) rounds to 1, 1 - p to 0
+    stable = flagged.replace("torch.log(pt)", "torch.where(targets > 0, F.logsigmoid(logits), F.logsigmoid(-logits))")
+    assert lint(stable, "ML701") == []
+    assert run(stable)["log_pt"][0].item() == pytest.approx(-20.0, abs=1e-6)
+
+
 def test_ml702_bce_on_sigmoid_loses_the_gradient_of_confident_mistakes():
     setup = "\nlogits = torch.tensor([-120.0], requires_grad=True)\ntargets = torch.tensor([1.0])\n"
     flagged = example("ML702").replace("logits, targets = torch.randn(8), torch.rand(8)", setup)

@@ -33,6 +33,24 @@ for batch in loader:
     optimizer.step()
 """
 
+FORWARD_HELPER = SETUP + """
+def safe_loss(batch):
+    try:
+        return nn.functional.cross_entropy(model(batch[0]), batch[1])
+    except RuntimeError as error:
+        print(f"forward failed: {error}")
+    return None
+
+for epoch in range(2):
+    for batch in loader:
+        loss = safe_loss(batch)
+        if loss is None:
+            continue
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
 WRAPPER = SETUP + """
 class Optim:
     def __init__(self, optimizer):
@@ -52,7 +70,7 @@ for inputs, labels in loader:
 """
 
 
-@pytest.mark.parametrize("program", [HELPER, WRAPPER])
+@pytest.mark.parametrize("program", [HELPER, WRAPPER, FORWARD_HELPER])
 def test_every_batch_fails_and_the_run_finishes_untrained(lint, program):
     assert [f.code for f in lint(program, "ML501")] == ["ML501"]
     flagged = run(program)
@@ -61,7 +79,11 @@ def test_every_batch_fails_and_the_run_finishes_untrained(lint, program):
 
 @pytest.mark.parametrize(
     "program, swallowed",
-    [(HELPER, '        print("assuming OOM")\n        return None\n'), (WRAPPER, '        print(f"we removed a batch: {error}")\n')],
+    [
+        (HELPER, '        print("assuming OOM")\n        return None\n'),
+        (WRAPPER, '        print(f"we removed a batch: {error}")\n'),
+        (FORWARD_HELPER, '        print(f"forward failed: {error}")\n'),
+    ],
 )
 def test_re_raising_reports_the_shape_error(lint, program, swallowed):
     fixed = program.replace(swallowed, "        raise\n")

@@ -9,7 +9,8 @@ A parameter is unknown, unless the flow is asked under a call site's `Binding` (
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
 Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
 A call of a function of the project, or of an instance of a project class (its `forward`, its
-`__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call: its
+`__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call, and one
+whose returns carry no graph whatever it is given (it runs under `torch.no_grad()`) carries none: its
 returns are worked out in the callee's own file, its parameters holding the flows of the call's
 arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
 An element of a tuple (`loss, acc = step(x)`, read as `step(x)[1]`) has its own flow where it is known:
@@ -75,6 +76,7 @@ NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", 
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
 CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
+FILLING = frozenset({"append", "extend", "insert"})  # what they add is the list's items (or holds them)
 FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})  # in place, but the values stay
 ITERATION_HELPERS = frozenset({"enumerate", "zip", "tqdm", "iter", "islice"})
 DATA_WORDS = ("loader", "data", "batch")
@@ -288,8 +290,10 @@ class GradientFlow:
         if bound is not None:  # `p` of `... for p in model.parameters()`; `a` of `... for a in aux_outputs`
             return GRAPH if self._parameter_target(bound) else self._iterated(bound, depth)
         definitions = self.values.reaching_definitions(name)
-        if not definitions or self._mutated_here(name):
+        if not definitions:
             return UNKNOWN
+        if self._mutated_here(name):
+            return self._filled(name, definitions, depth)
         flow = alternatives([self._loop_carried(d, depth) for d in definitions])
         return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
 
@@ -358,6 +362,27 @@ class GradientFlow:
         function = self.ctx.scopes.enclosing_function(name)
         return function is None or function in functions or None in functions
 
+    def _filled(self, name: ast.Name, definitions, depth: int) -> Flow:
+        """A list built in the function and changed there only by `append`/`extend`/`insert`
+        (`per_seq = []` then `per_seq.append(F.mse_loss(p, t))`): what it holds is its items; unknown
+        when it is changed any other way."""
+        function = self.ctx.scopes.enclosing_function(name)
+        if function is None or not all(isinstance(d.value, ast.List) for d in definitions):
+            return UNKNOWN
+        items = [e for d in definitions for e in d.value.elts]
+        for node in self.ctx.index.within(function, ast.Attribute, ast.Subscript):
+            if not (isinstance(node.value, ast.Name) and node.value.id == name.id):
+                continue
+            call = self.ctx.scopes.parent(node)
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                continue
+            if not (isinstance(node, ast.Attribute) and isinstance(call, ast.Call) and call.func is node and node.attr in FILLING and call.args):
+                if isinstance(node, ast.Subscript) or (isinstance(call, ast.Call) and call.func is node and node.attr.endswith("_")):
+                    return UNKNOWN  # `xs[i] = v`, an in-place change
+                continue
+            items.append(call.args[-1])
+        return operands([self._flow(item, depth + 1) for item in items]) or UNKNOWN
+
     def _mutations(self) -> dict[str, set[ast.AST | None]]:
         if self._mutated is None:
             self._mutated = {}
@@ -422,14 +447,21 @@ class GradientFlow:
 
     def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
-        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), or the values
-        of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`)."""
+        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), the values
+        of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`), or an item of one
+        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`)."""
         loop = self.ctx.scopes.parent(target)
         iterated = loop.iter if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target else None
-        if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:  # `k, v` of `d.items()`
+        if isinstance(loop, ast.Tuple) and any(e is target for e in loop.elts):
             outer = self.ctx.scopes.parent(loop)
-            items = isinstance(outer, (ast.comprehension, ast.For)) and outer.target is loop and _dict_view(outer.iter, "items")
-            iterated = outer.iter.func.value if items else None
+            over = outer.iter if isinstance(outer, (ast.comprehension, ast.For)) and outer.target is loop else None
+            place = next(i for i, e in enumerate(loop.elts) if e is target)
+            if len(loop.elts) == 2 and place == 1 and _dict_view(over, "items"):  # `k, v` of `d.items()`
+                iterated = over.func.value
+            elif isinstance(over, ast.Call) and isinstance(over.func, ast.Name) and over.func.id == "zip" and place < len(over.args):
+                iterated = over.args[place]  # `p, t` of `zip(preds, targets)`
+            else:
+                iterated = None
         elif _dict_view(iterated, "values"):  # `v` of `d.values()`
             iterated = iterated.func.value
         if isinstance(iterated, ast.Name):
@@ -477,15 +509,18 @@ class GradientFlow:
         return None
 
     def _parameter_target(self, target: ast.AST) -> bool:
-        """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, also in
-        a comprehension)? Parameters require grad: each carries a graph."""
-        loop = self.ctx.scopes.parent(target)
+        """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, `p` of
+        `for name, p in model.named_parameters()`, also in a comprehension)? Parameters require grad: each
+        carries a graph."""
+        loop, method = self.ctx.scopes.parent(target), "parameters"
+        if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:
+            target, loop, method = loop, self.ctx.scopes.parent(loop), "named_parameters"
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
             return False
         iterated = loop.iter
         return (
             isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr == "parameters" and not iterated.args and not iterated.keywords
+            and iterated.func.attr == method and not iterated.args and not iterated.keywords
         )  # fmt: skip
 
     def _loader_target(self, target: ast.AST) -> bool:
@@ -565,7 +600,8 @@ class GradientFlow:
         return UNKNOWN
 
     def _from_callee(self, call: ast.Call, depth: int, index: int | None = None) -> Flow | None:
-        """What a project callee returns: GRAPH; NONE when it cuts, cut at the call; else None. Asked for
+        """What a project callee returns: GRAPH; NONE when it cuts (cut at the call) or returns no graph
+        (decorated `@torch.no_grad()`); else None. Asked for
         its element `index` of a tuple, also NONE without cuts (`return loss, 0`) and UNKNOWN."""
         found = self.callee(call) if index is None else self.callee(call, followed=RETURN_WORDS)
         if found is None:
@@ -579,8 +615,10 @@ class GradientFlow:
         if returned.state is State.GRAPH:
             return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
-        if returned.state is State.NONE and returned.cuts and not own:
-            return returned  # what it was given, cut by the caller: `total_variation(pred.data)`
+        if returned.state is State.NONE and not own:
+            # What it was given, cut by the caller (`total_variation(pred.data)`), or nothing with a graph
+            # whatever it is given: a callee running under `torch.no_grad()`, returning a comparison or a size.
+            return returned
         if returned.state is not State.NONE or not own:
             return returned if index is not None else None  # an element: what is known of it
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
@@ -845,7 +883,8 @@ def describe_cut(ctx, cut: ast.AST, binding, found: Holder | None = None) -> str
     found = found or holder(ctx, cut, binding)
     text = one_line(found.ctx.text(cut), 60, keep_end=True)
     inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
-    within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {inner.place}" if inner else ""
+    place = f"{found.path}:{inner.cut.lineno}" if inner and not inner.path and found.path else inner and inner.place
+    within = f": `{inner.callee}` cuts it with `{one_line(ast.unparse(inner.cut), 40, keep_end=True)}` at {place}" if inner else ""
     return f"`{text}` ({found.place(cut)}{within})"
 
 

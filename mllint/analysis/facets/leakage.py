@@ -8,7 +8,8 @@ of one bound (`X[:n]`, `X[n:]`) taken as parts. Data is named by its key (`X`, `
 One pass per scope indexes what each of its nodes reads, binds and splits; a backward sweep over it keeps,
 for each key and position, the first split reached when the key holds fitted data from there on, and the
 attributes of `self` it reaches. A query costs a binary search, so a script with many statistics stays
-linear. Helpers count where they are: a function of the module or project, or `self.method` of the class,
+linear. A file with nothing that can split (`may_split`: no head and tail of one key, no flag's bounds,
+no split call or splitting helper) is not searched for fits. Helpers count where they are: a function of the module or project, or `self.method` of the class,
 that fits, splits or returns statistics of a parameter; a fit of `self.data` in one method of a class
 and a split of it in another.
 """
@@ -51,6 +52,7 @@ SPLITS = {
     "sklearn.model_selection.cross_val_predict": 1,
     "torch.utils.data.random_split": 0,
 }
+BOUND_SPLITS = frozenset({"numpy.split", "numpy.array_split", "torch.tensor_split"})
 PART_WORDS = ("train", "test", "val", "eval", "holdout")
 PART_WORD = re.compile(r"(?<![a-z])(train\w*|test\w*|val|valid|validation|eval|holdout)(?![a-z])", re.IGNORECASE)
 SPLITTER_WORDS = ("split", "divide", "partition")  # a function returning parts: `def divide(data):`
@@ -79,6 +81,7 @@ class _Flow:
     order: dict[ast.AST, int]
     reads: dict[int, frozenset[str]]  # assignment's index -> the keys its value reads
     readers: dict[str, list[int]]  # key -> the assignments reading it, in order
+    parts: frozenset[str] = frozenset()  # names holding a part of split indices (`tr` of `te, tr = idx[:n], idx[n:]`)
     splits: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # key -> (-index, first split)
     reached: dict[str, tuple[list[int], list[frozenset[str]]]] = field(default_factory=dict)  # key -> self keys
     both: dict[tuple[str, str], int] = field(default_factory=dict)  # (held, data) -> last assignment reading both
@@ -119,14 +122,40 @@ class Leakage:
         """(the data, the split) when `call` fits statistics of the whole of a data set split afterwards.
         A method that returns data it fitted, split after its class calls it (`self.X = self.read_data()`,
         then `self.divide()`), is reported at its fit, where the statistics are computed, not at the call."""
+        if not self.may_split:
+            return None
         returned = self._returns_fitted(call)
         if returned is not None and self._own_method(call, returned[0]):
             return None
         data = self.fitted_data(call)
         if data is None:
             return None
+        callee = self.callee(call) if returned is None else None
+        if callee is not None and self._own_method(call, callee) and data in self._helper_keys(call, "fits"):
+            return None  # `self.normalize(X)`, a method of its class fitting its argument: reported at its fit
         found = self._fitted_before_split(call, data)
         return found if found is not None else self._split_by_own_caller(call, data)
+
+    @cached_property
+    def may_split(self) -> bool:
+        """Can anything in this file split data: a slice, `np.split`, a split function or splitter, a helper
+        of the project that splits? Every report needs one after its fit; most files have none, and the
+        fits cost more to rule out than the splits (no statistics, classes or returned data)."""
+        sides = defaultdict(set)
+        for subscript in self.ctx.index.of_type(ast.Subscript):
+            index = subscript.slice
+            if isinstance(index, ast.Slice) and isinstance(index.lower, (ast.Name, ast.Subscript)) and isinstance(index.upper, (ast.Name, ast.Subscript)):
+                return True  # `data[border1:border2]`, bounds a flag may pick
+            half = _half(self.ctx, index)
+            if half is not None:
+                sides[_key(subscript.value)].add(half[0])
+        if any(len(side) == 2 for key, side in sides.items() if key is not None):
+            return True  # a head and a tail of one key: `X[:n]`, `X[n:]`
+        tuples = (t for t in self.ctx.index.of_type(ast.Tuple) if len(t.elts) >= 2)
+        if any(_slices_of_one(t.elts) for t in tuples):
+            return True  # `idx[:a], idx[a:b], idx[b:]`
+        calls = self.ctx.index.of_type(ast.Call)
+        return any(_split_at_bounds(self.ctx, c) or self.split_data(c) for c in calls)
 
     def _own_method(self, call: ast.Call, callee: Callee) -> bool:
         cls = self.ctx.scopes.enclosing_class(call)
@@ -140,7 +169,8 @@ class Leakage:
         """(the data, the split) for the fit a method returns when a call of it by its own class is split after."""
         method = self.ctx.scopes.enclosing_function(fit)
         cls = self._method_of(method)
-        if cls is None or self.summary(method, "returns_fitted") is not fit:
+        returned = cls is not None and self.summary(method, "returns_fitted") is fit
+        if cls is None or not (returned or data in self.summary(method, "fits")):
             return None
         if cls not in self._own_calls:
             calls = (c for c in self.ctx.index.within(cls, ast.Call) if is_self_attribute(c.func))
@@ -148,7 +178,9 @@ class Leakage:
             for c in calls:
                 self._own_calls[cls][c.func.attr].append(c)
         for site in self._own_calls[cls].get(method.name, ()):
-            found = self._fitted_before_split(site, RETURNED)
+            argument = None if returned else bind_arguments(site, method, True).get(data)
+            key = RETURNED if returned else _whole(argument) if argument is not None else None
+            found = self._fitted_before_split(site, key) if key is not None else None
             if found is not None:
                 return data, found[1]
         return None
@@ -361,7 +393,10 @@ class Leakage:
         return (callee, fit) if fit is not None else None
 
     def _helper_data(self, call: ast.Call, what: str) -> str | None:
-        return next((k for k in map(_whole, self._helper_arguments(call, what)) if k is not None), None)
+        return next(iter(self._helper_keys(call, what)), None)
+
+    def _helper_keys(self, call: ast.Call, what: str) -> list[str]:
+        return [k for k in map(_whole, self._helper_arguments(call, what)) if k is not None]
 
     def _helper_arguments(self, call: ast.Call, what: str) -> list[ast.AST]:
         """The arguments a project function called here fits, splits or returns statistics of (`what`); for
@@ -453,7 +488,7 @@ class Leakage:
         """The project function a call runs (resolved once per call)."""
         if call not in self._callees:
             named = isinstance(call.func, (ast.Name, ast.Attribute))
-            self._callees[call] = self.calls.resolve(call, followed=HELPER_TEXT) if named else None
+            self._callees[call] = self.calls.resolve(call, followed=HELPER_TEXT, reexported=True) if named else None
         return self._callees[call]
 
     def summary(self, function: ast.AST, what: str):
@@ -482,9 +517,11 @@ class Leakage:
                 and (isinstance(statement := self._statement(c), ast.Return) or _binds(statement) & returned)
             )  # fmt: skip
         else:
-            found = next((
-                c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned))
-                and (data := self.fitted_data(c)) is not None and data not in names and self._fitted_before_split(c, data) is None
+            found = next((  # what it returns is the fitted result, or the data fitted on (`scaler.fit(X)`, `return X, y`)
+                c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned) or _passes_any(c, returned))
+                and (data := self.fitted_data(c)) is not None and data not in names
+                and (isinstance(statement, ast.Return) or _binds(statement) & returned or data in returned)
+                and self._fitted_before_split(c, data) is None
             ), None)  # fmt: skip
         self._summaries[key] = found
         return found
@@ -504,7 +541,7 @@ class Leakage:
                 reads[i] = _read_keys(node.value)
                 for key in reads[i]:
                     readers[key].append(i)
-        flow = _Flow(events, {node: i for i, node in enumerate(events)}, reads, dict(readers))
+        flow = _Flow(events, {node: i for i, node in enumerate(events)}, reads, dict(readers), self._index_parts(scope))
         self._sweep(flow)
         return flow
 
@@ -541,8 +578,8 @@ class Leakage:
             elif isinstance(node, ast.Subscript):
                 key = _key(node.value)
                 half = _half(self.ctx, node.slice) if key is not None else None
-                if key is not None and self._chosen_part(node.slice):
-                    lower(key, i, i)
+                if key is not None and (self._chosen_part(node.slice) or _key(node.slice) in flow.parts):
+                    lower(key, i, i)  # one part of several: by a flag's bounds, or by a part of split indices
                 elif half is not None and self._names_a_part(node):
                     # A head and a tail of one bound; or of any bounds, when assignments name both parts
                     # (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
@@ -551,6 +588,24 @@ class Leakage:
                         sides[half[0]] = i
                         if len(sides) == 2:
                             lower(key, max(sides.values()), i)
+
+    def _index_parts(self, scope: ast.AST) -> frozenset[str]:
+        """The names bound to one part of indices split into several: `te, tr = idx[:n], idx[n:]`,
+        `tr, te = train_test_split(idx)`, and each of `parts = np.split(idx, [a, b])` in a loop over it.
+        `np.array_split(idx, n_batches)`, batches by a count, is no split into parts."""
+        parts: set[str] = set()
+        collections: set[str] = set()
+        for assign in self.ctx.index.within(scope, ast.Assign):
+            value, targets = assign.value, assign.targets
+            if isinstance(value, ast.Tuple) and len(value.elts) >= 2 and _slices_of_one(value.elts):
+                parts |= {n.id for t in targets for n in _unpacked(t) if isinstance(n, ast.Name)}
+            elif isinstance(value, ast.Call) and (self.ctx.qualified_name(value.func) in SPLITS or _split_at_bounds(self.ctx, value)):
+                parts |= {n.id for t in targets if not isinstance(t, ast.Name) for n in _unpacked(t) if isinstance(n, ast.Name)}
+                collections |= {t.id for t in targets if isinstance(t, ast.Name)}
+        if collections:
+            loops = self.ctx.index.within(scope, ast.For, ast.comprehension)
+            parts |= {loop.target.id for loop in loops if isinstance(loop.target, ast.Name) and _key(loop.iter) in collections}
+        return frozenset(parts)
 
     def _reads_later(self, flow: _Flow, held: str, data: str, line: int) -> bool:
         """Does an assignment after `line` read both `held` and `data`?"""
@@ -603,18 +658,37 @@ class Leakage:
         return flag is not None and flag == self._picked(index.upper)
 
     def _picked(self, bound: ast.AST) -> str | None:
-        """The flag a bound is picked by from a literal list of bounds (`border1s[flag]`), as text."""
+        """The flag a bound is picked by from a literal list of bounds (`border1s[flag]`), or from a literal
+        table of bound pairs (`lo, hi = borders[flag]`, `borders = {"train": (0, n), "test": (n, m)}`), as text."""
         if isinstance(bound, ast.Name):
+            pair = self._picked_pair(bound)
+            if pair is not None:
+                return pair
             values = self.values.reaching_values(bound)
             flags = {self._picked(v) if isinstance(v, ast.Subscript) else None for v in values or [None]}
             return flags.pop() if len(flags) == 1 else None
-        if not isinstance(bound, ast.Subscript) or isinstance(bound.slice, (ast.Constant, ast.Slice)):
+        table = self._table(bound)
+        return self.ctx.text(bound.slice) if isinstance(table, (ast.List, ast.Tuple)) and len(table.elts) >= 2 else None
+
+    def _picked_pair(self, bound: ast.Name) -> str | None:
+        definitions = self.values.reaching_definitions(bound)
+        target = definitions[0].node if len(definitions) == 1 else None
+        pair = self.ctx.scopes.parent(target) if target is not None else None
+        statement = self.ctx.scopes.parent(pair) if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
+        table = self._table(statement.value) if isinstance(statement, ast.Assign) else None
+        rows = table.values if isinstance(table, ast.Dict) else table.elts if isinstance(table, (ast.List, ast.Tuple)) else []
+        pairs = len(rows) >= 2 and all(isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == 2 for r in rows)
+        return self.ctx.text(statement.value.slice) if pairs else None
+
+    def _table(self, picked: ast.AST) -> ast.AST | None:
+        """The literal a flag picks from: `borders` of `borders[flag]` (not a constant index or a slice)."""
+        if not isinstance(picked, ast.Subscript) or isinstance(picked.slice, (ast.Constant, ast.Slice)):
             return None
-        bounds = bound.value
-        if isinstance(bounds, ast.Name):
-            values = self.values.reaching_values(bounds)
-            bounds = values[0] if values and len(values) == 1 else None
-        return self.ctx.text(bound.slice) if isinstance(bounds, (ast.List, ast.Tuple)) and len(bounds.elts) >= 2 else None
+        table = picked.value
+        if isinstance(table, ast.Name):
+            values = self.values.reaching_values(table)
+            table = values[0] if values and len(values) == 1 else None
+        return table
 
     def _test_names_part(self, test: ast.AST) -> bool:
         if test not in self._parts:
@@ -726,6 +800,17 @@ def _views_of(ctx, assignments: list[ast.Assign], names: set[str]) -> dict[str, 
         if source in views and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
             views[assign.targets[0].id] = views[source]
     return views
+
+
+def _slices_of_one(items: list[ast.AST]) -> bool:
+    """Are `items` row slices of one key (`idx[:n_te], idx[n_te:n_te + n_va], idx[n_te + n_va:]`)?"""
+    keys = {_key(e.value) if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice) else None for e in items}
+    return len(keys) == 1 and None not in keys
+
+
+def _split_at_bounds(ctx, call: ast.Call) -> bool:
+    """`np.split(idx, [a, b])`: split at a literal list of bounds, into parts."""
+    return ctx.qualified_name(call.func) in BOUND_SPLITS and len(call.args) == 2 and isinstance(call.args[1], (ast.List, ast.Tuple))
 
 
 def _every_row(index: ast.AST) -> bool:

@@ -464,7 +464,7 @@ class TrainingLoops:
         optimizer step, outside any loop of its own: `train_step(batch)` handed to `map` by another
         module), or it is a `training_step` method (Lightning's, or a trainer's that calls it) or a method
         that one calls on `self`?"""
-        if function in self._stepping_functions or self._is_a_step(function):
+        if function in self._stepping_functions or self.is_a_step(function):
             return True
         cls = self.ctx.scopes.parent(function)
         step = own_method(cls, "training_step") if isinstance(cls, ast.ClassDef) else None
@@ -472,7 +472,7 @@ class TrainingLoops:
             return step is not None
         return any(isinstance(n, ast.Call) and is_self_attribute(n.func) and n.func.attr == function.name for n in ast.walk(step))
 
-    def _is_a_step(self, function: ast.AST) -> bool:
+    def is_a_step(self, function: ast.AST) -> bool:
         """Does `function`'s own body (not a loop of it) backpropagate and then step an optimizer?"""
         events = [e for e in self.events_of_statements(function.body) if not e.loops]
         backwards = [i for i, e in enumerate(events) if e.kind is EventKind.BACKWARD]

@@ -606,8 +606,15 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
                 group = _group(objects.points_to(target))
                 if group is not None:
                     found.append(UnusedGroup(target, target.id, group))
+            elif isinstance(target, ast.Name) and len(node.targets) == 1 and node.targets[0] is target and _indexed_only(ctx, target):
+                held = objects.points_to(target)
+                literal = next(iter(held)) if held and len(held) == 1 else None
+                if literal is not None and literal.kind == "made" and isinstance(literal.node, ast.Dict | ast.List | ast.Tuple):
+                    reads = _reads_of(ctx, target)
+                    if reads is not None:
+                        found += _unread_items(ctx, target.id, reads, literal.node, literal.ctx, at_read=True)
             elif is_self_attribute(target) and isinstance(node.value, ast.Dict):
-                found += _unread_keys(ctx, objects, target, node.value)
+                found += _unread_items(ctx, f"self.{target.attr}", own_attribute_reads(ctx, target), node.value, ctx)
     return found
 
 
@@ -650,21 +657,63 @@ def own_attribute_reads(ctx, target: ast.Attribute) -> list[ast.Attribute]:
     return [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr and isinstance(n.ctx, ast.Load)] if cls else []
 
 
-def _unread_keys(ctx, objects, target: ast.Attribute, groups: ast.Dict) -> list[UnusedGroup]:
-    reads = own_attribute_reads(ctx, target)
-    keys = set()
+def _unread_items(ctx, name: str, reads: list[ast.AST], groups: ast.AST, home, at_read: bool = False) -> list[UnusedGroup]:
+    """The groups of a dict or list literal of groups (`groups`, written in `home`) at a key or place that
+    no read takes, when every read takes constant keys, indices or slices (`groups[:1]`, `groups["head"]`):
+    reported at the value (in the linted file), or at the last read (`at_read`: a builder's literal)."""
+    items = (
+        [(k.value if isinstance(k, ast.Constant) else None, v) for k, v in zip(groups.keys, groups.values)]
+        if isinstance(groups, ast.Dict) else list(enumerate(groups.elts))
+    )  # fmt: skip
+    taken = set()
     for read in reads:
         index = ctx.scopes.parent(read)
-        if not (isinstance(index, ast.Subscript) and index.value is read and isinstance(index.slice, ast.Constant)):
-            return []  # read whole, or at a key not known
-        keys.add(index.slice.value)
+        if not (isinstance(index, ast.Subscript) and index.value is read):
+            return []  # read whole
+        taken |= _taken(index.slice, len(items)) or {None}
+        if None in taken:
+            return []  # at a key or place not known
     found = []
-    for key, value in zip(groups.keys, groups.values):
-        if isinstance(key, ast.Constant) and key.value not in keys:
-            params = _group(frozenset({Obj("made", value, ctx=ctx)}))
-            if params is not None:
-                found.append(UnusedGroup(value, f"self.{target.attr}[{key.value!r}]", params))
+    for key, value in items:
+        if key is None or key in taken or any(isinstance(v, ast.Starred) for _, v in items):
+            continue
+        params = _group(frozenset({Obj("made", value, ctx=home)}))
+        if params is not None:
+            found.append(UnusedGroup(reads[-1] if at_read else value, f"{name}[{key!r}]", params))
     return found if reads else []
+
+
+def _taken(index: ast.AST, length: int) -> set | None:
+    """The keys or places a constant index or slice takes (`"head"`, `0`, `:1`); None when not constant."""
+    if isinstance(index, ast.Constant) and isinstance(index.value, int | str) and not isinstance(index.value, bool):
+        return {index.value % length if isinstance(index.value, int) and length else index.value}
+    if isinstance(index, ast.Slice) and index.step is None:
+        bounds = [b.value if isinstance(b, ast.Constant) else b for b in (index.lower, index.upper)]
+        if all(b is None or type(b) is int for b in bounds):
+            return set(range(length)[slice(*bounds)])
+    return None
+
+
+def _indexed_only(ctx, target: ast.Name) -> bool:
+    """Is the name read, in its function, only at constant keys, indices or slices (`groups[:1]`)?"""
+    reads = ctx.scopes.reads(ctx.scopes.enclosing_function(target), target.id)
+    for read in reads:
+        index = ctx.scopes.parent(read)
+        if not (isinstance(index, ast.Subscript) and index.value is read and _taken(index.slice, 1) is not None):
+            return False
+    return bool(reads)
+
+
+def _reads_of(ctx, target: ast.Name) -> list[ast.Name] | None:
+    """The reads of the value `target` binds; None when one of them may read another value too."""
+    values, reads = ctx.analysis(ValueKinds), []
+    for read in ctx.scopes.reads(ctx.scopes.enclosing_function(target), target.id):
+        definitions = [d.node for d in values.reaching_definitions(read)]
+        if target in definitions:
+            if len(definitions) > 1:
+                return None
+            reads.append(read)
+    return reads
 
 
 @dataclass(frozen=True)

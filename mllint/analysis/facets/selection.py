@@ -6,7 +6,8 @@ max(best, acc)`) whose branch keeps something: a new best, a checkpoint (`save`,
 `deepcopy`), an early stop (`break`). The score is a test score when its name says so (`test_acc`),
 when it comes from an evaluation of test data (`acc = evaluate(model, test_loader)`, `test_evaluator.
 evaluate()`, `_, acc = test(epoch)`), or from an evaluator or loader that a call site passes test data
-for (`Trainer(..., val_evaluator=test_evaluator)`, read through `self.val_evaluator`), when the comparison also asks for the test phase (`phase == "test"
+for (`Trainer(..., val_evaluator=test_evaluator)`, read through `self.val_evaluator`; or one built from
+`splits["test"]`, whatever its name), when the comparison also asks for the test phase (`phase == "test"
 and acc > best_acc`), or when it is computed in a test pass (`def test(epoch):` or a loop over
 `test_loader`). An evaluation that names validation data (`evaluate(model, val_loader)`) is not one.
 A reported maximum is also `max(test_accs)` / `np.argmax(history["test_f1"])` of a collection of test
@@ -234,8 +235,11 @@ class Selections:
             for binding in self.ctx.analysis(Callers).bindings(holder):
                 passed = binding.argument(name)
                 text = passed[0].text(passed[1]) if passed is not None else ""
-                if TEST.search(text) and not VALIDATION.search(text):
-                    return f"`{_short(text)}` passed as `{name}` at {binding.place}", call_sites(binding)
+                named = TEST.search(text) and not VALIDATION.search(text)
+                built = _built_on_test(passed[0], passed[1]) if text and not named else None
+                if named or built:
+                    built = f", built on `{_short(built)}`" if built else ""
+                    return f"`{_short(text)}` passed as `{name}` at {binding.place}{built}", call_sites(binding)
         return None
 
     def _parameter_of(self, read: ast.AST, function: ast.AST | None) -> tuple[ast.AST, str] | None:
@@ -253,7 +257,9 @@ class Selections:
         texts = [self.ctx.text(a) for a in arguments]
         if any(VALIDATION.search(t) for t in texts):
             return False
-        return any(TEST.search(t) for t in texts) or bool(TEST.search(self.ctx.text(call.func)))
+        if any(TEST.search(t) for t in texts) or TEST.search(self.ctx.text(call.func)):
+            return True
+        return any(isinstance(a, ast.Name) and _built_on_test(self.ctx, a) for a in arguments)  # `held = DataLoader(splits["test"])`
 
     def _is_test_pass(self, function: ast.AST) -> bool:
         """`def test(epoch):`, or a function that loops over test data, over no training or validation
@@ -270,6 +276,28 @@ class Selections:
         while not isinstance(node, ast.stmt):
             node = self.ctx.scopes.parent(node)
         return node
+
+
+def _built_on_test(ctx, argument: ast.AST, depth: int = 0) -> str | None:
+    """What says an argument holds test data, whatever its own name: a split read by its key or name in
+    what it is built from (`Evaluator(DataLoader(splits["test"]))`, `DataLoader(test_set)`), through the
+    names assigned it (two steps); None when nothing does, or training or validation data is named there too."""
+    values = (ctx.analysis(ValueKinds).reaching_values(argument) or []) if isinstance(argument, ast.Name) else [argument]
+    found = None
+    for node in (n for value in values for n in ast.walk(value) if n is not value or not isinstance(n, ast.Name)):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            text = node.slice.value  # `splits["test"]`
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            text = _last(node, whole=True)
+        else:
+            continue
+        if VALIDATION.search(text) or TRAIN.search(text):
+            return None
+        if TEST.search(text):
+            found = found or ctx.text(node)
+        elif isinstance(node, ast.Name) and depth < 1:
+            found = found or _built_on_test(ctx, node, depth + 1)
+    return found
 
 
 def _score_and_best(compare: ast.Compare) -> tuple[ast.AST, ast.AST] | None:

@@ -14,12 +14,16 @@ whose storage it changes, followed back through views and plain aliases to where
 (`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`). Writes
 into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
 a cache on purpose) are not changes of this kind.
+
+`held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
+reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
+is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to.
 """
 from __future__ import annotations
 
 import ast
 
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 # Tensor methods (and `torch.` functions taking the tensor first) whose result shares the tensor's storage.
 VIEW_METHODS = frozenset({
@@ -188,3 +192,68 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
             return expr, last
         expr = inner
     return None
+
+
+# Layers of torch that return their input, or a view of it.
+RETURNING_LAYERS = frozenset({"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten"})
+SHAPE_READS = frozenset({"shape", "size", "dim", "dtype", "device", "ndim"})  # reads of a tensor that see no values
+
+
+def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the function around `call` reads the values of the tensor `argument` (a name) gives there,
+    after the call: the name itself, or a holder made from it before the call (an alias `identity = x`,
+    a layer returning it or a view of it: `self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with
+    `nn.Flatten`, `x.flatten(1)`; a list it was appended to: `skips.append(x)`); None when it reads none."""
+    if not isinstance(argument, ast.Name):
+        return None
+    values = ctx.analysis(ValueKinds)
+    held = [d.node for d in values.reaching_definitions(argument)]
+    scope = ctx.scopes.enclosing_function(call)
+    if not held or scope is None:
+        return None
+    holders = {argument.id: held}
+    start, end = (call.lineno, call.col_offset), (call.end_lineno, call.end_col_offset)
+
+    def same(node: ast.AST | None) -> bool:  # read where the name may hold every value it holds at the call
+        return isinstance(node, ast.Name) and node.id == argument.id and {d.node for d in values.reaching_definitions(node)} >= set(held)
+
+    statement = ctx.scopes.statement(call)
+    stores = [(n.lineno, n.col_offset) for n in ctx.index.within(scope, ast.Name) if n.id == argument.id and isinstance(n.ctx, ast.Store)]
+    for node in ctx.index.within(scope, ast.Assign, ast.Call):
+        if (node.lineno, node.col_offset) >= start:
+            continue
+        if any((node.end_lineno, node.end_col_offset) < store < (statement.lineno, statement.col_offset) for store in stores):
+            continue  # the name is bound again before the call: it held another tensor
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if same(_returned_tensor(ctx, node.value)):
+                holders[node.targets[0].id] = [node.targets[0]]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+            receiver = node.func.value
+            if isinstance(receiver, ast.Name) and node.args and same(node.args[0]):
+                holders[receiver.id] = [d.node for d in values.reaching_definitions(receiver)]
+    for name in ctx.index.within(scope, ast.Name):
+        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end:
+            continue
+        parent = ctx.scopes.parent(name)
+        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
+            continue
+        if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
+            return name
+    return None
+
+
+def _returned_tensor(ctx, expr: ast.AST) -> ast.AST | None:
+    """The tensor `expr` is, or may share its storage with: itself for a name, the input of a view or of a
+    method that may return its receiver (`x.flatten(1)`, `x.contiguous()`), of a layer returning it."""
+    if isinstance(expr, ast.Name):
+        return expr
+    inner = viewed(ctx, expr)
+    if inner is not None:
+        return inner
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    if isinstance(func, ast.Attribute) and func.attr in RETURNS_ITS_TENSOR and ctx.qualified_name(func) is None:
+        return func.value
+    layer = ctx.analysis(ValueKinds).constructor(func) if len(expr.args) == 1 else None
+    return expr.args[0] if layer is not None and canonical_class(ctx.qualified_name(layer.func)) in RETURNING_LAYERS else None

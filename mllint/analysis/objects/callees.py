@@ -5,6 +5,9 @@ that made `criterion`, for `model.compute_loss(x, y)` the method `compute_loss` 
 its module), wherever the object was made (`criterion = DeepSupervisionLoss()`, a factory of another
 module, a parameter its call sites fill under `binding`). All the objects the receiver may be must be
 instances of one class (`Objects.class_of`); None otherwise, for a library object, or when unknown.
+
+`forward_calls(ctx, cls)`: the other way, the calls in the project's `forward`s that run a module class's
+`forward` (`unit(x)` of `for unit in self.units`).
 """
 from __future__ import annotations
 
@@ -69,3 +72,42 @@ def _classes(objects: Objects, found: frozenset | None) -> tuple[object, ast.Cla
     """The one project class every object of `found` is an instance of."""
     classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
     return classes.pop() if len(classes) == 1 and None not in classes else None
+
+
+MAX_FORWARD_CALLS = 40  # calls of a module class found in the project's `forward`s, past which unknown
+MAX_CALLER_MODULES = 16  # modules that construct the class, past which its calls are not searched
+
+
+def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
+    """The calls that run the `forward` of a module class of `ctx` from the `forward` of a module of the
+    project (`self.block(x)`, `unit(x)` of `for unit in self.units` over an `nn.ModuleList` of them), the
+    object found by points-to, searched in the file and the modules that construct the class; None when
+    there are more than `MAX_FORWARD_CALLS`, or more than `MAX_CALLER_MODULES` such modules."""
+    found = inherited_method(ctx, cls, "forward")
+    if found is None:
+        return []
+    owner, forward = found
+    index = ctx.analysis(ProjectView).index
+    modules = index.modules_calling(cls.name) if index is not None else []
+    if len(modules) > MAX_CALLER_MODULES:
+        return None
+    callers = [ctx, *(index.context(m) for m in modules)]
+    home = (owner.module.name if owner.module is not None else None, forward.lineno)
+    calls: list[tuple[object, ast.Call]] = []
+    for caller in dict.fromkeys(c for c in callers if c is not None):
+        for function in caller.index.of_type(ast.FunctionDef):
+            if function.name != "forward" or function is forward:
+                continue
+            for call in caller.index.within(function, ast.Call):
+                func = call.func
+                if not (isinstance(func, ast.Name | ast.Subscript) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self")):
+                    continue  # a module is called by its name, an item, or an attribute of `self`
+                callee = method_called(caller, call)
+                if callee is None or callee.function.name != "forward":
+                    continue
+                if (callee.ctx.module.name if callee.ctx.module is not None else None, callee.function.lineno) != home:
+                    continue
+                calls.append((caller, call))
+                if len(calls) > MAX_FORWARD_CALLS:
+                    return None
+    return calls

@@ -16,7 +16,11 @@ method's `self` is, an attribute of an object that nothing known writes (`traine
   of a literal, indexing with constants, loops over them; a table of classes a decorator fills
   (`@register("resnet")` putting the class in `MODELS`), for what `MODELS[name](cfg)` constructs;
 - attributes: `self.x` is what any method of the class (a setter too) or any other code of the file
-  (`trainer.model = model`) writes to `x` of an object of that class; module globals.
+  (`trainer.model = model`) writes to `x` of an object of that class; module globals;
+- calls of project functions (`@staticmethod` and `@classmethod` ones too): only the returns the
+  constants of the call leave open (`build_scheduler("step", opt)`), a table read at a parameter every
+  call site fills with one constant (`SCHEDULES[name]`), `functools.partial(Cls, ...)` naming `Cls`; a
+  nested `def` is an object of its function (a closure a builder returns).
 
 The objects a project function makes are told apart by the call site that runs it (one level of call
 site: `student = build()` and `teacher = build()` are two objects), so summaries stay per call site.
@@ -422,7 +426,7 @@ class Objects:
         if isinstance(expr, ast.Attribute):
             return self._attribute(expr, depth)
         if isinstance(expr, ast.Subscript):
-            return self._item(expr.value, self._key_of(expr.slice), depth)
+            return self._item(expr.value, expr.slice, depth)
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
         return frozenset({Obj("made", expr, ctx=self.ctx)})
@@ -598,7 +602,11 @@ class Objects:
 
     def held(self, field: Obj) -> frozenset | None:
         """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
-        where the points-to answer keeps the attribute itself, switched with its module."""
+        where the points-to answer keeps the attribute itself, switched with its module; for an item of
+        one (`block` of `for block in self.blocks`), the items of what is written there."""
+        if field.name == "[]" and field.base is not None and field.base.kind == "field":
+            containers = self.held(field.base)
+            return None if containers is None else union(*(self._elements(c, None, 0) for c in containers - {NONE}))
         key = (field.base, field.name)
         return self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
 
@@ -644,11 +652,15 @@ class Objects:
         return self._writes
 
     def _item(self, container: ast.AST, index, depth: int) -> frozenset | None:
-        """`losses["ce"]`, `models[0]`: the objects at a constant index of what `container` may be, with
-        those added to it (`append`); any item when the index is not a constant."""
+        """`losses["ce"]`, `models[0]`: the objects at a constant index (or at the index node `index` is, read
+        by `_key_of` for a table literal only) of what `container` may be, with those added to it
+        (`append`); any item when the index is not a constant."""
         bases = self._eval(container, depth)
         if bases is None:
             return None
+        if isinstance(index, ast.AST):
+            tables = any(b.kind == "made" and isinstance(b.node, ast.Dict) for b in bases)
+            index = self._key_of(index) if tables else _constant(index)
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
             found = union(found, self._elements(base, index, depth))
@@ -671,6 +683,8 @@ class Objects:
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
                 items = home._items(literal, "*", depth)
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
+        elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
+            found = home._eval(literal.elt, depth)
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:

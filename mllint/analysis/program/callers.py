@@ -31,6 +31,7 @@ by frameworks, not by name: they have no call sites here.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -196,6 +197,12 @@ class Callers:
     def bindings_in(self, ctx, function: ast.AST) -> list[Binding]:
         """`bindings` of a function of another module of the project (`ctx`), found from the linted file."""
         return self._bindings_in(ctx, function, 0)
+
+    def sites(self, function: ast.AST) -> list[tuple[object, ast.Call]]:
+        """The calls of `function`, a function of the linted file, with the context each stands in: in the
+        file, then in the project's modules that call it (at most `MAX_SITES`)."""
+        target = _target(self.ctx, function)
+        return list(itertools.islice(self._sites(self.ctx, target), MAX_SITES)) if target is not None else []
 
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
         key = (id(ctx), function)

@@ -41,13 +41,16 @@ class CallResolver:
         self._stored: dict[ast.ClassDef, set[str]] = {}
         self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
 
-    def resolve(self, call: ast.Call, at: ast.AST | None = None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
+    def resolve(
+        self, call: ast.Call, at: ast.AST | None = None, followed: re.Pattern[bytes] | None = None, reexported: bool = False
+    ) -> Callee | None:
         """`at`: where the call stands when it is not in the tree (a call of the function `map` is given);
-        `followed`: what another module must mention to be read (default: the loop model's words)."""
+        `followed`: what another module must mention to be read (default: the loop model's words), or with
+        `reexported`, the module that defines what a package re-exports (`from .stats import compute_stats`)."""
         function = self._in_module(call.func, at or call)
         if function is not None:
             return Callee(function, self.ctx)
-        return self._in_project(call.func, followed or FOLLOWED)
+        return self._in_project(call.func, followed or FOLLOWED, reexported)
 
     def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
         if isinstance(func, ast.Name):
@@ -66,17 +69,23 @@ class CallResolver:
             return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
 
-    def _in_project(self, func: ast.AST, followed: re.Pattern[bytes]) -> Callee | None:
+    def _in_project(self, func: ast.AST, followed: re.Pattern[bytes], reexports: bool) -> Callee | None:
         if self.project is None or self.project.index is None or not isinstance(func, (ast.Name, ast.Attribute)):
             return None
         qualified = self.ctx.qualified_name(func)
         if qualified is None or "." not in qualified:
             return None
-        module = qualified.rpartition(".")[0]
-        if module != self.project.own_name and not self.project.index.mentions(module, followed):
-            return None
+        module, _, member = qualified.rpartition(".")
+        index = self.project.index
+        reexported = False
+        if module != self.project.own_name and not index.mentions(module, followed):
+            reexported = reexports and index.mentions(module, re.compile(rb"import[^\n]*\b" + re.escape(member.encode()) + rb"\b"))
+            if not reexported:  # a package's `from .stats import compute_stats`: read where it is defined
+                return None
         found = self.project.function(qualified)
-        return Callee(found[1], found[0]) if found is not None else None
+        if found is None or (reexported and not index.mentions(found[0].module.name, followed)):
+            return None
+        return Callee(found[1], found[0])
 
     def _nested_functions(self, function: ast.AST) -> dict[str, ast.AST]:
         """The functions a function defines, also inside its loops and branches (the last one wins)."""

@@ -31,11 +31,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
+    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -518,6 +519,7 @@ class Found:
     entry: object = None  # the call in the linted file that led to `via`
     exp_of_log: bool = False
     mixture: bool = False
+    complement: bool = False  # `1 - p` on at least one path (`values.Complement`)
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
     rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
@@ -681,9 +683,9 @@ class ProjectView:
         if not isinstance(found, Found) or found.layer:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
-            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture)
+            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement)
         source = Source(found.via or "", *self._line_of(found.module, found.line))
-        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage)
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement)
 
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
@@ -703,6 +705,12 @@ class ProjectView:
             inner = self.resolve(value.value, module, depth + 1)
             tensor = isinstance(inner, Found) and not inner.layer and inner.kind is Kind.LOG_PROBABILITIES
             return dataclasses.replace(inner, kind=Kind.PROBABILITIES, exp_of_log=True) if tensor else None
+        if isinstance(value, Complement):
+            inner = self.resolve(value.value, module, depth + 1)
+            probabilities = isinstance(inner, Found) and not inner.layer and inner.kind in (Kind.PROBABILITIES, Kind.SIGMOID)
+            if probabilities and _of_own_attribute(inner.node):
+                return inner  # a rate the module learns (`torch.sigmoid(self.p_logit)`), not a prediction
+            return dataclasses.replace(inner, complement=True) if probabilities else None
         if isinstance(value, OneOf):
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
@@ -844,6 +852,14 @@ def _as_called(found: Resolved | None, function: ast.AST | None, call: object) -
     return None if any(name in bound for name in found.defaulted) else dataclasses.replace(found, defaulted=())
 
 
+def _of_own_attribute(made: object) -> bool:
+    """Is `made` an activation of an attribute of `self` (`torch.sigmoid(self.p_logit)`, `self.w.sigmoid()`)?"""
+    if not isinstance(made, ast.Call):
+        return False
+    operand = made.args[0] if made.args else made.func.value if isinstance(made.func, ast.Attribute) else None
+    return operand is not None and is_self_attribute(operand)
+
+
 def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
     """The value all paths agree on (same kind, or same class), else None: unknown stays unknown."""
     if not resolved or any(r is None for r in resolved):
@@ -854,8 +870,9 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
         return Tuple(tuple(_Either(tuple(o)) for o in options), first.module, first.keys)
     if isinstance(first, Found):
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
-        if same and any(r.mixture for r in resolved):  # one path combines the values: so may the result
-            return dataclasses.replace(resolved[-1], mixture=True)
+        if same and any(r.mixture or r.complement for r in resolved):  # one path combines or complements them: so may the result
+            last = [r for r in resolved if r.complement][-1:] or resolved[-1:]
+            return dataclasses.replace(last[0], mixture=any(r.mixture for r in resolved))
     else:
         same = all(r == first for r in resolved)
     return resolved[-1] if same else None

@@ -65,6 +65,7 @@ MODULE_KINDS = {
     "torch.nn.ReLU6": Kind.RELU,
 }
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
+WHERE_FUNCTIONS = {"torch.where"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
 VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
@@ -133,6 +134,14 @@ class Exp:
 
 
 @dataclass(frozen=True, eq=False)
+class Complement:
+    """`1 - value`: the probability of the other outcome when `value` is probabilities (exactly 0 where
+    `value` saturates at 1)."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
 class OneOf:
     """One of several values depending on the path taken: known only when they all agree."""
 
@@ -193,7 +202,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Exp | OneOf | Packed | Item | Mixed | Passed
+Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -214,6 +223,7 @@ class Origin:
     exp_of_log: bool = False  # probabilities written `exp(log_softmax(x))`
     mixture: bool = False  # a linear combination of such values (`node` is one of them)
     passage: Passage | None = None  # the value reached the linted code as an argument of this call site
+    complement: bool = False  # `1 - p` of such values, on at least one path (`where(t, p, 1 - p)`)
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
@@ -397,6 +407,8 @@ class ValueKinds:
     def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
         """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
         left, right = self.value(expr.left, depth + 1, binding), self.value(expr.right, depth + 1, binding)
+        if isinstance(expr.op, ast.Sub) and _is_one(expr.left):
+            return None if right is None else Complement(right)  # `1 - p`
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
             return _mixed([left, right])
         if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
@@ -428,6 +440,8 @@ class ValueKinds:
             return self._reduced(first, depth, binding)
         if name is None and isinstance(func, ast.Attribute) and func.attr in ("mean", "sum"):
             return self._reduced(func.value, depth, binding)
+        if name in WHERE_FUNCTIONS and len(call.args) == 3 and not call.keywords:  # either of the two values
+            return self._one_of(call.args[1:], depth, binding)
         if name in EXP_FUNCTIONS and len(call.args) == 1 and not call.keywords:
             inner = self._value(call.args[0], depth + 1, binding)
             return inner if inner is None or inner is PENDING else Exp(inner)
@@ -1005,6 +1019,10 @@ def _compares_with_constants(test: ast.expr) -> bool:
     value = test.comparators[0]
     values = value.elts if isinstance(test.ops[0], ast.In) and isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
     return all(isinstance(v, ast.Constant) for v in values)
+
+
+def _is_one(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float) and expr.value == 1
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
