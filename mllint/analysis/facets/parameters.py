@@ -781,14 +781,14 @@ def _backpropagates(ctx, scope: ast.AST | None) -> bool:
 
 
 class _Backpropagating:
-    """The functions that call `backward` in their own code or their nested functions' (None: the module
-    does anywhere), found in one pass instead of a walk of each function per loss it calls."""
+    """The nodes whose code calls `backward`, their nested functions' included (None: the module does
+    anywhere), found in one pass instead of a walk of each function per loss module it calls."""
 
     def __init__(self, ctx) -> None:
         calls = [c for c in ctx.index.of_type(ast.Call) if _called(c) == "backward"]
         self.scopes: set[ast.AST | None] = {None} if calls else set()
         for call in calls:
-            self.scopes.update(a for a in ctx.scopes.ancestors(call) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            self.scopes.update(ctx.scopes.ancestors(call))
 
 
 def _learnable_parameter(objects: Objects, obj: Obj):
