@@ -27,7 +27,7 @@ from functools import cached_property, partial
 from dataclasses import replace
 from typing import Iterator, NamedTuple
 
-from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site, signature_passage
+from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, makers, under
