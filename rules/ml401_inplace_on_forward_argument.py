@@ -72,7 +72,7 @@ class InplaceOnForwardArgument(Rule):
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
-    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`); when `forward` does not
+    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the
     module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
     it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
