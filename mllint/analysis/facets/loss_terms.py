@@ -365,6 +365,8 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
 def entropy_sign(ctx, term: Term) -> int:
     """+1 when the term is an entropy, -1 when it is a negative entropy, 0 when it is neither."""
     node, ctx = term.node, term.ctx or ctx
+    while (reduced := _reduced(ctx, node)) is not None:
+        node = reduced  # a term cut short by the depth bound: `(p * log p).sum(-1).mean()` is `p * log p`'s
     if _entropy_call(node):
         return 1
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
