@@ -2,6 +2,7 @@ import ast
 import re
 
 from mllint.analysis.facets.loop_events import Event, EventKind
+from mllint.analysis.objects.call_sites import possible_constants
 from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
@@ -109,8 +110,8 @@ class SchedulerCadence(Rule):
                 continue
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor, passed, sites = known
-            unit = self._unit(made, constructor)
+            made, constructor, passed, sites, home = known
+            unit = self._unit(made, constructor, home or self.ctx)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
                 message = self.per_batch_message
@@ -149,13 +150,17 @@ class SchedulerCadence(Rule):
                 return False
         return True
 
-    def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
+    def _unit(self, made: Scheduler, constructor: ast.Call, home) -> str | None:
         if made.per_step:
             return "steps"
         if made.name not in EPOCH_SIZED:
             return None
         size = call_argument(constructor, *EPOCH_SIZED[made.name])
-        return _size_unit(size) if size is not None else None
+        unit = _size_unit(size) if size is not None else None
+        if unit is None and isinstance(size, ast.Name | ast.Attribute | ast.Subscript):  # `step_size=args.lr_step`: the value decides
+            values = possible_constants(home, size, self.ctx)
+            unit = "epochs" if values and all(_epoch_count(v) for v in values) else None
+        return unit
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
         """A loop (or comprehension) over a data loader, or a loop nested in an epoch loop of the same function."""
@@ -217,9 +222,12 @@ def _size_unit(size: ast.AST) -> str | None:
     if words:
         return "epochs" if all("epoch" in word for word in words) else None
     numbers = [n.value for n in ast.walk(size) if isinstance(n, ast.Constant)]
-    if numbers and all(isinstance(v, int) and 0 < v <= LARGEST_EPOCH_COUNT for v in numbers):
-        return "epochs"
-    return None
+    return "epochs" if numbers and all(_epoch_count(v) for v in numbers) else None
+
+
+def _epoch_count(value: object) -> bool:
+    """A literal length read as a number of epochs: a positive int no larger than `LARGEST_EPOCH_COUNT`."""
+    return type(value) is int and 0 < value <= LARGEST_EPOCH_COUNT
 
 
 def _identifiers(node: ast.AST) -> list[str]:

@@ -97,6 +97,7 @@ class SchedulerClass(NamedTuple):
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
     sites: tuple[Related, ...] = ()  # passed in: the call sites (`callers.call_sites`)
+    home: object = None  # the context of the file the constructor is written in (None: the linted file)
 
 
 class Owners(NamedTuple):
@@ -229,9 +230,9 @@ class TrainingLoops:
                 if binding is not None:
                     own = signature_passage(binding, event.node.func.value)
                     how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
-                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding))
+                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding), ctx)
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given
@@ -241,7 +242,7 @@ class TrainingLoops:
                 if made is not None:
                     ctx, constructor = found[0]
                     where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
         return SchedulerClass(made, constructor, "") if made else None
 
     def parameter_owners(self, step: Event) -> Owners | None:

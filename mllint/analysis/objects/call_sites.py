@@ -110,37 +110,60 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
 
 
 def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
-    """The constant `expr` is (`True` of `inplace=self.inplace` with `self.inplace = inplace` and `inplace=True`
+    """The constants `expr` may be (`True` of `inplace=self.inplace` with `self.inplace = inplace` and `inplace=True`
     left to its default, of `cfg.inplace` for a `cfg` a caller makes from a config class whose field defaults
-    to True), as the file tells or under each call site in turn: (the value, the binding or None)."""
-    for (value,), binding in per_call_site(ctx, expr, lambda binding: _constant_under(ctx, expr, binding)):
-        yield value, binding
+    to True, of `cfg["inplace"]` for a dict literal passed as `cfg`), as the file tells or under each call site
+    in turn: (a value, the binding or None); a binding under which `expr` may be one of several constants
+    gives each."""
+    for values, binding in per_call_site(ctx, expr, lambda binding: _constant_under(ctx, expr, binding)):
+        for value in values:
+            yield value, binding
+
+
+def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
+    """Every constant `expr` may be, as the file tells or under every call site of the function (or the
+    class's `__init__`) whose parameters it needs, the signature's defaults standing for callers the project
+    does not have: `{30}` of `step_size=args.lr_step` with `add_argument("--lr-step", default=30)`; None when
+    it may be something else, or is unknown under any call site. `linted`: the linted file, when `ctx` is
+    another module of the project (its call sites are found from there)."""
+    found, bindings = _bindings_needed(ctx, expr, linted)
+    if found is not None or not bindings:
+        return found
+    bindings = [b for b in bindings if b.site is not None] or bindings
+    answers = [_constant_under(ctx, expr, b) for b in bindings]
+    return None if None in answers else frozenset().union(*answers)
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:
     """Is `expr` a constant whatever the callers pass: as the file tells, or under every call site of the
     function (or the class's `__init__`) whose parameters it needs, the signature's defaults included
     (`self.p_loss` with `self.p_loss = p_loss` and `p_loss=3` that no call site passes)?"""
+    found, bindings = _bindings_needed(ctx, expr)
+    return found is not None or (bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings))
+
+
+def _bindings_needed(ctx, expr: ast.AST, linted=None) -> tuple[frozenset | None, list[Binding]]:
+    """(the constants `expr` is as the file tells, or else the bindings of the functions whose parameters it needs)."""
     values = ctx.analysis(ValueKinds)
     outer, values.unbound = values.unbound, []
     try:
-        if _constant_under(ctx, expr, None) is not None:
-            return True
+        found = _constant_under(ctx, expr, None)
         needed = values.unbound
     finally:
         values.unbound = outer
-    callers = ctx.analysis(Callers)
-    bindings = [b for function in needed for b in callers.bindings(function)]
-    return bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings)
+    if found is not None:
+        return found, []
+    callers = (linted or ctx).analysis(Callers)
+    return None, [b for function in needed for b in callers.bindings_in(ctx, function)]
 
 
-def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> tuple[object] | None:
-    """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
+def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> frozenset | None:
+    """The constants the objects `expr` may be under `binding` are; None when one of them is no constant."""
     if isinstance(expr, ast.Constant):
-        return (expr.value,)
+        return frozenset({expr.value})
     objects = ctx.analysis(Objects)
     found = under(ctx, expr, binding)
-    values = set()
+    values: set = set()
     for obj in found or ():
         inner = {obj}
         if obj.kind == "field" and obj.base.kind != "made":  # a module's attribute (`self.inplace`): what its writes put there
@@ -152,19 +175,19 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
                 value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
             converted = _converted(value, depth) if value is not None else None
             if converted is not None:
-                values.add(converted[0])
+                values |= converted
                 continue
             if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
                 return None
             values.add(value.node.value)
-    return (values.pop(),) if len(values) == 1 else None
+    return frozenset(values) if values else None
 
 
 CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
 
 
-def _converted(value: Obj, depth: int) -> tuple[object] | None:
-    """(the constant,) a builtin conversion of a constant makes (`bool(args.inplace_relu)` with the option's
+def _converted(value: Obj, depth: int) -> frozenset | None:
+    """The constants a builtin conversion of constants makes (`bool(args.inplace_relu)` with the option's
     `default=1`: True), read where the conversion is written; None for any other object."""
     call = value.node if value.kind == "made" else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords):
@@ -174,7 +197,7 @@ def _converted(value: Obj, depth: int) -> tuple[object] | None:
         return None
     inner = _constant_under(value.ctx, call.args[0], None, depth + 1)
     try:
-        return (convert(inner[0]),) if inner is not None else None
+        return frozenset(convert(v) for v in inner) if inner is not None else None
     except (TypeError, ValueError):
         return None
 

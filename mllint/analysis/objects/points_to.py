@@ -68,6 +68,7 @@ WRAPPERS = {
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
+KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
 PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
 OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
@@ -226,6 +227,8 @@ class Objects:
         here are what they wrap."""
         if name == "[]":
             return self._elements(base, None, depth)
+        if name.startswith("["):  # an item at a constant key of a parameter (`cfg["act_inplace"]`), read where it is passed
+            return self._elements(base, ast.literal_eval(name[1:-1]), depth)
         if name == "module" and base.kind != "parameter" and not self._sets_module(base):
             return frozenset({base})
         return self._field(base, name, depth)
@@ -671,7 +674,7 @@ class Objects:
     def _elements(self, base: Obj, index, depth: int) -> frozenset | None:
         literal = base.node if base.kind == "made" else None
         if isinstance(literal, ast.Call) and canonical_class(base.ctx.qualified_name(literal.func)) in CONTAINER_CLASSES:
-            literal = literal.args[0] if len(literal.args) == 1 else ast.Tuple(elts=literal.args)
+            literal = _container_literal(literal)
         found: frozenset | None = frozenset()
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
@@ -688,7 +691,8 @@ class Objects:
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
-            return self._field_of(base, "[]")
+            keyed = isinstance(index, int | str) and _of_parameter(base)
+            return self._field_of(base, f"[{index!r}]" if keyed else "[]")
         for added in self._added_to(base, depth) if found is not None else ():
             found = union(found, self._eval(added, depth))
             if found is None:
@@ -733,6 +737,8 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
+            return self._keyed_read(func.value, call.args, depth)
         wrapped = self._wrapped(call)
         if wrapped is not None and len(call.args) == 1:
             return self._eval(wrapped, depth)
@@ -744,6 +750,15 @@ class Objects:
             objects = self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, objects)
         return found
+
+    def _keyed_read(self, container: ast.AST, arguments: list[ast.AST], depth: int) -> frozenset | None:
+        """`cfg.get("lr", 0.1)`, `kw.pop("name")`: the item at the key; the default instead where every dict
+        literal `container` may be lacks the key (one that may lack it, or not a literal: the item only)."""
+        key, bases = _constant(arguments[0]), self._eval(container, depth)
+        literals = [b.node for b in bases or () if b.kind == "made" and isinstance(b.node, ast.Dict)]
+        if bases and len(literals) == len(bases) and all(key not in [_constant(k) for k in d.keys] for d in literals):
+            return self._eval(arguments[1], depth) if len(arguments) == 2 else frozenset({NONE})
+        return self._item(container, key, depth)
 
     def _wrapped(self, call: ast.Call) -> ast.AST | None:
         """The first argument of a wrapper that returns what it gets (`DataParallel(model)`,
@@ -962,6 +977,21 @@ def _constant(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return -node.operand.value if isinstance(node.operand.value, int) else None
     return None
+
+
+def _container_literal(call: ast.Call) -> ast.AST:
+    """What a container's constructor holds: its one argument, its arguments as a tuple, or a dict of its
+    keywords (`dict(growth=12, inplace=True)`)."""
+    if call.keywords and all(k.arg is not None for k in call.keywords) and not call.args:
+        return ast.Dict(keys=[ast.Constant(k.arg) for k in call.keywords], values=[k.value for k in call.keywords])
+    return call.args[0] if len(call.args) == 1 else ast.Tuple(elts=call.args)
+
+
+def _of_parameter(obj: Obj) -> bool:
+    """Is `obj` a parameter, or an attribute or item of one (`cfg`, `cfg.model`)?"""
+    while obj.kind == "field":
+        obj = obj.base
+    return obj.kind == "parameter"
 
 
 def _nth(values: list, index, ctx) -> list | None:

@@ -372,7 +372,7 @@ class Callers:
     def _reaches(self, caller, call: ast.Call, target: "_Target") -> bool:
         func = call.func
         if target.method is None:
-            return self._is(caller.qualified_name(func), target.qualified)
+            return self._is(caller.qualified_name(func), target.qualified, target.path)
         if not isinstance(func, ast.Attribute):
             return False
         receiver = func.value
@@ -381,15 +381,19 @@ class Callers:
             module = caller.module.name if caller.module else ""
             return cls is not None and f"{module}.{cls.name}" == target.cls
         found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
-        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls)
+        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
-    def _is(self, qualified: str | None, target: str) -> bool:
+    def _is(self, qualified: str | None, target: str, path: str) -> bool:
+        """Does `qualified` name `target`, defined in the file at `path`: also by the name of a namespace
+        package (`models.classifier.Net` of `models/classifier.py`, which has no `__init__.py` beside it)?"""
         if qualified is None:
             return False
         if qualified == target:
             return True
         found = find_definition(self.view.summary, qualified)
-        return found is not None and f"{found[0].name}.{found[1]}" == target
+        if found is None or found[1] != target.rpartition(".")[2]:
+            return False
+        return f"{found[0].name}.{found[1]}" == target or (self.ctx.project is not None and self.ctx.project.locate(found[0].name) == path)
 
     def _display(self, ctx) -> str:
         """A file as messages show it: "" for the linted file, else relative to it."""
@@ -432,25 +436,26 @@ class _Target:
     cls: str | None = None  # a method's class
     method: str | None = None
     skips_first: bool = False  # `self` is bound by the call
+    path: str = ""  # the file of the function
 
 
 def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module = ctx.module.name
+    module, path = ctx.module.name, os.path.abspath(ctx.real_path or ctx.path)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
-        return _Target(module, f"{module}.{function.name}", function.name)
+        return _Target(module, f"{module}.{function.name}", function.name, path=path)
     if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
         return None
     cls = f"{module}.{parent.name}"
     if function.name == "__init__":
-        return _Target(module, cls, parent.name, skips_first=True)
+        return _Target(module, cls, parent.name, skips_first=True, path=path)
     decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
-    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators)
+    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path)
 
 
 def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
