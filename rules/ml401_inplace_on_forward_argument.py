@@ -7,7 +7,7 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import built, constants_of, makers
+from mllint.analysis.objects.call_sites import built, makers, possible_constants
 from mllint.analysis.objects.callees import forward_calls
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
@@ -338,9 +338,7 @@ class InplaceOnForwardArgument(Rule):
         one, a config's field, a command-line option's default)."""
         if flag is None:
             return False
-        found = list(constants_of(ctx or self.ctx, flag))
-        # The project's call sites decide; the signature's own defaults stand for callers it does not have.
-        values = [value for value, b in found if b is not None and b.site is not None] or [value for value, _ in found]
+        values = possible_constants(ctx or self.ctx, flag, self.ctx)
         return bool(values) and all(value is True for value in values)
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:

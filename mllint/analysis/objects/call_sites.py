@@ -21,7 +21,7 @@ import ast
 from collections.abc import Iterator
 
 from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, union
-from mllint.analysis.program.callers import Binding, Callers, per_call_site
+from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
@@ -109,17 +109,6 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
-def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
-    """The constants `expr` may be (`True` of `inplace=self.inplace` with `self.inplace = inplace` and `inplace=True`
-    left to its default, of `cfg.inplace` for a `cfg` a caller makes from a config class whose field defaults
-    to True, of `cfg["inplace"]` for a dict literal passed as `cfg`), as the file tells or under each call site
-    in turn: (a value, the binding or None); a binding under which `expr` may be one of several constants
-    gives each."""
-    for values, binding in per_call_site(ctx, expr, lambda binding: _constant_under(ctx, expr, binding)):
-        for value in values:
-            yield value, binding
-
-
 def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     """Every constant `expr` may be, as the file tells or under every call site of the function (or the
     class's `__init__`) whose parameters it needs, the signature's defaults standing for callers the project
@@ -129,9 +118,14 @@ def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     found, bindings = _bindings_needed(ctx, expr, linted)
     if found is not None or not bindings:
         return found
-    bindings = [b for b in bindings if b.site is not None] or bindings
+    bindings = [b for b in bindings if len(call_sites(b)) == _chain_length(b)] or bindings
     answers = [_constant_under(ctx, expr, b) for b in bindings]
     return None if None in answers else frozenset().union(*answers)
+
+
+def _chain_length(binding: Binding) -> int:
+    """How many bindings the chain of `binding` and its callers' holds."""
+    return 1 + (_chain_length(binding.outer) if binding.outer is not None else 0)
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:

@@ -68,6 +68,7 @@ WRAPPERS = {
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
+BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict"})
 KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
 PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
@@ -673,7 +674,7 @@ class Objects:
 
     def _elements(self, base: Obj, index, depth: int) -> frozenset | None:
         literal = base.node if base.kind == "made" else None
-        if isinstance(literal, ast.Call) and canonical_class(base.ctx.qualified_name(literal.func)) in CONTAINER_CLASSES:
+        if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):
             literal = _container_literal(literal)
         found: frozenset | None = frozenset()
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
@@ -977,6 +978,14 @@ def _constant(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return -node.operand.value if isinstance(node.operand.value, int) else None
     return None
+
+
+def _makes_container(ctx, call: ast.Call) -> bool:
+    """`nn.ModuleList(...)`, `dict(...)`, `list(...)` (builtins the module does not rebind)."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
+        return func.id not in ctx.scopes.bound_anywhere()
+    return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
 
 
 def _container_literal(call: ast.Call) -> ast.AST:

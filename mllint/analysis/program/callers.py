@@ -42,7 +42,7 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.project import ProjectView, find_definition
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
@@ -248,9 +248,10 @@ class Callers:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
         path, line, site = self._place(caller, call)
-        bound = bind_arguments(call, function, target.skips_first)
-        arguments = {
-            name: (caller, argument, Passage(name, caller.text(argument), path, line))
+        splatted = _splatted(call, function, target.skips_first)
+        bound = {**bind_arguments(call, function, target.skips_first), **splatted}
+        arguments = {  # what a splat gives is shown as the splat (`**layer_kwargs`)
+            name: (caller, argument, Passage(name, caller.text(argument) if name not in splatted else _splat_text(caller, call), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
         defaults = _defaults_binding(ctx, function, self._display(ctx))
@@ -418,6 +419,40 @@ class CallsByName:
             self.named.setdefault(called_name(call.func), []).append(call)
 
 
+def _splatted(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST]:
+    """What a call's keywords give the parameters only a `**kwargs` splat may fill, and the function's own
+    `**kwargs`: with one splat (`DenseLayer(ch, **layer_kwargs)`), its item at each such parameter's name
+    (`layer_kwargs.get("inplace", False)` for one whose default is a constant, else `layer_kwargs["inplace"]`;
+    unknown past another default) and, with no other keyword left over for it, the splatted dict; with none,
+    the dict of the keywords left over (`Net(inplace=True)` for `def __init__(self, **kw)`)."""
+    splats = [k.value for k in call.keywords if k.arg is None]
+    args = function.args
+    named = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    left = [k for k in call.keywords if k.arg is not None and k.arg not in named]
+    if len(splats) > 1 or (not splats and not left):
+        return {}
+    if not splats:
+        rest = ast.Dict(keys=[ast.Constant(k.arg) for k in left], values=[k.value for k in left])
+        return {args.kwarg.arg: ast.copy_location(rest, left[0].value)} if args.kwarg is not None else {}
+    positional = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
+    splat, passed = splats[0], {k.arg for k in call.keywords} | {a.arg for a in positional[: len(call.args)]}
+    defaults, found = parameter_defaults(function), {}
+    for name in [a.arg for a in [*positional, *args.kwonlyargs] if a not in args.posonlyargs and a.arg not in passed]:
+        default = defaults.get(name)
+        if default is None:  # a parameter it must fill: its item
+            found[name] = ast.copy_location(ast.Subscript(value=splat, slice=ast.Constant(name), ctx=ast.Load()), splat)
+        elif isinstance(default, ast.Constant):  # `layer_kwargs.get("inplace", False)`: the default where the dict may lack it
+            get = ast.Attribute(value=splat, attr="get", ctx=ast.Load())
+            found[name] = ast.copy_location(ast.Call(func=get, args=[ast.Constant(name), default], keywords=[]), splat)
+    if args.kwarg is not None and not left:
+        found[args.kwarg.arg] = splat
+    return found
+
+
+def _splat_text(caller, call: ast.Call) -> str:
+    return ", ".join(f"{k.arg}={caller.text(k.value)}" if k.arg else f"**{caller.text(k.value)}" for k in call.keywords)
+
+
 def _unpacked(caller, call: ast.Call, function: ast.AST, skips_first: bool, bound: dict) -> tuple:
     """The parameters a last positional `*args` argument fills, each with its element: `train_dl` and
     `val_dl` of `fit(model, train_dl, val_dl)` called as `fit(model, *make_loaders())`."""
@@ -502,7 +537,7 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
-    names = {a.arg for a in parameters(function, variadic=False)}
+    names = {a.arg for a in parameters(function)}
     return any(
         isinstance(node, ast.Name) and node.id in names
         for _, argument, _ in arguments.values()
