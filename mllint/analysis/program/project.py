@@ -640,6 +640,21 @@ class ProjectView:
         defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
         return (ctx, defined) if defined is not None else None
 
+    def library_name(self, qualified: str | None) -> str | None:
+        """What a name of the project stands for where a module of the project imports it from outside
+        (`torch.cuda.OutOfMemoryError` of `utils.CudaOOM`, with `from torch.cuda import OutOfMemoryError as
+        CudaOOM` in `utils.py`), following re-exports; any other name as it is."""
+        for _ in range(MAX_DEPTH):
+            module, _, member = (qualified or "").rpartition(".")
+            summary = self.summary(module) if module else None
+            if summary is None or member in summary.classes or member in summary.functions or member in summary.variables:
+                return qualified
+            target = summary.imports.get(member)
+            if not target or target == qualified:
+                return qualified
+            qualified = target
+        return qualified
+
     def global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
         """(the context of its module, the value) of a module-level name of another module of the project
         bound once (`mone = one * -1` of `from utils import mone`), following re-exports; None otherwise."""
