@@ -205,7 +205,7 @@ class TrainingLoops:
             function = self.ctx.scopes.enclosing_function(loop)
             if function is not None and decided_by_parameters(events, function):
                 events = folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
-            self._loop_events[loop] = one_key_per_object(events)
+            self._loop_events[loop] = one_key_per_object(_rebound_keys(self.ctx, function, events))
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -727,7 +727,7 @@ class TrainingLoops:
         if function not in self._function_events:
             self._active.add(function)
             try:
-                self._function_events[function] = self._events(m, function.body, (), depth)
+                self._function_events[function] = _rebound_keys(m.ctx, function, self._events(m, function.body, (), depth))
             finally:
                 self._active.discard(function)
         return self._function_events[function]
@@ -911,6 +911,35 @@ def _elements(comprehension: ast.AST) -> list[ast.expr]:
     if isinstance(comprehension, ast.DictComp):
         return [comprehension.key, comprehension.value]
     return [comprehension.elt]
+
+
+def _rebound_keys(ctx, function: ast.AST | None, events: list[Event]) -> list[Event]:
+    """The events of a function (None: the module's own code) on a local name bound in turn to other
+    optimizers (`opt = self.optimizers["critic"]`, later `opt = self.optimizers["gen"]`), keyed by what the
+    binding that reaches each assigns, so that the two are not taken for one; a name bound once keeps its key."""
+    stores: dict[str, int] = {}
+    for node in ctx.index.within(function or ctx.tree, ast.Name):
+        if isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    if not any(stores.get(e.key, 0) > 1 for e in events if e.key is not None):
+        return events
+    values, rekeyed = ctx.analysis(ValueKinds), []
+    for event in events:
+        name = _key_name(event) if stores.get(event.key, 0) > 1 and ctx.scopes.enclosing_function(event.node) is function else None
+        definitions = values.reaching_definitions(name) if name is not None else []
+        value = definitions[0].value if len(definitions) == 1 else None
+        reference = isinstance(value, ast.Name | ast.Attribute | ast.Subscript)  # its objects are the name's, all bindings'
+        rekeyed.append(replace(event, key=source_text(value), objects=None) if reference else event)
+    return rekeyed
+
+
+def _key_name(event: Event) -> ast.Name | None:
+    """The name an optimizer event of the function's own code acts on (`opt` of `opt.step()`)."""
+    call = event.node
+    if event.kind not in (EventKind.STEP, EventKind.CLEAR) or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    receiver = call.func.value
+    return receiver if isinstance(receiver, ast.Name) and receiver.id == event.key else None
 
 
 def _renamer(callee: ast.AST, call: ast.Call):
