@@ -7,9 +7,8 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import built, makers, possible_constants
+from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
 from mllint.analysis.objects.callees import forward_calls
-from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -305,7 +304,7 @@ class InplaceOnForwardArgument(Rule):
             return self._partial_inplace(call, ctx)
         named = ctx.qualified_name(call.func)
         if named is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
-            classes = [canonical_class(name) for name in ctx.analysis(Objects).constructed(ctx, call) or ()]
+            classes = [canonical_class(name) for name in made_classes(ctx, call, self.ctx) or ()]
         else:
             classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):

@@ -30,7 +30,7 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import built, makers, under
+from mllint.analysis.objects.call_sites import built, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -835,10 +835,9 @@ def _within(part, whole) -> bool:
 def _classes(ctx, made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
     """The qualified classes or factories of the calls that made an object, as points-to names what a
     call constructs (`SCHEDULES[name](opt)` with a table of `partial(OneCycleLR, ...)`); {None} when unknown."""
-    objects = ctx.analysis(Objects)
     names: set[str | None] = set()
     for c, k in made or ():
-        constructed = objects.constructed(c, k)
+        constructed = made_classes(c, k, ctx)
         names |= constructed if constructed else {None}
     return names or {None}
 

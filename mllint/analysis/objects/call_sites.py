@@ -118,9 +118,21 @@ def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     found, bindings = _bindings_needed(ctx, expr, linted)
     if found is not None or not bindings:
         return found
-    bindings = [b for b in bindings if len(call_sites(b)) == _chain_length(b)] or bindings
+    # Call sites all the way up decide, else the nearest call sites (a caller of its own known by its
+    # annotations or defaults), else the signature's defaults.
+    bindings = [b for b in bindings if len(call_sites(b)) == _chain_length(b)] or [b for b in bindings if b.site is not None] or bindings
     answers = [_constant_under(ctx, expr, b) for b in bindings]
     return None if None in answers else frozenset().union(*answers)
+
+
+def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
+    """`Objects.constructed` of a call of `ctx`, a table's key the file does not decide read as the constants
+    it may be: `LOSSES[name](**kw)` in `get_loss(name)` called with `cfg.loss`, a config field defaulting to
+    "nll", makes `torch.nn.NLLLoss`. `linted`: the linted file, when `ctx` is another module of the project."""
+    objects = ctx.analysis(Objects)
+    func = call.func
+    keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
+    return objects.constructed(ctx, call, keys)
 
 
 def _chain_length(binding: Binding) -> int:

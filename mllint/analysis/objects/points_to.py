@@ -257,26 +257,27 @@ class Objects:
         name = next(iter(names)) if names and len(names) == 1 else None
         return project_class(self.view, name)
 
-    def constructed(self, ctx, call: ast.Call) -> frozenset | None:
+    def constructed(self, ctx, call: ast.Call, keys: frozenset | None = None) -> frozenset | None:
         """The qualified names of what a call of `ctx` constructs: its function's, or those of every object
         (`qualified`) the function may be when it is not named: an item of a table (`LOSSES[args.loss]()`,
         `ACTIVATIONS[name]()` with a dict literal of classes or of lambdas that build one) for every key
-        it may take, with the classes a registering decorator puts there (`registered`), a variable (`act =
-        nn.ReLU`); None when unknown."""
+        it may take (`keys`: the keys its index may be, when the caller knows them), with the classes a
+        registering decorator puts there (`registered`), a variable (`act = nn.ReLU`); None when unknown."""
         func = call.func
         name = ctx.qualified_name(func) if not isinstance(func, ast.Subscript) else None
         if name is not None:
             return frozenset({name})
         home = self._of(ctx)
-        found = home.points_to(func)
+        keys = frozenset(k for k in keys or () if isinstance(k, int | str) and not isinstance(k, bool)) or None
+        found = home.points_to(func) if keys is None else union(*(home._item(func.value, key, 0) for key in keys))
         if found is None:
             return None
         names = set()
         if isinstance(func, ast.Subscript):  # a key the literal lacks: the classes decorators register too
-            key = home._key_of(func.slice)
-            for table in home.points_to(func.value) or ():
-                if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
-                    names |= self._of(table.ctx).registered(table)
+            for key in keys or {home._key_of(func.slice)}:
+                for table in home.points_to(func.value) or ():
+                    if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
+                        names |= self._of(table.ctx).registered(table)
         if names:  # what the decorator stores (`MODELS[name] = cls`) is named by `registered`
             found = frozenset(obj for obj in found if obj.kind != "parameter")
         names |= {self.qualified(obj) for obj in found}
