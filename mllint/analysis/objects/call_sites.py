@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, union
+from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, union
 from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
@@ -189,6 +189,7 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
     return frozenset(values) if values else None
 
 
+NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
 CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
 
 
@@ -210,16 +211,23 @@ def _converted(value: Obj, depth: int) -> frozenset | None:
 
 def _class_default(objects: Objects, field: Obj) -> Obj | None:
     """What an attribute of an object made by a project class holds when its constructor does not set
-    it: the class's own binding (`inplace: bool = True` of a dataclass, `inplace = True`); the keyword of
-    that name when the call passes one (a dataclass's field)."""
+    it: the class's own binding (`inplace: bool = True` of a dataclass, an attrs class or a NamedTuple,
+    `inplace = True`); the argument for that field when the call passes one (by keyword, or by position
+    for a class whose fields make its constructor), and a `SimpleNamespace(inplace=True)`'s keyword."""
     call = field.base.node
+    if isinstance(call, ast.Call) and field.base.ctx.qualified_name(call.func) in NAMESPACES:
+        passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+        return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) and not call.args else None
     found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
-    if found is None or call.args:
+    if found is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     home, cls = found
     if any(isinstance(n, ast.Attribute) and n.attr == field.name and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)):
         return None  # written by a method: not the default
-    passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+    fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    if call.args and (any(isinstance(s, FUNCTIONS) and s.name == "__init__" for s in cls.body) or len(call.args) > len(fields)):
+        return None
+    passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) else None
     for statement in cls.body:
