@@ -29,10 +29,12 @@ class SchedulerCadence(Rule):
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
     schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
     `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
-    loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). Sizes mllint cannot read
-    (`T_max=cfg.t_max`) are not reported, nor are names that only say "step"
-    (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
-    torchvision's references), nor a scheduler stepped in both loops under conditions
+    loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). A size read from the
+    configuration counts by its value (`step_size=args.lr_step` with `add_argument("--lr-step",
+    default=30)`, a config field's default, passed into the helper that builds the scheduler). Sizes
+    mllint cannot read (`T_max=cfg.t_max`) are not reported, nor are names that only say "step" whose
+    value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
+    decays in torchvision's references), nor a scheduler stepped in both loops under conditions
     (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
     the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
     backpropagates: in the batch loop (`plateau.step(loss.item())`), or once per epoch with the last

@@ -80,7 +80,9 @@ class InplaceOnForwardArgument(Rule):
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
     in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
-    `inplace: bool = True`), a command-line option's default (`inplace=args.inplace_act` with
+    `inplace: bool = True`, a NamedTuple's, a `SimpleNamespace(inplace=True)`'s), a dict config's key
+    (`inplace=cfg["act_inplace"]`, `cfg.get(...)`, with a dict literal passed as `cfg`), a `**kwargs` dict
+    splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
     `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
     passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
