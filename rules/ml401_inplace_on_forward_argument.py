@@ -280,8 +280,9 @@ class InplaceOnForwardArgument(Rule):
             if first not in self._inplace_modules:
                 return None
             return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
-        if constructor in self._inplace_modules:
-            return f"`{self.ctx.text(constructor)}`"
+        if constructor in self._inplace_modules:  # built on another line (`self.act = nn.ReLU(...)` in `__init__`): named
+            built_at = f" (line {constructor.lineno})" if constructor.lineno != call.lineno else ""
+            return f"`{self.ctx.text(constructor)}`{built_at}"
         # Built elsewhere: by a factory of the project (`get_activation(act)`), in any module; a layer of
         # torch built here (`nn.Conv2d(...)`) was decided above.
         library = constructor is not None and (self.ctx.qualified_name(constructor.func) or "").startswith("torch.")

@@ -933,12 +933,12 @@ def _rebound_keys(ctx, function: ast.AST | None, events: list[Event]) -> list[Ev
 
 
 def _key_name(event: Event) -> ast.Name | None:
-    """The name an optimizer event of the function's own code acts on (`opt` of `opt.step()`)."""
+    """The name an optimizer event of the function's own code acts on (`opt` of `opt.step()`, of
+    `scaler.step(opt)`)."""
     call = event.node
     if event.kind not in (EventKind.STEP, EventKind.CLEAR) or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
         return None
-    receiver = call.func.value
-    return receiver if isinstance(receiver, ast.Name) and receiver.id == event.key else None
+    return next((n for n in (call.func.value, *call.args[:1]) if isinstance(n, ast.Name) and n.id == event.key), None)
 
 
 def _renamer(callee: ast.AST, call: ast.Call):
