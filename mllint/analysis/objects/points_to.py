@@ -771,7 +771,10 @@ class Objects:
         """The item at `key` of a dict literal that has it, else `default`; of a parameter (or an attribute
         of one), that item read where it is passed (its default a constant: `cfg.get("inplace", True)` of a
         `CONFIG` that lacks the key is True); of anything else, the item or the default."""
-        literal = base.node if base.kind == "made" and isinstance(base.node, ast.Dict) else None
+        literal = base.node if base.kind == "made" else None
+        if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):  # `dict(width=64, inplace=True)`
+            literal = _container_literal(literal)
+        literal = literal if isinstance(literal, ast.Dict) else None
         keys = [_constant(k) if k is not None else None for k in literal.keys] if literal is not None else []
         if literal is not None and None not in literal.keys:
             return self._elements(base, key, depth) if key in keys else self._eval(default, depth)
