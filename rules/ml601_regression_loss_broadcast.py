@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
+from mllint.analysis.objects.callees import names_called
 from mllint.analysis.program.callers import call_sites
 from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import called_name
@@ -117,9 +118,11 @@ class RegressionLossBroadcast(Rule):
     def _is_regression_loss(self, call: ast.Call) -> bool:
         if len(call.args) + len(call.keywords) < 2 and not any(k.arg is None for k in call.keywords):
             return False
-        if called_name(call.func) in FUNCTION_NAMES:
+        if called_name(call.func) in FUNCTION_NAMES and self.ctx.qualified_name(call.func) is not None:
             return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS
-        return any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call))
+        if any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call)):
+            return True
+        return any(names <= REGRESSION_FUNCTIONS for names, _ in names_called(self.ctx, call))
 
 
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:

@@ -19,6 +19,7 @@ from functools import cached_property
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name
 from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
@@ -142,6 +143,10 @@ class LossCalls:
         ctx = self.ctx
         loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
         if loss is None:
+            loss = loss_function(ctx, call.func, binding)
+            if loss is not None and binding is not None and loss_function(ctx, call.func, None) is None:
+                note = _passed_note(call.func, binding)
+        if loss is None:
             loss = self._loss_object(call.func, binding)
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(call.func, binding)
@@ -231,6 +236,15 @@ class LossCalls:
             inner.attr for node in self.ctx.index.of_type(ast.Assign, ast.AnnAssign)
             for target in assignment_targets(node) for inner in ast.walk(target) if isinstance(inner, ast.Attribute)
         }  # fmt: skip
+
+
+def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
+    """The loss of `LOSSES` a called value computes as a function, every value it may be agreeing: a name
+    bound to `F.cross_entropy` or to a `functools.partial` of it, a loss function held on `self` (`self.loss
+    = loss` with `loss=F.mse_loss`), under `binding` what the call site passes."""
+    names = called_names(ctx, func, binding)
+    losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
+    return losses.pop() if len(losses) == 1 else None
 
 
 def _class_name(ctx, constructor: ast.Call) -> str | None:

@@ -197,8 +197,16 @@ class Objects:
 
     def _makes_optimizer(self, call: ast.Call) -> bool:
         """An optimizer of torch's table, or a class or factory named like one (`Lion(...)`, `optim.AdamW`)."""
-        name = canonical_class(self.ctx.qualified_name(call.func))
-        return is_optimizer(name) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+        return is_optimizer(canonical_class(self.called_name(call.func))) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+
+    def called_name(self, func: ast.AST) -> str | None:
+        """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name or
+        attribute is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`)."""
+        name = self.ctx.qualified_name(func)
+        if name is not None or not isinstance(func, ast.Name | ast.Attribute):
+            return name
+        names = self.names(self.points_to(func))
+        return next(iter(names)) if names is not None and len(names) == 1 else None
 
     def parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
@@ -325,6 +333,12 @@ class Objects:
         if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
             node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
+
+    def names(self, found: frozenset | None) -> frozenset[str] | None:
+        """The qualified names the objects `found` all name (`qualified`), wherever each was bound; None when
+        one of them names nothing, or unknown."""
+        names = {self._of(obj.ctx).qualified(obj) for obj in found - {NONE}} if found else {None}
+        return None if None in names or not names else frozenset(names)
 
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
         """What the methods of the project class `obj` is an instance of write to its attribute `name`

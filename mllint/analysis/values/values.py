@@ -543,7 +543,18 @@ class ValueKinds:
         name = self.ctx.qualified_name(func) if not isinstance(func, ast.Call) else self._named_class(func, binding)
         if name is None and isinstance(func, ast.Name):
             name = self._held_class(func, binding)
+        if name is None and isinstance(func, ast.Subscript):
+            name = self._table_class(func, binding)
         return canonical_class(name)
+
+    def _table_class(self, item: ast.Subscript, binding=None) -> str | None:
+        """The class an entry of a dict literal of classes holds (`ACTIVATIONS["softmax"]` with `"softmax":
+        partial(nn.Softmax, dim=-1)`), the table bound once to a name, the key a string (`_string`)."""
+        table = self._reaching(item.value) if isinstance(item.value, ast.Name) else []
+        literal = table[0].value if len(table) == 1 else None
+        key = self._string(item.slice, item, binding, 0) if isinstance(literal, ast.Dict) else None
+        entries = [v for k, v in zip(literal.keys, literal.values) if isinstance(k, ast.Constant) and k.value == key] if key else []
+        return self._class_held_by(self.ctx, entries[0]) if len(entries) == 1 else None
 
     def _held_class(self, name: ast.Name, binding=None) -> str | None:
         """The class a name bound once holds: a class (`act = nn.Tanh`), a `getattr(nn, ...)` of one, a
@@ -560,13 +571,18 @@ class ValueKinds:
         found = self._named_class(held, binding) if isinstance(held, ast.Call) and ctx is self.ctx else None
         if found is not None:
             defaulted = defaulted or self._defaulted.get(held, ())
-        elif isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
-            held = held.args[0]
-        if found is None and isinstance(held, ast.Name | ast.Attribute):
-            found = ctx.qualified_name(held)
+        else:
+            found = self._class_held_by(ctx, held)
         if found is not None and defaulted:
             self._defaulted[name] = defaulted
         return found
+
+    @staticmethod
+    def _class_held_by(ctx, held: ast.AST | None) -> str | None:
+        """The class an expression of `ctx` names: `nn.Tanh`, or `functools.partial(nn.Softmax, dim=-1)`."""
+        if isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
+            held = held.args[0]
+        return ctx.qualified_name(held) if isinstance(held, ast.Name | ast.Attribute) else None
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
         """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
