@@ -391,14 +391,16 @@ class ValueKinds:
         if passed is None:
             return None
         caller, argument, passage = passed
-        value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
+        outer = binding.of(definition.node).outer if not passage.default else None
+        value = caller.analysis(ValueKinds).value(argument, depth + 1, outer)
         return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
 
     def argument(self, definition: Definition, binding):
         """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
         binding of its function is given (recorded while recording)."""
         function = definition.node
-        if binding is None or binding.function is not function:
+        binding = binding.of(function) if binding is not None else None  # its own, or the `__init__` one it holds
+        if binding is None:
             if self.unbound is not None and function not in self.unbound:
                 self.unbound.append(function)
             return None
@@ -739,7 +741,7 @@ class ValueKinds:
         if passed is None:
             return None
         caller, argument, passage = passed
-        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
+        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.of(definition.node).outer)
 
     def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
         """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
