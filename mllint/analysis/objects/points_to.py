@@ -89,10 +89,11 @@ class Obj:
     ctx: object = None
 
     def key(self) -> str:
-        """A name for the object, the same wherever it is reached from."""
+        """A name for the object, the same wherever it is reached from; an object a function makes, told
+        apart by the call site of the function, is its unsited key followed by `@` and the site."""
         if self.kind == "field":
             return f"{self.base.key()}.{self.name}"
-        return f"@{self.kind}:{id(self.node)}:{self.name}:{id(self.site)}"
+        return f"@{self.kind}:{id(self.node)}:{self.name}" + (f"@{id(self.site)}" if self.site is not None else "")
 
 
 NONE = Obj("none")
