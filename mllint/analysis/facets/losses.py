@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
 from mllint.analysis.objects.call_sites import built, makers
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
@@ -150,11 +150,20 @@ class LossCalls:
             loss = self._loss_object(call.func, binding)
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(call.func, binding)
-        argument = call_argument(call, 0, "input") if loss else None
+        argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
+
+    def _prediction(self, call: ast.Call) -> ast.AST | None:
+        """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to
+        (`kw = {"input": out, "target": y}; loss_fn(**kw)`)."""
+        found = call_argument(call, 0, "input")
+        for unpacked in (k.value for k in call.keywords if k.arg is None and found is None and isinstance(k.value, ast.Name)):
+            dicts = self.ctx.analysis(ValueKinds).reaching_values(unpacked)
+            found = dict_entries(dicts[0]).get("input") if dicts and len(dicts) == 1 else None
+        return found
 
     def _loss_object(self, func: ast.AST, binding) -> str | None:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,

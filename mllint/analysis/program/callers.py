@@ -255,7 +255,7 @@ class Callers:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
         path, line, site = self._place(caller, call)
-        bound = bind_arguments(call, function, target.skips_first)
+        bound = bind_arguments(call, function, target.skips_first, lambda value: _dict_bound(caller, value))
         arguments = {
             name: (caller, argument, Passage(name, caller.text(argument), path, line))
             for name, argument in bound.items() if argument is not None
@@ -529,6 +529,12 @@ def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.
         and node.value.id in init_parameters for target in node.targets if is_self_attribute(target)
     }  # fmt: skip
     return init if attributes & set_from_parameters else None
+
+
+def _dict_bound(caller, value: ast.AST) -> ast.AST:
+    """The one value a `**kwargs` name is bound to where the call reads it (`kwargs = dict(model=model)`)."""
+    values = caller.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
+    return values[0] if values is not None and len(values) == 1 else value
 
 
 def _first_name(function: ast.AST) -> str | None:
