@@ -630,6 +630,9 @@ class Objects:
             (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
         ]  # fmt: skip
+        cls = self.instance_class(base)
+        if not written and cls is not None:  # a class attribute (`criterion = staticmethod(F.cross_entropy)`)
+            written = [(t, value) for t, value in _statement_bindings_of(cls.body) if isinstance(t, ast.Name) and t.id == attribute]
         if not written:
             return self._field_of(base, attribute)
         found: frozenset | None = frozenset()
@@ -766,8 +769,8 @@ class Objects:
         if not call.args or isinstance(call.args[0], ast.Starred):
             return None
         func = call.func
-        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS:
-            return call.args[0]
+        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS or (isinstance(func, ast.Name) and func.id in PLAIN_DECORATORS):
+            return call.args[0]  # also `staticmethod(F.cross_entropy)` in a class body
         if isinstance(func, ast.Attribute) and func.attr == "prepare":
             made = self.made(func.value)
             if made and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made):
@@ -850,6 +853,11 @@ class _ParameterValue(ast.expr):
     def __init__(self, function: ast.AST, name: str) -> None:
         super().__init__()
         self.function, self.name = function, name
+
+
+def _statement_bindings_of(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value) of the plain assignments of a class body."""
+    return [(target, value) for statement in body if isinstance(statement, ast.Assign | ast.AnnAssign) for target, value in _statement_bindings(statement)]
 
 
 def _statement_bindings(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
