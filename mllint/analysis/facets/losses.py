@@ -145,11 +145,11 @@ class LossCalls:
         if loss is None:
             loss = loss_function(ctx, call.func, binding)
             if loss is not None and binding is not None and loss_function(ctx, call.func, None) is None:
-                note = _passed_note(call.func, binding)
+                note = _passed_note(ctx, call.func, binding)
         if loss is None:
             loss = self._loss_object(call.func, binding)
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
-                note = _passed_note(call.func, binding)
+                note = _passed_note(ctx, call.func, binding)
         argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is None and argument is not None:
@@ -264,9 +264,12 @@ def _class_name(ctx, constructor: ast.Call) -> str | None:
     return name
 
 
-def _passed_note(func: ast.AST, binding) -> str:
-    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)"."""
-    passed = binding.argument(func.id) if isinstance(func, ast.Name) else None
+def _passed_note(ctx, func: ast.AST, binding) -> str:
+    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)", also
+    for the parameter an attribute is set from (`self.loss = loss`)."""
+    parameter = func.id if isinstance(func, ast.Name) else next(
+        (o.name for o in ctx.analysis(Objects).points_to(func) or () if o.kind == "parameter" and o.node is binding.function), None)
+    passed = binding.argument(parameter) if parameter is not None else None
     if passed is None:
         return f" (passed at {binding.place})"
     passage = passed[2]
