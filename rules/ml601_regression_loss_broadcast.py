@@ -31,7 +31,9 @@ class RegressionLossBroadcast(Rule):
     is unknown otherwise, nothing is reported.
 
     The loss, the model and the data may come from elsewhere: a loss object returned by a builder or
-    passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
+    passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loss function
+    bound to a name, a `functools.partial` or a `self.` attribute (`self.loss = loss` with
+    `loss=F.mse_loss`); a loader, tensors
     or a batch that the first call site of another module passes (the message names it); datasets and
     helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
     targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
