@@ -1,5 +1,6 @@
 """Which method of the project a call on an object runs, the object found by points-to.
 
+`methods_called(ctx, call, binding)`: the same for a value that may be of several classes.
 `function_called(ctx, call, binding)`: the closure or function a called value is. `called_names(ctx, func,
 binding)`: the library functions or classes a called value is by name (`bc_loss = F.cross_entropy`,
 `partial(torch.optim.AdamW, lr=...)`, `self.loss = loss` with `loss=F.mse_loss` passed or defaulted). `method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
@@ -33,6 +34,19 @@ def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes]
         if found is not None or not (isinstance(func.value, ast.Name) and func.value.id == "self"):
             return found
     return _method_of(ctx, func, ("forward", "__call__"), binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
+
+
+def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
+    """`method_called` of a called value whose objects may be of several project classes (`step(x)` over a
+    list of transforms of different classes): the `forward` or `__call__` of each; empty when one of them
+    is of no project class, or unknown."""
+    objects = ctx.analysis(Objects)
+    found = under(ctx, call.func, binding) if isinstance(call.func, (ast.Name, ast.Attribute, ast.Subscript)) else None
+    classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
+    if None in classes:
+        return []
+    methods = [next((m for n in ("forward", "__call__") if (m := inherited_method(home, cls, n, objects.view))), None) for home, cls in classes]
+    return [Callee(m[1], m[0]) for m in methods if m is not None]
 
 
 def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
