@@ -72,6 +72,14 @@ def called_names(ctx, func: ast.AST, binding=None) -> frozenset[str] | None:
     return ctx.analysis(Objects).names(under(ctx, func, binding))
 
 
+def loss_function_name(ctx, func: ast.AST) -> str | None:
+    """The one torch function a name or attribute bound to a function is (`mse = F.mse_loss`, `bc_loss =
+    partial(F.cross_entropy, ...)`), as the file tells; None for a class (calling it builds a module)."""
+    names = called_names(ctx, func) if isinstance(func, ast.Name | ast.Attribute) else None
+    name = next(iter(names)) if names is not None and len(names) == 1 else None
+    return name if name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1].islower() else None
+
+
 def names_called(ctx, call: ast.Call) -> Iterator[tuple[frozenset[str], object]]:
     """`called_names` of a call's function as the file tells, or else under each call site of the function
     (or the class) around it that the value needs: (the names, the binding or None)."""
