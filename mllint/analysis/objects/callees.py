@@ -66,7 +66,7 @@ def called_names(ctx, func: ast.AST, binding=None) -> frozenset[str] | None:
     name, attribute or item bound to a function or class holds, wherever it is bound (a module global, a
     class attribute, `self.loss` from a parameter's argument or default under `binding`, a table of them),
     `functools.partial(f, ...)` naming `f`; None when one of the values is anything else, or unknown."""
-    name = ctx.qualified_name(func)
+    name = ctx.analysis(Objects).library_name(func)
     if name is not None or not isinstance(func, (ast.Name, ast.Attribute, ast.Subscript)):
         return frozenset({name}) if name is not None else None
     return ctx.analysis(Objects).names(under(ctx, func, binding))

@@ -203,11 +203,19 @@ class Objects:
     def called_name(self, func: ast.AST) -> str | None:
         """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name or
         attribute is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`)."""
-        name = self.ctx.qualified_name(func)
+        name = self.library_name(func)
         if name is not None or not isinstance(func, ast.Name | ast.Attribute):
             return name
         names = self.names(self.points_to(func))
         return next(iter(names)) if names is not None and len(names) == 1 else None
+
+    def library_name(self, func: ast.AST) -> str | None:
+        """The qualified name `func` spells when it names no module of the project (`torch.optim.AdamW`): a
+        class attribute or variable of the project (`Config.loss`, `config.bc_loss`) is followed instead."""
+        name = self.ctx.qualified_name(func)
+        top = name.split(".")[0] if name is not None else None
+        own = self.ctx.module is not None and top == self.ctx.module.name.split(".")[0]
+        return None if own or (top is not None and self.ctx.project is not None and self.ctx.project.locate(top)) else name
 
     def parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
@@ -630,8 +638,8 @@ class Objects:
             (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
         ]  # fmt: skip
-        cls = self.instance_class(base)
-        if not written and cls is not None:  # a class attribute (`criterion = staticmethod(F.cross_entropy)`)
+        cls = self.instance_class(base) or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
+        if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
             written = [(t, value) for t, value in _statement_bindings_of(cls.body) if isinstance(t, ast.Name) and t.id == attribute]
         if not written:
             return self._field_of(base, attribute)
