@@ -201,10 +201,11 @@ class Objects:
         return is_optimizer(canonical_class(self.called_name(call.func))) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
 
     def called_name(self, func: ast.AST) -> str | None:
-        """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name or
-        attribute is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`)."""
+        """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name,
+        attribute or item is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`,
+        `OPTIMIZERS["adamw"]`)."""
         name = self.library_name(func)
-        if name is not None or not isinstance(func, ast.Name | ast.Attribute):
+        if name is not None or not isinstance(func, ast.Name | ast.Attribute | ast.Subscript):
             return name
         names = self.names(self.points_to(func))
         return next(iter(names)) if names is not None and len(names) == 1 else None
