@@ -71,7 +71,10 @@ class Optimized:
 
 
 def is_optimizer_constructor(ctx, call: ast.Call) -> bool:
-    return is_optimizer(ctx.qualified_name(call.func))
+    return is_optimizer(ctx.qualified_name(call.func)) or (
+        isinstance(call.func, ast.Name | ast.Subscript) and ctx.qualified_name(call.func) is None
+        and is_optimizer(ctx.analysis(Objects).called_name(call.func))
+    )  # `make_opt(model.parameters())` with `make_opt = partial(torch.optim.AdamW, lr=...)`
 
 
 class OptimizerConstructors:
