@@ -710,7 +710,10 @@ class Objects:
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
-            values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
+            if index in keys:
+                values = [v for k, v in zip(keys, literal.values) if k == index]
+            else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
+                values = literal.values if index in (None, "*") or None in keys else []
             found = union(*(home._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
