@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from mllint.analysis.objects.constants import fold
+from mllint.analysis.syntax.folding import existence_test
 from mllint.analysis.syntax.scopes import parameters
 
 
@@ -45,14 +46,8 @@ class Guard:
         `if params:`, the `else:` of `if x is None:`); None for any other guard."""
         if self.kind != "if" or not isinstance(self.node, ast.If):
             return None
-        test, present = self.node.test, self.arm is True
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, present = test.operand, not present
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
-            if isinstance(test.ops[0], ast.Is | ast.IsNot) and present == isinstance(test.ops[0], ast.IsNot):
-                return test.left
-            return None
-        return test if present and isinstance(test, ast.Name | ast.Attribute) else None
+        tested = existence_test(self.node.test)
+        return tested[0] if tested and tested[1] == (self.arm is True) else None
 
 
 @dataclass(frozen=True)

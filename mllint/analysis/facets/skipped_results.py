@@ -8,6 +8,7 @@ import ast
 
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.program.callers import Callers
+from mllint.analysis.syntax.folding import existence_test
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 
 
@@ -41,9 +42,5 @@ def _skip_after(caller, call: ast.Call) -> tuple[object, ast.AST] | None:
 
 def _is_failed(test: ast.AST, name: str) -> bool:
     """`name is None`, `not name`."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return isinstance(test.operand, ast.Name) and test.operand.id == name
-    return (
-        isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
-    )  # fmt: skip
+    tested = existence_test(test)
+    return tested is not None and not tested[1] and isinstance(tested[0], ast.Name) and tested[0].id == name

@@ -41,6 +41,20 @@ def fold(test: ast.AST, constants: dict):
 UNKNOWN = object()
 
 
+def existence_test(test: ast.AST) -> tuple[ast.AST, bool] | None:
+    """What a test checks to exist, and whether it is true when that exists: `x is not None` and `x` give
+    `(x, True)`, `x is None` and `not x` give `(x, False)`; None for any other test."""
+    exists = True
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, exists = test.operand, not exists
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        tested = test.comparators[0]
+        if not (isinstance(tested, ast.Constant) and tested.value is None and isinstance(test.ops[0], ast.Is | ast.IsNot)):
+            return None
+        return test.left, exists == isinstance(test.ops[0], ast.IsNot)
+    return (test, exists) if isinstance(test, ast.Name | ast.Attribute) else None
+
+
 def known_constant(node: ast.AST, constants: dict):
     if isinstance(node, ast.Constant):
         return node.value
