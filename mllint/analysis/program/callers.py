@@ -356,13 +356,16 @@ class Callers:
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
             names = sorted({o.rpartition(".")[2] for o in owners})
             builders = re.compile(rb"\b(" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b")
-            modules = [
+            modules = (
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
-            ]  # the words first: a search of the pattern costs a hundred times more, and most modules have none
+            )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
         imported_or_attribute = _import_or_attribute_call(target.word)
-        for module in [m for m in modules if index.locate(m) != own and self._sees(index, m, target)][: MAX_MODULES - 1]:
+        # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
+        # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
+        seen = (m for m in modules if index.locate(m) != own and self._sees(index, m, target))
+        for module in itertools.islice(seen, MAX_MODULES - 1):
             # Parsed only when its text may call the function: it is the module that defines it, or it
             # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
             if module != target.module and not index.mentions(module, imported_or_attribute):

@@ -439,11 +439,11 @@ def _context(path: str, module: str):
         if known is not None:
             _LET_GO.append(known[1])
         _ASKED_AGAIN.discard(path)
-        known = (stamp, _parse(path, module))
+        _CONTEXTS[path] = known = (stamp, _parse(path, module))
+        _keep_within(path)  # only a parse adds to what is kept: a module asked again leaves it within bounds
     else:
         _ASKED_AGAIN.add(path)
-    _CONTEXTS[path] = known  # the most recently used last
-    _keep_within(path)
+        _CONTEXTS[path] = known  # the most recently used last
     return known[1]
 
 
