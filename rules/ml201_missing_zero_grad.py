@@ -159,10 +159,13 @@ class MissingZeroGrad(Rule):
                 continue
             owners = owned.modules
             covered = {k: [o for o in owners if o == k or o.startswith(k + ".")] for k in keys}
+            whole = {k: next((o for o in owners if k.startswith(o + ".") and k[len(o) + 1 :].replace(".", "_").isidentifier()), None) for k in keys}  # `model` of `model.backbone`
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
             named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
-            if all(covered.values()) and missed:  # each clear is of a module the optimizer updates
-                return step, self.partly_message.format(missed=_names(missed), **named), owned.sites
+            if all(covered[k] or whole[k] for k in keys) and missed:  # each clear is of a module the optimizer updates, or a part of one
+                parts = set(whole.values())
+                missed_text = ", ".join(f"the rest of `{o}`" if o in parts else f"`{o}`" for o in missed)
+                return step, self.partly_message.format(missed=missed_text, **named), owned.sites
             if all(_distinct_models(self.ctx, c, owners) for c in modules):
                 return step, self.other_model_message.format(owners=_names(sorted(owners)), **named), owned.sites
         return None, None, ()
