@@ -1,3 +1,4 @@
+from mllint.analysis.facets.coverage import uncovered_parts
 from mllint.analysis.facets.parameters import missed_parts, unoptimized_loss_modules, unused_parameter_groups
 from mllint.source import one_line
 from mllint.findings import Severity
@@ -83,6 +84,11 @@ class ParameterGroupNotOptimized(Rule):
         "(`{used}`, line {line}): its parameters never train; give them to the optimizer too"
     )
 
+    forward_message = (
+        "`{optimizer}` gets the parameters of {taken} but not of `{model}.{missed}`, which `forward` runs "
+        "({used}): its parameters never train; give them to the optimizer too"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
@@ -96,4 +102,9 @@ class ParameterGroupNotOptimized(Rule):
             optimizer = one_line(self.ctx.text(part.optimizer), 60)
             used = one_line(self.ctx.text(part.used), 40)
             message = self.part_message.format(optimizer=optimizer, taken=part.taken, missed=part.missed, used=used, line=part.used.lineno)
+            self.report(part.optimizer, message)
+        for part in uncovered_parts(self.ctx):
+            taken = ", ".join(f"`{t}`" for t in part.taken)
+            optimizer = one_line(self.ctx.text(part.optimizer), 60)
+            message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used)
             self.report(part.optimizer, message)

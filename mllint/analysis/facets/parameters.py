@@ -466,8 +466,9 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
     if not isinstance(call, ast.Call) or depth > MAX_DEPTH:
         return False
     name = canonical_class(ctx.qualified_name(call.func)) or ""
-    if name in CONTAINERS:
-        return any(owns_parameters(ctx, a.value if isinstance(a, ast.Starred) else a, depth + 1) for a in call.args)
+    if name in CONTAINERS or name == "torch.nn.ModuleDict":  # `nn.Sequential(*layers)`, `nn.ModuleList([Block(d) for _ in range(n)])`, a dict of them
+        items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, LITERALS) else _elements(ctx, a))]
+        return any(owns_parameters(ctx, item, depth + 1) for item in items)
     if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
         return True
     if name.startswith("torch."):
