@@ -17,7 +17,8 @@ class MissingZeroGrad(Rule):
     modules: then the finding is at the call, and names the file and line of the step), or a clear only in
     the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
     branch), or a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
-    `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`; also
+    `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`, or a
+    submodule of the whole model it updates: `model.backbone.zero_grad()` with `SGD(model.parameters())`; also
     built by a project helper that returns it, or passed in by a call site that builds it), or of another
     model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
     the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that

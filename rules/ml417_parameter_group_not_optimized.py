@@ -30,13 +30,25 @@ class ParameterGroupNotOptimized(Rule):
     builder returns (`parts["encoder"]`, `parts["decoder"]`) and not of another one that the training
     step runs (`parts["bottleneck"]`, called or with the whole dict handed to `autoencode(parts, x)`); a
     dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
-    `detach`), and parts that another optimizer gets (a GAN's two) are left alone.
+    `detach`), and parts that another optimizer gets (a GAN's two) are left alone. The same for the parts
+    of a model of the project: an optimizer over some of its parts (`itertools.chain(model.encoder.parameters(),
+    model.decoder.parameters())`, a list or groups of them, `filter(...)`, in a helper given the model, or
+    `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
+    completes with another part the class builds in `__init__` with parameters and runs in `forward`
+    (called, looped over as a `ModuleList`, indexed as a `ModuleDict`, also in a method `forward` calls),
+    while the file runs the model whole (`model(x)`). An optimizer over a single part is reported only for
+    a part `forward` runs after it (the fresh head on top of a trained trunk), and never when a file
+    involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
+    `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a
+    `requires_grad` flag, freezes, reloads or reads the parameters of the part (an EMA copy), or calls
+    `add_param_group`, and a stage that runs the parts one by one.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
     or weight decay and then left out of the optimizer's list means those parameters never train: the
     new classifier, the biases and norm weights of a `no_decay` group, the projection head stay at their
-    initial values while the loss still goes down through the rest of the model.
+    initial values while the loss still goes down through the rest of the model. A part that `forward`
+    runs and no optimizer gets shapes every prediction and stays at its random initialisation.
 
     ## Example
     ```python

@@ -22,3 +22,79 @@ def test_ml419_the_flag_set_on_data_leaves_the_parameter_training(program, froze
     namespace = run(program + STEP)
     assert namespace["embed"].weight.requires_grad is not frozen
     assert namespace["changed"] is not frozen
+
+
+CHAINED = '''
+import itertools
+import torch
+import torch.nn as nn
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 4)
+        self.bottleneck = nn.Linear(4, 4)
+        self.decoder = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.decoder(self.bottleneck(self.encoder(x)))
+
+
+model = AutoEncoder()
+optimizer = torch.optim.SGD(itertools.chain(model.encoder.parameters(), model.decoder.parameters()), lr=0.1)
+before = model.bottleneck.weight.detach().clone()
+for _ in range(3):
+    x = torch.randn(16, 8)
+    loss = (model(x) - x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = not torch.equal(before, model.bottleneck.weight)
+'''
+
+
+def test_ml417_a_part_forward_runs_left_out_of_a_chain_never_trains():
+    assert family_findings(CHAINED, "ML417") == [(19, "ML417")]
+    namespace = run(CHAINED)
+    assert namespace["changed"] is False and namespace["model"].bottleneck.weight.grad is not None
+    fixed = CHAINED.replace("model.decoder.parameters())", "model.bottleneck.parameters(), model.decoder.parameters())")
+    assert fixed != CHAINED and family_findings(fixed, "ML417") == []
+    assert run(fixed)["changed"] is True
+
+
+PART_CLEARED = '''
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+model = Detector()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+x = torch.randn(8, 4)
+for _ in range(3):
+    model.backbone.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    seen.append((model.backbone.weight.grad.clone(), model.head.weight.grad.clone()))
+'''
+
+
+def test_ml201_clearing_the_backbone_only_lets_the_rest_of_the_model_accumulate():
+    assert family_findings(PART_CLEARED, "ML2") == [(23, "ML201")]
+    seen = run(PART_CLEARED)["seen"]
+    assert torch.allclose(seen[2][0], seen[0][0]) and torch.allclose(seen[2][1], 3 * seen[0][1])
+    fixed = PART_CLEARED.replace("model.backbone.zero_grad()", "model.zero_grad()")
+    assert family_findings(fixed, "ML2") == []
+    seen = run(fixed)["seen"]
+    assert torch.allclose(seen[2][1], seen[0][1])
