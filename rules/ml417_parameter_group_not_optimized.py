@@ -16,7 +16,9 @@ class ParameterGroupNotOptimized(Rule):
     (written out, or returned by a helper of the project) that its function reads only at constant places
     and keys, none of which takes it (`AdamW(groups[:1])` of `[decay_group, no_decay_group]`,
     `SGD([groups["backbone"], groups["head"]])` of a helper's `{"backbone": ..., "neck": ..., "head":
-    ...}`). Groups handed on (to an
+    ...}`), or in a list or dict of groups bound to a name that is never read, when no optimizer of its
+    function gets those parameters otherwise (`groups = [{"params": model.backbone.parameters()}, {"params":
+    model.head.parameters()}]` beside `AdamW(model.backbone.parameters())`). Groups handed on (to an
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
     that misses a loss module the same function calls while it backpropagates (or, for a trainer's
     method, one the class keeps on `self`: `self.criterion = ClipLoss()`, or what a call site passes,

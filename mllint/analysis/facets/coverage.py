@@ -190,20 +190,9 @@ def _left_alone(ctx, class_ctx, cls: ast.ClassDef, model: str, missed: str) -> b
             if node.attr in FREEZING and (receiver in (model, "self") or name.search(receiver)):
                 if node.attr != "eval" or name.search(receiver):
                     return False
-            if node.attr in READING and name.search(receiver) and not _left_in_group(home, parent):
+            if node.attr in READING and name.search(receiver):
                 return False
     return True
-
-
-def _left_in_group(ctx, read: ast.Call) -> bool:
-    """Is `read` the "params" of a group written in a function that builds an optimizer (which then got
-    the group, and the part is covered, or did not)?"""
-    group = ctx.scopes.parent(read)
-    if not isinstance(group, ast.Dict) or not any(isinstance(k, ast.Constant) and k.value == "params" for k in group.keys):
-        return False
-    function = ctx.scopes.enclosing_function(group)
-    calls = ctx.analysis(OptimizerConstructors).calls
-    return any(ctx.scopes.enclosing_function(c) is function for c in calls)
 
 
 def _runs_after(ctx, class_ctx, cls: ast.ClassDef, uses: dict, taken: set[str], missed: str) -> bool:

@@ -607,6 +607,8 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
                 group = _group(objects.points_to(target))
                 if group is not None:
                     found.append(UnusedGroup(target, target.id, group))
+                else:
+                    found += _unread_container(ctx, objects, target)
             elif isinstance(target, ast.Name) and len(node.targets) == 1 and node.targets[0] is target and _indexed_only(ctx, target):
                 held = objects.points_to(target)
                 literal = next(iter(held)) if held and len(held) == 1 else None
@@ -616,6 +618,31 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
                         found += _unread_items(ctx, target.id, reads, literal.node, literal.ctx, at_read=True)
             elif is_self_attribute(target) and isinstance(node.value, ast.Dict):
                 found += _unread_items(ctx, f"self.{target.attr}", own_attribute_reads(ctx, target), node.value, ctx)
+    return found
+
+
+def _unread_container(ctx, objects: Objects, target: ast.Name) -> list[UnusedGroup]:
+    """The groups of a list, tuple or dict literal of groups bound to a name its scope never reads
+    (`groups = [{"params": model.backbone.parameters()}, {"params": model.head.parameters()}]`), whose
+    parameters no optimizer of the same function gets otherwise (`AdamW(model.parameters())` takes them all);
+    each reported at the group."""
+    held = objects.points_to(target)
+    literal = next(iter(held)).node if held and len(held) == 1 and next(iter(held)).kind == "made" else None
+    if not isinstance(literal, ast.List | ast.Tuple | ast.Dict) or next(iter(held)).ctx is not ctx:
+        return []
+    items = list(zip(literal.keys, literal.values)) if isinstance(literal, ast.Dict) else list(enumerate(literal.elts))
+    groups = [(key, value, _group(frozenset({Obj("made", value, ctx=ctx)}))) for key, value in items]
+    if not groups or any(params is None for _, _, params in groups):
+        return []
+    function = ctx.scopes.enclosing_function(target)
+    calls = [c for c in ctx.analysis(OptimizerConstructors).calls if ctx.scopes.enclosing_function(c) is function]
+    optimized = {ctx.text(o) for c in calls for o in objects.parameter_owners(c)}
+    found = []
+    for key, value, params in groups:
+        owners = [ctx.text(n.func.value) for n in ast.walk(value) if isinstance(n, ast.Call) and _called(n) == "parameters" and isinstance(n.func, ast.Attribute)]
+        if owners and not any(o == t or o.startswith(t + ".") for o in owners for t in optimized):
+            index = ctx.text(key) if isinstance(key, ast.AST) else key
+            found.append(UnusedGroup(value, f"{target.id}[{index}]", params))
     return found
 
 
