@@ -98,3 +98,31 @@ def test_ml201_clearing_the_backbone_only_lets_the_rest_of_the_model_accumulate(
     assert family_findings(fixed, "ML2") == []
     seen = run(fixed)["seen"]
     assert torch.allclose(seen[2][1], seen[0][1])
+
+
+UNREAD_GROUPS = '''
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+groups = [
+    {"params": model[0].parameters(), "lr": 0.01},
+    {"params": model[1].parameters(), "lr": 0.1},
+]
+optimizer = torch.optim.SGD(model[0].parameters(), lr=0.1)
+before = model[1].weight.detach().clone()
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+trained = not torch.equal(before, model[1].weight)
+'''
+
+
+def test_ml417_a_list_of_groups_never_read_leaves_its_parameters_untrained():
+    assert family_findings(UNREAD_GROUPS, "ML417") == [(8, "ML417")]
+    assert run(UNREAD_GROUPS)["trained"] is False
+    fixed = UNREAD_GROUPS.replace("SGD(model[0].parameters(), lr=0.1)", "SGD(groups, lr=0.1)")
+    assert family_findings(fixed, "ML417") == []
+    assert run(fixed)["trained"] is True
