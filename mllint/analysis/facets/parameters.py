@@ -603,12 +603,15 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
     objects, found = ctx.analysis(Objects), []
     for node in ctx.index.of_type(ast.Assign):
         for target in (t for whole in node.targets for t in _unpacked_targets(whole)):
-            if isinstance(target, ast.Name) and not _read(ctx, target):
+            filled = _only_filled(ctx, target) if isinstance(target, ast.Name) else None
+            if filled is not None:
+                found += _unread_container(ctx, objects, target, filled)
+            elif isinstance(target, ast.Name) and not _read(ctx, target):
                 group = _group(objects.points_to(target))
                 if group is not None:
                     found.append(UnusedGroup(target, target.id, group))
                 else:
-                    found += _unread_container(ctx, objects, target)
+                    found += _unread_container(ctx, objects, target, [])
             elif isinstance(target, ast.Name) and len(node.targets) == 1 and node.targets[0] is target and _indexed_only(ctx, target):
                 held = objects.points_to(target)
                 literal = next(iter(held)) if held and len(held) == 1 else None
@@ -621,16 +624,17 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
     return found
 
 
-def _unread_container(ctx, objects: Objects, target: ast.Name) -> list[UnusedGroup]:
-    """The groups of a list, tuple or dict literal of groups bound to a name its scope never reads
-    (`groups = [{"params": model.backbone.parameters()}, {"params": model.head.parameters()}]`), whose
-    parameters no optimizer of the same function gets otherwise (`AdamW(model.parameters())` takes them all);
-    each reported at the group."""
+def _unread_container(ctx, objects: Objects, target: ast.Name, added: list[ast.AST]) -> list[UnusedGroup]:
+    """The groups of a list, tuple or dict of groups bound to a name its scope never reads, written in it
+    (`groups = [{"params": model.backbone.parameters()}, {"params": model.head.parameters()}]`) or
+    `added` to it (`groups.append({...})`), whose parameters no optimizer of the same function gets
+    otherwise (`AdamW(model.parameters())` takes them all); each reported at the group."""
     held = objects.points_to(target)
     literal = next(iter(held)).node if held and len(held) == 1 and next(iter(held)).kind == "made" else None
     if not isinstance(literal, ast.List | ast.Tuple | ast.Dict) or next(iter(held)).ctx is not ctx:
         return []
     items = list(zip(literal.keys, literal.values)) if isinstance(literal, ast.Dict) else list(enumerate(literal.elts))
+    items += [(len(items) + i, value) for i, value in enumerate(added)]
     groups = [(key, value, _group(frozenset({Obj("made", value, ctx=ctx)}))) for key, value in items]
     if not groups or any(params is None for _, _, params in groups):
         return []
@@ -644,6 +648,18 @@ def _unread_container(ctx, objects: Objects, target: ast.Name) -> list[UnusedGro
             index = ctx.text(key) if isinstance(key, ast.AST) else key
             found.append(UnusedGroup(value, f"{target.id}[{index}]", params))
     return found
+
+
+def _only_filled(ctx, target: ast.Name) -> list[ast.AST] | None:
+    """What `append` adds to the name, when its scope reads it only so (`groups.append({...})`); None when
+    it is read any other way or never filled."""
+    added = []
+    for read in ctx.scopes.reads(ctx.scopes.enclosing_function(target), target.id):
+        method, call = ctx.scopes.parent(read), ctx.scopes.parent(ctx.scopes.parent(read))
+        if not (isinstance(method, ast.Attribute) and method.attr == "append" and isinstance(call, ast.Call) and len(call.args) == 1):
+            return None
+        added.append(call.args[0])
+    return added or None
 
 
 def _unpacked_targets(target: ast.AST):
