@@ -126,3 +126,42 @@ def test_ml417_a_list_of_groups_never_read_leaves_its_parameters_untrained():
     fixed = UNREAD_GROUPS.replace("SGD(model[0].parameters(), lr=0.1)", "SGD(groups, lr=0.1)")
     assert family_findings(fixed, "ML417") == []
     assert run(fixed)["trained"] is True
+
+
+ENSEMBLE = '''
+import torch
+import torch.nn as nn
+
+
+def make_members(k):
+    return nn.ModuleList(nn.Linear(4, 1) for _ in range(k))
+
+
+class Ensemble(nn.Module):
+    def __init__(self, members):
+        super().__init__()
+        self.members = list(members)
+        self.mix = nn.Linear(len(self.members), 1)
+
+    def forward(self, x):
+        return self.mix(torch.cat([m(x) for m in self.members], dim=1))
+
+
+model = Ensemble(make_members(3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+before = model.members[0].weight.detach().clone()
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+trained = not torch.equal(before, model.members[0].weight)
+'''
+
+
+def test_ml414_modules_given_to_init_kept_in_a_plain_list_never_train():
+    assert family_findings(ENSEMBLE, "ML414") == [(13, "ML414")]
+    assert run(ENSEMBLE)["trained"] is False
+    fixed = ENSEMBLE.replace("self.members = list(members)", "self.members = nn.ModuleList(members)")
+    assert family_findings(fixed, "ML414") == []
+    assert run(fixed)["trained"] is True

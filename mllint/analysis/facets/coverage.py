@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.parameters import OptimizerConstructors, owns_parameters
+from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _makes_parameters, owns_parameters
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
@@ -36,6 +36,7 @@ from mllint.source import one_line
 FREEZING = frozenset({"requires_grad_", "eval", "load_state_dict", "apply", "zero_grad"})
 READING = frozenset({"parameters", "named_parameters", "state_dict", "load_state_dict", "requires_grad_", "buffers"})
 LOADING = re.compile(r"load_state_dict|from_pretrained|torch\.load|torch\.hub|load_checkpoint")
+FROZEN_TEXT = re.compile(r"requires_grad|load_state_dict|deepcopy")
 MAX_HELPERS = 16  # methods of the class followed from `forward`
 
 
@@ -213,3 +214,76 @@ def _post_order(node: ast.AST):
     for child in children:
         yield from _post_order(child)
     yield node
+
+
+def passed_lists(ctx, cls: ast.ClassDef) -> list[Unregistered]:
+    """The attributes of a module class that keep the modules `__init__` is given in a plain list
+    (`self.members = list(members)`, `tuple(...)`, `[*members]`, `[m for m in members]`) and that its
+    methods read outside `torch.no_grad()`, when a call site of the class passes modules with parameters
+    (an `nn.ModuleList` a project function builds) and its file builds an optimizer over the parameters of
+    the model it constructs, not over those modules: `parameters()` of the model never reaches them."""
+    init = own_method(cls, "__init__")
+    if init is None or cls not in ctx.analysis(ModuleClasses).modules:
+        return []
+    names = {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}
+    found = []
+    for node in ctx.index.within(init, ast.Assign):
+        target = node.targets[0] if len(node.targets) == 1 else None
+        name = _listed_parameter(node.value)
+        if not (target is not None and is_self_attribute(target) and name in names and _read_with_graph(ctx, cls, target.attr)):
+            continue
+        for binding in ctx.analysis(Callers).bindings(init):
+            passed = binding.argument(name)
+            layer = _passed_modules(passed[0], passed[1]) if passed is not None and binding.site is not None else None
+            if layer is not None and _optimized_whole(passed[0], cls, passed[1]):
+                home, call = layer
+                found.append(Unregistered(node.value, target.attr, call, "passed", f"{place_in(ctx, home, call)}, passed at {binding.place}"))
+                break
+    return found
+
+
+def _listed_parameter(value: ast.AST) -> str | None:
+    """`members` of `list(members)`, `tuple(members)`, `[*members]`, `[m for m in members]`."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple") and len(value.args) == 1:
+        inner = value.args[0]
+    elif isinstance(value, ast.List) and len(value.elts) == 1 and isinstance(value.elts[0], ast.Starred):
+        inner = value.elts[0].value
+    elif isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs:
+        inner = value.generators[0].iter
+    else:
+        return None
+    return inner.id if isinstance(inner, ast.Name) else None
+
+
+def _read_with_graph(ctx, cls: ast.ClassDef, attribute: str) -> bool:
+    """Does a method of the class other than `__init__` read `self.<attribute>` outside `no_grad`?"""
+    return any(
+        is_self_attribute(n) and n.attr == attribute and isinstance(n.ctx, ast.Load)
+        and getattr(ctx.scopes.enclosing_function(n), "name", "") != "__init__" and not under_no_grad(ctx, n)
+        for n in ctx.index.within(cls, ast.Attribute)
+    )  # fmt: skip
+
+
+def _passed_modules(home, argument: ast.AST) -> tuple[object, ast.Call] | None:
+    """The module container with parameters a call site passes (`make_members(5)` returning an
+    `nn.ModuleList` of layers), as the objects layer of the call site's file tells."""
+    found = home.analysis(Objects).points_to(argument)
+    made = [obj for obj in found or () if obj.kind == "made" and isinstance(obj.node, ast.Call)]
+    if not made or len(made) != len(found):
+        return None
+    obj = made[0]
+    return (obj.ctx, obj.node) if all(_makes_parameters(o.ctx, o.node) for o in made) else None
+
+
+def _optimized_whole(home, cls: ast.ClassDef, argument: ast.AST) -> bool:
+    """Does the call site's file build an optimizer over the parameters of an instance of `cls` (its
+    `parameters()` whole), and nothing read the parameters of what it passes, freeze, or reload anything?"""
+    if FROZEN_TEXT.search(home.source.text):
+        return False
+    objects = home.analysis(Objects)
+    passed = objects.points_to(argument) or frozenset()
+    held = [obj for call in home.analysis(OptimizerConstructors).calls for o in objects.parameter_owners(call) for obj in objects.points_to(o) or ()]
+    if passed & set(held):
+        return False
+    classes = [objects.class_of(obj) for obj in held]  # the class as the call site's file reads it (its own parse)
+    return any(found is not None and (found[1].name, found[1].lineno) == (cls.name, cls.lineno) for found in classes)

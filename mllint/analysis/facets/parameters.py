@@ -60,6 +60,7 @@ PART_SETTERS = frozenset({"parameters", "named_parameters", "requires_grad_", "e
 FREEZING_TEXT = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|detach")
 FREEZING_TEXT_BYTES = re.compile(rb".")  # a callee of any module is read for `FREEZING_TEXT`
 LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+ELEMENTS = (*LITERALS, ast.GeneratorExp)  # what a container module's argument lists its layers in
 DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
 PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
 
@@ -335,7 +336,7 @@ class Unregistered:
     container: ast.AST  # `[]` in `self.blocks = []`, `make_layers(dims)`, `AdapterBank(tasks, d)`
     attribute: str  # `blocks`
     layer: ast.Call  # the first layer that goes in
-    kind: str  # "list", "dict", "tuple", or "object" (the holder's class and where it is then in `holder`)
+    kind: str  # "list", "dict", "tuple", "passed" (given to `__init__`), or "object" (the holder's class and where it is then in `holder`)
     where: str  # where the layer is: `line 12`, `utils.py:7`
     holder: str = ""  # `AdapterBank`
     holder_at: str = ""  # where its class is: `adapters.py:4`
@@ -451,13 +452,13 @@ def _kind(ctx, container: ast.AST) -> str:
     return "tuple" if isinstance(container, ast.Tuple) else "list"
 
 
-def _makes_parameters(ctx, layer: ast.AST) -> bool:
+def _makes_parameters(ctx, layer: ast.AST, depth: int = 0) -> bool:
     """Does a layer own parameters, itself or what the project function it calls builds (`tower(64, d)`
     returning an `nn.Sequential` of `nn.Linear`s)?"""
-    if owns_parameters(ctx, layer):
+    if owns_parameters(ctx, layer, depth):
         return True
-    made = built(ctx, layer) if isinstance(layer, ast.Call) else None
-    return bool(made) and all(owns_parameters(maker, call) for maker, call in made)
+    made = built(ctx, layer) if isinstance(layer, ast.Call) and depth <= MAX_DEPTH else None
+    return bool(made) and all(owns_parameters(maker, call, depth + 1) for maker, call in made)
 
 
 def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
@@ -467,8 +468,8 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
         return False
     name = canonical_class(ctx.qualified_name(call.func)) or ""
     if name in CONTAINERS or name == "torch.nn.ModuleDict":  # `nn.Sequential(*layers)`, `nn.ModuleList([Block(d) for _ in range(n)])`, a dict of them
-        items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, LITERALS) else _elements(ctx, a))]
-        return any(owns_parameters(ctx, item, depth + 1) for item in items)
+        items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, ELEMENTS) else _elements(ctx, a))]
+        return any(_makes_parameters(ctx, item, depth + 1) for item in items)
     if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
         return True
     if name.startswith("torch."):
