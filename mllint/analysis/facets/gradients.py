@@ -35,6 +35,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.call_sites import constant_everywhere
 from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -196,6 +197,7 @@ class GradientFlow:
         self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
         self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
         self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
+        self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s answers
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -242,11 +244,12 @@ class GradientFlow:
                 return self._cut(expr, expr.value, depth)
             if expr.attr in NO_GRAPH_ATTRIBUTES:
                 return NONE
-            if expr.attr in PARAMETER_ATTRIBUTES and self.module_kind(expr.value) is State.GRAPH:
-                return GRAPH  # `self.proj.weight`
+            if expr.attr in PARAMETER_ATTRIBUTES and self._of_module(expr.value):
+                return GRAPH  # `self.proj.weight`, `net.proj.weight` of `net = self.net`
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
                 return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
-            return self._flow(expr.value, depth + 1)
+            written = self._written(expr) if not is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
+            return written or self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
             if element is not None:
@@ -268,6 +271,30 @@ class GradientFlow:
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
             return self._flow(expr.elt, depth + 1)
         return UNKNOWN
+
+    def _of_module(self, owner: ast.AST) -> bool:
+        """Is `owner` (of `owner.weight`) a module with parameters, or a part of one (`net.proj`, `self.net.proj`)?"""
+        while isinstance(owner, ast.Attribute):
+            if self.module_kind(owner) is State.GRAPH:
+                return True
+            owner = owner.value
+        return isinstance(owner, ast.Name) and self.module_kind(owner) is State.GRAPH
+
+    def _written(self, attribute: ast.Attribute) -> Flow | None:
+        """`layer.aux_loss` of an object of a project class: what its methods write to `self.aux_loss`,
+        each worked out in the method (its parameters unknown); None when the class or a write is not known."""
+        if attribute not in self._writes:
+            self._writes[attribute] = None
+            objects = self.ctx.analysis(Objects)
+            found = objects.points_to(attribute.value)
+            if found and all(o.kind == "field" for o in found):  # `layer` of `for layer in self.layers`: what is put there
+                held = [objects._of(o.ctx).held(o) for o in found]
+                found = frozenset().union(*held) if all(held) else None
+            written = objects.written_in_class(found, attribute.attr)
+            if written and all(isinstance(home.scopes.parent(target), ast.Assign) for home, _, target, _ in written):
+                flows = [home.analysis(GradientFlow).returned_flow(function, value, {}) for home, function, _, value in written]
+                self._writes[attribute] = alternatives(flows)
+        return self._writes[attribute]
 
     def _setting(self, attribute: ast.Attribute) -> bool:
         """Is `self.x` a constant, as its class sets it and its constructions pass it (asked once per attribute)?"""

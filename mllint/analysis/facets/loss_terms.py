@@ -33,7 +33,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.facets.objectives import REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign
+from mllint.analysis.facets.objectives import LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
@@ -411,8 +411,17 @@ def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
     """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
     terms = signed_terms(ctx, loss)
     found = next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
-    policy = [t for t in terms if POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through)]
-    return found if any(t is not found for t in policy) else None  # a policy term besides it (not SAC's temperature loss)
+    return found if any(t is not found and _policy_term(ctx, t) for t in terms) else None  # not SAC's temperature loss
+
+
+def _policy_term(ctx, term: Term) -> bool:
+    """A term that reads a policy: named so (`pg_loss`, `advantages`), or a log-likelihood by where it comes
+    from (`log_softmax(...).gather(1, a)`, `dist.log_prob(a)`, weighted by returns: `chosen * rets`)."""
+    home = term.ctx or ctx
+    if POLICY_TEXT.search(home.text(term.node)) or any(POLICY_TEXT.search(n) for n in term.through):
+        return True
+    found = objective(home, term.node)
+    return found is not None and found.kind == LOG_LIKELIHOOD
 
 
 @dataclass(frozen=True)

@@ -171,10 +171,12 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
     definition each, and the last name on the way: (the function, its parameter) for a parameter, else the
     first expression that is neither a name nor a view (`self.points[idx]`, a fresh `x.clone()`); None
     when unknown or several."""
+    return _root(ctx, name, name, 0)
+
+
+def _root(ctx, expr: ast.AST, last: ast.Name, steps: int) -> tuple[ast.AST, ast.Name] | None:
     values = ctx.analysis(ValueKinds)
-    expr: ast.AST = name
-    last = name
-    for _ in range(MAX_ROOT_STEPS):
+    for step in range(steps, MAX_ROOT_STEPS):
         if isinstance(expr, ast.Name):
             last = expr
             definitions = values.reaching_definitions(expr)
@@ -183,8 +185,10 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
             definition = definitions[0]
             if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return definition.node, last
-            if definition.value is None:
-                return None
+            if definition.value is None:  # `v` of `for v, s in ((x1, w), (y1, h))`: where every item comes from
+                roots = [_root(ctx, item, last, step + 1) for item in literal_loop_items(ctx, definition.node)]
+                agreed = roots and roots[0] is not None and all(r is not None and r[0] is roots[0][0] for r in roots)
+                return roots[0] if agreed else None
             expr = definition.value
             continue
         inner = viewed(ctx, expr)
@@ -194,6 +198,25 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
     return None
 
 
+def literal_loop_items(ctx, target: ast.Name) -> list[ast.AST]:
+    """What a loop variable takes from a tuple or list written out: `x1`, `y1` for `v` of `for v in (x1, y1)`
+    or of `for v, s in ((x1, w), (y1, h))`; [] for any other target."""
+    parent = ctx.scopes.parent(target)
+    position = parent.elts.index(target) if isinstance(parent, ast.Tuple) else None
+    loop = ctx.scopes.parent(parent) if position is not None else parent
+    if not isinstance(loop, (ast.For, ast.comprehension)) or loop.target is not (parent if position is not None else target):
+        return []
+    if not isinstance(loop.iter, (ast.Tuple, ast.List)):
+        return []
+    if position is None:
+        return list(loop.iter.elts)
+    rows = loop.iter.elts
+    if not all(isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == len(parent.elts) for r in rows):
+        return []
+    return [r.elts[position] for r in rows]
+
+
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Layers of torch that return their input, or a view of it.
 RETURNING_LAYERS = frozenset({"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten"})
 SHAPE_READS = frozenset({"shape", "size", "dim", "dtype", "device", "ndim"})  # reads of a tensor that see no values
@@ -231,8 +254,9 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
             receiver = node.func.value
             if isinstance(receiver, ast.Name) and node.args and same(node.args[0]):
                 holders[receiver.id] = [d.node for d in values.reaching_definitions(receiver)]
-    for name in ctx.index.within(scope, ast.Name):
-        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end:
+    together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
+    for name in [*together, *ctx.index.within(scope, ast.Name)]:
+        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
             continue
         parent = ctx.scopes.parent(name)
         if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
@@ -240,6 +264,35 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
         if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
             return name
     return None
+
+
+HOLDING = (ast.List, ast.Tuple, ast.Starred, ast.keyword)  # what keeps a tensor object, not its values
+
+
+def read_with(ctx, call: ast.AST, names: set[str]) -> list[ast.Name]:
+    """The reads of `names` written before `call` in an expression that takes them as they are together with
+    its result, and so sees what the call changes in place: `x` of `x * self.gate(x)`, of
+    `torch.cat([x, f(x)])`, of `x.mul(f(x))` (not of `(x + 1) * f(x)`, computed before the call)."""
+    found = []
+    inner, outer = call, ctx.scopes.parent(call)
+    while outer is not None and not isinstance(outer, (ast.stmt, ast.Lambda, ast.comprehension, *COMPREHENSIONS)):
+        if not isinstance(outer, HOLDING):
+            for child in ast.iter_child_nodes(outer):
+                if child is not inner:
+                    found += [n for n in _held_names(child) if n.id in names and (n.lineno, n.col_offset) < (call.lineno, call.col_offset)]
+        inner, outer = outer, ctx.scopes.parent(outer)
+    return found
+
+
+def _held_names(node: ast.AST) -> list[ast.Name]:
+    """`x` of `x`, `[x, y]`, `*x`, `x.mul` (a method of `x`, called with the result)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return [node]
+    if isinstance(node, ast.Attribute):
+        return _held_names(node.value)
+    if isinstance(node, HOLDING):
+        return [n for child in ast.iter_child_nodes(node) for n in _held_names(child)]
+    return []
 
 
 def _returned_tensor(ctx, expr: ast.AST) -> ast.AST | None:
