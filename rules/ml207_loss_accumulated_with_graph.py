@@ -29,7 +29,7 @@ METER_MESSAGE = (
 
 OUTPUT_MESSAGE = (
     "`{loss}` carries the autograd graph of this iteration and `{call}` keeps it: `{cls}` adds a value computed "
-    "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass `{loss}.detach()`"
+    "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass {instead}"
 )
 CONTAINER_MESSAGE = (
     "`{loss}` holds `{held}`, the loss backpropagated at line {line}, and is kept in `{total}` with its autograd "
@@ -207,6 +207,8 @@ class LossAccumulatedWithGraph(Rule):
                 call_text = f"{self.ctx.text(call.func)}(...)"
                 instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                 message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
+                if lost:  # a value made there; a list of them (`list(step(batch))`) detached item by item
+                    instead = "detached values" if _holds_items(loss) else f"`{self.ctx.text(loss)}.detach()`"
                 self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
@@ -537,3 +539,8 @@ def _value_of(loop: ast.For) -> ast.AST | None:
 def _constant_item(node: ast.AST) -> bool:
     """`res[0]`, `out["loss"]`: an item at a constant key of a name."""
     return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+
+
+def _holds_items(value: ast.AST) -> bool:
+    """`list(step(batch))`, `tuple(...)`: a container of values, not one tensor."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple")

@@ -67,7 +67,7 @@ CUT_FUNCTIONS = frozenset({
 })  # fmt: skip
 CUT_BUILTINS = frozenset({"float", "int", "bool"})
 NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
-SUMMING_BUILTINS = frozenset({"sum", "abs"})  # a value computed from their arguments
+SUMMING_BUILTINS = frozenset({"sum", "abs", "list", "tuple"})  # a value computed from their arguments, or holding them
 NO_GRAPH_FUNCTIONS = frozenset(
     f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
 )
@@ -476,7 +476,7 @@ class GradientFlow:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
         when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), the values
         of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`), or an item of one
-        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`)."""
+        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`) or `enumerate` numbers."""
         loop = self.ctx.scopes.parent(target)
         iterated = loop.iter if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target else None
         if isinstance(loop, ast.Tuple) and any(e is target for e in loop.elts):
@@ -487,6 +487,8 @@ class GradientFlow:
                 iterated = over.func.value
             elif isinstance(over, ast.Call) and isinstance(over.func, ast.Name) and over.func.id == "zip" and place < len(over.args):
                 iterated = over.args[place]  # `p, t` of `zip(preds, targets)`
+            elif isinstance(over, ast.Call) and isinstance(over.func, ast.Name) and over.func.id == "enumerate" and place == 1 and over.args:
+                iterated = over.args[0]  # `v` of `for i, v in enumerate(values)`
             else:
                 iterated = None
         elif _dict_view(iterated, "values"):  # `v` of `d.values()`
