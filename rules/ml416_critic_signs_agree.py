@@ -62,7 +62,7 @@ class CriticSignsAgree(Rule):
     name = "critic-signs-agree"
     message = "`{term}` is minimized with the same sign as `{other}` ({where}): {why}; the critic minimizes D(fake) - D(real), the generator -D(fake)"
     severity = Severity.ERROR
-    requires_any_text = ("backward",)
+    requires_any_text = ("backward", "training_step", "compute_loss")
 
     def end_file(self) -> None:
         by_critic: dict[str, list[CriticTerm]] = {}

@@ -951,6 +951,33 @@ def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
     return receiver
 
 
+MANAGED_STEPS = frozenset({"training_step", "compute_loss"})  # methods whose returned loss a library backpropagates
+
+
+def managed_losses(ctx) -> list[tuple[ast.Return, ast.AST]]:
+    """(the `return`, the loss) for each loss a training library backpropagates and steps for the project:
+    what a Lightning-style `training_step` returns (the tensor, or the value at `"loss"` of a dict), what an
+    override of HF `Trainer.compute_loss` returns (the first element of `(loss, outputs)`). A method that
+    runs a backward itself (manual optimization, a trainer of its own) is not one."""
+    found = []
+    for function in ctx.index.of_type(ast.FunctionDef):
+        if function.name not in MANAGED_STEPS or ctx.scopes.enclosing_class(function) is None:
+            continue
+        if any(backward_loss(ctx, c) is not None for c in ctx.index.within(function, ast.Call)):
+            continue
+        for node in ctx.index.within(function, ast.Return):
+            if ctx.scopes.enclosing_function(node) is not function:
+                continue
+            for value in (node.value.body, node.value.orelse) if isinstance(node.value, ast.IfExp) else (node.value,):
+                if isinstance(value, ast.Dict):
+                    value = next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == "loss"), None)
+                elif isinstance(value, ast.Tuple) and value.elts:
+                    value = value.elts[0]
+                if value is not None and not isinstance(value, ast.Constant):
+                    found.append((node, value))
+    return found
+
+
 def cut_input(ctx, cut: ast.AST) -> ast.AST | None:
     """What a cut is applied to: `kl` in `kl.item()`, `p` in `p.data`, `x` in `x.argmax(1)` and in
     `torch.tensor(x)`, `pred` in a project loss's `criterion(pred, y)`."""

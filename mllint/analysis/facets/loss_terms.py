@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, under_no_grad
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
@@ -431,7 +431,7 @@ class CriticTerm:
     fake: bool  # the critic scores generated samples (else real ones)
     detached: bool  # the generated samples are cut from the generator
     node: ast.AST  # the critic's call
-    backward: ast.Call
+    backward: ast.AST  # the backward call, or the `return` of a loss a library backpropagates
     ctx: object = None  # the file holding `node` when a function of the project returns it (None: the linted file)
     path: str = ""  # that file as findings show it
     at: ast.AST | None = None  # where the linted file reaches it (the call of that function)
@@ -451,9 +451,9 @@ class _Critics:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
         self.terms: list[CriticTerm] = []
-        for call in ctx.index.of_type(ast.Call):
-            loss = backward_loss(ctx, call)
-            seed = self._seed(call) if loss is not None else 0
+        backwards = [(call, backward_loss(ctx, call)) for call in ctx.index.of_type(ast.Call)]
+        for call, loss in [*backwards, *managed_losses(ctx)]:  # a returned loss: backpropagated as it is
+            seed = (self._seed(call) if isinstance(call, ast.Call) else 1) if loss is not None else 0
             for term in signed_terms(ctx, loss, seed) if seed else ():
                 home = term.ctx or ctx
                 found = self._critic_call(home, term.node)
