@@ -68,9 +68,11 @@ class InplaceOnForwardArgument(Rule):
     while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
     indexed as only a tensor is, `out[:, :, :h] = ...`; or a view of it: `x.narrow(1, 0, 3).div_(s)`, an
     item of `torch.split(x, ...)`, `x.view(B, -1)`, `x[..., 2:4] /= s`, an in-place chain
-    `x.sub_(m).div_(s)`) still holds the caller's tensor; and an in-place
+    `x.sub_(m).div_(s)`, a loop variable over a literal tuple of them) still holds the caller's tensor, also
+    when the in-place method's result is bound again (`x = x.relu_()` returns `x` itself) or returned; and an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
-    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
+    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, or an operand
+    taking the call's result in the same expression: `x * self.gate(x)`, `torch.cat([x, f(x)])`; also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
     kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the

@@ -19,8 +19,10 @@ class EntropyBonusMinimized(Rule):
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
     `+ beta * entropy_bonus(logits)` in another module), into the lists a step collects them in
     (`torch.stack(entropies).sum()`), and a policy's own `entropy(...)` method is the entropy however it
-    computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped, and hold a
-    policy term (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities). `loss = pg_loss - ent_coef * entropy`, and
+    computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped (or returned by a Lightning-style `training_step` or an
+    HF `compute_loss` override that runs no backward itself: the library does), and hold a policy term
+    (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities, or one whose values are
+    log-probabilities by where they come from: `chosen * rets` with `chosen = log_softmax(...).gather(1, a)`). `loss = pg_loss - ent_coef * entropy`, and
     `+ ent_coef * entropy_loss` where `entropy_loss = -entropy.mean()` (the negative entropy), are
     right and not reported; so is entropy minimization outside an actor-critic loss (semi-supervised
     and domain-adaptation losses minimize the entropy of predictions on purpose).

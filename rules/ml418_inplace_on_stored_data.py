@@ -17,7 +17,8 @@ class InplaceOnStoredData(Rule):
     `sample.narrow(-1, 0, 3).mul_(scale)`, `sample[:, :3] += noise`), and in a function or method, of a
     tensor argument (or a view of it: `flat = xb.view(n, -1)` then `flat.sub_(mean).div_(std)`) when a call
     site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
-    of one. Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
+    of one. Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
+    (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 = box.unbind(-1)`). Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
     functions named for working in place (`normalize_`), a call made once in `__init__`, changes under `torch.no_grad()` (parameters
     updated on purpose) and a module's `forward` (ML401's) are not reported.

@@ -7,7 +7,11 @@ from a loader, values computed under `torch.no_grad()`, or every path is cut by 
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
-Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
+Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one, as
+do `.weight`/`.bias` of a module or of a part of one (`net.proj.weight`, `net = self.net`). An attribute of
+an object of a project class (`layer.aux_loss`, also of an item of a `ModuleList` it iterates) carries what
+the class's methods write to it (`self.aux_loss = x.item()`: cut). `managed_losses` lists the losses a
+library backpropagates: returned by a Lightning-style `training_step` or an HF `compute_loss` override.
 A call of a function of the project, or of an instance of a project class (its `forward`, its
 `__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call, and one
 whose returns carry no graph whatever it is given (it runs under `torch.no_grad()`) carries none: its

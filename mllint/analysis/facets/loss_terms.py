@@ -11,7 +11,8 @@ sums and differences, reductions (`.mean()`, `torch.sum`) and scalings by coeffi
 entropy`, `0.5 * v_loss`, `/ n`), and the gradient a backward is seeded with (`d_real.backward(mone)`
 with `mone = -1 * one`). Each term remembers the names it was reached through.
 
-`entropy_bonus_minimized`: in an actor-critic loss (a term reads a policy or advantage), an entropy
+`entropy_bonus_minimized`: in an actor-critic loss (a term reads a policy or advantage, by its name or
+as a log-likelihood by where it comes from: `log_softmax(...).gather(1, a) * returns`), an entropy
 term (`dist.entropy()`, `-(p * log_p).sum()`, a log-probability read through a name that says entropy)
 whose sign makes minimizing the loss minimize the entropy.
 

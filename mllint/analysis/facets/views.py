@@ -11,13 +11,16 @@ receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tenso
 `changed_in_place(ctx, function)` lists the in-place changes of a function's tensors that go through a local
 name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[:, 0] = 0`, each with the expression
 whose storage it changes, followed back through views and plain aliases to where it comes from
-(`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`). Writes
+(`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`); a loop
+variable over a literal tuple (`for v, s in ((x1, w), (y1, h))`) comes from where all its items agree. Writes
 into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
 a cache on purpose) are not changes of this kind.
 
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
-is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to.
+is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to; an
+operand written before the call in the expression that takes its result counts (`x * self.block(x)`,
+`read_with`).
 """
 from __future__ import annotations
 
