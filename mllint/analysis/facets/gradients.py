@@ -141,7 +141,7 @@ class Given:
 
 # What a module of the project must mention for its functions to be read: for cuts in what they return,
 # for the elements of the tuples they return (a return), or for anything (every module).
-CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
+CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(|no_grad|inference_mode")
 RETURN_WORDS = re.compile(rb"\breturn\b")
 ANY_MODULE = re.compile(rb"")
 # Methods (and torch functions) that return (values, indices) given a dimension.
