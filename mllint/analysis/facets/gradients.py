@@ -79,6 +79,7 @@ NO_GRAPH_FUNCTIONS = frozenset(
 DIFFERENTIABLE_COLLECTIVES = frozenset({"horovod.torch.allreduce", "horovod.torch.allgather", "horovod.torch.broadcast"})
 NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+MODULE_ITERATORS, NAMED_MODULE_ITERATORS = ("modules", "children"), ("named_modules", "named_children")
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
 CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
 FILLING = frozenset({"append", "extend", "insert"})  # what they add is the list's items (or holds them)
@@ -250,6 +251,8 @@ class GradientFlow:
                 return NONE
             if expr.attr in PARAMETER_ATTRIBUTES and self._of_module(expr.value):
                 return GRAPH  # `self.proj.weight`, `net.proj.weight` of `net = self.net`
+            if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._own_parameter(expr):
+                return GRAPH  # `self.mu` of `self.mu = nn.Parameter(...)`
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
                 return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
             written = self._written(expr) if not is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
@@ -276,13 +279,23 @@ class GradientFlow:
             return self._flow(expr.elt, depth + 1)
         return UNKNOWN
 
+    def _own_parameter(self, attribute: ast.Attribute) -> bool:
+        constructor = self.values.constructor(attribute)
+        return constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Parameter"
+
     def _of_module(self, owner: ast.AST) -> bool:
-        """Is `owner` (of `owner.weight`) a module with parameters, or a part of one (`net.proj`, `self.net.proj`)?"""
+        """Is `owner` (of `owner.weight`) a module with parameters, a part of one (`net.proj`, `self.net.proj`),
+        or one a loop over `model.modules()` takes?"""
         while isinstance(owner, ast.Attribute):
             if self.module_kind(owner) is State.GRAPH:
                 return True
             owner = owner.value
-        return isinstance(owner, ast.Name) and self.module_kind(owner) is State.GRAPH
+        if not isinstance(owner, ast.Name):
+            return False
+        bound = self._comprehension_target(owner) or next(
+            (d.node for d in self.values.reaching_definitions(owner) if isinstance(d.node, ast.Name)), None
+        )  # `m` of `for m in model.modules()`
+        return self.module_kind(owner) is State.GRAPH or (bound is not None and self._iterates(bound, MODULE_ITERATORS, NAMED_MODULE_ITERATORS))
 
     def _written(self, attribute: ast.Attribute) -> Flow | None:
         """`layer.aux_loss` of an object of a project class: what its methods write to `self.aux_loss`,
@@ -545,15 +558,19 @@ class GradientFlow:
         """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, `p` of
         `for name, p in model.named_parameters()`, also in a comprehension)? Parameters require grad: each
         carries a graph."""
-        loop, method = self.ctx.scopes.parent(target), "parameters"
+        return self._iterates(target, ("parameters",), ("named_parameters",))
+
+    def _iterates(self, target: ast.AST, methods: tuple[str, ...], named: tuple[str, ...]) -> bool:
+        """Is `target` bound by a loop over `x.<method>()`, or the second of a pair over `x.<named>()`?"""
+        loop = self.ctx.scopes.parent(target)
         if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:
-            target, loop, method = loop, self.ctx.scopes.parent(loop), "named_parameters"
+            target, loop, methods = loop, self.ctx.scopes.parent(loop), named
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
             return False
         iterated = loop.iter
         return (
             isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr == method and not iterated.args and not iterated.keywords
+            and iterated.func.attr in methods and not iterated.args and not iterated.keywords
         )  # fmt: skip
 
     def _loader_target(self, target: ast.AST) -> bool:

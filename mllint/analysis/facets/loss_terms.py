@@ -116,6 +116,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
+    if index is None and (total := _scaled_sum(expr)) is not None:  # `(nll + kl) / n`: each term, scaled
+        return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
     if isinstance(expr, ast.Dict) and index is ALL_VALUES:
@@ -152,6 +154,17 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
             parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
     return parts or None
+
+
+def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
+    """`nll + kl` of `(nll + kl) / n` or `0.5 * (a + b)`: a sum scaled by a plain weight."""
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div))):
+        return None
+    pairs = ((expr.left, expr.right),) if isinstance(expr.op, ast.Div) else ((expr.left, expr.right), (expr.right, expr.left))
+    for total, weight in pairs:
+        if isinstance(total, ast.BinOp) and isinstance(total.op, (ast.Add, ast.Sub)) and isinstance(weight, (ast.Name, ast.Constant, ast.Attribute)):
+            return total
+    return None
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:

@@ -279,10 +279,9 @@ def read_with(ctx, call: ast.AST, names: set[str]) -> list[ast.Name]:
     found = []
     inner, outer = call, ctx.scopes.parent(call)
     while outer is not None and not isinstance(outer, (ast.stmt, ast.Lambda, ast.comprehension, *COMPREHENSIONS)):
-        if not isinstance(outer, HOLDING):
-            for child in ast.iter_child_nodes(outer):
-                if child is not inner:
-                    found += [n for n in _held_names(child) if n.id in names and (n.lineno, n.col_offset) < (call.lineno, call.col_offset)]
+        for child in ast.iter_child_nodes(outer):
+            if child is not inner:
+                found += [n for n in _held_names(child) if n.id in names and (n.lineno, n.col_offset) < (call.lineno, call.col_offset)]
         inner, outer = outer, ctx.scopes.parent(outer)
     return found
 
