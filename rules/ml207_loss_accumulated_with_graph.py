@@ -61,8 +61,8 @@ class LossAccumulatedWithGraph(Rule):
     Reports a loop that adds the loss it backpropagates (whatever its optimizer) to a running total (`total += loss`,
     `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
     appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
-    (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`, a dict's list: `history["loss"].append(loss)`) kept
-    across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
+    (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`, a dict's list:
+    `history["loss"].append(loss)`) kept across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
     loss`, `self.outputs.append(out)`) counts unless the loop rebinds or clears it; a step function (a backward, then a step) that appends a
     live value to a list its object keeps and does not renew in it (`self.scores.append(dice(probs, y))`,
     cleared at the epoch's end) keeps every step's graph, since its callers run it per batch. It also reports the loss handed to a meter, an

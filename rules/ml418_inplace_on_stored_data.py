@@ -15,6 +15,7 @@ COPY_MESSAGE = (
     "{site} passes and reads again at line {line} as if unchanged; copy it first (`.clone()`) or compute out of place"
 )
 
+
 class InplaceOnStoredData(Rule):
     """
     ## What it does
@@ -25,8 +26,9 @@ class InplaceOnStoredData(Rule):
     site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
     of one; and in a helper that returns the argument it changed (`x = x.mul_(scale)`, `return x`) when a
     caller binds the result to another name and reads what it passed again (`x_aug = jitter(x)` then
-    `model(x)`), expecting it unchanged. Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
-    (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 = box.unbind(-1)`). Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
+    `model(x)`), expecting it unchanged. Views are followed through `unbind`/`split`/`chunk`, slices, and a
+    loop over a literal tuple (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 =
+    box.unbind(-1)`). Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
     functions named for working in place (`normalize_`), a call made once in `__init__`, changes under `torch.no_grad()` (parameters
     updated on purpose) and a module's `forward` (ML401's) are not reported.
