@@ -19,8 +19,7 @@ class CriticSignsAgree(Rule):
     computed by functions of the project (`critic_loss(D, real, fake.detach())` in `losses.py`): each term
     is read in its own file and the finding, at the call, names the term's file and line. A loss a library
     backpropagates is read as a backward: what a Lightning-style `training_step` returns (`{"loss": d_loss}`
-    per `optimizer_idx`) or an HF `compute_loss` override, when the method runs no backward itself. When the generator minimizes `-D(fake)`, as usual, and the
-    critic's step scores generated samples with the same sign, the finding is at the critic's term. GAN losses that pass the critic's output through a loss
+    per `optimizer_idx`) or an HF `compute_loss` override, when the method runs no backward itself. GAN losses that pass the critic's output through a loss
     (`BCEWithLogitsLoss`, hinge `relu(1 + D(fake))`, least squares) are not read.
 
     ## Why is this bad?
@@ -82,8 +81,8 @@ class CriticSignsAgree(Rule):
                 self._report(*clash, "the critic no longer tells real samples from generated ones")
                 continue
             clash = next(((g, f) for g in generator for f in fake if g.sign == f.sign), None)
-            if clash is not None:  # a generator minimizing -D(fake), as usual, leaves the critic at fault
-                self._report(*(clash[::-1] if clash[0].sign < 0 else clash), "the generator and the critic push the generated samples' score the same way")
+            if clash is not None:
+                self._report(*clash, "the generator and the critic push the generated samples' score the same way")
 
     def _report(self, term: CriticTerm, other: CriticTerm, why: str) -> None:
         at = other.at if other.ctx is not None else other.node
