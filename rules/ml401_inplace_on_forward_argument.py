@@ -7,7 +7,7 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
+from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants
 from mllint.analysis.objects.callees import forward_calls
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
@@ -84,7 +84,7 @@ class InplaceOnForwardArgument(Rule):
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
     `inplace: bool = True`, a NamedTuple's, a `SimpleNamespace(inplace=True)`'s), a dict config's key
     (`inplace=cfg["act_inplace"]`, `cfg.get(...)`, with a dict literal passed as `cfg`), a `**kwargs` dict
-    splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
+    splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`, `nn.ReLU(**act_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
     `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
     passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
@@ -315,7 +315,7 @@ class InplaceOnForwardArgument(Rule):
             classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
-        return all(self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"), ctx) for module in classes)
+        return all(self._surely_true(passed_argument(call, INPLACE_MODULES[module], "inplace", ast.Constant(False)), ctx) for module in classes)
 
     def _partial_inplace(self, call: ast.Call, ctx) -> bool:
         """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`

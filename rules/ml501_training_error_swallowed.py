@@ -43,7 +43,7 @@ class TrainingErrorSwallowed(Rule):
     runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported. A handler of torch's out-of-memory
-    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias) counts as broad: it is
+    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
     `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`), and when it
     falls through to the optimizer's step with the failed batch's partial gradients (no `continue` or

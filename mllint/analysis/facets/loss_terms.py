@@ -52,7 +52,7 @@ GENERATOR_NAME = re.compile(r"^(G|netG|net_g|netg|G_\w+|gen|generator\w*|model_g
 FAKE_NAME = re.compile(r"fake|gen_|generated", re.IGNORECASE)
 SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsqueeze"})
 # What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
-SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc")
+SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc|wasserstein")
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return

@@ -643,12 +643,20 @@ class ProjectView:
     def library_name(self, qualified: str | None) -> str | None:
         """What a name of the project stands for where a module of the project imports it from outside
         (`torch.cuda.OutOfMemoryError` of `utils.CudaOOM`, with `from torch.cuda import OutOfMemoryError as
-        CudaOOM` in `utils.py`), following re-exports; any other name as it is."""
+        CudaOOM` or `CudaOOM = torch.cuda.OutOfMemoryError` in `utils.py`), following re-exports; any other
+        name as it is."""
         for _ in range(MAX_DEPTH):
             module, _, member = (qualified or "").rpartition(".")
             summary = self.summary(module) if module else None
-            if summary is None or member in summary.classes or member in summary.functions or member in summary.variables:
+            if summary is None or member in summary.classes or member in summary.functions:
                 return qualified
+            if member in summary.variables:  # an alias assigned (`OOMError = torch.cuda.OutOfMemoryError`)
+                found = self.global_value(qualified)
+                target = found[0].qualified_name(found[1]) if found is not None and isinstance(found[1], ast.Name | ast.Attribute) else None
+                if target is None or target == qualified:
+                    return qualified
+                qualified = target
+                continue
             target = summary.imports.get(member)
             if not target or target == qualified:
                 return qualified
