@@ -479,6 +479,8 @@ class ValueKinds:
             return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
+        if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
+            name = self._table_class(func, binding)
         if name is not None:
             activation = self._activation_layer(call, binding)
             if activation is not None:
