@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.views import held_after, unshared, viewed
+from mllint.analysis.facets.views import held_after, literal_loop_items, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
@@ -67,9 +67,11 @@ class InplaceOnForwardArgument(Rule):
     while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
     indexed as only a tensor is, `out[:, :, :h] = ...`; or a view of it: `x.narrow(1, 0, 3).div_(s)`, an
     item of `torch.split(x, ...)`, `x.view(B, -1)`, `x[..., 2:4] /= s`, an in-place chain
-    `x.sub_(m).div_(s)`) still holds the caller's tensor; and an in-place
+    `x.sub_(m).div_(s)`, a loop variable over a literal tuple of them) still holds the caller's tensor, also
+    when the in-place method's result is bound again (`x = x.relu_()` returns `x` itself) or returned; and an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
-    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
+    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, or an operand
+    taking the call's result in the same expression: `x * self.gate(x)`, `torch.cat([x, f(x)])`; also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
     kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the
@@ -176,7 +178,8 @@ class InplaceOnForwardArgument(Rule):
                         held = self._argument_held(target.value, tensors)
                         if held and not self._excused(statement, node):
                             self.report(target, self._message(target.value.id, held))
-            elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            if isinstance(statement, (ast.Expr, ast.Assign, ast.Return)) and isinstance(statement.value, ast.Call):
+                # an in-place method returns its receiver: `x = x.relu_()` changed the caller's tensor too
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
                 # `x.narrow(1, 0, 3).div_(s)`; a flag (`requires_grad_()`) is the tensor object's own, not its view's
@@ -219,10 +222,10 @@ class InplaceOnForwardArgument(Rule):
         if not held:
             return
         names = {argument.id: held} | self._aliases(argument, held, forward, call)
-        later = [
-            n for n in self.ctx.index.within(forward, ast.Name)
-            if n.id in names and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)
-            and [d.node for d in values.reaching_definitions(n)] == names[n.id]
+        after = [n for n in self.ctx.index.within(forward, ast.Name) if isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)]
+        later = [  # read after the call, or with its result (`x * self.gate(x)`)
+            n for n in [*read_with(self.ctx, call, set(names)), *after]
+            if n.id in names and [d.node for d in values.reaching_definitions(n)] == names[n.id]
         ]  # fmt: skip
         if not later:
             self._check_caller_held(call, activation, argument, forward, tensors)
@@ -416,9 +419,11 @@ class InplaceOnForwardArgument(Rule):
                 held = node.id if node.id in tensors and not self._given_unshared(definition.node, node.id) else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
                 held = self._argument_held(definition.node, tensors, depth + 1, failed, views)
-            else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`)
-                value = self._storage_name(definition.value) if views else definition.value
-                held = self._argument_held(value, tensors, depth + 1, failed, views)
+            else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`); an item of `for v in (x, y)`
+                items = [definition.value] if definition.value is not None else literal_loop_items(self.ctx, definition.node)
+                held = next(filter(None, (
+                    self._argument_held(self._storage_name(v) if views else v, tensors, depth + 1, failed, views) for v in items
+                )), None)  # fmt: skip
             if held:
                 return held
         failed[node] = min(depth, failed.get(node, depth))

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.syntax.names import call_argument, called_name
+from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
 from mllint.analysis.objects.call_sites import built, made_classes, makers
+from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Ref, ValueKinds, canonical_class,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Passed, Ref, ValueKinds, canonical_class,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -142,14 +143,27 @@ class LossCalls:
         ctx = self.ctx
         loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
         if loss is None:
+            loss = loss_function(ctx, call.func, binding)
+            if loss is not None and binding is not None and loss_function(ctx, call.func, None) is None:
+                note = _passed_note(ctx, call.func, binding)
+        if loss is None:
             loss = self._loss_object(call.func, binding)
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
-                note = _passed_note(call.func, binding)
-        argument = call_argument(call, 0, "input") if loss else None
+                note = _passed_note(ctx, call.func, binding)
+        argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
+
+    def _prediction(self, call: ast.Call) -> ast.AST | None:
+        """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to
+        (`kw = {"input": out, "target": y}; loss_fn(**kw)`)."""
+        found = call_argument(call, 0, "input")
+        for unpacked in (k.value for k in call.keywords if k.arg is None and found is None and isinstance(k.value, ast.Name)):
+            dicts = self.ctx.analysis(ValueKinds).reaching_values(unpacked)
+            found = dict_entries(dicts[0]).get("input") if dicts and len(dicts) == 1 else None
+        return found
 
     def _loss_object(self, func: ast.AST, binding) -> str | None:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
@@ -181,9 +195,25 @@ class LossCalls:
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
             if len(classes) != 1 or None in classes:
                 return None
-            model = Called(Ref(classes.pop()), made[0][1])
+            name = classes.pop()
+            if name.startswith("torch.") and len(made) == 1 and binding is not None:  # `nn.Sequential(..., nn.Softmax(1))` passed in, wrapped
+                origins.append(self._passed_layer_output(view, made[0], call, binding))
+                continue
+            model = Called(Ref(name), made[0][1])
             origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _passed_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call, binding) -> Origin | None:
+        """The output of a torch module a call site builds and passes (as the objects layer follows it, through
+        `DataParallel` and `self.model` too): what its construction makes, read in the caller's module."""
+        home, constructor = made
+        layer = home.analysis(ValueKinds).value(constructor)
+        if home is self.ctx or home.module is None or layer is None:
+            return view.origin_of(Called(layer, call)) if home is self.ctx and layer is not None else None
+        passed = binding.argument(call.func.id) if isinstance(call.func, ast.Name) else None
+        if passed is None:
+            return None
+        return view.origin_of(Called(Passed(layer, home.module.name, passed[2]), call))  # named as the call site passes it
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
@@ -231,6 +261,15 @@ class LossCalls:
         }  # fmt: skip
 
 
+def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
+    """The loss of `LOSSES` a called value computes as a function, every value it may be agreeing: a name
+    bound to `F.cross_entropy` or to a `functools.partial` of it, a loss function held on `self` (`self.loss
+    = loss` with `loss=F.mse_loss`), under `binding` what the call site passes."""
+    names = called_names(ctx, func, binding)
+    losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
+    return losses.pop() if len(losses) == 1 else None
+
+
 def _class_name(ctx, constructor: ast.Call) -> str | None:
     """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
     name = ctx.qualified_name(constructor.func)
@@ -239,9 +278,13 @@ def _class_name(ctx, constructor: ast.Call) -> str | None:
     return name
 
 
-def _passed_note(func: ast.AST, binding) -> str:
-    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)"."""
-    passed = binding.argument(func.id) if isinstance(func, ast.Name) else None
+def _passed_note(ctx, func: ast.AST, binding) -> str:
+    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)", also
+    for the parameter an attribute is set from (`self.loss = loss`)."""
+    found = [o for o in ctx.analysis(Objects).points_to(func) or () if o.kind == "parameter" and binding.of(o.node) is not None]
+    holder = binding.of(found[0].node) if len(found) == 1 else binding
+    parameter = func.id if isinstance(func, ast.Name) else found[0].name if len(found) == 1 else None
+    passed = holder.argument(parameter) if parameter is not None else None
     if passed is None:
         return f" (passed at {binding.place})"
     passage = passed[2]

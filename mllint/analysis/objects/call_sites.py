@@ -289,7 +289,8 @@ def _argparse_default(field: Obj) -> Obj | None:
 
 def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:
     """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
-    if binding is None or binding.function is not obj.node:
+    binding = binding.of(obj.node) if binding is not None else None
+    if binding is None:
         unbound = obj.ctx.analysis(ValueKinds).unbound
         if unbound is not None and obj.node not in unbound:
             unbound.append(obj.node)

@@ -91,10 +91,11 @@ class Obj:
     ctx: object = None
 
     def key(self) -> str:
-        """A name for the object, the same wherever it is reached from."""
+        """A name for the object, the same wherever it is reached from; an object a function makes, told
+        apart by the call site of the function, is its unsited key followed by `@` and the site."""
         if self.kind == "field":
             return f"{self.base.key()}.{self.name}"
-        return f"@{self.kind}:{id(self.node)}:{self.name}:{id(self.site)}"
+        return f"@{self.kind}:{id(self.node)}:{self.name}" + (f"@{id(self.site)}" if self.site is not None else "")
 
 
 NONE = Obj("none")
@@ -199,8 +200,25 @@ class Objects:
 
     def _makes_optimizer(self, call: ast.Call) -> bool:
         """An optimizer of torch's table, or a class or factory named like one (`Lion(...)`, `optim.AdamW`)."""
-        name = canonical_class(self.ctx.qualified_name(call.func))
-        return is_optimizer(name) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+        return is_optimizer(canonical_class(self.called_name(call.func))) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+
+    def called_name(self, func: ast.AST) -> str | None:
+        """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name,
+        attribute or item is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`,
+        `OPTIMIZERS["adamw"]`)."""
+        name = self.library_name(func)
+        if name is not None or not isinstance(func, ast.Name | ast.Attribute | ast.Subscript):
+            return name
+        names = self.names(self.points_to(func))
+        return next(iter(names)) if names is not None and len(names) == 1 else None
+
+    def library_name(self, func: ast.AST) -> str | None:
+        """The qualified name `func` spells when it names no module of the project (`torch.optim.AdamW`): a
+        class attribute or variable of the project (`Config.loss`, `config.bc_loss`) is followed instead."""
+        name = self.ctx.qualified_name(func)
+        top = name.split(".")[0] if name is not None else None
+        own = self.ctx.module is not None and top == self.ctx.module.name.split(".")[0]
+        return None if own or (top is not None and self.ctx.project is not None and self.ctx.project.locate(top)) else name
 
     def parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
@@ -333,6 +351,12 @@ class Objects:
         if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
             node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
+
+    def names(self, found: frozenset | None) -> frozenset[str] | None:
+        """The qualified names the objects `found` all name (`qualified`), wherever each was bound; None when
+        one of them names nothing, or unknown."""
+        names = {self._of(obj.ctx).qualified(obj) for obj in found - {NONE}} if found else {None}
+        return None if None in names or not names else frozenset(names)
 
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
         """What the methods of the project class `obj` is an instance of write to its attribute `name`
@@ -623,6 +647,11 @@ class Objects:
             (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
         ]  # fmt: skip
+        instance = self.instance_class(base)
+        cls = instance or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
+        if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
+            body = [s for s in cls.body if not (instance and isinstance(s, ast.AnnAssign))]  # an instance's fields: its construction's
+            written = [(t, value) for t, value in _statement_bindings_of(body) if isinstance(t, ast.Name) and t.id == attribute]
         if not written:
             return self._field_of(base, attribute)
         found: frozenset | None = frozenset()
@@ -684,7 +713,10 @@ class Objects:
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
-            values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
+            if index in keys:
+                values = [v for k, v in zip(keys, literal.values) if k == index]
+            else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
+                values = literal.values if index in (None, "*") or None in keys else []
             found = union(*(home._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
@@ -788,8 +820,8 @@ class Objects:
         if not call.args or isinstance(call.args[0], ast.Starred):
             return None
         func = call.func
-        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS:
-            return call.args[0]
+        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS or (isinstance(func, ast.Name) and func.id in PLAIN_DECORATORS):
+            return call.args[0]  # also `staticmethod(F.cross_entropy)` in a class body
         if isinstance(func, ast.Attribute) and func.attr == "prepare":
             made = self.made(func.value)
             if made and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made):
@@ -872,6 +904,11 @@ class _ParameterValue(ast.expr):
     def __init__(self, function: ast.AST, name: str) -> None:
         super().__init__()
         self.function, self.name = function, name
+
+
+def _statement_bindings_of(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value) of the plain assignments of a class body."""
+    return [(target, value) for statement in body if isinstance(statement, ast.Assign | ast.AnnAssign) for target, value in _statement_bindings(statement)]
 
 
 def _statement_bindings(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:

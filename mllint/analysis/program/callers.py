@@ -31,6 +31,7 @@ by frameworks, not by name: they have no call sites here.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import os
 import re
@@ -43,6 +44,7 @@ from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
@@ -72,10 +74,19 @@ class Binding:
     outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
     site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
     unpacked: tuple = ()  # (parameter, the caller's context, its `*args` argument, the index of its element)
+    also: "Binding | None" = None  # the caller's class's `__init__` call site, for the `self.` attributes it sets
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
         return self.arguments.get(name)
+
+    def of(self, function: ast.AST) -> "Binding | None":
+        """The binding of `function` this one holds: itself, `also`'s, or one its callers' chain holds (the
+        `__init__` call site of the class a method called as `self.compute_loss(...)` shares `self` with)."""
+        if self.function is function:
+            return self
+        found = self.also.of(function) if self.also is not None else None
+        return found if found is not None or self.outer is None else self.outer.of(function)
 
     @property
     def place(self) -> str:
@@ -117,6 +128,17 @@ def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None],
         return
     candidates = _binding_candidates(ctx, node)
     callers = (linted or ctx).analysis(Callers)
+    if candidates and candidates[0] not in needed and any(f in candidates for f in needed):
+        # A method needing what `__init__` was passed (`self.criterion`): its own call sites may hold that
+        # binding too (`self.compute_loss(self.model, ...)`), with what they pass for its parameters.
+        found = False
+        for binding in callers.bindings_in(ctx, candidates[0]):
+            answer = ask(binding)
+            if answer is not None:
+                found = True
+                yield answer, binding
+        if found:
+            return
     for function in needed:
         if function in candidates:
             for binding in callers.bindings_in(ctx, function):
@@ -248,8 +270,9 @@ class Callers:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
         path, line, site = self._place(caller, call)
-        splatted = _splatted(call, function, target.skips_first)
-        bound = {**bind_arguments(call, function, target.skips_first), **splatted}
+        bound = bind_arguments(call, function, target.skips_first, lambda value: _dict_bound(caller, value))
+        splatted = {n: v for n, v in _splatted(call, function, target.skips_first).items() if bound.get(n) is None}
+        bound = {**bound, **splatted}
         arguments = {  # what a splat gives is shown as the splat (`**layer_kwargs`)
             name: (caller, argument, Passage(name, caller.text(argument) if name not in splatted else _splat_text(caller, call), path, line))
             for name, argument in bound.items() if argument is not None
@@ -266,8 +289,12 @@ class Callers:
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
+            init = _constructor_of_attributes(caller, enclosing, arguments)
+            constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
+            if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
+                outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked) for outer in outers or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked) for outer in outers[:MAX_SITES] or [None]]
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -344,13 +371,16 @@ class Callers:
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
             names = sorted({o.rpartition(".")[2] for o in owners})
             builders = re.compile(rb"\b(" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b")
-            modules = [
+            modules = (
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
-            ]  # the words first: a search of the pattern costs a hundred times more, and most modules have none
+            )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
         imported_or_attribute = _import_or_attribute_call(target.word)
-        for module in [m for m in modules if index.locate(m) != own and self._sees(index, m, target)][: MAX_MODULES - 1]:
+        # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
+        # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
+        seen = (m for m in modules if index.locate(m) != own and self._sees(index, m, target))
+        for module in itertools.islice(seen, MAX_MODULES - 1):
             # Parsed only when its text may call the function: it is the module that defines it, or it
             # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
             if module != target.module and not index.mentions(module, imported_or_attribute):
@@ -533,6 +563,49 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
         return None
     arguments = {a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path, d.lineno, default=True)) for a, d in defaults}
     return Binding(function, ctx, path, function.lineno, arguments)
+
+
+def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.AST | None:
+    """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
+    sets from its own parameters (`self.compute_loss(self.model, batch)` with
+    `self.model = model`): what those hold is what the class's construction passes."""
+    cls = caller.scopes.parent(method)
+    init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
+    own = {a.arg for a in parameters(method, variadic=False)}
+    first = _first_name(method)
+    if init is None or first is None:
+        return None
+    read = {n.id for _, argument, _ in arguments.values() for n in ast.walk(argument) if isinstance(n, ast.Name)}
+    attributes = {
+        n.attr for _, argument, _ in arguments.values() for n in ast.walk(argument)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first
+    }  # fmt: skip
+    if first not in read or not attributes:
+        return None
+    init_parameters = {a.arg for a in parameters(init, variadic=False)}
+    set_from_parameters = {
+        target.attr for node in ast.walk(init) if isinstance(node, ast.Assign) and _root_name(node.value) in init_parameters
+        for target in node.targets if is_self_attribute(target)
+    }  # `self.model = model`, `self.model = model.to(device)`
+    return init if attributes & set_from_parameters else None
+
+
+def _dict_bound(caller, value: ast.AST) -> ast.AST:
+    """The one value a `**kwargs` name is bound to where the call reads it (`kwargs = dict(model=model)`)."""
+    values = caller.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
+    return values[0] if values is not None and len(values) == 1 else value
+
+
+def _root_name(value: ast.AST) -> str | None:
+    """`model` for `model`, `model.to(device)`, `model.cuda()`: the name a chain of method calls starts from."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        value = value.func.value
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _first_name(function: ast.AST) -> str | None:
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional else None
 
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:

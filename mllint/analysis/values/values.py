@@ -71,6 +71,9 @@ VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
+# Tensor methods (and `torch.` functions) that pick some of a tensor's values: `probs.gather(1, a)` is softmax output.
+SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
+SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
@@ -168,6 +171,13 @@ class Item:
 
 
 @dataclass(frozen=True, eq=False)
+class Selected:
+    """Values picked from a tensor (`probs.gather(1, a)`, `probs[:, a]`, `probs.index_select(0, i)`): of its kind."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
 class Mixed:
     """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
     outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
@@ -202,7 +212,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Mixed | Passed
+Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -312,9 +322,9 @@ class ValueKinds:
             index = expr.slice.value  # `out["probs"]`
         if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
             index = ...  # `outs[name]`: any item of a collection, not a tensor's row
-        if index is not None:
-            inner = self._value(expr.value, depth + 1, binding)
-            return inner if inner is None or inner is PENDING else Item(inner, index)
+        if index is not None or isinstance(expr, ast.Subscript):
+            inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
+            return inner if inner is None or inner is PENDING else Item(inner, index) if index is not None else Selected(inner)
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, None)
@@ -391,14 +401,16 @@ class ValueKinds:
         if passed is None:
             return None
         caller, argument, passage = passed
-        value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
+        outer = binding.of(definition.node).outer if not passage.default else None
+        value = caller.analysis(ValueKinds).value(argument, depth + 1, outer)
         return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
 
     def argument(self, definition: Definition, binding):
         """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
         binding of its function is given (recorded while recording)."""
         function = definition.node
-        if binding is None or binding.function is not function:
+        binding = binding.of(function) if binding is not None else None  # its own, or the `__init__` one it holds
+        if binding is None:
             if self.unbound is not None and function not in self.unbound:
                 self.unbound.append(function)
             return None
@@ -457,10 +469,18 @@ class ValueKinds:
                 return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
+            if func.attr in SELECTING_METHODS:
+                inner = self._value(func.value, depth + 1, binding)
+                return inner if inner is None or inner is PENDING else Selected(inner)
+        if name in SELECTING_FUNCTIONS and first is not None:  # `torch.gather(probs, 1, a)`
+            inner = self._value(first, depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Selected(inner)
         if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
             return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
+        if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
+            name = self._table_class(func, binding)
         if name is not None:
             activation = self._activation_layer(call, binding)
             if activation is not None:
@@ -543,7 +563,18 @@ class ValueKinds:
         name = self.ctx.qualified_name(func) if not isinstance(func, ast.Call) else self._named_class(func, binding)
         if name is None and isinstance(func, ast.Name):
             name = self._held_class(func, binding)
+        if name is None and isinstance(func, ast.Subscript):
+            name = self._table_class(func, binding)
         return canonical_class(name)
+
+    def _table_class(self, item: ast.Subscript, binding=None) -> str | None:
+        """The class an entry of a dict literal of classes holds (`ACTIVATIONS["softmax"]` with `"softmax":
+        partial(nn.Softmax, dim=-1)`), the table bound once to a name, the key a string (`_string`)."""
+        table = self._reaching(item.value) if isinstance(item.value, ast.Name) else []
+        literal = table[0].value if len(table) == 1 else None
+        key = self._string(item.slice, item, binding, 0) if isinstance(literal, ast.Dict) else None
+        entries = [v for k, v in zip(literal.keys, literal.values) if isinstance(k, ast.Constant) and k.value == key] if key else []
+        return self._class_held_by(self.ctx, entries[0]) if len(entries) == 1 else None
 
     def _held_class(self, name: ast.Name, binding=None) -> str | None:
         """The class a name bound once holds: a class (`act = nn.Tanh`), a `getattr(nn, ...)` of one, a
@@ -560,13 +591,18 @@ class ValueKinds:
         found = self._named_class(held, binding) if isinstance(held, ast.Call) and ctx is self.ctx else None
         if found is not None:
             defaulted = defaulted or self._defaulted.get(held, ())
-        elif isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
-            held = held.args[0]
-        if found is None and isinstance(held, ast.Name | ast.Attribute):
-            found = ctx.qualified_name(held)
+        else:
+            found = self._class_held_by(ctx, held)
         if found is not None and defaulted:
             self._defaulted[name] = defaulted
         return found
+
+    @staticmethod
+    def _class_held_by(ctx, held: ast.AST | None) -> str | None:
+        """The class an expression of `ctx` names: `nn.Tanh`, or `functools.partial(nn.Softmax, dim=-1)`."""
+        if isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
+            held = held.args[0]
+        return ctx.qualified_name(held) if isinstance(held, ast.Name | ast.Attribute) else None
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
         """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
@@ -723,7 +759,7 @@ class ValueKinds:
         if passed is None:
             return None
         caller, argument, passage = passed
-        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
+        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.of(definition.node).outer)
 
     def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
         """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
