@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
-from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.call_sites import built, made_classes, makers
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
@@ -169,8 +169,7 @@ class LossCalls:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
         `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
         made = built(self.ctx, func, binding)
-        objects = self.ctx.analysis(Objects)
-        classes = [objects.constructed(c, k) for c, k in made or ()]
+        classes = [made_classes(c, k, self.ctx) for c, k in made or ()]
         if not classes or None in classes:
             return None
         losses = {LOSSES.get(canonical_class(name)) for names in classes for name in names}
@@ -223,9 +222,8 @@ class LossCalls:
         (with it). Only calls that may hold a loss."""
         if not self._may_hold_a_loss(call):
             return iter(())
-        objects = self.ctx.analysis(Objects)
         return (
-            (frozenset(canonical_class(n) for c, k in made for n in objects.constructed(c, k) or {None}), binding)
+            (frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None}), binding)
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
 

@@ -43,7 +43,7 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.project import ProjectView, find_definition
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
@@ -271,8 +271,10 @@ class Callers:
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
         path, line, site = self._place(caller, call)
         bound = bind_arguments(call, function, target.skips_first, lambda value: _dict_bound(caller, value))
-        arguments = {
-            name: (caller, argument, Passage(name, caller.text(argument), path, line))
+        splatted = {n: v for n, v in _splatted(call, function, target.skips_first).items() if bound.get(n) is None}
+        bound = {**bound, **splatted}
+        arguments = {  # what a splat gives is shown as the splat (`**layer_kwargs`)
+            name: (caller, argument, Passage(name, caller.text(argument) if name not in splatted else _splat_text(caller, call), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
         defaults = _defaults_binding(ctx, function, self._display(ctx))
@@ -398,7 +400,7 @@ class Callers:
     def _reaches(self, caller, call: ast.Call, target: "_Target") -> bool:
         func = call.func
         if target.method is None:
-            return self._is(caller.qualified_name(func), target.qualified)
+            return self._is(caller.qualified_name(func), target.qualified, target.path)
         if not isinstance(func, ast.Attribute):
             return False
         receiver = func.value
@@ -407,15 +409,19 @@ class Callers:
             module = caller.module.name if caller.module else ""
             return cls is not None and f"{module}.{cls.name}" == target.cls
         found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
-        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls)
+        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
-    def _is(self, qualified: str | None, target: str) -> bool:
+    def _is(self, qualified: str | None, target: str, path: str) -> bool:
+        """Does `qualified` name `target`, defined in the file at `path`: also by the name of a namespace
+        package (`models.classifier.Net` of `models/classifier.py`, which has no `__init__.py` beside it)?"""
         if qualified is None:
             return False
         if qualified == target:
             return True
         found = find_definition(self.view.summary, qualified)
-        return found is not None and f"{found[0].name}.{found[1]}" == target
+        if found is None or found[1] != target.rpartition(".")[2]:
+            return False
+        return f"{found[0].name}.{found[1]}" == target or (self.ctx.project is not None and self.ctx.project.locate(found[0].name) == path)
 
     def _display(self, ctx) -> str:
         """A file as messages show it: "" for the linted file, else relative to it."""
@@ -440,6 +446,40 @@ class CallsByName:
             self.named.setdefault(called_name(call.func), []).append(call)
 
 
+def _splatted(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST]:
+    """What a call's keywords give the parameters only a `**kwargs` splat may fill, and the function's own
+    `**kwargs`: with one splat (`DenseLayer(ch, **layer_kwargs)`), its item at each such parameter's name
+    (`layer_kwargs.get("inplace", False)` for one whose default is a constant, else `layer_kwargs["inplace"]`;
+    unknown past another default) and, with no other keyword left over for it, the splatted dict; with none,
+    the dict of the keywords left over (`Net(inplace=True)` for `def __init__(self, **kw)`)."""
+    splats = [k.value for k in call.keywords if k.arg is None]
+    args = function.args
+    named = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    left = [k for k in call.keywords if k.arg is not None and k.arg not in named]
+    if len(splats) > 1 or (not splats and not left):
+        return {}
+    if not splats:
+        rest = ast.Dict(keys=[ast.Constant(k.arg) for k in left], values=[k.value for k in left])
+        return {args.kwarg.arg: ast.copy_location(rest, left[0].value)} if args.kwarg is not None else {}
+    positional = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
+    splat, passed = splats[0], {k.arg for k in call.keywords} | {a.arg for a in positional[: len(call.args)]}
+    defaults, found = parameter_defaults(function), {}
+    for name in [a.arg for a in [*positional, *args.kwonlyargs] if a not in args.posonlyargs and a.arg not in passed]:
+        default = defaults.get(name)
+        if default is None:  # a parameter it must fill: its item
+            found[name] = ast.copy_location(ast.Subscript(value=splat, slice=ast.Constant(name), ctx=ast.Load()), splat)
+        elif isinstance(default, ast.Constant):  # `layer_kwargs.get("inplace", False)`: the default where the dict may lack it
+            get = ast.Attribute(value=splat, attr="get", ctx=ast.Load())
+            found[name] = ast.copy_location(ast.Call(func=get, args=[ast.Constant(name), default], keywords=[]), splat)
+    if args.kwarg is not None and not left:
+        found[args.kwarg.arg] = splat
+    return found
+
+
+def _splat_text(caller, call: ast.Call) -> str:
+    return ", ".join(f"{k.arg}={caller.text(k.value)}" if k.arg else f"**{caller.text(k.value)}" for k in call.keywords)
+
+
 def _unpacked(caller, call: ast.Call, function: ast.AST, skips_first: bool, bound: dict) -> tuple:
     """The parameters a last positional `*args` argument fills, each with its element: `train_dl` and
     `val_dl` of `fit(model, train_dl, val_dl)` called as `fit(model, *make_loaders())`."""
@@ -458,25 +498,26 @@ class _Target:
     cls: str | None = None  # a method's class
     method: str | None = None
     skips_first: bool = False  # `self` is bound by the call
+    path: str = ""  # the file of the function
 
 
 def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module = ctx.module.name
+    module, path = ctx.module.name, os.path.abspath(ctx.real_path or ctx.path)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
-        return _Target(module, f"{module}.{function.name}", function.name)
+        return _Target(module, f"{module}.{function.name}", function.name, path=path)
     if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
         return None
     cls = f"{module}.{parent.name}"
     if function.name == "__init__":
-        return _Target(module, cls, parent.name, skips_first=True)
+        return _Target(module, cls, parent.name, skips_first=True, path=path)
     decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
-    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators)
+    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path)
 
 
 def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
@@ -566,7 +607,7 @@ def _first_name(function: ast.AST) -> str | None:
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
-    names = {a.arg for a in parameters(function, variadic=False)}
+    names = {a.arg for a in parameters(function)}
     return any(
         isinstance(node, ast.Name) and node.id in names
         for _, argument, _ in arguments.values()
