@@ -116,10 +116,6 @@ def test_starred_arguments_leave_the_parameters_unknown(tmp_path):
 
             arguments = (Classifier(), None, None)
             step(*arguments)
-
-
-            def run(options):
-                step(**options)
             """,
     })  # fmt: skip
     assert findings(tmp_path, "engine.py") == []
@@ -132,26 +128,6 @@ def test_a_dict_splatted_into_a_call_binds_its_items(tmp_path):
     [(code, line, message)] = findings(tmp_path, "engine.py")
     assert (code, line) == ("ML101", 5)
     assert "`model` is `Classifier()` passed at main.py:4" in message
-
-
-def test_a_dict_literal_splatted_into_a_call_binds_the_parameters_it_names(tmp_path):
-    write(tmp_path, {
-        "models.py": MODELS,
-        "engine.py": """\
-            from torch import nn
-
-
-            def step(model, x, y):
-                return nn.CrossEntropyLoss()(model(x), y)
-            """,
-        "main.py": """\
-            from engine import step
-            from models import Classifier
-
-            step(**{"model": Classifier(), "x": None, "y": None})
-            """,
-    })  # fmt: skip
-    assert [code for code, *_ in findings(tmp_path, "engine.py")] == ["ML101"]
 
 
 def test_a_text_alone_knows_its_own_call_sites():
