@@ -135,7 +135,9 @@ def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str |
         return (*shapes, ("input", "target")[side])
     a, b = prediction.shape, target.shape
     result = broadcast(a, b)
-    if not (is_known(a) and is_known(b) and result is not None and expanded(a, result) and expanded(b, result)):
+    if a is None or b is None or result is None:
         return None
-    extra = "input" if trailing_one_added(a, b) else "target" if trailing_one_added(b, a) else None
+    extra = "input" if trailing_one_added(a, b, ranks_only=True) else "target" if trailing_one_added(b, a, ranks_only=True) else None
+    if extra is None and not (is_known(a) and is_known(b) and expanded(a, result) and expanded(b, result)):
+        return None
     return format_shape(a), format_shape(b), format_shape(result), extra

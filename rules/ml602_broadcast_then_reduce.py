@@ -126,7 +126,7 @@ class BroadcastThenReduce(Rule):
         reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
         if reduced is False or (reduced is not True and not reads):
             return None
-        found = _column_and_row(value_of(node.left), value_of(node.right))
+        found = _column_and_row(value_of(node.left), value_of(node.right), not _written_outer(node))
         if found is None:
             return None
         values = self.ctx.analysis(ValueKinds)
@@ -179,18 +179,32 @@ class BroadcastThenReduce(Rule):
         return self._reducing[(scope, target.id)]
 
 
-def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
+def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str, str, str] | None:
     """The shapes of a `(N, 1)` and a `(N,)` operand (either way round) and of their broadcast, as text;
-    a `(B, ..., 1)` of unknown rank against `(B,)` counts."""
+    a `(B, ..., 1)` of unknown rank against `(B,)` counts, and with `ranks_only` sizes unknown on one side
+    (`(?, 1)` against `(B,)`)."""
     if not isinstance(left, Tensor) or not isinstance(right, Tensor):
         return None
     column = unknown_rank_column(left, right)
     if column is not None:
         return column[:3]
     a, b = left.shape, right.shape
-    if a is None or b is None or not (trailing_one_added(a, b) or trailing_one_added(b, a)):
+    if a is None or b is None or not (trailing_one_added(a, b, ranks_only) or trailing_one_added(b, a, ranks_only)):
         return None
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
+
+
+def _written_outer(node: ast.BinOp) -> bool:
+    """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
+    `a.unsqueeze(1) * b`)? A pairing written on purpose: only known sizes decide."""
+    for operand in (node.left, node.right):
+        if isinstance(operand, ast.Subscript):
+            items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
+            if any(isinstance(i, ast.Constant) and i.value is None for i in items):
+                return True
+        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr == "unsqueeze":
+            return True
+    return False
 
 
 def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:

@@ -279,6 +279,16 @@ class Shapes:
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
         return any(isinstance(value, ast.Name) for value in assigned)
 
+    def called_self(self, func: ast.AST) -> ast.ClassDef | None:
+        """The module class of the file whose method calls its own instance, `self(x)` (a Lightning-like
+        `training_step`): that instance runs the class's `forward`."""
+        method = self.ctx.scopes.enclosing_function(func) if isinstance(func, ast.Name) and func.id == "self" else None
+        cls = self.modules.method_of_module(method, self.ctx) if method is not None else None
+        first = method.args.posonlyargs + method.args.args if cls is not None else []
+        if not first or first[0].arg != "self" or method.decorator_list:
+            return None
+        return cls if all(d.node is method for d in self.values.reaching_definitions(func)) else None
+
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
 
@@ -696,14 +706,16 @@ class Interpreter(Operations):
         values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
         self.env = outer
         only = node.generators[0]
-        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs and values[0] is not None:
+        if not isinstance(node, ast.ListComp) or values[0] is None:
+            return None
+        if len(node.generators) == 1 and not only.ifs:
             source = self.seen.get(only.iter)
             if isinstance(source, Listed):
                 return Listed(values[0], source.length)  # `[s[1] for s in batch]`
             counted = only.iter
             if isinstance(counted, ast.Call) and isinstance(counted.func, ast.Name) and counted.func.id == "range" and len(counted.args) == 1:
                 return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
-        return None
+        return Listed(values[0], None)  # `[emb(x[:, i]) for i, emb in enumerate(self.embs)]`: how many, unknown
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -1028,11 +1040,14 @@ class Interpreter(Operations):
             if receiver.shape is None and receiver.ends is not None:
                 return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
             result = self.method(node, node.func.attr, receiver)
-            if not isinstance(result, tuple):
+            if result is not None and not isinstance(result, tuple):
                 return result
-            shape = result
+            shape = result  # None: a tensor of unknown shape (`np.load(f).astype(t)`), which `.view(-1, 1)` may tell
         elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
             arguments += self.keywords(node)
+            own = self.shapes.called_self(node.func)
+            if own is not None:
+                return self.shapes.class_output(own, arguments)
             constructor = self.shapes.constructor(node.func)
             if constructor is not None:
                 return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)

@@ -55,7 +55,7 @@ TORCH_BASES = {
     "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
     "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
 }  # fmt: skip
-CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
+CALLED_BY_FRAMEWORKS = {"forward"}  # called as `model(x)`: a step method (`training_step`) has call sites only in a script loop
 
 T = TypeVar("T")
 
