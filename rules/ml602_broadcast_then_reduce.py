@@ -65,14 +65,25 @@ class BroadcastThenReduce(Rule):
         super().__init__(ctx)
         self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
         self._reducing: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}
+        self._calls_reported: set[ast.Call] = set()  # a helper's call, reported once from either side
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         shapes = self.ctx.analysis(Shapes)
         found = self._broadcast_then_reduced(node, shapes.value)
         if found is not None:
             left, right, result = found
+            site = shapes.call_site(node)  # the operands' shapes are what a call passes
+            if site is not None and not site.path and site.call is not None:  # a call in this file: reported there
+                function = self.ctx.scopes.enclosing_function(node)
+                message = self.helper_message.format(
+                    call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node),
+                    left=left, right=right, result=result,
+                )  # fmt: skip
+                if site.call not in self._calls_reported:
+                    self._calls_reported.add(site.call)
+                    self.report(site.call, message, related=call_sites(site.outer))
+                return
             message = self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result)
-            site = shapes.call_site(node)  # the operands' shapes are what a call of another module passes
             message += f" (with what the call at {site.place} passes)" if site is not None else ""
             self.report(node, message, related=call_sites(site))
 
@@ -92,7 +103,9 @@ class BroadcastThenReduce(Rule):
                     call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation),
                     left=left, right=right, result=result,
                 )  # fmt: skip
-                self.report(node, message)
+                if node not in self._calls_reported:
+                    self._calls_reported.add(node)
+                    self.report(node, message)
                 return
 
     def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:

@@ -72,6 +72,7 @@ class Binding:
     outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
     site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
     unpacked: tuple = ()  # (parameter, the caller's context, its `*args` argument, the index of its element)
+    call: ast.Call | None = None  # the call itself, a node of the caller's tree
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
@@ -266,7 +267,7 @@ class Callers:
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked) for outer in outers or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call) for outer in outers or [None]]
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
