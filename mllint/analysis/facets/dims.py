@@ -124,9 +124,12 @@ def format_ends(ends: tuple[Shape, Shape]) -> str:
 
 def column_against_batch(ends: tuple[Shape, Shape], shape: Shape) -> bool:
     """Is a tensor of unknown rank `(B, ..., 1)` (known ends) set against `(B,)`: the same batch
-    dimension B (not 1), which the trailing 1 broadcasts against? Both stretch: to `(B, ..., B)`."""
+    dimension B (not 1; or a size unknown on one side), which the trailing 1 broadcasts against? Both
+    stretch: to `(B, ..., B)`."""
     head, tail = ends
-    return len(shape) == 1 and bool(head) and bool(tail) and tail[-1] == 1 and shape[0] not in (1, None) and head[0] == shape[0]
+    if not (len(shape) == 1 and head and tail and tail[-1] == 1 and 1 not in (shape[0], head[0])):
+        return False
+    return head[0] is None or shape[0] is None or head[0] == shape[0]  # a size unknown on one side: the ranks decide
 
 
 def broadcast(a: Shape | None, b: Shape | None) -> Shape | None:

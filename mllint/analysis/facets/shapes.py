@@ -28,7 +28,8 @@ from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_data
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LOSSES, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    LOSSES, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
@@ -60,7 +61,7 @@ TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
-LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
+LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
 
 
 class Shapes:
@@ -219,6 +220,8 @@ class Shapes:
         if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
+            if len(constructor.args) == 1 and isinstance(constructor.args[0], ast.Starred):
+                return self._truncated_output(constructor.args[0].value, first)
             value = first
             for layer in constructor.args:
                 if not isinstance(layer, ast.Call) or not isinstance(value, Tensor):
@@ -235,6 +238,9 @@ class Shapes:
             if outputs is not None:
                 return _outputs(outputs, key)
             if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
+                batched = batched_convolution(name, constructor, first.ends, self.static_dim)
+                if batched is not None:
+                    return Tensor(batched, key)
                 return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
             shape = torch_layer_output(name, constructor, value_shape(first), self.static_dim)
             return Tensor(shape, key)
@@ -245,6 +251,16 @@ class Shapes:
         if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
             return Tensor(None, key)
         return output
+
+    def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
+        """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
+        cut = truncated_children(layers)
+        built = self.constructor(cut[0]) if cut is not None else None
+        if built is None or not isinstance(first, Tensor):
+            return None
+        batch = first.shape[0] if first.shape is not None and len(first.shape) == 4 else first.ends[0][0] if first.ends and first.ends[0] else None
+        shape = truncated_resnet(built[0].qualified_name(built[1].func), cut[1], batch)
+        return Tensor(shape, ("call", id(layers), first.key)) if shape is not None else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
@@ -560,8 +576,8 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) for v in value.values)
     if isinstance(value, Fields):
         return any(_informative(v) for _, v in value.values)
-    if isinstance(value, Listed):
-        return _informative(value.item)
+    if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
+        return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
 
 
@@ -1077,7 +1093,7 @@ class Interpreter(Operations):
         return self.ctx, node
 
     def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
-        """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
+        """`zip(*batch)`, `list(xs)`, `len(xs)`, `reversed(xs)` of a list of samples."""
         if builtin == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
             samples = self.value_of(node.args[0].value)
             if isinstance(samples, Listed) and isinstance(samples.item, Items):
