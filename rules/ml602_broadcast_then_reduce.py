@@ -209,13 +209,13 @@ def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str,
 
 def _written_outer(node: ast.BinOp) -> bool:
     """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
-    `a.unsqueeze(1) * b`)? A pairing written on purpose: only known sizes decide."""
+    `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`)? A pairing written on purpose: only known sizes decide."""
     for operand in (node.left, node.right):
         if isinstance(operand, ast.Subscript):
             items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
             if any(isinstance(i, ast.Constant) and i.value is None for i in items):
                 return True
-        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr == "unsqueeze":
+        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in ("unsqueeze", "view", "reshape"):
             return True
     return False
 

@@ -104,9 +104,9 @@ class Operations:
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
         if name in FROM_ARRAY and first is not None:
             array = self.value_of(first)
-            if isinstance(array, (Listed, Items)):  # `torch.tensor(labels)`, `torch.tensor([[b["y"]] for b in batch])`
+            if isinstance(array, (Listed, Items, Number)):  # `torch.tensor(labels)`, `torch.tensor([[b["y"]] for b in batch])`
                 shape = nested_shape(array)
-                if shape is not None or isinstance(array, Listed):
+                if shape is not None or not isinstance(array, Items):
                     return shape
             return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
@@ -288,6 +288,12 @@ class Operations:
         if isinstance(node, (ast.List, ast.Tuple)):
             return [None if isinstance(e, ast.Starred) else self.value_of(e) for e in node.elts]
         value = self.value_of(node)
+        if isinstance(node, ast.Name) and isinstance(value, Tensor) and value.key[0] == "assigned":
+            assigned = self.shapes.values.reaching_values(node)  # `parts = [...] + [x]`, unchanged since: joined here
+            statement = self.ctx.scopes.parent(assigned[0]) if assigned and len(assigned) == 1 else None
+            if isinstance(statement, ast.Assign) and isinstance(assigned[0], ast.BinOp) and any(id(t) == value.key[1] for t in statement.targets):
+                return self.listed_parts(assigned[0])
+            return None
         if isinstance(value, Items):
             return list(value.values)
         if isinstance(value, Listed) or isinstance(node, (ast.ListComp, ast.GeneratorExp)):

@@ -781,12 +781,13 @@ class Interpreter(Operations):
         self.env[left.value.id] = Tensor(dims, key, label)
 
     def append(self, expr: ast.AST) -> None:
-        """`items.append(v)` on a list: a list of values like `v`, if every other item is alike."""
+        """`items.append(v)` (`insert(i, v)`) on a list: a list of values like `v`, if every other item is alike."""
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)):
             return
         name, listed = expr.func.value.id, self.env.get(expr.func.value.id)
         if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
-            value = self.seen.get(expr.args[0]) if expr.func.attr == "append" and len(expr.args) == 1 else None
+            added = {"append": 1, "insert": 2}.get(expr.func.attr)  # `ret.insert(0, g)` adds its second argument
+            value = self.seen.get(expr.args[-1]) if added == len(expr.args) else None
             current = {listed.item} if isinstance(listed, Listed) else set(listed.values)
             alike = value is not None and current <= {value}
             self.env[name] = Listed(value, None) if alike else Tensor(None, ("assigned", id(expr), name), name)
@@ -1040,6 +1041,9 @@ class Interpreter(Operations):
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
+            listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
+            if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
+                return Tensor(None, ("call", id(node)), ends=((listed.length,), listed.item.ends[1] if listed.item.ends else ()))
         elif name in NUMPY_STACKING:
             shape = self.concatenate(node, name == "numpy.stack")
         elif name in WHERE and len(node.args) == 3 and not node.keywords:
