@@ -17,6 +17,7 @@ SHAPE_PRESERVING = frozenset(
         "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
     )
 )  # fmt: skip
+LINEAR = "torch.nn.Linear"
 CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
 ADAPTIVE_POOLS = {f"torch.nn.Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
 

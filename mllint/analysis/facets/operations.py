@@ -19,7 +19,8 @@ SAME_SHAPE_METHODS = frozenset(
     "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
     "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
     "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
-    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
+    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy "
+    "index_add index_add_ scatter_add scatter_add_ index_copy index_copy_ index_fill index_fill_ scatter scatter_".split()
 )
 # Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
 ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())

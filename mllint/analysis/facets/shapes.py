@@ -18,22 +18,23 @@ It is lazy: a function is interpreted the first time a rule asks about one of it
 from __future__ import annotations
 
 import ast
+import itertools
 
 from mllint.analysis.objects.call_sites import built, makers
 from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LOSSES, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
     PARAMETERS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, WHERE, Operations, matmul_shape,
 )
@@ -206,8 +207,27 @@ class Shapes:
                 if values:
                     self.bindings[function] = binding
                     return values
+            return self._library_batch(function)
         finally:
             _ACTIVE_CLASSES.pop()
+
+    def _library_batch(self, function: ast.AST) -> dict[str, object]:
+        """`compute_loss(self, model, inputs)` of a `transformers.Trainer` subclass of the file: `inputs` is
+        a batch of the `train_dataset` a construction of the class passes, collated by default (no
+        `data_collator` given)."""
+        cls = self.ctx.scopes.parent(function)
+        named = [a.arg for a in function.args.posonlyargs + function.args.args]
+        if function.name != "compute_loss" or len(named) < 3 or not isinstance(cls, ast.ClassDef):
+            return {}
+        if not any(canonical_class(self.ctx.qualified_name(b)) in LIBRARY_TRAINERS for b in cls.bases):
+            return {}
+        for caller, call in itertools.islice(self.ctx.analysis(Callers).constructions(cls), MAX_CALL_DEPTH):
+            dataset = call_argument(call, 3, "train_dataset") if call_argument(call, 2, "data_collator") is None else None
+            samples = as_dataset(caller.analysis(Shapes).value(dataset)) if dataset is not None else None
+            batch = collate(samples.item, Sym(("batch", id(call)), "batch")) if isinstance(samples, Samples) else None
+            if _informative(batch):
+                self._foreign.append(caller)
+                return {named[2]: batch}
         return {}
 
     # Module summaries.
@@ -221,7 +241,8 @@ class Shapes:
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
             if len(constructor.args) == 1 and isinstance(constructor.args[0], ast.Starred):
-                return self._truncated_output(constructor.args[0].value, first)
+                listed = constructor.args[0].value
+                return self._truncated_output(listed, first) or self._listed_output(listed, constructor, first)
             value = first
             for layer in constructor.args:
                 if not isinstance(layer, ast.Call) or not isinstance(value, Tensor):
@@ -261,6 +282,21 @@ class Shapes:
         batch = first.shape[0] if first.shape is not None and len(first.shape) == 4 else first.ends[0][0] if first.ends and first.ends[0] else None
         shape = truncated_resnet(built[0].qualified_name(built[1].func), cut[1], batch)
         return Tensor(shape, ("call", id(layers), first.key)) if shape is not None else None
+
+    def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
+        """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
+        a `Linear`: that `Linear`'s output (an MLP builder's)."""
+        layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
+        if layers is None or not isinstance(layers[1], ast.Call):
+            return None
+        names = [canonical_class(self.ctx.qualified_name(i.func)) if isinstance(i, ast.Call) else None for i in layers[0]]
+        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or canonical_class(self.ctx.qualified_name(layers[1].func)) != LINEAR:
+            return None
+        key = ("call", id(constructor), first.key)
+        if first.shape is None and first.ends is not None:
+            return Tensor(None, key, ends=torch_layer_ends(LINEAR, layers[1], first.ends, self.static_dim))
+        shape = torch_layer_output(LINEAR, layers[1], first.shape, self.static_dim)
+        return Tensor(shape, key) if shape is not None else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
@@ -415,7 +451,25 @@ class Shapes:
         if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
-        return self._parameter_symbol(expr)
+        symbol = self._parameter_symbol(expr)
+        return self._defaulted_size(expr) or symbol
+
+    def _defaulted_size(self, parameter: ast.Name) -> int | None:
+        """An int parameter (`d_out=1`) that every call site of its function leaves to its default or passes
+        the same int literal as: that int (`nn.Linear(d, d_out)` of an `MLP(8)`). None when a call unpacks
+        `*args`/`**kwargs` or passes anything else."""
+        function = self.ctx.scopes.enclosing_function(parameter)
+        default = parameter_defaults(function).get(parameter.id) if function is not None else None
+        if int_literal(default) is None:
+            return None
+        sizes = set()
+        for binding in self.ctx.analysis(Callers).bindings(function):
+            call = binding.call
+            if call is not None and (any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)):
+                return None
+            passed = binding.argument(parameter.id)
+            sizes.add(int_literal(passed[1]) if passed is not None else None)
+        return sizes.pop() if len(sizes) == 1 else None
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
         """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size; a
@@ -722,6 +776,8 @@ class Interpreter(Operations):
         values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
         self.env = outer
         only = node.generators[0]
+        if isinstance(node, ast.DictComp):
+            return Fields(())  # its keys unknown: what is stored at a constant key after it is known (`item["labels"] = y`)
         if not isinstance(node, ast.ListComp) or values[0] is None:
             return None
         if len(node.generators) == 1 and not only.ifs:
@@ -803,6 +859,10 @@ class Interpreter(Operations):
             self.env[target.id] = value
         elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Fields):
+            key, fields = target.slice, self.env[target.value.id]  # `item["labels"] = y` on a dict the analysis knows
+            kept = tuple((k, v) for k, v in fields.values if not isinstance(key, ast.Constant) or k != key.value)
+            self.env[target.value.id] = Fields(kept + ((key.value, value),)) if isinstance(key, ast.Constant) and isinstance(key.value, str) else Tensor(None, ("assigned", id(target), target.value.id))
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
             if any(isinstance(e, ast.Starred) for e in elements):

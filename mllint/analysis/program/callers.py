@@ -307,15 +307,20 @@ class Callers:
         search is past the budget."""
         if self.ctx.module is None or self.ctx.scopes.parent(cls) is not self.ctx.tree:
             return None
-        module = self.ctx.module.name
-        target = _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True)
         found: list[tuple[object, ast.Call]] = []
-        for caller, construction in self._sites(self.ctx, target):
+        for caller, construction in self.constructions(cls):
             calls = _calls_of_instance(caller, construction)
             if calls is None or len(found) + len(calls) > MAX_SITES:
                 return None
             found += [(caller, call) for call in calls]
         return found
+
+    def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
+        """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
+        the context each stands in."""
+        if self.ctx.module is not None and self.ctx.scopes.parent(cls) is self.ctx.tree:
+            module = self.ctx.module.name
+            yield from self._sites(self.ctx, _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True))
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
