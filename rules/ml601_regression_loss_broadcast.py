@@ -26,8 +26,9 @@ class RegressionLossBroadcast(Rule):
     `(N, 1)` predictions from a `Linear(h, 1)` head against `(N,)` targets. Shapes come from the shape
     analysis (literal sizes, NumPy arrays, datasets and the batches a `DataLoader` makes of them, layers
     of the project's modules, shape operations). A batch whose rank is unknown counts when its ends are
-    known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch. Where a shape
-    is unknown otherwise, nothing is reported.
+    known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch; and a size
+    unknown on one side when the ranks decide (`(?, 1)` against `(B,)`). Where a shape is unknown
+    otherwise, nothing is reported.
 
     The loss, the model and the data may come from elsewhere: a loss object returned by a builder or
     passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
@@ -42,7 +43,12 @@ class RegressionLossBroadcast(Rule):
     plain list of samples given to a `DataLoader` (with a `collate_fn` that pads with `pad_sequence`),
     a batch dict whose target is `pop`ped before `model(**batch)`, a trainer's `self.loader` built in
     its `__init__`, loaders passed as `fit(model, *make_loaders())`, windows sliced as `s[i:i + k]`,
-    and a pool replaced on a submodule (`self.backbone.pool = nn.AdaptiveAvgPool2d(1)`). A size of the
+    and a pool replaced on a submodule (`self.backbone.pool = nn.AdaptiveAvgPool2d(1)`). Also a module
+    calling itself (`self(batch["x"])` in a `training_step` a script loop calls), a `collate_fn`'s nested
+    lists (`torch.tensor([[b["y"]] for b in batch])`), `torch.cat` of a list expression, a truncated
+    torchvision ResNet (`nn.Sequential(*list(base.children())[:-2])`), an MLP built in a loop into
+    `nn.Sequential(*layers)`, sizes left to a parameter's default (`out_dim=1`), and the batches a
+    `transformers.Trainer` subclass's `compute_loss` gets from its `train_dataset`. A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 

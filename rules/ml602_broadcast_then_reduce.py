@@ -22,11 +22,13 @@ class BroadcastThenReduce(Rule):
     directly or through a local variable, also inside a helper function of the file called with such
     tensors (`pinball_loss(model(x), y)`, reported at the call), also through the helper's locals
     assigned from its parameters (`pos = (a * p).sum(-1, keepdim=True)`). Both shapes must be known to
-    the shape analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting with matching
-    size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
-    (`a[:, None] * b[None, :]`) are not reported. A helper of another module is checked with what the
-    first call site that tells passes (the message names it), through shape-keeping functions on the way
-    to the reduction (`F.relu(margin - pos + neg).mean()`).
+    the shape analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`, or have a size unknown on
+    one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
+    with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
+    (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`: then only known sizes decide) are not reported. A
+    helper of the file a module-level call gives its arguments is reported at that call. A helper of another
+    module is checked with what the first call site that tells passes (the message names it), through
+    shape-keeping functions on the way to the reduction (`F.relu(margin - pos + neg).mean()`).
 
     ## Why is this bad?
     `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N

@@ -458,8 +458,8 @@ class Shapes:
         """An int parameter (`d_out=1`) that every call site of its function leaves to its default or passes
         the same int literal as: that int (`nn.Linear(d, d_out)` of an `MLP(8)`). None when a call unpacks
         `*args`/`**kwargs` or passes anything else."""
-        function = self.ctx.scopes.enclosing_function(parameter)
-        default = parameter_defaults(function).get(parameter.id) if function is not None else None
+        function = self.ctx.scopes.enclosing_function(parameter)  # (a file of no known module: its calls are not searched)
+        default = parameter_defaults(function).get(parameter.id) if function is not None and self.ctx.module is not None else None
         if int_literal(default) is None:
             return None
         sizes = set()
