@@ -19,8 +19,12 @@ class SoftmaxIntoCrossEntropy(Rule):
     in probs:`) is softmax output too.
 
     A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or
-    `self.model` set from an `__init__` parameter) is what a call site of the function in the project
-    passes: one call site at a time, whose file and line the message names.
+    `self.model` set from an `__init__` parameter, also when a method passes it on:
+    `self.compute_loss(self.model, batch)`) is what a call site of the function in the project passes:
+    one call site at a time, whose file and line the message names. The loss may be called through a
+    name, a class attribute or a `self.` attribute bound to `F.cross_entropy` or to a
+    `functools.partial` of it (`bc_loss = partial(F.cross_entropy, label_smoothing=0.1)`, a parameter's
+    default `loss=F.cross_entropy`), with its input as `**` a dict (`kw = {"input": probs, ...}`).
 
     ## Why is this bad?
     Cross-entropy applies `log_softmax` itself and expects raw logits. A softmax first squashes the logits

@@ -2,6 +2,7 @@ import ast
 import re
 
 from mllint.analysis.facets.loop_events import Event, EventKind
+from mllint.analysis.objects.call_sites import possible_constants
 from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
@@ -28,10 +29,12 @@ class SchedulerCadence(Rule):
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
     schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
     `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
-    loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). Sizes mllint cannot read
-    (`T_max=cfg.t_max`) are not reported, nor are names that only say "step"
-    (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between decays in
-    torchvision's references), nor a scheduler stepped in both loops under conditions
+    loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). A size read from the
+    configuration counts by its value (`step_size=args.lr_step` with `add_argument("--lr-step",
+    default=30)`, a config field's default, passed into the helper that builds the scheduler). Sizes
+    mllint cannot read (`T_max=cfg.t_max`) are not reported, nor are names that only say "step" whose
+    value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
+    decays in torchvision's references), nor a scheduler stepped in both loops under conditions
     (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
     the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
     backpropagates: in the batch loop (`plateau.step(loss.item())`), or once per epoch with the last
@@ -109,8 +112,8 @@ class SchedulerCadence(Rule):
                 continue
             if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor, passed, sites = known
-            unit = self._unit(made, constructor)
+            made, constructor, passed, sites, home = known
+            unit = self._unit(made, constructor, home or self.ctx)
             if loops.is_training_loop(loop):
                 wrong = unit == "epochs" and self._is_batch_loop(loop)
                 message = self.per_batch_message
@@ -149,13 +152,17 @@ class SchedulerCadence(Rule):
                 return False
         return True
 
-    def _unit(self, made: Scheduler, constructor: ast.Call) -> str | None:
+    def _unit(self, made: Scheduler, constructor: ast.Call, home) -> str | None:
         if made.per_step:
             return "steps"
         if made.name not in EPOCH_SIZED:
             return None
         size = call_argument(constructor, *EPOCH_SIZED[made.name])
-        return _size_unit(size) if size is not None else None
+        unit = _size_unit(size) if size is not None else None
+        if unit is None and isinstance(size, ast.Name | ast.Attribute | ast.Subscript):  # `step_size=args.lr_step`: the value decides
+            values = possible_constants(home, size, self.ctx)
+            unit = "epochs" if values and all(_epoch_count(v) for v in values) else None
+        return unit
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
         """A loop (or comprehension) over a data loader, or a loop nested in an epoch loop of the same function."""
@@ -217,9 +224,12 @@ def _size_unit(size: ast.AST) -> str | None:
     if words:
         return "epochs" if all("epoch" in word for word in words) else None
     numbers = [n.value for n in ast.walk(size) if isinstance(n, ast.Constant)]
-    if numbers and all(isinstance(v, int) and 0 < v <= LARGEST_EPOCH_COUNT for v in numbers):
-        return "epochs"
-    return None
+    return "epochs" if numbers and all(_epoch_count(v) for v in numbers) else None
+
+
+def _epoch_count(value: object) -> bool:
+    """A literal length read as a number of epochs: a positive int no larger than `LARGEST_EPOCH_COUNT`."""
+    return type(value) is int and 0 < value <= LARGEST_EPOCH_COUNT
 
 
 def _identifiers(node: ast.AST) -> list[str]:

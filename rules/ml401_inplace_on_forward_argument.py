@@ -7,9 +7,8 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import built, constants_of, makers
+from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
 from mllint.analysis.objects.callees import forward_calls
-from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -81,7 +80,9 @@ class InplaceOnForwardArgument(Rule):
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
     in `__init__(self, dim, inplace=True)`, every call site leaving it to its default), through an attribute
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
-    `inplace: bool = True`), a command-line option's default (`inplace=args.inplace_act` with
+    `inplace: bool = True`, a NamedTuple's, a `SimpleNamespace(inplace=True)`'s), a dict config's key
+    (`inplace=cfg["act_inplace"]`, `cfg.get(...)`, with a dict literal passed as `cfg`), a `**kwargs` dict
+    splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
     `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
     passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
@@ -279,8 +280,9 @@ class InplaceOnForwardArgument(Rule):
             if first not in self._inplace_modules:
                 return None
             return f"`{self.ctx.text(call.func)}`, whose first layer is `{self.ctx.text(first)}` (line {first.lineno}),"
-        if constructor in self._inplace_modules:
-            return f"`{self.ctx.text(constructor)}`"
+        if constructor in self._inplace_modules:  # built on another line (`self.act = nn.ReLU(...)` in `__init__`): named
+            built_at = f" (line {constructor.lineno})" if constructor.lineno != call.lineno else ""
+            return f"`{self.ctx.text(constructor)}`{built_at}"
         # Built elsewhere: by a factory of the project (`get_activation(act)`), in any module; a layer of
         # torch built here (`nn.Conv2d(...)`) was decided above.
         library = constructor is not None and (self.ctx.qualified_name(constructor.func) or "").startswith("torch.")
@@ -305,7 +307,7 @@ class InplaceOnForwardArgument(Rule):
             return self._partial_inplace(call, ctx)
         named = ctx.qualified_name(call.func)
         if named is None and any(k.arg == "inplace" for k in call.keywords):  # a class from a table or a variable
-            classes = [canonical_class(name) for name in ctx.analysis(Objects).constructed(ctx, call) or ()]
+            classes = [canonical_class(name) for name in made_classes(ctx, call, self.ctx) or ()]
         else:
             classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
@@ -338,9 +340,7 @@ class InplaceOnForwardArgument(Rule):
         one, a config's field, a command-line option's default)."""
         if flag is None:
             return False
-        found = list(constants_of(ctx or self.ctx, flag))
-        # The project's call sites decide; the signature's own defaults stand for callers it does not have.
-        values = [value for value, b in found if b is not None and b.site is not None] or [value for value, _ in found]
+        values = possible_constants(ctx or self.ctx, flag, self.ctx)
         return bool(values) and all(value is True for value in values)
 
     def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:

@@ -15,8 +15,9 @@ class LayerAddedAfterOptimizer(Rule):
     ## What it does
     Reports a layer with parameters assigned to an attribute of a model (`model.fc = nn.Linear(...)`,
     `model.head = Head()`) after an optimizer was built over that model's `parameters()` in the same
-    function (directly, or by a project helper that returns it: `optimizer = build_optimizer(model, cfg)`
-    whose `return` builds it over `model.parameters()`), when the optimizer is used afterwards (stepped, or handed to a training function) and is
+    function (directly, through a name bound to the optimizer class or a `functools.partial` of it:
+    `make_opt = partial(torch.optim.AdamW, lr=5e-4)`, or by a project helper that returns it: `optimizer =
+    build_optimizer(model, cfg)` whose `return` builds it over `model.parameters()`), when the optimizer is used afterwards (stepped, or handed to a training function) and is
     not rebuilt or given the new parameters (`add_param_group`) first. An optimizer built after the
     model is complete, a layer replaced before the optimizer is built (a new head after freezing the
     backbone), and a layer that another optimizer built later takes (`critic_optimizer =

@@ -13,7 +13,9 @@ class CriticSignsAgree(Rule):
     -D(real).mean() - D(fake.detach()).mean()` with `g_loss = -D(fake).mean()`), or the critic's
     scores of real and generated samples minimized with the same sign. Signs are read through unary
     minus, sums, reductions, variables and the gradient a backward is seeded with (`errD_fake.backward(
-    one)`, `errG.backward(mone)` with `mone = -1 * one`, also imported from another module of the project). The critic's step is the backward that also
+    one)`, `errG.backward(mone)` with `mone = -1 * one`, also imported from another module of the project), and a label constant a
+    helper multiplies the scores by (`wasserstein(D(fake), FAKE)` with `(label * scores).mean()` and
+    `REAL, FAKE = -1.0, 1.0`). The critic's step is the backward that also
     scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`, a
     `fake` made under `torch.no_grad()`); the generator's step scores them uncut. The losses may be
     computed by functions of the project (`critic_loss(D, real, fake.detach())` in `losses.py`): each term

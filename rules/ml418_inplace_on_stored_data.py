@@ -1,8 +1,9 @@
 import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.views import changed_in_place, storage_root
-from mllint.analysis.program.callers import Callers
+from mllint.analysis.facets.views import changed_by_callee, changed_in_place, storage_root
+from mllint.analysis.program.callers import Callers, per_call_site
+from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.findings import Severity
@@ -17,7 +18,9 @@ class InplaceOnStoredData(Rule):
     `sample.narrow(-1, 0, 3).mul_(scale)`, `sample[:, :3] += noise`), and in a function or method, of a
     tensor argument (or a view of it: `flat = xb.view(n, -1)` then `flat.sub_(mean).div_(std)`) when a call
     site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
-    of one. Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
+    of one. A sample `__getitem__` passes to a function or a callable object of the project that changes
+    it in place counts too (`x = self.transform(x)` with a transform the dataset's construction passes,
+    also through a `Compose`-like object running the transforms it holds), reported at that call. Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
     functions named for working in place (`normalize_`), a call made once in `__init__`, changes under `torch.no_grad()` (parameters
     updated on purpose) and a module's `forward` (ML401's) are not reported.
@@ -84,6 +87,10 @@ class InplaceOnStoredData(Rule):
         "in-place change of `{name}`, {which}the argument `{parameter}`, changes `{passed}` that {site} "
         "passes: the stored data changes at every call; copy it first (`.clone()`) or compute out of place"
     )
+    passed_message = (
+        "`{call}` changes `{name}`, which is `{root}` (line {line}), in place (`{callee}`, {place}): the data "
+        "`{owner}` stores changes at every access; copy it first (`.clone()`) or compute out of place"
+    )
     severity = Severity.WARNING
     requires_any_text = ("_(", "=")
 
@@ -91,9 +98,9 @@ class InplaceOnStoredData(Rule):
         if node.name == "forward" or node.name.endswith("_") and not node.name.endswith("__"):
             return
         changes = changed_in_place(self.ctx, node)
-        if not changes:
-            return
         indices = {p.arg for p in parameters(node, variadic=False)[1:2]} if node.name == "__getitem__" else set()
+        if not changes and not indices:
+            return
         statements = set()
         for change, name in changes:
             statement = self.ctx.scopes.statement(change)
@@ -107,6 +114,29 @@ class InplaceOnStoredData(Rule):
             elif indices and _stored_item(root, indices):
                 line = root.lineno
                 self.report(change, self.message.format(name=name.id, root=self.ctx.text(root), line=line, owner=self.ctx.text(root.value)))
+        if indices:
+            self._passed_on(node, indices, statements)
+
+    def _passed_on(self, function: ast.AST, indices: set[str], reported: set[ast.AST]) -> None:
+        """A stored sample `__getitem__` passes to a function or callable object of the project that changes
+        it in place (`x = self.transform(x)` with a transform a call site of the dataset passes)."""
+        for call in self.ctx.index.within(function, ast.Call):
+            if self.ctx.scopes.statement(call) in reported:
+                continue
+            for argument in (a for a in call.args if isinstance(a, ast.Name)):
+                found = storage_root(self.ctx, argument)
+                if found is None or not _stored_item(found[0], indices):
+                    continue
+                ask = lambda binding, call=call, argument=argument: changed_by_callee(self.ctx, call, argument, binding)  # noqa: E731
+                changed = next((answer for answer, _ in per_call_site(self.ctx, call, ask)), None)
+                if changed is not None:
+                    home, change, callee = changed
+                    root = found[0]
+                    self.report(call, self.passed_message.format(
+                        name=argument.id, root=self.ctx.text(root), line=root.lineno, owner=self.ctx.text(root.value),
+                        call=self.ctx.text(call.func), callee=callee, place=place_in(self.ctx, home, change),
+                    ))  # fmt: skip
+                    break
 
     visit_AsyncFunctionDef = visit_FunctionDef
 

@@ -280,11 +280,16 @@ def _broad(ctx, exception: ast.AST | None) -> bool:
         return True
     if isinstance(exception, ast.Tuple):
         return any(_broad(ctx, e) for e in exception.elts)
-    if ctx.qualified_name(exception) in OUT_OF_MEMORY_ERRORS:
+    if _library_name(ctx, exception) in OUT_OF_MEMORY_ERRORS:
         return True
     if isinstance(exception, ast.Name):
         return exception.id in BROAD and ctx.qualified_name(exception) is None
-    return ctx.qualified_name(exception) in {f"builtins.{name}" for name in BROAD}
+    return _library_name(ctx, exception) in {f"builtins.{name}" for name in BROAD}
+
+
+def _library_name(ctx, node: ast.AST) -> str | None:
+    """The qualified name of an exception class, through the project's re-exports (`from utils import CudaOOM`)."""
+    return ctx.analysis(ProjectView).library_name(ctx.qualified_name(node))
 
 
 def _leaving(ctx, node: ast.AST) -> bool:
@@ -347,13 +352,13 @@ def _is_out_of_memory_test(ctx, test: ast.AST) -> bool:
         return False
     classes = test.args[1:2]
     classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
-    return bool(classes) and all(ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+    return bool(classes) and all(_library_name(ctx, c) in OUT_OF_MEMORY_ERRORS for c in classes)
 
 
 def _out_of_memory_only(ctx, handler: ast.ExceptHandler) -> bool:
     """Does the handler catch torch's out-of-memory errors only (by any alias)?"""
     caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return all(c is not None and ctx.qualified_name(c) in OUT_OF_MEMORY_ERRORS for c in caught)
+    return all(c is not None and _library_name(ctx, c) in OUT_OF_MEMORY_ERRORS for c in caught)
 
 
 def _blocks(node: ast.AST) -> list[list]:

@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, expanded, format_shape, is_known, trailing_one_added
+from mllint.analysis.objects.callees import names_called
 from mllint.analysis.program.callers import call_sites
 from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import called_name
@@ -31,7 +32,9 @@ class RegressionLossBroadcast(Rule):
     otherwise, nothing is reported.
 
     The loss, the model and the data may come from elsewhere: a loss object returned by a builder or
-    passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loader, tensors
+    passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loss function
+    bound to a name, a `functools.partial` or a `self.` attribute (`self.loss = loss` with
+    `loss=F.mse_loss`); a loader, tensors
     or a batch that the first call site of another module passes (the message names it); datasets and
     helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
     targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
@@ -123,9 +126,11 @@ class RegressionLossBroadcast(Rule):
     def _is_regression_loss(self, call: ast.Call) -> bool:
         if len(call.args) + len(call.keywords) < 2 and not any(k.arg is None for k in call.keywords):
             return False
-        if called_name(call.func) in FUNCTION_NAMES:
+        if called_name(call.func) in FUNCTION_NAMES and self.ctx.qualified_name(call.func) is not None:
             return self.ctx.qualified_name(call.func) in REGRESSION_FUNCTIONS
-        return any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call))
+        if any(classes <= REGRESSION_CLASSES for classes, _ in self.ctx.analysis(LossCalls).called_classes(call)):
+            return True
+        return any(names <= REGRESSION_FUNCTIONS for names, _ in names_called(self.ctx, call))
 
 
 def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str | None] | None:

@@ -1,6 +1,7 @@
 import ast
 from functools import cached_property
 
+from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
 from mllint.analysis.facets.dims import Sym, is_known
@@ -228,5 +229,7 @@ class SqueezeWithoutDim(Rule):
             return name
         if isinstance(call.func, ast.Attribute) and name is not None:
             return None
+        if name is None and loss_function_name(self.ctx, call.func) in LOSS_FUNCTIONS:  # `mse = partial(F.mse_loss)`
+            return loss_function_name(self.ctx, call.func)
         name = canonical_class(self.ctx.analysis(ValueKinds).constructed_class(call.func))
         return name if name is not None and name.startswith("torch.nn.") and name.endswith("Loss") else None

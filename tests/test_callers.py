@@ -97,26 +97,37 @@ def test_keywords_and_defaults_bind_as_python_binds_them(tmp_path):
     assert "`criterion` (its default `nn.CrossEntropyLoss()`)" in message
 
 
+STEP_ENGINE = """\
+    from torch import nn
+
+
+    def step(model, x, y):
+        return nn.CrossEntropyLoss()(model(x), y)
+    """
+
+
 def test_starred_arguments_leave_the_parameters_unknown(tmp_path):
     write(tmp_path, {
         "models.py": MODELS,
-        "engine.py": """\
-            from torch import nn
-
-
-            def step(model, x, y):
-                return nn.CrossEntropyLoss()(model(x), y)
-            """,
+        "engine.py": STEP_ENGINE,
         "main.py": """\
             from engine import step
             from models import Classifier
 
             arguments = (Classifier(), None, None)
             step(*arguments)
-            step(**{"model": Classifier(), "x": None, "y": None})
             """,
     })  # fmt: skip
     assert findings(tmp_path, "engine.py") == []
+
+
+def test_a_dict_splatted_into_a_call_binds_its_items(tmp_path):
+    """`step(**{"model": Classifier(), ...})` binds `model` as Python does, and shows it: the item at its name."""
+    main = 'from engine import step\nfrom models import Classifier\n\nstep(**{"model": Classifier(), "x": None, "y": None})\n'
+    write(tmp_path, {"models.py": MODELS, "engine.py": STEP_ENGINE, "main.py": main})
+    [(code, line, message)] = findings(tmp_path, "engine.py")
+    assert (code, line) == ("ML101", 5)
+    assert "`model` is `Classifier()` passed at main.py:4" in message
 
 
 def test_a_text_alone_knows_its_own_call_sites():

@@ -133,6 +133,9 @@ class Given:
         flow = self.flows.get(name)
         return None if flow is None else (None, flow, None)
 
+    def of(self, function: ast.AST) -> "Given | None":
+        return self if self.function is function else None
+
 
 # What a module of the project must mention for its functions to be read: for cuts in what they return,
 # for the elements of the tuples they return (a return), or for anything (every module).
@@ -479,7 +482,7 @@ class GradientFlow:
         caller, argument, passage = passed
         if isinstance(argument, Flow):  # given as worked out at a call (`Given`)
             return argument
-        outer = None if passage.default else self._binding.outer
+        outer = None if passage.default else self._binding.of(definition.node).outer
         flows = caller.analysis(GradientFlow)
         if flows is not self:
             return flows.flow(argument, outer)

@@ -264,7 +264,8 @@ class Leakage:
     def _passed_evaluation(self, data: ast.Name, function: ast.AST, call: ast.Call, binding) -> str | None:
         """A parameter holding what a call site passes: evaluation data there, with the conditions around
         the fit true for that call's constant arguments (`prepare(X_val, fit=True)` for `if fit:`)."""
-        if binding is None or binding.function is not function:
+        binding = binding.of(function) if binding is not None else None
+        if binding is None:
             unbound = self.values.unbound
             if unbound is not None and function not in unbound:
                 unbound.append(function)

@@ -30,7 +30,7 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import built, makers, under
+from mllint.analysis.objects.call_sites import built, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
@@ -97,6 +97,7 @@ class SchedulerClass(NamedTuple):
     constructor: ast.Call  # in the file that built it
     passed: str  # ", passed at main.py:12" or ", built at utils.py:8" when made elsewhere, else ""
     sites: tuple[Related, ...] = ()  # passed in: the call sites (`callers.call_sites`)
+    home: object = None  # the context of the file the constructor is written in (None: the linted file)
 
 
 class Owners(NamedTuple):
@@ -204,7 +205,7 @@ class TrainingLoops:
             function = self.ctx.scopes.enclosing_function(loop)
             if function is not None and decided_by_parameters(events, function):
                 events = folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
-            self._loop_events[loop] = one_key_per_object(events)
+            self._loop_events[loop] = one_key_per_object(_rebound_keys(self.ctx, function, events))
         return self._loop_events[loop]
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
@@ -229,9 +230,9 @@ class TrainingLoops:
                 if binding is not None:
                     own = signature_passage(binding, event.node.func.value)
                     how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
-                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding))
+                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding), ctx)
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given
@@ -241,7 +242,7 @@ class TrainingLoops:
                 if made is not None:
                     ctx, constructor = found[0]
                     where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}")
+                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
         return SchedulerClass(made, constructor, "") if made else None
 
     def parameter_owners(self, step: Event) -> Owners | None:
@@ -726,7 +727,7 @@ class TrainingLoops:
         if function not in self._function_events:
             self._active.add(function)
             try:
-                self._function_events[function] = self._events(m, function.body, (), depth)
+                self._function_events[function] = _rebound_keys(m.ctx, function, self._events(m, function.body, (), depth))
             finally:
                 self._active.discard(function)
         return self._function_events[function]
@@ -834,10 +835,9 @@ def _within(part, whole) -> bool:
 def _classes(ctx, made: list[tuple[object, ast.Call]] | None) -> set[str | None]:
     """The qualified classes or factories of the calls that made an object, as points-to names what a
     call constructs (`SCHEDULES[name](opt)` with a table of `partial(OneCycleLR, ...)`); {None} when unknown."""
-    objects = ctx.analysis(Objects)
     names: set[str | None] = set()
     for c, k in made or ():
-        constructed = objects.constructed(c, k)
+        constructed = made_classes(c, k, ctx)
         names |= constructed if constructed else {None}
     return names or {None}
 
@@ -910,6 +910,35 @@ def _elements(comprehension: ast.AST) -> list[ast.expr]:
     if isinstance(comprehension, ast.DictComp):
         return [comprehension.key, comprehension.value]
     return [comprehension.elt]
+
+
+def _rebound_keys(ctx, function: ast.AST | None, events: list[Event]) -> list[Event]:
+    """The events of a function (None: the module's own code) on a local name bound in turn to other
+    optimizers (`opt = self.optimizers["critic"]`, later `opt = self.optimizers["gen"]`), keyed by what the
+    binding that reaches each assigns, so that the two are not taken for one; a name bound once keeps its key."""
+    stores: dict[str, int] = {}
+    for node in ctx.index.within(function or ctx.tree, ast.Name):
+        if isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    if not any(stores.get(e.key, 0) > 1 for e in events if e.key is not None):
+        return events
+    values, rekeyed = ctx.analysis(ValueKinds), []
+    for event in events:
+        name = _key_name(event) if stores.get(event.key, 0) > 1 and ctx.scopes.enclosing_function(event.node) is function else None
+        definitions = values.reaching_definitions(name) if name is not None else []
+        value = definitions[0].value if len(definitions) == 1 else None
+        reference = isinstance(value, ast.Name | ast.Attribute | ast.Subscript)  # its objects are the name's, all bindings'
+        rekeyed.append(replace(event, key=source_text(value), objects=None) if reference else event)
+    return rekeyed
+
+
+def _key_name(event: Event) -> ast.Name | None:
+    """The name an optimizer event of the function's own code acts on (`opt` of `opt.step()`, of
+    `scaler.step(opt)`)."""
+    call = event.node
+    if event.kind not in (EventKind.STEP, EventKind.CLEAR) or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    return next((n for n in (call.func.value, *call.args[:1]) if isinstance(n, ast.Name) and n.id == event.key), None)
 
 
 def _renamer(callee: ast.AST, call: ast.Call):

@@ -282,6 +282,9 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node) is not None:
             inner, factor = _scaled(node)
             pending.append((inner, sign * factor_sign(here, factor), through, use, depth + 1, home, calls))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (labelled := _constant_factor(ctx, node, home)) is not None:
+            inner, factor = labelled  # `label * scores` with `label` a constant the call passes (`FAKE = 1.0`)
+            pending.append((inner, sign * factor, through, use, depth + 1, home, calls))
         elif _reduced(here, node) is not None:
             pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
         elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
@@ -329,6 +332,24 @@ def _passed(values: ValueKinds, name: ast.Name, home: Term) -> tuple[ast.AST, Te
     if len(definitions) != 1 or definitions[0].node is not function or arguments.get(name.id) is None:
         return None
     return arguments[name.id], caller
+
+
+def _constant_factor(ctx, product: ast.BinOp, home: Term) -> tuple[ast.AST, int] | None:
+    """(the term, the sign) of a product by a constant of known sign, read through the parameters of the
+    calls the term was reached through: `label * scores` in `wasserstein(scores, label)` called with `FAKE`
+    (`REAL, FAKE = -1.0, 1.0`)."""
+    for term, factor in ((product.right, product.left), (product.left, product.right)):
+        sign = _passed_sign(ctx, factor, home)
+        if sign:
+            return term, sign
+    return None
+
+
+def _passed_sign(ctx, factor: ast.AST, home: Term, depth: int = 0) -> int:
+    """The sign of a constant factor, a parameter read as what the call passes for it; 0: unknown."""
+    values = (home.ctx or ctx).analysis(ValueKinds)
+    passed = _passed(values, factor, home) if isinstance(factor, ast.Name) and depth < MAX_DEPTH else None
+    return _passed_sign(ctx, passed[0], passed[1], depth + 1) if passed is not None else constant_sign(values, factor)
 
 
 def _scaled(product: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.syntax.names import call_argument, called_name
-from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
+from mllint.analysis.objects.call_sites import built, made_classes, makers
+from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
@@ -142,21 +143,33 @@ class LossCalls:
         ctx = self.ctx
         loss, note = LOSSES.get(ctx.qualified_name(call.func)), ""
         if loss is None:
+            loss = loss_function(ctx, call.func, binding)
+            if loss is not None and binding is not None and loss_function(ctx, call.func, None) is None:
+                note = _passed_note(ctx, call.func, binding)
+        if loss is None:
             loss = self._loss_object(call.func, binding)
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
-                note = _passed_note(call.func, binding)
-        argument = call_argument(call, 0, "input") if loss else None
+                note = _passed_note(ctx, call.func, binding)
+        argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
+    def _prediction(self, call: ast.Call) -> ast.AST | None:
+        """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to
+        (`kw = {"input": out, "target": y}; loss_fn(**kw)`)."""
+        found = call_argument(call, 0, "input")
+        for unpacked in (k.value for k in call.keywords if k.arg is None and found is None and isinstance(k.value, ast.Name)):
+            dicts = self.ctx.analysis(ValueKinds).reaching_values(unpacked)
+            found = dict_entries(dicts[0]).get("input") if dicts and len(dicts) == 1 else None
+        return found
+
     def _loss_object(self, func: ast.AST, binding) -> str | None:
         """The loss every object `func` may be computes (`criterion = build_criterion(cfg).to(device)`,
         `self.losses["ce"]`, a loss passed by the call site `binding`), as the objects layer tells."""
         made = built(self.ctx, func, binding)
-        objects = self.ctx.analysis(Objects)
-        classes = [objects.constructed(c, k) for c, k in made or ()]
+        classes = [made_classes(c, k, self.ctx) for c, k in made or ()]
         if not classes or None in classes:
             return None
         losses = {LOSSES.get(canonical_class(name)) for names in classes for name in names}
@@ -193,9 +206,8 @@ class LossCalls:
         (with it). Only calls that may hold a loss."""
         if not self._may_hold_a_loss(call):
             return iter(())
-        objects = self.ctx.analysis(Objects)
         return (
-            (frozenset(canonical_class(n) for c, k in made for n in objects.constructed(c, k) or {None}), binding)
+            (frozenset(canonical_class(n) for c, k in made for n in made_classes(c, k, self.ctx) or {None}), binding)
             for made, binding in makers(self.ctx, call.func) if made
         )  # fmt: skip
 
@@ -233,6 +245,15 @@ class LossCalls:
         }  # fmt: skip
 
 
+def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
+    """The loss of `LOSSES` a called value computes as a function, every value it may be agreeing: a name
+    bound to `F.cross_entropy` or to a `functools.partial` of it, a loss function held on `self` (`self.loss
+    = loss` with `loss=F.mse_loss`), under `binding` what the call site passes."""
+    names = called_names(ctx, func, binding)
+    losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
+    return losses.pop() if len(losses) == 1 else None
+
+
 def _class_name(ctx, constructor: ast.Call) -> str | None:
     """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
     name = ctx.qualified_name(constructor.func)
@@ -241,9 +262,12 @@ def _class_name(ctx, constructor: ast.Call) -> str | None:
     return name
 
 
-def _passed_note(func: ast.AST, binding) -> str:
-    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)"."""
-    passed = binding.argument(func.id) if isinstance(func, ast.Name) else None
+def _passed_note(ctx, func: ast.AST, binding) -> str:
+    """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)", also
+    for the parameter an attribute is set from (`self.loss = loss`)."""
+    parameter = func.id if isinstance(func, ast.Name) else next(
+        (o.name for o in ctx.analysis(Objects).points_to(func) or () if o.kind == "parameter" and o.node is binding.function), None)
+    passed = binding.argument(parameter) if parameter is not None else None
     if passed is None:
         return f" (passed at {binding.place})"
     passage = passed[2]

@@ -461,8 +461,8 @@ class Modes(CallSiteUses):
         updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
         keys = {key, self.objects.key(called_receiver(use.call), None) if self.home(use.call) is self else None} - {None}
         return bool(updated) and not any(
-            k == key or k.startswith(key + ".") or key.startswith(k + ".") for k in updated for key in keys
-        )  # fmt: skip
+            k == key or k.startswith(key + ".") or key.startswith((k + ".", k + "@")) for k in updated for key in keys
+        )  # an optimizer a builder makes over what it makes updates that object at each of its call sites
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it

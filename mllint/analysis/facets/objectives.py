@@ -19,6 +19,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.program.calls import CallResolver
 from mllint.analysis.facets.loops import SCALER_NAME, names_optimizer
 from mllint.analysis.values.optimizers import is_optimizer
@@ -173,6 +174,8 @@ class _Objectives:
         if name in LOG_LIKELIHOOD_FUNCTIONS or (name in LOGARITHMS and call.args and self._probabilities(call.args[0])):
             return Objective(LOG_LIKELIHOOD, 1, call)
         if name in STANDARD_LOSSES or canonical_class(self.values.constructed_class(func)) in STANDARD_LOSSES:
+            return Objective(STANDARD_LOSS, 1, call)
+        if name is None and loss_function_name(self.ctx, func) in STANDARD_LOSSES:  # `bc_loss = partial(F.cross_entropy)`
             return Objective(STANDARD_LOSS, 1, call)
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr in REDUCING_METHODS:

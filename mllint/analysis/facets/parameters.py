@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built, substituted
+from mllint.analysis.objects.call_sites import built, made_classes, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -71,7 +71,10 @@ class Optimized:
 
 
 def is_optimizer_constructor(ctx, call: ast.Call) -> bool:
-    return is_optimizer(ctx.qualified_name(call.func))
+    return is_optimizer(ctx.qualified_name(call.func)) or (
+        isinstance(call.func, ast.Name | ast.Subscript) and ctx.qualified_name(call.func) is None
+        and is_optimizer(ctx.analysis(Objects).called_name(call.func))
+    )  # `make_opt(model.parameters())` with `make_opt = partial(torch.optim.AdamW, lr=...)`
 
 
 class OptimizerConstructors:
@@ -230,7 +233,7 @@ def _is_module_object(objects: Objects, obj: Obj) -> bool:
     if obj.kind != "made" or not isinstance(obj.node, ast.Call):
         return False
     if isinstance(obj.node.func, ast.Subscript):  # `MODELS[name](cfg)`: what the table holds there
-        names = objects.constructed(obj.ctx, obj.node)
+        names = made_classes(obj.ctx, obj.node, objects.ctx)
         return bool(names) and None not in names and all(_names_module_class(obj.ctx, canonical_class(n)) for n in names)
     return is_module_constructor(obj.ctx, obj.node)
 

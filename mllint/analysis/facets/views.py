@@ -15,6 +15,10 @@ whose storage it changes, followed back through views and plain aliases to where
 into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
 a cache on purpose) are not changes of this kind.
 
+`changed_by_callee(ctx, call, argument, binding)` answers, for a tensor a call passes to a function or a
+callable object of the project, where that callee changes it in place: itself, or a callee it passes the
+tensor on to (a `Compose` running the transforms it was built with), the objects found by points-to.
+
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
 is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to.
@@ -22,7 +26,12 @@ is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list
 from __future__ import annotations
 
 import ast
+import re
 
+from mllint.analysis.objects.callees import function_called, method_called, methods_called
+from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.project import ProjectView
 from mllint.analysis.values.values import ValueKinds, canonical_class
 
 # Tensor methods (and `torch.` functions taking the tensor first) whose result shares the tensor's storage.
@@ -191,6 +200,58 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
         if inner is None:
             return expr, last
         expr = inner
+    return None
+
+
+IN_PLACE_TEXT = re.compile(rb"_\(|\[[^\]\n]*\]\s*[-+*/]?=")  # what a module changing a tensor in place shows
+MAX_PASSED_ON = 2  # callees a tensor is passed on through, to the one that changes it
+
+
+def changed_by_callee(ctx, call: ast.Call, argument: ast.AST, binding=None, linted=None, depth: int = 0) -> tuple[object, ast.AST, str] | None:
+    """Where the project function or callable object `call` runs (`self.transform(x)` with the transform a
+    call site of the class passes, under `binding`) changes in place the tensor `argument` gives it: its
+    own change of the parameter (`x.add_(noise)`, or a view of it), or one made by a callee it passes the
+    parameter on to (`for f in self.fns: x = f(x)`); (the callee's context, the change, the callee's
+    name). `linted`: the linted file, whose callers layer finds call sites (default `ctx`)."""
+    linted = linted or ctx
+    method = method_called(ctx, call, binding)
+    methods = [method] if method is not None else methods_called(ctx, call, binding)
+    function = (function_called(ctx, call, binding) or _resolved(ctx, call)) if not methods else None
+    for callee, skips in [(m, True) for m in methods] + ([(function, False)] if function is not None else []):
+        found = _changed_in_callee(callee, call, argument, skips, linted, depth)
+        if found is not None:
+            return found
+    return None
+
+
+def _resolved(ctx, call: ast.Call):
+    """A function of the module or of another module of the project a call names (`standardize(x)`), read
+    when its module makes a change in place."""
+    return CallResolver(ctx, ctx.analysis(ProjectView)).resolve(call, followed=IN_PLACE_TEXT)
+
+
+def _changed_in_callee(callee, call: ast.Call, argument: ast.AST, method: bool, linted, depth: int) -> tuple[object, ast.AST, str] | None:
+    function, home = callee.function, callee.ctx
+    skips = method and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    parameter = next((name for name, value in bind_arguments(call, function, skips).items() if value is argument), None)
+    if parameter is None:
+        return None
+    for change, name in changed_in_place(home, function):
+        root = storage_root(home, name)
+        if root is not None and root[0] is function and root[1].id == parameter:
+            owner = home.scopes.parent(function)
+            return home, change, f"{owner.name}.{function.name}" if isinstance(owner, ast.ClassDef) else function.name
+    if depth >= MAX_PASSED_ON:
+        return None
+    values = home.analysis(ValueKinds)
+    for inner in home.index.within(function, ast.Call):
+        passed = next((a for a in inner.args if isinstance(a, ast.Name) and a.id == parameter and any(
+            d.node is function for d in values.reaching_definitions(a))), None)
+        if passed is not None and home.scopes.enclosing_function(inner) is function:
+            ask = lambda b, inner=inner, passed=passed: changed_by_callee(home, inner, passed, b, linted, depth + 1)  # noqa: E731
+            found = next((answer for answer, _ in per_call_site(home, inner, ask, linted)), None)
+            if found is not None:
+                return found
     return None
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from mllint.analysis.objects.points_to import MAX_OBJECTS, NONE, Obj, Objects, union
-from mllint.analysis.program.callers import Binding, Callers, per_call_site
+from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, union
+from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
@@ -109,38 +109,67 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
-def constants_of(ctx, expr: ast.AST) -> Iterator[tuple[object, Binding | None]]:
-    """The constant `expr` is (`True` of `inplace=self.inplace` with `self.inplace = inplace` and `inplace=True`
-    left to its default, of `cfg.inplace` for a `cfg` a caller makes from a config class whose field defaults
-    to True), as the file tells or under each call site in turn: (the value, the binding or None)."""
-    for (value,), binding in per_call_site(ctx, expr, lambda binding: _constant_under(ctx, expr, binding)):
-        yield value, binding
+def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
+    """Every constant `expr` may be, as the file tells or under every call site of the function (or the
+    class's `__init__`) whose parameters it needs, the signature's defaults standing for callers the project
+    does not have: `{30}` of `step_size=args.lr_step` with `add_argument("--lr-step", default=30)`; None when
+    it may be something else, or is unknown under any call site. `linted`: the linted file, when `ctx` is
+    another module of the project (its call sites are found from there)."""
+    found, bindings = _bindings_needed(ctx, expr, linted)
+    if found is not None or not bindings:
+        return found
+    # Call sites all the way up decide, else the nearest call sites (a caller of its own known by its
+    # annotations or defaults), else the signature's defaults.
+    bindings = [b for b in bindings if len(call_sites(b)) == _chain_length(b)] or [b for b in bindings if b.site is not None] or bindings
+    answers = [_constant_under(ctx, expr, b) for b in bindings]
+    return None if None in answers else frozenset().union(*answers)
+
+
+def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
+    """`Objects.constructed` of a call of `ctx`, a table's key the file does not decide read as the constants
+    it may be: `LOSSES[name](**kw)` in `get_loss(name)` called with `cfg.loss`, a config field defaulting to
+    "nll", makes `torch.nn.NLLLoss`. `linted`: the linted file, when `ctx` is another module of the project."""
+    objects = ctx.analysis(Objects)
+    func = call.func
+    keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
+    return objects.constructed(ctx, call, keys)
+
+
+def _chain_length(binding: Binding) -> int:
+    """How many bindings the chain of `binding` and its callers' holds."""
+    return 1 + (_chain_length(binding.outer) if binding.outer is not None else 0)
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:
     """Is `expr` a constant whatever the callers pass: as the file tells, or under every call site of the
     function (or the class's `__init__`) whose parameters it needs, the signature's defaults included
     (`self.p_loss` with `self.p_loss = p_loss` and `p_loss=3` that no call site passes)?"""
+    found, bindings = _bindings_needed(ctx, expr)
+    return found is not None or (bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings))
+
+
+def _bindings_needed(ctx, expr: ast.AST, linted=None) -> tuple[frozenset | None, list[Binding]]:
+    """(the constants `expr` is as the file tells, or else the bindings of the functions whose parameters it needs)."""
     values = ctx.analysis(ValueKinds)
     outer, values.unbound = values.unbound, []
     try:
-        if _constant_under(ctx, expr, None) is not None:
-            return True
+        found = _constant_under(ctx, expr, None)
         needed = values.unbound
     finally:
         values.unbound = outer
-    callers = ctx.analysis(Callers)
-    bindings = [b for function in needed for b in callers.bindings(function)]
-    return bool(bindings) and all(_constant_under(ctx, expr, b) is not None for b in bindings)
+    if found is not None:
+        return found, []
+    callers = (linted or ctx).analysis(Callers)
+    return None, [b for function in needed for b in callers.bindings_in(ctx, function)]
 
 
-def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> tuple[object] | None:
-    """(the constant,) that every object `expr` may be under `binding` is; None when unknown."""
+def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> frozenset | None:
+    """The constants the objects `expr` may be under `binding` are; None when one of them is no constant."""
     if isinstance(expr, ast.Constant):
-        return (expr.value,)
+        return frozenset({expr.value})
     objects = ctx.analysis(Objects)
     found = under(ctx, expr, binding)
-    values = set()
+    values: set = set()
     for obj in found or ():
         inner = {obj}
         if obj.kind == "field" and obj.base.kind != "made":  # a module's attribute (`self.inplace`): what its writes put there
@@ -152,19 +181,20 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
                 value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
             converted = _converted(value, depth) if value is not None else None
             if converted is not None:
-                values.add(converted[0])
+                values |= converted
                 continue
             if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
                 return None
             values.add(value.node.value)
-    return (values.pop(),) if len(values) == 1 else None
+    return frozenset(values) if values else None
 
 
+NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
 CONVERSIONS = {"bool": bool, "int": int, "float": float, "str": str}
 
 
-def _converted(value: Obj, depth: int) -> tuple[object] | None:
-    """(the constant,) a builtin conversion of a constant makes (`bool(args.inplace_relu)` with the option's
+def _converted(value: Obj, depth: int) -> frozenset | None:
+    """The constants a builtin conversion of constants makes (`bool(args.inplace_relu)` with the option's
     `default=1`: True), read where the conversion is written; None for any other object."""
     call = value.node if value.kind == "made" else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords):
@@ -174,23 +204,30 @@ def _converted(value: Obj, depth: int) -> tuple[object] | None:
         return None
     inner = _constant_under(value.ctx, call.args[0], None, depth + 1)
     try:
-        return (convert(inner[0]),) if inner is not None else None
+        return frozenset(convert(v) for v in inner) if inner is not None else None
     except (TypeError, ValueError):
         return None
 
 
 def _class_default(objects: Objects, field: Obj) -> Obj | None:
     """What an attribute of an object made by a project class holds when its constructor does not set
-    it: the class's own binding (`inplace: bool = True` of a dataclass, `inplace = True`); the keyword of
-    that name when the call passes one (a dataclass's field)."""
+    it: the class's own binding (`inplace: bool = True` of a dataclass, an attrs class or a NamedTuple,
+    `inplace = True`); the argument for that field when the call passes one (by keyword, or by position
+    for a class whose fields make its constructor), and a `SimpleNamespace(inplace=True)`'s keyword."""
     call = field.base.node
+    if isinstance(call, ast.Call) and field.base.ctx.qualified_name(call.func) in NAMESPACES:
+        passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+        return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) and not call.args else None
     found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
-    if found is None or call.args:
+    if found is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     home, cls = found
     if any(isinstance(n, ast.Attribute) and n.attr == field.name and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)):
         return None  # written by a method: not the default
-    passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+    fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    if call.args and (any(isinstance(s, FUNCTIONS) and s.name == "__init__" for s in cls.body) or len(call.args) > len(fields)):
+        return None
+    passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) else None
     for statement in cls.body:
@@ -235,7 +272,8 @@ def _argparse_default(field: Obj) -> Obj | None:
 
 def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:
     """(the caller's context, the argument, the caller's binding) a call site passes for a parameter."""
-    if binding is None or binding.function is not obj.node:
+    binding = binding.of(obj.node) if binding is not None else None
+    if binding is None:
         unbound = obj.ctx.analysis(ValueKinds).unbound
         if unbound is not None and obj.node not in unbound:
             unbound.append(obj.node)

@@ -1,6 +1,9 @@
 """Which method of the project a call on an object runs, the object found by points-to.
 
-`function_called(ctx, call, binding)`: the closure or function a called value is. `method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
+`methods_called(ctx, call, binding)`: the same for a value that may be of several classes.
+`function_called(ctx, call, binding)`: the closure or function a called value is. `called_names(ctx, func,
+binding)`: the library functions or classes a called value is by name (`bc_loss = F.cross_entropy`,
+`partial(torch.optim.AdamW, lr=...)`, `self.loss = loss` with `loss=F.mse_loss` passed or defaulted). `method_called(ctx, call, binding)`: for `criterion(pred, y)` the `forward` (or `__call__`) of the class
 that made `criterion`, for `model.compute_loss(x, y)` the method `compute_loss` (of the class or a base of
 its module), wherever the object was made (`criterion = DeepSupervisionLoss()`, a factory of another
 module, a parameter its call sites fill under `binding`). All the objects the receiver may be must be
@@ -13,11 +16,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from itertools import islice
 
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.points_to import NONE, Obj, Objects, inherited_method
-from mllint.analysis.program.callers import constructions
+from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import Callee
 from mllint.analysis.program.project import ProjectView
 
@@ -32,6 +36,19 @@ def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes]
     return _method_of(ctx, func, ("forward", "__call__"), binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
 
 
+def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
+    """`method_called` of a called value whose objects may be of several project classes (`step(x)` over a
+    list of transforms of different classes): the `forward` or `__call__` of each; empty when one of them
+    is of no project class, or unknown."""
+    objects = ctx.analysis(Objects)
+    found = under(ctx, call.func, binding) if isinstance(call.func, (ast.Name, ast.Attribute, ast.Subscript)) else None
+    classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
+    if None in classes:
+        return []
+    methods = [next((m for n in ("forward", "__call__") if (m := inherited_method(home, cls, n, objects.view))), None) for home, cls in classes]
+    return [Callee(m[1], m[0]) for m in methods if m is not None]
+
+
 def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
     """The function of the project a call of a value runs (`step_fn(batch)` with `step_fn` a closure that
     `make_step(model, optimizer)` returns, passed in by a call site under `binding`); None when it may be
@@ -42,6 +59,31 @@ def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
         return None
     home, function = functions.pop()
     return Callee(function, home) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def called_names(ctx, func: ast.AST, binding=None) -> frozenset[str] | None:
+    """The qualified names of what a called value is: what the call spells (`F.cross_entropy`), or what a
+    name, attribute or item bound to a function or class holds, wherever it is bound (a module global, a
+    class attribute, `self.loss` from a parameter's argument or default under `binding`, a table of them),
+    `functools.partial(f, ...)` naming `f`; None when one of the values is anything else, or unknown."""
+    name = ctx.analysis(Objects).library_name(func)
+    if name is not None or not isinstance(func, (ast.Name, ast.Attribute, ast.Subscript)):
+        return frozenset({name}) if name is not None else None
+    return ctx.analysis(Objects).names(under(ctx, func, binding))
+
+
+def loss_function_name(ctx, func: ast.AST) -> str | None:
+    """The one torch function a name or attribute bound to a function is (`mse = F.mse_loss`, `bc_loss =
+    partial(F.cross_entropy, ...)`), as the file tells; None for a class (calling it builds a module)."""
+    names = called_names(ctx, func) if isinstance(func, ast.Name | ast.Attribute) else None
+    name = next(iter(names)) if names is not None and len(names) == 1 else None
+    return name if name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1].islower() else None
+
+
+def names_called(ctx, call: ast.Call) -> Iterator[tuple[frozenset[str], object]]:
+    """`called_names` of a call's function as the file tells, or else under each call site of the function
+    (or the class) around it that the value needs: (the names, the binding or None)."""
+    return per_call_site(ctx, call, lambda binding: called_names(ctx, call.func, binding))
 
 
 def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed) -> Callee | None:

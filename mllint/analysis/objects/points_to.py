@@ -68,6 +68,8 @@ WRAPPERS = {
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
+BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict"})
+KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
 PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
 OPTIMIZER = re.compile(r"optim|Adam|SGD|RMSprop|Adagrad|Adafactor|Lion|LAMB", re.IGNORECASE)
@@ -89,10 +91,11 @@ class Obj:
     ctx: object = None
 
     def key(self) -> str:
-        """A name for the object, the same wherever it is reached from."""
+        """A name for the object, the same wherever it is reached from; an object a function makes, told
+        apart by the call site of the function, is its unsited key followed by `@` and the site."""
         if self.kind == "field":
             return f"{self.base.key()}.{self.name}"
-        return f"@{self.kind}:{id(self.node)}:{self.name}:{id(self.site)}"
+        return f"@{self.kind}:{id(self.node)}:{self.name}" + (f"@{id(self.site)}" if self.site is not None else "")
 
 
 NONE = Obj("none")
@@ -197,8 +200,25 @@ class Objects:
 
     def _makes_optimizer(self, call: ast.Call) -> bool:
         """An optimizer of torch's table, or a class or factory named like one (`Lion(...)`, `optim.AdamW`)."""
-        name = canonical_class(self.ctx.qualified_name(call.func))
-        return is_optimizer(name) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+        return is_optimizer(canonical_class(self.called_name(call.func))) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
+
+    def called_name(self, func: ast.AST) -> str | None:
+        """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name,
+        attribute or item is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`,
+        `OPTIMIZERS["adamw"]`)."""
+        name = self.library_name(func)
+        if name is not None or not isinstance(func, ast.Name | ast.Attribute | ast.Subscript):
+            return name
+        names = self.names(self.points_to(func))
+        return next(iter(names)) if names is not None and len(names) == 1 else None
+
+    def library_name(self, func: ast.AST) -> str | None:
+        """The qualified name `func` spells when it names no module of the project (`torch.optim.AdamW`): a
+        class attribute or variable of the project (`Config.loss`, `config.bc_loss`) is followed instead."""
+        name = self.ctx.qualified_name(func)
+        top = name.split(".")[0] if name is not None else None
+        own = self.ctx.module is not None and top == self.ctx.module.name.split(".")[0]
+        return None if own or (top is not None and self.ctx.project is not None and self.ctx.project.locate(top)) else name
 
     def parameter_owners(self, call: ast.Call) -> list[ast.AST]:
         """`model` for `AdamW(model.parameters())`, through names bound to what holds the parameters."""
@@ -226,6 +246,8 @@ class Objects:
         here are what they wrap."""
         if name == "[]":
             return self._elements(base, None, depth)
+        if name.startswith("["):  # an item at a constant key of a parameter (`cfg["act_inplace"]`), read where it is passed
+            return self._elements(base, ast.literal_eval(name[1:-1]), depth)
         if name == "module" and base.kind != "parameter" and not self._sets_module(base):
             return frozenset({base})
         return self._field(base, name, depth)
@@ -253,26 +275,27 @@ class Objects:
         name = next(iter(names)) if names and len(names) == 1 else None
         return project_class(self.view, name)
 
-    def constructed(self, ctx, call: ast.Call) -> frozenset | None:
+    def constructed(self, ctx, call: ast.Call, keys: frozenset | None = None) -> frozenset | None:
         """The qualified names of what a call of `ctx` constructs: its function's, or those of every object
         (`qualified`) the function may be when it is not named: an item of a table (`LOSSES[args.loss]()`,
         `ACTIVATIONS[name]()` with a dict literal of classes or of lambdas that build one) for every key
-        it may take, with the classes a registering decorator puts there (`registered`), a variable (`act =
-        nn.ReLU`); None when unknown."""
+        it may take (`keys`: the keys its index may be, when the caller knows them), with the classes a
+        registering decorator puts there (`registered`), a variable (`act = nn.ReLU`); None when unknown."""
         func = call.func
         name = ctx.qualified_name(func) if not isinstance(func, ast.Subscript) else None
         if name is not None:
             return frozenset({name})
         home = self._of(ctx)
-        found = home.points_to(func)
+        keys = frozenset(k for k in keys or () if isinstance(k, int | str) and not isinstance(k, bool)) or None
+        found = home.points_to(func) if keys is None else union(*(home._item(func.value, key, 0) for key in keys))
         if found is None:
             return None
         names = set()
         if isinstance(func, ast.Subscript):  # a key the literal lacks: the classes decorators register too
-            key = home._key_of(func.slice)
-            for table in home.points_to(func.value) or ():
-                if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
-                    names |= self._of(table.ctx).registered(table)
+            for key in keys or {home._key_of(func.slice)}:
+                for table in home.points_to(func.value) or ():
+                    if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
+                        names |= self._of(table.ctx).registered(table)
         if names:  # what the decorator stores (`MODELS[name] = cls`) is named by `registered`
             found = frozenset(obj for obj in found if obj.kind != "parameter")
         names |= {self.qualified(obj) for obj in found}
@@ -325,6 +348,12 @@ class Objects:
         if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
             node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
+
+    def names(self, found: frozenset | None) -> frozenset[str] | None:
+        """The qualified names the objects `found` all name (`qualified`), wherever each was bound; None when
+        one of them names nothing, or unknown."""
+        names = {self._of(obj.ctx).qualified(obj) for obj in found - {NONE}} if found else {None}
+        return None if None in names or not names else frozenset(names)
 
     def class_field(self, obj: Obj, name: str) -> frozenset | None:
         """What the methods of the project class `obj` is an instance of write to its attribute `name`
@@ -615,6 +644,11 @@ class Objects:
             (target, value) for target, value, _ in self._attribute_writes().get(attribute, ())
             if any(self._same_instance(base, receiver) for receiver in self._eval(target.value, depth) or ())
         ]  # fmt: skip
+        instance = self.instance_class(base)
+        cls = instance or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
+        if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
+            body = [s for s in cls.body if not (instance and isinstance(s, ast.AnnAssign))]  # an instance's fields: its construction's
+            written = [(t, value) for t, value in _statement_bindings_of(body) if isinstance(t, ast.Name) and t.id == attribute]
         if not written:
             return self._field_of(base, attribute)
         found: frozenset | None = frozenset()
@@ -670,8 +704,8 @@ class Objects:
 
     def _elements(self, base: Obj, index, depth: int) -> frozenset | None:
         literal = base.node if base.kind == "made" else None
-        if isinstance(literal, ast.Call) and canonical_class(base.ctx.qualified_name(literal.func)) in CONTAINER_CLASSES:
-            literal = literal.args[0] if len(literal.args) == 1 else ast.Tuple(elts=literal.args)
+        if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):
+            literal = _container_literal(literal)
         found: frozenset | None = frozenset()
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
@@ -688,7 +722,8 @@ class Objects:
         elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
             found = frozenset()  # a container built empty, filled by `append`
         else:
-            return self._field_of(base, "[]")
+            keyed = isinstance(index, int | str) and _of_parameter(base)
+            return self._field_of(base, f"[{index!r}]" if keyed else "[]")
         for added in self._added_to(base, depth) if found is not None else ():
             found = union(found, self._eval(added, depth))
             if found is None:
@@ -733,6 +768,8 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
+            return self._keyed_read(func.value, call.args, depth)
         wrapped = self._wrapped(call)
         if wrapped is not None and len(call.args) == 1:
             return self._eval(wrapped, depth)
@@ -745,14 +782,23 @@ class Objects:
             found = union(found, objects)
         return found
 
+    def _keyed_read(self, container: ast.AST, arguments: list[ast.AST], depth: int) -> frozenset | None:
+        """`cfg.get("lr", 0.1)`, `kw.pop("name")`: the item at the key; the default instead where every dict
+        literal `container` may be lacks the key (one that may lack it, or not a literal: the item only)."""
+        key, bases = _constant(arguments[0]), self._eval(container, depth)
+        literals = [b.node for b in bases or () if b.kind == "made" and isinstance(b.node, ast.Dict)]
+        if bases and len(literals) == len(bases) and all(key not in [_constant(k) for k in d.keys] for d in literals):
+            return self._eval(arguments[1], depth) if len(arguments) == 2 else frozenset({NONE})
+        return self._item(container, key, depth)
+
     def _wrapped(self, call: ast.Call) -> ast.AST | None:
         """The first argument of a wrapper that returns what it gets (`DataParallel(model)`,
         `accelerator.prepare(model, optimizer)`)."""
         if not call.args or isinstance(call.args[0], ast.Starred):
             return None
         func = call.func
-        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS:
-            return call.args[0]
+        if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS or (isinstance(func, ast.Name) and func.id in PLAIN_DECORATORS):
+            return call.args[0]  # also `staticmethod(F.cross_entropy)` in a class body
         if isinstance(func, ast.Attribute) and func.attr == "prepare":
             made = self.made(func.value)
             if made and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made):
@@ -835,6 +881,11 @@ class _ParameterValue(ast.expr):
     def __init__(self, function: ast.AST, name: str) -> None:
         super().__init__()
         self.function, self.name = function, name
+
+
+def _statement_bindings_of(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
+    """(target, value) of the plain assignments of a class body."""
+    return [(target, value) for statement in body if isinstance(statement, ast.Assign | ast.AnnAssign) for target, value in _statement_bindings(statement)]
 
 
 def _statement_bindings(node: ast.AST) -> list[tuple[ast.AST, ast.AST | None]]:
@@ -962,6 +1013,29 @@ def _constant(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return -node.operand.value if isinstance(node.operand.value, int) else None
     return None
+
+
+def _makes_container(ctx, call: ast.Call) -> bool:
+    """`nn.ModuleList(...)`, `dict(...)`, `list(...)` (builtins the module does not rebind)."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
+        return func.id not in ctx.scopes.bound_anywhere()
+    return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _container_literal(call: ast.Call) -> ast.AST:
+    """What a container's constructor holds: its one argument, its arguments as a tuple, or a dict of its
+    keywords (`dict(growth=12, inplace=True)`)."""
+    if call.keywords and all(k.arg is not None for k in call.keywords) and not call.args:
+        return ast.Dict(keys=[ast.Constant(k.arg) for k in call.keywords], values=[k.value for k in call.keywords])
+    return call.args[0] if len(call.args) == 1 else ast.Tuple(elts=call.args)
+
+
+def _of_parameter(obj: Obj) -> bool:
+    """Is `obj` a parameter, or an attribute or item of one (`cfg`, `cfg.model`)?"""
+    while obj.kind == "field":
+        obj = obj.base
+    return obj.kind == "parameter"
 
 
 def _nth(values: list, index, ctx) -> list | None:

@@ -31,6 +31,7 @@ by frameworks, not by name: they have no call sites here.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import os
 import re
@@ -42,7 +43,8 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.project import ProjectView, find_definition
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import parameter_defaults, parameters
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
@@ -72,11 +74,16 @@ class Binding:
     outer: "Binding | None" = None  # the caller's own binding, for arguments that are its parameters
     site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
     unpacked: tuple = ()  # (parameter, the caller's context, its `*args` argument, the index of its element)
+    also: "Binding | None" = None  # the caller's class's `__init__` call site, for the `self.` attributes it sets
     call: ast.Call | None = None  # the call itself, a node of the caller's tree
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
         return self.arguments.get(name)
+
+    def of(self, function: ast.AST) -> "Binding | None":
+        """The binding of `function` this one holds: itself, or `also`'s."""
+        return self if self.function is function else self.also.of(function) if self.also is not None else None
 
     @property
     def place(self) -> str:
@@ -249,9 +256,11 @@ class Callers:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
         path, line, site = self._place(caller, call)
-        bound = bind_arguments(call, function, target.skips_first)
-        arguments = {
-            name: (caller, argument, Passage(name, caller.text(argument), path, line))
+        bound = bind_arguments(call, function, target.skips_first, lambda value: _dict_bound(caller, value))
+        splatted = {n: v for n, v in _splatted(call, function, target.skips_first).items() if bound.get(n) is None}
+        bound = {**bound, **splatted}
+        arguments = {  # what a splat gives is shown as the splat (`**layer_kwargs`)
+            name: (caller, argument, Passage(name, caller.text(argument) if name not in splatted else _splat_text(caller, call), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
         defaults = _defaults_binding(ctx, function, self._display(ctx))
@@ -266,8 +275,12 @@ class Callers:
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
+            init = _constructor_of_attributes(caller, enclosing, arguments)
+            constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
+            if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
+                outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call) for outer in outers or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call) for outer in outers[:MAX_SITES] or [None]]
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -378,7 +391,7 @@ class Callers:
     def _reaches(self, caller, call: ast.Call, target: "_Target") -> bool:
         func = call.func
         if target.method is None:
-            return self._is(caller.qualified_name(func), target.qualified)
+            return self._is(caller.qualified_name(func), target.qualified, target.path)
         if not isinstance(func, ast.Attribute):
             return False
         receiver = func.value
@@ -387,15 +400,19 @@ class Callers:
             module = caller.module.name if caller.module else ""
             return cls is not None and f"{module}.{cls.name}" == target.cls
         found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
-        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls)
+        return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
-    def _is(self, qualified: str | None, target: str) -> bool:
+    def _is(self, qualified: str | None, target: str, path: str) -> bool:
+        """Does `qualified` name `target`, defined in the file at `path`: also by the name of a namespace
+        package (`models.classifier.Net` of `models/classifier.py`, which has no `__init__.py` beside it)?"""
         if qualified is None:
             return False
         if qualified == target:
             return True
         found = find_definition(self.view.summary, qualified)
-        return found is not None and f"{found[0].name}.{found[1]}" == target
+        if found is None or found[1] != target.rpartition(".")[2]:
+            return False
+        return f"{found[0].name}.{found[1]}" == target or (self.ctx.project is not None and self.ctx.project.locate(found[0].name) == path)
 
     def _display(self, ctx) -> str:
         """A file as messages show it: "" for the linted file, else relative to it."""
@@ -420,6 +437,40 @@ class CallsByName:
             self.named.setdefault(called_name(call.func), []).append(call)
 
 
+def _splatted(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST]:
+    """What a call's keywords give the parameters only a `**kwargs` splat may fill, and the function's own
+    `**kwargs`: with one splat (`DenseLayer(ch, **layer_kwargs)`), its item at each such parameter's name
+    (`layer_kwargs.get("inplace", False)` for one whose default is a constant, else `layer_kwargs["inplace"]`;
+    unknown past another default) and, with no other keyword left over for it, the splatted dict; with none,
+    the dict of the keywords left over (`Net(inplace=True)` for `def __init__(self, **kw)`)."""
+    splats = [k.value for k in call.keywords if k.arg is None]
+    args = function.args
+    named = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    left = [k for k in call.keywords if k.arg is not None and k.arg not in named]
+    if len(splats) > 1 or (not splats and not left):
+        return {}
+    if not splats:
+        rest = ast.Dict(keys=[ast.Constant(k.arg) for k in left], values=[k.value for k in left])
+        return {args.kwarg.arg: ast.copy_location(rest, left[0].value)} if args.kwarg is not None else {}
+    positional = [*args.posonlyargs, *args.args][1 if skips_first else 0 :]
+    splat, passed = splats[0], {k.arg for k in call.keywords} | {a.arg for a in positional[: len(call.args)]}
+    defaults, found = parameter_defaults(function), {}
+    for name in [a.arg for a in [*positional, *args.kwonlyargs] if a not in args.posonlyargs and a.arg not in passed]:
+        default = defaults.get(name)
+        if default is None:  # a parameter it must fill: its item
+            found[name] = ast.copy_location(ast.Subscript(value=splat, slice=ast.Constant(name), ctx=ast.Load()), splat)
+        elif isinstance(default, ast.Constant):  # `layer_kwargs.get("inplace", False)`: the default where the dict may lack it
+            get = ast.Attribute(value=splat, attr="get", ctx=ast.Load())
+            found[name] = ast.copy_location(ast.Call(func=get, args=[ast.Constant(name), default], keywords=[]), splat)
+    if args.kwarg is not None and not left:
+        found[args.kwarg.arg] = splat
+    return found
+
+
+def _splat_text(caller, call: ast.Call) -> str:
+    return ", ".join(f"{k.arg}={caller.text(k.value)}" if k.arg else f"**{caller.text(k.value)}" for k in call.keywords)
+
+
 def _unpacked(caller, call: ast.Call, function: ast.AST, skips_first: bool, bound: dict) -> tuple:
     """The parameters a last positional `*args` argument fills, each with its element: `train_dl` and
     `val_dl` of `fit(model, train_dl, val_dl)` called as `fit(model, *make_loaders())`."""
@@ -438,25 +489,26 @@ class _Target:
     cls: str | None = None  # a method's class
     method: str | None = None
     skips_first: bool = False  # `self` is bound by the call
+    path: str = ""  # the file of the function
 
 
 def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module = ctx.module.name
+    module, path = ctx.module.name, os.path.abspath(ctx.real_path or ctx.path)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
-        return _Target(module, f"{module}.{function.name}", function.name)
+        return _Target(module, f"{module}.{function.name}", function.name, path=path)
     if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
         return None
     cls = f"{module}.{parent.name}"
     if function.name == "__init__":
-        return _Target(module, cls, parent.name, skips_first=True)
+        return _Target(module, cls, parent.name, skips_first=True, path=path)
     decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
-    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators)
+    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path)
 
 
 def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
@@ -501,9 +553,45 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
     return Binding(function, ctx, path, function.lineno, arguments)
 
 
+def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.AST | None:
+    """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
+    sets from its own parameters (`self.compute_loss(self.model, batch)` with
+    `self.model = model`): what those hold is what the class's construction passes."""
+    cls = caller.scopes.parent(method)
+    init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
+    own = {a.arg for a in parameters(method, variadic=False)}
+    first = _first_name(method)
+    if init is None or first is None:
+        return None
+    read = {n.id for _, argument, _ in arguments.values() for n in ast.walk(argument) if isinstance(n, ast.Name)}
+    attributes = {
+        n.attr for _, argument, _ in arguments.values() for n in ast.walk(argument)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first
+    }  # fmt: skip
+    if first not in read or not attributes:
+        return None
+    init_parameters = {a.arg for a in parameters(init, variadic=False)}
+    set_from_parameters = {
+        target.attr for node in ast.walk(init) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+        and node.value.id in init_parameters for target in node.targets if is_self_attribute(target)
+    }  # fmt: skip
+    return init if attributes & set_from_parameters else None
+
+
+def _dict_bound(caller, value: ast.AST) -> ast.AST:
+    """The one value a `**kwargs` name is bound to where the call reads it (`kwargs = dict(model=model)`)."""
+    values = caller.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
+    return values[0] if values is not None and len(values) == 1 else value
+
+
+def _first_name(function: ast.AST) -> str | None:
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional else None
+
+
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
     """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
-    names = {a.arg for a in parameters(function, variadic=False)}
+    names = {a.arg for a in parameters(function)}
     return any(
         isinstance(node, ast.Name) and node.id in names
         for _, argument, _ in arguments.values()

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.names import dict_entries, is_self_attribute
 from mllint.analysis.syntax.tree import bound_receivers
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
@@ -118,12 +118,25 @@ def _functions_in(body: list[ast.stmt]) -> dict[str, ast.AST]:
     return {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def bind_arguments(call: ast.Call, function: ast.AST, skips_first: bool) -> dict[str, ast.AST | None]:
+def bind_arguments(call: ast.Call, function: ast.AST, skips_first: bool, literal=None) -> dict[str, ast.AST | None]:
     """The arguments of `call` by the parameter of `function` they fill, bound as Python binds them
     (`skips_first`: the call passes no `self`, as `obj.method(...)` does not). None for a parameter that
     `*args` or `**kwargs` may fill (unknown); a missing one is left out (its default applies). The one
-    argument binder of the analyses: callers into parameters and callees followed from a call use it."""
-    return bind_values(function, call.args, [(k.arg, k.value) for k in call.keywords], skips_first)
+    argument binder of the analyses: callers into parameters and callees followed from a call use it.
+    `literal`: the dict literal a `**name` is bound to (the name itself when not one), read as its entries."""
+    keywords = []
+    for keyword in call.keywords:  # `f(**{"lr": 0.1})`, `f(**dict(lr=0.1))`: the entries as keywords
+        value = literal(keyword.value) if keyword.arg is None and literal is not None else keyword.value
+        entries = dict_entries(value) if keyword.arg is None and _whole_dict(value) else None
+        keywords += list(entries.items()) if entries is not None else [(keyword.arg, keyword.value)]
+    return bind_values(function, call.args, keywords, skips_first)
+
+
+def _whole_dict(node: ast.AST) -> bool:
+    """A dict literal every key of which is a string constant (no `**` inside), or a `dict(k=v)` call."""
+    if isinstance(node, ast.Dict):
+        return all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args and all(k.arg for k in node.keywords)
 
 
 def bind_values(

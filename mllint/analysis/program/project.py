@@ -155,6 +155,17 @@ class ProjectIndex:
         return self._calls_key(), self._calls()
 
     # Where modules are.
+    def module_of(self, path: str) -> ModuleName:
+        """A file's module name as the project's modules import it: under a directory of the project by
+        directories that are no packages (namespace packages: `models/classifier.py` without an `__init__.py`
+        is `models.classifier`), else its package's (`module_name_of`)."""
+        root, module = module_name_of(path)
+        for named, tops in self.roots.items():
+            between = os.path.relpath(root, named).split(os.sep) if tops is None and root.startswith(named + os.sep) else []
+            if between and all(part.isidentifier() for part in between):
+                return ModuleName(".".join([*between, module.name]), module.is_package)
+        return module
+
     @contextmanager
     def running(self, path: str) -> Iterator[None]:
         """Modules found as a run of the file at `path` finds them: its own root (a script's directory,
@@ -629,20 +640,41 @@ class ProjectView:
         defined = top_level_definition(ctx.tree, FUNCTIONS, name) if ctx is not None else None
         return (ctx, defined) if defined is not None else None
 
+    def library_name(self, qualified: str | None) -> str | None:
+        """What a name of the project stands for where a module of the project imports it from outside
+        (`torch.cuda.OutOfMemoryError` of `utils.CudaOOM`, with `from torch.cuda import OutOfMemoryError as
+        CudaOOM` in `utils.py`), following re-exports; any other name as it is."""
+        for _ in range(MAX_DEPTH):
+            module, _, member = (qualified or "").rpartition(".")
+            summary = self.summary(module) if module else None
+            if summary is None or member in summary.classes or member in summary.functions or member in summary.variables:
+                return qualified
+            target = summary.imports.get(member)
+            if not target or target == qualified:
+                return qualified
+            qualified = target
+        return qualified
+
     def global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
         """(the context of its module, the value) of a module-level name of another module of the project
-        bound once (`mone = one * -1` of `from utils import mone`), following re-exports; None otherwise."""
+        bound once (`mone = one * -1` of `from utils import mone`, `FAKE` of `REAL, FAKE = -1.0, 1.0`), following
+        re-exports; None otherwise."""
         found = self.find(qualified)
-        if found is None or found[0] is self.own or found[1] not in found[0].variables or self.index is None:
+        if found is None:  # a name assigned with others is no summary variable
+            module, _, member = qualified.rpartition(".")
+            summary = self.summary(module) if module else None
+            found = (summary, member) if summary is not None and member not in summary.imports else None
+        if found is None or found[0] is self.own or self.index is None:
             return None
-        ctx = self.index.context(found[0].name)
+        ctx = self.index.context(found[0].name) if found[1] not in found[0].classes and found[1] not in found[0].functions else None
         if ctx is None:
             return None
-        values = [
-            n.value for n in ctx.tree.body
-            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == found[1] for t in n.targets)
+        stores = [
+            n for s in ctx.tree.body if not isinstance(s, (*FUNCTIONS, ast.ClassDef))
+            for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == found[1] and isinstance(n.ctx, ast.Store)
         ]  # fmt: skip
-        return (ctx, values[0]) if len(values) == 1 else None
+        values = [value for n in ctx.tree.body if isinstance(n, ast.Assign) for value in _assigned_to(n, found[1])]
+        return (ctx, values[0]) if len(values) == 1 and len(stores) == 1 else None
 
     def class_summary(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.find(qualified)
@@ -823,6 +855,17 @@ class ProjectView:
             if not relative.startswith(".."):
                 return relative
         return path
+
+
+def _assigned_to(assign: ast.Assign, name: str) -> list[ast.AST]:
+    """What an assignment binds `name` to: `x = v`, and `a, x = u, v` item by item."""
+    found = []
+    for target in assign.targets:
+        if isinstance(target, ast.Name) and target.id == name:
+            found.append(assign.value)
+        elif isinstance(target, ast.Tuple) and isinstance(assign.value, ast.Tuple) and len(target.elts) == len(assign.value.elts):
+            found += [v for t, v in zip(target.elts, assign.value.elts) if isinstance(t, ast.Name) and t.id == name]
+    return found
 
 
 def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleSummary, str] | None:

@@ -391,14 +391,16 @@ class ValueKinds:
         if passed is None:
             return None
         caller, argument, passage = passed
-        value = caller.analysis(ValueKinds).value(argument, depth + 1, binding.outer if not passage.default else None)
+        outer = binding.of(definition.node).outer if not passage.default else None
+        value = caller.analysis(ValueKinds).value(argument, depth + 1, outer)
         return None if value is None else Passed(value, caller.module.name if caller.module else "", passage)
 
     def argument(self, definition: Definition, binding):
         """(the caller's context, the argument, its `Passage`) a binding gives a parameter; None when no
         binding of its function is given (recorded while recording)."""
         function = definition.node
-        if binding is None or binding.function is not function:
+        binding = binding.of(function) if binding is not None else None  # its own, or the `__init__` one it holds
+        if binding is None:
             if self.unbound is not None and function not in self.unbound:
                 self.unbound.append(function)
             return None
@@ -543,7 +545,18 @@ class ValueKinds:
         name = self.ctx.qualified_name(func) if not isinstance(func, ast.Call) else self._named_class(func, binding)
         if name is None and isinstance(func, ast.Name):
             name = self._held_class(func, binding)
+        if name is None and isinstance(func, ast.Subscript):
+            name = self._table_class(func, binding)
         return canonical_class(name)
+
+    def _table_class(self, item: ast.Subscript, binding=None) -> str | None:
+        """The class an entry of a dict literal of classes holds (`ACTIVATIONS["softmax"]` with `"softmax":
+        partial(nn.Softmax, dim=-1)`), the table bound once to a name, the key a string (`_string`)."""
+        table = self._reaching(item.value) if isinstance(item.value, ast.Name) else []
+        literal = table[0].value if len(table) == 1 else None
+        key = self._string(item.slice, item, binding, 0) if isinstance(literal, ast.Dict) else None
+        entries = [v for k, v in zip(literal.keys, literal.values) if isinstance(k, ast.Constant) and k.value == key] if key else []
+        return self._class_held_by(self.ctx, entries[0]) if len(entries) == 1 else None
 
     def _held_class(self, name: ast.Name, binding=None) -> str | None:
         """The class a name bound once holds: a class (`act = nn.Tanh`), a `getattr(nn, ...)` of one, a
@@ -560,13 +573,18 @@ class ValueKinds:
         found = self._named_class(held, binding) if isinstance(held, ast.Call) and ctx is self.ctx else None
         if found is not None:
             defaulted = defaulted or self._defaulted.get(held, ())
-        elif isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
-            held = held.args[0]
-        if found is None and isinstance(held, ast.Name | ast.Attribute):
-            found = ctx.qualified_name(held)
+        else:
+            found = self._class_held_by(ctx, held)
         if found is not None and defaulted:
             self._defaulted[name] = defaulted
         return found
+
+    @staticmethod
+    def _class_held_by(ctx, held: ast.AST | None) -> str | None:
+        """The class an expression of `ctx` names: `nn.Tanh`, or `functools.partial(nn.Softmax, dim=-1)`."""
+        if isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
+            held = held.args[0]
+        return ctx.qualified_name(held) if isinstance(held, ast.Name | ast.Attribute) else None
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
         """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
@@ -748,7 +766,7 @@ class ValueKinds:
         if passed is None:
             return None
         caller, argument, passage = passed
-        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.outer)
+        return caller.analysis(ValueKinds).construction(argument, depth + 1, None if passage.default else binding.of(definition.node).outer)
 
     def assigned_values(self, expr: ast.AST) -> list[ast.AST] | None:
         """What may have been assigned to a name or a `self.` attribute (None: unknown)."""
