@@ -452,7 +452,7 @@ class Shapes:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
         symbol = self._parameter_symbol(expr)
-        return self._defaulted_size(expr) or symbol
+        return (self._defaulted_size(expr) if symbol is not None else None) or symbol
 
     def _defaulted_size(self, parameter: ast.Name) -> int | None:
         """An int parameter (`d_out=1`) that every call site of its function leaves to its default or passes
