@@ -27,8 +27,9 @@ class RegressionLossBroadcast(Rule):
     `(N, 1)` predictions from a `Linear(h, 1)` head against `(N,)` targets. Shapes come from the shape
     analysis (literal sizes, NumPy arrays, datasets and the batches a `DataLoader` makes of them, layers
     of the project's modules, shape operations). A batch whose rank is unknown counts when its ends are
-    known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch. Where a shape
-    is unknown otherwise, nothing is reported.
+    known: a `Linear(h, 1)` output `(B, ..., 1)` against `(B,)` targets of the same batch; and a size
+    unknown on one side when the ranks decide (`(?, 1)` against `(B,)`). Where a shape is unknown
+    otherwise, nothing is reported.
 
     The loss, the model and the data may come from elsewhere: a loss object returned by a builder or
     passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loss function
@@ -45,7 +46,12 @@ class RegressionLossBroadcast(Rule):
     plain list of samples given to a `DataLoader` (with a `collate_fn` that pads with `pad_sequence`),
     a batch dict whose target is `pop`ped before `model(**batch)`, a trainer's `self.loader` built in
     its `__init__`, loaders passed as `fit(model, *make_loaders())`, windows sliced as `s[i:i + k]`,
-    and a pool replaced on a submodule (`self.backbone.pool = nn.AdaptiveAvgPool2d(1)`). A size of the
+    and a pool replaced on a submodule (`self.backbone.pool = nn.AdaptiveAvgPool2d(1)`). Also a module
+    calling itself (`self(batch["x"])` in a `training_step` a script loop calls), a `collate_fn`'s nested
+    lists (`torch.tensor([[b["y"]] for b in batch])`), `torch.cat` of a list expression, a truncated
+    torchvision ResNet (`nn.Sequential(*list(base.children())[:-2])`), an MLP built in a loop into
+    `nn.Sequential(*layers)`, sizes left to a parameter's default (`out_dim=1`), and the batches a
+    `transformers.Trainer` subclass's `compute_loss` gets from its `train_dataset`. A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 
@@ -140,7 +146,9 @@ def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str |
         return (*shapes, ("input", "target")[side])
     a, b = prediction.shape, target.shape
     result = broadcast(a, b)
-    if not (is_known(a) and is_known(b) and result is not None and expanded(a, result) and expanded(b, result)):
+    if a is None or b is None or result is None:
         return None
-    extra = "input" if trailing_one_added(a, b) else "target" if trailing_one_added(b, a) else None
+    extra = "input" if trailing_one_added(a, b, ranks_only=True) else "target" if trailing_one_added(b, a, ranks_only=True) else None
+    if extra is None and not (is_known(a) and is_known(b) and expanded(a, result) and expanded(b, result)):
+        return None
     return format_shape(a), format_shape(b), format_shape(result), extra

@@ -22,11 +22,13 @@ class BroadcastThenReduce(Rule):
     directly or through a local variable, also inside a helper function of the file called with such
     tensors (`pinball_loss(model(x), y)`, reported at the call), also through the helper's locals
     assigned from its parameters (`pos = (a * p).sum(-1, keepdim=True)`). Both shapes must be known to
-    the shape analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`). Broadcasting with matching
-    size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
-    (`a[:, None] * b[None, :]`) are not reported. A helper of another module is checked with what the
-    first call site that tells passes (the message names it), through shape-keeping functions on the way
-    to the reduction (`F.relu(margin - pos + neg).mean()`).
+    the shape analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`, or have a size unknown on
+    one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
+    with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
+    (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`: then only known sizes decide) are not reported. A
+    helper of the file a module-level call gives its arguments is reported at that call. A helper of another
+    module is checked with what the first call site that tells passes (the message names it), through
+    shape-keeping functions on the way to the reduction (`F.relu(margin - pos + neg).mean()`).
 
     ## Why is this bad?
     `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N
@@ -65,14 +67,25 @@ class BroadcastThenReduce(Rule):
         super().__init__(ctx)
         self._candidates: dict[ast.FunctionDef, list[ast.BinOp]] = {}
         self._reducing: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}
+        self._calls_reported: set[ast.Call] = set()  # a helper's call, reported once from either side
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         shapes = self.ctx.analysis(Shapes)
         found = self._broadcast_then_reduced(node, shapes.value)
         if found is not None:
             left, right, result = found
+            site = shapes.call_site(node)  # the operands' shapes are what a call passes
+            if site is not None and not site.path and site.call is not None:  # a call in this file: reported there
+                function = self.ctx.scopes.enclosing_function(node)
+                message = self.helper_message.format(
+                    call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node),
+                    left=left, right=right, result=result,
+                )  # fmt: skip
+                if site.call not in self._calls_reported:
+                    self._calls_reported.add(site.call)
+                    self.report(site.call, message, related=call_sites(site.outer))
+                return
             message = self.message.format(expression=self.ctx.text(node), left=left, right=right, result=result)
-            site = shapes.call_site(node)  # the operands' shapes are what a call of another module passes
             message += f" (with what the call at {site.place} passes)" if site is not None else ""
             self.report(node, message, related=call_sites(site))
 
@@ -92,7 +105,9 @@ class BroadcastThenReduce(Rule):
                     call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation),
                     left=left, right=right, result=result,
                 )  # fmt: skip
-                self.report(node, message)
+                if node not in self._calls_reported:
+                    self._calls_reported.add(node)
+                    self.report(node, message)
                 return
 
     def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:
@@ -126,7 +141,7 @@ class BroadcastThenReduce(Rule):
         reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
         if reduced is False or (reduced is not True and not reads):
             return None
-        found = _column_and_row(value_of(node.left), value_of(node.right))
+        found = _column_and_row(value_of(node.left), value_of(node.right), not _written_outer(node))
         if found is None:
             return None
         values = self.ctx.analysis(ValueKinds)
@@ -179,18 +194,32 @@ class BroadcastThenReduce(Rule):
         return self._reducing[(scope, target.id)]
 
 
-def _column_and_row(left: object, right: object) -> tuple[str, str, str] | None:
+def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str, str, str] | None:
     """The shapes of a `(N, 1)` and a `(N,)` operand (either way round) and of their broadcast, as text;
-    a `(B, ..., 1)` of unknown rank against `(B,)` counts."""
+    a `(B, ..., 1)` of unknown rank against `(B,)` counts, and with `ranks_only` sizes unknown on one side
+    (`(?, 1)` against `(B,)`)."""
     if not isinstance(left, Tensor) or not isinstance(right, Tensor):
         return None
     column = unknown_rank_column(left, right)
     if column is not None:
         return column[:3]
     a, b = left.shape, right.shape
-    if a is None or b is None or not (trailing_one_added(a, b) or trailing_one_added(b, a)):
+    if a is None or b is None or not (trailing_one_added(a, b, ranks_only) or trailing_one_added(b, a, ranks_only)):
         return None
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
+
+
+def _written_outer(node: ast.BinOp) -> bool:
+    """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
+    `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`)? A pairing written on purpose: only known sizes decide."""
+    for operand in (node.left, node.right):
+        if isinstance(operand, ast.Subscript):
+            items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
+            if any(isinstance(i, ast.Constant) and i.value is None for i in items):
+                return True
+        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in ("unsqueeze", "view", "reshape"):
+            return True
+    return False
 
 
 def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:

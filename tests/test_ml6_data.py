@@ -5,6 +5,7 @@ import ast
 import pytest
 
 from mllint.analysis.facets.dims import format_ends, format_shape
+from mllint.analysis.program.project import ModuleName
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor
 from mllint.context import FileContext
@@ -16,10 +17,11 @@ HEADER = (
 )
 
 
-def shape_of(source: str, expression: str) -> str | None:
-    """The shape (or known ends) the analysis gives the last read of `expression` in `source`."""
+def shape_of(source: str, expression: str, module: ModuleName | None = None) -> str | None:
+    """The shape (or known ends) the analysis gives the last read of `expression` in `source` (the file
+    of `module`, whose calls the analysis searches)."""
     source = HEADER + source
-    ctx = FileContext("example.py", SourceText(source), ast.parse(source))
+    ctx = FileContext("example.py", SourceText(source), ast.parse(source), module)
     reads = [n for n in ctx.index.nodes if isinstance(n, ast.expr) and not isinstance(getattr(n, "ctx", None), ast.Store)]
     value = ctx.analysis(Shapes).value([n for n in reads if ast.unparse(n) == expression][-1])
     if not isinstance(value, Tensor):
@@ -215,3 +217,33 @@ def test_python_lists(source, expression, shape):
 )
 def test_asserted_shapes(source, expression, shape):
     assert shape_of(source, expression) == shape
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # A tensor method on a value of unknown shape keeps it a tensor: a view then states its rank.
+        ("def f(p):\n    y = np.load(p).astype(np.float32).reshape(-1, 1)\n    return y\n", "y", "(?, 1)"),
+        ("def f(a):\n    y = torch.from_numpy(a[:, -1]).float().view(-1, 1)\n    return y\n", "y", "(?, 1)"),
+        # Nested lists: `torch.tensor([[v] for ...])` is `(n, 1)`; a number alone is `()`.
+        ("def f(n):\n    return torch.tensor([[float(i)] for i in range(n)])\n", "torch.tensor([[float(i)] for i in range(n)])", "(n, 1)"),
+        ("def f(rows):\n    return torch.tensor([float(r) for r in rows])\n", "torch.tensor([float(r) for r in rows])", "(?,)"),
+        ("def f(v):\n    return torch.tensor(float(v))\n", "torch.tensor(float(v))", "()"),
+        # `cat`/`stack` of a list some of whose tensors are unknown: the rank and sizes of the known ones.
+        ("def f(x, fs):\n    parts = [g(x) for g in fs] + [torch.randn(8, 3)]\n    return torch.cat(parts, dim=1)\n", "torch.cat(parts, dim=1)", "(8, ?)"),
+        ("def f(x, fs):\n    return torch.cat([torch.randn(8, 3)] + [g(x) for g in fs], dim=-1)\n", "torch.cat([torch.randn(8, 3)] + [g(x) for g in fs], dim=-1)", "(8, ?)"),
+        ("def f(x, fs):\n    parts = [torch.randn(8, 3)]\n    parts.append(torch.randn(8))\n    return torch.cat(parts, dim=1)\n", "torch.cat(parts, dim=1)", None),
+        ("def f(xs):\n    out = []\n    for x in xs:\n        out.append(torch.as_tensor(x))\n    return torch.stack(out)\n", "torch.stack(out)", "(?, ...)"),
+        # An int parameter every call leaves to its default; a loop-built MLP ending in Linear.
+        ("class M(nn.Module):\n    def __init__(self, d, k=1):\n        super().__init__()\n        self.fc = nn.Linear(d, k)\n"
+         "    def forward(self, x):\n        return self.fc(x)\ndef f():\n    m = M(4)\n    return m(torch.randn(5, 4))\n", "m(torch.randn(5, 4))", "(5, 1)"),
+        ("class M(nn.Module):\n    def __init__(self, d, k=1):\n        super().__init__()\n        self.fc = nn.Linear(d, k)\n"
+         "    def forward(self, x):\n        return self.fc(x)\ndef f(n):\n    M(4, k=n)\n    m = M(4)\n    return m(torch.randn(5, 4))\n", "m(torch.randn(5, 4))", "(5, k)"),
+        ("def mlp(d, hs, out=1):\n    layers, w = [], d\n    for h in hs:\n        layers += [nn.Linear(w, h), nn.ReLU()]\n        w = h\n"
+         "    layers.append(nn.Linear(w, out))\n    return nn.Sequential(*layers)\ndef f():\n    net = mlp(4, [8])\n    return net(torch.randn(5, 4))\n", "net(torch.randn(5, 4))", "(5, 1)"),
+        ("def mlp(d, hs, out=1):\n    layers, w = [], d\n    for h in hs:\n        layers += [nn.Linear(w, h), nn.Flatten()]\n        w = h\n"
+         "    layers.append(nn.Linear(w, out))\n    return nn.Sequential(*layers)\ndef f():\n    net = mlp(4, [8])\n    return net(torch.randn(5, 4))\n", "net(torch.randn(5, 4))", None),
+    ],
+)
+def test_shape_sources(source, expression, shape):
+    assert shape_of(source, expression, ModuleName("example", False)) == shape

@@ -26,6 +26,8 @@ FROM_ARRAY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
+# Trainers that batch their `train_dataset` with the default collation and hand each batch to `compute_loss`.
+LIBRARY_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer"})
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
 # Calls a loop may wrap its loader in (`enumerate(loader)`, `tqdm(loader, ...)`): the loader is their first argument.
 LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})

@@ -124,9 +124,12 @@ def format_ends(ends: tuple[Shape, Shape]) -> str:
 
 def column_against_batch(ends: tuple[Shape, Shape], shape: Shape) -> bool:
     """Is a tensor of unknown rank `(B, ..., 1)` (known ends) set against `(B,)`: the same batch
-    dimension B (not 1), which the trailing 1 broadcasts against? Both stretch: to `(B, ..., B)`."""
+    dimension B (not 1; or a size unknown on one side), which the trailing 1 broadcasts against? Both
+    stretch: to `(B, ..., B)`."""
     head, tail = ends
-    return len(shape) == 1 and bool(head) and bool(tail) and tail[-1] == 1 and shape[0] not in (1, None) and head[0] == shape[0]
+    if not (len(shape) == 1 and head and tail and tail[-1] == 1 and 1 not in (shape[0], head[0])):
+        return False
+    return head[0] is None or shape[0] is None or head[0] == shape[0]  # a size unknown on one side: the ranks decide
 
 
 def broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
@@ -161,14 +164,17 @@ def expanded(operand: Shape, result: Shape) -> bool:
     return any(x == 1 and y != 1 for x, y in zip(padded, result))
 
 
-def trailing_one_added(longer: Shape, shorter: Shape) -> bool:
+def trailing_one_added(longer: Shape, shorter: Shape, ranks_only: bool = False) -> bool:
     """`longer` is `shorter` with a trailing size-1 dimension, and `shorter` ends with a size other
-    than 1: `(B, 1)` and `(B,)`."""
+    than 1: `(B, 1)` and `(B,)`. With `ranks_only`, a size unknown on either side counts as the same
+    (`(?, 1)` and `(B,)`, `(B, 1)` and `(?,)`): the ranks decide; two different known sizes still do not,
+    nor a lone 1 before the trailing one (`(1, 1)` against `(?,)` stretches one side only)."""
+    if not ranks_only:
+        return len(shorter) >= 1 and same_shape(longer, tuple(shorter) + (1,)) and shorter[-1] != 1
     return (
-        len(shorter) >= 1
-        and same_shape(longer, tuple(shorter) + (1,))
-        and shorter[-1] != 1
-    )
+        len(shorter) >= 1 and len(longer) == len(shorter) + 1 and longer[-1] == 1 and 1 not in (shorter[-1], longer[-2])
+        and all(x is None or y is None or x == y for x, y in zip(longer, shorter))
+    )  # fmt: skip
 
 
 def same_shape(a: Shape | None, b: Shape | None) -> bool:

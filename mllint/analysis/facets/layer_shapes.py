@@ -17,6 +17,7 @@ SHAPE_PRESERVING = frozenset(
         "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",
     )
 )  # fmt: skip
+LINEAR = "torch.nn.Linear"
 CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
 ADAPTIVE_POOLS = {f"torch.nn.Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
 
@@ -110,6 +111,50 @@ def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape]
     if name == "torch.nn.Linear":
         return head, tail[:-1] + (size(call_argument(constructor, 1, "out_features")),)
     return None
+
+
+def batched_convolution(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim) -> Shape | None:
+    """A convolution's output for a batch of unknown rank, `(B, ...)`: batched, it is `(B, C_out, ?, ?)`
+    (unbatched, the batch would be its input's channels)."""
+    head = ends[0]
+    if name not in CONVOLUTIONS or not head or head[0] in (1, None):
+        return None
+    return (head[0], size(call_argument(constructor, 1, "out_channels"))) + (None,) * CONVOLUTIONS[name]
+
+
+# The channels of torchvision's ResNets' last stage: `nn.Sequential(*list(resnet.children())[:-2])` keeps
+# the feature maps `(B, C, h, w)`, `[:-1]` their average pool `(B, C, 1, 1)`.
+RESNET_CHANNELS = {
+    **{f"torchvision.models.{n}": 512 for n in ("resnet18", "resnet34")},
+    **{f"torchvision.models.{n}": 2048 for n in (
+        "resnet50", "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
+        "wide_resnet50_2", "wide_resnet101_2",
+    )},
+}  # fmt: skip
+TRUNCATED_OUTPUT = {2: (None, None), 1: (1, 1)}  # children cut from the end -> the spatial sizes left
+
+
+def truncated_children(expr: ast.AST) -> tuple[ast.AST, int] | None:
+    """`list(base.children())[:-k]` (or `[*base.children()][:-k]`): (`base`, k)."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice)) or expr.slice.lower or expr.slice.step:
+        return None
+    upper = expr.slice.upper
+    cut = -upper.operand.value if isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub) and isinstance(upper.operand, ast.Constant) else None
+    listed = expr.value
+    if isinstance(listed, ast.Call) and isinstance(listed.func, ast.Name) and listed.func.id == "list" and len(listed.args) == 1:
+        listed = listed.args[0]
+    elif isinstance(listed, ast.List) and len(listed.elts) == 1 and isinstance(listed.elts[0], ast.Starred):
+        listed = listed.elts[0].value
+    else:
+        return None
+    children = isinstance(listed, ast.Call) and isinstance(listed.func, ast.Attribute) and listed.func.attr == "children"
+    return (listed.func.value, -cut) if children and isinstance(cut, int) and not listed.args else None
+
+
+def truncated_resnet(model: str | None, cut: int, batch) -> Shape | None:
+    """The output of a torchvision ResNet `model` with its last `cut` children cut, for a batch `(batch, ...)`."""
+    channels, spatial = RESNET_CHANNELS.get(model or ""), TRUNCATED_OUTPUT.get(cut)
+    return (batch, channels, *spatial) if channels is not None and spatial is not None and batch not in (1, None) else None
 
 
 def flatten(shape: Shape, start: int | None, end: int | None) -> Shape | None:

@@ -10,7 +10,7 @@ from mllint.analysis.facets.data_shapes import FROM_ARRAY
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.indexing import int_literal, normalise
 from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output
-from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, value_shape
+from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.values import STACK_FUNCTIONS
 
@@ -19,7 +19,8 @@ SAME_SHAPE_METHODS = frozenset(
     "to cuda cpu detach clone contiguous clamp clamp_min clamp_max clip sign square softmax log_softmax "
     "type_as floor ceil round reciprocal sin cos expm1 erf nan_to_num masked_fill requires_grad_ "
     "pin_memory astype abs_ neg_ exp_ log_ sqrt_ sigmoid_ tanh_ relu_ clamp_ clip_ add_ sub_ mul_ div_ pow_ "
-    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy".split()
+    "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy "
+    "index_add index_add_ scatter_add scatter_add_ index_copy index_copy_ index_fill index_fill_ scatter scatter_".split()
 )
 # Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
 ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
@@ -104,14 +105,10 @@ class Operations:
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
         if name in FROM_ARRAY and first is not None:
             array = self.value_of(first)
-            if isinstance(array, Listed):  # `torch.tensor(labels)` of a list of samples' labels
-                item = () if isinstance(array.item, Number) else value_shape(array.item)
-                return (array.length, *item) if item is not None else None
-            if isinstance(array, Items):  # `torch.tensor([value])`: values of one known shape
-                shapes = {() if isinstance(v, Number) else value_shape(v) for v in array.values}
-                shape = shapes.pop() if len(shapes) == 1 else None
-                if shape is not None:
-                    return (len(array.values), *shape)
+            if isinstance(array, (Listed, Items, Number)):  # `torch.tensor(labels)`, `torch.tensor([[b["y"]] for b in batch])`
+                shape = nested_shape(array)
+                if shape is not None or not isinstance(array, Items):
+                    return shape
             return array.shape if isinstance(array, Tensor) else _literal_shape(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
@@ -258,9 +255,12 @@ class Operations:
         tensors = call_argument(node, 0, "tensors")
         dim_node = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
         position = int_literal(dim_node) if dim_node is not None else 0
-        if not isinstance(tensors, (ast.Tuple, ast.List)) or not tensors.elts or position is None:
+        parts = self.listed_parts(tensors) if tensors is not None and position is not None else None
+        if not parts:
             return None
-        shapes = [self.shape_of(e) for e in tensors.elts]
+        shapes = [value_shape(p) for p in parts]
+        if None in shapes:  # a list of other tensors besides (`[x] + [emb(c) for ...]`): of the same rank
+            return _joined_along(shapes, position, stack)
         first = shapes[0]
         if any(s is None or len(s) != len(first) for s in shapes):
             return None
@@ -278,6 +278,41 @@ class Operations:
         total = sum(parts) if all(isinstance(p, int) for p in parts) else None
         return first[:position] + (total,) + first[position + 1 :] if others_match else None
 
+
+    def listed_parts(self, node: ast.AST) -> list | None:
+        """The tensors a list expression holds, one value each (`[a, b]`, `[a] + rest`, a list the analysis
+        knows); None among them for any number of tensors not known one by one (a comprehension, a list
+        appended to). None: not a list."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.listed_parts(node.left), self.listed_parts(node.right)
+            return left + right if left is not None and right is not None else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [None if isinstance(e, ast.Starred) else self.value_of(e) for e in node.elts]
+        value = self.value_of(node)
+        if isinstance(node, ast.Name) and isinstance(value, Tensor) and value.key[0] == "assigned":
+            assigned = self.shapes.values.reaching_values(node)  # `parts = [...] + [x]`, unchanged since: joined here
+            statement = self.ctx.scopes.parent(assigned[0]) if assigned and len(assigned) == 1 else None
+            if isinstance(statement, ast.Assign) and isinstance(assigned[0], ast.BinOp) and any(id(t) == value.key[1] for t in statement.targets):
+                return self.listed_parts(assigned[0])
+            return None
+        if isinstance(value, Items):
+            return list(value.values)
+        if isinstance(value, Listed) or isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return [value.item if isinstance(value, Listed) else None, None]
+        return None
+
+
+def _joined_along(shapes: list, position: int, stack: bool) -> Shape | None:
+    """`cat`/`stack` of tensors some of which are unknown: all have the rank of the known ones, and their
+    sizes where the known ones agree (the joined dimension's size unknown)."""
+    known = [s for s in shapes if s is not None]
+    if not known or any(len(s) != len(known[0]) for s in known):
+        return None
+    agreed = tuple(d if all(s[i] == d for s in known) else None for i, d in enumerate(known[0]))
+    at = normalise(position, len(agreed) + 1 if stack else len(agreed))
+    if at is None:
+        return None
+    return agreed[:at] + (None,) + agreed[at:] if stack else agreed[:at] + (None,) + agreed[at + 1 :]
 
 
 def matmul_shape(a: Shape | None, b: Shape | None) -> Shape | None:

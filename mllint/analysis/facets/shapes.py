@@ -18,21 +18,23 @@ It is lazy: a function is interpreted the first time a rule asks about one of it
 from __future__ import annotations
 
 import ast
+import itertools
 
 from mllint.analysis.objects.call_sites import built, makers
 from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, as_dataset, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, numpy_shape
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LOSSES, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
     PARAMETERS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, WHERE, Operations, matmul_shape,
 )
@@ -60,7 +62,7 @@ TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
-LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len"})
+LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
 
 
 class Shapes:
@@ -205,8 +207,27 @@ class Shapes:
                 if values:
                     self.bindings[function] = binding
                     return values
+            return self._library_batch(function)
         finally:
             _ACTIVE_CLASSES.pop()
+
+    def _library_batch(self, function: ast.AST) -> dict[str, object]:
+        """`compute_loss(self, model, inputs)` of a `transformers.Trainer` subclass of the file: `inputs` is
+        a batch of the `train_dataset` a construction of the class passes, collated by default (no
+        `data_collator` given)."""
+        cls = self.ctx.scopes.parent(function)
+        named = [a.arg for a in function.args.posonlyargs + function.args.args]
+        if function.name != "compute_loss" or len(named) < 3 or not isinstance(cls, ast.ClassDef):
+            return {}
+        if not any(canonical_class(self.ctx.qualified_name(b)) in LIBRARY_TRAINERS for b in cls.bases):
+            return {}
+        for caller, call in itertools.islice(self.ctx.analysis(Callers).constructions(cls), MAX_CALL_DEPTH):
+            dataset = call_argument(call, 3, "train_dataset") if call_argument(call, 2, "data_collator") is None else None
+            samples = as_dataset(caller.analysis(Shapes).value(dataset)) if dataset is not None else None
+            batch = collate(samples.item, Sym(("batch", id(call)), "batch")) if isinstance(samples, Samples) else None
+            if _informative(batch):
+                self._foreign.append(caller)
+                return {named[2]: batch}
         return {}
 
     # Module summaries.
@@ -219,6 +240,9 @@ class Shapes:
         if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
         if name == SEQUENTIAL:
+            if len(constructor.args) == 1 and isinstance(constructor.args[0], ast.Starred):
+                listed = constructor.args[0].value
+                return self._truncated_output(listed, first) or self._listed_output(listed, constructor, first)
             value = first
             for layer in constructor.args:
                 if not isinstance(layer, ast.Call) or not isinstance(value, Tensor):
@@ -235,6 +259,9 @@ class Shapes:
             if outputs is not None:
                 return _outputs(outputs, key)
             if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
+                batched = batched_convolution(name, constructor, first.ends, self.static_dim)
+                if batched is not None:
+                    return Tensor(batched, key)
                 return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
             shape = torch_layer_output(name, constructor, value_shape(first), self.static_dim)
             return Tensor(shape, key)
@@ -245,6 +272,31 @@ class Shapes:
         if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
             return Tensor(None, key)
         return output
+
+    def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
+        """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
+        cut = truncated_children(layers)
+        built = self.constructor(cut[0]) if cut is not None else None
+        if built is None or not isinstance(first, Tensor):
+            return None
+        batch = first.shape[0] if first.shape is not None and len(first.shape) == 4 else first.ends[0][0] if first.ends and first.ends[0] else None
+        shape = truncated_resnet(built[0].qualified_name(built[1].func), cut[1], batch)
+        return Tensor(shape, ("call", id(layers), first.key)) if shape is not None else None
+
+    def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
+        """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
+        a `Linear`: that `Linear`'s output (an MLP builder's)."""
+        layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
+        if layers is None or not isinstance(layers[1], ast.Call):
+            return None
+        names = [canonical_class(self.ctx.qualified_name(i.func)) if isinstance(i, ast.Call) else None for i in layers[0]]
+        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or canonical_class(self.ctx.qualified_name(layers[1].func)) != LINEAR:
+            return None
+        key = ("call", id(constructor), first.key)
+        if first.shape is None and first.ends is not None:
+            return Tensor(None, key, ends=torch_layer_ends(LINEAR, layers[1], first.ends, self.static_dim))
+        shape = torch_layer_output(LINEAR, layers[1], first.shape, self.static_dim)
+        return Tensor(shape, key) if shape is not None else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
@@ -278,6 +330,16 @@ class Shapes:
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
         return any(isinstance(value, ast.Name) for value in assigned)
+
+    def called_self(self, func: ast.AST) -> ast.ClassDef | None:
+        """The module class of the file whose method calls its own instance, `self(x)` (a Lightning-like
+        `training_step`): that instance runs the class's `forward`."""
+        method = self.ctx.scopes.enclosing_function(func) if isinstance(func, ast.Name) and func.id == "self" else None
+        cls = self.modules.method_of_module(method, self.ctx) if method is not None else None
+        first = method.args.posonlyargs + method.args.args if cls is not None else []
+        if not first or first[0].arg != "self" or method.decorator_list:
+            return None
+        return cls if all(d.node is method for d in self.values.reaching_definitions(func)) else None
 
     def class_output(self, cls: ast.ClassDef, arguments: list) -> object | None:
         """What a module class of this file returns when called with `arguments`: its `forward` run."""
@@ -389,7 +451,25 @@ class Shapes:
         if is_self_attribute(expr) and depth < MAX_CALL_DEPTH:
             assigned = self._attribute_values(self.ctx.scopes.enclosing_class(expr)).get(expr.attr, [])
             return self._spelled_dim(assigned[0], depth + 1) if len(assigned) == 1 else None
-        return self._parameter_symbol(expr)
+        symbol = self._parameter_symbol(expr)
+        return (self._defaulted_size(expr) if symbol is not None else None) or symbol
+
+    def _defaulted_size(self, parameter: ast.Name) -> int | None:
+        """An int parameter (`d_out=1`) that every call site of its function leaves to its default or passes
+        the same int literal as: that int (`nn.Linear(d, d_out)` of an `MLP(8)`). None when a call unpacks
+        `*args`/`**kwargs` or passes anything else."""
+        function = self.ctx.scopes.enclosing_function(parameter)  # (a file of no known module: its calls are not searched)
+        default = parameter_defaults(function).get(parameter.id) if function is not None and self.ctx.module is not None else None
+        if int_literal(default) is None:
+            return None
+        sizes = set()
+        for binding in self.ctx.analysis(Callers).bindings(function):
+            call = binding.call
+            if call is not None and (any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)):
+                return None
+            passed = binding.argument(parameter.id)
+            sizes.add(int_literal(passed[1]) if passed is not None else None)
+        return sizes.pop() if len(sizes) == 1 else None
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
         """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size; a
@@ -550,8 +630,8 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) for v in value.values)
     if isinstance(value, Fields):
         return any(_informative(v) for _, v in value.values)
-    if isinstance(value, Listed):
-        return _informative(value.item)
+    if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
+        return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
 
 
@@ -696,14 +776,18 @@ class Interpreter(Operations):
         values = [self.eval(part) for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,))]
         self.env = outer
         only = node.generators[0]
-        if isinstance(node, ast.ListComp) and len(node.generators) == 1 and not only.ifs and values[0] is not None:
+        if isinstance(node, ast.DictComp):
+            return Fields(())  # its keys unknown: what is stored at a constant key after it is known (`item["labels"] = y`)
+        if not isinstance(node, ast.ListComp) or values[0] is None:
+            return None
+        if len(node.generators) == 1 and not only.ifs:
             source = self.seen.get(only.iter)
             if isinstance(source, Listed):
                 return Listed(values[0], source.length)  # `[s[1] for s in batch]`
             counted = only.iter
             if isinstance(counted, ast.Call) and isinstance(counted.func, ast.Name) and counted.func.id == "range" and len(counted.args) == 1:
                 return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
-        return None
+        return Listed(values[0], None)  # `[emb(x[:, i]) for i, emb in enumerate(self.embs)]`: how many, unknown
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -753,12 +837,13 @@ class Interpreter(Operations):
         self.env[left.value.id] = Tensor(dims, key, label)
 
     def append(self, expr: ast.AST) -> None:
-        """`items.append(v)` on a list: a list of values like `v`, if every other item is alike."""
+        """`items.append(v)` (`insert(i, v)`) on a list: a list of values like `v`, if every other item is alike."""
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)):
             return
         name, listed = expr.func.value.id, self.env.get(expr.func.value.id)
         if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
-            value = self.seen.get(expr.args[0]) if expr.func.attr == "append" and len(expr.args) == 1 else None
+            added = {"append": 1, "insert": 2}.get(expr.func.attr)  # `ret.insert(0, g)` adds its second argument
+            value = self.seen.get(expr.args[-1]) if added == len(expr.args) else None
             current = {listed.item} if isinstance(listed, Listed) else set(listed.values)
             alike = value is not None and current <= {value}
             self.env[name] = Listed(value, None) if alike else Tensor(None, ("assigned", id(expr), name), name)
@@ -774,6 +859,10 @@ class Interpreter(Operations):
             self.env[target.id] = value
         elif self.tracks_self and is_self_attribute(target):
             self.env[f"self.{target.attr}"] = value
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Fields):
+            key, fields = target.slice, self.env[target.value.id]  # `item["labels"] = y` on a dict the analysis knows
+            kept = tuple((k, v) for k, v in fields.values if not isinstance(key, ast.Constant) or k != key.value)
+            self.env[target.value.id] = Fields(kept + ((key.value, value),)) if isinstance(key, ast.Constant) and isinstance(key.value, str) else Tensor(None, ("assigned", id(target), target.value.id))
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
             if any(isinstance(e, ast.Starred) for e in elements):
@@ -1012,6 +1101,9 @@ class Interpreter(Operations):
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
+            listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
+            if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
+                return Tensor(None, ("call", id(node)), ends=((listed.length,), listed.item.ends[1] if listed.item.ends else ()))
         elif name in NUMPY_STACKING:
             shape = self.concatenate(node, name == "numpy.stack")
         elif name in WHERE and len(node.args) == 3 and not node.keywords:
@@ -1028,11 +1120,14 @@ class Interpreter(Operations):
             if receiver.shape is None and receiver.ends is not None:
                 return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
             result = self.method(node, node.func.attr, receiver)
-            if not isinstance(result, tuple):
+            if result is not None and not isinstance(result, tuple):
                 return result
-            shape = result
+            shape = result  # None: a tensor of unknown shape (`np.load(f).astype(t)`), which `.view(-1, 1)` may tell
         elif name is None and not any(isinstance(a, ast.Starred) for a in node.args):
             arguments += self.keywords(node)
+            own = self.shapes.called_self(node.func)
+            if own is not None:
+                return self.shapes.class_output(own, arguments)
             constructor = self.shapes.constructor(node.func)
             if constructor is not None:
                 return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
@@ -1062,7 +1157,7 @@ class Interpreter(Operations):
         return self.ctx, node
 
     def listed(self, builtin: str, node: ast.Call, arguments: list) -> object | None:
-        """`zip(*batch)`, `list(xs)`, `len(xs)` of a list of samples."""
+        """`zip(*batch)`, `list(xs)`, `len(xs)`, `reversed(xs)` of a list of samples."""
         if builtin == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
             samples = self.value_of(node.args[0].value)
             if isinstance(samples, Listed) and isinstance(samples.item, Items):

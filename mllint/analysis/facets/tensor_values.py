@@ -113,3 +113,20 @@ def unknown_rank_column(left: Tensor, right: Tensor) -> tuple[str, str, str, int
 def value_shape(value: object | None) -> Shape | None:
     """The shape of a value, when it is a tensor of known rank."""
     return value.shape if isinstance(value, Tensor) else None
+
+
+def nested_shape(value: object | None) -> Shape | None:
+    """The shape `torch.tensor` / `np.array` give a nest of Python lists: `()` for a number, a tensor's
+    own, `(n, *item)` for a list of n values alike (`[[y] for y in ys]` is `(len(ys), 1)`)."""
+    if isinstance(value, Number):
+        return ()
+    if isinstance(value, Tensor):
+        return value.shape
+    if isinstance(value, Listed):
+        item = nested_shape(value.item)
+        return (value.length, *item) if item is not None else None
+    if isinstance(value, Items) and value.values:
+        shapes = {nested_shape(v) for v in value.values}
+        item = shapes.pop() if len(shapes) == 1 else None
+        return (len(value.values), *item) if item is not None else None
+    return None

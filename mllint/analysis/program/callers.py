@@ -57,7 +57,7 @@ TORCH_BASES = {
     "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
     "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
 }  # fmt: skip
-CALLED_BY_FRAMEWORKS = {"forward", "training_step", "validation_step", "test_step", "predict_step"}
+CALLED_BY_FRAMEWORKS = {"forward"}  # called as `model(x)`: a step method (`training_step`) has call sites only in a script loop
 
 T = TypeVar("T")
 
@@ -75,6 +75,7 @@ class Binding:
     site: Related | None = None  # the call, where a finding's related locations show it (None: the defaults)
     unpacked: tuple = ()  # (parameter, the caller's context, its `*args` argument, the index of its element)
     also: "Binding | None" = None  # the caller's class's `__init__` call site, for the `self.` attributes it sets
+    call: ast.Call | None = None  # the call itself, a node of the caller's tree
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
@@ -294,7 +295,7 @@ class Callers:
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked) for outer in outers[:MAX_SITES] or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call) for outer in outers[:MAX_SITES] or [None]]
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -334,15 +335,20 @@ class Callers:
         search is past the budget."""
         if self.ctx.module is None or self.ctx.scopes.parent(cls) is not self.ctx.tree:
             return None
-        module = self.ctx.module.name
-        target = _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True)
         found: list[tuple[object, ast.Call]] = []
-        for caller, construction in self._sites(self.ctx, target):
+        for caller, construction in self.constructions(cls):
             calls = _calls_of_instance(caller, construction)
             if calls is None or len(found) + len(calls) > MAX_SITES:
                 return None
             found += [(caller, call) for call in calls]
         return found
+
+    def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
+        """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
+        the context each stands in."""
+        if self.ctx.module is not None and self.ctx.scopes.parent(cls) is self.ctx.tree:
+            module = self.ctx.module.name
+            yield from self._sites(self.ctx, _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True))
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:

@@ -676,6 +676,31 @@ class ValueKinds:
         last = _last_item(node) if node is not None else None
         return last if last is not None and self._runs_by_default(node, constructor, last) else None
 
+    def listed_layers(self, listed: ast.AST, constructor: ast.Call) -> tuple[list[ast.AST], ast.AST | None] | None:
+        """The items statements before `constructor` put in the list `nn.Sequential(*listed)` unpacks (list
+        literals bound or added, `append`ed items), and its last layer as `_last_listed` tells; None when
+        the list is filled or read any other way on the way."""
+        scope = self.scopes.enclosing_scope(constructor)
+        if not isinstance(listed, ast.Name):
+            return None
+        items = []
+        for name in self.ctx.index.within(scope or self.ctx.tree, ast.Name):
+            if name.id != listed.id or name is listed or position(name) > position(constructor) or self.scopes.enclosing_scope(name) is not scope:
+                continue
+            parent = self.scopes.parent(name)
+            if isinstance(parent, ast.Attribute) and _fills(self.scopes.parent(parent), listed.id):
+                added = self.scopes.parent(parent).args
+                items += added if parent.attr == "append" else added[0].elts if parent.attr == "extend" and isinstance(added[0], ast.List) else [None]
+            elif isinstance(parent, ast.AugAssign) and isinstance(parent.op, ast.Add) and isinstance(parent.value, ast.List):
+                items += parent.value.elts
+            elif isinstance(parent, ast.Assign) and isinstance(parent.value, ast.List) and parent.targets == [name]:
+                items += parent.value.elts
+            elif isinstance(parent, ast.Tuple) and isinstance(self.scopes.parent(parent), ast.Assign) and _unpacked_list(self.scopes.parent(parent), parent, name):
+                continue  # `layers, d = [], in_dim`
+            else:
+                return None
+        return items, self._last_listed(listed, constructor)
+
     def _runs_by_default(self, node: ast.AST, anchor: ast.AST, made: ast.AST) -> bool:
         """Does `node` run on every path to `anchor`, or on every path the defaults of its function's
         parameters take (`if out_act: layers.append(...)` with `out_act="Sigmoid"`)? Those parameters are
@@ -1097,6 +1122,15 @@ def _fills(node: ast.AST, name: str) -> bool:
         return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name and func.attr in ADDITIONS
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+
+
+def _unpacked_list(assignment: ast.Assign, target: ast.Tuple, name: ast.Name) -> bool:
+    """`layers, d = [], in_dim`: is `name` bound to an empty list?"""
+    value = assignment.value
+    if assignment.targets != [target] or not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
+        return False
+    element = value.elts[target.elts.index(name)]
+    return isinstance(element, ast.List) and not element.elts
 
 
 def _last_item(node: ast.AST) -> ast.AST | None:
