@@ -247,9 +247,9 @@ class Objects:
         if name == "[]":
             return self._elements(base, None, depth)
         if name.startswith("["):  # an item at a constant key of a parameter (`cfg["act_inplace"]`), read where it is passed
-            return self._elements(base, ast.literal_eval(name[1:-1]), depth)
+            return self._elements(base, _written_constant(name[1:-1]), depth)
         if name.startswith("get("):  # `cfg.get("inplace", True)` of a parameter, read where it is passed
-            key, default = ast.literal_eval(name[3:])
+            key, default = _written_constant(name[3:])
             return self._keyed_item(base, key, ast.Constant(default), depth)
         if name == "module" and base.kind != "parameter" and not self._sets_module(base):
             return frozenset({base})
@@ -1036,6 +1036,20 @@ def _constant(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return -node.operand.value if isinstance(node.operand.value, int) else None
     return None
+
+
+def _written_constant(text: str):
+    """The constant `repr` wrote (`'inplace'`, `('inplace', True)`, `-1`); `ast.literal_eval` would leave
+    garbage cycles (its nested functions) behind."""
+    return _constant_value(ast.parse(text, mode="eval").body)
+
+
+def _constant_value(node: ast.AST):
+    if isinstance(node, ast.Tuple):
+        return tuple(_constant_value(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_constant_value(node.operand)
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 def _makes_container(ctx, call: ast.Call) -> bool:
