@@ -33,7 +33,7 @@ from mllint.analysis.values.values import ValueKinds
 from mllint.source import one_line
 
 # What may freeze, reload, or train a part some other way.
-FREEZING = frozenset({"requires_grad_", "eval", "load_state_dict", "apply", "zero_grad"})
+FREEZING = frozenset({"requires_grad_", "eval", "load_state_dict"})
 READING = frozenset({"parameters", "named_parameters", "state_dict", "load_state_dict", "requires_grad_", "buffers"})
 LOADING = re.compile(r"load_state_dict|from_pretrained|torch\.load|torch\.hub|load_checkpoint")
 FROZEN_TEXT = re.compile(r"requires_grad|load_state_dict|deepcopy")
@@ -219,28 +219,50 @@ def _cut(ctx, call: ast.Call) -> bool:
 def _left_alone(ctx, class_ctx, cls: ast.ClassDef, model: str, missed: str) -> bool:
     """Is nothing in the linted file or the class done to the part, or to the model whole, that may freeze
     it, reload it or hand its parameters to something else (`requires_grad`, `eval()`, `.parameters()`)?"""
-    name = re.compile(rf"\b{re.escape(missed)}\b")
-    for home, scope in ((ctx, None), (class_ctx, cls)):
-        nodes = home.index.within(scope, ast.Attribute) if scope is not None else home.index.of_type(ast.Attribute)
-        for node in nodes:
-            if node.attr == "requires_grad" and isinstance(node.ctx, ast.Store):
-                return False  # a flag set anywhere: what it freezes is not followed
-            parent = home.scopes.parent(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node):
-                continue
-            receiver = home.text(node.value)
-            if node.attr in FREEZING and (receiver in (model, "self") or name.search(receiver)):
-                if node.attr != "eval" or name.search(receiver):
-                    return False
-            if node.attr in READING and name.search(receiver) and not _optimized_here(home, parent):
-                return False
+    for handled in (ctx.analysis(_Handled).whole, ctx.analysis(_Handled).within(class_ctx, cls)):
+        flagged, frozen, words, read = handled
+        if flagged or missed in words or missed in read or (frozen & {model, "self"}):
+            return False
     return True
 
 
-def _optimized_here(ctx, read: ast.Call) -> bool:
-    """Is `read` (`model.heads["cls"].parameters()`) an argument of an optimizer constructor?"""
-    calls = ctx.analysis(OptimizerConstructors).calls
-    return any(ancestor in calls for ancestor in ctx.scopes.ancestors(read))
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Handled:
+    """What a file, or a class of the project, does to modules, read once: (does it set a `requires_grad`
+    flag, the receivers it freezes or reloads whole, the names in those receivers but of `.eval()`, the
+    names in the receivers whose parameters it reads outside an optimizer's constructor)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.whole = _handled(ctx, None)
+        self._classes: dict[tuple[int, int], tuple] = {}
+
+    def within(self, home, cls: ast.ClassDef) -> tuple:
+        key = (id(home), id(cls))
+        if key not in self._classes:
+            self._classes[key] = _handled(home, cls)
+        return self._classes[key]
+
+
+def _handled(home, scope: ast.AST | None) -> tuple:
+    flagged, frozen, words, read = False, set(), set(), set()
+    constructors = home.analysis(OptimizerConstructors).calls
+    nodes = home.index.within(scope, ast.Attribute) if scope is not None else home.index.of_type(ast.Attribute)
+    for node in nodes:
+        flagged |= node.attr == "requires_grad" and isinstance(node.ctx, ast.Store)  # what it freezes is not followed
+        parent = home.scopes.parent(node)
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            continue
+        receiver = home.text(node.value)
+        flagged |= node.attr == "requires_grad_" and isinstance(node.value, ast.Name)  # a loop's `m.requires_grad_(False)`
+        if node.attr in FREEZING:
+            frozen.add(receiver) if node.attr != "eval" else None
+            words.update(WORD.findall(receiver))
+        if node.attr in READING and not any(a in constructors for a in home.scopes.ancestors(parent)):
+            read.update(WORD.findall(receiver))
+    return flagged, frozen, words, read
 
 
 def _runs_after(ctx, class_ctx, cls: ast.ClassDef, uses: dict, taken: set[str], missed: str) -> bool:
