@@ -22,7 +22,7 @@ class LayersInPlainContainer(Rule):
     elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported, but for one case:
     the modules `__init__` is given, kept as a plain list (`self.members = list(members)`, `[*members]`)
     that a method reads outside `torch.no_grad()`, when a call site passes modules with parameters (an
-    `nn.ModuleList` a project function builds) and its file builds an optimizer over the parameters of
+    `nn.ModuleList` a project function builds, `[mlp(d, 1) for _ in range(k)]`) and its file builds an optimizer over the parameters of
     the model alone: nothing there freezes (`requires_grad`), copies or reloads, and no optimizer gets
     the passed modules' parameters.
 

@@ -38,7 +38,10 @@ class ParameterGroupNotOptimized(Rule):
     `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
     completes with another part the class builds in `__init__` with parameters and runs in `forward`
     (called, looped over as a `ModuleList`, indexed as a `ModuleDict`, also in a method `forward` calls),
-    while the file runs the model whole (`model(x)`). An optimizer over a single part is reported only for
+    or an item of a `ModuleDict` whose other items it takes by key (`model.heads["cls"]` without
+    `model.heads["box"]` while `forward` runs every head), when the optimizer's class or function runs
+    the model whole (`model(x)`, `self.model(x)` of a trainer given the model; any call in the file for a
+    helper given the model). An optimizer over a single part is reported only for
     a part `forward` runs after it (the fresh head on top of a trained trunk), and never when a file
     involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
     `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _makes_parameters, owns_parameters
-from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _elements, _makes_parameters, owns_parameters
+from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView, place_in
@@ -33,7 +33,7 @@ from mllint.analysis.values.values import ValueKinds
 from mllint.source import one_line
 
 # What may freeze, reload, or train a part some other way.
-FREEZING = frozenset({"requires_grad_", "eval", "load_state_dict", "apply", "zero_grad"})
+FREEZING = frozenset({"requires_grad_", "eval", "load_state_dict"})
 READING = frozenset({"parameters", "named_parameters", "state_dict", "load_state_dict", "requires_grad_", "buffers"})
 LOADING = re.compile(r"load_state_dict|from_pretrained|torch\.load|torch\.hub|load_checkpoint")
 FROZEN_TEXT = re.compile(r"requires_grad|load_state_dict|deepcopy")
@@ -57,26 +57,32 @@ def uncovered_parts(ctx) -> list[UncoveredPart]:
     if not constructors or "add_param_group" in text or not ("backward" in text or "training_step" in text):
         return []
     objects = ctx.analysis(Objects)
-    parts: dict[str, dict[str, ast.AST]] = {}  # model text -> part -> the model node an optimizer spells
-    first: dict[str, ast.Call] = {}
-    whole: set[str] = set()
+    parts: dict[tuple, dict[str, ast.AST]] = {}  # (scope, model text) -> part -> the model node an optimizer spells
+    keyed: dict[tuple, set | None] = {}  # ((scope, model), part) -> the items taken (None: the whole part)
+    first: dict[tuple, ast.Call] = {}
+    whole: set[tuple] = set()
     for call in constructors:
+        scope = ctx.scopes.enclosing_class(call) or ctx.scopes.enclosing_function(call)  # a trainer's methods share
         for owner in objects.parameter_owners(call):
-            while isinstance(owner, (ast.Subscript, ast.Call)):  # `model.blocks[0]`, `model.get_head()`
+            key = None
+            while isinstance(owner, (ast.Subscript, ast.Call)):  # `model.heads["cls"]`, `model.get_head()`
+                key = _key(owner) if isinstance(owner, ast.Subscript) else None
                 owner = owner.value if isinstance(owner, ast.Subscript) else getattr(owner.func, "value", None)
             if isinstance(owner, ast.Attribute) and _is_part(ctx, owner):
-                model = ctx.text(owner.value)
+                model = (scope, ctx.text(owner.value))
                 parts.setdefault(model, {})[owner.attr] = owner.value
                 first.setdefault(model, call)
+                taken = keyed.get((model, owner.attr), set())
+                keyed[(model, owner.attr)] = None if key is None or taken is None else taken | {key}
             elif owner is not None:
-                whole.add(ctx.text(owner))
+                whole.add((scope, ctx.text(owner)))
     found = []
-    for model, taken in parts.items():
-        if model in whole or any(model.startswith(w + ".") for w in whole):
+    for (scope, model), taken in parts.items():
+        if any(s is scope and (model == w or model.startswith(w + ".")) for s, w in whole):
             continue
         node = next(iter(taken.values()))
         home = _model_class(ctx, objects, node)
-        if home is None or not _runs_whole(ctx, model):
+        if home is None or not _runs_whole(ctx, objects, model, node, scope):
             continue
         class_ctx, cls = home
         built = _own_parts(class_ctx, cls)
@@ -86,15 +92,38 @@ def uncovered_parts(ctx) -> list[UncoveredPart]:
         uses = _forward_uses(class_ctx, cls)
         for missed in built:
             use = uses.get(missed)
-            if missed in taken or use is None or not _left_alone(ctx, class_ctx, cls, model, missed):
+            items = _missed_items(class_ctx, built[missed], keyed.get(((scope, model), missed))) if missed in taken else None
+            if (missed in taken and not items) or use is None or not _left_alone(ctx, class_ctx, cls, model, missed):
                 continue
-            if len(covered) == 1 and not _runs_after(ctx, class_ctx, cls, uses, covered, missed):
+            if len(covered) == 1 and missed not in taken and not _runs_after(ctx, class_ctx, cls, uses, covered, missed):
                 continue
             run = class_ctx.scopes.parent(use)
             shown = f"{class_ctx.text(use)}(...)" if isinstance(run, ast.Call) and run.func is use else class_ctx.text(use)
             where = f"`{one_line(shown, 40)}`, {place_in(ctx, class_ctx, use)}"
-            found.append(UncoveredPart(first[model], model, missed, tuple(f"{model}.{t}" for t in taken), where))
+            name = missed + "".join(f"[{item!r}]" for item in items or ())
+            shown_taken = tuple(f"{model}.{t}" + "".join(f"[{k!r}]" for k in sorted(keyed.get(((scope, model), t)) or (), key=str)) for t in taken)
+            found.append(UncoveredPart(first[(scope, model)], model, name, shown_taken, where))
     return found
+
+
+def _key(subscript: ast.Subscript):
+    index = subscript.slice
+    return index.value if isinstance(index, ast.Constant) and isinstance(index.value, (str, int)) else None
+
+
+def _missed_items(ctx, container: ast.Call, taken: set | None) -> list:
+    """The items of a `ModuleDict` (or `ModuleList`) literal the optimizers do not take, when they take
+    some of them by constant key (`model.heads["cls"]`); empty when they take it whole."""
+    if not taken or len(container.args) != 1:
+        return []
+    literal = container.args[0]
+    if isinstance(literal, ast.Dict) and all(isinstance(k, ast.Constant) for k in literal.keys):
+        keys = [k.value for k in literal.keys]
+    elif isinstance(literal, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in literal.elts):
+        keys = list(range(len(literal.elts)))
+    else:
+        return []
+    return [k for k in keys if k not in taken]
 
 
 def _is_part(ctx, owner: ast.Attribute) -> bool:
@@ -126,9 +155,21 @@ def _model_class(ctx, objects: Objects, expr: ast.AST) -> tuple[object, ast.Clas
     return (home, cls) if cls is not None and cls in home.analysis(ModuleClasses).modules else None
 
 
-def _runs_whole(ctx, model: str) -> bool:
-    """Does the file call the model itself (`model(x)`, `self.model(x)`, `self(x)`), so that its `forward` runs?"""
-    return any(ctx.text(call.func) == model for call in ctx.index.of_type(ast.Call))
+def _runs_whole(ctx, objects: Objects, model: str, node: ast.AST, scope: ast.AST | None) -> bool:
+    """Does the optimizer's scope (its class, its function, the module's top level) call the model itself
+    (`model(x)`, `self(x)`, also under another name for the same object: `self.model = model`), so that
+    its `forward` runs? A helper given the model (`def get_optimizer(model, lr)`) counts any such call of
+    the file."""
+    held = (objects.points_to(node) or frozenset()) - {NONE}
+    given = any(o.kind == "parameter" and o.node is scope for o in held)
+    calls = ctx.index.of_type(ast.Call) if given or scope is None else ctx.index.within(scope, ast.Call)
+    for call in calls:
+        if scope is None and not given and ctx.scopes.enclosing_function(call) is not None:
+            continue
+        named = isinstance(call.func, ast.Name) or is_self_attribute(call.func)  # `net(x)`, `self.model(x)`, not a method
+        if ctx.text(call.func) == model or (held and named and held & (objects.points_to(call.func) or frozenset())):
+            return True
+    return False
 
 
 def _own_parts(ctx, cls: ast.ClassDef) -> dict[str, ast.Call]:
@@ -178,22 +219,50 @@ def _cut(ctx, call: ast.Call) -> bool:
 def _left_alone(ctx, class_ctx, cls: ast.ClassDef, model: str, missed: str) -> bool:
     """Is nothing in the linted file or the class done to the part, or to the model whole, that may freeze
     it, reload it or hand its parameters to something else (`requires_grad`, `eval()`, `.parameters()`)?"""
-    name = re.compile(rf"\b{re.escape(missed)}\b")
-    for home, scope in ((ctx, None), (class_ctx, cls)):
-        nodes = home.index.within(scope, ast.Attribute) if scope is not None else home.index.of_type(ast.Attribute)
-        for node in nodes:
-            if node.attr == "requires_grad" and isinstance(node.ctx, ast.Store):
-                return False  # a flag set anywhere: what it freezes is not followed
-            parent = home.scopes.parent(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node):
-                continue
-            receiver = home.text(node.value)
-            if node.attr in FREEZING and (receiver in (model, "self") or name.search(receiver)):
-                if node.attr != "eval" or name.search(receiver):
-                    return False
-            if node.attr in READING and name.search(receiver):
-                return False
+    for handled in (ctx.analysis(_Handled).whole, ctx.analysis(_Handled).within(class_ctx, cls)):
+        flagged, frozen, words, read = handled
+        if flagged or missed in words or missed in read or (frozen & {model, "self"}):
+            return False
     return True
+
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Handled:
+    """What a file, or a class of the project, does to modules, read once: (does it set a `requires_grad`
+    flag, the receivers it freezes or reloads whole, the names in those receivers but of `.eval()`, the
+    names in the receivers whose parameters it reads outside an optimizer's constructor)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.whole = _handled(ctx, None)
+        self._classes: dict[tuple[int, int], tuple] = {}
+
+    def within(self, home, cls: ast.ClassDef) -> tuple:
+        key = (id(home), id(cls))
+        if key not in self._classes:
+            self._classes[key] = _handled(home, cls)
+        return self._classes[key]
+
+
+def _handled(home, scope: ast.AST | None) -> tuple:
+    flagged, frozen, words, read = False, set(), set(), set()
+    constructors = home.analysis(OptimizerConstructors).calls
+    nodes = home.index.within(scope, ast.Attribute) if scope is not None else home.index.of_type(ast.Attribute)
+    for node in nodes:
+        flagged |= node.attr == "requires_grad" and isinstance(node.ctx, ast.Store)  # what it freezes is not followed
+        parent = home.scopes.parent(node)
+        if not (isinstance(parent, ast.Call) and parent.func is node):
+            continue
+        receiver = home.text(node.value)
+        flagged |= node.attr == "requires_grad_" and isinstance(node.value, ast.Name)  # a loop's `m.requires_grad_(False)`
+        if node.attr in FREEZING:
+            frozen.add(receiver) if node.attr != "eval" else None
+            words.update(WORD.findall(receiver))
+        if node.attr in READING and not any(a in constructors for a in home.scopes.ancestors(parent)):
+            read.update(WORD.findall(receiver))
+    return flagged, frozen, words, read
 
 
 def _runs_after(ctx, class_ctx, cls: ast.ClassDef, uses: dict, taken: set[str], missed: str) -> bool:
@@ -268,11 +337,11 @@ def _passed_modules(home, argument: ast.AST) -> tuple[object, ast.Call] | None:
     """The module container with parameters a call site passes (`make_members(5)` returning an
     `nn.ModuleList` of layers), as the objects layer of the call site's file tells."""
     found = home.analysis(Objects).points_to(argument)
-    made = [obj for obj in found or () if obj.kind == "made" and isinstance(obj.node, ast.Call)]
-    if not made or len(made) != len(found):
-        return None
-    obj = made[0]
-    return (obj.ctx, obj.node) if all(_makes_parameters(o.ctx, o.node) for o in made) else None
+    made = [obj for obj in found or () if obj.kind == "made"]
+    layers = [(o.ctx, e) for o in made for e in ([o.node] if isinstance(o.node, ast.Call) else _elements(o.ctx, o.node))]
+    if not made or len(made) != len(found) or not layers:
+        return None  # a list literal or comprehension of layers counts by its elements: `[mlp(20, 1) for _ in range(5)]`
+    return layers[0] if all(isinstance(e, ast.Call) and _makes_parameters(c, e) for c, e in layers) else None
 
 
 def _optimized_whole(home, cls: ast.ClassDef, argument: ast.AST) -> bool:
