@@ -17,7 +17,8 @@ class MissingZeroGrad(Rule):
     modules: then the finding is at the call, and names the file and line of the step), or a clear only in
     the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
     branch), or a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
-    `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`; also
+    `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`, or a
+    submodule of the whole model it updates: `model.backbone.zero_grad()` with `SGD(model.parameters())`; also
     built by a project helper that returns it, or passed in by a call site that builds it), or of another
     model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
     the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
@@ -159,10 +160,13 @@ class MissingZeroGrad(Rule):
                 continue
             owners = owned.modules
             covered = {k: [o for o in owners if o == k or o.startswith(k + ".")] for k in keys}
+            whole = {k: next((o for o in owners if k.startswith(o + ".") and k[len(o) + 1 :].replace(".", "_").isidentifier()), None) for k in keys}  # `model` of `model.backbone`
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
             named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
-            if all(covered.values()) and missed:  # each clear is of a module the optimizer updates
-                return step, self.partly_message.format(missed=_names(missed), **named), owned.sites
+            if all(covered[k] or whole[k] for k in keys) and missed:  # each clear is of a module the optimizer updates, or a part of one
+                parts = set(whole.values())
+                missed_text = ", ".join(f"the rest of `{o}`" if o in parts else f"`{o}`" for o in missed)
+                return step, self.partly_message.format(missed=missed_text, **named), owned.sites
             if all(_distinct_models(self.ctx, c, owners) for c in modules):
                 return step, self.other_model_message.format(owners=_names(sorted(owners)), **named), owned.sites
         return None, None, ()

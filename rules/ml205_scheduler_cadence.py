@@ -31,7 +31,9 @@ class SchedulerCadence(Rule):
     `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
     loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`). A size read from the
     configuration counts by its value (`step_size=args.lr_step` with `add_argument("--lr-step",
-    default=30)`, a config field's default, passed into the helper that builds the scheduler). Sizes
+    default=30)`, `milestones=args.decays` with `default=[30, 60]`, a config field's default, passed into
+    the helper that builds the scheduler). A `while` loop whose test counts iterations (`while it <
+    cfg.max_iters:`) steps per batch. Sizes
     mllint cannot read (`T_max=cfg.t_max`) are not reported, nor are names that only say "step" whose
     value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
     decays in torchvision's references), nor a scheduler stepped in both loops under conditions
@@ -169,6 +171,8 @@ class SchedulerCadence(Rule):
         iterated = loop.generators[0].iter if isinstance(loop, COMPREHENSION_NODES) else getattr(loop, "iter", None)
         if iterated is not None and any(w in word for word in _identifiers(iterated) for w in BATCH_WORDS):
             return True
+        if isinstance(loop, ast.While) and any(STEP_WORDS.search(word) for word in _identifiers(loop.test)):
+            return True  # `while it < cfg.max_iters:` counts optimizer steps
         for ancestor in self.ctx.scopes.ancestors(loop):
             if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 return False
@@ -228,7 +232,10 @@ def _size_unit(size: ast.AST) -> str | None:
 
 
 def _epoch_count(value: object) -> bool:
-    """A literal length read as a number of epochs: a positive int no larger than `LARGEST_EPOCH_COUNT`."""
+    """A literal length read as a number of epochs: a positive int no larger than `LARGEST_EPOCH_COUNT`
+    (each of a list of milestones)."""
+    if isinstance(value, tuple):
+        return bool(value) and all(_epoch_count(v) for v in value)
     return type(value) is int and 0 < value <= LARGEST_EPOCH_COUNT
 
 

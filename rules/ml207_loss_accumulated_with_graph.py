@@ -29,7 +29,7 @@ METER_MESSAGE = (
 
 OUTPUT_MESSAGE = (
     "`{loss}` carries the autograd graph of this iteration and `{call}` keeps it: `{cls}` adds a value computed "
-    "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass `{loss}.detach()`"
+    "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass {instead}"
 )
 CONTAINER_MESSAGE = (
     "`{loss}` holds `{held}`, the loss backpropagated at line {line}, and is kept in `{total}` with its autograd "
@@ -40,6 +40,10 @@ CONTAINER_MESSAGE = (
 STEP_MESSAGE = (
     "{values} {verb} the graph of the loss `{function}` returns, and `{call}` keeps it: `{cls}` adds it into "
     "`self.{attribute}` ({place}), so every step's graph stays in memory; pass detached values (`.detach()`, `.item()`)"
+)
+OBJECT_MESSAGE = (
+    "`{value}` carries this step's autograd graph and is appended to `{total}`, which the object keeps across "
+    "the calls of `{function}`: every step's graph stays in memory; append a detached value (`.item()`, `.detach()`)"
 )
 # Hooks a framework runs under `torch.no_grad()`: what they log keeps no graph.
 NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "evaluate", "validate", "test"})
@@ -57,9 +61,11 @@ class LossAccumulatedWithGraph(Rule):
     Reports a loop that adds the loss it backpropagates (whatever its optimizer) to a running total (`total += loss`,
     `total = total + loss`, `total += loss * x.size(0)`, `stats["loss"] += loss`), keeps it in a record it
     appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
-    (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`) kept
-    across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
-    loss`, `self.outputs.append(out)`) counts unless the loop rebinds or clears it. It also reports the loss handed to a meter, an
+    (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`, a dict's list:
+    `history["loss"].append(loss)`) kept across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
+    loss`, `self.outputs.append(out)`) counts unless the loop rebinds or clears it; a step function (a backward, then a step) that appends a
+    live value to a list its object keeps and does not renew in it (`self.scores.append(dice(probs, y))`,
+    cleared at the epoch's end) keeps every step's graph, since its callers run it per batch. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
     what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
     `self.sum += val * n` or `self.values.append(val)`), also a meter held by another project object
@@ -187,7 +193,24 @@ class LossAccumulatedWithGraph(Rule):
         for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
             if function.name not in NO_GRAD_HOOKS and loops.is_a_step(function):
                 events = [e for e in loops.events_of_statements(function.body) if not e.loops]
-                self._metered(function, function, self._backpropagated(events, function), reported)
+                losses = self._backpropagated(events, function)
+                self._metered(function, function, losses, reported)
+                self._kept_by_object(function, losses, reported)
+
+    def _kept_by_object(self, step: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
+        """A step function (run once per batch by its callers) that appends a live value to a list its object
+        keeps and does not renew there: `self.train_scores.append(dice(torch.sigmoid(logits), mask))`."""
+        values = self.ctx.analysis(ValueKinds)
+        for node in own_nodes(step.body):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" and len(node.args) == 1):
+                continue
+            total, value = node.func.value, node.args[0]
+            if not is_self_attribute(total) or value in reported or not self._attribute_kept(total, step, self.ctx.scopes.enclosing_class(step) or step):
+                continue
+            loss = isinstance(value, ast.Name) and any(same_tensor(values, value, u) for u in losses)
+            if loss or self._live(value, losses, step):
+                reported.add(value)
+                self.report(value, OBJECT_MESSAGE.format(value=one_line(self.ctx.text(value), 50), total=self.ctx.text(total), function=step.name))
 
     def _metered(self, block: ast.AST, training: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
         """The losses, or live values of the iteration `training`, that a method call in `block` hands to a
@@ -207,6 +230,8 @@ class LossAccumulatedWithGraph(Rule):
                 call_text = f"{self.ctx.text(call.func)}(...)"
                 instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                 message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
+                if lost:  # a value made there; a list of them (`list(step(batch))`) detached item by item
+                    instead = "detached values" if _holds_items(loss) else f"`{self.ctx.text(loss)}.detach()`"
                 self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
@@ -310,8 +335,9 @@ class LossAccumulatedWithGraph(Rule):
                 yield from ((factor, node.targets[0]) for factor in _added_factors(_self_sum(node)))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
-                and _base(node.func.value) is node.func.value and len(node.args) == 1 and not node.keywords
-            ):  # fmt: skip
+                and _base(node.func.value) is not None and len(node.args) == 1 and not node.keywords
+                and (_base(node.func.value) is node.func.value or isinstance(_base(node.func.value), ast.Name))
+            ):  # fmt: skip  # `history[name].append(v)`: a list of a dict of lists
                 added = node.args[0]  # `logs.append({"step": i, "loss": loss})`: each value of the record
                 items = added.values if isinstance(added, ast.Dict) else added.elts if isinstance(added, ast.Tuple | ast.List) else [added]
                 yield from ((item, node.func.value) for item in items)
@@ -537,3 +563,8 @@ def _value_of(loop: ast.For) -> ast.AST | None:
 def _constant_item(node: ast.AST) -> bool:
     """`res[0]`, `out["loss"]`: an item at a constant key of a name."""
     return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+
+
+def _holds_items(value: ast.AST) -> bool:
+    """`list(step(batch))`, `tuple(...)`: a container of values, not one tensor."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple")

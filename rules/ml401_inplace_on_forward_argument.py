@@ -2,12 +2,12 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.views import held_after, unshared, viewed
+from mllint.analysis.facets.views import held_after, literal_loop_items, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
+from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants
 from mllint.analysis.objects.callees import forward_calls
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
@@ -67,9 +67,11 @@ class InplaceOnForwardArgument(Rule):
     while the name (or a plain alias of it: `out = x` then `out += bias`; for item assignment, an alias
     indexed as only a tensor is, `out[:, :, :h] = ...`; or a view of it: `x.narrow(1, 0, 3).div_(s)`, an
     item of `torch.split(x, ...)`, `x.view(B, -1)`, `x[..., 2:4] /= s`, an in-place chain
-    `x.sub_(m).div_(s)`) still holds the caller's tensor; and an in-place
+    `x.sub_(m).div_(s)`, a loop variable over a literal tuple of them) still holds the caller's tensor, also
+    when the in-place method's result is bound again (`x = x.relu_()` returns `x` itself) or returned; and an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
-    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, also through
+    is one) applied to the argument when `forward` reads it again later (a residual `out + x`, or an operand
+    taking the call's result in the same expression: `x * self.gate(x)`, `torch.cat([x, f(x)])`; also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
     kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the
@@ -82,7 +84,7 @@ class InplaceOnForwardArgument(Rule):
     set from one (`inplace=self.inplace`), a config's field default (`inplace=cfg.inplace` with a dataclass
     `inplace: bool = True`, a NamedTuple's, a `SimpleNamespace(inplace=True)`'s), a dict config's key
     (`inplace=cfg["act_inplace"]`, `cfg.get(...)`, with a dict literal passed as `cfg`), a `**kwargs` dict
-    splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
+    splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`, `nn.ReLU(**act_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
     `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
     passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
@@ -176,7 +178,8 @@ class InplaceOnForwardArgument(Rule):
                         held = self._argument_held(target.value, tensors)
                         if held and not self._excused(statement, node):
                             self.report(target, self._message(target.value.id, held))
-            elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            if isinstance(statement, (ast.Expr, ast.Assign, ast.Return)) and isinstance(statement.value, ast.Call):
+                # an in-place method returns its receiver: `x = x.relu_()` changed the caller's tensor too
                 func = statement.value.func
                 inplace = isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")
                 # `x.narrow(1, 0, 3).div_(s)`; a flag (`requires_grad_()`) is the tensor object's own, not its view's
@@ -219,10 +222,10 @@ class InplaceOnForwardArgument(Rule):
         if not held:
             return
         names = {argument.id: held} | self._aliases(argument, held, forward, call)
-        later = [
-            n for n in self.ctx.index.within(forward, ast.Name)
-            if n.id in names and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)
-            and [d.node for d in values.reaching_definitions(n)] == names[n.id]
+        after = [n for n in self.ctx.index.within(forward, ast.Name) if isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > _end(call)]
+        later = [  # read after the call, or with its result (`x * self.gate(x)`)
+            n for n in [*read_with(self.ctx, call, set(names)), *after]
+            if n.id in names and [d.node for d in values.reaching_definitions(n)] == names[n.id]
         ]  # fmt: skip
         if not later:
             self._check_caller_held(call, activation, argument, forward, tensors)
@@ -312,7 +315,7 @@ class InplaceOnForwardArgument(Rule):
             classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
-        return all(self._surely_true(call_argument(call, INPLACE_MODULES[module], "inplace"), ctx) for module in classes)
+        return all(self._surely_true(passed_argument(call, INPLACE_MODULES[module], "inplace", ast.Constant(False)), ctx) for module in classes)
 
     def _partial_inplace(self, call: ast.Call, ctx) -> bool:
         """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`
@@ -416,9 +419,11 @@ class InplaceOnForwardArgument(Rule):
                 held = node.id if node.id in tensors and not self._given_unshared(definition.node, node.id) else None
             elif isinstance(self.ctx.scopes.parent(definition.node), ast.AugAssign):
                 held = self._argument_held(definition.node, tensors, depth + 1, failed, views)
-            else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`)
-                value = self._storage_name(definition.value) if views else definition.value
-                held = self._argument_held(value, tensors, depth + 1, failed, views)
+            else:  # an alias, or a view of the argument (`coords = x.narrow(1, 0, 3)`); an item of `for v in (x, y)`
+                items = [definition.value] if definition.value is not None else literal_loop_items(self.ctx, definition.node)
+                held = next(filter(None, (
+                    self._argument_held(self._storage_name(v) if views else v, tensors, depth + 1, failed, views) for v in items
+                )), None)  # fmt: skip
             if held:
                 return held
         failed[node] = min(depth, failed.get(node, depth))

@@ -29,14 +29,17 @@ class LossTermCutFromGraph(Rule):
     if return_outputs else loss`, a plain class's `__call__`, `model.compute_loss(x)`,
     a helper returning `sum(terms)` of a list it appends to, `sum(losses.values())` of a dict a forward
     returns, a submodule's forward two calls deep (a VQ layer returning `beta * mse.detach()`), an attribute a
-    model's forward sets (`ce + w * model.aux_loss`), a method of the model a caller passes
+    model's forward sets (`ce + w * model.aux_loss`; also of submodules the parent's forward sums over a
+    `ModuleList`: `sum(l.aux_loss for l in self.layers)`), a method of the model a caller passes
     (`lam * self.model.regularization()` returning `float(...)`), a weighted penalty method of a step
     another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions;
     the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
-    or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term whose cut value carried no graph
+    or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A parameter of a submodule (`net.proj.weight`,
+    `net` being `self.net`; `m.weight` of `for m in model.modules()`; `self.mu = nn.Parameter(...)`) passed to
+    a helper carries the graph there, and a sum scaled by a weight (`(nll + kl) / n`) is read term by term. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin, a parameter left to a constant default) is not reported, nor are cuts inside a term
     (`(q - target.detach()) ** 2`, a stop-gradient written on purpose), nor a cut factor weighting
     another computed from a model (`-log_prob * advantage.detach()`: REINFORCE with a baseline, where
@@ -165,6 +168,8 @@ class LossTermCutFromGraph(Rule):
 
     def _in_callee(self, term: Summand, cut: ast.AST) -> bool:
         function = term.binding.function
+        if term.ctx is not self.ctx and term.ctx.scopes.parent(cut) is not None:  # the callee's file: not what the caller passed
+            return True  # (`sum(layer.kl for layer in self.layers)` of a `kl` each layer's forward cuts)
         return cut is not function and function in set(term.ctx.scopes.ancestors(cut))
 
     def _from_model(self, expr: ast.AST, depth: int) -> bool:

@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.syntax.names import Names
+from mllint.analysis.facets.coverage import passed_lists
 from mllint.analysis.facets.parameters import unregistered_layers
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
@@ -18,7 +19,12 @@ class LayersInPlainContainer(Rule):
     (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
     `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
     registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
-    elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported.
+    elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported, but for one case:
+    the modules `__init__` is given, kept as a plain list (`self.members = list(members)`, `[*members]`)
+    that a method reads outside `torch.no_grad()`, when a call site passes modules with parameters (an
+    `nn.ModuleList` a project function builds) and its file builds an optimizer over the parameters of
+    the model alone: nothing there freezes (`requires_grad`), copies or reloads, and no optimizer gets
+    the passed modules' parameters.
 
     ## Why is this bad?
     `nn.Module` finds its submodules through its attributes, and a list or dict is not a module: the
@@ -73,18 +79,23 @@ class LayersInPlainContainer(Rule):
     name = "layers-in-plain-container"
     message = "`self.{attribute}` is a plain {kind}: `{layer}` ({line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
     object_message = "`self.{attribute}` holds a `{holder}` ({holder_at}), an object of a plain class, not an `nn.Module`: `{layer}` ({line}) and the other layers it holds are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; make it an `nn.Module` (and its lists `nn.ModuleList`)"
+    passed_message = "`self.{attribute}` is a plain list of the modules `__init__` is given (`{layer}`, {line}): `parameters()` of the model never reaches them, so its optimizer never trains them; use `nn.ModuleList`"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("nn", "Module")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for found in unregistered_layers(self.ctx, node):
+        for found in unregistered_layers(self.ctx, node) + passed_lists(self.ctx, node):
             layer = f"{ast.unparse(found.layer.func)}(...)"
             if found.kind == "object":
                 message = self.object_message.format(
                     attribute=found.attribute, holder=found.holder, holder_at=found.holder_at, layer=layer, line=found.where
                 )
                 self.report(found.container, message)
+                continue
+            if found.kind == "passed":
+                message = self.passed_message.format(attribute=found.attribute, layer=layer, line=found.where)
+                self.report(found.container, message, self._fix(found.container, "nn.ModuleList"))
                 continue
             module = "nn.ModuleDict" if found.kind == "dict" else "nn.ModuleList"
             message = self.message.format(attribute=found.attribute, kind=found.kind, layer=layer, line=found.where, module=module)

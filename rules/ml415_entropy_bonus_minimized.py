@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.gradients import backward_loss
+from mllint.analysis.facets.gradients import backward_loss, managed_losses
 from mllint.analysis.facets.loss_terms import entropy_bonus_minimized, place_in
 from mllint.analysis.facets.objectives import steps_after
 from mllint.findings import Severity
@@ -19,8 +19,10 @@ class EntropyBonusMinimized(Rule):
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
     `+ beta * entropy_bonus(logits)` in another module), into the lists a step collects them in
     (`torch.stack(entropies).sum()`), and a policy's own `entropy(...)` method is the entropy however it
-    computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped, and hold a
-    policy term (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities). `loss = pg_loss - ent_coef * entropy`, and
+    computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped (or returned by a Lightning-style `training_step` or an
+    HF `compute_loss` override that runs no backward itself: the library does), and hold a policy term
+    (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities, or one whose values are
+    log-probabilities by where they come from: `chosen * rets` with `chosen = log_softmax(...).gather(1, a)`). `loss = pg_loss - ent_coef * entropy`, and
     `+ ent_coef * entropy_loss` where `entropy_loss = -entropy.mean()` (the negative entropy), are
     right and not reported; so is entropy minimization outside an actor-critic loss (semi-supervised
     and domain-adaptation losses minimize the entropy of predictions on purpose).
@@ -60,15 +62,26 @@ class EntropyBonusMinimized(Rule):
     name = "entropy-bonus-minimized"
     message = "`{use}` {verb} the policy's entropy{where} and minimizing `{loss}` minimizes it: the bonus works against exploration; subtract it (`- coef * entropy`)"
     severity = Severity.ERROR
-    requires_any_text = ("backward",)  # the entropy may be computed in another module
+    requires_any_text = ("backward", "training_step", "compute_loss")  # the entropy may be computed in another module
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[ast.AST] = set()
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = backward_loss(self.ctx, node)
-        if loss is None:
-            return
+        if loss is not None and steps_after(self.ctx, node):
+            self._check(loss)
+
+    def end_file(self) -> None:
+        for _, loss in managed_losses(self.ctx):  # `training_step` returning the loss the library steps
+            self._check(loss)
+
+    def _check(self, loss: ast.AST) -> None:
         term = entropy_bonus_minimized(self.ctx, loss)
-        if term is None or not steps_after(self.ctx, node):
+        if term is None or term.node in self._reported:  # a step's loss its caller backpropagates too
             return
+        self._reported.add(term.node)
         entering = [u for u in term.uses if u is not loss]  # the first name read in the backpropagated sum
         use = entering[0] if entering else term.node
         home = term.ctx or self.ctx

@@ -15,11 +15,13 @@ class CriticSignsAgree(Rule):
     minus, sums, reductions, variables and the gradient a backward is seeded with (`errD_fake.backward(
     one)`, `errG.backward(mone)` with `mone = -1 * one`, also imported from another module of the project), and a label constant a
     helper multiplies the scores by (`wasserstein(D(fake), FAKE)` with `(label * scores).mean()` and
-    `REAL, FAKE = -1.0, 1.0`). The critic's step is the backward that also
+    `REAL, FAKE = -1.0, 1.0`, or a target `torch.full_like(score, FAKE)`). The critic's step is the backward that also
     scores real samples or scores generated samples cut from the generator (`fake.detach()`, `.data`, a
     `fake` made under `torch.no_grad()`); the generator's step scores them uncut. The losses may be
     computed by functions of the project (`critic_loss(D, real, fake.detach())` in `losses.py`): each term
-    is read in its own file and the finding, at the call, names the term's file and line. GAN losses that pass the critic's output through a loss
+    is read in its own file and the finding, at the call, names the term's file and line. A loss a library
+    backpropagates is read as a backward: what a Lightning-style `training_step` returns (`{"loss": d_loss}`
+    per `optimizer_idx`) or an HF `compute_loss` override, when the method runs no backward itself. GAN losses that pass the critic's output through a loss
     (`BCEWithLogitsLoss`, hinge `relu(1 + D(fake))`, least squares) are not read.
 
     ## Why is this bad?
@@ -64,7 +66,7 @@ class CriticSignsAgree(Rule):
     name = "critic-signs-agree"
     message = "`{term}` is minimized with the same sign as `{other}` ({where}): {why}; the critic minimizes D(fake) - D(real), the generator -D(fake)"
     severity = Severity.ERROR
-    requires_any_text = ("backward",)
+    requires_any_text = ("backward", "training_step", "compute_loss")
 
     def end_file(self) -> None:
         by_critic: dict[str, list[CriticTerm]] = {}

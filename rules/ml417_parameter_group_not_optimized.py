@@ -1,3 +1,4 @@
+from mllint.analysis.facets.coverage import uncovered_parts
 from mllint.analysis.facets.parameters import missed_parts, unoptimized_loss_modules, unused_parameter_groups
 from mllint.source import one_line
 from mllint.findings import Severity
@@ -15,7 +16,9 @@ class ParameterGroupNotOptimized(Rule):
     (written out, or returned by a helper of the project) that its function reads only at constant places
     and keys, none of which takes it (`AdamW(groups[:1])` of `[decay_group, no_decay_group]`,
     `SGD([groups["backbone"], groups["head"]])` of a helper's `{"backbone": ..., "neck": ..., "head":
-    ...}`). Groups handed on (to an
+    ...}`), or in a list or dict of groups bound to a name that is never read, when no optimizer of its
+    function gets those parameters otherwise (`groups = [{"params": model.backbone.parameters()}, {"params":
+    model.head.parameters()}]` beside `AdamW(model.backbone.parameters())`). Groups handed on (to an
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
     that misses a loss module the same function calls while it backpropagates (or, for a trainer's
     method, one the class keeps on `self`: `self.criterion = ClipLoss()`, or what a call site passes,
@@ -29,13 +32,25 @@ class ParameterGroupNotOptimized(Rule):
     builder returns (`parts["encoder"]`, `parts["decoder"]`) and not of another one that the training
     step runs (`parts["bottleneck"]`, called or with the whole dict handed to `autoencode(parts, x)`); a
     dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
-    `detach`), and parts that another optimizer gets (a GAN's two) are left alone.
+    `detach`), and parts that another optimizer gets (a GAN's two) are left alone. The same for the parts
+    of a model of the project: an optimizer over some of its parts (`itertools.chain(model.encoder.parameters(),
+    model.decoder.parameters())`, a list or groups of them, `filter(...)`, in a helper given the model, or
+    `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
+    completes with another part the class builds in `__init__` with parameters and runs in `forward`
+    (called, looped over as a `ModuleList`, indexed as a `ModuleDict`, also in a method `forward` calls),
+    while the file runs the model whole (`model(x)`). An optimizer over a single part is reported only for
+    a part `forward` runs after it (the fresh head on top of a trained trunk), and never when a file
+    involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
+    `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a
+    `requires_grad` flag, freezes, reloads or reads the parameters of the part (an EMA copy), or calls
+    `add_param_group`, and a stage that runs the parts one by one.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
     or weight decay and then left out of the optimizer's list means those parameters never train: the
     new classifier, the biases and norm weights of a `no_decay` group, the projection head stay at their
-    initial values while the loss still goes down through the rest of the model.
+    initial values while the loss still goes down through the rest of the model. A part that `forward`
+    runs and no optimizer gets shapes every prediction and stays at its random initialisation.
 
     ## Example
     ```python
@@ -83,6 +98,11 @@ class ParameterGroupNotOptimized(Rule):
         "(`{used}`, line {line}): its parameters never train; give them to the optimizer too"
     )
 
+    forward_message = (
+        "`{optimizer}` gets the parameters of {taken} but not of `{model}.{missed}`, which `forward` runs "
+        "({used}): its parameters never train; give them to the optimizer too"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
@@ -96,4 +116,9 @@ class ParameterGroupNotOptimized(Rule):
             optimizer = one_line(self.ctx.text(part.optimizer), 60)
             used = one_line(self.ctx.text(part.used), 40)
             message = self.part_message.format(optimizer=optimizer, taken=part.taken, missed=part.missed, used=used, line=part.used.lineno)
+            self.report(part.optimizer, message)
+        for part in uncovered_parts(self.ctx):
+            taken = ", ".join(f"`{t}`" for t in part.taken)
+            optimizer = one_line(self.ctx.text(part.optimizer), 60)
+            message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used)
             self.report(part.optimizer, message)

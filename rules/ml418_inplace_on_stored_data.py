@@ -1,13 +1,20 @@
 import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.views import changed_by_callee, changed_in_place, storage_root
+from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, storage_root
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
+from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.findings import Severity
 from mllint.rule import Rule
+
+
+COPY_MESSAGE = (
+    "in-place change of `{name}`, the argument `{parameter}` that the function returns, changes `{passed}` that "
+    "{site} passes and reads again at line {line} as if unchanged; copy it first (`.clone()`) or compute out of place"
+)
 
 
 class InplaceOnStoredData(Rule):
@@ -18,9 +25,14 @@ class InplaceOnStoredData(Rule):
     `sample.narrow(-1, 0, 3).mul_(scale)`, `sample[:, :3] += noise`), and in a function or method, of a
     tensor argument (or a view of it: `flat = xb.view(n, -1)` then `flat.sub_(mean).div_(std)`) when a call
     site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
-    of one. A sample `__getitem__` passes to a function or a callable object of the project that changes
-    it in place counts too (`x = self.transform(x)` with a transform the dataset's construction passes,
-    also through a `Compose`-like object running the transforms it holds), reported at that call. Changes of a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
+    of one; and in a helper that returns the argument it changed (`x = x.mul_(scale)`, `return x`) when a
+    caller binds the result to another name and reads what it passed again (`x_aug = jitter(x)` then
+    `model(x)`), expecting it unchanged. A sample `__getitem__` passes to a function or a callable object of
+    the project that changes it in place counts too (`x = self.transform(x)` with a transform the dataset's
+    construction passes, also through a `Compose`-like object running the transforms it holds), reported at
+    that call. Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
+    (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 = box.unbind(-1)`). Changes of
+    a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
     functions named for working in place (`normalize_`), a call made once in `__init__`, changes under `torch.no_grad()` (parameters
     updated on purpose) and a module's `forward` (ML401's) are not reported.
@@ -140,11 +152,32 @@ class InplaceOnStoredData(Rule):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    @staticmethod
+    def _read_as_original(caller, argument: ast.AST):
+        """Where a caller that binds the result to another name (`x_aug = jitter(x)`) reads the tensor it passed
+        again, expecting it unchanged; None when it rebinds the name or does not read it."""
+        site = caller.scopes.parent(argument)
+        site = caller.scopes.parent(site) if isinstance(site, ast.keyword) else site
+        statement = caller.scopes.statement(site)
+        targets = statement.targets if isinstance(statement, ast.Assign) and statement.value is site else []
+        if not (isinstance(argument, ast.Name) and targets and all(isinstance(t, ast.Name) and t.id != argument.id for t in targets)):
+            return None
+        return held_after(caller, argument, site)
+
     def _argument(self, change: ast.AST, name: ast.Name, function: ast.AST, parameter: str) -> None:
         """A change of a parameter's tensor, reported when a call site passes what an object keeps."""
+        returned = _returns_name(function, parameter)
         for binding in self.ctx.analysis(Callers).bindings(function):
             passed = binding.argument(parameter) if binding.site is not None else None
-            if passed is None or not _kept(passed[1]):
+            if passed is None:
+                continue
+            if not _kept(passed[1]):
+                read = self._read_as_original(passed[0], passed[1]) if returned else None
+                if read is not None:
+                    self.report(change, COPY_MESSAGE.format(
+                        name=name.id, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place, line=read.lineno,
+                    ))  # fmt: skip
+                    return
                 continue
             around = passed[0].scopes.enclosing_function(passed[1])
             if around is not None and around.name == "__init__":
@@ -154,6 +187,11 @@ class InplaceOnStoredData(Rule):
                 name=name.id, which=which, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place,
             ))  # fmt: skip
             return
+
+
+def _returns_name(function: ast.AST, name: str) -> bool:
+    """Does the function return its parameter `name` (changed in place: `x = x.mul_(s)` then `return x`)?"""
+    return any(isinstance(r, ast.Name) and r.id == name for r in returned_expressions(function.body) or ())
 
 
 def _stored_item(root: ast.AST | None, indices: set[str]) -> bool:

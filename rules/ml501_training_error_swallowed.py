@@ -21,6 +21,7 @@ OUT_OF_MEMORY = "out of memory"  # in the message of torch's OOM errors ("CUDA o
 # What a handler of out-of-memory errors calls to recover before it skips the batch: it frees the failed
 # step's memory or clears its partial gradients.
 RECOVERING = frozenset({"empty_cache", "zero_grad", "collect", "ipc_collect", "reset_peak_memory_stats"})
+RECOVERING_TEXT = re.compile(rb"empty_cache|zero_grad|collect|reset_peak_memory_stats")  # what a helper must mention to be read
 
 
 class TrainingErrorSwallowed(Rule):
@@ -43,7 +44,7 @@ class TrainingErrorSwallowed(Rule):
     runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported. A handler of torch's out-of-memory
-    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias) counts as broad: it is
+    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
     `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`), and when it
     falls through to the optimizer's step with the failed batch's partial gradients (no `continue` or
@@ -237,9 +238,17 @@ class TrainingErrorSwallowed(Rule):
         others = _other_than_out_of_memory(self.ctx, handler.body)
         if others is not None:
             return self._always_leaves(others)
-        if _out_of_memory_only(self.ctx, handler) and _recovers(handler.body) and self._step_after(node, handler) is None:
+        if _out_of_memory_only(self.ctx, handler) and self._recovers(handler.body) and self._step_after(node, handler) is None:
             return True
         return any(_leaving(self.ctx, node) for node in own_nodes(handler.body))
+
+    def _recovers(self, block: list[ast.stmt]) -> bool:
+        """`_recovers`, also through a helper of the project the handler calls (`free_memory(optimizer)`)."""
+        if _recovers(block):
+            return True
+        resolver = CallResolver(self.ctx, self.ctx.analysis(ProjectView) if self.ctx.project is not None else None)
+        calls = [n for n in own_nodes(block) if isinstance(n, ast.Call)]
+        return any((callee := resolver.resolve(call, followed=RECOVERING_TEXT)) is not None and _recovers(callee.function.body) for call in calls)
 
     def _step_after(self, node: ast.Try, handler: ast.ExceptHandler):
         """The optimizer step a handler of a `try` around a backward pass falls through to, in the same

@@ -15,7 +15,8 @@ class LogOfProbabilities(Rule):
     ## What it does
     Reports the logarithm of softmax output: `torch.log(F.softmax(x, dim=1))`, `probs.log()`, directly
     or through local variables, or from a model or helper in another file of the project whose output
-    is softmax. A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
+    is softmax; values picked from it stay softmax output (`torch.log(probs.gather(1, a))`,
+    `probs[range(n), a].log()`, `probs.index_select(...)`). A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
     `probs.clamp(min=eps).log()`) is not reported, nor is the log of a mixture of softmax outputs (an
     ensemble's mean, which no `log_softmax` computes), nor the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.

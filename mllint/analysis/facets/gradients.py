@@ -7,7 +7,11 @@ from a loader, values computed under `torch.no_grad()`, or every path is cut by 
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
-Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one.
+Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one, as
+do `.weight`/`.bias` of a module or of a part of one (`net.proj.weight`, `net = self.net`). An attribute of
+an object of a project class (`layer.aux_loss`, also of an item of a `ModuleList` it iterates) carries what
+the class's methods write to it (`self.aux_loss = x.item()`: cut). `managed_losses` lists the losses a
+library backpropagates: returned by a Lightning-style `training_step` or an HF `compute_loss` override.
 A call of a function of the project, or of an instance of a project class (its `forward`, its
 `__call__`), whose every return is cut (`pred.argmax(1)` in a loss's `forward`) cuts the call, and one
 whose returns carry no graph whatever it is given (it runs under `torch.no_grad()`) carries none: its
@@ -35,6 +39,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.call_sites import constant_everywhere
 from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -66,7 +71,7 @@ CUT_FUNCTIONS = frozenset({
 })  # fmt: skip
 CUT_BUILTINS = frozenset({"float", "int", "bool"})
 NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
-SUMMING_BUILTINS = frozenset({"sum", "abs"})  # a value computed from their arguments
+SUMMING_BUILTINS = frozenset({"sum", "abs", "list", "tuple"})  # a value computed from their arguments, or holding them
 NO_GRAPH_FUNCTIONS = frozenset(
     f"torch.{name}_like" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
 )
@@ -74,6 +79,7 @@ NO_GRAPH_FUNCTIONS = frozenset(
 DIFFERENTIABLE_COLLECTIVES = frozenset({"horovod.torch.allreduce", "horovod.torch.allgather", "horovod.torch.broadcast"})
 NO_GRAPH_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "grad_fn"})
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+MODULE_ITERATORS, NAMED_MODULE_ITERATORS = ("modules", "children"), ("named_modules", "named_children")
 NO_GRAPH_METHODS = frozenset({"size", "dim", "numel", "nelement", "element_size", "data_ptr", "__len__"})
 CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
 FILLING = frozenset({"append", "extend", "insert"})  # what they add is the list's items (or holds them)
@@ -139,7 +145,7 @@ class Given:
 
 # What a module of the project must mention for its functions to be read: for cuts in what they return,
 # for the elements of the tuples they return (a return), or for anything (every module).
-CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(")
+CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(|no_grad|inference_mode")
 RETURN_WORDS = re.compile(rb"\breturn\b")
 ANY_MODULE = re.compile(rb"")
 # Methods (and torch functions) that return (values, indices) given a dimension.
@@ -199,6 +205,7 @@ class GradientFlow:
         self._returns: dict[tuple, Flow] = {}  # what the file's functions return, by (function, given flows)
         self.callee_cuts: dict[ast.Call, CalleeCut] = {}  # calls cut by their callee, and where
         self._settings: dict[tuple, bool] = {}  # (class, attribute) -> is `self.attribute` a constant
+        self._writes: dict[ast.Attribute, Flow | None] = {}  # `_written`'s answers
 
     def flow(self, expr: ast.AST, binding=None) -> Flow:
         """The flow of `expr`; under `binding` (a `callers.Binding`), its function's parameters hold what
@@ -245,11 +252,14 @@ class GradientFlow:
                 return self._cut(expr, expr.value, depth)
             if expr.attr in NO_GRAPH_ATTRIBUTES:
                 return NONE
-            if expr.attr in PARAMETER_ATTRIBUTES and self.module_kind(expr.value) is State.GRAPH:
-                return GRAPH  # `self.proj.weight`
+            if expr.attr in PARAMETER_ATTRIBUTES and self._of_module(expr.value):
+                return GRAPH  # `self.proj.weight`, `net.proj.weight` of `net = self.net`
+            if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._own_parameter(expr):
+                return GRAPH  # `self.mu` of `self.mu = nn.Parameter(...)`
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
                 return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
-            return self._flow(expr.value, depth + 1)
+            written = self._written(expr) if not is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
+            return written or self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
             if element is not None:
@@ -271,6 +281,40 @@ class GradientFlow:
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
             return self._flow(expr.elt, depth + 1)
         return UNKNOWN
+
+    def _own_parameter(self, attribute: ast.Attribute) -> bool:
+        constructor = self.values.constructor(attribute)
+        return constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Parameter"
+
+    def _of_module(self, owner: ast.AST) -> bool:
+        """Is `owner` (of `owner.weight`) a module with parameters, a part of one (`net.proj`, `self.net.proj`),
+        or one a loop over `model.modules()` takes?"""
+        while isinstance(owner, ast.Attribute):
+            if self.module_kind(owner) is State.GRAPH:
+                return True
+            owner = owner.value
+        if not isinstance(owner, ast.Name):
+            return False
+        bound = self._comprehension_target(owner) or next(
+            (d.node for d in self.values.reaching_definitions(owner) if isinstance(d.node, ast.Name)), None
+        )  # `m` of `for m in model.modules()`
+        return self.module_kind(owner) is State.GRAPH or (bound is not None and self._iterates(bound, MODULE_ITERATORS, NAMED_MODULE_ITERATORS))
+
+    def _written(self, attribute: ast.Attribute) -> Flow | None:
+        """`layer.aux_loss` of an object of a project class: what its methods write to `self.aux_loss`,
+        each worked out in the method (its parameters unknown); None when the class or a write is not known."""
+        if attribute not in self._writes:
+            self._writes[attribute] = None
+            objects = self.ctx.analysis(Objects)
+            found = objects.points_to(attribute.value)
+            if found and all(o.kind == "field" for o in found):  # `layer` of `for layer in self.layers`: what is put there
+                held = [objects._of(o.ctx).held(o) for o in found]
+                found = frozenset().union(*held) if all(held) else None
+            written = objects.written_in_class(found, attribute.attr)
+            if written and all(isinstance(home.scopes.parent(target), ast.Assign) for home, _, target, _ in written):
+                flows = [home.analysis(GradientFlow).returned_flow(function, value, {}) for home, function, _, value in written]
+                self._writes[attribute] = alternatives(flows)
+        return self._writes[attribute]
 
     def _setting(self, attribute: ast.Attribute) -> bool:
         """Is `self.x` a constant, as its class sets it and its constructions pass it (asked once per attribute)?"""
@@ -452,7 +496,7 @@ class GradientFlow:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
         when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), the values
         of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`), or an item of one
-        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`)."""
+        that `zip` pairs (`p` of `for p, t in zip(preds, targets)`) or `enumerate` numbers."""
         loop = self.ctx.scopes.parent(target)
         iterated = loop.iter if isinstance(loop, (ast.comprehension, ast.For)) and loop.target is target else None
         if isinstance(loop, ast.Tuple) and any(e is target for e in loop.elts):
@@ -463,6 +507,8 @@ class GradientFlow:
                 iterated = over.func.value
             elif isinstance(over, ast.Call) and isinstance(over.func, ast.Name) and over.func.id == "zip" and place < len(over.args):
                 iterated = over.args[place]  # `p, t` of `zip(preds, targets)`
+            elif isinstance(over, ast.Call) and isinstance(over.func, ast.Name) and over.func.id == "enumerate" and place == 1 and over.args:
+                iterated = over.args[0]  # `v` of `for i, v in enumerate(values)`
             else:
                 iterated = None
         elif _dict_view(iterated, "values"):  # `v` of `d.values()`
@@ -515,15 +561,19 @@ class GradientFlow:
         """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, `p` of
         `for name, p in model.named_parameters()`, also in a comprehension)? Parameters require grad: each
         carries a graph."""
-        loop, method = self.ctx.scopes.parent(target), "parameters"
+        return self._iterates(target, ("parameters",), ("named_parameters",))
+
+    def _iterates(self, target: ast.AST, methods: tuple[str, ...], named: tuple[str, ...]) -> bool:
+        """Is `target` bound by a loop over `x.<method>()`, or the second of a pair over `x.<named>()`?"""
+        loop = self.ctx.scopes.parent(target)
         if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:
-            target, loop, method = loop, self.ctx.scopes.parent(loop), "named_parameters"
+            target, loop, methods = loop, self.ctx.scopes.parent(loop), named
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
             return False
         iterated = loop.iter
         return (
             isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
-            and iterated.func.attr == method and not iterated.args and not iterated.keywords
+            and iterated.func.attr in methods and not iterated.args and not iterated.keywords
         )  # fmt: skip
 
     def _loader_target(self, target: ast.AST) -> bool:
@@ -923,6 +973,33 @@ def backward_loss(ctx, call: ast.Call) -> ast.AST | None:
     if scaled and receiver.func.attr == "scale" and len(receiver.args) == 1:
         return receiver.args[0]
     return receiver
+
+
+MANAGED_STEPS = frozenset({"training_step", "compute_loss"})  # methods whose returned loss a library backpropagates
+
+
+def managed_losses(ctx) -> list[tuple[ast.Return, ast.AST]]:
+    """(the `return`, the loss) for each loss a training library backpropagates and steps for the project:
+    what a Lightning-style `training_step` returns (the tensor, or the value at `"loss"` of a dict), what an
+    override of HF `Trainer.compute_loss` returns (the first element of `(loss, outputs)`). A method that
+    runs a backward itself (manual optimization, a trainer of its own) is not one."""
+    found = []
+    for function in ctx.index.of_type(ast.FunctionDef):
+        if function.name not in MANAGED_STEPS or ctx.scopes.enclosing_class(function) is None:
+            continue
+        if any(backward_loss(ctx, c) is not None for c in ctx.index.within(function, ast.Call)):
+            continue
+        for node in ctx.index.within(function, ast.Return):
+            if ctx.scopes.enclosing_function(node) is not function:
+                continue
+            for value in (node.value.body, node.value.orelse) if isinstance(node.value, ast.IfExp) else (node.value,):
+                if isinstance(value, ast.Dict):
+                    value = next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == "loss"), None)
+                elif isinstance(value, ast.Tuple) and value.elts:
+                    value = value.elts[0]
+                if value is not None and not isinstance(value, ast.Constant):
+                    found.append((node, value))
+    return found
 
 
 def cut_input(ctx, cut: ast.AST) -> ast.AST | None:

@@ -916,15 +916,12 @@ def _rebound_keys(ctx, function: ast.AST | None, events: list[Event]) -> list[Ev
     """The events of a function (None: the module's own code) on a local name bound in turn to other
     optimizers (`opt = self.optimizers["critic"]`, later `opt = self.optimizers["gen"]`), keyed by what the
     binding that reaches each assigns, so that the two are not taken for one; a name bound once keeps its key."""
-    stores: dict[str, int] = {}
-    for node in ctx.index.within(function or ctx.tree, ast.Name):
-        if isinstance(node.ctx, ast.Store):
-            stores[node.id] = stores.get(node.id, 0) + 1
-    if not any(stores.get(e.key, 0) > 1 for e in events if e.key is not None):
+    rebound = {e.key for e in events if e.key is not None and len(ctx.scopes.writes(function, e.key)) > 1}
+    if not rebound:
         return events
     values, rekeyed = ctx.analysis(ValueKinds), []
     for event in events:
-        name = _key_name(event) if stores.get(event.key, 0) > 1 and ctx.scopes.enclosing_function(event.node) is function else None
+        name = _key_name(event) if event.key in rebound and ctx.scopes.enclosing_function(event.node) is function else None
         definitions = values.reaching_definitions(name) if name is not None else []
         value = definitions[0].value if len(definitions) == 1 else None
         reference = isinstance(value, ast.Name | ast.Attribute | ast.Subscript)  # its objects are the name's, all bindings'

@@ -11,7 +11,8 @@ sums and differences, reductions (`.mean()`, `torch.sum`) and scalings by coeffi
 entropy`, `0.5 * v_loss`, `/ n`), and the gradient a backward is seeded with (`d_real.backward(mone)`
 with `mone = -1 * one`). Each term remembers the names it was reached through.
 
-`entropy_bonus_minimized`: in an actor-critic loss (a term reads a policy or advantage), an entropy
+`entropy_bonus_minimized`: in an actor-critic loss (a term reads a policy or advantage, by its name or
+as a log-likelihood by where it comes from: `log_softmax(...).gather(1, a) * returns`), an entropy
 term (`dist.entropy()`, `-(p * log_p).sum()`, a log-probability read through a name that says entropy)
 whose sign makes minimizing the loss minimize the entropy.
 
@@ -26,14 +27,14 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, under_no_grad
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.facets.objectives import REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign
+from mllint.analysis.facets.objectives import LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
@@ -51,7 +52,7 @@ GENERATOR_NAME = re.compile(r"^(G|netG|net_g|netg|G_\w+|gen|generator\w*|model_g
 FAKE_NAME = re.compile(r"fake|gen_|generated", re.IGNORECASE)
 SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsqueeze"})
 # What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
-SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc")
+SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc|wasserstein")
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
@@ -115,6 +116,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
+    if index is None and (total := _scaled_sum(expr)) is not None:  # `(nll + kl) / n`: each term, scaled
+        return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
     if isinstance(expr, ast.Dict) and index is ALL_VALUES:
@@ -151,6 +154,17 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.op, (ast.Add, ast.Sub)):
             parts += [(_within(item, statement.value), None, 0), (_within(item, definition.node), None, 0)]
     return parts or None
+
+
+def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
+    """`nll + kl` of `(nll + kl) / n` or `0.5 * (a + b)`: a sum scaled by a plain weight."""
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div))):
+        return None
+    pairs = ((expr.left, expr.right),) if isinstance(expr.op, ast.Div) else ((expr.left, expr.right), (expr.right, expr.left))
+    for total, weight in pairs:
+        if isinstance(total, ast.BinOp) and isinstance(total.op, (ast.Add, ast.Sub)) and isinstance(weight, (ast.Name, ast.Constant, ast.Attribute)):
+            return total
+    return None
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
@@ -432,8 +446,17 @@ def entropy_bonus_minimized(ctx, loss: ast.AST) -> Term | None:
     """The entropy term of an actor-critic loss that minimizing the loss minimizes."""
     terms = signed_terms(ctx, loss)
     found = next((t for t in terms if t.sign * entropy_sign(ctx, t) > 0), None)
-    policy = [t for t in terms if POLICY_TEXT.search((t.ctx or ctx).text(t.node)) or any(POLICY_TEXT.search(n) for n in t.through)]
-    return found if any(t is not found for t in policy) else None  # a policy term besides it (not SAC's temperature loss)
+    return found if any(t is not found and _policy_term(ctx, t) for t in terms) else None  # not SAC's temperature loss
+
+
+def _policy_term(ctx, term: Term) -> bool:
+    """A term that reads a policy: named so (`pg_loss`, `advantages`), or a log-likelihood by where it comes
+    from (`log_softmax(...).gather(1, a)`, `dist.log_prob(a)`, weighted by returns: `chosen * rets`)."""
+    home = term.ctx or ctx
+    if POLICY_TEXT.search(home.text(term.node)) or any(POLICY_TEXT.search(n) for n in term.through):
+        return True
+    found = objective(home, term.node)
+    return found is not None and found.kind == LOG_LIKELIHOOD
 
 
 @dataclass(frozen=True)
@@ -443,7 +466,7 @@ class CriticTerm:
     fake: bool  # the critic scores generated samples (else real ones)
     detached: bool  # the generated samples are cut from the generator
     node: ast.AST  # the critic's call
-    backward: ast.Call
+    backward: ast.AST  # the backward call, or the `return` of a loss a library backpropagates
     ctx: object = None  # the file holding `node` when a function of the project returns it (None: the linted file)
     path: str = ""  # that file as findings show it
     at: ast.AST | None = None  # where the linted file reaches it (the call of that function)
@@ -463,9 +486,9 @@ class _Critics:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
         self.terms: list[CriticTerm] = []
-        for call in ctx.index.of_type(ast.Call):
-            loss = backward_loss(ctx, call)
-            seed = self._seed(call) if loss is not None else 0
+        backwards = [(call, backward_loss(ctx, call)) for call in ctx.index.of_type(ast.Call)]
+        for call, loss in [*backwards, *managed_losses(ctx)]:  # a returned loss: backpropagated as it is
+            seed = (self._seed(call) if isinstance(call, ast.Call) else 1) if loss is not None else 0
             for term in signed_terms(ctx, loss, seed) if seed else ():
                 home = term.ctx or ctx
                 found = self._critic_call(home, term.node)

@@ -25,7 +25,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Ref, ValueKinds, canonical_class,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Passed, Ref, ValueKinds, canonical_class,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -195,9 +195,25 @@ class LossCalls:
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
             if len(classes) != 1 or None in classes:
                 return None
-            model = Called(Ref(classes.pop()), made[0][1])
+            name = classes.pop()
+            if name.startswith("torch.") and len(made) == 1 and binding is not None:  # `nn.Sequential(..., nn.Softmax(1))` passed in, wrapped
+                origins.append(self._passed_layer_output(view, made[0], call, binding))
+                continue
+            model = Called(Ref(name), made[0][1])
             origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _passed_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call, binding) -> Origin | None:
+        """The output of a torch module a call site builds and passes (as the objects layer follows it, through
+        `DataParallel` and `self.model` too): what its construction makes, read in the caller's module."""
+        home, constructor = made
+        layer = home.analysis(ValueKinds).value(constructor)
+        if home is self.ctx or home.module is None or layer is None:
+            return view.origin_of(Called(layer, call)) if home is self.ctx and layer is not None else None
+        passed = binding.argument(call.func.id) if isinstance(call.func, ast.Name) else None
+        if passed is None:
+            return None
+        return view.origin_of(Called(Passed(layer, home.module.name, passed[2]), call))  # named as the call site passes it
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
@@ -265,9 +281,10 @@ def _class_name(ctx, constructor: ast.Call) -> str | None:
 def _passed_note(ctx, func: ast.AST, binding) -> str:
     """Where a loss object passed by a call site comes from: " (`nn.NLLLoss()` passed at main.py:12)", also
     for the parameter an attribute is set from (`self.loss = loss`)."""
-    parameter = func.id if isinstance(func, ast.Name) else next(
-        (o.name for o in ctx.analysis(Objects).points_to(func) or () if o.kind == "parameter" and o.node is binding.function), None)
-    passed = binding.argument(parameter) if parameter is not None else None
+    found = [o for o in ctx.analysis(Objects).points_to(func) or () if o.kind == "parameter" and binding.of(o.node) is not None]
+    holder = binding.of(found[0].node) if len(found) == 1 else binding
+    parameter = func.id if isinstance(func, ast.Name) else found[0].name if len(found) == 1 else None
+    passed = holder.argument(parameter) if parameter is not None else None
     if passed is None:
         return f" (passed at {binding.place})"
     passage = passed[2]

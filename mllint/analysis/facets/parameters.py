@@ -60,6 +60,7 @@ PART_SETTERS = frozenset({"parameters", "named_parameters", "requires_grad_", "e
 FREEZING_TEXT = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|detach")
 FREEZING_TEXT_BYTES = re.compile(rb".")  # a callee of any module is read for `FREEZING_TEXT`
 LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp)
+ELEMENTS = (*LITERALS, ast.GeneratorExp)  # what a container module's argument lists its layers in
 DICT_CONSTRUCTORS = frozenset({"dict", "collections.OrderedDict", "collections.defaultdict"})
 PLAIN_CONSTRUCTORS = DICT_CONSTRUCTORS | {"list", "tuple"}
 
@@ -338,7 +339,7 @@ class Unregistered:
     container: ast.AST  # `[]` in `self.blocks = []`, `make_layers(dims)`, `AdapterBank(tasks, d)`
     attribute: str  # `blocks`
     layer: ast.Call  # the first layer that goes in
-    kind: str  # "list", "dict", "tuple", or "object" (the holder's class and where it is then in `holder`)
+    kind: str  # "list", "dict", "tuple", "passed" (given to `__init__`), or "object" (the holder's class and where it is then in `holder`)
     where: str  # where the layer is: `line 12`, `utils.py:7`
     holder: str = ""  # `AdapterBank`
     holder_at: str = ""  # where its class is: `adapters.py:4`
@@ -454,13 +455,13 @@ def _kind(ctx, container: ast.AST) -> str:
     return "tuple" if isinstance(container, ast.Tuple) else "list"
 
 
-def _makes_parameters(ctx, layer: ast.AST) -> bool:
+def _makes_parameters(ctx, layer: ast.AST, depth: int = 0) -> bool:
     """Does a layer own parameters, itself or what the project function it calls builds (`tower(64, d)`
     returning an `nn.Sequential` of `nn.Linear`s)?"""
-    if owns_parameters(ctx, layer):
+    if owns_parameters(ctx, layer, depth):
         return True
-    made = built(ctx, layer) if isinstance(layer, ast.Call) else None
-    return bool(made) and all(owns_parameters(maker, call) for maker, call in made)
+    made = built(ctx, layer) if isinstance(layer, ast.Call) and depth <= MAX_DEPTH else None
+    return bool(made) and all(owns_parameters(maker, call, depth + 1) for maker, call in made)
 
 
 def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
@@ -469,8 +470,9 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
     if not isinstance(call, ast.Call) or depth > MAX_DEPTH:
         return False
     name = canonical_class(ctx.qualified_name(call.func)) or ""
-    if name in CONTAINERS:
-        return any(owns_parameters(ctx, a.value if isinstance(a, ast.Starred) else a, depth + 1) for a in call.args)
+    if name in CONTAINERS or name == "torch.nn.ModuleDict":  # `nn.Sequential(*layers)`, `nn.ModuleList([Block(d) for _ in range(n)])`, a dict of them
+        items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, ELEMENTS) else _elements(ctx, a))]
+        return any(_makes_parameters(ctx, item, depth + 1) for item in items)
     if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
         return True
     if name.startswith("torch."):
@@ -605,10 +607,15 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
     objects, found = ctx.analysis(Objects), []
     for node in ctx.index.of_type(ast.Assign):
         for target in (t for whole in node.targets for t in _unpacked_targets(whole)):
-            if isinstance(target, ast.Name) and not _read(ctx, target):
+            filled = _only_filled(ctx, target) if isinstance(target, ast.Name) else None
+            if filled is not None:
+                found += _unread_container(ctx, objects, target, filled)
+            elif isinstance(target, ast.Name) and not _read(ctx, target):
                 group = _group(objects.points_to(target))
                 if group is not None:
                     found.append(UnusedGroup(target, target.id, group))
+                else:
+                    found += _unread_container(ctx, objects, target, [])
             elif isinstance(target, ast.Name) and len(node.targets) == 1 and node.targets[0] is target and _indexed_only(ctx, target):
                 held = objects.points_to(target)
                 literal = next(iter(held)) if held and len(held) == 1 else None
@@ -619,6 +626,44 @@ def unused_parameter_groups(ctx) -> list[UnusedGroup]:
             elif is_self_attribute(target) and isinstance(node.value, ast.Dict):
                 found += _unread_items(ctx, f"self.{target.attr}", own_attribute_reads(ctx, target), node.value, ctx)
     return found
+
+
+def _unread_container(ctx, objects: Objects, target: ast.Name, added: list[ast.AST]) -> list[UnusedGroup]:
+    """The groups of a list, tuple or dict of groups bound to a name its scope never reads, written in it
+    (`groups = [{"params": model.backbone.parameters()}, {"params": model.head.parameters()}]`) or
+    `added` to it (`groups.append({...})`), whose parameters no optimizer of the same function gets
+    otherwise (`AdamW(model.parameters())` takes them all); each reported at the group."""
+    held = objects.points_to(target)
+    literal = next(iter(held)).node if held and len(held) == 1 and next(iter(held)).kind == "made" else None
+    if not isinstance(literal, ast.List | ast.Tuple | ast.Dict) or next(iter(held)).ctx is not ctx:
+        return []
+    items = list(zip(literal.keys, literal.values)) if isinstance(literal, ast.Dict) else list(enumerate(literal.elts))
+    items += [(len(items) + i, value) for i, value in enumerate(added)]
+    groups = [(key, value, _group(frozenset({Obj("made", value, ctx=ctx)}))) for key, value in items]
+    if not groups or any(params is None for _, _, params in groups):
+        return []
+    function = ctx.scopes.enclosing_function(target)
+    calls = [c for c in ctx.analysis(OptimizerConstructors).calls if ctx.scopes.enclosing_function(c) is function]
+    optimized = {ctx.text(o) for c in calls for o in objects.parameter_owners(c)}
+    found = []
+    for key, value, params in groups:
+        owners = [ctx.text(n.func.value) for n in ast.walk(value) if isinstance(n, ast.Call) and _called(n) == "parameters" and isinstance(n.func, ast.Attribute)]
+        if owners and not any(o == t or o.startswith(t + ".") for o in owners for t in optimized):
+            index = ctx.text(key) if isinstance(key, ast.AST) else key
+            found.append(UnusedGroup(value, f"{target.id}[{index}]", params))
+    return found
+
+
+def _only_filled(ctx, target: ast.Name) -> list[ast.AST] | None:
+    """What `append` adds to the name, when its scope reads it only so (`groups.append({...})`); None when
+    it is read any other way or never filled."""
+    added = []
+    for read in ctx.scopes.reads(ctx.scopes.enclosing_function(target), target.id):
+        method, call = ctx.scopes.parent(read), ctx.scopes.parent(ctx.scopes.parent(read))
+        if not (isinstance(method, ast.Attribute) and method.attr == "append" and isinstance(call, ast.Call) and len(call.args) == 1):
+            return None
+        added.append(call.args[0])
+    return added or None
 
 
 def _unpacked_targets(target: ast.AST):

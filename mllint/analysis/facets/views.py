@@ -11,7 +11,8 @@ receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tenso
 `changed_in_place(ctx, function)` lists the in-place changes of a function's tensors that go through a local
 name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[:, 0] = 0`, each with the expression
 whose storage it changes, followed back through views and plain aliases to where it comes from
-(`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`). Writes
+(`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`); a loop
+variable over a literal tuple (`for v, s in ((x1, w), (y1, h))`) comes from where all its items agree. Writes
 into a buffer (`copy_`, `zero_`, `fill_`) and direct stores into an attribute's items (`self.cache[i] = x`,
 a cache on purpose) are not changes of this kind.
 
@@ -21,7 +22,9 @@ tensor on to (a `Compose` running the transforms it was built with), the objects
 
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
-is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to.
+is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to; an
+operand written before the call in the expression that takes its result counts (`x * self.block(x)`,
+`read_with`).
 """
 from __future__ import annotations
 
@@ -180,10 +183,12 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
     definition each, and the last name on the way: (the function, its parameter) for a parameter, else the
     first expression that is neither a name nor a view (`self.points[idx]`, a fresh `x.clone()`); None
     when unknown or several."""
+    return _root(ctx, name, name, 0)
+
+
+def _root(ctx, expr: ast.AST, last: ast.Name, steps: int) -> tuple[ast.AST, ast.Name] | None:
     values = ctx.analysis(ValueKinds)
-    expr: ast.AST = name
-    last = name
-    for _ in range(MAX_ROOT_STEPS):
+    for step in range(steps, MAX_ROOT_STEPS):
         if isinstance(expr, ast.Name):
             last = expr
             definitions = values.reaching_definitions(expr)
@@ -192,8 +197,10 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
             definition = definitions[0]
             if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return definition.node, last
-            if definition.value is None:
-                return None
+            if definition.value is None:  # `v` of `for v, s in ((x1, w), (y1, h))`: where every item comes from
+                roots = [_root(ctx, item, last, step + 1) for item in literal_loop_items(ctx, definition.node)]
+                agreed = roots and roots[0] is not None and all(r is not None and r[0] is roots[0][0] for r in roots)
+                return roots[0] if agreed else None
             expr = definition.value
             continue
         inner = viewed(ctx, expr)
@@ -202,6 +209,26 @@ def storage_root(ctx, name: ast.Name) -> tuple[ast.AST, ast.Name] | None:
         expr = inner
     return None
 
+
+def literal_loop_items(ctx, target: ast.Name) -> list[ast.AST]:
+    """What a loop variable takes from a tuple or list written out: `x1`, `y1` for `v` of `for v in (x1, y1)`
+    or of `for v, s in ((x1, w), (y1, h))`; [] for any other target."""
+    parent = ctx.scopes.parent(target)
+    position = parent.elts.index(target) if isinstance(parent, ast.Tuple) else None
+    loop = ctx.scopes.parent(parent) if position is not None else parent
+    if not isinstance(loop, (ast.For, ast.comprehension)) or loop.target is not (parent if position is not None else target):
+        return []
+    if not isinstance(loop.iter, (ast.Tuple, ast.List)):
+        return []
+    if position is None:
+        return list(loop.iter.elts)
+    rows = loop.iter.elts
+    if not all(isinstance(r, (ast.Tuple, ast.List)) and len(r.elts) == len(parent.elts) for r in rows):
+        return []
+    return [r.elts[position] for r in rows]
+
+
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 IN_PLACE_TEXT = re.compile(rb"_\(|\[[^\]\n]*\]\s*[-+*/]?=")  # what a module changing a tensor in place shows
 MAX_PASSED_ON = 2  # callees a tensor is passed on through, to the one that changes it
@@ -292,8 +319,9 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
             receiver = node.func.value
             if isinstance(receiver, ast.Name) and node.args and same(node.args[0]):
                 holders[receiver.id] = [d.node for d in values.reaching_definitions(receiver)]
-    for name in ctx.index.within(scope, ast.Name):
-        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end:
+    together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
+    for name in [*together, *ctx.index.within(scope, ast.Name)]:
+        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
             continue
         parent = ctx.scopes.parent(name)
         if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
@@ -301,6 +329,34 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
         if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
             return name
     return None
+
+
+HOLDING = (ast.List, ast.Tuple, ast.Starred, ast.keyword)  # what keeps a tensor object, not its values
+
+
+def read_with(ctx, call: ast.AST, names: set[str]) -> list[ast.Name]:
+    """The reads of `names` written before `call` in an expression that takes them as they are together with
+    its result, and so sees what the call changes in place: `x` of `x * self.gate(x)`, of
+    `torch.cat([x, f(x)])`, of `x.mul(f(x))` (not of `(x + 1) * f(x)`, computed before the call)."""
+    found = []
+    inner, outer = call, ctx.scopes.parent(call)
+    while outer is not None and not isinstance(outer, (ast.stmt, ast.Lambda, ast.comprehension, *COMPREHENSIONS)):
+        for child in ast.iter_child_nodes(outer):
+            if child is not inner:
+                found += [n for n in _held_names(child) if n.id in names and (n.lineno, n.col_offset) < (call.lineno, call.col_offset)]
+        inner, outer = outer, ctx.scopes.parent(outer)
+    return found
+
+
+def _held_names(node: ast.AST) -> list[ast.Name]:
+    """`x` of `x`, `[x, y]`, `*x`, `x.mul` (a method of `x`, called with the result)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return [node]
+    if isinstance(node, ast.Attribute):
+        return _held_names(node.value)
+    if isinstance(node, HOLDING):
+        return [n for child in ast.iter_child_nodes(node) for n in _held_names(child)]
+    return []
 
 
 def _returned_tensor(ctx, expr: ast.AST) -> ast.AST | None:

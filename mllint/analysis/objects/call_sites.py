@@ -21,6 +21,8 @@ import ast
 from collections.abc import Iterator
 
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, union
+from mllint.analysis.syntax.folding import UNKNOWN, known_constant
+from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
@@ -123,6 +125,18 @@ def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     bindings = [b for b in bindings if len(call_sites(b)) == _chain_length(b)] or [b for b in bindings if b.site is not None] or bindings
     answers = [_constant_under(ctx, expr, b) for b in bindings]
     return None if None in answers else frozenset().union(*answers)
+
+
+def passed_argument(call: ast.Call, position: int, keyword: str, default: ast.AST) -> ast.AST | None:
+    """What `call` passes for a parameter (at `position`, or by `keyword`): the argument, or for a call that
+    may pass it in a `**kwargs` splat (`nn.ReLU(**act_kwargs)`), the splat's item read as a call reads it
+    (`act_kwargs.get("inplace", False)`, `default` the parameter's default); None when it passes none."""
+    found = call_argument(call, position, keyword)
+    splats = [k.value for k in call.keywords if k.arg is None]
+    if found is not None or len(splats) != 1 or len(call.args) > position:
+        return found
+    get = ast.Attribute(value=splats[0], attr="get", ctx=ast.Load())
+    return ast.copy_location(ast.Call(func=get, args=[ast.Constant(keyword), default], keywords=[]), splats[0])
 
 
 def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
@@ -261,8 +275,11 @@ def _argparse_default(field: Obj) -> Obj | None:
         action = keywords.get("action")
         flag = action.value if isinstance(action, ast.Constant) else None
         default = keywords.get("default")
+        listed = known_constant(default, {}) if isinstance(default, ast.List | ast.Tuple) else UNKNOWN  # `default=[60, 120]`
         if isinstance(default, ast.Constant):
             found = Obj("made", default, ctx=ctx)
+        elif listed is not UNKNOWN:
+            found = Obj("made", ast.copy_location(ast.Constant(listed), default), ctx=ctx)
         elif default is None and flag in ("store_true", "store_false"):
             found = Obj("made", ast.Constant(flag == "store_false"), ctx=ctx)
         else:

@@ -154,11 +154,13 @@ def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], boo
 
 # What keeps a constant tensor's sign: moving it, and the calls that make one of a number.
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
-TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor", "full_like"})
+TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor"})
+FILLERS = frozenset({"full", "full_like", "new_full"})  # calls that make a tensor filled with their second argument
 
 
 def constant_sign(values: ValueKinds, node: ast.AST, depth: int = 0) -> int:
-    """The sign of `one = torch.tensor(1.)`, `mone = one * -1`, `-one`, `torch.FloatTensor([-1])`; 0: unknown."""
+    """The sign of `one = torch.tensor(1.)`, `mone = one * -1`, `-one`, `torch.FloatTensor([-1])`,
+    `torch.full_like(x, -1)`; 0: unknown."""
     if depth > MAX_DEPTH:
         return 0
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
@@ -173,6 +175,9 @@ def constant_sign(values: ValueKinds, node: ast.AST, depth: int = 0) -> int:
         return constant_sign(values, node.func.value, depth + 1)  # `one.cuda()`, `one.to(device)`
     if isinstance(node, ast.Call) and node.args and callee_name(node) in TENSOR_MAKERS:
         return constant_sign(values, node.args[0], depth + 1)
+    if isinstance(node, ast.Call) and callee_name(node) in FILLERS:  # `torch.full_like(score, FAKE)`
+        filled = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "fill_value"), None)
+        return constant_sign(values, filled, depth + 1) if filled is not None else 0
     if isinstance(node, ast.Name):
         assigned = values.reaching_values(node)
         if assigned is not None and len(assigned) == 1:

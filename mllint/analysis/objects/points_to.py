@@ -248,6 +248,9 @@ class Objects:
             return self._elements(base, None, depth)
         if name.startswith("["):  # an item at a constant key of a parameter (`cfg["act_inplace"]`), read where it is passed
             return self._elements(base, ast.literal_eval(name[1:-1]), depth)
+        if name.startswith("get("):  # `cfg.get("inplace", True)` of a parameter, read where it is passed
+            key, default = ast.literal_eval(name[3:])
+            return self._keyed_item(base, key, ast.Constant(default), depth)
         if name == "module" and base.kind != "parameter" and not self._sets_module(base):
             return frozenset({base})
         return self._field(base, name, depth)
@@ -710,7 +713,10 @@ class Objects:
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
-            values = [v for k, v in zip(keys, literal.values) if k == index] if index in keys else literal.values
+            if index in keys:
+                values = [v for k, v in zip(keys, literal.values) if k == index]
+            else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
+                values = literal.values if index in (None, "*") or None in keys else []
             found = union(*(home._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
@@ -783,13 +789,30 @@ class Objects:
         return found
 
     def _keyed_read(self, container: ast.AST, arguments: list[ast.AST], depth: int) -> frozenset | None:
-        """`cfg.get("lr", 0.1)`, `kw.pop("name")`: the item at the key; the default instead where every dict
-        literal `container` may be lacks the key (one that may lack it, or not a literal: the item only)."""
+        """`cfg.get("lr", 0.1)`, `kw.pop("name")`: for each object `container` may be, `_keyed_item`."""
         key, bases = _constant(arguments[0]), self._eval(container, depth)
-        literals = [b.node for b in bases or () if b.kind == "made" and isinstance(b.node, ast.Dict)]
-        if bases and len(literals) == len(bases) and all(key not in [_constant(k) for k in d.keys] for d in literals):
-            return self._eval(arguments[1], depth) if len(arguments) == 2 else frozenset({NONE})
-        return self._item(container, key, depth)
+        default = arguments[1] if len(arguments) == 2 else ast.Constant(None)
+        found: frozenset | None = frozenset() if bases is not None else None
+        for base in (bases or frozenset()) - {NONE}:
+            found = union(found, self._keyed_item(base, key, default, depth))
+            if found is None:
+                return None
+        return found
+
+    def _keyed_item(self, base: Obj, key, default: ast.AST, depth: int) -> frozenset | None:
+        """The item at `key` of a dict literal that has it, else `default`; of a parameter (or an attribute
+        of one), that item read where it is passed (its default a constant: `cfg.get("inplace", True)` of a
+        `CONFIG` that lacks the key is True); of anything else, the item or the default."""
+        literal = base.node if base.kind == "made" else None
+        if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):  # `dict(width=64, inplace=True)`
+            literal = _container_literal(literal)
+        literal = literal if isinstance(literal, ast.Dict) else None
+        keys = [_constant(k) if k is not None else None for k in literal.keys] if literal is not None else []
+        if literal is not None and None not in literal.keys:
+            return self._elements(base, key, depth) if key in keys else self._eval(default, depth)
+        if literal is None and _of_parameter(base) and isinstance(default, ast.Constant):
+            return self._field_of(base, f"get{(key, default.value)!r}")
+        return union(self._elements(base, key, depth), self._eval(default, depth))
 
     def _wrapped(self, call: ast.Call) -> ast.AST | None:
         """The first argument of a wrapper that returns what it gets (`DataParallel(model)`,

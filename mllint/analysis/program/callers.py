@@ -82,8 +82,12 @@ class Binding:
         return self.arguments.get(name)
 
     def of(self, function: ast.AST) -> "Binding | None":
-        """The binding of `function` this one holds: itself, or `also`'s."""
-        return self if self.function is function else self.also.of(function) if self.also is not None else None
+        """The binding of `function` this one holds: itself, `also`'s, or one its callers' chain holds (the
+        `__init__` call site of the class a method called as `self.compute_loss(...)` shares `self` with)."""
+        if self.function is function:
+            return self
+        found = self.also.of(function) if self.also is not None else None
+        return found if found is not None or self.outer is None else self.outer.of(function)
 
     @property
     def place(self) -> str:
@@ -125,6 +129,17 @@ def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None],
         return
     candidates = _binding_candidates(ctx, node)
     callers = (linted or ctx).analysis(Callers)
+    if candidates and candidates[0] not in needed and any(f in candidates for f in needed):
+        # A method needing what `__init__` was passed (`self.criterion`): its own call sites may hold that
+        # binding too (`self.compute_loss(self.model, ...)`), with what they pass for its parameters.
+        found = False
+        for binding in callers.bindings_in(ctx, candidates[0]):
+            answer = ask(binding)
+            if answer is not None:
+                found = True
+                yield answer, binding
+        if found:
+            return
     for function in needed:
         if function in candidates:
             for binding in callers.bindings_in(ctx, function):
@@ -362,13 +377,16 @@ class Callers:
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
             names = sorted({o.rpartition(".")[2] for o in owners})
             builders = re.compile(rb"\b(" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b")
-            modules = [
+            modules = (
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
-            ]  # the words first: a search of the pattern costs a hundred times more, and most modules have none
+            )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
         own = os.path.abspath(self.ctx.real_path or self.ctx.path)
         imported_or_attribute = _import_or_attribute_call(target.word)
-        for module in [m for m in modules if index.locate(m) != own and self._sees(index, m, target)][: MAX_MODULES - 1]:
+        # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
+        # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
+        seen = (m for m in modules if index.locate(m) != own and self._sees(index, m, target))
+        for module in itertools.islice(seen, MAX_MODULES - 1):
             # Parsed only when its text may call the function: it is the module that defines it, or it
             # names it other than in a call (an import), or calls it as an attribute (`engine.train(`).
             if module != target.module and not index.mentions(module, imported_or_attribute):
@@ -572,9 +590,9 @@ def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.
         return None
     init_parameters = {a.arg for a in parameters(init, variadic=False)}
     set_from_parameters = {
-        target.attr for node in ast.walk(init) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
-        and node.value.id in init_parameters for target in node.targets if is_self_attribute(target)
-    }  # fmt: skip
+        target.attr for node in ast.walk(init) if isinstance(node, ast.Assign) and _root_name(node.value) in init_parameters
+        for target in node.targets if is_self_attribute(target)
+    }  # `self.model = model`, `self.model = model.to(device)`
     return init if attributes & set_from_parameters else None
 
 
@@ -582,6 +600,13 @@ def _dict_bound(caller, value: ast.AST) -> ast.AST:
     """The one value a `**kwargs` name is bound to where the call reads it (`kwargs = dict(model=model)`)."""
     values = caller.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
     return values[0] if values is not None and len(values) == 1 else value
+
+
+def _root_name(value: ast.AST) -> str | None:
+    """`model` for `model`, `model.to(device)`, `model.cuda()`: the name a chain of method calls starts from."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        value = value.func.value
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _first_name(function: ast.AST) -> str | None:

@@ -36,7 +36,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Source, Value,
+    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source, Value,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -439,11 +439,11 @@ def _context(path: str, module: str):
         if known is not None:
             _LET_GO.append(known[1])
         _ASKED_AGAIN.discard(path)
-        known = (stamp, _parse(path, module))
+        _CONTEXTS[path] = known = (stamp, _parse(path, module))
+        _keep_within(path)  # only a parse adds to what is kept: a module asked again leaves it within bounds
     else:
         _ASKED_AGAIN.add(path)
-    _CONTEXTS[path] = known  # the most recently used last
-    _keep_within(path)
+        _CONTEXTS[path] = known  # the most recently used last
     return known[1]
 
 
@@ -643,12 +643,20 @@ class ProjectView:
     def library_name(self, qualified: str | None) -> str | None:
         """What a name of the project stands for where a module of the project imports it from outside
         (`torch.cuda.OutOfMemoryError` of `utils.CudaOOM`, with `from torch.cuda import OutOfMemoryError as
-        CudaOOM` in `utils.py`), following re-exports; any other name as it is."""
+        CudaOOM` or `CudaOOM = torch.cuda.OutOfMemoryError` in `utils.py`), following re-exports; any other
+        name as it is."""
         for _ in range(MAX_DEPTH):
             module, _, member = (qualified or "").rpartition(".")
             summary = self.summary(module) if module else None
-            if summary is None or member in summary.classes or member in summary.functions or member in summary.variables:
+            if summary is None or member in summary.classes or member in summary.functions:
                 return qualified
+            if member in summary.variables:  # an alias assigned (`OOMError = torch.cuda.OutOfMemoryError`)
+                found = self.global_value(qualified)
+                target = found[0].qualified_name(found[1]) if found is not None and isinstance(found[1], ast.Name | ast.Attribute) else None
+                if target is None or target == qualified:
+                    return qualified
+                qualified = target
+                continue
             target = summary.imports.get(member)
             if not target or target == qualified:
                 return qualified
@@ -764,12 +772,17 @@ class ProjectView:
             if not isinstance(found, Found):
                 return found
             return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
+        if isinstance(value, Selected):
+            found = self.resolve(value.value, module, depth + 1)
+            return found if isinstance(found, Found) and not found.layer else None
         if isinstance(value, Item):
             packed = self.resolve(value.value, module, depth + 1)
             if value.index is None and isinstance(packed, Found) and not packed.layer and packed.rows:  # a tensor's row
                 return packed
             if isinstance(packed, Each):
                 return self.resolve(packed.value, packed.module, depth + 1)
+            if isinstance(packed, Found) and not packed.layer and (value.index is ... or isinstance(value.index, int)):
+                return packed  # `probs[a]`, `probs[0]`: values of a tensor
             index = packed.keys.index(value.index) if isinstance(packed, Tuple) and value.index in (packed.keys or ()) else value.index
             if not isinstance(packed, Tuple) or not isinstance(index, int) or (packed.keys is not None) != isinstance(value.index, str):
                 return None  # indexing another tensor, or an unknown container: unknown

@@ -24,6 +24,7 @@ class Scopes:
         self._scopes: dict[ast.AST, ast.AST | None] = {}
         self._loads: dict[str, list[ast.Name]] | None = None
         self._reads: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
+        self._writes: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
         self._statements: dict[ast.AST | None, list[ast.stmt]] | None = None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
@@ -86,11 +87,22 @@ class Scopes:
         """The loads of `name` whose enclosing function is `function` (None: outside functions), in
         source order."""
         if self._reads is None:
-            self._reads = {}
-            for node in self._index.by_type.get(ast.Name, ()):
-                if isinstance(node.ctx, ast.Load):
-                    self._reads.setdefault((self.enclosing_function(node), node.id), []).append(node)
+            self._reads = self._names_by_function(ast.Load)
         return self._reads.get((function, name), [])
+
+    def writes(self, function: ast.AST | None, name: str) -> list[ast.Name]:
+        """The stores of `name` (as a `Name`: assignment and loop targets) whose enclosing function is
+        `function` (None: outside functions), in source order."""
+        if self._writes is None:
+            self._writes = self._names_by_function(ast.Store)
+        return self._writes.get((function, name), [])
+
+    def _names_by_function(self, context: type) -> dict[tuple[ast.AST | None, str], list[ast.Name]]:
+        found: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}
+        for node in self._index.by_type.get(ast.Name, ()):
+            if isinstance(node.ctx, context):
+                found.setdefault((self.enclosing_function(node), node.id), []).append(node)
+        return found
 
     def statements(self, function: ast.AST | None) -> list[ast.stmt]:
         """The statements whose enclosing function is `function` (None: outside functions), in source

@@ -71,6 +71,9 @@ VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
+# Tensor methods (and `torch.` functions) that pick some of a tensor's values: `probs.gather(1, a)` is softmax output.
+SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
+SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
@@ -168,6 +171,13 @@ class Item:
 
 
 @dataclass(frozen=True, eq=False)
+class Selected:
+    """Values picked from a tensor (`probs.gather(1, a)`, `probs[:, a]`, `probs.index_select(0, i)`): of its kind."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
 class Mixed:
     """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
     outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
@@ -202,7 +212,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Mixed | Passed
+Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -312,9 +322,9 @@ class ValueKinds:
             index = expr.slice.value  # `out["probs"]`
         if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
             index = ...  # `outs[name]`: any item of a collection, not a tensor's row
-        if index is not None:
-            inner = self._value(expr.value, depth + 1, binding)
-            return inner if inner is None or inner is PENDING else Item(inner, index)
+        if index is not None or isinstance(expr, ast.Subscript):
+            inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
+            return inner if inner is None or inner is PENDING else Item(inner, index) if index is not None else Selected(inner)
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, None)
@@ -459,10 +469,18 @@ class ValueKinds:
                 return inner if inner is None or inner is PENDING else Exp(inner)
             if func.attr in VALUE_PRESERVING_METHODS:  # also `Net().to(device)`: the same module
                 return self._value(func.value, depth + 1, binding)
+            if func.attr in SELECTING_METHODS:
+                inner = self._value(func.value, depth + 1, binding)
+                return inner if inner is None or inner is PENDING else Selected(inner)
+        if name in SELECTING_FUNCTIONS and first is not None:  # `torch.gather(probs, 1, a)`
+            inner = self._value(first, depth + 1, binding)
+            return inner if inner is None or inner is PENDING else Selected(inner)
         if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
             return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
+        if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
+            name = self._table_class(func, binding)
         if name is not None:
             activation = self._activation_layer(call, binding)
             if activation is not None:
