@@ -456,9 +456,9 @@ class Shapes:
         return (self._defaulted_size(expr) if symbol is not None else None) or symbol
 
     def _defaulted_size(self, parameter: ast.Name) -> int | None:
-        """An int parameter (`d_out=1`) that every call site of its function leaves to its default or passes
-        the same int literal as: that int (`nn.Linear(d, d_out)` of an `MLP(8)`). None when a call unpacks
-        `*args`/`**kwargs` or passes anything else."""
+        """A size parameter (`d_out=1`) that every call site of its function leaves to its default 1 or passes
+        1 as: 1 (`nn.Linear(d, d_out)` of an `MLP(8)` is a column). None when a call unpacks `*args`/`**kwargs`
+        or passes anything else."""
         function = self.ctx.scopes.enclosing_function(parameter)  # (a file of no known module: its calls are not searched)
         default = parameter_defaults(function).get(parameter.id) if function is not None and self.ctx.module is not None else None
         if int_literal(default) is None:
@@ -470,7 +470,7 @@ class Shapes:
                 return None
             passed = binding.argument(parameter.id)
             sizes.add(int_literal(passed[1]) if passed is not None else None)
-        return sizes.pop() if len(sizes) == 1 else None
+        return 1 if sizes == {1} else None  # other sizes keep their symbol: it names what moves in a view (ML603)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
         """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size; a
