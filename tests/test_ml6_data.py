@@ -247,3 +247,19 @@ def test_asserted_shapes(source, expression, shape):
 )
 def test_shape_sources(source, expression, shape):
     assert shape_of(source, expression, ModuleName("example", False)) == shape
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # A generator of batches; `range` gives ints; `.item()` a number; items appended alike in shape.
+        ("def gen(n):\n    for _ in range(n):\n        x = torch.randn(8, 3)\n        yield x, x.sum(dim=1)\n"
+         "def f(n):\n    for x, y in gen(n):\n        return y\n", "y", "(8,)"),
+        ("def f(n):\n    return torch.tensor([[i % 5] for i in range(n)])\n", "torch.tensor([[i % 5] for i in range(n)])", "(n, 1)"),
+        ("def f(xs):\n    r = []\n    for x in xs:\n        r.append(-torch.randn(3).sum().item())\n    return torch.tensor(r)\n", "torch.tensor(r)", "(?,)"),
+        ("def f(n):\n    s, out = torch.randn(6), []\n    for _ in range(n):\n        out.append(s)\n        s = s + torch.randn(6)\n    return torch.stack(out)\n",
+         "torch.stack(out)", "(?, 6)"),
+    ],
+)
+def test_more_shape_sources(source, expression, shape):
+    assert shape_of(source, expression, ModuleName("example", False)) == shape

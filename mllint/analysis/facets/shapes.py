@@ -59,6 +59,7 @@ GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2,
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 
+MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
@@ -289,8 +290,8 @@ class Shapes:
         layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
         if layers is None or not isinstance(layers[1], ast.Call):
             return None
-        names = [canonical_class(self.ctx.qualified_name(i.func)) if isinstance(i, ast.Call) else None for i in layers[0]]
-        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or canonical_class(self.ctx.qualified_name(layers[1].func)) != LINEAR:
+        names = [self.values.layer_class(i) if isinstance(i, ast.Call) else None for i in layers[0]]
+        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or self.values.layer_class(layers[1]) != LINEAR:
             return None
         key = ("call", id(constructor), first.key)
         if first.shape is None and first.ends is not None:
@@ -322,14 +323,14 @@ class Shapes:
 
     def _may_be_passed(self, func: ast.AST) -> bool:
         """A cheap test before looking for call sites: a parameter of the function around it, or a
-        `self.` attribute its class assigns a bare name (`self.model = model`)."""
+        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`)."""
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
             return function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}
         if not is_self_attribute(func):
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
-        return any(isinstance(value, ast.Name) for value in assigned)
+        return any(isinstance(_moved(value), ast.Name) for value in assigned)
 
     def called_self(self, func: ast.AST) -> ast.ClassDef | None:
         """The module class of the file whose method calls its own instance, `self(x)` (a Lightning-like
@@ -455,9 +456,9 @@ class Shapes:
         return (self._defaulted_size(expr) if symbol is not None else None) or symbol
 
     def _defaulted_size(self, parameter: ast.Name) -> int | None:
-        """An int parameter (`d_out=1`) that every call site of its function leaves to its default or passes
-        the same int literal as: that int (`nn.Linear(d, d_out)` of an `MLP(8)`). None when a call unpacks
-        `*args`/`**kwargs` or passes anything else."""
+        """A size parameter (`d_out=1`) that every call site of its function leaves to its default 1 or passes
+        1 as: 1 (`nn.Linear(d, d_out)` of an `MLP(8)` is a column). None when a call unpacks `*args`/`**kwargs`
+        or passes anything else."""
         function = self.ctx.scopes.enclosing_function(parameter)  # (a file of no known module: its calls are not searched)
         default = parameter_defaults(function).get(parameter.id) if function is not None and self.ctx.module is not None else None
         if int_literal(default) is None:
@@ -469,7 +470,7 @@ class Shapes:
                 return None
             passed = binding.argument(parameter.id)
             sizes.add(int_literal(passed[1]) if passed is not None else None)
-        return sizes.pop() if len(sizes) == 1 else None
+        return 1 if sizes == {1} else None  # other sizes keep their symbol: it names what moves in a view (ML603)
 
     def attribute_size(self, node: ast.Attribute) -> object | None:
         """`self.heads` or `self.head_dim` assigned once from the sizes `__init__` is given: the size; a
@@ -620,16 +621,23 @@ def _int_defaults(function: ast.AST) -> set[str]:
     return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and type(d.value) is int}
 
 
+def _moved(value: ast.AST) -> ast.AST:
+    """`model` of `model.to(device)`, `model.cuda()`: the module a move returns."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in MOVES:
+        value = value.func.value
+    return value
+
+
 def _informative(value: object | None) -> bool:
     """Does a value say more than "some value": a known shape or ends, a number, a dataset, ...?"""
     if isinstance(value, Tensor):
         return value.shape is not None or value.ends is not None
     if isinstance(value, Number):
         return value.dim is not None
-    if isinstance(value, Items):
-        return any(_informative(v) for v in value.values)
+    if isinstance(value, Items):  # a sample of numbers too (`{"x": [a, b], "y": float(v)}`)
+        return any(_informative(v) or isinstance(v, Number) for v in value.values)
     if isinstance(value, Fields):
-        return any(_informative(v) for _, v in value.values)
+        return any(_informative(v) or isinstance(v, Number) for _, v in value.values)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
@@ -652,6 +660,7 @@ class Interpreter(Operations):
         self.function = function
         self.record = record
         self.returns: list[object] = []
+        self.yields: list[object] = []  # what a generator function yields
         self.loop_depth = 0
         self.env: dict[str, object] = {}
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
@@ -666,6 +675,9 @@ class Interpreter(Operations):
 
     def run(self) -> object | None:
         self.block(self.function.body)
+        if self.yields:  # a generator: iterating it gives what every `yield` agrees on
+            item = _alike(self.yields, ("yielded", id(self.function)))
+            return Batches(item) if item is not None and not any(r is not None for r in self.returns) else None
         if self.returns and all(r == self.returns[0] for r in self.returns):
             return self.returns[0]
         return None
@@ -844,9 +856,9 @@ class Interpreter(Operations):
         if expr.func.attr in ("append", "extend", "insert") and isinstance(listed, (Items, Listed)):
             added = {"append": 1, "insert": 2}.get(expr.func.attr)  # `ret.insert(0, g)` adds its second argument
             value = self.seen.get(expr.args[-1]) if added == len(expr.args) else None
-            current = {listed.item} if isinstance(listed, Listed) else set(listed.values)
-            alike = value is not None and current <= {value}
-            self.env[name] = Listed(value, None) if alike else Tensor(None, ("assigned", id(expr), name), name)
+            current = [listed.item] if isinstance(listed, Listed) else list(listed.values)
+            item = _alike([*current, value], ("appended", id(expr))) if value is not None else None
+            self.env[name] = Listed(item, None) if item is not None else Tensor(None, ("assigned", id(expr), name), name)
 
     def bind(self, target: ast.AST, value: object | None, value_node: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
@@ -919,6 +931,8 @@ class Interpreter(Operations):
             operand = self.eval(node.operand)
             if isinstance(node.op, ast.USub) and isinstance(operand, Number) and isinstance(operand.dim, int):
                 return Number(-operand.dim)
+            if isinstance(operand, Number) and isinstance(node.op, (ast.USub, ast.UAdd)):
+                return NUMBER
             return operand if isinstance(operand, Tensor) and isinstance(node.op, (ast.USub, ast.UAdd)) else None
         if isinstance(node, ast.Compare):
             left = self.eval(node.left)
@@ -942,6 +956,9 @@ class Interpreter(Operations):
             return self.comprehension(node)
         if isinstance(node, ast.Lambda):
             return None  # its own scope: names inside may be other bindings
+        if isinstance(node, ast.Yield):
+            self.yields.append(self.eval(node.value) if node.value is not None else None)
+            return None
         for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child)
@@ -1066,6 +1083,8 @@ class Interpreter(Operations):
             return NUMBER
         if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
             return Number(arguments[0].shape[0])
+        if builtin == "range":  # its items are ints: `[(f(i), 20 + i % 50) for i in range(n)]`
+            return Listed(NUMBER, self.dim(node.args[0]) if len(node.args) == 1 else None)
         if builtin in LISTED_BUILTINS:
             listed = self.listed(builtin, node, arguments)
             if listed is not None:
@@ -1114,6 +1133,8 @@ class Interpreter(Operations):
             position = GENERATOR_SIZES.get(node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
             size = call_argument(node, position, "size") if position is not None else None
             shape = self.sizes([size]) if size is not None else None
+        elif isinstance(receiver, Tensor) and node.func.attr == "item" and not node.args:
+            return NUMBER  # a Python number
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
@@ -1195,7 +1216,9 @@ class Interpreter(Operations):
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
         passed = {name: value for name, value in bound.items() if value is not None}
         if passed and not any(_informative(value) for value in passed.values()):
-            return None
+            if not any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield)):
+                return None
+            passed = {}  # a generator of batches: what it yields may not depend on the arguments
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
         summary = shapes.helper_output(helper, passed)
         if summary is None:
@@ -1224,11 +1247,11 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     for name in names:
         values = [env.get(name, CONFLICT) for env in environments]
         first = values[0]
-        items = {v.item for v in values if isinstance(v, Listed)}
+        item = _alike([v.item for v in values if isinstance(v, Listed)], ("joined", id(node), name))
         if first is not CONFLICT and all(v is first or v == first for v in values):
             joined[name] = first
-        elif len(items) == 1 and all(isinstance(v, Listed) or v == Items(()) for v in values):
-            joined[name] = Listed(items.pop(), None)  # a list appended to on some paths (a loop's)
+        elif item is not None and all(isinstance(v, Listed) or v == Items(()) for v in values):
+            joined[name] = Listed(item, None)  # a list appended to on some paths (a loop's)
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
@@ -1236,6 +1259,16 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
     return joined
 
 
+
+
+def _alike(items: list, key: tuple) -> object | None:
+    """What every item of a list is like: the one value they all are, or a tensor of the one known shape
+    they all have (`obs = obs + noise` appended on each step: other tensors, one shape); None otherwise."""
+    if items and all(i == items[0] for i in items):
+        return items[0]
+    shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
+    shape = shapes.pop() if len(shapes) == 1 else None
+    return Tensor(shape, key) if shape is not None else None
 
 
 def _size_receiver(node: ast.AST | None) -> ast.AST | None:

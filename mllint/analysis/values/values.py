@@ -556,6 +556,10 @@ class ValueKinds:
             return self._activation_layer(last, binding) if isinstance(last, ast.Call) else None
         return None
 
+    def layer_class(self, constructor: ast.Call) -> str | None:
+        """The class a layer's constructor call builds (`act()` with `act=nn.SiLU`), as `_class_name` reads it."""
+        return self._class_name(constructor)
+
     def _class_name(self, constructor: ast.Call, binding=None) -> str | None:
         """The class a constructor call builds: by its name, by the class a `getattr` names, or by the class
         a name holds (`_held_class`)."""
