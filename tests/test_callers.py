@@ -345,3 +345,40 @@ def test_a_module_calling_only_its_own_function_of_that_name_is_not_parsed(tmp_p
     monkeypatch.setattr(project, "_CONTEXTS", {})
     assert [(code, line) for code, line, _ in findings(tmp_path, "engine.py")] == [("ML101", 4)]
     assert "main" in parsed and "other" not in parsed
+
+
+def test_a_step_run_from_another_module_through_a_method_of_a_third_is_read_without_crashing(tmp_path):
+    """A module read for another file's sake has no project view of its own: the loop model still reads the
+    methods it calls in a third module (a script's loop calling `trainer.compute_loss(...)`)."""
+    write(tmp_path, {
+        "trainer_ext.py": """\
+            import torch.nn.functional as F
+
+
+            class DistillTrainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def compute_loss(self, model, inputs):
+                    labels = inputs.pop("labels")
+                    try:
+                        loss = F.cross_entropy(model(**inputs), labels)
+                    except RuntimeError:
+                        loss = model(**inputs).sum() * 0.0
+                    return loss
+            """,
+        "run.py": """\
+            import torch
+
+            from trainer_ext import DistillTrainer
+
+            model = torch.nn.Linear(4, 2)
+            trainer = DistillTrainer(model)
+            opt = torch.optim.AdamW(model.parameters())
+            for _ in range(10):
+                opt.zero_grad()
+                loss = trainer.compute_loss(model, {"input": torch.randn(8, 4), "labels": torch.randint(0, 2, (8,))}); loss.backward()
+                opt.step()
+            """,
+    })  # fmt: skip
+    assert [code for code, *_ in findings(tmp_path, "trainer_ext.py")] == []

@@ -720,7 +720,8 @@ class TrainingLoops:
 
     def _module(self, ctx) -> _Module:
         if id(ctx) not in self._modules:
-            self._modules[id(ctx)] = _Module(ctx, self.project, self.project.display_path(ctx.real_path or ctx.path))
+            path = ctx.real_path or ctx.path  # as findings show it; a module read without a project: its own
+            self._modules[id(ctx)] = _Module(ctx, self.project, self.project.display_path(path) if self.project else path)
         return self._modules[id(ctx)]
 
     def _function(self, m: _Module, function: ast.AST, depth: int) -> list[Event]:
