@@ -16,7 +16,7 @@ class MissingZeroGrad(Rule):
     (including the functions and methods of the file it calls, and the functions of the project's other
     modules: then the finding is at the call, and names the file and line of the step), or a clear only in
     the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
-    branch), or a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
+    branch). It also reports a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
     `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`, or a
     submodule of the whole model it updates: `model.backbone.zero_grad()` with `SGD(model.parameters())`; also
     built by a project helper that returns it, or passed in by a call site that builds it), or of another

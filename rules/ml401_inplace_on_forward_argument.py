@@ -68,7 +68,7 @@ class InplaceOnForwardArgument(Rule):
     indexed as only a tensor is, `out[:, :, :h] = ...`; or a view of it: `x.narrow(1, 0, 3).div_(s)`, an
     item of `torch.split(x, ...)`, `x.view(B, -1)`, `x[..., 2:4] /= s`, an in-place chain
     `x.sub_(m).div_(s)`, a loop variable over a literal tuple of them) still holds the caller's tensor, also
-    when the in-place method's result is bound again (`x = x.relu_()` returns `x` itself) or returned; and an in-place
+    when the in-place method's result is bound again (`x = x.relu_()` returns `x` itself) or returned. It also reports an in-place
     activation (`nn.ReLU(inplace=True)`, `F.relu(x, inplace=True)`, an `nn.Sequential` whose first layer
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, or an operand
     taking the call's result in the same expression: `x * self.gate(x)`, `torch.cat([x, f(x)])`; also through

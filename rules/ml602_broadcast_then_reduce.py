@@ -5,6 +5,7 @@ from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, 
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
 from mllint.analysis.program.callers import call_sites
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
@@ -26,7 +27,8 @@ class BroadcastThenReduce(Rule):
     one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`: then only known sizes decide) are not reported. A
-    helper of the file a module-level call gives its arguments is reported at that call. A helper of another
+    helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
+    reported at that call; one whose own operations make the mismatch, in the helper. A helper of another
     module is checked with what the first call site that tells passes (the message names it), through
     shape-keeping functions on the way to the reduction (`F.relu(margin - pos + neg).mean()`).
 
@@ -75,8 +77,8 @@ class BroadcastThenReduce(Rule):
         if found is not None:
             left, right, result = found
             site = shapes.call_site(node)  # the operands' shapes are what a call passes
-            if site is not None and not site.path and site.call is not None:  # a call in this file: reported there
-                function = self.ctx.scopes.enclosing_function(node)
+            function = self.ctx.scopes.enclosing_function(node)
+            if site is not None and not site.path and site.call is not None and _passed_as_given(node, function):
                 message = self.helper_message.format(
                     call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node),
                     left=left, right=right, result=result,
@@ -192,6 +194,13 @@ class BroadcastThenReduce(Rule):
                 r for r in reads if scopes.enclosing_scope(r) is scope and self._reduced(r) is True
             ]
         return self._reducing[(scope, target.id)]
+
+
+def _passed_as_given(operation: ast.BinOp, function: ast.AST | None) -> bool:
+    """Are both operands parameters of the helper, as its call gives them (`target - pred`)? Then the
+    mismatch is the call's; one the helper makes of them (`close.unsqueeze(-1) + far`) is its own."""
+    names = {a.arg for a in parameters(function)} if function is not None else set()
+    return all(isinstance(o, ast.Name) and o.id in names for o in (operation.left, operation.right))
 
 
 def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str, str, str] | None:
