@@ -9,8 +9,9 @@ from dataclasses import replace
 
 from mllint.analysis.objects.constants import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
+from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, first_parameter, is_test_path, lookup,
+    FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, is_test_path, lookup,
     parameter_names,
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under

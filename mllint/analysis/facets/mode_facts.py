@@ -285,13 +285,6 @@ def translate_key(callee_key: str, mapping: dict[str, str | None]) -> str | None
     return target + dot + rest if target is not None else None
 
 
-def first_parameter(function: ast.AST) -> str | None:
-    if not isinstance(function, FUNCTIONS):
-        return None
-    parameters = [*function.args.posonlyargs, *function.args.args]
-    return parameters[0].arg if parameters else None
-
-
 def name_says_evaluation(name: str) -> bool:
     """`validate`, `run_evaluation`, `val_epoch`, `test`; not pytest's `test_*` functions."""
     words = name.lower().strip("_").split("_")

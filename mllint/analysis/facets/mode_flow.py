@@ -8,9 +8,10 @@ from functools import cached_property
 
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.values.library_models import library_model
+from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
     ACTING, BUILTIN_NAMES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
-    State, Targets, Use, common_built, first_parameter, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
+    State, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument

@@ -35,8 +35,9 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.mode_callers import CallSiteUses
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
+from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, first_parameter, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements

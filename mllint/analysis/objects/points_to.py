@@ -45,7 +45,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import Names, module_scope_imports
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import canonical_class
@@ -68,7 +68,7 @@ WRAPPERS = {
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
-BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict"})
+BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
 ADDING = {"append": 0, "add_module": 1, "insert": 1}  # method -> the argument it adds
 PLAIN_DECORATORS = {"staticmethod", "classmethod"}  # decorators that leave what a function returns as it is
@@ -159,7 +159,7 @@ class Objects:
         if obj.kind == "parameter" and obj.node is scope:
             return obj.name
         if obj.kind == "self":
-            return _first_parameter(scope) if isinstance(scope, FUNCTIONS) and self._class_of(scope) is obj.node else obj.key()
+            return first_parameter(scope) if isinstance(scope, FUNCTIONS) and self._class_of(scope) is obj.node else obj.key()
         if obj.kind == "field":
             base = self._key(obj.base, scope)
             if obj.name == "module":  # `model.module` of a model passed in: the model, or what it wraps
@@ -555,7 +555,7 @@ class Objects:
     def parameter(self, function: ast.AST, name: str) -> Obj:
         """The object a parameter of a function is: the instance for a method's `self`."""
         cls = self._class_of(function)
-        if cls is not None and name == _first_parameter(function) and not _is_static(function):
+        if cls is not None and name == first_parameter(function) and not _is_static(function):
             return Obj("self", cls, ctx=self.ctx)
         return Obj("parameter", function, name, ctx=self.ctx)
 
@@ -1077,11 +1077,6 @@ def _of_parameter(obj: Obj) -> bool:
 
 def _nth(values: list, index, ctx) -> list | None:
     return [(values[index], ctx, None)] if isinstance(index, int) and -len(values) <= index < len(values) else None
-
-
-def _first_parameter(function: ast.AST) -> str | None:
-    positional = [*function.args.posonlyargs, *function.args.args]
-    return positional[0].arg if positional else None
 
 
 def _is_static(function: ast.AST) -> bool:

@@ -43,7 +43,7 @@ from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.project import ProjectView, find_definition
-from mllint.analysis.syntax.scopes import parameter_defaults, parameters
+from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
@@ -577,8 +577,7 @@ def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.
     `self.model = model`): what those hold is what the class's construction passes."""
     cls = caller.scopes.parent(method)
     init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
-    own = {a.arg for a in parameters(method, variadic=False)}
-    first = _first_name(method)
+    first = first_parameter(method)
     if init is None or first is None:
         return None
     read = {n.id for _, argument, _ in arguments.values() for n in ast.walk(argument) if isinstance(n, ast.Name)}
@@ -607,11 +606,6 @@ def _root_name(value: ast.AST) -> str | None:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         value = value.func.value
     return value.id if isinstance(value, ast.Name) else None
-
-
-def _first_name(function: ast.AST) -> str | None:
-    positional = [*function.args.posonlyargs, *function.args.args]
-    return positional[0].arg if positional else None
 
 
 def _reads_parameters(arguments: dict, function: ast.AST) -> bool:

@@ -155,17 +155,6 @@ class ProjectIndex:
         return self._calls_key(), self._calls()
 
     # Where modules are.
-    def module_of(self, path: str) -> ModuleName:
-        """A file's module name as the project's modules import it: under a directory of the project by
-        directories that are no packages (namespace packages: `models/classifier.py` without an `__init__.py`
-        is `models.classifier`), else its package's (`module_name_of`)."""
-        root, module = module_name_of(path)
-        for named, tops in self.roots.items():
-            between = os.path.relpath(root, named).split(os.sep) if tops is None and root.startswith(named + os.sep) else []
-            if between and all(part.isidentifier() for part in between):
-                return ModuleName(".".join([*between, module.name]), module.is_package)
-        return module
-
     @contextmanager
     def running(self, path: str) -> Iterator[None]:
         """Modules found as a run of the file at `path` finds them: its own root (a script's directory,

@@ -174,3 +174,11 @@ def parameters(function: ast.AST, variadic: bool = True) -> list[ast.arg]:
     args = function.args
     extra = [a for a in (args.vararg, args.kwarg) if a is not None] if variadic else []
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+
+
+def first_parameter(function: ast.AST) -> str | None:
+    """The name of a function's first positional parameter (`self` of a method); None for anything else."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    positional = [*function.args.posonlyargs, *function.args.args]
+    return positional[0].arg if positional else None
