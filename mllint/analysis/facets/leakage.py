@@ -592,13 +592,12 @@ class Leakage:
                 half = _half(self.ctx, node.slice) if key is not None else None
                 if key is not None and (self._chosen_part(node.slice) or _key(node.slice) in flow.parts):
                     lower(key, i, i)  # one part of several: by a flag's bounds, or by a part of split indices
-                elif half is not None:
-                    # A head and a tail of one bound; or of any bounds, when assignments name both parts
-                    # (`train = X[:n_train]`, `test = X[n_train + n_val:]`); or of bounds reading one name,
-                    # overlapping or not, whatever the parts are called (`series[:cut]`, `series[cut - w:]`).
-                    named = self._names_a_part(node)
-                    bounds = [half[1], *(["named"] if self._named_by_target(node) else [])] if named else []
-                    for bound in (*bounds, *(f"~{n}" for n in half[2])):
+                elif half is not None and self._names_a_part(node):
+                    # A head and a tail of one bound, or of bounds reading one name, overlapping or not
+                    # (`series[:cut]`, `series[cut - w:]`); or of any bounds, when assignments name both
+                    # parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
+                    named = ["named"] if self._named_by_target(node) else []
+                    for bound in (half[1], *(f"~{n}" for n in half[2]), *named):
                         sides = halves.setdefault((key, bound), {})
                         sides[half[0]] = i
                         if len(sides) == 2:

@@ -23,6 +23,7 @@ from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
+from mllint.analysis.syntax.scopes import SCOPE_NODES
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Related
 
@@ -37,6 +38,7 @@ KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
 EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
 CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+MAX_DISPATCHING = 8  # modules read for a loop that runs a callback's hook
 EXTREMA = frozenset({"max", "min", "amax", "amin", "argmax", "argmin", "nanmax", "nanmin", "nanargmax", "nanargmin"})
 # What a per-epoch score is called (`test_accs`, `history["test_f1"]`), as opposed to a prediction.
 SCORE = re.compile(r"acc|f1|auc|loss|score|metric|result|perf|top\d|map|iou|dice|err|prec|recall|bleu|rouge|ppl|perplex|r2|mse|mae", re.IGNORECASE)
@@ -94,11 +96,43 @@ class Selections:
             return True
         for loop in self.ctx.scopes.ancestors(node):
             if loop is function:
-                return False
+                return self._hook_run_per_epoch(function)
             if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)):
                 return True
             if isinstance(loop, (ast.For, ast.While)) and self._trains(loop):
                 return True
+        return False
+
+    def _hook_run_per_epoch(self, method: ast.AST) -> bool:
+        """Is `method` a hook of a callback class that a training run calls once per epoch: a module of the
+        project dispatches it to each item of a collection (`for cb in self.callbacks: cb.on_epoch_end(self)`)
+        in an epoch loop or one that trains, and some module makes an instance of the class?"""
+        cls = self.ctx.scopes.enclosing_class(method)
+        if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls or method.name.startswith("_"):
+            return False
+        index = self.ctx.project
+        modules = index.modules_calling(method.name) if index is not None else []
+        if index is None or not index.modules_calling(cls.name):
+            return False
+        own = self.ctx.module.name if self.ctx.module else None
+        contexts = (self.ctx if m == own else index.context(m) for m in modules[:MAX_DISPATCHING])
+        return any(c is not None and c.analysis(Selections)._dispatches_per_epoch(method.name) for c in contexts)
+
+    def _dispatches_per_epoch(self, name: str) -> bool:
+        """Does this file call `item.name(...)` for each item of a loop inside an epoch loop or one that trains?"""
+        for call in self.ctx.index.of_type(ast.Call):
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name)):
+                continue
+            loops = [a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]
+            inner = loops[0] if loops else None
+            if not (isinstance(inner, ast.For) and isinstance(inner.target, ast.Name) and inner.target.id == func.value.id):
+                continue
+            for outer in loops[1:]:
+                if isinstance(outer, SCOPE_NODES):
+                    break
+                if isinstance(outer, ast.For) and EPOCH.search(self.ctx.text(outer.target)) or self._trains(outer):
+                    return True
         return False
 
     def _trains(self, loop: ast.AST) -> bool:
