@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, kept_view, storage_root
+from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, kept_view, kept_view_changes, storage_root
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
 from mllint.analysis.program.summaries import returned_expressions
@@ -113,12 +113,7 @@ class InplaceOnStoredData(Rule):
 
     def end_file(self) -> None:
         """Changes at module level: of the batches a script's loop takes from what an object keeps."""
-        statements = set()
-        for change, name in changed_in_place(self.ctx, self.ctx.tree):
-            statement = self.ctx.scopes.statement(change)
-            if statement not in statements:
-                statements.add(statement)
-                self._kept_view(change, name)
+        self._kept_views(self.ctx.tree)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name == "forward":
@@ -141,19 +136,22 @@ class InplaceOnStoredData(Rule):
             elif indices and _stored_item(root, indices):
                 line = root.lineno
                 self.report(change, self.message.format(name=name.id, root=self.ctx.text(root), line=line, owner=self.ctx.text(root.value)))
-            elif node.name != "__init__" and not in_place:
-                self._kept_view(change, name)
+        if node.name != "__init__" and not in_place:
+            self._kept_views(node)
         if indices:
             self._passed_on(node, indices, statements)
 
-    def _kept_view(self, change: ast.AST, name: ast.Name) -> None:
-        """A change, in a loop, of a view of data an object keeps (`for xb in data.X.split(256): xb.log1p_()`)."""
-        around = next((a for a in self.ctx.scopes.ancestors(change) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))), None)
-        in_loop = isinstance(around, (ast.For, ast.While))
-        kept = kept_view(self.ctx, name) if in_loop and not under_no_grad(self.ctx, change) else None
-        if kept is not None:
+    def _kept_views(self, scope: ast.AST) -> None:
+        """Changes, in a loop, of a view of data an object keeps (`for xb in data.X.split(256): xb.log1p_()`)."""
+        statements = set()
+        for change, changed, kept in kept_view_changes(self.ctx, scope):
+            statement = self.ctx.scopes.statement(change)
+            around = next((a for a in self.ctx.scopes.ancestors(change) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))), None)
+            if statement in statements or not isinstance(around, (ast.For, ast.While)) or under_no_grad(self.ctx, change):
+                continue
+            statements.add(statement)
             owner = kept.func.value if isinstance(kept, ast.Call) else kept.value
-            self.report(change, self.message.format(name=name.id, root=self.ctx.text(kept), line=kept.lineno, owner=self.ctx.text(owner)))
+            self.report(change, self.message.format(name=self.ctx.text(changed), root=self.ctx.text(kept), line=kept.lineno, owner=self.ctx.text(owner)))
 
     def _passed_on(self, function: ast.AST, indices: set[str], reported: set[ast.AST]) -> None:
         """A stored sample `__getitem__` passes to a function or callable object of the project that changes

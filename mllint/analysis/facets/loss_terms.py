@@ -365,8 +365,11 @@ def _scaled_term(node: ast.AST) -> bool:
 
 def _list_items(values: ValueKinds, name: ast.Name) -> list[ast.AST] | None:
     """The items put in the list literal a name is bound to before it is read (`ents = []`, then
-    `ents.append(ent)` in a loop); None when it is not one, or is filled another way."""
+    `ents.append(ent)` in a loop), or the item of the list comprehension it is bound to; None when it is
+    neither, or is filled another way."""
     assigned = values.reaching_values(name)
+    if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.ListComp):
+        return [assigned[0].elt]  # `ents = [d.entropy() for d in dists]`
     if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
         return None
     listed = values.listed_layers(name, name)

@@ -111,15 +111,13 @@ class Selections:
         if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls or method.name.startswith("_"):
             return False
         index = self.ctx.project
-        modules = index.modules_calling(method.name) if index is not None else []
         if index is None or not index.modules_calling(cls.name):
             return False
-        own = self.ctx.module.name if self.ctx.module else None
-        contexts = (self.ctx if m == own else index.context(m) for m in modules[:MAX_DISPATCHING])
-        return any(c is not None and c.analysis(Selections)._dispatches_per_epoch(method.name) for c in contexts)
+        return any(c.analysis(Selections)._dispatches_per_epoch(method.name) for c in self._calling_in(index, method.name))
 
     def _dispatches_per_epoch(self, name: str) -> bool:
-        """Does this file call `item.name(...)` for each item of a loop inside an epoch loop or one that trains?"""
+        """Does this file call `item.name(...)` for each item of a loop inside an epoch loop or one that
+        trains, or in a function (`CallbackList.on_epoch_end`) that such a loop calls?"""
         for call in self.ctx.index.of_type(ast.Call):
             func = call.func
             if not (isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name)):
@@ -128,11 +126,36 @@ class Selections:
             inner = loops[0] if loops else None
             if not (isinstance(inner, ast.For) and isinstance(inner.target, ast.Name) and inner.target.id == func.value.id):
                 continue
-            for outer in loops[1:]:
-                if isinstance(outer, SCOPE_NODES):
-                    break
-                if isinstance(outer, ast.For) and EPOCH.search(self.ctx.text(outer.target)) or self._trains(outer):
-                    return True
+            if self._per_epoch(loops[1:]):
+                return True
+            around = loops[1] if len(loops) > 1 else None
+            index = self.ctx.project or self.ctx.read_for
+            if isinstance(around, (ast.FunctionDef, ast.AsyncFunctionDef)) and index is not None and any(
+                c.analysis(Selections)._called_per_epoch(around.name) for c in self._calling_in(index, around.name)
+            ):
+                return True
+        return False
+
+    def _calling_in(self, index, name: str):
+        """The contexts of the first modules of the project that call `name` (this file's own too)."""
+        own = self.ctx.module.name if self.ctx.module else None
+        for module in index.modules_calling(name)[:MAX_DISPATCHING]:
+            found = self.ctx if module == own else index.context(module)
+            if found is not None:
+                yield found
+
+    def _called_per_epoch(self, name: str) -> bool:
+        """Does this file call `name(...)` (`self.callbacks.on_epoch_end(...)`) in an epoch loop or one that trains?"""
+        calls = (c for c in self.ctx.index.of_type(ast.Call) if _last(c.func) == name)
+        return any(self._per_epoch([a for a in self.ctx.scopes.ancestors(c) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]) for c in calls)
+
+    def _per_epoch(self, loops: list[ast.AST]) -> bool:
+        """Is one of these loops (innermost first, up to the function) over epochs, or one that trains?"""
+        for loop in loops:
+            if isinstance(loop, SCOPE_NODES):
+                return False
+            if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)) or self._trains(loop):
+                return True
         return False
 
     def _trains(self, loop: ast.AST) -> bool:

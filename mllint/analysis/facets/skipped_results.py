@@ -11,10 +11,11 @@ from dataclasses import replace
 
 from mllint.analysis.facets.gradients import backward_loss, managed_losses
 from mllint.analysis.facets.loop_events import Event, EventKind
-from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.facets.loops import EXITS, LOOP_NODES, TrainingLoops
 from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import existence_test
+from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.syntax.tree import assignment_targets
 
@@ -48,12 +49,15 @@ class SkippedResults:
         if not isinstance(loop, LOOP_NODES):
             return None
         results = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
-        if any(isinstance(n, ast.Name) and n.id in results for test in caller.index.within(loop, ast.If) for n in ast.walk(test.test)):
-            return None  # the loop looks at the result
+        tests = [t for t in caller.index.within(loop, ast.If) if any(isinstance(n, ast.Name) and n.id in results for n in ast.walk(t.test))]
+        if any(isinstance(n, EXITS) or isinstance(n, ast.Call) and callee_name(n) == "zero_grad" for t in tests for n in ast.walk(t)):
+            return None  # the loop skips the failed batch, or clears its gradients
         for event in caller.analysis(TrainingLoops).events_after(statement):
             if event.kind is EventKind.CLEAR:
                 return None
             if event.kind is EventKind.STEP:
+                if any(g.node in tests for g in event.guards):
+                    return None  # `if loss is not None: optimizer.step()`
                 return event if caller is self.ctx else replace(event, path=self._display(caller))
         return None
 

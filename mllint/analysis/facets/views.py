@@ -139,7 +139,32 @@ def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
     """(the change, the local name whose storage it changes) for the function's in-place changes (the
     module's own statements' for the module)."""
     found = []
-    for node in ctx.index.within(function, ast.AugAssign, ast.Assign, ast.Call):
+    for node, changed in _changes(ctx, function):
+        name = _local_name(ctx, changed)
+        if name is not None:
+            found.append((node, name))
+    return found
+
+
+def kept_view_changes(ctx, scope: ast.AST) -> list[tuple[ast.AST, ast.AST, ast.AST]]:
+    """(the change, what it changes, where it reads kept data) for the in-place changes in `scope` of a
+    view of data an object keeps: through a local name (`kept_view`), or written on the attribute
+    (`data.X[:256].log1p_()`, `self.X.narrow(0, i, n).add_(noise)`; not a store into its items)."""
+    found = []
+    for node, changed in _changes(ctx, scope):
+        name = _local_name(ctx, changed)
+        kept = kept_view(ctx, name) if name is not None else None
+        if name is None and not isinstance(node, ast.Assign):
+            kept = _viewed_attribute(ctx, changed)
+        if kept is not None:
+            found.append((node, name or changed, kept))
+    return found
+
+
+def _changes(ctx, scope: ast.AST):
+    """(the change, the expression whose storage it changes) for the in-place changes of the scope's own
+    statements: in-place methods, augmented assignments of a sliced item or a view, stores into slices."""
+    for node in ctx.index.within(scope, ast.AugAssign, ast.Assign, ast.Call):
         if isinstance(node, ast.Call):
             func = node.func
             if not (isinstance(func, ast.Attribute) and _in_place(func.attr) and func.attr not in WRITES and ctx.qualified_name(func) is None):
@@ -149,10 +174,20 @@ def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
             changed = node.target if _sliced(node.target) or _holds_view(ctx, node.target) else None
         else:  # `x[..., :3] = v`; `d["key"] = v`, `items[i] = v` may be a dict's or a list's
             changed = next((t for t in node.targets if _sliced(t)), None)
-        name = _local_name(ctx, changed) if changed is not None else None
-        if name is not None and (ctx.scopes.enclosing_function(node) or ctx.tree) is function:
-            found.append((node, name))
-    return found
+        if changed is not None and (ctx.scopes.enclosing_function(node) or ctx.tree) is scope:
+            yield node, changed
+
+
+def _viewed_attribute(ctx, expr: ast.AST) -> ast.AST | None:
+    """The kept attribute `expr` is a view of, written out (`data.X` of `data.X[:256]`); None for the
+    attribute itself or anything else."""
+    viewing = False
+    for _ in range(MAX_ROOT_STEPS):
+        inner = viewed(ctx, expr)
+        if inner is None:
+            return expr if viewing and _kept_attribute(ctx, expr) else None
+        expr, viewing = inner, True
+    return None
 
 
 def _sliced(target: ast.AST) -> bool:
@@ -280,7 +315,7 @@ def _iterated(ctx, target: ast.Name) -> ast.AST | None:
         callee = method_called(ctx, iterable, followed=YIELD_TEXT)
         yielded = _yielded(callee.function) if callee is not None else []
         items = [y.elts[position] if position is not None and isinstance(y, ast.Tuple) and position < len(y.elts) else None if position is not None else y for y in yielded]
-        if items and all(i is not None and _views_own_attribute(callee.ctx, i) for i in items):
+        if items and all(i is not None and _is_self_attribute(_viewed_attribute(callee.ctx, i)) for i in items):
             return iterable
     return None
 
@@ -298,15 +333,9 @@ def _yielded(function: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _views_own_attribute(ctx, expr: ast.AST) -> bool:
-    """Is `expr`, in a method, a view of an attribute its object keeps (`self.X[i:i + bs]`)?"""
-    viewing = False
-    for _ in range(MAX_ROOT_STEPS):
-        inner = viewed(ctx, expr)
-        if inner is None:
-            return viewing and isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
-        expr, viewing = inner, True
-    return False
+def _is_self_attribute(node: ast.AST | None) -> bool:
+    """`self.X` (in a method: what its object keeps)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def literal_loop_items(ctx, target: ast.Name) -> list[ast.AST]:

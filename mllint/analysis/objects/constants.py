@@ -168,8 +168,8 @@ def is_zero(values: ValueKinds, node: ast.AST, depth: int = 0) -> bool:
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value == 0
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return is_zero(values, node.left, depth + 1) or is_zero(values, node.right, depth + 1)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING:
-        return is_zero(values, node.func.value, depth + 1)  # `zero.cuda()`, `zero.to(device)`
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING | {"sum", "mean"}:
+        return is_zero(values, node.func.value, depth + 1)  # `zero.cuda()`, `(logits * 0).sum()`
     if isinstance(node, ast.Call) and callee_name(node) in ZERO_MAKERS:
         return True
     if isinstance(node, ast.Call) and node.args and callee_name(node) in TENSOR_MAKERS | {"new_tensor"}:
