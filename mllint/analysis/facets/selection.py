@@ -107,8 +107,10 @@ class Selections:
         """Is `method` a hook of a callback class that a training run calls once per epoch: a module of the
         project dispatches it to each item of a collection (`for cb in self.callbacks: cb.on_epoch_end(self)`)
         in an epoch loop or one that trains, and some module makes an instance of the class?"""
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name.startswith("_"):
+            return False
         cls = self.ctx.scopes.enclosing_class(method)
-        if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls or method.name.startswith("_"):
+        if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls:
             return False
         index = self.ctx.project
         if index is None or not index.modules_calling(cls.name):
