@@ -268,32 +268,29 @@ class TrainingErrorSwallowed(Rule):
     def _in_step_function(self, node: ast.AST, loops: TrainingLoops) -> bool:
         """Is `node` in a function a training step runs (`do_batch(...)` called by the loop, a method
         Lightning's `training_step` calls), outside any loop of its own?"""
-        for ancestor in self.ctx.scopes.ancestors(node):
-            if isinstance(ancestor, LOOP_NODES):
-                return False
-            if isinstance(ancestor, FUNCTION_NODES):
-                return loops.runs_training_step(ancestor)
-        return False
+        function = self._loop_free_function(node)
+        return function is not None and loops.runs_training_step(function)
 
     def _stepped_by_caller(self, node: ast.AST) -> bool:
         """Is `node` in a function (outside any loop of its own) a training loop calls and then steps the
         optimizer after, here or in another module (`stepper.forward_backward(batch)`, `optimizer.step()`)?"""
-        for ancestor in self.ctx.scopes.ancestors(node):
-            if isinstance(ancestor, LOOP_NODES):
-                return False
-            if isinstance(ancestor, FUNCTION_NODES):
-                return self.ctx.analysis(SkippedResults).stepped_after(ancestor) is not None
-        return False
+        function = self._loop_free_function(node)
+        return function is not None and self.ctx.analysis(SkippedResults).stepped_after(function) is not None
 
     def _in_skipped_helper(self, node: ast.AST) -> bool:
         """Is `node` in a helper (outside any loop of its own) whose None result a training loop skips on
         (`loss = safe_forward(...)`, then `if loss is None: continue`), here or in another module?"""
+        function = self._loop_free_function(node)
+        return function is not None and self.ctx.analysis(SkippedResults).skipped_on_none(function) is not None
+
+    def _loop_free_function(self, node: ast.AST) -> ast.AST | None:
+        """The function around `node` when no loop of it is around `node`."""
         for ancestor in self.ctx.scopes.ancestors(node):
             if isinstance(ancestor, LOOP_NODES):
-                return False
+                return None
             if isinstance(ancestor, FUNCTION_NODES):
-                return self.ctx.analysis(SkippedResults).skipped_on_none(ancestor) is not None
-        return False
+                return ancestor
+        return None
 
     def _runs_the_model(self, body: list[ast.stmt], events) -> bool:
         """Does the block call a module (the forward pass, `self(batch)` in a module's own step) or
