@@ -290,22 +290,22 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
         here = home.ctx or ctx
         values = here.analysis(ValueKinds)
         term = Term(sign, node, through, use, home.ctx, home.path, home.added)
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH:  # names, calls and lists count; a step into a sub-expression does not
             found.append(term)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1, home, calls))
+            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             for operand, operand_sign in ((node.left, sign), (node.right, -sign if isinstance(node.op, ast.Sub) else sign)):
                 added = home if home.ctx is None or home.added else replace(home, added=(operand, home.path))
-                pending.append((operand, operand_sign, through, use, depth + 1, added, calls))
+                pending.append((operand, operand_sign, through, use, depth, added, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node, values) is not None:
             inner, factor = _scaled(node, values)
-            pending.append((inner, sign * factor_sign(here, factor), through, use, depth + 1, home, calls))
+            pending.append((inner, sign * factor_sign(here, factor), through, use, depth, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (labelled := _constant_factor(ctx, node, home)) is not None:
             inner, factor = labelled  # `label * scores` with `label` a constant the call passes (`FAKE = 1.0`)
-            pending.append((inner, sign * factor, through, use, depth + 1, home, calls))
+            pending.append((inner, sign * factor, through, use, depth, home, calls))
         elif _reduced(here, node) is not None:
-            pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
+            pending.append((_reduced(here, node), sign, through, use, depth, home, calls))
         elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
             argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
             # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
@@ -315,7 +315,7 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
             pending += [(i, sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls) for i in items]
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
-        elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
+        elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home, ctx)) is not None:
             entered = (*use, node) if home.ctx is None else use
             named = (*through, returned[0][1].caller[0].name) if not isinstance(node, ast.Subscript) and _one_term(returned) else through  # `entropy_bonus(logp)`
             pending += [(r, sign, named, entered, depth + 1, replace(callee, added=home.added), calls + 1) for r, callee in returned]
@@ -324,7 +324,7 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
     return found
 
 
-def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]] | None:
+def _callee_returns(ctx, node: ast.AST, home: Term, linted=None) -> list[tuple[ast.AST, Term]] | None:
     """What the project function a call runs returns (the element a caller unpacks: `f(...)[2]`), each
     with the file it is in (as a `Term` holding `ctx` and `path`)."""
     index = None
@@ -334,7 +334,7 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
         return None  # the entropy itself, however the method computes it
     flows = ctx.analysis(GradientFlow)
     asked = (lambda binding: flows.callee(node, binding, followed=SIGNED_WORDS)) if isinstance(node, ast.Call) else None
-    found = next((f for f, _ in per_call_site(ctx, node, asked)), None) if asked is not None else None  # `agent.act(obs)` of a parameter
+    found = next((f for f, _ in per_call_site(ctx, node, asked, linted)), None) if asked is not None else None  # `agent.act(obs)` of a parameter
     if found is None or found[0].function.name == "forward":
         return None  # a module's output is a term itself (`D(fake)`)
     returned = returned_expressions(found[0].function.body)
