@@ -49,10 +49,11 @@ class TrainingErrorSwallowed(Rule):
     runs out of data, is reported for the other RuntimeErrors it hides. `with contextlib.suppress(E):` (by
     any import of `suppress`) is a handler `except E: pass` around its body, reported at the `with`. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
-    them only sometimes (`else: if not distributed: raise`) is reported. A handler of torch's out-of-memory
+    them only sometimes (`else: if not distributed: raise`) is reported, and so is its out-of-memory arm
+    when it lets the optimizer step on the failed batch's partial gradients, as below. A handler of torch's out-of-memory
     errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
-    `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`), and when it
+    `gc.collect()` or `del`, or clears its gradients with `zero_grad()`, `p.grad = None` or `del p.grad`), and when it
     falls through to the optimizer's step with the failed batch's partial gradients (no `continue` or
     `return`, no clear), however it frees memory; a `return` from a step function skips nothing when
     the loop that calls it (here or in another module) steps the optimizer after the call without
@@ -191,8 +192,9 @@ class TrainingErrorSwallowed(Rule):
     def _report(self, node: ast.Try, handler: ast.ExceptHandler, message: str, what: str) -> None:
         """Report the handler; one that singles out out-of-memory errors is told which path lets the others
         pass, and an `except RuntimeError` meant for a DDP join's early termination what else it hides."""
-        step = self._step_after(node, handler) if _out_of_memory_only(self.ctx, handler) else None
-        if step is not None and any(isinstance(n, ast.Return) for n in own_nodes(handler.body)):
+        path = _out_of_memory_path(self.ctx, handler)
+        step = self._step_after(node, path) if path is not None else None
+        if step is not None and any(isinstance(n, ast.Return) for n in own_nodes(path)):
             message = (
                 f"`{self._written(handler)}` returns from the step, but the training loop that calls it goes on to "
                 f"`{step.text(self.ctx)}` ({step.place}) with the failed batch's partial gradients, and does not "
@@ -304,9 +306,9 @@ class TrainingErrorSwallowed(Rule):
         out-of-memory error, on every path the other errors take? An out-of-memory handler that recovers
         leaves too, unless the optimizer then steps on the failed batch's partial gradients."""
         others = _other_than_out_of_memory(self.ctx, handler.body)
-        if others is not None:
-            return self._always_leaves(others)
-        if _out_of_memory_only(self.ctx, handler) and self._recovers(handler.body) and self._step_after(node, handler) is None:
+        if others is not None:  # the out-of-memory path must not let the step go on either
+            return self._always_leaves(others) and self._step_after(node, _out_of_memory_path(self.ctx, handler)) is None
+        if _out_of_memory_only(self.ctx, handler) and self._recovers(handler.body) and self._step_after(node, handler.body) is None:
             return True
         return any(_leaving(self.ctx, node) for node in own_nodes(handler.body))
 
@@ -318,15 +320,16 @@ class TrainingErrorSwallowed(Rule):
         calls = [n for n in own_nodes(block) if isinstance(n, ast.Call)]
         return any((callee := resolver.resolve(call, followed=RECOVERING_TEXT)) is not None and _recovers(callee.function.body) for call in calls)
 
-    def _step_after(self, node: ast.Try, handler: ast.ExceptHandler):
-        """The optimizer step a handler of a `try` around a backward pass falls through to, in the same
-        iteration or function, its partial gradients neither cleared (`zero_grad()`, `p.grad = None`) nor
-        skipped (`continue`); a handler that returns from a step function skips nothing when a training
-        loop that calls the function steps after the call without looking at its result. None if there is none."""
+    def _step_after(self, node: ast.Try, path: list[ast.stmt]):
+        """The optimizer step a handler's `path` (its statements an out-of-memory error runs) of a `try`
+        around a backward pass falls through to, in the same iteration or function, its partial gradients
+        neither cleared (`zero_grad()`, `p.grad = None`, `del p.grad`) nor skipped (`continue`); a return
+        from a step function skips nothing when a training loop that calls the function steps after the
+        call without looking at its result. None if there is none."""
         loops = self.ctx.analysis(TrainingLoops)
-        if _clears_gradients(handler.body) or not any(e.kind is EventKind.BACKWARD for e in loops.events_of_statements(node.body)):
+        if _clears_gradients(path) or not any(e.kind is EventKind.BACKWARD for e in loops.events_of_statements(node.body)):
             return None
-        leaving = {type(n) for n in own_nodes(handler.body) if isinstance(n, (*SKIPS, ast.Raise))}
+        leaving = {type(n) for n in own_nodes(path) if isinstance(n, (*SKIPS, ast.Raise))}
         if leaving == {ast.Return} and not self._in_training_loop(node, loops):
             function = self.ctx.scopes.enclosing_function(node)
             return self.ctx.analysis(SkippedResults).stepped_after(function) if function is not None else None
@@ -402,6 +405,21 @@ def _other_than_out_of_memory(ctx, block: list[ast.stmt]) -> list[ast.stmt] | No
     """The statements errors other than out-of-memory run, after `if "out of memory" in str(e):` or
     `if isinstance(e, torch.cuda.OutOfMemoryError):` (its `else` and what follows it), or in the body of
     `if "out of memory" not in str(e):` or `if not isinstance(e, ...)`; None when the block tests no such thing."""
+    arms = _arms(ctx, block)
+    return arms[1] if arms is not None else None
+
+
+def _out_of_memory_path(ctx, handler: ast.ExceptHandler) -> list[ast.stmt] | None:
+    """The statements an out-of-memory error runs in a handler: all of one that catches only those, the
+    arm of `if "out of memory" in str(e):` in one that tests for them; None in any other handler."""
+    if _out_of_memory_only(ctx, handler):
+        return handler.body
+    arms = _arms(ctx, handler.body)
+    return arms[0] if arms is not None else None
+
+
+def _arms(ctx, block: list[ast.stmt]) -> tuple[list[ast.stmt], list[ast.stmt]] | None:
+    """(what out-of-memory errors run, what the others run) after a test that singles them out."""
     for position, statement in enumerate(block):
         if not isinstance(statement, ast.If):
             continue
@@ -417,7 +435,8 @@ def _other_than_out_of_memory(ctx, block: list[ast.stmt]) -> list[ast.stmt] | No
         else:
             mentions = _is_out_of_memory_test(ctx, test)
         if mentions:
-            return statement.body if negated else statement.orelse + block[position + 1 :]
+            rest = statement.orelse + block[position + 1 :]
+            return (rest, statement.body) if negated else (block[:position] + statement.body, rest)
     return None
 
 
@@ -437,10 +456,10 @@ def _out_of_memory_only(ctx, handler: ast.ExceptHandler) -> bool:
 
 
 def _clears_gradients(block: list[ast.stmt]) -> bool:
-    """`optimizer.zero_grad()` or `p.grad = None` in the block."""
+    """`optimizer.zero_grad()`, `p.grad = None` or `del p.grad` in the block."""
     return any(
         isinstance(n, ast.Call) and callee_name(n) == "zero_grad"
-        or isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
+        or isinstance(n, (ast.Assign, ast.Delete)) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
         for n in own_nodes(block)
     )  # fmt: skip
 
