@@ -593,11 +593,11 @@ class Leakage:
                 if key is not None and (self._chosen_part(node.slice) or _key(node.slice) in flow.parts):
                     lower(key, i, i)  # one part of several: by a flag's bounds, or by a part of split indices
                 elif half is not None and self._names_a_part(node):
-                    # A head and a tail of one bound, or of bounds reading one name, overlapping or not
-                    # (`series[:cut]`, `series[cut - w:]`); or of any bounds, when assignments name both
-                    # parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
+                    # A head and a tail of one bound, or of a bound and one offset from it, overlapping
+                    # or not (`series[:cut]`, `series[cut - w:]`; not `y[:n]`, `y[-n:]`); or of any bounds,
+                    # when assignments name both parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
                     named = ["named"] if self._named_by_target(node) else []
-                    for bound in (half[1], *(f"~{n}" for n in half[2]), *named):
+                    for bound in (*half[1], *named):
                         sides = halves.setdefault((key, bound), {})
                         sides[half[0]] = i
                         if len(sides) == 2:
@@ -857,9 +857,9 @@ def _reads(expr: ast.AST, data: str, outside: list[ast.AST] = ()) -> bool:
     return any(id(n) not in skipped and _key(n) == data for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
-def _half(ctx, index: ast.AST) -> tuple[str, str, frozenset[str]] | None:
-    """`[:n]` -> ("head", "n", {"n"}), `[n - w:]` -> ("tail", "n - w", {"n"}): the side, the bound's text and
-    the local names it reads; the first dimension only."""
+def _half(ctx, index: ast.AST) -> tuple[str, frozenset[str]] | None:
+    """`[:n]` -> ("head", {"n"}), `[n - w:]` -> ("tail", {"n - w", "n"}): the side, and the bound's text
+    with the position it is offset from; the first dimension only."""
     if isinstance(index, ast.Tuple) and index.elts:
         index = index.elts[0]
     if not isinstance(index, ast.Slice) or index.step is not None:
@@ -870,5 +870,5 @@ def _half(ctx, index: ast.AST) -> tuple[str, str, frozenset[str]] | None:
         side, bound = "tail", index.lower
     else:
         return None
-    names = frozenset(n.id for n in ast.walk(bound) if isinstance(n, ast.Name) and n.id != "self")
-    return side, ctx.text(bound), names
+    offset = isinstance(bound, ast.BinOp) and isinstance(bound.op, (ast.Add, ast.Sub))
+    return side, frozenset({ctx.text(bound), *([ctx.text(bound.left)] if offset else [])})
