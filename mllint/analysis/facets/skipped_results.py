@@ -36,8 +36,8 @@ class SkippedResults:
 
     def stepped_after(self, function: ast.AST) -> Event | None:
         """The optimizer step a loop that calls `function` runs after the call in the same iteration (a
-        training loop, since `function` backpropagates), with no clear of the gradients before it and no test of the call's result (an event of
-        another file names that file)."""
+        training loop, since `function` backpropagates), with no clear of the gradients before it and no
+        test of the call's result (an event of another file names that file)."""
         if function not in self._stepped:
             sites = self.ctx.analysis(Callers).sites(function)
             self._stepped[function] = next((s for caller, call in sites if (s := self._step_after(caller, call)) is not None), None)
