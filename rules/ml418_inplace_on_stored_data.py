@@ -196,7 +196,7 @@ class InplaceOnStoredData(Rule):
             passed = binding.argument(parameter) if binding.site is not None else None
             if passed is None:
                 continue
-            if not _kept(passed[1]) and not (isinstance(passed[1], ast.Name) and kept_view(passed[0], passed[1]) is not None):
+            if not _kept(passed[1]) and kept_view(passed[0], passed[1]) is None:
                 read = self._read_as_original(passed[0], passed[1]) if returned else None
                 if read is not None:
                     self.report(change, COPY_MESSAGE.format(

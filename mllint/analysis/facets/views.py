@@ -247,8 +247,8 @@ def _root(ctx, expr: ast.AST, last: ast.Name, steps: int) -> tuple[ast.AST, ast.
     return None
 
 
-def kept_view(ctx, name: ast.Name) -> ast.AST | None:
-    """Where the tensor a name holds is a view of data an object keeps: through aliases, views (slices,
+def kept_view(ctx, name: ast.AST) -> ast.AST | None:
+    """Where the tensor a name (or an expression) holds is a view of data an object keeps: through aliases, views (slices,
     `narrow`, items of `chunk`/`split`) and loops over them (`for xb in data.X.split(256)`, `for xb, yb in
     zip(...)`, or the batches a generator method yields of what its object keeps: `for xb, yb in
     data.batches(256)` yielding `self.X[i:i + bs], ...`), the expression of this file that reads that
