@@ -23,7 +23,8 @@ class StatisticsBeforeSplit(Rule):
     or another), a scaler fitted on `self.data` in one method of a class and `self.data` split in another,
     and a slice chosen by the split's flag (`if flag == "train": self.data = data[:n]` with `data[n:]` on
     the other arm) count as well, and so do a head and a tail of a bound and one offset from it,
-    overlapping or not (`series[:cut]` and `series[cut - self.window:]` returned by `divide`), a head and a tail of different bounds when assignments or dict
+    overlapping or not (`series[:cut]` and `series[cut - self.window:]` returned by `divide`, or kept
+    together: `self.parts = (x[:cut], x[cut - w:])`), a head and a tail of different bounds when assignments or dict
     keys name both parts (`train = X[:n_train]`, `{"test": idx[:n_te], "train": idx[n_te + n_va:]}`), a
     slice whose bounds one flag picks from lists of bounds (`data[border1s[set_type]:border2s[set_type]]`),
     statistics a helper returns (of its argument or of a reshaped view of it: `flat = x.transpose(0,

@@ -639,10 +639,13 @@ class Leakage:
 
     def _names_a_part(self, subscript: ast.Subscript) -> bool:
         """Is the slice a part: assigned to a name that says training or evaluation data (`X_train = X[:n]`),
-        returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
-        taken under a test that names a part (`if flag == "train":`)?"""
+        kept with the other parts in one tuple (`self.parts = (x[:cut], x[cut - w:])`), returned by a
+        function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or taken under
+        a test that names a part (`if flag == "train":`)?"""
         statement = self._statement(subscript)
         if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())) or self._keyed_part(subscript):
+            return True
+        if _held_apart(self.ctx, subscript):
             return True
         function = self.ctx.scopes.enclosing_function(statement)
         if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
@@ -822,6 +825,17 @@ def _views_of(ctx, assignments: list[ast.Assign], names: set[str]) -> dict[str, 
         if source in views and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name):
             views[assign.targets[0].id] = views[source]
     return views
+
+
+def _held_apart(ctx, subscript: ast.Subscript) -> bool:
+    """Is the slice an item of a tuple of slices of one key bound whole to one name or attribute
+    (`self.parts = (x[:cut], x[cut - w:])`), not unpacked (`left, right = ...`, often put back together)?"""
+    items = ctx.scopes.parent(subscript)
+    statement = ctx.scopes.parent(items) if isinstance(items, ast.Tuple) else None
+    return (
+        isinstance(statement, ast.Assign) and statement.value is items and len(items.elts) >= 2 and _slices_of_one(items.elts)
+        and all(isinstance(t, (ast.Name, ast.Attribute)) for t in statement.targets)
+    )  # fmt: skip
 
 
 def _slices_of_one(items: list[ast.AST]) -> bool:

@@ -49,7 +49,10 @@ class SkippedResults:
         if not isinstance(loop, LOOP_NODES):
             return None
         results = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
-        tests = [t for t in caller.index.within(loop, ast.If) if any(isinstance(n, ast.Name) and n.id in results for n in ast.walk(t.test))]
+        tests = [  # `if out is None:` after `out = f(...)`, or `if f(...) is None:`
+            t for t in caller.index.within(loop, ast.If)
+            if any(n is call or isinstance(n, ast.Name) and n.id in results for n in ast.walk(t.test))
+        ]  # fmt: skip
         if any(isinstance(n, EXITS) or isinstance(n, ast.Call) and callee_name(n) == "zero_grad" for t in tests for n in ast.walk(t)):
             return None  # the loop skips the failed batch, or clears its gradients
         for event in caller.analysis(TrainingLoops).events_after(statement):
