@@ -75,6 +75,12 @@ VALUE_PRESERVING_METHODS = {
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+# Layers whose output is their input, in values (`nn.Dropout` only rescales while training): an
+# `nn.Sequential` ending in one outputs what the layer before it outputs.
+PASSING_LAYERS = frozenset({
+    "torch.nn.Identity", "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
+    "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
+})  # fmt: skip
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
 ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
@@ -127,6 +133,14 @@ class Called:
     # For a model's call: decides the tests of its `forward` (True, False, or None when it does not), by the
     # constants the call passes or leaves to their defaults (`def forward(self, x, normalize=True)`).
     decide: Callable[[ast.AST], bool | None] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Chained:
+    """An `nn.Sequential` whose output is the output of `last`, its last layer (a module of the project:
+    `nn.Sequential(backbone, Head(...))`): calling it is calling `last`."""
+
+    last: "Value"
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,7 +226,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -488,6 +502,10 @@ class ValueKinds:
                 inner = None if activation is call else activation
                 defaulted = (*self._defaulted.get(activation.func, ()), *self._defaulted.get(activation, ()))
                 return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
+            last = self._output_layer(call, binding) if canonical_class(name) == SEQUENTIAL else None
+            if last is not None:  # `nn.Sequential(backbone, Head(...))`: the head's output
+                inner = self._value(last, depth + 1, binding)
+                return inner if inner is None or inner is PENDING else Chained(inner)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         callee = self._value(func, depth + 1, binding)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
@@ -550,11 +568,38 @@ class ValueKinds:
         if name in MODULE_KINDS:
             return constructor
         if name == SEQUENTIAL:
-            last = self._last_layer(constructor)
-            if isinstance(last, ast.Name) or is_self_attribute(last):  # `nn.Sequential(block, head)`, `(self.fc, self.softmax)`
-                last = self.constructor(last)
-            return self._activation_layer(last, binding) if isinstance(last, ast.Call) else None
+            last = self._passed_on(constructor, binding)
+            return self._activation_layer(last, binding) if last is not None else None
         return None
+
+    def _passed_on(self, constructor: ast.Call, binding=None) -> ast.Call | None:
+        """The constructor of the layer an `nn.Sequential`'s output comes from: its last layer, or past
+        layers that pass their input on (`nn.Identity()`, `nn.Dropout(p)`) the one before them; None when
+        that is not known."""
+        item, layers = self._last_layer(constructor), self._layers(constructor)
+        while True:
+            last = self.constructor(item) if isinstance(item, ast.Name) or is_self_attribute(item) else item
+            if not isinstance(last, ast.Call) or self._class_name(last, binding) not in PASSING_LAYERS:
+                return last if isinstance(last, ast.Call) else None
+            if len(layers) < 2 or layers[-1] is not item:
+                return None
+            layers = layers[:-1]
+            item = layers[-1]
+
+    def _layers(self, constructor: ast.Call) -> list[ast.AST]:
+        """An `nn.Sequential`'s layers in order, as its arguments or the list it unpacks (`listed_layers`)
+        tell; empty when not known."""
+        if not any(isinstance(a, ast.Starred) for a in constructor.args):
+            return list(constructor.args)
+        listed = self.listed_layers(constructor.args[0].value, constructor) if len(constructor.args) == 1 else None
+        return list(listed[0]) if listed is not None and None not in listed[0] else []
+
+    def _output_layer(self, constructor: ast.Call, binding=None) -> ast.Call | None:
+        """The layer an `nn.Sequential`'s output comes from (`_passed_on`) when it is a module of the project
+        (or an `nn.Sequential` ending in one); None for any other."""
+        last = self._passed_on(constructor, binding)
+        name = self._class_name(last, binding) if last is not None else None
+        return last if name is not None and (name == SEQUENTIAL or not name.startswith("torch.")) else None
 
     def layer_class(self, constructor: ast.Call) -> str | None:
         """The class a layer's constructor call builds (`act()` with `act=nn.SiLU`), as `_class_name` reads it."""
