@@ -1,9 +1,10 @@
 import ast
 
-from mllint.analysis.facets.gradients import GradientFlow, State
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
-from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
+from mllint.analysis.facets.meters import APPENDS, dict_of, kept_argument, returned_loss, same_tensor
+from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
@@ -49,6 +50,10 @@ OBJECT_MESSAGE = (
 NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "evaluate", "validate", "test"})
 
 
+LIVE_MESSAGE = (
+    "`{value}` carries this iteration's autograd graph (it is computed from the model's output{made}) and is kept in "
+    "`{total}` across iterations: every iteration's graph stays in memory; keep `.item()` (or a detached value)"
+)
 RETURNED_MESSAGE = (
     "`{loss}` is {what} `{function}` backpropagates ({place}) and returns with its autograd graph; "
     "accumulated into `{total}`, every iteration's graph stays in memory: return `loss.item()` (or a detached loss)"
@@ -173,10 +178,13 @@ class LossAccumulatedWithGraph(Rule):
                     message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=place)
                     self.report(loss, message)
                     continue
-                if not isinstance(loss, ast.Name):
+                used = None
+                if isinstance(loss, ast.Name):
+                    used = next((u for u in losses if same_tensor(values, loss, u) or self._part_of(loss, u, values, losses[u] is not None)), None)
+                if used is None:
+                    self._kept_live(loss, total, loop, function, loops, reported)
                     continue
-                used = next((u for u in losses if same_tensor(values, loss, u) or self._part_of(loss, u, values, losses[u] is not None)), None)
-                if used is None or not self._kept_across_iterations(total, loop, function):
+                if not self._kept_across_iterations(total, loop, function):
                     continue
                 reported.add(loss)
                 held = losses[used]
@@ -196,6 +204,34 @@ class LossAccumulatedWithGraph(Rule):
                 losses = self._backpropagated(events, function)
                 self._metered(function, function, losses, reported)
                 self._kept_by_object(function, losses, reported)
+
+    def _kept_live(self, value: ast.AST, total: ast.AST, loop: ast.AST, function, loops: TrainingLoops, reported: set[ast.AST]) -> None:
+        """A value other than the loss that carries the graph of the training iteration around `loop` (a
+        metric of the model's output: `psnr(sr, hr)`, a soft dice of the logits), added to a total or
+        appended to a list kept across its iterations."""
+        training = self._training_loop(loop, loops)
+        if value in reported or training not in loops.may_train or not self._kept_across_iterations(total, training, function):
+            return
+        losses = self._backpropagated(loops.events_of_loop(training), function)
+        if losses and self._live(value, losses, training):
+            reported.add(value)
+            message = LIVE_MESSAGE.format(value=one_line(self.ctx.text(value), 50), made=self._made_by(value), total=ast.unparse(_base(total)))
+            self.report(value, message)
+
+    def _made_by(self, value: ast.AST) -> str:
+        """` by `psnr`, utils.py:7` (where it returns the value) for a value a function of the project returns (or a value of the
+        dict it returns: `v` of `for k, v in metric.process(p, y).items()`); empty for any other."""
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
+        call = value if isinstance(value, ast.Call) else dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        found = self.ctx.analysis(GradientFlow).callee(call, followed=ANY_MODULE) if isinstance(call, ast.Call) else None
+        returned = returned_expressions(found[0].function.body) if found is not None else None
+        if not returned:
+            return ""
+        callee = found[0]
+        path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
+        cls = callee.ctx.scopes.enclosing_class(callee.function)
+        name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
+        return f" by `{name}`, {path}:{returned[-1].lineno}" if path else f" by `{name}`, line {returned[-1].lineno}"
 
     def _kept_by_object(self, step: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
         """A step function (run once per batch by its callers) that appends a live value to a list its object
@@ -374,6 +410,9 @@ class LossAccumulatedWithGraph(Rule):
         if state is not State.UNKNOWN or not isinstance(value, ast.Name):
             return state is State.GRAPH
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
+        holder = dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        if isinstance(holder, ast.Call):  # `v` of `for k, v in metric.process(logits, y).items()`
+            return self._live(holder, losses, loop)
         if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
