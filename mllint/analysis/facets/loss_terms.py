@@ -168,19 +168,25 @@ def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
-    """The items `sum(terms)` adds: the list literal `terms` is bound to, and what is appended to it in
-    the same function (`terms.append(lam * center_loss)`)."""
+    """The items `sum(terms)` adds (`listed_items`)."""
     if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
         return None
-    terms = call.args[0]
-    assigned = ctx.analysis(ValueKinds).reaching_values(terms)
+    return listed_items(ctx, call.args[0])
+
+
+def listed_items(ctx, name: ast.Name) -> list[ast.AST] | None:
+    """The items of the list a name holds: the list literal it is bound to (once), and what is appended to
+    it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in the
+    loop over an episode's steps); None when it is bound to anything else."""
+    assigned = ctx.analysis(ValueKinds).reaching_values(name)
     if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
         return None
-    function = ctx.scopes.enclosing_function(call)
+    function = ctx.scopes.enclosing_function(name)
     appended = [
         c.args[0] for c in ctx.index.within(function or ctx.tree, ast.Call)
         if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
-        and isinstance(c.func.value, ast.Name) and c.func.value.id == terms.id
+        and isinstance(c.func.value, ast.Name) and c.func.value.id == name.id
+        and ctx.scopes.enclosing_function(c) is function
     ]  # fmt: skip
     return [*assigned[0].elts, *appended]
 
@@ -305,6 +311,8 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
             argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
             # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
             pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
+        elif isinstance(node, ast.Name) and (items := listed_items(here, node)):  # `torch.stack(entropies)`: each item
+            pending += [(i, sign, (*through, node.id), use, depth + 1, home, calls) for i in items]
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
         elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
