@@ -560,15 +560,24 @@ def _added_factors(value: ast.AST) -> list[ast.AST]:
 
 
 def _self_sum(statement: ast.AST) -> ast.AST | None:
-    """The added value of `total = total + loss` (either order); None for any other statement."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+    """The added value of `total = total + loss` (either order), also of an entry of a dict: `totals[k] =
+    totals[k] + v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
-    value, name = statement.value, statement.targets[0].id
-    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+    target, value = statement.targets[0], statement.value
+    if _base(target) is None or not isinstance(_base(target), ast.Name) or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
-    if isinstance(value.left, ast.Name) and value.left.id == name:
+    if _reads(value.left, target):
         return value.right
-    return value.left if isinstance(value.right, ast.Name) and value.right.id == name else None
+    return value.left if _reads(value.right, target) else None
+
+
+def _reads(value: ast.AST, target: ast.AST) -> bool:
+    """Is `value` the old value of `target`: the same name or entry, or the entry read by `.get(key, default)`?"""
+    if ast.dump(value) == ast.dump(target, annotate_fields=True).replace("Store()", "Load()"):
+        return True
+    get = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" and value.args
+    return bool(get) and isinstance(target, ast.Subscript) and ast.dump(value.func.value) == ast.dump(target.value) and ast.dump(value.args[0]) == ast.dump(target.slice)
 
 
 def _base(target: ast.AST) -> ast.Name | ast.Attribute | None:

@@ -312,7 +312,8 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
             # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
             pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
         elif isinstance(node, ast.Name) and (items := listed_items(here, node)):  # `torch.stack(entropies)`: each item
-            pending += [(i, sign, (*through, node.id), use, depth + 1, home, calls) for i in items]
+            entered = (*use, node) if home.ctx is None else use
+            pending += [(i, sign, (*through, node.id), entered, depth + 1, home, calls) for i in items]
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
         elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
