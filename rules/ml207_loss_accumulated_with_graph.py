@@ -81,9 +81,15 @@ class LossAccumulatedWithGraph(Rule):
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
-    v in out.items(): logs[k] += v`), and the terms a loss function returns beside the loss they sum (`loss,
+    v in out.items(): logs[k] += v`), and the whole dict or tuple it returns when it holds the loss
+    (`history.append(step(batch))` summed later), and the terms a loss function returns beside the loss they sum (`loss,
     parts = self.loss_fn(...)`, `return parts` after `loss.backward()`), also when a comprehension collects them (`sum(train_step(b) for b in
-    loader)`) or the step is a method of an object a caller passes. A model's output, or any value the backpropagated loss is computed
+    loader)`) or the step is a method of an object a caller passes. A value other than the loss that carries
+    the iteration's graph (a metric of the model's output: `history.append(psnr(sr, hr))`, each value of a
+    metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
+    itself) appended to a list or added into a total kept across the iterations of a loop that
+    backpropagates is reported too; not when it is cut (`.item()`, `.detach()`, `float()`), compared
+    (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
     dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project

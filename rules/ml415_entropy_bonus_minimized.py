@@ -18,7 +18,7 @@ class EntropyBonusMinimized(Rule):
     coefficients it is scaled by (`cfg["ent_coef"] * entropy` too) and the functions of the project that
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
     `+ beta * entropy_bonus(logits)` in another module), into the lists a step collects them in
-    (`torch.stack(entropies).sum()`), and a policy's own `entropy(...)` method is the entropy however it
+    (`torch.stack(entropies).sum()`, whatever the list's name: each item appended to it counts), and a policy's own `entropy(...)` method is the entropy however it
     computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped (or returned by a Lightning-style `training_step` or an
     HF `compute_loss` override that runs no backward itself: the library does), and hold a policy term
     (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities, or one whose values are
