@@ -3,7 +3,7 @@ import ast
 from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
-from mllint.analysis.facets.meters import APPENDS, dict_of, kept_argument, returned_loss, same_tensor
+from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, returned_loss, same_tensor
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
@@ -218,6 +218,8 @@ class LossAccumulatedWithGraph(Rule):
         training = self._training_loop(loop, loops)
         if value in reported or training not in loops.may_train or not self._kept_across_iterations(total, training, function):
             return
+        if isinstance(value, ast.Name) and cut_on_a_path(self.ctx.analysis(ValueKinds), value):
+            return  # `df_loss = df_loss.detach().item()` after its backward
         losses = self._backpropagated(loops.events_of_loop(training), function)
         if losses and self._live(value, losses, training):
             reported.add(value)

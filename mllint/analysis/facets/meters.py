@@ -214,7 +214,12 @@ def same_tensor(values: ValueKinds, a: ast.Name, b: ast.Name) -> bool:
         return False
     first, second = values.reaching_definitions(a), values.reaching_definitions(b)
     same = bool(first) and [d.node for d in first] == [d.node for d in second]
-    return same and not any(d.value is not None and _cut_value(d.value) for d in first)
+    return same and not cut_on_a_path(values, a)
+
+
+def cut_on_a_path(values: ValueKinds, name: ast.Name) -> bool:
+    """Is a binding that reaches `name` a cut of a value (`loss = loss.detach().item()`, `float(loss)`)?"""
+    return any(d.value is not None and _cut_value(d.value) for d in values.reaching_definitions(name))
 
 
 def _cut_value(value: ast.AST) -> bool:
