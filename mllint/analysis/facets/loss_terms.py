@@ -34,7 +34,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.facets.objectives import LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
+from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
@@ -56,7 +56,6 @@ SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|dis
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
-JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})
 
 
 @dataclass(frozen=True)
@@ -168,27 +167,10 @@ def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
-    """The items `sum(terms)` adds (`listed_items`)."""
+    """The items `sum(terms)` adds (`ValueKinds.listed_items`)."""
     if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
         return None
-    return listed_items(ctx, call.args[0])
-
-
-def listed_items(ctx, name: ast.Name) -> list[ast.AST] | None:
-    """The items of the list a name holds: the list literal it is bound to (once), and what is appended to
-    it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in the
-    loop over an episode's steps); None when it is bound to anything else."""
-    assigned = ctx.analysis(ValueKinds).reaching_values(name)
-    if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
-        return None
-    function = ctx.scopes.enclosing_function(name)
-    appended = [
-        c.args[0] for c in ctx.index.within(function or ctx.tree, ast.Call)
-        if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
-        and isinstance(c.func.value, ast.Name) and c.func.value.id == name.id
-        and ctx.scopes.enclosing_function(c) is function
-    ]  # fmt: skip
-    return [*assigned[0].elts, *appended]
+    return ctx.analysis(ValueKinds).listed_items(call.args[0])
 
 
 def _within(item: Summand, node: ast.AST) -> Summand:
@@ -311,7 +293,7 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
             argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
             # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
             pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
-        elif isinstance(node, ast.Name) and (items := listed_items(here, node)):  # `torch.stack(entropies)`: each item
+        elif isinstance(node, ast.Name) and (items := values.listed_items(node)):  # `torch.stack(entropies)`: each item
             entered = (*use, node) if home.ctx is None else use
             pending += [(i, sign, (*through, node.id), entered, depth + 1, home, calls) for i in items]
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
@@ -403,6 +385,8 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
         return node.func.value
     if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS | JOINING_FUNCTIONS and node.args:
         return node.args[0]  # a reduction, or the tensor of a list's items (`torch.stack(entropies)`)
+    if isinstance(node.func, ast.Name) and node.func.id == "sum" and ctx.qualified_name(node.func) is None and len(node.args) == 1:
+        return node.args[0]  # `sum(entropies)`: the sum of a list's items
     return None
 
 

@@ -123,6 +123,9 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
+            if index is None and key is None and isinstance(returned, ast.Name):  # `return logs` of `logs = {"loss": loss}`
+                assigned = values.reaching_values(returned)
+                returned = assigned[0] if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.Tuple | ast.Dict) else returned
             parts = _parts(returned, index, key)
             whole = index is None and key is None and isinstance(returned, ast.Tuple | ast.Dict)
             if whole:  # `output = step(batch)` holding `(y_pred, y)`, `history.append(step(batch))` of a dict of losses

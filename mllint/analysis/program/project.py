@@ -789,6 +789,8 @@ class ProjectView:
             return dataclasses.replace(found, entry=None, passage=value.callee.passage) if isinstance(found, Found) else found
         if isinstance(value, Chained):
             last = self.resolve(value.last, module, depth + 1)
+            if isinstance(last, Found) and last.layer:  # a builder's `nn.Sequential(..., nn.Softmax(-1))`: the same layer
+                return last
             return Chain(last) if isinstance(last, Instance) else last if isinstance(last, Chain) else None
         if isinstance(value, Called):
             return self._call(value, module, depth)

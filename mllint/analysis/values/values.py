@@ -587,11 +587,17 @@ class ValueKinds:
             item = layers[-1]
 
     def _layers(self, constructor: ast.Call) -> list[ast.AST]:
-        """An `nn.Sequential`'s layers in order, as its arguments or the list it unpacks (`listed_layers`)
-        tell; empty when not known."""
-        if not any(isinstance(a, ast.Starred) for a in constructor.args):
-            return list(constructor.args)
-        listed = self.listed_layers(constructor.args[0].value, constructor) if len(constructor.args) == 1 else None
+        """An `nn.Sequential`'s layers in order, as its arguments, an `OrderedDict` of named layers, or the
+        list it unpacks (written out, or filled as `listed_layers` tells) say; empty when not known."""
+        args = constructor.args
+        if len(args) == 1 and isinstance(args[0], ast.Call) and self.ctx.qualified_name(args[0].func) == "collections.OrderedDict":
+            pairs = args[0].args[0].elts if len(args[0].args) == 1 and isinstance(args[0].args[0], ast.List | ast.Tuple) else []
+            return [pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None for pair in pairs]
+        if not any(isinstance(a, ast.Starred) for a in args):
+            return list(args)
+        if len(args) == 1 and isinstance(args[0].value, ast.List | ast.Tuple):  # `nn.Sequential(*[body, head])`
+            return list(args[0].value.elts)
+        listed = self.listed_layers(args[0].value, constructor) if len(args) == 1 else None
         return list(listed[0]) if listed is not None and None not in listed[0] else []
 
     def _output_layer(self, constructor: ast.Call, binding=None) -> ast.Call | None:
@@ -704,6 +710,8 @@ class ValueKinds:
                 pairs = last.args[0]  # `nn.Sequential(OrderedDict([..., ("out", nn.Softmax(1))]))`
                 pair = pairs.elts[-1] if isinstance(pairs, ast.List | ast.Tuple) and pairs.elts else None
                 return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
+            if isinstance(last, ast.Starred) and isinstance(last.value, ast.List | ast.Tuple):  # `nn.Sequential(*[body, head])`
+                return last.value.elts[-1] if last.value.elts and not isinstance(last.value.elts[-1], ast.Starred) else None
             return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or len(last.args) != ADDED_LAST[last.func.attr]:
@@ -849,6 +857,22 @@ class ValueKinds:
         if not definitions or any(d.value is None for d in definitions):
             return None
         return [d.value for d in definitions]
+
+    def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
+        """The items of the list a name holds: the list literal it is bound to (once), and what is appended
+        to it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in
+        the loop over an episode's steps); None when it is bound to anything else."""
+        assigned = self.reaching_values(name)
+        if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
+            return None
+        function = self.scopes.enclosing_function(name)
+        appended = [
+            c.args[0] for c in self.ctx.index.within(function or self.ctx.tree, ast.Call)
+            if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
+            and isinstance(c.func.value, ast.Name) and c.func.value.id == name.id
+            and self.scopes.enclosing_function(c) is function
+        ]  # fmt: skip
+        return [*assigned[0].elts, *appended]
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
