@@ -375,8 +375,8 @@ class LossAccumulatedWithGraph(Rule):
         for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
                 yield from ((factor, node.target) for factor in _added_factors(node.value))
-            elif _self_sum(node) is not None:  # `total = total + loss`
-                yield from ((factor, node.targets[0]) for factor in _added_factors(_self_sum(node)))
+            elif _self_sum(node) is not None:  # `total = total + loss`, `avg = 0.9 * avg + 0.1 * loss`
+                yield from ((factor, node.targets[0]) for added in _self_sum(node) for factor in _added_factors(added))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and _base(node.func.value) is not None and len(node.args) == 1 and not node.keywords
@@ -567,17 +567,24 @@ def _added_factors(value: ast.AST) -> list[ast.AST]:
     return [value]
 
 
-def _self_sum(statement: ast.AST) -> ast.AST | None:
-    """The added value of `total = total + loss` (either order), also of an entry of a dict: `totals[k] =
-    totals[k] + v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
+def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
+    """The values `total = total + loss` adds to the old total (in any order, the old total scaled too: a
+    running average `avg = 0.9 * avg + 0.1 * loss`), also into an entry of a dict: `totals[k] = totals[k] +
+    v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
     target, value = statement.targets[0], statement.value
     if _base(target) is None or not isinstance(_base(target), ast.Name) or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
-    if _reads(value.left, target):
-        return value.right
-    return value.left if _reads(value.right, target) else None
+    operands, pending = [], [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            pending += [node.right, node.left]
+        else:
+            operands.append(node)
+    old = [o for o in operands if _reads(o, target) or (isinstance(o, ast.BinOp) and isinstance(o.op, ast.Mult) and (_reads(o.left, target) or _reads(o.right, target)))]
+    return [o for o in operands if o not in old] if len(old) == 1 else None
 
 
 def _reads(value: ast.AST, target: ast.AST) -> bool:

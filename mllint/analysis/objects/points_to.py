@@ -782,6 +782,9 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 2 else None
+        if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
+            return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
         if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
             return self._keyed_read(func.value, call.args, depth)
         wrapped = self._wrapped(call)
