@@ -81,6 +81,7 @@ PASSING_LAYERS = frozenset({
     "torch.nn.Identity", "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
     "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
 })  # fmt: skip
+PASSING_FUNCTIONS = frozenset(f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
 ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
@@ -491,6 +492,8 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Selected(inner)
         if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
             return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
+        if first is not None and (name in PASSING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding))):
+            return self._value(first, depth + 1, binding)  # `self.dropout(logits)`, `F.dropout(probs, 0.1)`: its input's values
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
         if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
@@ -511,6 +514,13 @@ class ValueKinds:
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _passing_layer(self, func: ast.AST, name: str | None, binding=None) -> bool:
+        """Is the module `func` calls one that passes its input on (`self.drop = nn.Dropout(p)`, `nn.Identity()`)?"""
+        if name is not None or not isinstance(func, ast.Name | ast.Attribute):
+            return False
+        found = self.construction(func, 0, binding)
+        return found is not None and canonical_class(found[0].qualified_name(found[1].func)) in PASSING_LAYERS
 
     def changed_before(self, module: ast.Name, call: ast.Call) -> bool:
         """Is the module `module` names changed in its scope before `call`: a layer added to it or to a part
