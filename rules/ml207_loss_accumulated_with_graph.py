@@ -3,6 +3,7 @@ import ast
 from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
+from mllint.analysis.facets.loss_terms import signed_terms
 from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, returned_loss, same_tensor
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
@@ -51,7 +52,7 @@ NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "eval
 
 
 LIVE_MESSAGE = (
-    "`{value}` carries this iteration's autograd graph (it is computed from the model's output{made}) and is kept in "
+    "`{value}` carries this iteration's autograd graph ({made}) and is kept in "
     "`{total}` across iterations: every iteration's graph stays in memory; keep `.item()` (or a detached value)"
 )
 RETURNED_MESSAGE = (
@@ -87,8 +88,10 @@ class LossAccumulatedWithGraph(Rule):
     loader)`) or the step is a method of an object a caller passes. A value other than the loss that carries
     the iteration's graph (a metric of the model's output: `history.append(psnr(sr, hr))`, each value of a
     metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
-    itself) appended to a list or added into a total kept across the iterations of a loop that
-    backpropagates is reported too; not when it is cut (`.item()`, `.detach()`, `float()`), compared
+    itself, a term the backpropagated loss sums: `sum_reg += reg_loss` of `loss = task + beta * reg_loss`,
+    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`) appended to a list or added into a
+    total kept across the iterations of a loop that backpropagates is reported too (not a factor that
+    only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
     (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
@@ -221,9 +224,11 @@ class LossAccumulatedWithGraph(Rule):
         if isinstance(value, ast.Name) and cut_on_a_path(self.ctx.analysis(ValueKinds), value):
             return  # `df_loss = df_loss.detach().item()` after its backward
         losses = self._backpropagated(loops.events_of_loop(training), function)
-        if losses and self._live(value, losses, training):
+        if losses and self._live(value, losses, training, terms_only=True):
             reported.add(value)
-            message = LIVE_MESSAGE.format(value=one_line(self.ctx.text(value), 50), made=self._made_by(value), total=ast.unparse(_base(total)))
+            term = self._summed_into(value, losses) if isinstance(value, ast.Name) and self.ctx.analysis(GradientFlow).flow(value).state is not State.GRAPH else None
+            made = f"it is a term of the loss backpropagated at line {term.lineno}" if term is not None else f"it is computed from the model's output{self._made_by(value)}"
+            message = LIVE_MESSAGE.format(value=one_line(self.ctx.text(value), 50), made=made, total=ast.unparse(_base(total)))
             self.report(value, message)
 
     def _made_by(self, value: ast.AST) -> str:
@@ -401,10 +406,12 @@ class LossAccumulatedWithGraph(Rule):
                     elif isinstance(argument, ast.Dict):  # `history.log_dict({"mse": mse, "loss": loss})`
                         yield from ((node, e) for e in argument.values if isinstance(e, ast.Name))
 
-    def _live(self, value: ast.AST, losses: dict, loop: ast.AST) -> bool:
+    def _live(self, value: ast.AST, losses: dict, loop: ast.AST, terms_only: bool = False) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
         the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)? Not a name
-        bound only before the loop (the model itself, handed to an evaluator: no iteration's graph)."""
+        bound only before the loop (the model itself, handed to an evaluator: no iteration's graph).
+        `terms_only`: of the values the loss is computed from, only a term it sums (`reg_loss` of `loss =
+        task + beta * reg_loss`), not a factor such as a return weighting a log-likelihood."""
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
@@ -424,7 +431,13 @@ class LossAccumulatedWithGraph(Rule):
         if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
+        if terms_only:
+            return bool(made) and self._summed_into(value, losses) is not None
         return bool(made) and any(flows.depends_on(loss, made) for loss in losses)
+
+    def _summed_into(self, value: ast.Name, losses: dict) -> ast.Name | None:
+        """The backpropagated loss `value` is a term of (`reg_loss` of `loss = task + beta * reg_loss`)."""
+        return next((loss for loss in losses if any(value.id in t.through or _named(t.node, value.id) for t in signed_terms(self.ctx, loss))), None)
 
     def _data(self, definition) -> bool:
         """Is a definition an item of the batch: of what a loop iterates (`yb` of `for xb, yb in batches`), or of
@@ -565,6 +578,10 @@ def _added_factors(value: ast.AST) -> list[ast.AST]:
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         return [*_added_factors(value.left), *_added_factors(value.right)]
     return [value]
+
+
+def _named(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
