@@ -875,14 +875,8 @@ class ValueKinds:
         assigned = self.reaching_values(name)
         if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
             return None
-        function = self.scopes.enclosing_function(name)
-        appended = [
-            c.args[0] for c in self.ctx.index.within(function or self.ctx.tree, ast.Call)
-            if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
-            and isinstance(c.func.value, ast.Name) and c.func.value.id == name.id
-            and self.scopes.enclosing_function(c) is function
-        ]  # fmt: skip
-        return [*assigned[0].elts, *appended]
+        added = self._additions.get((self.scopes.enclosing_scope(name), name.id), ())
+        return [*assigned[0].elts, *(c.args[0] for c in added if c.func.attr == "append" and len(c.args) == 1)]
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
