@@ -97,7 +97,12 @@ _CALLS: dict[tuple, "_CallIndex"] = {}
 # A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
 # Possessive and from a word's start: no backtracking through long words.
 CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
+# A class statement's bases (`class SimCLR(ContrastiveStepMixin, nn.Module):`), each by its last name: the
+# index's word `(ContrastiveStepMixin)(` says the module derives a class from it.
+CLASS_BASES = re.compile(rb"\bclass[ \t]++\w++[ \t]*+\(([^)]*+)\)")
+BASE_NAME = re.compile(rb"([A-Za-z_]\w*+)[ \t\r\n\\]*+(?=,|$)")
 JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
+MAX_SUBCLASSES = 16  # project classes derived from one class that are searched for a method it lacks
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
 
@@ -242,6 +247,11 @@ class ProjectIndex:
         self._record(name + CALLS_KEY, None, _listing_digest(modules))
         return modules
 
+    def modules_deriving(self, name: str) -> list[str]:
+        """The modules of the project whose class statements name `name` as a base (by its last name),
+        from the same word index; recorded as `modules_calling`'s answer is."""
+        return self.modules_calling(f"({name})")
+
     def _calls_key(self) -> tuple:
         return tuple(sorted(self.roots.items()))
 
@@ -354,7 +364,9 @@ class _CallIndex:
                 continue
             if known is not None:
                 self._forget(path)
-            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(_code_text(path))))
+            text = _code_text(path)
+            bases = {b"(" + b + b")" for bases in CLASS_BASES.findall(text) for b in BASE_NAME.findall(bases.strip())}
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases)
             for word in words:
                 self.calls.setdefault(word, set()).add(path)
             self.files[path] = (module, stamp, words)
@@ -597,6 +609,7 @@ class ProjectView:
     def __init__(self, ctx, index: "ProjectIndex | None" = None) -> None:
         self.ctx = ctx
         self.index: ProjectIndex | None = index or ctx.project
+        self._subclasses: dict[str, list[str]] = {}
 
     @property
     def own(self) -> ModuleSummary:
@@ -685,6 +698,47 @@ class ProjectView:
         if found is None or depth > MAX_DEPTH:
             return False
         return any(is_module_base(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
+
+    def subclasses(self, qualified: str) -> list[str]:
+        """The project classes that derive from the project class `qualified`, directly or through others
+        (breadth first, at most `MAX_SUBCLASSES`): in its module, the linted file, and the modules whose
+        class statements name it as a base (`ProjectIndex.modules_deriving`)."""
+        found = self.find(qualified)
+        if found is None or found[1] not in found[0].classes:
+            return []
+        root = f"{found[0].name}.{found[1]}"
+        if root not in self._subclasses:
+            derived: list[str] = []
+            queue = [root]
+            while queue and len(derived) < MAX_SUBCLASSES:
+                base = queue.pop(0)
+                module, _, name = base.rpartition(".")
+                deriving = self.index.modules_deriving(name) if self.index is not None else []
+                for summary in filter(None, map(self.summary, dict.fromkeys([module, self.own_name, *deriving]))):
+                    for cls in summary.classes.values():
+                        named = f"{summary.name}.{cls.name}"
+                        if named not in derived and named != root and any(self._names(b, base) for b in cls.bases):
+                            derived.append(named)
+                            queue.append(named)
+            self._subclasses[root] = derived[:MAX_SUBCLASSES]
+        return self._subclasses[root]
+
+    def base_modules(self, qualified: str) -> list[str]:
+        """The modules that define the project bases of a project class, its bases' bases too."""
+        found, queue = [], [qualified]
+        while queue and len(found) < MAX_SUBCLASSES:
+            summary = self.class_summary(queue.pop(0))
+            for base in summary[1].bases if summary is not None else ():
+                defined = self.find(base)
+                if defined is not None and defined[1] in defined[0].classes and defined[0].name not in found:
+                    found.append(defined[0].name)
+                    queue.append(f"{defined[0].name}.{defined[1]}")
+        return found
+
+    def _names(self, qualified: str, cls: str) -> bool:
+        """Does a qualified name (a base as its module imports it) name the project class `cls`?"""
+        found = self.find(qualified) if qualified.rpartition(".")[2] == cls.rpartition(".")[2] else None
+        return found is not None and f"{found[0].name}.{found[1]}" == cls
 
     def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
         """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
