@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class
+from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import Names, module_scope_imports
@@ -653,6 +653,9 @@ class Objects:
         if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
             body = [s for s in cls.body if not (instance and isinstance(s, ast.AnnAssign))]  # an instance's fields: its construction's
             written = [(t, value) for t, value in _statement_bindings_of(body) if isinstance(t, ast.Name) and t.id == attribute]
+        derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
+        if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
+            return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
         if not written:
             return self._field_of(base, attribute)
         found: frozenset | None = frozenset()

@@ -195,13 +195,19 @@ def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int)
 
 def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     """The function around `node` and, for a method, its class's other methods: what `self.` attributes
-    hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`)."""
+    hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`); for a
+    closure, the functions around it, whose call sites bind what it captures (`criterion` of `step` in
+    `def make_step(model, optimizer, criterion)`, bound where `make_step(...)` is called)."""
     function = ctx.scopes.enclosing_function(node)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     cls = ctx.scopes.parent(function)
     methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
-    return [function, *(m for m in methods if m is not function)]
+    outer, enclosing = [], ctx.scopes.enclosing_function(function)
+    while isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        outer.append(enclosing)
+        enclosing = ctx.scopes.enclosing_function(enclosing)
+    return [function, *(m for m in methods if m is not function), *outer]
 
 
 class Callers:

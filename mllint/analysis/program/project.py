@@ -36,7 +36,8 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source, Value,
+    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source,
+    Value,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -542,6 +543,7 @@ class Found:
 class Instance:
     cls: str  # an instance of this class of the project
     site: object = dataclasses.field(default=None, compare=False)  # the call that built it
+    method: str | None = None  # its method of that name (`values.Member`), for a call of it
 
 
 @dataclass(frozen=True)
@@ -740,18 +742,33 @@ class ProjectView:
         found = self.find(qualified) if qualified.rpartition(".")[2] == cls.rpartition(".")[2] else None
         return found is not None and f"{found[0].name}.{found[1]}" == cls
 
-    def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
-        """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
+    def forward_of(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
+        """The project class (this one, a project base, or for a mixin the one class mixing it in that has
+        one) whose `forward` instances of `qualified` run."""
+        return self.method_of(qualified, "forward")
+
+    def method_of(self, qualified: str, name: str) -> tuple[ModuleSummary, ClassSummary] | None:
+        """The project class whose method `name` instances of `qualified` run: this one or a project base
+        (depth first, in order); when none has it, the one the project's subclasses agree on (a mixin's
+        `self.forward(x)` runs the forward of the model that mixes it in)."""
+        found = self._inherited(qualified, name, 0)
+        if found is not None:
+            return found
+        derived = {(m.name, c.name): (m, c) for s in self.subclasses(qualified) if (f := self._inherited(s, name, 0)) for m, c in [f]}
+        return next(iter(derived.values())) if len(derived) == 1 else None
+
+    def _inherited(self, qualified: str, name: str, depth: int) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.class_summary(qualified)
         if found is None or depth > MAX_DEPTH:
             return None
-        if found[1].has_forward:
+        if name in found[1].methods:
             return found
-        for base in found[1].bases:
-            inherited = self.forward_of(base, depth + 1)
-            if inherited is not None:
-                return inherited
-        return None
+        return next((f for base in found[1].bases if (f := self._inherited(base, name, depth + 1)) is not None), None)
+
+    def is_module_like(self, qualified: str) -> bool:
+        """A module class of the project, or a mixin of one (a class every module class derived from it
+        makes a module, as `class Net(ScoringMixin, nn.Module)` does)."""
+        return self.is_module_class(qualified) or any(self.is_module_class(s) for s in self.subclasses(qualified))
 
     # What values are.
     def origin(self, expr: ast.AST, binding=None) -> Origin | None:
@@ -832,6 +849,9 @@ class ProjectView:
             if not -len(packed.values) <= index < len(packed.values):
                 return None
             return self.resolve(packed.values[index], packed.module, depth + 1)
+        if isinstance(value, Member):  # a method of an instance, for `_call`
+            inner = self.resolve(value.value, module, depth + 1)
+            return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
             found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
@@ -851,19 +871,21 @@ class ProjectView:
             line = callee.line if callee.via or callee.contained else value.node.lineno
             return dataclasses.replace(callee, layer=False, node=value.node, line=line)
         if isinstance(callee, Instance):
-            forward = self.forward_of(callee.cls)
-            if forward is None:
+            name = callee.method or "forward"
+            defining = self.method_of(callee.cls, name)
+            if defining is None:
                 return None
-            returned = forward[1].forward if value.decide is None else forward[1].forward_deciding(value.decide)
-            result = _as_called(self.resolve(returned, forward[0], depth + 1), self._definition(callee.cls, "__init__"), callee.site)
-            via = f"{forward[1].name}.forward"
+            owner, cls = defining
+            returned = cls.forward_deciding(value.decide) if name == "forward" and value.decide is not None else cls.returns_of(name)
+            result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
+            via = f"{cls.name}.{name}"
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
             if found is None:
                 return None
             owner, name = found
             if name in owner.classes:
-                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_class(f"{owner.name}.{name}") else None
+                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_like(f"{owner.name}.{name}") else None
             if name in owner.variables:  # a module-level object: call what it holds
                 held = self.resolve(owner.variable(name), owner, depth + 1)
                 if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module

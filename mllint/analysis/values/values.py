@@ -130,6 +130,15 @@ class Called:
 
 
 @dataclass(frozen=True, eq=False)
+class Member:
+    """A method of an object, as a call calls it (`model.scores` of `model.scores(x)`, `model = Net()`):
+    called, what the method of the object's class returns."""
+
+    value: "Value"
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
 class Exp:
     """`torch.exp(value)`: probabilities when `value` is log-probabilities."""
 
@@ -212,7 +221,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Member | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -489,6 +498,10 @@ class ValueKinds:
                 defaulted = (*self._defaulted.get(activation.func, ()), *self._defaulted.get(activation, ()))
                 return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
+        if isinstance(func, ast.Attribute) and name is None and not is_self_attribute(func):
+            # `model.scores(x)`, `self.net.embed(x)`: a method of the object, found when the project knows its class
+            receiver = self._value(func.value, depth + 1, binding)
+            return receiver if receiver is None or receiver is PENDING else Called(Member(receiver, func.attr), call)
         callee = self._value(func, depth + 1, binding)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
@@ -533,7 +546,8 @@ class ValueKinds:
         return self._changed
 
     def _own_forward(self, call: ast.Call) -> Value | None:
-        """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
+        """`self(x)`, `self.__call__(x)` or `self.forward(x)` in a method of a module-level class (a mixin's
+        too, whose `self` is a class mixing it in): its `forward`'s output."""
         cls = self.scopes.enclosing_class(call)
         if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
             return None
@@ -1113,8 +1127,8 @@ def _constant_index(node: ast.AST) -> int | None:
 
 
 def _calls_self(func: ast.AST) -> bool:
-    """`self` or `self.__call__` as what a call calls."""
-    if isinstance(func, ast.Attribute) and func.attr == "__call__":
+    """`self`, `self.__call__` or `self.forward` as what a call calls."""
+    if isinstance(func, ast.Attribute) and func.attr in ("__call__", "forward"):
         func = func.value
     return isinstance(func, ast.Name) and func.id == "self"
 
