@@ -45,7 +45,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
@@ -767,7 +767,7 @@ class GradientFlow:
 
     @cached_property
     def _resolver(self) -> CallResolver:
-        return CallResolver(self.ctx, self.ctx.analysis(ProjectView))
+        return CallResolver(self.ctx, followed_view(self.ctx))  # a callee's module follows its own helpers too
 
     def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
         """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
