@@ -74,7 +74,14 @@ def self_classes(ctx, cls: ast.ClassDef, view: object = None) -> list[tuple[obje
     classes derived from it (a mixin's are the classes that mix it in), with the context of their module."""
     found = [(ctx, cls)]
     module = _module_name(ctx)
-    if view is None or module is None or cls not in ctx.tree.body:
+    if cls not in ctx.tree.body:
+        return found
+    if view is None or module is None:  # the module alone: its classes that name `cls` as a base
+        names = {cls.name}
+        for node in ctx.tree.body:
+            if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in names for b in node.bases):
+                names.add(node.name)
+                found.append((ctx, node))
         return found
     for qualified in view.subclasses(f"{module}.{cls.name}"):
         home, _, name = qualified.rpartition(".")

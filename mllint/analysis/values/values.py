@@ -840,7 +840,14 @@ class ValueKinds:
         scope = self.scopes.enclosing_scope(use)
         definitions = self._definitions_in(scope or self.ctx.tree).get(use.id)
         if scope is not None and not definitions:
-            # Not bound in the function: a module-level name, whatever its order.
+            # Not bound in the function: a closure's name bound once in a function around it (`criterion`
+            # of `make_step(model, optimizer, criterion)`), or a module-level name, whatever its order.
+            outer = self.scopes.enclosing_scope(scope)
+            while outer is not None and (isinstance(outer, ast.ClassDef) or not self._definitions_in(outer).get(use.id)):
+                outer = self.scopes.enclosing_scope(outer)  # a class's names are not seen from its methods
+            captured = self._definitions_in(outer).get(use.id) if outer is not None else None
+            if captured:
+                return captured.definitions if len(captured.definitions) == 1 else []
             module_definitions = self._definitions_in(self.ctx.tree).get(use.id)
             return module_definitions.definitions if module_definitions and len(module_definitions.definitions) == 1 else []
         if not definitions:
