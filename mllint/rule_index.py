@@ -24,7 +24,7 @@ RULES = {
     'ML207': ('ml207_loss_accumulated_with_graph', 'LossAccumulatedWithGraph', 'loss-accumulated-with-graph', 'warning', False, False, None, ('backward', 'step', 'optim'), False),
     'ML301': ('ml301_method_not_called', 'MethodNotCalled', 'method-not-called', 'error', False, False, None, ('backward', 'eval', 'step', 'train', 'zero_grad'), False),
     'ML302': ('ml302_evaluation_in_training_mode', 'EvaluationInTrainingMode', 'evaluation-in-training-mode', 'error', False, False, None, ('torch',), False),
-    'ML303': ('ml303_training_resumed_in_eval_mode', 'TrainingResumedInEvalMode', 'training-resumed-in-eval-mode', 'error', False, False, None, ('eval', 'train'), False),
+    'ML303': ('ml303_training_resumed_in_eval_mode', 'TrainingResumedInEvalMode', 'training-resumed-in-eval-mode', 'error', False, False, None, ('eval', 'train', 'backward'), False),
     'ML304': ('ml304_functional_dropout_without_training', 'FunctionalDropoutWithoutTraining', 'functional-dropout-without-training', 'warning', False, False, None, ('dropout',), False),
     'ML305': ('ml305_mode_layer_built_in_forward', 'ModeLayerBuiltInForward', 'mode-layer-built-in-forward', 'error', False, False, None, ('forward',), False),
     'ML401': ('ml401_inplace_on_forward_argument', 'InplaceOnForwardArgument', 'inplace-on-forward-argument', 'warning', False, False, None, ('forward',), False),

@@ -145,6 +145,15 @@ class Chained:
 
 
 @dataclass(frozen=True, eq=False)
+class Member:
+    """A method of an object, as a call calls it (`model.scores` of `model.scores(x)`, `model = Net()`):
+    called, what the method of the object's class returns."""
+
+    value: "Value"
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
 class Exp:
     """`torch.exp(value)`: probabilities when `value` is log-probabilities."""
 
@@ -227,7 +236,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -510,6 +519,10 @@ class ValueKinds:
                 inner = self._value(last, depth + 1, binding)
                 return inner if inner is None or inner is PENDING else Chained(inner)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
+        if isinstance(func, ast.Attribute) and name is None and not is_self_attribute(func):
+            # `model.scores(x)`, `self.net.embed(x)`: a method of the object, found when the project knows its class
+            receiver = self._value(func.value, depth + 1, binding)
+            return receiver if receiver is None or receiver is PENDING else Called(Member(receiver, func.attr), call)
         callee = self._value(func, depth + 1, binding)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
@@ -561,7 +574,8 @@ class ValueKinds:
         return self._changed
 
     def _own_forward(self, call: ast.Call) -> Value | None:
-        """`self(x)` or `self.__call__(x)` in a method of a module-level class: its `forward`'s output."""
+        """`self(x)`, `self.__call__(x)` or `self.forward(x)` in a method of a module-level class (a mixin's
+        too, whose `self` is a class mixing it in): its `forward`'s output."""
         cls = self.scopes.enclosing_class(call)
         if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
             return None
@@ -902,7 +916,14 @@ class ValueKinds:
         scope = self.scopes.enclosing_scope(use)
         definitions = self._definitions_in(scope or self.ctx.tree).get(use.id)
         if scope is not None and not definitions:
-            # Not bound in the function: a module-level name, whatever its order.
+            # Not bound in the function: a closure's name bound once in a function around it (`criterion`
+            # of `make_step(model, optimizer, criterion)`), or a module-level name, whatever its order.
+            outer = self.scopes.enclosing_scope(scope)
+            while outer is not None and (isinstance(outer, ast.ClassDef) or not self._definitions_in(outer).get(use.id)):
+                outer = self.scopes.enclosing_scope(outer)  # a class's names are not seen from its methods
+            captured = self._definitions_in(outer).get(use.id) if outer is not None else None
+            if captured:
+                return captured.definitions if len(captured.definitions) == 1 else []
             module_definitions = self._definitions_in(self.ctx.tree).get(use.id)
             return module_definitions.definitions if module_definitions and len(module_definitions.definitions) == 1 else []
         if not definitions:
@@ -1189,8 +1210,8 @@ def _constant_index(node: ast.AST) -> int | None:
 
 
 def _calls_self(func: ast.AST) -> bool:
-    """`self` or `self.__call__` as what a call calls."""
-    if isinstance(func, ast.Attribute) and func.attr == "__call__":
+    """`self`, `self.__call__` or `self.forward` as what a call calls."""
+    if isinstance(func, ast.Attribute) and func.attr in ("__call__", "forward"):
         func = func.value
     return isinstance(func, ast.Name) and func.id == "self"
 
