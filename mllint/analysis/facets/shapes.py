@@ -46,6 +46,7 @@ from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
+_CALLER_CHAIN: list[ast.AST] = []  # the functions whose parameters are being taken from a call site, across modules
 MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
@@ -188,9 +189,9 @@ class Shapes:
     def passed_arguments(self, function: ast.AST) -> dict[str, object]:
         """What the first call site of `function` that tells passes for its parameters: the values its
         caller's analysis gives the arguments (of that one call site, never mixed with another's)."""
-        if not isinstance(function, FUNCTION_NODES) or function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+        if not isinstance(function, FUNCTION_NODES) or function in _CALLER_CHAIN or len(_CALLER_CHAIN) >= MAX_CALL_DEPTH:
             return {}
-        _ACTIVE_CLASSES.append(function)
+        _CALLER_CHAIN.append(function)
         try:
             for binding in self.ctx.analysis(Callers).bindings(function):
                 values = {}
@@ -210,7 +211,7 @@ class Shapes:
                     return values
             return self._library_batch(function)
         finally:
-            _ACTIVE_CLASSES.pop()
+            _CALLER_CHAIN.pop()
 
     def _library_batch(self, function: ast.AST) -> dict[str, object]:
         """`compute_loss(self, model, inputs)` of a `transformers.Trainer` subclass of the file: `inputs` is
@@ -641,6 +642,17 @@ def _informative(value: object | None) -> bool:
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
+
+
+def _sizes_free(value: object | None) -> bool:
+    """Is a value known without symbols: a tensor of known rank whose sizes are ints or unknown (`(?, 1)`),
+    or a tuple or dict of such?"""
+    if isinstance(value, Tensor):
+        return value.shape is not None and not any(isinstance(d, Sym) for d in value.shape)
+    if isinstance(value, (Items, Fields)):
+        parts = value.values if isinstance(value, Items) else [v for _, v in value.values]
+        return any(_sizes_free(v) for v in parts) and all(_sizes_free(v) or not _informative(v) for v in parts)
+    return False
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
@@ -1215,14 +1227,14 @@ class Interpreter(Operations):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
         passed = {name: value for name, value in bound.items() if value is not None}
+        generator = False
         if passed and not any(_informative(value) for value in passed.values()):
-            if not any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield)):
-                return None
-            passed = {}  # a generator of batches: what it yields may not depend on the arguments
+            generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))
+            passed = None  # what it yields, or a shape it makes whatever they are (`w.reshape(-1, 1)`), may be known
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
-        summary = shapes.helper_output(helper, passed)
-        if summary is None:
-            return None
+        summary = shapes.helper_output(helper, passed or {})
+        if summary is None or (passed is None and not generator and not _sizes_free(summary[0])):
+            return None  # a size named after the helper's own parameter says nothing here
         if self.record:
             self.shapes.helper_values[node] = summary[1]
         return summary[0]
