@@ -18,6 +18,7 @@ It is lazy: a function is interpreted the first time a rule asks about one of it
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 
 from mllint.analysis.objects.call_sites import built, makers
@@ -128,6 +129,16 @@ class Shapes:
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
         return value.shape if isinstance(value, Tensor) else None
+
+    def unbatched(self, expr: ast.AST) -> tuple | None:
+        """(its module's context, the call) of a dim-less `squeeze()` that dropped the batch dimension of a
+        batch of one on the way to the value of `expr` (a model's `forward` run on a loader's one-sample
+        batch); None otherwise. A cheap test first: `squeeze(` is called in this file or the project."""
+        project = self.ctx.project
+        if "squeeze(" not in self.ctx.source.text and (project is None or not project.modules_calling("squeeze")):
+            return None
+        value = self.value(expr)
+        return value.unbatched_at if isinstance(value, Tensor) else None
 
     def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
         """The values the expressions of a helper function of this file take when `call` calls it
@@ -257,16 +268,7 @@ class Shapes:
             target = arguments[1] if len(arguments) > 1 and first is not None else None
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
-            outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
-            if outputs is not None:
-                return _outputs(outputs, key)
-            if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
-                batched = batched_convolution(name, constructor, first.ends, self.static_dim)
-                if batched is not None:
-                    return Tensor(batched, key)
-                return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
-            shape = torch_layer_output(name, constructor, value_shape(first), self.static_dim)
-            return Tensor(shape, key)
+            return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -274,6 +276,17 @@ class Shapes:
         if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
             return Tensor(None, key)
         return output
+
+    def _torch_layer_output(self, name: str, constructor: ast.Call, arguments: list, first: object | None, key: tuple) -> object:
+        outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
+        if outputs is not None:
+            return _outputs(outputs, key)
+        if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
+            batched = batched_convolution(name, constructor, first.ends, self.static_dim)
+            if batched is not None:
+                return Tensor(batched, key)
+            return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
+        return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
 
     def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
         """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
@@ -588,6 +601,12 @@ def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
     if isinstance(structure, tuple) and any(isinstance(s, tuple) for s in structure):
         return Items(tuple(_outputs(s, (*key, i)) for i, s in enumerate(structure)))
     return Tensor(structure, key)
+
+
+def _carried(first: object | None, output: object) -> object:
+    """A layer's output keeps what its input lost on the way (a batch dimension dropped by `squeeze()`)."""
+    unbatched = first.unbatched_at if isinstance(first, Tensor) else None
+    return dataclasses.replace(output, unbatched_at=unbatched) if unbatched and isinstance(output, Tensor) else output
 
 
 def _rows(iterated: object | None, node: ast.AST) -> object | None:
@@ -1169,7 +1188,10 @@ class Interpreter(Operations):
                 if passed is not None:
                     return passed
         if isinstance(shape, tuple):
-            return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
+            squeezed = self._squeezed_at(node, receiver, shape)
+            unbatched = squeezed if squeezed and receiver.shape[0] == 1 and any(d != 1 for d in receiver.shape) else None
+            unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
+            return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
         return Tensor(None, ("call", id(node)), _label(node))
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
