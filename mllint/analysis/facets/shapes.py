@@ -48,6 +48,7 @@ from mllint.findings import Related
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 _CALLER_CHAIN: list[ast.AST] = []  # the functions whose parameters are being taken from a call site, across modules
+_LINTED: list = []  # the `Callers` of the linted file those call sites are searched with
 MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
@@ -202,9 +203,12 @@ class Shapes:
         caller's analysis gives the arguments (of that one call site, never mixed with another's)."""
         if not isinstance(function, FUNCTION_NODES) or function in _CALLER_CHAIN or len(_CALLER_CHAIN) >= MAX_CALL_DEPTH:
             return {}
+        # A module read for another file's lint (no project of its own) finds its call sites as that file does.
+        callers = self.ctx.analysis(Callers) if self.ctx.project is not None or not _LINTED else _LINTED[-1]
         _CALLER_CHAIN.append(function)
+        _LINTED.append(callers)
         try:
-            for binding in self.ctx.analysis(Callers).bindings(function):
+            for binding in callers.bindings_in(self.ctx, function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
                     if ctx is self.ctx and function in self.ctx.tree.body and self.ctx.scopes.enclosing_function(argument):
@@ -223,6 +227,7 @@ class Shapes:
             return self._library_batch(function)
         finally:
             _CALLER_CHAIN.pop()
+            _LINTED.pop()
 
     def _library_batch(self, function: ast.AST) -> dict[str, object]:
         """`compute_loss(self, model, inputs)` of a `transformers.Trainer` subclass of the file: `inputs` is
