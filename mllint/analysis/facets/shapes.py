@@ -61,6 +61,7 @@ NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
+INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
@@ -82,6 +83,7 @@ class Shapes:
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
+        self._stores: dict[ast.ClassDef, dict[str, int]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -523,8 +525,8 @@ class Shapes:
         ...)` of a `Trainer(model, dataset)`)."""
         cls = self.ctx.scopes.enclosing_class(node)
         init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
-        if init is None or self.ctx.scopes.enclosing_function(node) is init:
-            return None
+        if init is None or self.ctx.scopes.enclosing_function(node) is init or self._never_informative(cls, node.attr):
+            return None  # (before searching the class's constructions for what `__init__` is passed)
         if cls not in self._stored:
             self._stored[cls] = {}  # a class whose `__init__` reads its own attributes finds nothing
             interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
@@ -539,6 +541,34 @@ class Shapes:
             stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
             self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
         return self._stored[cls].get(node.attr)
+
+    def _never_informative(self, cls: ast.ClassDef, attribute: str) -> bool:
+        """Is every store of `self.<attribute>` in the class (none: a base class or a framework sets it) a
+        plain assignment of a value that says nothing whatever `__init__` is passed: a constant other than an int, an attribute other than a
+        shape or a frame's array (`config.hidden_size`), a `torch.nn` layer (`nn.Linear(d, h)`)?"""
+        values = self._attribute_values(cls).get(attribute, [])
+        stores = self._attribute_stores(cls).get(attribute, 0)
+        return len(values) == stores and all(self._says_nothing(v) for v in values)  # none at all: set elsewhere
+
+    def _says_nothing(self, value: ast.AST) -> bool:
+        if isinstance(value, ast.Constant):
+            return type(value.value) is not int
+        if isinstance(value, ast.Attribute):
+            return value.attr not in INFORMATIVE_ATTRIBUTES
+        if isinstance(value, ast.Call):
+            name = canonical_class(self.ctx.qualified_name(value.func)) or ""
+            return name.startswith("torch.nn.") and name.rpartition(".")[2][:1].isupper() and name not in PARAMETERS
+        return False
+
+    def _attribute_stores(self, cls: ast.ClassDef) -> dict[str, int]:
+        """How many times the class stores each `self.<attribute>`, in whatever statement (built once per class)."""
+        if cls not in self._stores:
+            counts: dict[str, int] = {}
+            for node in self.ctx.index.within(cls, ast.Attribute):
+                if isinstance(node.ctx, ast.Store) and is_self_attribute(node):
+                    counts[node.attr] = counts.get(node.attr, 0) + 1
+            self._stores[cls] = counts
+        return self._stores[cls]
 
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
         """The symbol for a parameter read where no assignment has replaced it."""
