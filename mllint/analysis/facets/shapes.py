@@ -544,8 +544,9 @@ class Shapes:
 
     def _never_informative(self, cls: ast.ClassDef, attribute: str) -> bool:
         """Is every store of `self.<attribute>` in the class (none: a base class or a framework sets it) a
-        plain assignment of a value that says nothing whatever `__init__` is passed: a constant other than an int, an attribute other than a
-        shape or a frame's array (`config.hidden_size`), a `torch.nn` layer (`nn.Linear(d, h)`)?"""
+        plain assignment of a value that says nothing whatever `__init__` is passed: a constant other
+        than an int, an attribute of another object than `self` other than a shape or a frame's array
+        (`config.hidden_size`), a `torch.nn` layer (`nn.Linear(d, h)`)?"""
         values = self._attribute_values(cls).get(attribute, [])
         stores = self._attribute_stores(cls).get(attribute, 0)
         return len(values) == stores and all(self._says_nothing(v) for v in values)  # none at all: set elsewhere
@@ -553,8 +554,8 @@ class Shapes:
     def _says_nothing(self, value: ast.AST) -> bool:
         if isinstance(value, ast.Constant):
             return type(value.value) is not int
-        if isinstance(value, ast.Attribute):
-            return value.attr not in INFORMATIVE_ATTRIBUTES
+        if isinstance(value, ast.Attribute):  # (`self.head_dim` may be a size `__init__` sets)
+            return not is_self_attribute(value) and value.attr not in INFORMATIVE_ATTRIBUTES
         if isinstance(value, ast.Call):
             name = canonical_class(self.ctx.qualified_name(value.func)) or ""
             return name.startswith("torch.nn.") and name.rpartition(".")[2][:1].isupper() and name not in PARAMETERS
