@@ -307,17 +307,22 @@ class Shapes:
 
     def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
         """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
-        a `Linear`: that `Linear`'s output (an MLP builder's)."""
+        a `Linear`: that `Linear`'s output (an MLP builder's); ending otherwise, or in a layer the loop adds
+        last: the input's rank, its last size unknown."""
         layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
-        if layers is None or not isinstance(layers[1], ast.Call):
+        if layers is None:
             return None
         names = [self.values.layer_class(i) if isinstance(i, ast.Call) else None for i in layers[0]]
-        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or self.values.layer_class(layers[1]) != LINEAR:
+        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
         key = ("call", id(constructor), first.key)
+        if not isinstance(layers[1], ast.Call) or self.values.layer_class(layers[1]) != LINEAR:
+            # `layers += [nn.Linear(d, w), nn.SiLU()]` in a loop: the rank is kept, which Linear's width comes last is not known
+            return Tensor(first.shape[:-1] + (None,), key) if first.shape else None
+        last = layers[1]
         if first.shape is None and first.ends is not None:
-            return Tensor(None, key, ends=torch_layer_ends(LINEAR, layers[1], first.ends, self.static_dim))
-        shape = torch_layer_output(LINEAR, layers[1], first.shape, self.static_dim)
+            return Tensor(None, key, ends=torch_layer_ends(LINEAR, last, first.ends, self.static_dim))
+        shape = torch_layer_output(LINEAR, last, first.shape, self.static_dim)
         return Tensor(shape, key) if shape is not None else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
