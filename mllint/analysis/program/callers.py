@@ -346,9 +346,9 @@ class Callers:
     def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
         """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
         the context each stands in."""
-        if self.ctx.module is not None and self.ctx.scopes.parent(cls) is self.ctx.tree:
-            module = self.ctx.module.name
-            yield from self._sites(self.ctx, _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True))
+        target = _class_target(self.ctx, cls)
+        if target is not None:
+            yield from self._sites(self.ctx, target)
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
@@ -381,7 +381,7 @@ class Callers:
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
-        own = os.path.abspath(self.ctx.real_path or self.ctx.path)
+        own = _path(self.ctx)
         imported_or_attribute = _import_or_attribute_call(target.word)
         # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
         # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
@@ -414,9 +414,8 @@ class Callers:
             return False
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id == "self":
-            cls = caller.scopes.enclosing_class(call)
-            module = caller.module.name if caller.module else ""
-            return cls is not None and f"{module}.{cls.name}" == target.cls
+            cls = caller.scopes.enclosing_class(call)  # the class's module by either name (see `_is`)
+            return cls is not None and cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path
         found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
         return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
@@ -440,8 +439,8 @@ class Callers:
         """A file's path as the linted file's findings show theirs (from the same directory)."""
         if ctx is self.ctx:
             return self.ctx.path
-        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
-        relative = os.path.relpath(os.path.abspath(ctx.real_path or ctx.path), here)
+        here = os.path.dirname(_path(self.ctx))
+        relative = os.path.relpath(_path(ctx), here)
         return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
 
 
@@ -514,19 +513,31 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module, path = ctx.module.name, os.path.abspath(ctx.real_path or ctx.path)
+    module, path = ctx.module.name, _path(ctx)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
         return _Target(module, f"{module}.{function.name}", function.name, path=path)
     if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
         return None
-    cls = f"{module}.{parent.name}"
     if function.name == "__init__":
-        return _Target(module, cls, parent.name, skips_first=True, path=path)
+        return _class_target(ctx, parent)
+    cls = f"{module}.{parent.name}"
     decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
     return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path)
+
+
+def _class_target(ctx, cls: ast.ClassDef) -> _Target | None:
+    """What constructions of a top-level class look like (`Trainer(...)`, its `__init__` called)."""
+    if ctx.module is None or ctx.scopes.parent(cls) is not ctx.tree:
+        return None
+    module = ctx.module.name
+    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=_path(ctx))
+
+
+def _path(ctx) -> str:
+    return os.path.abspath(ctx.real_path or ctx.path)
 
 
 def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
