@@ -111,6 +111,17 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
+def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, ast.ClassDef], Binding | None]]:
+    """The project classes (with their modules' contexts) of the objects `expr` may be, as the file tells
+    or under each call site in turn (`model` of `def add_adapters(model, d)` called with `Encoder()` of
+    another module), one per call site: where the objects are of no one class, none."""
+    objects = ctx.analysis(Objects)
+    for made, binding in makers(ctx, expr, linted):
+        classes = {objects.class_of(Obj("made", call, ctx=home)) for home, call in made}
+        if len(classes) == 1 and None not in classes:
+            yield classes.pop(), binding
+
+
 def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     """Every constant `expr` may be, as the file tells or under every call site of the function (or the
     class's `__init__`) whose parameters it needs, the signature's defaults standing for callers the project
