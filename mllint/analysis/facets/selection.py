@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
+from mllint.analysis.objects.call_sites import method_sites
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
 from mllint.analysis.values.values import ValueKinds
@@ -88,16 +89,34 @@ class Selections:
 
     def _chooses(self, node: ast.AST) -> bool:
         """Is the comparison made once per epoch of a training run: in a test pass, or in a loop over
-        epochs or one that trains (not a search over a classifier's settings)?"""
+        epochs or one that trains (not a search over a classifier's settings), or in a method such a loop
+        calls (`cb.on_epoch_end(self)` in `for cb in self.callbacks:` of a trainer's epoch loop)?"""
         function = self.ctx.scopes.enclosing_function(node)
         if function is not None and self._is_test_pass(function):
             return True
+        if self._in_choosing_loop(node, function):
+            return True
+        return function is not None and not self._loops_in(function) and self._run_per_epoch(function)
+
+    def _in_choosing_loop(self, node: ast.AST, function: ast.AST | None) -> bool:
         for loop in self.ctx.scopes.ancestors(node):
             if loop is function:
                 return False
             if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)):
                 return True
             if isinstance(loop, (ast.For, ast.While)) and self._trains(loop):
+                return True
+        return False
+
+    def _loops_in(self, function: ast.AST) -> bool:
+        return bool(self.ctx.index.within(function, ast.For, ast.While))
+
+    def _run_per_epoch(self, method: ast.AST) -> bool:
+        """Does a loop that chooses run the method, at a call site the points-to layer finds (a callback
+        of a trainer, called through its list of callbacks)?"""
+        for caller, call, _ in method_sites(self.ctx, method):
+            selections = self if caller is self.ctx else caller.analysis(Selections)
+            if selections._in_choosing_loop(call, caller.scopes.enclosing_function(call)):
                 return True
         return False
 

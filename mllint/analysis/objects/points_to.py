@@ -725,7 +725,10 @@ class Objects:
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
         elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
             found = home._eval(literal.elt, depth)
-        elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
+        elif isinstance(literal, ast.Name) and literal is not base.node:  # `list(callbacks)`: the items it copies
+            copied = home._eval(literal, depth)
+            found = None if copied is None else union(*(self._elements(c, index, depth) for c in copied - {NONE}))
+        elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
             keyed = isinstance(index, int | str) and _of_parameter(base)
