@@ -211,6 +211,7 @@ class Callers:
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
         self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
+        self._set_in_init: dict[ast.AST, set[str]] = {}  # `__init__` -> the attributes it sets from its parameters
 
     def bindings(self, function: ast.AST) -> list[Binding]:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
@@ -296,12 +297,35 @@ class Callers:
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
-            init = _constructor_of_attributes(caller, enclosing, arguments)
+            init = self._constructor_of_attributes(caller, enclosing, arguments)
             constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
         return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call) for outer in outers[:MAX_SITES] or [None]]
+
+    def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
+        """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
+        sets from its own parameters (`self.compute_loss(self.model, batch)` with `self.model = model`, also
+        `self.model, self.args = model, args`): what those hold is what the class's construction passes."""
+        cls = caller.scopes.parent(method)
+        init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
+        first = first_parameter(method)
+        if init is None or first is None:
+            return None
+        read = [n for _, argument, _ in arguments.values() for n in ast.walk(argument)]
+        attributes = {n.attr for n in read if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first}
+        if not attributes:
+            return None
+        if init not in self._set_in_init:
+            names, found = {a.arg for a in parameters(init, variadic=False)}, set()
+            for node in caller.index.within(init, ast.Assign):
+                for target in node.targets:
+                    tuples = isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts)
+                    pairs = zip(target.elts, node.value.elts) if tuples else [(target, node.value)]
+                    found |= {t.attr for t, value in pairs if is_self_attribute(t) and _root_name(value) in names}
+            self._set_in_init[init] = found
+        return init if attributes & self._set_in_init[init] else None
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -587,30 +611,6 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
         return None
     arguments = {a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path, d.lineno, default=True)) for a, d in defaults}
     return Binding(function, ctx, path, function.lineno, arguments)
-
-
-def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.AST | None:
-    """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
-    sets from its own parameters (`self.compute_loss(self.model, batch)` with
-    `self.model = model`): what those hold is what the class's construction passes."""
-    cls = caller.scopes.parent(method)
-    init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
-    first = first_parameter(method)
-    if init is None or first is None:
-        return None
-    read = {n.id for _, argument, _ in arguments.values() for n in ast.walk(argument) if isinstance(n, ast.Name)}
-    attributes = {
-        n.attr for _, argument, _ in arguments.values() for n in ast.walk(argument)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first
-    }  # fmt: skip
-    if first not in read or not attributes:
-        return None
-    init_parameters = {a.arg for a in parameters(init, variadic=False)}
-    set_from_parameters = {
-        target.attr for node in ast.walk(init) if isinstance(node, ast.Assign) and _root_name(node.value) in init_parameters
-        for target in node.targets if is_self_attribute(target)
-    }  # `self.model = model`, `self.model = model.to(device)`
-    return init if attributes & set_from_parameters else None
 
 
 def _dict_bound(caller, value: ast.AST) -> ast.AST:
