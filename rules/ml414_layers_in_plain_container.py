@@ -15,8 +15,11 @@ class LayersInPlainContainer(Rule):
     nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`, `self.towers = (tower(64, d),
     tower(64, d))` with a project function building the layers, `OrderedDict((k, nn.Embedding(...)) for
     ...)`, a list a project function fills and returns: `self.layers = make_layers(dims)`) and that the
-    class reads (its `forward` calls them); and an attribute holding an object of a plain project class
-    (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
+    class reads (its `forward` calls them); such a container a function stores on a model it is given,
+    outside the model's class (`model.adapters = [Adapter(d) for _ in range(n)]` in `def add_adapters(model,
+    d, n)`, when a call site passes a module of the project whose methods read `self.adapters`); and an
+    attribute holding an object of a plain project class (no `nn.Module`) that keeps layers (`self.bank =
+    AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
     `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
     registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
     elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported, but for one case:

@@ -14,7 +14,9 @@ class ModelSelectedOnTestSet(Rule):
     (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
     (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
     by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
-    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`). Test
+    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`, also in a
+    callback's method that the trainer's epoch loop runs: `callbacks=[EarlyStopping(val_evaluator=
+    test_evaluator)]` with `for cb in self.callbacks: cb.on_epoch_end(self)`). Test
     data is also what is built from a split read by its key or name, whatever the variable is called
     (`scorer = Evaluator(DataLoader(splits["test"]))` passed as `val_evaluator`, `held =
     loaders["test"]` then `evaluate(model, held)`).

@@ -114,12 +114,13 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
 def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, ast.ClassDef], Binding | None]]:
     """The project classes (with their modules' contexts) of the objects `expr` may be, as the file tells
     or under each call site in turn (`model` of `def add_adapters(model, d)` called with `Encoder()` of
-    another module), one per call site: where the objects are of no one class, none."""
+    another module; `cb` of `for cb in self.callbacks` with `callbacks=[KeepBest(...), StopEarly(...)]`)."""
     objects = ctx.analysis(Objects)
     for made, binding in makers(ctx, expr, linted):
-        classes = {objects.class_of(Obj("made", call, ctx=home)) for home, call in made}
-        if len(classes) == 1 and None not in classes:
-            yield classes.pop(), binding
+        for home, call in made:
+            found = objects.class_of(Obj("made", call, ctx=home))
+            if found is not None:
+                yield found, binding
 
 
 def method_sites(ctx, method: ast.AST, linted=None) -> Iterator[tuple[object, ast.Call, Binding | None]]:
