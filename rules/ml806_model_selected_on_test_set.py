@@ -14,9 +14,7 @@ class ModelSelectedOnTestSet(Rule):
     (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
     (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
     by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
-    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`, also in a
-    callback's method that the trainer's epoch loop runs: `callbacks=[EarlyStopping(val_evaluator=
-    test_evaluator)]` with `for cb in self.callbacks: cb.on_epoch_end(self)`). Test
+    test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`). Test
     data is also what is built from a split read by its key or name, whatever the variable is called
     (`scorer = Evaluator(DataLoader(splits["test"]))` passed as `val_evaluator`, `held =
     loaders["test"]` then `evaluate(model, held)`).
@@ -28,7 +26,8 @@ class ModelSelectedOnTestSet(Rule):
     maximum or argmax of a collection of per-epoch test scores (`max(history["test_acc"])`,
     `np.argmax(test_f1s)`, over a list that evaluations of test data are appended to), and a comparison
     in a search over settings that trains (`for lr in lrs:` calling a project function that
-    backpropagates). Selection on
+    backpropagates), or in a callback's hook that a trainer runs once per epoch (`for cb in
+    self.callbacks: cb.on_epoch_end(self)` in its epoch loop, in any module). Selection on
     a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
     single evaluation of the test set after training are not reported.
 

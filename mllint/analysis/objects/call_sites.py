@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, union
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.program.callers import MAX_SITES, Binding, Callers, CallsByName, call_sites, module_path, per_call_site
+from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site
 from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
@@ -121,26 +121,6 @@ def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, 
             found = objects.class_of(Obj("made", call, ctx=home))
             if found is not None:
                 yield found, binding
-
-
-def method_sites(ctx, method: ast.AST, linted=None) -> Iterator[tuple[object, ast.Call, Binding | None]]:
-    """The calls of a method of a top-level class of `ctx` on objects the points-to layer finds are
-    instances of that class, under each call site in turn where it needs one: `cb.on_epoch_end(self)`
-    in `for cb in self.callbacks:` of a trainer given `callbacks=[EarlyStopping(...)]` (where the callers
-    layer, which reads constructions only, does not see one). At most `MAX_SITES`."""
-    cls = ctx.scopes.parent(method)
-    if not isinstance(cls, ast.ClassDef):
-        return
-    found = 0
-    for caller in (linted or ctx).analysis(Callers).calling_modules(ctx, method):
-        for call in caller.analysis(CallsByName).named.get(method.name, ()):
-            if not isinstance(call.func, ast.Attribute) or found >= MAX_SITES:
-                continue
-            for (home, called), binding in classes_of(caller, call.func.value, linted):
-                if called.name == cls.name and module_path(home) == module_path(ctx):
-                    found += 1
-                    yield caller, call, binding
-                    break
 
 
 def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:

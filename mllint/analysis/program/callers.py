@@ -228,12 +228,6 @@ class Callers:
         target = _target(self.ctx, function)
         return list(itertools.islice(self._sites(self.ctx, target), MAX_SITES)) if target is not None else []
 
-    def calling_modules(self, ctx, function: ast.AST) -> Iterator[object]:
-        """The contexts of the modules whose calls may run `function` of `ctx` (a module-level function, a
-        method of a top-level class): the linted file, then the project's (at most `MAX_MODULES`)."""
-        target = _target(ctx, function)
-        return self._candidate_contexts(ctx, target) if target is not None else iter(())
-
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
         key = (id(ctx), function)
         if key not in self._bindings:
@@ -411,7 +405,7 @@ class Callers:
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
-        own = module_path(self.ctx)
+        own = _path(self.ctx)
         imported_or_attribute = _import_or_attribute_call(target.word)
         # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
         # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
@@ -445,7 +439,7 @@ class Callers:
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id == "self":
             cls = caller.scopes.enclosing_class(call)  # the class's module by either name (see `_is`)
-            return cls is not None and cls.name == target.cls.rpartition(".")[2] and module_path(caller) == target.path
+            return cls is not None and cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path
         found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
         return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
@@ -469,8 +463,8 @@ class Callers:
         """A file's path as the linted file's findings show theirs (from the same directory)."""
         if ctx is self.ctx:
             return self.ctx.path
-        here = os.path.dirname(module_path(self.ctx))
-        relative = os.path.relpath(module_path(ctx), here)
+        here = os.path.dirname(_path(self.ctx))
+        relative = os.path.relpath(_path(ctx), here)
         return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
 
 
@@ -543,7 +537,7 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module, path = ctx.module.name, module_path(ctx)
+    module, path = ctx.module.name, _path(ctx)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
         return _Target(module, f"{module}.{function.name}", function.name, path=path)
@@ -563,10 +557,10 @@ def _class_target(ctx, cls: ast.ClassDef) -> _Target | None:
     if ctx.module is None or ctx.scopes.parent(cls) is not ctx.tree:
         return None
     module = ctx.module.name
-    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=module_path(ctx))
+    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=_path(ctx))
 
 
-def module_path(ctx) -> str:
+def _path(ctx) -> str:
     """The file of a module, wherever its context was read (the linted text, or the module read for the project)."""
     return os.path.abspath(ctx.real_path or ctx.path)
 
