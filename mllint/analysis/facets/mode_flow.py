@@ -16,7 +16,8 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
-from mllint.analysis.objects.points_to import WRAPPERS, inherited_method
+from mllint.analysis.objects.points_to import WRAPPERS
+from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.facets.layers import CONTAINERS

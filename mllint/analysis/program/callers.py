@@ -42,6 +42,7 @@ from typing import TypeVar
 from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
+from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import own_method
@@ -194,13 +195,19 @@ def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int)
 
 def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     """The function around `node` and, for a method, its class's other methods: what `self.` attributes
-    hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`)."""
+    hold is passed to `__init__` or to a setter (`def add_loss_op(self, loss): self.loss = loss`); for a
+    closure, the functions around it, whose call sites bind what it captures (`criterion` of `step` in
+    `def make_step(model, optimizer, criterion)`, bound where `make_step(...)` is called)."""
     function = ctx.scopes.enclosing_function(node)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     cls = ctx.scopes.parent(function)
     methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
-    return [function, *(m for m in methods if m is not function)]
+    outer, enclosing = [], ctx.scopes.enclosing_function(function)
+    while isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        outer.append(enclosing)
+        enclosing = ctx.scopes.enclosing_function(enclosing)
+    return [function, *(m for m in methods if m is not function), *outer]
 
 
 class Callers:
@@ -376,9 +383,29 @@ class Callers:
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
-        for caller in self._candidate_contexts(ctx, target):
-            for call in self._calls_of(caller, target):
-                yield caller, call
+        for each in self._inheriting(ctx, target):
+            for caller in self._candidate_contexts(ctx, each):
+                for call in self._calls_of(caller, each):
+                    yield caller, call
+
+    def _inheriting(self, ctx, target: "_Target") -> list["_Target"]:
+        """The target, and for a method (or `__init__`) of a class, the same method as the project's classes
+        derived from it run it (`ContrastiveTrainer(model, opt)` runs `BaseTrainer.__init__`, and
+        `trainer.training_step(batch)` its `training_step`, when the subclass defines neither)."""
+        name = target.method or ("__init__" if target.skips_first else None)
+        cls = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == (target.cls or target.qualified).rpartition(".")[2]), None)
+        if name is None or cls is None:
+            return [target]
+        found = [target]
+        for home, derived in self_classes(ctx, cls, self.view)[1:]:
+            method = inherited_method(home, derived, name, self.view)
+            if method is None or (_module_of(method[0]), method[1].lineno) != (target.module, target.line) or home.module is None:
+                continue
+            qualified = f"{home.module.name}.{derived.name}"
+            path = os.path.abspath(home.real_path or home.path)
+            word, cls_name = (name, qualified) if target.method else (derived.name, None)
+            found.append(dataclasses.replace(target, module=home.module.name, qualified=qualified, word=word, cls=cls_name, path=path))
+        return found
 
     def _calls_of(self, caller, target: "_Target") -> list[ast.Call]:
         """The calls of `target` in a module: worked out once, as functions defined again under the same
@@ -401,6 +428,7 @@ class Callers:
             owners = set(index.modules_calling(target.cls.rpartition(".")[2]))
             names = sorted({o.rpartition(".")[2] for o in owners})
             builders = re.compile(rb"\b(" + b"|".join(re.escape(name.encode()) for name in names) + rb")\b")
+            owners |= set(self.view.base_modules(target.cls))  # a base's template method calling `self.method(...)`
             modules = (
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
@@ -439,7 +467,10 @@ class Callers:
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id == "self":
             cls = caller.scopes.enclosing_class(call)  # the class's module by either name (see `_is`)
-            return cls is not None and cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path
+            if cls is None or (cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path):
+                return cls is not None
+            method = dispatched_method(caller, cls, target.method, self.view)  # a base's template method
+            return method is not None and (_module_of(method[0]), method[1].lineno) == (target.module, target.line)
         found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
         return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
@@ -531,6 +562,7 @@ class _Target:
     method: str | None = None
     skips_first: bool = False  # `self` is bound by the call
     path: str = ""  # the file of the function
+    line: int = 0  # the function's line, which tells it from an override
 
 
 def _target(ctx, function: ast.AST) -> _Target | None:
@@ -540,24 +572,24 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     module, path = ctx.module.name, _path(ctx)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
-        return _Target(module, f"{module}.{function.name}", function.name, path=path)
+        return _Target(module, f"{module}.{function.name}", function.name, path=path, line=function.lineno)
     if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
         return None
     if function.name == "__init__":
-        return _class_target(ctx, parent)
+        return _class_target(ctx, parent, function.lineno)
     cls = f"{module}.{parent.name}"
     decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
-    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path)
+    return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path, line=function.lineno)
 
 
-def _class_target(ctx, cls: ast.ClassDef) -> _Target | None:
-    """What constructions of a top-level class look like (`Trainer(...)`, its `__init__` called)."""
+def _class_target(ctx, cls: ast.ClassDef, line: int = 0) -> _Target | None:
+    """What constructions of a top-level class look like (`Trainer(...)`, its `__init__` at `line` called)."""
     if ctx.module is None or ctx.scopes.parent(cls) is not ctx.tree:
         return None
     module = ctx.module.name
-    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=_path(ctx))
+    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=_path(ctx), line=line)
 
 
 def _path(ctx) -> str:
@@ -628,3 +660,7 @@ def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
         for _, argument, _ in arguments.values()
         for node in ast.walk(argument)
     )  # fmt: skip
+
+
+def _module_of(ctx) -> str | None:
+    return ctx.module.name if ctx.module is not None else None
