@@ -387,11 +387,18 @@ class Flow:
         facts = set()
         for ctx, call in made:
             library = library_model(ctx, call)
-            if library is None and not self.modes.of_module(ctx).builds_module(call):
+            if library is None and not (self.modes.of_module(ctx).builds_module(call) and self._module_class(ctx, call)):
                 return None
             self.modes.homes[call] = ctx
             facts.add(Fact(Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN, value, call, call))
         return frozenset(facts)
+
+    def _module_class(self, ctx, call: ast.Call) -> bool:
+        """Is what a call of another module builds an `nn.Module`, when it is a class of the project (which
+        that module's own modes count as one until asked: `TextTokenCollater(...)` is none)?"""
+        name = canonical_class(ctx.qualified_name(call.func))
+        view = self.modes.view
+        return view is None or name is None or view.class_summary(name) is None or view.is_module_class(name)
 
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:

@@ -403,11 +403,13 @@ def unregistered_from_outside(ctx, function: ast.AST) -> list[Unregistered]:
 
 
 def _left_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
-    """Does a module class read `self.<attribute>` unregistered, and set it (if at all) to None only?"""
+    """Does a module class read `self.<attribute>` unregistered, and set it (if at all) to None or an empty
+    plain container only (`self.heads = []`)?"""
     if any(_called(call) in REGISTERING for call in ctx.index.within(cls, ast.Call)):
         return False
     own = [n.value for n in ctx.index.within(cls, ast.Assign, ast.AnnAssign) for t in assignment_targets(n) if _is_attribute(t, attribute)]
-    return all(isinstance(v, ast.Constant) and v.value is None for v in own) and _read_unregistered(ctx, cls, attribute)
+    empty = [v for v in own if (isinstance(v, ast.Constant) and v.value is None) or (_plain_container(ctx, v) and not _elements(ctx, v))]
+    return len(empty) == len(own) and _read_unregistered(ctx, cls, attribute)
 
 
 def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
