@@ -142,6 +142,7 @@ class Objects:
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
+        self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -736,7 +737,16 @@ class Objects:
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
         elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
             found = home._eval(literal.elt, depth)
-        elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
+        elif isinstance(literal, ast.Name) and base in self._copying:  # `x = list(x)`: read once
+            found = frozenset()
+        elif isinstance(literal, ast.Name):  # `list(callbacks)`: the items of what it copies
+            copied = home._eval(literal, depth)
+            self._copying.add(base)
+            try:
+                found = None if copied is None else union(*(self._elements(c, index, depth) for c in copied - {NONE, base}))
+            finally:
+                self._copying.discard(base)
+        elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
             keyed = isinstance(index, int | str) and _of_parameter(base)
