@@ -102,7 +102,7 @@ class ParameterGroupNotOptimized(Rule):
     )
 
     forward_message = (
-        "`{optimizer}` gets the parameters of {taken} but not of `{model}.{missed}`, which `forward` runs "
+        "`{optimizer}` gets the parameters of {taken} but not of `{model}.{missed}`, which `{runner}` runs "
         "({used}): its parameters never train; give them to the optimizer too"
     )
 
@@ -123,5 +123,5 @@ class ParameterGroupNotOptimized(Rule):
         for part in uncovered_parts(self.ctx):
             taken = ", ".join(f"`{t}`" for t in part.taken)
             optimizer = one_line(self.ctx.text(part.optimizer), 60)
-            message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used)
+            message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used, runner=part.runner)
             self.report(part.optimizer, message)

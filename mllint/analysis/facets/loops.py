@@ -266,12 +266,14 @@ class TrainingLoops:
         model, through builders and wrappers as the objects layer follows them): the model as the clear
         spells it (`model.module`); None otherwise."""
         call, cleared = step.node, clear.node
-        if step.path is not None or clear.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        if (step.path or clear.path) and (step.ctx is None or clear.ctx is None or not clear.key):
+            return None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
             return None
         if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
             return None
         scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args
-        made = built(self.ctx, call.args[0] if scaled else call.func.value)
+        made = built(step.ctx or self.ctx, call.args[0] if scaled else call.func.value)
         if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
             return None
         ctx, constructor = made[0]
@@ -284,13 +286,16 @@ class TrainingLoops:
             return {(obj.kind, id(obj.node), obj.name) for obj in found or () if obj is not NONE}
 
         owners = made(objects._of(ctx).points_to(params.func.value))
-        whole = cleared.func.value
-        if not owners or owners & made(objects.points_to(whole)):
+        whole, home = cleared.func.value, objects._of(clear.ctx or self.ctx)
+        if not owners or owners & made(home.points_to(whole)):
             return None
         part = whole.value
         while isinstance(part, (ast.Attribute, ast.Name)):
-            if made(objects.points_to(part)) & owners:
-                return self.ctx.text(part)
+            if made(home.points_to(part)) & owners:
+                if clear.path is None:
+                    return self.ctx.text(part)
+                rest = source_text(whole)[len(source_text(part)) :]  # `.encoder` of `self.encoder`, in the loop's names
+                return clear.key[: -len(rest)] if clear.key.endswith(rest) and len(clear.key) > len(rest) else None
             part = part.value if isinstance(part, ast.Attribute) else None
         return None
 

@@ -233,12 +233,28 @@ class Objects:
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
                     if inner.func.attr in ("parameters", "named_parameters"):
-                        owners.append(inner.func.value)
+                        owners += self._iterated_over(inner.func.value)
                 elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in seen:
                     seen.add(inner.id)
                     scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
         return owners
+
+    def _iterated_over(self, receiver: ast.AST) -> list[ast.AST]:
+        """What a loop variable runs over when the loop iterates a list written out (`model.encoder`,
+        `model.decoder` for `m` of `for m in [model.encoder, model.decoder]`, also through one name bound to
+        the list: `parts = [...]`); the receiver itself for anything else."""
+        if not isinstance(receiver, ast.Name):
+            return [receiver]
+        scope = self.ctx.scopes.enclosing_function(receiver) or self.ctx.tree
+        bound = self._bindings_of(scope).get(receiver.id, ())
+        iterated = bound[0][1].iterable if len(bound) == 1 and isinstance(bound[0][1], _Iterated) else None
+        if isinstance(iterated, ast.Name):
+            named = self._bindings_of(scope).get(iterated.id, ())
+            iterated = named[0][1] if len(named) == 1 else None
+        if isinstance(iterated, ast.List | ast.Tuple) and iterated.elts and not any(isinstance(e, ast.Starred) for e in iterated.elts):
+            return list(iterated.elts)
+        return [receiver]
 
     def member(self, base: Obj, name: str, depth: int = 0) -> frozenset | None:
         """The objects of attribute `name` of `base`, or any of its items for "[]". `.module` of a model
