@@ -165,3 +165,41 @@ def test_ml414_modules_given_to_init_kept_in_a_plain_list_never_train():
     fixed = ENSEMBLE.replace("self.members = list(members)", "self.members = nn.ModuleList(members)")
     assert family_findings(fixed, "ML414") == []
     assert run(fixed)["trained"] is True
+
+
+LEARNER = '''
+import copy
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self, encoder):
+        self.encoder, self.projector, self.predictor = encoder, nn.Linear(4, 4), nn.Linear(4, 4)
+        self.target = copy.deepcopy(nn.Sequential(encoder, self.projector)).requires_grad_(False)
+        self.optimizer = torch.optim.SGD(list(self.encoder.parameters()) + list(self.predictor.parameters()), lr=0.1)
+
+    def step(self, x):
+        with torch.no_grad():
+            z = self.target(x)
+        loss = (self.predictor(self.projector(self.encoder(x))) - z).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+learner = Learner(nn.Linear(4, 4))
+before = learner.projector.weight.detach().clone()
+for _ in range(3):
+    learner.step(torch.randn(8, 4))
+trained = not torch.equal(before, learner.projector.weight)
+'''
+
+
+def test_ml417_a_learner_whose_optimizer_misses_the_projector_its_loss_runs_never_trains_it():
+    assert family_findings(LEARNER, "ML417") == [(11, "ML417")]
+    namespace = run(LEARNER)
+    assert namespace["trained"] is False and namespace["learner"].projector.weight.grad is not None
+    fixed = LEARNER.replace("+ list(self.predictor.parameters())", "+ list(self.projector.parameters()) + list(self.predictor.parameters())")
+    assert fixed != LEARNER and family_findings(fixed, "ML417") == []
+    assert run(fixed)["trained"] is True

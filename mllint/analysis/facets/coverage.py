@@ -211,8 +211,13 @@ def _own_parts(ctx, cls: ast.ClassDef) -> dict[str, ast.Call]:
                     assigned.setdefault(receiver.attr, []).append(value)
     return {
         name: values[0] for name, values in assigned.items()
-        if all(isinstance(v, ast.Call) and _makes_parameters(ctx, v) for v in values)
+        if all(isinstance(v, ast.Call) and not _frozen_call(v) and _makes_parameters(ctx, v) for v in values)
     }  # fmt: skip
+
+
+def _frozen_call(call: ast.Call) -> bool:
+    """`nn.Linear(8, 4).requires_grad_(False)`, `.eval()`: a layer frozen or reloaded as it is built."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in FREEZING for n in ast.walk(call))
 
 
 def _unpacked(target: ast.AST, value: ast.AST) -> bool:

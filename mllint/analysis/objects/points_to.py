@@ -712,7 +712,7 @@ class Objects:
         if bases is None:
             return None
         if isinstance(index, ast.AST):
-            tables = any(b.kind == "made" and isinstance(b.node, ast.Dict) for b in bases)
+            tables = any(b.kind == "made" and isinstance(_table_literal(b), ast.Dict) for b in bases)
             index = self._key_of(index) if tables else _constant(index)
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
@@ -1074,6 +1074,12 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _table_literal(obj: Obj) -> ast.AST:
+    """The literal a made container is written as: `{...}`, or the dict `dict(adam=..., sgd=...)` holds."""
+    node = obj.node
+    return _container_literal(node) if isinstance(node, ast.Call) and _makes_container(obj.ctx, node) else node
 
 
 def _container_literal(call: ast.Call) -> ast.AST:
