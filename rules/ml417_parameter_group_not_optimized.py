@@ -34,14 +34,18 @@ class ParameterGroupNotOptimized(Rule):
     dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
     `detach`), and parts that another optimizer gets (a GAN's two) are left alone. The same for the parts
     of a model of the project: an optimizer over some of its parts (`itertools.chain(model.encoder.parameters(),
-    model.decoder.parameters())`, a list or groups of them, `filter(...)`, in a helper given the model, or
-    `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
+    model.decoder.parameters())`, a list or groups of them, `filter(...)`, a comprehension over a list of
+    parts: `[p for m in (model.embed, model.decoder) for p in m.parameters()]`, in a helper given the model,
+    also in another module and through a table of optimizer factories, or `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
     completes with another part the class builds in `__init__` with parameters and runs in `forward`
     (called, looped over as a `ModuleList`, indexed as a `ModuleDict`, also in a method `forward` calls),
     or an item of a `ModuleDict` whose other items it takes by key (`model.heads["cls"]` without
     `model.heads["box"]` while `forward` runs every head), when the optimizer's class or function runs
-    the model whole (`model(x)`, `self.model(x)` of a trainer given the model; any call in the file for a
-    helper given the model). An optimizer over a single part is reported only for
+    the model whole (`model(x)`, `self.model(x)` of a trainer given the model; for a helper given the
+    model, any call in the file or where a call site passes it). The same for a plain learner class (no
+    `nn.Module`) whose optimizer gets some of the networks it keeps on `self` while a method of it that
+    backpropagates runs another one it builds (`self.projector` of a BYOL learner); a deep copy it freezes
+    (a target network) is not the part. An optimizer over a single part is reported only for
     a part `forward` runs after it (the fresh head on top of a trained trunk), and never when a file
     involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
     `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a

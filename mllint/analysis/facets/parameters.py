@@ -51,7 +51,8 @@ HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "floa
 
 
 # Calls that register modules themselves (a class making any is left alone), and that only read a list.
-REGISTERING = frozenset({"add_module", "register_module", "setattr"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+REGISTERING = frozenset({"add_module", "register_module", "register_parameter", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
@@ -343,6 +344,7 @@ class Unregistered:
     where: str  # where the layer is: `line 12`, `utils.py:7`
     holder: str = ""  # `AdapterBank`
     holder_at: str = ""  # where its class is: `adapters.py:4`
+    parameters: bool = False  # it holds `nn.Parameter`s made where they go in, no layers
 
 
 def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
@@ -370,13 +372,14 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
             continue
         layers = [layer for _, local, _ in held for layer in local]
         layers += [(ctx, layer) for layer in _filled(ctx, cls, attribute, calls)]
-        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer)]
+        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer) or _is_parameter(home, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
             home, first = min(layers, key=lambda found: (found[0] is not ctx, found[1].lineno, found[1].col_offset))
             container, _, kind = held[0]
             where = place_in(ctx, home, first)
             _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
-            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
+            only = all(_is_parameter(home, layer) for home, layer in layers)
+            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at, only))
     return found
 
 
@@ -453,6 +456,11 @@ def _kind(ctx, container: ast.AST) -> str:
     if isinstance(container, ast.Call):
         return "dict" if _constructor(ctx, container) in DICT_CONSTRUCTORS else "tuple" if _constructor(ctx, container) == "tuple" else "list"
     return "tuple" if isinstance(container, ast.Tuple) else "list"
+
+
+def _is_parameter(ctx, node: ast.AST) -> bool:
+    """`nn.Parameter(torch.ones(c))`: a parameter made where it is put in."""
+    return isinstance(node, ast.Call) and canonical_class(ctx.qualified_name(node.func)) in PARAMETER_CLASSES
 
 
 def _makes_parameters(ctx, layer: ast.AST, depth: int = 0) -> bool:
@@ -569,8 +577,9 @@ def _is_attribute(node: ast.AST, attribute: str) -> bool:
 
 
 def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
-    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it?"""
-    read = False
+    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it or
+    to an optimizer?"""
+    read, optimizers = False, ctx.analysis(OptimizerConstructors).calls
     for node in ctx.index.within(cls, ast.Attribute):
         if not (_is_attribute(node, attribute) and isinstance(node.ctx, ast.Load)):
             continue
@@ -584,6 +593,8 @@ def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
             call = ctx.scopes.parent(parent) if isinstance(parent, ast.keyword) else parent
             if _called(call) not in LIST_READERS:
                 return False
+        if any(a in optimizers for a in ctx.scopes.ancestors(node)):
+            return False  # handed to an optimizer itself: `Adam([*self.parameters(), *self.scales])`
         filling = isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS
         read |= not filling and not (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store))
     return read
