@@ -70,3 +70,16 @@ def test_ml604_regression_losses_give_the_same_value_for_a_batch_of_one(recwarn,
     assert torch.equal(F.mse_loss(wide.squeeze(), wide_targets), F.mse_loss(wide, wide_targets))
     program = "import torch.nn.functional as F\ndef f(model, x, y):\n    return F.mse_loss(model(x).squeeze(), y)\n"
     assert lint(program, "ML604") == []
+
+
+def test_ml605_softmax_over_a_size_one_dim_gives_all_ones_and_no_gradient():
+    from witness import family_findings
+
+    assert family_findings(example("ML605"), "ML605") == [(11, "ML605")]
+    assert family_findings(instead("ML605"), "ML605") == []
+    program = "\npool = AttentionPool(4)\nh = torch.randn(2, 5, 4)\nout = pool(h)\nout.sum().backward()\n"
+    bad, good = run(example("ML605") + program), run(instead("ML605") + program)
+    weights = torch.softmax(bad["pool"].score(bad["h"]), dim=-1)
+    assert torch.equal(weights, torch.ones_like(weights)) and torch.allclose(bad["out"], bad["h"].sum(dim=1))
+    assert torch.count_nonzero(bad["pool"].score.weight.grad) == 0
+    assert torch.count_nonzero(good["pool"].score.weight.grad) > 0

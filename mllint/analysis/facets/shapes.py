@@ -26,7 +26,7 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, numpy_shape
-from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
     LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
@@ -127,6 +127,19 @@ class Shapes:
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
         return value.shape if isinstance(value, Tensor) else None
+
+    def dim_size(self, expr: ast.AST, dim: int) -> tuple[Dim, str] | None:
+        """The size of dimension `dim` of `expr` (negative: from the end) and the shape it is read from
+        (`(B, T, 1)`, or the known ends of a tensor of unknown rank: `(..., 1)`); None when not known."""
+        value = self.value(expr)
+        if not isinstance(value, Tensor):
+            return None
+        if value.shape is not None:
+            inside = -len(value.shape) <= dim < len(value.shape)
+            return (value.shape[dim], format_shape(value.shape)) if inside else None
+        head, tail = value.ends or ((), ())
+        size = head[dim] if 0 <= dim < len(head) else tail[dim] if -len(tail) <= dim < 0 else None
+        return (size, format_ends(value.ends)) if size is not None else None
 
     def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
         """The values the expressions of a helper function of this file take when `call` calls it
@@ -259,11 +272,12 @@ class Shapes:
             outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
             if outputs is not None:
                 return _outputs(outputs, key)
-            if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
-                batched = batched_convolution(name, constructor, first.ends, self.static_dim)
+            if isinstance(first, Tensor) and first.shape is None:
+                batched = batched_convolution(name, constructor, first.ends, self.static_dim) if first.ends else None
                 if batched is not None:
                     return Tensor(batched, key)
-                return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
+                ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
+                return Tensor(None, key, ends=ends if ends != ((), ()) else None)
             shape = torch_layer_output(name, constructor, value_shape(first), self.static_dim)
             return Tensor(shape, key)
         cls = self._module_class(constructor.func)
@@ -1255,7 +1269,8 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
-            joined[name] = Tensor(shape, ("joined", id(node), name), name)
+            ends = {v.ends if isinstance(v, Tensor) else None for v in values}  # `s` and `s.masked_fill(...)`: one `(..., 1)`
+            joined[name] = Tensor(shape, ("joined", id(node), name), name, ends=ends.pop() if len(ends) == 1 else None)
     return joined
 
 
