@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.values import canonical_class
@@ -93,18 +94,12 @@ class SoftmaxOverSizeOneDim(Rule):
         """(`softmax` or `log_softmax`, the tensor it normalises, the dim written as a literal) of a call."""
         name = canonical_class(self.ctx.qualified_name(call.func))
         if name in FUNCTIONS:
-            return FUNCTIONS[name], call_argument(call, 0, "input"), _literal_dim(call_argument(call, 1, "dim"))
+            return FUNCTIONS[name], call_argument(call, 0, "input"), int_literal(call_argument(call, 1, "dim"))
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RESULT and name is None:
-            return func.attr, func.value, _literal_dim(call_argument(call, 0, "dim"))
+            return func.attr, func.value, int_literal(call_argument(call, 0, "dim"))
         built = self.ctx.analysis(Shapes).constructor(func) if len(call.args) == 1 and not call.keywords else None
         kind = MODULES.get(canonical_class(built[0].qualified_name(built[1].func))) if built is not None else None
         if kind is None:
             return None
-        return kind, call.args[0], _literal_dim(call_argument(built[1], 0, "dim"))
-
-
-def _literal_dim(node: ast.AST | None) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        return -node.operand.value if type(node.operand.value) is int else None
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+        return kind, call.args[0], int_literal(call_argument(built[1], 0, "dim"))
