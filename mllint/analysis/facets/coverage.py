@@ -25,6 +25,7 @@ from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _elements, _makes_parameters
 from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.program.callers import Callers, per_call_site
+from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
@@ -195,7 +196,21 @@ def _calls_whole(ctx, objects: Objects, model: str, held: frozenset, scope: ast.
         named = isinstance(call.func, ast.Name) or is_self_attribute(call.func)  # `net(x)`, `self.model(x)`, not a method
         if ctx.text(call.func) == model or (held and named and held & (objects.points_to(call.func) or frozenset())):
             return True
+        if any(ctx.text(a) == model for a in call.args) and _runner(ctx, call, model):
+            return True
     return False
+
+
+def _runner(ctx, call: ast.Call, model: str) -> bool:
+    """Does the project function `call` runs call the parameter the model is passed as (`train(net, opt)`
+    with `def train(model, optimizer)` calling `model(x)`)?"""
+    callee = CallResolver(ctx, ctx.analysis(ProjectView)).resolve(call)
+    if callee is None:
+        return False
+    bound = bind_arguments(call, callee.function, skips_first=False)
+    names = [name for name, argument in bound.items() if argument is not None and ctx.text(argument) == model]
+    calls = callee.ctx.index.within(callee.function, ast.Call)
+    return any(isinstance(c.func, ast.Name) and c.func.id in names for c in calls)
 
 
 def _own_parts(ctx, cls: ast.ClassDef) -> dict[str, ast.Call]:

@@ -238,7 +238,21 @@ class Objects:
                     seen.add(inner.id)
                     scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
+                    stack += self._added_parameters(scope, inner.id)
         return owners
+
+    def _added_parameters(self, scope: ast.AST, name: str) -> list[ast.AST]:
+        """What a scope adds to a list of parameters it names: `params += list(m.parameters())`,
+        `params.extend(...)`, `params.append(...)`."""
+        added = []
+        for node in self.ctx.index.within(scope, ast.AugAssign):
+            if isinstance(node.target, ast.Name) and node.target.id == name and isinstance(node.op, ast.Add):
+                added.append(node.value)
+        for call in self.ctx.index.within(scope, ast.Call):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("extend", "append") and isinstance(func.value, ast.Name) and func.value.id == name:
+                added += call.args
+        return added
 
     def _iterated_over(self, receiver: ast.AST) -> list[ast.AST]:
         """What a loop variable runs over when the loop iterates a list written out (`model.encoder`,
