@@ -273,7 +273,8 @@ class TrainingLoops:
         if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
             return None
         scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args
-        made = built(step.ctx or self.ctx, call.args[0] if scaled else call.func.value)
+        given = _named_at(step.entry, step.key, self.ctx) if step.path else None  # `opt` passed to `step(net, opt, x)`
+        made = built(self.ctx, given) if given is not None else built(step.ctx or self.ctx, call.args[0] if scaled else call.func.value)
         if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
             return None
         ctx, constructor = made[0]
@@ -297,6 +298,11 @@ class TrainingLoops:
                 rest = source_text(whole)[len(source_text(part)) :]  # `.encoder` of `self.encoder`, in the loop's names
                 return clear.key[: -len(rest)] if clear.key.endswith(rest) and len(clear.key) > len(rest) else None
             part = part.value if isinstance(part, ast.Attribute) else None
+        prefixes = clear.key.split(".")[:-1] if clear.path else []  # `net` of `net.backbone`, passed as `model`
+        for end in range(len(prefixes), 0, -1):
+            given = _named_at(clear.entry, ".".join(prefixes[:end]), self.ctx)
+            if given is not None and made(objects.points_to(given)) & owners:
+                return self.ctx.text(given)
         return None
 
     def clears_stepped(self, step: Event, clear: Event) -> bool:
@@ -827,6 +833,14 @@ def _made_kind(ctx, made: list[tuple[object, ast.Call]] | None) -> EventKind | N
     """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
     kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(ctx, made)}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _named_at(entry: ast.AST | None, key: str | None, ctx) -> ast.AST | None:
+    """The expression of the call of the linted file (`step(net, opt, x)`) an event of another file leads
+    from that the loop's names spell `key` (`opt`)."""
+    if not isinstance(entry, ast.Call) or not key:
+        return None
+    return next((a for a in (*entry.args, *(k.value for k in entry.keywords)) if ctx.text(a) == key), None)
 
 
 def _within(part, whole) -> bool:
