@@ -19,7 +19,10 @@ class MissingZeroGrad(Rule):
     branch). It also reports a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
     `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`, or a
     submodule of the whole model it updates: `model.backbone.zero_grad()` with `SGD(model.parameters())`; also
-    built by a project helper that returns it, or passed in by a call site that builds it), or of another
+    built by a project helper that returns it, or passed in by a call site that builds it; also where the
+    clear and the step are in a method or function of another file the loop calls: `self.encoder.zero_grad()`
+    with `self.optimizer` over `self.parameters()`, `step(net, opt, x)`; the message names where the
+    clear is), or of another
     model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
     the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
     lands on the gradients an earlier phase of the iteration left: that phase clears before its backward
