@@ -44,6 +44,8 @@ from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, chi
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
+KEEPDIM_REDUCTIONS = frozenset("sum mean prod amax amin logsumexp std var nansum nanmean".split())  # one tensor out
+TAIL_METHODS = frozenset({"unsqueeze"}) | KEEPDIM_REDUCTIONS  # known last dims of a result of any receiver
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
@@ -1152,8 +1154,9 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
-            if receiver.shape is None and receiver.ends is not None:
-                return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
+            if receiver.shape is None and (receiver.ends is not None or node.func.attr in TAIL_METHODS):
+                ends = _partial_method(node, node.func.attr, receiver.ends or ((), ()))  # `x.unsqueeze(-1)` of any x: `(..., 1)`
+                return Tensor(None, ("call", id(node)), ends=ends if ends != ((), ()) else None)
             result = self.method(node, node.func.attr, receiver)
             if result is not None and not isinstance(result, tuple):
                 return result
@@ -1346,6 +1349,11 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
 
 
 
+def _keeps_dim(node: ast.Call) -> bool:
+    keep = next((k.value for k in node.keywords if k.arg in ("keepdim", "keepdims")), None)
+    return isinstance(keep, ast.Constant) and keep.value is True
+
+
 def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     """The known ends of a method's result on a tensor of unknown rank with known `ends`."""
     head, tail = ends
@@ -1354,6 +1362,8 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
         return head, tail + (1,)
+    if method in KEEPDIM_REDUCTIONS and position == -1 and _keeps_dim(node):
+        return head, tail[:-1] + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
         return head, tail[:-1]
     return None
