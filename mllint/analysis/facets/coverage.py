@@ -38,6 +38,7 @@ FREEZING = frozenset({"requires_grad_", "eval", "load_state_dict"})
 READING = frozenset({"parameters", "named_parameters", "state_dict", "load_state_dict", "requires_grad_", "buffers"})
 LOADING = re.compile(r"load_state_dict|from_pretrained|torch\.load|torch\.hub|load_checkpoint")
 TRAINS = re.compile(r"backward|training_step")
+PRETRAINED = re.compile(r"pretrained|weights")
 FROZEN_TEXT = re.compile(r"requires_grad|load_state_dict|deepcopy")
 MAX_HELPERS = 16  # methods of the class followed from `forward`
 
@@ -91,7 +92,7 @@ def uncovered_parts(ctx) -> list[UncoveredPart]:
         if home is None or not (learner or _runs_whole(ctx, objects, model, node, scope)):
             continue
         class_ctx, cls = home
-        built = _own_parts(class_ctx, cls)
+        built = _own_parts(ctx, class_ctx, cls)
         covered = set(taken) & set(built)
         if not covered:
             continue
@@ -118,10 +119,10 @@ def _key(subscript: ast.Subscript):
     return index.value if isinstance(index, ast.Constant) and isinstance(index.value, (str, int)) else None
 
 
-def _missed_items(ctx, container: ast.Call, taken: set | None) -> list:
+def _missed_items(ctx, container: ast.AST, taken: set | None) -> list:
     """The items of a `ModuleDict` (or `ModuleList`) literal the optimizers do not take, when they take
     some of them by constant key (`model.heads["cls"]`); empty when they take it whole."""
-    if not taken or len(container.args) != 1:
+    if not taken or not isinstance(container, ast.Call) or len(container.args) != 1:
         return []
     literal = container.args[0]
     if isinstance(literal, ast.Dict) and all(isinstance(k, ast.Constant) for k in literal.keys):
@@ -213,9 +214,10 @@ def _runner(ctx, call: ast.Call, model: str) -> bool:
     return any(isinstance(c.func, ast.Name) and c.func.id in names for c in calls)
 
 
-def _own_parts(ctx, cls: ast.ClassDef) -> dict[str, ast.Call]:
+def _own_parts(linted, ctx, cls: ast.ClassDef) -> dict[str, ast.AST]:
     """The attributes `__init__` assigns only layers with parameters it builds: `self.head = nn.Linear(...)`,
-    `self.proj, self.pred = mlp(d), mlp(k)` with a project function building the layers."""
+    `self.proj, self.pred = mlp(d), mlp(k)` with a project function building the layers, or that every
+    call site builds and passes."""
     init = own_method(cls, "__init__")
     assigned: dict[str, list[ast.AST]] = {}
     for node in ctx.index.within(init, ast.Assign) if init is not None else ():
@@ -226,8 +228,27 @@ def _own_parts(ctx, cls: ast.ClassDef) -> dict[str, ast.Call]:
                     assigned.setdefault(receiver.attr, []).append(value)
     return {
         name: values[0] for name, values in assigned.items()
-        if all(isinstance(v, ast.Call) and not _frozen_call(v) and _makes_parameters(ctx, v) for v in values)
+        if all(_fresh(ctx, v) or _fresh_argument(linted, ctx, init, v) for v in values)
     }  # fmt: skip
+
+
+def _fresh(ctx, value: ast.AST) -> bool:
+    """A layer with parameters built here, not frozen or reloaded as it is built."""
+    return isinstance(value, ast.Call) and not _frozen_call(value) and _makes_parameters(ctx, value)
+
+
+def _fresh_argument(linted, ctx, init: ast.AST, value: ast.AST) -> bool:
+    """Is `value` a parameter of `__init__` every call site passes a fresh layer for (`Learner(encoder,
+    mlp(512))`), in a file that loads no checkpoint and names no pretrained weights?"""
+    if not (isinstance(value, ast.Name) and value.id in {a.arg for a in init.args.args[1:] + init.args.kwonlyargs}):
+        return False
+    bindings = [b for b in linted.analysis(Callers).bindings_in(ctx, init) if b.site is not None]
+    for binding in bindings:
+        passed = binding.argument(value.id)
+        home, argument = (passed[0], passed[1]) if passed is not None else (None, None)
+        if argument is None or not _fresh(home, argument) or LOADING.search(home.source.text) or PRETRAINED.search(home.text(argument)):
+            return False
+    return bool(bindings)
 
 
 def _frozen_call(call: ast.Call) -> bool:
