@@ -11,6 +11,7 @@ from mllint.rule import Rule
 
 ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)  # element-wise too: `(pred == y).float().mean()`
+COMPARING_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCING_FUNCTIONS = {"torch." + name for name in ("sum", "mean", "nansum", "nanmean", "norm")}
 PAIRWISE_FUNCTIONS = {"torch." + name for name in ("max", "min", "maximum", "minimum", "fmax", "fmin")}
 ELEMENTWISE_FUNCTIONS = SAME_SHAPE_FUNCTIONS | {"torch.pow"}  # `F.relu(margin - pos + neg).mean()` too
@@ -19,7 +20,7 @@ ELEMENTWISE_FUNCTIONS = SAME_SHAPE_FUNCTIONS | {"torch.pow"}  # `F.relu(margin -
 class BroadcastThenReduce(Rule):
     """
     ## What it does
-    Reports an element-wise operation (arithmetic, or a comparison: `(pred == y).float().mean()`) between
+    Reports an element-wise operation (arithmetic, or a comparison: `(pred == y).float().mean()`, `pred.eq(y)`) between
     a `(N,)` and a `(N, 1)` tensor (one is the other with a trailing size-1 dimension) whose result is
     then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
     directly or through a local variable, also inside a helper function of the file called with such
@@ -98,7 +99,10 @@ class BroadcastThenReduce(Rule):
             self.report(node, message, related=call_sites(site))
 
     def visit_Call(self, node: ast.Call) -> None:
-        """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
+        """A comparing method (`pred.eq(y)`), or a helper of this file (`pinball_loss(model(x), y)`) that
+        broadcasts its arguments inside."""
+        if _operands(node) is not None:
+            self.visit_BinOp(node)
         if not isinstance(node.func, ast.Name):
             return
         shapes = self.ctx.analysis(Shapes)
@@ -132,7 +136,7 @@ class BroadcastThenReduce(Rule):
                 return any(isinstance(n, ast.Name) and n.id in parameters for n in ast.walk(node))
 
             self._candidates[helper] = [
-                operation for operation in self.ctx.index.within(helper, ast.BinOp, ast.Compare)
+                operation for operation in self.ctx.index.within(helper, ast.BinOp, ast.Compare, ast.Call)
                 if (pair := _operands(operation)) is not None and reads_parameter(pair[0])
                 and reads_parameter(pair[1]) and self._reduced(operation) is not False
             ]  # fmt: skip
@@ -173,7 +177,7 @@ class BroadcastThenReduce(Rule):
                     return False
                 if parent.attr in REDUCTIONS or parent.attr == "norm":
                     return True
-                if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow":
+                if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow" and parent.attr not in COMPARING_METHODS:
                     return False
                 node, parent = call, self.ctx.scopes.parent(call)
             elif isinstance(parent, ast.Call) and node in parent.args and _elementwise_of_two(self.ctx.qualified_name(parent.func), parent):
@@ -209,6 +213,9 @@ def _operands(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
         return node.left, node.right
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], COMPARISONS):
         return node.left, node.comparators[0]
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr in COMPARING_METHODS and len(node.args) == 1 and not node.keywords:
+        return func.value, node.args[0]  # `pred.eq(y)`
     return None
 
 
