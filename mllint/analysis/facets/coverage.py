@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _elements, _makes_parameters
+from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _elements, _makes_parameters, _project_class
+from mllint.analysis.objects.call_sites import built
 from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
@@ -30,7 +31,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.source import one_line
 
 # What may freeze, reload, or train a part some other way.
@@ -39,6 +40,7 @@ READING = frozenset({"parameters", "named_parameters", "state_dict", "load_state
 LOADING = re.compile(r"load_state_dict|from_pretrained|torch\.load|torch\.hub|load_checkpoint")
 TRAINS = re.compile(r"backward|training_step")
 PRETRAINED = re.compile(r"pretrained|weights")
+UNTOUCHED = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|load_state_dict|pretrained|torch\.load|weights=")
 FROZEN_TEXT = re.compile(r"requires_grad|load_state_dict|deepcopy")
 MAX_HELPERS = 16  # methods of the class followed from `forward`
 
@@ -102,6 +104,8 @@ def uncovered_parts(ctx) -> list[UncoveredPart]:
             items = _missed_items(class_ctx, built[missed], keyed.get(((scope, model), missed))) if missed in taken else None
             if (missed in taken and not items) or use is None or not _left_alone(ctx, class_ctx, cls, model, missed):
                 continue
+            if learner and not _untouched(class_ctx, built[missed]):
+                continue  # a trainer's loss network (a perceptual VGG) is frozen or loaded where it is built
             if len(taken) == 1 and missed not in taken and not _runs_after(ctx, class_ctx, cls, uses, covered, missed):
                 continue
             run = class_ctx.scopes.parent(use)
@@ -249,6 +253,17 @@ def _fresh_argument(linted, ctx, init: ast.AST, value: ast.AST) -> bool:
         if argument is None or not _fresh(home, argument) or LOADING.search(home.source.text) or PRETRAINED.search(home.text(argument)):
             return False
     return bool(bindings)
+
+
+def _untouched(ctx, value: ast.AST) -> bool:
+    """Does nothing that builds the layer freeze it or load weights into it: its constructor call, the
+    project class it constructs, the calls a project function makes for it?"""
+    if not isinstance(value, ast.Call):
+        return True  # built and passed by every call site, which `_fresh_argument` read
+    cls_ctx, cls = _project_class(ctx, value.func, canonical_class(ctx.qualified_name(value.func)) or "")
+    texts = [ctx.text(value), *([cls_ctx.text(cls)] if cls is not None else [])]
+    texts += [maker.text(call) for maker, call in built(ctx, value) or ()]
+    return not any(UNTOUCHED.search(t) for t in texts)
 
 
 def _frozen_call(call: ast.Call) -> bool:
