@@ -350,7 +350,11 @@ def _handled(home, scope: ast.AST | None) -> tuple:
     constructors = home.analysis(OptimizerConstructors).calls
     nodes = home.index.within(scope, ast.Attribute) if scope is not None else home.index.of_type(ast.Attribute)
     for node in nodes:
-        flagged |= node.attr == "requires_grad" and isinstance(node.ctx, ast.Store)  # what it freezes is not followed
+        if node.attr == "requires_grad" and isinstance(node.ctx, ast.Store):
+            owner = _flagged_owner(home, node)  # `for p in self.target.parameters(): p.requires_grad = False`
+            flagged |= owner is None  # anything else: what it freezes is not followed
+            frozen.add(home.text(owner)) if owner is not None else None
+            words.update(WORD.findall(home.text(owner)) if owner is not None else ())
         parent = home.scopes.parent(node)
         if not (isinstance(parent, ast.Call) and parent.func is node):
             continue
@@ -364,6 +368,19 @@ def _handled(home, scope: ast.AST | None) -> tuple:
         if node.attr in READING and not any(a in constructors for a in home.scopes.ancestors(parent)):
             read.update(WORD.findall(receiver))
     return flagged, frozen, words, read
+
+
+def _flagged_owner(ctx, node: ast.Attribute) -> ast.AST | None:
+    """The module whose parameters a loop sets the flag of: `model.target` for `p.requires_grad = ...` in
+    `for p in model.target.parameters():` (`for name, p in ....named_parameters():` too); None otherwise."""
+    if not isinstance(node.value, ast.Name):
+        return None
+    for loop in ctx.scopes.ancestors(node):
+        if isinstance(loop, ast.For) and node.value.id in {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}:
+            iterated = loop.iter
+            listed = isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr in ("parameters", "named_parameters")
+            return iterated.func.value if listed and not _copied(ctx, iterated.func.value) else None
+    return None
 
 
 def _copied(ctx, receiver: ast.AST) -> bool:

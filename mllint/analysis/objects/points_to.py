@@ -48,7 +48,7 @@ from mllint.analysis.syntax.names import Names, module_scope_imports
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.values.values import canonical_class
+from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
@@ -255,9 +255,13 @@ class Objects:
         return added
 
     def _iterated_over(self, receiver: ast.AST) -> list[ast.AST]:
-        """What a loop variable runs over when the loop iterates a list written out (`model.encoder`,
+        """The modules a container built on the spot holds (`nn.ModuleList([model.encoder, model.decoder])`),
+        and what a loop variable runs over when the loop iterates a list written out (`model.encoder`,
         `model.decoder` for `m` of `for m in [model.encoder, model.decoder]`, also through one name bound to
         the list: `parts = [...]`); the receiver itself for anything else."""
+        if isinstance(receiver, ast.Call) and canonical_class(self.ctx.qualified_name(receiver.func)) in ("torch.nn.ModuleList", SEQUENTIAL):
+            listed = receiver.args[0].elts if len(receiver.args) == 1 and isinstance(receiver.args[0], ast.List | ast.Tuple) else receiver.args
+            return list(listed) if listed and not any(isinstance(e, ast.Starred) for e in listed) else [receiver]  # `nn.ModuleList([model.a, model.b])`
         if not isinstance(receiver, ast.Name):
             return [receiver]
         scope = self.ctx.scopes.enclosing_function(receiver) or self.ctx.tree
