@@ -224,7 +224,7 @@ def _own_parts(linted, ctx, cls: ast.ClassDef) -> dict[str, ast.AST]:
     call site builds and passes."""
     init = own_method(cls, "__init__")
     assigned: dict[str, list[ast.AST]] = {}
-    for node in ctx.index.within(init, ast.Assign) if init is not None else ():
+    for node in ctx.index.within(cls, ast.Assign) if init is not None else ():
         for target in node.targets:
             pairs = zip(target.elts, node.value.elts) if _unpacked(target, node.value) else [(target, node.value)]
             for receiver, value in pairs:
