@@ -133,6 +133,7 @@ class Objects:
         self._imports: dict[str, str] | None = None  # name -> what the module imports under it
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
+        self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
 
@@ -243,16 +244,18 @@ class Objects:
 
     def _added_parameters(self, scope: ast.AST, name: str) -> list[ast.AST]:
         """What a scope adds to a list of parameters it names: `params += list(m.parameters())`,
-        `params.extend(...)`, `params.append(...)`."""
-        added = []
-        for node in self.ctx.index.within(scope, ast.AugAssign):
-            if isinstance(node.target, ast.Name) and node.target.id == name and isinstance(node.op, ast.Add):
-                added.append(node.value)
-        for call in self.ctx.index.within(scope, ast.Call):
-            func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in ("extend", "append") and isinstance(func.value, ast.Name) and func.value.id == name:
-                added += call.args
-        return added
+        `params.extend(...)`, `params.append(...)` (read once per scope)."""
+        if scope not in self._added:
+            added: dict[str, list[ast.AST]] = {}
+            for node in self.ctx.index.within(scope, ast.AugAssign):
+                if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add):
+                    added.setdefault(node.target.id, []).append(node.value)
+            for call in self.ctx.index.within(scope, ast.Call):
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr in ("extend", "append") and isinstance(func.value, ast.Name):
+                    added.setdefault(func.value.id, []).extend(call.args)
+            self._added[scope] = added
+        return self._added[scope].get(name, [])
 
     def _iterated_over(self, receiver: ast.AST) -> list[ast.AST]:
         """The modules a container built on the spot holds (`nn.ModuleList([model.encoder, model.decoder])`),
