@@ -46,7 +46,8 @@ class ParameterGroupNotOptimized(Rule):
     `nn.Module`) whose optimizer gets some of the networks it keeps on `self` while a method of it that
     backpropagates runs another one it builds (`self.projector` of a BYOL learner), or that every call site
     builds and passes (`Learner(mlp(d, k), mlp(k, k))`, in a file that loads no checkpoint); a deep copy it
-    freezes (a target network) is not the part. An optimizer over a single part is reported only for
+    freezes (a target network) is not the part, and a learner that trains one network alone is reported
+    for a trunk it builds fresh when nothing there loads weights (copying them into a target loads none). An optimizer over a single part is reported only for
     a part `forward` runs after it (the fresh head on top of a trained trunk), and never when a file
     involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
     `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a

@@ -40,6 +40,7 @@ READING = frozenset({"parameters", "named_parameters", "state_dict", "load_state
 LOADING = re.compile(r"load_state_dict|from_pretrained|torch\.load|torch\.hub|load_checkpoint")
 TRAINS = re.compile(r"backward|training_step")
 PRETRAINED = re.compile(r"pretrained|weights")
+COPYING = re.compile(r"load_state_dict\(\s*[\w.]+\.state_dict\(\)\s*\)")  # `target.load_state_dict(online.state_dict())`
 UNTOUCHED = re.compile(r"requires_grad|no_grad|inference_mode|\.eval\(|load_state_dict|pretrained|torch\.load|weights=")
 FROZEN_TEXT = re.compile(r"requires_grad|load_state_dict|deepcopy")
 MAX_HELPERS = 16  # methods of the class followed from `forward`
@@ -106,7 +107,8 @@ def uncovered_parts(ctx) -> list[UncoveredPart]:
                 continue
             if learner and not _untouched(class_ctx, built[missed]):
                 continue  # a trainer's loss network (a perceptual VGG) is frozen or loaded where it is built
-            if len(taken) == 1 and missed not in taken and not _runs_after(ctx, class_ctx, cls, uses, covered, missed):
+            alone = len(taken) == 1 and missed not in taken  # one part trained: a probe, unless it is a learner's fresh trunk
+            if alone and not (_runs_after(ctx, class_ctx, cls, uses, covered, missed) or (learner and _unloaded(ctx, class_ctx, cls))):
                 continue
             run = class_ctx.scopes.parent(use)
             shown = f"{class_ctx.text(use)}(...)" if isinstance(run, ast.Call) and run.func is use else class_ctx.text(use)
@@ -365,7 +367,7 @@ def _handled(home, scope: ast.AST | None) -> tuple:
         if node.attr in FREEZING:
             frozen.add(receiver) if node.attr != "eval" else None
             words.update(WORD.findall(receiver))
-        if node.attr in READING and not any(a in constructors for a in home.scopes.ancestors(parent)):
+        if node.attr in READING and not any(a in constructors for a in home.scopes.ancestors(parent)) and not _copied_into(home, parent):
             read.update(WORD.findall(receiver))
     return flagged, frozen, words, read
 
@@ -383,8 +385,23 @@ def _flagged_owner(ctx, node: ast.Attribute) -> ast.AST | None:
     return None
 
 
+def _copied_into(ctx, read: ast.Call) -> bool:
+    """`target.load_state_dict(online.state_dict())`: weights copied into another module (a target
+    network), which trains nothing."""
+    holder = ctx.scopes.parent(read)
+    copying = isinstance(holder, ast.Call) and isinstance(holder.func, ast.Attribute) and holder.func.attr == "load_state_dict"
+    return copying and read.func.attr == "state_dict" and read in holder.args
+
+
 def _copied(ctx, receiver: ast.AST) -> bool:
     return isinstance(receiver, ast.Call) and ctx.qualified_name(receiver.func) == "copy.deepcopy"
+
+
+def _unloaded(ctx, class_ctx, cls: ast.ClassDef) -> bool:
+    """Do neither the optimizer's file nor the class load a checkpoint or pretrained weights (copying one
+    module's weights into another, a target network, loads none)?"""
+    texts = [COPYING.sub("", t) for t in (ctx.source.text, class_ctx.text(cls))]
+    return not any(LOADING.search(t) or PRETRAINED.search(t) for t in texts)
 
 
 def _runs_after(ctx, class_ctx, cls: ast.ClassDef, uses: dict, taken: set[str], missed: str) -> bool:

@@ -539,6 +539,8 @@ class TrainingLoops:
         index, found = self.project.index, {}
         for name, qualified in self.ctx.analysis(Names).module_imports().items():
             module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
+            defined = self.project.find(qualified) if module and not index.locate(qualified) else None
+            module = defined[0].name if defined is not None else module  # `from models import Net` of `models/net.py`
             if module and module != self.project.own_name and _calls_backward(index, module):
                 found[name] = module
         return found
@@ -552,7 +554,8 @@ class TrainingLoops:
             return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in set(self._backward_imports.values()))
         qualified = self.ctx.qualified_name(func)
         module, _, member = (qualified or "").rpartition(".")
-        return member in self._reaching(module)
+        defined = self.project.find(qualified) if qualified else None  # through a package's re-export
+        return member in self._reaching(defined[0].name if defined is not None else module)
 
     def _reaching(self, module: str) -> frozenset[str]:
         """The functions and methods of a module of the project that lexically reach a backward call."""

@@ -480,6 +480,9 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
     name = canonical_class(ctx.qualified_name(call.func)) or ""
     if name in CONTAINERS or name == "torch.nn.ModuleDict":  # `nn.Sequential(*layers)`, `nn.ModuleList([Block(d) for _ in range(n)])`, a dict of them
         items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, ELEMENTS) else _elements(ctx, a))]
+        for listed in (a.value for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)):
+            filled = ctx.analysis(ValueKinds).listed_layers(listed, call)  # `nn.Sequential(*layers)` of a list filled before
+            items += [i for i in filled[0] if i is not None] if filled is not None else []
         return any(_makes_parameters(ctx, item, depth + 1) for item in items)
     if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
         return True

@@ -374,7 +374,8 @@ class Objects:
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
         held in a table, `models.Net` for a class of the project, what a lambda without parameters builds
-        (`lambda: nn.CrossEntropyLoss()`); None for any other object."""
+        (`lambda: nn.CrossEntropyLoss()`) or one that hands its first parameter on first; None for any other
+        object."""
         if obj.kind == "field" and obj.base is not None:
             base = self.qualified(obj.base)
             return None if base is None else f"{base}.{obj.name}"
@@ -383,8 +384,8 @@ class Objects:
         node = obj.node
         if node is obj.ctx.tree:  # an import, a builtin, a class or function of the module
             return obj.ctx.analysis(Names).module_level(obj.name)
-        if isinstance(node, ast.Lambda) and not node.args.args and isinstance(node.body, ast.Call):
-            node = node.body.func
+        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node)):
+            node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
         if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
             node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
@@ -1095,6 +1096,12 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _forwards_first(function: ast.Lambda) -> bool:
+    """Does a lambda's call pass the lambda's first parameter as its own first argument?"""
+    body, first = function.body, function.args.args[0].arg
+    return bool(body.args) and isinstance(body.args[0], ast.Name) and body.args[0].id == first
 
 
 def _table_literal(obj: Obj) -> ast.AST:
