@@ -45,7 +45,6 @@ from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_clas
 from mllint.findings import Related
 
 KEEPDIM_REDUCTIONS = frozenset("sum mean prod amax amin logsumexp std var nansum nanmean".split())  # one tensor out
-TAIL_METHODS = frozenset({"unsqueeze"}) | KEEPDIM_REDUCTIONS  # known last dims of a result of any receiver
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
@@ -1154,9 +1153,9 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
-            if receiver.shape is None and (receiver.ends is not None or node.func.attr in TAIL_METHODS):
-                ends = _partial_method(node, node.func.attr, receiver.ends or ((), ()))  # `x.unsqueeze(-1)` of any x: `(..., 1)`
-                return Tensor(None, ("call", id(node)), ends=ends if ends != ((), ()) else None)
+            ends = _partial_method(node, node.func.attr, receiver.ends or ((), ())) if receiver.shape is None else None
+            if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
+                return Tensor(None, ("call", id(node)), ends=ends)
             result = self.method(node, node.func.attr, receiver)
             if result is not None and not isinstance(result, tuple):
                 return result
