@@ -52,7 +52,8 @@ HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "floa
 
 
 # Calls that register modules themselves (a class making any is left alone), and that only read a list.
-REGISTERING = frozenset({"add_module", "register_module", "setattr"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+REGISTERING = frozenset({"add_module", "register_module", "register_parameter", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
@@ -345,6 +346,7 @@ class Unregistered:
     holder: str = ""  # `AdapterBank`; for a container a function stores on a module it is given, the module's class
     holder_at: str = ""  # where its class is: `adapters.py:4`
     receiver: str = ""  # the name the function gives the module (`model` of `model.adapters = [...]`)
+    parameters: bool = False  # it holds `nn.Parameter`s made where they go in, no layers
 
 
 def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
@@ -372,13 +374,14 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
             continue
         layers = [layer for _, local, _ in held for layer in local]
         layers += [(ctx, layer) for layer in _filled(ctx, cls, attribute, calls)]
-        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer)]
+        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer) or _is_parameter(home, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
             home, first = min(layers, key=lambda found: (found[0] is not ctx, found[1].lineno, found[1].col_offset))
             container, _, kind = held[0]
             where = place_in(ctx, home, first)
             _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
-            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
+            only = all(_is_parameter(home, layer) for home, layer in layers)
+            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at, only))
     return found
 
 
@@ -487,6 +490,11 @@ def _kind(ctx, container: ast.AST) -> str:
     return "tuple" if isinstance(container, ast.Tuple) else "list"
 
 
+def _is_parameter(ctx, node: ast.AST) -> bool:
+    """`nn.Parameter(torch.ones(c))`: a parameter made where it is put in."""
+    return isinstance(node, ast.Call) and canonical_class(ctx.qualified_name(node.func)) in PARAMETER_CLASSES
+
+
 def _makes_parameters(ctx, layer: ast.AST, depth: int = 0) -> bool:
     """Does a layer own parameters, itself or what the project function it calls builds (`tower(64, d)`
     returning an `nn.Sequential` of `nn.Linear`s)?"""
@@ -504,6 +512,9 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
     name = canonical_class(ctx.qualified_name(call.func)) or ""
     if name in CONTAINERS or name == "torch.nn.ModuleDict":  # `nn.Sequential(*layers)`, `nn.ModuleList([Block(d) for _ in range(n)])`, a dict of them
         items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, ELEMENTS) else _elements(ctx, a))]
+        for listed in (a.value for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)):
+            filled = ctx.analysis(ValueKinds).listed_layers(listed, call)  # `nn.Sequential(*layers)` of a list filled before
+            items += [i for i in filled[0] if i is not None] if filled is not None else []
         return any(_makes_parameters(ctx, item, depth + 1) for item in items)
     if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
         return True
@@ -601,8 +612,9 @@ def _is_attribute(node: ast.AST, attribute: str) -> bool:
 
 
 def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
-    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it?"""
-    read = False
+    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it or
+    to an optimizer?"""
+    read, optimizers = False, ctx.analysis(OptimizerConstructors).calls
     for node in ctx.index.within(cls, ast.Attribute):
         if not (_is_attribute(node, attribute) and isinstance(node.ctx, ast.Load)):
             continue
@@ -616,6 +628,8 @@ def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
             call = ctx.scopes.parent(parent) if isinstance(parent, ast.keyword) else parent
             if _called(call) not in LIST_READERS:
                 return False
+        if any(a in optimizers for a in ctx.scopes.ancestors(node)):
+            return False  # handed to an optimizer itself: `Adam([*self.parameters(), *self.scales])`
         filling = isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS
         read |= not filling and not (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store))
     return read
