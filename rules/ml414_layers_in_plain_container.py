@@ -11,20 +11,21 @@ class LayersInPlainContainer(Rule):
     """
     ## What it does
     Reports a plain Python list or dict attribute of an `nn.Module` class that layers with parameters
-    are put in (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`, `self.heads = {k:
-    nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`, `self.towers = (tower(64, d),
-    tower(64, d))` with a project function building the layers, `OrderedDict((k, nn.Embedding(...)) for
-    ...)`, a list a project function fills and returns: `self.layers = make_layers(dims)`) and that the
-    class reads (its `forward` calls them); such a container a function stores on a model it is given,
-    outside the model's class (`model.adapters = [Adapter(d) for _ in range(n)]` in `def add_adapters(model,
-    d, n)`, when a call site passes a module of the project whose methods read `self.adapters`); a plain
-    list or dict of parameters made where they go in (`self.scales = [nn.Parameter(torch.ones(c)) for c in
-    chans]`: use `nn.ParameterList` / `nn.ParameterDict`); and an attribute holding an object of a plain
-    project class (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that
-    register their layers (`nn.ModuleList`, `nn.ModuleDict`, `nn.Sequential`), a list handed on to one
-    (`nn.Sequential(*layers)`) or to an optimizer, a class that registers its layers itself (`add_module`,
-    `register_parameter`, `setattr`), a list of parameters already registered as attributes (`[self.weight,
-    self.bias]`), and lists of tensors, outputs or modules made
+    are put in and that the class reads (its `forward` calls them). The layers may be appended
+    (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`), made in a comprehension (`self.heads =
+    {k: nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`), built by a project
+    function (`self.towers = (tower(64, d), tower(64, d))`, a list it fills and returns: `self.layers =
+    make_layers(dims)`) or put in `OrderedDict((k, nn.Embedding(...)) for ...)`. Also reported: such a
+    container a function stores on a model it is given, outside the model's class (`model.adapters =
+    [Adapter(d) for _ in range(n)]` in `def add_adapters(model, d, n)`, when a call site passes a module of
+    the project whose methods read `self.adapters`); a plain list or dict of parameters made where they go
+    in (`self.scales = [nn.Parameter(torch.ones(c)) for c in chans]`: use `nn.ParameterList` /
+    `nn.ParameterDict`); and an attribute holding an object of a plain project class (no `nn.Module`) that
+    keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that register their layers
+    (`nn.ModuleList`, `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`)
+    or to an optimizer, a class that registers its layers itself (`add_module`, `register_parameter`,
+    `setattr`), a list of parameters already registered as attributes (`[self.weight, self.bias]`), and
+    lists of tensors, outputs or modules made
     elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported, but for one case:
     the modules `__init__` is given, kept as a plain list (`self.members = list(members)`, `[*members]`)
     that a method reads outside `torch.no_grad()`, when a call site passes modules with parameters (an
