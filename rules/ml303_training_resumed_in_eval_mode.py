@@ -81,7 +81,7 @@ class TrainingResumedInEvalMode(Rule):
     name = "training-resumed-in-eval-mode"
     message = "training resumes with the model in eval mode: call `.train()` first"
     severity = Severity.ERROR
-    requires_any_text = ("eval", "train")
+    requires_any_text = ("eval", "train", "backward")  # `backward`: a model another module loads in eval mode
 
     def end_file(self) -> None:
         modes = self.ctx.analysis(Modes)

@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.syntax.names import Names
 from mllint.analysis.facets.coverage import passed_lists
-from mllint.analysis.facets.parameters import unregistered_layers
+from mllint.analysis.facets.parameters import unregistered_from_outside, unregistered_layers
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -15,8 +15,11 @@ class LayersInPlainContainer(Rule):
     nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`, `self.towers = (tower(64, d),
     tower(64, d))` with a project function building the layers, `OrderedDict((k, nn.Embedding(...)) for
     ...)`, a list a project function fills and returns: `self.layers = make_layers(dims)`) and that the
-    class reads (its `forward` calls them); and an attribute holding an object of a plain project class
-    (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
+    class reads (its `forward` calls them); such a container a function stores on a model it is given,
+    outside the model's class (`model.adapters = [Adapter(d) for _ in range(n)]` in `def add_adapters(model,
+    d, n)`, when a call site passes a module of the project whose methods read `self.adapters`); and an
+    attribute holding an object of a plain project class (no `nn.Module`) that keeps layers (`self.bank =
+    AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
     `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
     registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
     elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported, but for one case:
@@ -79,10 +82,22 @@ class LayersInPlainContainer(Rule):
     name = "layers-in-plain-container"
     message = "`self.{attribute}` is a plain {kind}: `{layer}` ({line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
     object_message = "`self.{attribute}` holds a `{holder}` ({holder_at}), an object of a plain class, not an `nn.Module`: `{layer}` ({line}) and the other layers it holds are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; make it an `nn.Module` (and its lists `nn.ModuleList`)"
+    outside_message = "`{receiver}.{attribute}` is a plain {kind} the function stores on an instance of `{holder}` ({holder_at}), whose methods read it: `{layer}` ({line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
     passed_message = "`self.{attribute}` is a plain list of the modules `__init__` is given (`{layer}`, {line}): `parameters()` of the model never reaches them, so its optimizer never trains them; use `nn.ModuleList`"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("nn", "Module")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for found in unregistered_from_outside(self.ctx, node):
+            module = "nn.ModuleDict" if found.kind == "dict" else "nn.ModuleList"
+            message = self.outside_message.format(
+                receiver=found.receiver, attribute=found.attribute, kind=found.kind, holder=found.holder,
+                holder_at=found.holder_at, layer=f"{ast.unparse(found.layer.func)}(...)", line=found.where, module=module,
+            )  # fmt: skip
+            self.report(found.container, message, self._fix(found.container, module))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for found in unregistered_layers(self.ctx, node) + passed_lists(self.ctx, node):

@@ -14,7 +14,7 @@ class EntropyBonusMinimized(Rule):
     Reports an entropy bonus added to an actor-critic loss with the sign of a cost: `loss = pg_loss +
     ent_coef * entropy` where `entropy` is `dist.entropy()`, `-(probs * log_probs).sum(-1)` or the mean
     of `-log_prob` (the entropy is -E[log p]; also of a helper's parameter `log_probs` given the policy's
-    log-probabilities: `entropy_est = -log_probs.mean()`), followed through the variables it is assigned to, the
+    log-probabilities: `entropy_est = -log_probs.mean()`). The entropy is followed through the variables it is assigned to, the
     coefficients it is scaled by (`cfg["ent_coef"] * entropy` too) and the functions of the project that
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
     `+ beta * entropy_bonus(logits)` in another module; a helper returning one term is read by its name

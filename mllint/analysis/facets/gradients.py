@@ -40,11 +40,12 @@ from functools import cached_property
 from mllint.analysis.objects.call_sites import constant_everywhere
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
+from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
@@ -144,10 +145,9 @@ class Given:
 
 
 # What a module of the project must mention for its functions to be read: for cuts in what they return,
-# for the elements of the tuples they return (a return), or for anything (every module).
+# for the elements of the tuples they return (a return); `calls.ANY_MODULE` for anything.
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(|no_grad|inference_mode")
 RETURN_WORDS = re.compile(rb"\breturn\b")
-ANY_MODULE = re.compile(rb"")
 # Methods (and torch functions) that return (values, indices) given a dimension.
 INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
@@ -259,6 +259,9 @@ class GradientFlow:
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
                 return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
             written = self._written(expr) if not is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
+            stored = self._stored_names(expr) if written is None else None
+            if stored:  # `self.model` of `self.model = model` in `__init__`: what the construction passes
+                return alternatives([self._flow(name, depth + 1) for name in stored])
             return written or self._flow(expr.value, depth + 1)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             element = self._element(expr.value, expr.slice.value, depth)  # `loss, acc = step(x)`: `step(x)[1]`
@@ -272,6 +275,8 @@ class GradientFlow:
             return self._flow(expr.operand, depth + 1)
         if isinstance(expr, (ast.Tuple, ast.List)):
             return operands([self._flow(e, depth + 1) for e in expr.elts])
+        if isinstance(expr, ast.Dict):  # a record of values: `{"dice": dice, "n": len(x)}`
+            return operands([self._flow(v, depth + 1) for v in expr.values])
         if isinstance(expr, ast.IfExp):
             return alternatives([self._flow(expr.body, depth + 1), self._flow(expr.orelse, depth + 1)])
         if isinstance(expr, ast.BoolOp):
@@ -281,6 +286,19 @@ class GradientFlow:
         if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
             return self._flow(expr.elt, depth + 1)
         return UNKNOWN
+
+    def _stored_names(self, attribute: ast.Attribute) -> list[ast.Name] | None:
+        """The names a `self.` attribute read is assigned from in its class (`self.model = model`), when it is
+        assigned from names only."""
+        cls = self.ctx.scopes.enclosing_class(attribute) if is_self_attribute(attribute) and isinstance(attribute.ctx, ast.Load) else None
+        if cls is None:
+            return None
+        assigned = []
+        for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+            for target in assignment_targets(node):
+                pairs = zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) else [(target, node.value)]
+                assigned += [value for store, value in pairs if is_self_attribute(store) and store.attr == attribute.attr]
+        return assigned if assigned and all(isinstance(value, ast.Name) for value in assigned) else None
 
     def _own_parameter(self, attribute: ast.Attribute) -> bool:
         constructor = self.values.constructor(attribute)
@@ -513,7 +531,7 @@ class GradientFlow:
                 iterated = None
         elif _dict_view(iterated, "values"):  # `v` of `d.values()`
             iterated = iterated.func.value
-        if isinstance(iterated, ast.Name):
+        if isinstance(iterated, ast.Name | ast.Call):
             flow = self._flow(iterated, depth + 1)
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN
@@ -750,7 +768,7 @@ class GradientFlow:
 
     @cached_property
     def _resolver(self) -> CallResolver:
-        return CallResolver(self.ctx, self.ctx.analysis(ProjectView))
+        return CallResolver(self.ctx, followed_view(self.ctx))  # a callee's module follows its own helpers too
 
     def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
         """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
@@ -864,8 +882,8 @@ def _requires_grad(call: ast.Call) -> bool:
 
 
 def _dict_view(node: ast.AST | None, method: str) -> bool:
-    """`d.items()` / `d.values()` of a name `d`."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args and isinstance(node.func.value, ast.Name)
+    """`d.items()` / `d.values()` of a dict `d` (a name, or what a call returns: `metric.process(p, y).items()`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args
 
 
 def under_no_grad(ctx, node: ast.AST) -> bool:

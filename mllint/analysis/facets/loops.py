@@ -32,7 +32,8 @@ from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
-from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
+from mllint.analysis.objects.points_to import NONE, Objects
+from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
     Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,

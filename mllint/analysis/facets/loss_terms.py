@@ -27,15 +27,15 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
-from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.facets.objectives import LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
+from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -58,7 +58,6 @@ SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|dis
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
-JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})
 COMBINING = frozenset({f"torch.{n}" for n in ("min", "max", "minimum", "maximum", "clamp", "clip", "where")})
 MAX_POLICY_DEPTH = 5  # names and operations a policy term is read back through (`s2 = r.clamp(...) * adv`)
 MAX_ITEMS = 8  # values of a name (or items of a list) a policy term is read back through
@@ -173,21 +172,10 @@ def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
-    """The items `sum(terms)` adds: the list literal `terms` is bound to, and what is appended to it in
-    the same function (`terms.append(lam * center_loss)`)."""
+    """The items `sum(terms)` adds (`ValueKinds.listed_items`)."""
     if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
         return None
-    terms = call.args[0]
-    assigned = ctx.analysis(ValueKinds).reaching_values(terms)
-    if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
-        return None
-    function = ctx.scopes.enclosing_function(call)
-    appended = [
-        c.args[0] for c in ctx.index.within(function or ctx.tree, ast.Call)
-        if isinstance(c.func, ast.Attribute) and c.func.attr == "append" and len(c.args) == 1
-        and isinstance(c.func.value, ast.Name) and c.func.value.id == terms.id
-    ]  # fmt: skip
-    return [*assigned[0].elts, *appended]
+    return ctx.analysis(ValueKinds).listed_items(call.args[0])
 
 
 def _within(item: Summand, node: ast.AST) -> Summand:
@@ -310,9 +298,9 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
             argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
             # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
             pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
-        elif isinstance(node, ast.Name) and (items := _list_items(values, node)) is not None:
-            # `torch.stack(ents).mean()`: each item the list was given (`ents.append(ent)`)
-            pending += [(i, sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls) for i in items]
+        elif isinstance(node, ast.Name) and (items := values.listed_items(node)):  # `torch.stack(entropies)`: each item
+            entered = (*use, node) if home.ctx is None else use
+            pending += [(i, sign, (*through, node.id), entered, depth + 1, home, calls) for i in items]
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
         elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home, ctx)) is not None:
@@ -361,19 +349,6 @@ def _one_term(returned: list[tuple[ast.AST, Term]]) -> bool:
 
 def _scaled_term(node: ast.AST) -> bool:
     return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))
-
-
-def _list_items(values: ValueKinds, name: ast.Name) -> list[ast.AST] | None:
-    """The items put in the list literal a name is bound to before it is read (`ents = []`, then
-    `ents.append(ent)` in a loop), or the item of the list comprehension it is bound to; None when it is
-    neither, or is filled another way."""
-    assigned = values.reaching_values(name)
-    if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.ListComp):
-        return [assigned[0].elt]  # `ents = [d.entropy() for d in dists]`
-    if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
-        return None
-    listed = values.listed_layers(name, name)
-    return [i for i in listed[0] if i is not None] or None if listed is not None else None
 
 
 def _passed(values: ValueKinds, name: ast.Name, home: Term) -> tuple[ast.AST, Term] | None:
@@ -442,6 +417,8 @@ def _reduced(ctx, node: ast.AST) -> ast.AST | None:
         return node.func.value
     if ctx.qualified_name(node.func) in REDUCING_FUNCTIONS | JOINING_FUNCTIONS and node.args:
         return node.args[0]  # a reduction, or the tensor of a list's items (`torch.stack(entropies)`)
+    if isinstance(node.func, ast.Name) and node.func.id == "sum" and ctx.qualified_name(node.func) is None and len(node.args) == 1:
+        return node.args[0]  # `sum(entropies)`: the sum of a list's items
     return None
 
 
@@ -530,7 +507,7 @@ def _reads_policy(ctx, node: ast.AST, home: Term, depth: int = 0) -> bool:
         return False
     values = ctx.analysis(ValueKinds)
     if isinstance(node, ast.Name):
-        items = _list_items(values, node)
+        items = values.listed_items(node) or None
         assigned = items if items is not None else values.reaching_values(node)
         return assigned is not None and len(assigned) <= MAX_ITEMS and any(_reads_policy(ctx, a, home, depth + 1) for a in assigned)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):

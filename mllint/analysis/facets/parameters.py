@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built, made_classes, substituted
+from mllint.analysis.objects.call_sites import built, classes_of, made_classes, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -31,6 +31,7 @@ from mllint.analysis.program.project import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
@@ -341,8 +342,9 @@ class Unregistered:
     layer: ast.Call  # the first layer that goes in
     kind: str  # "list", "dict", "tuple", "passed" (given to `__init__`), or "object" (the holder's class and where it is then in `holder`)
     where: str  # where the layer is: `line 12`, `utils.py:7`
-    holder: str = ""  # `AdapterBank`
+    holder: str = ""  # `AdapterBank`; for a container a function stores on a module it is given, the module's class
     holder_at: str = ""  # where its class is: `adapters.py:4`
+    receiver: str = ""  # the name the function gives the module (`model` of `model.adapters = [...]`)
 
 
 def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
@@ -378,6 +380,36 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
             _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
             found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
     return found
+
+
+def unregistered_from_outside(ctx, function: ast.AST) -> list[Unregistered]:
+    """The plain containers of layers a function stores on a module it is given, outside its class
+    (`model.adapters = [Adapter(d) for _ in range(n)]` in `def add_adapters(model, d, n)`), when a call
+    site passes an instance of an `nn.Module` class of the project that reads the attribute unregistered
+    (`unregistered_layers`' test) and sets it to nothing but None itself; `holder` names the class."""
+    given = {a.arg for a in parameters(function, variadic=False)} - {first_parameter(function) if ctx.scopes.enclosing_class(function) else None}
+    found = []
+    for node in ctx.index.within(function, ast.Assign):
+        targets = [t for t in node.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in given]
+        held = _container(ctx, node.value) if targets and ctx.scopes.enclosing_function(node) is function else None
+        layers = [(home, layer) for home, layer in held[1] if _makes_parameters(home, layer)] if held else []
+        for target in targets if layers else ():
+            for (home, cls), _ in classes_of(ctx, target.value):
+                if cls in home.analysis(ModuleClasses).modules and _left_unregistered(home, cls, target.attr):
+                    where = place_in(ctx, *layers[0])
+                    found.append(Unregistered(held[0], target.attr, layers[0][1], held[2], where, cls.name, place_in(ctx, home, cls), target.value.id))
+                    break
+    return found
+
+
+def _left_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
+    """Does a module class read `self.<attribute>` unregistered, and set it (if at all) to None or an empty
+    plain container only (`self.heads = []`)?"""
+    if any(_called(call) in REGISTERING for call in ctx.index.within(cls, ast.Call)):
+        return False
+    own = [n.value for n in ctx.index.within(cls, ast.Assign, ast.AnnAssign) for t in assignment_targets(n) if _is_attribute(t, attribute)]
+    empty = [v for v in own if (isinstance(v, ast.Constant) and v.value is None) or (_plain_container(ctx, v) and not _elements(ctx, v))]
+    return len(empty) == len(own) and _read_unregistered(ctx, cls, attribute)
 
 
 def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:

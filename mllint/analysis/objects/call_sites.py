@@ -47,13 +47,15 @@ def substituted(objects: Objects, found: frozenset | None, binding: Binding | No
         if obj.kind == "parameter":
             passed = _passed(obj, binding)
             inner = under(*passed, objects) if passed is not None else inner
-        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
-            passed = _passed(obj.base, binding)
+        elif obj.kind == "field" and obj.root().kind == "parameter":  # `criterions[i]`, `cfg.loss`, `model.encoder.head` of a parameter
+            passed = _passed(obj.root(), binding)
             if passed is not None:
                 caller = objects._of(passed[0])
                 bases = under(*passed, objects)
-                members = [caller.member(base, obj.name) for base in bases - {NONE}] if bases else [None]
-                inner = substituted(caller, union(*members), passed[2])
+                for name in obj.path():
+                    members = [caller.member(base, name) for base in bases - {NONE}] if bases else [None]
+                    bases = union(*members)
+                inner = substituted(caller, bases, passed[2])
         if inner is None:
             return None
         result |= inner
@@ -109,6 +111,18 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     `linted`: the linted file, when `ctx` is another module of the project (its call sites are found from there)."""
     objects = linted.analysis(Objects) if linted is not None else None
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
+
+
+def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, ast.ClassDef], Binding | None]]:
+    """The project classes (with their modules' contexts) of the objects `expr` may be, as the file tells
+    or under each call site in turn (`model` of `def add_adapters(model, d)` called with `Encoder()` of
+    another module; `cb` of `for cb in self.callbacks` with `callbacks=[KeepBest(...), StopEarly(...)]`)."""
+    objects = ctx.analysis(Objects)
+    for made, binding in makers(ctx, expr, linted):
+        for home, call in made:
+            found = objects.class_of(Obj("made", call, ctx=home))
+            if found is not None:
+                yield found, binding
 
 
 def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:

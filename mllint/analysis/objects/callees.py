@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from itertools import islice
 
 from mllint.analysis.objects.call_sites import under
-from mllint.analysis.objects.points_to import NONE, Obj, Objects, inherited_method
+from mllint.analysis.objects.points_to import NONE, Obj, Objects
+from mllint.analysis.program.hierarchy import dispatched_method, inherited_method
 from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import Callee
 from mllint.analysis.program.project import ProjectView
@@ -106,7 +107,8 @@ def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed
     index = ctx.analysis(ProjectView).index
     if followed is not None and index is not None and home.module is not None and not index.mentions(home.module.name, followed):
         return None
-    method = next((m for name in names if (m := inherited_method(home, cls, name, objects.view)) is not None), None)
+    lookup = dispatched_method if found and all(o.kind == "self" for o in found - {NONE}) else inherited_method
+    method = next((m for name in names if (m := lookup(home, cls, name, objects.view)) is not None), None)
     return Callee(method[1], method[0]) if method is not None else None
 
 

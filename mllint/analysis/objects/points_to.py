@@ -42,11 +42,11 @@ from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import Names, module_scope_imports
+from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import canonical_class
 
@@ -54,7 +54,6 @@ MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
-MAX_BASES = 16  # classes searched for an inherited method
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
 _NO_CUT = 1 << 30
 
@@ -89,6 +88,14 @@ class Obj:
     base: "Obj | None" = None
     site: ast.AST | None = None
     ctx: object = None
+
+    def root(self) -> "Obj":
+        """The object an attribute (or item) of an attribute ... of this one is read from."""
+        return self.base.root() if self.kind == "field" else self
+
+    def path(self) -> list[str]:
+        """The attributes (and items) read from `root()` to reach this object, in order."""
+        return [*self.base.path(), self.name] if self.kind == "field" else []
 
     def key(self) -> str:
         """A name for the object, the same wherever it is reached from; an object a function makes, told
@@ -135,6 +142,7 @@ class Objects:
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
+        self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -401,7 +409,8 @@ class Objects:
         if len(classes) != 1 or None in classes:
             return None
         ctx, cls = classes.pop()
-        return inherited_method(ctx, cls, func.attr, self.view)
+        lookup = dispatched_method if all(o.kind == "self" for o in found - {NONE}) else inherited_method
+        return lookup(ctx, cls, func.attr, self.view)
 
     def _of(self, ctx) -> "Objects":
         """The points-to of another module of the project, which follows its own imports through this
@@ -652,6 +661,9 @@ class Objects:
         if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
             body = [s for s in cls.body if not (instance and isinstance(s, ast.AnnAssign))]  # an instance's fields: its construction's
             written = [(t, value) for t, value in _statement_bindings_of(body) if isinstance(t, ast.Name) and t.id == attribute]
+        derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
+        if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
+            return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
         if not written:
             return self._field_of(base, attribute)
         found: frozenset | None = frozenset()
@@ -725,7 +737,16 @@ class Objects:
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
         elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
             found = home._eval(literal.elt, depth)
-        elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
+        elif isinstance(literal, ast.Name) and base in self._copying:  # `x = list(x)`: read once
+            found = frozenset()
+        elif isinstance(literal, ast.Name):  # `list(callbacks)`: the items of what it copies
+            copied = home._eval(literal, depth)
+            self._copying.add(base)
+            try:
+                found = None if copied is None else union(*(self._elements(c, index, depth) for c in copied - {NONE, base}))
+            finally:
+                self._copying.discard(base)
+        elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
             keyed = isinstance(index, int | str) and _of_parameter(base)
@@ -774,6 +795,9 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 2 else None
+        if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
+            return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
         if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
             return self._keyed_read(func.value, call.args, depth)
         wrapped = self._wrapped(call)
@@ -785,8 +809,43 @@ class Objects:
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
             objects = self._of(ctx)._eval(returned, depth + 1, call)
-            found = union(found, objects)
+            found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
+        """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
+        replaced by what `call` passes for it: `model = freeze(model)` is the model passed, `enc =
+        encoder_of(model)` returning `model.encoder` is its encoder."""
+        if not found:
+            return found
+        result: set[Obj] = set()
+        for obj in found:
+            parameter = obj.root()
+            argument = self._argument(call, parameter) if parameter.kind == "parameter" else None
+            if argument is None:
+                result.add(obj)
+                continue
+            inner = self._eval(argument, depth + 1)
+            for name in obj.path():
+                inner = union(*(self.member(base, name, depth + 1) for base in inner - {NONE})) if inner else inner
+            if inner is None:
+                return None
+            result |= inner
+        return frozenset(result)
+
+    def _argument(self, call: ast.Call, parameter: Obj) -> ast.AST | None:
+        """What `call` passes for `parameter` when the parameter is one of the function it calls; None when
+        it passes nothing (the default stands) or calls another function."""
+        function = parameter.node
+        if not isinstance(function, FUNCTIONS) or isinstance(call.func, ast.Subscript):
+            return None
+        if (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) != function.name:
+            return None
+        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if self._of(parameter.ctx)._class_of(function) is not None and not _is_static(function):
+            positional = positional[1:]  # `self` (or `cls`) is the receiver
+        position = positional.index(parameter.name) if parameter.name in positional else len(call.args)  # by keyword only
+        return call_argument(call, position, parameter.name)
 
     def _keyed_read(self, container: ast.AST, arguments: list[ast.AST], depth: int) -> frozenset | None:
         """`cfg.get("lr", 0.1)`, `kw.pop("name")`: for each object `container` may be, `_keyed_item`."""
@@ -984,43 +1043,6 @@ def _made_at(obj: Obj, site: ast.AST) -> Obj:
     if obj.kind != "made" or obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is None:
         return obj
     return Obj(obj.kind, obj.node, obj.name, obj.base, site, obj.ctx)
-
-
-def inherited_method(ctx, cls: ast.ClassDef, name: str, view: ProjectView | None = None) -> tuple[object, ast.AST] | None:
-    """The method `name` of a class or of its base classes (with the context of its module): of the same
-    module (`ctx`'s), and with the project's `view` of another module too (`class SegTrainer(AmpStepMixin)`
-    with `from mixins import AmpStepMixin`); every base is searched in order, depth first."""
-    seen: set[ast.AST] = set()
-    stack = [(ctx, cls)]
-    while stack and len(seen) < MAX_BASES:
-        ctx, cls = stack.pop()
-        if not isinstance(cls, ast.ClassDef) or cls in seen:
-            continue
-        seen.add(cls)
-        function = own_method(cls, name)
-        if function is not None:
-            return ctx, function
-        stack += reversed([found for base in cls.bases if (found := _base_class(ctx, base, view)) is not None])
-    return None
-
-
-def _base_class(ctx, base: ast.AST, view: ProjectView | None) -> tuple[object, ast.ClassDef] | None:
-    """The class a base names: of the module, or with the project's `view`, of another of its modules."""
-    if isinstance(base, ast.Name):
-        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
-        if local is not None:
-            return ctx, local
-    return project_class(view, ctx.qualified_name(base)) if view is not None else None
-
-
-def project_class(view: ProjectView | None, name: str | None) -> tuple[object, ast.ClassDef] | None:
-    """The class of the project a qualified name names (`models.Net`), with the context of its module."""
-    found = view.find(name) if name and view is not None else None
-    if found is None or found[1] not in found[0].classes or view.index is None:
-        return None
-    home = view.index.context(found[0].name)
-    cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
-    return (home, cls) if cls is not None else None
 
 
 def union(*sets: frozenset | None) -> frozenset | None:

@@ -1,7 +1,8 @@
 """Which function of the linted project a call runs.
 
 The loop model follows calls through `CallResolver.resolve`: the functions of the module (module-level,
-nested in an enclosing function, `self.method(...)` of the enclosing class) and, through the project
+nested in an enclosing function, `self.method(...)` of the enclosing class, its bases, or the one subclass that
+defines it (`classes.dispatched_method`)) and, through the project
 index, the functions of the project's other modules it imports (`from steps import train_step`,
 `import utils; utils.step(...)`), read from their own module's tree, their names resolved there.
 """
@@ -13,12 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from mllint.analysis.program.hierarchy import dispatched_method
 from mllint.analysis.syntax.names import dict_entries, is_self_attribute
 from mllint.analysis.syntax.tree import bound_receivers
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.
 FOLLOWED = re.compile(rb"backward|step|grad")
+ANY_MODULE = re.compile(rb"")  # every module is read
 T = TypeVar("T")
 
 
@@ -47,10 +50,25 @@ class CallResolver:
         """`at`: where the call stands when it is not in the tree (a call of the function `map` is given);
         `followed`: what another module must mention to be read (default: the loop model's words), or with
         `reexported`, the module that defines what a package re-exports (`from .stats import compute_stats`)."""
+        if is_self_attribute(call.func):
+            return self._dispatched(call.func, at or call, followed or FOLLOWED)
         function = self._in_module(call.func, at or call)
         if function is not None:
             return Callee(function, self.ctx)
         return self._in_project(call.func, followed or FOLLOWED, reexported)
+
+    def _dispatched(self, func: ast.Attribute, at: ast.AST, followed: re.Pattern[bytes]) -> Callee | None:
+        """`self.method(...)`: what `classes.dispatched_method` finds for the enclosing class, another
+        module's method read only when that module mentions `followed`."""
+        cls = self.scopes.enclosing_class(at)
+        found = dispatched_method(self.ctx, cls, func.attr, self.project) if cls is not None else None
+        if found is None:
+            return None
+        home, method = found
+        module = home.module.name if home is not self.ctx and home.module is not None else None
+        if module is not None and self.project.index is not None and not self.project.index.mentions(module, followed):
+            return None
+        return Callee(method, home)
 
     def _in_module(self, func: ast.AST, at: ast.AST) -> ast.AST | None:
         if isinstance(func, ast.Name):
@@ -64,9 +82,6 @@ class CallResolver:
                         return None
                 scope = self.scopes.enclosing_function(scope)
             return self.module_functions.get(func.id)
-        if is_self_attribute(func):
-            cls = self.scopes.enclosing_class(at)
-            return _functions_in(cls.body).get(func.attr) if cls is not None else None
         return None
 
     def _in_project(self, func: ast.AST, followed: re.Pattern[bytes], reexports: bool) -> Callee | None:

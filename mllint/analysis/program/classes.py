@@ -42,3 +42,4 @@ def _is_module_base(base: ast.AST, ctx) -> bool:
     if is_module_base(qualified):
         return True
     return ctx.project is not None and ctx.analysis(ProjectView).is_module_class(qualified)
+

@@ -36,7 +36,8 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source, Value,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source,
+    Value,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -97,7 +98,12 @@ _CALLS: dict[tuple, "_CallIndex"] = {}
 # A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
 # Possessive and from a word's start: no backtracking through long words.
 CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
+# A class statement's bases (`class SimCLR(ContrastiveStepMixin, nn.Module):`), each by its last name: the
+# index's word `(ContrastiveStepMixin)(` says the module derives a class from it.
+CLASS_BASES = re.compile(rb"\bclass[ \t]++\w++[ \t]*+\(([^)]*+)\)")
+BASE_NAME = re.compile(rb"([A-Za-z_]\w*+)[ \t\r\n\\]*+(?=,|$)")
 JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
+MAX_SUBCLASSES = 16  # project classes derived from one class that are searched for a method it lacks
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
 
@@ -242,6 +248,11 @@ class ProjectIndex:
         self._record(name + CALLS_KEY, None, _listing_digest(modules))
         return modules
 
+    def modules_deriving(self, name: str) -> list[str]:
+        """The modules of the project whose class statements name `name` as a base (by its last name),
+        from the same word index; recorded as `modules_calling`'s answer is."""
+        return self.modules_calling(f"({name})")
+
     def _calls_key(self) -> tuple:
         return tuple(sorted(self.roots.items()))
 
@@ -354,7 +365,9 @@ class _CallIndex:
                 continue
             if known is not None:
                 self._forget(path)
-            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(_code_text(path))))
+            text = _code_text(path)
+            bases = {b"(" + b + b")" for bases in CLASS_BASES.findall(text) for b in BASE_NAME.findall(bases.strip())}
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases)
             for word in words:
                 self.calls.setdefault(word, set()).add(path)
             self.files[path] = (module, stamp, words)
@@ -530,6 +543,12 @@ class Found:
 class Instance:
     cls: str  # an instance of this class of the project
     site: object = dataclasses.field(default=None, compare=False)  # the call that built it
+    method: str | None = None  # its method of that name (`values.Member`), for a call of it
+
+
+@dataclass(frozen=True)
+class Chain:
+    last: Instance  # an `nn.Sequential` ending in this module of the project (nested ones too): calling it calls that
 
 
 @dataclass(frozen=True)
@@ -570,7 +589,7 @@ class _Either:
     options: tuple[tuple[Value, ModuleSummary], ...]
 
 
-Resolved = Found | Instance | Entity | Tuple | Each
+Resolved = Found | Instance | Chain | Entity | Tuple | Each
 
 
 def place_in(ctx, home, node: ast.AST) -> str:
@@ -597,6 +616,8 @@ class ProjectView:
     def __init__(self, ctx, index: "ProjectIndex | None" = None) -> None:
         self.ctx = ctx
         self.index: ProjectIndex | None = index or ctx.project
+        self._global_values: dict[str, tuple[object, ast.AST] | None] = {}
+        self._subclasses: dict[str, list[str]] = {}
 
     @property
     def own(self) -> ModuleSummary:
@@ -655,7 +676,12 @@ class ProjectView:
     def global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
         """(the context of its module, the value) of a module-level name of another module of the project
         bound once (`mone = one * -1` of `from utils import mone`, `FAKE` of `REAL, FAKE = -1.0, 1.0`), following
-        re-exports; None otherwise."""
+        re-exports; None otherwise. Worked out once per name."""
+        if qualified not in self._global_values:
+            self._global_values[qualified] = self._global_value(qualified)
+        return self._global_values[qualified]
+
+    def _global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
         found = self.find(qualified)
         if found is None:  # a name assigned with others is no summary variable
             module, _, member = qualified.rpartition(".")
@@ -686,18 +712,74 @@ class ProjectView:
             return False
         return any(is_module_base(base) or self.is_module_class(base, depth + 1) for base in found[1].bases)
 
-    def forward_of(self, qualified: str, depth: int = 0) -> tuple[ModuleSummary, ClassSummary] | None:
-        """The project class (this one or a project base) whose `forward` instances of `qualified` run."""
+    def subclasses(self, qualified: str) -> list[str]:
+        """The project classes that derive from the project class `qualified`, directly or through others
+        (breadth first, at most `MAX_SUBCLASSES`): in its module, the linted file, and the modules whose
+        class statements name it as a base (`ProjectIndex.modules_deriving`)."""
+        found = self.find(qualified)
+        if found is None or found[1] not in found[0].classes:
+            return []
+        root = f"{found[0].name}.{found[1]}"
+        if root not in self._subclasses:
+            derived: list[str] = []
+            queue = [root]
+            while queue and len(derived) < MAX_SUBCLASSES:
+                base = queue.pop(0)
+                module, _, name = base.rpartition(".")
+                deriving = self.index.modules_deriving(name) if self.index is not None else []
+                for summary in filter(None, map(self.summary, dict.fromkeys([module, self.own_name, *deriving]))):
+                    for cls in summary.classes.values():
+                        named = f"{summary.name}.{cls.name}"
+                        if named not in derived and named != root and any(self._names(b, base) for b in cls.bases):
+                            derived.append(named)
+                            queue.append(named)
+            self._subclasses[root] = derived[:MAX_SUBCLASSES]
+        return self._subclasses[root]
+
+    def base_modules(self, qualified: str) -> list[str]:
+        """The modules that define the project bases of a project class, its bases' bases too."""
+        found, queue = [], [qualified]
+        while queue and len(found) < MAX_SUBCLASSES:
+            summary = self.class_summary(queue.pop(0))
+            for base in summary[1].bases if summary is not None else ():
+                defined = self.find(base)
+                if defined is not None and defined[1] in defined[0].classes and defined[0].name not in found:
+                    found.append(defined[0].name)
+                    queue.append(f"{defined[0].name}.{defined[1]}")
+        return found
+
+    def _names(self, qualified: str, cls: str) -> bool:
+        """Does a qualified name (a base as its module imports it) name the project class `cls`?"""
+        found = self.find(qualified) if qualified.rpartition(".")[2] == cls.rpartition(".")[2] else None
+        return found is not None and f"{found[0].name}.{found[1]}" == cls
+
+    def forward_of(self, qualified: str) -> tuple[ModuleSummary, ClassSummary] | None:
+        """The project class (this one, a project base, or for a mixin the one class mixing it in that has
+        one) whose `forward` instances of `qualified` run."""
+        return self.method_of(qualified, "forward")
+
+    def method_of(self, qualified: str, name: str) -> tuple[ModuleSummary, ClassSummary] | None:
+        """The project class whose method `name` instances of `qualified` run: this one or a project base
+        (depth first, in order); when none has it, the one the project's subclasses agree on (a mixin's
+        `self.forward(x)` runs the forward of the model that mixes it in)."""
+        found = self._inherited(qualified, name, 0)
+        if found is not None:
+            return found
+        derived = {(m.name, c.name): (m, c) for s in self.subclasses(qualified) if (f := self._inherited(s, name, 0)) for m, c in [f]}
+        return next(iter(derived.values())) if len(derived) == 1 else None
+
+    def _inherited(self, qualified: str, name: str, depth: int) -> tuple[ModuleSummary, ClassSummary] | None:
         found = self.class_summary(qualified)
         if found is None or depth > MAX_DEPTH:
             return None
-        if found[1].has_forward:
+        if name in found[1].methods:
             return found
-        for base in found[1].bases:
-            inherited = self.forward_of(base, depth + 1)
-            if inherited is not None:
-                return inherited
-        return None
+        return next((f for base in found[1].bases if (f := self._inherited(base, name, depth + 1)) is not None), None)
+
+    def is_module_like(self, qualified: str) -> bool:
+        """A module class of the project, or a mixin of one (a class every module class derived from it
+        makes a module, as `class Net(ScoringMixin, nn.Module)` does)."""
+        return self.is_module_class(qualified) or any(self.is_module_class(s) for s in self.subclasses(qualified))
 
     # What values are.
     def origin(self, expr: ast.AST, binding=None) -> Origin | None:
@@ -778,10 +860,18 @@ class ProjectView:
             if not -len(packed.values) <= index < len(packed.values):
                 return None
             return self.resolve(packed.values[index], packed.module, depth + 1)
+        if isinstance(value, Member):  # a method of an instance, for `_call`
+            inner = self.resolve(value.value, module, depth + 1)
+            return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
             found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
             return dataclasses.replace(found, entry=None, passage=value.callee.passage) if isinstance(found, Found) else found
+        if isinstance(value, Chained):
+            last = self.resolve(value.last, module, depth + 1)
+            if isinstance(last, Found) and last.layer:  # a builder's `nn.Sequential(..., nn.Softmax(-1))`: the same layer
+                return last
+            return Chain(last) if isinstance(last, Instance) else last if isinstance(last, Chain) else None
         if isinstance(value, Called):
             return self._call(value, module, depth)
         return None
@@ -790,6 +880,7 @@ class ProjectView:
         if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
             return _agreed([self._call(Called(v, value.node), module, depth + 1) for v in value.callee.values])
         callee = self.resolve(value.callee, module, depth + 1)
+        callee = callee.last if isinstance(callee, Chain) else callee
         if isinstance(callee, Found):
             if not callee.layer:
                 return None
@@ -797,19 +888,21 @@ class ProjectView:
             line = callee.line if callee.via or callee.contained else value.node.lineno
             return dataclasses.replace(callee, layer=False, node=value.node, line=line)
         if isinstance(callee, Instance):
-            forward = self.forward_of(callee.cls)
-            if forward is None:
+            name = callee.method or "forward"
+            defining = self.method_of(callee.cls, name)
+            if defining is None:
                 return None
-            returned = forward[1].forward if value.decide is None else forward[1].forward_deciding(value.decide)
-            result = _as_called(self.resolve(returned, forward[0], depth + 1), self._definition(callee.cls, "__init__"), callee.site)
-            via = f"{forward[1].name}.forward"
+            owner, cls = defining
+            returned = cls.forward_deciding(value.decide) if name == "forward" and value.decide is not None else cls.returns_of(name)
+            result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
+            via = f"{cls.name}.{name}"
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
             if found is None:
                 return None
             owner, name = found
             if name in owner.classes:
-                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_class(f"{owner.name}.{name}") else None
+                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_like(f"{owner.name}.{name}") else None
             if name in owner.variables:  # a module-level object: call what it holds
                 held = self.resolve(owner.variable(name), owner, depth + 1)
                 if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module

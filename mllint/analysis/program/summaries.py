@@ -2,8 +2,9 @@
 
 A `ModuleSummary` holds, for the module's top-level definitions only:
 - `imports`: the names it imports, as qualified names (relative imports resolved), to follow re-exports;
-- `classes`: each class's bases (qualified names) and what `forward` returns in training mode (returns
-  under `if not self.training`, or after an `if self.training: return ...`, are eval-only and left out);
+- `classes`: each class's bases (qualified names), its methods' names, and what `forward` returns in
+  training mode (returns under `if not self.training`, or after an `if self.training: return ...`, are
+  eval-only and left out), or another method (`returns_of`);
 - `functions`: what each function returns;
 - `variables`: module-level names assigned once (`model = nn.Sequential(...)`).
 
@@ -80,7 +81,9 @@ class ClassSummary(_Definition):
         super().__init__(node, load)
         self.bases = bases
         self.decorators = decorators  # qualified: `registry.register` for `@register("net")` and `@register`
+        self.methods = frozenset(m.name for m in node.body if isinstance(m, FUNCTIONS))
         self.has_forward = own_method(node, "forward", ast.FunctionDef) is not None
+        self._returns: dict[str, Value | None] = {}
 
     @cached_property
     def forward(self) -> Value | None:
@@ -98,6 +101,20 @@ class ClassSummary(_Definition):
             return _combined(_values(_training_returns(forward.body, decide), ctx.analysis(ValueKinds)))
         except TOO_COMPLEX:
             return None
+
+
+    def returns_of(self, name: str) -> Value | None:
+        """What the class's own method `name` returns (`forward`: in training mode)."""
+        if name == "forward":
+            return self.forward
+        if name not in self._returns:
+            ctx, node = self.definition()
+            method = own_method(node, name) if node is not None else None
+            try:
+                self._returns[name] = _combined(_values(returned_expressions(method.body), ctx.analysis(ValueKinds))) if method else None
+            except TOO_COMPLEX:
+                self._returns[name] = None
+        return self._returns[name]
 
 
 class FunctionSummary(_Definition):

@@ -1,0 +1,111 @@
+"""The class hierarchy of the project: which method a call on an instance runs (`inherited_method`, over
+the bases of the project in order), or on `self` in a method of a class (`dispatched_method`: a base's
+template method calling `self.compute_loss(...)` that only a subclass defines, a mixin's method calling
+`self.forward`), and the classes `self` may be an instance of there (`self_classes`: the class and the
+project's classes derived from it, found by `ProjectView.subclasses`).
+
+`view` is the linted file's `project.ProjectView` (None: the module alone); this module only calls it, so
+that the program layer's call resolver (`calls.py`, which the project view imports) may ask it.
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.syntax.tree import own_method
+
+
+MAX_BASES = 16  # classes searched for an inherited method
+
+
+def inherited_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> tuple[object, ast.AST] | None:
+    """The method `name` of a class or of its base classes (with the context of its module): of the same
+    module (`ctx`'s), and with the project's `view` of another module too (`class SegTrainer(AmpStepMixin)`
+    with `from mixins import AmpStepMixin`); every base is searched in order, depth first."""
+    seen: set[ast.AST] = set()
+    stack = [(ctx, cls)]
+    while stack and len(seen) < MAX_BASES:
+        ctx, cls = stack.pop()
+        if not isinstance(cls, ast.ClassDef) or cls in seen:
+            continue
+        seen.add(cls)
+        function = own_method(cls, name)
+        if function is not None:
+            return ctx, function
+        stack += reversed([found for base in cls.bases if (found := _base_class(ctx, base, view)) is not None])
+    return None
+
+
+def _base_class(ctx, base: ast.AST, view: object) -> tuple[object, ast.ClassDef] | None:
+    """The class a base names: of the module, or with the project's `view`, of another of its modules."""
+    if isinstance(base, ast.Name):
+        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
+        if local is not None:
+            return ctx, local
+    return project_class(view, ctx.qualified_name(base)) if view is not None else None
+
+
+def project_class(view: object, name: str | None) -> tuple[object, ast.ClassDef] | None:
+    """The class of the project a qualified name names (`models.Net`), with the context of its module."""
+    found = view.find(name) if name and view is not None else None
+    if found is None or found[1] not in found[0].classes or view.index is None:
+        return None
+    home = view.index.context(found[0].name)
+    cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+    return (home, cls) if cls is not None else None
+
+
+def dispatched_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> tuple[object, ast.AST] | None:
+    """The method `self.name(...)` runs in a method of `cls`: the class's own or inherited one, unless that
+    is missing or abstract (its body only raises `NotImplementedError`, or passes); then the one override
+    the project's subclasses of `cls` agree on (None when they differ, or none has one)."""
+    found = inherited_method(ctx, cls, name, view)
+    if found is not None and not _abstract(found[1]):
+        return found
+    overrides = {}
+    for home, derived in self_classes(ctx, cls, view)[1:]:
+        method = inherited_method(home, derived, name, view)
+        if method is not None and not _abstract(method[1]):
+            overrides[(_module_name(method[0]), method[1].lineno)] = method
+    return next(iter(overrides.values())) if len(overrides) == 1 else None
+
+
+def self_classes(ctx, cls: ast.ClassDef, view: object = None) -> list[tuple[object, ast.ClassDef]]:
+    """The classes `self` may be an instance of in a method of `cls`: `cls` itself, then the project's
+    classes derived from it (a mixin's are the classes that mix it in), with the context of their module."""
+    found = [(ctx, cls)]
+    module = _module_name(ctx)
+    if cls not in ctx.tree.body:
+        return found
+    if view is None or module is None:  # the module alone: its classes that name `cls` as a base
+        names = {cls.name}
+        for node in ctx.tree.body:
+            if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in names for b in node.bases):
+                names.add(node.name)
+                found.append((ctx, node))
+        return found
+    for qualified in view.subclasses(f"{module}.{cls.name}"):
+        home, _, name = qualified.rpartition(".")
+        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if home == module else None
+        derived = (ctx, local) if local is not None else project_class(view, qualified)
+        if derived is not None:
+            found.append(derived)
+    return found
+
+
+def _abstract(function: ast.AST) -> bool:
+    """A method that only states an interface: `raise NotImplementedError`, `pass` or `...` (after a
+    docstring), or decorated `@abstractmethod`."""
+    if any((d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) == "abstractmethod" for d in function.decorator_list):
+        return True
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body:
+        return True
+    if len(body) != 1:
+        return False
+    only = body[0]
+    raised = only.exc.func if isinstance(only, ast.Raise) and isinstance(only.exc, ast.Call) else getattr(only, "exc", None)
+    return isinstance(only, ast.Pass) or (isinstance(raised, ast.Name) and raised.id == "NotImplementedError")
+
+
+def _module_name(ctx) -> str | None:
+    return ctx.module.name if ctx is not None and ctx.module is not None else None
