@@ -50,7 +50,7 @@ class TrainingErrorSwallowed(Rule):
     any import of `suppress`) is a handler `except E: pass` around its body, reported at the `with`. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
     them only sometimes (`else: if not distributed: raise`) is reported, and so is its out-of-memory arm
-    when it lets the optimizer step on the failed batch's partial gradients, as below. A handler of torch's out-of-memory
+    when it returns from a step whose caller steps anyway, as below. A handler of torch's out-of-memory
     errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
     `gc.collect()` or `del`, or clears its gradients with `zero_grad()`, `p.grad = None` or `del p.grad`), and when it
@@ -306,8 +306,10 @@ class TrainingErrorSwallowed(Rule):
         out-of-memory error, on every path the other errors take? An out-of-memory handler that recovers
         leaves too, unless the optimizer then steps on the failed batch's partial gradients."""
         others = _other_than_out_of_memory(self.ctx, handler.body)
-        if others is not None:  # the out-of-memory path must not let the step go on either
-            return self._always_leaves(others) and self._step_after(node, _out_of_memory_path(self.ctx, handler)) is None
+        if others is not None:  # a return on the out-of-memory path must not leave the step to a caller either
+            path = _out_of_memory_path(self.ctx, handler)
+            returns = any(isinstance(n, ast.Return) for n in own_nodes(path))
+            return self._always_leaves(others) and not (returns and self._step_after(node, path) is not None)
         if _out_of_memory_only(self.ctx, handler) and self._recovers(handler.body) and self._step_after(node, handler.body) is None:
             return True
         return any(_leaving(self.ctx, node) for node in own_nodes(handler.body))
