@@ -510,7 +510,7 @@ class TrainingLoops:
         """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that
         may reach one (of the file, or of a module of the project that calls `.backward(`): a cheap
         lexical over-approximation, so that the events are only built where training may happen."""
-        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_imports else ()
+        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_modules else ()
         elsewhere = [c for c in calls if self._reaches_backward_elsewhere(c)]
         marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
         found: set[ast.AST] = set()
@@ -533,13 +533,25 @@ class TrainingLoops:
                 found[name] = module
         return found
 
+    @cached_property
+    def _backward_modules(self) -> set[str]:
+        """The modules whose methods a call on an object may run that call `.backward(`: those the file
+        imports from, and those defining a project base of a class it imports (a mixin's step,
+        `model.contrastive_step(a, b)`)."""
+        found = set(self._backward_imports.values())
+        for qualified in self.ctx.analysis(Names).module_imports().values() if self.project is not None else ():
+            if self.project.class_summary(qualified) is not None:
+                bases = self.project.base_modules(qualified)
+                found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
+        return found
+
     def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
         """Does the call run a function of another module that lexically reaches a backward call there?
         (the function itself, not a re-export: a cheap test, the events decide)"""
         func = _called(call).func
         if _root_name(func) not in self._backward_imports:
             # A method of an object of a class such a module defines (`solver.train_step(...)`)?
-            return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in set(self._backward_imports.values()))
+            return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in self._backward_modules)
         qualified = self.ctx.qualified_name(func)
         module, _, member = (qualified or "").rpartition(".")
         return member in self._reaching(module)
