@@ -32,8 +32,8 @@ from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, passes_self, site_constants
-from mllint.analysis.objects.points_to import NONE, Objects
-from mllint.analysis.program.hierarchy import inherited_method
+from mllint.analysis.objects.points_to import NONE, Obj, Objects
+from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
     Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
@@ -48,8 +48,8 @@ from mllint.findings import Related
 MAX_CALL_DEPTH = 4
 MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
 # A file holds a training loop only if it says one of these: a backward pass, or a call of a project
-# function that may do it (`train_step(model, batch, optimizer)`).
-TRAINING_WORDS = ("backward", "step", "optim")
+# function that may do it (`train_step(model, batch, optimizer)`, `tagger.training_update(batch)`).
+TRAINING_WORDS = ("backward", "step", "optim", "train")
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -318,8 +318,11 @@ class TrainingLoops:
         objects = self.ctx.analysis(Objects)
         if not cleared or NONE in cleared or not optimizers:
             return False
+        # A mixin's `self` is an instance of a class mixing it in; its `self.optim` what that class stores.
+        cleared = {Obj("self", c, ctx=home) for o in cleared if o.kind == "self" for home, c in self_classes(o.ctx, o.node, objects.view)} | set(cleared)
+        held = [objects._of(o.ctx).held(o) if o.kind == "field" and o.ctx is not None else {o} for o in optimizers]
         trained: set = set()
-        for optimizer in optimizers:
+        for optimizer in (o for found in held for o in found or ()):
             home = objects._of(optimizer.ctx) if optimizer.ctx is not None else None
             if home is None or not isinstance(optimizer.node, ast.Call) or not home.trained_by(optimizer.node):
                 continue
