@@ -9,7 +9,9 @@ class SoftmaxIntoCrossEntropy(Rule):
     ## What it does
     Reports softmax output passed as the input of `CrossEntropyLoss` or `F.cross_entropy`: from
     `F.softmax`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax` module or an
-    `nn.Sequential` ending in one, averaged or otherwise combined linearly (an ensemble's mean, a weighted
+    `nn.Sequential` ending in one (or in a module of the project whose `forward` returns softmax output:
+    `nn.Sequential(backbone, Head(...))`; layers that pass their input on, `nn.Identity` and `nn.Dropout`,
+    after it), averaged or otherwise combined linearly (an ensemble's mean, a weighted
     sum, a product with one-hot rows), directly or through local variables, `self.` attributes and import
     aliases, and from the project's models and functions in other files: a model whose `forward` returns
     softmax output (in training mode; as one element of a tuple too, also when an if/else chooses between

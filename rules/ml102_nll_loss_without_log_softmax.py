@@ -10,7 +10,8 @@ class NllLossWithoutLogSoftmax(Rule):
     Reports softmax or sigmoid output (probabilities), `logsigmoid` output or a Linear layer's raw logits
     passed as the input of `NLLLoss` or `F.nll_loss`: made in the same function, through local variables and `self.`
     attributes, averaged or otherwise combined linearly, or returned by a model's `forward` or a helper
-    function in another file of the project. `log_softmax` output, the usual input, is not reported, nor is anything whose origin is unknown.
+    function in another file of the project. An `nn.Sequential` ending in a Linear layer and an
+    `nn.Identity` or `nn.Dropout` outputs raw logits. `log_softmax` output, the usual input, is not reported, nor is anything whose origin is unknown.
 
     ## Why is this bad?
     `NLLLoss` does no normalisation: it only picks `-input[target]` and averages. It expects

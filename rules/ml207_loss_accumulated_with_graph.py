@@ -1,9 +1,11 @@
 import ast
 
-from mllint.analysis.facets.gradients import GradientFlow, State
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
-from mllint.analysis.facets.meters import APPENDS, kept_argument, returned_loss, same_tensor
+from mllint.analysis.facets.loss_terms import signed_terms
+from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, returned_loss, same_tensor
+from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
@@ -49,6 +51,10 @@ OBJECT_MESSAGE = (
 NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "evaluate", "validate", "test"})
 
 
+LIVE_MESSAGE = (
+    "`{value}` carries this iteration's autograd graph ({made}) and is kept in "
+    "`{total}` across iterations: every iteration's graph stays in memory; keep `.item()` (or a detached value)"
+)
 RETURNED_MESSAGE = (
     "`{loss}` is {what} `{function}` backpropagates ({place}) and returns with its autograd graph; "
     "accumulated into `{total}`, every iteration's graph stays in memory: return `loss.item()` (or a detached loss)"
@@ -76,9 +82,17 @@ class LossAccumulatedWithGraph(Rule):
     backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
-    v in out.items(): logs[k] += v`), and the terms a loss function returns beside the loss they sum (`loss,
+    v in out.items(): logs[k] += v`), and the whole dict or tuple it returns when it holds the loss
+    (`history.append(step(batch))` summed later), and the terms a loss function returns beside the loss they sum (`loss,
     parts = self.loss_fn(...)`, `return parts` after `loss.backward()`), also when a comprehension collects them (`sum(train_step(b) for b in
-    loader)`) or the step is a method of an object a caller passes. A model's output, or any value the backpropagated loss is computed
+    loader)`) or the step is a method of an object a caller passes. A value other than the loss that carries
+    the iteration's graph (a metric of the model's output: `history.append(psnr(sr, hr))`, each value of a
+    metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
+    itself, a term the backpropagated loss sums: `sum_reg += reg_loss` of `loss = task + beta * reg_loss`,
+    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`) appended to a list or added into a
+    total kept across the iterations of a loop that backpropagates is reported too (not a factor that
+    only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
+    (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
     dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
@@ -173,10 +187,13 @@ class LossAccumulatedWithGraph(Rule):
                     message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=place)
                     self.report(loss, message)
                     continue
-                if not isinstance(loss, ast.Name):
+                used = None
+                if isinstance(loss, ast.Name):
+                    used = next((u for u in losses if same_tensor(values, loss, u) or self._part_of(loss, u, values, losses[u] is not None)), None)
+                if used is None:
+                    self._kept_live(loss, total, loop, function, loops, reported)
                     continue
-                used = next((u for u in losses if same_tensor(values, loss, u) or self._part_of(loss, u, values, losses[u] is not None)), None)
-                if used is None or not self._kept_across_iterations(total, loop, function):
+                if not self._kept_across_iterations(total, loop, function):
                     continue
                 reported.add(loss)
                 held = losses[used]
@@ -196,6 +213,38 @@ class LossAccumulatedWithGraph(Rule):
                 losses = self._backpropagated(events, function)
                 self._metered(function, function, losses, reported)
                 self._kept_by_object(function, losses, reported)
+
+    def _kept_live(self, value: ast.AST, total: ast.AST, loop: ast.AST, function, loops: TrainingLoops, reported: set[ast.AST]) -> None:
+        """A value other than the loss that carries the graph of the training iteration around `loop` (a
+        metric of the model's output: `psnr(sr, hr)`, a soft dice of the logits), added to a total or
+        appended to a list kept across its iterations."""
+        training = self._training_loop(loop, loops)
+        if value in reported or training not in loops.may_train or not self._kept_across_iterations(total, training, function):
+            return
+        if isinstance(value, ast.Name) and cut_on_a_path(self.ctx.analysis(ValueKinds), value):
+            return  # `df_loss = df_loss.detach().item()` after its backward
+        losses = self._backpropagated(loops.events_of_loop(training), function)
+        if losses and self._live(value, losses, training, terms_only=True):
+            reported.add(value)
+            term = self._summed_into(value, losses) if isinstance(value, ast.Name) and self.ctx.analysis(GradientFlow).flow(value).state is not State.GRAPH else None
+            made = f"it is a term of the loss backpropagated at line {term.lineno}" if term is not None else f"it is computed from the model's output{self._made_by(value)}"
+            message = LIVE_MESSAGE.format(value=one_line(self.ctx.text(value), 50), made=made, total=ast.unparse(_base(total)))
+            self.report(value, message)
+
+    def _made_by(self, value: ast.AST) -> str:
+        """` by `psnr`, utils.py:7` (where it returns the value) for a value a function of the project returns (or a value of the
+        dict it returns: `v` of `for k, v in metric.process(p, y).items()`); empty for any other."""
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
+        call = value if isinstance(value, ast.Call) else dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        found = self.ctx.analysis(GradientFlow).callee(call, followed=ANY_MODULE) if isinstance(call, ast.Call) else None
+        returned = returned_expressions(found[0].function.body) if found is not None else None
+        if not returned:
+            return ""
+        callee = found[0]
+        path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
+        cls = callee.ctx.scopes.enclosing_class(callee.function)
+        name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
+        return f" by `{name}`, {path}:{returned[-1].lineno}" if path else f" by `{name}`, line {returned[-1].lineno}"
 
     def _kept_by_object(self, step: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
         """A step function (run once per batch by its callers) that appends a live value to a list its object
@@ -331,8 +380,8 @@ class LossAccumulatedWithGraph(Rule):
         for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
                 yield from ((factor, node.target) for factor in _added_factors(node.value))
-            elif _self_sum(node) is not None:  # `total = total + loss`
-                yield from ((factor, node.targets[0]) for factor in _added_factors(_self_sum(node)))
+            elif _self_sum(node) is not None:  # `total = total + loss`, `avg = 0.9 * avg + 0.1 * loss`
+                yield from ((factor, node.targets[0]) for added in _self_sum(node) for factor in _added_factors(added))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and _base(node.func.value) is not None and len(node.args) == 1 and not node.keywords
@@ -357,10 +406,12 @@ class LossAccumulatedWithGraph(Rule):
                     elif isinstance(argument, ast.Dict):  # `history.log_dict({"mse": mse, "loss": loss})`
                         yield from ((node, e) for e in argument.values if isinstance(e, ast.Name))
 
-    def _live(self, value: ast.AST, losses: dict, loop: ast.AST) -> bool:
+    def _live(self, value: ast.AST, losses: dict, loop: ast.AST, terms_only: bool = False) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
         the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)? Not a name
-        bound only before the loop (the model itself, handed to an evaluator: no iteration's graph)."""
+        bound only before the loop (the model itself, handed to an evaluator: no iteration's graph).
+        `terms_only`: of the values the loss is computed from, only a term it sums (`reg_loss` of `loss =
+        task + beta * reg_loss`), not a factor such as a return weighting a log-likelihood."""
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
@@ -374,10 +425,19 @@ class LossAccumulatedWithGraph(Rule):
         if state is not State.UNKNOWN or not isinstance(value, ast.Name):
             return state is State.GRAPH
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value)
+        holder = dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        if isinstance(holder, ast.Call):  # `v` of `for k, v in metric.process(logits, y).items()`
+            return self._live(holder, losses, loop)
         if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
+        if terms_only:
+            return bool(made) and self._summed_into(value, losses) is not None
         return bool(made) and any(flows.depends_on(loss, made) for loss in losses)
+
+    def _summed_into(self, value: ast.Name, losses: dict) -> ast.Name | None:
+        """The backpropagated loss `value` is a term of (`reg_loss` of `loss = task + beta * reg_loss`)."""
+        return next((loss for loss in losses if any(value.id in t.through or _named(t.node, value.id) for t in signed_terms(self.ctx, loss))), None)
 
     def _data(self, definition) -> bool:
         """Is a definition an item of the batch: of what a loop iterates (`yb` of `for xb, yb in batches`), or of
@@ -520,16 +580,36 @@ def _added_factors(value: ast.AST) -> list[ast.AST]:
     return [value]
 
 
-def _self_sum(statement: ast.AST) -> ast.AST | None:
-    """The added value of `total = total + loss` (either order); None for any other statement."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+def _named(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
+    """The values `total = total + loss` adds to the old total (in any order, the old total scaled too: a
+    running average `avg = 0.9 * avg + 0.1 * loss`), also into an entry of a dict: `totals[k] = totals[k] +
+    v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
-    value, name = statement.value, statement.targets[0].id
-    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+    target, value = statement.targets[0], statement.value
+    if _base(target) is None or not isinstance(_base(target), ast.Name) or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
-    if isinstance(value.left, ast.Name) and value.left.id == name:
-        return value.right
-    return value.left if isinstance(value.right, ast.Name) and value.right.id == name else None
+    operands, pending = [], [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            pending += [node.right, node.left]
+        else:
+            operands.append(node)
+    old = [o for o in operands if _reads(o, target) or (isinstance(o, ast.BinOp) and isinstance(o.op, ast.Mult) and (_reads(o.left, target) or _reads(o.right, target)))]
+    return [o for o in operands if o not in old] if len(old) == 1 else None
+
+
+def _reads(value: ast.AST, target: ast.AST) -> bool:
+    """Is `value` the old value of `target`: the same name or entry, or the entry read by `.get(key, default)`?"""
+    if ast.dump(value) == ast.dump(target, annotate_fields=True).replace("Store()", "Load()"):
+        return True
+    get = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" and value.args
+    return bool(get) and isinstance(target, ast.Subscript) and ast.dump(value.func.value) == ast.dump(target.value) and ast.dump(value.args[0]) == ast.dump(target.slice)
 
 
 def _base(target: ast.AST) -> ast.Name | ast.Attribute | None:

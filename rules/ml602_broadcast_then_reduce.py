@@ -101,6 +101,8 @@ class BroadcastThenReduce(Rule):
         values = shapes.values_in_helper(node) if candidates else None
         for operation in candidates if values else []:
             found = self._broadcast_then_reduced(operation, values.get)
+            if found is not None and not _passed_as_given(operation, helper) and self._broadcast_then_reduced(operation, shapes.value):
+                return  # the helper's own mismatch, with what its first call site passes: reported in the helper
             if found is not None:
                 left, right, result = found
                 message = self.helper_message.format(

@@ -4,7 +4,9 @@ from functools import cached_property
 from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
-from mllint.analysis.facets.dims import Sym, is_known
+from mllint.analysis.facets.dims import Sym, format_shape, is_known
+from mllint.analysis.facets.indexing import int_literal
+from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.syntax.tree import position
@@ -70,6 +72,11 @@ class SqueezeWithoutDim(Rule):
     when the loader is passed in by a call site), after the iteration skips a batch of one (`if
     x.size(0) == 1: continue`, or under `if len(x) > 1:`), on a value reshaped to a stated number of rows
     (`out.view(batch_size, 1)`: a smaller batch fails there first), or after an `assert` on the value's size.
+    Also reported where the lost dimension is read: a count of the batch in a loop (`total +=
+    logits.size(0)`, `out.shape[0]`) of a value whose batch dimension a dim-less `squeeze()` dropped
+    because the batch held one sample: a model's `forward` (in whichever module) that squeezes a pooled
+    `(B, C, 1, 1)` map, run on a loader of batch size one (`batch_size=1`, or the default) that the
+    loop, or the call site passing it, iterates. The message names the `squeeze()`.
 
     ## Why is this bad?
     `squeeze()` removes every dimension of size 1, including the batch dimension when a batch holds a
@@ -113,9 +120,22 @@ class SqueezeWithoutDim(Rule):
     message = "`squeeze()` without a dim also drops the batch dimension of a batch of one: name the dim{hint}"
     severity = Severity.INFO
     fix_applicability = Applicability.UNSAFE
-    requires_any_text = ("squeeze",)
+    count_message = (
+        "`{read}` counts no batch: the `squeeze()` without a dim at {place} also dropped the batch dimension of "
+        "this batch of one (the value is {shape})"
+    )
+    requires_any_text = ("squeeze", "size(0)", "shape[0]")  # the squeeze may be in the model's module
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        """`logits.shape[0]` in a loop: a count of the batch, unless a `squeeze()` dropped it."""
+        value = node.value
+        if isinstance(value, ast.Attribute) and value.attr == "shape" and int_literal(node.slice) == 0:
+            self._check_count(node, value.value)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if callee_name(node) == "size" and isinstance(node.func, ast.Attribute) and len(node.args) == 1 and int_literal(node.args[0]) == 0:
+            self._check_count(node, node.func.value)
+            return
         receiver = self._squeezed(node)
         if receiver is None or self._made_scalar(node):
             return
@@ -140,6 +160,19 @@ class SqueezeWithoutDim(Rule):
             replacement = f"{self.ctx.text(node.func)}({self.ctx.text(receiver)}, {ones[0]})"
         fix = self.ctx.fix(f"Name the dim: `{replacement}`", Applicability.UNSAFE, self.ctx.replace(node, replacement))
         self.report(node, self.message.format(hint=f" (`squeeze({ones[0]})`)"), fix)
+
+    def _check_count(self, read: ast.AST, counted: ast.AST) -> None:
+        """A count of the batch (`total += logits.size(0)`) in a loop, of a value whose batch dimension a
+        dim-less `squeeze()` dropped on the way (in the model's `forward`, run on a batch of one)."""
+        scope = self.ctx.scopes.enclosing_function(read)
+        loop = next((a for a in self.ctx.scopes.ancestors(read) if a is scope or isinstance(a, (ast.For, ast.AsyncFor, ast.While))), None)
+        if loop is None or loop is scope:
+            return
+        shapes = self.ctx.analysis(Shapes)
+        found = shapes.unbatched(counted)
+        if found is not None:
+            place = place_in(self.ctx, *found)
+            self.report(read, self.count_message.format(read=self.ctx.text(read), place=place, shape=format_shape(shapes.shape(counted))))
 
     def _batch_never_one(self, node: ast.Call, receiver: ast.AST) -> bool:
         """Can the batch dimension not be 1 here: every batch of the loop is full (`drop_last=True`), the

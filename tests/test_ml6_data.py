@@ -79,7 +79,15 @@ LOADER = "def f(n, b):\n    loader = DataLoader(TensorDataset(torch.randn(n, 4),
         ),
         # A helper function run with its arguments.
         ("def make(n, k):\n    return torch.randn(n, k)\ndef f(m):\n    x = make(m, 3)\n    return x\n", "x", "(m, 3)"),
-        ("def make(n):\n    return torch.randn(n, 3)\ndef f(m):\n    x = make(m)\n    return x\n", "x", None),  # nothing known: not run
+        ("def make(n):\n    return torch.randn(n, 3)\ndef f(m):\n    x = make(m)\n    return x\n", "x", None),  # a size of its own parameter: not kept
+        # Given nothing informative, a helper's result counts when no symbol is in it.
+        ("def make(a):\n    return np.asarray(a).reshape(-1, 1)\ndef f(m):\n    x = make(m)\n    return x\n", "x", "(?, 1)"),
+        # Pooling keeps batch and channels; an MLP listed in a loop and ending in an activation keeps the rank.
+        ("def f(b):\n    return nn.MaxPool2d(2)(torch.randn(b, 3, 8, 8))\n", "nn.MaxPool2d(2)(torch.randn(b, 3, 8, 8))", "(b, 3, ?, ?)"),
+        ("def f(b, widths):\n    layers, d = [], 4\n    for w in widths:\n        layers += [nn.Linear(d, w), nn.SiLU()]\n        d = w\n"
+         "    return nn.Sequential(*layers)(torch.randn(b, 4))\n", "nn.Sequential(*layers)(torch.randn(b, 4))", "(b, ?)"),
+        # A batch size of one, stated or the default, is 1.
+        ("def f(n):\n    for x, y in DataLoader(TensorDataset(torch.randn(n, 4), torch.randn(n)), batch_size=1):\n        return y\n", "y", "(1,)"),
     ],
 )
 def test_shapes_from_data(source, expression, shape):
@@ -167,6 +175,14 @@ TABLES = "import pandas as pd\nCOLUMNS = ['a', 'b']\n"
         (TABLES + "def f(p):\n    df = pd.read_csv(p).dropna()\n    return df.iloc[:, -1:].values\n", "df.iloc[:, -1:].values", "(rows, 1)"),
         (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df.iloc[:, 0].values\n", "df.iloc[:, 0].values", "(rows,)"),
         (TABLES + "def f(p, c):\n    df = pd.read_csv(p)\n    return df[c].values\n", "df[c].values", None),
+        # A list display names one column per item, whatever the items hold; `drop` keeps two dimensions.
+        (TABLES + "def f(p, c):\n    df = pd.read_csv(p)\n    return df[[c]].values\n", "df[[c]].values", "(rows, 1)"),
+        (TABLES + "def f(p, c):\n    df = pd.read_csv(p)\n    return df[c,].values\n", "df[c,].values", None),
+        (TABLES + "def f(p, c):\n    df = pd.read_csv(p)\n    return df.drop(columns=[c]).values\n", "df.drop(columns=[c]).values", "(rows, ?)"),
+        (TABLES + "def f(p):\n    df = pd.get_dummies(pd.read_csv(p))\n    return df.values\n", "df.values", "(rows, ?)"),
+        # A Python list of column names of unknown length (a comprehension) selects a frame.
+        (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    cols = [c for c in df.columns if c != 'y']\n    return df[cols].values\n",
+         "df[cols].values", "(rows, ?)"),
         (TABLES + "def f(p):\n    df = pd.read_csv(p)\n    return df.values\n", "df.values", "(rows, ?)"),
         # A table read from text has at most two dimensions: an index of two items tells it has two.
         ("def f(p):\n    raw = np.loadtxt(p, delimiter=',').astype(np.float32)\n    return raw[:, -1:]\n", "raw[:, -1:]", "(raw.shape[0], 1)"),

@@ -70,3 +70,39 @@ def test_ml604_regression_losses_give_the_same_value_for_a_batch_of_one(recwarn,
     assert torch.equal(F.mse_loss(wide.squeeze(), wide_targets), F.mse_loss(wide, wide_targets))
     program = "import torch.nn.functional as F\ndef f(model, x, y):\n    return F.mse_loss(model(x).squeeze(), y)\n"
     assert lint(program, "ML604") == []
+
+
+POOLED = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.fc(self.pool(self.conv(x)).squeeze())
+
+
+model = Net()
+loader = DataLoader(TensorDataset(torch.randn(12, 3, 8, 8), torch.randint(0, 5, (12,))), batch_size=1)
+counted = 0
+for images, labels in loader:
+    counted += model(images).size(0)
+"""
+
+
+def test_ml604_a_pooled_squeeze_on_a_batch_of_one_counts_the_classes_instead_of_the_samples(lint):
+    """A `(1, C, 1, 1)` pooled map squeezed without a dim loses its batch dimension: the logits are `(K,)`,
+    and the loop counts K per image. Squeezing the spatial dims only counts the 12 images."""
+    line = next(i for i, text in enumerate(POOLED.splitlines(), 1) if "counted +=" in text)
+    assert [(f.start.line, f.code) for f in lint(POOLED, "ML604")] == [(line, "ML604")]
+    assert run(POOLED)["counted"] == 12 * 5
+    fixed = POOLED.replace(".squeeze())", ".flatten(1))")
+    assert lint(fixed, "ML604") == []
+    assert run(fixed)["counted"] == 12

@@ -98,8 +98,8 @@ def _row(value: object) -> object | None:
 
 def _batch_dimension(loader: ast.Call):
     size = call_argument(loader, 1, "batch_size")
-    if size is None:
-        return 1  # the default batch size
+    if size is None or (isinstance(size, ast.Constant) and size.value == 1):
+        return 1  # the default batch size, or one stated: every batch holds one sample
     if isinstance(size, ast.Constant) and size.value is None:
         return None
     label = ast.unparse(size) if isinstance(size, (ast.Name, ast.Attribute)) else "batch"

@@ -276,6 +276,8 @@ class GradientFlow:
             return self._flow(expr.operand, depth + 1)
         if isinstance(expr, (ast.Tuple, ast.List)):
             return operands([self._flow(e, depth + 1) for e in expr.elts])
+        if isinstance(expr, ast.Dict):  # a record of values: `{"dice": dice, "n": len(x)}`
+            return operands([self._flow(v, depth + 1) for v in expr.values])
         if isinstance(expr, ast.IfExp):
             return alternatives([self._flow(expr.body, depth + 1), self._flow(expr.orelse, depth + 1)])
         if isinstance(expr, ast.BoolOp):
@@ -530,7 +532,7 @@ class GradientFlow:
                 iterated = None
         elif _dict_view(iterated, "values"):  # `v` of `d.values()`
             iterated = iterated.func.value
-        if isinstance(iterated, ast.Name):
+        if isinstance(iterated, ast.Name | ast.Call):
             flow = self._flow(iterated, depth + 1)
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN
@@ -881,8 +883,8 @@ def _requires_grad(call: ast.Call) -> bool:
 
 
 def _dict_view(node: ast.AST | None, method: str) -> bool:
-    """`d.items()` / `d.values()` of a name `d`."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args and isinstance(node.func.value, ast.Name)
+    """`d.items()` / `d.values()` of a dict `d` (a name, or what a call returns: `metric.process(p, y).items()`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args
 
 
 def under_no_grad(ctx, node: ast.AST) -> bool:

@@ -20,6 +20,7 @@ SHAPE_PRESERVING = frozenset(
 LINEAR = "torch.nn.Linear"
 CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
 ADAPTIVE_POOLS = {f"torch.nn.Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
+POOLS = {f"torch.nn.{kind}Pool{n}d": n for kind in ("Avg", "Max", "LP") for n in (1, 2, 3)}  # spatial sizes not worked out
 
 
 def constructor_dim(expr: ast.AST | None) -> Dim:
@@ -52,6 +53,8 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         if len(shape) == spatial + 1:
             return (channels,) + (None,) * spatial
         return None
+    if name in POOLS and len(shape) in (POOLS[name] + 1, POOLS[name] + 2):
+        return shape[: len(shape) - POOLS[name]] + (None,) * POOLS[name]
     if name in ADAPTIVE_POOLS:
         spatial = ADAPTIVE_POOLS[name]
         sizes = _pooled_sizes(call_argument(constructor, 0, "output_size"), spatial)

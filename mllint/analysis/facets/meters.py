@@ -106,8 +106,8 @@ class StepReturns:
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
             value, key = value.value, value.slice.value
         definition = self._definition(value)
-        holder = _dict_value_of(self.ctx, definition) if definition is not None and key is None else None
-        if holder is not None:  # `v` of `for k, v in out.items()`, `out = step(...)`: any of its values
+        holder = dict_of(self.ctx, definition) if definition is not None and key is None else None
+        if holder is not None:  # `v` of `for k, v in out.items()`, `out = step(...)` or `step(...).items()`: any of its values
             value, key, definition = holder, ANY_KEY, self._definition(holder)
         index, call = None, value
         if isinstance(value, ast.Name):
@@ -123,9 +123,13 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
+            if index is None and key is None and isinstance(returned, ast.Name):  # `return logs` of `logs = {"loss": loss}`
+                assigned = values.reaching_values(returned)
+                returned = assigned[0] if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.Tuple | ast.Dict) else returned
             parts = _parts(returned, index, key)
-            if feeding and index is None and key is None and isinstance(returned, ast.Tuple):
-                parts = returned.elts  # `output = step(batch)` holding `(y_pred, y)`
+            whole = index is None and key is None and isinstance(returned, ast.Tuple | ast.Dict)
+            if whole:  # `output = step(batch)` holding `(y_pred, y)`, `history.append(step(batch))` of a dict of losses
+                parts = returned.elts if isinstance(returned, ast.Tuple) else returned.values
             for part, loss in ((p, b) for p in parts if isinstance(p, ast.Name) for b in losses):
                 if cctx.scopes.enclosing_function(loss) is not function:
                     continue
@@ -134,7 +138,9 @@ class StepReturns:
                     cls = cctx.scopes.enclosing_class(function)
                     name = f"{cls.name}.{function.name}" if cls is not None else function.name
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
-                    return Returned(name, path, loss.lineno, "a term of the loss" if term else "the loss")
+                    what = "a term of the loss" if term else "the loss"
+                    holder = "tuple" if isinstance(returned, ast.Tuple) else "dict"
+                    return Returned(name, path, loss.lineno, f"a {holder} holding {what}" if whole else what)
         return None
 
     @staticmethod
@@ -211,7 +217,12 @@ def same_tensor(values: ValueKinds, a: ast.Name, b: ast.Name) -> bool:
         return False
     first, second = values.reaching_definitions(a), values.reaching_definitions(b)
     same = bool(first) and [d.node for d in first] == [d.node for d in second]
-    return same and not any(d.value is not None and _cut_value(d.value) for d in first)
+    return same and not cut_on_a_path(values, a)
+
+
+def cut_on_a_path(values: ValueKinds, name: ast.Name) -> bool:
+    """Is a binding that reaches `name` a cut of a value (`loss = loss.detach().item()`, `float(loss)`)?"""
+    return any(d.value is not None and _cut_value(d.value) for d in values.reaching_definitions(name))
 
 
 def _cut_value(value: ast.AST) -> bool:
@@ -248,8 +259,9 @@ def _parts(returned: ast.AST, index: int | None, key) -> list[ast.AST]:
     return [returned] if key is None and returned is not None else []
 
 
-def _dict_value_of(ctx, target: ast.AST) -> ast.Name | None:
-    """`out` for `v` of `for k, v in out.items()` or of `for v in out.values()`."""
+def dict_of(ctx, target: ast.AST) -> ast.Name | ast.Call | None:
+    """`out` for `v` of `for k, v in out.items()` or of `for v in out.values()`; the call for `v` of `for k,
+    v in metric.process(pred, y).items()`."""
     parent = ctx.scopes.parent(target)
     pair = isinstance(parent, ast.Tuple) and len(parent.elts) == 2 and parent.elts[1] is target
     loop = ctx.scopes.parent(parent) if pair else parent
@@ -257,7 +269,7 @@ def _dict_value_of(ctx, target: ast.AST) -> ast.Name | None:
         return None
     call = loop.iter
     method = "items" if pair else "values"
-    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == method and isinstance(call.func.value, ast.Name):
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == method and isinstance(call.func.value, ast.Name | ast.Call):
         return call.func.value
     return None
 

@@ -34,6 +34,7 @@ STANDARD_LOSS = "loss"
 
 REDUCING_METHODS = frozenset({"mean", "sum", "nanmean", "nansum"})
 REDUCING_FUNCTIONS = frozenset({"torch.mean", "torch.sum", "torch.nanmean", "torch.nansum"})
+JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})  # one tensor of a list's items
 # Methods that select or reshape values without changing what they are (log-probabilities stay so).
 KEEPING_METHODS = VALUE_PRESERVING_METHODS | {"gather", "masked_select", "diag", "diagonal", "take_along_dim"}
 LOG_LIKELIHOOD_METHODS = frozenset({"log_prob", "log_prob_sum"})
@@ -159,6 +160,11 @@ class _Objectives:
         scaling = self.ctx.scopes.parent(definitions[0].node) if len(definitions) == 1 else None
         if isinstance(scaling, ast.AugAssign) and isinstance(scaling.op, (ast.Div, ast.Mult)):
             return self._scaled(scaling.target, scaling.value, depth)  # `loss /= accumulation_steps`
+        items = self.values.listed_items(name)
+        if items:  # `torch.stack(log_probs)` of the log-probabilities a rollout appends: what they all are
+            found = [self.of(item, depth + 1) for item in items]
+            agreed = all(f is not None and (f.kind, f.sign) == (found[0].kind, found[0].sign) for f in found)
+            return found[0] if agreed else None
         values = self.values.reaching_values(name)
         if values is not None and len(values) == 1:
             found = self.of(values[0], depth + 1)
@@ -169,7 +175,7 @@ class _Objectives:
     def _call(self, call: ast.Call, depth: int) -> Objective | None:
         func = call.func
         name = self.ctx.qualified_name(func)
-        if name in REDUCING_FUNCTIONS and call.args:
+        if name in REDUCING_FUNCTIONS | JOINING_FUNCTIONS and call.args:
             return self.of(call.args[0], depth + 1)
         if name in LOG_LIKELIHOOD_FUNCTIONS or (name in LOGARITHMS and call.args and self._probabilities(call.args[0])):
             return Objective(LOG_LIKELIHOOD, 1, call)

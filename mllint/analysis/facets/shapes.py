@@ -18,6 +18,7 @@ It is lazy: a function is interpreted the first time a rule asks about one of it
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 
 from mllint.analysis.objects.call_sites import built, makers
@@ -46,6 +47,8 @@ from mllint.findings import Related
 
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
+_CALLER_CHAIN: list[ast.AST] = []  # the functions whose parameters are being taken from a call site, across modules
+_LINTED: list = []  # the `Callers` of the linted file those call sites are searched with
 MAX_ITEMS = 32  # the items of a tuple or list joined by `+` kept one by one
 MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point); deeper ones once
 
@@ -58,6 +61,7 @@ NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
+INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
@@ -79,6 +83,7 @@ class Shapes:
         self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
+        self._stores: dict[ast.ClassDef, dict[str, int]] = {}
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -127,6 +132,16 @@ class Shapes:
     def shape(self, expr: ast.AST) -> Shape | None:
         value = self.value(expr)
         return value.shape if isinstance(value, Tensor) else None
+
+    def unbatched(self, expr: ast.AST) -> tuple | None:
+        """(its module's context, the call) of a dim-less `squeeze()` that dropped the batch dimension of a
+        batch of one on the way to the value of `expr` (a model's `forward` run on a loader's one-sample
+        batch); None otherwise. A cheap test first: `squeeze(` is called in this file or the project."""
+        project = self.ctx.project
+        if "squeeze(" not in self.ctx.source.text and (project is None or not project.modules_calling("squeeze")):
+            return None
+        value = self.value(expr)
+        return value.unbatched_at if isinstance(value, Tensor) else None
 
     def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
         """The values the expressions of a helper function of this file take when `call` calls it
@@ -188,11 +203,14 @@ class Shapes:
     def passed_arguments(self, function: ast.AST) -> dict[str, object]:
         """What the first call site of `function` that tells passes for its parameters: the values its
         caller's analysis gives the arguments (of that one call site, never mixed with another's)."""
-        if not isinstance(function, FUNCTION_NODES) or function in _ACTIVE_CLASSES or len(_ACTIVE_CLASSES) >= MAX_CALL_DEPTH:
+        if not isinstance(function, FUNCTION_NODES) or function in _CALLER_CHAIN or len(_CALLER_CHAIN) >= MAX_CALL_DEPTH:
             return {}
-        _ACTIVE_CLASSES.append(function)
+        # A module read for another file's lint (no project of its own) finds its call sites as that file does.
+        callers = self.ctx.analysis(Callers) if self.ctx.project is not None or not _LINTED else _LINTED[-1]
+        _CALLER_CHAIN.append(function)
+        _LINTED.append(callers)
         try:
-            for binding in self.ctx.analysis(Callers).bindings(function):
+            for binding in callers.bindings_in(self.ctx, function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
                     if ctx is self.ctx and function in self.ctx.tree.body and self.ctx.scopes.enclosing_function(argument):
@@ -210,7 +228,8 @@ class Shapes:
                     return values
             return self._library_batch(function)
         finally:
-            _ACTIVE_CLASSES.pop()
+            _CALLER_CHAIN.pop()
+            _LINTED.pop()
 
     def _library_batch(self, function: ast.AST) -> dict[str, object]:
         """`compute_loss(self, model, inputs)` of a `transformers.Trainer` subclass of the file: `inputs` is
@@ -256,16 +275,7 @@ class Shapes:
             target = arguments[1] if len(arguments) > 1 and first is not None else None
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
-            outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
-            if outputs is not None:
-                return _outputs(outputs, key)
-            if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
-                batched = batched_convolution(name, constructor, first.ends, self.static_dim)
-                if batched is not None:
-                    return Tensor(batched, key)
-                return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
-            shape = torch_layer_output(name, constructor, value_shape(first), self.static_dim)
-            return Tensor(shape, key)
+            return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -273,6 +283,17 @@ class Shapes:
         if output is None and name is not None and not own_class:  # a module of unknown output: a tensor
             return Tensor(None, key)
         return output
+
+    def _torch_layer_output(self, name: str, constructor: ast.Call, arguments: list, first: object | None, key: tuple) -> object:
+        outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
+        if outputs is not None:
+            return _outputs(outputs, key)
+        if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
+            batched = batched_convolution(name, constructor, first.ends, self.static_dim)
+            if batched is not None:
+                return Tensor(batched, key)
+            return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
+        return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
 
     def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
         """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
@@ -286,17 +307,22 @@ class Shapes:
 
     def _listed_output(self, listed: ast.AST, constructor: ast.Call, first: object | None) -> Tensor | None:
         """`nn.Sequential(*layers)` of a list of `Linear` and shape-keeping layers filled in a loop, ending in
-        a `Linear`: that `Linear`'s output (an MLP builder's)."""
+        a `Linear`: that `Linear`'s output (an MLP builder's); ending otherwise, or in a layer the loop adds
+        last: the input's rank, its last size unknown."""
         layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
-        if layers is None or not isinstance(layers[1], ast.Call):
+        if layers is None:
             return None
         names = [self.values.layer_class(i) if isinstance(i, ast.Call) else None for i in layers[0]]
-        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or self.values.layer_class(layers[1]) != LINEAR:
+        if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
         key = ("call", id(constructor), first.key)
+        if not isinstance(layers[1], ast.Call) or self.values.layer_class(layers[1]) != LINEAR:
+            # `layers += [nn.Linear(d, w), nn.SiLU()]` in a loop: the rank is kept, which Linear's width comes last is not known
+            return Tensor(first.shape[:-1] + (None,), key) if first.shape else None
+        last = layers[1]
         if first.shape is None and first.ends is not None:
-            return Tensor(None, key, ends=torch_layer_ends(LINEAR, layers[1], first.ends, self.static_dim))
-        shape = torch_layer_output(LINEAR, layers[1], first.shape, self.static_dim)
+            return Tensor(None, key, ends=torch_layer_ends(LINEAR, last, first.ends, self.static_dim))
+        shape = torch_layer_output(LINEAR, last, first.shape, self.static_dim)
         return Tensor(shape, key) if shape is not None else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
@@ -504,8 +530,8 @@ class Shapes:
         ...)` of a `Trainer(model, dataset)`)."""
         cls = self.ctx.scopes.enclosing_class(node)
         init = own_method(cls, "__init__", ast.FunctionDef) if cls is not None else None
-        if init is None or self.ctx.scopes.enclosing_function(node) is init:
-            return None
+        if init is None or self.ctx.scopes.enclosing_function(node) is init or self._never_informative(cls, node.attr):
+            return None  # (before searching the class's constructions for what `__init__` is passed)
         if cls not in self._stored:
             self._stored[cls] = {}  # a class whose `__init__` reads its own attributes finds nothing
             interpreter = Interpreter(self, init, self.passed_arguments(init), record=False)
@@ -520,6 +546,35 @@ class Shapes:
             stored = {name[len("self."):]: value for name, value in interpreter.env.items() if name.startswith("self.")}
             self._stored[cls] = {name: value for name, value in stored.items() if name not in elsewhere}
         return self._stored[cls].get(node.attr)
+
+    def _never_informative(self, cls: ast.ClassDef, attribute: str) -> bool:
+        """Is every store of `self.<attribute>` in the class (none: a base class or a framework sets it) a
+        plain assignment of a value that says nothing whatever `__init__` is passed: a constant other
+        than an int, an attribute of another object than `self` other than a shape or a frame's array
+        (`config.hidden_size`), a `torch.nn` layer (`nn.Linear(d, h)`)?"""
+        values = self._attribute_values(cls).get(attribute, [])
+        stores = self._attribute_stores(cls).get(attribute, 0)
+        return len(values) == stores and all(self._says_nothing(v) for v in values)  # none at all: set elsewhere
+
+    def _says_nothing(self, value: ast.AST) -> bool:
+        if isinstance(value, ast.Constant):
+            return type(value.value) is not int
+        if isinstance(value, ast.Attribute):  # (`self.head_dim` may be a size `__init__` sets)
+            return not is_self_attribute(value) and value.attr not in INFORMATIVE_ATTRIBUTES
+        if isinstance(value, ast.Call):
+            name = canonical_class(self.ctx.qualified_name(value.func)) or ""
+            return name.startswith("torch.nn.") and name.rpartition(".")[2][:1].isupper() and name not in PARAMETERS
+        return False
+
+    def _attribute_stores(self, cls: ast.ClassDef) -> dict[str, int]:
+        """How many times the class stores each `self.<attribute>`, in whatever statement (built once per class)."""
+        if cls not in self._stores:
+            counts: dict[str, int] = {}
+            for node in self.ctx.index.within(cls, ast.Attribute):
+                if isinstance(node.ctx, ast.Store) and is_self_attribute(node):
+                    counts[node.attr] = counts.get(node.attr, 0) + 1
+            self._stores[cls] = counts
+        return self._stores[cls]
 
     def _parameter_symbol(self, expr: ast.AST | None) -> Sym | None:
         """The symbol for a parameter read where no assignment has replaced it."""
@@ -589,6 +644,12 @@ def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
     return Tensor(structure, key)
 
 
+def _carried(first: object | None, output: object) -> object:
+    """A layer's output keeps what its input lost on the way (a batch dimension dropped by `squeeze()`)."""
+    unbatched = first.unbatched_at if isinstance(first, Tensor) else None
+    return dataclasses.replace(output, unbatched_at=unbatched) if unbatched and isinstance(output, Tensor) else output
+
+
 def _rows(iterated: object | None, node: ast.AST) -> object | None:
     """What one iteration over a value gives: a batch of a loader, an item of a list, a row of a tensor."""
     if isinstance(iterated, (Batches, Listed)):
@@ -641,6 +702,17 @@ def _informative(value: object | None) -> bool:
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
+
+
+def _sizes_free(value: object | None) -> bool:
+    """Is a value known without symbols: a tensor of known rank whose sizes are ints or unknown (`(?, 1)`),
+    or a tuple or dict of such?"""
+    if isinstance(value, Tensor):
+        return value.shape is not None and not any(isinstance(d, Sym) for d in value.shape)
+    if isinstance(value, (Items, Fields)):
+        parts = value.values if isinstance(value, Items) else [v for _, v in value.values]
+        return any(_sizes_free(v) for v in parts) and all(_sizes_free(v) or not _informative(v) for v in parts)
+    return False
 
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
@@ -1157,7 +1229,10 @@ class Interpreter(Operations):
                 if passed is not None:
                     return passed
         if isinstance(shape, tuple):
-            return Tensor(shape, ("call", id(node)), squeezed_at=self._squeezed_at(node, receiver, shape))
+            squeezed = self._squeezed_at(node, receiver, shape)
+            unbatched = squeezed if squeezed and receiver.shape[0] == 1 and any(d != 1 for d in receiver.shape) else None
+            unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
+            return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
         return Tensor(None, ("call", id(node)), _label(node))
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
@@ -1215,14 +1290,14 @@ class Interpreter(Operations):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
         passed = {name: value for name, value in bound.items() if value is not None}
+        generator = False
         if passed and not any(_informative(value) for value in passed.values()):
-            if not any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield)):
-                return None
-            passed = {}  # a generator of batches: what it yields may not depend on the arguments
+            generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))
+            passed = None  # what it yields, or a shape it makes whatever they are (`w.reshape(-1, 1)`), may be known
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
-        summary = shapes.helper_output(helper, passed)
-        if summary is None:
-            return None
+        summary = shapes.helper_output(helper, passed or {})
+        if summary is None or (passed is None and not generator and not _sizes_free(summary[0])):
+            return None  # a size named after the helper's own parameter says nothing here
         if self.record:
             self.shapes.helper_values[node] = summary[1]
         return summary[0]

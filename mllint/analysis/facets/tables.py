@@ -2,9 +2,9 @@
 
 A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a symbol for its rows; a
 column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
-a list, `df[FEATURES]`) a frame of that many columns, `df.iloc[...]` indexes it as an array; `.values`
+a list, `df[FEATURES]`; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array; `.values`
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
-frame of other rows. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
+frame of other rows; `drop(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
 with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
 """
 from __future__ import annotations
@@ -13,12 +13,14 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import Frame, Number, Tensor
+from mllint.analysis.facets.tensor_values import Frame, Listed, Number, Tensor
 from mllint.analysis.syntax.names import call_argument
 
-READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame".split())
+READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
 TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
 SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs".split())
+OTHER_COLUMNS = frozenset({"drop", "select_dtypes"})  # a frame still, of columns not known
+ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
 
 
@@ -57,9 +59,11 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
         return None
     if method in ARRAYS:
         return Tensor(frame.shape, ("values", frame.key))
-    if method in SAME_COLUMNS:
+    if method in SAME_COLUMNS or method in OTHER_COLUMNS:
         key = ("table", id(node))
-        return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
+        if method in OTHER_COLUMNS and not node.args and [k.arg for k in node.keywords] in (["columns"], ["include"], ["exclude"]):
+            return Frame((frame.shape[0], None), key)  # the same rows: `drop(columns=...)`, `select_dtypes(include=...)`
+        return Frame((Sym(("size", key, 0), "rows"), *(frame.shape[1:] if method in SAME_COLUMNS else (None,))), key)
     return None
 
 
@@ -75,11 +79,15 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
     selected = _columns(interpreter, items[0])
     if selected is None:
         return None
-    return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected), key)
+    return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected if selected != ANY else None), key)
 
 
-def _columns(interpreter, index: ast.AST) -> int | tuple | None:
-    """How many columns an index names: () for one column (a string), the count for a list of strings."""
+def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
+    """How many columns an index names: () for one column (a string), the count for a list of strings,
+    `ANY` for a Python list of unknown length (`cols = [c for c in df.columns if ...]`, passed in)."""
+    listed = interpreter.seen.get(index)
+    if isinstance(listed, Listed):  # (a tuple would be one key of a multi-level header)
+        return listed.length if isinstance(listed.length, int) and listed.length > 0 else ANY
     if isinstance(index, ast.Name):
         values = interpreter.shapes.values.reaching_values(index)
         index = values[0] if values and len(values) == 1 else None
@@ -87,4 +95,6 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | None:
         return ()
     if isinstance(index, (ast.List, ast.Tuple)) and index.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts):
         return len(index.elts)
+    if isinstance(index, ast.List) and index.elts and not any(isinstance(e, ast.Starred) for e in index.elts):
+        return len(index.elts)  # `df[[target]]`: a list display names one column per item, whatever they hold
     return None

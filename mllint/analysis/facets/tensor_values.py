@@ -21,6 +21,9 @@ class Tensor:
     fresh: bool = field(default=False, compare=False)  # a parameter made in `__init__`: no data laid out yet
     squeezed_at: tuple | None = field(default=None, compare=False)  # a dim-less `squeeze()` made it: (its context, the call)
     max_rank: int | None = None  # of unknown rank, at most this many dimensions (a table `np.loadtxt` reads)
+    # A dim-less `squeeze()` dropped the leading size-1 dimension of a batch of one on the way (its context,
+    # the call): kept through the layers and methods after it, so its first dimension is no batch.
+    unbatched_at: tuple | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -47,13 +47,15 @@ def substituted(objects: Objects, found: frozenset | None, binding: Binding | No
         if obj.kind == "parameter":
             passed = _passed(obj, binding)
             inner = under(*passed, objects) if passed is not None else inner
-        elif obj.kind == "field" and obj.base.kind == "parameter":  # `criterions[i]`, `cfg.loss` of a parameter
-            passed = _passed(obj.base, binding)
+        elif obj.kind == "field" and obj.root().kind == "parameter":  # `criterions[i]`, `cfg.loss`, `model.encoder.head` of a parameter
+            passed = _passed(obj.root(), binding)
             if passed is not None:
                 caller = objects._of(passed[0])
                 bases = under(*passed, objects)
-                members = [caller.member(base, obj.name) for base in bases - {NONE}] if bases else [None]
-                inner = substituted(caller, union(*members), passed[2])
+                for name in obj.path():
+                    members = [caller.member(base, name) for base in bases - {NONE}] if bases else [None]
+                    bases = union(*members)
+                inner = substituted(caller, bases, passed[2])
         if inner is None:
             return None
         result |= inner

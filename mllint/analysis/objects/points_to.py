@@ -45,9 +45,8 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import Names, module_scope_imports
+from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import canonical_class
 
@@ -89,6 +88,14 @@ class Obj:
     base: "Obj | None" = None
     site: ast.AST | None = None
     ctx: object = None
+
+    def root(self) -> "Obj":
+        """The object an attribute (or item) of an attribute ... of this one is read from."""
+        return self.base.root() if self.kind == "field" else self
+
+    def path(self) -> list[str]:
+        """The attributes (and items) read from `root()` to reach this object, in order."""
+        return [*self.base.path(), self.name] if self.kind == "field" else []
 
     def key(self) -> str:
         """A name for the object, the same wherever it is reached from; an object a function makes, told
@@ -778,6 +785,9 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 2 else None
+        if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
+            return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
         if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
             return self._keyed_read(func.value, call.args, depth)
         wrapped = self._wrapped(call)
@@ -789,8 +799,43 @@ class Objects:
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
             objects = self._of(ctx)._eval(returned, depth + 1, call)
-            found = union(found, objects)
+            found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
+        """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
+        replaced by what `call` passes for it: `model = freeze(model)` is the model passed, `enc =
+        encoder_of(model)` returning `model.encoder` is its encoder."""
+        if not found:
+            return found
+        result: set[Obj] = set()
+        for obj in found:
+            parameter = obj.root()
+            argument = self._argument(call, parameter) if parameter.kind == "parameter" else None
+            if argument is None:
+                result.add(obj)
+                continue
+            inner = self._eval(argument, depth + 1)
+            for name in obj.path():
+                inner = union(*(self.member(base, name, depth + 1) for base in inner - {NONE})) if inner else inner
+            if inner is None:
+                return None
+            result |= inner
+        return frozenset(result)
+
+    def _argument(self, call: ast.Call, parameter: Obj) -> ast.AST | None:
+        """What `call` passes for `parameter` when the parameter is one of the function it calls; None when
+        it passes nothing (the default stands) or calls another function."""
+        function = parameter.node
+        if not isinstance(function, FUNCTIONS) or isinstance(call.func, ast.Subscript):
+            return None
+        if (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) != function.name:
+            return None
+        positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        if self._of(parameter.ctx)._class_of(function) is not None and not _is_static(function):
+            positional = positional[1:]  # `self` (or `cls`) is the receiver
+        position = positional.index(parameter.name) if parameter.name in positional else len(call.args)  # by keyword only
+        return call_argument(call, position, parameter.name)
 
     def _keyed_read(self, container: ast.AST, arguments: list[ast.AST], depth: int) -> frozenset | None:
         """`cfg.get("lr", 0.1)`, `kw.pop("name")`: for each object `container` may be, `_keyed_item`."""

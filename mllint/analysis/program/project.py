@@ -36,7 +36,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source,
     Value,
     ValueKinds,
 )  # fmt: skip
@@ -547,6 +547,11 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class Chain:
+    last: Instance  # an `nn.Sequential` ending in this module of the project (nested ones too): calling it calls that
+
+
+@dataclass(frozen=True)
 class Entity:
     name: str  # a class, function or module-level object of the project
 
@@ -584,7 +589,7 @@ class _Either:
     options: tuple[tuple[Value, ModuleSummary], ...]
 
 
-Resolved = Found | Instance | Entity | Tuple | Each
+Resolved = Found | Instance | Chain | Entity | Tuple | Each
 
 
 def place_in(ctx, home, node: ast.AST) -> str:
@@ -856,6 +861,11 @@ class ProjectView:
             caller = self.summary(value.callee.module)
             found = self._call(Called(value.callee.value, value.node), caller, depth) if caller is not None else None
             return dataclasses.replace(found, entry=None, passage=value.callee.passage) if isinstance(found, Found) else found
+        if isinstance(value, Chained):
+            last = self.resolve(value.last, module, depth + 1)
+            if isinstance(last, Found) and last.layer:  # a builder's `nn.Sequential(..., nn.Softmax(-1))`: the same layer
+                return last
+            return Chain(last) if isinstance(last, Instance) else last if isinstance(last, Chain) else None
         if isinstance(value, Called):
             return self._call(value, module, depth)
         return None
@@ -864,6 +874,7 @@ class ProjectView:
         if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
             return _agreed([self._call(Called(v, value.node), module, depth + 1) for v in value.callee.values])
         callee = self.resolve(value.callee, module, depth + 1)
+        callee = callee.last if isinstance(callee, Chain) else callee
         if isinstance(callee, Found):
             if not callee.layer:
                 return None

@@ -75,6 +75,13 @@ VALUE_PRESERVING_METHODS = {
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+# Layers whose output is their input, in values (`nn.Dropout` only rescales while training): an
+# `nn.Sequential` ending in one outputs what the layer before it outputs.
+PASSING_LAYERS = frozenset({
+    "torch.nn.Identity", "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
+    "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
+})  # fmt: skip
+PASSING_FUNCTIONS = frozenset(f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
 ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
@@ -127,6 +134,14 @@ class Called:
     # For a model's call: decides the tests of its `forward` (True, False, or None when it does not), by the
     # constants the call passes or leaves to their defaults (`def forward(self, x, normalize=True)`).
     decide: Callable[[ast.AST], bool | None] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Chained:
+    """An `nn.Sequential` whose output is the output of `last`, its last layer (a module of the project:
+    `nn.Sequential(backbone, Head(...))`): calling it is calling `last`."""
+
+    last: "Value"
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,7 +236,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Member | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -486,6 +501,8 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Selected(inner)
         if canonical_class(name) in MODULE_CONTAINERS and len(call.args) == 1 and not call.keywords:
             return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
+        if first is not None and (name in PASSING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding))):
+            return self._value(first, depth + 1, binding)  # `self.dropout(logits)`, `F.dropout(probs, 0.1)`: its input's values
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
         if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
@@ -497,6 +514,10 @@ class ValueKinds:
                 inner = None if activation is call else activation
                 defaulted = (*self._defaulted.get(activation.func, ()), *self._defaulted.get(activation, ()))
                 return Made(kind, call, layer=True, activation=inner, rows=over_rows(kind, activation, 0), defaulted=defaulted)
+            last = self._output_layer(call, binding) if canonical_class(name) == SEQUENTIAL else None
+            if last is not None:  # `nn.Sequential(backbone, Head(...))`: the head's output
+                inner = self._value(last, depth + 1, binding)
+                return inner if inner is None or inner is PENDING else Chained(inner)
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         if isinstance(func, ast.Attribute) and name is None and not is_self_attribute(func):
             # `model.scores(x)`, `self.net.embed(x)`: a method of the object, found when the project knows its class
@@ -506,6 +527,13 @@ class ValueKinds:
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _passing_layer(self, func: ast.AST, name: str | None, binding=None) -> bool:
+        """Is the module `func` calls one that passes its input on (`self.drop = nn.Dropout(p)`, `nn.Identity()`)?"""
+        if name is not None or not isinstance(func, ast.Name | ast.Attribute):
+            return False
+        found = self.construction(func, 0, binding)
+        return found is not None and canonical_class(found[0].qualified_name(found[1].func)) in PASSING_LAYERS
 
     def changed_before(self, module: ast.Name, call: ast.Call) -> bool:
         """Is the module `module` names changed in its scope before `call`: a layer added to it or to a part
@@ -564,11 +592,44 @@ class ValueKinds:
         if name in MODULE_KINDS:
             return constructor
         if name == SEQUENTIAL:
-            last = self._last_layer(constructor)
-            if isinstance(last, ast.Name) or is_self_attribute(last):  # `nn.Sequential(block, head)`, `(self.fc, self.softmax)`
-                last = self.constructor(last)
-            return self._activation_layer(last, binding) if isinstance(last, ast.Call) else None
+            last = self._passed_on(constructor, binding)
+            return self._activation_layer(last, binding) if last is not None else None
         return None
+
+    def _passed_on(self, constructor: ast.Call, binding=None) -> ast.Call | None:
+        """The constructor of the layer an `nn.Sequential`'s output comes from: its last layer, or past
+        layers that pass their input on (`nn.Identity()`, `nn.Dropout(p)`) the one before them; None when
+        that is not known."""
+        item, layers = self._last_layer(constructor), self._layers(constructor)
+        while True:
+            last = self.constructor(item) if isinstance(item, ast.Name) or is_self_attribute(item) else item
+            if not isinstance(last, ast.Call) or self._class_name(last, binding) not in PASSING_LAYERS:
+                return last if isinstance(last, ast.Call) else None
+            if len(layers) < 2 or layers[-1] is not item:
+                return None
+            layers = layers[:-1]
+            item = layers[-1]
+
+    def _layers(self, constructor: ast.Call) -> list[ast.AST]:
+        """An `nn.Sequential`'s layers in order, as its arguments, an `OrderedDict` of named layers, or the
+        list it unpacks (written out, or filled as `listed_layers` tells) say; empty when not known."""
+        args = constructor.args
+        if len(args) == 1 and isinstance(args[0], ast.Call) and self.ctx.qualified_name(args[0].func) == "collections.OrderedDict":
+            pairs = args[0].args[0].elts if len(args[0].args) == 1 and isinstance(args[0].args[0], ast.List | ast.Tuple) else []
+            return [pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None for pair in pairs]
+        if not any(isinstance(a, ast.Starred) for a in args):
+            return list(args)
+        if len(args) == 1 and isinstance(args[0].value, ast.List | ast.Tuple):  # `nn.Sequential(*[body, head])`
+            return list(args[0].value.elts)
+        listed = self.listed_layers(args[0].value, constructor) if len(args) == 1 else None
+        return list(listed[0]) if listed is not None and None not in listed[0] else []
+
+    def _output_layer(self, constructor: ast.Call, binding=None) -> ast.Call | None:
+        """The layer an `nn.Sequential`'s output comes from (`_passed_on`) when it is a module of the project
+        (or an `nn.Sequential` ending in one); None for any other."""
+        last = self._passed_on(constructor, binding)
+        name = self._class_name(last, binding) if last is not None else None
+        return last if name is not None and (name == SEQUENTIAL or not name.startswith("torch.")) else None
 
     def layer_class(self, constructor: ast.Call) -> str | None:
         """The class a layer's constructor call builds (`act()` with `act=nn.SiLU`), as `_class_name` reads it."""
@@ -673,6 +734,8 @@ class ValueKinds:
                 pairs = last.args[0]  # `nn.Sequential(OrderedDict([..., ("out", nn.Softmax(1))]))`
                 pair = pairs.elts[-1] if isinstance(pairs, ast.List | ast.Tuple) and pairs.elts else None
                 return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
+            if isinstance(last, ast.Starred) and isinstance(last.value, ast.List | ast.Tuple):  # `nn.Sequential(*[body, head])`
+                return last.value.elts[-1] if last.value.elts and not isinstance(last.value.elts[-1], ast.Starred) else None
             return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or len(last.args) != ADDED_LAST[last.func.attr]:
@@ -818,6 +881,19 @@ class ValueKinds:
         if not definitions or any(d.value is None for d in definitions):
             return None
         return [d.value for d in definitions]
+
+    def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
+        """The items of the list a name holds: the list literal it is bound to (once), and what is appended
+        to it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in
+        the loop over an episode's steps), or the item of the list comprehension it is bound to
+        (`ents = [d.entropy() for d in dists]`); None when it is bound to anything else."""
+        assigned = self.reaching_values(name)
+        if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.ListComp):
+            return [assigned[0].elt]
+        if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
+            return None
+        added = self._additions.get((self.scopes.enclosing_scope(name), name.id), ())
+        return [*assigned[0].elts, *(c.args[0] for c in added if c.func.attr == "append" and len(c.args) == 1)]
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
