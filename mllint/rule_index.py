@@ -51,6 +51,7 @@ RULES = {
     'ML602': ('ml602_broadcast_then_reduce', 'BroadcastThenReduce', 'broadcast-then-reduce', 'warning', False, False, None, ('sum', 'mean', 'norm'), False),
     'ML603': ('ml603_view_as_transpose', 'ViewAsTranspose', 'view-as-transpose', 'error', False, False, None, ('view', 'reshape'), False),
     'ML604': ('ml604_squeeze_without_dim', 'SqueezeWithoutDim', 'squeeze-without-dim', 'info', False, False, None, ('squeeze', 'size(0)', 'shape[0]'), False),
+    'ML605': ('ml605_softmax_over_size_one_dim', 'SoftmaxOverSizeOneDim', 'softmax-over-size-one-dim', 'error', False, False, None, ('softmax', 'Softmax'), False),
     'ML701': ('ml701_log_of_probabilities', 'LogOfProbabilities', 'log-of-probabilities', 'warning', False, False, None, ('log',), False),
     'ML702': ('ml702_bce_on_sigmoid', 'BceOnSigmoid', 'bce-on-sigmoid', 'info', True, False, None, ('binary_cross_entropy', 'BCELoss', 'criterion', 'loss'), False),
     'ML703': ('ml703_division_by_std_without_epsilon', 'DivisionByStdWithoutEpsilon', 'division-by-std-without-epsilon', 'warning', True, False, None, ('std',), False),

@@ -1,7 +1,14 @@
 from mllint.activation_fix import activation_fix_in_source
-from mllint.analysis.facets.losses import APPLIES, OTHER_ACTIVATION, drop_activation_fix, mismatched_inputs
+from mllint.analysis.facets.losses import APPLIES, BCE_WITH_LOGITS, OTHER_ACTIVATION, drop_activation_fix, mismatched_inputs
+from mllint.analysis.values.values import Kind
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
+
+# What scores that are never negative do to a loss that expects logits.
+NON_NEGATIVE = {
+    (Kind.RELU, BCE_WITH_LOGITS): " (scores never below 0: every predicted probability is at least 0.5)",
+    (Kind.SOFTPLUS, BCE_WITH_LOGITS): " (scores never below 0: every predicted probability is above 0.5)",
+}
 
 
 class ActivationIntoLogitsLoss(Rule):
@@ -9,7 +16,8 @@ class ActivationIntoLogitsLoss(Rule):
     ## What it does
     Reports the output of one activation passed to a loss that applies another itself: sigmoid or
     `logsigmoid` output into `CrossEntropyLoss`/`F.cross_entropy`, softmax, `log_softmax` or `logsigmoid`
-    output into `BCEWithLogitsLoss`/`F.binary_cross_entropy_with_logits`. The values are followed as for
+    output into `BCEWithLogitsLoss`/`F.binary_cross_entropy_with_logits`, and the output of a ReLU or
+    softplus (a model whose last layer is `nn.ReLU()`, `F.relu(self.fc(x))`) into either. The values are followed as for
     ML101 and ML103: through variables, `self.` attributes, linear combinations, and the project's models
     and helpers in other files.
 
@@ -17,7 +25,9 @@ class ActivationIntoLogitsLoss(Rule):
     Both losses expect raw logits. Cross-entropy takes the `log_softmax` of sigmoid output squeezed into
     (0, 1): every class scores almost alike, the gradients shrink and the loss stalls near ln(k). The
     sigmoid `BCEWithLogitsLoss` applies to softmax output lands in (0.5, 0.73): a prediction can never fall
-    below one half, and the targets 0 are never reached. Nothing raises an error.
+    below one half, and the targets 0 are never reached. Scores from a ReLU or softplus are never negative:
+    with the sigmoid every prediction is at least one half, and a ReLU unit that is off passes no gradient
+    back, so the model cannot learn its way out. Nothing raises an error.
 
     ## Example
     ```python
@@ -56,9 +66,10 @@ class ActivationIntoLogitsLoss(Rule):
     def end_file(self) -> None:
         for _, found in mismatched_inputs(self.ctx, OTHER_ACTIVATION):
             origin = found.origin
+            effect = NON_NEGATIVE.get((origin.kind, found.loss), "")
             message = (
                 f"`{self.ctx.text(found.argument)}` is {origin.kind.value}{origin.where(found.argument)}, but "
-                f"`{found.callee}`{found.note} applies {APPLIES[found.loss]} itself and expects raw logits: pass the logits"
+                f"`{found.callee}`{found.note} applies {APPLIES[found.loss]} itself and expects raw logits{effect}: pass the logits"
             )
             fix = drop_activation_fix(self.ctx, found.argument, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)
             fix = fix or activation_fix_in_source(self.ctx, origin, "Remove the activation: pass the logits", Applicability.UNSAFE)

@@ -19,7 +19,10 @@ class MissingZeroGrad(Rule):
     branch). It also reports a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
     `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`, or a
     submodule of the whole model it updates: `model.backbone.zero_grad()` with `SGD(model.parameters())`; also
-    built by a project helper that returns it, or passed in by a call site that builds it), or of another
+    built by a project helper that returns it, or passed in by a call site that builds it; also where the
+    clear and the step are in a method or function of another file the loop calls: `self.encoder.zero_grad()`
+    with `self.optimizer` over `self.parameters()`, `step(net, opt, x)`; the message names where the
+    clear is), or of another
     model only (`critic.zero_grad()` with an optimizer over `actor`, both built in the file, neither from
     the other). Also a step after a phase of micro-batches (a nested loop that only backpropagates) that
     lands on the gradients an earlier phase of the iteration left: that phase clears before its backward
@@ -154,7 +157,7 @@ class MissingZeroGrad(Rule):
                 parts = {loops.cleared_part(step, c) for c in modules}  # `model.backbone` of the whole `model`
                 if None not in parts:
                     missed = ", ".join(f"the rest of `{part}`" for part in sorted(parts))
-                    named = {"optimizer": optimizer, "passed": "", "cleared": _names(keys), "line": iteration.loop.lineno}
+                    named = {"optimizer": optimizer, "passed": "", "cleared": _cleared(modules), "line": iteration.loop.lineno}
                     return step, self.partly_message.format(missed=missed, **named), ()
             if not owned or not owned.modules or not _uncleared(step, iteration, own):
                 continue
@@ -162,7 +165,7 @@ class MissingZeroGrad(Rule):
             covered = {k: [o for o in owners if o == k or o.startswith(k + ".")] for k in keys}
             whole = {k: next((o for o in owners if k.startswith(o + ".") and k[len(o) + 1 :].replace(".", "_").isidentifier()), None) for k in keys}  # `model` of `model.backbone`
             missed = sorted(o for o in owners if not any(o in found for found in covered.values()))
-            named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _names(keys), "line": iteration.loop.lineno}
+            named = {"optimizer": optimizer, "passed": owned.passed, "cleared": _cleared(modules), "line": iteration.loop.lineno}
             if all(covered[k] or whole[k] for k in keys) and missed:  # each clear is of a module the optimizer updates, or a part of one
                 parts = set(whole.values())
                 missed_text = ", ".join(f"the rest of `{o}`" if o in parts else f"`{o}`" for o in missed)
@@ -310,6 +313,14 @@ def _in_loop(event: Event, step: Event, loop: Guard) -> bool:
 def _loop_place(loop: Guard, event: Event) -> str:
     """`line 12`, or `steps.py:12` for a loop in another file (where `event` is)."""
     return f"{event.path}:{loop.node.lineno}" if event.path else f"line {loop.node.lineno}"
+
+
+def _cleared(clears: list[Event]) -> str:
+    """`model.encoder` at line 16: each cleared module with where it is cleared first."""
+    first: dict[str, Event] = {}
+    for clear in clears:
+        first.setdefault(clear.key, clear)
+    return ", ".join(f"`{key}` at {first[key].place}" for key in sorted(first))
 
 
 def _names(texts) -> str:

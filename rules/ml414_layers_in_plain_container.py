@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.syntax.names import Names
 from mllint.analysis.facets.coverage import passed_lists
-from mllint.analysis.facets.parameters import unregistered_layers
+from mllint.analysis.facets.parameters import unregistered_from_outside, unregistered_layers
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -15,10 +15,16 @@ class LayersInPlainContainer(Rule):
     nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`, `self.towers = (tower(64, d),
     tower(64, d))` with a project function building the layers, `OrderedDict((k, nn.Embedding(...)) for
     ...)`, a list a project function fills and returns: `self.layers = make_layers(dims)`) and that the
-    class reads (its `forward` calls them); and an attribute holding an object of a plain project class
-    (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that register their layers (`nn.ModuleList`,
-    `nn.ModuleDict`, `nn.Sequential`), a list handed on to one (`nn.Sequential(*layers)`), a class that
-    registers its layers itself (`add_module`, `setattr`), and lists of tensors, outputs or modules made
+    class reads (its `forward` calls them); such a container a function stores on a model it is given,
+    outside the model's class (`model.adapters = [Adapter(d) for _ in range(n)]` in `def add_adapters(model,
+    d, n)`, when a call site passes a module of the project whose methods read `self.adapters`); a plain
+    list or dict of parameters made where they go in (`self.scales = [nn.Parameter(torch.ones(c)) for c in
+    chans]`: use `nn.ParameterList` / `nn.ParameterDict`); and an attribute holding an object of a plain
+    project class (no `nn.Module`) that keeps layers (`self.bank = AdapterBank(tasks, d)`). Containers that
+    register their layers (`nn.ModuleList`, `nn.ModuleDict`, `nn.Sequential`), a list handed on to one
+    (`nn.Sequential(*layers)`) or to an optimizer, a class that registers its layers itself (`add_module`,
+    `register_parameter`, `setattr`), a list of parameters already registered as attributes (`[self.weight,
+    self.bias]`), and lists of tensors, outputs or modules made
     elsewhere (a frozen teacher kept out of `state_dict` on purpose) are not reported, but for one case:
     the modules `__init__` is given, kept as a plain list (`self.members = list(members)`, `[*members]`)
     that a method reads outside `torch.no_grad()`, when a call site passes modules with parameters (an
@@ -69,7 +75,8 @@ class LayersInPlainContainer(Rule):
     ```
 
     ## Fix safety
-    The fix wraps the container in `nn.ModuleList` or `nn.ModuleDict` (a plain object is left to the
+    The fix wraps the container in `nn.ModuleList` or `nn.ModuleDict` (`nn.ParameterList` or
+    `nn.ParameterDict` for parameters; a plain object is left to the
     author: its class must become an `nn.Module`). It is unsafe: the layers'
     parameters join `state_dict()` under new keys, so checkpoints saved before no longer load strictly,
     and a dict's keys must be strings.
@@ -79,10 +86,23 @@ class LayersInPlainContainer(Rule):
     name = "layers-in-plain-container"
     message = "`self.{attribute}` is a plain {kind}: `{layer}` ({line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
     object_message = "`self.{attribute}` holds a `{holder}` ({holder_at}), an object of a plain class, not an `nn.Module`: `{layer}` ({line}) and the other layers it holds are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; make it an `nn.Module` (and its lists `nn.ModuleList`)"
+    outside_message = "`{receiver}.{attribute}` is a plain {kind} the function stores on an instance of `{holder}` ({holder_at}), whose methods read it: `{layer}` ({line}) and the other layers in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
+    parameters_message = "`self.{attribute}` is a plain {kind} of parameters: `{layer}` ({line}) and the others in it are invisible to `parameters()`, `state_dict()` and `.to()`, so the optimizer never trains them; use `{module}`"
     passed_message = "`self.{attribute}` is a plain list of the modules `__init__` is given (`{layer}`, {line}): `parameters()` of the model never reaches them, so its optimizer never trains them; use `nn.ModuleList`"
     severity = Severity.ERROR
     fix_applicability = Applicability.UNSAFE
     requires_any_text = ("nn", "Module")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for found in unregistered_from_outside(self.ctx, node):
+            module = "nn.ModuleDict" if found.kind == "dict" else "nn.ModuleList"
+            message = self.outside_message.format(
+                receiver=found.receiver, attribute=found.attribute, kind=found.kind, holder=found.holder,
+                holder_at=found.holder_at, layer=f"{ast.unparse(found.layer.func)}(...)", line=found.where, module=module,
+            )  # fmt: skip
+            self.report(found.container, message, self._fix(found.container, module))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for found in unregistered_layers(self.ctx, node) + passed_lists(self.ctx, node):
@@ -97,8 +117,11 @@ class LayersInPlainContainer(Rule):
                 message = self.passed_message.format(attribute=found.attribute, layer=layer, line=found.where)
                 self.report(found.container, message, self._fix(found.container, "nn.ModuleList"))
                 continue
-            module = "nn.ModuleDict" if found.kind == "dict" else "nn.ModuleList"
-            message = self.message.format(attribute=found.attribute, kind=found.kind, layer=layer, line=found.where, module=module)
+            module = ("nn.ParameterDict" if found.kind == "dict" else "nn.ParameterList") if found.parameters else (
+                "nn.ModuleDict" if found.kind == "dict" else "nn.ModuleList"
+            )
+            template = self.parameters_message if found.parameters else self.message
+            message = template.format(attribute=found.attribute, kind=found.kind, layer=layer, line=found.where, module=module)
             self.report(found.container, message, self._fix(found.container, module))
 
     def _fix(self, container: ast.AST, module: str):

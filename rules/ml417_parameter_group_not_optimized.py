@@ -34,14 +34,20 @@ class ParameterGroupNotOptimized(Rule):
     dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
     `detach`), and parts that another optimizer gets (a GAN's two) are left alone. The same for the parts
     of a model of the project: an optimizer over some of its parts (`itertools.chain(model.encoder.parameters(),
-    model.decoder.parameters())`, a list or groups of them, `filter(...)`, in a helper given the model, or
-    `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
+    model.decoder.parameters())`, a list or groups of them, `filter(...)`, a comprehension over a list of
+    parts: `[p for m in (model.embed, model.decoder) for p in m.parameters()]`, in a helper given the model,
+    also in another module and through a table of optimizer factories, or `self.stem.parameters()` in a module's own `configure_optimizers`) that no optimizer of the file
     completes with another part the class builds in `__init__` with parameters and runs in `forward`
     (called, looped over as a `ModuleList`, indexed as a `ModuleDict`, also in a method `forward` calls),
     or an item of a `ModuleDict` whose other items it takes by key (`model.heads["cls"]` without
     `model.heads["box"]` while `forward` runs every head), when the optimizer's class or function runs
-    the model whole (`model(x)`, `self.model(x)` of a trainer given the model; any call in the file for a
-    helper given the model). An optimizer over a single part is reported only for
+    the model whole (`model(x)`, `self.model(x)` of a trainer given the model; for a helper given the
+    model, any call in the file or where a call site passes it). The same for a plain learner class (no
+    `nn.Module`) whose optimizer gets some of the networks it keeps on `self` while a method of it that
+    backpropagates runs another one it builds (`self.projector` of a BYOL learner), or that every call site
+    builds and passes (`Learner(mlp(d, k), mlp(k, k))`, in a file that loads no checkpoint); a deep copy it
+    freezes (a target network) is not the part, and a learner that trains one network alone is reported
+    for a trunk it builds fresh when nothing there loads weights (copying them into a target loads none). An optimizer over a single part is reported only for
     a part `forward` runs after it (the fresh head on top of a trained trunk), and never when a file
     involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
     `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a
@@ -102,7 +108,7 @@ class ParameterGroupNotOptimized(Rule):
     )
 
     forward_message = (
-        "`{optimizer}` gets the parameters of {taken} but not of `{model}.{missed}`, which `forward` runs "
+        "`{optimizer}` gets the parameters of {taken} but not of `{model}.{missed}`, which `{runner}` runs "
         "({used}): its parameters never train; give them to the optimizer too"
     )
 
@@ -123,5 +129,5 @@ class ParameterGroupNotOptimized(Rule):
         for part in uncovered_parts(self.ctx):
             taken = ", ".join(f"`{t}`" for t in part.taken)
             optimizer = one_line(self.ctx.text(part.optimizer), 60)
-            message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used)
+            message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used, runner=part.runner)
             self.report(part.optimizer, message)

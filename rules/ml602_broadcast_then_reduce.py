@@ -10,6 +10,8 @@ from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)  # element-wise too: `(pred == y).float().mean()`
+COMPARING_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 REDUCING_FUNCTIONS = {"torch." + name for name in ("sum", "mean", "nansum", "nanmean", "norm")}
 PAIRWISE_FUNCTIONS = {"torch." + name for name in ("max", "min", "maximum", "minimum", "fmax", "fmin")}
 ELEMENTWISE_FUNCTIONS = SAME_SHAPE_FUNCTIONS | {"torch.pow"}  # `F.relu(margin - pos + neg).mean()` too
@@ -18,8 +20,9 @@ ELEMENTWISE_FUNCTIONS = SAME_SHAPE_FUNCTIONS | {"torch.pow"}  # `F.relu(margin -
 class BroadcastThenReduce(Rule):
     """
     ## What it does
-    Reports an element-wise operation between a `(N,)` and a `(N, 1)` tensor (one is the other with a
-    trailing size-1 dimension) whose result is then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
+    Reports an element-wise operation (arithmetic, or a comparison: `(pred == y).float().mean()`, `pred.eq(y)`) between
+    a `(N,)` and a `(N, 1)` tensor (one is the other with a trailing size-1 dimension) whose result is
+    then reduced (`.sum()`, `.mean()`, `torch.mean(...)`),
     directly or through a local variable, also inside a helper function of the file called with such
     tensors (`pinball_loss(model(x), y)`, reported at the call), also through the helper's locals
     assigned from its parameters (`pos = (a * p).sum(-1, keepdim=True)`). Both shapes must be known to
@@ -34,7 +37,8 @@ class BroadcastThenReduce(Rule):
 
     ## Why is this bad?
     `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N
-    differences, so a hand-written loss or metric is silently wrong (and N times slower). Nothing
+    differences (an accuracy counts every prediction against every label), so a hand-written loss or
+    metric is silently wrong (and N times slower). Nothing
     raises, and the value often looks plausible.
 
     ## Example
@@ -71,7 +75,10 @@ class BroadcastThenReduce(Rule):
         self._reducing: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}
         self._calls_reported: set[ast.Call] = set()  # a helper's call, reported once from either side
 
-    def visit_BinOp(self, node: ast.BinOp) -> None:
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.visit_BinOp(node)
+
+    def visit_BinOp(self, node: ast.BinOp | ast.Compare) -> None:
         shapes = self.ctx.analysis(Shapes)
         found = self._broadcast_then_reduced(node, shapes.value)
         if found is not None:
@@ -92,7 +99,10 @@ class BroadcastThenReduce(Rule):
             self.report(node, message, related=call_sites(site))
 
     def visit_Call(self, node: ast.Call) -> None:
-        """A helper of this file (`pinball_loss(model(x), y)`) that broadcasts its arguments inside."""
+        """A comparing method (`pred.eq(y)`), or a helper of this file (`pinball_loss(model(x), y)`) that
+        broadcasts its arguments inside."""
+        if _operands(node) is not None:
+            self.visit_BinOp(node)
         if not isinstance(node.func, ast.Name):
             return
         shapes = self.ctx.analysis(Shapes)
@@ -128,16 +138,17 @@ class BroadcastThenReduce(Rule):
                 return any(isinstance(n, ast.Name) and n.id in parameters for n in ast.walk(node))
 
             self._candidates[helper] = [
-                operation for operation in self.ctx.index.within(helper, ast.BinOp)
-                if isinstance(operation.op, ELEMENTWISE) and reads_parameter(operation.left)
-                and reads_parameter(operation.right) and self._reduced(operation) is not False
+                operation for operation in self.ctx.index.within(helper, ast.BinOp, ast.Compare, ast.Call)
+                if (pair := _operands(operation)) is not None and reads_parameter(pair[0])
+                and reads_parameter(pair[1]) and self._reduced(operation) is not False
             ]  # fmt: skip
         return self._candidates[helper]
 
     def _broadcast_then_reduced(self, node: ast.BinOp, value_of) -> tuple[str, str, str] | None:
         """The shapes (as text) of an element-wise operation between `(N, 1)` and `(N,)` whose result is
         reduced, given the values of its operands."""
-        if not isinstance(node.op, ELEMENTWISE) or isinstance(node.left, ast.Constant) or isinstance(node.right, ast.Constant):
+        pair = _operands(node)
+        if pair is None or any(isinstance(o, ast.Constant) for o in pair):
             return None  # a Python number broadcasts to nothing
         reduced = self._reduced(node)
         # Assigned to a variable: its reads that reach a reduction (checked by syntax first; whether the
@@ -145,7 +156,7 @@ class BroadcastThenReduce(Rule):
         reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
         if reduced is False or (reduced is not True and not reads):
             return None
-        found = _column_and_row(value_of(node.left), value_of(node.right), not _written_outer(node))
+        found = _column_and_row(value_of(pair[0]), value_of(pair[1]), not _written_outer(pair))
         if found is None:
             return None
         values = self.ctx.analysis(ValueKinds)
@@ -158,7 +169,7 @@ class BroadcastThenReduce(Rule):
         it is assigned to on the way, if any."""
         parent = self.ctx.scopes.parent(node)
         while True:
-            if isinstance(parent, ast.BinOp) and isinstance(parent.op, ELEMENTWISE):
+            if isinstance(parent, (ast.BinOp, ast.Compare)) and _operands(parent) is not None:
                 node, parent = parent, self.ctx.scopes.parent(parent)
             elif isinstance(parent, ast.UnaryOp):
                 node, parent = parent, self.ctx.scopes.parent(parent)
@@ -168,7 +179,7 @@ class BroadcastThenReduce(Rule):
                     return False
                 if parent.attr in REDUCTIONS or parent.attr == "norm":
                     return True
-                if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow":
+                if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow" and parent.attr not in COMPARING_METHODS:
                     return False
                 node, parent = call, self.ctx.scopes.parent(call)
             elif isinstance(parent, ast.Call) and node in parent.args and _elementwise_of_two(self.ctx.qualified_name(parent.func), parent):
@@ -198,11 +209,23 @@ class BroadcastThenReduce(Rule):
         return self._reducing[(scope, target.id)]
 
 
-def _passed_as_given(operation: ast.BinOp, function: ast.AST | None) -> bool:
+def _operands(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    """The two operands of an element-wise operation: `a - b`, or one comparison `a == b`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ELEMENTWISE):
+        return node.left, node.right
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], COMPARISONS):
+        return node.left, node.comparators[0]
+    func = node.func if isinstance(node, ast.Call) else None
+    if isinstance(func, ast.Attribute) and func.attr in COMPARING_METHODS and len(node.args) == 1 and not node.keywords:
+        return func.value, node.args[0]  # `pred.eq(y)`
+    return None
+
+
+def _passed_as_given(operation: ast.BinOp | ast.Compare, function: ast.AST | None) -> bool:
     """Are both operands parameters of the helper, as its call gives them (`target - pred`)? Then the
     mismatch is the call's; one the helper makes of them (`close.unsqueeze(-1) + far`) is its own."""
     names = {a.arg for a in parameters(function)} if function is not None else set()
-    return all(isinstance(o, ast.Name) and o.id in names for o in (operation.left, operation.right))
+    return all(isinstance(o, ast.Name) and o.id in names for o in _operands(operation))
 
 
 def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str, str, str] | None:
@@ -220,10 +243,10 @@ def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str,
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
 
 
-def _written_outer(node: ast.BinOp) -> bool:
+def _written_outer(operands: tuple[ast.AST, ast.AST]) -> bool:
     """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
     `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`)? A pairing written on purpose: only known sizes decide."""
-    for operand in (node.left, node.right):
+    for operand in operands:
         if isinstance(operand, ast.Subscript):
             items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
             if any(isinstance(i, ast.Constant) and i.value is None for i in items):

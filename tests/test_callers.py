@@ -381,4 +381,5 @@ def test_a_step_run_from_another_module_through_a_method_of_a_third_is_read_with
                 opt.step()
             """,
     })  # fmt: skip
-    assert [code for code, *_ in findings(tmp_path, "trainer_ext.py")] == []
+    # read without crashing: the one finding is the handler putting a zero loss in place of the failed one
+    assert [code for code, *_ in findings(tmp_path, "trainer_ext.py")] == ["ML501"]

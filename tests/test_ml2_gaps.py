@@ -33,15 +33,15 @@ def test_the_messages_say_what_accumulates_and_where_the_optimizer_comes_from(mo
     )
     assert found[("engine.py", 73)] == (
         "`optimizer` (as passed at main.py:32) also updates the parameters of `head`, which the iteration of the "
-        "loop on line 70 never clears (only `encoder`): their gradients accumulate across steps"
+        "loop on line 70 never clears (only `encoder` at line 71): their gradients accumulate across steps"
     )
     assert found[("main.py", 42)] == (
         "`joint` also updates the parameters of `model.head`, which the iteration of the loop on line 39 never "
-        "clears (only `model.encoder`): their gradients accumulate across steps"
+        "clears (only `model.encoder` at line 40): their gradients accumulate across steps"
     )
     assert found[("main.py", 50)] == (
         "`policy_optimizer` updates the parameters of `actor`, but the iteration of the loop on line 46 clears "
-        "only `critic`, another model: their gradients accumulate across steps"
+        "only `critic` at line 47, another model: their gradients accumulate across steps"
     )
     assert found[("engine.py", 102)] == (
         "`critic_optimizer` steps the micro-batches of the loop on line 100 on top of the gradients the loop on "

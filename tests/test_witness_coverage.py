@@ -5,6 +5,8 @@ reported."""
 import pytest
 import torch
 
+from mllint.engine import Selection, lint_text
+from mllint.fixer import fix_text
 from tests.witness import example, family_findings, instead, run
 
 STEP = '''
@@ -163,5 +165,81 @@ def test_ml414_modules_given_to_init_kept_in_a_plain_list_never_train():
     assert family_findings(ENSEMBLE, "ML414") == [(13, "ML414")]
     assert run(ENSEMBLE)["trained"] is False
     fixed = ENSEMBLE.replace("self.members = list(members)", "self.members = nn.ModuleList(members)")
+    assert family_findings(fixed, "ML414") == []
+    assert run(fixed)["trained"] is True
+
+
+LEARNER = '''
+import copy
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self, encoder):
+        self.encoder, self.projector, self.predictor = encoder, nn.Linear(4, 4), nn.Linear(4, 4)
+        self.target = copy.deepcopy(nn.Sequential(encoder, self.projector)).requires_grad_(False)
+        self.optimizer = torch.optim.SGD(list(self.encoder.parameters()) + list(self.predictor.parameters()), lr=0.1)
+
+    def step(self, x):
+        with torch.no_grad():
+            z = self.target(x)
+        loss = (self.predictor(self.projector(self.encoder(x))) - z).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+learner = Learner(nn.Linear(4, 4))
+before = learner.projector.weight.detach().clone()
+for _ in range(3):
+    learner.step(torch.randn(8, 4))
+trained = not torch.equal(before, learner.projector.weight)
+'''
+
+
+def test_ml417_a_learner_whose_optimizer_misses_the_projector_its_loss_runs_never_trains_it():
+    assert family_findings(LEARNER, "ML417") == [(11, "ML417")]
+    namespace = run(LEARNER)
+    assert namespace["trained"] is False and namespace["learner"].projector.weight.grad is not None
+    fixed = LEARNER.replace("+ list(self.predictor.parameters())", "+ list(self.projector.parameters()) + list(self.predictor.parameters())")
+    assert fixed != LEARNER and family_findings(fixed, "ML417") == []
+    assert run(fixed)["trained"] is True
+
+
+SCALES = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+        self.scales = [nn.Parameter(torch.ones(4)) for _ in range(2)]
+
+    def forward(self, x):
+        for layer, scale in zip(self.layers, self.scales):
+            x = layer(x) * scale
+        return x
+
+
+model = Scaled()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+trained = not torch.equal(model.scales[0].detach(), torch.ones(4))
+'''
+
+
+def test_ml414_parameters_kept_in_a_plain_list_never_train():
+    assert family_findings(SCALES, "ML414") == [(10, "ML414")]
+    assert run(SCALES)["trained"] is False
+    selection = Selection.of(["ML414"])
+    fixed = fix_text(SCALES, lambda text: lint_text(text, "witness.py", selection), unsafe=True).text
+    assert "self.scales = nn.ParameterList([nn.Parameter(torch.ones(4)) for _ in range(2)])" in fixed
     assert family_findings(fixed, "ML414") == []
     assert run(fixed)["trained"] is True

@@ -133,3 +133,32 @@ def test_ml101_across_files_the_trainer_of_a_softmax_model_stalls(monkeypatch):
     assert final_loss(repaired) < final_loss(flagged)
     for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
         monkeypatch.delitem(sys.modules, name)
+
+
+RELU_SCORES = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1), nn.ReLU())
+criterion = nn.BCEWithLogitsLoss()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+x = torch.randn(256, 4)
+y = (x[:, :1] > 0).float()
+for _ in range(200):
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+probabilities = torch.sigmoid(model(x))
+"""
+
+
+def test_ml105_relu_scores_into_bce_with_logits_never_predict_below_one_half():
+    from witness import family_findings
+
+    assert family_findings(RELU_SCORES, "ML105") == [(12, "ML105")]
+    assert run(RELU_SCORES)["probabilities"].min().item() >= 0.5  # half the labels are 0: never reached
+    fixed = RELU_SCORES.replace("nn.Linear(16, 1), nn.ReLU())", "nn.Linear(16, 1))")
+    assert family_findings(fixed, "ML105") == []
+    assert run(fixed)["probabilities"].min().item() < 0.1

@@ -106,3 +106,35 @@ def test_ml604_a_pooled_squeeze_on_a_batch_of_one_counts_the_classes_instead_of_
     fixed = POOLED.replace(".squeeze())", ".flatten(1))")
     assert lint(fixed, "ML604") == []
     assert run(fixed)["counted"] == 12
+
+
+def test_ml605_softmax_over_a_size_one_dim_gives_all_ones_and_no_gradient():
+    from witness import family_findings
+
+    assert family_findings(example("ML605"), "ML605") == [(11, "ML605")]
+    assert family_findings(instead("ML605"), "ML605") == []
+    program = "\npool = AttentionPool(4)\nh = torch.randn(2, 5, 4)\nout = pool(h)\nout.sum().backward()\n"
+    bad, good = run(example("ML605") + program), run(instead("ML605") + program)
+    weights = torch.softmax(bad["pool"].score(bad["h"]), dim=-1)
+    assert torch.equal(weights, torch.ones_like(weights)) and torch.allclose(bad["out"], bad["h"].sum(dim=1))
+    assert torch.count_nonzero(bad["pool"].score.weight.grad) == 0
+    assert torch.count_nonzero(good["pool"].score.weight.grad) > 0
+
+
+ACCURACY = """
+import torch
+
+logits = torch.tensor([[2.0], [-1.0], [3.0], [-2.0]])
+labels = torch.tensor([[1.0], [0.0], [1.0], [0.0]])
+accuracy = ((logits.squeeze(1) > 0).float() == labels).float().mean()
+"""
+
+
+def test_ml602_a_comparison_of_n_and_n_by_1_makes_an_accuracy_of_every_pair():
+    from witness import family_findings
+
+    assert family_findings(ACCURACY, "ML602") == [(6, "ML602")]
+    assert run(ACCURACY)["accuracy"].item() == 0.5  # every prediction against every label: a coin flip
+    fixed = ACCURACY.replace("== labels)", "== labels.squeeze(1))")
+    assert fixed != ACCURACY and family_findings(fixed, "ML602") == []
+    assert run(fixed)["accuracy"].item() == 1.0

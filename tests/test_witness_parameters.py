@@ -236,3 +236,48 @@ def test_ml417_a_part_of_a_builders_dict_left_out_of_the_optimizer_never_trains(
     fixed = PARTS.replace('*parts["decoder"].parameters()]', '*parts["decoder"].parameters(), *parts["bottleneck"].parameters()]')
     assert family_findings(fixed, "ML417") == []
     assert run(fixed)["changed"] is True
+
+
+ATTACHED = '''
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.body = nn.Linear(d, d)
+        self.adapters = None
+
+    def forward(self, x):
+        x = self.body(x)
+        for adapter in self.adapters or ():
+            x = x + adapter(x)
+        return x
+
+
+def add_adapters(model, n):
+    model.adapters = [nn.Linear(8, 8) for _ in range(n)]
+    return model
+
+
+model = add_adapters(Encoder(), 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+before = [a.weight.detach().clone() for a in model.adapters]
+for _ in range(3):
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+changed = [not torch.equal(b, a.weight) for b, a in zip(before, model.adapters)]
+'''
+
+
+def test_ml414_layers_a_function_attaches_to_a_model_in_a_plain_list_never_train():
+    """A function given the model stores a plain list of layers on it, outside its class: the layers the
+    model's `forward` runs stay at their initial values; in `nn.ModuleList` they train, and nothing is found."""
+    assert family_findings(ATTACHED, "ML414") == [(20, "ML414")]
+    assert run(ATTACHED)["changed"] == [False, False]
+    fixed = ATTACHED.replace("[nn.Linear(8, 8) for _ in range(n)]", "nn.ModuleList(nn.Linear(8, 8) for _ in range(n))")
+    assert family_findings(fixed, "ML414") == []
+    assert run(fixed)["changed"] == [True, True]

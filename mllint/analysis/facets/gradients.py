@@ -40,7 +40,7 @@ from functools import cached_property
 from mllint.analysis.objects.call_sites import constant_everywhere
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
+from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
@@ -145,10 +145,9 @@ class Given:
 
 
 # What a module of the project must mention for its functions to be read: for cuts in what they return,
-# for the elements of the tuples they return (a return), or for anything (every module).
+# for the elements of the tuples they return (a return); `calls.ANY_MODULE` for anything.
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(|no_grad|inference_mode")
 RETURN_WORDS = re.compile(rb"\breturn\b")
-ANY_MODULE = re.compile(rb"")
 # Methods (and torch functions) that return (values, indices) given a dimension.
 INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)

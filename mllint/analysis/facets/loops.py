@@ -277,12 +277,15 @@ class TrainingLoops:
         model, through builders and wrappers as the objects layer follows them): the model as the clear
         spells it (`model.module`); None otherwise."""
         call, cleared = step.node, clear.node
-        if step.path is not None or clear.path is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        if (step.path or clear.path) and (step.ctx is None or clear.ctx is None or not clear.key):
+            return None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
             return None
         if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
             return None
         scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args
-        made = built(self.ctx, call.args[0] if scaled else call.func.value)
+        given = _named_at(step.entry, step.key, self.ctx) if step.path else None  # `opt` passed to `step(net, opt, x)`
+        made = built(self.ctx, given) if given is not None else built(step.ctx or self.ctx, call.args[0] if scaled else call.func.value)
         if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
             return None
         ctx, constructor = made[0]
@@ -295,14 +298,22 @@ class TrainingLoops:
             return {(obj.kind, id(obj.node), obj.name) for obj in found or () if obj is not NONE}
 
         owners = made(objects._of(ctx).points_to(params.func.value))
-        whole = cleared.func.value
-        if not owners or owners & made(objects.points_to(whole)):
+        whole, home = cleared.func.value, objects._of(clear.ctx or self.ctx)
+        if not owners or owners & made(home.points_to(whole)):
             return None
         part = whole.value
         while isinstance(part, (ast.Attribute, ast.Name)):
-            if made(objects.points_to(part)) & owners:
-                return self.ctx.text(part)
+            if made(home.points_to(part)) & owners:
+                if clear.path is None:
+                    return self.ctx.text(part)
+                rest = source_text(whole)[len(source_text(part)) :]  # `.encoder` of `self.encoder`, in the loop's names
+                return clear.key[: -len(rest)] if clear.key.endswith(rest) and len(clear.key) > len(rest) else None
             part = part.value if isinstance(part, ast.Attribute) else None
+        prefixes = clear.key.split(".")[:-1] if clear.path else []  # `net` of `net.backbone`, passed as `model`
+        for end in range(len(prefixes), 0, -1):
+            given = _named_at(clear.entry, ".".join(prefixes[:end]), self.ctx)
+            if given is not None and made(objects.points_to(given)) & owners:
+                return self.ctx.text(given)
         return None
 
     def clears_stepped(self, step: Event, clear: Event) -> bool:
@@ -542,6 +553,8 @@ class TrainingLoops:
         index, found = self.project.index, {}
         for name, qualified in self.ctx.analysis(Names).module_imports().items():
             module = qualified if index.locate(qualified) else qualified.rpartition(".")[0]
+            defined = self.project.find(qualified) if module and not index.locate(qualified) else None
+            module = defined[0].name if defined is not None else module  # `from models import Net` of `models/net.py`
             if module and module != self.project.own_name and _calls_backward(index, module):
                 found[name] = module
         return found
@@ -567,7 +580,8 @@ class TrainingLoops:
             return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in self._backward_modules)
         qualified = self.ctx.qualified_name(func)
         module, _, member = (qualified or "").rpartition(".")
-        return member in self._reaching(module)
+        defined = self.project.find(qualified) if qualified else None  # through a package's re-export
+        return member in self._reaching(defined[0].name if defined is not None else module)
 
     def _reaching(self, module: str) -> frozenset[str]:
         """The functions and methods of a module of the project that lexically reach a backward call."""
@@ -848,6 +862,14 @@ def _made_kind(ctx, made: list[tuple[object, ast.Call]] | None) -> EventKind | N
     """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
     kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(ctx, made)}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _named_at(entry: ast.AST | None, key: str | None, ctx) -> ast.AST | None:
+    """The expression of the call of the linted file (`step(net, opt, x)`) an event of another file leads
+    from that the loop's names spell `key` (`opt`)."""
+    if not isinstance(entry, ast.Call) or not key:
+        return None
+    return next((a for a in (*entry.args, *(k.value for k in entry.keywords)) if ctx.text(a) == key), None)
 
 
 def _within(part, whole) -> bool:

@@ -27,12 +27,12 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
-from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
-from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
@@ -258,7 +258,7 @@ class Flow:
                     state = self._bind_items(target, node.value, state)
                 else:
                     state = self._bind(target, facts, state)
-            return state
+            return self._bind_held(node.value, state) if isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)) else state
         for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self._expression(child, state)
@@ -317,20 +317,24 @@ class Flow:
         return join([self._block(node.orelse, state) if state is not None else None, *breaks])
 
     def _set_through_target(self, loop: ast.AST, state: State | None) -> State | None:
-        """`for net in (generator, discriminator): net.train()`: the models listed take the modes the loop
-        variable was given."""
-        target = self.key(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else None
-        if state is None or target is None or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
+        """`for net in (generator, discriminator): net.train()`, `for name, m in models.items(): m.eval()`:
+        the models listed, or the objects the loop variable is one of, take the modes it was given."""
+        if state is None or not isinstance(loop, (ast.For, ast.AsyncFor)):
             return state
-        if not any(
-            isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") and self.key(call.func.value) == target
-            for call in own_calls(loop)
-        ):
-            return state
-        for element in loop.iter.elts:
-            key = self.key(element)
-            if key is not None:
-                state = self._set(state, key, lookup(state, target))
+        variables = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
+        for target in filter(None, map(self.key, variables)):
+            if isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)) and loop.target in variables:
+                keys = [self.key(element) for element in loop.iter.elts]
+            elif target.startswith("@{"):  # the objects layer's union: each of them in turn
+                keys = target[2:-1].split(",")
+            else:
+                continue
+            if any(
+                isinstance(call.func, ast.Attribute) and call.func.attr in ("train", "eval") and self.key(call.func.value) == target
+                for call in own_calls(loop)
+            ):
+                for key in filter(None, keys):
+                    state = self._set(state, key, lookup(state, target))
         return state
 
     def _bind(self, target: ast.AST, facts: frozenset, state: State) -> State:
@@ -340,6 +344,15 @@ class Flow:
                 state = self._bind(element, frozenset({Fact(Mode.UNKNOWN)}), state)
             return state
         return self._set(state, key, facts)
+
+    def _bind_held(self, container: ast.Dict | ast.List | ast.Tuple, state: State) -> State:
+        """The objects a container literal builds (`{"student": conv_net(32), ...}`) keep their modes
+        under their own keys, where `models["student"]` finds them."""
+        for element in container.values if isinstance(container, ast.Dict) else container.elts:
+            key = self.modes.objects.key(element, self.scope) if isinstance(element, ast.Call) else None
+            if key is not None and key.startswith("@"):
+                state = self._set(state, key, self._value_facts(element, state))
+        return state
 
     def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
         """`student, teacher = Net(), Net().eval()`, `benchmark, model = make_parts()`: each name gets the
@@ -365,7 +378,8 @@ class Flow:
         model that loads in eval mode (`from_pretrained`), any other module in training mode; None when one
         of the objects is not such a construction, or a function on the way may switch its mode
         (`model.eval()` before `return model`)."""
-        callee = self.modes.switching_module(value) if isinstance(value, ast.Call) else None
+        call = isinstance(value, ast.Call)  # a builder that only builds is followed too
+        callee = (self.modes.switching_module(value) or self.modes.switching_module(value, ANY_MODULE)) if call else None
         made = self.modes.objects.made(target) if callee is not None or isinstance(value, ast.Subscript) else None
         if not made or any(ctx is self.ctx for ctx, _ in made):
             return None
@@ -376,11 +390,18 @@ class Flow:
         facts = set()
         for ctx, call in made:
             library = library_model(ctx, call)
-            if library is None and not self.modes.of_module(ctx).builds_module(call):
+            if library is None and not (self.modes.of_module(ctx).builds_module(call) and self._module_class(ctx, call)):
                 return None
             self.modes.homes[call] = ctx
             facts.add(Fact(Mode.EVAL if library is not None and library.starts_in_eval else Mode.TRAIN, value, call, call))
         return frozenset(facts)
+
+    def _module_class(self, ctx, call: ast.Call) -> bool:
+        """Is what a call of another module builds an `nn.Module`, when it is a class of the project (which
+        that module's own modes count as one until asked: `TextTokenCollater(...)` is none)?"""
+        name = canonical_class(ctx.qualified_name(call.func))
+        view = self.modes.view
+        return view is None or name is None or view.class_summary(name) is None or view.is_module_class(name)
 
     @cached_property
     def _local_functions(self) -> dict[str, list[ast.AST]]:

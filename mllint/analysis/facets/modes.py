@@ -26,6 +26,7 @@ it may read and runs only the statements that may change them.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from functools import cached_property
 
@@ -96,7 +97,7 @@ class Modes(CallSiteUses):
         self._contexts: dict[ast.AST, int] = {}  # function -> how many sets of constants it was summarized under
         self._deciding: dict[ast.AST, set[str]] = {}
         self._flags: dict[ast.AST, list[tuple[str, ast.expr]]] = {}
-        self._switching: dict[ast.Call, Callee | None] = {}
+        self._switching: dict[tuple[ast.Call, re.Pattern[bytes]], Callee | None] = {}
         self._in_progress: set[ast.AST] = set()
         self._flows: dict[ast.AST, FlowFacts] = {}  # scope -> what its flow found
         self._calls: CallGraph | None = None
@@ -372,13 +373,15 @@ class Modes(CallSiteUses):
             return True
         return "backward" in methods and any(self.switching_module(call) is not None for call in calls)
 
-    def switching_module(self, call: ast.Call) -> Callee | None:
-        """The function of another module `call` runs, when its module may switch a model's mode (or load one)."""
-        if call not in self._switching:
+    def switching_module(self, call: ast.Call, followed: re.Pattern[bytes] = FOLLOWED_MODULES) -> Callee | None:
+        """The function of another module `call` runs, when its module may switch a model's mode (or load
+        one); with `followed=ANY_MODULE`, whatever its module holds (a builder that only builds)."""
+        key = (call, followed)
+        if key not in self._switching:
             name = self.qualified_name(call.func) or ""
-            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if "." in name and self.resolver else None
-            self._switching[call] = callee if callee is not None and callee.ctx is not self.ctx else None
-        return self._switching[call]
+            callee = self.resolver.resolve(call, followed=followed) if "." in name and self.resolver else None
+            self._switching[key] = callee if callee is not None and callee.ctx is not self.ctx else None
+        return self._switching[key]
 
     def _scopes_that_set_modes(self, wanted: set[ast.AST] | None) -> list[ast.AST]:
         """The functions (and the module) where a known mode can hold: those that build a model or call
@@ -430,10 +433,13 @@ class Modes(CallSiteUses):
     def key(self, expr: ast.AST, scope: ast.AST) -> str | None:
         """The one key of a receiver seen from `scope`: the object it is (`objects.Objects.key`), or, for
         the attributes of an nn.Module's `self` (which `self.eval()` switches too), its reference key;
-        None for anything but a name and attributes of it."""
+        the object an item of a container is; None for anything else."""
         if (expr, scope) in self._keys:
             return self._keys[(expr, scope)]
         key = reference_key(expr)
+        if key is None and isinstance(expr, ast.Subscript):  # `models["student"]`: the object an item is
+            key = self.objects.key(expr, scope)
+            key = key if key is not None and key.startswith("@") else None
         cls = self.scopes.enclosing_class(scope) if key is not None and isinstance(scope, FUNCTIONS) else None
         if key is not None and not (cls is not None and cls in self.module_classes and key.partition(".")[0] == first_parameter(scope)):
             key = self.objects.key(expr, scope) or key

@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built, made_classes, substituted
+from mllint.analysis.objects.call_sites import built, classes_of, made_classes, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -31,6 +31,7 @@ from mllint.analysis.program.project import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
@@ -51,7 +52,8 @@ HARMLESS_MODULE_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "floa
 
 
 # Calls that register modules themselves (a class making any is left alone), and that only read a list.
-REGISTERING = frozenset({"add_module", "register_module", "setattr"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+REGISTERING = frozenset({"add_module", "register_module", "register_parameter", "setattr"})
 LIST_READERS = frozenset({"enumerate", "zip", "len", "reversed", "range", "iter", "isinstance", "print"})
 FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault"})
 VIEWS = frozenset({"values", "items", "copy"})  # what reads a container's layers whole
@@ -341,8 +343,10 @@ class Unregistered:
     layer: ast.Call  # the first layer that goes in
     kind: str  # "list", "dict", "tuple", "passed" (given to `__init__`), or "object" (the holder's class and where it is then in `holder`)
     where: str  # where the layer is: `line 12`, `utils.py:7`
-    holder: str = ""  # `AdapterBank`
+    holder: str = ""  # `AdapterBank`; for a container a function stores on a module it is given, the module's class
     holder_at: str = ""  # where its class is: `adapters.py:4`
+    receiver: str = ""  # the name the function gives the module (`model` of `model.adapters = [...]`)
+    parameters: bool = False  # it holds `nn.Parameter`s made where they go in, no layers
 
 
 def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
@@ -370,14 +374,45 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
             continue
         layers = [layer for _, local, _ in held for layer in local]
         layers += [(ctx, layer) for layer in _filled(ctx, cls, attribute, calls)]
-        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer)]
+        layers = [(home, layer) for home, layer in layers if _makes_parameters(home, layer) or _is_parameter(home, layer)]
         if layers and _read_unregistered(ctx, cls, attribute):
             home, first = min(layers, key=lambda found: (found[0] is not ctx, found[1].lineno, found[1].col_offset))
             container, _, kind = held[0]
             where = place_in(ctx, home, first)
             _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
-            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at))
+            only = all(_is_parameter(home, layer) for home, layer in layers)
+            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at, only))
     return found
+
+
+def unregistered_from_outside(ctx, function: ast.AST) -> list[Unregistered]:
+    """The plain containers of layers a function stores on a module it is given, outside its class
+    (`model.adapters = [Adapter(d) for _ in range(n)]` in `def add_adapters(model, d, n)`), when a call
+    site passes an instance of an `nn.Module` class of the project that reads the attribute unregistered
+    (`unregistered_layers`' test) and sets it to nothing but None itself; `holder` names the class."""
+    given = {a.arg for a in parameters(function, variadic=False)} - {first_parameter(function) if ctx.scopes.enclosing_class(function) else None}
+    found = []
+    for node in ctx.index.within(function, ast.Assign):
+        targets = [t for t in node.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in given]
+        held = _container(ctx, node.value) if targets and ctx.scopes.enclosing_function(node) is function else None
+        layers = [(home, layer) for home, layer in held[1] if _makes_parameters(home, layer)] if held else []
+        for target in targets if layers else ():
+            for (home, cls), _ in classes_of(ctx, target.value):
+                if cls in home.analysis(ModuleClasses).modules and _left_unregistered(home, cls, target.attr):
+                    where = place_in(ctx, *layers[0])
+                    found.append(Unregistered(held[0], target.attr, layers[0][1], held[2], where, cls.name, place_in(ctx, home, cls), target.value.id))
+                    break
+    return found
+
+
+def _left_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
+    """Does a module class read `self.<attribute>` unregistered, and set it (if at all) to None or an empty
+    plain container only (`self.heads = []`)?"""
+    if any(_called(call) in REGISTERING for call in ctx.index.within(cls, ast.Call)):
+        return False
+    own = [n.value for n in ctx.index.within(cls, ast.Assign, ast.AnnAssign) for t in assignment_targets(n) if _is_attribute(t, attribute)]
+    empty = [v for v in own if (isinstance(v, ast.Constant) and v.value is None) or (_plain_container(ctx, v) and not _elements(ctx, v))]
+    return len(empty) == len(own) and _read_unregistered(ctx, cls, attribute)
 
 
 def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
@@ -455,6 +490,11 @@ def _kind(ctx, container: ast.AST) -> str:
     return "tuple" if isinstance(container, ast.Tuple) else "list"
 
 
+def _is_parameter(ctx, node: ast.AST) -> bool:
+    """`nn.Parameter(torch.ones(c))`: a parameter made where it is put in."""
+    return isinstance(node, ast.Call) and canonical_class(ctx.qualified_name(node.func)) in PARAMETER_CLASSES
+
+
 def _makes_parameters(ctx, layer: ast.AST, depth: int = 0) -> bool:
     """Does a layer own parameters, itself or what the project function it calls builds (`tower(64, d)`
     returning an `nn.Sequential` of `nn.Linear`s)?"""
@@ -472,6 +512,9 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
     name = canonical_class(ctx.qualified_name(call.func)) or ""
     if name in CONTAINERS or name == "torch.nn.ModuleDict":  # `nn.Sequential(*layers)`, `nn.ModuleList([Block(d) for _ in range(n)])`, a dict of them
         items = [e for a in call.args for e in ([a.value if isinstance(a, ast.Starred) else a] if not isinstance(a, ELEMENTS) else _elements(ctx, a))]
+        for listed in (a.value for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)):
+            filled = ctx.analysis(ValueKinds).listed_layers(listed, call)  # `nn.Sequential(*layers)` of a list filled before
+            items += [i for i in filled[0] if i is not None] if filled is not None else []
         return any(_makes_parameters(ctx, item, depth + 1) for item in items)
     if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
         return True
@@ -569,8 +612,9 @@ def _is_attribute(node: ast.AST, attribute: str) -> bool:
 
 
 def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
-    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it?"""
-    read = False
+    """Is `self.<attribute>` read (its layers called), and never handed to a call that may register it or
+    to an optimizer?"""
+    read, optimizers = False, ctx.analysis(OptimizerConstructors).calls
     for node in ctx.index.within(cls, ast.Attribute):
         if not (_is_attribute(node, attribute) and isinstance(node.ctx, ast.Load)):
             continue
@@ -584,6 +628,8 @@ def _read_unregistered(ctx, cls: ast.ClassDef, attribute: str) -> bool:
             call = ctx.scopes.parent(parent) if isinstance(parent, ast.keyword) else parent
             if _called(call) not in LIST_READERS:
                 return False
+        if any(a in optimizers for a in ctx.scopes.ancestors(node)):
+            return False  # handed to an optimizer itself: `Adam([*self.parameters(), *self.scales])`
         filling = isinstance(parent, ast.Attribute) and parent.attr in FILLING_METHODS
         read |= not filling and not (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store))
     return read

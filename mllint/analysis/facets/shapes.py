@@ -27,7 +27,7 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, numpy_shape
-from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
     LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
@@ -45,6 +45,7 @@ from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, chi
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
+KEEPDIM_REDUCTIONS = frozenset("sum mean prod amax amin logsumexp std var nansum nanmean".split())  # one tensor out
 MAX_CALL_DEPTH = 3  # module `forward`s interpreted inside one another
 _ACTIVE_CLASSES: list[ast.AST] = []  # the classes and helper functions being interpreted, across modules
 _CALLER_CHAIN: list[ast.AST] = []  # the functions whose parameters are being taken from a call site, across modules
@@ -142,6 +143,19 @@ class Shapes:
             return None
         value = self.value(expr)
         return value.unbatched_at if isinstance(value, Tensor) else None
+
+    def dim_size(self, expr: ast.AST, dim: int) -> tuple[Dim, str] | None:
+        """The size of dimension `dim` of `expr` (negative: from the end) and the shape it is read from
+        (`(B, T, 1)`, or the known ends of a tensor of unknown rank: `(..., 1)`); None when not known."""
+        value = self.value(expr)
+        if not isinstance(value, Tensor):
+            return None
+        if value.shape is not None:
+            inside = -len(value.shape) <= dim < len(value.shape)
+            return (value.shape[dim], format_shape(value.shape)) if inside else None
+        head, tail = value.ends or ((), ())
+        size = head[dim] if 0 <= dim < len(head) else tail[dim] if -len(tail) <= dim < 0 else None
+        return (size, format_ends(value.ends)) if size is not None else None
 
     def values_in_helper(self, call: ast.Call) -> dict[ast.AST, object] | None:
         """The values the expressions of a helper function of this file take when `call` calls it
@@ -288,11 +302,12 @@ class Shapes:
         outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
         if outputs is not None:
             return _outputs(outputs, key)
-        if isinstance(first, Tensor) and first.shape is None and first.ends is not None:
-            batched = batched_convolution(name, constructor, first.ends, self.static_dim)
+        if isinstance(first, Tensor) and first.shape is None:
+            batched = batched_convolution(name, constructor, first.ends, self.static_dim) if first.ends else None
             if batched is not None:
                 return Tensor(batched, key)
-            return Tensor(None, key, ends=torch_layer_ends(name, constructor, first.ends, self.static_dim))
+            ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
+            return Tensor(None, key, ends=ends if ends != ((), ()) else None)
         return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
 
     def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
@@ -1210,8 +1225,9 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
-            if receiver.shape is None and receiver.ends is not None:
-                return Tensor(None, ("call", id(node)), ends=_partial_method(node, node.func.attr, receiver.ends))
+            ends = _partial_method(node, node.func.attr, receiver.ends or ((), ())) if receiver.shape is None else None
+            if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
+                return Tensor(None, ("call", id(node)), ends=ends)
             result = self.method(node, node.func.attr, receiver)
             if result is not None and not isinstance(result, tuple):
                 return result
@@ -1330,7 +1346,8 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
-            joined[name] = Tensor(shape, ("joined", id(node), name), name)
+            ends = {v.ends if isinstance(v, Tensor) else None for v in values}  # `s` and `s.masked_fill(...)`: one `(..., 1)`
+            joined[name] = Tensor(shape, ("joined", id(node), name), name, ends=ends.pop() if len(ends) == 1 else None)
     return joined
 
 
@@ -1406,6 +1423,11 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
 
 
 
+def _keeps_dim(node: ast.Call) -> bool:
+    keep = next((k.value for k in node.keywords if k.arg in ("keepdim", "keepdims")), None)
+    return isinstance(keep, ast.Constant) and keep.value is True
+
+
 def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     """The known ends of a method's result on a tensor of unknown rank with known `ends`."""
     head, tail = ends
@@ -1414,6 +1436,8 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
         return head, tail + (1,)
+    if method in KEEPDIM_REDUCTIONS and position == -1 and _keeps_dim(node):
+        return head, tail[:-1] + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
         return head, tail[:-1]
     return None

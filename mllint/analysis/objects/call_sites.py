@@ -113,6 +113,18 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
+def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, ast.ClassDef], Binding | None]]:
+    """The project classes (with their modules' contexts) of the objects `expr` may be, as the file tells
+    or under each call site in turn (`model` of `def add_adapters(model, d)` called with `Encoder()` of
+    another module; `cb` of `for cb in self.callbacks` with `callbacks=[KeepBest(...), StopEarly(...)]`)."""
+    objects = ctx.analysis(Objects)
+    for made, binding in makers(ctx, expr, linted):
+        for home, call in made:
+            found = objects.class_of(Obj("made", call, ctx=home))
+            if found is not None:
+                yield found, binding
+
+
 def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     """Every constant `expr` may be, as the file tells or under every call site of the function (or the
     class's `__init__`) whose parameters it needs, the signature's defaults standing for callers the project

@@ -48,7 +48,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.program.summaries import returned_expressions
-from mllint.analysis.values.values import canonical_class
+from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 2  # functions followed into, for what they return
@@ -140,8 +140,10 @@ class Objects:
         self._imports: dict[str, str] | None = None  # name -> what the module imports under it
         self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
+        self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
+        self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -240,12 +242,48 @@ class Objects:
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
                     if inner.func.attr in ("parameters", "named_parameters"):
-                        owners.append(inner.func.value)
+                        owners += self._iterated_over(inner.func.value)
                 elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in seen:
                     seen.add(inner.id)
                     scope = self.ctx.scopes.enclosing_function(inner) or self.ctx.tree
                     stack += [value for _, value in self._bindings_of(scope).get(inner.id, ()) if value is not None]
+                    stack += self._added_parameters(scope, inner.id)
         return owners
+
+    def _added_parameters(self, scope: ast.AST, name: str) -> list[ast.AST]:
+        """What a scope adds to a list of parameters it names: `params += list(m.parameters())`,
+        `params.extend(...)`, `params.append(...)` (read once per scope)."""
+        if scope not in self._added:
+            added: dict[str, list[ast.AST]] = {}
+            for node in self.ctx.index.within(scope, ast.AugAssign):
+                if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add):
+                    added.setdefault(node.target.id, []).append(node.value)
+            for call in self.ctx.index.within(scope, ast.Call):
+                func = call.func
+                if isinstance(func, ast.Attribute) and func.attr in ("extend", "append") and isinstance(func.value, ast.Name):
+                    added.setdefault(func.value.id, []).extend(call.args)
+            self._added[scope] = added
+        return self._added[scope].get(name, [])
+
+    def _iterated_over(self, receiver: ast.AST) -> list[ast.AST]:
+        """The modules a container built on the spot holds (`nn.ModuleList([model.encoder, model.decoder])`),
+        and what a loop variable runs over when the loop iterates a list written out (`model.encoder`,
+        `model.decoder` for `m` of `for m in [model.encoder, model.decoder]`, also through one name bound to
+        the list: `parts = [...]`); the receiver itself for anything else."""
+        if isinstance(receiver, ast.Call) and canonical_class(self.ctx.qualified_name(receiver.func)) in ("torch.nn.ModuleList", SEQUENTIAL):
+            listed = receiver.args[0].elts if len(receiver.args) == 1 and isinstance(receiver.args[0], ast.List | ast.Tuple) else receiver.args
+            return list(listed) if listed and not any(isinstance(e, ast.Starred) for e in listed) else [receiver]  # `nn.ModuleList([model.a, model.b])`
+        if not isinstance(receiver, ast.Name):
+            return [receiver]
+        scope = self.ctx.scopes.enclosing_function(receiver) or self.ctx.tree
+        bound = self._bindings_of(scope).get(receiver.id, ())
+        iterated = bound[0][1].iterable if len(bound) == 1 and isinstance(bound[0][1], _Iterated) else None
+        if isinstance(iterated, ast.Name):
+            named = self._bindings_of(scope).get(iterated.id, ())
+            iterated = named[0][1] if len(named) == 1 else None
+        if isinstance(iterated, ast.List | ast.Tuple) and iterated.elts and not any(isinstance(e, ast.Starred) for e in iterated.elts):
+            return list(iterated.elts)
+        return [receiver]
 
     def member(self, base: Obj, name: str, depth: int = 0) -> frozenset | None:
         """The objects of attribute `name` of `base`, or any of its items for "[]". `.module` of a model
@@ -344,7 +382,8 @@ class Objects:
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
         held in a table, `models.Net` for a class of the project, what a lambda without parameters builds
-        (`lambda: nn.CrossEntropyLoss()`); None for any other object."""
+        (`lambda: nn.CrossEntropyLoss()`) or one that hands its first parameter on first; None for any other
+        object."""
         if obj.kind == "field" and obj.base is not None:
             base = self.qualified(obj.base)
             return None if base is None else f"{base}.{obj.name}"
@@ -353,8 +392,8 @@ class Objects:
         node = obj.node
         if node is obj.ctx.tree:  # an import, a builtin, a class or function of the module
             return obj.ctx.analysis(Names).module_level(obj.name)
-        if isinstance(node, ast.Lambda) and not node.args.args and isinstance(node.body, ast.Call):
-            node = node.body.func
+        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node)):
+            node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
         if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
             node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
@@ -707,7 +746,7 @@ class Objects:
         if bases is None:
             return None
         if isinstance(index, ast.AST):
-            tables = any(b.kind == "made" and isinstance(b.node, ast.Dict) for b in bases)
+            tables = any(b.kind == "made" and isinstance(_table_literal(b), ast.Dict) for b in bases)
             index = self._key_of(index) if tables else _constant(index)
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
@@ -736,7 +775,16 @@ class Objects:
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
         elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
             found = home._eval(literal.elt, depth)
-        elif base.ctx is self.ctx and isinstance(literal, ast.Call | ast.Name):
+        elif isinstance(literal, ast.Name) and base in self._copying:  # `x = list(x)`: read once
+            found = frozenset()
+        elif isinstance(literal, ast.Name):  # `list(callbacks)`: the items of what it copies
+            copied = home._eval(literal, depth)
+            self._copying.add(base)
+            try:
+                found = None if copied is None else union(*(self._elements(c, index, depth) for c in copied - {NONE, base}))
+            finally:
+                self._copying.discard(base)
+        elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
             keyed = isinstance(index, int | str) and _of_parameter(base)
@@ -1070,6 +1118,18 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _forwards_first(function: ast.Lambda) -> bool:
+    """Does a lambda's call pass the lambda's first parameter as its own first argument?"""
+    body, first = function.body, function.args.args[0].arg
+    return bool(body.args) and isinstance(body.args[0], ast.Name) and body.args[0].id == first
+
+
+def _table_literal(obj: Obj) -> ast.AST:
+    """The literal a made container is written as: `{...}`, or the dict `dict(adam=..., sgd=...)` holds."""
+    node = obj.node
+    return _container_literal(node) if isinstance(node, ast.Call) and _makes_container(obj.ctx, node) else node
 
 
 def _container_literal(call: ast.Call) -> ast.AST:

@@ -218,6 +218,7 @@ class Callers:
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
         self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
+        self._set_in_init: dict[ast.AST, set[str]] = {}  # `__init__` -> the attributes it sets from its parameters
 
     def bindings(self, function: ast.AST) -> list[Binding]:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
@@ -297,12 +298,35 @@ class Callers:
         outers: list[Binding] = []
         if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
-            init = _constructor_of_attributes(caller, enclosing, arguments)
+            init = self._constructor_of_attributes(caller, enclosing, arguments)
             constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
         return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call) for outer in outers[:MAX_SITES] or [None]]
+
+    def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
+        """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
+        sets from its own parameters (`self.compute_loss(self.model, batch)` with `self.model = model`, also
+        `self.model, self.args = model, args`): what those hold is what the class's construction passes."""
+        cls = caller.scopes.parent(method)
+        init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
+        first = first_parameter(method)
+        if init is None or first is None:
+            return None
+        read = [n for _, argument, _ in arguments.values() for n in ast.walk(argument)]
+        attributes = {n.attr for n in read if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first}
+        if not attributes:
+            return None
+        if init not in self._set_in_init:
+            names, found = {a.arg for a in parameters(init, variadic=False)}, set()
+            for node in caller.index.within(init, ast.Assign):
+                for target in node.targets:
+                    tuples = isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts)
+                    pairs = zip(target.elts, node.value.elts) if tuples else [(target, node.value)]
+                    found |= {t.attr for t, value in pairs if is_self_attribute(t) and _root_name(value) in names}
+            self._set_in_init[init] = found
+        return init if attributes & self._set_in_init[init] else None
 
     def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -353,9 +377,9 @@ class Callers:
     def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
         """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
         the context each stands in."""
-        if self.ctx.module is not None and self.ctx.scopes.parent(cls) is self.ctx.tree:
-            module = self.ctx.module.name
-            yield from self._sites(self.ctx, _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True))
+        target = _class_target(self.ctx, cls)
+        if target is not None:
+            yield from self._sites(self.ctx, target)
 
     # Where the call sites are.
     def _sites(self, ctx, target: "_Target") -> Iterator[tuple[object, ast.Call]]:
@@ -409,7 +433,7 @@ class Callers:
                 m for m in modules if m in owners or m == target.module
                 or (owners and any(index.mentions(m, name) for name in names) and index.mentions(m, builders))
             )  # the words first: a search of the pattern costs a hundred times more, and most modules have none
-        own = os.path.abspath(self.ctx.real_path or self.ctx.path)
+        own = _path(self.ctx)
         imported_or_attribute = _import_or_attribute_call(target.word)
         # Tested one at a time, in module order, until `MAX_MODULES - 1` pass: a word called in hundreds of
         # modules (`apply_rotary_pos_emb(`) costs the tests of the first few, not of them all.
@@ -442,9 +466,8 @@ class Callers:
             return False
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id == "self":
-            cls = caller.scopes.enclosing_class(call)
-            module = caller.module.name if caller.module else ""
-            if cls is None or f"{module}.{cls.name}" == target.cls:
+            cls = caller.scopes.enclosing_class(call)  # the class's module by either name (see `_is`)
+            if cls is None or (cls.name == target.cls.rpartition(".")[2] and _path(caller) == target.path):
                 return cls is not None
             method = dispatched_method(caller, cls, target.method, self.view)  # a base's template method
             return method is not None and (_module_of(method[0]), method[1].lineno) == (target.module, target.line)
@@ -471,8 +494,8 @@ class Callers:
         """A file's path as the linted file's findings show theirs (from the same directory)."""
         if ctx is self.ctx:
             return self.ctx.path
-        here = os.path.dirname(os.path.abspath(self.ctx.real_path or self.ctx.path))
-        relative = os.path.relpath(os.path.abspath(ctx.real_path or ctx.path), here)
+        here = os.path.dirname(_path(self.ctx))
+        relative = os.path.relpath(_path(ctx), here)
         return os.path.normpath(os.path.join(os.path.dirname(self.ctx.path), relative))
 
 
@@ -546,19 +569,32 @@ def _target(ctx, function: ast.AST) -> _Target | None:
     """What calls of a module-level function or a method of a top-level class look like."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.module is None:
         return None
-    module, path = ctx.module.name, os.path.abspath(ctx.real_path or ctx.path)
+    module, path = ctx.module.name, _path(ctx)
     parent = ctx.scopes.parent(function)
     if parent is ctx.tree:
         return _Target(module, f"{module}.{function.name}", function.name, path=path, line=function.lineno)
     if not isinstance(parent, ast.ClassDef) or ctx.scopes.parent(parent) is not ctx.tree:
         return None
-    cls = f"{module}.{parent.name}"
     if function.name == "__init__":
-        return _Target(module, cls, parent.name, skips_first=True, path=path, line=function.lineno)
+        return _class_target(ctx, parent, function.lineno)
+    cls = f"{module}.{parent.name}"
     decorators = {d.id for d in function.decorator_list if isinstance(d, ast.Name)}
     if function.name in CALLED_BY_FRAMEWORKS or function.name.startswith("__") or "property" in decorators:
         return None
     return _Target(module, cls, function.name, cls, function.name, skips_first="staticmethod" not in decorators, path=path, line=function.lineno)
+
+
+def _class_target(ctx, cls: ast.ClassDef, line: int = 0) -> _Target | None:
+    """What constructions of a top-level class look like (`Trainer(...)`, its `__init__` at `line` called)."""
+    if ctx.module is None or ctx.scopes.parent(cls) is not ctx.tree:
+        return None
+    module = ctx.module.name
+    return _Target(module, f"{module}.{cls.name}", cls.name, skips_first=True, path=_path(ctx), line=line)
+
+
+def _path(ctx) -> str:
+    """The file of a module, wherever its context was read (the linted text, or the module read for the project)."""
+    return os.path.abspath(ctx.real_path or ctx.path)
 
 
 def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
@@ -601,30 +637,6 @@ def _defaults_binding(ctx, function: ast.AST, path: str) -> Binding | None:
         return None
     arguments = {a.arg: (ctx, d, Passage(a.arg, ctx.text(d), path, d.lineno, default=True)) for a, d in defaults}
     return Binding(function, ctx, path, function.lineno, arguments)
-
-
-def _constructor_of_attributes(caller, method: ast.AST, arguments: dict) -> ast.AST | None:
-    """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
-    sets from its own parameters (`self.compute_loss(self.model, batch)` with
-    `self.model = model`): what those hold is what the class's construction passes."""
-    cls = caller.scopes.parent(method)
-    init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
-    first = first_parameter(method)
-    if init is None or first is None:
-        return None
-    read = {n.id for _, argument, _ in arguments.values() for n in ast.walk(argument) if isinstance(n, ast.Name)}
-    attributes = {
-        n.attr for _, argument, _ in arguments.values() for n in ast.walk(argument)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first
-    }  # fmt: skip
-    if first not in read or not attributes:
-        return None
-    init_parameters = {a.arg for a in parameters(init, variadic=False)}
-    set_from_parameters = {
-        target.attr for node in ast.walk(init) if isinstance(node, ast.Assign) and _root_name(node.value) in init_parameters
-        for target in node.targets if is_self_attribute(target)
-    }  # `self.model = model`, `self.model = model.to(device)`
-    return init if attributes & set_from_parameters else None
 
 
 def _dict_bound(caller, value: ast.AST) -> ast.AST:

@@ -21,6 +21,7 @@ from mllint.analysis.syntax.tree import bound_receivers
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.
 FOLLOWED = re.compile(rb"backward|step|grad")
+ANY_MODULE = re.compile(rb"")  # every module is read
 T = TypeVar("T")
 
 

@@ -616,6 +616,7 @@ class ProjectView:
     def __init__(self, ctx, index: "ProjectIndex | None" = None) -> None:
         self.ctx = ctx
         self.index: ProjectIndex | None = index or ctx.project
+        self._global_values: dict[str, tuple[object, ast.AST] | None] = {}
         self._subclasses: dict[str, list[str]] = {}
 
     @property
@@ -675,7 +676,12 @@ class ProjectView:
     def global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
         """(the context of its module, the value) of a module-level name of another module of the project
         bound once (`mone = one * -1` of `from utils import mone`, `FAKE` of `REAL, FAKE = -1.0, 1.0`), following
-        re-exports; None otherwise."""
+        re-exports; None otherwise. Worked out once per name."""
+        if qualified not in self._global_values:
+            self._global_values[qualified] = self._global_value(qualified)
+        return self._global_values[qualified]
+
+    def _global_value(self, qualified: str) -> tuple[object, ast.AST] | None:
         found = self.find(qualified)
         if found is None:  # a name assigned with others is no summary variable
             module, _, member = qualified.rpartition(".")

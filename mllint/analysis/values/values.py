@@ -34,6 +34,7 @@ class Kind(enum.Enum):
     LOGITS = "raw logits from a Linear layer"
     ONE_HOT = "one-hot rows"
     RELU = "ReLU output"  # non-negative, exactly zero where a unit is off: a row may be all zero
+    SOFTPLUS = "softplus output"  # positive
 
 
 FUNCTION_KINDS = {
@@ -52,6 +53,7 @@ FUNCTION_KINDS = {
     "torch.relu": Kind.RELU,
     "torch.nn.functional.relu": Kind.RELU,
     "torch.nn.functional.relu6": Kind.RELU,
+    "torch.nn.functional.softplus": Kind.SOFTPLUS,
 }
 METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID, "relu": Kind.RELU}
 MODULE_KINDS = {
@@ -63,6 +65,7 @@ MODULE_KINDS = {
     "torch.nn.LazyLinear": Kind.LOGITS,
     "torch.nn.ReLU": Kind.RELU,
     "torch.nn.ReLU6": Kind.RELU,
+    "torch.nn.Softplus": Kind.SOFTPLUS,
 }
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 WHERE_FUNCTIONS = {"torch.where"}
@@ -85,6 +88,7 @@ PASSING_FUNCTIONS = frozenset(f"torch.nn.functional.{name}" for name in ("dropou
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
 ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_module"})
+REMOVALS = frozenset({"pop", "remove", "clear", "reverse", "sort", "insert"})  # what may leave another item last
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
 MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
@@ -755,7 +759,24 @@ class ValueKinds:
         ]  # fmt: skip
         node = max(filled, key=position, default=None)
         last = _last_item(node) if node is not None else None
-        return last if last is not None and self._runs_by_default(node, constructor, last) else None
+        if last is None or self._changed_after(listed, node, constructor):
+            return None
+        return last if self._runs_by_default(node, constructor, last) else None
+
+    def _changed_after(self, listed: ast.Name, fill: ast.AST, constructor: ast.Call) -> bool:
+        """Is the list taken from or written into after its last fill (`layers.pop()`, `del layers[-1]`,
+        `layers[-1] = nn.Identity()`), or emptied or reordered anywhere before `constructor`?"""
+        scope = self.scopes.enclosing_scope(constructor)
+        for name in self.ctx.index.within(scope or self.ctx.tree, ast.Name):
+            if name.id != listed.id or not position(name) < position(constructor) or self.scopes.enclosing_scope(name) is not scope:
+                continue
+            parent = self.scopes.parent(name)
+            call = self.scopes.parent(parent)
+            if isinstance(parent, ast.Attribute) and parent.attr in REMOVALS and isinstance(call, ast.Call) and call.func is parent:
+                return True
+            if isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load) and position(name) > position(fill):
+                return True
+        return False
 
     def listed_layers(self, listed: ast.AST, constructor: ast.Call) -> tuple[list[ast.AST], ast.AST | None] | None:
         """The items statements before `constructor` put in the list `nn.Sequential(*listed)` unpacks (list
@@ -798,13 +819,15 @@ class ValueKinds:
         for ancestor in self.scopes.ancestors(node):
             if ancestor is function or ancestor in around:
                 break
+            if isinstance(ancestor, ast.For) and child in ancestor.body:
+                child = ancestor  # the last fill of a loop's body: what its last round leaves last
+                continue
             if isinstance(ancestor, CONDITIONAL_NODES):
                 names = [n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)] if isinstance(ancestor, ast.If) else None
-                if not names or any(n not in defaults or self._rebound(function, n) for n in names):
-                    return False
-                if fold(ancestor.test, defaults) is not (child in ancestor.body):
-                    return False
-                read += names
+                known = {n: defaults[n] for n in names or () if n in defaults and not self._rebound(function, n)}
+                if not known or fold(ancestor.test, known) is not (child in ancestor.body):
+                    return False  # decided by the defaults alone: `if last_act or not is_last:` with `last_act=True`
+                read += known
             child = ancestor
         self._defaulted[made] = tuple(dict.fromkeys(read))
         return True
