@@ -32,8 +32,8 @@ from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
-from mllint.analysis.objects.points_to import NONE, Objects
-from mllint.analysis.program.hierarchy import inherited_method
+from mllint.analysis.objects.points_to import NONE, Obj, Objects
+from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
     Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
@@ -48,8 +48,8 @@ from mllint.findings import Related
 MAX_CALL_DEPTH = 4
 MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
 # A file holds a training loop only if it says one of these: a backward pass, or a call of a project
-# function that may do it (`train_step(model, batch, optimizer)`).
-TRAINING_WORDS = ("backward", "step", "optim")
+# function that may do it (`train_step(model, batch, optimizer)`, `tagger.training_update(batch)`).
+TRAINING_WORDS = ("backward", "step", "optim", "train")
 LOOP_NODES = (ast.For, ast.AsyncFor, ast.While)
 # Comprehensions iterate too: `[self.train_step(batch) for batch in loader]` is a training loop.
 COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -339,8 +339,11 @@ class TrainingLoops:
         objects = self.ctx.analysis(Objects)
         if not cleared or NONE in cleared or not optimizers:
             return False
+        # A mixin's `self` is an instance of a class mixing it in; its `self.optim` what that class stores.
+        cleared = {Obj("self", c, ctx=home) for o in cleared if o.kind == "self" for home, c in self_classes(o.ctx, o.node, objects.view)} | set(cleared)
+        held = [objects._of(o.ctx).held(o) if o.kind == "field" and o.ctx is not None else {o} for o in optimizers]
         trained: set = set()
-        for optimizer in optimizers:
+        for optimizer in (o for found in held for o in found or ()):
             home = objects._of(optimizer.ctx) if optimizer.ctx is not None else None
             if home is None or not isinstance(optimizer.node, ast.Call) or not home.trained_by(optimizer.node):
                 continue
@@ -531,7 +534,7 @@ class TrainingLoops:
         """The nodes (loops, `try` statements, ...) that hold a backward call or a call of a function that
         may reach one (of the file, or of a module of the project that calls `.backward(`): a cheap
         lexical over-approximation, so that the events are only built where training may happen."""
-        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_imports else ()
+        calls = self.ctx.index.by_type.get(ast.Call, ()) if self._backward_modules else ()
         elsewhere = [c for c in calls if self._reaches_backward_elsewhere(c)]
         marks = self.ctx.analysis(BackwardReach).marks_with(elsewhere)
         found: set[ast.AST] = set()
@@ -556,13 +559,25 @@ class TrainingLoops:
                 found[name] = module
         return found
 
+    @cached_property
+    def _backward_modules(self) -> set[str]:
+        """The modules whose methods a call on an object may run that call `.backward(`: those the file
+        imports from, and those defining a project base of a class it imports (a mixin's step,
+        `model.contrastive_step(a, b)`)."""
+        found = set(self._backward_imports.values())
+        for qualified in self.ctx.analysis(Names).module_imports().values() if self.project is not None else ():
+            if self.project.class_summary(qualified) is not None:
+                bases = self.project.base_modules(qualified)
+                found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
+        return found
+
     def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
         """Does the call run a function of another module that lexically reaches a backward call there?
         (the function itself, not a re-export: a cheap test, the events decide)"""
         func = _called(call).func
         if _root_name(func) not in self._backward_imports:
             # A method of an object of a class such a module defines (`solver.train_step(...)`)?
-            return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in set(self._backward_imports.values()))
+            return isinstance(func, ast.Attribute) and any(func.attr in self._reaching(m) for m in self._backward_modules)
         qualified = self.ctx.qualified_name(func)
         module, _, member = (qualified or "").rpartition(".")
         defined = self.project.find(qualified) if qualified else None  # through a package's re-export

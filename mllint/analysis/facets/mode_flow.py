@@ -368,20 +368,23 @@ class Flow:
         returns = returns or []
         for i, element in enumerate(target.elts):
             items = [r.elts[i] for r in returns]
-            facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call) else unknown for v in items))
+            facts = frozenset().union(*(self._value_facts(v, {}) if isinstance(v, ast.Call | ast.Subscript) else unknown for v in items))
             state = self._bind(element, facts or unknown, state)
         return state
 
-    def _built_elsewhere(self, target: ast.AST, value: ast.Call) -> frozenset | None:
+    def _built_elsewhere(self, target: ast.AST, value: ast.AST) -> frozenset | None:
         """The modes of what a builder of another module made, as the objects layer follows it into its
-        returns (`tok, model = load_model(cfg)`): a library model that loads in eval mode (`from_pretrained`),
-        any other module in training mode; None when one of the objects is not such a construction, or a
-        function on the way may switch its mode (`model.eval()` before `return model`)."""
-        callee = self.modes.switching_module(value) or self.modes.switching_module(value, ANY_MODULE)  # a builder that only builds
-        made = self.modes.objects.made(target) if callee is not None else None
+        returns (`tok, model = load_model(cfg)`, an item of a dict it returns: `parts["model"]`): a library
+        model that loads in eval mode (`from_pretrained`), any other module in training mode; None when one
+        of the objects is not such a construction, or a function on the way may switch its mode
+        (`model.eval()` before `return model`)."""
+        call = isinstance(value, ast.Call)  # a builder that only builds is followed too
+        callee = (self.modes.switching_module(value) or self.modes.switching_module(value, ANY_MODULE)) if call else None
+        made = self.modes.objects.made(target) if callee is not None or isinstance(value, ast.Subscript) else None
         if not made or any(ctx is self.ctx for ctx, _ in made):
             return None
-        functions = [(callee.ctx, callee.function), *((ctx, ctx.scopes.enclosing_function(call)) for ctx, call in made)]
+        called = [(callee.ctx, callee.function)] if callee is not None else []
+        functions = [*called, *((ctx, ctx.scopes.enclosing_function(call)) for ctx, call in made)]
         if any(_switches_modes(ctx, function) for ctx, function in functions):
             return None
         facts = set()
@@ -673,6 +676,8 @@ class Flow:
                 return frozenset({Fact(mode, value, value, value)})
             return self._built_elsewhere(value, value) or unknown
         key = self.key(value)
+        if key is None and isinstance(value, ast.Subscript):  # `parts["model"]` of a dict a builder returns
+            return self._built_elsewhere(value, value) or unknown
         if key is None:
             return unknown
         facts = lookup(state, key)

@@ -49,7 +49,7 @@ from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers
-from mllint.analysis.values.values import Called, canonical_class
+from mllint.analysis.values.values import Called, ValueKinds, canonical_class
 from mllint.source import one_line
 
 
@@ -228,6 +228,10 @@ class Modes(CallSiteUses):
         """Can the object an assigned value gives have a known mode (see `Flow._value_facts`)?"""
         if isinstance(value, (ast.Tuple, ast.List)):
             return any(self._may_give_a_mode(element) for element in value.elts)
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and isinstance(value.slice, ast.Constant):
+            # `parts["model"]` of `parts = build_components(cfg)`: an item of what a function returns
+            returned = self.ctx.analysis(ValueKinds).reaching_values(value.value) or []
+            return any(isinstance(v, ast.Call) and self._may_give_a_mode(v) for v in returned)
         while isinstance(value, ast.Call):
             func = value.func
             if isinstance(func, ast.Attribute) and func.attr in ("eval", "train"):
@@ -452,6 +456,13 @@ class Modes(CallSiteUses):
             scope = self.scopes.enclosing_function(owner) or self.ctx.tree
             for key in (self.key(owner, scope), self.objects.key(owner, None)):
                 found.setdefault(key, scope)
+        for call in self.ctx.index.of_type(ast.Call):  # an optimizer another module builds, stepped here
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "step" and not call.args:
+                for made in self.objects.points_to(call.func.value) or ():
+                    home = self.objects._of(made.ctx) if made.kind == "made" and made.ctx is not self.ctx else None
+                    owners = home.trained_by(made.node) if home is not None and isinstance(made.node, ast.Call) else []
+                    for trained in (obj for owner in owners for obj in home.points_to(owner) or ()):
+                        found.setdefault(trained.key(), self.scopes.enclosing_function(call) or self.ctx.tree)
         found.pop(None, None)
         return found
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from mllint.analysis.program.hierarchy import dispatched_method
+from mllint.analysis.program.hierarchy import dispatched_method, self_classes
 from mllint.analysis.syntax.names import dict_entries, is_self_attribute
 from mllint.analysis.syntax.tree import bound_receivers
 
@@ -119,10 +119,11 @@ class CallResolver:
         cls = self.scopes.enclosing_class(call)
         if cls is None:
             return False
-        if cls not in self._stored:
+        if cls not in self._stored:  # a mixin's `self.encoder(x)`: stored by the classes mixing it in
             self._stored[cls] = {
                 target.attr
-                for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign)
+                for home, stored in self_classes(self.ctx, cls, self.project)
+                for node in home.index.within(stored, ast.Assign, ast.AnnAssign)
                 for target in bound_receivers(node)
                 if is_self_attribute(target)
             }  # fmt: skip
