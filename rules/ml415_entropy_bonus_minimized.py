@@ -17,12 +17,16 @@ class EntropyBonusMinimized(Rule):
     log-probabilities: `entropy_est = -log_probs.mean()`), followed through the variables it is assigned to, the
     coefficients it is scaled by (`cfg["ent_coef"] * entropy` too) and the functions of the project that
     compute the loss or a part of it (`loss = ppo_loss(...)`, `actor, critic, entropy = compute_losses(...)`,
-    `+ beta * entropy_bonus(logits)` in another module), into the lists a step collects them in
-    (`torch.stack(entropies).sum()`, whatever the list's name: each item appended to it counts), and a policy's own `entropy(...)` method is the entropy however it
-    computes it; `log_p.exp() * log_p` is `p log p`. The loss must be backpropagated and stepped (or returned by a Lightning-style `training_step` or an
+    `+ beta * entropy_bonus(logits)` in another module; a helper returning one term is read by its name
+    too: `entropy_bonus(logp)` returning `-log_probs.mean()`), into the lists a step collects them in
+    (`torch.stack(entropies).sum()`, and the items appended to a list of any name: `ents.append(ent)`
+    with `_, _, ent = policy.act(obs)` returning `dist.entropy()`), and a policy's own `entropy(...)`
+    method is the entropy however it computes it; `log_p.exp() * log_p` is `p log p`; a name bound to a
+    number (`w=0.05`) is a coefficient. The loss must be backpropagated and stepped (or returned by a Lightning-style `training_step` or an
     HF `compute_loss` override that runs no backward itself: the library does), and hold a policy term
     (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities, or one whose values are
-    log-probabilities by where they come from: `chosen * rets` with `chosen = log_softmax(...).gather(1, a)`). `loss = pg_loss - ent_coef * entropy`, and
+    log-probabilities by where they come from: `chosen * rets` with `chosen = log_softmax(...).gather(1, a)`,
+    PPO's `-torch.min(s1, s2)` with `s1 = ratio * adv`, stacked `dist.log_prob(a)` a policy method returns). `loss = pg_loss - ent_coef * entropy`, and
     `+ ent_coef * entropy_loss` where `entropy_loss = -entropy.mean()` (the negative entropy), are
     right and not reported; so is entropy minimization outside an actor-critic loss (semi-supervised
     and domain-adaptation losses minimize the entropy of predictions on purpose).

@@ -1,12 +1,12 @@
 import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
-from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, storage_root
+from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, kept_view, kept_view_changes, storage_root
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.scopes import SCOPE_NODES, parameters
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -30,11 +30,16 @@ class InplaceOnStoredData(Rule):
     `model(x)`), expecting it unchanged. A sample `__getitem__` passes to a function or a callable object of
     the project that changes it in place counts too (`x = self.transform(x)` with a transform the dataset's
     construction passes, also through a `Compose`-like object running the transforms it holds), reported at
-    that call. Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
+    that call. In a loop of a script or of a function, a change of a view of data an object keeps counts
+    too: a slice or `narrow` of `data.X`, an item of `data.X.split(256)` (also through `zip`), or a batch a
+    generator method of the project yields of what its object keeps (`for xb, yb in data.batches(256)`
+    yielding `self.X[i:i + bs], ...`, then `xb.chunk(2, 1)[1].log1p_()`); and so does a view of one (`xb =
+    self.X.narrow(0, i, n)`) passed to a function that changes its argument, a function named for
+    working in place (`jitter_`) included. Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
     (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 = box.unbind(-1)`). Changes of
     a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
-    functions named for working in place (`normalize_`), a call made once in `__init__`, changes under `torch.no_grad()` (parameters
+    functions named for working in place (`normalize_`) called on a fresh tensor, a call made once in `__init__`, changes under `torch.no_grad()` (parameters
     updated on purpose) and a module's `forward` (ML401's) are not reported.
 
     ## Why is this bad?
@@ -106,9 +111,14 @@ class InplaceOnStoredData(Rule):
     severity = Severity.WARNING
     requires_any_text = ("_(", "=")
 
+    def end_file(self) -> None:
+        """Changes at module level: of the batches a script's loop takes from what an object keeps."""
+        self._kept_views(self.ctx.tree)
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if node.name == "forward" or node.name.endswith("_") and not node.name.endswith("__"):
+        if node.name == "forward":
             return
+        in_place = node.name.endswith("_") and not node.name.endswith("__")  # `jitter_`: meant to change its argument
         changes = changed_in_place(self.ctx, node)
         indices = {p.arg for p in parameters(node, variadic=False)[1:2]} if node.name == "__getitem__" else set()
         if not changes and not indices:
@@ -122,12 +132,26 @@ class InplaceOnStoredData(Rule):
             found = storage_root(self.ctx, name)
             root, last = found if found is not None else (None, None)
             if root is node and not under_no_grad(self.ctx, change):  # a parameter updated on purpose runs under no_grad
-                self._argument(change, name, node, last.id)
+                self._argument(change, name, node, last.id, in_place)
             elif indices and _stored_item(root, indices):
                 line = root.lineno
                 self.report(change, self.message.format(name=name.id, root=self.ctx.text(root), line=line, owner=self.ctx.text(root.value)))
+        if node.name != "__init__" and not in_place:
+            self._kept_views(node)
         if indices:
             self._passed_on(node, indices, statements)
+
+    def _kept_views(self, scope: ast.AST) -> None:
+        """Changes, in a loop, of a view of data an object keeps (`for xb in data.X.split(256): xb.log1p_()`)."""
+        statements = set()
+        for change, changed, kept in kept_view_changes(self.ctx, scope):
+            statement = self.ctx.scopes.statement(change)
+            around = next((a for a in self.ctx.scopes.ancestors(change) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))), None)
+            if statement in statements or not isinstance(around, (ast.For, ast.While)) or under_no_grad(self.ctx, change):
+                continue
+            statements.add(statement)
+            owner = kept.func.value if isinstance(kept, ast.Call) else kept.value
+            self.report(change, self.message.format(name=self.ctx.text(changed), root=self.ctx.text(kept), line=kept.lineno, owner=self.ctx.text(owner)))
 
     def _passed_on(self, function: ast.AST, indices: set[str], reported: set[ast.AST]) -> None:
         """A stored sample `__getitem__` passes to a function or callable object of the project that changes
@@ -164,14 +188,15 @@ class InplaceOnStoredData(Rule):
             return None
         return held_after(caller, argument, site)
 
-    def _argument(self, change: ast.AST, name: ast.Name, function: ast.AST, parameter: str) -> None:
-        """A change of a parameter's tensor, reported when a call site passes what an object keeps."""
-        returned = _returns_name(function, parameter)
+    def _argument(self, change: ast.AST, name: ast.Name, function: ast.AST, parameter: str, in_place: bool = False) -> None:
+        """A change of a parameter's tensor, reported when a call site passes what an object keeps (a
+        function named for working in place only then: `jitter_(self.X.narrow(0, i, n))`)."""
+        returned = _returns_name(function, parameter) and not in_place
         for binding in self.ctx.analysis(Callers).bindings(function):
             passed = binding.argument(parameter) if binding.site is not None else None
             if passed is None:
                 continue
-            if not _kept(passed[1]):
+            if not _kept(passed[1]) and kept_view(passed[0], passed[1]) is None:
                 read = self._read_as_original(passed[0], passed[1]) if returned else None
                 if read is not None:
                     self.report(change, COPY_MESSAGE.format(

@@ -2,6 +2,7 @@ import ast
 import re
 
 from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.facets.gradients import backward_loss
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.parameters import is_module
@@ -9,6 +10,10 @@ from mllint.analysis.facets.skipped_results import SkippedResults
 from mllint.analysis.program.calls import CallResolver
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
+from mllint.analysis.objects.constants import is_zero
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.handlers import Handlers
+from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
@@ -41,14 +46,22 @@ class TrainingErrorSwallowed(Rule):
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
     not reported; nor are `finally` blocks. `except RuntimeError` around training under
     `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
-    runs out of data, is reported for the other RuntimeErrors it hides. A handler that inspects an out-of-memory error
+    runs out of data, is reported for the other RuntimeErrors it hides. `with contextlib.suppress(E):` (by
+    any import of `suppress`) is a handler `except E: pass` around its body, reported at the `with`. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
-    them only sometimes (`else: if not distributed: raise`) is reported. A handler of torch's out-of-memory
+    them only sometimes (`else: if not distributed: raise`) is reported, and so is its out-of-memory arm
+    when it lets the optimizer step on the failed batch's partial gradients, as below. A handler of torch's out-of-memory
     errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
-    `gc.collect()` or `del`, or clears its gradients with `zero_grad()` or `p.grad = None`), and when it
+    `gc.collect()` or `del`, or clears its gradients with `zero_grad()`, `p.grad = None` or `del p.grad`), and when it
     falls through to the optimizer's step with the failed batch's partial gradients (no `continue` or
-    `return`, no clear), however it frees memory. A function that backpropagates and then steps is a
+    `return`, no clear), however it frees memory; a `return` from a step function skips nothing when
+    the loop that calls it (here or in another module) steps the optimizer after the call without
+    looking at its result or clearing the gradients (`tr_loss += self.training_step(batch).item()`, then
+    `optimizer.step()` every few batches). A handler that puts a constant zero in place of the loss
+    its `try` computes (`loss = torch.zeros(())`, `loss = logits.sum() * 0.0`, `return
+    torch.tensor(0.0)`), when that loss is then backpropagated (in the function, by the caller of a
+    helper returning it, or by the library for `compute_loss`), is reported too: the step goes on. A function that backpropagates and then steps is a
     training step wherever it is called from (`map(trainer.train_step, loader)` in another module). A
     training function wrapped by a decorator of the file or the project (`@safe`, `@retry(times=3)`) whose
     wrapper calls it under a broad handler that does not re-raise is reported at the decorator.
@@ -101,23 +114,34 @@ class TrainingErrorSwallowed(Rule):
     code = "ML501"
     name = "training-error-swallowed"
     message = "`{handler}` catches every error of the training {what} and does not re-raise: a crash becomes a finished run"
-    requires_any_text = ("except", "@")  # the training may be in another module (`trainer.fit()`), the handler in a decorator
+    requires_any_text = ("except", "@", "suppress")  # the training may be in another module (`trainer.fit()`), the handler in a decorator
 
-    def visit_Try(self, node: ast.Try) -> None:
-        if not node.handlers:
+    def visit_Try(self, node: ast.Try | ast.With) -> None:
+        """A `try`, or a `with contextlib.suppress(E):` (a handler `except E: pass` around its body)."""
+        written = self.ctx.analysis(Handlers).of(node)
+        if not written:
             return
         loops = self.ctx.analysis(TrainingLoops)
         events = loops.events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
         backward = any(e.kind is EventKind.BACKWARD for e in events)
-        handlers = [h for h in node.handlers if _broad(self.ctx, h.type) and not self._leaves(h, node)]
+        handlers = [h for h in written if _broad(self.ctx, h.type) and not self._leaves(h, node)]
+        zeros = {h: zero for h in handlers if (zero := self._zero_loss(node, h)) is not None}
+        for handler, zero in zeros.items():
+            message = (
+                f"`{self._written(handler)}` replaces the loss by a constant (`{self.ctx.text(zero)}`) on every "
+                "error of its computation and does not re-raise: the step goes on, a broken model trains on "
+                "nothing, and the run reports success"
+            )
+            self.report(handler, message)
+        handlers = [h for h in handlers if h not in zeros]
         in_loop = self._in_training_loop(node, loops)
         in_step = not in_loop and self._in_step_function(node, loops)
         if steps and backward:
             what = "loop" if any(e.loops for e in steps) else "step"
             for handler in handlers:
                 self._report(node, handler, self.message.format(handler=self._written(handler), what=what), what)
-        elif backward and (in_loop or in_step):
+        elif backward and (in_loop or in_step or self._stepped_by_caller(node)):
             for handler in handlers:
                 message = (
                     f"`{self._written(handler)}` drops the batch on every error of the forward and backward pass of "
@@ -136,11 +160,47 @@ class TrainingErrorSwallowed(Rule):
                     )
                     self._report(node, handler, message, "step")
 
+    def _zero_loss(self, node: ast.Try, handler: ast.ExceptHandler) -> ast.AST | None:
+        """The constant zero a handler puts in place of the loss the `try` computes (`loss =
+        logits.sum() * 0.0`, `return torch.zeros(())`), when that loss is backpropagated next in the
+        function, or returned by a function whose result is (by a caller, or by a library)."""
+        values = self.ctx.analysis(ValueKinds)
+        function = self.ctx.scopes.enclosing_function(node)
+        computed = {t.id for n in own_nodes(node.body) if isinstance(n, (ast.Assign, ast.AugAssign)) for t in assignment_targets(n) if isinstance(t, ast.Name)}
+        for statement in own_nodes(handler.body):
+            if isinstance(statement, ast.Return) and statement.value is not None and is_zero(values, statement.value):
+                if function is not None and self.ctx.analysis(SkippedResults).backpropagated(function):
+                    return statement.value
+            if not (isinstance(statement, ast.Assign) and is_zero(values, statement.value)):
+                continue
+            names = {t.id for t in statement.targets if isinstance(t, ast.Name)} & computed
+            if names and self._loss_named(node, function, names):
+                return statement.value
+        return None
+
+    def _loss_named(self, node: ast.Try, function: ast.AST | None, names: set[str]) -> bool:
+        """Is one of `names` backpropagated after the `try`, or returned by a function whose result is?"""
+        scope = function or self.ctx.tree
+        for call in self.ctx.index.within(scope, ast.Call):
+            loss = backward_loss(self.ctx, call) if call.lineno > node.lineno else None
+            if loss is not None and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(loss)):
+                return True
+        returned = [r for r in self.ctx.index.within(scope, ast.Return) if r.value is not None and self.ctx.scopes.enclosing_function(r) is function]
+        reads = any(isinstance(n, ast.Name) and n.id in names for r in returned for n in ast.walk(r.value))
+        return reads and function is not None and self.ctx.analysis(SkippedResults).backpropagated(function)
+
     def _report(self, node: ast.Try, handler: ast.ExceptHandler, message: str, what: str) -> None:
         """Report the handler; one that singles out out-of-memory errors is told which path lets the others
         pass, and an `except RuntimeError` meant for a DDP join's early termination what else it hides."""
-        step = self._step_after(node, handler) if _out_of_memory_only(self.ctx, handler) else None
-        if step is not None:
+        path = _out_of_memory_path(self.ctx, handler)
+        step = self._step_after(node, path) if path is not None else None
+        if step is not None and any(isinstance(n, ast.Return) for n in own_nodes(path)):
+            message = (
+                f"`{self._written(handler)}` returns from the step, but the training loop that calls it goes on to "
+                f"`{step.text(self.ctx)}` ({step.place}) with the failed batch's partial gradients, and does not "
+                "re-raise: the step applies them, and the run reports success on failed batches"
+            )
+        elif step is not None:
             message = (
                 f"`{self._written(handler)}` lets the step go on to `{step.text(self.ctx)}`{step.where} "
                 f"({step.place}) with the failed batch's partial gradients, and does not re-raise: the "
@@ -165,7 +225,7 @@ class TrainingErrorSwallowed(Rule):
             )
         self.report(handler, message)
 
-    visit_TryStar = visit_Try
+    visit_TryStar = visit_With = visit_AsyncWith = visit_Try
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         """A training function decorated by a wrapper that swallows its errors (`@safe` of utils.py)."""
@@ -193,6 +253,9 @@ class TrainingErrorSwallowed(Rule):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _written(self, handler: ast.ExceptHandler) -> str:
+        suppressor = self.ctx.analysis(Handlers).suppressor(handler)
+        if suppressor is not None:
+            return f"with {self.ctx.text(suppressor)}"
         return f"except {self.ctx.text(handler.type)}" if handler.type is not None else "except"
 
     def _in_training_loop(self, node: ast.AST, loops: TrainingLoops) -> bool:
@@ -207,22 +270,29 @@ class TrainingErrorSwallowed(Rule):
     def _in_step_function(self, node: ast.AST, loops: TrainingLoops) -> bool:
         """Is `node` in a function a training step runs (`do_batch(...)` called by the loop, a method
         Lightning's `training_step` calls), outside any loop of its own?"""
-        for ancestor in self.ctx.scopes.ancestors(node):
-            if isinstance(ancestor, LOOP_NODES):
-                return False
-            if isinstance(ancestor, FUNCTION_NODES):
-                return loops.runs_training_step(ancestor)
-        return False
+        function = self._loop_free_function(node)
+        return function is not None and loops.runs_training_step(function)
+
+    def _stepped_by_caller(self, node: ast.AST) -> bool:
+        """Is `node` in a function (outside any loop of its own) a training loop calls and then steps the
+        optimizer after, here or in another module (`stepper.forward_backward(batch)`, `optimizer.step()`)?"""
+        function = self._loop_free_function(node)
+        return function is not None and self.ctx.analysis(SkippedResults).stepped_after(function) is not None
 
     def _in_skipped_helper(self, node: ast.AST) -> bool:
         """Is `node` in a helper (outside any loop of its own) whose None result a training loop skips on
         (`loss = safe_forward(...)`, then `if loss is None: continue`), here or in another module?"""
+        function = self._loop_free_function(node)
+        return function is not None and self.ctx.analysis(SkippedResults).skipped_on_none(function) is not None
+
+    def _loop_free_function(self, node: ast.AST) -> ast.AST | None:
+        """The function around `node` when no loop of it is around `node`."""
         for ancestor in self.ctx.scopes.ancestors(node):
             if isinstance(ancestor, LOOP_NODES):
-                return False
+                return None
             if isinstance(ancestor, FUNCTION_NODES):
-                return self.ctx.analysis(SkippedResults).skipped_on_none(ancestor) is not None
-        return False
+                return ancestor
+        return None
 
     def _runs_the_model(self, body: list[ast.stmt], events) -> bool:
         """Does the block call a module (the forward pass, `self(batch)` in a module's own step) or
@@ -236,9 +306,9 @@ class TrainingErrorSwallowed(Rule):
         out-of-memory error, on every path the other errors take? An out-of-memory handler that recovers
         leaves too, unless the optimizer then steps on the failed batch's partial gradients."""
         others = _other_than_out_of_memory(self.ctx, handler.body)
-        if others is not None:
-            return self._always_leaves(others)
-        if _out_of_memory_only(self.ctx, handler) and self._recovers(handler.body) and self._step_after(node, handler) is None:
+        if others is not None:  # the out-of-memory path must not let the step go on either
+            return self._always_leaves(others) and self._step_after(node, _out_of_memory_path(self.ctx, handler)) is None
+        if _out_of_memory_only(self.ctx, handler) and self._recovers(handler.body) and self._step_after(node, handler.body) is None:
             return True
         return any(_leaving(self.ctx, node) for node in own_nodes(handler.body))
 
@@ -250,23 +320,22 @@ class TrainingErrorSwallowed(Rule):
         calls = [n for n in own_nodes(block) if isinstance(n, ast.Call)]
         return any((callee := resolver.resolve(call, followed=RECOVERING_TEXT)) is not None and _recovers(callee.function.body) for call in calls)
 
-    def _step_after(self, node: ast.Try, handler: ast.ExceptHandler):
-        """The optimizer step a handler of a `try` around a backward pass falls through to, in the same
-        iteration or function, its partial gradients neither cleared (`zero_grad()`, `p.grad = None`) nor
-        skipped (`continue`, `return`); None if there is none."""
+    def _step_after(self, node: ast.Try, path: list[ast.stmt]):
+        """The optimizer step a handler's `path` (its statements an out-of-memory error runs) of a `try`
+        around a backward pass falls through to, in the same iteration or function, its partial gradients
+        neither cleared (`zero_grad()`, `p.grad = None`, `del p.grad`) nor skipped (`continue`); a return
+        from a step function skips nothing when a training loop that calls the function steps after the
+        call without looking at its result. None if there is none."""
         loops = self.ctx.analysis(TrainingLoops)
-        if any(isinstance(n, (*SKIPS, ast.Raise)) for n in own_nodes(handler.body)) or _clears_gradients(handler.body):
+        if _clears_gradients(path) or not any(e.kind is EventKind.BACKWARD for e in loops.events_of_statements(node.body)):
             return None
-        if not any(e.kind is EventKind.BACKWARD for e in loops.events_of_statements(node.body)):
+        leaving = {type(n) for n in own_nodes(path) if isinstance(n, (*SKIPS, ast.Raise))}
+        if leaving == {ast.Return} and not self._in_training_loop(node, loops):
+            function = self.ctx.scopes.enclosing_function(node)
+            return self.ctx.analysis(SkippedResults).stepped_after(function) if function is not None else None
+        if leaving:
             return None
-        statement, following = node, []
-        while not isinstance(statement, (*FUNCTION_NODES, *LOOP_NODES, ast.Module, ast.ClassDef)):
-            parent = self.ctx.scopes.parent(statement)
-            block = next((b for b in _blocks(parent) if statement in b), [])
-            following += block[block.index(statement) + 1 :] if statement in block else []
-            statement = parent
-        after = loops.events_of_statements([node, *following])[len(loops.events_of_statements([node])) :]
-        return next((e for e in after if e.kind is EventKind.STEP), None)
+        return next((e for e in loops.events_after(node) if e.kind is EventKind.STEP), None)
 
     def _always_leaves(self, block: list[ast.stmt]) -> bool:
         for statement in block:
@@ -336,6 +405,21 @@ def _other_than_out_of_memory(ctx, block: list[ast.stmt]) -> list[ast.stmt] | No
     """The statements errors other than out-of-memory run, after `if "out of memory" in str(e):` or
     `if isinstance(e, torch.cuda.OutOfMemoryError):` (its `else` and what follows it), or in the body of
     `if "out of memory" not in str(e):` or `if not isinstance(e, ...)`; None when the block tests no such thing."""
+    arms = _arms(ctx, block)
+    return arms[1] if arms is not None else None
+
+
+def _out_of_memory_path(ctx, handler: ast.ExceptHandler) -> list[ast.stmt] | None:
+    """The statements an out-of-memory error runs in a handler: all of one that catches only those, the
+    arm of `if "out of memory" in str(e):` in one that tests for them; None in any other handler."""
+    if _out_of_memory_only(ctx, handler):
+        return handler.body
+    arms = _arms(ctx, handler.body)
+    return arms[0] if arms is not None else None
+
+
+def _arms(ctx, block: list[ast.stmt]) -> tuple[list[ast.stmt], list[ast.stmt]] | None:
+    """(what out-of-memory errors run, what the others run) after a test that singles them out."""
     for position, statement in enumerate(block):
         if not isinstance(statement, ast.If):
             continue
@@ -351,7 +435,8 @@ def _other_than_out_of_memory(ctx, block: list[ast.stmt]) -> list[ast.stmt] | No
         else:
             mentions = _is_out_of_memory_test(ctx, test)
         if mentions:
-            return statement.body if negated else statement.orelse + block[position + 1 :]
+            rest = statement.orelse + block[position + 1 :]
+            return (rest, statement.body) if negated else (block[:position] + statement.body, rest)
     return None
 
 
@@ -370,16 +455,11 @@ def _out_of_memory_only(ctx, handler: ast.ExceptHandler) -> bool:
     return all(c is not None and _library_name(ctx, c) in OUT_OF_MEMORY_ERRORS for c in caught)
 
 
-def _blocks(node: ast.AST) -> list[list]:
-    """The statement lists of a node (`body`, `orelse`, `finalbody`, the handlers' bodies)."""
-    return [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list)]
-
-
 def _clears_gradients(block: list[ast.stmt]) -> bool:
-    """`optimizer.zero_grad()` or `p.grad = None` in the block."""
+    """`optimizer.zero_grad()`, `p.grad = None` or `del p.grad` in the block."""
     return any(
         isinstance(n, ast.Call) and callee_name(n) == "zero_grad"
-        or isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
+        or isinstance(n, (ast.Assign, ast.Delete)) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
         for n in own_nodes(block)
     )  # fmt: skip
 

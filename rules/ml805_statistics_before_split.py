@@ -22,7 +22,9 @@ class StatisticsBeforeSplit(Rule):
     returns its mean and std or divides it (`X = normalize(X)`, `train, test = divide(X)`, in this module
     or another), a scaler fitted on `self.data` in one method of a class and `self.data` split in another,
     and a slice chosen by the split's flag (`if flag == "train": self.data = data[:n]` with `data[n:]` on
-    the other arm) count as well, and so do a head and a tail of different bounds when assignments or dict
+    the other arm) count as well, and so do a head and a tail of a bound and one offset from it,
+    overlapping or not (`series[:cut]` and `series[cut - self.window:]` returned by `divide`, or kept
+    together: `self.parts = (x[:cut], x[cut - w:])`), a head and a tail of different bounds when assignments or dict
     keys name both parts (`train = X[:n_train]`, `{"test": idx[:n_te], "train": idx[n_te + n_va:]}`), a
     slice whose bounds one flag picks from lists of bounds (`data[border1s[set_type]:border2s[set_type]]`),
     statistics a helper returns (of its argument or of a reshaped view of it: `flat = x.transpose(0,
@@ -40,7 +42,8 @@ class StatisticsBeforeSplit(Rule):
     self._project(X)`, then `holdout(reduced, y)`), and a fit of data a function returns unchanged
     (`self.scaler.fit(X)`, `return X, y`). Parts of split indices count as a split of the data they
     index (`te, tr = idx[:n], idx[n:]` or `parts = np.split(idx, [a, b])`, then `X[tr]`, `[X[p] for p
-    in parts]`; not minibatches by a count, `np.array_split(idx, n_batches)`), and so do bounds a flag
+    in parts]`, also parts a project helper returns: `tr, va = split_indices(n)` returning `perm[k:],
+    perm[:k]`; not minibatches by a count, `np.array_split(idx, n_batches)`), and so do bounds a flag
     picks from a table of pairs (`lo, hi = borders[flag]` with `borders = {"train": (0, n), ...}`).
 
     ## Why is this bad?

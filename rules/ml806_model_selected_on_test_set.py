@@ -26,7 +26,8 @@ class ModelSelectedOnTestSet(Rule):
     maximum or argmax of a collection of per-epoch test scores (`max(history["test_acc"])`,
     `np.argmax(test_f1s)`, over a list that evaluations of test data are appended to), and a comparison
     in a search over settings that trains (`for lr in lrs:` calling a project function that
-    backpropagates). Selection on
+    backpropagates), or in a callback's hook that a trainer runs once per epoch (`for cb in
+    self.callbacks: cb.on_epoch_end(self)` in its epoch loop, in any module). Selection on
     a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
     single evaluation of the test set after training are not reported.
 

@@ -155,7 +155,7 @@ class Leakage:
         if any(_slices_of_one(t.elts) for t in tuples):
             return True  # `idx[:a], idx[a:b], idx[b:]`
         calls = self.ctx.index.of_type(ast.Call)
-        return any(_split_at_bounds(self.ctx, c) or self.split_data(c) for c in calls)
+        return any(_split_at_bounds(self.ctx, c) or self.split_data(c) or self._returns_parts(c) for c in calls)
 
     def _own_method(self, call: ast.Call, callee: Callee) -> bool:
         cls = self.ctx.scopes.enclosing_class(call)
@@ -495,7 +495,8 @@ class Leakage:
     def summary(self, function: ast.AST, what: str):
         """What a helper does to the data its parameters hold, one question at a time, each worked out
         when first asked (only "splits" needs the helper's flow): the parameters it fits on as a whole
-        ("fits"), splits into parts ("splits"), returns statistics of ("statistics"); "returns_fitted":
+        ("fits"), splits into parts ("splits"), returns statistics of ("statistics"); "parts": whether it
+        returns parts of split indices (non-empty when it does); "returns_fitted":
         the fit of data of its own it returns fitted as a whole (`return minmax(raw)`), or None. While a
         question is worked out, a recursive helper does nothing."""
         key = (function, what)
@@ -511,6 +512,9 @@ class Leakage:
         elif what == "splits":
             flow = self._flow(function)
             found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
+        elif what == "parts":  # every `return` a tuple of row slices of one key: `perm[:a], perm[a:b], perm[b:]`
+            tuples = [self._tuple_returned(r.value) for r in returns if self._scope(r) is function]
+            found = frozenset({"parts"}) if tuples and all(t is not None and _slices_of_one(t.elts) for t in tuples) else frozenset()
         elif what == "statistics":  # of a parameter, or of a reshaped view of one (`flat = x.flatten(1)`)
             views = _views_of(self.ctx, self.ctx.index.within(function, ast.Assign), names)
             found = frozenset(
@@ -526,6 +530,13 @@ class Leakage:
             ), None)  # fmt: skip
         self._summaries[key] = found
         return found
+
+    def _tuple_returned(self, value: ast.AST | None) -> ast.Tuple | None:
+        """The tuple literal a `return` gives, written there or bound to the name it returns."""
+        if isinstance(value, ast.Name):
+            assigned = self.values.reaching_values(value)
+            value = assigned[0] if assigned is not None and len(assigned) == 1 else None
+        return value if isinstance(value, ast.Tuple) and len(value.elts) >= 2 else None
 
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
@@ -582,9 +593,11 @@ class Leakage:
                 if key is not None and (self._chosen_part(node.slice) or _key(node.slice) in flow.parts):
                     lower(key, i, i)  # one part of several: by a flag's bounds, or by a part of split indices
                 elif half is not None and self._names_a_part(node):
-                    # A head and a tail of one bound; or of any bounds, when assignments name both parts
-                    # (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
-                    for bound in (half[1], *(["named"] if self._named_by_target(node) else [])):
+                    # A head and a tail of one bound, or of a bound and one offset from it, overlapping
+                    # or not (`series[:cut]`, `series[cut - w:]`; not `y[:n]`, `y[-n:]`); or of any bounds,
+                    # when assignments name both parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
+                    named = ["named"] if self._named_by_target(node) else []
+                    for bound in (*half[1], *named):
                         sides = halves.setdefault((key, bound), {})
                         sides[half[0]] = i
                         if len(sides) == 2:
@@ -600,13 +613,21 @@ class Leakage:
             value, targets = assign.value, assign.targets
             if isinstance(value, ast.Tuple) and len(value.elts) >= 2 and _slices_of_one(value.elts):
                 parts |= {n.id for t in targets for n in _unpacked(t) if isinstance(n, ast.Name)}
-            elif isinstance(value, ast.Call) and (self.ctx.qualified_name(value.func) in SPLITS or _split_at_bounds(self.ctx, value)):
+            elif isinstance(value, ast.Call) and (self.ctx.qualified_name(value.func) in SPLITS or _split_at_bounds(self.ctx, value) or self._returns_parts(value, targets)):
                 parts |= {n.id for t in targets if not isinstance(t, ast.Name) for n in _unpacked(t) if isinstance(n, ast.Name)}
                 collections |= {t.id for t in targets if isinstance(t, ast.Name)}
         if collections:
             loops = self.ctx.index.within(scope, ast.For, ast.comprehension)
             parts |= {loop.target.id for loop in loops if isinstance(loop.target, ast.Name) and _key(loop.iter) in collections}
         return frozenset(parts)
+
+    def _returns_parts(self, call: ast.Call, targets: list[ast.AST] = ()) -> bool:
+        """Is the call (unpacked into `targets`, when given) of a project helper that returns parts of one
+        key's rows (`return perm[n_te:], perm[:n_te]` with `perm = rng.permutation(n)`)?"""
+        if targets and not any(isinstance(t, ast.Tuple) for t in targets):
+            return False
+        callee = self.callee(call) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        return callee is not None and bool(callee.ctx.analysis(Leakage).summary(callee.function, "parts"))
 
     def _reads_later(self, flow: _Flow, held: str, data: str, line: int) -> bool:
         """Does an assignment after `line` read both `held` and `data`?"""
@@ -618,10 +639,13 @@ class Leakage:
 
     def _names_a_part(self, subscript: ast.Subscript) -> bool:
         """Is the slice a part: assigned to a name that says training or evaluation data (`X_train = X[:n]`),
-        returned by a function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or
-        taken under a test that names a part (`if flag == "train":`)?"""
+        kept with the other parts in one tuple (`self.parts = (x[:cut], x[cut - w:])`), returned by a
+        function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or taken under
+        a test that names a part (`if flag == "train":`)?"""
         statement = self._statement(subscript)
         if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())) or self._keyed_part(subscript):
+            return True
+        if _held_apart(self.ctx, subscript):
             return True
         function = self.ctx.scopes.enclosing_function(statement)
         if isinstance(statement, ast.Return) and _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
@@ -803,6 +827,17 @@ def _views_of(ctx, assignments: list[ast.Assign], names: set[str]) -> dict[str, 
     return views
 
 
+def _held_apart(ctx, subscript: ast.Subscript) -> bool:
+    """Is the slice an item of a tuple of slices of one key bound whole to one name or attribute
+    (`self.parts = (x[:cut], x[cut - w:])`), not unpacked (`left, right = ...`, often put back together)?"""
+    items = ctx.scopes.parent(subscript)
+    statement = ctx.scopes.parent(items) if isinstance(items, ast.Tuple) else None
+    return (
+        isinstance(statement, ast.Assign) and statement.value is items and len(items.elts) >= 2 and _slices_of_one(items.elts)
+        and all(isinstance(t, (ast.Name, ast.Attribute)) for t in statement.targets)
+    )  # fmt: skip
+
+
 def _slices_of_one(items: list[ast.AST]) -> bool:
     """Are `items` row slices of one key (`idx[:n_te], idx[n_te:n_te + n_va], idx[n_te + n_va:]`)?"""
     keys = {_key(e.value) if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice) else None for e in items}
@@ -836,14 +871,18 @@ def _reads(expr: ast.AST, data: str, outside: list[ast.AST] = ()) -> bool:
     return any(id(n) not in skipped and _key(n) == data for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
-def _half(ctx, index: ast.AST) -> tuple[str, str] | None:
-    """`[:n]` -> ("head", "n"), `[n:]` -> ("tail", "n"); the first dimension only."""
+def _half(ctx, index: ast.AST) -> tuple[str, frozenset[str]] | None:
+    """`[:n]` -> ("head", {"n"}), `[n - w:]` -> ("tail", {"n - w", "n"}): the side, and the bound's text
+    with the position it is offset from; the first dimension only."""
     if isinstance(index, ast.Tuple) and index.elts:
         index = index.elts[0]
     if not isinstance(index, ast.Slice) or index.step is not None:
         return None
     if index.lower is None and index.upper is not None:
-        return "head", ctx.text(index.upper)
-    if index.upper is None and index.lower is not None:
-        return "tail", ctx.text(index.lower)
-    return None
+        side, bound = "head", index.upper
+    elif index.upper is None and index.lower is not None:
+        side, bound = "tail", index.lower
+    else:
+        return None
+    offset = isinstance(bound, ast.BinOp) and isinstance(bound.op, (ast.Add, ast.Sub))
+    return side, frozenset({ctx.text(bound), *([ctx.text(bound.left)] if offset else [])})

@@ -31,7 +31,7 @@ from mllint.analysis.program.callers import Binding, call_sites, per_call_site, 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, made_classes, makers, under
-from mllint.analysis.objects.constants import call_constants, passes_self, site_constants
+from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Objects, inherited_method
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
@@ -63,8 +63,6 @@ CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_"
 # `p.grad.fill_(0)`, `p.grad.mul_(0)`, `p.grad.copy_(torch.zeros_like(p))`: in-place methods that clear a
 # gradient given zeros.
 ZEROING = frozenset({"fill_", "mul_", "copy_"})
-# `p.grad = torch.zeros_like(p)`: a gradient replaced by zeros.
-ZEROS = frozenset({"torch.zeros", "torch.zeros_like"})
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
 SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
 SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
@@ -212,6 +210,18 @@ class TrainingLoops:
         if not any(statement in self.may_train for statement in statements):
             return []
         return self._events(self.own, statements, (), 0)
+
+    def events_after(self, statement: ast.stmt) -> list[Event]:
+        """The events of what runs after `statement` up to the end of the innermost loop iteration or
+        function around it (the blocks that hold it, each from the statement after it), whether or not
+        the file knows that what it calls may train (a module read for another's sake does not)."""
+        node, following = statement, []
+        while not isinstance(node, (*SCOPE_NODES, *LOOP_NODES, ast.Module)):
+            parent = self.ctx.scopes.parent(node)
+            block = next((b for b in _blocks(parent) if node in b), [])
+            following += block[block.index(node) + 1 :] if node in block else []
+            node = parent
+        return self._events(self.own, [statement, *following], (), 0)[len(self._events(self.own, [statement], (), 0)) :]
 
     def scheduler_class(self, event: Event, loop: ast.AST) -> SchedulerClass | None:
         """The scheduler class or factory (`torch.optim.lr_scheduler.StepLR`, a transformers warm-up
@@ -986,12 +996,7 @@ def names_optimizer(text: str) -> bool:
 
 def _zeros(m: _Module, arguments: list[ast.expr]) -> bool:
     """Is the one argument a zero (`0`, `0.0`) or a tensor of zeros (`torch.zeros_like(p)`, `g.new_zeros(n)`)?"""
-    if len(arguments) != 1:
-        return False
-    value = arguments[0]
-    if isinstance(value, ast.Constant):
-        return not isinstance(value.value, (bool, str, bytes)) and value.value == 0
-    return isinstance(value, ast.Call) and (m.ctx.qualified_name(value.func) in ZEROS or callee_name(value) in ("new_zeros", "zeros_like"))
+    return len(arguments) == 1 and is_zero(m.values, arguments[0])
 
 
 def _is_gradient(objects: Objects, value: ast.AST, depth: int = 0) -> bool:
@@ -1024,3 +1029,8 @@ def _calls_backward(index, module: str) -> bool:
     """Does the module's text call `.backward(` outside comments and doctests? The words first: a search of
     the pattern over a large module costs a hundred times more, and most modules have none."""
     return index.mentions(module, ".backward(") and index.mentions(module, BACKWARD_CALL)
+
+
+def _blocks(node: ast.AST) -> list[list]:
+    """The statement lists of a node (`body`, `orelse`, `finalbody`)."""
+    return [b for b in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list)]

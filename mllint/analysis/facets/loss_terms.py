@@ -31,10 +31,12 @@ from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, Given, ba
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
 from mllint.analysis.syntax.tree import position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
@@ -56,6 +58,9 @@ SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|dis
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
+COMBINING = frozenset({f"torch.{n}" for n in ("min", "max", "minimum", "maximum", "clamp", "clip", "where")})
+MAX_POLICY_DEPTH = 5  # names and operations a policy term is read back through (`s2 = r.clamp(...) * adv`)
+MAX_ITEMS = 8  # values of a name (or items of a list) a policy term is read back through
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,7 @@ def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
-    """The items `sum(terms)` adds (`ValueKinds.listed_items`)."""
+    """The items `sum(terms)` adds (`ValueKinds.listed_items`: `terms.append(lam * center_loss)`)."""
     if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
         return None
     return ctx.analysis(ValueKinds).listed_items(call.args[0])
@@ -273,40 +278,41 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
         here = home.ctx or ctx
         values = here.analysis(ValueKinds)
         term = Term(sign, node, through, use, home.ctx, home.path, home.added)
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH:  # names, calls and lists count; a step into a sub-expression does not
             found.append(term)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth + 1, home, calls))
+            pending.append((node.operand, -sign if isinstance(node.op, ast.USub) else sign, through, use, depth, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             for operand, operand_sign in ((node.left, sign), (node.right, -sign if isinstance(node.op, ast.Sub) else sign)):
                 added = home if home.ctx is None or home.added else replace(home, added=(operand, home.path))
-                pending.append((operand, operand_sign, through, use, depth + 1, added, calls))
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node) is not None:
-            inner, factor = _scaled(node)
-            pending.append((inner, sign * factor_sign(here, factor), through, use, depth + 1, home, calls))
+                pending.append((operand, operand_sign, through, use, depth, added, calls))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node, values) is not None:
+            inner, factor = _scaled(node, values)
+            pending.append((inner, sign * factor_sign(here, factor), through, use, depth, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (labelled := _constant_factor(ctx, node, home)) is not None:
             inner, factor = labelled  # `label * scores` with `label` a constant the call passes (`FAKE = 1.0`)
-            pending.append((inner, sign * factor, through, use, depth + 1, home, calls))
+            pending.append((inner, sign * factor, through, use, depth, home, calls))
         elif _reduced(here, node) is not None:
-            pending.append((_reduced(here, node), sign, through, use, depth + 1, home, calls))
+            pending.append((_reduced(here, node), sign, through, use, depth, home, calls))
         elif isinstance(node, ast.Name) and (passed := _passed(values, node, home)) is not None:
             argument, caller = passed  # what the call gives a parameter, read in the caller's file (the
             # parameter's name is one the term is reached through: `log_probs` of `-log_probs.mean()`)
             pending.append((argument, sign, (*through, node.id), use, depth + 1, replace(caller, added=home.added), calls))
-        elif isinstance(node, ast.Name) and (items := values.listed_items(node)):  # `torch.stack(entropies)`: each item
-            entered = (*use, node) if home.ctx is None else use
-            pending += [(i, sign, (*through, node.id), entered, depth + 1, home, calls) for i in items]
+        elif isinstance(node, ast.Name) and (items := values.listed_items(node)) is not None:
+            # `torch.stack(ents).mean()`: each item the list was given (`ents.append(ent)`)
+            pending += [(i, sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls) for i in items]
         elif isinstance(node, ast.Name) and (assigned := values.reaching_values(node)) is not None and len(assigned) == 1:
             pending.append((assigned[0], sign, (*through, node.id), (*use, node) if home.ctx is None else use, depth + 1, home, calls))
-        elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home)) is not None:
+        elif calls < MAX_CALLS and (returned := _callee_returns(here, node, home, ctx)) is not None:
             entered = (*use, node) if home.ctx is None else use
-            pending += [(r, sign, through, entered, depth + 1, replace(callee, added=home.added), calls + 1) for r, callee in returned]
+            named = (*through, returned[0][1].caller[0].name) if not isinstance(node, ast.Subscript) and _one_term(returned) else through  # `entropy_bonus(logp)`
+            pending += [(r, sign, named, entered, depth + 1, replace(callee, added=home.added), calls + 1) for r, callee in returned]
         else:
             found.append(term)
     return found
 
 
-def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]] | None:
+def _callee_returns(ctx, node: ast.AST, home: Term, linted=None) -> list[tuple[ast.AST, Term]] | None:
     """What the project function a call runs returns (the element a caller unpacks: `f(...)[2]`), each
     with the file it is in (as a `Term` holding `ctx` and `path`)."""
     index = None
@@ -314,7 +320,9 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
         node, index = node.value, node.slice.value
     if _entropy_call(node):
         return None  # the entropy itself, however the method computes it
-    found = ctx.analysis(GradientFlow).callee(node, followed=SIGNED_WORDS) if isinstance(node, ast.Call) else None
+    flows = ctx.analysis(GradientFlow)
+    asked = (lambda binding: flows.callee(node, binding, followed=SIGNED_WORDS)) if isinstance(node, ast.Call) else None
+    found = next((f for f, _ in per_call_site(ctx, node, asked, linted)), None) if asked is not None else None  # `agent.act(obs)` of a parameter
     if found is None or found[0].function.name == "forward":
         return None  # a module's output is a term itself (`D(fake)`)
     returned = returned_expressions(found[0].function.body)
@@ -326,6 +334,21 @@ def _callee_returns(ctx, node: ast.AST, home: Term) -> list[tuple[ast.AST, Term]
     arguments = bind_arguments(node, found[0].function, found[1])
     caller = (found[0].function, arguments, home)
     return [(r, Term(0, r, ctx=callee, path=path, caller=caller)) for r in returned] or None
+
+
+def _one_term(returned: list[tuple[ast.AST, Term]]) -> bool:
+    """Does a function return one term, not a sum (`return -log_probs.mean()`, not `return pg + c * ent`):
+    then its name names that term."""
+    for node, callee in returned:
+        values = callee.ctx.analysis(ValueKinds)
+        assigned = values.reaching_values(node) if isinstance(node, ast.Name) else [node]
+        if assigned is None or len(assigned) != 1 or isinstance(assigned[0], (ast.BinOp, ast.Subscript)) and not _scaled_term(assigned[0]):
+            return False
+    return True
+
+
+def _scaled_term(node: ast.AST) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))
 
 
 def _passed(values: ValueKinds, name: ast.Name, home: Term) -> tuple[ast.AST, Term] | None:
@@ -357,14 +380,23 @@ def _passed_sign(ctx, factor: ast.AST, home: Term, depth: int = 0) -> int:
     return _passed_sign(ctx, passed[0], passed[1], depth + 1) if passed is not None else constant_sign(values, factor)
 
 
-def _scaled(product: ast.BinOp) -> tuple[ast.AST, ast.AST] | None:
+def _scaled(product: ast.BinOp, values: ValueKinds) -> tuple[ast.AST, ast.AST] | None:
     """(the term, the coefficient) of `c * term`, `term * c`, `term / n`."""
     if isinstance(product.op, ast.Div):
         return product.left, product.right
     for term, factor in ((product.right, product.left), (product.left, product.right)):
-        if _is_coefficient(factor):
+        if _is_coefficient(factor) or _holds_number(values, factor):
             return term, factor
     return None
+
+
+def _holds_number(values: ValueKinds, node: ast.AST) -> bool:
+    """A name bound to a number: assigned one, or a parameter defaulting to one (`def f(..., w=0.05)`)."""
+    if not isinstance(node, ast.Name):
+        return False
+    definitions = values.reaching_definitions(node)
+    defaults = [parameter_defaults(d.node).get(node.id) if isinstance(d.node, FUNCTION_NODES) else d.value for d in definitions]
+    return bool(defaults) and all(isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in defaults)
 
 
 def _is_coefficient(node: ast.AST) -> bool:
@@ -448,8 +480,43 @@ def _policy_term(ctx, term: Term) -> bool:
     home = term.ctx or ctx
     if POLICY_TEXT.search(home.text(term.node)) or any(POLICY_TEXT.search(n) for n in term.through):
         return True
+    if _reads_policy(home, term.node, term):
+        return True  # PPO's `-torch.min(s1, s2)` with `s1 = ratio * adv`, REINFORCE's stacked `dist.log_prob(a)`
     found = objective(home, term.node)
     return found is not None and found.kind == LOG_LIKELIHOOD
+
+
+def _combined(ctx, node: ast.AST) -> list[ast.AST]:
+    """The tensors an element-wise choice between tensors reads: `torch.min(s1, s2)`, `torch.clamp(r, lo,
+    hi)`, `torch.where(c, a, b)`, `r.clamp(lo, hi)`."""
+    if not isinstance(node, ast.Call):
+        return []
+    if ctx.qualified_name(node.func) in COMBINING:
+        return list(node.args)
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("clamp", "clip") and ctx.qualified_name(node.func) is None:
+        return [node.func.value]
+    return []
+
+
+def _reads_policy(ctx, node: ast.AST, home: Term, depth: int = 0) -> bool:
+    """Does the value read a policy's ratio, advantage or log-probabilities, through names, products,
+    reductions, element-wise choices, the items of a list and the element a project function returns?"""
+    if POLICY_TEXT.search(ctx.text(node)) and not isinstance(node, ast.Subscript):
+        return True
+    if depth >= MAX_POLICY_DEPTH:
+        return False
+    values = ctx.analysis(ValueKinds)
+    if isinstance(node, ast.Name):
+        items = values.listed_items(node)
+        assigned = items if items is not None else values.reaching_values(node)
+        return assigned is not None and len(assigned) <= MAX_ITEMS and any(_reads_policy(ctx, a, home, depth + 1) for a in assigned)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _reads_policy(ctx, node.left, home, depth + 1) or _reads_policy(ctx, node.right, home, depth + 1)
+    if (reduced := _reduced(ctx, node)) is not None:
+        return _reads_policy(ctx, reduced, home, depth + 1)
+    if isinstance(node, ast.Subscript) and (returned := _callee_returns(ctx, node, home)) is not None:
+        return any(_reads_policy(callee.ctx, r, callee, depth + 1) for r, callee in returned)  # `a, lp, h = agent.act(obs)`
+    return any(_reads_policy(ctx, operand, home, depth + 1) for operand in _combined(ctx, node))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
+from mllint.analysis.syntax.scopes import SCOPE_NODES
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Related
 
@@ -37,6 +38,7 @@ KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
 EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
 CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+MAX_DISPATCHING = 8  # modules read for a loop that runs a callback's hook
 EXTREMA = frozenset({"max", "min", "amax", "amin", "argmax", "argmin", "nanmax", "nanmin", "nanargmax", "nanargmin"})
 # What a per-epoch score is called (`test_accs`, `history["test_f1"]`), as opposed to a prediction.
 SCORE = re.compile(r"acc|f1|auc|loss|score|metric|result|perf|top\d|map|iou|dice|err|prec|recall|bleu|rouge|ppl|perplex|r2|mse|mae", re.IGNORECASE)
@@ -94,10 +96,67 @@ class Selections:
             return True
         for loop in self.ctx.scopes.ancestors(node):
             if loop is function:
-                return False
+                return self._hook_run_per_epoch(function)
             if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)):
                 return True
             if isinstance(loop, (ast.For, ast.While)) and self._trains(loop):
+                return True
+        return False
+
+    def _hook_run_per_epoch(self, method: ast.AST) -> bool:
+        """Is `method` a hook of a callback class that a training run calls once per epoch: a module of the
+        project dispatches it to each item of a collection (`for cb in self.callbacks: cb.on_epoch_end(self)`)
+        in an epoch loop or one that trains, and some module makes an instance of the class?"""
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name.startswith("_"):
+            return False
+        cls = self.ctx.scopes.enclosing_class(method)
+        if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls:
+            return False
+        index = self.ctx.project
+        if index is None or not index.modules_calling(cls.name):
+            return False
+        return any(c.analysis(Selections)._dispatches_per_epoch(method.name) for c in self._calling_in(index, method.name))
+
+    def _dispatches_per_epoch(self, name: str) -> bool:
+        """Does this file call `item.name(...)` for each item of a loop inside an epoch loop or one that
+        trains, or in a function (`CallbackList.on_epoch_end`) that such a loop calls?"""
+        for call in self.ctx.index.of_type(ast.Call):
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name)):
+                continue
+            loops = [a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]
+            inner = loops[0] if loops else None
+            if not (isinstance(inner, ast.For) and isinstance(inner.target, ast.Name) and inner.target.id == func.value.id):
+                continue
+            if self._per_epoch(loops[1:]):
+                return True
+            around = loops[1] if len(loops) > 1 else None
+            index = self.ctx.project or self.ctx.read_for
+            if isinstance(around, (ast.FunctionDef, ast.AsyncFunctionDef)) and index is not None and any(
+                c.analysis(Selections)._called_per_epoch(around.name) for c in self._calling_in(index, around.name)
+            ):
+                return True
+        return False
+
+    def _calling_in(self, index, name: str):
+        """The contexts of the first modules of the project that call `name` (this file's own too)."""
+        own = self.ctx.module.name if self.ctx.module else None
+        for module in index.modules_calling(name)[:MAX_DISPATCHING]:
+            found = self.ctx if module == own else index.context(module)
+            if found is not None:
+                yield found
+
+    def _called_per_epoch(self, name: str) -> bool:
+        """Does this file call `name(...)` (`self.callbacks.on_epoch_end(...)`) in an epoch loop or one that trains?"""
+        calls = (c for c in self.ctx.index.of_type(ast.Call) if _last(c.func) == name)
+        return any(self._per_epoch([a for a in self.ctx.scopes.ancestors(c) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]) for c in calls)
+
+    def _per_epoch(self, loops: list[ast.AST]) -> bool:
+        """Is one of these loops (innermost first, up to the function) over epochs, or one that trains?"""
+        for loop in loops:
+            if isinstance(loop, SCOPE_NODES):
+                return False
+            if isinstance(loop, ast.For) and EPOCH.search(self.ctx.text(loop.target)) or self._trains(loop):
                 return True
         return False
 

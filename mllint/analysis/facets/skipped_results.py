@@ -1,21 +1,30 @@
-"""Helpers whose failure a training loop skips on (ML501): `loss = safe_forward(model, x, y)`, then
-`if loss is None: continue` in a training loop of this module or another. A handler in such a helper
-that returns None (or falls through to it) makes every error of its body a skipped batch.
+"""What the training loops that call a step helper do after it fails (ML501), in this module or another:
+skip on its result (`loss = safe_forward(model, x, y)`, then `if loss is None: continue`: a handler in
+the helper that returns None makes every error of its body a skipped batch), or step the optimizer anyway
+without looking at it (`tr_loss += self.training_step(batch).item()`, then `optimizer.step()`: a handler
+that returns early from a failed backward leaves its partial gradients to that step).
 """
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
-from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
+from mllint.analysis.facets.gradients import backward_loss, managed_losses
+from mllint.analysis.facets.loop_events import Event, EventKind
+from mllint.analysis.facets.loops import EXITS, LOOP_NODES, TrainingLoops
 from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import existence_test
+from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
+from mllint.analysis.syntax.tree import assignment_targets
 
 
 class SkippedResults:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self._skipped: dict[ast.AST, tuple[object, ast.AST] | None] = {}
+        self._stepped: dict[ast.AST, Event | None] = {}
 
     def skipped_on_none(self, function: ast.AST) -> tuple[object, ast.AST] | None:
         """(the caller's context, its skip) for a call of `function` in a training loop whose result, when
@@ -24,6 +33,47 @@ class SkippedResults:
             sites = self.ctx.analysis(Callers).sites(function)
             self._skipped[function] = next((s for caller, call in sites if (s := _skip_after(caller, call)) is not None), None)
         return self._skipped[function]
+
+    def stepped_after(self, function: ast.AST) -> Event | None:
+        """The optimizer step a loop that calls `function` runs after the call in the same iteration (a
+        training loop, since `function` backpropagates), with no clear of the gradients before it and no
+        test of the call's result (an event of another file names that file)."""
+        if function not in self._stepped:
+            sites = self.ctx.analysis(Callers).sites(function)
+            self._stepped[function] = next((s for caller, call in sites if (s := self._step_after(caller, call)) is not None), None)
+        return self._stepped[function]
+
+    def _step_after(self, caller, call: ast.Call) -> Event | None:
+        statement = next(a for a in (call, *caller.scopes.ancestors(call)) if isinstance(a, ast.stmt))
+        loop = next((a for a in caller.scopes.ancestors(statement) if isinstance(a, (*LOOP_NODES, *FUNCTION_NODES))), None)
+        if not isinstance(loop, LOOP_NODES):
+            return None
+        results = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
+        tests = [  # `if out is None:` after `out = f(...)`, or `if f(...) is None:`
+            t for t in caller.index.within(loop, ast.If)
+            if any(n is call or isinstance(n, ast.Name) and n.id in results for n in ast.walk(t.test))
+        ]  # fmt: skip
+        if any(isinstance(n, EXITS) or isinstance(n, ast.Call) and callee_name(n) == "zero_grad" for t in tests for n in ast.walk(t)):
+            return None  # the loop skips the failed batch, or clears its gradients
+        for event in caller.analysis(TrainingLoops).events_after(statement):
+            if event.kind is EventKind.CLEAR:
+                return None
+            if event.kind is EventKind.STEP:
+                if any(g.node in tests for g in event.guards):
+                    return None  # `if loss is not None: optimizer.step()`
+                return event if caller is self.ctx else replace(event, path=self._display(caller))
+        return None
+
+    def backpropagated(self, function: ast.AST) -> bool:
+        """Is what `function` returns a loss that is backpropagated: by a library (`compute_loss`,
+        `training_step`), or by a caller (`trainer.compute_loss(model, batch).backward()`, `loss = f(...)`
+        then `loss.backward()`)?"""
+        if any(self.ctx.scopes.enclosing_function(r) is function for r, _ in managed_losses(self.ctx)):
+            return True
+        return any(_backpropagates(caller, call) for caller, call in self.ctx.analysis(Callers).sites(function))
+
+    def _display(self, caller) -> str:
+        return self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)
 
 
 def _skip_after(caller, call: ast.Call) -> tuple[object, ast.AST] | None:
@@ -38,6 +88,18 @@ def _skip_after(caller, call: ast.Call) -> tuple[object, ast.AST] | None:
         if test.lineno > statement.lineno and _is_failed(test.test, name) and any(isinstance(s, ast.Continue) for s in test.body):
             return caller, test
     return None
+
+
+def _backpropagates(caller, call: ast.Call) -> bool:
+    """Is the call's result (or the name it is assigned to) what a backward of its function starts from?"""
+    statement = caller.scopes.parent(call)
+    names = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
+    function = caller.scopes.enclosing_function(call)
+    for backward in caller.index.within(function or caller.tree, ast.Call):
+        loss = backward_loss(caller, backward)
+        if loss is not None and any(n is call or isinstance(n, ast.Name) and n.id in names for n in ast.walk(loss)):
+            return True
+    return False
 
 
 def _is_failed(test: ast.AST, name: str) -> bool:

@@ -132,12 +132,39 @@ WRITES = frozenset({
     "normal_", "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_",
 })  # fmt: skip
 MAX_ROOT_STEPS = 8  # views and aliases followed back to where a tensor comes from
+YIELD_TEXT = re.compile(rb"yield")  # what a module must mention for its generator methods to be read
 
 
 def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
-    """(the change, the local name whose storage it changes) for the function's in-place changes."""
+    """(the change, the local name whose storage it changes) for the function's in-place changes (the
+    module's own statements' for the module)."""
     found = []
-    for node in ctx.index.within(function, ast.AugAssign, ast.Assign, ast.Call):
+    for node, changed in _changes(ctx, function):
+        name = _local_name(ctx, changed)
+        if name is not None:
+            found.append((node, name))
+    return found
+
+
+def kept_view_changes(ctx, scope: ast.AST) -> list[tuple[ast.AST, ast.AST, ast.AST]]:
+    """(the change, what it changes, where it reads kept data) for the in-place changes in `scope` of a
+    view of data an object keeps: through a local name (`kept_view`), or written on the attribute
+    (`data.X[:256].log1p_()`, `self.X.narrow(0, i, n).add_(noise)`; not a store into its items)."""
+    found = []
+    for node, changed in _changes(ctx, scope):
+        name = _local_name(ctx, changed)
+        kept = kept_view(ctx, name) if name is not None else None
+        if name is None and not isinstance(node, ast.Assign):
+            kept = _viewed_attribute(ctx, changed)
+        if kept is not None:
+            found.append((node, name or changed, kept))
+    return found
+
+
+def _changes(ctx, scope: ast.AST):
+    """(the change, the expression whose storage it changes) for the in-place changes of the scope's own
+    statements: in-place methods, augmented assignments of a sliced item or a view, stores into slices."""
+    for node in ctx.index.within(scope, ast.AugAssign, ast.Assign, ast.Call):
         if isinstance(node, ast.Call):
             func = node.func
             if not (isinstance(func, ast.Attribute) and _in_place(func.attr) and func.attr not in WRITES and ctx.qualified_name(func) is None):
@@ -147,10 +174,20 @@ def changed_in_place(ctx, function: ast.AST) -> list[tuple[ast.AST, ast.Name]]:
             changed = node.target if _sliced(node.target) or _holds_view(ctx, node.target) else None
         else:  # `x[..., :3] = v`; `d["key"] = v`, `items[i] = v` may be a dict's or a list's
             changed = next((t for t in node.targets if _sliced(t)), None)
-        name = _local_name(ctx, changed) if changed is not None else None
-        if name is not None and ctx.scopes.enclosing_function(node) is function:
-            found.append((node, name))
-    return found
+        if changed is not None and (ctx.scopes.enclosing_function(node) or ctx.tree) is scope:
+            yield node, changed
+
+
+def _viewed_attribute(ctx, expr: ast.AST) -> ast.AST | None:
+    """The kept attribute `expr` is a view of, written out (`data.X` of `data.X[:256]`); None for the
+    attribute itself or anything else."""
+    viewing = False
+    for _ in range(MAX_ROOT_STEPS):
+        inner = viewed(ctx, expr)
+        if inner is None:
+            return expr if viewing and _kept_attribute(ctx, expr) else None
+        expr, viewing = inner, True
+    return None
 
 
 def _sliced(target: ast.AST) -> bool:
@@ -208,6 +245,97 @@ def _root(ctx, expr: ast.AST, last: ast.Name, steps: int) -> tuple[ast.AST, ast.
             return expr, last
         expr = inner
     return None
+
+
+def kept_view(ctx, name: ast.AST) -> ast.AST | None:
+    """Where the tensor a name (or an expression) holds is a view of data an object keeps: through aliases, views (slices,
+    `narrow`, items of `chunk`/`split`) and loops over them (`for xb in data.X.split(256)`, `for xb, yb in
+    zip(...)`, or the batches a generator method yields of what its object keeps: `for xb, yb in
+    data.batches(256)` yielding `self.X[i:i + bs], ...`), the expression of this file that reads that
+    data (`data.X`, `self.X`, `data.batches(256)`); None for a fresh tensor, a parameter, the whole
+    attribute itself, or unknown."""
+    values = ctx.analysis(ValueKinds)
+    expr, viewing = name, False
+    for _ in range(MAX_ROOT_STEPS):
+        if isinstance(expr, ast.Name):
+            definitions = _innermost_loop_binding(ctx, expr, values.reaching_definitions(expr))
+            if len(definitions) != 1 or isinstance(definitions[0].node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return None
+            if definitions[0].value is not None:
+                expr = definitions[0].value
+                continue
+            iterated = _iterated(ctx, definitions[0].node)
+            if iterated is None:
+                return None
+            if isinstance(iterated, ast.Call):  # a generator method's batches of its object's data
+                return iterated
+            expr, viewing = iterated, True
+            continue
+        inner = viewed(ctx, expr)
+        if inner is None:
+            return expr if viewing and _kept_attribute(ctx, expr) else None
+        expr, viewing = inner, True
+    return None
+
+
+def _innermost_loop_binding(ctx, use: ast.Name, definitions: list) -> list:
+    """The one definition of a loop variable read in its loop's body (`xb` of the loop around it, not of
+    the loops before it in an outer loop), when no other reaching definition is inside that loop."""
+    loop = next((a for a in ctx.scopes.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor)) and any(
+        d.node in set(ast.walk(a.target)) for d in definitions)), None)
+    if loop is None:
+        return definitions
+    inside = [d for d in definitions if loop.lineno <= getattr(d.node, "lineno", 0) <= loop.end_lineno]
+    return inside if len(inside) == 1 and inside[0].node in set(ast.walk(loop.target)) else definitions
+
+
+def _kept_attribute(ctx, expr: ast.AST) -> bool:
+    """`self.X`, `data.X`, `self.data.X`: an attribute of an object (not of a module: `torch.pi`)."""
+    base = expr
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    return isinstance(expr, ast.Attribute) and isinstance(base, ast.Name) and ctx.qualified_name(expr) is None
+
+
+def _iterated(ctx, target: ast.Name) -> ast.AST | None:
+    """For a loop variable: the tensor each item is a view of (`data.X` of `for xb in data.X.split(256)`,
+    also an item of `zip(...)`), or the call of a generator method of the project whose batches at the
+    variable's position are views of what its object keeps; None otherwise."""
+    parent = ctx.scopes.parent(target)
+    position = parent.elts.index(target) if isinstance(parent, ast.Tuple) else None
+    loop = ctx.scopes.parent(parent) if position is not None else parent
+    if not isinstance(loop, (ast.For, ast.comprehension)) or loop.target is not (parent if position is not None else target):
+        return None
+    iterable = loop.iter
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" and position is not None:
+        iterable, position = (iterable.args[position] if position < len(iterable.args) else None), None
+    if isinstance(iterable, ast.Call) and position is None and _split_of(ctx, iterable) is not None:
+        return _split_of(ctx, iterable)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute):
+        callee = method_called(ctx, iterable, followed=YIELD_TEXT)
+        yielded = _yielded(callee.function) if callee is not None else []
+        items = [y.elts[position] if position is not None and isinstance(y, ast.Tuple) and position < len(y.elts) else None if position is not None else y for y in yielded]
+        if items and all(i is not None and _is_self_attribute(_viewed_attribute(callee.ctx, i)) for i in items):
+            return iterable
+    return None
+
+
+def _yielded(function: ast.AST) -> list[ast.AST]:
+    """What a generator function's own `yield`s give (not those of functions inside it)."""
+    found, pending = [], list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Yield) and node.value is not None:
+            found.append(node.value)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _is_self_attribute(node: ast.AST | None) -> bool:
+    """`self.X` (in a method: what its object keeps)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def literal_loop_items(ctx, target: ast.Name) -> list[ast.AST]:

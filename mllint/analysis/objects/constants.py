@@ -156,6 +156,28 @@ def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], boo
 MOVING = frozenset({"cuda", "to", "float", "cpu", "double", "half"})
 TENSOR_MAKERS = frozenset({"tensor", "Tensor", "FloatTensor", "DoubleTensor"})
 FILLERS = frozenset({"full", "full_like", "new_full"})  # calls that make a tensor filled with their second argument
+ZERO_MAKERS = frozenset({"zeros", "zeros_like", "new_zeros"})
+
+
+def is_zero(values: ValueKinds, node: ast.AST, depth: int = 0) -> bool:
+    """Is the value a zero whatever the tensors it reads: `0.0`, `torch.zeros(())`, `g.new_zeros(n)`,
+    `torch.tensor(0.0, device=d)`, a product by one (`logits.sum() * 0.0`), a name assigned one?"""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool) and node.value == 0
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return is_zero(values, node.left, depth + 1) or is_zero(values, node.right, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING | {"sum", "mean"}:
+        return is_zero(values, node.func.value, depth + 1)  # `zero.cuda()`, `(logits * 0).sum()`
+    if isinstance(node, ast.Call) and callee_name(node) in ZERO_MAKERS:
+        return True
+    if isinstance(node, ast.Call) and node.args and callee_name(node) in TENSOR_MAKERS | {"new_tensor"}:
+        return is_zero(values, node.args[0], depth + 1)
+    if isinstance(node, ast.Name):
+        assigned = values.reaching_values(node)
+        return assigned is not None and len(assigned) == 1 and is_zero(values, assigned[0], depth + 1)
+    return False
 
 
 def constant_sign(values: ValueKinds, node: ast.AST, depth: int = 0) -> int:

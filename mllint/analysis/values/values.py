@@ -869,14 +869,16 @@ class ValueKinds:
         return [d.value for d in definitions]
 
     def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
-        """The items of the list a name holds: the list literal it is bound to (once), and what is appended
-        to it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in
-        the loop over an episode's steps); None when it is bound to anything else."""
+        """The items put in the list literal a name is bound to before it is read (`ents = []`, then
+        `ents.append(ent)` in a loop), or the item of the list comprehension it is bound to; None when it is
+        neither, or is filled another way."""
         assigned = self.reaching_values(name)
+        if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.ListComp):
+            return [assigned[0].elt]  # `ents = [d.entropy() for d in dists]`
         if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
             return None
-        added = self._additions.get((self.scopes.enclosing_scope(name), name.id), ())
-        return [*assigned[0].elts, *(c.args[0] for c in added if c.func.attr == "append" and len(c.args) == 1)]
+        listed = self.listed_layers(name, name)
+        return [i for i in listed[0] if i is not None] or None if listed is not None else None
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
