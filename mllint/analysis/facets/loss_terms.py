@@ -172,7 +172,7 @@ def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
-    """The items `sum(terms)` adds (`ValueKinds.listed_items`)."""
+    """The items `sum(terms)` adds (`ValueKinds.listed_items`: `terms.append(lam * center_loss)`)."""
     if not (isinstance(call.func, ast.Name) and call.func.id == "sum" and len(call.args) == 1 and isinstance(call.args[0], ast.Name)):
         return None
     return ctx.analysis(ValueKinds).listed_items(call.args[0])

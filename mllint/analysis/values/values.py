@@ -915,8 +915,8 @@ class ValueKinds:
             return [assigned[0].elt]
         if assigned is None or len(assigned) != 1 or not isinstance(assigned[0], ast.List):
             return None
-        added = self._additions.get((self.scopes.enclosing_scope(name), name.id), ())
-        return [*assigned[0].elts, *(c.args[0] for c in added if c.func.attr == "append" and len(c.args) == 1)]
+        listed = self.listed_layers(name, name)
+        return [i for i in listed[0] if i is not None] or None if listed is not None else None
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
