@@ -9,6 +9,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
+from mllint.analysis.syntax.tree import same_expression
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Fix
 from mllint.rule import Rule
@@ -606,10 +607,10 @@ def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
 
 def _reads(value: ast.AST, target: ast.AST) -> bool:
     """Is `value` the old value of `target`: the same name or entry, or the entry read by `.get(key, default)`?"""
-    if ast.dump(value) == ast.dump(target, annotate_fields=True).replace("Store()", "Load()"):
+    if same_expression(value, target):
         return True
     get = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" and value.args
-    return bool(get) and isinstance(target, ast.Subscript) and ast.dump(value.func.value) == ast.dump(target.value) and ast.dump(value.args[0]) == ast.dump(target.slice)
+    return bool(get) and isinstance(target, ast.Subscript) and same_expression(value.func.value, target.value) and same_expression(value.args[0], target.slice)
 
 
 def _base(target: ast.AST) -> ast.Name | ast.Attribute | None:

@@ -381,7 +381,7 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
             where = place_in(ctx, home, first)
             _, holder, holder_at = kind.split(":", 2) if kind.startswith("object:") else ("", "", "")
             only = all(_is_parameter(home, layer) for home, layer in layers)
-            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at, only))
+            found.append(Unregistered(container, attribute, first, "object" if holder else kind, where, holder, holder_at, parameters=only))
     return found
 
 

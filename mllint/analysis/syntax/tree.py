@@ -133,3 +133,14 @@ def own_method(cls: ast.ClassDef, name: str, kinds=(ast.FunctionDef, ast.AsyncFu
 def position(node: ast.AST | None) -> tuple[int, int]:
     """Where a node starts, to order nodes by; (0, 0) for None or a node without a position."""
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def same_expression(a: object, b: object) -> bool:
+    """Are two expressions written alike, their load/store context and positions aside (`totals[k]` read and
+    assigned)? Compared field by field: `ast.dump` would leave a reference cycle per call."""
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(same_expression, a, b))
+    if not isinstance(a, ast.AST) or not isinstance(b, ast.AST):
+        return a == b
+    fields = [f for f in a._fields if f != "ctx"]
+    return type(a) is type(b) and all(same_expression(getattr(a, f, None), getattr(b, f, None)) for f in fields)
