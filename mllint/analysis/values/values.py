@@ -757,11 +757,18 @@ class ValueKinds:
             node for node in self.ctx.index.within(scope or self.ctx.tree, ast.Assign, ast.AugAssign, ast.Call)
             if position(node) < position(constructor) and self.scopes.enclosing_scope(node) is scope and _fills(node, listed.id)
         ]  # fmt: skip
-        node = max(filled, key=position, default=None)
-        last = _last_item(node) if node is not None else None
-        if last is None or self._changed_after(listed, node, constructor):
-            return None
-        return last if self._runs_by_default(node, constructor, last) else None
+        skipped: tuple[str, ...] = ()  # the parameters whose defaults skip later fills (`if dropout:`)
+        for node in sorted(filled, key=position, reverse=True):
+            last = _last_item(node)
+            if last is None or self._changed_after(listed, node, constructor):
+                return None
+            runs, read = self._default_path(node, constructor)
+            if runs is not False:
+                if runs and (read or skipped):
+                    self._defaulted[last] = tuple(dict.fromkeys((*read, *skipped)))
+                return last if runs else None
+            skipped += read
+        return None
 
     def _changed_after(self, listed: ast.Name, fill: ast.AST, constructor: ast.Call) -> bool:
         """Is the list taken from or written into after its last fill (`layers.pop()`, `del layers[-1]`,
@@ -807,11 +814,20 @@ class ValueKinds:
         """Does `node` run on every path to `anchor`, or on every path the defaults of its function's
         parameters take (`if out_act: layers.append(...)` with `out_act="Sigmoid"`)? Those parameters are
         kept in `_defaulted` by `made`, as `_string` does: a call that passes one makes the answer unknown."""
+        runs, read = self._default_path(node, anchor)
+        if runs and read:
+            self._defaulted[made] = read
+        return runs is True
+
+    def _default_path(self, node: ast.AST, anchor: ast.AST) -> tuple[bool | None, tuple[str, ...]]:
+        """(does `node` run on the way to `anchor` as `_runs_by_default` asks: True, False when the defaults
+        alone keep it from running (`if dropout: layers.append(...)` with `dropout=0.0`), None when not
+        known; the parameters whose defaults decide it)."""
         if self.same_path(node, anchor):
-            return True
+            return True, ()
         function = self.scopes.enclosing_scope(anchor)
         if not isinstance(function, FUNCTION_NODES) or self.scopes.enclosing_scope(node) is not function:
-            return False
+            return None, ()
         defaults = {k: v.value for k, v in parameter_defaults(function).items() if isinstance(v, ast.Constant)}
         around = {anchor, *self.scopes.ancestors(anchor)}
         read: list[str] = []
@@ -825,12 +841,14 @@ class ValueKinds:
             if isinstance(ancestor, CONDITIONAL_NODES):
                 names = [n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)] if isinstance(ancestor, ast.If) else None
                 known = {n: defaults[n] for n in names or () if n in defaults and not self._rebound(function, n)}
-                if not known or fold(ancestor.test, known) is not (child in ancestor.body):
-                    return False  # decided by the defaults alone: `if last_act or not is_last:` with `last_act=True`
+                folded = fold(ancestor.test, known) if known else None
+                if folded is None:
+                    return None, ()
                 read += known
+                if folded is not (child in ancestor.body):  # `if last_act or not is_last:` with `last_act=False`
+                    return False, tuple(dict.fromkeys(read))
             child = ancestor
-        self._defaulted[made] = tuple(dict.fromkeys(read))
-        return True
+        return True, tuple(dict.fromkeys(read))
 
     def _rebound(self, function: ast.AST, name: str) -> bool:
         """Does `function` assign its parameter `name` anywhere?"""
