@@ -28,7 +28,7 @@ from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView, followed_view, place_in
-from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import first_parameter, parameters
@@ -157,8 +157,12 @@ def _filtered(ctx, parameters: ast.Call, constructor: ast.Call) -> bool:
     return False
 
 
-def is_module(ctx, expr: ast.AST) -> bool:
-    """Does `expr` hold an `nn.Module` (never a parameter or another tensor)?"""
+def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
+    """Does `expr` hold an `nn.Module` (never a parameter or another tensor)? A name bound only to other
+    references (`enc = self.net.encoder`, `enc, head = net.encoder, net.head`) holds what they hold."""
+    aliased = _aliased(ctx, expr) if depth < MAX_DEPTH else None
+    if aliased is not None and all(is_module(ctx, value, depth + 1) for value in aliased):
+        return True
     if isinstance(expr, ast.Name) and _iterates_submodules(ctx, expr):
         return True
     values = ctx.analysis(ValueKinds)
@@ -171,6 +175,15 @@ def is_module(ctx, expr: ast.AST) -> bool:
     if (isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr)) or _module_objects(ctx, expr):
         return True
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
+
+
+def _aliased(ctx, expr: ast.AST) -> list[ast.AST] | None:
+    """The attribute chains a name is bound to on every way to `expr` (`enc = self.net.encoder`); None
+    when one binding is anything else."""
+    values = ctx.analysis(ValueKinds).reaching_values(expr) if isinstance(expr, ast.Name) else None
+    if not values or not all(isinstance(v, ast.Attribute) and reference_key(v) is not None for v in values):
+        return None
+    return values
 
 
 def _named_like_a_module(ctx, expr: ast.AST) -> bool:
