@@ -36,7 +36,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Passage, Passed, Ref, Selected, Source,
     Value,
     ValueKinds,
 )  # fmt: skip
@@ -860,6 +860,8 @@ class ProjectView:
             if not -len(packed.values) <= index < len(packed.values):
                 return None
             return self.resolve(packed.values[index], packed.module, depth + 1)
+        if isinstance(value, Own):  # `self` in a method: an instance of its class, a module or not
+            return Instance(value.cls)
         if isinstance(value, Member):  # a method of an instance, for `_call`
             inner = self.resolve(value.value, module, depth + 1)
             return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None

@@ -158,6 +158,14 @@ class Member:
 
 
 @dataclass(frozen=True, eq=False)
+class Own:
+    """The instance `self` is in a method of the module-level class `cls` (qualified): what its own methods
+    return is read through the class hierarchy (`self.predict_proba(x)`), whatever the class derives from."""
+
+    cls: str
+
+
+@dataclass(frozen=True, eq=False)
 class Exp:
     """`torch.exp(value)`: probabilities when `value` is log-probabilities."""
 
@@ -240,7 +248,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Member | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Own | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -527,6 +535,8 @@ class ValueKinds:
             # `model.scores(x)`, `self.net.embed(x)`: a method of the object, found when the project knows its class
             receiver = self._value(func.value, depth + 1, binding)
             return receiver if receiver is None or receiver is PENDING else Called(Member(receiver, func.attr), call)
+        if is_self_attribute(func) and self._own_method(func):
+            return Called(Member(self._own(call), func.attr), call)  # `self.predict_proba(x)`: what it returns
         callee = self._value(func, depth + 1, binding)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
@@ -580,10 +590,23 @@ class ValueKinds:
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)`, `self.__call__(x)` or `self.forward(x)` in a method of a module-level class (a mixin's
         too, whose `self` is a class mixing it in): its `forward`'s output."""
-        cls = self.scopes.enclosing_class(call)
+        own = self._own(call)
+        return None if own is None else Called(Called(Ref(own.cls), call), call)
+
+    def _own(self, node: ast.AST) -> Own | None:
+        """The instance `self` is where `node` stands, in a method of a module-level class."""
+        cls = self.scopes.enclosing_class(node)
         if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
             return None
-        return Called(Called(Ref(f"{self.ctx.module.name}.{cls.name}"), call), call)
+        return Own(f"{self.ctx.module.name}.{cls.name}")
+
+    def _own_method(self, func: ast.Attribute) -> bool:
+        """Does `self.name` stand for a method (of the class or a base), not an attribute its class assigns?"""
+        cls = self.scopes.enclosing_class(func)
+        if cls is None or func.attr in ("forward", "__call__"):
+            return False
+        self._self_attribute_values(func)
+        return func.attr not in self._attribute_values.get(cls, {})
 
     def _linting_torch(self) -> bool:
         """Inside torch's own sources, torch's functions are the project's."""
