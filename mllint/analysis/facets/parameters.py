@@ -434,11 +434,14 @@ def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
     layers`) or in the project function that returns it, and its kind; None for anything else."""
     if _plain_container(ctx, value):
         return value, [(ctx, e) for e in _elements(ctx, value) if isinstance(e, ast.Call)], _kind(ctx, value)
-    if isinstance(value, ast.Call):
+    if isinstance(value, ast.Call | ast.Subscript):
         return _returned_container(ctx, value)
     assigned = ctx.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
-    if assigned is None or len(assigned) != 1 or not _plain_container(ctx, assigned[0]):
+    if assigned is None or len(assigned) != 1:
         return None
+    if not _plain_container(ctx, assigned[0]):  # `dec = build_decoder(d)`, `enc, dec = build(d)`: what it returns
+        only = all(use is value for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id))
+        return _returned_container(ctx, value) if only and isinstance(assigned[0], ast.Call | ast.Subscript) else None
     put = []
     for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id):
         parent = ctx.scopes.parent(use)
@@ -452,12 +455,13 @@ def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
     return assigned[0], [(ctx, layer) for layer in local], _kind(ctx, assigned[0])
 
 
-def _returned_container(ctx, call: ast.Call) -> tuple[ast.AST, list, str] | None:
+def _returned_container(ctx, call: ast.AST) -> tuple[ast.AST, list, str] | None:
     """`make_layers(dims)` when every object the project function returns is a plain container it makes,
-    with the layers written in it or added to it there (`layers.append(nn.Linear(...))`)."""
+    with the layers written in it or added to it there (`layers.append(nn.Linear(...))`); also an item of
+    what it returns (`parts["decoder"]` of `return {"encoder": ..., "decoder": [...]}`)."""
     objects = ctx.analysis(Objects)
     found = objects.points_to(call)
-    if not found or any(obj.kind != "made" or obj.site is None or not _plain_container(obj.ctx, obj.node) for obj in found):
+    if not found or any(obj.kind != "made" or not _plain_container(obj.ctx, obj.node) or not _made_by_function(obj) for obj in found):
         return None
     layers, kinds = [], set()
     for obj in found:
@@ -467,6 +471,11 @@ def _returned_container(ctx, call: ast.Call) -> tuple[ast.AST, list, str] | None
         added = home.member(Obj(obj.kind, obj.node, obj.name, obj.base, None, obj.ctx), "[]") or ()
         layers += [(item.ctx, item.node) for item in added if item.kind == "made" and isinstance(item.node, ast.Call)]
     return (call, layers, kinds.pop()) if len(kinds) == 1 else None
+
+
+def _made_by_function(obj: Obj) -> bool:
+    """Was the object made by a function of the project (followed from a call site, or inside one)?"""
+    return obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is not None
 
 
 def _held_by_object(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
