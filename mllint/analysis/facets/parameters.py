@@ -15,6 +15,7 @@ the parameter groups built and never handed on (to an optimizer).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -28,11 +29,11 @@ from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, library_model
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView, followed_view, place_in
-from mllint.analysis.syntax.names import is_self_attribute, reference_key
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.syntax.tree import assignment_targets, own_method
+from mllint.analysis.syntax.tree import assignment_targets, own_method, position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
@@ -160,7 +161,7 @@ def _filtered(ctx, parameters: ast.Call, constructor: ast.Call) -> bool:
 def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
     """Does `expr` hold an `nn.Module` (never a parameter or another tensor)? A name bound only to other
     references (`enc = self.net.encoder`, `enc, head = net.encoder, net.head`) holds what they hold."""
-    aliased = _aliased(ctx, expr) if depth < MAX_DEPTH else None
+    aliased = ctx.analysis(ValueKinds).aliased(expr) if depth < MAX_DEPTH else None
     if aliased is not None and all(is_module(ctx, value, depth + 1) for value in aliased):
         return True
     if isinstance(expr, ast.Name) and _iterates_submodules(ctx, expr):
@@ -175,15 +176,6 @@ def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
     if (isinstance(expr, ast.Attribute) and _is_submodule(ctx, expr)) or _module_objects(ctx, expr):
         return True
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
-
-
-def _aliased(ctx, expr: ast.AST) -> list[ast.AST] | None:
-    """The attribute chains a name is bound to on every way to `expr` (`enc = self.net.encoder`); None
-    when one binding is anything else."""
-    values = ctx.analysis(ValueKinds).reaching_values(expr) if isinstance(expr, ast.Name) else None
-    if not values or not all(isinstance(v, ast.Attribute) and reference_key(v) is not None for v in values):
-        return None
-    return values
 
 
 def _named_like_a_module(ctx, expr: ast.AST) -> bool:
@@ -1079,16 +1071,19 @@ def missed_parts(ctx) -> list[MissedPart]:
     may freeze or optimize the rest: nothing is reported."""
     objects = ctx.analysis(Objects)
     taken: dict[Obj, dict[object, str]] = {}
-    first: dict[Obj, tuple[ast.Call, str]] = {}  # container -> (its first optimizer, the text naming it)
+    takers: dict[Obj, dict[object, ast.Call]] = {}  # container -> key -> the optimizer that takes the item
+    named: dict[Obj, str] = {}  # container -> the text naming it
     whole: set[Obj] = set()
-    for call in ctx.analysis(OptimizerConstructors).calls:
+    for call in sorted(ctx.analysis(OptimizerConstructors).calls, key=position):
         for owner in objects.parameter_owners(call) if objects.trained_by(call) else ():
-            key = _constant_key(owner)
-            containers = objects.points_to(owner.value) if key is not None else None
+            item = _item_read(ctx, owner)  # `parts["g"]`, or `g` bound to it
+            key = _constant_key(item) if item is not None else None
+            containers = objects.points_to(item.value) if key is not None else None
             if containers and len(containers) == 1:
                 container = next(iter(containers))
                 taken.setdefault(container, {})[key] = ctx.text(owner)
-                first.setdefault(container, (call, ctx.text(owner.value)))
+                takers.setdefault(container, {}).setdefault(key, call)
+                named.setdefault(container, ctx.text(item.value))
             whole |= objects.points_to(owner) or frozenset()
     found = []
     for container, keys in taken.items():
@@ -1104,14 +1099,43 @@ def missed_parts(ctx) -> list[MissedPart]:
                 continue
             parts = home.points_to(value)
             made = [p for p in parts or () if p.kind == "made" and isinstance(p.node, ast.Call)]
-            if not parts or len(made) != len(parts) or any(p in whole or not adds_layer(p.ctx, p.node) for p in made):
+            if not parts or len(made) != len(parts) or any(_sited(p, container) in whole or not adds_layer(p.ctx, p.node) for p in made):
                 continue
             used = _run_in_training(ctx, objects, container, key.value)
             if used is not None:
-                optimizer, named = first[container]
-                missed = f"{named}[{container.ctx.text(key)}]"
-                found.append(MissedPart(optimizer, missed, ", ".join(f"`{t}`" for t in keys.values()), used))
+                consumer = _consumer_key(ctx, objects, container, used)  # `g(m(z))`: the optimizer of `g` misses `m`
+                optimizer = takers[container].get(consumer) or next(iter(takers[container].values()))
+                missed = f"{named[container]}[{container.ctx.text(key)}]"
+                own = [text for k, text in keys.items() if takers[container][k] is optimizer]
+                found.append(MissedPart(optimizer, missed, ", ".join(f"`{t}`" for t in own), used))
     return found
+
+
+def _sited(item: Obj, container: Obj) -> Obj:
+    """An item a builder makes, as the call that made `container` made it (`points_to` tells them apart by it)."""
+    return dataclasses.replace(item, site=container.site) if item.site is None and container.site is not None else item
+
+
+def _consumer_key(ctx, objects: Objects, container: Obj, run: ast.Call):
+    """The key of the item of `container` whose call takes `run`'s output (`g` of `g(m(z))`); None when none does."""
+    for ancestor in ctx.scopes.ancestors(run):
+        if isinstance(ancestor, ast.stmt):
+            return None
+        item = _item_read(ctx, ancestor.func) if isinstance(ancestor, ast.Call) else None
+        if item is not None and container in (objects.points_to(item.value) or ()):
+            return _constant_key(item)
+    return None
+
+
+def _item_read(ctx, node: ast.AST) -> ast.Subscript | None:
+    """The item at a constant key `node` reads: itself (`parts["g"]`), or the one item a name is bound to
+    (`m, g = parts["m"], parts["g"]`)."""
+    if isinstance(node, ast.Subscript):
+        return node
+    aliased = ctx.analysis(ValueKinds).aliased(node)
+    if not aliased or len(aliased) != 1 or not isinstance(aliased[0], ast.Subscript) or not isinstance(aliased[0].value, ast.Name):
+        return None
+    return aliased[0]
 
 
 def _constant_key(node: ast.AST):
@@ -1128,16 +1152,26 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
     dict handed to a call (`autoencode(parts, x)`); None when nothing does, or the dict is read otherwise."""
     used = None
     for name in ctx.index.of_type(ast.Name):
-        if not isinstance(name.ctx, ast.Load) or container not in (objects.points_to(name) or ()):
+        if not isinstance(name.ctx, ast.Load):
             continue
         parent = ctx.scopes.parent(name)
-        if isinstance(parent, ast.Subscript) and _constant_key(parent) is not None:
-            holder = ctx.scopes.parent(parent)
-            if _constant_key(parent) != key:
+        pointed = objects.points_to(name) or ()
+        item = read = None
+        if isinstance(parent, ast.Subscript) and _constant_key(parent) is not None and container in pointed:
+            if _binds_alias(ctx, parent):
+                continue  # `m, g = parts["m"], parts["g"]`: where `m` and `g` are read counts
+            item = read = parent
+        elif (alias := _item_read(ctx, name)) is not None and container in (objects.points_to(alias.value) or ()):
+            item, read = alias, name  # `g(z)` with `g = parts["g"]`: as `parts["g"](z)`
+        elif container not in pointed:
+            continue
+        if item is not None:
+            holder = ctx.scopes.parent(read)
+            if _constant_key(item) != key:
                 continue
             if isinstance(holder, ast.Attribute) and holder.attr not in PART_SETTERS:
                 continue  # `parts["bottleneck"].weight`, `.to(device)`
-            if not (isinstance(holder, ast.Call) and holder.func is parent):
+            if not (isinstance(holder, ast.Call) and holder.func is read):
                 return None  # `.parameters()`, `.requires_grad_(False)`, `.eval()`, handed to a call: unknown
             run = holder
         elif isinstance(parent, ast.Call) and name in parent.args:
@@ -1147,6 +1181,14 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
         if used is None and _backpropagates(ctx, ctx.scopes.enclosing_function(run)) and not _may_freeze(ctx, run):
             used = run
     return used
+
+
+def _binds_alias(ctx, item: ast.Subscript) -> bool:
+    """Is the item bound to a name, alone or in a tuple (`g = parts["g"]`, `m, g = parts["m"], parts["g"]`)?"""
+    holder = ctx.scopes.parent(item)
+    if isinstance(holder, ast.Tuple):
+        holder = ctx.scopes.parent(holder)
+    return isinstance(holder, ast.Assign) and all(isinstance(t, ast.Name | ast.Tuple) for t in holder.targets)
 
 
 def _may_freeze(ctx, run: ast.Call) -> bool:

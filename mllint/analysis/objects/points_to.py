@@ -767,7 +767,7 @@ class Objects:
                 values = [v for k, v in zip(keys, literal.values) if k == index]
             else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
                 values = literal.values if index in (None, "*") or None in keys else []
-            found = union(*(home._eval(value, depth) for value in values))
+            found = union(*(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended

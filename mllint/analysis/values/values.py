@@ -946,6 +946,13 @@ class ValueKinds:
             return None
         return [d.value for d in definitions]
 
+    def aliased(self, name: ast.AST) -> list[ast.AST] | None:
+        """The references a name is bound to on every way to `name` (`enc = self.net.encoder`, `g = nets["g"]`,
+        `m, g = nets["m"], nets["g"]`): attribute chains and items at constant keys of them; None when one
+        binding is anything else. The name holds the very object they hold."""
+        values = self.reaching_values(name) if isinstance(name, ast.Name) else None
+        return values if values and all(_is_reference(v) for v in values) else None
+
     def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
         """The items of the list a name holds: the list literal it is bound to (once), and what is appended
         to it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in
@@ -1271,6 +1278,17 @@ def _constant_index(node: ast.AST) -> int | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         sign, node = -1, node.operand
     return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _is_reference(expr: ast.AST) -> bool:
+    """`self.net.encoder`, `parts["decoder"]`, `nets[0].head`: an attribute or constant item of a name, however deep."""
+    if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is None:
+        if not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str)):
+            return False
+    elif not isinstance(expr, ast.Attribute):
+        return False
+    inner = expr.value
+    return isinstance(inner, ast.Name) or (isinstance(inner, ast.Attribute | ast.Subscript) and _is_reference(inner))
 
 
 def _calls_self(func: ast.AST) -> bool:
