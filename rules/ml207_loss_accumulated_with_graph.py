@@ -237,6 +237,7 @@ class LossAccumulatedWithGraph(Rule):
         dict it returns: `v` of `for k, v in metric.process(p, y).items()`); empty for any other."""
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
         call = value if isinstance(value, ast.Call) else dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        call = call if call is not None or len(definitions) != 1 else definitions[0].value  # `f1 = soft_f1(logits, y)`
         found = self.ctx.analysis(GradientFlow).callee(call, followed=ANY_MODULE) if isinstance(call, ast.Call) else None
         returned = returned_expressions(found[0].function.body) if found is not None else None
         if not returned:
@@ -429,6 +430,8 @@ class LossAccumulatedWithGraph(Rule):
         holder = dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
         if isinstance(holder, ast.Call):  # `v` of `for k, v in metric.process(logits, y).items()`
             return self._live(holder, losses, loop)
+        if len(definitions) == 1 and isinstance(definitions[0].value, ast.Call) and self._live(definitions[0].value, losses, loop):
+            return True  # `f1 = soft_f1(logits, y)`: what the helper returns
         if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
@@ -588,10 +591,14 @@ def _named(node: ast.AST, name: str) -> bool:
 def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
     """The values `total = total + loss` adds to the old total (in any order, the old total scaled too: a
     running average `avg = 0.9 * avg + 0.1 * loss`), also into an entry of a dict: `totals[k] = totals[k] +
-    v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
+    v`, `totals[k] = totals.get(k, 0) + v`, and the sum of a seeded one: `ema = v if ema is None else 0.98 *
+    ema + 0.02 * v`; None for any other statement."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
     target, value = statement.targets[0], statement.value
+    if isinstance(value, ast.IfExp):  # the arm that sums into the old value
+        sums = [arm for arm in (value.body, value.orelse) if isinstance(arm, ast.BinOp) and isinstance(arm.op, ast.Add)]
+        value = sums[0] if len(sums) == 1 else value
     if _base(target) is None or not isinstance(_base(target), ast.Name) or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
     operands, pending = [], [value]
