@@ -2,13 +2,14 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.views import held_after, literal_loop_items, read_with, unshared, viewed
+from mllint.analysis.facets.views import held_after, literal_loop_items, parameter_holders, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants
 from mllint.analysis.objects.callees import forward_calls
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -55,6 +56,11 @@ LOCAL_MESSAGE = (
 
 CALLER_MESSAGE = (
     "{activation} overwrites the forward argument `{name}` in place, and its caller still holds that tensor: "
+    "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
+)
+
+HOLDER_MESSAGE = (
+    "{activation} overwrites `{name}` in place after `forward` put it in `{holder}`, and its caller reads that: "
     "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
 )
 
@@ -228,7 +234,11 @@ class InplaceOnForwardArgument(Rule):
             if n.id in names and [d.node for d in values.reaching_definitions(n)] == names[n.id]
         ]  # fmt: skip
         if not later:
-            self._check_caller_held(call, activation, argument, forward, tensors)
+            held = held_after(self.ctx, argument, call)  # `skips.append(s)`, then `skips` read after the call
+            if held is not None:
+                self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=held.id, line=held.lineno))
+            elif not self._check_holder_held(call, activation, argument, forward):
+                self._check_caller_held(call, activation, argument, forward, tensors)
             return
         name = self._argument_held(argument, tensors)
         if name:
@@ -236,6 +246,28 @@ class InplaceOnForwardArgument(Rule):
             self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno, alias=alias))
         else:
             self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=later[0].id, line=later[0].lineno))
+
+    def _check_holder_held(self, call: ast.Call, activation: str, argument: ast.Name, forward: ast.FunctionDef) -> bool:
+        """The activation on a tensor `forward` put in a list it is given (`skips.append(s)`), which a module
+        of the project that calls this one reads after the call (`torch.cat([h, skips[1]], 1)`)."""
+        holders = parameter_holders(self.ctx, argument, call)
+        cls = self.ctx.scopes.enclosing_class(forward)
+        if not holders or cls is None:
+            return False
+        if cls not in self._callers:
+            self._callers[cls] = forward_calls(self.ctx, cls) or []
+        for caller, site in self._callers[cls]:
+            bound = bind_arguments(site, forward, skips_first=True)
+            for holder in holders:
+                read = held_after(caller, bound.get(holder), site)
+                if read is not None:
+                    place = "line " if caller is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)}:"
+                    self.report(call, HOLDER_MESSAGE.format(
+                        activation=activation, name=argument.id, holder=holder, call=one_line(caller.text(site), 40), place=place,
+                        line=site.lineno, read=read.id, read_line=read.lineno,
+                    ))  # fmt: skip
+                    return True
+        return False
 
     def _check_caller_held(self, call: ast.Call, activation: str, argument: ast.Name, forward: ast.FunctionDef, tensors: set[str]) -> None:
         """The activation on the argument itself, which `forward` does not read again, while a module of the
@@ -319,10 +351,18 @@ class InplaceOnForwardArgument(Rule):
 
     def _partial_inplace(self, call: ast.Call, ctx) -> bool:
         """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`
-        (passed down from a config: `act_layer=cfg["act_layer"]`)."""
-        if not isinstance(call.func, ast.Name):
+        (passed down from a config: `act_layer=cfg["act_layer"]`), or an entry of a table of them at every key
+        the callers may pass (`ACTIVATIONS[name]()`)."""
+        if isinstance(call.func, ast.Subscript):  # `ACTIVATIONS[name]()`, `name` what its callers pass
+            keys = possible_constants(ctx, call.func.slice, self.ctx)
+            items = ctx.analysis(Objects).called_objects(ctx, call, keys) if keys else None
+            if not items or any(obj.kind != "made" or not isinstance(obj.node, ast.Call) for obj in items):
+                return False
+            found = [[(obj.ctx, obj.node) for obj in items]]
+        elif isinstance(call.func, ast.Name):
+            found = [made for made, _ in makers(ctx, call.func)]
+        else:
             return False
-        found = [made for made, _ in makers(ctx, call.func)]
         if not found:
             return False
         for made in found:
