@@ -90,7 +90,8 @@ class LossAccumulatedWithGraph(Rule):
     the iteration's graph (a metric of the model's output: `history.append(psnr(sr, hr))`, each value of a
     metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
     itself, a term the backpropagated loss sums: `sum_reg += reg_loss` of `loss = task + beta * reg_loss`,
-    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`) appended to a list or added into a
+    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`, a seeded one `ema = v if ema is None
+    else 0.98 * ema + 0.02 * v`, or first bound to a name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
     total kept across the iterations of a loop that backpropagates is reported too (not a factor that
     only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
     (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed

@@ -79,7 +79,9 @@ class InplaceOnForwardArgument(Rule):
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, or an operand
     taking the call's result in the same expression: `x * self.gate(x)`, `torch.cat([x, f(x)])`; also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
-    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). When `forward` does not
+    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`; or a list or dict it was put
+    in before, read after: `skips.append(s)`, `feats["c1"] = s`, also one `forward` is given, read by its
+    caller: `self.down(x, skips)` then `skips[1]`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the
     module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
     it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
@@ -92,7 +94,8 @@ class InplaceOnForwardArgument(Rule):
     (`inplace=cfg["act_inplace"]`, `cfg.get(...)`, with a dict literal passed as `cfg`), a `**kwargs` dict
     splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`, `nn.ReLU(**act_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
     `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
-    passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
+    passed down for an activation class (`act_layer()`) or a table's entry at every key the callers pass
+    (`ACTS[kind]()` with `"relu": partial(nn.ReLU, inplace=True)`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
     every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
     layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments
