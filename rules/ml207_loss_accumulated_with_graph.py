@@ -91,7 +91,8 @@ class LossAccumulatedWithGraph(Rule):
     metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
     itself, a term the backpropagated loss sums: `sum_reg += reg_loss` of `loss = task + beta * reg_loss`,
     also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`, a seeded one `ema = v if ema is None
-    else 0.98 * ema + 0.02 * v`, or first bound to a name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
+    else 0.98 * ema + 0.02 * v`, one kept in place: `ema.mul_(0.9).add_(0.1 * v)`, or first bound to a
+    name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
     total kept across the iterations of a loop that backpropagates is reported too (not a factor that
     only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
     (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
@@ -385,6 +386,8 @@ class LossAccumulatedWithGraph(Rule):
                 yield from ((factor, node.target) for factor in _added_factors(node.value))
             elif _self_sum(node) is not None:  # `total = total + loss`, `avg = 0.9 * avg + 0.1 * loss`
                 yield from ((factor, node.targets[0]) for added in _self_sum(node) for factor in _added_factors(added))
+            elif _added_in_place(node) is not None:  # `ema.mul_(0.9).add_(0.1 * f1)`
+                yield from ((factor, _added_in_place(node)) for factor in _added_factors(node.args[0]))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and _base(node.func.value) is not None and len(node.args) == 1 and not node.keywords
@@ -611,6 +614,16 @@ def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
             operands.append(node)
     old = [o for o in operands if _reads(o, target) or (isinstance(o, ast.BinOp) and isinstance(o.op, ast.Mult) and (_reads(o.left, target) or _reads(o.right, target)))]
     return [o for o in operands if o not in old] if len(old) == 1 else None
+
+
+def _added_in_place(node: ast.AST) -> ast.AST | None:
+    """The tensor `total.add_(v)` adds into, also scaled first (`ema.mul_(0.9).add_(0.1 * v)`); None for any other node."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_" and len(node.args) == 1):
+        return None
+    total = node.func.value
+    while isinstance(total, ast.Call) and isinstance(total.func, ast.Attribute) and total.func.attr in ("mul_", "div_"):
+        total = total.func.value
+    return total if _base(total) is total else None
 
 
 def _reads(value: ast.AST, target: ast.AST) -> bool:
