@@ -864,6 +864,8 @@ class ProjectView:
             return Instance(value.cls)
         if isinstance(value, Member):  # a method of an instance, for `_call`
             inner = self.resolve(value.value, module, depth + 1)
+            if inner is None and isinstance(value.value, Called):  # `trainer.predict_proba(x)` of a plain class
+                inner = self._plain_instance(value.value, module, depth)
             return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
@@ -924,6 +926,12 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _plain_instance(self, value: Called, module: ModuleSummary, depth: int) -> Instance | None:
+        """An object a class of the project builds that is no module (`EnsembleTrainer(...)`), for its methods."""
+        callee = self.resolve(value.callee, module, depth + 1)
+        found = self.find(callee.name) if isinstance(callee, Entity) else None
+        return Instance(f"{found[0].name}.{found[1]}", value.node) if found is not None and found[1] in found[0].classes else None
 
     def _definition(self, cls: str, method: str) -> ast.AST | None:
         """The method of a project class, as its module defines it."""
