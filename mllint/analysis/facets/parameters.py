@@ -368,13 +368,21 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
     if any(_called(call) in REGISTERING for call in calls):
         return []
     assigned: dict[str, list[ast.AST]] = {}
+    unpacked: dict[ast.AST, ast.Attribute] = {}  # item i of a builder's call -> the attribute it is unpacked into
     for node in ctx.index.within(cls, ast.Assign, ast.AnnAssign):
         for target in assignment_targets(node):
             if is_self_attribute(target) and node.value is not None:
                 assigned.setdefault(target.attr, []).append(node.value)
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Call) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                for i, element in enumerate(target.elts):  # `self.trunk, self.heads = build(d)`
+                    if is_self_attribute(element):
+                        item = ast.copy_location(ast.Subscript(value=node.value, slice=ast.Constant(i), ctx=ast.Load()), node.value)
+                        unpacked[item] = element
+                        assigned.setdefault(element.attr, []).append(item)
     found = []
     for attribute, values in assigned.items():
         held = [_container(ctx, v) or _held_by_object(ctx, v) for v in values]
+        held = [(unpacked.get(h[0], h[0]), *h[1:]) if h else h for h in held]
         if not all(held) or len({kind for _, _, kind in held}) != 1:
             continue
         layers = [layer for _, local, _ in held for layer in local]
