@@ -772,7 +772,8 @@ class ValueKinds:
     def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
         construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
-        that statement runs on every path to the construction; None when that is not known."""
+        that statement runs on every path to the construction; past fills the defaults skip (`if dropout:`)
+        and fills of layers that pass their input on (`nn.Dropout(p)`); None when that is not known."""
         if not isinstance(listed, ast.Name):
             return None
         scope = self.scopes.enclosing_scope(constructor)
@@ -785,6 +786,8 @@ class ValueKinds:
             last = _last_item(node)
             if last is None or self._changed_after(listed, node, constructor):
                 return None
+            if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS:
+                continue  # `layers.append(nn.Dropout(p))`, run or not: the layer before it gives the output
             runs, read = self._default_path(node, constructor)
             if runs is not False:
                 if runs and (read or skipped):
