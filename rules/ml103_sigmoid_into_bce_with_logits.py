@@ -13,7 +13,8 @@ class SigmoidIntoBceWithLogits(Rule):
     model's `forward`, a helper function in another file of the project, or a method of the class itself or
     a base class (`self.predict(x)` returning `torch.sigmoid(self(x))`); the last layer of a list a builder
     fills is the last fill its defaults run (`if dropout: layers.append(nn.Dropout(dropout))` with
-    `dropout=0.0` leaves the activation before it last).
+    `dropout=0.0` leaves the activation before it last; `getattr(nn, act, nn.Sigmoid)()` with `act="Sigmoid"`
+    by default, also through a model class that passes its `**kwargs` on to the builder).
 
     ## Why is this bad?
     `BCEWithLogitsLoss` applies the sigmoid itself. A sigmoid before it squashes the scores into (0, 1),

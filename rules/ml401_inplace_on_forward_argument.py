@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.views import held_after, literal_loop_items, parameter_holders, read_with, unshared, viewed
+from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
@@ -59,6 +59,8 @@ CALLER_MESSAGE = (
     "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
 )
 
+# In-place tensor methods that activate (a tensor kept before them sees the activated values).
+ACTIVATING_METHODS = frozenset({"relu_", "sigmoid_", "tanh_", "clamp_", "clamp_min_", "clamp_max_", "hardtanh_"})
 HOLDER_MESSAGE = (
     "{activation} overwrites `{name}` in place after `forward` put it in `{holder}`, and its caller reads that: "
     "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
@@ -81,7 +83,8 @@ class InplaceOnForwardArgument(Rule):
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
     kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`; or a list or dict it was put
     in before, read after: `skips.append(s)`, `feats["c1"] = s`, also one `forward` is given, read by its
-    caller: `self.down(x, skips)` then `skips[1]`). When `forward` does not
+    caller, in a module's `forward` or a training script: `self.down(x, skips)` then `skips[1]`; the same for
+    an in-place activation method, `feats.append(x)` then `x.relu_()`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the
     module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
     it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
@@ -161,6 +164,7 @@ class InplaceOnForwardArgument(Rule):
         super().__init__(ctx)
         self._unshared: dict[tuple[ast.AST, str], bool] = {}  # `_given_unshared`'s answers
         self._callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from the project's `forward`s
+        self._any_callers: dict[ast.ClassDef, list] = {}  # ... from any code of the project
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
@@ -197,6 +201,8 @@ class InplaceOnForwardArgument(Rule):
                 name = isinstance(changed, ast.Name) and self._argument_held(changed, tensors, views=views)
                 if name and not self._excused(statement, node):
                     self.report(statement.value, self._message(changed.id, name))
+                elif isinstance(changed, ast.Name) and func.attr in ACTIVATING_METHODS and not self._excused(statement, node):
+                    self._check_kept(statement.value, changed, node)  # `feats.append(x)`, then `x.relu_()`
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
 
@@ -250,6 +256,16 @@ class InplaceOnForwardArgument(Rule):
         else:
             self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=later[0].id, line=later[0].lineno))
 
+    def _check_kept(self, call: ast.Call, tensor: ast.Name, forward: ast.FunctionDef) -> None:
+        """An in-place activation method (`x.relu_()`) on a tensor of `forward` put in a list or dict before,
+        which `forward` or, for a list it is given, its caller reads after."""
+        activation = f"`{self.ctx.text(call)}`"
+        read = kept_after(self.ctx, tensor, call)
+        if read is not None:
+            self.report(call, LOCAL_MESSAGE.format(activation=activation, name=tensor.id, read=read.id, line=read.lineno))
+        else:
+            self._check_holder_held(call, activation, tensor, forward)
+
     def _check_holder_held(self, call: ast.Call, activation: str, argument: ast.Name, forward: ast.FunctionDef) -> bool:
         """The activation on a tensor `forward` put in a list it is given (`skips.append(s)`), which a module
         of the project that calls this one reads after the call (`torch.cat([h, skips[1]], 1)`)."""
@@ -257,12 +273,12 @@ class InplaceOnForwardArgument(Rule):
         cls = self.ctx.scopes.enclosing_class(forward)
         if not holders or cls is None:
             return False
-        if cls not in self._callers:
-            self._callers[cls] = forward_calls(self.ctx, cls) or []
-        for caller, site in self._callers[cls]:
+        if cls not in self._any_callers:
+            self._any_callers[cls] = forward_calls(self.ctx, cls, anywhere=True) or []
+        for caller, site in self._any_callers[cls]:
             bound = bind_arguments(site, forward, skips_first=True)
             for holder in holders:
-                read = held_after(caller, bound.get(holder), site)
+                read = read_again(caller, bound.get(holder), site)
                 if read is not None:
                     place = "line " if caller is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)}:"
                     self.report(call, HOLDER_MESSAGE.format(

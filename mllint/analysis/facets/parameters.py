@@ -1142,8 +1142,24 @@ def _item_read(ctx, node: ast.AST) -> ast.Subscript | None:
         return node
     aliased = ctx.analysis(ValueKinds).aliased(node)
     if not aliased or len(aliased) != 1 or not isinstance(aliased[0], ast.Subscript) or not isinstance(aliased[0].value, ast.Name):
-        return None
+        return _unpacked_item(ctx, node)
     return aliased[0]
+
+
+def _unpacked_item(ctx, name: ast.AST) -> ast.Subscript | None:
+    """`parts["b"]` for `b` of `(_, a), (_, b) = parts.items()`: a dict literal's items unpacked in order."""
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(name) if isinstance(name, ast.Name) else []
+    pair = ctx.scopes.parent(definitions[0].node) if len(definitions) == 1 else None
+    outer = ctx.scopes.parent(pair) if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 and pair.elts[1] is definitions[0].node else None
+    assign = ctx.scopes.parent(outer) if isinstance(outer, ast.Tuple) else None
+    call = assign.value if isinstance(assign, ast.Assign) and assign.targets == [outer] else None
+    items = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "items" and not call.args
+    found = ctx.analysis(Objects).points_to(call.func.value) if items and isinstance(call.func.value, ast.Name) else None
+    literal = next(iter(found)).node if found and len(found) == 1 else None
+    keys = [_constant_key_of(k) for k in literal.keys] if isinstance(literal, ast.Dict) else []
+    if not keys or None in keys or len(keys) != len(outer.elts):
+        return None
+    return ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(keys[outer.elts.index(pair)]), ctx=ast.Load()), name)
 
 
 def _constant_key(node: ast.AST):
@@ -1169,6 +1185,8 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
             if _binds_alias(ctx, parent):
                 continue  # `m, g = parts["m"], parts["g"]`: where `m` and `g` are read counts
             item = read = parent
+        elif container in pointed and _unpacks_items(ctx, parent):
+            continue  # `(_, m), (_, g) = parts.items()`: the same
         elif (alias := _item_read(ctx, name)) is not None and container in (objects.points_to(alias.value) or ()):
             item, read = alias, name  # `g(z)` with `g = parts["g"]`: as `parts["g"](z)`
         elif container not in pointed:
@@ -1189,6 +1207,15 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
         if used is None and _backpropagates(ctx, ctx.scopes.enclosing_function(run)) and not _may_freeze(ctx, run):
             used = run
     return used
+
+
+def _unpacks_items(ctx, method: ast.AST) -> bool:
+    """Is `method` the `.items()` of a dict whose pairs an assignment unpacks into names (`(_, m), (_, g) = parts.items()`)?"""
+    call = ctx.scopes.parent(method)
+    assign = ctx.scopes.parent(call) if isinstance(method, ast.Attribute) and method.attr == "items" and isinstance(call, ast.Call) else None
+    return isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Tuple) and all(
+        isinstance(pair, ast.Tuple) and len(pair.elts) == 2 and isinstance(pair.elts[1], ast.Name) for pair in assign.targets[0].elts
+    )
 
 
 def _binds_alias(ctx, item: ast.Subscript) -> bool:

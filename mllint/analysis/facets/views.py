@@ -421,10 +421,27 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
     a layer returning it or a view of it: `self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with
     `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in: `skips.append(x)`, `feats[k] = x`); None when
     it reads none."""
-    holders = _holders(ctx, argument, call)
-    if holders is None:
+    return _read_after(ctx, _holders(ctx, argument, call), call) if ctx.scopes.enclosing_function(call) is not None else None
+
+
+def read_again(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the code around `call` (a function, or a script's module level) reads the name `argument`
+    again after the call, holding what it held there (`feats` of `student(x, feats)`, then `feats` read)."""
+    holders = _holders(ctx, argument, call, containers=True)
+    return _read_after(ctx, {argument.id: holders[argument.id]} if holders else None, call)
+
+
+def kept_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the function around `call` reads, after the call, a list or dict the tensor `argument` was put
+    in before it (`feats.append(x)` then `x.relu_()`, then `feats` read); None when it reads none."""
+    holders = _holders(ctx, argument, call, containers=True)
+    return _read_after(ctx, {k: v for k, v in holders.items() if k != argument.id} if holders else None, call)
+
+
+def _read_after(ctx, holders: dict[str, list[ast.AST]] | None, call: ast.AST) -> ast.Name | None:
+    if not holders:
         return None
-    values, scope, end = ctx.analysis(ValueKinds), ctx.scopes.enclosing_function(call), (call.end_lineno, call.end_col_offset)
+    values, scope, end = ctx.analysis(ValueKinds), ctx.scopes.enclosing_function(call) or ctx.tree, (call.end_lineno, call.end_col_offset)
     together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
     for name in [*together, *ctx.index.within(scope, ast.Name)]:
         if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
@@ -440,20 +457,21 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
 def parameter_holders(ctx, argument: ast.AST, call: ast.AST) -> list[str]:
     """The parameters of the function around `call` that hold the tensor `argument` gives there, a list
     its caller passes and reads afterwards: `skips` of `skips.append(s)` in `def forward(self, x, skips)`."""
-    holders = _holders(ctx, argument, call) or {}
+    holders = _holders(ctx, argument, call, containers=True) or {}
     function = ctx.scopes.enclosing_function(call)
     return [name for name, held in holders.items() if name != argument.id and held and all(node is function for node in held)]
 
 
-def _holders(ctx, argument: ast.AST, call: ast.AST) -> dict[str, list[ast.AST]] | None:
+def _holders(ctx, argument: ast.AST, call: ast.AST, containers: bool = False) -> dict[str, list[ast.AST]] | None:
     """The names that hold the tensor `argument` gives at `call` (it, its aliases and views made before the
-    call, the lists it was appended to), each with the definitions it has there; None when not known."""
+    call, the lists and dicts it was put in; with `containers`, it and those only), each with the
+    definitions it has there; None when not known."""
     if not isinstance(argument, ast.Name):
         return None
     values = ctx.analysis(ValueKinds)
     held = [d.node for d in values.reaching_definitions(argument)]
-    scope = ctx.scopes.enclosing_function(call)
-    if not held or scope is None:
+    scope = ctx.scopes.enclosing_function(call) or ctx.tree  # a function, or a script's module level
+    if not held:
         return None
     holders = {argument.id: held}
     start = (call.lineno, call.col_offset)
@@ -470,7 +488,7 @@ def _holders(ctx, argument: ast.AST, call: ast.AST) -> dict[str, list[ast.AST]] 
             continue  # the name is bound again before the call: it held another tensor
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
         if isinstance(target, ast.Name):
-            if same(_returned_tensor(ctx, node.value)):
+            if not containers and same(_returned_tensor(ctx, node.value)):
                 holders[target.id] = [target]
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and same(node.value):  # `feats["c1"] = s`
             holders[target.value.id] = [d.node for d in values.reaching_definitions(target.value)]

@@ -711,8 +711,9 @@ class ValueKinds:
         return ctx.qualified_name(held) if isinstance(held, ast.Name | ast.Attribute) else None
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
-        """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
-        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2 and not call.keywords):
+        """The class `getattr(nn, name)` names (also with a fallback: `getattr(nn, name, nn.ReLU)`), `name` a
+        string (`_string`)."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) in (2, 3) and not call.keywords):
             return None
         module = self.ctx.qualified_name(call.args[0])
         if module is None or self.ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
