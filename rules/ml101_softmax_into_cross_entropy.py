@@ -17,7 +17,8 @@ class SoftmaxIntoCrossEntropy(Rule):
     softmax output (in training mode; as one element of a tuple too, also when an if/else chooses between
     two such classes; of a `forward` whose flag the call passes as a constant or leaves to a default
     that returns softmax output, `def forward(self, x, normalize=True)`), a factory function that builds
-    one, a helper that returns one. A row of softmax output over the last dim taken by a loop (`for out
+    one, a helper that returns one, a method of the class itself or of a base class other than `forward`
+    (`self.predict_proba(x)` of an ensemble trainer). A row of softmax output over the last dim taken by a loop (`for out
     in probs:`) is softmax output too.
 
     A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or

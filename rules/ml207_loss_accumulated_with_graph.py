@@ -90,7 +90,9 @@ class LossAccumulatedWithGraph(Rule):
     the iteration's graph (a metric of the model's output: `history.append(psnr(sr, hr))`, each value of a
     metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
     itself, a term the backpropagated loss sums: `sum_reg += reg_loss` of `loss = task + beta * reg_loss`,
-    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`) appended to a list or added into a
+    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`, a seeded one `ema = v if ema is None
+    else 0.98 * ema + 0.02 * v`, one kept in place: `ema.mul_(0.9).add_(0.1 * v)`, or first bound to a
+    name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
     total kept across the iterations of a loop that backpropagates is reported too (not a factor that
     only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
     (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
@@ -237,6 +239,7 @@ class LossAccumulatedWithGraph(Rule):
         dict it returns: `v` of `for k, v in metric.process(p, y).items()`); empty for any other."""
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
         call = value if isinstance(value, ast.Call) else dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        call = call if call is not None or len(definitions) != 1 else definitions[0].value  # `f1 = soft_f1(logits, y)`
         found = self.ctx.analysis(GradientFlow).callee(call, followed=ANY_MODULE) if isinstance(call, ast.Call) else None
         returned = returned_expressions(found[0].function.body) if found is not None else None
         if not returned:
@@ -383,6 +386,8 @@ class LossAccumulatedWithGraph(Rule):
                 yield from ((factor, node.target) for factor in _added_factors(node.value))
             elif _self_sum(node) is not None:  # `total = total + loss`, `avg = 0.9 * avg + 0.1 * loss`
                 yield from ((factor, node.targets[0]) for added in _self_sum(node) for factor in _added_factors(added))
+            elif _added_in_place(node) is not None:  # `ema.mul_(0.9).add_(0.1 * f1)`
+                yield from ((factor, _added_in_place(node)) for factor in _added_factors(node.args[0]))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and _base(node.func.value) is not None and len(node.args) == 1 and not node.keywords
@@ -429,6 +434,8 @@ class LossAccumulatedWithGraph(Rule):
         holder = dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
         if isinstance(holder, ast.Call):  # `v` of `for k, v in metric.process(logits, y).items()`
             return self._live(holder, losses, loop)
+        if len(definitions) == 1 and isinstance(definitions[0].value, ast.Call) and self._live(definitions[0].value, losses, loop):
+            return True  # `f1 = soft_f1(logits, y)`: what the helper returns
         if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
@@ -588,10 +595,14 @@ def _named(node: ast.AST, name: str) -> bool:
 def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
     """The values `total = total + loss` adds to the old total (in any order, the old total scaled too: a
     running average `avg = 0.9 * avg + 0.1 * loss`), also into an entry of a dict: `totals[k] = totals[k] +
-    v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
+    v`, `totals[k] = totals.get(k, 0) + v`, and the sum of a seeded one: `ema = v if ema is None else 0.98 *
+    ema + 0.02 * v`; None for any other statement."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
     target, value = statement.targets[0], statement.value
+    if isinstance(value, ast.IfExp):  # the arm that sums into the old value
+        sums = [arm for arm in (value.body, value.orelse) if isinstance(arm, ast.BinOp) and isinstance(arm.op, ast.Add)]
+        value = sums[0] if len(sums) == 1 else value
     if _base(target) is None or not isinstance(_base(target), ast.Name) or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
     operands, pending = [], [value]
@@ -603,6 +614,16 @@ def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
             operands.append(node)
     old = [o for o in operands if _reads(o, target) or (isinstance(o, ast.BinOp) and isinstance(o.op, ast.Mult) and (_reads(o.left, target) or _reads(o.right, target)))]
     return [o for o in operands if o not in old] if len(old) == 1 else None
+
+
+def _added_in_place(node: ast.AST) -> ast.AST | None:
+    """The tensor `total.add_(v)` adds into, also scaled first (`ema.mul_(0.9).add_(0.1 * v)`); None for any other node."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_" and len(node.args) == 1):
+        return None
+    total = node.func.value
+    while isinstance(total, ast.Call) and isinstance(total.func, ast.Attribute) and total.func.attr in ("mul_", "div_"):
+        total = total.func.value
+    return total if _base(total) is total else None
 
 
 def _reads(value: ast.AST, target: ast.AST) -> bool:
