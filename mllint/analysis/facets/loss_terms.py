@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.gradients import GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
@@ -120,7 +120,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
-    if index is None and (total := _scaled_sum(expr)) is not None:  # `(nll + kl) / n`: each term, scaled
+    if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
@@ -132,7 +132,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         return [(_within(item, expr.body), index, 0), (_within(item, expr.orelse), index, 0)]
     if isinstance(expr, ast.Attribute) and index is None and calls < MAX_CALLS:  # `model.aux_loss` its forward sets
         return _written(item)
-    scaled = _weighted(expr) if index is None and calls < MAX_CALLS else None
+    scaled = _weighted(item, expr) if index is None and calls < MAX_CALLS else None
     if scaled is not None:  # `cfg["ent_w"] * model.aux_loss`: the term the weight scales
         return _written(_within(item, scaled))
     if isinstance(expr, ast.Call) and index is None and _summed_list(ctx, expr) is not None:
@@ -160,15 +160,25 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     return parts or None
 
 
-def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
-    """`nll + kl` of `(nll + kl) / n` or `0.5 * (a + b)`: a sum scaled by a plain weight."""
+def _scaled_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
+    """`nll + kl` of `(nll + kl) / n` or `0.5 * (a + b)`: a sum scaled by a plain weight, or by one that
+    carries no graph whatever its form (`x.size(0)`, `len(batch)`, `math.sqrt(d)`, `2 * n`)."""
     if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div))):
         return None
     pairs = ((expr.left, expr.right),) if isinstance(expr.op, ast.Div) else ((expr.left, expr.right), (expr.right, expr.left))
     for total, weight in pairs:
-        if isinstance(total, ast.BinOp) and isinstance(total.op, (ast.Add, ast.Sub)) and isinstance(weight, (ast.Name, ast.Constant, ast.Attribute)):
+        if not (isinstance(total, ast.BinOp) and isinstance(total.op, (ast.Add, ast.Sub))):
+            continue
+        if _weight(item, weight):
             return total
     return None
+
+
+def _weight(item: Summand, node: ast.AST) -> bool:
+    """A weight a term is scaled by: written plainly (a name, a constant, `self.w`, `cfg["w"]`), or of any
+    form that carries no graph (`x.size(0)`, `len(batch)`, `math.sqrt(d)`, `2 * n`)."""
+    plain = isinstance(node, ast.Name | ast.Constant | ast.Attribute) or (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant))
+    return plain or item.ctx.analysis(GradientFlow).flow(node, item.binding).state is State.NONE
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
@@ -227,13 +237,12 @@ def _summed_values(expr: ast.AST) -> ast.AST | None:
     return values.func.value if plain and isinstance(values.func.value, ast.Name) else None
 
 
-def _weighted(expr: ast.AST) -> ast.Attribute | None:
-    """`model.aux_loss` of `w * model.aux_loss` (`w` a name, a constant, `cfg["w"]`, `self.w`)."""
+def _weighted(item: Summand, expr: ast.AST) -> ast.Attribute | None:
+    """`model.aux_loss` of `w * model.aux_loss` (`w` a `_weight`)."""
     if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
         return None
     for weight, term in ((expr.left, expr.right), (expr.right, expr.left)):
-        plain = isinstance(weight, ast.Name | ast.Constant | ast.Attribute) or (isinstance(weight, ast.Subscript) and isinstance(weight.slice, ast.Constant))
-        if plain and isinstance(term, ast.Attribute) and not (isinstance(term.value, ast.Name) and term.value.id == "self"):
+        if isinstance(term, ast.Attribute) and not (isinstance(term.value, ast.Name) and term.value.id == "self") and _weight(item, weight):
             return term
     return None
 
