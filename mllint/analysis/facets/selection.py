@@ -266,15 +266,19 @@ class Selections:
             if TEST.search(key) and not VALIDATION.search(key):
                 return f"its name, `{key}`", ()
         if isinstance(score, ast.Name):
-            for definition in self.values.reaching_definitions(score):
-                statement = self._statement(definition.node)
-                value = getattr(statement, "value", None)
-                for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)] if value is not None else []:
-                    if self._evaluates_test(call):
-                        return f"`{_short(self.ctx.text(call))}` at line {call.lineno}", ()
-                    passed = self._passed_test(call)
-                    if passed is not None:
-                        return passed
+            made = [getattr(self._statement(d.node), "value", None) for d in self.values.reaching_definitions(score)]
+        else:  # the evaluation itself: `stopper(evaluate(model, loaders["test"]), model)`, `-evaluate(...)[1]`
+            made = [score]
+        for value in made:
+            for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)] if value is not None else []:
+                if self._evaluates_test(call) and value is score:
+                    data = next((t for a in call.args if TEST.search(t := self.ctx.text(a))), None)
+                    return (f"it evaluates `{_short(data)}`" if data else f"`{_short(self.ctx.text(call))}` at line {call.lineno}"), ()
+                if self._evaluates_test(call):
+                    return f"`{_short(self.ctx.text(call))}` at line {call.lineno}", ()
+                passed = self._passed_test(call)
+                if passed is not None:
+                    return passed
         function = self.ctx.scopes.enclosing_function(score)
         if function is not None and self._is_test_pass(function):
             return f"it is computed in the test pass `{function.name}`", ()
