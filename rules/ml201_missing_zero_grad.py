@@ -147,7 +147,7 @@ class MissingZeroGrad(Rule):
             if misdirected is not None:
                 message = self.misdirected_message.format(
                     clear=one_line(misdirected.text(self.ctx), 40), other=misdirected.key, optimizer=optimizer,
-                    step=step.place, line=iteration.loop.lineno,
+                    step=step.place if step.path else self.ctx.place(step.node), line=iteration.loop.lineno,
                 )
                 return misdirected, message, self._redirect_fix(misdirected, optimizer) or self._fix(iteration, optimizer), ()
             message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
