@@ -31,7 +31,7 @@ METER_MESSAGE = (
 
 
 OUTPUT_MESSAGE = (
-    "`{loss}` carries the autograd graph of this iteration and `{call}` keeps it: `{cls}` adds a value computed "
+    "`{loss}` carries the autograd graph of this iteration{made} and `{call}` keeps it: `{cls}` adds a value computed "
     "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass {instead}"
 )
 CONTAINER_MESSAGE = (
@@ -247,7 +247,7 @@ class LossAccumulatedWithGraph(Rule):
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
         cls = callee.ctx.scopes.enclosing_class(callee.function)
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
-        return f" by `{name}`, {path}:{returned[-1].lineno}" if path else f" by `{name}`, line {returned[-1].lineno}"
+        return f" by `{name}`, {f'{path}:{returned[-1].lineno}' if path else callee.ctx.place(returned[-1])}"
 
     def _kept_by_object(self, step: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
         """A step function (run once per batch by its callers) that appends a live value to a list its object
@@ -282,9 +282,11 @@ class LossAccumulatedWithGraph(Rule):
                 call_text = f"{self.ctx.text(call.func)}(...)"
                 instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                 message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
+                made = ""
                 if lost:  # a value made there; a list of them (`list(step(batch))`) detached item by item
                     instead = "detached values" if _holds_items(loss) else f"`{self.ctx.text(loss)}.detach()`"
-                self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+                    made = f" (returned{by})" if (by := self._made_by(loss)) else ""
+                self.report(loss, message.format(loss=self.ctx.text(loss), made=made, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
         """Is the meter `call` runs a method of a local name of `function` (built there: renewed per call)?"""
