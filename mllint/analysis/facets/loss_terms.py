@@ -539,9 +539,18 @@ class CriticTerm:
     ctx: object = None  # the file holding `node` when a function of the project returns it (None: the linted file)
     path: str = ""  # that file as findings show it
     at: ast.AST | None = None  # where the linted file reaches it (the call of that function)
+    added: tuple | None = None  # (node, path): where a function of the project adds it, with its sign, into the loss it returns
 
     def place(self, ctx) -> str:
         return place_in(ctx, self.node, self.ctx, self.path)
+
+    def signed_at(self, ctx) -> str:
+        """Where the term gets its sign, as the linted file `ctx`'s message says it: `losses.py:13` in the function
+        of the project that adds it into the loss it returns (`d_real.mean() - d_fake.mean()`), else its own place."""
+        if self.added is not None:
+            node, path = self.added
+            return f"{path}:{node.lineno}" if path else ctx.place(node)
+        return self.place(ctx)
 
 
 def critic_terms(ctx) -> list[CriticTerm]:
@@ -565,7 +574,7 @@ class _Critics:
                     critic, sample = found
                     fake, detached = self._generated(home, sample)
                     at = next((u for u in term.uses if u is not loss), None) if term.ctx is not None else term.node
-                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call, term.ctx, term.path, at or call))
+                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call, term.ctx, term.path, at or call, term.added))
 
     def _seed(self, backward: ast.Call) -> int:
         """The sign of the gradient a backward starts from: +1 without one, the sign of `one` / `mone`."""
