@@ -56,6 +56,8 @@ SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsque
 # What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
 SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc|wasserstein")
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+SCALING = frozenset({"div", "mul", "true_divide", "divide", "multiply"})  # `loss.div(n)`: a tensor scaled
+SCALING_FUNCTIONS = frozenset(f"torch.{name}" for name in SCALING)
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 COMBINING = frozenset({f"torch.{n}" for n in ("min", "max", "minimum", "maximum", "clamp", "clip", "where")})
@@ -161,22 +163,33 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
 
 
 def _scaled_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
-    """`nll + kl` of `(nll + kl) / n` or `0.5 * (a + b)`: a sum scaled by a plain weight, or by one that
-    carries no graph whatever its form (`x.size(0)`, `len(batch)`, `math.sqrt(d)`, `2 * n`)."""
-    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div))):
+    """`nll + kl` of `(nll + kl) / n`, `0.5 * (a + b) / len(x)` or `(a + b).div(n)`: a sum scaled by weights
+    (`_weight`), one or several."""
+    node = expr
+    while (scaled := _scaled_part(item, node)) is not None:
+        node = scaled
+    return node if node is not expr and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) else None
+
+
+def _scaled_part(item: Summand, node: ast.AST) -> ast.AST | None:
+    """What `node` scales by a weight: `t` of `t / n`, `w * t`, `t.div(n)`, `torch.mul(t, w)`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        pairs = ((node.left, node.right),) if isinstance(node.op, ast.Div) else ((node.left, node.right), (node.right, node.left))
+    elif isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and isinstance(node.func, ast.Attribute) and node.func.attr in SCALING:
+        pairs = ((node.func.value, node.args[0]),)
+    elif isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords and item.ctx.qualified_name(node.func) in SCALING_FUNCTIONS:
+        pairs = ((node.args[0], node.args[1]),)
+    else:
         return None
-    pairs = ((expr.left, expr.right),) if isinstance(expr.op, ast.Div) else ((expr.left, expr.right), (expr.right, expr.left))
-    for total, weight in pairs:
-        if not (isinstance(total, ast.BinOp) and isinstance(total.op, (ast.Add, ast.Sub))):
-            continue
-        if _weight(item, weight):
-            return total
-    return None
+    terms = [term for term, weight in pairs if _weight(item, weight)]
+    return next((t for t in terms if isinstance(t, ast.BinOp | ast.Call)), terms[0] if terms else None)  # not the weight of `w * (a - b)`
 
 
 def _weight(item: Summand, node: ast.AST) -> bool:
-    """A weight a term is scaled by: written plainly (a name, a constant, `self.w`, `cfg["w"]`), or of any
-    form that carries no graph (`x.size(0)`, `len(batch)`, `math.sqrt(d)`, `2 * n`)."""
+    """A weight a term is scaled by: written plainly (a name, a constant, `self.w`, `cfg["w"]`, products of
+    those), or of any form that carries no graph (`x.size(0)`, `len(batch)`, `math.sqrt(d)`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        return _weight(item, node.left) and _weight(item, node.right)
     plain = isinstance(node, ast.Name | ast.Constant | ast.Attribute) or (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant))
     return plain or item.ctx.analysis(GradientFlow).flow(node, item.binding).state is State.NONE
 
