@@ -66,6 +66,11 @@ RESHAPING_FUNCTIONS = frozenset(
     f"{library}.{name}" for library in ("numpy", "torch") for name in ("reshape", "transpose", "flatten", "moveaxis", "movedim", "swapaxes", "permute")
 ) | {"einops.rearrange"}  # fmt: skip
 NEVER = 1 << 62  # no split reached
+# The words of a name that say which part of a split it holds (`X_tr`, `test_df`, `valData`).
+PART_ABBREVIATIONS = {
+    **dict.fromkeys(("train", "training", "tr", "trn"), "train"), **dict.fromkeys(("test", "testing", "te", "tst"), "test"),
+    **dict.fromkeys(("val", "valid", "validation", "va", "dev", "eval", "holdout"), "eval"),
+}
 INDEXERS = frozenset({"loc", "iloc"})  # pandas' row indexers: `df.loc[mask]` is rows of `df`
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
@@ -700,7 +705,7 @@ class Leakage:
             texts.append(str(key.value))
         elif isinstance(parent, ast.Assign):
             texts += [self.ctx.text(t) for t in (_positional(t, parent.value, subscript) for t in parent.targets) if t is not None]
-        words = {_part_word(w) for text in texts for w in PART_WORD.findall(text)}
+        words = {PART_ABBREVIATIONS[w.lower()] for text in texts for w in re.findall(r"[a-z]+|[A-Z][a-z]*", text) if w.lower() in PART_ABBREVIATIONS}
         return words.pop() if len(words) == 1 else None
 
     def _named_by_target(self, subscript: ast.Subscript) -> bool:
@@ -925,11 +930,6 @@ def _positional(target: ast.AST, value: ast.AST, item: ast.AST) -> ast.AST | Non
     if isinstance(value, ast.Tuple) and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
         return next((t for t, v in zip(target.elts, value.elts) if v is item), None)
     return None
-
-
-def _part_word(word: str) -> str:
-    lowered = word.lower()
-    return "train" if lowered.startswith("train") else "test" if lowered.startswith("test") else "eval"
 
 
 def _queried(ctx, call: ast.Call) -> tuple[str, tuple[str, frozenset[str]]] | None:
