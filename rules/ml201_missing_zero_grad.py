@@ -108,9 +108,9 @@ class MissingZeroGrad(Rule):
         "{cleared}, another model: their gradients accumulate across steps"
     )
     misdirected_message = (
-        "`{clear}` clears `{other}` a second time, with no step of it after, while `{optimizer}`, which steps at "
-        "{step}, is never cleared in the iteration of the loop on line {line}: its gradients accumulate across steps "
-        "(was `{optimizer}` meant here?)"
+        "`{clear}` clears `{other}` a second time, after its step, while `{optimizer}`, which steps at "
+        "{step}, is never cleared in the iteration of the loop on line {line}: its gradients accumulate across steps; "
+        "clear `{optimizer}` here"
     )
     stale_message = (
         "`{optimizer}` steps{where} the micro-batches of the loop on {phase} on top of the gradients the loop on "
@@ -145,10 +145,7 @@ class MissingZeroGrad(Rule):
                 return step, message, None, ()
             misdirected = iteration.misdirected_clear(optimizer, step)
             if misdirected is not None:
-                message = self.misdirected_message.format(
-                    clear=one_line(misdirected.text(self.ctx), 40), other=misdirected.key, optimizer=optimizer,
-                    step=step.place if step.path else self.ctx.place(step.node), line=iteration.loop.lineno,
-                )
+                message = self._misdirected(misdirected, optimizer, step, iteration)
                 return misdirected, message, self._redirect_fix(misdirected, optimizer) or self._fix(iteration, optimizer), ()
             message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
             return step, message, self._fix(iteration, optimizer), ()
@@ -186,6 +183,9 @@ class MissingZeroGrad(Rule):
                 missed_text = ", ".join(f"the rest of `{o}`" if o in parts else f"`{o}`" for o in missed)
                 return step, self.partly_message.format(missed=missed_text, **named), owned.sites
             if all(_distinct_models(self.ctx, c, owners) for c in modules):
+                misdirected = iteration.misdirected_clear(optimizer, step)
+                if misdirected is not None:  # `netD.zero_grad()` copied into the generator phase: the line to change
+                    return misdirected, self._misdirected(misdirected, optimizer, step, iteration), owned.sites
                 return step, self.other_model_message.format(owners=_names(sorted(owners)), **named), owned.sites
         return None, None, ()
 
@@ -212,6 +212,13 @@ class MissingZeroGrad(Rule):
                 message = self.stale_message.format(optimizer=optimizer, where=step.where, **phases)
                 return step, message, self._phase_fix(phase, last, optimizer)
         return None, None, None
+
+    def _misdirected(self, clear: Event, optimizer: str, step: Event, iteration: Iteration) -> str:
+        text = one_line(clear.text(self.ctx), 40) + (f"` ({clear.place}) in `{one_line(self.ctx.text(clear.at), 40)}" if clear.path else "")
+        return self.misdirected_message.format(
+            clear=text, other=clear.key, optimizer=optimizer,
+            step=step.place if step.path else self.ctx.place(step.node), line=iteration.loop.lineno,
+        )
 
     def _redirect_fix(self, clear: Event, optimizer: str) -> Fix | None:
         """`opt_d.zero_grad()` -> `opt_g.zero_grad()`, for a clear written in the linted file."""
