@@ -279,15 +279,20 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     `self.sum = self.sum + val`, `self.values.append(val)`, `self.sums[key] += loss[key]`."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target, value = statement.target, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call):
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call | ast.IfExp):
         target, value = statement.targets[0], statement.value
         target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
-        # `self.sum = self.sum + v`, `self.scores = torch.cat([self.scores, s])`
-        adding = isinstance(value.op, ast.Add) if isinstance(value, ast.BinOp) else _joins(value)
-        if not (is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))):
+        if isinstance(value, ast.IfExp):  # `self.ema = v if self.ema is None else 0.9 * self.ema + 0.1 * v`: the arm that adds
+            value = next((arm for arm in (value.body, value.orelse) if _adds_to(target, arm)), None)
+        if value is None or not _adds_to(target, value):
             return None
     elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr == "add_" and len(statement.value.args) == 1:
+            target = func.value  # `self.avg.mul_(0.9).add_(v)`: changed in place
+            while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in ("mul_", "div_"):
+                target = target.func.value
+            return (target.attr, statement.value.args[0]) if is_self_attribute(target) else None
         if not (isinstance(func, ast.Attribute) and func.attr in APPENDS and statement.value.args):
             return None
         target, value = func.value, statement.value.args[-1]
@@ -296,6 +301,18 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
         target = target.value
     return (target.attr, value) if is_self_attribute(target) else None
+
+
+def _adds_to(target: ast.AST, value: ast.AST) -> bool:
+    """Does `value` add to the old value of the attribute `target`: `self.sum + v`, `torch.cat([self.scores, s])`,
+    `torch.lerp(self.avg, v, w)`, `self.avg.lerp(v, w)`?"""
+    if isinstance(value, ast.BinOp):
+        adding = isinstance(value.op, ast.Add)
+    elif isinstance(value, ast.Call):
+        adding = _joins(value) or (isinstance(value.func, ast.Attribute) and value.func.attr == "lerp")
+    else:
+        return False
+    return is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))
 
 
 def _joins(call: ast.Call) -> bool:
