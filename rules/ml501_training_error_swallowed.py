@@ -30,7 +30,8 @@ class TrainingErrorSwallowed(Rule):
     runs out of data, is reported for the other RuntimeErrors it hides. `with contextlib.suppress(E):` (by
     any import of `suppress`) is a handler `except E: pass` around its body, reported at the `with`. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
-    them only sometimes (`else: if not distributed: raise`) is reported, and so is its out-of-memory arm
+    them only sometimes (`else: if not distributed: raise`) is reported, at the first statement of the arm the
+    other errors run (the line to change), and so is its out-of-memory arm
     when it returns from a step whose caller steps anyway, as below. A handler of torch's out-of-memory
     errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
@@ -165,11 +166,18 @@ class TrainingErrorSwallowed(Rule):
                 "gradients, and does not re-raise: the failed step's tensors stay allocated, its gradients "
                 "leak into the next step, and the run reports success on skipped batches"
             )
-        elif handled.others_path(handler) is not None:
+        elif (others := handled.others_path(handler)) is not None:
             message = (
                 f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
                 f"every other error on every path: there a crash of the training {what} becomes a finished run"
             )
+            if others:  # the line to change: the arm every other error runs
+                message = (
+                    f"every error other than out-of-memory that `{self._written(handler)}` ({self.ctx.place(handler)}) "
+                    f"catches runs this arm, which does not re-raise: a crash of the training {what} becomes a finished run"
+                )
+                self.report(others[0], message)
+                return
         elif _only_runtime_error(handler) and _joins_uneven_inputs(node.body):
             message = (
                 "`except RuntimeError` is meant for the early termination `join(throw_on_early_termination=True)` "
