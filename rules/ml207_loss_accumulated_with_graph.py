@@ -186,8 +186,7 @@ class LossAccumulatedWithGraph(Rule):
                 returned = returned_loss(self.ctx, loss) if _base(total) is not None else None
                 if returned is not None and self._kept_across_iterations(total, loop, function):
                     reported.add(loss)
-                    place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
-                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=place)
+                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=returned.places(self.ctx))
                     self.report(loss, message)
                     continue
                 used = None
@@ -353,9 +352,8 @@ class LossAccumulatedWithGraph(Rule):
             returned = returned_loss(self.ctx, comprehension.elt) if comprehension.elt not in reported else None
             if returned is not None:
                 reported.add(comprehension.elt)
-                place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
                 text = one_line(self.ctx.text(total), 60)
-                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), what=returned.what, total=text, function=returned.function, place=place))
+                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), what=returned.what, total=text, function=returned.function, place=returned.places(self.ctx)))
 
     def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -510,7 +508,7 @@ class LossAccumulatedWithGraph(Rule):
                 inside = self._in_loop(node, loop)
                 bound_before |= not inside and node.lineno < loop.lineno
                 statement = self.ctx.scopes.parent(node)
-                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None
+                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None and self._every_iteration(node, loop)
         backpropagated = any(
             isinstance(n, ast.Name) and n.id == total.id
             for call in self.ctx.index.within(scope, ast.Call)
@@ -526,13 +524,18 @@ class LossAccumulatedWithGraph(Rule):
             if self.ctx.text(node) != text:
                 continue
             parent = self.ctx.scopes.parent(node)
-            if self._in_loop(node, loop) and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
+            renewed = self._in_loop(node, loop) and self._every_iteration(node, loop)
+            if renewed and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
                 return False  # `self.outputs = []` every iteration
-            if self._in_loop(node, loop) and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
+            if renewed and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
                 return False
             if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "backward" for a in self.ctx.scopes.ancestors(node)):
                 return False  # `self.loss += reg` then `self.loss.backward()`
         return True
+
+    def _every_iteration(self, node: ast.AST, loop: ast.AST) -> bool:
+        """Does `node` run in every iteration of `loop` (not under `if step % log_every == 0:`)?"""
+        return self.ctx.analysis(ValueKinds).same_path(node, loop)
 
     def _in_loop(self, node: ast.AST, loop: ast.AST) -> bool:
         return loop in self.ctx.scopes.ancestors(node)
@@ -637,7 +640,7 @@ def _added_in_place(node: ast.AST) -> ast.AST | None:
     receiver = node.func.value
     while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in ("mul_", "div_"):
         receiver = receiver.func.value
-    return receiver if isinstance(_base(receiver), ast.Name) and _base(receiver) is receiver else None
+    return receiver if _base(receiver) is receiver else None
 
 
 def _reads(value: ast.AST, target: ast.AST) -> bool:

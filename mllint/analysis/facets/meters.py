@@ -17,6 +17,7 @@ in a tuple, as a dict's value): the caller then holds the live loss, its graph i
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 
 from mllint.analysis.objects.callees import function_called, method_called
@@ -84,6 +85,12 @@ class Returned:
     path: str  # its file as findings show it ("" for the linted file)
     line: int  # the `backward()` it runs on what it returns
     what: str = "the loss"  # or "a term of the loss": what the loss is summed from, returned beside it
+    returns: str = ""  # where it returns it, as findings show it: `steps.py:12`
+
+    def places(self, ctx) -> str:
+        """`steps.py:9, returned at steps.py:12`: where the loss is backpropagated and returned, by file and line."""
+        path = self.path or os.path.basename(ctx.path)
+        return f"{path}:{self.line}" + (f", returned at {path}:{self.returns}" if self.returns else "")
 
 
 def returned_loss(ctx, value: ast.AST, feeding: bool = False) -> Returned | None:
@@ -123,6 +130,7 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
+            at = returned.lineno
             if index is None and key is None and isinstance(returned, ast.Name):  # `return logs` of `logs = {"loss": loss}`
                 assigned = values.reaching_values(returned)
                 returned = assigned[0] if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.Tuple | ast.Dict) else returned
@@ -140,7 +148,7 @@ class StepReturns:
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     what = "a term of the loss" if term else "the loss"
                     holder = "tuple" if isinstance(returned, ast.Tuple) else "dict"
-                    return Returned(name, path, loss.lineno, f"a {holder} holding {what}" if whole else what)
+                    return Returned(name, path, loss.lineno, f"a {holder} holding {what}" if whole else what, at)
         return None
 
     @staticmethod
