@@ -8,7 +8,8 @@ class SoftmaxIntoCrossEntropy(Rule):
     """
     ## What it does
     Reports softmax output passed as the input of `CrossEntropyLoss` or `F.cross_entropy`: from
-    `F.softmax`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax` module or an
+    `F.softmax`, `F.softmin`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax`
+    (`nn.Softmax2d`, `nn.Softmin`) module or an
     `nn.Sequential` ending in one (or in a module of the project whose `forward` returns softmax output:
     `nn.Sequential(backbone, Head(...))`; layers that pass their input on, `nn.Identity` and `nn.Dropout`,
     after it), averaged or otherwise combined linearly (an ensemble's mean, a weighted

@@ -35,12 +35,14 @@ class Kind(enum.Enum):
     ONE_HOT = "one-hot rows"
     RELU = "ReLU output"  # non-negative, exactly zero where a unit is off: a row may be all zero
     SOFTPLUS = "softplus output"  # positive
+    HARDSIGMOID = "hardsigmoid output"  # in [0, 1], exactly 0 or 1 past +-3
 
 
 FUNCTION_KINDS = {
     "torch.softmax": Kind.PROBABILITIES,
     "torch.nn.functional.softmax": Kind.PROBABILITIES,
     "torch.special.softmax": Kind.PROBABILITIES,
+    "torch.nn.functional.softmin": Kind.PROBABILITIES,
     "torch.log_softmax": Kind.LOG_PROBABILITIES,
     "torch.nn.functional.log_softmax": Kind.LOG_PROBABILITIES,
     "torch.special.log_softmax": Kind.LOG_PROBABILITIES,
@@ -54,10 +56,13 @@ FUNCTION_KINDS = {
     "torch.nn.functional.relu": Kind.RELU,
     "torch.nn.functional.relu6": Kind.RELU,
     "torch.nn.functional.softplus": Kind.SOFTPLUS,
+    "torch.nn.functional.hardsigmoid": Kind.HARDSIGMOID,
 }
 METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID, "relu": Kind.RELU}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
+    "torch.nn.Softmax2d": Kind.PROBABILITIES,  # over the channels of (N, C, H, W)
+    "torch.nn.Softmin": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
     "torch.nn.Sigmoid": Kind.SIGMOID,
     "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
@@ -66,7 +71,10 @@ MODULE_KINDS = {
     "torch.nn.ReLU": Kind.RELU,
     "torch.nn.ReLU6": Kind.RELU,
     "torch.nn.Softplus": Kind.SOFTPLUS,
+    "torch.nn.Hardsigmoid": Kind.HARDSIGMOID,
 }
+# Activations whose input is not the logits a loss wants back: `softmin(x)` is `softmax(-x)`.
+NEGATING_ACTIVATIONS = frozenset({"torch.nn.Softmin", "torch.nn.functional.softmin"})
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 WHERE_FUNCTIONS = {"torch.where"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
