@@ -224,11 +224,10 @@ class Shapes:
         _CALLER_CHAIN.append(function)
         _LINTED.append(callers)
         try:
-            for binding in callers.bindings_in(self.ctx, function):
+            forward = function.name == "forward" and self.modules.method_of_module(function, self.ctx) is not None
+            for binding in callers.instance_bindings(self.ctx, function) if forward else callers.bindings_in(self.ctx, function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
-                    if ctx is self.ctx and function in self.ctx.tree.body and self.ctx.scopes.enclosing_function(argument):
-                        continue  # a helper of the file called in a function: run with the arguments at each call (`helper_values`)
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
                     if _informative(value):
                         values[name] = value

@@ -359,20 +359,35 @@ class Callers:
         found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
         return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
 
-    def instance_calls(self, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
-        """The calls of the instances of a top-level class of the linted file (`self.drop(h)` where
-        `self.drop = FeatureDropout(0.3)`, `m(x)` where `m = Net()`), searched where the class is built; None
-        when an instance goes anywhere else (into an `nn.Sequential`, a list, a return, an argument) or the
-        search is past the budget."""
-        if self.ctx.module is None or self.ctx.scopes.parent(cls) is not self.ctx.tree:
+    def instance_calls(self, cls: ast.ClassDef, ctx=None) -> list[tuple[object, ast.Call]] | None:
+        """The calls of the instances of a top-level class of the linted file (or of `ctx`, a module read
+        for it) (`self.drop(h)` where `self.drop = FeatureDropout(0.3)`, `m(x)` where `m = Net()`),
+        searched where the class is built; None when an instance goes anywhere else (into an
+        `nn.Sequential`, a list, a return, an argument) or the search is past the budget."""
+        ctx = ctx or self.ctx
+        target = _class_target(ctx, cls)
+        if target is None:
             return None
         found: list[tuple[object, ast.Call]] = []
-        for caller, construction in self.constructions(cls):
+        for caller, construction in self._sites(ctx, target):
             calls = _calls_of_instance(caller, construction)
             if calls is None or len(found) + len(calls) > MAX_SITES:
                 return None
             found += [(caller, call) for call in calls]
         return found
+
+    def instance_bindings(self, ctx, forward: ast.FunctionDef) -> list[Binding]:
+        """One binding of a module's `forward` per call of its instances (`loss_fn(out, batch["y"])` where
+        `loss_fn = WeightedMSE()`), as `instance_calls` finds them: `forward` has no call sites by name."""
+        cls = ctx.scopes.parent(forward)
+        key = (id(ctx), forward)
+        if key not in self._bindings:
+            self._bindings[key] = []  # a forward calling another instance of its own class finds nothing new
+            target = _class_target(ctx, cls) if isinstance(cls, ast.ClassDef) else None
+            calls = self.instance_calls(cls, ctx) if target is not None else None
+            found = [b for caller, call in calls or () for b in self._site_bindings(ctx, forward, target, caller, call, 0)]
+            self._bindings[key] = found[:MAX_SITES]
+        return self._bindings[key]
 
     def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
         """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
@@ -599,20 +614,28 @@ def _path(ctx) -> str:
 
 def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
     """The calls of the object `construction` makes, bound to `self.x` (calls `self.x(...)` in its class) or
-    to a name (calls `name(...)` in its scope); None when the object is used any other way."""
+    to a name (calls `name(...)` in its function; a module-level name, also in the file's functions that
+    read it as a global); None when the object is used any other way (read from the file's indexes)."""
     statement = ctx.scopes.parent(construction)
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
     target = statement.targets[0]
     if is_self_attribute(target):
-        scope, same = ctx.scopes.enclosing_class(construction), (lambda n: is_self_attribute(n) and n.attr == target.attr)
+        cls = ctx.scopes.enclosing_class(construction)
+        uses = [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr] if cls else []
     elif isinstance(target, ast.Name):
-        scope, same = ctx.scopes.enclosing_function(construction) or ctx.tree, (lambda n: isinstance(n, ast.Name) and n.id == target.id)
+        function = ctx.scopes.enclosing_function(construction)
+        if function is not None:
+            uses = ctx.scopes.reads(function, target.id) + ctx.scopes.writes(function, target.id)
+        else:  # a global: its reads in functions that do not bind the name themselves
+            scopes = ctx.scopes
+            uses = [n for n in scopes.loads(target.id) if (f := scopes.enclosing_function(n)) is None or target.id not in scopes.local_bindings(f)]
+            uses += scopes.writes(None, target.id)
     else:
         return None
     calls = []
-    for node in ast.walk(scope) if scope is not None else ():
-        if same(node) and node is not target:
+    for node in uses:
+        if node is not target:
             parent = ctx.scopes.parent(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) or not isinstance(node.ctx, ast.Load):
                 return None
