@@ -344,9 +344,10 @@ class Shapes:
         the first call site that tells passes (built there, by a builder, moved or wrapped: as the objects
         layer tells), interpreted in the module that built it."""
         func = call.func
-        if self.ctx.project is None or not self._may_be_passed(func):
+        linted = _LINTED[-1].ctx if self.ctx.project is None and _LINTED else None  # a module read for another file's lint
+        if (self.ctx.project is None and linted is None) or not self._may_be_passed(func):
             return None
-        for made, binding in makers(self.ctx, func):
+        for made, binding in makers(self.ctx, func, linted):
             if binding is None or not made or len(made) != 1:
                 continue  # what the file tells, `constructor` answers
             ctx, constructor = made[0]
@@ -1064,11 +1065,13 @@ class Interpreter(Operations):
         if is_self_attribute(node) and f"self.{node.attr}" in self.env:
             return self.env[f"self.{node.attr}"]
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
-        if size is not None:
+        if _informative(size):
             return size
         stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
         if _informative(stored):
-            return stored
+            return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
+        if size is not None:
+            return size
         base = self.eval(node.value)
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)

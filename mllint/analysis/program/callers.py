@@ -370,10 +370,10 @@ class Callers:
             return None
         found: list[tuple[object, ast.Call]] = []
         for caller, construction in self._sites(ctx, target):
-            calls = _calls_of_instance(caller, construction)
+            calls = _calls_of_instance(caller, construction, self.view)
             if calls is None or len(found) + len(calls) > MAX_SITES:
                 return None
-            found += [(caller, call) for call in calls]
+            found += calls
         return found
 
     def instance_bindings(self, ctx, forward: ast.FunctionDef) -> list[Binding]:
@@ -612,35 +612,95 @@ def _path(ctx) -> str:
     return os.path.abspath(ctx.real_path or ctx.path)
 
 
-def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
+def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[tuple[object, ast.Call]] | None:
     """The calls of the object `construction` makes, bound to `self.x` (calls `self.x(...)` in its class) or
     to a name (calls `name(...)` in its function; a module-level name, also in the file's functions that
-    read it as a global); None when the object is used any other way (read from the file's indexes)."""
-    statement = ctx.scopes.parent(construction)
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+    read it as a global); also where the object is passed to a project function or class (`train(model,
+    loader, criterion)`, `Trainer(model, WeightedMSE())`: the calls of its parameter there, or of the `self.`
+    attribute its `__init__` stores it in), with the context each stands in. None when the object is used
+    any other way (read from the files' indexes)."""
+    target = _assigned_to(ctx, construction)
+    if target is None:
+        return _passed_on(ctx, construction, view)
+    uses = _uses(ctx, target, construction)
+    calls: list[tuple[object, ast.Call]] = []
+    for node in uses if uses is not None else [None]:
+        parent = ctx.scopes.parent(node) if node is not None else None
+        if isinstance(parent, ast.Call) and parent.func is node and isinstance(node.ctx, ast.Load):
+            calls.append((ctx, parent))
+            continue
+        passed = _passed_on(ctx, node, view) if node is not None else None
+        if passed is None:
+            return None
+        calls += passed
+    return calls
+
+
+def _assigned_to(ctx, value: ast.AST) -> ast.AST | None:
+    """The one target `value` is assigned to: `x = value`, or its element of `a, b = value, other`."""
+    parent = ctx.scopes.parent(value)
+    if isinstance(parent, ast.Tuple):
+        statement = ctx.scopes.parent(parent)
+        targets = statement.targets if isinstance(statement, ast.Assign) and statement.value is parent else []
+        if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and len(targets[0].elts) == len(parent.elts):
+            return targets[0].elts[parent.elts.index(value)]
         return None
-    target = statement.targets[0]
+    return parent.targets[0] if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
+
+
+def _uses(ctx, target: ast.AST, value: ast.AST) -> list[ast.AST] | None:
+    """The other loads and stores of `target` (a `self.` attribute in its class, a name in its function, a
+    module-level name in the file's functions that do not bind it), assigned `value`; an empty list when none."""
+    scopes = ctx.scopes
     if is_self_attribute(target):
-        cls = ctx.scopes.enclosing_class(construction)
+        cls = scopes.enclosing_class(value)
         uses = [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr] if cls else []
     elif isinstance(target, ast.Name):
-        function = ctx.scopes.enclosing_function(construction)
+        function = scopes.enclosing_function(value)
         if function is not None:
-            uses = ctx.scopes.reads(function, target.id) + ctx.scopes.writes(function, target.id)
-        else:  # a global: its reads in functions that do not bind the name themselves
-            scopes = ctx.scopes
+            uses = scopes.reads(function, target.id) + scopes.writes(function, target.id)
+        else:
             uses = [n for n in scopes.loads(target.id) if (f := scopes.enclosing_function(n)) is None or target.id not in scopes.local_bindings(f)]
             uses += scopes.writes(None, target.id)
     else:
         return None
-    calls = []
-    for node in uses:
-        if node is not target:
-            parent = ctx.scopes.parent(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node) or not isinstance(node.ctx, ast.Load):
-                return None
-            calls.append(parent)
-    return calls
+    return [n for n in uses if n is not target]
+
+
+def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.Call]] | None:
+    """The calls of an object passed as `node` to a project function (of its parameter there) or class (of
+    the `self.` attribute its `__init__` assigns the parameter to): one step, never further."""
+    call = ctx.scopes.parent(node)
+    call = ctx.scopes.parent(call) if isinstance(call, ast.keyword) else call
+    if not isinstance(call, ast.Call) or node is call.func:
+        return None
+    qualified = ctx.qualified_name(call.func) or ""
+    found, skips_first = view.function(qualified), False
+    if found is None:
+        summary = view.class_summary(qualified)
+        found = summary[1].definition() if summary is not None else None
+        init = own_method(found[1], "__init__") if found is not None and isinstance(found[1], ast.ClassDef) else None
+        found, skips_first = ((found[0], init), True) if init is not None else (None, False)
+    if found is None or found[0] is None:
+        return None
+    callee, function = found
+    bound = bind_arguments(call, function, skips_first)
+    parameter = next((name for name, argument in bound.items() if argument is node), None)
+    if parameter is None:
+        return None
+    reads = callee.scopes.reads(function, parameter)
+    if skips_first:  # `self.criterion = criterion` in `__init__`, alone
+        if len(reads) != 1 or callee.scopes.writes(function, parameter):
+            return None
+        store = callee.scopes.parent(reads[0])
+        if not (isinstance(store, ast.Assign) and len(store.targets) == 1 and is_self_attribute(store.targets[0])):
+            return None
+        reads = _uses(callee, store.targets[0], reads[0])
+    elif callee.scopes.writes(function, parameter):
+        return None
+    calls = [callee.scopes.parent(n) for n in reads or ()]
+    fits = all(isinstance(c, ast.Call) and c.func is n and isinstance(n.ctx, ast.Load) for c, n in zip(calls, reads or ()))
+    return [(callee, c) for c in calls] if reads and fits else None
 
 
 def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:
