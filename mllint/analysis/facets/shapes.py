@@ -354,7 +354,7 @@ class Shapes:
             if ctx is not self.ctx:
                 self._foreign.append(ctx)
             output = ctx.analysis(Shapes).module_output(constructor, arguments)
-            if isinstance(output, Tensor) and (output.shape is not None or output.ends is not None):  # `(B, ..., 1)` too
+            if _informative(output):  # `(B, ..., 1)` too, and a tuple or dict of outputs
                 own = signature_passage(binding, func)
                 passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
                 self.passed[call] = describe_passage(own) if own is not None else passed
