@@ -201,13 +201,13 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     function = ctx.scopes.enclosing_function(node)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    cls = ctx.scopes.parent(function)
-    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
     outer, enclosing = [], ctx.scopes.enclosing_function(function)
     while isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
         outer.append(enclosing)
         enclosing = ctx.scopes.enclosing_function(enclosing)
-    return [function, *(m for m in methods if m is not function), *outer]
+    cls = ctx.scopes.parent(outer[-1] if outer else function)  # a closure in a method (an LBFGS `closure`) shares its `self`
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
+    return [function, *(m for m in methods if m is not function and m not in outer), *outer]
 
 
 class Callers:
