@@ -10,10 +10,6 @@ codebook), the forward's own arguments (ML401's), changes under `torch.no_grad()
 branches, what a straight-through estimator writes through `.data` on purpose (rounding, clamping,
 signs, copies of quantized values), and fills at masked places (`alignment.data.masked_fill_(mask, -inf)`
 before a softmax: its output there is 0 either way) are not among them.
-
-`training_forward(ctx, node)` answers whether `node` runs in the `forward` of a module class of the file
-(or a method `forward` calls on `self`, such as torchvision's `_forward_impl`) outside an evaluation-only
-branch (`if not self.training:`, the `else` of `if self.training:`).
 """
 from __future__ import annotations
 
@@ -22,9 +18,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import GradientFlow, State, under_no_grad
 from mllint.analysis.facets.views import MAX_ROOT_STEPS, held_after, storage_root, viewed
-from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.syntax.names import is_self_attribute, training_test
-from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.program.classes import training_forward
 from mllint.analysis.values.values import ValueKinds
 
 # Arithmetic in place, whose gradient autograd would have to apply. Not among them: what a straight-through
@@ -95,27 +89,3 @@ def _through(ctx, expr: ast.AST | None) -> tuple[ast.AST, ast.Name] | None:
         through = expr if hiding and through is None else through
         expr = expr.value if isinstance(expr, ast.Attribute) and hiding else viewed(ctx, expr)
     return None
-
-
-def training_forward(ctx, node: ast.AST) -> bool:
-    function = ctx.scopes.enclosing_function(node)
-    cls = ctx.analysis(ModuleClasses).method_of_module(function, ctx) if function else None
-    if cls is None or not isinstance(function, ast.FunctionDef) or function.name not in _run_by_forward(cls):
-        return False
-    child = node
-    for ancestor in ctx.scopes.ancestors(node):
-        if ancestor is function:
-            return True
-        training = training_test(ancestor.test) if isinstance(ancestor, ast.If) else None
-        if training is not None and (child in ancestor.body) is not training:
-            return False  # in the branch that runs only in evaluation
-        child = ancestor
-    return False
-
-
-def _run_by_forward(cls: ast.ClassDef) -> set[str]:
-    """`forward` and the methods it calls on `self`."""
-    forward = own_method(cls, "forward")
-    if forward is None:
-        return set()
-    return {"forward"} | {node.func.attr for node in ast.walk(forward) if isinstance(node, ast.Call) and is_self_attribute(node.func)}
