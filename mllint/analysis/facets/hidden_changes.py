@@ -17,9 +17,8 @@ import ast
 from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import GradientFlow, State, under_no_grad
-from mllint.analysis.facets.views import MAX_ROOT_STEPS, held_after, storage_root, viewed
+from mllint.analysis.facets.views import MAX_ROOT_STEPS, read_after_change, storage_root, viewed
 from mllint.analysis.program.classes import training_forward
-from mllint.analysis.values.values import ValueKinds
 
 # Arithmetic in place, whose gradient autograd would have to apply. Not among them: what a straight-through
 # estimator writes through `.data` on purpose (rounding, clipping, signs, copies: its backward passes the
@@ -51,20 +50,10 @@ def hidden_changes(ctx) -> list[HiddenChange]:
         root = storage_root(ctx, name)
         if root is None or not isinstance(root[0], (ast.Call, ast.BinOp)) or flows.flow(root[0]).state is not State.GRAPH:
             continue  # a parameter, an argument, an attribute kept (a buffer), or a tensor without a graph
-        read = held_after(ctx, name, node) if isinstance(node, ast.Call) else _read_after_rebinding(ctx, name, node)
+        read = read_after_change(ctx, name, node)
         if read is not None:
             found.append(HiddenChange(node, name, through, read))
     return found
-
-
-def _read_after_rebinding(ctx, name: ast.Name, change: ast.AugAssign) -> ast.Name | None:
-    """The first read of `name` after `h[..., :n].data *= s`, which binds `h` again (to the same tensor)."""
-    values = ctx.analysis(ValueKinds)
-    scope = ctx.scopes.enclosing_function(change)
-    later = [n for n in ctx.index.within(scope, ast.Name) if n.id == name.id and isinstance(n.ctx, ast.Load) and n.lineno > change.end_lineno]
-    inside = set(ast.walk(change.target))
-    defined = ({d.node for d in values.reaching_definitions(n)} for n in later)
-    return next((n for n, nodes in zip(later, defined) if nodes and nodes <= inside), None)
 
 
 def _changed(ctx, node: ast.AST) -> ast.AST | None:
