@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
+from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
 from mllint.analysis.facets.views import (
     changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, read_after_change, reused_over_loop,
     storage_root,
@@ -9,7 +10,7 @@ from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.scopes import SCOPE_NODES, parameters
+from mllint.analysis.syntax.scopes import parameters
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -163,8 +164,8 @@ class InplaceOnStoredData(Rule):
         statements = set()
         for change, changed, kept in kept_view_changes(self.ctx, scope):
             statement = self.ctx.scopes.statement(change)
-            around = next((a for a in self.ctx.scopes.ancestors(change) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))), None)
-            if statement in statements or not isinstance(around, (ast.For, ast.While)) or under_no_grad(self.ctx, change):
+            around = loop_or_function(self.ctx, change)
+            if statement in statements or not isinstance(around, LOOP_NODES) or under_no_grad(self.ctx, change):
                 continue
             statements.add(statement)
             if isinstance(kept, ast.Name):
