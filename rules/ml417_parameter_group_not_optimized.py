@@ -55,10 +55,11 @@ class ParameterGroupNotOptimized(Rule):
     `requires_grad` flag, freezes, reloads or reads the parameters of the part (an EMA copy), or calls
     `add_param_group`, and a stage that runs the parts one by one. A part frozen for good counts as one no
     optimizer gets: it reports the freeze (a loop setting `requires_grad = False` on the part's parameters,
-    `requires_grad_(False)`, or a helper of the project doing so to the module it is given:
-    `freeze(model.decoder)`) of a part holding freshly initialised weights (built by the model's class or
-    its builder, after any loading there: `model.fc = nn.Linear(...)`; or re-initialised by the file with
-    `reset_parameters()`), into which the file loads nothing, that runs after a part the file leaves
+    `requires_grad_(False)` on the part or on its parameters, or a helper of the project doing so to the
+    module it is given: `freeze(model.decoder)`) of a part holding freshly initialised weights (built by
+    the model's class or its builder, after any loading there: `model.fc = nn.Linear(...)`; or
+    re-initialised by the file with `reset_parameters()`, also of the layers of a loop over the part or
+    its `modules()`), into which the file loads nothing, that runs after a part the file leaves
     trainable (`self.head(self.encoder(x))` in `forward`, or `net.head(net.encoder(x))`), when the model's
     parameters go to an optimizer: the new head of a linear probe frozen instead of the encoder. Frozen
     trunks under a trained head (a linear probe, also of random features), loaded or pretrained parts, a

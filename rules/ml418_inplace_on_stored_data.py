@@ -44,7 +44,7 @@ class InplaceOnStoredData(Rule):
     views a loop inside it changes (`for xb in images.split(128): xb.div_(255)`, `images[i:i + bs]`), or
     that the epoch loop passes to a function or generator of the project changing views of its argument
     (`for xb, yb in iterate_batches(images, labels, 128)` with `xb.div_(255.0)` on the items of
-    `images.split(batch_size)`); only changes that compound when made again count there (`div_`, `-=`, not
+    `images.split(batch_size)`, also picked from `list(images.split(n))` by index); only changes that compound when made again count there (`div_`, `-=`, not
     `clamp_` or a store). Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
     (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 = box.unbind(-1)`). Changes of
     a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,

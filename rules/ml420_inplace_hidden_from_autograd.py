@@ -10,11 +10,11 @@ class InplaceHiddenFromAutograd(Rule):
     Reports an in-place change, in a module's `forward` (or a method it calls), made through `.data` or
     `.detach()` of a tensor the forward computed with a graph, when the forward reads that tensor again:
     `q.data.mul_(self.scale)` of a chunk of the `qkv` projection, `h.narrow(-1, 0, n).data.mul_(keep)` of
-    a `tanh` output, `att.data *= s`, `out.detach().add_(bias)`: arithmetic in place, also through views
-    (slices, `narrow`, items of `chunk`/`split`). Parameters and buffers (`self.weight.data.mul_(...)`, a
+    a `tanh` output, `att.data *= s`, `out.detach().add_(bias)`, `h.data.clamp_(-c, c)`: arithmetic or
+    clipping in place, also through views (slices, `narrow`, items of `chunk`/`split`). Parameters and buffers (`self.weight.data.mul_(...)`, a
     codebook's moving average), the forward's own arguments (ML401's), changes under `torch.no_grad()` or
     in evaluation-only branches (`if not self.training:`), what a straight-through estimator writes
-    through `.data` on purpose (`round_`, `clamp_`, `sign_`, `copy_`), and fills at masked places
+    through `.data` on purpose (`round_`, `sign_`, `copy_`), and fills at masked places
     (`scores.data.masked_fill_(mask, -inf)` before a softmax, whose output there is 0 either way) are not
     reported.
 

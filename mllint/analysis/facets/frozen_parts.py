@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.facets.coverage import _flagged_owner, _forward_uses, _post_order
+from mllint.analysis.facets.coverage import _flagged_owner, _forward_uses, _own_parts, _post_order
 from mllint.analysis.facets.parameters import OptimizerConstructors, _makes_parameters
 from mllint.analysis.objects.points_to import NONE, Objects
 from mllint.analysis.program.calls import CallResolver, bind_arguments
@@ -84,7 +84,10 @@ def _freezes(ctx):
             if owner is not None and isinstance(loop, ast.For) and node in loop.body:  # no condition picks some
                 yield loop, owner
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_" and node.args and _false(node.args[0]):
-            yield node, node.func.value
+            owner = _flagged_owner(ctx, node.func) if isinstance(node.func.value, ast.Name) else node.func.value
+            loop = ctx.scopes.parent(ctx.scopes.statement(node))
+            if owner is not None and (owner is node.func.value or isinstance(loop, ast.For) and ctx.scopes.statement(node) in loop.body):
+                yield (node if owner is node.func.value else loop), owner
         elif node.args and _freezes_argument(ctx, node):
             yield node, node.args[0]
 
@@ -108,8 +111,10 @@ def _freezes_argument(ctx, call: ast.Call) -> bool:
             if isinstance(owner, ast.Name) and owner.id in names and _false(node.value):
                 return True
         func = getattr(node, "func", None)
-        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) and func.value.id in names:
-            return bool(node.args) and _false(node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and isinstance(func.value, ast.Name) and node.args and _false(node.args[0]):
+            owner = func.value if func.value.id in names else _flagged_owner(home, func)  # `module.requires_grad_(False)`, `p.requires_grad_(False)`
+            if isinstance(owner, ast.Name) and owner.id in names:
+                return True
     return False
 
 
@@ -180,10 +185,11 @@ def _built_fresh(ctx, objects: Objects, part: ast.Attribute) -> str | None:
         if loaded:
             return None
         for inner in objects._of(home).held(obj) or ():
-            cls = inner.ctx.scopes.enclosing_class(inner.node) if inner.kind == "made" else None
-            if cls is None or LOADS.search(inner.ctx.text(cls)):
-                return None
-            made.append((inner.ctx, inner.node))
+            found = (inner.ctx, inner.ctx.scopes.enclosing_class(inner.node)) if inner.kind == "made" else objects.class_of(base)
+            built = _own_parts(ctx, *found).get(part.attr) if found is not None and found[1] is not None else None
+            if built is None or LOADS.search(found[0].text(found[1])):
+                return None  # not what the class's `__init__` builds, or a class that loads weights
+            made.append((found[0], built))
     if not made or not all(isinstance(c, ast.Call) and _makes_parameters(h, c) and not PRETRAINED.search(h.text(c)) for h, c in made):
         return None
     home, call = made[0]

@@ -7,8 +7,8 @@ the tensor again afterwards (the forward goes on with the changed values, while 
 change as if it were not there: a wrong gradient, and no error). `.data` and `.detach()` share the
 tensor's storage but not its history. Parameters and buffers (`self.weight.data.clamp_(...)`, an EMA of a
 codebook), the forward's own arguments (ML401's), changes under `torch.no_grad()` or in evaluation-only
-branches, what a straight-through estimator writes through `.data` on purpose (rounding, clamping,
-signs, copies of quantized values), and fills at masked places (`alignment.data.masked_fill_(mask, -inf)`
+branches, what a straight-through estimator writes through `.data` on purpose (rounding, signs, copies
+of quantized values), and fills at masked places (`alignment.data.masked_fill_(mask, -inf)`
 before a softmax: its output there is 0 either way) are not among them.
 """
 from __future__ import annotations
@@ -20,13 +20,13 @@ from mllint.analysis.facets.gradients import GradientFlow, State, under_no_grad
 from mllint.analysis.facets.views import MAX_ROOT_STEPS, read_after_change, storage_root, viewed
 from mllint.analysis.program.classes import training_forward
 
-# Arithmetic in place, whose gradient autograd would have to apply. Not among them: what a straight-through
-# estimator writes through `.data` on purpose (rounding, clipping, signs, copies: its backward passes the
-# gradient through unchanged), and fills at masked places (`masked_fill_(mask, -inf)` before a softmax,
-# whose output there is 0 either way).
-ARITHMETIC = frozenset({
+# Changes in place whose gradient autograd would have to apply: arithmetic and clipping. Not among them:
+# what a straight-through estimator writes through `.data` on purpose (rounding, signs, copies of quantized
+# values: its backward passes the gradient through unchanged), and fills at masked places
+# (`masked_fill_(mask, -inf)` before a softmax, whose output there is 0 either way).
+CHANGING = frozenset({
     "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "exp_", "log_", "sqrt_", "neg_",
-    "reciprocal_", "sigmoid_", "tanh_",
+    "reciprocal_", "sigmoid_", "tanh_", "clamp_", "clamp_min_", "clamp_max_", "clip_",
 })  # fmt: skip
 
 
@@ -57,11 +57,11 @@ def hidden_changes(ctx) -> list[HiddenChange]:
 
 
 def _changed(ctx, node: ast.AST) -> ast.AST | None:
-    """What a call or statement changes by arithmetic in place: the receiver of `x.mul_(s)`, the target of
+    """What a call or statement changes in place (`CHANGING`): the receiver of `x.mul_(s)`, the target of
     `x *= s`, the tensor of `x[..., :n] += v`."""
     if isinstance(node, ast.Call):
         func = node.func
-        arithmetic = isinstance(func, ast.Attribute) and func.attr in ARITHMETIC
+        arithmetic = isinstance(func, ast.Attribute) and func.attr in CHANGING
         return func.value if arithmetic and ctx.qualified_name(func) is None else None
     return node.target.value if isinstance(node.target, ast.Subscript) else node.target
 

@@ -49,8 +49,9 @@ def viewed(ctx, expr: ast.AST) -> ast.AST | None:
     """The expression whose storage `expr` is a view of (one step); None when it is no view."""
     if isinstance(expr, ast.Subscript):
         base = expr.value
-        if isinstance(base, ast.Call) and _split_of(ctx, base) is not None and isinstance(expr.slice, ast.Constant):
-            return _split_of(ctx, base)
+        split = _listed_split(ctx, base) if not isinstance(expr.slice, ast.Slice) else None
+        if split is not None:  # `x.split(n)[k]`, `chunks[int(k)]` of `chunks = list(x.split(n))`
+            return split
         return base if _basic_index(expr.slice) else None
     if not isinstance(expr, ast.Call):
         return None
@@ -61,6 +62,17 @@ def viewed(ctx, expr: ast.AST) -> ast.AST | None:
             return expr.args[0] if expr.args and func.attr in VIEW_METHODS else None
         return func.value
     return None
+
+
+def _listed_split(ctx, base: ast.AST) -> ast.AST | None:
+    """`x` when `base` holds the items of a split of it: `x.split(n)`, `list(x.chunk(k))`, a name bound once
+    to either."""
+    if isinstance(base, ast.Name):
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(base)
+        base = definitions[0].value if len(definitions) == 1 else None
+    if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in ("list", "tuple") and len(base.args) == 1:
+        base = base.args[0]
+    return _split_of(ctx, base) if isinstance(base, ast.Call) else None
 
 
 def _split_of(ctx, call: ast.Call) -> ast.AST | None:
