@@ -10,7 +10,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants
 from mllint.analysis.objects.callees import forward_calls
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
+from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -386,7 +386,7 @@ class InplaceOnForwardArgument(Rule):
             return False
         for made in found:
             for home, partial in made:
-                if home.qualified_name(partial.func) != "functools.partial" or not partial.args:
+                if partial_target(home, partial) is None:
                     return False
                 module = canonical_class(home.qualified_name(partial.args[0]))
                 if module not in INPLACE_MODULES:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, union
+from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, class_bindings, union
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.program.callers import Binding, Callers, call_sites, per_call_site
+from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
@@ -138,7 +138,7 @@ def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
         return found
     # Call sites all the way up decide, else the nearest call sites (a caller of its own known by its
     # annotations or defaults), else the signature's defaults.
-    bindings = [b for b in bindings if len(call_sites(b)) == _chain_length(b)] or [b for b in bindings if b.site is not None] or bindings
+    bindings = [b for b in bindings if sited_throughout(b)] or [b for b in bindings if b.site is not None] or bindings
     answers = [_constant_under(ctx, expr, b) for b in bindings]
     return None if None in answers else frozenset().union(*answers)
 
@@ -163,11 +163,6 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     func = call.func
     keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
     return objects.constructed(ctx, call, keys)
-
-
-def _chain_length(binding: Binding) -> int:
-    """How many bindings the chain of `binding` and its callers' holds."""
-    return 1 + (_chain_length(binding.outer) if binding.outer is not None else 0)
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:
@@ -260,11 +255,9 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) else None
-    for statement in cls.body:
-        target = statement.target if isinstance(statement, ast.AnnAssign) else (statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None)
-        if isinstance(target, ast.Name) and target.id == field.name and isinstance(statement.value, ast.Constant):
-            return Obj("made", statement.value, ctx=home)
-    return None
+    bound = (v for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name and isinstance(v, ast.Constant))
+    value = next(bound, None)
+    return Obj("made", value, ctx=home) if value is not None else None
 
 
 def _argparse_default(field: Obj) -> Obj | None:

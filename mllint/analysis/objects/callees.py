@@ -27,6 +27,8 @@ from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import Callee
 from mllint.analysis.program.project import ProjectView
 
+CALLED = ("forward", "__call__")  # what calling a module or a callable object runs
+
 
 def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
     """`followed`: what the class's module must mention for the method to be read (None: any module)."""
@@ -35,7 +37,7 @@ def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes]
         found = _method_of(ctx, func.value, (func.attr,), binding, followed)
         if found is not None or not (isinstance(func.value, ast.Name) and func.value.id == "self"):
             return found
-    return _method_of(ctx, func, ("forward", "__call__"), binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
+    return _method_of(ctx, func, CALLED, binding, followed)  # `criterion(...)`, a submodule `self.vq(z)`
 
 
 def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
@@ -47,7 +49,7 @@ def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
     classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
     if None in classes:
         return []
-    methods = [next((m for n in ("forward", "__call__") if (m := inherited_method(home, cls, n, objects.view))), None) for home, cls in classes]
+    methods = [_named_method(home, cls, CALLED, objects.view) for home, cls in classes]
     return [Callee(m[1], m[0]) for m in methods if m is not None]
 
 
@@ -68,10 +70,7 @@ def called_names(ctx, func: ast.AST, binding=None) -> frozenset[str] | None:
     name, attribute or item bound to a function or class holds, wherever it is bound (a module global, a
     class attribute, `self.loss` from a parameter's argument or default under `binding`, a table of them),
     `functools.partial(f, ...)` naming `f`; None when one of the values is anything else, or unknown."""
-    name = ctx.analysis(Objects).library_name(func)
-    if name is not None or not isinstance(func, (ast.Name, ast.Attribute, ast.Subscript)):
-        return frozenset({name}) if name is not None else None
-    return ctx.analysis(Objects).names(under(ctx, func, binding))
+    return ctx.analysis(Objects).called_names(func, lambda: under(ctx, func, binding))
 
 
 def loss_function_name(ctx, func: ast.AST) -> str | None:
@@ -109,8 +108,13 @@ def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed
     if followed is not None and index is not None and home.module is not None and not index.mentions(home.module.name, followed):
         return None
     lookup = dispatched_method if found and all(o.kind == "self" for o in found - {NONE}) else inherited_method
-    method = next((m for name in names if (m := lookup(home, cls, name, objects.view)) is not None), None)
+    method = _named_method(home, cls, names, objects.view, lookup)
     return Callee(method[1], method[0]) if method is not None else None
+
+
+def _named_method(home, cls: ast.ClassDef, names: tuple[str, ...], view, lookup=inherited_method) -> tuple[object, ast.AST] | None:
+    """(its context, the method) of the first of `names` the class has or inherits (`lookup`)."""
+    return next((m for name in names if (m := lookup(home, cls, name, view)) is not None), None)
 
 
 def _classes(objects: Objects, found: frozenset | None) -> tuple[object, ast.ClassDef] | None:

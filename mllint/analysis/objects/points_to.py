@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
@@ -45,7 +46,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports
+from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
@@ -212,14 +213,19 @@ class Objects:
         return is_optimizer(canonical_class(self.called_name(call.func))) or bool(OPTIMIZER.search(self.ctx.text(call.func)))
 
     def called_name(self, func: ast.AST) -> str | None:
-        """The one qualified name a called value names: as spelled (`torch.optim.AdamW`), or what the name,
-        attribute or item is bound to (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`,
+        """The one name of `called_names` (`make_opt = partial(torch.optim.AdamW, lr=...)`, `opt_cls = optim.SGD`,
         `OPTIMIZERS["adamw"]`)."""
+        names = self.called_names(func)
+        return next(iter(names)) if names is not None and len(names) == 1 else None
+
+    def called_names(self, func: ast.AST, found: Callable[[], frozenset | None] | None = None) -> frozenset[str] | None:
+        """The qualified names of what a called value is: what the call spells (`torch.optim.AdamW`), or what
+        the objects a name, attribute or item may be name (`names`): its points-to, or what `found` gives
+        (under a call site's binding); None when one of them names nothing, or unknown."""
         name = self.library_name(func)
         if name is not None or not isinstance(func, ast.Name | ast.Attribute | ast.Subscript):
-            return name
-        names = self.names(self.points_to(func))
-        return next(iter(names)) if names is not None and len(names) == 1 else None
+            return frozenset({name}) if name is not None else None
+        return self.names(found() if found is not None else self.points_to(func))
 
     def library_name(self, func: ast.AST) -> str | None:
         """The qualified name `func` spells when it names no module of the project (`torch.optim.AdamW`): a
@@ -402,8 +408,7 @@ class Objects:
             return obj.ctx.analysis(Names).module_level(obj.name)
         if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node)):
             node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
-        if isinstance(node, ast.Call) and node.args and obj.ctx.qualified_name(node.func) == "functools.partial":
-            node = node.args[0]  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
+        node = partial_target(obj.ctx, node) or node  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
 
     def names(self, found: frozenset | None) -> frozenset[str] | None:
@@ -706,7 +711,7 @@ class Objects:
         cls = instance or (self.classes.get(base.name) if base.kind == "made" and base.node is self.ctx.tree else None)
         if not written and cls is not None:  # a class attribute, read through `self` or the class (`Cfg.loss`)
             body = [s for s in cls.body if not (instance and isinstance(s, ast.AnnAssign))]  # an instance's fields: its construction's
-            written = [(t, value) for t, value in _statement_bindings_of(body) if isinstance(t, ast.Name) and t.id == attribute]
+            written = [(t, value) for t, value in class_bindings(body) if isinstance(t, ast.Name) and t.id == attribute]
         derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
         if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
             return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
@@ -1011,7 +1016,7 @@ class _ParameterValue(ast.expr):
         self.function, self.name = function, name
 
 
-def _statement_bindings_of(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
+def class_bindings(body: list[ast.stmt]) -> list[tuple[ast.AST, ast.AST | None]]:
     """(target, value) of the plain assignments of a class body."""
     return [(target, value) for statement in body if isinstance(statement, ast.Assign | ast.AnnAssign) for target, value in _statement_bindings(statement)]
 

@@ -106,6 +106,16 @@ def call_sites(binding: Binding | None) -> tuple[Related, ...]:
     return tuple(sites)
 
 
+def sited_throughout(binding: Binding | None) -> bool:
+    """Does every binding of the chain of `binding` and its callers' come from a call site (none from a
+    signature's annotations or defaults alone)?"""
+    while binding is not None:
+        if binding.site is None:
+            return False
+        binding = binding.outer
+    return True
+
+
 def signature_passage(binding: Binding, expr: ast.AST) -> Passage | None:
     """For a parameter `expr` whose value under `binding` comes from its own signature (a default, an
     annotation) rather than from what the call site passes, its `Passage` (messages say so); else None."""

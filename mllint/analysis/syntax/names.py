@@ -220,6 +220,13 @@ def dict_entries(node: ast.AST) -> dict[str, ast.AST]:
     return {}
 
 
+def partial_target(ctx, node: ast.AST | None) -> ast.AST | None:
+    """`f` of `functools.partial(f, ...)` (by any import of `partial`) in `ctx`; None for any other node."""
+    if isinstance(node, ast.Call) and node.args and ctx.qualified_name(node.func) == "functools.partial":
+        return node.args[0]
+    return None
+
+
 def callee_name(call: ast.AST) -> str | None:
     """`step` for `opt.step(...)`, `print` for `print(...)`; None for anything but such a call."""
     return called_name(call.func) if isinstance(call, ast.Call) else None

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.syntax.folding import fold
-from mllint.analysis.syntax.names import call_argument, is_self_attribute, reference_key
+from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, position
 
@@ -714,8 +714,7 @@ class ValueKinds:
     @staticmethod
     def _class_held_by(ctx, held: ast.AST | None) -> str | None:
         """The class an expression of `ctx` names: `nn.Tanh`, or `functools.partial(nn.Softmax, dim=-1)`."""
-        if isinstance(held, ast.Call) and ctx.qualified_name(held.func) == "functools.partial" and held.args:
-            held = held.args[0]
+        held = partial_target(ctx, held) or held
         return ctx.qualified_name(held) if isinstance(held, ast.Name | ast.Attribute) else None
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
