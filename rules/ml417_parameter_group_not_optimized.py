@@ -30,8 +30,10 @@ class ParameterGroupNotOptimized(Rule):
     optimized, handed to another call (a trainer that builds its own optimizer), nor read through
     `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`) or keep buffers are
     not reported. And it reports optimizers that get the parameters of some items of a dict of parts a
-    builder returns (`parts["encoder"]`, `parts["decoder"]`) and not of another one that the training
-    step runs (`parts["bottleneck"]`, called or with the whole dict handed to `autoencode(parts, x)`); a
+    builder returns (`parts["encoder"]`, `parts["decoder"]`, also taken out into names first: `m, g =
+    nets["mapping"], nets["synthesis"]`, `(_, m), (_, g) = nets.items()`) and not of another one that the training step runs
+    (`parts["bottleneck"]`, `m(z)`, called or with the whole dict handed to `autoencode(parts, x)`), at the
+    optimizer of the part that takes the missed one's output (`g(m(z))`); a
     dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
     `detach`), and parts that another optimizer gets (a GAN's two) are left alone. The same for the parts
     of a model of the project: an optimizer over some of its parts (`itertools.chain(model.encoder.parameters(),

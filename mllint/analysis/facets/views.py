@@ -494,16 +494,62 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
     """Where the function around `call` reads the values of the tensor `argument` (a name) gives there,
     after the call: the name itself, or a holder made from it before the call (an alias `identity = x`,
     a layer returning it or a view of it: `self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with
-    `nn.Flatten`, `x.flatten(1)`; a list it was appended to: `skips.append(x)`); None when it reads none."""
+    `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in: `skips.append(x)`, `feats[k] = x`); None when
+    it reads none."""
+    return _read_after(ctx, _holders(ctx, argument, call), call) if ctx.scopes.enclosing_function(call) is not None else None
+
+
+def read_again(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the code around `call` (a function, or a script's module level) reads the name `argument`
+    again after the call, holding what it held there (`feats` of `student(x, feats)`, then `feats` read)."""
+    holders = _holders(ctx, argument, call, containers=True)
+    return _read_after(ctx, {argument.id: holders[argument.id]} if holders else None, call)
+
+
+def kept_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the function around `call` reads, after the call, a list or dict the tensor `argument` was put
+    in before it (`feats.append(x)` then `x.relu_()`, then `feats` read); None when it reads none."""
+    holders = _holders(ctx, argument, call, containers=True)
+    return _read_after(ctx, {k: v for k, v in holders.items() if k != argument.id} if holders else None, call)
+
+
+def _read_after(ctx, holders: dict[str, list[ast.AST]] | None, call: ast.AST) -> ast.Name | None:
+    if not holders:
+        return None
+    values, scope, end = ctx.analysis(ValueKinds), ctx.scopes.enclosing_function(call) or ctx.tree, (call.end_lineno, call.end_col_offset)
+    together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
+    for name in [*together, *ctx.index.within(scope, ast.Name)]:
+        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
+            continue
+        parent = ctx.scopes.parent(name)
+        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
+            continue
+        if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
+            return name
+    return None
+
+
+def parameter_holders(ctx, argument: ast.AST, call: ast.AST) -> list[str]:
+    """The parameters of the function around `call` that hold the tensor `argument` gives there, a list
+    its caller passes and reads afterwards: `skips` of `skips.append(s)` in `def forward(self, x, skips)`."""
+    holders = _holders(ctx, argument, call, containers=True) or {}
+    function = ctx.scopes.enclosing_function(call)
+    return [name for name, held in holders.items() if name != argument.id and held and all(node is function for node in held)]
+
+
+def _holders(ctx, argument: ast.AST, call: ast.AST, containers: bool = False) -> dict[str, list[ast.AST]] | None:
+    """The names that hold the tensor `argument` gives at `call` (it, its aliases and views made before the
+    call, the lists and dicts it was put in; with `containers`, it and those only), each with the
+    definitions it has there; None when not known."""
     if not isinstance(argument, ast.Name):
         return None
     values = ctx.analysis(ValueKinds)
     held = [d.node for d in values.reaching_definitions(argument)]
-    scope = ctx.scopes.enclosing_function(call)
-    if not held or scope is None:
+    scope = ctx.scopes.enclosing_function(call) or ctx.tree  # a function, or a script's module level
+    if not held:
         return None
     holders = {argument.id: held}
-    start, end = (call.lineno, call.col_offset), (call.end_lineno, call.end_col_offset)
+    start = (call.lineno, call.col_offset)
 
     def same(node: ast.AST | None) -> bool:  # read where the name may hold every value it holds at the call
         return isinstance(node, ast.Name) and node.id == argument.id and {d.node for d in values.reaching_definitions(node)} >= set(held)
@@ -515,23 +561,17 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
             continue
         if any((node.end_lineno, node.end_col_offset) < store < (statement.lineno, statement.col_offset) for store in stores):
             continue  # the name is bound again before the call: it held another tensor
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if same(_returned_tensor(ctx, node.value)):
-                holders[node.targets[0].id] = [node.targets[0]]
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name):
+            if not containers and same(_returned_tensor(ctx, node.value)):
+                holders[target.id] = [target]
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and same(node.value):  # `feats["c1"] = s`
+            holders[target.value.id] = [d.node for d in values.reaching_definitions(target.value)]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
             receiver = node.func.value
             if isinstance(receiver, ast.Name) and node.args and same(node.args[0]):
                 holders[receiver.id] = [d.node for d in values.reaching_definitions(receiver)]
-    together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
-    for name in [*together, *ctx.index.within(scope, ast.Name)]:
-        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
-            continue
-        parent = ctx.scopes.parent(name)
-        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
-            continue
-        if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
-            return name
-    return None
+    return holders
 
 
 def read_after_change(ctx, name: ast.Name, change: ast.AST) -> ast.Name | None:
