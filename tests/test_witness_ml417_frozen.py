@@ -1,13 +1,7 @@
 """Witness for ML417 on a frozen fresh head: a linear probe that freezes its new classifier instead of the
 encoder trains the encoder and leaves the classifier at its random initialisation; freezing the encoder,
 the classifier trains."""
-import subprocess
-import sys
-from pathlib import Path
-
-from mllint.analysis.program.project import ProjectIndex
-from mllint.engine import Selection, lint_path
-from mllint.registry import all_rules
+from tests.witness import printed, project_findings
 
 MODELS = '''
 import torch.nn as nn
@@ -48,27 +42,13 @@ print(torch.equal(encoder, net.encoder[0].weight), torch.equal(classifier, net.c
 '''
 
 
-def findings(directory: Path) -> list[str]:
-    project = ProjectIndex.for_paths([str(directory)])
-    selection = Selection.of({"ML417": all_rules()["ML417"]})
-    return [
-        f"{path.name}:{f.start.line}: {f.code}"
-        for path in sorted(directory.glob("*.py"))
-        for f in lint_path(str(path), selection, display_path=path.name, project=project)
-    ]
-
-
-def unchanged(directory: Path) -> list[str]:
-    return subprocess.run([sys.executable, "probe.py"], cwd=directory, capture_output=True, text=True, check=True).stdout.split()
-
-
 def test_ml417_a_probe_freezing_its_fresh_classifier_never_trains_it_and_freezing_the_encoder_does(tmp_path):
     flagged, fixed = tmp_path / "flagged", tmp_path / "fixed"
     for directory, probe in ((flagged, PROBE), (fixed, PROBE.replace("net.classifier.parameters()", "net.encoder.parameters()"))):
         directory.mkdir()
         (directory / "models.py").write_text(MODELS)
         (directory / "probe.py").write_text(probe)
-    assert findings(flagged) == ["probe.py:9: ML417"]
-    assert unchanged(flagged) == ["False", "True"]  # the encoder trains, the random classifier never does
-    assert findings(fixed) == []
-    assert unchanged(fixed) == ["True", "False"]
+    assert project_findings(flagged, "ML417") == ["probe.py:9: ML417"]
+    assert printed(flagged, "probe.py") == ["False", "True"]  # the encoder trains, the random classifier never does
+    assert project_findings(fixed, "ML417") == []
+    assert printed(fixed, "probe.py") == ["True", "False"]

@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mllint.analysis.program.project import ProjectIndex
-from mllint.engine import Selection, lint_path
-from mllint.registry import all_rules
+from tests.witness import project_findings as findings
 
 MODELS = '''
 import torch
@@ -56,16 +54,6 @@ print(torch.equal(encoder, model.encoder.weight), torch.equal(head, model.head.w
 def write_project(directory: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (directory / name).write_text(text)
-
-
-def findings(directory: Path, code: str) -> list[str]:
-    project = ProjectIndex.for_paths([str(directory)])
-    selection = Selection.of({code: all_rules()[code]})
-    return [
-        f"{path.name}:{f.start.line}: {f.code}"
-        for path in sorted(directory.glob("*.py"))
-        for f in lint_path(str(path), selection, display_path=path.name, project=project)
-    ]
 
 
 def run(directory: Path, script: str) -> str:

@@ -1,7 +1,12 @@
 """What the witness tests share: running a program under torch, and the programs and findings they check."""
+import subprocess
+import sys
+from pathlib import Path
+
 import torch
 
-from mllint.engine import Selection, lint_text
+from mllint.analysis.program.project import ProjectIndex
+from mllint.engine import Selection, lint_path, lint_text
 from mllint.registry import all_rules
 
 
@@ -43,3 +48,19 @@ def family_findings(program: str, family: str) -> list[tuple[int, str]]:
     """(line, code) of what the rules of a family (e.g. "ML2") find in a program."""
     selection = Selection.of([code for code in all_rules() if code.startswith(family)])
     return [(f.start.line, f.code) for f in lint_text(program, "witness.py", selection)]
+
+
+def project_findings(directory: Path, code: str) -> list[str]:
+    """`file.py:line: CODE` of what one rule finds in the `.py` files of a project directory."""
+    project = ProjectIndex.for_paths([str(directory)])
+    selection = Selection.of({code: all_rules()[code]})
+    return [
+        f"{path.name}:{f.start.line}: {f.code}"
+        for path in sorted(directory.glob("*.py"))
+        for f in lint_path(str(path), selection, display_path=path.name, project=project)
+    ]
+
+
+def printed(directory: Path, script: str) -> list[str]:
+    """The words a script of a project directory prints, run there."""
+    return subprocess.run([sys.executable, script], cwd=directory, capture_output=True, text=True, check=True).stdout.split()
