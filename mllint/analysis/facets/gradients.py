@@ -767,8 +767,12 @@ class GradientFlow:
         return (method, True) if method is not None else None
 
     @cached_property
+    def _view(self) -> ProjectView:
+        return followed_view(self.ctx)
+
+    @cached_property
     def _resolver(self) -> CallResolver:
-        return CallResolver(self.ctx, followed_view(self.ctx))  # a callee's module follows its own helpers too
+        return CallResolver(self.ctx, self._view)  # a callee's module follows its own helpers too
 
     def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
         """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
@@ -832,7 +836,7 @@ class GradientFlow:
         if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.analysis(Names).is_own_or_local(func):
             return True
         name = canonical_class(self.ctx.qualified_name(func))
-        if name and not name.startswith("torch.") and self.ctx.project is not None and self.ctx.analysis(ProjectView).is_module_class(name):
+        if name and not name.startswith("torch.") and self._view.index is not None and self._view.is_module_class(name):
             return True  # a module class of another module of the project
         if name in CONTAINERS:
             return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)

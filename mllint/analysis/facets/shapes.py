@@ -354,7 +354,7 @@ class Shapes:
             if ctx is not self.ctx:
                 self._foreign.append(ctx)
             output = ctx.analysis(Shapes).module_output(constructor, arguments)
-            if isinstance(output, Tensor) and (output.shape is not None or output.ends is not None):  # `(B, ..., 1)` too
+            if _informative(output):  # `(B, ..., 1)` too, a dict or tuple of outputs
                 own = signature_passage(binding, func)
                 passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
                 self.passed[call] = describe_passage(own) if own is not None else passed
@@ -1065,11 +1065,13 @@ class Interpreter(Operations):
         if is_self_attribute(node) and f"self.{node.attr}" in self.env:
             return self.env[f"self.{node.attr}"]
         size = self.shapes.attribute_size(node) if is_self_attribute(node) else None
-        if size is not None:
+        if _informative(size):
             return size
         stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
         if _informative(stored):
             return stored
+        if size is not None:  # `self.dim = dim`: the parameter's symbol
+            return size
         base = self.eval(node.value)
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
