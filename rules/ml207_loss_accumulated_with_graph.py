@@ -4,7 +4,7 @@ from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.loss_terms import signed_terms
-from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, returned_loss, same_tensor
+from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, receiver, returned_loss, same_tensor
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
@@ -286,10 +286,10 @@ class LossAccumulatedWithGraph(Rule):
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
         """Is the meter `call` runs a method of a local name of `function` (built there: renewed per call)?"""
-        receiver = call.func.value
-        while isinstance(receiver, ast.Subscript | ast.Attribute) and not is_self_attribute(receiver):
-            receiver = receiver.value
-        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
+        meter = receiver(call)
+        while isinstance(meter, ast.Subscript | ast.Attribute) and not is_self_attribute(meter):
+            meter = meter.value
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(meter) if isinstance(meter, ast.Name) else []
         return any(not isinstance(d.node, FUNCTION_NODES) and self.ctx.scopes.enclosing_function(d.node) is function for d in definitions)
 
     def _stepped(self, reported: set[ast.AST]) -> None:
@@ -396,8 +396,8 @@ class LossAccumulatedWithGraph(Rule):
         """(call, argument) for each name or call passed to a method of an object in a loop's or a function's
         body: `meter.update(loss, n)`."""
         for node in own_nodes(block.body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
+            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) or self._called_object(node.func)):
+                if isinstance(node.func, ast.Attribute) and node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
                     if isinstance(argument, (ast.Name, ast.Call)) or _constant_item(argument):  # `meter.update(trainer.train_step(batch))`, `res[0]`
@@ -406,6 +406,10 @@ class LossAccumulatedWithGraph(Rule):
                         yield from ((node, e) for e in argument.elts if isinstance(e, ast.Name))
                     elif isinstance(argument, ast.Dict):  # `history.log_dict({"mse": mse, "loss": loss})`
                         yield from ((node, e) for e in argument.values if isinstance(e, ast.Name))
+
+    def _called_object(self, func: ast.AST) -> bool:
+        """A local name called as an object (`m(pred, y)` of `for m in self.metrics`), no function it imports or defines."""
+        return isinstance(func, ast.Name) and self.ctx.qualified_name(func) is None and bool(self.ctx.analysis(ValueKinds).reaching_definitions(func))
 
     def _live(self, value: ast.AST, losses: dict, loop: ast.AST, terms_only: bool = False) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
@@ -461,7 +465,7 @@ class LossAccumulatedWithGraph(Rule):
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop
         around the call?"""
-        meter = self.ctx.text(call.func.value)
+        meter = self.ctx.text(receiver(call))
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, LOOP_NODES)), None)
         for node in own_nodes(loop.body) if loop is not None else ():
             if isinstance(node, ast.Assign) and any(self.ctx.text(t) == meter for t in node.targets):

@@ -151,6 +151,8 @@ RETURN_WORDS = re.compile(rb"\breturn\b")
 # Methods (and torch functions) that return (values, indices) given a dimension.
 INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
+OPAQUE = Flow(State.UNKNOWN, ())  # a callee of the project whose returns are unknown (`_from_callee`), told apart by identity
+MODULE_CALLS = frozenset({"forward", "__call__"})  # what calling a module object runs: its kind decides when they are unknown
 NONE = Flow(State.NONE)
 
 
@@ -652,6 +654,8 @@ class GradientFlow:
             if func.attr in NO_GRAPH_METHODS:
                 return NONE
         cut = self._from_callee(call, depth)
+        if cut is OPAQUE:  # a method of the project whose returns are unknown: what its object carries (`model.encode(x)`)
+            return self._flow(func.value, depth + 1) if isinstance(func, ast.Attribute) else UNKNOWN
         if cut is not None:
             return cut
         if isinstance(func, ast.Name) and func.id == "self" and self._in_module_class(call):
@@ -691,6 +695,8 @@ class GradientFlow:
             # whatever it is given: a callee running under `torch.no_grad()`, returning a comparison or a size.
             return returned
         if returned.state is not State.NONE or not own:
+            if index is None and callee.function.name not in MODULE_CALLS:
+                return OPAQUE  # not its arguments' flow, as a tensor method's: `self.process(pred, y)` may cut `pred`
             return returned if index is not None else None  # an element: what is known of it
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
         cls = callee.ctx.scopes.enclosing_class(callee.function)
