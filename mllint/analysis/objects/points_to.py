@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
+from mllint.analysis.objects.registries import identity_decorator, registrations
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
@@ -51,7 +52,7 @@ from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
-MAX_CALL_DEPTH = 2  # functions followed into, for what they return
+MAX_CALL_DEPTH = 3  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
@@ -142,6 +143,7 @@ class Objects:
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
+        self._filings: dict[ast.AST, list | None] = {}  # a store in a decorator -> what it files (`registrations`)
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
 
@@ -359,25 +361,35 @@ class Objects:
 
     def _registered_in(self, table: Obj) -> frozenset[str]:
         module = self.ctx.module.name if self.ctx.module is not None else None
-        found: set[str] = set()
-        for store in (n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store)):
-            assign = self.ctx.scopes.parent(store)
-            function = self.ctx.scopes.enclosing_function(store)
-            if not (isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Name) and function is not None):
-                continue
-            if assign.value.id not in {p.arg for p in parameters(function)} or table not in (self.points_to(store.value) or ()):
-                continue
-            outer = self.ctx.scopes.enclosing_function(function)  # `register(name)` returning `deco`
-            decorator = outer if outer is not None and self.ctx.scopes.enclosing_function(outer) is None else function
-            if module is None or self.view is None or self.view.index is None or self.ctx.scopes.enclosing_function(decorator) is not None:
-                continue
-            qualified = f"{module}.{decorator.name}"
-            for name in {module, *self.view.index.modules_calling(decorator.name)}:
-                summary = self.view.summary(name)
-                for cls in summary.classes.values() if summary is not None else ():
-                    found |= {f"{name}.{cls.name}"} if qualified in cls.decorators else set()
+        found = {
+            f"{home.module.name}.{definition.name}" if home is not self.ctx else f"{module}.{definition.name}"
+            for home, definition, _ in self._registrations(table) if isinstance(definition, ast.ClassDef) and module is not None
+        }  # fmt: skip
         return frozenset(found)
 
+    def _registrations(self, table: Obj) -> list[tuple[object, ast.AST, object]]:
+        """(module, definition, key) for what the decorators of this module put in `table` (see `registries`)."""
+        found = []
+        for store in (n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store)):
+            registered = self._filed(store)
+            if registered and table in (self.points_to(store.value) or ()):
+                found += registered
+        return found
+
+    def _filed(self, store: ast.Subscript) -> list[tuple[object, ast.AST, object]] | None:
+        """`registries.registrations` of a store of this file, once."""
+        if store not in self._filings:
+            self._filings[store] = registrations(self.ctx, self.view, store)
+        return self._filings[store]
+
+    def _registered_items(self, table: Obj, index) -> frozenset:
+        """The definitions the decorators of the table's module file in it under `index` (any for None or
+        "*"): each as its module's name for it."""
+        home = self._of(table.ctx)
+        return frozenset(
+            Obj("made", ctx.tree, definition.name, ctx=ctx) for ctx, definition, key in home._registrations(table)
+            if index in (None, "*") or key is None or key == index
+        )  # fmt: skip
 
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
@@ -767,7 +779,8 @@ class Objects:
                 values = [v for k, v in zip(keys, literal.values) if k == index]
             else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
                 values = literal.values if index in (None, "*") or None in keys else []
-            found = union(*(home._eval(value, depth) for value in values))
+            registered = self._registered_items(base, index) if index not in keys else frozenset()
+            found = union(registered, *(home._eval(value, depth) for value in values))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
@@ -825,7 +838,7 @@ class Objects:
                 added.append((func.value, call.args[ADDING[func.attr]]))
         for node in self.ctx.index.of_type(ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Subscript):
+                if isinstance(target, ast.Subscript) and self._filed(target) is None:  # (a decorator's: `_registered_items`)
                     added.append((target.value, node.value))
         return added
 
@@ -842,6 +855,8 @@ class Objects:
         if wrapped is not None and len(call.args) == 1:
             return self._eval(wrapped, depth)
         returns = self._returned(call, depth)
+        if returns is None and isinstance(func, ast.Subscript | ast.Name):
+            returns = self._returned_by_value(func, depth)
         if returns is None:
             return frozenset({Obj("made", call, ctx=self.ctx)})
         found: frozenset | None = frozenset()
@@ -941,7 +956,9 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
-        decorated = function is not None and not all(isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS for d in function.decorator_list)
+        decorated = function is not None and not all(
+            (isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(ctx, self.view, d) for d in function.decorator_list
+        )  # fmt: skip
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         if function not in self._returned_by:
@@ -952,6 +969,25 @@ class Objects:
             reached = reachable_returns(function, constants)
             returned = [r for r in returned if any(r is other for other in reached)] or returned
         return [(r, ctx) for r in returned] if returned else None
+
+    def _returned_by_value(self, func: ast.AST, depth: int) -> list[tuple[ast.AST, object]] | None:
+        """What a call of a value that may be only module-level functions of the project returns (`MODELS[name]`
+        of a table a decorator fills with builders, `build = BUILDERS[arch]`): every return of each."""
+        if depth >= MAX_CALL_DEPTH or (isinstance(func, ast.Name) and self._scope_binding(func) is self.ctx.tree):
+            return None  # a module-level name: `_returned`'s
+        found = self._eval(func, depth)
+        if not found:
+            return None
+        returned = []
+        for obj in found:
+            home = self._of(obj.ctx) if obj.kind == "made" and obj.node is obj.ctx.tree else None
+            function = home.functions.get(obj.name) if home is not None else None
+            if function is None or home.is_generator(function):
+                return None
+            if not all((isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(home.ctx, home.view, d) for d in function.decorator_list):
+                return None
+            returned += [(r, home.ctx) for r in returned_expressions(function.body) or ()]
+        return returned or None
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
