@@ -90,7 +90,10 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
         return listed.length if isinstance(listed.length, int) and listed.length > 0 else ANY
     if isinstance(index, ast.Name):
         values = interpreter.shapes.values.reaching_values(index)
-        index = values[0] if values and len(values) == 1 else None
+        if values is None:  # a parameter: one column when every call site (or its default) names one, `target="price"`
+            keys = interpreter.shapes.constants(index)
+            return () if keys and all(isinstance(k, str) for k in keys) else None
+        index = values[0] if len(values) == 1 else None
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         return ()
     if isinstance(index, (ast.List, ast.Tuple)) and index.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts):

@@ -695,11 +695,18 @@ class Objects:
         """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
         where the points-to answer keeps the attribute itself, switched with its module; for an item of
         one (`block` of `for block in self.blocks`), the items of what is written there."""
-        if field.name == "[]" and field.base is not None and field.base.kind == "field":
+        if field.name.startswith("[") and field.base is not None and field.base.kind == "field":
             containers = self.held(field.base)
-            return None if containers is None else union(*(self._elements(c, None, 0) for c in containers - {NONE}))
+            index = _written_constant(field.name[1:-1]) if field.name != "[]" else None  # `self.cfg["inplace"]`: that item
+            return None if containers is None else union(*(self._elements(c, index, 0) for c in containers - {NONE}))
         key = (field.base, field.name)
-        return self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
+        written = self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
+        if written != {field} or field.base is None or field.base.kind != "field":
+            return written
+        containers = self.held(field.base)  # nothing writes it: that attribute of what is held there (`self.cfg.inplace`)
+        if not containers or field.base in containers:
+            return written
+        return union(*(self.member(c, field.name) for c in containers - {NONE}))
 
     def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = [
@@ -800,7 +807,7 @@ class Objects:
         elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
-            keyed = isinstance(index, int | str) and _of_parameter(base)
+            keyed = isinstance(index, int | str) and (_of_parameter(base) or base.root().kind == "self")  # `self.cfg["inplace"]` too
             return self._field_of(base, f"[{index!r}]" if keyed else "[]")
         for added in self._added_to(base, depth) if found is not None else ():
             found = union(found, self._eval(added, depth))
