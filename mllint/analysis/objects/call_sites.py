@@ -142,6 +142,36 @@ def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     return None if None in answers else frozenset().union(*answers)
 
 
+def dict_keys(ctx, expr: ast.AST, binding: Binding | None = None) -> frozenset | None:
+    """The constant keys the dicts `expr` may be hold under `binding`: of a dict literal (`dict(...)` too), of a
+    comprehension over a tuple or list written out (`{s: load(s) for s in ("train", "val", "test")}`),
+    wherever it was made (returned by a helper of another module, passed in by a call site); None when one
+    of them is not such a dict, or a key is not a constant."""
+    objects = ctx.analysis(Objects)
+    found = under(ctx, expr, binding)
+    if not found:
+        return None
+    keys: set = set()
+    for obj in found:
+        literal = obj.node if obj.kind == "made" else None
+        if isinstance(literal, ast.Call) and obj.ctx.qualified_name(literal.func) == "dict" and not literal.args:
+            literal = ast.Dict([ast.Constant(k.arg) if k.arg else None for k in literal.keywords], [k.value for k in literal.keywords])
+        if isinstance(literal, ast.Dict) and None not in literal.keys and all(isinstance(k, ast.Constant) for k in literal.keys):
+            keys |= {k.value for k in literal.keys}
+        elif isinstance(literal, ast.DictComp) and len(literal.generators) == 1:
+            loop = literal.generators[0]
+            listed = loop.iter.elts if isinstance(loop.iter, ast.Tuple | ast.List) and not loop.ifs else None
+            named = isinstance(loop.target, ast.Name) and isinstance(literal.key, ast.Name) and literal.key.id == loop.target.id
+            if listed is None or not named or not all(isinstance(e, ast.Constant) for e in listed):
+                return None
+            keys |= {e.value for e in listed}
+        else:
+            return None
+        if objects._of(obj.ctx)._added_to(obj, 0):
+            return None  # filled further by `d[k] = v`
+    return frozenset(keys)
+
+
 def passed_argument(call: ast.Call, position: int, keyword: str, default: ast.AST) -> ast.AST | None:
     """What `call` passes for a parameter (at `position`, or by `keyword`): the argument, or for a call that
     may pass it in a `**kwargs` splat (`nn.ReLU(**act_kwargs)`), the splat's item read as a call reads it
