@@ -319,8 +319,8 @@ class InplaceOnForwardArgument(Rule):
 
     def _partial_inplace(self, call: ast.Call, ctx) -> bool:
         """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`
-        (passed down from a config: `act_layer=cfg["act_layer"]`)."""
-        if not isinstance(call.func, ast.Name):
+        (passed down from a config: `act_layer=cfg["act_layer"]`), or an item of a table of them."""
+        if not isinstance(call.func, ast.Name | ast.Subscript):  # `act_layer()`, `ACTIVATIONS[name]()`
             return False
         found = [made for made, _ in makers(ctx, call.func)]
         if not found:

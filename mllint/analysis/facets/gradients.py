@@ -42,6 +42,7 @@ from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
@@ -135,6 +136,7 @@ class Given:
 
     function: ast.AST
     flows: dict[str, Flow]
+    instance: tuple | None = None  # (context, class) of the object `self` is, when the call knows it
 
     def argument(self, name: str) -> tuple[None, Flow, None] | None:
         flow = self.flows.get(name)
@@ -670,6 +672,8 @@ class GradientFlow:
         if isinstance(func, ast.Name) and name is None and (self._flow(func, depth + 1) or UNKNOWN).state is State.GRAPH:
             return GRAPH  # a module passed in (`center_fn(feats, labels)` given a `CenterLoss()`)
         if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
+            if is_self_attribute(func) and self._family_method(func):
+                return UNKNOWN  # a method the class or a subclass defines, no one of them known to run (`self.batch_value(out, y)`)
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
             return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
         return UNKNOWN
@@ -686,7 +690,8 @@ class GradientFlow:
             name: self._flow(argument, depth + 1) or UNKNOWN
             for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
         }  # fmt: skip
-        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given), index)
+        instance = callee.instance or (self._binding.instance if isinstance(self._binding, Given) and is_self_attribute(call.func) else None)
+        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given, instance), index)
         if returned.state is State.GRAPH:
             return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
@@ -734,7 +739,7 @@ class GradientFlow:
         """What a function of this file returns (the element `index` of the tuples it returns, when
         asked), its parameters holding what `given` says (UNKNOWN while it is being worked out: a
         recursive call). Worked out apart from any question being answered here."""
-        key = (function, frozenset(given.flows.items()), index)
+        key = (function, frozenset(given.flows.items()), index, given.instance and given.instance[1])
         if key not in self._returns:
             self._returns[key] = UNKNOWN
             expressions = [_element(e, index) for e in returned_expressions(function.body) or ()]
@@ -763,6 +768,10 @@ class GradientFlow:
         object found by points-to, under `binding` (default: the call site the question is asked for).
         `followed`: what another module must mention to be read (default: a cut)."""
         func = call.func
+        instance = self._binding.instance if isinstance(self._binding, Given) and is_self_attribute(func) else None
+        method = inherited_method(*instance, func.attr, self._view) if instance is not None else None
+        if method is not None:  # `self.batch_value(...)` of a `Score` whose object is an `AbsError`: the override
+            return Callee(method[1], method[0], instance), True
         if isinstance(func, ast.Name) or is_self_attribute(func):
             found = self._resolver.resolve(call, followed=followed)
             if found is not None:
@@ -831,6 +840,12 @@ class GradientFlow:
         if _is_module_class(name):
             return State.NONE if name.endswith("Loss") or name in PARAMETERLESS else State.UNKNOWN
         return State.UNKNOWN
+
+    def _family_method(self, func: ast.Attribute) -> bool:
+        """Does the class around `self.name(...)`, or a class of the project deriving from it, define `name`?"""
+        cls = self.ctx.scopes.enclosing_class(func)
+        family = self_classes(self.ctx, cls, self._view if self._view.index is not None else None) if cls is not None else []
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.attr for _, c in family for n in c.body)
 
     def _in_module_class(self, node: ast.AST) -> bool:
         cls = self.ctx.scopes.enclosing_class(node)

@@ -307,9 +307,9 @@ class Leakage:
         `name`, where the keys of `splits` name evaluation splits (`dict_keys`: a dict a helper returns, or
         one a call site passes): the fit runs on every split."""
         definitions = self.values.reaching_definitions(data)
-        loops = {self._statement(d.node) for d in definitions}
+        loops = {self._loop_of(d.node) for d in definitions}
         loop = loops.pop() if len(loops) == 1 else None
-        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Attribute)):
+        if not (loop is not None and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Attribute)):
             return None
         method, target = loop.iter.func.attr, loop.target
         if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
@@ -318,15 +318,24 @@ class Leakage:
             return None
         else:
             key = None
-        if not all(d.node in set(ast.walk(target)) for d in definitions) or loop not in set(self.ctx.scopes.ancestors(call)):
+        around = self.ctx.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop  # (the comprehension)
+        if not all(d.node in set(ast.walk(target)) for d in definitions) or around not in set(self.ctx.scopes.ancestors(call)):
             return None
         keys = dict_keys(self.ctx, loop.iter.func.value, binding)
         if not keys or not any(isinstance(k, str) and _names_evaluation(ast.Name(k)) for k in keys):
             return None
-        if isinstance(key, ast.Name) and any(key.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop)):
+        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
+        if isinstance(key, ast.Name) and any(key.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests):
             return None
         listed = ", ".join(f'"{k}"' for k in sorted(k for k in keys if isinstance(k, str)))
         return f"`{self.ctx.text(data)}`, each split of the loop over `{self.ctx.text(loop.iter)}` (keys {listed})"
+
+    def _loop_of(self, target: ast.AST) -> ast.For | ast.comprehension | None:
+        """The `for` statement or comprehension whose target binds `target`."""
+        node = target
+        while (node := self.ctx.scopes.parent(node)) is not None and not isinstance(node, ast.stmt | ast.comprehension):
+            pass
+        return node if isinstance(node, ast.For | ast.comprehension) and target in set(ast.walk(node.target)) else None
 
     def _conditions(self, node: ast.AST, outer: ast.AST) -> list[ast.AST]:
         """The tests of the `if`s (and conditional expressions) around `node`, up to `outer`, that hold where it stands."""

@@ -56,7 +56,7 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
         if parameter is None:
             return None
         flows = method.ctx.analysis(GradientFlow)
-        live, dead = (Given(method.function, {parameter: flow}) for flow in (GRAPH, NONE))
+        live, dead = (Given(method.function, {parameter: flow}, method.instance) for flow in (GRAPH, NONE))
         for statement in ast.walk(method.function):
             found = _accumulates(statement)
             if found is None:

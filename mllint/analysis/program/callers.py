@@ -51,7 +51,7 @@ from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
-MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
+MAX_CALLER_DEPTH = 3  # callers of callers followed for an argument that is the caller's own parameter
 MAX_ALIASES = 3  # local assignments followed back from an argument to the parameters or attributes it reads
 MAX_MODULES = 8  # modules whose calls are read per function (the linted file first, then in module order)
 # Torch classes an annotation may name that say nothing of what the object does.
