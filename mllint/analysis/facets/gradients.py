@@ -17,6 +17,9 @@ A call of a function of the project, or of an instance of a project class (its `
 whose returns carry no graph whatever it is given (it runs under `torch.no_grad()`) carries none: its
 returns are worked out in the callee's own file, its parameters holding the flows of the call's
 arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
+A method of the project whose returns stay unknown carries what its object carries, never its arguments'
+graph as a tensor method would (`self.batch_value(pred, y)` may cut `pred`); given the class of the object
+a method runs on (`Given.instance`), `self.name(...)` in it runs that class's own or inherited `name`.
 An element of a tuple (`loss, acc = step(x)`, read as `step(x)[1]`) has its own flow where it is known:
 a tuple written out, what the callee returns in that place, the indices of `x.max(dim)`; otherwise the
 parts of a value share its flow.

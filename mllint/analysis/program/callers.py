@@ -665,14 +665,11 @@ def _read(caller, arguments: dict) -> list[ast.AST]:
     (`model = self.model.to(device)`), `MAX_ALIASES` assignments deep."""
     values, read, seen = caller.analysis(ValueKinds), [], set()
     frontier = [argument for _, argument, _ in arguments.values()]
-    for _ in range(MAX_ALIASES + 1):
-        names = []
-        for node in (n for expr in frontier for n in ast.walk(expr)):
-            read.append(node)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node not in seen:
-                seen.add(node)
-                names.append(node)
-        frontier = [v for name in names for v in values.reaching_values(name) or ()]
+    for depth in range(MAX_ALIASES + 1):
+        read += (nodes := [n for expr in frontier for n in ast.walk(expr)])
+        names = [n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n not in seen]
+        seen.update(names)
+        frontier = [v for name in names for v in values.reaching_values(name) or ()] if depth < MAX_ALIASES else []
     return read
 
 
