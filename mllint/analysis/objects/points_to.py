@@ -868,9 +868,26 @@ class Objects:
             return frozenset({Obj("made", call, ctx=self.ctx)})
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
-            objects = self._of(ctx)._eval(returned, depth + 1, call)
+            objects = self._keyed_return(call, returned, ctx, depth)
+            objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _keyed_return(self, call: ast.Call, returned: ast.AST, ctx, depth: int) -> frozenset | None:
+        """What `return MODELS[name](**kw)` gives for the key `call` passes (`build("convnet")`): the functions
+        of the table at that key run; None when the return is no such call or the call passes no constant."""
+        func = returned.func if isinstance(returned, ast.Call) else None
+        if not (isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Name)):
+            return None
+        home = self._of(ctx)
+        function = ctx.scopes.enclosing_function(returned)
+        key = call_constants(call, function).get(func.slice.id) if function is not None else None
+        if not isinstance(key, int | str) or isinstance(key, bool):
+            return None
+        returns = home._functions_returns(home._item(func.value, key, depth), depth)
+        if returns is None:
+            return None
+        return union(*(self._of(c)._eval(r, depth + 2, call) for r, c in returns))
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
         """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
@@ -982,8 +999,11 @@ class Objects:
         of a table a decorator fills with builders, `build = BUILDERS[arch]`): every return of each."""
         if depth >= MAX_CALL_DEPTH or (isinstance(func, ast.Name) and self._scope_binding(func) is self.ctx.tree):
             return None  # a module-level name: `_returned`'s
-        found = self._eval(func, depth)
-        if not found:
+        return self._functions_returns(self._eval(func, depth), depth)
+
+    def _functions_returns(self, found: frozenset | None, depth: int) -> list[tuple[ast.AST, object]] | None:
+        """Every return (with its context) of the module-level functions `found` all are; None when one is not."""
+        if not found or depth >= MAX_CALL_DEPTH:
             return None
         returned = []
         for obj in found:
