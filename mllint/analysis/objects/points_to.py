@@ -144,6 +144,7 @@ class Objects:
         self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
         self._filings: dict[ast.AST, list | None] = {}  # a store in a decorator -> what it files (`registrations`)
+        self._tables: dict[Obj, list] = {}  # a table -> what the decorators of this module file in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
 
@@ -369,12 +370,11 @@ class Objects:
 
     def _registrations(self, table: Obj) -> list[tuple[object, ast.AST, object]]:
         """(module, definition, key) for what the decorators of this module put in `table` (see `registries`)."""
-        found = []
-        for store in (n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store)):
-            registered = self._filed(store)
-            if registered and table in (self.points_to(store.value) or ()):
-                found += registered
-        return found
+        if table not in self._tables:
+            self._tables[table] = []  # (while it is read)
+            stores = [n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and self._filed(n)]
+            self._tables[table] = [r for n in stores if table in (self.points_to(n.value) or ()) for r in self._filed(n)]
+        return self._tables[table]
 
     def _filed(self, store: ast.Subscript) -> list[tuple[object, ast.AST, object]] | None:
         """`registries.registrations` of a store of this file, once."""
