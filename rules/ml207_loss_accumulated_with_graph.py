@@ -417,6 +417,8 @@ class LossAccumulatedWithGraph(Rule):
         bound only before the loop (the model itself, handed to an evaluator: no iteration's graph).
         `terms_only`: of the values the loss is computed from, only a term it sums (`reg_loss` of `loss =
         task + beta * reg_loss`), not a factor such as a return weighting a log-likelihood."""
+        if _constant_item(value) and isinstance(value.slice, ast.Name):  # `terms[name]` of a dict of the loss's terms
+            return self._live(value.value, losses, loop, terms_only)
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
@@ -646,8 +648,8 @@ def _value_of(loop: ast.For) -> ast.AST | None:
 
 
 def _constant_item(node: ast.AST) -> bool:
-    """`res[0]`, `out["loss"]`: an item at a constant key of a name."""
-    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+    """`res[0]`, `out["loss"]`, `terms[name]`: an item of a name at a constant key or one a name holds."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant | ast.Name)
 
 
 def _holds_items(value: ast.AST) -> bool:

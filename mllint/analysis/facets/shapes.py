@@ -1319,7 +1319,12 @@ class Interpreter(Operations):
             generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))
             passed = None  # what it yields, or a shape it makes whatever they are (`w.reshape(-1, 1)`), may be known
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
-        summary = shapes.helper_output(helper, passed or {})
+        linted = [self.shapes.ctx.analysis(Callers)] if self.shapes.ctx.project is not None else _LINTED[-1:]
+        _LINTED.extend(linted)  # another module's helper finds its call sites as the linted file does
+        try:
+            summary = shapes.helper_output(helper, passed or {})
+        finally:
+            del _LINTED[len(_LINTED) - len(linted):]
         if summary is None or (passed is None and not generator and not _sizes_free(summary[0])):
             return None  # a size named after the helper's own parameter says nothing here
         if self.record:
