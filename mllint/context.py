@@ -6,6 +6,7 @@ only when a rule first asks for it.
 from __future__ import annotations
 
 import ast
+import os
 from typing import TypeVar
 
 from mllint.analysis.syntax.names import Names
@@ -73,6 +74,13 @@ class FileContext:
 
     def text(self, node: ast.AST) -> str:
         return self.source.slice(self.start(node), self.end(node))
+
+    def place(self, node: ast.AST) -> str:
+        """`train.py:31`: a line named in a message about another line, by the file's name so that it can be
+        found from anywhere (`line 31` in a notebook, whose lines are its cells')."""
+        if self.notebook is not None or self.path.endswith(".ipynb"):
+            return f"line {node.lineno}"
+        return f"{os.path.basename(self.path)}:{node.lineno}"
 
     def replace(self, node: ast.AST, content: str) -> Edit:
         return Edit(self.start(node), self.end(node), content)

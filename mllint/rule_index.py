@@ -46,6 +46,7 @@ RULES = {
     'ML417': ('ml417_parameter_group_not_optimized', 'ParameterGroupNotOptimized', 'parameter-group-not-optimized', 'error', False, False, None, ('params', 'optim'), False),
     'ML418': ('ml418_inplace_on_stored_data', 'InplaceOnStoredData', 'inplace-on-stored-data', 'warning', False, False, None, ('_(', '='), False),
     'ML419': ('ml419_requires_grad_on_data', 'RequiresGradOnData', 'requires-grad-on-data', 'error', False, False, None, ('.data.requires_grad',), False),
+    'ML420': ('ml420_inplace_hidden_from_autograd', 'InplaceHiddenFromAutograd', 'inplace-hidden-from-autograd', 'error', False, False, None, ('.data', '.detach()'), False),
     'ML501': ('ml501_training_error_swallowed', 'TrainingErrorSwallowed', 'training-error-swallowed', 'warning', False, False, None, ('except', '@', 'suppress'), False),
     'ML601': ('ml601_regression_loss_broadcast', 'RegressionLossBroadcast', 'regression-loss-broadcast', 'error', False, False, None, ('loss', 'Loss', 'criterion'), False),
     'ML602': ('ml602_broadcast_then_reduce', 'BroadcastThenReduce', 'broadcast-then-reduce', 'warning', False, False, None, ('sum', 'mean', 'norm'), False),

@@ -8,7 +8,8 @@ class SoftmaxIntoCrossEntropy(Rule):
     """
     ## What it does
     Reports softmax output passed as the input of `CrossEntropyLoss` or `F.cross_entropy`: from
-    `F.softmax`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax` module or an
+    `F.softmax`, `F.softmin`, `torch.softmax`, `x.softmax(dim)`, `exp(log_softmax(x))`, an `nn.Softmax`
+    (`nn.Softmax2d`, `nn.Softmin`) module or an
     `nn.Sequential` ending in one (or in a module of the project whose `forward` returns softmax output:
     `nn.Sequential(backbone, Head(...))`; layers that pass their input on, `nn.Identity` and `nn.Dropout`,
     after it), averaged or otherwise combined linearly (an ensemble's mean, a weighted
@@ -17,7 +18,8 @@ class SoftmaxIntoCrossEntropy(Rule):
     softmax output (in training mode; as one element of a tuple too, also when an if/else chooses between
     two such classes; of a `forward` whose flag the call passes as a constant or leaves to a default
     that returns softmax output, `def forward(self, x, normalize=True)`), a factory function that builds
-    one, a helper that returns one. A row of softmax output over the last dim taken by a loop (`for out
+    one, a helper that returns one, a method of the class itself or of a base class other than `forward`
+    (`self.predict_proba(x)` of an ensemble trainer). A row of softmax output over the last dim taken by a loop (`for out
     in probs:`) is softmax output too.
 
     A model or loss that reaches the function as a parameter (`def train(model, criterion, ...)`, or

@@ -8,6 +8,7 @@ from mllint.rule import Rule
 NON_NEGATIVE = {
     (Kind.RELU, BCE_WITH_LOGITS): " (scores never below 0: every predicted probability is at least 0.5)",
     (Kind.SOFTPLUS, BCE_WITH_LOGITS): " (scores never below 0: every predicted probability is above 0.5)",
+    (Kind.HARDSIGMOID, BCE_WITH_LOGITS): " (scores in [0, 1]: every predicted probability is between 0.5 and 0.73)",
 }
 
 
@@ -16,8 +17,8 @@ class ActivationIntoLogitsLoss(Rule):
     ## What it does
     Reports the output of one activation passed to a loss that applies another itself: sigmoid or
     `logsigmoid` output into `CrossEntropyLoss`/`F.cross_entropy`, softmax, `log_softmax` or `logsigmoid`
-    output into `BCEWithLogitsLoss`/`F.binary_cross_entropy_with_logits`, and the output of a ReLU or
-    softplus (a model whose last layer is `nn.ReLU()`, `F.relu(self.fc(x))`) into either. The values are followed as for
+    output into `BCEWithLogitsLoss`/`F.binary_cross_entropy_with_logits`, and the output of a ReLU,
+    softplus or hardsigmoid (a model whose last layer is `nn.ReLU()`, `F.relu(self.fc(x))`) into either. The values are followed as for
     ML101 and ML103: through variables, `self.` attributes, linear combinations, and the project's models
     and helpers in other files.
 

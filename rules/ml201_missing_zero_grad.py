@@ -5,6 +5,7 @@ from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoo
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class MissingZeroGrad(Rule):
@@ -16,7 +17,9 @@ class MissingZeroGrad(Rule):
     (including the functions and methods of the file it calls, and the functions of the project's other
     modules: then the finding is at the call, and names the file and line of the step), or a clear only in
     the other arm of an `if` the step or a backward before it sits in (`zero_grad` only in the non-AMP
-    branch). It also reports a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
+    branch). When the iteration clears another optimizer a second time with no step of it after (the
+    critic's `opt_d.zero_grad()` copied into the generator phase), the finding is at that clear, the line
+    to change, and its fix clears the stepping optimizer there. It also reports a clear of only some of the modules the optimizer updates (`encoder.zero_grad()` with
     `Adam(list(encoder.parameters()) + list(head.parameters()))`, param groups, `itertools.chain`, or a
     submodule of the whole model it updates: `model.backbone.zero_grad()` with `SGD(model.parameters())`; also
     built by a project helper that returns it, or passed in by a call site that builds it; also where the
@@ -75,7 +78,7 @@ class MissingZeroGrad(Rule):
 
     ## Fix safety
     The fix inserts `optimizer.zero_grad()` at the top of the loop body (above the comment lines that
-    describe its first statement), or for a stale phase, before the phase's loop. It is unsafe: it changes the
+    describe its first statement; at a misdirected clear it names the stepping optimizer instead), or for a stale phase, before the phase's loop. It is unsafe: it changes the
     training (that is the point), and code that meant to accumulate over the whole loop would need the
     clear elsewhere.
     """
@@ -103,6 +106,11 @@ class MissingZeroGrad(Rule):
     other_model_message = (
         "`{optimizer}`{passed} updates the parameters of {owners}, but the iteration of the loop on line {line} clears only "
         "{cleared}, another model: their gradients accumulate across steps"
+    )
+    misdirected_message = (
+        "`{clear}` clears `{other}` a second time, after its step, while `{optimizer}`, which steps at "
+        "{step}, is never cleared in the iteration of the loop on line {line}: its gradients accumulate across steps; "
+        "clear `{optimizer}` here"
     )
     stale_message = (
         "`{optimizer}` steps{where} the micro-batches of the loop on {phase} on top of the gradients the loop on "
@@ -135,6 +143,10 @@ class MissingZeroGrad(Rule):
                     optimizer=optimizer, where=step.where, test=source_text(guard.node.test), place=clear.place
                 )
                 return step, message, None, ()
+            misdirected = iteration.misdirected_clear(optimizer, step)
+            if misdirected is not None:
+                message = self._misdirected(misdirected, optimizer, step, iteration)
+                return misdirected, message, self._redirect_fix(misdirected, optimizer) or self._fix(iteration, optimizer), ()
             message = self.message.format(optimizer=optimizer, where=step.where, line=iteration.loop.lineno)
             return step, message, self._fix(iteration, optimizer), ()
         step, message, sites = self._partly_cleared_step(loops, iteration, optimizer)
@@ -171,6 +183,9 @@ class MissingZeroGrad(Rule):
                 missed_text = ", ".join(f"the rest of `{o}`" if o in parts else f"`{o}`" for o in missed)
                 return step, self.partly_message.format(missed=missed_text, **named), owned.sites
             if all(_distinct_models(self.ctx, c, owners) for c in modules):
+                misdirected = iteration.misdirected_clear(optimizer, step)
+                if misdirected is not None:  # `netD.zero_grad()` copied into the generator phase: the line to change
+                    return misdirected, self._misdirected(misdirected, optimizer, step, iteration), owned.sites
                 return step, self.other_model_message.format(owners=_names(sorted(owners)), **named), owned.sites
         return None, None, ()
 
@@ -197,6 +212,20 @@ class MissingZeroGrad(Rule):
                 message = self.stale_message.format(optimizer=optimizer, where=step.where, **phases)
                 return step, message, self._phase_fix(phase, last, optimizer)
         return None, None, None
+
+    def _misdirected(self, clear: Event, optimizer: str, step: Event, iteration: Iteration) -> str:
+        text = one_line(clear.text(self.ctx), 40) + (f"` ({clear.place}) in `{one_line(self.ctx.text(clear.at), 40)}" if clear.path else "")
+        return self.misdirected_message.format(
+            clear=text, other=clear.key, optimizer=optimizer,
+            step=step.place if step.path else self.ctx.place(step.node), line=iteration.loop.lineno,
+        )
+
+    def _redirect_fix(self, clear: Event, optimizer: str) -> Fix | None:
+        """`opt_d.zero_grad()` -> `opt_g.zero_grad()`, for a clear written in the linted file."""
+        func = getattr(clear.node, "func", None)
+        if clear.path is not None or "<" in optimizer or not isinstance(func, ast.Attribute) or self.ctx.text(func.value) != clear.key:
+            return None
+        return self.ctx.fix(f"Clear `{optimizer}` here", Applicability.UNSAFE, self.ctx.replace(func.value, optimizer))
 
     def _fix(self, iteration: Iteration, optimizer: str) -> Fix | None:
         loop = iteration.loop

@@ -31,7 +31,7 @@ METER_MESSAGE = (
 
 
 OUTPUT_MESSAGE = (
-    "`{loss}` carries the autograd graph of this iteration and `{call}` keeps it: `{cls}` adds a value computed "
+    "`{loss}` carries the autograd graph of this iteration{made} and `{call}` keeps it: `{cls}` adds a value computed "
     "from it into `self.{attribute}` ({place}), so every iteration's graph stays in memory; pass {instead}"
 )
 CONTAINER_MESSAGE = (
@@ -90,7 +90,9 @@ class LossAccumulatedWithGraph(Rule):
     the iteration's graph (a metric of the model's output: `history.append(psnr(sr, hr))`, each value of a
     metric's returned dict `for k, v in metric.process(logits, y).items(): totals[k] += v`, the output
     itself, a term the backpropagated loss sums: `sum_reg += reg_loss` of `loss = task + beta * reg_loss`,
-    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`) appended to a list or added into a
+    also in a running average `avg = 0.9 * avg + 0.1 * psnr(sr, hr)`, `ema = v if ema is None else 0.98 * ema + 0.02 * v`,
+    `torch.lerp(avg, v, 0.1)`, `avg.mul_(0.9).add_(v)`, or first bound to a
+    name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
     total kept across the iterations of a loop that backpropagates is reported too (not a factor that
     only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
     (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
@@ -109,7 +111,8 @@ class LossAccumulatedWithGraph(Rule):
     others where the tuple's elements are known (`loss, top1 = self.compute_loss(x, y)` returning `loss,
     float(acc)`; `_, pred = out.max(1)`): only the elements that carry the graph count. A total that is reset every iteration, or that
     is itself backpropagated (`loss += reg` before one `backward()`), is not reported; nor is a meter that
-    converts the value itself (`float(val)`, `val.item()`), one built or reset in every iteration, or one
+    converts the value itself (`float(val)`, `val.item()`), one built or reset on every path of the iteration (a reset
+    under `if it % 500 == 0:` still keeps 500 graphs), or one
     from a library (its code is not read).
 
     ## Why is this bad?
@@ -178,14 +181,13 @@ class LossAccumulatedWithGraph(Rule):
         for loop in self.ctx.index.of_type(*LOOP_NODES):
             function = self.ctx.scopes.enclosing_function(loop)
             losses = self._backpropagated(loops.events_of_loop(loop), function) if loop in loops.may_train else {}
-            for loss, total in self._accumulations(loop):
+            for loss, total, fixable in self._accumulations(loop):
                 if loss in reported:
                     continue
                 returned = returned_loss(self.ctx, loss) if _base(total) is not None else None
                 if returned is not None and self._kept_across_iterations(total, loop, function):
                     reported.add(loss)
-                    place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
-                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=place)
+                    message = RETURNED_MESSAGE.format(loss=self.ctx.text(loss), what=returned.what, total=ast.unparse(total), function=returned.function, place=returned.places(self.ctx))
                     self.report(loss, message)
                     continue
                 used = None
@@ -202,7 +204,7 @@ class LossAccumulatedWithGraph(Rule):
                     self.report(loss, CONTAINER_MESSAGE.format(loss=loss.id, total=ast.unparse(total), held=ast.unparse(held), line=held.lineno))
                     continue
                 message = self.message.format(loss=loss.id, total=ast.unparse(total))
-                plain = held is None and isinstance(_base(total), ast.Name)  # a holder's values may be no tensors
+                plain = fixable and held is None and isinstance(_base(total), ast.Name)  # a holder's values may be no tensors
                 fix = self._fix(loss, _base(total), function) if plain else None
                 self.report(loss, message, fix)
             self._metered(loop, self._training_loop(loop, loops), losses, reported)
@@ -237,6 +239,7 @@ class LossAccumulatedWithGraph(Rule):
         dict it returns: `v` of `for k, v in metric.process(p, y).items()`); empty for any other."""
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
         call = value if isinstance(value, ast.Call) else dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
+        call = call if call is not None or len(definitions) != 1 else definitions[0].value  # `f1 = soft_f1(logits, y)`
         found = self.ctx.analysis(GradientFlow).callee(call, followed=ANY_MODULE) if isinstance(call, ast.Call) else None
         returned = returned_expressions(found[0].function.body) if found is not None else None
         if not returned:
@@ -245,7 +248,7 @@ class LossAccumulatedWithGraph(Rule):
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
         cls = callee.ctx.scopes.enclosing_class(callee.function)
         name = f"{cls.name}.{callee.function.name}" if cls is not None else callee.function.name
-        return f" by `{name}`, {path}:{returned[-1].lineno}" if path else f" by `{name}`, line {returned[-1].lineno}"
+        return f" by `{name}`, {f'{path}:{returned[-1].lineno}' if path else callee.ctx.place(returned[-1])}"
 
     def _kept_by_object(self, step: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
         """A step function (run once per batch by its callers) that appends a live value to a list its object
@@ -280,9 +283,11 @@ class LossAccumulatedWithGraph(Rule):
                 call_text = f"{self.ctx.text(call.func)}(...)"
                 instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                 message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
+                made = ""
                 if lost:  # a value made there; a list of them (`list(step(batch))`) detached item by item
                     instead = "detached values" if _holds_items(loss) else f"`{self.ctx.text(loss)}.detach()`"
-                self.report(loss, message.format(loss=self.ctx.text(loss), call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+                    made = f" (returned{by})" if (by := self._made_by(loss)) else ""
+                self.report(loss, message.format(loss=self.ctx.text(loss), made=made, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
         """Is the meter `call` runs a method of a local name of `function` (built there: renewed per call)?"""
@@ -349,9 +354,8 @@ class LossAccumulatedWithGraph(Rule):
             returned = returned_loss(self.ctx, comprehension.elt) if comprehension.elt not in reported else None
             if returned is not None:
                 reported.add(comprehension.elt)
-                place = f"{returned.path}:{returned.line}" if returned.path else f"line {returned.line}"
                 text = one_line(self.ctx.text(total), 60)
-                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), what=returned.what, total=text, function=returned.function, place=place))
+                self.report(comprehension.elt, RETURNED_MESSAGE.format(loss=self.ctx.text(comprehension.elt), what=returned.what, total=text, function=returned.function, place=returned.places(self.ctx)))
 
     def _backpropagated(self, events: list[Event], function) -> dict[ast.Name, ast.AST | None]:
         """The names an iteration calls `backward` on, in the loop's own function; for a loss held in a
@@ -376,13 +380,17 @@ class LossAccumulatedWithGraph(Rule):
         return names
 
     def _accumulations(self, loop: ast.AST):
-        """(loss name, total) for `total += loss`, `total += loss * n`, `stats["loss"] += loss` and
-        `total.append(loss)`."""
+        """(loss name, total, whether `.item()` after the loss fixes it) for `total += loss`, `total += loss * n`,
+        `stats["loss"] += loss`, `total.append(loss)`, and the forms of a running average: `avg = 0.9 * avg +
+        0.1 * loss`, `ema = loss if ema is None else ...`, `avg = torch.lerp(avg, loss, w)`, `avg.mul_(m).add_(loss)`."""
         for node in own_nodes(loop.body):
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _base(node.target) is not None:
-                yield from ((factor, node.target) for factor in _added_factors(node.value))
+                yield from ((factor, node.target, True) for factor in _added_factors(node.value))
             elif _self_sum(node) is not None:  # `total = total + loss`, `avg = 0.9 * avg + 0.1 * loss`
-                yield from ((factor, node.targets[0]) for added in _self_sum(node) for factor in _added_factors(added))
+                plain = isinstance(node.value, ast.BinOp)
+                yield from ((factor, node.targets[0], plain) for added in _self_sum(node) for factor in _added_factors(added))
+            elif (total := _added_in_place(node)) is not None:
+                yield from ((factor, total, False) for factor in _added_factors(node.args[0]))
             elif (
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
                 and _base(node.func.value) is not None and len(node.args) == 1 and not node.keywords
@@ -390,7 +398,7 @@ class LossAccumulatedWithGraph(Rule):
             ):  # fmt: skip  # `history[name].append(v)`: a list of a dict of lists
                 added = node.args[0]  # `logs.append({"step": i, "loss": loss})`: each value of the record
                 items = added.values if isinstance(added, ast.Dict) else added.elts if isinstance(added, ast.Tuple | ast.List) else [added]
-                yield from ((item, node.func.value) for item in items)
+                yield from ((item, node.func.value, True) for item in items)
 
     def _method_arguments(self, block: ast.AST):
         """(call, argument) for each name or call passed to a method of an object in a loop's or a function's
@@ -435,6 +443,8 @@ class LossAccumulatedWithGraph(Rule):
         holder = dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
         if isinstance(holder, ast.Call):  # `v` of `for k, v in metric.process(logits, y).items()`
             return self._live(holder, losses, loop)
+        if len(definitions) == 1 and isinstance(definitions[0].value, ast.Call) and self._live(definitions[0].value, losses, loop):
+            return True  # `f1 = soft_f1(logits, y)`: what the helper returns
         if any(self._data(d) for d in definitions):
             return False  # an item of what the loop iterates (`yb` of `for xb, yb in batches`): data, not made from the model
         made = {d.node for d in definitions}
@@ -466,15 +476,16 @@ class LossAccumulatedWithGraph(Rule):
 
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop
-        around the call?"""
+        around the call, on every path that reaches the call (not a periodic `if it % 500 == 0: meter.reset()`)?"""
         meter = self.ctx.text(receiver(call))
+        values = self.ctx.analysis(ValueKinds)
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, LOOP_NODES)), None)
         for node in own_nodes(loop.body) if loop is not None else ():
-            if isinstance(node, ast.Assign) and any(self.ctx.text(t) == meter for t in node.targets):
-                return True
+            renews = isinstance(node, ast.Assign) and any(self.ctx.text(t) == meter for t in node.targets)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reset":
-                if self.ctx.text(node.func.value) == meter:
-                    return True
+                renews = self.ctx.text(node.func.value) == meter
+            if renews and values.same_path(node, call):
+                return True
         return False
 
     def _part_of(self, value: ast.Name, loss: ast.Name, values: ValueKinds, holder: bool) -> bool:
@@ -507,7 +518,7 @@ class LossAccumulatedWithGraph(Rule):
                 inside = self._in_loop(node, loop)
                 bound_before |= not inside and node.lineno < loop.lineno
                 statement = self.ctx.scopes.parent(node)
-                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None
+                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None and self._every_iteration(node, loop)
         backpropagated = any(
             isinstance(n, ast.Name) and n.id == total.id
             for call in self.ctx.index.within(scope, ast.Call)
@@ -523,13 +534,18 @@ class LossAccumulatedWithGraph(Rule):
             if self.ctx.text(node) != text:
                 continue
             parent = self.ctx.scopes.parent(node)
-            if self._in_loop(node, loop) and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
+            renewed = self._in_loop(node, loop) and self._every_iteration(node, loop)
+            if renewed and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
                 return False  # `self.outputs = []` every iteration
-            if self._in_loop(node, loop) and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
+            if renewed and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
                 return False
             if any(isinstance(a, ast.Call) and isinstance(a.func, ast.Attribute) and a.func.attr == "backward" for a in self.ctx.scopes.ancestors(node)):
                 return False  # `self.loss += reg` then `self.loss.backward()`
         return True
+
+    def _every_iteration(self, node: ast.AST, loop: ast.AST) -> bool:
+        """Does `node` run in every iteration of `loop` (not under `if step % log_every == 0:`)?"""
+        return self.ctx.analysis(ValueKinds).same_path(node, loop)
 
     def _in_loop(self, node: ast.AST, loop: ast.AST) -> bool:
         return loop in self.ctx.scopes.ancestors(node)
@@ -593,12 +609,28 @@ def _named(node: ast.AST, name: str) -> bool:
 
 def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
     """The values `total = total + loss` adds to the old total (in any order, the old total scaled too: a
-    running average `avg = 0.9 * avg + 0.1 * loss`), also into an entry of a dict: `totals[k] = totals[k] +
+    running average `avg = 0.9 * avg + 0.1 * loss`, `torch.lerp(avg, loss, w)`, `avg.lerp(loss, w)`, an arm of
+    `ema = loss if ema is None else 0.98 * ema + 0.02 * loss`), also into an entry of a dict: `totals[k] = totals[k] +
     v`, `totals[k] = totals.get(k, 0) + v`; None for any other statement."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return None
-    target, value = statement.targets[0], statement.value
-    if _base(target) is None or not isinstance(_base(target), ast.Name) or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+    target = statement.targets[0]
+    if _base(target) is None or not isinstance(_base(target), ast.Name):
+        return None
+    return _added_to(target, statement.value)
+
+
+def _added_to(target: ast.AST, value: ast.AST) -> list[ast.AST] | None:
+    """What `value` adds to the old value of `target` (`_self_sum`)."""
+    if isinstance(value, ast.IfExp):
+        arms = [_added_to(target, arm) for arm in (value.body, value.orelse)]
+        return next((a for a in arms if a is not None), None)
+    interpolated = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "lerp"
+    if interpolated and len(value.args) == 3 and _reads(value.args[0], target):  # `torch.lerp(avg, loss, 0.1)`
+        return [value.args[1]]
+    if interpolated and len(value.args) == 2 and _reads(value.func.value, target):  # `avg.lerp(loss, 0.1)`
+        return [value.args[0]]
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
         return None
     operands, pending = [], [value]
     while pending:
@@ -609,6 +641,16 @@ def _self_sum(statement: ast.AST) -> list[ast.AST] | None:
             operands.append(node)
     old = [o for o in operands if _reads(o, target) or (isinstance(o, ast.BinOp) and isinstance(o.op, ast.Mult) and (_reads(o.left, target) or _reads(o.right, target)))]
     return [o for o in operands if o not in old] if len(old) == 1 else None
+
+
+def _added_in_place(node: ast.AST) -> ast.AST | None:
+    """`avg` of `avg.add_(loss)` or `avg.mul_(0.9).add_(loss)`: a total changed in place."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_" and len(node.args) == 1):
+        return None
+    receiver = node.func.value
+    while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr in ("mul_", "div_"):
+        receiver = receiver.func.value
+    return receiver if _base(receiver) is receiver else None
 
 
 def _reads(value: ast.AST, target: ast.AST) -> bool:

@@ -6,6 +6,7 @@ from mllint.analysis.facets.modes import Modes
 from mllint.analysis.syntax.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class TrainingResumedInEvalMode(Rule):
@@ -17,7 +18,9 @@ class TrainingResumedInEvalMode(Rule):
     in the loop body, after training or
     before it (a validation at the top of the iteration), and no `model.train()` (or `model.train(True)`,
     `model.to(device).train()`, `getattr(model, "module", model).train()`,
-    `for net in (generator, discriminator): net.train()`) runs before the training. A model whose class is known
+    `for net in (generator, discriminator): net.train()`) runs before the training. When the only `model.train()`
+    runs once, before the loop, the finding is at it (the line to move into the loop) and names the training
+    step by file and line; otherwise it is at the training step. A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either, nor a model that none of the optimizers at hand (the
@@ -108,11 +111,41 @@ class TrainingResumedInEvalMode(Rule):
                 when = "as it loads it (transformers calls `eval()` after loading the weights),"
             caller = f"`{use.scope.name}`" if hasattr(use.scope, "name") else "the module"
             passed = f"; {caller} passes it at {modes.where(use.site)}{use.through}" if use.own_key else ""
+            once = _train_once_before(modes, use, loops & modes.loops_around(fact.site, use.scope))
+            if once is not None:  # the line to change: the `train()` before the loop
+                if once[0] in reported:
+                    continue
+                reported.add(once[0])
+                message = (
+                    f"`{one_line(self.ctx.text(once[0]), 40)}` runs once, before the loop on line {once[1].lineno}: {modes.describe(fact.origin)}{via} "
+                    f"puts `{use.name}` in eval mode {when}, so from the second iteration on the training step at "
+                    f"{_place(self.ctx, modes, use.call)} runs in eval mode{passed}; call `.train()` at the top of each iteration"
+                )
+                self.report(once[0], message, related=use.sites)
+                continue
             message = (
                 f"`{use.name}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
                 f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"
             )
             self.report(use.call, message, related=use.sites)
+
+
+def _train_once_before(modes: Modes, use: Use, loops: set[ast.AST]) -> tuple[ast.AST, ast.AST] | None:
+    """(the `model.train()` of the linted file that reaches the training step from before `loops`, the
+    innermost of them) when one does: it puts the model in training mode once, for the first iteration only."""
+    if not loops:
+        return None
+    before = [
+        f.site for f in use.facts
+        if f.mode is Mode.TRAIN and f.site is not None and f.origin is not f.built  # a `train()`, not the construction
+        and modes.context_of(f.site) is modes.ctx and not loops & modes.loops_around(f.site, use.scope)
+    ]  # fmt: skip
+    return (max(before, key=position), max(loops, key=position)) if before else None
+
+
+def _place(ctx, modes: Modes, node: ast.AST) -> str:
+    """Where a node is, by file name (`trainer.py:31`), in this file or another module."""
+    return ctx.place(node) if modes.context_of(node) is ctx else modes.where(node)
 
 
 def _optimized_use(modes: Modes, use: Use) -> bool:

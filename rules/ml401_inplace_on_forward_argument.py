@@ -2,13 +2,14 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.views import held_after, literal_loop_items, read_with, unshared, viewed
+from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants
 from mllint.analysis.objects.callees import forward_calls
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Applicability
@@ -58,6 +59,13 @@ CALLER_MESSAGE = (
     "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
 )
 
+# In-place tensor methods that activate (a tensor kept before them sees the activated values).
+ACTIVATING_METHODS = frozenset({"relu_", "sigmoid_", "tanh_", "clamp_", "clamp_min_", "clamp_max_", "hardtanh_"})
+HOLDER_MESSAGE = (
+    "{activation} overwrites `{name}` in place after `forward` put it in `{holder}`, and its caller reads that: "
+    "`{call}` ({place}{line}) reads `{read}` after it (line {read_line}), which sees the activated values"
+)
+
 
 class InplaceOnForwardArgument(Rule):
     """
@@ -73,7 +81,10 @@ class InplaceOnForwardArgument(Rule):
     is one) applied to the argument when `forward` reads it again later (a residual `out + x`, or an operand
     taking the call's result in the same expression: `x * self.gate(x)`, `torch.cat([x, f(x)])`; also through
     an alias made before: `identity = x`), or to a tensor of its own that it reads again (a skip connection
-    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`). When `forward` does not
+    kept before the activation: `h = self.act(skip)` then `torch.cat([h, skip])`; or a list or dict it was put
+    in before, read after: `skips.append(s)`, `feats["c1"] = s`, also one `forward` is given, read by its
+    caller, in a module's `forward` or a training script: `self.down(x, skips)` then `skips[1]`; the same for
+    an in-place activation method, `feats.append(x)` then `x.relu_()`). When `forward` does not
     read its argument again, the activation on it is reported where a `forward` of the project that calls the
     module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
     it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
@@ -86,7 +97,8 @@ class InplaceOnForwardArgument(Rule):
     (`inplace=cfg["act_inplace"]`, `cfg.get(...)`, with a dict literal passed as `cfg`), a `**kwargs` dict
     splatted into the constructor (`DenseLayer(ch, **layer_kwargs)`, `nn.ReLU(**act_kwargs)`), a command-line option's default (`inplace=args.inplace_act` with
     `parser.add_argument("--inplace-act", default=True)`), a `functools.partial(nn.ReLU, inplace=True)`
-    passed down for an activation class (`act_layer()`), and into the factory of the project that builds the activation
+    passed down for an activation class (`act_layer()`) or a table's entry at every key the callers pass
+    (`ACTS[kind]()` with `"relu": partial(nn.ReLU, inplace=True)`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
     every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
     layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments
@@ -152,6 +164,7 @@ class InplaceOnForwardArgument(Rule):
         super().__init__(ctx)
         self._unshared: dict[tuple[ast.AST, str], bool] = {}  # `_given_unshared`'s answers
         self._callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from the project's `forward`s
+        self._any_callers: dict[ast.ClassDef, list] = {}  # ... from any code of the project
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
@@ -188,6 +201,8 @@ class InplaceOnForwardArgument(Rule):
                 name = isinstance(changed, ast.Name) and self._argument_held(changed, tensors, views=views)
                 if name and not self._excused(statement, node):
                     self.report(statement.value, self._message(changed.id, name))
+                elif isinstance(changed, ast.Name) and func.attr in ACTIVATING_METHODS and not self._excused(statement, node):
+                    self._check_kept(statement.value, changed, node)  # `feats.append(x)`, then `x.relu_()`
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
 
@@ -228,7 +243,11 @@ class InplaceOnForwardArgument(Rule):
             if n.id in names and [d.node for d in values.reaching_definitions(n)] == names[n.id]
         ]  # fmt: skip
         if not later:
-            self._check_caller_held(call, activation, argument, forward, tensors)
+            held = held_after(self.ctx, argument, call)  # `skips.append(s)`, then `skips` read after the call
+            if held is not None:
+                self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=held.id, line=held.lineno))
+            elif not self._check_holder_held(call, activation, argument, forward):
+                self._check_caller_held(call, activation, argument, forward, tensors)
             return
         name = self._argument_held(argument, tensors)
         if name:
@@ -236,6 +255,38 @@ class InplaceOnForwardArgument(Rule):
             self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno, alias=alias))
         else:
             self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=later[0].id, line=later[0].lineno))
+
+    def _check_kept(self, call: ast.Call, tensor: ast.Name, forward: ast.FunctionDef) -> None:
+        """An in-place activation method (`x.relu_()`) on a tensor of `forward` put in a list or dict before,
+        which `forward` or, for a list it is given, its caller reads after."""
+        activation = f"`{self.ctx.text(call)}`"
+        read = kept_after(self.ctx, tensor, call)
+        if read is not None:
+            self.report(call, LOCAL_MESSAGE.format(activation=activation, name=tensor.id, read=read.id, line=read.lineno))
+        else:
+            self._check_holder_held(call, activation, tensor, forward)
+
+    def _check_holder_held(self, call: ast.Call, activation: str, argument: ast.Name, forward: ast.FunctionDef) -> bool:
+        """The activation on a tensor `forward` put in a list it is given (`skips.append(s)`), which a module
+        of the project that calls this one reads after the call (`torch.cat([h, skips[1]], 1)`)."""
+        holders = parameter_holders(self.ctx, argument, call)
+        cls = self.ctx.scopes.enclosing_class(forward)
+        if not holders or cls is None:
+            return False
+        if cls not in self._any_callers:
+            self._any_callers[cls] = forward_calls(self.ctx, cls, anywhere=True) or []
+        for caller, site in self._any_callers[cls]:
+            bound = bind_arguments(site, forward, skips_first=True)
+            for holder in holders:
+                read = read_again(caller, bound.get(holder), site)
+                if read is not None:
+                    place = "line " if caller is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)}:"
+                    self.report(call, HOLDER_MESSAGE.format(
+                        activation=activation, name=argument.id, holder=holder, call=one_line(caller.text(site), 40), place=place,
+                        line=site.lineno, read=read.id, read_line=read.lineno,
+                    ))  # fmt: skip
+                    return True
+        return False
 
     def _check_caller_held(self, call: ast.Call, activation: str, argument: ast.Name, forward: ast.FunctionDef, tensors: set[str]) -> None:
         """The activation on the argument itself, which `forward` does not read again, while a module of the
@@ -319,10 +370,18 @@ class InplaceOnForwardArgument(Rule):
 
     def _partial_inplace(self, call: ast.Call, ctx) -> bool:
         """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`
-        (passed down from a config: `act_layer=cfg["act_layer"]`), or an item of a table of them."""
-        if not isinstance(call.func, ast.Name | ast.Subscript):  # `act_layer()`, `ACTIVATIONS[name]()`
+        (passed down from a config: `act_layer=cfg["act_layer"]`), or an entry of a table of them at every key
+        the callers may pass (`ACTIVATIONS[name]()`)."""
+        if isinstance(call.func, ast.Subscript):  # `ACTIVATIONS[name]()`, `name` what its callers pass
+            keys = possible_constants(ctx, call.func.slice, self.ctx)
+            items = ctx.analysis(Objects).called_objects(ctx, call, keys) if keys else None
+            if not items or any(obj.kind != "made" or not isinstance(obj.node, ast.Call) for obj in items):
+                return False
+            found = [[(obj.ctx, obj.node) for obj in items]]
+        elif isinstance(call.func, ast.Name):
+            found = [made for made, _ in makers(ctx, call.func)]
+        else:
             return False
-        found = [made for made, _ in makers(ctx, call.func)]
         if not found:
             return False
         for made in found:

@@ -3,9 +3,9 @@ from bisect import bisect_right
 
 from mllint.analysis.objects.constants import construction_constants, reachable_returns
 from mllint.analysis.objects.points_to import Obj, Objects
-from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.classes import training_forward
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
-from mllint.analysis.syntax.names import call_argument, is_self_attribute, training_test
+from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Severity
@@ -109,7 +109,7 @@ class InplaceOnSavedTensor(Rule):
         method = isinstance(func, ast.Attribute) and self.ctx.qualified_name(func) is None
         op = f".{func.attr}()" if method and func.attr in SAVING_METHODS else self.ctx.text(func)
         described = {"change": self.ctx.text(change), "name": target.id, "op": op, "line": node.lineno}
-        if self._in_training_forward(node):
+        if training_forward(self.ctx, node):
             if self._read_after(change, target):
                 method = self.ctx.scopes.enclosing_function(node).name
                 self.report(change, FORWARD_MESSAGE.format(**described, method=method))
@@ -120,24 +120,6 @@ class InplaceOnSavedTensor(Rule):
                 change,
                 self.message.format(**described, backward=self.ctx.text(backward), backward_line=backward.lineno),
             )
-
-    def _in_training_forward(self, node: ast.AST) -> bool:
-        """Is `node` in the `forward` of a module class (or a method its `forward` calls, such as
-        torchvision's `_forward_impl`), outside an evaluation-only branch (`if not self.training:`, the
-        `else` of `if self.training:`)?"""
-        function = self.ctx.scopes.enclosing_function(node)
-        cls = self.ctx.analysis(ModuleClasses).method_of_module(function, self.ctx) if function else None
-        if cls is None or not isinstance(function, ast.FunctionDef) or function.name not in _run_by_forward(cls):
-            return False
-        child = node
-        for ancestor in self.ctx.scopes.ancestors(node):
-            if ancestor is function:
-                return True
-            training = training_test(ancestor.test) if isinstance(ancestor, ast.If) else None
-            if training is not None and (child in ancestor.body) is not training:
-                return False  # in the branch that runs only in evaluation
-            child = ancestor
-        return False
 
     def _read_after(self, change: ast.AST, target: ast.Name) -> bool:
         """Is the changed value read after the change (so that backward runs through the op that saved it)?"""
@@ -235,14 +217,6 @@ def _saves(ctx, call: ast.Call) -> bool:
 def _maybe_in_place(call: ast.Call) -> bool:
     """Does an `inplace=` keyword of the call (`F.relu(x, inplace=...)`, `nn.ReLU(inplace=...)`) not say False?"""
     return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
-
-
-def _run_by_forward(cls: ast.ClassDef) -> set[str]:
-    """`forward` and the methods it calls on `self`."""
-    forward = own_method(cls, "forward")
-    if forward is None:
-        return set()
-    return {"forward"} | {node.func.attr for node in ast.walk(forward) if isinstance(node, ast.Call) and is_self_attribute(node.func)}
 
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:

@@ -12,7 +12,8 @@ class RequiresGradOnModule(Rule):
     `nn.Module`: a torch.nn layer, a module class of the project, a model from `torchvision.models`,
     `timm.create_model`, `torch.hub.load` or `from_pretrained`, or a submodule of such a model. The module
     is found as a submodule (`model.layer4`, `model.fc`, `vit.blocks`, also when a project factory builds
-    it: `self.model = build_backbone(cfg)`; through a local alias, `enc = model.encoder`, or a helper
+    it: `self.model = build_backbone(cfg)`; through a local alias, `enc = model.encoder` (also of a model whose class nothing tells: `enc =
+    self.net.encoder`, or unpacked: `stem, body = net.stem, net.body`), or a helper
     returning the model it is given, `model = prepare(model)`), a `self.` attribute assigned one, what a helper is given at its call sites (`def freeze(model): for
     block in (model.stem, model.stage1): block.requires_grad = False` called with a project model, also
     one a registry builds: a class `@register("convnet")` puts in the table `create_model` reads), a

@@ -15,7 +15,8 @@ class LayersInPlainContainer(Rule):
     (`self.blocks = []` then `self.blocks.append(nn.Linear(...))`), made in a comprehension (`self.heads =
     {k: nn.Linear(...) for k in tasks}`, `self.layers = [Block() for _ in range(n)]`), built by a project
     function (`self.towers = (tower(64, d), tower(64, d))`, a list it fills and returns: `self.layers =
-    make_layers(dims)`) or put in `OrderedDict((k, nn.Embedding(...)) for ...)`. Also reported: such a
+    make_layers(dims)`, or an item of what it returns: `self.blocks = parts["blocks"]` of `return {"stem": ...,
+    "blocks": [...]}`, `self.trunk, self.heads = build(d)`, also through a local name) or put in `OrderedDict((k, nn.Embedding(...)) for ...)`. Also reported: such a
     container a function stores on a model it is given, outside the model's class (`model.adapters =
     [Adapter(d) for _ in range(n)]` in `def add_adapters(model, d, n)`, when a call site passes a module of
     the project whose methods read `self.adapters`); a plain list or dict of parameters made where they go
@@ -127,7 +128,7 @@ class LayersInPlainContainer(Rule):
 
     def _fix(self, container: ast.AST, module: str):
         prefix = self._torch_nn()
-        if prefix is None:
+        if prefix is None or isinstance(getattr(container, "ctx", None), ast.Store):  # unpacked into: no place to wrap
             return None
         name = f"{prefix}.{module.split('.')[1]}"
         text = self.ctx.text(container)

@@ -93,5 +93,8 @@ class CriticSignsAgree(Rule):
         if term.ctx is not None:  # a term a function of the project returns: named with its file and line
             text = f"{one_line(text, 40)}` ({term.place(self.ctx)}) in `{one_line(self.ctx.text(term.at), 40)}"
         other_text = one_line((other.ctx or self.ctx).text(other.node), 40)
-        message = self.message.format(term=text, other=other_text, where=other.place(self.ctx), why=why)
+        where = other.place(self.ctx)
+        if other.added is not None:  # its sign is set where a function of the project adds it into its loss
+            where += f", its sign set at {other.signed_at(self.ctx)}"
+        message = self.message.format(term=text, other=other_text, where=where, why=why)
         self.report(term.at, message, related=related)

@@ -1,4 +1,5 @@
 from mllint.analysis.facets.coverage import uncovered_parts
+from mllint.analysis.facets.frozen_parts import frozen_fresh_parts
 from mllint.analysis.facets.parameters import missed_parts, unoptimized_loss_modules, unused_parameter_groups
 from mllint.source import one_line
 from mllint.findings import Severity
@@ -29,8 +30,10 @@ class ParameterGroupNotOptimized(Rule):
     optimized, handed to another call (a trainer that builds its own optimizer), nor read through
     `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`) or keep buffers are
     not reported. And it reports optimizers that get the parameters of some items of a dict of parts a
-    builder returns (`parts["encoder"]`, `parts["decoder"]`) and not of another one that the training
-    step runs (`parts["bottleneck"]`, called or with the whole dict handed to `autoencode(parts, x)`); a
+    builder returns (`parts["encoder"]`, `parts["decoder"]`, also taken out into names first: `m, g =
+    nets["mapping"], nets["synthesis"]`, `(_, m), (_, g) = nets.items()`) and not of another one that the training step runs
+    (`parts["bottleneck"]`, `m(z)`, called or with the whole dict handed to `autoencode(parts, x)`), at the
+    optimizer of the part that takes the missed one's output (`g(m(z))`); a
     dict read any other way, a builder or a callee that may freeze (`requires_grad`, `no_grad`, `eval()`,
     `detach`), and parts that another optimizer gets (a GAN's two) are left alone. The same for the parts
     of a model of the project: an optimizer over some of its parts (`itertools.chain(model.encoder.parameters(),
@@ -52,7 +55,18 @@ class ParameterGroupNotOptimized(Rule):
     involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
     `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a
     `requires_grad` flag, freezes, reloads or reads the parameters of the part (an EMA copy), or calls
-    `add_param_group`, and a stage that runs the parts one by one.
+    `add_param_group`, and a stage that runs the parts one by one. A part frozen for good counts as one no
+    optimizer gets: it reports the freeze (a loop setting `requires_grad = False` on the part's parameters,
+    `requires_grad_(False)` on the part or on its parameters, or a helper of the project doing so to the
+    module it is given: `freeze(model.decoder)`) of a part holding freshly initialised weights (built by
+    the model's class or its builder, after any loading there: `model.fc = nn.Linear(...)`; or
+    re-initialised by the file with `reset_parameters()`, also of the layers of a loop over the part or
+    its `modules()`), into which the file loads nothing, that runs after a part the file leaves
+    trainable (`self.head(self.encoder(x))` in `forward`, or `net.head(net.encoder(x))`), when the model's
+    parameters go to an optimizer: the new head of a linear probe frozen instead of the encoder. Frozen
+    trunks under a trained head (a linear probe, also of random features), loaded or pretrained parts, a
+    freeze in a loop or undone later (`requires_grad = True`), and a freeze that keeps some parameters
+    (`if "fc" not in name`) are left alone.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
@@ -112,6 +126,11 @@ class ParameterGroupNotOptimized(Rule):
         "({used}): its parameters never train; give them to the optimizer too"
     )
 
+    frozen_message = (
+        "`{part}` is frozen here, but its weights are fresh ({fresh}) and it runs after `{after}`, which trains "
+        "({runs}): the randomly initialised `{part}` never trains; freeze the part that was meant to stay fixed"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
@@ -131,3 +150,5 @@ class ParameterGroupNotOptimized(Rule):
             optimizer = one_line(self.ctx.text(part.optimizer), 60)
             message = self.forward_message.format(optimizer=optimizer, taken=taken, model=part.model, missed=part.missed, used=part.used, runner=part.runner)
             self.report(part.optimizer, message)
+        for part in frozen_fresh_parts(self.ctx):
+            self.report(part.freeze, self.frozen_message.format(part=part.part, fresh=part.fresh, after=part.after, runs=part.runs))

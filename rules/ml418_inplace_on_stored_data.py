@@ -2,7 +2,10 @@ import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
-from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, kept_view, kept_view_changes, storage_root
+from mllint.analysis.facets.views import (
+    changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, read_after_change, reused_over_loop,
+    storage_root,
+)
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
 from mllint.analysis.program.summaries import returned_expressions
@@ -36,7 +39,13 @@ class InplaceOnStoredData(Rule):
     generator method of the project yields of what its object keeps (`for xb, yb in data.batches(256)`
     yielding `self.X[i:i + bs], ...`, then `xb.chunk(2, 1)[1].log1p_()`); and so does a view of one (`xb =
     self.X.narrow(0, i, n)`) passed to a function that changes its argument, a function named for
-    working in place (`jitter_`) included. Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
+    working in place (`jitter_`) included. Data need not be an attribute when a loop changes it again at
+    every iteration: a tensor made before an epoch loop (at module level, or earlier in the function) whose
+    views a loop inside it changes (`for xb in images.split(128): xb.div_(255)`, `images[i:i + bs]`), or
+    that the epoch loop passes to a function or generator of the project changing views of its argument
+    (`for xb, yb in iterate_batches(images, labels, 128)` with `xb.div_(255.0)` on the items of
+    `images.split(batch_size)`, also picked from `list(images.split(n))` by index); only changes that compound when made again count there (`div_`, `-=`, not
+    `clamp_` or a store). Views are followed through `unbind`/`split`/`chunk`, slices, and a loop over a literal tuple
     (`for v, s in ((x1, self.w), (y1, self.h)): v.div_(s)` of `x1, y1, x2, y2 = box.unbind(-1)`). Changes of
     a copy (`sample = self.points[idx].clone()`), writes into a buffer (`copy_`,
     `zero_`, `fill_`), direct stores into an attribute's items (`self.cache[idx] = x`: a cache),
@@ -105,6 +114,14 @@ class InplaceOnStoredData(Rule):
         "in-place change of `{name}`, {which}the argument `{parameter}`, changes `{passed}` that {site} "
         "passes: the stored data changes at every call; copy it first (`.clone()`) or compute out of place"
     )
+    reused_message = (
+        "in-place change of `{name}`, a view of `{root}` (line {line}), changes `{root}`, which the loop at line "
+        "{loop} reads again at every iteration: it compounds; copy it first (`.clone()`) or compute out of place"
+    )
+    reused_argument_message = (
+        "in-place change of `{name}`, a view of the argument `{parameter}`, changes `{passed}` that {site} passes "
+        "again at every iteration of the loop at line {loop}: it compounds; copy it first (`.clone()`) or compute out of place"
+    )
     passed_message = (
         "`{call}` changes `{name}`, which is `{root}` (line {line}), in place (`{callee}`, {place}): the data "
         "`{owner}` stores changes at every access; copy it first (`.clone()`) or compute out of place"
@@ -151,6 +168,12 @@ class InplaceOnStoredData(Rule):
             if statement in statements or not isinstance(around, LOOP_NODES) or under_no_grad(self.ctx, change):
                 continue
             statements.add(statement)
+            if isinstance(kept, ast.Name):
+                loop = reused_over_loop(self.ctx, kept, nested=True)
+                if not (isinstance(changed, ast.Name) and read_after_change(self.ctx, changed, change)):
+                    continue  # a buffer the loop accumulates into, not a batch it goes on with
+                self.report(change, self.reused_message.format(name=self.ctx.text(changed), root=kept.id, line=kept.lineno, loop=loop.lineno))
+                continue
             owner = kept.func.value if isinstance(kept, ast.Call) else kept.value
             self.report(change, self.message.format(name=self.ctx.text(changed), root=self.ctx.text(kept), line=kept.lineno, owner=self.ctx.text(owner)))
 
@@ -197,6 +220,13 @@ class InplaceOnStoredData(Rule):
             passed = binding.argument(parameter) if binding.site is not None else None
             if passed is None:
                 continue
+            reused = name.id != parameter and compounds(change) and not in_place and read_after_change(self.ctx, name, change)
+            loop = reused_over_loop(passed[0], passed[1]) if reused else None
+            if loop is not None:
+                self.report(change, self.reused_argument_message.format(
+                    name=name.id, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place, loop=loop.lineno,
+                ))  # fmt: skip
+                return
             if not _kept(passed[1]) and kept_view(passed[0], passed[1]) is None:
                 read = self._read_as_original(passed[0], passed[1]) if returned else None
                 if read is not None:

@@ -8,6 +8,7 @@ from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import own_nodes
 from mllint.analysis.values.handlers import Handlers
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class TrainingErrorSwallowed(Rule):
@@ -30,7 +31,10 @@ class TrainingErrorSwallowed(Rule):
     runs out of data, is reported for the other RuntimeErrors it hides. `with contextlib.suppress(E):` (by
     any import of `suppress`) is a handler `except E: pass` around its body, reported at the `with`. A handler that inspects an out-of-memory error
     (`if "out of memory" in str(e):`, `if isinstance(e, torch.cuda.OutOfMemoryError):`) must re-raise every other error on every path: one that raises
-    them only sometimes (`else: if not distributed: raise`) is reported, and so is its out-of-memory arm
+    them only sometimes (`else: if not distributed: raise`) is reported, at the first statement of the arm the
+    other errors run (the line to change), and so is a handler that re-raises only the errors one test of the
+    caught exception singles out (`if isinstance(exc, FloatingPointError): raise`, `if "nan" in str(e): raise`)
+    while the others continue or are logged, and so is its out-of-memory arm
     when it returns from a step whose caller steps anyway, as below. A handler of torch's out-of-memory
     errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
@@ -165,11 +169,27 @@ class TrainingErrorSwallowed(Rule):
                 "gradients, and does not re-raise: the failed step's tensors stay allocated, its gradients "
                 "leak into the next step, and the run reports success on skipped batches"
             )
-        elif handled.others_path(handler) is not None:
+        elif (others := handled.others_path(handler)) is not None:
             message = (
                 f"`{self._written(handler)}` handles out-of-memory errors but does not re-raise "
                 f"every other error on every path: there a crash of the training {what} becomes a finished run"
             )
+            if others:  # the line to change: the arm every other error runs
+                message = (
+                    f"every error other than out-of-memory that `{self._written(handler)}` ({self.ctx.place(handler)}) "
+                    f"catches runs this arm, which does not re-raise: a crash of the training {what} becomes a finished run"
+                )
+                self.report(others[0], message)
+                return
+        elif (only := handled.reraised_only(handler)) is not None:
+            message = (
+                f"`{self._written(handler)}` ({self.ctx.place(handler)}) re-raises only the errors "
+                f"`{one_line(self.ctx.text(only[0].test), 40)}` singles out; every other error of the training {what} "
+                "runs this arm, which does not re-raise: a crash becomes a finished run"
+            )
+            if only[1]:  # the line to change: the arm every other error runs
+                self.report(only[1][0], message)
+                return
         elif _only_runtime_error(handler) and _joins_uneven_inputs(node.body):
             message = (
                 "`except RuntimeError` is meant for the early termination `join(throw_on_early_termination=True)` "

@@ -35,7 +35,9 @@ class RegressionLossBroadcast(Rule):
     passed in (`def train_epoch(model, loader, criterion)`), called through `**inputs`; a loss function
     bound to a name, a `functools.partial` or a `self.` attribute (`self.loss = loss` with
     `loss=F.mse_loss`); a loader, tensors
-    or a batch that the first call site of another module passes (the message names it); datasets and
+    or a batch that the first call site of another module (or of another function of the file) passes
+    (the message names it), also into a loss module's `forward` through the calls of its instances; a
+    model's output given as a dict or tuple (`model(**inputs)["logits"]`); datasets and
     helpers of other modules, `__getitem__` returning a dict (`batch["y"]`), `torch.tensor([value])`
     targets, a `squeeze()` of a `(B, 1)` output (a batch is taken for more than one; the message names
     the dim-less `squeeze()`, in whichever module it is), rows chosen by an index tensor (`X[idx]`,

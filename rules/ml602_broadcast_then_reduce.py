@@ -32,8 +32,13 @@ class BroadcastThenReduce(Rule):
     (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`: then only known sizes decide) are not reported. A
     helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
     reported at that call; one whose own operations make the mismatch, in the helper. A helper of another
-    module is checked with what the first call site that tells passes (the message names it), through
-    shape-keeping functions on the way to the reduction (`F.relu(margin - pos + neg).mean()`).
+    module, or of the file called in another function (`evaluate(net, loader)` in `main()`), is checked
+    with what the first call site that tells passes (the message names it), through shape-keeping
+    functions on the way to the reduction (`F.relu(margin - pos + neg).mean()`). So is the `forward` of a
+    module class of the project (a weighted loss module), with what the first call of its instances
+    passes: `loss_fn(out, batch["y"], batch["w"])` with `loss_fn = WeightedMSE()`, also where the
+    instance is given to a function (`run_epoch(model, loader, loss_fn)`) or to a trainer's constructor
+    that keeps it (`self.criterion = criterion`).
 
     ## Why is this bad?
     `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N

@@ -11,7 +11,9 @@ class ModelSelectedOnTestSet(Rule):
     test data: a comparison with a best score (`if acc > best_acc:`, `is_best = loss < best_loss`,
     `best_acc = max(best_acc, acc)`) whose branch keeps a new best, saves a checkpoint or stops, where
     the score is named for the test set (`test_acc`), comes from an evaluation of data named test
-    (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`), is computed in a test pass
+    (`acc = evaluate(model, test_loader)`, `test_evaluator.evaluate()`, the evaluation written in the comparison or
+    the early stopper's call itself: `stopper(evaluate(model, loaders["test"]), model)`, or a `ReduceLROnPlateau`
+    scheduler's `step(test_loss)`), is computed in a test pass
     (`def test(epoch):`, a loop over `test_loader`), is compared under `phase == "test"`, or is measured
     by an evaluator or loader that a call site passes test data for (`Trainer(model, val_evaluator=
     test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`). Test

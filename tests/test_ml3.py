@@ -230,7 +230,7 @@ def test_a_helper_that_changes_a_module_level_model_counts(lint):
         "with torch.no_grad():\n"
         "    model(x)\n"
     )
-    assert positions(lint(source, "ML302", "ML303")) == [("ML303", 11, 5)]
+    assert positions(lint(source, "ML302", "ML303")) == [("ML303", 9, 1)]  # the `model.train()` before the loop
 
 
 def test_a_function_named_like_validation_counts_for_its_loops_only(lint):
@@ -308,7 +308,7 @@ def test_a_model_unpacked_from_a_helper_returning_a_tuple(lint):
         "    model.train()\n"
         "    for epoch in range(3):\n" + TRAIN_EPOCH + "        model.eval()\n"
     )
-    assert positions(lint(source, "ML303")) == [("ML303", 18, 24)]
+    assert positions(lint(source, "ML303")) == [("ML303", 14, 5)]  # the `model.train()` before the loop
     plain = source.replace("nn.Dropout(0.5)", "nn.ReLU()")  # the helper builds a model whose mode changes nothing
     assert lint(plain, "ML303") == []
 

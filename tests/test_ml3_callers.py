@@ -39,10 +39,11 @@ def test_an_evaluation_of_another_module_called_after_train_names_the_call_site_
 
 def test_training_resumed_after_an_evaluation_of_another_module_or_a_pretrained_model_passed_in():
     resumed, pretrained = lint_in_project("engine.py", "ML303")
-    assert (resumed.start.line, resumed.start.column) == (24, 29)
-    assert resumed.message.startswith(
-        "`model` may train in eval mode: `model.eval()` (evaluate.py:21), through `evaluate_safely(model, val_loader)` "
-        "(line 26) puts it in eval mode later in the loop"
+    assert (resumed.start.line, resumed.start.column) == (20, 5)  # the `model.train()` made once, before the loop
+    assert resumed.message == (
+        "`model.train()` runs once, before the loop on line 21: `model.eval()` (evaluate.py:21), through "
+        "`evaluate_safely(model, val_loader)` (line 26) puts `model` in eval mode later in the loop, so from the second "
+        "iteration on the training step at engine.py:24 runs in eval mode; call `.train()` at the top of each iteration"
     )
     assert (pretrained.start.line, pretrained.start.column) == (32, 25)
     assert pretrained.message.endswith(

@@ -1,7 +1,8 @@
 """Witnesses for in-place changes hidden in a block: a pre-activation `nn.Sequential` whose first layer is
 `nn.ReLU(inplace=True)` rectifies the forward argument (the skip connection adds the rectified tensor and
 the caller's tensor changes), an alias written by quadrant (`out = x; out[:, :, :h, :w] = ...`) changes
-the input, and a ReLU with `inplace=False` saves its output, which `+=` then changes: backward raises."""
+the input, a ReLU with `inplace=False` saves its output, which `+=` then changes: backward raises, and an
+in-place LeakyReLU activates the conv output a list keeps for the caller's skip connection."""
 import pytest
 import torch
 
@@ -88,3 +89,46 @@ def test_a_relu_not_in_place_saves_its_output_and_the_add_breaks_backward(lint):
     fixed = NOT_IN_PLACE.replace("out += skip", "out = out + skip")
     assert lint(fixed, "ML406") == []
     run(fixed)
+
+
+HELD_IN_A_LIST = """
+import torch
+from torch import nn
+
+class Down(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 1, 1)
+        self.act = nn.LeakyReLU(0.1, inplace=True)
+
+    def forward(self, x, skips):
+        s = self.conv(x)
+        skips.append(s)
+        return self.act(s)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = Down()
+
+    def forward(self, x):
+        skips = []
+        h = self.down(x, skips)
+        return h, skips[0]
+
+net = Net()
+nn.init.ones_(net.down.conv.weight)
+nn.init.zeros_(net.down.conv.bias)
+with torch.no_grad():
+    h, skip = net(-torch.ones(1, 1, 2, 2))
+"""
+
+
+def test_the_skip_a_list_keeps_is_the_activated_tensor(lint):
+    assert [f.code for f in lint(HELD_IN_A_LIST, "ML401")] == ["ML401"]
+    flagged = run(HELD_IN_A_LIST)
+    assert torch.allclose(flagged["skip"], torch.full((1, 1, 2, 2), -0.1))  # the kept conv output was activated
+    fixed = HELD_IN_A_LIST.replace("inplace=True", "inplace=False")
+    assert lint(fixed, "ML401") == []
+    repaired = run(fixed)
+    assert torch.equal(repaired["skip"], -torch.ones(1, 1, 2, 2))  # the conv output before the activation

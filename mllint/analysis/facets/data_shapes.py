@@ -25,6 +25,8 @@ NUMPY_SIZE_THIRD = frozenset("numpy.random." + n for n in ("normal", "uniform", 
 FROM_ARRAY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "numpy.array", "numpy.asarray"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
+SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
 # Trainers that batch their `train_dataset` with the default collation and hand each batch to `compute_loss`.
 LIBRARY_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer"})
@@ -54,6 +56,11 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
         if not arguments or len(arguments) != len(node.args) or any(isinstance(a, ast.Starred) for a in node.args):
             return None
         return Samples(Items(tuple(_row(a) for a in arguments)))
+    if name in SUBSETS and isinstance(first, Samples):
+        return first  # its samples are the dataset's
+    if name in SPLITTERS and isinstance(first, Samples):
+        lengths = call_argument(node, 1, "lengths")  # `tr, te = random_split(ds, [500, 100])`: datasets of its samples
+        return Items((first,) * len(lengths.elts)) if isinstance(lengths, (ast.List, ast.Tuple)) else None
     if name in DATA_LOADERS:
         dataset = as_dataset(first if node.args else interpreter.value_of(call_argument(node, 0, "dataset")))
         if not isinstance(dataset, Samples) or call_argument(node, 6, "collate_fn") is not None:

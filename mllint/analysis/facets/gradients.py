@@ -366,8 +366,28 @@ class GradientFlow:
             return UNKNOWN
         if self._mutated_here(name):
             return self._filled(name, definitions, depth)
-        flow = alternatives([self._loop_carried(d, depth) for d in definitions])
+        flows = [self._loop_carried(d, depth) for d in definitions]
+        flow = GRAPH if self._accumulates_graph(name, definitions, flows) else alternatives(flows)
         return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
+
+    def _accumulates_graph(self, name: ast.Name, definitions, flows: list[Flow | None]) -> bool:
+        """A sum seeded by a number and updated with a graph (`penalty = 0.0`, then `penalty = penalty +
+        p.norm()` or `penalty += ...` in a loop): it carries the graph once the loop has run. The seeds
+        carry none and cut nothing; every update that carries one reads the name itself."""
+        if not any(f is not None and f.state is State.GRAPH for f in flows):
+            return False
+        for definition, flow in zip(definitions, flows):
+            if flow is None or (flow.state is State.NONE and not flow.cuts and definition.value is not None):
+                continue
+            if flow.state is not State.GRAPH:
+                return False
+            update = self.ctx.scopes.parent(definition.node)
+            reads = isinstance(update, ast.AugAssign) or (
+                definition.value is not None and any(isinstance(n, ast.Name) and n.id == name.id for n in ast.walk(definition.value))
+            )
+            if not reads:
+                return False
+        return True
 
     def _loop_carried(self, definition, depth: int) -> Flow | None:
         """The flow of a definition, as a fixed point over the cycle it is in when it reaches itself."""
@@ -640,6 +660,8 @@ class GradientFlow:
                 return NONE
             if func.id in SUMMING_BUILTINS:
                 return operands([self._flow(a, depth + 1) for a in arguments])
+        if name is not None and name.startswith("math."):  # a Python float: `math.sqrt(d)`, `math.log(loss)` cuts
+            return self._cut(call, call.args[0] if call.args else None, depth)
         if name in DIFFERENTIABLE_COLLECTIVES:
             return operands([self._flow(a, depth + 1) for a in call.args[:1]])
         if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do

@@ -70,7 +70,24 @@ class HandledErrors:
             return self._always_leaves(others) and not (returns and self.step_after(node, path) is not None)
         if self.out_of_memory_only(handler) and self._recovers(handler.body) and self.step_after(node, handler.body) is None:
             return True
+        if self.reraised_only(handler) is not None:
+            return False
         return any(self.leaving(n) for n in own_nodes(handler.body))
+
+    def reraised_only(self, handler: ast.ExceptHandler) -> tuple[ast.If, list[ast.stmt]] | None:
+        """(the test, what every other error runs) for a handler that re-raises only the errors a test of the
+        caught exception singles out (`if isinstance(exc, FloatingPointError): raise`, `if "nan" in str(e):
+        raise`) and lets the others go on; None for any other handler (one that tests for out-of-memory errors:
+        `others_path`)."""
+        if handler.name is None or self.others_path(handler) is not None:
+            return None
+        for position, statement in enumerate(handler.body):
+            if isinstance(statement, ast.If) and _singles_out(statement.test, handler.name):
+                rest = statement.orelse + handler.body[position + 1 :]
+                if self._always_leaves(statement.body) and not self._always_leaves(rest):
+                    return statement, rest
+                return None
+        return None
 
     def out_of_memory_only(self, handler: ast.ExceptHandler) -> bool:
         """Does the handler catch torch's out-of-memory errors only (by any alias)?"""
@@ -253,6 +270,16 @@ class HandledErrors:
         classes = test.args[1:2]
         classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
         return bool(classes) and all(self._library_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+
+
+def _singles_out(test: ast.AST, name: str) -> bool:
+    """Is `test` true for some errors only, by the caught exception's class or message: `isinstance(e, X)`,
+    `"nan" in str(e)` (not its negation)?"""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and test.args:
+        return isinstance(test.args[0], ast.Name) and test.args[0].id == name
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
+        return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(test.comparators[0]))
+    return False
 
 
 def _clears_gradients(block: list[ast.stmt]) -> bool:

@@ -66,6 +66,12 @@ RESHAPING_FUNCTIONS = frozenset(
     f"{library}.{name}" for library in ("numpy", "torch") for name in ("reshape", "transpose", "flatten", "moveaxis", "movedim", "swapaxes", "permute")
 ) | {"einops.rearrange"}  # fmt: skip
 NEVER = 1 << 62  # no split reached
+# The words of a name that say which part of a split it holds (`X_tr`, `test_df`, `valData`).
+PART_ABBREVIATIONS = {
+    **dict.fromkeys(("train", "training", "tr", "trn"), "train"), **dict.fromkeys(("test", "testing", "te", "tst"), "test"),
+    **dict.fromkeys(("val", "valid", "validation", "va", "dev", "eval", "holdout"), "eval"),
+}
+INDEXERS = frozenset({"loc", "iloc"})  # pandas' row indexers: `df.loc[mask]` is rows of `df`
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
 CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
@@ -148,9 +154,15 @@ class Leakage:
                 return True  # `data[border1:border2]`, bounds a flag may pick
             half = _half(self.ctx, index)
             if half is not None:
-                sides[_key(subscript.value)].add(half[0])
-        if any(len(side) == 2 for key, side in sides.items() if key is not None):
-            return True  # a head and a tail of one key: `X[:n]`, `X[n:]`
+                sides[(_key(subscript.value),)].add(half[0])
+            elif (other := _complement(index, self.ctx)) is not None:
+                sides[(_key(subscript.value), *other[1])].add(other[0])
+        for call in self.ctx.index.of_type(ast.Call):
+            queried = _queried(self.ctx, call)
+            if queried is not None:
+                sides[(queried[0], *queried[1][1])].add(queried[1][0])
+        if any(len(side) >= 2 for key, side in sides.items() if key[0] is not None):
+            return True  # a head and a tail of one key: `X[:n]`, `X[n:]`; `X[mask]`, `X[~mask]`
         tuples = (t for t in self.ctx.index.of_type(ast.Tuple) if len(t.elts) >= 2)
         if any(_slices_of_one(t.elts) for t in tuples):
             return True  # `idx[:a], idx[a:b], idx[b:]`
@@ -607,6 +619,14 @@ class Leakage:
                 history[0].append(-at)  # the sweep goes backwards: -index ascends
                 history[1].append(split)
 
+        def selected(key: str, side: tuple[str, frozenset[str]], node: ast.AST, at: int) -> None:
+            # A mask and its complement, or a comparison and its opposite, held as two parts
+            # (`arr[mask], arr[~mask]`, `df[df.t < cut]` and `df.query("t >= @cut")`).
+            sides = halves.setdefault((key, *side[1]), {})
+            sides[side[0]] = at
+            if any(self._apart(flow.events[j], node) for other, j in sides.items() if other != side[0]):
+                lower(key, max(sides.values()), at)
+
         for i in range(len(flow.events) - 1, -1, -1):
             node = flow.events[i]
             if isinstance(node, ast.Assign):
@@ -621,6 +641,8 @@ class Leakage:
                         history = flow.reached.setdefault(key, ([], []))
                         history[0].append(-i)
                         history[1].append(reached[key])
+            elif isinstance(node, ast.Call) and (queried := _queried(self.ctx, node)) is not None:
+                selected(queried[0], queried[1], node, i)
             elif isinstance(node, ast.Call):
                 for key in {k for a in self.split_data(node) for k in _split_keys(a)}:
                     lower(key, i, i)
@@ -629,6 +651,8 @@ class Leakage:
                 half = _half(self.ctx, node.slice) if key is not None else None
                 if key is not None and (self._chosen_part(node.slice) or _key(node.slice) in flow.parts):
                     lower(key, i, i)  # one part of several: by a flag's bounds, or by a part of split indices
+                elif half is None and key is not None and (other := _complement(node.slice, self.ctx)) is not None:
+                    selected(key, other, node, i)
                 elif half is not None and self._names_a_part(node):
                     # A head and a tail of one bound, or of a bound and one offset from it, overlapping
                     # or not (`series[:cut]`, `series[cut - w:]`; not `y[:n]`, `y[-n:]`); or of any bounds,
@@ -693,6 +717,33 @@ class Leakage:
             if isinstance(ancestor, (ast.If, ast.IfExp)) and self._test_names_part(ancestor.test):
                 return True
         return False
+
+    def _apart(self, first: ast.AST, second: ast.AST) -> bool:
+        """Are two selections of rows held as different parts: returned together by a function whose name
+        says it splits (`def split_by_date(...): return arr[mask], arr[~mask]`), or named for different
+        parts (`train_df = df[m]`, `test_df = df[~m]`; not `pos = X[m]`, `neg = X[~m]`, nor two training subsets)?"""
+        statement = self._statement(first)
+        if statement is self._statement(second) and isinstance(statement, ast.Return):
+            function = self.ctx.scopes.enclosing_function(statement)
+            if _says_part(getattr(function, "name", ""), SPLITTER_WORDS + PART_WORDS):
+                return True
+        words = [self._part_named(s) for s in (first, second)]
+        return all(words) and words[0] != words[1]
+
+    def _part_named(self, subscript: ast.AST) -> str | None:
+        """The part ("train", "test", "eval") the name a selection is bound to (or its dict key, or the value
+        it selects by: `df[df.split == "test"]`) says."""
+        condition = subscript.slice if isinstance(subscript, ast.Subscript) else None
+        texts = [n.value for n in ast.walk(condition) if isinstance(n, ast.Constant) and isinstance(n.value, str)] if condition else []
+        node, parent = subscript, self.ctx.scopes.parent(subscript)
+        while isinstance(parent, ast.Tuple):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if isinstance(parent, ast.Dict) and node in parent.values and isinstance(key := parent.keys[parent.values.index(node)], ast.Constant):
+            texts.append(str(key.value))
+        elif isinstance(parent, ast.Assign):
+            texts += [self.ctx.text(t) for t in (_positional(t, parent.value, subscript) for t in parent.targets) if t is not None]
+        words = {PART_ABBREVIATIONS[w.lower()] for text in texts for w in re.findall(r"[a-z]+|[A-Z][a-z]*", text) if w.lower() in PART_ABBREVIATIONS}
+        return words.pop() if len(words) == 1 else None
 
     def _named_by_target(self, subscript: ast.Subscript) -> bool:
         """Is the slice assigned to a name one of whose words is a part (`train_series`, `X_test`; not
@@ -800,8 +851,8 @@ def _unpacked(target: ast.AST) -> list[ast.AST]:
 
 def _key(node: ast.AST) -> str | None:
     """What names a data set: `X`, `self.data`, and `df` for `df[cols]`."""
-    while isinstance(node, ast.Subscript):
-        node = node.value
+    while isinstance(node, ast.Subscript) or (isinstance(node, ast.Attribute) and node.attr in INDEXERS):
+        node = node.value  # `df.loc[rows]`, `df.loc`: rows of `df`
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -906,6 +957,55 @@ def _reads(expr: ast.AST, data: str, outside: list[ast.AST] = ()) -> bool:
     """Does `expr` read `data` other than inside the `outside` sub-expressions?"""
     skipped = {id(n) for o in outside for n in ast.walk(o)}
     return any(id(n) not in skipped and _key(n) == data for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _positional(target: ast.AST, value: ast.AST, item: ast.AST) -> ast.AST | None:
+    """The target `item` of `value` is bound to: the target itself, or its element in the place of `item`
+    when both are tuples of one length (`train, test = x[m], x[~m]`)."""
+    if value is item:
+        return target
+    if isinstance(value, ast.Tuple) and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
+        return next((t for t, v in zip(target.elts, value.elts) if v is item), None)
+    return None
+
+
+def _queried(ctx, call: ast.Call) -> tuple[str, tuple[str, frozenset[str]]] | None:
+    """(the key, the side) of `df.query("date < @cutoff")`: the rows a query string selects (`_complement`)."""
+    query = call.args[0] if _method(call) == "query" and len(call.args) == 1 else None
+    key = _key(call.func.value) if query is not None else None
+    if key is None or not (isinstance(query, ast.Constant) and isinstance(query.value, str)):
+        return None
+    try:
+        condition = ast.parse(query.value.replace("@", "").strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    side = _complement(condition)
+    return (key, side) if side is not None else None
+
+
+def _complement(index: ast.AST, ctx=None) -> tuple[str, frozenset[str]] | None:
+    """A selection of rows and the side of it whose other side selects the rest: `m` -> ("in", {"m"}), `~m`
+    or `np.logical_not(m)` -> ("out", ...); `df.t < cut` -> ("below", ...), `df.t >= cut` -> ("above", ...);
+    `df.split == "train"` -> ("== 'train'", ...), `df.fold != k` -> ("!= k", ...)."""
+    text = ctx.text if ctx is not None else ast.unparse  # a query string's condition has no place in the file
+    negated = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert)
+    if isinstance(index, ast.Call) and ctx is not None and (ctx.qualified_name(index.func) or "").endswith(".logical_not") and len(index.args) == 1:
+        negated = True
+        index = index.args[0]
+    elif negated:
+        index = index.operand
+    if isinstance(index, (ast.Name, ast.Attribute)):
+        return ("out" if negated else "in"), frozenset({"mask " + text(index)})
+    if not (isinstance(index, ast.Compare) and len(index.ops) == 1):
+        return None
+    op, left, right = index.ops[0], text(index.left), text(index.comparators[0])
+    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        below = isinstance(op, (ast.Lt, ast.LtE)) ^ (left > right) ^ negated  # `cut > df.t` is `df.t < cut`
+        return ("below" if below else "above"), frozenset({"compare " + " ".join(sorted((left, right)))})
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(index.comparators[0], (ast.Constant, ast.Name, ast.Attribute)):
+        equal = isinstance(op, ast.Eq) != negated
+        return f"{'==' if equal else '!='} {right}", frozenset({"equal " + left})
+    return None
 
 
 def _half(ctx, index: ast.AST) -> tuple[str, frozenset[str]] | None:

@@ -153,6 +153,31 @@ class Iteration:
             for e in self.of(EventKind.OPAQUE)
         )  # fmt: skip
 
+    def misdirected_clear(self, optimizer: str, step: Event) -> Event | None:
+        """The clear of another optimizer of the iteration that was likely meant for `optimizer`, whose
+        `step` clears nothing: one that clears that optimizer a second time, with no step of it after
+        (`opt_d.zero_grad()` copied into the generator phase), the nearest to the step; None when none is."""
+        order = {id(e): i for i, e in enumerate(self.events)}
+        steps = self.of(EventKind.STEP)
+        found = None
+        for clear in self.of(EventKind.CLEAR):
+            other = clear.key
+            if other is None or other == optimizer or clear.excludes(step):
+                continue
+            if other not in self.optimizers:  # a model (`netD.zero_grad()`): cleared before, another step between
+                if order[id(clear)] > order[id(step)] or not any(
+                    c.key == other and any(order[id(c)] < order[id(s)] < order[id(clear)] and s.key != optimizer for s in steps)
+                    for c in self.of(EventKind.CLEAR)
+                ):
+                    continue
+            elif any(order[id(s)] > order[id(clear)] for s in self.steps(other)):
+                continue  # it clears for a step of its own optimizer
+            if not any(c is not clear and c.key == other for c in self.of(EventKind.CLEAR)):
+                continue  # its optimizer's (or model's) only clear
+            if found is None or abs(order[id(clear)] - order[id(step)]) < abs(order[id(found)] - order[id(step)]):
+                found = clear
+        return found
+
     @property
     def single_optimizer(self) -> bool:
         return len({e.key for e in self.of(EventKind.STEP)}) == 1

@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import GradientFlow, Given, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.gradients import GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
@@ -56,6 +56,8 @@ SHAPING = frozenset({"view", "squeeze", "reshape", "flatten", "view_as", "unsque
 # What a module must mention for its functions' returns to be read for signed terms (entropies, critics).
 SIGNED_WORDS = re.compile(rb"entrop|log_?prob|log_softmax|log_pi|critic|netD|disc|wasserstein")
 MAX_SUM_DEPTH = 8  # how many assignments and sums deep the terms of a loss are followed
+SCALING = frozenset({"div", "mul", "true_divide", "divide", "multiply"})  # `loss.div(n)`: a tensor scaled
+SCALING_FUNCTIONS = frozenset(f"torch.{name}" for name in SCALING)
 ALL_VALUES = "*values"  # the index of a term that stands for each value of a dict
 MAX_CALLS = 2  # calls followed into, one inside the other, for the terms their functions return
 COMBINING = frozenset({f"torch.{n}" for n in ("min", "max", "minimum", "maximum", "clamp", "clip", "where")})
@@ -120,7 +122,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
-    if index is None and (total := _scaled_sum(expr)) is not None:  # `(nll + kl) / n`: each term, scaled
+    if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
@@ -132,7 +134,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         return [(_within(item, expr.body), index, 0), (_within(item, expr.orelse), index, 0)]
     if isinstance(expr, ast.Attribute) and index is None and calls < MAX_CALLS:  # `model.aux_loss` its forward sets
         return _written(item)
-    scaled = _weighted(expr) if index is None and calls < MAX_CALLS else None
+    scaled = _weighted(item, expr) if index is None and calls < MAX_CALLS else None
     if scaled is not None:  # `cfg["ent_w"] * model.aux_loss`: the term the weight scales
         return _written(_within(item, scaled))
     if isinstance(expr, ast.Call) and index is None and _summed_list(ctx, expr) is not None:
@@ -160,15 +162,36 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     return parts or None
 
 
-def _scaled_sum(expr: ast.AST) -> ast.BinOp | None:
-    """`nll + kl` of `(nll + kl) / n` or `0.5 * (a + b)`: a sum scaled by a plain weight."""
-    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div))):
+def _scaled_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
+    """`nll + kl` of `(nll + kl) / n`, `0.5 * (a + b) / len(x)` or `(a + b).div(n)`: a sum scaled by weights
+    (`_weight`), one or several."""
+    node = expr
+    while (scaled := _scaled_part(item, node)) is not None:
+        node = scaled
+    return node if node is not expr and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) else None
+
+
+def _scaled_part(item: Summand, node: ast.AST) -> ast.AST | None:
+    """What `node` scales by a weight: `t` of `t / n`, `w * t`, `t.div(n)`, `torch.mul(t, w)`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        pairs = ((node.left, node.right),) if isinstance(node.op, ast.Div) else ((node.left, node.right), (node.right, node.left))
+    elif isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and isinstance(node.func, ast.Attribute) and node.func.attr in SCALING:
+        pairs = ((node.func.value, node.args[0]),)
+    elif isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords and item.ctx.qualified_name(node.func) in SCALING_FUNCTIONS:
+        pairs = ((node.args[0], node.args[1]),)
+    else:
         return None
-    pairs = ((expr.left, expr.right),) if isinstance(expr.op, ast.Div) else ((expr.left, expr.right), (expr.right, expr.left))
-    for total, weight in pairs:
-        if isinstance(total, ast.BinOp) and isinstance(total.op, (ast.Add, ast.Sub)) and isinstance(weight, (ast.Name, ast.Constant, ast.Attribute)):
-            return total
-    return None
+    terms = [term for term, weight in pairs if _weight(item, weight)]
+    return next((t for t in terms if isinstance(t, ast.BinOp | ast.Call)), terms[0] if terms else None)  # not the weight of `w * (a - b)`
+
+
+def _weight(item: Summand, node: ast.AST) -> bool:
+    """A weight a term is scaled by: written plainly (a name, a constant, `self.w`, `cfg["w"]`, products of
+    those), or of any form that carries no graph (`x.size(0)`, `len(batch)`, `math.sqrt(d)`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        return _weight(item, node.left) and _weight(item, node.right)
+    plain = isinstance(node, ast.Name | ast.Constant | ast.Attribute) or (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant))
+    return plain or item.ctx.analysis(GradientFlow).flow(node, item.binding).state is State.NONE
 
 
 def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
@@ -227,13 +250,12 @@ def _summed_values(expr: ast.AST) -> ast.AST | None:
     return values.func.value if plain and isinstance(values.func.value, ast.Name) else None
 
 
-def _weighted(expr: ast.AST) -> ast.Attribute | None:
-    """`model.aux_loss` of `w * model.aux_loss` (`w` a name, a constant, `cfg["w"]`, `self.w`)."""
+def _weighted(item: Summand, expr: ast.AST) -> ast.Attribute | None:
+    """`model.aux_loss` of `w * model.aux_loss` (`w` a `_weight`)."""
     if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult)):
         return None
     for weight, term in ((expr.left, expr.right), (expr.right, expr.left)):
-        plain = isinstance(weight, ast.Name | ast.Constant | ast.Attribute) or (isinstance(weight, ast.Subscript) and isinstance(weight.slice, ast.Constant))
-        if plain and isinstance(term, ast.Attribute) and not (isinstance(term.value, ast.Name) and term.value.id == "self"):
+        if isinstance(term, ast.Attribute) and not (isinstance(term.value, ast.Name) and term.value.id == "self") and _weight(item, weight):
             return term
     return None
 
@@ -530,9 +552,18 @@ class CriticTerm:
     ctx: object = None  # the file holding `node` when a function of the project returns it (None: the linted file)
     path: str = ""  # that file as findings show it
     at: ast.AST | None = None  # where the linted file reaches it (the call of that function)
+    added: tuple | None = None  # (node, path): where a function of the project adds it, with its sign, into the loss it returns
 
     def place(self, ctx) -> str:
         return place_in(ctx, self.node, self.ctx, self.path)
+
+    def signed_at(self, ctx) -> str:
+        """Where the term gets its sign, as the linted file `ctx`'s message says it: `losses.py:13` in the function
+        of the project that adds it into the loss it returns (`d_real.mean() - d_fake.mean()`), else its own place."""
+        if self.added is not None:
+            node, path = self.added
+            return f"{path}:{node.lineno}" if path else ctx.place(node)
+        return self.place(ctx)
 
 
 def critic_terms(ctx) -> list[CriticTerm]:
@@ -556,7 +587,7 @@ class _Critics:
                     critic, sample = found
                     fake, detached = self._generated(home, sample)
                     at = next((u for u in term.uses if u is not loss), None) if term.ctx is not None else term.node
-                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call, term.ctx, term.path, at or call))
+                    self.terms.append(CriticTerm(critic, term.sign, fake, detached, term.node, call, term.ctx, term.path, at or call, term.added))
 
     def _seed(self, backward: ast.Call) -> int:
         """The sign of the gradient a backward starts from: +1 without one, the sign of `one` / `mone`."""

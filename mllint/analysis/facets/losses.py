@@ -25,7 +25,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, Called, Kind, Origin, Passed, Ref, ValueKinds, canonical_class,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, Called, Kind, Origin, Passed, Ref, ValueKinds, canonical_class,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -69,6 +69,8 @@ MISMATCHES = {
     (NLL, Kind.LOGITS): NOT_LOG_PROBABILITIES,
     (CROSS_ENTROPY, Kind.RELU): OTHER_ACTIVATION,
     (CROSS_ENTROPY, Kind.SOFTPLUS): OTHER_ACTIVATION,
+    (CROSS_ENTROPY, Kind.HARDSIGMOID): OTHER_ACTIVATION,
+    (BCE_WITH_LOGITS, Kind.HARDSIGMOID): OTHER_ACTIVATION,
     (BCE_WITH_LOGITS, Kind.RELU): OTHER_ACTIVATION,
     (BCE_WITH_LOGITS, Kind.SOFTPLUS): OTHER_ACTIVATION,
     (BCE_WITH_LOGITS, Kind.SIGMOID): SIGMOID_TWICE,
@@ -302,11 +304,13 @@ def _passed_note(ctx, func: ast.AST, binding) -> str:
 
 def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
     """What an activation of `kind` is applied to: `F.softmax(x, 1)`, `x.softmax(1)`, `self.softmax(x)`;
-    None for a model whose last layer is the activation (an `nn.Sequential`): not ours to drop."""
+    None for a model whose last layer is the activation (an `nn.Sequential`): not ours to drop, nor is a
+    `softmin`, whose input is the logits negated."""
     values = ctx.analysis(ValueKinds)
-    functional = FUNCTION_KINDS.get(ctx.qualified_name(activation.func)) is kind
-    module = MODULE_KINDS.get(values.constructed_class(activation.func)) is kind
-    if functional or module:
+    function, module = ctx.qualified_name(activation.func), values.constructed_class(activation.func)
+    if function in NEGATING_ACTIVATIONS or module in NEGATING_ACTIVATIONS:
+        return None
+    if FUNCTION_KINDS.get(function) is kind or MODULE_KINDS.get(module) is kind:
         return call_argument(activation, 0, "input")
     func = activation.func
     method = isinstance(func, ast.Attribute) and METHOD_KINDS.get(func.attr) is kind

@@ -18,6 +18,7 @@ in a tuple, as a dict's value): the caller then holds the live loss, its graph i
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 
 from mllint.analysis.objects.callees import function_called, method_called
@@ -88,6 +89,12 @@ class Returned:
     path: str  # its file as findings show it ("" for the linted file)
     line: int  # the `backward()` it runs on what it returns
     what: str = "the loss"  # or "a term of the loss": what the loss is summed from, returned beside it
+    returns: str = ""  # where it returns it, as findings show it: `steps.py:12`
+
+    def places(self, ctx) -> str:
+        """`steps.py:9, returned at steps.py:12`: where the loss is backpropagated and returned, by file and line."""
+        path = self.path or os.path.basename(ctx.path)
+        return f"{path}:{self.line}" + (f", returned at {path}:{self.returns}" if self.returns else "")
 
 
 def returned_loss(ctx, value: ast.AST, feeding: bool = False) -> Returned | None:
@@ -127,6 +134,7 @@ class StepReturns:
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
         for returned in (returned_expressions(function.body) or ()) if losses else ():
+            at = returned.lineno
             if index is None and key is None and isinstance(returned, ast.Name):  # `return logs` of `logs = {"loss": loss}`
                 assigned = values.reaching_values(returned)
                 returned = assigned[0] if assigned is not None and len(assigned) == 1 and isinstance(assigned[0], ast.Tuple | ast.Dict) else returned
@@ -144,7 +152,7 @@ class StepReturns:
                     path = "" if cctx is self.ctx else self.view.display_path(cctx.real_path or cctx.path)
                     what = "a term of the loss" if term else "the loss"
                     holder = "tuple" if isinstance(returned, ast.Tuple) else "dict"
-                    return Returned(name, path, loss.lineno, f"a {holder} holding {what}" if whole else what)
+                    return Returned(name, path, loss.lineno, f"a {holder} holding {what}" if whole else what, at)
         return None
 
     @staticmethod
@@ -283,15 +291,20 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     `self.sum = self.sum + val`, `self.values.append(val)`, `self.sums[key] += loss[key]`."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         target, value = statement.target, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call):
+    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call | ast.IfExp):
         target, value = statement.targets[0], statement.value
         target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
-        # `self.sum = self.sum + v`, `self.scores = torch.cat([self.scores, s])`
-        adding = isinstance(value.op, ast.Add) if isinstance(value, ast.BinOp) else _joins(value)
-        if not (is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))):
+        if isinstance(value, ast.IfExp):  # `self.ema = v if self.ema is None else 0.9 * self.ema + 0.1 * v`: the arm that adds
+            value = next((arm for arm in (value.body, value.orelse) if _adds_to(target, arm)), None)
+        if value is None or not _adds_to(target, value):
             return None
     elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr == "add_" and len(statement.value.args) == 1:
+            target = func.value  # `self.avg.mul_(0.9).add_(v)`: changed in place
+            while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in ("mul_", "div_"):
+                target = target.func.value
+            return (target.attr, statement.value.args[0]) if is_self_attribute(target) else None
         if not (isinstance(func, ast.Attribute) and func.attr in APPENDS and statement.value.args):
             return None
         target, value = func.value, statement.value.args[-1]
@@ -300,6 +313,18 @@ def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
     if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
         target = target.value
     return (target.attr, value) if is_self_attribute(target) else None
+
+
+def _adds_to(target: ast.AST, value: ast.AST) -> bool:
+    """Does `value` add to the old value of the attribute `target`: `self.sum + v`, `torch.cat([self.scores, s])`,
+    `torch.lerp(self.avg, v, w)`, `self.avg.lerp(v, w)`?"""
+    if isinstance(value, ast.BinOp):
+        adding = isinstance(value.op, ast.Add)
+    elif isinstance(value, ast.Call):
+        adding = _joins(value) or (isinstance(value.func, ast.Attribute) and value.func.attr == "lerp")
+    else:
+        return False
+    return is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))
 
 
 def _joins(call: ast.Call) -> bool:

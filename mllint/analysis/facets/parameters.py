@@ -15,6 +15,7 @@ the parameter groups built and never handed on (to an optimizer).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -32,7 +33,7 @@ from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.syntax.tree import assignment_targets, own_method
+from mllint.analysis.syntax.tree import assignment_targets, own_method, position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
 MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
@@ -157,8 +158,12 @@ def _filtered(ctx, parameters: ast.Call, constructor: ast.Call) -> bool:
     return False
 
 
-def is_module(ctx, expr: ast.AST) -> bool:
-    """Does `expr` hold an `nn.Module` (never a parameter or another tensor)?"""
+def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
+    """Does `expr` hold an `nn.Module` (never a parameter or another tensor)? A name bound only to other
+    references (`enc = self.net.encoder`, `enc, head = net.encoder, net.head`) holds what they hold."""
+    aliased = ctx.analysis(ValueKinds).aliased(expr) if depth < MAX_DEPTH else None
+    if aliased is not None and all(is_module(ctx, value, depth + 1) for value in aliased):
+        return True
     if isinstance(expr, ast.Name) and _iterates_submodules(ctx, expr):
         return True
     values = ctx.analysis(ValueKinds)
@@ -363,13 +368,21 @@ def unregistered_layers(ctx, cls: ast.ClassDef) -> list[Unregistered]:
     if any(_called(call) in REGISTERING for call in calls):
         return []
     assigned: dict[str, list[ast.AST]] = {}
+    unpacked: dict[ast.AST, ast.Attribute] = {}  # item i of a builder's call -> the attribute it is unpacked into
     for node in ctx.index.within(cls, ast.Assign, ast.AnnAssign):
         for target in assignment_targets(node):
             if is_self_attribute(target) and node.value is not None:
                 assigned.setdefault(target.attr, []).append(node.value)
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Call) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                for i, element in enumerate(target.elts):  # `self.trunk, self.heads = build(d)`
+                    if is_self_attribute(element):
+                        item = ast.copy_location(ast.Subscript(value=node.value, slice=ast.Constant(i), ctx=ast.Load()), node.value)
+                        unpacked[item] = element
+                        assigned.setdefault(element.attr, []).append(item)
     found = []
     for attribute, values in assigned.items():
         held = [_container(ctx, v) or _held_by_object(ctx, v) for v in values]
+        held = [(unpacked.get(h[0], h[0]), *h[1:]) if h else h for h in held]
         if not all(held) or len({kind for _, _, kind in held}) != 1:
             continue
         layers = [layer for _, local, _ in held for layer in local]
@@ -421,11 +434,14 @@ def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
     layers`) or in the project function that returns it, and its kind; None for anything else."""
     if _plain_container(ctx, value):
         return value, [(ctx, e) for e in _elements(ctx, value) if isinstance(e, ast.Call)], _kind(ctx, value)
-    if isinstance(value, ast.Call):
+    if isinstance(value, ast.Call | ast.Subscript):
         return _returned_container(ctx, value)
     assigned = ctx.analysis(ValueKinds).reaching_values(value) if isinstance(value, ast.Name) else None
-    if assigned is None or len(assigned) != 1 or not _plain_container(ctx, assigned[0]):
+    if assigned is None or len(assigned) != 1:
         return None
+    if not _plain_container(ctx, assigned[0]):  # `dec = build_decoder(d)`, `enc, dec = build(d)`: what it returns
+        only = all(use is value for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id))
+        return _returned_container(ctx, value) if only and isinstance(assigned[0], ast.Call | ast.Subscript) else None
     put = []
     for use in ctx.scopes.reads(ctx.scopes.enclosing_function(value), value.id):
         parent = ctx.scopes.parent(use)
@@ -439,12 +455,13 @@ def _container(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
     return assigned[0], [(ctx, layer) for layer in local], _kind(ctx, assigned[0])
 
 
-def _returned_container(ctx, call: ast.Call) -> tuple[ast.AST, list, str] | None:
+def _returned_container(ctx, call: ast.AST) -> tuple[ast.AST, list, str] | None:
     """`make_layers(dims)` when every object the project function returns is a plain container it makes,
-    with the layers written in it or added to it there (`layers.append(nn.Linear(...))`)."""
+    with the layers written in it or added to it there (`layers.append(nn.Linear(...))`); also an item of
+    what it returns (`parts["decoder"]` of `return {"encoder": ..., "decoder": [...]}`)."""
     objects = ctx.analysis(Objects)
     found = objects.points_to(call)
-    if not found or any(obj.kind != "made" or obj.site is None or not _plain_container(obj.ctx, obj.node) for obj in found):
+    if not found or any(obj.kind != "made" or not _plain_container(obj.ctx, obj.node) or not _made_by_function(obj) for obj in found):
         return None
     layers, kinds = [], set()
     for obj in found:
@@ -454,6 +471,11 @@ def _returned_container(ctx, call: ast.Call) -> tuple[ast.AST, list, str] | None
         added = home.member(Obj(obj.kind, obj.node, obj.name, obj.base, None, obj.ctx), "[]") or ()
         layers += [(item.ctx, item.node) for item in added if item.kind == "made" and isinstance(item.node, ast.Call)]
     return (call, layers, kinds.pop()) if len(kinds) == 1 else None
+
+
+def _made_by_function(obj: Obj) -> bool:
+    """Was the object made by a function of the project (followed from a call site, or inside one)?"""
+    return obj.site is not None or obj.ctx.scopes.enclosing_function(obj.node) is not None
 
 
 def _held_by_object(ctx, value: ast.AST) -> tuple[ast.AST, list, str] | None:
@@ -1057,16 +1079,19 @@ def missed_parts(ctx) -> list[MissedPart]:
     may freeze or optimize the rest: nothing is reported."""
     objects = ctx.analysis(Objects)
     taken: dict[Obj, dict[object, str]] = {}
-    first: dict[Obj, tuple[ast.Call, str]] = {}  # container -> (its first optimizer, the text naming it)
+    takers: dict[Obj, dict[object, ast.Call]] = {}  # container -> key -> the optimizer that takes the item
+    named: dict[Obj, str] = {}  # container -> the text naming it
     whole: set[Obj] = set()
-    for call in ctx.analysis(OptimizerConstructors).calls:
+    for call in sorted(ctx.analysis(OptimizerConstructors).calls, key=position):
         for owner in objects.parameter_owners(call) if objects.trained_by(call) else ():
-            key = _constant_key(owner)
-            containers = objects.points_to(owner.value) if key is not None else None
+            item = _item_read(ctx, owner)  # `parts["g"]`, or `g` bound to it
+            key = _constant_key(item) if item is not None else None
+            containers = objects.points_to(item.value) if key is not None else None
             if containers and len(containers) == 1:
                 container = next(iter(containers))
                 taken.setdefault(container, {})[key] = ctx.text(owner)
-                first.setdefault(container, (call, ctx.text(owner.value)))
+                takers.setdefault(container, {}).setdefault(key, call)
+                named.setdefault(container, ctx.text(item.value))
             whole |= objects.points_to(owner) or frozenset()
     found = []
     for container, keys in taken.items():
@@ -1082,14 +1107,59 @@ def missed_parts(ctx) -> list[MissedPart]:
                 continue
             parts = home.points_to(value)
             made = [p for p in parts or () if p.kind == "made" and isinstance(p.node, ast.Call)]
-            if not parts or len(made) != len(parts) or any(p in whole or not adds_layer(p.ctx, p.node) for p in made):
+            if not parts or len(made) != len(parts) or any(_sited(p, container) in whole or not adds_layer(p.ctx, p.node) for p in made):
                 continue
             used = _run_in_training(ctx, objects, container, key.value)
             if used is not None:
-                optimizer, named = first[container]
-                missed = f"{named}[{container.ctx.text(key)}]"
-                found.append(MissedPart(optimizer, missed, ", ".join(f"`{t}`" for t in keys.values()), used))
+                consumer = _consumer_key(ctx, objects, container, used)  # `g(m(z))`: the optimizer of `g` misses `m`
+                optimizer = takers[container].get(consumer) or next(iter(takers[container].values()))
+                missed = f"{named[container]}[{container.ctx.text(key)}]"
+                own = [text for k, text in keys.items() if takers[container][k] is optimizer]
+                found.append(MissedPart(optimizer, missed, ", ".join(f"`{t}`" for t in own), used))
     return found
+
+
+def _sited(item: Obj, container: Obj) -> Obj:
+    """An item a builder makes, as the call that made `container` made it (`points_to` tells them apart by it)."""
+    return dataclasses.replace(item, site=container.site) if item.site is None and container.site is not None else item
+
+
+def _consumer_key(ctx, objects: Objects, container: Obj, run: ast.Call):
+    """The key of the item of `container` whose call takes `run`'s output (`g` of `g(m(z))`); None when none does."""
+    for ancestor in ctx.scopes.ancestors(run):
+        if isinstance(ancestor, ast.stmt):
+            return None
+        item = _item_read(ctx, ancestor.func) if isinstance(ancestor, ast.Call) else None
+        if item is not None and container in (objects.points_to(item.value) or ()):
+            return _constant_key(item)
+    return None
+
+
+def _item_read(ctx, node: ast.AST) -> ast.Subscript | None:
+    """The item at a constant key `node` reads: itself (`parts["g"]`), or the one item a name is bound to
+    (`m, g = parts["m"], parts["g"]`)."""
+    if isinstance(node, ast.Subscript):
+        return node
+    aliased = ctx.analysis(ValueKinds).aliased(node)
+    if not aliased or len(aliased) != 1 or not isinstance(aliased[0], ast.Subscript) or not isinstance(aliased[0].value, ast.Name):
+        return _unpacked_item(ctx, node)
+    return aliased[0]
+
+
+def _unpacked_item(ctx, name: ast.AST) -> ast.Subscript | None:
+    """`parts["b"]` for `b` of `(_, a), (_, b) = parts.items()`: a dict literal's items unpacked in order."""
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(name) if isinstance(name, ast.Name) else []
+    pair = ctx.scopes.parent(definitions[0].node) if len(definitions) == 1 else None
+    outer = ctx.scopes.parent(pair) if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 and pair.elts[1] is definitions[0].node else None
+    assign = ctx.scopes.parent(outer) if isinstance(outer, ast.Tuple) else None
+    call = assign.value if isinstance(assign, ast.Assign) and assign.targets == [outer] else None
+    items = isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "items" and not call.args
+    found = ctx.analysis(Objects).points_to(call.func.value) if items and isinstance(call.func.value, ast.Name) else None
+    literal = next(iter(found)).node if found and len(found) == 1 else None
+    keys = [_constant_key_of(k) for k in literal.keys] if isinstance(literal, ast.Dict) else []
+    if not keys or None in keys or len(keys) != len(outer.elts):
+        return None
+    return ast.copy_location(ast.Subscript(value=call.func.value, slice=ast.Constant(keys[outer.elts.index(pair)]), ctx=ast.Load()), name)
 
 
 def _constant_key(node: ast.AST):
@@ -1106,16 +1176,28 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
     dict handed to a call (`autoencode(parts, x)`); None when nothing does, or the dict is read otherwise."""
     used = None
     for name in ctx.index.of_type(ast.Name):
-        if not isinstance(name.ctx, ast.Load) or container not in (objects.points_to(name) or ()):
+        if not isinstance(name.ctx, ast.Load):
             continue
         parent = ctx.scopes.parent(name)
-        if isinstance(parent, ast.Subscript) and _constant_key(parent) is not None:
-            holder = ctx.scopes.parent(parent)
-            if _constant_key(parent) != key:
+        pointed = objects.points_to(name) or ()
+        item = read = None
+        if isinstance(parent, ast.Subscript) and _constant_key(parent) is not None and container in pointed:
+            if _binds_alias(ctx, parent):
+                continue  # `m, g = parts["m"], parts["g"]`: where `m` and `g` are read counts
+            item = read = parent
+        elif container in pointed and _unpacks_items(ctx, parent):
+            continue  # `(_, m), (_, g) = parts.items()`: the same
+        elif (alias := _item_read(ctx, name)) is not None and container in (objects.points_to(alias.value) or ()):
+            item, read = alias, name  # `g(z)` with `g = parts["g"]`: as `parts["g"](z)`
+        elif container not in pointed:
+            continue
+        if item is not None:
+            holder = ctx.scopes.parent(read)
+            if _constant_key(item) != key:
                 continue
             if isinstance(holder, ast.Attribute) and holder.attr not in PART_SETTERS:
                 continue  # `parts["bottleneck"].weight`, `.to(device)`
-            if not (isinstance(holder, ast.Call) and holder.func is parent):
+            if not (isinstance(holder, ast.Call) and holder.func is read):
                 return None  # `.parameters()`, `.requires_grad_(False)`, `.eval()`, handed to a call: unknown
             run = holder
         elif isinstance(parent, ast.Call) and name in parent.args:
@@ -1125,6 +1207,23 @@ def _run_in_training(ctx, objects: Objects, container: Obj, key) -> ast.AST | No
         if used is None and _backpropagates(ctx, ctx.scopes.enclosing_function(run)) and not _may_freeze(ctx, run):
             used = run
     return used
+
+
+def _unpacks_items(ctx, method: ast.AST) -> bool:
+    """Is `method` the `.items()` of a dict whose pairs an assignment unpacks into names (`(_, m), (_, g) = parts.items()`)?"""
+    call = ctx.scopes.parent(method)
+    assign = ctx.scopes.parent(call) if isinstance(method, ast.Attribute) and method.attr == "items" and isinstance(call, ast.Call) else None
+    return isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Tuple) and all(
+        isinstance(pair, ast.Tuple) and len(pair.elts) == 2 and isinstance(pair.elts[1], ast.Name) for pair in assign.targets[0].elts
+    )
+
+
+def _binds_alias(ctx, item: ast.Subscript) -> bool:
+    """Is the item bound to a name, alone or in a tuple (`g = parts["g"]`, `m, g = parts["m"], parts["g"]`)?"""
+    holder = ctx.scopes.parent(item)
+    if isinstance(holder, ast.Tuple):
+        holder = ctx.scopes.parent(holder)
+    return isinstance(holder, ast.Assign) and all(isinstance(t, ast.Name | ast.Tuple) for t in holder.targets)
 
 
 def _may_freeze(ctx, run: ast.Call) -> bool:

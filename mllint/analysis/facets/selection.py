@@ -36,6 +36,7 @@ TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
 TEST_PASS = re.compile(r"^(test|testing|run_test|test_epoch|test_model|test_one_epoch|eval_test|evaluate_test)$")
 KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
 EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
+PLATEAU = re.compile(r"^ReduceLROnPlateau$")  # a scheduler stepped with a score
 CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 MAX_DISPATCHING = 8  # modules read for a loop that runs a callback's hook
@@ -183,10 +184,11 @@ class Selections:
             if isinstance(monitor, ast.Constant) and isinstance(monitor.value, str) and TEST.search(monitor.value):
                 return TestSelection(monitor, call.func, f"the callback monitors `{monitor.value}`")
         # Where a call can choose (an epoch loop, a test pass) first: an early stopper's objects cost more.
-        if call.args and self._chooses(call) and self._early_stopper(call):
-            evidence, related = self._test_score(call.args[0])
+        score = call.args[0] if call.args else call.keywords[0].value if call.keywords and call.keywords[0].arg else None
+        if score is not None and self._chooses(call) and (self._early_stopper(call) or self._plateau_step(call)):
+            evidence, related = self._test_score(score)
             if evidence:
-                return TestSelection(call.args[0], call.func, evidence, related)
+                return TestSelection(score, call.func, evidence, related)
         if self._extremum(call):
             evidence = self._test_scores(call.args[0])
             if evidence:
@@ -235,6 +237,12 @@ class Selections:
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
         return any(EARLY_STOPPER.search(_last(made.func)) for _, made in self.ctx.analysis(Objects).made(receiver) or [])
 
+    def _plateau_step(self, call: ast.Call) -> bool:
+        """`scheduler.step(score)` of a `ReduceLROnPlateau`: the score decides the learning rate of the run."""
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "step"):
+            return False
+        return any(PLATEAU.search(_last(made.func)) for _, made in self.ctx.analysis(Objects).made(call.func.value) or [])
+
     def _running_best(self, assign: ast.Assign) -> list[TestSelection]:
         """`best_acc = max(best_acc, test_acc)`: a reported maximum."""
         call = assign.value
@@ -266,15 +274,19 @@ class Selections:
             if TEST.search(key) and not VALIDATION.search(key):
                 return f"its name, `{key}`", ()
         if isinstance(score, ast.Name):
-            for definition in self.values.reaching_definitions(score):
-                statement = self._statement(definition.node)
-                value = getattr(statement, "value", None)
-                for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)] if value is not None else []:
-                    if self._evaluates_test(call):
-                        return f"`{_short(self.ctx.text(call))}` at line {call.lineno}", ()
-                    passed = self._passed_test(call)
-                    if passed is not None:
-                        return passed
+            made = [getattr(self._statement(d.node), "value", None) for d in self.values.reaching_definitions(score)]
+        else:  # the evaluation itself: `stopper(evaluate(model, loaders["test"]), model)`, `-evaluate(...)[1]`
+            made = [score]
+        for value in made:
+            for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)] if value is not None else []:
+                if self._evaluates_test(call) and value is score:
+                    data = next((t for a in call.args if TEST.search(t := self.ctx.text(a))), None)
+                    return (f"it evaluates `{_short(data)}`" if data else f"`{_short(self.ctx.text(call))}` at line {call.lineno}"), ()
+                if self._evaluates_test(call):
+                    return f"`{_short(self.ctx.text(call))}` at line {call.lineno}", ()
+                passed = self._passed_test(call)
+                if passed is not None:
+                    return passed
         function = self.ctx.scopes.enclosing_function(score)
         if function is not None and self._is_test_pass(function):
             return f"it is computed in the test pass `{function.name}`", ()

@@ -230,20 +230,19 @@ class Shapes:
         _CALLER_CHAIN.append(function)
         _LINTED.append(callers)
         try:
-            for binding in callers.bindings_in(self.ctx, function):
+            forward = function.name == "forward" and self.modules.method_of_module(function, self.ctx) is not None
+            for binding in callers.instance_bindings(self.ctx, function) if forward else callers.bindings_in(self.ctx, function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
-                    if ctx is self.ctx and function in self.ctx.tree.body and self.ctx.scopes.enclosing_function(argument):
-                        continue  # a helper of the file called in a function: run with the arguments at each call (`helper_values`)
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
-                    if _informative(value):
+                    if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
                 for name, caller, starred, position in binding.unpacked:  # `fit(model, *make_loaders())`
                     elements = caller.analysis(Shapes).value(starred.value)
                     if isinstance(elements, Items) and position < len(elements.values) and _informative(elements.values[position]):
                         values[name] = elements.values[position]
-                if values:
+                if any(_informative(v) for v in values.values()):
                     self.bindings[function] = binding
                     return values
             return self._library_batch(function)
@@ -351,16 +350,17 @@ class Shapes:
         the first call site that tells passes (built there, by a builder, moved or wrapped: as the objects
         layer tells), interpreted in the module that built it."""
         func = call.func
-        if self.ctx.project is None or not self._may_be_passed(func):
+        linted = _LINTED[-1].ctx if self.ctx.project is None and _LINTED else None  # a module read for another file's lint
+        if (self.ctx.project is None and linted is None) or not self._may_be_passed(func):
             return None
-        for made, binding in makers(self.ctx, func):
+        for made, binding in makers(self.ctx, func, linted):
             if binding is None or not made or len(made) != 1:
                 continue  # what the file tells, `constructor` answers
             ctx, constructor = made[0]
             if ctx is not self.ctx:
                 self._foreign.append(ctx)
             output = ctx.analysis(Shapes).module_output(constructor, arguments)
-            if _informative(output):  # `(B, ..., 1)` too, a dict or tuple of outputs
+            if _informative(output):  # `(B, ..., 1)` too, and a tuple or dict of outputs
                 own = signature_passage(binding, func)
                 passed = f"`{self.ctx.text(func)}` is `{ctx.text(constructor)}` passed at {binding.place}"
                 self.passed[call] = describe_passage(own) if own is not None else passed
@@ -370,10 +370,14 @@ class Shapes:
 
     def _may_be_passed(self, func: ast.AST) -> bool:
         """A cheap test before looking for call sites: a parameter of the function around it, or a
-        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`)."""
+        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`), also
+        through a local alias of it (`net = self.model`)."""
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
-            return function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}
+            if function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}:
+                return True
+            values = self.values.reaching_values(func) if function is not None else None
+            return bool(values) and len(values) == 1 and is_self_attribute(values[0]) and self._may_be_passed(values[0])
         if not is_self_attribute(func):
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
@@ -689,6 +693,17 @@ def _concatenated(left: Items | Listed, right: Items | Listed) -> Items | Listed
     return Listed(items.pop(), sum(lengths) if all(isinstance(n, int) for n in lengths) else None) if len(items) == 1 else None
 
 
+def _repeated(listed: object, times: object) -> Listed | None:
+    """`[0.0] * n`: a list of `n` times its items, when they are alike (`n` an int, known or not)."""
+    if not isinstance(listed, (Items, Listed)) or isinstance(times, (Items, Listed)):
+        return None
+    items = [listed.item] if isinstance(listed, Listed) else list(listed.values)
+    item = _alike(items, ("repeated", id(listed))) if items else None
+    length = listed.length if isinstance(listed, Listed) else len(listed.values)
+    count = multiply(length, times.dim) if isinstance(times, Number) else None
+    return Listed(item, count) if item is not None else None
+
+
 def _float_defaults(function: ast.AST) -> set[str]:
     """The parameters whose default is a float (`margin=1.0`): numbers, whatever a call passes."""
     args = function.args
@@ -968,6 +983,10 @@ class Interpreter(Operations):
             key, fields = target.slice, self.env[target.value.id]  # `item["labels"] = y` on a dict the analysis knows
             kept = tuple((k, v) for k, v in fields.values if not isinstance(key, ast.Constant) or k != key.value)
             self.env[target.value.id] = Fields(kept + ((key.value, value),)) if isinstance(key, ast.Constant) and isinstance(key.value, str) else Tensor(None, ("assigned", id(target), target.value.id))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Listed):
+            listed = self.env[target.value.id]  # `out[t] = acc`: a list of such items while they are alike
+            item = _alike([listed.item, value], ("stored", id(target))) if value is not None else None
+            self.env[target.value.id] = Listed(item, listed.length) if item is not None else Tensor(None, ("assigned", id(target), target.value.id))
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
             if any(isinstance(e, ast.Starred) for e in elements):
@@ -1075,8 +1094,8 @@ class Interpreter(Operations):
             return size
         stored = self.shapes.stored_attribute(node) if is_self_attribute(node) and self.record else None
         if _informative(stored):
-            return stored
-        if size is not None:  # `self.dim = dim`: the parameter's symbol
+            return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
+        if size is not None:
             return size
         base = self.eval(node.value)
         if isinstance(base, Frame):
@@ -1151,6 +1170,8 @@ class Interpreter(Operations):
             return NUMBER
         if isinstance(op, ast.Add) and isinstance(left, (Items, Listed)) and isinstance(right, (Items, Listed)):
             return _concatenated(left, right)
+        if isinstance(op, ast.Mult) and (isinstance(left, (Items, Listed)) or isinstance(right, (Items, Listed))):
+            return _repeated(left, right) or _repeated(right, left)  # `[0.0] * len(rewards)`
         key = ("binary", id(node))
         if isinstance(op, ast.MatMult):
             return Tensor(matmul_shape(value_shape(left), value_shape(right)), key)
@@ -1230,6 +1251,11 @@ class Interpreter(Operations):
             shape = self.sizes([size]) if size is not None else None
         elif isinstance(receiver, Tensor) and node.func.attr == "item" and not node.args:
             return NUMBER  # a Python number
+        elif isinstance(receiver, Tensor) and node.func.attr == "tolist" and not node.args and receiver.shape is not None:
+            listed: object = NUMBER  # `rewards.tolist()`: nested lists of Python numbers
+            for size in reversed(receiver.shape):
+                listed = Listed(listed, size)
+            return listed
         elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
             if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
@@ -1314,6 +1340,9 @@ class Interpreter(Operations):
             return None
         bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
         passed = {name: value for name, value in bound.items() if value is not None}
+        for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
+            if name not in bound and int_literal(default) is not None:
+                passed[name] = Number(int_literal(default))
         generator = False
         if passed and not any(_informative(value) for value in passed.values()):
             generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))

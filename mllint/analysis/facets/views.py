@@ -49,8 +49,9 @@ def viewed(ctx, expr: ast.AST) -> ast.AST | None:
     """The expression whose storage `expr` is a view of (one step); None when it is no view."""
     if isinstance(expr, ast.Subscript):
         base = expr.value
-        if isinstance(base, ast.Call) and _split_of(ctx, base) is not None and isinstance(expr.slice, ast.Constant):
-            return _split_of(ctx, base)
+        split = _listed_split(ctx, base) if not isinstance(expr.slice, ast.Slice) else None
+        if split is not None:  # `x.split(n)[k]`, `chunks[int(k)]` of `chunks = list(x.split(n))`
+            return split
         return base if _basic_index(expr.slice) else None
     if not isinstance(expr, ast.Call):
         return None
@@ -61,6 +62,17 @@ def viewed(ctx, expr: ast.AST) -> ast.AST | None:
             return expr.args[0] if expr.args and func.attr in VIEW_METHODS else None
         return func.value
     return None
+
+
+def _listed_split(ctx, base: ast.AST) -> ast.AST | None:
+    """`x` when `base` holds the items of a split of it: `x.split(n)`, `list(x.chunk(k))`, a name bound once
+    to either."""
+    if isinstance(base, ast.Name):
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(base)
+        base = definitions[0].value if len(definitions) == 1 else None
+    if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in ("list", "tuple") and len(base.args) == 1:
+        base = base.args[0]
+    return _split_of(ctx, base) if isinstance(base, ast.Call) else None
 
 
 def _split_of(ctx, call: ast.Call) -> ast.AST | None:
@@ -153,7 +165,7 @@ def kept_view_changes(ctx, scope: ast.AST) -> list[tuple[ast.AST, ast.AST, ast.A
     found = []
     for node, changed in _changes(ctx, scope):
         name = _local_name(ctx, changed)
-        kept = kept_view(ctx, name) if name is not None else None
+        kept = kept_view(ctx, name, reused=compounds(node)) if name is not None else None
         if name is None and not isinstance(node, ast.Assign):
             kept = _viewed_attribute(ctx, changed)
         if kept is not None:
@@ -234,6 +246,10 @@ def _root(ctx, expr: ast.AST, last: ast.Name, steps: int) -> tuple[ast.AST, ast.
             definition = definitions[0]
             if isinstance(definition.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return definition.node, last
+            split = _split_iterated(ctx, definition.node) if definition.value is None else None
+            if split is not None:  # `xb` of `for xb, yb in zip(x.split(n), y.split(n))`: a view of `x`
+                expr = split
+                continue
             if definition.value is None:  # `v` of `for v, s in ((x1, w), (y1, h))`: where every item comes from
                 roots = [_root(ctx, item, last, step + 1) for item in literal_loop_items(ctx, definition.node)]
                 agreed = roots and roots[0] is not None and all(r is not None and r[0] is roots[0][0] for r in roots)
@@ -247,17 +263,20 @@ def _root(ctx, expr: ast.AST, last: ast.Name, steps: int) -> tuple[ast.AST, ast.
     return None
 
 
-def kept_view(ctx, name: ast.AST) -> ast.AST | None:
+def kept_view(ctx, name: ast.AST, reused: bool = False) -> ast.AST | None:
     """Where the tensor a name (or an expression) holds is a view of data an object keeps: through aliases, views (slices,
     `narrow`, items of `chunk`/`split`) and loops over them (`for xb in data.X.split(256)`, `for xb, yb in
     zip(...)`, or the batches a generator method yields of what its object keeps: `for xb, yb in
     data.batches(256)` yielding `self.X[i:i + bs], ...`), the expression of this file that reads that
-    data (`data.X`, `self.X`, `data.batches(256)`); None for a fresh tensor, a parameter, the whole
-    attribute itself, or unknown."""
+    data (`data.X`, `self.X`, `data.batches(256)`); with `reused`, also a name a loop reads again at
+    every iteration (`reused_over_loop`: `images` of `for xb in images.split(128)` in an epoch loop); None
+    for a fresh tensor, a parameter, the whole attribute itself, or unknown."""
     values = ctx.analysis(ValueKinds)
     expr, viewing = name, False
     for _ in range(MAX_ROOT_STEPS):
         if isinstance(expr, ast.Name):
+            if viewing and reused and reused_over_loop(ctx, expr, nested=True) is not None:
+                return expr
             definitions = _innermost_loop_binding(ctx, expr, values.reaching_definitions(expr))
             if len(definitions) != 1 or isinstance(definitions[0].node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 return None
@@ -276,6 +295,49 @@ def kept_view(ctx, name: ast.AST) -> ast.AST | None:
             return expr if viewing and _kept_attribute(ctx, expr) else None
         expr, viewing = inner, True
     return None
+
+
+def reused_over_loop(ctx, name: ast.AST, nested: bool = False) -> ast.AST | None:
+    """The loop (of `name`'s function, or of the module's top level) whose body reads `name` at every
+    iteration while every value it may hold was bound before the loop: the epoch loop around
+    `iterate_batches(images, 128)` with `images` made once above it (or `data.X`, `data` bound above it). With `nested`, a loop around the
+    loop that takes views of it (`for xb in images.split(128)`, `images[i:i + bs]` in `for i in ...`):
+    one pass of that loop alone changes each view once. None for a name bound in the loop (a fresh
+    batch) or read outside any."""
+    base = name
+    while isinstance(base, ast.Attribute) and ctx.qualified_name(base) is None:  # `data.X`: what `data` holds
+        base = base.value
+    if not isinstance(base, ast.Name):
+        return None
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(base)
+    scope = ctx.scopes.enclosing_function(name)
+    child, loops = name, 0
+    for loop in ctx.scopes.ancestors(name):
+        if loop is scope or isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return None
+        header = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test if isinstance(loop, ast.While) else None
+        if header is not None:
+            loops += 1
+            if child is not header and (loops > 1 or not nested):
+                inside = any(loop.lineno <= getattr(d.node, "lineno", 0) <= loop.end_lineno for d in definitions)
+                return loop if definitions and not inside else None
+        child = loop
+    return None
+
+
+# In-place methods that leave a tensor as it is when applied again: a repeated call changes nothing more.
+IDEMPOTENT = frozenset({
+    "clamp_", "clamp_min_", "clamp_max_", "clip_", "relu_", "abs_", "round_", "sign_", "floor_", "ceil_", "trunc_",
+    "masked_fill_", "index_fill_", "nan_to_num_",
+})  # fmt: skip
+
+
+def compounds(change: ast.AST) -> bool:
+    """Does a change made again change the tensor again (`x.div_(255)`, `x -= m`), unlike `x.clamp_(0, 1)`
+    or a store `x[:, 0] = 0`?"""
+    if isinstance(change, ast.Call):
+        return isinstance(change.func, ast.Attribute) and change.func.attr not in IDEMPOTENT
+    return isinstance(change, ast.AugAssign)
 
 
 def _innermost_loop_binding(ctx, use: ast.Name, definitions: list) -> list:
@@ -301,16 +363,10 @@ def _iterated(ctx, target: ast.Name) -> ast.AST | None:
     """For a loop variable: the tensor each item is a view of (`data.X` of `for xb in data.X.split(256)`,
     also an item of `zip(...)`), or the call of a generator method of the project whose batches at the
     variable's position are views of what its object keeps; None otherwise."""
-    parent = ctx.scopes.parent(target)
-    position = parent.elts.index(target) if isinstance(parent, ast.Tuple) else None
-    loop = ctx.scopes.parent(parent) if position is not None else parent
-    if not isinstance(loop, (ast.For, ast.comprehension)) or loop.target is not (parent if position is not None else target):
-        return None
-    iterable = loop.iter
-    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" and position is not None:
-        iterable, position = (iterable.args[position] if position < len(iterable.args) else None), None
-    if isinstance(iterable, ast.Call) and position is None and _split_of(ctx, iterable) is not None:
-        return _split_of(ctx, iterable)
+    split = _split_iterated(ctx, target)
+    if split is not None:
+        return split
+    iterable, position = _loop_iterable(ctx, target)
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute):
         callee = method_called(ctx, iterable, followed=YIELD_TEXT)
         yielded = _yielded(callee.function) if callee is not None else []
@@ -318,6 +374,25 @@ def _iterated(ctx, target: ast.Name) -> ast.AST | None:
         if items and all(i is not None and _is_self_attribute(_viewed_attribute(callee.ctx, i)) for i in items):
             return iterable
     return None
+
+
+def _split_iterated(ctx, target: ast.Name) -> ast.AST | None:
+    """The tensor a loop variable's items are views of: `x` of `for xb in x.split(256)`, of `xb` in `for
+    xb, yb in zip(x.split(n), y.split(n))`."""
+    iterable, position = _loop_iterable(ctx, target)
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" and position is not None:
+        iterable, position = (iterable.args[position] if position < len(iterable.args) else None), None
+    return _split_of(ctx, iterable) if isinstance(iterable, ast.Call) and position is None else None
+
+
+def _loop_iterable(ctx, target: ast.Name) -> tuple[ast.AST | None, int | None]:
+    """(what the loop of a loop variable iterates, the variable's position in a tuple target or None)."""
+    parent = ctx.scopes.parent(target)
+    position = parent.elts.index(target) if isinstance(parent, ast.Tuple) else None
+    loop = ctx.scopes.parent(parent) if position is not None else parent
+    if not isinstance(loop, (ast.For, ast.comprehension)) or loop.target is not (parent if position is not None else target):
+        return None, None
+    return loop.iter, position
 
 
 def _yielded(function: ast.AST) -> list[ast.AST]:
@@ -419,16 +494,62 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
     """Where the function around `call` reads the values of the tensor `argument` (a name) gives there,
     after the call: the name itself, or a holder made from it before the call (an alias `identity = x`,
     a layer returning it or a view of it: `self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with
-    `nn.Flatten`, `x.flatten(1)`; a list it was appended to: `skips.append(x)`); None when it reads none."""
+    `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in: `skips.append(x)`, `feats[k] = x`); None when
+    it reads none."""
+    return _read_after(ctx, _holders(ctx, argument, call), call) if ctx.scopes.enclosing_function(call) is not None else None
+
+
+def read_again(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the code around `call` (a function, or a script's module level) reads the name `argument`
+    again after the call, holding what it held there (`feats` of `student(x, feats)`, then `feats` read)."""
+    holders = _holders(ctx, argument, call, containers=True)
+    return _read_after(ctx, {argument.id: holders[argument.id]} if holders else None, call)
+
+
+def kept_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
+    """Where the function around `call` reads, after the call, a list or dict the tensor `argument` was put
+    in before it (`feats.append(x)` then `x.relu_()`, then `feats` read); None when it reads none."""
+    holders = _holders(ctx, argument, call, containers=True)
+    return _read_after(ctx, {k: v for k, v in holders.items() if k != argument.id} if holders else None, call)
+
+
+def _read_after(ctx, holders: dict[str, list[ast.AST]] | None, call: ast.AST) -> ast.Name | None:
+    if not holders:
+        return None
+    values, scope, end = ctx.analysis(ValueKinds), ctx.scopes.enclosing_function(call) or ctx.tree, (call.end_lineno, call.end_col_offset)
+    together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
+    for name in [*together, *ctx.index.within(scope, ast.Name)]:
+        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
+            continue
+        parent = ctx.scopes.parent(name)
+        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
+            continue
+        if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
+            return name
+    return None
+
+
+def parameter_holders(ctx, argument: ast.AST, call: ast.AST) -> list[str]:
+    """The parameters of the function around `call` that hold the tensor `argument` gives there, a list
+    its caller passes and reads afterwards: `skips` of `skips.append(s)` in `def forward(self, x, skips)`."""
+    holders = _holders(ctx, argument, call, containers=True) or {}
+    function = ctx.scopes.enclosing_function(call)
+    return [name for name, held in holders.items() if name != argument.id and held and all(node is function for node in held)]
+
+
+def _holders(ctx, argument: ast.AST, call: ast.AST, containers: bool = False) -> dict[str, list[ast.AST]] | None:
+    """The names that hold the tensor `argument` gives at `call` (it, its aliases and views made before the
+    call, the lists and dicts it was put in; with `containers`, it and those only), each with the
+    definitions it has there; None when not known."""
     if not isinstance(argument, ast.Name):
         return None
     values = ctx.analysis(ValueKinds)
     held = [d.node for d in values.reaching_definitions(argument)]
-    scope = ctx.scopes.enclosing_function(call)
-    if not held or scope is None:
+    scope = ctx.scopes.enclosing_function(call) or ctx.tree  # a function, or a script's module level
+    if not held:
         return None
     holders = {argument.id: held}
-    start, end = (call.lineno, call.col_offset), (call.end_lineno, call.end_col_offset)
+    start = (call.lineno, call.col_offset)
 
     def same(node: ast.AST | None) -> bool:  # read where the name may hold every value it holds at the call
         return isinstance(node, ast.Name) and node.id == argument.id and {d.node for d in values.reaching_definitions(node)} >= set(held)
@@ -440,22 +561,33 @@ def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
             continue
         if any((node.end_lineno, node.end_col_offset) < store < (statement.lineno, statement.col_offset) for store in stores):
             continue  # the name is bound again before the call: it held another tensor
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if same(_returned_tensor(ctx, node.value)):
-                holders[node.targets[0].id] = [node.targets[0]]
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name):
+            if not containers and same(_returned_tensor(ctx, node.value)):
+                holders[target.id] = [target]
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and same(node.value):  # `feats["c1"] = s`
+            holders[target.value.id] = [d.node for d in values.reaching_definitions(target.value)]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
             receiver = node.func.value
             if isinstance(receiver, ast.Name) and node.args and same(node.args[0]):
                 holders[receiver.id] = [d.node for d in values.reaching_definitions(receiver)]
-    together = read_with(ctx, call, set(holders))  # `x * self.block(x)`
-    for name in [*together, *ctx.index.within(scope, ast.Name)]:
-        if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
-            continue
-        parent = ctx.scopes.parent(name)
-        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
-            continue
-        if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
-            return name
+    return holders
+
+
+def read_after_change(ctx, name: ast.Name, change: ast.AST) -> ast.Name | None:
+    """Where the function reads the tensor `name` holds again after an in-place change of it (`held_after`
+    of `x.mul_(s)`); after `x[..., :n] *= s` or `x.data *= s`, which bind `x` again to the same tensor, a
+    read of what that statement binds."""
+    if not isinstance(change, ast.AugAssign):
+        return held_after(ctx, name, change)
+    values = ctx.analysis(ValueKinds)
+    scope = ctx.scopes.enclosing_function(change) or ctx.tree
+    inside = set(ast.walk(change.target))
+    for read in ctx.index.within(scope, ast.Name):
+        if read.id == name.id and isinstance(read.ctx, ast.Load) and read.lineno > change.end_lineno:
+            defined = {d.node for d in values.reaching_definitions(read)}
+            if defined and defined <= inside:
+                return read
     return None
 
 

@@ -15,6 +15,7 @@ instances of one class (`Objects.class_of`); None otherwise, for a library objec
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Iterator
 from itertools import islice
@@ -129,11 +130,12 @@ MAX_FORWARD_CALLS = 40  # calls of a module class found in the project's `forwar
 MAX_CALLER_MODULES = 16  # modules that construct the class, past which its calls are not searched
 
 
-def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
+def forward_calls(ctx, cls: ast.ClassDef, anywhere: bool = False) -> list[tuple[object, ast.Call]] | None:
     """The calls that run the `forward` of a module class of `ctx` from the `forward` of a module of the
     project (`self.block(x)`, `unit(x)` of `for unit in self.units` over an `nn.ModuleList` of them), the
-    object found by points-to, searched in the file and the modules that construct the class; None when
-    there are more than `MAX_FORWARD_CALLS`, or more than `MAX_CALLER_MODULES` such modules."""
+    object found by points-to, searched in the file and the modules that construct the class; `anywhere`:
+    from any code of those modules (a training script's `student(x, feats)`). None when there are more
+    than `MAX_FORWARD_CALLS`, or more than `MAX_CALLER_MODULES` such modules."""
     found = inherited_method(ctx, cls, "forward")
     if found is None:
         return []
@@ -143,22 +145,28 @@ def forward_calls(ctx, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | Non
     if len(modules) > MAX_CALLER_MODULES:
         return None
     callers = [ctx, *(index.context(m) for m in modules)]
-    home = (owner.module.name if owner.module is not None else None, forward.lineno)
+    home = (_file(owner), forward.lineno)  # by file: a namespace package's module has two names
     calls: list[tuple[object, ast.Call]] = []
     for caller in dict.fromkeys(c for c in callers if c is not None):
-        for function in caller.index.of_type(ast.FunctionDef):
-            if function.name != "forward" or function is forward:
+        for function in [caller.tree] if anywhere else caller.index.of_type(ast.FunctionDef):
+            if not anywhere and (function.name != "forward" or function is forward):
                 continue
             for call in caller.index.within(function, ast.Call):
+                if anywhere and caller.scopes.enclosing_function(call) is forward:
+                    continue
                 func = call.func
                 if not (isinstance(func, ast.Name | ast.Subscript) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self")):
                     continue  # a module is called by its name, an item, or an attribute of `self`
                 callee = method_called(caller, call)
                 if callee is None or callee.function.name != "forward":
                     continue
-                if (callee.ctx.module.name if callee.ctx.module is not None else None, callee.function.lineno) != home:
+                if (_file(callee.ctx), callee.function.lineno) != home:
                     continue
                 calls.append((caller, call))
                 if len(calls) > MAX_FORWARD_CALLS:
                     return None
     return calls
+
+
+def _file(ctx) -> str:
+    return os.path.realpath(ctx.real_path or ctx.path)

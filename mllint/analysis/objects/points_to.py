@@ -338,7 +338,7 @@ class Objects:
             return frozenset({name})
         home = self._of(ctx)
         keys = frozenset(k for k in keys or () if isinstance(k, int | str) and not isinstance(k, bool)) or None
-        found = home.points_to(func) if keys is None else union(*(home._item(func.value, key, 0) for key in keys))
+        found = self.called_objects(ctx, call, keys)
         if found is None:
             return None
         names = set()
@@ -351,6 +351,14 @@ class Objects:
             found = frozenset(obj for obj in found if obj.kind != "parameter")
         names |= {self.qualified(obj) for obj in found}
         return frozenset(names) if len(names) <= MAX_OBJECTS else None
+
+    def called_objects(self, ctx, call: ast.Call, keys: frozenset | None = None) -> frozenset | None:
+        """The objects a call of `ctx` calls: what its function may be, an item of a table at each of `keys`
+        (`ACTIVATIONS[name]()` with `keys` the constants `name` may be: `partial(nn.LeakyReLU, inplace=True)`)."""
+        func, home = call.func, self._of(ctx)
+        if keys is None or not isinstance(func, ast.Subscript):
+            return home.points_to(func)
+        return union(*(home._item(func.value, key, 0) for key in keys))
 
     def registered(self, table: Obj) -> frozenset[str]:
         """The classes of the project a decorator of this module puts in a table of it (`MODELS[name] = cls`
@@ -787,7 +795,7 @@ class Objects:
             else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
                 values = literal.values if index in (None, "*") or None in keys else []
             registered = self._registered_items(base, index) if index not in keys else frozenset()
-            found = union(registered, *(home._eval(value, depth) for value in values))
+            found = union(registered, *(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended

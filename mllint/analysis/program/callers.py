@@ -202,13 +202,13 @@ def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
     function = ctx.scopes.enclosing_function(node)
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    cls = ctx.scopes.parent(function)
-    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
     outer, enclosing = [], ctx.scopes.enclosing_function(function)
     while isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)):
         outer.append(enclosing)
         enclosing = ctx.scopes.enclosing_function(enclosing)
-    return [function, *(m for m in methods if m is not function), *outer]
+    cls = ctx.scopes.parent(outer[-1] if outer else function)  # a closure in a method (an LBFGS `closure`) shares its `self`
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(cls, ast.ClassDef) else []
+    return [function, *(m for m in methods if m is not function and m not in outer), *outer]
 
 
 class Callers:
@@ -360,20 +360,35 @@ class Callers:
         found = _built(self.view, caller.analysis(ValueKinds).construction(argument), 0)
         return found is None or not self._is_class(canonical_class(found[0].qualified_name(found[1].func)))
 
-    def instance_calls(self, cls: ast.ClassDef) -> list[tuple[object, ast.Call]] | None:
-        """The calls of the instances of a top-level class of the linted file (`self.drop(h)` where
-        `self.drop = FeatureDropout(0.3)`, `m(x)` where `m = Net()`), searched where the class is built; None
-        when an instance goes anywhere else (into an `nn.Sequential`, a list, a return, an argument) or the
-        search is past the budget."""
-        if self.ctx.module is None or self.ctx.scopes.parent(cls) is not self.ctx.tree:
+    def instance_calls(self, cls: ast.ClassDef, ctx=None) -> list[tuple[object, ast.Call]] | None:
+        """The calls of the instances of a top-level class of the linted file (or of `ctx`, a module read
+        for it) (`self.drop(h)` where `self.drop = FeatureDropout(0.3)`, `m(x)` where `m = Net()`),
+        searched where the class is built; None when an instance goes anywhere else (into an
+        `nn.Sequential`, a list, a return, an argument) or the search is past the budget."""
+        ctx = ctx or self.ctx
+        target = _class_target(ctx, cls)
+        if target is None:
             return None
         found: list[tuple[object, ast.Call]] = []
-        for caller, construction in self.constructions(cls):
-            calls = _calls_of_instance(caller, construction)
+        for caller, construction in self._sites(ctx, target):
+            calls = _calls_of_instance(caller, construction, self.view)
             if calls is None or len(found) + len(calls) > MAX_SITES:
                 return None
-            found += [(caller, call) for call in calls]
+            found += calls
         return found
+
+    def instance_bindings(self, ctx, forward: ast.FunctionDef) -> list[Binding]:
+        """One binding of a module's `forward` per call of its instances (`loss_fn(out, batch["y"])` where
+        `loss_fn = WeightedMSE()`), as `instance_calls` finds them: `forward` has no call sites by name."""
+        cls = ctx.scopes.parent(forward)
+        key = (id(ctx), forward)
+        if key not in self._bindings:
+            self._bindings[key] = []  # a forward calling another instance of its own class finds nothing new
+            target = _class_target(ctx, cls) if isinstance(cls, ast.ClassDef) else None
+            calls = self.instance_calls(cls, ctx) if target is not None else None
+            found = [b for caller, call in calls or () for b in self._site_bindings(ctx, forward, target, caller, call, 0)]
+            self._bindings[key] = found[:MAX_SITES]
+        return self._bindings[key]
 
     def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
         """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
@@ -598,27 +613,95 @@ def _path(ctx) -> str:
     return os.path.abspath(ctx.real_path or ctx.path)
 
 
-def _calls_of_instance(ctx, construction: ast.Call) -> list[ast.Call] | None:
+def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[tuple[object, ast.Call]] | None:
     """The calls of the object `construction` makes, bound to `self.x` (calls `self.x(...)` in its class) or
-    to a name (calls `name(...)` in its scope); None when the object is used any other way."""
-    statement = ctx.scopes.parent(construction)
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+    to a name (calls `name(...)` in its function; a module-level name, also in the file's functions that
+    read it as a global); also where the object is passed to a project function or class (`train(model,
+    loader, criterion)`, `Trainer(model, WeightedMSE())`: the calls of its parameter there, or of the `self.`
+    attribute its `__init__` stores it in), with the context each stands in. None when the object is used
+    any other way (read from the files' indexes)."""
+    target = _assigned_to(ctx, construction)
+    if target is None:
+        return _passed_on(ctx, construction, view)
+    uses = _uses(ctx, target, construction)
+    calls: list[tuple[object, ast.Call]] = []
+    for node in uses if uses is not None else [None]:
+        parent = ctx.scopes.parent(node) if node is not None else None
+        if isinstance(parent, ast.Call) and parent.func is node and isinstance(node.ctx, ast.Load):
+            calls.append((ctx, parent))
+            continue
+        passed = _passed_on(ctx, node, view) if node is not None else None
+        if passed is None:
+            return None
+        calls += passed
+    return calls
+
+
+def _assigned_to(ctx, value: ast.AST) -> ast.AST | None:
+    """The one target `value` is assigned to: `x = value`, or its element of `a, b = value, other`."""
+    parent = ctx.scopes.parent(value)
+    if isinstance(parent, ast.Tuple):
+        statement = ctx.scopes.parent(parent)
+        targets = statement.targets if isinstance(statement, ast.Assign) and statement.value is parent else []
+        if len(targets) == 1 and isinstance(targets[0], ast.Tuple) and len(targets[0].elts) == len(parent.elts):
+            return targets[0].elts[parent.elts.index(value)]
         return None
-    target = statement.targets[0]
+    return parent.targets[0] if isinstance(parent, ast.Assign) and len(parent.targets) == 1 else None
+
+
+def _uses(ctx, target: ast.AST, value: ast.AST) -> list[ast.AST] | None:
+    """The other loads and stores of `target` (a `self.` attribute in its class, a name in its function, a
+    module-level name in the file's functions that do not bind it), assigned `value`; an empty list when none."""
+    scopes = ctx.scopes
     if is_self_attribute(target):
-        scope, same = ctx.scopes.enclosing_class(construction), (lambda n: is_self_attribute(n) and n.attr == target.attr)
+        cls = scopes.enclosing_class(value)
+        uses = [n for n in ctx.index.within(cls, ast.Attribute) if is_self_attribute(n) and n.attr == target.attr] if cls else []
     elif isinstance(target, ast.Name):
-        scope, same = ctx.scopes.enclosing_function(construction) or ctx.tree, (lambda n: isinstance(n, ast.Name) and n.id == target.id)
+        function = scopes.enclosing_function(value)
+        if function is not None:
+            uses = scopes.reads(function, target.id) + scopes.writes(function, target.id)
+        else:
+            uses = [n for n in scopes.loads(target.id) if (f := scopes.enclosing_function(n)) is None or target.id not in scopes.local_bindings(f)]
+            uses += scopes.writes(None, target.id)
     else:
         return None
-    calls = []
-    for node in ast.walk(scope) if scope is not None else ():
-        if same(node) and node is not target:
-            parent = ctx.scopes.parent(node)
-            if not (isinstance(parent, ast.Call) and parent.func is node) or not isinstance(node.ctx, ast.Load):
-                return None
-            calls.append(parent)
-    return calls
+    return [n for n in uses if n is not target]
+
+
+def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.Call]] | None:
+    """The calls of an object passed as `node` to a project function (of its parameter there) or class (of
+    the `self.` attribute its `__init__` assigns the parameter to): one step, never further."""
+    call = ctx.scopes.parent(node)
+    call = ctx.scopes.parent(call) if isinstance(call, ast.keyword) else call
+    if not isinstance(call, ast.Call) or node is call.func:
+        return None
+    qualified = ctx.qualified_name(call.func) or ""
+    found, skips_first = view.function(qualified), False
+    if found is None:
+        summary = view.class_summary(qualified)
+        found = summary[1].definition() if summary is not None else None
+        init = own_method(found[1], "__init__") if found is not None and isinstance(found[1], ast.ClassDef) else None
+        found, skips_first = ((found[0], init), True) if init is not None else (None, False)
+    if found is None or found[0] is None:
+        return None
+    callee, function = found
+    bound = bind_arguments(call, function, skips_first)
+    parameter = next((name for name, argument in bound.items() if argument is node), None)
+    if parameter is None:
+        return None
+    reads = callee.scopes.reads(function, parameter)
+    if skips_first:  # `self.criterion = criterion` in `__init__`, alone
+        if len(reads) != 1 or callee.scopes.writes(function, parameter):
+            return None
+        store = callee.scopes.parent(reads[0])
+        if not (isinstance(store, ast.Assign) and len(store.targets) == 1 and is_self_attribute(store.targets[0])):
+            return None
+        reads = _uses(callee, store.targets[0], reads[0])
+    elif callee.scopes.writes(function, parameter):
+        return None
+    calls = [callee.scopes.parent(n) for n in reads or ()]
+    fits = all(isinstance(c, ast.Call) and c.func is n and isinstance(n.ctx, ast.Load) for c, n in zip(calls, reads or ()))
+    return [(callee, c) for c in calls] if reads and fits else None
 
 
 def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from mllint.analysis.syntax.names import is_self_attribute, training_test
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.project import ProjectView
 
@@ -43,3 +45,29 @@ def _is_module_base(base: ast.AST, ctx) -> bool:
         return True
     return ctx.project is not None and ctx.analysis(ProjectView).is_module_class(qualified)
 
+
+def training_forward(ctx, node: ast.AST) -> bool:
+    """Does `node` run in the `forward` of a module class of the file (or a method `forward` calls on
+    `self`, such as torchvision's `_forward_impl`) outside an evaluation-only branch (`if not
+    self.training:`, the `else` of `if self.training:`)?"""
+    function = ctx.scopes.enclosing_function(node)
+    cls = ctx.analysis(ModuleClasses).method_of_module(function, ctx) if function else None
+    if cls is None or not isinstance(function, ast.FunctionDef) or function.name not in _run_by_forward(cls):
+        return False
+    child = node
+    for ancestor in ctx.scopes.ancestors(node):
+        if ancestor is function:
+            return True
+        training = training_test(ancestor.test) if isinstance(ancestor, ast.If) else None
+        if training is not None and (child in ancestor.body) is not training:
+            return False  # in the branch that runs only in evaluation
+        child = ancestor
+    return False
+
+
+def _run_by_forward(cls: ast.ClassDef) -> set[str]:
+    """`forward` and the methods it calls on `self`."""
+    forward = own_method(cls, "forward")
+    if forward is None:
+        return set()
+    return {"forward"} | {node.func.attr for node in ast.walk(forward) if isinstance(node, ast.Call) and is_self_attribute(node.func)}

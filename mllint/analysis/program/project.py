@@ -36,7 +36,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Origin, Packed, Passage, Passed, Ref, Selected, Source,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Passage, Passed, Ref, Selected, Source,
     Value,
     ValueKinds,
 )  # fmt: skip
@@ -860,8 +860,12 @@ class ProjectView:
             if not -len(packed.values) <= index < len(packed.values):
                 return None
             return self.resolve(packed.values[index], packed.module, depth + 1)
+        if isinstance(value, Own):  # `self` in a method: an instance of its class, a module or not
+            return Instance(value.cls)
         if isinstance(value, Member):  # a method of an instance, for `_call`
             inner = self.resolve(value.value, module, depth + 1)
+            if inner is None and isinstance(value.value, Called):  # `trainer.predict_proba(x)` of a plain class
+                inner = self._plain_instance(value.value, module, depth)
             return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None
         if isinstance(value, Called) and isinstance(value.callee, Passed):  # `model(x)`, `model` a parameter
             caller = self.summary(value.callee.module)
@@ -910,7 +914,7 @@ class ProjectView:
                     return dataclasses.replace(held, layer=False, via=name, entry=entry)
                 return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
-            result = _as_called(result, owner.functions[name].definition()[1], value.node)
+            result = _as_called(result, owner.functions[name].definition()[1], value.node, self._forwarded(value.node, module))
             via = name
         else:
             return None
@@ -922,6 +926,21 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _plain_instance(self, value: Called, module: ModuleSummary, depth: int) -> Instance | None:
+        """An object a class of the project builds that is no module (`EnsembleTrainer(...)`), for its methods."""
+        callee = self.resolve(value.callee, module, depth + 1)
+        found = self.find(callee.name) if isinstance(callee, Entity) else None
+        return Instance(f"{found[0].name}.{found[1]}", value.node) if found is not None and found[1] in found[0].classes else None
+
+    def _forwarded(self, call: ast.AST, module: ModuleSummary) -> bool:
+        """Does `call` of `module` splat only the `**kwargs` of the function around it (`build(d, **kw)` in
+        `def __init__(self, d, **kw)`): what its own callers pass, not known here?"""
+        splats = [k.value for k in getattr(call, "keywords", ()) if k.arg is None]
+        ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
+        function = ctx.scopes.enclosing_function(call) if splats and ctx is not None else None
+        kwarg = function.args.kwarg.arg if function is not None and function.args.kwarg is not None else None
+        return kwarg is not None and all(isinstance(s, ast.Name) and s.id == kwarg for s in splats)
 
     def _definition(self, cls: str, method: str) -> ast.AST | None:
         """The method of a project class, as its module defines it."""
@@ -978,16 +997,24 @@ def find_definition(summary_of, qualified: str, depth: int = 0) -> tuple[ModuleS
     return find_definition(summary_of, target, depth + 1) if target and target != qualified else None
 
 
-def _as_called(found: Resolved | None, function: ast.AST | None, call: object) -> Resolved | None:
+def _as_called(found: Resolved | None, function: ast.AST | None, call: object, forwarded: bool = False) -> Resolved | None:
     """A layer whose class a parameter's default of `function` chose (`values.Made.defaulted`), as `call`
-    builds it: unknown when the call passes that parameter (or may), the default's else."""
+    builds it: unknown when the call passes that parameter (or may), the default's else. A call that splats
+    only its own function's `**kwargs` (`forwarded`) leaves the question to that function's callers."""
     if not isinstance(found, Found) or not found.defaulted:
         return found
     if function is None or not isinstance(call, ast.Call):
         return None
     first = [*function.args.posonlyargs, *function.args.args][:1]
-    bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
-    return None if any(name in bound for name in found.defaulted) else dataclasses.replace(found, defaulted=())
+    skips = bool(first) and first[0].arg in ("self", "cls")
+    if forwarded:  # the defaults stand unless the outer callers pass them by keyword
+        named = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k.arg is not None])
+        return None if any(name in bind_arguments(named, function, skips_first=skips) for name in found.defaulted) else found
+    bound = bind_arguments(call, function, skips_first=skips)
+    passed = {k.arg for k in call.keywords}
+    if any(name in bound or name in passed for name in found.defaulted) or None in passed:
+        return None
+    return dataclasses.replace(found, defaulted=())
 
 
 def _of_own_attribute(made: object) -> bool:

@@ -6,6 +6,7 @@ a function's parameter defaults); the values and objects layers and the facets s
 from __future__ import annotations
 
 import ast
+import operator
 
 
 def fold(test: ast.AST, constants: dict):
@@ -35,10 +36,14 @@ def fold(test: ast.AST, constants: dict):
             return left != right
         if isinstance(op, ast.In | ast.NotIn) and isinstance(right, tuple):
             return (left in right) == isinstance(op, ast.In)
+        numbers = all(type(v) in (int, float) for v in values)
+        if numbers and isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):  # `if p_drop > 0:`
+            return ORDERS[type(op)](left, right)
     return None
 
 
 UNKNOWN = object()
+ORDERS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
 def existence_test(test: ast.AST) -> tuple[ast.AST, bool] | None:

@@ -35,12 +35,14 @@ class Kind(enum.Enum):
     ONE_HOT = "one-hot rows"
     RELU = "ReLU output"  # non-negative, exactly zero where a unit is off: a row may be all zero
     SOFTPLUS = "softplus output"  # positive
+    HARDSIGMOID = "hardsigmoid output"  # in [0, 1], exactly 0 or 1 past +-3
 
 
 FUNCTION_KINDS = {
     "torch.softmax": Kind.PROBABILITIES,
     "torch.nn.functional.softmax": Kind.PROBABILITIES,
     "torch.special.softmax": Kind.PROBABILITIES,
+    "torch.nn.functional.softmin": Kind.PROBABILITIES,
     "torch.log_softmax": Kind.LOG_PROBABILITIES,
     "torch.nn.functional.log_softmax": Kind.LOG_PROBABILITIES,
     "torch.special.log_softmax": Kind.LOG_PROBABILITIES,
@@ -54,10 +56,13 @@ FUNCTION_KINDS = {
     "torch.nn.functional.relu": Kind.RELU,
     "torch.nn.functional.relu6": Kind.RELU,
     "torch.nn.functional.softplus": Kind.SOFTPLUS,
+    "torch.nn.functional.hardsigmoid": Kind.HARDSIGMOID,
 }
 METHOD_KINDS = {"softmax": Kind.PROBABILITIES, "log_softmax": Kind.LOG_PROBABILITIES, "sigmoid": Kind.SIGMOID, "relu": Kind.RELU}
 MODULE_KINDS = {
     "torch.nn.Softmax": Kind.PROBABILITIES,
+    "torch.nn.Softmax2d": Kind.PROBABILITIES,  # over the channels of (N, C, H, W)
+    "torch.nn.Softmin": Kind.PROBABILITIES,
     "torch.nn.LogSoftmax": Kind.LOG_PROBABILITIES,
     "torch.nn.Sigmoid": Kind.SIGMOID,
     "torch.nn.LogSigmoid": Kind.LOG_SIGMOID,
@@ -66,7 +71,10 @@ MODULE_KINDS = {
     "torch.nn.ReLU": Kind.RELU,
     "torch.nn.ReLU6": Kind.RELU,
     "torch.nn.Softplus": Kind.SOFTPLUS,
+    "torch.nn.Hardsigmoid": Kind.HARDSIGMOID,
 }
+# Activations whose input is not the logits a loss wants back: `softmin(x)` is `softmax(-x)`.
+NEGATING_ACTIVATIONS = frozenset({"torch.nn.Softmin", "torch.nn.functional.softmin"})
 EXP_FUNCTIONS = {"torch.exp", "torch.special.exp"}
 WHERE_FUNCTIONS = {"torch.where"}
 # Tensor methods that keep the values (and so their kind): `torch.sigmoid(z).squeeze(1)` is sigmoid output.
@@ -158,6 +166,14 @@ class Member:
 
 
 @dataclass(frozen=True, eq=False)
+class Own:
+    """The instance `self` is in a method of the module-level class `cls` (qualified): what its own methods
+    return is read through the class hierarchy (`self.predict_proba(x)`), whatever the class derives from."""
+
+    cls: str
+
+
+@dataclass(frozen=True, eq=False)
 class Exp:
     """`torch.exp(value)`: probabilities when `value` is log-probabilities."""
 
@@ -240,7 +256,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Member | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Own | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -527,6 +543,8 @@ class ValueKinds:
             # `model.scores(x)`, `self.net.embed(x)`: a method of the object, found when the project knows its class
             receiver = self._value(func.value, depth + 1, binding)
             return receiver if receiver is None or receiver is PENDING else Called(Member(receiver, func.attr), call)
+        if is_self_attribute(func) and self._own_method(func):
+            return Called(Member(self._own(call), func.attr), call)  # `self.predict_proba(x)`: what it returns
         callee = self._value(func, depth + 1, binding)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
@@ -580,10 +598,23 @@ class ValueKinds:
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)`, `self.__call__(x)` or `self.forward(x)` in a method of a module-level class (a mixin's
         too, whose `self` is a class mixing it in): its `forward`'s output."""
-        cls = self.scopes.enclosing_class(call)
+        own = self._own(call)
+        return None if own is None else Called(Called(Ref(own.cls), call), call)
+
+    def _own(self, node: ast.AST) -> Own | None:
+        """The instance `self` is where `node` stands, in a method of a module-level class."""
+        cls = self.scopes.enclosing_class(node)
         if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
             return None
-        return Called(Called(Ref(f"{self.ctx.module.name}.{cls.name}"), call), call)
+        return Own(f"{self.ctx.module.name}.{cls.name}")
+
+    def _own_method(self, func: ast.Attribute) -> bool:
+        """Does `self.name` stand for a method (of the class or a base), not an attribute its class assigns?"""
+        cls = self.scopes.enclosing_class(func)
+        if cls is None or func.attr in ("forward", "__call__"):
+            return False
+        self._self_attribute_values(func)
+        return func.attr not in self._attribute_values.get(cls, {})
 
     def _linting_torch(self) -> bool:
         """Inside torch's own sources, torch's functions are the project's."""
@@ -688,8 +719,9 @@ class ValueKinds:
         return ctx.qualified_name(held) if isinstance(held, ast.Name | ast.Attribute) else None
 
     def _named_class(self, call: ast.Call, binding=None) -> str | None:
-        """The class `getattr(nn, name)` names, `name` a string (`_string`)."""
-        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2 and not call.keywords):
+        """The class `getattr(nn, name)` names (also with a fallback: `getattr(nn, name, nn.ReLU)`), `name` a
+        string (`_string`)."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) in (2, 3) and not call.keywords):
             return None
         module = self.ctx.qualified_name(call.args[0])
         if module is None or self.ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
@@ -749,16 +781,27 @@ class ValueKinds:
     def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
         construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
-        that statement runs on every path to the construction; None when that is not known."""
+        that statement runs on every path to the construction; past fills the defaults skip (`if dropout:`)
+        and fills of layers that pass their input on (`nn.Dropout(p)`); None when that is not known."""
         if not isinstance(listed, ast.Name):
             return None
-        uses = self.scopes.uses(self.scopes.enclosing_scope(constructor), listed.id)
+        scope = self.scopes.enclosing_scope(constructor)
+        uses = self.scopes.uses(scope, listed.id)
         filled = [node for name in uses if (node := self._filling(name)) is not None and position(node) < position(constructor)]
-        node = max(filled, key=position, default=None)
-        last = _last_item(node) if node is not None else None
-        if last is None or self._changed_after(listed, node, constructor):
-            return None
-        return last if self._runs_by_default(node, constructor, last) else None
+        skipped: tuple[str, ...] = ()  # the parameters whose defaults skip later fills (`if dropout:`)
+        for node in sorted(filled, key=position, reverse=True):
+            last = _last_item(node)
+            if last is None or self._changed_after(listed, node, constructor):
+                return None
+            if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS:
+                continue  # `layers.append(nn.Dropout(p))`, run or not: the layer before it gives the output
+            runs, read = self._default_path(node, constructor)
+            if runs is not False:
+                if runs and (read or skipped):
+                    self._defaulted[last] = tuple(dict.fromkeys((*read, *skipped)))
+                return last if runs else None
+            skipped += read
+        return None
 
     def _filling(self, name: ast.Name) -> ast.AST | None:
         """The statement or call that binds or adds to the list `name` stands in (`name = [...]`, `name +=
@@ -810,11 +853,20 @@ class ValueKinds:
         """Does `node` run on every path to `anchor`, or on every path the defaults of its function's
         parameters take (`if out_act: layers.append(...)` with `out_act="Sigmoid"`)? Those parameters are
         kept in `_defaulted` by `made`, as `_string` does: a call that passes one makes the answer unknown."""
+        runs, read = self._default_path(node, anchor)
+        if runs and read:
+            self._defaulted[made] = read
+        return runs is True
+
+    def _default_path(self, node: ast.AST, anchor: ast.AST) -> tuple[bool | None, tuple[str, ...]]:
+        """(does `node` run on the way to `anchor` as `_runs_by_default` asks: True, False when the defaults
+        alone keep it from running (`if dropout: layers.append(...)` with `dropout=0.0`), None when not
+        known; the parameters whose defaults decide it)."""
         if self.same_path(node, anchor):
-            return True
+            return True, ()
         function = self.scopes.enclosing_scope(anchor)
         if not isinstance(function, FUNCTION_NODES) or self.scopes.enclosing_scope(node) is not function:
-            return False
+            return None, ()
         defaults = {k: v.value for k, v in parameter_defaults(function).items() if isinstance(v, ast.Constant)}
         around = {anchor, *self.scopes.ancestors(anchor)}
         read: list[str] = []
@@ -828,12 +880,14 @@ class ValueKinds:
             if isinstance(ancestor, CONDITIONAL_NODES):
                 names = [n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)] if isinstance(ancestor, ast.If) else None
                 known = {n: defaults[n] for n in names or () if n in defaults and not self._rebound(function, n)}
-                if not known or fold(ancestor.test, known) is not (child in ancestor.body):
-                    return False  # decided by the defaults alone: `if last_act or not is_last:` with `last_act=True`
+                folded = fold(ancestor.test, known) if known else None
+                if folded is None:
+                    return None, ()
                 read += known
+                if folded is not (child in ancestor.body):  # `if last_act or not is_last:` with `last_act=False`
+                    return False, tuple(dict.fromkeys(read))
             child = ancestor
-        self._defaulted[made] = tuple(dict.fromkeys(read))
-        return True
+        return True, tuple(dict.fromkeys(read))
 
     def _rebound(self, function: ast.AST, name: str) -> bool:
         """Does `function` assign its parameter `name` anywhere?"""
@@ -907,6 +961,13 @@ class ValueKinds:
         if not definitions or any(d.value is None for d in definitions):
             return None
         return [d.value for d in definitions]
+
+    def aliased(self, name: ast.AST) -> list[ast.AST] | None:
+        """The references a name is bound to on every way to `name` (`enc = self.net.encoder`, `g = nets["g"]`,
+        `m, g = nets["m"], nets["g"]`): attribute chains and items at constant keys of them; None when one
+        binding is anything else. The name holds the very object they hold."""
+        values = self.reaching_values(name) if isinstance(name, ast.Name) else None
+        return values if values and all(_is_reference(v) for v in values) else None
 
     def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
         """The items of the list a name holds: the list literal it is bound to (once), and what is appended
@@ -1233,6 +1294,17 @@ def _constant_index(node: ast.AST) -> int | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         sign, node = -1, node.operand
     return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _is_reference(expr: ast.AST) -> bool:
+    """`self.net.encoder`, `parts["decoder"]`, `nets[0].head`: an attribute or constant item of a name, however deep."""
+    if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is None:
+        if not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str)):
+            return False
+    elif not isinstance(expr, ast.Attribute):
+        return False
+    inner = expr.value
+    return isinstance(inner, ast.Name) or (isinstance(inner, ast.Attribute | ast.Subscript) and _is_reference(inner))
 
 
 def _calls_self(func: ast.AST) -> bool:

@@ -1,0 +1,80 @@
+"""Changes autograd does not see: in-place changes, in a module's training `forward`, made through `.data`
+or `.detach()` of a tensor the forward computed with a graph.
+
+`hidden_changes(ctx)` lists them: `q.data.mul_(scale)` of a chunk of a layer's output, `h.narrow(-1, 0,
+n).data.mul_(keep)` of a `tanh` output, `att.data *= s`, `out.detach().add_(bias)`, when the function reads
+the tensor again afterwards (the forward goes on with the changed values, while the backward treats the
+change as if it were not there: a wrong gradient, and no error). `.data` and `.detach()` share the
+tensor's storage but not its history. Parameters and buffers (`self.weight.data.clamp_(...)`, an EMA of a
+codebook), the forward's own arguments (ML401's), changes under `torch.no_grad()` or in evaluation-only
+branches, what a straight-through estimator writes through `.data` on purpose (rounding, signs, copies
+of quantized values), and fills at masked places (`alignment.data.masked_fill_(mask, -inf)`
+before a softmax: its output there is 0 either way) are not among them.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from mllint.analysis.facets.gradients import GradientFlow, State, under_no_grad
+from mllint.analysis.facets.views import MAX_ROOT_STEPS, read_after_change, storage_root, viewed
+from mllint.analysis.program.classes import training_forward
+
+# Changes in place whose gradient autograd would have to apply: arithmetic and clipping. Not among them:
+# what a straight-through estimator writes through `.data` on purpose (rounding, signs, copies of quantized
+# values: its backward passes the gradient through unchanged), and fills at masked places
+# (`masked_fill_(mask, -inf)` before a softmax, whose output there is 0 either way).
+CHANGING = frozenset({
+    "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "exp_", "log_", "sqrt_", "neg_",
+    "reciprocal_", "sigmoid_", "tanh_", "clamp_", "clamp_min_", "clamp_max_", "clip_",
+})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HiddenChange:
+    change: ast.AST  # `q.data.mul_(self.scale)`, `att.data *= s`
+    name: ast.Name  # the local name whose tensor it changes: `q`
+    through: ast.AST  # `q.data`, `out.detach()`
+    read: ast.Name  # where the function reads the changed tensor again
+
+
+def hidden_changes(ctx) -> list[HiddenChange]:
+    if ".data" not in ctx.source.text and ".detach()" not in ctx.source.text:
+        return []
+    flows, found = ctx.analysis(GradientFlow), []
+    for node in ctx.index.of_type(ast.AugAssign, ast.Call):
+        hidden = _through(ctx, _changed(ctx, node))
+        if hidden is None or under_no_grad(ctx, node) or not training_forward(ctx, node):
+            continue
+        through, name = hidden
+        root = storage_root(ctx, name)
+        if root is None or not isinstance(root[0], (ast.Call, ast.BinOp)) or flows.flow(root[0]).state is not State.GRAPH:
+            continue  # a parameter, an argument, an attribute kept (a buffer), or a tensor without a graph
+        read = read_after_change(ctx, name, node)
+        if read is not None:
+            found.append(HiddenChange(node, name, through, read))
+    return found
+
+
+def _changed(ctx, node: ast.AST) -> ast.AST | None:
+    """What a call or statement changes in place (`CHANGING`): the receiver of `x.mul_(s)`, the target of
+    `x *= s`, the tensor of `x[..., :n] += v`."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        arithmetic = isinstance(func, ast.Attribute) and func.attr in CHANGING
+        return func.value if arithmetic and ctx.qualified_name(func) is None else None
+    return node.target.value if isinstance(node.target, ast.Subscript) else node.target
+
+
+def _through(ctx, expr: ast.AST | None) -> tuple[ast.AST, ast.Name] | None:
+    """(the `.data` or `.detach()` the changed expression goes through, the local name whose tensor it is)
+    along views: `h.narrow(...).data` of `h`."""
+    through = None
+    for _ in range(MAX_ROOT_STEPS):
+        if expr is None or isinstance(expr, ast.Name):
+            return (through, expr) if through is not None and expr is not None else None
+        hiding = isinstance(expr, ast.Attribute) and expr.attr == "data"
+        hiding |= isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "detach" and not expr.args
+        through = expr if hiding and through is None else through
+        expr = expr.value if isinstance(expr, ast.Attribute) and hiding else viewed(ctx, expr)
+    return None
