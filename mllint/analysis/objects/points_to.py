@@ -1010,15 +1010,11 @@ class Objects:
         return self._functions_returns(self._eval(func, depth), depth)
 
     def _functions_returns(self, found: frozenset | None, depth: int) -> list[tuple[ast.AST, object]] | None:
-        """Every return (with its context) of the module-level functions (or lambdas without parameters) `found`
-        all are; None when one is not."""
+        """Every return (with its context) of the module-level functions `found` all are; None when one is not."""
         if not found or depth >= MAX_CALL_DEPTH:
             return None
         returned = []
         for obj in found:
-            if obj.kind == "made" and isinstance(obj.node, ast.Lambda) and not _has_parameters(obj.node):
-                returned.append((obj.node.body, obj.ctx))  # `lambda: nn.LeakyReLU(0.1, inplace=True)`
-                continue
             home = self._of(obj.ctx) if obj.kind == "made" and obj.node is obj.ctx.tree else None
             function = home.functions.get(obj.name) if home is not None else None
             if function is None or home.is_generator(function):
@@ -1213,11 +1209,6 @@ def _container_literal(call: ast.Call) -> ast.AST:
     if call.keywords and all(k.arg is not None for k in call.keywords) and not call.args:
         return ast.Dict(keys=[ast.Constant(k.arg) for k in call.keywords], values=[k.value for k in call.keywords])
     return call.args[0] if len(call.args) == 1 else ast.Tuple(elts=call.args)
-
-
-def _has_parameters(function: ast.Lambda) -> bool:
-    arguments = function.args
-    return bool(arguments.posonlyargs or arguments.args or arguments.kwonlyargs or arguments.vararg or arguments.kwarg)
 
 
 def _of_parameter(obj: Obj) -> bool:
