@@ -14,7 +14,7 @@ class SoftmaxIntoCrossEntropy(Rule):
     `nn.Sequential(backbone, Head(...))`; layers that pass their input on, `nn.Identity` and `nn.Dropout`,
     after it), averaged or otherwise combined linearly (an ensemble's mean, a weighted
     sum, a product with one-hot rows), directly or through local variables, `self.` attributes and import
-    aliases, and from the project's models and functions in other files: a model whose `forward` returns
+    aliases. It follows them from the project's models and functions in other files too: a model whose `forward` returns
     softmax output (in training mode; as one element of a tuple too, also when an if/else chooses between
     two such classes; of a `forward` whose flag the call passes as a constant or leaves to a default
     that returns softmax output, `def forward(self, x, normalize=True)`), a factory function that builds
