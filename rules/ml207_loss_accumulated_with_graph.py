@@ -4,7 +4,7 @@ from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.loss_terms import signed_terms
-from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, returned_loss, same_tensor
+from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, receiver, returned_loss, same_tensor
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.names import is_self_attribute
@@ -291,10 +291,10 @@ class LossAccumulatedWithGraph(Rule):
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
         """Is the meter `call` runs a method of a local name of `function` (built there: renewed per call)?"""
-        receiver = call.func.value
-        while isinstance(receiver, ast.Subscript | ast.Attribute) and not is_self_attribute(receiver):
-            receiver = receiver.value
-        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
+        meter = receiver(call)
+        while isinstance(meter, ast.Subscript | ast.Attribute) and not is_self_attribute(meter):
+            meter = meter.value
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(meter) if isinstance(meter, ast.Name) else []
         return any(not isinstance(d.node, FUNCTION_NODES) and self.ctx.scopes.enclosing_function(d.node) is function for d in definitions)
 
     def _stepped(self, reported: set[ast.AST]) -> None:
@@ -404,8 +404,8 @@ class LossAccumulatedWithGraph(Rule):
         """(call, argument) for each name or call passed to a method of an object in a loop's or a function's
         body: `meter.update(loss, n)`."""
         for node in own_nodes(block.body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
+            if isinstance(node, ast.Call) and (isinstance(node.func, ast.Attribute) or self._called_object(node.func)):
+                if isinstance(node.func, ast.Attribute) and node.func.attr in APPENDS:  # a logger of the project that sums what it logs is a meter too
                     continue
                 for argument in [*node.args, *(k.value for k in node.keywords)]:
                     if isinstance(argument, (ast.Name, ast.Call)) or _constant_item(argument):  # `meter.update(trainer.train_step(batch))`, `res[0]`
@@ -415,12 +415,18 @@ class LossAccumulatedWithGraph(Rule):
                     elif isinstance(argument, ast.Dict):  # `history.log_dict({"mse": mse, "loss": loss})`
                         yield from ((node, e) for e in argument.values if isinstance(e, ast.Name))
 
+    def _called_object(self, func: ast.AST) -> bool:
+        """A local name called as an object (`m(pred, y)` of `for m in self.metrics`), no function it imports or defines."""
+        return isinstance(func, ast.Name) and self.ctx.qualified_name(func) is None and bool(self.ctx.analysis(ValueKinds).reaching_definitions(func))
+
     def _live(self, value: ast.AST, losses: dict, loop: ast.AST, terms_only: bool = False) -> bool:
         """Does `value` carry the graph of the iteration: a model's output (`pred = model(x)`), or a value
         the backpropagated loss is computed from (`logits` of `loss = criterion(logits, y)`)? Not a name
         bound only before the loop (the model itself, handed to an evaluator: no iteration's graph).
         `terms_only`: of the values the loss is computed from, only a term it sums (`reg_loss` of `loss =
         task + beta * reg_loss`), not a factor such as a return weighting a log-likelihood."""
+        if _constant_item(value) and isinstance(value.slice, ast.Name):  # `terms[name]` of a dict of the loss's terms
+            return self._live(value.value, losses, loop, terms_only)
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
@@ -471,7 +477,7 @@ class LossAccumulatedWithGraph(Rule):
     def _renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop
         around the call, on every path that reaches the call (not a periodic `if it % 500 == 0: meter.reset()`)?"""
-        meter = self.ctx.text(call.func.value)
+        meter = self.ctx.text(receiver(call))
         values = self.ctx.analysis(ValueKinds)
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, LOOP_NODES)), None)
         for node in own_nodes(loop.body) if loop is not None else ():
@@ -684,8 +690,8 @@ def _value_of(loop: ast.For) -> ast.AST | None:
 
 
 def _constant_item(node: ast.AST) -> bool:
-    """`res[0]`, `out["loss"]`: an item at a constant key of a name."""
-    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant)
+    """`res[0]`, `out["loss"]`, `terms[name]`: an item of a name at a constant key or one a name holds."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant | ast.Name)
 
 
 def _holds_items(value: ast.AST) -> bool:

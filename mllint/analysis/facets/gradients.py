@@ -17,6 +17,9 @@ A call of a function of the project, or of an instance of a project class (its `
 whose returns carry no graph whatever it is given (it runs under `torch.no_grad()`) carries none: its
 returns are worked out in the callee's own file, its parameters holding the flows of the call's
 arguments (`Given`), once per callee and flows (`returned`); `callee_cuts` tells where the callee cuts.
+A method of the project whose returns stay unknown carries what its object carries, never its arguments'
+graph as a tensor method would (`self.batch_value(pred, y)` may cut `pred`); given the class of the object
+a method runs on (`Given.instance`), `self.name(...)` in it runs that class's own or inherited `name`.
 An element of a tuple (`loss, acc = step(x)`, read as `step(x)[1]`) has its own flow where it is known:
 a tuple written out, what the callee returns in that place, the indices of `x.max(dim)`; otherwise the
 parts of a value share its flow.
@@ -42,6 +45,7 @@ from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
@@ -135,6 +139,7 @@ class Given:
 
     function: ast.AST
     flows: dict[str, Flow]
+    instance: tuple | None = None  # (context, class) of the object `self` is, when the call knows it
 
     def argument(self, name: str) -> tuple[None, Flow, None] | None:
         flow = self.flows.get(name)
@@ -151,6 +156,8 @@ RETURN_WORDS = re.compile(rb"\breturn\b")
 # Methods (and torch functions) that return (values, indices) given a dimension.
 INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
+OPAQUE = Flow(State.UNKNOWN, ())  # a callee of the project whose returns are unknown (`_from_callee`), told apart by identity
+MODULE_CALLS = frozenset({"forward", "__call__"})  # what calling a module object runs: its kind decides when they are unknown
 NONE = Flow(State.NONE)
 
 
@@ -674,6 +681,8 @@ class GradientFlow:
             if func.attr in NO_GRAPH_METHODS:
                 return NONE
         cut = self._from_callee(call, depth)
+        if cut is OPAQUE:  # a method of the project whose returns are unknown: what its object carries (`model.encode(x)`)
+            return self._flow(func.value, depth + 1) if isinstance(func, ast.Attribute) else UNKNOWN
         if cut is not None:
             return cut
         if isinstance(func, ast.Name) and func.id == "self" and self._in_module_class(call):
@@ -688,6 +697,8 @@ class GradientFlow:
         if isinstance(func, ast.Name) and name is None and (self._flow(func, depth + 1) or UNKNOWN).state is State.GRAPH:
             return GRAPH  # a module passed in (`center_fn(feats, labels)` given a `CenterLoss()`)
         if isinstance(func, ast.Attribute) and name is None and self.values.constructor(func) is None:
+            if is_self_attribute(func) and self._family_method(func):
+                return UNKNOWN  # a method the class or a subclass defines, no one of them known to run (`self.batch_value(out, y)`)
             # A tensor method (`x.mean()`, `x.to(device)`): its receiver and arguments.
             return operands([self._flow(func.value, depth + 1), *(self._flow(a, depth + 1) for a in arguments)])
         return UNKNOWN
@@ -704,7 +715,8 @@ class GradientFlow:
             name: self._flow(argument, depth + 1) or UNKNOWN
             for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
         }  # fmt: skip
-        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given), index)
+        instance = callee.instance or (self._binding.instance if isinstance(self._binding, Given) and is_self_attribute(call.func) else None)
+        returned = callee.ctx.analysis(GradientFlow).returned(callee.function, Given(callee.function, given, instance), index)
         if returned.state is State.GRAPH:
             return GRAPH  # `self.orthogonality()` of the module's own weights
         own = [c for c in returned.cuts if not any(c in f.cuts for f in given.values())]
@@ -713,6 +725,8 @@ class GradientFlow:
             # whatever it is given: a callee running under `torch.no_grad()`, returning a comparison or a size.
             return returned
         if returned.state is not State.NONE or not own:
+            if index is None and callee.function.name not in MODULE_CALLS:
+                return OPAQUE  # not its arguments' flow, as a tensor method's: `self.process(pred, y)` may cut `pred`
             return returned if index is not None else None  # an element: what is known of it
         path = "" if callee.ctx is self.ctx else self.ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
         cls = callee.ctx.scopes.enclosing_class(callee.function)
@@ -750,7 +764,7 @@ class GradientFlow:
         """What a function of this file returns (the element `index` of the tuples it returns, when
         asked), its parameters holding what `given` says (UNKNOWN while it is being worked out: a
         recursive call). Worked out apart from any question being answered here."""
-        key = (function, frozenset(given.flows.items()), index)
+        key = (function, frozenset(given.flows.items()), index, given.instance and given.instance[1])
         if key not in self._returns:
             self._returns[key] = UNKNOWN
             expressions = [_element(e, index) for e in returned_expressions(function.body) or ()]
@@ -779,6 +793,10 @@ class GradientFlow:
         object found by points-to, under `binding` (default: the call site the question is asked for).
         `followed`: what another module must mention to be read (default: a cut)."""
         func = call.func
+        instance = self._binding.instance if isinstance(self._binding, Given) and is_self_attribute(func) else None
+        method = inherited_method(*instance, func.attr, self._view) if instance is not None else None
+        if method is not None:  # `self.batch_value(...)` of a `Score` whose object is an `AbsError`: the override
+            return Callee(method[1], method[0], instance), True
         if isinstance(func, ast.Name) or is_self_attribute(func):
             found = self._resolver.resolve(call, followed=followed)
             if found is not None:
@@ -789,8 +807,12 @@ class GradientFlow:
         return (method, True) if method is not None else None
 
     @cached_property
+    def _view(self) -> ProjectView:
+        return followed_view(self.ctx)
+
+    @cached_property
     def _resolver(self) -> CallResolver:
-        return CallResolver(self.ctx, followed_view(self.ctx))  # a callee's module follows its own helpers too
+        return CallResolver(self.ctx, self._view)  # a callee's module follows its own helpers too
 
     def depends_on(self, expr: ast.AST, targets: set[ast.AST]) -> bool:
         """Can the value of `expr` be computed from a binding whose target node is in `targets`?"""
@@ -844,6 +866,12 @@ class GradientFlow:
             return State.NONE if name.endswith("Loss") or name in PARAMETERLESS else State.UNKNOWN
         return State.UNKNOWN
 
+    def _family_method(self, func: ast.Attribute) -> bool:
+        """Does the class around `self.name(...)`, or a class of the project deriving from it, define `name`?"""
+        cls = self.ctx.scopes.enclosing_class(func)
+        family = self_classes(self.ctx, cls, self._view if self._view.index is not None else None) if cls is not None else []
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.attr for _, c in family for n in c.body)
+
     def _in_module_class(self, node: ast.AST) -> bool:
         cls = self.ctx.scopes.enclosing_class(node)
         return cls is not None and cls.name in self.module_classes
@@ -854,7 +882,7 @@ class GradientFlow:
         if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.analysis(Names).is_own_or_local(func):
             return True
         name = canonical_class(self.ctx.qualified_name(func))
-        if name and not name.startswith("torch.") and self.ctx.project is not None and self.ctx.analysis(ProjectView).is_module_class(name):
+        if name and not name.startswith("torch.") and self._view.index is not None and self._view.is_module_class(name):
             return True  # a module class of another module of the project
         if name in CONTAINERS:
             return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)

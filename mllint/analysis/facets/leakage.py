@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.call_sites import built, dict_keys, makers
 from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
@@ -267,7 +267,7 @@ class Leakage:
         function = self.ctx.scopes.enclosing_function(data)
         if function is not None and data.id in {p.arg for p in parameters(function, variadic=False)}:
             return self._passed_evaluation(data, function, call, binding)
-        split = self._split_of_loop(data, call)
+        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding)
         if split is not None:
             return split
         values = self.values.reaching_values(data) or []
@@ -314,14 +314,51 @@ class Leakage:
                     return f"`{self.ctx.text(data)}`, each split of the loop over `{self.ctx.text(loop.iter)}`"
         return None
 
+    def _split_of_items(self, data: ast.Name, call: ast.Call, binding) -> str | None:
+        """`x` of `for name, (x, y) in splits.items():` (or of `splits.values()`) with the fit under no test of
+        `name`, where the keys of `splits` name evaluation splits (`dict_keys`: a dict a helper returns, or
+        one a call site passes): the fit runs on every split."""
+        definitions = self.values.reaching_definitions(data)
+        loops = {self._loop_of(d.node) for d in definitions}
+        loop = loops.pop() if len(loops) == 1 else None
+        if not (loop is not None and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Attribute)):
+            return None
+        method, target = loop.iter.func.attr, loop.target
+        if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            key, target = target.elts
+        elif method != "values":
+            return None
+        else:
+            key = None
+        around = self.ctx.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop  # (the comprehension)
+        if not all(d.node in set(ast.walk(target)) for d in definitions) or around not in set(self.ctx.scopes.ancestors(call)):
+            return None
+        keys = dict_keys(self.ctx, loop.iter.func.value, binding)
+        if not keys or not any(isinstance(k, str) and _names_evaluation(ast.Name(k)) for k in keys):
+            return None
+        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
+        if isinstance(key, ast.Name) and any(key.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests):
+            return None
+        listed = ", ".join(f'"{k}"' for k in sorted(k for k in keys if isinstance(k, str)))
+        return f"`{self.ctx.text(data)}`, each split of the loop over `{self.ctx.text(loop.iter)}` (keys {listed})"
+
+    def _loop_of(self, target: ast.AST) -> ast.For | ast.comprehension | None:
+        """The `for` statement or comprehension whose target binds `target`."""
+        node = target
+        while (node := self.ctx.scopes.parent(node)) is not None and not isinstance(node, ast.stmt | ast.comprehension):
+            pass
+        return node if isinstance(node, ast.For | ast.comprehension) and target in set(ast.walk(node.target)) else None
+
     def _conditions(self, node: ast.AST, outer: ast.AST) -> list[ast.AST]:
-        """The tests of the `if`s around `node`, up to `outer`, that hold where it stands."""
+        """The tests of the `if`s (and conditional expressions) around `node`, up to `outer`, that hold where it stands."""
         tests, child = [], node
         for ancestor in self.ctx.scopes.ancestors(node):
             if ancestor is outer:
                 break
             if isinstance(ancestor, ast.If):
                 tests.append(ancestor.test if child not in ancestor.orelse else ast.UnaryOp(ast.Not(), ancestor.test))
+            elif isinstance(ancestor, ast.IfExp) and child is not ancestor.test:  # `fit_transform(x) if name == "train" else ...`
+                tests.append(ancestor.test if child is ancestor.body else ast.UnaryOp(ast.Not(), ancestor.test))
             child = ancestor
         return tests
 

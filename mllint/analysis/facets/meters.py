@@ -1,8 +1,9 @@
 """Meters and training steps: what keeps a loss, or hands it back, across the calls of a loop.
 
-`kept_argument(ctx, call, argument)` answers, for a call `meter.update(loss, n)` of the linted file where
-`meter` is an object of a project class (found by points-to: built where the file says, by a project
-helper, held in a container, or passed by a call site), into which attribute the called method
+`kept_argument(ctx, call, argument)` answers, for a call `meter.update(loss, n)` (or `meter(pred, y)`, its
+`__call__`) of the linted file where `meter` is an object of a project class (found by points-to: built where
+the file says, by a project helper, held in a container and taken by a loop over it, or passed by a call
+site), into which attribute the called method
 accumulates a value that carries the graph of `argument`: `self.sum += val * n`, `self.sum = self.sum +
 val`, `self.values.append(F.mse_loss(pred, target))`, `for v in values: self.sum += v` for `update([loss])`.
 The gradient flow of the accumulated value decides, the parameter given a graph: not when the method cuts
@@ -50,15 +51,13 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
     """Into which attribute the method `call` runs on an object of a project class accumulates a value
     that carries the graph of `argument` (an item of it, for a list or dict: `meter.update([loss])`,
     `history.log_dict({"loss": loss})` appending each value of `d.items()`)."""
-    if not isinstance(call.func, ast.Attribute):
-        return None
-    for method, _ in per_call_site(ctx, call.func.value, lambda binding: method_called(ctx, call, binding)):
+    for method, _ in per_call_site(ctx, receiver(call), lambda binding: method_called(ctx, call, binding)):
         bound = bind_arguments(call, method.function, skips_first=True)
         parameter = next((name for name, value in bound.items() if value is argument or _item_of(value, argument)), None)
         if parameter is None:
             return None
         flows = method.ctx.analysis(GradientFlow)
-        live, dead = (Given(method.function, {parameter: flow}) for flow in (GRAPH, NONE))
+        live, dead = (Given(method.function, {parameter: flow}, method.instance) for flow in (GRAPH, NONE))
         for statement in ast.walk(method.function):
             found = _accumulates(statement)
             if found is None:
@@ -70,6 +69,11 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
                 return Kept(cls.name if cls is not None else method.function.name, attribute, path, statement.lineno)
         return None
     return None
+
+
+def receiver(call: ast.Call) -> ast.AST:
+    """The object a call runs a method of: `meter` of `meter.update(x)`, `m` of `m(pred, y)` (its `__call__`)."""
+    return call.func.value if isinstance(call.func, ast.Attribute) else call.func
 
 
 def _item_of(value: ast.AST | None, argument: ast.AST) -> bool:

@@ -380,7 +380,8 @@ class Flow:
         (`model.eval()` before `return model`)."""
         call = isinstance(value, ast.Call)  # a builder that only builds is followed too
         callee = (self.modes.switching_module(value) or self.modes.switching_module(value, ANY_MODULE)) if call else None
-        made = self.modes.objects.made(target) if callee is not None or isinstance(value, ast.Subscript) else None
+        table = isinstance(value, ast.Subscript) or (call and isinstance(value.func, ast.Subscript))  # `parts["model"]`, `MODELS[name](...)`
+        made = self.modes.objects.made(target) if callee is not None or table else None
         if not made or any(ctx is self.ctx for ctx, _ in made):
             return None
         called = [(callee.ctx, callee.function)] if callee is not None else []

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from mllint.analysis.program.callers import constructions
-from mllint.analysis.program.calls import Callee, CallResolver
+from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.mode_callers import CallSiteUses
@@ -243,7 +243,7 @@ class Modes(CallSiteUses):
             elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
                 value = value.args[0]
             else:
-                return self.builds_module(value) or self.switching_module(value) is not None
+                return self.builds_module(value) or self.may_build_elsewhere(value)
         return reference_key(value) is not None
 
     def _passes_receivers(self, call: ast.Call) -> bool:
@@ -383,6 +383,11 @@ class Modes(CallSiteUses):
             self._switching[key] = callee if callee is not None and callee.ctx is not self.ctx else None
         return self._switching[key]
 
+    def may_build_elsewhere(self, call: ast.Call) -> bool:
+        """May a call return a model another module builds: a builder of another module (one that only
+        builds: `convnet(num_classes=2)`), a builder or class taken from a table (`MODELS["convnet"](...)`)?"""
+        return isinstance(call.func, ast.Subscript) or self.switching_module(call, ANY_MODULE) is not None
+
     def _scopes_that_set_modes(self, wanted: set[ast.AST] | None) -> list[ast.AST]:
         """The functions (and the module) where a known mode can hold: those that build a model or call
         `.train(...)`/`.eval()`, and those that call them, directly or not. Elsewhere every model's mode
@@ -398,8 +403,8 @@ class Modes(CallSiteUses):
             else:  # seen where it is built, or by the callers of its scope (returned, or left in `self.model`)
                 used = any(t.id in calls.read_as_model for t in assignment_targets(node))
                 matters = used and (wanted is None or scope in wanted or (scope in calls.callers and scope in calls.handing_out))
-            if matters and self.builds_module(call):  # it may read other modules: asked only where it matters
-                setting.add(scope)
+            if matters and (self.builds_module(call) or self.may_build_elsewhere(call)):
+                setting.add(scope)  # it may read other modules: asked only where it matters
         for scope, made in calls.calls_of.items():  # `evaluate(model, loader)`, `model = load(cfg)` of another module
             if scope not in setting and any(self.switching_module(call) is not None for call in made):
                 setting.add(scope)

@@ -21,7 +21,7 @@ import ast
 import dataclasses
 import itertools
 
-from mllint.analysis.objects.call_sites import built, makers
+from mllint.analysis.objects.call_sites import built, makers, possible_constants
 from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
@@ -123,6 +123,12 @@ class Shapes:
             if isinstance(fields, Fields) and fields.get(keyword) is not None:
                 return None, fields.get(keyword)
         return None, None
+
+    def constants(self, expr: ast.AST) -> frozenset | None:
+        """Every constant `expr` may be, under every call site of the function around it that the linted
+        file's project shows (`call_sites.possible_constants`); None when unknown, or no linted file is known."""
+        linted = self.ctx if self.ctx.project is not None else (_LINTED[-1].ctx if _LINTED else None)
+        return possible_constants(self.ctx, expr, linted) if linted is not None else None
 
     def is_fresh(self, expr: ast.AST) -> bool:
         """Is `expr` a tensor or parameter an attribute is made as in `__init__` (`nn.Parameter(torch.empty(
@@ -1342,7 +1348,12 @@ class Interpreter(Operations):
             generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))
             passed = None  # what it yields, or a shape it makes whatever they are (`w.reshape(-1, 1)`), may be known
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
-        summary = shapes.helper_output(helper, passed or {})
+        linted = [self.shapes.ctx.analysis(Callers)] if self.shapes.ctx.project is not None else _LINTED[-1:]
+        _LINTED.extend(linted)  # another module's helper finds its call sites as the linted file does
+        try:
+            summary = shapes.helper_output(helper, passed or {})
+        finally:
+            del _LINTED[len(_LINTED) - len(linted):]
         if summary is None or (passed is None and not generator and not _sizes_free(summary[0])):
             return None  # a size named after the helper's own parameter says nothing here
         if self.record:

@@ -88,9 +88,17 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
     listed = interpreter.seen.get(index)
     if isinstance(listed, Listed):  # (a tuple would be one key of a multi-level header)
         return listed.length if isinstance(listed.length, int) and listed.length > 0 else ANY
+    copied = isinstance(index, ast.Call) and isinstance(index.func, ast.Name) and index.func.id in ("list", "tuple") and len(index.args) == 1
+    if copied and isinstance(index.args[0], ast.Name):  # `df[list(features)]`
+        keys = interpreter.shapes.constants(index.args[0]) if interpreter.shapes.values.reaching_values(index.args[0]) is None else None
+        counts = {len(k) if isinstance(k, tuple) and all(isinstance(c, str) for c in k) else None for k in keys or ()}
+        return counts.pop() if len(counts) == 1 and None not in counts and 0 not in counts else None
     if isinstance(index, ast.Name):
         values = interpreter.shapes.values.reaching_values(index)
-        index = values[0] if values and len(values) == 1 else None
+        if values is None:  # a parameter: one column when every call site (or its default) names one, `target="price"`
+            keys = interpreter.shapes.constants(index)
+            return () if keys and all(isinstance(k, str) for k in keys) else None
+        index = values[0] if len(values) == 1 else None
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         return ()
     if isinstance(index, (ast.List, ast.Tuple)) and index.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts):

@@ -143,6 +143,37 @@ def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     return None if None in answers else frozenset().union(*answers)
 
 
+def dict_keys(ctx, expr: ast.AST, binding: Binding | None = None) -> frozenset | None:
+    """The constant keys the dicts `expr` may be hold under `binding`: of a dict literal (`dict(...)` too), of a
+    comprehension over a tuple or list of constants (`{s: load(s) for s in ("train", "val", "test")}`, or a
+    module's `SPLITS`),
+    wherever it was made (returned by a helper of another module, passed in by a call site); None when one
+    of them is not such a dict, or a key is not a constant."""
+    objects = ctx.analysis(Objects)
+    found = under(ctx, expr, binding)
+    if not found:
+        return None
+    keys: set = set()
+    for obj in found:
+        literal = obj.node if obj.kind == "made" else None
+        if isinstance(literal, ast.Call) and obj.ctx.qualified_name(literal.func) == "dict" and not literal.args:
+            literal = ast.Dict([ast.Constant(k.arg) if k.arg else None for k in literal.keywords], [k.value for k in literal.keywords])
+        if isinstance(literal, ast.Dict) and None not in literal.keys and all(isinstance(k, ast.Constant) for k in literal.keys):
+            keys |= {k.value for k in literal.keys}
+        elif isinstance(literal, ast.DictComp) and len(literal.generators) == 1:
+            loop = literal.generators[0]
+            listed = _constant_under(obj.ctx, loop.iter, None) if not loop.ifs else None  # `("train", "val")`, `SPLITS`
+            named = isinstance(loop.target, ast.Name) and isinstance(literal.key, ast.Name) and literal.key.id == loop.target.id
+            if not listed or len(listed) != 1 or not isinstance(next(iter(listed)), tuple) or not named:
+                return None
+            keys |= set(next(iter(listed)))
+        else:
+            return None
+        if objects._of(obj.ctx)._added_to(obj, 0):
+            return None  # filled further by `d[k] = v`
+    return frozenset(keys)
+
+
 def passed_argument(call: ast.Call, position: int, keyword: str, default: ast.AST) -> ast.AST | None:
     """What `call` passes for a parameter (at `position`, or by `keyword`): the argument, or for a call that
     may pass it in a `**kwargs` splat (`nn.ReLU(**act_kwargs)`), the splat's item read as a call reads it
@@ -189,7 +220,8 @@ def _bindings_needed(ctx, expr: ast.AST, linted=None) -> tuple[frozenset | None,
 
 
 def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0) -> frozenset | None:
-    """The constants the objects `expr` may be under `binding` are; None when one of them is no constant."""
+    """The constants the objects `expr` may be under `binding` are (a tuple or list written out of constants
+    as a tuple); None when one of them is no constant."""
     if isinstance(expr, ast.Constant):
         return frozenset({expr.value})
     objects = ctx.analysis(Objects)
@@ -207,6 +239,10 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
             converted = _converted(value, depth) if value is not None else None
             if converted is not None:
                 values |= converted
+                continue
+            listed = known_constant(value.node, {}) if value is not None and isinstance(value.node, ast.Tuple | ast.List) else UNKNOWN
+            if listed is not UNKNOWN:  # `features=("sqft", "rooms")`: a tuple of constants
+                values.add(listed)
                 continue
             if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
                 return None

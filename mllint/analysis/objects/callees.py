@@ -89,10 +89,25 @@ def names_called(ctx, call: ast.Call) -> Iterator[tuple[frozenset[str], object]]
 
 def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed) -> Callee | None:
     """The first method named `names` of the one class `receiver` is an instance of."""
+    found = under(ctx, receiver, binding) if isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)) else None
+    classes = _receiver_class(ctx, receiver, found, binding)
+    if classes is None:
+        return None
+    home, cls = classes
+    objects = ctx.analysis(Objects)
+    index = ctx.analysis(ProjectView).index
+    if followed is not None and index is not None and home.module is not None and not index.mentions(home.module.name, followed):
+        return None
+    lookup = dispatched_method if found and all(o.kind == "self" for o in found - {NONE}) else inherited_method
+    method = _named_method(home, cls, names, objects.view, lookup)
+    instance = classes if lookup is inherited_method else None  # (`self`'s own class may be a base of the object's)
+    return Callee(method[1], method[0], instance) if method is not None else None
+
+
+def _receiver_class(ctx, receiver: ast.AST, found: frozenset | None, binding) -> tuple[object, ast.ClassDef] | None:
     if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
         return None
     objects = ctx.analysis(Objects)
-    found = under(ctx, receiver, binding)
     classes = _classes(objects, found)
     if classes is None and found and all(o.kind == "field" for o in found):  # a submodule (`self.vq(z)`): what is written there
         held = [objects._of(o.ctx).held(o) for o in found]
@@ -101,15 +116,7 @@ def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed
         # An attribute of an object of another module's class (`metrics.losses_track`): what its methods
         # write there, until points-to follows objects across modules.
         classes = _classes(objects, frozenset(Obj("made", made, ctx=maker) for (maker, made), _ in islice(constructions(ctx, receiver), 1)))
-    if classes is None:
-        return None
-    home, cls = classes
-    index = ctx.analysis(ProjectView).index
-    if followed is not None and index is not None and home.module is not None and not index.mentions(home.module.name, followed):
-        return None
-    lookup = dispatched_method if found and all(o.kind == "self" for o in found - {NONE}) else inherited_method
-    method = _named_method(home, cls, names, objects.view, lookup)
-    return Callee(method[1], method[0]) if method is not None else None
+    return classes
 
 
 def _named_method(home, cls: ast.ClassDef, names: tuple[str, ...], view, lookup=inherited_method) -> tuple[object, ast.AST] | None:

@@ -68,12 +68,22 @@ def site_constants(ctx, function: ast.AST, linted=None) -> dict[str, object]:
 
 def binding_constants(ctx, binding: Binding) -> dict[str, object]:
     """The parameters of `binding.function` (of `ctx`) that one call site fills with a constant (or leaves
-    to a constant default), and the function never rebinds."""
+    to a constant default), also through a parameter of the caller that its own call site fills so
+    (`build_act(act)` in `Down.__init__(..., act)`, built as `Down(1, 16, act)` by `TinyUNet(act="lrelu")`),
+    and the function never rebinds."""
     stored = {n.id for n in ctx.index.within(binding.function, ast.Name) if isinstance(n.ctx, ast.Store)}
-    return {
-        name: argument.value for name, (_, argument, _) in binding.arguments.items()
-        if isinstance(argument, ast.Constant) and name not in stored
-    }  # fmt: skip
+    found, outer = {}, None
+    for name, (caller, argument, passage) in binding.arguments.items():
+        if name in stored:
+            continue
+        if isinstance(argument, ast.Constant):
+            found[name] = argument.value
+        elif isinstance(argument, ast.Name) and not passage.default and binding.outer is not None:
+            if outer is None:
+                outer = binding_constants(caller, binding.outer) if caller.scopes.enclosing_function(argument) is binding.outer.function else {}
+            if argument.id in outer and not caller.analysis(ValueKinds).reaching_values(argument):
+                found[name] = outer[argument.id]  # (a parameter the caller never rebinds)
+    return found
 
 
 def _stored(function: ast.AST) -> frozenset[str]:

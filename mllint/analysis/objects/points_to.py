@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
+from mllint.analysis.objects.registries import identity_decorator, registrations
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
@@ -52,7 +53,7 @@ from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
-MAX_CALL_DEPTH = 2  # functions followed into, for what they return
+MAX_CALL_DEPTH = 3  # functions followed into, for what they return
 MAX_WORK = 50_000  # evaluations per file
 MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound to names)
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
@@ -143,6 +144,8 @@ class Objects:
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
+        self._filings: dict[ast.AST, list | None] = {}  # a store in a decorator -> what it files (`registrations`)
+        self._tables: dict[Obj, list] = {}  # a table -> what the decorators of this module file in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
 
@@ -373,25 +376,34 @@ class Objects:
 
     def _registered_in(self, table: Obj) -> frozenset[str]:
         module = self.ctx.module.name if self.ctx.module is not None else None
-        found: set[str] = set()
-        for store in (n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store)):
-            assign = self.ctx.scopes.parent(store)
-            function = self.ctx.scopes.enclosing_function(store)
-            if not (isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Name) and function is not None):
-                continue
-            if assign.value.id not in {p.arg for p in parameters(function)} or table not in (self.points_to(store.value) or ()):
-                continue
-            outer = self.ctx.scopes.enclosing_function(function)  # `register(name)` returning `deco`
-            decorator = outer if outer is not None and self.ctx.scopes.enclosing_function(outer) is None else function
-            if module is None or self.view is None or self.view.index is None or self.ctx.scopes.enclosing_function(decorator) is not None:
-                continue
-            qualified = f"{module}.{decorator.name}"
-            for name in {module, *self.view.index.modules_calling(decorator.name)}:
-                summary = self.view.summary(name)
-                for cls in summary.classes.values() if summary is not None else ():
-                    found |= {f"{name}.{cls.name}"} if qualified in cls.decorators else set()
+        found = {
+            f"{home.module.name}.{definition.name}" if home is not self.ctx else f"{module}.{definition.name}"
+            for home, definition, _ in self._registrations(table) if isinstance(definition, ast.ClassDef) and module is not None
+        }  # fmt: skip
         return frozenset(found)
 
+    def _registrations(self, table: Obj) -> list[tuple[object, ast.AST, object]]:
+        """(module, definition, key) for what the decorators of this module put in `table` (see `registries`)."""
+        if table not in self._tables:
+            self._tables[table] = []  # (while it is read)
+            stores = [n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and self._filed(n)]
+            self._tables[table] = [r for n in stores if table in (self.points_to(n.value) or ()) for r in self._filed(n)]
+        return self._tables[table]
+
+    def _filed(self, store: ast.Subscript) -> list[tuple[object, ast.AST, object]] | None:
+        """`registries.registrations` of a store of this file, once."""
+        if store not in self._filings:
+            self._filings[store] = registrations(self.ctx, self.view, store)
+        return self._filings[store]
+
+    def _registered_items(self, table: Obj, index) -> frozenset:
+        """The definitions the decorators of the table's module file in it under `index` (any for None or
+        "*"): each as its module's name for it."""
+        home = self._of(table.ctx)
+        return frozenset(
+            Obj("made", ctx.tree, definition.name, ctx=ctx) for ctx, definition, key in home._registrations(table)
+            if index in (None, "*") or key is None or key == index
+        )  # fmt: skip
 
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
@@ -696,11 +708,18 @@ class Objects:
         """What the writes to a module's attribute put there (the loss a setter installs in `self.loss_op`),
         where the points-to answer keeps the attribute itself, switched with its module; for an item of
         one (`block` of `for block in self.blocks`), the items of what is written there."""
-        if field.name == "[]" and field.base is not None and field.base.kind == "field":
+        if field.name.startswith("[") and field.base is not None and field.base.kind == "field":
             containers = self.held(field.base)
-            return None if containers is None else union(*(self._elements(c, None, 0) for c in containers - {NONE}))
+            index = _written_constant(field.name[1:-1]) if field.name != "[]" else None  # `self.cfg["inplace"]`: that item
+            return None if containers is None else union(*(self._elements(c, index, 0) for c in containers - {NONE}))
         key = (field.base, field.name)
-        return self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
+        written = self._fixed(self._written, key, lambda: self._written_objects(field.base, field.name, 0))
+        if written != {field} or field.base is None or field.base.kind != "field":
+            return written
+        containers = self.held(field.base)  # nothing writes it: that attribute of what is held there (`self.cfg.inplace`)
+        if not containers or field.base in containers:
+            return written
+        return union(*(self.member(c, field.name) for c in containers - {NONE}))
 
     def _written_objects(self, base: Obj, attribute: str, depth: int) -> frozenset | None:
         written = [
@@ -780,7 +799,8 @@ class Objects:
                 values = [v for k, v in zip(keys, literal.values) if k == index]
             else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
                 values = literal.values if index in (None, "*") or None in keys else []
-            found = union(*(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
+            registered = self._registered_items(base, index) if index not in keys else frozenset()
+            found = union(registered, *(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
@@ -800,7 +820,7 @@ class Objects:
         elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
-            keyed = isinstance(index, int | str) and _of_parameter(base)
+            keyed = isinstance(index, int | str) and (_of_parameter(base) or base.root().kind == "self")  # `self.cfg["inplace"]` too
             return self._field_of(base, f"[{index!r}]" if keyed else "[]")
         for added in self._added_to(base, depth) if found is not None else ():
             found = union(found, self._eval(added, depth))
@@ -838,7 +858,7 @@ class Objects:
                 added.append((func.value, call.args[ADDING[func.attr]]))
         for node in self.ctx.index.of_type(ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Subscript):
+                if isinstance(target, ast.Subscript) and self._filed(target) is None:  # (a decorator's: `_registered_items`)
                     added.append((target.value, node.value))
         return added
 
@@ -855,13 +875,32 @@ class Objects:
         if wrapped is not None and len(call.args) == 1:
             return self._eval(wrapped, depth)
         returns = self._returned(call, depth)
+        if returns is None and isinstance(func, ast.Subscript | ast.Name):
+            returns = self._returned_by_value(func, depth)
         if returns is None:
             return frozenset({Obj("made", call, ctx=self.ctx)})
         found: frozenset | None = frozenset()
         for returned, ctx in returns:
-            objects = self._of(ctx)._eval(returned, depth + 1, call)
+            objects = self._keyed_return(call, returned, ctx, depth)
+            objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _keyed_return(self, call: ast.Call, returned: ast.AST, ctx, depth: int) -> frozenset | None:
+        """What `return MODELS[name](**kw)` gives for the key `call` passes (`build("convnet")`): the functions
+        of the table at that key run; None when the return is no such call or the call passes no constant."""
+        func = returned.func if isinstance(returned, ast.Call) else None
+        if not (isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Name)):
+            return None
+        home = self._of(ctx)
+        function = ctx.scopes.enclosing_function(returned)
+        key = call_constants(call, function).get(func.slice.id) if function is not None else None
+        if not isinstance(key, int | str) or isinstance(key, bool):
+            return None
+        returns = home._functions_returns(home._item(func.value, key, depth), depth)
+        if returns is None:
+            return None
+        return union(*(self._of(c)._eval(r, depth + 2, call) for r, c in returns))
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
         """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
@@ -954,7 +993,9 @@ class Objects:
             found = self.view.function(name) if name and "." in name and not name.startswith("torch.") else None
             if found is not None:
                 ctx, function = found
-        decorated = function is not None and not all(isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS for d in function.decorator_list)
+        decorated = function is not None and not all(
+            (isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(ctx, self.view, d) for d in function.decorator_list
+        )  # fmt: skip
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
         if function not in self._returned_by:
@@ -965,6 +1006,28 @@ class Objects:
             reached = reachable_returns(function, constants)
             returned = [r for r in returned if any(r is other for other in reached)] or returned
         return [(r, ctx) for r in returned] if returned else None
+
+    def _returned_by_value(self, func: ast.AST, depth: int) -> list[tuple[ast.AST, object]] | None:
+        """What a call of a value that may be only module-level functions of the project returns (`MODELS[name]`
+        of a table a decorator fills with builders, `build = BUILDERS[arch]`): every return of each."""
+        if depth >= MAX_CALL_DEPTH or (isinstance(func, ast.Name) and self._scope_binding(func) is self.ctx.tree):
+            return None  # a module-level name: `_returned`'s
+        return self._functions_returns(self._eval(func, depth), depth)
+
+    def _functions_returns(self, found: frozenset | None, depth: int) -> list[tuple[ast.AST, object]] | None:
+        """Every return (with its context) of the module-level functions `found` all are; None when one is not."""
+        if not found or depth >= MAX_CALL_DEPTH:
+            return None
+        returned = []
+        for obj in found:
+            home = self._of(obj.ctx) if obj.kind == "made" and obj.node is obj.ctx.tree else None
+            function = home.functions.get(obj.name) if home is not None else None
+            if function is None or home.is_generator(function):
+                return None
+            if not all((isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(home.ctx, home.view, d) for d in function.decorator_list):
+                return None
+            returned += [(r, home.ctx) for r in returned_expressions(function.body) or ()]
+        return returned or None
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:

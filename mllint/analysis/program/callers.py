@@ -51,7 +51,8 @@ from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
-MAX_CALLER_DEPTH = 1  # callers of callers followed for an argument that is the caller's own parameter
+MAX_CALLER_DEPTH = 3  # callers of callers followed for an argument that is the caller's own parameter
+MAX_ALIASES = 3  # local assignments followed back from an argument to the parameters or attributes it reads
 MAX_MODULES = 8  # modules whose calls are read per function (the linted file first, then in module order)
 # Torch classes an annotation may name that say nothing of what the object does.
 TORCH_BASES = {
@@ -306,7 +307,7 @@ class Callers:
                 if instance is not None and self._unknown(caller, arguments.get(parameter.arg), enclosing):
                     arguments[parameter.arg] = instance
         outers: list[Binding] = []
-        if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(arguments, enclosing):
+        if isinstance(enclosing, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reads_parameters(caller, arguments, enclosing):
             outers = self._bindings_in(caller, enclosing, depth + 1)
             init = self._constructor_of_attributes(caller, enclosing, arguments)
             constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
@@ -324,7 +325,7 @@ class Callers:
         first = first_parameter(method)
         if init is None or first is None:
             return None
-        read = [n for _, argument, _ in arguments.values() for n in ast.walk(argument)]
+        read = _read(caller, arguments)
         attributes = {n.attr for n in read if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first}
         if not attributes:
             return None
@@ -745,14 +746,24 @@ def _root_name(value: ast.AST) -> str | None:
     return value.id if isinstance(value, ast.Name) else None
 
 
-def _reads_parameters(arguments: dict, function: ast.AST) -> bool:
-    """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`)?"""
+def _reads_parameters(caller, arguments: dict, function: ast.AST) -> bool:
+    """Does an argument read a parameter of the caller's function (`train(model)` in `def main(model)`,
+    also through a local alias: `model = self.model; step(model)`)?"""
     names = {a.arg for a in parameters(function)}
-    return any(
-        isinstance(node, ast.Name) and node.id in names
-        for _, argument, _ in arguments.values()
-        for node in ast.walk(argument)
-    )  # fmt: skip
+    return any(isinstance(node, ast.Name) and node.id in names for node in _read(caller, arguments))
+
+
+def _read(caller, arguments: dict) -> list[ast.AST]:
+    """The nodes the arguments read: their own, and those of what the local names among them are assigned
+    (`model = self.model.to(device)`), `MAX_ALIASES` assignments deep."""
+    values, read, seen = caller.analysis(ValueKinds), [], set()
+    frontier = [argument for _, argument, _ in arguments.values()]
+    for depth in range(MAX_ALIASES + 1):
+        read += (nodes := [n for expr in frontier for n in ast.walk(expr)])
+        names = [n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n not in seen]
+        seen.update(names)
+        frontier = [v for name in names for v in values.reaching_values(name) or ()] if depth < MAX_ALIASES else []
+    return read
 
 
 def _module_of(ctx) -> str | None:

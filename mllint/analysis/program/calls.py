@@ -29,6 +29,7 @@ T = TypeVar("T")
 class Callee:
     function: ast.FunctionDef | ast.AsyncFunctionDef
     ctx: object  # the context of the module that defines it
+    instance: tuple | None = None  # (its module's context, the class) of the object a method runs on, when known
 
 
 class CallResolver:

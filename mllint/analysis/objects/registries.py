@@ -1,0 +1,97 @@
+"""Decorators that hand back what they decorate, and the tables they fill: `@register("resnet")` over a class
+or a builder function puts it in a table (`MODELS[name] = fn` in `def register(name): def deco(fn): ...;
+return fn; return deco`, or a plain `def register(fn)`), and the definition stays what it was.
+
+`identity_decorator(ctx, view, decorator)`: does a decorator of the project return the definition as it is
+(then a call of the decorated function runs its body)? `registrations(ctx, view, store)`: for a store
+`TABLE[key] = fn` in such a decorator, the definitions of the project it decorates, each with the key it
+files it under (None: any key). The modules searched are those whose text calls the decorator by name.
+"""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.scopes import parameters
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+MAX_MODULES = 16  # modules read for the definitions one decorator registers
+
+
+def identity_decorator(ctx, view, decorator: ast.expr) -> bool:
+    """Does `decorator` (of a definition of `ctx`) run a function of the project that returns what it is given?"""
+    found = _decorator(ctx, view, decorator)
+    return found is not None and _gives_back(found[1])
+
+
+def registrations(ctx, view, store: ast.Subscript) -> list[tuple[object, ast.AST, object]] | None:
+    """(the module's context, the definition, its key) for each definition of the project that the
+    decorator around `store` (`TABLE[key] = fn`, `fn` its parameter) puts in the table; None when `store`
+    is no such store."""
+    assign = ctx.scopes.parent(store)
+    inner = ctx.scopes.enclosing_function(store)
+    if not (isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Name) and inner is not None and _gives_back(inner)):
+        return None
+    if assign.value.id != _first(inner):
+        return None
+    outer = ctx.scopes.enclosing_function(inner)
+    decorator = outer if outer is not None and ctx.scopes.enclosing_function(outer) is None else inner
+    module = ctx.module.name if ctx.module is not None else None
+    if module is None or view is None or view.index is None or ctx.scopes.enclosing_function(decorator) is not None:
+        return None
+    qualified = f"{module}.{decorator.name}"
+    found = []
+    for name in [module, *view.index.modules_calling(decorator.name)][:MAX_MODULES]:
+        home = ctx if name == module else view.index.context(name)
+        for definition in home.tree.body if home is not None else ():
+            for used in getattr(definition, "decorator_list", ()):
+                func = used.func if isinstance(used, ast.Call) else used
+                if home.qualified_name(func) == qualified or (home is ctx and isinstance(func, ast.Name) and func.id == decorator.name):
+                    found.append((home, definition, _key(store.slice, used, decorator, definition)))
+    return found
+
+
+def _key(key: ast.AST, used: ast.expr, decorator: ast.AST, definition: ast.AST) -> object:
+    """The key a definition is filed under: a constant, the argument of the decorator's call at the outer
+    function's parameter the store uses, the definition's `__name__`; None when not known."""
+    if isinstance(key, ast.Constant):
+        return key.value
+    if isinstance(key, ast.Attribute) and key.attr == "__name__":
+        return definition.name
+    if isinstance(key, ast.Name) and isinstance(used, ast.Call):
+        names = [p.arg for p in parameters(decorator, variadic=False)]
+        position = names.index(key.id) if key.id in names else None
+        passed = used.args[position] if position is not None and position < len(used.args) else None
+        passed = passed or next((k.value for k in used.keywords if k.arg == key.id), None)
+        return passed.value if isinstance(passed, ast.Constant) else None
+    return None
+
+
+def _decorator(ctx, view, decorator: ast.expr) -> tuple[object, ast.AST] | None:
+    """(its module's context, the function that is given the definition) for a decorator of the project:
+    the function named, or for a call (`register("resnet")`) the nested function it returns."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = ctx.qualified_name(func) if isinstance(func, ast.Name | ast.Attribute) else None
+    found = view.function(name) if view is not None and view.index is not None and name and "." in name else None
+    if found is None and isinstance(func, ast.Name):  # a decorator of the module itself
+        found = next(((ctx, s) for s in ctx.tree.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
+    if found is None or not isinstance(decorator, ast.Call):
+        return found
+    home, outer = found
+    returned = returned_expressions(outer.body) or []
+    if len(returned) != 1 or not isinstance(returned[0], ast.Name):
+        return None
+    inner = next((s for s in outer.body if isinstance(s, FUNCTIONS) and s.name == returned[0].id), None)
+    return (home, inner) if inner is not None else None
+
+
+def _gives_back(function: ast.AST) -> bool:
+    """Does every `return` of the function return its first parameter?"""
+    first = _first(function)
+    returned = returned_expressions(function.body)
+    return first is not None and bool(returned) and all(isinstance(r, ast.Name) and r.id == first for r in returned)
+
+
+def _first(function: ast.AST) -> str | None:
+    named = [*function.args.posonlyargs, *function.args.args]
+    return named[0].arg if named else None
