@@ -47,7 +47,7 @@ from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
@@ -138,7 +138,6 @@ class Objects:
         self._optimized: list[ast.AST] | None = None
         self._generators: dict[ast.AST, bool] = {}
         self._imports: dict[str, str] | None = None  # name -> what the module imports under it
-        self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
@@ -944,9 +943,7 @@ class Objects:
         decorated = function is not None and not all(isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS for d in function.decorator_list)
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
-        if function not in self._returned_by:
-            self._returned_by[function] = returned_expressions(function.body)
-        returned = self._returned_by[function]
+        returned = function_returns(function)
         constants = call_constants(call, function) if returned and len(returned) > 1 else None
         if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
             reached = reachable_returns(function, constants)
