@@ -1,12 +1,13 @@
 import ast
 
 from mllint.analysis.facets.gradients import under_no_grad
+from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
 from mllint.analysis.facets.views import changed_by_callee, changed_in_place, held_after, kept_view, kept_view_changes, storage_root
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.syntax.scopes import SCOPE_NODES, parameters
+from mllint.analysis.syntax.scopes import parameters
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -146,8 +147,8 @@ class InplaceOnStoredData(Rule):
         statements = set()
         for change, changed, kept in kept_view_changes(self.ctx, scope):
             statement = self.ctx.scopes.statement(change)
-            around = next((a for a in self.ctx.scopes.ancestors(change) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))), None)
-            if statement in statements or not isinstance(around, (ast.For, ast.While)) or under_no_grad(self.ctx, change):
+            around = loop_or_function(self.ctx, change)
+            if statement in statements or not isinstance(around, LOOP_NODES) or under_no_grad(self.ctx, change):
                 continue
             statements.add(statement)
             owner = kept.func.value if isinstance(kept, ast.Call) else kept.value

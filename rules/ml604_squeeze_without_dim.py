@@ -6,6 +6,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
 from mllint.analysis.facets.dims import Sym, format_shape, is_known
 from mllint.analysis.facets.indexing import int_literal
+from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
 from mllint.analysis.program.project import place_in
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.facets.shapes import Shapes
@@ -164,9 +165,7 @@ class SqueezeWithoutDim(Rule):
     def _check_count(self, read: ast.AST, counted: ast.AST) -> None:
         """A count of the batch (`total += logits.size(0)`) in a loop, of a value whose batch dimension a
         dim-less `squeeze()` dropped on the way (in the model's `forward`, run on a batch of one)."""
-        scope = self.ctx.scopes.enclosing_function(read)
-        loop = next((a for a in self.ctx.scopes.ancestors(read) if a is scope or isinstance(a, (ast.For, ast.AsyncFor, ast.While))), None)
-        if loop is None or loop is scope:
+        if not isinstance(loop_or_function(self.ctx, read), LOOP_NODES):
             return
         shapes = self.ctx.analysis(Shapes)
         found = shapes.unbatched(counted)

@@ -278,3 +278,37 @@ def test_items_of_a_container_filled_with_its_own_items_end_unknown():
     )
     ctx, objects, returns = objects_of(source)
     assert objects.points_to(returns[7]) is None
+
+
+def test_a_submodule_replaced_by_one_built_from_its_own_part_ends_unknown(lint):
+    # `self.conv = fuse(self.conv.conv, ...)`: what holds `self.conv` is read through `self.conv` itself; the
+    # makers of `self.conv.conv` were looked for through `self.conv` without end (a RecursionError in
+    # ultralytics' nn/modules/block.py: ML009 on every ML1 rule, ML401 and ML605).
+    source = (
+        "from torch import nn\n"
+        "\n"
+        "def fuse(conv, bn):\n"
+        "    return conv\n"
+        "\n"
+        "class Conv(nn.Module):\n"
+        "    def __init__(self, c):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(c, c, 3)\n"
+        "        self.bn = nn.BatchNorm2d(c)\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return self.bn(self.conv(x))\n"
+        "\n"
+        "class Block(nn.Module):\n"
+        "    def __init__(self, c):\n"
+        "        super().__init__()\n"
+        "        self.conv = Conv(c)\n"
+        "        self.act = nn.SiLU()\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return self.act(self.conv(x))\n"
+        "\n"
+        "    def fuse(self):\n"
+        "        self.conv = fuse(self.conv.conv, self.conv.bn)\n"
+    )
+    assert lint(source) == []

@@ -167,6 +167,11 @@ class _Module:
         return Event(kind, node, key, guards, path=self.path, ctx=self.ctx, **more)
 
 
+def loop_or_function(ctx, node: ast.AST) -> ast.AST | None:
+    """The innermost loop, function or class around `node`."""
+    return next((a for a in ctx.scopes.ancestors(node) if isinstance(a, (*LOOP_NODES, *SCOPE_NODES))), None)
+
+
 def is_library(project: ProjectView | None, qualified: str) -> bool:
     """Is the function or class of that name no part of the project (its effects are not ours)?"""
     return project is None or project.find(qualified) is None

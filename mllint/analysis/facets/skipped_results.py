@@ -11,12 +11,11 @@ from dataclasses import replace
 
 from mllint.analysis.facets.gradients import backward_loss, managed_losses
 from mllint.analysis.facets.loop_events import Event, EventKind
-from mllint.analysis.facets.loops import EXITS, LOOP_NODES, TrainingLoops
+from mllint.analysis.facets.loops import EXITS, LOOP_NODES, TrainingLoops, loop_or_function
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import existence_test
 from mllint.analysis.syntax.names import callee_name
-from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.syntax.tree import assignment_targets
 
 
@@ -45,7 +44,7 @@ class SkippedResults:
 
     def _step_after(self, caller, call: ast.Call) -> Event | None:
         statement = next(a for a in (call, *caller.scopes.ancestors(call)) if isinstance(a, ast.stmt))
-        loop = next((a for a in caller.scopes.ancestors(statement) if isinstance(a, (*LOOP_NODES, *FUNCTION_NODES))), None)
+        loop = loop_or_function(caller, statement)
         if not isinstance(loop, LOOP_NODES):
             return None
         results = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
@@ -80,7 +79,7 @@ def _skip_after(caller, call: ast.Call) -> tuple[object, ast.AST] | None:
     statement = caller.scopes.parent(call)
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
         return None
-    loop = next((a for a in caller.scopes.ancestors(statement) if isinstance(a, (*LOOP_NODES, *FUNCTION_NODES))), None)
+    loop = loop_or_function(caller, statement)
     if not isinstance(loop, LOOP_NODES) or not caller.analysis(TrainingLoops).is_training_loop(loop):
         return None
     name = statement.targets[0].id
@@ -94,10 +93,19 @@ def _backpropagates(caller, call: ast.Call) -> bool:
     """Is the call's result (or the name it is assigned to) what a backward of its function starts from?"""
     statement = caller.scopes.parent(call)
     names = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
-    function = caller.scopes.enclosing_function(call)
-    for backward in caller.index.within(function or caller.tree, ast.Call):
-        loss = backward_loss(caller, backward)
-        if loss is not None and any(n is call or isinstance(n, ast.Name) and n.id in names for n in ast.walk(loss)):
+
+    def read(node: ast.AST) -> bool:
+        return node is call or isinstance(node, ast.Name) and node.id in names
+
+    return backpropagates(caller, caller.scopes.enclosing_function(call), read)
+
+
+def backpropagates(ctx, function: ast.AST | None, read, after: int = 0) -> bool:
+    """Does a backward pass of `function` (None: the module level and every function) on a line after
+    `after` start from a loss with a node `read` accepts?"""
+    for backward in ctx.index.within(function or ctx.tree, ast.Call):
+        loss = backward_loss(ctx, backward) if backward.lineno > after else None
+        if loss is not None and any(read(n) for n in ast.walk(loss)):
             return True
     return False
 

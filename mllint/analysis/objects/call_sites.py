@@ -27,7 +27,6 @@ from mllint.analysis.program.callers import Binding, Callers, call_sites, per_ca
 from mllint.analysis.values.values import ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
-MAX_MAKERS_DEPTH = 8  # fields whose makers are looked for through what holds them, one inside the other
 
 
 def under(ctx, expr: ast.AST, binding: Binding | None, linted: Objects | None = None) -> frozenset | None:
@@ -71,8 +70,10 @@ def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | 
     return _made_calls(objects, under(ctx, expr, binding, linted), binding)
 
 
-def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | None, depth: int = 0) -> list[tuple[object, ast.Call]] | None:
-    if not found or depth > MAX_MAKERS_DEPTH:
+def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | None, resolving: frozenset = frozenset()) -> list[tuple[object, ast.Call]] | None:
+    """`resolving`: the fields whose makers are being looked for around this call; one held again, through
+    what holds it, is unknown (`self.conv = fuse(self.conv.conv)` holds `self.conv` by itself)."""
+    if not found:
         return None
     calls: list[tuple[object, ast.Call]] = []
     for obj in found - {NONE}:
@@ -81,25 +82,25 @@ def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | No
             continue
         home = objects._of(obj.ctx)
         inner = None
-        if obj.kind == "field" and home.instance_class(obj.base) in home.module_classes:
+        if obj.kind == "field" and obj not in resolving and home.instance_class(obj.base) in home.module_classes:
             held = home.held(obj)
-            inner = _made_calls(home, substituted(home, held, binding), binding, depth + 1) if held and obj not in held else None
-        elif obj.kind == "field" and obj.base.kind == "field":
-            inner = _submodule_fields(home, obj, binding, depth + 1)
+            inner = _made_calls(home, substituted(home, held, binding), binding, resolving | {obj}) if held else None
+        elif obj.kind == "field" and obj not in resolving and obj.base.kind == "field":
+            inner = _submodule_fields(home, obj, binding, resolving | {obj})
         if inner is None:
             return None
         calls += inner
     return calls or None
 
 
-def _submodule_fields(objects: Objects, field: Obj, binding: Binding | None, depth: int) -> list[tuple[object, ast.Call]] | None:
+def _submodule_fields(objects: Objects, field: Obj, binding: Binding | None, resolving: frozenset) -> list[tuple[object, ast.Call]] | None:
     """`self.backbone.features`: what the class of the module `self.backbone` was made by writes to its
     `features` (nothing on the way wrote it, or points-to would have said)."""
-    bases = _made_calls(objects, frozenset({field.base}), binding, depth)
+    bases = _made_calls(objects, frozenset({field.base}), binding, resolving)
     calls: list[tuple[object, ast.Call]] = []
     for ctx, call in bases or ():
         written = objects.class_field(Obj("made", call, ctx=ctx), field.name)
-        inner = _made_calls(objects._of(ctx), written, binding, depth) if written else None
+        inner = _made_calls(objects._of(ctx), written, binding, resolving) if written else None
         if inner is None:
             return None
         calls += inner

@@ -25,6 +25,7 @@ class Scopes:
         self._loads: dict[str, list[ast.Name]] | None = None
         self._reads: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
         self._writes: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
+        self._uses: dict[tuple[ast.AST | None, str], list[ast.Name]] | None = None
         self._statements: dict[ast.AST | None, list[ast.stmt]] | None = None
 
     def parent(self, node: ast.AST) -> ast.AST | None:
@@ -96,6 +97,15 @@ class Scopes:
         if self._writes is None:
             self._writes = self._names_by_function(ast.Store)
         return self._writes.get((function, name), [])
+
+    def uses(self, scope: ast.AST | None, name: str) -> list[ast.Name]:
+        """Every `Name` of `name` (read, written or deleted) whose enclosing scope is `scope` (None: module
+        level), in pre-order."""
+        if self._uses is None:
+            self._uses = {}
+            for node in self._index.by_type.get(ast.Name, ()):
+                self._uses.setdefault((self.enclosing_scope(node), node.id), []).append(node)
+        return self._uses.get((scope, name), [])
 
     def _names_by_function(self, context: type) -> dict[tuple[ast.AST | None, str], list[ast.Name]]:
         found: dict[tuple[ast.AST | None, str], list[ast.Name]] = {}

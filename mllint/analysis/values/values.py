@@ -752,23 +752,27 @@ class ValueKinds:
         that statement runs on every path to the construction; None when that is not known."""
         if not isinstance(listed, ast.Name):
             return None
-        scope = self.scopes.enclosing_scope(constructor)
-        filled = [
-            node for node in self.ctx.index.within(scope or self.ctx.tree, ast.Assign, ast.AugAssign, ast.Call)
-            if position(node) < position(constructor) and self.scopes.enclosing_scope(node) is scope and _fills(node, listed.id)
-        ]  # fmt: skip
+        uses = self.scopes.uses(self.scopes.enclosing_scope(constructor), listed.id)
+        filled = [node for name in uses if (node := self._filling(name)) is not None and position(node) < position(constructor)]
         node = max(filled, key=position, default=None)
         last = _last_item(node) if node is not None else None
         if last is None or self._changed_after(listed, node, constructor):
             return None
         return last if self._runs_by_default(node, constructor, last) else None
 
+    def _filling(self, name: ast.Name) -> ast.AST | None:
+        """The statement or call that binds or adds to the list `name` stands in (`name = [...]`, `name +=
+        ...`, `name.append(x)`); None for any other use."""
+        parent = self.scopes.parent(name)
+        if isinstance(parent, ast.Attribute):
+            parent = self.scopes.parent(parent)
+        return parent if isinstance(parent, ast.Assign | ast.AugAssign | ast.Call) and _fills(parent, name.id) else None
+
     def _changed_after(self, listed: ast.Name, fill: ast.AST, constructor: ast.Call) -> bool:
         """Is the list taken from or written into after its last fill (`layers.pop()`, `del layers[-1]`,
         `layers[-1] = nn.Identity()`), or emptied or reordered anywhere before `constructor`?"""
-        scope = self.scopes.enclosing_scope(constructor)
-        for name in self.ctx.index.within(scope or self.ctx.tree, ast.Name):
-            if name.id != listed.id or not position(name) < position(constructor) or self.scopes.enclosing_scope(name) is not scope:
+        for name in self.scopes.uses(self.scopes.enclosing_scope(constructor), listed.id):
+            if not position(name) < position(constructor):
                 continue
             parent = self.scopes.parent(name)
             call = self.scopes.parent(parent)
@@ -782,12 +786,11 @@ class ValueKinds:
         """The items statements before `constructor` put in the list `nn.Sequential(*listed)` unpacks (list
         literals bound or added, `append`ed items), and its last layer as `_last_listed` tells; None when
         the list is filled or read any other way on the way."""
-        scope = self.scopes.enclosing_scope(constructor)
         if not isinstance(listed, ast.Name):
             return None
         items = []
-        for name in self.ctx.index.within(scope or self.ctx.tree, ast.Name):
-            if name.id != listed.id or name is listed or position(name) > position(constructor) or self.scopes.enclosing_scope(name) is not scope:
+        for name in self.scopes.uses(self.scopes.enclosing_scope(constructor), listed.id):
+            if name is listed or position(name) > position(constructor):
                 continue
             parent = self.scopes.parent(name)
             if isinstance(parent, ast.Attribute) and _fills(self.scopes.parent(parent), listed.id):

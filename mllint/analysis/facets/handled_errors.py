@@ -1,0 +1,277 @@
+"""What an exception handler around training does with the errors it catches (ML501): which exceptions are
+broad, what an out-of-memory error runs in a handler and what the others run, whether a handler leaves
+(re-raises, exits, or recovers from an out-of-memory error without a step on the failed batch's partial
+gradients), the optimizer step it falls through to, the constant zero it puts in place of a backpropagated
+loss, where the `try` stands (a training loop, a step function, a helper whose callers step anyway or skip
+on its None result), and the handler of a decorator that runs the function it wraps.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from functools import cached_property
+
+from mllint.analysis.facets.loop_events import Event, EventKind
+from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops, loop_or_function
+from mllint.analysis.facets.parameters import is_module
+from mllint.analysis.facets.skipped_results import SkippedResults, backpropagates
+from mllint.analysis.objects.constants import is_zero
+from mllint.analysis.program.calls import CallResolver
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
+from mllint.analysis.syntax.tree import assignment_targets
+from mllint.analysis.values.values import ValueKinds
+
+BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
+PROCESS_EXITS = frozenset({"sys.exit", "os._exit", "os.abort"})
+BUILTIN_EXITS = frozenset({"exit", "quit"})
+OUT_OF_MEMORY_ERRORS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"})
+OUT_OF_MEMORY = "out of memory"  # in the message of torch's OOM errors ("CUDA out of memory. ...")
+SKIPS = (ast.Continue, ast.Break, ast.Return)
+# What a handler of out-of-memory errors calls to recover before it skips the batch: it frees the failed
+# step's memory or clears its partial gradients.
+RECOVERING = frozenset({"empty_cache", "zero_grad", "collect", "ipc_collect", "reset_peak_memory_stats"})
+RECOVERING_TEXT = re.compile(rb"empty_cache|zero_grad|collect|reset_peak_memory_stats")  # what a helper must mention to be read
+EXCEPT = re.compile(rb"except")  # what a module must mention for its decorators to be read
+
+
+class HandledErrors:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def loops(self) -> TrainingLoops:
+        return self.ctx.analysis(TrainingLoops)
+
+    def broad(self, exception: ast.AST | None) -> bool:
+        """A broad exception (bare, `Exception`, `BaseException`, `RuntimeError`); torch's out-of-memory
+        errors count (every batch too large for the device is one, and the model's own), by any alias,
+        also one a module of the project re-exports (`from utils import CudaOOM`), unless the handler
+        recovers (`leaves`)."""
+        if exception is None:
+            return True
+        if isinstance(exception, ast.Tuple):
+            return any(self.broad(e) for e in exception.elts)
+        if self._library_name(exception) in OUT_OF_MEMORY_ERRORS:
+            return True
+        if isinstance(exception, ast.Name):
+            return exception.id in BROAD and self.ctx.qualified_name(exception) is None
+        return self._library_name(exception) in {f"builtins.{name}" for name in BROAD}
+
+    def leaves(self, handler: ast.ExceptHandler, node: ast.Try) -> bool:
+        """Does the handler re-raise or exit: anywhere in its body, or, where it singles out an
+        out-of-memory error, on every path the other errors take? An out-of-memory handler that recovers
+        leaves too, unless the optimizer then steps on the failed batch's partial gradients."""
+        others = self.others_path(handler)
+        if others is not None:  # a return on the out-of-memory path must not leave the step to a caller either
+            path = self.out_of_memory_path(handler)
+            returns = any(isinstance(n, ast.Return) for n in own_nodes(path))
+            return self._always_leaves(others) and not (returns and self.step_after(node, path) is not None)
+        if self.out_of_memory_only(handler) and self._recovers(handler.body) and self.step_after(node, handler.body) is None:
+            return True
+        return any(self.leaving(n) for n in own_nodes(handler.body))
+
+    def out_of_memory_only(self, handler: ast.ExceptHandler) -> bool:
+        """Does the handler catch torch's out-of-memory errors only (by any alias)?"""
+        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return all(c is not None and self._library_name(c) in OUT_OF_MEMORY_ERRORS for c in caught)
+
+    def out_of_memory_path(self, handler: ast.ExceptHandler) -> list[ast.stmt] | None:
+        """The statements an out-of-memory error runs in a handler: all of one that catches only those, the
+        arm of `if "out of memory" in str(e):` in one that tests for them; None in any other handler."""
+        if self.out_of_memory_only(handler):
+            return handler.body
+        arms = self._arms(handler.body)
+        return arms[0] if arms is not None else None
+
+    def others_path(self, handler: ast.ExceptHandler) -> list[ast.stmt] | None:
+        """The statements errors other than out-of-memory run, after `if "out of memory" in str(e):` or
+        `if isinstance(e, torch.cuda.OutOfMemoryError):` (its `else` and what follows it), or in the body
+        of `if "out of memory" not in str(e):` or `if not isinstance(e, ...)`; None when the handler tests
+        no such thing."""
+        arms = self._arms(handler.body)
+        return arms[1] if arms is not None else None
+
+    def step_after(self, node: ast.Try, path: list[ast.stmt]) -> Event | None:
+        """The optimizer step a handler's `path` (what an out-of-memory error runs) of a `try` around a
+        backward pass falls through to, in the same iteration or function, its partial gradients neither
+        cleared (`zero_grad()`, `p.grad = None`, `del p.grad`) nor skipped (`continue`); a return from a
+        step function skips nothing when a training loop that calls the function steps after the call
+        without looking at its result. None if there is none."""
+        if _clears_gradients(path) or not any(e.kind is EventKind.BACKWARD for e in self.loops.events_of_statements(node.body)):
+            return None
+        leaving = {type(n) for n in own_nodes(path) if isinstance(n, (*SKIPS, ast.Raise))}
+        if leaving == {ast.Return} and not self.in_training_loop(node):
+            function = self.ctx.scopes.enclosing_function(node)
+            return self.ctx.analysis(SkippedResults).stepped_after(function) if function is not None else None
+        if leaving:
+            return None
+        return next((e for e in self.loops.events_after(node) if e.kind is EventKind.STEP), None)
+
+    def zero_loss(self, node: ast.Try, handler: ast.ExceptHandler) -> ast.AST | None:
+        """The constant zero a handler puts in place of the loss the `try` computes (`loss =
+        logits.sum() * 0.0`, `return torch.zeros(())`), when that loss is backpropagated next in the
+        function, or returned by a function whose result is (by a caller, or by a library)."""
+        values = self.ctx.analysis(ValueKinds)
+        function = self.ctx.scopes.enclosing_function(node)
+        computed = {t.id for n in own_nodes(node.body) if isinstance(n, (ast.Assign, ast.AugAssign)) for t in assignment_targets(n) if isinstance(t, ast.Name)}
+        for statement in own_nodes(handler.body):
+            if isinstance(statement, ast.Return) and statement.value is not None and is_zero(values, statement.value):
+                if function is not None and self.ctx.analysis(SkippedResults).backpropagated(function):
+                    return statement.value
+            if not (isinstance(statement, ast.Assign) and is_zero(values, statement.value)):
+                continue
+            names = {t.id for t in statement.targets if isinstance(t, ast.Name)} & computed
+            if names and self._loss_named(node, function, names):
+                return statement.value
+        return None
+
+    def _loss_named(self, node: ast.Try, function: ast.AST | None, names: set[str]) -> bool:
+        """Is one of `names` backpropagated after the `try`, or returned by a function whose result is?"""
+        def named(node: ast.AST) -> bool:
+            return isinstance(node, ast.Name) and node.id in names
+
+        if backpropagates(self.ctx, function, named, after=node.lineno):
+            return True
+        scope = function or self.ctx.tree
+        returned = [r for r in self.ctx.index.within(scope, ast.Return) if r.value is not None and self.ctx.scopes.enclosing_function(r) is function]
+        reads = any(named(n) for r in returned for n in ast.walk(r.value))
+        return reads and function is not None and self.ctx.analysis(SkippedResults).backpropagated(function)
+
+    # Where the `try` stands.
+    def in_training_loop(self, node: ast.AST) -> bool:
+        """Is the innermost loop around `node` (in its function) a training loop?"""
+        around = loop_or_function(self.ctx, node)
+        return isinstance(around, LOOP_NODES) and self.loops.is_training_loop(around)
+
+    def in_step_function(self, node: ast.AST) -> bool:
+        """Is `node` in a function a training step runs (`do_batch(...)` called by the loop, a method
+        Lightning's `training_step` calls), outside any loop of its own?"""
+        function = self._loop_free_function(node)
+        return function is not None and self.loops.runs_training_step(function)
+
+    def stepped_by_caller(self, node: ast.AST) -> bool:
+        """Is `node` in a function (outside any loop of its own) a training loop calls and then steps the
+        optimizer after, here or in another module (`stepper.forward_backward(batch)`, `optimizer.step()`)?"""
+        function = self._loop_free_function(node)
+        return function is not None and self.ctx.analysis(SkippedResults).stepped_after(function) is not None
+
+    def in_skipped_helper(self, node: ast.AST) -> bool:
+        """Is `node` in a helper (outside any loop of its own) whose None result a training loop skips on
+        (`loss = safe_forward(...)`, then `if loss is None: continue`), here or in another module?"""
+        function = self._loop_free_function(node)
+        return function is not None and self.ctx.analysis(SkippedResults).skipped_on_none(function) is not None
+
+    def _loop_free_function(self, node: ast.AST) -> ast.AST | None:
+        """The function around `node` when no loop of it is around `node`."""
+        around = loop_or_function(self.ctx, node)
+        return around if isinstance(around, FUNCTION_NODES) else None
+
+    def runs_the_model(self, body: list[ast.stmt], events: list[Event]) -> bool:
+        """Does the block (whose events are `events`) call a module (the forward pass, `self(batch)` in a
+        module's own step) or backpropagate?"""
+        calls = [n for n in own_nodes(body) if isinstance(n, ast.Call)]
+        called_self = any(isinstance(c.func, ast.Name) and c.func.id == "self" for c in calls)
+        return called_self or any(e.kind is EventKind.BACKWARD for e in events) or any(is_module(self.ctx, c.func) for c in calls)
+
+    def swallowing_decorator(self, decorator: ast.AST, function: ast.AST) -> tuple[object, ast.ExceptHandler] | None:
+        """(its context, the handler) of a decorator of the file or the project (or a decorator factory,
+        `decorator` the name called) that calls the function it wraps (`fn(*args, **kwargs)` in its
+        wrapper) under a `try` whose broad handler neither re-raises nor exits."""
+        view = self.ctx.analysis(ProjectView) if self.ctx.project is not None else None
+        callee = CallResolver(self.ctx, view).resolve(ast.Call(func=decorator, args=[], keywords=[]), at=function, followed=EXCEPT)
+        if callee is None:
+            return None
+        handled = callee.ctx.analysis(HandledErrors)
+        for node in ast.walk(callee.function):
+            if not isinstance(node, (ast.Try, ast.TryStar)):
+                continue
+            functions = [a for a in callee.ctx.scopes.ancestors(node) if isinstance(a, FUNCTION_NODES)]
+            wrapped = {a.arg for f in functions[1:] for a in parameters(f)}
+            calls = [n for n in own_nodes(node.body) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+            if not any(c.func.id in wrapped for c in calls):
+                continue
+            for handler in node.handlers:
+                if handled.broad(handler.type) and not any(handled.leaving(n) for n in own_nodes(handler.body)):
+                    return callee.ctx, handler
+        return None
+
+    def _library_name(self, node: ast.AST) -> str | None:
+        """The qualified name of an exception class, through the project's re-exports (`from utils import CudaOOM`)."""
+        return self.ctx.analysis(ProjectView).library_name(self.ctx.qualified_name(node))
+
+    def leaving(self, node: ast.AST) -> bool:
+        """A `raise`, or a call that exits the process."""
+        if isinstance(node, ast.Raise):
+            return True
+        return isinstance(node, ast.Call) and (
+            self.ctx.qualified_name(node.func) in PROCESS_EXITS or isinstance(node.func, ast.Name) and node.func.id in BUILTIN_EXITS
+        )
+
+    def _always_leaves(self, block: list[ast.stmt]) -> bool:
+        for statement in block:
+            if isinstance(statement, ast.If) and self._always_leaves(statement.body) and self._always_leaves(statement.orelse):
+                return True
+            if self.leaving(statement.value if isinstance(statement, ast.Expr) else statement):
+                return True
+        return False
+
+    def _recovers(self, block: list[ast.stmt]) -> bool:
+        """`_recovers`, also through a helper of the project the handler calls (`free_memory(optimizer)`)."""
+        if _recovers(block):
+            return True
+        resolver = CallResolver(self.ctx, self.ctx.analysis(ProjectView) if self.ctx.project is not None else None)
+        calls = [n for n in own_nodes(block) if isinstance(n, ast.Call)]
+        return any((callee := resolver.resolve(call, followed=RECOVERING_TEXT)) is not None and _recovers(callee.function.body) for call in calls)
+
+    def _arms(self, block: list[ast.stmt]) -> tuple[list[ast.stmt], list[ast.stmt]] | None:
+        """(what out-of-memory errors run, what the others run) after a test that singles them out."""
+        for position, statement in enumerate(block):
+            if not isinstance(statement, ast.If):
+                continue
+            test, negated = statement.test, False
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, negated = test.operand, True
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+                mentions = any(
+                    isinstance(n, ast.Constant) and isinstance(n.value, str) and OUT_OF_MEMORY in n.value.lower()
+                    for n in ast.walk(test.left)
+                )
+                negated ^= isinstance(test.ops[0], ast.NotIn)
+            else:
+                mentions = self._is_out_of_memory_test(test)
+            if mentions:
+                rest = statement.orelse + block[position + 1 :]
+                return (rest, statement.body) if negated else (block[:position] + statement.body, rest)
+        return None
+
+    def _is_out_of_memory_test(self, test: ast.AST) -> bool:
+        """`isinstance(e, torch.cuda.OutOfMemoryError)` (by any alias)."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+            return False
+        classes = test.args[1:2]
+        classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
+        return bool(classes) and all(self._library_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+
+
+def _clears_gradients(block: list[ast.stmt]) -> bool:
+    """`optimizer.zero_grad()`, `p.grad = None` or `del p.grad` in the block."""
+    return any(
+        isinstance(n, ast.Call) and callee_name(n) == "zero_grad"
+        or isinstance(n, (ast.Assign, ast.Delete)) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets)
+        for n in own_nodes(block)
+    )  # fmt: skip
+
+
+def _recovers(block: list[ast.stmt]) -> bool:
+    """Does an out-of-memory handler free the failed step's memory or clear its gradients
+    (`torch.cuda.empty_cache()`, `optimizer.zero_grad()`, `p.grad = None`, `del loss`)?"""
+    for node in own_nodes(block):
+        if isinstance(node, ast.Call) and callee_name(node) in RECOVERING:
+            return True
+        if isinstance(node, ast.Delete):
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets):
+            return True
+    return False
