@@ -6,7 +6,7 @@ from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoo
 from mllint.analysis.facets.loss_terms import signed_terms
 from mllint.analysis.facets.meters import APPENDS, cut_on_a_path, dict_of, kept_argument, receiver, returned_loss, same_tensor
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.syntax.tree import same_expression
@@ -241,7 +241,7 @@ class LossAccumulatedWithGraph(Rule):
         call = value if isinstance(value, ast.Call) else dict_of(self.ctx, definitions[0].node) if len(definitions) == 1 else None
         call = call if call is not None or len(definitions) != 1 else definitions[0].value  # `f1 = soft_f1(logits, y)`
         found = self.ctx.analysis(GradientFlow).callee(call, followed=ANY_MODULE) if isinstance(call, ast.Call) else None
-        returned = returned_expressions(found[0].function.body) if found is not None else None
+        returned = function_returns(found[0].function) if found is not None else None
         if not returned:
             return ""
         callee = found[0]
@@ -312,7 +312,7 @@ class LossAccumulatedWithGraph(Rule):
             ]  # fmt: skip
             if not candidates or not self._returns_graph(function):
                 continue
-            returned = [r for r in returned_expressions(function.body) or () if isinstance(r, ast.Name)]
+            returned = [r for r in function_returns(function) or () if isinstance(r, ast.Name)]
             kept_by: dict[ast.Call, list] = {}  # one finding per call, naming every value it keeps
             for call, value in candidates:
                 if flows.flow(value).state is not State.GRAPH:
@@ -335,7 +335,7 @@ class LossAccumulatedWithGraph(Rule):
 
     def _returns_graph(self, function: ast.AST) -> bool:
         flows = self.ctx.analysis(GradientFlow)
-        returned = returned_expressions(function.body)
+        returned = function_returns(function)
         return bool(returned) and any(isinstance(r, ast.Name) and flows.flow(r).state is State.GRAPH for r in returned)
 
     def _collected(self, reported: set[ast.AST]) -> None:

@@ -8,7 +8,7 @@ from mllint.analysis.facets.views import (
 )
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.findings import Severity
@@ -247,7 +247,7 @@ class InplaceOnStoredData(Rule):
 
 def _returns_name(function: ast.AST, name: str) -> bool:
     """Does the function return its parameter `name` (changed in place: `x = x.mul_(s)` then `return x`)?"""
-    return any(isinstance(r, ast.Name) and r.id == name for r in returned_expressions(function.body) or ())
+    return any(isinstance(r, ast.Name) and r.id == name for r in function_returns(function) or ())
 
 
 def _stored_item(root: ast.AST | None, indices: set[str]) -> bool:

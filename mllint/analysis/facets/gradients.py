@@ -50,7 +50,7 @@ from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.program.project import ProjectView, followed_view
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
 from mllint.source import one_line
@@ -767,7 +767,7 @@ class GradientFlow:
         key = (function, frozenset(given.flows.items()), index, given.instance and given.instance[1])
         if key not in self._returns:
             self._returns[key] = UNKNOWN
-            expressions = [_element(e, index) for e in returned_expressions(function.body) or ()]
+            expressions = [_element(e, index) for e in function_returns(function) or ()]
             saved = self._question_state()
             self._stack, self._assumed, self._round, self._settled, self.values.unbound = {}, {}, {}, {}, None
             try:

@@ -34,7 +34,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
 from mllint.analysis.syntax.tree import position
@@ -211,7 +211,7 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
     call, ctx = item.node, item.ctx
     flows = ctx.analysis(GradientFlow)
     found = flows.callee(call, item.binding, followed=ANY_MODULE)  # the cut may be in a module it calls
-    returned = returned_expressions(found[0].function.body) if found is not None else None
+    returned = function_returns(found[0].function) if found is not None else None
     if not returned:
         return None
     callee, skips_first = found
@@ -347,7 +347,7 @@ def _callee_returns(ctx, node: ast.AST, home: Term, linted=None) -> list[tuple[a
     found = next((f for f, _ in per_call_site(ctx, node, asked, linted)), None) if asked is not None else None  # `agent.act(obs)` of a parameter
     if found is None or found[0].function.name == "forward":
         return None  # a module's output is a term itself (`D(fake)`)
-    returned = returned_expressions(found[0].function.body)
+    returned = function_returns(found[0].function)
     if not returned:
         return None
     returned = _indexed(returned, index)

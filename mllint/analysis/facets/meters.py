@@ -27,7 +27,7 @@ from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds
 
@@ -133,7 +133,7 @@ class StepReturns:
         cctx, function = found
         values = cctx.analysis(ValueKinds)
         losses = [b for c in cctx.index.within(function, ast.Call) if isinstance(b := backward_loss(cctx, c), ast.Name)]
-        for returned in (returned_expressions(function.body) or ()) if losses else ():
+        for returned in (function_returns(function) or ()) if losses else ():
             at = returned.lineno
             if index is None and key is None and isinstance(returned, ast.Name):  # `return logs` of `logs = {"loss": loss}`
                 assigned = values.reaching_values(returned)
@@ -212,7 +212,7 @@ def _terms_of(ctx, part: ast.Name, loss: ast.Name) -> bool:
     if found is None:
         return False
     home, function = found
-    for returned in returned_expressions(function.body) or ():
+    for returned in function_returns(function) or ():
         if not (isinstance(returned, ast.Tuple) and max(index, loss_index) < len(returned.elts)):
             return False
         terms, total = returned.elts[index], returned.elts[loss_index]

@@ -31,7 +31,7 @@ from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scope_groups import dotted_prefixes
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method, position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
@@ -128,7 +128,7 @@ def optimizer_helper(view: ProjectView, ctx, call: ast.Call) -> tuple[object, as
         return None
     helper, function = found
     values = helper.analysis(ValueKinds)
-    constructors = [values.constructor(r) for r in returned_expressions(function.body) or []]
+    constructors = [values.constructor(r) for r in function_returns(function) or []]
     if not constructors or not all(c is not None and is_optimizer_constructor(helper, c) for c in constructors):
         return None
     return helper, function, constructors

@@ -59,6 +59,10 @@ class Selections:
         self.values = ctx.analysis(ValueKinds)
         self._passes: dict[ast.AST, bool] = {}
         self._training: dict[ast.AST, bool] = {}  # loop -> does its body train
+        self._hooks: dict[ast.AST, bool] = {}  # method -> `_hook_run_per_epoch`'s answer
+        self._dispatching: dict[str, bool] = {}  # name -> `_dispatches_per_epoch`'s answer
+        self._calling: dict[str, bool] = {}  # name -> `_called_per_epoch`'s answer
+        self._calls_by_name: dict[str, list[ast.Call]] | None = None  # the file's calls by `_last` of their function
 
     def on_test(self) -> list[TestSelection]:
         found, extrema = [], set()
@@ -108,6 +112,11 @@ class Selections:
         """Is `method` a hook of a callback class that a training run calls once per epoch: a module of the
         project dispatches it to each item of a collection (`for cb in self.callbacks: cb.on_epoch_end(self)`)
         in an epoch loop or one that trains, and some module makes an instance of the class?"""
+        if method not in self._hooks:
+            self._hooks[method] = self._hook_run_per_epoch_now(method)
+        return self._hooks[method]
+
+    def _hook_run_per_epoch_now(self, method: ast.AST) -> bool:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name.startswith("_"):
             return False
         cls = self.ctx.scopes.enclosing_class(method)
@@ -121,9 +130,14 @@ class Selections:
     def _dispatches_per_epoch(self, name: str) -> bool:
         """Does this file call `item.name(...)` for each item of a loop inside an epoch loop or one that
         trains, or in a function (`CallbackList.on_epoch_end`) that such a loop calls?"""
-        for call in self.ctx.index.of_type(ast.Call):
+        if name not in self._dispatching:
+            self._dispatching[name] = self._dispatches_per_epoch_now(name)
+        return self._dispatching[name]
+
+    def _dispatches_per_epoch_now(self, name: str) -> bool:
+        for call in self._calls_named(name):
             func = call.func
-            if not (isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name)):
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
                 continue
             loops = [a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]
             inner = loops[0] if loops else None
@@ -149,8 +163,18 @@ class Selections:
 
     def _called_per_epoch(self, name: str) -> bool:
         """Does this file call `name(...)` (`self.callbacks.on_epoch_end(...)`) in an epoch loop or one that trains?"""
-        calls = (c for c in self.ctx.index.of_type(ast.Call) if _last(c.func) == name)
-        return any(self._per_epoch([a for a in self.ctx.scopes.ancestors(c) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]) for c in calls)
+        if name not in self._calling:
+            calls = self._calls_named(name)
+            self._calling[name] = any(self._per_epoch([a for a in self.ctx.scopes.ancestors(c) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]) for c in calls)
+        return self._calling[name]
+
+    def _calls_named(self, name: str) -> list[ast.Call]:
+        """The file's calls whose function reads as `name` (`_last`), in source order: indexed in one pass."""
+        if self._calls_by_name is None:
+            self._calls_by_name = {}
+            for call in self.ctx.index.of_type(ast.Call):
+                self._calls_by_name.setdefault(_last(call.func), []).append(call)
+        return self._calls_by_name.get(name, [])
 
     def _per_epoch(self, loops: list[ast.AST]) -> bool:
         """Is one of these loops (innermost first, up to the function) over epochs, or one that trains?"""

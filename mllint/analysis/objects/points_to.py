@@ -49,7 +49,7 @@ from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
@@ -140,7 +140,6 @@ class Objects:
         self._optimized: list[ast.AST] | None = None
         self._generators: dict[ast.AST, bool] = {}
         self._imports: dict[str, str] | None = None  # name -> what the module imports under it
-        self._returned_by: dict[ast.AST, list[ast.AST] | None] = {}  # function -> what its returns return
         self._owners: dict[ast.Call, list[ast.AST]] = {}  # optimizer construction -> what holds its parameters
         self._added: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # scope -> list name -> what it adds to it
         self._registered: dict[Obj, frozenset[str]] = {}  # a table -> the classes a decorator puts in it
@@ -998,9 +997,7 @@ class Objects:
         )  # fmt: skip
         if function is None or decorated or (ctx.analysis(Objects) if ctx is not self.ctx else self).is_generator(function):
             return None
-        if function not in self._returned_by:
-            self._returned_by[function] = returned_expressions(function.body)
-        returned = self._returned_by[function]
+        returned = function_returns(function)
         constants = call_constants(call, function) if returned and len(returned) > 1 else None
         if constants:  # the returns the constants the call passes leave open (`make("onecycle", ...)`)
             reached = reachable_returns(function, constants)
@@ -1026,7 +1023,7 @@ class Objects:
                 return None
             if not all((isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(home.ctx, home.view, d) for d in function.decorator_list):
                 return None
-            returned += [(r, home.ctx) for r in returned_expressions(function.body) or ()]
+            returned += [(r, home.ctx) for r in function_returns(function) or ()]
         return returned or None
 
     def is_generator(self, function: ast.AST) -> bool:

@@ -46,7 +46,7 @@ from mllint.analysis.program.hierarchy import dispatched_method, inherited_metho
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import own_method
-from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
@@ -197,7 +197,7 @@ def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int)
     if function is None:
         return found
     builder, node = function
-    returned = returned_expressions(node.body) or []
+    returned = function_returns(node) or []
     built = [_built(view, builder.analysis(ValueKinds).construction(r), depth + 1) for r in returned]
     if not built or any(b is None for b in built) or len({c.qualified_name(k.func) for c, k in built}) != 1:
         return None

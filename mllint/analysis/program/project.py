@@ -85,6 +85,11 @@ KEPT_SOURCE_BYTES = 8 << 20
 PROTECTED_SHARE = 0.75
 _LET_GO: list = []  # parsed modules no longer kept, to release at the end of the lint (`release_let_go`)
 _MENTIONS: dict[tuple[str, object], tuple[tuple[int, int], bool]] = {}  # (path, word) -> does the file hold it
+# path -> ((mtime_ns, size), its code text) of the files `_mentions` read, the most recently used last, up to
+# `KEPT_TEXT_BYTES`: a module is asked for many words (the names of a method's callers' modules).
+_TEXTS: dict[str, tuple[tuple[int, int], bytes]] = {}
+_text_bytes = 0  # their total size
+KEPT_TEXT_BYTES = 8 << 20
 _FACTS: dict[tuple[str, type], tuple[tuple[int, int], object]] = {}  # (path, analysis) -> `ProjectIndex.fact`
 # The editor's open Python buffers, unsaved edits included: path -> (version, text). The project reads a
 # module from its buffer instead of its file; a buffer's stamp is (-version, length), never a file's.
@@ -513,10 +518,25 @@ def _parse(path: str, module: str):
 
 def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:
     def compute() -> bool:
-        content = _code_text(path)  # a notebook's line breaks are spaces, not `\n` escapes
+        content = _kept_text(path)  # a notebook's line breaks are spaces, not `\n` escapes
         return word.encode() in content if isinstance(word, str) else word.search(content) is not None
 
     return _while_unchanged(_MENTIONS, (path, word), path, compute)
+
+
+def _kept_text(path: str) -> bytes:
+    """`_code_text(path)`, read once while the file is unchanged and among the most recently asked."""
+    global _text_bytes
+    stamp = _stamp(path)
+    known = _TEXTS.pop(path, None)
+    if known is None or known[0] != stamp:
+        _text_bytes -= len(known[1]) if known is not None else 0
+        known = (stamp, _code_text(path))
+        _text_bytes += len(known[1])
+    _TEXTS[path] = known
+    while _text_bytes > KEPT_TEXT_BYTES and len(_TEXTS) > 1:
+        _text_bytes -= len(_TEXTS.pop(next(iter(_TEXTS)))[1])
+    return known[1]
 
 
 @dataclass(frozen=True)

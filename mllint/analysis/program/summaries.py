@@ -28,9 +28,10 @@ import ast
 from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
+from weakref import WeakKeyDictionary
 
 from mllint.analysis.syntax.names import module_scope_imports, qualified_name, training_test
-from mllint.analysis.syntax.tree import own_method, position
+from mllint.analysis.syntax.tree import child_nodes, own_method, position
 from mllint.analysis.values.values import OneOf, Value, ValueKinds
 
 T = TypeVar("T")
@@ -111,7 +112,7 @@ class ClassSummary(_Definition):
             ctx, node = self.definition()
             method = own_method(node, name) if node is not None else None
             try:
-                self._returns[name] = _combined(_values(returned_expressions(method.body), ctx.analysis(ValueKinds))) if method else None
+                self._returns[name] = _combined(_values(function_returns(method), ctx.analysis(ValueKinds))) if method else None
             except TOO_COMPLEX:
                 self._returns[name] = None
         return self._returns[name]
@@ -124,7 +125,7 @@ class FunctionSummary(_Definition):
     def returns(self) -> Value | None:
         ctx, node = self.definition()
         try:
-            return _combined(_values(returned_expressions(node.body), ctx.analysis(ValueKinds))) if node is not None else None
+            return _combined(_values(function_returns(node), ctx.analysis(ValueKinds))) if node is not None else None
         except TOO_COMPLEX:
             return None
 
@@ -218,8 +219,19 @@ def returned_expressions(statements: list[ast.stmt]) -> list[ast.AST] | None:
         if isinstance(node, ast.Return):
             found.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack += child_nodes(node)
     return [r.value for r in sorted(found, key=lambda r: (r.lineno, r.col_offset))]
+
+
+_RETURNS: WeakKeyDictionary = WeakKeyDictionary()  # function -> `function_returns`'s answer (gone with its tree)
+
+
+def function_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST] | None:
+    """`returned_expressions` of a function's body, worked out once per function (read-only)."""
+    found = _RETURNS.get(function, _RETURNS)
+    if found is _RETURNS:
+        found = _RETURNS[function] = returned_expressions(function.body)
+    return found
 
 
 def _training_returns(statements: list[ast.stmt], decide=None) -> list[ast.AST] | None:

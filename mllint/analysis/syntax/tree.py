@@ -83,6 +83,8 @@ class TreeIndex:
             by_type[type(node)].append(node)
 
     def of_type(self, *types: type) -> list[ast.AST]:
+        if len(types) == 1:
+            return list(self.by_type.get(types[0], ()))
         return [node for t in types for node in self.by_type.get(t, ())]
 
     def within(self, node: ast.AST, *types: type) -> list[ast.AST]:
