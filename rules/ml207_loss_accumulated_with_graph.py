@@ -518,7 +518,7 @@ class LossAccumulatedWithGraph(Rule):
                 inside = self._in_loop(node, loop)
                 bound_before |= not inside and node.lineno < loop.lineno
                 statement = self.ctx.scopes.parent(node)
-                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None and self._every_iteration(node, loop)
+                rebound |= inside and not isinstance(statement, ast.AugAssign) and _self_sum(statement) is None and self._renewed(node, loop)
         backpropagated = any(
             isinstance(n, ast.Name) and n.id == total.id
             for call in self.ctx.index.within(scope, ast.Call)
@@ -534,7 +534,7 @@ class LossAccumulatedWithGraph(Rule):
             if self.ctx.text(node) != text:
                 continue
             parent = self.ctx.scopes.parent(node)
-            renewed = self._in_loop(node, loop) and self._every_iteration(node, loop)
+            renewed = self._in_loop(node, loop) and self._renewed(node, loop)
             if renewed and (isinstance(node.ctx, ast.Store) and not isinstance(parent, ast.AugAssign) and _self_sum(parent) is None):
                 return False  # `self.outputs = []` every iteration
             if renewed and isinstance(parent, ast.Attribute) and parent.attr in ("clear", "reset"):
@@ -543,9 +543,18 @@ class LossAccumulatedWithGraph(Rule):
                 return False  # `self.loss += reg` then `self.loss.backward()`
         return True
 
-    def _every_iteration(self, node: ast.AST, loop: ast.AST) -> bool:
-        """Does `node` run in every iteration of `loop` (not under `if step % log_every == 0:`)?"""
-        return self.ctx.analysis(ValueKinds).same_path(node, loop)
+    def _renewed(self, node: ast.AST, loop: ast.AST) -> bool:
+        """Does a reset at `node` renew the total in every iteration of `loop` (not under `if step % log_every
+        == 0:`), or at the end of each accumulation window: under an `if` of the loop that also steps an
+        optimizer (`running_loss = 0` after `optimizer.step()`, torchtune's recipes): the graphs it holds are
+        those of the window's micro-batches, each already backpropagated."""
+        if self.ctx.analysis(ValueKinds).same_path(node, loop):
+            return True
+        guards = [a for a in self.ctx.scopes.ancestors(node) if isinstance(a, ast.If) and loop in self.ctx.scopes.ancestors(a)]
+        return any(
+            isinstance(c.func, ast.Attribute) and c.func.attr == "step" and not c.args
+            for guard in guards for c in self.ctx.index.within(guard, ast.Call)
+        )  # fmt: skip
 
     def _in_loop(self, node: ast.AST, loop: ast.AST) -> bool:
         return loop in self.ctx.scopes.ancestors(node)

@@ -209,7 +209,7 @@ def test_a_validation_that_saves_and_restores_the_mode_leaves_training_on(lint):
     argument = RESTORES.replace("        if training:\n            self.model.train()\n", "        self.model.train(training)\n")
     assert positions(lint(argument, "ML303")) == []
     forgets = RESTORES.replace("        if training:\n            self.model.train()\n", "")
-    assert positions(lint(forgets, "ML303")) == [("ML303", 26, 24)]
+    assert positions(lint(forgets, "ML303")) == [("ML303", 21, 9)]
 
 
 SHARED_STEP = NET + (
@@ -236,7 +236,7 @@ SHARED_STEP = NET + (
 def test_a_flag_passed_as_a_constant_decides_the_callees_gradients(lint):
     assert positions(lint(SHARED_STEP, "ML303")) == []
     forgets = SHARED_STEP.replace("            model.train()\n", "")
-    assert positions(lint(forgets, "ML303")) == [("ML303", 12, 27)]
+    assert positions(lint(forgets, "ML303")) == [("ML303", 18, 5)]
 
 
 OWN_EVAL = NET + (
@@ -261,7 +261,7 @@ OWN_EVAL = NET + (
 def test_a_trainers_own_method_named_eval_is_not_module_eval(lint):
     assert positions(lint(OWN_EVAL, "ML303")) == []
     switching = OWN_EVAL.replace("            print(x)\n", "            print(x)\n        self.model.eval()\n")
-    assert positions(lint(switching, "ML303")) == [("ML303", 23, 24)]
+    assert positions(lint(switching, "ML303")) == [("ML303", 20, 9)]
 
 
 def test_items_of_a_container_filled_with_its_own_items_end_unknown():
