@@ -30,6 +30,7 @@ from mllint.findings import Related
 TEST = re.compile(r"(?<![a-z])test", re.IGNORECASE)
 VALIDATION = re.compile(r"(?<![a-z])(val|valid|validation|dev|eval)(?![a-z])|(?<![a-z])valid", re.IGNORECASE)
 BEST = re.compile(r"best|(^|_)(max|min|top|highest|lowest)(_|$)", re.IGNORECASE)
+EVALUATION = re.compile(r"(?<![a-z])eval(?![a-z])", re.IGNORECASE)  # beside a test word: what is done with the test set
 TRAIN = re.compile(r"(?<![a-z])train", re.IGNORECASE)
 EPOCH = re.compile(r"epoch|^ep$|^e$|iter|step|round", re.IGNORECASE)
 TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
@@ -218,7 +219,7 @@ class Selections:
             if evidence:
                 return TestSelection(call.args[0], call, evidence)
         evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
-        if evaluated is not None and TEST.search(self.ctx.text(evaluated)) and not VALIDATION.search(self.ctx.text(evaluated)):
+        if evaluated is not None and _names_test(self.ctx.text(evaluated)):
             if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
                 return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
         return None
@@ -238,7 +239,7 @@ class Selections:
         """Why a collection holds per-epoch test scores: its name (`test_f1s`, `history["test_acc"]`), or
         what is appended to it (`accs.append(evaluate(model, test_loader))`)."""
         key = _last(collection, whole=True)
-        if TEST.search(key) and SCORE.search(key) and not VALIDATION.search(key):
+        if _names_test(key) and SCORE.search(key):
             return f"its name, `{key}`"
         if not isinstance(collection, ast.Name):
             return None
@@ -290,12 +291,12 @@ class Selections:
     def _test_score(self, score: ast.AST) -> tuple[str | None, tuple[Related, ...]]:
         """Why `score` is measured on test data, and the call site that says so; None when nothing does."""
         key = _last(score, whole=True)
-        if TEST.search(key) and not VALIDATION.search(key):
+        if _names_test(key):
             return f"its name, `{key}`", ()
         if isinstance(score, ast.Subscript):  # `test_metrics["acc"]`, `results["acc"]` of an evaluation
             score = score.value
             key = _last(score, whole=True)
-            if TEST.search(key) and not VALIDATION.search(key):
+            if _names_test(key):
                 return f"its name, `{key}`", ()
         if isinstance(score, ast.Name):
             made = [getattr(self._statement(d.node), "value", None) for d in self.values.reaching_definitions(score)]
@@ -330,7 +331,7 @@ class Selections:
             for binding in self.ctx.analysis(Callers).bindings(holder):
                 passed = binding.argument(name)
                 text = passed[0].text(passed[1]) if passed is not None else ""
-                named = TEST.search(text) and not VALIDATION.search(text)
+                named = _names_test(text)
                 built = _built_on_test(passed[0], passed[1]) if text and not named else None
                 if named or built:
                     built = f", built on `{_short(built)}`" if built else ""
@@ -375,8 +376,10 @@ class Selections:
 
 def _built_on_test(ctx, argument: ast.AST, depth: int = 0) -> str | None:
     """What says an argument holds test data, whatever its own name: a split read by its key or name in
-    what it is built from (`Evaluator(DataLoader(splits["test"]))`, `DataLoader(test_set)`), through the
-    names assigned it (two steps); None when nothing does, or training or validation data is named there too."""
+    what it is built from (`Evaluator(DataLoader(splits["test"]))`, `DataLoader(test_set)`), or named by a
+    string it is given (`Evaluator(loader, "test")`, `MNIST(root, split="test")`), through the names
+    assigned it (evaluator, loader, dataset: three steps); None when nothing does, or training or
+    validation data is named there too."""
     values = (ctx.analysis(ValueKinds).reaching_values(argument) or []) if isinstance(argument, ast.Name) else [argument]
     found = None
     for node in (n for value in values for n in ast.walk(value) if n is not value or not isinstance(n, ast.Name)):
@@ -384,15 +387,23 @@ def _built_on_test(ctx, argument: ast.AST, depth: int = 0) -> str | None:
             text = node.slice.value  # `splits["test"]`
         elif isinstance(node, (ast.Name, ast.Attribute)):
             text = _last(node, whole=True)
+        elif isinstance(node, ast.Call):  # `Evaluator(loader, "test")`, `load_dataset(name, split="test")`
+            text = " ".join(a.value for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Constant) and isinstance(a.value, str))
         else:
             continue
-        if VALIDATION.search(text) or TRAIN.search(text):
+        if TRAIN.search(text) or (VALIDATION.search(text) and not _names_test(text)):
             return None
         if TEST.search(text):
-            found = found or ctx.text(node)
-        elif isinstance(node, ast.Name) and depth < 1:
+            found = found or (ctx.text(node) if not isinstance(node, ast.Call) else f'"{text}"')
+        elif isinstance(node, ast.Name) and depth < 2:
             found = found or _built_on_test(ctx, node, depth + 1)
     return found
+
+
+def _names_test(text: str) -> bool:
+    """Does a name or key say test data (`test_acc`, `test_eval`: an evaluation of the test set), and no
+    validation data (`val_test`, `eval_loader`)?"""
+    return bool(TEST.search(text)) and not VALIDATION.search(EVALUATION.sub("", text))
 
 
 def _score_and_best(compare: ast.Compare) -> tuple[ast.AST, ast.AST] | None:
