@@ -729,12 +729,13 @@ class TrainingLoops:
         calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
         return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) for c in calls)
 
-    def item_methods(self, call: ast.Call) -> list[Callee]:
+    def item_methods(self, call: ast.Call, linted=None) -> list[Callee]:
         """The methods `item.hook(...)` (or `item(...)`: `__call__`) runs for a loop variable `item` over a
         container of objects of project classes (`for cb in callbacks:`), as the objects layer tells here
         or under the call sites of the function around it or of its class's `__init__` (`self.callbacks =
         callbacks`, given by `Trainer(model, opt, [LRSchedulerCallback(sched), PrintCallback()])`, or
-        appended to `trainer.callbacks`): one method per class, all of them run; empty when one is unknown."""
+        appended to `trainer.callbacks`): one method per class, all of them run; empty when one is unknown.
+        `linted`: the linted file, when this one is a module read for its project (its call sites are searched from there)."""
         func = call.func
         item, hook = (func.value, func.attr) if isinstance(func, ast.Attribute) else (func, "__call__")
         if not isinstance(item, ast.Name):
@@ -742,10 +743,11 @@ class TrainingLoops:
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
         if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != item.id:
             return []
-        objects = self.ctx.analysis(Objects)
+        linted_objects = linted.analysis(Objects) if linted is not None else None
+        objects = linted_objects._of(self.ctx) if linted_objects is not None else self.ctx.analysis(Objects)
 
         def methods_under(binding: Binding | None) -> list[Callee] | None:
-            found = under(self.ctx, item, binding)
+            found = under(self.ctx, item, binding, linted_objects)
             classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
             if None in classes:
                 return None
@@ -754,7 +756,7 @@ class TrainingLoops:
                 return None
             return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
 
-        return next((hooks for hooks, _ in per_call_site(self.ctx, call, methods_under)), [])
+        return next((hooks for hooks, _ in per_call_site(self.ctx, call, methods_under, linted)), [])
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =

@@ -289,7 +289,7 @@ class Callers:
     def _site_bindings(self, ctx, function, target: "_Target", caller, call: ast.Call, depth: int) -> list[Binding]:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
-        path, line, site = self._place(caller, call)
+        path, line, site = self.place(caller, call)
         bound = bind_arguments(call, function, target.skips_first, lambda value: _dict_bound(caller, value))
         splatted = {n: v for n, v in _splatted(call, function, target.skips_first).items() if bound.get(n) is None}
         bound = {**bound, **splatted}
@@ -339,7 +339,7 @@ class Callers:
             self._set_in_init[init] = found
         return init if attributes & self._set_in_init[init] else None
 
-    def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
+    def place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
         notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
         path, start, end, cell = self._display(caller), caller.start(call), caller.end(call), None

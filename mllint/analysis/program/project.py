@@ -106,6 +106,9 @@ CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
 # A class statement's bases (`class SimCLR(ContrastiveStepMixin, nn.Module):`), each by its last name: the
 # index's word `(ContrastiveStepMixin)(` says the module derives a class from it.
 CLASS_BASES = re.compile(rb"\bclass[ \t]++\w++[ \t]*+\(([^)]*+)\)")
+# A loop calling each of its items (`for cb in callbacks:` then `cb(model, score)` within a few lines): the
+# index's word `__call__(` says the module may run an object's `__call__`.
+ITEM_CALL = re.compile(rb"\bfor[ \t]++(\w++)[ \t]++in\b[^\n]*+\n(?:[^\n]*+\n){0,3}?[ \t]*+\1[ \t]*+\(")
 BASE_NAME = re.compile(rb"([A-Za-z_]\w*+)[ \t\r\n\\]*+(?=,|$)")
 JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
 MAX_SUBCLASSES = 16  # project classes derived from one class that are searched for a method it lacks
@@ -372,7 +375,8 @@ class _CallIndex:
                 self._forget(path)
             text = _code_text(path)
             bases = {b"(" + b + b")" for bases in CLASS_BASES.findall(text) for b in BASE_NAME.findall(bases.strip())}
-            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases)
+            dispatch = {b"__call__"} if ITEM_CALL.search(text) else set()
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases | dispatch)
             for word in words:
                 self.calls.setdefault(word, set()).add(path)
             self.files[path] = (module, stamp, words)
