@@ -1002,7 +1002,7 @@ def _renamer(callee: ast.AST, call: ast.Call):
     skips_self = passes_self(call, callee)
     bound = bind_arguments(call, callee, skips_self)
     if skips_self:  # `self.optimizer` of `engine.run_epoch(...)`'s method is `engine.optimizer`
-        bound[named[0]] = call.func.value
+        bound[named[0]] = call.func.value if isinstance(call.func, ast.Attribute) else call.func  # `hook(...)` of `__call__`
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)
