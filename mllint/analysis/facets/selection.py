@@ -126,7 +126,7 @@ class Selections:
         if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls:
             return False
         index = self.ctx.project
-        if index is None or not index.modules_calling(cls.name):
+        if not (index.modules_calling(cls.name) if index is not None else self._calls_named(cls.name)):
             return False
         return any(c.analysis(Selections)._dispatches_per_epoch(method.name) for c in self._calling_in(index, method.name))
 
@@ -168,7 +168,11 @@ class Selections:
                 yield call
 
     def _calling_in(self, index, name: str):
-        """The contexts of the first modules of the project that call `name` (this file's own too)."""
+        """The contexts of the first modules of the project that call `name` (this file's own too; this file
+        alone without a project)."""
+        if index is None:
+            yield self.ctx
+            return
         own = self.ctx.module.name if self.ctx.module else None
         for module in index.modules_calling(name)[:MAX_DISPATCHING]:
             found = self.ctx if module == own else index.context(module)
