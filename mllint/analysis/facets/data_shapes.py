@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.objects.call_sites import built
+from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
@@ -83,8 +83,8 @@ def environment_step(ctx, node: ast.Call, width: int | None) -> Items | None:
     result is unpacked into (4 or 5, by the library's version)."""
     if not (isinstance(node.func, ast.Attribute) and node.func.attr == "step" and width in (4, 5)):
         return None
-    made = built(ctx, node.func.value)
-    if not made or not all(_single_environment(c, call) for c, call in made):
+    found = [made for made, _ in makers(ctx, node.func.value)]  # built here, or passed by every call site
+    if not found or not all(made and all(_single_environment(c, call) for c, call in made) for made in found):
         return None
     return Items(tuple(NUMBER if i == 1 else None for i in range(width)))
 

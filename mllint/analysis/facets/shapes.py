@@ -214,6 +214,20 @@ class Shapes:
         self._analyse_scope_of(call)
         return self.view_targets.get(call)
 
+    def constant_view_target(self, call: ast.Call) -> Shape | None:
+        """The shape a `view`/`reshape` call asks for, each size the code names (`self.n_feat`, `d_model`)
+        that is one int under every construction and call site (`possible_constants`) put in as that int;
+        None unless the sizes are given one by one."""
+        target = self.view_target(call)
+        if target is None or len(call.args) != len(target) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        sizes = []
+        for argument, dim in zip(call.args, target):
+            constants = self.constants(argument) if not isinstance(dim, int) else None
+            fixed = next(iter(constants)) if constants and len(constants) == 1 else None
+            sizes.append(fixed if type(fixed) is int else dim)
+        return tuple(sizes)
+
     def _analyse_scope_of(self, expr: ast.AST) -> None:
         scope = self.ctx.scopes.enclosing_function(expr) or self.ctx.tree
         if scope not in self._analysed and not isinstance(scope, ast.Lambda):
@@ -751,6 +765,9 @@ def _sizes_free(value: object | None) -> bool:
     if isinstance(value, (Items, Fields)):
         parts = value.values if isinstance(value, Items) else [v for _, v in value.values]
         return any(_sizes_free(v) for v in parts) and all(_sizes_free(v) or not _informative(v) for v in parts)
+    if isinstance(value, Listed):  # a list of numbers (`rewards`), of a length not named after a parameter
+        item_free = value.item == NUMBER or (isinstance(value.item, Number) and isinstance(value.item.dim, int)) or _sizes_free(value.item)
+        return not isinstance(value.length, Sym) and item_free
     return False
 
 
@@ -1123,6 +1140,10 @@ class Interpreter(Operations):
             self.eval(item)
         if isinstance(base, Size):
             position = int_literal(index)
+            if isinstance(index, ast.Slice) and index.step is None and base.dims is not None:
+                bounds = [int_literal(b) if b is not None else None for b in (index.lower, index.upper)]
+                written = [b for b in (index.lower, index.upper) if b is not None]
+                return Size(base.dims[bounds[0] : bounds[1]], ("sliced", base.key), base.label) if len(written) == len([b for b in bounds if b is not None]) else None
             if position is None:
                 return None
             if base.dims is not None:
