@@ -668,7 +668,11 @@ def _method_use(ctx, node: ast.AST, parent: ast.AST | None) -> ast.Call | bool |
     """A use of a module object `node` that hands the object to nobody: `m.forward(x)` (a call of it: that
     call), `m.parameters()`, `m.state_dict()`, a submodule `m.encoder`, `m.to(device)` or `m.eval()` as a
     statement (True). None for any other use."""
-    if not isinstance(parent, ast.Attribute) or not (isinstance(node, ast.Name) or is_self_attribute(node)) or not isinstance(node.ctx, ast.Load):
+    if not (isinstance(node, ast.Name) or is_self_attribute(node)):
+        return None
+    if isinstance(node.ctx, ast.Store):  # `model = model.to(device)`: the same module again
+        return True if isinstance(parent, ast.Assign) and parent.targets == [node] and _moves_of(parent.value, node) else None
+    if not isinstance(parent, ast.Attribute):
         return None
     called = ctx.scopes.parent(parent)
     if not isinstance(called, ast.Call) or called.func is not parent:
@@ -676,8 +680,26 @@ def _method_use(ctx, node: ast.AST, parent: ast.AST | None) -> ast.Call | bool |
     if parent.attr == "forward":
         return called
     if parent.attr in RETURNS_ITSELF:
-        return True if isinstance(ctx.scopes.parent(called), ast.Expr) else None
+        outer = _moved_up(ctx, called)
+        statement = ctx.scopes.parent(outer)
+        kept = isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _same_reference(statement.targets[0], node)
+        return True if isinstance(statement, ast.Expr) or kept else None
     return True if not parent.attr.startswith("__") else None
+
+
+def _moves_of(value: ast.AST, node: ast.AST) -> bool:
+    """Is `value` the module `node` names, moved (`model.to(device)`, `self.net.cuda().eval()`)?"""
+    moved = False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in RETURNS_ITSELF:
+        value, moved = value.func.value, True
+    return moved and _same_reference(value, node)
+
+
+def _same_reference(a: ast.AST, b: ast.AST) -> bool:
+    """The same name, or the same `self.` attribute."""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    return is_self_attribute(a) and is_self_attribute(b) and a.attr == b.attr
 
 
 def _assigned_to(ctx, value: ast.AST) -> ast.AST | None:
