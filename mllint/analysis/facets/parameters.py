@@ -19,7 +19,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built, classes_of, made_classes, possible_constants, substituted
+from mllint.analysis.objects.call_sites import built, classes_of, getattr_names, made_classes, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -182,17 +182,10 @@ def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
 
 
 def _named_attributes(ctx, expr: ast.AST) -> list[ast.Attribute] | None:
-    """The attributes `getattr(obj, name)` may read, one per constant the name may be (`call_sites.possible_constants`:
-    `for name in cfg.frozen` with `frozen=["layer1", "layer2"]`): `obj.layer1`, `obj.layer2`; None for any
-    other expression, or a name not known."""
-    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr" and len(expr.args) == 2):
-        return None
-    if expr.keywords or ctx.qualified_name(expr.func) not in (None, "getattr", "builtins.getattr") or isinstance(expr.args[1], ast.Constant):
-        return None
-    names = possible_constants(ctx, expr.args[1])
-    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
-        return None
-    return [ast.copy_location(ast.Attribute(value=expr.args[0], attr=n, ctx=ast.Load()), expr) for n in sorted(names)]
+    """The attributes `getattr(obj, name)` may read (`call_sites.getattr_names`): `obj.layer1`, `obj.layer2`;
+    None for any other expression, or a name not known."""
+    names = getattr_names(ctx, expr)
+    return [ast.copy_location(ast.Attribute(value=expr.args[0], attr=n, ctx=ast.Load()), expr) for n in sorted(names)] if names else None
 
 
 def _named_like_a_module(ctx, expr: ast.AST) -> bool:

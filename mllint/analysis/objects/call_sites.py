@@ -189,11 +189,41 @@ def passed_argument(call: ast.Call, position: int, keyword: str, default: ast.AS
 def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     """`Objects.constructed` of a call of `ctx`, a table's key the file does not decide read as the constants
     it may be: `LOSSES[name](**kw)` in `get_loss(name)` called with `cfg.loss`, a config field defaulting to
-    "nll", makes `torch.nn.NLLLoss`. `linted`: the linted file, when `ctx` is another module of the project."""
+    "nll", makes `torch.nn.NLLLoss`; so for a name bound to the table's entry (`act = ACTIVATIONS[cfg.get("act",
+    "sigmoid")]`, then `act()`) and for the class `getattr(nn, cfg.out_act)()` names. `linted`: the linted
+    file, when `ctx` is another module of the project."""
     objects = ctx.analysis(Objects)
     func = call.func
+    named = _named_classes(ctx, func, linted)
+    if named is not None:
+        return named
+    if isinstance(func, ast.Name):
+        bound = ctx.analysis(ValueKinds).reaching_values(func)
+        if bound is not None and len(bound) == 1 and isinstance(bound[0], ast.Subscript):
+            func = bound[0]
+            call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
     keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
     return objects.constructed(ctx, call, keys)
+
+
+def _named_classes(ctx, func: ast.AST, linted=None) -> frozenset | None:
+    """The classes `getattr(module, name)` names (`getattr(nn, cfg.out_act)` with the config field defaulting
+    to "Sigmoid": `torch.nn.Sigmoid`); None for any other expression."""
+    names = getattr_names(ctx, func, linted)
+    module = ctx.qualified_name(func.args[0]) if names is not None else None
+    return frozenset(f"{module}.{n}" for n in names) if module is not None else None
+
+
+def getattr_names(ctx, call: ast.AST, linted=None) -> frozenset | None:
+    """The attributes `getattr(obj, name)` (of `ctx`) may read, one for each string its name may be
+    (`possible_constants`: `{"layer1", "layer2"}` in `for name in cfg.frozen` with `frozen=["layer1",
+    "layer2"]`); None for any other expression, a literal name (points-to reads it), or a name not known."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2):
+        return None
+    if call.keywords or isinstance(call.args[1], ast.Constant) or ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
+        return None
+    names = possible_constants(ctx, call.args[1], linted)
+    return names if names and all(isinstance(n, str) and n.isidentifier() for n in names) else None
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:

@@ -666,6 +666,16 @@ class ValueKinds:
         name = self._class_name(last, binding) if last is not None else None
         return last if name is not None and (name == SEQUENTIAL or not name.startswith("torch.")) else None
 
+    def output_constructor(self, constructor: ast.Call) -> ast.Call | None:
+        """The constructor of the layer whose output a module built by `constructor` returns: itself, or the
+        layer an `nn.Sequential`'s output comes from (`_passed_on`), nested ones too; None when not known, or
+        last only under its function's defaults (`if flag: layers.append(...)`: the call sites decide)."""
+        for _ in range(MAX_DEPTH):
+            if constructor is None or self._class_name(constructor) != SEQUENTIAL:
+                return None if constructor in self._defaulted else constructor
+            constructor = self._passed_on(constructor)
+        return None
+
     def layer_class(self, constructor: ast.Call) -> str | None:
         """The class a layer's constructor call builds (`act()` with `act=nn.SiLU`), as `_class_name` reads it."""
         return self._class_name(constructor)
