@@ -230,14 +230,17 @@ class LossCalls:
         "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
         home, constructor = made
         values = home.analysis(ValueKinds)
-        last = values.output_constructor(constructor) if home is not self.ctx and home.module is not None else None
+        last = values.output_constructor(constructor)
         chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
         classes = made_classes(home, last, self.ctx) if chosen else None
         kinds = {MODULE_KINDS.get(canonical_class(name)) for name in classes or {None}}
-        summary = view.summary(home.module.name) if len(kinds) == 1 and None not in kinds else None
-        if summary is None:
+        if len(kinds) != 1 or None in kinds:
             return None
-        return Origin(kinds.pop(), call, Source("", *view.line_of(summary, _chosen_at(home, last).lineno)))
+        line = _chosen_at(home, last).lineno
+        if home is self.ctx:
+            return Origin(kinds.pop(), call, Source("", "", line))
+        summary = view.summary(home.module.name) if home.module is not None else None
+        return Origin(kinds.pop(), call, Source("", *view.line_of(summary, line))) if summary is not None else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
