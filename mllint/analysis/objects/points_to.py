@@ -131,6 +131,7 @@ class Objects:
         self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
         self._pending: dict[int, tuple[ast.AST, ast.AST]] | None = None  # additions whose receivers are not indexed
         self._adding: dict[Obj, list[tuple[int, ast.AST]]] = {}  # object -> (number, what is added to it)
+        self._added_keys: dict[ast.AST, object] = {}  # what `c[k] = x` adds -> its constant key
         self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
         self._open: dict = {}  # keys being computed -> their depth among them
         self._reentered: set = set()  # names read again while being evaluated
@@ -836,6 +837,9 @@ class Objects:
             keyed = isinstance(index, int | str) and (_of_parameter(base) or base.root().kind == "self")  # `self.cfg["inplace"]` too
             return self._field_of(base, f"[{index!r}]" if keyed else "[]")
         for added in self._added_to(base, depth) if found is not None else ():
+            key = self._added_keys.get(added)
+            if isinstance(index, int | str) and key is not None and key != index:
+                continue  # `parts["optim"] = ...` puts nothing at `parts["model"]`
             found = union(found, self._eval(added, depth))
             if found is None:
                 break
@@ -873,6 +877,8 @@ class Objects:
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and self._filed(target) is None:  # (a decorator's: `_registered_items`)
                     added.append((target.value, node.value))
+                    if _constant(target.slice) is not None and len(node.targets) == 1:
+                        self._added_keys[node.value] = _constant(target.slice)
         return added
 
     def _call(self, call: ast.Call, depth: int) -> frozenset | None:

@@ -819,7 +819,7 @@ class ProjectView:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement)
-        source = Source(found.via or "", *self._line_of(found.module, found.line))
+        source = Source(found.via or "", *self.line_of(found.module, found.line))
         return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement)
 
     def instance_class(self, value: Value) -> str | None:
@@ -972,7 +972,7 @@ class ProjectView:
         node = found[1].definition()[1] if found is not None else None
         return own_method(node, method, ast.FunctionDef) if node is not None else None
 
-    def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
+    def line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
         """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
         path = self.display(module)
         ctx = self.index.context(module.name) if self.index is not None and is_notebook(module.path) else None
