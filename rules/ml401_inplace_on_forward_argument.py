@@ -163,8 +163,7 @@ class InplaceOnForwardArgument(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._unshared: dict[tuple[ast.AST, str], bool] = {}  # `_given_unshared`'s answers
-        self._callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from the project's `forward`s
-        self._any_callers: dict[ast.ClassDef, list] = {}  # ... from any code of the project
+        self._any_callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from any code of the project
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
@@ -296,10 +295,10 @@ class InplaceOnForwardArgument(Rule):
         if name is None or argument.id != name:
             return
         cls = self.ctx.scopes.enclosing_class(forward)
-        if cls not in self._callers:
-            self._callers[cls] = forward_calls(self.ctx, cls) or []
-        for caller, site in self._callers[cls]:
-            read = held_after(caller, bind_arguments(site, forward, skips_first=True).get(name), site)
+        if cls not in self._any_callers:
+            self._any_callers[cls] = forward_calls(self.ctx, cls, anywhere=True) or []
+        for caller, site in self._any_callers[cls]:
+            read = held_after(caller, bind_arguments(site, forward, skips_first=True).get(name), site, scripts=True)
             if read is not None:
                 place = "line " if caller is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)}:"
                 self.report(call, CALLER_MESSAGE.format(

@@ -3,8 +3,8 @@ import ast
 from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
 from mllint.analysis.facets.views import (
-    changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, read_after_change, reused_over_loop,
-    storage_root,
+    changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, passed_through, read_after_change,
+    reused_over_loop, storage_root,
 )
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
@@ -227,7 +227,11 @@ class InplaceOnStoredData(Rule):
                     name=name.id, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place, loop=loop.lineno,
                 ))  # fmt: skip
                 return
-            if not _kept(passed[1]) and kept_view(passed[0], passed[1]) is None:
+            stored = _kept(passed[1]) or kept_view(passed[0], passed[1]) is not None
+            if not stored and (forwarded := passed_through(binding, parameter)) is not None and forwarded[2] is not binding:
+                stored = _kept(forwarded[1]) or kept_view(forwarded[0], forwarded[1]) is not None
+                passed, binding = (forwarded[:2], forwarded[2]) if stored else (passed, binding)  # `dist(obs)` -> `self.preprocess(obs)`
+            if not stored:
                 read = self._read_as_original(passed[0], passed[1]) if returned else None
                 if read is not None:
                     self.report(change, COPY_MESSAGE.format(

@@ -106,9 +106,21 @@ RETURNS_ITS_TENSOR = frozenset({"to", "cuda", "cpu", "float", "half", "double", 
 PASSING_LAYERS = frozenset({"Identity", "Sequential", "ModuleList", "ModuleDict", "Flatten", "Unflatten"})
 
 
+# Tensor methods whose result is always a new tensor (`x.clone()`, `x.add(y)`), unlike `x.float()`, `x.to(d)`,
+# `x.contiguous()`, `x.reshape(...)`, which may return `x` itself or a view of it.
+COPYING_METHODS = frozenset(
+    "clone add sub mul div true_divide pow neg abs exp log log1p sqrt rsqrt sigmoid tanh relu softmax log_softmax "
+    "clamp clip masked_fill square reciprocal sign floor ceil round matmul mm bmm sum mean cumsum flip roll repeat "
+    "tile gather index_select masked_select new_tensor lerp addcmul sin cos nan_to_num erf expm1".split()
+)
+COPYING_FUNCTIONS = frozenset({"copy.deepcopy", "copy.copy"})
+
+
 def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
     """Is `expr`, given at `use`, a tensor nothing else holds: made there by a torch operation
-    (`torch.cat([a, b])`, `a + b`), or a name bound only to such tensors and read nowhere after `use`?"""
+    (`torch.cat([a, b])`, `a + b`) or a copying tensor method (`h.clone()`, `h.detach().clone()`; a view
+    of such a tensor, `h.clone().detach()`, too), or a name bound only to such tensors and read nowhere
+    after `use`?"""
     if isinstance(expr, ast.Name):
         values = ctx.analysis(ValueKinds)
         definitions = [d for d in values.reaching_definitions(expr)]
@@ -123,10 +135,17 @@ def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
         )  # fmt: skip
     if isinstance(expr, ast.BinOp):
         return True
-    if not isinstance(expr, ast.Call) or viewed(ctx, expr) is not None or any(k.arg == "inplace" for k in expr.keywords):
+    if not isinstance(expr, ast.Call) or any(k.arg == "inplace" for k in expr.keywords):
         return False
+    base = viewed(ctx, expr)
+    if base is not None:  # a view of a tensor made right there (`h.clone().detach()`)
+        return isinstance(base, (ast.Call, ast.BinOp)) and unshared(ctx, base, use)
     func = expr.func
     qualified = ctx.qualified_name(func)
+    if qualified is None and isinstance(func, ast.Attribute) and func.attr in COPYING_METHODS:
+        return True  # `h.clone()`, `h.detach().clone()`, `h.add(b)`
+    if qualified in COPYING_FUNCTIONS:
+        return True
     if qualified is None:  # a layer of torch (`self.fc(x)`, `nn.Linear`): its output is new
         layer = ctx.analysis(ValueKinds).constructor(func)
         in_place = layer is None or any(k.arg == "inplace" for k in layer.keywords) or any(
@@ -485,18 +504,37 @@ def _changed_in_callee(callee, call: ast.Call, argument: ast.AST, method: bool, 
     return None
 
 
+def passed_through(binding, parameter: str) -> tuple[object, ast.AST, object] | None:
+    """(the caller's context, the argument, the binding it is passed under) for what a call site passes for
+    `parameter`; when that argument is, or is a view of, a parameter of the caller itself (`self.preprocess(obs)`
+    in `def dist(self, obs)`), what the caller's own call site passes for it, up the chain of callers."""
+    passed = binding.argument(parameter)
+    for _ in range(MAX_ROOT_STEPS):
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        outer = None if passage.default else binding.outer
+        root = storage_root(caller, argument) if outer is not None else None
+        if root is None or root[0] is not outer.function:
+            return caller, argument, binding
+        binding, passed = outer, outer.argument(root[1].id)
+    return None
+
+
 # Layers of torch that return their input, or a view of it.
 RETURNING_LAYERS = frozenset({"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten"})
 SHAPE_READS = frozenset({"shape", "size", "dim", "dtype", "device", "ndim"})  # reads of a tensor that see no values
 
 
-def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
-    """Where the function around `call` reads the values of the tensor `argument` (a name) gives there,
-    after the call: the name itself, or a holder made from it before the call (an alias `identity = x`,
-    a layer returning it or a view of it: `self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with
-    `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in: `skips.append(x)`, `feats[k] = x`); None when
-    it reads none."""
-    return _read_after(ctx, _holders(ctx, argument, call), call) if ctx.scopes.enclosing_function(call) is not None else None
+def held_after(ctx, argument: ast.AST, call: ast.AST, scripts: bool = False) -> ast.Name | None:
+    """Where the function around `call` (with `scripts`, also a script's module level) reads the values of
+    the tensor `argument` (a name) gives there, after the call: the name itself, or a holder made from it
+    before the call (an alias `identity = x`, a layer returning it or a view of it: `self.shortcut(x)` with
+    `nn.Identity`, `self.tap(x)` with `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in:
+    `skips.append(x)`, `feats[k] = x`); None when it reads none."""
+    if not scripts and ctx.scopes.enclosing_function(call) is None:
+        return None
+    return _read_after(ctx, _holders(ctx, argument, call), call)
 
 
 def read_again(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
@@ -522,11 +560,16 @@ def _read_after(ctx, holders: dict[str, list[ast.AST]] | None, call: ast.AST) ->
         if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
             continue
         parent = ctx.scopes.parent(name)
-        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
+        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS or _length_of(parent, name):
             continue
         if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
             return name
     return None
+
+
+def _length_of(node: ast.AST, name: ast.Name) -> bool:
+    """`len(x)`: a read of a tensor that sees no values."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and node.args == [name]
 
 
 def parameter_holders(ctx, argument: ast.AST, call: ast.AST) -> list[str]:
