@@ -41,6 +41,7 @@ class HiddenChange:
     name: ast.Name  # the local name whose tensor it changes: `q`
     through: ast.AST  # `q.data`, `out.detach()`
     read: ast.Name  # where the function reads the changed tensor again
+    saved: ast.Call | None = None  # for a fill: the operation that saved what it fills (`x.softmax(-1)`)
 
 
 def hidden_changes(ctx) -> list[HiddenChange]:
@@ -60,7 +61,7 @@ def hidden_changes(ctx) -> list[HiddenChange]:
             continue  # masking scores before a softmax: its output there is the same either way
         read = read_after_change(ctx, name, node)
         if read is not None:
-            found.append(HiddenChange(node, name, through, read))
+            found.append(HiddenChange(node, name, through, read, root[0] if filling else None))
     return found
 
 
