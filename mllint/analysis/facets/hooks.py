@@ -54,9 +54,13 @@ def _keeps_output(ctx, hook: ast.AST) -> bool:
 
 
 def _function(objects: Objects, obj) -> tuple[object, ast.AST] | None:
-    """(its context, the function) an object is: a function or lambda, or a method of `self` (`self.save`)."""
+    """(its context, the function) an object is: a function or lambda (also a module's, by its name), or a
+    method of `self` (`self.save`)."""
     if obj.kind == "made" and isinstance(obj.node, (ast.FunctionDef, ast.Lambda)):
         return obj.ctx, obj.node
+    if obj.kind == "made" and isinstance(obj.node, ast.Module):  # a function of a module, by its name
+        function = next((d for d in obj.node.body if isinstance(d, ast.FunctionDef) and d.name == obj.name), None)
+        return (obj.ctx, function) if function is not None else None
     owner = objects.class_of(obj.base) if obj.kind == "field" and obj.base is not None and obj.base.kind == "self" else None
     return inherited_method(owner[0], owner[1], obj.name, objects.view) if owner is not None else None
 
