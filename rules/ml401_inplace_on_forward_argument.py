@@ -2,6 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
+from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.project import ProjectView
@@ -67,6 +68,12 @@ HOLDER_MESSAGE = (
 )
 
 
+HOOK_MESSAGE = (
+    "{activation} overwrites in place the output of `{layer}` (line {line}), which the forward hook registered "
+    "at {place}{hook_line} keeps: what the hook kept are the activated values, not the layer's output"
+)
+
+
 class InplaceOnForwardArgument(Rule):
     """
     ## What it does
@@ -85,9 +92,11 @@ class InplaceOnForwardArgument(Rule):
     in before, read after: `skips.append(s)`, `feats["c1"] = s`, also one `forward` is given, read by its
     caller, in a module's `forward` or a training script: `self.down(x, skips)` then `skips[1]`; the same for
     an in-place activation method, `feats.append(x)` then `x.relu_()`). When `forward` does not
-    read its argument again, the activation on it is reported where a `forward` of the project that calls the
-    module (`self.block(x)`, `unit(x)` of `for unit in self.units`) still holds the tensor it passes and reads
-    it after the call: itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
+    read its argument again (also after rebinding it: `x = F.leaky_relu(x, 0.1, inplace=True)`), the activation
+    on it is reported where code of the project that calls the module (a `forward`: `self.block(x)`, `unit(x)`
+    of `for unit in self.units`; a training loop or a trainer's method, also one its call sites give the model:
+    `recon = model(clean)` in `def fit(model, data)` called as `fit(DAE(), data)`) still holds the tensor it
+    passes and reads it after the call (`((recon - clean) ** 2).mean()`; `x.shape` and `len(x)` read no values): itself (`self.block(x) + x`), an alias or a layer's output that is the same tensor or
     a view of it (`identity = self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with `nn.Flatten`,
     `x.flatten(1)`), or a list it was appended to (`skips.append(x)`). The `inplace=` value
     decides, read through the call sites of the constructor it is a parameter of (`nn.ReLU(inplace=inplace)`
@@ -101,12 +110,20 @@ class InplaceOnForwardArgument(Rule):
     (`ACTS[kind]()` with `"relu": partial(nn.ReLU, inplace=True)`), and into the factory of the project that builds the activation
     (`self.act = get_activation("relu")` returning a table's class built with `inplace=inplace`). A child module whose
     every call in the project passes a tensor nothing else holds (`self.drop(torch.cat([a, b]))`, a torch
-    layer's output, a fresh sum read nowhere after) changes no caller's tensor, and is not reported. Only tensor arguments
+    layer's output, a fresh sum read nowhere after, a copy: `h.clone()`, `h.detach().clone()`,
+    `h.clone().detach()`, `copy.deepcopy(h)`, `h.mul(0.5)`; not `h.contiguous()`, `h.float()` or `h.to(d)`,
+    which may return `h` itself) changes no caller's tensor, and is not reported. Only tensor arguments
     count: those annotated as `torch.Tensor`, and an unannotated first argument, unless the function
     treats it as a list of tensors (feature maps passed whole to `torch.cat`/`torch.stack`, given to
     `append`, or whose items `x[i]` are fed to the module's layers: `x[i] = self.head(x[i])`, or
     `x[i] = head(x[i])` in `for i, head in enumerate(self.heads)`, replaces a list item, no tensor
-    changes). An argument rebound on every arm of an `elif` chain that dispatches on one setting
+    changes). It also reports an in-place activation that overwrites the output of a layer a forward hook
+    keeps as it is (`self.feats[i] = out`, `feats.append(output)`, `output.detach()` shares its storage; not
+    `out.clone()` or `out.mean()`): the next layer of an `nn.Sequential` built to work in place (where some
+    call site of its builder asks for it: `make_cnn(inplace_relu=True)`) after a layer the hook is registered
+    on (`net[i].register_forward_hook(...)` for `i` in `(0, 2)`, `model.conv1.register_forward_hook(self.save)`),
+    or an in-place activation in `forward` of such a layer's output (`x = self.conv1(x)` then `F.relu(x,
+    inplace=True)`). An argument rebound on every arm of an `elif` chain that dispatches on one setting
     (`if self.attn_type == "self": ... elif self.attn_type == "context": ...`) no longer holds the
     caller's tensor after it. Changes made only when `self.training` is false (`if not
     self.training:`, the `else` of `if self.training:`, after an `if self.training:` that returns) are
@@ -158,13 +175,12 @@ class InplaceOnForwardArgument(Rule):
         "it sees the activated values (and the caller's tensor changes)"
     )
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("forward",)
+    requires_any_text = ("forward", "Sequential")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._unshared: dict[tuple[ast.AST, str], bool] = {}  # `_given_unshared`'s answers
-        self._callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from the project's `forward`s
-        self._any_callers: dict[ast.ClassDef, list] = {}  # ... from any code of the project
+        self._any_callers: dict[ast.ClassDef, list] = {}  # the calls of a module class from any code of the project
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
@@ -206,6 +222,22 @@ class InplaceOnForwardArgument(Rule):
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
 
+    def end_file(self) -> None:
+        """An in-place activation in an `nn.Sequential` right after a layer whose output a forward hook keeps."""
+        for call in self.ctx.index.of_type(ast.Call):
+            if canonical_class(self.ctx.qualified_name(call.func)) != "torch.nn.Sequential":
+                continue
+            for before, layer in zip(call.args, call.args[1:]):
+                if isinstance(layer, ast.Call) and self._builds_inplace_module(layer, possibly=True) and before in self._hooks_keep:
+                    self._report_hooked(layer, f"`{self.ctx.text(layer)}`", before, self._hooks_keep[before])
+
+    def _report_hooked(self, node: ast.AST, activation: str, layer: ast.Call, registration: tuple) -> None:
+        home, hook = registration
+        place = "line " if home is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(home.real_path or home.path)}:"
+        self.report(node, HOOK_MESSAGE.format(
+            activation=activation, layer=one_line(self.ctx.text(layer), 40), line=layer.lineno, place=place, hook_line=hook.lineno,
+        ))  # fmt: skip
+
     def _given_unshared(self, forward: ast.FunctionDef, name: str) -> bool:
         """Does every call of the module's instances in the project fill the argument with a tensor nothing
         else holds (`self.drop(torch.cat([a, b]))`)? Changing it in place changes no tensor of a caller.
@@ -244,8 +276,11 @@ class InplaceOnForwardArgument(Rule):
         ]  # fmt: skip
         if not later:
             held = held_after(self.ctx, argument, call)  # `skips.append(s)`, then `skips` read after the call
+            hooked = self._hooked_output(argument) if held is None else None
             if held is not None:
                 self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=held.id, line=held.lineno))
+            elif hooked is not None:
+                self._report_hooked(call, activation, *hooked)
             elif not self._check_holder_held(call, activation, argument, forward):
                 self._check_caller_held(call, activation, argument, forward, tensors)
             return
@@ -255,6 +290,20 @@ class InplaceOnForwardArgument(Rule):
             self.report(call, self.activation_message.format(activation=activation, name=name, line=later[0].lineno, alias=alias))
         else:
             self.report(call, LOCAL_MESSAGE.format(activation=activation, name=argument.id, read=later[0].id, line=later[0].lineno))
+
+    def _hooked_output(self, tensor: ast.Name) -> tuple[ast.Call, tuple] | None:
+        """(the layer, its hook's registration) when `tensor` is only the output of a layer whose output a
+        forward hook keeps (`x = self.conv1(x)` with a hook on `self.conv1`)."""
+        definitions = self.ctx.analysis(ValueKinds).reaching_definitions(tensor)
+        if len(definitions) != 1 or not isinstance(definitions[0].value, ast.Call):
+            return None
+        layer = output_kept(self.ctx, definitions[0].value, self._hooks_keep)
+        return (layer, self._hooks_keep[layer]) if layer is not None else None
+
+    @cached_property
+    def _hooks_keep(self) -> dict:
+        """The layers of the file whose output a forward hook keeps, with the hook's registration."""
+        return kept_outputs(self.ctx)
 
     def _check_kept(self, call: ast.Call, tensor: ast.Name, forward: ast.FunctionDef) -> None:
         """An in-place activation method (`x.relu_()`) on a tensor of `forward` put in a list or dict before,
@@ -296,10 +345,10 @@ class InplaceOnForwardArgument(Rule):
         if name is None or argument.id != name:
             return
         cls = self.ctx.scopes.enclosing_class(forward)
-        if cls not in self._callers:
-            self._callers[cls] = forward_calls(self.ctx, cls) or []
-        for caller, site in self._callers[cls]:
-            read = held_after(caller, bind_arguments(site, forward, skips_first=True).get(name), site)
+        if cls not in self._any_callers:
+            self._any_callers[cls] = forward_calls(self.ctx, cls, anywhere=True) or []
+        for caller, site in self._any_callers[cls]:
+            read = held_after(caller, bind_arguments(site, forward, skips_first=True).get(name), site, scripts=True)
             if read is not None:
                 place = "line " if caller is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)}:"
                 self.report(call, CALLER_MESSAGE.format(
@@ -352,10 +401,11 @@ class InplaceOnForwardArgument(Rule):
         """The file's constructions of activation modules that work in place (`nn.ReLU(inplace=True)`)."""
         return {c for c in self.ctx.index.by_type.get(ast.Call, ()) if self._builds_inplace_module(c)}
 
-    def _builds_inplace_module(self, call: ast.Call, ctx=None) -> bool:
+    def _builds_inplace_module(self, call: ast.Call, ctx=None, possibly: bool = False) -> bool:
         """`nn.ReLU(inplace=True)`, or `nn.ReLU(inplace=inplace)` where every call site of the function
-        around it passes True (or leaves it to a default of True); `_ACTS[name](inplace=True)` where every
-        class of the table is such an activation. `ctx`: the call's module (default: the linted file)."""
+        around it passes True (or leaves it to a default of True; with `possibly`, some call site does);
+        `_ACTS[name](inplace=True)` where every class of the table is such an activation. `ctx`: the call's
+        module (default: the linted file)."""
         ctx = ctx or self.ctx
         if not (call.keywords or call.args):
             return self._partial_inplace(call, ctx)
@@ -366,7 +416,10 @@ class InplaceOnForwardArgument(Rule):
             classes = [canonical_class(named)]
         if not classes or any(module not in INPLACE_MODULES for module in classes):
             return False
-        return all(self._surely_true(passed_argument(call, INPLACE_MODULES[module], "inplace", ast.Constant(False)), ctx) for module in classes)
+        flags = [passed_argument(call, INPLACE_MODULES[module], "inplace", ast.Constant(False)) for module in classes]
+        if possibly:
+            return all(flag is not None and True in (possible_constants(ctx, flag, self.ctx) or ()) for flag in flags)
+        return all(self._surely_true(flag, ctx) for flag in flags)
 
     def _partial_inplace(self, call: ast.Call, ctx) -> bool:
         """`act_layer()` where `act_layer` is, under every call site, `partial(nn.ReLU, inplace=True)`

@@ -4,6 +4,7 @@ from bisect import bisect_right
 from mllint.analysis.objects.constants import construction_constants, reachable_returns
 from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.classes import training_forward
+from mllint.analysis.facets.saved_outputs import SAVING_FUNCTIONS, SAVING_METHODS, SAVING_MODULES, maybe_in_place, saves_output
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.tree import own_method
@@ -11,20 +12,9 @@ from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Severity
 from mllint.rule import Rule
 
-# Operations whose backward uses their own output: changing that output in place breaks it.
-SAVING_FUNCTIONS = frozenset({
-    "torch.sigmoid", "torch.nn.functional.sigmoid", "torch.special.expit", "torch.tanh",
-    "torch.nn.functional.tanh", "torch.exp", "torch.special.exp", "torch.softmax", "torch.nn.functional.softmax",
-    "torch.special.softmax", "torch.log_softmax", "torch.nn.functional.log_softmax", "torch.relu",
-    "torch.nn.functional.relu",
-})  # fmt: skip
 FORWARD_MESSAGE = (
     "`{change}` changes `{name}` in place inside `{method}`, but `{op}` (line {line}) saved it to compute its "
     "gradient: the first `backward()` through this model raises RuntimeError; use an out-of-place operation"
-)
-SAVING_METHODS = frozenset({"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu"})
-SAVING_MODULES = frozenset(
-    "torch.nn." + name for name in ("Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU")
 )
 
 
@@ -147,12 +137,12 @@ class InplaceOnSavedTensor(Rule):
         func = call.func
         name = self.ctx.qualified_name(func)
         if name in SAVING_FUNCTIONS:
-            return None if _maybe_in_place(call) else call_argument(call, 0, "input")
+            return None if maybe_in_place(call) else call_argument(call, 0, "input")
         constructor = self.ctx.analysis(ValueKinds).constructor(func)
         if name is None and constructor is None and isinstance(func, ast.Attribute) and func.attr in SAVING_METHODS:
             return func.value
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
-            if not _maybe_in_place(constructor) and len(call.args) == 1:
+            if not maybe_in_place(constructor) and len(call.args) == 1:
                 return call.args[0]
         if constructor is not None and self._returns_saved(constructor):
             return call  # a block of the project whose forward ends in `F.relu(x)` as it was built
@@ -170,7 +160,7 @@ class InplaceOnSavedTensor(Rule):
             return False
         returned = reachable_returns(forward, construction_constants(constructor, init))
         return bool(returned) and all(
-            isinstance(r, ast.Call) and _saves(home, r) for r in returned
+            isinstance(r, ast.Call) and saves_output(home, r) for r in returned
         )  # fmt: skip
 
     def _statements_after(self, node: ast.AST):
@@ -204,19 +194,6 @@ class InplaceOnSavedTensor(Rule):
                 if flows.depends_on(loss, targets):
                     return call
         return None
-
-
-def _saves(ctx, call: ast.Call) -> bool:
-    """`F.relu(x)`, `x.sigmoid()`: an op (not in place) whose backward uses its output."""
-    func = call.func
-    if ctx.qualified_name(func) in SAVING_FUNCTIONS:
-        return not _maybe_in_place(call)
-    return isinstance(func, ast.Attribute) and ctx.qualified_name(func) is None and func.attr in SAVING_METHODS and not call.args
-
-
-def _maybe_in_place(call: ast.Call) -> bool:
-    """Does an `inplace=` keyword of the call (`F.relu(x, inplace=...)`, `nn.ReLU(inplace=...)`) not say False?"""
-    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
 
 
 def _changed_in_place(statement: ast.AST) -> ast.AST | None:

@@ -3,8 +3,8 @@ import ast
 from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
 from mllint.analysis.facets.views import (
-    changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, read_after_change, reused_over_loop,
-    storage_root,
+    changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, passed_through, read_after_change,
+    reused_over_loop, storage_root, stored_item,
 )
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
@@ -29,7 +29,7 @@ class InplaceOnStoredData(Rule):
     `sample.narrow(-1, 0, 3).mul_(scale)`, `sample[:, :3] += noise`), and in a function or method, of a
     tensor argument (or a view of it: `flat = xb.view(n, -1)` then `flat.sub_(mean).div_(std)`) when a call
     site of the project passes an attribute the object keeps (`self._standardize(self.val_x)`), or a slice
-    of one; and in a helper that returns the argument it changed (`x = x.mul_(scale)`, `return x`) when a
+    of one, also through callers passing it on (`agent.loss(obs)` -> `self.logits(obs)` -> `scale_obs(obs)`); and in a helper that returns the argument it changed (`x = x.mul_(scale)`, `return x`) when a
     caller binds the result to another name and reads what it passed again (`x_aug = jitter(x)` then
     `model(x)`), expecting it unchanged. A sample `__getitem__` passes to a function or a callable object of
     the project that changes it in place counts too (`x = self.transform(x)` with a transform the dataset's
@@ -37,7 +37,9 @@ class InplaceOnStoredData(Rule):
     that call. In a loop of a script or of a function, a change of a view of data an object keeps counts
     too: a slice or `narrow` of `data.X`, an item of `data.X.split(256)` (also through `zip`), or a batch a
     generator method of the project yields of what its object keeps (`for xb, yb in data.batches(256)`
-    yielding `self.X[i:i + bs], ...`, then `xb.chunk(2, 1)[1].log1p_()`); and so does a view of one (`xb =
+    yielding `self.X[i:i + bs], ...`, then `xb.chunk(2, 1)[1].log1p_()`), or the stored items of a dataset
+    iterated without a copy (`for x, y in DataLoader(ds, batch_size=None)`, which does not collate, or `for x,
+    y in ds`, with `__getitem__` returning `self.X[i], self.y[i]`; an item `batch["y"]` of such a batch too); and so does a view of one (`xb =
     self.X.narrow(0, i, n)`) passed to a function that changes its argument, a function named for
     working in place (`jitter_`) included. Data need not be an attribute when a loop changes it again at
     every iteration: a tensor made before an epoch loop (at module level, or earlier in the function) whose
@@ -151,7 +153,7 @@ class InplaceOnStoredData(Rule):
             root, last = found if found is not None else (None, None)
             if root is node and not under_no_grad(self.ctx, change):  # a parameter updated on purpose runs under no_grad
                 self._argument(change, name, node, last.id, in_place)
-            elif indices and _stored_item(root, indices):
+            elif indices and stored_item(root, indices):
                 line = root.lineno
                 self.report(change, self.message.format(name=name.id, root=self.ctx.text(root), line=line, owner=self.ctx.text(root.value)))
         if node.name != "__init__" and not in_place:
@@ -174,7 +176,7 @@ class InplaceOnStoredData(Rule):
                     continue  # a buffer the loop accumulates into, not a batch it goes on with
                 self.report(change, self.reused_message.format(name=self.ctx.text(changed), root=kept.id, line=kept.lineno, loop=loop.lineno))
                 continue
-            owner = kept.func.value if isinstance(kept, ast.Call) else kept.value
+            owner = kept.value if not isinstance(kept, ast.Call) else kept.func.value if isinstance(kept.func, ast.Attribute) else kept
             self.report(change, self.message.format(name=self.ctx.text(changed), root=self.ctx.text(kept), line=kept.lineno, owner=self.ctx.text(owner)))
 
     def _passed_on(self, function: ast.AST, indices: set[str], reported: set[ast.AST]) -> None:
@@ -185,7 +187,7 @@ class InplaceOnStoredData(Rule):
                 continue
             for argument in (a for a in call.args if isinstance(a, ast.Name)):
                 found = storage_root(self.ctx, argument)
-                if found is None or not _stored_item(found[0], indices):
+                if found is None or not stored_item(found[0], indices):
                     continue
                 ask = lambda binding, call=call, argument=argument: changed_by_callee(self.ctx, call, argument, binding)  # noqa: E731
                 changed = next((answer for answer, _ in per_call_site(self.ctx, call, ask)), None)
@@ -227,7 +229,11 @@ class InplaceOnStoredData(Rule):
                     name=name.id, parameter=parameter, passed=passed[0].text(passed[1]), site=binding.place, loop=loop.lineno,
                 ))  # fmt: skip
                 return
-            if not _kept(passed[1]) and kept_view(passed[0], passed[1]) is None:
+            stored = _kept(passed[1]) or kept_view(passed[0], passed[1]) is not None
+            if not stored and (forwarded := passed_through(binding, parameter)) is not None and forwarded[2] is not binding:
+                stored = _kept(forwarded[1]) or kept_view(forwarded[0], forwarded[1]) is not None
+                passed, binding = (forwarded[:2], forwarded[2]) if stored else (passed, binding)  # `dist(obs)` -> `self.preprocess(obs)`
+            if not stored:
                 read = self._read_as_original(passed[0], passed[1]) if returned else None
                 if read is not None:
                     self.report(change, COPY_MESSAGE.format(
@@ -248,14 +254,6 @@ class InplaceOnStoredData(Rule):
 def _returns_name(function: ast.AST, name: str) -> bool:
     """Does the function return its parameter `name` (changed in place: `x = x.mul_(s)` then `return x`)?"""
     return any(isinstance(r, ast.Name) and r.id == name for r in function_returns(function) or ())
-
-
-def _stored_item(root: ast.AST | None, indices: set[str]) -> bool:
-    """`self.points[idx]`: an item of what the dataset stores, at the index `__getitem__` is given."""
-    return (
-        isinstance(root, ast.Subscript) and is_self_attribute(root.value)
-        and isinstance(root.slice, ast.Name) and root.slice.id in indices
-    )  # fmt: skip
 
 
 def _kept(argument: ast.AST) -> bool:

@@ -16,7 +16,10 @@ class InplaceHiddenFromAutograd(Rule):
     in evaluation-only branches (`if not self.training:`), what a straight-through estimator writes
     through `.data` on purpose (`round_`, `sign_`, `copy_`), and fills at masked places
     (`scores.data.masked_fill_(mask, -inf)` before a softmax, whose output there is 0 either way) are not
-    reported.
+    reported. A fill or a store, though, into the output of an operation whose backward uses that output is
+    reported: `probs.data[:, 0] = 0` or `probs.data.masked_fill_(pad, 0)` after a softmax, `g.detach().fill_(0)`
+    of a sigmoid or `nn.Sigmoid()` output, `h.data[..., :n].zero_()` of a `tanh` output, when the forward reads
+    it again.
 
     ## Why is this bad?
     `.data` and `.detach()` share the tensor's storage but not its autograd history. The forward goes on
@@ -74,14 +77,23 @@ class InplaceHiddenFromAutograd(Rule):
         "on with the changed values (line {line}) but the gradient is computed as if they were unchanged; "
         "use an out-of-place operation"
     )
+    saved_message = (
+        "`{change}` fills `{name}` in place through `{through}`, which autograd does not see, but `{op}` (line "
+        "{op_line}) saved it to compute its gradient: `{method}` goes on with the filled values (line {line}) "
+        "and the gradient is computed from them; use an out-of-place operation (`masked_fill`, `torch.where`)"
+    )
     severity = Severity.ERROR
     requires_any_text = (".data", ".detach()")
 
     def end_file(self) -> None:
         for found in hidden_changes(self.ctx):
             method = self.ctx.scopes.enclosing_function(found.change).name
-            message = self.message.format(
-                change=one_line(self.ctx.text(found.change), 60), name=found.name.id, through=one_line(self.ctx.text(found.through), 40),
-                method=method, line=found.read.lineno,
-            )  # fmt: skip
+            described = {
+                "change": one_line(self.ctx.text(found.change), 60), "name": found.name.id, "method": method,
+                "through": one_line(self.ctx.text(found.through), 40), "line": found.read.lineno,
+            }  # fmt: skip
+            if found.saved is None:
+                message = self.message.format(**described)
+            else:
+                message = self.saved_message.format(**described, op=one_line(self.ctx.text(found.saved), 40), op_line=found.saved.lineno)
             self.report(found.change, message)

@@ -9,7 +9,9 @@ tensor's storage but not its history. Parameters and buffers (`self.weight.data.
 codebook), the forward's own arguments (ML401's), changes under `torch.no_grad()` or in evaluation-only
 branches, what a straight-through estimator writes through `.data` on purpose (rounding, signs, copies
 of quantized values), and fills at masked places (`alignment.data.masked_fill_(mask, -inf)`
-before a softmax: its output there is 0 either way) are not among them.
+before a softmax: its output there is 0 either way) are not among them. A fill or a store into the output of
+an operation whose backward uses that output (`probs.data[:, 0] = 0` or `probs.data.masked_fill_(m, 0)`
+after a softmax, `h.detach()[pad] = 0` after a `tanh`) is: the gradient is computed from the altered values.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import ast
 from dataclasses import dataclass
 
 from mllint.analysis.facets.gradients import GradientFlow, State, under_no_grad
+from mllint.analysis.facets.saved_outputs import saves_output
 from mllint.analysis.facets.views import MAX_ROOT_STEPS, read_after_change, storage_root, viewed
 from mllint.analysis.program.classes import training_forward
 
@@ -28,6 +31,8 @@ CHANGING = frozenset({
     "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "exp_", "log_", "sqrt_", "neg_",
     "reciprocal_", "sigmoid_", "tanh_", "clamp_", "clamp_min_", "clamp_max_", "clip_",
 })  # fmt: skip
+# Fills in place: changes of the kind only when what they fill is an output its producer's backward uses.
+FILLING = frozenset({"fill_", "zero_", "masked_fill_", "index_fill_", "masked_scatter_", "scatter_", "index_put_"})
 
 
 @dataclass(frozen=True)
@@ -36,34 +41,42 @@ class HiddenChange:
     name: ast.Name  # the local name whose tensor it changes: `q`
     through: ast.AST  # `q.data`, `out.detach()`
     read: ast.Name  # where the function reads the changed tensor again
+    saved: ast.Call | None = None  # for a fill: the operation that saved what it fills (`x.softmax(-1)`)
 
 
 def hidden_changes(ctx) -> list[HiddenChange]:
     if ".data" not in ctx.source.text and ".detach()" not in ctx.source.text:
         return []
     flows, found = ctx.analysis(GradientFlow), []
-    for node in ctx.index.of_type(ast.AugAssign, ast.Call):
-        hidden = _through(ctx, _changed(ctx, node))
+    for node in ctx.index.of_type(ast.AugAssign, ast.Assign, ast.Call):
+        changed, filling = _changed(ctx, node)
+        hidden = _through(ctx, changed)
         if hidden is None or under_no_grad(ctx, node) or not training_forward(ctx, node):
             continue
         through, name = hidden
         root = storage_root(ctx, name)
         if root is None or not isinstance(root[0], (ast.Call, ast.BinOp)) or flows.flow(root[0]).state is not State.GRAPH:
             continue  # a parameter, an argument, an attribute kept (a buffer), or a tensor without a graph
+        if filling and not (isinstance(root[0], ast.Call) and saves_output(ctx, root[0])):
+            continue  # masking scores before a softmax: its output there is the same either way
         read = read_after_change(ctx, name, node)
         if read is not None:
-            found.append(HiddenChange(node, name, through, read))
+            found.append(HiddenChange(node, name, through, read, root[0] if filling else None))
     return found
 
 
-def _changed(ctx, node: ast.AST) -> ast.AST | None:
-    """What a call or statement changes in place (`CHANGING`): the receiver of `x.mul_(s)`, the target of
-    `x *= s`, the tensor of `x[..., :n] += v`."""
+def _changed(ctx, node: ast.AST) -> tuple[ast.AST | None, bool]:
+    """(what a call or statement changes in place, whether it fills rather than computes): the receiver of
+    `x.mul_(s)` (`CHANGING`) or of `x.fill_(0)` (`FILLING`), the target of `x *= s`, the tensor of
+    `x[..., :n] += v` or of a store `x[..., 0] = v`."""
     if isinstance(node, ast.Call):
         func = node.func
-        arithmetic = isinstance(func, ast.Attribute) and func.attr in CHANGING
-        return func.value if arithmetic and ctx.qualified_name(func) is None else None
-    return node.target.value if isinstance(node.target, ast.Subscript) else node.target
+        method = func.attr if isinstance(func, ast.Attribute) and ctx.qualified_name(func) is None else None
+        return (func.value, method in FILLING) if method in CHANGING or method in FILLING else (None, False)
+    if isinstance(node, ast.Assign):
+        target = node.targets[0] if len(node.targets) == 1 else None
+        return (target.value, True) if isinstance(target, ast.Subscript) else (None, False)
+    return node.target.value if isinstance(node.target, ast.Subscript) else node.target, False
 
 
 def _through(ctx, expr: ast.AST | None) -> tuple[ast.AST, ast.Name] | None:

@@ -20,6 +20,12 @@ a cache on purpose) are not changes of this kind.
 callable object of the project, where that callee changes it in place: itself, or a callee it passes the
 tensor on to (a `Compose` running the transforms it was built with), the objects found by points-to.
 
+`kept_view(ctx, name)` answers where a tensor is a view of data an object keeps: a slice of an attribute, a
+batch a generator method yields of one, the stored item a dataset gives without a copy (`DataLoader(ds,
+batch_size=None)`, `for x, y in ds`). `passed_through(binding, parameter)` follows an argument up a chain of
+callers that pass their own parameter on. `unshared(ctx, expr, use)` tells a fresh tensor (`torch.cat(...)`,
+`h.clone()`) from one a caller still holds.
+
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
 is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to; an
@@ -31,10 +37,16 @@ from __future__ import annotations
 import ast
 import re
 
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, LOADER_WRAPPERS, PROGRESS_BARS
 from mllint.analysis.objects.callees import function_called, method_called, methods_called
+from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds, canonical_class
 
 # Tensor methods (and `torch.` functions taking the tensor first) whose result shares the tensor's storage.
@@ -106,9 +118,21 @@ RETURNS_ITS_TENSOR = frozenset({"to", "cuda", "cpu", "float", "half", "double", 
 PASSING_LAYERS = frozenset({"Identity", "Sequential", "ModuleList", "ModuleDict", "Flatten", "Unflatten"})
 
 
+# Tensor methods whose result is always a new tensor (`x.clone()`, `x.add(y)`), unlike `x.float()`, `x.to(d)`,
+# `x.contiguous()`, `x.reshape(...)`, which may return `x` itself or a view of it.
+COPYING_METHODS = frozenset(
+    "clone add sub mul div true_divide pow neg abs exp log log1p sqrt rsqrt sigmoid tanh relu softmax log_softmax "
+    "clamp clip masked_fill square reciprocal sign floor ceil round matmul mm bmm sum mean cumsum flip roll repeat "
+    "tile gather index_select masked_select new_tensor lerp addcmul sin cos nan_to_num erf expm1".split()
+)
+COPYING_FUNCTIONS = frozenset({"copy.deepcopy", "copy.copy"})
+
+
 def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
     """Is `expr`, given at `use`, a tensor nothing else holds: made there by a torch operation
-    (`torch.cat([a, b])`, `a + b`), or a name bound only to such tensors and read nowhere after `use`?"""
+    (`torch.cat([a, b])`, `a + b`) or a copying tensor method (`h.clone()`, `h.detach().clone()`; a view
+    of such a tensor, `h.clone().detach()`, too), or a name bound only to such tensors and read nowhere
+    after `use`?"""
     if isinstance(expr, ast.Name):
         values = ctx.analysis(ValueKinds)
         definitions = [d for d in values.reaching_definitions(expr)]
@@ -123,10 +147,19 @@ def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
         )  # fmt: skip
     if isinstance(expr, ast.BinOp):
         return True
-    if not isinstance(expr, ast.Call) or viewed(ctx, expr) is not None or any(k.arg == "inplace" for k in expr.keywords):
+    if not isinstance(expr, ast.Call) or any(k.arg == "inplace" for k in expr.keywords):
         return False
+    base = viewed(ctx, expr)
+    if base is not None:  # a view of a tensor made right there (`h.clone().detach()`)
+        return isinstance(base, (ast.Call, ast.BinOp)) and unshared(ctx, base, use)
     func = expr.func
     qualified = ctx.qualified_name(func)
+    if qualified is None and isinstance(func, ast.Attribute) and func.attr in COPYING_METHODS:
+        return True  # `h.clone()`, `h.detach().clone()`, `h.add(b)`
+    if qualified is None and isinstance(func, ast.Attribute) and func.attr in RETURNS_ITS_TENSOR and isinstance(func.value, (ast.Call, ast.BinOp)):
+        return unshared(ctx, func.value, use)  # `h.clone().to(device)`: the copy, or a copy of it
+    if qualified in COPYING_FUNCTIONS:
+        return True
     if qualified is None:  # a layer of torch (`self.fc(x)`, `nn.Linear`): its output is new
         layer = ctx.analysis(ValueKinds).constructor(func)
         in_place = layer is None or any(k.arg == "inplace" for k in layer.keywords) or any(
@@ -290,11 +323,19 @@ def kept_view(ctx, name: ast.AST, reused: bool = False) -> ast.AST | None:
                 return iterated
             expr, viewing = iterated, True
             continue
+        if _constant_item(expr):  # `batch["y"]`, `batch[0]` of a batch that is a dataset's stored item
+            expr = expr.value
+            continue
         inner = viewed(ctx, expr)
         if inner is None:
             return expr if viewing and _kept_attribute(ctx, expr) else None
         expr, viewing = inner, True
     return None
+
+
+def _constant_item(expr: ast.AST) -> bool:
+    """`batch["y"]`, `batch[1]`: an item of a name at a constant key."""
+    return isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, (str, int))
 
 
 def reused_over_loop(ctx, name: ast.AST, nested: bool = False) -> ast.AST | None:
@@ -367,13 +408,78 @@ def _iterated(ctx, target: ast.Name) -> ast.AST | None:
     if split is not None:
         return split
     iterable, position = _loop_iterable(ctx, target)
+    uncopied = _uncopied_items(ctx, _unwrapped(ctx, iterable, position))
+    if uncopied is not None:
+        return uncopied
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute):
         callee = method_called(ctx, iterable, followed=YIELD_TEXT)
         yielded = _yielded(callee.function) if callee is not None else []
         items = [y.elts[position] if position is not None and isinstance(y, ast.Tuple) and position < len(y.elts) else None if position is not None else y for y in yielded]
-        if items and all(i is not None and _is_self_attribute(_viewed_attribute(callee.ctx, i)) for i in items):
+        if items and all(i is not None and _kept_parts(callee.ctx, i) for i in items):
             return iterable
     return None
+
+
+def _kept_parts(ctx, item: ast.AST) -> bool:
+    """Is a yielded item a view of what its object keeps, or a tuple or dict of such views
+    (`self.X[i:j]`, `(self.X[i:j], self.y[i:j])`, `{"obs": self.obs[i:j]}`)?"""
+    parts = item.elts if isinstance(item, ast.Tuple) else item.values if isinstance(item, ast.Dict) else [item]
+    return bool(parts) and all(_is_self_attribute(_viewed_attribute(ctx, p)) for p in parts)
+
+
+def _unwrapped(ctx, iterable: ast.AST | None, position: int | None) -> ast.AST | None:
+    """The loader a loop's iterable wraps: `loader` of `enumerate(loader)` (for the item, at position 1),
+    `tqdm(loader)`, `iter(loader)`."""
+    if not (isinstance(iterable, ast.Call) and iterable.args):
+        return iterable
+    name = iterable.func.id if isinstance(iterable.func, ast.Name) else ctx.qualified_name(iterable.func)
+    if name == "enumerate":
+        return iterable.args[0] if position == 1 else None
+    return iterable.args[0] if name in LOADER_WRAPPERS or name in PROGRESS_BARS else iterable
+
+
+def _uncopied_items(ctx, iterable: ast.AST | None) -> ast.Call | None:
+    """The construction of the dataset whose stored tensors iterating `iterable` gives as they are, not
+    copies: a `DataLoader(ds, batch_size=None)` in the main process (no collation: each batch is `ds[i]`), or
+    the dataset itself (`for x, y in ds`), when its `__getitem__` returns items of what it keeps
+    (`self.items[i]`, `self.X[i], self.y[i]`, a dict of them)."""
+    if isinstance(iterable, ast.Name):
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(iterable)
+        iterable = definitions[0].value if len(definitions) == 1 else None
+    dataset = iterable
+    if isinstance(iterable, ast.Call) and canonical_class(ctx.qualified_name(iterable.func)) in DATA_LOADERS:
+        size, workers = call_argument(iterable, 1, "batch_size"), call_argument(iterable, 5, "num_workers")
+        if not (isinstance(size, ast.Constant) and size.value is None) or call_argument(iterable, 6, "collate_fn") is not None:
+            return None
+        if workers is not None and not (isinstance(workers, ast.Constant) and workers.value == 0):
+            return None  # worker processes send copies
+        dataset = call_argument(iterable, 0, "dataset")
+    if isinstance(dataset, ast.Name):
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(dataset)
+        dataset = definitions[0].value if len(definitions) == 1 else None
+    if not isinstance(dataset, ast.Call):
+        return None
+    objects = ctx.analysis(Objects)
+    found = objects.class_of(Obj("made", dataset, ctx=ctx))
+    method = inherited_method(found[0], found[1], "__getitem__", objects.view) if found is not None else None
+    return dataset if method is not None and _returns_stored_items(method[0], method[1]) else None
+
+
+def _returns_stored_items(ctx, getitem: ast.AST) -> bool:
+    """Does every value `__getitem__` returns hold only items of what its object keeps, at the index it is
+    given (`self.items[i]`, `self.X[i], self.y[i]`, `{"x": self.X[i]}`)?"""
+    indices = {p.arg for p in parameters(getitem, variadic=False)[1:2]}
+    returned = function_returns(getitem) or []
+    parts = [e for r in returned for e in (r.elts if isinstance(r, (ast.Tuple, ast.List)) else r.values if isinstance(r, ast.Dict) else [r])]
+    return bool(parts) and all((root := storage_root(ctx, p)) is not None and stored_item(root[0], indices) for p in parts)
+
+
+def stored_item(root: ast.AST | None, indices: set[str]) -> bool:
+    """`self.points[idx]`: an item of what a dataset stores, at the index `__getitem__` is given."""
+    return (
+        isinstance(root, ast.Subscript) and _is_self_attribute(root.value)
+        and isinstance(root.slice, ast.Name) and root.slice.id in indices
+    )  # fmt: skip
 
 
 def _split_iterated(ctx, target: ast.Name) -> ast.AST | None:
@@ -485,18 +591,37 @@ def _changed_in_callee(callee, call: ast.Call, argument: ast.AST, method: bool, 
     return None
 
 
+def passed_through(binding, parameter: str) -> tuple[object, ast.AST, object] | None:
+    """(the caller's context, the argument, the binding it is passed under) for what a call site passes for
+    `parameter`; when that argument is, or is a view of, a parameter of the caller itself (`self.preprocess(obs)`
+    in `def dist(self, obs)`), what the caller's own call site passes for it, up the chain of callers."""
+    passed = binding.argument(parameter)
+    for _ in range(MAX_ROOT_STEPS):
+        if passed is None:
+            return None
+        caller, argument, passage = passed
+        outer = None if passage.default else binding.outer
+        root = storage_root(caller, argument) if outer is not None else None
+        if root is None or root[0] is not outer.function:
+            return caller, argument, binding
+        binding, passed = outer, outer.argument(root[1].id)
+    return None
+
+
 # Layers of torch that return their input, or a view of it.
 RETURNING_LAYERS = frozenset({"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten"})
 SHAPE_READS = frozenset({"shape", "size", "dim", "dtype", "device", "ndim"})  # reads of a tensor that see no values
 
 
-def held_after(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
-    """Where the function around `call` reads the values of the tensor `argument` (a name) gives there,
-    after the call: the name itself, or a holder made from it before the call (an alias `identity = x`,
-    a layer returning it or a view of it: `self.shortcut(x)` with `nn.Identity`, `self.tap(x)` with
-    `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in: `skips.append(x)`, `feats[k] = x`); None when
-    it reads none."""
-    return _read_after(ctx, _holders(ctx, argument, call), call) if ctx.scopes.enclosing_function(call) is not None else None
+def held_after(ctx, argument: ast.AST, call: ast.AST, scripts: bool = False) -> ast.Name | None:
+    """Where the function around `call` (with `scripts`, also a script's module level) reads the values of
+    the tensor `argument` (a name) gives there, after the call: the name itself, or a holder made from it
+    before the call (an alias `identity = x`, a layer returning it or a view of it: `self.shortcut(x)` with
+    `nn.Identity`, `self.tap(x)` with `nn.Flatten`, `x.flatten(1)`; a list or dict it was put in:
+    `skips.append(x)`, `feats[k] = x`); None when it reads none."""
+    if not scripts and ctx.scopes.enclosing_function(call) is None:
+        return None
+    return _read_after(ctx, _holders(ctx, argument, call), call)
 
 
 def read_again(ctx, argument: ast.AST, call: ast.AST) -> ast.Name | None:
@@ -522,11 +647,16 @@ def _read_after(ctx, holders: dict[str, list[ast.AST]] | None, call: ast.AST) ->
         if name.id not in holders or not isinstance(name.ctx, ast.Load) or (name.lineno, name.col_offset) <= end and name not in together:
             continue
         parent = ctx.scopes.parent(name)
-        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS:
+        if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_READS or _length_of(parent, name):
             continue
         if [d.node for d in values.reaching_definitions(name)] == holders[name.id]:
             return name
     return None
+
+
+def _length_of(node: ast.AST, name: ast.Name) -> bool:
+    """`len(x)`: a read of a tensor that sees no values."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and node.args == [name]
 
 
 def parameter_holders(ctx, argument: ast.AST, call: ast.AST) -> list[str]:

@@ -138,7 +138,8 @@ def forward_calls(ctx, cls: ast.ClassDef, anywhere: bool = False) -> list[tuple[
     """The calls that run the `forward` of a module class of `ctx` from the `forward` of a module of the
     project (`self.block(x)`, `unit(x)` of `for unit in self.units` over an `nn.ModuleList` of them), the
     object found by points-to, searched in the file and the modules that construct the class; `anywhere`:
-    from any code of those modules (a training script's `student(x, feats)`). None when there are more
+    from any code of those modules (a training script's `student(x, feats)`, a model its call sites pass in:
+    `model(x)` in `def train(model, data)` called as `train(DAE(), data)`). None when there are more
     than `MAX_FORWARD_CALLS`, or more than `MAX_CALLER_MODULES` such modules."""
     found = inherited_method(ctx, cls, "forward")
     if found is None:
@@ -161,10 +162,10 @@ def forward_calls(ctx, cls: ast.ClassDef, anywhere: bool = False) -> list[tuple[
                 func = call.func
                 if not (isinstance(func, ast.Name | ast.Subscript) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self")):
                     continue  # a module is called by its name, an item, or an attribute of `self`
-                callee = method_called(caller, call)
-                if callee is None or callee.function.name != "forward":
-                    continue
-                if (_file(callee.ctx), callee.function.lineno) != home:
+                ask = lambda binding, caller=caller, call=call: method_called(caller, call, binding)  # noqa: E731
+                # from any code, also a model its callers pass in (`def train(model, data)`, `train(DAE(), data)`)
+                callees = [c for c, _ in per_call_site(caller, call, ask, ctx)] if anywhere else [ask(None)]
+                if not any(c is not None and c.function.name == "forward" and (_file(c.ctx), c.function.lineno) == home for c in callees):
                     continue
                 calls.append((caller, call))
                 if len(calls) > MAX_FORWARD_CALLS:
