@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
@@ -27,7 +26,6 @@ from mllint.analysis.program.callers import Callers, call_sites
 from mllint.analysis.syntax.scopes import SCOPE_NODES
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Related
-from mllint.source import is_notebook
 
 TEST = re.compile(r"(?<![a-z])test", re.IGNORECASE)
 VALIDATION = re.compile(r"(?<![a-z])(val|valid|validation|dev|eval)(?![a-z])|(?<![a-z])valid", re.IGNORECASE)
@@ -127,8 +125,7 @@ class Selections:
         index = self.ctx.project
         if index is None or not index.modules_calling(cls.name):
             return False
-        dispatching = self._calling_in(index, method.name, dispatched=True)
-        return any(c.analysis(Selections)._dispatches_per_epoch(method.name) for c in dispatching)
+        return any(c.analysis(Selections)._dispatches_per_epoch(method.name) for c in self._calling_in(index, method.name))
 
     def _dispatches_per_epoch(self, name: str) -> bool:
         """Does this file call `item.name(...)` for each item of a loop inside an epoch loop or one that
@@ -156,14 +153,10 @@ class Selections:
                 return True
         return False
 
-    def _calling_in(self, index, name: str, dispatched: bool = False):
-        """The contexts of the first modules of the project that call `name` (this file's own too);
-        `dispatched`: of those, the ones whose text reads `.name` (`cb.name(...)`), the others not parsed."""
+    def _calling_in(self, index, name: str):
+        """The contexts of the first modules of the project that call `name` (this file's own too)."""
         own = self.ctx.module.name if self.ctx.module else None
-        attribute = _attribute_named(name) if dispatched else None
         for module in index.modules_calling(name)[:MAX_DISPATCHING]:
-            if module != own and attribute is not None and not is_notebook(module) and not index.mentions(module, attribute):
-                continue
             found = self.ctx if module == own else index.context(module)
             if found is not None:
                 yield found
@@ -458,9 +451,3 @@ def _last(node: ast.AST, whole: bool = False) -> str:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 50 else text[:47] + "..."
-
-
-@lru_cache(maxsize=4096)
-def _attribute_named(name: str) -> re.Pattern[bytes]:
-    """`.name` in a module's text: a dot, then only blanks, line continuations or comments, then the name."""
-    return re.compile(rb"\.(?:[ \t\f\r\n\\]|#[^\n]*)*" + re.escape(name.encode()) + rb"\b")
