@@ -5,8 +5,10 @@ comparison on a noisy machine), and print medians and ratios.
     python benchmarks/compare.py --baseline OTHER torch --variant "#3 set=--ignore ML2,ML5,ML6"
 
 Each run is `mllint check --no-cache --isolated --exit-zero -q -o /dev/null <dir>` with default rules and
-the default workers; CPU time is the run's children's user and system time. Build the baseline from
-an older commit in its own venv (`git worktree add /tmp/core <commit>`, `pip install -e .` there).
+the default workers (`--jobs N`: N workers); CPU time is the run's children's user and system time. Each
+round also times single-process `ast.parse` of the same files (a subprocess: the floor of any linter), and
+each build is given as a ratio to it. Build the baseline from an older commit in its own venv
+(`git worktree add /tmp/core <commit>`, `pip install -e .` there).
 """
 from __future__ import annotations
 
@@ -34,34 +36,51 @@ def timed_run(command: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
+PARSE = """import ast, sys, warnings
+from pathlib import Path
+warnings.simplefilter("ignore")
+for path in sorted(Path(sys.argv[1]).rglob("*.py")):
+    try:
+        ast.parse(path.read_bytes())
+    except Exception:
+        pass
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpora", nargs="+")
     parser.add_argument("--baseline", required=True, help="the other build's `mllint` executable")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--jobs", help="mllint's -j (default: its own)")
     parser.add_argument("--variant", action="append", default=[], help='"NAME=extra options" for this build')
     args = parser.parse_args()
     corpora = expand(args.corpora)
     this = shutil.which("mllint") or str(Path(sys.executable).parent / "mllint")
-    builds = {"baseline": (args.baseline, []), "this": (this, [])}
+    jobs = ["-j", args.jobs] if args.jobs else []
+    builds = {"baseline": (args.baseline, jobs), "this": (this, jobs)}
     for variant in args.variant:
         name, _, options = variant.partition("=")
-        builds[name] = (this, options.split())
+        builds[name] = (this, jobs + options.split())
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
         for corpus in corpora:
             directory = str(corpus_directory(corpus))
+            samples.setdefault((corpus, "ast.parse"), []).append(timed_run([sys.executable, "-c", PARSE, directory]))
             for name, (executable, options) in builds.items():
                 command = [executable, "check", *options, "--no-cache", "--isolated", "--exit-zero", "-q", "-o", "/dev/null", directory]
                 samples.setdefault((corpus, name), []).append(timed_run(command))
-    print(f"{'corpus':<16}{'build':<16}{'wall s':>8}{'cpu s':>8}{'x wall':>8}{'x cpu':>8}   (medians of {args.rounds})")
+    print(f"{'corpus':<16}{'build':<16}{'wall s':>8}{'cpu s':>8}{'x wall':>8}{'x cpu':>8}{'cpu/parse':>10}{'wall/parse':>11}"
+          f"   (medians of {args.rounds}; parse: single-process ast.parse)")  # fmt: skip
     for corpus in corpora:
         base_wall = statistics.median(w for w, _ in samples[(corpus, "baseline")])
         base_cpu = statistics.median(c for _, c in samples[(corpus, "baseline")])
-        for name in builds:
+        parse_cpu = statistics.median(c for _, c in samples[(corpus, "ast.parse")])
+        for name in ["ast.parse", *builds]:
             wall = statistics.median(w for w, _ in samples[(corpus, name)])
             cpu = statistics.median(c for _, c in samples[(corpus, name)])
-            print(f"{corpus:<16}{name:<16}{wall:>8.2f}{cpu:>8.2f}{wall / base_wall:>8.2f}{cpu / base_cpu:>8.2f}")
+            print(f"{corpus:<16}{name:<16}{wall:>8.2f}{cpu:>8.2f}{wall / base_wall:>8.2f}{cpu / base_cpu:>8.2f}"
+                  f"{cpu / parse_cpu:>10.2f}{wall / parse_cpu:>11.2f}")
 
 
 if __name__ == "__main__":

@@ -553,7 +553,7 @@ class TrainingLoops:
     @cached_property
     def _backward_imports(self) -> dict[str, str]:
         """The names the file imports from modules of the project that call `.backward(` -> the module."""
-        if self.project is None:
+        if not self._project_calls_backward:
             return {}
         index, found = self.project.index, {}
         for name, qualified in self.ctx.analysis(Names).module_imports().items():
@@ -570,11 +570,21 @@ class TrainingLoops:
         imports from, and those defining a project base of a class it imports (a mixin's step,
         `model.contrastive_step(a, b)`)."""
         found = set(self._backward_imports.values())
-        for qualified in self.ctx.analysis(Names).module_imports().values() if self.project is not None else ():
+        for qualified in self.ctx.analysis(Names).module_imports().values() if self._project_calls_backward else ():
             if self.project.class_summary(qualified) is not None:
                 bases = self.project.base_modules(qualified)
                 found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
         return found
+
+    @cached_property
+    def _project_calls_backward(self) -> bool:
+        """Does any module of the project call `.backward(`? Most libraries' do not; then no import is
+        followed to the module defining it (which parses that module)."""
+        index = self.project.index if self.project is not None else None
+        if index is None:
+            return False
+        callers = index.modules_calling("backward")
+        return not index.listed_whole() or any(_calls_backward(index, module) for module in callers)
 
     def _reaches_backward_elsewhere(self, call: ast.Call) -> bool:
         """Does the call run a function of another module that lexically reaches a backward call there?

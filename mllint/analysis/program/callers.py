@@ -37,6 +37,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TypeVar
 
 from mllint.analysis.values.annotations import Annotations, is_none
@@ -774,6 +775,7 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
     return calls if reads else None
 
 
+@lru_cache(maxsize=4096)  # compiled once per word: a run asks for thousands, past `re`'s own cache
 def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:
     """`word` other than right before a call (as imported), or called as an attribute (`x.word(`): what a
     module that calls a function of another module by this name must contain."""

@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
 from mllint.analysis.program.hierarchy import dispatched_method, self_classes
@@ -95,7 +96,7 @@ class CallResolver:
         index = self.project.index
         reexported = False
         if module != self.project.own_name and not index.mentions(module, followed):
-            reexported = reexports and index.mentions(module, re.compile(rb"import[^\n]*\b" + re.escape(member.encode()) + rb"\b"))
+            reexported = reexports and index.mentions(module, _imports(member))
             if not reexported:  # a package's `from .stats import compute_stats`: read where it is defined
                 return None
         found = self.project.function(qualified)
@@ -129,6 +130,12 @@ class CallResolver:
                 if is_self_attribute(target)
             }  # fmt: skip
         return func.attr in self._stored[cls]
+
+
+@lru_cache(maxsize=4096)
+def _imports(member: str) -> re.Pattern[bytes]:
+    """An import naming `member` (compiled once per name: a run asks for thousands, past `re`'s own cache)."""
+    return re.compile(rb"import[^\n]*\b" + re.escape(member.encode()) + rb"\b")
 
 
 def _functions_in(body: list[ast.stmt]) -> dict[str, ast.AST]:

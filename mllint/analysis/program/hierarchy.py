@@ -38,7 +38,7 @@ def inherited_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> 
 def _base_class(ctx, base: ast.AST, view: object) -> tuple[object, ast.ClassDef] | None:
     """The class a base names: of the module, or with the project's `view`, of another of its modules."""
     if isinstance(base, ast.Name):
-        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == base.id), None)
+        local = ctx.analysis(TopClasses).first.get(base.id)
         if local is not None:
             return ctx, local
     return project_class(view, ctx.qualified_name(base)) if view is not None else None
@@ -50,7 +50,7 @@ def project_class(view: object, name: str | None) -> tuple[object, ast.ClassDef]
     if found is None or found[1] not in found[0].classes or view.index is None:
         return None
     home = view.index.context(found[0].name)
-    cls = next((n for n in home.tree.body if isinstance(n, ast.ClassDef) and n.name == found[1]), None) if home else None
+    cls = home.analysis(TopClasses).first.get(found[1]) if home else None
     return (home, cls) if cls is not None else None
 
 
@@ -74,22 +74,44 @@ def self_classes(ctx, cls: ast.ClassDef, view: object = None) -> list[tuple[obje
     classes derived from it (a mixin's are the classes that mix it in), with the context of their module."""
     found = [(ctx, cls)]
     module = _module_name(ctx)
-    if cls not in ctx.tree.body:
+    top = ctx.analysis(TopClasses)
+    if cls not in top:
         return found
     if view is None or module is None:  # the module alone: its classes that name `cls` as a base
-        names = {cls.name}
-        for node in ctx.tree.body:
-            if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in names for b in node.bases):
-                names.add(node.name)
-                found.append((ctx, node))
-        return found
+        return found + [(ctx, node) for node in top.deriving(cls.name)]
     for qualified in view.subclasses(f"{module}.{cls.name}"):
         home, _, name = qualified.rpartition(".")
-        local = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if home == module else None
+        local = top.first.get(name) if home == module else None
         derived = (ctx, local) if local is not None else project_class(view, qualified)
         if derived is not None:
             found.append(derived)
     return found
+
+
+class TopClasses:
+    """A module's top-level classes, looked up by name in one index (a module-level script repeating its
+    classes made every lookup a scan of the whole module)."""
+
+    def __init__(self, ctx) -> None:
+        self.classes = {id(n): n for n in ctx.tree.body if isinstance(n, ast.ClassDef)}
+        self.first: dict[str, ast.ClassDef] = {}
+        for node in self.classes.values():
+            self.first.setdefault(node.name, node)
+        self._deriving: dict[str, list[ast.ClassDef]] = {}
+
+    def __contains__(self, cls) -> bool:
+        return id(cls) in self.classes
+
+    def deriving(self, name: str) -> list[ast.ClassDef]:
+        """The classes that name `name` as a base, or a class found so far, in the module's order."""
+        if name not in self._deriving:
+            names, found = {name}, []
+            for node in self.classes.values():
+                if any(isinstance(b, ast.Name) and b.id in names for b in node.bases):
+                    names.add(node.name)
+                    found.append(node)
+            self._deriving[name] = found
+        return self._deriving[name]
 
 
 def _abstract(function: ast.AST) -> bool:

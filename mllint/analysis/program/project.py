@@ -256,6 +256,10 @@ class ProjectIndex:
         self._record(name + CALLS_KEY, None, _listing_digest(modules))
         return modules
 
+    def listed_whole(self) -> bool:
+        """Does the word index list every module of the project (not cut at `MAX_PROJECT_FILES`)?"""
+        return len(self._calls().files) < MAX_PROJECT_FILES
+
     def modules_deriving(self, name: str) -> list[str]:
         """The modules of the project whose class statements name `name` as a base (by its last name),
         from the same word index; recorded as `modules_calling`'s answer is."""
