@@ -40,9 +40,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from mllint.analysis.objects.call_sites import constant_everywhere
+from mllint.analysis.objects.call_sites import built, constant_everywhere
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import inherited_method, self_classes
@@ -313,6 +314,9 @@ class GradientFlow:
         """Is a `self.` attribute only ever a module with parameters, as the objects layer tells (made by
         `nn.Sequential(...)`, `Net().to(device)`, a builder of the project)?"""
         made = self.ctx.analysis(Objects).made(attribute)
+        if made is None:  # `self.model = model` in `__init__`: what each construction of the class passes
+            found = [m for m, _ in per_call_site(self.ctx, attribute, lambda binding: built(self.ctx, attribute, binding))]
+            made = [call for m in found for call in m] if found else None
         return bool(made) and all(home.analysis(GradientFlow)._is_module_constructor(call) for home, call in made)
 
     def _own_parameter(self, attribute: ast.Attribute) -> bool:

@@ -843,7 +843,7 @@ class Objects:
             found = union(found, self._eval(added, depth))
             if found is None:
                 break
-        if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []):
+        if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return self._field_of(base, "[]")
         return found
 
@@ -1213,6 +1213,16 @@ def _makes_container(ctx, call: ast.Call) -> bool:
     if isinstance(func, ast.Name) and func.id in BUILTIN_CONTAINERS:
         return func.id not in ctx.scopes.bound_anywhere()
     return canonical_class(ctx.qualified_name(func)) in CONTAINER_CLASSES
+
+
+def _fallback(obj: Obj) -> bool:
+    """Is the object an empty list or tuple written as the fallback of `or` (`callbacks or []`): empty,
+    unless something is added to it?"""
+    literal = obj.node if obj.kind == "made" else None
+    if not isinstance(literal, ast.List | ast.Tuple) or literal.elts or obj.ctx is None:
+        return False
+    parent = obj.ctx.scopes.parent(literal)
+    return isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and parent.values[-1] is literal
 
 
 def _forwards_first(function: ast.Lambda) -> bool:
