@@ -272,7 +272,7 @@ class LossAccumulatedWithGraph(Rule):
         for call, loss in self._method_arguments(block):
             used = next((u for u in losses if same_tensor(values, loss, u)), None) if isinstance(loss, ast.Name) else None
             lost = used is None and returned_loss(self.ctx, loss) is None
-            if loss in reported or (lost and not self._live(loss, losses, training)):
+            if loss in reported or (lost and not (self._backpropagates(training) and self._live(loss, losses, training))):
                 continue
             if self._renewed_per_iteration(call) or (block is training and isinstance(block, FUNCTION_NODES) and self._made_here(call, block)):
                 continue
@@ -288,6 +288,13 @@ class LossAccumulatedWithGraph(Rule):
                     instead = "detached values" if _holds_items(loss) else f"`{self.ctx.text(loss)}.detach()`"
                     made = f" (returned{by})" if (by := self._made_by(loss)) else ""
                 self.report(loss, message.format(loss=self.ctx.text(loss), made=made, call=call_text, cls=kept.cls, attribute=kept.attribute, place=place, instead=instead))
+
+    def _backpropagates(self, block: ast.AST) -> bool:
+        """Does an iteration of `block` run a backward (a step function does; a loop, in its own code or a
+        callee's)? Only then does it make a graph that a kept value holds on to (not a builder's loop over
+        transforms)."""
+        loops = self.ctx.analysis(TrainingLoops)
+        return isinstance(block, FUNCTION_NODES) or any(e.kind is EventKind.BACKWARD for e in loops.events_of_loop(block))
 
     def _made_here(self, call: ast.Call, function: ast.AST) -> bool:
         """Is the meter `call` runs a method of a local name of `function` (built there: renewed per call)?"""
@@ -430,9 +437,11 @@ class LossAccumulatedWithGraph(Rule):
         definitions = self.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else None
         if definitions is not None and not any(self._in_loop(d.node, loop) for d in definitions):
             return False
+        flows = self.ctx.analysis(GradientFlow)
+        if flows.parameter(value):
+            return False  # a parameter (`p` of `model.named_parameters()`): a leaf, no iteration's graph
         if returned_loss(self.ctx, value, feeding=True) is not None:  # `output = engine.process(batch)`: `(y_pred, y)`
             return True
-        flows = self.ctx.analysis(GradientFlow)
         state = flows.flow(value).state
         if state is State.UNKNOWN and isinstance(value, ast.Call):  # `psnr(pred, y)`: a project helper of a live value
             live = {a for a in value.args if isinstance(a, ast.Name) and self._live(a, losses, loop)}
