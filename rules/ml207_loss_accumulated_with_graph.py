@@ -5,7 +5,6 @@ from mllint.analysis.facets.kept_graphs import KeptGraphs
 from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
 from mllint.analysis.facets.meters import cut_on_a_path, kept_argument, returned_loss, same_tensor
 from mllint.analysis.facets.totals import APPENDS, added, total_of
-from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes
 from mllint.analysis.values.values import ValueKinds
@@ -67,9 +66,10 @@ class LossAccumulatedWithGraph(Rule):
     appends (`logs.append({"step": i, "loss": loss})`), adds the terms it was summed from
     (`running[k] += v` over `loss_dict.items()`) or appends it to a list (`losses.append(loss)`, a dict's list:
     `history["loss"].append(loss)`) kept across iterations, without `.item()` or `.detach()`; a total or list an object keeps (`self.running +=
-    loss`, `self.outputs.append(out)`) counts unless the loop rebinds or clears it; a step function (a backward, then a step) that appends a
-    live value to a list its object keeps and does not renew in it (`self.scores.append(dice(probs, y))`,
-    cleared at the epoch's end) keeps every step's graph, since its callers run it per batch. It also reports the loss handed to a meter, an
+    loss`, `self.outputs.append(out)`, `model.history.append(loss)` of a model built before the loop) counts unless the loop rebinds or
+    clears it; a step function (a backward, then a step), or a method whose returned loss its caller backpropagates (`training_step`), that
+    appends a live value to a list its object keeps and does not renew in it (`self.scores.append(dice(probs, y))`,
+    `self.history["dice"].append(dice)`, cleared at the epoch's end) keeps every step's graph, since its callers run it per batch. It also reports the loss handed to a meter, an
     object of a project class (possibly in another module, or passed in by a caller) whose method adds
     what it is given into an attribute kept across calls (`losses.update(loss, n)` where `update` does
     `self.sum += val * n` or `self.values.append(val)`), also a meter held by another project object
@@ -77,7 +77,8 @@ class LossAccumulatedWithGraph(Rule):
     (`output["loss"].backward()`) is followed through its holder: the holder appended to a list
     (`outputs.append(output)`), its values summed (`running[k] += v` over `output.items()`) or handed to a
     meter that sums them (`self.sums[key] += losses[key]`). A loss a step function of the project
-    backpropagates and returns as it is (alone, in a tuple, as a dict's value) is followed into the loop
+    backpropagates and returns as it is (alone, in a tuple, as a dict's value, scaled back: `return loss * accum`; also through a
+    package's re-export) is followed into the loop
     that calls it, in any module: `total_loss += trainer.train_step(batch)`, `loss, acc = step(...)` then
     `losses.append(loss)`, `meter.update(train_step(batch))`, and each value of a dict it returns (`for k,
     v in out.items(): logs[k] += v`), and the whole dict or tuple it returns when it holds the loss
@@ -92,7 +93,8 @@ class LossAccumulatedWithGraph(Rule):
     name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
     total kept across the iterations of a loop that backpropagates is reported too (not a factor that
     only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
-    (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`. A model's output, or any value the backpropagated loss is computed
+    (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`, nor a parameter of the model (`used.append(param)` over
+    `named_parameters()`: a leaf), nor what a loop that runs no backward hands on (a builder's transforms). A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +
     dice(logits, mask)`, `self.scores = torch.cat([self.scores, scores])`, metrics held in a dict, a project
@@ -213,7 +215,8 @@ class LossAccumulatedWithGraph(Rule):
                 events = [e for e in loops.events_of_statements(function.body) if not e.loops]
                 losses = kept.backpropagated(events, function)
                 self._metered(kept, function, function, losses, reported)
-                self._kept_by_object(kept, function, losses, reported)
+                loss = lambda v, losses=losses: isinstance(v, ast.Name) and any(same_tensor(values, v, u) for u in losses)  # noqa: E731
+                self._kept_by_object(kept, function, reported, lambda v, f=function, losses=losses, loss=loss: loss(v) or kept.live(v, losses, f))
 
     def _kept_live(self, kept: KeptGraphs, value: ast.AST, total: ast.AST, loop: ast.AST, function, reported: set[ast.AST]) -> None:
         """A value other than the loss that carries the graph of the training iteration around `loop` (a
@@ -233,21 +236,20 @@ class LossAccumulatedWithGraph(Rule):
             message = LIVE_MESSAGE.format(value=one_line(self.ctx.text(value), 50), made=made, total=ast.unparse(total_of(total)))
             self.report(value, message)
 
-    def _kept_by_object(self, kept: KeptGraphs, step: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
-        """A step function (run once per batch by its callers) that appends a live value to a list its object
-        keeps and does not renew there: `self.train_scores.append(dice(torch.sigmoid(logits), mask))`."""
-        values = self.ctx.analysis(ValueKinds)
+    def _kept_by_object(self, kept: KeptGraphs, step: ast.AST, reported: set[ast.AST], live) -> None:
+        """A method run once per batch by its callers (a step function; one whose returned loss its caller
+        backpropagates, `training_step`) that appends a live value (`live(value)`) to a list its object keeps
+        and does not renew there: `self.train_scores.append(dice(torch.sigmoid(logits), mask))`,
+        `self.history["dice"].append(dice)` of a dict of lists."""
         for node in own_nodes(step.body):
             appends = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in APPENDS
             found = added(node) if appends else None
-            total = found.target if found is not None else None
-            if total is None or not is_self_attribute(total) or not kept.attribute_kept(total, step, self.ctx.scopes.enclosing_class(step) or step):
+            total = found.total if found is not None else None
+            if not is_self_attribute(total) or not kept.attribute_kept(total, step, self.ctx.scopes.enclosing_class(step) or step):
                 continue
-            for value in (v for v in found.values if v not in reported):
-                loss = isinstance(value, ast.Name) and any(same_tensor(values, value, u) for u in losses)
-                if loss or kept.live(value, losses, step):
-                    reported.add(value)
-                    self.report(value, OBJECT_MESSAGE.format(value=one_line(self.ctx.text(value), 50), total=self.ctx.text(total), function=step.name))
+            for value in (v for v in found.values if v not in reported and live(v)):
+                reported.add(value)
+                self.report(value, OBJECT_MESSAGE.format(value=one_line(self.ctx.text(value), 50), total=self.ctx.text(found.target), function=step.name))
 
     def _metered(self, kept: KeptGraphs, block: ast.AST, training: ast.AST, losses: dict, reported: set[ast.AST]) -> None:
         """The losses, or live values of the iteration `training`, that a method call in `block` hands to a
@@ -263,7 +265,7 @@ class LossAccumulatedWithGraph(Rule):
             meter = kept_argument(self.ctx, call, loss)
             if meter is not None:
                 reported.add(loss)
-                place = f"{meter.path}:{meter.line}" if meter.path else f"line {meter.line}"
+                place = _meter_place(meter)
                 call_text = f"{self.ctx.text(call.func)}(...)"
                 instead = f"`{self.ctx.text(loss)}.item()`" if used is None or losses[used] is None else "detached values"
                 message = METER_MESSAGE if not lost else OUTPUT_MESSAGE
@@ -277,7 +279,6 @@ class LossAccumulatedWithGraph(Rule):
         """A step function (its returns carry a graph: the loss its caller backpropagates, once per batch)
         that hands that loss, or a value it is computed from, to a meter of its object kept across calls:
         `self.history.log_dict({"mse": mse, "loss": loss})` in `training_step`, which returns `loss`."""
-        flows = self.ctx.analysis(GradientFlow)
         for function in self.ctx.index.of_type(ast.FunctionDef, ast.AsyncFunctionDef):
             if function.name in NO_GRAD_HOOKS:
                 continue
@@ -286,15 +287,13 @@ class LossAccumulatedWithGraph(Rule):
                 if isinstance(value, ast.Name) and value not in reported
                 and not any(isinstance(a, LOOP_NODES) for a in self.ctx.scopes.ancestors(call))
             ]  # fmt: skip
-            if not candidates or not kept.returns_graph(function):
+            if not kept.returns_graph(function):
                 continue
-            returned = [r for r in function_returns(function) or () if isinstance(r, ast.Name)]
+            if function in kept.backpropagated_returns:
+                self._kept_by_object(kept, function, reported, lambda v, f=function: isinstance(v, ast.Name) and kept.feeds_return(v, f))
             kept_by: dict[ast.Call, list] = {}  # one finding per call, naming every value it keeps
             for call, value in candidates:
-                if flows.flow(value).state is not State.GRAPH:
-                    continue
-                made = {d.node for d in self.ctx.analysis(ValueKinds).reaching_definitions(value)}
-                if not any(same_tensor(self.ctx.analysis(ValueKinds), value, r) or flows.depends_on(r, made) for r in returned):
+                if not kept.feeds_return(value, function):
                     continue
                 meter = kept_argument(self.ctx, call, value)
                 if meter is not None:
@@ -302,7 +301,7 @@ class LossAccumulatedWithGraph(Rule):
                     kept_by.setdefault(call, []).append((value, meter))
             for call, found in kept_by.items():
                 (value, meter), names = found[0], ", ".join(f"`{v.id}`" for v, _ in found)
-                place = f"{meter.path}:{meter.line}" if meter.path else f"line {meter.line}"
+                place = _meter_place(meter)
                 message = STEP_MESSAGE.format(
                     values=names, verb="carries" if len(found) == 1 else "carry", call=f"{self.ctx.text(call.func)}(...)",
                     cls=meter.cls, attribute=meter.attribute, place=place, function=function.name,
@@ -358,6 +357,12 @@ def _by(kept: KeptGraphs, value: ast.AST) -> str:
     """` by `psnr`, utils.py:7` (where it returns the value) for a value a function of the project returns; empty for any other."""
     found = kept.maker(value)
     return f" by `{found[0]}`, {found[1]}" if found is not None else ""
+
+
+def _meter_place(meter) -> str:
+    """`metrics.py:18, the value made by `MAEMetric.process`, metrics.py:30`: where a meter accumulates, and what makes the value."""
+    place = f"{meter.path}:{meter.line}" if meter.path else f"line {meter.line}"
+    return place + (f", the value made by {meter.made}" if meter.made else "")
 
 
 def _holds_items(value: ast.AST) -> bool:

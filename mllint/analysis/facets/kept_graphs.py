@@ -7,14 +7,15 @@ meter, and the project function that makes a value.
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State, backward_loss, managed_losses
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.loss_terms import signed_terms
 from mllint.analysis.facets.meters import dict_of, receiver, returned_loss, same_tensor
 from mllint.analysis.facets.objectives import steps_optimizer
-from mllint.analysis.facets.totals import APPENDS, added, total_of
+from mllint.analysis.facets.totals import APPENDS, added, root_of, total_of
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.names import is_self_attribute
@@ -185,8 +186,9 @@ class KeptGraphs:
         `_renewed`), and never backpropagated?"""
         total = total_of(total)
         scope = function or self.ctx.tree
-        if isinstance(total, ast.Attribute):
-            return self.attribute_kept(total, loop, scope)
+        if isinstance(total, ast.Attribute):  # `self.outputs`; `model.history` of a model kept across the loop
+            owner = root_of(total)
+            return (owner.id == "self" or self.kept_across_iterations(owner, loop, function)) and self.attribute_kept(total, loop, scope)
         bound_before, rebound = False, False
         for node in self.ctx.index.within(scope, ast.Name):
             if node.id == total.id and isinstance(node.ctx, ast.Store):
@@ -234,6 +236,30 @@ class KeptGraphs:
         """Does `function` return a name that carries a graph (the loss its caller backpropagates)?"""
         returned = function_returns(function)
         return bool(returned) and any(isinstance(r, ast.Name) and self.flows.flow(r).state is State.GRAPH for r in returned)
+
+    @cached_property
+    def backpropagated_returns(self) -> set[ast.AST]:
+        """The functions of this file whose returned loss a caller backpropagates, once per batch: a hook a
+        training library runs (`training_step`, `compute_loss`: `gradients.managed_losses`), a function this
+        file calls and backpropagates what it returns (`loss = model.training_step(batch)`, `loss.backward()`)."""
+        found = {self.ctx.scopes.enclosing_function(node) for node, _ in managed_losses(self.ctx)}
+        for call in self.ctx.index.of_type(ast.Call):
+            loss = backward_loss(self.ctx, call)
+            for definition in self.values.reaching_definitions(loss) if isinstance(loss, ast.Name) else ():
+                callee = self.flows.callee(definition.value, followed=ANY_MODULE) if isinstance(definition.value, ast.Call) else None
+                if callee is not None and callee[0].ctx is self.ctx:
+                    found.add(callee[0].function)
+        return found
+
+    def feeds_return(self, value: ast.Name, function: ast.AST) -> bool:
+        """Does `value` carry a graph into what `function` returns by name (the same tensor, or one computed
+        from it: `dice` of `loss = bce + (1 - dice)`, `return loss`)? A value a project helper computes from
+        a live one (`dice = soft_dice(logits, mask)`) carries one too."""
+        if self.flows.flow(value).state is not State.GRAPH and not self.live(value, {}, function):
+            return False
+        returned = [r for r in function_returns(function) or () if isinstance(r, ast.Name)]
+        made = {d.node for d in self.values.reaching_definitions(value)}
+        return any(same_tensor(self.values, value, r) or self.flows.depends_on(r, made) for r in returned)
 
     def maker(self, value: ast.AST) -> tuple[str, str] | None:
         """(its name, where it returns the value: `utils.py:7`, or `line 7` in this file) of the function of the

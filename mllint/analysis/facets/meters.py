@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from mllint.analysis.objects.callees import function_called, method_called
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
 from mllint.analysis.facets.totals import added
 from mllint.analysis.syntax.names import is_self_attribute
@@ -34,6 +35,7 @@ from mllint.analysis.values.values import ValueKinds
 
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_BUILTINS = frozenset({"float", "int"})
+KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float", "mul", "div", "add"})  # of a loss, keeping its graph
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 ANY_KEY = object()  # a value of a returned dict under any key
 
@@ -44,6 +46,7 @@ class Kept:
     attribute: str  # `sum` of `self.sum`
     path: str  # the class's file as findings show it ("" for the linted file)
     line: int  # the statement that accumulates the argument
+    made: str = ""  # the method of the object that makes the accumulated value, where it returns it: `MAEMetric.process`, metrics.py:30
 
 
 def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
@@ -61,12 +64,34 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
             found = added(node)
             if found is None or not is_self_attribute(found.total):
                 continue
-            if any(flows.flow(v, live).state is State.GRAPH and flows.flow(v, dead).state is not State.GRAPH for v in found.values):
+            carried = [v for v in found.values if flows.flow(v, live).state is State.GRAPH and flows.flow(v, dead).state is not State.GRAPH]
+            if carried:
                 cls = method.ctx.scopes.enclosing_class(method.function)
-                path = "" if method.ctx is ctx else ctx.analysis(ProjectView).display_path(method.ctx.real_path or method.ctx.path)
-                return Kept(cls.name if cls is not None else method.function.name, found.total.attr, path, node.lineno)
+                path = _shown(ctx, method.ctx)
+                return Kept(cls.name if cls is not None else method.function.name, found.total.attr, path, node.lineno, _maker(ctx, method, carried[0]))
         return None
     return None
+
+
+def _shown(ctx, home) -> str:
+    """The file of `home` as findings of `ctx` show it ("" for the linted file)."""
+    return "" if home is ctx else ctx.analysis(ProjectView).display_path(home.real_path or home.path)
+
+
+def _maker(ctx, method, value: ast.AST) -> str:
+    """`MAEMetric.process`, metrics.py:30: the method of the meter's own class that makes `value` (`value =
+    self.process(pred, target)` in a base class's `__call__`), where it returns it; empty when unknown."""
+    definitions = method.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
+    call = definitions[0].value if len(definitions) == 1 else None
+    if not (isinstance(call, ast.Call) and is_self_attribute(call.func)):
+        return ""
+    home, cls = method.instance or (method.ctx, method.ctx.scopes.enclosing_class(method.function))
+    found = inherited_method(home, cls, call.func.attr, ctx.analysis(ProjectView)) if cls is not None else None
+    returned = function_returns(found[1]) if found is not None else None
+    if not returned:
+        return ""
+    owner = found[0].scopes.enclosing_class(found[1])
+    return f"`{owner.name}.{found[1].name}`, {_shown(ctx, found[0]) or os.path.basename(ctx.path)}:{returned[-1].lineno}"
 
 
 def receiver(call: ast.Call) -> ast.AST:
@@ -140,9 +165,13 @@ class StepReturns:
             whole = index is None and key is None and isinstance(returned, ast.Tuple | ast.Dict)
             if whole:  # `output = step(batch)` holding `(y_pred, y)`, `history.append(step(batch))` of a dict of losses
                 parts = returned.elts if isinstance(returned, ast.Tuple) else returned.values
-            for part, loss in ((p, b) for p in parts if isinstance(p, ast.Name) for b in losses):
+            for part, loss in ((p, b) for p in parts for b in losses):
                 if cctx.scopes.enclosing_function(loss) is not function:
                     continue
+                if not isinstance(part, ast.Name):  # `return loss * accum, acc`: arithmetic keeps the loss's graph
+                    part = _scaled_loss(values, part, loss)
+                    if part is None:
+                        continue
                 term = not same_tensor(values, part, loss) and not (feeding and self._feeds(cctx, part, loss))
                 if not term or _terms_of(cctx, part, loss):
                     cls = cctx.scopes.enclosing_class(function)
@@ -176,7 +205,7 @@ class StepReturns:
     def _callee(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """(its module's context, the function) a call runs: a function of the project, `self.method(...)`,
         or a method of an object of a project class (`trainer.train_step(batch)`)."""
-        callee = self.resolver.resolve(call)
+        callee = self.resolver.resolve(call, reexported=True)  # `from engine import step`, re-exported by the package
         if callee is not None:
             return callee.ctx, callee.function
         if isinstance(call.func, ast.Name):  # a closure a builder made, passed in: `step_fn(batch)`
@@ -193,6 +222,16 @@ class StepReturns:
         for callee, _ in per_call_site(self.ctx, call.func.value, lambda binding: method_called(self.ctx, call, binding)):
             return callee.ctx, callee.function
         return None
+
+
+def _scaled_loss(values: ValueKinds, part: ast.AST, loss: ast.Name) -> ast.Name | None:
+    """The name of `loss` in `part`, an arithmetic expression of it that keeps its graph (`loss * accum`,
+    `-loss`, `loss + reg`, `loss.mean()`); None when `part` is something else or a cut (`loss.item()`)."""
+    if not isinstance(part, ast.BinOp | ast.UnaryOp | ast.Call) or any(_cut_value(n) for n in ast.walk(part)):
+        return None
+    if isinstance(part, ast.Call) and not (isinstance(part.func, ast.Attribute) and part.func.attr in KEEPING_METHODS):
+        return None
+    return next((n for n in ast.walk(part) if isinstance(n, ast.Name) and same_tensor(values, n, loss)), None)
 
 
 def _terms_of(ctx, part: ast.Name, loss: ast.Name) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import same_expression
 
 APPENDS = frozenset({"append", "extend", "insert"})
@@ -57,10 +56,18 @@ def added(node: ast.AST) -> Added | None:
 
 def total_of(target: ast.AST) -> ast.Name | ast.Attribute | None:
     """`total` for `total`, `stats` for `stats["loss"]` and `losses[k]`; `self.outputs` for an attribute
-    of `self` (kept by the object across a loop's iterations and a method's calls)."""
+    of `self` (kept by the object across a loop's iterations and a method's calls), `model.history` for one
+    of another object."""
     if isinstance(target, ast.Subscript):
         target = target.value
-    return target if isinstance(target, ast.Name) or is_self_attribute(target) else None
+    return target if isinstance(target, ast.Name) or isinstance(root_of(target), ast.Name) else None
+
+
+def root_of(node: ast.AST) -> ast.AST:
+    """`model` of `model.history` and of `model.logs.values`."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
 
 
 def _factors(value: ast.AST) -> list[ast.AST]:
