@@ -14,7 +14,10 @@ class SigmoidIntoBceWithLogits(Rule):
     a base class (`self.predict(x)` returning `torch.sigmoid(self(x))`); the last layer of a list a builder
     fills is the last fill its defaults run (`if dropout: layers.append(nn.Dropout(dropout))` with
     `dropout=0.0` leaves the activation before it last; `getattr(nn, act, nn.Sigmoid)()` with `act="Sigmoid"`
-    by default, also through a model class that passes its `**kwargs` on to the builder).
+    by default, also through a model class that passes its `**kwargs` on to the builder); an output layer
+    whose class the configuration chooses in a builder of another module, as every call site's config says
+    (`getattr(nn, cfg.out_act)()` with a dataclass field defaulting to "Sigmoid", `act =
+    ACTIVATIONS[cfg.get("out_act", "sigmoid")]` with a config dict that lacks the key).
 
     ## Why is this bad?
     `BCEWithLogitsLoss` applies the sigmoid itself. A sigmoid before it squashes the scores into (0, 1),

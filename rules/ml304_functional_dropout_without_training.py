@@ -14,7 +14,8 @@ class FunctionalDropoutWithoutTraining(Rule):
     in the `forward` of an `nn.Module` (deriving from `torch.nn.Module` directly or through classes of
     the same file or of other modules of the linted project) without its `training` argument. Calls
     that pass `training` (by keyword or position), pass `**kwargs` or `*args`, have `p=0`, or sit in a
-    `forward` that reads `self.training` itself are not reported.
+    `forward` that reads `self.training` itself (in a condition or an assignment: a read handed to
+    another call, `F.dropout(h, p, training=self.training)`, excuses only that call) are not reported.
 
     ## Why is this bad?
     The functional form does not know the module's mode: `training` defaults to `True`, so the dropout
@@ -78,7 +79,7 @@ class FunctionalDropoutWithoutTraining(Rule):
         if len(node.args) > 2 or _is_zero(call_argument(node, 1, "p")):
             return
         owner = function.args.args[0].arg
-        if _reads_training(function, owner):
+        if _reads_training(self.ctx, function, owner):
             return
         text = f", training={owner}.training"
         last = max([*node.args, *(k.value for k in node.keywords)], key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
@@ -92,9 +93,12 @@ def _is_zero(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Constant) and not isinstance(value.value, bool) and value.value == 0
 
 
-def _reads_training(function: ast.FunctionDef, owner: str) -> bool:
-    """Does `forward` consult the mode itself (`if self.training:`, `p if self.training else 0`)?"""
-    return any(
-        isinstance(n, ast.Attribute) and n.attr == "training" and isinstance(n.value, ast.Name) and n.value.id == owner
-        for n in ast.walk(function)
-    )
+def _reads_training(ctx, function: ast.FunctionDef, owner: str) -> bool:
+    """Does `forward` consult the mode itself (`if self.training:`, `p if self.training else 0`)? A read
+    handed to another call (`F.dropout(h, p, training=self.training)`) consults it for that call only."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == owner:
+            parent = ctx.scopes.parent(node)
+            if not (isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node in parent.args)):
+                return True
+    return False

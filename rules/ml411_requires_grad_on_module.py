@@ -16,7 +16,9 @@ class RequiresGradOnModule(Rule):
     self.net.encoder`, or unpacked: `stem, body = net.stem, net.body`), or a helper
     returning the model it is given, `model = prepare(model)`), a `self.` attribute assigned one, what a helper is given at its call sites (`def freeze(model): for
     block in (model.stem, model.stage1): block.requires_grad = False` called with a project model, also
-    one a registry builds: a class `@register("convnet")` puts in the table `create_model` reads), a
+    one a registry builds: a class `@register("convnet")` puts in the table `create_model` reads), an item of
+    a dict or tuple a builder returns (`parts["model"].embed`), `getattr(model, name)` for each name the
+    configuration or a literal list gives (`for name in cfg.frozen`, `frozen=["layer1", "layer2"]`), a
     loop variable over `model.modules()` / `model.children()`, or, when nothing says what it holds, a
     parameter or attribute named like a module (`model`, `self.network`, `text_encoder`), and a module
     class's own `self.requires_grad = False`. The same assignment on a parameter or another tensor

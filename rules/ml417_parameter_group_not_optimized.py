@@ -17,7 +17,7 @@ class ParameterGroupNotOptimized(Rule):
     (written out, or returned by a helper of the project) that its function reads only at constant places
     and keys, none of which takes it (`AdamW(groups[:1])` of `[decay_group, no_decay_group]`,
     `SGD([groups["backbone"], groups["head"]])` of a helper's `{"backbone": ..., "neck": ..., "head":
-    ...}`). It also reports a list or dict of groups bound to a name that is never read, when no optimizer of its
+    ...}`; an item that is a list of groups too: `"emb": [{"params": ...}]` beside `AdamW(groups["body"])`). It also reports a list or dict of groups bound to a name that is never read, when no optimizer of its
     function gets those parameters otherwise (`groups = [{"params": model.backbone.parameters()}, {"params":
     model.head.parameters()}]` beside `AdamW(model.backbone.parameters())`). Groups handed on (to an
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer

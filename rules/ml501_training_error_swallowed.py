@@ -36,14 +36,17 @@ class TrainingErrorSwallowed(Rule):
     caught exception singles out (`if isinstance(exc, FloatingPointError): raise`, `if "nan" in str(e): raise`)
     while the others continue or are logged, and so is its out-of-memory arm
     when it returns from a step whose caller steps anyway, as below. A handler of torch's out-of-memory
-    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`) counts as broad: it is
+    errors (`torch.OutOfMemoryError`, `torch.cuda.OutOfMemoryError`, by any alias, also one a module of the project re-exports: `from utils import CudaOOM`,
+    or in a tuple of classes bound to a name here or in another module: `except OOM_ERRORS` with `OOM_ERRORS = (torch.cuda.OutOfMemoryError,)`) counts as broad: it is
     reported when it neither re-raises nor recovers (frees the step's memory with `torch.cuda.empty_cache()`,
     `gc.collect()` or `del`, or clears its gradients with `zero_grad()`, `p.grad = None` or `del p.grad`), and when it
     falls through to the optimizer's step with the failed batch's partial gradients (no `continue` or
     `return`, no clear), however it frees memory; a `return` from a step function skips nothing when
     the loop that calls it (here or in another module) steps the optimizer after the call without
     looking at its result or clearing the gradients (`tr_loss += self.training_step(batch).item()`, then
-    `optimizer.step()` every few batches). A handler that puts a constant zero in place of the loss
+    `optimizer.step()` every few batches). One that catches only out-of-memory errors, recovers and skips the
+    batch (`return None`, `continue`) is recovery and is not reported, whether or not the skipped batches are
+    counted. A handler that puts a constant zero in place of the loss
     its `try` computes (`loss = torch.zeros(())`, `loss = logits.sum() * 0.0`, `return
     torch.tensor(0.0)`), when that loss is then backpropagated (in the function, by the caller of a
     helper returning it, or by the library for `compute_loss`), is reported too: the step goes on. A function that backpropagates and then steps is a

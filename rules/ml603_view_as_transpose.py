@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.facets.dims import Dim, Sym, dim_key, format_shape, is_known, label
 from mllint.analysis.facets.shapes import Shapes
+from mllint.analysis.program.callers import call_sites
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -17,7 +18,9 @@ class ViewAsTranspose(Rule):
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`. Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
-    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported, except an image batch's channels moved
+    between literal sizes (`(2, 3)` as `(3, 2)`) is not reported, except where the view names the sizes
+    it swaps (`x.view(b, self.n_feat, self.seq_len)` of a `(B, 50, 8)` batch a call site passes, the
+    attributes 8 and 50 under every construction: distinct sizes above 1), and an image batch's channels moved
     across its sides: `(n, 32, 32, 3)` (as an `assert images.shape[1:] == (32, 32, 3)` states, say)
     viewed as `(n, 3, 32, 32)`, or back (2 to 4 channels). Nor is a view of a parameter made in
     `__init__` (`nn.Parameter(torch.empty(head_dim, heads))` viewed as `(heads, head_dim)`): its values
@@ -71,12 +74,15 @@ class ViewAsTranspose(Rule):
             return
         moved = _moved_dimension(source, target)
         moved = moved if moved is not None else _moved_channels(source, target)
+        site = None
+        if moved is None:  # sizes the code names, fixed by its constructions: `view(b, self.n_feat, self.seq_len)` of (B, 50, 8)
+            fixed = shapes.constant_view_target(node)
+            moved = _moved_named(source, fixed, node.args) if fixed is not None else None
+            target, site = (fixed, shapes.call_site(node)) if moved is not None else (target, None)
         if moved is not None:
             call = f"{self.ctx.text(func)}(...)"
-            self.report(
-                node,
-                self.message.format(call=call, source=format_shape(source), target=format_shape(target), moved=label(moved)),
-            )
+            message = self.message.format(call=call, source=format_shape(source), target=format_shape(target), moved=label(moved))
+            self.report(node, message + (f" (with what the call at {site.place} passes)" if site is not None else ""), related=call_sites(site))
 
 
 def _literal_size(argument: ast.AST) -> bool:
@@ -103,6 +109,21 @@ def _moved_dimension(source: tuple, target: tuple) -> Dim:
             if first > second and isinstance(source[first], Sym) and isinstance(source[second], Sym):
                 return source[first]
     return None
+
+
+def _moved_named(source: tuple, target: tuple, arguments: list[ast.AST]) -> Dim:
+    """An int size the target moves among others of the source's (distinct, above 1), the target naming
+    it rather than writing it literally: `(B, 50, 8)` viewed as `(B, n_feat, seq_len)` with 8 and 50."""
+    if len(source) != len(target) or len(arguments) != len(target):
+        return None
+    moved = [i for i, (a, b) in enumerate(zip(source, target)) if dim_key(a) != dim_key(b)]
+    values = [source[i] for i in moved]
+    if len(moved) < 2 or not all(type(source[i]) is int and type(target[i]) is int for i in moved):
+        return None
+    if sorted(values) != sorted(target[i] for i in moved) or len(set(values)) != len(values) or min(values) < 2:
+        return None
+    named = [i for i in moved if not _literal_size(arguments[i])]
+    return source[named[0]] if named else None
 
 
 def _moved_channels(source: tuple, target: tuple) -> Dim:

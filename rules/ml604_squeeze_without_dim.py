@@ -73,6 +73,9 @@ class SqueezeWithoutDim(Rule):
     when the loader is passed in by a call site), after the iteration skips a batch of one (`if
     x.size(0) == 1: continue`, or under `if len(x) > 1:`), on a value reshaped to a stated number of rows
     (`out.view(batch_size, 1)`: a smaller batch fails there first), or after an `assert` on the value's size.
+    A squeeze whose value a `forward` returns, its shape known from a call site of the module, is judged
+    at that call: not reported when the call's output goes to an element-wise regression loss (or a loss
+    whose both sides are squeezed) or every batch of the call's loop is full.
     Also reported where the lost dimension is read: a count of the batch in a loop (`total +=
     logits.size(0)`, `out.shape[0]`) of a value whose batch dimension a dim-less `squeeze()` dropped
     because the batch held one sample: a model's `forward` (in whichever module) that squeezes a pooled
@@ -152,6 +155,8 @@ class SqueezeWithoutDim(Rule):
             return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimension
         if (is_known(shape) and all(isinstance(d, int) for d in shape)) or self._batch_never_one(node, receiver):
             return
+        if loss is None and self._caller_excuses(node):
+            return
         if not certain:
             self.report(node, self.message.format(hint=""))
             return
@@ -197,15 +202,16 @@ class SqueezeWithoutDim(Rule):
             found.setdefault(self.ctx.scopes.enclosing_function(statement), []).append(statement)
         return found
 
-    def _squeezed(self, call: ast.AST) -> ast.AST | None:
+    def _squeezed(self, call: ast.AST, ctx=None) -> ast.AST | None:
         """The tensor a dim-less squeeze is applied to."""
+        ctx = ctx or self.ctx
         if callee_name(call) != "squeeze":
             return None
-        if self.ctx.qualified_name(call.func) == "torch.squeeze":
+        if ctx.qualified_name(call.func) == "torch.squeeze":
             return call.args[0] if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred) else None
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "squeeze" and not call.args and not call.keywords:
-            return func.value if self.ctx.qualified_name(func) is None else None
+            return func.value if ctx.qualified_name(func) is None else None
         return None
 
     def _in_forward(self, node: ast.AST) -> bool:
@@ -222,46 +228,76 @@ class SqueezeWithoutDim(Rule):
         call = self.ctx.scopes.parent(parent)
         return isinstance(parent, ast.Attribute) and parent.attr in SCALAR_METHODS and isinstance(call, ast.Call)
 
-    def _both_sides_squeezed(self, loss: ast.Call) -> bool:
+    def _both_sides_squeezed(self, loss: ast.Call, ctx=None) -> bool:
         sides = [call_argument(loss, 0, "input"), call_argument(loss, 1, "target")]
-        return all(side is not None and self._squeezed(_unconverted(side)) is not None for side in sides)
+        return all(side is not None and self._squeezed(_unconverted(side), ctx) is not None for side in sides)
 
-    def _loss_reached(self, node: ast.AST, depth: int = 0) -> ast.Call | None:
-        """The loss call the value is an argument of, directly or through variables assigned it."""
+    def _caller_excuses(self, node: ast.Call) -> bool:
+        """A squeeze whose value `forward` returns, with the shapes of a call site that cannot hold a batch of
+        one (every batch of its loop is full) or that hands the output to a loss on which the lost dimension
+        changes nothing (an element-wise regression loss, or both sides squeezed)."""
+        binding = self.ctx.analysis(Shapes).call_site(node)
+        caller = next(iter(binding.arguments.values()))[0] if binding is not None and binding.arguments else None
+        if caller is None or binding.call is None or not self._returned(node):
+            return False
+        loss = self._loss_reached(binding.call, ctx=caller)
+        if loss is not None and (self._loss_name(loss, caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, caller)):
+            return True
+        return full_batches(caller, binding.call)
+
+    def _returned(self, node: ast.AST) -> bool:
+        """Does the function return the value of `node`: `return x.squeeze()`, or a name assigned it alone?"""
+        parent = self.ctx.scopes.parent(node)
+        if isinstance(parent, ast.Return):
+            return True
+        if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+            return False
+        values = self.ctx.analysis(ValueKinds)
+        function = self.ctx.scopes.enclosing_function(node)
+        returns = [r for r in self.ctx.index.within(function, ast.Return) if self.ctx.scopes.enclosing_function(r) is function]
+        return bool(returns) and all(
+            isinstance(r.value, ast.Name) and [d.node for d in values.reaching_definitions(r.value)] == [parent.targets[0]] for r in returns
+        )
+
+    def _loss_reached(self, node: ast.AST, depth: int = 0, ctx=None) -> ast.Call | None:
+        """The loss call the value is an argument of, directly or through variables assigned it (in `ctx`,
+        the linted file unless given)."""
+        ctx = ctx or self.ctx
         if depth > MAX_DEPTH:
             return None
-        parent = self.ctx.scopes.parent(node)
+        parent = ctx.scopes.parent(node)
         if isinstance(parent, ast.Call) and node in parent.args:
-            return parent if self._loss_name(parent) else None
+            return parent if self._loss_name(parent, ctx) else None
         if isinstance(parent, ast.Attribute) and parent.attr in CONVERSIONS:
-            call = self.ctx.scopes.parent(parent)
-            return self._loss_reached(call, depth) if isinstance(call, ast.Call) and call.func is parent else None
+            call = ctx.scopes.parent(parent)
+            return self._loss_reached(call, depth, ctx) if isinstance(call, ast.Call) and call.func is parent else None
         if isinstance(parent, ast.keyword):
-            call = self.ctx.scopes.parent(parent)
-            return call if isinstance(call, ast.Call) and self._loss_name(call) else None
+            call = ctx.scopes.parent(parent)
+            return call if isinstance(call, ast.Call) and self._loss_name(call, ctx) else None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             target = parent.targets[0]
-            scope = self.ctx.scopes.enclosing_function(node)
-            values = self.ctx.analysis(ValueKinds)
-            for name in self.ctx.scopes.loads(target.id):  # the file's loads of the name: those in the scope
+            scope = ctx.scopes.enclosing_function(node)
+            values = ctx.analysis(ValueKinds)
+            for name in ctx.scopes.loads(target.id):  # the file's loads of the name: those in the scope
                 if (
                     (scope is None or position(scope) <= position(name) <= (scope.end_lineno, scope.end_col_offset))
                     and any(d.node is target for d in values.reaching_definitions(name))
                 ):  # fmt: skip
-                    loss = self._loss_reached(name, depth + 1)
+                    loss = self._loss_reached(name, depth + 1, ctx)
                     if loss is not None:
                         return loss
         return None
 
-    def _loss_name(self, call: ast.Call) -> str | None:
+    def _loss_name(self, call: ast.Call, ctx=None) -> str | None:
         """`torch.nn.functional.mse_loss`, or the class of the loss object called (`torch.nn.MSELoss`);
         None for a call that computes no torch loss."""
-        name = self.ctx.qualified_name(call.func)
+        ctx = ctx or self.ctx
+        name = ctx.qualified_name(call.func)
         if name in LOSS_FUNCTIONS:
             return name
         if isinstance(call.func, ast.Attribute) and name is not None:
             return None
-        if name is None and loss_function_name(self.ctx, call.func) in LOSS_FUNCTIONS:  # `mse = partial(F.mse_loss)`
-            return loss_function_name(self.ctx, call.func)
-        name = canonical_class(self.ctx.analysis(ValueKinds).constructed_class(call.func))
+        if name is None and loss_function_name(ctx, call.func) in LOSS_FUNCTIONS:  # `mse = partial(F.mse_loss)`
+            return loss_function_name(ctx, call.func)
+        name = canonical_class(ctx.analysis(ValueKinds).constructed_class(call.func))
         return name if name is not None and name.startswith("torch.nn.") and name.endswith("Loss") else None

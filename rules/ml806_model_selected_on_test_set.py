@@ -19,7 +19,8 @@ class ModelSelectedOnTestSet(Rule):
     test_evaluator)`, the trainer's `self.val_evaluator.evaluate()` or `val_evaluator(model)`). Test
     data is also what is built from a split read by its key or name, whatever the variable is called
     (`scorer = Evaluator(DataLoader(splits["test"]))` passed as `val_evaluator`, `held =
-    loaders["test"]` then `evaluate(model, held)`).
+    loaders["test"]` then `evaluate(model, held)`), or named by a string its construction is given
+    (`Evaluator(loader, "test")`, `split="test"`), along an evaluator, its loader and its dataset.
     Callbacks that monitor a test metric
     (`ModelCheckpoint(monitor="test_acc")`), an early stopper called with a test score
     (`early_stopping(test_loss, model)`, `stopper.step(test_loss, model)`, a method of an
@@ -29,7 +30,10 @@ class ModelSelectedOnTestSet(Rule):
     `np.argmax(test_f1s)`, over a list that evaluations of test data are appended to), and a comparison
     in a search over settings that trains (`for lr in lrs:` calling a project function that
     backpropagates), or in a callback's hook that a trainer runs once per epoch (`for cb in
-    self.callbacks: cb.on_epoch_end(self)` in its epoch loop, in any module). Selection on
+    self.callbacks: cb.on_epoch_end(self)`, or `cb(model, score, epoch)` running its `__call__`, in its
+    epoch loop, in any module); a hook comparing its parameter (`def __call__(self, model, score,
+    epoch): if score > self.best:`) compares what the loop hands it, a test score by the loop's own
+    evidence (`score = accuracy(model, loaders["test"])`). Selection on
     a validation score (`val_acc > best_val_acc`), with the test score only recorded beside it, and a
     single evaluation of the test set after training are not reported.
 

@@ -383,3 +383,35 @@ def test_a_step_run_from_another_module_through_a_method_of_a_third_is_read_with
     })  # fmt: skip
     # read without crashing: the one finding is the handler putting a zero loss in place of the failed one
     assert [code for code, *_ in findings(tmp_path, "trainer_ext.py")] == ["ML501"]
+
+
+def test_a_modules_forward_takes_what_its_instances_are_called_with_whatever_else_the_caller_does(tmp_path):
+    """`model.parameters()`, `model.train()`, `model.to(device)` as a statement, a construction moved
+    (`Net().to(device)`) or passed to a project function that does the same: none hands the module to
+    anyone, so its calls still bind `forward`'s parameters (here: a view naming swapped sizes, ML603)."""
+    net = """\
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self, steps=20, width=3):
+                super().__init__()
+                self.steps, self.width = steps, width
+                self.fc = nn.Linear(steps * width, 1)
+
+            def forward(self, x):
+                return self.fc(x.view(x.size(0), self.width, self.steps).flatten(1))
+        """
+    uses = {
+        "model = Net()\nmodel.train()\nmodel.to('cpu')\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel(x)\n": True,
+        "model = Net().to('cpu')\nprint(model.fc)\nmodel.forward(x)\n": True,
+        "def run(m, x):\n    m.eval()\n    return m(x)\nrun(Net().cuda(), x)\n": True,
+        "model = Net()\nmodel = model.to('cpu').train()\nmodel(x)\n": True,
+        "model = Net()\nmodel = model.to('cpu')\nmodel = torch.compile(model)\nmodel(x)\n": False,  # another object
+        "model = Net()\nmodels = [model]\nmodel(x)\n": False,  # the module goes into a list: its other calls are unknown
+        "model = Net(steps=3, width=20)\nmodel(x)\n": False,  # the sizes as the input has them: no reorder
+    }
+    for index, (script, found) in enumerate(uses.items()):
+        directory = tmp_path / str(index)
+        write(directory, {"net.py": net, "main.py": "import torch\nfrom net import Net\nx = torch.randn(16, 20, 3)\n" + script})
+        assert [(code, line) for code, line, _ in findings(directory, "net.py")] == ([("ML603", 11)] if found else []), script

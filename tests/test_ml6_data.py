@@ -279,3 +279,40 @@ def test_shape_sources(source, expression, shape):
 )
 def test_more_shape_sources(source, expression, shape):
     assert shape_of(source, expression, ModuleName("example", False)) == shape
+
+
+ROW_DATASET = (
+    "import pandas as pd\nFEATS = ['a', 'b', 'c']\n"
+    "class Rows(Dataset):\n    def __init__(self, path):\n        self.df = pd.read_csv(path)\n"
+    "    def __getitem__(self, i):\n        row = self.df.iloc[i]\n"
+    "        return {'x': torch.tensor(row[FEATS].values), 'y': np.float32(row['y']), 'z': np.array([row['y']])}\n"
+    "def f(b):\n    for batch in DataLoader(Rows('t.csv'), batch_size=b):\n        return batch['x'], batch['y'], batch['z']\n"
+)
+ROLLOUT = (
+    "import gymnasium as gym\n"
+    "def f(make):\n    env = {}\n    rewards = []\n    for t in range(10):\n        obs, r, term, trunc, info = env.step(0)\n"
+    "        rewards.append(r)\n    out, g = [], 0.0\n    for r in reversed(rewards):\n        g = r + 0.9 * g\n        out.insert(0, g)\n"
+    "    return torch.tensor(out)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "shape"),
+    [
+        # A list display's nesting is the rank `np.array` and `torch.tensor` give it; a NumPy scalar cast keeps a number.
+        ("def f(n):\n    s = np.random.rand(n)\n    return np.array([s[0]], dtype=np.float32)\n", "np.array([s[0]], dtype=np.float32)", "(1,)"),
+        ("def f(n):\n    s = np.random.rand(n)\n    return np.asarray([[s[0]], [s[1]]])\n", "np.asarray([[s[0]], [s[1]]])", "(2, 1)"),
+        (ROW_DATASET, "batch['x']", "(b, 3)"),
+        (ROW_DATASET, "batch['y']", "(b,)"),
+        (ROW_DATASET, "batch['z']", "(b, 1)"),
+        # The rewards of one environment's steps are numbers: their discounted returns a vector.
+        (ROLLOUT.replace("env = {}", "env = gym.make('CartPole-v1')"), "torch.tensor(out)", "(?,)"),
+        (ROLLOUT.replace("env = {}", "env = gym.wrappers.TimeLimit(gym.make('CartPole-v1'), 50)"), "torch.tensor(out)", "(?,)"),
+        (ROLLOUT.replace("env = {}", "env = gym.make_vec('CartPole-v1', 4)"), "torch.tensor(out)", None),  # arrays of rewards
+        (ROLLOUT.replace("env = {}", "env = make()"), "torch.tensor(out)", None),
+        # Sizes unpacked from a slice of a known shape.
+        ("def f(n):\n    x = torch.randn(n, 5, 3)\n    t, c = x.shape[1:]\n    return x.view(n, c, t)\n", "x.view(n, c, t)", "(n, 3, 5)"),
+    ],
+)
+def test_rows_lists_and_rewards(source, expression, shape):
+    assert shape_of(source, expression) == shape

@@ -339,3 +339,46 @@ def test_a_list_of_losses_rewrapped_by_torch_tensor_trains_nothing(lint):
     fixed = REWRAPPED.replace("torch.tensor(per_seq, requires_grad=True)", "torch.stack(per_seq)")
     assert lint(fixed, "ML404", "ML413") == []
     assert run(fixed)["model"].weight.grad is not None
+
+
+HELD_MODEL = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+def consistency(model, views):
+    base = model(views[0]).log_softmax(-1)
+    terms = [F.kl_div(model(v).log_softmax(-1), base.exp(), reduction="batchmean") for v in views[1:]]
+    return torch.tensor(terms).mean()
+
+class Engine:
+    def __init__(self):
+        torch.manual_seed(0)
+        self.model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to("cpu")
+
+    def grads(self, x, y, lam):
+        views = [x + 0.5 * torch.randn_like(x) for _ in range(3)]
+        loss = F.cross_entropy(self.model(x), y) + lam * consistency(self.model, views)
+        self.model.zero_grad()
+        loss.backward()
+        return self.model[0].weight.grad.clone()
+
+engine = Engine()
+x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+torch.manual_seed(1)
+with_term = engine.grads(x, y, 1.0)
+torch.manual_seed(1)
+without = engine.grads(x, y, 0.0)
+"""
+
+
+def test_a_term_a_helper_rewraps_from_the_engines_model_trains_nothing(lint):
+    """The helper gets the model as `self.model` (built in `__init__`): its calls carry the graph, and
+    `torch.tensor(terms)` cuts it; the consistency term changes no gradient."""
+    assert [(f.code, f.start.line) for f in lint(HELD_MODEL, "ML413")] == [("ML413", 18)]
+    flagged = run(HELD_MODEL)
+    assert torch.equal(flagged["with_term"], flagged["without"])
+    fixed = HELD_MODEL.replace("torch.tensor(terms).mean()", "torch.stack(terms).mean()")
+    assert lint(fixed, "ML413") == []
+    repaired = run(fixed)
+    assert not torch.equal(repaired["with_term"], repaired["without"])

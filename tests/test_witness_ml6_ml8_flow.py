@@ -237,3 +237,49 @@ def test_ml806_an_early_stopper_stepped_with_the_test_loss_reports_the_best_test
     assert good["best"] < bad["best"]  # the reported best is the test set's own minimum
     repaired = STOPPER.replace("test", "val")
     assert family_findings(repaired, "ML8") == []
+
+
+# A checkpoint callback run as `cb(model, score, epoch)` for each callback of the epoch loop, handed the test loss.
+CALLBACK = HEAD + """\
+import copy
+
+
+class KeepLowest:
+    def __init__(self):
+        self.best, self.state = float("inf"), None
+
+    def __call__(self, model, score, epoch):
+        if score < self.best:
+            self.best, self.state = score, copy.deepcopy(model.state_dict())
+
+
+def fit(model, train_data, test_data, callbacks=(), epochs=30):
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    (x, y), (x_test, y_test) = train_data, test_data
+    for epoch in range(epochs):
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            test_loss = F.mse_loss(model(x_test), y_test).item()
+        for callback in callbacks:
+            callback(model, test_loss, epoch)
+
+
+keeper = KeepLowest()
+x = torch.randn(64, 2)
+fit(nn.Linear(2, 1), (x, x.sum(1, keepdim=True)), (TEST_X, TEST_Y), callbacks=[keeper])
+best = keeper.best
+"""
+
+
+def test_ml806_a_callback_handed_the_test_loss_keeps_the_best_test_score():
+    """Found in the callback's `__call__`, which compares the score the epoch loop hands it: the score it
+    keeps is the minimum over epochs of the test loss, so it depends on the test labels it chose with.
+    Repaired (handed a validation loss): nothing is found."""
+    assert family_findings(CALLBACK, "ML8") == [(15, "ML806")]
+    test_x = torch.randn(16, 2)
+    good, bad = run(CALLBACK, TEST_X=test_x, TEST_Y=test_x.sum(1, keepdim=True)), run(CALLBACK, TEST_X=test_x, TEST_Y=-test_x.sum(1, keepdim=True))
+    assert good["best"] < bad["best"]  # the kept best is the test set's own minimum
+    assert family_findings(CALLBACK.replace("test", "val"), "ML8") == []

@@ -1,6 +1,6 @@
 """Witnesses for what the objects layer now follows into ML2: a module's `zero_grad()` between the backward
-and the step of the optimizer over it (ML202), and a scheduler built through a table of `functools.partial`
-that a constant key picks (ML205)."""
+and the step of the optimizer over it (ML202), a scheduler built through a table of `functools.partial`
+that a constant key picks (ML205), and a callback appended to a loop's list after its construction (ML205)."""
 import torch
 
 from tests.witness import family_findings, run
@@ -77,3 +77,49 @@ def test_a_one_cycle_from_a_partial_table_stepped_per_epoch_stays_in_warm_up():
     repaired = PARTIAL_SCHEDULE.replace("        optimizer.step()\n    scheduler.step()\n", "        optimizer.step()\n        scheduler.step()\n")
     assert family_findings(repaired, "ML2") == []
     assert max(run(repaired)["seen"]) > 0.9
+
+
+APPENDED_CALLBACK = """
+import torch
+
+
+class Loop:
+    def __init__(self, model, callbacks):
+        self.model, self.callbacks = model, callbacks
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+
+    def run(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.optimizer.zero_grad()
+                torch.nn.functional.mse_loss(self.model(x), y).backward()
+                self.optimizer.step()
+                for cb in self.callbacks:
+                    cb.on_batch_end(self)
+            seen.append(self.optimizer.param_groups[0]["lr"])
+
+
+class ScheduleStep:
+    def __init__(self, scheduler):
+        self.scheduler = scheduler
+
+    def on_batch_end(self, loop):
+        self.scheduler.step()
+
+
+loop = Loop(torch.nn.Linear(3, 1), [])
+loop.callbacks.append(ScheduleStep(torch.optim.lr_scheduler.StepLR(loop.optimizer, step_size=2, gamma=0.1)))
+loop.run([(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)], 4)
+"""
+
+
+def test_an_epoch_schedule_appended_as_a_batch_callback_decays_every_two_batches():
+    """The callback appended to the loop's list steps a schedule sized in epochs after every batch: after the
+    first epoch the rate has decayed five times."""
+    assert family_findings(APPENDED_CALLBACK, "ML2") == [(26, "ML205")]
+    assert run(APPENDED_CALLBACK)["seen"][0] < 1e-4
+    repaired = APPENDED_CALLBACK.replace("on_batch_end", "on_epoch_end").replace(
+        "                for cb in self.callbacks:\n                    cb.on_epoch_end(self)\n", ""
+    ).replace("            seen.append(", "            for cb in self.callbacks:\n                cb.on_epoch_end(self)\n            seen.append(")
+    assert family_findings(repaired, "ML2") == []
+    assert run(repaired)["seen"][:2] == [1.0, 0.1]

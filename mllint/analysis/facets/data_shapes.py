@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 
+from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
-from mllint.analysis.facets.tensor_values import Batches, Fields, Items, Listed, Number, Samples, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Tensor
 from mllint.analysis.values.values import ValueKinds
 
 NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
@@ -34,6 +35,8 @@ PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
 # Calls a loop may wrap its loader in (`enumerate(loader)`, `tqdm(loader, ...)`): the loader is their first argument.
 LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
 RESHAPES = frozenset({"view", "reshape"})
+ENVIRONMENT_MAKERS = frozenset({"gym.make", "gymnasium.make"})  # one environment (`make_vec`, `gym.vector.make`: many)
+ENVIRONMENT_WRAPPERS = ("gym.wrappers.", "gymnasium.wrappers.")
 
 
 def numpy_shape(interpreter, node: ast.Call, name: str):
@@ -72,6 +75,28 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name is None and isinstance(node.func, ast.Name) and node.func.id == "enumerate" and isinstance(first, Batches):
         return Batches(Items((Number(None), first.item)))
     return None
+
+
+def environment_step(ctx, node: ast.Call, width: int | None) -> Items | None:
+    """`obs, reward, *flags = env.step(action)` of one environment (`gym.make(...)`, wrapped or not; a
+    vector environment's rewards are arrays): its reward is a Python number. `width`: how many names the
+    result is unpacked into (4 or 5, by the library's version)."""
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr == "step" and width in (4, 5)):
+        return None
+    found = [made for made, _ in makers(ctx, node.func.value)]  # built here, or passed by every call site
+    if not found or not all(made and all(_single_environment(c, call) for c, call in made) for made in found):
+        return None
+    return Items(tuple(NUMBER if i == 1 else None for i in range(width)))
+
+
+def _single_environment(ctx, call: ast.Call, depth: int = 0) -> bool:
+    name = ctx.qualified_name(call.func) or ""
+    if name in ENVIRONMENT_MAKERS:
+        return True
+    wrapped = call.args[0] if call.args else None
+    if name.startswith(ENVIRONMENT_WRAPPERS) and ".vector" not in name and isinstance(wrapped, ast.Call) and depth < 3:
+        return _single_environment(ctx, wrapped, depth + 1)  # `RecordEpisodeStatistics(gym.make(...))`
+    return False
 
 
 def as_dataset(value: object) -> object:

@@ -265,6 +265,8 @@ class GradientFlow:
                 return GRAPH  # `self.mu` of `self.mu = nn.Parameter(...)`
             if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._setting(expr):
                 return NONE  # `self.p_loss`, set from a constant (a hyperparameter, as every call site passes it)
+            if is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._holds_module(expr):
+                return GRAPH  # `self.model` of `self.model = Net().to(device)`, handed to a helper that calls it
             written = self._written(expr) if not is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) else None
             stored = self._stored_names(expr) if written is None else None
             if stored:  # `self.model` of `self.model = model` in `__init__`: what the construction passes
@@ -306,6 +308,12 @@ class GradientFlow:
                 pairs = zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) else [(target, node.value)]
                 assigned += [value for store, value in pairs if is_self_attribute(store) and store.attr == attribute.attr]
         return assigned if assigned and all(isinstance(value, ast.Name) for value in assigned) else None
+
+    def _holds_module(self, attribute: ast.Attribute) -> bool:
+        """Is a `self.` attribute only ever a module with parameters, as the objects layer tells (made by
+        `nn.Sequential(...)`, `Net().to(device)`, a builder of the project)?"""
+        made = self.ctx.analysis(Objects).made(attribute)
+        return bool(made) and all(home.analysis(GradientFlow)._is_module_constructor(call) for home, call in made)
 
     def _own_parameter(self, attribute: ast.Attribute) -> bool:
         constructor = self.values.constructor(attribute)

@@ -21,9 +21,10 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, own_nodes, parameters
 from mllint.analysis.syntax.tree import assignment_targets
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
 BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
+BROAD_NAMES = frozenset(f"builtins.{name}" for name in BROAD)
 PROCESS_EXITS = frozenset({"sys.exit", "os._exit", "os.abort"})
 BUILTIN_EXITS = frozenset({"exit", "quit"})
 OUT_OF_MEMORY_ERRORS = frozenset({"torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"})
@@ -47,17 +48,35 @@ class HandledErrors:
     def broad(self, exception: ast.AST | None) -> bool:
         """A broad exception (bare, `Exception`, `BaseException`, `RuntimeError`); torch's out-of-memory
         errors count (every batch too large for the device is one, and the model's own), by any alias,
-        also one a module of the project re-exports (`from utils import CudaOOM`), unless the handler
-        recovers (`leaves`)."""
+        also one a module of the project re-exports (`from utils import CudaOOM`), and in a tuple of
+        classes however it is bound (`caught`), unless the handler recovers (`leaves`)."""
         if exception is None:
             return True
-        if isinstance(exception, ast.Tuple):
-            return any(self.broad(e) for e in exception.elts)
-        if self._library_name(exception) in OUT_OF_MEMORY_ERRORS:
-            return True
+        return any(name in OUT_OF_MEMORY_ERRORS or name in BROAD_NAMES for name in self.caught(exception))
+
+    def caught(self, exception: ast.AST, ctx=None, depth: int = 0) -> list[str | None]:
+        """The qualified names of the classes an `except` clause (or an `isinstance` test) names, a builtin
+        as `builtins.RuntimeError`, None for one not known: each item of a tuple, through names bound to a
+        class or a tuple of them, local, module-level or of another module of the project
+        (`OOM_ERRORS = (torch.cuda.OutOfMemoryError,)` in `utils.py`, `RETRY = (*OOM_ERRORS, TimeoutError)`)."""
+        ctx = ctx or self.ctx
+        if depth > MAX_DEPTH:
+            return [None]
+        if isinstance(exception, ast.Tuple | ast.List):
+            items = [e.value if isinstance(e, ast.Starred) else e for e in exception.elts]
+            return [name for item in items for name in self.caught(item, ctx, depth + 1)]
         if isinstance(exception, ast.Name):
-            return exception.id in BROAD and self.ctx.qualified_name(exception) is None
-        return self._library_name(exception) in {f"builtins.{name}" for name in BROAD}
+            bound = ctx.analysis(ValueKinds).reaching_values(exception)
+            if bound is not None and len(bound) == 1 and isinstance(bound[0], ast.Tuple | ast.List | ast.Name | ast.Attribute):
+                return self.caught(bound[0], ctx, depth + 1)
+            if ctx.qualified_name(exception) is None and not bound:
+                return [f"builtins.{exception.id}"]
+        view = self.ctx.analysis(ProjectView)
+        name = view.library_name(ctx.qualified_name(exception))
+        found = view.global_value(name) if name is not None else None
+        if found is not None and isinstance(found[1], ast.Tuple | ast.List | ast.Name | ast.Attribute):
+            return self.caught(found[1], found[0], depth + 1)
+        return [name]
 
     def leaves(self, handler: ast.ExceptHandler, node: ast.Try) -> bool:
         """Does the handler re-raise or exit: anywhere in its body, or, where it singles out an
@@ -91,8 +110,7 @@ class HandledErrors:
 
     def out_of_memory_only(self, handler: ast.ExceptHandler) -> bool:
         """Does the handler catch torch's out-of-memory errors only (by any alias)?"""
-        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        return all(c is not None and self._library_name(c) in OUT_OF_MEMORY_ERRORS for c in caught)
+        return handler.type is not None and all(name in OUT_OF_MEMORY_ERRORS for name in self.caught(handler.type))
 
     def out_of_memory_path(self, handler: ast.ExceptHandler) -> list[ast.stmt] | None:
         """The statements an out-of-memory error runs in a handler: all of one that catches only those, the
@@ -214,10 +232,6 @@ class HandledErrors:
                     return callee.ctx, handler
         return None
 
-    def _library_name(self, node: ast.AST) -> str | None:
-        """The qualified name of an exception class, through the project's re-exports (`from utils import CudaOOM`)."""
-        return self.ctx.analysis(ProjectView).library_name(self.ctx.qualified_name(node))
-
     def leaving(self, node: ast.AST) -> bool:
         """A `raise`, or a call that exits the process."""
         if isinstance(node, ast.Raise):
@@ -267,9 +281,7 @@ class HandledErrors:
         """`isinstance(e, torch.cuda.OutOfMemoryError)` (by any alias)."""
         if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
             return False
-        classes = test.args[1:2]
-        classes = classes[0].elts if classes and isinstance(classes[0], ast.Tuple) else classes
-        return bool(classes) and all(self._library_name(c) in OUT_OF_MEMORY_ERRORS for c in classes)
+        return len(test.args) == 2 and all(name in OUT_OF_MEMORY_ERRORS for name in self.caught(test.args[1]))
 
 
 def _singles_out(test: ast.AST, name: str) -> bool:

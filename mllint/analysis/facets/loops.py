@@ -695,7 +695,7 @@ class TrainingLoops:
             return []
         callee = m.resolver.resolve(call, at) or self._method_callee(m, call)
         if callee is None and m is self.own:
-            hooks = self._item_methods(call)
+            hooks = self.item_methods(call)
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
@@ -724,36 +724,39 @@ class TrainingLoops:
 
     def _dispatches(self, loop: ast.AST) -> bool:
         """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`) that the objects
-        layer resolves (`_item_methods`)?"""
+        layer resolves (`item_methods`)?"""
         body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
         calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
-        return bool(calls) and len(calls) == len(body) and all(self._item_methods(c) for c in calls)
+        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) for c in calls)
 
-    def _item_methods(self, call: ast.Call) -> list[Callee]:
-        """The methods `item.hook(...)` runs for a loop variable `item` over a container of objects of
-        project classes (`for cb in callbacks:`), as the objects layer tells here or under the call sites
-        of the function around it or of its class's `__init__` (`self.callbacks = callbacks`, given by
-        `Trainer(model, opt, [LRSchedulerCallback(sched), PrintCallback()])`): one method per class, all of
-        them run; empty when one is unknown."""
+    def item_methods(self, call: ast.Call, linted=None) -> list[Callee]:
+        """The methods `item.hook(...)` (or `item(...)`: `__call__`) runs for a loop variable `item` over a
+        container of objects of project classes (`for cb in callbacks:`), as the objects layer tells here
+        or under the call sites of the function around it or of its class's `__init__` (`self.callbacks =
+        callbacks`, given by `Trainer(model, opt, [LRSchedulerCallback(sched), PrintCallback()])`, or
+        appended to `trainer.callbacks`): one method per class, all of them run; empty when one is unknown.
+        `linted`: the linted file, when this one is a module read for its project (its call sites are searched from there)."""
         func = call.func
-        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        item, hook = (func.value, func.attr) if isinstance(func, ast.Attribute) else (func, "__call__")
+        if not isinstance(item, ast.Name):
             return []
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
-        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != func.value.id:
+        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or loop.target.id != item.id:
             return []
-        objects = self.ctx.analysis(Objects)
+        linted_objects = linted.analysis(Objects) if linted is not None else None
+        objects = linted_objects._of(self.ctx) if linted_objects is not None else self.ctx.analysis(Objects)
 
         def methods_under(binding: Binding | None) -> list[Callee] | None:
-            found = under(self.ctx, func.value, binding)
+            found = under(self.ctx, item, binding, linted_objects)
             classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
             if None in classes:
                 return None
-            methods = [inherited_method(ctx, cls, func.attr, objects.view) for ctx, cls in classes]
+            methods = [inherited_method(ctx, cls, hook, objects.view) for ctx, cls in classes]
             if not all(method is not None for method in methods):
                 return None
             return [Callee(method, ctx) for ctx, method in sorted(methods, key=lambda cm: cm[1].lineno)]
 
-        return next((hooks for hooks, _ in per_call_site(self.ctx, call, methods_under)), [])
+        return next((hooks for hooks, _ in per_call_site(self.ctx, call, methods_under, linted)), [])
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
@@ -999,7 +1002,7 @@ def _renamer(callee: ast.AST, call: ast.Call):
     skips_self = passes_self(call, callee)
     bound = bind_arguments(call, callee, skips_self)
     if skips_self:  # `self.optimizer` of `engine.run_epoch(...)`'s method is `engine.optimizer`
-        bound[named[0]] = call.func.value
+        bound[named[0]] = call.func.value if isinstance(call.func, ast.Attribute) else call.func  # `hook(...)` of `__call__`
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)

@@ -25,7 +25,7 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, Called, Kind, Origin, Passed, Ref, ValueKinds, canonical_class,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, Called, Kind, Origin, Passed, Ref, Source, ValueKinds, canonical_class,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -205,6 +205,9 @@ class LossCalls:
             if name.startswith("torch.") and len(made) == 1 and binding is not None:  # `nn.Sequential(..., nn.Softmax(1))` passed in, wrapped
                 origins.append(self._passed_layer_output(view, made[0], call, binding))
                 continue
+            if name.startswith("torch.") and len(made) == 1:
+                origins.append(self._chosen_layer_output(view, made[0], call))
+                continue
             model = Called(Ref(name), made[0][1])
             origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
@@ -220,6 +223,24 @@ class LossCalls:
         if passed is None:
             return None
         return view.origin_of(Called(Passed(layer, home.module.name, passed[2]), call))  # named as the call site passes it
+
+    def _chosen_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call) -> Origin | None:
+        """The output of a torch module built in another module whose output layer's class the configuration
+        chooses (`getattr(nn, cfg.out_act)()` with the field defaulting to "Sigmoid", `act = ACTIVATIONS[cfg.get(
+        "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
+        home, constructor = made
+        values = home.analysis(ValueKinds)
+        last = values.output_constructor(constructor)
+        chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
+        classes = made_classes(home, last, self.ctx) if chosen else None
+        kinds = {MODULE_KINDS.get(canonical_class(name)) for name in classes or {None}}
+        if len(kinds) != 1 or None in kinds:
+            return None
+        line = _chosen_at(home, last).lineno
+        if home is self.ctx:
+            return Origin(kinds.pop(), call, Source("", "", line))
+        summary = view.summary(home.module.name) if home.module is not None else None
+        return Origin(kinds.pop(), call, Source("", *view.line_of(summary, line))) if summary is not None else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
@@ -274,6 +295,13 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
     names = called_names(ctx, func, binding)
     losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
     return losses.pop() if len(losses) == 1 else None
+
+
+def _chosen_at(ctx, constructor: ast.Call) -> ast.AST:
+    """Where a layer's class is chosen: the table entry a name it calls is bound to (`out_act =
+    ACTIVATIONS[...]`), else the constructor itself."""
+    bound = ctx.analysis(ValueKinds).reaching_values(constructor.func) if isinstance(constructor.func, ast.Name) else None
+    return bound[0] if bound is not None and len(bound) == 1 and isinstance(bound[0], ast.Subscript) else constructor
 
 
 def _class_name(ctx, constructor: ast.Call) -> str | None:

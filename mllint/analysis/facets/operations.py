@@ -81,6 +81,16 @@ class Operations:
                 return value.dims
         return tuple(self.dim(a) for a in args)
 
+    def from_array(self, data: ast.AST) -> Shape | None:
+        """The shape `torch.tensor(data)` / `np.array(data)` give: an array's own, or a nest of Python lists'
+        (`torch.tensor(labels)`, `np.array([score])` is `(1,)`, `torch.tensor([[b["y"]] for b in batch])`)."""
+        array = self.value_of(data)
+        if isinstance(array, (Listed, Items, Number)):
+            shape = nested_shape(array)
+            if shape is not None or not isinstance(array, Items):
+                return shape
+        return array.shape if isinstance(array, Tensor) else _literal_shape(data)
+
     def torch_function(self, node: ast.Call, name: str) -> Shape | None:
         args = node.args
         first = call_argument(node, 0, "input")
@@ -104,12 +114,7 @@ class Operations:
         if name == "torch.linspace":
             return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
         if name in FROM_ARRAY and first is not None:
-            array = self.value_of(first)
-            if isinstance(array, (Listed, Items, Number)):  # `torch.tensor(labels)`, `torch.tensor([[b["y"]] for b in batch])`
-                shape = nested_shape(array)
-                if shape is not None or not isinstance(array, Items):
-                    return shape
-            return array.shape if isinstance(array, Tensor) else _literal_shape(first)
+            return self.from_array(first)
         if name in BROADCAST_FUNCTIONS:
             return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
         if name in LOSSES and name.startswith(FUNCTIONAL):

@@ -19,7 +19,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.objects.call_sites import built, classes_of, made_classes, substituted
+from mllint.analysis.objects.call_sites import built, classes_of, getattr_names, made_classes, substituted
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -166,6 +166,9 @@ def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
         return True
     if isinstance(expr, ast.Name) and _iterates_submodules(ctx, expr):
         return True
+    named = _named_attributes(ctx, expr) if depth < MAX_DEPTH else None
+    if named is not None:  # (attributes written for the question: their call sites are those of `expr`)
+        return all(_is_submodule(ctx, attribute) or _module_objects(ctx, attribute, at=expr) for attribute in named)
     values = ctx.analysis(ValueKinds)
     constructor = values.constructor(expr)
     if constructor is not None and is_module_constructor(ctx, constructor):
@@ -178,6 +181,13 @@ def is_module(ctx, expr: ast.AST, depth: int = 0) -> bool:
     return constructor is None and instance is None and _named_like_a_module(ctx, expr)
 
 
+def _named_attributes(ctx, expr: ast.AST) -> list[ast.Attribute] | None:
+    """The attributes `getattr(obj, name)` may read (`call_sites.getattr_names`): `obj.layer1`, `obj.layer2`;
+    None for any other expression, or a name not known."""
+    names = getattr_names(ctx, expr)
+    return [ast.copy_location(ast.Attribute(value=expr.args[0], attr=n, ctx=ast.Load()), expr) for n in sorted(names)] if names else None
+
+
 def _named_like_a_module(ctx, expr: ast.AST) -> bool:
     """`model`, `self.backbone`, `net.text_encoder`: a parameter or attribute named like a module."""
     name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else ""
@@ -188,18 +198,19 @@ def _named_like_a_module(ctx, expr: ast.AST) -> bool:
     return True
 
 
-def _module_objects(ctx, expr: ast.AST) -> bool:
+def _module_objects(ctx, expr: ast.AST, at: ast.AST | None = None) -> bool:
     """Is every object `expr` may be an nn.Module, as the objects layer tells: made by a module constructor
     (here, or by a project factory: `self.model = create_model(cfg)`), or a submodule of one, however deep
     (`self.model.encoder.block3`: what the project classes write to those attributes), as the file tells
-    or under a call site of the function around it (`def freeze(model): model.stem.requires_grad = False`)?"""
+    or under a call site of the function around it (`def freeze(model): model.stem.requires_grad = False`;
+    `at`: where `expr` stands, when it is not in the tree)?"""
     objects = ctx.analysis(Objects)
 
     def modules(binding) -> bool | None:
         found = _concrete(objects, substituted(objects, objects.points_to(expr), binding), 0)
         return (bool(found) and all(_is_module_object(objects, obj) for obj in found)) or None
 
-    return any(per_call_site(ctx, expr, modules))
+    return any(per_call_site(ctx, at or expr, modules))
 
 
 def _concrete(objects: Objects, found: frozenset | None, depth: int) -> frozenset | None:
@@ -760,6 +771,22 @@ def _group(objects: frozenset | None) -> str | None:
     return obj.ctx.text(params) if params is not None else None
 
 
+def _groups(ctx, value: ast.AST) -> str | None:
+    """`_group` of an item of a dict or list of groups (of `ctx`), or the "params" of each group of a list or
+    tuple of them the item is (`"body": [decay_group, {"params": no_decay, ...}]`), joined; names read
+    through points-to."""
+    def held(node: ast.AST) -> frozenset | None:
+        return ctx.analysis(Objects).points_to(node) if isinstance(node, ast.Name) else frozenset({Obj("made", node, ctx=ctx)})
+
+    found = held(value)
+    single = _group(found)
+    listed = next(iter(found)).node if single is None and found and len(found) == 1 and next(iter(found)).kind == "made" else None
+    if not isinstance(listed, ast.List | ast.Tuple) or not listed.elts:
+        return single
+    groups = [_group(held(e)) for e in listed.elts]
+    return None if None in groups else ", ".join(groups)
+
+
 def own_setting(ctx, target: ast.Attribute, value: ast.AST) -> bool:
     """Is `self.requires_grad = value` a module's setting of its own rather than a freeze: a stored
     argument (`= requires_grad`), or a flag its methods read back (`if self.requires_grad:`)?"""
@@ -793,7 +820,7 @@ def _unread_items(ctx, name: str, reads: list[ast.AST], groups: ast.AST, home, a
     for key, value in items:
         if key is None or key in taken or any(isinstance(v, ast.Starred) for _, v in items):
             continue
-        params = _group(frozenset({Obj("made", value, ctx=home)}))
+        params = _groups(home, value)
         if params is not None:
             found.append(UnusedGroup(reads[-1] if at_read else value, f"{name}[{key!r}]", params))
     return found if reads else []

@@ -16,6 +16,7 @@ scores (by its name, or by the test evaluations appended to it); an argmax with 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 
@@ -23,13 +24,15 @@ from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import Callers, call_sites
+from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.scopes import SCOPE_NODES
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, is_parameter
 from mllint.findings import Related
 
 TEST = re.compile(r"(?<![a-z])test", re.IGNORECASE)
 VALIDATION = re.compile(r"(?<![a-z])(val|valid|validation|dev|eval)(?![a-z])|(?<![a-z])valid", re.IGNORECASE)
 BEST = re.compile(r"best|(^|_)(max|min|top|highest|lowest)(_|$)", re.IGNORECASE)
+EVALUATION = re.compile(r"(?<![a-z])eval(?![a-z])", re.IGNORECASE)  # beside a test word: what is done with the test set
 TRAIN = re.compile(r"(?<![a-z])train", re.IGNORECASE)
 EPOCH = re.compile(r"epoch|^ep$|^e$|iter|step|round", re.IGNORECASE)
 TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
@@ -117,13 +120,13 @@ class Selections:
         return self._hooks[method]
 
     def _hook_run_per_epoch_now(self, method: ast.AST) -> bool:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name.startswith("_"):
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name.startswith("_") and method.name != "__call__":
             return False
         cls = self.ctx.scopes.enclosing_class(method)
         if cls is None or self.ctx.scopes.enclosing_scope(method) is not cls:
             return False
         index = self.ctx.project
-        if index is None or not index.modules_calling(cls.name):
+        if not (index.modules_calling(cls.name) if index is not None else self._calls_named(cls.name)):
             return False
         return any(c.analysis(Selections)._dispatches_per_epoch(method.name) for c in self._calling_in(index, method.name))
 
@@ -135,26 +138,41 @@ class Selections:
         return self._dispatching[name]
 
     def _dispatches_per_epoch_now(self, name: str) -> bool:
-        for call in self._calls_named(name):
-            func = call.func
-            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-                continue
+        return any(True for _ in self._epoch_dispatches(name))
+
+    def _epoch_dispatches(self, name: str):
+        """This file's calls `item.name(...)` (`item(...)` for `__call__`) of a loop's item, made once per
+        epoch: in an epoch loop or one that trains, or in a function such a loop calls."""
+        for call in self._item_calls(name):
             loops = [a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))]
-            inner = loops[0] if loops else None
-            if not (isinstance(inner, ast.For) and isinstance(inner.target, ast.Name) and inner.target.id == func.value.id):
-                continue
             if self._per_epoch(loops[1:]):
-                return True
+                yield call
+                continue
             around = loops[1] if len(loops) > 1 else None
             index = self.ctx.project or self.ctx.read_for
             if isinstance(around, (ast.FunctionDef, ast.AsyncFunctionDef)) and index is not None and any(
                 c.analysis(Selections)._called_per_epoch(around.name) for c in self._calling_in(index, around.name)
             ):
-                return True
-        return False
+                yield call
+
+    def _item_calls(self, name: str):
+        """The calls `item.name(...)` (`item(...)` for `__call__`) of the item of the loop right around them."""
+        calls = [c for n, cs in self._calls_by_name_now().items() if n != name for c in cs] if name == "__call__" else self._calls_named(name)
+        for call in calls:
+            func = call.func
+            item = func if name == "__call__" else func.value if isinstance(func, ast.Attribute) else None
+            if not isinstance(item, ast.Name) or (name == "__call__" and not isinstance(func, ast.Name)):
+                continue
+            loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.While, *SCOPE_NODES))), None)
+            if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and loop.target.id == item.id:
+                yield call
 
     def _calling_in(self, index, name: str):
-        """The contexts of the first modules of the project that call `name` (this file's own too)."""
+        """The contexts of the first modules of the project that call `name` (this file's own too; this file
+        alone without a project)."""
+        if index is None:
+            yield self.ctx
+            return
         own = self.ctx.module.name if self.ctx.module else None
         for module in index.modules_calling(name)[:MAX_DISPATCHING]:
             found = self.ctx if module == own else index.context(module)
@@ -170,11 +188,14 @@ class Selections:
 
     def _calls_named(self, name: str) -> list[ast.Call]:
         """The file's calls whose function reads as `name` (`_last`), in source order: indexed in one pass."""
+        return self._calls_by_name_now().get(name, [])
+
+    def _calls_by_name_now(self) -> dict[str, list[ast.Call]]:
         if self._calls_by_name is None:
             self._calls_by_name = {}
             for call in self.ctx.index.of_type(ast.Call):
                 self._calls_by_name.setdefault(_last(call.func), []).append(call)
-        return self._calls_by_name.get(name, [])
+        return self._calls_by_name
 
     def _per_epoch(self, loops: list[ast.AST]) -> bool:
         """Is one of these loops (innermost first, up to the function) over epochs, or one that trains?"""
@@ -218,7 +239,7 @@ class Selections:
             if evidence:
                 return TestSelection(call.args[0], call, evidence)
         evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
-        if evaluated is not None and TEST.search(self.ctx.text(evaluated)) and not VALIDATION.search(self.ctx.text(evaluated)):
+        if evaluated is not None and _names_test(self.ctx.text(evaluated)):
             if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
                 return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
         return None
@@ -238,7 +259,7 @@ class Selections:
         """Why a collection holds per-epoch test scores: its name (`test_f1s`, `history["test_acc"]`), or
         what is appended to it (`accs.append(evaluate(model, test_loader))`)."""
         key = _last(collection, whole=True)
-        if TEST.search(key) and SCORE.search(key) and not VALIDATION.search(key):
+        if _names_test(key) and SCORE.search(key):
             return f"its name, `{key}`"
         if not isinstance(collection, ast.Name):
             return None
@@ -287,15 +308,16 @@ class Selections:
                 return True
         return False
 
-    def _test_score(self, score: ast.AST) -> tuple[str | None, tuple[Related, ...]]:
-        """Why `score` is measured on test data, and the call site that says so; None when nothing does."""
+    def _test_score(self, score: ast.AST, callers: Callers | None = None) -> tuple[str | None, tuple[Related, ...]]:
+        """Why `score` is measured on test data, and the call site that says so; None when nothing does.
+        `callers`: the linted file's, when this file is a module read for its project."""
         key = _last(score, whole=True)
-        if TEST.search(key) and not VALIDATION.search(key):
+        if _names_test(key):
             return f"its name, `{key}`", ()
         if isinstance(score, ast.Subscript):  # `test_metrics["acc"]`, `results["acc"]` of an evaluation
             score = score.value
             key = _last(score, whole=True)
-            if TEST.search(key) and not VALIDATION.search(key):
+            if _names_test(key):
                 return f"its name, `{key}`", ()
         if isinstance(score, ast.Name):
             made = [getattr(self._statement(d.node), "value", None) for d in self.values.reaching_definitions(score)]
@@ -308,15 +330,35 @@ class Selections:
                     return (f"it evaluates `{_short(data)}`" if data else f"`{_short(self.ctx.text(call))}` at line {call.lineno}"), ()
                 if self._evaluates_test(call):
                     return f"`{_short(self.ctx.text(call))}` at line {call.lineno}", ()
-                passed = self._passed_test(call)
+                passed = self._passed_test(call, callers or self.ctx.analysis(Callers))
                 if passed is not None:
                     return passed
         function = self.ctx.scopes.enclosing_function(score)
         if function is not None and self._is_test_pass(function):
             return f"it is computed in the test pass `{function.name}`", ()
-        return None, ()
+        return self._dispatched_test(score, function) or (None, ())
 
-    def _passed_test(self, call: ast.Call) -> tuple[str, tuple[Related, ...]] | None:
+    def _dispatched_test(self, score: ast.AST, hook: ast.AST | None) -> tuple[str, tuple[Related, ...]] | None:
+        """A test score a training loop hands to a callback's hook as the parameter `score` is (`for cb in
+        callbacks: cb(model, test_acc)` running `BestCheckpoint.__call__(self, model, score)`): the loop's
+        items are instances of the hook's class, as the objects layer tells (or, for a named hook, unknown)."""
+        definitions = self.values.reaching_definitions(score) if isinstance(score, ast.Name) else []
+        if not definitions or not all(is_parameter(d) for d in definitions) or not self._hook_run_per_epoch(hook):
+            return None
+        index, path = self.ctx.project, os.path.abspath(self.ctx.real_path or self.ctx.path)
+        for caller in self._calling_in(index, hook.name):
+            for call in caller.analysis(Selections)._epoch_dispatches(hook.name):
+                runs = [(os.path.abspath(c.ctx.real_path or c.ctx.path), c.function.lineno) for c in caller.analysis(TrainingLoops).item_methods(call, self.ctx)]
+                if (path, hook.lineno) not in runs and (runs or hook.name == "__call__"):
+                    continue
+                argument = bind_arguments(call, hook, True).get(score.id)
+                evidence, related = caller.analysis(Selections)._test_score(argument, self.ctx.analysis(Callers)) if argument is not None else (None, ())
+                if evidence:
+                    where, line, site = self.ctx.analysis(Callers).place(caller, call)
+                    return f"`{_short(caller.text(argument))}` passed as `{score.id}` at {where}:{line}; {evidence} there", (site, *related)
+        return None
+
+    def _passed_test(self, call: ast.Call, callers: Callers) -> tuple[str, tuple[Related, ...]] | None:
         """Test data that a call site passes for the evaluator or loader an evaluation reads: a parameter
         of the function around it, or `self.x` that `__init__` sets from its parameter."""
         function = self.ctx.scopes.enclosing_function(call)
@@ -327,10 +369,10 @@ class Selections:
             if found is None:
                 continue
             holder, name = found
-            for binding in self.ctx.analysis(Callers).bindings(holder):
+            for binding in callers.bindings_in(self.ctx, holder):
                 passed = binding.argument(name)
                 text = passed[0].text(passed[1]) if passed is not None else ""
-                named = TEST.search(text) and not VALIDATION.search(text)
+                named = _names_test(text)
                 built = _built_on_test(passed[0], passed[1]) if text and not named else None
                 if named or built:
                     built = f", built on `{_short(built)}`" if built else ""
@@ -375,8 +417,10 @@ class Selections:
 
 def _built_on_test(ctx, argument: ast.AST, depth: int = 0) -> str | None:
     """What says an argument holds test data, whatever its own name: a split read by its key or name in
-    what it is built from (`Evaluator(DataLoader(splits["test"]))`, `DataLoader(test_set)`), through the
-    names assigned it (two steps); None when nothing does, or training or validation data is named there too."""
+    what it is built from (`Evaluator(DataLoader(splits["test"]))`, `DataLoader(test_set)`), or named by a
+    string it is given (`Evaluator(loader, "test")`, `MNIST(root, split="test")`), through the names
+    assigned it (evaluator, loader, dataset: three steps); None when nothing does, or training or
+    validation data is named there too."""
     values = (ctx.analysis(ValueKinds).reaching_values(argument) or []) if isinstance(argument, ast.Name) else [argument]
     found = None
     for node in (n for value in values for n in ast.walk(value) if n is not value or not isinstance(n, ast.Name)):
@@ -384,15 +428,23 @@ def _built_on_test(ctx, argument: ast.AST, depth: int = 0) -> str | None:
             text = node.slice.value  # `splits["test"]`
         elif isinstance(node, (ast.Name, ast.Attribute)):
             text = _last(node, whole=True)
+        elif isinstance(node, ast.Call):  # `Evaluator(loader, "test")`, `load_dataset(name, split="test")`
+            text = " ".join(a.value for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Constant) and isinstance(a.value, str))
         else:
             continue
-        if VALIDATION.search(text) or TRAIN.search(text):
+        if TRAIN.search(text) or (VALIDATION.search(text) and not _names_test(text)):
             return None
         if TEST.search(text):
-            found = found or ctx.text(node)
-        elif isinstance(node, ast.Name) and depth < 1:
+            found = found or (ctx.text(node) if not isinstance(node, ast.Call) else f'"{text}"')
+        elif isinstance(node, ast.Name) and depth < 2:
             found = found or _built_on_test(ctx, node, depth + 1)
     return found
+
+
+def _names_test(text: str) -> bool:
+    """Does a name or key say test data (`test_acc`, `test_eval`: an evaluation of the test set), and no
+    validation data (`val_test`, `eval_loader`)?"""
+    return bool(TEST.search(text)) and not VALIDATION.search(EVALUATION.sub("", text))
 
 
 def _score_and_best(compare: ast.Compare) -> tuple[ast.AST, ast.AST] | None:

@@ -26,7 +26,9 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, numpy_shape
+from mllint.analysis.facets.data_shapes import (
+    DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step, numpy_shape,
+)
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
@@ -58,6 +60,7 @@ CONFLICT = object()  # recorded for a node that evaluated to different values on
 
 SAME_SELECTION = frozenset("roll flip to cuda cpu long int".split())  # an index tensor's methods that keep its entries
 NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
+NUMPY_SCALARS = frozenset("numpy." + n for n in "float16 float32 float64 double single int8 int16 int32 int64 uint8 bool_".split())
 NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
 GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
@@ -210,6 +213,20 @@ class Shapes:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
         self._analyse_scope_of(call)
         return self.view_targets.get(call)
+
+    def constant_view_target(self, call: ast.Call) -> Shape | None:
+        """The shape a `view`/`reshape` call asks for, each size the code names (`self.n_feat`, `d_model`)
+        that is one int under every construction and call site (`possible_constants`) put in as that int;
+        None unless the sizes are given one by one."""
+        target = self.view_target(call)
+        if target is None or len(call.args) != len(target) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        sizes = []
+        for argument, dim in zip(call.args, target):
+            constants = self.constants(argument) if not isinstance(dim, int) else None
+            fixed = next(iter(constants)) if constants and len(constants) == 1 else None
+            sizes.append(fixed if type(fixed) is int else dim)
+        return tuple(sizes)
 
     def _analyse_scope_of(self, expr: ast.AST) -> None:
         scope = self.ctx.scopes.enclosing_function(expr) or self.ctx.tree
@@ -748,6 +765,9 @@ def _sizes_free(value: object | None) -> bool:
     if isinstance(value, (Items, Fields)):
         parts = value.values if isinstance(value, Items) else [v for _, v in value.values]
         return any(_sizes_free(v) for v in parts) and all(_sizes_free(v) or not _informative(v) for v in parts)
+    if isinstance(value, Listed):  # a list of numbers (`rewards`), of a length not named after a parameter
+        item_free = value.item == NUMBER or (isinstance(value.item, Number) and isinstance(value.item.dim, int)) or _sizes_free(value.item)
+        return not isinstance(value.length, Sym) and item_free
     return False
 
 
@@ -1120,6 +1140,10 @@ class Interpreter(Operations):
             self.eval(item)
         if isinstance(base, Size):
             position = int_literal(index)
+            if isinstance(index, ast.Slice) and index.step is None and base.dims is not None:
+                bounds = [int_literal(b) if b is not None else None for b in (index.lower, index.upper)]
+                written = [b for b in (index.lower, index.upper) if b is not None]
+                return Size(base.dims[bounds[0] : bounds[1]], ("sliced", base.key), base.label) if len(written) == len([b for b in bounds if b is not None]) else None
             if position is None:
                 return None
             if base.dims is not None:
@@ -1217,6 +1241,7 @@ class Interpreter(Operations):
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver)
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
+        data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
             return data
         helper = self.shapes.own_function(node.func)
@@ -1244,7 +1269,15 @@ class Interpreter(Operations):
         elif name in WHERE and len(node.args) == 3 and not node.keywords:
             shape = self.where(node.args)
         elif name is not None and name.startswith("numpy."):
-            shape = self.shape_of(node.args[0]) if (name in NUMPY_SAME_SHAPE or name in FROM_ARRAY) and node.args else numpy_shape(self, node, name)
+            if name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
+                cast = self.value_of(node.args[0])
+                if isinstance(cast, Number):
+                    return NUMBER
+                shape = value_shape(cast)
+            elif name in FROM_ARRAY and node.args:
+                shape = self.from_array(node.args[0])
+            else:
+                shape = self.shape_of(node.args[0]) if name in NUMPY_SAME_SHAPE and node.args else numpy_shape(self, node, name)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
             position = GENERATOR_SIZES.get(node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
             size = call_argument(node, position, "size") if position is not None else None
@@ -1403,6 +1436,13 @@ def _alike(items: list, key: tuple) -> object | None:
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
     shape = shapes.pop() if len(shapes) == 1 else None
     return Tensor(shape, key) if shape is not None else None
+
+
+def _unpacked_width(ctx, node: ast.AST) -> int | None:
+    """How many names the value of `node` is unpacked into (`obs, r, done, info = ...`), if it is."""
+    statement = ctx.scopes.parent(node)
+    targets = statement.targets if isinstance(statement, ast.Assign) and statement.value is node else []
+    return len(targets[0].elts) if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) else None
 
 
 def _size_receiver(node: ast.AST | None) -> ast.AST | None:

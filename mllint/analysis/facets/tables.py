@@ -2,7 +2,8 @@
 
 A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a symbol for its rows; a
 column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
-a list, `df[FEATURES]`; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array; `.values`
+a list, `df[FEATURES]`; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array
+(`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
 frame of other rows; `drop(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
 with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
@@ -13,7 +14,7 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import Frame, Listed, Number, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Frame, Listed, Number, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
@@ -73,12 +74,16 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
     if frame.positional:
         integers = {id(i) for i in items if isinstance(interpreter.seen.get(i), Number)}
         shape = index_shape(frame.shape, items, integers, {})
+        if shape == ():
+            return NUMBER  # `df.iloc[i, -1]`: one cell
         return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
-    if len(frame.shape) != 2 or len(items) != 1:
+    if len(items) != 1 or len(frame.shape) not in (1, 2):
         return None
     selected = _columns(interpreter, items[0])
     if selected is None:
         return None
+    if len(frame.shape) == 1:  # a Series by its labels (`row["price"]` of `row = df.iloc[i]`): a value, or a Series of those
+        return NUMBER if selected == () else Frame((selected if selected != ANY else None,), key)
     return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected if selected != ANY else None), key)
 
 

@@ -24,7 +24,7 @@ from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj,
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 
 MAX_CONVERSIONS = 3  # conversions of conversions (`bool(int(x))`) followed
 
@@ -189,11 +189,41 @@ def passed_argument(call: ast.Call, position: int, keyword: str, default: ast.AS
 def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     """`Objects.constructed` of a call of `ctx`, a table's key the file does not decide read as the constants
     it may be: `LOSSES[name](**kw)` in `get_loss(name)` called with `cfg.loss`, a config field defaulting to
-    "nll", makes `torch.nn.NLLLoss`. `linted`: the linted file, when `ctx` is another module of the project."""
+    "nll", makes `torch.nn.NLLLoss`; so for a name bound to the table's entry (`act = ACTIVATIONS[cfg.get("act",
+    "sigmoid")]`, then `act()`) and for the class `getattr(nn, cfg.out_act)()` names. `linted`: the linted
+    file, when `ctx` is another module of the project."""
     objects = ctx.analysis(Objects)
     func = call.func
+    named = _named_classes(ctx, func, linted)
+    if named is not None:
+        return named
+    if isinstance(func, ast.Name):
+        bound = ctx.analysis(ValueKinds).reaching_values(func)
+        if bound is not None and len(bound) == 1 and isinstance(bound[0], ast.Subscript):
+            func = bound[0]
+            call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
     keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
     return objects.constructed(ctx, call, keys)
+
+
+def _named_classes(ctx, func: ast.AST, linted=None) -> frozenset | None:
+    """The classes `getattr(module, name)` names (`getattr(nn, cfg.out_act)` with the config field defaulting
+    to "Sigmoid": `torch.nn.Sigmoid`); None for any other expression."""
+    names = getattr_names(ctx, func, linted)
+    module = ctx.qualified_name(func.args[0]) if names is not None else None
+    return frozenset(f"{module}.{n}" for n in names) if module is not None else None
+
+
+def getattr_names(ctx, call: ast.AST, linted=None) -> frozenset | None:
+    """The attributes `getattr(obj, name)` (of `ctx`) may read, one for each string its name may be
+    (`possible_constants`: `{"layer1", "layer2"}` in `for name in cfg.frozen` with `frozen=["layer1",
+    "layer2"]`); None for any other expression, a literal name (points-to reads it), or a name not known."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2):
+        return None
+    if call.keywords or isinstance(call.args[1], ast.Constant) or ctx.qualified_name(call.func) not in (None, "getattr", "builtins.getattr"):
+        return None
+    names = possible_constants(ctx, call.args[1], linted)
+    return names if names and all(isinstance(n, str) and n.isidentifier() for n in names) else None
 
 
 def constant_everywhere(ctx, expr: ast.AST) -> bool:
@@ -225,29 +255,45 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
     if isinstance(expr, ast.Constant):
         return frozenset({expr.value})
     objects = ctx.analysis(Objects)
-    found = under(ctx, expr, binding)
     values: set = set()
-    for obj in found or ():
-        inner = {obj}
-        if obj.kind == "field" and obj.base.kind != "made":  # a module's attribute (`self.inplace`): what its writes put there
-            home = objects._of(obj.ctx)
-            held = home.held(obj)
-            inner = substituted(home, held, binding) if held and obj not in held else None
-        for value in inner or (None,):
-            if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
-                value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
-            converted = _converted(value, depth) if value is not None else None
-            if converted is not None:
-                values |= converted
-                continue
-            listed = known_constant(value.node, {}) if value is not None and isinstance(value.node, ast.Tuple | ast.List) else UNKNOWN
-            if listed is not UNKNOWN:  # `features=("sqft", "rooms")`: a tuple of constants
-                values.add(listed)
-                continue
-            if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
-                return None
-            values.add(value.node.value)
+    for obj in under(ctx, expr, binding) or ():
+        found = _object_constants(objects, obj, binding, depth)
+        if found is None:
+            return None
+        values |= found
     return frozenset(values) if values else None
+
+
+def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth: int) -> set | None:
+    """The constants one object may be: a constant made, an attribute of a module that its writes set to
+    one, a config field's default (`_class_default`, `_argparse_default`), a conversion of one, an item of
+    a tuple or list of constants (`name` of `for name in cfg.frozen`); None when not only constants."""
+    if obj.kind == "field" and obj.name == "[]" and obj.base is not None and depth < MAX_DEPTH:
+        listed = _object_constants(objects, obj.base, binding, depth + 1)
+        if listed is None or not all(isinstance(v, tuple) for v in listed):
+            return None
+        return {item for v in listed for item in v}
+    inner = {obj}
+    if obj.kind == "field" and obj.base.kind != "made":  # a module's attribute (`self.inplace`): what its writes put there
+        home = objects._of(obj.ctx)
+        held = home.held(obj)
+        inner = substituted(home, held, binding) if held and obj not in held else None
+    values: set = set()
+    for value in inner or (None,):
+        if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
+            value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
+        converted = _converted(value, depth) if value is not None else None
+        if converted is not None:
+            values |= converted
+            continue
+        listed = known_constant(value.node, {}) if value is not None and isinstance(value.node, ast.Tuple | ast.List) else UNKNOWN
+        if listed is not UNKNOWN:  # `features=("sqft", "rooms")`: a tuple of constants
+            values.add(listed)
+            continue
+        if value is None or value.kind != "made" or not isinstance(value.node, ast.Constant):
+            return None
+        values.add(value.node.value)
+    return values
 
 
 NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})  # objects whose attributes are their keywords
@@ -278,7 +324,7 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     call = field.base.node
     if isinstance(call, ast.Call) and field.base.ctx.qualified_name(call.func) in NAMESPACES:
         passed = next((k.value for k in call.keywords if k.arg == field.name), None)
-        return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) and not call.args else None
+        return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) and not call.args else None
     found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
     if found is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
@@ -290,10 +336,15 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
         return None
     passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
-        return Obj("made", passed, ctx=field.base.ctx) if isinstance(passed, ast.Constant) else None
-    bound = (v for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name and isinstance(v, ast.Constant))
+        return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) else None
+    bound = (v for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name and _literal_constant(v))
     value = next(bound, None)
     return Obj("made", value, ctx=home) if value is not None else None
+
+
+def _literal_constant(node: ast.AST | None) -> bool:
+    """A constant, or a tuple or list written out of constants (`frozen=["layer1", "layer2"]`)."""
+    return isinstance(node, ast.Constant) or isinstance(node, ast.Tuple | ast.List) and known_constant(node, {}) is not UNKNOWN
 
 
 def _argparse_default(field: Obj) -> Obj | None:

@@ -95,8 +95,8 @@ def _stored(function: ast.AST) -> frozenset[str]:
 
 def passes_self(call: ast.Call, function: ast.AST) -> bool:
     """Does `call` bind the method's first parameter itself (`obj.method(...)`, `self.method(...)` of a
-    method that is no staticmethod), so that its arguments fill the parameters after it?"""
-    if not isinstance(call.func, ast.Attribute):
+    method that is no staticmethod, `obj(...)` of `__call__`), so that its arguments fill the parameters after it?"""
+    if not isinstance(call.func, ast.Attribute) and getattr(function, "name", None) != "__call__":
         return False
     positional = [*function.args.posonlyargs, *function.args.args]
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)

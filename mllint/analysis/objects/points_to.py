@@ -131,6 +131,7 @@ class Objects:
         self._writes: dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]] | None = None
         self._pending: dict[int, tuple[ast.AST, ast.AST]] | None = None  # additions whose receivers are not indexed
         self._adding: dict[Obj, list[tuple[int, ast.AST]]] = {}  # object -> (number, what is added to it)
+        self._added_keys: dict[ast.AST, object] = {}  # what `c[k] = x` adds -> its constant key
         self._returns: dict[tuple[ast.AST, ast.AST | None, int], frozenset | None] = {}
         self._open: dict = {}  # keys being computed -> their depth among them
         self._reentered: set = set()  # names read again while being evaluated
@@ -733,12 +734,26 @@ class Objects:
         derived = self_classes(self.ctx, base.node, self.view)[1:] if not written and base.kind == "self" else []
         if derived:  # a mixin's (or a base's) `self.encoder`: that of the classes deriving from it
             return union(*(self._of(home)._field(Obj("self", c, ctx=home), attribute, depth) for home, c in derived))
+        elsewhere = self._constructed_field(base, attribute) if cls is None else None
         if not written:
-            return self._field_of(base, attribute)
-        found: frozenset | None = frozenset()
+            return elsewhere or self._field_of(base, attribute)
+        found: frozenset | None = elsewhere or frozenset()
         for target, value in written:
             found = union(found, self._bound(target, value, depth))
-        return found
+        return self._passed_back(base.node, found, depth) if instance is not None and base.kind == "made" else found
+
+    def _constructed_field(self, base: Obj, attribute: str) -> frozenset | None:
+        """An attribute of an instance this file makes of a project class of another module (no module: its
+        parts are switched with it), as the class's methods write it, with what the construction passes
+        for `__init__`'s parameters (`loop.callbacks` of `loop = Loop(model, cfg, [])`: that list)."""
+        found = self.class_of(base) if base.kind == "made" and isinstance(base.node, ast.Call) else None
+        if found is None or found[0] is self.ctx or self.view is None:
+            return None
+        qualified = f"{found[0].module.name}.{found[1].name}" if found[0].module is not None else None
+        if qualified is None or self.view.is_module_class(qualified):
+            return None
+        written = self.class_field(base, attribute)
+        return self._passed_back(base.node, written, 0) if written else None
 
     def _same_instance(self, obj: Obj, other: Obj) -> bool:
         """The same object, or an object of a class of the file and the `self` of that class's methods."""
@@ -822,6 +837,9 @@ class Objects:
             keyed = isinstance(index, int | str) and (_of_parameter(base) or base.root().kind == "self")  # `self.cfg["inplace"]` too
             return self._field_of(base, f"[{index!r}]" if keyed else "[]")
         for added in self._added_to(base, depth) if found is not None else ():
+            key = self._added_keys.get(added)
+            if isinstance(index, int | str) and key is not None and key != index:
+                continue  # `parts["optim"] = ...` puts nothing at `parts["model"]`
             found = union(found, self._eval(added, depth))
             if found is None:
                 break
@@ -859,6 +877,8 @@ class Objects:
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and self._filed(target) is None:  # (a decorator's: `_registered_items`)
                     added.append((target.value, node.value))
+                    if _constant(target.slice) is not None and len(node.targets) == 1:
+                        self._added_keys[node.value] = _constant(target.slice)
         return added
 
     def _call(self, call: ast.Call, depth: int) -> frozenset | None:
@@ -928,10 +948,12 @@ class Objects:
         function = parameter.node
         if not isinstance(function, FUNCTIONS) or isinstance(call.func, ast.Subscript):
             return None
-        if (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) != function.name:
-            return None
+        cls = self._of(parameter.ctx)._class_of(function)
+        called = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+        if called != function.name and not (function.name == "__init__" and cls is not None and called == cls.name):
+            return None  # `Loop(model, cfg, [])` calls `Loop.__init__`
         positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-        if self._of(parameter.ctx)._class_of(function) is not None and not _is_static(function):
+        if cls is not None and not _is_static(function):
             positional = positional[1:]  # `self` (or `cls`) is the receiver
         position = positional.index(parameter.name) if parameter.name in positional else len(call.args)  # by keyword only
         return call_argument(call, position, parameter.name)

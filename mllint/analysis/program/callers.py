@@ -50,6 +50,8 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
+# A module's methods that return the module itself (`model = Net().to(device)`).
+RETURNS_ITSELF = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_ apply type share_memory to_empty".split())
 MAX_SITES = 8  # bindings read per function (call sites, or chains of them through callers of callers)
 MAX_CALLER_DEPTH = 3  # callers of callers followed for an argument that is the caller's own parameter
 MAX_ALIASES = 3  # local assignments followed back from an argument to the parameters or attributes it reads
@@ -289,7 +291,7 @@ class Callers:
     def _site_bindings(self, ctx, function, target: "_Target", caller, call: ast.Call, depth: int) -> list[Binding]:
         """The binding of one call site: with each binding of the caller's own function when an argument
         is one of its parameters (a chain of call sites, never mixed), else on its own."""
-        path, line, site = self._place(caller, call)
+        path, line, site = self.place(caller, call)
         bound = bind_arguments(call, function, target.skips_first, lambda value: _dict_bound(caller, value))
         splatted = {n: v for n, v in _splatted(call, function, target.skips_first).items() if bound.get(n) is None}
         bound = {**bound, **splatted}
@@ -339,7 +341,7 @@ class Callers:
             self._set_in_init[init] = found
         return init if attributes & self._set_in_init[init] else None
 
-    def _place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
+    def place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
         notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
         path, start, end, cell = self._display(caller), caller.start(call), caller.end(call), None
@@ -630,6 +632,7 @@ def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[t
     loader, criterion)`, `Trainer(model, WeightedMSE())`: the calls of its parameter there, or of the `self.`
     attribute its `__init__` stores it in), with the context each stands in. None when the object is used
     any other way (read from the files' indexes)."""
+    construction = _moved_up(ctx, construction)
     target = _assigned_to(ctx, construction)
     if target is None:
         return _passed_on(ctx, construction, view)
@@ -640,11 +643,63 @@ def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[t
         if isinstance(parent, ast.Call) and parent.func is node and isinstance(node.ctx, ast.Load):
             calls.append((ctx, parent))
             continue
+        method = _method_use(ctx, node, parent)
+        if method is not None:
+            calls += [(ctx, method)] if isinstance(method, ast.Call) else []
+            continue
         passed = _passed_on(ctx, node, view) if node is not None else None
         if passed is None:
             return None
         calls += passed
     return calls
+
+
+def _moved_up(ctx, construction: ast.AST) -> ast.AST:
+    """`Net().to(device)`, `Net().cuda().eval()`: the outermost call of the moves the built module goes
+    through (each returns the module itself)."""
+    parent = ctx.scopes.parent(construction)
+    while isinstance(parent, ast.Attribute) and parent.attr in RETURNS_ITSELF and isinstance(ctx.scopes.parent(parent), ast.Call):
+        construction = ctx.scopes.parent(parent)
+        parent = ctx.scopes.parent(construction)
+    return construction
+
+
+def _method_use(ctx, node: ast.AST, parent: ast.AST | None) -> ast.Call | bool | None:
+    """A use of a module object `node` that hands the object to nobody: `m.forward(x)` (a call of it: that
+    call), `m.parameters()`, `m.state_dict()`, a submodule `m.encoder`, `m.to(device)` or `m.eval()` as a
+    statement (True). None for any other use."""
+    if not (isinstance(node, ast.Name) or is_self_attribute(node)):
+        return None
+    if isinstance(node.ctx, ast.Store):  # `model = model.to(device)`: the same module again
+        return True if isinstance(parent, ast.Assign) and parent.targets == [node] and _moves_of(parent.value, node) else None
+    if not isinstance(parent, ast.Attribute):
+        return None
+    called = ctx.scopes.parent(parent)
+    if not isinstance(called, ast.Call) or called.func is not parent:
+        return True if isinstance(parent.ctx, ast.Load) and not parent.attr.startswith("__") and parent.attr != "forward" else None
+    if parent.attr == "forward":
+        return called
+    if parent.attr in RETURNS_ITSELF:
+        outer = _moved_up(ctx, called)
+        statement = ctx.scopes.parent(outer)
+        kept = isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _same_reference(statement.targets[0], node)
+        return True if isinstance(statement, ast.Expr) or kept else None
+    return True if not parent.attr.startswith("__") else None
+
+
+def _moves_of(value: ast.AST, node: ast.AST) -> bool:
+    """Is `value` the module `node` names, moved (`model.to(device)`, `self.net.cuda().eval()`)?"""
+    moved = False
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in RETURNS_ITSELF:
+        value, moved = value.func.value, True
+    return moved and _same_reference(value, node)
+
+
+def _same_reference(a: ast.AST, b: ast.AST) -> bool:
+    """The same name, or the same `self.` attribute."""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    return is_self_attribute(a) and is_self_attribute(b) and a.attr == b.attr
 
 
 def _assigned_to(ctx, value: ast.AST) -> ast.AST | None:
@@ -709,9 +764,14 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
         reads = _uses(callee, store.targets[0], reads[0])
     elif callee.scopes.writes(function, parameter):
         return None
-    calls = [callee.scopes.parent(n) for n in reads or ()]
-    fits = all(isinstance(c, ast.Call) and c.func is n and isinstance(n.ctx, ast.Load) for c, n in zip(calls, reads or ()))
-    return [(callee, c) for c in calls] if reads and fits else None
+    calls = []
+    for read in reads or ():
+        parent = callee.scopes.parent(read)
+        method = parent if isinstance(parent, ast.Call) and parent.func is read else _method_use(callee, read, parent)
+        if method is None:
+            return None
+        calls += [(callee, method)] if isinstance(method, ast.Call) else []
+    return calls if reads else None
 
 
 def _import_or_attribute_call(word: str) -> re.Pattern[bytes]:

@@ -106,6 +106,9 @@ CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
 # A class statement's bases (`class SimCLR(ContrastiveStepMixin, nn.Module):`), each by its last name: the
 # index's word `(ContrastiveStepMixin)(` says the module derives a class from it.
 CLASS_BASES = re.compile(rb"\bclass[ \t]++\w++[ \t]*+\(([^)]*+)\)")
+# A loop calling each of its items (`for cb in callbacks:` then `cb(model, score)` within a few lines): the
+# index's word `__call__(` says the module may run an object's `__call__`.
+ITEM_CALL = re.compile(rb"\bfor[ \t]++(\w++)[ \t]++in\b[^\n]*+\n(?:[^\n]*+\n){0,3}?[ \t]*+\1[ \t]*+\(")
 BASE_NAME = re.compile(rb"([A-Za-z_]\w*+)[ \t\r\n\\]*+(?=,|$)")
 JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
 MAX_SUBCLASSES = 16  # project classes derived from one class that are searched for a method it lacks
@@ -372,7 +375,8 @@ class _CallIndex:
                 self._forget(path)
             text = _code_text(path)
             bases = {b"(" + b + b")" for bases in CLASS_BASES.findall(text) for b in BASE_NAME.findall(bases.strip())}
-            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases)
+            dispatch = {b"__call__"} if ITEM_CALL.search(text) else set()
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases | dispatch)
             for word in words:
                 self.calls.setdefault(word, set()).add(path)
             self.files[path] = (module, stamp, words)
@@ -815,7 +819,7 @@ class ProjectView:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
             return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement)
-        source = Source(found.via or "", *self._line_of(found.module, found.line))
+        source = Source(found.via or "", *self.line_of(found.module, found.line))
         return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement)
 
     def instance_class(self, value: Value) -> str | None:
@@ -968,7 +972,7 @@ class ProjectView:
         node = found[1].definition()[1] if found is not None else None
         return own_method(node, method, ast.FunctionDef) if node is not None else None
 
-    def _line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
+    def line_of(self, module: ModuleSummary, line: int) -> tuple[str, int]:
         """A module's line as a message shows it: (its file, the line); in a notebook, in its cell."""
         path = self.display(module)
         ctx = self.index.context(module.name) if self.index is not None and is_notebook(module.path) else None

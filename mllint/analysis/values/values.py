@@ -666,6 +666,16 @@ class ValueKinds:
         name = self._class_name(last, binding) if last is not None else None
         return last if name is not None and (name == SEQUENTIAL or not name.startswith("torch.")) else None
 
+    def output_constructor(self, constructor: ast.Call) -> ast.Call | None:
+        """The constructor of the layer whose output a module built by `constructor` returns: itself, or the
+        layer an `nn.Sequential`'s output comes from (`_passed_on`), nested ones too; None when not known, or
+        last only under its function's defaults (`if flag: layers.append(...)`: the call sites decide)."""
+        for _ in range(MAX_DEPTH):
+            if constructor is None or self._class_name(constructor) != SEQUENTIAL:
+                return None if constructor in self._defaulted else constructor
+            constructor = self._passed_on(constructor)
+        return None
+
     def layer_class(self, constructor: ast.Call) -> str | None:
         """The class a layer's constructor call builds (`act()` with `act=nn.SiLU`), as `_class_name` reads it."""
         return self._class_name(constructor)
@@ -692,7 +702,7 @@ class ValueKinds:
 
     def _held_class(self, name: ast.Name, binding=None) -> str | None:
         """The class a name bound once holds: a class (`act = nn.Tanh`), a `getattr(nn, ...)` of one, a
-        `functools.partial` of one, or for a parameter what the call site `binding` passes, else its default
+        `functools.partial` of one, an entry of a table of them (`act = ACTIVATIONS[name]`), or for a parameter what the call site `binding` passes, else its default
         (`final_act=partial(nn.Softmax, dim=-1)`), which is kept in `_defaulted` by `name` as `_string` does."""
         definitions = self._reaching(name)
         if len(definitions) != 1:
@@ -703,6 +713,8 @@ class ValueKinds:
             ctx, held = passed[:2] if passed is not None else (self.ctx, parameter_defaults(definitions[0].node).get(definitions[0].name))
             defaulted = (definitions[0].name,) if passed is None else ()
         found = self._named_class(held, binding) if isinstance(held, ast.Call) and ctx is self.ctx else None
+        if found is None and isinstance(held, ast.Subscript) and ctx is self.ctx:  # `out_act = ACTIVATIONS[name]`
+            found = self._table_class(held, binding)
         if found is not None:
             defaulted = defaulted or self._defaulted.get(held, ())
         else:
@@ -963,7 +975,7 @@ class ValueKinds:
 
     def aliased(self, name: ast.AST) -> list[ast.AST] | None:
         """The references a name is bound to on every way to `name` (`enc = self.net.encoder`, `g = nets["g"]`,
-        `m, g = nets["m"], nets["g"]`): attribute chains and items at constant keys of them; None when one
+        `m, g = nets["m"], nets["g"]`, `layer = getattr(model, name)`): attribute chains and items at constant keys of them; None when one
         binding is anything else. The name holds the very object they hold."""
         values = self.reaching_values(name) if isinstance(name, ast.Name) else None
         return values if values and all(_is_reference(v) for v in values) else None
@@ -1300,7 +1312,10 @@ def _constant_index(node: ast.AST) -> int | None:
 
 
 def _is_reference(expr: ast.AST) -> bool:
-    """`self.net.encoder`, `parts["decoder"]`, `nets[0].head`: an attribute or constant item of a name, however deep."""
+    """`self.net.encoder`, `parts["decoder"]`, `nets[0].head`, `getattr(model, name)`: an attribute or constant item
+    of a name, however deep."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr" and len(expr.args) == 2:
+        return not expr.keywords and _is_reference(ast.Attribute(value=expr.args[0], attr="", ctx=ast.Load()))
     if isinstance(expr, ast.Subscript) and _constant_index(expr.slice) is None:
         if not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str)):
             return False
