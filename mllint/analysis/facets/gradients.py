@@ -614,6 +614,22 @@ class GradientFlow:
                             return target
         return None
 
+    def parameter(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Is `expr` a parameter of a module itself, a leaf no computation made (`p` of `for name, p in
+        model.named_parameters()`, `net.proj.weight`, `self.mu` of an `nn.Parameter`, a name bound only to one)?"""
+        if isinstance(expr, ast.Attribute):
+            own = is_self_attribute(expr) and isinstance(expr.ctx, ast.Load) and self._own_parameter(expr)
+            return own or (expr.attr in PARAMETER_ATTRIBUTES and self._of_module(expr.value))
+        if not isinstance(expr, ast.Name) or depth > MAX_DEPTH:
+            return False
+        bound = self._comprehension_target(expr)
+        if bound is not None:
+            return self._parameter_target(bound)
+        definitions = self.values.reaching_definitions(expr)
+        return bool(definitions) and all(
+            self._parameter_target(d.node) if d.value is None else self.parameter(d.value, depth + 1) for d in definitions
+        )  # fmt: skip
+
     def _parameter_target(self, target: ast.AST) -> bool:
         """Is `target` bound by iterating over a module's parameters (`for p in model.parameters()`, `p` of
         `for name, p in model.named_parameters()`, also in a comprehension)? Parameters require grad: each

@@ -4,8 +4,8 @@
 `__call__`) of the linted file where `meter` is an object of a project class (found by points-to: built where
 the file says, by a project helper, held in a container and taken by a loop over it, or passed by a call
 site), into which attribute the called method
-accumulates a value that carries the graph of `argument`: `self.sum += val * n`, `self.sum = self.sum +
-val`, `self.values.append(F.mse_loss(pred, target))`, `for v in values: self.sum += v` for `update([loss])`.
+accumulates (`totals.added`) a value that carries the graph of `argument`: `self.sum += val * n`, `self.sum =
+self.sum + val`, `self.values.append(F.mse_loss(pred, target))`, `for v in values: self.sum += v` for `update([loss])`.
 The gradient flow of the accumulated value decides, the parameter given a graph: not when the method cuts
 it (`val.item()`, `float(val)`, `pred.detach()` first, `(pred.argmax(1) == y).sum()`); unknown (None) when
 the class, the method or the binding is unknown (library meters such as torchmetrics' are never read).
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from mllint.analysis.objects.callees import function_called, method_called
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
+from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
+from mllint.analysis.facets.totals import added
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
@@ -33,8 +35,7 @@ from mllint.analysis.values.values import ValueKinds
 
 CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_BUILTINS = frozenset({"float", "int"})
-APPENDS = frozenset({"append", "extend", "insert"})
-JOINING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "add"})
+KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float", "mul", "div", "add"})  # of a loss, keeping its graph
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 ANY_KEY = object()  # a value of a returned dict under any key
 
@@ -45,6 +46,7 @@ class Kept:
     attribute: str  # `sum` of `self.sum`
     path: str  # the class's file as findings show it ("" for the linted file)
     line: int  # the statement that accumulates the argument
+    made: str = ""  # the method of the object that makes the accumulated value, where it returns it: `MAEMetric.process`, metrics.py:30
 
 
 def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
@@ -58,17 +60,38 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
             return None
         flows = method.ctx.analysis(GradientFlow)
         live, dead = (Given(method.function, {parameter: flow}, method.instance) for flow in (GRAPH, NONE))
-        for statement in ast.walk(method.function):
-            found = _accumulates(statement)
-            if found is None:
+        for node in ast.walk(method.function):
+            found = added(node)
+            if found is None or not is_self_attribute(found.total):
                 continue
-            attribute, value = found
-            if flows.flow(value, live).state is State.GRAPH and flows.flow(value, dead).state is not State.GRAPH:
+            carried = [v for v in found.values if flows.flow(v, live).state is State.GRAPH and flows.flow(v, dead).state is not State.GRAPH]
+            if carried:
                 cls = method.ctx.scopes.enclosing_class(method.function)
-                path = "" if method.ctx is ctx else ctx.analysis(ProjectView).display_path(method.ctx.real_path or method.ctx.path)
-                return Kept(cls.name if cls is not None else method.function.name, attribute, path, statement.lineno)
+                path = _shown(ctx, method.ctx)
+                return Kept(cls.name if cls is not None else method.function.name, found.total.attr, path, node.lineno, _maker(ctx, method, carried[0]))
         return None
     return None
+
+
+def _shown(ctx, home) -> str:
+    """The file of `home` as findings of `ctx` show it ("" for the linted file)."""
+    return "" if home is ctx else ctx.analysis(ProjectView).display_path(home.real_path or home.path)
+
+
+def _maker(ctx, method, value: ast.AST) -> str:
+    """`MAEMetric.process`, metrics.py:30: the method of the meter's own class that makes `value` (`value =
+    self.process(pred, target)` in a base class's `__call__`), where it returns it; empty when unknown."""
+    definitions = method.ctx.analysis(ValueKinds).reaching_definitions(value) if isinstance(value, ast.Name) else []
+    call = definitions[0].value if len(definitions) == 1 else None
+    if not (isinstance(call, ast.Call) and is_self_attribute(call.func)):
+        return ""
+    home, cls = method.instance or (method.ctx, method.ctx.scopes.enclosing_class(method.function))
+    found = inherited_method(home, cls, call.func.attr, ctx.analysis(ProjectView)) if cls is not None else None
+    returned = function_returns(found[1]) if found is not None else None
+    if not returned:
+        return ""
+    owner = found[0].scopes.enclosing_class(found[1])
+    return f"`{owner.name}.{found[1].name}`, {_shown(ctx, found[0]) or os.path.basename(ctx.path)}:{returned[-1].lineno}"
 
 
 def receiver(call: ast.Call) -> ast.AST:
@@ -142,9 +165,13 @@ class StepReturns:
             whole = index is None and key is None and isinstance(returned, ast.Tuple | ast.Dict)
             if whole:  # `output = step(batch)` holding `(y_pred, y)`, `history.append(step(batch))` of a dict of losses
                 parts = returned.elts if isinstance(returned, ast.Tuple) else returned.values
-            for part, loss in ((p, b) for p in parts if isinstance(p, ast.Name) for b in losses):
+            for part, loss in ((p, b) for p in parts for b in losses):
                 if cctx.scopes.enclosing_function(loss) is not function:
                     continue
+                if not isinstance(part, ast.Name):  # `return loss * accum, acc`: arithmetic keeps the loss's graph
+                    part = _scaled_loss(values, part, loss)
+                    if part is None:
+                        continue
                 term = not same_tensor(values, part, loss) and not (feeding and self._feeds(cctx, part, loss))
                 if not term or _terms_of(cctx, part, loss):
                     cls = cctx.scopes.enclosing_class(function)
@@ -178,7 +205,7 @@ class StepReturns:
     def _callee(self, call: ast.Call) -> tuple[object, ast.AST] | None:
         """(its module's context, the function) a call runs: a function of the project, `self.method(...)`,
         or a method of an object of a project class (`trainer.train_step(batch)`)."""
-        callee = self.resolver.resolve(call)
+        callee = self.resolver.resolve(call, reexported=True)  # `from engine import step`, re-exported by the package
         if callee is not None:
             return callee.ctx, callee.function
         if isinstance(call.func, ast.Name):  # a closure a builder made, passed in: `step_fn(batch)`
@@ -195,6 +222,16 @@ class StepReturns:
         for callee, _ in per_call_site(self.ctx, call.func.value, lambda binding: method_called(self.ctx, call, binding)):
             return callee.ctx, callee.function
         return None
+
+
+def _scaled_loss(values: ValueKinds, part: ast.AST, loss: ast.Name) -> ast.Name | None:
+    """The name of `loss` in `part`, an arithmetic expression of it that keeps its graph (`loss * accum`,
+    `-loss`, `loss + reg`, `loss.mean()`); None when `part` is something else or a cut (`loss.item()`)."""
+    if not isinstance(part, ast.BinOp | ast.UnaryOp | ast.Call) or any(_cut_value(n) for n in ast.walk(part)):
+        return None
+    if isinstance(part, ast.Call) and not (isinstance(part.func, ast.Attribute) and part.func.attr in KEEPING_METHODS):
+        return None
+    return next((n for n in ast.walk(part) if isinstance(n, ast.Name) and same_tensor(values, n, loss)), None)
 
 
 def _terms_of(ctx, part: ast.Name, loss: ast.Name) -> bool:
@@ -284,54 +321,3 @@ def dict_of(ctx, target: ast.AST) -> ast.Name | ast.Call | None:
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == method and isinstance(call.func.value, ast.Name | ast.Call):
         return call.func.value
     return None
-
-
-def _accumulates(statement: ast.AST) -> tuple[str, ast.AST] | None:
-    """The `self.` attribute a statement adds a value into, and that value: `self.sum += val * n`,
-    `self.sum = self.sum + val`, `self.values.append(val)`, `self.sums[key] += loss[key]`."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
-        target, value = statement.target, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.BinOp | ast.Call | ast.IfExp):
-        target, value = statement.targets[0], statement.value
-        target = target.value if isinstance(target, ast.Subscript) else target  # `self.totals[k] = self.totals.get(k, 0) + v`
-        if isinstance(value, ast.IfExp):  # `self.ema = v if self.ema is None else 0.9 * self.ema + 0.1 * v`: the arm that adds
-            value = next((arm for arm in (value.body, value.orelse) if _adds_to(target, arm)), None)
-        if value is None or not _adds_to(target, value):
-            return None
-    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-        func = statement.value.func
-        if isinstance(func, ast.Attribute) and func.attr == "add_" and len(statement.value.args) == 1:
-            target = func.value  # `self.avg.mul_(0.9).add_(v)`: changed in place
-            while isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in ("mul_", "div_"):
-                target = target.func.value
-            return (target.attr, statement.value.args[0]) if is_self_attribute(target) else None
-        if not (isinstance(func, ast.Attribute) and func.attr in APPENDS and statement.value.args):
-            return None
-        target, value = func.value, statement.value.args[-1]
-    else:
-        return None
-    if isinstance(target, ast.Subscript):  # `self.sums[key] += loss[key]`
-        target = target.value
-    return (target.attr, value) if is_self_attribute(target) else None
-
-
-def _adds_to(target: ast.AST, value: ast.AST) -> bool:
-    """Does `value` add to the old value of the attribute `target`: `self.sum + v`, `torch.cat([self.scores, s])`,
-    `torch.lerp(self.avg, v, w)`, `self.avg.lerp(v, w)`?"""
-    if isinstance(value, ast.BinOp):
-        adding = isinstance(value.op, ast.Add)
-    elif isinstance(value, ast.Call):
-        adding = _joins(value) or (isinstance(value.func, ast.Attribute) and value.func.attr == "lerp")
-    else:
-        return False
-    return is_self_attribute(target) and adding and any(_same_attribute(target, n) for n in ast.walk(value))
-
-
-def _joins(call: ast.Call) -> bool:
-    """`torch.cat([...])`, `torch.stack(...)`, `torch.add(a, b)`: a call that makes one tensor of those it is given."""
-    func = call.func
-    return isinstance(func, ast.Attribute) and func.attr in JOINING and isinstance(func.value, ast.Name) and func.value.id in ("torch", "th")
-
-
-def _same_attribute(target: ast.AST, node: ast.AST) -> bool:
-    return is_self_attribute(node) and isinstance(node.ctx, ast.Load) and node.attr == target.attr

@@ -16,6 +16,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.points_to import NONE, Obj, union
+from mllint.analysis.facets.objectives import stepped_optimizer
 from mllint.analysis.syntax.names import reference_key
 
 
@@ -175,10 +176,7 @@ class CallSiteUses:
                 models = union(*(self.objects.member(obj, attribute) for obj in models - {NONE})) if models else None
         else:
             return False
-        steps = [
-            call.func.value for call in self.ctx.index.within(scope, ast.Call)
-            if isinstance(call.func, ast.Attribute) and call.func.attr == "step"
-        ]  # fmt: skip
+        steps = [s for call in self.ctx.index.within(scope, ast.Call) if (s := stepped_optimizer(self.ctx, call)) is not None]
         if not models or not steps:
             return False
         # The one function whose call sites pass them: `scope` itself, or its class's `__init__`.
@@ -197,8 +195,6 @@ class CallSiteUses:
         trained: set[Obj] = set()
         for receiver in steps:
             made = built(self.ctx, receiver, binding)
-            if made is None and "sched" in self.ctx.text(receiver).lower():
-                continue  # a scheduler's step: it trains nothing
             if made is None:
                 return False
             for ctx, call in made:

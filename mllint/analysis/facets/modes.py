@@ -42,6 +42,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
+from mllint.analysis.facets.objectives import stepped_optimizer
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.constants import fold
@@ -462,8 +463,8 @@ class Modes(CallSiteUses):
             for key in (self.key(owner, scope), self.objects.key(owner, None)):
                 found.setdefault(key, scope)
         for call in self.ctx.index.of_type(ast.Call):  # an optimizer another module builds, stepped here
-            if isinstance(call.func, ast.Attribute) and call.func.attr == "step" and not call.args:
-                for made in self.objects.points_to(call.func.value) or ():
+            if (stepped := stepped_optimizer(self.ctx, call)) is not None:
+                for made in self.objects.points_to(stepped) or ():
                     home = self.objects._of(made.ctx) if made.kind == "made" and made.ctx is not self.ctx else None
                     owners = home.trained_by(made.node) if home is not None and isinstance(made.node, ast.Call) else []
                     for trained in (obj for owner in owners for obj in home.points_to(owner) or ()):

@@ -256,7 +256,6 @@ def steps_after(ctx, backward: ast.Call) -> bool:
         return False
     scope = ctx.scopes.enclosing_function(backward) or ctx.tree
     after = (backward.end_lineno, backward.end_col_offset)
-    values = ctx.analysis(ValueKinds)
     for node in ctx.index.within(scope, ast.Call, ast.Attribute):
         if (node.lineno, node.col_offset) < after:
             continue
@@ -269,9 +268,24 @@ def steps_after(ctx, backward: ast.Call) -> bool:
             continue
         if func.attr == "zero_grad":
             return False
-        if func.attr == "step" and _is_optimizer(ctx, values, func.value, node):
+        if stepped_optimizer(ctx, node) is not None:
             return True
     return False
+
+
+def stepped_optimizer(ctx, call: ast.Call) -> ast.AST | None:
+    """The optimizer `call` steps: `optimizer` of `optimizer.step()`, `opt.step(closure)`, `scaler.step(optimizer)`;
+    None for any other call, a scheduler's step (`scheduler.step()`) among them. The class the receiver is
+    built from tells, else its name."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "step" and _is_optimizer(ctx, ctx.analysis(ValueKinds), func.value, call)):
+        return None
+    return call.args[0] if _scaler(ctx, func.value) else func.value
+
+
+def steps_optimizer(ctx, node: ast.AST) -> bool:
+    """Does `node` (a statement, a branch: `if (i + 1) % accumulation == 0:`) step an optimizer?"""
+    return any(stepped_optimizer(ctx, call) is not None for call in ctx.index.within(node, ast.Call))
 
 
 class _Maximizing:
@@ -285,7 +299,13 @@ def _is_optimizer(ctx, values: ValueKinds, receiver: ast.AST, call: ast.Call) ->
     constructed = values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
     if constructed:
         return is_optimizer(constructed)
-    identifiers = re.findall(r"[A-Za-z_]\w*", ctx.text(receiver))
-    if SCALER_NAME.search(identifiers[-1] if identifiers else ""):
+    if _scaler(ctx, receiver):
         return bool(call.args)
     return names_optimizer(ctx.text(receiver))
+
+
+def _scaler(ctx, receiver: ast.AST) -> bool:
+    """Is `receiver` a gradient scaler by its name (`scaler`, `self.grad_scaler`), of no class known here?"""
+    identifiers = re.findall(r"[A-Za-z_]\w*", ctx.text(receiver))
+    constructed = ctx.analysis(ValueKinds).constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
+    return not constructed and bool(SCALER_NAME.search(identifiers[-1] if identifiers else ""))

@@ -1038,7 +1038,11 @@ class ValueKinds:
         if loop is not None:  # assignments later in the loop reach the next iteration's read
             loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
             after = bisect_right(definitions.positions, (use.lineno, use.col_offset))
-            reaching += definitions.definitions[after:loop_end]
+            # A later binding reaches the read through the innermost loop around both, unless the binding that
+            # surely runs first stands in that loop (`loss = f(x)` before `loss.backward()` in the batch loop
+            # kills the epoch loop's `loss = total / n`).
+            first, around_use = set(self.scopes.ancestors(before[-1].node)), set(self.scopes.ancestors(use))
+            reaching += [d for d in definitions.definitions[after:loop_end] if _common_loop(d.node, around_use, self.scopes) not in first]
         return reaching
 
     def _reaching_before(self, use: ast.Name, definitions: "Bindings", depth: int = 0) -> list[Definition] | None:
@@ -1446,3 +1450,8 @@ def _names_in(target: ast.AST | None):
     if target is None:
         return []
     return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _common_loop(node: ast.AST, around: set[ast.AST], scopes) -> ast.AST | None:
+    """The innermost loop around `node` that is also in `around` (another node's ancestors)."""
+    return next((a for a in scopes.ancestors(node) if a in around and isinstance(a, (ast.For, ast.AsyncFor, ast.While))), None)
