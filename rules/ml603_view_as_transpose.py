@@ -94,8 +94,9 @@ def _literal_size(argument: ast.AST) -> bool:
 
 
 def _moved_dimension(source: tuple, target: tuple) -> Dim:
-    """A symbolic dimension the target puts out of the source's order, when the target is a
-    reordering of the source's dimensions (after splitting products both sides name the parts of)."""
+    """A symbolic dimension the target puts out of the source's order (swapped with another symbol or with
+    an int), when the target is a reordering of the source's dimensions (after splitting products both
+    sides name the parts of)."""
     source = [d for d in source if d != 1]
     target = [d for d in target if d != 1]
     source = _split(source, target)
@@ -106,8 +107,8 @@ def _moved_dimension(source: tuple, target: tuple) -> Dim:
     order = [keys.index(dim_key(d)) for d in target]
     for i, first in enumerate(order):
         for second in order[i + 1 :]:
-            if first > second and isinstance(source[first], Sym) and isinstance(source[second], Sym):
-                return source[first]
+            if first > second and isinstance(source[first], Sym) | isinstance(source[second], Sym):  # not two literals
+                return source[first] if isinstance(source[first], Sym) else source[second]
     return None
 
 

@@ -1023,11 +1023,13 @@ class Interpreter(Operations):
                 self.bind(element.value if isinstance(element, ast.Starred) else element, element_value, None)
 
     def unpack_size(self, size: Size, elements: list[ast.AST], value_node: ast.AST | None) -> list[object | None]:
-        """`B, T, C = x.shape`: the sizes; when x's rank was unknown, it is now known to be 3."""
-        if size.dims is not None:
+        """`B, T, C = x.shape`: the sizes; when x's rank was unknown, it is now known to be 3, and a size not
+        known (a convolution's length) is now the symbol its name stands for, in x's shape too."""
+        if size.dims is not None and (len(size.dims) != len(elements) or None not in size.dims):
             return [Number(d) for d in size.dims] if len(size.dims) == len(elements) else [None] * len(elements)
         labels = [e.id if isinstance(e, ast.Name) else f"{size.label}[{i}]" for i, e in enumerate(elements)]
-        dims = tuple(Sym(("size", size.key, i), label) for i, label in enumerate(labels))
+        known = size.dims or (None,) * len(elements)
+        dims = tuple(Sym(("size", size.key, i), label) if d is None else d for i, (d, label) in enumerate(zip(known, labels)))
         source = _size_receiver(value_node)
         if isinstance(source, ast.Name) and isinstance(self.env.get(source.id), Tensor) and self.env[source.id].key == size.key:
             self.env[source.id] = Tensor(dims, size.key, source.id)
