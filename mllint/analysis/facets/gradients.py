@@ -324,14 +324,19 @@ class GradientFlow:
         return constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == "torch.nn.Parameter"
 
     def _of_module(self, owner: ast.AST) -> bool:
-        """Is `owner` (of `owner.weight`) a module with parameters, a part of one (`net.proj`, `self.net.proj`),
-        or one a loop over `model.modules()` takes?"""
-        while isinstance(owner, ast.Attribute):
+        """Is `owner` (of `owner.weight`) a module with parameters, a part of one (`net.proj`, `self.net.proj`,
+        `model[0]`), one a loop over `model.modules()` takes, or a `torch.nn` module wherever it was made
+        (`model = self.model`, a builder's `nn.Sequential`)?"""
+        while isinstance(owner, (ast.Attribute, ast.Subscript)):
             if self.module_kind(owner) is State.GRAPH:
                 return True
             owner = owner.value
         if not isinstance(owner, ast.Name):
             return False
+        found = self.ctx.analysis(Objects).points_to(owner) or ()
+        made = [o.ctx.qualified_name(o.node.func) for o in found if o.kind == "made" and isinstance(o.node, ast.Call)]
+        if found and len(made) == len(found) and all(_is_module_class(canonical_class(name)) for name in made):
+            return True
         bound = self._comprehension_target(owner) or next(
             (d.node for d in self.values.reaching_definitions(owner) if isinstance(d.node, ast.Name)), None
         )  # `m` of `for m in model.modules()`
