@@ -93,7 +93,7 @@ class LossAccumulatedWithGraph(Rule):
     name: `f1 = soft_f1(logits, y)`) appended to a list or added into a
     total kept across the iterations of a loop that backpropagates is reported too (not a factor that
     only weights the loss, such as a return); not when it is cut (`.item()`, `.detach()`, `float()`), compared
-    (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()`, nor a parameter of the model (`used.append(param)` over
+    (`(pred.argmax(1) == y).float().mean()`) or computed under `torch.no_grad()` (a sum there too), nor a parameter of the model (`used.append(param)` over
     `named_parameters()`: a leaf), nor what a loop that runs no backward hands on (a builder's transforms). A model's output, or any value the backpropagated loss is computed
     from, handed to a metric of the project that keeps a value computed from it with its graph
     (`metric.process(pred, y)` appending `F.mse_loss(pred, y)`, a running dice `self.total = self.total +

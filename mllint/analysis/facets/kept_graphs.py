@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
-from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State, backward_loss, managed_losses
+from mllint.analysis.facets.gradients import ANY_MODULE, GradientFlow, State, backward_loss, managed_losses, under_no_grad
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.loss_terms import signed_terms
@@ -56,10 +56,12 @@ class KeptGraphs:
 
     def accumulations(self, loop: ast.AST):
         """(value, total as written, whether `.item()` after the value fixes it) for each value a statement of
-        the loop's body adds into a total or appends to a list (`totals.added`)."""
+        the loop's body adds into a total or appends to a list (`totals.added`). A sum computed under
+        `torch.no_grad()` records no graph (`with torch.no_grad(): total += loss`); an append keeps the value itself."""
         for node in own_nodes(loop.body):
             found = added(node)
-            if found is not None:
+            appended = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in APPENDS
+            if found is not None and (appended or not under_no_grad(self.ctx, node)):
                 yield from ((value, found.target, found.plain) for value in found.values)
 
     def method_arguments(self, block: ast.AST):
