@@ -40,8 +40,8 @@ class SchedulerCadence(Rule):
     mllint cannot read (`T_max=cfg.t_max`) are not reported, nor are names that only say "step" whose
     value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
     decays in torchvision's references), nor a scheduler stepped in both loops under conditions
-    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it):
-    the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
+    (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it), nor one
+    stepped every so many batches (`if it % len(loader) == 0:`): the cadence is a setting there. Also a `ReduceLROnPlateau` stepped with a loss the batch loop
     backpropagates: in the batch loop (`plateau.step(loss.item())`), or once per epoch with the last
     batch's loss (a name bound only in the batch loop); stepped with a validation metric or the epoch's
     mean loss, it is not reported.
@@ -186,9 +186,20 @@ class SchedulerCadence(Rule):
 
 def _cadence_chosen(scheduler: Event, loop: ast.AST, steps) -> bool:
     """Is the cadence a setting: the step is conditional, and the same scheduler steps in another loop
-    too (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` per epoch)?"""
+    too (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` per epoch), or
+    it steps every so many batches (`if step % steps_per_epoch == 0:`)?"""
+    if any(_periodic(guard.node) for guard in scheduler.conditions):
+        return True
     return bool(scheduler.conditions) and any(
         other.key == scheduler.key and other_loop is not loop and other.conditions for other_loop, _, other in steps
+    )
+
+
+def _periodic(branch: ast.AST | None) -> bool:
+    """Is `branch` an `if` whose test counts batches modulo something (`(i + 1) % len(loader) == 0`)?"""
+    test = branch.test if isinstance(branch, ast.If) else None
+    return test is not None and any(
+        isinstance(n, ast.Compare) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod) for n in ast.walk(test)
     )
 
 
