@@ -11,7 +11,7 @@ class SigmoidIntoBceWithLogits(Rule):
     `F.binary_cross_entropy_with_logits`: from `torch.sigmoid`, `x.sigmoid()`, an `nn.Sigmoid` module or an
     `nn.Sequential` ending in one, through local variables and `self.` attributes, or returned by a
     model's `forward`, a helper function in another file of the project, or a method of the class itself or
-    a base class (`self.predict(x)` returning `torch.sigmoid(self(x))`); the last layer of a list a builder
+    a base class (`self.predict(x)` returning `torch.sigmoid(self(x))`). The last layer of a list a builder
     fills is the last fill its defaults run (`if dropout: layers.append(nn.Dropout(dropout))` with
     `dropout=0.0` leaves the activation before it last; `getattr(nn, act, nn.Sigmoid)()` with `act="Sigmoid"`
     by default, also through a model class that passes its `**kwargs` on to the builder); an output layer
