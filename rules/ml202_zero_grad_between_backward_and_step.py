@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.facets.loop_events import Event, EventKind, Iteration
 from mllint.analysis.facets.loops import TRAINING_WORDS, TrainingLoops
+from mllint.analysis.syntax.folding import is_modulo
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -108,7 +109,7 @@ def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> b
 def _accumulation_guard(step: Event):
     """The `if ... % k == 0` around a step (accumulation), if any."""
     for guard in step.conditions:
-        if guard.kind == "if" and isinstance(guard.node, ast.If) and _is_modulo(guard.node.test):
+        if guard.kind == "if" and isinstance(guard.node, ast.If) and is_modulo(guard.node.test):
             equal = isinstance(guard.node.test.ops[0], ast.Eq)
             if guard.arm is equal:  # `if i % k == 0:` or the code after `if i % k != 0: continue`
                 return guard
@@ -122,13 +123,6 @@ def _accumulation_broken(clear: Event, step: Event, guard, events: list[Event]) 
         return False  # the clear is under the guard, or under a condition the step is not under
     return any(
         e.kind is EventKind.BACKWARD and e.conditions == outside[: len(e.conditions)] for e in events
-    )
-
-
-def _is_modulo(test: ast.AST) -> bool:
-    """`(i + 1) % k == 0` (or `!=`)"""
-    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and any(
-        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in (test.left, *test.comparators)
     )
 
 

@@ -4,6 +4,7 @@ import re
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.objects.call_sites import possible_constants
 from mllint.analysis.facets.loops import COMPREHENSION_NODES, TRAINING_WORDS, TrainingLoops
+from mllint.analysis.syntax.folding import is_modulo
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
@@ -197,10 +198,7 @@ def _cadence_chosen(scheduler: Event, loop: ast.AST, steps) -> bool:
 
 def _periodic(branch: ast.AST | None) -> bool:
     """Is `branch` an `if` whose test counts batches modulo something (`(i + 1) % len(loader) == 0`)?"""
-    test = branch.test if isinstance(branch, ast.If) else None
-    return test is not None and any(
-        isinstance(n, ast.Compare) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod) for n in ast.walk(test)
-    )
+    return isinstance(branch, ast.If) and any(is_modulo(n) for n in ast.walk(branch.test))
 
 
 def _metric(call: ast.Call) -> ast.AST | None:

@@ -70,3 +70,10 @@ def known_constant(node: ast.AST, constants: dict):
     if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
         return tuple(e.value for e in node.elts)
     return UNKNOWN
+
+
+def is_modulo(test: ast.AST) -> bool:
+    """`(i + 1) % k == 0` (or `!=`): a test that holds every so many counts."""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and any(
+        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in (test.left, *test.comparators)
+    )
