@@ -1,8 +1,7 @@
 """Witnesses for the in-place spellings ML401, ML418 and ML420 read: each flagged program shows the
 misbehaviour under torch, and its out-of-place (or copying) version shows none and is not flagged."""
-import torch
 
-from tests.witness import family_findings, run
+from tests.witness import autograd_and_difference, family_findings, run
 
 FILLED_SOFTMAX = '''
 import torch
@@ -18,31 +17,18 @@ class Head(nn.Module):
         probs = self.proj(h).softmax(-1)
         probs.data[:, 0] = 0.0
         return probs[:, 1:]
-
-
-torch.set_default_dtype(torch.float64)
-model, h = Head(), torch.randn(5, 4)
-loss = lambda: model(h).sum()
-loss().backward()
-weight, eps = model.proj.weight, 1e-6
-with torch.no_grad():
-    weight[0, 0] += eps
-    up = loss().item()
-    weight[0, 0] -= 2 * eps
-    down = loss().item()
-    weight[0, 0] += eps
-seen.append((weight.grad[0, 0].item(), (up - down) / (2 * eps)))
-torch.set_default_dtype(torch.float32)
 '''
+
+HEAD_CHECK = ("model, h = Head(), torch.randn(5, 4)", "model(h).sum()", "model.proj.weight")
 
 
 def test_a_store_through_data_into_a_softmax_output_trains_on_a_wrong_gradient():
     assert family_findings(FILLED_SOFTMAX, "ML4") == [(13, "ML420")]
-    autograd, numeric = run(FILLED_SOFTMAX)["seen"][0]
+    autograd, numeric = autograd_and_difference(FILLED_SOFTMAX, *HEAD_CHECK)
     assert abs(autograd - numeric) > 1e-3 * max(1.0, abs(numeric))
     fixed = FILLED_SOFTMAX.replace("probs.data[:, 0] = 0.0", "probs = probs * torch.tensor([0.0, 1.0, 1.0])")
     assert family_findings(fixed, "ML4") == []
-    autograd, numeric = run(fixed)["seen"][0]
+    autograd, numeric = autograd_and_difference(fixed, *HEAD_CHECK)
     assert abs(autograd - numeric) < 1e-6 * max(1.0, abs(numeric))
 
 

@@ -19,6 +19,27 @@ def run(program: str, **names) -> dict:
     return namespace
 
 
+def autograd_and_difference(program: str, setup: str, loss: str, weight: str) -> tuple[float, float]:
+    """Run `program`, then `setup` in float64, and return autograd's gradient of `loss` (an expression)
+    with respect to `weight[0, 0]` beside the central finite difference of the same loss."""
+    check = f"""
+torch.set_default_dtype(torch.float64)
+{setup}
+loss = lambda: {loss}
+loss().backward()
+weight, eps = {weight}, 1e-6
+with torch.no_grad():
+    weight[0, 0] += eps
+    up = loss().item()
+    weight[0, 0] -= 2 * eps
+    down = loss().item()
+    weight[0, 0] += eps
+seen.append((weight.grad[0, 0].item(), (up - down) / (2 * eps)))
+torch.set_default_dtype(torch.float32)
+"""
+    return run(program + check)["seen"][-1]
+
+
 def example(code: str) -> str:
     return all_rules()[code].doc_code("Example")
 
