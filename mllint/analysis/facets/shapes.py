@@ -27,7 +27,7 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import (
-    DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step, numpy_shape,
+    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step,
 )
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
@@ -39,9 +39,10 @@ from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
-    PARAMETERS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, WHERE, Operations, matmul_shape,
+    KEEPS_ENDS, PARAMETERS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, matmul_shape,
 )
 from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.vocabulary import FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -59,10 +60,7 @@ MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point
 CONFLICT = object()  # recorded for a node that evaluated to different values on different passes
 
 SAME_SELECTION = frozenset("roll flip to cuda cpu long int".split())  # an index tensor's methods that keep its entries
-NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
 NUMPY_SCALARS = frozenset("numpy." + n for n in "float16 float32 float64 double single int8 int16 int32 int64 uint8 bool_".split())
-NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
-GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
@@ -1258,7 +1256,8 @@ class Interpreter(Operations):
             if called is not None:
                 return called
         shape: object = None
-        first = self.value_of(call_argument(node, 0, "input")) if name in SAME_SHAPE_FUNCTIONS else None
+        row = FUNCTIONS.get(name) if name is not None else None
+        first = self.value_of(call_argument(node, row.at, row.keyword)) if name in KEEPS_ENDS else None
         if isinstance(first, Tensor) and first.ends:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
@@ -1266,24 +1265,16 @@ class Interpreter(Operations):
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
                 return Tensor(None, ("call", id(node)), ends=((listed.length,), listed.item.ends[1] if listed.item.ends else ()))
-        elif name in NUMPY_STACKING:
-            shape = self.concatenate(node, name == "numpy.stack")
-        elif name in WHERE and len(node.args) == 3 and not node.keywords:
-            shape = self.where(node.args)
-        elif name is not None and name.startswith("numpy."):
-            if name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
-                cast = self.value_of(node.args[0])
-                if isinstance(cast, Number):
-                    return NUMBER
-                shape = value_shape(cast)
-            elif name in FROM_ARRAY and node.args:
-                shape = self.from_array(node.args[0])
-            else:
-                shape = self.shape_of(node.args[0]) if name in NUMPY_SAME_SHAPE and node.args else numpy_shape(self, node, name)
+        elif name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
+            cast = self.value_of(node.args[0])
+            if isinstance(cast, Number):
+                return NUMBER
+            shape = value_shape(cast)
+        elif row is not None:
+            shape = self.function_shape(node, name, row)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
-            position = GENERATOR_SIZES.get(node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
-            size = call_argument(node, position, "size") if position is not None else None
-            shape = self.sizes([size]) if size is not None else None
+            row = FUNCTIONS.get("numpy.random." + node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
+            shape = self.function_shape(node, "numpy.random." + node.func.attr, row) if row is not None and row.kind == SIZES else None
         elif isinstance(receiver, Tensor) and node.func.attr == "item" and not node.args:
             return NUMBER  # a Python number
         elif isinstance(receiver, Tensor) and node.func.attr == "tolist" and not node.args and receiver.shape is not None:
