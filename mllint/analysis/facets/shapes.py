@@ -293,15 +293,17 @@ class Shapes:
         first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
         if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
-        if name == SEQUENTIAL:
-            if len(constructor.args) == 1 and isinstance(constructor.args[0], ast.Starred):
-                listed = constructor.args[0].value
-                return self._truncated_output(listed, first) or self._listed_output(listed, constructor, first)
+        if name == SEQUENTIAL:  # its layers in turn; a list unpacked among them (`*layers, nn.Linear(h, 1)`) too
             value = first
             for layer in constructor.args:
-                if not isinstance(layer, ast.Call) or not isinstance(value, Tensor):
+                if not isinstance(value, Tensor):
                     return None
-                value = self.module_output(layer, [value])
+                if isinstance(layer, ast.Starred):
+                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value)
+                elif isinstance(layer, ast.Call):
+                    value = self.module_output(layer, [value])
+                else:
+                    return None
             return value
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
