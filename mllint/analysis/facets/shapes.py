@@ -32,7 +32,7 @@ from mllint.analysis.facets.data_shapes import (
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, library_model_output, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -312,6 +312,9 @@ class Shapes:
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
+        library = library_model_output(name, constructor, _image_batch(first), self.static_dim) if name and not own_class else None
+        if library is not None:  # `timm.create_model(..., num_classes=1)`, `features_only=True`
+            return Listed(Tensor(library[0], key), None) if library[1] else Tensor(library[0], key)
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -690,6 +693,13 @@ def _carried(first: object | None, output: object) -> object:
     """A layer's output keeps what its input lost on the way (a batch dimension dropped by `squeeze()`)."""
     unbatched = first.unbatched_at if isinstance(first, Tensor) else None
     return dataclasses.replace(output, unbatched_at=unbatched) if unbatched and isinstance(output, Tensor) else output
+
+
+def _image_batch(images: object | None) -> Dim:
+    """The batch dimension of a batch of images `(B, C, H, W)` (or of unknown rank, its first known)."""
+    if isinstance(images, Tensor) and images.shape is not None:
+        return images.shape[0] if len(images.shape) == 4 else None
+    return images.ends[0][0] if isinstance(images, Tensor) and images.ends and images.ends[0] else None
 
 
 def _rows(iterated: object | None, node: ast.AST) -> object | None:
