@@ -32,7 +32,8 @@ from mllint.analysis.facets.data_shapes import (
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, library_model_output, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, is_library_model, library_model_output,
+    loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -86,6 +87,7 @@ class Shapes:
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._stores: dict[ast.ClassDef, dict[str, int]] = {}
+        self._heads: dict[ast.Call, ast.Call | None] = {}  # a library model -> the classifier put in its place
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -312,9 +314,13 @@ class Shapes:
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
-        library = library_model_output(name, constructor, _image_batch(first), self.static_dim) if name and not own_class else None
-        if library is not None:  # `timm.create_model(..., num_classes=1)`, `features_only=True`
-            return Listed(Tensor(library[0], key), None) if library[1] else Tensor(library[0], key)
+        if name and not own_class and is_library_model(name):
+            head, batch = self._replaced_head(constructor), _image_batch(first)
+            if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`
+                return self.module_output(head, [Tensor((batch, None), key)])
+            library = library_model_output(name, constructor, batch, self.static_dim) if head is None else None
+            if library is not None:  # `timm.create_model(..., num_classes=1)`, `features_only=True`
+                return Listed(Tensor(library[0], key), None) if library[1] else Tensor(library[0], key)
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -334,6 +340,22 @@ class Shapes:
             ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
             return Tensor(None, key, ends=ends if ends != ((), ()) else None)
         return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
+
+    def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
+        """The module a statement of this file puts in place of the classifier of the library model
+        `constructor` builds (`model.fc = nn.Linear(model.fc.in_features, 1)`, `net.classifier[-1] = ...`),
+        when one statement alone does (worked out once per model)."""
+        if constructor not in self._heads:
+            found = []
+            for statement in self.ctx.index.within(self.ctx.tree, ast.Assign):
+                target = statement.targets[0] if len(statement.targets) == 1 else None
+                if isinstance(target, ast.Subscript) and int_literal(target.slice) == -1:
+                    target = target.value
+                if isinstance(target, ast.Attribute) and target.attr in CLASSIFIER_HEADS and isinstance(statement.value, ast.Call):
+                    made = built(self.ctx, target.value)
+                    found += [statement.value] if made and len(made) == 1 and made[0][1] is constructor else []
+            self._heads[constructor] = found[0] if len(found) == 1 else None
+        return self._heads[constructor]
 
     def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
         """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
