@@ -66,6 +66,8 @@ NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomSt
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
+MODULE_LIST = "torch.nn.ModuleList"
+LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that may leave early is not unrolled
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
@@ -696,12 +698,39 @@ class Shapes:
         a factory of the project; None unless it is exactly one."""
         if isinstance(func, ast.Call):
             return self.ctx, func
+        if isinstance(func, ast.Subscript) and int_literal(func.slice) is not None:  # `self.layers[0]`
+            layers, index = self.listed_modules(func.value), int_literal(func.slice)
+            return layers[index] if layers and -len(layers) <= index < len(layers) else None
         made = built(self.ctx, func)
         if not made or len(made) != 1:
             return None
         if made[0][0] is not self.ctx:
             self._foreign.append(made[0][0])
         return made[0]
+
+
+    def listed_modules(self, expr: ast.AST) -> list[tuple[object, ast.Call]] | None:
+        """The layers of the `nn.ModuleList([...])` or `nn.Sequential(...)` `expr` is, when it is built from
+        layers listed one by one (with their module's context); a slice of them (`self.layers[:-1]`)."""
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.step is None:
+            lower, upper = expr.slice.lower, expr.slice.upper
+            bounds = [int_literal(b) if b is not None else None for b in (lower, upper)]
+            if (lower is not None and bounds[0] is None) or (upper is not None and bounds[1] is None):
+                return None
+            layers = self.listed_modules(expr.value)
+            return (layers[bounds[0] : bounds[1]] or None) if layers else None
+        made = self.constructor(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if made is None:
+            return None
+        ctx, call = made
+        name = canonical_class(ctx.qualified_name(call.func))
+        if name == MODULE_LIST and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], (ast.List, ast.Tuple)):
+            elements = call.args[0].elts
+        else:
+            elements = call.args if name == SEQUENTIAL else []
+        if not elements or len(elements) > MAX_ITEMS or not all(isinstance(e, ast.Call) for e in elements):
+            return None
+        return [(ctx, e) for e in elements]
 
 
 def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
@@ -825,6 +854,7 @@ class Interpreter(Operations):
         self.env: dict[str, object] = {}
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
+        self.modules_bound: dict[str, tuple[object, ast.Call]] = {}  # a loop's `layer` -> the layer it is on this pass
         if isinstance(function, FUNCTION_NODES):
             counts, scalars = _int_defaults(function), _float_defaults(function)
             for arg in parameters(function):
@@ -920,6 +950,9 @@ class Interpreter(Operations):
             self.eval(node.test)
         else:
             rows = _rows(self.eval(node.iter), node)
+            layers = self.shapes.listed_modules(node.iter) if isinstance(node.target, ast.Name) else None
+            if layers is not None and not any(isinstance(n, LEAVING) for s in node.body for n in ast.walk(s)):
+                return self.unrolled(node, layers)
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -934,6 +967,16 @@ class Interpreter(Operations):
             for name in _assigned_names(node.body):
                 self.forget(name, node)
         self.loop_depth -= 1
+        self.block(node.orelse)
+
+    def unrolled(self, node: ast.For | ast.AsyncFor, layers: list[tuple[object, ast.Call]]) -> None:
+        """`for layer in self.layers: x = layer(x)` over a `ModuleList` (or `Sequential`) of layers listed
+        where it is built: the body run once per layer, in their order, `layer` calling that one."""
+        for layer in layers:
+            self.bind(node.target, None, None)
+            self.modules_bound[node.target.id] = layer
+            self.block(node.body)
+        self.modules_bound.pop(node.target.id, None)
         self.block(node.orelse)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
@@ -1331,7 +1374,8 @@ class Interpreter(Operations):
             own = self.shapes.called_self(node.func)
             if own is not None:
                 return self.shapes.class_output(own, arguments)
-            constructor = self.shapes.constructor(node.func)
+            bound = self.modules_bound.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            constructor = bound or self.shapes.constructor(node.func)
             if constructor is not None:
                 return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
             if self.record:
