@@ -1,4 +1,5 @@
-"""Where the shapes of training data come from: NumPy arrays, datasets and the loaders that batch them.
+"""Where the shapes of training data come from: datasets and the loaders that batch them (the NumPy and
+torch functions that make arrays are rows of `vocabulary`).
 
 `TensorDataset(X, y)` and a `Dataset` class of the project (its `__getitem__` run on what `__init__`
 stored; a dict it returns is collated key by key) give samples; `DataLoader(dataset, batch_size=B)`

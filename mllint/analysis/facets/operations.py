@@ -1,7 +1,8 @@
 """Shape operations: what torch and NumPy functions and tensor methods make of the shapes of their
 arguments (constructors with sizes, element-wise functions, `view`/`reshape`, `squeeze`/`unsqueeze`,
 `permute`/`transpose`, reductions, `matmul`, `cat`/`stack`, ...). `Operations` is the part of the shape
-analysis's interpreter that answers them; the interpreter gives it the values of the arguments."""
+analysis's interpreter that answers them; the interpreter gives it the values of the arguments. Which
+function does what is one table, `vocabulary.FUNCTIONS`; `function_shape` reads a call by its row."""
 from __future__ import annotations
 
 import ast

@@ -4,8 +4,9 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, as the objects layer tells), data (NumPy arrays, datasets and loaders: see `data_shapes`),
-helper functions and dataset classes of the file or of other modules of the project run with their
+tells passes, as the objects layer tells; loops over a `ModuleList` of listed layers, unrolled), the NumPy and torch functions of
+`vocabulary`, data (datasets and loaders: see `data_shapes`), library image models (timm, torchvision) by
+their factory and a classifier put in their place, helper functions and dataset classes of the file or of other modules of the project run with their
 arguments, a function's parameters as the first call site of another module that tells passes them
 (one call site's arguments, never mixed; `call_site` says which), and shape operations (`view`,
 `unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()` takes a symbolic size (a batch) for
