@@ -951,7 +951,7 @@ class Interpreter(Operations):
             self.eval(node.test)
         else:
             rows = _rows(self.eval(node.iter), node)
-            layers = self.shapes.listed_modules(node.iter) if isinstance(node.target, ast.Name) else None
+            layers = self.shapes.listed_modules(node.iter) if isinstance(node.target, ast.Name) and not self.modules_bound else None
             if layers is not None and not any(isinstance(n, LEAVING) for s in node.body for n in ast.walk(s)):
                 return self.unrolled(node, layers)
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
@@ -972,7 +972,8 @@ class Interpreter(Operations):
 
     def unrolled(self, node: ast.For | ast.AsyncFor, layers: list[tuple[object, ast.Call]]) -> None:
         """`for layer in self.layers: x = layer(x)` over a `ModuleList` (or `Sequential`) of layers listed
-        where it is built: the body run once per layer, in their order, `layer` calling that one."""
+        where it is built: the body run once per layer, in their order, `layer` calling that one (a loop
+        inside it is not unrolled again: the cost stays linear in the layers listed)."""
         for layer in layers:
             self.bind(node.target, None, None)
             self.modules_bound[node.target.id] = layer
