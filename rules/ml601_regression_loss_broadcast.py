@@ -53,7 +53,11 @@ class RegressionLossBroadcast(Rule):
     lists (`torch.tensor([[b["y"]] for b in batch])`), `torch.cat` of a list expression, a truncated
     torchvision ResNet (`nn.Sequential(*list(base.children())[:-2])`), an MLP built in a loop into
     `nn.Sequential(*layers)`, sizes left to a parameter's default (`out_dim=1`), and the batches a
-    `transformers.Trainer` subclass's `compute_loss` gets from its `train_dataset`. A size of the
+    `transformers.Trainer` subclass's `compute_loss` gets from its `train_dataset`. NumPy and torch
+    functions that make arrays are read from one table (`np.linspace`, `np.random.normal(0, 1, n)`, `np.sin`,
+    `np.mean(a, axis=1)`, `einsum`, `np.column_stack`, `torch.FloatTensor(a)`, ...), and library image
+    models by their factory (`timm.create_model(..., num_classes=1)`, `features_only=True`, a torchvision
+    model whose `fc` is replaced by `nn.Linear(in_features, 1)`). A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 

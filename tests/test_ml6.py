@@ -241,3 +241,53 @@ def test_a_parameter_made_in_init_is_laid_out_by_its_view(lint):
         "        return self.fc(q).squeeze()\n"
     )
     assert [f.code for f in lint(source) if f.code.startswith("ML6")] == ["ML604"]
+
+
+@pytest.mark.parametrize(
+    ("expression", "shape"),
+    [  # one or more spellings per kind of row of `vocabulary.FUNCTIONS`
+        ("np.zeros((4, 2))", "(4, 2)"),
+        ("np.random.rand(4, 2)", "(4, 2)"),
+        ("np.random.normal(0, 1, 7)", "(7,)"),
+        ("np.random.binomial(1, 0.5, size=(3, 2))", "(3, 2)"),
+        ("np.random.choice(10, 4)", "(4,)"),
+        ("np.random.normal(0, 1)", None),  # a number
+        ("np.random.default_rng(0).uniform(0, 1, size=5)", "(5,)"),  # a generator's method, by the same row
+        ("torch.randint(0, 5, (6,))", "(6,)"),
+        ("torch.normal(0.0, 1.0, size=(3,))", "(3,)"),
+        ("torch.FloatTensor(np.zeros(5))", "(5,)"),
+        ("torch.Tensor(2, 3)", "(2, 3)"),
+        ("np.sin(np.linspace(0, 1, 9))", "(9,)"),
+        ("np.linspace(0, 1)", "(50,)"),
+        ("torch.logspace(0, 1, 4)", "(4,)"),
+        ("np.clip(np.arange(8), 0, 3)", "(8,)"),
+        ("np.arange(2, 8)", "(6,)"),
+        ("np.eye(3)", "(3, 3)"),
+        ("torch.eye(3, 5)", "(3, 5)"),
+        ("np.zeros_like(np.ones((2, 7)))", "(2, 7)"),
+        ("torch.bernoulli(torch.rand(4, 1))", "(4, 1)"),
+        ("np.maximum(np.ones((5, 1)), 0)", "(5, 1)"),
+        ("torch.pow(torch.ones(3, 1), 2)", "(3, 1)"),
+        ("np.where(np.ones(4) > 0, np.ones((3, 1)), 0.0)", "(3, 4)"),
+        ("np.mean(np.ones((5, 3)), axis=1)", "(5,)"),
+        ("np.sum(np.ones((5, 3)), axis=0, keepdims=True)", "(1, 3)"),
+        ("torch.sum(torch.ones(5, 3), 1)", "(5,)"),
+        ("np.dot(np.ones((5, 3)), np.ones(3))", "(5,)"),
+        ("torch.mv(torch.ones(5, 3), torch.ones(3))", "(5,)"),
+        ("np.expand_dims(np.ones(5), 1)", "(5, 1)"),
+        ("np.squeeze(np.ones((5, 1)), axis=1)", "(5,)"),
+        ("np.reshape(np.ones((5, 2)), (-1,))", "(10,)"),
+        ("np.transpose(np.ones((2, 3, 4)))", "(4, 3, 2)"),
+        ("np.ones((5, 1)).ravel()", "(5,)"),
+        ("np.einsum('nd,d->n', np.ones((5, 3)), np.ones(3))", "(5,)"),
+        ("torch.einsum('ij,jk', torch.ones(2, 3), torch.ones(3, 4))", "(2, 4)"),
+        ("torch.einsum('...d,d->...', torch.ones(2, 3), torch.ones(3))", None),
+        ("np.hstack([np.ones(3), np.ones(4)])", "(7,)"),
+        ("np.vstack([np.ones(3), np.ones(3)])", "(2, 3)"),
+        ("np.column_stack([np.ones(3), np.ones(3)])", "(3, 2)"),
+        ("np.hstack([np.ones((3, 1)), np.ones((3, 2))])", "(3, 3)"),
+        ("torch.where(torch.ones(3) > 0)", None),  # a tuple of indices
+    ],
+)
+def test_vocabulary_shapes(expression, shape):
+    assert shape_of(f"import numpy as np\nvalue = {expression}\n", "value") == shape

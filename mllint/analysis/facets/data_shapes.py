@@ -1,4 +1,5 @@
-"""Where the shapes of training data come from: NumPy arrays, datasets and the loaders that batch them.
+"""Where the shapes of training data come from: datasets and the loaders that batch them (the NumPy and
+torch functions that make arrays are rows of `vocabulary`).
 
 `TensorDataset(X, y)` and a `Dataset` class of the project (its `__getitem__` run on what `__init__`
 stored; a dict it returns is collated key by key) give samples; `DataLoader(dataset, batch_size=B)`
@@ -20,10 +21,6 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Tensor
 from mllint.analysis.values.values import ValueKinds
 
-NUMPY_SIZES_AS_ARGUMENTS = frozenset({"numpy.random.rand", "numpy.random.randn"})
-NUMPY_SHAPE_FIRST = frozenset("numpy." + n for n in ("zeros", "ones", "empty", "full", "random.random", "random.random_sample"))
-NUMPY_SIZE_THIRD = frozenset("numpy.random." + n for n in ("normal", "uniform", "randint"))
-FROM_ARRAY = frozenset({"torch.from_numpy", "torch.as_tensor", "torch.tensor", "numpy.array", "numpy.asarray"})
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
@@ -37,19 +34,6 @@ LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
 RESHAPES = frozenset({"view", "reshape"})
 ENVIRONMENT_MAKERS = frozenset({"gym.make", "gymnasium.make"})  # one environment (`make_vec`, `gym.vector.make`: many)
 ENVIRONMENT_WRAPPERS = ("gym.wrappers.", "gymnasium.wrappers.")
-
-
-def numpy_shape(interpreter, node: ast.Call, name: str):
-    """The shape of a NumPy array built with sizes: `np.random.rand(n, h, w, c)`, `np.zeros((n, d))`."""
-    if name in NUMPY_SIZES_AS_ARGUMENTS:
-        return interpreter.sizes(node.args) if node.args and not node.keywords else None
-    if name in NUMPY_SHAPE_FIRST:
-        size = call_argument(node, 0, "size" if name.startswith("numpy.random.") else "shape")
-    elif name in NUMPY_SIZE_THIRD:
-        size = call_argument(node, 2, "size")
-    else:
-        return None
-    return interpreter.sizes([size]) if size is not None else None
 
 
 def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -> object | None:

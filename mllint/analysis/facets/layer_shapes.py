@@ -137,6 +137,36 @@ RESNET_CHANNELS = {
 TRUNCATED_OUTPUT = {2: (None, None), 1: (1, 1)}  # children cut from the end -> the spatial sizes left
 
 
+# Library image models made by a factory: a classifier's output is `(B, num_classes)` for a batch of images
+# `(B, C, H, W)`; timm's `features_only=True` gives a list of feature maps `(B, C_i, h_i, w_i)`.
+TIMM_FACTORIES = frozenset({"timm.create_model", "timm.models.create_model"})
+CLASSIFIER_HEADS = frozenset({"fc", "classifier", "head"})  # the attribute a library model keeps its classifier in
+TORCHVISION_CLASSIFIERS = tuple(
+    "torchvision.models." + n
+    for n in ("resnet", "resnext", "wide_resnet", "efficientnet", "mobilenet", "convnext", "densenet", "vgg", "regnet", "vit_", "swin")
+)
+
+
+def is_library_model(name: str) -> bool:
+    return name in TIMM_FACTORIES or name.startswith(TORCHVISION_CLASSIFIERS)
+
+
+def library_model_output(name: str, constructor: ast.Call, batch: Dim, size=constructor_dim) -> tuple[Shape, bool] | None:
+    """(the output's shape, whether it is a list of such feature maps) of a library image model `name` built
+    by `constructor`, run on a batch of images of `batch` (a symbol: a loader's); None when unknown (no
+    `num_classes`, or 0, or a `global_pool` given: pooled or not, features of unknown rank)."""
+    timm = name in TIMM_FACTORIES
+    if batch in (1, None) or not is_library_model(name):
+        return None
+    keywords = {k.arg: k.value for k in constructor.keywords}
+    if None in keywords or (timm and "global_pool" in keywords):
+        return None
+    if timm and _literal_bool(keywords.get("features_only")):
+        return (batch, None, None, None), True
+    classes = size(keywords["num_classes"]) if "num_classes" in keywords else 0  # (not given: a head may be replaced)
+    return ((batch, classes), False) if classes != 0 else None
+
+
 def truncated_children(expr: ast.AST) -> tuple[ast.AST, int] | None:
     """`list(base.children())[:-k]` (or `[*base.children()][:-k]`): (`base`, k)."""
     if not (isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice)) or expr.slice.lower or expr.slice.step:

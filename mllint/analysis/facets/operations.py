@@ -1,18 +1,21 @@
 """Shape operations: what torch and NumPy functions and tensor methods make of the shapes of their
 arguments (constructors with sizes, element-wise functions, `view`/`reshape`, `squeeze`/`unsqueeze`,
 `permute`/`transpose`, reductions, `matmul`, `cat`/`stack`, ...). `Operations` is the part of the shape
-analysis's interpreter that answers them; the interpreter gives it the values of the arguments."""
+analysis's interpreter that answers them; the interpreter gives it the values of the arguments. Which
+function does what is one table, `vocabulary.FUNCTIONS`; `function_shape` reads a call by its row."""
 from __future__ import annotations
 
 import ast
 
-from mllint.analysis.facets.data_shapes import FROM_ARRAY
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.indexing import int_literal, normalise
 from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output
 from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
+from mllint.analysis.facets.vocabulary import (
+    ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, RANGE, SIZES, STEPS,
+    Row, rows_of,
+)
 from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.values.values import STACK_FUNCTIONS
 
 SAME_SHAPE_METHODS = frozenset(
     "abs neg exp log log1p log2 log10 sqrt rsqrt sigmoid tanh relu float double half bfloat16 long int bool "
@@ -28,18 +31,11 @@ BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le g
 REDUCTIONS = frozenset("sum mean prod amax amin logsumexp nansum nanmean argmax argmin all any".split())
 TORCH = "torch."
 FUNCTIONAL = "torch.nn.functional."
-SAME_SHAPE_FUNCTIONS = frozenset(
-    [TORCH + n for n in "exp log log1p sqrt rsqrt sigmoid tanh relu abs square clamp clip neg sign softmax "
-     "log_softmax nan_to_num expm1 sin cos erf floor ceil round".split()]
-    + [FUNCTIONAL + n for n in "relu relu6 gelu silu mish sigmoid tanh softmax log_softmax dropout elu selu "
-       "leaky_relu softplus hardswish normalize layer_norm".split()]
-)  # fmt: skip
-WHERE = frozenset({"torch.where", "numpy.where"})
+SAME_SHAPE_FUNCTIONS = rows_of(ELEMENTWISE, TORCH)
+KEEPS_ENDS = SAME_SHAPE_FUNCTIONS | rows_of(LIKE)  # of a tensor of unknown rank: its known ends
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
-BROADCAST_FUNCTIONS = frozenset(TORCH + n for n in "add sub mul div pow maximum minimum".split())
-SIZED_CONSTRUCTORS = frozenset(TORCH + n for n in "randn rand zeros ones empty".split())
+SIZED_CONSTRUCTORS = frozenset(n for n, r in FUNCTIONS.items() if r.kind == SIZES and r.spread and n.startswith(TORCH))
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-LIKE_CONSTRUCTORS = frozenset(TORCH + n + "_like" for n in "randn rand zeros ones empty full randint".split())
 TENSOR_OPTIONS = frozenset("dtype device requires_grad layout pin_memory".split())  # keywords that keep a shape
 
 ANY_RECEIVER_METHODS = frozenset(
@@ -48,7 +44,7 @@ ANY_RECEIVER_METHODS = frozenset(
 TENSOR_METHODS = (
     SAME_SHAPE_METHODS | ALONG_A_DIM | BROADCAST_METHODS | REDUCTIONS | ANY_RECEIVER_METHODS
     | {"size", "view", "view_as", "reshape_as", "expand_as", "expand", "new_zeros", "new_ones", "new_empty", "norm"}
-    | {"split", "chunk"}
+    | {"split", "chunk"} | set(METHOD_ALIASES)
 )  # fmt: skip
 
 
@@ -79,6 +75,8 @@ class Operations:
             value = self.value_of(args[0])
             if isinstance(value, Size):
                 return value.dims
+            if isinstance(value, Items):  # `shape = (n, d)`
+                return tuple(v.dim for v in value.values) if all(isinstance(v, Number) for v in value.values) else None
         return tuple(self.dim(a) for a in args)
 
     def from_array(self, data: ast.AST) -> Shape | None:
@@ -92,47 +90,20 @@ class Operations:
         return array.shape if isinstance(array, Tensor) else _literal_shape(data)
 
     def torch_function(self, node: ast.Call, name: str) -> Shape | None:
+        row = FUNCTIONS.get(name)
+        if row is not None:
+            return self.function_shape(node, name, row)
         args = node.args
         first = call_argument(node, 0, "input")
-        if name in SIZED_CONSTRUCTORS:
-            size = next((k.value for k in node.keywords if k.arg == "size"), None)
-            return self.sizes([size] if size is not None else args)
-        if name == "torch.full":
-            return self.sizes([call_argument(node, 0, "size")]) if call_argument(node, 0, "size") is not None else None
-        if name in LIKE_CONSTRUCTORS or name in SAME_SHAPE_FUNCTIONS or name in PARAMETERS:
-            return self.shape_of(first)
-        if name == "torch.randint":
-            size = next((k.value for k in node.keywords if k.arg == "size"), args[-1] if args else None)
-            return self.sizes([size]) if isinstance(size, (ast.Tuple, ast.List)) else None
         if name == "torch.randperm" and len(args) == 1:
             return (self.dim(args[0]),)
-        if name == "torch.arange" and 1 <= len(args) <= 3 and all(k.arg in TENSOR_OPTIONS for k in node.keywords):
-            bounds = [self.dim(a) for a in args]
-            if len(bounds) == 1:
-                return (bounds[0],)
-            return (len(range(*bounds)),) if all(isinstance(b, int) for b in bounds) and bounds[-1] != 0 else (None,)
-        if name == "torch.linspace":
-            return (self.dim(call_argument(node, 2, "steps")),) if call_argument(node, 2, "steps") is not None else None
-        if name in FROM_ARRAY and first is not None:
-            return self.from_array(first)
-        if name in BROADCAST_FUNCTIONS:
-            return broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "other")))
         if name in LOSSES and name.startswith(FUNCTIONAL):
             return loss_output(name, node, self.shape_of(first), self.shape_of(call_argument(node, 1, "target")))
-        if name in WHERE and len(args) == 3 and not node.keywords:
-            return self.where(args)
         if name == FUNCTIONAL + "cosine_similarity" and all(k.arg in ("dim", "eps") for k in node.keywords) and len(args) <= 3:
             joint = broadcast(self.shape_of(first), self.shape_of(call_argument(node, 1, "x2")))
             dim = int_literal(call_argument(node, 2, "dim")) if call_argument(node, 2, "dim") is not None else 1
             position = normalise(dim, len(joint)) if joint is not None and dim is not None else None
             return joint[:position] + joint[position + 1 :] if position is not None else None  # the dim it compares along
-        method = name[len(TORCH):]
-        if "." not in method and first is not None and (method in REDUCTIONS or method in ANY_RECEIVER_METHODS):
-            receiver = self.value_of(first)
-            if isinstance(receiver, Tensor):
-                shifted = ast.Call(func=node.func, args=args[1:], keywords=[k for k in node.keywords if k.arg != "input"])
-                result = self.method(shifted, method, receiver)
-                return result.shape if isinstance(result, Tensor) else None
         if name in PAD_SEQUENCE:  # a list of `(L, *rest)` tensors of different lengths L, padded
             listed = self.value_of(first)
             item = listed.item.shape if isinstance(listed, Listed) and isinstance(listed.item, Tensor) else None
@@ -141,16 +112,100 @@ class Operations:
                 return None
             first_dims = (listed.length, None) if batch_first is not None and batch_first.value is True else (None, listed.length)
             return (*first_dims, *item[1:])
-        if name in STACK_FUNCTIONS:
-            listed = self.value_of(first) if name == "torch.stack" else None
-            if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None:
-                return (listed.length, *listed.item.shape)  # `torch.stack(scores)` of a list of samples' tensors
-            return self.concatenate(node, name == "torch.stack")
         return None
+
+    def function_shape(self, node: ast.Call, name: str, row: Row) -> Shape | None:
+        """The shape of a call of a function of the vocabulary (`vocabulary.FUNCTIONS`), as its row says."""
+        kind, args = row.kind, node.args
+        if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in node.keywords):
+            return None
+        given = next((k.value for k in node.keywords if row.keyword and k.arg == row.keyword), None)
+        if given is None and (row.at < len(args) if row.at >= 0 else args):
+            given = args[row.at]
+        if kind == SIZES:
+            if row.spread and given is not None and not any(k.arg == row.keyword for k in node.keywords):
+                return self.sizes(args[row.at :])  # `torch.randn(8, 1)`, `np.random.rand(n, d)`
+            if row.at == -1 and not isinstance(given, (ast.Tuple, ast.List)):
+                return None
+            return self.sizes([given]) if given is not None else None  # (none given: a number)
+        if kind == LEGACY and args:
+            values = [self.value_of(a) for a in args]
+            if all(isinstance(v, Number) and v.dim is not None for v in values) or isinstance(values[0], Size):
+                return self.sizes(args)  # `torch.Tensor(n, d)`: uninitialised, of those sizes
+            return self.from_array(args[0]) if len(args) == 1 else None
+        if kind == ARRAY:
+            return self.from_array(given) if given is not None else None
+        if kind in (ELEMENTWISE, LIKE):
+            return self.shape_of(given)
+        if kind == BROADCAST:
+            if len(args) < len(row.method) or (len(row.method) == 3 and (len(args) != 3 or node.keywords)):
+                return None  # (`torch.where(mask)` alone gives a tuple of indices)
+            values = [self.value_of(args[p]) for p in row.method]
+            joint: Shape | None = ()
+            for value in values:
+                joint = broadcast(joint, () if isinstance(value, Number) else value_shape(value))
+            return joint
+        if kind == STEPS:
+            return (self.dim(given),) if given is not None else (row.default,) if row.default else None
+        if kind == RANGE:
+            return self.arange(node)
+        if kind == EYE and args:
+            return (self.dim(args[0]), self.dim(given) if given is not None else self.dim(args[0]))
+        if kind == METHOD:
+            receiver = self.value_of(args[row.at]) if len(args) > row.at else None
+            return self.delegated(node, row, receiver) if isinstance(receiver, Tensor) else None
+        if kind == EINSUM:
+            return self.einsum(args)
+        if kind == JOIN:
+            form = row.method or name.rpartition(".")[2]
+            listed = self.value_of(call_argument(node, 0, "tensors")) if form == "stack" else None
+            along = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
+            if isinstance(listed, Listed) and isinstance(listed.item, Tensor) and listed.item.shape is not None and int_literal(along) in (None, 0):
+                return (listed.length, *listed.item.shape)  # `torch.stack(scores)` of a list of samples' tensors
+            return self.concatenate(node, form)
+        return None
+
+    def delegated(self, node: ast.Call, row: Row, receiver: Tensor) -> Shape | None:
+        """`np.sum(a, axis=1)` as `a.sum(dim=1)`: the method the row names, called on the receiver with the
+        arguments after it (NumPy's keywords spelled as torch's)."""
+        keywords = [ast.keyword(arg=KEYWORD_ALIASES.get(k.arg, k.arg), value=k.value) for k in node.keywords]
+        rest = [k.value for k in keywords if k.arg == "shape"] + list(node.args[row.at + 1 :])
+        shifted = ast.Call(func=node.func, args=rest, keywords=[k for k in keywords if k.arg != "shape"])
+        result = self.method(shifted, row.method, receiver)
+        return result.shape if isinstance(result, Tensor) else result if isinstance(result, tuple) else None
+
+    def arange(self, node: ast.Call) -> Shape | None:
+        """`arange(stop)`, `arange(start, stop[, step])`: its length when the bounds are ints, else unknown."""
+        if not 1 <= len(node.args) <= 3 or not all(k.arg in TENSOR_OPTIONS for k in node.keywords):
+            return None
+        bounds = [self.dim(a) for a in node.args]
+        if len(bounds) == 1:
+            return (bounds[0],)
+        return (len(range(*bounds)),) if all(isinstance(b, int) for b in bounds) and bounds[-1] != 0 else (None,)
+
+    def einsum(self, args: list[ast.AST]) -> Shape | None:
+        """`einsum("ij,j->i", a, v)`: each output letter's size as an operand gives it (an implicit output:
+        the letters written once, in order); None with `...` or an operand of unknown rank."""
+        equation = args[0] if args else None
+        if not (isinstance(equation, ast.Constant) and isinstance(equation.value, str)) or "." in equation.value:
+            return None
+        operands = args[1].elts if len(args) == 2 and isinstance(args[1], (ast.List, ast.Tuple)) else args[1:]
+        inputs, arrow, output = equation.value.replace(" ", "").partition("->")
+        terms = inputs.split(",")
+        shapes = [self.shape_of(o) for o in operands]
+        if len(terms) != len(shapes) or any(s is None or len(s) != len(t) for s, t in zip(shapes, terms)):
+            return None
+        sizes: dict[str, Dim] = {}
+        for term, shape in zip(terms, shapes):
+            for letter, size in zip(term, shape):
+                sizes[letter] = size if sizes.get(letter) in (None, 1) else sizes[letter]
+        letters = "".join(terms)
+        output = output if arrow else "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        return tuple(sizes[c] for c in output) if all(c in sizes for c in output) else None
 
     def method(self, node: ast.Call, method: str, receiver: Tensor) -> object | None:
         """A tensor method's result: a Tensor, a Size, a Number, or a shape tuple (a new tensor)."""
-        shape, args = receiver.shape, node.args
+        shape, args, method = receiver.shape, node.args, METHOD_ALIASES.get(method, method)
         if method == "size":
             if not args and not node.keywords:
                 return Size(shape, receiver.key, receiver.label)
@@ -211,6 +266,8 @@ class Operations:
             if None in positions or sorted(positions) != list(range(rank)):
                 return None
             return tuple(shape[p] for p in positions)
+        if method == "transpose" and not args and not node.keywords:
+            return tuple(reversed(shape))  # NumPy's `a.transpose()`
         if method == "transpose" and len(args) != 2:
             method = "permute"  # numpy's `a.transpose(1, 0, 2)`
         if method in ("transpose", "swapaxes", "swapdims"):
@@ -256,7 +313,8 @@ class Operations:
             return None
         return tuple(1 if i in positions else d for i, d in enumerate(shape) if keepdim or i not in positions)
 
-    def concatenate(self, node: ast.Call, stack: bool) -> Shape | None:
+    def concatenate(self, node: ast.Call, form: str) -> Shape | None:
+        """`cat` (`concatenate`), `stack`, or NumPy's `hstack`/`vstack`/`column_stack` (`form`) of a list."""
         tensors = call_argument(node, 0, "tensors")
         dim_node = call_argument(node, 1, "dim") or next((k.value for k in node.keywords if k.arg == "axis"), None)
         position = int_literal(dim_node) if dim_node is not None else 0
@@ -265,10 +323,15 @@ class Operations:
             return None
         shapes = [value_shape(p) for p in parts]
         if None in shapes:  # a list of other tensors besides (`[x] + [emb(c) for ...]`): of the same rank
-            return _joined_along(shapes, position, stack)
+            return _joined_along(shapes, position, form == "stack") if form in ("cat", "stack") else None
         first = shapes[0]
         if any(s is None or len(s) != len(first) for s in shapes):
             return None
+        if form not in ("cat", "stack"):  # vectors side by side (`hstack`), as rows, as columns; arrays along 0 or 1
+            vectors = len(first) == 1
+            position = 0 if form == "vstack" or (vectors and form == "hstack") else 1
+            form = "stack" if vectors and form != "hstack" else "cat"
+        stack = form == "stack"
         if stack:
             position = normalise(position, len(first) + 1)
             same = all(all(x is not None and x == y for x, y in zip(first, s)) for s in shapes)

@@ -4,8 +4,9 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, as the objects layer tells), data (NumPy arrays, datasets and loaders: see `data_shapes`),
-helper functions and dataset classes of the file or of other modules of the project run with their
+tells passes, as the objects layer tells; loops over a `ModuleList` of listed layers, unrolled), the NumPy and torch functions of
+`vocabulary`, data (datasets and loaders: see `data_shapes`), library image models (timm, torchvision) by
+their factory and a classifier put in their place, helper functions and dataset classes of the file or of other modules of the project run with their
 arguments, a function's parameters as the first call site of another module that tells passes them
 (one call site's arguments, never mixed; `call_site` says which), and shape operations (`view`,
 `unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()` takes a symbolic size (a batch) for
@@ -27,21 +28,23 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import (
-    DATA_LOADERS, FROM_ARRAY, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step, numpy_shape,
+    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step,
 )
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, is_library_model, library_model_output,
+    loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
-    PARAMETERS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, WHERE, Operations, matmul_shape,
+    KEEPS_ENDS, PARAMETERS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, matmul_shape,
 )
 from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.vocabulary import FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -59,14 +62,13 @@ MAX_LOOP_DEPTH = 3  # nested loops interpreted twice (to reach their fixed point
 CONFLICT = object()  # recorded for a node that evaluated to different values on different passes
 
 SAME_SELECTION = frozenset("roll flip to cuda cpu long int".split())  # an index tensor's methods that keep its entries
-NUMPY_SAME_SHAPE = frozenset("numpy." + n for n in "exp log log1p log2 log10 sqrt abs tanh expm1 square sign floor ceil round".split())
 NUMPY_SCALARS = frozenset("numpy." + n for n in "float16 float32 float64 double single int8 int16 int32 int64 uint8 bool_".split())
-NUMPY_STACKING = frozenset({"numpy.concatenate", "numpy.stack"})
-GENERATOR_SIZES = {"standard_normal": 0, "random": 0, "normal": 2, "uniform": 2, "integers": 2}  # where `size` goes
 NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
+MODULE_LIST = "torch.nn.ModuleList"
+LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that may leave early is not unrolled
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
@@ -88,6 +90,7 @@ class Shapes:
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._stores: dict[ast.ClassDef, dict[str, int]] = {}
+        self._heads: dict[ast.Call, ast.Call | None] = {}  # a library model -> the classifier put in its place
         self._foreign: list = []  # the other modules' contexts whose classes were interpreted
         self._definitions: dict[str, ast.AST] | None = None
         self._view: ProjectView | None = None
@@ -295,15 +298,17 @@ class Shapes:
         first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
         if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
             return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
-        if name == SEQUENTIAL:
-            if len(constructor.args) == 1 and isinstance(constructor.args[0], ast.Starred):
-                listed = constructor.args[0].value
-                return self._truncated_output(listed, first) or self._listed_output(listed, constructor, first)
+        if name == SEQUENTIAL:  # its layers in turn; a list unpacked among them (`*layers, nn.Linear(h, 1)`) too
             value = first
             for layer in constructor.args:
-                if not isinstance(layer, ast.Call) or not isinstance(value, Tensor):
+                if not isinstance(value, Tensor):
                     return None
-                value = self.module_output(layer, [value])
+                if isinstance(layer, ast.Starred):
+                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value)
+                elif isinstance(layer, ast.Call):
+                    value = self.module_output(layer, [value])
+                else:
+                    return None
             return value
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
@@ -312,6 +317,13 @@ class Shapes:
             return Tensor(loss_output(name, constructor, value_shape(first), value_shape(target)), key)
         if name is not None and name.startswith("torch.") and not own_class:
             return _carried(first, self._torch_layer_output(name, constructor, arguments, first, key))
+        if name and not own_class and is_library_model(name):
+            head, batch = self._replaced_head(constructor), _image_batch(first)
+            if head is not None and batch not in (1, None):  # `model.fc = nn.Linear(model.fc.in_features, 1)`
+                return self.module_output(head, [Tensor((batch, None), key)])
+            library = library_model_output(name, constructor, batch, self.static_dim) if head is None else None
+            if library is not None:  # `timm.create_model(..., num_classes=1)`, `features_only=True`
+                return Listed(Tensor(library[0], key), None) if library[1] else Tensor(library[0], key)
         cls = self._module_class(constructor.func)
         if cls is not None:
             return self.class_output(cls, arguments)
@@ -331,6 +343,22 @@ class Shapes:
             ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
             return Tensor(None, key, ends=ends if ends != ((), ()) else None)
         return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
+
+    def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
+        """The module a statement of this file puts in place of the classifier of the library model
+        `constructor` builds (`model.fc = nn.Linear(model.fc.in_features, 1)`, `net.classifier[-1] = ...`),
+        when one statement alone does (worked out once per model)."""
+        if constructor not in self._heads:
+            found = []
+            for statement in self.ctx.index.within(self.ctx.tree, ast.Assign):
+                target = statement.targets[0] if len(statement.targets) == 1 else None
+                if isinstance(target, ast.Subscript) and int_literal(target.slice) == -1:
+                    target = target.value
+                if isinstance(target, ast.Attribute) and target.attr in CLASSIFIER_HEADS and isinstance(statement.value, ast.Call):
+                    made = built(self.ctx, target.value)
+                    found += [statement.value] if made and len(made) == 1 and made[0][1] is constructor else []
+            self._heads[constructor] = found[0] if len(found) == 1 else None
+        return self._heads[constructor]
 
     def _truncated_output(self, layers: ast.AST, first: object | None) -> Tensor | None:
         """`nn.Sequential(*list(base.children())[:-2])` of a torchvision ResNet `base` run on a batch."""
@@ -671,12 +699,39 @@ class Shapes:
         a factory of the project; None unless it is exactly one."""
         if isinstance(func, ast.Call):
             return self.ctx, func
+        if isinstance(func, ast.Subscript) and int_literal(func.slice) is not None:  # `self.layers[0]`
+            layers, index = self.listed_modules(func.value), int_literal(func.slice)
+            return layers[index] if layers and -len(layers) <= index < len(layers) else None
         made = built(self.ctx, func)
         if not made or len(made) != 1:
             return None
         if made[0][0] is not self.ctx:
             self._foreign.append(made[0][0])
         return made[0]
+
+
+    def listed_modules(self, expr: ast.AST) -> list[tuple[object, ast.Call]] | None:
+        """The layers of the `nn.ModuleList([...])` or `nn.Sequential(...)` `expr` is, when it is built from
+        layers listed one by one (with their module's context); a slice of them (`self.layers[:-1]`)."""
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Slice) and expr.slice.step is None:
+            lower, upper = expr.slice.lower, expr.slice.upper
+            bounds = [int_literal(b) if b is not None else None for b in (lower, upper)]
+            if (lower is not None and bounds[0] is None) or (upper is not None and bounds[1] is None):
+                return None
+            layers = self.listed_modules(expr.value)
+            return (layers[bounds[0] : bounds[1]] or None) if layers else None
+        made = self.constructor(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if made is None:
+            return None
+        ctx, call = made
+        name = canonical_class(ctx.qualified_name(call.func))
+        if name == MODULE_LIST and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], (ast.List, ast.Tuple)):
+            elements = call.args[0].elts
+        else:
+            elements = call.args if name == SEQUENTIAL else []
+        if not elements or len(elements) > MAX_ITEMS or not all(isinstance(e, ast.Call) for e in elements):
+            return None
+        return [(ctx, e) for e in elements]
 
 
 def _outputs(structure: tuple | Shape | None, key: tuple) -> object:
@@ -690,6 +745,13 @@ def _carried(first: object | None, output: object) -> object:
     """A layer's output keeps what its input lost on the way (a batch dimension dropped by `squeeze()`)."""
     unbatched = first.unbatched_at if isinstance(first, Tensor) else None
     return dataclasses.replace(output, unbatched_at=unbatched) if unbatched and isinstance(output, Tensor) else output
+
+
+def _image_batch(images: object | None) -> Dim:
+    """The batch dimension of a batch of images `(B, C, H, W)` (or of unknown rank, its first known)."""
+    if isinstance(images, Tensor) and images.shape is not None:
+        return images.shape[0] if len(images.shape) == 4 else None
+    return images.ends[0][0] if isinstance(images, Tensor) and images.ends and images.ends[0] else None
 
 
 def _rows(iterated: object | None, node: ast.AST) -> object | None:
@@ -793,6 +855,7 @@ class Interpreter(Operations):
         self.env: dict[str, object] = {}
         self.seen: dict[ast.AST, object] = {}  # the values of this pass
         self.tracks_self = False  # does assigning `self.x` bind it (running a dataset's `__init__`)?
+        self.modules_bound: dict[str, tuple[object, ast.Call]] = {}  # a loop's `layer` -> the layer it is on this pass
         if isinstance(function, FUNCTION_NODES):
             counts, scalars = _int_defaults(function), _float_defaults(function)
             for arg in parameters(function):
@@ -888,6 +951,9 @@ class Interpreter(Operations):
             self.eval(node.test)
         else:
             rows = _rows(self.eval(node.iter), node)
+            layers = self.shapes.listed_modules(node.iter) if isinstance(node.target, ast.Name) and not self.modules_bound else None
+            if layers is not None and not any(isinstance(n, LEAVING) for s in node.body for n in ast.walk(s)):
+                return self.unrolled(node, layers)
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -902,6 +968,17 @@ class Interpreter(Operations):
             for name in _assigned_names(node.body):
                 self.forget(name, node)
         self.loop_depth -= 1
+        self.block(node.orelse)
+
+    def unrolled(self, node: ast.For | ast.AsyncFor, layers: list[tuple[object, ast.Call]]) -> None:
+        """`for layer in self.layers: x = layer(x)` over a `ModuleList` (or `Sequential`) of layers listed
+        where it is built: the body run once per layer, in their order, `layer` calling that one (a loop
+        inside it is not unrolled again: the cost stays linear in the layers listed)."""
+        for layer in layers:
+            self.bind(node.target, None, None)
+            self.modules_bound[node.target.id] = layer
+            self.block(node.body)
+        self.modules_bound.pop(node.target.id, None)
         self.block(node.orelse)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
@@ -1258,7 +1335,8 @@ class Interpreter(Operations):
             if called is not None:
                 return called
         shape: object = None
-        first = self.value_of(call_argument(node, 0, "input")) if name in SAME_SHAPE_FUNCTIONS else None
+        row = FUNCTIONS.get(name) if name is not None else None
+        first = self.value_of(call_argument(node, row.at, row.keyword)) if name in KEEPS_ENDS else None
         if isinstance(first, Tensor) and first.ends:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
         if name is not None and name.startswith(TORCH):
@@ -1266,24 +1344,16 @@ class Interpreter(Operations):
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
                 return Tensor(None, ("call", id(node)), ends=((listed.length,), listed.item.ends[1] if listed.item.ends else ()))
-        elif name in NUMPY_STACKING:
-            shape = self.concatenate(node, name == "numpy.stack")
-        elif name in WHERE and len(node.args) == 3 and not node.keywords:
-            shape = self.where(node.args)
-        elif name is not None and name.startswith("numpy."):
-            if name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
-                cast = self.value_of(node.args[0])
-                if isinstance(cast, Number):
-                    return NUMBER
-                shape = value_shape(cast)
-            elif name in FROM_ARRAY and node.args:
-                shape = self.from_array(node.args[0])
-            else:
-                shape = self.shape_of(node.args[0]) if name in NUMPY_SAME_SHAPE and node.args else numpy_shape(self, node, name)
+        elif name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
+            cast = self.value_of(node.args[0])
+            if isinstance(cast, Number):
+                return NUMBER
+            shape = value_shape(cast)
+        elif row is not None:
+            shape = self.function_shape(node, name, row)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
-            position = GENERATOR_SIZES.get(node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
-            size = call_argument(node, position, "size") if position is not None else None
-            shape = self.sizes([size]) if size is not None else None
+            row = FUNCTIONS.get("numpy.random." + node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
+            shape = self.function_shape(node, "numpy.random." + node.func.attr, row) if row is not None and row.kind == SIZES else None
         elif isinstance(receiver, Tensor) and node.func.attr == "item" and not node.args:
             return NUMBER  # a Python number
         elif isinstance(receiver, Tensor) and node.func.attr == "tolist" and not node.args and receiver.shape is not None:
@@ -1306,7 +1376,8 @@ class Interpreter(Operations):
             own = self.shapes.called_self(node.func)
             if own is not None:
                 return self.shapes.class_output(own, arguments)
-            constructor = self.shapes.constructor(node.func)
+            bound = self.modules_bound.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            constructor = bound or self.shapes.constructor(node.func)
             if constructor is not None:
                 return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
             if self.record:
