@@ -42,7 +42,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
-from mllint.analysis.facets.objectives import stepped_optimizer
+from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.constants import fold
@@ -608,11 +608,8 @@ class Modes(CallSiteUses):
             return False
         body = self.step_body(call)
         if not constants:
-            return not self.trains(body, ("backward", "step"))
-        return not any(
-            isinstance(c.func, ast.Attribute) and c.func.attr in ("backward", "step") or self._helper_trains(c, body)
-            for c in own_calls(body, constants)
-        )  # fmt: skip
+            return not self.trains(body, steps=True)
+        return not any(self._trains_by(c, body, steps=True) for c in own_calls(body, constants))
 
     def _may_be_evaluation_pass(self, call: ast.AST) -> bool:
         """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests: under
@@ -643,25 +640,25 @@ class Modes(CallSiteUses):
         if home is not self:
             return home.training_step(call)
         if constants:
-            return not self.grad_disabled(call, constants) and any(
-                isinstance(c.func, ast.Attribute) and c.func.attr == "backward" or self._helper_trains(c, self.step_body(call))
-                for c in own_calls(self.step_body(call), constants)
-            )  # fmt: skip
-        return self._may_be_training_step(call) and self.trains(self.step_body(call), ("backward",))
+            body = self.step_body(call)
+            return not self.grad_disabled(call, constants) and any(self._trains_by(c, body) for c in own_calls(body, constants))
+        return self._may_be_training_step(call) and self.trains(self.step_body(call))
 
     def _may_be_training_step(self, call: ast.AST) -> bool:
         """`training_step` without its dearest test (does the step train?), for the cheap tests."""
         return not self.grad_disabled(call)
 
-    def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
-        """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
-        file that calls `.backward(...)`?"""
-        if (body, methods) not in self._steps:
-            self._steps[(body, methods)] = any(
-                (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
-                for call in own_calls(body)
-            )
-        return self._steps[(body, methods)]
+    def trains(self, body: ast.AST, steps: bool = False) -> bool:
+        """Does a loop or function call `.backward(...)` itself (`steps`: or step an optimizer, as
+        `steps.step_of` tells: not `env.step(action)` nor a scheduler's), or a helper that backpropagates?"""
+        if (body, steps) not in self._steps:
+            self._steps[(body, steps)] = any(self._trains_by(call, body, steps) for call in own_calls(body))
+        return self._steps[(body, steps)]
+
+    def _trains_by(self, call: ast.Call, body: ast.AST, steps: bool = False) -> bool:
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "backward":
+            return True
+        return steps and stepped_optimizer(self.ctx, call) is not None or self._helper_trains(call, body)
 
     def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
         """Is `call` a call of a function or method of this file, or of a function of another module of the
