@@ -30,7 +30,7 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import built, made_classes, makers, under
+from mllint.analysis.objects.call_sites import built, classes_of, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
@@ -43,7 +43,7 @@ from mllint.analysis.facets.parameters import is_module, is_module_constructor, 
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import child_nodes, own_method
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, is_parameter
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
@@ -188,6 +188,7 @@ class TrainingLoops:
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self._owned: dict[ast.AST, Owners | None] = {}  # by step call: ML201 asks for each clear
+        self._trains: dict[tuple[ast.AST, bool], bool] = {}  # by body: `trains`
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
         for loop in self._iterating:
@@ -209,6 +210,32 @@ class TrainingLoops:
                 events = folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
             self._loop_events[loop] = one_key_per_object(_rebound_keys(self.ctx, function, events))
         return self._loop_events[loop]
+
+    def trains(self, body: ast.AST, ctx=None, nested: bool = True) -> bool:
+        """Does `body` (a loop or comprehension, a function, a statement, an expression, the module; of
+        `ctx`, another module of the project read from this file, or of this file) backpropagate: a backward
+        pass among the events of its own code or of the project functions it calls (`nested`: or of the
+        `for`/`while` loops it holds)? The one answer to "does this train"; for this file the lexical marks
+        (`may_train`) gate it; memoized."""
+        m = self.own if ctx is None or ctx is self.ctx else self._module(ctx)
+        if (body, nested) not in self._trains:
+            gated = m is self.own and body not in self.may_train
+            backwards = [e for e in self._events_of(m, body) if e.kind is EventKind.BACKWARD] if not gated else []
+            if not nested:
+                inner = set(m.ctx.index.within(body, *LOOP_NODES)) - {body}
+                backwards = [e for e in backwards if not any(g.node in inner for g in e.loops)]
+            self._trains[(body, nested)] = bool(backwards)
+        return self._trains[(body, nested)]
+
+    def _events_of(self, m: _Module, body: ast.AST) -> list[Event]:
+        if isinstance(body, ITERATING_NODES):
+            return self.events_of_loop(body) if m is self.own else self._iteration_events(m, body, 0)
+        if isinstance(body, FUNCTION_NODES):
+            return self._function(m, body, 0)
+        if isinstance(body, ast.expr):
+            return self._expression_events(m, body.body if isinstance(body, ast.Lambda) else body, (), 0)
+        statements = [body] if isinstance(body, ast.stmt) else [s for block in _blocks(body) for s in block]
+        return self._events(m, statements, (), 0)
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
         if not any(statement in self.may_train for statement in statements):
@@ -765,11 +792,22 @@ class TrainingLoops:
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
-        Engine(...)` of another module), as the objects layer tells."""
+        Engine(...)` of another module), as the objects layer tells, for a parameter of the file's
+        under the first call site that tells."""
         if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
             return None
-        found = self.ctx.analysis(Objects)._of(m.ctx).method(call)
+        objects = self.ctx.analysis(Objects)
+        found = objects._of(m.ctx).method(call)
+        if found is None and m is self.own and self._parameter(call.func.value):  # as the first call site that tells
+            classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
+            found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
         return Callee(found[1], found[0]) if found is not None else None
+
+    def _parameter(self, node: ast.AST) -> bool:
+        """Is `node` a name every binding of which that reaches it is its function's parameter (`model` of
+        `def train(model, loader)`)?"""
+        definitions = self.values.reaching_definitions(node) if isinstance(node, ast.Name) else []
+        return bool(definitions) and all(is_parameter(d) for d in definitions)
 
     def _module(self, ctx) -> _Module:
         if id(ctx) not in self._modules:
