@@ -14,7 +14,7 @@ from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops
 from mllint.analysis.facets.loss_terms import signed_terms
 from mllint.analysis.facets.meters import dict_of, receiver, returned_loss, same_tensor
-from mllint.analysis.facets.objectives import steps_optimizer
+from mllint.analysis.objects.steps import steps_optimizer
 from mllint.analysis.facets.totals import APPENDS, added, root_of, total_of
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns

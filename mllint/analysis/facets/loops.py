@@ -30,9 +30,10 @@ from typing import Iterator, NamedTuple
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import built, made_classes, makers, under
+from mllint.analysis.objects.call_sites import built, classes_of, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
+from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
 from mllint.analysis.program.hierarchy import inherited_method, self_classes
 from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler_made_by
 from mllint.analysis.facets.loop_events import (
@@ -42,7 +43,7 @@ from mllint.analysis.facets.parameters import is_module, is_module_constructor, 
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import child_nodes, own_method
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, is_parameter
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
@@ -64,9 +65,6 @@ CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_"
 # `p.grad.fill_(0)`, `p.grad.mul_(0)`, `p.grad.copy_(torch.zeros_like(p))`: in-place methods that clear a
 # gradient given zeros.
 ZEROING = frozenset({"fill_", "mul_", "copy_"})
-OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|[a-z]?\d*$)", re.IGNORECASE)
-SCHEDULER_NAME = re.compile(r"sched", re.IGNORECASE)
-SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
 OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
@@ -190,6 +188,7 @@ class TrainingLoops:
         self._loop_events: dict[ast.AST, list[Event]] = {}
         self._active: set[ast.AST] = set()  # functions being flattened (recursion guard)
         self._owned: dict[ast.AST, Owners | None] = {}  # by step call: ML201 asks for each clear
+        self._trains: dict[tuple[ast.AST, bool], bool] = {}  # by body: `trains`
         self.loops: list[Iteration] = []
         self.may_train = self._may_train()
         for loop in self._iterating:
@@ -211,6 +210,32 @@ class TrainingLoops:
                 events = folded(events, site_constants(self.ctx, function), self.ctx.index.within(function, ast.If))
             self._loop_events[loop] = one_key_per_object(_rebound_keys(self.ctx, function, events))
         return self._loop_events[loop]
+
+    def trains(self, body: ast.AST, ctx=None, nested: bool = True) -> bool:
+        """Does `body` (a loop or comprehension, a function, a statement, an expression, the module; of
+        `ctx`, another module of the project read from this file, or of this file) backpropagate: a backward
+        pass among the events of its own code or of the project functions it calls (`nested`: or of the
+        `for`/`while` loops it holds)? The one answer to "does this train"; for this file the lexical marks
+        (`may_train`) gate it; memoized."""
+        m = self.own if ctx is None or ctx is self.ctx else self._module(ctx)
+        if (body, nested) not in self._trains:
+            gated = m is self.own and body not in self.may_train
+            backwards = [e for e in self._events_of(m, body) if e.kind is EventKind.BACKWARD] if not gated else []
+            if not nested:
+                inner = set(m.ctx.index.within(body, *LOOP_NODES)) - {body}
+                backwards = [e for e in backwards if not any(g.node in inner for g in e.loops)]
+            self._trains[(body, nested)] = bool(backwards)
+        return self._trains[(body, nested)]
+
+    def _events_of(self, m: _Module, body: ast.AST) -> list[Event]:
+        if isinstance(body, ITERATING_NODES):
+            return self.events_of_loop(body) if m is self.own else self._iteration_events(m, body, 0)
+        if isinstance(body, FUNCTION_NODES):
+            return self._function(m, body, 0)
+        if isinstance(body, ast.expr):
+            return self._expression_events(m, body.body if isinstance(body, ast.Lambda) else body, (), 0)
+        statements = [body] if isinstance(body, ast.stmt) else [s for block in _blocks(body) for s in block]
+        return self._events(m, statements, (), 0)
 
     def events_of_statements(self, statements: list[ast.stmt]) -> list[Event]:
         if not any(statement in self.may_train for statement in statements):
@@ -288,9 +313,8 @@ class TrainingLoops:
             return None
         if not (isinstance(cleared, ast.Call) and isinstance(cleared.func, ast.Attribute) and isinstance(cleared.func.value, ast.Attribute)):
             return None
-        scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args
         given = _named_at(step.entry, step.key, self.ctx) if step.path else None  # `opt` passed to `step(net, opt, x)`
-        made = built(self.ctx, given) if given is not None else built(step.ctx or self.ctx, call.args[0] if scaled else call.func.value)
+        made = built(self.ctx, given) if given is not None else built(step.ctx or self.ctx, _stepped(step.ctx or self.ctx, call))
         if not made or len(made) != 1 or not is_optimizer(made[0][0].qualified_name(made[0][1].func)):
             return None
         ctx, constructor = made[0]
@@ -330,8 +354,7 @@ class TrainingLoops:
             return False
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad"):
             return False
-        scaled = SCALER_NAME.search(source_text(stepping.func.value)) and stepping.args  # `scaler.step(optimizer)`
-        stepped = stepping.args[0] if scaled else stepping.func.value
+        stepped = _stepped(step.ctx, stepping)
         if clear.ctx is step.ctx:  # both in one function, under its call sites: `train(model, optimizer)`
             asked = per_call_site(step.ctx, stepping, lambda b: self._overlap(under(clear.ctx, call.func.value, b), under(step.ctx, stepped, b)) or None, self.ctx)
             return next(asked, None) is not None
@@ -357,8 +380,7 @@ class TrainingLoops:
         return any(_within(a, b) or _within(b, a) for a in cleared for b in trained)
 
     def _step_owners(self, call: ast.Call) -> Owners | None:
-        scaled = SCALER_NAME.search(source_text(call.func.value)) and call.args  # scaler.step(optimizer)
-        receiver = call.args[0] if scaled else call.func.value
+        receiver = _stepped(self.ctx, call)
         for modules, binding in per_call_site(self.ctx, receiver, lambda binding: self._built_owners(receiver, binding)):
             if binding is None:
                 return Owners(modules, "")
@@ -770,11 +792,22 @@ class TrainingLoops:
 
     def _method_callee(self, m: _Module, call: ast.Call) -> Callee | None:
         """The method of a project class a call on its instance runs (`engine.run_epoch(...)`, `engine =
-        Engine(...)` of another module), as the objects layer tells."""
+        Engine(...)` of another module), as the objects layer tells, for a parameter of the file's
+        under the first call site that tells."""
         if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
             return None
-        found = self.ctx.analysis(Objects)._of(m.ctx).method(call)
+        objects = self.ctx.analysis(Objects)
+        found = objects._of(m.ctx).method(call)
+        if found is None and m is self.own and self._parameter(call.func.value):  # as the first call site that tells
+            classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
+            found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
         return Callee(found[1], found[0]) if found is not None else None
+
+    def _parameter(self, node: ast.AST) -> bool:
+        """Is `node` a name every binding of which that reaches it is its function's parameter (`model` of
+        `def train(model, loader)`)?"""
+        definitions = self.values.reaching_definitions(node) if isinstance(node, ast.Name) else []
+        return bool(definitions) and all(is_parameter(d) for d in definitions)
 
     def _module(self, ctx) -> _Module:
         if id(ctx) not in self._modules:
@@ -795,7 +828,7 @@ class TrainingLoops:
         event = self._classified(m, call, guards)
         if event is None or m is not self.own or event.kind is EventKind.BACKWARD or not isinstance(call.func, ast.Attribute):
             return event
-        receiver = call.args[0] if event.kind is EventKind.STEP and SCALER_NAME.search(source_text(call.func.value)) and call.args else call.func.value
+        receiver = _stepped(m.ctx, call) if event.kind is EventKind.STEP else call.func.value
         if event.key != source_text(receiver):
             return event
         found = self.ctx.analysis(Objects).points_to(receiver)
@@ -827,31 +860,12 @@ class TrainingLoops:
             return m.event(EventKind.CLEAR, call, receiver, guards)
         if _is_grad(func.value) and (func.attr in ("zero_", "detach_") or (func.attr in ZEROING and _zeros(m, call.args))):
             return m.event(EventKind.CLEAR, call, source_text(_parameter_of(func.value)), guards)
-        if func.attr != "step":
+        step = step_of(m.ctx, call, func)
+        if step is None or step.kind is StepKind.OTHER:
             return None
-        if SCALER_NAME.search(receiver) and call.args:  # scaler.step(optimizer)
-            return m.event(EventKind.STEP, call, source_text(call.args[0]), guards)
-        kind = self._step_kind(m, func.value, receiver)
-        if kind is EventKind.STEP:
-            return m.event(kind, call, receiver, guards, closure=bool(call.args or call.keywords))
-        return m.event(kind, call, receiver, guards) if kind is not None else None
-
-    def _step_kind(self, m: _Module, receiver: ast.AST, text: str) -> EventKind | None:
-        """A scheduler or an optimizer: as what made the object tells (built here, by a project helper, in a
-        container), else as its name says, else as the first call site that passes it in tells."""
-        readable = isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript))
-        kind = _made_kind(m.ctx, built(m.ctx, receiver)) if readable else None
-        if kind is not None:
-            return kind
-        identifiers = re.findall(r"[A-Za-z_]\w*", text)
-        last = identifiers[-1] if identifiers else ""
-        if SCHEDULER_NAME.search(last):
-            return EventKind.SCHEDULER
-        if OPTIMIZER_NAME.search(last):
-            return EventKind.STEP
-        if m is self.own and readable:
-            return next((_made_kind(m.ctx, made) for made, binding in makers(m.ctx, receiver) if binding is not None), None)
-        return None
+        if step.kind is not StepKind.OPTIMIZER:
+            return m.event(EventKind.SCHEDULER, call, receiver, guards)
+        return m.event(EventKind.STEP, call, source_text(step.stepped), guards, closure=not step.scaled and bool(call.args or call.keywords))
 
     def _statement_clear(self, m: _Module, node: ast.stmt) -> str | None:
         """`p.grad = None`, `p.grad = torch.zeros_like(p)` and `p.grad *= 0` clear a gradient (the
@@ -874,12 +888,6 @@ def _holds_module(ctx, argument: ast.AST) -> bool:
     if isinstance(argument, ast.Starred):
         argument = argument.value
     return isinstance(argument, (ast.Name, ast.Attribute)) and is_module(ctx, argument)
-
-
-def _made_kind(ctx, made: list[tuple[object, ast.Call]] | None) -> EventKind | None:
-    """What stepping an object made by these calls is: a scheduler or an optimizer when they all agree."""
-    kinds = {EventKind.SCHEDULER if scheduler_made_by(n) else EventKind.STEP if is_optimizer(n) else None for n in _classes(ctx, made)}
-    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _named_at(entry: ast.AST | None, key: str | None, ctx) -> ast.AST | None:
@@ -1043,11 +1051,10 @@ def _parameter_of(grad: ast.Attribute) -> ast.AST:
     return grad.value.value if grad.attr == "data" else grad.value
 
 
-def names_optimizer(text: str) -> bool:
-    """Is the last name of `text` an optimizer's (`self.optim`, `opt_g`), not a scheduler's?"""
-    identifiers = re.findall(r"[A-Za-z_]\w*", text)
-    last = identifiers[-1] if identifiers else ""
-    return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
+def _stepped(ctx, call: ast.Call) -> ast.AST:
+    """The optimizer an optimizer step steps: `opt` of `opt.step()` and of `scaler.step(opt)`."""
+    step = step_of(ctx, call)
+    return step.stepped if step is not None else call.func.value
 
 
 def _zeros(m: _Module, arguments: list[ast.expr]) -> bool:

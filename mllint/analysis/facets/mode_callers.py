@@ -16,7 +16,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under
 from mllint.analysis.objects.points_to import NONE, Obj, union
-from mllint.analysis.facets.objectives import stepped_optimizer
+from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import reference_key
 
 

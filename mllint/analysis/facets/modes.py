@@ -34,6 +34,7 @@ from mllint.analysis.program.callers import constructions
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
+from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.facets.mode_callers import CallSiteUses
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
 from mllint.analysis.syntax.scopes import first_parameter
@@ -42,7 +43,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
-from mllint.analysis.facets.objectives import stepped_optimizer
+from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.objects.callees import method_called
 from mllint.analysis.objects.constants import fold
@@ -78,6 +79,7 @@ class Modes(CallSiteUses):
         arguments at its call sites (`_passed`): its flows track every argument."""
         self.ctx = ctx
         self.call_sites_read = call_sites_read
+        self.linted = ctx  # the file linted: this one, or the one that reads it (`of_module`)
         self.layers = layers or ctx.analysis(mode_layers)
         self.scopes = ctx.scopes
         self.module_classes = ctx.analysis(ModuleClasses).modules
@@ -105,9 +107,7 @@ class Modes(CallSiteUses):
         self._attributes: dict[ast.ClassDef, set[str]] = {}
         self._qualified: dict[ast.AST, str | None] = {}
         self._keys: dict[tuple[ast.AST, ast.AST], str | None] = {}  # (receiver, scope) -> its key
-        self._trains: dict[ast.AST, bool] = {}  # helpers that call `.backward(...)`
         self._seen: dict[str, set[ast.AST]] = {}  # a rule's test (by name) -> the scopes that see a call it wants
-        self._steps: dict[tuple, bool] = {}  # (loop or function, methods) -> does it call one of them (`trains`)
         self._callees: dict[ast.Call, Callee | None] = {}
         self._builds: dict[ast.Call, bool] = {}
         self._call_orders: dict[ast.AST, list[ast.Call]] = {}
@@ -608,11 +608,8 @@ class Modes(CallSiteUses):
             return False
         body = self.step_body(call)
         if not constants:
-            return not self.trains(body, ("backward", "step"))
-        return not any(
-            isinstance(c.func, ast.Attribute) and c.func.attr in ("backward", "step") or self._helper_trains(c, body)
-            for c in own_calls(body, constants)
-        )  # fmt: skip
+            return not self.trains(body, steps=True)
+        return not any(self._trains_by(c, steps=True) for c in own_calls(body, constants))
 
     def _may_be_evaluation_pass(self, call: ast.AST) -> bool:
         """`evaluation_pass` without its dearest test (does the step train?), for the cheap tests: under
@@ -643,69 +640,35 @@ class Modes(CallSiteUses):
         if home is not self:
             return home.training_step(call)
         if constants:
-            return not self.grad_disabled(call, constants) and any(
-                isinstance(c.func, ast.Attribute) and c.func.attr == "backward" or self._helper_trains(c, self.step_body(call))
-                for c in own_calls(self.step_body(call), constants)
-            )  # fmt: skip
-        return self._may_be_training_step(call) and self.trains(self.step_body(call), ("backward",))
+            body = self.step_body(call)
+            return not self.grad_disabled(call, constants) and any(self._trains_by(c) for c in own_calls(body, constants))
+        return self._may_be_training_step(call) and self.trains(self.step_body(call))
 
     def _may_be_training_step(self, call: ast.AST) -> bool:
         """`training_step` without its dearest test (does the step train?), for the cheap tests."""
         return not self.grad_disabled(call)
 
-    def trains(self, body: ast.AST, methods: tuple[str, ...]) -> bool:
-        """Does a loop or function call one of `methods` (`.backward(...)`) itself, or a helper of this
-        file that calls `.backward(...)`?"""
-        if (body, methods) not in self._steps:
-            self._steps[(body, methods)] = any(
-                (isinstance(call.func, ast.Attribute) and call.func.attr in methods) or self._helper_trains(call, body)
-                for call in own_calls(body)
-            )
-        return self._steps[(body, methods)]
+    def trains(self, body: ast.AST, steps: bool = False) -> bool:
+        """Does a loop or function backpropagate (`TrainingLoops.trains`), or with `steps` step an
+        optimizer itself (as `steps.step_of` tells: not `env.step(action)` nor a scheduler's)?"""
+        if steps and any(stepped_optimizer(self.ctx, call) is not None for call in own_calls(body)):
+            return True
+        return self.linted.analysis(TrainingLoops).trains(body, self.ctx, nested=False)
 
-    def _helper_trains(self, call: ast.Call, around: ast.AST) -> bool:
-        """Is `call` a call of a function or method of this file, or of a function of another module of the
-        project, that calls `.backward(...)` somewhere, itself or through the helpers of its file?"""
-        helper, ctx = self._helper(call, around), self.ctx
-        if helper is None and self.resolver is not None:
-            callee = self.resolver.resolve(call)  # another module, read when it mentions the loop model's words
-            helper, ctx = (callee.function, callee.ctx) if callee is not None else (None, ctx)
-        if helper is None:
-            return False
-        if helper not in self._trains:
-            self._trains[helper] = False  # while a recursive helper is asked
-            home = self if ctx is self.ctx else self.of_module(ctx)
-            self._trains[helper] = any(
-                (isinstance(node.func, ast.Attribute) and node.func.attr == "backward") or home._helper_trains(node, helper)
-                for node in ctx.index.within(helper, ast.Call)
-            )
-        return self._trains[helper]
+    def _trains_by(self, call: ast.Call, steps: bool = False) -> bool:
+        return steps and stepped_optimizer(self.ctx, call) is not None or self.linted.analysis(TrainingLoops).trains(call, self.ctx, nested=False)
 
     def trained_between(self, first: ast.AST, second: ast.AST) -> bool:
-        """Does the smallest statement holding both nodes train (call `.backward(...)` anywhere inside,
-        or a helper of this file that does)? A model put in training mode and evaluated with no training
-        around it is put there on purpose (recomputing batch-norm statistics, Monte Carlo dropout)."""
+        """Does the smallest statement holding both nodes train (`TrainingLoops.trains`)? A model put in
+        training mode and evaluated with no training around it is put there on purpose (recomputing
+        batch-norm statistics, Monte Carlo dropout)."""
         home = self.home(second)
         if home is not self:
             return home.trained_between(first, second)
         around_first = [first, *self.scopes.ancestors(first)]
         around_second = {second, *self.scopes.ancestors(second)}
         common = next((node for node in around_first if node in around_second), self.ctx.tree)
-        return any(
-            (isinstance(call.func, ast.Attribute) and call.func.attr == "backward") or self._helper_trains(call, common)
-            for call in self.ctx.index.within(common, ast.Call)
-        )
-
-    def _helper(self, call: ast.Call, body: ast.AST) -> ast.AST | None:
-        func = call.func
-        if isinstance(func, ast.Name):
-            return self.functions.get(func.id)
-        if isinstance(func, ast.Attribute) and func.attr in self.wrapper_methods:
-            return self.wrapper_methods[func.attr]
-        cls = self.scopes.enclosing_class(body)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and cls is not None:
-            return next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == func.attr), None)
-        return None
+        return self.linted.analysis(TrainingLoops).trains(common, self.ctx)
 
     # What the model is.
     def layer(self, use: Use) -> Layer | None:
@@ -827,7 +790,7 @@ class Modes(CallSiteUses):
         so that a caller's flow follows the functions of other modules it calls (the linted one's too)."""
         modes = ctx.analysis(project_modes)
         if modes.view is None and self.view is not None:
-            modes.view, modes.resolver = self.view, CallResolver(ctx, self.view)
+            modes.view, modes.resolver, modes.linted = self.view, CallResolver(ctx, self.view), self.linted
         return modes
 
 

@@ -20,9 +20,8 @@ import re
 from dataclasses import dataclass
 
 from mllint.analysis.objects.callees import loss_function_name
+from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.program.calls import CallResolver
-from mllint.analysis.facets.loops import SCALER_NAME, names_optimizer
-from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.values.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
 from mllint.source import one_line
@@ -273,39 +272,8 @@ def steps_after(ctx, backward: ast.Call) -> bool:
     return False
 
 
-def stepped_optimizer(ctx, call: ast.Call) -> ast.AST | None:
-    """The optimizer `call` steps: `optimizer` of `optimizer.step()`, `opt.step(closure)`, `scaler.step(optimizer)`;
-    None for any other call, a scheduler's step (`scheduler.step()`) among them. The class the receiver is
-    built from tells, else its name."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "step" and _is_optimizer(ctx, ctx.analysis(ValueKinds), func.value, call)):
-        return None
-    return call.args[0] if _scaler(ctx, func.value) else func.value
-
-
-def steps_optimizer(ctx, node: ast.AST) -> bool:
-    """Does `node` (a statement, a branch: `if (i + 1) % accumulation == 0:`) step an optimizer?"""
-    return any(stepped_optimizer(ctx, call) is not None for call in ctx.index.within(node, ast.Call))
-
-
 class _Maximizing:
     """Is an optimizer of the file built to maximize (`maximize=...`)? Asked once per file."""
 
     def __init__(self, ctx) -> None:
         self.found = any(k.arg == "maximize" for call in ctx.index.of_type(ast.Call) for k in call.keywords)
-
-
-def _is_optimizer(ctx, values: ValueKinds, receiver: ast.AST, call: ast.Call) -> bool:
-    constructed = values.constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
-    if constructed:
-        return is_optimizer(constructed)
-    if _scaler(ctx, receiver):
-        return bool(call.args)
-    return names_optimizer(ctx.text(receiver))
-
-
-def _scaler(ctx, receiver: ast.AST) -> bool:
-    """Is `receiver` a gradient scaler by its name (`scaler`, `self.grad_scaler`), of no class known here?"""
-    identifiers = re.findall(r"[A-Za-z_]\w*", ctx.text(receiver))
-    constructed = ctx.analysis(ValueKinds).constructed_class(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else None
-    return not constructed and bool(SCALER_NAME.search(identifiers[-1] if identifiers else ""))

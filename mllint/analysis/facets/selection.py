@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
+from mllint.analysis.objects.steps import StepKind, step_of
 from mllint.analysis.program.callers import Callers, call_sites
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.scopes import SCOPE_NODES
@@ -39,7 +40,6 @@ TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
 TEST_PASS = re.compile(r"^(test|testing|run_test|test_epoch|test_model|test_one_epoch|eval_test|evaluate_test)$")
 KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
 EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
-PLATEAU = re.compile(r"^ReduceLROnPlateau$")  # a scheduler stepped with a score
 CALLBACK = re.compile(r"Checkpoint|EarlyStopping")  # `ModelCheckpoint(monitor="test_acc")`
 ORDERING = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 MAX_DISPATCHING = 8  # modules read for a loop that runs a callback's hook
@@ -284,9 +284,8 @@ class Selections:
 
     def _plateau_step(self, call: ast.Call) -> bool:
         """`scheduler.step(score)` of a `ReduceLROnPlateau`: the score decides the learning rate of the run."""
-        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "step"):
-            return False
-        return any(PLATEAU.search(_last(made.func)) for _, made in self.ctx.analysis(Objects).made(call.func.value) or [])
+        step = step_of(self.ctx, call)
+        return step is not None and step.kind is StepKind.PLATEAU
 
     def _running_best(self, assign: ast.Assign) -> list[TestSelection]:
         """`best_acc = max(best_acc, test_acc)`: a reported maximum."""

@@ -18,6 +18,8 @@ OPTIMIZER_NAMES = re.compile(r"^(transformers|pytorch_transformers)(\.optimizati
 TRANSFORMERS_SCHEDULES = re.compile(
     r"^(transformers|pytorch_transformers)(\.optimization)?\.(get_\w*schedule\w*|Warmup\w*Schedule|ConstantLRSchedule)$"
 )
+# Gradient scalers: `scaler.step(optimizer)` steps the optimizer it is given.
+SCALERS = re.compile(r"^torch\.(cuda\.|cpu\.)?amp(\.grad_scaler)?\.GradScaler$|^torch\.distributed\.fsdp\.\w+\.ShardedGradScaler$")
 PER_STEP_TORCH = {TORCH_SCHEDULERS + "OneCycleLR", TORCH_SCHEDULERS + "CyclicLR"}
 
 
@@ -48,3 +50,8 @@ def is_optimizer(name: str | None) -> bool:
     if not name or not (name.startswith(OPTIMIZER_MODULES) or OPTIMIZER_NAMES.match(name)):
         return False
     return scheduler_made_by(name) is None and not name.startswith(NOT_OPTIMIZERS)
+
+
+def is_scaler(name: str | None) -> bool:
+    """Does the class `name` (qualified) make a gradient scaler (`torch.amp.GradScaler`)?"""
+    return bool(name and SCALERS.match(name))
