@@ -1,10 +1,11 @@
 import ast
 
-from mllint.analysis.syntax.names import callee_name
+from mllint.analysis.syntax.names import callee_name, is_self_attribute
 from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
 
 STD_FUNCTIONS = {"torch.std"}
+IN_PLACE_GUARDS = frozenset({"clamp_", "clamp_min_", "clip_", "add_", "masked_fill_"})
 
 
 class DivisionByStdWithoutEpsilon(Rule):
@@ -13,7 +14,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     Opt-in (enable it by its code). Reports a division whose denominator is a standard deviation
     computed on the spot, with nothing keeping it away from zero: `(x - x.mean()) / x.std()`,
     `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`, or a name bound to one (`sigma = x.std(-1,
-    keepdim=True)` then `(x - mu) / sigma`). A denominator with an epsilon
+    keepdim=True)` then `(x - mu) / sigma`, or `self.std = x.std(0)` in `fit` then `/ self.std` in `transform`). A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
     function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported.
 
@@ -63,21 +64,23 @@ class DivisionByStdWithoutEpsilon(Rule):
         self._compares_std: dict[ast.AST, bool] = {}  # scope -> does it compare a std with something?
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
-        if isinstance(node.op, ast.Div) and self._is_std(node.right) and not self._guarded(node):
+        if isinstance(node.op, ast.Div) and self._is_std(node.right) and not self._guarded(node, node.right):
             self.report(node, self.message.format(denominator=self.ctx.text(node.right)))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if isinstance(node.op, ast.Div) and self._is_std(node.value) and not self._guarded(node):
+        if isinstance(node.op, ast.Div) and self._is_std(node.value) and not self._guarded(node, node.value):
             self.report(node, self.message.format(denominator=self.ctx.text(node.value)))
 
-    def _guarded(self, division: ast.AST) -> bool:
-        """Inside `nan_to_num(...)`, or in a function that compares a std with something."""
+    def _guarded(self, division: ast.AST, denominator: ast.AST) -> bool:
+        """Inside `nan_to_num(...)`, or in a function (for a `self.` attribute: a class) that compares a std
+        with something or clamps one in place (`std.clamp_(min=eps)`)."""
         for ancestor in self.ctx.scopes.ancestors(division):
             if callee_name(ancestor) == "nan_to_num":
                 return True
             if isinstance(ancestor, ast.stmt):
                 break
-        scope = self.ctx.scopes.enclosing_function(division) or self.ctx.tree
+        attribute = is_self_attribute(denominator) and self.ctx.scopes.enclosing_class(division)
+        scope = attribute or self.ctx.scopes.enclosing_function(division) or self.ctx.tree
         if scope not in self._compares_std:
             self._compares_std[scope] = self._compares_a_std(scope)
         return self._compares_std[scope]
@@ -89,17 +92,21 @@ class DivisionByStdWithoutEpsilon(Rule):
             for node in index.within(scope, ast.Assign) if self._is_std(node.value)
             for target in node.targets if isinstance(target, ast.Name)
         }  # fmt: skip
-        return any(
+        clamped = any(
+            isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_GUARDS and self._is_std(node.func.value)
+            for node in index.within(scope, ast.Call)
+        )  # fmt: skip
+        return clamped or any(
             self._is_std(operand) or isinstance(operand, ast.Name) and operand.id in std_names
             for node in index.within(scope, ast.Compare)
             for operand in (node.left, *node.comparators)
         )  # fmt: skip
 
     def _is_std(self, node: ast.AST) -> bool:
-        """A std computed on the spot, or a name every binding that reaches it binds to one (`sigma =
-        x.std(-1, keepdim=True)`, then `(x - mu) / sigma`)."""
-        if isinstance(node, ast.Name):
-            values = self.ctx.analysis(ValueKinds).reaching_values(node)
+        """A std computed on the spot, or a name or `self.` attribute every assignment that reaches it binds
+        to one (`sigma = x.std(-1, keepdim=True)`, then `(x - mu) / sigma`; `self.std = x.std(0)` in `fit`)."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            values = self.ctx.analysis(ValueKinds).assigned_values(node)
             return bool(values) and all(isinstance(v, ast.Call) and self._is_std(v) for v in values)
         if not isinstance(node, ast.Call):
             return False

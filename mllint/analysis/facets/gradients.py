@@ -642,16 +642,17 @@ class GradientFlow:
         return self._iterates(target, ("parameters",), ("named_parameters",))
 
     def _iterates(self, target: ast.AST, methods: tuple[str, ...], named: tuple[str, ...]) -> bool:
-        """Is `target` bound by a loop over `x.<method>()`, or the second of a pair over `x.<named>()`?"""
+        """Is `target` bound by a loop over `x.<method>()`, or the second of a pair over `x.<named>()`, or
+        over a collection kept from them (`layers = [m for m in model.modules() if ...][1:]`)?"""
         loop = self.ctx.scopes.parent(target)
         if isinstance(loop, ast.Tuple) and len(loop.elts) == 2 and loop.elts[1] is target:
             target, loop, methods = loop, self.ctx.scopes.parent(loop), named
         if not isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) or loop.target is not target:
             return False
-        iterated = loop.iter
-        return (
+        return all(
             isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)
             and iterated.func.attr in methods and not iterated.args and not iterated.keywords
+            for iterated in self.values.item_sources(loop.iter) or [None]
         )  # fmt: skip
 
     def _loader_target(self, target: ast.AST) -> bool:

@@ -756,10 +756,22 @@ class TrainingLoops:
 
     def _dispatches(self, loop: ast.AST) -> bool:
         """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`) that the objects
-        layer resolves (`item_methods`)?"""
+        layer resolves (`item_methods`), or steps of its items when every one is a torch scheduler or
+        optimizer (`for sched in self.schedulers: sched.step()`)?"""
         body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
         calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
-        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) for c in calls)
+        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) or self._steps_items(loop, c) for c in calls)
+
+    def _steps_items(self, loop: ast.For, call: ast.Call) -> bool:
+        """`item.step()` of the loop's variable, every object it may be made by a scheduler or optimizer
+        class, under every call site that tells."""
+        func = call.func
+        item = func.value if isinstance(func, ast.Attribute) and func.attr in ("step", "zero_grad") else None
+        if not isinstance(item, ast.Name) or not isinstance(loop.target, ast.Name) or loop.target.id != item.id:
+            return False
+        made = list(makers(self.ctx, item))
+        names = {name for found, _ in made for name in _classes(self.ctx, found)}
+        return bool(made) and all(scheduler_made_by(name) is not None or is_optimizer(name) for name in names)
 
     def item_methods(self, call: ast.Call, linted=None) -> list[Callee]:
         """The methods `item.hook(...)` (or `item(...)`: `__call__`) runs for a loop variable `item` over a

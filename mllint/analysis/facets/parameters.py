@@ -340,11 +340,11 @@ def _iterates_submodules(ctx, name: ast.Name) -> bool:
             loop = ctx.scopes.parent(loop)
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
             return False
-        iterated = loop.iter
-        if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)):
-            return False
-        if iterated.func.attr not in SUBMODULE_ITERATORS:
-            return False
+        for iterated in ctx.analysis(ValueKinds).item_sources(loop.iter) or [None]:  # also `[m for m in model.modules() if ...]`
+            if not (isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute)):
+                return False
+            if iterated.func.attr not in SUBMODULE_ITERATORS:
+                return False
     return bool(ctx.analysis(ValueKinds).reaching_definitions(name))
 
 

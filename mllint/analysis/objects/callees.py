@@ -30,6 +30,9 @@ from mllint.analysis.program.project import ProjectView
 CALLED = ("forward", "__call__")  # what calling a module or a callable object runs
 
 
+RECEIVERS = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)  # `criterion(...)`, `MultiTaskLoss()(...)`
+
+
 def method_called(ctx, call: ast.Call, binding=None, followed: re.Pattern[bytes] | None = None) -> Callee | None:
     """`followed`: what the class's module must mention for the method to be read (None: any module)."""
     func = call.func
@@ -89,7 +92,7 @@ def names_called(ctx, call: ast.Call) -> Iterator[tuple[frozenset[str], object]]
 
 def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed) -> Callee | None:
     """The first method named `names` of the one class `receiver` is an instance of."""
-    found = under(ctx, receiver, binding) if isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)) else None
+    found = under(ctx, receiver, binding) if isinstance(receiver, RECEIVERS) else None
     classes = _receiver_class(ctx, receiver, found, binding)
     if classes is None:
         return None
@@ -105,7 +108,7 @@ def _method_of(ctx, receiver: ast.AST, names: tuple[str, ...], binding, followed
 
 
 def _receiver_class(ctx, receiver: ast.AST, found: frozenset | None, binding) -> tuple[object, ast.ClassDef] | None:
-    if not isinstance(receiver, (ast.Name, ast.Attribute, ast.Subscript)):
+    if not isinstance(receiver, RECEIVERS):
         return None
     objects = ctx.analysis(Objects)
     classes = _classes(objects, found)

@@ -980,6 +980,25 @@ class ValueKinds:
         values = self.reaching_values(name) if isinstance(name, ast.Name) else None
         return values if values and all(_is_reference(v) for v in values) else None
 
+    def item_sources(self, iterable: ast.AST, depth: int = 0) -> list[ast.AST] | None:
+        """The collections whose items `iterable` yields, through the names bound to it, slices
+        (`layers[1:]`), copies (`list(xs)`, `sorted(xs)`), `filter(f, xs)` and comprehensions that keep
+        their item (`[m for m in model.modules() if isinstance(m, nn.Linear)]`); None: a binding unknown."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(iterable, ast.Name):
+            found = []
+            for value in self.reaching_values(iterable) or [None]:
+                sources = None if value is None else self.item_sources(value, depth + 1)
+                if sources is None:
+                    return None
+                found += sources
+            return found
+        inner = _kept_items(iterable)
+        if inner is not None and (not isinstance(iterable, ast.Call) or self.ctx.qualified_name(iterable.func) is None):
+            return self.item_sources(inner, depth + 1)
+        return [iterable]
+
     def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
         """The items of the list a name holds: the list literal it is bound to (once), and what is appended
         to it in the same function (`terms.append(lam * center_loss)`, `entropies.append(dist.entropy())` in
@@ -1283,6 +1302,35 @@ def _compares_with_constants(test: ast.expr) -> bool:
     value = test.comparators[0]
     values = value.elts if isinstance(test.ops[0], ast.In) and isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
     return all(isinstance(v, ast.Constant) for v in values)
+
+
+COPIES = frozenset({"list", "tuple", "sorted", "reversed", "iter"})
+
+
+def _kept_items(iterable: ast.AST) -> ast.AST | None:
+    """What `iterable` takes its items from, keeping some of them as they are: `xs[1:]`, `list(xs)`,
+    `filter(f, xs)`, `[m for m in xs if ...]` (None: anything else)."""
+    if isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+        return iterable.value
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and not iterable.keywords:
+        arguments, name = iterable.args, iterable.func.id
+        if name in COPIES and len(arguments) == 1 or name == "filter" and len(arguments) == 2:
+            return arguments[-1]
+    if isinstance(iterable, (ast.ListComp, ast.GeneratorExp)) and len(iterable.generators) == 1:
+        generator = iterable.generators[0]
+        if not generator.is_async and _names_of(iterable.elt) is not None and _names_of(iterable.elt) == _names_of(generator.target):
+            return generator.iter
+    return None
+
+
+def _names_of(expr: ast.AST) -> tuple | str | None:
+    """`m` for a name, `("n", "p")` for a tuple of names; None for anything else."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Tuple):
+        names = tuple(_names_of(e) for e in expr.elts)
+        return None if None in names else names
+    return None
 
 
 def _is_one(expr: ast.AST) -> bool:
