@@ -30,7 +30,7 @@ RULES = {
     'ML401': ('ml401_inplace_on_forward_argument', 'InplaceOnForwardArgument', 'inplace-on-forward-argument', 'warning', False, False, None, ('forward', 'Sequential'), False),
     'ML402': ('ml402_requires_grad_typo', 'RequiresGradTypo', 'requires-grad-typo', 'error', False, False, None, ('require',), False),
     'ML403': ('ml403_parameter_update_outside_no_grad', 'ParameterUpdateOutsideNoGrad', 'parameter-update-outside-no-grad', 'warning', False, False, None, ('parameters',), False),
-    'ML404': ('ml404_loss_detached_from_model', 'LossDetachedFromModel', 'loss-detached-from-model', 'error', False, False, None, ('backward(',), False),
+    'ML404': ('ml404_loss_detached_from_model', 'LossDetachedFromModel', 'loss-detached-from-model', 'error', False, False, None, ('backward(', 'requires_grad'), False),
     'ML405': ('ml405_detached_submodule_optimized', 'DetachedSubmoduleOptimized', 'detached-submodule-optimized', 'warning', False, False, None, ('optim', 'Adam', 'Adafactor'), False),
     'ML406': ('ml406_inplace_on_saved_tensor', 'InplaceOnSavedTensor', 'inplace-on-saved-tensor', 'error', False, False, None, ('backward(', 'def forward'), False),
     'ML407': ('ml407_layer_built_in_forward', 'LayerBuiltInForward', 'layer-built-in-forward', 'warning', False, False, None, ('forward',), False),

@@ -2,7 +2,9 @@ import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut
+from mllint.analysis.facets.rewraps import rewrapped_returns
 from mllint.findings import Severity
+from mllint.source import one_line
 from mllint.rule import Rule
 
 
@@ -18,7 +20,11 @@ class LossDetachedFromModel(Rule):
     (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
-    DQN target computed from `target_net(s).detach()`, a regularisation term).
+    DQN target computed from `target_net(s).detach()`, a regularisation term). A function or loss `forward` that nothing in the
+    project calls (a library's loss) and that returns `torch.tensor(v, requires_grad=True)` with `v` taken
+    out of tensors (`.item()`, `.tolist()`, `float(t)`, also summed or appended into a name first) is
+    reported where it makes that leaf, whoever calls it; a constant leaf (`torch.tensor(0.0,
+    requires_grad=True)` for an empty batch) is not.
 
     ## Why is this bad?
     No gradient reaches the model's parameters: the optimizer steps on nothing and the model never
@@ -57,7 +63,18 @@ class LossDetachedFromModel(Rule):
     name = "loss-detached-from-model"
     message = "`{loss}` has no path to a model output: {cuts} {verb} it, so no gradient reaches the model"
     severity = Severity.ERROR
-    requires_any_text = ("backward(",)
+    requires_any_text = ("backward(", "requires_grad")
+
+    returned_message = (
+        "`{function}` returns `{leaf}`, a new leaf made from `{cut}` (line {line}): it has no path to a model "
+        "output, so no gradient reaches the model through it, whoever calls `{function}`"
+    )
+
+    def end_file(self) -> None:
+        for found in rewrapped_returns(self.ctx):
+            leaf = one_line(self.ctx.text(found.call), 50)
+            cut = one_line(self.ctx.text(found.cut), 40)
+            self.report(found.call, self.returned_message.format(function=found.function, leaf=leaf, cut=cut, line=found.cut.lineno))
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = backward_loss(self.ctx, node)

@@ -22,7 +22,7 @@ from mllint.analysis.objects.call_sites import built, made_classes, makers
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, Called, Kind, Origin, Passed, Ref, Source, ValueKinds, canonical_class,
@@ -309,6 +309,9 @@ def _class_name(ctx, constructor: ast.Call) -> str | None:
     name = ctx.qualified_name(constructor.func)
     if name is None and isinstance(constructor.func, ast.Name) and ctx.module is not None:
         return f"{ctx.module.name}.{constructor.func.id}"
+    if name is None and isinstance(constructor.func, ast.Subscript):  # `MODELS["resnet"](n)`: the one a decorator files there
+        filed = followed_view(ctx).registered(ctx.analysis(ValueKinds).value(constructor.func))
+        return filed[0] if filed and len(filed) == 1 else None
     return name
 
 

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
-from mllint.analysis.objects.registries import identity_decorator, registrations
+from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.registries import registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
@@ -103,6 +104,8 @@ _CALLS: dict[tuple, "_CallIndex"] = {}
 # A name called: `train(`, also `train (` and a `(` on the next line (`train \` then `(`, or within brackets).
 # Possessive and from a word's start: no backtracking through long words.
 CALL_WORD = re.compile(rb"\b([A-Za-z_]\w*+)[ \t\f\r\n\\]*+\(")
+# A bare decorator (`@register` over a class) calls what it names, by its last name.
+DECORATOR = re.compile(rb"^[ \t]*+@[ \t]*+(?:\w++[ \t]*+\.[ \t]*+)*+(\w++)[ \t]*+(?:#[^\n]*+)?$", re.MULTILINE)
 # A class statement's bases (`class SimCLR(ContrastiveStepMixin, nn.Module):`), each by its last name: the
 # index's word `(ContrastiveStepMixin)(` says the module derives a class from it.
 CLASS_BASES = re.compile(rb"\bclass[ \t]++\w++[ \t]*+\(([^)]*+)\)")
@@ -380,7 +383,8 @@ class _CallIndex:
             text = _code_text(path)
             bases = {b"(" + b + b")" for bases in CLASS_BASES.findall(text) for b in BASE_NAME.findall(bases.strip())}
             dispatch = {b"__call__"} if ITEM_CALL.search(text) else set()
-            words = tuple(sys.intern(w.decode("ascii") + "(") for w in set(CALL_WORD.findall(text)) | bases | dispatch)
+            called = set(CALL_WORD.findall(text)) | set(DECORATOR.findall(text))
+            words = tuple(sys.intern(w.decode("ascii") + "(") for w in called | bases | dispatch)
             for word in words:
                 self.calls.setdefault(word, set()).add(path)
             self.files[path] = (module, stamp, words)
@@ -646,6 +650,7 @@ class ProjectView:
         self.index: ProjectIndex | None = index or ctx.project
         self._global_values: dict[str, tuple[object, ast.AST] | None] = {}
         self._subclasses: dict[str, list[str]] = {}
+        self._tables: dict[str, list[tuple[str, object]] | None] = {}
 
     @property
     def own(self) -> ModuleSummary:
@@ -911,6 +916,9 @@ class ProjectView:
     def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
         if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
             return _agreed([self._call(Called(v, value.node), module, depth + 1) for v in value.callee.values])
+        filed = self._registered(value.callee, module, depth) if isinstance(value.callee, Item | Selected) else None
+        if filed:  # `MODELS["resnet"](n)`, `MODELS[args.arch](n)`: known when what may be called agrees
+            return _agreed([self._call(Called(Ref(name), value.node), module, depth + 1) for name in filed])
         callee = self.resolve(value.callee, module, depth + 1)
         callee = callee.last if isinstance(callee, Chain) else callee
         if isinstance(callee, Found):
@@ -954,6 +962,37 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def registered(self, item: Value | None) -> list[str] | None:
+        """`_registered` of an item of a table the linted file reads (`MODELS["resnet"]`), else None."""
+        return self._registered(item, self.own, 0) if isinstance(item, Item | Selected) else None
+
+    def _registered(self, item: Item | Selected, module: ModuleSummary, depth: int) -> list[str] | None:
+        """The classes and functions of the project that `item`, an item of a module-level table that starts
+        empty (`MODELS = {}`), may be: those a registering decorator files in it under the item's key
+        (`registries.registrations`), all of them for a key not known; None when the table is no such one."""
+        table = self.resolve(item.value, module, depth + 1)
+        filed = self._table(table.name) if isinstance(table, Entity) else None
+        if filed is None:
+            return None
+        key = item.index if isinstance(item, Item) and isinstance(item.index, int | str) else None
+        return [name for name, filed_as in filed if key is None or filed_as is None or filed_as == key] or None
+
+    def _table(self, qualified: str) -> list[tuple[str, object]] | None:
+        """(qualified name, key) of each definition the decorators of a table's module file in it, when the
+        table is a module-level `{}` bound once; None otherwise. Worked out once per table."""
+        if qualified not in self._tables:
+            found = self.find(qualified)
+            ctx = None if found is None else self.ctx if found[0] is self.own else self.index.context(found[0].name) if self.index else None
+            values = [] if ctx is None else [v for n in ctx.tree.body if isinstance(n, ast.Assign) for v in _assigned_to(n, found[1])]
+            empty = len(values) == 1 and isinstance(values[0], ast.Dict) and not values[0].keys
+            stores = [
+                n for n in ctx.index.of_type(ast.Subscript)
+                if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == found[1]
+            ] if empty else []  # fmt: skip
+            filed = [(f"{home.module.name}.{d.name}", key) for s in stores for home, d, key in registrations(ctx, self, s) or ()]
+            self._tables[qualified] = filed or None
+        return self._tables[qualified]
 
     def _plain_instance(self, value: Called, module: ModuleSummary, depth: int) -> Instance | None:
         """An object a class of the project builds that is no module (`EnsembleTrainer(...)`), for its methods."""

@@ -368,6 +368,8 @@ class ValueKinds:
             index = ...  # `outs[name]`: any item of a collection, not a tensor's row
         if index is not None or isinstance(expr, ast.Subscript):
             inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
+            if inner is None and isinstance(expr.value, ast.Name | ast.Attribute) and self.ctx.qualified_name(expr.value):
+                inner = Ref(self.ctx.qualified_name(expr.value))  # a table of another module (`MODELS[arch]`)
             return inner if inner is None or inner is PENDING else Item(inner, index) if index is not None else Selected(inner)
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)

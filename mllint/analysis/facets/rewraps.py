@@ -1,0 +1,118 @@
+"""Losses a function of the file returns as a new leaf made from numbers taken out of tensors.
+
+`rewrapped_returns(ctx)` finds `torch.tensor(v, requires_grad=True)` returned by a module-level function
+or by the `forward` of a top-level class (the call itself, a name bound to it, an element of a returned
+tuple, or a method of it: `.mean()`), where `v` is computed from `.item()`, `.tolist()`, `.numpy()`,
+`.detach()` or `float(t)` of something (also through names the function assigns or appends to first).
+That leaf has no path to anything the function was given, whatever its caller passes. Only functions
+that nothing in the project calls (and classes nothing builds) are listed: for those, no `backward()`
+site can tell it (`ML404` reports the others where the loss is backpropagated). A constant leaf
+(`torch.tensor(0.0, requires_grad=True)` for an empty batch) is no cut.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from mllint.analysis.facets.gradients import CUT_METHODS
+from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.summaries import returned_expressions
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+REWRAPPING = frozenset({"torch.tensor", "torch.as_tensor"})
+MAX_NAMES = 4  # names bound once followed from a returned one
+TAKING_OUT = CUT_METHODS - {"argmax", "argmin", "argsort"}  # a value's numbers (an index is no loss's), or `float(t)`
+
+
+@dataclass(frozen=True)
+class Rewrapped:
+    call: ast.Call  # `torch.tensor(total, requires_grad=True)`
+    function: str  # `MultiTaskLoss.forward`, `sequence_loss`
+    cut: ast.AST  # the `.item()` (or other) its value comes from
+
+
+def rewrapped_returns(ctx) -> list[Rewrapped]:
+    found = []
+    for name, function, owner in _defined(ctx):
+        assigned = _assigned(function)
+        for call in _returned_rewraps(ctx, function, assigned):
+            cut = _taken_out(call.args[0], assigned)
+            if cut is not None and _uncalled(ctx, owner):
+                found.append(Rewrapped(call, name, cut))
+    return found
+
+
+def _defined(ctx):
+    """(name, function, what a call site would call) for module-level functions and `forward`s of classes."""
+    for statement in ctx.tree.body:
+        if isinstance(statement, FUNCTIONS):
+            yield statement.name, statement, statement
+        elif isinstance(statement, ast.ClassDef):
+            for method in statement.body:
+                if isinstance(method, FUNCTIONS) and method.name == "forward":
+                    yield f"{statement.name}.forward", method, statement
+
+
+def _uncalled(ctx, owner: ast.AST) -> bool:
+    """Does nothing in the project call the function (or build the class)?"""
+    callers = ctx.analysis(Callers)
+    if isinstance(owner, ast.ClassDef):
+        return next(iter(callers.constructions(owner)), None) is None
+    return not callers.sites(owner)
+
+
+def _assigned(function: ast.AST) -> dict[str, list[ast.AST]]:
+    """Name -> what the function assigns, adds (`+=`) or appends to it, in one pass."""
+    found: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found.setdefault(name.id, []).append(node.value)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+            if isinstance(node.func.value, ast.Name):
+                found.setdefault(node.func.value.id, []).extend(node.args)
+    return found
+
+
+def _returned_rewraps(ctx, function: ast.AST, assigned: dict[str, list[ast.AST]]) -> list[ast.Call]:
+    """The rewrapping calls with `requires_grad=True` the function returns, as a whole value (or a tuple's element)."""
+    found = []
+    for returned in returned_expressions(function.body) or ():
+        for value in returned.elts if isinstance(returned, ast.Tuple) else [returned]:
+            for _ in range(MAX_NAMES):
+                while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not _rewrap(ctx, value):
+                    value = value.func.value  # `.mean()`, `.to(device)` of it
+                if not (isinstance(value, ast.Name) and len(assigned.get(value.id, ())) == 1):
+                    break
+                value = assigned[value.id][0]  # a name bound once
+            if _rewrap(ctx, value):
+                found.append(value)
+    return found
+
+
+def _rewrap(ctx, node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Call) and node.args and ctx.qualified_name(node.func) in REWRAPPING):
+        return False
+    flag = next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+    return isinstance(flag, ast.Constant) and flag.value is True
+
+
+def _taken_out(value: ast.AST, assigned: dict[str, list[ast.AST]]) -> ast.AST | None:
+    """The first `.item()`-like cut `value` is computed from, following the names the function binds."""
+    seen: set[str] = set()
+    pending = [value]
+    while pending:
+        for node in ast.walk(pending.pop()):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TAKING_OUT:
+                return node
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
+                if not isinstance(node.args[0], ast.Constant):
+                    return node
+            if isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                pending.extend(assigned.get(node.id, ()))
+    return None
