@@ -116,13 +116,24 @@ def qualified_name(expr: ast.AST, resolve: Callable[[ast.Name], str | None]) -> 
 
 
 def reference_key(expr: ast.AST) -> str | None:
-    """The one key of a reference: `self.model.encoder` for that expression, `model` for a name; None for
-    anything but a name and attributes of it (a call, a subscript)."""
-    return qualified_name(expr, _spelled)
+    """The one key of a reference: `self.model.encoder` for that expression, `model` for a name,
+    `self.optimizers['gen']` for an entry read by a constant key (a word or an integer); None for anything
+    else (a call, an entry read by a computed key)."""
+    parts: list[str] = []
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        if isinstance(expr, ast.Attribute):
+            parts.append(f".{expr.attr}")
+        elif _constant_key(expr.slice):
+            parts.append(f"[{expr.slice.value!r}]")
+        else:
+            return None
+        expr = expr.value
+    return expr.id + "".join(reversed(parts)) if isinstance(expr, ast.Name) else None
 
 
-def _spelled(name: ast.Name) -> str:
-    return name.id
+def _constant_key(key: ast.AST) -> bool:
+    value = getattr(key, "value", None) if isinstance(key, ast.Constant) else None
+    return type(value) is int or isinstance(value, str) and value.isidentifier()
 
 
 def is_self_attribute(node: ast.AST) -> bool:

@@ -1016,11 +1016,13 @@ class ValueKinds:
 
     def bound_method(self, func: ast.AST) -> ast.Attribute | None:
         """`opt.zero_grad` for `clear` bound by `clear = opt.zero_grad` on every way to where it is called:
-        a method of a name, called through an alias."""
+        a method of a reference (`self.opt`, `optimizers["gen"]` too), called through an alias; of anything
+        else (`optimizers[name]`) when one binding reaches."""
         values = self.reaching_values(func) if isinstance(func, ast.Name) else None
-        if not values or not all(isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) for v in values):
+        if not values or not all(isinstance(v, ast.Attribute) for v in values):
             return None
-        return values[0] if len({reference_key(v) for v in values}) == 1 else None
+        keys = {reference_key(v) for v in values}
+        return values[0] if len(values) == 1 or len(keys) == 1 and None not in keys else None
 
     def reaching_definitions(self, name: ast.Name) -> list[Definition]:
         """The bindings that may give `name` its value where it stands (empty: unknown)."""
