@@ -82,6 +82,10 @@ VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
+# Their function forms, the tensor first: `torch.unsqueeze(torch.sigmoid(z), 0)` is sigmoid output.
+VALUE_PRESERVING_FUNCTIONS = frozenset(
+    f"torch.{name}" for name in ("squeeze", "unsqueeze", "reshape", "flatten", "clone", "detach", "permute", "transpose", "unflatten")
+)
 # Tensor methods (and `torch.` functions) that pick some of a tensor's values: `probs.gather(1, a)` is softmax output.
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
@@ -516,6 +520,8 @@ class ValueKinds:
             if func.attr in SELECTING_METHODS:
                 inner = self._value(func.value, depth + 1, binding)
                 return inner if inner is None or inner is PENDING else Selected(inner)
+        if name in VALUE_PRESERVING_FUNCTIONS and first is not None:
+            return self._value(first, depth + 1, binding)
         if name in SELECTING_FUNCTIONS and first is not None:  # `torch.gather(probs, 1, a)`
             inner = self._value(first, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Selected(inner)
