@@ -29,6 +29,7 @@ from typing import Iterator, NamedTuple
 
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
+from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
@@ -625,6 +626,9 @@ class TrainingLoops:
             return []
         if isinstance(node, ast.If):
             test = self._expression_events(m, node.test, guards, depth)
+            decided = fold(node.test, {})  # `if k % 1 == 0:` always runs its body: no guard
+            if decided is not None:
+                return test + self._events(m, node.body if decided else node.orelse, guards, depth)
             text = source_text(node.test)
             return (
                 test
