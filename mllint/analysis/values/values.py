@@ -90,6 +90,8 @@ VALUE_PRESERVING_FUNCTIONS = frozenset(
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+# Expressions whose value is never a module: assigning one to a model's attribute replaces no layer.
+STATE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.JoinedStr, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.Dict)
 # Layers whose output is their input, in values (`nn.Dropout` only rescales while training): an
 # `nn.Sequential` ending in one outputs what the layer before it outputs.
 PASSING_LAYERS = frozenset({
@@ -595,11 +597,27 @@ class ValueKinds:
             for node in self.ctx.index.by_type.get(ast.Assign, ()):
                 for target in node.targets:
                     key = reference_key(target) if isinstance(target, ast.Attribute) else None
-                    if key is not None:
+                    if key is not None and not self._state(node.value, target):
                         self._changed.setdefault((self.scopes.enclosing_scope(node), key.split(".")[0]), []).append(node)
             for nodes in self._changed.values():
                 nodes.sort(key=position)
         return self._changed
+
+    def _state(self, value: ast.AST, target: ast.Attribute) -> bool:
+        """Is `value`, assigned to `target` (`model.hidden`), surely not a module: a literal or arithmetic, a
+        tensor a `torch.` function makes, what a method of the object itself or of the old value returns
+        (`model.hidden = model.init_hidden()`, `model.h = model.h.detach()`), or a tuple of those?"""
+        if isinstance(value, ast.Tuple | ast.List):
+            return all(self._state(e, target) for e in value.elts)
+        if isinstance(value, STATE_EXPRESSIONS):
+            return True
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.ctx.qualified_name(value.func)
+        if name is not None:
+            return name.count(".") == 1 and name.startswith("torch.") and name[6:].islower() and name != "torch.compile"
+        owner = reference_key(value.func.value) if isinstance(value.func, ast.Attribute) else None
+        return owner is not None and owner in (reference_key(target.value), reference_key(target))
 
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)`, `self.__call__(x)` or `self.forward(x)` in a method of a module-level class (a mixin's
