@@ -86,6 +86,9 @@ MAX_GRADIENT_DEPTH = 6
 GRADIENT_READERS = frozenset({"unscale_"})
 # Methods that read their object and leave every gradient as it is: a call of one on an optimizer or a
 # model (`{"opt": opt.state_dict()}` in a checkpoint) does not hide a clear.
+# A loss object whose origin is not known (a parameter, a config) but whose name says what it is: it
+# computes a value and acts on no optimizer (`self.criterion(out, y)` of an unseen attribute).
+LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
 GRADIENT_NEUTRAL = frozenset({
     "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
     "children", "named_children", "get_last_lr", "get_lr", "train", "eval",
@@ -714,7 +717,8 @@ class TrainingLoops:
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call) and call.func.attr not in GRADIENT_NEUTRAL:
+            acting = call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
+            if acting and not m.resolver.is_attribute_call(call):
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
             if not arguments:
