@@ -8,7 +8,7 @@ own name is known (`ctx.module`), relative imports resolve (`from .models import
 A name only a `from models import *` can bind is that module's, when the linted file's project has the
 module and it defines the name at its top level (the last such import wins, as in Python). A file that
 binds none of `torch`, `nn`, `F` and `optim` (a pasted snippet, a script whose imports were cut) reads them
-as the usual torch imports (`ASSUMED_IMPORTS`).
+as the usual torch imports (`ASSUMED_IMPORTS`); an unbound `Variable` is torch's legacy wrapper.
 """
 from __future__ import annotations
 
@@ -158,25 +158,27 @@ NESTED_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The imports a torch snippet is written against: read so when the file binds none of these names.
 ASSUMED_IMPORTS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim"}
+# A name with one meaning in torch code, read so on its own when the file does not bind it.
+ASSUMED_ALONE = {"Variable": "torch.autograd.Variable"}
 
 
 def assumed_imports(nodes) -> dict[str, str]:
     """`ASSUMED_IMPORTS` when none of `nodes` (a file's names, parameters, imports and definitions) binds
-    one of its names and no `from m import *` may; otherwise nothing."""
+    one of its names, and each of `ASSUMED_ALONE` that none binds; nothing when a `from m import *` may."""
+    bound: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Name):
-            bound = {node.id} if not isinstance(node.ctx, ast.Load) else ()
+            bound.update((node.id,) if not isinstance(node.ctx, ast.Load) else ())
         elif isinstance(node, ast.arg):
-            bound = {node.arg}
+            bound.add(node.arg)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound = {(a.asname or a.name).split(".")[0] for a in node.names}
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, DEFINITIONS):
-            bound = {node.name}
-        else:
-            continue
-        if "*" in bound or not ASSUMED_IMPORTS.keys().isdisjoint(bound):
-            return {}
-    return ASSUMED_IMPORTS
+            bound.add(node.name)
+    if "*" in bound:
+        return {}
+    assumed = {} if not ASSUMED_IMPORTS.keys().isdisjoint(bound) else dict(ASSUMED_IMPORTS)
+    return assumed | {name: target for name, target in ASSUMED_ALONE.items() if name not in bound}
 
 
 def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:
