@@ -25,7 +25,8 @@ class DetachedSubmoduleOptimized(Rule):
     in the class's own file, at the detach). It stays silent when a file involved (the class's, the
     optimizer's, one that builds the model) mentions `requires_grad` (the submodule is frozen on
     purpose), when the optimizer leaves the submodule out or filters the parameters, and when the class
-    uses the submodule anywhere else (a second loss, weight tying).
+    uses the submodule anywhere else (a second loss, weight tying); a copy of its weights or gradients
+    (`w = model.sub.weight.data`, `.grad`, `.detach()`) is no such use.
 
     ## Why is this bad?
     No gradient ever reaches the submodule: the optimizer carries its parameters (and their weight decay

@@ -15,7 +15,8 @@ class ViewAsTranspose(Rule):
     Reports `x.view(...)` / `x.reshape(...)` whose target reorders dimensions the shape analysis knows
     `x` has: `(B, T, C)` viewed as `(B, C, T)`; an attention head split written
     `x.view(B, heads, T, C // heads)` for `x` of `(B, T, C)`; heads merged back with
-    `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`. Dimensions are matched by what
+    `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`; a tensor of unknown rank viewed
+    as its own leading sizes in another order (`x.view(x.shape[1], x.shape[0], -1)`). Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
     between literal sizes (`(2, 3)` as `(3, 2)`) is not reported, except where the view names the sizes
@@ -69,7 +70,7 @@ class ViewAsTranspose(Rule):
         if all(_literal_size(a) for a in node.args):  # `view(-1, 2)`: no symbolic dimension to reorder
             return
         shapes = self.ctx.analysis(Shapes)
-        source, target = shapes.shape(func.value), shapes.view_target(node)
+        source, target = shapes.view_source(node), shapes.view_target(node)
         if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
             return
         moved = _moved_dimension(source, target)

@@ -32,11 +32,26 @@ def always_detached(ctx, cls: ast.ClassDef) -> list[Detached]:
             a for a in attributes.get(name, ())
             if a is not assignment
             and not (is_self_attribute(a) and ctx.scopes.enclosing_class(a) is not cls)  # another class's own
+            and not _snapshot(ctx, a)
         ]  # fmt: skip
         calls = [_detached_call(ctx, use) for use in uses]
         if calls and all(calls):
             found.append(Detached(name, calls[0]))
     return found
+
+
+def _snapshot(ctx, use: ast.Attribute) -> bool:
+    """Does `use` read only values cut from the graph: `model.sub.weight.data`, `model.sub.weight.grad`,
+    `model.sub.bias.detach()` (a copy to print or compare is no second use of the submodule)?"""
+    node, parent = use, ctx.scopes.parent(use)
+    while isinstance(parent, ast.Attribute) and parent.value is node:
+        if parent.attr in SNAPSHOTS and node is not use:
+            return True
+        node, parent = parent, ctx.scopes.parent(parent)
+    return node is not use and node.attr == "detach" and isinstance(parent, ast.Call) and parent.func is node
+
+
+SNAPSHOTS = frozenset({"data", "grad"})
 
 
 def _parametrised_submodules(ctx, cls: ast.ClassDef):

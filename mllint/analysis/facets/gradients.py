@@ -74,6 +74,8 @@ CUT_ATTRIBUTES = frozenset({"data"})
 CUT_FUNCTIONS = frozenset({
     "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.argmax", "torch.argmin", "torch.argsort",
     "numpy.array", "numpy.asarray",
+    # the legacy wrapper: `Variable(x)` is `x.detach()`, `Variable(x, requires_grad=True)` a fresh leaf
+    "torch.autograd.Variable", "torch.autograd.variable.Variable",
 })  # fmt: skip
 CUT_BUILTINS = frozenset({"float", "int", "bool"})
 NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})

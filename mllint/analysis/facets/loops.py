@@ -29,6 +29,7 @@ from typing import Iterator, NamedTuple
 
 from mllint.analysis.program.callers import Binding, call_sites, per_call_site, signature_passage
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
+from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
 from mllint.analysis.objects.call_sites import built, classes_of, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
@@ -83,6 +84,9 @@ MAX_GRADIENT_DEPTH = 6
 GRADIENT_READERS = frozenset({"unscale_"})
 # Methods that read their object and leave every gradient as it is: a call of one on an optimizer or a
 # model (`{"opt": opt.state_dict()}` in a checkpoint) does not hide a clear.
+# A loss object whose origin is not known (a parameter, a config) but whose name says what it is: it
+# computes a value and acts on no optimizer (`self.criterion(out, y)` of an unseen attribute).
+LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
 GRADIENT_NEUTRAL = frozenset({
     "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
     "children", "named_children", "get_last_lr", "get_lr", "train", "eval",
@@ -647,6 +651,9 @@ class TrainingLoops:
             return []
         if isinstance(node, ast.If):
             test = self._expression_events(m, node.test, guards, depth)
+            decided = fold(node.test, {})  # `if k % 1 == 0:` always runs its body: no guard
+            if decided is not None:
+                return test + self._events(m, node.body if decided else node.orelse, guards, depth)
             text = source_text(node.test)
             return (
                 test
@@ -732,7 +739,8 @@ class TrainingLoops:
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            if isinstance(call.func, ast.Attribute) and not m.resolver.is_attribute_call(call) and call.func.attr not in GRADIENT_NEUTRAL:
+            acting = call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
+            if acting and not m.resolver.is_attribute_call(call):
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
             if not arguments:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.program.calls import CallResolver
+from mllint.analysis.facets.loops import LOSS_NAME
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.values.values import VALUE_PRESERVING_METHODS, Kind, ValueKinds, canonical_class
 from mllint.source import one_line
@@ -54,8 +55,6 @@ STANDARD_LOSSES = frozenset({
     )),
 })  # fmt: skip
 PROBABILITY_NAME = re.compile(r"prob", re.IGNORECASE)
-# A loss object whose origin is not known (a parameter, a config) but whose name says what it is.
-LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
 # A factor that makes a log-likelihood a policy-gradient term.

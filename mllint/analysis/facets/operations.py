@@ -219,6 +219,10 @@ class Operations:
             target = self.sizes(args) if args and not node.keywords else None
             if target is None:
                 return None
+            if shape is None:  # `x.view(x.shape[1], x.shape[0], -1)`: x's leading sizes, as the view names them
+                shape, target = own_sizes(receiver.key, target)
+                if shape is not None and self.record:
+                    self.shapes.view_sources[node] = shape
             target = _infer_minus_one(shape, target)
             if self.record:
                 self.shapes.view_targets[node] = target
@@ -394,6 +398,23 @@ def matmul_shape(a: Shape | None, b: Shape | None) -> Shape | None:
         return b[:-2] + b[-1:]
     batch = broadcast(a[:-2], b[:-2])
     return None if batch is None else batch + (a[-2], b[-1])
+
+
+def own_sizes(key: tuple, target: Shape) -> tuple[Shape | None, Shape]:
+    """(the source's shape, the target) of a view of a tensor of unknown rank whose target is made of
+    its own sizes, each once: `(x.shape[2], x.shape[0], x.shape[1])` makes x `(S0, S1, S2)`;
+    `(x.size(1), x.size(0), -1)` makes it `(S0, S1, R)`, R the rest the `-1` stands for. (None, target)
+    unless the sizes named are the first ones of x, with at most a last `-1` after them."""
+    rest = target[-1] == -1
+    named = target[:-1] if rest else target
+    positions = [d.key[2] for d in named if isinstance(d, Sym) and d.key[:2] == ("size", key) and type(d.key[2]) is int]
+    if len(positions) != len(named) or sorted(positions) != list(range(len(named))) or len(named) < 2:
+        return None, target
+    source = tuple(sorted(named, key=lambda d: d.key[2]))
+    if not rest:
+        return source, target
+    remainder = Sym(("rest", key, len(named)), "...")
+    return (*source, remainder), (*named, remainder)
 
 
 def _infer_minus_one(source: Shape | None, target: Shape) -> Shape:

@@ -83,6 +83,7 @@ class Shapes:
         self.modules = ctx.analysis(ModuleClasses)
         self.recorded: dict[ast.AST, object] = {}
         self.view_targets: dict[ast.Call, Shape] = {}
+        self.view_sources: dict[ast.Call, Shape] = {}  # a source of unknown rank, as its view's target names it
         self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
@@ -216,6 +217,11 @@ class Shapes:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
         self._analyse_scope_of(call)
         return self.view_targets.get(call)
+
+    def view_source(self, call: ast.Call) -> Shape | None:
+        """The shape a `view`/`reshape` call's receiver has: the analysis's, or as the target names its sizes."""
+        self._analyse_scope_of(call)
+        return self.shape(call.func.value) or self.view_sources.get(call)
 
     def constant_view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, each size the code names (`self.n_feat`, `d_model`)

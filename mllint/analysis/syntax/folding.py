@@ -26,7 +26,7 @@ def fold(test: ast.AST, constants: dict):
         return (not decisive) if all(v is not None for v in values) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         values = [known_constant(test.left, constants), known_constant(test.comparators[0], constants)]
-        if any(k is UNKNOWN for k in values) or not any(isinstance(n, ast.Name | ast.Attribute) for n in (test.left, test.comparators[0])):
+        if any(k is UNKNOWN for k in values) or not any(isinstance(n, ast.Name | ast.Attribute | ast.BinOp) for n in (test.left, test.comparators[0])):
             return None
         left, right = values
         op = test.ops[0]
@@ -69,7 +69,13 @@ def known_constant(node: ast.AST, constants: dict):
         return constants.get(f"self.{node.attr}", UNKNOWN)  # an attribute `__init__` set from a constant
     if isinstance(node, ast.Tuple | ast.List | ast.Set) and all(isinstance(e, ast.Constant) for e in node.elts):
         return tuple(e.value for e in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_one(known_constant(node.right, constants)):
+        return 0  # a count modulo 1 (`k % 1`, `i % accum` with `accum = 1`): every count divides
     return UNKNOWN
+
+
+def _is_one(value) -> bool:
+    return type(value) is int and value == 1
 
 
 def is_modulo(test: ast.AST) -> bool:

@@ -6,7 +6,9 @@ the module's import of the same name, so it resolves to nothing: unknown stays u
 own name is known (`ctx.module`), relative imports resolve (`from .models import Net` in `pkg.train` is
 `pkg.models.Net`) and so do the module's top-level classes and functions (`Net` is `pkg.train.Net`).
 A name only a `from models import *` can bind is that module's, when the linted file's project has the
-module and it defines the name at its top level (the last such import wins, as in Python).
+module and it defines the name at its top level (the last such import wins, as in Python). A file that
+binds none of `torch`, `nn`, `F` and `optim` (a pasted snippet, a script whose imports were cut) reads them
+as the usual torch imports (`ASSUMED_IMPORTS`); an unbound `Variable` is torch's legacy wrapper.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ class Names:
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
             self._imports.setdefault(scope, {}).update(_bindings(node, module))
+        self._assumed = assumed_imports(ctx.index.of_type(ast.Name, ast.arg, ast.Import, ast.ImportFrom, *DEFINITIONS))
         self._module = ctx.tree
         self._project = ctx.read_for
         self._starred = [  # the modules a module-level `from m import *` reads, last first
@@ -67,7 +70,7 @@ class Names:
                 return None
             function = self.scopes.enclosing_function(function)
         module_level = self._imports.get(self._module, {})
-        return module_level.get(name) or self._definitions.get(name) or self._star_imported(name)
+        return module_level.get(name) or self._definitions.get(name) or self._star_imported(name) or self._assumed.get(name)
 
     def _star_imported(self, name: str) -> str | None:
         """`models.Net` for `Net` under `from models import *`, when the project's `models` defines `Net`."""
@@ -90,8 +93,8 @@ class Names:
         return self.resolve(name) in (None, self._definitions.get(name.id))
 
     def module_imports(self) -> dict[str, str]:
-        """The module-level imports: bound name -> qualified name."""
-        return dict(self._imports.get(self._module, {}))
+        """The module-level imports (the assumed torch imports too): bound name -> qualified name."""
+        return {**self._assumed, **self._imports.get(self._module, {})}
 
     def imports(self, prefix: str) -> bool:
         """Does the module import anything from `prefix` (e.g. "torch")?"""
@@ -159,10 +162,34 @@ def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
             bound.update(_bindings(node, module))
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, NESTED_STATEMENTS)])
-    return bound
+    return {**assumed_imports(ast.walk(tree)), **bound}
 
 
 NESTED_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# The imports a torch snippet is written against: read so when the file binds none of these names.
+ASSUMED_IMPORTS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim"}
+# A name with one meaning in torch code, read so on its own when the file does not bind it.
+ASSUMED_ALONE = {"Variable": "torch.autograd.Variable"}
+
+
+def assumed_imports(nodes) -> dict[str, str]:
+    """`ASSUMED_IMPORTS` when none of `nodes` (a file's names, parameters, imports and definitions) binds
+    one of its names, and each of `ASSUMED_ALONE` that none binds; nothing when a `from m import *` may."""
+    bound: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name):
+            bound.update((node.id,) if not isinstance(node.ctx, ast.Load) else ())
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, DEFINITIONS):
+            bound.add(node.name)
+    if "*" in bound:
+        return {}
+    assumed = {} if not ASSUMED_IMPORTS.keys().isdisjoint(bound) else dict(ASSUMED_IMPORTS)
+    return assumed | {name: target for name, target in ASSUMED_ALONE.items() if name not in bound}
 
 
 def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:

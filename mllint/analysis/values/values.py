@@ -12,6 +12,7 @@ described in the caller's module and wrapped in `Passed`, which says where it ca
 from __future__ import annotations
 
 import ast
+import builtins
 import enum
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
@@ -82,10 +83,17 @@ VALUE_PRESERVING_METHODS = {
     "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous", "float", "double", "half", "to",
     "clone", "cpu", "cuda", "detach", "permute", "transpose", "resize", "resize_as", "unflatten",
 }
+# Their function forms, the tensor first: `torch.unsqueeze(torch.sigmoid(z), 0)` is sigmoid output.
+VALUE_PRESERVING_FUNCTIONS = frozenset(
+    f"torch.{name}" for name in ("squeeze", "unsqueeze", "reshape", "flatten", "clone", "detach", "permute", "transpose", "unflatten")
+)
 # Tensor methods (and `torch.` functions) that pick some of a tensor's values: `probs.gather(1, a)` is softmax output.
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+BUILTINS = frozenset(dir(builtins))
+# Expressions whose value is never a module: assigning one to a model's attribute replaces no layer.
+STATE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.JoinedStr, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.Dict)
 # Layers whose output is their input, in values (`nn.Dropout` only rescales while training): an
 # `nn.Sequential` ending in one outputs what the layer before it outputs.
 PASSING_LAYERS = frozenset({
@@ -102,6 +110,16 @@ ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
 REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
+
+
+def _takes(function: ast.FunctionDef, positional: int, keywords: set) -> bool:
+    """Does a method (its `self` aside) take `positional` arguments and these keywords?"""
+    args = function.args
+    named = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    required = len(named) - len(args.defaults)
+    fits = positional <= len(named) or args.vararg is not None
+    return fits and positional + len([k for k in keywords if k in named[positional:]]) >= required and (
+        args.kwarg is not None or keywords <= {*named[positional:], *(a.arg for a in args.kwonlyargs)})
 
 
 def canonical_class(name: str | None) -> str | None:
@@ -518,6 +536,8 @@ class ValueKinds:
             if func.attr in SELECTING_METHODS:
                 inner = self._value(func.value, depth + 1, binding)
                 return inner if inner is None or inner is PENDING else Selected(inner)
+        if name in VALUE_PRESERVING_FUNCTIONS and first is not None:
+            return self._value(first, depth + 1, binding)
         if name in SELECTING_FUNCTIONS and first is not None:  # `torch.gather(probs, 1, a)`
             inner = self._value(first, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Selected(inner)
@@ -548,9 +568,33 @@ class ValueKinds:
         if is_self_attribute(func) and self._own_method(func):
             return Called(Member(self._own(call), func.attr), call)  # `self.predict_proba(x)`: what it returns
         callee = self._value(func, depth + 1, binding)
+        if callee is None and isinstance(func, ast.Name):
+            callee = self._unbound_model(func, call)
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _unbound_model(self, func: ast.Name, call: ast.Call) -> Value | None:
+        """An instance of the file's one module class whose `forward` takes the call's arguments, for a name
+        nothing in the file binds (a pasted snippet's `model(x, adj)`); None otherwise."""
+        if func.id in self.scopes.bound_anywhere() or self.ctx.qualified_name(func) is not None or self.ctx.module is None:
+            return None
+        if func.id in BUILTINS or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        fitting = [c for c in self._module_classes() if _takes(c[1], len(call.args), {k.arg for k in call.keywords})]
+        if len(fitting) != 1:
+            return None
+        return Called(Ref(f"{self.ctx.module.name}.{fitting[0][0].name}"), call)
+
+    def _module_classes(self) -> list[tuple[ast.ClassDef, ast.FunctionDef]]:
+        """The file's top-level `nn.Module` subclasses that define `forward`, with it."""
+        found = []
+        for statement in self.ctx.tree.body:
+            if isinstance(statement, ast.ClassDef) and any(self.ctx.qualified_name(b) == "torch.nn.Module" for b in statement.bases):
+                forward = next((f for f in statement.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+                if forward is not None:
+                    found.append((statement, forward))
+        return found
 
     def _passing_layer(self, func: ast.AST, name: str | None, binding=None) -> bool:
         """Is the module `func` calls one that passes its input on (`self.drop = nn.Dropout(p)`, `nn.Identity()`)?"""
@@ -591,11 +635,27 @@ class ValueKinds:
             for node in self.ctx.index.by_type.get(ast.Assign, ()):
                 for target in node.targets:
                     key = reference_key(target) if isinstance(target, ast.Attribute) else None
-                    if key is not None:
+                    if key is not None and not self._state(node.value, target):
                         self._changed.setdefault((self.scopes.enclosing_scope(node), key.split(".")[0]), []).append(node)
             for nodes in self._changed.values():
                 nodes.sort(key=position)
         return self._changed
+
+    def _state(self, value: ast.AST, target: ast.Attribute) -> bool:
+        """Is `value`, assigned to `target` (`model.hidden`), surely not a module: a literal or arithmetic, a
+        tensor a `torch.` function makes, what a method of the object itself or of the old value returns
+        (`model.hidden = model.init_hidden()`, `model.h = model.h.detach()`), or a tuple of those?"""
+        if isinstance(value, ast.Tuple | ast.List):
+            return all(self._state(e, target) for e in value.elts)
+        if isinstance(value, STATE_EXPRESSIONS):
+            return True
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.ctx.qualified_name(value.func)
+        if name is not None:
+            return name.count(".") == 1 and name.startswith("torch.") and name[6:].islower() and name != "torch.compile"
+        owner = reference_key(value.func.value) if isinstance(value.func, ast.Attribute) else None
+        return owner is not None and owner in (reference_key(target.value), reference_key(target))
 
     def _own_forward(self, call: ast.Call) -> Value | None:
         """`self(x)`, `self.__call__(x)` or `self.forward(x)` in a method of a module-level class (a mixin's
