@@ -4,13 +4,14 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, as the objects layer tells; loops over a `ModuleList` of listed layers, unrolled), the NumPy and torch functions of
-`vocabulary`, data (datasets and loaders: see `data_shapes`), library image models (timm, torchvision) by
-their factory and a classifier put in their place, helper functions and dataset classes of the file or of other modules of the project run with their
-arguments, a function's parameters as the first call site of another module that tells passes them
-(one call site's arguments, never mixed; `call_site` says which), and shape operations (`view`,
-`unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()` takes a symbolic size (a batch) for
-more than one: `(B, 1)` gives `(B,)`. A tensor of unknown rank may still have known ends
+tells passes, as the objects layer tells; loops over a `ModuleList` of listed layers, unrolled), the
+NumPy and torch functions of `vocabulary`, data (datasets and loaders: see `data_shapes`; a
+LightningModule's steps get the batches `trainer.fit` passes), library image models (timm, torchvision)
+by their factory and a classifier put in their place, helper functions and dataset classes of the file
+or of other modules of the project run with their arguments, a function's parameters as the first call
+site of another module that tells passes them (one call site's arguments, never mixed; `call_site` says
+which), and shape operations (`view`, `unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()`
+takes a symbolic size (a batch) for more than one: `(B, 1)` gives `(B,)`. A tensor of unknown rank may still have known ends
 (`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
