@@ -35,24 +35,24 @@ class Row:
     kind: str
     at: int = 0
     keyword: str | None = None
-    method: str | tuple | None = None  # the method a METHOD row calls, a JOIN row's form, BROADCAST's positions
+    method: str | tuple | None = None  # a METHOD row's method, a JOIN row's form, BROADCAST's positions, an adaptive POOL
     spread: bool = False
-    default: int | None = None
+    default: int | None = None  # STEPS: the count when none is given; POOL: how many dimensions it pools
 
 
-TORCH, NUMPY, FUNCTIONAL = "torch.", "numpy.", "torch.nn.functional."
+FUNCTIONAL = "torch.nn.functional."
 
 
 def _rows(prefixes: str, names: str, row: Row) -> dict[str, Row]:
     return {prefix + name: row for prefix in prefixes.split() for name in names.split()}
 
 
-def _methods(prefixes: str, pairs: str, at: int = 0) -> dict[str, Row]:
+def _methods(prefixes: str, pairs: str) -> dict[str, Row]:
     """`name:method` pairs (a bare name: the method of that name)."""
     found = {}
     for pair in pairs.split():
         name, _, method = pair.partition(":")
-        found.update(_rows(prefixes, name, Row(METHOD, at, method=method or name)))
+        found.update(_rows(prefixes, name, Row(METHOD, method=method or name)))
     return found
 
 
