@@ -57,7 +57,9 @@ class RegressionLossBroadcast(Rule):
     functions that make arrays are read from one table (`np.linspace`, `np.random.normal(0, 1, n)`, `np.sin`,
     `np.mean(a, axis=1)`, `einsum`, `np.column_stack`, `torch.FloatTensor(a)`, ...), and library image
     models by their factory (`timm.create_model(..., num_classes=1)`, `features_only=True`, a torchvision
-    model whose `fc` is replaced by `nn.Linear(in_features, 1)`). A size of the
+    model whose `fc` is replaced by `nn.Linear(in_features, 1)`), a `forward` looping over an
+    `nn.ModuleList` of listed layers, and a LightningModule's `training_step` given the batches of the
+    loader `trainer.fit(model, loader)` passes. A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.
 

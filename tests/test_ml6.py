@@ -287,6 +287,10 @@ def test_a_parameter_made_in_init_is_laid_out_by_its_view(lint):
         ("np.column_stack([np.ones(3), np.ones(3)])", "(3, 2)"),
         ("np.hstack([np.ones((3, 1)), np.ones((3, 2))])", "(3, 3)"),
         ("torch.where(torch.ones(3) > 0)", None),  # a tuple of indices
+        ("F.adaptive_avg_pool2d(torch.ones(8, 3, 32, 32), 1)", "(8, 3, 1, 1)"),
+        ("F.adaptive_max_pool1d(torch.ones(8, 3, 32), 4)", "(8, 3, 4)"),
+        ("F.max_pool2d(torch.ones(8, 3, 32, 32), 2)", "(8, 3, ?, ?)"),
+        ("F.max_pool2d(torch.ones(8, 3, 32, 32), 2, return_indices=True)", None),
     ],
 )
 def test_vocabulary_shapes(expression, shape):

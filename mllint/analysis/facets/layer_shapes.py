@@ -57,7 +57,7 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         return shape[: len(shape) - POOLS[name]] + (None,) * POOLS[name]
     if name in ADAPTIVE_POOLS:
         spatial = ADAPTIVE_POOLS[name]
-        sizes = _pooled_sizes(call_argument(constructor, 0, "output_size"), spatial)
+        sizes = pooled_sizes(call_argument(constructor, 0, "output_size"), spatial)
         if sizes is None or len(shape) not in (spatial + 1, spatial + 2):
             return None
         return shape[: len(shape) - spatial] + sizes
@@ -68,7 +68,7 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
     return None
 
 
-def _pooled_sizes(output_size: ast.AST | None, spatial: int) -> Shape | None:
+def pooled_sizes(output_size: ast.AST | None, spatial: int) -> Shape | None:
     """The spatial sizes an adaptive pool gives: `k` for each of them, or a tuple of ints."""
     if isinstance(output_size, ast.Constant) and type(output_size.value) is int:
         return (output_size.value,) * spatial

@@ -9,10 +9,10 @@ import ast
 
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, multiply, quotient
 from mllint.analysis.facets.indexing import int_literal, normalise
-from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output
+from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output, pooled_sizes
 from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
 from mllint.analysis.facets.vocabulary import (
-    ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, RANGE, SIZES, STEPS,
+    ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, POOL, RANGE, SIZES, STEPS,
     Row, rows_of,
 )
 from mllint.analysis.syntax.names import call_argument
@@ -156,6 +156,12 @@ class Operations:
             return self.delegated(node, row, receiver) if isinstance(receiver, Tensor) else None
         if kind == EINSUM:
             return self.einsum(args)
+        if kind == POOL:  # (a pool returning its indices too gives a pair)
+            shape, spatial = self.shape_of(args[0]) if args else None, row.default
+            if shape is None or len(shape) not in (spatial + 1, spatial + 2) or any(k.arg == "return_indices" for k in node.keywords):
+                return None
+            sizes = pooled_sizes(given, spatial) if row.method == "adaptive" else (None,) * spatial
+            return shape[:-spatial] + sizes if sizes is not None else None
         if kind == JOIN:
             form = row.method or name.rpartition(".")[2]
             listed = self.value_of(call_argument(node, 0, "tensors")) if form == "stack" else None

@@ -4,13 +4,14 @@ known rank, whose dimensions are ints, symbols or unknown (see `dims`).
 Shapes come from literal constructor sizes (`torch.randn(8, 1)`), layers whose sizes the file shows
 (`self.head = nn.Linear(h, 1)`, `nn.Sequential(...)`, a module class of the file whose `forward` is
 interpreted with the argument's shape, a model passed in as a parameter: what the first call site that
-tells passes, as the objects layer tells; loops over a `ModuleList` of listed layers, unrolled), the NumPy and torch functions of
-`vocabulary`, data (datasets and loaders: see `data_shapes`), library image models (timm, torchvision) by
-their factory and a classifier put in their place, helper functions and dataset classes of the file or of other modules of the project run with their
-arguments, a function's parameters as the first call site of another module that tells passes them
-(one call site's arguments, never mixed; `call_site` says which), and shape operations (`view`,
-`unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()` takes a symbolic size (a batch) for
-more than one: `(B, 1)` gives `(B,)`. A tensor of unknown rank may still have known ends
+tells passes, as the objects layer tells; loops over a `ModuleList` of listed layers, unrolled), the
+NumPy and torch functions of `vocabulary`, data (datasets and loaders: see `data_shapes`; a
+LightningModule's steps get the batches `trainer.fit` passes), library image models (timm, torchvision)
+by their factory and a classifier put in their place, helper functions and dataset classes of the file
+or of other modules of the project run with their arguments, a function's parameters as the first call
+site of another module that tells passes them (one call site's arguments, never mixed; `call_site` says
+which), and shape operations (`view`, `unsqueeze`, indexing, reductions, broadcasting, ...). `squeeze()`
+takes a symbolic size (a batch) for more than one: `(B, 1)` gives `(B,)`. A tensor of unknown rank may still have known ends
 (`(B, ..., 1)`). Names are followed in statement order; where paths join, a name keeps its value only
 if every path agrees. Anything else is unknown: the analysis never guesses.
 
@@ -68,6 +69,11 @@ TENSOR_ATTRIBUTES = PARAMETERS | SIZED_CONSTRUCTORS  # built once in `__init__`
 INFORMATIVE_ATTRIBUTES = frozenset({"shape", "T", "mT", "data", "values", "iloc"})  # of a tensor or frame
 
 MODULE_LIST = "torch.nn.ModuleList"
+LIGHTNING_MODULES = frozenset(
+    {"lightning.LightningModule", "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule"}
+)
+# A LightningModule's step -> where `trainer.fit(module, ...)` passes the loader of its batches.
+LIGHTNING_STEPS = {"training_step": (1, "train_dataloaders"), "validation_step": (2, "val_dataloaders")}
 LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that may leave early is not unrolled
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
@@ -271,7 +277,7 @@ class Shapes:
                 if any(_informative(v) for v in values.values()):
                     self.bindings[function] = binding
                     return values
-            return self._library_batch(function)
+            return self._library_batch(function) or self._lightning_batch(function)
         finally:
             _CALLER_CHAIN.pop()
             _LINTED.pop()
@@ -293,6 +299,25 @@ class Shapes:
             if _informative(batch):
                 self._foreign.append(caller)
                 return {named[2]: batch}
+        return {}
+
+    def _lightning_batch(self, function: ast.AST) -> dict[str, object]:
+        """`training_step(self, batch, batch_idx)` (or `validation_step`) of a LightningModule subclass of the
+        file: `batch` is a batch of the loader that `trainer.fit(module, loader)` of a construction of the
+        class passes (the module built in the call, or bound to a name once)."""
+        cls, where = self.ctx.scopes.parent(function), LIGHTNING_STEPS.get(getattr(function, "name", ""))
+        named = [a.arg for a in function.args.posonlyargs + function.args.args]
+        if where is None or len(named) < 2 or not isinstance(cls, ast.ClassDef):
+            return {}
+        if not any(canonical_class(self.ctx.qualified_name(b)) in LIGHTNING_MODULES for b in cls.bases):
+            return {}
+        for caller, call in itertools.islice(self.ctx.analysis(Callers).constructions(cls), MAX_CALL_DEPTH):
+            fit = _fit_call(caller, call)
+            loader = call_argument(fit, *where) if fit is not None else None
+            batches = caller.analysis(Shapes).value(loader) if loader is not None else None
+            if isinstance(batches, Batches) and _informative(batches.item):
+                self._foreign.append(caller)
+                return {named[1]: batches.item}
         return {}
 
     # Module summaries.
@@ -738,6 +763,26 @@ class Shapes:
         if not elements or len(elements) > MAX_ITEMS or not all(isinstance(e, ast.Call) for e in elements):
             return None
         return [(ctx, e) for e in elements]
+
+
+def _fit_call(ctx, made: ast.Call) -> ast.Call | None:
+    """The `trainer.fit(module, ...)` the module built by `made` is given to: in the call itself, or through
+    the name it is assigned to (when that name holds it alone where `fit` reads it)."""
+    parent = ctx.scopes.parent(made)
+    if isinstance(parent, ast.Call) and _is_fit(parent) and call_argument(parent, 0, "model") is made:
+        return parent
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return None
+    for use in ctx.scopes.uses(ctx.scopes.enclosing_scope(made), parent.targets[0].id):
+        call = ctx.scopes.parent(use)
+        if isinstance(call, ast.Call) and _is_fit(call) and call_argument(call, 0, "model") is use:
+            if ctx.analysis(ValueKinds).reaching_values(use) == [made]:
+                return call
+    return None
+
+
+def _is_fit(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "fit"
 
 
 def _outputs(structure: tuple | Shape | None, key: tuple) -> object:

@@ -17,6 +17,8 @@ A `Row` names a `kind` and where its argument is (`at`, a position, or `keyword`
   axis=1)` is `a.sum(axis=1)`, `np.expand_dims(a, 1)` is `a.unsqueeze(1)`, `torch.mv(a, v)` is `a.matmul(v)`).
 - EINSUM: from its equation and the operands' ranks.
 - JOIN: `cat`/`concatenate` (`method` "cat"), `stack`, and NumPy's `hstack`/`vstack`/`column_stack`.
+- POOL: a functional pool over the last `default` dimensions of the argument at 0: to the output size at
+  `at` when adaptive (`F.adaptive_avg_pool2d(x, 1)`), else to sizes not worked out (`F.max_pool2d(x, 2)`).
 
 NumPy's random generators (`rng = np.random.default_rng()`) take their rows from `numpy.random.<method>`.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SIZES, LEGACY, ARRAY, ELEMENTWISE, LIKE, BROADCAST = "sizes", "legacy", "array", "elementwise", "like", "broadcast"
-STEPS, RANGE, EYE, METHOD, EINSUM, JOIN = "steps", "range", "eye", "method", "einsum", "join"
+STEPS, RANGE, EYE, METHOD, EINSUM, JOIN, POOL = "steps", "range", "eye", "method", "einsum", "join", "pool"
 
 
 @dataclass(frozen=True)
@@ -33,24 +35,24 @@ class Row:
     kind: str
     at: int = 0
     keyword: str | None = None
-    method: str | tuple | None = None  # the method a METHOD row calls, a JOIN row's form, BROADCAST's positions
+    method: str | tuple | None = None  # a METHOD row's method, a JOIN row's form, BROADCAST's positions, an adaptive POOL
     spread: bool = False
-    default: int | None = None
+    default: int | None = None  # STEPS: the count when none is given; POOL: how many dimensions it pools
 
 
-TORCH, NUMPY, FUNCTIONAL = "torch.", "numpy.", "torch.nn.functional."
+FUNCTIONAL = "torch.nn.functional."
 
 
 def _rows(prefixes: str, names: str, row: Row) -> dict[str, Row]:
     return {prefix + name: row for prefix in prefixes.split() for name in names.split()}
 
 
-def _methods(prefixes: str, pairs: str, at: int = 0) -> dict[str, Row]:
+def _methods(prefixes: str, pairs: str) -> dict[str, Row]:
     """`name:method` pairs (a bare name: the method of that name)."""
     found = {}
     for pair in pairs.split():
         name, _, method = pair.partition(":")
-        found.update(_rows(prefixes, name, Row(METHOD, at, method=method or name)))
+        found.update(_rows(prefixes, name, Row(METHOD, method=method or name)))
     return found
 
 
@@ -108,6 +110,9 @@ FUNCTIONS: dict[str, Row] = {
     **_rows("numpy.", "concatenate", Row(JOIN, method="cat")),
     **_rows("torch. numpy.", "stack", Row(JOIN, method="stack")),
     **_rows("torch. numpy.", "hstack vstack column_stack", Row(JOIN)),  # `method`: the function's own name
+    **{f"{FUNCTIONAL}{kind}_pool{n}d": Row(POOL, 1, "kernel_size", default=n) for kind in ("max", "avg") for n in (1, 2, 3)},
+    **{f"{FUNCTIONAL}adaptive_{kind}_pool{n}d": Row(POOL, 1, "output_size", method="adaptive", default=n)
+       for kind in ("max", "avg") for n in (1, 2, 3)},
 }
 
 # Tensor methods spelled another way: NumPy's `a.ravel()` flattens.
