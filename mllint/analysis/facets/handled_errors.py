@@ -14,7 +14,7 @@ from functools import cached_property
 from mllint.analysis.facets.loop_events import Event, EventKind
 from mllint.analysis.facets.loops import LOOP_NODES, TrainingLoops, loop_or_function
 from mllint.analysis.facets.parameters import is_module
-from mllint.analysis.facets.skipped_results import SkippedResults, backpropagates
+from mllint.analysis.facets.skipped_results import SkippedResults, backward_reads
 from mllint.analysis.objects.constants import is_zero
 from mllint.analysis.program.calls import CallResolver
 from mllint.analysis.program.project import ProjectView
@@ -167,7 +167,7 @@ class HandledErrors:
         def named(node: ast.AST) -> bool:
             return isinstance(node, ast.Name) and node.id in names
 
-        if backpropagates(self.ctx, function, named, after=node.lineno):
+        if backward_reads(self.ctx, function, named, after=node.lineno):
             return True
         scope = function or self.ctx.tree
         returned = [r for r in self.ctx.index.within(scope, ast.Return) if r.value is not None and self.ctx.scopes.enclosing_function(r) is function]

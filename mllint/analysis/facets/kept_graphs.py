@@ -142,7 +142,7 @@ class KeptGraphs:
         """Does an iteration of `block` run a backward (a step function does; a loop, in its own code or a
         callee's)? Only then does it make a graph that a kept value holds on to (not a builder's loop over
         transforms)."""
-        return isinstance(block, FUNCTION_NODES) or any(e.kind is EventKind.BACKWARD for e in self.loops.events_of_loop(block))
+        return isinstance(block, FUNCTION_NODES) or self.loops.trains(block)
 
     def renewed_per_iteration(self, call: ast.Call) -> bool:
         """Is the object whose method `call` runs rebuilt or reset (`meter.reset()`) in the innermost loop

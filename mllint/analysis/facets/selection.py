@@ -20,7 +20,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from mllint.analysis.facets.loop_events import EventKind
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.objects.steps import StepKind, step_of
@@ -36,7 +35,6 @@ BEST = re.compile(r"best|(^|_)(max|min|top|highest|lowest)(_|$)", re.IGNORECASE)
 EVALUATION = re.compile(r"(?<![a-z])eval(?![a-z])", re.IGNORECASE)  # beside a test word: what is done with the test set
 TRAIN = re.compile(r"(?<![a-z])train", re.IGNORECASE)
 EPOCH = re.compile(r"epoch|^ep$|^e$|iter|step|round", re.IGNORECASE)
-TRAINING_CALL = re.compile(r"backward|train", re.IGNORECASE)
 TEST_PASS = re.compile(r"^(test|testing|run_test|test_epoch|test_model|test_one_epoch|eval_test|evaluate_test)$")
 KEEPING_CALL = re.compile(r"save|deepcopy|state_dict", re.IGNORECASE)
 EARLY_STOPPER = re.compile(r"early_?stop|stopper", re.IGNORECASE)  # `early_stopping(test_loss, model)`
@@ -61,7 +59,6 @@ class Selections:
         self.ctx = ctx
         self.values = ctx.analysis(ValueKinds)
         self._passes: dict[ast.AST, bool] = {}
-        self._training: dict[ast.AST, bool] = {}  # loop -> does its body train
         self._hooks: dict[ast.AST, bool] = {}  # method -> `_hook_run_per_epoch`'s answer
         self._dispatching: dict[str, bool] = {}  # name -> `_dispatches_per_epoch`'s answer
         self._calling: dict[str, bool] = {}  # name -> `_called_per_epoch`'s answer
@@ -207,17 +204,9 @@ class Selections:
         return False
 
     def _trains(self, loop: ast.AST) -> bool:
-        """Does the loop's body train: call something named so, or backpropagate, itself or in the
-        functions of the project it calls (`fit_one(model, loader, opt)`)? Worked out once per loop."""
-        if loop not in self._training:
-            self._training[loop] = self._trains_now(loop)
-        return self._training[loop]
-
-    def _trains_now(self, loop: ast.AST) -> bool:
-        if any(TRAINING_CALL.search(_last(n.func)) for s in loop.body for n in self.ctx.index.within(s, ast.Call)):
-            return True
-        events = self.ctx.analysis(TrainingLoops).events_of_statements(loop.body)
-        return any(e.kind is EventKind.BACKWARD for e in events)
+        """Does the loop's body train (`TrainingLoops.trains`): backpropagate, itself or in the functions
+        of the project it calls (`fit_one(model, loader, opt)`)?"""
+        return self.ctx.analysis(TrainingLoops).trains(loop)
 
     def _by_call(self, call: ast.Call) -> TestSelection | None:
         """A callback that monitors a test metric (`ModelCheckpoint(monitor="test_acc")`), an early stopper

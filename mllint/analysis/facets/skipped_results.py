@@ -69,7 +69,7 @@ class SkippedResults:
         then `loss.backward()`)?"""
         if any(self.ctx.scopes.enclosing_function(r) is function for r, _ in managed_losses(self.ctx)):
             return True
-        return any(_backpropagates(caller, call) for caller, call in self.ctx.analysis(Callers).sites(function))
+        return any(_backward_reads_result(caller, call) for caller, call in self.ctx.analysis(Callers).sites(function))
 
     def _display(self, caller) -> str:
         return self.ctx.analysis(ProjectView).display_path(caller.real_path or caller.path)
@@ -89,7 +89,7 @@ def _skip_after(caller, call: ast.Call) -> tuple[object, ast.AST] | None:
     return None
 
 
-def _backpropagates(caller, call: ast.Call) -> bool:
+def _backward_reads_result(caller, call: ast.Call) -> bool:
     """Is the call's result (or the name it is assigned to) what a backward of its function starts from?"""
     statement = caller.scopes.parent(call)
     names = {t.id for t in assignment_targets(statement) if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
@@ -97,10 +97,10 @@ def _backpropagates(caller, call: ast.Call) -> bool:
     def read(node: ast.AST) -> bool:
         return node is call or isinstance(node, ast.Name) and node.id in names
 
-    return backpropagates(caller, caller.scopes.enclosing_function(call), read)
+    return backward_reads(caller, caller.scopes.enclosing_function(call), read)
 
 
-def backpropagates(ctx, function: ast.AST | None, read, after: int = 0) -> bool:
+def backward_reads(ctx, function: ast.AST | None, read, after: int = 0) -> bool:
     """Does a backward pass of `function` (None: the module level and every function) on a line after
     `after` start from a loss with a node `read` accepts?"""
     for backward in ctx.index.within(function or ctx.tree, ast.Call):
