@@ -228,6 +228,7 @@ class Mixed:
 
     values: tuple
     stacked: bool = False  # a collection not yet reduced (`[p, q]`, `torch.stack([p, q])`)
+    joined: bool = False  # a tensor stacked or concatenated from them (`torch.stack(ps, 1)`): each slice one of them
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,6 +325,7 @@ class ValueKinds:
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._comprehension_targets: set[int] = set()  # ids of the names comprehensions bind: read only inside them
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
+        self._declared: dict[ast.AST, set[str]] = {}  # function -> its `global` and `nonlocal` names
         self._before: dict[ast.Name, list[Definition] | None] = {}  # `_reaching_before`'s answers, by use
         self._outside: dict[int, tuple[Bindings, Bindings]] = {}  # `_outside_comprehensions`'s answers
         self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
@@ -473,8 +475,18 @@ class ValueKinds:
 
     def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
         """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
-        inner = self.value(collection, depth + 1, binding)
+        inner = self._collection(collection, depth + 1, binding)
         return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
+
+    def _collection(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
+        """What a collection holds: a tuple or list written out, or a name bound to a list and appended to
+        (`dists = []`, then `dists.append(F.softmax(z, 1))` in a loop): its items, stacked."""
+        if isinstance(collection, ast.Tuple):
+            return _mixed([self.value(element, depth + 1, binding) for element in collection.elts], stacked=True)
+        items = self.listed_items(collection) if isinstance(collection, ast.Name) else None
+        if items is not None and not any(isinstance(item, ast.Starred) for item in items):
+            return _mixed([self.value(item, depth + 1, binding) for item in items], stacked=True)
+        return self.value(collection, depth, binding)
 
     def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
@@ -486,11 +498,9 @@ class ValueKinds:
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
-        if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
-            return _mixed([self.value(element, depth + 1, binding) for element in first.elts], stacked=True)
-        if name in STACK_FUNCTIONS and first is not None:
-            listed = self.value(first, depth + 1, binding)  # `[p, q]`, or a name holding a list
-            return listed if isinstance(listed, Mixed) and listed.stacked else None
+        if name in STACK_FUNCTIONS and first is not None:  # `(p, q)`, `[p, q]`, a name holding a list, appended to
+            listed = self._collection(first, depth + 1, binding)
+            return Mixed(listed.values, stacked=True, joined=True) if isinstance(listed, Mixed) and listed.stacked else None
         builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
         if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
             return self._reduced(first, depth, binding)
@@ -1050,8 +1060,11 @@ class ValueKinds:
             return bound
         definitions = self._outside_comprehensions(definitions)
         before = self._reaching_before(use, definitions)
-        if before is None:
+        if before is None and not self._local_of(scope, use.id):
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
+        if before is None:  # a local read when none surely ran (`vd` bound in a `for` body, read after it) holds one of them, or raises
+            first_after = bisect_left(definitions.positions, (use.lineno, use.col_offset))
+            return definitions.definitions[:first_after] + (definitions.definitions[first_after:] if self._enclosing_loop(use, scope) else [])
         reaching = list(before)
         loop = self._enclosing_loop(use, scope)
         if loop is not None:  # assignments later in the loop reach the next iteration's read
@@ -1063,6 +1076,14 @@ class ValueKinds:
             first, around_use = set(self.scopes.ancestors(before[-1].node)), set(self.scopes.ancestors(use))
             reaching += [d for d in definitions.definitions[after:loop_end] if _common_loop(d.node, around_use, self.scopes) not in first]
         return reaching
+
+    def _local_of(self, scope: ast.AST | None, name: str) -> bool:
+        """Is `name` a local of the function `scope` (bound there, not declared `global` or `nonlocal`)?"""
+        if not isinstance(scope, FUNCTION_NODES) or isinstance(scope, ast.Lambda):
+            return False
+        if scope not in self._declared:
+            self._declared[scope] = {d for n in self.ctx.index.within(scope, ast.Global, ast.Nonlocal) for d in n.names}
+        return name not in self._declared[scope]
 
     def _reaching_before(self, use: ast.Name, definitions: "Bindings", depth: int = 0) -> list[Definition] | None:
         """The bindings before `use` that may reach it, the latest first, up to one that surely runs first
