@@ -1062,11 +1062,12 @@ class ValueKinds:
         before = self._reaching_before(use, definitions)
         if before is None and not self._local_of(scope, use.id):
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
+        loop = self._enclosing_loop(use, scope)
         if before is None:  # a local read when none surely ran (`vd` bound in a `for` body, read after it) holds one of them, or raises
             first_after = bisect_left(definitions.positions, (use.lineno, use.col_offset))
-            return definitions.definitions[:first_after] + (definitions.definitions[first_after:] if self._enclosing_loop(use, scope) else [])
+            loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset)) if loop is not None else first_after
+            return definitions.definitions[:loop_end]
         reaching = list(before)
-        loop = self._enclosing_loop(use, scope)
         if loop is not None:  # assignments later in the loop reach the next iteration's read
             loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
             after = bisect_right(definitions.positions, (use.lineno, use.col_offset))
