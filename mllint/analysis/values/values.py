@@ -990,23 +990,24 @@ class ValueKinds:
         values = self.reaching_values(name) if isinstance(name, ast.Name) else None
         return values if values and all(_is_reference(v) for v in values) else None
 
-    def item_sources(self, iterable: ast.AST, depth: int = 0) -> list[ast.AST] | None:
+    def item_sources(self, iterable: ast.AST, depth: int = 0, seen: frozenset = frozenset()) -> list[ast.AST] | None:
         """The collections whose items `iterable` yields, through the names bound to it, slices
         (`layers[1:]`), copies (`list(xs)`, `sorted(xs)`), `filter(f, xs)` and comprehensions that keep
-        their item (`[m for m in model.modules() if isinstance(m, nn.Linear)]`); None: a binding unknown."""
+        their item (`[m for m in model.modules() if isinstance(m, nn.Linear)]`); None: a binding unknown.
+        A binding met again around a loop (`xs = xs[1:]`) adds nothing new."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(iterable, ast.Name):
             found = []
             for value in self.reaching_values(iterable) or [None]:
-                sources = None if value is None else self.item_sources(value, depth + 1)
+                sources = None if value is None else [] if value in seen else self.item_sources(value, depth + 1, seen | {value})
                 if sources is None:
                     return None
                 found += sources
             return found
         inner = _kept_items(iterable)
         if inner is not None and (not isinstance(iterable, ast.Call) or self.ctx.qualified_name(iterable.func) is None):
-            return self.item_sources(inner, depth + 1)
+            return self.item_sources(inner, depth + 1, seen)
         return [iterable]
 
     def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
