@@ -33,7 +33,8 @@ class SchedulerCadence(Rule):
     loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`), or in a callback's
     hook the loop runs for each callback (`for cb in self.callbacks: cb.on_batch_end(self)`, or `cb(...)`
     running its `__call__`), the callbacks given to the trainer's constructor or appended to its list
-    (`trainer.callbacks.append(LRSchedulerCallback(sched))`), in any module. A size read from the
+    (`trainer.callbacks.append(LRSchedulerCallback(sched))`), in any module, or in a loop stepping each
+    scheduler of a list (`for sched in self.schedulers: sched.step()`, all of one class). A size read from the
     configuration counts by its value (`step_size=args.lr_step` with `add_argument("--lr-step",
     default=30)`, `milestones=args.decays` with `default=[30, 60]`, a config field's default, passed into
     the helper that builds the scheduler). A `while` loop whose test counts iterations (`while it <

@@ -859,6 +859,8 @@ class ProjectView:
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
             return Tuple(value.values, module, value.keys)
+        if isinstance(value, Mixed) and value.joined:  # `torch.stack(dists, 1)`: a tensor of what its slices agree on
+            return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Mixed) and value.stacked:
             return Each(value.values[0], module) if len(value.values) == 1 else None
         if isinstance(value, Mixed):

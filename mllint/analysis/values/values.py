@@ -246,6 +246,7 @@ class Mixed:
 
     values: tuple
     stacked: bool = False  # a collection not yet reduced (`[p, q]`, `torch.stack([p, q])`)
+    joined: bool = False  # a tensor stacked or concatenated from them (`torch.stack(ps, 1)`): each slice one of them
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,6 +343,7 @@ class ValueKinds:
         self._definitions: dict[ast.AST, dict[str, Bindings]] | None = None
         self._comprehension_targets: set[int] = set()  # ids of the names comprehensions bind: read only inside them
         self._reached: dict[ast.Name, list[Definition]] = {}  # `_reaching`'s answers, by use
+        self._declared: dict[ast.AST, set[str]] = {}  # function -> its `global` and `nonlocal` names
         self._before: dict[ast.Name, list[Definition] | None] = {}  # `_reaching_before`'s answers, by use
         self._outside: dict[int, tuple[Bindings, Bindings]] = {}  # `_outside_comprehensions`'s answers
         self._conditionals: dict[ast.AST, ast.AST | None] = {}  # `_conditional`'s answers
@@ -493,8 +495,18 @@ class ValueKinds:
 
     def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
         """The mean or sum over a collection of values (`torch.stack(probs).mean(0)`, `sum(probs)`)."""
-        inner = self.value(collection, depth + 1, binding)
+        inner = self._collection(collection, depth + 1, binding)
         return Mixed(inner.values) if isinstance(inner, Mixed) and inner.stacked else None
+
+    def _collection(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
+        """What a collection holds: a tuple or list written out, or a name bound to a list and appended to
+        (`dists = []`, then `dists.append(F.softmax(z, 1))` in a loop): its items, stacked."""
+        if isinstance(collection, ast.Tuple):
+            return _mixed([self.value(element, depth + 1, binding) for element in collection.elts], stacked=True)
+        items = self.listed_items(collection) if isinstance(collection, ast.Name) else None
+        if items is not None and not any(isinstance(item, ast.Starred) for item in items):
+            return _mixed([self.value(item, depth + 1, binding) for item in items], stacked=True)
+        return self.value(collection, depth, binding)
 
     def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
@@ -506,11 +518,9 @@ class ValueKinds:
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
-        if name in STACK_FUNCTIONS and isinstance(first, ast.Tuple):
-            return _mixed([self.value(element, depth + 1, binding) for element in first.elts], stacked=True)
-        if name in STACK_FUNCTIONS and first is not None:
-            listed = self.value(first, depth + 1, binding)  # `[p, q]`, or a name holding a list
-            return listed if isinstance(listed, Mixed) and listed.stacked else None
+        if name in STACK_FUNCTIONS and first is not None:  # `(p, q)`, `[p, q]`, a name holding a list, appended to
+            listed = self._collection(first, depth + 1, binding)
+            return Mixed(listed.values, stacked=True, joined=True) if isinstance(listed, Mixed) and listed.stacked else None
         builtin_sum = isinstance(func, ast.Name) and func.id == "sum" and name is None and len(call.args) == 1
         if (name in REDUCING_FUNCTIONS or builtin_sum) and first is not None:
             return self._reduced(first, depth, binding)
@@ -1042,23 +1052,24 @@ class ValueKinds:
         values = self.reaching_values(name) if isinstance(name, ast.Name) else None
         return values if values and all(_is_reference(v) for v in values) else None
 
-    def item_sources(self, iterable: ast.AST, depth: int = 0) -> list[ast.AST] | None:
+    def item_sources(self, iterable: ast.AST, depth: int = 0, seen: frozenset = frozenset()) -> list[ast.AST] | None:
         """The collections whose items `iterable` yields, through the names bound to it, slices
         (`layers[1:]`), copies (`list(xs)`, `sorted(xs)`), `filter(f, xs)` and comprehensions that keep
-        their item (`[m for m in model.modules() if isinstance(m, nn.Linear)]`); None: a binding unknown."""
+        their item (`[m for m in model.modules() if isinstance(m, nn.Linear)]`); None: a binding unknown.
+        A binding met again around a loop (`xs = xs[1:]`) adds nothing new."""
         if depth > MAX_DEPTH:
             return None
         if isinstance(iterable, ast.Name):
             found = []
             for value in self.reaching_values(iterable) or [None]:
-                sources = None if value is None else self.item_sources(value, depth + 1)
+                sources = None if value is None else [] if value in seen else self.item_sources(value, depth + 1, seen | {value})
                 if sources is None:
                     return None
                 found += sources
             return found
         inner = _kept_items(iterable)
         if inner is not None and (not isinstance(iterable, ast.Call) or self.ctx.qualified_name(iterable.func) is None):
-            return self.item_sources(inner, depth + 1)
+            return self.item_sources(inner, depth + 1, seen)
         return [iterable]
 
     def listed_items(self, name: ast.Name) -> list[ast.AST] | None:
@@ -1114,10 +1125,14 @@ class ValueKinds:
             return bound
         definitions = self._outside_comprehensions(definitions)
         before = self._reaching_before(use, definitions)
-        if before is None:
+        if before is None and not self._local_of(scope, use.id):
             return []  # no assignment surely runs first: the name may be bound elsewhere, or unbound
-        reaching = list(before)
         loop = self._enclosing_loop(use, scope)
+        if before is None:  # a local read when none surely ran (`vd` bound in a `for` body, read after it) holds one of them, or raises
+            first_after = bisect_left(definitions.positions, (use.lineno, use.col_offset))
+            loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset)) if loop is not None else first_after
+            return definitions.definitions[:loop_end]
+        reaching = list(before)
         if loop is not None:  # assignments later in the loop reach the next iteration's read
             loop_end = bisect_left(definitions.positions, (loop.end_lineno, loop.end_col_offset))
             after = bisect_right(definitions.positions, (use.lineno, use.col_offset))
@@ -1127,6 +1142,14 @@ class ValueKinds:
             first, around_use = set(self.scopes.ancestors(before[-1].node)), set(self.scopes.ancestors(use))
             reaching += [d for d in definitions.definitions[after:loop_end] if _common_loop(d.node, around_use, self.scopes) not in first]
         return reaching
+
+    def _local_of(self, scope: ast.AST | None, name: str) -> bool:
+        """Is `name` a local of the function `scope` (bound there, not declared `global` or `nonlocal`)?"""
+        if not isinstance(scope, FUNCTION_NODES) or isinstance(scope, ast.Lambda):
+            return False
+        if scope not in self._declared:
+            self._declared[scope] = {d for n in self.ctx.index.within(scope, ast.Global, ast.Nonlocal) for d in n.names}
+        return name not in self._declared[scope]
 
     def _reaching_before(self, use: ast.Name, definitions: "Bindings", depth: int = 0) -> list[Definition] | None:
         """The bindings before `use` that may reach it, the latest first, up to one that surely runs first
