@@ -56,6 +56,8 @@ STANDARD_LOSSES = frozenset({
 })  # fmt: skip
 PROBABILITY_NAME = re.compile(r"prob", re.IGNORECASE)
 # A loss object whose origin is not known (a parameter, a config) but whose name says what it is.
+# What another module's function must mention to be read for the objective it returns: a log or a loss.
+OBJECTIVE_WORDS = re.compile(rb"log|loss|backward|step|grad")
 LOSS_NAME = re.compile(r"^(criterion|loss_fn|loss_func|loss_function)$")
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
@@ -193,7 +195,7 @@ class _Objectives:
         origin = self.view.origin(call)
         if origin is not None and origin.kind is Kind.LOG_PROBABILITIES:
             return Objective(LOG_LIKELIHOOD, 1, call)
-        callee = self.calls.resolve(call)
+        callee = self.calls.resolve(call, followed=OBJECTIVE_WORDS)
         if callee is not None:
             return self._returned(callee, depth)
         return Objective(STANDARD_LOSS, 1, call) if self._named_loss(func) else None
