@@ -43,7 +43,7 @@ RULES = {
     'ML414': ('ml414_layers_in_plain_container', 'LayersInPlainContainer', 'layers-in-plain-container', 'error', False, False, None, ('nn', 'Module'), False),
     'ML415': ('ml415_entropy_bonus_minimized', 'EntropyBonusMinimized', 'entropy-bonus-minimized', 'error', False, False, None, ('backward', 'training_step', 'compute_loss'), False),
     'ML416': ('ml416_critic_signs_agree', 'CriticSignsAgree', 'critic-signs-agree', 'error', False, False, None, ('backward', 'training_step', 'compute_loss'), False),
-    'ML417': ('ml417_parameter_group_not_optimized', 'ParameterGroupNotOptimized', 'parameter-group-not-optimized', 'error', False, False, None, ('params', 'optim'), False),
+    'ML417': ('ml417_parameter_group_not_optimized', 'ParameterGroupNotOptimized', 'parameter-group-not-optimized', 'error', False, False, None, ('params', 'optim', 'backward('), False),
     'ML418': ('ml418_inplace_on_stored_data', 'InplaceOnStoredData', 'inplace-on-stored-data', 'warning', False, False, None, ('_(', '='), False),
     'ML419': ('ml419_requires_grad_on_data', 'RequiresGradOnData', 'requires-grad-on-data', 'error', False, False, None, ('.data.requires_grad',), False),
     'ML420': ('ml420_inplace_hidden_from_autograd', 'InplaceHiddenFromAutograd', 'inplace-hidden-from-autograd', 'error', False, False, None, ('.data', '.detach()'), False),

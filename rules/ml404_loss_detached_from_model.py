@@ -20,11 +20,11 @@ class LossDetachedFromModel(Rule):
     (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
-    DQN target computed from `target_net(s).detach()`, a regularisation term). A function or loss `forward` that nothing in the
-    project calls (a library's loss) and that returns `torch.tensor(v, requires_grad=True)` with `v` taken
-    out of tensors (`.item()`, `.tolist()`, `float(t)`, also summed or appended into a name first) is
-    reported where it makes that leaf, whoever calls it; a constant leaf (`torch.tensor(0.0,
-    requires_grad=True)` for an empty batch) is not.
+    DQN target computed from `target_net(s).detach()`, a regularisation term). A function or loss `forward` that returns
+    `torch.tensor(v, requires_grad=True)` with `v` taken out of tensors (`.item()`, `.tolist()`, `float(t)`,
+    also summed or appended into a name first) is reported where it makes that leaf, whoever calls it, when
+    nothing in the project calls it (a library's loss) or its callers' `backward()` cannot tell the cut; a
+    constant leaf (`torch.tensor(0.0, requires_grad=True)` for an empty batch) is not.
 
     ## Why is this bad?
     No gradient reaches the model's parameters: the optimizer steps on nothing and the model never

@@ -23,7 +23,11 @@ class ParameterGroupNotOptimized(Rule):
     optimizer, to `add_param_group`, in a list, or read whole) are not reported. Also reports an optimizer
     that misses a loss module the same function calls while it backpropagates (or, for a trainer's
     method, one the class keeps on `self`: `self.criterion = ClipLoss()`, or what a call site passes,
-    `Trainer(model, ClipLoss())`, with the optimizer built over `self.model.parameters()` in `__init__`),
+    `Trainer(model, ClipLoss())`, with the optimizer built over `self.model.parameters()` in `__init__`;
+    or an optimizer the function or class only steps, which every call site passes in the same, built by a
+    builder of the project: `model, loss_fn, opt = build(cfg)`, reported where it is stepped and naming where
+    it is built; left alone when the builder gives the loss module's parameters to `add_param_group` or to a
+    second optimizer),
     when that module (a class
     of the project) makes a learnable `nn.Parameter` of its own (uncertainty weights `self.log_vars`, a
     learnable temperature, ArcFace's class centres) and nothing else gets its parameters: it is neither
@@ -109,10 +113,10 @@ class ParameterGroupNotOptimized(Rule):
         "those parameters never train"
     )
     severity = Severity.ERROR
-    requires_any_text = ("params", "optim")
+    requires_any_text = ("params", "optim", "backward(")
 
     loss_message = (
-        "`{optimizer}` does not get the parameters of the loss module `{loss}` (`{holder}`): its learnable "
+        "`{optimizer}`{built} does not get the parameters of the loss module `{loss}` (`{holder}`): its learnable "
         "`{parameter}` ({where}) shapes the loss but never trains; add `{loss}.parameters()` to the optimizer"
     )
 
@@ -135,9 +139,10 @@ class ParameterGroupNotOptimized(Rule):
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
         for found in unoptimized_loss_modules(self.ctx):
-            optimizer = one_line(self.ctx.text(found.optimizer), 60)
+            optimizer = one_line(self.ctx.text(found.optimizer.func.value if found.built else found.optimizer), 60)
+            built = f" (built at {found.built})" if found.built else ""
             message = self.loss_message.format(
-                optimizer=optimizer, loss=self.ctx.text(found.loss), holder=found.holder, parameter=found.parameter, where=found.where
+                optimizer=optimizer, built=built, loss=self.ctx.text(found.loss), holder=found.holder, parameter=found.parameter, where=found.where
             )
             self.report(found.optimizer, message)
         for part in missed_parts(self.ctx):

@@ -55,6 +55,8 @@ STANDARD_LOSSES = frozenset({
     )),
 })  # fmt: skip
 PROBABILITY_NAME = re.compile(r"prob", re.IGNORECASE)
+# What another module's function must mention to be read for the objective it returns: a log or a loss.
+OBJECTIVE_WORDS = re.compile(rb"log|loss|backward|step|grad")
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
 # A factor that makes a log-likelihood a policy-gradient term.
@@ -191,7 +193,7 @@ class _Objectives:
         origin = self.view.origin(call)
         if origin is not None and origin.kind is Kind.LOG_PROBABILITIES:
             return Objective(LOG_LIKELIHOOD, 1, call)
-        callee = self.calls.resolve(call)
+        callee = self.calls.resolve(call, followed=OBJECTIVE_WORDS)
         if callee is not None:
             return self._returned(callee, depth)
         return Objective(STANDARD_LOSS, 1, call) if self._named_loss(func) else None

@@ -863,25 +863,33 @@ def _reads_of(ctx, target: ast.Name) -> list[ast.Name] | None:
 class UnoptimizedLossModule:
     """A loss module with parameters of its own that the loss depends on, which no optimizer gets."""
 
-    optimizer: ast.Call  # the optimizer constructed in the file
+    optimizer: ast.AST  # the optimizer constructed in the file, or the one a call site passes (its `step()` here)
     loss: ast.AST  # `criterion` in `criterion(out, y)`
     holder: str  # its class: `MultiTaskLoss`
     parameter: str  # the attribute its `nn.Parameter` is kept in: `log_vars`
     where: str  # where that parameter is made: `line 9`, `losses.py:9`
+    built: str | None = None  # where a passed optimizer is constructed: `builder.py:28`
 
 
 def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
     """Loss modules of the project with learnable parameters of their own (`self.log_vars =
     nn.Parameter(...)`, uncertainty weights, a learnable temperature, an ArcFace weight) that the file
     calls while it backpropagates, when an optimizer constructed in the same function (or, for a method, in
-    any method of its class: a trainer's `__init__` builds it, its `fit` calls `self.criterion`) does not
-    get their parameters (`Adam(model.parameters())` only) and nothing else could: the loss object is not a
-    part of an optimized model and is handed to no other call (a trainer that builds its own optimizer)."""
+    any method of its class: a trainer's `__init__` builds it, its `fit` calls `self.criterion`), or else
+    the one optimizer whose `step()` it calls there as its call sites pass it (built by a builder in
+    another module), does not get their parameters (`Adam(model.parameters())` only) and nothing else
+    could: the loss object is not a part of an optimized model and is handed to no other call (a trainer
+    that builds its own optimizer, `add_param_group`), in the file or where it is made."""
     objects = ctx.analysis(Objects)
-    by_scope: dict[ast.AST | None, list[ast.Call]] = {}
+    by_scope: dict[ast.AST | None, list[tuple[Objects, ast.Call, ast.AST]]] = {}
     for call in ctx.analysis(OptimizerConstructors).calls:
         if objects.trained_by(call):
-            by_scope.setdefault(_trainer_scope(ctx, ctx.scopes.enclosing_function(call)), []).append(call)
+            by_scope.setdefault(_trainer_scope(ctx, ctx.scopes.enclosing_function(call)), []).append((objects, call, call))
+    constructed = set(by_scope)
+    for step, home, call in _passed_optimizers(ctx, objects):
+        group = _trainer_scope(ctx, ctx.scopes.enclosing_function(step))
+        if group not in constructed and not any(c is call for _, c, _ in by_scope.get(group, ())):
+            by_scope.setdefault(group, []).append((home, call, step))
     found, seen = [], set()
     for call in ctx.index.of_type(ast.Call) if by_scope else ():
         loss, scope = call.func, ctx.scopes.enclosing_function(call)
@@ -893,19 +901,53 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
         if (group, ctx.text(loss)) in seen:
             continue
         seen.add((group, ctx.text(loss)))
-        optimized = {obj for c in by_scope[group] for owner in objects.trained_by(c) for obj in objects.points_to(owner) or ()}
+        optimized = {obj for home, c, _ in by_scope[group] for owner in home.trained_by(c) for obj in home.points_to(owner) or ()}
         raw = objects.points_to(loss)
         if not raw or raw & optimized or not _backpropagates(ctx, scope):
             continue
-        held = next((found for found, _ in per_call_site(ctx, loss, lambda b: _made(substituted(objects, raw, b)))), None)
-        if not held or len(held) != 1:  # one object, made here or by the call site: `Trainer(model, ClipLoss())`
+        sites = [found for found, _ in per_call_site(ctx, loss, lambda b: _made(substituted(objects, raw, b)))]
+        held = sites[0] if sites and (by_scope[group][0][2] is by_scope[group][0][1] or len(set(sites)) == 1) else None
+        if not held or len(held) != 1 or _unsited(held) & _unsited(optimized):  # one object, made here or by the call site: `Trainer(model, ClipLoss())`
             continue
         learnable = _learnable_parameter(objects, next(iter(held)))
-        if learnable is None or _handed_on(ctx, objects, held | raw):
+        if learnable is None or _handed_on(ctx, objects, held | raw) or _handed_on_where_made(ctx, held, by_scope[group]):
             continue
         home, cls, attribute, made = learnable
-        found.append(UnoptimizedLossModule(by_scope[group][0], loss, cls.name, attribute, place_in(ctx, home, made)))
+        optimizer_home, constructor, shown = by_scope[group][0]
+        built = place_in(ctx, optimizer_home.ctx, constructor) if shown is not constructor else None
+        found.append(UnoptimizedLossModule(shown, loss, cls.name, attribute, place_in(ctx, home, made), built))
     return found
+
+
+def _passed_optimizers(ctx, objects: Objects) -> list[tuple[ast.Call, Objects, ast.Call]]:
+    """(the `step()` call, the objects of the constructor's module, the constructor) for each optimizer the file
+    steps (`self.optimizer.step()`) that its call sites pass in, built elsewhere (one construction each)."""
+    found = []
+    for step in ctx.index.of_type(ast.Call):
+        receiver = step.func.value if isinstance(step.func, ast.Attribute) and step.func.attr == "step" and not step.args else None
+        if receiver is None or not (isinstance(receiver, ast.Name) or is_self_attribute(receiver)):
+            continue
+        raw = objects.points_to(receiver)
+        if not raw or not all(o.kind == "parameter" or (o.kind == "field" and o.root().kind == "parameter") for o in raw):
+            continue
+        made = {m for m, _ in per_call_site(ctx, receiver, lambda b: _made(substituted(objects, raw, b)))}
+        obj = next(iter(next(iter(made)))) if len(made) == 1 and len(next(iter(made))) == 1 else None  # the same at every call site
+        home = objects._of(obj.ctx) if obj is not None and obj.kind == "made" and obj.ctx is not None else None
+        if home is not None and isinstance(obj.node, ast.Call) and home.trained_by(obj.node):
+            found.append((step, home, obj.node))
+    return found
+
+
+def _handed_on_where_made(ctx, held: frozenset, optimizers: list) -> bool:
+    """`_handed_on` in the other modules where the loss object or the optimizer is made (a builder that also
+    calls `add_param_group`, or gives the loss module to a second optimizer)."""
+    homes = {o.ctx for o in held if o.ctx is not None and o.ctx is not ctx} | {h.ctx for h, c, shown in optimizers if shown is not c}
+    return any(_handed_on(home, home.analysis(Objects), held, returned=True) for home in homes)
+
+
+def _unsited(objs) -> frozenset:
+    """The objects as their own module names them, not by the call site that reached them."""
+    return frozenset(dataclasses.replace(o, site=None) for o in objs)
 
 
 def _made(found: frozenset | None) -> frozenset | None:
@@ -965,17 +1007,18 @@ def _true(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def _handed_on(ctx, objects: Objects, held: frozenset) -> bool:
+def _handed_on(ctx, objects: Objects, held: frozenset, returned: bool = False) -> bool:
     """Is the object passed to a call (`Trainer(model, criterion)`, `Engine(self.criterion)`), or its
-    parameters read anywhere?"""
+    parameters read anywhere? With `returned`, a tuple a builder returns does not hand it on (its caller
+    is where it goes)."""
     for name in ctx.index.of_type(ast.Name, ast.Attribute):
         if not isinstance(name.ctx, ast.Load) or (isinstance(name, ast.Attribute) and not is_self_attribute(name)):
             continue
         parent = ctx.scopes.parent(name)
         passed = isinstance(parent, ast.keyword) or (isinstance(parent, (ast.Call, ast.Starred, ast.List, ast.Tuple)) and getattr(parent, "func", None) is not name)
-        passed &= not _unpacked_in_place(ctx, parent)
+        passed &= not _unpacked_in_place(ctx, parent) and not (returned and isinstance(ctx.scopes.parent(parent), ast.Return))
         reads_parameters = isinstance(parent, ast.Attribute) and parent.attr in ("parameters", "named_parameters", "state_dict")
-        if (passed or reads_parameters) and (objects.points_to(name) or frozenset()) & held:
+        if (passed or reads_parameters) and _unsited(objects.points_to(name) or ()) & _unsited(held):
             return True
     return False
 

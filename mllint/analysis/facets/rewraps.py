@@ -4,19 +4,21 @@
 or by the `forward` of a top-level class (the call itself, a name bound to it, an element of a returned
 tuple, or a method of it: `.mean()`), where `v` is computed from `.item()`, `.tolist()`, `.numpy()`,
 `.detach()` or `float(t)` of something (also through names the function assigns or appends to first).
-That leaf has no path to anything the function was given, whatever its caller passes. Only functions
-that nothing in the project calls (and classes nothing builds) are listed: for those, no `backward()`
-site can tell it (`ML404` reports the others where the loss is backpropagated). A constant leaf
-(`torch.tensor(0.0, requires_grad=True)` for an empty batch) is no cut.
+That leaf has no path to anything the function was given, whatever its caller passes. Listed for
+functions nothing in the project calls (and classes nothing builds), and for the others when the
+gradient flow does not already see the function cut what it is given (then `ML404` reports it where the
+loss is backpropagated). A constant leaf (`torch.tensor(0.0, requires_grad=True)` for an empty batch) is
+no cut.
 """
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.facets.gradients import CUT_METHODS
+from mllint.analysis.facets.gradients import CUT_METHODS, GRAPH, Given, GradientFlow, State
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.summaries import returned_expressions
+from mllint.analysis.syntax.scopes import parameters
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 REWRAPPING = frozenset({"torch.tensor", "torch.as_tensor"})
@@ -37,7 +39,7 @@ def rewrapped_returns(ctx) -> list[Rewrapped]:
         assigned = _assigned(function)
         for call in _returned_rewraps(ctx, function, assigned):
             cut = _taken_out(call.args[0], assigned)
-            if cut is not None and _uncalled(ctx, owner):
+            if cut is not None and (_uncalled(ctx, owner) or not _cut_for_callers(ctx, function, owner)):
                 found.append(Rewrapped(call, name, cut))
     return found
 
@@ -59,6 +61,16 @@ def _uncalled(ctx, owner: ast.AST) -> bool:
     if isinstance(owner, ast.ClassDef):
         return next(iter(callers.constructions(owner)), None) is None
     return not callers.sites(owner)
+
+
+def _cut_for_callers(ctx, function: ast.AST, owner: ast.AST) -> bool:
+    """Does the gradient flow already see the function cut what it is given (the callers' `backward()`
+    sites then report it)?"""
+    method = isinstance(owner, ast.ClassDef)
+    given = {p.arg: GRAPH for p in parameters(function, variadic=False)[1 if method else 0:]}  # `self` is no tensor
+    instance = (ctx, owner) if method else None
+    returned = ctx.analysis(GradientFlow).returned(function, Given(function, given, instance))
+    return returned.state is State.NONE and bool(returned.cuts)
 
 
 def _assigned(function: ast.AST) -> dict[str, list[ast.AST]]:
