@@ -1,7 +1,11 @@
 """Metamorphic forms: each transform rewrites one fixture file into the same program written another way
 (a module-level script, a trainer class, builders in another module, the loop in another module, objects
-in a dict, aliases), keeping its bug or its absence. Linting the result must keep every rule code the file
-had and gain none. `python tests/forms.py` prints the matrix rule family x transform and every failure."""
+in a dict, aliases), keeping its bug or its absence; one that does not apply to a file is skipped. The
+rewritten file and the modules it adds are linted in a copy of their project (the other files as they
+were) and compared with the file merely unparsed (comments, `noqa` included, go in both): the same rule
+codes must be reported, none lost, none gained. Other files of the project are not linted again.
+`python tests/forms.py [TRANSFORM...] [PROJECT/FILE...]` prints the matrix rule family x transform
+(kept/lost/gained codes per file) and every failure."""
 import ast
 import builtins
 import re
@@ -509,23 +513,24 @@ def t_dict(tree, ctx):
 
 
 def t_alias(tree, ctx):
-    """Rebind each built module with `x = x.to(device)` and read every object built through an alias."""
+    """Build each object under another name, rebind a built module with `x = x.to(device)`, and read it
+    through an alias with the name it had (`model = built_model`), so names a rule reads stay as they were."""
     sites = list(rebinding_sites(tree, ctx, {"module", "loss", "optimizer", "scheduler"}))
     if not sites:
         return None
     taken = all_names(tree)
     device = "device" not in taken and any(kind in ("module", "loss") for *_, kind in sites)
     for scope, block, stmt, name, kind in sites:
-        alias, n = f"current_{name}", 2
-        while alias in taken:
-            alias, n = f"current_{name}_{n}", n + 1
-        taken.add(alias)
+        built, n = f"built_{name}", 2
+        while built in taken:
+            built, n = f"built_{name}_{n}", n + 1
+        taken.add(built)
+        stmt.targets = [ast.Name(built, ast.Store())]
         added = []
         if kind in ("module", "loss"):
-            moved = ast.Call(attr(name, "to"), [ast.Name("device", ast.Load()) if device else ast.Constant("cpu")], [])
-            added.append(ast.Assign([ast.Name(name, ast.Store())], moved))
-        added.append(ast.Assign([ast.Name(alias, ast.Store())], ast.Name(name, ast.Load())))
-        replace_reads(scope, name, lambda a=alias: ast.Name(a, ast.Load()), skip={id(s) for s in added})
+            moved = ast.Call(attr(built, "to"), [ast.Name("device", ast.Load()) if device else ast.Constant("cpu")], [])
+            added.append(ast.Assign([ast.Name(built, ast.Store())], moved))
+        added.append(ast.Assign([ast.Name(name, ast.Store())], ast.Name(built, ast.Load())))
         at = block.index(stmt) + 1
         block[at:at] = added
     if device:
