@@ -238,6 +238,9 @@ class Selections:
             evidence = self._test_scores(call.args[0])
             if evidence:
                 return TestSelection(call.args[0], call, evidence)
+        field = _record_field(call)
+        if field is not None:
+            return TestSelection(field, call, "the records are ranked by it")
         evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
         if evaluated is not None and _names_test(self.ctx.text(evaluated)):
             if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
@@ -498,6 +501,28 @@ def _last(node: ast.AST, whole: bool = False) -> str:
     if not parts:
         return ""
     return ".".join(reversed(parts)) if whole else parts[0]
+
+
+def _record_field(call: ast.Call) -> ast.AST | None:
+    """The test score that `min(results, key=lambda r: r["test_loss"])`, `max(runs, key=itemgetter(
+    "test_acc"))` or `min(r["test_loss"] for r in results)` ranks records by: a builtin `min`/`max` over
+    one collection, whose key or generated element reads a field named for a test score."""
+    if not (isinstance(call.func, ast.Name) and call.func.id in ("max", "min") and len(call.args) == 1):
+        return None
+    key = next((k.value for k in call.keywords if k.arg == "key"), None)
+    field = None
+    if isinstance(key, ast.Lambda):
+        field = key.body
+    elif isinstance(key, ast.Call) and _last(key.func) in ("itemgetter", "attrgetter") and len(key.args) == 1:
+        field = key.args[0]
+        if not (isinstance(field, ast.Constant) and isinstance(field.value, str)):
+            return None
+    elif key is None and isinstance(call.args[0], (ast.GeneratorExp, ast.ListComp)):
+        field = call.args[0].elt
+    if isinstance(field, ast.Subscript) and not isinstance(field.slice, ast.Constant):
+        field = field.value  # `lambda i: test_accs[i]`
+    name = field.value if isinstance(field, ast.Constant) and isinstance(field.value, str) else _last(field, whole=True) if field else ""
+    return field if name and _names_test(name) and SCORE.search(name) else None
 
 
 def _short(text: str) -> str:
