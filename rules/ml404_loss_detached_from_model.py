@@ -65,11 +65,8 @@ class LossDetachedFromModel(Rule):
         if loss is None:
             return
         flows = self.ctx.analysis(GradientFlow)
-        if under_no_grad(self.ctx, node):  # computed and backpropagated there: ML206's finding
-            cut = lambda binding: _cut(flows.flow(loss, binding), lambda c: not is_no_grad(self.ctx, c))
-        else:
-            cut = lambda binding: _cut(flows.flow(loss, binding))
-        for flow, binding in per_call_site(self.ctx, loss, cut):
+        in_no_grad = under_no_grad(self.ctx, node)  # a loss computed and backpropagated there: ML206's finding
+        for flow, binding in per_call_site(self.ctx, loss, lambda binding: _cut(self.ctx, flows.flow(loss, binding), in_no_grad)):
             cuts = [describe_cut(self.ctx, cut, binding) for cut in flow.cuts[:3]]
             message = self.message.format(
                 loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
@@ -79,6 +76,7 @@ class LossDetachedFromModel(Rule):
             return
 
 
-def _cut(flow: Flow, kept=bool) -> Flow | None:
-    """The flow when it is cut (by a cut `kept` tells to count)."""
-    return flow if flow.state is State.NONE and any(kept(c) for c in flow.cuts) else None
+def _cut(ctx, flow: Flow, in_no_grad: bool) -> Flow | None:
+    """The flow when it is cut; a backward under `no_grad` does not count the region's own cut."""
+    counted = [c for c in flow.cuts if not (in_no_grad and is_no_grad(ctx, c))]
+    return flow if flow.state is State.NONE and counted else None
