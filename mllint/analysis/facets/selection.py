@@ -248,6 +248,10 @@ class Selections:
         return None
 
     def _record_field(self, call: ast.Call) -> ast.AST | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("idxmin", "idxmax") and not call.args:  # `df["test_loss"].idxmin()`
+            name = _last(func.value, whole=True)
+            return func.value if _names_test(name) and SCORE.search(name) else None
         return _record_field(call, _first_or_last(self.ctx, call), self._extremum(call))
 
     def _extremum(self, call: ast.Call) -> bool:
