@@ -9,13 +9,8 @@ from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.values.optimizers import METRIC_SCHEDULER, TORCH_SCHEDULERS, Scheduler
 from mllint.rule import Rule
 
-# Schedulers whose length argument is usually counted in epochs: (position, keyword) of that argument.
-EPOCH_SIZED = {
-    TORCH_SCHEDULERS + "StepLR": (1, "step_size"),
-    TORCH_SCHEDULERS + "MultiStepLR": (1, "milestones"),
-    TORCH_SCHEDULERS + "CosineAnnealingLR": (1, "T_max"),
-}
 LARGEST_EPOCH_COUNT = 1000  # a literal length above this is taken for a number of steps
+LARGEST_EPOCH_DECAY = 0.99  # a smaller decay factor, applied every batch, leaves no learning rate within an epoch
 BATCH_WORDS = ("loader", "batch", "data")
 # Names that count optimizer steps. A bare "step" does not: `args.lr_step_size`, `cfg.lr_steps` count the
 # epochs between decays (torchvision's references) as often as iterations.
@@ -26,7 +21,8 @@ class SchedulerCadence(Rule):
     """
     ## What it does
     Reports a learning-rate scheduler stepped at the wrong cadence: a per-epoch scheduler (`StepLR`,
-    `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs) stepped
+    `MultiStepLR`, `CosineAnnealingLR` sized in epochs: literal sizes, or names that say epochs; an `ExponentialLR` whose
+    decay `gamma` is 0.99 or less) stepped
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
     schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
     `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
@@ -39,7 +35,8 @@ class SchedulerCadence(Rule):
     default=30)`, `milestones=args.decays` with `default=[30, 60]`, a config field's default, passed into
     the helper that builds the scheduler). A `while` loop whose test counts iterations (`while it <
     cfg.max_iters:`) steps per batch. Sizes
-    mllint cannot read (`T_max=cfg.t_max`) are not reported, nor are names that only say "step" whose
+    mllint cannot read (`T_max=cfg.t_max`) are not reported, nor an `ExponentialLR` decaying by more than 0.99 a step (`gamma=0.9995`
+    is a deliberate per-step decay), nor are names that only say "step" whose
     value is unknown (`step_size=args.lr_step_size`, `milestones=args.lr_steps` count epochs between
     decays in torchvision's references), nor a scheduler stepped in both loops under conditions
     (`if step_per_batch: scheduler.step()` in the batch loop, `if not step_per_batch:` after it), nor one
@@ -95,7 +92,7 @@ class SchedulerCadence(Rule):
     code = "ML205"
     name = "scheduler-cadence"
     per_batch_message = (
-        "`{scheduler}` ({cls}) is sized in epochs but steps{where} every batch: the schedule decays len(loader) times too fast"
+        "`{scheduler}` ({cls}) counts epochs but steps{where} every batch: the schedule decays len(loader) times too fast"
     )
     per_epoch_message = "`{scheduler}` ({cls}) is sized in optimizer steps but steps{where} once per epoch: the schedule barely moves"
     plateau_message = (
@@ -164,11 +161,12 @@ class SchedulerCadence(Rule):
             return "steps"
         if made.name not in EPOCH_SIZED:
             return None
-        size = call_argument(constructor, *EPOCH_SIZED[made.name])
-        unit = _size_unit(size) if size is not None else None
+        position, keyword, counts_epochs = EPOCH_SIZED[made.name]
+        size = call_argument(constructor, position, keyword)
+        unit = _size_unit(size, counts_epochs) if size is not None else None
         if unit is None and isinstance(size, ast.Name | ast.Attribute | ast.Subscript):  # `step_size=args.lr_step`: the value decides
             values = possible_constants(home, size, self.ctx)
-            unit = "epochs" if values and all(_epoch_count(v) for v in values) else None
+            unit = "epochs" if values and all(counts_epochs(v) for v in values) else None
         return unit
 
     def _is_batch_loop(self, loop: ast.AST) -> bool:
@@ -229,7 +227,7 @@ def _holds_training_loop(events) -> bool:
     return any(set(e.loops) & backward_loops for e in events if e.kind is EventKind.STEP)
 
 
-def _size_unit(size: ast.AST) -> str | None:
+def _size_unit(size: ast.AST, counts_epochs) -> str | None:
     words = _identifiers(size)
     calls = [n for n in ast.walk(size) if isinstance(n, ast.Call)]
     if any(isinstance(c.func, ast.Name) and c.func.id == "len" for c in calls) or any(
@@ -241,7 +239,13 @@ def _size_unit(size: ast.AST) -> str | None:
     if words:
         return "epochs" if all("epoch" in word for word in words) else None
     numbers = [n.value for n in ast.walk(size) if isinstance(n, ast.Constant)]
-    return "epochs" if numbers and all(_epoch_count(v) for v in numbers) else None
+    return "epochs" if numbers and all(counts_epochs(v) for v in numbers) else None
+
+
+def _epoch_decay(value: object) -> bool:
+    """A decay factor read as one per epoch: a number in (0, `LARGEST_EPOCH_DECAY`]. Near 1
+    (`gamma=0.9995`) it is a deliberate per-step decay."""
+    return type(value) in (int, float) and 0 < value <= LARGEST_EPOCH_DECAY
 
 
 def _epoch_count(value: object) -> bool:
@@ -259,3 +263,13 @@ def _identifiers(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Name):
         return [node.id.lower()]
     return [word for child in ast.iter_child_nodes(node) for word in _identifiers(child)]
+
+
+# Schedulers whose cadence one argument tells: (position, keyword, does a constant value of it count epochs).
+# Sizes usually count epochs; `ExponentialLR`'s decay per step does when it is far from 1.
+EPOCH_SIZED = {
+    TORCH_SCHEDULERS + "StepLR": (1, "step_size", _epoch_count),
+    TORCH_SCHEDULERS + "MultiStepLR": (1, "milestones", _epoch_count),
+    TORCH_SCHEDULERS + "CosineAnnealingLR": (1, "T_max", _epoch_count),
+    TORCH_SCHEDULERS + "ExponentialLR": (1, "gamma", _epoch_decay),
+}

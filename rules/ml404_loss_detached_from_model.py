@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut
+from mllint.analysis.facets.gradients import Flow, GradientFlow, State, backward_loss, describe_cut, is_no_grad, under_no_grad
 from mllint.analysis.facets.rewraps import rewrapped_returns
 from mllint.findings import Severity
 from mllint.source import one_line
@@ -13,7 +13,8 @@ class LossDetachedFromModel(Rule):
     ## What it does
     Reports `backward()` on a loss whose every path to a model output is cut: by `.detach()`, `.data`,
     `.item()`, `.numpy()`, `.tolist()`, `float(...)`, re-wrapping with `torch.tensor(...)` or
-    `torch.Tensor(...)`, or `argmax` used as if it were differentiable. It follows the loss through local
+    `torch.Tensor(...)`, or `argmax` used as if it were differentiable, or computed under `torch.no_grad()`
+    and backpropagated after the block (backpropagated in it: ML206). It follows the loss through local
     assignments, loss functions and tensor operations, the losses and helpers of the project that cut
     what they are given (a loss class whose `forward` starts with `pred.argmax(1)`, a helper re-wrapping the
     list of per-sequence losses it appends to: `torch.tensor(per_seq, requires_grad=True)`), and into the callers of the function when the loss
@@ -81,7 +82,8 @@ class LossDetachedFromModel(Rule):
         if loss is None:
             return
         flows = self.ctx.analysis(GradientFlow)
-        for flow, binding in per_call_site(self.ctx, loss, lambda binding: _cut(flows.flow(loss, binding))):
+        in_no_grad = under_no_grad(self.ctx, node)  # a loss computed and backpropagated there: ML206's finding
+        for flow, binding in per_call_site(self.ctx, loss, lambda binding: _cut(self.ctx, flows.flow(loss, binding), in_no_grad)):
             cuts = [describe_cut(self.ctx, cut, binding) for cut in flow.cuts[:3]]
             message = self.message.format(
                 loss=self.ctx.text(loss), cuts=" and ".join(cuts), verb="cuts" if len(cuts) == 1 else "cut"
@@ -91,5 +93,7 @@ class LossDetachedFromModel(Rule):
             return
 
 
-def _cut(flow: Flow) -> Flow | None:
-    return flow if flow.state is State.NONE and flow.cuts else None
+def _cut(ctx, flow: Flow, in_no_grad: bool) -> Flow | None:
+    """The flow when it is cut; a backward under `no_grad` does not count the region's own cut."""
+    counted = [c for c in flow.cuts if not (in_no_grad and is_no_grad(ctx, c))]
+    return flow if flow.state is State.NONE and counted else None

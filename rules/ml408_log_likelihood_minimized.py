@@ -14,7 +14,10 @@ class LogLikelihoodMinimized(Rule):
     `dist.log_prob(y).mean()`, `F.log_softmax(out, 1).gather(1, y).mean()`, `torch.log(probs[a]) * reward`,
     the policy-gradient term `(log_prob * advantage).mean()` (also as the policy term of an actor-critic sum
     such as `policy_loss + c * value_loss - beta * entropy`), followed through local assignments, `loss /=
-    k`, reductions, scalings and the return values of the project's functions. A negated log-likelihood
+    k`, reductions, scalings and the return values of the project's functions (in any module: `from flows
+    import nll_loss`). A normalizing flow's `log_prob(z) + logdet` (log-determinants added) is one
+    log-likelihood, and so are a method named for one (`model.base_log_prob(z)`) and a Gaussian log-density
+    written out (`-0.5 * (z ** 2).sum(1) - 0.5 * d * math.log(2 * math.pi)`). A negated log-likelihood
     (`-log_prob.mean()`, `F.nll_loss`), a log-likelihood among other terms that is no policy-gradient term
     (`alpha * log_pi - q` in SAC), a log-likelihood weighted by probabilities (an entropy), the log of `1 -
     d_prob` (a minimax GAN generator), an optimizer built with `maximize=True`, and a backward whose
@@ -71,4 +74,4 @@ class LogLikelihoodMinimized(Rule):
         found = objective(self.ctx, loss)
         if found is None or found.kind != LOG_LIKELIHOOD or found.sign < 0 or not steps_after(self.ctx, node):
             return
-        self.report(node, self.message.format(loss=one_line(self.ctx.text(loss), 50), where=place(found, node)))
+        self.report(node, self.message.format(loss=one_line(self.ctx.text(loss), 50), where=place(self.ctx, found, node)))

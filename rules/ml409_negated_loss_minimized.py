@@ -67,4 +67,4 @@ class NegatedLossMinimized(Rule):
         found = objective(self.ctx, loss)
         if found is None or found.kind != STANDARD_LOSS or found.sign > 0 or not steps_after(self.ctx, node):
             return
-        self.report(node, self.message.format(loss=one_line(self.ctx.text(loss), 50), where=place(found, node)))
+        self.report(node, self.message.format(loss=one_line(self.ctx.text(loss), 50), where=place(self.ctx, found, node)))

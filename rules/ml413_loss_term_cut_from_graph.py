@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.facets.gradients import GradientFlow, Holder, State, backward_loss, cut_input, describe_cut, holder
+from mllint.analysis.facets.gradients import GradientFlow, Holder, State, backward_loss, cut_input, describe_cut, holder, is_no_grad
 from mllint.analysis.facets.loss_terms import Summand, factors, summands
 from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.values.values import ValueKinds
@@ -37,7 +37,9 @@ class LossTermCutFromGraph(Rule):
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
     `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
-    or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A parameter of a submodule (`net.proj.weight`,
+    or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term added
+    under `torch.no_grad()` from what carries a graph (`loss += beta * penalty` in the block, the loss
+    computed before it) is cut there too. A parameter of a submodule (`net.proj.weight`,
     `net` being `self.net`; `m.weight` of `for m in model.modules()`; `self.mu = nn.Parameter(...)`) passed to
     a helper carries the graph there, and a sum scaled by a weight (`(nll + kl) / n`) is read term by term. A term whose cut value carried no graph
     anyway (a constant, data, a value of unknown origin, a parameter left to a constant default) is not reported, nor are cuts inside a term
@@ -154,6 +156,8 @@ class LossTermCutFromGraph(Rule):
             if not own and not self._in_callee(term, cut):
                 continue  # a cut of what the caller passed: the caller's own term, if any
             found = self._holder(term, cut, binding)
+            if is_no_grad(found.ctx, cut):
+                return cut  # computed under `no_grad` from what carries a graph: `loss += reg` in the block
             source = cut_input(found.ctx, cut)
             if source is None:
                 continue

@@ -18,7 +18,9 @@ class LogOfProbabilities(Rule):
     is softmax; values picked from it stay softmax output (`torch.log(probs.gather(1, a))`,
     `probs[range(n), a].log()`, `probs.index_select(...)`). A log of a clamped or smoothed value (`torch.log(probs + 1e-8)`,
     `probs.clamp(min=eps).log()`) is not reported, nor is the log of a mixture of softmax outputs (an
-    ensemble's mean, which no `log_softmax` computes), nor the log of a sigmoid: on real code those were
+    ensemble's mean, which no `log_softmax` computes) unless part of it is a block of exact zeros (a
+    pointer-generator's `torch.cat([p_gen * vocab_dist, p.new_zeros(b, n_oov)], 1)`, `torch.zeros(b,
+    v).scatter_add(1, idx, attn)`: an outcome only that block covers has probability 0), nor the log of a sigmoid: on real code those were
     deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
 
     The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
@@ -79,6 +81,13 @@ class LogOfProbabilities(Rule):
             message = f"log of {what}{origin.where(argument)}: it is exactly 0 where the probability saturates at 1; use {advice}"
             self.report(node, message, related=call_sites(binding))
             return
+        if origin.padded:
+            message = (
+                f"log of softmax output padded with exact zeros{origin.where(argument)}: where only the zero block "
+                "covers an outcome its probability is 0 and the log is -inf; clamp it (`.clamp_min(eps)`) first"
+            )
+            self.report(node, message, related=call_sites(binding))
+            return
         message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
         self.report(node, message, self._fix(node, argument, origin), related=call_sites(binding))
 
@@ -109,8 +118,9 @@ class LogOfProbabilities(Rule):
 
 def _saturates(origin) -> bool:
     """Can the value be exactly 0 in float32 for finite logits: softmax output (not written `exp(log_softmax)`),
-    or `1 - p` of softmax or sigmoid output (which rounds to 1 for logits above about 17); not a mixture."""
-    if origin.mixture:
+    or `1 - p` of softmax or sigmoid output (which rounds to 1 for logits above about 17); not a mixture,
+    unless a block of it is exact zeros (`torch.cat([p, p.new_zeros(b, k)], 1)`)."""
+    if origin.mixture and not origin.padded:
         return False
     if origin.complement:
         return origin.kind in (Kind.PROBABILITIES, Kind.SIGMOID)

@@ -27,7 +27,10 @@ class ModelSelectedOnTestSet(Rule):
     `EarlyStopping(...)` object) and a library trainer evaluated on a test set that keeps its
     best model (`eval_dataset=test_set` with `load_best_model_at_end=True`) count too, and so does the
     maximum or argmax of a collection of per-epoch test scores (`max(history["test_acc"])`,
-    `np.argmax(test_f1s)`, over a list that evaluations of test data are appended to), and a comparison
+    `np.argmax(test_f1s)`, over a list that evaluations of test data are appended to), the record a
+    `min`/`max` ranks by a test score (`min(results, key=lambda r: r["test_loss"])`, `max(runs,
+    key=itemgetter("test_acc"))`, `min(r["test_loss"] for r in results)`, `np.argmin([r["test_loss"] for r in runs])`, `sorted(runs,
+    key=...)[0]`, a table's `df["test_acc"].idxmax()`; not by `val_loss` or `len`), and a comparison
     in a search over settings that trains (`for lr in lrs:` calling a project function that
     backpropagates), or in a callback's hook that a trainer runs once per epoch (`for cb in
     self.callbacks: cb.on_epoch_end(self)`, or `cb(model, score, epoch)` running its `__call__`, in its

@@ -3,7 +3,8 @@
 Each expression gets a state: GRAPH (it certainly carries a graph: a module with parameters, or a
 tensor created with `requires_grad=True`, reaches it), NONE (it certainly carries none: constants, data
 from a loader, values computed under `torch.no_grad()`, or every path is cut by `.detach()`, `.item()`,
-`torch.tensor(...)`...) or UNKNOWN. Operands combine (any GRAPH gives GRAPH); the alternative values a
+`torch.tensor(...)`...) or UNKNOWN. A value computed under `no_grad` that would carry a graph with grad
+enabled (`GradEnabledFlow`) is cut there, at the `torch.no_grad()` that makes it (`no_grad_region`). Operands combine (any GRAPH gives GRAPH); the alternative values a
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
@@ -192,6 +193,8 @@ def _unique(nodes) -> tuple[ast.AST, ...]:
 
 
 class GradientFlow:
+    grad_everywhere = False  # `GradEnabledFlow`: as if no `no_grad` region cut anything
+
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.values: ValueKinds = ctx.analysis(ValueKinds)
@@ -253,8 +256,8 @@ class GradientFlow:
         if isinstance(expr, ast.Compare):  # no graph; the cuts of what it compares (`p1.argmax(1) != p2`) kept
             compared = [self._flow(e, depth + 1) for e in (expr.left, *expr.comparators)]
             return Flow(State.NONE, _unique(c for f in compared if f is not None and f.state is State.NONE for c in f.cuts))
-        if under_no_grad(self.ctx, expr):
-            return NONE
+        if not self.grad_everywhere and not isinstance(expr, ast.Name) and under_no_grad(self.ctx, expr):
+            return self._under_no_grad(expr)  # computed there; a name read there holds what its bindings made
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
         if isinstance(expr, ast.Attribute):
@@ -387,7 +390,7 @@ class GradientFlow:
             return self._filled(name, definitions, depth)
         flows = [self._loop_carried(d, depth) for d in definitions]
         flow = GRAPH if self._accumulates_graph(name, definitions, flows) else alternatives(flows)
-        return _new_leaf(flow) if flow is not None and name.id in self.flagged_names() else flow
+        return _new_leaf(self.ctx, flow) if flow is not None and name.id in self.flagged_names() else flow
 
     def _accumulates_graph(self, name: ast.Name, definitions, flows: list[Flow | None]) -> bool:
         """A sum seeded by a number and updated with a graph (`penalty = 0.0`, then `penalty = penalty +
@@ -678,6 +681,14 @@ class GradientFlow:
         text = self.ctx.text(iterated).lower()
         return any(word in text for word in DATA_WORDS)
 
+    def _under_no_grad(self, expr: ast.AST) -> Flow:
+        """No graph; cut at its `no_grad` region when the value would carry one with grad enabled (`loss +=
+        beta * penalty(model)` in `with torch.no_grad():`), so a term added there is told apart from data."""
+        region = no_grad_region(self.ctx, expr)
+        if region is None or self.ctx.analysis(GradEnabledFlow).flow(expr, self._binding).state is not State.GRAPH:
+            return NONE
+        return Flow(State.NONE, (region,))
+
     def _call(self, call: ast.Call, depth: int) -> Flow:
         func = call.func
         arguments = [*call.args, *(k.value for k in call.keywords)]
@@ -687,7 +698,7 @@ class GradientFlow:
             before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
             wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
             if _requires_grad(call):
-                return _new_leaf(wrapped)
+                return _new_leaf(self.ctx, wrapped)
             return NONE if wrapped.state is State.UNKNOWN else wrapped
         if isinstance(func, ast.Name) and not self.values.reaching_definitions(func) and name is None:
             if func.id in CUT_BUILTINS:
@@ -711,7 +722,7 @@ class GradientFlow:
                 return operands([self._flow(a, depth + 1) for a in arguments])
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr == "requires_grad_":
-                return _new_leaf(self._flow(func.value, depth + 1) or UNKNOWN)
+                return _new_leaf(self.ctx, self._flow(func.value, depth + 1) or UNKNOWN)
             if func.attr in CUT_METHODS:
                 return self._cut(call, func.value, depth)
             if func.attr in NO_GRAPH_METHODS:
@@ -948,10 +959,11 @@ def _is_none(flow: Flow | None) -> bool:
     return flow is not None and flow.state is State.NONE
 
 
-def _new_leaf(flow: Flow) -> Flow:
+def _new_leaf(ctx, flow: Flow) -> Flow:
     """A value made to require grad: a leaf that learns when it was plain data (`torch.tensor(0.5,
-    requires_grad=True)`), still cut from the model when it was made of cut values (the bug)."""
-    if flow.state is State.NONE and not flow.cuts:
+    requires_grad=True)`) or made under `no_grad` (`w = p.clone()` there, then `w.requires_grad_()`), still
+    cut from the model when it was made of cut values (the bug)."""
+    if flow.state is State.NONE and all(is_no_grad(ctx, cut) for cut in flow.cuts):
         return GRAPH
     return flow
 
@@ -970,6 +982,24 @@ def _requires_grad(call: ast.Call) -> bool:
 def _dict_view(node: ast.AST | None, method: str) -> bool:
     """`d.items()` / `d.values()` of a dict `d` (a name, or what a call returns: `metric.process(p, y).items()`)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and not node.args
+
+
+class GradEnabledFlow(GradientFlow):
+    """The flows as if grad were enabled everywhere: what a value computed under `no_grad` would carry."""
+
+    grad_everywhere = True
+
+
+def no_grad_region(ctx, node: ast.AST) -> ast.AST | None:
+    """The `torch.no_grad()` (a `with` item or a decorator) that `node` runs under."""
+    for ancestor in ctx.scopes.ancestors(node):
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            found = next((i.context_expr for i in ancestor.items if is_no_grad(ctx, i.context_expr)), None)
+            if found is not None:
+                return found
+        elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return next((d for d in ancestor.decorator_list if is_no_grad(ctx, d)), None)
+    return None
 
 
 def under_no_grad(ctx, node: ast.AST) -> bool:
@@ -993,11 +1023,11 @@ class NoGrad:
                 break
             path.append(ancestor)
             if isinstance(ancestor, (ast.With, ast.AsyncWith)):
-                if any(_is_no_grad(self.ctx, item.context_expr) for item in ancestor.items):
+                if any(is_no_grad(self.ctx, item.context_expr) for item in ancestor.items):
                     found = True
                     break
             elif isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found = any(_is_no_grad(self.ctx, decorator) for decorator in ancestor.decorator_list)
+                found = any(is_no_grad(self.ctx, decorator) for decorator in ancestor.decorator_list)
                 break
         for passed in path:
             if isinstance(passed, ast.stmt):
@@ -1005,7 +1035,8 @@ class NoGrad:
         return found
 
 
-def _is_no_grad(ctx, expr: ast.AST) -> bool:
+def is_no_grad(ctx, expr: ast.AST) -> bool:
+    """Is `expr` `torch.no_grad()` / `inference_mode()` (a `with` item, a decorator, a region's cut)?"""
     return ctx.qualified_name(expr.func if isinstance(expr, ast.Call) else expr) in NO_GRAD
 
 

@@ -65,6 +65,12 @@ RESHAPING = ROW_KEEPING | {"transpose", "permute", "view", "contiguous", "movedi
 RESHAPING_FUNCTIONS = frozenset(
     f"{library}.{name}" for library in ("numpy", "torch") for name in ("reshape", "transpose", "flatten", "moveaxis", "movedim", "swapaxes", "permute")
 ) | {"einops.rearrange"}  # fmt: skip
+# Conversions that hold the same rows as what they convert, both ways: a split of either is a split of both.
+CONVERSIONS = frozenset({
+    "torch.as_tensor", "torch.from_numpy", "torch.tensor", "torch.Tensor", "torch.FloatTensor", "numpy.asarray",
+    "numpy.array", "numpy.ascontiguousarray", "numpy.asanyarray",
+})  # fmt: skip
+CONVERTING_METHODS = ROW_KEEPING | {"to", "cpu", "double", "detach", "to_numpy", "tolist"}
 NEVER = 1 << 62  # no split reached
 # The words of a name that say which part of a split it holds (`X_tr`, `test_df`, `valData`).
 PART_ABBREVIATIONS = {
@@ -91,6 +97,7 @@ class _Flow:
     splits: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # key -> (-index, first split)
     reached: dict[str, tuple[list[int], list[frozenset[str]]]] = field(default_factory=dict)  # key -> self keys
     both: dict[tuple[str, str], int] = field(default_factory=dict)  # (held, data) -> last assignment reading both
+    same: dict[str, frozenset[str]] = field(default_factory=dict)  # key -> the keys holding its rows converted
 
     def first_split(self, key: str, start: int) -> int:
         """The index of the first split reached when `key` holds fitted data from `start` on."""
@@ -603,6 +610,7 @@ class Leakage:
                 for key in reads[i]:
                     readers[key].append(i)
         flow = _Flow(events, {node: i for i, node in enumerate(events)}, reads, dict(readers), self._index_parts(scope))
+        flow.same = self._same_data(events)
         self._sweep(flow)
         return flow
 
@@ -613,11 +621,12 @@ class Leakage:
         halves: dict[tuple[str, str], dict[str, int]] = {}
 
         def lower(key: str, split: int, at: int) -> None:
-            if split < first.get(key, NEVER):
-                first[key] = split
-                history = flow.splits.setdefault(key, ([], []))
-                history[0].append(-at)  # the sweep goes backwards: -index ascends
-                history[1].append(split)
+            for same in flow.same.get(key, (key,)):  # `full = torch.as_tensor(spectra)`: a split of either
+                if split < first.get(same, NEVER):
+                    first[same] = split
+                    history = flow.splits.setdefault(same, ([], []))
+                    history[0].append(-at)  # the sweep goes backwards: -index ascends
+                    history[1].append(split)
 
         def selected(key: str, side: tuple[str, frozenset[str]], node: ast.AST, at: int) -> None:
             # A mask and its complement, or a comparison and its opposite, held as two parts
@@ -664,6 +673,34 @@ class Leakage:
                         if len(sides) == 2:
                             lower(key, max(sides.values()), i)
 
+    def _same_data(self, events: list[ast.AST]) -> dict[str, frozenset[str]]:
+        """Each key of a scope bound to a conversion of the whole of another (`full = torch.as_tensor(spectra)`,
+        `x = df[cols].values`), with those it converts or that convert it, at any distance."""
+        groups: dict[str, frozenset[str]] = {}
+        for node in events:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target, source = _key(node.targets[0]), self._converted(node.value)
+            if target is not None and source is not None and target != source:
+                group = groups.get(target, frozenset({target})) | groups.get(source, frozenset({source}))
+                groups.update(dict.fromkeys(group, group))
+        return groups
+
+    def _converted(self, value: ast.AST) -> str | None:
+        """The whole data set a conversion holds the rows of: `spectra` of `torch.as_tensor(spectra,
+        dtype=...)`, `np.asarray(df[cols])`, `x.numpy()`; None for a part (`torch.tensor(x[:n])`)."""
+        converted = False
+        while True:
+            if isinstance(value, ast.Call) and value.args and self.ctx.qualified_name(value.func) in CONVERSIONS:
+                value = value.args[0]
+            elif isinstance(value, ast.Call) and _method(value) in CONVERTING_METHODS:
+                value = value.func.value
+            elif isinstance(value, ast.Attribute) and value.attr in ROW_KEEPING_ATTRIBUTES:
+                value = value.value
+            else:
+                return _whole(value) if converted else None
+            converted = True
+
     def _index_parts(self, scope: ast.AST) -> frozenset[str]:
         """The names bound to one part of indices split into several: `te, tr = idx[:n], idx[n:]`,
         `tr, te = train_test_split(idx)`, and each of `parts = np.split(idx, [a, b])` in a loop over it.
@@ -693,8 +730,8 @@ class Leakage:
     def _reads_later(self, flow: _Flow, held: str, data: str, line: int) -> bool:
         """Does an assignment after `line` read both `held` and `data`?"""
         if (held, data) not in flow.both:
-            readers = flow.readers.get(held, [])
-            flow.both[(held, data)] = next((i for i in reversed(readers) if data in flow.reads[i]), -1)
+            readers, same = flow.readers.get(held, []), flow.same.get(data, {data})
+            flow.both[(held, data)] = next((i for i in reversed(readers) if same & flow.reads[i]), -1)
         last = flow.both[(held, data)]
         return last >= 0 and flow.events[last].lineno > line
 

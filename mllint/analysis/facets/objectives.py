@@ -4,9 +4,11 @@
 the project's functions it calls (`loss = self.compute_loss(batch)`), reductions (`.mean()`, `torch.sum`),
 value-keeping methods (`.gather`, `.squeeze`...), indexing and scalings (`* weights`, `/ n`, `* -1`) down
 to one term: a log-likelihood (`dist.log_prob(y)`, `log_softmax` output, `F.logsigmoid`, the log of
-probabilities) or a standard torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A loss made of several terms (`task - lam * adv`,
-`alpha * log_pi - q`), or of anything else, has no objective: unknown stays unknown. The one exception
-is the policy-gradient term of an actor-critic loss (`policy_loss + c * value_loss - beta * entropy`): a
+probabilities, a method named for one: `base_log_prob(z)`, a Gaussian log-density written out: `-0.5 * z ** 2
+- 0.5 * log(2 * pi)`) or a standard torch loss (`F.cross_entropy`, `nn.MSELoss()(...)`). A log-likelihood
+plus log-determinants of a change of variables (`log_prob(z) + logdet`, a normalizing flow's) is one
+log-likelihood. A loss made of other terms (`task - lam * adv`, `alpha * log_pi - q`), or of anything else,
+has no objective: unknown stays unknown. The one exception is the policy-gradient term of an actor-critic loss (`policy_loss + c * value_loss - beta * entropy`): a
 log-likelihood weighted by advantages, returns or rewards is the objective of the sum it is a term of.
 
 `steps_after` tells whether an optimizer step uses the gradients of a backward pass: one comes after it
@@ -38,6 +40,10 @@ JOINING_FUNCTIONS = frozenset({"torch.stack", "torch.cat"})  # one tensor of a l
 # Methods that select or reshape values without changing what they are (log-probabilities stay so).
 KEEPING_METHODS = VALUE_PRESERVING_METHODS | {"gather", "masked_select", "diag", "diagonal", "take_along_dim"}
 LOG_LIKELIHOOD_METHODS = frozenset({"log_prob", "log_prob_sum"})
+# A method of the project named for a log-density whatever its body (`self.base_log_prob(z)`, `log_density`).
+LOG_LIKELIHOOD_METHOD_NAME = re.compile(r"(^|_)log_?(prob|probs|density|likelihood|lik)($|_)", re.IGNORECASE)
+# What the log-determinant of a change of variables is called: `logdet`, `log_det_j`, `ldj`, `sum_log_abs_det`.
+LOG_DETERMINANT_NAME = re.compile(r"log_?(abs_?)?det|(^|_)ldj($|_)|log_?jac", re.IGNORECASE)
 LOG_LIKELIHOOD_FUNCTIONS = frozenset({"torch.nn.functional.logsigmoid"})
 LOGARITHMS = frozenset({"torch.log", "torch.log2", "torch.log10"})
 # A variable whose origin is not known but whose name says what it holds: `log_probs`, `logp`, `log_lik`.
@@ -70,6 +76,7 @@ class Objective:
     term: ast.AST  # the log-likelihood or loss expression
     policy_gradient: bool = False  # a log-likelihood weighted by advantages, returns or rewards
     via: str | None = None  # the function whose return value the term is, when it is not in the loss's function
+    home: object = None  # the file (`FileContext`) of that function
 
 
 def objective(ctx, loss: ast.AST) -> Objective | None:
@@ -105,7 +112,11 @@ class _Objectives:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             return self._scaled(expr.left, expr.right, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-            return self._policy_gradient_term(expr, depth)
+            terms = _summed(expr)
+            density = _gaussian_log_density(terms)
+            if density:  # `+0.5 * z ** 2 + 0.5 * log(2 * pi)`: its negative
+                return Objective(LOG_LIKELIHOOD, density, expr)
+            return self._change_of_variables(terms, depth) or self._policy_gradient_term(terms, depth)
         if isinstance(expr, ast.Subscript):
             return self._log_likelihood_only(self.of(expr.value, depth + 1))
         if isinstance(expr, ast.Name):
@@ -124,21 +135,26 @@ class _Objectives:
         if not sign:
             return None
         advantage = inner.kind == LOG_LIKELIHOOD and bool(ADVANTAGE_TEXT.search(self.ctx.text(factor)))
-        return Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient or advantage, inner.via)
+        return Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient or advantage, inner.via, inner.home)
 
-    def _policy_gradient_term(self, total: ast.BinOp, depth: int) -> Objective | None:
+    def _policy_gradient_term(self, summed: list[tuple[ast.AST, int]], depth: int) -> Objective | None:
         """The one policy-gradient term of a sum, with the sign the sum gives it."""
         terms = []
-        pending = [(total, 1)]
-        while pending:
-            expr, sign = pending.pop()
-            if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-                pending += [(expr.left, sign), (expr.right, -sign if isinstance(expr.op, ast.Sub) else sign)]
-            else:
-                found = self.of(expr, depth + 1)
-                if found is not None and found.policy_gradient:
-                    terms.append(_signed(found, sign))
+        for expr, sign in summed:
+            found = self.of(expr, depth + 1)
+            if found is not None and found.policy_gradient:
+                terms.append(_signed(found, sign))
         return terms[0] if len(terms) == 1 else None
+
+    def _change_of_variables(self, summed: list[tuple[ast.AST, int]], depth: int) -> Objective | None:
+        """A normalizing flow's log-likelihood: one log-likelihood plus log-determinants (`log_prob(z) +
+        logdet`), all added."""
+        determinants = [e for e, sign in summed if sign > 0 and LOG_DETERMINANT_NAME.search(self.ctx.text(e))]
+        rest = [(e, sign) for e, sign in summed if not any(e is d for d in determinants)]
+        if not determinants or len(rest) != 1:
+            return None
+        found = _signed(self.of(rest[0][0], depth + 1), rest[0][1])
+        return found if found is not None and found.kind == LOG_LIKELIHOOD and found.sign > 0 else None
 
     def _sign(self, factor: ast.AST, depth: int) -> int:
         """-1 for a factor written negative (`-adv`, `-1`, a name assigned one), 0 for zero, else +1:
@@ -193,9 +209,12 @@ class _Objectives:
         origin = self.view.origin(call)
         if origin is not None and origin.kind is Kind.LOG_PROBABILITIES:
             return Objective(LOG_LIKELIHOOD, 1, call)
-        callee = self.calls.resolve(call, followed=OBJECTIVE_WORDS)
+        callee = self.calls.resolve(call, followed=OBJECTIVE_WORDS, reexported=True)  # `from flows import nll_loss`
+        returned = self._returned(callee, depth) if callee is not None else None
+        if returned is None and isinstance(func, ast.Attribute) and name is None and LOG_LIKELIHOOD_METHOD_NAME.search(func.attr):
+            return Objective(LOG_LIKELIHOOD, 1, call)  # `model.base_log_prob(z)`, whatever its body
         if callee is not None:
-            return self._returned(callee, depth)
+            return returned
         return Objective(STANDARD_LOSS, 1, call) if self._named_loss(func) else None
 
     def _probabilities(self, expr: ast.AST) -> bool:
@@ -227,7 +246,9 @@ class _Objectives:
         if not found or any(f is None or (f.kind, f.sign) != (found[0].kind, found[0].sign) for f in found):
             return None
         first = found[0]
-        return Objective(first.kind, first.sign, first.term, first.policy_gradient, first.via or callee.function.name)
+        if first.via is None:
+            return Objective(first.kind, first.sign, first.term, first.policy_gradient, callee.function.name, callee.ctx)
+        return first
 
     @staticmethod
     def _log_likelihood_only(inner: Objective | None) -> Objective | None:
@@ -235,18 +256,75 @@ class _Objectives:
         return inner if inner is not None and inner.kind == LOG_LIKELIHOOD else None
 
 
-def place(found: Objective, backward: ast.Call) -> str:
+def place(ctx, found: Objective, backward: ast.Call) -> str:
     """What a message says about where the term is: "" on the backward's line, else its line or the
-    function that returns it."""
+    function that returns it and where ("`nll_loss` at flows/objective.py:5")."""
     if found.via is not None:
-        return f" (`{one_line(ast.unparse(found.term), 50)}`, returned by `{found.via}`)"
+        path = "" if found.home is ctx else ctx.analysis(ProjectView).display_path(found.home.real_path or found.home.path)
+        where = f"{path}:{found.term.lineno}" if path else f"line {found.term.lineno}"
+        return f" (`{one_line(ast.unparse(found.term), 50)}`, returned by `{found.via}` at {where})"
     if found.term.lineno == backward.lineno:
         return ""
     return f" (`{one_line(ast.unparse(found.term), 50)}`, line {found.term.lineno})"
 
 
+def _summed(total: ast.BinOp) -> list[tuple[ast.AST, int]]:
+    """The terms of a sum, each with the sign the sum gives it: `a - b + c` -> a +1, b -1, c +1."""
+    terms, pending = [], [(total, 1)]
+    while pending:
+        expr, sign = pending.pop()
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            pending += [(expr.left, sign), (expr.right, -sign if isinstance(expr.op, ast.Sub) else sign)]
+        else:
+            terms.append((expr, sign))
+    return terms[::-1]
+
+
+def _gaussian_log_density(summed: list[tuple[ast.AST, int]]) -> int:
+    """+1 for a Gaussian log-density written out: a term taking half a square away (`-0.5 * (z ** 2).sum(1)`,
+    `- ((x - mu) / sigma) ** 2 / 2`) and a term of `log(2 * pi)`; -1 for its negative (half a square
+    added); 0 for anything else."""
+    halved = {sign * _half(e) for e, sign in summed if _squares(e)} - {0}
+    if len(halved) != 1 or not any(_mentions_pi(e) for e, _ in summed):
+        return 0
+    return -halved.pop()
+
+
+def _half(expr: ast.AST) -> int:
+    """The sign of the one-half a product is scaled by (`-0.5 * x`, `-x / 2`, `0.5 * a * x`); 0: none."""
+    sign, half, pending = 1, False, [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            sign, pending = -sign, [*pending, node.operand]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            pending += [node.left, node.right]
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            half |= isinstance(node.right, ast.Constant) and node.right.value == 2
+            pending.append(node.left)
+        else:
+            half |= isinstance(node, ast.Constant) and node.value == 0.5
+    return sign if half else 0
+
+
+def _squares(expr: ast.AST) -> bool:
+    """Does an expression square something: `z ** 2`, `z.pow(2)`, `torch.square(z)`, `z.square()`?"""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and node.right.value == 2:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pow", "square"):
+            return node.func.attr == "square" or (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 2)
+    return False
+
+
+def _mentions_pi(expr: ast.AST) -> bool:
+    """`math.log(2 * math.pi)`, `np.log(2 * np.pi)`, a constant named for it (`LOG_2PI`, `log2pi`)."""
+    names = (n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(expr) if isinstance(n, (ast.Attribute, ast.Name)))
+    return any(name == "pi" or re.search(r"log_?2_?pi", name, re.IGNORECASE) for name in names)
+
+
 def _signed(inner: Objective | None, sign: int) -> Objective | None:
-    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient, inner.via)
+    return None if inner is None else Objective(inner.kind, inner.sign * sign, inner.term, inner.policy_gradient, inner.via, inner.home)
 
 
 def steps_after(ctx, backward: ast.Call) -> bool:

@@ -227,11 +227,21 @@ class Selections:
             evidence = self._test_scores(call.args[0])
             if evidence:
                 return TestSelection(call.args[0], call, evidence)
+        field = self._record_field(call)
+        if field is not None:
+            return TestSelection(field, call, "the records are ranked by it")
         evaluated = next((k.value for k in call.keywords if k.arg == "eval_dataset"), None)
         if evaluated is not None and _names_test(self.ctx.text(evaluated)):
             if "load_best_model_at_end=True" in self.ctx.source.text.replace(" ", ""):
                 return TestSelection(evaluated, call.func, "the trainer evaluates it and loads its best model at the end")
         return None
+
+    def _record_field(self, call: ast.Call) -> ast.AST | None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("idxmin", "idxmax") and not call.args:  # `df["test_loss"].idxmin()`
+            name = _last(func.value, whole=True)
+            return func.value if _names_test(name) and SCORE.search(name) else None
+        return _record_field(call, _first_or_last(self.ctx, call), self._extremum(call))
 
     def _extremum(self, call: ast.Call) -> bool:
         """`max(scores)`, `min(losses)`, `np.argmax(scores)`, `torch.tensor(scores).argmin()`-free forms: one
@@ -486,6 +496,39 @@ def _last(node: ast.AST, whole: bool = False) -> str:
     if not parts:
         return ""
     return ".".join(reversed(parts)) if whole else parts[0]
+
+
+def _record_field(call: ast.Call, first_or_last: bool, extremum: bool) -> ast.AST | None:
+    """The test score that `min(results, key=lambda r: r["test_loss"])`, `max(runs, key=itemgetter(
+    "test_acc"))`, `min(r["test_loss"] for r in results)`, `np.argmin([r["test_loss"] for r in runs])` or
+    `sorted(runs, key=...)[0]` (`first_or_last`) ranks records by: a `min`/`max` (`extremum`: of numpy or
+    torch too) over one collection, whose key or generated element reads a field named for a test score."""
+    builtin = isinstance(call.func, ast.Name) and call.func.id in ("max", "min", *(("sorted",) if first_or_last else ()))
+    if not ((builtin or extremum) and len(call.args) == 1):
+        return None
+    key = next((k.value for k in call.keywords if k.arg == "key"), None)
+    field = None
+    if isinstance(key, ast.Lambda):
+        field = key.body
+    elif isinstance(key, ast.Call) and _last(key.func) in ("itemgetter", "attrgetter") and len(key.args) == 1:
+        field = key.args[0]
+        if not (isinstance(field, ast.Constant) and isinstance(field.value, str)):
+            return None
+    elif key is None and isinstance(call.args[0], (ast.GeneratorExp, ast.ListComp)):
+        field = call.args[0].elt
+    if isinstance(field, ast.Subscript) and not isinstance(field.slice, ast.Constant):
+        field = field.value  # `lambda i: test_accs[i]`
+    name = field.value if isinstance(field, ast.Constant) and isinstance(field.value, str) else _last(field, whole=True) if field else ""
+    return field if name and _names_test(name) and SCORE.search(name) else None
+
+
+def _first_or_last(ctx, call: ast.Call) -> bool:
+    """Is `call` indexed by its first or last item (`sorted(...)[0]`, `[-1]`)?"""
+    parent = ctx.scopes.parent(call)
+    index = parent.slice if isinstance(parent, ast.Subscript) and parent.value is call else None
+    last = isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant)
+    value = index.operand.value if last else index.value if isinstance(index, ast.Constant) else None
+    return type(value) is int and value == (1 if last else 0)
 
 
 def _short(text: str) -> str:

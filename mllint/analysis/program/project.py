@@ -37,7 +37,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Passage, Passed, Ref, Selected, Source,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
     Value,
     ValueKinds,
 )  # fmt: skip
@@ -565,6 +565,7 @@ class Found:
     exp_of_log: bool = False
     mixture: bool = False
     complement: bool = False  # `1 - p` on at least one path (`values.Complement`)
+    padded: bool = False  # beside or into explicit zeros on at least one path (`values.Padded`)
     passage: Passage | None = None  # it reached the linted code as an argument of this call site
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
     rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
@@ -827,9 +828,9 @@ class ProjectView:
         if not isinstance(found, Found) or found.layer:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
-            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement)
+            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement, padded=found.padded)
         source = Source(found.via or "", *self.line_of(found.module, found.line))
-        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement)
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement, found.padded)
 
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
@@ -855,6 +856,10 @@ class ProjectView:
             if probabilities and _of_own_attribute(inner.node):
                 return inner  # a rate the module learns (`torch.sigmoid(self.p_logit)`), not a prediction
             return dataclasses.replace(inner, complement=True) if probabilities else None
+        if isinstance(value, Padded):
+            inner = self.resolve(value.value, module, depth + 1)
+            probabilities = isinstance(inner, Found) and not inner.layer and inner.kind is Kind.PROBABILITIES
+            return dataclasses.replace(inner, padded=True) if probabilities else None
         if isinstance(value, OneOf):
             return _agreed([self.resolve(v, module, depth + 1) for v in value.values])
         if isinstance(value, Packed):
@@ -1106,7 +1111,7 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
         same = all(isinstance(r, Found) and (r.kind, r.layer) == (first.kind, first.layer) for r in resolved)
         if same and any(r.mixture or r.complement for r in resolved):  # one path combines or complements them: so may the result
             last = [r for r in resolved if r.complement][-1:] or resolved[-1:]
-            return dataclasses.replace(last[0], mixture=any(r.mixture for r in resolved))
+            return dataclasses.replace(last[0], mixture=any(r.mixture for r in resolved), padded=any(r.padded for r in resolved))
     else:
         same = all(r == first for r in resolved)
     return resolved[-1] if same else None
@@ -1120,5 +1125,5 @@ def _combined(parts: list[Resolved | None]) -> Found | None:
     if kinds != {Kind.PROBABILITIES} and kinds != {Kind.SIGMOID}:
         return None
     first = next(part for part in parts if part.kind in kinds)
-    return dataclasses.replace(first, mixture=True)
+    return dataclasses.replace(first, mixture=True, padded=any(part.padded for part in parts))
 

@@ -207,6 +207,15 @@ class Complement:
 
 
 @dataclass(frozen=True, eq=False)
+class Padded:
+    """`value` set beside or into a block of exact zeros (`torch.cat([p, p.new_zeros(b, k)], 1)`,
+    `torch.zeros(b, v).scatter_add(1, idx, p)`): probabilities there are 0 in the zero block, not by
+    underflow."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
 class OneOf:
     """One of several values depending on the path taken: known only when they all agree."""
 
@@ -275,7 +284,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Member | Own | Exp | Complement | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Own | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -297,6 +306,7 @@ class Origin:
     mixture: bool = False  # a linear combination of such values (`node` is one of them)
     passage: Passage | None = None  # the value reached the linted code as an argument of this call site
     complement: bool = False  # `1 - p` of such values, on at least one path (`where(t, p, 1 - p)`)
+    padded: bool = False  # set beside or into explicit zeros (`Padded`), on at least one path
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
@@ -491,6 +501,8 @@ class ValueKinds:
             return _mixed([left, right])
         if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
             return _mixed([left or right])
+        if isinstance(expr.op, ast.Mult) and _gate(left) != _gate(right):  # `p_gen * vocab` of `p_gen = sigmoid(...)`
+            return _mixed([right if _gate(left) else left])
         return _mixed([left]) if isinstance(expr.op, ast.Div) and right is None else None
 
     def _reduced(self, collection: ast.AST, depth: int, binding=None) -> Value | None:
@@ -518,6 +530,9 @@ class ValueKinds:
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
+        padded = self._padded(call, name, depth, binding)
+        if padded is not None:
+            return padded
         if name in STACK_FUNCTIONS and first is not None:  # `(p, q)`, `[p, q]`, a name holding a list, appended to
             listed = self._collection(first, depth + 1, binding)
             return Mixed(listed.values, stacked=True, joined=True) if isinstance(listed, Mixed) and listed.stacked else None
@@ -605,6 +620,31 @@ class ValueKinds:
                 if forward is not None:
                     found.append((statement, forward))
         return found
+
+    def _padded(self, call: ast.Call, name: str | None, depth: int, binding=None) -> Value | None:
+        """`torch.cat([p, p.new_zeros(b, k)], 1)`: one known part beside explicit zeros; `zeros.scatter_add(1,
+        idx, p)`: a known value added into explicit zeros, or into another known value (a mixture)."""
+        func, parts = call.func, None
+        if name in ("torch.cat", "torch.concat") and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+            parts = call.args[0].elts
+        elif name is None and isinstance(func, ast.Attribute) and func.attr in ("scatter_add", "scatter_add_") and len(call.args) == 3:
+            parts = [func.value, call.args[2]]
+        if parts is None:
+            return None
+        known = [p for p in parts if not self._zeros(p)]
+        if len(known) == len(parts) and len(parts) == 2 and isinstance(func, ast.Attribute) and func.attr.startswith("scatter"):
+            return _mixed([self._value(p, depth + 1, binding) for p in parts])  # into a padded mixture: a mixture
+        if len(known) != 1 or len(known) == len(parts):
+            return None
+        inner = self._value(known[0], depth + 1, binding)
+        return inner if inner is None or inner is PENDING else Padded(inner)
+
+    def _zeros(self, expr: ast.AST) -> bool:
+        """Is `expr` made of exact zeros: `torch.zeros(...)`, `torch.zeros_like(p)`, `p.new_zeros(...)`?"""
+        if not isinstance(expr, ast.Call):
+            return False
+        name = self.ctx.qualified_name(expr.func)
+        return name in ("torch.zeros", "torch.zeros_like") or (name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == "new_zeros")
 
     def _passing_layer(self, func: ast.AST, name: str | None, binding=None) -> bool:
         """Is the module `func` calls one that passes its input on (`self.drop = nn.Dropout(p)`, `nn.Identity()`)?"""
@@ -1422,6 +1462,12 @@ def _names_of(expr: ast.AST) -> tuple | str | None:
 
 def _is_one(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Constant) and type(expr.value) in (int, float) and expr.value == 1
+
+
+def _gate(value: Value | None) -> bool:
+    """Is `value` a weight in [0, 1] made by a sigmoid (`torch.sigmoid(z)`, `1 - torch.sigmoid(z)`)?"""
+    value = value.value if isinstance(value, Complement) else value
+    return isinstance(value, Made) and value.kind is Kind.SIGMOID and not value.layer
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
