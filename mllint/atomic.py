@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 
 
 def replace_file(path: str, data: bytes, keep: os.stat_result | None = None) -> None:
     """Write `data` to `path`. With `keep`, the existing file's status: its mode, owner and group are kept,
     and a file with several hard links (or whose owner cannot be given to the new one) is overwritten in
     place once the temporary file has shown the data fits, so that every link sees the new content."""
+    import tempfile  # here: a run that writes nothing does not load it
+
     descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".mllint-", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:

@@ -12,7 +12,6 @@ from functools import cache
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import mllint
@@ -119,6 +118,8 @@ def clean(directory: Path) -> bool:
         children = list(directory.iterdir())
     except (OSError, UnicodeDecodeError):
         return False
+    import shutil  # here: only cleaning needs it
+
     for child in children:
         if child.is_dir() and not child.is_symlink() and _holds_entries_only(child):
             shutil.rmtree(child, ignore_errors=True)

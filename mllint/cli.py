@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import difflib
 import json
 import os
 import sys
@@ -13,11 +12,9 @@ from pathlib import Path
 import click
 
 from mllint import __version__
-from mllint import baseline as baselines
 from mllint.analysis.program.project import ProjectIndex
 from mllint.cache import CACHE_DIRECTORY, Cache, clean
 from mllint.config import ConfigError, Resolver, Settings
-from mllint.cross_file import apply_cross_file_fixes
 from mllint.discovery import discover
 from mllint.engine import Event, event_findings
 from mllint.findings import Applicability, Finding, Severity
@@ -29,7 +26,6 @@ from mllint.reporters import FORMAT_NAMES, Report, render
 from mllint.reporters.colour import use_colour
 from mllint.runner import FileResult, Job, Mode, available_cpus, check_files, check_source, line_count
 from mllint.source import SourceError, SourceFile, decode, read_source
-from mllint.watch import watch_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 LONG_RUN_SECONDS = 5.0  # a run that found nothing and took this long says, on a terminal, how much it checked
@@ -127,6 +123,8 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
     if watch:
         if "-" in paths:
             raise click.UsageError("--watch cannot read standard input")
+        from mllint.watch import watch_paths  # each of the commands' rarer parts is imported when used
+
         params = {**click.get_current_context().params, "watch": False}
         sys.exit(watch_paths(paths, lambda: check.callback(**params), watch_runs))  # each run: this, unwatched
     fix = fix or fix_only
@@ -157,6 +155,8 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
         finally:
             progress.close()
         if mode in (Mode.FIX, Mode.DIFF):
+            from mllint.cross_file import apply_cross_file_fixes
+
             apply_cross_file_fixes(results, mode, unsafe_fixes, dict(items))
         stdin_output = b""
         if "-" in paths:
@@ -183,6 +183,8 @@ def check(paths, fix, fix_only, unsafe_fixes, unfixable, exit_non_zero_on_fix, d
         sys.exit(EXIT_FINDINGS if diffs or failures else EXIT_CLEAN)
 
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
+    if write_baseline or baseline:
+        from mllint import baseline as baselines
     if write_baseline:
         try:
             recorded = baselines.write(write_baseline, findings, _sources(findings, results))
@@ -224,9 +226,15 @@ def _require_existing(paths: list[str]) -> None:
     one is close to a command's name (`mllint chek src/`), say so, as click does for commands."""
     for path in paths:
         if path != "-" and not os.path.lexists(path):
-            close = difflib.get_close_matches(path, main.commands, n=1) if path == paths[0] else []
+            close = _close_matches(path, main.commands) if path == paths[0] else []
             hint = f"\nDid you mean the command '{close[0]}'?" if close else ""
             raise click.UsageError(f"Path '{path}' does not exist.{hint}")
+
+
+def _close_matches(word: str, names) -> list[str]:
+    import difflib  # here: loaded only for a typo
+
+    return difflib.get_close_matches(word, names, n=1)
 
 
 def _tool_failures() -> set[str]:
@@ -411,7 +419,7 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     elif code and (named := [r for r in rules.values() if r.name == code.lower().replace("_", "-")]):
         selected = named
     else:
-        close = difflib.get_close_matches(code.lower(), [r.name for r in rules.values()], n=1) if code else []
+        close = _close_matches(code.lower(), [r.name for r in rules.values()]) if code else []
         hint = f" (did you mean `{close[0]}`?)" if close else ""
         raise click.UsageError(f"unknown rule: {code}{hint}" if code else "name a rule by code or name, or pass --all")
     if output_format == "json":

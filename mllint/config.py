@@ -3,7 +3,6 @@ it, `extend` inherits explicitly, and the command line overrides what the files 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import fnmatch
 import functools
 import os
@@ -233,6 +232,8 @@ def parse_table(table: dict[str, Any], where: str, key_prefix: str = "", file: P
         position = _key_position(file, key_prefix, key) if file is not None else None
         here = f"{where}:{position[0]}:{position[1]}" if position else where
         if key not in SCHEMA:
+            import difflib  # here: loaded only for an unknown key
+
             close = difflib.get_close_matches(key, list(SCHEMA), n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else ""
             raise ConfigError(f"{here}: unknown key `{key_prefix}{key}`{hint}; the keys are {', '.join(SCHEMA)}")

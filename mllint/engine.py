@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import gc
-import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -229,6 +228,8 @@ def _crash(ctx: FileContext, rule: Rule, error: Exception, node: ast.AST | None)
     located = node is not None and hasattr(node, "lineno")
     where = f" at line {node.lineno}" if located else ""
     message = f"rule {rule.code} ({rule.name}) crashed{where}: {type(error).__name__}: {error}"
+    import traceback  # here: loaded only when a rule crashed
+
     return Crash(ctx.start(node) if located else Position(1, 1), message, traceback.format_exc())
 
 

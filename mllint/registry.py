@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pkgutil
 import sys
 
 from mllint.findings import Severity
@@ -24,6 +23,8 @@ class RegistryError(Exception):
 @functools.cache
 def all_rules() -> dict[str, type[Rule]]:
     """Rules by code, in code order."""
+    import pkgutil
+
     import mllint.rules as package
 
     found: dict[str, type[Rule]] = {}

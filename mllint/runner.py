@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import enum
 import gc
 import itertools
 import math
 import os
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +116,8 @@ def _check_item(item: tuple[str, Selection], job: Job) -> FileResult:
         return check_path(path, selection, job)
     except Exception as error:  # the other files must still be checked
         message = f"mllint crashed on this file: {type(error).__name__}: {error}"
+        import traceback  # here: loaded only when mllint crashed
+
         trace = traceback.format_exc()
         return FileResult(path, event_findings(selection, Event.INTERNAL_ERROR, path, Position(1, 1), message, trace))
     finally:
@@ -241,6 +241,8 @@ def _with_final_break(text: str) -> str:
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
+    import difflib  # here: a check that shows no diff does not load it
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
     )

@@ -1,7 +1,6 @@
 """Formats for people and CI logs: concise, full, grouped, pylint, github."""
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from collections.abc import Iterable
 
@@ -117,6 +116,8 @@ def _display_width(text: str) -> int:
 
 def _fix_diff(finding: Finding, source: SourceText) -> list[str]:
     """The file's text with only this finding's fix applied, as an indented unified diff (no file header)."""
+    import difflib  # here: a report without fixes to show does not load it
+
     fixed, _ = apply_fixes(source.text, [finding])
     diff = difflib.unified_diff(_diff_lines(source), _diff_lines(SourceText(fixed)), n=1, lineterm="")
     return ["    " + line for line in list(diff)[2:]]
