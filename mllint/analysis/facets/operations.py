@@ -411,7 +411,7 @@ def own_sizes(key: tuple, target: Shape) -> tuple[Shape | None, Shape]:
     its own sizes, each once: `(x.shape[2], x.shape[0], x.shape[1])` makes x `(S0, S1, S2)`;
     `(x.size(1), x.size(0), -1)` makes it `(S0, S1, R)`, R the rest the `-1` stands for. (None, target)
     unless the sizes named are the first ones of x, with at most a last `-1` after them."""
-    rest = target[-1] == -1
+    rest = bool(target) and target[-1] == -1  # `x.view(())` names no size
     named = target[:-1] if rest else target
     positions = [d.key[2] for d in named if isinstance(d, Sym) and d.key[:2] == ("size", key) and type(d.key[2]) is int]
     if len(positions) != len(named) or sorted(positions) != list(range(len(named))) or len(named) < 2:
