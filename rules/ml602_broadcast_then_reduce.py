@@ -29,7 +29,8 @@ class BroadcastThenReduce(Rule):
     the shape analysis (or be `(B, ..., 1)` of unknown rank against `(B,)`, or have a size unknown on
     one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
-    (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`: then only known sizes decide) are not reported. A
+    (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`, also through a name's one assignment:
+    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported. A
     helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
     reported at that call; one whose own operations make the mismatch, in the helper. A helper of another
     module, or of the file called in another function (`evaluate(net, loader)` in `main()`), is checked
@@ -161,10 +162,10 @@ class BroadcastThenReduce(Rule):
         reads = [] if reduced is True or reduced is False else self._reducing_reads(reduced)
         if reduced is False or (reduced is not True and not reads):
             return None
-        found = _column_and_row(value_of(pair[0]), value_of(pair[1]), not _written_outer(pair))
+        values = self.ctx.analysis(ValueKinds)
+        found = _column_and_row(value_of(pair[0]), value_of(pair[1]), not _written_outer(pair, values))
         if found is None:
             return None
-        values = self.ctx.analysis(ValueKinds)
         if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
             return None
         return found
@@ -248,10 +249,17 @@ def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str,
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
 
 
-def _written_outer(operands: tuple[ast.AST, ast.AST]) -> bool:
+def _written_outer(operands: tuple[ast.AST, ast.AST], values: ValueKinds) -> bool:
     """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
-    `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`)? A pairing written on purpose: only known sizes decide."""
+    `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`), or in the one assignment of the name it reads
+    (`counts = np.reshape(c, (-1, 1))` then `np.arange(k) < counts`, a length mask)? A pairing written on
+    purpose: only known sizes decide."""
+    spelled = [*operands]
     for operand in operands:
+        definitions = values.reaching_definitions(operand) if isinstance(operand, ast.Name) else []
+        if len(definitions) == 1 and definitions[0].value is not None:
+            spelled.append(definitions[0].value)
+    for operand in spelled:
         if isinstance(operand, ast.Subscript):
             items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
             if any(isinstance(i, ast.Constant) and i.value is None for i in items):
