@@ -17,9 +17,10 @@ class StatisticsBeforeSplit(Rule):
     into two parts (`X[:n]` and `X[n:]`), a mask and its complement (`X[mask]`, `X[~mask]`), opposite
     comparisons (`df[df.date < cut]`, `df.loc[df.date >= cut]`, `df.query("year >= 2022")`) or values
     (`df[df.split == "train"]`, `df[df.split == "test"]`) held as parts named for training and evaluation or
-    returned by a splitting helper, of that data or of anything computed from it, or of the data it converts or that converts it
-    (`full = torch.as_tensor(spectra)`: statistics of `full`, then a split of `spectra`; `torch.from_numpy`,
-    `np.asarray`, `.numpy()`, `.values`; a conversion of a part, `torch.as_tensor(x[:n])`, is other data). Statistics of
+    returned by a splitting helper, of that data or of anything computed from it. The data it converts or that
+    converts it is the same data (`full = torch.as_tensor(spectra)`: statistics of `full`, then a split of
+    `spectra`; `torch.from_numpy`, `np.asarray`, `.numpy()`, `.values`; a conversion of a part,
+    `torch.as_tensor(x[:n])`, is other data). Statistics of
     the training part only (`scaler.fit(X_train)`), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.
 
