@@ -134,7 +134,6 @@ def test_an_ensemble_mean_built_in_a_list_comprehension(lint):
         "pa - pb",  # a difference of probabilities is no probability
         "pa * pb",  # nor an element-wise product of two
         "pa + 1e-8",  # smoothed: left to ML701's rules
-        "torch.stack([pa, pb])",  # a collection, not reduced
         "pa + torch.sigmoid(za)",  # kinds that disagree
         "F.log_softmax(za, 1) + F.log_softmax(zb, 1)",  # sums of log-probabilities are not followed
     ],
@@ -146,6 +145,13 @@ def test_other_combinations_are_unknown(lint, combined):
         f"loss = F.cross_entropy({combined}, y)\n"
     )
     assert lint(source, *ML1) == []
+
+
+@pytest.mark.parametrize("joined", ["torch.cat([pa, pb])", "torch.stack([pa, pb])"])
+def test_softmax_outputs_joined_are_softmax_output(lint, joined):
+    """Stacked or concatenated, the values are still probabilities that the loss takes for logits."""
+    source = HEADER + f"pa, pb = F.softmax(za, dim=1), F.softmax(zb, dim=1)\nloss = F.cross_entropy({joined}, y)\n"
+    assert [f.code for f in lint(source, *ML1)] == ["ML101"]
 
 
 def test_the_log_of_an_ensemble_mean_is_no_log_of_probabilities_finding(lint):
