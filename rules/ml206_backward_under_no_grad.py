@@ -59,31 +59,11 @@ class BackwardUnderNoGrad(Rule):
         block = self._no_grad_block(node)
         if block is None:
             return
-        definitions = self._definitions(func.value)
+        definitions = self.ctx.analysis(ValueKinds).making_definitions(func.value)
         inside = [d for d in definitions if d is not None and self._only_under(d.node, block)]
         if definitions and len(inside) == len(definitions):
             context = self._context_text(block)
             self.report(node, self.message.format(loss=func.value.id, context=context))
-
-    def _definitions(self, name: ast.Name) -> list:
-        """The bindings that make the value of `name`: those reaching it, and through `loss += penalty`
-        the ones reaching its target too (a loss computed before the block keeps its graph). Any binding
-        of unknown value (a parameter, a loop variable) leaves the list incomplete: None in it."""
-        values = self.ctx.analysis(ValueKinds)
-        found, seen, pending = [], set(), list(values.reaching_definitions(name))
-        while pending:
-            definition = pending.pop()
-            if definition is None or definition.node in seen:
-                found += [None] if definition is None else []
-                continue
-            seen.add(definition.node)
-            found.append(definition)
-            update = self.ctx.scopes.parent(definition.node)
-            if isinstance(update, ast.AugAssign) and isinstance(update.target, ast.Name):
-                pending += values.reaching_definitions(update.target) or [None]
-            elif definition.value is None:
-                found.append(None)
-        return found
 
     def _only_under(self, node: ast.AST, block: ast.AST) -> bool:
         """Is `node` inside `block` with no grad-enabling `with` in between?"""

@@ -1139,6 +1139,25 @@ class ValueKinds:
         """The bindings that may give `name` its value where it stands (empty: unknown)."""
         return self._reaching(name)
 
+    def making_definitions(self, name: ast.Name) -> list[Definition | None]:
+        """The bindings that make the value of `name`: those reaching it, and through `loss += penalty`
+        the ones reaching its target too (a loss computed before the block keeps its graph). Any binding
+        of unknown value (a parameter, a loop variable) leaves the list incomplete: None in it."""
+        found, seen, pending = [], set(), list(self.reaching_definitions(name))
+        while pending:
+            definition = pending.pop()
+            if definition is None or definition.node in seen:
+                found += [None] if definition is None else []
+                continue
+            seen.add(definition.node)
+            found.append(definition)
+            update = self.scopes.parent(definition.node)
+            if isinstance(update, ast.AugAssign) and isinstance(update.target, ast.Name):
+                pending += self.reaching_definitions(update.target) or [None]
+            elif definition.value is None:
+                found.append(None)
+        return found
+
     def _reaching(self, use: ast.Name) -> list[Definition]:
         if use not in self._reached:
             self._reached[use] = self._reaching_of(use)
