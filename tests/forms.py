@@ -386,7 +386,7 @@ def t_trainer(tree, ctx):
 def t_builder(tree, ctx):
     """Move the constructions of a scope (models, losses, optimizers, schedulers, loaders) into
     `build(...)` of a new module `builders.py`, returning a tuple unpacked where they were made."""
-    functions, new_name = [], new_module_name(ctx, "builders")
+    functions, new_name, taken = [], new_module_name(ctx, "builders"), all_names(tree)
     for scope in scopes_of(tree):
         block = scope.body
         found = block_constructions(tree, block, {"module", "loss", "optimizer", "scheduler", "loader"})
@@ -406,7 +406,10 @@ def t_builder(tree, ctx):
         moved = [block[j] for j in chosen]
         header, params = header_for(tree, ctx, free_reads(moved))
         targets = [s.targets[0].id for s in moved]
-        fname = "build" if not functions else f"build_{len(functions) + 1}"
+        fname, n = "build", 2  # a name the file does not bind already (its own `build` would shadow the import)
+        while fname in taken:
+            fname, n = f"build_{n}", n + 1
+        taken.add(fname)
         body = [*moved, ast.Return(ast.Tuple([ast.Name(t, ast.Load()) for t in targets], ast.Load()))]
         functions.append((header, ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []), body, [], None)))
         unpack = ast.Assign([ast.Tuple([ast.Name(t, ast.Store()) for t in targets], ast.Store())],

@@ -25,6 +25,7 @@ from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.parameters import OptimizerConstructors, Unregistered, _elements, _makes_parameters, _project_class
 from mllint.analysis.objects.call_sites import built
 from mllint.analysis.objects.points_to import NONE, Objects
+from mllint.analysis.objects.returned import receivers
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -192,6 +193,10 @@ def _runs_whole(ctx, objects: Objects, model: str, node: ast.AST, scope: ast.AST
             outer = home.scopes.enclosing_class(argument) or home.scopes.enclosing_function(argument)
             if _runs_whole(home, home.analysis(Objects), home.text(argument), argument, outer, follow=False):
                 return True
+    for home, name in receivers(ctx, held) if follow and not given else ():  # a builder's model, run by its callers
+        outer = home.scopes.enclosing_class(name) or home.scopes.enclosing_function(name)
+        if _runs_whole(home, objects._of(home), name.id, name, outer, follow=False):
+            return True
     return False
 
 
