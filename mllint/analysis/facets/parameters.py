@@ -894,7 +894,7 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
     for call in ctx.index.of_type(ast.Call) if by_scope else ():
         loss, scope = call.func, ctx.scopes.enclosing_function(call)
         group = _trainer_scope(ctx, scope)
-        if not (isinstance(loss, ast.Name) or is_self_attribute(loss)) or group not in by_scope:
+        if not (isinstance(loss, ast.Name) or is_self_attribute(loss) or _constant_item(loss)) or group not in by_scope:
             continue
         if isinstance(loss, ast.Attribute) and group in ctx.analysis(ModuleClasses).modules:
             continue  # a submodule of a LightningModule: `self.parameters()` holds it
@@ -921,14 +921,15 @@ def unoptimized_loss_modules(ctx) -> list[UnoptimizedLossModule]:
 
 def _passed_optimizers(ctx, objects: Objects) -> list[tuple[ast.Call, Objects, ast.Call]]:
     """(the `step()` call, the objects of the constructor's module, the constructor) for each optimizer the file
-    steps (`self.optimizer.step()`) that its call sites pass in, built elsewhere (one construction each)."""
+    steps (`self.optimizer.step()`) that its call sites pass in or a builder returns, built elsewhere (one
+    construction each)."""
     found = []
     for step in ctx.index.of_type(ast.Call):
         receiver = step.func.value if isinstance(step.func, ast.Attribute) and step.func.attr == "step" and not step.args else None
         if receiver is None or not (isinstance(receiver, ast.Name) or is_self_attribute(receiver)):
             continue
         raw = objects.points_to(receiver)
-        if not raw or not all(o.kind == "parameter" or (o.kind == "field" and o.root().kind == "parameter") for o in raw):
+        if not raw or not all(o.kind == "parameter" or (o.kind == "field" and o.root().kind == "parameter") or _returned_by_builder(ctx, o) for o in raw):
             continue
         made = {m for m, _ in per_call_site(ctx, receiver, lambda b: _made(substituted(objects, raw, b)))}
         obj = next(iter(next(iter(made)))) if len(made) == 1 and len(next(iter(made))) == 1 else None  # the same at every call site
@@ -936,6 +937,16 @@ def _passed_optimizers(ctx, objects: Objects) -> list[tuple[ast.Call, Objects, a
         if home is not None and isinstance(obj.node, ast.Call) and home.trained_by(obj.node):
             found.append((step, home, obj.node))
     return found
+
+
+def _constant_item(node: ast.AST) -> bool:
+    """`losses["arc"]`: an item at a constant key of a name or a `self` attribute (points-to reads it)."""
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and (isinstance(node.value, ast.Name) or is_self_attribute(node.value))
+
+
+def _returned_by_builder(ctx, obj) -> bool:
+    """Is `obj` made by a function of the project and returned to this file (`model, opt = build(cfg)`)?"""
+    return obj.kind == "made" and isinstance(obj.node, ast.Call) and (obj.ctx is not ctx or obj.site is not None)
 
 
 def _handed_on_where_made(ctx, held: frozenset, optimizers: list) -> bool:
