@@ -71,16 +71,25 @@ def build_call_graph(modes) -> CallGraph:
             graph.handing_out.add(scope)  # what callers read back (see `Flow._read_by_callers`)
         elif not isinstance(node, ast.Return) and any(isinstance(t, ast.Attribute) for t in assignment_targets(node)):
             graph.handing_out.add(scope)  # `modes.model = model`: what the class's other methods see
-        named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) for t in assignment_targets(node))
+        named = isinstance(node, ast.Return) or all(isinstance(t, ast.Name) or _names_only(t) for t in assignment_targets(node))
         call = strip_same_module(node.value) if named and node.value is not None else None
         if call is not None:
             graph.built.append((node, scope, call))
     with_model_calls = closure(set(graph.model_calls_of), graph.callers)
     graph.calling_model_helpers = {caller for helper in with_model_calls for caller in graph.callers.get(helper, ())}
-    graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in assignment_targets(node)}
+    graph.candidates = {t.id for node, _, _ in graph.built if not isinstance(node, ast.Return) for t in named_targets(node)}
     graph.read_as_model = read_as_model(modes, graph.candidates)
     return graph
 
+
+
+def named_targets(node: ast.Assign | ast.AnnAssign) -> list[ast.Name]:
+    """The names an assignment binds, those a tuple target unpacks too (`model, opt = build(cfg)`)."""
+    return [n for t in assignment_targets(node) for n in (t.elts if _names_only(t) else [t]) if isinstance(n, ast.Name)]
+
+
+def _names_only(target: ast.AST) -> bool:
+    return isinstance(target, ast.Tuple | ast.List) and all(isinstance(e, ast.Name) for e in target.elts)
 
 
 def may_call_a_model(modes, call: ast.Call, scope: ast.AST) -> bool:

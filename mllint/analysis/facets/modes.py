@@ -36,7 +36,8 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.loops import TrainingLoops
 from mllint.analysis.facets.mode_callers import CallSiteUses
-from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure
+from mllint.analysis.objects.returned import as_passed
+from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure, named_targets
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
     FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
@@ -402,7 +403,7 @@ class Modes(CallSiteUses):
             if isinstance(node, ast.Return):
                 matters = scope in calls.callers
             else:  # seen where it is built, or by the callers of its scope (returned, or left in `self.model`)
-                used = any(t.id in calls.read_as_model for t in assignment_targets(node))
+                used = any(t.id in calls.read_as_model for t in named_targets(node))
                 matters = used and (wanted is None or scope in wanted or (scope in calls.callers and scope in calls.handing_out))
             if matters and (self.builds_module(call) or self.may_build_elsewhere(call)):
                 setting.add(scope)  # it may read other modules: asked only where it matters
@@ -467,7 +468,7 @@ class Modes(CallSiteUses):
                 for made in self.objects.points_to(stepped) or ():
                     home = self.objects._of(made.ctx) if made.kind == "made" and made.ctx is not self.ctx else None
                     owners = home.trained_by(made.node) if home is not None and isinstance(made.node, ast.Call) else []
-                    for trained in (obj for owner in owners for obj in home.points_to(owner) or ()):
+                    for trained in (obj for owner in owners for obj in as_passed(self.objects, made.site, home.points_to(owner)) or ()):
                         found.setdefault(trained.key(), self.scopes.enclosing_function(call) or self.ctx.tree)
         found.pop(None, None)
         return found

@@ -5,7 +5,8 @@ opt`, `return {"model": model}`, `return model`), the names each call site of th
 of them (`net, optimizer = build(cfg)` in another module: `net` for the model), with the caller's context.
 It answers the question points-to asks the other way round: which objects a name is. Call sites are the
 callers layer's (`MAX_SITES`); a name bound at a site to other objects too (a branch of the builder
-returning something else) is not one of them.
+returning something else) is not one of them. `as_passed(objects, site, found)`: objects a builder made,
+its parameters replaced by what the call `site` passes (`opt = build(model)` trains that `model`).
 """
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ def receivers(ctx, found: frozenset) -> list[tuple[object, ast.Name]]:
                 if isinstance(name, ast.Name) and _holds(objects, name, made):
                     found_here.append((caller, name))
     return found_here
+
+
+def as_passed(objects: Objects, site: ast.AST | None, found: frozenset | None) -> frozenset | None:
+    """`found`, objects of a builder `site` (a call of `objects`' file) ran, its parameters (and their
+    attributes) replaced by what the site passes: the model `build(model, cfg)`'s optimizer trains."""
+    return objects._passed_back(site, found, 0) if isinstance(site, ast.Call) and found else found
 
 
 def _holds(objects: Objects, name: ast.Name, made: set[Obj]) -> bool:
