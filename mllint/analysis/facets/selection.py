@@ -418,7 +418,12 @@ def _built_on_test(ctx, argument: ast.AST, depth: int = 0) -> str | None:
     what it is built from (`Evaluator(DataLoader(splits["test"]))`, `DataLoader(test_set)`), or named by a
     string it is given (`Evaluator(loader, "test")`, `MNIST(root, split="test")`), through the names
     assigned it (evaluator, loader, dataset: three steps); None when nothing does, or training or
-    validation data is named there too."""
+    validation data is named there too. A name a builder of another module binds (`opt, held = build(data)`)
+    holds what the builder made there, as the objects layer follows it: test data when every one is."""
+    made = ctx.analysis(Objects).made(argument) if isinstance(argument, ast.Name) and depth < 2 else None
+    if made and all(home is not ctx for home, _ in made):
+        found = [_built_on_test(home, call, depth + 1) for home, call in made]
+        return found[0] if all(found) else None
     values = (ctx.analysis(ValueKinds).reaching_values(argument) or []) if isinstance(argument, ast.Name) else [argument]
     found = None
     for node in (n for value in values for n in ast.walk(value) if n is not value or not isinstance(n, ast.Name)):
