@@ -50,7 +50,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
@@ -909,6 +909,9 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        receiver = self._fluent_receiver(func, depth) if isinstance(func, ast.Attribute) else None
+        if receiver is not None:
+            return receiver
         named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 2 else None
         if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
             return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
@@ -928,6 +931,17 @@ class Objects:
             objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _fluent_receiver(self, func: ast.Attribute, depth: int) -> frozenset | None:
+        """The receiver of `obj.fit(x)` when every object it may be is of one project class whose method
+        returns `self` on every path (`pre = Prep().fit(train)` is the `Prep`); None otherwise."""
+        found = self._eval(func.value, depth)
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        method = inherited_method(home, cls, func.attr, self.view)
+        return found if method is not None and returns_receiver(method[1]) else None
 
     def _keyed_return(self, call: ast.Call, returned: ast.AST, ctx, depth: int) -> frozenset | None:
         """What `return MODELS[name](**kw)` gives for the key `call` passes (`build("convnet")`): the functions
