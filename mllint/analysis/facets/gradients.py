@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.objects.call_sites import built, constant_everywhere
-from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.callees import function_called, method_called
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
@@ -851,7 +851,13 @@ class GradientFlow:
         binding = binding or self._binding
         binding = None if isinstance(binding, Given) else binding
         method = method_called(self.ctx, call, binding, followed=followed)
-        return (method, True) if method is not None else None
+        if method is not None:
+            return method, True
+        function = function_called(self.ctx, call, binding)  # `critic_loss = wgan_critic`, `self.crit, self.gen = LOSSES[kind]`
+        index, home = self._view.index, function.ctx.module if function is not None else None
+        if function is not None and (home is None or index is None or function.ctx is self.ctx or index.mentions(home.name, followed)):
+            return function, False
+        return None
 
     @cached_property
     def _view(self) -> ProjectView:

@@ -340,6 +340,8 @@ def _callee_returns(ctx, node: ast.AST, home: Term, linted=None) -> list[tuple[a
     index = None
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (int, str)):
         node, index = node.value, node.slice.value
+        assigned = ctx.analysis(ValueKinds).reaching_values(node) if isinstance(node, ast.Name) else None
+        node = assigned[0] if assigned and len(assigned) == 1 and isinstance(assigned[0], ast.Call) else node  # `terms["entropy"]` of `terms = f(...)`
     if _entropy_call(node):
         return None  # the entropy itself, however the method computes it
     flows = ctx.analysis(GradientFlow)

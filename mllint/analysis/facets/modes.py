@@ -447,6 +447,10 @@ class Modes(CallSiteUses):
         if key is None and isinstance(expr, ast.Subscript):  # `models["student"]`: the object an item is
             key = self.objects.key(expr, scope)
             key = key if key is not None and key.startswith("@") else None
+        if key is None and isinstance(expr, ast.Call):  # `unwrap(model)`: what a helper returns of what it is passed
+            found = self.objects.points_to(expr)
+            passed_back = found and not any(o.node is expr or o.site is expr for o in found)  # (not a copy it makes)
+            key = self.objects.key(expr, scope) if passed_back else None
         cls = self.scopes.enclosing_class(scope) if key is not None and isinstance(scope, FUNCTIONS) else None
         if key is not None and not (cls is not None and cls in self.module_classes and key.partition(".")[0] == first_parameter(scope)):
             key = self.objects.key(expr, scope) or key

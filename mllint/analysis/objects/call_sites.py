@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, class_bindings, union
+from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
@@ -266,7 +266,7 @@ def _constant_under(ctx, expr: ast.AST, binding: Binding | None, depth: int = 0)
 
 def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth: int) -> set | None:
     """The constants one object may be: a constant made, an attribute of a module that its writes set to
-    one, a config field's default (`_class_default`, `_argparse_default`), a conversion of one, an item of
+    one, a config field's default (`_class_default`, `argparse_default`), a conversion of one, an item of
     a tuple or list of constants (`name` of `for name in cfg.frozen`); None when not only constants."""
     if obj.kind == "field" and obj.name == "[]" and obj.base is not None and depth < MAX_DEPTH:
         listed = _object_constants(objects, obj.base, binding, depth + 1)
@@ -281,7 +281,7 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
     values: set = set()
     for value in inner or (None,):
         if value is not None and value.kind == "field" and value.base.kind == "made":  # an attribute nothing writes
-            value = _class_default(objects._of(value.ctx), value) or _argparse_default(value) or value
+            value = _class_default(objects._of(value.ctx), value) or argparse_default(value) or value
         converted = _converted(value, depth) if value is not None else None
         if converted is not None:
             values |= converted
@@ -345,42 +345,6 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
 def _literal_constant(node: ast.AST | None) -> bool:
     """A constant, or a tuple or list written out of constants (`frozen=["layer1", "layer2"]`)."""
     return isinstance(node, ast.Constant) or isinstance(node, ast.Tuple | ast.List) and known_constant(node, {}) is not UNKNOWN
-
-
-def _argparse_default(field: Obj) -> Obj | None:
-    """What an option of `args = parser.parse_args()` holds when the command line does not set it: the
-    `default=` of its `parser.add_argument("--inplace-act", ...)` (dest `inplace_act`), else False for a
-    `store_true` flag and True for a `store_false` one."""
-    call, ctx = field.base.node, field.base.ctx
-    func = call.func if isinstance(call, ast.Call) else None
-    if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
-        return None
-    found = None
-    for added in ctx.index.of_type(ast.Call):
-        option = added.func
-        if not (isinstance(option, ast.Attribute) and option.attr == "add_argument" and isinstance(option.value, ast.Name) and option.value.id == func.value.id):
-            continue
-        keywords = {k.arg: k.value for k in added.keywords}
-        names = [a.value for a in added.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        dest = keywords["dest"].value if isinstance(keywords.get("dest"), ast.Constant) else next(
-            (n.lstrip("-").replace("-", "_") for n in names if n.startswith("--")), names[0].lstrip("-").replace("-", "_") if names else None)
-        if dest != field.name:
-            continue
-        if found is not None:
-            return None  # two options of one name: unknown
-        action = keywords.get("action")
-        flag = action.value if isinstance(action, ast.Constant) else None
-        default = keywords.get("default")
-        listed = known_constant(default, {}) if isinstance(default, ast.List | ast.Tuple) else UNKNOWN  # `default=[60, 120]`
-        if isinstance(default, ast.Constant):
-            found = Obj("made", default, ctx=ctx)
-        elif listed is not UNKNOWN:
-            found = Obj("made", ast.copy_location(ast.Constant(listed), default), ctx=ctx)
-        elif default is None and flag in ("store_true", "store_false"):
-            found = Obj("made", ast.Constant(flag == "store_false"), ctx=ctx)
-        else:
-            return None
-    return found
 
 
 def _passed(obj: Obj, binding: Binding | None) -> tuple[object, ast.AST, Binding | None] | None:

@@ -61,7 +61,8 @@ def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
     `make_step(model, optimizer)` returns, passed in by a call site under `binding`); None when it may be
     another, or is unknown."""
     found = under(ctx, call.func, binding)
-    functions = {(obj.ctx, obj.node) if obj.kind == "made" else None for obj in found - {NONE}} if found else set()
+    objects = ctx.analysis(Objects)
+    functions = {objects.function_of(obj) for obj in found - {NONE}} if found else set()
     if len(functions) != 1 or None in functions:
         return None
     home, function = functions.pop()

@@ -47,9 +47,10 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
-from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
 MAX_OBJECTS = 8  # objects per expression
@@ -539,6 +540,11 @@ class Objects:
         """The constant an index is: a literal, or a parameter every call site of its function fills with
         the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
         found = _constant(index)
+        if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
+            bases = self._eval(index.value, 0)
+            defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
+            default = defaults.pop() if len(defaults) == 1 else None
+            return _constant(default.node) if default is not None else None
         if found is not None or not isinstance(index, ast.Name):
             return found
         function = self._scope_binding(index)
@@ -638,9 +644,10 @@ class Objects:
         path = _path_in(self.ctx.scopes, target)
         if isinstance(value, _Iterated) and path is not None:
             value, path = _dict_items(value, path)
-        if path is None or (path and isinstance(value, _Iterated)):
+        if path is None:
             return frozenset({Obj("made", target, ctx=self.ctx)})
-        return self._eval(value, depth) if not path else self._unpacked(value, path, depth)
+        found = self._eval(value, depth) if not path else self._unpacked(value, path, depth)
+        return frozenset({Obj("made", target, ctx=self.ctx)}) if found is None and isinstance(value, _Iterated) else found
 
     def _unpacked(self, value: ast.AST, path: list, depth: int) -> frozenset | None:
         """`a` in `(a, b), c = value` (path [0, 0]), `x` in `for x in value` (path ["*"])."""
@@ -675,7 +682,24 @@ class Objects:
                 return items
             if self._wrapped(value) is not None:
                 return [(a, self.ctx, None) for a in value.args] if index == "*" else _nth(value.args, index, self.ctx)
-        return None
+            return None
+        return self._tuple_items(value, index, depth)
+
+    def _tuple_items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object, ast.AST | None]] | None:
+        """The items at `index` of the tuples written out that `value` may be (`critic, gen = PAIRS[name]`,
+        `for name, (fn, w) in terms.items()`); None when it may be anything else."""
+        found = self._eval(value, depth) if isinstance(value, ast.Name | ast.Attribute | ast.Subscript | _Iterated) else None
+        if not found or NONE in found:
+            return None
+        items: list = []
+        for obj in found:
+            if obj.kind != "made" or not isinstance(obj.node, ast.Tuple):
+                return None
+            inner = self._of(obj.ctx)._items(obj.node, index, depth + 1)
+            if inner is None:
+                return None
+            items += [(item, home, site or obj.site) for item, home, site in inner]
+        return items
 
     def _attribute(self, expr: ast.Attribute, depth: int) -> frozenset | None:
         bases = self._eval(expr.value, depth)
@@ -885,6 +909,9 @@ class Objects:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in RETURNS_RECEIVER:
             return self._eval(func.value, depth)
+        receiver = self._fluent_receiver(func, depth) if isinstance(func, ast.Attribute) else None
+        if receiver is not None:
+            return receiver
         named = _constant(call.args[1]) if isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 2 else None
         if isinstance(named, str) and self.ctx.qualified_name(func) in (None, "getattr", "builtins.getattr"):
             return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
@@ -904,6 +931,17 @@ class Objects:
             objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _fluent_receiver(self, func: ast.Attribute, depth: int) -> frozenset | None:
+        """The receiver of `obj.fit(x)` when every object it may be is of one project class whose method
+        returns `self` on every path (`pre = Prep().fit(train)` is the `Prep`); None otherwise."""
+        found = self._eval(func.value, depth)
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        method = inherited_method(home, cls, func.attr, self.view)
+        return found if method is not None and returns_receiver(method[1]) else None
 
     def _keyed_return(self, call: ast.Call, returned: ast.AST, ctx, depth: int) -> frozenset | None:
         """What `return MODELS[name](**kw)` gives for the key `call` passes (`build("convnet")`): the functions
@@ -1039,14 +1077,36 @@ class Objects:
             return None
         returned = []
         for obj in found:
-            home = self._of(obj.ctx) if obj.kind == "made" and obj.node is obj.ctx.tree else None
-            function = home.functions.get(obj.name) if home is not None else None
-            if function is None or home.is_generator(function):
+            found_function = self.function_of(obj)
+            if found_function is None or not isinstance(found_function[1], FUNCTIONS) or found_function[0].scopes.parent(found_function[1]) is not found_function[0].tree:
                 return None
-            if not all((isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(home.ctx, home.view, d) for d in function.decorator_list):
+            ctx, function = found_function
+            home = self._of(ctx)
+            if home.is_generator(function):
                 return None
-            returned += [(r, home.ctx) for r in function_returns(function) or ()]
+            if not all((isinstance(d, ast.Name) and d.id in PLAIN_DECORATORS) or identity_decorator(ctx, home.view, d) for d in function.decorator_list):
+                return None
+            returned += [(r, ctx) for r in function_returns(function) or ()]
         return returned or None
+
+    def function_of(self, obj: Obj) -> tuple[object, ast.AST] | None:
+        """(its context, its node) for an object that is a function of the project: a closure or lambda
+        made, a module-level function of its module, or one that module imports from the project."""
+        if obj.kind != "made" or obj.ctx is None:
+            return None
+        if isinstance(obj.node, SCOPES):
+            return obj.ctx, obj.node
+        if obj.node is not obj.ctx.tree or not obj.name:
+            return None
+        home = self._of(obj.ctx)
+        if obj.name in home.functions:
+            return obj.ctx, home.functions[obj.name]
+        if home.view is None:
+            return None
+        if home._imports is None:
+            home._imports = module_scope_imports(home.ctx.tree, home.ctx.module)
+        qualified = home._imports.get(obj.name)
+        return home.view.function(qualified) if qualified and "." in qualified else None
 
     def is_generator(self, function: ast.AST) -> bool:
         if function not in self._generators:
@@ -1130,8 +1190,8 @@ def _dict_items(value: "_Iterated", path: list) -> tuple["_Iterated", list]:
     over its items: (what is iterated, where the name is in one item)."""
     call = value.iterable
     method = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args else None
-    if (method == "values" and path == []) or (method == "items" and path == [1]):
-        return _Iterated(call.func.value), []
+    if (method == "values" and path == []) or (method == "items" and path[:1] == [1]):
+        return _Iterated(call.func.value), path[1:]
     return value, path
 
 
@@ -1169,6 +1229,42 @@ def _path_in(scopes, target: ast.AST) -> list | None:
             return None
         path.insert(0, parent.elts.index(node))
         node = parent
+
+
+def argparse_default(field: Obj) -> Obj | None:
+    """What an option of `args = parser.parse_args()` holds when the command line does not set it: the
+    `default=` of its `parser.add_argument("--inplace-act", ...)` (dest `inplace_act`), else False for a
+    `store_true` flag and True for a `store_false` one."""
+    call, ctx = field.base.node, field.base.ctx
+    func = call.func if isinstance(call, ast.Call) else None
+    if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
+        return None
+    found = None
+    for added in ctx.index.of_type(ast.Call):
+        option = added.func
+        if not (isinstance(option, ast.Attribute) and option.attr == "add_argument" and isinstance(option.value, ast.Name) and option.value.id == func.value.id):
+            continue
+        keywords = {k.arg: k.value for k in added.keywords}
+        names = [a.value for a in added.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        dest = keywords["dest"].value if isinstance(keywords.get("dest"), ast.Constant) else next(
+            (n.lstrip("-").replace("-", "_") for n in names if n.startswith("--")), names[0].lstrip("-").replace("-", "_") if names else None)
+        if dest != field.name:
+            continue
+        if found is not None:
+            return None  # two options of one name: unknown
+        action = keywords.get("action")
+        flag = action.value if isinstance(action, ast.Constant) else None
+        default = keywords.get("default")
+        listed = known_constant(default, {}) if isinstance(default, ast.List | ast.Tuple) else UNKNOWN  # `default=[60, 120]`
+        if isinstance(default, ast.Constant):
+            found = Obj("made", default, ctx=ctx)
+        elif listed is not UNKNOWN:
+            found = Obj("made", ast.copy_location(ast.Constant(listed), default), ctx=ctx)
+        elif default is None and flag in ("store_true", "store_false"):
+            found = Obj("made", ast.Constant(flag == "store_false"), ctx=ctx)
+        else:
+            return None
+    return found
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:

@@ -43,11 +43,11 @@ from typing import TypeVar
 from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.syntax.names import called_name, is_self_attribute
-from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, self_classes
+from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import own_method
-from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
@@ -201,10 +201,25 @@ def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int)
         return found
     builder, node = function
     returned = function_returns(node) or []
-    built = [_built(view, builder.analysis(ValueKinds).construction(r), depth + 1) for r in returned]
+    built = [_constructed(view, builder, r, depth + 1) for r in returned]
     if not built or any(b is None for b in built) or len({c.qualified_name(k.func) for c, k in built}) != 1:
         return None
     return built[-1]
+
+
+def _constructed(view: ProjectView, ctx, expr: ast.AST, depth: int) -> tuple[object, ast.Call] | None:
+    """`_built` of what `expr` (of `ctx`) refers to, also through a method of the project that returns its
+    receiver (`pre = Prep(cols).fit(train)` is the `Prep(cols)`; a builder returning `Prep(cols).fit(x)`)."""
+    values = ctx.analysis(ValueKinds)
+    found = _built(view, values.construction(expr), depth)
+    assigned = [expr] if isinstance(expr, ast.Call) else values.assigned_values(expr) or []
+    chained = assigned[0] if len(assigned) == 1 and isinstance(assigned[0], ast.Call) else None
+    if found is not None or depth >= MAX_CALLER_DEPTH or chained is None or not isinstance(chained.func, ast.Attribute):
+        return found
+    inner = _constructed(view, ctx, chained.func.value, depth + 1)
+    cls = project_class(view, canonical_class(inner[0].qualified_name(inner[1].func))) if inner is not None else None
+    method = inherited_method(*cls, chained.func.attr, view) if cls is not None else None
+    return inner if method is not None and returns_receiver(method[1]) else None
 
 
 def _binding_candidates(ctx, node: ast.AST) -> list[ast.AST]:
@@ -500,7 +515,7 @@ class Callers:
                 return cls is not None
             method = dispatched_method(caller, cls, target.method, self.view)  # a base's template method
             return method is not None and (_module_of(method[0]), method[1].lineno) == (target.module, target.line)
-        found = _built(self.view, caller.analysis(ValueKinds).construction(receiver), 0)  # `Engine(...)`, or a builder's
+        found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
         return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
 
     def _is(self, qualified: str | None, target: str, path: str) -> bool:

@@ -31,6 +31,7 @@ from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from mllint.analysis.syntax.names import module_scope_imports, qualified_name, training_test
+from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.syntax.tree import child_nodes, own_method, position
 from mllint.analysis.values.values import OneOf, Value, ValueKinds
 
@@ -232,6 +233,13 @@ def function_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[a
     if found is _RETURNS:
         found = _RETURNS[function] = returned_expressions(function.body)
     return found
+
+
+def returns_receiver(function: ast.AST) -> bool:
+    """Does a method return its own `self` on every path (`def fit(self, X): ...; return self`)?"""
+    returned = function_returns(function) if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) else None
+    owner = first_parameter(function) if returned else None
+    return owner is not None and all(isinstance(r, ast.Name) and r.id == owner for r in returned)
 
 
 def _training_returns(statements: list[ast.stmt], decide=None) -> list[ast.AST] | None:
