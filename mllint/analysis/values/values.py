@@ -132,6 +132,21 @@ def canonical_class(name: str | None) -> str | None:
 # Value descriptors: what an expression evaluates to, as far as one module's own code tells. A descriptor
 # that names a class or function of the project (`Ref`) is resolved by `project.ProjectView`, which
 # follows it into the module that defines it; module summaries store descriptors, never resolved facts.
+def kept_value(ctx, node: ast.AST) -> ast.AST:
+    """What `node` holds the values of, through the wrappers that keep them (`VALUE_PRESERVING_METHODS`
+    and their `torch.` function forms): `x.std(0)` for `x.std(0).detach()`, `z.norm(dim=1)` for
+    `torch.clone(z.norm(dim=1)).to(device)`. The one answer for rules that recognise a value by its call."""
+    while isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in VALUE_PRESERVING_METHODS and ctx.qualified_name(func) is None:
+            node = func.value
+        elif node.args and ctx.qualified_name(func) in VALUE_PRESERVING_FUNCTIONS:
+            node = node.args[0]
+        else:
+            break
+    return node
+
+
 @dataclass(frozen=True, eq=False)
 class Made:
     """A tensor of a known kind made by `node` (a softmax call...); with `layer`, a module object whose
