@@ -1,6 +1,7 @@
 from mllint.analysis.facets.coverage import uncovered_parts
 from mllint.analysis.facets.frozen_parts import frozen_fresh_parts
 from mllint.analysis.facets.parameters import missed_parts, unoptimized_loss_modules, unused_parameter_groups
+from mllint.analysis.facets.unfrozen_parts import unfrozen_missed
 from mllint.source import one_line
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -70,7 +71,14 @@ class ParameterGroupNotOptimized(Rule):
     parameters go to an optimizer: the new head of a linear probe frozen instead of the encoder. Frozen
     trunks under a trained head (a linear probe, also of random features), loaded or pretrained parts, a
     freeze in a loop or undone later (`requires_grad = True`), and a freeze that keeps some parameters
-    (`if "fc" not in name`) are left alone.
+    (`if "fc" not in name`) are left alone there. A freeze undone later is reported when the optimizer took
+    only the parameters trainable at the time (`AdamW([p for p in model.parameters() if p.requires_grad])`,
+    `filter(lambda p: p.requires_grad, ...)`, built here or by a helper of the project) while part of the
+    model was frozen, and the run then unfreezes that part (`requires_grad = True` over its parameters,
+    `requires_grad_(True)`, or a helper of the project doing so to the model it is given:
+    `unfreeze_backbone(model)`) with no `add_param_group` and no other optimizer built: reported at the
+    unfreeze. An optimizer over all the parameters (a frozen one's `grad` stays None, so unfreezing it just
+    works), a rebuild after the unfreeze, and a freeze never undone are left alone.
 
     ## Why is this bad?
     An optimizer updates only the parameters it is given. A group written out with its own learning rate
@@ -135,6 +143,11 @@ class ParameterGroupNotOptimized(Rule):
         "({runs}): the randomly initialised `{part}` never trains; freeze the part that was meant to stay fixed"
     )
 
+    unfrozen_message = (
+        "this unfreezes part of `{model}`, but its optimizer ({optimizer}) was built over the parameters trainable "
+        "then: the unfrozen ones get gradients no optimizer applies; `add_param_group` them or rebuild the optimizer"
+    )
+
     def end_file(self) -> None:
         for group in unused_parameter_groups(self.ctx):
             self.report(group.node, self.message.format(name=group.name, params=group.params))
@@ -157,3 +170,5 @@ class ParameterGroupNotOptimized(Rule):
             self.report(part.optimizer, message)
         for part in frozen_fresh_parts(self.ctx):
             self.report(part.freeze, self.frozen_message.format(part=part.part, fresh=part.fresh, after=part.after, runs=part.runs))
+        for missed in unfrozen_missed(self.ctx):
+            self.report(missed.unfreeze, self.unfrozen_message.format(model=missed.model, optimizer=missed.optimizer))

@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.syntax.names import callee_name, is_self_attribute
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, kept_value
 from mllint.rule import Rule
 
 STD_FUNCTIONS = {"torch.std"}
@@ -105,6 +105,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     def _is_std(self, node: ast.AST) -> bool:
         """A std computed on the spot, or a name or `self.` attribute every assignment that reaches it binds
         to one (`sigma = x.std(-1, keepdim=True)`, then `(x - mu) / sigma`; `self.std = x.std(0)` in `fit`)."""
+        node = kept_value(self.ctx, node)  # `x.std(0).detach()`, `sigma.to(device)`
         if isinstance(node, (ast.Name, ast.Attribute)):
             values = self.ctx.analysis(ValueKinds).assigned_values(node)
             return bool(values) and all(isinstance(v, ast.Call) and self._is_std(v) for v in values)

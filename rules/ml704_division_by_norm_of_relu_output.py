@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.values.values import Kind, ValueKinds
+from mllint.analysis.values.values import Kind, ValueKinds, kept_value
 from mllint.rule import Rule
 
 NORM_FUNCTIONS = {"torch.norm", "torch.linalg.norm", "torch.linalg.vector_norm"}
@@ -81,6 +81,7 @@ class DivisionByNormOfReluOutput(Rule):
     def _normed(self, denominator: ast.AST, depth: int = 0) -> ast.AST | None:
         """What the denominator is the norm of: `z` of `z.norm(...)` or `torch.norm(z, ...)`, or of the one
         norm every binding of a name that reaches it binds."""
+        denominator = kept_value(self.ctx, denominator)  # `z.norm(dim=1).detach()`
         if isinstance(denominator, ast.Name) and depth == 0:
             values = self.ctx.analysis(ValueKinds).reaching_values(denominator) or []
             normed = [self._normed(v, 1) for v in values]

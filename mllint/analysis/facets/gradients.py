@@ -53,6 +53,7 @@ from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.values.library_models import is_library_factory
 from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
 from mllint.source import one_line
@@ -911,12 +912,20 @@ class GradientFlow:
             values = self.values.reaching_values(func) if isinstance(func, ast.Name) else None
             if values and all(isinstance(v, ast.Call) and self._is_module_constructor(v) for v in values):
                 return State.GRAPH
-            return State.UNKNOWN
+            return self._made_module(func)
         if self._is_module_constructor(constructor):
             return State.GRAPH
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         if _is_module_class(name):
             return State.NONE if name.endswith("Loss") or name in PARAMETERLESS else State.UNKNOWN
+        return self._made_module(func)
+
+    def _made_module(self, func: ast.AST) -> State:
+        """GRAPH when every object a name may be, as the objects layer follows it (a builder of another
+        module returning `smp.Unet(...)` or `nn.Conv2d(...)`), is made by a module constructor."""
+        made = self.ctx.analysis(Objects).made(func) if isinstance(func, ast.Name) else None
+        if made and all(home.analysis(GradientFlow)._is_module_constructor(call) for home, call in made):
+            return State.GRAPH
         return State.UNKNOWN
 
     def _family_method(self, func: ast.Attribute) -> bool:
@@ -930,7 +939,8 @@ class GradientFlow:
         return cls is not None and cls.name in self.module_classes
 
     def _is_module_constructor(self, call: ast.Call) -> bool:
-        """`Net()` for a module class of this file, or a torch.nn layer with parameters."""
+        """`Net()` for a module class of this file, a torch.nn layer with parameters, or a library model
+        (`smp.Unet(...)`, `timm.create_model(...)`)."""
         func = call.func
         if isinstance(func, ast.Name) and func.id in self.module_classes and self.ctx.analysis(Names).is_own_or_local(func):
             return True
@@ -939,7 +949,7 @@ class GradientFlow:
             return True  # a module class of another module of the project
         if name in CONTAINERS:
             return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)
-        return name in PARAMETRISED
+        return name in PARAMETRISED or is_library_factory(name or "")
 
 
 PARAMETERLESS = frozenset(

@@ -156,7 +156,7 @@ class ModeLayers:
             return self.of_class(self.by_name[call.func.id])
         library = library_model(self.ctx, call)
         if library is not None:
-            return Layer(call, library.layer)
+            return Layer(call, library.layer) if library.layer else NO_LAYER
         name = canonical_class(self.ctx.qualified_name(call.func))
         if name is None:
             return None

@@ -38,7 +38,7 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
 from mllint.analysis.syntax.tree import position
-from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
+from mllint.analysis.values.values import MAX_DEPTH, Kind, ValueKinds
 
 # A factor of a product that scales a term rather than being one (`ent_coef * entropy`).
 COEFFICIENT = re.compile(r"coef|coeff|weight|lambda|lam\b|^lam|alpha|beta|scale|^c_|_c$|factor|ratio_w", re.IGNORECASE)
@@ -457,6 +457,8 @@ def entropy_sign(ctx, term: Term) -> int:
         texts = (_made_text(ctx, node.left), _made_text(ctx, node.right))
         if any(_probability_text(a) and LOG_TEXT.search(b) for a, b in (texts, texts[::-1])):
             return -1  # `p * log p`, `log_p.exp() * log_p`
+        if _probabilities_times_logs(ctx, node.left, node.right):
+            return -1  # `dist.probs * dist.logits` of a Categorical: its logits are log-probabilities
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
@@ -483,6 +485,17 @@ def _probability_text(text: str) -> bool:
     if not PROBABILITY_TEXT.search(text):
         return False
     return not LOG_TEXT.search(text) or text.endswith(".exp()") or text.startswith(("torch.exp(", "exp("))
+
+
+def _probabilities_times_logs(ctx, left: ast.AST, right: ast.AST) -> bool:
+    """Softmax output times log-probabilities, as the values tell, or the `.probs` and `.logits` of one
+    object (a distribution's fields)."""
+    view = ctx.analysis(ProjectView)
+    kinds = {getattr(view.origin(side), "kind", None) for side in (left, right)}
+    if kinds == {Kind.PROBABILITIES, Kind.LOG_PROBABILITIES}:
+        return True
+    fields = {(s.attr, ctx.text(s.value)) for s in (left, right) if isinstance(s, ast.Attribute)}
+    return len({receiver for _, receiver in fields}) == 1 and {attr for attr, _ in fields} == {"probs", "logits"}
 
 
 def _made_text(ctx, node: ast.AST) -> str:

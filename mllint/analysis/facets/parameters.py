@@ -26,7 +26,7 @@ from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
-from mllint.analysis.values.library_models import NOT_MODULES, library_model
+from mllint.analysis.values.library_models import NOT_MODULES, is_library_factory, library_model
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView, followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
@@ -36,7 +36,6 @@ from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method, position
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 
-MODULE_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load")
 # What an object of unknown origin is called when it is a module (`self.network`, `model.text_encoder`).
 MODULE_NAME = re.compile(r"(^|_)(model|net|network|backbone|encoder|decoder|head|classifier|module)$", re.IGNORECASE)
 # The submodules of models from torchvision, timm, the hub and transformers, by attribute (not their
@@ -267,7 +266,7 @@ def _is_submodule(ctx, attribute: ast.Attribute) -> bool:
     """`model.encoder` where `model`'s project class assigns `self.encoder` module constructors only, or
     `model.layer4` of a library model (`torchvision.models.resnet50()`, here or in a project factory)."""
     if LIBRARY_SUBMODULE.match(attribute.attr) and any(
-        library_model(built, call) is not None or (built.qualified_name(call.func) or "").startswith(MODULE_FACTORIES)
+        library_model(built, call) is not None or is_library_factory(built.qualified_name(call.func) or "")
         for (built, call), _ in constructions(ctx, attribute.value)
     ):
         return True
@@ -301,7 +300,7 @@ def _names_module_class(ctx, name: str) -> bool:
     last = name.rsplit(".", 1)[-1]
     if name == f"torch.nn.{last}" and last[:1].isupper():
         return True
-    if name.startswith(MODULE_FACTORIES) or last == "from_pretrained":
+    if is_library_factory(name) or last == "from_pretrained":
         return True
     return last in _module_class_names(ctx) or ctx.analysis(ProjectView).is_module_class(name)
 
@@ -549,7 +548,7 @@ def owns_parameters(ctx, call: ast.AST, depth: int = 0) -> bool:
             filled = ctx.analysis(ValueKinds).listed_layers(listed, call)  # `nn.Sequential(*layers)` of a list filled before
             items += [i for i in filled[0] if i is not None] if filled is not None else []
         return any(_makes_parameters(ctx, item, depth + 1) for item in items)
-    if name in PARAMETRISED or name.startswith(MODULE_FACTORIES) or name.endswith(".from_pretrained"):
+    if name in PARAMETRISED or is_library_factory(name) or name.endswith(".from_pretrained"):
         return True
     if name.startswith("torch."):
         return False

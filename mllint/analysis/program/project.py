@@ -38,7 +38,7 @@ from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
     MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Value,
+    Unwrapped, Value,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -900,6 +900,9 @@ class ProjectView:
             if not -len(packed.values) <= index < len(packed.values):
                 return None
             return self.resolve(packed.values[index], packed.module, depth + 1)
+        if isinstance(value, Unwrapped):  # `model.module`: the model, unless its class has a `module` of its own
+            found = self.resolve(value.value, module, depth + 1)
+            return None if isinstance(found, Instance) and self._sets_module(found.cls) else found
         if isinstance(value, Own):  # `self` in a method: an instance of its class, a module or not
             return Instance(value.cls)
         if isinstance(value, Member):  # a method of an instance, for `_call`
@@ -919,6 +922,12 @@ class ProjectView:
         if isinstance(value, Called):
             return self._call(value, module, depth)
         return None
+
+    def _sets_module(self, qualified: str) -> bool:
+        """Does the project class write `self.module` (a wrapper of its own, not torch's)?"""
+        found = self.class_summary(qualified)
+        node = found[1].definition()[1] if found is not None else None
+        return node is None or any(isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
 
     def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
         if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree

@@ -1,6 +1,6 @@
 """Models built by well-known libraries mllint does not read: which layer of theirs behaves differently in
 training and eval mode, and whether they are returned in eval mode. `torchvision.models.resnet50()`,
-`timm.create_model("efficientnet_b0")` and `torch.hub.load("pytorch/vision", "resnet18")` hold BatchNorm;
+`timm.create_model("efficientnet_b0")` and `torch.hub.load("pytorch/vision", "resnet18")`, `smp.Unet(...)` hold BatchNorm;
 `AutoModelForSequenceClassification.from_pretrained(...)` holds Dropout and, as transformers calls
 `model.eval()` after loading the weights, starts in eval mode. `is_module_base`: which library classes are
 `torch.nn.Module`s (the base, Lightning's, torch's layers), the one answer for a base class named by its
@@ -36,41 +36,72 @@ class LibraryModel:
     starts_in_eval: bool = False
 
 
-# Architecture families by the start of their name (torchvision's builders, timm's model names); only
-# those whose default configuration has a mode-dependent layer. ViTs and ConvNeXts default to no dropout.
-BATCH_NORM_FAMILIES = (
-    "resnet", "resnext", "wide_resnet", "densenet", "mobilenet", "efficientnet", "regnet", "shufflenet", "mnasnet",
-    "inception", "googlenet", r"vgg\d+_bn",
-)  # fmt: skip
+# Architecture families by a token anywhere in the builder's or the model's name (`resnet50`,
+# `deeplabv3_resnet50`, `tf_efficientnet_b0`, `seresnext50_32x4d`), first match wins. Detection models
+# keep their backbone's BatchNorm frozen (`FrozenBatchNorm2d`): mode-free, as torchvision documents.
+# Normalizer-free and BiT ResNets have no BatchNorm; ViTs and timm's ConvNeXts and Swins default to no
+# dropout (unknown here). torchvision's own Swin and ConvNeXt builders default to stochastic depth.
+MODE_FREE = re.compile(r"rcnn|retinanet|fcos|ssd")
+NORM_FREE = re.compile(r"(^|_)nf|nfnet|bit")
+TORCHVISION_ONLY = ((re.compile(r"swin|convnext"), "StochasticDepth"),)
 FAMILIES = (
-    (re.compile("|".join(BATCH_NORM_FAMILIES)), "BatchNorm2d"),
-    (re.compile(r"alexnet|vgg\d+$|squeezenet"), "Dropout"),
-)
+    (re.compile(r"r3d|mc3|r2plus1d|s3d"), "BatchNorm3d"),
+    (re.compile(
+        r"resnet|resnext|densenet|mobilenet|efficientnet|regnet|shufflenet|mnasnet|inception|googlenet|vgg\d+_bn"
+        r"|deeplab|fcn|lraspp|maxvit|xception|hrnet|dpn\d|senet|ghostnet|rexnet|mixnet|darknet|repvgg|nasnet"
+    ), "BatchNorm2d"),
+    (re.compile(r"alexnet|vgg\d+|squeezenet"), "Dropout"),
+)  # fmt: skip
 PRETRAINED = LibraryModel("Dropout", starts_in_eval=True)
-HUB_REPOSITORIES = {"pytorch/vision", "pytorch/vision:main"}
+CONFIGURED = LibraryModel("Dropout")  # `AutoModel.from_config(config)`: fresh weights, training mode
+SEGMENTATION_MODELS = LibraryModel("BatchNorm2d")  # every `segmentation_models_pytorch` architecture
+NOT_BUILDERS = {"list_models", "get_weight", "get_model_weights", "get_model_builder"}
 
 
 def library_model(ctx, call: ast.Call) -> LibraryModel | None:
-    """The model a call of a well-known library factory builds; None for any other call."""
+    """The model a call of a well-known library factory builds; None for any other call (or an unknown
+    architecture). A mode-free model is a LibraryModel with no layer."""
     name = ctx.qualified_name(call.func)
-    if not name:
+    if not name or not is_library_factory(name):
         return None
+    last = name.rsplit(".", 1)[-1]
     if name.startswith("torchvision.models."):
-        return _family(name.rsplit(".", 1)[-1])
+        return _family(_literal(call_argument(call, 0, "name")) if last == "get_model" else last, torchvision=True)
     if name == "timm.create_model":
         return _family(_literal(call_argument(call, 0, "model_name")))
-    if name == "torch.hub.load" and _literal(call_argument(call, 0, "repo_or_dir")) in HUB_REPOSITORIES:
-        return _family(_literal(call_argument(call, 1, "model")))
-    owner, _, method = name.rpartition(".")
-    cls = owner.rsplit(".", 1)[-1]
-    if owner.startswith("transformers.") and method == "from_pretrained" and ("Model" in cls or "For" in cls):
-        return PRETRAINED
-    return None
+    if name == "torch.hub.load":
+        repository = _literal(call_argument(call, 0, "repo_or_dir")) or ""
+        return _family(_literal(call_argument(call, 1, "model")), torchvision=repository.startswith("pytorch/vision"))
+    if name.startswith("segmentation_models_pytorch."):
+        return SEGMENTATION_MODELS
+    owner = name.rpartition(".")[0].rsplit(".", 1)[-1]
+    if not name.startswith("transformers.") or not ("Model" in owner or "For" in owner):
+        return None
+    return PRETRAINED if last == "from_pretrained" else CONFIGURED
 
 
-def _family(model_name: str | None) -> LibraryModel | None:
-    for pattern, layer in FAMILIES:
-        if model_name and pattern.match(model_name):
+def is_library_factory(qualified: str) -> bool:
+    """Does a call of this qualified name build a model of a library mllint does not read: torchvision's
+    builders and `get_model`, `timm.create_model`, `torch.hub.load`, a `segmentation_models_pytorch`
+    architecture (`smp.Unet`, `smp.create_model`), transformers' `from_pretrained` / `from_config`?"""
+    head, _, last = qualified.rpartition(".")
+    if qualified.startswith("torchvision.models."):
+        return "_Weights" not in qualified and last not in NOT_BUILDERS
+    if qualified in ("timm.create_model", "torch.hub.load", "segmentation_models_pytorch.create_model"):
+        return True
+    if head == "segmentation_models_pytorch":
+        return last[:1].isupper()
+    return last in ("from_pretrained", "from_config") and qualified.startswith("transformers.")
+
+
+def _family(model_name: str | None, torchvision: bool = False) -> LibraryModel | None:
+    name = (model_name or "").lower()
+    if not name or NORM_FREE.search(name):
+        return None
+    if MODE_FREE.search(name):
+        return LibraryModel("")
+    for pattern, layer in (TORCHVISION_ONLY if torchvision else ()) + FAMILIES:
+        if pattern.search(name):
             return LibraryModel(layer)
     return None
 

@@ -91,6 +91,11 @@ VALUE_PRESERVING_FUNCTIONS = frozenset(
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+# `torch.distributions` over classes and outcomes, built from logits or from probabilities (`probs=` is first):
+# what their `.probs` and `.logits` hold. A Categorical normalises its logits (`.logits` are log-probabilities).
+CATEGORICAL_DISTRIBUTIONS = frozenset({"Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"})
+BINARY_DISTRIBUTIONS = frozenset({"Bernoulli"})
+DISTRIBUTION_FIELDS = ("probs", "logits")
 BUILTINS = frozenset(dir(builtins))
 # Expressions whose value is never a module: assigning one to a model's attribute replaces no layer.
 STATE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.JoinedStr, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.Dict)
@@ -100,6 +105,8 @@ PASSING_LAYERS = frozenset({
     "torch.nn.Identity", "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
     "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
 })  # fmt: skip
+# Wrappers whose calls run the model they wrap (`DataParallel(model)(x)` is `model(x)`); `wrapper.module` is it.
+MODEL_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel", "torch.compile"})
 PASSING_FUNCTIONS = frozenset(f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
@@ -132,6 +139,28 @@ def canonical_class(name: str | None) -> str | None:
 # Value descriptors: what an expression evaluates to, as far as one module's own code tells. A descriptor
 # that names a class or function of the project (`Ref`) is resolved by `project.ProjectView`, which
 # follows it into the module that defines it; module summaries store descriptors, never resolved facts.
+def distribution_logits(ctx, node: ast.AST) -> bool:
+    """Is `node` a distribution's `.logits` (`dist.logits`, `.logits.detach()`): log-probabilities the
+    distribution normalised itself, no `log_softmax` anyone wrote (values read `.logits` of nothing else)."""
+    node = kept_value(ctx, node)
+    return isinstance(node, ast.Attribute) and node.attr == "logits"
+
+
+def kept_value(ctx, node: ast.AST) -> ast.AST:
+    """What `node` holds the values of, through the wrappers that keep them (`VALUE_PRESERVING_METHODS`
+    and their `torch.` function forms): `x.std(0)` for `x.std(0).detach()`, `z.norm(dim=1)` for
+    `torch.clone(z.norm(dim=1)).to(device)`. The one answer for rules that recognise a value by its call."""
+    while isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in VALUE_PRESERVING_METHODS and ctx.qualified_name(func) is None:
+            node = func.value
+        elif node.args and ctx.qualified_name(func) in VALUE_PRESERVING_FUNCTIONS:
+            node = node.args[0]
+        else:
+            break
+    return node
+
+
 @dataclass(frozen=True, eq=False)
 class Made:
     """A tensor of a known kind made by `node` (a softmax call...); with `layer`, a module object whose
@@ -189,6 +218,14 @@ class Own:
     return is read through the class hierarchy (`self.predict_proba(x)`), whatever the class derives from."""
 
     cls: str
+
+
+@dataclass(frozen=True, eq=False)
+class Unwrapped:
+    """`model.module`: the model a wrapper holds (values see through `DataParallel(model)`), so the model
+    itself, unless it is an instance of a class of the project that sets its own `self.module`."""
+
+    value: "Value"
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,7 +321,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Member | Own | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Own | Unwrapped | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -404,6 +441,17 @@ class ValueKinds:
         if isinstance(expr, LoopItem):
             inner = self._value(expr.iterable, depth + 1, binding)
             return inner if inner is None or inner is PENDING else Item(inner, None)
+        # Sub-expressions that keep the value (a branch, a wrapper's `.module`, a distribution's field)
+        # cost no depth: the budget counts assignments followed.
+        if isinstance(expr, ast.IfExp):  # `model.module if wrapped else model`: known when both agree
+            both = [v for v in (self._value(expr.body, depth, binding), self._value(expr.orelse, depth, binding)) if v is not PENDING]
+            return None if not both or None in both else both[0] if len(both) == 1 else OneOf(tuple(both))
+        if isinstance(expr, ast.Attribute) and expr.attr == "module" and not is_self_attribute(expr):
+            inner = self._value(expr.value, depth, binding)  # `model.module` of a wrapped model
+            return inner if inner is None or inner is PENDING else Unwrapped(inner)
+        if isinstance(expr, ast.Attribute) and expr.attr in DISTRIBUTION_FIELDS and not is_self_attribute(expr):
+            inner = self._value(expr.value, depth, binding)  # `dist.probs` of `dist = Categorical(logits=z)`
+            return inner if inner is None or inner is PENDING else Item(inner, expr.attr)
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
         elif is_self_attribute(expr):
@@ -520,6 +568,23 @@ class ValueKinds:
             return _mixed([self.value(item, depth + 1, binding) for item in items], stacked=True)
         return self.value(collection, depth, binding)
 
+    def _distribution(self, call: ast.Call, cls: str, depth: int, binding=None) -> Value | None:
+        """A distribution as its fields: `Categorical(logits=z)` holds softmax output in `.probs` and
+        log-probabilities in `.logits`; `Bernoulli(logits=z)` sigmoid output in `.probs` and `z` in `.logits`;
+        built from `probs=p`, `.probs` is `p`."""
+        categorical = cls in CATEGORICAL_DISTRIBUTIONS
+        if not categorical and cls not in BINARY_DISTRIBUTIONS:
+            return None
+        logits, probs = call_argument(call, 1, "logits"), call_argument(call, 0, "probs")
+        if logits is not None:
+            given = None if categorical else self.value(logits, depth + 1, binding)
+            made = Made(Kind.PROBABILITIES if categorical else Kind.SIGMOID, call)
+            return Packed((made, Made(Kind.LOG_PROBABILITIES, call) if categorical else given), DISTRIBUTION_FIELDS)
+        if probs is not None:
+            kept = self.value(probs, depth + 1, binding)
+            return Packed((kept, Made(Kind.LOG_PROBABILITIES, call) if categorical else None), DISTRIBUTION_FIELDS)
+        return None
+
     def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
         func = call.func
         if _calls_self(func):
@@ -527,6 +592,10 @@ class ValueKinds:
         name = self.ctx.qualified_name(func)
         if name in FUNCTION_KINDS:
             return Made(FUNCTION_KINDS[name], call, rows=over_rows(FUNCTION_KINDS[name], call, 1))
+        if canonical_class(name) in MODEL_WRAPPERS and call.args:
+            return self._value(call.args[0], depth, binding)
+        if (name or "").startswith("torch.distributions."):
+            return self._distribution(call, name.rsplit(".", 1)[-1], depth, binding)
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
