@@ -12,8 +12,6 @@ from forms import failures
 from mllint.analysis.program import project as project_cache
 
 # Why, by the analysis mechanism that loses the value (the transform keeps the program's meaning).
-TRAINER_MODES = "a mode set or read on `self.x` of a runner built from arguments (`Runner(model).fit()`) is not mapped to the argument"
-TRAINER_MODES_GAINED = "`Runner(model).set_eval()` (`self.model.eval()`) is not seen to put `model` in eval mode"
 TRAINER_VALUES = "a value passed to `__init__` and read as `self.x` by a method of an instance built once is not followed"
 BUILDER = "the objects a builder of another module returns in a tuple, unpacked, are not followed for this fact"
 PARAMS = "a loop moved to another module, given the module's objects as arguments by its caller: not followed for this fact"
@@ -38,18 +36,11 @@ KNOWN = {
     ("ml2_fresh_modules/translator/tests/test_embeddings.py", "dict", "gained", "ML201"): FRESH_HELD,
     ("ml2_paths/heads.py", "dict", "lost", "ML201"): DICT,
     ("ml2_sites/submodule_clear.py", "builder", "lost", "ML417"): BUILDER,
-    ("ml3/mnist.py", "trainer", "lost", "ML302"): TRAINER_MODES,
-    ("ml3/negatives.py", "trainer", "gained", "ML302"): TRAINER_MODES_GAINED,
-    ("ml3/train_loop.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_blind/from_pretrained_via_helper/finetune.py", "builder", "lost", "ML303"): BUILDER,
     ("ml3_blind/mode_argument_never_evals/engine.py", "params", "lost", "ML302"): PARAMS,
     ("ml3_blind/resumed_after_validate_helper/train.py", "builder", "lost", "ML303"): BUILDER,
-    ("ml3_longtail/loops.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_longtail/train_vse.py", "params", "lost", "ML303"): PARAMS,
-    ("ml3_longtail/train_vse.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_loss_modules/train.py", "builder", "lost", "ML302"): BUILDER,
-    ("ml3_passed_optimizers/passed_frozen.py", "trainer", "lost", "ML303"): TRAINER_MODES,
-    ("ml3_resume/engine.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_resume/reproduce.py", "params", "gained", "ML303"): PARAMS_GAINED,
     ("ml417_coverage_learners/byol_module.py", "builder", "lost", "ML417"): BUILDER,
     ("ml4_entropy_origins/agent.py", "trainer", "lost", "ML415"): TRAINER_VALUES,
@@ -68,7 +59,6 @@ KNOWN = {
     ("ml6_shape_sources/mlp_builder.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml8_test_provenance/local_loop.py", "builder", "lost", "ML806"): BUILDER,
-    ("ml8_test_selection/clean.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("objects_interprocedural/e_fit.py", "script", "lost", "ML601"): SCRIPT,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("values_mode_helpers/trainer.py", "params", "lost", "ML302"): PARAMS,
