@@ -43,7 +43,6 @@ KNOWN = {
     ("ml3_loss_modules/train.py", "builder", "lost", "ML302"): BUILDER,
     ("ml3_resume/reproduce.py", "params", "gained", "ML303"): PARAMS_GAINED,
     ("ml417_coverage_learners/byol_module.py", "builder", "lost", "ML417"): BUILDER,
-    ("ml4_entropy_origins/agent.py", "trainer", "lost", "ML415"): TRAINER_VALUES,
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,
     ("ml4_loss_parameters/contrastive.py", "builder", "lost", "ML417"): BUILDER,
     ("ml4_loss_parameters/face.py", "builder", "lost", "ML417"): BUILDER,
