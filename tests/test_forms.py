@@ -24,7 +24,6 @@ SCRIPT = "a function's body inlined at module level: the module scope is not ana
 
 KNOWN = {
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
-    ("callers_notebooks/engine.py", "trainer", "lost", "ML101"): TRAINER_VALUES,
     ("consts_values/cv1_train.py", "trainer", "lost", "ML102"): TRAINER_VALUES,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
