@@ -557,7 +557,8 @@ class Context:
         self.module = ".".join(Path(relative).with_suffix("").parts)
         self.other_text = "\n".join(t for p, t in texts.items() if p != relative)
         stem = re.escape(Path(relative).stem)
-        self.importers = "\n".join(t for p, t in texts.items() if p != relative and re.search(rf"\b{stem}\b", t))
+        notebooks = [p.read_text() for p in sorted(root.rglob("*.ipynb"))]  # their cells import the module too
+        self.importers = "\n".join(t for t in [*(t for p, t in texts.items() if p != relative), *notebooks] if re.search(rf"\b{stem}\b", t))
 
     def mentioned(self, name: str) -> bool:
         """Whether a file naming this module names `name` too (a change to it could reach there)."""

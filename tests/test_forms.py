@@ -12,8 +12,6 @@ from forms import failures
 from mllint.analysis.program import project as project_cache
 
 # Why, by the analysis mechanism that loses the value (the transform keeps the program's meaning).
-TRAINER_MODES = "a mode set or read on `self.x` of a runner built from arguments (`Runner(model).fit()`) is not mapped to the argument"
-TRAINER_MODES_GAINED = "`Runner(model).set_eval()` (`self.model.eval()`) is not seen to put `model` in eval mode"
 TRAINER_VALUES = "a value passed to `__init__` and read as `self.x` by a method of an instance built once is not followed"
 BUILDER = "the objects a builder of another module returns in a tuple, unpacked, are not followed for this fact"
 PARAMS = "a loop moved to another module, given the module's objects as arguments by its caller: not followed for this fact"
@@ -26,7 +24,6 @@ SCRIPT = "a function's body inlined at module level: the module scope is not ana
 
 KNOWN = {
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
-    ("callers_notebooks/engine.py", "trainer", "lost", "ML101"): TRAINER_VALUES,
     ("consts_values/cv1_train.py", "trainer", "lost", "ML102"): TRAINER_VALUES,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
@@ -36,18 +33,10 @@ KNOWN = {
     ("ml2_fresh_modules/translator/tests/test_embeddings.py", "alias", "gained", "ML201"): FRESH_HELD,
     ("ml2_fresh_modules/translator/tests/test_embeddings.py", "dict", "gained", "ML201"): FRESH_HELD,
     ("ml2_paths/heads.py", "dict", "lost", "ML201"): DICT,
-    ("ml3/mnist.py", "trainer", "lost", "ML302"): TRAINER_MODES,
-    ("ml3/negatives.py", "trainer", "gained", "ML302"): TRAINER_MODES_GAINED,
-    ("ml3/train_loop.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_blind/from_pretrained_via_helper/finetune.py", "builder", "lost", "ML303"): BUILDER,
     ("ml3_blind/mode_argument_never_evals/engine.py", "params", "lost", "ML302"): PARAMS,
-    ("ml3_longtail/loops.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_longtail/train_vse.py", "params", "lost", "ML303"): PARAMS,
-    ("ml3_longtail/train_vse.py", "trainer", "lost", "ML303"): TRAINER_MODES,
-    ("ml3_passed_optimizers/passed_frozen.py", "trainer", "lost", "ML303"): TRAINER_MODES,
-    ("ml3_resume/engine.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("ml3_resume/reproduce.py", "params", "gained", "ML303"): PARAMS_GAINED,
-    ("ml4_entropy_origins/agent.py", "trainer", "lost", "ML415"): TRAINER_VALUES,
     ("ml4_longtail/lazy_ok.py", "alias", "gained", "ML407"): LAZY_ALIAS,
     ("ml4_missed_parts/train_aliases.py", "builder", "lost", "ML417"): BUILDER,
     ("ml4_rewrapped_lists/trainer.py", "trainer", "lost", "ML404"): TRAINER_VALUES,
@@ -59,7 +48,6 @@ KNOWN = {
     ("ml6_shape_sources/critic.py", "trainer", "lost", "ML602"): TRAINER_VALUES,
     ("ml6_shape_sources/mlp_builder.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
-    ("ml8_test_selection/clean.py", "trainer", "lost", "ML303"): TRAINER_MODES,
     ("objects_interprocedural/e_fit.py", "script", "lost", "ML601"): SCRIPT,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
     ("values_mode_helpers/trainer.py", "params", "lost", "ML302"): PARAMS,

@@ -818,10 +818,16 @@ class TrainingLoops:
             return None
         objects = self.ctx.analysis(Objects)
         found = objects._of(m.ctx).method(call)
-        if found is None and m is self.own and self._parameter(call.func.value):  # as the first call site that tells
+        if found is None and m is self.own and (self._parameter(call.func.value) or self._passed_in(objects, call.func.value)):  # as the first call site that tells
             classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
             found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
         return Callee(found[1], found[0]) if found is not None else None
+
+    def _passed_in(self, objects: Objects, node: ast.AST) -> bool:
+        """Is `node` an attribute of `self` that holds only what a method of its class was passed (`self.model`
+        of `self.model = model` in `__init__`)?"""
+        found = objects.points_to(node) if is_self_attribute(node) else None
+        return bool(found) and all(obj.kind == "parameter" for obj in found)
 
     def _parameter(self, node: ast.AST) -> bool:
         """Is `node` a name every binding of which that reaches it is its function's parameter (`model` of

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, replace
 
 from mllint.analysis.facets.gradients import GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
@@ -401,6 +402,9 @@ def _passed_sign(ctx, factor: ast.AST, home: Term, depth: int = 0) -> int:
     """The sign of a constant factor, a parameter read as what the call passes for it; 0: unknown."""
     values = (home.ctx or ctx).analysis(ValueKinds)
     passed = _passed(values, factor, home) if isinstance(factor, ast.Name) and depth < MAX_DEPTH else None
+    if passed is None and isinstance(factor, ast.Attribute):  # `self.w` of a runner: what every construction passes
+        signs = {constant_sign(values, a) for a in values.ctx.analysis(Instances).held_arguments(factor)}
+        return signs.pop() if len(signs) == 1 else 0
     return _passed_sign(ctx, passed[0], passed[1], depth + 1) if passed is not None else constant_sign(values, factor)
 
 

@@ -9,12 +9,13 @@ from dataclasses import replace
 
 from mllint.analysis.objects.constants import binding_constants
 from mllint.analysis.program.callers import Binding, Callers, call_sites
-from mllint.analysis.syntax.scopes import first_parameter
+from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.facets.mode_facts import (
     FUNCTIONS, LIBRARY_HOOKS, Fact, Mode, Use, called_receiver, common_built, is_test_path, lookup,
     parameter_names,
 )  # fmt: skip
 from mllint.analysis.objects.call_sites import built, substituted, under
+from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import NONE, Obj, union
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import reference_key
@@ -36,13 +37,15 @@ class CallSiteUses:
                 continue
             names = parameter_names(scope)
             names.discard(first_parameter(scope) if self.scopes.enclosing_class(scope) is not None else None)
-            if not self._may_call_parameters(scope, names, may_want):
+            held = self._calls_held_parameters(scope, may_want)
+            if not held and not self._may_call_parameters(scope, names, may_want):
                 continue
             if calling is None:
                 callers = self.call_graph().callers
                 calling = {caller for helper in self._seeing(may_want) for caller in callers.get(helper, ())}
-            if scope not in calling and not self._may_note_on_parameters(scope, names, may_want):
+            if not held and scope not in calling and not self._may_note_on_parameters(scope, names, may_want):
                 continue
+            names |= held
             entry, deciding = self._entry_uses(scope, names, wanted, ()), self.deciding(scope)
             if not entry and not deciding:
                 continue
@@ -81,6 +84,21 @@ class CallSiteUses:
                     return True
         return False
 
+
+    def _calls_held_parameters(self, scope: ast.AST, wanted: Callable[[ast.AST], bool]) -> set[str]:
+        """The keys of the parameters (of `__init__`, a setter) that the attributes a method calls hold
+        (`self.model(x)` with `self.model = model` in `__init__`) where a rule `wanted`: seen from the
+        method's call sites on an instance built there (`_passed_to_instance`)."""
+        if self.scopes.enclosing_class(scope) is None or self.scopes.enclosing_class(scope) in self.module_classes:
+            return set()
+        found = set()
+        for call in self.ctx.index.within(scope, ast.Call):
+            func = called_receiver(call)
+            if isinstance(func, ast.Attribute) and reference_key(func) is not None and wanted(call):
+                held = self.objects.points_to(func)
+                if held and all(obj.kind == "parameter" for obj in held):
+                    found |= {obj.key() for obj in held}
+        return found
 
     def _may_note_on_parameters(self, scope: ast.AST, parameters: set[str], wanted: Callable[[ast.AST], bool]) -> bool:
         """Another cheap test before the flow of a function that calls no function of the file making a
@@ -140,6 +158,8 @@ class CallSiteUses:
         None when the call site is not in another module, is in a test (which exercises modes on purpose,
         often on mocks), or passes no receiver there."""
         head, dot, rest = key.partition(".")
+        if head.startswith("@"):
+            return self._passed_to_instance(binding, head, dot + rest)
         passed = binding.argument(head)
         if not binding.path or is_test_path(binding.path) or passed is None or passed[2].default or passed[0] is self.ctx:
             return None
@@ -156,6 +176,29 @@ class CallSiteUses:
             return None
         key += dot + rest
         return caller, site, scope, key, lookup(flow.before[site], key)
+
+
+    def _passed_to_instance(self, binding: Binding, parameter: str, rest: str):
+        """`_passed` for the receiver a parameter of `__init__` (or a setter) stands for in a method called on
+        an instance built in the caller's module (`trainer.score(loader)` with `trainer = Trainer(model)`):
+        what was passed for it there (`objects.instances`), with its facts just before the method's call."""
+        caller, site = binding.caller, binding.call
+        if caller is None or caller is self.ctx or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
+            return None
+        cls = self.scopes.enclosing_class(binding.function)
+        named = [] if cls is None else [f"{f.name}:{p.arg}" for f in cls.body if isinstance(f, FUNCTIONS) for p in parameters(f) if self.objects.parameter(f, p.arg).key() == parameter]
+        instances = caller.analysis(Instances)
+        instance = instances.built(site.func.value) if named else None
+        argument = instances.passed(instance).get(named[0]) if instance is not None else None
+        scope = caller.scopes.enclosing_function(site) or caller.tree
+        if argument is None or (caller.scopes.enclosing_function(argument) or caller.tree) is not scope:
+            return None
+        modes = self.of_module(caller)
+        flow = modes.flow(scope)
+        key = modes.key(argument, scope)
+        if key is None or site not in flow.before:
+            return None
+        return caller, site, scope, key + rest, lookup(flow.before[site], key + rest)
 
 
     def frozen_at_call_sites(self, use: Use) -> bool:

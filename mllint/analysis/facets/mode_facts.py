@@ -277,11 +277,12 @@ def is_getattr(node: ast.AST) -> bool:
 
 
 def translate_key(callee_key: str, mapping: dict[str, str | None]) -> str | None:
-    """The caller's key for a callee's: its head mapped (a parameter, `self`), an object's own key as it is."""
+    """The caller's key for a callee's: its head mapped (a parameter, `self`, a parameter of `__init__` an
+    instance built at the call's site was passed), an object's own key as it is."""
     head, dot, rest = callee_key.partition(".")
-    if head.startswith("@"):
-        return callee_key
     target = mapping.get(head)
+    if head.startswith("@") and target is None:  # an object's own key, unless a construction passed it
+        return callee_key
     return target + dot + rest if target is not None else None
 
 

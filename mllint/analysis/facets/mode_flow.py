@@ -16,6 +16,7 @@ from mllint.analysis.facets.mode_facts import (
 )  # fmt: skip
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
+from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.syntax.scopes import parameters
@@ -100,6 +101,8 @@ class Flow:
         """Can the flow apply the summary of the function `call` runs (see `_call` and `_method_call`)?"""
         func = call.func
         if isinstance(func, ast.Name) and func.id in self.modes.functions:
+            return True
+        if self._instance_method(call) is not None or self._construction(call) is not None:
             return True
         if isinstance(func, ast.Attribute) and self.key(func.value) is not None and self.modes.qualified_name(func.value) is None:
             return self.key(func.value) == self.self_name or func.attr in self.modes.wrapper_methods
@@ -467,6 +470,11 @@ class Flow:
     def _call(self, call: ast.Call, state: State) -> State:
         self.before[call] = state
         func = call.func
+        built = self._instance_method(call) or self._construction(call)
+        if built is not None:  # `Runner(model).fit()`: its `self.model` is the `model` passed here
+            home, function, passed = built
+            owner = self.key(func.value) if isinstance(func, ast.Attribute) else None
+            return self._follow(call, function, owner, state, home if home is not self.ctx else None, passed)
         if isinstance(func, ast.Attribute):
             owner = self.key(func.value)
             if owner is not None and self.modes.qualified_name(func.value) is None:
@@ -572,14 +580,42 @@ class Flow:
                 state = self._set(state, key, frozenset({Fact(Mode.UNKNOWN, call)}))
         return state
 
-    def _follow(self, call: ast.Call, function: ast.AST, owner: str | None, state: State, home=None) -> State:
+    def _instance_method(self, call: ast.Call) -> tuple[object, ast.AST, dict[str, str]] | None:
+        """For a method called on an instance built at a known site of this file (`objects.instances`):
+        (the method's context, the method, the caller's key of what was passed for each parameter the
+        instance's attributes hold, by the parameter's object key); None for any other call."""
+        func = call.func
+        instances = self.ctx.analysis(Instances)
+        instance = instances.built(func.value) if isinstance(func, ast.Attribute) else None
+        found = self.modes.objects.method(call) if instance is not None else None
+        if found is None or self.modes.of_module(found[0]).is_generator(found[1]) or not self.modes.of_module(found[0]).runs_as_called(found[1]):
+            return None
+        passed = {}
+        for parameter, argument in instances.passed(instance).items():
+            key = self.key(argument) if (self.modes.scopes.enclosing_function(argument) or self.ctx.tree) is self.scope else self.modes.key(argument, self.scope)
+            if key is not None and (key.startswith("@") or (self.modes.scopes.enclosing_function(argument) or self.ctx.tree) is self.scope):
+                passed[parameter] = key
+        return found[0], found[1], passed
+
+    def _construction(self, call: ast.Call) -> tuple[object, ast.AST, dict[str, str]] | None:
+        """For the construction of an instance `_instance_method` knows (`Trainer(model, opt)`): its
+        `__init__`, which gets what the call passes as any function does."""
+        instance = self.ctx.analysis(Instances).built(call)
+        found = self.modes.objects.class_of(instance) if instance is not None and instance.node is call else None
+        init = inherited_method(found[0], found[1], "__init__", self.modes.view) if found is not None else None
+        return (init[0], init[1], {}) if init is not None else None
+
+    def _follow(self, call: ast.Call, function: ast.AST, owner: str | None, state: State, home=None, passed: dict | None = None) -> State:
         """Apply a function's summary: the modes it leaves, the model calls it makes. `home`: the context of
-        another module of the project that defines it (its model calls are reported there, not here)."""
+        another module of the project that defines it (its model calls are reported there, not here).
+        `passed`: for a method of an instance built here, the keys of what its attributes hold."""
         callee_modes = self.modes if home is None else self.modes.of_module(home)
         deciding = callee_modes.deciding(function)
         constants = {k: v for k, v in call_constants(call, function, self.constants).items() if k in deciding}
         summary = callee_modes.summary(function, self.depth + 1, tuple(sorted(constants.items(), key=str)))
-        mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx)
+        mapping = self._parameter_mapping(call, function, owner, callee_modes.ctx, passed is not None)
+        if mapping is not None and passed:
+            mapping.update(passed)
         if summary is None or mapping is None:
             if owner is not None:
                 state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
@@ -600,12 +636,13 @@ class Flow:
                 state = self._set(state, key, self._substitute(summary.exit[callee_key], before, key, call, home))
         return state
 
-    def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home) -> dict[str, str] | None:
-        """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context). None when
-        `*args` or `**kwargs` may fill a parameter, or the callee rebinds a parameter that receives a model
-        (it may have changed the old one first)."""
+    def _parameter_mapping(self, call: ast.Call, function: ast.AST, owner: str | None, home, method: bool = False) -> dict[str, str] | None:
+        """Callee parameter -> the caller's receiver passed for it (`home`: the callee's context; `method`:
+        a method called on an object, even one with no key). None when `*args` or `**kwargs` may fill a
+        parameter, or the callee rebinds a parameter that receives a model (it may have changed the old
+        one first)."""
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
-        skips_first = owner is not None and not static
+        skips_first = (owner is not None or method) and not static
         bound = bind_arguments(call, function, skips_first)
         if any(argument is None for argument in bound.values()):
             return None
@@ -617,7 +654,8 @@ class Flow:
             first = first_parameter(function)
             if first is None:
                 return None
-            mapping[first] = owner
+            if owner is not None:
+                mapping[first] = owner
         for parameter, argument in bound.items():
             key = self.key(argument)
             if key is not None:

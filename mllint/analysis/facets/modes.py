@@ -47,6 +47,7 @@ from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
@@ -487,11 +488,22 @@ class Modes(CallSiteUses):
             return False
         if self.frozen_at_call_sites(use):
             return True
-        updated = [k for k, scope in self.optimized.items() if key.startswith("@") or scope is use.scope]
+        passed = self.ctx.analysis(Instances).arguments(key)
+        at_hand = self._at_hand(use, passed) if key.startswith("@parameter:") else None
+        updated = [k for k, scope in self.optimized.items() if (key.startswith("@") and at_hand is None) or scope is use.scope or scope in (at_hand or ())]
         keys = {key, self.objects.key(called_receiver(use.call), None) if self.home(use.call) is self else None} - {None}
+        keys |= {self.objects.key(argument, None) for argument in passed} - {None}
         return bool(updated) and not any(
             k == key or k.startswith(key + ".") or key.startswith((k + ".", k + "@")) for k in updated for key in keys
         )  # an optimizer a builder makes over what it makes updates that object at each of its call sites
+
+    def _at_hand(self, use: Use, passed: list[ast.AST]) -> set[ast.AST]:
+        """For a model an instance's attribute holds from a parameter of its class (`self.model` of a trainer
+        given `model`): the scopes whose optimizers are at hand, the class's methods and those where this
+        file builds an instance of it (what each passes, `instances.Instances.arguments`)."""
+        cls = self.scopes.enclosing_class(use.scope)
+        scopes = {f for f in cls.body if isinstance(f, FUNCTIONS)} if cls is not None else set()
+        return scopes | {self.scopes.enclosing_function(argument) or self.ctx.tree for argument in passed}
 
     def is_module_function(self, scope: ast.AST) -> bool:
         """A function defined once at module level: its callers here call it by name and read what it

@@ -81,6 +81,7 @@ class Binding:
     unpacked: tuple = ()  # (parameter, the caller's context, its `*args` argument, the index of its element)
     also: "Binding | None" = None  # the caller's class's `__init__` call site, for the `self.` attributes it sets
     call: ast.Call | None = None  # the call itself, a node of the caller's tree
+    caller: object = None  # the context of the caller's module (with `call`)
 
     def argument(self, name: str) -> tuple[object, ast.AST, Passage] | None:
         """(the context the argument is read in, the argument, its `Passage`); None: unknown."""
@@ -332,7 +333,7 @@ class Callers:
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call) for outer in outers[:MAX_SITES] or [None]]
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call, caller=caller) for outer in outers[:MAX_SITES] or [None]]
 
     def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
         """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
