@@ -267,6 +267,9 @@ class Shapes:
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
+                    if not _site_kept(binding, ctx):
+                        values = {}
+                        break
                     if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
@@ -1647,3 +1650,11 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
         return head, tail[:-1]
     return None
+
+
+def _site_kept(binding, ctx) -> bool:
+    """Were the values around a call of `binding` worked out under its outer call site (`net(x)` in `fit(net,
+    loader)`, under the `fit(...)` that passed this `net`), when the caller's own analysis took one?"""
+    outer = binding.outer
+    used = ctx.analysis(Shapes).bindings.get(outer.function) if outer is not None and outer.call is not None else None
+    return used is None or used.call is outer.call
