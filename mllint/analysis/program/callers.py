@@ -757,7 +757,7 @@ def _uses(ctx, target: ast.AST, value: ast.AST) -> list[ast.AST] | None:
     return [n for n in uses if n is not target]
 
 
-def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.Call, ast.Call]] | None:
+def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
     """The calls of an object passed as `node` to a project function (of its parameter there) or class (of
     the `self.` attribute its `__init__` assigns the parameter to): one step, never further."""
     call = ctx.scopes.parent(node)
@@ -794,7 +794,7 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
         method = parent if isinstance(parent, ast.Call) and parent.func is read else _method_use(callee, read, parent)
         if method is None:
             return None
-        calls += [(callee, method, call)] if isinstance(method, ast.Call) else []
+        calls += [(callee, method, None if skips_first else call)] if isinstance(method, ast.Call) else []  # kept on `self`: any site
     return calls if reads else None
 
 
