@@ -252,7 +252,7 @@ class Callers:
         return list(itertools.islice(self._sites(self.ctx, target), MAX_SITES)) if target is not None else []
 
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
-        if function.name in CALLED_BY_FRAMEWORKS and ctx.analysis(ModuleClasses).method_of_module(function, ctx) is not None:
+        if getattr(function, "name", None) in CALLED_BY_FRAMEWORKS and ctx.analysis(ModuleClasses).method_of_module(function, ctx) is not None:
             return self.instance_bindings(ctx, function)  # a module's `forward`: called as `model(x)`, never by name
         key = (id(ctx), function)
         if key not in self._bindings:
