@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, format_shape, trailing_one_added
-from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, SAME_SHAPE_METHODS
+from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, keeps_shape
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
 from mllint.analysis.program.callers import call_sites
@@ -185,7 +185,7 @@ class BroadcastThenReduce(Rule):
                     return False
                 if parent.attr in REDUCTIONS or parent.attr == "norm":
                     return True
-                if parent.attr not in SAME_SHAPE_METHODS and parent.attr != "pow" and parent.attr not in COMPARING_METHODS:
+                if not keeps_shape(parent.attr) and parent.attr != "pow" and parent.attr not in COMPARING_METHODS:
                     return False
                 node, parent = call, self.ctx.scopes.parent(call)
             elif isinstance(parent, ast.Call) and node in parent.args and _elementwise_of_two(self.ctx.qualified_name(parent.func), parent):

@@ -3,7 +3,9 @@ from functools import cached_property
 
 from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, LOADER_WRAPPERS, full_batches, reshaped_to_size
+from mllint.analysis.program.callers import Callers, constructions
+from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.dims import Sym, format_shape, is_known
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
@@ -15,6 +17,7 @@ from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
+TENSOR_DATASET = "torch.utils.data.TensorDataset"
 LOSS_FUNCTIONS = {
     "torch.nn.functional." + name
     for name in (
@@ -60,7 +63,8 @@ class SqueezeWithoutDim(Rule):
     ## What it does
     Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension on a value passed to a loss,
     directly or through a local variable, and inside a module's `forward` on a value the shape analysis
-    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`). When the shape analysis
+    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`), or only trailing size-1
+    dimensions after a symbolic batch (`(batch, C, 1, 1)` of an adaptive pool). When the shape analysis
     knows which dimension is the size-1 one, the message names it. A loss whose input and target are
     both squeezed (`loss(logits.squeeze(), labels.squeeze())`) and `x.squeeze().item()` are not
     reported: a batch of one gives two aligned scalars, or the scalar was meant. Nor are the
@@ -75,7 +79,9 @@ class SqueezeWithoutDim(Rule):
     (`out.view(batch_size, 1)`: a smaller batch fails there first), or after an `assert` on the value's size.
     A squeeze whose value a `forward` returns, its shape known from a call site of the module, is judged
     at that call: not reported when the call's output goes to an element-wise regression loss (or a loss
-    whose both sides are squeezed) or every batch of the call's loop is full.
+    whose both sides are squeezed) or every batch of the call's loop is full; nor when every call of the
+    module runs in a loop whose batches are full or whose literal batch size divides the rows of its
+    `TensorDataset`.
     Also reported where the lost dimension is read: a count of the batch in a loop (`total +=
     logits.size(0)`, `out.shape[0]`) of a value whose batch dimension a dim-less `squeeze()` dropped
     because the batch held one sample: a model's `forward` (in whichever module) that squeezes a pooled
@@ -151,14 +157,17 @@ class SqueezeWithoutDim(Rule):
         shape = self.ctx.analysis(Shapes).shape(receiver)
         ones = [i for i, d in enumerate(shape or ()) if d == 1]
         certain = is_known(shape) and len(ones) == 1
-        if loss is None and not (certain and any(isinstance(d, Sym) for d in shape)):
-            return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimension
+        # `(B, C, 1, 1)` of an adaptive pool: every size-1 dim trailing, after a batch the analysis names
+        trailing = is_known(shape) and len(ones) > 1 and ones[0] > 0 and ones[-1] - ones[0] == len(ones) - 1 == len(shape) - 1 - ones[0]
+        batched = trailing and isinstance(shape[0], Sym)
+        if loss is None and not ((certain and any(isinstance(d, Sym) for d in shape)) or batched):
+            return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimensions
         if (is_known(shape) and all(isinstance(d, int) for d in shape)) or self._batch_never_one(node, receiver):
             return
         if loss is None and self._caller_excuses(node):
             return
         if not certain:
-            self.report(node, self.message.format(hint=""))
+            self.report(node, self.message.format(hint=f" (`squeeze({tuple(ones)})`)" if trailing else ""))
             return
         if isinstance(node.func, ast.Attribute):
             replacement = f"{self.ctx.text(node.func)}({ones[0]})"
@@ -233,17 +242,23 @@ class SqueezeWithoutDim(Rule):
         return all(side is not None and self._squeezed(_unconverted(side), ctx) is not None for side in sides)
 
     def _caller_excuses(self, node: ast.Call) -> bool:
-        """A squeeze whose value `forward` returns, with the shapes of a call site that cannot hold a batch of
-        one (every batch of its loop is full) or that hands the output to a loss on which the lost dimension
-        changes nothing (an element-wise regression loss, or both sides squeezed)."""
+        """A squeeze in `forward` with the shapes of a call site that cannot hold a batch of one (every batch
+        of its loop is full, or of the loop of a call its arguments came through), or whose value `forward`
+        returns to a loss on which the lost dimension changes nothing (element-wise, or both sides squeezed)."""
         binding = self.ctx.analysis(Shapes).call_site(node)
-        caller = next(iter(binding.arguments.values()))[0] if binding is not None and binding.arguments else None
-        if caller is None or binding.call is None or not self._returned(node):
+        caller = _caller(binding)
+        if caller is None or binding.call is None:
+            return False
+        if _through_full(binding, full_batches):
+            return True
+        forward = self.ctx.scopes.enclosing_function(node)
+        sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, forward)
+        if sites and all(_through_full(site, _full_or_even) for site in sites):
+            return True  # no call of the model is ever given a batch of one
+        if not self._returned(node):
             return False
         loss = self._loss_reached(binding.call, ctx=caller)
-        if loss is not None and (self._loss_name(loss, caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, caller)):
-            return True
-        return full_batches(caller, binding.call)
+        return loss is not None and (self._loss_name(loss, caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, caller))
 
     def _returned(self, node: ast.AST) -> bool:
         """Does the function return the value of `node`: `return x.squeeze()`, or a name assigned it alone?"""
@@ -301,3 +316,41 @@ class SqueezeWithoutDim(Rule):
             return loss_function_name(ctx, call.func)
         name = canonical_class(ctx.analysis(ValueKinds).constructed_class(call.func))
         return name if name is not None and name.startswith("torch.nn.") and name.endswith("Loss") else None
+
+
+def _caller(binding):
+    """The context a call site's arguments are read in (None: no call site, or no argument)."""
+    return next(iter(binding.arguments.values()))[0] if binding is not None and binding.arguments else None
+
+
+def _through_full(binding, full) -> bool:
+    """Is the call of `binding`, or a call its arguments came through (`model(x)` around `self.pool(h)`), run
+    on `full` batches only?"""
+    while binding is not None:
+        if _caller(binding) is not None and binding.call is not None and full(_caller(binding), binding.call):
+            return True
+        binding = binding.outer
+    return False
+
+
+def _full_or_even(ctx, call: ast.Call) -> bool:
+    """Is every batch of the loop running `call` full (`full_batches`), or over a `DataLoader` whose literal
+    batch size divides the rows of its `TensorDataset` (50 rows in batches of 25)?"""
+    if full_batches(ctx, call):
+        return True
+    loop = next((a for a in ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.AsyncFor, *FUNCTION_NODES))), None)
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    iterable = loop.iter.args[0] if isinstance(loop.iter, ast.Call) and callee_name(loop.iter) in LOADER_WRAPPERS and loop.iter.args else loop.iter
+    loaders = [(c, k) for (c, k), _ in constructions(ctx, iterable)]
+    return bool(loaders) and all(c.qualified_name(k.func) in DATA_LOADERS and _divides(c, k) for c, k in loaders)
+
+
+def _divides(ctx, loader: ast.Call) -> bool:
+    size = int_literal(call_argument(loader, 1, "batch_size"))
+    dataset = call_argument(loader, 0, "dataset")
+    made = [(c, k) for (c, k), _ in constructions(ctx, dataset)] if dataset is not None else []
+    if not size or size < 2 or len(made) != 1 or canonical_class(made[0][0].qualified_name(made[0][1].func)) != TENSOR_DATASET:
+        return False
+    rows = made[0][0].analysis(Shapes).shape(made[0][1].args[0]) if made[0][1].args else None
+    return bool(rows) and isinstance(rows[0], int) and rows[0] % size == 0

@@ -13,7 +13,8 @@ class DivisionByNormOfReluOutput(Rule):
     ## What it does
     Reports a division by the norm of a ReLU output with nothing keeping it away from zero: `z / z.norm(dim=1,
     keepdim=True)` where `z` comes from `F.relu`, `torch.relu`, `x.relu()`, an `nn.ReLU` or an
-    `nn.Sequential` ending in one (a projection head of the project too), directly or through a name
+    `nn.Sequential` ending in one (a projection head of the project too), also pooled, flattened or
+    dropped out after it (`nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()`), directly or through a name
     bound to the norm (`n = torch.norm(z, dim=-1, keepdim=True)` then `z / n`). A denominator with an
     epsilon (`z.norm(...) + 1e-8`) or a clamp (`.clamp(min=eps)`) and `F.normalize(z)` are not reported;
     nor is the norm of any other value, which is zero only for an all-zero input.

@@ -25,6 +25,17 @@ SAME_SHAPE_METHODS = frozenset(
     "fill_ zero_ normal_ uniform_ masked_fill_ detach_ copy_ float_ round_ tolist numpy "
     "index_add index_add_ scatter_add scatter_add_ index_copy index_copy_ index_fill index_fill_ scatter scatter_".split()
 )
+# In-place methods return their receiver, whose shape torch never changes (`a.add_(b)` refuses to grow `a`),
+# except those made to change it.
+RESHAPING_IN_PLACE = frozenset("resize_ resize_as_ squeeze_ unsqueeze_ t_ transpose_ swapdims_ swapaxes_ as_strided_ set_".split())
+
+
+def keeps_shape(method: str) -> bool:
+    """Does the tensor method `method` return a tensor of its receiver's shape (`x.abs()`, `x.fill_diagonal_(0)`)?"""
+    in_place = method.endswith("_") and not method.startswith("_") and method not in RESHAPING_IN_PLACE
+    return method in SAME_SHAPE_METHODS or in_place
+
+
 # Methods that keep the shape when told the dim to run along (NumPy's `cumsum()` without one flattens).
 ALONG_A_DIM = frozenset("cumsum cumprod logcumsumexp flip roll".split())
 BROADCAST_METHODS = frozenset("add sub mul div pow maximum minimum eq ne lt le gt ge".split())
@@ -233,7 +244,7 @@ class Operations:
             if self.record:
                 self.shapes.view_targets[node] = target
             return target
-        if method in SAME_SHAPE_METHODS or (method in ALONG_A_DIM and (node.args or node.keywords)):
+        if keeps_shape(method) or (method in ALONG_A_DIM and (node.args or node.keywords)):
             return shape
         if method in BROADCAST_METHODS:
             other = call_argument(node, 0, "other")

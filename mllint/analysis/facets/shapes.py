@@ -42,7 +42,7 @@ from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
-    KEEPS_ENDS, PARAMETERS, SAME_SHAPE_METHODS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, matmul_shape,
+    KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
 from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
 from mllint.analysis.facets.vocabulary import FUNCTIONS, SIZES
@@ -267,6 +267,9 @@ class Shapes:
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
+                    if not _site_kept(binding, ctx):
+                        values = {}
+                        break
                     if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
@@ -1079,7 +1082,7 @@ class Interpreter(Operations):
         """`x.unsqueeze_(1)`, `x.resize_(...)`: an in-place method may change the receiver's shape."""
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name):
             method = expr.func.attr
-            if method.endswith("_") and method not in SAME_SHAPE_METHODS:
+            if method.endswith("_") and not keeps_shape(method):
                 self.forget(expr.func.value.id, expr)
 
     def asserted(self, test: ast.AST) -> None:
@@ -1412,8 +1415,8 @@ class Interpreter(Operations):
             for size in reversed(receiver.shape):
                 listed = Listed(listed, size)
             return listed
-        elif isinstance(receiver, Tensor) and node.func.attr in TENSOR_METHODS:
-            if receiver.max_rank is not None and node.func.attr in SAME_SHAPE_METHODS:
+        elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)):
+            if receiver.max_rank is not None and keeps_shape(node.func.attr):
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
             ends = _partial_method(node, node.func.attr, receiver.ends or ((), ())) if receiver.shape is None else None
             if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
@@ -1637,7 +1640,7 @@ def _keeps_dim(node: ast.Call) -> bool:
 def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     """The known ends of a method's result on a tensor of unknown rank with known `ends`."""
     head, tail = ends
-    if method in SAME_SHAPE_METHODS:
+    if keeps_shape(method):
         return ends
     position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
@@ -1647,3 +1650,11 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
         return head, tail[:-1]
     return None
+
+
+def _site_kept(binding, ctx) -> bool:
+    """Were the values around a call of `binding` worked out under its outer call site (`net(x)` in `fit(net,
+    loader)`, under the `fit(...)` that passed this `net`), when the caller's own analysis took one?"""
+    outer = binding.outer
+    used = ctx.analysis(Shapes).bindings.get(outer.function) if outer is not None and outer.call is not None else None
+    return used is None or used.call is outer.call

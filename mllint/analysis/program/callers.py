@@ -26,7 +26,8 @@ call site in a notebook is named by its cell (`explore.ipynb:cell 3:2`).
 Budget (one for the layer): at most `MAX_SITES` call sites per function, read in at most `MAX_MODULES`
 modules, and `MAX_CALLER_DEPTH` callers up (an argument that is itself a parameter of the caller is
 followed into the caller's own call sites); past them, unknown. Functions named like protocol methods (`forward`, dunders but `__init__`) are called
-by frameworks, not by name: they have no call sites here.
+by frameworks, not by name: a module's `forward` is bound at the calls of its instances (`instance_bindings`:
+`self.attn(h)`, `model(x)` where the model was passed to `train(model, ...)`), others have no call sites here.
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from typing import TypeVar
 
 from mllint.analysis.values.annotations import Annotations, is_none
 from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
@@ -266,6 +268,8 @@ class Callers:
         return list(itertools.islice(self._sites(self.ctx, target), MAX_SITES)) if target is not None else []
 
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
+        if getattr(function, "name", None) in CALLED_BY_FRAMEWORKS and ctx.analysis(ModuleClasses).method_of_module(function, ctx) is not None:
+            return self.instance_bindings(ctx, function)  # a module's `forward`: called as `model(x)`, never by name
         key = (id(ctx), function)
         if key not in self._bindings:
             self._bindings[key] = []  # a recursive call chain finds nothing new
@@ -394,11 +398,15 @@ class Callers:
         for it) (`self.drop(h)` where `self.drop = FeatureDropout(0.3)`, `m(x)` where `m = Net()`),
         searched where the class is built; None when an instance goes anywhere else (into an
         `nn.Sequential`, a list, a return, an argument) or the search is past the budget."""
-        ctx = ctx or self.ctx
+        found = self._instance_calls(cls, ctx or self.ctx)
+        return [(caller, call) for caller, call, _ in found] if found is not None else None
+
+    def _instance_calls(self, cls: ast.ClassDef, ctx) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
+        """`instance_calls`, each with the call that handed the instance to the function making it (None: made there)."""
         target = _class_target(ctx, cls)
         if target is None:
             return None
-        found: list[tuple[object, ast.Call]] = []
+        found: list[tuple[object, ast.Call, ast.Call | None]] = []
         for caller, construction in self._sites(ctx, target):
             calls = _calls_of_instance(caller, construction, self.view)
             if calls is None or len(found) + len(calls) > MAX_SITES:
@@ -414,10 +422,25 @@ class Callers:
         if key not in self._bindings:
             self._bindings[key] = []  # a forward calling another instance of its own class finds nothing new
             target = _class_target(ctx, cls) if isinstance(cls, ast.ClassDef) else None
-            calls = self.instance_calls(cls, ctx) if target is not None else None
-            found = [b for caller, call in calls or () for b in self._site_bindings(ctx, forward, target, caller, call, 0)]
+            calls = self._instance_calls(cls, ctx) if target is not None else None
+            found = []
+            for caller, call, handed in calls or ():
+                for binding in self._site_bindings(ctx, forward, target, caller, call, 0):
+                    if handed is not None:  # a call of a parameter holding the instance: under the sites that pass it
+                        binding = self._handed(caller, call, handed, binding)
+                    found += [binding] if binding is not None else []
             self._bindings[key] = found[:MAX_SITES]
         return self._bindings[key]
+
+    def _handed(self, caller, call: ast.Call, handed: ast.Call, binding: Binding) -> Binding | None:
+        """`binding` of a call of a parameter (`net(x)` in `def fit(net, loader)`) when its chain goes through
+        `handed`, the call passing the instance (`fit(model, ...)`); its outer binding made that one when the
+        call's arguments read no parameter (the values around the call must come from that site, never another)."""
+        if binding.outer is not None:
+            return binding if binding.outer.call is handed else None
+        enclosing = caller.scopes.enclosing_function(call)
+        own = [b for b in self._bindings_in(caller, enclosing, 1) if b.call is handed] if enclosing is not None else []
+        return dataclasses.replace(binding, outer=own[0]) if own else None
 
     def constructions(self, cls: ast.ClassDef) -> Iterator[tuple[object, ast.Call]]:
         """The calls building a top-level class of the linted file (`RegressionTrainer(model=m, ...)`), with
@@ -642,27 +665,27 @@ def _path(ctx) -> str:
     return os.path.abspath(ctx.real_path or ctx.path)
 
 
-def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[tuple[object, ast.Call]] | None:
+def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
     """The calls of the object `construction` makes, bound to `self.x` (calls `self.x(...)` in its class) or
     to a name (calls `name(...)` in its function; a module-level name, also in the file's functions that
     read it as a global); also where the object is passed to a project function or class (`train(model,
     loader, criterion)`, `Trainer(model, WeightedMSE())`: the calls of its parameter there, or of the `self.`
-    attribute its `__init__` stores it in), with the context each stands in. None when the object is used
-    any other way (read from the files' indexes)."""
+    attribute its `__init__` stores it in), with the context each stands in and the call that passed it (None:
+    none did). None when the object is used any other way (read from the files' indexes)."""
     construction = _moved_up(ctx, construction)
     target = _assigned_to(ctx, construction)
     if target is None:
         return _passed_on(ctx, construction, view)
     uses = _uses(ctx, target, construction)
-    calls: list[tuple[object, ast.Call]] = []
+    calls: list[tuple[object, ast.Call, ast.Call | None]] = []
     for node in uses if uses is not None else [None]:
         parent = ctx.scopes.parent(node) if node is not None else None
         if isinstance(parent, ast.Call) and parent.func is node and isinstance(node.ctx, ast.Load):
-            calls.append((ctx, parent))
+            calls.append((ctx, parent, None))
             continue
         method = _method_use(ctx, node, parent)
         if method is not None:
-            calls += [(ctx, method)] if isinstance(method, ast.Call) else []
+            calls += [(ctx, method, None)] if isinstance(method, ast.Call) else []
             continue
         passed = _passed_on(ctx, node, view) if node is not None else None
         if passed is None:
@@ -750,7 +773,7 @@ def _uses(ctx, target: ast.AST, value: ast.AST) -> list[ast.AST] | None:
     return [n for n in uses if n is not target]
 
 
-def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.Call]] | None:
+def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
     """The calls of an object passed as `node` to a project function (of its parameter there) or class (of
     the `self.` attribute its `__init__` assigns the parameter to): one step, never further."""
     call = ctx.scopes.parent(node)
@@ -787,7 +810,7 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
         method = parent if isinstance(parent, ast.Call) and parent.func is read else _method_use(callee, read, parent)
         if method is None:
             return None
-        calls += [(callee, method)] if isinstance(method, ast.Call) else []
+        calls += [(callee, method, None if skips_first else call)] if isinstance(method, ast.Call) else []  # kept on `self`: any site
     return calls if reads else None
 
 

@@ -103,10 +103,19 @@ STATE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Bool
 # `nn.Sequential` ending in one outputs what the layer before it outputs.
 PASSING_LAYERS = frozenset({
     "torch.nn.Identity", "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d",
-    "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
+    "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout", "torch.nn.Flatten", "torch.nn.Unflatten",
 })  # fmt: skip
 # Wrappers whose calls run the model they wrap (`DataParallel(model)(x)` is `model(x)`); `wrapper.module` is it.
 MODEL_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel", "torch.compile"})
+# Pooling keeps the order of values, not the values: pooled, a ReLU output is still non-negative and all
+# zero where its units are off (`nn.MaxPool2d`, `F.adaptive_avg_pool2d`); a softmax's or sigmoid's is no
+# longer what a loss takes as one.
+POOLS = ("Max", "Avg", "AdaptiveAvg", "AdaptiveMax")
+ORDER_KEEPING_LAYERS = frozenset(f"torch.nn.{pool}Pool{n}d" for pool in POOLS for n in (1, 2, 3))
+ORDER_KEEPING_FUNCTIONS = frozenset(
+    f"torch.nn.functional.{pool}_pool{n}d" for pool in ("max", "avg", "adaptive_avg", "adaptive_max") for n in (1, 2, 3)
+)
+ORDER_KINDS = frozenset({Kind.RELU})  # the kinds pooling keeps
 PASSING_FUNCTIONS = frozenset(f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 MODULE_CONTAINERS = {"torch.nn.ModuleDict", "torch.nn.ModuleList"}
 # Methods that add layers to a container after it is built; those that add one at the end, by their count of arguments.
@@ -639,6 +648,9 @@ class ValueKinds:
             return self._value(call.args[0], depth + 1, binding)  # `nn.ModuleDict({...})`: what it holds
         if first is not None and (name in PASSING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding))):
             return self._value(first, depth + 1, binding)  # `self.dropout(logits)`, `F.dropout(probs, 0.1)`: its input's values
+        if first is not None and (name in ORDER_KEEPING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding, ORDER_KEEPING_LAYERS))):
+            inner = self._value(first, depth + 1, binding)  # `self.pool(F.relu(h))`: still a ReLU output's zeros
+            return inner if inner is PENDING or (isinstance(inner, Made) and inner.kind in ORDER_KINDS) else None
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
         if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
@@ -715,12 +727,13 @@ class ValueKinds:
         name = self.ctx.qualified_name(expr.func)
         return name in ("torch.zeros", "torch.zeros_like") or (name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == "new_zeros")
 
-    def _passing_layer(self, func: ast.AST, name: str | None, binding=None) -> bool:
-        """Is the module `func` calls one that passes its input on (`self.drop = nn.Dropout(p)`, `nn.Identity()`)?"""
+    def _passing_layer(self, func: ast.AST, name: str | None, binding=None, layers=PASSING_LAYERS) -> bool:
+        """Is the module `func` calls one of `layers`, by default those that pass their input on (`self.drop =
+        nn.Dropout(p)`, `nn.Identity()`)?"""
         if name is not None or not isinstance(func, ast.Name | ast.Attribute):
             return False
         found = self.construction(func, 0, binding)
-        return found is not None and canonical_class(found[0].qualified_name(found[1].func)) in PASSING_LAYERS
+        return found is not None and canonical_class(found[0].qualified_name(found[1].func)) in layers
 
     def changed_before(self, module: ast.Name, call: ast.Call) -> bool:
         """Is the module `module` names changed in its scope before `call`: a layer added to it or to a part
@@ -809,17 +822,20 @@ class ValueKinds:
             return constructor
         if name == SEQUENTIAL:
             last = self._passed_on(constructor, binding)
-            return self._activation_layer(last, binding) if last is not None else None
+            found = self._activation_layer(last, binding) if last is not None else None
+            pooled = self._passed_on(constructor, binding, PASSING_LAYERS | ORDER_KEEPING_LAYERS) if found is None else None
+            found = found or (self._activation_layer(pooled, binding) if pooled is not None else None)  # `nn.ReLU(), nn.MaxPool2d(2)`
+            return found if pooled is None or MODULE_KINDS.get(self._class_name(found, binding) if found else None) in ORDER_KINDS else None
         return None
 
-    def _passed_on(self, constructor: ast.Call, binding=None) -> ast.Call | None:
+    def _passed_on(self, constructor: ast.Call, binding=None, passing=PASSING_LAYERS) -> ast.Call | None:
         """The constructor of the layer an `nn.Sequential`'s output comes from: its last layer, or past
-        layers that pass their input on (`nn.Identity()`, `nn.Dropout(p)`) the one before them; None when
-        that is not known."""
+        layers that pass their input on (`nn.Identity()`, `nn.Dropout(p)`; or any of `passing`) the one
+        before them; None when that is not known."""
         item, layers = self._last_layer(constructor), self._layers(constructor)
         while True:
             last = self.constructor(item) if isinstance(item, ast.Name) or is_self_attribute(item) else item
-            if not isinstance(last, ast.Call) or self._class_name(last, binding) not in PASSING_LAYERS:
+            if not isinstance(last, ast.Call) or self._class_name(last, binding) not in passing:
                 return last if isinstance(last, ast.Call) else None
             if len(layers) < 2 or layers[-1] is not item:
                 return None
