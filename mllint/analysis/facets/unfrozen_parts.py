@@ -46,6 +46,8 @@ def unfrozen_missed(ctx) -> list[UnfrozenMissed]:
         built = list(_optimizers(ctx, view, scope))
         if len(built) != 1 or built[0][0].lineno >= unfreeze.lineno:
             continue  # another optimizer of the run (a rebuild), or none before the unfreeze
+        if _frozen_between(ctx, scope, built[0][0], unfreeze):
+            continue  # frozen after the optimizer took every parameter: the unfreeze gives them back
         _, home, constructor, over = built[0]
         if over != model or not _filtered_over_trainable(home, constructor):
             continue
@@ -77,6 +79,19 @@ def _unfreezes(ctx, resolver: CallResolver):
             home = _unfreezes_argument(ctx, resolver, node)
             if home is not None:
                 yield node, node.args[0].id, home
+
+
+def _frozen_between(ctx, scope: ast.AST, built: ast.AST, unfreeze: ast.AST) -> bool:
+    nodes = ctx.index.within(scope, ast.Assign, ast.Call) if scope is not ctx.tree else ctx.index.of_type(ast.Assign, ast.Call)
+    return any(built.lineno < node.lineno < unfreeze.lineno and _freezes(node) for node in nodes)
+
+
+def _freezes(node: ast.AST) -> bool:
+    """`x.requires_grad = False` or `x.requires_grad_(False)`."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets) and _false(node.value)
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr == "requires_grad_" and bool(node.args) and _false(node.args[0])
 
 
 def _unfreezes_argument(ctx, resolver: CallResolver, call: ast.Call):
@@ -175,3 +190,7 @@ def _reads_flag(node: ast.AST) -> bool:
 
 def _true(value: ast.AST) -> bool:
     return isinstance(value, ast.Constant) and value.value is True
+
+
+def _false(value: ast.AST) -> bool:
+    return isinstance(value, ast.Constant) and value.value is False
