@@ -38,10 +38,11 @@ class LibraryModel:
 
 # Architecture families by a token anywhere in the builder's or the model's name (`resnet50`,
 # `deeplabv3_resnet50`, `tf_efficientnet_b0`, `seresnext50_32x4d`), first match wins. Detection models
-# keep their backbone's BatchNorm frozen (`FrozenBatchNorm2d`): mode-free, as torchvision documents.
+# keep their backbone's BatchNorm frozen (`FrozenBatchNorm2d`): mode-free, as torchvision documents (SSDlite
+# trains its BatchNorm: read by its backbone).
 # Normalizer-free and BiT ResNets have no BatchNorm; ViTs and timm's ConvNeXts and Swins default to no
 # dropout (unknown here). torchvision's own Swin and ConvNeXt builders default to stochastic depth.
-MODE_FREE = re.compile(r"rcnn|retinanet|fcos|ssd")
+MODE_FREE = re.compile(r"rcnn|retinanet|fcos|ssd(?!lite)")
 NORM_FREE = re.compile(r"(^|_)nf|nfnet|bit")
 TORCHVISION_ONLY = ((re.compile(r"swin|convnext"), "StochasticDepth"),)
 FAMILIES = (
@@ -74,16 +75,14 @@ def library_model(ctx, call: ast.Call) -> LibraryModel | None:
         return _family(_literal(call_argument(call, 1, "model")), torchvision=repository.startswith("pytorch/vision"))
     if name.startswith("segmentation_models_pytorch."):
         return SEGMENTATION_MODELS
-    owner = name.rpartition(".")[0].rsplit(".", 1)[-1]
-    if not name.startswith("transformers.") or not ("Model" in owner or "For" in owner):
-        return None
     return PRETRAINED if last == "from_pretrained" else CONFIGURED
 
 
 def is_library_factory(qualified: str) -> bool:
     """Does a call of this qualified name build a model of a library mllint does not read: torchvision's
     builders and `get_model`, `timm.create_model`, `torch.hub.load`, a `segmentation_models_pytorch`
-    architecture (`smp.Unet`, `smp.create_model`), transformers' `from_pretrained` / `from_config`?"""
+    architecture (`smp.Unet`, `smp.create_model`), transformers' `from_pretrained` / `from_config` of a model
+    class (`AutoModelFor...`, `BertModel`; not `AutoTokenizer` or `AutoConfig`)?"""
     head, _, last = qualified.rpartition(".")
     if qualified.startswith("torchvision.models."):
         return "_Weights" not in qualified and last not in NOT_BUILDERS
@@ -91,7 +90,8 @@ def is_library_factory(qualified: str) -> bool:
         return True
     if head == "segmentation_models_pytorch":
         return last[:1].isupper()
-    return last in ("from_pretrained", "from_config") and qualified.startswith("transformers.")
+    owner = head.rsplit(".", 1)[-1]
+    return last in ("from_pretrained", "from_config") and qualified.startswith("transformers.") and ("Model" in owner or "For" in owner)
 
 
 def _family(model_name: str | None, torchvision: bool = False) -> LibraryModel | None:
