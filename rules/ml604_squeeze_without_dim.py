@@ -3,7 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, LOADER_WRAPPERS, full_batches, reshaped_to_size
+from mllint.analysis.facets.data_shapes import DATA_LOADERS, LOADER_WRAPPERS, drops_last, full_batches, reshaped_to_size
 from mllint.analysis.program.callers import Callers, constructions
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.dims import Sym, format_shape, is_known
@@ -249,7 +249,7 @@ class SqueezeWithoutDim(Rule):
         caller = _caller(binding)
         if caller is None or binding.call is None:
             return False
-        if _through_full(binding, full_batches):
+        if _through_full(binding, lambda ctx, call, _: full_batches(ctx, call)):
             return True
         forward = self.ctx.scopes.enclosing_function(node)
         sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, forward)
@@ -325,25 +325,27 @@ def _caller(binding):
 
 def _through_full(binding, full) -> bool:
     """Is the call of `binding`, or a call its arguments came through (`model(x)` around `self.pool(h)`), run
-    on `full` batches only?"""
+    on `full` batches only (`full(ctx, call, the binding of the function around the call)`)?"""
     while binding is not None:
-        if _caller(binding) is not None and binding.call is not None and full(_caller(binding), binding.call):
+        if _caller(binding) is not None and binding.call is not None and full(_caller(binding), binding.call, binding.outer):
             return True
         binding = binding.outer
     return False
 
 
-def _full_or_even(ctx, call: ast.Call) -> bool:
-    """Is every batch of the loop running `call` full (`full_batches`), or over a `DataLoader` whose literal
-    batch size divides the rows of its `TensorDataset` (50 rows in batches of 25)?"""
+def _full_or_even(ctx, call: ast.Call, outer) -> bool:
+    """Is every batch of the loop running `call` full (`full_batches`), or over a `DataLoader` that drops
+    its last batch or whose literal batch size divides the rows of its `TensorDataset` (50 rows in batches
+    of 25)? The loaders are those of the call site that passed the model (`outer`), when the loop's function
+    has one."""
     if full_batches(ctx, call):
         return True
     loop = next((a for a in ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.AsyncFor, *FUNCTION_NODES))), None)
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     iterable = loop.iter.args[0] if isinstance(loop.iter, ast.Call) and callee_name(loop.iter) in LOADER_WRAPPERS and loop.iter.args else loop.iter
-    loaders = [(c, k) for (c, k), _ in constructions(ctx, iterable)]
-    return bool(loaders) and all(c.qualified_name(k.func) in DATA_LOADERS and _divides(c, k) for c, k in loaders)
+    loaders = [(c, k) for (c, k), _ in constructions(ctx, iterable, outer)]
+    return bool(loaders) and all(c.qualified_name(k.func) in DATA_LOADERS and (drops_last(c, k) or _divides(c, k)) for c, k in loaders)
 
 
 def _divides(ctx, loader: ast.Call) -> bool:

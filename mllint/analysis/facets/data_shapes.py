@@ -197,10 +197,10 @@ def _drops_last(ctx, iterable: ast.AST) -> bool:
     while isinstance(iterable, ast.Call) and callee_name(iterable) in LOADER_WRAPPERS and iterable.args:
         iterable = iterable.args[0]
     found = [(c, call) for (c, call), _ in constructions(ctx, iterable)]
-    return bool(found) and all(c.qualified_name(call.func) in DATA_LOADERS and _full(c, call) for c, call in found)
+    return bool(found) and all(c.qualified_name(call.func) in DATA_LOADERS and drops_last(c, call) for c, call in found)
 
 
-def _full(ctx, loader: ast.Call) -> bool:
+def drops_last(ctx, loader: ast.Call) -> bool:
     """Does a `DataLoader` give only full batches of more than one: `drop_last=True`, or a `BatchSampler`
     built with `drop_last=True` as its `batch_sampler`?"""
     sampler = call_argument(loader, 3, "batch_sampler")

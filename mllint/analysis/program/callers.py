@@ -166,18 +166,28 @@ def per_call_site(ctx, node: ast.AST, ask: Callable[[Binding | None], T | None],
                     yield answer, binding
 
 
-def constructions(ctx, expr: ast.AST) -> Iterator[tuple[tuple[object, ast.Call], Binding | None]]:
+def constructions(ctx, expr: ast.AST, under: Binding | None = None) -> Iterator[tuple[tuple[object, ast.Call], Binding | None]]:
     """What built the object `expr` refers to, (the context, the constructor call): as the file tells, or
-    under each call site of the function around it. A project function that returns what it builds
-    (`scheduler = build_scheduler(optimizer, cfg)`) is followed to the construction it returns."""
+    under each call site of the function around it (`under`: that one call site's binding only). A project
+    function that returns what it builds (`scheduler = build_scheduler(optimizer, cfg)`) is followed to the
+    construction it returns."""
     values, view = ctx.analysis(ValueKinds), ctx.analysis(ProjectView)
     if isinstance(expr, ast.Attribute) and not is_self_attribute(expr):  # `metrics.losses_track`
-        for owner, binding in constructions(ctx, expr.value):
+        for owner, binding in constructions(ctx, expr.value, under):
             found = _attribute_built(view, owner, expr.attr)
             if found is not None:
                 yield found, binding
         return
-    yield from per_call_site(ctx, expr, lambda binding: _built(view, values.construction(expr, binding=binding), 0))
+
+    def built(binding: Binding | None) -> tuple[object, ast.Call] | None:
+        return _built(view, values.construction(expr, binding=binding), 0)
+
+    if under is None:
+        yield from per_call_site(ctx, expr, built)
+        return
+    found = built(under)
+    if found is not None:
+        yield found, under
 
 
 def _attribute_built(view: ProjectView, owner: tuple[object, ast.Call], attribute: str) -> tuple[object, ast.Call] | None:
