@@ -492,6 +492,7 @@ def entropy_sign(ctx, term: Term) -> int:
             return -1  # `p * log p`, `log_p.exp() * log_p`
         if _probabilities_times_logs(ctx, node.left, node.right):
             return -1  # `dist.probs * dist.logits` of a Categorical: its logits are log-probabilities
+        return 0  # a product the values do not tell: the name it was assigned to says nothing of its sign
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
@@ -521,14 +522,10 @@ def _probability_text(text: str) -> bool:
 
 
 def _probabilities_times_logs(ctx, left: ast.AST, right: ast.AST) -> bool:
-    """Softmax output times log-probabilities, as the values tell, or the `.probs` and `.logits` of one
-    object (a distribution's fields)."""
+    """Probabilities times log-probabilities, as the values tell (`F.softmax(z) * F.log_softmax(z)`, a
+    Categorical's `.probs * .logits`; a Bernoulli's `.logits` are log-odds)."""
     view = ctx.analysis(ProjectView)
-    kinds = {getattr(view.origin(side), "kind", None) for side in (left, right)}
-    if kinds == {Kind.PROBABILITIES, Kind.LOG_PROBABILITIES}:
-        return True
-    fields = {(s.attr, ctx.text(s.value)) for s in (left, right) if isinstance(s, ast.Attribute)}
-    return len({receiver for _, receiver in fields}) == 1 and {attr for attr, _ in fields} == {"probs", "logits"}
+    return {getattr(view.origin(side), "kind", None) for side in (left, right)} == {Kind.PROBABILITIES, Kind.LOG_PROBABILITIES}
 
 
 def _made_text(ctx, node: ast.AST) -> str:
