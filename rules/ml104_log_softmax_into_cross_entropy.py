@@ -2,7 +2,7 @@ import ast
 
 from mllint.analysis.facets.losses import REDUNDANT_LOG_SOFTMAX, drop_activation_fix, mismatched_inputs
 from mllint.analysis.syntax.names import call_argument
-from mllint.analysis.values.values import FUNCTION_KINDS, Kind, distribution_logits
+from mllint.analysis.values.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
@@ -52,7 +52,7 @@ class LogSoftmaxIntoCrossEntropy(Rule):
 
     def end_file(self) -> None:
         for _, found in mismatched_inputs(self.ctx, REDUNDANT_LOG_SOFTMAX):
-            if distribution_logits(self.ctx, found.argument):
+            if found.origin.normalised:
                 continue  # `dist.logits` of a Categorical: normalised by the distribution, not written out
             message = (
                 f"`{self.ctx.text(found.argument)}` is log_softmax output{found.origin.where(found.argument)}, and "

@@ -28,11 +28,10 @@ import re
 from dataclasses import dataclass, replace
 
 from mllint.analysis.facets.gradients import GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
-from mllint.analysis.objects.instances import Instances
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
-from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.callers import MAX_SITES, Callers, per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
@@ -311,7 +310,7 @@ def signed_terms(ctx, expr: ast.AST, sign: int = 1) -> list[Term]:
                 pending.append((operand, operand_sign, through, use, depth, added, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _scaled(node, values) is not None:
             inner, factor = _scaled(node, values)
-            pending.append((inner, sign * factor_sign(here, factor), through, use, depth, home, calls))
+            pending.append((inner, sign * _coefficient_sign(ctx, factor, home), through, use, depth, home, calls))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and (labelled := _constant_factor(ctx, node, home)) is not None:
             inner, factor = labelled  # `label * scores` with `label` a constant the call passes (`FAKE = 1.0`)
             pending.append((inner, sign * factor, through, use, depth, home, calls))
@@ -399,13 +398,43 @@ def _constant_factor(ctx, product: ast.BinOp, home: Term) -> tuple[ast.AST, int]
 
 
 def _passed_sign(ctx, factor: ast.AST, home: Term, depth: int = 0) -> int:
-    """The sign of a constant factor, a parameter read as what the call passes for it; 0: unknown."""
+    """The sign of a constant factor, a parameter read as what the call the term was reached through passes
+    for it, else as every call site (or construction, for `self.w`) of the project passes, the default where
+    one passes none: all agreeing, or 0 (unknown)."""
     values = (home.ctx or ctx).analysis(ValueKinds)
     passed = _passed(values, factor, home) if isinstance(factor, ast.Name) and depth < MAX_DEPTH else None
-    if passed is None and isinstance(factor, ast.Attribute):  # `self.w` of a runner: what every construction passes
-        signs = {constant_sign(values, a) for a in values.ctx.analysis(Instances).held_arguments(factor)}
-        return signs.pop() if len(signs) == 1 else 0
-    return _passed_sign(ctx, passed[0], passed[1], depth + 1) if passed is not None else constant_sign(values, factor)
+    if passed is not None:
+        return _passed_sign(ctx, passed[0], passed[1], depth + 1)
+    parameter = _held_parameter(values, factor)
+    if parameter is None:
+        return constant_sign(values, factor)
+    function, name = parameter
+    sites = [b for b in ctx.analysis(Callers).bindings_in(values.ctx, function) if b.site is not None]
+    arguments = [b.argument(name) for b in sites] if len(sites) < MAX_SITES else [None]
+    signs = {constant_sign(a[0].analysis(ValueKinds), a[1]) if a is not None else 0 for a in arguments}
+    if not sites and name in parameter_defaults(function):
+        signs = {constant_sign(values, parameter_defaults(function)[name])}  # no call site known: its default
+    return signs.pop() if len(signs) == 1 else 0
+
+
+def _held_parameter(values: ValueKinds, factor: ast.AST) -> tuple[ast.AST, str] | None:
+    """(the function, the parameter) a coefficient holds: a parameter name, or `self.w` of `self.w = w`."""
+    if isinstance(factor, ast.Name):
+        definitions = values.reaching_definitions(factor)
+        found = len(definitions) == 1 and isinstance(definitions[0].node, FUNCTION_NODES)
+        return (definitions[0].node, factor.id) if found else None
+    held = values.ctx.analysis(Objects).points_to(factor) if isinstance(factor, ast.Attribute) else None
+    obj = next(iter(held)) if held and len(held) == 1 else None
+    return (obj.node, obj.name) if obj is not None and obj.kind == "parameter" else None
+
+
+def _coefficient_sign(ctx, factor: ast.AST, home: Term) -> int:
+    """The sign a term is scaled with: a constant's or what the parameters it holds are passed
+    (`_passed_sign`), 0 when those disagree or are unknown; a factor that holds no parameter, as written."""
+    values = (home.ctx or ctx).analysis(ValueKinds)
+    if isinstance(factor, ast.Name) and _passed(values, factor, home) is not None or _held_parameter(values, factor) is not None:
+        return _passed_sign(ctx, factor, home)
+    return constant_sign(values, factor) or factor_sign(home.ctx or ctx, factor)
 
 
 def _scaled(product: ast.BinOp, values: ValueKinds) -> tuple[ast.AST, ast.AST] | None:
@@ -463,6 +492,7 @@ def entropy_sign(ctx, term: Term) -> int:
             return -1  # `p * log p`, `log_p.exp() * log_p`
         if _probabilities_times_logs(ctx, node.left, node.right):
             return -1  # `dist.probs * dist.logits` of a Categorical: its logits are log-probabilities
+        return 0  # a product the values do not tell: the name it was assigned to says nothing of its sign
     own = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     last = term.through[-1] if term.through else own
     text = ctx.text(node)
@@ -492,14 +522,10 @@ def _probability_text(text: str) -> bool:
 
 
 def _probabilities_times_logs(ctx, left: ast.AST, right: ast.AST) -> bool:
-    """Softmax output times log-probabilities, as the values tell, or the `.probs` and `.logits` of one
-    object (a distribution's fields)."""
+    """Probabilities times log-probabilities, as the values tell (`F.softmax(z) * F.log_softmax(z)`, a
+    Categorical's `.probs * .logits`; a Bernoulli's `.logits` are log-odds)."""
     view = ctx.analysis(ProjectView)
-    kinds = {getattr(view.origin(side), "kind", None) for side in (left, right)}
-    if kinds == {Kind.PROBABILITIES, Kind.LOG_PROBABILITIES}:
-        return True
-    fields = {(s.attr, ctx.text(s.value)) for s in (left, right) if isinstance(s, ast.Attribute)}
-    return len({receiver for _, receiver in fields}) == 1 and {attr for attr, _ in fields} == {"probs", "logits"}
+    return {getattr(view.origin(side), "kind", None) for side in (left, right)} == {Kind.PROBABILITIES, Kind.LOG_PROBABILITIES}
 
 
 def _made_text(ctx, node: ast.AST) -> str:

@@ -85,14 +85,6 @@ class Instances:
                     self._all_passed.setdefault(key, []).append(argument)
         return self._all_passed.get(parameter, [])
 
-    def held_arguments(self, expr: ast.AST) -> list[ast.AST]:
-        """For `self.x` that holds only a parameter of its class's `__init__` (or a setter): what every
-        instance this file builds was passed for it (`arguments`); empty when unknown."""
-        found = self.objects.points_to(expr) if isinstance(expr, ast.Attribute) else None
-        if not found or len(found) != 1 or next(iter(found)).kind != "parameter":
-            return []
-        return self.arguments(next(iter(found)).key())
-
     def _calls_of_methods(self) -> dict[str, list[ast.Call]]:
         """Method name -> the calls `x.name(...)` of the file that pass arguments (once)."""
         if self._method_calls is None:

@@ -570,6 +570,7 @@ class Found:
     contained: bool = False  # a layer whose activation a container holds: `line` is the activation's
     rows: bool = False  # each row of the tensor has the kind too (`values.over_rows`)
     defaulted: tuple[str, ...] = ()  # the parameters whose defaults chose the layer (`values.Made`)
+    normalised: bool = False  # a distribution's own log-probabilities (`values.Made`)
 
 
 @dataclass(frozen=True)
@@ -828,9 +829,9 @@ class ProjectView:
         if not isinstance(found, Found) or found.layer:
             return None
         if found.via is None and found.module is self.own and found.passage is None:
-            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement, padded=found.padded)
+            return Origin(found.kind, found.node, exp_of_log=found.exp_of_log, mixture=found.mixture, complement=found.complement, padded=found.padded, normalised=found.normalised)
         source = Source(found.via or "", *self.line_of(found.module, found.line))
-        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement, found.padded)
+        return Origin(found.kind, found.entry or found.node, source, found.exp_of_log, found.mixture, found.passage, found.complement, found.padded, found.normalised)
 
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
@@ -843,7 +844,7 @@ class ProjectView:
         if isinstance(value, Made):
             line = (value.activation or value.node).lineno
             contained = value.activation is not None
-            return Found(value.kind, value.layer, value.node, module, line, contained=contained, rows=value.rows, defaulted=value.defaulted)
+            return Found(value.kind, value.layer, value.node, module, line, contained=contained, rows=value.rows, defaulted=value.defaulted, normalised=value.normalised)
         if isinstance(value, Ref):
             return Entity(value.name)
         if isinstance(value, Exp):

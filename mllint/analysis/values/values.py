@@ -148,13 +148,6 @@ def canonical_class(name: str | None) -> str | None:
 # Value descriptors: what an expression evaluates to, as far as one module's own code tells. A descriptor
 # that names a class or function of the project (`Ref`) is resolved by `project.ProjectView`, which
 # follows it into the module that defines it; module summaries store descriptors, never resolved facts.
-def distribution_logits(ctx, node: ast.AST) -> bool:
-    """Is `node` a distribution's `.logits` (`dist.logits`, `.logits.detach()`): log-probabilities the
-    distribution normalised itself, no `log_softmax` anyone wrote (values read `.logits` of nothing else)."""
-    node = kept_value(ctx, node)
-    return isinstance(node, ast.Attribute) and node.attr == "logits"
-
-
 def kept_value(ctx, node: ast.AST) -> ast.AST:
     """What `node` holds the values of, through the wrappers that keep them (`VALUE_PRESERVING_METHODS`
     and their `torch.` function forms): `x.std(0)` for `x.std(0).detach()`, `z.norm(dim=1)` for
@@ -183,6 +176,7 @@ class Made:
     # the parameters of its function whose defaults chose the layer's class (`getattr(nn, final)()`, `final="Softmax"`)
     # or that it is the last layer (`if final: layers.append(...)`)
     defaulted: tuple[str, ...] = ()
+    normalised: bool = False  # log-probabilities a distribution normalised itself (a Categorical's `.logits`)
 
 
 @dataclass(frozen=True, eq=False)
@@ -353,6 +347,7 @@ class Origin:
     passage: Passage | None = None  # the value reached the linted code as an argument of this call site
     complement: bool = False  # `1 - p` of such values, on at least one path (`where(t, p, 1 - p)`)
     padded: bool = False  # set beside or into explicit zeros (`Padded`), on at least one path
+    normalised: bool = False  # a distribution's own log-probabilities (`Made.normalised`), no log_softmax written
 
     def where(self, argument: ast.AST) -> str:
         """What a message says about where the value comes from, after "is softmax output"."""
@@ -588,10 +583,10 @@ class ValueKinds:
         if logits is not None:
             given = None if categorical else self.value(logits, depth + 1, binding)
             made = Made(Kind.PROBABILITIES if categorical else Kind.SIGMOID, call)
-            return Packed((made, Made(Kind.LOG_PROBABILITIES, call) if categorical else given), DISTRIBUTION_FIELDS)
+            return Packed((made, Made(Kind.LOG_PROBABILITIES, call, normalised=True) if categorical else given), DISTRIBUTION_FIELDS)
         if probs is not None:
             kept = self.value(probs, depth + 1, binding)
-            return Packed((kept, Made(Kind.LOG_PROBABILITIES, call) if categorical else None), DISTRIBUTION_FIELDS)
+            return Packed((kept, Made(Kind.LOG_PROBABILITIES, call, normalised=True) if categorical else None), DISTRIBUTION_FIELDS)
         return None
 
     def _call_value(self, call: ast.Call, depth: int, binding=None) -> Value | None:
