@@ -102,13 +102,14 @@ class DivisionByStdWithoutEpsilon(Rule):
             for operand in (node.left, *node.comparators)
         )  # fmt: skip
 
-    def _is_std(self, node: ast.AST) -> bool:
+    def _is_std(self, node: ast.AST, seen: frozenset = frozenset()) -> bool:
         """A std computed on the spot, or a name or `self.` attribute every assignment that reaches it binds
-        to one (`sigma = x.std(-1, keepdim=True)`, then `(x - mu) / sigma`; `self.std = x.std(0)` in `fit`)."""
+        to one (`sigma = x.std(-1, keepdim=True)`, then `(x - mu) / sigma`; `self.std = x.std(0)` in `fit`).
+        `seen`: the assignments followed (`sigma = sigma.clone()` binds a name to its own value)."""
         node = kept_value(self.ctx, node)  # `x.std(0).detach()`, `sigma.to(device)`
         if isinstance(node, (ast.Name, ast.Attribute)):
             values = self.ctx.analysis(ValueKinds).assigned_values(node)
-            return bool(values) and all(isinstance(v, ast.Call) and self._is_std(v) for v in values)
+            return bool(values) and all(isinstance(v, ast.Call) and v not in seen and self._is_std(v, seen | {v}) for v in values)
         if not isinstance(node, ast.Call):
             return False
         if self.ctx.qualified_name(node.func) in STD_FUNCTIONS:

@@ -254,3 +254,12 @@ def test_generated_programs_as_notebooks_never_crash_and_fixes_are_written_back(
         json.loads(result.text)
         again = check_source(SourceFile(result.text, "utf-8", b""), "fuzzed.ipynb", SELECTION, Job(Mode.FIX, unsafe=True))
         assert again.text == result.text
+
+
+def test_a_name_assigned_its_own_value_and_bound_nowhere_else_does_not_crash():
+    """Found by the fuzzer: `loss = loss.clone()` where nothing else binds `loss` (ML703 followed the
+    assignment into itself)."""
+    assert_sound(
+        "import torch.nn as nn\n\n\nclass Head(nn.Module):\n    def forward(self, x):\n"
+        "        loss = loss.clone()\n        loss = loss / loss.std()\n        return x\n"
+    )
