@@ -27,7 +27,7 @@ RULES = {
     'ML303': ('ml303_training_resumed_in_eval_mode', 'TrainingResumedInEvalMode', 'training-resumed-in-eval-mode', 'error', False, False, None, ('eval', 'train', 'backward'), False),
     'ML304': ('ml304_functional_dropout_without_training', 'FunctionalDropoutWithoutTraining', 'functional-dropout-without-training', 'warning', False, False, None, ('dropout',), False),
     'ML305': ('ml305_mode_layer_built_in_forward', 'ModeLayerBuiltInForward', 'mode-layer-built-in-forward', 'error', False, False, None, ('forward',), False),
-    'ML401': ('ml401_inplace_on_forward_argument', 'InplaceOnForwardArgument', 'inplace-on-forward-argument', 'warning', False, False, None, ('forward', 'Sequential'), False),
+    'ML401': ('ml401_inplace_on_forward_argument', 'InplaceOnForwardArgument', 'inplace-on-forward-argument', 'warning', False, False, None, ('forward', 'Sequential', '_(', '+=', '-=', '*=', '/='), False),
     'ML402': ('ml402_requires_grad_typo', 'RequiresGradTypo', 'requires-grad-typo', 'error', False, False, None, ('require',), False),
     'ML403': ('ml403_parameter_update_outside_no_grad', 'ParameterUpdateOutsideNoGrad', 'parameter-update-outside-no-grad', 'warning', False, False, None, ('parameters',), False),
     'ML404': ('ml404_loss_detached_from_model', 'LossDetachedFromModel', 'loss-detached-from-model', 'error', False, False, None, ('backward(', 'requires_grad'), False),
