@@ -60,7 +60,7 @@ RULES = {
     'ML801': ('ml801_torch_load_without_weights_only', 'TorchLoadWithoutWeightsOnly', 'torch-load-without-weights-only', 'warning', True, False, None, ('torch',), False),
     'ML802': ('ml802_forward_called_directly', 'ForwardCalledDirectly', 'forward-called-directly', 'warning', True, False, None, ('torch',), False),
     'ML803': ('ml803_module_init_without_super', 'ModuleInitWithoutSuper', 'module-init-without-super', 'error', False, False, None, ('__init__',), False),
-    'ML804': ('ml804_fit_on_evaluation_data', 'FitOnEvaluationData', 'fit-on-evaluation-data', 'error', False, False, None, ('fit',), False),
+    'ML804': ('ml804_fit_on_evaluation_data', 'FitOnEvaluationData', 'fit-on-evaluation-data', 'error', False, False, None, ('fit', 'test', 'val', 'eval', 'holdout'), False),
     'ML805': ('ml805_statistics_before_split', 'StatisticsBeforeSplit', 'statistics-before-split', 'error', False, False, None, ('(',), False),
     'ML806': ('ml806_model_selected_on_test_set', 'ModelSelectedOnTestSet', 'model-selected-on-test-set', 'warning', False, False, None, ('best', 'max', 'min', 'top', 'highest', 'lowest', 'stop', 'monitor', 'eval_dataset'), False),
     'ML807': ('ml807_downloaded_checkpoint_unpickled', 'DownloadedCheckpointUnpickled', 'downloaded-checkpoint-unpickled', 'error', False, False, None, ('weights_only',), False),

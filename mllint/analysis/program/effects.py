@@ -58,6 +58,8 @@ class ParameterEffects:
         self._resolver: CallResolver | None = None
         self._found: dict[tuple[ast.AST, Effect], dict[str, tuple[Reach, ...]]] = {}
         self._local: dict[tuple[ast.AST, Effect], tuple[Reach, ...]] = {}
+        self._returned: dict[tuple[ast.AST, Effect], frozenset[str]] = {}
+        self._order: dict[ast.AST, list[ast.AST]] = {}
 
     def of(self, function: ast.AST, kind: Effect, depth: int = 0) -> dict[str, tuple[Reach, ...]]:
         """Per parameter of `function`, where `kind` reaches the object the caller passes."""
@@ -80,6 +82,18 @@ class ParameterEffects:
             self._local[key] = tuple(found)
         return self._local[key]
 
+    def returned(self, function: ast.AST, kind: Effect, depth: int = 0) -> frozenset[str]:
+        """The parameters whose object (or a form `kind` keeps) every `return` of `function` gives back
+        (`out = df.copy(); ...; return out`)."""
+        key = (function, kind)
+        if key not in self._returned:
+            self._returned[key] = frozenset()
+            held = self._walk(function, kind, depth, None)
+            returns = [n for n in self._nodes(function) if isinstance(n, ast.Return)]
+            given = {self._held(r.value, held, kind, depth) for r in returns}
+            self._returned[key] = frozenset(given) if returns and None not in given else frozenset()
+        return self._returned[key]
+
     def callee(self, call: ast.Call) -> Callee | None:
         if self._resolver is None:
             view = followed_view(self.ctx)
@@ -97,31 +111,38 @@ class ParameterEffects:
                     yield node, callee
 
     def _effects(self, function: ast.AST, kind: Effect, depth: int) -> dict[str, tuple[Reach, ...]]:
+        found: dict[str, list[Reach]] = {}
+        self._walk(function, kind, depth, found)
+        return {name: tuple(reaches) for name, reaches in found.items()}
+
+    def _walk(self, function: ast.AST, kind: Effect, depth: int, found: dict | None) -> dict[str, str]:
+        """One pass over the function in source order: which local name holds which parameter (an alias or a
+        kept form of it, until bound to something else); with `found`, the effects reaching them."""
         names = [p.arg for p in parameters(function, variadic=False)]
         if _is_method(self.ctx, function):
             names = names[1:]
         held: dict[str, str] = {n: n for n in names}  # local name -> the parameter it holds
-        found: dict[str, list[Reach]] = {}
         for node in self._nodes(function):
-            acted = kind.sink(self.ctx, node)
-            parameter = self._held(acted, held, kind) if acted is not None else None
-            if parameter is not None:
-                found.setdefault(parameter, []).append(Reach(self.ctx, node))
-            if isinstance(node, ast.Call) and depth < MAX_DEPTH and isinstance(node.func, (ast.Name, ast.Attribute)):
-                self._through_call(node, held, kind, depth, found)
+            if found is not None:
+                acted = kind.sink(self.ctx, node)
+                parameter = self._held(acted, held, kind, depth) if acted is not None else None
+                if parameter is not None:
+                    found.setdefault(parameter, []).append(Reach(self.ctx, node))
+                if isinstance(node, ast.Call) and depth < MAX_DEPTH and isinstance(node.func, (ast.Name, ast.Attribute)):
+                    self._through_call(node, held, kind, depth, found)
             if isinstance(node, ast.Assign):
-                source = self._held(node.value, held, kind)
+                source = self._held(node.value, held, kind, depth)
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         if source is not None:
                             held[target.id] = source
                         else:
                             held.pop(target.id, None)
-        return {name: tuple(reaches) for name, reaches in found.items()}
+        return held
 
     def _through_call(self, call: ast.Call, held: dict[str, str], kind: Effect, depth: int, found: dict) -> None:
         passed = {a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name) and a.id in held}
-        kept = [a for a in [*call.args, *(k.value for k in call.keywords)] if self._held(a, held, kind) is not None]
+        kept = [a for a in [*call.args, *(k.value for k in call.keywords)] if self._held(a, held, kind, depth) is not None]
         if not (passed or kept):
             return
         callee = self.callee(call)
@@ -130,20 +151,35 @@ class ParameterEffects:
         bound = bind_arguments(call, callee.function, _is_method(callee.ctx, callee.function))
         inner = callee.ctx.analysis(ParameterEffects).of(callee.function, kind, depth + 1)
         for name, reaches in inner.items():
-            parameter = self._held(bound.get(name), held, kind)
+            parameter = self._held(bound.get(name), held, kind, depth)
             if parameter is not None:
                 found.setdefault(parameter, []).extend(Reach(r.ctx, r.node, ((self.ctx, call), *r.calls)) for r in reaches)
 
-    def _held(self, expr: ast.AST | None, held: dict[str, str], kind: Effect) -> str | None:
+    def _held(self, expr: ast.AST | None, held: dict[str, str], kind: Effect, depth: int) -> str | None:
+        """The parameter `expr` holds: a name holding one, a form `kind` keeps of it, or what a project
+        function given it returns of it (`df = add_features(df)`)."""
         for _ in range(8):
             if expr is None or isinstance(expr, ast.Name):
                 break
-            expr = kind.keeps(self.ctx, expr)
+            kept = kind.keeps(self.ctx, expr)
+            expr = kept if kept is not None or depth >= MAX_DEPTH else self._returned_argument(expr, kind, depth)
         return held.get(expr.id) if isinstance(expr, ast.Name) else None
+
+    def _returned_argument(self, expr: ast.AST, kind: Effect, depth: int) -> ast.AST | None:
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and (expr.args or expr.keywords)):
+            return None
+        callee = self.callee(expr)
+        if callee is None:
+            return None
+        given = callee.ctx.analysis(ParameterEffects).returned(callee.function, kind, depth + 1)
+        bound = bind_arguments(expr, callee.function, _is_method(callee.ctx, callee.function)) if given else {}
+        return next((bound[name] for name in given if bound.get(name) is not None), None)
 
     def _nodes(self, function: ast.AST) -> list[ast.AST]:
         """The function's own nodes in source order (an assignment after its value), nested functions left out."""
-        return list(_in_order(function.body))
+        if function not in self._order:
+            self._order[function] = list(_in_order(function.body))
+        return self._order[function]
 
 
 def _in_order(statements: list[ast.AST]):
@@ -162,4 +198,5 @@ def _is_method(ctx, function: ast.AST) -> bool:
 
 
 def _mentions(ctx, kind: Effect) -> bool:
-    return kind.words.search(ctx.source or "") is not None
+    source = ctx.source
+    return kind.words.search(getattr(source, "text", source) or "") is not None
