@@ -21,6 +21,11 @@ class FunctionalDropoutWithoutTraining(Rule):
     `forward` that reads `self.training` itself (in a condition or an assignment: a read handed to
     another call, `F.dropout(h, p, training=self.training)`, excuses only that call) are not reported.
 
+    The same dropout in a method or function of the project that `forward` runs (`self._pool(h)`, a block
+    helper of another module) is reported there, when every call of it comes from a `forward` (or at the call
+    in `forward`, when other callers run it too); a call that hands it the mode (`training=self.training`)
+    or a helper or `forward` that reads the mode is left alone.
+
     ## Why is this bad?
     The functional form does not know the module's mode: `training` defaults to `True`, so the dropout
     stays active after `model.eval()`. Evaluation and inference come out random and too low, and nothing

@@ -141,6 +141,11 @@ class InplaceOnForwardArgument(Rule):
     intermediate activations and runs no backward. So are changes under `if self.inplace:`: the
     module's own option to work in place, as `nn.Dropout(inplace=True)` offers, asked for by its user.
 
+    A project function or method that changes its parameter in place (`def standardize(x, m, s): return
+    x.sub_(m).div_(s)`), directly or through the functions it passes it to, given a `forward`'s tensor
+    argument, is reported at its change when every call hands it such an argument, else at the call in
+    `forward`; a helper that copies first (`x = x.clone()`), or is given a copy or a fresh tensor, is not.
+
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
     model or feeds to the loss is no longer the data it loaded, and a tensor that requires grad raises

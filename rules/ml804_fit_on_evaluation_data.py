@@ -26,6 +26,11 @@ class FitOnEvaluationData(Rule):
     what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
     the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
 
+    When the fit sits in a project function or method the evaluation data is handed to (directly or
+    through the functions it calls: `pre.fit_transform(val_df)` running its own `fit`, `preprocess(test_df)`
+    whose `if scaler is None:` branch the call takes by leaving `scaler` out), the call that hands the data
+    over is reported, with the helper's fit named: the helper is right for training data.
+
     ## Why is this bad?
     Statistics of the evaluation set leak into the features the model is judged on: the reported score
     is better than what the model will do on new data, and nothing fails. Fit on the training data and

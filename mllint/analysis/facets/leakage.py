@@ -640,6 +640,22 @@ class Leakage:
         method = own_method(cls, call.func.attr)
         return Callee(method, home) if method is not None else None
 
+    def _indexed_by_helper(self, call: ast.Call, parts: frozenset[str]) -> set[str]:
+        """The data of this module a function of it indexes by a parameter that `call` fills with a part of
+        split indices (`tensors(tr_idx)` with `def tensors(ix): return X[ix], y[ix]`)."""
+        if not parts or not any(_key(a) in parts for a in [*call.args, *(k.value for k in call.keywords)]):
+            return set()
+        callee = self.ctx.analysis(ParameterEffects).callee(call)
+        if callee is None or callee.ctx is not self.ctx:
+            return set()
+        indexed = self.ctx.analysis(ParameterEffects).of(callee.function, INDEXED_BY)
+        bound = bind_arguments(call, callee.function, _takes_self(callee)) if indexed else {}
+        own = self.ctx.scopes.local_bindings(callee.function)
+        return {
+            key for name, reaches in indexed.items() if _key(bound.get(name)) in parts
+            for r in reaches if not r.calls and (key := _key(r.node.value)) is not None and key.split(".")[0] not in own
+        }  # fmt: skip
+
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
         if scope not in self._flows:
@@ -699,7 +715,7 @@ class Leakage:
             elif isinstance(node, ast.Call) and (queried := _queried(self.ctx, node)) is not None:
                 selected(queried[0], queried[1], node, i)
             elif isinstance(node, ast.Call):
-                for key in {k for a in self.split_data(node) for k in _split_keys(a)}:
+                for key in {k for a in self.split_data(node) for k in _split_keys(a)} | self._indexed_by_helper(node, flow.parts):
                     lower(key, i, i)
             elif isinstance(node, ast.Subscript):
                 key = _key(node.value)
@@ -1138,6 +1154,18 @@ class _EvaluationFit(Effect):
 
 
 EVALUATION_FIT = _EvaluationFit()
+
+
+class _IndexedBy(Effect):
+    """`X[ix]`: rows of data taken by what a parameter holds."""
+
+    words = re.compile(r"\[")
+
+    def sink(self, ctx, node: ast.AST) -> ast.AST | None:
+        return node.slice if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Name) else None
+
+
+INDEXED_BY = _IndexedBy()
 
 
 def _drops_columns(call: ast.Call) -> bool:
