@@ -121,11 +121,9 @@ class FunctionalDropoutWithoutTraining(Rule):
         if not isinstance(node.func, (ast.Name, ast.Attribute)) or not forward_of_module(self.ctx, forward) or not forward.args.args:
             return
         owner = forward.args.args[0].arg
-        callee = self.ctx.analysis(ParameterEffects).callee(node) if not _reads_training(self.ctx, forward, owner) else None
-        if callee is None or not DROPOUT.passes(self.ctx, node):
-            return
-        reaches = callee.ctx.analysis(ParameterEffects).anywhere(callee.function, DROPOUT)
-        if not reaches:
+        callee = self.ctx.analysis(ParameterEffects).callee(node) if DROPOUT.passes(self.ctx, node) else None
+        reaches = callee.ctx.analysis(ParameterEffects).anywhere(callee.function, DROPOUT) if callee is not None else ()
+        if not reaches or _reads_training(self.ctx, forward, owner):
             return
         reach = reaches[0]
         sites, other = forward_callers(self.ctx, reach.ctx, reach.ctx.scopes.enclosing_function(reach.node), DROPOUT)
