@@ -6,7 +6,7 @@ from mllint.analysis.facets.helper_effects import INPLACE, forward_sites
 from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
-from mllint.analysis.program.effects import ParameterEffects
+from mllint.analysis.program.effects import ParameterEffects, takes_self
 from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -262,7 +262,7 @@ class InplaceOnForwardArgument(Rule):
         changed = callee.ctx.analysis(ParameterEffects).of(callee.function, INPLACE) if callee is not None else None
         if not changed or self.ctx.scopes.enclosing_function(call) is not forward:
             return
-        bound = bind_arguments(call, callee.function, isinstance(callee.ctx.scopes.parent(callee.function), ast.ClassDef))
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
         for parameter, reaches in changed.items():
             argument = self._storage_name(bound.get(parameter))
             name = self._argument_held(argument, tensors) if argument is not None else None

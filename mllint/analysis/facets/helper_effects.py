@@ -20,7 +20,7 @@ from mllint.analysis.facets.views import viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.effects import MAX_DEPTH, Effect
+from mllint.analysis.program.effects import MAX_DEPTH, Effect, takes_self
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds
 
@@ -114,7 +114,7 @@ def forward_sites(linted, ctx, function: ast.AST, parameter: str, depth: int = 0
     found: list[tuple[object, ast.Call, str]] = []
     other = False
     for caller, call in linted.analysis(Callers).sites_in(ctx, function):
-        argument = bind_arguments(call, function, _skips_first(ctx, function)).get(parameter)
+        argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
         enclosing = caller.scopes.enclosing_function(call)
         if forward_of_module(caller, enclosing):
             name = forward_argument(caller, argument, enclosing)
@@ -135,12 +135,6 @@ def _own_parameter(ctx, expr: ast.AST | None, function: ast.AST | None) -> str |
     if not isinstance(expr, ast.Name) or function is None or expr.id not in {p.arg for p in parameters(function, variadic=False)}:
         return None
     return expr.id if all(d.node is function for d in ctx.analysis(ValueKinds).reaching_definitions(expr)) else None
-
-
-def _skips_first(ctx, function: ast.AST) -> bool:
-    return isinstance(ctx.scopes.parent(function), ast.ClassDef) and not any(
-        isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list
-    )  # fmt: skip
 
 
 def forward_callers(linted, ctx, function: ast.AST, kind: Effect, depth: int = 0) -> tuple[list[tuple[object, ast.Call]], bool]:

@@ -26,7 +26,7 @@ from mllint.analysis.objects.call_sites import built, dict_keys, makers
 from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
-from mllint.analysis.program.effects import Effect, ParameterEffects, Reach
+from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
@@ -618,7 +618,7 @@ class Leakage:
         fits = callee.ctx.analysis(ParameterEffects).of(callee.function, EVALUATION_FIT) if callee is not None else None
         if not fits:
             return None
-        bound = bind_arguments(call, callee.function, _takes_self(callee))
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
         for name, reaches in fits.items():
             evidence = self._evaluation_data(bound[name], call, None) if bound.get(name) is not None else None
             reach = next((r for r in reaches if _taken(((self.ctx, call), *r.calls), callee, r)), None) if evidence else None
@@ -649,7 +649,7 @@ class Leakage:
         if callee is None or callee.ctx is not self.ctx:
             return set()
         indexed = self.ctx.analysis(ParameterEffects).of(callee.function, INDEXED_BY)
-        bound = bind_arguments(call, callee.function, _takes_self(callee)) if indexed else {}
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function)) if indexed else {}
         own = self.ctx.scopes.local_bindings(callee.function)
         return {
             key for name, reaches in indexed.items() if _key(bound.get(name)) in parts
@@ -1174,12 +1174,6 @@ def _drops_columns(call: ast.Call) -> bool:
     return any(k.arg == "columns" for k in call.keywords) or (isinstance(axis, ast.Constant) and axis.value in (1, "columns"))
 
 
-def _takes_self(callee: Callee) -> bool:
-    return isinstance(callee.ctx.scopes.parent(callee.function), ast.ClassDef) and not any(
-        isinstance(d, ast.Name) and d.id == "staticmethod" for d in callee.function.decorator_list
-    )  # fmt: skip
-
-
 def _taken(calls: tuple, callee: Callee, reach: Reach) -> bool:
     """Do the `if`s around each call on the way, and around the fit, hold under the call that enters their
     function (`if scaler is None:` with `scaler` left to its default None, `if fit:` with `fit=True`)?"""
@@ -1187,7 +1181,7 @@ def _taken(calls: tuple, callee: Callee, reach: Reach) -> bool:
     entering = calls[0][1]
     function = callee.function
     for home, node in steps:
-        bound = bind_arguments(entering, function, _takes_self(Callee(function, home)))
+        bound = bind_arguments(entering, function, takes_self(home, function))
         defaults = _defaults(function)
         child = node
         for ancestor in home.scopes.ancestors(node):

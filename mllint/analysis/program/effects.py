@@ -119,7 +119,7 @@ class ParameterEffects:
         """One pass over the function in source order: which local name holds which parameter (an alias or a
         kept form of it, until bound to something else); with `found`, the effects reaching them."""
         names = [p.arg for p in parameters(function, variadic=False)]
-        if _is_method(self.ctx, function):
+        if takes_self(self.ctx, function):
             names = names[1:]
         held: dict[str, str] = {n: n for n in names}  # local name -> the parameter it holds
         for node in self._nodes(function):
@@ -148,7 +148,7 @@ class ParameterEffects:
         callee = self.callee(call)
         if callee is None or not _mentions(callee.ctx, kind) or not kind.passes(self.ctx, call):
             return
-        bound = bind_arguments(call, callee.function, _is_method(callee.ctx, callee.function))
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
         inner = callee.ctx.analysis(ParameterEffects).of(callee.function, kind, depth + 1)
         for name, reaches in inner.items():
             parameter = self._held(bound.get(name), held, kind, depth)
@@ -172,7 +172,7 @@ class ParameterEffects:
         if callee is None:
             return None
         given = callee.ctx.analysis(ParameterEffects).returned(callee.function, kind, depth + 1)
-        bound = bind_arguments(expr, callee.function, _is_method(callee.ctx, callee.function)) if given else {}
+        bound = bind_arguments(expr, callee.function, takes_self(callee.ctx, callee.function)) if given else {}
         return next((bound[name] for name in given if bound.get(name) is not None), None)
 
     def _nodes(self, function: ast.AST) -> list[ast.AST]:
@@ -190,7 +190,7 @@ def _in_order(statements: list[ast.AST]):
         yield statement
 
 
-def _is_method(ctx, function: ast.AST) -> bool:
+def takes_self(ctx, function: ast.AST) -> bool:
     """A method called on an instance (its first parameter is the object): not a static method."""
     if not isinstance(ctx.scopes.parent(function), ast.ClassDef):
         return False
