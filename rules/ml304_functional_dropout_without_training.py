@@ -1,10 +1,14 @@
 import ast
 
+from mllint.analysis.facets.helper_effects import DROPOUT, forward_callers, forward_of_module
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
+from mllint.analysis.program.effects import ParameterEffects
+from mllint.analysis.program.project import place_in
 from mllint.analysis.facets.modes import mode_layers
 from mllint.analysis.syntax.names import call_argument
 from mllint.findings import Applicability
 from mllint.rule import Rule
+from mllint.source import one_line
 
 
 class FunctionalDropoutWithoutTraining(Rule):
@@ -16,6 +20,11 @@ class FunctionalDropoutWithoutTraining(Rule):
     that pass `training` (by keyword or position), pass `**kwargs` or `*args`, have `p=0`, or sit in a
     `forward` that reads `self.training` itself (in a condition or an assignment: a read handed to
     another call, `F.dropout(h, p, training=self.training)`, excuses only that call) are not reported.
+
+    The same dropout in a method or function of the project that `forward` runs (`self._pool(h)`, a block
+    helper of another module) is reported there, when every call of it comes from a `forward` (or at the call
+    in `forward`, when other callers run it too); a call that hands it the mode (`training=self.training`)
+    or a helper or `forward` that reads the mode is left alone.
 
     ## Why is this bad?
     The functional form does not know the module's mode: `training` defaults to `True`, so the dropout
@@ -67,9 +76,11 @@ class FunctionalDropoutWithoutTraining(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         named = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if "dropout" not in named or self.ctx.qualified_name(node.func) not in FUNCTIONAL_DROPOUT:
+            self._check_forward_call(node)
             return
         function = self.ctx.scopes.enclosing_function(node)
         if not isinstance(function, ast.FunctionDef) or function.name != "forward":
+            self._check_helper(node, function)
             return
         cls = self.ctx.scopes.parent(function)
         if not isinstance(cls, ast.ClassDef) or not self.ctx.analysis(mode_layers).is_module(cls) or not function.args.args:
@@ -87,6 +98,47 @@ class FunctionalDropoutWithoutTraining(Rule):
         if last is not None:
             fix = self.ctx.fix(f"Pass `training={owner}.training`", Applicability.SAFE, self.ctx.insert_after(last, text))
         self.report(node, self.message.format(function=self.ctx.text(node.func), owner=owner), fix)
+
+    def _check_helper(self, node: ast.Call, function: ast.AST | None) -> None:
+        """The dropout sits in a function that every call runs from a module's `forward` (`self._pool(h)`,
+        `head(h, self.p)`), none handing it the mode: the dropout is what to change."""
+        if function is None or DROPOUT.sink(self.ctx, node) is None:
+            return
+        sites, other = forward_callers(self.ctx, self.ctx, function, DROPOUT)
+        if not sites or other:
+            return
+        caller, call = sites[0]
+        owner = function.args.args[0].arg if isinstance(self.ctx.scopes.parent(function), ast.ClassDef) and function.args.args else None
+        advice = f"pass `training={owner}.training`" if owner else "give it a `training` argument that `forward` fills with `self.training`"
+        self.report(node, HELPER_MESSAGE.format(
+            function=self.ctx.text(node.func), helper=function.name, place=place_in(self.ctx, caller, call), advice=advice,
+        ))  # fmt: skip
+
+    def _check_forward_call(self, node: ast.Call) -> None:
+        """`forward` runs a project function with such a dropout that other calls run rightly (or whose calls
+        are not known): the call in `forward` is reported."""
+        forward = self.ctx.scopes.enclosing_function(node)
+        if not isinstance(node.func, (ast.Name, ast.Attribute)) or not forward_of_module(self.ctx, forward) or not forward.args.args:
+            return
+        owner = forward.args.args[0].arg
+        callee = self.ctx.analysis(ParameterEffects).callee(node) if DROPOUT.passes(self.ctx, node) else None
+        reaches = callee.ctx.analysis(ParameterEffects).anywhere(callee.function, DROPOUT) if callee is not None else ()
+        if not reaches or _reads_training(self.ctx, forward, owner):
+            return
+        reach = reaches[0]
+        sites, other = forward_callers(self.ctx, reach.ctx, reach.ctx.scopes.enclosing_function(reach.node), DROPOUT)
+        if other or not sites:
+            self.report(node, CALL_MESSAGE.format(
+                call=one_line(self.ctx.text(node), 40), function=reach.ctx.text(reach.node.func),
+                place=place_in(self.ctx, reach.ctx, reach.node), owner=owner,
+            ))  # fmt: skip
+
+
+CALL_MESSAGE = (
+    "`{call}` runs `{function}` ({place}) with its default `training=True`: it stays active in eval mode; "
+    "hand it `{owner}.training`"
+)
+HELPER_MESSAGE = "`{function}` in `{helper}`, which `forward` runs ({place}), stays active in eval mode: {advice}"
 
 
 def _is_zero(value: ast.AST | None) -> bool:

@@ -2,10 +2,12 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
+from mllint.analysis.facets.helper_effects import INPLACE, forward_sites
 from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.effects import ParameterEffects, takes_self
+from mllint.analysis.program.project import ProjectView, place_in
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.objects.call_sites import built, made_classes, makers, passed_argument, possible_constants
@@ -68,6 +70,14 @@ HOLDER_MESSAGE = (
 )
 
 
+HELPER_MESSAGE = (
+    "`{function}` changes its argument `{parameter}` in place, and a module's `forward` hands it its own input "
+    "`{name}` ({place}): the caller's tensor changes; work on a new tensor here"
+)
+CALL_MESSAGE = (
+    "`{call}` changes the forward argument `{name}` in place (`{change}`, {place}), and the caller's tensor "
+    "changes: pass a copy (`{name}.clone()`)"
+)
 HOOK_MESSAGE = (
     "{activation} overwrites in place the output of `{layer}` (line {line}), which the forward hook registered "
     "at {place}{hook_line} keeps: what the hook kept are the activated values, not the layer's output"
@@ -131,6 +141,11 @@ class InplaceOnForwardArgument(Rule):
     intermediate activations and runs no backward. So are changes under `if self.inplace:`: the
     module's own option to work in place, as `nn.Dropout(inplace=True)` offers, asked for by its user.
 
+    A project function or method that changes its parameter in place (`def standardize(x, m, s): return
+    x.sub_(m).div_(s)`), directly or through the functions it passes it to, given a `forward`'s tensor
+    argument, is reported at its change when every call hands it such an argument, else at the call in
+    `forward`; a helper that copies first (`x = x.clone()`), or is given a copy or a fresh tensor, is not.
+
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
     model or feeds to the loss is no longer the data it loaded, and a tensor that requires grad raises
@@ -175,7 +190,8 @@ class InplaceOnForwardArgument(Rule):
         "it sees the activated values (and the caller's tensor changes)"
     )
     fix_applicability = Applicability.SAFE
-    requires_any_text = ("forward", "Sequential")
+    # A helper of another module a `forward` calls is read in its own file: in-place methods, augmented assignment.
+    requires_any_text = ("forward", "Sequential", "_(", "+=", "-=", "*=", "/=")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -184,6 +200,7 @@ class InplaceOnForwardArgument(Rule):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
+            self._check_helper(node)
             return
         tensors = self._tensor_parameters(node)
         tensors -= self._sequence_parameters(node) if tensors else set()
@@ -221,6 +238,46 @@ class InplaceOnForwardArgument(Rule):
                     self._check_kept(statement.value, changed, node)  # `feats.append(x)`, then `x.relu_()`
         for call in self.ctx.index.within(node, ast.Call):
             self._check_activation(call, node, tensors)
+            self._check_helper_call(call, node, tensors)
+
+    def _check_helper(self, function: ast.FunctionDef) -> None:
+        """A project function that changes its parameter in place, which every call hands a module's `forward`
+        argument to (through functions passing it on): the change is made here."""
+        if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign)):
+            return
+        for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():
+            local = next((r for r in reaches if not r.calls), None)
+            sites, other = forward_sites(self.ctx, self.ctx, function, parameter) if local is not None else ([], True)
+            if sites and not other:
+                caller, call, name = sites[0]
+                self.report(local.node, HELPER_MESSAGE.format(
+                    function=function.name, parameter=parameter, name=name, place=place_in(self.ctx, caller, call),
+                ))  # fmt: skip
+
+    def _check_helper_call(self, call: ast.Call, forward: ast.FunctionDef, tensors: set[str]) -> None:
+        """`forward` hands its argument to a project function that changes it in place, which other calls
+        use rightly (or whose calls are not known): the call here is what to change."""
+        effects = self.ctx.analysis(ParameterEffects)
+        callee = effects.callee(call) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        changed = callee.ctx.analysis(ParameterEffects).of(callee.function, INPLACE) if callee is not None else None
+        if not changed or self.ctx.scopes.enclosing_function(call) is not forward:
+            return
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
+        for parameter, reaches in changed.items():
+            argument = self._storage_name(bound.get(parameter))
+            name = self._argument_held(argument, tensors) if argument is not None else None
+            if not name or self._excused(self.ctx.scopes.statement(call), forward):
+                continue
+            reach = reaches[0]
+            helper = reach.ctx.scopes.enclosing_function(reach.node)
+            own = next((p for p, rs in reach.ctx.analysis(ParameterEffects).of(helper, INPLACE).items() if any(r.node is reach.node and not r.calls for r in rs)), None)
+            sites, other = forward_sites(self.ctx, reach.ctx, helper, own) if own is not None else ([], True)
+            if other or not sites:
+                self.report(call, CALL_MESSAGE.format(
+                    call=one_line(self.ctx.text(call), 40), name=name, change=one_line(reach.ctx.text(reach.node), 40),
+                    place=place_in(self.ctx, reach.ctx, reach.node),
+                ))  # fmt: skip
+            return
 
     def end_file(self) -> None:
         """An in-place activation in an `nn.Sequential` right after a layer whose output a forward hook keeps."""

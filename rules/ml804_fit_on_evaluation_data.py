@@ -2,8 +2,15 @@ import ast
 
 from mllint.analysis.facets.leakage import Leakage
 from mllint.analysis.program.callers import call_sites
+from mllint.analysis.program.project import place_in
 from mllint.findings import Severity
 from mllint.rule import Rule
+
+
+HELPER_MESSAGE = (
+    "`{call}` hands evaluation data ({evidence}) to `{helper}`, which fits on it (`{fit}`, {place}): its statistics "
+    "leak into the score; pass the object fitted on training data"
+)
 
 
 class FitOnEvaluationData(Rule):
@@ -18,6 +25,11 @@ class FitOnEvaluationData(Rule):
     (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`, a dataset class whose `__init__` fits on
     what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
     the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
+
+    When the fit sits in a project function or method the evaluation data is handed to (directly or
+    through the functions it calls: `pre.fit_transform(val_df)` running its own `fit`, `preprocess(test_df)`
+    whose `if scaler is None:` branch the call takes by leaving `scaler` out), the call that hands the data
+    over is reported, with the helper's fit named: the helper is right for training data.
 
     ## Why is this bad?
     Statistics of the evaluation set leak into the features the model is judged on: the reported score
@@ -54,9 +66,16 @@ class FitOnEvaluationData(Rule):
     name = "fit-on-evaluation-data"
     message = "`{call}` fits on evaluation data ({evidence}): its statistics leak into the score; fit on training data and `transform` this"
     severity = Severity.ERROR
-    requires_any_text = ("fit",)
+    requires_any_text = ("fit", "test", "val", "eval", "holdout")
 
     def visit_Call(self, node: ast.Call) -> None:
+        through = self.ctx.analysis(Leakage).fits_through_helper(node)
+        if through is not None:
+            evidence, helper, reach = through
+            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0]) if node.args else '...'})"
+            place = place_in(self.ctx, reach.ctx, reach.node)
+            self.report(node, HELPER_MESSAGE.format(call=call, evidence=evidence, helper=helper, fit=reach.ctx.text(reach.node.func), place=place))
+            return
         found = self.ctx.analysis(Leakage).fitted_on_evaluation(node)
         if found:
             evidence, binding = found[0]

@@ -52,6 +52,9 @@ class StatisticsBeforeSplit(Rule):
     perm[:k]`; not minibatches by a count, `np.array_split(idx, n_batches)`), and so do bounds a flag
     picks from a table of pairs (`lo, hi = borders[flag]` with `borders = {"train": (0, n), ...}`).
 
+    A function of the module that takes rows of the fitted data by its parameter (`def tensors(ix): return
+    X_num[ix], y[ix]`) splits it when calls fill that parameter with parts of split indices (`tensors(tr_idx)`).
+
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,
     spread, components or imputed values leak into training, and the reported score is better than

@@ -26,6 +26,7 @@ from mllint.analysis.objects.call_sites import built, dict_keys, makers
 from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
+from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
 from mllint.analysis.syntax.names import is_self_attribute
@@ -71,6 +72,14 @@ CONVERSIONS = frozenset({
     "numpy.array", "numpy.ascontiguousarray", "numpy.asanyarray",
 })  # fmt: skip
 CONVERTING_METHODS = ROW_KEEPING | {"to", "cpu", "double", "detach", "to_numpy", "tolist"}
+# Transforms that keep a table's rows (pandas, numpy docs): `df.drop(columns=...)`, elementwise functions.
+KEEPING_ROWS = ROW_KEEPING | {"clip", "fillna", "replace", "round", "abs", "to_numpy", "copy", "infer_objects", "select_dtypes"}
+ELEMENTWISE = frozenset(
+    f"numpy.{name}" for name in (
+        "log", "log1p", "log2", "log10", "exp", "expm1", "sqrt", "abs", "absolute", "clip", "nan_to_num", "asarray",
+        "array", "ascontiguousarray", "float32", "float64", "sign", "square", "tanh", "arcsinh",
+    )
+)  # fmt: skip
 NEVER = 1 << 62  # no split reached
 # The words of a name that say which part of a split it holds (`X_tr`, `test_df`, `valData`).
 PART_ABBREVIATIONS = {
@@ -296,6 +305,8 @@ class Leakage:
         for test in self._conditions(call, function):
             if fold(test, constants) is not True:
                 return None
+        if binding.call is not None and binding.caller is not None and binding.caller.analysis(Leakage).fits_through_helper(binding.call):
+            return None  # reported at that call, which hands the data over
         return f"`{passed[0].text(passed[1])}` passed as `{data.id}` at {binding.place}"
 
     def _split_of_loop(self, data: ast.Name, call: ast.Call) -> str | None:
@@ -594,6 +605,57 @@ class Leakage:
             value = assigned[0] if assigned is not None and len(assigned) == 1 else None
         return value if isinstance(value, ast.Tuple) and len(value.elts) >= 2 else None
 
+    def fits_through_helper(self, call: ast.Call) -> tuple[str, str, Reach] | None:
+        """(why the data is evaluation data, the helper, where it fits) when `call` hands evaluation data to a
+        project function or method that fits a scikit-learn object on it, directly or through the project
+        functions it calls (`preprocess(test_df)` whose `if scaler is None:` branch, taken when the call
+        leaves `scaler` out, runs `StandardScaler().fit(X)` on `df.drop(columns=...).to_numpy()`)."""
+        if not (call.args or call.keywords) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
+        if not any(_names_evaluation(_rows_of(a)) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return None
+        callee = self._project_callee(call)
+        fits = callee.ctx.analysis(ParameterEffects).of(callee.function, EVALUATION_FIT) if callee is not None else None
+        if not fits:
+            return None
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
+        for name, reaches in fits.items():
+            evidence = self._evaluation_data(bound[name], call, None) if bound.get(name) is not None else None
+            reach = next((r for r in reaches if _taken(((self.ctx, call), *r.calls), callee, r)), None) if evidence else None
+            if reach is not None:
+                return evidence, callee.function.name, reach
+        return None
+
+    def _project_callee(self, call: ast.Call) -> Callee | None:
+        """The project function `call` runs, or the method of the one project class its receiver holds."""
+        callee = self.ctx.analysis(ParameterEffects).callee(call)
+        if callee is not None or not isinstance(call.func, ast.Attribute):
+            return callee
+        objects = self.ctx.analysis(Objects)
+        found = objects.points_to(call.func.value)
+        classes = {objects.class_of(obj) for obj in found} if found else {None}
+        if len(classes) != 1 or None in classes:
+            return None
+        home, cls = classes.pop()
+        method = own_method(cls, call.func.attr)
+        return Callee(method, home) if method is not None else None
+
+    def _indexed_by_helper(self, call: ast.Call, parts: frozenset[str]) -> set[str]:
+        """The data of this module a function of it indexes by a parameter that `call` fills with a part of
+        split indices (`tensors(tr_idx)` with `def tensors(ix): return X[ix], y[ix]`)."""
+        if not parts or not any(_key(a) in parts for a in [*call.args, *(k.value for k in call.keywords)]):
+            return set()
+        callee = self.ctx.analysis(ParameterEffects).callee(call)
+        if callee is None or callee.ctx is not self.ctx:
+            return set()
+        indexed = self.ctx.analysis(ParameterEffects).of(callee.function, INDEXED_BY)
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function)) if indexed else {}
+        own = self.ctx.scopes.local_bindings(callee.function)
+        return {
+            key for name, reaches in indexed.items() if _key(bound.get(name)) in parts
+            for r in reaches if not r.calls and (key := _key(r.node.value)) is not None and key.split(".")[0] not in own
+        }  # fmt: skip
+
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
         if scope not in self._flows:
@@ -653,7 +715,7 @@ class Leakage:
             elif isinstance(node, ast.Call) and (queried := _queried(self.ctx, node)) is not None:
                 selected(queried[0], queried[1], node, i)
             elif isinstance(node, ast.Call):
-                for key in {k for a in self.split_data(node) for k in _split_keys(a)}:
+                for key in {k for a in self.split_data(node) for k in _split_keys(a)} | self._indexed_by_helper(node, flow.parts):
                     lower(key, i, i)
             elif isinstance(node, ast.Subscript):
                 key = _key(node.value)
@@ -1060,3 +1122,116 @@ def _half(ctx, index: ast.AST) -> tuple[str, frozenset[str]] | None:
         return None
     offset = isinstance(bound, ast.BinOp) and isinstance(bound.op, (ast.Add, ast.Sub))
     return side, frozenset({ctx.text(bound), *([ctx.text(bound.left)] if offset else [])})
+
+
+class _EvaluationFit(Effect):
+    """A scikit-learn object's `fit`/`fit_transform` on what a parameter holds, through row-keeping forms."""
+
+    words = re.compile(r"fit")
+
+    def sink(self, ctx, node: ast.AST) -> ast.AST | None:
+        if not (isinstance(node, ast.Call) and _method(node) in EVALUATION_FITS and node.args):
+            return None
+        receiver = node.func.value
+        made = built(ctx, receiver)
+        if made is None and isinstance(receiver, ast.Name):  # made on the path to the fit: `if scaler is None: scaler = StandardScaler()`
+            values = [d.value for d in ctx.analysis(ValueKinds).reaching_definitions(receiver)]
+            made = [(ctx, v) for v in values] if values and all(isinstance(v, ast.Call) for v in values) else None
+        classes = {canonical_class(home.qualified_name(constructor.func)) or "" for home, constructor in made or ()}
+        return node.args[0] if classes and all(c.startswith("sklearn.") for c in classes) else None
+
+    def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
+        if isinstance(expr, ast.Subscript):  # columns (`df[cols]`, `X[:, :k]`) or rows of it: its data still
+            return expr.value
+        if isinstance(expr, ast.Attribute) and expr.attr in ROW_KEEPING_ATTRIBUTES:
+            return expr.value
+        if not isinstance(expr, ast.Call):
+            return None
+        method = _method(expr)
+        if method in KEEPING_ROWS or (method == "drop" and _drops_columns(expr)):
+            return expr.func.value
+        return expr.args[0] if expr.args and ctx.qualified_name(expr.func) in ELEMENTWISE else None
+
+
+EVALUATION_FIT = _EvaluationFit()
+
+
+class _IndexedBy(Effect):
+    """`X[ix]`: rows of data taken by what a parameter holds."""
+
+    words = re.compile(r"\[")
+
+    def sink(self, ctx, node: ast.AST) -> ast.AST | None:
+        return node.slice if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Name) else None
+
+
+INDEXED_BY = _IndexedBy()
+
+
+def _drops_columns(call: ast.Call) -> bool:
+    """`df.drop(columns=...)`, `df.drop(cols, axis=1)`: rows kept."""
+    axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
+    return any(k.arg == "columns" for k in call.keywords) or (isinstance(axis, ast.Constant) and axis.value in (1, "columns"))
+
+
+def _taken(calls: tuple, callee: Callee, reach: Reach) -> bool:
+    """Do the `if`s around each call on the way, and around the fit, hold under the call that enters their
+    function (`if scaler is None:` with `scaler` left to its default None, `if fit:` with `fit=True`)?"""
+    steps = [*calls[1:], (reach.ctx, reach.node)]
+    entering = calls[0][1]
+    function = callee.function
+    for home, node in steps:
+        bound = bind_arguments(entering, function, takes_self(home, function))
+        defaults = _defaults(function)
+        child = node
+        for ancestor in home.scopes.ancestors(node):
+            if ancestor is function:
+                break
+            if isinstance(ancestor, (ast.If, ast.IfExp)) and child is not ancestor.test:
+                wanted = child in ancestor.body if isinstance(ancestor, ast.If) else child is ancestor.body
+                if _holds(ancestor.test, bound, defaults) is not wanted:
+                    return False
+            child = ancestor
+        if isinstance(node, ast.Call) and node is not reach.node:
+            entering = node
+            function = next((c for c in [home.analysis(ParameterEffects).callee(node)] if c is not None), None)
+            if function is None:
+                return False
+            function = function.function
+    return True
+
+
+def _defaults(function: ast.AST) -> dict[str, ast.AST]:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    found = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    found.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return found
+
+
+def _holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
+    """The truth of a test of a parameter under a call: `p is None`, `p is not None`, `p`, `not p`, `p == c`;
+    None when it is not known."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _holds(test.operand, bound, defaults)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name):
+        value = _given(test.id, bound, defaults)
+        return bool(value.value) if isinstance(value, ast.Constant) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
+        value, other, op = _given(test.left.id, bound, defaults), test.comparators[0], test.ops[0]
+        if isinstance(other, ast.Constant) and other.value is None and isinstance(op, (ast.Is, ast.IsNot)):
+            if value is None:
+                return None
+            is_none = isinstance(value, ast.Constant) and value.value is None
+            if not is_none and not isinstance(value, (ast.Constant, ast.Name, ast.Call, ast.Attribute)):
+                return None
+            return is_none if isinstance(op, ast.Is) else not is_none
+        if isinstance(value, ast.Constant) and isinstance(other, ast.Constant) and isinstance(op, (ast.Eq, ast.NotEq)):
+            return (value.value == other.value) is isinstance(op, ast.Eq)
+    return None
+
+
+def _given(name: str, bound: dict, defaults: dict) -> ast.AST | None:
+    """What a call gives a parameter: its argument, or its default when the call leaves it out."""
+    return bound[name] if name in bound else defaults.get(name)

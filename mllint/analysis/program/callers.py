@@ -277,6 +277,11 @@ class Callers:
         target = _target(self.ctx, function)
         return list(itertools.islice(self._sites(self.ctx, target), MAX_SITES)) if target is not None else []
 
+    def sites_in(self, ctx, function: ast.AST) -> list[tuple[object, ast.Call]]:
+        """`sites` of a function of another module of the project (`ctx`), found from the linted file."""
+        target = _target(ctx, function)
+        return list(itertools.islice(self._sites(ctx, target), MAX_SITES)) if target is not None else []
+
     def _bindings_in(self, ctx, function: ast.AST, depth: int) -> list[Binding]:
         if getattr(function, "name", None) in CALLED_BY_FRAMEWORKS and ctx.analysis(ModuleClasses).method_of_module(function, ctx) is not None:
             return self.instance_bindings(ctx, function)  # a module's `forward`: called as `model(x)`, never by name

@@ -1,0 +1,158 @@
+"""Effects a module's `forward` has through the project functions it calls (ML401, ML304).
+
+`INPLACE`: an in-place tensor method (`x.sub_(m)`), or an augmented assignment, on what a parameter holds
+(through views: `x.view(B, -1)`, `x[:, :3]`, an in-place chain `x.sub_(m).div_(s)`). `DROPOUT`: a functional
+dropout that leaves `training` to its default (`F.dropout(h, p)`) in a function that does not read the
+mode itself; a call that passes `training=` (or reads `self.training` for it) turns it off.
+
+`forward_sites(ctx, function, parameter)`: where a module's `forward` hands its own tensor argument to
+`function` (directly, or through project functions passing it on), and whether some other call hands it
+something else (then the place to change is the call in `forward`, not the helper).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from mllint.analysis.facets.gradients import FLAG_METHODS
+from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
+from mllint.analysis.facets.views import viewed
+from mllint.analysis.program.callers import Callers
+from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.effects import MAX_DEPTH, Effect, takes_self
+from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.values.values import ValueKinds
+
+TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor"}
+
+
+class _InPlace(Effect):
+    words = re.compile(r"\w_\(|\+=|-=|\*=|/=")
+
+    def sink(self, ctx, node: ast.AST) -> ast.AST | None:
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            return node.target
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            method = node.func.attr
+            if method.endswith("_") and not method.startswith("_") and method not in FLAG_METHODS:
+                return node.func.value
+        return None
+
+    def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
+        return viewed(ctx, expr)
+
+
+class _Dropout(Effect):
+    words = re.compile(r"dropout")
+
+    def sink(self, ctx, node: ast.AST) -> ast.AST | None:
+        if not (isinstance(node, ast.Call) and ctx.qualified_name(node.func) in FUNCTIONAL_DROPOUT):
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg in (None, "training") for k in node.keywords):
+            return None
+        if len(node.args) > 2 or _zero(node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "p"), None)):
+            return None
+        function = ctx.scopes.enclosing_function(node)
+        return None if function is None or reads_training(function) else node
+
+    def passes(self, ctx, call: ast.Call) -> bool:
+        """A call that hands the mode over (`training=self.training`, `self.training` passed) turns it off."""
+        return not any(k.arg == "training" for k in call.keywords) and not any(reads_training(a) for a in call.args)
+
+
+INPLACE = _InPlace()
+DROPOUT = _Dropout()
+
+
+def reads_training(node: ast.AST) -> bool:
+    """Does `node` read a mode flag (`self.training`, `training`, `is_training`)?"""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == "training") or (isinstance(n, ast.Name) and "training" in n.id)
+        for n in ast.walk(node)
+    )  # fmt: skip
+
+
+def _zero(value: ast.AST | None) -> bool:
+    return isinstance(value, ast.Constant) and not isinstance(value.value, bool) and value.value == 0
+
+
+def forward_of_module(ctx, function: ast.AST | None) -> bool:
+    return (
+        isinstance(function, ast.FunctionDef) and function.name == "forward"
+        and ctx.analysis(ModuleClasses).method_of_module(function, ctx) is not None
+    )  # fmt: skip
+
+
+def forward_argument(ctx, expr: ast.AST | None, forward: ast.AST) -> str | None:
+    """The tensor argument of `forward` that `expr` (or the storage it views) holds on some path."""
+    for _ in range(8):
+        if expr is None or isinstance(expr, ast.Name):
+            break
+        expr = viewed(ctx, expr)
+    if not isinstance(expr, ast.Name) or expr.id not in tensor_parameters(ctx, forward):
+        return None
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(expr)
+    return expr.id if any(d.node is forward for d in definitions) else None
+
+
+def tensor_parameters(ctx, function: ast.AST) -> set[str]:
+    """The parameters annotated as tensors, and an unannotated first one (after `self`)."""
+    positional = [*function.args.posonlyargs, *function.args.args][1:]
+    names = set()
+    for index, arg in enumerate([*positional, *function.args.kwonlyargs]):
+        annotation = ctx.qualified_name(arg.annotation) if arg.annotation is not None else None
+        if annotation in TENSOR_TYPES or (arg.annotation is None and index == 0 and positional):
+            names.add(arg.arg)
+    return names
+
+
+def forward_sites(linted, ctx, function: ast.AST, parameter: str, depth: int = 0) -> tuple[list[tuple[object, ast.Call, str]], bool]:
+    """(the calls in a module's `forward` that hand its tensor argument to `function`'s `parameter`, each
+    with its context and the argument's name; whether some call of `function` hands something else), as
+    the linted file `linted` finds them."""
+    found: list[tuple[object, ast.Call, str]] = []
+    other = False
+    for caller, call in linted.analysis(Callers).sites_in(ctx, function):
+        argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
+        enclosing = caller.scopes.enclosing_function(call)
+        if forward_of_module(caller, enclosing):
+            name = forward_argument(caller, argument, enclosing)
+            if name is not None:
+                found.append((caller, call, name))
+                continue
+        passed = _own_parameter(caller, argument, enclosing)
+        if passed is not None and depth < MAX_DEPTH:
+            inner, inner_other = forward_sites(linted, caller, enclosing, passed, depth + 1)
+            found += inner
+            other |= inner_other or not inner
+        else:
+            other = True
+    return found, other
+
+
+def _own_parameter(ctx, expr: ast.AST | None, function: ast.AST | None) -> str | None:
+    if not isinstance(expr, ast.Name) or function is None or expr.id not in {p.arg for p in parameters(function, variadic=False)}:
+        return None
+    return expr.id if all(d.node is function for d in ctx.analysis(ValueKinds).reaching_definitions(expr)) else None
+
+
+def forward_callers(linted, ctx, function: ast.AST, kind: Effect, depth: int = 0) -> tuple[list[tuple[object, ast.Call]], bool]:
+    """(the calls in a module's `forward` that run `function`, directly or through project functions, and
+    carry `kind`'s effect; whether some other call runs it), as the linted file `linted` finds them."""
+    found: list[tuple[object, ast.Call]] = []
+    other = False
+    for caller, call in linted.analysis(Callers).sites_in(ctx, function):
+        if not kind.passes(caller, call):
+            continue
+        enclosing = caller.scopes.enclosing_function(call)
+        if forward_of_module(caller, enclosing):
+            if not reads_training(enclosing):
+                found.append((caller, call))
+        elif enclosing is not None and depth < MAX_DEPTH and not reads_training(enclosing):
+            inner, inner_other = forward_callers(linted, caller, enclosing, kind, depth + 1)
+            found += inner
+            other |= inner_other or not inner
+        else:
+            other = True
+    return found, other

@@ -1,0 +1,202 @@
+"""What a project function does to its parameters, closed over the project functions it calls.
+
+A facet names an effect with an `Effect` kind: which node of a function is the effect and which
+expression it acts on (`sink`: `x.sub_(m)` acts on `x`; `scaler.fit(X)` on `X`), and which transforms
+keep the data it acts on (`keeps`: `x.view(B, -1)` is still `x`'s storage; `df.to_numpy()` still `df`'s
+rows). `ParameterEffects.of(function, kind)` gives, per parameter, the places where the effect reaches
+what the caller passed: in the function itself (after plain aliases and kept transforms, until the name is
+bound to something else, such as `x = x.clone()`), or in a project function or method it calls with it
+(`standardize(x, ...)`, `self.fit(df)`), with the argument bound to the callee's parameter. Calls are
+followed `MAX_DEPTH` deep; each function's answer is worked out once per kind (an analysis of its module),
+so a project's summaries cost one pass per function.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
+from mllint.analysis.program.project import followed_view
+from mllint.analysis.syntax.scopes import parameters
+
+MAX_DEPTH = 3  # calls followed below the function asked about
+
+
+class Effect:
+    """A kind of effect, defined by the facet that asks (one instance per kind: it keys the cache)."""
+
+    words: re.Pattern[str] = re.compile("")  # what a module must mention for its functions to be read
+
+    def sink(self, ctx, node: ast.AST) -> ast.AST | None:
+        """The expression `node` acts on, when `node` is the effect."""
+        raise NotImplementedError
+
+    def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
+        """The expression `expr` still is (one step of a kept transform); None when it is not one."""
+        return None
+
+    def passes(self, ctx, call: ast.Call) -> bool:
+        """Is the effect of `callee` carried through `call` (False: the call turns it off)?"""
+        return True
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where an effect reaches a parameter: the node in `ctx`, and the calls on the way (outermost first)."""
+
+    ctx: object
+    node: ast.AST
+    calls: tuple[tuple[object, ast.Call], ...] = ()
+
+
+class ParameterEffects:
+    """`ctx.analysis(ParameterEffects)`: the effects of the module's functions on their parameters."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._resolver: CallResolver | None = None
+        self._found: dict[tuple[ast.AST, Effect], dict[str, tuple[Reach, ...]]] = {}
+        self._local: dict[tuple[ast.AST, Effect], tuple[Reach, ...]] = {}
+        self._returned: dict[tuple[ast.AST, Effect], frozenset[str]] = {}
+        self._order: dict[ast.AST, list[ast.AST]] = {}
+
+    def of(self, function: ast.AST, kind: Effect, depth: int = 0) -> dict[str, tuple[Reach, ...]]:
+        """Per parameter of `function`, where `kind` reaches the object the caller passes."""
+        key = (function, kind)
+        if key not in self._found:
+            self._found[key] = {}  # a recursive call finds nothing more
+            self._found[key] = self._effects(function, kind, depth)
+        return self._found[key]
+
+    def anywhere(self, function: ast.AST, kind: Effect, depth: int = 0) -> tuple[Reach, ...]:
+        """Where `kind` happens in `function` or the project functions it calls, whatever it acts on."""
+        key = (function, kind)
+        if key not in self._local:
+            self._local[key] = ()
+            found = [Reach(self.ctx, n) for n in self._nodes(function) if kind.sink(self.ctx, n) is not None]
+            for call, callee in self._calls(function, kind) if depth < MAX_DEPTH else ():
+                if kind.passes(self.ctx, call):
+                    inner = callee.ctx.analysis(ParameterEffects).anywhere(callee.function, kind, depth + 1)
+                    found += [Reach(r.ctx, r.node, ((self.ctx, call), *r.calls)) for r in inner]
+            self._local[key] = tuple(found)
+        return self._local[key]
+
+    def returned(self, function: ast.AST, kind: Effect, depth: int = 0) -> frozenset[str]:
+        """The parameters whose object (or a form `kind` keeps) every `return` of `function` gives back
+        (`out = df.copy(); ...; return out`)."""
+        key = (function, kind)
+        if key not in self._returned:
+            self._returned[key] = frozenset()
+            held = self._walk(function, kind, depth, None)
+            returns = [n for n in self._nodes(function) if isinstance(n, ast.Return)]
+            given = {self._held(r.value, held, kind, depth) for r in returns}
+            self._returned[key] = frozenset(given) if returns and None not in given else frozenset()
+        return self._returned[key]
+
+    def callee(self, call: ast.Call) -> Callee | None:
+        if self._resolver is None:
+            view = followed_view(self.ctx)
+            self._resolver = CallResolver(self.ctx, view if view.index is not None else None)
+        try:
+            return self._resolver.resolve(call, followed=re.compile(rb""), reexported=True)
+        except (RecursionError, ValueError):
+            return None
+
+    def _calls(self, function: ast.AST, kind: Effect):
+        for node in self._nodes(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                callee = self.callee(node)
+                if callee is not None and callee.function is not function and _mentions(callee.ctx, kind):
+                    yield node, callee
+
+    def _effects(self, function: ast.AST, kind: Effect, depth: int) -> dict[str, tuple[Reach, ...]]:
+        found: dict[str, list[Reach]] = {}
+        self._walk(function, kind, depth, found)
+        return {name: tuple(reaches) for name, reaches in found.items()}
+
+    def _walk(self, function: ast.AST, kind: Effect, depth: int, found: dict | None) -> dict[str, str]:
+        """One pass over the function in source order: which local name holds which parameter (an alias or a
+        kept form of it, until bound to something else); with `found`, the effects reaching them."""
+        names = [p.arg for p in parameters(function, variadic=False)]
+        if takes_self(self.ctx, function):
+            names = names[1:]
+        held: dict[str, str] = {n: n for n in names}  # local name -> the parameter it holds
+        for node in self._nodes(function):
+            if found is not None:
+                acted = kind.sink(self.ctx, node)
+                parameter = self._held(acted, held, kind, depth) if acted is not None else None
+                if parameter is not None:
+                    found.setdefault(parameter, []).append(Reach(self.ctx, node))
+                if isinstance(node, ast.Call) and depth < MAX_DEPTH and isinstance(node.func, (ast.Name, ast.Attribute)):
+                    self._through_call(node, held, kind, depth, found)
+            if isinstance(node, ast.Assign):
+                source = self._held(node.value, held, kind, depth)
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        if source is not None:
+                            held[target.id] = source
+                        else:
+                            held.pop(target.id, None)
+        return held
+
+    def _through_call(self, call: ast.Call, held: dict[str, str], kind: Effect, depth: int, found: dict) -> None:
+        passed = {a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name) and a.id in held}
+        kept = [a for a in [*call.args, *(k.value for k in call.keywords)] if self._held(a, held, kind, depth) is not None]
+        if not (passed or kept):
+            return
+        callee = self.callee(call)
+        if callee is None or not _mentions(callee.ctx, kind) or not kind.passes(self.ctx, call):
+            return
+        bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
+        inner = callee.ctx.analysis(ParameterEffects).of(callee.function, kind, depth + 1)
+        for name, reaches in inner.items():
+            parameter = self._held(bound.get(name), held, kind, depth)
+            if parameter is not None:
+                found.setdefault(parameter, []).extend(Reach(r.ctx, r.node, ((self.ctx, call), *r.calls)) for r in reaches)
+
+    def _held(self, expr: ast.AST | None, held: dict[str, str], kind: Effect, depth: int) -> str | None:
+        """The parameter `expr` holds: a name holding one, a form `kind` keeps of it, or what a project
+        function given it returns of it (`df = add_features(df)`)."""
+        for _ in range(8):
+            if expr is None or isinstance(expr, ast.Name):
+                break
+            kept = kind.keeps(self.ctx, expr)
+            expr = kept if kept is not None or depth >= MAX_DEPTH else self._returned_argument(expr, kind, depth)
+        return held.get(expr.id) if isinstance(expr, ast.Name) else None
+
+    def _returned_argument(self, expr: ast.AST, kind: Effect, depth: int) -> ast.AST | None:
+        if not (isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and (expr.args or expr.keywords)):
+            return None
+        callee = self.callee(expr)
+        if callee is None:
+            return None
+        given = callee.ctx.analysis(ParameterEffects).returned(callee.function, kind, depth + 1)
+        bound = bind_arguments(expr, callee.function, takes_self(callee.ctx, callee.function)) if given else {}
+        return next((bound[name] for name in given if bound.get(name) is not None), None)
+
+    def _nodes(self, function: ast.AST) -> list[ast.AST]:
+        """The function's own nodes in source order (an assignment after its value), nested functions left out."""
+        if function not in self._order:
+            self._order[function] = list(_in_order(function.body))
+        return self._order[function]
+
+
+def _in_order(statements: list[ast.AST]):
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield from _in_order(list(ast.iter_child_nodes(statement)))
+        yield statement
+
+
+def takes_self(ctx, function: ast.AST) -> bool:
+    """A method called on an instance (its first parameter is the object): not a static method."""
+    if not isinstance(ctx.scopes.parent(function), ast.ClassDef):
+        return False
+    return not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
+def _mentions(ctx, kind: Effect) -> bool:
+    source = ctx.source
+    return kind.words.search(getattr(source, "text", source) or "") is not None
