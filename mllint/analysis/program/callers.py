@@ -260,7 +260,8 @@ class Callers:
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
         self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
-        self._set_in_init: dict[ast.AST, set[str]] = {}  # `__init__` -> the attributes it sets from its parameters
+        self._set_in_init: dict[ast.AST, set[str]] = {}  # a method -> the attributes it sets from its parameters
+        self._instances: dict[tuple[ast.Call, ast.AST | None], Binding | None] = {}
 
     def bindings(self, function: ast.AST) -> list[Binding]:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
@@ -362,15 +363,45 @@ class Callers:
         attributes = {n.attr for n in read if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first}
         if not attributes:
             return None
-        if init not in self._set_in_init:
-            names, found = {a.arg for a in parameters(init, variadic=False)}, set()
-            for node in caller.index.within(init, ast.Assign):
+        return init if attributes & self._set_from_parameters(caller, init) else None
+
+    def _set_from_parameters(self, ctx, method: ast.AST) -> set[str]:
+        """The `self.` attributes a method sets from its own parameters (`self.model = model`, also
+        `self.model, self.args = model, args`, `self.model = model.to(device)`)."""
+        if method not in self._set_in_init:
+            names, found = {a.arg for a in parameters(method, variadic=False)}, set()
+            for node in ctx.index.within(method, ast.Assign):
                 for target in node.targets:
                     tuples = isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts)
                     pairs = zip(target.elts, node.value.elts) if tuples else [(target, node.value)]
                     found |= {t.attr for t, value in pairs if is_self_attribute(t) and _root_name(value) in names}
-            self._set_in_init[init] = found
-        return init if attributes & self._set_in_init[init] else None
+            self._set_in_init[method] = found
+        return self._set_in_init[method]
+
+    def instance_binding(self, caller, construction: ast.Call, init: tuple[object, ast.AST], setters=(), use: ast.AST | None = None) -> Binding | None:
+        """What the attributes of one instance hold from where it was made: the binding of its class's
+        `__init__` (`init`: its context and node) at `construction` (a call of `caller`), holding as `also`
+        the binding of each setter called on that instance (`setters`: (context, method, call) for the
+        calls of the instance's methods with arguments) that stores a parameter on `self`, is called once
+        and outside any loop, and before `use` in a block holding it (`r.set_model(m); r.fit()`). One
+        instance's bindings, never another's: the answer every reader of `self.x` per instance shares."""
+        key = (construction, use)
+        if key not in self._instances:
+            chain = None
+            named: dict[str, list] = {}
+            for home, method, call in setters:
+                named.setdefault(method.name, []).append((home, method, call))
+            for found in named.values():
+                home, method, call = found[0]
+                if len(found) == 1 and self._set_from_parameters(home, method) and _runs_before(caller, call, use):
+                    chain = self._instance_site(home, method, caller, call, chain)
+            self._instances[key] = self._instance_site(*init, caller, construction, chain)
+        return self._instances[key]
+
+    def _instance_site(self, home, function: ast.AST, caller, call: ast.Call, also: Binding | None) -> Binding | None:
+        target = _target(home, function) or _Target("", "", function.name, skips_first=True)  # a nested class's too
+        bindings = self._site_bindings(home, function, target, caller, call, 0)
+        return dataclasses.replace(bindings[0], also=also) if bindings else also
 
     def place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -822,6 +853,24 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
             return None
         calls += [(callee, method, None if skips_first else call)] if isinstance(method, ast.Call) else []  # kept on `self`: any site
     return calls if reads else None
+
+
+def _runs_before(ctx, call: ast.Call, use: ast.AST | None) -> bool:
+    """Does the statement of `call` run once, outside any loop of its function, and (with a `use`) before
+    `use`, in a later statement of its own block or inside one?"""
+    scopes, statement = ctx.scopes, ctx.scopes.statement(call)
+    function = scopes.enclosing_function(call)
+    for node in scopes.ancestors(statement):
+        if node is function:
+            break
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+    if use is None:
+        return True
+    block = scopes.parent(statement)
+    body = next((v for _, v in ast.iter_fields(block) if isinstance(v, list) and statement in v), []) if block is not None else []
+    later = body[body.index(statement) + 1 :] if body else []
+    return any(node in later for node in (use, *scopes.ancestors(use)))
 
 
 @lru_cache(maxsize=4096)  # compiled once per word: a run asks for thousands, past `re`'s own cache
