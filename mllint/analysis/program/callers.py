@@ -64,6 +64,9 @@ TORCH_BASES = {
     "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
     "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
 }  # fmt: skip
+# Trainers that call their subclass's hooks with the model their construction is given (`Trainer(model=m, ...)`).
+LIBRARY_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer"})
+TRAINER_HOOKS = frozenset({"compute_loss", "training_step", "prediction_step"})  # `(self, model, inputs, ...)`
 CALLED_BY_FRAMEWORKS = {"forward"}  # called as `model(x)`: a step method (`training_step`) has call sites only in a script loop
 
 T = TypeVar("T")
@@ -291,9 +294,47 @@ class Callers:
                     found += self._site_bindings(ctx, function, target, caller, call, depth)
                     if len(found) >= MAX_SITES:
                         break
+                found += self._hook_bindings(ctx, function)[: MAX_SITES - len(found)]
             own = self._own_binding(ctx, function, annotated=not found)
             self._bindings[key] = found[:MAX_SITES] + ([own] if own is not None else [])
         return self._bindings[key]
+
+    def _hook_bindings(self, ctx, function: ast.AST) -> list[Binding]:
+        """A hook a library trainer calls with its model (`compute_loss(self, model, inputs)` of a
+        `transformers.Trainer` subclass): one binding of `model` per construction of the class, to the
+        model it is given (`MultiLabelTrainer(model=model, args=args)`, or first)."""
+        named = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        if len(named) < 2 or not self.trainer_hook(ctx, function):
+            return []
+        cls = ctx.scopes.parent(function)
+        target = _class_target(ctx, cls)
+        init = inherited_method(ctx, cls, "__init__", self.view)
+        found = []
+        for caller, call in itertools.islice(self._sites(ctx, target), MAX_SITES) if target is not None else ():
+            model = next((k.value for k in call.keywords if k.arg == "model"), None)
+            positional = init is None or init[1].args.vararg is not None and len(init[1].args.args) == 1
+            model = call.args[0] if model is None and positional and call.args and not isinstance(call.args[0], ast.Starred) else model
+            if model is not None:
+                path, line, site = self.place(caller, call)
+                argument = (caller, model, Passage(named[1], caller.text(model), path, line))
+                found.append(Binding(function, ctx, path, line, {named[1]: argument}, site=site, call=call, caller=caller))
+        return found
+
+    def trainer_hook(self, ctx, function: ast.AST) -> bool:
+        """Is `function` a hook (`TRAINER_HOOKS`) of a class deriving from a library trainer (`LIBRARY_TRAINERS`),
+        directly or through the project's classes: the library calls it?"""
+        cls = ctx.scopes.parent(function)
+        if getattr(function, "name", None) not in TRAINER_HOOKS or not isinstance(cls, ast.ClassDef):
+            return False
+        for _ in range(MAX_CALLER_DEPTH):
+            names = [canonical_class(ctx.qualified_name(b)) for b in cls.bases]
+            if any(name in LIBRARY_TRAINERS for name in names):
+                return True
+            bases = [found for name in names if (found := project_class(self.view, name)) is not None]
+            if len(bases) != 1:
+                return False
+            ctx, cls = bases[0]
+        return False
 
     def _own_binding(self, ctx, function: ast.AST, annotated: bool) -> Binding | None:
         """The function's signature as one more call site: its defaults and, when no call site says what
@@ -348,7 +389,20 @@ class Callers:
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call, caller=caller) for outer in outers[:MAX_SITES] or [None]]
+        also = self._receiver_binding(caller, call) if target.method is not None else None
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, also, call, caller) for outer in outers[:MAX_SITES] or [None]]
+
+    def _receiver_binding(self, caller, call: ast.Call) -> Binding | None:
+        """For a method called on an instance built at a known site (`runner.epoch(loader)` with `runner =
+        Runner(net, loss_fn)`): what its `__init__` was passed there (`instance_binding`), which the
+        method's `self.` attributes hold."""
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if receiver is None or (isinstance(receiver, ast.Name) and receiver.id == "self"):
+            return None
+        found = _constructed(self.view, caller, receiver, 0)
+        cls = project_class(self.view, canonical_class(found[0].qualified_name(found[1].func))) if found is not None else None
+        init = inherited_method(*cls, "__init__", self.view) if cls is not None else None
+        return self.instance_binding(found[0], found[1], init) if init is not None else None
 
     def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
         """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
