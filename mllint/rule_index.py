@@ -39,7 +39,7 @@ RULES = {
     'ML410': ('ml410_layer_added_after_optimizer', 'LayerAddedAfterOptimizer', 'layer-added-after-optimizer', 'error', False, False, None, ('parameters(',), False),
     'ML411': ('ml411_requires_grad_on_module', 'RequiresGradOnModule', 'requires-grad-on-module', 'error', False, False, None, ('require',), False),
     'ML412': ('ml412_every_parameter_frozen', 'EveryParameterFrozen', 'every-parameter-frozen', 'error', False, False, None, ('requires_grad',), False),
-    'ML413': ('ml413_loss_term_cut_from_graph', 'LossTermCutFromGraph', 'loss-term-cut-from-graph', 'error', False, False, None, ('backward(',), False),
+    'ML413': ('ml413_loss_term_cut_from_graph', 'LossTermCutFromGraph', 'loss-term-cut-from-graph', 'error', False, False, None, ('backward(', 'training_step', 'compute_loss'), False),
     'ML414': ('ml414_layers_in_plain_container', 'LayersInPlainContainer', 'layers-in-plain-container', 'error', False, False, None, ('nn', 'Module'), False),
     'ML415': ('ml415_entropy_bonus_minimized', 'EntropyBonusMinimized', 'entropy-bonus-minimized', 'error', False, False, None, ('backward', 'training_step', 'compute_loss'), False),
     'ML416': ('ml416_critic_signs_agree', 'CriticSignsAgree', 'critic-signs-agree', 'error', False, False, None, ('backward', 'training_step', 'compute_loss'), False),

@@ -1,10 +1,11 @@
 import ast
 
-from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.facets.gradients import GradientFlow, Holder, State, backward_loss, cut_input, describe_cut, holder, is_no_grad
+from mllint.analysis.program.callers import Callers, call_sites, per_call_site
+from mllint.analysis.facets.gradients import GradientFlow, Holder, State, backward_loss, cut_input, describe_cut, holder, is_no_grad, managed_losses
 from mllint.analysis.facets.loss_terms import Summand, factors, summands
 from mllint.analysis.facets.parameters import is_module
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.facets.shapes import LIGHTNING_MODULES
+from mllint.analysis.values.values import ValueKinds, canonical_class
 from mllint.findings import Severity
 from mllint.rule import Rule
 from mllint.source import one_line
@@ -21,7 +22,10 @@ class LossTermCutFromGraph(Rule):
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
     (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
-    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. The loss is also followed
+    passed at `main.py:30` to `train_step(..., kl)`), one call site at a time. A loss the training library
+    backpropagates is read too: what a LightningModule's `training_step` or a Hugging Face `Trainer`
+    subclass's `compute_loss` returns, when no code of the project calls it (its `model` is the one each
+    construction of the trainer is given). The loss is also followed
     into the function of the project that returns it or a part of it, in any module, and its terms read
     there: `loss = model(x, y)` whose `forward` returns `task + beta * reg.detach()`, `loss, logs =
     elbo_loss(...)` returning `rec + beta * kl.item()`, `out["loss"].backward()` with `out = model(x)`
@@ -87,7 +91,7 @@ class LossTermCutFromGraph(Rule):
     name = "loss-term-cut-from-graph"
     message = "a term of the loss is cut from the graph: it adds to the loss's value but trains nothing"
     severity = Severity.ERROR
-    requires_any_text = ("backward(",)
+    requires_any_text = ("backward(", "training_step", "compute_loss")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -96,8 +100,19 @@ class LossTermCutFromGraph(Rule):
 
     def visit_Call(self, node: ast.Call) -> None:
         loss = backward_loss(self.ctx, node)
-        if loss is None:
-            return
+        if loss is not None:
+            self._check(loss, f"the loss backpropagated at line {node.lineno}")
+
+    def end_file(self) -> None:
+        callers = self.ctx.analysis(Callers)
+        for node, loss in managed_losses(self.ctx):  # `compute_loss` returning the loss the library backpropagates
+            function = self.ctx.scopes.enclosing_function(node)
+            cls = self.ctx.scopes.parent(function)
+            lightning = any(canonical_class(self.ctx.qualified_name(b)) in LIGHTNING_MODULES for b in getattr(cls, "bases", ()))
+            if (lightning or callers.trainer_hook(self.ctx, function)) and not callers.sites(function):  # else its caller backpropagates it
+                self._check(loss, f"the loss returned at line {node.lineno} for the training library to backpropagate")
+
+    def _check(self, loss: ast.AST, backpropagated: str) -> None:
         for cuts, binding in per_call_site(self.ctx, loss, lambda binding: self._cut_terms(loss, binding)):
             for term, cut in cuts:
                 self._reported.add(term.node)
@@ -116,7 +131,7 @@ class LossTermCutFromGraph(Rule):
                     )
                 message = (
                     f"{what} is cut from the graph by {describe_cut(self.ctx, cut, binding, found)}: it "
-                    f"adds to the value of the loss backpropagated at line {node.lineno} but no gradient flows through "
+                    f"adds to the value of {backpropagated} but no gradient flows through "
                     f"it{passed}"
                 )
                 self.report(term.call or term.node, message, related=call_sites(binding))

@@ -88,7 +88,7 @@ class BceOnSigmoid(Rule):
         if depth > MAX_DEPTH:
             return True
         parent = self.ctx.scopes.parent(value)
-        while isinstance(parent, (ast.expr, ast.keyword)):
+        while isinstance(parent, (ast.expr, ast.keyword, ast.comprehension)):  # `sum(w * v for v in parts.values())` too
             if isinstance(parent, (ast.Compare, ast.JoinedStr)) or callee_name(parent) in COMPARISONS:
                 return False
             if isinstance(parent, ast.Attribute) and parent.attr in SCALAR_METHODS:

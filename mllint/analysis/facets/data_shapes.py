@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.objects.call_sites import makers
-from mllint.analysis.program.callers import constructions
+from mllint.analysis.program.callers import LIBRARY_TRAINERS, constructions  # noqa: F401 (shapes reads it here)
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
@@ -26,8 +26,6 @@ DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.datal
 SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
-# Trainers that batch their `train_dataset` with the default collation and hand each batch to `compute_loss`.
-LIBRARY_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer"})
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
 # Calls a loop may wrap its loader in (`enumerate(loader)`, `tqdm(loader, ...)`): the loader is their first argument.
 LOADER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})

@@ -186,10 +186,10 @@ class CallSiteUses:
         if caller is None or caller is self.ctx or is_test_path(binding.path) or not isinstance(site.func, ast.Attribute):
             return None
         cls = self.scopes.enclosing_class(binding.function)
-        named = [] if cls is None else [f"{f.name}:{p.arg}" for f in cls.body if isinstance(f, FUNCTIONS) for p in parameters(f) if self.objects.parameter(f, p.arg).key() == parameter]
+        named = [] if cls is None else [(f, p.arg) for f in cls.body if isinstance(f, FUNCTIONS) for p in parameters(f) if self.objects.parameter(f, p.arg).key() == parameter]
         instances = caller.analysis(Instances)
         instance = instances.built(site.func.value) if named else None
-        argument = instances.passed(instance).get(named[0]) if instance is not None else None
+        argument = _bound(caller, instances.binding(instance, site), *named[0]) if instance is not None else None
         scope = caller.scopes.enclosing_function(site) or caller.tree
         if argument is None or (caller.scopes.enclosing_function(argument) or caller.tree) is not scope:
             return None
@@ -258,3 +258,13 @@ def _chain(obj: Obj) -> set[Obj]:
         found.add(obj)
         obj = obj.base
     return found
+
+
+def _bound(caller, binding, function: ast.AST, parameter: str) -> ast.AST | None:
+    """What `caller` passes for a parameter of a class's `function` to an instance (its `Instances.binding`),
+    whose module it may read in a tree of its own (the function told by name and line)."""
+    while binding is not None and (binding.function.name, binding.function.lineno) != (function.name, function.lineno):
+        binding = binding.also
+    passed = binding.argument(parameter) if binding is not None else None
+    return passed[1] if passed is not None and passed[0] is caller and not passed[2].annotated else None
+

@@ -591,9 +591,10 @@ class Flow:
         if found is None or self.modes.of_module(found[0]).is_generator(found[1]) or not self.modes.of_module(found[0]).runs_as_called(found[1]):
             return None
         passed = {}
-        for parameter, argument in instances.passed(instance).items():
-            key = self.key(argument) if (self.modes.scopes.enclosing_function(argument) or self.ctx.tree) is self.scope else self.modes.key(argument, self.scope)
-            if key is not None and (key.startswith("@") or (self.modes.scopes.enclosing_function(argument) or self.ctx.tree) is self.scope):
+        for parameter, argument in instances.passed(instance, call).items():
+            here = (self.modes.scopes.enclosing_function(argument) or self.ctx.tree) is self.scope
+            key = self.key(argument) if here else self.modes.key(argument, self.scope)
+            if key is not None and (here or key.startswith("@")):
                 passed[parameter] = key
         return found[0], found[1], passed
 

@@ -1,22 +1,20 @@
-"""Instances built at a known site: what the attributes an instance's methods read hold, for that instance.
+"""Instances built at a known site: which instance a receiver is, and what its attributes hold there.
 
 Points-to names `self.model`, written in `__init__` from its parameter `model`, by that parameter: one
 object for every instance of the class. Inside the methods of an instance built once at a known site
 (`Runner(model, opt).fit()`, `r = Runner(model, opt); r.fit()`), that parameter is what the construction
-passes; a setter called once on the same instance (`r.set_model(model)`) binds its parameters the same
-way. `Instances(ctx).built(receiver)` is the one instance a method's receiver is; `passed(instance)`
-maps each such parameter (by its object key) to the argument passed for it, per instance, never mixing
-two instances' (a construction elsewhere, or two calls of one setter, leave the parameter as it is).
+passes, and a setter's (`r.set_model(model)` before `r.fit()`) what the setter's call passes. Which
+instance a receiver is is the objects layer's (`built`); what the instance's construction and setters
+bind is `callers.Callers.instance_binding`'s, the one answer every reader shares (`binding`, `passed`).
 """
 from __future__ import annotations
 
 import ast
 
 from mllint.analysis.objects.points_to import FUNCTIONS, NONE, Obj, Objects
-from mllint.analysis.program.calls import bind_arguments
+from mllint.analysis.program.callers import Binding, Callers
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.syntax.scopes import parameter_defaults
 
 
 class Instances:
@@ -26,7 +24,7 @@ class Instances:
         self.ctx = ctx
         self.objects = ctx.analysis(Objects)
         self._built: dict[ast.AST, Obj | None] = {}
-        self._passed: dict[Obj, dict[str, ast.AST]] = {}
+        self._passed: dict[tuple[Obj, ast.AST | None], dict[str, ast.AST]] = {}
         self._method_calls: dict[str, list[ast.Call]] | None = None
         self._all_passed: dict[str, list[ast.AST]] | None = None
 
@@ -48,32 +46,29 @@ class Instances:
             return None
         return obj
 
-    def passed(self, instance: Obj) -> dict[str, ast.AST]:
-        """The object key of each parameter of `__init__` (or of a method called once on the instance: a
-        setter) -> the argument this file passes for it to `instance` (a `built` one), or the default a
-        method of this file has where none is passed; also by `method:parameter`, for a module that reads
-        the class in a tree of its own."""
-        if instance not in self._passed:
-            self._passed[instance] = self._arguments(instance)
-        return self._passed[instance]
-
-    def _arguments(self, instance: Obj) -> dict[str, ast.AST]:
+    def binding(self, instance: Obj, use: ast.AST | None = None) -> Binding | None:
+        """The binding of `__init__` at the construction of `instance` (a `built` one), holding those of the
+        setters called on it before `use` (any call of this file; None: those called once, outside loops)."""
         home, cls = self.objects.class_of(instance)
-        found: dict[str, ast.AST] = {}
         init = inherited_method(home, cls, "__init__", self.objects.view)
-        calls = [(init, instance.node)] if init is not None else []
+        setters = []
         for method in cls.body:
             named = self._calls_of_methods().get(method.name, ()) if isinstance(method, FUNCTIONS) and method.name != "__init__" else ()
-            on_it = [call for call in named if self.built(call.func.value) == instance]
-            calls += [((home, method), on_it[0])] if len(on_it) == 1 else []
-        for (ctx, function), call in calls:
-            defaults = parameter_defaults(function) if ctx is self.ctx else {}  # where a call passes none (of this file)
-            bound = {**defaults, **bind_arguments(call, function, skips_first=True)}
-            for parameter, argument in bound.items():
-                if argument is not None and not isinstance(argument, ast.Starred):
-                    found[Obj("parameter", function, parameter, ctx=ctx).key()] = argument
-                    found[f"{function.name}:{parameter}"] = argument
-        return found
+            setters += [(home, method, call) for call in named if self.built(call.func.value) == instance]
+        return self.ctx.analysis(Callers).instance_binding(self.ctx, instance.node, init, setters, use) if init is not None else None
+
+    def passed(self, instance: Obj, use: ast.AST | None = None) -> dict[str, ast.AST]:
+        """The object key of each parameter `binding` binds -> the argument this file passes for it to
+        `instance` (or the default of a method of this file where none is passed)."""
+        if (instance, use) not in self._passed:
+            found, binding = {}, self.binding(instance, use)
+            while binding is not None:
+                for parameter, (caller, argument, passage) in binding.arguments.items():
+                    if caller is self.ctx and not passage.annotated and not isinstance(argument, ast.Starred):
+                        found.setdefault(Obj("parameter", binding.function, parameter, ctx=binding.ctx).key(), argument)
+                binding = binding.also
+            self._passed[(instance, use)] = found
+        return self._passed[(instance, use)]
 
     def arguments(self, parameter: str) -> list[ast.AST]:
         """What the instances this file builds were passed for a parameter (by its object key: `passed`)."""

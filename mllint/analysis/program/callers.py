@@ -64,6 +64,9 @@ TORCH_BASES = {
     "torch.nn.Module", "torch.Tensor", "torch.nn.Parameter", "torch.optim.Optimizer", "torch.utils.data.Dataset",
     "torch.optim.lr_scheduler.LRScheduler", "torch.optim.lr_scheduler._LRScheduler",
 }  # fmt: skip
+# Trainers that call their subclass's hooks with the model their construction is given (`Trainer(model=m, ...)`).
+LIBRARY_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer"})
+TRAINER_HOOKS = frozenset({"compute_loss", "training_step", "prediction_step"})  # `(self, model, inputs, ...)`
 CALLED_BY_FRAMEWORKS = {"forward"}  # called as `model(x)`: a step method (`training_step`) has call sites only in a script loop
 
 T = TypeVar("T")
@@ -260,7 +263,8 @@ class Callers:
         self.view: ProjectView = ctx.analysis(ProjectView)
         self._bindings: dict[tuple[int, ast.AST], list[Binding]] = {}
         self._calls: dict[tuple[int, _Target], list[ast.Call]] = {}
-        self._set_in_init: dict[ast.AST, set[str]] = {}  # `__init__` -> the attributes it sets from its parameters
+        self._set_in_init: dict[ast.AST, set[str]] = {}  # a method -> the attributes it sets from its parameters
+        self._instances: dict[tuple[ast.Call, ast.AST | None], Binding | None] = {}
 
     def bindings(self, function: ast.AST) -> list[Binding]:
         """One binding per call site of `function`, a function of the linted file (at most `MAX_SITES`),
@@ -295,9 +299,47 @@ class Callers:
                     found += self._site_bindings(ctx, function, target, caller, call, depth)
                     if len(found) >= MAX_SITES:
                         break
+                found += self._hook_bindings(ctx, function)[: MAX_SITES - len(found)]
             own = self._own_binding(ctx, function, annotated=not found)
             self._bindings[key] = found[:MAX_SITES] + ([own] if own is not None else [])
         return self._bindings[key]
+
+    def _hook_bindings(self, ctx, function: ast.AST) -> list[Binding]:
+        """A hook a library trainer calls with its model (`compute_loss(self, model, inputs)` of a
+        `transformers.Trainer` subclass): one binding of `model` per construction of the class, to the
+        model it is given (`MultiLabelTrainer(model=model, args=args)`, or first)."""
+        named = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        if len(named) < 2 or not self.trainer_hook(ctx, function):
+            return []
+        cls = ctx.scopes.parent(function)
+        target = _class_target(ctx, cls)
+        init = inherited_method(ctx, cls, "__init__", self.view)
+        found = []
+        for caller, call in itertools.islice(self._sites(ctx, target), MAX_SITES) if target is not None else ():
+            model = next((k.value for k in call.keywords if k.arg == "model"), None)
+            positional = init is None or init[1].args.vararg is not None and len(init[1].args.args) == 1
+            model = call.args[0] if model is None and positional and call.args and not isinstance(call.args[0], ast.Starred) else model
+            if model is not None:
+                path, line, site = self.place(caller, call)
+                argument = (caller, model, Passage(named[1], caller.text(model), path, line))
+                found.append(Binding(function, ctx, path, line, {named[1]: argument}, site=site, call=call, caller=caller))
+        return found
+
+    def trainer_hook(self, ctx, function: ast.AST) -> bool:
+        """Is `function` a hook (`TRAINER_HOOKS`) of a class deriving from a library trainer (`LIBRARY_TRAINERS`),
+        directly or through the project's classes: the library calls it?"""
+        cls = ctx.scopes.parent(function)
+        if getattr(function, "name", None) not in TRAINER_HOOKS or not isinstance(cls, ast.ClassDef):
+            return False
+        for _ in range(MAX_CALLER_DEPTH):
+            names = [canonical_class(ctx.qualified_name(b)) for b in cls.bases]
+            if any(name in LIBRARY_TRAINERS for name in names):
+                return True
+            bases = [found for name in names if (found := project_class(self.view, name)) is not None]
+            if len(bases) != 1:
+                return False
+            ctx, cls = bases[0]
+        return False
 
     def _own_binding(self, ctx, function: ast.AST, annotated: bool) -> Binding | None:
         """The function's signature as one more call site: its defaults and, when no call site says what
@@ -352,7 +394,20 @@ class Callers:
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
         unpacked = _unpacked(caller, call, function, target.skips_first, bound)
-        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, call=call, caller=caller) for outer in outers[:MAX_SITES] or [None]]
+        also = self._receiver_binding(caller, call) if target.method is not None else None
+        return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, also, call, caller) for outer in outers[:MAX_SITES] or [None]]
+
+    def _receiver_binding(self, caller, call: ast.Call) -> Binding | None:
+        """For a method called on an instance built at a known site (`runner.epoch(loader)` with `runner =
+        Runner(net, loss_fn)`): what its `__init__` was passed there (`instance_binding`), which the
+        method's `self.` attributes hold."""
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if receiver is None or (isinstance(receiver, ast.Name) and receiver.id == "self"):
+            return None
+        found = _constructed(self.view, caller, receiver, 0)
+        cls = project_class(self.view, canonical_class(found[0].qualified_name(found[1].func))) if found is not None else None
+        init = inherited_method(*cls, "__init__", self.view) if cls is not None else None
+        return self.instance_binding(found[0], found[1], init) if init is not None else None
 
     def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
         """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
@@ -367,15 +422,45 @@ class Callers:
         attributes = {n.attr for n in read if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first}
         if not attributes:
             return None
-        if init not in self._set_in_init:
-            names, found = {a.arg for a in parameters(init, variadic=False)}, set()
-            for node in caller.index.within(init, ast.Assign):
+        return init if attributes & self._set_from_parameters(caller, init) else None
+
+    def _set_from_parameters(self, ctx, method: ast.AST) -> set[str]:
+        """The `self.` attributes a method sets from its own parameters (`self.model = model`, also
+        `self.model, self.args = model, args`, `self.model = model.to(device)`)."""
+        if method not in self._set_in_init:
+            names, found = {a.arg for a in parameters(method, variadic=False)}, set()
+            for node in ctx.index.within(method, ast.Assign):
                 for target in node.targets:
                     tuples = isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts)
                     pairs = zip(target.elts, node.value.elts) if tuples else [(target, node.value)]
                     found |= {t.attr for t, value in pairs if is_self_attribute(t) and _root_name(value) in names}
-            self._set_in_init[init] = found
-        return init if attributes & self._set_in_init[init] else None
+            self._set_in_init[method] = found
+        return self._set_in_init[method]
+
+    def instance_binding(self, caller, construction: ast.Call, init: tuple[object, ast.AST], setters=(), use: ast.AST | None = None) -> Binding | None:
+        """What the attributes of one instance hold from where it was made: the binding of its class's
+        `__init__` (`init`: its context and node) at `construction` (a call of `caller`), holding as `also`
+        the binding of each setter called on that instance (`setters`: (context, method, call) for the
+        calls of the instance's methods with arguments) that stores a parameter on `self`, is called once
+        and outside any loop, and before `use` in a block holding it (`r.set_model(m); r.fit()`). One
+        instance's bindings, never another's: the answer every reader of `self.x` per instance shares."""
+        key = (construction, use)
+        if key not in self._instances:
+            chain = None
+            named: dict[str, list] = {}
+            for home, method, call in setters:
+                named.setdefault(method.name, []).append((home, method, call))
+            for found in named.values():
+                home, method, call = found[0]
+                if len(found) == 1 and self._set_from_parameters(home, method) and _runs_before(caller, call, use):
+                    chain = self._instance_site(home, method, caller, call, chain)
+            self._instances[key] = self._instance_site(*init, caller, construction, chain)
+        return self._instances[key]
+
+    def _instance_site(self, home, function: ast.AST, caller, call: ast.Call, also: Binding | None) -> Binding | None:
+        target = _target(home, function) or _Target("", "", function.name, skips_first=True)  # a nested class's too
+        bindings = self._site_bindings(home, function, target, caller, call, 0)
+        return dataclasses.replace(bindings[0], also=also) if bindings else also
 
     def place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
@@ -827,6 +912,24 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
             return None
         calls += [(callee, method, None if skips_first else call)] if isinstance(method, ast.Call) else []  # kept on `self`: any site
     return calls if reads else None
+
+
+def _runs_before(ctx, call: ast.Call, use: ast.AST | None) -> bool:
+    """Does the statement of `call` run once, outside any loop of its function, and (with a `use`) before
+    `use`, in a later statement of its own block or inside one?"""
+    scopes, statement = ctx.scopes, ctx.scopes.statement(call)
+    function = scopes.enclosing_function(call)
+    for node in scopes.ancestors(statement):
+        if node is function:
+            break
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+    if use is None:
+        return True
+    block = scopes.parent(statement)
+    body = next((v for _, v in ast.iter_fields(block) if isinstance(v, list) and statement in v), []) if block is not None else []
+    later = body[body.index(statement) + 1 :] if body else []
+    return any(node in later for node in (use, *scopes.ancestors(use)))
 
 
 @lru_cache(maxsize=4096)  # compiled once per word: a run asks for thousands, past `re`'s own cache
