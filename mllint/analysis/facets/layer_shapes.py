@@ -86,22 +86,32 @@ def torch_layer_outputs(name: str, constructor: ast.Call, shapes: list[Shape | N
     rank, `nn.MultiheadAttention`'s `(attn_output, weights)`."""
     first = shapes[0] if shapes else None
     if name in RECURRENT and first is not None and len(first) == 3:
-        hidden = size(call_argument(constructor, 1, "hidden_size"))
-        keywords = {k.arg: k.value for k in constructor.keywords}
-        if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 2:
+        layout = recurrent_layout(constructor, size)
+        if layout is None:
             return None
-        batch_first, directions = _literal_bool(keywords.get("batch_first")), _literal_bool(keywords.get("bidirectional"))
-        layers = _literal_int(keywords.get("num_layers"), 1)
-        if batch_first is None or directions is None or layers is None or "proj_size" in keywords:
-            return None
-        features = hidden if not directions else product((2, hidden))
+        batch_first, features, hidden, layers = layout
         batch, steps = (first[0], first[1]) if batch_first else (first[1], first[0])
         output = (batch, steps, features) if batch_first else (steps, batch, features)
-        state = (layers * (2 if directions else 1), batch, hidden)
+        state = (layers, batch, hidden)
         return (output, (state, state)) if name == "torch.nn.LSTM" else (output, state)
     if name == "torch.nn.MultiheadAttention" and first is not None and len(first) >= 2:
         return first[:-1] + (size(call_argument(constructor, 0, "embed_dim")),), None
     return None
+
+
+def recurrent_layout(constructor: ast.Call, size=constructor_dim) -> tuple[bool, Dim, Dim, Dim] | None:
+    """(batch_first, the output's features, hidden size, layers x directions) of a recurrent layer, read
+    from its constructor; None when `batch_first` or `bidirectional` is not a literal (or `proj_size`)."""
+    keywords = {k.arg: k.value for k in constructor.keywords}
+    if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 2:
+        return None
+    batch_first, bidirectional = _literal_bool(keywords.get("batch_first")), _literal_bool(keywords.get("bidirectional"))
+    if batch_first is None or bidirectional is None or "proj_size" in keywords:
+        return None
+    hidden, directions = size(call_argument(constructor, 1, "hidden_size")), 2 if bidirectional else 1
+    layers = _literal_int(keywords.get("num_layers"), 1)
+    layers = layers if layers is not None else size(keywords.get("num_layers"))  # `num_layers=n`: a symbol
+    return batch_first, product((directions, hidden)), hidden, product((layers, directions))
 
 
 def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):
