@@ -44,6 +44,7 @@ TORCH = "torch."
 FUNCTIONAL = "torch.nn.functional."
 SAME_SHAPE_FUNCTIONS = rows_of(ELEMENTWISE, TORCH)
 KEEPS_ENDS = SAME_SHAPE_FUNCTIONS | rows_of(LIKE)  # of a tensor of unknown rank: its known ends
+PAIRWISE_EXTREMA = frozenset({"torch.min", "torch.max"})  # of two tensors: their element-wise extremes
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 SIZED_CONSTRUCTORS = frozenset(n for n, r in FUNCTIONS.items() if r.kind == SIZES and r.spread and n.startswith(TORCH))
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -106,6 +107,9 @@ class Operations:
             return self.function_shape(node, name, row)
         args = node.args
         first = call_argument(node, 0, "input")
+        if name in PAIRWISE_EXTREMA and len(args) == 2 and not node.keywords:  # `torch.min(q1, q2)`: element-wise
+            other = self.value_of(args[1])  # (a number there is the dim a reduction runs along)
+            return broadcast(self.shape_of(args[0]), other.shape) if isinstance(other, Tensor) else None
         if name == "torch.randperm" and len(args) == 1:
             return (self.dim(args[0]),)
         if name in LOSSES and name.startswith(FUNCTIONAL):

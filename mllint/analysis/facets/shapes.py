@@ -1250,6 +1250,8 @@ class Interpreter(Operations):
             return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
         if size is not None:
             return size
+        if is_self_attribute(node) and _numbers(self.shapes.constants(node)):
+            return NUMBER  # `self.gamma = cfg.gamma` of `--gamma` given a float: a scalar factor keeps a shape
         base = self.eval(node.value)
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
@@ -1611,6 +1613,10 @@ def _same_selection(index: ast.AST) -> ast.AST:
 
 
 
+
+
+def _numbers(constants: frozenset | None) -> bool:
+    return bool(constants) and all(type(c) in (int, float) for c in constants)
 
 
 def _label(node: ast.AST) -> str:
