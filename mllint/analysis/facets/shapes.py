@@ -1339,7 +1339,22 @@ class Interpreter(Operations):
         if isinstance(left, Number) and isinstance(right, Tensor):
             return Tensor(right.shape, key, ends=right.ends)
         if isinstance(left, Tensor) and isinstance(right, Tensor):
-            return Tensor(broadcast(left.shape, right.shape), key)
+            residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
+            return Tensor(residual or broadcast(left.shape, right.shape), key)
+        return None
+
+    def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
+        """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
+        adds to when the branch's shape is unknown (a block it runs on that value whatever the block is)."""
+        for known, unknown, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
+            if known.shape is None or unknown.shape is not None or unknown.ends:
+                continue
+            for _ in range(MAX_CALL_DEPTH):
+                if not isinstance(branch, ast.Call) or not branch.args:
+                    break
+                branch = branch.args[0]
+                if self.seen.get(branch) == known:
+                    return known.shape
         return None
 
     # Calls.
