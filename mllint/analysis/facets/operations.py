@@ -283,6 +283,10 @@ class Operations:
             start = int_literal(call_argument(node, 0, "start_dim")) if call_argument(node, 0, "start_dim") else 0
             end = int_literal(call_argument(node, 1, "end_dim")) if call_argument(node, 1, "end_dim") else -1
             return flatten(shape, start, end)
+        if method == "transpose" and not args and not node.keywords:
+            return tuple(reversed(shape))  # NumPy's `a.transpose()`
+        if method == "transpose" and len(args) != 2:
+            method = "permute"  # numpy's `a.transpose(1, 0, 2)`, `a.transpose((0, 2, 3, 1))`
         if method == "permute":
             order = [int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
             if not order:
@@ -291,10 +295,6 @@ class Operations:
             if None in positions or sorted(positions) != list(range(rank)):
                 return None
             return tuple(shape[p] for p in positions)
-        if method == "transpose" and not args and not node.keywords:
-            return tuple(reversed(shape))  # NumPy's `a.transpose()`
-        if method == "transpose" and len(args) != 2:
-            method = "permute"  # numpy's `a.transpose(1, 0, 2)`
         if method in ("transpose", "swapaxes", "swapdims"):
             a = normalise(int_literal(call_argument(node, 0, "dim0")), rank)
             b = normalise(int_literal(call_argument(node, 1, "dim1")), rank)

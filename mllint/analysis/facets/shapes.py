@@ -265,11 +265,8 @@ class Shapes:
             forward = function.name == "forward" and self.modules.method_of_module(function, self.ctx) is not None
             for binding in callers.instance_bindings(self.ctx, function) if forward else callers.bindings_in(self.ctx, function):
                 values = {}
-                for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
+                for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None and _site_kept(binding) else ():
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
-                    if not _site_kept(binding, ctx):
-                        values = {}
-                        break
                     if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
@@ -1673,9 +1670,9 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     return None
 
 
-def _site_kept(binding, ctx) -> bool:
+def _site_kept(binding) -> bool:
     """Were the values around a call of `binding` worked out under its outer call site (`net(x)` in `fit(net,
     loader)`, under the `fit(...)` that passed this `net`), when the caller's own analysis took one?"""
-    outer = binding.outer
-    used = ctx.analysis(Shapes).bindings.get(outer.function) if outer is not None and outer.call is not None else None
+    outer, caller = binding.outer, binding.caller
+    used = caller.analysis(Shapes).bindings.get(outer.function) if outer is not None and outer.call is not None and caller is not None else None
     return used is None or used.call is outer.call
