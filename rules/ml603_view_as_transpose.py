@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.dims import Dim, Sym, dim_key, format_shape, is_known, label
+from mllint.analysis.facets.dims import Dim, Sym, counted_alike, dim_key, format_shape, is_known, label
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.program.callers import call_sites
@@ -74,7 +74,7 @@ class ViewAsTranspose(Rule):
         source, target = shapes.view_source(node), shapes.view_target(node)
         if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
             return
-        moved = _moved_dimension(source, target)
+        moved = _moved_dimension(source, counted_alike(source, target))
         moved = moved if moved is not None else _moved_channels(source, target)
         site = None
         if moved is None:  # sizes the code names, fixed by its constructions: `view(b, self.n_feat, self.seq_len)` of (B, 50, 8)

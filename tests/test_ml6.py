@@ -50,7 +50,7 @@ def shape_of(source: str, expression: str) -> str | None:
         ("def f(a):\n    x = torch.zeros(a.size(0), 1) + torch.ones(a.shape[0])\n    return x\n", "x", "(a.size(0), a.shape[0])"),
         ("m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\ny = m(torch.rand(5, 4))\n", "y", "(5, 1)"),
         ("e = nn.Embedding(10, 3)\ny = e(torch.zeros(2, 7))\n", "y", "(2, 7, 3)"),
-        ("c = nn.Conv2d(3, 16, 3)\ny = nn.Flatten()(c(torch.rand(2, 3, 8, 8)))\n", "y", "(2, ?)"),
+        ("c = nn.Conv2d(3, 16, 3)\ny = nn.Flatten()(c(torch.rand(2, 3, 8, 8)))\n", "y", "(2, 576)"),
         # Unknown stays unknown: parameters, branches that disagree, loops that change a value.
         ("def f(x):\n    return x\n", "x", None),
         ("def f(c):\n    x = torch.rand(2) if c else torch.rand(3)\n    return x\n", "x", None),

@@ -228,14 +228,15 @@ class Operations:
         """A tensor method's result: a Tensor, a Size, a Number, or a shape tuple (a new tensor)."""
         shape, args, method = receiver.shape, node.args, METHOD_ALIASES.get(method, method)
         if method == "size":
+            head = receiver.ends[0] if receiver.ends else ()  # a batch's first size, whatever its rank
             if not args and not node.keywords:
-                return Size(shape, receiver.key, receiver.label)
+                return Size(shape, receiver.key, receiver.label, head)
             position = int_literal(call_argument(node, 0, "dim"))
             if position is None:
                 return None
             if shape is not None:
                 return Number(shape[position]) if -len(shape) <= position < len(shape) else None
-            return Number(Sym(("size", receiver.key, position), f"{receiver.label}.size({position})"))
+            return Number(head[position] if 0 <= position < len(head) else Sym(("size", receiver.key, position), f"{receiver.label}.size({position})"))
         if method in ("view", "reshape"):
             target = self.sizes(args) if args and not node.keywords else None
             if target is None:

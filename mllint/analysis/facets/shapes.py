@@ -35,7 +35,7 @@ from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
     CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, is_library_model, library_model_output,
-    loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    loss_output, spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -75,6 +75,7 @@ LIGHTNING_MODULES = frozenset(
 # A LightningModule's step -> where `trainer.fit(module, ...)` passes the loader of its batches.
 LIGHTNING_STEPS = {"training_step": (1, "train_dataloaders"), "validation_step": (2, "val_dataloaders")}
 LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that may leave early is not unrolled
+SWAPS = frozenset({"transpose", "swapaxes", "swapdims"})  # of two dims
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
@@ -368,12 +369,12 @@ class Shapes:
         if outputs is not None:
             return _outputs(outputs, key)
         if isinstance(first, Tensor) and first.shape is None:
-            batched = batched_convolution(name, constructor, first.ends, self.static_dim) if first.ends else None
+            batched = batched_convolution(name, constructor, _ends_of(first), self.static_dim)  # (its batch: what `x.size(0)` names)
             if batched is not None:
-                return Tensor(batched, key)
+                return Tensor(spatial_symbols(name, batched, key), key)
             ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
             return Tensor(None, key, ends=ends if ends != ((), ()) else None)
-        return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
+        return Tensor(spatial_symbols(name, torch_layer_output(name, constructor, value_shape(first), self.static_dim), key), key)
 
     def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
         """The module a statement of this file puts in place of the classifier of the library model
@@ -1156,7 +1157,7 @@ class Interpreter(Operations):
         if size.dims is not None and (len(size.dims) != len(elements) or None not in size.dims):
             return [Number(d) for d in size.dims] if len(size.dims) == len(elements) else [None] * len(elements)
         labels = [e.id if isinstance(e, ast.Name) else f"{size.label}[{i}]" for i, e in enumerate(elements)]
-        known = size.dims or (None,) * len(elements)
+        known = size.dims or tuple(size.head[i] if i < len(size.head) else None for i in range(len(elements)))
         dims = tuple(Sym(("size", size.key, i), label) if d is None else d for i, (d, label) in enumerate(zip(known, labels)))
         source = _size_receiver(value_node)
         if isinstance(source, ast.Name) and isinstance(self.env.get(source.id), Tensor) and self.env[source.id].key == size.key:
@@ -1255,7 +1256,7 @@ class Interpreter(Operations):
         if not isinstance(base, Tensor):
             return None
         if node.attr == "shape":
-            return Size(base.shape, base.key, base.label)
+            return Size(base.shape, base.key, base.label, base.ends[0] if base.ends else ())
         if node.attr in ("T", "mT") and base.shape is not None:
             if node.attr == "T":
                 return Tensor(tuple(reversed(base.shape)), ("T", base.key))
@@ -1280,7 +1281,7 @@ class Interpreter(Operations):
                 return None
             if base.dims is not None:
                 return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
-            return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
+            return Number(base.leading(position))
         if isinstance(base, Frame):
             return frame_item(self, base, node, items)
         if isinstance(base, Tensor):
@@ -1432,7 +1433,8 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)):
             if receiver.max_rank is not None and keeps_shape(node.func.attr):
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
-            ends = _partial_method(node, node.func.attr, receiver.ends or ((), ())) if receiver.shape is None else None
+            known = _ends_of(receiver) if node.func.attr in SWAPS else receiver.ends or ((), ())
+            ends = _partial_method(node, node.func.attr, known) if receiver.shape is None else None
             if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
                 return Tensor(None, ("call", id(node)), ends=ends)
             result = self.method(node, node.func.attr, receiver)
@@ -1667,7 +1669,16 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
         return head, tail[:-1] + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
         return head, tail[:-1]
+    if method in SWAPS and len(node.args) == 2 and not node.keywords:
+        moved = [int_literal(a) for a in node.args]  # `x.transpose(1, 2)`: its first size stays, the last may move
+        return (head, ()) if all(m is not None and m >= 1 for m in moved) else None
     return None
+
+
+def _ends_of(tensor: Tensor) -> tuple:
+    """The known ends of a tensor of unknown rank: its first size is what `x.size(0)` names, if nothing else."""
+    head, tail = tensor.ends or ((), ())
+    return head or (Sym(("size", tensor.key, 0), f"{tensor.label}.size(0)"),), tail
 
 
 def _site_kept(binding) -> bool:
