@@ -29,7 +29,7 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import (
-    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step,
+    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
@@ -220,6 +220,18 @@ class Shapes:
         definition = self._definitions.get(func.id) if isinstance(func, ast.Name) else None
         return definition if definition is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
 
+    def batch_never_one(self, node: ast.AST) -> bool:
+        """Is the function around `node` (a module's `forward`) never given a batch of one: the call site its
+        values were worked out under runs on full batches (or a call its arguments came through does), or
+        every call of the model does (`data_shapes.full_or_even`)?"""
+        binding = self.call_site(node)
+        if binding is None or binding.call is None:
+            return False
+        if through_outer(binding, lambda ctx, call, _: full_batches(ctx, call)):
+            return True
+        sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, self.ctx.scopes.enclosing_function(node))
+        return bool(sites) and all(through_outer(site, lambda ctx, call, outer: full_or_even(ctx, call, outer, _shape_in)) for site in sites)
+
     def view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
         self._analyse_scope_of(call)
@@ -264,6 +276,7 @@ class Shapes:
         _LINTED.append(callers)
         try:
             forward = function.name == "forward" and self.modules.method_of_module(function, self.ctx) is not None
+            probe = None  # a site passing only tensors of literal sizes (`assert net(torch.randn(8, 3)).shape == ...`)
             for binding in callers.instance_bindings(self.ctx, function) if forward else callers.bindings_in(self.ctx, function):
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None and _site_kept(binding) else ():
@@ -275,9 +288,13 @@ class Shapes:
                     elements = caller.analysis(Shapes).value(starred.value)
                     if isinstance(elements, Items) and position < len(elements.values) and _informative(elements.values[position]):
                         values[name] = elements.values[position]
-                if any(_informative(v) for v in values.values()):
+                if any(_informative(v) for v in values.values()) and not (forward and _fixed(values)):
                     self.bindings[function] = binding
                     return values
+                probe = probe or ((binding, values) if any(_informative(v) for v in values.values()) else None)
+            if probe is not None:  # a model's `forward` is read under a site of its training batches first
+                self.bindings[function] = probe[0]
+                return probe[1]
             return self._library_batch(function) or self._lightning_batch(function)
         finally:
             _CALLER_CHAIN.pop()
@@ -953,7 +970,8 @@ class Interpreter(Operations):
         elif isinstance(node, (ast.Raise, ast.Break, ast.Continue)):
             return True
         elif isinstance(node, ast.Assert):
-            self.asserted(node.test)  # only a statement of a shape is read
+            self.eval(node.test)  # (a probe of a model inside it is a call like any other)
+            self.asserted(node.test)
         elif isinstance(node, ast.If):
             self.eval(node.test)
             return self.branches(node, [node.body, node.orelse])
@@ -1627,6 +1645,16 @@ def _same_selection(index: ast.AST) -> ast.AST:
 
 
 
+
+
+def _shape_in(ctx, expr: ast.AST) -> Shape | None:
+    return ctx.analysis(Shapes).shape(expr)
+
+
+def _fixed(values: dict[str, object]) -> bool:
+    """Are the tensors a call site passes all of literal sizes (a probe, not a loader's batch)?"""
+    tensors = [v for v in values.values() if isinstance(v, Tensor)]
+    return bool(tensors) and len(tensors) == len(values) and all(v.shape is not None and all(isinstance(d, int) for d in v.shape) for v in tensors)
 
 
 def _numbers(constants: frozenset | None) -> bool:
