@@ -136,18 +136,30 @@ def torch_layer_outputs(name: str, constructor: ast.Call, shapes: list[Shape | N
     return None
 
 
+def batched_recurrent(name: str, constructor: ast.Call, batch: Dim, key: tuple, size=constructor_dim) -> tuple | None:
+    """A batch-first recurrent layer's outputs for a batch `(batch, ...)` of unknown rank (a loader's): the
+    sequence `(batch, steps, features)`, its steps a size of their own, and the final state(s)."""
+    layout = recurrent_layout(constructor, size) if name in RECURRENT and batch not in (1, None) else None
+    if layout is None or not layout[0]:
+        return None
+    output = (batch, Sym(("size", key, 1), "steps"), layout[1])
+    state = (layout[3], batch, layout[2])
+    return (output, (state, state)) if name == "torch.nn.LSTM" else (output, state)
+
+
 def recurrent_layout(constructor: ast.Call, size=constructor_dim) -> tuple[bool, Dim, Dim, Dim] | None:
     """(batch_first, the output's features, hidden size, layers x directions) of a recurrent layer, read
     from its constructor; None when `batch_first` or `bidirectional` is not a literal (or `proj_size`)."""
     keywords = {k.arg: k.value for k in constructor.keywords}
-    if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 2:
+    if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 3:
         return None
     batch_first, bidirectional = _literal_bool(keywords.get("batch_first")), _literal_bool(keywords.get("bidirectional"))
     if batch_first is None or bidirectional is None or "proj_size" in keywords:
         return None
     hidden, directions = size(call_argument(constructor, 1, "hidden_size")), 2 if bidirectional else 1
-    layers = _literal_int(keywords.get("num_layers"), 1)
-    layers = layers if layers is not None else size(keywords.get("num_layers"))  # `num_layers=n`: a symbol
+    depth = call_argument(constructor, 2, "num_layers")
+    layers = _literal_int(depth, 1)
+    layers = layers if layers is not None else size(depth)  # `num_layers=n`: a symbol
     return batch_first, product((directions, hidden)), hidden, product((layers, directions))
 
 

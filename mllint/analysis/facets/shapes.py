@@ -34,7 +34,7 @@ from mllint.analysis.facets.data_shapes import (
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, is_library_model, library_model_output,
+    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, is_library_model, library_model_output,
     loss_output, spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
@@ -385,6 +385,9 @@ class Shapes:
         outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
         if outputs is not None:
             return _outputs(outputs, key)
+        recurrent = batched_recurrent(name, constructor, first.ends[0][0], key, self.static_dim) if isinstance(first, Tensor) and first.shape is None and first.ends and first.ends[0] else None
+        if recurrent is not None:  # `out, _ = self.lstm(x)` of a loader's batch of unknown rank
+            return _outputs(recurrent, key)
         if isinstance(first, Tensor) and first.shape is None:
             batched = batched_convolution(name, constructor, _ends_of(first), self.static_dim)  # (its batch: what `x.size(0)` names)
             if batched is not None:
