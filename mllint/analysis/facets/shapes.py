@@ -885,7 +885,7 @@ def _informative(value: object | None) -> bool:
     if isinstance(value, Items):  # a sample of numbers too (`{"x": [a, b], "y": float(v)}`)
         return any(_informative(v) or isinstance(v, Number) for v in value.values)
     if isinstance(value, Fields):
-        return any(_informative(v) or isinstance(v, Number) for _, v in value.values)
+        return any(_informative(v) or isinstance(v, Number) for _, v in value.values) or _informative(value.rest)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
@@ -1067,7 +1067,9 @@ class Interpreter(Operations):
         self.env = outer
         only = node.generators[0]
         if isinstance(node, ast.DictComp):
-            return Fields(())  # its keys unknown: what is stored at a constant key after it is known (`item["labels"] = y`)
+            # its keys unknown: what is stored at a constant key after it is known (`item["labels"] = y`); every
+            # key holds what one iteration makes (`{k: DataLoader(ds) for k, ds in splits.items()}`)
+            return Fields((), values[1] if _informative(values[1]) else None)
         if not isinstance(node, ast.ListComp) or values[0] is None:
             return None
         if len(node.generators) == 1 and not only.ifs:
@@ -1152,7 +1154,12 @@ class Interpreter(Operations):
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Fields):
             key, fields = target.slice, self.env[target.value.id]  # `item["labels"] = y` on a dict the analysis knows
             kept = tuple((k, v) for k, v in fields.values if not isinstance(key, ast.Constant) or k != key.value)
-            self.env[target.value.id] = Fields(kept + ((key.value, value),)) if isinstance(key, ast.Constant) and isinstance(key.value, str) else Tensor(None, ("assigned", id(target), target.value.id))
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.env[target.value.id] = Fields(kept + ((key.value, value),))
+            elif not fields.values and fields.rest in (None, value) and _informative(value):  # `splits[name] = Dataset(...)`
+                self.env[target.value.id] = Fields((), value)  # in a loop filling a new dict
+            else:
+                self.env[target.value.id] = Tensor(None, ("assigned", id(target), target.value.id))
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Listed):
             listed = self.env[target.value.id]  # `out[t] = acc`: a list of such items while they are alike
             item = _alike([listed.item, value], ("stored", id(target))) if value is not None else None
@@ -1407,6 +1414,9 @@ class Interpreter(Operations):
             if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
                 self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
             return receiver.get(key.value)  # `batch.get("y")`
+        if isinstance(receiver, Fields) and node.func.attr in ("items", "values") and not node.args:
+            held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
+            return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver)
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
@@ -1582,6 +1592,8 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
             joined[name] = first
         elif item is not None and all(isinstance(v, Listed) or v == Items(()) for v in values):
             joined[name] = Listed(item, None)  # a list appended to on some paths (a loop's)
+        elif all(isinstance(v, Fields) for v in values) and _one_filled(values):
+            joined[name] = next(v for v in values if v != Fields(()))  # a new dict filled on some paths (a loop's)
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
@@ -1592,11 +1604,20 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
 
 
 
+def _one_filled(dicts: list) -> bool:
+    """Are the dicts all empty but for one value they all hold alike (a dict some paths fill)?"""
+    filled = [d for d in dicts if d != Fields(())]
+    return bool(filled) and all(d == filled[0] for d in filled)
+
+
 def _alike(items: list, key: tuple) -> object | None:
     """What every item of a list is like: the one value they all are, or a tensor of the one known shape
     they all have (`obs = obs + noise` appended on each step: other tensors, one shape); None otherwise."""
     if items and all(i == items[0] for i in items):
         return items[0]
+    if items and all(isinstance(i, Items) and len(i.values) == len(items[0].values) for i in items):  # pairs alike part by part
+        parts = tuple(_alike([i.values[p] for i in items], (*key, p)) for p in range(len(items[0].values)))
+        return Items(parts) if any(p is not None for p in parts) else None
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
     shape = shapes.pop() if len(shapes) == 1 else None
     return Tensor(shape, key) if shape is not None else None

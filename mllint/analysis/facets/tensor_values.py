@@ -72,9 +72,10 @@ class Fields:
     """A dict literal with constant string keys: a sample `{"x": x, "y": y}`, the batch collated of it."""
 
     values: tuple[tuple[str, object], ...]
+    rest: object = None  # the value at every other key: a dict comprehension's, a dict filled at keys not read
 
     def get(self, key: object) -> object | None:
-        return next((v for k, v in self.values if k == key), None)
+        return next((v for k, v in self.values if k == key), self.rest)
 
 
 @dataclass(frozen=True)
