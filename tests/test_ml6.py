@@ -51,6 +51,12 @@ def shape_of(source: str, expression: str) -> str | None:
         ("m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\ny = m(torch.rand(5, 4))\n", "y", "(5, 1)"),
         ("e = nn.Embedding(10, 3)\ny = e(torch.zeros(2, 7))\n", "y", "(2, 7, 3)"),
         ("c = nn.Conv2d(3, 16, 3)\ny = nn.Flatten()(c(torch.rand(2, 3, 8, 8)))\n", "y", "(2, 576)"),
+        ("def f(b, n, p):\n    y = nn.Conv2d(3, 8, p, p)(torch.rand(b, 3, n, n))\n    return y\n", "y", "(b, 8, n // p, n // p)"),
+        ("def f(b):\n    y = nn.Conv1d(3, 8, 5, padding=2)(torch.rand(b, 3, 40)).transpose(1, 2)\n    return y\n", "y", "(b, 40, 8)"),
+        ("def f(x):\n    y = nn.Conv1d(3, 8, 3)(x.transpose(1, 2))\n    return y\n", "y", "(x.size(0), 8, L)"),
+        ("def f(b):\n    y = torch.min(torch.rand(b, 1), torch.rand(b, 1)) + torch.rand(b)\n    return y\n", "y", "(b, b)"),
+        ("def f(b, blk):\n    h = torch.rand(b, 4)\n    h = h + blk(h)\n    return h\n", "h", "(b, 4)"),
+        ("def f(b, n):\n    y, _ = nn.GRU(4, 8, n, batch_first=True)(torch.rand(b, 5, 4))\n    return y\n", "y", "(b, 5, 8)"),
         # Unknown stays unknown: parameters, branches that disagree, loops that change a value.
         ("def f(x):\n    return x\n", "x", None),
         ("def f(c):\n    x = torch.rand(2) if c else torch.rand(3)\n    return x\n", "x", None),
