@@ -1,6 +1,7 @@
 import ast
 
-from mllint.analysis.facets.dims import Dim, Sym, dim_key, format_shape, is_known, label
+from mllint.analysis.facets.dims import Dim, Sym, counted_alike, dim_key, format_shape, is_known, label
+from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.program.callers import call_sites
 from mllint.findings import Severity
@@ -67,13 +68,13 @@ class ViewAsTranspose(Rule):
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in VIEWS or not node.args:
             return
-        if all(_literal_size(a) for a in node.args):  # `view(-1, 2)`: no symbolic dimension to reorder
-            return
+        if all(_literal_size(a) for a in node.args) and int_literal(node.args[0]) != -1:  # `view(6, 2)`: no symbol to reorder
+            return  # (a leading -1 stands for the source's dims the others leave: `(n, 32, 32, 3)` as `(-1, 3, 32, 32)`)
         shapes = self.ctx.analysis(Shapes)
         source, target = shapes.view_source(node), shapes.view_target(node)
         if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
             return
-        moved = _moved_dimension(source, target)
+        moved = _moved_dimension(source, counted_alike(source, target))
         moved = moved if moved is not None else _moved_channels(source, target)
         site = None
         if moved is None:  # sizes the code names, fixed by its constructions: `view(b, self.n_feat, self.seq_len)` of (B, 50, 8)
@@ -88,7 +89,7 @@ class ViewAsTranspose(Rule):
 
 def _literal_size(argument: ast.AST) -> bool:
     """`2` or `-1` written literally. A target of literal sizes holds at most one symbolic dimension (the
-    one `-1` infers, whose parts stay in the source's order), so it reorders none."""
+    one `-1` infers), so it reorders none of the source's symbols; only an image's channels can move."""
     if isinstance(argument, ast.UnaryOp) and isinstance(argument.op, ast.USub):
         argument = argument.operand
     return isinstance(argument, ast.Constant) and type(argument.value) is int

@@ -3,9 +3,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.callees import loss_function_name
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.facets.data_shapes import DATA_LOADERS, LOADER_WRAPPERS, drops_last, full_batches, reshaped_to_size
-from mllint.analysis.program.callers import Callers, constructions
-from mllint.analysis.syntax.scopes import FUNCTION_NODES
+from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
 from mllint.analysis.facets.dims import Sym, format_shape, is_known
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
@@ -17,7 +15,6 @@ from mllint.analysis.values.values import MAX_DEPTH, ValueKinds, canonical_class
 from mllint.findings import Applicability, Severity
 from mllint.rule import Rule
 
-TENSOR_DATASET = "torch.utils.data.TensorDataset"
 LOSS_FUNCTIONS = {
     "torch.nn.functional." + name
     for name in (
@@ -242,23 +239,17 @@ class SqueezeWithoutDim(Rule):
         return all(side is not None and self._squeezed(_unconverted(side), ctx) is not None for side in sides)
 
     def _caller_excuses(self, node: ast.Call) -> bool:
-        """A squeeze in `forward` with the shapes of a call site that cannot hold a batch of one (every batch
-        of its loop is full, or of the loop of a call its arguments came through), or whose value `forward`
-        returns to a loss on which the lost dimension changes nothing (element-wise, or both sides squeezed)."""
-        binding = self.ctx.analysis(Shapes).call_site(node)
-        caller = _caller(binding)
-        if caller is None or binding.call is None:
-            return False
-        if _through_full(binding, lambda ctx, call, _: full_batches(ctx, call)):
+        """A squeeze in `forward` never given a batch of one (`Shapes.batch_never_one`), or whose value
+        `forward` returns to a loss on which the lost dimension changes nothing (element-wise, or both sides
+        squeezed) at the call site its shapes come from."""
+        shapes = self.ctx.analysis(Shapes)
+        if shapes.batch_never_one(node):
             return True
-        forward = self.ctx.scopes.enclosing_function(node)
-        sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, forward)
-        if sites and all(_through_full(site, _full_or_even) for site in sites):
-            return True  # no call of the model is ever given a batch of one
-        if not self._returned(node):
+        binding = shapes.call_site(node)
+        if binding is None or binding.call is None or binding.caller is None or not self._returned(node):
             return False
-        loss = self._loss_reached(binding.call, ctx=caller)
-        return loss is not None and (self._loss_name(loss, caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, caller))
+        loss = self._loss_reached(binding.call, ctx=binding.caller)
+        return loss is not None and (self._loss_name(loss, binding.caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, binding.caller))
 
     def _returned(self, node: ast.AST) -> bool:
         """Does the function return the value of `node`: `return x.squeeze()`, or a name assigned it alone?"""
@@ -317,42 +308,3 @@ class SqueezeWithoutDim(Rule):
         name = canonical_class(ctx.analysis(ValueKinds).constructed_class(call.func))
         return name if name is not None and name.startswith("torch.nn.") and name.endswith("Loss") else None
 
-
-def _caller(binding):
-    """The context a call site's arguments are read in (None: no call site, or no argument)."""
-    return next(iter(binding.arguments.values()))[0] if binding is not None and binding.arguments else None
-
-
-def _through_full(binding, full) -> bool:
-    """Is the call of `binding`, or a call its arguments came through (`model(x)` around `self.pool(h)`), run
-    on `full` batches only (`full(ctx, call, the binding of the function around the call)`)?"""
-    while binding is not None:
-        if _caller(binding) is not None and binding.call is not None and full(_caller(binding), binding.call, binding.outer):
-            return True
-        binding = binding.outer
-    return False
-
-
-def _full_or_even(ctx, call: ast.Call, outer) -> bool:
-    """Is every batch of the loop running `call` full (`full_batches`), or over a `DataLoader` that drops
-    its last batch or whose literal batch size divides the rows of its `TensorDataset` (50 rows in batches
-    of 25)? The loaders are those of the call site that passed the model (`outer`), when the loop's function
-    has one."""
-    if full_batches(ctx, call):
-        return True
-    loop = next((a for a in ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.AsyncFor, *FUNCTION_NODES))), None)
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    iterable = loop.iter.args[0] if isinstance(loop.iter, ast.Call) and callee_name(loop.iter) in LOADER_WRAPPERS and loop.iter.args else loop.iter
-    loaders = [(c, k) for (c, k), _ in constructions(ctx, iterable, outer)]
-    return bool(loaders) and all(c.qualified_name(k.func) in DATA_LOADERS and (drops_last(c, k) or _divides(c, k)) for c, k in loaders)
-
-
-def _divides(ctx, loader: ast.Call) -> bool:
-    size = int_literal(call_argument(loader, 1, "batch_size"))
-    dataset = call_argument(loader, 0, "dataset")
-    made = [(c, k) for (c, k), _ in constructions(ctx, dataset)] if dataset is not None else []
-    if not size or size < 2 or len(made) != 1 or canonical_class(made[0][0].qualified_name(made[0][1].func)) != TENSOR_DATASET:
-        return False
-    rows = made[0][0].analysis(Shapes).shape(made[0][1].args[0]) if made[0][1].args else None
-    return bool(rows) and isinstance(rows[0], int) and rows[0] % size == 0

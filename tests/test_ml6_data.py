@@ -83,7 +83,7 @@ LOADER = "def f(n, b):\n    loader = DataLoader(TensorDataset(torch.randn(n, 4),
         # Given nothing informative, a helper's result counts when no symbol is in it.
         ("def make(a):\n    return np.asarray(a).reshape(-1, 1)\ndef f(m):\n    x = make(m)\n    return x\n", "x", "(?, 1)"),
         # Pooling keeps batch and channels; an MLP listed in a loop and ending in an activation keeps the rank.
-        ("def f(b):\n    return nn.MaxPool2d(2)(torch.randn(b, 3, 8, 8))\n", "nn.MaxPool2d(2)(torch.randn(b, 3, 8, 8))", "(b, 3, ?, ?)"),
+        ("def f(b):\n    return nn.MaxPool2d(2)(torch.randn(b, 3, 8, 8))\n", "nn.MaxPool2d(2)(torch.randn(b, 3, 8, 8))", "(b, 3, 4, 4)"),
         ("def f(b, widths):\n    layers, d = [], 4\n    for w in widths:\n        layers += [nn.Linear(d, w), nn.SiLU()]\n        d = w\n"
          "    return nn.Sequential(*layers)(torch.randn(b, 4))\n", "nn.Sequential(*layers)(torch.randn(b, 4))", "(b, ?)"),
         # A batch size of one, stated or the default, is 1.

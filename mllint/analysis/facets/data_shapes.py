@@ -16,12 +16,14 @@ import ast
 from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, constructions  # noqa: F401 (shapes reads it here)
 from mllint.analysis.facets.dims import Sym, dim_key
+from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Tensor
-from mllint.analysis.values.values import ValueKinds
+from mllint.analysis.values.values import ValueKinds, canonical_class
 
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
+TENSOR_DATASET = "torch.utils.data.TensorDataset"
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
@@ -137,6 +139,45 @@ def full_batches(ctx, node: ast.AST) -> bool:
                 return True
         child = ancestor
     return False
+
+
+def through_outer(binding, full) -> bool:
+    """Is the call of `binding`, or a call its arguments came through (`model(x)` around `self.pool(h)`), run
+    on `full` batches only (`full(the caller's context, the call, the binding of the function around it)`)?"""
+    while binding is not None:
+        if binding.caller is not None and binding.call is not None and full(binding.caller, binding.call, binding.outer):
+            return True
+        binding = binding.outer
+    return False
+
+
+def full_or_even(ctx, call: ast.Call, outer, shape_of) -> bool:
+    """Can `call` never be given a batch of one: every batch of the loop running it is full (`full_batches`),
+    or comes from a `DataLoader` that drops its last batch or whose literal batch size divides the rows of
+    its `TensorDataset` (50 rows in batches of 25), or the call is given a tensor of a literal batch above
+    one (a probe, `net(torch.randn(8, 3, 32, 32))`)? The loaders are those of the call site that passed the
+    model (`outer`), when the loop's function has one. `shape_of(ctx, expr)`: the shape analysis's answer."""
+    if full_batches(ctx, call):
+        return True
+    given = shape_of(ctx, call.args[0]) if call.args and not isinstance(call.args[0], ast.Starred) else None
+    if given and isinstance(given[0], int) and given[0] > 1 and all(isinstance(d, int) for d in given):
+        return True
+    loop = next((a for a in ctx.scopes.ancestors(call) if isinstance(a, (ast.For, ast.AsyncFor, *FUNCTION_NODES))), None)
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    iterable = loop.iter.args[0] if isinstance(loop.iter, ast.Call) and callee_name(loop.iter) in LOADER_WRAPPERS and loop.iter.args else loop.iter
+    loaders = [(c, k) for (c, k), _ in constructions(ctx, iterable, outer)]
+    return bool(loaders) and all(c.qualified_name(k.func) in DATA_LOADERS and (drops_last(c, k) or _divides(c, k, shape_of)) for c, k in loaders)
+
+
+def _divides(ctx, loader: ast.Call, shape_of) -> bool:
+    size = int_literal(call_argument(loader, 1, "batch_size"))
+    dataset = call_argument(loader, 0, "dataset")
+    made = [(c, k) for (c, k), _ in constructions(ctx, dataset)] if dataset is not None else []
+    if not size or size < 2 or len(made) != 1 or canonical_class(made[0][0].qualified_name(made[0][1].func)) != TENSOR_DATASET:
+        return False
+    rows = shape_of(made[0][0], made[0][1].args[0]) if made[0][1].args else None
+    return bool(rows) and isinstance(rows[0], int) and rows[0] % size == 0
 
 
 def reshaped_to_size(ctx, expr: ast.AST) -> bool:

@@ -86,6 +86,23 @@ def quotient(dividend: Shape, divisor: Shape) -> Dim:
     return floor_divide(result, product(leftover)) if leftover else result
 
 
+def counted_alike(source: Shape, target: Shape) -> Shape:
+    """A view's target with its one dimension the source does not have put as the source's one it lacks
+    (`(B, D, h * w)` viewed as `(B, N, D)`: a view keeps the count of elements, so N is `h * w`); the
+    target as it is unless exactly one dimension differs on each side, not two ints."""
+    if len(source) != len(target):
+        return target
+    left, right = [dim_key(d) for d in source], [dim_key(d) for d in target]
+    for key in list(left):
+        if key in right:
+            right.remove(key)
+            left.remove(key)
+    if len(left) != 1 or len(right) != 1 or None in (left[0], right[0]) or left[0][0] == right[0][0] == "int":
+        return target
+    lone = next(d for d in source if dim_key(d) == left[0])
+    return tuple(lone if dim_key(d) == right[0] else d for d in target)
+
+
 def _factors(dims) -> list | None:
     """The factors of a product of dimensions (`a * b` counts as `a` and `b`); None if one is unknown."""
     found: list = []

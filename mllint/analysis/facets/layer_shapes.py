@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, product
+from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, product
 from mllint.analysis.syntax.names import call_argument
 
 SHAPE_PRESERVING = frozenset(
@@ -20,7 +20,7 @@ SHAPE_PRESERVING = frozenset(
 LINEAR = "torch.nn.Linear"
 CONVOLUTIONS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3}
 ADAPTIVE_POOLS = {f"torch.nn.Adaptive{kind}Pool{n}d": n for kind in ("Avg", "Max") for n in (1, 2, 3)}
-POOLS = {f"torch.nn.{kind}Pool{n}d": n for kind in ("Avg", "Max", "LP") for n in (1, 2, 3)}  # spatial sizes not worked out
+POOLS = {f"torch.nn.{kind}Pool{n}d": n for kind in ("Avg", "Max", "LP") for n in (1, 2, 3)}
 
 
 def constructor_dim(expr: ast.AST | None) -> Dim:
@@ -49,12 +49,12 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         spatial = CONVOLUTIONS[name]
         channels = size(call_argument(constructor, 1, "out_channels"))
         if len(shape) == spatial + 2:
-            return (shape[0], channels) + (None,) * spatial
+            return (shape[0], channels) + convolved_sizes(constructor, shape[2:], size)
         if len(shape) == spatial + 1:
-            return (channels,) + (None,) * spatial
+            return (channels,) + convolved_sizes(constructor, shape[1:], size)
         return None
     if name in POOLS and len(shape) in (POOLS[name] + 1, POOLS[name] + 2):
-        return shape[: len(shape) - POOLS[name]] + (None,) * POOLS[name]
+        return shape[: len(shape) - POOLS[name]] + pooled_sides(name, constructor, shape[len(shape) - POOLS[name] :])
     if name in ADAPTIVE_POOLS:
         spatial = ADAPTIVE_POOLS[name]
         sizes = pooled_sizes(call_argument(constructor, 0, "output_size"), spatial)
@@ -66,6 +66,43 @@ def torch_layer_output(name: str, constructor: ast.Call, shape: Shape | None, si
         end = _literal_int(call_argument(constructor, 1, "end_dim"), -1)
         return flatten(shape, start, end)
     return None
+
+
+def convolved_sizes(constructor: ast.Call, sides: Shape, size=constructor_dim) -> Shape:
+    """A convolution's output sides for input `sides`, from literal kernel, stride, padding and dilation
+    (one int each): `(n + 2p - d(k - 1) - 1) // s + 1` of an int side; a symbolic side cut into patches
+    (kernel = stride, no padding: `n // patch`, the kernel's symbol if it is not literal). None: unknown."""
+    kernel, stride = call_argument(constructor, 2, "kernel_size"), call_argument(constructor, 3, "stride")
+    k = _literal_int(kernel, 0)
+    s = _literal_int(stride, 1) if stride is not None or k is not None else None
+    p, d = _literal_int(call_argument(constructor, 4, "padding"), 0), _literal_int(call_argument(constructor, 5, "dilation"), 1)
+    patches = stride is not None and kernel is not None and ast.unparse(stride) == ast.unparse(kernel) and p == 0 and d == 1  # `Conv2d(c, d, patch, patch)`
+    out = []
+    for side in sides:
+        if isinstance(side, int) and None not in (k, s, p, d) and k > 0 and s > 0:
+            out.append((side + 2 * p - d * (k - 1) - 1) // s + 1)
+        elif isinstance(side, Sym) and patches:
+            out.append(floor_divide(side, k if k is not None else size(kernel)))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def pooled_sides(name: str, constructor: ast.Call, sides: Shape) -> Shape:
+    """A pool's output sides, from a literal kernel, stride (the kernel's, by default) and padding; None
+    for a side not known (`ceil_mode`, dilation or `LPPool`'s extra argument given)."""
+    if name.startswith("torch.nn.LP") or len(constructor.args) > 3 or any(k.arg not in ("kernel_size", "stride", "padding") for k in constructor.keywords):
+        return (None,) * len(sides)
+    k = _literal_int(call_argument(constructor, 0, "kernel_size"), 0)
+    stride = call_argument(constructor, 1, "stride")
+    s = k if stride is None or (isinstance(stride, ast.Constant) and stride.value is None) else _literal_int(stride, 1)
+    p = _literal_int(call_argument(constructor, 2, "padding"), 0)
+    if None in (k, s, p) or k <= 0 or s <= 0:
+        return (None,) * len(sides)
+    return tuple(
+        (n + 2 * p - k) // s + 1 if isinstance(n, int) else floor_divide(n, k) if isinstance(n, Sym) and s == k and p == 0 else None
+        for n in sides
+    )
 
 
 def pooled_sizes(output_size: ast.AST | None, spatial: int) -> Shape | None:
@@ -86,22 +123,44 @@ def torch_layer_outputs(name: str, constructor: ast.Call, shapes: list[Shape | N
     rank, `nn.MultiheadAttention`'s `(attn_output, weights)`."""
     first = shapes[0] if shapes else None
     if name in RECURRENT and first is not None and len(first) == 3:
-        hidden = size(call_argument(constructor, 1, "hidden_size"))
-        keywords = {k.arg: k.value for k in constructor.keywords}
-        if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 2:
+        layout = recurrent_layout(constructor, size)
+        if layout is None:
             return None
-        batch_first, directions = _literal_bool(keywords.get("batch_first")), _literal_bool(keywords.get("bidirectional"))
-        layers = _literal_int(keywords.get("num_layers"), 1)
-        if batch_first is None or directions is None or layers is None or "proj_size" in keywords:
-            return None
-        features = hidden if not directions else product((2, hidden))
+        batch_first, features, hidden, layers = layout
         batch, steps = (first[0], first[1]) if batch_first else (first[1], first[0])
         output = (batch, steps, features) if batch_first else (steps, batch, features)
-        state = (layers * (2 if directions else 1), batch, hidden)
+        state = (layers, batch, hidden)
         return (output, (state, state)) if name == "torch.nn.LSTM" else (output, state)
     if name == "torch.nn.MultiheadAttention" and first is not None and len(first) >= 2:
         return first[:-1] + (size(call_argument(constructor, 0, "embed_dim")),), None
     return None
+
+
+def batched_recurrent(name: str, constructor: ast.Call, batch: Dim, key: tuple, size=constructor_dim) -> tuple | None:
+    """A batch-first recurrent layer's outputs for a batch `(batch, ...)` of unknown rank (a loader's): the
+    sequence `(batch, steps, features)`, its steps a size of their own, and the final state(s)."""
+    layout = recurrent_layout(constructor, size) if name in RECURRENT and batch not in (1, None) else None
+    if layout is None or not layout[0]:
+        return None
+    output = (batch, Sym(("size", key, 1), "steps"), layout[1])
+    state = (layout[3], batch, layout[2])
+    return (output, (state, state)) if name == "torch.nn.LSTM" else (output, state)
+
+
+def recurrent_layout(constructor: ast.Call, size=constructor_dim) -> tuple[bool, Dim, Dim, Dim] | None:
+    """(batch_first, the output's features, hidden size, layers x directions) of a recurrent layer, read
+    from its constructor; None when `batch_first` or `bidirectional` is not a literal (or `proj_size`)."""
+    keywords = {k.arg: k.value for k in constructor.keywords}
+    if any(isinstance(v, ast.Starred) for v in constructor.args) or None in keywords or len(constructor.args) > 3:
+        return None
+    batch_first, bidirectional = _literal_bool(keywords.get("batch_first")), _literal_bool(keywords.get("bidirectional"))
+    if batch_first is None or bidirectional is None or "proj_size" in keywords:
+        return None
+    hidden, directions = size(call_argument(constructor, 1, "hidden_size")), 2 if bidirectional else 1
+    depth = call_argument(constructor, 2, "num_layers")
+    layers = _literal_int(depth, 1)
+    layers = layers if layers is not None else size(depth)  # `num_layers=n`: a symbol
+    return batch_first, product((directions, hidden)), hidden, product((layers, directions))
 
 
 def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):
@@ -123,6 +182,21 @@ def batched_convolution(name: str, constructor: ast.Call, ends: tuple[Shape, Sha
     if name not in CONVOLUTIONS or not head or head[0] in (1, None):
         return None
     return (head[0], size(call_argument(constructor, 1, "out_channels"))) + (None,) * CONVOLUTIONS[name]
+
+
+def spatial_symbols(name: str, shape: Shape | None, key: tuple) -> Shape | None:
+    """A convolution's or pool's output with the spatial sizes it leaves unknown named as sizes of that
+    output (`h.size(2)` names the same), so a view of it matches them by what they stand for."""
+    spatial = CONVOLUTIONS.get(name) or POOLS.get(name)
+    if shape is None or not spatial or len(shape) < spatial:
+        return shape
+    rank = len(shape)
+    return shape[: rank - spatial] + tuple(
+        Sym(("size", key, i), name) if d is None else d for i, (d, name) in enumerate(zip(shape[rank - spatial :], SIDES[spatial]), rank - spatial)
+    )
+
+
+SIDES = {1: ("L",), 2: ("H", "W"), 3: ("D", "H", "W")}  # how messages show them
 
 
 # The channels of torchvision's ResNets' last stage: `nn.Sequential(*list(resnet.children())[:-2])` keeps

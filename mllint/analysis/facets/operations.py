@@ -44,6 +44,7 @@ TORCH = "torch."
 FUNCTIONAL = "torch.nn.functional."
 SAME_SHAPE_FUNCTIONS = rows_of(ELEMENTWISE, TORCH)
 KEEPS_ENDS = SAME_SHAPE_FUNCTIONS | rows_of(LIKE)  # of a tensor of unknown rank: its known ends
+PAIRWISE_EXTREMA = frozenset({"torch.min", "torch.max"})  # of two tensors: their element-wise extremes
 PAD_SEQUENCE = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 SIZED_CONSTRUCTORS = frozenset(n for n, r in FUNCTIONS.items() if r.kind == SIZES and r.spread and n.startswith(TORCH))
 PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -106,6 +107,9 @@ class Operations:
             return self.function_shape(node, name, row)
         args = node.args
         first = call_argument(node, 0, "input")
+        if name in PAIRWISE_EXTREMA and len(args) == 2 and not node.keywords:  # `torch.min(q1, q2)`: element-wise
+            other = self.value_of(args[1])  # (a number there is the dim a reduction runs along)
+            return broadcast(self.shape_of(args[0]), other.shape) if isinstance(other, Tensor) else None
         if name == "torch.randperm" and len(args) == 1:
             return (self.dim(args[0]),)
         if name in LOSSES and name.startswith(FUNCTIONAL):
@@ -224,14 +228,15 @@ class Operations:
         """A tensor method's result: a Tensor, a Size, a Number, or a shape tuple (a new tensor)."""
         shape, args, method = receiver.shape, node.args, METHOD_ALIASES.get(method, method)
         if method == "size":
+            head = receiver.ends[0] if receiver.ends else ()  # a batch's first size, whatever its rank
             if not args and not node.keywords:
-                return Size(shape, receiver.key, receiver.label)
+                return Size(shape, receiver.key, receiver.label, head)
             position = int_literal(call_argument(node, 0, "dim"))
             if position is None:
                 return None
             if shape is not None:
                 return Number(shape[position]) if -len(shape) <= position < len(shape) else None
-            return Number(Sym(("size", receiver.key, position), f"{receiver.label}.size({position})"))
+            return Number(head[position] if 0 <= position < len(head) else Sym(("size", receiver.key, position), f"{receiver.label}.size({position})"))
         if method in ("view", "reshape"):
             target = self.sizes(args) if args and not node.keywords else None
             if target is None:
@@ -279,6 +284,10 @@ class Operations:
             start = int_literal(call_argument(node, 0, "start_dim")) if call_argument(node, 0, "start_dim") else 0
             end = int_literal(call_argument(node, 1, "end_dim")) if call_argument(node, 1, "end_dim") else -1
             return flatten(shape, start, end)
+        if method == "transpose" and not args and not node.keywords:
+            return tuple(reversed(shape))  # NumPy's `a.transpose()`
+        if method == "transpose" and len(args) != 2:
+            method = "permute"  # numpy's `a.transpose(1, 0, 2)`, `a.transpose((0, 2, 3, 1))`
         if method == "permute":
             order = [int_literal(a) for a in (args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args)]
             if not order:
@@ -287,10 +296,6 @@ class Operations:
             if None in positions or sorted(positions) != list(range(rank)):
                 return None
             return tuple(shape[p] for p in positions)
-        if method == "transpose" and not args and not node.keywords:
-            return tuple(reversed(shape))  # NumPy's `a.transpose()`
-        if method == "transpose" and len(args) != 2:
-            method = "permute"  # numpy's `a.transpose(1, 0, 2)`
         if method in ("transpose", "swapaxes", "swapdims"):
             a = normalise(int_literal(call_argument(node, 0, "dim0")), rank)
             b = normalise(int_literal(call_argument(node, 1, "dim1")), rank)

@@ -29,13 +29,13 @@ from mllint.analysis.program.callers import Callers, call_sites, signature_passa
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import (
-    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step,
+    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, constructor_dim, is_library_model, library_model_output,
-    loss_output, torch_layer_ends, torch_layer_output, torch_layer_outputs,
+    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, is_library_model, library_model_output,
+    loss_output, spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
@@ -75,6 +75,7 @@ LIGHTNING_MODULES = frozenset(
 # A LightningModule's step -> where `trainer.fit(module, ...)` passes the loader of its batches.
 LIGHTNING_STEPS = {"training_step": (1, "train_dataloaders"), "validation_step": (2, "val_dataloaders")}
 LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that may leave early is not unrolled
+SWAPS = frozenset({"transpose", "swapaxes", "swapdims"})  # of two dims
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
@@ -219,6 +220,18 @@ class Shapes:
         definition = self._definitions.get(func.id) if isinstance(func, ast.Name) else None
         return definition if definition is not None and self.ctx.analysis(Names).is_own_or_local(func) else None
 
+    def batch_never_one(self, node: ast.AST) -> bool:
+        """Is the function around `node` (a module's `forward`) never given a batch of one: the call site its
+        values were worked out under runs on full batches (or a call its arguments came through does), or
+        every call of the model does (`data_shapes.full_or_even`)?"""
+        binding = self.call_site(node)
+        if binding is None or binding.call is None:
+            return False
+        if through_outer(binding, lambda ctx, call, _: full_batches(ctx, call)):
+            return True
+        sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, self.ctx.scopes.enclosing_function(node))
+        return bool(sites) and all(through_outer(site, lambda ctx, call, outer: full_or_even(ctx, call, outer, _shape_in)) for site in sites)
+
     def view_target(self, call: ast.Call) -> Shape | None:
         """The shape a `view`/`reshape` call asks for, as the analysis evaluated its arguments."""
         self._analyse_scope_of(call)
@@ -263,13 +276,11 @@ class Shapes:
         _LINTED.append(callers)
         try:
             forward = function.name == "forward" and self.modules.method_of_module(function, self.ctx) is not None
+            probe = None  # a site passing only tensors of literal sizes (`assert net(torch.randn(8, 3)).shape == ...`)
             for binding in callers.instance_bindings(self.ctx, function) if forward else callers.bindings_in(self.ctx, function):
                 values = {}
-                for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None else ():
+                for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None and _site_kept(binding) else ():
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
-                    if not _site_kept(binding, ctx):
-                        values = {}
-                        break
                     if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
@@ -277,9 +288,13 @@ class Shapes:
                     elements = caller.analysis(Shapes).value(starred.value)
                     if isinstance(elements, Items) and position < len(elements.values) and _informative(elements.values[position]):
                         values[name] = elements.values[position]
-                if any(_informative(v) for v in values.values()):
+                if any(_informative(v) for v in values.values()) and not (forward and _fixed(values)):
                     self.bindings[function] = binding
                     return values
+                probe = probe or ((binding, values) if any(_informative(v) for v in values.values()) else None)
+            if probe is not None:  # a model's `forward` is read under a site of its training batches first
+                self.bindings[function] = probe[0]
+                return probe[1]
             return self._library_batch(function) or self._lightning_batch(function)
         finally:
             _CALLER_CHAIN.pop()
@@ -370,13 +385,16 @@ class Shapes:
         outputs = torch_layer_outputs(name, constructor, [value_shape(a) for a in arguments], self.static_dim)
         if outputs is not None:
             return _outputs(outputs, key)
+        recurrent = batched_recurrent(name, constructor, first.ends[0][0], key, self.static_dim) if isinstance(first, Tensor) and first.shape is None and first.ends and first.ends[0] else None
+        if recurrent is not None:  # `out, _ = self.lstm(x)` of a loader's batch of unknown rank
+            return _outputs(recurrent, key)
         if isinstance(first, Tensor) and first.shape is None:
-            batched = batched_convolution(name, constructor, first.ends, self.static_dim) if first.ends else None
+            batched = batched_convolution(name, constructor, _ends_of(first), self.static_dim)  # (its batch: what `x.size(0)` names)
             if batched is not None:
-                return Tensor(batched, key)
+                return Tensor(spatial_symbols(name, batched, key), key)
             ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
             return Tensor(None, key, ends=ends if ends != ((), ()) else None)
-        return Tensor(torch_layer_output(name, constructor, value_shape(first), self.static_dim), key)
+        return Tensor(spatial_symbols(name, torch_layer_output(name, constructor, value_shape(first), self.static_dim), key), key)
 
     def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
         """The module a statement of this file puts in place of the classifier of the library model
@@ -867,7 +885,7 @@ def _informative(value: object | None) -> bool:
     if isinstance(value, Items):  # a sample of numbers too (`{"x": [a, b], "y": float(v)}`)
         return any(_informative(v) or isinstance(v, Number) for v in value.values)
     if isinstance(value, Fields):
-        return any(_informative(v) or isinstance(v, Number) for _, v in value.values)
+        return any(_informative(v) or isinstance(v, Number) for _, v in value.values) or _informative(value.rest)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
     return isinstance(value, (Samples, Batches, Frame))
@@ -955,7 +973,8 @@ class Interpreter(Operations):
         elif isinstance(node, (ast.Raise, ast.Break, ast.Continue)):
             return True
         elif isinstance(node, ast.Assert):
-            self.asserted(node.test)  # only a statement of a shape is read
+            self.eval(node.test)  # (a probe of a model inside it is a call like any other)
+            self.asserted(node.test)
         elif isinstance(node, ast.If):
             self.eval(node.test)
             return self.branches(node, [node.body, node.orelse])
@@ -1048,7 +1067,9 @@ class Interpreter(Operations):
         self.env = outer
         only = node.generators[0]
         if isinstance(node, ast.DictComp):
-            return Fields(())  # its keys unknown: what is stored at a constant key after it is known (`item["labels"] = y`)
+            # its keys unknown: what is stored at a constant key after it is known (`item["labels"] = y`); every
+            # key holds what one iteration makes (`{k: DataLoader(ds) for k, ds in splits.items()}`)
+            return Fields((), values[1] if _informative(values[1]) else None)
         if not isinstance(node, ast.ListComp) or values[0] is None:
             return None
         if len(node.generators) == 1 and not only.ifs:
@@ -1133,7 +1154,12 @@ class Interpreter(Operations):
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Fields):
             key, fields = target.slice, self.env[target.value.id]  # `item["labels"] = y` on a dict the analysis knows
             kept = tuple((k, v) for k, v in fields.values if not isinstance(key, ast.Constant) or k != key.value)
-            self.env[target.value.id] = Fields(kept + ((key.value, value),)) if isinstance(key, ast.Constant) and isinstance(key.value, str) else Tensor(None, ("assigned", id(target), target.value.id))
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.env[target.value.id] = Fields(kept + ((key.value, value),))
+            elif not fields.values and fields.rest in (None, value) and _informative(value):  # `splits[name] = Dataset(...)`
+                self.env[target.value.id] = Fields((), value)  # in a loop filling a new dict
+            else:
+                self.env[target.value.id] = Tensor(None, ("assigned", id(target), target.value.id))
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(self.env.get(target.value.id), Listed):
             listed = self.env[target.value.id]  # `out[t] = acc`: a list of such items while they are alike
             item = _alike([listed.item, value], ("stored", id(target))) if value is not None else None
@@ -1159,7 +1185,7 @@ class Interpreter(Operations):
         if size.dims is not None and (len(size.dims) != len(elements) or None not in size.dims):
             return [Number(d) for d in size.dims] if len(size.dims) == len(elements) else [None] * len(elements)
         labels = [e.id if isinstance(e, ast.Name) else f"{size.label}[{i}]" for i, e in enumerate(elements)]
-        known = size.dims or (None,) * len(elements)
+        known = size.dims or tuple(size.head[i] if i < len(size.head) else None for i in range(len(elements)))
         dims = tuple(Sym(("size", size.key, i), label) if d is None else d for i, (d, label) in enumerate(zip(known, labels)))
         source = _size_receiver(value_node)
         if isinstance(source, ast.Name) and isinstance(self.env.get(source.id), Tensor) and self.env[source.id].key == size.key:
@@ -1235,6 +1261,10 @@ class Interpreter(Operations):
         values = self.shapes.values.reaching_values(node)
         if values and len(values) == 1 and isinstance(values[0], ast.Constant) and type(values[0].value) is int:
             return Number(values[0].value)  # a module-level constant
+        if values and len(values) == 1 and self.ctx.scopes.enclosing_function(values[0]) is None and self.function is not self.ctx.tree:
+            held = self.shapes.value(values[0])  # a global assigned once at module level (a notebook's loader, its mean)
+            if isinstance(held, (Tensor, Batches, Samples)) and _informative(held):
+                return held
         return Tensor(None, ("free", node.id), node.id)
 
     def attribute(self, node: ast.Attribute) -> object | None:
@@ -1250,13 +1280,15 @@ class Interpreter(Operations):
             return stored  # (`self.loader = loader`: what `__init__` is passed, before the parameter's symbol)
         if size is not None:
             return size
+        if is_self_attribute(node) and _numbers(self.shapes.constants(node)):
+            return NUMBER  # `self.gamma = cfg.gamma` of `--gamma` given a float: a scalar factor keeps a shape
         base = self.eval(node.value)
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
         if not isinstance(base, Tensor):
             return None
         if node.attr == "shape":
-            return Size(base.shape, base.key, base.label)
+            return Size(base.shape, base.key, base.label, base.ends[0] if base.ends else ())
         if node.attr in ("T", "mT") and base.shape is not None:
             if node.attr == "T":
                 return Tensor(tuple(reversed(base.shape)), ("T", base.key))
@@ -1281,7 +1313,7 @@ class Interpreter(Operations):
                 return None
             if base.dims is not None:
                 return Number(base.dims[position]) if -len(base.dims) <= position < len(base.dims) else None
-            return Number(Sym(("size", base.key, position), f"{base.label}.shape[{position}]"))
+            return Number(base.leading(position))
         if isinstance(base, Frame):
             return frame_item(self, base, node, items)
         if isinstance(base, Tensor):
@@ -1337,7 +1369,22 @@ class Interpreter(Operations):
         if isinstance(left, Number) and isinstance(right, Tensor):
             return Tensor(right.shape, key, ends=right.ends)
         if isinstance(left, Tensor) and isinstance(right, Tensor):
-            return Tensor(broadcast(left.shape, right.shape), key)
+            residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
+            return Tensor(residual or broadcast(left.shape, right.shape), key)
+        return None
+
+    def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
+        """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
+        adds to when the branch's shape is unknown (a block it runs on that value whatever the block is)."""
+        for known, unknown, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
+            if known.shape is None or unknown.shape is not None or unknown.ends:
+                continue
+            for _ in range(MAX_CALL_DEPTH):
+                if not isinstance(branch, ast.Call) or not branch.args:
+                    break
+                branch = branch.args[0]
+                if self.seen.get(branch) == known:
+                    return known.shape
         return None
 
     # Calls.
@@ -1371,6 +1418,9 @@ class Interpreter(Operations):
             if node.func.attr == "pop" and isinstance(node.func.value, ast.Name):  # `inputs.pop("labels")`: gone from `inputs`
                 self.env[node.func.value.id] = Fields(tuple((k, v) for k, v in receiver.values if k != key.value))
             return receiver.get(key.value)  # `batch.get("y")`
+        if isinstance(receiver, Fields) and node.func.attr in ("items", "values") and not node.args:
+            held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
+            return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver)
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
@@ -1418,7 +1468,8 @@ class Interpreter(Operations):
         elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)):
             if receiver.max_rank is not None and keeps_shape(node.func.attr):
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
-            ends = _partial_method(node, node.func.attr, receiver.ends or ((), ())) if receiver.shape is None else None
+            known = _ends_of(receiver) if node.func.attr in SWAPS else receiver.ends or ((), ())
+            ends = _partial_method(node, node.func.attr, known) if receiver.shape is None else None
             if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
                 return Tensor(None, ("call", id(node)), ends=ends)
             result = self.method(node, node.func.attr, receiver)
@@ -1545,6 +1596,8 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
             joined[name] = first
         elif item is not None and all(isinstance(v, Listed) or v == Items(()) for v in values):
             joined[name] = Listed(item, None)  # a list appended to on some paths (a loop's)
+        elif all(isinstance(v, Fields) for v in values) and _one_filled(values):
+            joined[name] = next(v for v in values if v != Fields(()))  # a new dict filled on some paths (a loop's)
         else:
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
@@ -1555,11 +1608,20 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
 
 
 
+def _one_filled(dicts: list) -> bool:
+    """Are the dicts all empty but for one value they all hold alike (a dict some paths fill)?"""
+    filled = [d for d in dicts if d != Fields(())]
+    return bool(filled) and all(d == filled[0] for d in filled)
+
+
 def _alike(items: list, key: tuple) -> object | None:
     """What every item of a list is like: the one value they all are, or a tensor of the one known shape
     they all have (`obs = obs + noise` appended on each step: other tensors, one shape); None otherwise."""
     if items and all(i == items[0] for i in items):
         return items[0]
+    if items and all(isinstance(i, Items) and len(i.values) == len(items[0].values) for i in items):  # pairs alike part by part
+        parts = tuple(_alike([i.values[p] for i in items], (*key, p)) for p in range(len(items[0].values)))
+        return Items(parts) if any(p is not None for p in parts) else None
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
     shape = shapes.pop() if len(shapes) == 1 else None
     return Tensor(shape, key) if shape is not None else None
@@ -1613,6 +1675,20 @@ def _same_selection(index: ast.AST) -> ast.AST:
 
 
 
+def _shape_in(ctx, expr: ast.AST) -> Shape | None:
+    return ctx.analysis(Shapes).shape(expr)
+
+
+def _fixed(values: dict[str, object]) -> bool:
+    """Are the tensors a call site passes all of literal sizes (a probe, not a loader's batch)?"""
+    tensors = [v for v in values.values() if isinstance(v, Tensor)]
+    return bool(tensors) and len(tensors) == len(values) and all(v.shape is not None and all(isinstance(d, int) for d in v.shape) for v in tensors)
+
+
+def _numbers(constants: frozenset | None) -> bool:
+    return bool(constants) and all(type(c) in (int, float) for c in constants)
+
+
 def _label(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -1649,12 +1725,21 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
         return head, tail[:-1] + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
         return head, tail[:-1]
+    if method in SWAPS and len(node.args) == 2 and not node.keywords:
+        moved = [int_literal(a) for a in node.args]  # `x.transpose(1, 2)`: its first size stays, the last may move
+        return (head, ()) if all(m is not None and m >= 1 for m in moved) else None
     return None
 
 
-def _site_kept(binding, ctx) -> bool:
+def _ends_of(tensor: Tensor) -> tuple:
+    """The known ends of a tensor of unknown rank: its first size is what `x.size(0)` names, if nothing else."""
+    head, tail = tensor.ends or ((), ())
+    return head or (Sym(("size", tensor.key, 0), f"{tensor.label}.size(0)"),), tail
+
+
+def _site_kept(binding) -> bool:
     """Were the values around a call of `binding` worked out under its outer call site (`net(x)` in `fit(net,
     loader)`, under the `fit(...)` that passed this `net`), when the caller's own analysis took one?"""
-    outer = binding.outer
-    used = ctx.analysis(Shapes).bindings.get(outer.function) if outer is not None and outer.call is not None else None
+    outer, caller = binding.outer, binding.caller
+    used = caller.analysis(Shapes).bindings.get(outer.function) if outer is not None and outer.call is not None and caller is not None else None
     return used is None or used.call is outer.call

@@ -19,7 +19,7 @@ from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
 TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
-SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs".split())
+SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs interpolate ffill bfill".split())
 OTHER_COLUMNS = frozenset({"drop", "select_dtypes"})  # a frame still, of columns not known
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mllint.analysis.facets.dims import Dim, Shape, column_against_batch, format_ends, format_shape
+from mllint.analysis.facets.dims import Dim, Shape, Sym, column_against_batch, format_ends, format_shape
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,11 @@ class Size:
     dims: Shape | None
     key: tuple
     label: str = field(default="?", compare=False)
+    head: Shape = field(default=(), compare=False)  # the known first sizes of a tensor of unknown rank
+
+    def leading(self, position: int) -> Dim:
+        """Size `position` of a tensor of unknown rank: a known first size, else the symbol naming it."""
+        return self.head[position] if 0 <= position < len(self.head) else Sym(("size", self.key, position), f"{self.label}.shape[{position}]")
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,10 @@ class Fields:
     """A dict literal with constant string keys: a sample `{"x": x, "y": y}`, the batch collated of it."""
 
     values: tuple[tuple[str, object], ...]
+    rest: object = None  # the value at every other key: a dict comprehension's, a dict filled at keys not read
 
     def get(self, key: object) -> object | None:
-        return next((v for k, v in self.values if k == key), None)
+        return next((v for k, v in self.values if k == key), self.rest)
 
 
 @dataclass(frozen=True)
