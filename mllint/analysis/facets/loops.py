@@ -290,6 +290,30 @@ class TrainingLoops:
                     return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
         return SchedulerClass(made, constructor, "") if made else None
 
+    def scheduler_items(self, event: Event) -> list[SchedulerClass]:
+        """Each scheduler the variable of a loop over a list may be, when they are of several classes (`for s
+        in self.schedulers: s.step()` over `[warmup, decay]`), as the file tells or the first call site that
+        tells; empty when one is not a scheduler or unknown."""
+        if event.path is not None or not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
+            return []
+        receiver = event.node.func.value
+        bound = self.ctx.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
+        loop = self.ctx.scopes.parent(bound[0].node) if len(bound) == 1 else None
+        if not isinstance(loop, ast.For) or loop.target is not bound[0].node:
+            return []  # an item of a list a loop steps, not a name bound on several branches
+        for made, binding in makers(self.ctx, receiver):
+            items = [(ctx, call, _classes(self.ctx, [(ctx, call)])) for ctx, call in made]
+            schedulers = [(ctx, call, scheduler_made_by(names.pop())) for ctx, call, names in items if len(names) == 1]
+            if len(schedulers) < 2 or len(schedulers) != len(made) or any(s is None for _, _, s in schedulers):
+                continue
+            sites = call_sites(binding) if binding is not None else ()
+            display = self.ctx.analysis(ProjectView).display_path
+            return [
+                SchedulerClass(s, call, "" if ctx is self.ctx else f", built at {display(ctx.real_path or ctx.path)}:{call.lineno}", sites, ctx)
+                for ctx, call, s in schedulers
+            ]  # fmt: skip
+        return []
+
     def parameter_owners(self, step: Event) -> Owners | None:
         """The modules whose parameters the optimizer of a step (written in the linted file) updates,
         when its constructor says so, by their text in the linted file (with the node that spells it
