@@ -150,12 +150,25 @@ def _decide(ctx, test: ast.AST, linted) -> bool | None:
     read = [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
     if not read or len(read) > MAX_OPERANDS or any(isinstance(n, ast.Call) for n in ast.walk(test)):
         return None
+    if any(_overridden_on_a_branch(c, n.attr) for n in read if isinstance(n, ast.Attribute) for c in {ctx, linted or ctx}):
+        return None
     values = [possible_constants(ctx, n, linted) for n in read]
     if any(v is None or len(v) > MAX_OBJECTS for v in values):
         return None
     renamed = _Renamed({_place(n): f"_{i}" for i, n in enumerate(read)}).visit(copy.deepcopy(test))
     folded = {fold(renamed, {f"_{i}": v for i, v in enumerate(combination)}) for combination in itertools.product(*values)}
     return folded.pop() if len(folded) == 1 else None
+
+
+def _overridden_on_a_branch(ctx, name: str) -> bool:
+    """Does the file set an attribute `name` on a branch (`if args.fast: args.sched = "onecycle"`)? What
+    the option then holds is the default or the override: the objects layer tells only the override."""
+    for node in ctx.index.of_type(ast.Attribute):
+        if node.attr == name and isinstance(node.ctx, ast.Store):
+            statement = ctx.scopes.statement(node)
+            if not isinstance(ctx.scopes.parent(statement), (*FUNCTIONS, ast.Module)):
+                return True
+    return False
 
 
 def _place(node: ast.AST) -> tuple:
@@ -427,6 +440,9 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     call = field.base.node
     if isinstance(call, ast.Call) and field.base.ctx.qualified_name(call.func) in NAMESPACES:
         passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+        unpacked = [k.value for k in call.keywords if k.arg is None]
+        if passed is None and len(unpacked) == 1 and not call.args:  # `SimpleNamespace(**DEFAULTS)`: the mapping's item
+            return _mapping_item(objects._of(field.base.ctx), unpacked[0], field.name)
         return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) and not call.args else None
     found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
     if found is None or any(isinstance(a, ast.Starred) for a in call.args):
@@ -440,9 +456,26 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) else None
-    bound = (v for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name and _literal_constant(v))
-    value = next(bound, None)
+    bound = (_field_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
+    value = next((v for v in bound if _literal_constant(v)), None)
     return Obj("made", value, ctx=home) if value is not None else None
+
+
+def _field_default(home, value: ast.AST | None) -> ast.AST | None:
+    """What a dataclass field's default makes: `field(default=3)`, `field(default_factory=lambda: [30,
+    60])`, else the value itself."""
+    if not (isinstance(value, ast.Call) and home.qualified_name(value.func) == "dataclasses.field"):
+        return value
+    keywords = {k.arg: k.value for k in value.keywords}
+    factory = keywords.get("default_factory")
+    return keywords.get("default") or (factory.body if isinstance(factory, ast.Lambda) and not factory.args.args else None)
+
+
+def _mapping_item(objects: Objects, mapping: ast.AST, key: str) -> Obj | None:
+    """The constant at `key` of the dicts `mapping` may be (with what is stored there later), when one."""
+    found = union(*(objects._elements(d, key, 0) for d in objects.points_to(mapping) or {None} if d is not None))
+    value = next(iter(found)) if found and len(found) == 1 else None
+    return value if value is not None and value.kind == "made" and _literal_constant(value.node) else None
 
 
 def _literal_constant(node: ast.AST | None) -> bool:
