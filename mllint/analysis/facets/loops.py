@@ -31,7 +31,7 @@ from mllint.analysis.program.callers import Binding, call_sites, per_call_site, 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import built, classes_of, made_classes, makers, under
+from mllint.analysis.objects.call_sites import branch_note, built, classes_of, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
@@ -275,9 +275,10 @@ class TrainingLoops:
                 if binding is not None:
                     own = signature_passage(binding, event.node.func.value)
                     how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
-                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding), ctx)
+                    return SchedulerClass(scheduler, constructor, f", {how}" + branch_note(ctx, constructor, self.ctx), call_sites(binding), ctx)
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
+                built_at = "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}"
+                return SchedulerClass(scheduler, constructor, built_at + branch_note(ctx, constructor, self.ctx), home=ctx)
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given

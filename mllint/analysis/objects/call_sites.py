@@ -147,7 +147,7 @@ def decided(ctx, branch: ast.If, linted=None) -> bool | None:
 
 
 def _decide(ctx, test: ast.AST, linted) -> bool | None:
-    read = [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
+    read = _reads(ctx, test)
     if not read or len(read) > MAX_OPERANDS or any(isinstance(n, ast.Call) for n in ast.walk(test)):
         return None
     if any(_overridden_on_a_branch(c, n.attr) for n in read if isinstance(n, ast.Attribute) for c in {ctx, linted or ctx}):
@@ -158,6 +158,23 @@ def _decide(ctx, test: ast.AST, linted) -> bool | None:
     renamed = _Renamed({_place(n): f"_{i}" for i, n in enumerate(read)}).visit(copy.deepcopy(test))
     folded = {fold(renamed, {f"_{i}": v for i, v in enumerate(combination)}) for combination in itertools.product(*values)}
     return folded.pop() if len(folded) == 1 else None
+
+
+def branch_note(ctx, call: ast.Call, linted=None) -> str:
+    """What a message says of a construction the configuration's constants chose a branch for (`decided`):
+    ", with the default `args.sched` = 'step'"; "" when none did."""
+    reads = []
+    for branch, _ in _arms_around(ctx, call):
+        if decided(ctx, branch, linted) is not None:
+            for node in _reads(ctx, branch.test):
+                values = possible_constants(ctx, node, linted) or ()
+                reads += [f"`{ctx.text(node)}` = {next(iter(values))!r}"] if len(values) == 1 else []
+    return f", with the default {' and '.join(dict.fromkeys(reads))}" if reads else ""
+
+
+def _reads(ctx, test: ast.AST) -> list[ast.AST]:
+    """The names, attributes and items a test reads (not their parts)."""
+    return [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
 
 
 def _overridden_on_a_branch(ctx, name: str) -> bool:
