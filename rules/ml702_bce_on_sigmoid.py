@@ -88,9 +88,9 @@ class BceOnSigmoid(Rule):
             else:
                 by_loss.setdefault(construction, []).append((call, found))
         for construction, uses in by_loss.items():  # the fix is at the loss's construction: one finding there
-            lines = ", ".join(str(call.lineno) for call, _ in uses)
+            lines = sorted({call.lineno for call, _ in uses})
             callee = uses[0][1].callee
-            message = f"`{callee}` (`{self.ctx.text(construction)}`) is given sigmoid output at line{'s' if len(uses) > 1 else ''} {lines}: "
+            message = f"`{callee}` (`{self.ctx.text(construction)}`) is given sigmoid output at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}: "
             self.report(construction, message + self.advice, related=uses[0][1].related)
 
     advice = "`BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates"
