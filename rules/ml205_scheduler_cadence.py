@@ -30,10 +30,11 @@ class SchedulerCadence(Rule):
     hook the loop runs for each callback (`for cb in self.callbacks: cb.on_batch_end(self)`, or `cb(...)`
     running its `__call__`), the callbacks given to the trainer's constructor or appended to its list
     (`trainer.callbacks.append(LRSchedulerCallback(sched))`), in any module, or in a loop stepping each
-    scheduler of a list (`for sched in self.schedulers: sched.step()`, all of one class). A size read from the
-    configuration counts by its value (`step_size=args.lr_step` with `add_argument("--lr-step",
-    default=30)`, `milestones=args.decays` with `default=[30, 60]`, a config field's default, passed into
-    the helper that builds the scheduler). A `while` loop whose test counts iterations (`while it <
+    scheduler of a list (`for sched in self.schedulers: sched.step()`; each item of a list of several classes,
+    `[warmup, decay]`, is judged, the first wrong one reported). A size read from the configuration counts by
+    its value (`step_size=args.lr_step` with `add_argument("--lr-step", default=30)`, `milestones=args.decays`
+    with `default=[30, 60]`, a config field's default, passed into the helper that builds the scheduler). A
+    `while` loop whose test counts iterations (`while it <
     cfg.max_iters:`) steps per batch. Sizes
     mllint cannot read (`T_max=cfg.t_max`) are not reported, nor an `ExponentialLR` decaying by more than 0.99 a step (`gamma=0.9995`
     is a deliberate per-step decay), nor are names that only say "step" whose
@@ -114,19 +115,23 @@ class SchedulerCadence(Rule):
             if known is not None and known.made.name == METRIC_SCHEDULER:
                 self._check_plateau(loops.is_training_loop(loop), events, scheduler, "ReduceLROnPlateau" + known.passed)
                 continue
-            if known is None or scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
+            if scheduler.node.args or scheduler.node.keywords or _cadence_chosen(scheduler, loop, steps):
                 continue
-            made, constructor, passed, sites, home = known
-            unit = self._unit(made, constructor, home or self.ctx)
-            if loops.is_training_loop(loop):
-                wrong = unit == "epochs" and self._is_batch_loop(loop)
-                message = self.per_batch_message
-            else:
-                wrong = unit == "steps" and _holds_training_loop(events)
-                message = self.per_epoch_message
-            if wrong:
-                cls = made.name.rsplit(".", 1)[-1] + passed
-                self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls), related=sites)
+            # A list of several classes (`[warmup, decay]`): each item is judged, the first wrong one reported.
+            for made, constructor, passed, sites, home in [known] if known is not None else loops.scheduler_items(scheduler):
+                if made.name == METRIC_SCHEDULER:
+                    continue
+                unit = self._unit(made, constructor, home or self.ctx)
+                if loops.is_training_loop(loop):
+                    wrong = unit == "epochs" and self._is_batch_loop(loop)
+                    message = self.per_batch_message
+                else:
+                    wrong = unit == "steps" and _holds_training_loop(events)
+                    message = self.per_epoch_message
+                if wrong:
+                    cls = made.name.rsplit(".", 1)[-1] + passed
+                    self.report(scheduler.at, message.format(scheduler=scheduler.key, where=scheduler.where, cls=cls), related=sites)
+                    break
 
     def _check_plateau(self, per_batch: bool, events: list[Event], scheduler: Event, cls: str) -> None:
         """A plateau scheduler stepped with the loss of a batch: every batch, or once per epoch with the

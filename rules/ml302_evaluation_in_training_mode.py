@@ -3,8 +3,10 @@ import ast
 from mllint.analysis.facets.layers import NO_LAYER
 from mllint.analysis.facets.mode_facts import Mode, Use
 from mllint.analysis.facets.modes import Modes
+from mllint.analysis.objects.constants import call_constants
+from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import reference_key
-from mllint.analysis.syntax.tree import position
+from mllint.analysis.syntax.tree import own_method, position
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -37,6 +39,8 @@ class EvaluationInTrainingMode(Rule):
     statistics, Monte Carlo dropout; not when `model.eval()` came first in the same block or a block around it), a dummy forward pass in `__init__` or a module's own methods, a
     forward pass whose output is only checked for its shape (unless the model has BatchNorm-like layers,
     whose running statistics it changes), test functions, and Lightning's `validation_step`/`test_step`/`predict_step` (Lightning sets the mode).
+    When the evaluation calls a mode helper of its class whose argument selects none of its switches
+    (`self._set_mode("val")` of a helper that knows "train" and "eval"), the finding is at that call.
 
     ## Why is this bad?
     `torch.no_grad()` only stops gradient tracking; Dropout keeps dropping activations and BatchNorm
@@ -105,7 +109,8 @@ class EvaluationInTrainingMode(Rule):
             if (function, own_key) in reported:
                 continue
             reported.add((function, own_key))
-            self.report(call, self._message(modes, call, function, own_key, resolved[0], layers[0]), related=resolved[0].sites)
+            anchor = _unswitched_mode_call(self.ctx, function, call) or call  # where the user changes the code
+            self.report(anchor, self._message(modes, call, function, own_key, resolved[0], layers[0]), related=resolved[0].sites)
 
     def _message(self, modes: Modes, call: ast.Call, function, key: str, use: Use, layer) -> str:
         where = f"`{_qualified(self.ctx, function)}` evaluates" if function is not None else "evaluation of"
@@ -129,6 +134,36 @@ class EvaluationInTrainingMode(Rule):
         else:
             has = f"; it has {layer.what}, {modes.describe(layer.node)}"
         return f"{where} `{key}` in training mode, {why}{has}: call `{key}.eval()` first"
+
+
+def _unswitched_mode_call(ctx, function, call: ast.Call) -> ast.Call | None:
+    """A call before `call` in `function` of a mode helper of its class whose constants select none of its
+    mode switches (`self._set_mode("val")` of a helper that knows "train" and "eval"): the line to change."""
+    cls = ctx.scopes.enclosing_class(function) if function is not None else None
+    if cls is None:
+        return None
+    for helper_call in ctx.index.within(function, ast.Call):
+        func = helper_call.func
+        if position(helper_call) >= position(call) or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            continue
+        helper = own_method(cls, func.attr)
+        constants = call_constants(helper_call, helper) if helper is not None else {}
+        switches = [n for n in ast.walk(helper) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("train", "eval")] if constants else []
+        if switches and all(_decided_against(ctx, switch, helper, constants) for switch in switches):
+            return helper_call
+    return None
+
+
+def _decided_against(ctx, node: ast.AST, function, constants: dict) -> bool:
+    """Does an `if` of `function` around `node` keep it from running under `constants`?"""
+    child = node
+    for ancestor in ctx.scopes.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, ast.If) and child is not ancestor.test and fold(ancestor.test, constants) is (child not in ancestor.body):
+            return True
+        child = ancestor
+    return False
 
 
 def _restores_after_eval(ctx, train: ast.AST) -> bool:

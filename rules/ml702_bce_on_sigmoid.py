@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.facets.losses import BCE_AFTER_SIGMOID, mismatched_inputs
+from mllint.analysis.objects.call_sites import built
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 from mllint.findings import Severity
@@ -22,7 +23,8 @@ class BceOnSigmoid(Rule):
     `backward()`, or leaves the function (returned, stored in an attribute or a container), directly or
     through variables. A loss that is only compared, printed or turned into a number
     (`torch.allclose(reference, fused)`, `loss.item()`) is not reported: that is a numeric check of the
-    fused loss, not training.
+    fused loss, not training. A `BCELoss` module of the file whose every use is given sigmoid output is
+    reported once, at its construction, where the fix is; otherwise each use is.
 
     The rule is a suggestion, off by default, because the code it finds is correct: a sigmoid followed
     by `BCELoss` is how the DCGAN discriminator and the VAE decoder are written in their papers and in
@@ -75,11 +77,39 @@ class BceOnSigmoid(Rule):
     )
 
     def end_file(self) -> None:
-        for call, found in mismatched_inputs(self.ctx, BCE_AFTER_SIGMOID):
-            if self._may_train(call):
+        flagged = [(call, found) for call, found in mismatched_inputs(self.ctx, BCE_AFTER_SIGMOID) if self._may_train(call)]
+        by_loss: dict[ast.Call, list] = {}
+        for call, found in flagged:
+            construction = self._construction(call, flagged)
+            if construction is None:
                 where = found.origin.where(found.argument)
                 message = f"`{self.ctx.text(found.argument)}` is sigmoid output{where}, passed to `{found.callee}`{found.note}: "
-                self.report(found.argument, message + "`BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates", related=found.related)
+                self.report(found.argument, message + self.advice, related=found.related)
+            else:
+                by_loss.setdefault(construction, []).append((call, found))
+        for construction, uses in by_loss.items():  # the fix is at the loss's construction: one finding there
+            lines = sorted({call.lineno for call, _ in uses})
+            callee = uses[0][1].callee
+            message = f"`{callee}` (`{self.ctx.text(construction)}`) is given sigmoid output at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}: "
+            self.report(construction, message + self.advice, related=uses[0][1].related)
+
+    advice = "`BCEWithLogitsLoss` on the logits keeps the gradient where the sigmoid saturates"
+
+    def _construction(self, call: ast.Call, flagged: list) -> ast.Call | None:
+        """The one `BCELoss()` of this file a flagged call's loss object is, when every call of that object
+        (by the names the flagged calls spell it) is flagged too: the place to change."""
+        made = built(self.ctx, call.func) if isinstance(call.func, ast.Name | ast.Attribute) else None
+        if not made or len(made) != 1 or made[0][0] is not self.ctx:
+            return None
+        construction = made[0][1]
+        spelled = {self.ctx.text(c.func) for c, _ in flagged}
+        flagged_calls = {c for c, _ in flagged}
+        for other in self.ctx.index.of_type(ast.Call):
+            if other not in flagged_calls and isinstance(other.func, ast.Name | ast.Attribute) and self.ctx.text(other.func) in spelled:
+                found = built(self.ctx, other.func)
+                if found and any(k is construction for _, k in found):
+                    return None  # a use given logits or probabilities of another kind: report at the uses
+        return construction
 
     def _may_train(self, value: ast.AST, depth: int = 0) -> bool:
         """May the loss be backpropagated: does it reach a `backward`, leave the function (returned,

@@ -31,7 +31,7 @@ from mllint.analysis.program.callers import Binding, call_sites, per_call_site, 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import built, classes_of, made_classes, makers, under
+from mllint.analysis.objects.call_sites import branch_note, built, classes_of, made_classes, makers, under
 from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
@@ -275,9 +275,10 @@ class TrainingLoops:
                 if binding is not None:
                     own = signature_passage(binding, event.node.func.value)
                     how = f"passed at {binding.place}" if own is None else f"{'its default' if own.default else 'annotated'} at {own.place}"
-                    return SchedulerClass(scheduler, constructor, f", {how}", call_sites(binding), ctx)
+                    return SchedulerClass(scheduler, constructor, f", {how}" + branch_note(ctx, constructor, self.ctx), call_sites(binding), ctx)
                 where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                return SchedulerClass(scheduler, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
+                built_at = "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}"
+                return SchedulerClass(scheduler, constructor, built_at + branch_note(ctx, constructor, self.ctx), home=ctx)
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given
@@ -289,6 +290,30 @@ class TrainingLoops:
                     where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
                     return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
         return SchedulerClass(made, constructor, "") if made else None
+
+    def scheduler_items(self, event: Event) -> list[SchedulerClass]:
+        """Each scheduler the variable of a loop over a list may be, when they are of several classes (`for s
+        in self.schedulers: s.step()` over `[warmup, decay]`), as the file tells or the first call site that
+        tells; empty when one is not a scheduler or unknown."""
+        if event.path is not None or not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
+            return []
+        receiver = event.node.func.value
+        bound = self.ctx.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
+        loop = self.ctx.scopes.parent(bound[0].node) if len(bound) == 1 else None
+        if not isinstance(loop, ast.For) or loop.target is not bound[0].node:
+            return []  # an item of a list a loop steps, not a name bound on several branches
+        for made, binding in makers(self.ctx, receiver):
+            items = [(ctx, call, _classes(self.ctx, [(ctx, call)])) for ctx, call in made]
+            schedulers = [(ctx, call, scheduler_made_by(names.pop())) for ctx, call, names in items if len(names) == 1]
+            if len(schedulers) < 2 or len(schedulers) != len(made) or any(s is None for _, _, s in schedulers):
+                continue
+            sites = call_sites(binding) if binding is not None else ()
+            display = self.ctx.analysis(ProjectView).display_path
+            return [
+                SchedulerClass(s, call, "" if ctx is self.ctx else f", built at {display(ctx.real_path or ctx.path)}:{call.lineno}", sites, ctx)
+                for ctx, call, s in schedulers
+            ]  # fmt: skip
+        return []
 
     def parameter_owners(self, step: Event) -> Owners | None:
         """The modules whose parameters the optimizer of a step (written in the linted file) updates,

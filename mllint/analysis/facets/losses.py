@@ -225,14 +225,15 @@ class LossCalls:
         return view.origin_of(Called(Passed(layer, home.module.name, passed[2]), call))  # named as the call site passes it
 
     def _chosen_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call) -> Origin | None:
-        """The output of a torch module built in another module whose output layer's class the configuration
-        chooses (`getattr(nn, cfg.out_act)()` with the field defaulting to "Sigmoid", `act = ACTIVATIONS[cfg.get(
+        """The output of a torch module built in another module (`nn.Sequential(net, nn.Sigmoid())`), also
+        one whose output layer's class the configuration chooses (`getattr(nn, cfg.out_act)()` with the field defaulting to "Sigmoid", `act = ACTIVATIONS[cfg.get(
         "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
         home, constructor = made
         values = home.analysis(ValueKinds)
         last = values.output_constructor(constructor)
         chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
-        classes = made_classes(home, last, self.ctx) if chosen else None
+        written = home.qualified_name(last.func) if isinstance(last, ast.Call) else None  # `nn.Sigmoid()` itself
+        classes = made_classes(home, last, self.ctx) if chosen else {written} if written and written.startswith("torch.") else None
         kinds = {MODULE_KINDS.get(canonical_class(name)) for name in classes or {None}}
         if len(kinds) != 1 or None in kinds:
             return None

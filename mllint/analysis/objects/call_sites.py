@@ -18,10 +18,13 @@ The budget is the points-to layer's (`MAX_OBJECTS` objects per expression) and t
 from __future__ import annotations
 
 import ast
+import copy
+import itertools
 from collections.abc import Iterator
+from weakref import WeakKeyDictionary
 
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
-from mllint.analysis.syntax.folding import UNKNOWN, known_constant
+from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -67,7 +70,137 @@ def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | 
     a setter or `__init__` writes to a module's attribute counts as what made it (`held`). None when one of
     the objects is not made by a call, or unknown."""
     objects = linted._of(ctx) if linted is not None else ctx.analysis(Objects)
-    return _made_calls(objects, under(ctx, expr, binding, linted), binding)
+    made = _made_calls(objects, under(ctx, expr, binding, linted), binding)
+    return _on_taken_branches(made, linted.ctx if linted is not None else ctx) if made and len(made) > 1 else made
+
+
+def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tuple[object, ast.Call]]:
+    """Of the calls that made what an expression may be, those the configuration's constants leave
+    (`decided`): a call bound to a name in an arm of an `if` they decide against is never made (`if
+    args.sched == "onecycle": ... else: StepLR(...)` with the option's default "step"), and an earlier
+    binding of the name is not what it holds after an arm they decide for rebinds it (`if cfg.act ==
+    "sigmoid": net = nn.Sequential(net, nn.Sigmoid())`, nothing reading `net` between the two)."""
+    kept = [(ctx, call) for ctx, call in made if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call))]
+    rebound = [found for ctx, call in kept if (found := _taken_rebinding(ctx, call, linted)) is not None]
+    return [(ctx, call) for ctx, call in kept if not any(_killed(ctx, call, *found) for found in rebound)] or made
+
+
+def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
+    """(each `if` around the statement of `call` in its own scope, is the statement in its body)."""
+    child = ctx.scopes.statement(call)
+    for ancestor in ctx.scopes.ancestors(child):
+        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            return
+        if isinstance(ancestor, ast.If) and child is not ancestor.test:
+            yield ancestor, child in ancestor.body
+        child = ancestor
+
+
+def _bound_name(ctx, call: ast.Call) -> tuple[ast.Assign, str] | None:
+    """(the statement, the name) of `name = call`."""
+    statement = ctx.scopes.parent(call)
+    if isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement, statement.targets[0].id
+    return None
+
+
+def _taken_rebinding(ctx, call: ast.Call, linted) -> tuple[object, ast.If, ast.Assign, str] | None:
+    """(its context, the `if`, the statement, the name) when `name = call` stands in the body of an `if`
+    the constants decide to take, at the top of that body."""
+    bound = _bound_name(ctx, call)
+    branch = ctx.scopes.parent(bound[0]) if bound is not None else None
+    if not isinstance(branch, ast.If) or bound[0] not in branch.body or decided(ctx, branch, linted) is not True:
+        return None
+    return ctx, branch, *bound
+
+
+def _killed(ctx, call: ast.Call, home, branch: ast.If, rebinding: ast.Assign, name: str) -> bool:
+    """Is `name = call` a binding the taken `branch` rebinds before anything reads it again: in the same
+    block before the `if`, with no read or binding of the name between it and the rebinding but the
+    rebinding's own value (`nn.Sequential(net, ...)`)?"""
+    bound = _bound_name(ctx, call)
+    if ctx is not home or bound is None or bound[1] != name or ctx.scopes.parent(bound[0]) is not ctx.scopes.parent(branch):
+        return False
+    statement = bound[0]
+    if (statement.lineno, statement.col_offset) >= (branch.lineno, branch.col_offset):
+        return False
+    scope = ctx.scopes.enclosing_scope(branch) or ctx.tree
+    start, end = (statement.end_lineno, statement.end_col_offset), (rebinding.lineno, rebinding.col_offset)
+    inside = set(ast.walk(rebinding.value))
+    return not any(
+        n.id == name and start <= (n.lineno, n.col_offset) < end and n not in inside for n in ctx.index.within(scope, ast.Name)
+    )  # fmt: skip
+
+
+_DECIDED: WeakKeyDictionary = WeakKeyDictionary()  # linted file -> {an `if`: its decision}
+MAX_OPERANDS = 3  # names a test reads that are followed to their constants
+
+
+def decided(ctx, branch: ast.If, linted=None) -> bool | None:
+    """True or False when the constants the names its test reads may be (`possible_constants`: an option's
+    default, a config field's, what every call site passes) decide an `if` alike; None when not (a test
+    of anything else, a name with no default, constants that take both arms)."""
+    known = _DECIDED.setdefault(linted or ctx, {})
+    if branch not in known:
+        known[branch] = _decide(ctx, branch.test, linted)
+    return known[branch]
+
+
+def _decide(ctx, test: ast.AST, linted) -> bool | None:
+    read = _reads(ctx, test)
+    if not read or len(read) > MAX_OPERANDS or any(isinstance(n, ast.Call) for n in ast.walk(test)):
+        return None
+    if any(_overridden_on_a_branch(c, n.attr) for n in read if isinstance(n, ast.Attribute) for c in {ctx, linted or ctx}):
+        return None
+    values = [possible_constants(ctx, n, linted) for n in read]
+    if any(v is None or len(v) > MAX_OBJECTS for v in values):
+        return None
+    renamed = _Renamed({_place(n): f"_{i}" for i, n in enumerate(read)}).visit(copy.deepcopy(test))
+    folded = {fold(renamed, {f"_{i}": v for i, v in enumerate(combination)}) for combination in itertools.product(*values)}
+    return folded.pop() if len(folded) == 1 else None
+
+
+def branch_note(ctx, call: ast.Call, linted=None) -> str:
+    """What a message says of a construction the configuration's constants chose a branch for (`decided`):
+    ", with the default `args.sched` = 'step'"; "" when none did."""
+    reads = []
+    for branch, _ in _arms_around(ctx, call):
+        if decided(ctx, branch, linted) is not None:
+            for node in _reads(ctx, branch.test):
+                values = possible_constants(ctx, node, linted) or ()
+                reads += [f"`{ctx.text(node)}` = {next(iter(values))!r}"] if len(values) == 1 else []
+    return f", with the default {' and '.join(dict.fromkeys(reads))}" if reads else ""
+
+
+def _reads(ctx, test: ast.AST) -> list[ast.AST]:
+    """The names, attributes and items a test reads (not their parts)."""
+    return [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
+
+
+def _overridden_on_a_branch(ctx, name: str) -> bool:
+    """Does the file set an attribute `name` on a branch (`if args.fast: args.sched = "onecycle"`)? What
+    the option then holds is the default or the override: the objects layer tells only the override."""
+    for node in ctx.index.of_type(ast.Attribute):
+        if node.attr == name and isinstance(node.ctx, ast.Store):
+            statement = ctx.scopes.statement(node)
+            if not isinstance(ctx.scopes.parent(statement), (*FUNCTIONS, ast.Module)):
+                return True
+    return False
+
+
+def _place(node: ast.AST) -> tuple:
+    return type(node), node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
+class _Renamed(ast.NodeTransformer):
+    """A copy of a test with the names it reads (by place) made plain names, for `fold`."""
+
+    def __init__(self, names: dict) -> None:
+        self.names = names
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        name = self.names.get(_place(node)) if isinstance(node, ast.expr) and hasattr(node, "lineno") else None
+        return ast.Name(name, ast.Load()) if name is not None else self.generic_visit(node)
 
 
 def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | None, resolving: frozenset = frozenset()) -> list[tuple[object, ast.Call]] | None:
@@ -324,6 +457,9 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     call = field.base.node
     if isinstance(call, ast.Call) and field.base.ctx.qualified_name(call.func) in NAMESPACES:
         passed = next((k.value for k in call.keywords if k.arg == field.name), None)
+        unpacked = [k.value for k in call.keywords if k.arg is None]
+        if passed is None and len(unpacked) == 1 and not call.args:  # `SimpleNamespace(**DEFAULTS)`: the mapping's item
+            return _mapping_item(objects._of(field.base.ctx), unpacked[0], field.name)
         return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) and not call.args else None
     found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
     if found is None or any(isinstance(a, ast.Starred) for a in call.args):
@@ -337,9 +473,26 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     passed = dict(zip(fields, call.args)).get(field.name) or next((k.value for k in call.keywords if k.arg == field.name), None)
     if passed is not None or any(k.arg is None for k in call.keywords):
         return Obj("made", passed, ctx=field.base.ctx) if _literal_constant(passed) else None
-    bound = (v for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name and _literal_constant(v))
-    value = next(bound, None)
+    bound = (_field_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
+    value = next((v for v in bound if _literal_constant(v)), None)
     return Obj("made", value, ctx=home) if value is not None else None
+
+
+def _field_default(home, value: ast.AST | None) -> ast.AST | None:
+    """What a dataclass field's default makes: `field(default=3)`, `field(default_factory=lambda: [30,
+    60])`, else the value itself."""
+    if not (isinstance(value, ast.Call) and home.qualified_name(value.func) == "dataclasses.field"):
+        return value
+    keywords = {k.arg: k.value for k in value.keywords}
+    factory = keywords.get("default_factory")
+    return keywords.get("default") or (factory.body if isinstance(factory, ast.Lambda) and not factory.args.args else None)
+
+
+def _mapping_item(objects: Objects, mapping: ast.AST, key: str) -> Obj | None:
+    """The constant at `key` of the dicts `mapping` may be (with what is stored there later), when one."""
+    found = union(*(objects._elements(d, key, 0) for d in objects.points_to(mapping) or {None} if d is not None))
+    value = next(iter(found)) if found and len(found) == 1 else None
+    return value if value is not None and value.kind == "made" and _literal_constant(value.node) else None
 
 
 def _literal_constant(node: ast.AST | None) -> bool:

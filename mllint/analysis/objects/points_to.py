@@ -42,12 +42,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
+from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.program.summaries import function_returns, returns_receiver
@@ -536,12 +536,12 @@ class Objects:
             return self._call(expr, depth)
         return frozenset({Obj("made", expr, ctx=self.ctx)})
 
-    def _key_of(self, index: ast.AST):
+    def _key_of(self, index: ast.AST, depth: int = 0):
         """The constant an index is: a literal, or a parameter every call site of its function fills with
         the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
         found = _constant(index)
         if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
-            bases = self._eval(index.value, 0)
+            bases = self._eval(index.value, depth)
             defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
             default = defaults.pop() if len(defaults) == 1 else None
             return _constant(default.node) if default is not None else None
@@ -817,7 +817,7 @@ class Objects:
             return None
         if isinstance(index, ast.AST):
             tables = any(b.kind == "made" and isinstance(_table_literal(b), ast.Dict) for b in bases)
-            index = self._key_of(index) if tables else _constant(index)
+            index = self._key_of(index, depth) if tables else _constant(index)
         found: frozenset | None = frozenset()
         for base in bases - {NONE}:
             found = union(found, self._elements(base, index, depth))
@@ -1234,37 +1234,13 @@ def _path_in(scopes, target: ast.AST) -> list | None:
 def argparse_default(field: Obj) -> Obj | None:
     """What an option of `args = parser.parse_args()` holds when the command line does not set it: the
     `default=` of its `parser.add_argument("--inplace-act", ...)` (dest `inplace_act`), else False for a
-    `store_true` flag and True for a `store_false` one."""
+    `store_true` flag and True for a `store_false` one (the file's `ParserOptions`)."""
     call, ctx = field.base.node, field.base.ctx
     func = call.func if isinstance(call, ast.Call) else None
     if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
         return None
-    found = None
-    for added in ctx.index.of_type(ast.Call):
-        option = added.func
-        if not (isinstance(option, ast.Attribute) and option.attr == "add_argument" and isinstance(option.value, ast.Name) and option.value.id == func.value.id):
-            continue
-        keywords = {k.arg: k.value for k in added.keywords}
-        names = [a.value for a in added.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        dest = keywords["dest"].value if isinstance(keywords.get("dest"), ast.Constant) else next(
-            (n.lstrip("-").replace("-", "_") for n in names if n.startswith("--")), names[0].lstrip("-").replace("-", "_") if names else None)
-        if dest != field.name:
-            continue
-        if found is not None:
-            return None  # two options of one name: unknown
-        action = keywords.get("action")
-        flag = action.value if isinstance(action, ast.Constant) else None
-        default = keywords.get("default")
-        listed = known_constant(default, {}) if isinstance(default, ast.List | ast.Tuple) else UNKNOWN  # `default=[60, 120]`
-        if isinstance(default, ast.Constant):
-            found = Obj("made", default, ctx=ctx)
-        elif listed is not UNKNOWN:
-            found = Obj("made", ast.copy_location(ast.Constant(listed), default), ctx=ctx)
-        elif default is None and flag in ("store_true", "store_false"):
-            found = Obj("made", ast.Constant(flag == "store_false"), ctx=ctx)
-        else:
-            return None
-    return found
+    default = ctx.analysis(ParserOptions).default(func.value.id, field.name)
+    return Obj("made", default, ctx=ctx) if default is not None else None
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:

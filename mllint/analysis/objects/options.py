@@ -1,0 +1,48 @@
+"""The command-line options a file's argparse parsers define: one index per file, `parser name -> {dest:
+default}`, read once (`ParserOptions`); `points_to.argparse_default` asks it what an option of `args =
+parser.parse_args()` holds when the command line does not set it."""
+from __future__ import annotations
+
+import ast
+
+from mllint.analysis.syntax.folding import UNKNOWN, known_constant
+
+CONFLICT = object()  # two options of one dest: unknown
+
+
+class ParserOptions:
+    def __init__(self, ctx) -> None:
+        self.options: dict[str, dict[str, object]] = {}  # parser name -> dest -> the default (a constant, CONFLICT, None)
+        for added in ctx.index.of_type(ast.Call):
+            option = added.func
+            if isinstance(option, ast.Attribute) and option.attr == "add_argument" and isinstance(option.value, ast.Name):
+                dest, default = _option(added)
+                if dest is not None:
+                    known = self.options.setdefault(option.value.id, {})
+                    known[dest] = CONFLICT if dest in known else default
+
+    def default(self, parser: str, dest: str) -> ast.Constant | None:
+        """The default of `parser`'s option `dest` as a constant node (a tuple of constants for `default=[60,
+        120]`; False for a `store_true` flag, True for a `store_false` one); None when not known."""
+        found = self.options.get(parser, {}).get(dest)
+        return None if found is CONFLICT else found
+
+
+def _option(added: ast.Call) -> tuple[str | None, ast.Constant | None]:
+    """(the dest of `parser.add_argument("--inplace-act", ...)`: `inplace_act`, its default as `default`
+    tells)."""
+    keywords = {k.arg: k.value for k in added.keywords}
+    names = [a.value for a in added.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    dest = keywords["dest"].value if isinstance(keywords.get("dest"), ast.Constant) else next(
+        (n.lstrip("-").replace("-", "_") for n in names if n.startswith("--")), names[0].lstrip("-").replace("-", "_") if names else None)
+    action = keywords.get("action")
+    flag = action.value if isinstance(action, ast.Constant) else None
+    default = keywords.get("default")
+    listed = known_constant(default, {}) if isinstance(default, ast.List | ast.Tuple) else UNKNOWN
+    if isinstance(default, ast.Constant):
+        return dest, default
+    if listed is not UNKNOWN:
+        return dest, ast.copy_location(ast.Constant(listed), default)
+    if default is None and flag in ("store_true", "store_false"):
+        return dest, ast.Constant(flag == "store_false")
+    return dest, None
