@@ -25,7 +25,8 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, Called, Kind, Origin, Passed, Ref, Source, ValueKinds, canonical_class,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
+    ValueKinds, canonical_class,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -187,7 +188,7 @@ class LossCalls:
         """What the objects layer tells of an input the values do not follow: the output of the project
         models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
         by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
-        found = self.ctx.analysis(Objects).points_to(argument)
+        found = self.ctx.analysis(Objects).points_to(_values_kept_from(argument))
         calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
         if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
             return None
@@ -295,6 +296,14 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
     names = called_names(ctx, func, binding)
     losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
     return losses.pop() if len(losses) == 1 else None
+
+
+def _values_kept_from(argument: ast.AST) -> ast.AST:
+    """The tensor whose values a chain of value-keeping methods passes on (`scores` of `scores.reshape(-1,
+    scores.size(-1)).float()`): the model output the objects layer knows."""
+    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr in VALUE_PRESERVING_METHODS:
+        argument = argument.func.value
+    return argument
 
 
 def _chosen_at(ctx, constructor: ast.Call) -> ast.AST:
