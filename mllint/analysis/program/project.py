@@ -936,6 +936,9 @@ class ProjectView:
         filed = self._registered(value.callee, module, depth) if isinstance(value.callee, Item | Selected) else None
         if filed:  # `MODELS["resnet"](n)`, `MODELS[args.arch](n)`: known when what may be called agrees
             return _agreed([self._call(Called(Ref(name), value.node), module, depth + 1) for name in filed])
+        built = self._built_from_table(value, module, depth)
+        if built is not None:
+            return built
         callee = self.resolve(value.callee, module, depth + 1)
         callee = callee.last if isinstance(callee, Chain) else callee
         if isinstance(callee, Found):
@@ -980,6 +983,15 @@ class ProjectView:
             return dataclasses.replace(result, via=via, entry=entry)
         return result
 
+    def _built_from_table(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
+        """What calling an object built from a table entry returns (`MODELS[args.arch](n)(x)`), when the key
+        leaves several entries: known when what each of them returns agrees."""
+        made = value.callee
+        filed = self._registered(made.callee, module, depth) if isinstance(made, Called) and isinstance(made.callee, Item | Selected) else None
+        if not filed or len(filed) < 2:
+            return None
+        return _agreed([self._call(Called(Called(Ref(name), made.node), value.node, value.decide), module, depth + 1) for name in filed])
+
     def registered(self, item: Value | None) -> list[str] | None:
         """`_registered` of an item of a table the linted file reads (`MODELS["resnet"]`), else None."""
         return self._registered(item, self.own, 0) if isinstance(item, Item | Selected) else None
@@ -1003,6 +1015,10 @@ class ProjectView:
             ctx = None if found is None else self.ctx if found[0] is self.own else self.index.context(found[0].name) if self.index else None
             values = [] if ctx is None else [v for n in ctx.tree.body if isinstance(n, ast.Assign) for v in _assigned_to(n, found[1])]
             empty = len(values) == 1 and isinstance(values[0], ast.Dict) and not values[0].keys
+            if len(values) == 1 and not empty and ctx is not self.ctx:  # `DECODERS = {"dot": DotDecoder}` imported
+                stored = any(isinstance(n.ctx, ast.Store) and self.ctx.qualified_name(n.value) == qualified for n in self.ctx.index.of_type(ast.Subscript))
+                self._tables[qualified] = None if stored else _literal_table(ctx, values[0], found[1])
+                return self._tables[qualified]
             stores = [
                 n for n in ctx.index.of_type(ast.Subscript)
                 if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == found[1]
@@ -1053,6 +1069,28 @@ class ProjectView:
             if not relative.startswith(".."):
                 return relative
         return path
+
+
+def _literal_table(ctx, literal: ast.AST, name: str) -> list[tuple[str, object]] | None:
+    """(qualified name, key) of each class or function a module-level dict literal of another module files
+    under a constant key (`DECODERS = {"dot": DotDecoder, "mlp": MLPDecoder}`), when every entry is one and
+    nothing else writes to the table; None otherwise."""
+    if not isinstance(literal, ast.Dict) or not literal.keys or ctx.module is None:
+        return None
+    written = any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == name
+        for n in ctx.index.of_type(ast.Subscript)
+    )  # fmt: skip
+    own = {s.name for s in ctx.tree.body if isinstance(s, ast.ClassDef | ast.FunctionDef)}
+    filed = []
+    for key, value in zip(literal.keys, literal.values):
+        target = ctx.qualified_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
+        if target is None and isinstance(value, ast.Name) and value.id in own:
+            target = f"{ctx.module.name}.{value.id}"
+        if written or not isinstance(key, ast.Constant) or target is None:
+            return None
+        filed.append((target, key.value))
+    return filed
 
 
 def _assigned_to(assign: ast.Assign, name: str) -> list[ast.AST]:
