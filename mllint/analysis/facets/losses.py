@@ -200,6 +200,10 @@ class LossCalls:
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
+            chosen = self._table_choices(made) if None in classes else None
+            if chosen:  # `MODELS[name](**kw)` in a builder: what every class the key may choose makes
+                origins += [view.origin_of(Called(Called(Ref(name), made[0][1]), call)) for name in sorted(chosen)]
+                continue
             if len(classes) != 1 or None in classes:
                 return None
             name = classes.pop()
@@ -212,6 +216,15 @@ class LossCalls:
             model = Called(Ref(name), made[0][1])
             origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
+        """The project classes a table read builds (`MODEL_REGISTRY[name](**kwargs)` in a helper, `name` bound
+        at its call sites), every key the call sites may pass counted; None when one is not a project class."""
+        if not made or not all(isinstance(c.func, ast.Subscript) for _, c in made):
+            return None
+        view = self.ctx.analysis(ProjectView)
+        names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))
+        return names if names and all(n is not None and view.class_summary(n) is not None for n in names) else None
 
     def _passed_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call, binding) -> Origin | None:
         """The output of a torch module a call site builds and passes (as the objects layer follows it, through

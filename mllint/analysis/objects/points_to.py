@@ -353,7 +353,7 @@ class Objects:
             for key in keys or {home._key_of(func.slice)}:
                 for table in home.points_to(func.value) or ():
                     if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
-                        names |= self._of(table.ctx).registered(table)
+                        names |= self._of(table.ctx).registered_at(table, key)
         if names:  # what the decorator stores (`MODELS[name] = cls`) is named by `registered`
             found = frozenset(obj for obj in found if obj.kind != "parameter")
         names |= {self.qualified(obj) for obj in found}
@@ -374,6 +374,14 @@ class Objects:
             self._registered[table] = frozenset()  # while it is read
             self._registered[table] = self._registered_in(table)
         return self._registered[table]
+
+    def registered_at(self, table: Obj, key) -> frozenset[str]:
+        """`registered`, only those filed under `key` (all for a key not known, or filed under one not known)."""
+        if key is None or key == "*":
+            return self.registered(table)
+        module = self.ctx.module.name if self.ctx.module is not None else None
+        at = {f"{home.module.name if home is not self.ctx else module}.{d.name}" for home, d, filed in self._registrations(table) if filed in (None, key)}
+        return self.registered(table) & at
 
     def _registered_in(self, table: Obj) -> frozenset[str]:
         module = self.ctx.module.name if self.ctx.module is not None else None
