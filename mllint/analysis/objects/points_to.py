@@ -69,6 +69,7 @@ WRAPPERS = {
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
+DEFAULTDICT = "collections.defaultdict"
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
@@ -149,6 +150,7 @@ class Objects:
         self._tables: dict[Obj, list] = {}  # a table -> what the decorators of this module file in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
+        self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -863,6 +865,8 @@ class Objects:
                 found = None if copied is None else union(*(self._elements(c, index, depth) for c in copied - {NONE, base}))
             finally:
                 self._copying.discard(base)
+        elif isinstance(literal, ast.Call) and self._default_item(base, index) is not None:
+            found = self._default_item(base, index)  # `meters["loss"]` of `defaultdict(AverageMeter)`
         elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
@@ -878,6 +882,24 @@ class Objects:
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return self._field_of(base, "[]")
         return found
+
+    def _default_item(self, base: Obj, index) -> frozenset | None:
+        """The item a `defaultdict` of a project class makes at a key it lacks (`defaultdict(AverageMeter)`, or a
+        subclass whose `__init__` passes the factory: `super().__init__(AverageMeter)`): an instance of the
+        factory, one per constant key; None for any other object."""
+        found = _default_factory(base.ctx, base.node) if base.ctx.qualified_name(base.node.func) == DEFAULTDICT else None
+        if found is None:
+            cls = self.class_of(base)
+            found = _default_factory(cls[0], _passed_factory(cls[1])) if cls is not None and _derives(cls[0], cls[1], DEFAULTDICT) else None
+        if found is None:
+            return None
+        ctx, factory = found
+        if project_class(self.view, ctx.qualified_name(factory)) is None and not (ctx is self.ctx and isinstance(factory, ast.Name) and factory.id in self.classes):
+            return None
+        key = (factory, index if isinstance(index, int | str) else None)
+        if key not in self._defaults:
+            self._defaults[key] = ast.copy_location(ast.Call(func=factory, args=[], keywords=[]), factory)
+        return frozenset({Obj("made", self._defaults[key], ctx=ctx)})
 
     def _added_to(self, base: Obj, depth: int) -> list[ast.AST]:
         """What `c.append(x)`, `c.add_module(name, x)`, `c[k] = x` of the file add to `base`, in the file's
@@ -1309,6 +1331,28 @@ def _constant_value(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_constant_value(node.operand)
     return node.value if isinstance(node, ast.Constant) else None
+
+
+def _default_factory(ctx, call: ast.AST | None) -> tuple[object, ast.AST] | None:
+    """(context, factory) of `defaultdict(Factory)` (a name or attribute, no other argument)."""
+    if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name | ast.Attribute):
+        return None
+    return ctx, call.args[0]
+
+
+def _passed_factory(cls: ast.ClassDef) -> ast.Call | None:
+    """The `super().__init__(Factory)` call of a class's own `__init__`, when it has one."""
+    init = next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == "__init__"), None)
+    calls = [
+        n for n in ast.walk(init) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+        and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "super"
+    ] if init is not None else []  # fmt: skip
+    return calls[0] if len(calls) == 1 else None
+
+
+def _derives(ctx, cls: ast.ClassDef, name: str) -> bool:
+    """Does the class name `name` (qualified) among its bases?"""
+    return any(ctx.qualified_name(b) == name for b in cls.bases)
 
 
 def _makes_container(ctx, call: ast.Call) -> bool:
