@@ -37,6 +37,7 @@ an optimizer constructed in the file gets (`AdamW(model.parameters())`, through 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
+from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
@@ -151,6 +153,7 @@ class Objects:
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
+        self._configs: dict[tuple[ast.Call, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) -> the document
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -950,6 +953,9 @@ class Objects:
         wrapped = self._wrapped(call)
         if wrapped is not None and len(call.args) == 1:
             return self._eval(wrapped, depth)
+        loaded = self._loaded_config(call, depth)
+        if loaded is not None:
+            return loaded
         returns = self._returned(call, depth)
         if returns is None and isinstance(func, ast.Subscript | ast.Name):
             returns = self._returned_by_value(func, depth)
@@ -961,6 +967,35 @@ class Objects:
             objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _loaded_config(self, call: ast.Call, depth: int) -> frozenset | None:
+        """`yaml.safe_load(f)` of a file of the project opened at a constant path (`open("config.yaml")`, also
+        through `with open(path) as f` and a parameter's constant): the document `yaml_subset` reads, as a
+        literal made where it is loaded; None for any other call, or a file it does not read."""
+        if self.ctx.qualified_name(call.func) != "yaml.safe_load" or len(call.args) != 1 or call.keywords or self.ctx.real_path is None:
+            return None
+        opened = [o.node for o in self._eval(self._opened_as(call.args[0]), depth) or () if o.kind == "made" and o.ctx is self.ctx]
+        func = opened[0].func if len(opened) == 1 and isinstance(opened[0], ast.Call) else None
+        if not (isinstance(func, ast.Name) and func.id == "open" and func.id not in self.ctx.scopes.bound_anywhere()):
+            return None
+        path = self._key_of(opened[0].args[0]) if opened[0].args else None
+        if not isinstance(path, str) or os.path.isabs(path):
+            return None
+        key = (call, path)
+        if key not in self._configs:
+            self._configs[key] = read_yaml(os.path.join(os.path.dirname(os.path.abspath(self.ctx.real_path)), path), call)
+        return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+
+    def _opened_as(self, name: ast.AST) -> ast.AST:
+        """The `open(...)` call a name is bound to by the one `with open(...) as f` of its scope that binds it."""
+        if not isinstance(name, ast.Name):
+            return name
+        scope = self.ctx.scopes.enclosing_function(name)
+        items = [
+            item.context_expr for statement in self.ctx.index.of_type(ast.With) for item in statement.items
+            if isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == name.id and self.ctx.scopes.enclosing_function(statement) is scope
+        ]  # fmt: skip
+        return items[0] if len(items) == 1 else name
 
     def _fluent_receiver(self, func: ast.Attribute, depth: int) -> frozenset | None:
         """The receiver of `obj.fit(x)` when every object it may be is of one project class whose method

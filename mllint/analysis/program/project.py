@@ -37,7 +37,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
     Unwrapped, Value,
     ValueKinds,
 )  # fmt: skip
@@ -884,6 +884,9 @@ class ProjectView:
             if not isinstance(found, Found):
                 return found
             return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
+        if isinstance(value, Mapped):  # `adj @ logits + bias`: still raw logits
+            found = self.resolve(value.value, module, depth + 1)
+            return found if isinstance(found, Found) and not found.layer and found.kind is Kind.LOGITS else None
         if isinstance(value, Selected):
             found = self.resolve(value.value, module, depth + 1)
             return found if isinstance(found, Found) and not found.layer else None

@@ -123,7 +123,7 @@ ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_mod
 REMOVALS = frozenset({"pop", "remove", "clear", "reverse", "sort", "insert"})  # what may leave another item last
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
-MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
+MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm", "torch.sparse.mm", "torch.spmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
 REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
 
@@ -289,6 +289,14 @@ class Selected:
 
 
 @dataclass(frozen=True, eq=False)
+class Mapped:
+    """A value mapped linearly by an operand not known (`adj @ z`, `torch.sparse.mm(adj, z)`, `z + self.bias`):
+    raw logits stay raw logits; of any other kind, nothing is known."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
 class Mixed:
     """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
     outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
@@ -324,7 +332,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Member | Own | Unwrapped | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Own | Unwrapped | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mapped | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -550,7 +558,7 @@ class ValueKinds:
         if isinstance(expr.op, ast.Sub) and _is_one(expr.left):
             return None if right is None else Complement(right)  # `1 - p`
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
-            return _mixed([left, right])
+            return _mixed([left, right]) or _mapped(left, right)
         if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
             return _mixed([left or right])
         if isinstance(expr.op, ast.Mult) and _gate(left) != _gate(right):  # `p_gen * vocab` of `p_gen = sigmoid(...)`
@@ -602,7 +610,8 @@ class ValueKinds:
             return self._distribution(call, name.rsplit(".", 1)[-1], depth, binding)
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
-            return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
+            operands = [self.value(argument, depth + 1, binding) for argument in call.args]
+            return _mixed(operands) or _mapped(*operands)
         padded = self._padded(call, name, depth, binding)
         if padded is not None:
             return padded
@@ -1567,6 +1576,11 @@ def _gate(value: Value | None) -> bool:
     """Is `value` a weight in [0, 1] made by a sigmoid (`torch.sigmoid(z)`, `1 - torch.sigmoid(z)`)?"""
     value = value.value if isinstance(value, Complement) else value
     return isinstance(value, Made) and value.kind is Kind.SIGMOID and not value.layer
+
+
+def _mapped(left: Value | None, right: Value | None) -> Mapped | None:
+    """The known one of two operands, mapped by the other, not known (a weight, an adjacency, a bias)."""
+    return Mapped(left or right) if (left is None) != (right is None) else None
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
