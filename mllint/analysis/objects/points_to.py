@@ -47,7 +47,7 @@ from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
@@ -316,11 +316,9 @@ class Objects:
         return self._field(base, name, depth)
 
     def _sets_module(self, obj: Obj) -> bool:
-        """Is `obj` an instance of a class of the project that writes its own `self.module`?"""
+        """Is `obj` an instance of a class of the project that has a `module` of its own (`defines_module`)?"""
         found = self.class_of(obj)
-        return found is not None and any(
-            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(found[1])
-        )
+        return found is not None and defines_module(found[1])
 
     def class_of(self, obj: Obj) -> tuple[object, ast.ClassDef] | None:
         """The class of the project an object is an instance of, with the context of its module: `self` of

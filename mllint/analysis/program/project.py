@@ -653,6 +653,7 @@ class ProjectView:
         self._global_values: dict[str, tuple[object, ast.AST] | None] = {}
         self._subclasses: dict[str, list[str]] = {}
         self._tables: dict[str, list[tuple[str, object]] | None] = {}
+        self._module_setters: dict[str, bool] = {}  # class -> `defines_module`
 
     @property
     def own(self) -> ModuleSummary:
@@ -928,10 +929,13 @@ class ProjectView:
         return None
 
     def _sets_module(self, qualified: str) -> bool:
-        """Does the project class write `self.module` (a wrapper of its own, not torch's)?"""
-        found = self.class_summary(qualified)
-        node = found[1].definition()[1] if found is not None else None
-        return node is None or any(isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+        """Does the project class have a `module` of its own (a wrapper of its own, not torch's)? Worked out
+        once per class; a class not found counts as one that does."""
+        if qualified not in self._module_setters:
+            found = self.class_summary(qualified)
+            node = found[1].definition()[1] if found is not None else None
+            self._module_setters[qualified] = node is None or defines_module(node)
+        return self._module_setters[qualified]
 
     def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
         if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
@@ -1072,6 +1076,20 @@ class ProjectView:
             if not relative.startswith(".."):
                 return relative
         return path
+
+
+def defines_module(cls: ast.ClassDef) -> bool:
+    """Does a class have a `module` of its own, so that `x.module` is not the model a wrapper holds: it writes
+    `self.module` (an EMA's copy), defines a `module` method or property, or registers a submodule so named?"""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and node.attr == "module" and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "module":
+            return True
+        named = node.args[0] if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_module") and node.args else None
+        if isinstance(named, ast.Constant) and named.value == "module":
+            return True
+    return False
 
 
 def _literal_table(ctx, literal: ast.AST, name: str) -> list[tuple[str, object]] | None:
