@@ -984,17 +984,20 @@ class ValueKinds:
                 return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
             if isinstance(last, ast.Starred) and isinstance(last.value, ast.List | ast.Tuple):  # `nn.Sequential(*[body, head])`
                 return last.value.elts[-1] if last.value.elts and not isinstance(last.value.elts[-1], ast.Starred) else None
+            if isinstance(last, ast.Starred) and _drops_last(last.value):  # `nn.Sequential(*layers[:-1])`: the one before
+                return self._last_listed(last.value.value, constructor, dropped=1)
             return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or len(last.args) != ADDED_LAST[last.func.attr]:
             return None
         return last.args[-1] if self._runs_by_default(last, constructor, last.args[-1]) else None
 
-    def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
+    def _last_listed(self, listed: ast.AST, constructor: ast.Call, dropped: int = 0) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
         construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
         that statement runs on every path to the construction; past fills the defaults skip (`if dropout:`)
-        and fills of layers that pass their input on (`nn.Dropout(p)`); None when that is not known."""
+        and fills of layers that pass their input on (`nn.Dropout(p)`); None when that is not known. `dropped`: the
+        items the unpacking leaves off the end (1 for `*layers[:-1]`), all of them from the last fill."""
         if not isinstance(listed, ast.Name):
             return None
         scope = self.scopes.enclosing_scope(constructor)
@@ -1002,10 +1005,10 @@ class ValueKinds:
         filled = [node for name in uses if (node := self._filling(name)) is not None and position(node) < position(constructor)]
         skipped: tuple[str, ...] = ()  # the parameters whose defaults skip later fills (`if dropout:`)
         for node in sorted(filled, key=position, reverse=True):
-            last = _last_item(node)
+            last = _last_item(node, dropped)
             if last is None or self._changed_after(listed, node, constructor):
                 return None
-            if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS:
+            if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS and not dropped:
                 continue  # `layers.append(nn.Dropout(p))`, run or not: the layer before it gives the output
             runs, read = self._default_path(node, constructor)
             if runs is not False:
@@ -1644,21 +1647,29 @@ def _unpacked_list(assignment: ast.Assign, target: ast.Tuple, name: ast.Name) ->
     return isinstance(element, ast.List) and not element.elts
 
 
-def _last_item(node: ast.AST) -> ast.AST | None:
+def _last_item(node: ast.AST, dropped: int = 0) -> ast.AST | None:
     """The item a statement filling a list leaves last in it: `x` of `layers.append(x)`, the last of
-    `layers += [...]`, `layers = [...]`, `layers.extend([...])`; None when not known."""
+    `layers += [...]`, `layers = [...]`, `layers.extend([...])`; with `dropped` items left off the end, the
+    one before them in the same literal; None when not known."""
     if isinstance(node, ast.Call):
         method = node.func.attr
         listed = node.args[0] if method in ("append", "extend") and len(node.args) == 1 else None
         if method == "append":
-            return listed
+            return None if dropped else listed
     elif isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add):
         return None
     else:
         listed = node.value
-    if isinstance(listed, ast.List | ast.Tuple) and listed.elts and not isinstance(listed.elts[-1], ast.Starred):
-        return listed.elts[-1]
+    elements = listed.elts if isinstance(listed, ast.List | ast.Tuple) else []
+    if len(elements) > dropped and not any(isinstance(e, ast.Starred) for e in elements[-dropped - 1 :]):
+        return elements[-dropped - 1]
     return None
+
+
+def _drops_last(expr: ast.AST) -> bool:
+    """Is `expr` a name's list without its last item (`layers[:-1]`)?"""
+    cut = expr.slice if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) else None
+    return isinstance(cut, ast.Slice) and cut.lower is None and cut.step is None and _constant_index(cut.upper) == -1 if cut is not None else False
 
 
 def is_parameter(definition: Definition) -> bool:
