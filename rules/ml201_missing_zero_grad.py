@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.facets.loop_events import Event, EventKind, Guard, Iteration, source_text
-from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops
+from mllint.analysis.facets.loops import LOOP_NODES, TRAINING_WORDS, TrainingLoops, item_construction
 from mllint.analysis.values.values import ValueKinds
 from mllint.findings import Applicability, Edit, Fix, Position, Severity
 from mllint.rule import Rule
@@ -297,14 +297,27 @@ def _distinct_models(ctx, clear: Event, owners: dict[str, ast.AST | None]) -> bo
     if any(o.startswith(clear.key + ".") or clear.key.startswith(o + ".") for o in owners):
         return False
     modules = [clear.node.func.value, *owners.values()]
-    if any(not isinstance(m, (ast.Name, ast.Attribute)) for m in modules):
+    names = [_module_name(m) for m in modules]
+    if None in names:
         return False
-    values = ctx.analysis(ValueKinds)
-    built = [values.construction(m) for m in modules]
+    built = [_construction(ctx, m) for m in modules]
     if any(b is None for b in built) or len({id(b[1]) for b in built}) != len(built):
         return False
-    names = [m.attr if isinstance(m, ast.Attribute) else m.id for m in modules]
     return not any(names[j] in _mentioned(built[i][1]) for i in range(len(built)) for j in range(len(built)) if i != j)
+
+
+def _module_name(module: ast.AST) -> str | None:
+    """The name a module is held under: `netD`, `self.D`, the constant key of `self.nets["D"]`."""
+    if isinstance(module, ast.Subscript):
+        key = module.slice
+        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    return module.attr if isinstance(module, ast.Attribute) else module.id if isinstance(module, ast.Name) else None
+
+
+def _construction(ctx, module: ast.AST) -> tuple[object, ast.Call] | None:
+    """(context, call) that built a module: as the values tell, or the item of a container at a constant key
+    (`self.nets["D"]` of `nn.ModuleDict({"G": ..., "D": ...})`)."""
+    return item_construction(ctx, module) if isinstance(module, ast.Subscript) else ctx.analysis(ValueKinds).construction(module)
 
 
 def _mentioned(constructor: ast.Call) -> set[str]:

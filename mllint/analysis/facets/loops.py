@@ -421,6 +421,8 @@ class TrainingLoops:
         """The owners of the optimizer `receiver` holds, in the terms of the module that builds it (the
         linted file, or under `binding` the call site's)."""
         found = self.values.construction(receiver, binding=binding)
+        if found is None and binding is None and isinstance(receiver, ast.Subscript):
+            found = item_construction(self.ctx, receiver)  # `self.opts["G"]` of a dict of optimizers
         if found is None or (binding is not None and all(c is not found[0] for c, _, _ in binding.arguments.values())):
             return None
         m, constructor = self._module(found[0]), found[1]
@@ -1100,6 +1102,14 @@ def _is_grad(node: ast.AST) -> bool:
 
 def _parameter_of(grad: ast.Attribute) -> ast.AST:
     return grad.value.value if grad.attr == "data" else grad.value
+
+
+def item_construction(ctx, item: ast.Subscript) -> tuple[object, ast.Call] | None:
+    """(context, call) of the one object the objects layer finds at a container's constant key (`self.opts["G"]`
+    of `{"G": Adam(...), "D": Adam(...)}`, `self.nets["D"]` of an `nn.ModuleDict`); None when not one call."""
+    found = ctx.analysis(Objects).points_to(item)
+    made = [o for o in found or () if o.kind == "made" and isinstance(o.node, ast.Call)]
+    return (made[0].ctx, made[0].node) if len(made) == 1 and len(found) == 1 and made[0].ctx is ctx else None
 
 
 def _stepped(ctx, call: ast.Call) -> ast.AST:

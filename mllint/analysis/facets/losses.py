@@ -25,7 +25,8 @@ from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, Called, Kind, Origin, Passed, Ref, Source, ValueKinds, canonical_class,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
+    ValueKinds, canonical_class,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -187,7 +188,7 @@ class LossCalls:
         """What the objects layer tells of an input the values do not follow: the output of the project
         models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
         by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
-        found = self.ctx.analysis(Objects).points_to(argument)
+        found = self.ctx.analysis(Objects).points_to(_values_kept_from(argument))
         calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
         if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
             return None
@@ -199,6 +200,10 @@ class LossCalls:
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
+            chosen = self._table_choices(made) if None in classes else None
+            if chosen:  # `MODELS[name](**kw)` in a builder: what every class the key may choose makes
+                origins += [view.origin_of(Called(Called(Ref(name), made[0][1]), call)) for name in sorted(chosen)]
+                continue
             if len(classes) != 1 or None in classes:
                 return None
             name = classes.pop()
@@ -211,6 +216,15 @@ class LossCalls:
             model = Called(Ref(name), made[0][1])
             origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
+        """The project classes a table read builds (`MODEL_REGISTRY[name](**kwargs)` in a helper, `name` bound
+        at its call sites), every key the call sites may pass counted; None when one is not a project class."""
+        if not made or not all(isinstance(c.func, ast.Subscript) for _, c in made):
+            return None
+        view = self.ctx.analysis(ProjectView)
+        names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))
+        return names if names and all(n is not None and view.class_summary(n) is not None for n in names) else None
 
     def _passed_layer_output(self, view: ProjectView, made: tuple[object, ast.Call], call: ast.Call, binding) -> Origin | None:
         """The output of a torch module a call site builds and passes (as the objects layer follows it, through
@@ -296,6 +310,14 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
     names = called_names(ctx, func, binding)
     losses = {LOSSES.get(name) if name.rsplit(".", 1)[-1].islower() else None for name in names or ()}
     return losses.pop() if len(losses) == 1 else None
+
+
+def _values_kept_from(argument: ast.AST) -> ast.AST:
+    """The tensor whose values a chain of value-keeping methods passes on (`scores` of `scores.reshape(-1,
+    scores.size(-1)).float()`): the model output the objects layer knows."""
+    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr in VALUE_PRESERVING_METHODS:
+        argument = argument.func.value
+    return argument
 
 
 def _chosen_at(ctx, constructor: ast.Call) -> ast.AST:

@@ -37,6 +37,7 @@ an optimizer constructed in the file gets (`AdamW(model.parameters())`, through 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,9 +48,10 @@ from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
-from mllint.analysis.program.project import ProjectView
+from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
+from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 
@@ -69,6 +71,7 @@ WRAPPERS = {
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
 }  # fmt: skip
+DEFAULTDICT = "collections.defaultdict"
 CONTAINER_CLASSES = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "list", "tuple", "dict"}
 BUILTIN_CONTAINERS = frozenset(c for c in CONTAINER_CLASSES if "." not in c)
 KEYED_READS = frozenset({"get", "pop"})  # dict methods that read an item at a key
@@ -149,6 +152,8 @@ class Objects:
         self._tables: dict[Obj, list] = {}  # a table -> what the decorators of this module file in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
+        self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
+        self._configs: dict[tuple[ast.Call, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) -> the document
 
     # The answer.
     def points_to(self, expr: ast.AST) -> frozenset | None:
@@ -311,11 +316,9 @@ class Objects:
         return self._field(base, name, depth)
 
     def _sets_module(self, obj: Obj) -> bool:
-        """Is `obj` an instance of a class of the project that writes its own `self.module`?"""
+        """Is `obj` an instance of a class of the project that has a `module` of its own (`defines_module`)?"""
         found = self.class_of(obj)
-        return found is not None and any(
-            isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(found[1])
-        )
+        return found is not None and defines_module(found[1])
 
     def class_of(self, obj: Obj) -> tuple[object, ast.ClassDef] | None:
         """The class of the project an object is an instance of, with the context of its module: `self` of
@@ -353,7 +356,7 @@ class Objects:
             for key in keys or {home._key_of(func.slice)}:
                 for table in home.points_to(func.value) or ():
                     if table.kind == "made" and isinstance(table.node, ast.Dict) and key not in [_constant(k) for k in table.node.keys if k is not None]:
-                        names |= self._of(table.ctx).registered(table)
+                        names |= self._of(table.ctx).registered_at(table, key)
         if names:  # what the decorator stores (`MODELS[name] = cls`) is named by `registered`
             found = frozenset(obj for obj in found if obj.kind != "parameter")
         names |= {self.qualified(obj) for obj in found}
@@ -374,6 +377,14 @@ class Objects:
             self._registered[table] = frozenset()  # while it is read
             self._registered[table] = self._registered_in(table)
         return self._registered[table]
+
+    def registered_at(self, table: Obj, key) -> frozenset[str]:
+        """`registered`, only those filed under `key` (all for a key not known, or filed under one not known)."""
+        if key is None or key == "*":
+            return self.registered(table)
+        module = self.ctx.module.name if self.ctx.module is not None else None
+        at = {f"{home.module.name if home is not self.ctx else module}.{d.name}" for home, d, filed in self._registrations(table) if filed in (None, key)}
+        return self.registered(table) & at
 
     def _registered_in(self, table: Obj) -> frozenset[str]:
         module = self.ctx.module.name if self.ctx.module is not None else None
@@ -855,6 +866,8 @@ class Objects:
                 found = None if copied is None else union(*(self._elements(c, index, depth) for c in copied - {NONE, base}))
             finally:
                 self._copying.discard(base)
+        elif isinstance(literal, ast.Call) and self._default_item(base, index) is not None:
+            found = self._default_item(base, index)  # `meters["loss"]` of `defaultdict(AverageMeter)`
         elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
@@ -870,6 +883,24 @@ class Objects:
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return self._field_of(base, "[]")
         return found
+
+    def _default_item(self, base: Obj, index) -> frozenset | None:
+        """The item a `defaultdict` of a project class makes at a key it lacks (`defaultdict(AverageMeter)`, or a
+        subclass whose `__init__` passes the factory: `super().__init__(AverageMeter)`): an instance of the
+        factory, one per constant key; None for any other object."""
+        found = _default_factory(base.ctx, base.node) if base.ctx.qualified_name(base.node.func) == DEFAULTDICT else None
+        if found is None:
+            cls = self.class_of(base)
+            found = _default_factory(cls[0], _passed_factory(cls[1])) if cls is not None and _derives(cls[0], cls[1], DEFAULTDICT) else None
+        if found is None:
+            return None
+        ctx, factory = found
+        if project_class(self.view, ctx.qualified_name(factory)) is None and not (ctx is self.ctx and isinstance(factory, ast.Name) and factory.id in self.classes):
+            return None
+        key = (factory, index if isinstance(index, int | str) else None)
+        if key not in self._defaults:
+            self._defaults[key] = ast.copy_location(ast.Call(func=factory, args=[], keywords=[]), factory)
+        return frozenset({Obj("made", self._defaults[key], ctx=ctx)})
 
     def _added_to(self, base: Obj, depth: int) -> list[ast.AST]:
         """What `c.append(x)`, `c.add_module(name, x)`, `c[k] = x` of the file add to `base`, in the file's
@@ -920,6 +951,9 @@ class Objects:
         wrapped = self._wrapped(call)
         if wrapped is not None and len(call.args) == 1:
             return self._eval(wrapped, depth)
+        loaded = self._loaded_config(call, depth)
+        if loaded is not None:
+            return loaded
         returns = self._returned(call, depth)
         if returns is None and isinstance(func, ast.Subscript | ast.Name):
             returns = self._returned_by_value(func, depth)
@@ -931,6 +965,35 @@ class Objects:
             objects = objects if objects is not None else self._of(ctx)._eval(returned, depth + 1, call)
             found = union(found, self._passed_back(call, objects, depth))
         return found
+
+    def _loaded_config(self, call: ast.Call, depth: int) -> frozenset | None:
+        """`yaml.safe_load(f)` of a file of the project opened at a constant path (`open("config.yaml")`, also
+        through `with open(path) as f` and a parameter's constant): the document `yaml_subset` reads, as a
+        literal made where it is loaded; None for any other call, or a file it does not read."""
+        if self.ctx.qualified_name(call.func) != "yaml.safe_load" or len(call.args) != 1 or call.keywords or self.ctx.real_path is None:
+            return None
+        opened = [o.node for o in self._eval(self._opened_as(call.args[0]), depth) or () if o.kind == "made" and o.ctx is self.ctx]
+        func = opened[0].func if len(opened) == 1 and isinstance(opened[0], ast.Call) else None
+        if not (isinstance(func, ast.Name) and func.id == "open" and func.id not in self.ctx.scopes.bound_anywhere()):
+            return None
+        path = self._key_of(opened[0].args[0]) if opened[0].args else None
+        if not isinstance(path, str) or os.path.isabs(path):
+            return None
+        key = (call, path)
+        if key not in self._configs:
+            self._configs[key] = read_yaml(os.path.join(os.path.dirname(os.path.abspath(self.ctx.real_path)), path), call)
+        return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
+
+    def _opened_as(self, name: ast.AST) -> ast.AST:
+        """The `open(...)` call a name is bound to by the one `with open(...) as f` of its scope that binds it."""
+        if not isinstance(name, ast.Name):
+            return name
+        scope = self.ctx.scopes.enclosing_function(name)
+        items = [
+            item.context_expr for statement in self.ctx.index.of_type(ast.With) for item in statement.items
+            if isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == name.id and self.ctx.scopes.enclosing_function(statement) is scope
+        ]  # fmt: skip
+        return items[0] if len(items) == 1 else name
 
     def _fluent_receiver(self, func: ast.Attribute, depth: int) -> frozenset | None:
         """The receiver of `obj.fit(x)` when every object it may be is of one project class whose method
@@ -1277,6 +1340,28 @@ def _constant_value(node: ast.AST):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_constant_value(node.operand)
     return node.value if isinstance(node, ast.Constant) else None
+
+
+def _default_factory(ctx, call: ast.AST | None) -> tuple[object, ast.AST] | None:
+    """(context, factory) of `defaultdict(Factory)` (a name or attribute, no other argument)."""
+    if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name | ast.Attribute):
+        return None
+    return ctx, call.args[0]
+
+
+def _passed_factory(cls: ast.ClassDef) -> ast.Call | None:
+    """The `super().__init__(Factory)` call of a class's own `__init__`, when it has one."""
+    init = next((n for n in cls.body if isinstance(n, FUNCTIONS) and n.name == "__init__"), None)
+    calls = [
+        n for n in ast.walk(init) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+        and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "super"
+    ] if init is not None else []  # fmt: skip
+    return calls[0] if len(calls) == 1 else None
+
+
+def _derives(ctx, cls: ast.ClassDef, name: str) -> bool:
+    """Does the class name `name` (qualified) among its bases?"""
+    return any(ctx.qualified_name(b) == name for b in cls.bases)
 
 
 def _makes_container(ctx, call: ast.Call) -> bool:

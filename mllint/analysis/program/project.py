@@ -37,7 +37,7 @@ from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
 from mllint.analysis.values.values import (
-    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
+    MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
     Unwrapped, Value,
     ValueKinds,
 )  # fmt: skip
@@ -653,6 +653,7 @@ class ProjectView:
         self._global_values: dict[str, tuple[object, ast.AST] | None] = {}
         self._subclasses: dict[str, list[str]] = {}
         self._tables: dict[str, list[tuple[str, object]] | None] = {}
+        self._module_setters: dict[str, bool] = {}  # class -> `defines_module`
 
     @property
     def own(self) -> ModuleSummary:
@@ -884,6 +885,9 @@ class ProjectView:
             if not isinstance(found, Found):
                 return found
             return dataclasses.replace(found, via=value.via, entry=value.entry or found.entry)
+        if isinstance(value, Mapped):  # `adj @ logits + bias`: still raw logits
+            found = self.resolve(value.value, module, depth + 1)
+            return found if isinstance(found, Found) and not found.layer and found.kind is Kind.LOGITS else None
         if isinstance(value, Selected):
             found = self.resolve(value.value, module, depth + 1)
             return found if isinstance(found, Found) and not found.layer else None
@@ -925,10 +929,13 @@ class ProjectView:
         return None
 
     def _sets_module(self, qualified: str) -> bool:
-        """Does the project class write `self.module` (a wrapper of its own, not torch's)?"""
-        found = self.class_summary(qualified)
-        node = found[1].definition()[1] if found is not None else None
-        return node is None or any(isinstance(n, ast.Attribute) and n.attr == "module" and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+        """Does the project class have a `module` of its own (a wrapper of its own, not torch's)? Worked out
+        once per class; a class not found counts as one that does."""
+        if qualified not in self._module_setters:
+            found = self.class_summary(qualified)
+            node = found[1].definition()[1] if found is not None else None
+            self._module_setters[qualified] = node is None or defines_module(node)
+        return self._module_setters[qualified]
 
     def _call(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
         if isinstance(value.callee, OneOf):  # `model = Wide() if wide else Narrow()`: known when the calls agree
@@ -936,6 +943,9 @@ class ProjectView:
         filed = self._registered(value.callee, module, depth) if isinstance(value.callee, Item | Selected) else None
         if filed:  # `MODELS["resnet"](n)`, `MODELS[args.arch](n)`: known when what may be called agrees
             return _agreed([self._call(Called(Ref(name), value.node), module, depth + 1) for name in filed])
+        built = self._built_from_table(value, module, depth)
+        if built is not None:
+            return built
         callee = self.resolve(value.callee, module, depth + 1)
         callee = callee.last if isinstance(callee, Chain) else callee
         if isinstance(callee, Found):
@@ -980,6 +990,15 @@ class ProjectView:
             return dataclasses.replace(result, via=via, entry=entry)
         return result
 
+    def _built_from_table(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
+        """What calling an object built from a table entry returns (`MODELS[args.arch](n)(x)`), when the key
+        leaves several entries: known when what each of them returns agrees."""
+        made = value.callee
+        filed = self._registered(made.callee, module, depth) if isinstance(made, Called) and isinstance(made.callee, Item | Selected) else None
+        if not filed or len(filed) < 2:
+            return None
+        return _agreed([self._call(Called(Called(Ref(name), made.node), value.node, value.decide), module, depth + 1) for name in filed])
+
     def registered(self, item: Value | None) -> list[str] | None:
         """`_registered` of an item of a table the linted file reads (`MODELS["resnet"]`), else None."""
         return self._registered(item, self.own, 0) if isinstance(item, Item | Selected) else None
@@ -1003,6 +1022,10 @@ class ProjectView:
             ctx = None if found is None else self.ctx if found[0] is self.own else self.index.context(found[0].name) if self.index else None
             values = [] if ctx is None else [v for n in ctx.tree.body if isinstance(n, ast.Assign) for v in _assigned_to(n, found[1])]
             empty = len(values) == 1 and isinstance(values[0], ast.Dict) and not values[0].keys
+            if len(values) == 1 and not empty and ctx is not self.ctx:  # `DECODERS = {"dot": DotDecoder}` imported
+                stored = any(isinstance(n.ctx, ast.Store) and self.ctx.qualified_name(n.value) == qualified for n in self.ctx.index.of_type(ast.Subscript))
+                self._tables[qualified] = None if stored else _literal_table(ctx, values[0], found[1])
+                return self._tables[qualified]
             stores = [
                 n for n in ctx.index.of_type(ast.Subscript)
                 if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == found[1]
@@ -1053,6 +1076,42 @@ class ProjectView:
             if not relative.startswith(".."):
                 return relative
         return path
+
+
+def defines_module(cls: ast.ClassDef) -> bool:
+    """Does a class have a `module` of its own, so that `x.module` is not the model a wrapper holds: it writes
+    `self.module` (an EMA's copy), defines a `module` method or property, or registers a submodule so named?"""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and node.attr == "module" and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "module":
+            return True
+        named = node.args[0] if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_module", "register_module") and node.args else None
+        if isinstance(named, ast.Constant) and named.value == "module":
+            return True
+    return False
+
+
+def _literal_table(ctx, literal: ast.AST, name: str) -> list[tuple[str, object]] | None:
+    """(qualified name, key) of each class or function a module-level dict literal of another module files
+    under a constant key (`DECODERS = {"dot": DotDecoder, "mlp": MLPDecoder}`), when every entry is one and
+    nothing else writes to the table; None otherwise."""
+    if not isinstance(literal, ast.Dict) or not literal.keys or ctx.module is None:
+        return None
+    written = any(
+        isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == name
+        for n in ctx.index.of_type(ast.Subscript)
+    )  # fmt: skip
+    own = {s.name for s in ctx.tree.body if isinstance(s, ast.ClassDef | ast.FunctionDef)}
+    filed = []
+    for key, value in zip(literal.keys, literal.values):
+        target = ctx.qualified_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
+        if target is None and isinstance(value, ast.Name) and value.id in own:
+            target = f"{ctx.module.name}.{value.id}"
+        if written or not isinstance(key, ast.Constant) or target is None:
+            return None
+        filed.append((target, key.value))
+    return filed
 
 
 def _assigned_to(assign: ast.Assign, name: str) -> list[ast.AST]:

@@ -123,7 +123,7 @@ ADDITIONS = frozenset({"append", "add_module", "extend", "insert", "register_mod
 REMOVALS = frozenset({"pop", "remove", "clear", "reverse", "sort", "insert"})  # what may leave another item last
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
-MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
+MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm", "torch.sparse.mm", "torch.spmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
 REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
 
@@ -289,6 +289,14 @@ class Selected:
 
 
 @dataclass(frozen=True, eq=False)
+class Mapped:
+    """A value mapped linearly by an operand not known (`adj @ z`, `torch.sparse.mm(adj, z)`, `z + self.bias`):
+    raw logits stay raw logits; of any other kind, nothing is known."""
+
+    value: "Value"
+
+
+@dataclass(frozen=True, eq=False)
 class Mixed:
     """A linear combination of values (`0.5 * p + 0.5 * q`, `p @ one_hot`, the mean of stacked softmax
     outputs): probabilities when its parts are probabilities or one-hot rows, the weights unknown."""
@@ -324,7 +332,7 @@ class Passage:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
 
-Value = Made | Ref | Called | Chained | Member | Own | Unwrapped | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mixed | Passed
+Value = Made | Ref | Called | Chained | Member | Own | Unwrapped | Exp | Complement | Padded | OneOf | Packed | Item | Selected | Mapped | Mixed | Passed
 PENDING = object()  # a value still being described: it adds nothing to the values it is one of
 
 
@@ -550,7 +558,7 @@ class ValueKinds:
         if isinstance(expr.op, ast.Sub) and _is_one(expr.left):
             return None if right is None else Complement(right)  # `1 - p`
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
-            return _mixed([left, right])
+            return _mixed([left, right]) or _mapped(left, right)
         if isinstance(expr.op, ast.Mult) and (left is None) != (right is None):
             return _mixed([left or right])
         if isinstance(expr.op, ast.Mult) and _gate(left) != _gate(right):  # `p_gen * vocab` of `p_gen = sigmoid(...)`
@@ -602,7 +610,8 @@ class ValueKinds:
             return self._distribution(call, name.rsplit(".", 1)[-1], depth, binding)
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
-            return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
+            operands = [self.value(argument, depth + 1, binding) for argument in call.args]
+            return _mixed(operands) or _mapped(*operands)
         padded = self._padded(call, name, depth, binding)
         if padded is not None:
             return padded
@@ -975,17 +984,20 @@ class ValueKinds:
                 return pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
             if isinstance(last, ast.Starred) and isinstance(last.value, ast.List | ast.Tuple):  # `nn.Sequential(*[body, head])`
                 return last.value.elts[-1] if last.value.elts and not isinstance(last.value.elts[-1], ast.Starred) else None
+            if isinstance(last, ast.Starred) and _drops_last(last.value):  # `nn.Sequential(*layers[:-1])`: the one before
+                return self._last_listed(last.value.value, constructor, dropped=1)
             return self._last_listed(last.value, constructor) if isinstance(last, ast.Starred) else last
         last = added[-1]
         if last.func.attr not in ADDED_LAST or len(last.args) != ADDED_LAST[last.func.attr]:
             return None
         return last.args[-1] if self._runs_by_default(last, constructor, last.args[-1]) else None
 
-    def _last_listed(self, listed: ast.AST, constructor: ast.Call) -> ast.AST | None:
+    def _last_listed(self, listed: ast.AST, constructor: ast.Call, dropped: int = 0) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
         construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
         that statement runs on every path to the construction; past fills the defaults skip (`if dropout:`)
-        and fills of layers that pass their input on (`nn.Dropout(p)`); None when that is not known."""
+        and fills of layers that pass their input on (`nn.Dropout(p)`); None when that is not known. `dropped`: the
+        items the unpacking leaves off the end (1 for `*layers[:-1]`), all of them from the last fill."""
         if not isinstance(listed, ast.Name):
             return None
         scope = self.scopes.enclosing_scope(constructor)
@@ -993,10 +1005,10 @@ class ValueKinds:
         filled = [node for name in uses if (node := self._filling(name)) is not None and position(node) < position(constructor)]
         skipped: tuple[str, ...] = ()  # the parameters whose defaults skip later fills (`if dropout:`)
         for node in sorted(filled, key=position, reverse=True):
-            last = _last_item(node)
+            last = _last_item(node, dropped)
             if last is None or self._changed_after(listed, node, constructor):
                 return None
-            if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS:
+            if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS and not dropped:
                 continue  # `layers.append(nn.Dropout(p))`, run or not: the layer before it gives the output
             runs, read = self._default_path(node, constructor)
             if runs is not False:
@@ -1569,6 +1581,11 @@ def _gate(value: Value | None) -> bool:
     return isinstance(value, Made) and value.kind is Kind.SIGMOID and not value.layer
 
 
+def _mapped(left: Value | None, right: Value | None) -> Mapped | None:
+    """The known one of two operands, mapped by the other, not known (a weight, an adjacency, a bias)."""
+    return Mapped(left or right) if (left is None) != (right is None) else None
+
+
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
     """A combination of known parts; None when one of them is unknown."""
     return None if not parts or any(part is None for part in parts) else Mixed(tuple(parts), stacked)
@@ -1630,21 +1647,29 @@ def _unpacked_list(assignment: ast.Assign, target: ast.Tuple, name: ast.Name) ->
     return isinstance(element, ast.List) and not element.elts
 
 
-def _last_item(node: ast.AST) -> ast.AST | None:
+def _last_item(node: ast.AST, dropped: int = 0) -> ast.AST | None:
     """The item a statement filling a list leaves last in it: `x` of `layers.append(x)`, the last of
-    `layers += [...]`, `layers = [...]`, `layers.extend([...])`; None when not known."""
+    `layers += [...]`, `layers = [...]`, `layers.extend([...])`; with `dropped` items left off the end, the
+    one before them in the same literal; None when not known."""
     if isinstance(node, ast.Call):
         method = node.func.attr
         listed = node.args[0] if method in ("append", "extend") and len(node.args) == 1 else None
         if method == "append":
-            return listed
+            return None if dropped else listed
     elif isinstance(node, ast.AugAssign) and not isinstance(node.op, ast.Add):
         return None
     else:
         listed = node.value
-    if isinstance(listed, ast.List | ast.Tuple) and listed.elts and not isinstance(listed.elts[-1], ast.Starred):
-        return listed.elts[-1]
+    elements = listed.elts if isinstance(listed, ast.List | ast.Tuple) else []
+    if len(elements) > dropped and not any(isinstance(e, ast.Starred) for e in elements[-dropped - 1 :]):
+        return elements[-dropped - 1]
     return None
+
+
+def _drops_last(expr: ast.AST) -> bool:
+    """Is `expr` a name's list without its last item (`layers[:-1]`)?"""
+    cut = expr.slice if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) else None
+    return isinstance(cut, ast.Slice) and cut.lower is None and cut.step is None and _constant_index(cut.upper) == -1 if cut is not None else False
 
 
 def is_parameter(definition: Definition) -> bool:
