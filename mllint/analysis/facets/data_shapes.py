@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.objects.call_sites import makers
-from mllint.analysis.program.callers import LIBRARY_TRAINERS, constructions  # noqa: F401 (shapes reads it here)
+from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.syntax.names import call_argument, callee_name

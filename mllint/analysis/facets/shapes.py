@@ -25,11 +25,11 @@ import itertools
 
 from mllint.analysis.objects.call_sites import built, makers, possible_constants
 from mllint.analysis.objects.points_to import WRAPPERS
-from mllint.analysis.program.callers import Callers, call_sites, signature_passage
+from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import (
-    DATA_LOADERS, LIBRARY_TRAINERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
+    DATA_LOADERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
