@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
-from mllint.analysis.syntax.tree import assignment_targets, position
+from mllint.analysis.syntax.tree import assignment_targets, module_statements, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 MAX_CHAIN = 64  # links of a chain of `x += ...` answered from the link before (deeper: scanned)
@@ -124,6 +124,7 @@ REMOVALS = frozenset({"pop", "remove", "clear", "reverse", "sort", "insert"})  #
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
 MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm"}
+MATMUL_METHODS = {"matmul", "mm", "bmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
 REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
 
@@ -603,6 +604,8 @@ class ValueKinds:
         first = call.args[0] if call.args else None
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             return _mixed([self.value(argument, depth + 1, binding) for argument in call.args])
+        if name is None and _matmul_method(call):  # `p.bmm(one_hot)`: the method form
+            return _mixed([self.value(operand, depth + 1, binding) for operand in (func.value, call.args[0])])
         padded = self._padded(call, name, depth, binding)
         if padded is not None:
             return padded
@@ -690,7 +693,7 @@ class ValueKinds:
     def _module_classes(self) -> list[tuple[ast.ClassDef, ast.FunctionDef]]:
         """The file's top-level `nn.Module` subclasses that define `forward`, with it."""
         found = []
-        for statement in self.ctx.tree.body:
+        for statement in module_statements(self.ctx.tree):
             if isinstance(statement, ast.ClassDef) and any(self.ctx.qualified_name(b) == "torch.nn.Module" for b in statement.bases):
                 forward = next((f for f in statement.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
                 if forward is not None:
@@ -793,7 +796,7 @@ class ValueKinds:
     def _own(self, node: ast.AST) -> Own | None:
         """The instance `self` is where `node` stands, in a method of a module-level class."""
         cls = self.scopes.enclosing_class(node)
-        if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
+        if cls is None or self.ctx.module is None or self.scopes.enclosing_scope(cls) is not None:
             return None
         return Own(f"{self.ctx.module.name}.{cls.name}")
 
@@ -1567,6 +1570,15 @@ def _gate(value: Value | None) -> bool:
     """Is `value` a weight in [0, 1] made by a sigmoid (`torch.sigmoid(z)`, `1 - torch.sigmoid(z)`)?"""
     value = value.value if isinstance(value, Complement) else value
     return isinstance(value, Made) and value.kind is Kind.SIGMOID and not value.layer
+
+
+def _matmul_method(call: ast.Call) -> bool:
+    """`a.matmul(b)`, `a.mm(b)`, `a.bmm(b)` on a tensor (not a method of `self`)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr in MATMUL_METHODS and len(call.args) == 1 and not call.keywords
+        and not is_self_attribute(func)
+    )  # fmt: skip
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
