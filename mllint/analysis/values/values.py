@@ -404,6 +404,7 @@ class ValueKinds:
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._changed: dict[tuple[ast.AST | None, str], list[ast.AST]] | None = None
+        self._filled_names: dict[tuple[ast.AST | None, str], list] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
         # `getattr` calls whose class parameters' defaults chose, layers those defaults made the last one
@@ -459,6 +460,8 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Item(inner, expr.attr)
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
+            if values and len(values) == 1 and isinstance(values[0], ast.Dict) and self._fills.get((self.scopes.enclosing_scope(expr), expr.id)):
+                return self._filled(values[0], self._fills[(self.scopes.enclosing_scope(expr), expr.id)], depth, binding)
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
@@ -753,6 +756,62 @@ class ValueKinds:
             return None
         kind = MODULE_KINDS[canonical_class(self.ctx.qualified_name(activation.func))]
         return Made(kind, call, activation=activation, rows=over_rows(kind, activation, 0))
+
+    @property
+    def _fills(self) -> dict[tuple[ast.AST | None, str], list[tuple[str, ast.AST] | ast.Call | None]]:
+        """What a function stores into a name's items (`out["probs"] = p`: the key and the value) or merges
+        into it (`out.update(...)`), by scope and the name; None for a store at a computed key."""
+        if self._filled_names is None:
+            self._filled_names = {}
+            for node in self.ctx.index.of_type(ast.Assign, ast.AugAssign):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    items = [target] if isinstance(target, ast.Subscript) else [t for t in ast.walk(target) if isinstance(t, ast.Subscript)]
+                    for item in (i for i in items if isinstance(i.value, ast.Name)):
+                        key = item.slice.value if isinstance(item.slice, ast.Constant) and isinstance(item.slice.value, str) else None
+                        fill = (key, node.value) if key is not None and item is target and isinstance(node, ast.Assign) else None
+                        self._filled_names.setdefault((self.scopes.enclosing_scope(node), item.value.id), []).append(fill)
+            for call in self.ctx.index.of_type(ast.Call):
+                if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and isinstance(call.func.value, ast.Name):
+                    self._filled_names.setdefault((self.scopes.enclosing_scope(call), call.func.value.id), []).append(call)
+        return self._filled_names
+
+    def _filled(self, literal: ast.Dict, fills: list, depth: int, binding=None) -> Value | None:
+        """A dict built from a literal and then filled, in source order, by item stores and `update`s at
+        constant keys, as its entries: a store straight in the function's body replaces the entry, one under a
+        branch or loop adds a possible value (an entry whose possible values differ is unknown); a store at a
+        computed key or a merge of unknown entries leaves only the keys stored after it known."""
+        entries: dict[str, list] = {}
+        scope = self.scopes.enclosing_scope(literal)
+        if not self._store_entries(entries, zip(literal.keys, literal.values), True, depth, binding):
+            return None
+        for fill in sorted(fills, key=lambda f: position(f[1] if isinstance(f, tuple) else f)) if None not in fills else []:
+            statement = self.scopes.statement(fill[1] if isinstance(fill, tuple) else fill)
+            straight = self.scopes.parent(statement) is scope
+            if isinstance(fill, tuple):
+                self._store_entries(entries, [(ast.Constant(fill[0]), fill[1])], straight, depth, binding)
+                continue
+            merged = fill.args[0] if len(fill.args) == 1 and not fill.keywords else None
+            pairs = list(zip(merged.keys, merged.values)) if isinstance(merged, ast.Dict) else None
+            if merged is None and not fill.args:
+                pairs = [(ast.Constant(k.arg), k.value) for k in fill.keywords] if all(k.arg for k in fill.keywords) else None
+            value = self.value(merged, depth + 1, binding) if merged is not None and pairs is None else None
+            if isinstance(value, Packed) and value.keys is not None:
+                for key, entry in zip(value.keys, value.values):
+                    entries[key] = [entry] if straight else [*entries.get(key, []), entry]
+            elif pairs is None or not self._store_entries(entries, pairs, straight, depth, binding):
+                entries.clear()  # any key may have been set
+        if None in fills:
+            return None
+        return Packed(tuple(e[0] if all(v is e[0] for v in e) else None for e in entries.values()), tuple(entries))
+
+    def _store_entries(self, entries: dict[str, list], pairs, straight: bool, depth: int, binding=None) -> bool:
+        """Record `key: value` pairs (False: a key is not a constant string)."""
+        for key, expr in pairs:
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return False
+            value = self.value(expr, depth + 1, binding)
+            entries[key.value] = [value] if straight else [*entries.get(key.value, []), value]
+        return True
 
     @property
     def _changes(self) -> dict[tuple[ast.AST | None, str], list[ast.AST]]:
