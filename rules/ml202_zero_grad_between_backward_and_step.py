@@ -13,7 +13,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     Reports `optimizer.zero_grad()` that runs after the iteration's `backward()` and before the
     optimizer's `step()` (also a module's `model.zero_grad()`, when the optimizer updates that module or a
     part of it: `Adam(model.parameters())`, followed through attributes, helpers and base classes), and gradient accumulation that clears every micro-batch while the optimizer
-    steps only under an accumulation guard (`if (i + 1) % k == 0:`). Clearing before backward or after
+    steps only under an accumulation guard (`if (i + 1) % k == 0:`). Under accelerate, `if
+    accelerator.sync_gradients:` is such a guard, and in `with accelerator.accumulate(model):` the prepared
+    optimizer's `step` runs only on the micro-batches that sync: a module's `model.zero_grad()` there (or every
+    micro-batch next to a `sync_gradients`-guarded step) clears what should accumulate, while the prepared
+    optimizer's own `zero_grad()`, skipped alike, is fine. Clearing before backward or after
     the step, clearing under the same guard as the step, and GAN steps where another model's gradients
     are cleared between a backward and a step are not reported; nor are a clear and a step in sibling
     loops (two phases of an epoch, each with its own backward and step: they are not one iteration). A
@@ -88,8 +92,14 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             for clear in clears:
                 text, where = clear.text(self.ctx), clear.where
                 guard = _accumulation_guard(step)
-                if guard is not None and _accumulation_broken(clear, step, guard, events):
+                module = clear.key != step.key and loops.clears_stepped(step, clear)
+                synced = guard is not None and _syncs(guard.node.test) is not None  # a prepared optimizer clears in sync
+                context = _accumulating(self.ctx, step) if module else None
+                if guard is not None and (module or not synced) and _accumulation_broken(clear, step, guard, events):
                     guard_text = _guard_text(guard)
+                    yield clear, self.accumulation_message.format(clear=text, where=where, optimizer=optimizer, guard=guard_text)
+                elif context is not None and _accumulating(self.ctx, clear) is context and not _synced(clear):
+                    guard_text = f"under `with {self.ctx.text(context.items[0].context_expr)}:` on the micro-batches that sync"
                     yield clear, self.accumulation_message.format(clear=text, where=where, optimizer=optimizer, guard=guard_text)
                 elif clear in before and _between(clear, step, before, loops.clears_stepped(step, clear)):
                     yield clear, self.message.format(clear=text, where=where, optimizer=optimizer)
@@ -107,13 +117,43 @@ def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> b
 
 
 def _accumulation_guard(step: Event):
-    """The `if ... % k == 0` around a step (accumulation), if any."""
+    """The `if ... % k == 0` (or accelerate's `if accelerator.sync_gradients:`) around a step, if any."""
     for guard in step.conditions:
         if guard.kind == "if" and isinstance(guard.node, ast.If) and is_modulo(guard.node.test):
             equal = isinstance(guard.node.test.ops[0], ast.Eq)
             if guard.arm is equal:  # `if i % k == 0:` or the code after `if i % k != 0: continue`
                 return guard
+        if guard.kind == "if" and isinstance(guard.node, ast.If) and _syncs(guard.node.test) is not None:
+            if guard.arm is _syncs(guard.node.test):  # `if accelerator.sync_gradients:`, or after `if not ...: continue`
+                return guard
     return None
+
+
+def _accumulating(ctx, event: Event) -> ast.With | None:
+    """The `with accelerator.accumulate(model):` around an event of the linted file: in it, the prepared
+    optimizer's `step` and `zero_grad` do nothing on micro-batches that do not sync; a module's do."""
+    if event.entry is not None or event.path is not None:
+        return None
+    for ancestor in ctx.scopes.ancestors(event.node):
+        if isinstance(ancestor, ast.With) and any(
+            isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Attribute)
+            and i.context_expr.func.attr == "accumulate" for i in ancestor.items
+        ):  # fmt: skip
+            return ancestor
+    return None
+
+
+def _synced(event: Event) -> bool:
+    """Does the event run only on micro-batches that sync (`if accelerator.sync_gradients:`)?"""
+    return any(g.kind == "if" and isinstance(g.node, ast.If) and _syncs(g.node.test) is g.arm for g in event.conditions)
+
+
+def _syncs(test: ast.AST) -> bool | None:
+    """True for `x.sync_gradients`, False for `not x.sync_gradients`, None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _syncs(test.operand)
+        return None if inner is None else not inner
+    return True if isinstance(test, ast.Attribute) and test.attr == "sync_gradients" else None
 
 
 def _accumulation_broken(clear: Event, step: Event, guard, events: list[Event]) -> bool:

@@ -4,11 +4,11 @@ from bisect import bisect_right
 from mllint.analysis.objects.constants import construction_constants, reachable_returns
 from mllint.analysis.objects.points_to import Obj, Objects
 from mllint.analysis.program.classes import training_forward
-from mllint.analysis.facets.saved_outputs import SAVING_FUNCTIONS, SAVING_METHODS, SAVING_MODULES, maybe_in_place, saves_output
+from mllint.analysis.facets.saved_outputs import SAVING_FUNCTIONS, SAVING_METHODS, SAVING_MODULES, maybe_in_place, saves_output, saving_layer
 from mllint.analysis.facets.gradients import GradientFlow, State, backward_loss, under_no_grad, updated_in_place
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.tree import own_method
-from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -27,7 +27,8 @@ class InplaceOnSavedTensor(Rule):
     method it calls, such as torchvision's `_forward_impl`), no `backward()` is needed: an output of a layer with parameters passed through such an op and changed in
     place before it is read again (`out = F.relu(self.bn(self.conv(x)))` then `out += identity`, also
     `out = self.block(x)` where the project block's `forward` returns `F.relu(...)` on the branch its
-    construction's constants take: `activation="relu"`) breaks
+    construction's constants take: `activation="relu"`, or returns a name bound only to such an op's output:
+    `x = self.act(x)`, `return x`; and a `nn.Sequential` whose last layer is `nn.ReLU()`, `nn.Sigmoid()`, ...) breaks
     the first backward of any training; branches taken only in evaluation (`if not self.training:`) are
     left out. Changes under `torch.no_grad()`, changes of a copy (`y = y.clone()`), changes of the output of
     a layer that does not save it (`out = self.bn2(...)` then `out += identity`, as in torchvision's
@@ -144,13 +145,16 @@ class InplaceOnSavedTensor(Rule):
         if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) in SAVING_MODULES:
             if not maybe_in_place(constructor) and len(call.args) == 1:
                 return call.args[0]
+        if constructor is not None and canonical_class(self.ctx.qualified_name(constructor.func)) == SEQUENTIAL:
+            return call if saving_layer(self.ctx, constructor) else None  # `nn.Sequential(conv, nn.ReLU())`
         if constructor is not None and self._returns_saved(constructor):
             return call  # a block of the project whose forward ends in `F.relu(x)` as it was built
         return None
 
     def _returns_saved(self, constructor: ast.Call) -> bool:
         """Does every value the `forward` of the project module `constructor` builds returns, on the branches
-        the construction's constants leave open (`activation="relu"`), come from an op that saves it?"""
+        the construction's constants leave open (`activation="relu"`), come from an op that saves it (also
+        through the name it returns: `x = self.act(x)`, `return x`)?"""
         found = self.ctx.analysis(Objects).class_of(Obj("made", constructor, ctx=self.ctx))
         if found is None:
             return False
@@ -159,9 +163,13 @@ class InplaceOnSavedTensor(Rule):
         if forward is None or init is None:
             return False
         returned = reachable_returns(forward, construction_constants(constructor, init))
-        return bool(returned) and all(
-            isinstance(r, ast.Call) and saves_output(home, r) for r in returned
-        )  # fmt: skip
+        values = home.analysis(ValueKinds)
+
+        def saved(value: ast.AST) -> bool:  # a call that saves its output, or a name bound only to such calls
+            bound = values.reaching_values(value) if isinstance(value, ast.Name) else [value]
+            return bool(bound) and all(isinstance(v, ast.Call) and saves_output(home, v) for v in bound)
+
+        return bool(returned) and all(saved(r) for r in returned)
 
     def _statements_after(self, node: ast.AST):
         """The statements of `node`'s function (or module) after it, nested functions excluded."""

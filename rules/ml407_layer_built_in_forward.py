@@ -7,6 +7,7 @@ from mllint.analysis.syntax.names import called_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES
 from mllint.analysis.values.values import canonical_class
 from mllint.rule import Rule
+from mllint.analysis.syntax.tree import module_statements
 
 MAX_CALL_DEPTH = 3  # how many calls deep from `forward` helpers are followed
 
@@ -90,7 +91,7 @@ class LayerBuiltInForward(Rule):
 
     @cached_property
     def _module_functions(self) -> dict[str, ast.AST]:
-        return {f.name: f for f in self.ctx.tree.body if isinstance(f, FUNCTION_NODES)}
+        return {f.name: f for f in module_statements(self.ctx.tree) if isinstance(f, FUNCTION_NODES)}
 
     def _reached(self, forward: ast.AST, methods: dict, module_functions: dict) -> list[tuple[ast.AST, bool]]:
         """`forward` and the methods (`self.block(x)`) and module functions it calls, a few calls deep,

@@ -36,7 +36,8 @@ class LossTermCutFromGraph(Rule):
     model's forward sets (`ce + w * model.aux_loss`; also of submodules the parent's forward sums over a
     `ModuleList`: `sum(l.aux_loss for l in self.layers)`), a method of the model a caller passes
     (`lam * self.model.regularization()` returning `float(...)`), a weighted penalty method of a step
-    another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions;
+    another module calls (`self.hparams["l1"] * self.l1_penalty()` returning `total.item()`), and a comparison of `argmax` predictions
+    or of the model's outputs themselves (`(scores > limits).float()`, `[pred[i] in allowed for i in ...]`, also in a helper);
     the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:

@@ -26,7 +26,9 @@ class TrainingErrorSwallowed(Rule):
     safe_forward(model, batch)`, then `if loss is None: continue`); a caller that does not check would
     fail on the None, and is not reported. Handlers that re-raise (`raise`,
     `raise X from e`), exit the process, or catch only `KeyboardInterrupt` (to save a checkpoint) are
-    not reported; nor are `finally` blocks. `except RuntimeError` around training under
+    not reported, nor are handlers that fall through to a failure: the statement right after the `try`
+    raises or exits with an error status, or a later one does under a test of a name the handler sets
+    (`crashed = True` ... `if crashed: sys.exit(1)`, `return 2` from `main()`); nor are `finally` blocks. `except RuntimeError` around training under
     `ddp_model.join(throw_on_early_termination=True)`, which raises one on purpose when another rank
     runs out of data, is reported for the other RuntimeErrors it hides. `with contextlib.suppress(E):` (by
     any import of `suppress`) is a handler `except E: pass` around its body, reported at the `with`. A handler that inspects an out-of-memory error

@@ -256,7 +256,8 @@ class GradientFlow:
             return NONE
         if isinstance(expr, ast.Compare):  # no graph; the cuts of what it compares (`p1.argmax(1) != p2`) kept
             compared = [self._flow(e, depth + 1) for e in (expr.left, *expr.comparators)]
-            return Flow(State.NONE, _unique(c for f in compared if f is not None and f.state is State.NONE for c in f.cuts))
+            cut = (expr,) if any(f is not None and f.state is State.GRAPH for f in compared) else ()  # `pred[i] in allowed`
+            return Flow(State.NONE, _unique([*cut, *(c for f in compared if f is not None and f.state is State.NONE for c in f.cuts)]))
         if not self.grad_everywhere and not isinstance(expr, ast.Name) and under_no_grad(self.ctx, expr):
             return self._under_no_grad(expr)  # computed there; a name read there holds what its bindings made
         if isinstance(expr, ast.Name):

@@ -91,7 +91,34 @@ class HandledErrors:
             return True
         if self.reraised_only(handler) is not None:
             return False
-        return any(self.leaving(n) for n in own_nodes(handler.body))
+        return any(self.leaving(n) for n in own_nodes(handler.body)) or self.fails_after(handler, node)
+
+    def fails_after(self, handler: ast.ExceptHandler, node: ast.AST) -> bool:
+        """Does the run end with a failure after a handler that falls through: the statement right after the
+        `try` raises or exits with an error status, or a later one does under a test of a name the handler
+        sets (`crashed = True` ... `if crashed: sys.exit(1)`)?"""
+        if any(isinstance(n, SKIPS) for n in own_nodes(handler.body)):
+            return False
+        flags = {n.id for n in own_nodes(handler.body) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        after = _following(self.ctx.scopes.parent(node), node)
+        if after and self._fails(after[:1]):
+            return True
+        return any(
+            isinstance(s, ast.If) and flags & {n.id for n in ast.walk(s.test) if isinstance(n, ast.Name)} and self._fails(s.body)
+            for s in after
+        )  # fmt: skip
+
+    def _fails(self, block: list[ast.stmt]) -> bool:
+        """Does the block reach a `raise`, a non-zero exit or a `return` of a non-zero status (`return 1`)?"""
+        for statement in block:
+            value = statement.value if isinstance(statement, ast.Expr) else statement
+            if isinstance(value, ast.Call) and self.leaving(value):
+                status = value.args[0] if value.args else None
+                if status is not None and not (isinstance(status, ast.Constant) and status.value in (0, None, False)):
+                    return True
+            elif isinstance(statement, ast.Raise) or isinstance(statement, ast.Return) and _error_status(statement.value):
+                return True
+        return False
 
     def reraised_only(self, handler: ast.ExceptHandler) -> tuple[ast.If, list[ast.stmt]] | None:
         """(the test, what every other error runs) for a handler that re-raises only the errors a test of the
@@ -314,3 +341,19 @@ def _recovers(block: list[ast.stmt]) -> bool:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets):
             return True
     return False
+
+
+def _following(parent: ast.AST | None, node: ast.AST) -> list[ast.stmt]:
+    """The statements after `node` in the block of `parent` that holds it."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and node in block:
+            return block[block.index(node) + 1 :]
+    return []
+
+
+def _error_status(value: ast.AST | None) -> bool:
+    """`1`, `-1`: a non-zero integer status a script's `main()` returns to `sys.exit`."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        value = value.operand
+    return isinstance(value, ast.Constant) and type(value.value) is int and value.value != 0

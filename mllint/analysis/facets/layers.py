@@ -117,11 +117,12 @@ class ModeLayers:
         func = call.func
         if library_model(self.ctx, call) is not None:
             return True
-        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")).lstrip("_")[:1].isupper():
-            return self.factory_class(call) is not None
         if isinstance(func, ast.Name) and func.id in self.by_name:
             return True
         name = canonical_class(self.ctx.qualified_name(func))
+        if not (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")).lstrip("_")[:1].isupper():
+            # a lower-case class of the project (`coRNN`) builds one too
+            return self.factory_class(call) is not None or bool(name) and not self._summarizing and self._is_module_class(name)
         if name is not None and not name.startswith("torch.nn."):
             return self._summarizing or self._is_module_class(name)
         return bool(name and name.rsplit(".", 1)[-1][:1].isupper())

@@ -51,8 +51,8 @@ def build_call_graph(modes) -> CallGraph:
         scope = modes.scopes.enclosing_function(call) or modes.ctx.tree
         graph.calls_of.setdefault(scope, []).append(call)
         if isinstance(func, ast.Attribute) and func.attr in ("train", "eval"):
-            graph.setting.add(scope)
-        elif isinstance(func, ast.Name) and func.id in modes.functions:
+            graph.setting.add(scope)  # and a class's own `eval(loader)` may be the one called (below)
+        if isinstance(func, ast.Name) and func.id in modes.functions:
             graph.callers.setdefault(modes.functions[func.id], set()).add(scope)
         elif isinstance(func, ast.Attribute):
             for method in methods.get(func.attr, ()):

@@ -52,7 +52,7 @@ from mllint.analysis.objects.constants import fold
 from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
-from mllint.analysis.syntax.tree import assignment_targets, bound_receivers
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, module_statements
 from mllint.analysis.values.values import Called, ValueKinds, canonical_class
 from mllint.source import one_line
 
@@ -87,11 +87,11 @@ class Modes(CallSiteUses):
         self.module_classes = ctx.analysis(ModuleClasses).modules
         self.objects = ctx.analysis(Objects)
         functions: dict[str, list[ast.AST]] = {}
-        for node in ctx.tree.body:
+        for node in module_statements(ctx.tree):
             if isinstance(node, FUNCTIONS):
                 functions.setdefault(node.name, []).append(node)
         self.functions = {name: nodes[0] for name, nodes in functions.items() if len(nodes) == 1}
-        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+        self.classes = {node.name: node for node in module_statements(ctx.tree) if isinstance(node, ast.ClassDef)}
         self.wrapper_methods = self._wrapper_methods()
         self.view = ctx.analysis(ProjectView) if ctx.project is not None else None
         self.resolver = CallResolver(ctx, self.view) if self.view is not None else None

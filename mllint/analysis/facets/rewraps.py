@@ -19,6 +19,7 @@ from mllint.analysis.facets.gradients import CUT_METHODS, GRAPH, Given, Gradient
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import module_statements
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 REWRAPPING = frozenset({"torch.tensor", "torch.as_tensor"})
@@ -46,7 +47,7 @@ def rewrapped_returns(ctx) -> list[Rewrapped]:
 
 def _defined(ctx):
     """(name, function, what a call site would call) for module-level functions and `forward`s of classes."""
-    for statement in ctx.tree.body:
+    for statement in module_statements(ctx.tree):
         if isinstance(statement, FUNCTIONS):
             yield statement.name, statement, statement
         elif isinstance(statement, ast.ClassDef):

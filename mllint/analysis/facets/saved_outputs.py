@@ -3,7 +3,7 @@
 
 `saves_output(ctx, call)` answers whether a call is one of them, not working in place: a torch function
 (`torch.sigmoid(x)`, `F.softmax(x, -1)`), a tensor method (`x.softmax(-1)`, `x.tanh()`), or a layer of torch
-built as one (`self.act(x)` with `self.act = nn.Sigmoid()`).
+built as one (`self.act(x)` with `self.act = nn.Sigmoid()`, or a `nn.Sequential` ending in one).
 """
 from __future__ import annotations
 
@@ -32,7 +32,16 @@ def saves_output(ctx, call: ast.Call) -> bool:
     constructor = ctx.analysis(ValueKinds).constructor(func)
     if constructor is None:
         return isinstance(func, ast.Attribute) and func.attr in SAVING_METHODS
-    return canonical_class(ctx.qualified_name(constructor.func)) in SAVING_MODULES and not maybe_in_place(constructor)
+    return saving_layer(ctx, constructor)
+
+
+def saving_layer(ctx, constructor: ast.Call) -> bool:
+    """A torch layer built to save its output, or an `nn.Sequential` whose last layer is one."""
+    name = canonical_class(ctx.qualified_name(constructor.func))
+    if name == "torch.nn.Sequential" and constructor.args and not constructor.keywords:
+        last = constructor.args[-1]
+        return isinstance(last, ast.Call) and saving_layer(ctx, last)
+    return name in SAVING_MODULES and not maybe_in_place(constructor)
 
 
 def maybe_in_place(call: ast.Call) -> bool:

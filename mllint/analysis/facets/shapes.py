@@ -47,7 +47,7 @@ from mllint.analysis.facets.operations import (
 from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
 from mllint.analysis.facets.vocabulary import FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
-from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, own_method
+from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
@@ -215,7 +215,7 @@ class Shapes:
         """The class or function defined at this module's top level that `func` names."""
         if self._definitions is None:
             self._definitions = {
-                d.name: d for d in self.ctx.tree.body if isinstance(d, (ast.FunctionDef, ast.ClassDef))
+                d.name: d for d in module_statements(self.ctx.tree) if isinstance(d, (ast.FunctionDef, ast.ClassDef))
             }  # fmt: skip
         definition = self._definitions.get(func.id) if isinstance(func, ast.Name) else None
         return definition if definition is not None and self.ctx.analysis(Names).is_own_or_local(func) else None

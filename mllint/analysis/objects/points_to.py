@@ -54,6 +54,7 @@ from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
+from mllint.analysis.syntax.tree import module_statements
 
 MAX_OBJECTS = 8  # objects per expression
 MAX_CALL_DEPTH = 3  # functions followed into, for what they return
@@ -124,8 +125,8 @@ class Objects:
             self.view = ProjectView(ctx, ctx.read_for)
         self.module_classes = ctx.analysis(ModuleClasses).modules
         self.linted = ctx  # the file whose callers layer finds the call sites of this module's functions
-        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
-        self.functions = {node.name: node for node in ctx.tree.body if isinstance(node, FUNCTIONS)}
+        self.classes = {node.name: node for node in module_statements(ctx.tree) if isinstance(node, ast.ClassDef)}
+        self.functions = {node.name: node for node in module_statements(ctx.tree) if isinstance(node, FUNCTIONS)}
         self._names: dict[tuple[ast.AST, str], frozenset | None] = {}
         self._exprs: dict[ast.AST, frozenset | None] = {}
         self._fields: dict[tuple[Obj, str], frozenset | None] = {}

@@ -23,7 +23,7 @@ def receivers(ctx, found: frozenset) -> list[tuple[object, ast.Name]]:
     made = {o for o in found - {NONE} if o.kind == "made" and o.ctx is ctx and o.site is None}
     functions = {ctx.scopes.enclosing_function(o.node) for o in made}
     function = functions.pop() if len(functions) == 1 and made == found - {NONE} else None
-    if not isinstance(function, FUNCTIONS) or function not in ctx.tree.body:
+    if not isinstance(function, FUNCTIONS) or ctx.scopes.enclosing_scope(function) is not None:
         return []
     found_here = []
     for caller, call in ctx.analysis(Callers).sites(function):

@@ -48,7 +48,7 @@ from mllint.analysis.syntax.names import called_name, is_self_attribute
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
-from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.syntax.tree import module_statements, own_method
 from mllint.analysis.program.summaries import function_returns, returns_receiver
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
@@ -561,7 +561,7 @@ class Callers:
         derived from it run it (`ContrastiveTrainer(model, opt)` runs `BaseTrainer.__init__`, and
         `trainer.training_step(batch)` its `training_step`, when the subclass defines neither)."""
         name = target.method or ("__init__" if target.skips_first else None)
-        cls = next((n for n in ctx.tree.body if isinstance(n, ast.ClassDef) and n.name == (target.cls or target.qualified).rpartition(".")[2]), None)
+        cls = next((n for n in module_statements(ctx.tree) if isinstance(n, ast.ClassDef) and n.name == (target.cls or target.qualified).rpartition(".")[2]), None)
         if name is None or cls is None:
             return [target]
         found = [target]

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from mllint.analysis.program.hierarchy import dispatched_method, self_classes
 from mllint.analysis.syntax.names import dict_entries, is_self_attribute
-from mllint.analysis.syntax.tree import bound_receivers
+from mllint.analysis.syntax.tree import bound_receivers, module_statements
 
 # What one of the module's functions must hold for the loop model to read it: a module that mentions
 # none of these can neither clear, backpropagate nor step, and its calls stay unknown.
@@ -42,7 +42,7 @@ class CallResolver:
         self.ctx = ctx
         self.project = project
         self.scopes = ctx.scopes
-        self.module_functions = _functions_in(ctx.tree.body)
+        self.module_functions = _functions_in(module_statements(ctx.tree))
         self._stored: dict[ast.ClassDef, set[str]] = {}
         self._nested: dict[ast.AST, dict[str, ast.AST]] = {}
 

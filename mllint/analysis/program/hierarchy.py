@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.syntax.tree import own_method
+from mllint.analysis.syntax.tree import module_statements, own_method
 
 
 MAX_BASES = 16  # classes searched for an inherited method
@@ -93,7 +93,7 @@ class TopClasses:
     classes made every lookup a scan of the whole module)."""
 
     def __init__(self, ctx) -> None:
-        self.classes = {id(n): n for n in ctx.tree.body if isinstance(n, ast.ClassDef)}
+        self.classes = {id(n): n for n in module_statements(ctx.tree) if isinstance(n, ast.ClassDef)}
         self.first: dict[str, ast.ClassDef] = {}
         for node in self.classes.values():
             self.first.setdefault(node.name, node)

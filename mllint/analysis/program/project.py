@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import itertools
 import os
+from functools import lru_cache
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -54,6 +55,9 @@ INSTALLATION_DIRECTORIES = {"site-packages", "dist-packages"}
 class ModuleName:
     name: str
     is_package: bool  # an `__init__` module: its relative imports start from itself
+    # the modules beside it in its package that the root has no module of: `import utils` there is a
+    # Python 2 implicit relative import (or the script's own folder on `sys.path`), `pkg.utils`
+    siblings: frozenset[str] = frozenset()
 
 
 def module_name_of(path: str) -> tuple[str, ModuleName]:
@@ -62,12 +66,28 @@ def module_name_of(path: str) -> tuple[str, ModuleName]:
     stem = filename.rsplit(".", 1)[0]
     is_package = stem == "__init__"
     parts = [] if is_package else [stem]
+    own = directory
     while os.path.exists(os.path.join(directory, "__init__.py")):
         directory, package = os.path.split(directory)
         parts.insert(0, package)
         if not package:
             break
-    return directory, ModuleName(".".join(parts) or stem, is_package)
+    siblings = _siblings(own, directory) if own != directory else frozenset()
+    return directory, ModuleName(".".join(parts) or stem, is_package, siblings)
+
+
+@lru_cache(maxsize=1024)
+def _siblings(directory: str, root: str) -> frozenset[str]:
+    """The modules of a package directory (`utils.py`, `nets/__init__.py`) that the root has none of."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return frozenset()
+    found = {n[:-3] for n in names if n.endswith(".py") and n != "__init__.py"}
+    found |= {n for n in names if os.path.isfile(os.path.join(directory, n, "__init__.py"))}
+    return frozenset(
+        n for n in found if n.isidentifier() and not os.path.exists(os.path.join(root, n + ".py")) and not os.path.isdir(os.path.join(root, n))
+    )  # fmt: skip
 
 
 # Per process, for files on disk: path -> ((mtime_ns, size), summary or None when it does not parse), and
@@ -525,7 +545,7 @@ def _parse(path: str, module: str):
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     _, name = module_name_of(path)
-    return FileContext(path, SourceText(text), tree, ModuleName(module, name.is_package), path, notebook=notebook)
+    return FileContext(path, SourceText(text), tree, ModuleName(module, name.is_package, name.siblings), path, notebook=notebook)
 
 
 def _mentions(path: str, word: str | re.Pattern[bytes]) -> bool:

@@ -13,6 +13,7 @@ import ast
 
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import module_statements
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 MAX_MODULES = 16  # modules read for the definitions one decorator registers
@@ -43,7 +44,7 @@ def registrations(ctx, view, store: ast.Subscript) -> list[tuple[object, ast.AST
     found = []
     for name in [module, *view.index.modules_calling(decorator.name)][:MAX_MODULES]:
         home = ctx if name == module else view.index.context(name)
-        for definition in home.tree.body if home is not None else ():
+        for definition in module_statements(home.tree) if home is not None else ():
             for used in getattr(definition, "decorator_list", ()):
                 func = used.func if isinstance(used, ast.Call) else used
                 if home.qualified_name(func) == qualified or (home is ctx and isinstance(func, ast.Name) and func.id == decorator.name):
@@ -74,7 +75,7 @@ def _decorator(ctx, view, decorator: ast.expr) -> tuple[object, ast.AST] | None:
     name = ctx.qualified_name(func) if isinstance(func, ast.Name | ast.Attribute) else None
     found = view.function(name) if view is not None and view.index is not None and name and "." in name else None
     if found is None and isinstance(func, ast.Name):  # a decorator of the module itself
-        found = next(((ctx, s) for s in ctx.tree.body if isinstance(s, FUNCTIONS) and s.name == func.id), None)
+        found = next(((ctx, s) for s in module_statements(ctx.tree) if isinstance(s, FUNCTIONS) and s.name == func.id), None)
     if found is None or not isinstance(decorator, ast.Call):
         return found
     home, outer = found

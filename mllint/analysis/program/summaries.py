@@ -32,7 +32,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.syntax.names import module_scope_imports, qualified_name, training_test
 from mllint.analysis.syntax.scopes import first_parameter
-from mllint.analysis.syntax.tree import child_nodes, own_method, position
+from mllint.analysis.syntax.tree import child_nodes, module_statements, own_method, position
 from mllint.analysis.values.values import OneOf, Value, ValueKinds
 
 T = TypeVar("T")
@@ -133,7 +133,7 @@ class FunctionSummary(_Definition):
 
 def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:
     """The module's last top-level definition of `name` of that kind (the one the module keeps)."""
-    return next((s for s in reversed(tree.body) if isinstance(s, kind) and s.name == name), None)
+    return next((s for s in reversed(module_statements(tree)) if isinstance(s, kind) and s.name == name), None)
 
 
 class ModuleSummary:
@@ -154,14 +154,15 @@ class ModuleSummary:
         self.imports: dict[str, str] = module_scope_imports(tree, module)
         definitions = {
             s.name: f"{self.name}.{s.name}"
-            for s in tree.body
+            for s in module_statements(tree)
             if module is not None and isinstance(s, (*FUNCTIONS, ast.ClassDef))
         }
         resolve = lambda name: self.imports.get(name.id) or definitions.get(name.id)  # noqa: E731
         self.classes: dict[str, ClassSummary] = {}
         self.functions: dict[str, FunctionSummary] = {}
         assigned: dict[str, list[tuple[int, int] | None]] = {}
-        for statement in tree.body:
+        top = {id(s) for s in tree.body}  # a module variable is assigned outside any block
+        for statement in module_statements(tree):
             if isinstance(statement, ast.ClassDef):
                 bases = tuple(name for name in (qualified_name(b, resolve) for b in statement.bases) if name)
                 named = (d.func if isinstance(d, ast.Call) else d for d in statement.decorator_list)
@@ -169,7 +170,7 @@ class ModuleSummary:
                 self.classes[statement.name] = ClassSummary(statement, bases, load, decorators)
             elif isinstance(statement, FUNCTIONS):
                 self.functions[statement.name] = FunctionSummary(statement, load)
-            elif isinstance(statement, ast.Assign):
+            elif isinstance(statement, ast.Assign) and id(statement) in top:
                 single = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
                 for target in statement.targets:
                     for node in ast.walk(target):

@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable
 
 from mllint.analysis.syntax.scopes import Scopes
+from mllint.analysis.syntax.tree import module_statements, position
 
 
 class Names:
@@ -25,6 +26,8 @@ class Names:
         self._resolved: dict[tuple[ast.AST | None, str], str | None] = {}
         self._qualified: dict[ast.AST, str | None] = {}  # every rule asks about the same calls
         self._shadowable: frozenset[str] | None = None
+        self._rebinding: dict[str, tuple[int, int]] | None = None
+        self._module_imports = [n for n in module_statements(ctx.tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
         module = ctx.module
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
@@ -38,7 +41,7 @@ class Names:
         ]  # fmt: skip
         self._definitions: dict[str, str] = {}
         if module is not None:
-            for statement in ctx.tree.body:
+            for statement in module_statements(ctx.tree):
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     self._definitions[statement.name] = f"{module.name}.{statement.name}"
 
@@ -56,12 +59,15 @@ class Names:
         if self._unshadowed(name.id):  # the same in every scope: no need to find the one `name` is in
             return self._resolve(None, name.id)
         function = self.scopes.enclosing_function(name)
+        rebound = self._rebound().get(name.id)
+        if rebound is not None and (function is not None or position(name) >= rebound):
+            return self._resolve(function, name.id, rebound=True)
         key = (function, name.id)
         if key not in self._resolved:
             self._resolved[key] = self._resolve(function, name.id)
         return self._resolved[key]
 
-    def _resolve(self, function: ast.AST | None, name: str) -> str | None:
+    def _resolve(self, function: ast.AST | None, name: str, rebound: bool = False) -> str | None:
         while function is not None:
             imported = self._imports.get(function, {}).get(name)
             if imported is not None:
@@ -69,8 +75,28 @@ class Names:
             if name in self.scopes.local_bindings(function):
                 return None
             function = self.scopes.enclosing_function(function)
+        if rebound:
+            return None
         module_level = self._imports.get(self._module, {})
         return module_level.get(name) or self._definitions.get(name) or self._star_imported(name) or self._assumed.get(name)
+
+    def _rebound(self) -> dict[str, tuple[int, int]]:
+        """Module-level imports that a later module-level assignment replaces (`import model` then `model =
+        model.Net()`), by where that assignment ends: the name holds the assigned value from there on, and in
+        functions (they run after the module's statements). A fallback in an `except` handler replaces nothing."""
+        if self._rebinding is None:
+            self._rebinding = {}
+            for node in self._module_imports:
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    stores = [
+                        n for n in self.scopes.uses(None, bound) if isinstance(n.ctx, ast.Store) and position(n) > position(node)
+                        and not any(isinstance(a, ast.ExceptHandler) for a in self.scopes.ancestors(n))
+                    ]  # fmt: skip (`except ImportError: amp = None` is the import's alternative)
+                    statement = self.scopes.statement(stores[0]) if stores else None
+                    if statement is not None and bound not in self._rebinding:
+                        self._rebinding[bound] = (statement.end_lineno, statement.end_col_offset)
+        return self._rebinding
 
     def _star_imported(self, name: str) -> str | None:
         """`models.Net` for `Net` under `from models import *`, when the project's `models` defines `Net`."""
@@ -197,10 +223,10 @@ def _bindings(node: ast.Import | ast.ImportFrom, module=None) -> dict[str, str]:
     if isinstance(node, ast.Import):
         for alias in node.names:
             if alias.asname:
-                bound[alias.asname] = alias.name
+                bound[alias.asname] = _sibling(alias.name, module)
             else:
                 top = alias.name.split(".")[0]
-                bound[top] = top
+                bound[top] = _sibling(top, module)
         return bound
     origin = _absolute(node, module)
     if origin is None:
@@ -217,7 +243,7 @@ class TopLevelNames:
     @staticmethod
     def of(ctx) -> frozenset[str]:
         names = set()
-        for node in ctx.tree.body:
+        for node in module_statements(ctx.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -229,7 +255,7 @@ class TopLevelNames:
 def _absolute(node: ast.ImportFrom, module) -> str | None:
     """The module a `from` import imports from: `from ..data import x` in `pkg.sub.train` is `pkg.data`."""
     if not node.level:
-        return node.module
+        return _sibling(node.module, module) if node.module else node.module
     if module is None:
         return None
     package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
@@ -274,3 +300,11 @@ def called_name(func: ast.AST) -> str | None:
     """The name a call's function spells last: `step` for `opt.step`, `train` for `train`; None for
     anything else (`fns[0]`, `make()`)."""
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _sibling(name: str, module) -> str:
+    """`pkg.utils` for `utils` imported in `pkg.train` beside `pkg/utils.py` when the root has no `utils`."""
+    if module is None or name.split(".")[0] not in getattr(module, "siblings", ()):
+        return name
+    package = module.name if module.is_package else module.name.rpartition(".")[0]
+    return f"{package}.{name}"

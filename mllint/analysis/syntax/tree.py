@@ -146,3 +146,21 @@ def same_expression(a: object, b: object) -> bool:
         return a == b
     fields = [f for f in a._fields if f != "ctx"]
     return type(a) is type(b) and all(same_expression(getattr(a, f, None), getattr(b, f, None)) for f in fields)
+
+
+MODULE_BLOCKS = (ast.If, ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()), ast.With)
+
+
+def module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The statements run in the module's own scope, in source order: its body and the bodies of the `if`,
+    `try` and `with` statements there (a class under `if __name__ == "__main__":` is a module-level class)."""
+    found: list[ast.stmt] = []
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        statement = stack.pop()
+        found.append(statement)
+        if isinstance(statement, MODULE_BLOCKS):
+            handlers = [s for h in getattr(statement, "handlers", ()) for s in h.body]
+            blocks = [statement.body, getattr(statement, "orelse", []), handlers, getattr(statement, "finalbody", [])]
+            stack += reversed([s for block in blocks for s in block])
+    return found

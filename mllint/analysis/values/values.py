@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
-from mllint.analysis.syntax.tree import assignment_targets, position
+from mllint.analysis.syntax.tree import assignment_targets, module_statements, position
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 MAX_CHAIN = 64  # links of a chain of `x += ...` answered from the link before (deeper: scanned)
@@ -124,6 +124,7 @@ REMOVALS = frozenset({"pop", "remove", "clear", "reverse", "sort", "insert"})  #
 ADDED_LAST = {"append": 1, "add_module": 2, "register_module": 2}
 # Linear combinations: products of two tensors, collections of tensors and their reductions.
 MATMUL_FUNCTIONS = {"torch.matmul", "torch.mm", "torch.bmm", "torch.sparse.mm", "torch.spmm"}
+MATMUL_METHODS = {"matmul", "mm", "bmm"}
 STACK_FUNCTIONS = {"torch.stack", "torch.cat", "torch.concat"}
 REDUCING_FUNCTIONS = {"torch.mean", "torch.sum"}
 
@@ -411,6 +412,7 @@ class ValueKinds:
         self._attribute_values: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
         self._added: dict[tuple[ast.AST | None, str], list[ast.Call]] | None = None
         self._changed: dict[tuple[ast.AST | None, str], list[ast.AST]] | None = None
+        self._filled_names: dict[tuple[ast.AST | None, str], list] | None = None
         self._describing: set[ast.AST] = set()  # assigned values being described, inside out
         self._loop_items: dict[ast.AST, LoopItem] = {}
         # `getattr` calls whose class parameters' defaults chose, layers those defaults made the last one
@@ -466,6 +468,8 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Item(inner, expr.attr)
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
+            if values and len(values) == 1 and isinstance(values[0], ast.Dict) and self._fills.get((self.scopes.enclosing_scope(expr), expr.id)):
+                return self._filled(values[0], self._fills[(self.scopes.enclosing_scope(expr), expr.id)], depth, binding)
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         else:
@@ -612,6 +616,9 @@ class ValueKinds:
         if name in MATMUL_FUNCTIONS and len(call.args) == 2:
             operands = [self.value(argument, depth + 1, binding) for argument in call.args]
             return _mixed(operands) or _mapped(*operands)
+        if name is None and _matmul_method(call):  # `p.bmm(one_hot)`: the method form
+            operands = [self.value(operand, depth + 1, binding) for operand in (func.value, call.args[0])]
+            return _mixed(operands) or _mapped(*operands)
         padded = self._padded(call, name, depth, binding)
         if padded is not None:
             return padded
@@ -699,7 +706,7 @@ class ValueKinds:
     def _module_classes(self) -> list[tuple[ast.ClassDef, ast.FunctionDef]]:
         """The file's top-level `nn.Module` subclasses that define `forward`, with it."""
         found = []
-        for statement in self.ctx.tree.body:
+        for statement in module_statements(self.ctx.tree):
             if isinstance(statement, ast.ClassDef) and any(self.ctx.qualified_name(b) == "torch.nn.Module" for b in statement.bases):
                 forward = next((f for f in statement.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
                 if forward is not None:
@@ -761,6 +768,62 @@ class ValueKinds:
         return Made(kind, call, activation=activation, rows=over_rows(kind, activation, 0))
 
     @property
+    def _fills(self) -> dict[tuple[ast.AST | None, str], list[tuple[str, ast.AST] | ast.Call | None]]:
+        """What a function stores into a name's items (`out["probs"] = p`: the key and the value) or merges
+        into it (`out.update(...)`), by scope and the name; None for a store at a computed key."""
+        if self._filled_names is None:
+            self._filled_names = {}
+            for node in self.ctx.index.of_type(ast.Assign, ast.AugAssign):
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    items = [target] if isinstance(target, ast.Subscript) else [t for t in ast.walk(target) if isinstance(t, ast.Subscript)]
+                    for item in (i for i in items if isinstance(i.value, ast.Name)):
+                        key = item.slice.value if isinstance(item.slice, ast.Constant) and isinstance(item.slice.value, str) else None
+                        fill = (key, node.value) if key is not None and item is target and isinstance(node, ast.Assign) else None
+                        self._filled_names.setdefault((self.scopes.enclosing_scope(node), item.value.id), []).append(fill)
+            for call in self.ctx.index.of_type(ast.Call):
+                if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and isinstance(call.func.value, ast.Name):
+                    self._filled_names.setdefault((self.scopes.enclosing_scope(call), call.func.value.id), []).append(call)
+        return self._filled_names
+
+    def _filled(self, literal: ast.Dict, fills: list, depth: int, binding=None) -> Value | None:
+        """A dict built from a literal and then filled, in source order, by item stores and `update`s at
+        constant keys, as its entries: a store straight in the function's body replaces the entry, one under a
+        branch or loop adds a possible value (an entry whose possible values differ is unknown); a store at a
+        computed key or a merge of unknown entries leaves only the keys stored after it known."""
+        entries: dict[str, list] = {}
+        scope = self.scopes.enclosing_scope(literal)
+        if not self._store_entries(entries, zip(literal.keys, literal.values), True, depth, binding):
+            return None
+        for fill in sorted(fills, key=lambda f: position(f[1] if isinstance(f, tuple) else f)) if None not in fills else []:
+            statement = self.scopes.statement(fill[1] if isinstance(fill, tuple) else fill)
+            straight = self.scopes.parent(statement) is scope
+            if isinstance(fill, tuple):
+                self._store_entries(entries, [(ast.Constant(fill[0]), fill[1])], straight, depth, binding)
+                continue
+            merged = fill.args[0] if len(fill.args) == 1 and not fill.keywords else None
+            pairs = list(zip(merged.keys, merged.values)) if isinstance(merged, ast.Dict) else None
+            if merged is None and not fill.args:
+                pairs = [(ast.Constant(k.arg), k.value) for k in fill.keywords] if all(k.arg for k in fill.keywords) else None
+            value = self.value(merged, depth + 1, binding) if merged is not None and pairs is None else None
+            if isinstance(value, Packed) and value.keys is not None:
+                for key, entry in zip(value.keys, value.values):
+                    entries[key] = [entry] if straight else [*entries.get(key, []), entry]
+            elif pairs is None or not self._store_entries(entries, pairs, straight, depth, binding):
+                entries.clear()  # any key may have been set
+        if None in fills:
+            return None
+        return Packed(tuple(e[0] if all(v is e[0] for v in e) else None for e in entries.values()), tuple(entries))
+
+    def _store_entries(self, entries: dict[str, list], pairs, straight: bool, depth: int, binding=None) -> bool:
+        """Record `key: value` pairs (False: a key is not a constant string)."""
+        for key, expr in pairs:
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                return False
+            value = self.value(expr, depth + 1, binding)
+            entries[key.value] = [value] if straight else [*entries.get(key.value, []), value]
+        return True
+
+    @property
     def _changes(self) -> dict[tuple[ast.AST | None, str], list[ast.AST]]:
         """The layers added to a name or its parts (`_additions`) and the assignments to its attributes
         (`model.fc = ...`), by scope and the name, in source order."""
@@ -802,7 +865,7 @@ class ValueKinds:
     def _own(self, node: ast.AST) -> Own | None:
         """The instance `self` is where `node` stands, in a method of a module-level class."""
         cls = self.scopes.enclosing_class(node)
-        if cls is None or self.ctx.module is None or cls not in self.ctx.tree.body:
+        if cls is None or self.ctx.module is None or self.scopes.enclosing_scope(cls) is not None:
             return None
         return Own(f"{self.ctx.module.name}.{cls.name}")
 
@@ -1584,6 +1647,15 @@ def _gate(value: Value | None) -> bool:
 def _mapped(left: Value | None, right: Value | None) -> Mapped | None:
     """The known one of two operands, mapped by the other, not known (a weight, an adjacency, a bias)."""
     return Mapped(left or right) if (left is None) != (right is None) else None
+
+
+def _matmul_method(call: ast.Call) -> bool:
+    """`a.matmul(b)`, `a.mm(b)`, `a.bmm(b)` on a tensor (not a method of `self`)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and func.attr in MATMUL_METHODS and len(call.args) == 1 and not call.keywords
+        and not is_self_attribute(func)
+    )  # fmt: skip
 
 
 def _mixed(parts: list[Value | None], stacked: bool = False) -> Mixed | None:
