@@ -24,15 +24,13 @@ SCRIPT = "a function's body inlined at module level: the module scope is not ana
 
 KNOWN = {
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
+    ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
     ("consts_values/cv1_train.py", "trainer", "lost", "ML102"): TRAINER_VALUES,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,
     ("ml12_objects/text_model.py", "builder", "lost", "ML101"): BUILDER,
     ("ml1_added_layers/train.py", "params", "lost", "ML702"): PARAMS,
-    ("ml2_fresh_modules/translator/tests/test_copy_generator.py", "dict", "gained", "ML201"): FRESH_HELD,
     ("ml2_fresh_modules/translator/tests/test_embeddings.py", "alias", "gained", "ML201"): FRESH_HELD,
-    ("ml2_fresh_modules/translator/tests/test_embeddings.py", "dict", "gained", "ML201"): FRESH_HELD,
-    ("ml2_paths/heads.py", "dict", "lost", "ML201"): DICT,
     ("ml3_blind/from_pretrained_via_helper/finetune.py", "builder", "lost", "ML303"): BUILDER,
     ("ml3_blind/mode_argument_never_evals/engine.py", "params", "lost", "ML302"): PARAMS,
     ("ml3_longtail/train_vse.py", "params", "lost", "ML303"): PARAMS,
@@ -50,6 +48,9 @@ KNOWN = {
     ("ml6_shape_sources/stream.py", "trainer", "lost", "ML601"): TRAINER_VALUES,
     ("objects_interprocedural/e_fit.py", "script", "lost", "ML601"): SCRIPT,
     ("objects_interprocedural/h_fitter.py", "builder", "lost", "ML601"): BUILDER,
+    ("shapes_lost_facts/notebook_globals.py", "builder", "lost", "ML603"): BUILDER,
+    ("sites_accelerate_accumulation/trainer.py", "builder", "lost", "ML202"): BUILDER,
+    ("sites_module_scope/rebound_modes.py", "params", "lost", "ML303"): PARAMS,
     ("values_mode_helpers/trainer.py", "params", "lost", "ML302"): PARAMS,
 }
 SAMPLE = 3
