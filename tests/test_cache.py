@@ -216,3 +216,35 @@ def test_the_key_changes_with_mllints_own_code(tmp_path, monkeypatch):
     monkeypatch.setattr(mllint.cache, "linter_fingerprint", lambda: "edited")
     run("-j", "1", "train.py")
     assert linted == ["train.py", "train.py"]
+
+
+CONFIGURED = """import torch
+import torch.nn as nn
+import yaml
+
+LOSSES = {"NLLLoss": nn.NLLLoss, "CrossEntropyLoss": nn.CrossEntropyLoss}
+
+
+def run(x, y):
+    settings = yaml.safe_load(open("run.yaml"))
+    objective = LOSSES[settings["loss"]]()
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    opt.zero_grad()
+    loss = objective(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_changed_configuration_file_invalidates_the_findings_it_chose(tmp_path, monkeypatch):
+    """A lint that read `run.yaml` to choose the loss depends on it: editing it lints the file again."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(CONFIGURED)
+    (tmp_path / "run.yaml").write_text("loss: NLLLoss\n")
+    linted = count_lints(monkeypatch)
+    _, findings = run("-j", "1", "train.py")
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [("ML102", 14)]
+    assert run("-j", "1", "train.py")[1] == findings and linted == ["train.py"]
+    (tmp_path / "run.yaml").write_text("loss: CrossEntropyLoss\n")
+    assert run("-j", "1", "train.py") == (0, []) and len(linted) == 2

@@ -81,7 +81,7 @@ def summary_of(text: str, name: str = "pkg.models") -> ModuleSummary:
 
 
 def test_module_names_follow_the_packages_up_to_their_root(package):
-    assert module_name_of(str(package / "pkg" / "train.py")) == (str(package), project.ModuleName("pkg.train", False))
+    assert module_name_of(str(package / "pkg" / "train.py")) == (str(package), project.ModuleName("pkg.train", False, frozenset({"train", "models"})))
     assert module_name_of(str(package / "pkg" / "__init__.py"))[1].name == "pkg"
 
 

@@ -981,8 +981,11 @@ class Objects:
         if not isinstance(path, str) or os.path.isabs(path):
             return None
         key = (call, path)
+        path = os.path.join(os.path.dirname(os.path.abspath(self.ctx.real_path)), path)
+        if self.ctx.project is not None:
+            self.ctx.project.read_file(path)  # each lint that reads it depends on it (the result cache)
         if key not in self._configs:
-            self._configs[key] = read_yaml(os.path.join(os.path.dirname(os.path.abspath(self.ctx.real_path)), path), call)
+            self._configs[key] = read_yaml(path, call)
         return frozenset({Obj("made", self._configs[key], ctx=self.ctx)}) if self._configs[key] is not None else None
 
     def _opened_as(self, name: ast.AST) -> ast.AST:

@@ -137,6 +137,7 @@ JSON_SEPARATOR_ESCAPE = re.compile(rb"\\[nrtf]")
 MAX_SUBCLASSES = 16  # project classes derived from one class that are searched for a method it lacks
 MAX_PROJECT_FILES = 20000  # beyond, the rest of a huge directory is not searched for callers
 CALLS_KEY = "("  # a dependency on which modules call a name: `train(`
+FILE_KEY = "file:"  # a dependency on a file that is no module: a configuration a lint read
 
 
 class ProjectIndex:
@@ -299,10 +300,13 @@ class ProjectIndex:
         return calls
 
     def digest(self, module: str) -> str | None:
-        """What a cached result checks: the digest of the module's file (None: no such module), or for
-        `name(`, of the list of modules that call the name."""
+        """What a cached result checks: the digest of the module's file (None: no such module), for
+        `name(`, of the list of modules that call the name, and for `file:PATH`, of that file."""
         if module.endswith(CALLS_KEY):
             return _listing_digest(self._calls().modules(module))
+        if module.startswith(FILE_KEY):
+            path = module[len(FILE_KEY):]
+            return _digest(path) if os.path.isfile(path) else None
         path = self.locate(module)
         return None if path is None else _digest(path)
 
@@ -315,6 +319,10 @@ class ProjectIndex:
             yield consulted
         finally:
             self._recorders.remove(consulted)
+
+    def read_file(self, path: str) -> None:
+        """A lint read this file (a configuration): its content is part of what the findings depend on."""
+        self._record(FILE_KEY + path, path if os.path.isfile(path) else None)
 
     def _record(self, module: str, path: str | None, digest: str | None = None) -> None:
         if self._recorders:
