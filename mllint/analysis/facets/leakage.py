@@ -266,7 +266,7 @@ class Leakage:
         if made is None and binding is not None:  # the data passed to this method, the object by a setter's call
             made = [m for found, other in makers(self.ctx, call.func.value) if other is not None for m in found or ()]
         classes = {canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()}
-        return evidence if classes and all(c.startswith("sklearn.") for c in classes) else None
+        return evidence if _learns_statistics(classes) else None
 
     def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
@@ -1138,7 +1138,7 @@ class _EvaluationFit(Effect):
             values = [d.value for d in ctx.analysis(ValueKinds).reaching_definitions(receiver)]
             made = [(ctx, v) for v in values] if values and all(isinstance(v, ast.Call) for v in values) else None
         classes = {canonical_class(home.qualified_name(constructor.func)) or "" for home, constructor in made or ()}
-        return node.args[0] if classes and all(c.startswith("sklearn.") for c in classes) else None
+        return node.args[0] if _learns_statistics(classes) else None
 
     def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
         if isinstance(expr, ast.Subscript):  # columns (`df[cols]`, `X[:, :k]`) or rows of it: its data still
@@ -1235,3 +1235,10 @@ def _holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
 def _given(name: str, bound: dict, defaults: dict) -> ast.AST | None:
     """What a call gives a parameter: its argument, or its default when the call leaves it out."""
     return bound[name] if name in bound else defaults.get(name)
+
+
+def _learns_statistics(classes: set[str]) -> bool:
+    """Are these (every class an object may be) scikit-learn transformers, whose fit learns statistics of the
+    data it is given (a scaler, an encoder, a decomposition, a pipeline of them)? Estimators, calibrators and
+    embeddings for a plot are fitted on validation data on purpose."""
+    return bool(classes) and all(c.startswith(TRANSFORMER_MODULES) for c in classes)
