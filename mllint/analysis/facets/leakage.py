@@ -621,7 +621,7 @@ class Leakage:
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
         for name, reaches in fits.items():
             evidence = self._evaluation_data(bound[name], call, None) if bound.get(name) is not None else None
-            reach = next((r for r in reaches if _taken(((self.ctx, call), *r.calls), callee, r)), None) if evidence else None
+            reach = next((r for r in reaches if r.taken_under(call, callee.function)), None) if evidence else None
             if reach is not None:
                 return evidence, callee.function.name, reach
         return None
@@ -1172,69 +1172,6 @@ def _drops_columns(call: ast.Call) -> bool:
     """`df.drop(columns=...)`, `df.drop(cols, axis=1)`: rows kept."""
     axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
     return any(k.arg == "columns" for k in call.keywords) or (isinstance(axis, ast.Constant) and axis.value in (1, "columns"))
-
-
-def _taken(calls: tuple, callee: Callee, reach: Reach) -> bool:
-    """Do the `if`s around each call on the way, and around the fit, hold under the call that enters their
-    function (`if scaler is None:` with `scaler` left to its default None, `if fit:` with `fit=True`)?"""
-    steps = [*calls[1:], (reach.ctx, reach.node)]
-    entering = calls[0][1]
-    function = callee.function
-    for home, node in steps:
-        bound = bind_arguments(entering, function, takes_self(home, function))
-        defaults = _defaults(function)
-        child = node
-        for ancestor in home.scopes.ancestors(node):
-            if ancestor is function:
-                break
-            if isinstance(ancestor, (ast.If, ast.IfExp)) and child is not ancestor.test:
-                wanted = child in ancestor.body if isinstance(ancestor, ast.If) else child is ancestor.body
-                if _holds(ancestor.test, bound, defaults) is not wanted:
-                    return False
-            child = ancestor
-        if isinstance(node, ast.Call) and node is not reach.node:
-            entering = node
-            function = next((c for c in [home.analysis(ParameterEffects).callee(node)] if c is not None), None)
-            if function is None:
-                return False
-            function = function.function
-    return True
-
-
-def _defaults(function: ast.AST) -> dict[str, ast.AST]:
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    found = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
-    found.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    return found
-
-
-def _holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
-    """The truth of a test of a parameter under a call: `p is None`, `p is not None`, `p`, `not p`, `p == c`;
-    None when it is not known."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _holds(test.operand, bound, defaults)
-        return None if inner is None else not inner
-    if isinstance(test, ast.Name):
-        value = _given(test.id, bound, defaults)
-        return bool(value.value) if isinstance(value, ast.Constant) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
-        value, other, op = _given(test.left.id, bound, defaults), test.comparators[0], test.ops[0]
-        if isinstance(other, ast.Constant) and other.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-            if value is None:
-                return None
-            is_none = isinstance(value, ast.Constant) and value.value is None
-            if not is_none and not isinstance(value, (ast.Constant, ast.Name, ast.Call, ast.Attribute)):
-                return None
-            return is_none if isinstance(op, ast.Is) else not is_none
-        if isinstance(value, ast.Constant) and isinstance(other, ast.Constant) and isinstance(op, (ast.Eq, ast.NotEq)):
-            return (value.value == other.value) is isinstance(op, ast.Eq)
-    return None
-
-
-def _given(name: str, bound: dict, defaults: dict) -> ast.AST | None:
-    """What a call gives a parameter: its argument, or its default when the call leaves it out."""
-    return bound[name] if name in bound else defaults.get(name)
 
 
 def _learns_statistics(classes: set[str]) -> bool:
