@@ -159,14 +159,12 @@ class ParameterEffects:
                     found.setdefault(parameter, []).append(Reach(self.ctx, node))
                 if isinstance(node, ast.Call) and depth < MAX_DEPTH and isinstance(node.func, (ast.Name, ast.Attribute)):
                     self._through_call(node, held, kind, depth, found)
-            if isinstance(node, ast.Assign):
-                source = self._held(node.value, held, kind, depth)
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        if source is not None:
-                            held[target.id] = source
-                        else:
-                            held.pop(target.id, None)
+            for target, value in _bindings(self.ctx, node):
+                source = self._held(value, held, kind, depth) if value is not None else None
+                if source is not None:
+                    held[target] = source
+                else:
+                    held.pop(target, None)
         return held
 
     def _through_call(self, call: ast.Call, held: dict[str, str], kind: Effect, depth: int, found: dict) -> None:
@@ -217,6 +215,37 @@ def _in_order(statements: list[ast.AST]):
             continue
         yield from _in_order(list(ast.iter_child_nodes(statement)))
         yield statement
+
+
+def _bindings(ctx, node: ast.AST):
+    """(name, value or None) for each name `node` binds: `x = v`, `x: T = v`, `x, m = v, w` (pairwise; an
+    unpacking of anything else binds each name to an unknown value), `(x := v)`, and the targets of `for`,
+    `with ... as` and `except ... as`."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield from _unpacked(target, node.value)
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        yield from _unpacked(node.target, node.value)
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target.id, node.value
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        parent = ctx.scopes.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
+            parent = ctx.scopes.parent(parent)
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.withitem)):
+            yield node.id, None
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        yield node.name, None
+
+
+def _unpacked(target: ast.AST, value: ast.AST | None):
+    if isinstance(target, ast.Name):
+        yield target.id, value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        pairwise = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        pairwise = pairwise and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+        for index, element in enumerate(target.elts):
+            yield from _unpacked(element.value if isinstance(element, ast.Starred) else element, value.elts[index] if pairwise else None)
 
 
 def holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
