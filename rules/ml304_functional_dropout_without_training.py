@@ -1,11 +1,10 @@
 import ast
 
-from mllint.analysis.facets.helper_effects import DROPOUT, forward_callers, forward_of_module
+from mllint.analysis.facets.helper_effects import DROPOUT, forward_callers, forward_of_module, leaves_training, reads_mode
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
 from mllint.analysis.program.effects import ParameterEffects
 from mllint.analysis.program.project import place_in
 from mllint.analysis.facets.modes import mode_layers
-from mllint.analysis.syntax.names import call_argument
 from mllint.findings import Applicability
 from mllint.rule import Rule
 from mllint.source import one_line
@@ -85,13 +84,9 @@ class FunctionalDropoutWithoutTraining(Rule):
         cls = self.ctx.scopes.parent(function)
         if not isinstance(cls, ast.ClassDef) or not self.ctx.analysis(mode_layers).is_module(cls) or not function.args.args:
             return
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg in (None, "training") for k in node.keywords):
-            return
-        if len(node.args) > 2 or _is_zero(call_argument(node, 1, "p")):
+        if not leaves_training(self.ctx, node) or reads_mode(self.ctx, function):
             return
         owner = function.args.args[0].arg
-        if _reads_training(self.ctx, function, owner):
-            return
         text = f", training={owner}.training"
         last = max([*node.args, *(k.value for k in node.keywords)], key=lambda n: (n.end_lineno, n.end_col_offset), default=None)
         fix = None
@@ -123,7 +118,7 @@ class FunctionalDropoutWithoutTraining(Rule):
         owner = forward.args.args[0].arg
         callee = self.ctx.analysis(ParameterEffects).callee(node) if DROPOUT.passes(self.ctx, node) else None
         reaches = callee.ctx.analysis(ParameterEffects).anywhere(callee.function, DROPOUT) if callee is not None else ()
-        if not reaches or _reads_training(self.ctx, forward, owner):
+        if not reaches or reads_mode(self.ctx, forward):
             return
         reach = reaches[0]
         sites, other = forward_callers(self.ctx, reach.ctx, reach.ctx.scopes.enclosing_function(reach.node), DROPOUT)
@@ -139,18 +134,3 @@ CALL_MESSAGE = (
     "hand it `{owner}.training`"
 )
 HELPER_MESSAGE = "`{function}` in `{helper}`, which `forward` runs ({place}), stays active in eval mode: {advice}"
-
-
-def _is_zero(value: ast.AST | None) -> bool:
-    return isinstance(value, ast.Constant) and not isinstance(value.value, bool) and value.value == 0
-
-
-def _reads_training(ctx, function: ast.FunctionDef, owner: str) -> bool:
-    """Does `forward` consult the mode itself (`if self.training:`, `p if self.training else 0`)? A read
-    handed to another call (`F.dropout(h, p, training=self.training)`) consults it for that call only."""
-    for node in ast.walk(function):
-        if isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == owner:
-            parent = ctx.scopes.parent(node)
-            if not (isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node in parent.args)):
-                return True
-    return False

@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.helper_effects import INPLACE, forward_sites
+from mllint.analysis.facets.helper_effects import INPLACE, forward_sites, tensor_parameters
 from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
@@ -24,7 +24,6 @@ OPERATORS = {
     ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
 }  # fmt: skip
 ATOMIC = (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)
-TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
 # Functions that take a sequence of tensors: an argument passed to them whole is a list of tensors.
 SEQUENCE_FUNCTIONS = {
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
@@ -202,7 +201,7 @@ class InplaceOnForwardArgument(Rule):
         if node.name != "forward" or self.ctx.analysis(ModuleClasses).method_of_module(node, self.ctx) is None:
             self._check_helper(node)
             return
-        tensors = self._tensor_parameters(node)
+        tensors = tensor_parameters(self.ctx, node)
         tensors -= self._sequence_parameters(node) if tensors else set()
         if not tensors:
             return
@@ -514,15 +513,6 @@ class InplaceOnForwardArgument(Rule):
             return False
         values = possible_constants(ctx or self.ctx, flag, self.ctx)
         return bool(values) and all(value is True for value in values)
-
-    def _tensor_parameters(self, function: ast.FunctionDef) -> set[str]:
-        positional = [*function.args.posonlyargs, *function.args.args][1:]
-        names = set()
-        for index, arg in enumerate([*positional, *function.args.kwonlyargs]):
-            annotation = self.ctx.qualified_name(arg.annotation) if arg.annotation is not None else None
-            if annotation in TENSOR_TYPES or (arg.annotation is None and index == 0 and positional):
-                names.add(arg.arg)
-        return names
 
     def _sequence_parameters(self, function: ast.FunctionDef) -> set[str]:
         """Parameters the function uses as a list of tensors."""

@@ -3,7 +3,7 @@
 `INPLACE`: an in-place tensor method (`x.sub_(m)`), or an augmented assignment, on what a parameter holds
 (through views: `x.view(B, -1)`, `x[:, :3]`, an in-place chain `x.sub_(m).div_(s)`). `DROPOUT`: a functional
 dropout that leaves `training` to its default (`F.dropout(h, p)`) in a function that does not read the
-mode itself; a call that passes `training=` (or reads `self.training` for it) turns it off.
+mode itself (`reads_mode`); a call that passes `training=` (or reads `self.training` for it) turns it off.
 
 `forward_sites(ctx, function, parameter)`: where a module's `forward` hands its own tensor argument to
 `function` (directly, or through project functions passing it on), and whether some other call hands it
@@ -21,10 +21,11 @@ from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.effects import MAX_DEPTH, Effect, takes_self
+from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds
 
-TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor"}
+TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
 
 
 class _InPlace(Effect):
@@ -47,33 +48,47 @@ class _Dropout(Effect):
     words = re.compile(r"dropout")
 
     def sink(self, ctx, node: ast.AST) -> ast.AST | None:
-        if not (isinstance(node, ast.Call) and ctx.qualified_name(node.func) in FUNCTIONAL_DROPOUT):
-            return None
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg in (None, "training") for k in node.keywords):
-            return None
-        if len(node.args) > 2 or _zero(node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "p"), None)):
+        if not leaves_training(ctx, node):
             return None
         function = ctx.scopes.enclosing_function(node)
-        return None if function is None or reads_training(function) else node
+        return None if function is None or reads_mode(ctx, function) else node
 
     def passes(self, ctx, call: ast.Call) -> bool:
         """A call that hands the mode over (`training=self.training`, `self.training` passed) turns it off."""
-        return not any(k.arg == "training" for k in call.keywords) and not any(reads_training(a) for a in call.args)
+        return not any(k.arg == "training" for k in call.keywords) and not any(_mode_flag(a) for a in call.args)
 
 
 INPLACE = _InPlace()
 DROPOUT = _Dropout()
 
 
-def reads_training(node: ast.AST) -> bool:
-    """Does `node` read a mode flag (`self.training`, `training`, `is_training`)?"""
-    return any(
-        (isinstance(n, ast.Attribute) and n.attr == "training") or (isinstance(n, ast.Name) and "training" in n.id)
-        for n in ast.walk(node)
-    )  # fmt: skip
+def leaves_training(ctx, call: ast.AST) -> bool:
+    """Is `call` a functional dropout that leaves `training` to its default True (no `training` argument, no
+    `*args`/`**kwargs`, at most `input, p`, and `p` not 0)?"""
+    if not isinstance(call, ast.Call) or ctx.qualified_name(call.func) not in FUNCTIONAL_DROPOUT:
+        return False
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg in (None, "training") for k in call.keywords):
+        return False
+    return len(call.args) <= 2 and not is_zero(call_argument(call, 1, "p"))
 
 
-def _zero(value: ast.AST | None) -> bool:
+def reads_mode(ctx, function: ast.AST) -> bool:
+    """Does `function` consult the mode itself (`if self.training:`, `p if training else 0`, `t = self.training`)?
+    A read handed to a call (`F.dropout(h, p, training=self.training)`) consults it for that call only."""
+    for node in ast.walk(function):
+        if _mode_flag(node):
+            parent = ctx.scopes.parent(node)
+            if not (isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node in parent.args)):
+                return True
+    return False
+
+
+def _mode_flag(node: ast.AST) -> bool:
+    """`self.training`, `training`, `is_training`."""
+    return (isinstance(node, ast.Attribute) and node.attr == "training") or (isinstance(node, ast.Name) and "training" in node.id)
+
+
+def is_zero(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Constant) and not isinstance(value.value, bool) and value.value == 0
 
 
@@ -147,9 +162,9 @@ def forward_callers(linted, ctx, function: ast.AST, kind: Effect, depth: int = 0
             continue
         enclosing = caller.scopes.enclosing_function(call)
         if forward_of_module(caller, enclosing):
-            if not reads_training(enclosing):
+            if not reads_mode(caller, enclosing):
                 found.append((caller, call))
-        elif enclosing is not None and depth < MAX_DEPTH and not reads_training(enclosing):
+        elif enclosing is not None and depth < MAX_DEPTH and not reads_mode(caller, enclosing):
             inner, inner_other = forward_callers(linted, caller, enclosing, kind, depth + 1)
             found += inner
             other |= inner_other or not inner
