@@ -3,7 +3,8 @@
 `INPLACE`: an in-place tensor method (`x.sub_(m)`), or an augmented assignment, on what a parameter holds
 (through views: `x.view(B, -1)`, `x[:, :3]`, an in-place chain `x.sub_(m).div_(s)`). `DROPOUT`: a functional
 dropout that leaves `training` to its default (`F.dropout(h, p)`) in a function that does not read the
-mode itself (`reads_mode`); a call that passes `training=` (or reads `self.training` for it) turns it off.
+mode itself (`reads_mode`); a call that passes `training=` (or reads `self.training` for it), or sits in a
+function that reads the mode (`if self.training: h = noisy(h)`), turns it off.
 
 `forward_sites(ctx, function, parameter)`: where a module's `forward` hands its own tensor argument to
 `function` (directly, or through project functions passing it on), and whether some other call hands it
@@ -54,8 +55,12 @@ class _Dropout(Effect):
         return None if function is None or reads_mode(ctx, function) else node
 
     def passes(self, ctx, call: ast.Call) -> bool:
-        """A call that hands the mode over (`training=self.training`, `self.training` passed) turns it off."""
-        return not any(k.arg == "training" for k in call.keywords) and not any(_mode_flag(a) for a in call.args)
+        """A call that hands the mode over (`training=self.training`, `self.training` passed), or that sits in
+        a function reading the mode (`if self.training: h = noisy(h)`), turns it off."""
+        if any(k.arg == "training" for k in call.keywords) or any(_mode_flag(a) for a in call.args):
+            return False
+        function = ctx.scopes.enclosing_function(call)
+        return function is None or not reads_mode(ctx, function)
 
 
 INPLACE = _InPlace()
