@@ -1,8 +1,8 @@
 import ast
 
-from mllint.analysis.facets.helper_effects import DROPOUT, forward_callers, forward_of_module, leaves_training, reads_mode
+from mllint.analysis.facets.helper_effects import DROPOUT, forward_callers, forward_of_module, leaves_training, reads_mode, taken_somewhere
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
-from mllint.analysis.program.effects import ParameterEffects
+from mllint.analysis.program.effects import ParameterEffects, Reach
 from mllint.analysis.program.project import place_in
 from mllint.analysis.facets.modes import mode_layers
 from mllint.findings import Applicability
@@ -23,7 +23,8 @@ class FunctionalDropoutWithoutTraining(Rule):
     The same dropout in a method or function of the project that `forward` runs (`self._pool(h)`, a block
     helper of another module) is reported there, when every call of it comes from a `forward` (or at the call
     in `forward`, when other callers run it too); a call that hands it the mode (`training=self.training`)
-    or a helper or `forward` that reads the mode is left alone.
+    or a helper, `forward` or function on the way that reads the mode (`if self.training: h = noisy(h)`) is
+    left alone, and so is a dropout under the helper's own switch (`if drop:`) that its calls leave false.
 
     ## Why is this bad?
     The functional form does not know the module's mode: `training` defaults to `True`, so the dropout
@@ -100,7 +101,7 @@ class FunctionalDropoutWithoutTraining(Rule):
         if function is None or DROPOUT.sink(self.ctx, node) is None:
             return
         sites, other = forward_callers(self.ctx, self.ctx, function, DROPOUT)
-        if not sites or other:
+        if not sites or other or not taken_somewhere(self.ctx, self.ctx, function, Reach(self.ctx, node)):
             return
         caller, call = sites[0]
         owner = function.args.args[0].arg if isinstance(self.ctx.scopes.parent(function), ast.ClassDef) and function.args.args else None
@@ -118,6 +119,7 @@ class FunctionalDropoutWithoutTraining(Rule):
         owner = forward.args.args[0].arg
         callee = self.ctx.analysis(ParameterEffects).callee(node) if DROPOUT.passes(self.ctx, node) else None
         reaches = callee.ctx.analysis(ParameterEffects).anywhere(callee.function, DROPOUT) if callee is not None else ()
+        reaches = [r for r in reaches if r.taken_under(node, callee.function, strict=False)]
         if not reaches or reads_mode(self.ctx, forward):
             return
         reach = reaches[0]

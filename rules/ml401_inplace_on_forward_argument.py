@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.helper_effects import INPLACE, forward_sites, tensor_parameters
+from mllint.analysis.facets.helper_effects import INPLACE, forward_sites, taken_somewhere, tensor_parameters
 from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
@@ -143,7 +143,9 @@ class InplaceOnForwardArgument(Rule):
     A project function or method that changes its parameter in place (`def standardize(x, m, s): return
     x.sub_(m).div_(s)`), directly or through the functions it passes it to, given a `forward`'s tensor
     argument, is reported at its change when every call hands it such an argument, else at the call in
-    `forward`; a helper that copies first (`x = x.clone()`), or is given a copy or a fresh tensor, is not.
+    `forward`; a helper that copies first (`x = x.clone()`, `x: Tensor = x.clone()`), or is given a copy or a
+    fresh tensor, is not, nor a change under the helper's own switch (`x.mul_(s) if inplace else x.mul(s)`)
+    when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`).
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
@@ -245,7 +247,7 @@ class InplaceOnForwardArgument(Rule):
         if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign)):
             return
         for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():
-            local = next((r for r in reaches if not r.calls), None)
+            local = next((r for r in reaches if not r.calls and taken_somewhere(self.ctx, self.ctx, function, r)), None)
             sites, other = forward_sites(self.ctx, self.ctx, function, parameter) if local is not None else ([], True)
             if sites and not other:
                 caller, call, name = sites[0]
@@ -263,7 +265,8 @@ class InplaceOnForwardArgument(Rule):
             return
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
         for parameter, reaches in changed.items():
-            argument = self._storage_name(bound.get(parameter))
+            reaches = [r for r in reaches if r.taken_under(call, callee.function, strict=False)]
+            argument = self._storage_name(bound.get(parameter)) if reaches else None
             name = self._argument_held(argument, tensors) if argument is not None else None
             if not name or self._excused(self.ctx.scopes.statement(call), forward):
                 continue

@@ -6,6 +6,10 @@ dropout that leaves `training` to its default (`F.dropout(h, p)`) in a function 
 mode itself (`reads_mode`); a call that passes `training=` (or reads `self.training` for it), or sits in a
 function that reads the mode (`if self.training: h = noisy(h)`), turns it off.
 
+`taken_somewhere(linted, ctx, function, reach)`: the `if`s around an effect hold under some call of its
+function (`if inplace:` is not taken under `swish(x)` with `inplace=False`, nor under `swish(x, self.inplace)`,
+the module's own option).
+
 `forward_sites(ctx, function, parameter)`: where a module's `forward` hands its own tensor argument to
 `function` (directly, or through project functions passing it on), and whether some other call hands it
 something else (then the place to change is the call in `forward`, not the helper).
@@ -21,7 +25,7 @@ from mllint.analysis.facets.views import viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.effects import MAX_DEPTH, Effect, takes_self
+from mllint.analysis.program.effects import MAX_DEPTH, Effect, Reach, takes_self
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds
@@ -95,6 +99,13 @@ def _mode_flag(node: ast.AST) -> bool:
 
 def is_zero(value: ast.AST | None) -> bool:
     return isinstance(value, ast.Constant) and not isinstance(value.value, bool) and value.value == 0
+
+
+def taken_somewhere(linted, ctx, function: ast.AST, reach: Reach) -> bool:
+    """Do the `if`s around `reach` hold under some call of `function` (its own parameters' defaults when none
+    is known)? A test of a parameter the call leaves undecided is the caller's option: not taken."""
+    calls = [call for _, call in linted.analysis(Callers).sites_in(ctx, function)]
+    return any(reach.taken_under(call, function, strict=False) for call in calls)
 
 
 def forward_of_module(ctx, function: ast.AST | None) -> bool:
