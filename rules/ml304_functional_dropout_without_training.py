@@ -1,6 +1,8 @@
 import ast
 
-from mllint.analysis.facets.helper_effects import DROPOUT, forward_callers, forward_of_module, leaves_training, reads_mode, taken_somewhere
+from mllint.analysis.facets.helper_effects import (
+    DROPOUT, forward_callers, forward_of_module, leaves_training, reads_mode, taken_somewhere,
+)
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
 from mllint.analysis.program.effects import ParameterEffects, Reach
 from mllint.analysis.program.project import place_in

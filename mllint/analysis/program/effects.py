@@ -245,7 +245,8 @@ def _unpacked(target: ast.AST, value: ast.AST | None):
         pairwise = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
         pairwise = pairwise and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
         for index, element in enumerate(target.elts):
-            yield from _unpacked(element.value if isinstance(element, ast.Starred) else element, value.elts[index] if pairwise else None)
+            inner = element.value if isinstance(element, ast.Starred) else element
+            yield from _unpacked(inner, value.elts[index] if pairwise else None)
 
 
 def holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
