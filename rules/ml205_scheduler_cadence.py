@@ -25,7 +25,7 @@ class SchedulerCadence(Rule):
     decay `gamma` is 0.99 or less) stepped
     in the batch loop, and a per-step scheduler (`OneCycleLR`, `CyclicLR`, the `transformers` warm-up
     schedules, or a scheduler sized with `len(loader)` or a number of steps: `total_steps`,
-    `num_training_steps`, `max_iters`) stepped once per epoch; also when the step is in a helper the
+    `num_training_steps`, `max_iters`) stepped once per epoch. The step may also be in a helper the
     loop passes the scheduler to (`train_step(model, batch, optimizer, scheduler)`), or in a callback's
     hook the loop runs for each callback (`for cb in self.callbacks: cb.on_batch_end(self)`, or `cb(...)`
     running its `__call__`), the callbacks given to the trainer's constructor or appended to its list
