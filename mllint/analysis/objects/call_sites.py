@@ -80,7 +80,10 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
     args.sched == "onecycle": ... else: StepLR(...)` with the option's default "step"), and an earlier
     binding of the name is not what it holds after an arm they decide for rebinds it (`if cfg.act ==
     "sigmoid": net = nn.Sequential(net, nn.Sigmoid())`, nothing reading `net` between the two)."""
-    kept = [(ctx, call) for ctx, call in made if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call))]
+    kept = [
+        (ctx, call) for ctx, call in made
+        if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call)) and not _after_taken_exit(ctx, call, linted)
+    ]  # fmt: skip
     rebound = [found for ctx, call in kept if (found := _taken_rebinding(ctx, call, linted)) is not None]
     return [(ctx, call) for ctx, call in kept if not any(_killed(ctx, call, *found) for found in rebound)] or made
 
@@ -94,6 +97,28 @@ def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
         if isinstance(ancestor, ast.If) and child is not ancestor.test:
             yield ancestor, child in ancestor.body
         child = ancestor
+
+
+EXITS = (ast.Return, ast.Raise)
+
+
+def _after_taken_exit(ctx, call: ast.Call, linted) -> bool:
+    """Does the statement of `call` follow, in its block or an enclosing one of its scope, an `if` the
+    constants decide for an arm that ends in `return` or `raise` (`if cfg.sched == "step": return
+    StepLR(...)` then `return OneCycleLR(...)`, with the default "step")? Then it never runs."""
+    child = ctx.scopes.statement(call)
+    for ancestor in ctx.scopes.ancestors(child):
+        for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and child in block:
+                for before in block[: block.index(child)]:
+                    taken = decided(ctx, before, linted) if isinstance(before, ast.If) else None
+                    arm = before.body if taken is True else before.orelse if taken is False else []
+                    if arm and isinstance(arm[-1], EXITS):
+                        return True
+        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            return False
+        child = ancestor
+    return False
 
 
 def _bound_name(ctx, call: ast.Call) -> tuple[ast.Assign, str] | None:
