@@ -25,6 +25,7 @@ SCRIPT = "a function's body inlined at module level: the module scope is not ana
 KNOWN = {
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
     ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
+    ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
     ("consts_values/cv1_train.py", "trainer", "lost", "ML102"): TRAINER_VALUES,
     ("loop_carried/multitask.py", "params", "lost", "ML101"): PARAMS,
     ("ml12_objects/text_model.py", "alias", "lost", "ML101"): ALIAS,

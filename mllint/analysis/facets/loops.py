@@ -295,14 +295,17 @@ class TrainingLoops:
         """Each scheduler the variable of a loop over a list may be, when they are of several classes (`for s
         in self.schedulers: s.step()` over `[warmup, decay]`), as the file tells or the first call site that
         tells; empty when one is not a scheduler or unknown."""
-        if event.path is not None or not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
+        # A step of another module (`LRCallback.on_batch_end` looping over its schedulers) is read in its
+        # own module, its call sites searched from the linted file.
+        home = self.ctx if event.path is None else event.ctx if event.entry is not None else None
+        if home is None or not isinstance(event.node, ast.Call) or not isinstance(event.node.func, ast.Attribute):
             return []
         receiver = event.node.func.value
-        bound = self.ctx.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
-        loop = self.ctx.scopes.parent(bound[0].node) if len(bound) == 1 else None
+        bound = home.analysis(ValueKinds).reaching_definitions(receiver) if isinstance(receiver, ast.Name) else []
+        loop = home.scopes.parent(bound[0].node) if len(bound) == 1 else None
         if not isinstance(loop, ast.For) or loop.target is not bound[0].node:
             return []  # an item of a list a loop steps, not a name bound on several branches
-        for made, binding in makers(self.ctx, receiver):
+        for made, binding in makers(home, receiver, None if home is self.ctx else self.ctx):
             items = [(ctx, call, _classes(self.ctx, [(ctx, call)])) for ctx, call in made]
             schedulers = [(ctx, call, scheduler_made_by(names.pop())) for ctx, call, names in items if len(names) == 1]
             if len(schedulers) < 2 or len(schedulers) != len(made) or any(s is None for _, _, s in schedulers):
@@ -716,7 +719,7 @@ class TrainingLoops:
         the call on to each item's hook (`for cb in self.callbacks: cb.on_batch_end(...)`) runs each hook
         once, in turn: no repetition and no condition, so its events need no guard of their own."""
         inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
-        dispatch = m is self.own and self._dispatches(loop)
+        dispatch = self._dispatches(loop) if m is self.own else self._steps_all_items(m, loop)
         loop_guard = () if dispatch else (Guard("loop", str(id(loop)), None, loop),)
         return [e.with_prefix(guards + loop_guard, same) for e in inner]
 
@@ -797,14 +800,22 @@ class TrainingLoops:
         calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
         return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) or self._steps_items(loop, c) for c in calls)
 
-    def _steps_items(self, loop: ast.For, call: ast.Call) -> bool:
+    def _steps_all_items(self, m: _Module, loop: ast.AST) -> bool:
+        """A loop of another module the linted file's loop calls into whose body only steps its items, all
+        schedulers or optimizers (`for sched in self.schedulers: sched.step()` in a callback's
+        `on_batch_end`): each runs once per call, as in the linted file (`_dispatches`)."""
+        body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
+        calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+        return bool(calls) and len(calls) == len(body) and all(self._steps_items(loop, c, m.ctx) for c in calls)
+
+    def _steps_items(self, loop: ast.For, call: ast.Call, home=None) -> bool:
         """`item.step()` of the loop's variable, every object it may be made by a scheduler or optimizer
-        class, under every call site that tells."""
+        class, under every call site that tells (`home`: the loop's module, when not the linted file)."""
         func = call.func
         item = func.value if isinstance(func, ast.Attribute) and func.attr in ("step", "zero_grad") else None
         if not isinstance(item, ast.Name) or not isinstance(loop.target, ast.Name) or loop.target.id != item.id:
             return False
-        made = list(makers(self.ctx, item))
+        made = list(makers(home, item, self.ctx)) if home is not None and home is not self.ctx else list(makers(self.ctx, item))
         names = {name for found, _ in made for name in _classes(self.ctx, found)}
         return bool(made) and all(scheduler_made_by(name) is not None or is_optimizer(name) for name in names)
 

@@ -80,7 +80,10 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
     args.sched == "onecycle": ... else: StepLR(...)` with the option's default "step"), and an earlier
     binding of the name is not what it holds after an arm they decide for rebinds it (`if cfg.act ==
     "sigmoid": net = nn.Sequential(net, nn.Sigmoid())`, nothing reading `net` between the two)."""
-    kept = [(ctx, call) for ctx, call in made if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call))]
+    kept = [
+        (ctx, call) for ctx, call in made
+        if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call)) and not _after_taken_exit(ctx, call, linted)
+    ]  # fmt: skip
     rebound = [found for ctx, call in kept if (found := _taken_rebinding(ctx, call, linted)) is not None]
     return [(ctx, call) for ctx, call in kept if not any(_killed(ctx, call, *found) for found in rebound)] or made
 
@@ -94,6 +97,28 @@ def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
         if isinstance(ancestor, ast.If) and child is not ancestor.test:
             yield ancestor, child in ancestor.body
         child = ancestor
+
+
+EXITS = (ast.Return, ast.Raise)
+
+
+def _after_taken_exit(ctx, call: ast.Call, linted) -> bool:
+    """Does the statement of `call` follow, in its block or an enclosing one of its scope, an `if` the
+    constants decide for an arm that ends in `return` or `raise` (`if cfg.sched == "step": return
+    StepLR(...)` then `return OneCycleLR(...)`, with the default "step")? Then it never runs."""
+    child = ctx.scopes.statement(call)
+    for ancestor in ctx.scopes.ancestors(child):
+        for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and child in block:
+                for before in block[: block.index(child)]:
+                    taken = decided(ctx, before, linted) if isinstance(before, ast.If) else None
+                    arm = before.body if taken is True else before.orelse if taken is False else []
+                    if arm and isinstance(arm[-1], EXITS):
+                        return True
+        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            return False
+        child = ancestor
+    return False
 
 
 def _bound_name(ctx, call: ast.Call) -> tuple[ast.Assign, str] | None:
@@ -406,6 +431,9 @@ def _object_constants(objects: Objects, obj: Obj, binding: Binding | None, depth
         if listed is None or not all(isinstance(v, tuple) for v in listed):
             return None
         return {item for v in listed for item in v}
+    nested = _default_instance(objects, obj.base) if obj.kind == "field" and obj.base.kind == "field" and obj.base.base.kind == "made" else None
+    if nested is not None:  # `cfg.model.head_activation` with `model: ModelConfig = field(default_factory=ModelConfig)`
+        obj = Obj("field", name=obj.name, base=nested, ctx=nested.ctx)
     inner = {obj}
     if obj.kind == "field" and obj.base.kind != "made":  # a module's attribute (`self.inplace`): what its writes put there
         home = objects._of(obj.ctx)
@@ -476,6 +504,37 @@ def _class_default(objects: Objects, field: Obj) -> Obj | None:
     bound = (_field_default(home, v) for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name)
     value = next((v for v in bound if _literal_constant(v)), None)
     return Obj("made", value, ctx=home) if value is not None else None
+
+
+_FACTORY_CALLS: WeakKeyDictionary = WeakKeyDictionary()  # `default_factory=ModelConfig` -> the call `ModelConfig()` it stands for
+
+
+def _default_instance(objects: Objects, field: Obj) -> Obj | None:
+    """The instance of a project class a config field holds by its class's default when the constructor
+    call passes none: `model: ModelConfig = field(default_factory=ModelConfig)` (the factory called with no
+    arguments) or `= ModelConfig()`; None for anything else."""
+    call = field.base.node
+    found = objects._of(field.base.ctx).class_of(field.base) if isinstance(call, ast.Call) else None
+    if found is None or call.args or any(k.arg in (None, field.name) for k in call.keywords):
+        return None
+    home, cls = found
+    if any(isinstance(s, FUNCTIONS) and s.name == "__init__" for s in cls.body):
+        return None
+    if any(isinstance(n, ast.Attribute) and n.attr == field.name and isinstance(n.ctx, ast.Store) for n in ast.walk(cls)):
+        return None
+    bound = [v for t, v in class_bindings(cls.body) if isinstance(t, ast.Name) and t.id == field.name]
+    value = bound[0] if len(bound) == 1 else None
+    if isinstance(value, ast.Call) and home.qualified_name(value.func) == "dataclasses.field":
+        factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+        if not isinstance(factory, ast.Name):
+            return None
+        if factory not in _FACTORY_CALLS:
+            _FACTORY_CALLS[factory] = ast.copy_location(ast.Call(func=factory, args=[], keywords=[]), factory)
+        value = _FACTORY_CALLS[factory]
+    if not (isinstance(value, ast.Call) and not value.args and not value.keywords):
+        return None
+    made = Obj("made", value, ctx=home)
+    return made if objects._of(home).class_of(made) is not None else None
 
 
 def _field_default(home, value: ast.AST | None) -> ast.AST | None:

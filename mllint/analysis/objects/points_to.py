@@ -1304,10 +1304,31 @@ def argparse_default(field: Obj) -> Obj | None:
     `store_true` flag and True for a `store_false` one (the file's `ParserOptions`)."""
     call, ctx = field.base.node, field.base.ctx
     func = call.func if isinstance(call, ast.Call) else None
-    if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
+    if not (isinstance(func, ast.Attribute) and func.attr == "parse_args"):
         return None
-    default = ctx.analysis(ParserOptions).default(func.value.id, field.name)
-    return Obj("made", default, ctx=ctx) if default is not None else None
+    if isinstance(func.value, ast.Name):
+        default = ctx.analysis(ParserOptions).default(func.value.id, field.name)
+        if default is not None:
+            return Obj("made", default, ctx=ctx)
+    parser = _parser_binding(ctx, func.value)
+    default = parser[0].analysis(ParserOptions).default(parser[1], field.name) if parser is not None else None
+    return Obj("made", default, ctx=parser[0]) if default is not None else None
+
+
+def _parser_binding(ctx, receiver: ast.AST) -> tuple[object, str] | None:
+    """(its module's context, the name) of the one `name = argparse.ArgumentParser(...)` the receiver of
+    `parse_args()` may be, wherever it was built: `get_parser().parse_args()` with `get_parser` of another
+    module returning the parser its `add_argument` calls fill."""
+    found = ctx.analysis(Objects).points_to(receiver)
+    made = next(iter(found)) if found and len(found) == 1 else None
+    if made is None or made.kind != "made" or not isinstance(made.node, ast.Call):
+        return None
+    if made.ctx.qualified_name(made.node.func) != "argparse.ArgumentParser":
+        return None
+    statement = made.ctx.scopes.parent(made.node)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+        return None
+    return made.ctx, statement.targets[0].id
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:
