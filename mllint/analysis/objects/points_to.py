@@ -631,7 +631,7 @@ class Objects:
         if self.view is None or self.view.index is None or depth >= MAX_CALL_DEPTH:
             return None
         if self._imports is None:
-            self._imports = module_scope_imports(self.ctx.tree, self.ctx.module)
+            self._imports = module_scope_imports(self.ctx)
         qualified = self._imports.get(name)
         found = self.view.find(qualified) if qualified else None
         if found is None or found[1] not in found[0].variables:
@@ -1171,7 +1171,7 @@ class Objects:
         if home.view is None:
             return None
         if home._imports is None:
-            home._imports = module_scope_imports(home.ctx.tree, home.ctx.module)
+            home._imports = module_scope_imports(home.ctx)
         qualified = home._imports.get(obj.name)
         return home.view.function(qualified) if qualified and "." in qualified else None
 

@@ -474,7 +474,7 @@ def _digest(path: str) -> str:
 def _summary(path: str, module: str) -> ModuleSummary | None:
     def compute() -> ModuleSummary | None:
         ctx = _context(path, module)
-        return None if ctx is None else ModuleSummary.of_tree(ctx.tree, ctx.module, path, lambda: _context(path, module))
+        return None if ctx is None else ModuleSummary.of_context(ctx, path, lambda: _context(path, module))
 
     return _while_unchanged(_SUMMARIES, path, path, compute)
 

@@ -137,21 +137,22 @@ def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:
 
 
 class ModuleSummary:
-    """The linted file's own summary (`ctx.analysis(ModuleSummary)`); `of_tree` summarizes one on disk."""
+    """The linted file's own summary (`ctx.analysis(ModuleSummary)`); `of_context` summarizes one on disk."""
 
     def __init__(self, ctx) -> None:
-        self._read(ctx.tree, ctx.module, ctx.real_path or ctx.path, lambda: ctx)
+        self._read(ctx, ctx.real_path or ctx.path, lambda: ctx)
 
     @classmethod
-    def of_tree(cls, tree: ast.Module, module, path: str, load: LoadContext) -> "ModuleSummary":
+    def of_context(cls, ctx, path: str, load: LoadContext) -> "ModuleSummary":
         summary = cls.__new__(cls)
-        summary._read(tree, module, path, load)
+        summary._read(ctx, path, load)
         return summary
 
-    def _read(self, tree: ast.Module, module, path: str, load: LoadContext) -> None:
+    def _read(self, ctx, path: str, load: LoadContext) -> None:
+        tree, module = ctx.tree, ctx.module
         self.name = module.name if module else ""
         self.path = path
-        self.imports: dict[str, str] = module_scope_imports(tree, module)
+        self.imports: dict[str, str] = module_scope_imports(ctx)
         definitions = {
             s.name: f"{self.name}.{s.name}"
             for s in module_statements(tree)

@@ -178,17 +178,19 @@ def training_test(test: ast.AST) -> bool | None:
     return True if is_self_attribute(test) and test.attr == "training" else None
 
 
-def module_scope_imports(tree: ast.Module, module=None) -> dict[str, str]:
-    """What `Names.module_imports` gives, read from the statements outside functions without a tree index."""
+def module_scope_imports(ctx) -> dict[str, str]:
+    """What `Names.module_imports` gives, read from the statements outside functions (the assumed imports
+    from the file's tree index, never a walk of its own)."""
     bound: dict[str, str] = {}
-    stack: list[ast.AST] = list(reversed(tree.body))
+    module = ctx.module
+    stack: list[ast.AST] = list(reversed(ctx.tree.body))
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             bound.update(_bindings(node, module))
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             stack += reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, NESTED_STATEMENTS)])
-    return {**assumed_imports(ast.walk(tree)), **bound}
+    return {**assumed_imports(ctx.index.of_type(ast.Name, ast.arg, ast.Import, ast.ImportFrom, *DEFINITIONS)), **bound}
 
 
 NESTED_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
