@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from weakref import WeakKeyDictionary
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
@@ -81,15 +82,21 @@ def leaves_training(ctx, call: ast.AST) -> bool:
     return len(call.args) <= 2 and not is_zero(call_argument(call, 1, "p"))
 
 
+_READS_MODE: WeakKeyDictionary = WeakKeyDictionary()  # function -> `reads_mode`'s answer (gone with its tree)
+
+
 def reads_mode(ctx, function: ast.AST) -> bool:
     """Does `function` consult the mode itself (`if self.training:`, `p if training else 0`, `t = self.training`)?
-    A read handed to a call (`F.dropout(h, p, training=self.training)`) consults it for that call only."""
-    for node in ast.walk(function):
-        if _mode_flag(node):
-            parent = ctx.scopes.parent(node)
-            if not (isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node in parent.args)):
-                return True
-    return False
+    A read handed to a call (`F.dropout(h, p, training=self.training)`) consults it for that call only.
+    Worked out once per function (each of its calls asks)."""
+    if function not in _READS_MODE:
+        _READS_MODE[function] = any(_mode_flag(node) and not _handed_to_call(ctx, node) for node in ast.walk(function))
+    return _READS_MODE[function]
+
+
+def _handed_to_call(ctx, node: ast.AST) -> bool:
+    parent = ctx.scopes.parent(node)
+    return isinstance(parent, ast.keyword) or (isinstance(parent, ast.Call) and node in parent.args)
 
 
 def _mode_flag(node: ast.AST) -> bool:

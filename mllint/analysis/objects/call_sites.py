@@ -202,15 +202,19 @@ def _reads(ctx, test: ast.AST) -> list[ast.AST]:
     return [n for n in ast.walk(test) if isinstance(n, ast.Name | ast.Attribute | ast.Subscript) and not isinstance(ctx.scopes.parent(n), ast.Attribute | ast.Subscript)]
 
 
+_OVERRIDDEN: WeakKeyDictionary = WeakKeyDictionary()  # file -> the attributes it sets on a branch
+
+
 def _overridden_on_a_branch(ctx, name: str) -> bool:
     """Does the file set an attribute `name` on a branch (`if args.fast: args.sched = "onecycle"`)? What
-    the option then holds is the default or the override: the objects layer tells only the override."""
-    for node in ctx.index.of_type(ast.Attribute):
-        if node.attr == name and isinstance(node.ctx, ast.Store):
-            statement = ctx.scopes.statement(node)
-            if not isinstance(ctx.scopes.parent(statement), (*FUNCTIONS, ast.Module)):
-                return True
-    return False
+    the option then holds is the default or the override: the objects layer tells only the override.
+    The file's attributes are read once, not per test."""
+    if ctx not in _OVERRIDDEN:
+        _OVERRIDDEN[ctx] = frozenset(
+            node.attr for node in ctx.index.of_type(ast.Attribute)
+            if isinstance(node.ctx, ast.Store) and not isinstance(ctx.scopes.parent(ctx.scopes.statement(node)), (*FUNCTIONS, ast.Module))
+        )  # fmt: skip
+    return name in _OVERRIDDEN[ctx]
 
 
 def _place(node: ast.AST) -> tuple:
