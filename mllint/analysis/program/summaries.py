@@ -131,9 +131,19 @@ class FunctionSummary(_Definition):
             return None
 
 
+_DEFINITIONS: WeakKeyDictionary = WeakKeyDictionary()  # module -> {name: its top-level definitions in source order}
+
+
 def top_level_definition(tree: ast.Module, kind, name: str) -> ast.AST | None:
-    """The module's last top-level definition of `name` of that kind (the one the module keeps)."""
-    return next((s for s in reversed(module_statements(tree)) if isinstance(s, kind) and s.name == name), None)
+    """The module's last top-level definition of `name` of that kind (the one the module keeps); the
+    module's definitions are indexed once, not read per name."""
+    if tree not in _DEFINITIONS:
+        found: dict[str, list[ast.AST]] = {}
+        for statement in module_statements(tree):
+            if isinstance(statement, (*FUNCTIONS, ast.ClassDef)):
+                found.setdefault(statement.name, []).append(statement)
+        _DEFINITIONS[tree] = found
+    return next((s for s in reversed(_DEFINITIONS[tree].get(name, ())) if isinstance(s, kind)), None)
 
 
 class ModuleSummary:
