@@ -18,7 +18,10 @@ that backpropagates to its input).
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mllint.analysis.objects.callees import loss_function_name
@@ -334,7 +337,7 @@ def steps_after(ctx, backward: ast.Call) -> bool:
         return False
     scope = ctx.scopes.enclosing_function(backward) or ctx.tree
     after = (backward.end_lineno, backward.end_col_offset)
-    for node in ctx.index.within(scope, ast.Call, ast.Attribute):
+    for node in ctx.analysis(_ScopeCalls).from_position(scope, after):
         if (node.lineno, node.col_offset) < after:
             continue
         if isinstance(node, ast.Attribute):
@@ -349,6 +352,25 @@ def steps_after(ctx, backward: ast.Call) -> bool:
         if stepped_optimizer(ctx, node) is not None:
             return True
     return False
+
+
+class _ScopeCalls:
+    """The calls and attributes of each scope `steps_after` reads, in the index's order, listed once per
+    scope: each `backward` of a module-level script starts where the nodes before it end, not at the top."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._scopes: dict[ast.AST, tuple[list[ast.AST], list[tuple[int, int]]]] = {}
+
+    def from_position(self, scope: ast.AST, position: tuple[int, int]) -> Iterator[ast.AST]:
+        """The scope's nodes from the first one at or after `position` on (every node before it in the
+        index's order starts before `position`)."""
+        if scope not in self._scopes:
+            nodes = self.ctx.index.within(scope, ast.Call, ast.Attribute)
+            reached = list(itertools.accumulate(((n.lineno, n.col_offset) for n in nodes), max))
+            self._scopes[scope] = nodes, reached
+        nodes, reached = self._scopes[scope]
+        return (nodes[i] for i in range(bisect.bisect_left(reached, position), len(nodes)))
 
 
 class _Maximizing:
