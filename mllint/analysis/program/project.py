@@ -27,6 +27,7 @@ import os
 from functools import lru_cache
 import re
 import sys
+from weakref import WeakKeyDictionary
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -792,7 +793,7 @@ class ProjectView:
                 module, _, name = base.rpartition(".")
                 deriving = self.index.modules_deriving(name) if self.index is not None else []
                 for summary in filter(None, map(self.summary, dict.fromkeys([module, self.own_name, *deriving]))):
-                    for cls in summary.classes.values():
+                    for cls in _classes_by_base(summary).get(name, ()):
                         named = f"{summary.name}.{cls.name}"
                         if named not in derived and named != root and any(self._names(b, base) for b in cls.bases):
                             derived.append(named)
@@ -1224,3 +1225,18 @@ def _combined(parts: list[Resolved | None]) -> Found | None:
     first = next(part for part in parts if part.kind in kinds)
     return dataclasses.replace(first, mixture=True, padded=any(part.padded for part in parts))
 
+
+
+_BY_BASE: WeakKeyDictionary = WeakKeyDictionary()  # module summary -> {a base's last name: the classes naming it}
+
+
+def _classes_by_base(summary: ModuleSummary) -> dict[str, list[ClassSummary]]:
+    """A module's classes by the last part of each base's name (`_names` matches no other), indexed once:
+    `subclasses` asked for each class of a module read every class of it."""
+    if summary not in _BY_BASE:
+        found: dict[str, list[ClassSummary]] = {}
+        for cls in summary.classes.values():
+            for base in dict.fromkeys(b.rpartition(".")[2] for b in cls.bases):
+                found.setdefault(base, []).append(cls)
+        _BY_BASE[summary] = found
+    return _BY_BASE[summary]
