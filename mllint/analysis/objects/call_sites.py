@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
-from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
+from mllint.analysis.syntax.folding import UNKNOWN, arms, ends, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -82,7 +82,7 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
     "sigmoid": net = nn.Sequential(net, nn.Sigmoid())`, nothing reading `net` between the two)."""
     kept = [
         (ctx, call) for ctx, call in made
-        if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call)) and not _after_taken_exit(ctx, call, linted)
+        if runs(_arms_around(ctx, call), lambda branch: decided(ctx, branch, linted)) and not _after_taken_exit(ctx, call, linted)
     ]  # fmt: skip
     rebound = [found for ctx, call in kept if (found := _taken_rebinding(ctx, call, linted)) is not None]
     return [(ctx, call) for ctx, call in kept if not any(_killed(ctx, call, *found) for found in rebound)] or made
@@ -90,31 +90,21 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
 
 def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
     """(each `if` around the statement of `call` in its own scope, is the statement in its body)."""
-    child = ctx.scopes.statement(call)
-    for ancestor in ctx.scopes.ancestors(child):
-        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            return
-        if isinstance(ancestor, ast.If) and child is not ancestor.test:
-            yield ancestor, child in ancestor.body
-        child = ancestor
-
-
-EXITS = (ast.Return, ast.Raise)
+    statement = ctx.scopes.statement(call)
+    return arms(ctx.scopes.ancestors(statement), statement)
 
 
 def _after_taken_exit(ctx, call: ast.Call, linted) -> bool:
     """Does the statement of `call` follow, in its block or an enclosing one of its scope, an `if` the
     constants decide for an arm that ends in `return` or `raise` (`if cfg.sched == "step": return
     StepLR(...)` then `return OneCycleLR(...)`, with the default "step")? Then it never runs."""
+    decide = lambda branch: decided(ctx, branch, linted)  # noqa: E731
     child = ctx.scopes.statement(call)
     for ancestor in ctx.scopes.ancestors(child):
         for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
             if isinstance(block, list) and child in block:
-                for before in block[: block.index(child)]:
-                    taken = decided(ctx, before, linted) if isinstance(before, ast.If) else None
-                    arm = before.body if taken is True else before.orelse if taken is False else []
-                    if arm and isinstance(arm[-1], EXITS):
-                        return True
+                if any(isinstance(b, ast.If) and decide(b) is not None and ends([b], decide) for b in block[: block.index(child)]):
+                    return True
         if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
             return False
         child = ancestor

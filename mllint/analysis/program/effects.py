@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view
+from mllint.analysis.syntax.folding import SOMETHING, arms, fold, runs
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 
 MAX_DEPTH = 3  # calls followed below the function asked about
@@ -57,20 +58,10 @@ class Reach:
         does not decide (`swish(x, self.inplace)`: the caller's own option)."""
         entering = call
         for home, node in [*self.calls, (self.ctx, self.node)]:
-            bound = bind_arguments(entering, function, takes_self(home, function))
-            defaults = parameter_defaults(function)
-            child = node
-            for ancestor in home.scopes.ancestors(node):
-                if ancestor is function:
-                    break
-                if isinstance(ancestor, (ast.If, ast.IfExp)) and child is not ancestor.test:
-                    wanted = child in ancestor.body if isinstance(ancestor, ast.If) else child is ancestor.body
-                    held = holds(ancestor.test, bound, defaults)
-                    if held is None and not strict and not _of_parameter(ancestor.test, function):
-                        held = wanted
-                    if held is not wanted:
-                        return False
-                child = ancestor
+            constants = argument_constants(bind_arguments(entering, function, takes_self(home, function)), function)
+            decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+            if not runs(arms(home.scopes.ancestors(node), node, function), decide, lambda b: not strict and not _of_parameter(b.test, function)):
+                return False
             if node is not self.node:
                 callee = home.analysis(ParameterEffects).callee(node)
                 if callee is None:
@@ -249,32 +240,17 @@ def _unpacked(target: ast.AST, value: ast.AST | None):
             yield from _unpacked(inner, value.elts[index] if pairwise else None)
 
 
-def holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
-    """The truth of a test of a parameter under a call (`bound`: its arguments by parameter; `defaults`: the
-    function's): `p is None`, `p is not None`, `p`, `not p`, `p == c`; None when it is not known."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = holds(test.operand, bound, defaults)
-        return None if inner is None else not inner
-    if isinstance(test, ast.Name):
-        value = _given(test.id, bound, defaults)
-        return bool(value.value) if isinstance(value, ast.Constant) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
-        value, other, op = _given(test.left.id, bound, defaults), test.comparators[0], test.ops[0]
-        if isinstance(other, ast.Constant) and other.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-            if value is None:
-                return None
-            is_none = isinstance(value, ast.Constant) and value.value is None
-            if not is_none and not isinstance(value, (ast.Constant, ast.Name, ast.Call, ast.Attribute)):
-                return None
-            return is_none if isinstance(op, ast.Is) else not is_none
-        if isinstance(value, ast.Constant) and isinstance(other, ast.Constant) and isinstance(op, (ast.Eq, ast.NotEq)):
-            return (value.value == other.value) is isinstance(op, ast.Eq)
-    return None
-
-
-def _given(name: str, bound: dict, defaults: dict) -> ast.AST | None:
-    """What a call gives a parameter: its argument, or its default when the call leaves it out."""
-    return bound[name] if name in bound else defaults.get(name)
+def argument_constants(bound: dict, function: ast.AST) -> dict[str, object]:
+    """What a call gives `function`'s parameters as constants for `fold` (`bound`: its arguments by
+    parameter; a parameter it leaves out has its default): a literal's value, or `SOMETHING` (known only
+    not to be None) for a name, call or attribute."""
+    found = {}
+    for name, value in {**parameter_defaults(function), **bound}.items():
+        if isinstance(value, ast.Constant):
+            found[name] = value.value
+        elif isinstance(value, ast.Name | ast.Call | ast.Attribute):
+            found[name] = SOMETHING
+    return found
 
 
 def _of_parameter(test: ast.AST, function: ast.AST) -> bool:
