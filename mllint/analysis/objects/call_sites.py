@@ -218,6 +218,25 @@ class _Renamed(ast.NodeTransformer):
         return ast.Name(name, ast.Load()) if name is not None else self.generic_visit(node)
 
 
+_LOADS: WeakKeyDictionary = WeakKeyDictionary()  # file -> {a call: the loads that may be what it makes}
+
+
+def loads_of(ctx, made: ast.Call) -> list[ast.AST]:
+    """The names and attributes the file reads that may be the object the call `made` of the file makes, as
+    points-to tells (`criterion`, an alias of it, `self.criterion`), but for the value of an assignment (an
+    alias: its own loads count); every load's objects read once per file."""
+    if ctx not in _LOADS:
+        objects, found = ctx.analysis(Objects), {}
+        for node in ctx.index.of_type(ast.Name, ast.Attribute):
+            parent = ctx.scopes.parent(node)
+            if isinstance(node.ctx, ast.Load) and not (isinstance(parent, ast.Assign | ast.AnnAssign) and parent.value is node):
+                for obj in objects.points_to(node) or ():
+                    if obj.kind == "made" and obj.ctx is ctx:
+                        found.setdefault(obj.node, []).append(node)
+        _LOADS[ctx] = found
+    return _LOADS[ctx].get(made, [])
+
+
 def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | None, resolving: frozenset = frozenset()) -> list[tuple[object, ast.Call]] | None:
     """`resolving`: the fields whose makers are being looked for around this call; one held again, through
     what holds it, is unknown (`self.conv = fuse(self.conv.conv)` holds `self.conv` by itself)."""
