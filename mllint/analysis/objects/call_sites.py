@@ -178,8 +178,23 @@ def _decide(ctx, test: ast.AST, linted) -> bool | None:
 def branch_note(ctx, call: ast.Call, linted=None) -> str:
     """What a message says of a construction the configuration's constants chose a branch for (`decided`):
     ", with the default `args.sched` = 'step'"; "" when none did."""
+    return _default_note([(ctx, branch) for branch, _ in _arms_around(ctx, call)], linted)
+
+
+def chosen_note(ctx, exprs: list[ast.AST], binding: Binding | None = None) -> str:
+    """`branch_note` of what the configuration's constants chose the objects `exprs` may be among (`built`
+    kept fewer than made them: `net = nn.Linear(4, 1)` then `if args.act == "sigmoid": net = ...`)."""
+    branches = []
+    for expr in exprs:
+        made = _made_calls(ctx.analysis(Objects), under(ctx, expr, binding), binding)
+        if made and len(made) > 1 and len(_on_taken_branches(made, ctx)) < len(made):
+            branches += [(home, branch) for home, call in made for branch, _ in _arms_around(home, call)]
+    return _default_note(branches, ctx)
+
+
+def _default_note(branches: list[tuple[object, ast.If]], linted) -> str:
     reads = []
-    for branch, _ in _arms_around(ctx, call):
+    for ctx, branch in branches:
         if decided(ctx, branch, linted) is not None:
             for node in _reads(ctx, branch.test):
                 values = possible_constants(ctx, node, linted) or ()
