@@ -7,6 +7,7 @@ import ast
 
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, product
 from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.tree import same_expression
 
 SHAPE_PRESERVING = frozenset(
     "torch.nn." + name
@@ -173,7 +174,7 @@ def changes_width(name: str, constructor: ast.Call, shape: Shape, size=construct
         given, made, width = call_argument(constructor, 0, "in_channels"), call_argument(constructor, 1, "out_channels"), shape[-CONVOLUTIONS[name] - 1]
     else:
         return False
-    if made is None or (given is not None and ast.dump(given) == ast.dump(made)):
+    if made is None or (given is not None and same_expression(given, made)):
         return False
     return size(made) != width
 
