@@ -1,7 +1,9 @@
 """Tests folded where the names they read are known constants: `phase == "train"` under `{"phase": "train"}`.
 
 Pure syntax over a table of constants (the loop variables of an unrolled loop, a call site's constants,
-a function's parameter defaults); the values and objects layers and the facets share it.
+a function's parameter defaults); the values and objects layers and the facets share it. `arms` and `runs`
+are the one answer to "does this node run under these constants" (the `if`s around it, each decided by a
+caller's `decide`: a call's arguments, a configuration's defaults).
 """
 from __future__ import annotations
 
@@ -81,6 +83,8 @@ def ends(block: list[ast.stmt], decide: Decide) -> bool:
     if isinstance(last, ast.If):
         return all(ends(arm, decide) for arm in taken_arms(last, decide))
     return isinstance(last, EXITS)
+
+
 ORDERS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
