@@ -2,6 +2,7 @@ import ast
 
 from mllint.analysis.facets.loop_events import Event, EventKind, Iteration
 from mllint.analysis.facets.loops import TRAINING_WORDS, TrainingLoops
+from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.syntax.folding import is_modulo
 from mllint.findings import Severity
 from mllint.rule import Rule
@@ -116,6 +117,9 @@ def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> b
     return any(b.runs_whenever(clear) for b in earlier) and all(b.excludes(step) for b in later)
 
 
+ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+
+
 def _accumulation_guard(step: Event):
     """The `if ... % k == 0` (or accelerate's `if accelerator.sync_gradients:`) around a step, if any."""
     for guard in step.conditions:
@@ -135,12 +139,26 @@ def _accumulating(ctx, event: Event) -> ast.With | None:
     if event.entry is not None or event.path is not None:
         return None
     for ancestor in ctx.scopes.ancestors(event.node):
-        if isinstance(ancestor, ast.With) and any(
-            isinstance(i.context_expr, ast.Call) and isinstance(i.context_expr.func, ast.Attribute)
-            and i.context_expr.func.attr == "accumulate" for i in ancestor.items
-        ):  # fmt: skip
+        if isinstance(ancestor, ast.With) and any(_accumulates(ctx, i.context_expr) for i in ancestor.items):
             return ancestor
     return None
+
+
+def _accumulates(ctx, expr: ast.AST) -> bool:
+    """Is `expr` the `accumulate(...)` of an `accelerate.Accelerator` (by points-to) whose gradient
+    accumulation steps may be more than one (`gradient_accumulation_steps` not a literal 1, or a plugin)?"""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "accumulate"):
+        return False
+    made = ctx.analysis(Objects).made(expr.func.value)
+    return bool(made) and all(c.qualified_name(m.func) in ACCELERATORS and _may_accumulate(m) for c, m in made)
+
+
+def _may_accumulate(accelerator: ast.Call) -> bool:
+    given = {k.arg: k.value for k in accelerator.keywords}
+    steps = given.get("gradient_accumulation_steps")
+    if steps is None:
+        return None in given or "gradient_accumulation_plugin" in given
+    return not (isinstance(steps, ast.Constant) and type(steps.value) is int and steps.value <= 1)
 
 
 def _synced(event: Event) -> bool:

@@ -4,7 +4,7 @@ from mllint.analysis.facets.layers import NO_LAYER
 from mllint.analysis.facets.mode_facts import Mode, Use
 from mllint.analysis.facets.modes import Modes
 from mllint.analysis.objects.constants import call_constants
-from mllint.analysis.syntax.folding import fold
+from mllint.analysis.syntax.folding import arms, fold, runs
 from mllint.analysis.syntax.names import reference_key
 from mllint.analysis.syntax.tree import own_method, position
 from mllint.analysis.values.values import ValueKinds
@@ -149,21 +149,10 @@ def _unswitched_mode_call(ctx, function, call: ast.Call) -> ast.Call | None:
         helper = own_method(cls, func.attr)
         constants = call_constants(helper_call, helper) if helper is not None else {}
         switches = [n for n in ast.walk(helper) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("train", "eval")] if constants else []
-        if switches and all(_decided_against(ctx, switch, helper, constants) for switch in switches):
+        decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+        if switches and not any(runs(arms(ctx.scopes.ancestors(s), s, helper), decide) for s in switches):
             return helper_call
     return None
-
-
-def _decided_against(ctx, node: ast.AST, function, constants: dict) -> bool:
-    """Does an `if` of `function` around `node` keep it from running under `constants`?"""
-    child = node
-    for ancestor in ctx.scopes.ancestors(node):
-        if ancestor is function:
-            return False
-        if isinstance(ancestor, ast.If) and child is not ancestor.test and fold(ancestor.test, constants) is (child not in ancestor.body):
-            return True
-        child = ancestor
-    return False
 
 
 def _restores_after_eval(ctx, train: ast.AST) -> bool:

@@ -1,7 +1,7 @@
 import ast
 
 from mllint.analysis.facets.losses import BCE_AFTER_SIGMOID, mismatched_inputs
-from mllint.analysis.objects.call_sites import built
+from mllint.analysis.objects.call_sites import built, loads_of
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
 from mllint.findings import Severity
@@ -76,8 +76,6 @@ class BceOnSigmoid(Rule):
         "pass about ±16; 3 of 7 findings on research repositories were worth changing"
     )
 
-    _spelled_reads: list[ast.AST] | None = None
-
     def end_file(self) -> None:
         flagged = [(call, found) for call, found in mismatched_inputs(self.ctx, BCE_AFTER_SIGMOID) if self._may_train(call)]
         by_loss: dict[ast.Call, list] = {}
@@ -99,27 +97,13 @@ class BceOnSigmoid(Rule):
 
     def _construction(self, call: ast.Call, flagged: list) -> ast.Call | None:
         """The one `BCELoss()` of this file a flagged call's loss object is, when every read of that object
-        (by the names the flagged calls spell it) is a flagged call: the place to change. A read that is
-        another call, or hands the object on (`evaluate(model, criterion)`), keeps the findings at the uses."""
+        (as points-to tells) is a flagged call: the place to change. A read that is another call, or hands
+        the object on (`evaluate(model, criterion)`), keeps the findings at the uses."""
         made = built(self.ctx, call.func) if isinstance(call.func, ast.Name | ast.Attribute) else None
         if not made or len(made) != 1 or made[0][0] is not self.ctx:
             return None
-        construction = made[0][1]
         flagged_funcs = {c.func for c, _ in flagged}
-        for read in self._reads(flagged):
-            if read not in flagged_funcs and any(k is construction for _, k in built(self.ctx, read) or ()):
-                return None
-        return construction
-
-    def _reads(self, flagged: list) -> list[ast.AST]:
-        """The loads of the file spelled as a flagged call's callee (`criterion`, `self.bce`), found once."""
-        if self._spelled_reads is None:
-            spelled = {self.ctx.text(c.func) for c, _ in flagged}
-            self._spelled_reads = [
-                node for node in self.ctx.index.of_type(ast.Name, ast.Attribute)
-                if isinstance(node.ctx, ast.Load) and self.ctx.text(node) in spelled
-            ]
-        return self._spelled_reads
+        return made[0][1] if all(read in flagged_funcs for read in loads_of(self.ctx, made[0][1])) else None
 
     def _may_train(self, value: ast.AST, depth: int = 0) -> bool:
         """May the loss be backpropagated: does it reach a `backward`, leave the function (returned,

@@ -125,3 +125,20 @@ def test_tuple_unpacking_and_indexing_of_a_forward_that_returns_two_values(lint)
     findings = lint(source, "ML101", "ML102", "ML104")
     assert positions(findings) == [("ML101", 16, 57), ("ML101", 16, 85)]
     assert "`TwoHeads.forward` returns softmax output (line 10)" in findings[0].message
+
+
+def test_a_model_a_default_chose_is_named_with_that_default(lint):
+    source = HEADER + (
+        "import argparse\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--out', default='sigmoid')\n"
+        "parser.set_defaults(out='linear')\n"
+        "args = parser.parse_args()\n"
+        "head = nn.Linear(16, 1)\n"
+        "if args.out == 'sigmoid':\n"
+        "    head = nn.Sequential(head, nn.Sigmoid())\n"
+        "bce = nn.BCELoss()\n"
+        "loss = bce(head(x), y)\n"
+    )
+    [finding] = lint(source, "ML107")
+    assert "`bce`, with the default `args.out` = 'linear', expects probabilities" in finding.message

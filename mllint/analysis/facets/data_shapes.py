@@ -20,10 +20,9 @@ from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Tensor
-from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.analysis.values.values import ValueKinds
 
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
-TENSOR_DATASET = "torch.utils.data.TensorDataset"
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
@@ -174,7 +173,7 @@ def _divides(ctx, loader: ast.Call, shape_of) -> bool:
     size = int_literal(call_argument(loader, 1, "batch_size"))
     dataset = call_argument(loader, 0, "dataset")
     made = [(c, k) for (c, k), _ in constructions(ctx, dataset)] if dataset is not None else []
-    if not size or size < 2 or len(made) != 1 or canonical_class(made[0][0].qualified_name(made[0][1].func)) != TENSOR_DATASET:
+    if not size or size < 2 or len(made) != 1 or made[0][0].qualified_name(made[0][1].func) not in TENSOR_DATASETS:
         return False
     rows = shape_of(made[0][0], made[0][1].args[0]) if made[0][1].args else None
     return bool(rows) and isinstance(rows[0], int) and rows[0] % size == 0

@@ -145,28 +145,17 @@ def tensor_parameters(ctx, function: ast.AST) -> set[str]:
     return names
 
 
-def forward_sites(linted, ctx, function: ast.AST, parameter: str, depth: int = 0) -> tuple[list[tuple[object, ast.Call, str]], bool]:
+def forward_sites(linted, ctx, function: ast.AST, parameter: str) -> tuple[list[tuple[object, ast.Call, str]], bool]:
     """(the calls in a module's `forward` that hand its tensor argument to `function`'s `parameter`, each
     with its context and the argument's name; whether some call of `function` hands something else), as
     the linted file `linted` finds them."""
-    found: list[tuple[object, ast.Call, str]] = []
-    other = False
-    for caller, call in linted.analysis(Callers).sites_in(ctx, function):
+
+    def at(ctx, function, caller, call, enclosing, parameter):
         argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
-        enclosing = caller.scopes.enclosing_function(call)
-        if forward_of_module(caller, enclosing):
-            name = forward_argument(caller, argument, enclosing)
-            if name is not None:
-                found.append((caller, call, name))
-                continue
-        passed = _own_parameter(caller, argument, enclosing)
-        if passed is not None and depth < MAX_DEPTH:
-            inner, inner_other = forward_sites(linted, caller, enclosing, passed, depth + 1)
-            found += inner
-            other |= inner_other or not inner
-        else:
-            other = True
-    return found, other
+        name = forward_argument(caller, argument, enclosing) if forward_of_module(caller, enclosing) else None
+        return ((caller, call, name), None) if name is not None else (None, _own_parameter(caller, argument, enclosing))
+
+    return _from_forward(linted, ctx, function, parameter, at)
 
 
 def _own_parameter(ctx, expr: ast.AST | None, function: ast.AST | None) -> str | None:
@@ -175,20 +164,37 @@ def _own_parameter(ctx, expr: ast.AST | None, function: ast.AST | None) -> str |
     return expr.id if all(d.node is function for d in ctx.analysis(ValueKinds).reaching_definitions(expr)) else None
 
 
-def forward_callers(linted, ctx, function: ast.AST, kind: Effect, depth: int = 0) -> tuple[list[tuple[object, ast.Call]], bool]:
+def forward_callers(linted, ctx, function: ast.AST, kind: Effect) -> tuple[list[tuple[object, ast.Call]], bool]:
     """(the calls in a module's `forward` that run `function`, directly or through project functions, and
     carry `kind`'s effect; whether some other call runs it), as the linted file `linted` finds them."""
-    found: list[tuple[object, ast.Call]] = []
+
+    def at(ctx, function, caller, call, enclosing, kind):
+        if not kind.passes(caller, call) or (forward_of_module(caller, enclosing) and reads_mode(caller, enclosing)):
+            return SKIPPED, None
+        if forward_of_module(caller, enclosing):
+            return (caller, call), None
+        return None, (kind if enclosing is not None and not reads_mode(caller, enclosing) else None)
+
+    return _from_forward(linted, ctx, function, kind, at)
+
+
+SKIPPED = object()  # a call site that counts neither as found nor as another call
+
+
+def _from_forward(linted, ctx, function: ast.AST, key, at, depth: int = 0) -> tuple[list, bool]:
+    """(what `at` finds at the calls of `function`, also through the project functions that run it under
+    their own `key`; whether some other call runs it). `at(ctx, function, caller, call, enclosing, key)`
+    gives (an item found at the call or `SKIPPED`, or None; the key the enclosing function's own call sites
+    are followed with, or None: another call)."""
+    found: list = []
     other = False
     for caller, call in linted.analysis(Callers).sites_in(ctx, function):
-        if not kind.passes(caller, call):
-            continue
         enclosing = caller.scopes.enclosing_function(call)
-        if forward_of_module(caller, enclosing):
-            if not reads_mode(caller, enclosing):
-                found.append((caller, call))
-        elif enclosing is not None and depth < MAX_DEPTH and not reads_mode(caller, enclosing):
-            inner, inner_other = forward_callers(linted, caller, enclosing, kind, depth + 1)
+        item, follow = at(ctx, function, caller, call, enclosing, key)
+        if item is not None:
+            found += [item] if item is not SKIPPED else []
+        elif follow is not None and depth < MAX_DEPTH:
+            inner, inner_other = _from_forward(linted, caller, enclosing, follow, at, depth + 1)
             found += inner
             other |= inner_other or not inner
         else:

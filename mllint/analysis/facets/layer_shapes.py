@@ -7,6 +7,7 @@ import ast
 
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, product
 from mllint.analysis.syntax.names import call_argument
+from mllint.analysis.syntax.tree import same_expression
 
 SHAPE_PRESERVING = frozenset(
     "torch.nn." + name
@@ -161,6 +162,21 @@ def recurrent_layout(constructor: ast.Call, size=constructor_dim) -> tuple[bool,
     layers = _literal_int(depth, 1)
     layers = layers if layers is not None else size(depth)  # `num_layers=n`: a symbol
     return batch_first, product((directions, hidden)), hidden, product((layers, directions))
+
+
+def changes_width(name: str, constructor: ast.Call, shape: Shape, size=constructor_dim) -> bool:
+    """Does the torch layer `name` built by `constructor` give an input of `shape` another feature size: a
+    `Linear` (its last dimension) or a convolution (its channels) whose output size is neither its input
+    size as written (`Linear(d, d)`) nor the input's?"""
+    if name == "torch.nn.Linear" and shape:
+        given, made, width = call_argument(constructor, 0, "in_features"), call_argument(constructor, 1, "out_features"), shape[-1]
+    elif name in CONVOLUTIONS and len(shape) >= 2:
+        given, made, width = call_argument(constructor, 0, "in_channels"), call_argument(constructor, 1, "out_channels"), shape[-CONVOLUTIONS[name] - 1]
+    else:
+        return False
+    if made is None or (given is not None and same_expression(given, made)):
+        return False
+    return size(made) != width
 
 
 def torch_layer_ends(name: str, constructor: ast.Call, ends: tuple[Shape, Shape], size=constructor_dim):

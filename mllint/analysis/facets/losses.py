@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
-from mllint.analysis.objects.call_sites import built, made_classes, makers
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
@@ -153,14 +153,20 @@ class LossCalls:
             loss = loss_function(ctx, call.func, binding)
             if loss is not None and binding is not None and loss_function(ctx, call.func, None) is None:
                 note = _passed_note(ctx, call.func, binding)
+        chosen = []  # what the configuration's defaults chose among: the loss object, the model called
         if loss is None:
             loss = self._loss_object(call.func, binding)
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(ctx, call.func, binding)
+            chosen += [call.func] if loss is not None else []
         argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
+            found = ctx.analysis(Objects).points_to(_values_kept_from(argument)) if origin is not None else None
+            chosen += [obj.node.func for obj in found or () if obj.kind == "made" and isinstance(obj.node, ast.Call)]
+        default = chosen_note(ctx, chosen, binding) if origin is not None and chosen else ""
+        note += f"{default}," if default else ""
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
 
     def _prediction(self, call: ast.Call) -> ast.AST | None:

@@ -34,7 +34,7 @@ from mllint.analysis.facets.data_shapes import (
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, batched_recurrent, constructor_dim, is_library_model, library_model_output,
+    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, changes_width, batched_recurrent, constructor_dim, is_library_model, library_model_output,
     loss_output, spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
@@ -1375,17 +1375,22 @@ class Interpreter(Operations):
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
         """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
-        adds to when the branch's shape is unknown (a block it runs on that value whatever the block is)."""
+        adds to when the branch's shape is unknown (a block it runs on that value whatever the block is), unless
+        a layer on the way changes its features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`)."""
         for known, unknown, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
             if known.shape is None or unknown.shape is not None or unknown.ends:
                 continue
             for _ in range(MAX_CALL_DEPTH):
-                if not isinstance(branch, ast.Call) or not branch.args:
+                if not isinstance(branch, ast.Call) or not branch.args or self._widens(branch, known.shape):
                     break
                 branch = branch.args[0]
                 if self.seen.get(branch) == known:
                     return known.shape
         return None
+
+    def _widens(self, call: ast.Call, shape: Shape) -> bool:
+        made = self.shapes.constructor(call.func)
+        return made is not None and changes_width(canonical_class(made[0].qualified_name(made[1].func)) or "", made[1], shape, made[0].analysis(Shapes).static_dim)
 
     # Calls.
     def call(self, node: ast.Call) -> object | None:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
-from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
+from mllint.analysis.syntax.folding import UNKNOWN, arms, ends, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -82,7 +82,7 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
     "sigmoid": net = nn.Sequential(net, nn.Sigmoid())`, nothing reading `net` between the two)."""
     kept = [
         (ctx, call) for ctx, call in made
-        if all(decided(ctx, branch, linted) in (None, taken) for branch, taken in _arms_around(ctx, call)) and not _after_taken_exit(ctx, call, linted)
+        if runs(_arms_around(ctx, call), lambda branch: decided(ctx, branch, linted)) and not _after_taken_exit(ctx, call, linted)
     ]  # fmt: skip
     rebound = [found for ctx, call in kept if (found := _taken_rebinding(ctx, call, linted)) is not None]
     return [(ctx, call) for ctx, call in kept if not any(_killed(ctx, call, *found) for found in rebound)] or made
@@ -90,31 +90,21 @@ def _on_taken_branches(made: list[tuple[object, ast.Call]], linted) -> list[tupl
 
 def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
     """(each `if` around the statement of `call` in its own scope, is the statement in its body)."""
-    child = ctx.scopes.statement(call)
-    for ancestor in ctx.scopes.ancestors(child):
-        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            return
-        if isinstance(ancestor, ast.If) and child is not ancestor.test:
-            yield ancestor, child in ancestor.body
-        child = ancestor
-
-
-EXITS = (ast.Return, ast.Raise)
+    statement = ctx.scopes.statement(call)
+    return arms(ctx.scopes.ancestors(statement), statement)
 
 
 def _after_taken_exit(ctx, call: ast.Call, linted) -> bool:
     """Does the statement of `call` follow, in its block or an enclosing one of its scope, an `if` the
     constants decide for an arm that ends in `return` or `raise` (`if cfg.sched == "step": return
     StepLR(...)` then `return OneCycleLR(...)`, with the default "step")? Then it never runs."""
+    decide = lambda branch: decided(ctx, branch, linted)  # noqa: E731
     child = ctx.scopes.statement(call)
     for ancestor in ctx.scopes.ancestors(child):
         for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
             if isinstance(block, list) and child in block:
-                for before in block[: block.index(child)]:
-                    taken = decided(ctx, before, linted) if isinstance(before, ast.If) else None
-                    arm = before.body if taken is True else before.orelse if taken is False else []
-                    if arm and isinstance(arm[-1], EXITS):
-                        return True
+                if any(isinstance(b, ast.If) and decide(b) is not None and ends([b], decide) for b in block[: block.index(child)]):
+                    return True
         if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
             return False
         child = ancestor
@@ -188,8 +178,23 @@ def _decide(ctx, test: ast.AST, linted) -> bool | None:
 def branch_note(ctx, call: ast.Call, linted=None) -> str:
     """What a message says of a construction the configuration's constants chose a branch for (`decided`):
     ", with the default `args.sched` = 'step'"; "" when none did."""
+    return _default_note([(ctx, branch) for branch, _ in _arms_around(ctx, call)], linted)
+
+
+def chosen_note(ctx, exprs: list[ast.AST], binding: Binding | None = None) -> str:
+    """`branch_note` of what the configuration's constants chose the objects `exprs` may be among (`built`
+    kept fewer than made them: `net = nn.Linear(4, 1)` then `if args.act == "sigmoid": net = ...`)."""
+    branches = []
+    for expr in exprs:
+        made = _made_calls(ctx.analysis(Objects), under(ctx, expr, binding), binding)
+        if made and len(made) > 1 and len(_on_taken_branches(made, ctx)) < len(made):
+            branches += [(home, branch) for home, call in made for branch, _ in _arms_around(home, call)]
+    return _default_note(branches, ctx)
+
+
+def _default_note(branches: list[tuple[object, ast.If]], linted) -> str:
     reads = []
-    for branch, _ in _arms_around(ctx, call):
+    for ctx, branch in branches:
         if decided(ctx, branch, linted) is not None:
             for node in _reads(ctx, branch.test):
                 values = possible_constants(ctx, node, linted) or ()
@@ -230,6 +235,25 @@ class _Renamed(ast.NodeTransformer):
     def visit(self, node: ast.AST) -> ast.AST:
         name = self.names.get(_place(node)) if isinstance(node, ast.expr) and hasattr(node, "lineno") else None
         return ast.Name(name, ast.Load()) if name is not None else self.generic_visit(node)
+
+
+_LOADS: WeakKeyDictionary = WeakKeyDictionary()  # file -> {a call: the loads that may be what it makes}
+
+
+def loads_of(ctx, made: ast.Call) -> list[ast.AST]:
+    """The names and attributes the file reads that may be the object the call `made` of the file makes, as
+    points-to tells (`criterion`, an alias of it, `self.criterion`), but for the value of an assignment (an
+    alias: its own loads count); every load's objects read once per file."""
+    if ctx not in _LOADS:
+        objects, found = ctx.analysis(Objects), {}
+        for node in ctx.index.of_type(ast.Name, ast.Attribute):
+            parent = ctx.scopes.parent(node)
+            if isinstance(node.ctx, ast.Load) and not (isinstance(parent, ast.Assign | ast.AnnAssign) and parent.value is node):
+                for obj in objects.points_to(node) or ():
+                    if obj.kind == "made" and obj.ctx is ctx:
+                        found.setdefault(obj.node, []).append(node)
+        _LOADS[ctx] = found
+    return _LOADS[ctx].get(made, [])
 
 
 def _made_calls(objects: Objects, found: frozenset | None, binding: Binding | None, resolving: frozenset = frozenset()) -> list[tuple[object, ast.Call]] | None:

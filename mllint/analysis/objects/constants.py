@@ -19,7 +19,7 @@ from weakref import WeakKeyDictionary
 from mllint.analysis.program.callers import MAX_SITES, Binding, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant
+from mllint.analysis.syntax.folding import UNKNOWN, fold, known_constant, taken_arms
 from mllint.analysis.syntax.names import callee_name
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -142,15 +142,14 @@ def reachable_returns(function: ast.AST, constants: dict) -> list[ast.AST]:
 def _returns(block: list[ast.stmt], constants: dict) -> tuple[list[ast.AST], bool]:
     """(the values returned in `block`, does it surely return)."""
     found: list[ast.AST] = []
+    decide = lambda branch: fold(branch.test, constants)  # noqa: E731
     for statement in block:
         if isinstance(statement, ast.Return):
             return found + ([statement.value] if statement.value is not None else []), True
         if isinstance(statement, ast.If):
-            decided = fold(statement.test, constants)
-            arms = [statement.body] if decided is True else [statement.orelse] if decided is False else [statement.body, statement.orelse]
-            results = [_returns(arm, constants) for arm in arms]
+            results = [_returns(arm, constants) for arm in taken_arms(statement, decide)]
             found += [v for values, _ in results for v in values]
-            if all(ends for _, ends in results) and (decided is not None or statement.orelse):
+            if all(surely for _, surely in results):  # (an undecided `if` without `else` runs on past)
                 return found, True
         elif isinstance(statement, ast.Match):
             found += [v for case in statement.cases for v in _returns(case.body, constants)[0]]

@@ -1,11 +1,13 @@
 """The command-line options a file's argparse parsers define: one index per file, `parser name -> {dest:
 default}`, read once (`ParserOptions`); `points_to.argparse_default` asks it what an option of `args =
-parser.parse_args()` holds when the command line does not set it."""
+parser.parse_args()` holds when the command line does not set it. `parser.set_defaults(k=v)` sets a
+default (over `add_argument`'s); `set_defaults(**cfg)` leaves every default of the parser unknown."""
 from __future__ import annotations
 
 import ast
 
 from mllint.analysis.syntax.folding import UNKNOWN, known_constant
+from mllint.analysis.syntax.tree import position
 
 CONFLICT = object()  # two options of one dest: unknown
 
@@ -13,19 +15,30 @@ CONFLICT = object()  # two options of one dest: unknown
 class ParserOptions:
     def __init__(self, ctx) -> None:
         self.options: dict[str, dict[str, object]] = {}  # parser name -> dest -> the default (a constant, CONFLICT, None)
-        for added in ctx.index.of_type(ast.Call):
-            option = added.func
-            if isinstance(option, ast.Attribute) and option.attr == "add_argument" and isinstance(option.value, ast.Name):
-                dest, default = _option(added)
-                if dest is not None:
-                    known = self.options.setdefault(option.value.id, {})
-                    known[dest] = CONFLICT if dest in known else default
+        self.unread: set[str] = set()  # parsers given defaults from a mapping (`set_defaults(**cfg)`): none known
+        overridden: set[tuple[str, str]] = set()  # (parser, dest) given by `set_defaults`: it wins over `add_argument`'s
+        calls = [c for c in ctx.index.of_type(ast.Call) if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)]
+        for call in sorted((c for c in calls if c.func.attr in ("add_argument", "set_defaults")), key=position):
+            parser = call.func.value.id
+            known = self.options.setdefault(parser, {})
+            if call.func.attr == "set_defaults":
+                for keyword in call.keywords:
+                    if keyword.arg is None:
+                        self.unread.add(parser)
+                    else:
+                        known[keyword.arg] = keyword.value if isinstance(keyword.value, ast.Constant) else None
+                        overridden.add((parser, keyword.arg))
+                continue
+            dest, default = _option(call)
+            if dest is not None and ((parser, dest) not in overridden or any(k.arg == "default" for k in call.keywords)):
+                known[dest] = CONFLICT if dest in known and (parser, dest) not in overridden else default
+                overridden.discard((parser, dest))
 
     def default(self, parser: str, dest: str) -> ast.Constant | None:
         """The default of `parser`'s option `dest` as a constant node (a tuple of constants for `default=[60,
         120]`; False for a `store_true` flag, True for a `store_false` one); None when not known."""
         found = self.options.get(parser, {}).get(dest)
-        return None if found is CONFLICT else found
+        return None if found is CONFLICT or parser in self.unread else found
 
 
 def _option(added: ast.Call) -> tuple[str | None, ast.Constant | None]:

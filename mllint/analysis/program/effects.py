@@ -18,9 +18,12 @@ from dataclasses import dataclass
 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view
+from mllint.analysis.syntax.folding import SOMETHING, arms, fold, runs
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
+from mllint.analysis.values.values import ValueKinds
 
 MAX_DEPTH = 3  # calls followed below the function asked about
+PENDING = "\0pending"  # what a name holds while its bindings are being read (no parameter's name)
 
 
 class Effect:
@@ -57,20 +60,10 @@ class Reach:
         does not decide (`swish(x, self.inplace)`: the caller's own option)."""
         entering = call
         for home, node in [*self.calls, (self.ctx, self.node)]:
-            bound = bind_arguments(entering, function, takes_self(home, function))
-            defaults = parameter_defaults(function)
-            child = node
-            for ancestor in home.scopes.ancestors(node):
-                if ancestor is function:
-                    break
-                if isinstance(ancestor, (ast.If, ast.IfExp)) and child is not ancestor.test:
-                    wanted = child in ancestor.body if isinstance(ancestor, ast.If) else child is ancestor.body
-                    held = holds(ancestor.test, bound, defaults)
-                    if held is None and not strict and not _of_parameter(ancestor.test, function):
-                        held = wanted
-                    if held is not wanted:
-                        return False
-                child = ancestor
+            constants = argument_constants(bind_arguments(entering, function, takes_self(home, function)), function)
+            decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+            if not runs(arms(home.scopes.ancestors(node), node, function), decide, lambda b: not strict and not _of_parameter(b.test, function)):
+                return False
             if node is not self.node:
                 callee = home.analysis(ParameterEffects).callee(node)
                 if callee is None:
@@ -89,6 +82,7 @@ class ParameterEffects:
         self._local: dict[tuple[ast.AST, Effect], tuple[Reach, ...]] = {}
         self._returned: dict[tuple[ast.AST, Effect], frozenset[str]] = {}
         self._order: dict[ast.AST, list[ast.AST]] = {}
+        self._names: dict[tuple[ast.Name, Effect, int], str | None] = {}
 
     def of(self, function: ast.AST, kind: Effect, depth: int = 0) -> dict[str, tuple[Reach, ...]]:
         """Per parameter of `function`, where `kind` reaches the object the caller passes."""
@@ -117,9 +111,8 @@ class ParameterEffects:
         key = (function, kind)
         if key not in self._returned:
             self._returned[key] = frozenset()
-            held = self._walk(function, kind, depth, None)
             returns = [n for n in self._nodes(function) if isinstance(n, ast.Return)]
-            given = {self._held(r.value, held, kind, depth) for r in returns}
+            given = {self._held(r.value, function, kind, depth) for r in returns}
             self._returned[key] = frozenset(given) if returns and None not in given else frozenset()
         return self._returned[key]
 
@@ -141,36 +134,17 @@ class ParameterEffects:
 
     def _effects(self, function: ast.AST, kind: Effect, depth: int) -> dict[str, tuple[Reach, ...]]:
         found: dict[str, list[Reach]] = {}
-        self._walk(function, kind, depth, found)
+        for node in self._nodes(function):
+            acted = kind.sink(self.ctx, node)
+            parameter = self._held(acted, function, kind, depth) if acted is not None else None
+            if parameter is not None:
+                found.setdefault(parameter, []).append(Reach(self.ctx, node))
+            if isinstance(node, ast.Call) and depth < MAX_DEPTH and isinstance(node.func, (ast.Name, ast.Attribute)):
+                self._through_call(node, function, kind, depth, found)
         return {name: tuple(reaches) for name, reaches in found.items()}
 
-    def _walk(self, function: ast.AST, kind: Effect, depth: int, found: dict | None) -> dict[str, str]:
-        """One pass over the function in source order: which local name holds which parameter (an alias or a
-        kept form of it, until bound to something else); with `found`, the effects reaching them."""
-        names = [p.arg for p in parameters(function, variadic=False)]
-        if takes_self(self.ctx, function):
-            names = names[1:]
-        held: dict[str, str] = {n: n for n in names}  # local name -> the parameter it holds
-        for node in self._nodes(function):
-            if found is not None:
-                acted = kind.sink(self.ctx, node)
-                parameter = self._held(acted, held, kind, depth) if acted is not None else None
-                if parameter is not None:
-                    found.setdefault(parameter, []).append(Reach(self.ctx, node))
-                if isinstance(node, ast.Call) and depth < MAX_DEPTH and isinstance(node.func, (ast.Name, ast.Attribute)):
-                    self._through_call(node, held, kind, depth, found)
-            for target, value in _bindings(self.ctx, node):
-                source = self._held(value, held, kind, depth) if value is not None else None
-                if source is not None:
-                    held[target] = source
-                else:
-                    held.pop(target, None)
-        return held
-
-    def _through_call(self, call: ast.Call, held: dict[str, str], kind: Effect, depth: int, found: dict) -> None:
-        passed = {a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name) and a.id in held}
-        kept = [a for a in [*call.args, *(k.value for k in call.keywords)] if self._held(a, held, kind, depth) is not None]
-        if not (passed or kept):
+    def _through_call(self, call: ast.Call, function: ast.AST, kind: Effect, depth: int, found: dict) -> None:
+        if not any(self._held(a, function, kind, depth) is not None for a in [*call.args, *(k.value for k in call.keywords)]):
             return
         callee = self.callee(call)
         if callee is None or not _mentions(callee.ctx, kind) or not kind.passes(self.ctx, call):
@@ -178,19 +152,45 @@ class ParameterEffects:
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
         inner = callee.ctx.analysis(ParameterEffects).of(callee.function, kind, depth + 1)
         for name, reaches in inner.items():
-            parameter = self._held(bound.get(name), held, kind, depth)
+            parameter = self._held(bound.get(name), function, kind, depth)
             if parameter is not None:
                 found.setdefault(parameter, []).extend(Reach(r.ctx, r.node, ((self.ctx, call), *r.calls)) for r in reaches)
 
-    def _held(self, expr: ast.AST | None, held: dict[str, str], kind: Effect, depth: int) -> str | None:
-        """The parameter `expr` holds: a name holding one, a form `kind` keeps of it, or what a project
-        function given it returns of it (`df = add_features(df)`)."""
+    def _held(self, expr: ast.AST | None, function: ast.AST, kind: Effect, depth: int) -> str | None:
+        """The parameter of `function` `expr` holds: a name holding one, a form `kind` keeps of it, or what a
+        project function given it returns of it (`df = add_features(df)`)."""
         for _ in range(8):
             if expr is None or isinstance(expr, ast.Name):
                 break
             kept = kind.keeps(self.ctx, expr)
             expr = kept if kept is not None or depth >= MAX_DEPTH else self._returned_argument(expr, kind, depth)
-        return held.get(expr.id) if isinstance(expr, ast.Name) else None
+        return self._name_held(expr, function, kind, depth) if isinstance(expr, ast.Name) else None
+
+    def _name_held(self, name: ast.Name, function: ast.AST, kind: Effect, depth: int) -> str | None:
+        """The parameter every binding of `name` that reaches it holds, as the values layer binds names (the
+        parameter itself, an alias or a kept form of one, `x += y` keeping what `x` held); None when one
+        binds something else (`x = x.clone()`, a loop target) or they differ."""
+        key = (name, kind, depth)
+        if key not in self._names:
+            self._names[key] = PENDING  # a binding met again around a loop adds nothing
+            held = set()
+            for definition in self.ctx.analysis(ValueKinds).reaching_definitions(name):
+                update = self.ctx.scopes.parent(definition.node)
+                if definition.node is function:
+                    held.add(definition.name if definition.name in self._parameters(function) else None)
+                elif definition.value is not None:
+                    held.add(self._held(definition.value, function, kind, depth))
+                elif isinstance(update, ast.AugAssign) and update.target is definition.node:
+                    held.add(self._name_held(update.target, function, kind, depth))
+                else:
+                    held.add(None)
+            held.discard(PENDING)
+            self._names[key] = held.pop() if len(held) == 1 else None
+        return self._names[key]
+
+    def _parameters(self, function: ast.AST) -> list[str]:
+        names = [p.arg for p in parameters(function, variadic=False)]
+        return names[1:] if takes_self(self.ctx, function) else names
 
     def _returned_argument(self, expr: ast.AST, kind: Effect, depth: int) -> ast.AST | None:
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and (expr.args or expr.keywords)):
@@ -217,64 +217,17 @@ def _in_order(statements: list[ast.AST]):
         yield statement
 
 
-def _bindings(ctx, node: ast.AST):
-    """(name, value or None) for each name `node` binds: `x = v`, `x: T = v`, `x, m = v, w` (pairwise; an
-    unpacking of anything else binds each name to an unknown value), `(x := v)`, and the targets of `for`,
-    `with ... as` and `except ... as`."""
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            yield from _unpacked(target, node.value)
-    elif isinstance(node, ast.AnnAssign) and node.value is not None:
-        yield from _unpacked(node.target, node.value)
-    elif isinstance(node, ast.NamedExpr):
-        yield node.target.id, node.value
-    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-        parent = ctx.scopes.parent(node)
-        while isinstance(parent, (ast.Tuple, ast.List, ast.Starred)):
-            parent = ctx.scopes.parent(parent)
-        if isinstance(parent, (ast.For, ast.AsyncFor, ast.withitem)):
-            yield node.id, None
-    elif isinstance(node, ast.ExceptHandler) and node.name:
-        yield node.name, None
-
-
-def _unpacked(target: ast.AST, value: ast.AST | None):
-    if isinstance(target, ast.Name):
-        yield target.id, value
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        pairwise = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
-        pairwise = pairwise and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
-        for index, element in enumerate(target.elts):
-            inner = element.value if isinstance(element, ast.Starred) else element
-            yield from _unpacked(inner, value.elts[index] if pairwise else None)
-
-
-def holds(test: ast.AST, bound: dict, defaults: dict) -> bool | None:
-    """The truth of a test of a parameter under a call (`bound`: its arguments by parameter; `defaults`: the
-    function's): `p is None`, `p is not None`, `p`, `not p`, `p == c`; None when it is not known."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = holds(test.operand, bound, defaults)
-        return None if inner is None else not inner
-    if isinstance(test, ast.Name):
-        value = _given(test.id, bound, defaults)
-        return bool(value.value) if isinstance(value, ast.Constant) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
-        value, other, op = _given(test.left.id, bound, defaults), test.comparators[0], test.ops[0]
-        if isinstance(other, ast.Constant) and other.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-            if value is None:
-                return None
-            is_none = isinstance(value, ast.Constant) and value.value is None
-            if not is_none and not isinstance(value, (ast.Constant, ast.Name, ast.Call, ast.Attribute)):
-                return None
-            return is_none if isinstance(op, ast.Is) else not is_none
-        if isinstance(value, ast.Constant) and isinstance(other, ast.Constant) and isinstance(op, (ast.Eq, ast.NotEq)):
-            return (value.value == other.value) is isinstance(op, ast.Eq)
-    return None
-
-
-def _given(name: str, bound: dict, defaults: dict) -> ast.AST | None:
-    """What a call gives a parameter: its argument, or its default when the call leaves it out."""
-    return bound[name] if name in bound else defaults.get(name)
+def argument_constants(bound: dict, function: ast.AST) -> dict[str, object]:
+    """What a call gives `function`'s parameters as constants for `fold` (`bound`: its arguments by
+    parameter; a parameter it leaves out has its default): a literal's value, or `SOMETHING` (known only
+    not to be None) for a name, call or attribute."""
+    found = {}
+    for name, value in {**parameter_defaults(function), **bound}.items():
+        if isinstance(value, ast.Constant):
+            found[name] = value.value
+        elif isinstance(value, ast.Name | ast.Call | ast.Attribute):
+            found[name] = SOMETHING
+    return found
 
 
 def _of_parameter(test: ast.AST, function: ast.AST) -> bool:

@@ -1,12 +1,15 @@
 """Tests folded where the names they read are known constants: `phase == "train"` under `{"phase": "train"}`.
 
 Pure syntax over a table of constants (the loop variables of an unrolled loop, a call site's constants,
-a function's parameter defaults); the values and objects layers and the facets share it.
+a function's parameter defaults); the values and objects layers and the facets share it. `arms` and `runs`
+are the one answer to "does this node run under these constants" (the `if`s around it, each decided by a
+caller's `decide`: a call's arguments, a configuration's defaults).
 """
 from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable, Iterable, Iterator
 
 
 def fold(test: ast.AST, constants: dict):
@@ -14,7 +17,7 @@ def fold(test: ast.AST, constants: dict):
     `phase != "src" and x`, `not is_train`); None when it is not."""
     if isinstance(test, ast.Name | ast.Attribute):
         value = known_constant(test, constants)
-        return None if value is UNKNOWN else bool(value)
+        return None if value is UNKNOWN or value is SOMETHING else bool(value)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = fold(test.operand, constants)
         return None if inner is None else not inner
@@ -30,6 +33,8 @@ def fold(test: ast.AST, constants: dict):
             return None
         left, right = values
         op = test.ops[0]
+        if left is SOMETHING or right is SOMETHING:  # only known not to be None (`p is None` of `f(x, m)`)
+            return isinstance(op, ast.IsNot) if None in (left, right) and isinstance(op, ast.Is | ast.IsNot) else None
         if isinstance(op, ast.Eq | ast.Is):
             return left == right
         if isinstance(op, ast.NotEq | ast.IsNot):
@@ -43,6 +48,43 @@ def fold(test: ast.AST, constants: dict):
 
 
 UNKNOWN = object()
+SOMETHING = object()  # a constant's stand-in for a value known only not to be None (a call's argument `m`)
+EXITS = (ast.Return, ast.Raise)
+Decide = Callable[[ast.AST], "bool | None"]  # an `if` (or `a if c else b`) -> its test's truth, None if open
+
+
+def arms(ancestors: Iterable[ast.AST], node: ast.AST, stop: ast.AST | None = None) -> Iterator[tuple[ast.AST, bool]]:
+    """(each `if` and `a if c else b` around `node`, below `stop` or the first scope, is `node` in the arm
+    that runs when its test holds); `ancestors`: `node`'s, innermost first."""
+    child = node
+    for ancestor in ancestors:
+        if ancestor is stop or isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            return
+        if isinstance(ancestor, ast.If | ast.IfExp) and child is not ancestor.test:
+            yield ancestor, (child in ancestor.body if isinstance(ancestor, ast.If) else child is ancestor.body)
+        child = ancestor
+
+
+def runs(around: Iterable[tuple[ast.AST, bool]], decide: Decide, open: Callable[[ast.AST], bool] = lambda branch: True) -> bool:
+    """Does `node` run under `decide`, `around` being its `arms`: no test decided against its arm, and each
+    test `decide` leaves open allowed by `open`?"""
+    return all(held is wanted if (held := decide(branch)) is not None else open(branch) for branch, wanted in around)
+
+
+def taken_arms(branch: ast.If, decide: Decide) -> list[list[ast.stmt]]:
+    """The arms of an `if` that may run under `decide`."""
+    held = decide(branch)
+    return [branch.body] if held is True else [branch.orelse] if held is False else [branch.body, branch.orelse]
+
+
+def ends(block: list[ast.stmt], decide: Decide) -> bool:
+    """Does `block` surely end in a `return` or `raise`, the `if`s `decide` decides running one arm?"""
+    last = block[-1] if block else None
+    if isinstance(last, ast.If):
+        return all(ends(arm, decide) for arm in taken_arms(last, decide))
+    return isinstance(last, EXITS)
+
+
 ORDERS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 
 
