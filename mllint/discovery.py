@@ -9,6 +9,7 @@ from mllint.config import Resolver
 from mllint.gitignore import GitIgnore, ignored, inherited_ignores, repository_root
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+READ_DATA_SUFFIXES = (".yaml", ".yml")  # configurations a lint may read for the code that loads them
 
 
 def discover(paths: list[str], resolver: Resolver) -> list[str]:

@@ -517,6 +517,13 @@ class MllintServer(LanguageServer):
                 name == module or (name.endswith(CALLS_KEY) and (text is None or name in text)) for name in read
             )
         ]  # fmt: skip
+        self._lint_again(readers)
+
+    def lint_documents_reading(self, files: set[str]) -> None:
+        """Lint again the open documents whose last lint read one of these files (`FILE_KEY` + path)."""
+        self._lint_again([uri for uri, read in self.read.items() if read & files])
+
+    def _lint_again(self, readers: list[str]) -> None:
         if not readers:
             return
         if not self.pulls_diagnostics:
@@ -646,7 +653,10 @@ async def watch_configuration_files(ls: MllintServer, params: types.InitializedP
 
     if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
         return
-    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
+    from mllint.discovery import READ_DATA_SUFFIXES
+
+    patterns = [*CONFIG_FILES, *(f"*{suffix}" for suffix in READ_DATA_SUFFIXES)]
+    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{pattern}") for pattern in patterns]
     registration = types.Registration(
         id="mllint-configuration-files",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -717,9 +727,17 @@ def notebook_did_close(ls: MllintServer, params: types.DidCloseNotebookDocumentP
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-def configuration_changed(ls: MllintServer, params: types.DidChangeWatchedFilesParams) -> None:
-    """A configuration file changed: lint the open documents again (each lint discovers its settings)."""
-    lint_open_documents(ls)
+def watched_files_changed(ls: MllintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """A configuration file changed: lint the open documents again (each lint discovers its settings). A
+    file some lints read (a YAML configuration of the linted code): lint those documents again."""
+    from mllint.analysis.program.project import FILE_KEY
+    from mllint.config import CONFIG_FILES
+
+    paths = [os.path.abspath(to_fs_path(change.uri) or change.uri) for change in params.changes]
+    if any(os.path.basename(path) in CONFIG_FILES for path in paths):
+        lint_open_documents(ls)
+    else:
+        ls.lint_documents_reading({FILE_KEY + path for path in paths})
 
 
 def lint_open_documents(ls: MllintServer) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from mllint.config import CONFIG_FILES, DEFAULT_EXCLUDE
-from mllint.discovery import SOURCE_SUFFIXES
+from mllint.discovery import READ_DATA_SUFFIXES, SOURCE_SUFFIXES
 
 POLL_SECONDS = 0.5
 WATCHED_NAMES = (*CONFIG_FILES, ".gitignore")
@@ -60,7 +60,7 @@ def snapshot(paths: list[str]) -> dict[str, tuple[int, int]]:
 
 
 def watched_files(paths: list[str]) -> list[str]:
-    """The source and configuration files below `paths` (not in the default excludes, so not in `.venv`),
+    """The source, configuration and YAML files below `paths` (not in the default excludes, so not in `.venv`),
     and the configuration files in the directories above them."""
     found = []
     for given in paths:
@@ -71,7 +71,7 @@ def watched_files(paths: list[str]) -> list[str]:
             continue
         for directory, subdirectories, names in os.walk(absolute):
             subdirectories[:] = [d for d in subdirectories if not _excluded_by_default(d)]
-            found += [os.path.join(directory, n) for n in names if n.endswith(SOURCE_SUFFIXES) or n in WATCHED_NAMES]
+            found += [os.path.join(directory, n) for n in names if n.endswith(SOURCE_SUFFIXES + READ_DATA_SUFFIXES) or n in WATCHED_NAMES]
     return found
 
 

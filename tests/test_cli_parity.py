@@ -259,7 +259,10 @@ def test_watch_notices_a_new_file_and_a_changed_configuration(project):
     with_new_file = snapshot(["src"])
     assert with_new_file != before
     write(project, {"pyproject.toml": "[tool.mllint]\n"})
-    assert snapshot(["src"]) != with_new_file
+    with_configuration = snapshot(["src"])
+    assert with_configuration != with_new_file
+    write(project, {"src/run.yaml": "loss: NLLLoss\n"})  # code may load it: what it chooses is linted
+    assert snapshot(["src"]) != with_configuration
 
 
 def test_watch_does_not_look_into_default_excluded_directories(project):

@@ -274,8 +274,40 @@ async def test_a_changed_configuration_is_picked_up(editor: Editor, tmp_path: Pa
     if editor.capabilities.workspace.did_change_watched_files.dynamic_registration:
         [registration] = [r for r in editor.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
         watched = [watcher["globPattern"] for watcher in registration.register_options["watchers"]]
-        assert watched == ["**/mllint.toml", "**/pyproject.toml"]
+        assert watched == ["**/mllint.toml", "**/pyproject.toml", "**/*.yaml", "**/*.yml"]
     editor.close(uri)
+
+
+CONFIGURED = """import torch.nn as nn
+import yaml
+
+LOSSES = {"NLLLoss": nn.NLLLoss, "CrossEntropyLoss": nn.CrossEntropyLoss}
+
+
+def run(x, y):
+    settings = yaml.safe_load(open("run.yaml"))
+    objective = LOSSES[settings["loss"]]()
+    objective(nn.Linear(4, 3)(x), y).backward()
+"""
+
+
+async def test_a_changed_yaml_file_the_code_loads_is_picked_up(editor: Editor, tmp_path: Path):
+    """A document whose lint read `run.yaml` is linted again when that file changes; the others are not."""
+    run_yaml = tmp_path / "run.yaml"
+    run_yaml.write_text("loss: NLLLoss\n")
+    uri = editor.open(tmp_path / "train.py", CONFIGURED)
+    other = editor.open(tmp_path / "other.py", "x = 1\n")
+    assert codes(await editor.diagnostics_now(uri)) == [(9, "ML102")]
+    assert await editor.diagnostics_now(other) == []
+    published = len(editor.published)
+    run_yaml.write_text("loss: CrossEntropyLoss\n")
+    change = types.FileEvent(uri=run_yaml.as_uri(), type=types.FileChangeType.Changed)
+    editor.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[change]))
+    assert await editor.diagnostics_now(uri) == []
+    if not editor.pulls:
+        assert {p.uri for p in editor.published[published:]} == {uri}
+    editor.close(uri)
+    editor.close(other)
 
 
 async def test_a_syntax_error_is_a_diagnostic_and_the_server_carries_on(editor: Editor, tmp_path: Path):

@@ -323,6 +323,7 @@ class ProjectIndex:
 
     def read_file(self, path: str) -> None:
         """A lint read this file (a configuration): its content is part of what the findings depend on."""
+        path = os.path.abspath(path)
         self._record(FILE_KEY + path, path if os.path.isfile(path) else None)
 
     def _record(self, module: str, path: str | None, digest: str | None = None) -> None:
