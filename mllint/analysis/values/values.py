@@ -610,6 +610,9 @@ class ValueKinds:
             return Made(FUNCTION_KINDS[name], call, rows=over_rows(FUNCTION_KINDS[name], call, 1))
         if canonical_class(name) in MODEL_WRAPPERS and call.args:
             return self._value(call.args[0], depth, binding)
+        if self._prepared(call):  # `model, opt = accelerator.prepare(model, opt)`: what it is given, in order
+            values = tuple(self.value(a, depth + 1, binding) for a in call.args)
+            return values[0] if len(values) == 1 else Packed(values)
         if (name or "").startswith("torch.distributions."):
             return self._distribution(call, name.rsplit(".", 1)[-1], depth, binding)
         first = call.args[0] if call.args else None
@@ -690,6 +693,17 @@ class ValueKinds:
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _prepared(self, call: ast.Call) -> bool:
+        """Is `call` `accelerator.prepare(...)` of an `Accelerator(...)` (a name or `self.` attribute), no argument starred?"""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "prepare" and call.args):
+            return False
+        made = self.assigned_values(func.value)
+        built = [self.ctx.qualified_name(m.func) for m in made or () if isinstance(m, ast.Call)]
+        return bool(made) and len(built) == len(made) and all((b or "").endswith(".Accelerator") for b in built) and not any(
+            isinstance(a, ast.Starred) for a in call.args
+        )
 
     def _unbound_model(self, func: ast.Name, call: ast.Call) -> Value | None:
         """An instance of the file's one module class whose `forward` takes the call's arguments, for a name
