@@ -26,7 +26,7 @@ from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
-    ValueKinds, canonical_class,
+    ValueKinds, canonical_class, selects_values,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -208,7 +208,7 @@ class LossCalls:
                 return None
             name = classes.pop()
             if name.startswith("torch.") and len(made) == 1 and binding is not None:  # `nn.Sequential(..., nn.Softmax(1))` passed in, wrapped
-                origins.append(self._passed_layer_output(view, made[0], call, binding))
+                origins.append(self._passed_layer_output(view, made[0], call, binding) or self._chosen_layer_output(view, made[0], call))
                 continue
             if name.startswith("torch.") and len(made) == 1:
                 origins.append(self._chosen_layer_output(view, made[0], call))
@@ -314,9 +314,10 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
 
 def _values_kept_from(argument: ast.AST) -> ast.AST:
     """The tensor whose values a chain of value-keeping methods passes on (`scores` of `scores.reshape(-1,
-    scores.size(-1)).float()`): the model output the objects layer knows."""
-    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr in VALUE_PRESERVING_METHODS:
-        argument = argument.func.value
+    scores.size(-1)).float()`), also picked from by a mask or slice (`out[data.train_mask]`): the model output
+    the objects layer knows."""
+    while (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr in VALUE_PRESERVING_METHODS) or selects_values(argument):
+        argument = argument.value if isinstance(argument, ast.Subscript) else argument.func.value
     return argument
 
 

@@ -42,9 +42,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
+from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import identity_decorator, registrations
+from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
@@ -1018,13 +1019,23 @@ class Objects:
             return None
         home = self._of(ctx)
         function = ctx.scopes.enclosing_function(returned)
-        key = call_constants(call, function).get(func.slice.id) if function is not None else None
+        key = self._passed_key(call, function, func.slice.id, depth) if function is not None else None
         if not isinstance(key, int | str) or isinstance(key, bool):
             return None
         returns = home._functions_returns(home._item(func.value, key, depth), depth)
         if returns is None:
             return None
         return union(*(self._of(c)._eval(r, depth + 2, call) for r, c in returns))
+
+    def _passed_key(self, call: ast.Call, function: ast.AST, name: str, depth: int):
+        """The constant `call` (of this file) gives `function`'s parameter `name`: a literal or default
+        (`call_constants`), else what its argument is as a key (`_key_of`: `build(args.arch)` with the option's
+        default, a parameter every call site fills alike); None when not known or the function rebinds it."""
+        constants = call_constants(call, function)
+        if name in constants or name in _stored_names(function):
+            return constants.get(name)
+        argument = bind_arguments(call, function, passes_self(call, function)).get(name)
+        return self._key_of(argument, depth) if argument is not None else None
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
         """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)

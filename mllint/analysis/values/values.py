@@ -443,10 +443,8 @@ class ValueKinds:
         if isinstance(expr, ast.Dict) and expr.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
             return Packed(tuple(self.value(v, depth + 1, binding) for v in expr.values), tuple(k.value for k in expr.keys))
         index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
-        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
-            index = expr.slice.value  # `out["probs"]`
-        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
-            index = ...  # `outs[name]`: any item of a collection, not a tensor's row
+        if index is None and isinstance(expr, ast.Subscript) and not selects_values(expr):
+            index = expr.slice.value if isinstance(expr.slice, ast.Constant) else ...  # `out["probs"]`; `outs[name]`: any item
         if index is not None or isinstance(expr, ast.Subscript):
             inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
             if inner is None and isinstance(expr.value, ast.Name | ast.Attribute) and self.ctx.qualified_name(expr.value):
@@ -1684,6 +1682,14 @@ def over_rows(kind: Kind, activation: ast.Call, dim_position: int) -> bool:
         return True
     dim = call_argument(activation, dim_position, "dim")
     return dim is not None and _constant_index(dim) == -1
+
+
+def selects_values(expr: ast.AST) -> bool:
+    """Is `expr` a tensor's values picked by an index that is no element's key (`out[mask]`, `x[:, a]`):
+    of the tensor's kind (`Selected`), not an item of a tuple or dict (`out[0]`, `out["probs"]`, `outs[name]`)?"""
+    if not isinstance(expr, ast.Subscript) or _constant_index(expr.slice) is not None or isinstance(expr.slice, ast.Name):
+        return False
+    return not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str))
 
 
 def _constant_index(node: ast.AST) -> int | None:
