@@ -23,6 +23,7 @@ from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
@@ -184,7 +185,16 @@ class LossCalls:
             losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
 
-    def _model_output(self, argument: ast.AST, binding) -> Origin | None:
+    def _own_output(self, call: ast.Call) -> Origin | None:
+        """The output of `self(x)` in a module class: what every `return` of its `forward` gives, each read as
+        a loss input is (a layer of `self` a registry's key picked: `return self.head(h)`), when they agree."""
+        cls = self.ctx.scopes.enclosing_class(call)
+        forward = own_method(cls, "forward", ast.FunctionDef) if cls is not None else None
+        returned = function_returns(forward) if forward is not None else None
+        origins = [self._model_output(r, None, own=False) for r in returned or ()]
+        return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _model_output(self, argument: ast.AST, binding, own: bool = True) -> Origin | None:
         """What the objects layer tells of an input the values do not follow: the output of the project
         models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
         by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
@@ -194,6 +204,9 @@ class LossCalls:
             return None
         view, origins, values = self.ctx.analysis(ProjectView), [], self.ctx.analysis(ValueKinds)
         for call in calls:
+            if isinstance(call.func, ast.Name) and call.func.id == "self":  # the module's own output (Lightning's `self(x)`)
+                origins.append(self._own_output(call) if own else None)
+                continue
             if isinstance(call.func, ast.Name) and values.changed_before(call.func, call):
                 return None  # `model.classifier.add_module("act", nn.Sigmoid())`: not what its class makes
             made = built(self.ctx, call.func, binding)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import identity_decorator, registrations
+from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
@@ -566,7 +567,22 @@ class Objects:
         if function not in self._site_constants:
             self._site_constants[function] = site_constants(self.ctx, function, self.linted)
         found = self._site_constants[function].get(index.id)
+        if found is None and depth < MAX_CALL_DEPTH and index.id not in _stored_names(function):
+            found = self._sites_key(function, index.id, depth)
         return found if isinstance(found, int | str) and not isinstance(found, bool) else None
+
+    def _sites_key(self, function: ast.AST, name: str, depth: int):
+        """The key every call site of `function` gives its parameter `name`, each argument read as a key in
+        its caller's module (`LitModel(head=args.head)` with the option's default); None when one differs or
+        is not known."""
+        sites = [b for b in self.linted.analysis(Callers).bindings_in(self.ctx, function) if b.site is not None]
+        keys = set()
+        for binding in sites[:MAX_SITES]:
+            passed = binding.argument(name)
+            if passed is None or passed[2].default:
+                return None
+            keys.add(self._of(passed[0])._key_of(passed[1], depth + 1))
+        return keys.pop() if len(keys) == 1 else None
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
