@@ -423,7 +423,8 @@ class Objects:
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
         held in a table, `models.Net` for a class of the project, what a lambda without parameters builds
-        (`lambda: nn.CrossEntropyLoss()`) or one that hands its first parameter on first; None for any other
+        (`lambda: nn.CrossEntropyLoss()`) or one that hands its first parameter on first or configures a class with
+        its parameters (`lambda w: nn.NLLLoss(weight=w)`); None for any other
         object."""
         if obj.kind == "field" and obj.base is not None:
             base = self.qualified(obj.base)
@@ -433,7 +434,7 @@ class Objects:
         node = obj.node
         if node is obj.ctx.tree:  # an import, a builtin, a class or function of the module
             return obj.ctx.analysis(Names).module_level(obj.name)
-        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node)):
+        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node) or _configures(node)):
             node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
         node = partial_target(obj.ctx, node) or node  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
@@ -1438,6 +1439,15 @@ def _forwards_first(function: ast.Lambda) -> bool:
     """Does a lambda's call pass the lambda's first parameter as its own first argument?"""
     body, first = function.body, function.args.args[0].arg
     return bool(body.args) and isinstance(body.args[0], ast.Name) and body.args[0].id == first
+
+
+def _configures(function: ast.Lambda) -> bool:
+    """Does a lambda construct a class (a capitalised name, not a function: `F.relu(x)`) with arguments that
+    are only constants and its own parameters (`lambda w: nn.NLLLoss(weight=w, ignore_index=255)`)?"""
+    body, own = function.body, {a.arg for a in function.args.args}
+    name = body.func.attr if isinstance(body.func, ast.Attribute) else body.func.id if isinstance(body.func, ast.Name) else ""
+    passed = [*body.args, *(k.value for k in body.keywords)]
+    return name[:1].isupper() and all(isinstance(a, ast.Constant) or (isinstance(a, ast.Name) and a.id in own) for a in passed)
 
 
 def _table_literal(obj: Obj) -> ast.AST:
