@@ -1,12 +1,16 @@
 import ast
+import re
 
 from mllint.analysis.program.callers import call_sites, per_call_site
+from mllint.analysis.facets.mode_facts import is_test_path
 from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.values.values import FUNCTION_KINDS, Kind
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
 LOG_FUNCTIONS = {"torch.log", "torch.special.log"}
+REFERENCE_CHECK = re.compile(r"close|assert|equal", re.IGNORECASE)  # `torch.allclose`, `assert_close`, `assertEqual`
 SOFTMAX_CALLEES = {name for name, kind in FUNCTION_KINDS.items() if kind is Kind.PROBABILITIES}
 
 
@@ -20,8 +24,12 @@ class LogOfProbabilities(Rule):
     `probs.clamp(min=eps).log()`) is not reported, nor is the log of a mixture of softmax outputs (an
     ensemble's mean, which no `log_softmax` computes) unless part of it is a block of exact zeros (a
     pointer-generator's `torch.cat([p_gen * vocab_dist, p.new_zeros(b, n_oov)], 1)`, `torch.zeros(b,
-    v).scatter_add(1, idx, attn)`: an outcome only that block covers has probability 0), nor the log of a sigmoid: on real code those were
-    deliberate reference formulas in tests, and the sigmoid only underflows for logits below about -88.
+    v).scatter_add(1, idx, attn)`: an outcome only that block covers has probability 0).
+
+    The log of sigmoid output is reported too (a BPR loss's `-torch.log(torch.sigmoid(pos - neg))`, a focal
+    loss's `torch.log(pred)`): in float32 the sigmoid is exactly 0 for logits below about -88, and
+    `F.logsigmoid` computes the same values stably. Not in tests, where it is a reference formula (a test
+    file, an `assert`, a comparison such as `torch.allclose(F.logsigmoid(x), torch.log(torch.sigmoid(x)))`).
 
     The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
     `torch.log(1 - torch.sigmoid(z))`, `(1 - probs).log()`, and a focal loss's
@@ -71,10 +79,17 @@ class LogOfProbabilities(Rule):
             return
         view = self.ctx.analysis(ProjectView)
         origins = per_call_site(self.ctx, argument, lambda binding: view.origin(argument, binding))
-        found = next(((o, b) for o, b in origins if _saturates(o)), None)
+        found = next(((o, b) for o, b in origins if _saturates(o) or self._sigmoid_prediction(node, o)), None)
         if found is None:
             return
         origin, binding = found
+        if origin.kind is Kind.SIGMOID and not origin.complement:
+            message = (
+                f"log of sigmoid output{origin.where(argument)}: it is exactly 0 in float32 for logits below about -88, "
+                "and its log is -inf; use `F.logsigmoid(logits)`"
+            )
+            self.report(node, message, related=call_sites(binding))
+            return
         if origin.complement:
             what = f"1 - {origin.kind.value}"
             advice = "`F.logsigmoid(-logits)`" if origin.kind is Kind.SIGMOID else "a clamp (`(1 - p).clamp_min(eps)`)"
@@ -90,6 +105,25 @@ class LogOfProbabilities(Rule):
             return
         message = self.message if origin.source is None else f"log of softmax output{origin.where(argument)}: use `log_softmax` on the logits"
         self.report(node, message, self._fix(node, argument, origin), related=call_sites(binding))
+
+    def _sigmoid_prediction(self, log_call: ast.Call, origin) -> bool:
+        """Is `origin` sigmoid output of a prediction (not of an attribute of the module: a rate it learns) whose
+        log is computed outside a test (a test file, an `assert`, or a comparison call such as
+        `torch.allclose`: there it is a reference formula)?"""
+        if origin.kind is not Kind.SIGMOID or origin.complement or origin.mixture:
+            return False
+        made = origin.node
+        operand = made.args[0] if isinstance(made, ast.Call) and made.args else made.func.value if isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) else None
+        if operand is None or is_self_attribute(operand) or is_test_path(self.ctx.real_path or self.ctx.path):
+            return False
+        for ancestor in self.ctx.scopes.ancestors(log_call):
+            if isinstance(ancestor, ast.Assert | ast.Compare):
+                return False
+            if isinstance(ancestor, ast.Call) and REFERENCE_CHECK.search(self.ctx.text(ancestor.func)):
+                return False
+            if isinstance(ancestor, ast.stmt):
+                break
+        return True
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
         func = call.func

@@ -75,12 +75,13 @@ def test_log_of_softmax_becomes_log_softmax(lint, fix, expression, fixed):
     assert fix(source, "ML701") == HEADER + f"y = {fixed}\n"
 
 
-def test_log_of_a_softmax_variable_is_reported_without_a_fix_and_sigmoid_not_at_all(lint):
+def test_log_of_a_softmax_or_sigmoid_variable_is_reported_without_a_fix(lint):
     source = HEADER + "p = torch.sigmoid(z)\na = torch.log(p)\nq = F.softmax(z, 1)\nb = q.log()\n"
     findings = lint(source, "ML701")
-    assert positions(findings) == [("ML701", 7, 5)]
-    assert findings[0].fix is None
-    assert findings[0].message == "log of softmax output: use `log_softmax` on the logits"
+    assert positions(findings) == [("ML701", 5, 5), ("ML701", 7, 5)]
+    assert all(f.fix is None for f in findings)
+    assert findings[0].message.startswith("log of sigmoid output")
+    assert findings[1].message == "log of softmax output: use `log_softmax` on the logits"
 
 
 def test_guarded_logs_are_not_reported(lint):

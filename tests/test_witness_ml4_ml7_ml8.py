@@ -55,6 +55,19 @@ def test_ml701_log_of_one_minus_sigmoid_is_minus_infinity_for_a_confident_logit(
     assert run(stable)["log_pt"][0].item() == pytest.approx(-20.0, abs=1e-6)
 
 
+def test_ml701_log_of_sigmoid_is_minus_infinity_for_a_badly_ranked_pair(lint):
+    flagged = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "pos, neg = torch.tensor([1.0, 0.0]), torch.tensor([0.5, 120.0])\n"
+        "loss = -torch.log(torch.sigmoid(pos - neg))\n"
+    )
+    assert [f.code for f in lint(flagged, "ML701")] == ["ML701"]
+    assert torch.isinf(run(flagged)["loss"][1])  # float32: sigmoid(-120) underflows to 0
+    stable = flagged.replace("torch.log(torch.sigmoid(pos - neg))", "F.logsigmoid(pos - neg)")
+    assert lint(stable, "ML701") == []
+    assert run(stable)["loss"][1].item() == pytest.approx(120.0)
+
+
 def test_ml702_bce_on_sigmoid_loses_the_gradient_of_confident_mistakes():
     setup = "\nlogits = torch.tensor([-120.0], requires_grad=True)\ntargets = torch.tensor([1.0])\n"
     flagged = example("ML702").replace("logits, targets = torch.randn(8), torch.rand(8)", setup)

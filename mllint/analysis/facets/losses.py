@@ -23,10 +23,11 @@ from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
-    ValueKinds, canonical_class,
+    ValueKinds, canonical_class, selects_values,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -190,7 +191,16 @@ class LossCalls:
             losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
 
-    def _model_output(self, argument: ast.AST, binding) -> Origin | None:
+    def _own_output(self, call: ast.Call) -> Origin | None:
+        """The output of `self(x)` in a module class: what every `return` of its `forward` gives, each read as
+        a loss input is (a layer of `self` a registry's key picked: `return self.head(h)`), when they agree."""
+        cls = self.ctx.scopes.enclosing_class(call)
+        forward = own_method(cls, "forward", ast.FunctionDef) if cls is not None else None
+        returned = function_returns(forward) if forward is not None else None
+        origins = [self._model_output(r, None, own=False) for r in returned or ()]
+        return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
+
+    def _model_output(self, argument: ast.AST, binding, own: bool = True) -> Origin | None:
         """What the objects layer tells of an input the values do not follow: the output of the project
         models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
         by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
@@ -200,6 +210,9 @@ class LossCalls:
             return None
         view, origins, values = self.ctx.analysis(ProjectView), [], self.ctx.analysis(ValueKinds)
         for call in calls:
+            if isinstance(call.func, ast.Name) and call.func.id == "self":  # the module's own output (Lightning's `self(x)`)
+                origins.append(self._own_output(call) if own else None)
+                continue
             if isinstance(call.func, ast.Name) and values.changed_before(call.func, call):
                 return None  # `model.classifier.add_module("act", nn.Sigmoid())`: not what its class makes
             made = built(self.ctx, call.func, binding)
@@ -214,7 +227,7 @@ class LossCalls:
                 return None
             name = classes.pop()
             if name.startswith("torch.") and len(made) == 1 and binding is not None:  # `nn.Sequential(..., nn.Softmax(1))` passed in, wrapped
-                origins.append(self._passed_layer_output(view, made[0], call, binding))
+                origins.append(self._passed_layer_output(view, made[0], call, binding) or self._chosen_layer_output(view, made[0], call))
                 continue
             if name.startswith("torch.") and len(made) == 1:
                 origins.append(self._chosen_layer_output(view, made[0], call))
@@ -320,9 +333,10 @@ def loss_function(ctx, func: ast.AST, binding=None) -> str | None:
 
 def _values_kept_from(argument: ast.AST) -> ast.AST:
     """The tensor whose values a chain of value-keeping methods passes on (`scores` of `scores.reshape(-1,
-    scores.size(-1)).float()`): the model output the objects layer knows."""
-    while isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr in VALUE_PRESERVING_METHODS:
-        argument = argument.func.value
+    scores.size(-1)).float()`), also picked from by a mask or slice (`out[data.train_mask]`): the model output
+    the objects layer knows."""
+    while (isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute) and argument.func.attr in VALUE_PRESERVING_METHODS) or selects_values(argument):
+        argument = argument.value if isinstance(argument, ast.Subscript) else argument.func.value
     return argument
 
 

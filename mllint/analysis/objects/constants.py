@@ -37,7 +37,7 @@ def call_constants(call: ast.Call, function: ast.AST, known: dict | None = None,
     known = known or {}
     bound = bind_arguments(call, function, passes_self(call, function) if skips_first is None else skips_first)
     defaults = parameter_defaults(function)
-    stored = _stored(function)
+    stored = stored_names(function)
     found = {}
     for parameter in parameters(function, variadic=False):
         name = parameter.arg
@@ -86,7 +86,7 @@ def binding_constants(ctx, binding: Binding) -> dict[str, object]:
     return found
 
 
-def _stored(function: ast.AST) -> frozenset[str]:
+def stored_names(function: ast.AST) -> frozenset[str]:
     """The names a function (or a function nested in it) assigns, worked out once per function."""
     if function not in _STORED:
         _STORED[function] = frozenset(n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))

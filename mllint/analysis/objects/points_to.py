@@ -42,9 +42,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mllint.analysis.objects.constants import call_constants, reachable_returns, site_constants
+from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
 from mllint.analysis.program.registries import identity_decorator, registrations
+from mllint.analysis.program.callers import MAX_SITES, Callers
+from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
@@ -421,7 +423,8 @@ class Objects:
     def qualified(self, obj: Obj) -> str | None:
         """The dotted name an object names, as its module imports or defines it: `torch.nn.ReLU` for `nn.ReLU`
         held in a table, `models.Net` for a class of the project, what a lambda without parameters builds
-        (`lambda: nn.CrossEntropyLoss()`) or one that hands its first parameter on first; None for any other
+        (`lambda: nn.CrossEntropyLoss()`) or one that hands its first parameter on first or configures a class with
+        its parameters (`lambda w: nn.NLLLoss(weight=w)`); None for any other
         object."""
         if obj.kind == "field" and obj.base is not None:
             base = self.qualified(obj.base)
@@ -431,7 +434,7 @@ class Objects:
         node = obj.node
         if node is obj.ctx.tree:  # an import, a builtin, a class or function of the module
             return obj.ctx.analysis(Names).module_level(obj.name)
-        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node)):
+        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node) or _configures(node)):
             node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
         node = partial_target(obj.ctx, node) or node  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
@@ -565,7 +568,22 @@ class Objects:
         if function not in self._site_constants:
             self._site_constants[function] = site_constants(self.ctx, function, self.linted)
         found = self._site_constants[function].get(index.id)
+        if found is None and depth < MAX_CALL_DEPTH and index.id not in _stored_names(function):
+            found = self._sites_key(function, index.id, depth)
         return found if isinstance(found, int | str) and not isinstance(found, bool) else None
+
+    def _sites_key(self, function: ast.AST, name: str, depth: int):
+        """The key every call site of `function` gives its parameter `name`, each argument read as a key in
+        its caller's module (`LitModel(head=args.head)` with the option's default); None when one differs or
+        is not known."""
+        sites = [b for b in self.linted.analysis(Callers).bindings_in(self.ctx, function) if b.site is not None]
+        keys = set()
+        for binding in sites[:MAX_SITES]:
+            passed = binding.argument(name)
+            if passed is None or passed[2].default:
+                return None
+            keys.add(self._of(passed[0])._key_of(passed[1], depth + 1))
+        return keys.pop() if len(keys) == 1 else None
 
     def _name(self, name: ast.Name, depth: int) -> frozenset | None:
         scope = self._scope_binding(name)
@@ -1018,13 +1036,23 @@ class Objects:
             return None
         home = self._of(ctx)
         function = ctx.scopes.enclosing_function(returned)
-        key = call_constants(call, function).get(func.slice.id) if function is not None else None
+        key = self._passed_key(call, function, func.slice.id, depth) if function is not None else None
         if not isinstance(key, int | str) or isinstance(key, bool):
             return None
         returns = home._functions_returns(home._item(func.value, key, depth), depth)
         if returns is None:
             return None
         return union(*(self._of(c)._eval(r, depth + 2, call) for r, c in returns))
+
+    def _passed_key(self, call: ast.Call, function: ast.AST, name: str, depth: int):
+        """The constant `call` (of this file) gives `function`'s parameter `name`: a literal or default
+        (`call_constants`), else what its argument is as a key (`_key_of`: `build(args.arch)` with the option's
+        default, a parameter every call site fills alike); None when not known or the function rebinds it."""
+        constants = call_constants(call, function)
+        if name in constants or name in _stored_names(function):
+            return constants.get(name)
+        argument = bind_arguments(call, function, passes_self(call, function)).get(name)
+        return self._key_of(argument, depth) if argument is not None else None
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
         """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
@@ -1411,6 +1439,15 @@ def _forwards_first(function: ast.Lambda) -> bool:
     """Does a lambda's call pass the lambda's first parameter as its own first argument?"""
     body, first = function.body, function.args.args[0].arg
     return bool(body.args) and isinstance(body.args[0], ast.Name) and body.args[0].id == first
+
+
+def _configures(function: ast.Lambda) -> bool:
+    """Does a lambda construct a class (a capitalised name, not a function: `F.relu(x)`) with arguments that
+    are only constants and its own parameters (`lambda w: nn.NLLLoss(weight=w, ignore_index=255)`)?"""
+    body, own = function.body, {a.arg for a in function.args.args}
+    name = body.func.attr if isinstance(body.func, ast.Attribute) else body.func.id if isinstance(body.func, ast.Name) else ""
+    passed = [*body.args, *(k.value for k in body.keywords)]
+    return name[:1].isupper() and all(isinstance(a, ast.Constant) or (isinstance(a, ast.Name) and a.id in own) for a in passed)
 
 
 def _table_literal(obj: Obj) -> ast.AST:

@@ -443,10 +443,8 @@ class ValueKinds:
         if isinstance(expr, ast.Dict) and expr.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
             return Packed(tuple(self.value(v, depth + 1, binding) for v in expr.values), tuple(k.value for k in expr.keys))
         index = _constant_index(expr.slice) if isinstance(expr, ast.Subscript) else None
-        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
-            index = expr.slice.value  # `out["probs"]`
-        if index is None and isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Name):
-            index = ...  # `outs[name]`: any item of a collection, not a tensor's row
+        if index is None and isinstance(expr, ast.Subscript) and not selects_values(expr):
+            index = expr.slice.value if isinstance(expr.slice, ast.Constant) else ...  # `out["probs"]`; `outs[name]`: any item
         if index is not None or isinstance(expr, ast.Subscript):
             inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
             if inner is None and isinstance(expr.value, ast.Name | ast.Attribute) and self.ctx.qualified_name(expr.value):
@@ -610,6 +608,9 @@ class ValueKinds:
             return Made(FUNCTION_KINDS[name], call, rows=over_rows(FUNCTION_KINDS[name], call, 1))
         if canonical_class(name) in MODEL_WRAPPERS and call.args:
             return self._value(call.args[0], depth, binding)
+        if self._prepared(call):  # `model, opt = accelerator.prepare(model, opt)`: what it is given, in order
+            values = tuple(self.value(a, depth + 1, binding) for a in call.args)
+            return values[0] if len(values) == 1 else Packed(values)
         if (name or "").startswith("torch.distributions."):
             return self._distribution(call, name.rsplit(".", 1)[-1], depth, binding)
         first = call.args[0] if call.args else None
@@ -690,6 +691,17 @@ class ValueKinds:
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _prepared(self, call: ast.Call) -> bool:
+        """Is `call` `accelerator.prepare(...)` of an `Accelerator(...)` (a name or `self.` attribute), no argument starred?"""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "prepare" and call.args):
+            return False
+        made = self.assigned_values(func.value)
+        built = [self.ctx.qualified_name(m.func) for m in made or () if isinstance(m, ast.Call)]
+        return bool(made) and len(built) == len(made) and all((b or "").endswith(".Accelerator") for b in built) and not any(
+            isinstance(a, ast.Starred) for a in call.args
+        )
 
     def _unbound_model(self, func: ast.Name, call: ast.Call) -> Value | None:
         """An instance of the file's one module class whose `forward` takes the call's arguments, for a name
@@ -1670,6 +1682,14 @@ def over_rows(kind: Kind, activation: ast.Call, dim_position: int) -> bool:
         return True
     dim = call_argument(activation, dim_position, "dim")
     return dim is not None and _constant_index(dim) == -1
+
+
+def selects_values(expr: ast.AST) -> bool:
+    """Is `expr` a tensor's values picked by an index that is no element's key (`out[mask]`, `x[:, a]`):
+    of the tensor's kind (`Selected`), not an item of a tuple or dict (`out[0]`, `out["probs"]`, `outs[name]`)?"""
+    if not isinstance(expr, ast.Subscript) or _constant_index(expr.slice) is not None or isinstance(expr.slice, ast.Name):
+        return False
+    return not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str))
 
 
 def _constant_index(node: ast.AST) -> int | None:
