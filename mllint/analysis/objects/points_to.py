@@ -847,10 +847,14 @@ class Objects:
             keys = [_constant(k) if k is not None else None for k in literal.keys]
             if index in keys:
                 values = [v for k, v in zip(keys, literal.values) if k == index]
-            else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
-                values = literal.values if index in (None, "*") or None in keys else []
+            else:  # any item for an unknown key or a literal with keys not constant; none for a key it lacks
+                unknown = any(k is not None and c is None for k, c in zip(literal.keys, keys))
+                values = literal.values if index in (None, "*") or unknown else []
             registered = self._registered_items(base, index) if index not in keys else frozenset()
             found = union(registered, *(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
+            if index not in keys and index not in (None, "*"):  # `{**build_optim(cfg), "model": m}`: the spread dict's item
+                for spread in (v for k, v in zip(literal.keys, literal.values) if k is None):
+                    found = union(found, home._item(spread, index, depth))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
