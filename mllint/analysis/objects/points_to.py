@@ -854,7 +854,7 @@ class Objects:
             found = union(registered, *(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
             if index not in keys and index not in (None, "*"):  # `{**build_optim(cfg), "model": m}`: the spread dict's item
                 for spread in (v for k, v in zip(literal.keys, literal.values) if k is None):
-                    found = union(found, home._item(spread, index, depth))
+                    found = union(found, home._spread_item(spread, index, depth))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
@@ -887,6 +887,19 @@ class Objects:
                 break
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return self._field_of(base, "[]")
+        return found
+
+    def _spread_item(self, spread: ast.AST, index, depth: int) -> frozenset | None:
+        """The item at `index` of what a `**spread` entry unpacks: nothing from a dict literal without the key."""
+        bases = self._eval(spread, depth)
+        if bases is None:
+            return None
+        found: frozenset | None = frozenset()
+        for base in bases - {NONE}:
+            literal = _table_literal(base) if base.kind == "made" else None
+            if isinstance(literal, ast.Dict) and all(isinstance(k, ast.Constant) for k in literal.keys) and index not in [k.value for k in literal.keys]:
+                continue
+            found = union(found, self._elements(base, index, depth))
         return found
 
     def _default_item(self, base: Obj, index) -> frozenset | None:
