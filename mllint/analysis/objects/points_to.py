@@ -153,6 +153,7 @@ class Objects:
         self._tables: dict[Obj, list] = {}  # a table -> what the decorators of this module file in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
+        self._spreading: set[ast.AST] = set()  # `**` entries being read (`_spread_item`)
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
         self._configs: dict[tuple[ast.Call, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) -> the document
 
@@ -891,15 +892,19 @@ class Objects:
 
     def _spread_item(self, spread: ast.AST, index, depth: int) -> frozenset | None:
         """The item at `index` of what a `**spread` entry unpacks: nothing from a dict literal without the key."""
-        bases = self._eval(spread, depth)
+        bases = self._eval(spread, depth) if spread not in self._spreading else None  # (a dict spread into itself: unknown)
         if bases is None:
             return None
         found: frozenset | None = frozenset()
-        for base in bases - {NONE}:
-            literal = _table_literal(base) if base.kind == "made" else None
-            if isinstance(literal, ast.Dict) and all(isinstance(k, ast.Constant) for k in literal.keys) and index not in [k.value for k in literal.keys]:
-                continue
-            found = union(found, self._elements(base, index, depth))
+        self._spreading.add(spread)
+        try:
+            for base in bases - {NONE}:
+                literal = _table_literal(base) if base.kind == "made" else None
+                if isinstance(literal, ast.Dict) and all(isinstance(k, ast.Constant) for k in literal.keys) and index not in [k.value for k in literal.keys]:
+                    continue
+                found = union(found, self._elements(base, index, depth))
+        finally:
+            self._spreading.discard(spread)
         return found
 
     def _default_item(self, base: Obj, index) -> frozenset | None:
