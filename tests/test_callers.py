@@ -106,7 +106,8 @@ STEP_ENGINE = """\
     """
 
 
-def test_starred_arguments_leave_the_parameters_unknown(tmp_path):
+def test_starred_arguments_bind_their_elements(tmp_path):
+    """`step(*arguments)` binds each parameter to the element at its position, as Python does."""
     write(tmp_path, {
         "models.py": MODELS,
         "engine.py": STEP_ENGINE,
@@ -118,7 +119,8 @@ def test_starred_arguments_leave_the_parameters_unknown(tmp_path):
             step(*arguments)
             """,
     })  # fmt: skip
-    assert findings(tmp_path, "engine.py") == []
+    [(code, line, message)] = findings(tmp_path, "engine.py")
+    assert (code, line) == ("ML101", 5) and "`model` is `*arguments` passed at main.py:5" in message
 
 
 def test_a_dict_splatted_into_a_call_binds_its_items(tmp_path):

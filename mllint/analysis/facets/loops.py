@@ -762,7 +762,7 @@ class TrainingLoops:
             return [event]
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
-        callee = m.resolver.resolve(call, at) or self._method_callee(m, call)
+        callee = m.resolver.resolve(call, at, reexported=True) or self._method_callee(m, call)
         if callee is None and m is self.own:
             hooks = self.item_methods(call)
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn

@@ -24,6 +24,9 @@ from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.facets.layers import CONTAINERS
 from mllint.analysis.values.values import canonical_class
 
+# Runners whose methods take a model (`accumulate`, `backward`, `unwrap_model`) and never switch its mode.
+MODE_KEEPING_RUNNERS = frozenset({"accelerate.Accelerator", "lightning.fabric.Fabric", "lightning.Fabric", "lightning_fabric.Fabric"})
+
 
 class Flow:
     """The facts along one function's statements (or the module's)."""
@@ -518,6 +521,8 @@ class Flow:
             if method == "forward":
                 self._record(call, call, owner, lookup(state, owner))
             return self._unknown_arguments(call, state)
+        if owner != self.self_name and self._mode_keeping_runner(call.func.value):
+            return state  # `accelerator.accumulate(model)`, `fabric.backward(loss)`: the runner never switches modes
         if owner == self.self_name and self._method(method) is not None:
             return self._follow(call, self._method(method), owner, state)
         if owner != self.self_name and method in self.modes.wrapper_methods:
@@ -532,6 +537,11 @@ class Flow:
                 return self._follow(call, callee.function, owner, state, callee.ctx)
             state = self._set(state, owner, frozenset({Fact(Mode.UNKNOWN, call)}))
         return self._unknown_arguments(call, state)
+
+    def _mode_keeping_runner(self, receiver: ast.AST) -> bool:
+        """Is `receiver` made by a runner class whose methods leave every model's mode as it is (`Accelerator()`)?"""
+        made = self.modes.objects.made(receiver)
+        return bool(made) and all(canonical_class(c.qualified_name(m.func)) in MODE_KEEPING_RUNNERS for c, m in made)
 
     def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
         """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,

@@ -329,7 +329,7 @@ class Modes(CallSiteUses):
             name = self.qualified_name(call.func)  # an import's: else a function of this module, or none
             passes = self.resolver is not None and self._passes_receivers(call)
             imported = passes and name is not None and "." in name
-            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES) if imported else None
+            callee = self.resolver.resolve(call, followed=FOLLOWED_MODULES, reexported=True) if imported else None
             if callee is None and passes and name is None and isinstance(call.func, ast.Attribute):
                 callee = method_called(self.ctx, call)
             home = self.of_module(callee.ctx) if callee is not None and callee.ctx is not self.ctx else None

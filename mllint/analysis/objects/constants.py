@@ -181,6 +181,8 @@ def is_zero(values: ValueKinds, node: ast.AST, depth: int = 0) -> bool:
         return is_zero(values, node.func.value, depth + 1)  # `zero.cuda()`, `(logits * 0).sum()`
     if isinstance(node, ast.Call) and callee_name(node) in ZERO_MAKERS:
         return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "zero_" and not node.args:
+        return True  # `p.data.new(p.size()).zero_()`: zeros whatever it fills
     if isinstance(node, ast.Call) and node.args and callee_name(node) in TENSOR_MAKERS | {"new_tensor"}:
         return is_zero(values, node.args[0], depth + 1)
     if isinstance(node, ast.Name):

@@ -155,6 +155,7 @@ class Objects:
         self._tables: dict[Obj, list] = {}  # a table -> what the decorators of this module file in it
         self._site_constants: dict[ast.AST, dict[str, object]] = {}  # function -> what all its call sites pass
         self._copying: set[Obj] = set()  # containers whose copied items are being read (`list(x)`)
+        self._spreading: set[ast.AST] = set()  # `**` entries being read (`_spread_item`)
         self._defaults: dict[tuple[ast.AST, object], ast.Call] = {}  # (factory, key) -> the call that makes the item
         self._configs: dict[tuple[ast.Call, str], ast.AST | None] = {}  # (`yaml.safe_load` call, path) -> the document
 
@@ -865,10 +866,14 @@ class Objects:
             keys = [_constant(k) if k is not None else None for k in literal.keys]
             if index in keys:
                 values = [v for k, v in zip(keys, literal.values) if k == index]
-            else:  # any item for an unknown key or a literal with `**` entries; none for a key it lacks
-                values = literal.values if index in (None, "*") or None in keys else []
+            else:  # any item for an unknown key or a literal with keys not constant; none for a key it lacks
+                unknown = any(k is not None and c is None for k, c in zip(literal.keys, keys))
+                values = literal.values if index in (None, "*") or unknown else []
             registered = self._registered_items(base, index) if index not in keys else frozenset()
             found = union(registered, *(home._eval(value, depth, base.site) for value in values))  # a builder's call's own items
+            if index not in keys and index not in (None, "*"):  # `{**build_optim(cfg), "model": m}`: the spread dict's item
+                for spread in (v for k, v in zip(literal.keys, literal.values) if k is None):
+                    found = union(found, home._spread_item(spread, index, depth))
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
@@ -901,6 +906,23 @@ class Objects:
                 break
         if found is not None and not found and not (isinstance(literal, ast.Call) and literal.args == []) and not _fallback(base):
             return self._field_of(base, "[]")
+        return found
+
+    def _spread_item(self, spread: ast.AST, index, depth: int) -> frozenset | None:
+        """The item at `index` of what a `**spread` entry unpacks: nothing from a dict literal without the key."""
+        bases = self._eval(spread, depth) if spread not in self._spreading else None  # (a dict spread into itself: unknown)
+        if bases is None:
+            return None
+        found: frozenset | None = frozenset()
+        self._spreading.add(spread)
+        try:
+            for base in bases - {NONE}:
+                literal = _table_literal(base) if base.kind == "made" else None
+                if isinstance(literal, ast.Dict) and all(isinstance(k, ast.Constant) for k in literal.keys) and index not in [k.value for k in literal.keys]:
+                    continue
+                found = union(found, self._elements(base, index, depth))
+        finally:
+            self._spreading.discard(spread)
         return found
 
     def _default_item(self, base: Obj, index) -> frozenset | None:

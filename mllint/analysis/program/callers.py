@@ -377,6 +377,10 @@ class Callers:
             name: (caller, argument, Passage(name, caller.text(argument) if name not in splatted else _splat_text(caller, call), path, line))
             for name, argument in bound.items() if argument is not None
         }  # fmt: skip
+        unpacked = _unpacked(caller, call, function, target.skips_first, bound)
+        for name, _, starred, index in unpacked:  # `set_optim(*build_optim(cfg))`: each parameter its element
+            element = ast.copy_location(ast.Subscript(value=starred.value, slice=ast.Constant(index), ctx=ast.Load()), starred)
+            arguments.setdefault(name, (caller, element, Passage(name, f"*{caller.text(starred.value)}", path, line)))
         defaults = _defaults_binding(ctx, function, self._display(ctx))
         if defaults is not None:  # what the call leaves out takes its default
             arguments.update({name: default for name, default in defaults.arguments.items() if name not in bound})
@@ -393,7 +397,6 @@ class Callers:
             constructions = [b for b in self._bindings_in(caller, init, depth + 1) if b.site is not None] if init is not None else []
             if constructions:  # `self.compute_loss(self.model, ...)`: the model the class's construction passes
                 outers = [dataclasses.replace(o, also=c) for o in outers for c in constructions] if outers else constructions
-        unpacked = _unpacked(caller, call, function, target.skips_first, bound)
         also = self._receiver_binding(caller, call) if target.method is not None else None
         return [Binding(function, ctx, path, line, arguments, outer, site, unpacked, also, call, caller) for outer in outers[:MAX_SITES] or [None]]
 

@@ -100,7 +100,8 @@ class CallResolver:
             if not reexported:  # a package's `from .stats import compute_stats`: read where it is defined
                 return None
         found = self.project.function(qualified)
-        if found is None or (reexported and not index.mentions(found[0].module.name, followed)):
+        defined_in = found[0].module.name if found is not None else None  # the module that defines a re-export
+        if found is None or (reexported and defined_in != self.project.own_name and not index.mentions(defined_in, followed)):
             return None
         return Callee(found[1], found[0])
 
