@@ -891,17 +891,34 @@ def _informative(value: object | None) -> bool:
     return isinstance(value, (Samples, Batches, Frame))
 
 
-def _sizes_free(value: object | None) -> bool:
-    """Is a value known without symbols: a tensor of known rank whose sizes are ints or unknown (`(?, 1)`),
-    or a tuple or dict of such?"""
+def _unnamed(value: object | None, function: ast.AST) -> object | None:
+    """`value` with each size named after a parameter of `function` made unknown (`(cfg.window, 4)` is
+    `(?, 4)`): what a helper returns, run without its call's arguments, says nothing of those."""
     if isinstance(value, Tensor):
-        return value.shape is not None and not any(isinstance(d, Sym) for d in value.shape)
-    if isinstance(value, (Items, Fields)):
-        parts = value.values if isinstance(value, Items) else [v for _, v in value.values]
-        return any(_sizes_free(v) for v in parts) and all(_sizes_free(v) or not _informative(v) for v in parts)
-    if isinstance(value, Listed):  # a list of numbers (`rewards`), of a length not named after a parameter
-        item_free = value.item == NUMBER or (isinstance(value.item, Number) and isinstance(value.item.dim, int)) or _sizes_free(value.item)
-        return not isinstance(value.length, Sym) and item_free
+        ends = value.ends and tuple(_unnamed_shape(e, function) for e in value.ends)
+        return dataclasses.replace(value, shape=_unnamed_shape(value.shape, function), ends=ends)
+    if isinstance(value, Number):
+        return Number(_unnamed_shape((value.dim,), function)[0])
+    if isinstance(value, Items):
+        return Items(tuple(_unnamed(v, function) for v in value.values))
+    if isinstance(value, Fields):
+        return Fields(tuple((k, _unnamed(v, function)) for k, v in value.values), _unnamed(value.rest, function))
+    if isinstance(value, Listed):
+        return Listed(_unnamed(value.item, function), _unnamed_shape((value.length,), function)[0])
+    if isinstance(value, (Samples, Batches)):
+        return type(value)(_unnamed(value.item, function))
+    return value
+
+
+def _unnamed_shape(shape: Shape | None, function: ast.AST) -> Shape | None:
+    return None if shape is None else tuple(None if _names_parameter(d, id(function)) else d for d in shape)
+
+
+def _names_parameter(part: object, function: int) -> bool:
+    if isinstance(part, Sym):
+        return _names_parameter(part.key, function)
+    if isinstance(part, tuple):
+        return part[:2] == ("parameter", function) or any(_names_parameter(p, function) for p in part if isinstance(p, tuple))
     return False
 
 
@@ -1364,6 +1381,8 @@ class Interpreter(Operations):
         key = ("binary", id(node))
         if isinstance(op, ast.MatMult):
             return Tensor(matmul_shape(value_shape(left), value_shape(right)), key)
+        if isinstance(left, Number) != isinstance(right, Number) and self.number_operand(node, left):
+            return NUMBER  # `i + self.window` with `window=168`: an index, no tensor
         if isinstance(left, Tensor) and isinstance(right, Number):
             return Tensor(left.shape, key, ends=left.ends)
         if isinstance(left, Number) and isinstance(right, Tensor):
@@ -1372,6 +1391,16 @@ class Interpreter(Operations):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
             return Tensor(residual or broadcast(left.shape, right.shape), key)
         return None
+
+    def number_operand(self, node: ast.AST, left: object) -> bool:
+        """Is the operand of a number in `node` that is not a number but some unknown value a number
+        under every call site (a size from a config)?"""
+        if not isinstance(node, ast.BinOp):
+            return False
+        other, value = (node.right, self.seen.get(node.right)) if isinstance(left, Number) else (node.left, left)
+        if not isinstance(value, Tensor) or _informative(value):
+            return False
+        return _numbers(self.shapes.constants(other))
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
         """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
@@ -1565,11 +1594,14 @@ class Interpreter(Operations):
             summary = shapes.helper_output(helper, passed or {})
         finally:
             del _LINTED[len(_LINTED) - len(linted):]
-        if summary is None or (passed is None and not generator and not _sizes_free(summary[0])):
-            return None  # a size named after the helper's own parameter says nothing here
+        if summary is None:
+            return None
+        returned = summary[0] if passed is not None or generator else _unnamed(summary[0], helper)
+        if passed is None and not generator and not _informative(returned):
+            return None
         if self.record:
             self.shapes.helper_values[node] = summary[1]
-        return summary[0]
+        return returned
 
     def value_of(self, node: ast.AST | None) -> object | None:
         """The value of an expression this pass has evaluated (evaluating it if it has not)."""
