@@ -44,8 +44,8 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, pa
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
-from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
-from mllint.analysis.facets.vocabulary import FUNCTIONS, SIZES
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -1074,6 +1074,9 @@ class Interpreter(Operations):
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
         """`[trainer.step(x, y) for x, y in loader]`: its expressions evaluated with its variables bound
         to what one iteration gives (in an environment of its own)."""
+        mapped = self.mapped(node)
+        if mapped is not None:
+            return mapped
         outer, self.env = self.env, dict(self.env)
         iterated = [self.eval(generator.iter) for generator in node.generators[:1]]
         for generator in node.generators:
@@ -1097,6 +1100,22 @@ class Interpreter(Operations):
             if isinstance(counted, ast.Call) and isinstance(counted.func, ast.Name) and counted.func.id == "range" and len(counted.args) == 1:
                 return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
         return Listed(values[0], None)  # `[emb(x[:, i]) for i, emb in enumerate(self.embs)]`: how many, unknown
+
+    def mapped(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Items | None:
+        """`(t.to(device) for t in batch)` over a tuple the analysis knows: the tuple of what each item gives."""
+        only = node.generators[0]
+        if not isinstance(node, (ast.ListComp, ast.GeneratorExp)) or len(node.generators) != 1 or only.ifs:
+            return None
+        source = self.eval(only.iter)
+        if not isinstance(source, Items) or not source.values or len(source.values) > MAX_ITEMS:
+            return None
+        outer, values = self.env, []
+        for item in source.values:
+            self.env = dict(outer)
+            self.bind(only.target, item, None)
+            values.append(self.eval(node.elt))
+        self.env = outer
+        return Items(tuple(values))
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -1379,6 +1398,9 @@ class Interpreter(Operations):
         if isinstance(op, ast.Mult) and (isinstance(left, (Items, Listed)) or isinstance(right, (Items, Listed))):
             return _repeated(left, right) or _repeated(right, left)  # `[0.0] * len(rewards)`
         key = ("binary", id(node))
+        framed = frame_arithmetic(left, right, key) if not isinstance(op, ast.MatMult) else None
+        if framed is not None:
+            return framed
         if isinstance(op, ast.MatMult):
             return Tensor(matmul_shape(value_shape(left), value_shape(right)), key)
         if isinstance(left, Number) != isinstance(right, Number) and self.number_operand(node, left):
@@ -1452,6 +1474,8 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver)
+        if receiver is not None and node.func.attr == "prepare" and arguments and self.accelerator(node.func.value):
+            return arguments[0] if len(arguments) == 1 else Items(tuple(arguments))  # each object back, wrapped
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
@@ -1482,6 +1506,8 @@ class Interpreter(Operations):
             if isinstance(cast, Number):
                 return NUMBER
             shape = value_shape(cast)
+        elif row is not None and row.kind == ELEMENTWISE and isinstance(frame := self.value_of(call_argument(node, row.at, row.keyword)), Frame):
+            return Frame(frame.shape, ("call", id(node)))  # `np.exp(df["x"])`: a frame again
         elif row is not None:
             shape = self.function_shape(node, name, row)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
@@ -1524,6 +1550,11 @@ class Interpreter(Operations):
             unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
             return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def accelerator(self, expr: ast.AST) -> bool:
+        """Is `expr` an `accelerate.Accelerator` (whose `prepare(...)` gives back what it is given)?"""
+        made = built(self.ctx, expr)
+        return bool(made) and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made)
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
         """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""
