@@ -19,12 +19,13 @@ from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.syntax.names import call_argument, callee_name
 from mllint.analysis.syntax.scopes import FUNCTION_NODES
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Items, Listed, Number, Samples, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Listed, Number, Samples, Tensor
 from mllint.analysis.values.values import ValueKinds
 
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
+ARRAY_SPLITTER = "sklearn.model_selection.train_test_split"  # two parts of each array, rows split
 SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.dataset.Subset"})
 BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
 PROGRESS_BARS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"})
@@ -47,6 +48,8 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name in SPLITTERS and isinstance(first, Samples):
         lengths = call_argument(node, 1, "lengths")  # `tr, te = random_split(ds, [500, 100])`: datasets of its samples
         return Items((first,) * len(lengths.elts)) if isinstance(lengths, (ast.List, ast.Tuple)) else None
+    if name == ARRAY_SPLITTER and arguments and len(arguments) == len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args):
+        return Items(tuple(_split_part(a, (id(node), i, part)) for i, a in enumerate(arguments) for part in (0, 1)))
     if name in DATA_LOADERS:
         dataset = as_dataset(first if node.args else interpreter.value_of(call_argument(node, 0, "dataset")))
         if not isinstance(dataset, Samples) or call_argument(node, 6, "collate_fn") is not None:
@@ -58,6 +61,14 @@ def data_value(interpreter, node: ast.Call, name: str | None, arguments: list) -
     if name is None and isinstance(node.func, ast.Name) and node.func.id == "enumerate" and isinstance(first, Batches):
         return Batches(Items((Number(None), first.item)))
     return None
+
+
+def _split_part(array: object, key: tuple) -> object:
+    """One part of an array `train_test_split` splits: its rows unknown, its other sizes the array's."""
+    if isinstance(array, Frame):
+        return Frame((None, *array.shape[1:]), ("split", key), array.positional)
+    shape = array.shape if isinstance(array, Tensor) else None
+    return Tensor((None, *shape[1:]) if shape else None, ("split", key))
 
 
 def environment_step(ctx, node: ast.Call, width: int | None) -> Items | None:

@@ -321,10 +321,12 @@ LOSSES = {
     **{FUNCTIONAL + n: (6, False) for n in ("cross_entropy", "nll_loss")},
 }
 
+SAME_SIZES = frozenset({"BCELoss", "BCEWithLogitsLoss", "binary_cross_entropy", "binary_cross_entropy_with_logits"})
+
 
 def loss_output(name: str, call: ast.Call, input: Shape | None, target: Shape | None) -> Shape | None:
     """The shape of a loss's result: `()` when reduced (the default), per element for `reduction="none"`
-    (input and target broadcast; without the class dimension for cross-entropy and NLL); None: unknown
+    (input and target broadcast, of the one size the binary cross-entropies require; without the class dimension for cross-entropy and NLL); None: unknown
     (a `reduction` that is no literal, the deprecated `reduce`/`size_average`)."""
     position, elementwise = LOSSES[name]
     if any(k.arg in ("reduce", "size_average") or k.arg is None for k in call.keywords):
@@ -336,6 +338,8 @@ def loss_output(name: str, call: ast.Call, input: Shape | None, target: Shape | 
         return None
     if reduction.value != "none":
         return ()
+    if elementwise and name.rpartition(".")[2] in SAME_SIZES:
+        return input if input is not None else target  # they must be of one size, or the call raises
     if elementwise:
         return broadcast(input, target)
     if input is None or len(input) == 0:

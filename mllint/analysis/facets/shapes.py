@@ -44,8 +44,8 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, pa
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
-from mllint.analysis.facets.tables import frame_attribute, frame_item, frame_method, read_table, table_rows
-from mllint.analysis.facets.vocabulary import FUNCTIONS, SIZES
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -891,17 +891,34 @@ def _informative(value: object | None) -> bool:
     return isinstance(value, (Samples, Batches, Frame))
 
 
-def _sizes_free(value: object | None) -> bool:
-    """Is a value known without symbols: a tensor of known rank whose sizes are ints or unknown (`(?, 1)`),
-    or a tuple or dict of such?"""
+def _unnamed(value: object | None, function: ast.AST) -> object | None:
+    """`value` with each size named after a parameter of `function` made unknown (`(cfg.window, 4)` is
+    `(?, 4)`): what a helper returns, run without its call's arguments, says nothing of those."""
     if isinstance(value, Tensor):
-        return value.shape is not None and not any(isinstance(d, Sym) for d in value.shape)
-    if isinstance(value, (Items, Fields)):
-        parts = value.values if isinstance(value, Items) else [v for _, v in value.values]
-        return any(_sizes_free(v) for v in parts) and all(_sizes_free(v) or not _informative(v) for v in parts)
-    if isinstance(value, Listed):  # a list of numbers (`rewards`), of a length not named after a parameter
-        item_free = value.item == NUMBER or (isinstance(value.item, Number) and isinstance(value.item.dim, int)) or _sizes_free(value.item)
-        return not isinstance(value.length, Sym) and item_free
+        ends = value.ends and tuple(_unnamed_shape(e, function) for e in value.ends)
+        return dataclasses.replace(value, shape=_unnamed_shape(value.shape, function), ends=ends)
+    if isinstance(value, Number):
+        return Number(_unnamed_shape((value.dim,), function)[0])
+    if isinstance(value, Items):
+        return Items(tuple(_unnamed(v, function) for v in value.values))
+    if isinstance(value, Fields):
+        return Fields(tuple((k, _unnamed(v, function)) for k, v in value.values), _unnamed(value.rest, function))
+    if isinstance(value, Listed):
+        return Listed(_unnamed(value.item, function), _unnamed_shape((value.length,), function)[0])
+    if isinstance(value, (Samples, Batches)):
+        return type(value)(_unnamed(value.item, function))
+    return value
+
+
+def _unnamed_shape(shape: Shape | None, function: ast.AST) -> Shape | None:
+    return None if shape is None else tuple(None if _names_parameter(d, id(function)) else d for d in shape)
+
+
+def _names_parameter(part: object, function: int) -> bool:
+    if isinstance(part, Sym):
+        return _names_parameter(part.key, function)
+    if isinstance(part, tuple):
+        return part[:2] == ("parameter", function) or any(_names_parameter(p, function) for p in part if isinstance(p, tuple))
     return False
 
 
@@ -1057,6 +1074,9 @@ class Interpreter(Operations):
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
         """`[trainer.step(x, y) for x, y in loader]`: its expressions evaluated with its variables bound
         to what one iteration gives (in an environment of its own)."""
+        mapped = self.mapped(node)
+        if mapped is not None:
+            return mapped
         outer, self.env = self.env, dict(self.env)
         iterated = [self.eval(generator.iter) for generator in node.generators[:1]]
         for generator in node.generators:
@@ -1080,6 +1100,22 @@ class Interpreter(Operations):
             if isinstance(counted, ast.Call) and isinstance(counted.func, ast.Name) and counted.func.id == "range" and len(counted.args) == 1:
                 return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
         return Listed(values[0], None)  # `[emb(x[:, i]) for i, emb in enumerate(self.embs)]`: how many, unknown
+
+    def mapped(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Items | None:
+        """`(t.to(device) for t in batch)` over a tuple the analysis knows: the tuple of what each item gives."""
+        only = node.generators[0]
+        if not isinstance(node, (ast.ListComp, ast.GeneratorExp)) or len(node.generators) != 1 or only.ifs:
+            return None
+        source = self.eval(only.iter)
+        if not isinstance(source, Items) or not source.values or len(source.values) > MAX_ITEMS:
+            return None
+        outer, values = self.env, []
+        for item in source.values:
+            self.env = dict(outer)
+            self.bind(only.target, item, None)
+            values.append(self.eval(node.elt))
+        self.env = outer
+        return Items(tuple(values))
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -1362,8 +1398,13 @@ class Interpreter(Operations):
         if isinstance(op, ast.Mult) and (isinstance(left, (Items, Listed)) or isinstance(right, (Items, Listed))):
             return _repeated(left, right) or _repeated(right, left)  # `[0.0] * len(rewards)`
         key = ("binary", id(node))
+        framed = frame_arithmetic(left, right, key) if not isinstance(op, ast.MatMult) else None
+        if framed is not None:
+            return framed
         if isinstance(op, ast.MatMult):
             return Tensor(matmul_shape(value_shape(left), value_shape(right)), key)
+        if isinstance(left, Number) != isinstance(right, Number) and self.number_operand(node, left):
+            return NUMBER  # `i + self.window` with `window=168`: an index, no tensor
         if isinstance(left, Tensor) and isinstance(right, Number):
             return Tensor(left.shape, key, ends=left.ends)
         if isinstance(left, Number) and isinstance(right, Tensor):
@@ -1372,6 +1413,16 @@ class Interpreter(Operations):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
             return Tensor(residual or broadcast(left.shape, right.shape), key)
         return None
+
+    def number_operand(self, node: ast.AST, left: object) -> bool:
+        """Is the operand of a number in `node` that is not a number but some unknown value a number
+        under every call site (a size from a config)?"""
+        if not isinstance(node, ast.BinOp):
+            return False
+        other, value = (node.right, self.seen.get(node.right)) if isinstance(left, Number) else (node.left, left)
+        if not isinstance(value, Tensor) or _informative(value):
+            return False
+        return _numbers(self.shapes.constants(other))
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
         """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
@@ -1428,6 +1479,8 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver)
+        if receiver is not None and node.func.attr == "prepare" and arguments and self.accelerator(node.func.value):
+            return arguments[0] if len(arguments) == 1 else Items(tuple(arguments))  # each object back, wrapped
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
@@ -1458,6 +1511,8 @@ class Interpreter(Operations):
             if isinstance(cast, Number):
                 return NUMBER
             shape = value_shape(cast)
+        elif row is not None and row.kind == ELEMENTWISE and isinstance(frame := self.value_of(call_argument(node, row.at, row.keyword)), Frame):
+            return Frame(frame.shape, ("call", id(node)))  # `np.exp(df["x"])`: a frame again
         elif row is not None:
             shape = self.function_shape(node, name, row)
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
@@ -1500,6 +1555,11 @@ class Interpreter(Operations):
             unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
             return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def accelerator(self, expr: ast.AST) -> bool:
+        """Is `expr` an `accelerate.Accelerator` (whose `prepare(...)` gives back what it is given)?"""
+        made = built(self.ctx, expr)
+        return bool(made) and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made)
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
         """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""
@@ -1570,11 +1630,14 @@ class Interpreter(Operations):
             summary = shapes.helper_output(helper, passed or {})
         finally:
             del _LINTED[len(_LINTED) - len(linted):]
-        if summary is None or (passed is None and not generator and not _sizes_free(summary[0])):
-            return None  # a size named after the helper's own parameter says nothing here
+        if summary is None:
+            return None
+        returned = summary[0] if passed is not None or generator else _unnamed(summary[0], helper)
+        if passed is None and not generator and not _informative(returned):
+            return None
         if self.record:
             self.shapes.helper_values[node] = summary[1]
-        return summary[0]
+        return returned
 
     def value_of(self, node: ast.AST | None) -> object | None:
         """The value of an expression this pass has evaluated (evaluating it if it has not)."""

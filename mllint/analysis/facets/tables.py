@@ -23,6 +23,17 @@ SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_valu
 OTHER_COLUMNS = frozenset({"drop", "select_dtypes"})  # a frame still, of columns not known
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
+REDUCTIONS = frozenset("max min mean median sum std var".split())
+
+
+def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
+    """A frame with a number (`df["year"] - 2000`) or with a frame of its shape (`df["a"] / df["b"]`):
+    a frame of that shape."""
+    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional]
+    others = [v for v in (left, right) if not isinstance(v, Frame)]
+    if not frames or not all(isinstance(v, Number) for v in others) or len({f.shape for f in frames}) != 1:
+        return None
+    return Frame(frames[0].shape, key)
 
 
 def read_table(node: ast.Call, name: str | None) -> object | None:
@@ -60,6 +71,8 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
         return None
     if method in ARRAYS:
         return Tensor(frame.shape, ("values", frame.key))
+    if method in REDUCTIONS and len(frame.shape) == 1 and not node.args and not node.keywords:
+        return NUMBER  # `df["year"].max()`: one value of a Series
     if method in SAME_COLUMNS or method in OTHER_COLUMNS:
         key = ("table", id(node))
         if method in OTHER_COLUMNS and not node.args and [k.arg for k in node.keywords] in (["columns"], ["include"], ["exclude"]):

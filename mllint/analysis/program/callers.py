@@ -779,7 +779,12 @@ def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[t
     target = _assigned_to(ctx, construction)
     if target is None:
         return _passed_on(ctx, construction, view)
-    uses = _uses(ctx, target, construction)
+    return _calls_of_uses(ctx, _uses(ctx, target, construction), view, aliased=False)
+
+
+def _calls_of_uses(ctx, uses: list[ast.AST] | None, view: ProjectView, aliased: bool) -> list[tuple[object, ast.Call, ast.Call | None]] | None:
+    """The calls of an object through `uses` of what holds it (`_calls_of_instance`), and through the uses
+    of a local name it is copied to (`net = self.model`, then `net(x)`), once."""
     calls: list[tuple[object, ast.Call, ast.Call | None]] = []
     for node in uses if uses is not None else [None]:
         parent = ctx.scopes.parent(node) if node is not None else None
@@ -790,11 +795,27 @@ def _calls_of_instance(ctx, construction: ast.Call, view: ProjectView) -> list[t
         if method is not None:
             calls += [(ctx, method, None)] if isinstance(method, ast.Call) else []
             continue
-        passed = _passed_on(ctx, node, view) if node is not None else None
+        alias = _local_alias(ctx, node, parent) if not aliased else None
+        passed = _calls_of_uses(ctx, alias, view, aliased=True) if alias is not None else None
+        passed = passed if alias is not None else _passed_on(ctx, node, view) if node is not None else None
         if passed is None:
             return None
         calls += passed
     return calls
+
+
+def _local_alias(ctx, node: ast.AST, parent: ast.AST | None) -> list[ast.AST] | None:
+    """The other uses of the local name a load of an object is copied to (`net = self.model`), when the
+    name's function binds it nowhere else; None otherwise."""
+    if not (isinstance(node, ast.Name) or is_self_attribute(node)) or not isinstance(node.ctx, ast.Load):
+        return None
+    if not (isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return None
+    function = ctx.scopes.enclosing_function(parent)
+    name = parent.targets[0]
+    if function is None or ctx.scopes.writes(function, name.id) != [name]:
+        return None
+    return _uses(ctx, name, node)
 
 
 def _moved_up(ctx, construction: ast.AST) -> ast.AST:
