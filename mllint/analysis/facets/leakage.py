@@ -137,6 +137,7 @@ class Leakage:
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
         self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
+        self._assigned: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # function -> name -> the values assigned to it
         self._own_calls: dict[ast.ClassDef, dict[str, list[ast.Call]]] = {}  # class -> method -> `self.method(...)` calls
 
     @cached_property
@@ -627,25 +628,78 @@ class Leakage:
         leaves `scaler` out, runs `StandardScaler().fit(X)` on `df.drop(columns=...).to_numpy()`)."""
         if not (call.args or call.keywords) or not isinstance(call.func, (ast.Name, ast.Attribute)):
             return None
+        arguments = [*call.args, *(k.value for k in call.keywords)]
         looped = any(isinstance(a, LOOPS) for a in self.ctx.scopes.ancestors(call))  # each split of a loop
-        if not looped and not any(_names_evaluation(_rows_of(a)) for a in [*call.args, *(k.value for k in call.keywords)]):
+        named = any(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in arguments)  # `load_split(root, "test")`
+        if not looped and not named and not any(_names_evaluation(_rows_of(a)) for a in arguments):
             return None
         callee = self._project_callee(call)
-        fits = callee.ctx.analysis(ParameterEffects).of(callee.function, EVALUATION_FIT) if callee is not None else None
-        if not fits:
+        if callee is None:
             return None
+        effects = callee.ctx.analysis(ParameterEffects)
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
-        for name, reaches in fits.items():
+        for name, reaches in effects.of(callee.function, EVALUATION_FIT).items():
             evidence = self._evaluation_data(bound[name], call, None) if bound.get(name) is not None else None
             reach = next((r for r in reaches if self._handed_fit(call, callee, r)), None) if evidence else None
             if reach is not None:
                 return evidence, callee.function.name, reach
+        return self._fits_named_split(call, callee, bound)
+
+    def _fits_named_split(self, call: ast.Call, callee: Callee, bound: dict[str, ast.AST]) -> tuple[str, str, Reach] | None:
+        """A helper that loads the split a parameter names and fits on it, given an evaluation split's name
+        (`load_split(root, "test")`, or each name of a loop over literal names): the data it fits is read
+        from what the name selects (`X = read(os.path.join(root, split))`)."""
+        named = {name: e for name, argument in bound.items() if argument is not None and (e := self._split_name(argument, call))}
+        if not named:
+            return None
+        helper = callee.ctx.analysis(Leakage)
+        for reach in callee.ctx.analysis(ParameterEffects).anywhere(callee.function, EVALUATION_FIT):
+            if reach.calls or not self._handed_fit(call, callee, reach):
+                continue
+            name = next((n for n in helper._read_parameters(callee.function, reach.node.args[0]) if n in named), None)
+            if name is not None:
+                return named[name], callee.function.name, reach
         return None
+
+    def _split_name(self, argument: ast.AST, call: ast.Call) -> str | None:
+        """Why `argument` names an evaluation split: a literal (`"test"`), or the variable of a loop over
+        literal names with the call under no test of it."""
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return f"the split `{self.ctx.text(argument)}`" if _names_evaluation(ast.Name(argument.value)) else None
+        definitions = self.values.reaching_definitions(argument) if isinstance(argument, ast.Name) else []
+        loops = {self._loop_of(d.node) for d in definitions}
+        loop = loops.pop() if len(loops) == 1 else None
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+            return None
+        names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        tested = any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop))
+        if tested or not any(_names_evaluation(ast.Name(n)) for n in names):
+            return None
+        return f"each split of the loop over `{self.ctx.text(loop.iter)}`"
+
+    def _read_parameters(self, function: ast.AST, expr: ast.AST) -> set[str]:
+        """The parameters of `function` that `expr` is computed from, through its assignments (any place)."""
+        if function not in self._assigned:
+            assigned = defaultdict(list)
+            for assign in self.ctx.index.within(function, ast.Assign):
+                for name in {n.id for t in assign.targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+                    assigned[name].append(assign.value)
+            self._assigned[function] = assigned
+        assigned, seen = self._assigned[function], set()
+        todo = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo += [n.id for value in assigned.get(name, ()) for n in ast.walk(value) if isinstance(n, ast.Name)]
+        return seen & {p.arg for p in parameters(function, variadic=False)}
 
     def _handed_fit(self, call: ast.Call, callee: Callee, reach: Reach) -> bool:
         """Does the fit at `reach` run under `call`, learn statistics, and read data that is not evaluation data
         where it stands (`scaler.fit(X_test)` is reported there)?"""
         fit = reach.node
+        if reach.calls and (inner := reach.calls[0])[0].analysis(Leakage).fits_through_helper(inner[1]) is not None:
+            return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
         return (
             reach.taken_under(call, callee.function) and self._learns(call, reach)
             and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None
