@@ -20,7 +20,8 @@ class StatisticsBeforeSplit(Rule):
     returned by a splitting helper, of that data or of anything computed from it. The data it converts or that
     converts it is the same data (`full = torch.as_tensor(spectra)`: statistics of `full`, then a split of
     `spectra`; `torch.from_numpy`, `np.asarray`, `.numpy()`, `.values`; a conversion of a part,
-    `torch.as_tensor(x[:n])`, is other data). Statistics of
+    `torch.as_tensor(x[:n])`, is other data), and so are columns named by a list of labels (`df[NUMERIC]` with
+    `NUMERIC = ["age", "fare"]`). Statistics of
     the training part only (`scaler.fit(X_train)`), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.
 
