@@ -1084,9 +1084,10 @@ def _holds_labels(ctx, name: ast.Name) -> bool:
 
 
 def _rows_of(node: ast.AST) -> ast.AST:
-    """What a conversion that keeps the rows converts: `X` for `X.reshape(-1, 1)`, `df[cols]` for `df[cols].values`."""
+    """What a conversion that keeps the rows converts: `X` for `X.reshape(-1, 1)`, `df[cols]` for `df[cols].values`,
+    `df` for `df.drop(columns=["y"])`."""
     while True:
-        if isinstance(node, ast.Call) and _method(node) in ROW_KEEPING:
+        if isinstance(node, ast.Call) and (_method(node) in ROW_KEEPING or (_method(node) == "drop" and _drops_columns(node))):
             node = node.func.value
         elif isinstance(node, ast.Attribute) and node.attr in ROW_KEEPING_ATTRIBUTES:
             node = node.value
