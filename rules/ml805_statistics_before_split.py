@@ -54,7 +54,8 @@ class StatisticsBeforeSplit(Rule):
     picks from a table of pairs (`lo, hi = borders[flag]` with `borders = {"train": (0, n), ...}`).
 
     A function of the module that takes rows of the fitted data by its parameter (`def tensors(ix): return
-    X_num[ix], y[ix]`) splits it when calls fill that parameter with parts of split indices (`tensors(tr_idx)`).
+    X_num[ix], y[ix]`), or hands it to one that does (`def as_dataset(ix): xs, ys = take(ix)`), splits it when calls
+    fill that parameter with parts of split indices (`tensors(tr_idx)`).
 
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,

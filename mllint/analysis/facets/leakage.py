@@ -746,10 +746,10 @@ class Leakage:
             return set()
         indexed = self.ctx.analysis(ParameterEffects).of(callee.function, INDEXED_BY)
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function)) if indexed else {}
-        own = self.ctx.scopes.local_bindings(callee.function)
-        return {
+        return {  # data of the module, indexed in the function or in one of this module it hands the parameter to
             key for name, reaches in indexed.items() if _key(bound.get(name)) in parts
-            for r in reaches if not r.calls and (key := _key(r.node.value)) is not None and key.split(".")[0] not in own
+            for r in reaches if r.ctx is self.ctx and all(home is self.ctx for home, _ in r.calls) and (key := _key(r.node.value)) is not None
+            and key.split(".")[0] not in self.ctx.scopes.local_bindings(self.ctx.scopes.enclosing_function(r.node))
         }  # fmt: skip
 
     # The index of a scope.
