@@ -630,7 +630,7 @@ class Leakage:
             return None
         arguments = [*call.args, *(k.value for k in call.keywords)]
         looped = any(isinstance(a, LOOPS) for a in self.ctx.scopes.ancestors(call))  # each split of a loop
-        named = any(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in arguments)  # `load_split(root, "test")`
+        named = any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _names_evaluation(ast.Name(a.value)) for a in arguments)  # `load_split(root, "test")`
         if not looped and not named and not any(_names_evaluation(_rows_of(a)) for a in arguments):
             return None
         callee = self._project_callee(call)
