@@ -29,7 +29,10 @@ class FitOnEvaluationData(Rule):
     When the fit sits in a project function or method the evaluation data is handed to (directly or
     through the functions it calls: `pre.fit_transform(val_df)` running its own `fit`, `preprocess(test_df)`
     whose `if scaler is None:` branch the call takes by leaving `scaler` out), the call that hands the data
-    over is reported, with the helper's fit named: the helper is right for training data.
+    over is reported, with the helper's fit named: the helper is right for training data. So is a call naming
+    an evaluation split to a helper that reads that split and fits on it (`load_split(root, "test")`, or each
+    name of `for split in ("train", "dev"):`), and a call once per split of a dict with literal split keys to a
+    helper fitting the object it is handed (`{k: make_windows(v, scaler) for k, v in splits.items()}`).
 
     ## Why is this bad?
     Statistics of the evaluation set leak into the features the model is judged on: the reported score

@@ -20,7 +20,8 @@ class StatisticsBeforeSplit(Rule):
     returned by a splitting helper, of that data or of anything computed from it. The data it converts or that
     converts it is the same data (`full = torch.as_tensor(spectra)`: statistics of `full`, then a split of
     `spectra`; `torch.from_numpy`, `np.asarray`, `.numpy()`, `.values`; a conversion of a part,
-    `torch.as_tensor(x[:n])`, is other data). Statistics of
+    `torch.as_tensor(x[:n])`, is other data), and so are columns named by a list of labels (`df[NUMERIC]` with
+    `NUMERIC = ["age", "fare"]`). Statistics of
     the training part only (`scaler.fit(X_train)`), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.
 
@@ -53,7 +54,8 @@ class StatisticsBeforeSplit(Rule):
     picks from a table of pairs (`lo, hi = borders[flag]` with `borders = {"train": (0, n), ...}`).
 
     A function of the module that takes rows of the fitted data by its parameter (`def tensors(ix): return
-    X_num[ix], y[ix]`) splits it when calls fill that parameter with parts of split indices (`tensors(tr_idx)`).
+    X_num[ix], y[ix]`), or hands it to one that does (`def as_dataset(ix): xs, ys = take(ix)`), splits it when calls
+    fill that parameter with parts of split indices (`tensors(tr_idx)`).
 
     ## Why is this bad?
     The evaluation rows took part in the statistics the training data is transformed with: their mean,

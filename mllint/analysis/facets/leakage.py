@@ -41,6 +41,7 @@ TRANSFORMER_MODULES = (
     "sklearn.feature_extraction.", "sklearn.random_projection.", "sklearn.kernel_approximation.",
     "sklearn.pipeline.", "sklearn.compose.",  # pipelines and column transformers of them
 )  # fmt: skip
+VOCABULARY_ENCODERS = (".LabelEncoder", ".OrdinalEncoder", ".OneHotEncoder", ".LabelBinarizer", ".MultiLabelBinarizer")
 STATISTIC_METHODS = frozenset({"mean", "std", "var", "min", "max", "median", "quantile", "nanmean", "nanstd"})
 STATISTIC_FUNCTIONS = frozenset(
     f"{library}.{name}" for library in ("numpy", "torch") for name in ("mean", "std", "var", "min", "max", "median", "nanmean", "nanstd", "amin", "amax")
@@ -80,6 +81,8 @@ ELEMENTWISE = frozenset(
         "array", "ascontiguousarray", "float32", "float64", "sign", "square", "tanh", "arcsinh",
     )
 )  # fmt: skip
+LOOPS = (ast.For, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 NEVER = 1 << 62  # no split reached
 # The words of a name that say which part of a split it holds (`X_tr`, `test_df`, `valData`).
 PART_ABBREVIATIONS = {
@@ -134,6 +137,7 @@ class Leakage:
         self._statistics: dict[ast.AST, list[ast.Call]] = {}
         self._parts: dict[ast.AST, bool] = {}
         self._kept: dict[ast.ClassDef, dict[str, ast.AST]] = {}
+        self._assigned: dict[ast.AST, dict[str, list[ast.AST]]] = {}  # function -> name -> the values assigned to it
         self._own_calls: dict[ast.ClassDef, dict[str, list[ast.Call]]] = {}  # class -> method -> `self.method(...)` calls
 
     @cached_property
@@ -207,7 +211,7 @@ class Leakage:
                 self._own_calls[cls][c.func.attr].append(c)
         for site in self._own_calls[cls].get(method.name, ()):
             argument = None if returned else bind_arguments(site, method, True).get(data)
-            key = RETURNED if returned else _whole(argument) if argument is not None else None
+            key = RETURNED if returned else _whole(argument, self.ctx) if argument is not None else None
             found = self._fitted_before_split(site, key) if key is not None else None
             if found is not None:
                 return data, found[1]
@@ -390,8 +394,8 @@ class Leakage:
             constructor = func.value if isinstance(func.value, ast.Call) else None
             name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)
             if name and name.startswith(TRANSFORMER_MODULES):
-                return _whole(call.args[0])
-        helper = self._helper_data(call, "fits")
+                return _whole(call.args[0], self.ctx)
+        helper = self._helper_data(call, "fits") or self._fresh_data(call)
         if helper is not None:
             return helper
         if self._returns_fitted(call) is not None:
@@ -415,9 +419,9 @@ class Leakage:
     def statistic_of(self, call: ast.Call) -> str | None:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in STATISTIC_METHODS and self.ctx.qualified_name(func) is None:
-            return _whole(func.value)
+            return _whole(func.value, self.ctx)
         if self.ctx.qualified_name(func) in STATISTIC_FUNCTIONS and call.args:
-            return _whole(call.args[0])
+            return _whole(call.args[0], self.ctx)
         return self._helper_data(call, "statistics")
 
     def _statistic_calls(self, statement: ast.AST) -> list[ast.Call]:
@@ -460,11 +464,17 @@ class Leakage:
         fit = callee.ctx.analysis(Leakage).summary(callee.function, "returns_fitted") if callee is not None else None
         return (callee, fit) if fit is not None else None
 
+    def _fresh_data(self, call: ast.Call) -> str | None:
+        """The text of data made in place that a helper fits on (`encode(tidy(pd.read_csv(path)))`): what it
+        gives back holds it, as for a named argument."""
+        made = next((a for a in self._helper_arguments(call, "fits") if isinstance(_rows_of(a), ast.Call)), None)
+        return None if made is None else self.ctx.text(made)
+
     def _helper_data(self, call: ast.Call, what: str) -> str | None:
         return next(iter(self._helper_keys(call, what)), None)
 
     def _helper_keys(self, call: ast.Call, what: str) -> list[str]:
-        return [k for k in map(_whole, self._helper_arguments(call, what)) if k is not None]
+        return [k for a in self._helper_arguments(call, what) if (k := _whole(a, self.ctx)) is not None]
 
     def _helper_arguments(self, call: ast.Call, what: str) -> list[ast.AST]:
         """The arguments a project function called here fits, splits or returns statistics of (`what`); for
@@ -499,7 +509,8 @@ class Leakage:
         elif callee is not None:
             helper = callee.ctx.analysis(Leakage)
             fits = helper.summary(callee.function, "fits")
-            fit = next((c for c in callee.ctx.index.within(callee.function, ast.Call) if helper.fitted_data(c) in fits), None)
+            found = [c for c in callee.ctx.index.within(callee.function, ast.Call) if helper.fitted_data(c) in fits]
+            fit = min(found, key=helper._vocabulary_only, default=None)  # the first that learns more than labels
         else:
             constructed = self.constructed(call)
             if constructed is None:
@@ -507,6 +518,11 @@ class Leakage:
             home, cls, _, fits = constructed
             return f"in `{cls.name}.__init__`, {place_in(self.ctx, home, min(fits.values(), key=lambda c: c.lineno))}"
         return None if fit is None else f"in `{callee.function.name}`, {place_in(self.ctx, callee.ctx, fit)}"
+
+    def _vocabulary_only(self, fit: ast.Call) -> bool:
+        """Does the fit learn only the labels it sees (`LabelEncoder().fit_transform(df[col])`)?"""
+        receiver = fit.func.value if isinstance(fit.func, ast.Attribute) else None
+        return receiver is not None and (self.values.constructed_class(receiver) or "").endswith(VOCABULARY_ENCODERS)
 
     def constructed(self, call: ast.Call) -> tuple[object, ast.ClassDef, ast.AST, dict[str, ast.AST]] | None:
         """For `SensorDataset(signals, labels)` of a project class: (its module's context, the class, its
@@ -575,7 +591,7 @@ class Leakage:
         returns = self.ctx.index.within(function, ast.Return)
         returned = {_key(n) for r in returns if r.value is not None for n in ast.walk(r.value)} if what in ("statistics", "returns_fitted") else set()
         if what == "fits":  # only a call that passes a parameter whole can fit on it
-            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(c, names)} & names)
+            found = frozenset({self.fitted_data(c) for c in calls if _passes_any(self.ctx, c, names)} & names)
         elif what == "splits":
             flow = self._flow(function)
             found = frozenset(n for n in names if flow.first_split(n, 0) != NEVER)
@@ -585,12 +601,12 @@ class Leakage:
         elif what == "statistics":  # of a parameter, or of a reshaped view of one (`flat = x.flatten(1)`)
             views = _views_of(self.ctx, self.ctx.index.within(function, ast.Assign), names)
             found = frozenset(
-                views[data] for c in calls if _passes_any(c, views.keys()) and (data := self.statistic_of(c)) in views
+                views[data] for c in calls if _passes_any(self.ctx, c, views.keys()) and (data := self.statistic_of(c)) in views
                 and (isinstance(statement := self._statement(c), ast.Return) or _binds(statement) & returned)
             )  # fmt: skip
         else:
             found = next((  # what it returns is the fitted result, or the data fitted on (`scaler.fit(X)`, `return X, y`)
-                c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned) or _passes_any(c, returned))
+                c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned) or _passes_any(self.ctx, c, returned))
                 and (data := self.fitted_data(c)) is not None and data not in names
                 and (isinstance(statement, ast.Return) or _binds(statement) & returned or data in returned)
                 and self._fitted_before_split(c, data) is None
@@ -612,19 +628,99 @@ class Leakage:
         leaves `scaler` out, runs `StandardScaler().fit(X)` on `df.drop(columns=...).to_numpy()`)."""
         if not (call.args or call.keywords) or not isinstance(call.func, (ast.Name, ast.Attribute)):
             return None
-        if not any(_names_evaluation(_rows_of(a)) for a in [*call.args, *(k.value for k in call.keywords)]):
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        looped = any(isinstance(a, LOOPS) for a in self.ctx.scopes.ancestors(call))  # each split of a loop
+        named = any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _names_evaluation(ast.Name(a.value)) for a in arguments)  # `load_split(root, "test")`
+        if not looped and not named and not any(_names_evaluation(_rows_of(a)) for a in arguments):
             return None
         callee = self._project_callee(call)
-        fits = callee.ctx.analysis(ParameterEffects).of(callee.function, EVALUATION_FIT) if callee is not None else None
-        if not fits:
+        if callee is None:
             return None
+        effects = callee.ctx.analysis(ParameterEffects)
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function))
-        for name, reaches in fits.items():
+        for name, reaches in effects.of(callee.function, EVALUATION_FIT).items():
             evidence = self._evaluation_data(bound[name], call, None) if bound.get(name) is not None else None
-            reach = next((r for r in reaches if r.taken_under(call, callee.function)), None) if evidence else None
+            reach = next((r for r in reaches if self._handed_fit(call, callee, r)), None) if evidence else None
             if reach is not None:
                 return evidence, callee.function.name, reach
+        return self._fits_named_split(call, callee, bound)
+
+    def _fits_named_split(self, call: ast.Call, callee: Callee, bound: dict[str, ast.AST]) -> tuple[str, str, Reach] | None:
+        """A helper that loads the split a parameter names and fits on it, given an evaluation split's name
+        (`load_split(root, "test")`, or each name of a loop over literal names): the data it fits is read
+        from what the name selects (`X = read(os.path.join(root, split))`)."""
+        named = {name: e for name, argument in bound.items() if argument is not None and (e := self._split_name(argument, call))}
+        if not named:
+            return None
+        helper = callee.ctx.analysis(Leakage)
+        for reach in callee.ctx.analysis(ParameterEffects).anywhere(callee.function, EVALUATION_FIT):
+            if reach.calls or not self._handed_fit(call, callee, reach):
+                continue
+            name = next((n for n in helper._read_parameters(callee.function, reach.node.args[0]) if n in named), None)
+            if name is not None:
+                return named[name], callee.function.name, reach
         return None
+
+    def _split_name(self, argument: ast.AST, call: ast.Call) -> str | None:
+        """Why `argument` names an evaluation split: a literal (`"test"`), or the variable of a loop over
+        literal names with the call under no test of it."""
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return f"the split `{self.ctx.text(argument)}`" if _names_evaluation(ast.Name(argument.value)) else None
+        definitions = self.values.reaching_definitions(argument) if isinstance(argument, ast.Name) else []
+        loops = {self._loop_of(d.node) for d in definitions}
+        loop = loops.pop() if len(loops) == 1 else None
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+            return None
+        names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        tested = any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop))
+        if tested or not any(_names_evaluation(ast.Name(n)) for n in names):
+            return None
+        return f"each split of the loop over `{self.ctx.text(loop.iter)}`"
+
+    def _read_parameters(self, function: ast.AST, expr: ast.AST) -> set[str]:
+        """The parameters of `function` that `expr` is computed from, through its assignments (any place)."""
+        if function not in self._assigned:
+            assigned = defaultdict(list)
+            for assign in self.ctx.index.within(function, ast.Assign):
+                for name in {n.id for t in assign.targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+                    assigned[name].append(assign.value)
+            self._assigned[function] = assigned
+        assigned, seen = self._assigned[function], set()
+        todo = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)]
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo += [n.id for value in assigned.get(name, ()) for n in ast.walk(value) if isinstance(n, ast.Name)]
+        return seen & {p.arg for p in parameters(function, variadic=False)}
+
+    def _handed_fit(self, call: ast.Call, callee: Callee, reach: Reach) -> bool:
+        """Does the fit at `reach` run under `call`, learn statistics, and read data that is not evaluation data
+        where it stands (`scaler.fit(X_test)` is reported there)?"""
+        fit = reach.node
+        if reach.calls and (inner := reach.calls[0])[0].analysis(Leakage).fits_through_helper(inner[1]) is not None:
+            return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
+        return (
+            reach.taken_under(call, callee.function) and self._learns(call, reach)
+            and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None
+        )  # fmt: skip
+
+    def _learns(self, call: ast.Call, reach: Reach) -> bool:
+        """Does the object fitted at `reach` learn statistics: made on the way to its fit, or handed down to it
+        as an argument by the calls on the way from `call` (`make_windows(part, scaler)`)?"""
+        expr, home = reach.node.func.value, reach.ctx
+        for caller, site in reversed([(self.ctx, call), *reach.calls]):
+            if not isinstance(expr, ast.Name) or not _is_parameter(home, expr):
+                break
+            function = home.scopes.enclosing_function(expr)
+            expr, home = bind_arguments(site, function, takes_self(home, function)).get(expr.id), caller
+            if expr is None:
+                return False
+        made = built(home, expr)
+        if made is None and isinstance(expr, ast.Name):  # made on the path to the fit: `if scaler is None: scaler = StandardScaler()`
+            values = [d.value for d in home.analysis(ValueKinds).reaching_definitions(expr)]
+            made = [(home, v) for v in values] if values and all(isinstance(v, ast.Call) for v in values) else None
+        return _learns_statistics({canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()})
 
     def _project_callee(self, call: ast.Call) -> Callee | None:
         """The project function `call` runs, or the method of the one project class its receiver holds."""
@@ -650,10 +746,10 @@ class Leakage:
             return set()
         indexed = self.ctx.analysis(ParameterEffects).of(callee.function, INDEXED_BY)
         bound = bind_arguments(call, callee.function, takes_self(callee.ctx, callee.function)) if indexed else {}
-        own = self.ctx.scopes.local_bindings(callee.function)
-        return {
+        return {  # data of the module, indexed in the function or in one of this module it hands the parameter to
             key for name, reaches in indexed.items() if _key(bound.get(name)) in parts
-            for r in reaches if not r.calls and (key := _key(r.node.value)) is not None and key.split(".")[0] not in own
+            for r in reaches if r.ctx is self.ctx and all(home is self.ctx for home, _ in r.calls) and (key := _key(r.node.value)) is not None
+            and key.split(".")[0] not in self.ctx.scopes.local_bindings(self.ctx.scopes.enclosing_function(r.node))
         }  # fmt: skip
 
     # The index of a scope.
@@ -760,7 +856,7 @@ class Leakage:
             elif isinstance(value, ast.Attribute) and value.attr in ROW_KEEPING_ATTRIBUTES:
                 value = value.value
             else:
-                return _whole(value) if converted else None
+                return _whole(value, self.ctx) if converted else None
             converted = True
 
     def _index_parts(self, scope: ast.AST) -> frozenset[str]:
@@ -959,9 +1055,10 @@ def _key(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
-def _whole(node: ast.AST) -> str | None:
-    """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row); None for a
-    part of the rows (`X[:n]`, `X[train_idx]`). Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
+def _whole(node: ast.AST, ctx) -> str | None:
+    """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row), `df[NUMERIC]` with
+    a name holding a list of labels; None for a part of the rows (`X[:n]`, `X[train_idx]`).
+    Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
     node = _rows_of(node)
     inner = node
     while isinstance(inner, ast.Subscript):
@@ -969,6 +1066,7 @@ def _whole(node: ast.AST) -> str | None:
         columns = isinstance(index, ast.Constant) and isinstance(index.value, str)
         columns |= isinstance(index, ast.List) and all(isinstance(e, ast.Constant) for e in index.elts)
         columns |= isinstance(index, (ast.Name, ast.Attribute)) and bool(COLUMN_NAME.search(_key(index) or ""))
+        columns |= isinstance(index, ast.Name) and _holds_labels(ctx, index)
         columns |= isinstance(index, ast.Tuple) and bool(index.elts) and _every_row(index.elts[0])  # `X[:, :-1]`
         if not columns:
             return None
@@ -976,10 +1074,20 @@ def _whole(node: ast.AST) -> str | None:
     return _key(node)
 
 
+def _holds_labels(ctx, name: ast.Name) -> bool:
+    """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`)?"""
+    values = ctx.analysis(ValueKinds).reaching_values(name)
+    return bool(values) and all(
+        isinstance(v, (ast.List, ast.Tuple)) and v.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)
+        for v in values
+    )  # fmt: skip
+
+
 def _rows_of(node: ast.AST) -> ast.AST:
-    """What a conversion that keeps the rows converts: `X` for `X.reshape(-1, 1)`, `df[cols]` for `df[cols].values`."""
+    """What a conversion that keeps the rows converts: `X` for `X.reshape(-1, 1)`, `df[cols]` for `df[cols].values`,
+    `df` for `df.drop(columns=["y"])`."""
     while True:
-        if isinstance(node, ast.Call) and _method(node) in ROW_KEEPING:
+        if isinstance(node, ast.Call) and (_method(node) in ROW_KEEPING or (_method(node) == "drop" and _drops_columns(node))):
             node = node.func.value
         elif isinstance(node, ast.Attribute) and node.attr in ROW_KEEPING_ATTRIBUTES:
             node = node.value
@@ -1040,12 +1148,12 @@ def _every_row(index: ast.AST) -> bool:
     return isinstance(index, ast.Slice) and index.lower is None and index.upper is None and index.step is None
 
 
-def _passes_any(call: ast.Call, names: set[str]) -> bool:
+def _passes_any(ctx, call: ast.Call, names: set[str]) -> bool:
     """Does a call pass the whole of one of `names` (as an argument or as its receiver)? Only such a call
     can fit on it, take its statistics, or hand it to a helper that does."""
     operands = [*call.args, *(k.value for k in call.keywords)]
     operands += [call.func.value] if isinstance(call.func, ast.Attribute) else []
-    return any(_whole(operand) in names for operand in operands)
+    return any(_whole(operand, ctx) in names for operand in operands)
 
 
 def _read_keys(expr: ast.AST) -> frozenset[str]:
@@ -1130,27 +1238,23 @@ class _EvaluationFit(Effect):
     words = re.compile(r"fit")
 
     def sink(self, ctx, node: ast.AST) -> ast.AST | None:
-        if not (isinstance(node, ast.Call) and _method(node) in EVALUATION_FITS and node.args):
-            return None
-        receiver = node.func.value
-        made = built(ctx, receiver)
-        if made is None and isinstance(receiver, ast.Name):  # made on the path to the fit: `if scaler is None: scaler = StandardScaler()`
-            values = [d.value for d in ctx.analysis(ValueKinds).reaching_definitions(receiver)]
-            made = [(ctx, v) for v in values] if values and all(isinstance(v, ast.Call) for v in values) else None
-        classes = {canonical_class(home.qualified_name(constructor.func)) or "" for home, constructor in made or ()}
-        return node.args[0] if _learns_statistics(classes) else None
+        """Any `fit` of an object: which ones learn statistics, `Leakage._learns` tells where a call hands it over."""
+        return node.args[0] if isinstance(node, ast.Call) and _method(node) in EVALUATION_FITS and node.args else None
 
     def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
         if isinstance(expr, ast.Subscript):  # columns (`df[cols]`, `X[:, :k]`) or rows of it: its data still
             return expr.value
         if isinstance(expr, ast.Attribute) and expr.attr in ROW_KEEPING_ATTRIBUTES:
             return expr.value
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ARITHMETIC):  # `np.sign(x) * np.log1p(np.abs(x))`
+            return expr.right if isinstance(expr.left, ast.Constant) else expr.left
         if not isinstance(expr, ast.Call):
             return None
+        function = ctx.qualified_name(expr.func)
+        if function is not None:  # `np.abs(x)`, not a method `df.abs()`
+            return expr.args[0] if expr.args and function in ELEMENTWISE else None
         method = _method(expr)
-        if method in KEEPING_ROWS or (method == "drop" and _drops_columns(expr)):
-            return expr.func.value
-        return expr.args[0] if expr.args and ctx.qualified_name(expr.func) in ELEMENTWISE else None
+        return expr.func.value if method in KEEPING_ROWS or (method == "drop" and _drops_columns(expr)) else None
 
 
 EVALUATION_FIT = _EvaluationFit()
@@ -1166,6 +1270,13 @@ class _IndexedBy(Effect):
 
 
 INDEXED_BY = _IndexedBy()
+
+
+def _is_parameter(ctx, name: ast.Name) -> bool:
+    """Does `name` hold its function's parameter on every way to it?"""
+    function = ctx.scopes.enclosing_function(name)
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(name)
+    return function is not None and bool(definitions) and all(d.node is function for d in definitions)
 
 
 def _drops_columns(call: ast.Call) -> bool:
