@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.helper_effects import INPLACE, forward_sites, taken_somewhere, tensor_parameters
+from mllint.analysis.facets.helper_effects import INPLACE, entry_of_module, forward_sites, taken_somewhere, tensor_parameters
 from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
@@ -70,8 +70,12 @@ HOLDER_MESSAGE = (
 
 
 HELPER_MESSAGE = (
-    "`{function}` changes its argument `{parameter}` in place, and a module's `forward` hands it its own input "
+    "`{function}` changes its argument `{parameter}` in place, and a module's `{entry}` hands it its own input "
     "`{name}` ({place}): the caller's tensor changes; work on a new tensor here"
+)
+ENTRY_MESSAGE = (
+    "`{function}` changes its argument `{parameter}` in place, and code outside the module hands it its own "
+    "tensor (`{call}`, {place}): the caller's tensor changes; work on a new tensor here"
 )
 CALL_MESSAGE = (
     "`{call}` changes the forward argument `{name}` in place (`{change}`, {place}), and the caller's tensor "
@@ -146,6 +150,9 @@ class InplaceOnForwardArgument(Rule):
     `forward`; a helper that copies first (`x = x.clone()`, `x: Tensor = x.clone()`), or is given a copy or a
     fresh tensor, is not, nor a change under the helper's own switch (`x.mul_(s) if inplace else x.mul(s)`)
     when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`).
+    A public method of a module other than `forward` that code outside the module calls for a result
+    (`agent.act(obs)`, `model.encode(x)`) counts as `forward` does: a change of its tensor argument, or of a
+    helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) changes it on purpose.
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
@@ -246,13 +253,22 @@ class InplaceOnForwardArgument(Rule):
         argument to (through functions passing it on): the change is made here."""
         if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign)):
             return
+        entry = entry_of_module(self.ctx, self.ctx, function)
+        tensors = tensor_parameters(self.ctx, function) if entry is not None else set()
         for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():
             local = next((r for r in reaches if not r.calls and taken_somewhere(self.ctx, self.ctx, function, r)), None)
+            if local is not None and parameter in tensors:  # `agent.act(obs)` changing `obs`: as a `forward` would
+                self.report(local.node, ENTRY_MESSAGE.format(
+                    function=function.name, parameter=parameter, call=one_line(entry[0].text(entry[1]), 40),
+                    place=place_in(self.ctx, entry[0], entry[1]),
+                ))  # fmt: skip
+                continue
             sites, other = forward_sites(self.ctx, self.ctx, function, parameter) if local is not None else ([], True)
             if sites and not other:
                 caller, call, name = sites[0]
                 self.report(local.node, HELPER_MESSAGE.format(
-                    function=function.name, parameter=parameter, name=name, place=place_in(self.ctx, caller, call),
+                    function=function.name, parameter=parameter, entry=caller.scopes.enclosing_function(call).name, name=name,
+                    place=place_in(self.ctx, caller, call),
                 ))  # fmt: skip
 
     def _check_helper_call(self, call: ast.Call, forward: ast.FunctionDef, tensors: set[str]) -> None:

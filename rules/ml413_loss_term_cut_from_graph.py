@@ -18,7 +18,8 @@ class LossTermCutFromGraph(Rule):
     ## What it does
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
-    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model, and a weight penalty
+    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term of a reduced
+    sum: `(alpha * logp - q.detach()).mean()`, in a function of the project that calls the model itself), and a weight penalty
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
     (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
@@ -163,7 +164,7 @@ class LossTermCutFromGraph(Rule):
         flow_of = [flows.flow(factor, term.binding) for factor in terms]
         if any(flow.state is State.GRAPH for flow in flow_of):
             return None
-        if own and any(flow.state is State.UNKNOWN and self._from_model(f, 0) for f, flow in zip(terms, flow_of)):
+        if own and any(flow.state is State.UNKNOWN and self._from_model(self.ctx, f, 0) for f, flow in zip(terms, flow_of)):
             return None  # a cut weight of a factor that trains: `-log_prob * advantage.detach()`
         if not own and any(flow.state is State.UNKNOWN and not _is_weight(f) for f, flow in zip(terms, flow_of)):
             return None  # in a callee, only a plain weight (`self.beta`, `beta`) may be of unknown origin
@@ -182,7 +183,7 @@ class LossTermCutFromGraph(Rule):
             inner = found.ctx.analysis(GradientFlow).callee_cuts.get(cut)
             if inner is not None and inner.carried:  # a callee that cuts a graph of its own: `model.regularization()`
                 return cut
-            if found.ctx is self.ctx and own and self._from_model(source, 0):
+            if self._from_model(found.ctx, source, 0):  # a model the term's own function calls
                 return cut
         return None
 
@@ -192,21 +193,22 @@ class LossTermCutFromGraph(Rule):
             return True  # (`sum(layer.kl for layer in self.layers)` of a `kl` each layer's forward cuts)
         return cut is not function and function in set(term.ctx.scopes.ancestors(cut))
 
-    def _from_model(self, expr: ast.AST, depth: int) -> bool:
-        """Is `expr` computed from a model's output (`model(x)`, `self.encoder(x)`), through local names?"""
+    def _from_model(self, ctx, expr: ast.AST, depth: int) -> bool:
+        """Is `expr` computed from a model's output (`model(x)`, `self.encoder(x)`), through local names
+        of `ctx`'s file?"""
         if (expr, depth) not in self._from_models:
-            self._from_models[(expr, depth)] = self._computed_from_model(expr, depth)
+            self._from_models[(expr, depth)] = self._computed_from_model(ctx, expr, depth)
         return self._from_models[(expr, depth)]
 
-    def _computed_from_model(self, expr: ast.AST, depth: int) -> bool:
+    def _computed_from_model(self, ctx, expr: ast.AST, depth: int) -> bool:
         if depth > MAX_DEPTH:
             return False
         for node in ast.walk(expr):
-            if isinstance(node, ast.Call) and is_module(self.ctx, node.func):
+            if isinstance(node, ast.Call) and is_module(ctx, node.func):
                 return True
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                values = self.ctx.analysis(ValueKinds).reaching_values(node) or []
-                if any(self._from_model(value, depth + 1) for value in values):
+                values = ctx.analysis(ValueKinds).reaching_values(node) or []
+                if any(self._from_model(ctx, value, depth + 1) for value in values):
                     return True
         return False
 

@@ -10,7 +10,8 @@ function that reads the mode (`if self.training: h = noisy(h)`), turns it off.
 function (`if inplace:` is not taken under `swish(x)` with `inplace=False`, nor under `swish(x, self.inplace)`,
 the module's own option).
 
-`forward_sites(ctx, function, parameter)`: where a module's `forward` hands its own tensor argument to
+`forward_sites(ctx, function, parameter)`: where a module's `forward` (or another method that code outside
+its class calls for a result, `entry_of_module`: `agent.act(obs)`) hands its own tensor argument to
 `function` (directly, or through project functions passing it on), and whether some other call hands it
 something else (then the place to change is the call in `forward`, not the helper).
 """
@@ -122,6 +123,20 @@ def forward_of_module(ctx, function: ast.AST | None) -> bool:
     )  # fmt: skip
 
 
+def entry_of_module(linted, ctx, function: ast.AST | None) -> tuple[object, ast.Call] | None:
+    """A call from outside its class of a public method of a module other than `forward` that returns a
+    result (`agent.act(obs)`, `model.encode(x)`): such a method takes the caller's tensor as `forward` does."""
+    if not isinstance(function, ast.FunctionDef) or function.name.startswith("_") or function.name == "forward":
+        return None
+    if ctx.analysis(ModuleClasses).method_of_module(function, ctx) is None:
+        return None
+    if not any(n.value is not None and ctx.scopes.enclosing_function(n) is function for n in ctx.index.within(function, ast.Return)):
+        return None  # a mutator (`reset_noise(eps)`, `zero_state(h)`) changes what it is given on purpose
+    cls = ctx.scopes.enclosing_class(function)
+    sites = linted.analysis(Callers).sites_in(ctx, function)
+    return next(((c, call) for c, call in sites if c is not ctx or c.scopes.enclosing_class(call) is not cls), None)
+
+
 def forward_argument(ctx, expr: ast.AST | None, forward: ast.AST) -> str | None:
     """The tensor argument of `forward` that `expr` (or the storage it views) holds on some path."""
     for _ in range(8):
@@ -152,7 +167,8 @@ def forward_sites(linted, ctx, function: ast.AST, parameter: str) -> tuple[list[
 
     def at(ctx, function, caller, call, enclosing, parameter):
         argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
-        name = forward_argument(caller, argument, enclosing) if forward_of_module(caller, enclosing) else None
+        entered = forward_of_module(caller, enclosing) or entry_of_module(linted, caller, enclosing)
+        name = forward_argument(caller, argument, enclosing) if entered else None
         return ((caller, call, name), None) if name is not None else (None, _own_parameter(caller, argument, enclosing))
 
     return _from_forward(linted, ctx, function, parameter, at)

@@ -1,7 +1,7 @@
 """The terms of a backpropagated loss, with their signs, and the ones whose sign is a known mistake.
 
 `summands(ctx, loss, binding)` writes a loss as the terms it sums, wherever they are computed: across
-`+`/`-`, through the assignments of a name (`+=` adds one), and into the functions of the project that
+`+`/`-` (also under a reduction, which is linear: `(a - b).mean()`), through the assignments of a name (`+=` adds one), and into the functions of the project that
 return the loss or a part of it (`loss = model(x, y)` whose `forward` returns `task + beta * reg`, `loss,
 logs = elbo_loss(...)`, `criterion(outputs, y)` of a plain class's `__call__`, `model.compute_loss(x)`),
 each term read in its own file, its function's parameters holding the flows the call gives them.
@@ -124,6 +124,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
     if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
+    if index is None and (total := _reduced_sum(ctx, expr)) is not None:  # `(a - b).mean()`: each term, reduced
+        return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
     if isinstance(expr, ast.Dict) and index is ALL_VALUES:
@@ -169,6 +171,21 @@ def _scaled_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
     while (scaled := _scaled_part(item, node)) is not None:
         node = scaled
     return node if node is not expr and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) else None
+
+
+def _reduced_sum(ctx, expr: ast.AST) -> ast.BinOp | None:
+    """`a - b` of `(a - b).mean()`, `torch.sum(a + b, dim=1)` or `(a + b).sum(1).mean()`: a reduction is
+    linear, so it sums the reductions of the terms (not `((a - b) ** 2).mean()`, whose terms are not the loss's)."""
+    reduced = expr
+    while isinstance(reduced, ast.Call):
+        if isinstance(reduced.func, ast.Attribute) and reduced.func.attr in REDUCING_METHODS and ctx.qualified_name(reduced.func) is None:
+            reduced = reduced.func.value
+        elif ctx.qualified_name(reduced.func) in REDUCING_FUNCTIONS and reduced.args:
+            reduced = reduced.args[0]
+        else:
+            return None
+    summed = reduced is not expr and isinstance(reduced, ast.BinOp) and isinstance(reduced.op, (ast.Add, ast.Sub))
+    return reduced if summed else None
 
 
 def _scaled_part(item: Summand, node: ast.AST) -> ast.AST | None:

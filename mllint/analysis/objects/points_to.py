@@ -54,7 +54,7 @@ from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
-from mllint.analysis.program.summaries import function_returns, returns_receiver
+from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 from mllint.analysis.syntax.tree import module_statements
 
@@ -65,11 +65,6 @@ MAX_NESTING = 60  # evaluations waiting on one another (a chain of names bound t
 MAX_FIELD_CHAIN = 6  # attributes or items of attributes of ... one object (`a.b[0].c`); deeper is unknown
 _NO_CUT = 1 << 30
 
-# Methods of an nn.Module or a tensor that return the object they are called on.
-RETURNS_RECEIVER = {
-    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "share_memory",
-    "to_empty",
-}  # fmt: skip
 WRAPPERS = {
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
     "torch.compile", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",

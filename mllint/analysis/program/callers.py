@@ -49,7 +49,7 @@ from mllint.analysis.program.hierarchy import dispatched_method, inherited_metho
 from mllint.analysis.program.project import ProjectView, find_definition
 from mllint.analysis.syntax.scopes import first_parameter, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import module_statements, own_method
-from mllint.analysis.program.summaries import function_returns, returns_receiver
+from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
 from mllint.analysis.values.values import Passage, ValueKinds, canonical_class
 from mllint.findings import Related
 
@@ -224,8 +224,8 @@ def _built(view: ProjectView, found: tuple[object, ast.Call] | None, depth: int)
 
 
 def _constructed(view: ProjectView, ctx, expr: ast.AST, depth: int) -> tuple[object, ast.Call] | None:
-    """`_built` of what `expr` (of `ctx`) refers to, also through a method of the project that returns its
-    receiver (`pre = Prep(cols).fit(train)` is the `Prep(cols)`; a builder returning `Prep(cols).fit(x)`)."""
+    """`_built` of what `expr` (of `ctx`) refers to, also through a method that returns its receiver (`pre =
+    Prep(cols).fit(train)` is the `Prep(cols)`; a builder returning `Prep(cols).fit(x)`; `Net().to(device)`)."""
     values = ctx.analysis(ValueKinds)
     found = _built(view, values.construction(expr), depth)
     assigned = [expr] if isinstance(expr, ast.Call) else values.assigned_values(expr) or []
@@ -235,6 +235,8 @@ def _constructed(view: ProjectView, ctx, expr: ast.AST, depth: int) -> tuple[obj
     inner = _constructed(view, ctx, chained.func.value, depth + 1)
     cls = project_class(view, canonical_class(inner[0].qualified_name(inner[1].func))) if inner is not None else None
     method = inherited_method(*cls, chained.func.attr, view) if cls is not None else None
+    if cls is not None and method is None and chained.func.attr in RETURNS_RECEIVER:
+        return inner  # a library base's `.to(device)`, `.cuda()`, `.train()`: the module itself
     return inner if method is not None and returns_receiver(method[1]) else None
 
 
