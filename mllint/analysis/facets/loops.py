@@ -701,7 +701,7 @@ class TrainingLoops:
         if isinstance(node, (ast.With, ast.AsyncWith)):
             events = []
             for item in node.items:
-                events += self._expression_events(m, item.context_expr, guards, depth)
+                events += self._expression_events(m, item.context_expr, guards, depth, entered=item.context_expr)
             return events + self._events(m, node.body, guards, depth)
         if isinstance(node, ast.Match):
             events = self._expression_events(m, node.subject, guards, depth)
@@ -735,9 +735,12 @@ class TrainingLoops:
         parts = [*(c for g in loop.generators for c in g.ifs), *_elements(loop)]
         return [e for part in parts for e in self._expression_events(m, part, (), depth)]
 
-    def _expression_events(self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+    def _expression_events(
+        self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int, entered: ast.AST | None = None
+    ) -> list[Event]:
         """The events of the calls in an expression (or simple statement), innermost first; a
-        comprehension's iterable, then its iterations as a nested loop's."""
+        comprehension's iterable, then its iterations as a nested loop's. `entered`: the call a `with`
+        enters (a context manager, not an action on its object)."""
         events: list[Event] = []
         calls = list(_calls_in(node))
         mapped = {id(c.args[0]) for c in calls if isinstance(c, ast.Call) and _mapped(c) is not None}
@@ -750,13 +753,15 @@ class TrainingLoops:
             elif _mapped(call) is not None:
                 events += self._nested_loop_events(m, call, guards, depth)
             else:
-                events += self._call_events(m, call, guards, depth)
+                events += self._call_events(m, call, guards, depth, entered=call is entered)
         return events
 
     def _call_events(
-        self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int, at: ast.AST | None = None
+        self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int, at: ast.AST | None = None, entered: bool = False
     ) -> list[Event]:
-        """`at`: the `map` call that makes `call` (the function it maps, called with its elements)."""
+        """`at`: the `map` call that makes `call` (the function it maps, called with its elements); `entered`:
+        `call` makes the context manager a `with` enters, which sets up a scope (autocast, a parallel or
+        sharding context) and does not act on its own object's optimizer (only its arguments count)."""
         event = self._classify(m, call, guards)
         if event is not None:
             return [event]
@@ -769,7 +774,7 @@ class TrainingLoops:
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
             arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            acting = call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
+            acting = not entered and call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
             if acting and not m.resolver.is_attribute_call(call):
                 arguments.append(reference_key(call.func.value))  # a method may act on its object
             arguments = frozenset(a for a in arguments if a)
