@@ -1024,8 +1024,9 @@ class ProjectView:
 
     def _applied(self, function: ast.AST | None, call: object, module: ModuleSummary, depth: int) -> Resolved | None:
         """What `function` returns under `call` (of `module`) when each of its returns calls a parameter it never
-        rebinds (`return layer(x)` in `def forward(self, x, layer)`, or `out = layer(x)` once, `return out`): what calling the argument `call` passes
-        for it returns, when those agree; None otherwise (also when a return does more with the call)."""
+        rebinds (`return layer(x)` in `def forward(self, x, layer)`, or `out = layer(x)` once, `return out`):
+        what calling the argument `call` passes for it returns, when those agree; None otherwise (also when a
+        return does more with the call)."""
         returned = function_returns(function) if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) else None
         ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
         if not returned or not isinstance(call, ast.Call) or ctx is None:
