@@ -624,9 +624,14 @@ class TrainingLoops:
     def _backward_modules(self) -> set[str]:
         """The modules whose methods a call on an object may run that call `.backward(`: those the file
         imports from, and those defining a project base of a class it imports (a mixin's step,
-        `model.contrastive_step(a, b)`)."""
+        `model.contrastive_step(a, b)`) or that the module of a function it imports imports (a builder's)."""
         found = set(self._backward_imports.values())
-        for qualified in self.ctx.analysis(Names).module_imports().values() if self._project_calls_backward else ():
+        imported = list(self.ctx.analysis(Names).module_imports().values()) if self._project_calls_backward else []
+        for qualified in list(imported):  # a builder's module: the classes it may return (`build_model(opt)`)
+            defined = self.project.find(qualified) if self.project.class_summary(qualified) is None else None
+            home = self.project.index.context(defined[0].name) if defined and defined[1] in defined[0].functions else None
+            imported += list(home.analysis(Names).module_imports().values()) if home is not None else []
+        for qualified in imported:
             if self.project.class_summary(qualified) is not None:
                 bases = self.project.base_modules(qualified)
                 found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
@@ -768,6 +773,12 @@ class TrainingLoops:
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
         callee = m.resolver.resolve(call, at) or self._method_callee(m, call)
+        alternatives = self._alternatives(m, call) if callee is None else []
+        if alternatives:  # one class's method or another's: each under an arm of its own, as a `match`'s cases
+            return [
+                e for i, alternative in enumerate(alternatives)
+                for e in self._callee_events(m, call, alternative, guards + (Guard("case", str(id(call)), i, call),), depth, at)
+            ]  # fmt: skip
         if callee is None and m is self.own:
             hooks = self.item_methods(call)
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
@@ -865,6 +876,15 @@ class TrainingLoops:
             classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
             found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
         return Callee(found[1], found[0]) if found is not None else None
+
+    def _alternatives(self, m: _Module, call: ast.Call) -> list[Callee]:
+        """The methods a call on an object of several project classes may run (`model.optimize(...)` of a
+        builder returning one of four models; `self.compute_loss(...)` overridden by two subclasses), when
+        there are at least two and every one is known."""
+        if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
+            return []
+        found = self.ctx.analysis(Objects)._of(m.ctx).methods(call)
+        return [Callee(function, ctx) for ctx, function in found] if len(found) > 1 else []
 
     def _passed_in(self, objects: Objects, node: ast.AST) -> bool:
         """Is `node` an attribute of `self` that holds only what a method of its class was passed (`self.model`
