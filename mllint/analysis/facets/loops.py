@@ -784,23 +784,28 @@ class TrainingLoops:
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
-            arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            acting = not entered and call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
-            if acting and not m.resolver.is_attribute_call(call):
-                arguments.append(reference_key(call.func.value))  # a method may act on its object
-            arguments = frozenset(a for a in arguments if a)
-            if not arguments:
-                return []
-            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
+            return self._opaque(m, call, guards, entered)
         return self._callee_events(m, call, callee, guards, depth, at)
+
+    def _opaque(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], entered: bool = False) -> list[Event]:
+        """A call the model does not follow, as what it receives: its arguments, and the object of a method
+        that may act on it (not of a context manager a `with` enters)."""
+        arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
+        acting = not entered and call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
+        if acting and not m.resolver.is_attribute_call(call):
+            arguments.append(reference_key(call.func.value))  # a method may act on its object
+        arguments = frozenset(a for a in arguments if a)
+        if not arguments:
+            return []
+        return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
 
     def _callee_events(
         self, m: _Module, call: ast.Call, callee: Callee, guards: tuple[Guard, ...], depth: int, at: ast.AST | None
     ) -> list[Event]:
         """The events of the function `call` runs, seen from the call."""
         function = callee.function
-        if depth >= MAX_CALL_DEPTH or function in self._active:
-            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
+        if depth >= MAX_CALL_DEPTH or function in self._active:  # not followed again: what it receives
+            return self._opaque(m, call, guards) if isinstance(call.func, ast.Name | ast.Attribute) else [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
