@@ -102,9 +102,10 @@ class Event:
         return len(mine) <= len(theirs) and theirs[: len(mine)] == mine
 
     def excludes(self, other: "Event") -> bool:
-        """Do the two events sit in opposite arms of the same condition (`if amp:` / `else:`)?"""
+        """Do the two events sit in opposite arms of the same condition (`if amp:` / `else:`, two cases of a
+        `match` or of a call that runs one class's method or another's)?"""
         return any(
-            a.kind == b.kind == "if" and a.text == b.text and a.arm != b.arm
+            a.kind == b.kind and a.kind in ("if", "case") and a.text == b.text and a.arm != b.arm
             for a in self.conditions for b in other.conditions
         )  # fmt: skip
 

@@ -624,9 +624,14 @@ class TrainingLoops:
     def _backward_modules(self) -> set[str]:
         """The modules whose methods a call on an object may run that call `.backward(`: those the file
         imports from, and those defining a project base of a class it imports (a mixin's step,
-        `model.contrastive_step(a, b)`)."""
+        `model.contrastive_step(a, b)`) or that the module of a function it imports imports (a builder's)."""
         found = set(self._backward_imports.values())
-        for qualified in self.ctx.analysis(Names).module_imports().values() if self._project_calls_backward else ():
+        imported = list(self.ctx.analysis(Names).module_imports().values()) if self._project_calls_backward else []
+        for qualified in list(imported):  # a builder's module: the classes it may return (`build_model(opt)`)
+            defined = self.project.find(qualified) if self.project.class_summary(qualified) is None else None
+            home = self.project.index.context(defined[0].name) if defined and defined[1] in defined[0].functions else None
+            imported += list(home.analysis(Names).module_imports().values()) if home is not None else []
+        for qualified in imported:
             if self.project.class_summary(qualified) is not None:
                 bases = self.project.base_modules(qualified)
                 found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
@@ -701,7 +706,7 @@ class TrainingLoops:
         if isinstance(node, (ast.With, ast.AsyncWith)):
             events = []
             for item in node.items:
-                events += self._expression_events(m, item.context_expr, guards, depth)
+                events += self._expression_events(m, item.context_expr, guards, depth, entered=item.context_expr)
             return events + self._events(m, node.body, guards, depth)
         if isinstance(node, ast.Match):
             events = self._expression_events(m, node.subject, guards, depth)
@@ -735,9 +740,12 @@ class TrainingLoops:
         parts = [*(c for g in loop.generators for c in g.ifs), *_elements(loop)]
         return [e for part in parts for e in self._expression_events(m, part, (), depth)]
 
-    def _expression_events(self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
+    def _expression_events(
+        self, m: _Module, node: ast.AST, guards: tuple[Guard, ...], depth: int, entered: ast.AST | None = None
+    ) -> list[Event]:
         """The events of the calls in an expression (or simple statement), innermost first; a
-        comprehension's iterable, then its iterations as a nested loop's."""
+        comprehension's iterable, then its iterations as a nested loop's. `entered`: the call a `with`
+        enters (a context manager, not an action on its object)."""
         events: list[Event] = []
         calls = list(_calls_in(node))
         mapped = {id(c.args[0]) for c in calls if isinstance(c, ast.Call) and _mapped(c) is not None}
@@ -750,41 +758,54 @@ class TrainingLoops:
             elif _mapped(call) is not None:
                 events += self._nested_loop_events(m, call, guards, depth)
             else:
-                events += self._call_events(m, call, guards, depth)
+                events += self._call_events(m, call, guards, depth, entered=call is entered)
         return events
 
     def _call_events(
-        self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int, at: ast.AST | None = None
+        self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], depth: int, at: ast.AST | None = None, entered: bool = False
     ) -> list[Event]:
-        """`at`: the `map` call that makes `call` (the function it maps, called with its elements)."""
+        """`at`: the `map` call that makes `call` (the function it maps, called with its elements); `entered`:
+        `call` makes the context manager a `with` enters, which sets up a scope (autocast, a parallel or
+        sharding context) and does not act on its own object's optimizer (only its arguments count)."""
         event = self._classify(m, call, guards)
         if event is not None:
             return [event]
         if isinstance(call.func, ast.Attribute) and call.func.attr in GRADIENT_READERS:
             return []
         callee = m.resolver.resolve(call, at, reexported=True) or self._method_callee(m, call)
+        alternatives = self._alternatives(m, call) if callee is None else []
+        if alternatives:  # one class's method or another's: each under an arm of its own, as a `match`'s cases
+            return [
+                e for i, alternative in enumerate(alternatives)
+                for e in self._callee_events(m, call, alternative, guards + (Guard("case", str(id(call)), i, call),), depth, at)
+            ]  # fmt: skip
         if callee is None and m is self.own:
             hooks = self.item_methods(call)
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
         if callee is None:
-            arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
-            acting = call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
-            if acting and not m.resolver.is_attribute_call(call):
-                arguments.append(reference_key(call.func.value))  # a method may act on its object
-            arguments = frozenset(a for a in arguments if a)
-            if not arguments:
-                return []
-            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
+            return self._opaque(m, call, guards, entered)
         return self._callee_events(m, call, callee, guards, depth, at)
+
+    def _opaque(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...], entered: bool = False) -> list[Event]:
+        """A call the model does not follow, as what it receives: its arguments, and the object of a method
+        that may act on it (not of a context manager a `with` enters)."""
+        arguments = [reference_key(a) for a in (*call.args, *(k.value for k in call.keywords))]
+        acting = not entered and call.func.attr not in GRADIENT_NEUTRAL and not LOSS_NAME.match(call.func.attr) if isinstance(call.func, ast.Attribute) else False
+        if acting and not m.resolver.is_attribute_call(call):
+            arguments.append(reference_key(call.func.value))  # a method may act on its object
+        arguments = frozenset(a for a in arguments if a)
+        if not arguments:
+            return []
+        return [m.event(EventKind.OPAQUE, call, None, guards, arguments=arguments, callee=m.ctx.qualified_name(call.func))]
 
     def _callee_events(
         self, m: _Module, call: ast.Call, callee: Callee, guards: tuple[Guard, ...], depth: int, at: ast.AST | None
     ) -> list[Event]:
         """The events of the function `call` runs, seen from the call."""
         function = callee.function
-        if depth >= MAX_CALL_DEPTH or function in self._active:
-            return [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
+        if depth >= MAX_CALL_DEPTH or function in self._active:  # not followed again: what it receives
+            return self._opaque(m, call, guards) if isinstance(call.func, ast.Name | ast.Attribute) else [m.event(EventKind.OPAQUE, call, None, guards, arguments=frozenset({"self"}))]
         rename = _renamer(function, call)
         crossing = m is self.own and callee.ctx is not self.ctx  # from the linted file into another
         entry, via = (at or call, function.name) if crossing else (None, None)
@@ -860,6 +881,15 @@ class TrainingLoops:
             classes = (c for c, binding in classes_of(m.ctx, call.func.value) if binding is not None)
             found = next((inherited_method(home, cls, call.func.attr, objects.view) for home, cls in classes), None)
         return Callee(found[1], found[0]) if found is not None else None
+
+    def _alternatives(self, m: _Module, call: ast.Call) -> list[Callee]:
+        """The methods a call on an object of several project classes may run (`model.optimize(...)` of a
+        builder returning one of four models; `self.compute_loss(...)` overridden by two subclasses), when
+        there are at least two and every one is known."""
+        if not isinstance(call.func, ast.Attribute) or m.ctx.qualified_name(call.func.value) is not None:
+            return []
+        found = self.ctx.analysis(Objects)._of(m.ctx).methods(call)
+        return [Callee(function, ctx) for ctx, function in found] if len(found) > 1 else []
 
     def _passed_in(self, objects: Objects, node: ast.AST) -> bool:
         """Is `node` an attribute of `self` that holds only what a method of its class was passed (`self.model`

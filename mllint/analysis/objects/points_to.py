@@ -48,7 +48,7 @@ from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import dispatched_method, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
@@ -486,6 +486,24 @@ class Objects:
         ctx, cls = classes.pop()
         lookup = dispatched_method if all(o.kind == "self" for o in found - {NONE}) else inherited_method
         return lookup(ctx, cls, func.attr, self.view)
+
+    def methods(self, call: ast.Call) -> list[tuple[object, ast.AST]]:
+        """Each method of a project class `obj.name(...)` may run when `obj` may be an instance of several
+        classes (a builder returning one of them on each branch) or is `self` of a class whose method several
+        subclasses override: one per distinct method, all known; empty when one is not (or none is)."""
+        func = call.func
+        found = self.points_to(func.value) if isinstance(func, ast.Attribute) else None
+        classes = {self.class_of(obj) for obj in found - {NONE}} if found else {None}
+        if None in classes:
+            return []
+        selves = all(o.kind == "self" for o in found - {NONE})
+        methods = {}
+        for ctx, cls in sorted(classes, key=lambda c: (c[1].lineno, c[1].name)):
+            each = dispatched_methods(ctx, cls, func.attr, self.view) if selves else [inherited_method(ctx, cls, func.attr, self.view)]
+            if not each or None in each:
+                return []
+            methods.update({id(m[1]): m for m in each})
+        return list(methods.values())
 
     def _of(self, ctx) -> "Objects":
         """The points-to of another module of the project, which follows its own imports through this

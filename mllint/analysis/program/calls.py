@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from mllint.analysis.program.hierarchy import dispatched_method, self_classes
+from mllint.analysis.program.hierarchy import dispatched_method, lineage, self_classes
 from mllint.analysis.syntax.names import dict_entries, is_self_attribute
 from mllint.analysis.syntax.tree import bound_receivers, module_statements
 
@@ -122,10 +122,11 @@ class CallResolver:
         cls = self.scopes.enclosing_class(call)
         if cls is None:
             return False
-        if cls not in self._stored:  # a mixin's `self.encoder(x)`: stored by the classes mixing it in
+        if cls not in self._stored:  # a mixin's `self.encoder(x)`: stored by the classes mixing it in, or a base
+            classes = [*self_classes(self.ctx, cls, self.project), *list(lineage(self.ctx, cls, self.project))[1:]]
             self._stored[cls] = {
                 target.attr
-                for home, stored in self_classes(self.ctx, cls, self.project)
+                for home, stored in classes
                 for node in home.index.within(stored, ast.Assign, ast.AnnAssign)
                 for target in bound_receivers(node)
                 if is_self_attribute(target)

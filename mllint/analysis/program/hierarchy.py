@@ -21,6 +21,15 @@ def inherited_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> 
     """The method `name` of a class or of its base classes (with the context of its module): of the same
     module (`ctx`'s), and with the project's `view` of another module too (`class SegTrainer(AmpStepMixin)`
     with `from mixins import AmpStepMixin`); every base is searched in order, depth first."""
+    for home, found in lineage(ctx, cls, view):
+        function = own_method(found, name)
+        if function is not None:
+            return home, function
+    return None
+
+
+def lineage(ctx, cls: ast.ClassDef, view: object = None):
+    """The class, then its bases of the project in order, depth first (with the context of each one's module)."""
     seen: set[ast.AST] = set()
     stack = [(ctx, cls)]
     while stack and len(seen) < MAX_BASES:
@@ -28,11 +37,8 @@ def inherited_method(ctx, cls: ast.ClassDef, name: str, view: object = None) -> 
         if not isinstance(cls, ast.ClassDef) or cls in seen:
             continue
         seen.add(cls)
-        function = own_method(cls, name)
-        if function is not None:
-            return ctx, function
+        yield ctx, cls
         stack += reversed([found for base in cls.bases if (found := _base_class(ctx, base, view)) is not None])
-    return None
 
 
 def _base_class(ctx, base: ast.AST, view: object) -> tuple[object, ast.ClassDef] | None:
@@ -58,15 +64,22 @@ def dispatched_method(ctx, cls: ast.ClassDef, name: str, view: object = None) ->
     """The method `self.name(...)` runs in a method of `cls`: the class's own or inherited one, unless that
     is missing or abstract (its body only raises `NotImplementedError`, or passes); then the one override
     the project's subclasses of `cls` agree on (None when they differ, or none has one)."""
+    found = dispatched_methods(ctx, cls, name, view)
+    return found[0] if len(found) == 1 else None
+
+
+def dispatched_methods(ctx, cls: ast.ClassDef, name: str, view: object = None) -> list[tuple[object, ast.AST]]:
+    """Every method `self.name(...)` may run in a method of `cls`: the class's own or inherited one, unless
+    that is missing or abstract; then each distinct override of the project's subclasses of `cls`."""
     found = inherited_method(ctx, cls, name, view)
     if found is not None and not _abstract(found[1]):
-        return found
+        return [found]
     overrides = {}
     for home, derived in self_classes(ctx, cls, view)[1:]:
         method = inherited_method(home, derived, name, view)
         if method is not None and not _abstract(method[1]):
             overrides[(_module_name(method[0]), method[1].lineno)] = method
-    return next(iter(overrides.values())) if len(overrides) == 1 else None
+    return list(overrides.values())
 
 
 def self_classes(ctx, cls: ast.ClassDef, view: object = None) -> list[tuple[object, ast.ClassDef]]:

@@ -37,7 +37,7 @@ from mllint.analysis.program.registries import registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
-from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, top_level_definition
+from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, function_returns, top_level_definition
 from mllint.analysis.values.values import (
     MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
     Unwrapped, Value,
@@ -992,6 +992,8 @@ class ProjectView:
             owner, cls = defining
             returned = cls.forward_deciding(value.decide) if name == "forward" and value.decide is not None else cls.returns_of(name)
             result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
+            if result is None and value.decide is None:
+                result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), value.node, module, depth)
             via = f"{cls.name}.{name}"
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
@@ -1008,6 +1010,8 @@ class ProjectView:
                 return self._call(Called(owner.variable(name), value.node), owner, depth + 1)
             result = self.resolve(owner.functions[name].returns, owner, depth + 1)
             result = _as_called(result, owner.functions[name].definition()[1], value.node, self._forwarded(value.node, module))
+            if result is None:
+                result = self._applied(owner.functions[name].definition()[1], value.node, module, depth)
             via = name
         else:
             return None
@@ -1019,6 +1023,28 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _applied(self, function: ast.AST | None, call: object, module: ModuleSummary, depth: int) -> Resolved | None:
+        """What `function` returns under `call` (of `module`) when each of its returns calls a parameter it never
+        rebinds (`return layer(x)` in `def forward(self, x, layer)`, or `out = layer(x)` once, `return out`):
+        what calling the argument `call` passes for it returns, when those agree; None otherwise (also when a
+        return does more with the call)."""
+        returned = function_returns(function) if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) else None
+        ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
+        if not returned or not isinstance(call, ast.Call) or ctx is None:
+            return None
+        first = [*function.args.posonlyargs, *function.args.args][:1]
+        bound = bind_arguments(call, function, skips_first=bool(first) and first[0].arg in ("self", "cls"))
+        stored = [n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        once = {a.targets[0].id: a.value for a in ast.walk(function) if _assigns_name(a) and stored.count(a.targets[0].id) == 1}
+        found = []
+        for expr in returned:
+            expr = once.get(expr.id, expr) if isinstance(expr, ast.Name) else expr  # `out = layer(h)`; `return out`
+            applied = expr.func.id if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) else None
+            if bound.get(applied) is None or applied in stored:
+                return None
+            found.append(self._call(Called(ctx.analysis(ValueKinds).value(bound[applied]), call), module, depth + 1))
+        return _agreed(found)
 
     def _built_from_table(self, value: Called, module: ModuleSummary, depth: int) -> Resolved | None:
         """What calling an object built from a table entry returns (`MODELS[args.arch](n)(x)`), when the key
@@ -1188,6 +1214,11 @@ def _as_called(found: Resolved | None, function: ast.AST | None, call: object, f
     if any(name in bound or name in passed for name in found.defaulted) or None in passed:
         return None
     return dataclasses.replace(found, defaulted=())
+
+
+def _assigns_name(node: ast.AST) -> bool:
+    """Is `node` an assignment of one value to one name (`out = layer(h)`)?"""
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
 
 
 def _of_own_attribute(made: object) -> bool:
