@@ -54,7 +54,7 @@ from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
-from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
+from mllint.analysis.program.summaries import RETURNS_ARGUMENTS, RETURNS_RECEIVER, function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 from mllint.analysis.syntax.tree import module_statements
 
@@ -1154,13 +1154,13 @@ class Objects:
 
     def _wrapped(self, call: ast.Call) -> ast.AST | None:
         """The first argument of a wrapper that returns what it gets (`DataParallel(model)`,
-        `accelerator.prepare(model, optimizer)`)."""
+        `accelerator.prepare(model, optimizer)`, `accelerator.unwrap_model(model)`)."""
         if not call.args or isinstance(call.args[0], ast.Starred):
             return None
         func = call.func
         if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS or (isinstance(func, ast.Name) and func.id in PLAIN_DECORATORS):
             return call.args[0]  # also `staticmethod(F.cross_entropy)` in a class body
-        if isinstance(func, ast.Attribute) and func.attr == "prepare":
+        if isinstance(func, ast.Attribute) and func.attr in RETURNS_ARGUMENTS:
             made = self.made(func.value)
             if made and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made):
                 return call.args[0]
