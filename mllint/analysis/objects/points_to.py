@@ -877,8 +877,12 @@ class Objects:
         home = self._of(base.ctx) if base.ctx is not None else self  # the file the literal is written in
         if isinstance(literal, ast.Dict):
             keys = [_constant(k) if k is not None else None for k in literal.keys]
+            later = []  # the `**spread` entries after the key's last entry, which may replace its value
             if index in keys:
-                values = [v for k, v in zip(keys, literal.values) if k == index]
+                at = [i for i, k in enumerate(keys) if k == index]
+                at = at if index is None else at[-1:]  # a constant key: its last entry wins
+                values = [literal.values[i] for i in at]
+                later = [] if index is None else [v for k, v in zip(literal.keys[at[-1] + 1 :], literal.values[at[-1] + 1 :]) if k is None]
             else:  # any item for an unknown key or a literal with keys not constant; none for a key it lacks
                 unknown = any(k is not None and c is None for k, c in zip(literal.keys, keys))
                 values = literal.values if index in (None, "*") or unknown else []
@@ -887,6 +891,8 @@ class Objects:
             if index not in keys and index not in (None, "*"):  # `{**build_optim(cfg), "model": m}`: the spread dict's item
                 for spread in (v for k, v in zip(literal.keys, literal.values) if k is None):
                     found = union(found, home._spread_item(spread, index, depth))
+            if any(home._spread_item(spread, index, depth) != frozenset() for spread in later):
+                found = None  # `{"scheduler": StepLR(opt), **overrides}`: what `overrides` may hold at the key
         elif isinstance(literal, ast.Tuple | ast.List):
             items = home._items(literal, index if isinstance(index, int) else "*", depth)
             if items is None and isinstance(literal, ast.List):  # an index past the literal: what was appended
