@@ -253,11 +253,11 @@ class InplaceOnForwardArgument(Rule):
         argument to (through functions passing it on): the change is made here."""
         if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign)):
             return
-        entry = entry_of_module(self.ctx, self.ctx, function)
-        tensors = tensor_parameters(self.ctx, function) if entry is not None else set()
+        tensors = tensor_parameters(self.ctx, function) if entry_of_module(self.ctx, self.ctx, function) is not None else set()
         for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():
             local = next((r for r in reaches if not r.calls and taken_somewhere(self.ctx, self.ctx, function, r)), None)
-            if local is not None and parameter in tensors:  # `agent.act(obs)` changing `obs`: as a `forward` would
+            entry = entry_of_module(self.ctx, self.ctx, function, parameter) if local is not None and parameter in tensors else None
+            if entry is not None:  # `agent.act(obs)` changing `obs`: as a `forward` would
                 self.report(local.node, ENTRY_MESSAGE.format(
                     function=function.name, parameter=parameter, call=one_line(entry[0].text(entry[1]), 40),
                     place=place_in(self.ctx, entry[0], entry[1]),
