@@ -173,6 +173,8 @@ class LossTermCutFromGraph(Rule):
             if not own and not self._in_callee(term, cut):
                 continue  # a cut of what the caller passed: the caller's own term, if any
             found = self._holder(term, cut, binding)
+            if term.reduced is not None and not self._cut_here(term, cut, found):
+                continue  # `(-adv * logp + beta * (logp - ref_logp)).mean()`: a frozen reference, as `kl.mean()` is
             if is_no_grad(found.ctx, cut):
                 return cut  # computed under `no_grad` from what carries a graph: `loss += reg` in the block
             source = cut_input(found.ctx, cut)
@@ -186,6 +188,17 @@ class LossTermCutFromGraph(Rule):
             if self._from_model(found.ctx, source, 0):  # a model the term's own function calls
                 return cut
         return None
+
+    def _cut_here(self, term: Summand, cut: ast.AST, found: Holder) -> bool:
+        """A cut of a term a reduction splits: made in the reduced sum itself (`(a * logp - q.detach()).mean()`), or
+        of a model's output computed from the trained model's output of this step (`value(obs, act).detach()`
+        of `act` the policy gave), not of a frozen reference (`ref(s)` under `no_grad`, `ref(s).detach()`)."""
+        if found.ctx is term.ctx and any(n is cut for n in ast.walk(term.reduced)):
+            return True
+        source = cut_input(found.ctx, cut)
+        return isinstance(source, ast.Call) and any(
+            self._from_model(found.ctx, a, 0) for a in [*source.args, *(k.value for k in source.keywords)]
+        )  # fmt: skip
 
     def _in_callee(self, term: Summand, cut: ast.AST) -> bool:
         function = term.binding.function
