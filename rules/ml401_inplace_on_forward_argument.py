@@ -152,7 +152,9 @@ class InplaceOnForwardArgument(Rule):
     when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`).
     A public method of a module other than `forward` that code outside the module calls for a result
     (`agent.act(obs)`, `model.encode(x)`) counts as `forward` does: a change of its tensor argument, or of a
-    helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) changes it on purpose.
+    helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) or is named in place
+    (`normalize_(x)`) changes it on purpose, and a call on `self` or handing a fresh tensor
+    (`agent.act(torch.tensor(obs))`) is not such a call.
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second

@@ -19,7 +19,8 @@ class LossTermCutFromGraph(Rule):
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
     `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term of a reduced
-    sum: `(alpha * logp - q.detach()).mean()`, in a function of the project that calls the model itself), and a weight penalty
+    sum: `(alpha * logp - q.detach()).mean()`, in a function of the project that calls the model itself; not a
+    frozen reference cut where it is computed, `(logp - ref_logp).mean()`), and a weight penalty
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
     (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
