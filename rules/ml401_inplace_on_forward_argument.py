@@ -152,7 +152,9 @@ class InplaceOnForwardArgument(Rule):
     when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`).
     A public method of a module other than `forward` that code outside the module calls for a result
     (`agent.act(obs)`, `model.encode(x)`) counts as `forward` does: a change of its tensor argument, or of a
-    helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) changes it on purpose.
+    helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) or is named in place
+    (`normalize_(x)`) changes it on purpose, and a call on `self` or handing a fresh tensor
+    (`agent.act(torch.tensor(obs))`) is not such a call.
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
@@ -253,11 +255,11 @@ class InplaceOnForwardArgument(Rule):
         argument to (through functions passing it on): the change is made here."""
         if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign)):
             return
-        entry = entry_of_module(self.ctx, self.ctx, function)
-        tensors = tensor_parameters(self.ctx, function) if entry is not None else set()
+        tensors = tensor_parameters(self.ctx, function) if entry_of_module(self.ctx, self.ctx, function) is not None else set()
         for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():
             local = next((r for r in reaches if not r.calls and taken_somewhere(self.ctx, self.ctx, function, r)), None)
-            if local is not None and parameter in tensors:  # `agent.act(obs)` changing `obs`: as a `forward` would
+            entry = entry_of_module(self.ctx, self.ctx, function, parameter) if local is not None and parameter in tensors else None
+            if entry is not None:  # `agent.act(obs)` changing `obs`: as a `forward` would
                 self.report(local.node, ENTRY_MESSAGE.format(
                     function=function.name, parameter=parameter, call=one_line(entry[0].text(entry[1]), 40),
                     place=place_in(self.ctx, entry[0], entry[1]),

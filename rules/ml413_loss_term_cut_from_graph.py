@@ -19,7 +19,8 @@ class LossTermCutFromGraph(Rule):
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
     `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term of a reduced
-    sum: `(alpha * logp - q.detach()).mean()`, in a function of the project that calls the model itself), and a weight penalty
+    sum: `(alpha * logp - q.detach()).mean()`, in a function of the project that calls the model itself; not a
+    frozen reference cut where it is computed, `(logp - ref_logp).mean()`), and a weight penalty
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
     (`=`, `+=`) that build it; a term that is a parameter is read as each call site passes it (`kl.item()`
@@ -173,6 +174,8 @@ class LossTermCutFromGraph(Rule):
             if not own and not self._in_callee(term, cut):
                 continue  # a cut of what the caller passed: the caller's own term, if any
             found = self._holder(term, cut, binding)
+            if term.reduced is not None and not self._cut_here(term, cut, found):
+                continue  # `(-adv * logp + beta * (logp - ref_logp)).mean()`: a frozen reference, as `kl.mean()` is
             if is_no_grad(found.ctx, cut):
                 return cut  # computed under `no_grad` from what carries a graph: `loss += reg` in the block
             source = cut_input(found.ctx, cut)
@@ -186,6 +189,17 @@ class LossTermCutFromGraph(Rule):
             if self._from_model(found.ctx, source, 0):  # a model the term's own function calls
                 return cut
         return None
+
+    def _cut_here(self, term: Summand, cut: ast.AST, found: Holder) -> bool:
+        """A cut of a term a reduction splits: made in the reduced sum itself (`(a * logp - q.detach()).mean()`), or
+        of a model's output computed from the trained model's output of this step (`value(obs, act).detach()`
+        of `act` the policy gave), not of a frozen reference (`ref(s)` under `no_grad`, `ref(s).detach()`)."""
+        if found.ctx is term.ctx and any(n is cut for n in ast.walk(term.reduced)):
+            return True
+        source = cut_input(found.ctx, cut)
+        return isinstance(source, ast.Call) and any(
+            self._from_model(found.ctx, a, 0) for a in [*source.args, *(k.value for k in source.keywords)]
+        )  # fmt: skip
 
     def _in_callee(self, term: Summand, cut: ast.AST) -> bool:
         function = term.binding.function

@@ -23,7 +23,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
-from mllint.analysis.facets.views import viewed
+from mllint.analysis.facets.views import unshared, viewed
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -123,18 +123,38 @@ def forward_of_module(ctx, function: ast.AST | None) -> bool:
     )  # fmt: skip
 
 
-def entry_of_module(linted, ctx, function: ast.AST | None) -> tuple[object, ast.Call] | None:
+def entry_of_module(linted, ctx, function: ast.AST | None, parameter: str | None = None) -> tuple[object, ast.Call] | None:
     """A call from outside its class of a public method of a module other than `forward` that returns a
-    result (`agent.act(obs)`, `model.encode(x)`): such a method takes the caller's tensor as `forward` does."""
-    if not isinstance(function, ast.FunctionDef) or function.name.startswith("_") or function.name == "forward":
+    result (`agent.act(obs)`, `model.encode(x)`): such a method takes the caller's tensor as `forward` does.
+    A name ending in `_` (`normalize_(x)`) says it works in place; a call on `self` (from the class or a
+    subclass: `self.normalize(h)`) is not from outside; with `parameter`, only a call handing it the caller's
+    own tensor counts, not a fresh one (`agent.act(torch.tensor(obs))`)."""
+    if not isinstance(function, ast.FunctionDef) or function.name.startswith("_") or function.name.endswith("_") or function.name == "forward":
         return None
     if ctx.analysis(ModuleClasses).method_of_module(function, ctx) is None:
         return None
     if not any(n.value is not None and ctx.scopes.enclosing_function(n) is function for n in ctx.index.within(function, ast.Return)):
         return None  # a mutator (`reset_noise(eps)`, `zero_state(h)`) changes what it is given on purpose
     cls = ctx.scopes.enclosing_class(function)
+
+    def outside(caller, call: ast.Call) -> bool:
+        if _on_self(call) or (caller is ctx and caller.scopes.enclosing_class(call) is cls):
+            return False
+        if parameter is None:
+            return True
+        argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
+        return argument is not None and not unshared(caller, argument, call)
+
     sites = linted.analysis(Callers).sites_in(ctx, function)
-    return next(((c, call) for c, call in sites if c is not ctx or c.scopes.enclosing_class(call) is not cls), None)
+    return next(((c, call) for c, call in sites if outside(c, call)), None)
+
+
+def _on_self(call: ast.Call) -> bool:
+    """`self.normalize(h)`, `super().normalize(h)`: a call within the class hierarchy."""
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    return (isinstance(receiver, ast.Name) and receiver.id == "self") or (
+        isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super"
+    )
 
 
 def forward_argument(ctx, expr: ast.AST | None, forward: ast.AST) -> str | None:
@@ -169,6 +189,8 @@ def forward_sites(linted, ctx, function: ast.AST, parameter: str) -> tuple[list[
         argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
         entered = forward_of_module(caller, enclosing) or entry_of_module(linted, caller, enclosing)
         name = forward_argument(caller, argument, enclosing) if entered else None
+        if name is not None and not forward_of_module(caller, enclosing) and entry_of_module(linted, caller, enclosing, name) is None:
+            name = None  # an entry every outside call hands a fresh tensor
         return ((caller, call, name), None) if name is not None else (None, _own_parameter(caller, argument, enclosing))
 
     return _from_forward(linted, ctx, function, parameter, at)

@@ -96,6 +96,7 @@ class Summand:
     call: ast.Call | None = None  # the linted file's call the term was reached through (None: its own term)
     callee: str = ""  # the function that returns it (`OrthoClassifier.forward`)
     path: str = ""  # the callee's file as findings show it ("" for the linted file)
+    reduced: ast.AST | None = None  # the reduction it was split out of (`b` of `(a - b).mean()`), if any
 
 
 def summands(ctx, loss: ast.AST, binding=None) -> list[Summand]:
@@ -125,7 +126,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
     if index is None and (total := _reduced_sum(ctx, expr)) is not None:  # `(a - b).mean()`: each term, reduced
-        return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
+        return [(replace(_within(item, total.left), reduced=expr), None, 0), (replace(_within(item, total.right), reduced=expr), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
     if isinstance(expr, ast.Dict) and index is ALL_VALUES:
@@ -219,7 +220,7 @@ def _summed_list(ctx, call: ast.Call) -> list[ast.AST] | None:
 
 
 def _within(item: Summand, node: ast.AST) -> Summand:
-    return Summand(node, item.ctx, item.binding, item.call, item.callee, item.path)
+    return Summand(node, item.ctx, item.binding, item.call, item.callee, item.path, item.reduced)
 
 
 def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | None, int]] | None:
