@@ -4,12 +4,15 @@ import re
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.mode_facts import is_test_path
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.values.values import FUNCTION_KINDS, Kind
+from mllint.analysis.syntax.names import call_argument, is_self_attribute
+from mllint.analysis.values.values import FUNCTION_KINDS, Kind, ValueKinds
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
 LOG_FUNCTIONS = {"torch.log", "torch.special.log"}
+CLAMPS = {"clamp", "clip", "clamp_min"}
+LOWEST_SAFE_LOGIT = -88.0  # float32 sigmoid of a logit at or above this is not 0
+MAX_ALIASES = 4
 REFERENCE_CHECK = re.compile(r"close|assert|equal", re.IGNORECASE)  # `torch.allclose`, `assert_close`, `assertEqual`
 SOFTMAX_CALLEES = {name for name, kind in FUNCTION_KINDS.items() if kind is Kind.PROBABILITIES}
 
@@ -28,7 +31,8 @@ class LogOfProbabilities(Rule):
 
     The log of sigmoid output is reported too (a BPR loss's `-torch.log(torch.sigmoid(pos - neg))`, a focal
     loss's `torch.log(pred)`): in float32 the sigmoid is exactly 0 for logits below about -88, and
-    `F.logsigmoid` computes the same values stably. Not in tests, where it is a reference formula (a test
+    `F.logsigmoid` computes the same values stably. Not for logits clamped from below (`x.clamp(-20, 20)`,
+    whose sigmoid cannot be 0), nor in tests, where it is a reference formula (a test
     file, an `assert`, a comparison such as `torch.allclose(F.logsigmoid(x), torch.log(torch.sigmoid(x)))`).
 
     The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
@@ -116,6 +120,8 @@ class LogOfProbabilities(Rule):
         operand = made.args[0] if isinstance(made, ast.Call) and made.args else made.func.value if isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) else None
         if operand is None or is_self_attribute(operand) or is_test_path(self.ctx.real_path or self.ctx.path):
             return False
+        if self._bounded_below(operand):
+            return False
         for ancestor in self.ctx.scopes.ancestors(log_call):
             if isinstance(ancestor, ast.Assert | ast.Compare):
                 return False
@@ -124,6 +130,24 @@ class LogOfProbabilities(Rule):
             if isinstance(ancestor, ast.stmt):
                 break
         return True
+
+    def _bounded_below(self, operand: ast.AST, depth: int = 0) -> bool:
+        """Is `operand` clamped from below to a logit whose sigmoid is not 0 (`x.clamp(-20, 20)`,
+        `torch.clamp(x, min=-20)`), directly or through the local names bound to it on every way?"""
+        if isinstance(operand, ast.Name):
+            values = self.ctx.analysis(ValueKinds).reaching_values(operand) if depth < MAX_ALIASES else None
+            return bool(values) and all(self._bounded_below(v, depth + 1) for v in values)
+        if not (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in CLAMPS):
+            return False
+        qualified = self.ctx.qualified_name(operand.func)
+        if qualified is None:
+            lower = call_argument(operand, 0, "min")
+        elif qualified in {f"torch.{name}" for name in CLAMPS}:
+            lower = call_argument(operand, 1, "min")
+        else:
+            return False
+        bound = _number(lower)
+        return bound is not None and bound >= LOWEST_SAFE_LOGIT
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
         func = call.func
@@ -148,6 +172,15 @@ class LogOfProbabilities(Rule):
         callee = self.ctx.text(softmax.func)
         replacement = callee[: -len("softmax")] + "log_softmax" + self.ctx.source.slice(self.ctx.end(softmax.func), self.ctx.end(softmax))
         return self.ctx.fix("Use `log_softmax`", Applicability.SAFE, self.ctx.replace(log_call, replacement))
+
+
+def _number(node: ast.AST | None) -> float | None:
+    """The value of a numeric literal (`20`, `-20.0`); None for anything else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _number(node.operand)
+        return None if inner is None else -inner if isinstance(node.op, ast.USub) else inner
+    value = node.value if isinstance(node, ast.Constant) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _saturates(origin) -> bool:
