@@ -4,7 +4,7 @@ import re
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.mode_facts import is_test_path
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import call_argument, is_self_attribute
+from mllint.analysis.syntax.names import call_argument, reference_key
 from mllint.analysis.values.values import FUNCTION_KINDS, Kind, ValueKinds
 from mllint.findings import Applicability
 from mllint.rule import Rule
@@ -38,8 +38,9 @@ class LogOfProbabilities(Rule):
     The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
     `torch.log(1 - torch.sigmoid(z))`, `(1 - probs).log()`, and a focal loss's
     `torch.log(torch.where(t, p, 1 - p))`. In float32 the sigmoid rounds to exactly 1 for logits above
-    about 17, so `1 - p` is 0 for a confident positive. The sigmoid of an attribute of the module
-    (`torch.sigmoid(self.p_logit)`, a rate it learns rather than a prediction) is left alone.
+    about 17, so `1 - p` is 0 for a confident positive. The sigmoid of what the module itself holds
+    (`torch.sigmoid(self.p_logit)`, `self.gate.bias`, `self.raw_beta / 2.0`, or a local name bound to one: a rate it
+    learns rather than a prediction) is left alone.
 
     ## Why is this bad?
     Softmax underflows to exactly 0 for a class whose logit is far below the largest one; its log is
@@ -118,9 +119,9 @@ class LogOfProbabilities(Rule):
             return False
         made = origin.node
         operand = made.args[0] if isinstance(made, ast.Call) and made.args else made.func.value if isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) else None
-        if operand is None or is_self_attribute(operand) or is_test_path(self.ctx.real_path or self.ctx.path):
+        if operand is None or is_test_path(self.ctx.real_path or self.ctx.path):
             return False
-        if self._bounded_below(operand):
+        if self._learned(operand) or self._bounded_below(operand):
             return False
         for ancestor in self.ctx.scopes.ancestors(log_call):
             if isinstance(ancestor, ast.Assert | ast.Compare):
@@ -130,6 +131,21 @@ class LogOfProbabilities(Rule):
             if isinstance(ancestor, ast.stmt):
                 break
         return True
+
+    def _learned(self, operand: ast.AST, depth: int = 0) -> bool:
+        """Does `operand` hold what the module itself holds (a rate it learns, not a batch's logits): an attribute
+        of `self` or of one of its parts (`self.p_logit`, `self.gate.bias`), scaled or shifted by constants
+        (`self.raw_beta / 2.0`), directly or through the local names bound to it on every way?"""
+        if isinstance(operand, ast.Name):
+            values = self.ctx.analysis(ValueKinds).reaching_values(operand) if depth < MAX_ALIASES else None
+            return bool(values) and all(self._learned(v, depth + 1) for v in values)
+        if isinstance(operand, ast.UnaryOp):
+            return self._learned(operand.operand, depth)
+        if isinstance(operand, ast.BinOp):
+            sides = (operand.left, operand.right)
+            return all(_number(side) is not None or self._learned(side, depth) for side in sides) and any(_number(side) is None for side in sides)
+        key = reference_key(operand)
+        return key is not None and key.startswith("self.")
 
     def _bounded_below(self, operand: ast.AST, depth: int = 0) -> bool:
         """Is `operand` clamped from below to a logit whose sigmoid is not 0 (`x.clamp(-20, 20)`,
