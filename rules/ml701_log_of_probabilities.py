@@ -33,7 +33,8 @@ class LogOfProbabilities(Rule):
     loss's `torch.log(pred)`): in float32 the sigmoid is exactly 0 for logits below about -88, and
     `F.logsigmoid` computes the same values stably. Not for logits clamped from below (`x.clamp(-20, 20)`,
     whose sigmoid cannot be 0), nor in tests, where it is a reference formula (a test
-    file, an `assert`, a comparison such as `torch.allclose(F.logsigmoid(x), torch.log(torch.sigmoid(x)))`).
+    file, an `assert`, a comparison such as `torch.allclose(F.logsigmoid(x), torch.log(torch.sigmoid(x)))`, or a name bound to it that a
+    later check in the function reads: `ref = torch.log(torch.sigmoid(x))` then `assert_close(F.logsigmoid(x), ref)`).
 
     The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
     `torch.log(1 - torch.sigmoid(z))`, `(1 - probs).log()`, and a focal loss's
@@ -130,7 +131,29 @@ class LogOfProbabilities(Rule):
                 return False
             if isinstance(ancestor, ast.stmt):
                 break
-        return True
+        return not self._checked_later(log_call)
+
+    def _checked_later(self, log_call: ast.Call) -> bool:
+        """Is the log bound to a name (`ref = torch.log(torch.sigmoid(x))`) in a function that checks it later: an
+        `assert` with a comparison, or a comparison call (`assert_close`, `allclose`), after it that reads that name
+        or the stable form (`logsigmoid`)? There it is a reference formula."""
+        statement = self.ctx.scopes.statement(log_call)
+        function = self.ctx.scopes.enclosing_function(log_call)
+        names = {t.id for t in statement.targets if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
+        if not names or function is None:
+            return False
+        for node in ast.walk(function):
+            if getattr(node, "lineno", 0) <= statement.end_lineno or not self._is_check(node):
+                continue
+            read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            if read & (names | {"logsigmoid"}):
+                return True
+        return False
+
+    def _is_check(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            return bool(REFERENCE_CHECK.search(self.ctx.text(node.func)))
+        return isinstance(node, ast.Assert) and any(isinstance(n, ast.Compare) or self._is_check(n) for n in ast.walk(node.test))
 
     def _learned(self, operand: ast.AST, depth: int = 0) -> bool:
         """Does `operand` hold what the module itself holds (a rate it learns, not a batch's logits): an attribute
