@@ -4,12 +4,15 @@ import re
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.facets.mode_facts import is_test_path
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.names import is_self_attribute
-from mllint.analysis.values.values import FUNCTION_KINDS, Kind
+from mllint.analysis.syntax.names import call_argument, reference_key
+from mllint.analysis.values.values import FUNCTION_KINDS, Kind, ValueKinds
 from mllint.findings import Applicability
 from mllint.rule import Rule
 
 LOG_FUNCTIONS = {"torch.log", "torch.special.log"}
+CLAMPS = {"clamp", "clip", "clamp_min"}
+LOWEST_SAFE_LOGIT = -88.0  # float32 sigmoid of a logit at or above this is not 0
+MAX_ALIASES = 4
 REFERENCE_CHECK = re.compile(r"close|assert|equal", re.IGNORECASE)  # `torch.allclose`, `assert_close`, `assertEqual`
 SOFTMAX_CALLEES = {name for name, kind in FUNCTION_KINDS.items() if kind is Kind.PROBABILITIES}
 
@@ -28,14 +31,17 @@ class LogOfProbabilities(Rule):
 
     The log of sigmoid output is reported too (a BPR loss's `-torch.log(torch.sigmoid(pos - neg))`, a focal
     loss's `torch.log(pred)`): in float32 the sigmoid is exactly 0 for logits below about -88, and
-    `F.logsigmoid` computes the same values stably. Not in tests, where it is a reference formula (a test
-    file, an `assert`, a comparison such as `torch.allclose(F.logsigmoid(x), torch.log(torch.sigmoid(x)))`).
+    `F.logsigmoid` computes the same values stably. Not for logits clamped from below (`x.clamp(-20, 20)`,
+    whose sigmoid cannot be 0), nor in tests, where it is a reference formula (a test
+    file, an `assert`, a comparison such as `torch.allclose(F.logsigmoid(x), torch.log(torch.sigmoid(x)))`, or a name bound to it that a
+    later check in the function reads: `ref = torch.log(torch.sigmoid(x))` then `assert_close(F.logsigmoid(x), ref)`).
 
     The log of the other outcome's probability, `1 - p` of sigmoid or softmax output, is reported too:
     `torch.log(1 - torch.sigmoid(z))`, `(1 - probs).log()`, and a focal loss's
     `torch.log(torch.where(t, p, 1 - p))`. In float32 the sigmoid rounds to exactly 1 for logits above
-    about 17, so `1 - p` is 0 for a confident positive. The sigmoid of an attribute of the module
-    (`torch.sigmoid(self.p_logit)`, a rate it learns rather than a prediction) is left alone.
+    about 17, so `1 - p` is 0 for a confident positive. The sigmoid of what the module itself holds
+    (`torch.sigmoid(self.p_logit)`, `self.gate.bias`, `self.raw_beta / 2.0`, or a local name bound to one: a rate it
+    learns rather than a prediction) is left alone.
 
     ## Why is this bad?
     Softmax underflows to exactly 0 for a class whose logit is far below the largest one; its log is
@@ -114,7 +120,9 @@ class LogOfProbabilities(Rule):
             return False
         made = origin.node
         operand = made.args[0] if isinstance(made, ast.Call) and made.args else made.func.value if isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) else None
-        if operand is None or is_self_attribute(operand) or is_test_path(self.ctx.real_path or self.ctx.path):
+        if operand is None or is_test_path(self.ctx.real_path or self.ctx.path):
+            return False
+        if self._learned(operand) or self._bounded_below(operand):
             return False
         for ancestor in self.ctx.scopes.ancestors(log_call):
             if isinstance(ancestor, ast.Assert | ast.Compare):
@@ -123,7 +131,62 @@ class LogOfProbabilities(Rule):
                 return False
             if isinstance(ancestor, ast.stmt):
                 break
-        return True
+        return not self._checked_later(log_call)
+
+    def _checked_later(self, log_call: ast.Call) -> bool:
+        """Is the log bound to a name (`ref = torch.log(torch.sigmoid(x))`) in a function that checks it later: an
+        `assert` with a comparison, or a comparison call (`assert_close`, `allclose`), after it that reads that name
+        or the stable form (`logsigmoid`)? There it is a reference formula."""
+        statement = self.ctx.scopes.statement(log_call)
+        function = self.ctx.scopes.enclosing_function(log_call)
+        names = {t.id for t in statement.targets if isinstance(t, ast.Name)} if isinstance(statement, ast.Assign) else set()
+        if not names or function is None:
+            return False
+        for node in ast.walk(function):
+            if getattr(node, "lineno", 0) <= statement.end_lineno or not self._is_check(node):
+                continue
+            read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            if read & (names | {"logsigmoid"}):
+                return True
+        return False
+
+    def _is_check(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            return bool(REFERENCE_CHECK.search(self.ctx.text(node.func)))
+        return isinstance(node, ast.Assert) and any(isinstance(n, ast.Compare) or self._is_check(n) for n in ast.walk(node.test))
+
+    def _learned(self, operand: ast.AST, depth: int = 0) -> bool:
+        """Does `operand` hold what the module itself holds (a rate it learns, not a batch's logits): an attribute
+        of `self` or of one of its parts (`self.p_logit`, `self.gate.bias`), scaled or shifted by constants
+        (`self.raw_beta / 2.0`), directly or through the local names bound to it on every way?"""
+        if isinstance(operand, ast.Name):
+            values = self.ctx.analysis(ValueKinds).reaching_values(operand) if depth < MAX_ALIASES else None
+            return bool(values) and all(self._learned(v, depth + 1) for v in values)
+        if isinstance(operand, ast.UnaryOp):
+            return self._learned(operand.operand, depth)
+        if isinstance(operand, ast.BinOp):
+            sides = (operand.left, operand.right)
+            return all(_number(side) is not None or self._learned(side, depth) for side in sides) and any(_number(side) is None for side in sides)
+        key = reference_key(operand)
+        return key is not None and key.startswith("self.")
+
+    def _bounded_below(self, operand: ast.AST, depth: int = 0) -> bool:
+        """Is `operand` clamped from below to a logit whose sigmoid is not 0 (`x.clamp(-20, 20)`,
+        `torch.clamp(x, min=-20)`), directly or through the local names bound to it on every way?"""
+        if isinstance(operand, ast.Name):
+            values = self.ctx.analysis(ValueKinds).reaching_values(operand) if depth < MAX_ALIASES else None
+            return bool(values) and all(self._bounded_below(v, depth + 1) for v in values)
+        if not (isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in CLAMPS):
+            return False
+        qualified = self.ctx.qualified_name(operand.func)
+        if qualified is None:
+            lower = call_argument(operand, 0, "min")
+        elif qualified in {f"torch.{name}" for name in CLAMPS}:
+            lower = call_argument(operand, 1, "min")
+        else:
+            return False
+        bound = _number(lower)
+        return bound is not None and bound >= LOWEST_SAFE_LOGIT
 
     def _log_argument(self, call: ast.Call) -> ast.AST | None:
         func = call.func
@@ -148,6 +211,15 @@ class LogOfProbabilities(Rule):
         callee = self.ctx.text(softmax.func)
         replacement = callee[: -len("softmax")] + "log_softmax" + self.ctx.source.slice(self.ctx.end(softmax.func), self.ctx.end(softmax))
         return self.ctx.fix("Use `log_softmax`", Applicability.SAFE, self.ctx.replace(log_call, replacement))
+
+
+def _number(node: ast.AST | None) -> float | None:
+    """The value of a numeric literal (`20`, `-20.0`); None for anything else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _number(node.operand)
+        return None if inner is None else -inner if isinstance(node.op, ast.USub) else inner
+    value = node.value if isinstance(node, ast.Constant) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _saturates(origin) -> bool:
