@@ -41,6 +41,12 @@ TRANSFORMER_MODULES = (
     "sklearn.feature_extraction.", "sklearn.random_projection.", "sklearn.kernel_approximation.",
     "sklearn.pipeline.", "sklearn.compose.",  # pipelines and column transformers of them
 )  # fmt: skip
+# Transformers of those modules whose fit learns nothing from the rows (it checks the input's width at most).
+STATELESS_TRANSFORMERS = frozenset({
+    "sklearn.preprocessing.FunctionTransformer", "sklearn.preprocessing.Normalizer", "sklearn.preprocessing.Binarizer",
+    "sklearn.preprocessing.PolynomialFeatures", "sklearn.feature_extraction.FeatureHasher",
+    "sklearn.feature_extraction.text.HashingVectorizer",
+})  # fmt: skip
 VOCABULARY_ENCODERS = (".LabelEncoder", ".OrdinalEncoder", ".OneHotEncoder", ".LabelBinarizer", ".MultiLabelBinarizer")
 STATISTIC_METHODS = frozenset({"mean", "std", "var", "min", "max", "median", "quantile", "nanmean", "nanstd"})
 STATISTIC_FUNCTIONS = frozenset(
@@ -393,7 +399,7 @@ class Leakage:
             constructed = self.values.constructed_class(func.value)
             constructor = func.value if isinstance(func.value, ast.Call) else None
             name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)
-            if name and name.startswith(TRANSFORMER_MODULES):
+            if name and _learns_statistics({name}):
                 return _whole(call.args[0], self.ctx)
         helper = self._helper_data(call, "fits") or self._fresh_data(call)
         if helper is not None:
@@ -1288,5 +1294,9 @@ def _drops_columns(call: ast.Call) -> bool:
 def _learns_statistics(classes: set[str]) -> bool:
     """Are these (every class an object may be) scikit-learn transformers, whose fit learns statistics of the
     data it is given (a scaler, an encoder, a decomposition, a pipeline of them)? Estimators, calibrators and
-    embeddings for a plot are fitted on validation data on purpose."""
-    return bool(classes) and all(c.startswith(TRANSFORMER_MODULES) for c in classes)
+    embeddings for a plot are fitted on validation data on purpose; stateless transformers (`Normalizer`,
+    `FunctionTransformer(np.log1p)`) learn nothing."""
+    return bool(classes) and all(
+        c.startswith(TRANSFORMER_MODULES) and c not in STATELESS_TRANSFORMERS
+        for c in classes
+    )  # fmt: skip
