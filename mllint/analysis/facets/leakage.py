@@ -399,7 +399,7 @@ class Leakage:
             constructed = self.values.constructed_class(func.value)
             constructor = func.value if isinstance(func.value, ast.Call) else None
             name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)
-            if name and _learns_statistics({name}):
+            if name and _learns_statistics({name}, vocabulary=False):
                 return _whole(call.args[0], self.ctx)
         helper = self._helper_data(call, "fits") or self._fresh_data(call)
         if helper is not None:
@@ -1291,12 +1291,13 @@ def _drops_columns(call: ast.Call) -> bool:
     return any(k.arg == "columns" for k in call.keywords) or (isinstance(axis, ast.Constant) and axis.value in (1, "columns"))
 
 
-def _learns_statistics(classes: set[str]) -> bool:
+def _learns_statistics(classes: set[str], vocabulary: bool = True) -> bool:
     """Are these (every class an object may be) scikit-learn transformers, whose fit learns statistics of the
     data it is given (a scaler, an encoder, a decomposition, a pipeline of them)? Estimators, calibrators and
     embeddings for a plot are fitted on validation data on purpose; stateless transformers (`Normalizer`,
-    `FunctionTransformer(np.log1p)`) learn nothing."""
+    `FunctionTransformer(np.log1p)`) learn nothing. `vocabulary=False`: label and category encoders do not
+    count either (fitted on the full label set before a split, as the catalogue allows)."""
     return bool(classes) and all(
-        c.startswith(TRANSFORMER_MODULES) and c not in STATELESS_TRANSFORMERS
+        c.startswith(TRANSFORMER_MODULES) and c not in STATELESS_TRANSFORMERS and (vocabulary or not c.endswith(VOCABULARY_ENCODERS))
         for c in classes
     )  # fmt: skip
