@@ -98,6 +98,8 @@ PART_ABBREVIATIONS = {
 INDEXERS = frozenset({"loc", "iloc"})  # pandas' row indexers: `df.loc[mask]` is rows of `df`
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
+# A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
+SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
 CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
@@ -636,7 +638,7 @@ class Leakage:
             return None
         arguments = [*call.args, *(k.value for k in call.keywords)]
         looped = any(isinstance(a, LOOPS) for a in self.ctx.scopes.ancestors(call))  # each split of a loop
-        named = any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _names_evaluation(ast.Name(a.value)) for a in arguments)  # `load_split(root, "test")`
+        named = any(isinstance(a, ast.Constant) and _names_split(a.value) for a in arguments)  # `load_split(root, "test")`
         if not looped and not named and not any(_names_evaluation(_rows_of(a)) for a in arguments):
             return None
         callee = self._project_callee(call)
@@ -671,7 +673,7 @@ class Leakage:
         """Why `argument` names an evaluation split: a literal (`"test"`), or the variable of a loop over
         literal names with the call under no test of it."""
         if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-            return f"the split `{self.ctx.text(argument)}`" if _names_evaluation(ast.Name(argument.value)) else None
+            return f"the split `{self.ctx.text(argument)}`" if _names_split(argument.value) else None
         definitions = self.values.reaching_definitions(argument) if isinstance(argument, ast.Name) else []
         loops = {self._loop_of(d.node) for d in definitions}
         loop = loops.pop() if len(loops) == 1 else None
@@ -679,7 +681,7 @@ class Leakage:
             return None
         names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
         tested = any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop))
-        if tested or not any(_names_evaluation(ast.Name(n)) for n in names):
+        if tested or not any(_names_split(n) for n in names):
             return None
         return f"each split of the loop over `{self.ctx.text(loop.iter)}`"
 
@@ -1026,6 +1028,11 @@ def _names_evaluation(node: ast.AST) -> bool:
         node = node.value
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     return any(word.lower() in EVALUATION_WORDS for word in re.findall(r"[a-z]+|[A-Z][a-z]*", name))
+
+
+def _names_split(value: object) -> bool:
+    """`"test"`, `"Val"`: a string that is the whole name of an evaluation split."""
+    return isinstance(value, str) and value.strip().lower() in SPLIT_NAMES
 
 
 def _method(call: ast.Call) -> str | None:
