@@ -709,7 +709,7 @@ class Leakage:
         if reach.calls and (inner := reach.calls[0])[0].analysis(Leakage).fits_through_helper(inner[1]) is not None:
             return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
         return (
-            reach.taken_under(call, callee.function) and self._learns(call, reach)
+            reach.taken_under(call, callee.function) and self._learns(call, reach) and not _per_window(reach.ctx, fit)
             and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None
         )  # fmt: skip
 
@@ -1296,6 +1296,32 @@ def _drops_columns(call: ast.Call) -> bool:
     """`df.drop(columns=...)`, `df.drop(cols, axis=1)`: rows kept."""
     axis = next((k.value for k in call.keywords if k.arg == "axis"), None)
     return any(k.arg == "columns" for k in call.keywords) or (isinstance(axis, ast.Constant) and axis.value in (1, "columns"))
+
+
+def _per_window(ctx, fit: ast.Call) -> bool:
+    """Is `fit` a fresh object's fit on one window of rows, once per turn of a loop (`for start in ...: w =
+    series[start:start + n]; StandardScaler().fit_transform(w)`)? Per-sample normalisation: it learns
+    nothing across the rows of what the helper is given."""
+    loop = next((a for a in ctx.scopes.ancestors(fit) if isinstance(a, (ast.For, ast.While, *LOOPS))), None)
+    if loop is None or not isinstance(fit.func, ast.Attribute):
+        return False
+    inside = set(ast.walk(loop))
+
+    def made_here(node: ast.AST, made) -> bool:  # every value of `node` made in the loop, as `made` says
+        if isinstance(node, ast.Name):
+            definitions = ctx.analysis(ValueKinds).reaching_definitions(node)
+            return bool(definitions) and all(d.node in inside and d.value is not None and made(d.value) for d in definitions)
+        return made(node)
+
+    def window(value: ast.AST) -> bool:  # `series[start:start + n]`, `x[i]` in `for i in range(...)` (not `df[[col]]`)
+        if not isinstance(value, ast.Subscript):
+            return False
+        counted = isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"
+        return isinstance(value.slice, ast.Slice) or (
+            counted and isinstance(value.slice, ast.Name) and isinstance(loop.target, ast.Name) and value.slice.id == loop.target.id
+        )  # fmt: skip
+
+    return made_here(fit.func.value, lambda v: isinstance(v, ast.Call)) and made_here(fit.args[0], window)
 
 
 def _learns_statistics(classes: set[str], vocabulary: bool = True) -> bool:
