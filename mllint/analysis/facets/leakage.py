@@ -41,6 +41,12 @@ TRANSFORMER_MODULES = (
     "sklearn.feature_extraction.", "sklearn.random_projection.", "sklearn.kernel_approximation.",
     "sklearn.pipeline.", "sklearn.compose.",  # pipelines and column transformers of them
 )  # fmt: skip
+# Transformers of those modules whose fit learns nothing from the rows (it checks the input's width at most).
+STATELESS_TRANSFORMERS = frozenset({
+    "sklearn.preprocessing.FunctionTransformer", "sklearn.preprocessing.Normalizer", "sklearn.preprocessing.Binarizer",
+    "sklearn.preprocessing.PolynomialFeatures", "sklearn.feature_extraction.FeatureHasher",
+    "sklearn.feature_extraction.text.HashingVectorizer",
+})  # fmt: skip
 VOCABULARY_ENCODERS = (".LabelEncoder", ".OrdinalEncoder", ".OneHotEncoder", ".LabelBinarizer", ".MultiLabelBinarizer")
 STATISTIC_METHODS = frozenset({"mean", "std", "var", "min", "max", "median", "quantile", "nanmean", "nanstd"})
 STATISTIC_FUNCTIONS = frozenset(
@@ -92,6 +98,8 @@ PART_ABBREVIATIONS = {
 INDEXERS = frozenset({"loc", "iloc"})  # pandas' row indexers: `df.loc[mask]` is rows of `df`
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
+# A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
+SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
 CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
@@ -393,7 +401,7 @@ class Leakage:
             constructed = self.values.constructed_class(func.value)
             constructor = func.value if isinstance(func.value, ast.Call) else None
             name = constructed or (self.ctx.qualified_name(constructor.func) if constructor is not None else None)
-            if name and name.startswith(TRANSFORMER_MODULES):
+            if name and _learns_statistics({name}, vocabulary=False):
                 return _whole(call.args[0], self.ctx)
         helper = self._helper_data(call, "fits") or self._fresh_data(call)
         if helper is not None:
@@ -630,7 +638,7 @@ class Leakage:
             return None
         arguments = [*call.args, *(k.value for k in call.keywords)]
         looped = any(isinstance(a, LOOPS) for a in self.ctx.scopes.ancestors(call))  # each split of a loop
-        named = any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _names_evaluation(ast.Name(a.value)) for a in arguments)  # `load_split(root, "test")`
+        named = any(isinstance(a, ast.Constant) and _names_split(a.value) for a in arguments)  # `load_split(root, "test")`
         if not looped and not named and not any(_names_evaluation(_rows_of(a)) for a in arguments):
             return None
         callee = self._project_callee(call)
@@ -665,7 +673,7 @@ class Leakage:
         """Why `argument` names an evaluation split: a literal (`"test"`), or the variable of a loop over
         literal names with the call under no test of it."""
         if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-            return f"the split `{self.ctx.text(argument)}`" if _names_evaluation(ast.Name(argument.value)) else None
+            return f"the split `{self.ctx.text(argument)}`" if _names_split(argument.value) else None
         definitions = self.values.reaching_definitions(argument) if isinstance(argument, ast.Name) else []
         loops = {self._loop_of(d.node) for d in definitions}
         loop = loops.pop() if len(loops) == 1 else None
@@ -673,7 +681,7 @@ class Leakage:
             return None
         names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
         tested = any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop))
-        if tested or not any(_names_evaluation(ast.Name(n)) for n in names):
+        if tested or not any(_names_split(n) for n in names):
             return None
         return f"each split of the loop over `{self.ctx.text(loop.iter)}`"
 
@@ -701,7 +709,7 @@ class Leakage:
         if reach.calls and (inner := reach.calls[0])[0].analysis(Leakage).fits_through_helper(inner[1]) is not None:
             return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
         return (
-            reach.taken_under(call, callee.function) and self._learns(call, reach)
+            reach.taken_under(call, callee.function) and self._learns(call, reach) and not _per_window(reach.ctx, fit)
             and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None
         )  # fmt: skip
 
@@ -1022,6 +1030,11 @@ def _names_evaluation(node: ast.AST) -> bool:
     return any(word.lower() in EVALUATION_WORDS for word in re.findall(r"[a-z]+|[A-Z][a-z]*", name))
 
 
+def _names_split(value: object) -> bool:
+    """`"test"`, `"Val"`: a string that is the whole name of an evaluation split."""
+    return isinstance(value, str) and value.strip().lower() in SPLIT_NAMES
+
+
 def _method(call: ast.Call) -> str | None:
     return call.func.attr if isinstance(call.func, ast.Attribute) else None
 
@@ -1285,8 +1298,39 @@ def _drops_columns(call: ast.Call) -> bool:
     return any(k.arg == "columns" for k in call.keywords) or (isinstance(axis, ast.Constant) and axis.value in (1, "columns"))
 
 
-def _learns_statistics(classes: set[str]) -> bool:
+def _per_window(ctx, fit: ast.Call) -> bool:
+    """Is `fit` a fresh object's fit on one window of rows, once per turn of a loop (`for start in ...: w =
+    series[start:start + n]; StandardScaler().fit_transform(w)`)? Per-sample normalisation: it learns
+    nothing across the rows of what the helper is given."""
+    loop = next((a for a in ctx.scopes.ancestors(fit) if isinstance(a, (ast.For, ast.While, *LOOPS))), None)
+    if loop is None or not isinstance(fit.func, ast.Attribute):
+        return False
+    inside = set(ast.walk(loop))
+
+    def made_here(node: ast.AST, made) -> bool:  # every value of `node` made in the loop, as `made` says
+        if isinstance(node, ast.Name):
+            definitions = ctx.analysis(ValueKinds).reaching_definitions(node)
+            return bool(definitions) and all(d.node in inside and d.value is not None and made(d.value) for d in definitions)
+        return made(node)
+
+    def window(value: ast.AST) -> bool:  # `series[start:start + n]`, `x[i]` in `for i in range(...)` (not `df[[col]]`)
+        if not isinstance(value, ast.Subscript):
+            return False
+        counted = isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"
+        return isinstance(value.slice, ast.Slice) or (
+            counted and isinstance(value.slice, ast.Name) and isinstance(loop.target, ast.Name) and value.slice.id == loop.target.id
+        )  # fmt: skip
+
+    return made_here(fit.func.value, lambda v: isinstance(v, ast.Call)) and made_here(fit.args[0], window)
+
+
+def _learns_statistics(classes: set[str], vocabulary: bool = True) -> bool:
     """Are these (every class an object may be) scikit-learn transformers, whose fit learns statistics of the
     data it is given (a scaler, an encoder, a decomposition, a pipeline of them)? Estimators, calibrators and
-    embeddings for a plot are fitted on validation data on purpose."""
-    return bool(classes) and all(c.startswith(TRANSFORMER_MODULES) for c in classes)
+    embeddings for a plot are fitted on validation data on purpose; stateless transformers (`Normalizer`,
+    `FunctionTransformer(np.log1p)`) learn nothing. `vocabulary=False`: label and category encoders do not
+    count either (fitted on the full label set before a split, as the catalogue allows)."""
+    return bool(classes) and all(
+        c.startswith(TRANSFORMER_MODULES) and c not in STATELESS_TRANSFORMERS and (vocabulary or not c.endswith(VOCABULARY_ENCODERS))
+        for c in classes
+    )  # fmt: skip
