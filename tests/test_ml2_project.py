@@ -118,9 +118,9 @@ def test_helpers_calling_each_other_across_modules_do_not_loop(project):
         "more.py": "from steps import train_step\n\ndef again(model, batch, optimizer):\n"
                    "    optimizer.step()\n    train_step(model, batch, optimizer)\n",
     })  # fmt: skip
-    [(path, row, column, code, message)] = run("--no-cache", "train.py")
-    assert (path, row, column, code) == ("train.py", 9, 9, "ML201")
-    assert message.startswith("`optimizer` steps in `train_step` (more.py:4) without")
+    # The cycle is not followed again: the recursive call is opaque as what it receives, the optimizer
+    # included (it may clear it), so the loop is not judged; the point is that the lint ends.
+    assert run("--no-cache", "train.py") == []
 
 
 def test_a_helper_receiving_the_optimizer_that_is_not_followed_keeps_it_silent(project):
