@@ -79,7 +79,7 @@ LOADER = "def f(n, b):\n    loader = DataLoader(TensorDataset(torch.randn(n, 4),
         ),
         # A helper function run with its arguments.
         ("def make(n, k):\n    return torch.randn(n, k)\ndef f(m):\n    x = make(m, 3)\n    return x\n", "x", "(m, 3)"),
-        ("def make(n):\n    return torch.randn(n, 3)\ndef f(m):\n    x = make(m)\n    return x\n", "x", None),  # a size of its own parameter: not kept
+        ("def make(n):\n    return torch.randn(n, 3)\ndef f(m):\n    x = make(m)\n    return x\n", "x", "(?, 3)"),  # a size of its own parameter: unknown, the rest kept
         # Given nothing informative, a helper's result counts when no symbol is in it.
         ("def make(a):\n    return np.asarray(a).reshape(-1, 1)\ndef f(m):\n    x = make(m)\n    return x\n", "x", "(?, 1)"),
         # Pooling keeps batch and channels; an MLP listed in a loop and ending in an activation keeps the rank.
