@@ -20,7 +20,9 @@ from mllint.analysis.syntax.names import call_argument
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
 TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
 SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs interpolate ffill bfill".split())
-OTHER_COLUMNS = frozenset({"drop", "select_dtypes"})  # a frame still, of columns not known
+OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign"})  # a frame still, of columns not known
+ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
+NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
 REDUCTIONS = frozenset("max min mean median sum std var".split())
@@ -59,6 +61,10 @@ def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
 
 
 def frame_attribute(frame: Frame, attribute: str) -> object | None:
+    if frame.accessor:
+        return None if attribute in NOT_ELEMENTWISE else Frame(frame.shape, ("accessor", attribute, frame.key))
+    if attribute in ACCESSORS and len(frame.shape) == 1 and not frame.positional:
+        return Frame(frame.shape, ("accessor", attribute, frame.key), accessor=True)
     if attribute == "values":
         return Tensor(frame.shape, ("values", frame.key))
     if attribute == "iloc" and not frame.positional:
@@ -69,6 +75,8 @@ def frame_attribute(frame: Frame, attribute: str) -> object | None:
 def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
     if frame.positional:
         return None
+    if frame.accessor:  # `s.dt.total_seconds()`, `s.str.len()`: one value per row
+        return None if method in NOT_ELEMENTWISE or any(k.arg == "expand" for k in node.keywords) else Frame(frame.shape, ("call", id(node)))
     if method in ARRAYS:
         return Tensor(frame.shape, ("values", frame.key))
     if method in REDUCTIONS and len(frame.shape) == 1 and not node.args and not node.keywords:
@@ -92,12 +100,26 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
         return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
     if len(items) != 1 or len(frame.shape) not in (1, 2):
         return None
+    if _row_filter(interpreter, items[0]):  # other rows, the same columns
+        return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
     selected = _columns(interpreter, items[0])
     if selected is None:
         return None
     if len(frame.shape) == 1:  # a Series by its labels (`row["price"]` of `row = df.iloc[i]`): a value, or a Series of those
         return NUMBER if selected == () else Frame((selected if selected != ANY else None,), key)
     return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected if selected != ANY else None), key)
+
+
+def _row_filter(interpreter, index: ast.AST) -> bool:
+    """Is `index` a boolean mask of rows: a comparison, `~`, `&` / `|` of masks, or a Series (`df[mask]`)?"""
+    if isinstance(index, ast.Compare):
+        return True
+    if isinstance(index, ast.UnaryOp):
+        return isinstance(index.op, ast.Invert) and _row_filter(interpreter, index.operand)
+    if isinstance(index, ast.BinOp):
+        return isinstance(index.op, (ast.BitAnd, ast.BitOr)) and _row_filter(interpreter, index.left) and _row_filter(interpreter, index.right)
+    value = interpreter.seen.get(index)
+    return isinstance(value, Frame) and len(value.shape) == 1 and not value.positional and not value.accessor
 
 
 def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:

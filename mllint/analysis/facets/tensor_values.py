@@ -29,11 +29,12 @@ class Tensor:
 @dataclass(frozen=True)
 class Frame:
     """A pandas DataFrame `(rows, columns)` (None: columns unknown) or Series `(rows,)`; `positional` for
-    its `.iloc`, which indexes it as an array."""
+    its `.iloc`, which indexes it as an array; `accessor` for a Series' `.dt` / `.str`."""
 
     shape: Shape
     key: tuple
     positional: bool = False
+    accessor: bool = False
 
 
 @dataclass(frozen=True)
