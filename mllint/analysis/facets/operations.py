@@ -195,6 +195,15 @@ class Operations:
         result = self.method(shifted, row.method, receiver)
         return result.shape if isinstance(result, Tensor) else result if isinstance(result, tuple) else None
 
+    def permutation(self, node: ast.Call) -> Shape | None:
+        """`np.random.permutation(n)` / `rng.permutation(n)`: `(n,)`; of an array, its rows shuffled."""
+        if len(node.args) != 1 or node.keywords:
+            return None
+        value = self.value_of(node.args[0])
+        if isinstance(value, Number):
+            return (value.dim,) if value.dim is not None else None
+        return value.shape if isinstance(value, Tensor) else None
+
     def arange(self, node: ast.Call) -> Shape | None:
         """`arange(stop)`, `arange(start, stop[, step])`: its length when the bounds are ints, else unknown."""
         if not 1 <= len(node.args) <= 3 or not all(k.arg in TENSOR_OPTIONS for k in node.keywords):

@@ -207,8 +207,10 @@ class Shapes:
         return self._summaries[key]
 
     def own_function(self, func: ast.AST) -> ast.FunctionDef | None:
-        """The function of this module `func` names (defined at its top level)."""
+        """The function of this module `func` names (defined at its top level, or by a `def` in a function)."""
         function = self._definition(func)
+        if function is None and isinstance(func, ast.Name):
+            return self.values.local_function(func)
         return function if isinstance(function, ast.FunctionDef) else None
 
     def _definition(self, func: ast.AST) -> ast.AST | None:
@@ -952,6 +954,8 @@ class Interpreter(Operations):
                 unknown = Number(Sym(key, arg.arg)) if arg.arg in counts else Tensor(None, key, arg.arg)
                 unknown = Number(None) if arg.arg in scalars else unknown  # `margin=1.0`: a number
                 self.env[arg.arg] = arguments.get(arg.arg) or unknown
+        for name, value in arguments.items():  # a nested function's names of the function around it
+            self.env.setdefault(name, value)
 
     def run(self) -> object | None:
         self.block(self.function.body)
@@ -1457,8 +1461,8 @@ class Interpreter(Operations):
             return NUMBER
         if builtin in FOLDS and arguments and all(isinstance(a, Number) or isinstance(a, Listed) and isinstance(a.item, Number) for a in arguments):
             return NUMBER
-        if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], Tensor) and arguments[0].shape:
-            return Number(arguments[0].shape[0])
+        if builtin == "len" and len(arguments) == 1 and isinstance(arguments[0], (Tensor, Frame)) and arguments[0].shape:
+            return Number(arguments[0].shape[0])  # (a frame's rows)
         if builtin == "range":  # its items are ints: `[(f(i), 20 + i % 50) for i in range(n)]`
             return Listed(NUMBER, self.dim(node.args[0]) if len(node.args) == 1 else None)
         if builtin in LISTED_BUILTINS:
@@ -1511,6 +1515,8 @@ class Interpreter(Operations):
             if isinstance(cast, Number):
                 return NUMBER
             shape = value_shape(cast)
+        elif name == "numpy.random.permutation" or isinstance(node.func, ast.Attribute) and node.func.attr == "permutation" and self.shapes.numpy_generator(node.func.value):
+            shape = self.permutation(node)
         elif row is not None and row.kind == ELEMENTWISE and isinstance(frame := self.value_of(call_argument(node, row.at, row.keyword)), Frame):
             return Frame(frame.shape, ("call", id(node)))  # `np.exp(df["x"])`: a frame again
         elif row is not None:
@@ -1585,6 +1591,9 @@ class Interpreter(Operations):
             if isinstance(samples, Listed) and isinstance(samples.item, Items):
                 return Items(tuple(Listed(v, samples.length) for v in samples.item.values))
             return None
+        if builtin == "zip" and len(arguments) > 1 and all(isinstance(a, Listed) for a in arguments) and not node.keywords:
+            lengths = {a.length for a in arguments}  # `zip(rewards, dones)`: pairs of their items
+            return Listed(Items(tuple(a.item for a in arguments)), lengths.pop() if len(lengths) == 1 else None)
         first = arguments[0] if len(arguments) == 1 else None
         if not isinstance(first, Listed):
             return None
@@ -1608,6 +1617,12 @@ class Interpreter(Operations):
         summary = found[0].analysis(Shapes).helper_output(found[1], {found[1].args.args[0].arg: Listed(samples.item, batch)})
         return Batches(summary[0]) if summary is not None and _informative(summary[0]) else None
 
+    def closure(self, helper: ast.FunctionDef, own: set) -> dict[str, object]:
+        """The values this pass gives the names a function defined in it reads from it (`X[ix]` in
+        `def ds(ix)` of `load(...)`), where they say something."""
+        read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
+        return {name: self.env[name] for name in read if name in self.env and _informative(self.env[name])}
+
     def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`), given no
         arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
@@ -1619,6 +1634,8 @@ class Interpreter(Operations):
         for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
             if name not in bound and int_literal(default) is not None:
                 passed[name] = Number(int_literal(default))
+        if ctx is None and self.ctx.scopes.enclosing_scope(helper) is self.function:
+            passed.update(self.closure(helper, set(bound)))
         generator = False
         if passed and not any(_informative(value) for value in passed.values()):
             generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))

@@ -139,6 +139,9 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
             keys = interpreter.shapes.constants(index)
             return () if keys and all(isinstance(k, str) for k in keys) else None
         index = values[0] if len(values) == 1 else None
+    if isinstance(index, ast.Attribute):  # `df[cfg.target]`: one column when every value it may be names one
+        keys = interpreter.shapes.constants(index)
+        return () if keys and all(isinstance(k, str) for k in keys) else None
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         return ()
     if isinstance(index, (ast.List, ast.Tuple)) and index.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts):

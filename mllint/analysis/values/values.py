@@ -1252,6 +1252,12 @@ class ValueKinds:
             return None
         return [d.value for d in definitions]
 
+    def local_function(self, use: ast.Name) -> ast.FunctionDef | None:
+        """The function a `def` inside a function binds `use` to, when that is its one binding."""
+        definitions = self._reaching(use)
+        node = definitions[0].node if len(definitions) == 1 else None
+        return node if isinstance(node, ast.FunctionDef) and self.scopes.enclosing_scope(node) is not None else None
+
     def aliased(self, name: ast.AST) -> list[ast.AST] | None:
         """The references a name is bound to on every way to `name` (`enc = self.net.encoder`, `g = nets["g"]`,
         `m, g = nets["m"], nets["g"]`, `layer = getattr(model, name)`): attribute chains and items at constant keys of them; None when one
