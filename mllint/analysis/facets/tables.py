@@ -22,6 +22,7 @@ TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
 SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs interpolate ffill bfill".split())
 OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign"})  # a frame still, of columns not known
 ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
+MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  # a Series' boolean masks
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
@@ -111,9 +112,12 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
 
 
 def _row_filter(interpreter, index: ast.AST) -> bool:
-    """Is `index` a boolean mask of rows: a comparison, `~`, `&` / `|` of masks, or a Series (`df[mask]`)?"""
+    """Is `index` a boolean mask of rows: a comparison, a mask method (`isna()`, `isin(...)`), `~`, `&` / `|`
+    of masks, or a Series (`df[mask]`)?"""
     if isinstance(index, ast.Compare):
         return True
+    if isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute) and index.func.attr in MASKS:
+        return True  # `df[df.y.notna()]`
     if isinstance(index, ast.UnaryOp):
         return isinstance(index.op, ast.Invert) and _row_filter(interpreter, index.operand)
     if isinstance(index, ast.BinOp):
