@@ -832,6 +832,8 @@ def _rows(iterated: object | None, node: ast.AST) -> object | None:
     """What one iteration over a value gives: a batch of a loader, an item of a list, a row of a tensor."""
     if isinstance(iterated, (Batches, Listed)):
         return iterated.item
+    if isinstance(iterated, Items) and iterated.values:  # a tuple display: what its items are alike
+        return _alike(list(iterated.values), ("row", id(node)))
     if isinstance(iterated, Tensor) and iterated.shape:
         return Tensor(iterated.shape[1:], ("row", id(node)), "row")
     return None
@@ -1327,6 +1329,8 @@ class Interpreter(Operations):
             return frame_attribute(base, node.attr)
         if not isinstance(base, Tensor):
             return None
+        if base.shape is None and isinstance(node.value, ast.Name) and _numbers(self.shapes.constants(node)):
+            return NUMBER  # `cfg.n_features` of a config whose every call site gives it a number
         if node.attr == "shape":
             return Size(base.shape, base.key, base.label, base.ends[0] if base.ends else ())
         if node.attr in ("T", "mT") and base.shape is not None:
@@ -1637,7 +1641,7 @@ class Interpreter(Operations):
         if ctx is None and self.ctx.scopes.enclosing_scope(helper) is self.function:
             passed.update(self.closure(helper, set(bound)))
         generator = False
-        if passed and not any(_informative(value) for value in passed.values()):
+        if passed and not any(_informative(value) or isinstance(value, Number) for value in passed.values()):
             generator = any(True for _ in (ctx or self.ctx).index.within(helper, ast.Yield))
             passed = None  # what it yields, or a shape it makes whatever they are (`w.reshape(-1, 1)`), may be known
         shapes = self.shapes if ctx is None else ctx.analysis(Shapes)
@@ -1707,6 +1711,8 @@ def _alike(items: list, key: tuple) -> object | None:
     if items and all(isinstance(i, Items) and len(i.values) == len(items[0].values) for i in items):  # pairs alike part by part
         parts = tuple(_alike([i.values[p] for i in items], (*key, p)) for p in range(len(items[0].values)))
         return Items(parts) if any(p is not None for p in parts) else None
+    if items and all(isinstance(i, Frame) and not i.positional and len(i.shape) == len(items[0].shape) for i in items):
+        return Frame(tuple(d if all(i.shape[p] == d for i in items) else None for p, d in enumerate(items[0].shape)), key)
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
     shape = shapes.pop() if len(shapes) == 1 else None
     return Tensor(shape, key) if shape is not None else None
