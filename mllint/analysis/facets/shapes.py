@@ -224,12 +224,10 @@ class Shapes:
 
     def batch_never_one(self, node: ast.AST) -> bool:
         """Is the function around `node` (a module's `forward`) never given a batch of one: the call site its
-        values were worked out under runs on full batches (or a call its arguments came through does), or
-        every call of the model does (`data_shapes.full_or_even`)?"""
+        values were worked out under (if any) runs on full batches (or a call its arguments came through does),
+        or every call of the model does (`data_shapes.full_or_even`)?"""
         binding = self.call_site(node)
-        if binding is None or binding.call is None:
-            return False
-        if through_outer(binding, lambda ctx, call, _: full_batches(ctx, call)):
+        if binding is not None and binding.call is not None and through_outer(binding, lambda ctx, call, _: full_batches(ctx, call)):
             return True
         sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, self.ctx.scopes.enclosing_function(node))
         return bool(sites) and all(through_outer(site, lambda ctx, call, outer: full_or_even(ctx, call, outer, _shape_in)) for site in sites)
@@ -1542,6 +1540,8 @@ class Interpreter(Operations):
             ends = _partial_method(node, node.func.attr, known) if receiver.shape is None else None
             if ends is not None and ends != ((), ()):  # `x.unsqueeze(-1)` of any x: `(..., 1)`
                 return Tensor(None, ("call", id(node)), ends=ends)
+            if receiver.shape is None and node.func.attr == "flatten" and _from_second(node.args, node.keywords):
+                return Tensor((_ends_of(receiver)[0][0], None), ("call", id(node)))  # `(B, ?)` whatever the rank (1 raises)
             result = self.method(node, node.func.attr, receiver)
             if result is not None and not isinstance(result, tuple):
                 return result
@@ -1820,6 +1820,12 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
         moved = [int_literal(a) for a in node.args]  # `x.transpose(1, 2)`: its first size stays, the last may move
         return (head, ()) if all(m is not None and m >= 1 for m in moved) else None
     return None
+
+
+def _from_second(args: list, keywords: list) -> bool:
+    """Are these the arguments of `flatten(1)` (all but the first dimension into one)?"""
+    dims = [*args, *(k.value for k in keywords if k.arg == "start_dim")]
+    return len(dims) == 1 and int_literal(dims[0]) == 1 and len(args) + len(keywords) == 1
 
 
 def _ends_of(tensor: Tensor) -> tuple:
