@@ -76,6 +76,7 @@ class ViewAsTranspose(Rule):
             return
         moved = _moved_dimension(source, counted_alike(source, target))
         moved = moved if moved is not None else _moved_channels(source, target)
+        moved = moved if moved is not None else _moved_ahead(source, target)
         site = None
         if moved is None:  # sizes the code names, fixed by its constructions: `view(b, self.n_feat, self.seq_len)` of (B, 50, 8)
             fixed = shapes.constant_view_target(node)
@@ -111,6 +112,28 @@ def _moved_dimension(source: tuple, target: tuple) -> Dim:
         for second in order[i + 1 :]:
             if first > second and isinstance(source[first], Sym) | isinstance(source[second], Sym):  # not two literals
                 return source[first] if isinstance(source[first], Sym) else source[second]
+    return None
+
+
+def _moved_ahead(source: tuple, target: tuple) -> Dim:
+    """A symbolic dimension both sides hold once whose leading dimensions in the target are some of its
+    leading dimensions in the source, the others above 1 left to new dimensions after it: `(B, N, C)` viewed
+    as `(B, C, h, w)` puts `C` where `B * N` elements came first, so it is no longer `C`."""
+    source = [d for d in source if d != 1]
+    target = _split([d for d in target if d != 1], source)
+    keys, viewed = [repr(dim_key(d)) for d in source], [repr(dim_key(d)) for d in target]
+    for i, dim in enumerate(source):
+        if not isinstance(dim, Sym) or keys.count(keys[i]) != 1 or viewed.count(keys[i]) != 1:
+            continue
+        before, ahead = list(keys[:i]), viewed[: viewed.index(keys[i])]
+        for key in ahead:
+            if key not in before:
+                break
+            before.remove(key)
+        else:
+            after = viewed[viewed.index(keys[i]) + 1 :]
+            if before and any(key not in keys for key in after):  # their elements are viewed as new dims after it
+                return dim
     return None
 
 
