@@ -17,7 +17,9 @@ class ViewAsTranspose(Rule):
     `x` has: `(B, T, C)` viewed as `(B, C, T)`; an attention head split written
     `x.view(B, heads, T, C // heads)` for `x` of `(B, T, C)`; heads merged back with
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`; a tensor of unknown rank viewed
-    as its own leading sizes in another order (`x.view(x.shape[1], x.shape[0], -1)`). Dimensions are matched by what
+    as its own leading sizes in another order (`x.view(x.shape[1], x.shape[0], -1)`); tokens `(B, N, C)`
+    reshaped to a feature map `(B, C, h, w)` (`C` put ahead of `N`, whose elements become `h, w`; not a
+    `(B, T, H)` viewed as `(B, H)`, which only runs when `T` is 1). Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
     between literal sizes (`(2, 3)` as `(3, 2)`) is not reported, except where the view names the sizes
