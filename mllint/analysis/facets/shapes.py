@@ -44,7 +44,7 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, pa
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
-from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, read_table, table_rows
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, table_rows
 from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
@@ -1458,6 +1458,9 @@ class Interpreter(Operations):
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
+        lambda_ = self.lambda_called(node) if name is None else None
+        if lambda_ is not None:
+            return self.applied(lambda_, arguments)
         builtin = node.func.id if isinstance(node.func, ast.Name) and name is None and node.func.id not in self.env else None
         if builtin in PYTHON_NUMBERS or name in NUMBER_FUNCTIONS or (name or "").startswith("math."):
             return NUMBER
@@ -1484,7 +1487,7 @@ class Interpreter(Operations):
             held = _alike([v for _, v in receiver.values] + ([receiver.rest] if receiver.rest is not None else []), ("held", id(node)))
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
-            return frame_method(node, node.func.attr, receiver)
+            return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver)
         if receiver is not None and node.func.attr == "prepare" and arguments and self.accelerator(node.func.value):
             return arguments[0] if len(arguments) == 1 else Items(tuple(arguments))  # each object back, wrapped
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
@@ -1565,6 +1568,28 @@ class Interpreter(Operations):
             unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
             return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def lambda_called(self, node: ast.Call) -> ast.Lambda | None:
+        """The `lambda` a name called with plain arguments is bound to once (`ds = lambda X, y: TensorDataset(X, y)`)."""
+        if not isinstance(node.func, ast.Name) or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        values = self.shapes.values.reaching_values(node.func)
+        found = values[0] if values and len(values) == 1 and isinstance(values[0], ast.Lambda) else None
+        args = found.args if found is not None else None
+        if args is None or args.vararg or args.kwarg or args.kwonlyargs or args.defaults or len(args.posonlyargs + args.args) != len(node.args):
+            return None
+        return found if found not in _ACTIVE_CLASSES else None
+
+    def applied(self, lambda_: ast.Lambda, arguments: list) -> object | None:
+        """The value of a lambda's body with its parameters bound to `arguments`."""
+        saved = self.env
+        self.env = {**saved, **{a.arg: v for a, v in zip(lambda_.args.posonlyargs + lambda_.args.args, arguments)}}
+        _ACTIVE_CLASSES.append(lambda_)
+        try:
+            return self.eval(lambda_.body)
+        finally:
+            _ACTIVE_CLASSES.pop()
+            self.env = saved
 
     def accelerator(self, expr: ast.AST) -> bool:
         """Is `expr` an `accelerate.Accelerator` (whose `prepare(...)` gives back what it is given)?"""

@@ -90,6 +90,13 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
     return None
 
 
+def frame_popped(interpreter, node: ast.Call, frame: Frame) -> Frame | None:
+    """`df.pop("y")`: the column taken out of a frame, a Series of its rows."""
+    if node.func.attr != "pop" or len(node.args) != 1 or node.keywords or len(frame.shape) != 2 or frame.positional:
+        return None
+    return Frame(frame.shape[:1], ("index", id(node), frame.key)) if _columns(interpreter, node.args[0]) == () else None
+
+
 def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.AST]) -> object | None:
     """`df["y"]`, `df[["a", "b"]]`, `df[FEATURES]`, `df.iloc[:, -1]`."""
     key = ("index", id(node), frame.key)
