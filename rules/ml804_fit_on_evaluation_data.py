@@ -4,6 +4,7 @@ from mllint.analysis.facets.leakage import Leakage
 from mllint.analysis.program.callers import call_sites
 from mllint.analysis.program.project import place_in
 from mllint.findings import Severity
+from mllint.source import one_line
 from mllint.rule import Rule
 
 
@@ -75,12 +76,12 @@ class FitOnEvaluationData(Rule):
         through = self.ctx.analysis(Leakage).fits_through_helper(node)
         if through is not None:
             evidence, helper, reach = through
-            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0]) if node.args else '...'})"
+            call = one_line(self.ctx.text(node), 60)
             place = place_in(self.ctx, reach.ctx, reach.node)
             self.report(node, HELPER_MESSAGE.format(call=call, evidence=evidence, helper=helper, fit=reach.ctx.text(reach.node.func), place=place))
             return
         found = self.ctx.analysis(Leakage).fitted_on_evaluation(node)
         if found:
             evidence, binding = found[0]
-            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0])})"
+            call = one_line(self.ctx.text(node), 60)
             self.report(node, self.message.format(call=call, evidence=evidence), related=call_sites(binding))

@@ -33,6 +33,7 @@ from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.source import one_line
 
 FITTING_METHODS = frozenset({"fit", "fit_transform"})
 # scikit-learn modules whose classes learn statistics of the data they transform.
@@ -282,8 +283,11 @@ class Leakage:
 
     def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
-        while isinstance(data := _rows_of(data), ast.Subscript):
-            data = data.value
+        while isinstance(data := _rows_of(data), (ast.Subscript, ast.Call)):
+            given = data.value if isinstance(data, ast.Subscript) else self.ctx.analysis(ParameterEffects).returned_argument(data, EVALUATION_FIT)
+            if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
+                break
+            data = given
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
         if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
@@ -295,7 +299,7 @@ class Leakage:
         function = self.ctx.scopes.enclosing_function(data)
         if function is not None and data.id in {p.arg for p in parameters(function, variadic=False)}:
             return self._passed_evaluation(data, function, call, binding)
-        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding)
+        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding) or self._item_of_loop(data, call, binding, depth)
         if split is not None:
             return split
         values = self.values.reaching_values(data) or []
@@ -327,9 +331,10 @@ class Leakage:
         for loop in self.ctx.scopes.ancestors(call):
             if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 return None
-            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+            items = self.values.literal_items(loop.iter) if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) else None
+            if items is None:
                 continue
-            names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            names = [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
             variable = loop.target.id
             if not any(_names_evaluation(ast.Name(n)) for n in names):
                 continue
@@ -674,16 +679,29 @@ class Leakage:
         literal names with the call under no test of it."""
         if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
             return f"the split `{self.ctx.text(argument)}`" if _names_split(argument.value) else None
-        definitions = self.values.reaching_definitions(argument) if isinstance(argument, ast.Name) else []
-        loops = {self._loop_of(d.node) for d in definitions}
-        loop = loops.pop() if len(loops) == 1 else None
-        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+        found = self.values.loop_items(argument) if isinstance(argument, ast.Name) else None
+        if found is None or not any(isinstance(e, ast.Constant) and _names_split(e.value) for e in found[1]):
             return None
-        names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        tested = any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop))
-        if tested or not any(_names_split(n) for n in names):
+        return f"each split of the loop over `{self.ctx.text(found[0].iter)}`" if self._untested(found[0], call) else None
+
+    def _item_of_loop(self, data: ast.Name, call: ast.Call, binding, depth: int) -> str | None:
+        """`df` of `for name, df in (("train", tr), ("test", te)):` (a loop over literals, or `zip` of them),
+        one of whose values is evaluation data, with the fit under no test of the loop's variables."""
+        found = self.values.loop_items(data)
+        if found is None or not self._untested(found[0], call):
             return None
-        return f"each split of the loop over `{self.ctx.text(loop.iter)}`"
+        item = next((i for i in found[1] if self._evaluation_data(i, call, binding, depth + 1) is not None), None)
+        loop = one_line(self.ctx.text(found[0].iter), 60)
+        return None if item is None else f"`{data.id}`, which the loop over `{loop}` binds to `{self.ctx.text(item)}`"
+
+    def _untested(self, loop: ast.For | ast.comprehension, call: ast.Call) -> bool:
+        """Does `call` run in each turn of `loop`, under no test of a variable the loop binds?"""
+        around = self.ctx.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop
+        if around not in set(self.ctx.scopes.ancestors(call)):
+            return False
+        variables = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
+        return not any(variables & {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests)
 
     def _read_parameters(self, function: ast.AST, expr: ast.AST) -> set[str]:
         """The parameters of `function` that `expr` is computed from, through its assignments (any place)."""
