@@ -101,6 +101,10 @@ EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
 # A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
 SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
+DATA_READERS = frozenset(
+    [f"pandas.read_{kind}" for kind in ("csv", "table", "parquet", "excel", "feather", "pickle", "json", "sql")]
+    + ["numpy.loadtxt", "numpy.genfromtxt"]  # text tables (`np.load` may read one sample)
+)  # fmt: skip
 CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
@@ -778,6 +782,34 @@ class Leakage:
             and key.split(".")[0] not in self.ctx.scopes.local_bindings(self.ctx.scopes.enclosing_function(r.node))
         }  # fmt: skip
 
+    def data_set(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Does `expr` hold a whole data set read from a file (`pd.read_csv(path)`, `np.load(path)`), a part a
+        split gives of one (`y_tr` of `train_test_split(X, y)`), rows of one by index (`df.iloc[idx]`) or a
+        column by label (`df["price"]`, `df.pop("y")`), through names and row-keeping forms?"""
+        while True:
+            expr = _rows_of(expr)
+            if isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in ELEMENTWISE and expr.args:
+                expr = expr.args[0]  # `np.log1p(df["price"])`
+            elif isinstance(expr, ast.Call) and _method(expr) == "pop" and len(expr.args) == 1:
+                expr = expr.func.value
+            elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and isinstance(expr.slice, ast.Constant):
+                return self.ctx.qualified_name(expr.value.func) in SPLITS  # an item of `train_test_split(X, y)`
+            elif isinstance(expr, ast.Subscript) and _labels(self.ctx, expr.slice):
+                indexer = isinstance(expr.value, ast.Attribute) and expr.value.attr in INDEXERS
+                expr = expr.value.value if indexer else expr.value  # `df["price"]`, `df.loc[:, "price"]`
+            elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr in INDEXERS and self._assigned_index(expr.slice):
+                expr = expr.value.value  # `df.iloc[idx]`: rows of it (not `df.iloc[i]` of a loop)
+            else:
+                break
+        if isinstance(expr, ast.Call):
+            return self.ctx.qualified_name(expr.func) in DATA_READERS
+        values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < 4 else None
+        return bool(values) and all(self.data_set(v, depth + 1) for v in values)
+
+    def _assigned_index(self, index: ast.AST) -> bool:
+        """A name assigned on every way to it (no loop variable or parameter): indices of rows, not one row."""
+        return isinstance(index, ast.Name) and self.values.reaching_values(index) is not None
+
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
         if scope not in self._flows:
@@ -1103,6 +1135,17 @@ def _whole(node: ast.AST, ctx) -> str | None:
             return None
         inner = inner.value
     return _key(node)
+
+
+def _labels(ctx, index: ast.AST) -> bool:
+    """Does an index select columns by label: `"price"`, `["a", "b"]`, a name holding such a list?"""
+    if isinstance(index, ast.Constant):
+        return isinstance(index.value, str)
+    if isinstance(index, ast.List):
+        return bool(index.elts) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts)
+    if isinstance(index, ast.Tuple) and len(index.elts) == 2 and _every_row(index.elts[0]):  # `df.loc[:, "price"]`
+        return _labels(ctx, index.elts[1])
+    return isinstance(index, ast.Name) and _holds_labels(ctx, index)
 
 
 def _holds_labels(ctx, name: ast.Name) -> bool:
