@@ -22,6 +22,8 @@ class FitOnEvaluationData(Rule):
     `encoder.fit_transform(val_features)`, `scaler.fit_transform(test_df[cols].values)`), a concatenation that holds such data
     (`scaler.fit(pd.concat([train_df, test_df]))`), each split of a loop over literal split names with
     the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
+    each item of a loop over literals with evaluation data among them (`for name, df in (("train", tr),
+    ("test", te)):`, `zip` of literals), what a project function gives back of such data (`impute(X_test)`),
     or a parameter that a call site fills with such data while its constant flags make the fit run
     (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`, a dataset class whose `__init__` fits on
     what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
@@ -32,7 +34,7 @@ class FitOnEvaluationData(Rule):
     whose `if scaler is None:` branch the call takes by leaving `scaler` out), the call that hands the data
     over is reported, with the helper's fit named: the helper is right for training data. So is a call naming
     an evaluation split to a helper that reads that split and fits on it (`load_split(root, "test")`, or each
-    name of `for split in ("train", "dev"):`), and a call once per split of a dict with literal split keys to a
+    name of `for split in SPLITS:` with `SPLITS = ("train", "dev")`), and a call once per split of a dict with literal split keys to a
     helper fitting the object it is handed (`{k: make_windows(v, scaler) for k, v in splits.items()}`).
 
     ## Why is this bad?
