@@ -27,7 +27,9 @@ class FitOnEvaluationData(Rule):
     or a parameter that a call site fills with such data while its constant flags make the fit run
     (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`, a dataset class whose `__init__` fits on
     what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
-    the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
+    the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument. A decomposition
+    (PCA, truncated SVD) whose output only a figure shows (`plt.scatter(*coords.T)`, in a helper that draws,
+    or given back to a call only drawn) is not reported: nothing of it reaches the score.
 
     When the fit sits in a project function or method the evaluation data is handed to (directly or
     through the functions it calls: `pre.fit_transform(val_df)` running its own `fit`, `preprocess(test_df)`

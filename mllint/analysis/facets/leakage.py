@@ -101,6 +101,9 @@ EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
 # A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
 SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
+DECOMPOSITIONS = ("sklearn.decomposition.",)  # fitted on evaluation data to draw it, a figure is all they make
+PLOTTING_MODULES = ("matplotlib.", "seaborn.", "plotly.", "bokeh.")
+PLOTTING_METHODS = frozenset({"scatter", "plot", "imshow", "hist", "bar", "annotate", "text", "scatterplot", "add_trace", "contourf"})
 DATA_READERS = frozenset(
     [f"pandas.read_{kind}" for kind in ("csv", "table", "parquet", "excel", "feather", "pickle", "json", "sql")]
     + ["numpy.loadtxt", "numpy.genfromtxt"]  # text tables (`np.load` may read one sample)
@@ -283,6 +286,8 @@ class Leakage:
         if made is None and binding is not None:  # the data passed to this method, the object by a setter's call
             made = [m for found, other in makers(self.ctx, call.func.value) if other is not None for m in found or ()]
         classes = {canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()}
+        if classes and all(c.startswith(DECOMPOSITIONS) for c in classes) and self._drawn(call, binding):
+            return None  # a projection of evaluation data for a figure: nothing reaches the score
         return evidence if _learns_statistics(classes) else None
 
     def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
@@ -732,8 +737,51 @@ class Leakage:
             return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
         return (
             reach.taken_under(call, callee.function) and self._learns(call, reach) and not _per_window(reach.ctx, fit)
-            and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None
+            and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None and not self._for_a_figure(call, reach)
         )  # fmt: skip
+
+    def _drawn(self, fit: ast.Call, binding) -> bool:
+        """Does only a figure show the fit's output: here, or where the call site `binding` holds under
+        takes what the fit's function gives back?"""
+        where = self.plotted(fit)
+        function = self.ctx.scopes.enclosing_function(fit)
+        site = binding.of(function) if binding is not None and function is not None else None
+        if where == "returned" and site is not None and site.call is not None and site.caller is not None:
+            return site.caller.analysis(Leakage).plotted(site.call) == "plotted"
+        return where == "plotted"
+
+    def _for_a_figure(self, call: ast.Call, reach: Reach) -> bool:
+        """Is the fit at `reach` a decomposition made in the helper whose output only a figure shows: in the
+        helper, or given back by it (`coords = project(test_feats)`) to a call only plotted?"""
+        made = built(reach.ctx, reach.node.func.value)
+        classes = {canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()}
+        if not (classes and all(c.startswith(DECOMPOSITIONS) for c in classes)):
+            return False
+        where = reach.ctx.analysis(Leakage).plotted(reach.node)
+        return where == "plotted" or (where == "returned" and not reach.calls and self.plotted(call) == "plotted")
+
+    def plotted(self, expr: ast.AST, depth: int = 0) -> str | None:
+        """Where the value of `expr` goes when only a figure shows it: "plotted" (passed to matplotlib,
+        seaborn or plotly, or to an axes' `scatter`/`plot`..., directly, picked from, or through the names it
+        is bound to) or "returned" (given back by its function on the way); None when it goes anywhere else."""
+        node, parent = expr, self.ctx.scopes.parent(expr)
+        while isinstance(parent, (ast.Subscript, ast.Attribute, ast.Starred)) and parent.value is node and not _called(self.ctx, parent):
+            node, parent = parent, self.ctx.scopes.parent(parent)  # `coords[:, 0]`, `*coords.T`
+        if isinstance(parent, ast.keyword):  # `sns.scatterplot(x=coords[:, 0], ...)`
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if isinstance(parent, ast.Call) and node is not parent.func and _plots(self.ctx, parent):
+            return "plotted"
+        if isinstance(parent, ast.Return) or (isinstance(parent, ast.Tuple) and isinstance(self.ctx.scopes.parent(parent), ast.Return)):
+            return "returned"
+        if not (isinstance(parent, ast.Assign) and parent.value is node and depth < 2):
+            return None
+        scope = self._scope(parent)
+        names = {t.id for target in parent.targets for t in _unpacked(target) if isinstance(t, ast.Name)}
+        if not names or any(not isinstance(t, ast.Name) for target in parent.targets for t in _unpacked(target)):
+            return None
+        uses = [n for n in self.ctx.index.within(scope, ast.Name) if n.id in names and isinstance(n.ctx, ast.Load) and self._scope(n) is scope]
+        found = {self.plotted(use, depth + 1) for use in uses}
+        return found.pop() if len(found) == 1 else None
 
     def _learns(self, call: ast.Call, reach: Reach) -> bool:
         """Does the object fitted at `reach` learn statistics: made on the way to its fit, or handed down to it
@@ -1383,6 +1431,17 @@ def _per_window(ctx, fit: ast.Call) -> bool:
         )  # fmt: skip
 
     return made_here(fit.func.value, lambda v: isinstance(v, ast.Call)) and made_here(fit.args[0], window)
+
+
+def _called(ctx, node: ast.AST) -> bool:
+    parent = ctx.scopes.parent(node)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def _plots(ctx, call: ast.Call) -> bool:
+    """A call that draws: of matplotlib, seaborn or plotly, or an axes' plotting method (`ax.scatter(...)`)."""
+    name = ctx.qualified_name(call.func) or ""
+    return name.startswith(PLOTTING_MODULES) or (not name and _method(call) in PLOTTING_METHODS)
 
 
 def _learns_statistics(classes: set[str], vocabulary: bool = True) -> bool:
