@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.facets.leakage import Leakage
 from mllint.analysis.syntax.names import callee_name, is_self_attribute
 from mllint.analysis.values.values import ValueKinds, kept_value
 from mllint.rule import Rule
@@ -16,7 +17,9 @@ class DivisionByStdWithoutEpsilon(Rule):
     `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`, or a name bound to one (`sigma = x.std(-1,
     keepdim=True)` then `(x - mu) / sigma`, or `self.std = x.std(0)` in `fit` then `/ self.std` in `transform`). A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
-    function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported.
+    function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported, nor
+    is the std of every element of a whole data set (a column of a table pandas reads, `df["price"].std()`,
+    or a part a split gives, `y_train.std()`): it is zero only when the data is constant throughout.
 
     The rule is opt-in because whether a std can be zero depends on the data, which mllint does not
     see: on real training code the divisions it finds are by the std of a whole image volume, of
@@ -113,8 +116,12 @@ class DivisionByStdWithoutEpsilon(Rule):
         if not isinstance(node, ast.Call):
             return False
         if self.ctx.qualified_name(node.func) in STD_FUNCTIONS:
-            return True
-        method = isinstance(node.func, ast.Attribute) and node.func.attr == "std"
-        # `x.std()` on a tensor, not `np.std`-like module functions (their receiver resolves to an import).
-        return method and self.ctx.qualified_name(node.func) is None
+            reduced = node.args[0] if len(node.args) == 1 else None
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "std" and self.ctx.qualified_name(node.func) is None:
+            reduced = None if node.args else node.func.value  # `x.std()` on a tensor, not `np.std`-like functions
+        else:
+            return False
+        # Every element of a whole data set (a table's column, a training split) is constant only in broken data.
+        whole = reduced is not None and not any(k.arg in ("dim", "axis") for k in node.keywords)
+        return not (whole and self.ctx.analysis(Leakage).data_set(reduced))
 

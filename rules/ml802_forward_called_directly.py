@@ -15,7 +15,8 @@ class ForwardCalledDirectly(Rule):
     """
     ## What it does
     Opt-in (enable it by its code). Reports `model.forward(x)` called on a module object from outside that module's own methods.
-    `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`) are fine,
+    `super().forward(x)`, `self.forward(x)` and explicit base calls (`Base.forward(self, x)`: a capitalised
+    name, unless it is bound only to calls, as `self.D = D.to(device)` or `G = Generator()` are) are fine,
     and so is `forward` called on an object of a project class that is not a module (a plain class
     with a `forward` method, a `torch.autograd.Function`): there it is the only way to call it. When the
     object's class is unknown and the file defines a plain class with a `forward` (bases none, `object`
@@ -63,7 +64,7 @@ class ForwardCalledDirectly(Rule):
         if not (isinstance(func, ast.Attribute) and func.attr == "forward"):
             return
         receiver = func.value
-        if not isinstance(receiver, (ast.Name, ast.Attribute)) or _is_self(receiver) or _is_class_like(receiver):
+        if not isinstance(receiver, (ast.Name, ast.Attribute)) or _is_self(receiver) or self._is_class_like(node, receiver):
             return
         if self.ctx.qualified_name(receiver) is not None:
             return  # an imported class or module: `nn.Linear.forward(self, x)`
@@ -72,6 +73,16 @@ class ForwardCalledDirectly(Rule):
         text = self.ctx.text(receiver)
         fix = self.ctx.fix(f"Call `{text}(...)`", Applicability.SAFE, self.ctx.replace(func, text))
         self.report(node, self.message.format(call=f"{text}.forward(...)", receiver=text), fix)
+
+    def _is_class_like(self, call: ast.Call, receiver: ast.AST) -> bool:
+        """`Base.forward(self, x)` names a class: by convention, a capitalised name, unless every value it
+        is bound to is made by a call and the call passes no `self` (`self.D = D.to(device)`, `G = Generator()`)."""
+        name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr
+        if not name[:1].isupper():
+            return False
+        assigned = self.ctx.analysis(ValueKinds).assigned_values(receiver)
+        made = bool(assigned) and all(isinstance(value, ast.Call) for value in assigned)
+        return not made or any(_is_self(argument) for argument in call.args[:1])
 
     def _may_be_plain_object(self, receiver: ast.AST) -> bool:
         """Is `receiver` an object of a project class that is not a module, or of an unknown class while
@@ -123,9 +134,3 @@ class ForwardCalledDirectly(Rule):
 
 def _is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
-
-
-def _is_class_like(node: ast.AST) -> bool:
-    """`Base.forward(self, x)` names a class: by convention, a capitalised name."""
-    name = node.id if isinstance(node, ast.Name) else node.attr
-    return name[:1].isupper()

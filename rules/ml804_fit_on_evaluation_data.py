@@ -4,6 +4,7 @@ from mllint.analysis.facets.leakage import Leakage
 from mllint.analysis.program.callers import call_sites
 from mllint.analysis.program.project import place_in
 from mllint.findings import Severity
+from mllint.source import one_line
 from mllint.rule import Rule
 
 
@@ -21,17 +22,21 @@ class FitOnEvaluationData(Rule):
     `encoder.fit_transform(val_features)`, `scaler.fit_transform(test_df[cols].values)`), a concatenation that holds such data
     (`scaler.fit(pd.concat([train_df, test_df]))`), each split of a loop over literal split names with
     the fit under no test of the split (`for name in ["train", "val", "test"]: scaler.fit_transform(...)`),
+    each item of a loop over literals with evaluation data among them (`for name, df in (("train", tr),
+    ("test", te)):`, `zip` of literals), what a project function gives back of such data (`impute(X_test)`),
     or a parameter that a call site fills with such data while its constant flags make the fit run
     (`prepare(X_val, fit=True)` for `if fit: self.scaler.fit(X)`, a dataset class whose `__init__` fits on
     what `Scaled(X_va, y_va)` gives it; short names count: `X_te`, `y_va`). The transformer may be built anywhere
-    the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument.
+    the objects layer follows: a builder's tuple, a dict of encoders, a setter, an argument. A decomposition
+    (PCA, truncated SVD) whose output only a figure shows (`plt.scatter(*coords.T)`, in a helper that draws,
+    or given back to a call only drawn) is not reported: nothing of it reaches the score.
 
     When the fit sits in a project function or method the evaluation data is handed to (directly or
     through the functions it calls: `pre.fit_transform(val_df)` running its own `fit`, `preprocess(test_df)`
     whose `if scaler is None:` branch the call takes by leaving `scaler` out), the call that hands the data
     over is reported, with the helper's fit named: the helper is right for training data. So is a call naming
     an evaluation split to a helper that reads that split and fits on it (`load_split(root, "test")`, or each
-    name of `for split in ("train", "dev"):`), and a call once per split of a dict with literal split keys to a
+    name of `for split in SPLITS:` with `SPLITS = ("train", "dev")`), and a call once per split of a dict with literal split keys to a
     helper fitting the object it is handed (`{k: make_windows(v, scaler) for k, v in splits.items()}`).
 
     ## Why is this bad?
@@ -75,12 +80,12 @@ class FitOnEvaluationData(Rule):
         through = self.ctx.analysis(Leakage).fits_through_helper(node)
         if through is not None:
             evidence, helper, reach = through
-            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0]) if node.args else '...'})"
+            call = one_line(self.ctx.text(node), 60)
             place = place_in(self.ctx, reach.ctx, reach.node)
             self.report(node, HELPER_MESSAGE.format(call=call, evidence=evidence, helper=helper, fit=reach.ctx.text(reach.node.func), place=place))
             return
         found = self.ctx.analysis(Leakage).fitted_on_evaluation(node)
         if found:
             evidence, binding = found[0]
-            call = f"{self.ctx.text(node.func)}({self.ctx.text(node.args[0])})"
+            call = one_line(self.ctx.text(node), 60)
             self.report(node, self.message.format(call=call, evidence=evidence), related=call_sites(binding))

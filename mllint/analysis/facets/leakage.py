@@ -33,6 +33,7 @@ from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds, canonical_class
+from mllint.source import one_line
 
 FITTING_METHODS = frozenset({"fit", "fit_transform"})
 # scikit-learn modules whose classes learn statistics of the data they transform.
@@ -100,6 +101,13 @@ EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
 EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
 # A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
 SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
+DECOMPOSITIONS = ("sklearn.decomposition.",)  # fitted on evaluation data to draw it, a figure is all they make
+PLOTTING_MODULES = ("matplotlib.", "seaborn.", "plotly.", "bokeh.")
+PLOTTING_METHODS = frozenset({"scatter", "plot", "imshow", "hist", "bar", "annotate", "text", "scatterplot", "add_trace", "contourf"})
+DATA_READERS = frozenset(
+    [f"pandas.read_{kind}" for kind in ("csv", "table", "parquet", "excel", "feather", "pickle", "json", "sql")]
+    + ["numpy.loadtxt", "numpy.genfromtxt"]  # text tables (`np.load` may read one sample)
+)  # fmt: skip
 CONCATENATIONS = frozenset({"pandas.concat", "numpy.concatenate", "numpy.vstack", "numpy.row_stack", "torch.cat"})
 EVENTS = (ast.Assign, ast.Call, ast.Subscript, ast.Return, ast.Expr)
 RETURNED = "<returned>"  # the data a helper returns fitted (`load_series()`), as `fitted_data` names it
@@ -278,12 +286,17 @@ class Leakage:
         if made is None and binding is not None:  # the data passed to this method, the object by a setter's call
             made = [m for found, other in makers(self.ctx, call.func.value) if other is not None for m in found or ()]
         classes = {canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()}
+        if classes and all(c.startswith(DECOMPOSITIONS) for c in classes) and self._drawn(call, binding):
+            return None  # a projection of evaluation data for a figure: nothing reaches the score
         return evidence if _learns_statistics(classes) else None
 
     def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
         """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
-        while isinstance(data := _rows_of(data), ast.Subscript):
-            data = data.value
+        while isinstance(data := _rows_of(data), (ast.Subscript, ast.Call)):
+            given = data.value if isinstance(data, ast.Subscript) else self.ctx.analysis(ParameterEffects).returned_argument(data, EVALUATION_FIT)
+            if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
+                break
+            data = given
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
         if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
@@ -295,7 +308,7 @@ class Leakage:
         function = self.ctx.scopes.enclosing_function(data)
         if function is not None and data.id in {p.arg for p in parameters(function, variadic=False)}:
             return self._passed_evaluation(data, function, call, binding)
-        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding)
+        split = self._split_of_loop(data, call) or self._split_of_items(data, call, binding) or self._item_of_loop(data, call, binding, depth)
         if split is not None:
             return split
         values = self.values.reaching_values(data) or []
@@ -327,9 +340,10 @@ class Leakage:
         for loop in self.ctx.scopes.ancestors(call):
             if isinstance(loop, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 return None
-            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+            items = self.values.literal_items(loop.iter) if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) else None
+            if items is None:
                 continue
-            names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            names = [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
             variable = loop.target.id
             if not any(_names_evaluation(ast.Name(n)) for n in names):
                 continue
@@ -674,16 +688,29 @@ class Leakage:
         literal names with the call under no test of it."""
         if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
             return f"the split `{self.ctx.text(argument)}`" if _names_split(argument.value) else None
-        definitions = self.values.reaching_definitions(argument) if isinstance(argument, ast.Name) else []
-        loops = {self._loop_of(d.node) for d in definitions}
-        loop = loops.pop() if len(loops) == 1 else None
-        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, (ast.List, ast.Tuple))):
+        found = self.values.loop_items(argument) if isinstance(argument, ast.Name) else None
+        if found is None or not any(isinstance(e, ast.Constant) and _names_split(e.value) for e in found[1]):
             return None
-        names = [e.value for e in loop.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        tested = any(argument.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in self._conditions(call, loop))
-        if tested or not any(_names_split(n) for n in names):
+        return f"each split of the loop over `{self.ctx.text(found[0].iter)}`" if self._untested(found[0], call) else None
+
+    def _item_of_loop(self, data: ast.Name, call: ast.Call, binding, depth: int) -> str | None:
+        """`df` of `for name, df in (("train", tr), ("test", te)):` (a loop over literals, or `zip` of them),
+        one of whose values is evaluation data, with the fit under no test of the loop's variables."""
+        found = self.values.loop_items(data)
+        if found is None or not self._untested(found[0], call):
             return None
-        return f"each split of the loop over `{self.ctx.text(loop.iter)}`"
+        item = next((i for i in found[1] if self._evaluation_data(i, call, binding, depth + 1) is not None), None)
+        loop = one_line(self.ctx.text(found[0].iter), 60)
+        return None if item is None else f"`{data.id}`, which the loop over `{loop}` binds to `{self.ctx.text(item)}`"
+
+    def _untested(self, loop: ast.For | ast.comprehension, call: ast.Call) -> bool:
+        """Does `call` run in each turn of `loop`, under no test of a variable the loop binds?"""
+        around = self.ctx.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop
+        if around not in set(self.ctx.scopes.ancestors(call)):
+            return False
+        variables = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
+        return not any(variables & {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests)
 
     def _read_parameters(self, function: ast.AST, expr: ast.AST) -> set[str]:
         """The parameters of `function` that `expr` is computed from, through its assignments (any place)."""
@@ -710,8 +737,51 @@ class Leakage:
             return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
         return (
             reach.taken_under(call, callee.function) and self._learns(call, reach) and not _per_window(reach.ctx, fit)
-            and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None
+            and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None and not self._for_a_figure(call, reach)
         )  # fmt: skip
+
+    def _drawn(self, fit: ast.Call, binding) -> bool:
+        """Does only a figure show the fit's output: here, or where the call site `binding` holds under
+        takes what the fit's function gives back?"""
+        where = self.plotted(fit)
+        function = self.ctx.scopes.enclosing_function(fit)
+        site = binding.of(function) if binding is not None and function is not None else None
+        if where == "returned" and site is not None and site.call is not None and site.caller is not None:
+            return site.caller.analysis(Leakage).plotted(site.call) == "plotted"
+        return where == "plotted"
+
+    def _for_a_figure(self, call: ast.Call, reach: Reach) -> bool:
+        """Is the fit at `reach` a decomposition made in the helper whose output only a figure shows: in the
+        helper, or given back by it (`coords = project(test_feats)`) to a call only plotted?"""
+        made = built(reach.ctx, reach.node.func.value)
+        classes = {canonical_class(ctx.qualified_name(constructor.func)) or "" for ctx, constructor in made or ()}
+        if not (classes and all(c.startswith(DECOMPOSITIONS) for c in classes)):
+            return False
+        where = reach.ctx.analysis(Leakage).plotted(reach.node)
+        return where == "plotted" or (where == "returned" and not reach.calls and self.plotted(call) == "plotted")
+
+    def plotted(self, expr: ast.AST, depth: int = 0) -> str | None:
+        """Where the value of `expr` goes when only a figure shows it: "plotted" (passed to matplotlib,
+        seaborn or plotly, or to an axes' `scatter`/`plot`..., directly, picked from, or through the names it
+        is bound to) or "returned" (given back by its function on the way); None when it goes anywhere else."""
+        node, parent = expr, self.ctx.scopes.parent(expr)
+        while isinstance(parent, (ast.Subscript, ast.Attribute, ast.Starred)) and parent.value is node and not _called(self.ctx, parent):
+            node, parent = parent, self.ctx.scopes.parent(parent)  # `coords[:, 0]`, `*coords.T`
+        if isinstance(parent, ast.keyword):  # `sns.scatterplot(x=coords[:, 0], ...)`
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if isinstance(parent, ast.Call) and node is not parent.func and _plots(self.ctx, parent):
+            return "plotted"
+        if isinstance(parent, ast.Return) or (isinstance(parent, ast.Tuple) and isinstance(self.ctx.scopes.parent(parent), ast.Return)):
+            return "returned"
+        if not (isinstance(parent, ast.Assign) and parent.value is node and depth < 2):
+            return None
+        scope = self._scope(parent)
+        names = {t.id for target in parent.targets for t in _unpacked(target) if isinstance(t, ast.Name)}
+        if not names or any(not isinstance(t, ast.Name) for target in parent.targets for t in _unpacked(target)):
+            return None
+        uses = [n for n in self.ctx.index.within(scope, ast.Name) if n.id in names and isinstance(n.ctx, ast.Load) and self._scope(n) is scope]
+        found = {self.plotted(use, depth + 1) for use in uses}
+        return found.pop() if len(found) == 1 else None
 
     def _learns(self, call: ast.Call, reach: Reach) -> bool:
         """Does the object fitted at `reach` learn statistics: made on the way to its fit, or handed down to it
@@ -759,6 +829,34 @@ class Leakage:
             for r in reaches if r.ctx is self.ctx and all(home is self.ctx for home, _ in r.calls) and (key := _key(r.node.value)) is not None
             and key.split(".")[0] not in self.ctx.scopes.local_bindings(self.ctx.scopes.enclosing_function(r.node))
         }  # fmt: skip
+
+    def data_set(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Does `expr` hold a whole data set read from a file (`pd.read_csv(path)`, `np.load(path)`), a part a
+        split gives of one (`y_tr` of `train_test_split(X, y)`), rows of one by index (`df.iloc[idx]`) or a
+        column by label (`df["price"]`, `df.pop("y")`), through names and row-keeping forms?"""
+        while True:
+            expr = _rows_of(expr)
+            if isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in ELEMENTWISE and expr.args:
+                expr = expr.args[0]  # `np.log1p(df["price"])`
+            elif isinstance(expr, ast.Call) and _method(expr) == "pop" and len(expr.args) == 1:
+                expr = expr.func.value
+            elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and isinstance(expr.slice, ast.Constant):
+                return self.ctx.qualified_name(expr.value.func) in SPLITS  # an item of `train_test_split(X, y)`
+            elif isinstance(expr, ast.Subscript) and _labels(self.ctx, expr.slice):
+                indexer = isinstance(expr.value, ast.Attribute) and expr.value.attr in INDEXERS
+                expr = expr.value.value if indexer else expr.value  # `df["price"]`, `df.loc[:, "price"]`
+            elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr in INDEXERS and self._assigned_index(expr.slice):
+                expr = expr.value.value  # `df.iloc[idx]`: rows of it (not `df.iloc[i]` of a loop)
+            else:
+                break
+        if isinstance(expr, ast.Call):
+            return self.ctx.qualified_name(expr.func) in DATA_READERS
+        values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < 4 else None
+        return bool(values) and all(self.data_set(v, depth + 1) for v in values)
+
+    def _assigned_index(self, index: ast.AST) -> bool:
+        """A name assigned on every way to it (no loop variable or parameter): indices of rows, not one row."""
+        return isinstance(index, ast.Name) and self.values.reaching_values(index) is not None
 
     # The index of a scope.
     def _flow(self, scope: ast.AST) -> _Flow:
@@ -1087,6 +1185,17 @@ def _whole(node: ast.AST, ctx) -> str | None:
     return _key(node)
 
 
+def _labels(ctx, index: ast.AST) -> bool:
+    """Does an index select columns by label: `"price"`, `["a", "b"]`, a name holding such a list?"""
+    if isinstance(index, ast.Constant):
+        return isinstance(index.value, str)
+    if isinstance(index, ast.List):
+        return bool(index.elts) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts)
+    if isinstance(index, ast.Tuple) and len(index.elts) == 2 and _every_row(index.elts[0]):  # `df.loc[:, "price"]`
+        return _labels(ctx, index.elts[1])
+    return isinstance(index, ast.Name) and _holds_labels(ctx, index)
+
+
 def _holds_labels(ctx, name: ast.Name) -> bool:
     """Does `name` hold a literal list of column labels on every way to it (`NUMERIC = ["age", "fare"]`)?"""
     values = ctx.analysis(ValueKinds).reaching_values(name)
@@ -1322,6 +1431,17 @@ def _per_window(ctx, fit: ast.Call) -> bool:
         )  # fmt: skip
 
     return made_here(fit.func.value, lambda v: isinstance(v, ast.Call)) and made_here(fit.args[0], window)
+
+
+def _called(ctx, node: ast.AST) -> bool:
+    parent = ctx.scopes.parent(node)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def _plots(ctx, call: ast.Call) -> bool:
+    """A call that draws: of matplotlib, seaborn or plotly, or an axes' plotting method (`ax.scatter(...)`)."""
+    name = ctx.qualified_name(call.func) or ""
+    return name.startswith(PLOTTING_MODULES) or (not name and _method(call) in PLOTTING_METHODS)
 
 
 def _learns_statistics(classes: set[str], vocabulary: bool = True) -> bool:

@@ -163,7 +163,7 @@ class ParameterEffects:
             if expr is None or isinstance(expr, ast.Name):
                 break
             kept = kind.keeps(self.ctx, expr)
-            expr = kept if kept is not None or depth >= MAX_DEPTH else self._returned_argument(expr, kind, depth)
+            expr = kept if kept is not None or depth >= MAX_DEPTH else self.returned_argument(expr, kind, depth)
         return self._name_held(expr, function, kind, depth) if isinstance(expr, ast.Name) else None
 
     def _name_held(self, name: ast.Name, function: ast.AST, kind: Effect, depth: int) -> str | None:
@@ -192,7 +192,8 @@ class ParameterEffects:
         names = [p.arg for p in parameters(function, variadic=False)]
         return names[1:] if takes_self(self.ctx, function) else names
 
-    def _returned_argument(self, expr: ast.AST, kind: Effect, depth: int) -> ast.AST | None:
+    def returned_argument(self, expr: ast.AST, kind: Effect, depth: int = 0) -> ast.AST | None:
+        """The argument of a call of a project function that it gives back (a form `kind` keeps of it)."""
         if not (isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) and (expr.args or expr.keywords)):
             return None
         callee = self.callee(expr)

@@ -1258,6 +1258,42 @@ class ValueKinds:
         node = definitions[0].node if len(definitions) == 1 else None
         return node if isinstance(node, ast.FunctionDef) and self.scopes.enclosing_scope(node) is not None else None
 
+    def loop_items(self, use: ast.Name) -> tuple[ast.AST, tuple[ast.AST, ...]] | None:
+        """(the loop, what it binds `use` to on each turn) when every binding reaching `use` is the variable,
+        or an unpacked part of it, of one loop over a literal list or tuple written there or held by a name
+        (`for split in SPLITS:`, `for name, df in (("train", tr), ("test", te)):`), or over `zip` or
+        `enumerate` of such literals; None else."""
+        found = {self._literal_loop(d.node) for d in self._reaching(use)} or {None}
+        return found.pop() if len(found) == 1 else None
+
+    def _literal_loop(self, target: ast.AST) -> tuple[ast.AST, tuple[ast.AST, ...]] | None:
+        path, node = [], target
+        while isinstance(parent := self.scopes.parent(node), (ast.Tuple, ast.List)):
+            path.append(parent.elts.index(node))
+            node = parent
+        if not (isinstance(parent, (ast.For, ast.comprehension)) and parent.target is node):
+            return None
+        iterable, path = parent.iter, path[::-1]
+        name = iterable.func.id if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+        if name in ("zip", "enumerate") and path and not iterable.keywords and self.ctx.qualified_name(iterable.func) is None:
+            position = path.pop(0) - (name == "enumerate")
+            if not 0 <= position < len(iterable.args) or (name == "enumerate" and len(iterable.args) != 1):
+                return None
+            iterable = iterable.args[position]
+        items = self.literal_items(iterable)
+        for position in path:
+            if items is None or not all(isinstance(i, (ast.Tuple, ast.List)) and position < len(i.elts) for i in items):
+                return None
+            items = [i.elts[position] for i in items]
+        return (parent, tuple(items)) if items else None
+
+    def literal_items(self, expr: ast.AST) -> list[ast.AST] | None:
+        """The items of a literal list or tuple, written there or held by a name on every way to it."""
+        if isinstance(expr, ast.Name):
+            values = self.reaching_values(expr) or []
+            expr = values[0] if len(values) == 1 else None
+        return list(expr.elts) if isinstance(expr, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in expr.elts) else None
+
     def aliased(self, name: ast.AST) -> list[ast.AST] | None:
         """The references a name is bound to on every way to `name` (`enc = self.net.encoder`, `g = nets["g"]`,
         `m, g = nets["m"], nets["g"]`, `layer = getattr(model, name)`): attribute chains and items at constant keys of them; None when one
@@ -1841,10 +1877,14 @@ def _assigned(target: ast.AST, value: ast.AST):
 def _unpacked_attributes(target: ast.Tuple | ast.List, value: ast.AST):
     """(attribute, value) for each `self.<attribute>` of a tuple target a call's result is unpacked into
     (`self.model, self.opt = build(cfg)`): item i of what the call returns; None (unknown) under a starred
-    target or for a literal (`self.net, self.lam = net, lam`: a parameter kept is the objects layer's)."""
+    target, or for a literal's item that is no call (`self.net, self.lam = net, lam`: a parameter kept is the
+    objects layer's); a call in a literal is its item (`self.g, self.d = g.to(device), d.to(device)`)."""
     known = isinstance(value, ast.Call) and not any(isinstance(element, ast.Starred) for element in target.elts)
+    literal = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not known
     for i, element in enumerate(target.elts):
-        if is_self_attribute(element):
+        if is_self_attribute(element) and literal:
+            yield element.attr, value.elts[i] if isinstance(value.elts[i], ast.Call) else None
+        elif is_self_attribute(element):
             item = ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
             yield element.attr, item if known else None
 
