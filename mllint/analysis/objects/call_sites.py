@@ -313,12 +313,31 @@ def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, 
                 yield found, binding
 
 
+_CONSTANTS: WeakKeyDictionary = WeakKeyDictionary()  # linted file -> {an expression: its possible constants}
+
+
 def possible_constants(ctx, expr: ast.AST, linted=None) -> frozenset | None:
     """Every constant `expr` may be, as the file tells or under every call site of the function (or the
     class's `__init__`) whose parameters it needs, the signature's defaults standing for callers the project
     does not have: `{30}` of `step_size=args.lr_step` with `add_argument("--lr-step", default=30)`; None when
     it may be something else, or is unknown under any call site. `linted`: the linted file, when `ctx` is
-    another module of the project (its call sites are found from there)."""
+    another module of the project (its call sites are found from there). Worked out once per expression;
+    it records no function as needing a binding (`ValueKinds.unbound`): no binding changes its answer."""
+    known = _CONSTANTS.setdefault(linted or ctx, {})
+    if expr not in known:
+        kinds = [c.analysis(ValueKinds) for c in dict.fromkeys((ctx, linted or ctx))]
+        recording = [k.unbound for k in kinds]
+        for k in kinds:
+            k.unbound = None
+        try:
+            known[expr] = _possible_constants(ctx, expr, linted)
+        finally:
+            for k, unbound in zip(kinds, recording):
+                k.unbound = unbound
+    return known[expr]
+
+
+def _possible_constants(ctx, expr: ast.AST, linted) -> frozenset | None:
     found, bindings = _bindings_needed(ctx, expr, linted)
     if found is not None or not bindings:
         return found
