@@ -63,11 +63,14 @@ def main() -> None:
         name, _, options = variant.partition("=")
         builds[name] = (this, jobs + options.split())
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for _ in range(args.rounds):
+    for round_number in range(args.rounds):
+        order = list(builds.items())
+        if round_number % 2:  # alternate who runs first: a load rising during a round counts against no build
+            order.reverse()
         for corpus in corpora:
             directory = str(corpus_directory(corpus))
             samples.setdefault((corpus, "ast.parse"), []).append(timed_run([sys.executable, "-c", PARSE, directory]))
-            for name, (executable, options) in builds.items():
+            for name, (executable, options) in order:
                 command = [executable, "check", *options, "--no-cache", "--isolated", "--exit-zero", "-q", "-o", "/dev/null", directory]
                 samples.setdefault((corpus, name), []).append(timed_run(command))
     print(f"{'corpus':<16}{'build':<16}{'wall s':>8}{'cpu s':>8}{'x wall':>8}{'x cpu':>8}{'cpu/parse':>10}{'wall/parse':>11}"
