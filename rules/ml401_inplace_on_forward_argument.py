@@ -154,7 +154,9 @@ class InplaceOnForwardArgument(Rule):
     (`agent.act(obs)`, `model.encode(x)`) counts as `forward` does: a change of its tensor argument, or of a
     helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) or is named in place
     (`normalize_(x)`) changes it on purpose, and a call on `self` or handing a fresh tensor
-    (`agent.act(torch.tensor(obs))`) is not such a call.
+    (`agent.act(torch.tensor(obs))`) is not such a call: a helper reached from one entry given the caller's
+    own tensor (`agent.act(buf.obs[t])`, a slice of a stored buffer) is reported even when another entry is
+    given only copies (`agent.value(obs.clone())`).
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second
