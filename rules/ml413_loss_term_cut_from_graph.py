@@ -145,8 +145,11 @@ class LossTermCutFromGraph(Rule):
         flows = self.ctx.analysis(GradientFlow)
         if flows.flow(loss, binding).state is State.NONE:
             return None  # cut as a whole: ML404's finding
+        terms = summands(self.ctx, loss, binding)
+        if len(terms) < 2:
+            return None  # the loss is one term: cut, it is cut as a whole (ML404's finding)
         cuts = []
-        for term in summands(self.ctx, loss, binding):
+        for term in terms:
             cut = self._cut_from_graph(term, binding)
             if cut is not None and term.node not in self._reported:
                 cuts.append((term, cut))
