@@ -151,10 +151,13 @@ class InplaceOnForwardArgument(Rule):
     fresh tensor, is not, nor a change under the helper's own switch (`x.mul_(s) if inplace else x.mul(s)`)
     when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`).
     A public method of a module other than `forward` that code outside the module calls for a result
-    (`agent.act(obs)`, `model.encode(x)`) counts as `forward` does: a change of its tensor argument, or of a
+    (`agent.act(obs)`, `model.encode(x)`; also through a parameter every call site fills with the same
+    construction: `def update(agent, obs)` called with `agent = make_agent(...)`) counts as `forward` does: a change of its tensor argument, or of a
     helper it hands it to, is reported; one that returns nothing (`reset_noise(eps)`) or is named in place
     (`normalize_(x)`) changes it on purpose, and a call on `self` or handing a fresh tensor
-    (`agent.act(torch.tensor(obs))`) is not such a call.
+    (`agent.act(torch.tensor(obs))`) is not such a call: a helper reached from one entry given the caller's
+    own tensor (`agent.act(buf.obs[t])`, a slice of a stored buffer) is reported even when another entry is
+    given only copies (`agent.value(obs.clone())`).
 
     ## Why is this bad?
     The caller's tensor changes behind its back: the batch a training loop logs, reuses for a second

@@ -21,9 +21,10 @@ class LossDetachedFromModel(Rule):
     (or what it is computed from) is a parameter, one call site at a time (`apply_gradients(optimizer,
     torch.tensor(loss.item(), requires_grad=True))` in `main.py`); it stays silent when any way of computing the loss
     is unknown, or when some term still reaches a model (a GAN discriminator step on `fake.detach()`, a
-    DQN target computed from `target_net(s).detach()`, a regularisation term). A function or loss `forward` that returns
+    DQN target computed from `target_net(s).detach()`, a regularisation term). A function or loss `forward` (or a loss class's `__call__`) that returns
     `torch.tensor(v, requires_grad=True)` with `v` taken out of tensors (`.item()`, `.tolist()`, `float(t)`,
-    also summed or appended into a name first) is reported where it makes that leaf, whoever calls it, when
+    also summed or appended into a name first; for a `forward` or `__call__`, also computed from the tensors it is
+    given: `torch.tensor([w * fn(outputs[k]) for ...], requires_grad=True)`) is reported where it makes that leaf, whoever calls it, when
     nothing in the project calls it (a library's loss) or its callers' `backward()` cannot tell the cut; a
     constant leaf (`torch.tensor(0.0, requires_grad=True)` for an empty batch) is not.
 

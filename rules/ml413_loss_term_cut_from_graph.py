@@ -19,7 +19,8 @@ class LossTermCutFromGraph(Rule):
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
     `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term of a reduced
-    sum: `(alpha * logp - q.detach()).mean()`, in a function of the project that calls the model itself; not a
+    sum: `(alpha * logp - q.detach()).mean()`, scaled between reductions too: `torch.mean(torch.sum(err + w *
+    smooth.detach(), 1) / n_valid)`, in a function of the project that calls the model itself; not a
     frozen reference cut where it is computed, `(logp - ref_logp).mean()`), and a weight penalty
     summed over cut parameters (`sum(p.data.abs().sum() for p in model.parameters())`, or `+=
     p.detach().norm()` in a loop over them). The loss is followed through the sums and the assignments
@@ -43,7 +44,9 @@ class LossTermCutFromGraph(Rule):
     the finding is at the call, naming the term's
     file and line (a cut of what the caller passed is the caller's own term). A term computed by a loss
     or helper of the project (in another module too) that cuts what it is given is cut as well:
-    `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`,
+    `ce + beta * edge_loss(pred, image)` where `EdgeLoss.forward` builds its mask with `pred.argmax(1)`; a
+    loss helper given the model's output or a module (`objective(self.net(x), y)`, `criterion(..., self.projectors)`)
+    reads them as carrying a graph;
     or a helper returning `torch.tensor(x.item())`; the message says where the callee cuts. A term added
     under `torch.no_grad()` from what carries a graph (`loss += beta * penalty` in the block, the loss
     computed before it) is cut there too. A parameter of a submodule (`net.proj.weight`,
@@ -145,8 +148,11 @@ class LossTermCutFromGraph(Rule):
         flows = self.ctx.analysis(GradientFlow)
         if flows.flow(loss, binding).state is State.NONE:
             return None  # cut as a whole: ML404's finding
+        terms = summands(self.ctx, loss, binding)
+        if len(terms) < 2:
+            return None  # the loss is one term: cut, it is cut as a whole (ML404's finding)
         cuts = []
-        for term in summands(self.ctx, loss, binding):
+        for term in terms:
             cut = self._cut_from_graph(term, binding)
             if cut is not None and term.node not in self._reported:
                 cuts.append((term, cut))

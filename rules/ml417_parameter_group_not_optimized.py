@@ -60,7 +60,8 @@ class ParameterGroupNotOptimized(Rule):
     involved loads a checkpoint: training the head alone is a linear probe. Left alone: parts run under
     `torch.no_grad()` or detached (a teacher), layers the model is given, a file that sets a
     `requires_grad` flag, freezes, reloads or reads the parameters of the part (an EMA copy), or calls
-    `add_param_group`, and a stage that runs the parts one by one. A part frozen for good counts as one no
+    `add_param_group`, a stage that runs the parts one by one, and a call of the whole model only in a helper
+    that builds an optimizer of its own (`pretrain(ae, loader)` before a stage over `ae.encoder`: a stage of its own). A part frozen for good counts as one no
     optimizer gets: it reports the freeze (a loop setting `requires_grad = False` on the part's parameters,
     `requires_grad_(False)` on the part or on its parameters, or a helper of the project doing so to the
     module it is given: `freeze(model.decoder)`) of a part holding freshly initialised weights (built by

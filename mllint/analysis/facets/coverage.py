@@ -215,13 +215,16 @@ def _calls_whole(ctx, objects: Objects, model: str, held: frozenset, scope: ast.
 
 def _runner(ctx, call: ast.Call, model: str) -> bool:
     """Does the project function `call` runs call the parameter the model is passed as (`train(net, opt)`
-    with `def train(model, optimizer)` calling `model(x)`)?"""
+    with `def train(model, optimizer)` calling `model(x)`)? Not a function that builds an optimizer of its
+    own (`pretrain(ae, loader)`): it runs the model for that optimizer, a stage of its own."""
     callee = CallResolver(ctx, ctx.analysis(ProjectView)).resolve(call)
     if callee is None:
         return False
     bound = bind_arguments(call, callee.function, skips_first=False)
     names = [name for name, argument in bound.items() if argument is not None and ctx.text(argument) == model]
     calls = callee.ctx.index.within(callee.function, ast.Call)
+    if callee.ctx.analysis(OptimizerConstructors).calls.intersection(calls):
+        return False
     return any(isinstance(c.func, ast.Name) and c.func.id in names for c in calls)
 
 

@@ -190,7 +190,7 @@ def forward_sites(linted, ctx, function: ast.AST, parameter: str) -> tuple[list[
         entered = forward_of_module(caller, enclosing) or entry_of_module(linted, caller, enclosing)
         name = forward_argument(caller, argument, enclosing) if entered else None
         if name is not None and not forward_of_module(caller, enclosing) and entry_of_module(linted, caller, enclosing, name) is None:
-            name = None  # an entry every outside call hands a fresh tensor
+            return SKIPPED, None  # an entry every outside call hands a fresh tensor: no caller's tensor, nor a use of another kind
         return ((caller, call, name), None) if name is not None else (None, _own_parameter(caller, argument, enclosing))
 
     return _from_forward(linted, ctx, function, parameter, at)

@@ -27,7 +27,8 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from mllint.analysis.facets.gradients import GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.gradients import GRAPH, Flow, GradientFlow, Given, State, backward_loss, managed_losses, under_no_grad
+from mllint.analysis.facets.parameters import is_module
 from mllint.analysis.objects.call_sites import under
 from mllint.analysis.objects.constants import constant_sign
 from mllint.analysis.objects.points_to import Objects
@@ -125,7 +126,7 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
     if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
-    if index is None and (total := _reduced_sum(ctx, expr)) is not None:  # `(a - b).mean()`: each term, reduced
+    if index is None and (total := _reduced_sum(item, expr)) is not None:  # `(a - b).mean()`: each term, reduced
         return [(replace(_within(item, total.left), reduced=expr), None, 0), (replace(_within(item, total.right), reduced=expr), None, 0)]
     if index is None and _summed_values(expr) is not None:  # `sum(losses.values())`: each value of the dict
         return [(_within(item, _summed_values(expr)), ALL_VALUES, 0)]
@@ -174,18 +175,21 @@ def _scaled_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
     return node if node is not expr and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) else None
 
 
-def _reduced_sum(ctx, expr: ast.AST) -> ast.BinOp | None:
-    """`a - b` of `(a - b).mean()`, `torch.sum(a + b, dim=1)` or `(a + b).sum(1).mean()`: a reduction is
-    linear, so it sums the reductions of the terms (not `((a - b) ** 2).mean()`, whose terms are not the loss's)."""
-    reduced = expr
-    while isinstance(reduced, ast.Call):
-        if isinstance(reduced.func, ast.Attribute) and reduced.func.attr in REDUCING_METHODS and ctx.qualified_name(reduced.func) is None:
-            reduced = reduced.func.value
-        elif ctx.qualified_name(reduced.func) in REDUCING_FUNCTIONS and reduced.args:
-            reduced = reduced.args[0]
+def _reduced_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
+    """`a - b` of `(a - b).mean()`, `torch.sum(a + b, dim=1)` or `(a + b).sum(1).mean()`, also scaled by
+    weights between the reductions (`torch.mean(torch.sum(a + b, 1) / n_valid)`): a reduction is linear, so it
+    sums the reductions of the terms (not `((a - b) ** 2).mean()`, whose terms are not the loss's)."""
+    ctx, reduced, reductions = item.ctx, expr, 0
+    while isinstance(reduced, ast.Call | ast.BinOp):
+        if isinstance(reduced, ast.Call) and isinstance(reduced.func, ast.Attribute) and reduced.func.attr in REDUCING_METHODS and ctx.qualified_name(reduced.func) is None:
+            reduced, reductions = reduced.func.value, reductions + 1
+        elif isinstance(reduced, ast.Call) and ctx.qualified_name(reduced.func) in REDUCING_FUNCTIONS and reduced.args:
+            reduced, reductions = reduced.args[0], reductions + 1
+        elif reductions and (scaled := _scaled_part(item, reduced)) is not None:
+            reduced = scaled
         else:
-            return None
-    summed = reduced is not expr and isinstance(reduced, ast.BinOp) and isinstance(reduced.op, (ast.Add, ast.Sub))
+            break
+    summed = reductions and isinstance(reduced, ast.BinOp) and isinstance(reduced.op, (ast.Add, ast.Sub))
     return reduced if summed else None
 
 
@@ -234,7 +238,7 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
         return None
     callee, skips_first = found
     given = Given(callee.function, {
-        name: flows.flow(argument, item.binding)
+        name: _argument_flow(item, argument)
         for name, argument in bind_arguments(call, callee.function, skips_first).items() if argument is not None
     })  # fmt: skip
     returned = _indexed(returned, index)
@@ -243,6 +247,19 @@ def _returned(item: Summand, index: int | None) -> list[tuple[Summand, int | Non
     path = "" if callee.ctx is ctx and not item.path else ctx.analysis(ProjectView).display_path(callee.ctx.real_path or callee.ctx.path)
     outer = item.call if item.call is not None else call
     return [(Summand(r, callee.ctx, given, outer, name, path), None, 1) for r in returned] or None
+
+
+def _argument_flow(item: Summand, argument: ast.AST) -> Flow:
+    """The flow a call gives a parameter: its argument's, or a graph for a module and for an output of a
+    module of unknown flow (`self.model(images)` of a trainer given its model, or a name bound only to one)."""
+    flow = item.ctx.analysis(GradientFlow).flow(argument, item.binding)
+    if flow.state is not State.UNKNOWN:
+        return flow
+    if is_module(item.ctx, argument):
+        return GRAPH  # `self.projectors` a loss runs the features through
+    values = item.ctx.analysis(ValueKinds).reaching_values(argument) if isinstance(argument, ast.Name) else [argument]
+    outputs = values and all(isinstance(v, ast.Call) and is_module(item.ctx, v.func) for v in values)
+    return GRAPH if outputs else flow
 
 
 def _indexed(returned: list[ast.AST], index) -> list[ast.AST]:

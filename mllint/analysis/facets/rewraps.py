@@ -1,9 +1,10 @@
 """Losses a function of the file returns as a new leaf made from numbers taken out of tensors.
 
 `rewrapped_returns(ctx)` finds `torch.tensor(v, requires_grad=True)` returned by a module-level function
-or by the `forward` of a top-level class (the call itself, a name bound to it, an element of a returned
+or by the `forward` or `__call__` of a top-level class (the call itself, a name bound to it, an element of a returned
 tuple, or a method of it: `.mean()`), where `v` is computed from `.item()`, `.tolist()`, `.numpy()`,
-`.detach()` or `float(t)` of something (also through names the function assigns or appends to first).
+`.detach()` or `float(t)` of something (also through names the function assigns or appends to first), or, in
+a class's method, from a tensor it is given (`torch.tensor([w * fn(outputs[k]) for ...], requires_grad=True)`).
 That leaf has no path to anything the function was given, whatever its caller passes. Listed for
 functions nothing in the project calls (and classes nothing builds), and for the others when the
 gradient flow does not already see the function cut what it is given (then `ML404` reports it where the
@@ -22,6 +23,7 @@ from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import module_statements
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+CALLED = ("forward", "__call__")  # what calling a loss object runs
 REWRAPPING = frozenset({"torch.tensor", "torch.as_tensor"})
 MAX_NAMES = 4  # names bound once followed from a returned one
 TAKING_OUT = CUT_METHODS - {"argmax", "argmin", "argsort"}  # a value's numbers (an index is no loss's), or `float(t)`
@@ -38,8 +40,9 @@ def rewrapped_returns(ctx) -> list[Rewrapped]:
     found = []
     for name, function, owner in _defined(ctx):
         assigned = _assigned(function)
+        given = {p.arg for p in parameters(function, variadic=False)[1:]} if isinstance(owner, ast.ClassDef) else set()
         for call in _returned_rewraps(ctx, function, assigned):
-            cut = _taken_out(call.args[0], assigned)
+            cut = _taken_out(call.args[0], assigned, given)
             if cut is not None and (_uncalled(ctx, owner) or not _cut_for_callers(ctx, function, owner)):
                 found.append(Rewrapped(call, name, cut))
     return found
@@ -52,8 +55,8 @@ def _defined(ctx):
             yield statement.name, statement, statement
         elif isinstance(statement, ast.ClassDef):
             for method in statement.body:
-                if isinstance(method, FUNCTIONS) and method.name == "forward":
-                    yield f"{statement.name}.forward", method, statement
+                if isinstance(method, FUNCTIONS) and method.name in CALLED:
+                    yield f"{statement.name}.{method.name}", method, statement
 
 
 def _uncalled(ctx, owner: ast.AST) -> bool:
@@ -75,7 +78,7 @@ def _cut_for_callers(ctx, function: ast.AST, owner: ast.AST) -> bool:
 
 
 def _assigned(function: ast.AST) -> dict[str, list[ast.AST]]:
-    """Name -> what the function assigns, adds (`+=`) or appends to it, in one pass."""
+    """Name -> what the function assigns, adds (`+=`), appends to it or iterates for it, in one pass."""
     found: dict[str, list[ast.AST]] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.Assign):
@@ -85,6 +88,10 @@ def _assigned(function: ast.AST) -> dict[str, list[ast.AST]]:
                         found.setdefault(name.id, []).append(node.value)
         elif isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             found.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, ast.For | ast.comprehension):  # `for logits, y in zip(outputs, targets)`: what it iterates
+            for name in ast.walk(node.target):
+                if isinstance(name, ast.Name):
+                    found.setdefault(name.id, []).append(node.iter)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
             if isinstance(node.func.value, ast.Name):
                 found.setdefault(node.func.value.id, []).extend(node.args)
@@ -114,8 +121,10 @@ def _rewrap(ctx, node: ast.AST) -> bool:
     return isinstance(flag, ast.Constant) and flag.value is True
 
 
-def _taken_out(value: ast.AST, assigned: dict[str, list[ast.AST]]) -> ast.AST | None:
-    """The first `.item()`-like cut `value` is computed from, following the names the function binds."""
+def _taken_out(value: ast.AST, assigned: dict[str, list[ast.AST]], given: set[str]) -> ast.AST | None:
+    """The first `.item()`-like cut `value` is computed from, following the names the function binds; for a
+    loss's `forward` or `__call__`, also a tensor it is `given` (`outputs` of `[w * fn(outputs[k], ...)
+    for ...]`): the new leaf copies the numbers computed from it."""
     seen: set[str] = set()
     pending = [value]
     while pending:
@@ -125,6 +134,8 @@ def _taken_out(value: ast.AST, assigned: dict[str, list[ast.AST]]) -> ast.AST | 
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
                 if not isinstance(node.args[0], ast.Constant):
                     return node
+            if isinstance(node, ast.Name) and node.id in given and isinstance(node.ctx, ast.Load):
+                return node
             if isinstance(node, ast.Name) and node.id not in seen:
                 seen.add(node.id)
                 pending.extend(assigned.get(node.id, ()))

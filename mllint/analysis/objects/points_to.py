@@ -911,6 +911,8 @@ class Objects:
                 self._copying.discard(base)
         elif isinstance(literal, ast.Call) and self._default_item(base, index) is not None:
             found = self._default_item(base, index)  # `meters["loss"]` of `defaultdict(AverageMeter)`
+        elif isinstance(literal, ast.Call) and self._missing_item(base, depth) is not None:
+            found = self._missing_item(base, depth)  # `meters["loss"]` of a dict whose `__missing__` makes one
         elif base.ctx is self.ctx and isinstance(literal, ast.Call):
             found = frozenset()  # a container built empty, filled by `append`
         else:
@@ -961,6 +963,25 @@ class Objects:
         if key not in self._defaults:
             self._defaults[key] = ast.copy_location(ast.Call(func=factory, args=[], keywords=[]), factory)
         return frozenset({Obj("made", self._defaults[key], ctx=ctx)})
+
+    def _missing_item(self, base: Obj, depth: int) -> frozenset | None:
+        """The items a dict subclass of the project makes in `__missing__` for a key it lacks (`self[key] =
+        AverageMeter(key)`, `return self.setdefault(key, Meter())`, `return Meter()`): what it stores into
+        `self[...]` or returns made there; None for a class without one."""
+        cls = self.class_of(base)
+        method = inherited_method(*cls, "__missing__", self.view) if cls is not None else None
+        if method is None:
+            return None
+        home, function = method
+        made = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) and _on_self(t) for t in node.targets):
+                made.append(node.value)  # `self[key] = AverageMeter(key)`
+            elif isinstance(node, ast.Call) and _on_self(node.func) and node.func.attr == "setdefault" and len(node.args) == 2:
+                made.append(node.args[1])
+        made += [n for n in function_returns(function) or () if isinstance(n, ast.Call) and not _on_self(n.func)]
+        found = [self._of(home)._eval(value, depth + 1) for value in made]
+        return union(*found) if found and None not in found else None
 
     def _added_to(self, base: Obj, depth: int) -> list[ast.AST]:
         """What `c.append(x)`, `c.add_module(name, x)`, `c[k] = x` of the file add to `base`, in the file's
@@ -1451,6 +1472,11 @@ def _passed_factory(cls: ast.ClassDef) -> ast.Call | None:
         and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "super"
     ] if init is not None else []  # fmt: skip
     return calls[0] if len(calls) == 1 else None
+
+
+def _on_self(node: ast.AST) -> bool:
+    """`self[key]` or `self.setdefault`: an item of the object a method runs on."""
+    return isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _derives(ctx, cls: ast.ClassDef, name: str) -> bool:

@@ -645,7 +645,25 @@ class Callers:
             method = dispatched_method(caller, cls, target.method, self.view)  # a base's template method
             return method is not None and (_module_of(method[0]), method[1].lineno) == (target.module, target.line)
         found = _constructed(self.view, caller, receiver, 0)  # `Engine(...)`, a builder's, a fluent method's
+        if found is None:
+            found = self._passed_object(caller, call, receiver)
         return found is not None and self._is(canonical_class(found[0].qualified_name(found[1].func)), target.cls, target.path)
+
+    def _passed_object(self, caller, call: ast.Call, receiver: ast.AST) -> tuple[object, ast.Call] | None:
+        """What the call sites of the function around `call` pass for its parameter `receiver` (`agent` of
+        `def collect(agent, device)` called as `collect(agent, device)` with `agent = make_agent(6)`), when
+        every one of them passes an object made the same way."""
+        enclosing = caller.scopes.enclosing_function(call)
+        if not isinstance(receiver, ast.Name) or enclosing is None or receiver.id not in {p.arg for p in parameters(enclosing)}:
+            return None
+        made, found = set(), None
+        for binding in (b for b in self._bindings_in(caller, enclosing, 1) if b.site is not None):
+            passed = binding.argument(receiver.id)
+            found = _constructed(self.view, passed[0], passed[1], 1) if passed is not None else None
+            if found is None:
+                return None
+            made.add((id(found[0]), found[1]))
+        return found if len(made) == 1 else None
 
     def _is(self, qualified: str | None, target: str, path: str) -> bool:
         """Does `qualified` name `target`, defined in the file at `path`: also by the name of a namespace
