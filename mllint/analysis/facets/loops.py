@@ -1024,7 +1024,7 @@ class TrainingLoops:
         if func.attr == "backward":
             if call.args and not (
                 BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)
-                or _is_gradient(m.ctx.analysis(Objects), call.args[0])
+                or _is_gradient(m.ctx.analysis(Objects), call.args[0]) or _engine_subclass(m.ctx, func.value)
             ):  # fmt: skip
                 return None  # unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)
@@ -1230,6 +1230,13 @@ def item_construction(ctx, item: ast.Subscript) -> tuple[object, ast.Call] | Non
     found = ctx.analysis(Objects).points_to(item)
     made = [o for o in found or () if o.kind == "made" and isinstance(o.node, ast.Call)]
     return (made[0].ctx, made[0].node) if len(made) == 1 and len(found) == 1 and made[0].ctx is ctx else None
+
+
+def _engine_subclass(ctx, receiver: ast.AST) -> bool:
+    """Is `receiver` the `self` of a class deriving from an engine whose `backward(loss)` is a backward pass
+    (`class ImageFabric(Fabric)`, an `Accelerator` subclass)?"""
+    cls = ctx.scopes.enclosing_class(receiver) if isinstance(receiver, ast.Name) and receiver.id == "self" else None
+    return cls is not None and any(BACKWARD_OWNERS.search(ctx.qualified_name(base) or "") for base in cls.bases)
 
 
 def _torch_loss(objects: Objects, owner: ast.AST) -> bool:
