@@ -187,6 +187,11 @@ class MissingZeroGrad(Rule):
                 if misdirected is not None:  # `netD.zero_grad()` copied into the generator phase: the line to change
                     return misdirected, self._misdirected(misdirected, optimizer, step, iteration), owned.sites
                 return step, self.other_model_message.format(owners=_names(sorted(owners)), **named), owned.sites
+        for step in iteration.steps(optimizer):  # an optimizer whose modules the objects layer follows
+            found = loops.uncleared_owners(step, modules) if _uncleared(step, iteration, own) else None
+            if found is not None and found[0]:
+                named = {"optimizer": optimizer, "passed": f" (built at {found[1]})", "cleared": _cleared(modules), "line": iteration.loop.lineno}
+                return step, self.partly_message.format(missed=_names(found[0]), **named), ()
         return None, None, ()
 
     def _stale_phase_step(self, loops: TrainingLoops, iteration: Iteration, optimizer: str, clears: list[Event]):
@@ -280,12 +285,12 @@ def _skipped(clear: Event, backward: Event, step: Event) -> bool:
 def _own_guards(clear: Event, backward: Event, step: Event) -> list[Guard]:
     """The `if`s `clear` sits under that neither the step nor the backward is under, when the step runs
     whenever the backward does (`if (i + 1) % accum == 0: optimizer.zero_grad()` with the step outside the
-    test: every micro-batch steps on the growing sum); a check that something exists does not count."""
+    test: every micro-batch steps on the growing sum); a check that something exists, or of its type, does not count."""
     if clear.excludes(step) or clear.excludes(backward) or not step.runs_whenever(backward):
         return []
     return [
         g for g in clear.conditions
-        if g.kind == "if" and not g.checks_existence and g not in step.conditions and g not in backward.conditions
+        if g.kind == "if" and not g.checks_existence and not g.checks_type and g not in step.conditions and g not in backward.conditions
     ]  # fmt: skip
 
 

@@ -41,6 +41,16 @@ class Guard:
         return self.existing is not None
 
     @property
+    def checks_type(self) -> bool:
+        """An arm of `if isinstance(x, T):` (or its `not`): which kind of object it is given, not how often
+        (`clear_all(opts)` clearing an optimizer, or recursing into each of a container's)."""
+        if self.kind != "if" or not isinstance(self.node, ast.If):
+            return False
+        test = self.node.test
+        test = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        return isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+
+    @property
     def existing(self) -> ast.AST | None:
         """What this arm of an `if` only knows to exist (`p.grad` for `if p.grad is not None:`, `params` for
         `if params:`, the `else:` of `if x is None:`); None for any other guard."""
@@ -218,6 +228,9 @@ def folded(events: list[Event], flags: dict[str, object], ifs: list[ast.AST]) ->
         guards, taken = [], True
         for guard in event.guards:
             decided = fold(guard.node.test, flags) if guard.kind == "if" and guard.node in ifs else None
+            if guard.kind == "case" and guard.text.startswith("getattr ") and guard.text[8:] in flags:  # a hook by name
+                decided = flags[guard.text[8:]] == guard.arm
+                decided = guard.arm if decided else not guard.arm
             if decided is None:
                 guards.append(guard)
             elif decided != guard.arm:

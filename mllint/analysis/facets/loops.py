@@ -31,8 +31,8 @@ from mllint.analysis.program.callers import Binding, call_sites, per_call_site, 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import Names, callee_name, called_name, is_self_attribute, reference_key
-from mllint.analysis.objects.call_sites import branch_note, built, classes_of, made_classes, makers, under
-from mllint.analysis.objects.constants import call_constants, is_zero, passes_self, site_constants
+from mllint.analysis.objects.call_sites import attribute_makers, branch_note, built, classes_of, made_classes, makers, possible_constants, under
+from mllint.analysis.objects.constants import call_constants, got_attribute, is_zero, passes_self, site_constants
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.objects.steps import StepKind, names_optimizer, step_of
 from mllint.analysis.program.hierarchy import inherited_method, self_classes
@@ -48,6 +48,7 @@ from mllint.analysis.values.values import ValueKinds, is_parameter
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
+MAX_HOOK_NAMES = 8  # names a `getattr(item, name)` hook may be, past which it is not followed
 MAX_OWNER_DEPTH = 8  # nesting of the expression an optimizer's parameters are given by
 # A file holds a training loop only if it says one of these: a backward pass, or a call of a project
 # function that may do it (`train_step(model, batch, optimizer)`, `tagger.training_update(batch)`).
@@ -289,7 +290,25 @@ class TrainingLoops:
                     ctx, constructor = found[0]
                     where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
                     return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
+        if made is None and event.entry is not None:  # `trainer.scheduler` of a callback given the loop's `self`
+            return self._keyed_scheduler(event, loop)
         return SchedulerClass(made, constructor, "") if made else None
+
+    def _keyed_scheduler(self, event: Event, loop: ast.AST) -> SchedulerClass | None:
+        """The scheduler class of a step of a called function whose receiver the loop's names spell as the
+        event's key (`self.scheduler`) with no node of the loop spelling it: what made that attribute."""
+        root, *attributes = (event.key or "").split(".")
+        name = next((n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == root), None)
+        if name is None or not attributes or not all(a.isidentifier() for a in attributes):
+            return None
+        for found, _ in attribute_makers(self.ctx, name, attributes):
+            names = _classes(self.ctx, found)
+            made = scheduler_made_by(names.pop()) if len(names) == 1 else None
+            if made is not None:
+                ctx, constructor = found[0]
+                where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
+                return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
+        return None
 
     def scheduler_items(self, event: Event) -> list[SchedulerClass]:
         """Each scheduler the variable of a loop over a list may be, when they are of several classes (`for s
@@ -376,6 +395,34 @@ class TrainingLoops:
             if given is not None and made(objects.points_to(given)) & owners:
                 return self.ctx.text(given)
         return None
+
+    def uncleared_owners(self, step: Event, clears: list[Event]) -> tuple[list[str], str] | None:
+        """The modules the optimizer of a step (of the linted file) gets the parameters of that none of the
+        module clears (of the linted file) reaches, as the objects layer follows both wherever they are
+        built (`Adam(list(enc.parameters()) + list(heads.parameters()))` of a builder, `net.zero_grad()` of
+        the `enc` it returned): (their texts where the optimizer is built, where that is); None when one is
+        unknown, or a clear is not of one of them, whole."""
+        call = step.node
+        if step.path is not None or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            return None
+        if any(c.path is not None or not (isinstance(c.node, ast.Call) and isinstance(c.node.func, ast.Attribute)) for c in clears):
+            return None
+        objects = self.ctx.analysis(Objects)
+        found = objects.points_to(_stepped(self.ctx, call))
+        held = [objects._of(o.ctx).held(o) if o.kind == "field" and o.ctx is not None else {o} for o in found - {NONE}] if found else [None]
+        optimizers = {o for h in held for o in h or {None}} if held else {None}
+        optimizer = optimizers.pop() if len(optimizers) == 1 else None
+        if optimizer is None or optimizer.kind != "made" or not isinstance(optimizer.node, ast.Call) or optimizer.ctx is None:
+            return None
+        home = objects._of(optimizer.ctx)
+        owners = {home.ctx.text(o): _made(home.points_to(o)) for o in home.parameter_owners(optimizer.node) if not _torch_loss(home, o)}
+        cleared = [_made(objects.points_to(c.node.func.value)) for c in clears]
+        if len(owners) < 2 or not all(owners.values()) or not cleared or not all(any(c <= m for m in owners.values()) for c in cleared if c):
+            return None
+        if not all(cleared):
+            return None
+        where = "" if home.ctx is self.ctx else f"{self.ctx.analysis(ProjectView).display_path(home.ctx.real_path or home.ctx.path)}:"
+        return sorted(t for t, m in owners.items() if not any(m & c for c in cleared)), f"{where}{optimizer.node.lineno}"
 
     def clears_stepped(self, step: Event, clear: Event) -> bool:
         """Does a module's clear (`model.zero_grad()`) zero gradients the optimizer of `step` applies: the
@@ -632,8 +679,8 @@ class TrainingLoops:
             home = self.project.index.context(defined[0].name) if defined and defined[1] in defined[0].functions else None
             imported += list(home.analysis(Names).module_imports().values()) if home is not None else []
         for qualified in imported:
-            if self.project.class_summary(qualified) is not None:
-                bases = self.project.base_modules(qualified)
+            if (summary := self.project.class_summary(qualified)) is not None:  # its own module and its bases'
+                bases = [summary[0].name, *self.project.base_modules(qualified)]
                 found |= {m for m in bases if m != self.project.own_name and _calls_backward(self.project.index, m)}
         return found
 
@@ -783,6 +830,12 @@ class TrainingLoops:
             hooks = self.item_methods(call)
             if hooks:  # `for cb in callbacks: cb.on_after_backward(...)`: each item's method runs in turn
                 return [e for hook in hooks for e in self._callee_events(m, call, hook, guards, depth, at)]
+            named = self._named_hooks(call)
+            if named:  # `getattr(cb, name)(self)`: the hook each name the function is called with selects
+                return [
+                    e for case, (name, hooks) in named for hook in hooks
+                    for e in self._callee_events(m, call, hook, guards + case, depth, at)
+                ]  # fmt: skip
         if callee is None:
             return self._opaque(m, call, guards, entered)
         return self._callee_events(m, call, callee, guards, depth, at)
@@ -814,12 +867,12 @@ class TrainingLoops:
         return [e.with_prefix(guards, rename, entry, via) for e in events]
 
     def _dispatches(self, loop: ast.AST) -> bool:
-        """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`) that the objects
+        """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`, `getattr(cb, name)(self)`) that the objects
         layer resolves (`item_methods`), or steps of its items when every one is a torch scheduler or
         optimizer (`for sched in self.schedulers: sched.step()`)?"""
         body = loop.body if isinstance(loop, ast.For) and not loop.orelse else []
         calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
-        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) or self._steps_items(loop, c) for c in calls)
+        return bool(calls) and len(calls) == len(body) and all(self.item_methods(c) or self._named_hooks(c) or self._steps_items(loop, c) for c in calls)
 
     def _steps_all_items(self, m: _Module, loop: ast.AST) -> bool:
         """A loop of another module the linted file's loop calls into whose body only steps its items, all
@@ -840,7 +893,29 @@ class TrainingLoops:
         names = {name for found, _ in made for name in _classes(self.ctx, found)}
         return bool(made) and all(scheduler_made_by(name) is not None or is_optimizer(name) for name in names)
 
-    def item_methods(self, call: ast.Call, linted=None) -> list[Callee]:
+    def _named_hooks(self, call: ast.Call) -> list[tuple[tuple[Guard, ...], tuple[str, list[Callee]]]]:
+        """For `getattr(item, name)(...)` of a loop variable `item` over objects of project classes: per
+        string `name` may be (a constant, or a parameter of the function the call sites fill with constants),
+        the methods of that name each item runs, under a guard of their own when `name` is a parameter
+        (a call passing the constant keeps that name's only: `folded`); empty when one is unknown."""
+        func = call.func
+        if got_attribute(func) is None:
+            return []
+        name = func.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            hooks = self.item_methods(call, hook=name.value)
+            return [((), (name.value, hooks))] if hooks else []
+        if not (isinstance(name, ast.Name) and self._parameter(name)):
+            return []
+        found = []
+        for value in sorted(possible_constants(self.ctx, name) or (), key=str)[:MAX_HOOK_NAMES]:
+            hooks = self.item_methods(call, hook=value) if isinstance(value, str) and value.isidentifier() else []
+            if not hooks:
+                return []
+            found.append(((Guard("case", f"getattr {name.id}", value, func),), (value, hooks)))
+        return found
+
+    def item_methods(self, call: ast.Call, linted=None, hook: str | None = None) -> list[Callee]:
         """The methods `item.hook(...)` (or `item(...)`: `__call__`) runs for a loop variable `item` over a
         container of objects of project classes (`for cb in callbacks:`), as the objects layer tells here
         or under the call sites of the function around it or of its class's `__init__` (`self.callbacks =
@@ -848,7 +923,10 @@ class TrainingLoops:
         appended to `trainer.callbacks`): one method per class, all of them run; empty when one is unknown.
         `linted`: the linted file, when this one is a module read for its project (its call sites are searched from there)."""
         func = call.func
-        item, hook = (func.value, func.attr) if isinstance(func, ast.Attribute) else (func, "__call__")
+        if hook is not None:  # `getattr(item, "name")(...)`
+            item = got_attribute(func)
+        else:
+            item, hook = (func.value, func.attr) if isinstance(func, ast.Attribute) else (func, "__call__")
         if not isinstance(item, ast.Name):
             return []
         loop = next((a for a in self.ctx.scopes.ancestors(call) if isinstance(a, (ast.For, *SCOPE_NODES))), None)
@@ -946,7 +1024,7 @@ class TrainingLoops:
         if func.attr == "backward":
             if call.args and not (
                 BACKWARD_OWNERS.search(receiver) or _is_scaled(func.value) or names_optimizer(receiver)
-                or _is_gradient(m.ctx.analysis(Objects), call.args[0])
+                or _is_gradient(m.ctx.analysis(Objects), call.args[0]) or _engine_subclass(m.ctx, func.value)
             ):  # fmt: skip
                 return None  # unknown engines' `backward(loss)`: not modelled
             return m.event(EventKind.BACKWARD, call, None, guards)
@@ -1114,7 +1192,8 @@ def _renamer(callee: ast.AST, call: ast.Call):
     skips_self = passes_self(call, callee)
     bound = bind_arguments(call, callee, skips_self)
     if skips_self:  # `self.optimizer` of `engine.run_epoch(...)`'s method is `engine.optimizer`
-        bound[named[0]] = call.func.value if isinstance(call.func, ast.Attribute) else call.func  # `hook(...)` of `__call__`
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else got_attribute(call.func)
+        bound[named[0]] = receiver or call.func  # `hook(...)` of `__call__`
 
     def rename(key: str) -> str:
         root = re.match(r"[A-Za-z_]\w*", key)
@@ -1151,6 +1230,27 @@ def item_construction(ctx, item: ast.Subscript) -> tuple[object, ast.Call] | Non
     found = ctx.analysis(Objects).points_to(item)
     made = [o for o in found or () if o.kind == "made" and isinstance(o.node, ast.Call)]
     return (made[0].ctx, made[0].node) if len(made) == 1 and len(found) == 1 and made[0].ctx is ctx else None
+
+
+def _engine_subclass(ctx, receiver: ast.AST) -> bool:
+    """Is `receiver` the `self` of a class deriving from an engine whose `backward(loss)` is a backward pass
+    (`class ImageFabric(Fabric)`, an `Accelerator` subclass)?"""
+    cls = ctx.scopes.enclosing_class(receiver) if isinstance(receiver, ast.Name) and receiver.id == "self" else None
+    return cls is not None and any(BACKWARD_OWNERS.search(ctx.qualified_name(base) or "") for base in cls.bases)
+
+
+def _torch_loss(objects: Objects, owner: ast.AST) -> bool:
+    """Is `owner` a torch loss module (`nn.CrossEntropyLoss()`: no parameters to clear)?"""
+    found = objects.points_to(owner) or frozenset()
+    names = {o.ctx.qualified_name(o.node.func) if o.kind == "made" and o.ctx is not None and isinstance(o.node, ast.Call) else None for o in found}
+    return bool(names) and all(n is not None and n.startswith("torch.nn.") and n.endswith("Loss") for n in names)
+
+
+def _made(found: frozenset | None) -> frozenset:
+    """What made the objects, wherever the builder that made them was called; empty when one is unknown."""
+    if not found or NONE in found or any(o.kind != "made" for o in found):
+        return frozenset()
+    return frozenset((id(o.node), o.name) for o in found)
 
 
 def _stepped(ctx, call: ast.Call) -> ast.AST:

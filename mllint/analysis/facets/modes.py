@@ -31,7 +31,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from mllint.analysis.program.callers import constructions
-from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver
+from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.layers import NO_LAYER, Layer, ModeLayers
 from mllint.analysis.facets.loops import TrainingLoops
@@ -47,8 +47,9 @@ from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
 from mllint.analysis.objects.steps import stepped_optimizer
 from mllint.analysis.syntax.names import is_self_attribute, reference_key
 from mllint.analysis.objects.callees import method_called
+from mllint.analysis.objects.call_sites import makers
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.objects.constants import fold
+from mllint.analysis.objects.constants import fold, passes_self
 from mllint.analysis.objects.points_to import WRAPPERS, Objects
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import FunctionSummary
@@ -696,8 +697,9 @@ class Modes(CallSiteUses):
         if None in constructions:
             constructions.discard(None)
             if self.home(use.site) is not self:
-                return None
-            built = self._made_modules(called_receiver(use.call)) or self._passed_constructions(use)
+                built = self._site_constructions(use)
+            else:
+                built = self._made_modules(called_receiver(use.call)) or self._passed_constructions(use)
             if not built:
                 return None
             constructions.update(built)
@@ -727,6 +729,23 @@ class Modes(CallSiteUses):
                 self.homes[construction] = ctx
             found.append(construction)
         return found
+
+    def _site_constructions(self, use: Use) -> list[ast.Call]:
+        """What a call site in another module passes for the model parameter of the function around a model
+        call (`evaluate(self.model, ...)` of a trainer whose `__init__` took it from a builder): every one
+        of the argument's constructions there, or none when one is unknown."""
+        func, site = called_receiver(use.call), use.site
+        function = self.scopes.enclosing_function(func)
+        if not (isinstance(func, ast.Name) and isinstance(function, FUNCTIONS) and isinstance(site, ast.Call)):
+            return []
+        argument = bind_arguments(site, function, passes_self(site, function)).get(func.id)
+        if argument is None:
+            return []
+        made = next((m for m, _ in makers(self.home(site).ctx, argument, self.ctx)), None)
+        for ctx, construction in made or ():
+            if ctx is not self.ctx:
+                self.homes[construction] = ctx
+        return [construction for _, construction in made or ()]
 
     def _may_be_passed(self, func: ast.AST) -> bool:
         """A cheap test before asking callers: a parameter of the function around it, or `self.x`."""

@@ -301,6 +301,21 @@ def makers(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[list[tuple[object,
     return per_call_site(ctx, expr, lambda binding: built(ctx, expr, binding, objects), linted)
 
 
+def attribute_makers(ctx, root: ast.Name, attributes: list[str]) -> Iterator[tuple[list[tuple[object, ast.Call]], Binding | None]]:
+    """`makers` of `root.a.b` spelled by no node of the file, only by the names of a called function's
+    event renamed to the caller's (`trainer.scheduler` of `on_batch_end(self, trainer)` run as
+    `cb.on_batch_end(self)`: `self.scheduler` of the loop's method)."""
+    objects = ctx.analysis(Objects)
+
+    def ask(binding: Binding | None) -> list[tuple[object, ast.Call]] | None:
+        found = under(ctx, root, binding)
+        for name in attributes:
+            found = union(*(objects.member(base, name) for base in found - {NONE})) if found else None
+        return _made_calls(objects, substituted(objects, found, binding), binding)
+
+    return per_call_site(ctx, root, ask)
+
+
 def classes_of(ctx, expr: ast.AST, linted=None) -> Iterator[tuple[tuple[object, ast.ClassDef], Binding | None]]:
     """The project classes (with their modules' contexts) of the objects `expr` may be, as the file tells
     or under each call site in turn (`model` of `def add_adapters(model, d)` called with `Encoder()` of

@@ -95,12 +95,19 @@ def stored_names(function: ast.AST) -> frozenset[str]:
 
 def passes_self(call: ast.Call, function: ast.AST) -> bool:
     """Does `call` bind the method's first parameter itself (`obj.method(...)`, `self.method(...)` of a
-    method that is no staticmethod, `obj(...)` of `__call__`), so that its arguments fill the parameters after it?"""
-    if not isinstance(call.func, ast.Attribute) and getattr(function, "name", None) != "__call__":
+    method that is no staticmethod, `obj(...)` of `__call__`, `getattr(obj, name)(...)`), so that its
+    arguments fill the parameters after it?"""
+    if not isinstance(call.func, ast.Attribute) and getattr(function, "name", None) != "__call__" and got_attribute(call.func) is None:
         return False
     positional = [*function.args.posonlyargs, *function.args.args]
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
     return bool(positional) and positional[0].arg in ("self", "cls") and not static
+
+
+def got_attribute(func: ast.AST) -> ast.AST | None:
+    """The object of `getattr(obj, name)` (a method read by name); None for any other expression."""
+    getter = isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"
+    return func.args[0] if getter and len(func.args) == 2 and not func.keywords else None
 
 
 def unrolled(loop: ast.AST, scopes) -> list | None:

@@ -900,6 +900,10 @@ class Objects:
             found = None if items is None else union(*(home._of(c)._eval(item, depth) for item, c, _ in items))
         elif isinstance(literal, ast.ListComp | ast.GeneratorExp):  # `nn.ModuleList([Block(c) for c in chs])`
             found = home._eval(literal.elt, depth)
+        elif isinstance(literal, ast.DictComp):  # `{k: Adam(nets[k].parameters()) for k in ("G", "D")}`
+            found = home._eval(literal.value, depth)
+            if found is not None and index in _comprehension_keys(literal):  # each key's own object
+                found = frozenset(_keyed(o, index, literal.value) for o in found)
         elif isinstance(literal, ast.Name) and base in self._copying:  # `x = list(x)`: read once
             found = frozenset()
         elif isinstance(literal, ast.Name):  # `list(callbacks)`: the items of what it copies
@@ -1419,6 +1423,23 @@ def _parser_binding(ctx, receiver: ast.AST) -> tuple[object, str] | None:
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
         return None
     return made.ctx, statement.targets[0].id
+
+
+def _comprehension_keys(comprehension: ast.DictComp) -> list:
+    """The constant keys of `{k: ... for k in ("a", "b")}`; empty for any other comprehension."""
+    [generator, *more] = comprehension.generators
+    if more or generator.ifs or not isinstance(generator.iter, ast.Tuple | ast.List):
+        return []
+    if not (isinstance(generator.target, ast.Name) and isinstance(comprehension.key, ast.Name) and generator.target.id == comprehension.key.id):
+        return []
+    keys = [_constant(e) for e in generator.iter.elts]
+    return keys if None not in keys else []
+
+
+def _keyed(obj: Obj, key, value: ast.AST) -> Obj:
+    """An object a comprehension's value makes, told apart by the key it is made for."""
+    made_here = obj.kind == "made" and obj.site is None and not obj.name and any(n is obj.node for n in ast.walk(value))
+    return Obj(obj.kind, obj.node, f"[{key!r}]", obj.base, obj.site, obj.ctx) if made_here else obj
 
 
 def _made_at(obj: Obj, site: ast.AST) -> Obj:

@@ -417,12 +417,15 @@ class Callers:
     def _constructor_of_attributes(self, caller, method: ast.AST, arguments: dict) -> ast.AST | None:
         """The `__init__` of the method's class, when the arguments read `self`'s attributes that `__init__`
         sets from its own parameters (`self.compute_loss(self.model, batch)` with `self.model = model`, also
-        `self.model, self.args = model, args`): what those hold is what the class's construction passes."""
+        `self.model, self.args = model, args`; `self` itself, passed whole: `callback.on_batch_end(self)`):
+        what those hold is what the class's construction passes."""
         cls = caller.scopes.parent(method)
         init = own_method(cls, "__init__") if isinstance(cls, ast.ClassDef) and method.name != "__init__" else None
         first = first_parameter(method)
         if init is None or first is None:
             return None
+        if any(isinstance(argument, ast.Name) and argument.id == first for _, argument, _ in arguments.values()):
+            return init if self._set_from_parameters(caller, init) else None
         read = _read(caller, arguments)
         attributes = {n.attr for n in read if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first}
         if not attributes:
