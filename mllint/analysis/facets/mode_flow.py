@@ -22,10 +22,9 @@ from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.facets.layers import CONTAINERS
+from mllint.analysis.values.runners import is_runner
 from mllint.analysis.values.values import canonical_class
 
-# Runners whose methods take a model (`accumulate`, `backward`, `unwrap_model`) and never switch its mode.
-MODE_KEEPING_RUNNERS = frozenset({"accelerate.Accelerator", "lightning.fabric.Fabric", "lightning.Fabric", "lightning_fabric.Fabric"})
 
 
 class Flow:
@@ -539,9 +538,9 @@ class Flow:
         return self._unknown_arguments(call, state)
 
     def _mode_keeping_runner(self, receiver: ast.AST) -> bool:
-        """Is `receiver` made by a runner class whose methods leave every model's mode as it is (`Accelerator()`)?"""
+        """Is `receiver` made by a runner (`Accelerator()`), whose methods (`accumulate`, `backward`, `unwrap_model`) leave every model's mode as it is?"""
         made = self.modes.objects.made(receiver)
-        return bool(made) and all(canonical_class(c.qualified_name(m.func)) in MODE_KEEPING_RUNNERS for c, m in made)
+        return bool(made) and all(is_runner(c.qualified_name(m.func)) for c, m in made)
 
     def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
         """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,

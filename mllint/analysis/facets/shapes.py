@@ -48,6 +48,7 @@ from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, fra
 from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
+from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
@@ -1479,8 +1480,9 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver)
-        if receiver is not None and node.func.attr == "prepare" and arguments and self.accelerator(node.func.value):
-            return arguments[0] if len(arguments) == 1 else Items(tuple(arguments))  # each object back, wrapped
+        handed = handed_back(node, self.runner_makers) if receiver is not None else None
+        if handed is not None:  # `accelerator.prepare(model, loader)`: each object back, wrapped
+            return self.seen.get(handed[0]) if len(handed) == 1 else Items(tuple(self.seen.get(a) for a in handed))
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
@@ -1556,10 +1558,9 @@ class Interpreter(Operations):
             return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
         return Tensor(None, ("call", id(node)), _label(node))
 
-    def accelerator(self, expr: ast.AST) -> bool:
-        """Is `expr` an `accelerate.Accelerator` (whose `prepare(...)` gives back what it is given)?"""
-        made = built(self.ctx, expr)
-        return bool(made) and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made)
+    def runner_makers(self, receiver: ast.expr) -> list[str | None]:
+        """The qualified classes of the calls that made what `receiver` may be (`runners.handed_back`)."""
+        return [c.qualified_name(m.func) for c, m in built(self.ctx, receiver) or ()]
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
         """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""
