@@ -1416,14 +1416,15 @@ class Interpreter(Operations):
         return None
 
     def number_operand(self, node: ast.AST, left: object) -> bool:
-        """Is the operand of a number in `node` that is not a number but some unknown value a number
-        under every call site (a size from a config)?"""
+        """Is an operation on a number and some value a number: is every operand a number, or of unknown shape and
+        one of numbers only under every call site (a size from a config: `i + self.window`)? `x + 1` of an
+        unknown tensor stays a tensor."""
         if not isinstance(node, ast.BinOp):
             return False
-        other, value = (node.right, self.seen.get(node.right)) if isinstance(left, Number) else (node.left, left)
-        if not isinstance(value, Tensor) or _informative(value):
-            return False
-        return _numbers(self.shapes.constants(other))
+        for operand, value in ((node.left, left), (node.right, self.seen.get(node.right))):
+            if not isinstance(value, Number) and (not isinstance(value, Tensor) or _informative(value) or not _numbers(self.shapes.constants(operand))):
+                return False
+        return True
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
         """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
