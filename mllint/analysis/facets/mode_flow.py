@@ -17,11 +17,10 @@ from mllint.analysis.facets.mode_facts import (
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.program.hierarchy import inherited_method
+from mllint.analysis.program.hierarchy import inherited_method, made_runner
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.facets.layers import CONTAINERS
-from mllint.analysis.values.runners import is_runner
 from mllint.analysis.values.values import canonical_class
 
 
@@ -545,7 +544,7 @@ class Flow:
     def _mode_keeping_runner(self, receiver: ast.AST) -> bool:
         """Is `receiver` made by a runner (`Accelerator()`), whose methods (`accumulate`, `backward`, `unwrap_model`) leave every model's mode as it is?"""
         made = self.modes.objects.made(receiver)
-        return bool(made) and all(is_runner(c.qualified_name(m.func)) for c, m in made)
+        return bool(made) and all(made_runner(c, m, self.modes.view) for c, m in made)
 
     def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
         """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,

@@ -28,6 +28,7 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import made_runner
 from mllint.analysis.facets.data_shapes import (
     DATA_LOADERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
@@ -1560,8 +1561,8 @@ class Interpreter(Operations):
         return Tensor(None, ("call", id(node)), _label(node))
 
     def runner_makers(self, receiver: ast.expr) -> list[str | None]:
-        """The qualified classes of the calls that made what `receiver` may be (`runners.handed_back`)."""
-        return [c.qualified_name(m.func) for c, m in built(self.ctx, receiver) or ()]
+        """The runners the calls that made what `receiver` may be make (`runners.handed_back`)."""
+        return [made_runner(c, m, self.shapes.view) for c, m in built(self.ctx, receiver) or ()]
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
         """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""

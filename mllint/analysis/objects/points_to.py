@@ -48,7 +48,7 @@ from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
@@ -1167,7 +1167,7 @@ class Objects:
         func = call.func
         if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS or (isinstance(func, ast.Name) and func.id in PLAIN_DECORATORS):
             return [call.args[0]] if call.args and not isinstance(call.args[0], ast.Starred) else None  # also `staticmethod(F.cross_entropy)`
-        return handed_back(call, lambda receiver: [c.qualified_name(m.func) for c, m in self.made(receiver) or ()])
+        return handed_back(call, lambda receiver: [made_runner(c, m, self.view) for c, m in self.made(receiver) or ()])
 
     def _returned(self, call: ast.Call, depth: int) -> list[tuple[ast.AST, object]] | None:
         """The expressions a function of the project that `call` runs returns (with their context): a
