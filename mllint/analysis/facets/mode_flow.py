@@ -24,7 +24,6 @@ from mllint.analysis.facets.layers import CONTAINERS
 from mllint.analysis.values.values import canonical_class
 
 
-
 class Flow:
     """The facts along one function's statements (or the module's)."""
 
@@ -542,7 +541,8 @@ class Flow:
         return self._unknown_arguments(call, state)
 
     def _mode_keeping_runner(self, receiver: ast.AST) -> bool:
-        """Is `receiver` made by a runner (`Accelerator()`), whose methods (`accumulate`, `backward`, `unwrap_model`) leave every model's mode as it is?"""
+        """Is `receiver` made by a runner (`Accelerator()`), whose methods (`accumulate`, `backward`,
+        `unwrap_model`) leave every model's mode as it is?"""
         made = self.modes.objects.made(receiver)
         return bool(made) and all(made_runner(c, m, self.modes.view) for c, m in made)
 
