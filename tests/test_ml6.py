@@ -301,3 +301,26 @@ def test_a_parameter_made_in_init_is_laid_out_by_its_view(lint):
 )
 def test_vocabulary_shapes(expression, shape):
     assert shape_of(f"import numpy as np\nvalue = {expression}\n", "value") == shape
+
+
+def test_a_sum_is_a_number_only_when_every_operand_is():
+    """`i + self.window` (a loop index and a size every construction sets) is a number; `x + self.window`
+    and `x + 1` of a tensor of unknown shape stay tensors: indexing with them keeps their dimensions."""
+    source = HEADER + (
+        "class Windows:\n"
+        "    def __init__(self, series, window=168):\n"
+        "        self.series, self.window = series, window\n"
+        "    def items(self, x):\n"
+        "        for i in range(10):\n"
+        "            a = i + self.window\n"
+        "        b = x + self.window\n"
+        "        c = x + 1\n"
+        "        return a, b, c\n"
+        "Windows(torch.randn(500, 3)).items(torch.arange(4))\n"
+        "Windows(torch.randn(500, 3)).items(torch.arange(8).view(2, 4))\n"
+    )
+    ctx = FileContext("example.py", SourceText(source), ast.parse(source))
+    shapes = ctx.analysis(Shapes)
+    sums = {ast.unparse(n): shapes.value(n) for n in ctx.index.nodes if isinstance(n, ast.BinOp)}
+    assert type(sums["i + self.window"]).__name__ == "Number"
+    assert type(sums["x + self.window"]).__name__ == type(sums["x + 1"]).__name__ == "Tensor"

@@ -17,15 +17,11 @@ from mllint.analysis.facets.mode_facts import (
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.objects.constants import call_constants, fold, unrolled
 from mllint.analysis.objects.instances import Instances
-from mllint.analysis.objects.points_to import WRAPPERS
-from mllint.analysis.program.hierarchy import inherited_method
+from mllint.analysis.program.hierarchy import inherited_method, made_runner
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, child_nodes
 from mllint.analysis.facets.layers import CONTAINERS
 from mllint.analysis.values.values import canonical_class
-
-# Runners whose methods take a model (`accumulate`, `backward`, `unwrap_model`) and never switch its mode.
-MODE_KEEPING_RUNNERS = frozenset({"accelerate.Accelerator", "lightning.fabric.Fabric", "lightning.Fabric", "lightning_fabric.Fabric"})
 
 
 class Flow:
@@ -117,8 +113,8 @@ class Flow:
             func = value.func
             if isinstance(func, ast.Attribute) and func.attr in (*SAME_MODULE, "eval", "train"):
                 value = func.value
-            elif value.args and canonical_class(self.modes.qualified_name(func)) in WRAPPERS:
-                value = value.args[0]
+            elif len(handed := self.modes.objects.handed_back(value) or ()) == 1:
+                value = handed[0]  # `DataParallel(model)`, `fabric.setup(model)`: the model itself
             else:
                 return None
         return value
@@ -362,11 +358,17 @@ class Flow:
 
     def _bind_items(self, target: ast.Tuple | ast.List, value: ast.AST, state: State) -> State:
         """`student, teacher = Net(), Net().eval()`, `benchmark, model = make_parts()`: each name gets the
-        mode of what is at its position, or of what the function of the file returns there (a
-        construction trains, `Net().eval()` evaluates; anything else: unknown)."""
+        mode of what is at its position, or of what the function of the file returns there, or of what a
+        runner hands back there (a construction trains, `Net().eval()` evaluates; anything else: unknown)."""
         size = len(target.elts)
         returns = [value] if is_items(value, size) else self._returned_tuples(value, size)
         unknown = frozenset({Fact(Mode.UNKNOWN)})
+        handed = self.modes.objects.handed_back(value) if returns is None and isinstance(value, ast.Call) else None
+        if handed is not None and len(handed) == size:  # `model, opt = accelerator.prepare(model, opt)`: each as it was
+            facts = [self._value_facts(h, state) for h in handed]
+            for element, held in zip(target.elts, facts):
+                state = self._bind(element, held, state)
+            return state
         if returns is None and isinstance(value, ast.Call):
             for element in target.elts:
                 state = self._bind(element, self._built_elsewhere(element, value) or unknown, state)
@@ -539,9 +541,10 @@ class Flow:
         return self._unknown_arguments(call, state)
 
     def _mode_keeping_runner(self, receiver: ast.AST) -> bool:
-        """Is `receiver` made by a runner class whose methods leave every model's mode as it is (`Accelerator()`)?"""
+        """Is `receiver` made by a runner (`Accelerator()`), whose methods (`accumulate`, `backward`,
+        `unwrap_model`) leave every model's mode as it is?"""
         made = self.modes.objects.made(receiver)
-        return bool(made) and all(canonical_class(c.qualified_name(m.func)) in MODE_KEEPING_RUNNERS for c, m in made)
+        return bool(made) and all(made_runner(c, m, self.modes.view) for c, m in made)
 
     def _own_method(self, call: ast.Call, owner: str, method: str) -> ast.AST | None:
         """The method a class of the file that is no nn.Module defines itself under a name of `Module`'s,
@@ -715,8 +718,9 @@ class Flow:
             if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
                 summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
                 return summary.returned if summary is not None and summary.returned else unknown
-            if canonical_class(self.modes.qualified_name(func)) in WRAPPERS and value.args:
-                return self._value_facts(value.args[0], state, returned)  # runs the wrapped model as it is
+            handed = self.modes.objects.handed_back(value)
+            if handed is not None and len(handed) == 1:
+                return self._value_facts(handed[0], state, returned)  # runs the wrapped model as it is
             if self.modes.builds_module(value):
                 parts = _held_parts(value) if canonical_class(self.modes.qualified_name(func)) in CONTAINERS else None
                 if parts:  # `nn.Sequential(encoder, head)`: the modules it holds keep their own modes

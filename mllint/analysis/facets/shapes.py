@@ -28,6 +28,7 @@ from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import made_runner
 from mllint.analysis.facets.data_shapes import (
     DATA_LOADERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
@@ -48,6 +49,7 @@ from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, fra
 from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
+from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
 from mllint.findings import Related
 
@@ -1421,14 +1423,15 @@ class Interpreter(Operations):
         return None
 
     def number_operand(self, node: ast.AST, left: object) -> bool:
-        """Is the operand of a number in `node` that is not a number but some unknown value a number
-        under every call site (a size from a config)?"""
+        """Is an operation on a number and some value a number: is every operand a number, or of unknown shape and
+        one of numbers only under every call site (a size from a config: `i + self.window`)? `x + 1` of an
+        unknown tensor stays a tensor."""
         if not isinstance(node, ast.BinOp):
             return False
-        other, value = (node.right, self.seen.get(node.right)) if isinstance(left, Number) else (node.left, left)
-        if not isinstance(value, Tensor) or _informative(value):
-            return False
-        return _numbers(self.shapes.constants(other))
+        for operand, value in ((node.left, left), (node.right, self.seen.get(node.right))):
+            if not isinstance(value, Number) and (not isinstance(value, Tensor) or _informative(value) or not _numbers(self.shapes.constants(operand))):
+                return False
+        return True
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
         """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
@@ -1488,8 +1491,9 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver)
-        if receiver is not None and node.func.attr == "prepare" and arguments and self.accelerator(node.func.value):
-            return arguments[0] if len(arguments) == 1 else Items(tuple(arguments))  # each object back, wrapped
+        handed = handed_back(node, self.runner_makers) if receiver is not None else None
+        if handed is not None:  # `accelerator.prepare(model, loader)`: each object back, wrapped
+            return self.seen.get(handed[0]) if len(handed) == 1 else Items(tuple(self.seen.get(a) for a in handed))
         data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
         data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
@@ -1591,10 +1595,9 @@ class Interpreter(Operations):
             _ACTIVE_CLASSES.pop()
             self.env = saved
 
-    def accelerator(self, expr: ast.AST) -> bool:
-        """Is `expr` an `accelerate.Accelerator` (whose `prepare(...)` gives back what it is given)?"""
-        made = built(self.ctx, expr)
-        return bool(made) and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made)
+    def runner_makers(self, receiver: ast.expr) -> list[str | None]:
+        """The runners the calls that made what `receiver` may be make (`runners.handed_back`)."""
+        return [made_runner(c, m, self.shapes.view) for c, m in built(self.ctx, receiver) or ()]
 
     def keywords(self, node: ast.Call) -> list[Keyword]:
         """The arguments a call passes by name, those of a dict the analysis knows (`**inputs`) too."""

@@ -48,13 +48,14 @@ from mllint.analysis.program.registries import identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
-from mllint.analysis.program.hierarchy import dispatched_method, dispatched_methods, inherited_method, project_class, self_classes
+from mllint.analysis.program.hierarchy import made_runner, dispatched_method, dispatched_methods, inherited_method, project_class, self_classes
 from mllint.analysis.values.optimizers import is_optimizer
+from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
 from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
-from mllint.analysis.program.summaries import RETURNS_ARGUMENTS, RETURNS_RECEIVER, function_returns, returns_receiver
+from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
 from mllint.analysis.values.values import SEQUENTIAL, canonical_class
 from mllint.analysis.syntax.tree import module_statements
 
@@ -724,8 +725,9 @@ class Objects:
                         return None
                     items += [(item, home, site or value) for item, home, site in inner]
                 return items
-            if self._wrapped(value) is not None:
-                return [(a, self.ctx, None) for a in value.args] if index == "*" else _nth(value.args, index, self.ctx)
+            handed = self.handed_back(value)
+            if handed is not None:
+                return [(a, self.ctx, None) for a in handed] if index == "*" else _nth(handed, index, self.ctx)
             return None
         return self._tuple_items(value, index, depth)
 
@@ -1033,9 +1035,9 @@ class Objects:
             return self._attribute(ast.copy_location(ast.Attribute(value=call.args[0], attr=named, ctx=ast.Load()), call), depth)
         if isinstance(func, ast.Attribute) and func.attr in KEYED_READS and 1 <= len(call.args) <= 2 and _constant(call.args[0]) is not None:
             return self._keyed_read(func.value, call.args, depth)
-        wrapped = self._wrapped(call)
-        if wrapped is not None and len(call.args) == 1:
-            return self._eval(wrapped, depth)
+        handed = self.handed_back(call)
+        if handed is not None and len(handed) == 1:
+            return self._eval(handed[0], depth)
         loaded = self._loaded_config(call, depth)
         if loaded is not None:
             return loaded
@@ -1183,19 +1185,14 @@ class Objects:
             return self._field_of(base, f"get{(key, default.value)!r}")
         return union(self._elements(base, key, depth), self._eval(default, depth))
 
-    def _wrapped(self, call: ast.Call) -> ast.AST | None:
-        """The first argument of a wrapper that returns what it gets (`DataParallel(model)`,
-        `accelerator.prepare(model, optimizer)`, `accelerator.unwrap_model(model)`)."""
-        if not call.args or isinstance(call.args[0], ast.Starred):
-            return None
+    def handed_back(self, call: ast.Call) -> list[ast.expr] | None:
+        """The arguments a call gives back, in order (`runners.handed_back`): a runner's method
+        (`accelerator.prepare(model, optimizer)`, `fabric.setup(model, opt)`, `accelerator.unwrap_model(model)`),
+        or the first argument of a wrapper that returns what it gets (`DataParallel(model)`)."""
         func = call.func
         if canonical_class(self.ctx.qualified_name(func)) in WRAPPERS or (isinstance(func, ast.Name) and func.id in PLAIN_DECORATORS):
-            return call.args[0]  # also `staticmethod(F.cross_entropy)` in a class body
-        if isinstance(func, ast.Attribute) and func.attr in RETURNS_ARGUMENTS:
-            made = self.made(func.value)
-            if made and all((c.qualified_name(m.func) or "").endswith(".Accelerator") for c, m in made):
-                return call.args[0]
-        return None
+            return [call.args[0]] if call.args and not isinstance(call.args[0], ast.Starred) else None  # also `staticmethod(F.cross_entropy)`
+        return handed_back(call, lambda receiver: [made_runner(c, m, self.view) for c, m in self.made(receiver) or ()])
 
     def _returned(self, call: ast.Call, depth: int) -> list[tuple[ast.AST, object]] | None:
         """The expressions a function of the project that `call` runs returns (with their context): a

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from mllint.analysis.syntax.tree import module_statements, own_method
+from mllint.analysis.values.runners import is_runner
 
 
 MAX_BASES = 16  # classes searched for an inherited method
@@ -48,6 +49,17 @@ def _base_class(ctx, base: ast.AST, view: object) -> tuple[object, ast.ClassDef]
         if local is not None:
             return ctx, local
     return project_class(view, ctx.qualified_name(base)) if view is not None else None
+
+
+def made_runner(ctx, call: ast.Call, view: object = None) -> str | None:
+    """The runner class (`runners.RUNNERS`) a call makes: the class it calls, or the one a class of the
+    project it calls derives from (`class MyAccelerator(accelerate.Accelerator)`); None for anything else."""
+    name = ctx.qualified_name(call.func)
+    if is_runner(name):
+        return name
+    cls = _base_class(ctx, call.func, view) if isinstance(call.func, ast.Name | ast.Attribute) else None
+    bases = (home.qualified_name(b) for home, found in (lineage(*cls, view) if cls else ()) for b in found.bases)
+    return next((b for b in bases if is_runner(b)), None)
 
 
 def project_class(view: object, name: str | None) -> tuple[object, ast.ClassDef] | None:

@@ -252,8 +252,6 @@ RETURNS_RECEIVER = frozenset({
     "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_", "share_memory",
     "to_empty",
 })  # fmt: skip
-# Methods of accelerate's `Accelerator` that return the objects they are given (`prepare(model, opt)` a tuple of them).
-RETURNS_ARGUMENTS = frozenset({"prepare", "unwrap_model"})
 
 
 def returns_receiver(function: ast.AST) -> bool:

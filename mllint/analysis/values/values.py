@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mllint.analysis.syntax.folding import fold
+from mllint.analysis.values.runners import handed_back
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, module_statements, position
@@ -608,8 +609,9 @@ class ValueKinds:
             return Made(FUNCTION_KINDS[name], call, rows=over_rows(FUNCTION_KINDS[name], call, 1))
         if canonical_class(name) in MODEL_WRAPPERS and call.args:
             return self._value(call.args[0], depth, binding)
-        if self._prepared(call):  # `model, opt = accelerator.prepare(model, opt)`: what it is given, in order
-            values = tuple(self.value(a, depth + 1, binding) for a in call.args)
+        handed = handed_back(call, self._makers)
+        if handed is not None:  # `model, opt = accelerator.prepare(model, opt)`: what it is given, in order
+            values = tuple(self.value(a, depth + 1, binding) for a in handed)
             return values[0] if len(values) == 1 else Packed(values)
         if (name or "").startswith("torch.distributions."):
             return self._distribution(call, name.rsplit(".", 1)[-1], depth, binding)
@@ -692,16 +694,10 @@ class ValueKinds:
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
 
-    def _prepared(self, call: ast.Call) -> bool:
-        """Is `call` `accelerator.prepare(...)` of an `Accelerator(...)` (a name or `self.` attribute), no argument starred?"""
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "prepare" and call.args):
-            return False
-        made = self.assigned_values(func.value)
-        built = [self.ctx.qualified_name(m.func) for m in made or () if isinstance(m, ast.Call)]
-        return bool(made) and len(built) == len(made) and all((b or "").endswith(".Accelerator") for b in built) and not any(
-            isinstance(a, ast.Starred) for a in call.args
-        )
+    def _makers(self, receiver: ast.expr) -> list[str | None]:
+        """The qualified classes of what was assigned to a name or a `self.` attribute (None for what is no call)."""
+        made = self.assigned_values(receiver) or ()
+        return [self.ctx.qualified_name(m.func) if isinstance(m, ast.Call) else None for m in made]
 
     def _unbound_model(self, func: ast.Name, call: ast.Call) -> Value | None:
         """An instance of the file's one module class whose `forward` takes the call's arguments, for a name
