@@ -27,7 +27,7 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
-    ValueKinds, canonical_class, selects_values,
+    ValueKinds, canonical_class, selects_values, tensor_method,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -387,8 +387,8 @@ def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
     if FUNCTION_KINDS.get(function) is kind or MODULE_KINDS.get(module) is kind:
         return call_argument(activation, 0, "input")
     func = activation.func
-    method = isinstance(func, ast.Attribute) and METHOD_KINDS.get(func.attr) is kind
-    return func.value if method and ctx.qualified_name(func) is None else None
+    method = tensor_method(ctx, func) and METHOD_KINDS.get(func.attr) is kind
+    return func.value if method else None
 
 
 def drop_activation_fix(ctx, argument: ast.AST, origin: Origin, message: str, applicability: Applicability) -> Fix | None:
@@ -414,7 +414,7 @@ def log_softmax_fix(ctx, argument: ast.AST, softmax: ast.Call) -> Fix | None:
     """`F.softmax(x, dim=1)` -> `F.log_softmax(x, dim=1)`, when written at the loss input (unsafe)."""
     func = softmax.func
     functional = FUNCTION_KINDS.get(ctx.qualified_name(func)) is Kind.PROBABILITIES
-    method = isinstance(func, ast.Attribute) and func.attr == "softmax" and ctx.qualified_name(func) is None
+    method = tensor_method(ctx, func) and func.attr == "softmax"
     if softmax is not argument or not (functional or method) or not isinstance(func, (ast.Attribute, ast.Name)):
         return None
     name = func.attr if isinstance(func, ast.Attribute) else func.id

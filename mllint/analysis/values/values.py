@@ -637,7 +637,7 @@ class ValueKinds:
             inner = self._value(call.args[0], depth + 1, binding)
             return inner if inner is None or inner is PENDING else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
-            if func.attr in METHOD_KINDS:
+            if func.attr in METHOD_KINDS and tensor_method(self.ctx, func):
                 kind = METHOD_KINDS[func.attr]
                 # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()`, `x.relu()` take none.
                 if kind in (Kind.SIGMOID, Kind.RELU) or call.args or any(k.arg == "dim" for k in call.keywords):
@@ -886,8 +886,7 @@ class ValueKinds:
         cls = self.scopes.enclosing_class(func)
         if cls is None or func.attr in ("forward", "__call__"):
             return False
-        self._self_attribute_values(func)
-        return func.attr not in self._attribute_values.get(cls, {})
+        return self._class_attribute(cls, func.attr) is None
 
     def _linting_torch(self) -> bool:
         """Inside torch's own sources, torch's functions are the project's."""
@@ -1567,8 +1566,16 @@ class ValueKinds:
 
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
         cls = self.scopes.enclosing_class(expr)
-        if cls is None:
+        found = self._class_attribute(cls, expr.attr) if cls is not None else None
+        if not found or any(v is None for v in found):
             return None
+        # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
+        assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
+        return assigned or None
+
+    def _class_attribute(self, cls: ast.ClassDef, attribute: str, seen: frozenset = frozenset()) -> list | None:
+        """What the methods of `cls` assign to `self.<attribute>`; when they assign nothing, what a base
+        class of this file does (`self.softmax` set by the base's `__init__`)."""
         if cls not in self._attribute_values:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
@@ -1578,17 +1585,18 @@ class ValueKinds:
                         if is_self_attribute(target):
                             values.setdefault(target.attr, []).append(node.value)
                         elif isinstance(target, ast.Tuple | ast.List):  # `self.model, self.opt = build(cfg)`
-                            for attribute, value in _unpacked_attributes(target, node.value):
-                                values.setdefault(attribute, []).append(value)
+                            for unpacked, value in _unpacked_attributes(target, node.value):
+                                values.setdefault(unpacked, []).append(value)
                 elif isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
                     values.setdefault(node.target.attr, []).append(None)
             self._attribute_values[cls] = values
-        found = self._attribute_values[cls].get(expr.attr)
-        if not found or any(v is None for v in found):
-            return None
-        # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
-        assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
-        return assigned or None
+        found = self._attribute_values[cls].get(attribute)
+        if found is not None:
+            return found
+        classes = {c.name: c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef)}
+        bases = [classes.get(b.id) for b in cls.bases if isinstance(b, ast.Name)]
+        inherited = [self._class_attribute(b, attribute, seen | {cls}) for b in bases if b is not None and b not in seen and b is not cls]
+        return next((i for i in inherited if i is not None), None)
 
 
 def _arms(branch: ast.If) -> list[list[ast.stmt]]:
@@ -1712,6 +1720,12 @@ def _is_reference(expr: ast.AST) -> bool:
         return False
     inner = expr.value
     return isinstance(inner, ast.Name) or (isinstance(inner, ast.Attribute | ast.Subscript) and _is_reference(inner))
+
+
+def tensor_method(ctx, func: ast.AST) -> bool:
+    """Is `func` a method of a tensor (`x.softmax`), not a function of a library (`F.softmax`) nor an
+    attribute of the object (`self.softmax`, a layer or method of its own, whatever its name)?"""
+    return isinstance(func, ast.Attribute) and not is_self_attribute(func) and ctx.qualified_name(func) is None
 
 
 def _calls_self(func: ast.AST) -> bool:
