@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -472,7 +473,9 @@ class ValueKinds:
             values = self._self_attribute_values(expr)
         else:
             return None
-        return self._one_of(values or [], depth, binding)
+        found = self._one_of(values or [], depth, binding)
+        replaced = self._replaced_head(expr, found, depth, binding) if isinstance(found, Called) else None
+        return found if replaced is None else replaced
 
     def _one_of(self, values: list, depth: int, binding=None) -> Value | None:
         """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
@@ -764,6 +767,26 @@ class ValueKinds:
         What it returns is then not what its class or builder says."""
         changes = self._changes.get((self.scopes.enclosing_scope(call), module.id), ())
         return bool(changes) and position(changes[0]) < position(call)
+
+    def _replaced_head(self, use: ast.Name | ast.Attribute, model: "Called", depth: int, binding) -> Value | None:
+        """A library classifier (`torchvision.models.resnet18()`, `timm.create_model(...)`) whose last layer
+        the code replaces (`model.fc = nn.Sequential(nn.Linear(512, 3), nn.Sigmoid())`): a chain ending in
+        that layer. For a name, its last change before `use` on its path; for a `self.` attribute, its one
+        change in the class. None for anything else."""
+        if not (isinstance(model.callee, Ref) and _library_classifier(model.callee.name)):
+            return None
+        if isinstance(use, ast.Name):
+            changes = [c for c in self._changes.get((self.scopes.enclosing_scope(use), use.id), ()) if position(c) < position(use)]
+            heads = changes[-1:] if changes and self.same_path(changes[-1], use) else []
+        else:
+            cls = self.scopes.enclosing_class(use)
+            assigned = self.ctx.index.within(cls, ast.Assign) if cls is not None else []
+            heads = [a for a in assigned if any((reference_key(t) or "").startswith(f"self.{use.attr}.") for t in a.targets)]
+        keys = [[reference_key(t) for t in h.targets] for h in heads if isinstance(h, ast.Assign)]
+        if len(heads) != 1 or keys[:1] not in ([[f"{reference_key(use)}.{h}"]] for h in LIBRARY_HEADS):
+            return None
+        layer = self._value(heads[0].value, depth + 1, binding)
+        return Chained(layer) if isinstance(layer, Made) and layer.layer else None
 
     def _added_last(self, module: ast.Name, call: ast.Call) -> Value | None:
         """The output of a module whose last change before `call`, on every path, adds an activation layer
@@ -1720,6 +1743,19 @@ def _is_reference(expr: ast.AST) -> bool:
         return False
     inner = expr.value
     return isinstance(inner, ast.Name) or (isinstance(inner, ast.Attribute | ast.Subscript) and _is_reference(inner))
+
+
+# The attributes holding a library classifier's last layer: torchvision's and timm's `fc`, `classifier`,
+# `head`, `heads`. Not for models whose output is no tensor of scores (detection, segmentation dicts,
+# Inception's auxiliary outputs) nor another library's (a transformers model returns a `ModelOutput`).
+LIBRARY_HEADS = ("fc", "classifier", "head", "heads")
+NOT_CLASSIFIERS = re.compile(r"rcnn|retinanet|fcos|ssd|deeplab|fcn|lraspp|inception|googlenet|raft|optical_flow|segmentation|detection")
+
+
+def _library_classifier(name: str) -> bool:
+    """Does a call of this qualified name build a library classifier whose last layer is a head attribute?"""
+    torchvision = name.startswith("torchvision.models.") and name.rsplit(".", 1)[-1][:1].islower()
+    return (torchvision or name == "timm.create_model") and not NOT_CLASSIFIERS.search(name) and "get_" not in name
 
 
 def tensor_method(ctx, func: ast.AST) -> bool:
