@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, table_item
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
@@ -239,7 +239,7 @@ class LossCalls:
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
         """The project classes a table read builds (`MODEL_REGISTRY[name](**kwargs)` in a helper, `name` bound
         at its call sites), every key the call sites may pass counted; None when one is not a project class."""
-        if not made or not all(isinstance(c.func, ast.Subscript) for _, c in made):
+        if not made or not all(table_item(home, c.func) is not None for home, c in made):
             return None
         view = self.ctx.analysis(ProjectView)
         names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))
@@ -349,11 +349,12 @@ def _chosen_at(ctx, constructor: ast.Call) -> ast.AST:
 
 def _class_name(ctx, constructor: ast.Call) -> str | None:
     """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
-    name = ctx.qualified_name(constructor.func)
-    if name is None and isinstance(constructor.func, ast.Name) and ctx.module is not None:
-        return f"{ctx.module.name}.{constructor.func.id}"
-    if name is None and isinstance(constructor.func, ast.Subscript):  # `MODELS["resnet"](n)`: the one a decorator files there
-        filed = followed_view(ctx).registered(ctx.analysis(ValueKinds).value(constructor.func))
+    func = table_item(ctx, constructor.func) or constructor.func  # `cls = MODELS[name]` then `cls(n)`: the table's
+    name = ctx.qualified_name(func)
+    if name is None and isinstance(func, ast.Name) and ctx.module is not None:
+        return f"{ctx.module.name}.{func.id}"
+    if name is None and isinstance(func, ast.Subscript):  # `MODELS["resnet"](n)`: the one a decorator files there
+        filed = followed_view(ctx).registered(ctx.analysis(ValueKinds).value(func))
         return filed[0] if filed and len(filed) == 1 else None
     return name
 

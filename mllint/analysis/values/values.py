@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from mllint.analysis.syntax.folding import fold
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, module_statements, position
+from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 MAX_CHAIN = 64  # links of a chain of `x += ...` answered from the link before (deeper: scanned)
@@ -773,7 +773,7 @@ class ValueKinds:
         the code replaces (`model.fc = nn.Sequential(nn.Linear(512, 3), nn.Sigmoid())`): a chain ending in
         that layer. For a name, its last change before `use` on its path; for a `self.` attribute, its one
         change in the class. None for anything else."""
-        if not (isinstance(model.callee, Ref) and _library_classifier(model.callee.name)):
+        if not (isinstance(model.callee, Ref) and is_library_model(model.callee.name)):
             return None
         if isinstance(use, ast.Name):
             changes = [c for c in self._changes.get((self.scopes.enclosing_scope(use), use.id), ()) if position(c) < position(use)]
@@ -783,7 +783,7 @@ class ValueKinds:
             assigned = self.ctx.index.within(cls, ast.Assign) if cls is not None else []
             heads = [a for a in assigned if any((reference_key(t) or "").startswith(f"self.{use.attr}.") for t in a.targets)]
         keys = [[reference_key(t) for t in h.targets] for h in heads if isinstance(h, ast.Assign)]
-        if len(heads) != 1 or keys[:1] not in ([[f"{reference_key(use)}.{h}"]] for h in LIBRARY_HEADS):
+        if len(heads) != 1 or keys[:1] not in ([[f"{reference_key(use)}.{h}"]] for h in CLASSIFIER_HEADS):
             return None
         layer = self._value(heads[0].value, depth + 1, binding)
         return Chained(layer) if isinstance(layer, Made) and layer.layer else None
@@ -1743,19 +1743,6 @@ def _is_reference(expr: ast.AST) -> bool:
         return False
     inner = expr.value
     return isinstance(inner, ast.Name) or (isinstance(inner, ast.Attribute | ast.Subscript) and _is_reference(inner))
-
-
-# The attributes holding a library classifier's last layer: torchvision's and timm's `fc`, `classifier`,
-# `head`, `heads`. Not for models whose output is no tensor of scores (detection, segmentation dicts,
-# Inception's auxiliary outputs) nor another library's (a transformers model returns a `ModelOutput`).
-LIBRARY_HEADS = ("fc", "classifier", "head", "heads")
-NOT_CLASSIFIERS = re.compile(r"rcnn|retinanet|fcos|ssd|deeplab|fcn|lraspp|inception|googlenet|raft|optical_flow|segmentation|detection")
-
-
-def _library_classifier(name: str) -> bool:
-    """Does a call of this qualified name build a library classifier whose last layer is a head attribute?"""
-    torchvision = name.startswith("torchvision.models.") and name.rsplit(".", 1)[-1][:1].islower()
-    return (torchvision or name == "timm.create_model") and not NOT_CLASSIFIERS.search(name) and "get_" not in name
 
 
 def tensor_method(ctx, func: ast.AST) -> bool:
