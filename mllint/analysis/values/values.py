@@ -74,6 +74,9 @@ MODULE_KINDS = {
     "torch.nn.ReLU6": Kind.RELU,
     "torch.nn.Softplus": Kind.SOFTPLUS,
     "torch.nn.Hardsigmoid": Kind.HARDSIGMOID,
+    # PyTorch Geometric's graph convolutions: a linear map of the features, aggregated over the
+    # neighbours (no activation): the last one's output is raw scores, as a Linear layer's.
+    **{f"torch_geometric.nn.{conv}": Kind.LOGITS for conv in ("GCNConv", "SAGEConv", "GATConv", "GATv2Conv", "GraphConv", "ChebConv", "TransformerConv")},
 }
 # Activations whose input is not the logits a loss wants back: `softmin(x)` is `softmax(-x)`.
 NEGATING_ACTIVATIONS = frozenset({"torch.nn.Softmin", "torch.nn.functional.softmin"})
@@ -141,9 +144,11 @@ def _takes(function: ast.FunctionDef, positional: int, keywords: set) -> bool:
 
 
 def canonical_class(name: str | None) -> str | None:
-    """`torch.nn.modules.loss.CrossEntropyLoss` -> `torch.nn.CrossEntropyLoss`."""
-    if name and name.startswith("torch.nn.modules."):
-        return "torch.nn." + name.rsplit(".", 1)[-1]
+    """`torch.nn.modules.loss.CrossEntropyLoss` -> `torch.nn.CrossEntropyLoss`; `torch_geometric.nn.conv.GCNConv`
+    -> `torch_geometric.nn.GCNConv`."""
+    for inner, package in (("torch.nn.modules.", "torch.nn."), ("torch_geometric.nn.conv.", "torch_geometric.nn.")):
+        if name and name.startswith(inner):
+            return package + name.rsplit(".", 1)[-1]
     return name
 
 
