@@ -476,6 +476,9 @@ class ValueKinds:
                 return self._filled(values[0], self._fills[(self.scopes.enclosing_scope(expr), expr.id)], depth, binding)
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name | ast.Attribute):
+            receiver = self._value(expr.value, depth + 1, binding)  # `model.head` handed on: the layer its class keeps
+            return receiver if receiver is None or receiver is PENDING else Member(receiver, expr.attr)
         else:
             return None
         found = self._one_of(values or [], depth, binding)
@@ -1591,6 +1594,11 @@ class ValueKinds:
                 definitions.sort(key=lambda d: position(d.node))
                 indexed[scope][name] = Bindings(definitions, [position(d.node) for d in definitions])
         return indexed
+
+    def attribute_values(self, cls: ast.ClassDef, attribute: str) -> list[ast.AST] | None:
+        """What the methods of `cls` (or of a base class of this file) assign to `self.<attribute>`; None when unknown."""
+        found = self._class_attribute(cls, attribute)
+        return None if not found or any(v is None for v in found) else found
 
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
         cls = self.scopes.enclosing_class(expr)
