@@ -867,7 +867,7 @@ class ProjectView:
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
         found = self.resolve(value, self.own)
-        return found.cls if isinstance(found, Instance) else None
+        return found.cls if isinstance(found, Instance) and found.method is None else None
 
     def resolve(self, value: Value | None, module: ModuleSummary, depth: int = 0) -> Resolved | None:
         if value is None or depth > MAX_DEPTH:
