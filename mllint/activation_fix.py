@@ -8,6 +8,7 @@ import os
 
 from mllint.analysis.facets.losses import activation_input
 from mllint.analysis.program.project import open_buffer
+from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.values.values import Origin
 from mllint.context import FileContext
 from mllint.findings import Applicability, Edit, Fix, Position
@@ -93,7 +94,7 @@ def log_softmax_in_source(ctx, origin: Origin, message: str) -> Fix | None:
 def _as_log_softmax(other: FileContext, activation: ast.Call, inner: ast.AST) -> str | None:
     func = activation.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    if name != "softmax":
-        return None  # a sigmoid, an `nn.Softmax` module, an alias: no matching log form
+    if name != "softmax" or is_self_attribute(func):
+        return None  # a sigmoid, an `nn.Softmax` module (`self.softmax`), an alias: no matching log form
     call, callee = other.text(activation), other.text(func)
     return callee[: -len("softmax")] + "log_softmax" + call[len(callee) :]

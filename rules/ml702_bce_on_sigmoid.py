@@ -1,5 +1,6 @@
 import ast
 
+from mllint.analysis.facets.gradients import backward_loss
 from mllint.analysis.facets.losses import BCE_AFTER_SIGMOID, mismatched_inputs
 from mllint.analysis.objects.call_sites import built, loads_of
 from mllint.analysis.syntax.names import callee_name
@@ -117,7 +118,9 @@ class BceOnSigmoid(Rule):
                 return False
             if isinstance(parent, ast.Attribute) and parent.attr in SCALAR_METHODS:
                 return False
-            if isinstance(parent, (ast.Lambda, ast.NamedExpr)) or callee_name(parent) in {"backward", *STORES}:
+            if isinstance(parent, (ast.Lambda, ast.NamedExpr)) or callee_name(parent) in STORES:
+                return True
+            if isinstance(parent, ast.Call) and backward_loss(self.ctx, parent) is not None:  # also `self.manual_backward(loss)`
                 return True
             parent = self.ctx.scopes.parent(parent)
         if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):

@@ -8,6 +8,7 @@ import ast
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, product
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.tree import same_expression
+from mllint.analysis.values.library_classifiers import TIMM_FACTORIES, is_library_model
 
 SHAPE_PRESERVING = frozenset(
     "torch.nn." + name
@@ -229,18 +230,6 @@ TRUNCATED_OUTPUT = {2: (None, None), 1: (1, 1)}  # children cut from the end -> 
 
 # Library image models made by a factory: a classifier's output is `(B, num_classes)` for a batch of images
 # `(B, C, H, W)`; timm's `features_only=True` gives a list of feature maps `(B, C_i, h_i, w_i)`.
-TIMM_FACTORIES = frozenset({"timm.create_model", "timm.models.create_model"})
-CLASSIFIER_HEADS = frozenset({"fc", "classifier", "head"})  # the attribute a library model keeps its classifier in
-TORCHVISION_CLASSIFIERS = tuple(
-    "torchvision.models." + n
-    for n in ("resnet", "resnext", "wide_resnet", "efficientnet", "mobilenet", "convnext", "densenet", "vgg", "regnet", "vit_", "swin")
-)
-
-
-def is_library_model(name: str) -> bool:
-    return name in TIMM_FACTORIES or name.startswith(TORCHVISION_CLASSIFIERS)
-
-
 def library_model_output(name: str, constructor: ast.Call, batch: Dim, size=constructor_dim) -> tuple[Shape, bool] | None:
     """(the output's shape, whether it is a list of such feature maps) of a library image model `name` built
     by `constructor`, run on a batch of images of `batch` (a symbol: a loader's); None when unknown (no

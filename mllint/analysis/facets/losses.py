@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, table_item
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import call_constants, fold
 from mllint.analysis.objects.points_to import Objects
@@ -27,7 +27,7 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
-    ValueKinds, canonical_class, selects_values,
+    ValueKinds, canonical_class, selects_values, tensor_method,
 )
 from mllint.findings import Applicability, Fix, Related
 
@@ -239,7 +239,7 @@ class LossCalls:
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
         """The project classes a table read builds (`MODEL_REGISTRY[name](**kwargs)` in a helper, `name` bound
         at its call sites), every key the call sites may pass counted; None when one is not a project class."""
-        if not made or not all(isinstance(c.func, ast.Subscript) for _, c in made):
+        if not made or not all(table_item(home, c.func) is not None for home, c in made):
             return None
         view = self.ctx.analysis(ProjectView)
         names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))
@@ -349,11 +349,12 @@ def _chosen_at(ctx, constructor: ast.Call) -> ast.AST:
 
 def _class_name(ctx, constructor: ast.Call) -> str | None:
     """The qualified name of the class or factory a call of `ctx` calls, its own module's classes too."""
-    name = ctx.qualified_name(constructor.func)
-    if name is None and isinstance(constructor.func, ast.Name) and ctx.module is not None:
-        return f"{ctx.module.name}.{constructor.func.id}"
-    if name is None and isinstance(constructor.func, ast.Subscript):  # `MODELS["resnet"](n)`: the one a decorator files there
-        filed = followed_view(ctx).registered(ctx.analysis(ValueKinds).value(constructor.func))
+    func = table_item(ctx, constructor.func) or constructor.func  # `cls = MODELS[name]` then `cls(n)`: the table's
+    name = ctx.qualified_name(func)
+    if name is None and isinstance(func, ast.Name) and ctx.module is not None:
+        return f"{ctx.module.name}.{func.id}"
+    if name is None and isinstance(func, ast.Subscript):  # `MODELS["resnet"](n)`: the one a decorator files there
+        filed = followed_view(ctx).registered(ctx.analysis(ValueKinds).value(func))
         return filed[0] if filed and len(filed) == 1 else None
     return name
 
@@ -387,8 +388,8 @@ def activation_input(ctx, activation: ast.Call, kind: Kind) -> ast.AST | None:
     if FUNCTION_KINDS.get(function) is kind or MODULE_KINDS.get(module) is kind:
         return call_argument(activation, 0, "input")
     func = activation.func
-    method = isinstance(func, ast.Attribute) and METHOD_KINDS.get(func.attr) is kind
-    return func.value if method and ctx.qualified_name(func) is None else None
+    method = tensor_method(ctx, func) and METHOD_KINDS.get(func.attr) is kind
+    return func.value if method else None
 
 
 def drop_activation_fix(ctx, argument: ast.AST, origin: Origin, message: str, applicability: Applicability) -> Fix | None:
@@ -414,7 +415,7 @@ def log_softmax_fix(ctx, argument: ast.AST, softmax: ast.Call) -> Fix | None:
     """`F.softmax(x, dim=1)` -> `F.log_softmax(x, dim=1)`, when written at the loss input (unsafe)."""
     func = softmax.func
     functional = FUNCTION_KINDS.get(ctx.qualified_name(func)) is Kind.PROBABILITIES
-    method = isinstance(func, ast.Attribute) and func.attr == "softmax" and ctx.qualified_name(func) is None
+    method = tensor_method(ctx, func) and func.attr == "softmax"
     if softmax is not argument or not (functional or method) or not isinstance(func, (ast.Attribute, ast.Name)):
         return None
     name = func.attr if isinstance(func, ast.Attribute) else func.id

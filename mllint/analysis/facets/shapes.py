@@ -35,11 +35,12 @@ from mllint.analysis.facets.data_shapes import (
 from mllint.analysis.facets.dims import Dim, Shape, Sym, broadcast, floor_divide, format_ends, format_shape, multiply
 from mllint.analysis.facets.indexing import index_shape, int_literal, slice_length
 from mllint.analysis.facets.layer_shapes import (
-    CLASSIFIER_HEADS, LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, changes_width, batched_recurrent, constructor_dim, is_library_model, library_model_output,
+    LINEAR, LOSSES, SHAPE_PRESERVING, batched_convolution, changes_width, batched_recurrent, constructor_dim, library_model_output,
     loss_output, spatial_symbols, torch_layer_ends, torch_layer_output, torch_layer_outputs,
     truncated_children, truncated_resnet,
 )
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
+from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (

@@ -417,13 +417,21 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     named = _named_classes(ctx, func, linted)
     if named is not None:
         return named
-    if isinstance(func, ast.Name):
-        bound = ctx.analysis(ValueKinds).reaching_values(func)
-        if bound is not None and len(bound) == 1 and isinstance(bound[0], ast.Subscript):
-            func = bound[0]
-            call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
+    item = table_item(ctx, func)
+    if item is not None and item is not func:
+        func = item
+        call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
     keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
     return objects.constructed(ctx, call, keys)
+
+
+def table_item(ctx, func: ast.AST) -> ast.Subscript | None:
+    """The table read a call calls: `MODELS[name]` of `MODELS[name](...)`, or of `cls(...)` with `cls` bound
+    only to `MODELS[name]`; None for any other callee."""
+    if isinstance(func, ast.Name):
+        bound = ctx.analysis(ValueKinds).reaching_values(func)
+        func = bound[0] if bound is not None and len(bound) == 1 else None
+    return func if isinstance(func, ast.Subscript) else None
 
 
 def _named_classes(ctx, func: ast.AST, linted=None) -> frozenset | None:

@@ -867,7 +867,7 @@ class ProjectView:
     def instance_class(self, value: Value) -> str | None:
         """The project class an object was built from (directly or by a factory function)."""
         found = self.resolve(value, self.own)
-        return found.cls if isinstance(found, Instance) else None
+        return found.cls if isinstance(found, Instance) and found.method is None else None
 
     def resolve(self, value: Value | None, module: ModuleSummary, depth: int = 0) -> Resolved | None:
         if value is None or depth > MAX_DEPTH:
@@ -988,7 +988,7 @@ class ProjectView:
             name = callee.method or "forward"
             defining = self.method_of(callee.cls, name)
             if defining is None:
-                return None
+                return self._attribute_call(callee, value, depth)
             owner, cls = defining
             returned = cls.forward_deciding(value.decide) if name == "forward" and value.decide is not None else cls.returns_of(name)
             result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
@@ -1023,6 +1023,13 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _attribute_call(self, callee: Instance, value: Called, depth: int) -> Resolved | None:
+        """Calling a layer an instance keeps (`model.head(h)`, `apply_head(model.head, h)`): what the layer its
+        class assigns to `self.head` outputs; None for a method or an attribute not known."""
+        found = self.class_summary(callee.cls) if callee.method not in (None, "forward") else None
+        held = found[1].attribute(callee.method) if found is not None else None
+        return self._call(Called(held, value.node), found[0], depth + 1) if held is not None else None
 
     def _applied(self, function: ast.AST | None, call: object, module: ModuleSummary, depth: int) -> Resolved | None:
         """What `function` returns under `call` (of `module`) when each of its returns calls a parameter it never

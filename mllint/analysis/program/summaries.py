@@ -105,6 +105,15 @@ class ClassSummary(_Definition):
             return None
 
 
+    def attribute(self, name: str) -> Value | None:
+        """What the class keeps in `self.<name>` (its methods' assignments agreeing), as a value."""
+        ctx, node = self.definition()
+        held = ctx.analysis(ValueKinds).attribute_values(node, name) if node is not None else None
+        try:
+            return _combined(_values(held, ctx.analysis(ValueKinds))) if held else None
+        except TOO_COMPLEX:
+            return None
+
     def returns_of(self, name: str) -> Value | None:
         """What the class's own method `name` returns (`forward`: in training mode)."""
         if name == "forward":

@@ -23,6 +23,7 @@ from mllint.analysis.values.runners import handed_back
 from mllint.analysis.syntax.names import call_argument, is_self_attribute, partial_target, reference_key
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameter_defaults, parameters
 from mllint.analysis.syntax.tree import assignment_targets, module_statements, position
+from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 
 MAX_DEPTH = 8  # how many assignments deep a value is followed (`a = b`, `b = c`, ...)
 MAX_CHAIN = 64  # links of a chain of `x += ...` answered from the link before (deeper: scanned)
@@ -74,6 +75,9 @@ MODULE_KINDS = {
     "torch.nn.ReLU6": Kind.RELU,
     "torch.nn.Softplus": Kind.SOFTPLUS,
     "torch.nn.Hardsigmoid": Kind.HARDSIGMOID,
+    # PyTorch Geometric's graph convolutions: a linear map of the features, aggregated over the
+    # neighbours (no activation): the last one's output is raw scores, as a Linear layer's.
+    **{f"torch_geometric.nn.{conv}": Kind.LOGITS for conv in ("GCNConv", "SAGEConv", "GATConv", "GATv2Conv", "GraphConv", "ChebConv", "TransformerConv")},
 }
 # Activations whose input is not the logits a loss wants back: `softmin(x)` is `softmax(-x)`.
 NEGATING_ACTIVATIONS = frozenset({"torch.nn.Softmin", "torch.nn.functional.softmin"})
@@ -141,9 +145,11 @@ def _takes(function: ast.FunctionDef, positional: int, keywords: set) -> bool:
 
 
 def canonical_class(name: str | None) -> str | None:
-    """`torch.nn.modules.loss.CrossEntropyLoss` -> `torch.nn.CrossEntropyLoss`."""
-    if name and name.startswith("torch.nn.modules."):
-        return "torch.nn." + name.rsplit(".", 1)[-1]
+    """`torch.nn.modules.loss.CrossEntropyLoss` -> `torch.nn.CrossEntropyLoss`; `torch_geometric.nn.conv.GCNConv`
+    -> `torch_geometric.nn.GCNConv`."""
+    for inner, package in (("torch.nn.modules.", "torch.nn."), ("torch_geometric.nn.conv.", "torch_geometric.nn.")):
+        if name and name.startswith(inner):
+            return package + name.rsplit(".", 1)[-1]
     return name
 
 
@@ -471,9 +477,14 @@ class ValueKinds:
                 return self._filled(values[0], self._fills[(self.scopes.enclosing_scope(expr), expr.id)], depth, binding)
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name | ast.Attribute):
+            receiver = self._value(expr.value, depth + 1, binding)  # `model.head` handed on: the layer its class keeps
+            return receiver if receiver is None or receiver is PENDING else Member(receiver, expr.attr)
         else:
             return None
-        return self._one_of(values or [], depth, binding)
+        found = self._one_of(values or [], depth, binding)
+        replaced = self._replaced_head(expr, found, depth, binding) if isinstance(found, Called) else None
+        return found if replaced is None else replaced
 
     def _one_of(self, values: list, depth: int, binding=None) -> Value | None:
         """What a name holds when it may hold any of `values`. Around a loop, assignments reach each other
@@ -639,7 +650,7 @@ class ValueKinds:
             inner = self._value(call.args[0], depth + 1, binding)
             return inner if inner is None or inner is PENDING else Exp(inner)
         if name is None and isinstance(func, ast.Attribute):
-            if func.attr in METHOD_KINDS:
+            if func.attr in METHOD_KINDS and tensor_method(self.ctx, func):
                 kind = METHOD_KINDS[func.attr]
                 # `x.softmax(dim)`: a tensor method needs its dim; `x.sigmoid()`, `x.relu()` take none.
                 if kind in (Kind.SIGMOID, Kind.RELU) or call.args or any(k.arg == "dim" for k in call.keywords):
@@ -760,6 +771,26 @@ class ValueKinds:
         What it returns is then not what its class or builder says."""
         changes = self._changes.get((self.scopes.enclosing_scope(call), module.id), ())
         return bool(changes) and position(changes[0]) < position(call)
+
+    def _replaced_head(self, use: ast.Name | ast.Attribute, model: "Called", depth: int, binding) -> Value | None:
+        """A library classifier (`torchvision.models.resnet18()`, `timm.create_model(...)`) whose last layer
+        the code replaces (`model.fc = nn.Sequential(nn.Linear(512, 3), nn.Sigmoid())`): a chain ending in
+        that layer. For a name, its last change before `use` on its path; for a `self.` attribute, its one
+        change in the class. None for anything else."""
+        if not (isinstance(model.callee, Ref) and is_library_model(model.callee.name)):
+            return None
+        if isinstance(use, ast.Name):
+            changes = [c for c in self._changes.get((self.scopes.enclosing_scope(use), use.id), ()) if position(c) < position(use)]
+            heads = changes[-1:] if changes and self.same_path(changes[-1], use) else []
+        else:
+            cls = self.scopes.enclosing_class(use)
+            assigned = self.ctx.index.within(cls, ast.Assign) if cls is not None else []
+            heads = [a for a in assigned if any((reference_key(t) or "").startswith(f"self.{use.attr}.") for t in a.targets)]
+        keys = [[reference_key(t) for t in h.targets] for h in heads if isinstance(h, ast.Assign)]
+        if len(heads) != 1 or keys[:1] not in ([[f"{reference_key(use)}.{h}"]] for h in CLASSIFIER_HEADS):
+            return None
+        layer = self._value(heads[0].value, depth + 1, binding)
+        return Chained(layer) if isinstance(layer, Made) and layer.layer else None
 
     def _added_last(self, module: ast.Name, call: ast.Call) -> Value | None:
         """The output of a module whose last change before `call`, on every path, adds an activation layer
@@ -882,8 +913,7 @@ class ValueKinds:
         cls = self.scopes.enclosing_class(func)
         if cls is None or func.attr in ("forward", "__call__"):
             return False
-        self._self_attribute_values(func)
-        return func.attr not in self._attribute_values.get(cls, {})
+        return self._class_attribute(cls, func.attr) is None
 
     def _linting_torch(self) -> bool:
         """Inside torch's own sources, torch's functions are the project's."""
@@ -1603,10 +1633,23 @@ class ValueKinds:
                 indexed[scope][name] = Bindings(definitions, [position(d.node) for d in definitions])
         return indexed
 
+    def attribute_values(self, cls: ast.ClassDef, attribute: str) -> list[ast.AST] | None:
+        """What the methods of `cls` (or of a base class of this file) assign to `self.<attribute>`; None when unknown."""
+        found = self._class_attribute(cls, attribute)
+        return None if not found or any(v is None for v in found) else found
+
     def _self_attribute_values(self, expr: ast.Attribute) -> list[ast.AST] | None:
         cls = self.scopes.enclosing_class(expr)
-        if cls is None:
+        found = self._class_attribute(cls, expr.attr) if cls is not None else None
+        if not found or any(v is None for v in found):
             return None
+        # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
+        assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
+        return assigned or None
+
+    def _class_attribute(self, cls: ast.ClassDef, attribute: str, seen: frozenset = frozenset()) -> list | None:
+        """What the methods of `cls` assign to `self.<attribute>`; when they assign nothing, what a base
+        class of this file does (`self.softmax` set by the base's `__init__`)."""
         if cls not in self._attribute_values:
             values: dict[str, list[ast.AST]] = {}
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
@@ -1616,17 +1659,18 @@ class ValueKinds:
                         if is_self_attribute(target):
                             values.setdefault(target.attr, []).append(node.value)
                         elif isinstance(target, ast.Tuple | ast.List):  # `self.model, self.opt = build(cfg)`
-                            for attribute, value in _unpacked_attributes(target, node.value):
-                                values.setdefault(attribute, []).append(value)
+                            for unpacked, value in _unpacked_attributes(target, node.value):
+                                values.setdefault(unpacked, []).append(value)
                 elif isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
                     values.setdefault(node.target.attr, []).append(None)
             self._attribute_values[cls] = values
-        found = self._attribute_values[cls].get(expr.attr)
-        if not found or any(v is None for v in found):
-            return None
-        # `self.criterion = None` until a setter method assigns the real object: what is used is that object.
-        assigned = [v for v in found if not (isinstance(v, ast.Constant) and v.value is None)]
-        return assigned or None
+        found = self._attribute_values[cls].get(attribute)
+        if found is not None:
+            return found
+        classes = {c.name: c for c in self.ctx.tree.body if isinstance(c, ast.ClassDef)}
+        bases = [classes.get(b.id) for b in cls.bases if isinstance(b, ast.Name)]
+        inherited = [self._class_attribute(b, attribute, seen | {cls}) for b in bases if b is not None and b not in seen and b is not cls]
+        return next((i for i in inherited if i is not None), None)
 
 
 def _arms(branch: ast.If) -> list[list[ast.stmt]]:
@@ -1750,6 +1794,12 @@ def _is_reference(expr: ast.AST) -> bool:
         return False
     inner = expr.value
     return isinstance(inner, ast.Name) or (isinstance(inner, ast.Attribute | ast.Subscript) and _is_reference(inner))
+
+
+def tensor_method(ctx, func: ast.AST) -> bool:
+    """Is `func` a method of a tensor (`x.softmax`), not a function of a library (`F.softmax`) nor an
+    attribute of the object (`self.softmax`, a layer or method of its own, whatever its name)?"""
+    return isinstance(func, ast.Attribute) and not is_self_attribute(func) and ctx.qualified_name(func) is None
 
 
 def _calls_self(func: ast.AST) -> bool:
