@@ -283,13 +283,9 @@ class TrainingLoops:
         constructor = self._argument_constructor(loop, event.key) if event.key is not None else None
         made = scheduler_made_by(self.ctx.qualified_name(constructor.func)) if constructor is not None else None
         if made is None and event.ctx is not None and event.entry is not None:  # what the step's own module is given
-            for found, _ in makers(event.ctx, event.node.func.value, self.ctx):
-                names = _classes(self.ctx, found)
-                made = scheduler_made_by(names.pop()) if len(names) == 1 else None
-                if made is not None:
-                    ctx, constructor = found[0]
-                    where = self.ctx.analysis(ProjectView).display_path(ctx.real_path or ctx.path)
-                    return SchedulerClass(made, constructor, "" if ctx is self.ctx else f", built at {where}:{constructor.lineno}", home=ctx)
+            given = self._first_scheduler(makers(event.ctx, event.node.func.value, self.ctx))
+            if given is not None:
+                return given
         if made is None and event.entry is not None:  # `trainer.scheduler` of a callback given the loop's `self`
             return self._keyed_scheduler(event, loop)
         return SchedulerClass(made, constructor, "") if made else None
@@ -301,7 +297,11 @@ class TrainingLoops:
         name = next((n for n in ast.walk(loop) if isinstance(n, ast.Name) and n.id == root), None)
         if name is None or not attributes or not all(a.isidentifier() for a in attributes):
             return None
-        for found, _ in attribute_makers(self.ctx, name, attributes):
+        return self._first_scheduler(attribute_makers(self.ctx, name, attributes))
+
+    def _first_scheduler(self, found_makers) -> SchedulerClass | None:
+        """The first of (makers, binding) pairs whose objects are all of one scheduler class, with where it is built."""
+        for found, _ in found_makers:
             names = _classes(self.ctx, found)
             made = scheduler_made_by(names.pop()) if len(names) == 1 else None
             if made is not None:
