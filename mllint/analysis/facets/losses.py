@@ -24,7 +24,7 @@ from mllint.analysis.objects.constants import binding_constants, call_constants,
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
-from mllint.analysis.syntax.folding import arms, runs
+from mllint.analysis.syntax.folding import after_exit, arms, runs
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
@@ -134,13 +134,17 @@ class LossCalls:
 
     def _runs_under(self, call: ast.Call, binding) -> bool:
         """Does `call` run under the constants the call site `binding` passes to the function around it (`if
-        loss_name == "nll":` with `fit(model, "ce")`: its `else` arm only)? Without a call site, yes."""
+        loss_name == "nll":` with `fit(model, "ce")`: its `else` arm only, or what follows an `if` whose taken arm
+        returns)? Without a call site, yes."""
         function = self.ctx.scopes.enclosing_function(call)
         bound = binding.of(function) if binding is not None and function is not None else None
         if bound is None:
             return True
         constants = binding_constants(self.ctx, bound)
-        return not constants or runs(arms(self.ctx.scopes.ancestors(call), call), lambda branch: fold(branch.test, constants))
+        if not constants:
+            return True
+        decide, statement = lambda branch: fold(branch.test, constants), self.ctx.scopes.statement(call)
+        return runs(arms(self.ctx.scopes.ancestors(call), call), decide) and not after_exit(self.ctx.scopes.ancestors(statement), statement, decide)
 
     def _may_be_a_loss_function(self, func: ast.AST) -> bool:
         """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before
