@@ -20,10 +20,11 @@ from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
 from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, table_item
 from mllint.analysis.objects.callees import called_names
-from mllint.analysis.objects.constants import call_constants, fold
+from mllint.analysis.objects.constants import binding_constants, call_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.syntax.folding import after_exit, arms, runs
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
@@ -126,10 +127,24 @@ class LossCalls:
         """The calls that may compute a loss, in source order, with the loss and the kind of their input:
         the one the code tells, or one per call site that tells both."""
         return {
-            call: [f for f, _ in per_call_site(self.ctx, call, lambda b, call=call: self._input(call, b))]
+            call: [f for f, _ in per_call_site(self.ctx, call, lambda b, call=call: self._input(call, b) if self._runs_under(call, b) else None)]
             for call in self.ctx.index.of_type(ast.Call)
             if self._may_be_a_loss_function(call.func) or self._may_hold_a_loss(call)
         }
+
+    def _runs_under(self, call: ast.Call, binding) -> bool:
+        """Does `call` run under the constants the call site `binding` passes to the function around it (`if
+        loss_name == "nll":` with `fit(model, "ce")`: its `else` arm only, or what follows an `if` whose taken arm
+        returns)? Without a call site, yes."""
+        function = self.ctx.scopes.enclosing_function(call)
+        bound = binding.of(function) if binding is not None and function is not None else None
+        if bound is None:
+            return True
+        constants = binding_constants(self.ctx, bound)
+        if not constants:
+            return True
+        decide, statement = lambda branch: fold(branch.test, constants), self.ctx.scopes.statement(call)
+        return runs(arms(self.ctx.scopes.ancestors(call), call), decide) and not after_exit(self.ctx.scopes.ancestors(statement), statement, decide)
 
     def _may_be_a_loss_function(self, func: ast.AST) -> bool:
         """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from weakref import WeakKeyDictionary
 
 from mllint.analysis.objects.points_to import FUNCTIONS, MAX_OBJECTS, NONE, Obj, Objects, argparse_default, class_bindings, union
-from mllint.analysis.syntax.folding import UNKNOWN, arms, ends, fold, known_constant, runs
+from mllint.analysis.syntax.folding import UNKNOWN, after_exit, arms, fold, known_constant, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.program.callers import Binding, Callers, per_call_site, sited_throughout
 from mllint.analysis.values.values import MAX_DEPTH, ValueKinds
@@ -95,20 +95,10 @@ def _arms_around(ctx, call: ast.Call) -> Iterator[tuple[ast.If, bool]]:
 
 
 def _after_taken_exit(ctx, call: ast.Call, linted) -> bool:
-    """Does the statement of `call` follow, in its block or an enclosing one of its scope, an `if` the
-    constants decide for an arm that ends in `return` or `raise` (`if cfg.sched == "step": return
-    StepLR(...)` then `return OneCycleLR(...)`, with the default "step")? Then it never runs."""
-    decide = lambda branch: decided(ctx, branch, linted)  # noqa: E731
-    child = ctx.scopes.statement(call)
-    for ancestor in ctx.scopes.ancestors(child):
-        for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
-            if isinstance(block, list) and child in block:
-                if any(isinstance(b, ast.If) and decide(b) is not None and ends([b], decide) for b in block[: block.index(child)]):
-                    return True
-        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            return False
-        child = ancestor
-    return False
+    """Does the statement of `call` follow an `if` the constants decide for an arm that ends in `return` or
+    `raise` (`after_exit`, with the option's default "step")? Then it never runs."""
+    statement = ctx.scopes.statement(call)
+    return after_exit(ctx.scopes.ancestors(statement), statement, lambda branch: decided(ctx, branch, linted))
 
 
 def _bound_name(ctx, call: ast.Call) -> tuple[ast.Assign, str] | None:

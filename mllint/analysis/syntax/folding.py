@@ -1,9 +1,10 @@
 """Tests folded where the names they read are known constants: `phase == "train"` under `{"phase": "train"}`.
 
 Pure syntax over a table of constants (the loop variables of an unrolled loop, a call site's constants,
-a function's parameter defaults); the values and objects layers and the facets share it. `arms` and `runs`
-are the one answer to "does this node run under these constants" (the `if`s around it, each decided by a
-caller's `decide`: a call's arguments, a configuration's defaults).
+a function's parameter defaults); the values and objects layers and the facets share it. `arms`, `runs` and
+`after_exit` are the one answer to "does this node run under these constants" (the `if`s around it, and
+those before it whose taken arm returns, each decided by a caller's `decide`: a call's arguments, a
+configuration's defaults).
 """
 from __future__ import annotations
 
@@ -83,6 +84,22 @@ def ends(block: list[ast.stmt], decide: Decide) -> bool:
     if isinstance(last, ast.If):
         return all(ends(arm, decide) for arm in taken_arms(last, decide))
     return isinstance(last, EXITS)
+
+
+def after_exit(ancestors: Iterable[ast.AST], statement: ast.AST, decide: Decide) -> bool:
+    """Does `statement` follow, in its block or an enclosing one of its scope, an `if` `decide` decides for
+    an arm that ends in `return` or `raise` (`if sched == "step": return StepLR(...)` then `return
+    OneCycleLR(...)`, with `sched` "step")? Then it never runs. `ancestors`: `statement`'s, innermost first."""
+    child = statement
+    for ancestor in ancestors:
+        for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
+            if isinstance(block, list) and child in block:
+                if any(isinstance(b, ast.If) and decide(b) is not None and ends([b], decide) for b in block[: block.index(child)]):
+                    return True
+        if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            return False
+        child = ancestor
+    return False
 
 
 ORDERS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
