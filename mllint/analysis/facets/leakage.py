@@ -29,6 +29,7 @@ from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
+from mllint.analysis.syntax.folding import EXITS, arms, ends, runs
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
@@ -378,10 +379,8 @@ class Leakage:
         if not all(d.node in set(ast.walk(target)) for d in definitions) or around not in set(self.ctx.scopes.ancestors(call)):
             return None
         keys = dict_keys(self.ctx, loop.iter.func.value, binding)
-        if not keys or not any(isinstance(k, str) and _names_evaluation(ast.Name(k)) for k in keys):
-            return None
-        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
-        if isinstance(key, ast.Name) and any(key.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests):
+        evaluation = [k for k in keys or () if isinstance(k, str) and _names_evaluation(ast.Name(k))]
+        if not any(self._runs_in_turn(loop, call, {key.id: ast.Constant(k)} if isinstance(key, ast.Name) else {}) for k in evaluation):
             return None
         listed = ", ".join(f'"{k}"' for k in sorted(k for k in keys if isinstance(k, str)))
         return f"`{self.ctx.text(data)}`, each split of the loop over `{self.ctx.text(loop.iter)}` (keys {listed})"
@@ -694,23 +693,62 @@ class Leakage:
         return f"each split of the loop over `{self.ctx.text(found[0].iter)}`" if self._untested(found[0], call) else None
 
     def _item_of_loop(self, data: ast.Name, call: ast.Call, binding, depth: int) -> str | None:
-        """`df` of `for name, df in (("train", tr), ("test", te)):` (a loop over literals, or `zip` of them),
-        one of whose values is evaluation data, with the fit under no test of the loop's variables."""
+        """`df` of `for name, df in (("train", tr), ("test", te)):` (a loop over literals, or `zip` of them)
+        bound to evaluation data in a turn that runs the fit (`_runs_in_turn`)."""
         found = self.values.loop_items(data)
-        if found is None or not self._untested(found[0], call):
+        turns = self.values.loop_turns(found[0]) if found is not None else None
+        if not turns or any(data.id not in turn for turn in turns):
             return None
-        item = next((i for i in found[1] if self._evaluation_data(i, call, binding, depth + 1) is not None), None)
+        item = next(
+            (t[data.id] for t in turns if self._runs_in_turn(found[0], call, t) and self._evaluation_data(t[data.id], call, binding, depth + 1) is not None),
+            None,
+        )  # fmt: skip
         loop = one_line(self.ctx.text(found[0].iter), 60)
         return None if item is None else f"`{data.id}`, which the loop over `{loop}` binds to `{self.ctx.text(item)}`"
 
     def _untested(self, loop: ast.For | ast.comprehension, call: ast.Call) -> bool:
         """Does `call` run in each turn of `loop`, under no test of a variable the loop binds?"""
+        return self._runs_in_turn(loop, call, dict.fromkeys(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)))
+
+    def _runs_in_turn(self, loop: ast.For | ast.comprehension, call: ast.Call, turn: dict[str, ast.AST | None]) -> bool:
+        """Does `call` run in a turn of `loop` whose variables hold `turn`'s items (None: not known)? The
+        `if`s around it and the `if ...: continue` ahead of it in the turn are folded (`folding`) with the
+        variables bound to constant items, and the flags the turn sets from them first (`is_train = split
+        == "train"`); a test of them left open does not run it (`if split.startswith("train"):`)."""
         around = self.ctx.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop
         if around not in set(self.ctx.scopes.ancestors(call)):
             return False
-        variables = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
-        return not any(variables & {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests)
+        constants = {name: item.value for name, item in turn.items() if isinstance(item, ast.Constant)}
+        dependent = set(turn)
+        ahead = self._ahead(call, around)
+        for statement in ahead:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                name, derived = statement.targets[0].id, bool(dependent & _read_names(statement.value))
+                held = fold(statement.value, constants) if derived else None
+                dependent.discard(name)
+                constants.pop(name, None)
+                if derived:
+                    dependent.add(name)
+                    constants.update({name: held} if held is not None else {})
+        decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+        if any(isinstance(s, ast.If) and ends([s], decide, (ast.Continue, *EXITS)) for s in ahead):
+            return False  # `if split != "train": continue`
+        tests = [*getattr(loop, "ifs", ())]
+        if any(fold(t, constants) is False or (fold(t, constants) is None and dependent & _read_names(t)) for t in tests):
+            return False
+        return runs(arms(self.ctx.scopes.ancestors(call), call, around), decide, lambda branch: not dependent & _read_names(branch.test))
+
+    def _ahead(self, node: ast.AST, outer: ast.AST) -> list[ast.stmt]:
+        """The statements that run before `node` in the blocks around it, up to `outer`'s body, outermost first."""
+        statements, child = [], node
+        for ancestor in self.ctx.scopes.ancestors(node):
+            for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
+                if isinstance(block, list) and child in block:
+                    statements = block[: block.index(child)] + statements
+            if ancestor is outer:
+                break
+            child = ancestor
+        return statements
 
     def _read_parameters(self, function: ast.AST, expr: ast.AST) -> set[str]:
         """The parameters of `function` that `expr` is computed from, through its assignments (any place)."""
@@ -1276,6 +1314,10 @@ def _passes_any(ctx, call: ast.Call, names: set[str]) -> bool:
     operands = [*call.args, *(k.value for k in call.keywords)]
     operands += [call.func.value] if isinstance(call.func, ast.Attribute) else []
     return any(_whole(operand, ctx) in names for operand in operands)
+
+
+def _read_names(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
 def _read_keys(expr: ast.AST) -> frozenset[str]:
