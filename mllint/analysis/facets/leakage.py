@@ -291,16 +291,20 @@ class Leakage:
             return None  # a projection of evaluation data for a figure: nothing reaches the score
         return evidence if _learns_statistics(classes) else None
 
-    def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
-        """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
+    def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0, filtered: bool = False) -> str | None:
+        """Why `data` (read at `call`) is evaluation data; None when nothing says so. `filtered`: rows a boolean
+        filter keeps are read (`full[full["is_train"] == 1]`, directly or in a helper): of a concatenation of
+        training and evaluation data, which rows they are is not known, so it does not count."""
         while isinstance(data := _rows_of(data), (ast.Subscript, ast.Call)):
-            given = data.value if isinstance(data, ast.Subscript) else self.ctx.analysis(ParameterEffects).returned_argument(data, EVALUATION_FIT)
+            effects = self.ctx.analysis(ParameterEffects)
+            given = data.value if isinstance(data, ast.Subscript) else effects.returned_argument(data, EVALUATION_FIT)
             if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
                 break
+            filtered = filtered or (_row_filter(data.slice) if isinstance(data, ast.Subscript) else effects.returned_argument(data, UNFILTERED_ROWS) is None)
             data = given
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
-        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
+        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS and not filtered:
             parts = [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
             named = next((p for p in parts if _names_evaluation(p)), None)
             return f"`{self.ctx.text(data)}`, which holds `{self.ctx.text(named)}`" if named is not None else None
@@ -313,7 +317,7 @@ class Leakage:
         if split is not None:
             return split
         values = self.values.reaching_values(data) or []
-        return next((e for v in values if (e := self._evaluation_data(v, call, binding, depth + 1)) is not None), None)
+        return next((e for v in values if (e := self._evaluation_data(v, call, binding, depth + 1, filtered)) is not None), None)
 
     def _passed_evaluation(self, data: ast.Name, function: ast.AST, call: ast.Call, binding) -> str | None:
         """A parameter holding what a call site passes: evaluation data there, with the conditions around
@@ -1422,6 +1426,27 @@ class _EvaluationFit(Effect):
 
 
 EVALUATION_FIT = _EvaluationFit()
+
+
+class _UnfilteredRows(_EvaluationFit):
+    """What `_EvaluationFit` keeps, a boolean row filter (`df[df["is_train"] == 1]`) left out."""
+
+    def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
+        return None if isinstance(expr, ast.Subscript) and _row_filter(expr.slice) else super().keeps(ctx, expr)
+
+
+UNFILTERED_ROWS = _UnfilteredRows()
+
+
+def _row_filter(index: ast.AST) -> bool:
+    """A boolean mask of rows written in place: `df.a > 0`, `(m1) & (m2)`, `~df.a.isna()`, `df.k.isin(keys)`
+    (first of `df.loc[mask, cols]`); a name (`df[cols]`) is not known to be one."""
+    index = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return True
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr)):
+        return True
+    return isinstance(index, ast.Compare) or (isinstance(index, ast.Call) and _method(index) in ("isin", "isna", "notna", "notnull", "isnull", "between"))
 
 
 class _IndexedBy(Effect):
