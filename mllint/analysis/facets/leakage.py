@@ -723,8 +723,13 @@ class Leakage:
         if around not in set(self.ctx.scopes.ancestors(call)):
             return False
         constants = {name: item.value for name, item in turn.items() if isinstance(item, ast.Constant)}
-        dependent = set(turn)
         ahead = self._ahead(call, around)
+        before = {id(n) for s in ahead for n in ast.walk(s)}
+        carried = {  # set in a turn after the call, read by the next (`if first: ...; first = False`)
+            t.id for n in ast.walk(around) if isinstance(n, (ast.Assign, ast.AugAssign)) and id(n) not in before
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)
+        }  # fmt: skip
+        dependent = set(turn) | carried
         for statement in ahead:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
                 name, derived = statement.targets[0].id, bool(dependent & _read_names(statement.value))
