@@ -29,6 +29,7 @@ from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
+from mllint.analysis.syntax.folding import EXITS, arms, ends, runs
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
@@ -290,16 +291,20 @@ class Leakage:
             return None  # a projection of evaluation data for a figure: nothing reaches the score
         return evidence if _learns_statistics(classes) else None
 
-    def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0) -> str | None:
-        """Why `data` (read at `call`) is evaluation data; None when nothing says so."""
+    def _evaluation_data(self, data: ast.AST, call: ast.Call, binding, depth: int = 0, filtered: bool = False) -> str | None:
+        """Why `data` (read at `call`) is evaluation data; None when nothing says so. `filtered`: rows a boolean
+        filter keeps are read (`full[full["is_train"] == 1]`, directly or in a helper): of a concatenation of
+        training and evaluation data, which rows they are is not known, so it does not count."""
         while isinstance(data := _rows_of(data), (ast.Subscript, ast.Call)):
-            given = data.value if isinstance(data, ast.Subscript) else self.ctx.analysis(ParameterEffects).returned_argument(data, EVALUATION_FIT)
+            effects = self.ctx.analysis(ParameterEffects)
+            given = data.value if isinstance(data, ast.Subscript) else effects.returned_argument(data, EVALUATION_FIT)
             if given is None:  # `impute(X_test)`, a project function giving back rows of what it is given, is that data
                 break
+            filtered = filtered or (_row_filter(data.slice) if isinstance(data, ast.Subscript) else effects.returned_argument(data, UNFILTERED_ROWS) is None)
             data = given
         if _names_evaluation(data):
             return f"`{self.ctx.text(data)}`"
-        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS:
+        if isinstance(data, ast.Call) and self.ctx.qualified_name(data.func) in CONCATENATIONS and not filtered:
             parts = [e for a in data.args[:1] for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a])]
             named = next((p for p in parts if _names_evaluation(p)), None)
             return f"`{self.ctx.text(data)}`, which holds `{self.ctx.text(named)}`" if named is not None else None
@@ -312,7 +317,7 @@ class Leakage:
         if split is not None:
             return split
         values = self.values.reaching_values(data) or []
-        return next((e for v in values if (e := self._evaluation_data(v, call, binding, depth + 1)) is not None), None)
+        return next((e for v in values if (e := self._evaluation_data(v, call, binding, depth + 1, filtered)) is not None), None)
 
     def _passed_evaluation(self, data: ast.Name, function: ast.AST, call: ast.Call, binding) -> str | None:
         """A parameter holding what a call site passes: evaluation data there, with the conditions around
@@ -378,10 +383,8 @@ class Leakage:
         if not all(d.node in set(ast.walk(target)) for d in definitions) or around not in set(self.ctx.scopes.ancestors(call)):
             return None
         keys = dict_keys(self.ctx, loop.iter.func.value, binding)
-        if not keys or not any(isinstance(k, str) and _names_evaluation(ast.Name(k)) for k in keys):
-            return None
-        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
-        if isinstance(key, ast.Name) and any(key.id in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests):
+        evaluation = [k for k in keys or () if isinstance(k, str) and _names_evaluation(ast.Name(k))]
+        if not any(self._runs_in_turn(loop, call, {key.id: ast.Constant(k)} if isinstance(key, ast.Name) else {}) for k in evaluation):
             return None
         listed = ", ".join(f'"{k}"' for k in sorted(k for k in keys if isinstance(k, str)))
         return f"`{self.ctx.text(data)}`, each split of the loop over `{self.ctx.text(loop.iter)}` (keys {listed})"
@@ -694,23 +697,67 @@ class Leakage:
         return f"each split of the loop over `{self.ctx.text(found[0].iter)}`" if self._untested(found[0], call) else None
 
     def _item_of_loop(self, data: ast.Name, call: ast.Call, binding, depth: int) -> str | None:
-        """`df` of `for name, df in (("train", tr), ("test", te)):` (a loop over literals, or `zip` of them),
-        one of whose values is evaluation data, with the fit under no test of the loop's variables."""
+        """`df` of `for name, df in (("train", tr), ("test", te)):` (a loop over literals, or `zip` of them)
+        bound to evaluation data in a turn that runs the fit (`_runs_in_turn`)."""
         found = self.values.loop_items(data)
-        if found is None or not self._untested(found[0], call):
+        turns = self.values.loop_turns(found[0]) if found is not None else None
+        if not turns or any(data.id not in turn for turn in turns):
             return None
-        item = next((i for i in found[1] if self._evaluation_data(i, call, binding, depth + 1) is not None), None)
+        item = next(
+            (t[data.id] for t in turns if self._runs_in_turn(found[0], call, t) and self._evaluation_data(t[data.id], call, binding, depth + 1) is not None),
+            None,
+        )  # fmt: skip
         loop = one_line(self.ctx.text(found[0].iter), 60)
         return None if item is None else f"`{data.id}`, which the loop over `{loop}` binds to `{self.ctx.text(item)}`"
 
     def _untested(self, loop: ast.For | ast.comprehension, call: ast.Call) -> bool:
         """Does `call` run in each turn of `loop`, under no test of a variable the loop binds?"""
+        return self._runs_in_turn(loop, call, dict.fromkeys(n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)))
+
+    def _runs_in_turn(self, loop: ast.For | ast.comprehension, call: ast.Call, turn: dict[str, ast.AST | None]) -> bool:
+        """Does `call` run in a turn of `loop` whose variables hold `turn`'s items (None: not known)? The
+        `if`s around it and the `if ...: continue` ahead of it in the turn are folded (`folding`) with the
+        variables bound to constant items, and the flags the turn sets from them first (`is_train = split
+        == "train"`); a test of them left open does not run it (`if split.startswith("train"):`)."""
         around = self.ctx.scopes.parent(loop) if isinstance(loop, ast.comprehension) else loop
         if around not in set(self.ctx.scopes.ancestors(call)):
             return False
-        variables = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-        tests = [*self._conditions(call, around), *getattr(loop, "ifs", ())]
-        return not any(variables & {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in tests)
+        constants = {name: item.value for name, item in turn.items() if isinstance(item, ast.Constant)}
+        ahead = self._ahead(call, around)
+        before = {id(n) for s in ahead for n in ast.walk(s)}
+        carried = {  # set in a turn after the call, read by the next (`if first: ...; first = False`)
+            t.id for n in ast.walk(around) if isinstance(n, (ast.Assign, ast.AugAssign)) and id(n) not in before
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)
+        }  # fmt: skip
+        dependent = set(turn) | carried
+        for statement in ahead:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                name, derived = statement.targets[0].id, bool(dependent & _read_names(statement.value))
+                held = fold(statement.value, constants) if derived else None
+                dependent.discard(name)
+                constants.pop(name, None)
+                if derived:
+                    dependent.add(name)
+                    constants.update({name: held} if held is not None else {})
+        decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+        if any(isinstance(s, ast.If) and ends([s], decide, (ast.Continue, *EXITS)) for s in ahead):
+            return False  # `if split != "train": continue`
+        tests = [*getattr(loop, "ifs", ())]
+        if any(fold(t, constants) is False or (fold(t, constants) is None and dependent & _read_names(t)) for t in tests):
+            return False
+        return runs(arms(self.ctx.scopes.ancestors(call), call, around), decide, lambda branch: not dependent & _read_names(branch.test))
+
+    def _ahead(self, node: ast.AST, outer: ast.AST) -> list[ast.stmt]:
+        """The statements that run before `node` in the blocks around it, up to `outer`'s body, outermost first."""
+        statements, child = [], node
+        for ancestor in self.ctx.scopes.ancestors(node):
+            for block in (getattr(ancestor, f, None) for f in ("body", "orelse", "finalbody")):
+                if isinstance(block, list) and child in block:
+                    statements = block[: block.index(child)] + statements
+            if ancestor is outer:
+                break
+            child = ancestor
+        return statements
 
     def _read_parameters(self, function: ast.AST, expr: ast.AST) -> set[str]:
         """The parameters of `function` that `expr` is computed from, through its assignments (any place)."""
@@ -1278,6 +1325,10 @@ def _passes_any(ctx, call: ast.Call, names: set[str]) -> bool:
     return any(_whole(operand, ctx) in names for operand in operands)
 
 
+def _read_names(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
 def _read_keys(expr: ast.AST) -> frozenset[str]:
     return frozenset(_key(n) for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute))) - {None}
 
@@ -1380,6 +1431,27 @@ class _EvaluationFit(Effect):
 
 
 EVALUATION_FIT = _EvaluationFit()
+
+
+class _UnfilteredRows(_EvaluationFit):
+    """What `_EvaluationFit` keeps, a boolean row filter (`df[df["is_train"] == 1]`) left out."""
+
+    def keeps(self, ctx, expr: ast.AST) -> ast.AST | None:
+        return None if isinstance(expr, ast.Subscript) and _row_filter(expr.slice) else super().keeps(ctx, expr)
+
+
+UNFILTERED_ROWS = _UnfilteredRows()
+
+
+def _row_filter(index: ast.AST) -> bool:
+    """A boolean mask of rows written in place: `df.a > 0`, `(m1) & (m2)`, `~df.a.isna()`, `df.k.isin(keys)`
+    (first of `df.loc[mask, cols]`); a name (`df[cols]`) is not known to be one."""
+    index = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return True
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr)):
+        return True
+    return isinstance(index, ast.Compare) or (isinstance(index, ast.Call) and _method(index) in ("isin", "isna", "notna", "notnull", "isnull", "between"))
 
 
 class _IndexedBy(Effect):

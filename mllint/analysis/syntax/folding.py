@@ -78,12 +78,13 @@ def taken_arms(branch: ast.If, decide: Decide) -> list[list[ast.stmt]]:
     return [branch.body] if held is True else [branch.orelse] if held is False else [branch.body, branch.orelse]
 
 
-def ends(block: list[ast.stmt], decide: Decide) -> bool:
-    """Does `block` surely end in a `return` or `raise`, the `if`s `decide` decides running one arm?"""
+def ends(block: list[ast.stmt], decide: Decide, exits: tuple[type, ...] = EXITS) -> bool:
+    """Does `block` surely end in a `return` or `raise` (or another of `exits`: a loop's turn ends at a
+    `continue`), the `if`s `decide` decides running one arm?"""
     last = block[-1] if block else None
     if isinstance(last, ast.If):
-        return all(ends(arm, decide) for arm in taken_arms(last, decide))
-    return isinstance(last, EXITS)
+        return all(ends(arm, decide, exits) for arm in taken_arms(last, decide))
+    return isinstance(last, exits)
 
 
 def after_exit(ancestors: Iterable[ast.AST], statement: ast.AST, decide: Decide) -> bool:

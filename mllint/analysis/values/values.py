@@ -1292,6 +1292,22 @@ class ValueKinds:
         found = {self._literal_loop(d.node) for d in self._reaching(use)} or {None}
         return found.pop() if len(found) == 1 else None
 
+    def loop_turns(self, loop: ast.For | ast.comprehension) -> list[dict[str, ast.AST]] | None:
+        """Each turn of a loop over literals (as `loop_items` reads them): the item each variable of its target
+        is bound to, `enumerate`'s count as a constant; variables bound to no literal left out. None when
+        no variable is, or their lists differ in length."""
+        items = {}
+        for name in (n for n in ast.walk(loop.target) if isinstance(n, ast.Name)):
+            found = self._literal_loop(name)
+            if found is not None and found[0] is loop:
+                items[name.id] = found[1]
+        iterable, target = loop.iter, loop.target
+        counted = isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
+        if counted and isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name) and items and self.ctx.qualified_name(iterable.func) is None:
+            items[target.elts[0].id] = tuple(ast.Constant(i) for i in range(len(next(iter(items.values())))))
+        lengths = {len(i) for i in items.values()}
+        return [{name: found[turn] for name, found in items.items()} for turn in range(lengths.pop())] if len(lengths) == 1 else None
+
     def _literal_loop(self, target: ast.AST) -> tuple[ast.AST, tuple[ast.AST, ...]] | None:
         path, node = [], target
         while isinstance(parent := self.scopes.parent(node), (ast.Tuple, ast.List)):
