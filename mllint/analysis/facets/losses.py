@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
-from mllint.analysis.syntax.names import call_argument, called_name, dict_entries
+from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
 from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, table_item
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold
@@ -177,6 +177,8 @@ class LossCalls:
             chosen += [call.func] if loss is not None else []
         argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
+        if origin is not None and self._replaced_member(argument):
+            return None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
             found = ctx.analysis(Objects).points_to(_values_kept_from(argument)) if origin is not None else None
@@ -184,6 +186,18 @@ class LossCalls:
         default = chosen_note(ctx, chosen, binding) if origin is not None and chosen else ""
         note += f"{default}," if default else ""
         return None if origin is None else LossInput(loss, ctx.text(call.func), argument, origin, note, call_sites(binding))
+
+    def _replaced_member(self, argument: ast.AST) -> bool:
+        """Is the input the output of a layer a model keeps (`model.head(h)`, `head(h)` with `head =
+        model.head`) that code of the file may replace from outside its class (`def swap(m): m.head = ...`)?"""
+        kept = _values_kept_from(argument)
+        func = kept.func if isinstance(kept, ast.Call) else None
+        if isinstance(func, ast.Name):
+            assigned = self.ctx.analysis(ValueKinds).assigned_values(func)
+            func = assigned[0] if assigned and len(assigned) == 1 else None
+        if not isinstance(func, ast.Attribute) or is_self_attribute(func) or not isinstance(func.value, ast.Name | ast.Attribute):
+            return False
+        return self.ctx.analysis(Objects).written_elsewhere(func)
 
     def _prediction(self, call: ast.Call) -> ast.AST | None:
         """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to

@@ -37,6 +37,7 @@ an optimizer constructed in the file gets (`AdamW(model.parameters())`, through 
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 import re
 from collections.abc import Callable
@@ -52,7 +53,7 @@ from mllint.analysis.program.hierarchy import made_runner, dispatched_method, di
 from mllint.analysis.values.optimizers import is_optimizer
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.program.project import ProjectView, defines_module
-from mllint.analysis.syntax.names import Names, call_argument, module_scope_imports, partial_target
+from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute, module_scope_imports, partial_target
 from mllint.analysis.syntax.scopes import first_parameter, parameters
 from mllint.analysis.syntax.yaml_subset import read_yaml
 from mllint.analysis.program.summaries import RETURNS_RECEIVER, function_returns, returns_receiver
@@ -841,6 +842,22 @@ class Objects:
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.classes:
             return self.classes[call.func.id] if self._scope_binding(call.func) is self.ctx.tree else None
         return None
+
+    def written_elsewhere(self, member: ast.Attribute) -> bool:
+        """May code of the file write the attribute `member` reads (`model.head`) from outside the object's
+        class: on an object it may be (`model.head = ...`), or on a parameter it may be passed as (`def
+        swap(m): m.head = ...`), or on an object not known? Passed to a function of another module of the
+        project (`calibrate(model)`), it may be written there."""
+        held = self.points_to(member.value)
+        for target, _, _ in () if held is None else self._attribute_writes().get(member.attr, ()):
+            receivers = None if is_self_attribute(target) else self.points_to(target.value)
+            if not is_self_attribute(target) and (receivers is None or receivers & held or any(r.kind == "parameter" for r in receivers)):
+                return True
+        for call in () if held is None else self.ctx.index.of_type(ast.Call):
+            if isinstance(call.func, ast.Name) and call.func.id not in self.functions and not hasattr(builtins, call.func.id) and self.library_name(call.func) is None:
+                if any((self.points_to(a) or frozenset()) & held for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name | ast.Attribute)):
+                    return True
+        return held is None
 
     def _attribute_writes(self) -> dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]]:
         """Attribute name -> (the attribute target, the value bound to it, the statement), for every

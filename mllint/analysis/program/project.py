@@ -990,6 +990,8 @@ class ProjectView:
             if defining is None:
                 return self._attribute_call(callee, value, depth)
             owner, cls = defining
+            if (self._reassigned(callee.cls, cls, 0) or frozenset()) & cls.assigns:
+                return None  # `self.head = nn.Linear(...)` in a subclass: the base's method reads another layer
             returned = cls.forward_deciding(value.decide) if name == "forward" and value.decide is not None else cls.returns_of(name)
             result = _as_called(self.resolve(returned, owner, depth + 1), self._definition(callee.cls, "__init__"), callee.site)
             if result is None and value.decide is None:
@@ -1023,6 +1025,18 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _reassigned(self, qualified: str, defining: ClassSummary, depth: int) -> frozenset[str] | None:
+        """The `self.` attributes the project classes from `qualified` down to its base `defining` (not
+        included) assign in their methods: writes a method `defining` runs for them may not see; None when
+        `defining` is no base of it."""
+        found = self.class_summary(qualified)
+        if found is not None and found[1] is defining:
+            return frozenset()
+        if found is None or depth > MAX_DEPTH:
+            return None
+        between = [b for base in found[1].bases if (b := self._reassigned(base, defining, depth + 1)) is not None]
+        return found[1].assigns.union(*between) if between else None
 
     def _attribute_call(self, callee: Instance, value: Called, depth: int) -> Resolved | None:
         """Calling a layer an instance keeps (`model.head(h)`, `apply_head(model.head, h)`): what the layer its

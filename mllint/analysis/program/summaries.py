@@ -30,9 +30,9 @@ from functools import cached_property
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
-from mllint.analysis.syntax.names import module_scope_imports, qualified_name, training_test
+from mllint.analysis.syntax.names import is_self_attribute, module_scope_imports, qualified_name, training_test
 from mllint.analysis.syntax.scopes import first_parameter
-from mllint.analysis.syntax.tree import child_nodes, module_statements, own_method, position
+from mllint.analysis.syntax.tree import bound_receivers, child_nodes, module_statements, own_method, position
 from mllint.analysis.values.values import OneOf, Value, ValueKinds
 
 T = TypeVar("T")
@@ -85,6 +85,10 @@ class ClassSummary(_Definition):
         self.decorators = decorators  # qualified: `registry.register` for `@register("net")` and `@register`
         self.methods = frozenset(m.name for m in node.body if isinstance(m, FUNCTIONS))
         self.has_forward = own_method(node, "forward", ast.FunctionDef) is not None
+        self.assigns = frozenset(  # the attributes its own methods assign to `self.`
+            t.attr for m in node.body if isinstance(m, FUNCTIONS) for a in ast.walk(m) if isinstance(a, (ast.Assign, ast.AnnAssign))
+            for t in bound_receivers(a) if is_self_attribute(t)
+        )  # fmt: skip
         self._returns: dict[str, Value | None] = {}
 
     @cached_property

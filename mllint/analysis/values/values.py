@@ -478,6 +478,8 @@ class ValueKinds:
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name | ast.Attribute):
+            if self._member_replaced(expr, expr):
+                return None  # `model.head = nn.Linear(...)` before: not the layer its class keeps
             receiver = self._value(expr.value, depth + 1, binding)  # `model.head` handed on: the layer its class keeps
             return receiver if receiver is None or receiver is PENDING else Member(receiver, expr.attr)
         else:
@@ -694,6 +696,8 @@ class ValueKinds:
             return None if canonical_class(name).startswith("torch.") and not self._linting_torch() else Called(Ref(name), call)
         if isinstance(func, ast.Attribute) and name is None and not is_self_attribute(func):
             # `model.scores(x)`, `self.net.embed(x)`: a method of the object, found when the project knows its class
+            if self._member_replaced(func, call):
+                return None  # `model.head = nn.Linear(...)`, then `model.head(h)`
             receiver = self._value(func.value, depth + 1, binding)
             return receiver if receiver is None or receiver is PENDING else Called(Member(receiver, func.attr), call)
         if is_self_attribute(func) and self._own_method(func):
@@ -771,6 +775,20 @@ class ValueKinds:
         What it returns is then not what its class or builder says."""
         changes = self._changes.get((self.scopes.enclosing_scope(call), module.id), ())
         return bool(changes) and position(changes[0]) < position(call)
+
+    def _member_replaced(self, member: ast.Attribute, use: ast.AST) -> bool:
+        """Is the attribute `member` reads of a name (`model.head`) changed in its scope before `use`: assigned
+        (`model.head = nn.Linear(16, 3)`, or a part of it), or layers added to it or to the object?"""
+        if not isinstance(member.value, ast.Name):
+            return False
+        name, key = member.value.id, f"{member.value.id}.{member.attr}"
+        for change in self._changes.get((self.scopes.enclosing_scope(use), name), ()):
+            if position(change) >= position(use):
+                break
+            targets = change.targets if isinstance(change, ast.Assign) else [change.func.value]
+            if any(k == name or k == key or k.startswith(f"{key}.") for k in (reference_key(t) or name for t in targets)):
+                return True
+        return False
 
     def _replaced_head(self, use: ast.Name | ast.Attribute, model: "Called", depth: int, binding) -> Value | None:
         """A library classifier (`torchvision.models.resnet18()`, `timm.create_model(...)`) whose last layer
