@@ -38,7 +38,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
-from mllint.analysis.syntax.tree import position
+from mllint.analysis.syntax.tree import position, same_expression
 from mllint.analysis.values.values import MAX_DEPTH, Kind, ValueKinds
 
 # A factor of a product that scales a term rather than being one (`ent_coef * entropy`).
@@ -200,13 +200,10 @@ def _straight_through(total: ast.BinOp) -> bool:
     """A sum that adds a value and subtracts its detached copy (`y_hard - y_soft.detach() + y_soft`, `z + (zq -
     z).detach()`, `a - a.detach()`): a straight-through estimator, whose terms are read together, as they are
     when the sum is bound to a name first (`y = ...; (y * cost).sum(1)`): the cut is not a term's."""
-    terms = _signed_leaves(total, 1)
-    kept = {(ast.dump(node), sign) for node, sign in terms if _detached(node) is None}
-    return any(
-        (ast.dump(inner), -sign * inner_sign) in kept
-        for node, sign in terms if (copy := _detached(node)) is not None
-        for inner, inner_sign in _signed_leaves(copy, 1)
-    )  # fmt: skip
+    terms = [(node, sign, _detached(node)) for node, sign in _signed_leaves(total, 1)]
+    kept = [(node, sign) for node, sign, copy in terms if copy is None]
+    cancelled = [(inner, -sign * inner_sign) for _, sign, copy in terms if copy is not None for inner, inner_sign in _signed_leaves(copy, 1)]
+    return any(s == t and same_expression(a, b) for a, s in cancelled for b, t in kept)
 
 
 def _signed_leaves(node: ast.AST, sign: int) -> list[tuple[ast.AST, int]]:
