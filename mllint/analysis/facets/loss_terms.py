@@ -38,7 +38,7 @@ from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.facets.objectives import JOINING_FUNCTIONS, LOG_LIKELIHOOD, REDUCING_FUNCTIONS, REDUCING_METHODS, factor_sign, objective
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults
-from mllint.analysis.syntax.tree import position
+from mllint.analysis.syntax.tree import position, same_expression
 from mllint.analysis.values.values import MAX_DEPTH, Kind, ValueKinds
 
 # A factor of a product that scales a term rather than being one (`ent_coef * entropy`).
@@ -123,6 +123,8 @@ def _parts(item: Summand, index: int | None, calls: int) -> list[tuple[Summand, 
     """What a term sums, with the element of a returned tuple taken (None: it is a term itself)."""
     expr, ctx = item.node, item.ctx
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) and index is None:
+        if _straight_through(expr):
+            return None  # `y_hard - y_soft.detach() + y_soft`: one term, the estimator
         return [(_within(item, expr.left), None, 0), (_within(item, expr.right), None, 0)]
     if index is None and (total := _scaled_sum(item, expr)) is not None:  # `(nll + kl) / n`: each term, scaled
         return [(_within(item, total.left), None, 0), (_within(item, total.right), None, 0)]
@@ -172,7 +174,8 @@ def _scaled_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
     node = expr
     while (scaled := _scaled_part(item, node)) is not None:
         node = scaled
-    return node if node is not expr and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) else None
+    summed = node is not expr and isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))
+    return node if summed and not _straight_through(node) else None
 
 
 def _reduced_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
@@ -190,7 +193,33 @@ def _reduced_sum(item: Summand, expr: ast.AST) -> ast.BinOp | None:
         else:
             break
     summed = reductions and isinstance(reduced, ast.BinOp) and isinstance(reduced.op, (ast.Add, ast.Sub))
-    return reduced if summed else None
+    return reduced if summed and not _straight_through(reduced) else None
+
+
+def _straight_through(total: ast.BinOp) -> bool:
+    """A sum that adds a value and subtracts its detached copy (`y_hard - y_soft.detach() + y_soft`, `z + (zq -
+    z).detach()`, `a - a.detach()`): a straight-through estimator, whose terms are read together, as they are
+    when the sum is bound to a name first (`y = ...; (y * cost).sum(1)`): the cut is not a term's."""
+    terms = [(node, sign, _detached(node)) for node, sign in _signed_leaves(total, 1)]
+    kept = [(node, sign) for node, sign, copy in terms if copy is None]
+    cancelled = [(inner, -sign * inner_sign) for _, sign, copy in terms if copy is not None for inner, inner_sign in _signed_leaves(copy, 1)]
+    return any(s == t and same_expression(a, b) for a, s in cancelled for b, t in kept)
+
+
+def _signed_leaves(node: ast.AST, sign: int) -> list[tuple[ast.AST, int]]:
+    """The terms a `+`/`-` sum adds, each with its sign."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return [*_signed_leaves(node.left, sign), *_signed_leaves(node.right, -sign if isinstance(node.op, ast.Sub) else sign)]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _signed_leaves(node.operand, -sign)
+    return [(node, sign)]
+
+
+def _detached(node: ast.AST) -> ast.AST | None:
+    """`x` of `x.detach()` or `x.data`."""
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+        return node.func.value
+    return node.value if isinstance(node, ast.Attribute) and node.attr == "data" else None
 
 
 def _scaled_part(item: Summand, node: ast.AST) -> ast.AST | None:

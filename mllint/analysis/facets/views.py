@@ -24,7 +24,7 @@ tensor on to (a `Compose` running the transforms it was built with), the objects
 batch a generator method yields of one, the stored item a dataset gives without a copy (`DataLoader(ds,
 batch_size=None)`, `for x, y in ds`). `passed_through(binding, parameter)` follows an argument up a chain of
 callers that pass their own parameter on. `unshared(ctx, expr, use)` tells a fresh tensor (`torch.cat(...)`,
-`h.clone()`) from one a caller still holds.
+`h.clone()`, `x[idx]` of an index array) from one a caller still holds.
 
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
@@ -131,7 +131,8 @@ COPYING_FUNCTIONS = frozenset({"copy.deepcopy", "copy.copy"})
 def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
     """Is `expr`, given at `use`, a tensor nothing else holds: made there by a torch operation
     (`torch.cat([a, b])`, `a + b`) or a copying tensor method (`h.clone()`, `h.detach().clone()`; a view
-    of such a tensor, `h.clone().detach()`, too), or a name bound only to such tensors and read nowhere
+    of such a tensor, `h.clone().detach()`, too), a copy made by indexing with an array (`x[mb]` of an index
+    array, `x[x > 0]`, `x[[0, 1]]`; not `x[t]`, `x[:, 0]`), or a name bound only to such tensors and read nowhere
     after `use`?"""
     if isinstance(expr, ast.Name):
         values = ctx.analysis(ValueKinds)
@@ -147,6 +148,8 @@ def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
         )  # fmt: skip
     if isinstance(expr, ast.BinOp):
         return True
+    if isinstance(expr, ast.Subscript):  # `x[idx]`: a copy for an index array; `x[t]`, `x[:, 0]`: a view
+        return _copying_index(ctx, expr.slice)
     if not isinstance(expr, ast.Call) or any(k.arg == "inplace" for k in expr.keywords):
         return False
     base = viewed(ctx, expr)
@@ -169,6 +172,35 @@ def unshared(ctx, expr: ast.AST, use: ast.AST) -> bool:
         return qualified is not None and qualified.startswith("torch.nn.") and qualified.rpartition(".")[2] not in PASSING_LAYERS
     name = func.attr if isinstance(func, ast.Attribute) else None
     return qualified.startswith("torch.") and name not in RETURNS_ITS_TENSOR | SPLITS
+
+
+# Calls that make an array or a tensor of indices (`np.arange(n)`, `torch.randperm(n)`), and that make one of a list.
+INDEX_ARRAYS = frozenset({"numpy.arange", "numpy.random.permutation", "torch.arange", "torch.randperm"})
+ARRAYS_OF = frozenset({"numpy.array", "numpy.asarray", "torch.tensor", "torch.as_tensor"})
+INDEX_METHODS = frozenset({"permutation", "nonzero", "argsort"})  # `rng.permutation(n)`, `mask.nonzero()`
+
+
+def _copying_index(ctx, index: ast.AST, depth: int = 0) -> bool:
+    """An index that selects by an array, so that indexing copies (advanced indexing): a list, a boolean mask
+    (`x[x > 0]`), a tensor or array of indices (`inds[start:end]` of `inds = np.arange(n)`), in any item of a
+    tuple index. Ints, slices, `None` and `...` make a view; an index of unknown form is not taken as a copy."""
+    if depth > MAX_ROOT_STEPS:
+        return False
+    if isinstance(index, ast.Tuple):
+        return any(_copying_index(ctx, i, depth + 1) for i in index.elts)
+    if isinstance(index, ast.List | ast.ListComp | ast.Compare) or (isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert)):
+        return True
+    if isinstance(index, ast.Subscript) and isinstance(index.slice, ast.Slice):  # a slice of an index array
+        return _copying_index(ctx, index.value, depth + 1)
+    if isinstance(index, ast.Name):
+        values = ctx.analysis(ValueKinds).reaching_values(index)
+        return bool(values) and all(_copying_index(ctx, v, depth + 1) for v in values)
+    if not isinstance(index, ast.Call):
+        return False
+    qualified = ctx.qualified_name(index.func)
+    if qualified is None and isinstance(index.func, ast.Attribute) and index.func.attr in INDEX_METHODS:
+        return True
+    return qualified in INDEX_ARRAYS or (qualified in ARRAYS_OF and bool(index.args) and isinstance(index.args[0], ast.List))
 
 
 # In-place methods that write into a buffer rather than transform its values, or change a flag.
