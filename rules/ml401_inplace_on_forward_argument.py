@@ -2,7 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
-from mllint.analysis.facets.helper_effects import INPLACE, entry_of_module, forward_sites, taken_somewhere, tensor_parameters
+from mllint.analysis.facets.helper_effects import INPLACE, built_to_run, entry_of_module, forward_sites, taken_somewhere, tensor_parameters
 from mllint.analysis.facets.hooks import kept_outputs, output_kept
 from mllint.analysis.facets.views import held_after, kept_after, literal_loop_items, parameter_holders, read_again, read_with, unshared, viewed
 from mllint.analysis.program.callers import Callers
@@ -149,7 +149,8 @@ class InplaceOnForwardArgument(Rule):
     argument, is reported at its change when every call hands it such an argument, else at the call in
     `forward`; a helper that copies first (`x = x.clone()`, `x: Tensor = x.clone()`), or is given a copy or a
     fresh tensor, is not, nor a change under the helper's own switch (`x.mul_(s) if inplace else x.mul(s)`)
-    when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`).
+    when the call leaves it false (`inplace=False` by default) or hands it the module's option (`self.inplace`), nor one under a test of the module's attribute that no construction of it takes (`if self.inplace:` with
+    `self.inplace = inplace` in `__init__(..., inplace=False)`, every construction leaving it to its default).
     A public method of a module other than `forward` that code outside the module calls for a result
     (`agent.act(obs)`, `model.encode(x)`; also through a parameter every call site fills with the same
     construction: `def update(agent, obs)` called with `agent = make_agent(...)`) counts as `forward` does: a change of its tensor argument, or of a
@@ -260,7 +261,10 @@ class InplaceOnForwardArgument(Rule):
             return
         tensors = tensor_parameters(self.ctx, function) if entry_of_module(self.ctx, self.ctx, function) is not None else set()
         for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():
-            local = next((r for r in reaches if not r.calls and taken_somewhere(self.ctx, self.ctx, function, r)), None)
+            local = next((
+                r for r in reaches
+                if not r.calls and taken_somewhere(self.ctx, self.ctx, function, r) and built_to_run(self.ctx, function, r.node)
+            ), None)  # fmt: skip
             entry = entry_of_module(self.ctx, self.ctx, function, parameter) if local is not None and parameter in tensors else None
             if entry is not None:  # `agent.act(obs)` changing `obs`: as a `forward` would
                 self.report(local.node, ENTRY_MESSAGE.format(

@@ -24,12 +24,17 @@ from weakref import WeakKeyDictionary
 from mllint.analysis.facets.gradients import FLAG_METHODS
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
 from mllint.analysis.facets.views import unshared, viewed
-from mllint.analysis.program.callers import Callers
+from mllint.analysis.objects.constants import construction_constants
+from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.effects import MAX_DEPTH, Effect, Reach, takes_self
+from mllint.analysis.program.hierarchy import self_classes
+from mllint.analysis.program.project import ProjectView
+from mllint.analysis.syntax.folding import after_exit, arms, fold, runs
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters
+from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds
 
 TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
@@ -114,6 +119,34 @@ def taken_somewhere(linted, ctx, function: ast.AST, reach: Reach) -> bool:
     is known)? A test of a parameter the call leaves undecided is the caller's option: not taken."""
     calls = [call for _, call in linted.analysis(Callers).sites_in(ctx, function)]
     return any(reach.taken_under(call, function, strict=False) for call in calls)
+
+
+def built_to_run(ctx, function: ast.AST, node: ast.AST) -> bool:
+    """Does `node`, in a method of a class of the linted file, run under some construction of that class,
+    the `if`s around it deciding on attributes `__init__` sets from its parameters (`if self.inplace:` with
+    `self.inplace = inplace`, `inplace=False` by default, built only as `NoisyPolicy(10, 2, hidden=32)`)?
+    True unless every construction is known and decides against it (no construction found, a subclass, a
+    construction with `*args`/`**kwargs`, or an attribute assigned again elsewhere in the class: not known)."""
+    cls = ctx.scopes.enclosing_class(function)
+    init = own_method(cls, "__init__") if cls is not None else None
+    if init is None or len(self_classes(ctx, cls, ctx.analysis(ProjectView))) > 1:
+        return True
+    sites = [call for _, call in ctx.analysis(Callers).constructions(cls)]
+    if not sites or len(sites) >= MAX_SITES:
+        return True
+    stores = [
+        n.attr for n in ast.walk(cls)
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    ]  # fmt: skip
+    ancestors = list(ctx.scopes.ancestors(node))
+    for call in sites:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return True
+        constants = {k: v for k, v in construction_constants(call, init).items() if not k.startswith("self.") or stores.count(k[5:]) == 1}
+        decide = lambda branch: fold(branch.test, constants)  # noqa: E731
+        if runs(arms(ancestors, node, function), decide) and not after_exit(ancestors, node, decide):
+            return True
+    return False
 
 
 def forward_of_module(ctx, function: ast.AST | None) -> bool:
