@@ -31,7 +31,7 @@ from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.effects import MAX_DEPTH, Effect, Reach, takes_self
 from mllint.analysis.program.hierarchy import self_classes
 from mllint.analysis.program.project import ProjectView
-from mllint.analysis.syntax.folding import after_exit, arms, fold, runs
+from mllint.analysis.syntax.folding import fold, runs_under
 from mllint.analysis.syntax.names import call_argument
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import own_method
@@ -138,13 +138,11 @@ def built_to_run(ctx, function: ast.AST, node: ast.AST) -> bool:
         n.attr for n in ast.walk(cls)
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"
     ]  # fmt: skip
-    ancestors = list(ctx.scopes.ancestors(node))
     for call in sites:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return True
         constants = {k: v for k, v in construction_constants(call, init).items() if not k.startswith("self.") or stores.count(k[5:]) == 1}
-        decide = lambda branch: fold(branch.test, constants)  # noqa: E731
-        if runs(arms(ancestors, node, function), decide) and not after_exit(ancestors, node, decide):
+        if runs_under(ctx.scopes, node, lambda branch: fold(branch.test, constants), function):
             return True
     return False
 

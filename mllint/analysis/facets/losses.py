@@ -24,7 +24,7 @@ from mllint.analysis.objects.constants import binding_constants, call_constants,
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
-from mllint.analysis.syntax.folding import after_exit, arms, runs
+from mllint.analysis.syntax.folding import runs_under
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
@@ -143,8 +143,7 @@ class LossCalls:
         constants = binding_constants(self.ctx, bound)
         if not constants:
             return True
-        decide, statement = lambda branch: fold(branch.test, constants), self.ctx.scopes.statement(call)
-        return runs(arms(self.ctx.scopes.ancestors(call), call), decide) and not after_exit(self.ctx.scopes.ancestors(statement), statement, decide)
+        return runs_under(self.ctx.scopes, call, lambda branch: fold(branch.test, constants))
 
     def _may_be_a_loss_function(self, func: ast.AST) -> bool:
         """`F.cross_entropy`, `nn.NLLLoss` or an alias imported under another name: by its name, before

@@ -2,9 +2,9 @@
 
 Pure syntax over a table of constants (the loop variables of an unrolled loop, a call site's constants,
 a function's parameter defaults); the values and objects layers and the facets share it. `arms`, `runs` and
-`after_exit` are the one answer to "does this node run under these constants" (the `if`s around it, and
-those before it whose taken arm returns, each decided by a caller's `decide`: a call's arguments, a
-configuration's defaults).
+`after_exit`, together `runs_under`, are the one answer to "does this node run under these constants" (the
+`if`s around it, and those before it whose taken arm returns, each decided by a caller's `decide`: a call's
+arguments, a configuration's defaults).
 """
 from __future__ import annotations
 
@@ -101,6 +101,13 @@ def after_exit(ancestors: Iterable[ast.AST], statement: ast.AST, decide: Decide)
             return False
         child = ancestor
     return False
+
+
+def runs_under(scopes, node: ast.AST, decide: Decide, stop: ast.AST | None = None) -> bool:
+    """Does `node` run under `decide`: no `if` around it (below `stop`) decided against its arm, and its
+    statement follows no `if` decided for an arm that ends in `return` or `raise`? `scopes`: its tree's."""
+    statement = scopes.statement(node)
+    return runs(arms(scopes.ancestors(node), node, stop), decide) and not after_exit(scopes.ancestors(statement), statement, decide)
 
 
 ORDERS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
