@@ -33,7 +33,8 @@ class FitOnEvaluationData(Rule):
 
     When the fit sits in a project function or method the evaluation data is handed to (directly or
     through the functions it calls: `pre.fit_transform(val_df)` running its own `fit`, `preprocess(test_df)`
-    whose `if scaler is None:` branch the call takes by leaving `scaler` out), the call that hands the data
+    whose `if scaler is None:` branch the call takes by leaving `scaler` out; `encode(val_df, coder, refit=True)`
+    running `if refit: coder.fit(df)`, a method of the project class the call's `coder` is), the call that hands the data
     over is reported, with the helper's fit named: the helper is right for training data. So is a call naming
     an evaluation split to a helper that reads that split and fits on it (`load_split(root, "test")`, or each
     name of `for split in SPLITS:` with `SPLITS = ("train", "dev")`), and a call once per split of a dict with literal split keys to a

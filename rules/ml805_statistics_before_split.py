@@ -21,8 +21,10 @@ class StatisticsBeforeSplit(Rule):
     converts it is the same data (`full = torch.as_tensor(spectra)`: statistics of `full`, then a split of
     `spectra`; `torch.from_numpy`, `np.asarray`, `.numpy()`, `.values`; a conversion of a part,
     `torch.as_tensor(x[:n])`, is other data), and so are columns named by a list of labels (`df[NUMERIC]` with
-    `NUMERIC = ["age", "fare"]`). Statistics of
-    the training part only (`scaler.fit(X_train)`), and transformers inside a `Pipeline` handed to
+    `NUMERIC = ["age", "fare"]`). A statistic is a reduction across the rows (`X.mean(0)`, `x.mean((0, 2, 3))`,
+    no axis), not one within each sample (`imgs.mean(1, keepdim=True)`, `x.std(dim=-1)`) unless a reshape moved
+    the rows. Statistics of the training part only (`scaler.fit(X_train)`, also in a loader that returns the
+    parts of its own split), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.
 
     The fit and the split need not sit together: a helper of the project that normalises its argument,
@@ -32,7 +34,8 @@ class StatisticsBeforeSplit(Rule):
     the other arm) count as well, and so do a head and a tail of a bound and one offset from it,
     overlapping or not (`series[:cut]` and `series[cut - self.window:]` returned by `divide`, or kept
     together: `self.parts = (x[:cut], x[cut - w:])`), a head and a tail of different bounds when assignments or dict
-    keys name both parts (`train = X[:n_train]`, `{"test": idx[:n_te], "train": idx[n_te + n_va:]}`), a
+    keys name both parts (`train = X[:n_train]`, `{"test": idx[:n_te], "train": idx[n_te + n_va:]}`, also each
+    handed to a constructor: `{"train": Windows(values[:a]), "val": Windows(values[a - w:b])}`), a
     slice whose bounds one flag picks from lists of bounds (`data[border1s[set_type]:border2s[set_type]]`),
     statistics a helper returns (of its argument or of a reshaped view of it: `flat = x.transpose(0,
     1).flatten(1)`, `torch.flatten(x, 1)`) that a later call or `return` hands on with the data to a helper that

@@ -22,13 +22,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from mllint.analysis.objects.call_sites import built, dict_keys, makers
+from mllint.analysis.facets.indexing import int_literal
+from mllint.analysis.objects.call_sites import built, classes_of, dict_keys, makers
 from mllint.analysis.objects.constants import binding_constants, fold
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.effects import Effect, ParameterEffects, Reach, takes_self
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view, place_in
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import EXITS, arms, ends, runs
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.scopes import parameters
@@ -67,11 +69,16 @@ PART_WORDS = ("train", "test", "val", "eval", "holdout")
 PART_WORD = re.compile(r"(?<![a-z])(train\w*|test\w*|val|valid|validation|eval|holdout)(?![a-z])", re.IGNORECASE)
 SPLITTER_WORDS = ("split", "divide", "partition")  # a function returning parts: `def divide(data):`
 COLUMN_NAME = re.compile(r"col|feature|field|attr|name", re.IGNORECASE)
+MAX_DATA_DEPTH = 8  # names and project functions followed back to a table read from a file
+READER_TEXT = re.compile(rb"read_|loadtxt|genfromtxt")  # a module whose functions may return a table they read
 # What a project module must mention for its helpers to be read.
 HELPER_TEXT = re.compile(rb"fit|mean|std|var\(|min\(|max\(|median|quantile|split|\[:")
 ROW_KEEPING = frozenset({"reshape", "astype", "to_numpy", "copy", "squeeze", "flatten", "ravel", "float", "numpy"})
 ROW_KEEPING_ATTRIBUTES = frozenset({"values"})  # `df[cols].values`
+# pandas methods that give back the table cleaned or reindexed, still every row that matters (`df.dropna()`).
+TABLE_KEEPING = frozenset({"dropna", "drop_duplicates", "fillna", "interpolate", "sort_values", "sort_index", "reset_index", "set_index", "rename"})
 RESHAPING = ROW_KEEPING | {"transpose", "permute", "view", "contiguous", "movedim", "swapaxes"}  # the same values
+AXES_MOVING = frozenset({"reshape", "view", "flatten", "ravel", "squeeze", "transpose", "permute", "movedim", "swapaxes"})
 RESHAPING_FUNCTIONS = frozenset(
     f"{library}.{name}" for library in ("numpy", "torch") for name in ("reshape", "transpose", "flatten", "moveaxis", "movedim", "swapaxes", "permute")
 ) | {"einops.rearrange"}  # fmt: skip
@@ -442,12 +449,29 @@ class Leakage:
         return data if any(self._reads_later(flow, h, data, statement.end_lineno) for h in held) else None
 
     def statistic_of(self, call: ast.Call) -> str | None:
+        """The data a statistic across its rows is computed of (`X.mean(0)`, `np.std(X)`; not the per-sample
+        `imgs.mean(1, keepdim=True)`), or that a helper returns statistics of."""
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in STATISTIC_METHODS and self.ctx.qualified_name(func) is None:
-            return _whole(func.value, self.ctx)
+            across = _across_rows(call, 1 if func.attr == "quantile" else 0) or not self._rows_first(func.value)
+            return _whole(func.value, self.ctx) if across else None
         if self.ctx.qualified_name(func) in STATISTIC_FUNCTIONS and call.args:
-            return _whole(call.args[0], self.ctx)
+            return _whole(call.args[0], self.ctx) if _across_rows(call, 1) or not self._rows_first(call.args[0]) else None
         return self._helper_data(call, "statistics")
+
+    def _rows_first(self, expr: ast.AST, depth: int = 0) -> bool:
+        """Are the rows of `expr` along its first axis, as no reshaping moved them (`x.permute(1, 0, 2, 3)`,
+        `torch.flatten(torch.movedim(x, 1, 0), 1)`, `x.T`), through conversions and the names bound to it?"""
+        if depth > MAX_DATA_DEPTH:
+            return False
+        if isinstance(expr, ast.Call) and (_method(expr) in AXES_MOVING or self.ctx.qualified_name(expr.func) in RESHAPING_FUNCTIONS):
+            return False
+        if isinstance(expr, ast.Attribute) and expr.attr in ("T", "mT"):
+            return False
+        if isinstance(expr, ast.Call) and _method(expr) in RESHAPING:  # `x.astype(np.float32)`: its layout
+            return self._rows_first(expr.func.value, depth + 1)
+        values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) else None
+        return all(self._rows_first(v, depth + 1) for v in values or ())
 
     def _statistic_calls(self, statement: ast.AST) -> list[ast.Call]:
         if statement not in self._statistics:
@@ -634,10 +658,23 @@ class Leakage:
                 c for c in calls if (isinstance(statement := self._statement(c), ast.Return) or (_binds(statement) & returned) or _passes_any(self.ctx, c, returned))
                 and (data := self.fitted_data(c)) is not None and data not in names
                 and (isinstance(statement, ast.Return) or _binds(statement) & returned or data in returned)
-                and self._fitted_before_split(c, data) is None
+                and self._fitted_before_split(c, data) is None and not self._split_part(c)
             ), None)  # fmt: skip
         self._summaries[key] = found
         return found
+
+    def _split_part(self, fit: ast.Call) -> bool:
+        """Is what `fit` fits on a part a split gave on every way to it (`scaler.fit(X_tr)` with `X_tr, X_te,
+        ... = train_test_split(X, y)`): statistics of the training part, not of the whole?"""
+        method = _method(fit)
+        if (method in FITTING_METHODS or self.ctx.qualified_name(fit.func) in STATISTIC_FUNCTIONS) and fit.args:
+            data = _rows_of(fit.args[0])
+        else:
+            data = _rows_of(fit.func.value) if method in STATISTIC_METHODS else None
+        values = self.values.reaching_values(data) if isinstance(data, ast.Name) else None
+        return bool(values) and all(
+            isinstance(v, ast.Subscript) and isinstance(v.value, ast.Call) and self.ctx.qualified_name(v.value.func) in SPLITS for v in values
+        )  # fmt: skip
 
     def _tuple_returned(self, value: ast.AST | None) -> ast.Tuple | None:
         """The tuple literal a `return` gives, written there or bound to the name it returns."""
@@ -668,7 +705,7 @@ class Leakage:
             reach = next((r for r in reaches if self._handed_fit(call, callee, r)), None) if evidence else None
             if reach is not None:
                 return evidence, callee.function.name, reach
-        return self._fits_named_split(call, callee, bound)
+        return self._fits_through_method(call, callee, bound) or self._fits_named_split(call, callee, bound)
 
     def _fits_named_split(self, call: ast.Call, callee: Callee, bound: dict[str, ast.AST]) -> tuple[str, str, Reach] | None:
         """A helper that loads the split a parameter names and fits on it, given an evaluation split's name
@@ -779,13 +816,41 @@ class Leakage:
     def _handed_fit(self, call: ast.Call, callee: Callee, reach: Reach) -> bool:
         """Does the fit at `reach` run under `call`, learn statistics, and read data that is not evaluation data
         where it stands (`scaler.fit(X_test)` is reported there)?"""
+        return reach.taken_under(call, callee.function) and self._counts(call, reach)
+
+    def _counts(self, call: ast.Call, reach: Reach) -> bool:
+        """`_handed_fit` once the fit is known to run under `call`."""
         fit = reach.node
         if reach.calls and (inner := reach.calls[0])[0].analysis(Leakage).fits_through_helper(inner[1]) is not None:
             return False  # reported at that call: `per_part(valid_df)` handing `valid_df` on to `featurize(valid_df)`
         return (
-            reach.taken_under(call, callee.function) and self._learns(call, reach) and not _per_window(reach.ctx, fit)
+            self._learns(call, reach) and not _per_window(reach.ctx, fit)
             and reach.ctx.analysis(Leakage)._evaluation_data(fit.args[0], fit, None) is None and not self._for_a_figure(call, reach)
         )  # fmt: skip
+
+    def _fits_through_method(self, call: ast.Call, callee: Callee, bound: dict[str, ast.AST]) -> tuple[str, str, Reach] | None:
+        """A method the helper runs on an object the call passes, told by what the object is here
+        (`make_split(val_df, pre, fit=True)` running `if fit: pre.fit(df)`, `pre = Preprocessor()`), fitting
+        on evaluation data the call passes on through it."""
+        home = callee.ctx
+        for inner in home.index.within(callee.function, ast.Call):
+            receiver = inner.func.value if isinstance(inner.func, ast.Attribute) else None
+            passed = bound.get(receiver.id) if isinstance(receiver, ast.Name) and home.scopes.enclosing_function(inner) is callee.function else None
+            method = self._method_on(passed, inner.func.attr, sites=True) if passed is not None else None
+            if method is None or not Reach(home, inner).taken_under(call, callee.function):
+                continue
+            handed = bind_arguments(inner, method.function, True)
+            for name, reaches in method.ctx.analysis(ParameterEffects).of(method.function, EVALUATION_FIT).items():
+                argument = handed.get(name)
+                while argument is not None and not isinstance(argument, ast.Name):
+                    argument = EVALUATION_FIT.keeps(home, argument)  # `pre.fit(df[cols])`: still `df`
+                data = bound.get(argument.id) if argument is not None else None
+                evidence = self._evaluation_data(data, call, None) if data is not None else None
+                whole = [Reach(r.ctx, r.node, ((home, inner), *r.calls)) for r in reaches if r.taken_under(inner, method.function)]
+                reach = next((r for r in whole if self._counts(call, r)), None) if evidence else None
+                if reach is not None:
+                    return evidence, callee.function.name, reach
+        return None
 
     def _drawn(self, fit: ast.Call, binding) -> bool:
         """Does only a figure show the fit's output: here, or where the call site `binding` holds under
@@ -852,13 +917,20 @@ class Leakage:
         callee = self.ctx.analysis(ParameterEffects).callee(call)
         if callee is not None or not isinstance(call.func, ast.Attribute):
             return callee
+        return self._method_on(call.func.value, call.func.attr)
+
+    def _method_on(self, receiver: ast.AST, name: str, sites: bool = False) -> Callee | None:
+        """The method `name` of the one project class the object `receiver` is here (with `sites`, also under
+        the call sites of its function: `self.coder` of `self.coder = coder`, built with `FeatureCoder()`)."""
         objects = self.ctx.analysis(Objects)
-        found = objects.points_to(call.func.value)
+        found = objects.points_to(receiver)
         classes = {objects.class_of(obj) for obj in found} if found else {None}
+        if None in classes and sites:
+            classes = {found for found, _ in classes_of(self.ctx, receiver)}
         if len(classes) != 1 or None in classes:
             return None
         home, cls = classes.pop()
-        method = own_method(cls, call.func.attr)
+        method = own_method(cls, name)
         return Callee(method, home) if method is not None else None
 
     def _indexed_by_helper(self, call: ast.Call, parts: frozenset[str]) -> set[str]:
@@ -887,6 +959,8 @@ class Leakage:
                 expr = expr.args[0]  # `np.log1p(df["price"])`
             elif isinstance(expr, ast.Call) and _method(expr) == "pop" and len(expr.args) == 1:
                 expr = expr.func.value
+            elif isinstance(expr, ast.Call) and _method(expr) in TABLE_KEEPING:
+                expr = expr.func.value  # `pd.read_csv(path).dropna(subset=cols)`: the table cleaned
             elif isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and isinstance(expr.slice, ast.Constant):
                 return self.ctx.qualified_name(expr.value.func) in SPLITS  # an item of `train_test_split(X, y)`
             elif isinstance(expr, ast.Subscript) and _labels(self.ctx, expr.slice):
@@ -896,9 +970,14 @@ class Leakage:
                 expr = expr.value.value  # `df.iloc[idx]`: rows of it (not `df.iloc[i]` of a loop)
             else:
                 break
-        if isinstance(expr, ast.Call):
-            return self.ctx.qualified_name(expr.func) in DATA_READERS
-        values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < 4 else None
+        if isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in DATA_READERS:
+            return True
+        if isinstance(expr, ast.Call):  # what a project function returns: `df = load_table(path)`
+            named = isinstance(expr.func, (ast.Name, ast.Attribute)) and depth < MAX_DATA_DEPTH
+            callee = self.calls.resolve(expr, followed=READER_TEXT, reexported=True) if named else None
+            returned = function_returns(callee.function) if callee is not None else None
+            return bool(returned) and all(callee.ctx.analysis(Leakage).data_set(r, depth + 1) for r in returned)
+        values = self.values.reaching_values(expr) if isinstance(expr, ast.Name) and depth < MAX_DATA_DEPTH else None
         return bool(values) and all(self.data_set(v, depth + 1) for v in values)
 
     def _assigned_index(self, index: ast.AST) -> bool:
@@ -1083,9 +1162,7 @@ class Leakage:
         it selects by: `df[df.split == "test"]`) says."""
         condition = subscript.slice if isinstance(subscript, ast.Subscript) else None
         texts = [n.value for n in ast.walk(condition) if isinstance(n, ast.Constant) and isinstance(n.value, str)] if condition else []
-        node, parent = subscript, self.ctx.scopes.parent(subscript)
-        while isinstance(parent, ast.Tuple):
-            node, parent = parent, self.ctx.scopes.parent(parent)
+        node, parent = self._holder(subscript)
         if isinstance(parent, ast.Dict) and node in parent.values and isinstance(key := parent.keys[parent.values.index(node)], ast.Constant):
             texts.append(str(key.value))
         elif isinstance(parent, ast.Assign):
@@ -1102,13 +1179,19 @@ class Leakage:
 
     def _keyed_part(self, node: ast.AST) -> bool:
         """Is `node` (or the tuple holding it) a value of a dict literal under a key that names a part?"""
-        parent = self.ctx.scopes.parent(node)
-        while isinstance(parent, ast.Tuple):
-            node, parent = parent, self.ctx.scopes.parent(parent)
+        node, parent = self._holder(node)
         if not isinstance(parent, ast.Dict) or node not in parent.values:
             return False
         key = parent.keys[parent.values.index(node)]
         return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(PART_WORD.search(key.value))
+
+    def _holder(self, node: ast.AST) -> tuple[ast.AST, ast.AST]:
+        """The expression that holds a part as one value, and its parent: the tuple it is kept in, or the call
+        it is handed to (`SlidingWindow(values[:a], t)`, `TensorDataset(x[:n], y[:n])`)."""
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, ast.Tuple) or (isinstance(parent, ast.Call) and node in parent.args):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        return node, parent
 
     def _chosen_part(self, index: ast.AST) -> bool:
         """`data[border1:border2]` with both bounds picked by one flag from lists of bounds
@@ -1178,6 +1261,23 @@ def _names_evaluation(node: ast.AST) -> bool:
 def _names_split(value: object) -> bool:
     """`"test"`, `"Val"`: a string that is the whole name of an evaluation split."""
     return isinstance(value, str) and value.strip().lower() in SPLIT_NAMES
+
+
+def _across_rows(call: ast.Call, position: int) -> bool:
+    """Does a reduction run over the rows: no axis (every element; pandas' default), or axes, literal, that
+    hold the first (`0`, `(0, 2, 3)`, `"index"`); not `x.mean(1)`, `x.std(dim=-1)`. `position`: where a
+    positional axis stands (after the data of `np.mean(x, 1)`, after `q` of `x.quantile(q, 1)`)."""
+    axis = next((k.value for k in call.keywords if k.arg in ("axis", "dim")), None)
+    if axis is None and len(call.args) > position:
+        axis = call.args[position]
+    if axis is None or (isinstance(axis, ast.Constant) and (axis.value is None or isinstance(axis.value, bool))):
+        return True  # every element; `x.std(False)`: torch's old `unbiased`
+    axes = axis.elts if isinstance(axis, (ast.Tuple, ast.List)) else [axis]
+    named = [a.value for a in axes if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    numbers = [int_literal(a) for a in axes if not (isinstance(a, ast.Constant) and isinstance(a.value, str))]
+    if None in numbers:
+        return True  # an axis not known: a statistic, as before
+    return 0 in numbers or "index" in named or "rows" in named
 
 
 def _method(call: ast.Call) -> str | None:
@@ -1340,13 +1440,11 @@ def _reads(expr: ast.AST, data: str, outside: list[ast.AST] = ()) -> bool:
 
 
 def _positional(target: ast.AST, value: ast.AST, item: ast.AST) -> ast.AST | None:
-    """The target `item` of `value` is bound to: the target itself, or its element in the place of `item`
-    when both are tuples of one length (`train, test = x[m], x[~m]`)."""
-    if value is item:
-        return target
+    """The target `item` of `value` is bound to: the target itself, or its element in the place of what holds
+    `item` when both are tuples of one length (`train, test = x[m], x[~m]`, `tr, te = DS(x[m]), DS(x[~m])`)."""
     if isinstance(value, ast.Tuple) and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
-        return next((t for t, v in zip(target.elts, value.elts) if v is item), None)
-    return None
+        return next((t for t, v in zip(target.elts, value.elts) if any(n is item for n in ast.walk(v))), None)
+    return target if not isinstance(value, ast.Tuple) else None
 
 
 def _queried(ctx, call: ast.Call) -> tuple[str, tuple[str, frozenset[str]]] | None:
