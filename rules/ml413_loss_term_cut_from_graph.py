@@ -18,7 +18,9 @@ class LossTermCutFromGraph(Rule):
     ## What it does
     Reports a term of a backpropagated loss that is cut from the autograd graph while the rest of the
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
-    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term of a reduced
+    `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term read back from a
+    dict of cut values, `w * logged["b"]` with `logged = {k: v.item() for k, v in losses.items()}`; re-wrapped from a
+    list, `torch.tensor([blk.aux for blk in self.model.blocks])`; a term of a reduced
     sum: `(alpha * logp - q.detach()).mean()`, scaled between reductions too: `torch.mean(torch.sum(err + w *
     smooth.detach(), 1) / n_valid)`, in a function of the project that calls the model itself; not a
     frozen reference cut where it is computed, `(logp - ref_logp).mean()`), and a weight penalty
@@ -227,7 +229,8 @@ class LossTermCutFromGraph(Rule):
             if isinstance(node, ast.Call) and is_module(ctx, node.func):
                 return True
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                values = ctx.analysis(ValueKinds).reaching_values(node) or []
+                kinds = ctx.analysis(ValueKinds)
+                values = kinds.reaching_values(node) or kinds.loop_iterables(node) or []  # `v` of `for k, v in losses.items()`
                 if any(self._from_model(ctx, value, depth + 1) for value in values):
                     return True
         return False

@@ -300,8 +300,10 @@ class GradientFlow:
             return alternatives([self._flow(v, depth + 1) for v in expr.values])
         if isinstance(expr, ast.Call):
             return self._call(expr, depth)
-        if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):  # `p.pow(2).sum() for p in ...`: its elements
+        if isinstance(expr, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):  # `p.pow(2).sum() for p in ...`: its elements
             return self._flow(expr.elt, depth + 1)
+        if isinstance(expr, ast.DictComp):  # `{k: v.item() for k, v in losses.items()}`: its values
+            return self._flow(expr.value, depth + 1)
         return UNKNOWN
 
     def _stored_names(self, attribute: ast.Attribute) -> list[ast.Name] | None:
@@ -563,7 +565,7 @@ class GradientFlow:
 
     def _iterated(self, target: ast.Name, depth: int) -> Flow | None:
         """The flow of the items a loop's or a comprehension's target takes: those of what it iterates over,
-        when that is a name carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), the values
+        when that is a name or attribute carrying a graph (`[F.cross_entropy(a, y) for a in aux_outputs]`), the values
         of a dict that does (`v` of `for k, v in d.items()`, of `for v in d.values()`), or an item of one
         that `zip` pairs (`p` of `for p, t in zip(preds, targets)`) or `enumerate` numbers."""
         loop = self.ctx.scopes.parent(target)
@@ -582,7 +584,7 @@ class GradientFlow:
                 iterated = None
         elif _dict_view(iterated, "values"):  # `v` of `d.values()`
             iterated = iterated.func.value
-        if isinstance(iterated, ast.Name | ast.Call):
+        if isinstance(iterated, ast.Name | ast.Call | ast.Attribute):  # `blk` of `for blk in self.model.blocks` too
             flow = self._flow(iterated, depth + 1)
             return flow if flow is not None and flow.state is State.GRAPH else UNKNOWN
         return UNKNOWN

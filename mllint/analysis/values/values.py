@@ -1310,6 +1310,19 @@ class ValueKinds:
         found = {self._literal_loop(d.node) for d in self._reaching(use)} or {None}
         return found.pop() if len(found) == 1 else None
 
+    def loop_iterables(self, use: ast.Name) -> list[ast.AST] | None:
+        """What the loops iterate over whose variable, or an unpacked part of it, every binding reaching `use`
+        is (`losses.items()` for `v` of `{k: v.item() for k, v in losses.items()}`); None when one is not."""
+        found = []
+        for definition in self._reaching(use):
+            node = definition.node
+            while isinstance(parent := self.scopes.parent(node), (ast.Tuple, ast.List)):
+                node = parent
+            if not (isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.target is node):
+                return None
+            found.append(parent.iter)
+        return found or None
+
     def loop_turns(self, loop: ast.For | ast.comprehension) -> list[dict[str, ast.AST]] | None:
         """Each turn of a loop over literals (as `loop_items` reads them): the item each variable of its target
         is bound to, `enumerate`'s count as a constant; variables bound to no literal left out. None when
