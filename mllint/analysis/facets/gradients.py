@@ -71,7 +71,9 @@ VALUE_CHANGING = frozenset({
 })  # fmt: skip
 
 # Cuts: the value they make has no graph back to their input.
-CUT_METHODS = frozenset({"detach", "item", "numpy", "tolist", "argmax", "argmin", "argsort"})
+VALUE_CUTS = frozenset({"detach", "item", "numpy", "tolist"})  # a tensor's numbers; they take no positional argument
+INDEX_CUTS = frozenset({"argmax", "argmin", "argsort"})
+CUT_METHODS = VALUE_CUTS | INDEX_CUTS
 CUT_ATTRIBUTES = frozenset({"data"})
 CUT_FUNCTIONS = frozenset({
     "torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.argmax", "torch.argmin", "torch.argsort",
@@ -727,7 +729,7 @@ class GradientFlow:
         if isinstance(func, ast.Attribute) and name is None:
             if func.attr == "requires_grad_":
                 return _new_leaf(self.ctx, self._flow(func.value, depth + 1) or UNKNOWN)
-            if func.attr in CUT_METHODS:
+            if is_cut_method(call):
                 return self._cut(call, func.value, depth)
             if func.attr in NO_GRAPH_METHODS:
                 return NONE
@@ -1154,6 +1156,15 @@ def managed_losses(ctx) -> list[tuple[ast.Return, ast.AST]]:
                 if value is not None and not isinstance(value, ast.Constant):
                     found.append((node, value))
     return found
+
+
+def is_cut_method(call: ast.Call, methods: frozenset[str] = CUT_METHODS) -> bool:
+    """Is `call` a tensor method of `methods` that cuts (`t.item()`, `t.argmax(1)`)? `model.item(ids)` is not:
+    `item`, `detach`, `numpy` and `tolist` take no positional argument, so it calls a layer kept under that name."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in methods:
+        return False
+    return func.attr in INDEX_CUTS or not call.args
 
 
 def cut_input(ctx, cut: ast.AST) -> ast.AST | None:

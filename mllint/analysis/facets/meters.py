@@ -25,7 +25,7 @@ from mllint.analysis.objects.callees import function_called, method_called
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.hierarchy import inherited_method
-from mllint.analysis.facets.gradients import GRAPH, NONE, Given, GradientFlow, State, backward_loss
+from mllint.analysis.facets.gradients import GRAPH, NONE, VALUE_CUTS, Given, GradientFlow, State, backward_loss, is_cut_method
 from mllint.analysis.facets.totals import added
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.program.project import ProjectView
@@ -33,7 +33,6 @@ from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.values import ValueKinds
 
-CUT_METHODS = frozenset({"item", "detach", "tolist", "numpy"})
 CUT_BUILTINS = frozenset({"float", "int"})
 KEEPING_METHODS = frozenset({"mean", "sum", "squeeze", "view", "reshape", "float", "mul", "div", "add"})  # of a loss, keeping its graph
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -277,10 +276,9 @@ def cut_on_a_path(values: ValueKinds, name: ast.Name) -> bool:
 def _cut_value(value: ast.AST) -> bool:
     if not isinstance(value, ast.Call):
         return False
-    func = value.func
-    if isinstance(func, ast.Attribute):
-        return func.attr in CUT_METHODS | {"cpu"}
-    return isinstance(func, ast.Name) and func.id in CUT_BUILTINS
+    if isinstance(value.func, ast.Attribute):
+        return is_cut_method(value, VALUE_CUTS | {"cpu"})
+    return isinstance(value.func, ast.Name) and value.func.id in CUT_BUILTINS
 
 
 def _assigned_call(ctx, target: ast.AST) -> tuple[ast.AST | None, int | None]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mllint.analysis.facets.gradients import CUT_METHODS, GRAPH, Given, GradientFlow, State
+from mllint.analysis.facets.gradients import GRAPH, VALUE_CUTS, Given, GradientFlow, State, is_cut_method
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import parameters
@@ -26,7 +26,6 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 CALLED = ("forward", "__call__")  # what calling a loss object runs
 REWRAPPING = frozenset({"torch.tensor", "torch.as_tensor"})
 MAX_NAMES = 4  # names bound once followed from a returned one
-TAKING_OUT = CUT_METHODS - {"argmax", "argmin", "argsort"}  # a value's numbers (an index is no loss's), or `float(t)`
 
 
 @dataclass(frozen=True)
@@ -129,7 +128,7 @@ def _taken_out(value: ast.AST, assigned: dict[str, list[ast.AST]], given: set[st
     pending = [value]
     while pending:
         for node in ast.walk(pending.pop()):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TAKING_OUT:
+            if isinstance(node, ast.Call) and is_cut_method(node, VALUE_CUTS):  # a value's numbers (an index is no loss's)
                 return node
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
                 if not isinstance(node.args[0], ast.Constant):
