@@ -454,6 +454,8 @@ class ValueKinds:
             index = expr.slice.value if isinstance(expr.slice, ast.Constant) else ...  # `out["probs"]`; `outs[name]`: any item
         if index is not None or isinstance(expr, ast.Subscript):
             inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
+            if index == "logits" and _library_output(inner):  # `model(**batch)["logits"]`
+                return Made(Kind.LOGITS, inner.node)
             if inner is None and isinstance(expr.value, ast.Name | ast.Attribute) and self.ctx.qualified_name(expr.value):
                 inner = Ref(self.ctx.qualified_name(expr.value))  # a table of another module (`MODELS[arch]`)
             return inner if inner is None or inner is PENDING else Item(inner, index) if index is not None else Selected(inner)
@@ -470,6 +472,8 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Unwrapped(inner)
         if isinstance(expr, ast.Attribute) and expr.attr in DISTRIBUTION_FIELDS and not is_self_attribute(expr):
             inner = self._value(expr.value, depth, binding)  # `dist.probs` of `dist = Categorical(logits=z)`
+            if expr.attr == "logits" and _library_output(inner):  # `model(**batch).logits` of a transformers head
+                return Made(Kind.LOGITS, inner.node)
             return inner if inner is None or inner is PENDING else Item(inner, expr.attr)
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
@@ -1806,6 +1810,18 @@ def selects_values(expr: ast.AST) -> bool:
     if not isinstance(expr, ast.Subscript) or _constant_index(expr.slice) is not None or isinstance(expr.slice, ast.Name):
         return False
     return not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str))
+
+
+def _library_output(value: Value | None) -> bool:
+    """Is `value` what a call of a transformers task model returns (`AutoModelForSequenceClassification.
+    from_pretrained(...)`, `BertForTokenClassification(config)`, passed in, moved or wrapped): an output
+    whose `.logits` are the head's raw scores, before any softmax?"""
+    model = value.callee if isinstance(value, Called) else None
+    while isinstance(model, Passed | Unwrapped):
+        model = model.value
+    name = model.callee.name if isinstance(model, Called) and isinstance(model.callee, Ref) else ""
+    task = name.split(".")[1] if name.startswith("transformers.") and name.count(".") in (1, 2) else ""
+    return "For" in task and name.rsplit(".", 1)[-1] in (task, "from_pretrained", "from_config")
 
 
 def _constant_index(node: ast.AST) -> int | None:
