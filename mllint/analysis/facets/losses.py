@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, table_item
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, replaced_by_call, table_item
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold
 from mllint.analysis.objects.points_to import Objects
@@ -176,7 +176,7 @@ class LossCalls:
             chosen += [call.func] if loss is not None else []
         argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
-        if origin is not None and self._replaced_member(argument):
+        if origin is not None and (self._replaced_member(argument) or self._changed_model(argument, binding)):
             return None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
@@ -197,6 +197,13 @@ class LossCalls:
         if not isinstance(func, ast.Attribute) or is_self_attribute(func) or not isinstance(func.value, ast.Name | ast.Attribute):
             return False
         return self.ctx.analysis(Objects).written_elsewhere(func)
+
+    def _changed_model(self, argument: ast.AST, binding) -> bool:
+        """Is the input the output of a model (`model(x)`, `out` bound to it) that a function is handed and
+        replaces a part of (`swap(model)` with `def swap(m): m.fc = nn.Linear(...)`), under `binding`?"""
+        found = self.ctx.analysis(Objects).points_to(_values_kept_from(argument))
+        calls = [o.node for o in found or () if o.kind == "made" and o.ctx is self.ctx and isinstance(o.node, ast.Call)]
+        return any(replaced_by_call(self.ctx, built(self.ctx, c.func, binding)) for c in calls)
 
     def _prediction(self, call: ast.Call) -> ast.AST | None:
         """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to
@@ -246,6 +253,8 @@ class LossCalls:
             made = built(self.ctx, call.func, binding)
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
+            if replaced_by_call(self.ctx, made):
+                return None  # `swap(model)` replacing `model.fc`: not what its class makes
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
             chosen = self._table_choices(made) if None in classes else None
             if chosen:  # `MODELS[name](**kw)` in a builder: what every class the key may choose makes
