@@ -572,6 +572,10 @@ class Objects:
         """The constant an index is: a literal, or a parameter every call site of its function fills with
         the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
         found = _constant(index)
+        read = _dict_read(index)
+        if read is not None and depth < MAX_CALL_DEPTH:  # `LOSSES[cfg["loss"]]`, `cfg.get("loss", "ce")`
+            bases = self._eval(read[0], depth)
+            return self._item_key(bases, *read[1:], depth + 1)
         if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
             bases = self._eval(index.value, depth)
             defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
@@ -1179,15 +1183,29 @@ class Objects:
         """The constant at a key of a dict `call` (of this file) passes for a parameter of `function` that
         `read` reads (`opts["loss"]`, `opts.get("loss", "ce")`) and the function never rebinds; None when not
         one known constant."""
-        getter = isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute) and read.func.attr == "get" and 1 <= len(read.args) <= 2
-        container, arguments = (read.func.value, read.args) if getter else (read.value, [read.slice]) if isinstance(read, ast.Subscript) else (None, [])
-        if not isinstance(container, ast.Name) or container.id in _stored_names(function) or _constant(arguments[0]) is None:
+        found = _dict_read(read)
+        if found is None or found[0].id in _stored_names(function):
             return None
-        argument = bind_arguments(call, function, passes_self(call, function)).get(container.id)
-        bases = self._eval(argument, depth + 1) if argument is not None else None
-        default = arguments[1] if len(arguments) == 2 else ast.Constant(None)
-        found = union(*(self._keyed_item(b, _constant(arguments[0]), default, depth + 1) for b in bases - {NONE})) if bases else None
-        keys = {_constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
+        argument = bind_arguments(call, function, passes_self(call, function)).get(found[0].id)
+        return self._item_key(self._eval(argument, depth + 1), *found[1:], depth + 1) if argument is not None else None
+
+    def _item_key(self, bases: frozenset | None, key, default: ast.AST, depth: int):
+        """The one constant the dicts `bases` hold at `key` (else `default`); for a parameter, what each of
+        its function's call sites passes holds there (the signature's default standing for a call that passes
+        none: `def main(cfg=CONFIG)`); None when not one known constant."""
+        if not bases or NONE in bases:
+            return None
+        keys: set = set()
+        for base in bases:
+            if base.kind == "parameter" and isinstance(base.node, FUNCTIONS) and depth < MAX_CALL_DEPTH:
+                sites = self.linted.analysis(Callers).bindings_in(base.ctx, base.node)[:MAX_SITES]
+                passed = [b.argument(base.name) for b in sites]
+                if not passed or None in passed:
+                    return None
+                keys |= {self._of(c)._item_key(self._of(c)._eval(a, depth + 1), key, default, depth + 1) for c, a, _ in passed}
+                continue
+            found = self._keyed_item(base, key, default, depth)
+            keys |= {_constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
         return keys.pop() if len(keys) == 1 else None
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
@@ -1523,6 +1541,18 @@ def union(*sets: frozenset | None) -> frozenset | None:
     if any(s is None for s in sets):
         return None
     return frozenset().union(*sets)
+
+
+def _dict_read(read: ast.AST) -> tuple[ast.Name, object, ast.AST] | None:
+    """(the name, the constant key, the default) of a read of a name's item: `cfg["loss"]` (default None),
+    `cfg.get("loss", "ce")`; None for anything else."""
+    if isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute) and read.func.attr == "get" and 1 <= len(read.args) <= 2 and not read.keywords:
+        container, key, default = read.func.value, read.args[0], read.args[1] if len(read.args) == 2 else ast.Constant(None)
+    elif isinstance(read, ast.Subscript):
+        container, key, default = read.value, read.slice, ast.Constant(None)
+    else:
+        return None
+    return (container, _constant(key), default) if isinstance(container, ast.Name) and _constant(key) is not None else None
 
 
 def _constant(node: ast.AST):
