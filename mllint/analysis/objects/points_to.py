@@ -1261,6 +1261,19 @@ class Objects:
         of one), that item read where it is passed (its default a constant: `cfg.get("inplace", True)` of a
         `CONFIG` that lacks the key is True); of anything else, the item or the default."""
         literal = base.node if base.kind == "made" else None
+        copied = _copied(base)
+        if copied is not None:  # `dict(cfg, lr=0.1)`, `cfg.copy()`: the item set there, else the copied dict's
+            overrides = {k.arg: k.value for k in literal.keywords if k.arg is not None}
+            home = self._of(base.ctx)
+            if key in overrides:
+                return home._eval(overrides[key], depth + 1)
+            if base in home._copying:  # `cfg = dict(cfg)`: the copy read again adds nothing new
+                return frozenset()
+            home._copying.add(base)
+            try:
+                return home._keyed_read(copied, [ast.Constant(key), default], depth + 1)
+            finally:
+                home._copying.discard(base)
         if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):  # `dict(width=64, inplace=True)`
             literal = _container_literal(literal)
         literal = literal if isinstance(literal, ast.Dict) else None
@@ -1602,6 +1615,16 @@ def _on_self(node: ast.AST) -> bool:
 def _derives(ctx, cls: ast.ClassDef, name: str) -> bool:
     """Does the class name `name` (qualified) among its bases?"""
     return any(ctx.qualified_name(b) == name for b in cls.bases)
+
+
+def _copied(obj: Obj) -> ast.AST | None:
+    """The dict a made object copies: `x` of `dict(x)`, `dict(x, k=v)` (the keywords set over it) or
+    `x.copy()`; None for any other object."""
+    call = obj.node if obj.kind == "made" else None
+    if not isinstance(call, ast.Call) or isinstance(call.func, ast.Attribute) and call.func.attr == "copy" and not call.args and not call.keywords:
+        return call.func.value if isinstance(call, ast.Call) else None
+    named = isinstance(call.func, ast.Name) and call.func.id == "dict" and "dict" not in obj.ctx.scopes.bound_anywhere()
+    return call.args[0] if named and len(call.args) == 1 and all(k.arg is not None for k in call.keywords) else None
 
 
 def _makes_container(ctx, call: ast.Call) -> bool:
