@@ -18,13 +18,14 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, replaced_by_call, table_item
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
-from mllint.analysis.objects.constants import binding_constants, call_constants, fold
+from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
     FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
@@ -174,6 +175,9 @@ class LossCalls:
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(ctx, call.func, binding)
             chosen += [call.func] if loss is not None else []
+        if loss is None:
+            loss = self._wrapped_loss(call.func, binding)
+            note = _passed_note(ctx, call.func, binding) if loss is not None and binding is not None else note
         argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
         if origin is not None and (self._replaced_member(argument) or self._changed_model(argument, binding)):
@@ -225,6 +229,26 @@ class LossCalls:
         if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
             losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
+
+    def _wrapped_loss(self, func: ast.AST, binding) -> str | None:
+        """The loss every function `func` may be (a closure a builder returns, `def fn(pred, target): return
+        base(pred, target * (1 - eps) + eps / 2)` over `base = nn.BCEWithLogitsLoss()`) computes on its first
+        parameter: each of its returns a loss call (`LOSSES`, or a loss object or function) given that
+        parameter as its input, unchanged."""
+        objects = self.ctx.analysis(Objects)
+        functions = [objects.function_of(o) for o in under(self.ctx, func, binding) or ()] if isinstance(func, ast.Name | ast.Attribute) else []
+        losses = set()
+        for home, function in [f or (None, None) for f in functions] or [(None, None)]:
+            if function is None or isinstance(function, ast.Lambda) or not parameters(function) or home.scopes.enclosing_class(function) is not None:
+                return None
+            first = parameters(function)[0].arg
+            for returned in function_returns(function) or [None]:
+                argument = call_argument(returned, 0, "input") if isinstance(returned, ast.Call) else None
+                if not (isinstance(argument, ast.Name) and argument.id == first) or first in stored_names(function):
+                    return None
+                calls = home.analysis(LossCalls)
+                losses.add(LOSSES.get(home.qualified_name(returned.func)) or loss_function(home, returned.func) or calls._loss_object(returned.func, None))
+        return losses.pop() if len(losses) == 1 and None not in losses else None
 
     def _own_output(self, call: ast.Call) -> Origin | None:
         """The output of `self(x)` in a module class: what every `return` of its `forward` gives, each read as

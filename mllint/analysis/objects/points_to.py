@@ -1161,7 +1161,7 @@ class Objects:
         if isinstance(func.slice, ast.Name):
             key = self._passed_key(call, function, func.slice.id, depth)
         else:  # `LOSSES[opts["loss"]](opts)`, `opts.get("loss", "ce")`: the item of what the call passes
-            key = self._passed_item(call, function, func.slice, depth)
+            key = self._passed_item(call, function, func.slice, ctx, depth)
         if not isinstance(key, int | str) or isinstance(key, bool):
             return None
         returns = home._functions_returns(home._item(func.value, key, depth), depth)
@@ -1179,13 +1179,15 @@ class Objects:
         argument = bind_arguments(call, function, passes_self(call, function)).get(name)
         return self._key_of(argument, depth) if argument is not None else None
 
-    def _passed_item(self, call: ast.Call, function: ast.AST, read: ast.AST, depth: int):
+    def _passed_item(self, call: ast.Call, function: ast.AST, read: ast.AST, ctx, depth: int):
         """The constant at a key of a dict `call` (of this file) passes for a parameter of `function` that
         `read` reads (`opts["loss"]`, `opts.get("loss", "ce")`) and the function never rebinds; None when not
         one known constant."""
         found = _dict_read(read)
-        if found is None or found[0].id in _stored_names(function):
+        if found is None:
             return None
+        if found[0].id in _stored_names(function):  # `cfg = dict(cfg)` first: as every call site fills it
+            return self._of(ctx)._key_of(read, depth + 1)
         argument = bind_arguments(call, function, passes_self(call, function)).get(found[0].id)
         return self._item_key(self._eval(argument, depth + 1), *found[1:], depth + 1) if argument is not None else None
 
@@ -1198,11 +1200,21 @@ class Objects:
         keys: set = set()
         for base in bases:
             if base.kind == "parameter" and isinstance(base.node, FUNCTIONS) and depth < MAX_CALL_DEPTH:
-                sites = self.linted.analysis(Callers).bindings_in(base.ctx, base.node)[:MAX_SITES]
+                bindings = self.linted.analysis(Callers).bindings_in(base.ctx, base.node)
+                sites = ([b for b in bindings if b.site is not None] or bindings)[:MAX_SITES]  # its callers, else its signature
                 passed = [b.argument(base.name) for b in sites]
                 if not passed or None in passed:
                     return None
                 keys |= {self._of(c)._item_key(self._of(c)._eval(a, depth + 1), key, default, depth + 1) for c, a, _ in passed}
+                continue
+            copied = _copied(base)
+            if copied is not None and key not in {k.arg for k in base.node.keywords}:  # `cfg = dict(cfg)`: the copied dict's
+                if base not in self._copying:
+                    self._copying.add(base)
+                    try:
+                        keys.add(self._of(base.ctx)._item_key(self._of(base.ctx)._eval(copied, depth), key, default, depth))
+                    finally:
+                        self._copying.discard(base)
                 continue
             found = self._keyed_item(base, key, default, depth)
             keys |= {_constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
@@ -1558,8 +1570,8 @@ def union(*sets: frozenset | None) -> frozenset | None:
 
 def _dict_read(read: ast.AST) -> tuple[ast.Name, object, ast.AST] | None:
     """(the name, the constant key, the default) of a read of a name's item: `cfg["loss"]` (default None),
-    `cfg.get("loss", "ce")`; None for anything else."""
-    if isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute) and read.func.attr == "get" and 1 <= len(read.args) <= 2 and not read.keywords:
+    `cfg.get("loss", "ce")`, `cfg.pop("loss")`; None for anything else."""
+    if isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute) and read.func.attr in KEYED_READS and 1 <= len(read.args) <= 2 and not read.keywords:
         container, key, default = read.func.value, read.args[0], read.args[1] if len(read.args) == 2 else ast.Constant(None)
     elif isinstance(read, ast.Subscript):
         container, key, default = read.value, read.slice, ast.Constant(None)
