@@ -294,7 +294,7 @@ class LossCalls:
                 origins.append(self._chosen_layer_output(view, made[0], call))
                 continue
             model = Called(Ref(name), made[0][1])
-            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
+            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
 
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
@@ -336,6 +336,31 @@ class LossCalls:
             return Origin(kinds.pop(), call, Source("", "", line))
         summary = view.summary(home.module.name) if home.module is not None else None
         return Origin(kinds.pop(), call, Source("", *view.line_of(summary, line))) if summary is not None else None
+
+    def _chosen_own_layer(self, view: ProjectView, name: str, call: ast.Call) -> Origin | None:
+        """The output of a project model whose `forward` returns what a layer it keeps makes (`return
+        self.out_act(h)`) built from a class the configuration chooses in `__init__` (`self.out_act =
+        OUT_ACTS[head_act]()`, `getattr(nn, act)()`), as the constants its key may be at every construction
+        of the class tell (`made_classes`)."""
+        found = view.class_summary(name)
+        home, cls = found[1].definition() if found is not None else (None, None)
+        forward = own_method(cls, "forward", ast.FunctionDef) if cls is not None else None
+        returned = function_returns(forward) if forward is not None else None
+        last = returned[0] if returned and len(returned) == 1 else None
+        if not (isinstance(last, ast.Call) and is_self_attribute(last.func)) or home is None:
+            return None
+        assigned = home.analysis(ValueKinds).attribute_values(cls, last.func.attr)
+        layer = assigned[0] if assigned and len(assigned) == 1 and isinstance(assigned[0], ast.Call) else None
+        if layer is None:
+            return None
+        kinds = {MODULE_KINDS.get(canonical_class(n)) for n in made_classes(home, layer, self.ctx) or {None}}
+        if len(kinds) != 1 or None in kinds:
+            return None
+        summary = view.summary(home.module.name) if home.module is not None else view.own
+        line = _chosen_at(home, layer).lineno
+        if home is self.ctx:
+            return Origin(kinds.pop(), call, Source(f"{cls.name}.forward", "", line))
+        return Origin(kinds.pop(), call, Source(f"{cls.name}.forward", *view.line_of(summary, line))) if summary is not None else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
