@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, replaced_by_call, table_item, under
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
@@ -28,7 +28,7 @@ from mllint.analysis.syntax.folding import runs_under
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, SEQUENTIAL, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
     ValueKinds, canonical_class, selects_values, tensor_method,
 )
 from mllint.findings import Applicability, Fix, Related
@@ -324,7 +324,7 @@ class LossCalls:
         "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
         home, constructor = made
         values = home.analysis(ValueKinds)
-        last = values.output_constructor(constructor)
+        last = values.output_constructor(constructor) or (self._configured_last(view, home, constructor) or (None, None))[1]
         chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
         written = home.qualified_name(last.func) if isinstance(last, ast.Call) else None  # `nn.Sigmoid()` itself
         classes = made_classes(home, last, self.ctx) if chosen else {written} if written and written.startswith("torch.") else None
@@ -353,6 +353,7 @@ class LossCalls:
         layer = assigned[0] if assigned and len(assigned) == 1 and isinstance(assigned[0], ast.Call) else None
         if layer is None:
             return None
+        home, layer = self._configured_last(view, home, layer) or (home, layer)
         kinds = {MODULE_KINDS.get(canonical_class(n)) for n in made_classes(home, layer, self.ctx) or {None}}
         if len(kinds) != 1 or None in kinds:
             return None
@@ -361,6 +362,25 @@ class LossCalls:
         if home is self.ctx:
             return Origin(kinds.pop(), call, Source(f"{cls.name}.forward", "", line))
         return Origin(kinds.pop(), call, Source(f"{cls.name}.forward", *view.line_of(summary, line))) if summary is not None else None
+
+    def _configured_last(self, view: ProjectView, home, layer: ast.Call) -> tuple[object, ast.Call] | None:
+        """The last layer of an `nn.Sequential(*layers)` (built there, or returned by a builder of the project:
+        `make_head(cfg, d)`) whose fills the configuration settles (`if cfg.get("prob_out", False):
+        layers.append(nn.Softmax(-1))`), each test read as the constants it may be at every call site."""
+        built = view.function(home.qualified_name(layer.func) or "")
+        if built is not None:
+            returned = function_returns(built[1]) or []
+            home, layer = built[0], returned[0] if len(returned) == 1 and isinstance(returned[0], ast.Call) else None
+        if layer is None or canonical_class(home.qualified_name(layer.func)) != SEQUENTIAL:
+            return None
+
+        def decide(test: ast.AST) -> bool | None:
+            found = possible_constants(home, test, self.ctx)
+            truths = {bool(v) for v in found} if found else set()
+            return truths.pop() if len(truths) == 1 else None
+
+        last = home.analysis(ValueKinds).last_listed_deciding(layer, decide)
+        return (home, last) if isinstance(last, ast.Call) else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,
