@@ -418,7 +418,8 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     if item is not None and item is not func:
         func = item
         call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
-    keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
+    key = objects._key_of(func.slice) if isinstance(func, ast.Subscript) else None
+    keys = frozenset({key}) if key is not None else possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) else None
     return objects.constructed(ctx, call, keys)
 
 

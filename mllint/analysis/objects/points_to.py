@@ -573,9 +573,8 @@ class Objects:
         the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
         found = _constant(index)
         read = _dict_read(index)
-        if read is not None and depth < MAX_CALL_DEPTH:  # `LOSSES[cfg["loss"]]`, `cfg.get("loss", "ce")`
-            bases = self._eval(read[0], depth)
-            return self._item_key(bases, *read[1:], depth + 1)
+        if read is not None:  # `LOSSES[cfg["loss"]]`, `cfg.get("loss", "ce")`: read afresh, whatever the depth here
+            return self._item_key(self.points_to(read[0]), *read[1:], 0)
         if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
             bases = self._eval(index.value, depth)
             defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
@@ -1189,7 +1188,7 @@ class Objects:
         if found[0].id in _stored_names(function):  # `cfg = dict(cfg)` first: as every call site fills it
             return self._of(ctx)._key_of(read, depth + 1)
         argument = bind_arguments(call, function, passes_self(call, function)).get(found[0].id)
-        return self._item_key(self._eval(argument, depth + 1), *found[1:], depth + 1) if argument is not None else None
+        return self._item_key(self.points_to(argument), *found[1:], 0) if argument is not None else None
 
     def _item_key(self, bases: frozenset | None, key, default: ast.AST, depth: int):
         """The one constant the dicts `bases` hold at `key` (else `default`); for a parameter, what each of
@@ -1205,14 +1204,14 @@ class Objects:
                 passed = [b.argument(base.name) for b in sites]
                 if not passed or None in passed:
                     return None
-                keys |= {self._of(c)._item_key(self._of(c)._eval(a, depth + 1), key, default, depth + 1) for c, a, _ in passed}
+                keys |= {self._of(c)._item_key(self._of(c).points_to(a), key, default, depth + 1) for c, a, _ in passed}
                 continue
             copied = _copied(base)
             if copied is not None and key not in {k.arg for k in base.node.keywords}:  # `cfg = dict(cfg)`: the copied dict's
                 if base not in self._copying:
                     self._copying.add(base)
                     try:
-                        keys.add(self._of(base.ctx)._item_key(self._of(base.ctx)._eval(copied, depth), key, default, depth))
+                        keys.add(self._of(base.ctx)._item_key(self._of(base.ctx).points_to(copied), key, default, depth))
                     finally:
                         self._copying.discard(base)
                 continue
