@@ -18,16 +18,17 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, table_item
+from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
-from mllint.analysis.objects.constants import binding_constants, call_constants, fold
+from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import runs_under
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.syntax.tree import assignment_targets, own_method
 from mllint.analysis.values.values import (
-    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
+    FUNCTION_KINDS, METHOD_KINDS, MODULE_KINDS, NEGATING_ACTIVATIONS, SEQUENTIAL, VALUE_PRESERVING_METHODS, Called, Kind, Origin, Passed, Ref, Source,
     ValueKinds, canonical_class, selects_values, tensor_method,
 )
 from mllint.findings import Applicability, Fix, Related
@@ -174,9 +175,12 @@ class LossCalls:
             if loss is not None and binding is not None and self._loss_object(call.func, None) is None:
                 note = _passed_note(ctx, call.func, binding)
             chosen += [call.func] if loss is not None else []
+        if loss is None:
+            loss = self._wrapped_loss(call.func, binding)
+            note = _passed_note(ctx, call.func, binding) if loss is not None and binding is not None else note
         argument = self._prediction(call) if loss else None
         origin = ctx.analysis(ProjectView).origin(argument, binding) if argument is not None else None
-        if origin is not None and self._replaced_member(argument):
+        if origin is not None and (self._replaced_member(argument) or self._changed_model(argument, binding)):
             return None
         if origin is None and argument is not None:
             origin = self._model_output(argument, binding)
@@ -198,6 +202,13 @@ class LossCalls:
             return False
         return self.ctx.analysis(Objects).written_elsewhere(func)
 
+    def _changed_model(self, argument: ast.AST, binding) -> bool:
+        """Is the input the output of a model (`model(x)`, `out` bound to it) that a function is handed and
+        replaces a part of (`swap(model)` with `def swap(m): m.fc = nn.Linear(...)`), under `binding`?"""
+        found = self.ctx.analysis(Objects).points_to(_values_kept_from(argument))
+        calls = [o.node for o in found or () if o.kind == "made" and o.ctx is self.ctx and isinstance(o.node, ast.Call)]
+        return any(replaced_by_call(self.ctx, built(self.ctx, c.func, binding)) for c in calls)
+
     def _prediction(self, call: ast.Call) -> ast.AST | None:
         """The input argument: at its place, as `input=`, or an entry of the dict `**kwargs` is bound to
         (`kw = {"input": out, "target": y}; loss_fn(**kw)`)."""
@@ -218,6 +229,26 @@ class LossCalls:
         if len(losses) == 2 and None in losses and any(len(names) > 1 for names in classes):
             losses.discard(None)  # a table of losses by configuration: the one of this family it may be
         return losses.pop() if len(losses) == 1 else None
+
+    def _wrapped_loss(self, func: ast.AST, binding) -> str | None:
+        """The loss every function `func` may be (a closure a builder returns, `def fn(pred, target): return
+        base(pred, target * (1 - eps) + eps / 2)` over `base = nn.BCEWithLogitsLoss()`) computes on its first
+        parameter: each of its returns a loss call (`LOSSES`, or a loss object or function) given that
+        parameter as its input, unchanged."""
+        objects = self.ctx.analysis(Objects)
+        functions = [objects.function_of(o) for o in under(self.ctx, func, binding) or ()] if isinstance(func, ast.Name | ast.Attribute) else []
+        losses = set()
+        for home, function in [f or (None, None) for f in functions] or [(None, None)]:
+            if function is None or isinstance(function, ast.Lambda) or not parameters(function) or home.scopes.enclosing_class(function) is not None:
+                return None
+            first = parameters(function)[0].arg
+            for returned in function_returns(function) or [None]:
+                argument = call_argument(returned, 0, "input") if isinstance(returned, ast.Call) else None
+                if not (isinstance(argument, ast.Name) and argument.id == first) or first in stored_names(function):
+                    return None
+                calls = home.analysis(LossCalls)
+                losses.add(LOSSES.get(home.qualified_name(returned.func)) or loss_function(home, returned.func) or calls._loss_object(returned.func, None))
+        return losses.pop() if len(losses) == 1 and None not in losses else None
 
     def _own_output(self, call: ast.Call) -> Origin | None:
         """The output of `self(x)` in a module class: what every `return` of its `forward` gives, each read as
@@ -246,6 +277,8 @@ class LossCalls:
             made = built(self.ctx, call.func, binding)
             if made is None and binding is not None:  # the loss set by a setter's call, the model by `__init__`'s
                 made = next((m for m, b in makers(self.ctx, call.func) if b is not None and b.function is not binding.function), None)
+            if replaced_by_call(self.ctx, made):
+                return None  # `swap(model)` replacing `model.fc`: not what its class makes
             classes = {_class_name(ctx, constructor) for ctx, constructor in made or ()}
             chosen = self._table_choices(made) if None in classes else None
             if chosen:  # `MODELS[name](**kw)` in a builder: what every class the key may choose makes
@@ -261,7 +294,7 @@ class LossCalls:
                 origins.append(self._chosen_layer_output(view, made[0], call))
                 continue
             model = Called(Ref(name), made[0][1])
-            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call))
+            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call))
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
 
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
@@ -291,7 +324,7 @@ class LossCalls:
         "out_act", "sigmoid")]` then `act()`), as the constants its key may be tell (`made_classes`)."""
         home, constructor = made
         values = home.analysis(ValueKinds)
-        last = values.output_constructor(constructor)
+        last = values.output_constructor(constructor) or (self._configured_last(view, home, constructor) or (None, None))[1]
         chosen = last is not None and values.layer_class(last) is None  # a class the module's own code does not tell
         written = home.qualified_name(last.func) if isinstance(last, ast.Call) else None  # `nn.Sigmoid()` itself
         classes = made_classes(home, last, self.ctx) if chosen else {written} if written and written.startswith("torch.") else None
@@ -303,6 +336,51 @@ class LossCalls:
             return Origin(kinds.pop(), call, Source("", "", line))
         summary = view.summary(home.module.name) if home.module is not None else None
         return Origin(kinds.pop(), call, Source("", *view.line_of(summary, line))) if summary is not None else None
+
+    def _chosen_own_layer(self, view: ProjectView, name: str, call: ast.Call) -> Origin | None:
+        """The output of a project model whose `forward` returns what a layer it keeps makes (`return
+        self.out_act(h)`) built from a class the configuration chooses in `__init__` (`self.out_act =
+        OUT_ACTS[head_act]()`, `getattr(nn, act)()`), as the constants its key may be at every construction
+        of the class tell (`made_classes`)."""
+        found = view.class_summary(name)
+        home, cls = found[1].definition() if found is not None else (None, None)
+        forward = own_method(cls, "forward", ast.FunctionDef) if cls is not None else None
+        returned = function_returns(forward) if forward is not None else None
+        last = returned[0] if returned and len(returned) == 1 else None
+        if not (isinstance(last, ast.Call) and is_self_attribute(last.func)) or home is None:
+            return None
+        assigned = home.analysis(ValueKinds).attribute_values(cls, last.func.attr)
+        layer = assigned[0] if assigned and len(assigned) == 1 and isinstance(assigned[0], ast.Call) else None
+        if layer is None:
+            return None
+        home, layer = self._configured_last(view, home, layer) or (home, layer)
+        kinds = {MODULE_KINDS.get(canonical_class(n)) for n in made_classes(home, layer, self.ctx) or {None}}
+        if len(kinds) != 1 or None in kinds:
+            return None
+        summary = view.summary(home.module.name) if home.module is not None else view.own
+        line = _chosen_at(home, layer).lineno
+        if home is self.ctx:
+            return Origin(kinds.pop(), call, Source(f"{cls.name}.forward", "", line))
+        return Origin(kinds.pop(), call, Source(f"{cls.name}.forward", *view.line_of(summary, line))) if summary is not None else None
+
+    def _configured_last(self, view: ProjectView, home, layer: ast.Call) -> tuple[object, ast.Call] | None:
+        """The last layer of an `nn.Sequential(*layers)` (built there, or returned by a builder of the project:
+        `make_head(cfg, d)`) whose fills the configuration settles (`if cfg.get("prob_out", False):
+        layers.append(nn.Softmax(-1))`), each test read as the constants it may be at every call site."""
+        built = view.function(home.qualified_name(layer.func) or "")
+        if built is not None:
+            returned = function_returns(built[1]) or []
+            home, layer = built[0], returned[0] if len(returned) == 1 and isinstance(returned[0], ast.Call) else None
+        if layer is None or canonical_class(home.qualified_name(layer.func)) != SEQUENTIAL:
+            return None
+
+        def decide(test: ast.AST) -> bool | None:
+            found = possible_constants(home, test, self.ctx)
+            truths = {bool(v) for v in found} if found else set()
+            return truths.pop() if len(truths) == 1 else None
+
+        last = home.analysis(ValueKinds).last_listed_deciding(layer, decide)
+        return (home, last) if isinstance(last, ast.Call) else None
 
     def called_classes(self, call: ast.Call) -> Iterator[tuple[frozenset[str | None], object]]:
         """The classes of the objects `call` may call (`criterion(...)` with `criterion` built by a builder,

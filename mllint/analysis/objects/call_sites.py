@@ -65,6 +65,13 @@ def substituted(objects: Objects, found: frozenset | None, binding: Binding | No
     return frozenset(result) if len(result) <= MAX_OBJECTS else None
 
 
+def replaced_by_call(ctx, made: list[tuple[object, ast.Call]] | None) -> bool:
+    """Is one of the objects these calls `made` handed, in the file that makes it, to a function that
+    replaces a part of it (`Objects.replaced_by_call`)?"""
+    objects = ctx.analysis(Objects)
+    return any(objects._of(home).replaced_by_call(constructor) for home, constructor in made or ())
+
+
 def built(ctx, expr: ast.AST, binding: Binding | None = None, linted: Objects | None = None) -> list[tuple[object, ast.Call]] | None:
     """The calls (with their contexts) that made what `expr` may be under `binding`, `None` set aside; what
     a setter or `__init__` writes to a module's attribute counts as what made it (`held`). None when one of
@@ -411,7 +418,8 @@ def made_classes(ctx, call: ast.Call, linted=None) -> frozenset | None:
     if item is not None and item is not func:
         func = item
         call = ast.copy_location(ast.Call(func=func, args=call.args, keywords=call.keywords), call)
-    keys = possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) and objects._key_of(func.slice) is None else None
+    key = objects._key_of(func.slice) if isinstance(func, ast.Subscript) else None
+    keys = frozenset({key}) if key is not None else possible_constants(ctx, func.slice, linted) if isinstance(func, ast.Subscript) else None
     return objects.constructed(ctx, call, keys)
 
 

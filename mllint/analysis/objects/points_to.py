@@ -42,6 +42,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
@@ -432,7 +433,7 @@ class Objects:
         node = obj.node
         if node is obj.ctx.tree:  # an import, a builtin, a class or function of the module
             return obj.ctx.analysis(Names).module_level(obj.name)
-        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node) or _configures(node)):
+        if isinstance(node, ast.Lambda) and isinstance(node.body, ast.Call) and (not node.args.args or _forwards_first(node) or _configures(obj.ctx, node)):
             node = node.body.func  # `lambda params, lr: torch.optim.Adam(params, lr=lr)` constructs `Adam` of its first argument
         node = partial_target(obj.ctx, node) or node  # `partial(OneCycleLR, pct_start=0.3)`: what it constructs when called
         return obj.ctx.qualified_name(node) if isinstance(node, ast.Attribute | ast.Name) else None
@@ -571,6 +572,9 @@ class Objects:
         """The constant an index is: a literal, or a parameter every call site of its function fills with
         the same constant (`SCHEDULES[name]` with `make_schedule("onecycle", ...)`); None when not known."""
         found = _constant(index)
+        read = _dict_read(index)
+        if read is not None:  # `LOSSES[cfg["loss"]]`, `cfg.get("loss", "ce")`: read afresh, whatever the depth here
+            return self._item_key(self.points_to(read[0]), *read[1:], 0)
         if isinstance(index, ast.Attribute) and found is None:  # `LOSSES[args.loss]`: the option's default
             bases = self._eval(index.value, depth)
             defaults = {argparse_default(Obj("field", name=index.attr, base=b)) for b in bases} if bases else {None}
@@ -859,6 +863,36 @@ class Objects:
                     return True
         return held is None
 
+    def replaced_by_call(self, made: ast.Call) -> bool:
+        """Is the object the call `made` of this file makes handed to a function that replaces a part of what
+        it is given (`def swap(m, n): m.fc = nn.Linear(512, n)`, then `swap(model, 3)`), of this file or
+        imported? What calling it returns is then not what its class says."""
+        for call in self.ctx.index.of_type(ast.Call):
+            name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+            imported = self.view.function(self.ctx.qualified_name(call.func) or "") if self.view is not None and name not in self._replacing else None
+            replacing = self._of(imported[0])._replacing if imported is not None else self._replacing
+            for parameter in replacing.get(name, ()):
+                passed = self._argument(call, parameter)
+                if passed is not None and any(o.node is made for o in self.points_to(passed) or ()):
+                    return True
+        return False
+
+    @cached_property
+    def _replacing(self) -> dict[str, list[Obj]]:
+        """Function name -> its parameters whose attributes it assigns a value that may be a module (`m.fc =
+        nn.Linear(...)`), for the file's functions and methods."""
+        found: dict[str, list[Obj]] = {}
+        for writes in self._attribute_writes().values():
+            for target, value, _ in writes:
+                function = self.ctx.scopes.enclosing_function(target)
+                if not isinstance(target.value, ast.Name) or not isinstance(value, ast.Call) or not isinstance(function, FUNCTIONS):
+                    continue  # `m.fc = nn.Linear(...)`, `m.head = make_head(n)`: not `m.name = name`
+                if target.value.id in {a.arg for a in parameters(function)}:
+                    parameter = self.parameter(function, target.value.id)
+                    if parameter.kind == "parameter" and parameter not in found.get(function.name, []):
+                        found.setdefault(function.name, []).append(parameter)
+        return found
+
     def _attribute_writes(self) -> dict[str, list[tuple[ast.AST, ast.AST | None, ast.AST]]]:
         """Attribute name -> (the attribute target, the value bound to it, the statement), for every
         `obj.x = value` of the file (in tuple targets too)."""
@@ -1117,11 +1151,16 @@ class Objects:
         """What `return MODELS[name](**kw)` gives for the key `call` passes (`build("convnet")`): the functions
         of the table at that key run; None when the return is no such call or the call passes no constant."""
         func = returned.func if isinstance(returned, ast.Call) else None
-        if not (isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Name)):
+        if not isinstance(func, ast.Subscript):
             return None
         home = self._of(ctx)
         function = ctx.scopes.enclosing_function(returned)
-        key = self._passed_key(call, function, func.slice.id, depth) if function is not None else None
+        if function is None:
+            return None
+        if isinstance(func.slice, ast.Name):
+            key = self._passed_key(call, function, func.slice.id, depth)
+        else:  # `LOSSES[opts["loss"]](opts)`, `opts.get("loss", "ce")`: the item of what the call passes
+            key = self._passed_item(call, function, func.slice, ctx, depth)
         if not isinstance(key, int | str) or isinstance(key, bool):
             return None
         returns = home._functions_returns(home._item(func.value, key, depth), depth)
@@ -1138,6 +1177,47 @@ class Objects:
             return constants.get(name)
         argument = bind_arguments(call, function, passes_self(call, function)).get(name)
         return self._key_of(argument, depth) if argument is not None else None
+
+    def _passed_item(self, call: ast.Call, function: ast.AST, read: ast.AST, ctx, depth: int):
+        """The constant at a key of a dict `call` (of this file) passes for a parameter of `function` that
+        `read` reads (`opts["loss"]`, `opts.get("loss", "ce")`) and the function never rebinds; None when not
+        one known constant."""
+        found = _dict_read(read)
+        if found is None:
+            return None
+        if found[0].id in _stored_names(function):  # `cfg = dict(cfg)` first: as every call site fills it
+            return self._of(ctx)._key_of(read, depth + 1)
+        argument = bind_arguments(call, function, passes_self(call, function)).get(found[0].id)
+        return self._item_key(self.points_to(argument), *found[1:], 0) if argument is not None else None
+
+    def _item_key(self, bases: frozenset | None, key, default: ast.AST, depth: int):
+        """The one constant the dicts `bases` hold at `key` (else `default`); for a parameter, what each of
+        its function's call sites passes holds there (the signature's default standing for a call that passes
+        none: `def main(cfg=CONFIG)`); None when not one known constant."""
+        if not bases or NONE in bases:
+            return None
+        keys: set = set()
+        for base in bases:
+            if base.kind == "parameter" and isinstance(base.node, FUNCTIONS) and depth < MAX_CALL_DEPTH:
+                bindings = self.linted.analysis(Callers).bindings_in(base.ctx, base.node)
+                sites = ([b for b in bindings if b.site is not None] or bindings)[:MAX_SITES]  # its callers, else its signature
+                passed = [b.argument(base.name) for b in sites]
+                if not passed or None in passed:
+                    return None
+                keys |= {self._of(c)._item_key(self._of(c).points_to(a), key, default, depth + 1) for c, a, _ in passed}
+                continue
+            copied = _copied(base)
+            if copied is not None and key not in {k.arg for k in base.node.keywords}:  # `cfg = dict(cfg)`: the copied dict's
+                if base not in self._copying:
+                    self._copying.add(base)
+                    try:
+                        keys.add(self._of(base.ctx)._item_key(self._of(base.ctx).points_to(copied), key, default, depth))
+                    finally:
+                        self._copying.discard(base)
+                continue
+            found = self._keyed_item(base, key, default, depth)
+            keys |= {_constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
+        return keys.pop() if len(keys) == 1 else None
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
         """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
@@ -1192,6 +1272,19 @@ class Objects:
         of one), that item read where it is passed (its default a constant: `cfg.get("inplace", True)` of a
         `CONFIG` that lacks the key is True); of anything else, the item or the default."""
         literal = base.node if base.kind == "made" else None
+        copied = _copied(base)
+        if copied is not None:  # `dict(cfg, lr=0.1)`, `cfg.copy()`: the item set there, else the copied dict's
+            overrides = {k.arg: k.value for k in literal.keywords if k.arg is not None}
+            home = self._of(base.ctx)
+            if key in overrides:
+                return home._eval(overrides[key], depth + 1)
+            if base in home._copying:  # `cfg = dict(cfg)`: the copy read again adds nothing new
+                return frozenset()
+            home._copying.add(base)
+            try:
+                return home._keyed_read(copied, [ast.Constant(key), default], depth + 1)
+            finally:
+                home._copying.discard(base)
         if isinstance(literal, ast.Call) and _makes_container(base.ctx, literal):  # `dict(width=64, inplace=True)`
             literal = _container_literal(literal)
         literal = literal if isinstance(literal, ast.Dict) else None
@@ -1247,12 +1340,16 @@ class Objects:
         return self._functions_returns(self._eval(func, depth), depth)
 
     def _functions_returns(self, found: frozenset | None, depth: int) -> list[tuple[ast.AST, object]] | None:
-        """Every return (with its context) of the module-level functions `found` all are; None when one is not."""
+        """Every return (with its context) of the module-level functions (or lambdas: their body) `found` all
+        are; None when one is not."""
         if not found or depth >= MAX_CALL_DEPTH:
             return None
         returned = []
         for obj in found:
             found_function = self.function_of(obj)
+            if found_function is not None and isinstance(found_function[1], ast.Lambda):
+                returned.append((found_function[1].body, found_function[0]))
+                continue
             if found_function is None or not isinstance(found_function[1], FUNCTIONS) or found_function[0].scopes.parent(found_function[1]) is not found_function[0].tree:
                 return None
             ctx, function = found_function
@@ -1470,6 +1567,18 @@ def union(*sets: frozenset | None) -> frozenset | None:
     return frozenset().union(*sets)
 
 
+def _dict_read(read: ast.AST) -> tuple[ast.Name, object, ast.AST] | None:
+    """(the name, the constant key, the default) of a read of a name's item: `cfg["loss"]` (default None),
+    `cfg.get("loss", "ce")`, `cfg.pop("loss")`; None for anything else."""
+    if isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute) and read.func.attr in KEYED_READS and 1 <= len(read.args) <= 2 and not read.keywords:
+        container, key, default = read.func.value, read.args[0], read.args[1] if len(read.args) == 2 else ast.Constant(None)
+    elif isinstance(read, ast.Subscript):
+        container, key, default = read.value, read.slice, ast.Constant(None)
+    else:
+        return None
+    return (container, _constant(key), default) if isinstance(container, ast.Name) and _constant(key) is not None else None
+
+
 def _constant(node: ast.AST):
     if isinstance(node, ast.Constant) and isinstance(node.value, int | str) and not isinstance(node.value, bool):
         return node.value
@@ -1519,6 +1628,16 @@ def _derives(ctx, cls: ast.ClassDef, name: str) -> bool:
     return any(ctx.qualified_name(b) == name for b in cls.bases)
 
 
+def _copied(obj: Obj) -> ast.AST | None:
+    """The dict a made object copies: `x` of `dict(x)`, `dict(x, k=v)` (the keywords set over it) or
+    `x.copy()`; None for any other object."""
+    call = obj.node if obj.kind == "made" else None
+    if not isinstance(call, ast.Call) or isinstance(call.func, ast.Attribute) and call.func.attr == "copy" and not call.args and not call.keywords:
+        return call.func.value if isinstance(call, ast.Call) else None
+    named = isinstance(call.func, ast.Name) and call.func.id == "dict" and "dict" not in obj.ctx.scopes.bound_anywhere()
+    return call.args[0] if named and len(call.args) == 1 and all(k.arg is not None for k in call.keywords) else None
+
+
 def _makes_container(ctx, call: ast.Call) -> bool:
     """`nn.ModuleList(...)`, `dict(...)`, `list(...)` (builtins the module does not rebind)."""
     func = call.func
@@ -1543,13 +1662,17 @@ def _forwards_first(function: ast.Lambda) -> bool:
     return bool(body.args) and isinstance(body.args[0], ast.Name) and body.args[0].id == first
 
 
-def _configures(function: ast.Lambda) -> bool:
-    """Does a lambda construct a class (a capitalised name, not a function: `F.relu(x)`) with arguments that
-    are only constants and its own parameters (`lambda w: nn.NLLLoss(weight=w, ignore_index=255)`)?"""
+def _configures(ctx, function: ast.Lambda) -> bool:
+    """Does a lambda construct a class (a capitalised name, not a function: `F.relu(x)`) with arguments made
+    only of constants, its own parameters and imported names (`lambda w: nn.NLLLoss(weight=w, ignore_index=255)`,
+    `lambda cfg: nn.BCEWithLogitsLoss(pos_weight=torch.tensor(cfg.get("pw", 1.0)))`)?"""
     body, own = function.body, {a.arg for a in function.args.args}
     name = body.func.attr if isinstance(body.func, ast.Attribute) else body.func.id if isinstance(body.func, ast.Name) else ""
     passed = [*body.args, *(k.value for k in body.keywords)]
-    return name[:1].isupper() and all(isinstance(a, ast.Constant) or (isinstance(a, ast.Name) and a.id in own) for a in passed)
+    names = [n for a in passed for n in ast.walk(a) if isinstance(n, ast.Name)]
+    return name[:1].isupper() and not any(isinstance(n, ast.Lambda | ast.NamedExpr) for a in passed for n in ast.walk(a)) and all(
+        n.id in own or ctx.qualified_name(n) is not None for n in names
+    )
 
 
 def _table_literal(obj: Obj) -> ast.AST:

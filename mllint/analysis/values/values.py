@@ -454,6 +454,8 @@ class ValueKinds:
             index = expr.slice.value if isinstance(expr.slice, ast.Constant) else ...  # `out["probs"]`; `outs[name]`: any item
         if index is not None or isinstance(expr, ast.Subscript):
             inner = self._value(expr.value, depth + 1, binding)  # `x[:, a]`, `x[mask]`: a tensor's values
+            if index == "logits" and _library_output(inner):  # `model(**batch)["logits"]`
+                return Made(Kind.LOGITS, inner.node)
             if inner is None and isinstance(expr.value, ast.Name | ast.Attribute) and self.ctx.qualified_name(expr.value):
                 inner = Ref(self.ctx.qualified_name(expr.value))  # a table of another module (`MODELS[arch]`)
             return inner if inner is None or inner is PENDING else Item(inner, index) if index is not None else Selected(inner)
@@ -470,6 +472,8 @@ class ValueKinds:
             return inner if inner is None or inner is PENDING else Unwrapped(inner)
         if isinstance(expr, ast.Attribute) and expr.attr in DISTRIBUTION_FIELDS and not is_self_attribute(expr):
             inner = self._value(expr.value, depth, binding)  # `dist.probs` of `dist = Categorical(logits=z)`
+            if expr.attr == "logits" and _library_output(inner):  # `model(**batch).logits` of a transformers head
+                return Made(Kind.LOGITS, inner.node)
             return inner if inner is None or inner is PENDING else Item(inner, expr.attr)
         if isinstance(expr, ast.Name):
             values = self._assigned_or_parameters(expr)
@@ -1111,7 +1115,16 @@ class ValueKinds:
             return None
         return last.args[-1] if self._runs_by_default(last, constructor, last.args[-1]) else None
 
-    def _last_listed(self, listed: ast.AST, constructor: ast.Call, dropped: int = 0) -> ast.AST | None:
+    def last_listed_deciding(self, constructor: ast.Call, decide: Callable[[ast.AST], bool | None]) -> ast.AST | None:
+        """The last layer of `nn.Sequential(*layers)` as `_last_listed` tells, the tests of the `if`s around its
+        fills settled by `decide` (the constants the call sites pass: `if cfg.get("prob_out", False):
+        layers.append(nn.Softmax(-1))`); None when not known."""
+        args = constructor.args
+        if len(args) != 1 or not isinstance(args[0], ast.Starred):
+            return None
+        return self._last_listed(args[0].value, constructor, decide=decide)
+
+    def _last_listed(self, listed: ast.AST, constructor: ast.Call, dropped: int = 0, decide=None) -> ast.AST | None:
         """The last item of the list `nn.Sequential(*layers)` unpacks: the one the last statement before the
         construction that fills it leaves last (`layers += [..., nn.Softmax(-1)]`, `layers.append(x)`), when
         that statement runs on every path to the construction; past fills the defaults skip (`if dropout:`)
@@ -1129,7 +1142,7 @@ class ValueKinds:
                 return None
             if isinstance(last, ast.Call) and self._class_name(last) in PASSING_LAYERS and not dropped:
                 continue  # `layers.append(nn.Dropout(p))`, run or not: the layer before it gives the output
-            runs, read = self._default_path(node, constructor)
+            runs, read = self._default_path(node, constructor, decide)
             if runs is not False:
                 if runs and (read or skipped):
                     self._defaulted[last] = tuple(dict.fromkeys((*read, *skipped)))
@@ -1192,10 +1205,11 @@ class ValueKinds:
             self._defaulted[made] = read
         return runs is True
 
-    def _default_path(self, node: ast.AST, anchor: ast.AST) -> tuple[bool | None, tuple[str, ...]]:
+    def _default_path(self, node: ast.AST, anchor: ast.AST, decide=None) -> tuple[bool | None, tuple[str, ...]]:
         """(does `node` run on the way to `anchor` as `_runs_by_default` asks: True, False when the defaults
         alone keep it from running (`if dropout: layers.append(...)` with `dropout=0.0`), None when not
-        known; the parameters whose defaults decide it)."""
+        known; the parameters whose defaults decide it). `decide`, when given, settles the tests instead (as the
+        call sites' constants tell)."""
         if self.same_path(node, anchor):
             return True, ()
         function = self.scopes.enclosing_scope(anchor)
@@ -1214,7 +1228,10 @@ class ValueKinds:
             if isinstance(ancestor, CONDITIONAL_NODES):
                 names = [n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)] if isinstance(ancestor, ast.If) else None
                 known = {n: defaults[n] for n in names or () if n in defaults and not self._rebound(function, n)}
-                folded = fold(ancestor.test, known) if known else None
+                if decide is not None:  # the call sites' constants (their defaults among them), not the defaults alone
+                    known, folded = {}, decide(ancestor.test) if isinstance(ancestor, ast.If) else None
+                else:
+                    folded = fold(ancestor.test, known) if known or names == [] else None
                 if folded is None:
                     return None, ()
                 read += known
@@ -1819,6 +1836,18 @@ def selects_values(expr: ast.AST) -> bool:
     if not isinstance(expr, ast.Subscript) or _constant_index(expr.slice) is not None or isinstance(expr.slice, ast.Name):
         return False
     return not (isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str))
+
+
+def _library_output(value: Value | None) -> bool:
+    """Is `value` what a call of a transformers task model returns (`AutoModelForSequenceClassification.
+    from_pretrained(...)`, `BertForTokenClassification(config)`, passed in, moved or wrapped): an output
+    whose `.logits` are the head's raw scores, before any softmax?"""
+    model = value.callee if isinstance(value, Called) else None
+    while isinstance(model, Passed | Unwrapped):
+        model = model.value
+    name = model.callee.name if isinstance(model, Called) and isinstance(model.callee, Ref) else ""
+    task = name.split(".")[1] if name.startswith("transformers.") and name.count(".") in (1, 2) else ""
+    return "For" in task and name.rsplit(".", 1)[-1] in (task, "from_pretrained", "from_config")
 
 
 def _constant_index(node: ast.AST) -> int | None:
