@@ -23,7 +23,7 @@ import ast
 import dataclasses
 import itertools
 
-from mllint.analysis.objects.call_sites import built, makers, possible_constants
+from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
 from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
@@ -363,6 +363,7 @@ class Shapes:
                 else:
                     return None
             return value
+        name = name or self._chosen_layer(constructor)
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name in LOSSES and not own_class:
@@ -399,6 +400,17 @@ class Shapes:
             ends = torch_layer_ends(name, constructor, first.ends or ((), ()), self.static_dim)  # `Linear(h, 1)` of any input: `(..., 1)`
             return Tensor(None, key, ends=ends if ends != ((), ()) else None)
         return Tensor(spatial_symbols(name, torch_layer_output(name, constructor, value_shape(first), self.static_dim), key), key)
+
+    def _chosen_layer(self, constructor: ast.Call) -> str | None:
+        """The `torch.nn` layer a configured class name builds (`getattr(nn, act)()` with `act="GELU"` under every
+        call site, as `call_sites.made_classes` tells): the one class, or `Identity` when all keep the shape."""
+        if not (isinstance(constructor.func, ast.Call) and isinstance(constructor.func.func, ast.Name) and constructor.func.func.id == "getattr"):
+            return None
+        linted = _LINTED[-1].ctx if self.ctx.project is None and _LINTED else None
+        classes = {canonical_class(n) for n in made_classes(self.ctx, constructor, linted) or {None}}
+        if None in classes or not all(n.startswith("torch.nn.") for n in classes):
+            return None
+        return classes.pop() if len(classes) == 1 else "torch.nn.Identity" if classes <= SHAPE_PRESERVING else None
 
     def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
         """The module a statement of this file puts in place of the classifier of the library model
