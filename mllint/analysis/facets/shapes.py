@@ -404,10 +404,14 @@ class Shapes:
     def _chosen_layer(self, constructor: ast.Call) -> str | None:
         """The `torch.nn` layer a configured class name builds (`getattr(nn, act)()` with `act="GELU"` under every
         call site, as `call_sites.made_classes` tells): the one class, or `Identity` when all keep the shape."""
-        if not (isinstance(constructor.func, ast.Call) and isinstance(constructor.func.func, ast.Name) and constructor.func.func.id == "getattr"):
+        func = constructor.func
+        if isinstance(func, ast.Name):  # `act = getattr(nn, cfg.act)`, then `act()`
+            values = self.values.reaching_values(func)
+            func = values[0] if values and len(values) == 1 else None
+        if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"):
             return None
         linted = _LINTED[-1].ctx if self.ctx.project is None and _LINTED else None
-        classes = {canonical_class(n) for n in made_classes(self.ctx, constructor, linted) or {None}}
+        classes = {canonical_class(n) for n in made_classes(self.ctx, ast.Call(func=func, args=[], keywords=[]), linted) or {None}}
         if None in classes or not all(n.startswith("torch.nn.") for n in classes):
             return None
         return classes.pop() if len(classes) == 1 else "torch.nn.Identity" if classes <= SHAPE_PRESERVING else None
@@ -445,7 +449,7 @@ class Shapes:
         layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
         if layers is None:
             return None
-        names = [self.values.layer_class(i) if isinstance(i, ast.Call) else None for i in layers[0]]
+        names = [self.values.layer_class(i) or self._chosen_layer(i) if isinstance(i, ast.Call) else None for i in layers[0]]
         if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
         key = ("call", id(constructor), first.key)
@@ -1702,9 +1706,10 @@ class Interpreter(Operations):
 
     def closure(self, helper: ast.FunctionDef, own: set) -> dict[str, object]:
         """The values this pass gives the names a function defined in it reads from it (`X[ix]` in
-        `def ds(ix)` of `load(...)`), where they say something."""
+        `def ds(ix)` of `load(...)`), where they say something: a shape, or a number (`y - y_mean` of a
+        column's mean stays the column's shape)."""
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
-        return {name: self.env[name] for name in read if name in self.env and _informative(self.env[name])}
+        return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
     def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`), given no
