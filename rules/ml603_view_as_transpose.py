@@ -18,7 +18,8 @@ class ViewAsTranspose(Rule):
     `x.view(B, heads, T, C // heads)` for `x` of `(B, T, C)`; heads merged back with
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`; a tensor of unknown rank viewed
     as its own leading sizes in another order (`x.view(x.shape[1], x.shape[0], -1)`); tokens `(B, N, C)`
-    reshaped to a feature map `(B, C, h, w)` (`C` put ahead of `N`, whose elements become `h, w`; not a
+    reshaped to a feature map `(B, C, h, w)` (`C` put ahead of `N`, whose elements become `h, w`, whatever
+    `h` and `w` are: `side = round(N ** 0.5)`; not a
     `(B, T, H)` viewed as `(B, H)`, which only runs when `T` is 1). Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
@@ -74,11 +75,14 @@ class ViewAsTranspose(Rule):
             return  # (a leading -1 stands for the source's dims the others leave: `(n, 32, 32, 3)` as `(-1, 3, 32, 32)`)
         shapes = self.ctx.analysis(Shapes)
         source, target = shapes.view_source(node), shapes.view_target(node)
-        if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
+        if not is_known(source) or target is None or shapes.is_fresh(func.value):
             return
-        moved = _moved_dimension(source, counted_alike(source, target))
-        moved = moved if moved is not None else _moved_channels(source, target)
-        moved = moved if moved is not None else _moved_ahead(source, target)
+        if not is_known(target):  # `(B, N, C)` as `(B, C, h, w)` whatever h and w are
+            moved = _moved_ahead(source, target)
+        else:
+            moved = _moved_dimension(source, counted_alike(source, target))
+            moved = moved if moved is not None else _moved_channels(source, target)
+            moved = moved if moved is not None else _moved_ahead(source, target)
         site = None
         if moved is None:  # sizes the code names, fixed by its constructions: `view(b, self.n_feat, self.seq_len)` of (B, 50, 8)
             fixed = shapes.constant_view_target(node)

@@ -1431,6 +1431,9 @@ class Interpreter(Operations):
             return base.item
         if isinstance(base, Listed):  # every item of a list of samples alike
             return base.item if not isinstance(index, ast.Slice) else Listed(base.item, slice_length(index, base.length))
+        if isinstance(base, Fields) and not isinstance(index, (ast.Constant, ast.Slice)) and (base.values or base.rest is not None):
+            held = [v for _, v in base.values] + ([base.rest] if base.rest is not None else [])
+            return _alike(held, ("item", id(node)))  # `loaders[split]`: whichever it is, what they all are alike
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -1810,6 +1813,21 @@ def _one_filled(dicts: list) -> bool:
     return bool(filled) and all(d == filled[0] for d in filled)
 
 
+def _batch_alike(batches: list, key: tuple) -> Items | None:
+    """The batches of several loaders, part by part: tensors of one rank, each size kept where they all agree
+    (a loader's own batch size, `(B, d)` and `(B', d)`, is `(?, d)`)."""
+    if not all(isinstance(b, Items) and len(b.values) == len(batches[0].values) for b in batches):
+        return None
+    parts = []
+    for position, first in enumerate(batches[0].values):
+        shapes = [b.values[position].shape if isinstance(b.values[position], Tensor) else None for b in batches]
+        if None in shapes or len({len(s) for s in shapes}) != 1:
+            parts.append(None)
+            continue
+        parts.append(Tensor(tuple(d if all(s[i] == d for s in shapes) else None for i, d in enumerate(shapes[0])), (*key, position)))
+    return Items(tuple(parts)) if any(p is not None for p in parts) else None
+
+
 def _alike(items: list, key: tuple) -> object | None:
     """What every item of a list is like: the one value they all are, or a tensor of the one known shape
     they all have (`obs = obs + noise` appended on each step: other tensors, one shape); None otherwise."""
@@ -1818,6 +1836,9 @@ def _alike(items: list, key: tuple) -> object | None:
     if items and all(isinstance(i, Items) and len(i.values) == len(items[0].values) for i in items):  # pairs alike part by part
         parts = tuple(_alike([i.values[p] for i in items], (*key, p)) for p in range(len(items[0].values)))
         return Items(parts) if any(p is not None for p in parts) else None
+    if items and all(isinstance(i, Batches) for i in items):  # loaders of alike batches (`{"train": ..., "valid": ...}`)
+        item = _alike([i.item for i in items], key) or _batch_alike([i.item for i in items], key)
+        return Batches(item) if item is not None else None
     if items and all(isinstance(i, Frame) and not i.positional and len(i.shape) == len(items[0].shape) for i in items):
         return Frame(tuple(d if all(i.shape[p] == d for i in items) else None for p, d in enumerate(items[0].shape)), key)
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
