@@ -1814,8 +1814,8 @@ def _one_filled(dicts: list) -> bool:
 
 
 def _batch_alike(batches: list, key: tuple) -> Items | None:
-    """The batches of several loaders, part by part: tensors of one rank, each size kept where they all agree
-    (a loader's own batch size, `(B, d)` and `(B', d)`, is `(?, d)`)."""
+    """The batches of several loaders, part by part: tensors of one rank, each size kept where they all agree;
+    their batch sizes, where they differ, one symbol of a batch (`(B, d)` and `(B', d)` are `(batch, d)`)."""
     if not all(isinstance(b, Items) and len(b.values) == len(batches[0].values) for b in batches):
         return None
     parts = []
@@ -1824,7 +1824,8 @@ def _batch_alike(batches: list, key: tuple) -> Items | None:
         if None in shapes or len({len(s) for s in shapes}) != 1:
             parts.append(None)
             continue
-        parts.append(Tensor(tuple(d if all(s[i] == d for s in shapes) else None for i, d in enumerate(shapes[0])), (*key, position)))
+        batch = Sym(("batch", key), "batch")
+        parts.append(Tensor(tuple(d if all(s[i] == d for s in shapes) else batch if i == 0 else None for i, d in enumerate(shapes[0])), (*key, position)))
     return Items(tuple(parts)) if any(p is not None for p in parts) else None
 
 
