@@ -4,6 +4,7 @@ from mllint.analysis.facets.dims import Dim, Sym, counted_alike, dim_key, format
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.program.callers import call_sites
+from mllint.analysis.syntax.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -29,7 +30,9 @@ class ViewAsTranspose(Rule):
     across its sides: `(n, 32, 32, 3)` (as an `assert images.shape[1:] == (32, 32, 3)` states, say)
     viewed as `(n, 3, 32, 32)`, or back (2 to 4 channels). Nor is a view of a parameter made in
     `__init__` (`nn.Parameter(torch.empty(head_dim, heads))` viewed as `(heads, head_dim)`): its values
-    are whatever training makes of them, so the view lays them out rather than reordering them.
+    are whatever training makes of them, so the view lays them out rather than reordering them. Nor is a
+    view that undoes an earlier one of the same function (`x.view(b, c * w, -1)`, then `out.view(b, c, h,
+    w)`): it restores the layout `x` had; the earlier view is the one reported.
 
     ## Why is this bad?
     A view keeps the elements in memory order and only changes how they are counted: viewing
@@ -67,6 +70,10 @@ class ViewAsTranspose(Rule):
     severity = Severity.ERROR
     requires_any_text = VIEWS
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._views: dict[ast.AST, dict[tuple, list[ast.Call]]] = {}  # a function -> its views by (source, target)
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in VIEWS or not node.args:
@@ -88,10 +95,32 @@ class ViewAsTranspose(Rule):
             fixed = shapes.constant_view_target(node)
             moved = _moved_named(source, fixed, node.args) if fixed is not None else None
             target, site = (fixed, shapes.call_site(node)) if moved is not None else (target, None)
+        if moved is not None and self._undoes_a_view(node, source, target):
+            return  # `x.view(B, C * W, -1)` ... `out.view(B, C, H, W)`: back to the layout `x` had
         if moved is not None:
             call = f"{self.ctx.text(func)}(...)"
             message = self.message.format(call=call, source=format_shape(source), target=format_shape(target), moved=label(moved))
             self.report(node, message + (f" (with what the call at {site.place} passes)" if site is not None else ""), related=call_sites(site))
+
+
+    def _undoes_a_view(self, node: ast.Call, source: tuple, target: tuple) -> bool:
+        """Does an earlier view of the same function take a tensor of the target's shape to the source's (this
+        view undoes it, whatever ran in between: that one is reported)? The function's views are indexed once."""
+        function = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
+        views = self._views.get(function)
+        if views is None:
+            shapes, views = self.ctx.analysis(Shapes), {}
+            for call in self.ctx.index.within(function, ast.Call):
+                if isinstance(call.func, ast.Attribute) and call.func.attr in VIEWS:
+                    before, after = shapes.view_source(call), shapes.view_target(call)
+                    if is_known(before) and is_known(after):
+                        views.setdefault((_keys(before), _keys(after)), []).append(call)
+            self._views[function] = views
+        return any(position(call) < position(node) for call in views.get((_keys(target), _keys(source)), ())[:2])
+
+
+def _keys(shape: tuple) -> tuple:
+    return tuple(repr(dim_key(d)) for d in shape)
 
 
 def _literal_size(argument: ast.AST) -> bool:
