@@ -58,7 +58,10 @@ class RegressionLossBroadcast(Rule):
     `np.mean(a, axis=1)`, `einsum`, `np.column_stack`, `torch.FloatTensor(a)`, ...), and library image
     models by their factory (`timm.create_model(..., num_classes=1)`, `features_only=True`, a torchvision
     model whose `fc` is replaced by `nn.Linear(in_features, 1)`), a `forward` looping over an
-    `nn.ModuleList` of listed layers, and a LightningModule's `training_step` given the batches of the
+    `nn.ModuleList` of listed layers or of layers one comprehension builds (`h = h + block(h)`), a module
+    class a builder function defines and returns, an activation the configuration names (`getattr(nn,
+    cfg.act)()`), arrays flattened whatever their rank (`a.ravel()`), a dict of loaders read at a key the code does not
+    fix (`dataloaders[phase]`), and a LightningModule's `training_step` given the batches of the
     loader `trainer.fit(model, loader)` passes. A size of the
     result that two different symbols decide (`(B, H)` against `(B, 1, H')`) is shown as `?`: the
     `(B, B)` stretch is there whatever it is.

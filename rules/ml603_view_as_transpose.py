@@ -4,6 +4,7 @@ from mllint.analysis.facets.dims import Dim, Sym, counted_alike, dim_key, format
 from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.program.callers import call_sites
+from mllint.analysis.syntax.tree import position
 from mllint.findings import Severity
 from mllint.rule import Rule
 
@@ -18,7 +19,8 @@ class ViewAsTranspose(Rule):
     `x.view(B, heads, T, C // heads)` for `x` of `(B, T, C)`; heads merged back with
     `out.view(B, T, heads * head_dim)` from `(B, heads, T, head_dim)`; a tensor of unknown rank viewed
     as its own leading sizes in another order (`x.view(x.shape[1], x.shape[0], -1)`); tokens `(B, N, C)`
-    reshaped to a feature map `(B, C, h, w)` (`C` put ahead of `N`, whose elements become `h, w`; not a
+    reshaped to a feature map `(B, C, h, w)` (`C` put ahead of `N`, whose elements become `h, w`, whatever
+    `h` and `w` are: `side = round(N ** 0.5)`; not a
     `(B, T, H)` viewed as `(B, H)`, which only runs when `T` is 1). Dimensions are matched by what
     they stand for (`x.size(1)`, names unpacked from `x.shape`, the `__init__` parameters a layer and
     `self.head_dim = dim // heads` are built from), so only symbolic sizes count: a view
@@ -28,7 +30,9 @@ class ViewAsTranspose(Rule):
     across its sides: `(n, 32, 32, 3)` (as an `assert images.shape[1:] == (32, 32, 3)` states, say)
     viewed as `(n, 3, 32, 32)`, or back (2 to 4 channels). Nor is a view of a parameter made in
     `__init__` (`nn.Parameter(torch.empty(head_dim, heads))` viewed as `(heads, head_dim)`): its values
-    are whatever training makes of them, so the view lays them out rather than reordering them.
+    are whatever training makes of them, so the view lays them out rather than reordering them. Nor is a
+    view that undoes an earlier one of the same function (`x.view(b, c * w, -1)`, then `out.view(b, c, h,
+    w)`): it restores the layout `x` had; the earlier view is the one reported.
 
     ## Why is this bad?
     A view keeps the elements in memory order and only changes how they are counted: viewing
@@ -66,6 +70,10 @@ class ViewAsTranspose(Rule):
     severity = Severity.ERROR
     requires_any_text = VIEWS
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._views: dict[ast.AST, dict[tuple, list[ast.Call]]] = {}  # a function -> its views by (source, target)
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in VIEWS or not node.args:
@@ -74,20 +82,45 @@ class ViewAsTranspose(Rule):
             return  # (a leading -1 stands for the source's dims the others leave: `(n, 32, 32, 3)` as `(-1, 3, 32, 32)`)
         shapes = self.ctx.analysis(Shapes)
         source, target = shapes.view_source(node), shapes.view_target(node)
-        if not is_known(source) or not is_known(target) or shapes.is_fresh(func.value):
+        if not is_known(source) or target is None or shapes.is_fresh(func.value):
             return
-        moved = _moved_dimension(source, counted_alike(source, target))
-        moved = moved if moved is not None else _moved_channels(source, target)
-        moved = moved if moved is not None else _moved_ahead(source, target)
+        if not is_known(target):  # `(B, N, C)` as `(B, C, h, w)` whatever h and w are
+            moved = _moved_ahead(source, target)
+        else:
+            moved = _moved_dimension(source, counted_alike(source, target))
+            moved = moved if moved is not None else _moved_channels(source, target)
+            moved = moved if moved is not None else _moved_ahead(source, target)
         site = None
         if moved is None:  # sizes the code names, fixed by its constructions: `view(b, self.n_feat, self.seq_len)` of (B, 50, 8)
             fixed = shapes.constant_view_target(node)
             moved = _moved_named(source, fixed, node.args) if fixed is not None else None
             target, site = (fixed, shapes.call_site(node)) if moved is not None else (target, None)
+        if moved is not None and self._undoes_a_view(node, source, target):
+            return  # `x.view(B, C * W, -1)` ... `out.view(B, C, H, W)`: back to the layout `x` had
         if moved is not None:
             call = f"{self.ctx.text(func)}(...)"
             message = self.message.format(call=call, source=format_shape(source), target=format_shape(target), moved=label(moved))
             self.report(node, message + (f" (with what the call at {site.place} passes)" if site is not None else ""), related=call_sites(site))
+
+
+    def _undoes_a_view(self, node: ast.Call, source: tuple, target: tuple) -> bool:
+        """Does an earlier view of the same function take a tensor of the target's shape to the source's (this
+        view undoes it, whatever ran in between: that one is reported)? The function's views are indexed once."""
+        function = self.ctx.scopes.enclosing_function(node) or self.ctx.tree
+        views = self._views.get(function)
+        if views is None:
+            shapes, views = self.ctx.analysis(Shapes), {}
+            for call in self.ctx.index.within(function, ast.Call):
+                if isinstance(call.func, ast.Attribute) and call.func.attr in VIEWS:
+                    before, after = shapes.view_source(call), shapes.view_target(call)
+                    if is_known(before) and is_known(after):
+                        views.setdefault((_keys(before), _keys(after)), []).append(call)
+            self._views[function] = views
+        return any(position(call) < position(node) for call in views.get((_keys(target), _keys(source)), ())[:2])
+
+
+def _keys(shape: tuple) -> tuple:
+    return tuple(repr(dim_key(d)) for d in shape)
 
 
 def _literal_size(argument: ast.AST) -> bool:

@@ -2,6 +2,7 @@ import ast
 from functools import cached_property
 
 from mllint.analysis.objects.callees import loss_function_name
+from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
 from mllint.analysis.facets.dims import Sym, format_shape, is_known
@@ -75,7 +76,7 @@ class SqueezeWithoutDim(Rule):
     x.size(0) == 1: continue`, or under `if len(x) > 1:`), on a value reshaped to a stated number of rows
     (`out.view(batch_size, 1)`: a smaller batch fails there first), or after an `assert` on the value's size.
     A squeeze whose value a `forward` returns, its shape known from a call site of the module, is judged
-    at that call: not reported when the call's output goes to an element-wise regression loss (or a loss
+    at that call (its shape the module's own: at every call of its instances): not reported when the call's output goes to an element-wise regression loss (or a loss
     whose both sides are squeezed) or every batch of the call's loop is full; nor when every call of the
     module runs in a loop whose batches are full or whose literal batch size divides the rows of its
     `TensorDataset`.
@@ -245,8 +246,17 @@ class SqueezeWithoutDim(Rule):
         shapes = self.ctx.analysis(Shapes)
         if shapes.batch_never_one(node):
             return True
+        if not self._returned(node):
+            return False
         binding = shapes.call_site(node)
-        if binding is None or binding.call is None or binding.caller is None or not self._returned(node):
+        if binding is None:  # its shapes its own: judged at every call of the module's instances
+            sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, self.ctx.scopes.enclosing_function(node))
+            return bool(sites) and all(self._harmless_at(site) for site in sites)
+        return self._harmless_at(binding)
+
+    def _harmless_at(self, binding) -> bool:
+        """Does the output of the call `binding` binds go to a loss the lost dimension changes nothing in?"""
+        if binding.call is None or binding.caller is None:
             return False
         loss = self._loss_reached(binding.call, ctx=binding.caller)
         return loss is not None and (self._loss_name(loss, binding.caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, binding.caller))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from mllint.analysis.objects.call_sites import makers
+from mllint.analysis.objects.call_sites import built, makers
 from mllint.analysis.program.callers import constructions
 from mllint.analysis.facets.dims import Sym, dim_key
 from mllint.analysis.facets.indexing import int_literal
@@ -22,6 +22,7 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES
 from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Listed, Number, Samples, Tensor
 from mllint.analysis.values.values import ValueKinds
 
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 TENSOR_DATASETS = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 SPLITTERS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})  # parts of a dataset
@@ -147,6 +148,8 @@ def full_batches(ctx, node: ast.AST) -> bool:
                 return True  # a test of the iteration's batch
             if not isinstance(ancestor, ast.While) and _drops_last(ctx, ancestor.iter):
                 return True
+        if isinstance(ancestor, COMPREHENSIONS) and child not in ancestor.generators and _drops_last(ctx, ancestor.generators[0].iter):
+            return True  # `[loss(model(x), y) for x, y in loader]`
         child = ancestor
     return False
 
@@ -176,7 +179,7 @@ def full_or_even(ctx, call: ast.Call, outer, shape_of) -> bool:
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     iterable = loop.iter.args[0] if isinstance(loop.iter, ast.Call) and callee_name(loop.iter) in LOADER_WRAPPERS and loop.iter.args else loop.iter
-    loaders = [(c, k) for (c, k), _ in constructions(ctx, iterable, outer)]
+    loaders = _loaders(ctx, iterable, outer)
     return bool(loaders) and all(c.qualified_name(k.func) in DATA_LOADERS and (drops_last(c, k) or _divides(c, k, shape_of)) for c, k in loaders)
 
 
@@ -245,8 +248,24 @@ def _is_batch_size(node: ast.AST) -> bool:
 def _drops_last(ctx, iterable: ast.AST) -> bool:
     while isinstance(iterable, ast.Call) and callee_name(iterable) in LOADER_WRAPPERS and iterable.args:
         iterable = iterable.args[0]
-    found = [(c, call) for (c, call), _ in constructions(ctx, iterable)]
+    found = _loaders(ctx, iterable)
     return bool(found) and all(c.qualified_name(call.func) in DATA_LOADERS and drops_last(c, call) for c, call in found)
+
+
+def _loaders(ctx, iterable: ast.AST, outer=None) -> list[tuple[object, ast.Call]]:
+    """The calls that built what a loop iterates (under the call site `outer`, if given): as `constructions`
+    tells, else as the objects layer does (a builder's tuple unpacked: `train_dl, val_dl = make_loaders()`);
+    empty when any is unknown."""
+    found = [(c, k) for (c, k), _ in constructions(ctx, iterable, outer)]
+    if found:
+        return found
+    if outer is not None:
+        return built(ctx, iterable, outer) or []
+    for made, _ in makers(ctx, iterable):
+        if not made:
+            return []
+        found += made
+    return found
 
 
 def drops_last(ctx, loader: ast.Call) -> bool:

@@ -264,8 +264,8 @@ class Operations:
             other = call_argument(node, 0, "other")
             other_value = self.value_of(other)
             return shape if isinstance(other_value, Number) else broadcast(shape, value_shape(other_value))
-        if shape is None:
-            return None
+        if shape is None:  # `a.ravel()`, `x.flatten()` of any rank: one dimension
+            return (None,) if method == "flatten" and not args and not node.keywords else None
         if method in ("split", "chunk") and shape and int_literal(call_argument(node, 1, "dim")) in (None, 0):
             if len(node.args) + len(node.keywords) == 1 or int_literal(call_argument(node, 1, "dim")) == 0:
                 part = Sym(("chunk", id(node)), f"len({receiver.label} chunk)")

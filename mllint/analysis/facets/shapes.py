@@ -23,7 +23,7 @@ import ast
 import dataclasses
 import itertools
 
-from mllint.analysis.objects.call_sites import built, makers, possible_constants
+from mllint.analysis.objects.call_sites import built, made_classes, makers, possible_constants
 from mllint.analysis.objects.points_to import WRAPPERS
 from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_sites, signature_passage
 from mllint.analysis.program.calls import bind_values
@@ -348,8 +348,9 @@ class Shapes:
         project (their `forward` interpreted in their own module, with these arguments)."""
         name = canonical_class(self.ctx.qualified_name(constructor.func))
         first = arguments[0] if arguments and not isinstance(arguments[0], Keyword) else None
-        if name in WRAPPERS and constructor.args and isinstance(constructor.args[0], ast.Call):
-            return self.module_output(constructor.args[0], arguments)  # `DataParallel(Net())` runs the net
+        if name in WRAPPERS and constructor.args:  # `DataParallel(Net())`, `DataParallel(model)`: runs the net
+            wrapped = (self.ctx, constructor.args[0]) if isinstance(constructor.args[0], ast.Call) else self.constructor(constructor.args[0])
+            return wrapped[0].analysis(Shapes).module_output(wrapped[1], arguments) if wrapped is not None else None  # (a parameter: its call sites)
         if name == SEQUENTIAL:  # its layers in turn; a list unpacked among them (`*layers, nn.Linear(h, 1)`) too
             value = first
             for layer in constructor.args:
@@ -362,6 +363,7 @@ class Shapes:
                 else:
                     return None
             return value
+        name = name or self._chosen_layer(constructor)
         own_class = isinstance(constructor.func, ast.Name) and self.ctx.analysis(Names).is_own_or_local(constructor.func)
         key = ("call", id(constructor), first.key if isinstance(first, Tensor) else None)
         if name in LOSSES and not own_class:
@@ -399,6 +401,21 @@ class Shapes:
             return Tensor(None, key, ends=ends if ends != ((), ()) else None)
         return Tensor(spatial_symbols(name, torch_layer_output(name, constructor, value_shape(first), self.static_dim), key), key)
 
+    def _chosen_layer(self, constructor: ast.Call) -> str | None:
+        """The `torch.nn` layer a configured class name builds (`getattr(nn, act)()` with `act="GELU"` under every
+        call site, as `call_sites.made_classes` tells): the one class, or `Identity` when all keep the shape."""
+        func = constructor.func
+        if isinstance(func, ast.Name):  # `act = getattr(nn, cfg.act)`, then `act()`
+            values = self.values.reaching_values(func)
+            func = values[0] if values and len(values) == 1 else None
+        if not (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"):
+            return None
+        linted = _LINTED[-1].ctx if self.ctx.project is None and _LINTED else None
+        classes = {canonical_class(n) for n in made_classes(self.ctx, ast.Call(func=func, args=[], keywords=[]), linted) or {None}}
+        if None in classes or not all(n.startswith("torch.nn.") for n in classes):
+            return None
+        return classes.pop() if len(classes) == 1 else "torch.nn.Identity" if classes <= SHAPE_PRESERVING else None
+
     def _replaced_head(self, constructor: ast.Call) -> ast.Call | None:
         """The module a statement of this file puts in place of the classifier of the library model
         `constructor` builds (`model.fc = nn.Linear(model.fc.in_features, 1)`, `net.classifier[-1] = ...`),
@@ -432,7 +449,7 @@ class Shapes:
         layers = self.values.listed_layers(listed, constructor) if isinstance(first, Tensor) else None
         if layers is None:
             return None
-        names = [self.values.layer_class(i) if isinstance(i, ast.Call) else None for i in layers[0]]
+        names = [self.values.layer_class(i) or self._chosen_layer(i) if isinstance(i, ast.Call) else None for i in layers[0]]
         if not all(n == LINEAR or n in SHAPE_PRESERVING for n in names) or LINEAR not in names:
             return None
         key = ("call", id(constructor), first.key)
@@ -481,7 +498,14 @@ class Shapes:
         if not is_self_attribute(func):
             return False
         assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
-        return any(isinstance(_moved(value), ast.Name) for value in assigned)
+        return any(isinstance(self._unwrapped(value), ast.Name) for value in assigned)
+
+    def _unwrapped(self, value: ast.AST) -> ast.AST:
+        """The module a move or a wrapper returns or runs: `model` of `nn.DataParallel(model).to(device)`."""
+        value = _moved(value)
+        while isinstance(value, ast.Call) and value.args and canonical_class(self.ctx.qualified_name(value.func)) in WRAPPERS:
+            value = _moved(value.args[0])
+        return value
 
     def called_self(self, func: ast.AST) -> ast.ClassDef | None:
         """The module class of the file whose method calls its own instance, `self(x)` (a Lightning-like
@@ -744,9 +768,13 @@ class Shapes:
         return self._attributes[cls]
 
     def _module_class(self, func: ast.AST) -> ast.ClassDef | None:
+        """The module class of this file `func` names: one of the module's, or one a builder function defines
+        and calls (`def resmlp(d): class ResMLP(nn.Module): ...; return ResMLP()`, its sizes read from the closure)."""
         if not isinstance(func, ast.Name):
             return None
-        return next((c for c in self.modules.modules if c.name == func.id and isinstance(self.ctx.scopes.parent(c), ast.Module)), None)
+        scope = self.ctx.scopes.enclosing_function(func)
+        return next((c for c in self.modules.modules if c.name == func.id and (
+            isinstance(self.ctx.scopes.parent(c), ast.Module) or scope is not None and self.ctx.scopes.parent(c) is scope)), None)
 
     def constructor(self, func: ast.AST) -> tuple[object, ast.Call] | None:
         """The call (with its module's context) that built the module `func` refers to, as the objects
@@ -787,6 +815,18 @@ class Shapes:
         if not elements or len(elements) > MAX_ITEMS or not all(isinstance(e, ast.Call) for e in elements):
             return None
         return [(ctx, e) for e in elements]
+
+    def repeated_module(self, expr: ast.AST) -> tuple[object, ast.Call] | None:
+        """The one layer call an `nn.ModuleList` built from a comprehension repeats (`nn.ModuleList(Block(d)
+        for _ in range(n))`), with its module's context: every layer it holds is built by that call."""
+        made = self.constructor(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+        if made is None:
+            return None
+        ctx, call = made
+        comprehension = call.args[0] if len(call.args) == 1 and not call.keywords else None
+        if canonical_class(ctx.qualified_name(call.func)) != MODULE_LIST or not isinstance(comprehension, (ast.ListComp, ast.GeneratorExp)):
+            return None
+        return (ctx, comprehension.elt) if len(comprehension.generators) == 1 and isinstance(comprehension.elt, ast.Call) else None
 
 
 def _fit_call(ctx, made: ast.Call) -> ast.Call | None:
@@ -1051,6 +1091,9 @@ class Interpreter(Operations):
             layers = self.shapes.listed_modules(node.iter) if isinstance(node.target, ast.Name) and not self.modules_bound else None
             if layers is not None and not any(isinstance(n, LEAVING) for s in node.body for n in ast.walk(s)):
                 return self.unrolled(node, layers)
+            repeated = self.shapes.repeated_module(node.iter) if isinstance(node.target, ast.Name) and not self.modules_bound else None
+            if repeated is not None:  # each pass calls a layer that one call built: the passes reach its fixed point
+                return self.repeated(node, repeated)
         passes = 2 if self.loop_depth < MAX_LOOP_DEPTH else 1
         self.loop_depth += 1
         start = self.env
@@ -1066,6 +1109,15 @@ class Interpreter(Operations):
                 self.forget(name, node)
         self.loop_depth -= 1
         self.block(node.orelse)
+
+    def repeated(self, node: ast.For | ast.AsyncFor, layer: tuple[object, ast.Call]) -> None:
+        """`for block in self.blocks: h = h + block(h)` over a `ModuleList` of layers one call builds: the
+        loop run as any other, `block` calling that layer."""
+        self.modules_bound[node.target.id] = layer
+        try:
+            self.loop(node)
+        finally:
+            self.modules_bound.pop(node.target.id, None)
 
     def unrolled(self, node: ast.For | ast.AsyncFor, layers: list[tuple[object, ast.Call]]) -> None:
         """`for layer in self.layers: x = layer(x)` over a `ModuleList` (or `Sequential`) of layers listed
@@ -1379,6 +1431,9 @@ class Interpreter(Operations):
             return base.item
         if isinstance(base, Listed):  # every item of a list of samples alike
             return base.item if not isinstance(index, ast.Slice) else Listed(base.item, slice_length(index, base.length))
+        if isinstance(base, Fields) and not isinstance(index, (ast.Constant, ast.Slice)) and (base.values or base.rest is not None):
+            held = [v for _, v in base.values] + ([base.rest] if base.rest is not None else [])
+            return _alike(held, ("item", id(node)))  # `loaders[split]`: whichever it is, what they all are alike
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
@@ -1420,7 +1475,8 @@ class Interpreter(Operations):
             return Tensor(right.shape, key, ends=right.ends)
         if isinstance(left, Tensor) and isinstance(right, Tensor):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
-            return Tensor(residual or broadcast(left.shape, right.shape), key)
+            shape = residual or broadcast(left.shape, right.shape)
+            return Tensor(shape, key, ends=None if shape is not None else _joint_ends(left.ends, right.ends))
         return None
 
     def number_operand(self, node: ast.AST, left: object) -> bool:
@@ -1541,7 +1597,7 @@ class Interpreter(Operations):
             for size in reversed(receiver.shape):
                 listed = Listed(listed, size)
             return listed
-        elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)):
+        elif isinstance(receiver, Tensor) and (node.func.attr in TENSOR_METHODS or keeps_shape(node.func.attr)) and not self.shapes.called_self(node.func.value):
             if receiver.max_rank is not None and keeps_shape(node.func.attr):
                 return Tensor(None, ("call", id(node)), receiver.label, max_rank=receiver.max_rank)  # `raw.astype(np.float32)`
             known = _ends_of(receiver) if node.func.attr in SWAPS else receiver.ends or ((), ())
@@ -1561,8 +1617,9 @@ class Interpreter(Operations):
                 return self.shapes.class_output(own, arguments)
             bound = self.modules_bound.get(node.func.id) if isinstance(node.func, ast.Name) else None
             constructor = bound or self.shapes.constructor(node.func)
-            if constructor is not None:
-                return constructor[0].analysis(Shapes).module_output(constructor[1], arguments)
+            output = constructor[0].analysis(Shapes).module_output(constructor[1], arguments) if constructor is not None else None
+            if output is not None:
+                return output
             if self.record:
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
@@ -1652,9 +1709,10 @@ class Interpreter(Operations):
 
     def closure(self, helper: ast.FunctionDef, own: set) -> dict[str, object]:
         """The values this pass gives the names a function defined in it reads from it (`X[ix]` in
-        `def ds(ix)` of `load(...)`), where they say something."""
+        `def ds(ix)` of `load(...)`), where they say something: a shape, or a number (`y - y_mean` of a
+        column's mean stays the column's shape)."""
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
-        return {name: self.env[name] for name in read if name in self.env and _informative(self.env[name])}
+        return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
     def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
         """A call of a helper function of this file (or of another module of the project, `ctx`), given no
@@ -1720,16 +1778,55 @@ def join(environments: list[dict[str, object]], node: ast.AST) -> dict[str, obje
             shapes = {v.shape if isinstance(v, Tensor) else None for v in values}
             shape = shapes.pop() if len(shapes) == 1 else None
             ends = {v.ends if isinstance(v, Tensor) else None for v in values}  # `s` and `s.masked_fill(...)`: one `(..., 1)`
-            joined[name] = Tensor(shape, ("joined", id(node), name), name, ends=ends.pop() if len(ends) == 1 else None)
+            joined[name] = Tensor(shape, ("joined", id(node), name), name, ends=ends.pop() if len(ends) == 1 else _common_ends(values))
     return joined
 
 
+
+
+def _joint_ends(left: tuple[Shape, Shape] | None, right: tuple[Shape, Shape] | None) -> tuple[Shape, Shape] | None:
+    """The known ends of an elementwise result of two tensors of unknown rank (`h + block(h)`): the first
+    size both start with (whichever has more dimensions leads with it), and the last sizes they broadcast to."""
+    if left is None or right is None:
+        return None
+    (head_a, tail_a), (head_b, tail_b) = left, right
+    head = head_a[:1] if head_a[:1] == head_b[:1] else ()
+    width = min(len(tail_a), len(tail_b))
+    tail = tuple(a if a == b or b == 1 else b if a == 1 else None for a, b in zip(tail_a[len(tail_a) - width :], tail_b[len(tail_b) - width :]))
+    return (head, tail) if head or tail else None
+
+
+def _common_ends(values: list) -> tuple[Shape, Shape] | None:
+    """The ends every path's tensor of unknown rank agrees on (`h` and `h + block(h)` of a loop: `(B, ..., ?)`)."""
+    ends = [v.ends if isinstance(v, Tensor) and v.shape is None else None for v in values]
+    if None in ends:
+        return None
+    head = tuple(itertools.takewhile(lambda d: all(len(e[0]) > d[0] and e[0][d[0]] == d[1] for e in ends), enumerate(ends[0][0])))
+    tail = tuple(itertools.takewhile(lambda d: all(len(e[1]) > d[0] and e[1][-1 - d[0]] == d[1] for e in ends), enumerate(reversed(ends[0][1]))))
+    found = tuple(d for _, d in head), tuple(d for _, d in reversed(tail))
+    return found if found != ((), ()) else None
 
 
 def _one_filled(dicts: list) -> bool:
     """Are the dicts all empty but for one value they all hold alike (a dict some paths fill)?"""
     filled = [d for d in dicts if d != Fields(())]
     return bool(filled) and all(d == filled[0] for d in filled)
+
+
+def _batch_alike(batches: list, key: tuple) -> Items | None:
+    """The batches of several loaders, part by part: tensors of one rank, each size kept where they all agree;
+    their batch sizes, where they differ, one symbol of a batch (`(B, d)` and `(B', d)` are `(batch, d)`)."""
+    if not all(isinstance(b, Items) and len(b.values) == len(batches[0].values) for b in batches):
+        return None
+    parts = []
+    for position, first in enumerate(batches[0].values):
+        shapes = [b.values[position].shape if isinstance(b.values[position], Tensor) else None for b in batches]
+        if None in shapes or len({len(s) for s in shapes}) != 1:
+            parts.append(None)
+            continue
+        batch = Sym(("batch", key), "batch")
+        parts.append(Tensor(tuple(d if all(s[i] == d for s in shapes) else batch if i == 0 else None for i, d in enumerate(shapes[0])), (*key, position)))
+    return Items(tuple(parts)) if any(p is not None for p in parts) else None
 
 
 def _alike(items: list, key: tuple) -> object | None:
@@ -1740,6 +1837,9 @@ def _alike(items: list, key: tuple) -> object | None:
     if items and all(isinstance(i, Items) and len(i.values) == len(items[0].values) for i in items):  # pairs alike part by part
         parts = tuple(_alike([i.values[p] for i in items], (*key, p)) for p in range(len(items[0].values)))
         return Items(parts) if any(p is not None for p in parts) else None
+    if items and all(isinstance(i, Batches) for i in items):  # loaders of alike batches (`{"train": ..., "valid": ...}`)
+        item = _alike([i.item for i in items], key) or _batch_alike([i.item for i in items], key)
+        return Batches(item) if item is not None else None
     if items and all(isinstance(i, Frame) and not i.positional and len(i.shape) == len(items[0].shape) for i in items):
         return Frame(tuple(d if all(i.shape[p] == d for i in items) else None for p, d in enumerate(items[0].shape)), key)
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
