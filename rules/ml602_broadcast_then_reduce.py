@@ -1,6 +1,7 @@
 import ast
 
 from mllint.analysis.facets.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.facets.indexing import int_literal
 from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, keeps_shape
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
@@ -30,7 +31,9 @@ class BroadcastThenReduce(Rule):
     one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`, also through a name's one assignment:
-    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported. A
+    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported;
+    a view that keeps a column already there (a critic's `(T, N, 1)` values viewed `(-1, 1)`) or adds
+    none (`returns.view(-1)`) writes no outer product. A
     helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
     reported at that call; one whose own operations make the mismatch, in the helper. A helper of another
     module, or of the file called in another function (`evaluate(net, loader)` in `main()`), is checked
@@ -163,7 +166,7 @@ class BroadcastThenReduce(Rule):
         if reduced is False or (reduced is not True and not reads):
             return None
         values = self.ctx.analysis(ValueKinds)
-        found = _column_and_row(value_of(pair[0]), value_of(pair[1]), not _written_outer(pair, values))
+        found = _column_and_row(value_of(pair[0]), value_of(pair[1]), not _written_outer(pair, self.ctx, self.ctx.analysis(Shapes)))
         if found is None:
             return None
         if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
@@ -249,14 +252,14 @@ def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str,
     return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
 
 
-def _written_outer(operands: tuple[ast.AST, ast.AST], values: ValueKinds) -> bool:
+def _written_outer(operands: tuple[ast.AST, ast.AST], ctx, shapes: Shapes) -> bool:
     """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
     `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`), or in the one assignment of the name it reads
     (`counts = np.reshape(c, (-1, 1))` then `np.arange(k) < counts`, a length mask)? A pairing written on
     purpose: only known sizes decide."""
     spelled = [*operands]
     for operand in operands:
-        definitions = values.reaching_definitions(operand) if isinstance(operand, ast.Name) else []
+        definitions = ctx.analysis(ValueKinds).reaching_definitions(operand) if isinstance(operand, ast.Name) else []
         if len(definitions) == 1 and definitions[0].value is not None:
             spelled.append(definitions[0].value)
     for operand in spelled:
@@ -264,9 +267,26 @@ def _written_outer(operands: tuple[ast.AST, ast.AST], values: ValueKinds) -> boo
             items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
             if any(isinstance(i, ast.Constant) and i.value is None for i in items):
                 return True
-        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in ("unsqueeze", "view", "reshape"):
+        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and _gives_unit(operand, ctx, shapes):
             return True
     return False
+
+
+def _gives_unit(call: ast.Call, ctx, shapes: Shapes) -> bool:
+    """Does `unsqueeze`, or a `view` / `reshape` naming a size 1, give its result a size-1 dimension its
+    source lacks? `a.view(-1)` does not, nor `torch.stack(values).view(-1, 1)` of `(T, N, 1)` values."""
+    if call.func.attr == "unsqueeze":
+        return True
+    if call.func.attr not in ("view", "reshape"):
+        return False
+    function = ctx.qualified_name(call.func) in ("numpy.reshape", "torch.reshape")  # `np.reshape(c, (-1, 1))`
+    source, sizes = (call.args[0] if call.args else None, call.args[1:]) if function else (call.func.value, call.args)
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = sizes[0].elts
+    if not any(int_literal(s) == 1 for s in sizes):
+        return False
+    last = shapes.dim_size(source, -1) if source is not None and int_literal(sizes[-1]) == 1 else None
+    return last is None or last[0] != 1
 
 
 def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:
