@@ -1435,17 +1435,20 @@ class Interpreter(Operations):
         return True
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
-        """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
-        adds to when the branch's shape is unknown (a block it runs on that value whatever the block is), unless
-        a layer on the way changes its features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`)."""
-        for known, unknown, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
-            if known.shape is None or unknown.shape is not None or unknown.ends:
+        """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`, `t + self.attn(h, h, h)[0]` of `h = self.norm(t)`: a
+        residual update keeps the shape of what it adds to when the branch's shape is unknown, or known but for
+        sizes that are other symbols (the layer's `dim` against the stream's `C`: equal, or the sum would
+        raise), the branch being a block run on a value of that shape, unless a layer on the way changes its
+        features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`)."""
+        for known, other, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
+            if known.shape is None or other.ends or not _symbols_apart(known.shape, other.shape):
                 continue
             for _ in range(MAX_CALL_DEPTH):
+                branch = branch.value if isinstance(branch, ast.Subscript) and int_literal(branch.slice) == 0 else branch
                 if not isinstance(branch, ast.Call) or not branch.args or self._widens(branch, known.shape):
                     break
                 branch = branch.args[0]
-                if self.seen.get(branch) == known:
+                if value_shape(self.seen.get(branch)) == known.shape:
                     return known.shape
         return None
 
@@ -1459,6 +1462,7 @@ class Interpreter(Operations):
         receiver = None
         if name is None and isinstance(node.func, ast.Attribute):
             receiver = self.eval(node.func.value)
+            receiver = None if is_self_attribute(node.func) and self.shapes.constructor(node.func) else receiver  # `self.norm(x)`: a layer
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
@@ -1826,6 +1830,14 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
     }
 
 
+
+
+def _symbols_apart(known: Shape, other: Shape | None) -> bool:
+    """Is `other` unknown, or `known` but where they differ two symbols (or an unknown size)?"""
+    if other is None:
+        return True
+    pairs = list(zip(known, other))
+    return len(known) == len(other) and all(a == b or b is None or isinstance(a, Sym) and isinstance(b, Sym) for a, b in pairs)
 
 
 def _keeps_dim(node: ast.Call) -> bool:
