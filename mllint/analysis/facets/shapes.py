@@ -46,9 +46,9 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, pa
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
-from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, table_rows
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
 from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
+from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -893,7 +893,7 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) or isinstance(v, Number) for _, v in value.values) or _informative(value.rest)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
-    return isinstance(value, (Samples, Batches, Frame))
+    return isinstance(value, (Samples, Batches, Frame, Scaler))
 
 
 def _unnamed(value: object | None, function: ast.AST) -> object | None:
@@ -1496,6 +1496,9 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver)
+        scaler = scaling(node, name, receiver, arguments)
+        if scaler is not None:
+            return scaler
         handed = handed_back(node, self.runner_makers) if receiver is not None else None
         if handed is not None:  # `accelerator.prepare(model, loader)`: each object back, wrapped
             return self.seen.get(handed[0]) if len(handed) == 1 else Items(tuple(self.seen.get(a) for a in handed))

@@ -7,6 +7,7 @@ a list, `df[FEATURES]`; a list display of any names, `df[[target]]`) a frame of 
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
 frame of other rows; `drop(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
 with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
+A scikit-learn scaler's `transform` keeps the shape of what it scales.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import NUMBER, Frame, Listed, Number, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Frame, Listed, Number, Scaler, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
@@ -24,6 +25,9 @@ OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign"})  # a frame still,
 ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
 MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  # a Series' boolean masks
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
+SCALERS = frozenset("sklearn.preprocessing." + n for n in "StandardScaler MinMaxScaler MaxAbsScaler RobustScaler Normalizer QuantileTransformer PowerTransformer".split())
+SCALINGS = frozenset({"transform", "fit_transform", "inverse_transform"})  # of a scaler: the array's shape
+FITS = frozenset({"fit", "partial_fit"})  # return the estimator
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
 REDUCTIONS = frozenset("max min mean median sum std var".split())
@@ -52,6 +56,21 @@ def read_table(node: ast.Call, name: str | None) -> object | None:
     if int_literal(call_argument(node, 99, "ndmin")) == 2:
         return Tensor((rows, Sym(("size", key, 1), "columns")), key, "table")
     return Tensor(None, key, "table", max_rank=2)
+
+
+def scaling(node: ast.Call, name: str | None, receiver: object, arguments: list) -> object | None:
+    """A scikit-learn scaler (`StandardScaler()`, fitted: `.fit(X)` is the scaler) and what it scales:
+    `scaler.transform(X)` (`fit_transform`, `inverse_transform`) is an array of X's shape (a frame's too)."""
+    if name in SCALERS:
+        return Scaler(name)
+    if not isinstance(receiver, Scaler):
+        return None
+    if node.func.attr in FITS:
+        return receiver
+    array = arguments[0] if len(arguments) == 1 and not node.keywords else None
+    if node.func.attr in SCALINGS and isinstance(array, (Tensor, Frame)) and array.shape is not None:
+        return Tensor(array.shape, ("call", id(node)))
+    return None
 
 
 def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:

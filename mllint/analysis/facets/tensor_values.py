@@ -38,6 +38,13 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Scaler:
+    """A scikit-learn scaler (`StandardScaler()`), fitted or not: what it scales keeps its shape."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class Size:
     """`x.shape` / `x.size()`: the dimensions, or None with the tensor's key when its rank is unknown."""
 
