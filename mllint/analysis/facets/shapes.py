@@ -29,6 +29,7 @@ from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_site
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner
+from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import (
     DATA_LOADERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
@@ -84,6 +85,7 @@ PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
+OUTER_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)  # element-wise: `(N,)` with `(N, 1)` makes `(N, N)`
 
 
 class Shapes:
@@ -639,6 +641,8 @@ class Shapes:
         value = assigned[0]
         if isinstance(value, ast.Name):
             symbol = self._parameter_symbol(value)
+            if symbol is not None and value.id in _float_defaults(self.ctx.scopes.enclosing_function(value)):
+                return NUMBER  # `self.mu = global_mean` of `global_mean=3.5`: a scalar
             return Tensor(None, symbol.key, symbol.label) if symbol is not None else None
         if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.FloorDiv)):
             dim = self._spelled_dim(value)
@@ -1415,13 +1419,22 @@ class Interpreter(Operations):
         if isinstance(left, Number) != isinstance(right, Number) and self.number_operand(node, left):
             return NUMBER  # `i + self.window` with `window=168`: an index, no tensor
         if isinstance(left, Tensor) and isinstance(right, Number):
-            return Tensor(left.shape, key, ends=left.ends)
+            return Tensor(left.shape, key, ends=left.ends, broadcast_at=left.broadcast_at)
         if isinstance(left, Number) and isinstance(right, Tensor):
-            return Tensor(right.shape, key, ends=right.ends)
+            return Tensor(right.shape, key, ends=right.ends, broadcast_at=right.broadcast_at)
         if isinstance(left, Tensor) and isinstance(right, Tensor):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
-            return Tensor(residual or broadcast(left.shape, right.shape), key)
+            shape = residual or broadcast(left.shape, right.shape)
+            return Tensor(shape, key, broadcast_at=self.outer_broadcast(node, left, right, shape))
         return None
+
+    def outer_broadcast(self, node: ast.AST, left: Tensor, right: Tensor, shape: Shape | None) -> Broadcast | None:
+        """Where the `(N, N)` this element-wise operation makes was made: here, of `(N,)` and `(N, 1)` operands
+        not written so on purpose; or where an operand of that shape was."""
+        found = column_and_row(left, right, True) if isinstance(node, ast.BinOp) and isinstance(node.op, OUTER_OPERATORS) else None
+        if found is not None and not written_outer((node.left, node.right), self.ctx, self.shapes.values.reaching_definitions, self.seen.get):
+            return Broadcast(self.ctx, node, *found)
+        return next((v.broadcast_at for v in (left, right) if v.broadcast_at is not None and v.shape == shape), None)
 
     def number_operand(self, node: ast.AST, left: object) -> bool:
         """Is an operation on a number and some value a number: is every operand a number, or of unknown shape and
@@ -1578,7 +1591,8 @@ class Interpreter(Operations):
             squeezed = self._squeezed_at(node, receiver, shape)
             unbatched = squeezed if squeezed and receiver.shape[0] == 1 and any(d != 1 for d in receiver.shape) else None
             unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
-            return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
+            carried = receiver.broadcast_at if isinstance(receiver, Tensor) and receiver.shape == shape else None  # `.pow(2)`
+            return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched, broadcast_at=carried)
         return Tensor(None, ("call", id(node)), _label(node))
 
     def lambda_called(self, node: ast.Call) -> ast.Lambda | None:

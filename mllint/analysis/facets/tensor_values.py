@@ -24,6 +24,7 @@ class Tensor:
     # A dim-less `squeeze()` dropped the leading size-1 dimension of a batch of one on the way (its context,
     # the call): kept through the layers and methods after it, so its first dimension is no batch.
     unbatched_at: tuple | None = field(default=None, compare=False)
+    broadcast_at: object = field(default=None, compare=False)  # the `broadcasts.Broadcast` that made this `(N, N)`
 
 
 @dataclass(frozen=True)
