@@ -49,7 +49,9 @@ from mllint.analysis.facets.operations import (
 )
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
 from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape
+from mllint.analysis.facets.tensor_values import (
+    MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
+)
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -286,7 +288,8 @@ class Shapes:
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None and _site_kept(binding) else ():
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
-                    if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
+                    value = NONE if passage.default and isinstance(argument, ast.Constant) and argument.value is None else value
+                    if _informative(value) or value in (NUMBER, NONE):  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
                 for name, caller, starred, position in binding.unpacked:  # `fit(model, *make_loaders())`
@@ -933,10 +936,18 @@ def _names_parameter(part: object, function: int) -> bool:
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
     """The known abstract values of a method's parameters, called with `arguments` (after `self`; by
-    name when a `Keyword`)."""
+    name when a `Keyword`); `NONE` for one the call leaves to a default of None, unless it may pass `MORE`."""
     positional = [a for a in arguments if not isinstance(a, Keyword)]
-    keywords = [(a.name, a.value) for a in arguments if isinstance(a, Keyword)]
-    return {name: value for name, value in bind_values(method, positional, keywords, skips_first=True).items() if value is not None}
+    keywords = [(a.name, a.value) for a in arguments if isinstance(a, Keyword) and a != MORE]
+    bound = bind_values(method, positional, keywords, skips_first=True)
+    known = {name: value for name, value in bound.items() if value is not None}
+    return known if MORE in arguments else {**_none_defaults(method, bound), **known}
+
+
+def _none_defaults(function: ast.AST, bound: dict) -> dict[str, Absent]:
+    """The parameters a call that binds `bound` leaves to a default of None: `NONE`."""
+    defaults = parameter_defaults(function).items()
+    return {name: NONE for name, default in defaults if name not in bound and isinstance(default, ast.Constant) and default.value is None}
 
 
 class Interpreter(Operations):
@@ -1005,7 +1016,8 @@ class Interpreter(Operations):
             self.asserted(node.test)
         elif isinstance(node, ast.If):
             self.eval(node.test)
-            return self.branches(node, [node.body, node.orelse])
+            taken = self.none_tested(node.test)
+            return self.branches(node, [node.body, node.orelse]) if taken is None else self.block(node.body if taken else node.orelse)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             self.loop(node)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
@@ -1034,6 +1046,15 @@ class Interpreter(Operations):
             for alias in node.names:
                 self.forget((alias.asname or alias.name).split(".")[0], node)
         return False
+
+    def none_tested(self, test: ast.AST) -> bool | None:
+        """`p is None` (True) or `p is not None` (False) of a parameter the call leaves to a default of None."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return None
+        right = test.comparators[0]
+        if not (isinstance(right, ast.Constant) and right.value is None and self.env.get(test.left.id) == NONE):
+            return None
+        return True if isinstance(test.ops[0], ast.Is) else False if isinstance(test.ops[0], ast.IsNot) else None
 
     def branches(self, node: ast.AST, bodies: list[list[ast.stmt]]) -> bool:
         start, outcomes = self.env, []
@@ -1515,7 +1536,7 @@ class Interpreter(Operations):
         handed = handed_back(node, self.runner_makers) if receiver is not None else None
         if handed is not None:  # `accelerator.prepare(model, loader)`: each object back, wrapped
             return self.seen.get(handed[0]) if len(handed) == 1 else Items(tuple(self.seen.get(a) for a in handed))
-        data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
+        data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments + self.keywords(node)) or self.collated(node, name)
         data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
             return data
@@ -1627,7 +1648,8 @@ class Interpreter(Operations):
         for unpacked in (k.value for k in node.keywords if k.arg is None):
             fields = self.seen.get(unpacked)
             named += [Keyword(key, value) for key, value in fields.values] if isinstance(fields, Fields) else []
-        return named
+            named += [MORE] if not isinstance(fields, Fields) or fields.rest is not None else []
+        return named + ([MORE] if any(isinstance(a, ast.Starred) for a in node.args) else [])
 
     def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> tuple | None:
         """(this module's context, the call) for a dim-less `squeeze()` that drops a size-1 dimension next
@@ -1688,6 +1710,7 @@ class Interpreter(Operations):
         for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
             if name not in bound and int_literal(default) is not None:
                 passed[name] = Number(int_literal(default))
+        passed.update(_none_defaults(helper, bound))
         if ctx is None and self.ctx.scopes.enclosing_scope(helper) is self.function:
             passed.update(self.closure(helper, set(bound)))
         generator = False

@@ -77,6 +77,14 @@ class Items:
 
 
 @dataclass(frozen=True)
+class Absent:
+    """`None`, the default a call leaves a parameter (`stats=None`): `if stats is None:` runs its body."""
+
+
+NONE = Absent()
+
+
+@dataclass(frozen=True)
 class Fields:
     """A dict literal with constant string keys: a sample `{"x": x, "y": y}`, the batch collated of it."""
 
@@ -93,6 +101,9 @@ class Keyword:
 
     name: str
     value: object
+
+
+MORE = Keyword("**", None)  # among a call's arguments: `*args` / `**kwargs` the analysis cannot read may pass more
 
 
 @dataclass(frozen=True)
