@@ -1,10 +1,10 @@
 import ast
 
-from mllint.analysis.facets.dims import broadcast, format_shape, trailing_one_added
+from mllint.analysis.facets.broadcasts import column_and_row, written_outer
 from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, keeps_shape
 from mllint.analysis.facets.shapes import Shapes
-from mllint.analysis.facets.tensor_values import Tensor, unknown_rank_column
-from mllint.analysis.program.callers import call_sites
+from mllint.analysis.facets.tensor_values import Tensor
+from mllint.analysis.program.callers import Callers, call_sites
 from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.values.values import ValueKinds
 from mllint.rule import Rule
@@ -30,7 +30,9 @@ class BroadcastThenReduce(Rule):
     one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`, also through a name's one assignment:
-    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported. A
+    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported;
+    a view that keeps a column already there (a critic's `(T, N, 1)` values viewed `(-1, 1)`) or adds
+    none (`returns.view(-1)`) writes no outer product. A
     helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
     reported at that call; one whose own operations make the mismatch, in the helper. A helper of another
     module, or of the file called in another function (`evaluate(net, loader)` in `main()`), is checked
@@ -39,7 +41,10 @@ class BroadcastThenReduce(Rule):
     module class of the project (a weighted loss module), with what the first call of its instances
     passes: `loss_fn(out, batch["y"], batch["w"])` with `loss_fn = WeightedMSE()`, also where the
     instance is given to a function (`run_epoch(model, loader, loss_fn)`) or to a trainer's constructor
-    that keeps it (`self.criterion = criterion`).
+    that keeps it (`self.criterion = criterion`). A `(N, N)` such an operation makes in one function and
+    another reduces (a `forward` returning `dot + self.item_bias(items)` of `(B,)` and `(B, 1)`, in a tuple
+    or a dict, a helper returning it, a caller passing it to a loss helper) is reported at the reduction,
+    naming where it was made.
 
     ## Why is this bad?
     `(N,)` and `(N, 1)` broadcast to `(N, N)`: the reduction averages N * N pairs instead of N
@@ -73,6 +78,7 @@ class BroadcastThenReduce(Rule):
     name = "broadcast-then-reduce"
     message = "`{expression}`: {left} and {right} broadcast to {result} before the reduction"
     helper_message = "`{call}`: in `{helper}`, `{expression}` broadcasts {left} and {right} to {result} before the reduction"
+    flowed_message = "`{call}` reduces a {result}: `{expression}` ({place}) broadcast {left} and {right} to it"
     requires_any_text = ("sum", "mean", "norm")
 
     def __init__(self, ctx) -> None:
@@ -105,10 +111,11 @@ class BroadcastThenReduce(Rule):
             self.report(node, message, related=call_sites(site))
 
     def visit_Call(self, node: ast.Call) -> None:
-        """A comparing method (`pred.eq(y)`), or a helper of this file (`pinball_loss(model(x), y)`) that
-        broadcasts its arguments inside."""
+        """A comparing method (`pred.eq(y)`), a helper of this file (`pinball_loss(model(x), y)`) that
+        broadcasts its arguments inside, or a reduction of what another function broadcast."""
         if _operands(node) is not None:
             self.visit_BinOp(node)
+        self._reduces_flowed(node)
         if not isinstance(node.func, ast.Name):
             return
         shapes = self.ctx.analysis(Shapes)
@@ -129,6 +136,23 @@ class BroadcastThenReduce(Rule):
                     self._calls_reported.add(node)
                     self.report(node, message)
                 return
+
+    def _reduces_flowed(self, node: ast.Call) -> None:
+        """A reduction (`loss = ((pred - r) ** 2).mean()`) of a `(N, N)` that another function broadcast (a
+        `forward` returning `dot + bias` of `(B,)` and `(B, 1)`, a caller passing it in): reported here,
+        naming where it was made."""
+        reduced = _reduced_operand(node, self.ctx)
+        value = self.ctx.analysis(Shapes).value(reduced) if reduced is not None else None
+        origin = value.broadcast_at if isinstance(value, Tensor) else None
+        scopes = self.ctx.scopes
+        if origin is None or origin.ctx is self.ctx and scopes.enclosing_function(origin.node) is scopes.enclosing_function(node):
+            return  # (in the same function, the operation itself is reported)
+        path, line, related = self.ctx.analysis(Callers).located(origin.ctx, origin.node, "the broadcast")
+        message = self.flowed_message.format(
+            call=self.ctx.text(node), expression=origin.ctx.text(origin.node), place=f"{path}:{line}" if path else f"line {line}",
+            left=origin.left, right=origin.right, result=origin.result,
+        )  # fmt: skip
+        self.report(node, message, related=(related,))
 
     def _reduced_operations(self, helper: ast.FunctionDef) -> list[ast.BinOp]:
         """The element-wise operations of a helper between two expressions of its parameters (or of
@@ -163,7 +187,8 @@ class BroadcastThenReduce(Rule):
         if reduced is False or (reduced is not True and not reads):
             return None
         values = self.ctx.analysis(ValueKinds)
-        found = _column_and_row(value_of(pair[0]), value_of(pair[1]), not _written_outer(pair, values))
+        outer = written_outer(pair, self.ctx, values.reaching_definitions, self.ctx.analysis(Shapes).value)
+        found = column_and_row(value_of(pair[0]), value_of(pair[1]), not outer)
         if found is None:
             return None
         if reads and not any(d.node is reduced for read in reads for d in values.reaching_definitions(read)):
@@ -227,46 +252,20 @@ def _operands(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
     return None
 
 
+def _reduced_operand(node: ast.Call, ctx) -> ast.AST | None:
+    """What a reduction reduces: `x` of `x.mean()`, `x.sum(1)`, `torch.mean(x)`."""
+    if ctx.qualified_name(node.func) is not None:
+        return node.args[0] if node.args and ctx.qualified_name(node.func) in REDUCING_FUNCTIONS else None
+    if isinstance(node.func, ast.Attribute) and (node.func.attr in REDUCTIONS or node.func.attr == "norm"):
+        return node.func.value
+    return None
+
+
 def _passed_as_given(operation: ast.BinOp | ast.Compare, function: ast.AST | None) -> bool:
     """Are both operands parameters of the helper, as its call gives them (`target - pred`)? Then the
     mismatch is the call's; one the helper makes of them (`close.unsqueeze(-1) + far`) is its own."""
     names = {a.arg for a in parameters(function)} if function is not None else set()
     return all(isinstance(o, ast.Name) and o.id in names for o in _operands(operation))
-
-
-def _column_and_row(left: object, right: object, ranks_only: bool) -> tuple[str, str, str] | None:
-    """The shapes of a `(N, 1)` and a `(N,)` operand (either way round) and of their broadcast, as text;
-    a `(B, ..., 1)` of unknown rank against `(B,)` counts, and with `ranks_only` sizes unknown on one side
-    (`(?, 1)` against `(B,)`)."""
-    if not isinstance(left, Tensor) or not isinstance(right, Tensor):
-        return None
-    column = unknown_rank_column(left, right)
-    if column is not None:
-        return column[:3]
-    a, b = left.shape, right.shape
-    if a is None or b is None or not (trailing_one_added(a, b, ranks_only) or trailing_one_added(b, a, ranks_only)):
-        return None
-    return format_shape(a), format_shape(b), format_shape(broadcast(a, b))
-
-
-def _written_outer(operands: tuple[ast.AST, ast.AST], values: ValueKinds) -> bool:
-    """Is an operand given its size-1 dimension in the expression itself (`a[:, None] - b`,
-    `a.unsqueeze(1) * b`, `a.view(-1, 1) - b`), or in the one assignment of the name it reads
-    (`counts = np.reshape(c, (-1, 1))` then `np.arange(k) < counts`, a length mask)? A pairing written on
-    purpose: only known sizes decide."""
-    spelled = [*operands]
-    for operand in operands:
-        definitions = values.reaching_definitions(operand) if isinstance(operand, ast.Name) else []
-        if len(definitions) == 1 and definitions[0].value is not None:
-            spelled.append(definitions[0].value)
-    for operand in spelled:
-        if isinstance(operand, ast.Subscript):
-            items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
-            if any(isinstance(i, ast.Constant) and i.value is None for i in items):
-                return True
-        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in ("unsqueeze", "view", "reshape"):
-            return True
-    return False
 
 
 def _elementwise_of_two(name: str | None, call: ast.Call) -> bool:

@@ -29,6 +29,7 @@ from mllint.analysis.program.callers import LIBRARY_TRAINERS, Callers, call_site
 from mllint.analysis.program.calls import bind_values
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.program.hierarchy import made_runner
+from mllint.analysis.facets.broadcasts import Broadcast, column_and_row, written_outer
 from mllint.analysis.facets.data_shapes import (
     DATA_LOADERS, as_dataset, collate, data_value, environment_step, full_batches, full_or_even, through_outer,
 )
@@ -46,9 +47,11 @@ from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, pa
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
-from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, table_rows
+from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
 from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
-from mllint.analysis.facets.tensor_values import NUMBER, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Size, Tensor, value_shape
+from mllint.analysis.facets.tensor_values import (
+    MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
+)
 from mllint.analysis.syntax.tree import assignment_targets, bound_receivers, child_nodes, module_statements, own_method
 from mllint.analysis.values.runners import handed_back
 from mllint.analysis.values.values import SEQUENTIAL, ValueKinds, canonical_class, describe_passage
@@ -84,6 +87,7 @@ PYTHON_NUMBERS = frozenset({"float", "int"})
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
+OUTER_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)  # element-wise: `(N,)` with `(N, 1)` makes `(N, N)`
 
 
 class Shapes:
@@ -284,7 +288,8 @@ class Shapes:
                 values = {}
                 for name, (ctx, argument, passage) in binding.arguments.items() if binding.site is not None and _site_kept(binding) else ():
                     value = None if passage.default or passage.annotated else ctx.analysis(Shapes).value(argument)
-                    if _informative(value) or value == NUMBER:  # (a Python number: no tensor, `gamma=0.99`)
+                    value = NONE if passage.default and isinstance(argument, ast.Constant) and argument.value is None else value
+                    if _informative(value) or value in (NUMBER, NONE):  # (a Python number: no tensor, `gamma=0.99`)
                         values[name] = value
                         self._foreign.append(ctx)
                 for name, caller, starred, position in binding.unpacked:  # `fit(model, *make_loaders())`
@@ -663,6 +668,8 @@ class Shapes:
         value = assigned[0]
         if isinstance(value, ast.Name):
             symbol = self._parameter_symbol(value)
+            if symbol is not None and value.id in _float_defaults(self.ctx.scopes.enclosing_function(value)):
+                return NUMBER  # `self.mu = global_mean` of `global_mean=3.5`: a scalar
             return Tensor(None, symbol.key, symbol.label) if symbol is not None else None
         if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.FloorDiv)):
             dim = self._spelled_dim(value)
@@ -933,7 +940,7 @@ def _informative(value: object | None) -> bool:
         return any(_informative(v) or isinstance(v, Number) for _, v in value.values) or _informative(value.rest)
     if isinstance(value, Listed):  # a list of numbers: `torch.tensor(rewards)` is `(n,)`
         return _informative(value.item) or isinstance(value.item, Number)
-    return isinstance(value, (Samples, Batches, Frame))
+    return isinstance(value, (Samples, Batches, Frame, Scaler))
 
 
 def _unnamed(value: object | None, function: ast.AST) -> object | None:
@@ -969,10 +976,18 @@ def _names_parameter(part: object, function: int) -> bool:
 
 def _bind(method: ast.FunctionDef, arguments: list) -> dict[str, object]:
     """The known abstract values of a method's parameters, called with `arguments` (after `self`; by
-    name when a `Keyword`)."""
+    name when a `Keyword`); `NONE` for one the call leaves to a default of None, unless it may pass `MORE`."""
     positional = [a for a in arguments if not isinstance(a, Keyword)]
-    keywords = [(a.name, a.value) for a in arguments if isinstance(a, Keyword)]
-    return {name: value for name, value in bind_values(method, positional, keywords, skips_first=True).items() if value is not None}
+    keywords = [(a.name, a.value) for a in arguments if isinstance(a, Keyword) and a != MORE]
+    bound = bind_values(method, positional, keywords, skips_first=True)
+    known = {name: value for name, value in bound.items() if value is not None}
+    return known if MORE in arguments else {**_none_defaults(method, bound), **known}
+
+
+def _none_defaults(function: ast.AST, bound: dict) -> dict[str, Absent]:
+    """The parameters a call that binds `bound` leaves to a default of None: `NONE`."""
+    defaults = parameter_defaults(function).items()
+    return {name: NONE for name, default in defaults if name not in bound and isinstance(default, ast.Constant) and default.value is None}
 
 
 class Interpreter(Operations):
@@ -1041,7 +1056,8 @@ class Interpreter(Operations):
             self.asserted(node.test)
         elif isinstance(node, ast.If):
             self.eval(node.test)
-            return self.branches(node, [node.body, node.orelse])
+            taken = self.none_tested(node.test)
+            return self.branches(node, [node.body, node.orelse]) if taken is None else self.block(node.body if taken else node.orelse)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             self.loop(node)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
@@ -1070,6 +1086,15 @@ class Interpreter(Operations):
             for alias in node.names:
                 self.forget((alias.asname or alias.name).split(".")[0], node)
         return False
+
+    def none_tested(self, test: ast.AST) -> bool | None:
+        """`p is None` (True) or `p is not None` (False) of a parameter the call leaves to a default of None."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+            return None
+        right = test.comparators[0]
+        if not (isinstance(right, ast.Constant) and right.value is None and self.env.get(test.left.id) == NONE):
+            return None
+        return True if isinstance(test.ops[0], ast.Is) else False if isinstance(test.ops[0], ast.IsNot) else None
 
     def branches(self, node: ast.AST, bodies: list[list[ast.stmt]]) -> bool:
         start, outcomes = self.env, []
@@ -1470,14 +1495,23 @@ class Interpreter(Operations):
         if isinstance(left, Number) != isinstance(right, Number) and self.number_operand(node, left):
             return NUMBER  # `i + self.window` with `window=168`: an index, no tensor
         if isinstance(left, Tensor) and isinstance(right, Number):
-            return Tensor(left.shape, key, ends=left.ends)
+            return Tensor(left.shape, key, ends=left.ends, broadcast_at=left.broadcast_at)
         if isinstance(left, Number) and isinstance(right, Tensor):
-            return Tensor(right.shape, key, ends=right.ends)
+            return Tensor(right.shape, key, ends=right.ends, broadcast_at=right.broadcast_at)
         if isinstance(left, Tensor) and isinstance(right, Tensor):
             residual = self.residual(node, left, right) if isinstance(op, (ast.Add, ast.Sub)) else None
             shape = residual or broadcast(left.shape, right.shape)
-            return Tensor(shape, key, ends=None if shape is not None else _joint_ends(left.ends, right.ends))
+            ends = None if shape is not None else _joint_ends(left.ends, right.ends)
+            return Tensor(shape, key, ends=ends, broadcast_at=self.outer_broadcast(node, left, right, shape))
         return None
+
+    def outer_broadcast(self, node: ast.AST, left: Tensor, right: Tensor, shape: Shape | None) -> Broadcast | None:
+        """Where the `(N, N)` this element-wise operation makes was made: here, of `(N,)` and `(N, 1)` operands
+        not written so on purpose; or where an operand of that shape was."""
+        found = column_and_row(left, right, True) if isinstance(node, ast.BinOp) and isinstance(node.op, OUTER_OPERATORS) else None
+        if found is not None and not written_outer((node.left, node.right), self.ctx, self.shapes.values.reaching_definitions, self.seen.get):
+            return Broadcast(self.ctx, node, *found)
+        return next((v.broadcast_at for v in (left, right) if v.broadcast_at is not None and v.shape == shape), None)
 
     def number_operand(self, node: ast.AST, left: object) -> bool:
         """Is an operation on a number and some value a number: is every operand a number, or of unknown shape and
@@ -1491,17 +1525,20 @@ class Interpreter(Operations):
         return True
 
     def residual(self, node: ast.AST, left: Tensor, right: Tensor) -> Shape | None:
-        """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`: a residual update keeps the shape of what it
-        adds to when the branch's shape is unknown (a block it runs on that value whatever the block is), unless
-        a layer on the way changes its features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`)."""
-        for known, unknown, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
-            if known.shape is None or unknown.shape is not None or unknown.ends:
+        """`h + blk(h)`, `x + self.drop(attn(self.norm(x)))`, `t + self.attn(h, h, h)[0]` of `h = self.norm(t)`: a
+        residual update keeps the shape of what it adds to when the branch's shape is unknown, or known but for
+        sizes that are other symbols (the layer's `dim` against the stream's `C`: equal, or the sum would
+        raise), the branch being a block run on a value of that shape, unless a layer on the way changes its
+        features (`x + g(self.proj(x))` of a `Linear(d, 4 * d)`)."""
+        for known, other, branch in ((left, right, getattr(node, "right", None)), (right, left, getattr(node, "left", None))):
+            if known.shape is None or other.ends or not _symbols_apart(known.shape, other.shape):
                 continue
             for _ in range(MAX_CALL_DEPTH):
+                branch = branch.value if isinstance(branch, ast.Subscript) and int_literal(branch.slice) == 0 else branch
                 if not isinstance(branch, ast.Call) or not branch.args or self._widens(branch, known.shape):
                     break
                 branch = branch.args[0]
-                if self.seen.get(branch) == known:
+                if value_shape(self.seen.get(branch)) == known.shape:
                     return known.shape
         return None
 
@@ -1515,6 +1552,7 @@ class Interpreter(Operations):
         receiver = None
         if name is None and isinstance(node.func, ast.Attribute):
             receiver = self.eval(node.func.value)
+            receiver = None if is_self_attribute(node.func) and self.shapes.constructor(node.func) else receiver  # `self.norm(x)`: a layer
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
@@ -1548,10 +1586,13 @@ class Interpreter(Operations):
             return Listed(Items((None, held)) if node.func.attr == "items" else held, None) if held is not None else None
         if isinstance(receiver, Frame):
             return frame_method(node, node.func.attr, receiver) or frame_popped(self, node, receiver)
+        scaler = scaling(node, name, receiver, arguments)
+        if scaler is not None:
+            return scaler
         handed = handed_back(node, self.runner_makers) if receiver is not None else None
         if handed is not None:  # `accelerator.prepare(model, loader)`: each object back, wrapped
             return self.seen.get(handed[0]) if len(handed) == 1 else Items(tuple(self.seen.get(a) for a in handed))
-        data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments) or self.collated(node, name)
+        data = read_table(node, name) or data_value(self, node, name, arguments) or self.shapes.dataset(node.func, arguments + self.keywords(node)) or self.collated(node, name)
         data = data or (environment_step(self.ctx, node, _unpacked_width(self.ctx, node)) if name is None else None)
         if data is not None:
             return data
@@ -1628,7 +1669,8 @@ class Interpreter(Operations):
             squeezed = self._squeezed_at(node, receiver, shape)
             unbatched = squeezed if squeezed and receiver.shape[0] == 1 and any(d != 1 for d in receiver.shape) else None
             unbatched = unbatched or (receiver.unbatched_at if isinstance(receiver, Tensor) else None)
-            return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched)
+            carried = receiver.broadcast_at if isinstance(receiver, Tensor) and receiver.shape == shape else None  # `.pow(2)`
+            return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched, broadcast_at=carried)
         return Tensor(None, ("call", id(node)), _label(node))
 
     def lambda_called(self, node: ast.Call) -> ast.Lambda | None:
@@ -1663,7 +1705,8 @@ class Interpreter(Operations):
         for unpacked in (k.value for k in node.keywords if k.arg is None):
             fields = self.seen.get(unpacked)
             named += [Keyword(key, value) for key, value in fields.values] if isinstance(fields, Fields) else []
-        return named
+            named += [MORE] if not isinstance(fields, Fields) or fields.rest is not None else []
+        return named + ([MORE] if any(isinstance(a, ast.Starred) for a in node.args) else [])
 
     def _squeezed_at(self, node: ast.Call, receiver: object, shape: tuple) -> tuple | None:
         """(this module's context, the call) for a dim-less `squeeze()` that drops a size-1 dimension next
@@ -1725,6 +1768,7 @@ class Interpreter(Operations):
         for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
             if name not in bound and int_literal(default) is not None:
                 passed[name] = Number(int_literal(default))
+        passed.update(_none_defaults(helper, bound))
         if ctx is None and self.ctx.scopes.enclosing_scope(helper) is self.function:
             passed.update(self.closure(helper, set(bound)))
         generator = False
@@ -1926,6 +1970,14 @@ def _assigned_names(statements: list[ast.stmt]) -> set[str]:
     }
 
 
+
+
+def _symbols_apart(known: Shape, other: Shape | None) -> bool:
+    """Is `other` unknown, or `known` but where they differ two symbols (or an unknown size)?"""
+    if other is None:
+        return True
+    pairs = list(zip(known, other))
+    return len(known) == len(other) and all(a == b or b is None or isinstance(a, Sym) and isinstance(b, Sym) for a, b in pairs)
 
 
 def _keeps_dim(node: ast.Call) -> bool:

@@ -2,11 +2,12 @@
 
 A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a symbol for its rows; a
 column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
-a list, `df[FEATURES]`; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array
+a list, `df[FEATURES]`, also imported, or a parameter every call site gives one; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
 frame of other rows; `drop(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
 with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
+A scikit-learn scaler's `transform` keeps the shape of what it scales.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import NUMBER, Frame, Listed, Number, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Frame, Listed, Number, Scaler, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
@@ -24,6 +25,9 @@ OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign"})  # a frame still,
 ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
 MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  # a Series' boolean masks
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
+SCALERS = frozenset("sklearn.preprocessing." + n for n in "StandardScaler MinMaxScaler MaxAbsScaler RobustScaler Normalizer QuantileTransformer PowerTransformer".split())
+SCALINGS = frozenset({"transform", "fit_transform", "inverse_transform"})  # of a scaler: the array's shape
+FITS = frozenset({"fit", "partial_fit"})  # return the estimator
 ANY = "any"  # a list of columns of unknown length
 ARRAYS = frozenset({"to_numpy", "__array__"})
 REDUCTIONS = frozenset("max min mean median sum std var".split())
@@ -54,6 +58,21 @@ def read_table(node: ast.Call, name: str | None) -> object | None:
     return Tensor(None, key, "table", max_rank=2)
 
 
+def scaling(node: ast.Call, name: str | None, receiver: object, arguments: list) -> object | None:
+    """A scikit-learn scaler (`StandardScaler()`, fitted: `.fit(X)` is the scaler) and what it scales:
+    `scaler.transform(X)` (`fit_transform`, `inverse_transform`) is an array of X's shape (a frame's too)."""
+    if name in SCALERS:
+        return Scaler(name)
+    if not isinstance(receiver, Scaler):
+        return None
+    if node.func.attr in FITS:
+        return receiver
+    array = arguments[0] if len(arguments) == 1 and not node.keywords else None
+    if node.func.attr in SCALINGS and isinstance(array, (Tensor, Frame)) and array.shape is not None:
+        return Tensor(array.shape, ("call", id(node)))
+    return None
+
+
 def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
     """A table of at most two dimensions indexed with two items has two: their sizes, as `shape` names them."""
     if table.shape is None and table.max_rank == len(items) and not any(isinstance(i, ast.Constant) and i.value in (None, Ellipsis) for i in items):
@@ -82,6 +101,8 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
         return Tensor(frame.shape, ("values", frame.key))
     if method in REDUCTIONS and len(frame.shape) == 1 and not node.args and not node.keywords:
         return NUMBER  # `df["year"].max()`: one value of a Series
+    if method in MASKS and len(frame.shape) == 1:
+        return Frame(frame.shape, ("call", id(node)))  # `is_val = df["id"].isin(ids)`: a mask of its rows
     if method in SAME_COLUMNS or method in OTHER_COLUMNS:
         key = ("table", id(node))
         if method in OTHER_COLUMNS and not node.args and [k.arg for k in node.keywords] in (["columns"], ["include"], ["exclude"]):
@@ -108,7 +129,7 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
         return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
     if len(items) != 1 or len(frame.shape) not in (1, 2):
         return None
-    if _row_filter(interpreter, items[0]):  # other rows, the same columns
+    if _row_filter(interpreter, items[0], frame.shape[0]):  # other rows, the same columns
         return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
     selected = _columns(interpreter, items[0])
     if selected is None:
@@ -118,18 +139,20 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
     return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected if selected != ANY else None), key)
 
 
-def _row_filter(interpreter, index: ast.AST) -> bool:
+def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
     """Is `index` a boolean mask of rows: a comparison, a mask method (`isna()`, `isin(...)`), `~`, `&` / `|`
-    of masks, or a Series (`df[mask]`)?"""
+    of masks, a Series (`df[mask]`), or an array of the frame's rows (`rng.random(len(df)) < 0.9`)?"""
     if isinstance(index, ast.Compare):
         return True
     if isinstance(index, ast.Call) and isinstance(index.func, ast.Attribute) and index.func.attr in MASKS:
         return True  # `df[df.y.notna()]`
     if isinstance(index, ast.UnaryOp):
-        return isinstance(index.op, ast.Invert) and _row_filter(interpreter, index.operand)
+        return isinstance(index.op, ast.Invert) and _row_filter(interpreter, index.operand, rows)
     if isinstance(index, ast.BinOp):
-        return isinstance(index.op, (ast.BitAnd, ast.BitOr)) and _row_filter(interpreter, index.left) and _row_filter(interpreter, index.right)
+        return isinstance(index.op, (ast.BitAnd, ast.BitOr)) and _row_filter(interpreter, index.left, rows) and _row_filter(interpreter, index.right, rows)
     value = interpreter.seen.get(index)
+    if isinstance(value, Tensor):
+        return value.shape is not None and len(value.shape) == 1 and value.shape[0] is not None and value.shape[0] == rows
     return isinstance(value, Frame) and len(value.shape) == 1 and not value.positional and not value.accessor
 
 
@@ -142,17 +165,15 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
     copied = isinstance(index, ast.Call) and isinstance(index.func, ast.Name) and index.func.id in ("list", "tuple") and len(index.args) == 1
     if copied and isinstance(index.args[0], ast.Name):  # `df[list(features)]`
         keys = interpreter.shapes.constants(index.args[0]) if interpreter.shapes.values.reaching_values(index.args[0]) is None else None
-        counts = {len(k) if isinstance(k, tuple) and all(isinstance(c, str) for c in k) else None for k in keys or ()}
-        return counts.pop() if len(counts) == 1 and None not in counts and 0 not in counts else None
+        named = _named(keys)
+        return named if named != () else None
     if isinstance(index, ast.Name):
         values = interpreter.shapes.values.reaching_values(index)
-        if values is None:  # a parameter: one column when every call site (or its default) names one, `target="price"`
-            keys = interpreter.shapes.constants(index)
-            return () if keys and all(isinstance(k, str) for k in keys) else None
+        if values is None:  # a parameter (`target="price"`, `num_cols` given `NUM`), an imported list of names
+            return _named(interpreter.shapes.constants(index))
         index = values[0] if len(values) == 1 else None
     if isinstance(index, ast.Attribute):  # `df[cfg.target]`: one column when every value it may be names one
-        keys = interpreter.shapes.constants(index)
-        return () if keys and all(isinstance(k, str) for k in keys) else None
+        return _named(interpreter.shapes.constants(index))
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         return ()
     if isinstance(index, (ast.List, ast.Tuple)) and index.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in index.elts):
@@ -160,3 +181,12 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
     if isinstance(index, ast.List) and index.elts and not any(isinstance(e, ast.Starred) for e in index.elts):
         return len(index.elts)  # `df[[target]]`: a list display names one column per item, whatever they hold
     return None
+
+
+def _named(keys: frozenset | None) -> int | tuple | None:
+    """The columns every constant an index may be names: () for one (a string), the count for lists of
+    strings of one length."""
+    if keys and all(isinstance(k, str) for k in keys):
+        return ()
+    counts = {len(k) if isinstance(k, tuple) and all(isinstance(c, str) for c in k) else None for k in keys or ()}
+    return counts.pop() if len(counts) == 1 and None not in counts and 0 not in counts else None

@@ -24,6 +24,7 @@ class Tensor:
     # A dim-less `squeeze()` dropped the leading size-1 dimension of a batch of one on the way (its context,
     # the call): kept through the layers and methods after it, so its first dimension is no batch.
     unbatched_at: tuple | None = field(default=None, compare=False)
+    broadcast_at: object = field(default=None, compare=False)  # the `broadcasts.Broadcast` that made this `(N, N)`
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,13 @@ class Frame:
     key: tuple
     positional: bool = False
     accessor: bool = False
+
+
+@dataclass(frozen=True)
+class Scaler:
+    """A scikit-learn scaler (`StandardScaler()`), fitted or not: what it scales keeps its shape."""
+
+    name: str
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,14 @@ class Items:
 
 
 @dataclass(frozen=True)
+class Absent:
+    """`None`, the default a call leaves a parameter (`stats=None`): `if stats is None:` runs its body."""
+
+
+NONE = Absent()
+
+
+@dataclass(frozen=True)
 class Fields:
     """A dict literal with constant string keys: a sample `{"x": x, "y": y}`, the batch collated of it."""
 
@@ -85,6 +101,9 @@ class Keyword:
 
     name: str
     value: object
+
+
+MORE = Keyword("**", None)  # among a call's arguments: `*args` / `**kwargs` the analysis cannot read may pass more
 
 
 @dataclass(frozen=True)

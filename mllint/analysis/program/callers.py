@@ -473,13 +473,16 @@ class Callers:
     def place(self, caller, call: ast.Call) -> tuple[str, int, Related]:
         """Where a call site is, as messages say it (file, line) and as a related location; in a
         notebook, in its cell (`explore.ipynb:cell 3`, the line in the cell)."""
-        path, start, end, cell = self._display(caller), caller.start(call), caller.end(call), None
-        if caller.notebook is not None:
-            cell, start = caller.notebook.cell_position(start)
-            end = caller.notebook.cell_position(end)[1]
+        return self.located(caller, call, f"call site: `{caller.text(call.func)}(...)`")
+
+    def located(self, ctx, node: ast.AST, label: str) -> tuple[str, int, Related]:
+        """Where `node` of the module `ctx` is: (file, line) as messages say it, and a related location."""
+        path, start, end, cell = self._display(ctx), ctx.start(node), ctx.end(node), None
+        if ctx.notebook is not None:
+            cell, start = ctx.notebook.cell_position(start)
+            end = ctx.notebook.cell_position(end)[1]
             path = f"{path}:cell {cell}"
-        site = Related(self._finding_path(caller), start, end, f"call site: `{caller.text(call.func)}(...)`", cell)
-        return path, start.line, site
+        return path, start.line, Related(self._finding_path(ctx), start, end, label, cell)
 
     def _is_class(self, qualified: str | None) -> bool:
         """A class of the project, or of torch (by its capital)?"""
