@@ -79,14 +79,14 @@ class ClassSummary(_Definition):
 
     kind = ast.ClassDef
 
-    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext, decorators: tuple[str, ...] = ()) -> None:
+    def __init__(self, node: ast.ClassDef, bases: tuple[str, ...], load: LoadContext, decorators: tuple[str, ...], index) -> None:
         super().__init__(node, load)
         self.bases = bases
         self.decorators = decorators  # qualified: `registry.register` for `@register("net")` and `@register`
         self.methods = frozenset(m.name for m in node.body if isinstance(m, FUNCTIONS))
         self.has_forward = own_method(node, "forward", ast.FunctionDef) is not None
-        self.assigns = frozenset(  # the attributes its own methods assign to `self.`
-            t.attr for m in node.body if isinstance(m, FUNCTIONS) for a in ast.walk(m) if isinstance(a, (ast.Assign, ast.AnnAssign))
+        self.assigns = frozenset(  # the attributes its own methods assign to `self.` (from the module's `TreeIndex`: no walk)
+            t.attr for m in node.body if isinstance(m, FUNCTIONS) for a in index.within(m, ast.Assign, ast.AnnAssign)
             for t in bound_receivers(a) if is_self_attribute(t)
         )  # fmt: skip
         self._returns: dict[str, Value | None] = {}
@@ -191,7 +191,7 @@ class ModuleSummary:
                 bases = tuple(name for name in (qualified_name(b, resolve) for b in statement.bases) if name)
                 named = (d.func if isinstance(d, ast.Call) else d for d in statement.decorator_list)
                 decorators = tuple(name for name in (qualified_name(d, resolve) for d in named) if name)
-                self.classes[statement.name] = ClassSummary(statement, bases, load, decorators)
+                self.classes[statement.name] = ClassSummary(statement, bases, load, decorators, ctx.index)
             elif isinstance(statement, FUNCTIONS):
                 self.functions[statement.name] = FunctionSummary(statement, load)
             elif isinstance(statement, ast.Assign) and id(statement) in top:

@@ -28,6 +28,7 @@ class Names:
         self._shadowable: frozenset[str] | None = None
         self._rebinding: dict[str, tuple[int, int]] | None = None
         self._module_imports = [n for n in module_statements(ctx.tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        self._index = ctx.index
         module = ctx.module
         for node in ctx.index.of_type(ast.Import, ast.ImportFrom):
             scope = self.scopes.enclosing_function(node) or ctx.tree
@@ -86,11 +87,16 @@ class Names:
         functions (they run after the module's statements). A fallback in an `except` handler replaces nothing."""
         if self._rebinding is None:
             self._rebinding = {}
+            imported = {alias.asname or alias.name.split(".")[0] for node in self._module_imports for alias in node.names}
+            module_stores: dict[str, list[ast.Name]] = {}  # of the imported names only: no scope asked of other names
+            for n in self._index.by_type.get(ast.Name, ()):
+                if n.id in imported and isinstance(n.ctx, ast.Store) and self.scopes.enclosing_scope(n) is None:
+                    module_stores.setdefault(n.id, []).append(n)
             for node in self._module_imports:
                 for alias in node.names:
                     bound = alias.asname or alias.name.split(".")[0]
                     stores = [
-                        n for n in self.scopes.uses(None, bound) if isinstance(n.ctx, ast.Store) and position(n) > position(node)
+                        n for n in module_stores.get(bound, ()) if position(n) > position(node)
                         and not any(isinstance(a, ast.ExceptHandler) for a in self.scopes.ancestors(n))
                     ]  # fmt: skip (`except ImportError: amp = None` is the import's alternative)
                     statement = self.scopes.statement(stores[0]) if stores else None
