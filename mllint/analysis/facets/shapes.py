@@ -1552,7 +1552,6 @@ class Interpreter(Operations):
         receiver = None
         if name is None and isinstance(node.func, ast.Attribute):
             receiver = self.eval(node.func.value)
-            receiver = None if is_self_attribute(node.func) and self.shapes.constructor(node.func) else receiver  # `self.norm(x)`: a layer
         arguments = [self.eval(a) for a in node.args]
         for keyword in node.keywords:
             self.eval(keyword.value)
