@@ -23,6 +23,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     are cleared between a backward and a step are not reported; nor are a clear and a step in sibling
     loops (two phases of an epoch, each with its own backward and step: they are not one iteration). A
     backward seeded with a constant gradient (`errG.backward(mone)` with `mone = -one`) is a backward.
+    A clear reached through a helper is placed by each call of it (`self._reset_grads()` at the top of
+    the step and again before `opt_g.step()`), one over several optimizers clears each (`for o in (opt_g,
+    opt_d):`, `def reset(*optimizers)`), and one that runs every so many steps (`if step % every:
+    return` in a gradient-monitoring callback) still wipes those steps; one under a test of the data (`if
+    not torch.isfinite(loss):`, a deliberate skip) is not reported.
 
     ## Why is this bad?
     The step applies the gradients in `.grad`. Cleared between backward and step, they are zero (or
@@ -109,7 +114,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
 def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> bool:
     """Does `clear` surely run after a backward and before `step`, with no backward in between? `stepped`:
     it clears a module the step's optimizer updates, under another name (`model.zero_grad()`)."""
-    if (clear.key != step.key and not stepped) or not clear.runs_whenever(step):
+    if (clear.key != step.key and not stepped) or not clear.runs_periodically_whenever(step):
         return False
     position = before.index(clear)
     earlier = [e for e in before[:position] if e.kind is EventKind.BACKWARD]

@@ -771,6 +771,9 @@ class TrainingLoops:
         the call on to each item's hook (`for cb in self.callbacks: cb.on_batch_end(...)`) runs each hook
         once, in turn: no repetition and no condition, so its events need no guard of their own."""
         inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
+        items = _written_items(m.values, loop)
+        if items is not None and _item_events(inner, loop):  # `for opt in (opt_g, opt_d): opt.zero_grad()`
+            return [e.with_prefix(guards, _item_renamer(loop, item)) for item in items for e in inner]
         dispatch = self._dispatches(loop) if m is self.own else self._steps_all_items(m, loop)
         loop_guard = () if dispatch else (Guard("loop", str(id(loop)), None, loop),)
         return [e.with_prefix(guards + loop_guard, same) for e in inner]
@@ -864,7 +867,8 @@ class TrainingLoops:
         entry, via = (at or call, function.name) if crossing else (None, None)
         events = self._function(self._module(callee.ctx), function, depth + 1)
         events = folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
-        return [e.with_prefix(guards, rename, entry, via) for e in events]
+        events = [e.with_prefix(guards, rename, entry, via, call) for e in events]
+        return _spread_varargs(events, function, call) if function.args.vararg is not None and isinstance(call, ast.Call) else events
 
     def _dispatches(self, loop: ast.AST) -> bool:
         """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`, `getattr(cb, name)(self)`) that the objects
@@ -1204,6 +1208,73 @@ def _renamer(callee: ast.AST, call: ast.Call):
         return replacement + key[root.end() :]
 
     return rename
+
+
+def _written_items(values: ValueKinds, loop: ast.AST) -> list[ast.AST] | None:
+    """The references a `for` loop runs over, written out (`(opt_g, opt_d)`, or a name bound once to such
+    a tuple or list), at most `MAX_HOOK_NAMES`; None for any other loop."""
+    if not isinstance(loop, ast.For) or loop.orelse or not isinstance(loop.target, ast.Name):
+        return None
+    written = loop.iter
+    if isinstance(written, ast.Name):
+        definitions = values.reaching_definitions(written)
+        written = definitions[0].value if len(definitions) == 1 and isinstance(definitions[0], ast.Assign) else None
+    if not isinstance(written, (ast.Tuple, ast.List)) or not 0 < len(written.elts) <= MAX_HOOK_NAMES:
+        return None
+    return list(written.elts) if all(isinstance(e, (ast.Name, ast.Attribute)) for e in written.elts) else None
+
+
+def _item_events(events: list[Event], loop: ast.For) -> bool:
+    """Are the events of a loop's iteration all clears or steps of its item (`opt.zero_grad()`)?"""
+    target = loop.target.id
+    return bool(events) and all(
+        e.kind in (EventKind.CLEAR, EventKind.STEP, EventKind.SCHEDULER) and e.key is not None and _root_of(e.key) == target for e in events
+    )  # fmt: skip
+
+
+def _item_renamer(loop: ast.For, item: ast.AST):
+    """Rename the loop's variable to the text of one of its items."""
+    target, text = loop.target.id, source_text(item)
+    return lambda key: text + key[len(target) :] if _root_of(key) == target else key
+
+
+def _spread_varargs(events: list[Event], function: ast.AST, call: ast.Call) -> list[Event]:
+    """The events of a function that loops over its `*args` (`def reset(*optimizers): for o in optimizers:
+    o.zero_grad()`), seen from a call that writes them out (`reset(opt_g, opt_d)`): the loop's
+    events once per argument, renamed to it; as they are when the call's arguments are not written out."""
+    vararg = function.args.vararg.arg
+    written = len(function.args.posonlyargs) + len(function.args.args) - (1 if passes_self(call, function) else 0)
+    extras = call.args[written:]
+    if not extras or len(extras) > MAX_HOOK_NAMES or any(isinstance(a, ast.Starred) for a in call.args):
+        return events
+
+    def over_vararg(event: Event) -> Guard | None:
+        return next((
+            g for g in event.loops
+            if isinstance(g.node, ast.For) and isinstance(g.node.iter, ast.Name) and g.node.iter.id == vararg
+            and isinstance(g.node.target, ast.Name) and not g.node.orelse
+        ), None)  # fmt: skip
+
+    spread, position = [], 0
+    while position < len(events):
+        guard = over_vararg(events[position])
+        if guard is None or not _item_events([events[position]], guard.node):
+            spread.append(events[position])
+            position += 1
+            continue
+        run = []
+        while position < len(events) and over_vararg(events[position]) == guard and _item_events([events[position]], guard.node):
+            run.append(events[position])
+            position += 1
+        for item in extras:
+            rename = _item_renamer(guard.node, item)
+            spread += [replace(e, key=rename(e.key), guards=tuple(g for g in e.guards if g != guard)) for e in run]
+    return spread
+
+
+def _root_of(key: str) -> str | None:
+    root = re.match(r"[A-Za-z_]\w*", key)
+    return root.group() if root is not None else None
 
 
 def _root_name(node: ast.AST) -> str | None:
