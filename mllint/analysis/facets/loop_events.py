@@ -20,6 +20,7 @@ class EventKind(enum.Enum):
     BACKWARD = "backward"
     STEP = "step"  # an optimizer step
     SCHEDULER = "scheduler step"
+    UPDATE = "update"  # a parameter updated in place by its own gradient (`p.add_(p.grad, alpha=-lr)`): manual SGD
     OPAQUE = "call"  # a call the model does not follow, with the arguments it receives
 
 

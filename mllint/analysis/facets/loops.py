@@ -67,6 +67,7 @@ CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_"
 # `p.grad.fill_(0)`, `p.grad.mul_(0)`, `p.grad.copy_(torch.zeros_like(p))`: in-place methods that clear a
 # gradient given zeros.
 ZEROING = frozenset({"fill_", "mul_", "copy_"})
+UPDATING = frozenset({"add_", "sub_"})  # in-place updates of a parameter by its gradient (manual SGD)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
 OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
@@ -201,7 +202,9 @@ class TrainingLoops:
             if iteration is not None:
                 self.loops.append(iteration)
         self.loops.sort(key=lambda it: (it.loop.lineno, it.loop.col_offset))
-        self._training_loops = {it.loop for it in self.loops}
+        self._training_loops = {it.loop for it in self.loops} | {
+            loop for loop in self._iterating if loop in self.may_train and _updates_manually(self.events_of_loop(loop))
+        }  # fmt: skip
 
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
@@ -608,7 +611,10 @@ class TrainingLoops:
 
     def is_a_step(self, function: ast.AST) -> bool:
         """Does `function`'s own body (not a loop of it) backpropagate and then step an optimizer?"""
-        events = [e for e in self.events_of_statements(function.body) if not e.loops]
+        events = self.events_of_statements(function.body)
+        if _updates_manually(events):
+            return True
+        events = [e for e in events if not e.loops]
         backwards = [i for i, e in enumerate(events) if e.kind is EventKind.BACKWARD]
         return bool(backwards) and any(e.kind is EventKind.STEP for e in events[backwards[0] :])
 
@@ -764,6 +770,9 @@ class TrainingLoops:
         clear = self._statement_clear(m, node)
         if clear is not None:
             events.append(m.event(EventKind.CLEAR, node, clear, guards))
+        updated = _updated_by_gradient(node.target, node.value) if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)) else None
+        if updated is not None:  # `p -= lr * p.grad`, `w.data += -lr * w.grad`
+            events.append(m.event(EventKind.UPDATE, node, updated, guards))
         return events
 
     def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
@@ -1013,6 +1022,9 @@ class TrainingLoops:
     def _classified(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = m.ctx.analysis(ValueKinds).bound_method(call.func) or call.func  # `clear = opt.zero_grad`
         name = called_name(func)
+        if name in UPDATING and isinstance(func, ast.Attribute):  # `p.add_(p.grad, alpha=-lr)`, `p.data.sub_(lr * p.grad)`
+            updated = _updated_by_gradient(func.value, call)
+            return m.event(EventKind.UPDATE, call, updated, guards) if updated is not None else None
         if name not in CLASSIFIED:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
@@ -1270,6 +1282,26 @@ def _spread_varargs(events: list[Event], function: ast.AST, call: ast.Call) -> l
             rename = _item_renamer(guard.node, item)
             spread += [replace(e, key=rename(e.key), guards=tuple(g for g in e.guards if g != guard)) for e in run]
     return spread
+
+
+def _updates_manually(events: list[Event]) -> bool:
+    """Do the events backpropagate outside any loop of their own, then update parameters by their gradients
+    (manual SGD: `for p in model.parameters(): p.add_(p.grad, alpha=-lr)`, a loop over the parameters
+    that holds no backward)?"""
+    backwards = [i for i, e in enumerate(events) if e.kind is EventKind.BACKWARD and not e.loops]
+    inner = {g for e in events if e.kind is EventKind.BACKWARD for g in e.loops}
+    return bool(backwards) and any(e.kind is EventKind.UPDATE and not inner & set(e.loops) for e in events[backwards[0] :])
+
+
+def _updated_by_gradient(target: ast.AST, value: ast.AST) -> str | None:
+    """The parameter (its text) an in-place update of `target` (`p`, `p.data`) by `value` changes, when
+    `value` reads that parameter's own gradient (`p.grad`, `p.grad.data`): manual SGD."""
+    parameter = target.value if isinstance(target, ast.Attribute) and target.attr == "data" else target
+    if not isinstance(parameter, (ast.Name, ast.Attribute)):
+        return None
+    text = source_text(parameter)
+    reads = any(_is_grad(n) and source_text(_parameter_of(n)) == text for n in ast.walk(value))
+    return text if reads else None
 
 
 def _root_of(key: str) -> str | None:
