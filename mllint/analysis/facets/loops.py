@@ -510,6 +510,8 @@ class TrainingLoops:
             return None
         parts: list[ast.AST]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_LISTS:
+            if _torch_loss(self.ctx.analysis(Objects)._of(m.ctx), node.func.value):
+                return {}  # `criterion.parameters()` of `nn.CrossEntropyLoss()`: nothing to update or clear
             owner = reference_key(node.func.value)
             return {owner: node.func.value} if owner and not node.args and not node.keywords else None
         if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or reference_key(node.func)) in OWNER_PRESERVING:
@@ -1346,7 +1348,7 @@ def _torch_loss(objects: Objects, owner: ast.AST) -> bool:
     """Is `owner` a torch loss module (`nn.CrossEntropyLoss()`: no parameters to clear)?"""
     found = objects.points_to(owner) or frozenset()
     names = {o.ctx.qualified_name(o.node.func) if o.kind == "made" and o.ctx is not None and isinstance(o.node, ast.Call) else None for o in found}
-    return bool(names) and all(n is not None and n.startswith("torch.nn.") and n.endswith("Loss") for n in names)
+    return bool(names) and all(n is not None and n.startswith("torch.nn.") and n.endswith("Loss") and "Adaptive" not in n for n in names)
 
 
 def _made(found: frozenset | None) -> frozenset:
