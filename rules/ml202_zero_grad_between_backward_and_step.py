@@ -117,9 +117,21 @@ def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> b
     if (clear.key != step.key and not stepped) or not clear.runs_periodically_whenever(step):
         return False
     position = before.index(clear)
+    if not clear.runs_whenever(step) and not _periodic_alone(clear, step, before[:position]):
+        return False
     earlier = [e for e in before[:position] if e.kind is EventKind.BACKWARD]
     later = [e for e in before[position:] if e.kind is EventKind.BACKWARD]
     return any(b.runs_whenever(clear) for b in earlier) and all(b.excludes(step) for b in later)
+
+
+def _periodic_alone(clear: Event, step: Event, before: list[Event]) -> bool:
+    """Is a clear that runs every so many iterations (`if step % every: return` in a callback) in the
+    step's loops, with no step of that optimizer under its periodic guards before it (the clear of an
+    accumulation boundary's `opt.step(); opt.zero_grad()`, before a tail step, is not a misplaced one)?"""
+    extra = [g for g in clear.conditions if g not in step.conditions]
+    return clear.loops == step.loops and not any(
+        e.kind is EventKind.STEP and e.key == step.key and all(g in e.conditions for g in extra) for e in before
+    )  # fmt: skip
 
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
