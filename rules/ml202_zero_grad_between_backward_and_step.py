@@ -23,6 +23,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     are cleared between a backward and a step are not reported; nor are a clear and a step in sibling
     loops (two phases of an epoch, each with its own backward and step: they are not one iteration). A
     backward seeded with a constant gradient (`errG.backward(mone)` with `mone = -one`) is a backward.
+    A clear reached through a helper is placed by each call of it (`self._reset_grads()` at the top of
+    the step and again before `opt_g.step()`), one over several optimizers clears each (`for o in (opt_g,
+    opt_d):`, `def reset(*optimizers)`), and one that runs every so many steps (`if step % every:
+    return` in a gradient-monitoring callback) still wipes those steps; one under a test of the data (`if
+    not torch.isfinite(loss):`, a deliberate skip) is not reported.
 
     ## Why is this bad?
     The step applies the gradients in `.grad`. Cleared between backward and step, they are zero (or
@@ -109,12 +114,24 @@ class ZeroGradBetweenBackwardAndStep(Rule):
 def _between(clear: Event, step: Event, before: list[Event], stepped: bool) -> bool:
     """Does `clear` surely run after a backward and before `step`, with no backward in between? `stepped`:
     it clears a module the step's optimizer updates, under another name (`model.zero_grad()`)."""
-    if (clear.key != step.key and not stepped) or not clear.runs_whenever(step):
+    if (clear.key != step.key and not stepped) or not clear.runs_periodically_whenever(step):
         return False
     position = before.index(clear)
+    if not clear.runs_whenever(step) and not _periodic_alone(clear, step, before[:position]):
+        return False
     earlier = [e for e in before[:position] if e.kind is EventKind.BACKWARD]
     later = [e for e in before[position:] if e.kind is EventKind.BACKWARD]
     return any(b.runs_whenever(clear) for b in earlier) and all(b.excludes(step) for b in later)
+
+
+def _periodic_alone(clear: Event, step: Event, before: list[Event]) -> bool:
+    """Is a clear that runs every so many iterations (`if step % every: return` in a callback) in the
+    step's loops, with no step of that optimizer under its periodic guards before it (the clear of an
+    accumulation boundary's `opt.step(); opt.zero_grad()`, before a tail step, is not a misplaced one)?"""
+    extra = [g for g in clear.conditions if g not in step.conditions]
+    return clear.loops == step.loops and not any(
+        e.kind is EventKind.STEP and e.key == step.key and all(g in e.conditions for g in extra) for e in before
+    )  # fmt: skip
 
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})

@@ -16,7 +16,8 @@ class TrainingErrorSwallowed(Rule):
     ## What it does
     Reports an exception handler for a broad exception (bare `except:`, `Exception`, `BaseException`,
     `RuntimeError`) that does not re-raise, on a `try` whose body trains: it runs a backward pass and
-    an optimizer step, directly, in a loop, or through functions of the file it calls. Also, in a
+    an optimizer step (or a manual update of the parameters by their gradients: `p.add_(p.grad, alpha=-lr)`,
+    `w -= lr * w.grad`), directly, in a loop, or through functions of the file it calls. Also, in a
     training loop or in a function a training step runs (a `do_batch` helper the loop calls, a method a
     `training_step` calls), a handler on a `try` around the forward and backward pass (`loss.backward()`,
     an optimizer wrapper's `optim.backward(loss)`), whatever it does next, and one on a `try` around
@@ -115,6 +116,8 @@ class TrainingErrorSwallowed(Rule):
         events = self.ctx.analysis(TrainingLoops).events_of_statements(node.body)
         steps = [e for e in events if e.kind is EventKind.STEP]
         backward = any(e.kind is EventKind.BACKWARD for e in events)
+        paced = steps or [e for e in events if e.kind is EventKind.BACKWARD]  # manual SGD: its parameter loop is the step
+        steps = steps or [e for e in events if e.kind is EventKind.UPDATE]
         handlers = [h for h in written if handled.broad(h.type) and not handled.leaves(h, node)]
         zeros = {h: zero for h in handlers if (zero := handled.zero_loss(node, h)) is not None}
         for handler, zero in zeros.items():
@@ -128,7 +131,7 @@ class TrainingErrorSwallowed(Rule):
         in_loop = handled.in_training_loop(node)
         in_step = not in_loop and handled.in_step_function(node)
         if steps and backward:
-            what = "loop" if any(e.loops for e in steps) else "step"
+            what = "loop" if any(e.loops for e in paced) else "step"
             for handler in handlers:
                 self._report(node, handler, self.message.format(handler=self._written(handler), what=what), what)
         elif backward and (in_loop or in_step or handled.stepped_by_caller(node)):

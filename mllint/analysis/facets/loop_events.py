@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from mllint.analysis.objects.constants import fold
-from mllint.analysis.syntax.folding import existence_test
+from mllint.analysis.syntax.folding import existence_test, is_periodic
 from mllint.analysis.syntax.scopes import parameters
 
 
@@ -20,6 +20,7 @@ class EventKind(enum.Enum):
     BACKWARD = "backward"
     STEP = "step"  # an optimizer step
     SCHEDULER = "scheduler step"
+    UPDATE = "update"  # a parameter updated in place by its own gradient (`p.add_(p.grad, alpha=-lr)`): manual SGD
     OPAQUE = "call"  # a call the model does not follow, with the arguments it receives
 
 
@@ -35,6 +36,11 @@ class Guard:
     @property
     def conditional(self) -> bool:
         return self.kind != "loop"
+
+    @property
+    def periodic(self) -> bool:
+        """An arm of `if step % every == 0:` (or of `if step % every: return`): every so many iterations."""
+        return self.kind == "if" and isinstance(self.node, ast.If) and is_periodic(self.node.test)
 
     @property
     def checks_existence(self) -> bool:
@@ -72,6 +78,9 @@ class Event:
     path: str | None = None  # the file `node` is in, as findings show it; None: the linted file
     entry: ast.AST | None = None  # for an event of another file: the call of the linted file leading to it
     via: str | None = None  # ... and the function that call runs
+    # The calls that lead to the event from the loop's function, outermost first: a helper called twice
+    # (`self._reset_grads()` before the backward and again before the step) makes two events.
+    calls: tuple[ast.AST, ...] = ()
     # The objects the optimizer or scheduler `key` may be (`objects.Objects`), for an event written in the
     # linted file's function that holds the loop; None when unknown or seen through a call.
     objects: frozenset | None = field(default=None, compare=False)
@@ -90,8 +99,14 @@ class Event:
 
     @property
     def where(self) -> str:
-        """What a message adds for an event of another file: ` in `train_step` (steps.py:12)`."""
-        return f" in `{self.via}` ({self.place})" if self.entry is not None else ""
+        """What a message adds for an event of another file: ` in `train_step` (steps.py:12)`; for one of a
+        helper of the linted file, the call that runs it: ` (through `self._reset_grads()`, line 31)`."""
+        if self.entry is not None:
+            return f" in `{self.via}` ({self.place})"
+        call = self.calls[-1] if self.calls else None  # the call of the function that holds it
+        if call is None or not isinstance(call, ast.Call):
+            return ""
+        return f" (through `{source_text(call.func)}()`, line {call.lineno})"
 
     def text(self, ctx) -> str:
         """The event's source text (unparsed when it is in another file)."""
@@ -111,6 +126,13 @@ class Event:
         mine, theirs = self.conditions, other.conditions
         return len(mine) <= len(theirs) and theirs[: len(mine)] == mine
 
+    def runs_periodically_whenever(self, other: "Event") -> bool:
+        """`runs_whenever`, or does so every so many of those iterations: its own conditions past `other`'s
+        are tests of a count modulo another (`if trainer.global_step % self.every: return` in a callback)."""
+        theirs = other.conditions
+        mine = tuple(g for g in self.conditions if g in theirs or not g.periodic)
+        return len(mine) <= len(theirs) and theirs[: len(mine)] == mine
+
     def excludes(self, other: "Event") -> bool:
         """Do the two events sit in opposite arms of the same condition (`if amp:` / `else:`, two cases of a
         `match` or of a call that runs one class's method or another's)?"""
@@ -119,14 +141,17 @@ class Event:
             for a in self.conditions for b in other.conditions
         )  # fmt: skip
 
-    def with_prefix(self, guards: tuple[Guard, ...], rename, entry: ast.AST | None = None, via: str | None = None) -> "Event":
-        """The event as seen from a call site: under its guards, named in its names; `entry` and `via`
-        when the call site is in the linted file and the event in another."""
+    def with_prefix(
+        self, guards: tuple[Guard, ...], rename, entry: ast.AST | None = None, via: str | None = None, call: ast.AST | None = None
+    ) -> "Event":
+        """The event as seen from a call site (`call`, None for a nested loop): under its guards, named in
+        its names; `entry` and `via` when the call site is in the linted file and the event in another."""
         arguments = frozenset(rename(a) for a in self.arguments)
         key = rename(self.key) if self.key is not None else None
         entry, via = (entry, via) if entry is not None else (self.entry, self.via)
         objects = self.objects if rename is same else None  # a callee's objects are in the callee's terms
-        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via, objects=objects)
+        calls = (call, *self.calls) if call is not None else self.calls
+        return replace(self, key=key, guards=guards + self.guards, arguments=arguments, entry=entry, via=via, objects=objects, calls=calls)
 
 
 @dataclass

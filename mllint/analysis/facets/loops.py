@@ -67,6 +67,7 @@ CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_"
 # `p.grad.fill_(0)`, `p.grad.mul_(0)`, `p.grad.copy_(torch.zeros_like(p))`: in-place methods that clear a
 # gradient given zeros.
 ZEROING = frozenset({"fill_", "mul_", "copy_"})
+UPDATING = frozenset({"add_", "sub_"})  # in-place updates of a parameter by its gradient (manual SGD)
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
 OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
@@ -201,7 +202,9 @@ class TrainingLoops:
             if iteration is not None:
                 self.loops.append(iteration)
         self.loops.sort(key=lambda it: (it.loop.lineno, it.loop.col_offset))
-        self._training_loops = {it.loop for it in self.loops}
+        self._training_loops = {it.loop for it in self.loops} | {
+            loop for loop in self._iterating if loop in self.may_train and _updates_manually(self.events_of_loop(loop))
+        }  # fmt: skip
 
     # Queries.
     def events_of_loop(self, loop: ast.AST) -> list[Event]:
@@ -507,6 +510,8 @@ class TrainingLoops:
             return None
         parts: list[ast.AST]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_LISTS:
+            if _torch_loss(self.ctx.analysis(Objects)._of(m.ctx), node.func.value):
+                return {}  # `criterion.parameters()` of `nn.CrossEntropyLoss()`: nothing to update or clear
             owner = reference_key(node.func.value)
             return {owner: node.func.value} if owner and not node.args and not node.keywords else None
         if isinstance(node, ast.Call) and (m.ctx.qualified_name(node.func) or reference_key(node.func)) in OWNER_PRESERVING:
@@ -608,7 +613,10 @@ class TrainingLoops:
 
     def is_a_step(self, function: ast.AST) -> bool:
         """Does `function`'s own body (not a loop of it) backpropagate and then step an optimizer?"""
-        events = [e for e in self.events_of_statements(function.body) if not e.loops]
+        events = self.events_of_statements(function.body)
+        if _updates_manually(events):
+            return True
+        events = [e for e in events if not e.loops]
         backwards = [i for i, e in enumerate(events) if e.kind is EventKind.BACKWARD]
         return bool(backwards) and any(e.kind is EventKind.STEP for e in events[backwards[0] :])
 
@@ -764,6 +772,9 @@ class TrainingLoops:
         clear = self._statement_clear(m, node)
         if clear is not None:
             events.append(m.event(EventKind.CLEAR, node, clear, guards))
+        updated = _updated_by_gradient(node.target, node.value) if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)) else None
+        if updated is not None:  # `p -= lr * p.grad`, `w.data += -lr * w.grad`
+            events.append(m.event(EventKind.UPDATE, node, updated, guards))
         return events
 
     def _nested_loop_events(self, m: _Module, loop: ast.AST, guards: tuple[Guard, ...], depth: int) -> list[Event]:
@@ -771,6 +782,9 @@ class TrainingLoops:
         the call on to each item's hook (`for cb in self.callbacks: cb.on_batch_end(...)`) runs each hook
         once, in turn: no repetition and no condition, so its events need no guard of their own."""
         inner = self.events_of_loop(loop) if depth == 0 and m is self.own else self._iteration_events(m, loop, depth)
+        items = _written_items(m.values, loop)
+        if items is not None and _item_events(inner, loop):  # `for opt in (opt_g, opt_d): opt.zero_grad()`
+            return [e.with_prefix(guards, _item_renamer(loop, item)) for item in items for e in inner]
         dispatch = self._dispatches(loop) if m is self.own else self._steps_all_items(m, loop)
         loop_guard = () if dispatch else (Guard("loop", str(id(loop)), None, loop),)
         return [e.with_prefix(guards + loop_guard, same) for e in inner]
@@ -864,7 +878,8 @@ class TrainingLoops:
         entry, via = (at or call, function.name) if crossing else (None, None)
         events = self._function(self._module(callee.ctx), function, depth + 1)
         events = folded(events, call_constants(call, function), callee.ctx.index.within(function, ast.If))
-        return [e.with_prefix(guards, rename, entry, via) for e in events]
+        events = [e.with_prefix(guards, rename, entry, via, call) for e in events]
+        return _spread_varargs(events, function, call) if function.args.vararg is not None and isinstance(call, ast.Call) else events
 
     def _dispatches(self, loop: ast.AST) -> bool:
         """Is the loop's body only calls of its items' hooks (`cb.on_batch_end(self, loss)`, `getattr(cb, name)(self)`) that the objects
@@ -1009,6 +1024,9 @@ class TrainingLoops:
     def _classified(self, m: _Module, call: ast.Call, guards: tuple[Guard, ...]) -> Event | None:
         func = m.ctx.analysis(ValueKinds).bound_method(call.func) or call.func  # `clear = opt.zero_grad`
         name = called_name(func)
+        if name in UPDATING and isinstance(func, ast.Attribute):  # `p.add_(p.grad, alpha=-lr)`, `p.data.sub_(lr * p.grad)`
+            updated = _updated_by_gradient(func.value, call)
+            return m.event(EventKind.UPDATE, call, updated, guards) if updated is not None else None
         if name not in CLASSIFIED:
             return None
         if name == "backward" and m.ctx.qualified_name(func) in FUNCTION_BACKWARDS:
@@ -1206,6 +1224,93 @@ def _renamer(callee: ast.AST, call: ast.Call):
     return rename
 
 
+def _written_items(values: ValueKinds, loop: ast.AST) -> list[ast.AST] | None:
+    """The references a `for` loop runs over, written out (`(opt_g, opt_d)`, or a name bound once to such
+    a tuple or list), at most `MAX_HOOK_NAMES`; None for any other loop."""
+    if not isinstance(loop, ast.For) or loop.orelse or not isinstance(loop.target, ast.Name):
+        return None
+    written = loop.iter
+    if isinstance(written, ast.Name):
+        definitions = values.reaching_definitions(written)
+        written = definitions[0].value if len(definitions) == 1 and isinstance(definitions[0], ast.Assign) else None
+    if not isinstance(written, (ast.Tuple, ast.List)) or not 0 < len(written.elts) <= MAX_HOOK_NAMES:
+        return None
+    return list(written.elts) if all(isinstance(e, (ast.Name, ast.Attribute)) for e in written.elts) else None
+
+
+def _item_events(events: list[Event], loop: ast.For) -> bool:
+    """Are the events of a loop's iteration all clears or steps of its item (`opt.zero_grad()`)?"""
+    target = loop.target.id
+    return bool(events) and all(
+        e.kind in (EventKind.CLEAR, EventKind.STEP, EventKind.SCHEDULER) and e.key is not None and _root_of(e.key) == target for e in events
+    )  # fmt: skip
+
+
+def _item_renamer(loop: ast.For, item: ast.AST):
+    """Rename the loop's variable to the text of one of its items."""
+    target, text = loop.target.id, source_text(item)
+    return lambda key: text + key[len(target) :] if _root_of(key) == target else key
+
+
+def _spread_varargs(events: list[Event], function: ast.AST, call: ast.Call) -> list[Event]:
+    """The events of a function that loops over its `*args` (`def reset(*optimizers): for o in optimizers:
+    o.zero_grad()`), seen from a call that writes them out (`reset(opt_g, opt_d)`): the loop's
+    events once per argument, renamed to it; as they are when the call's arguments are not written out."""
+    vararg = function.args.vararg.arg
+    written = len(function.args.posonlyargs) + len(function.args.args) - (1 if passes_self(call, function) else 0)
+    extras = call.args[written:]
+    if not extras or len(extras) > MAX_HOOK_NAMES or any(isinstance(a, ast.Starred) for a in call.args):
+        return events
+
+    def over_vararg(event: Event) -> Guard | None:
+        return next((
+            g for g in event.loops
+            if isinstance(g.node, ast.For) and isinstance(g.node.iter, ast.Name) and g.node.iter.id == vararg
+            and isinstance(g.node.target, ast.Name) and not g.node.orelse
+        ), None)  # fmt: skip
+
+    spread, position = [], 0
+    while position < len(events):
+        guard = over_vararg(events[position])
+        if guard is None or not _item_events([events[position]], guard.node):
+            spread.append(events[position])
+            position += 1
+            continue
+        run = []
+        while position < len(events) and over_vararg(events[position]) == guard and _item_events([events[position]], guard.node):
+            run.append(events[position])
+            position += 1
+        for item in extras:
+            rename = _item_renamer(guard.node, item)
+            spread += [replace(e, key=rename(e.key), guards=tuple(g for g in e.guards if g != guard)) for e in run]
+    return spread
+
+
+def _updates_manually(events: list[Event]) -> bool:
+    """Do the events backpropagate outside any loop of their own, then update parameters by their gradients
+    (manual SGD: `for p in model.parameters(): p.add_(p.grad, alpha=-lr)`, a loop over the parameters
+    that holds no backward)?"""
+    backwards = [i for i, e in enumerate(events) if e.kind is EventKind.BACKWARD and not e.loops]
+    inner = {g for e in events if e.kind is EventKind.BACKWARD for g in e.loops}
+    return bool(backwards) and any(e.kind is EventKind.UPDATE and not inner & set(e.loops) for e in events[backwards[0] :])
+
+
+def _updated_by_gradient(target: ast.AST, value: ast.AST) -> str | None:
+    """The parameter (its text) an in-place update of `target` (`p`, `p.data`) by `value` changes, when
+    `value` reads that parameter's own gradient (`p.grad`, `p.grad.data`): manual SGD."""
+    parameter = target.value if isinstance(target, ast.Attribute) and target.attr == "data" else target
+    if not isinstance(parameter, (ast.Name, ast.Attribute)):
+        return None
+    text = source_text(parameter)
+    reads = any(_is_grad(n) and source_text(_parameter_of(n)) == text for n in ast.walk(value))
+    return text if reads else None
+
+
+def _root_of(key: str) -> str | None:
+    root = re.match(r"[A-Za-z_]\w*", key)
+    return root.group() if root is not None else None
+
+
 def _root_name(node: ast.AST) -> str | None:
     """`utils` for `utils.step`, `train_step` for `train_step`."""
     while isinstance(node, ast.Attribute):
@@ -1243,7 +1348,7 @@ def _torch_loss(objects: Objects, owner: ast.AST) -> bool:
     """Is `owner` a torch loss module (`nn.CrossEntropyLoss()`: no parameters to clear)?"""
     found = objects.points_to(owner) or frozenset()
     names = {o.ctx.qualified_name(o.node.func) if o.kind == "made" and o.ctx is not None and isinstance(o.node, ast.Call) else None for o in found}
-    return bool(names) and all(n is not None and n.startswith("torch.nn.") and n.endswith("Loss") for n in names)
+    return bool(names) and all(n is not None and n.startswith("torch.nn.") and n.endswith("Loss") and "Adaptive" not in n for n in names)
 
 
 def _made(found: frozenset | None) -> frozenset:

@@ -3,7 +3,8 @@
 `kept_argument(ctx, call, argument)` answers, for a call `meter.update(loss, n)` (or `meter(pred, y)`, its
 `__call__`) of the linted file where `meter` is an object of a project class (found by points-to: built where
 the file says, by a project helper, held in a container and taken by a loop over it, or passed by a call
-site), into which attribute the called method
+site; callbacks of several classes in a list, each running its own hook; a dispatcher method handing its
+`*args` to `getattr(cb, name)(*args)` of each callback), into which attribute the called method
 accumulates (`totals.added`) a value that carries the graph of `argument`: `self.sum += val * n`, `self.sum =
 self.sum + val`, `self.values.append(F.mse_loss(pred, target))`, `for v in values: self.sum += v` for `update([loss])`.
 The gradient flow of the accumulated value decides, the parameter given a graph: not when the method cuts
@@ -21,13 +22,15 @@ import ast
 import os
 from dataclasses import dataclass
 
-from mllint.analysis.objects.callees import function_called, method_called
+from mllint.analysis.objects.callees import function_called, hooks_called, method_called
+from mllint.analysis.objects.constants import call_constants, got_attribute, passes_self
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.hierarchy import inherited_method
 from mllint.analysis.facets.gradients import GRAPH, NONE, VALUE_CUTS, Given, GradientFlow, State, backward_loss, is_cut_method
 from mllint.analysis.facets.totals import added
 from mllint.analysis.syntax.names import is_self_attribute
+from mllint.analysis.syntax.scopes import parameters
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.tree import own_method
@@ -52,23 +55,73 @@ def kept_argument(ctx, call: ast.Call, argument: ast.AST) -> Kept | None:
     """Into which attribute the method `call` runs on an object of a project class accumulates a value
     that carries the graph of `argument` (an item of it, for a list or dict: `meter.update([loss])`,
     `history.log_dict({"loss": loss})` appending each value of `d.items()`)."""
-    for method, _ in per_call_site(ctx, receiver(call), lambda binding: method_called(ctx, call, binding)):
-        bound = bind_arguments(call, method.function, skips_first=True)
-        parameter = next((name for name, value in bound.items() if value is argument or _item_of(value, argument)), None)
-        if parameter is None:
-            return None
-        flows = method.ctx.analysis(GradientFlow)
-        live, dead = (Given(method.function, {parameter: flow}, method.instance) for flow in (GRAPH, NONE))
-        for node in ast.walk(method.function):
-            found = added(node)
-            if found is None or not is_self_attribute(found.total):
-                continue
-            carried = [v for v in found.values if flows.flow(v, live).state is State.GRAPH and flows.flow(v, dead).state is not State.GRAPH]
-            if carried:
-                cls = method.ctx.scopes.enclosing_class(method.function)
-                path = _shown(ctx, method.ctx)
-                return Kept(cls.name if cls is not None else method.function.name, found.total.attr, path, node.lineno, _maker(ctx, method, carried[0]))
+    def methods(binding):
+        method = method_called(ctx, call, binding)
+        return [method] if method is not None else hooks_called(ctx, call, binding) or None
+
+    for found, _ in per_call_site(ctx, receiver(call), methods):
+        return next((kept for method in found if (kept := _kept_by(ctx, call, argument, method)) is not None), None)
+    return None
+
+
+def _kept_by(ctx, call: ast.Call, argument: ast.AST, method) -> Kept | None:
+    """`kept_argument` for one method `call` may run, or for the hooks that method hands its `*args` on to
+    (`self._emit("on_batch_end", loss)` running `getattr(cb, name)(self.state, *args)`)."""
+    bound = bind_arguments(call, method.function, skips_first=passes_self(call, method.function))
+    parameter = next((name for name, value in bound.items() if value is argument or _item_of(value, argument)), None)
+    if parameter is None:
+        return _forwarded(ctx, call, argument, method)
+    return _accumulated(ctx, method, parameter)
+
+
+def _forwarded(ctx, call: ast.Call, argument: ast.AST, method) -> Kept | None:
+    """What the hooks of a loop's items keep when `method` hands them `argument` through its `*args`: a
+    call `item.hook(x, *args)` or `getattr(item, name)(x, *args)` with `name` a parameter `call` fills with
+    a string."""
+    function = method.function
+    vararg = function.args.vararg
+    written = len(function.args.posonlyargs) + len(function.args.args) - passes_self(call, function)
+    extras = call.args[written:] if vararg is not None else []
+    position = next((i for i, a in enumerate(extras) if a is argument), None)
+    if position is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
+    names = call_constants(call, function)
+    for inner in ast.walk(function):
+        if not isinstance(inner, ast.Call) or not inner.args or not _spreads(inner.args[-1], vararg.arg):
+            continue
+        name = inner.func.args[1] if got_attribute(inner.func) is not None else None
+        hook = name.value if isinstance(name, ast.Constant) else names.get(name.id) if isinstance(name, ast.Name) else None
+        if name is not None and not isinstance(hook, str):
+            continue
+        for found, _ in per_call_site(method.ctx, inner, lambda binding: hooks_called(method.ctx, inner, binding, hook) or None):
+            for hooked in found:
+                skipped = passes_self(inner, hooked.function)
+                slots = [a.arg for a in parameters(hooked.function, variadic=False)][1 if skipped else 0 :]
+                index = len(inner.args) - 1 + position
+                kept = _accumulated(ctx, hooked, slots[index]) if index < len(slots) else None
+                if kept is not None:
+                    return kept
+            break
+    return None
+
+
+def _spreads(argument: ast.AST, vararg: str) -> bool:
+    return isinstance(argument, ast.Starred) and isinstance(argument.value, ast.Name) and argument.value.id == vararg
+
+
+def _accumulated(ctx, method, parameter: str) -> Kept | None:
+    """Into which attribute of its object `method` accumulates a value carrying the graph its `parameter` is given."""
+    flows = method.ctx.analysis(GradientFlow)
+    live, dead = (Given(method.function, {parameter: flow}, method.instance) for flow in (GRAPH, NONE))
+    for node in ast.walk(method.function):
+        found = added(node)
+        if found is None or not is_self_attribute(found.total):
+            continue
+        carried = [v for v in found.values if flows.flow(v, live).state is State.GRAPH and flows.flow(v, dead).state is not State.GRAPH]
+        if carried:
+            cls = method.ctx.scopes.enclosing_class(method.function)
+            path = _shown(ctx, method.ctx)
+            return Kept(cls.name if cls is not None else method.function.name, found.total.attr, path, node.lineno, _maker(ctx, method, carried[0]))
     return None
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from mllint.analysis.objects.call_sites import under
+from mllint.analysis.objects.constants import got_attribute
 from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.hierarchy import dispatched_method, inherited_method
 from mllint.analysis.program.callers import constructions, per_call_site
@@ -54,6 +55,27 @@ def methods_called(ctx, call: ast.Call, binding=None) -> list[Callee]:
         return []
     methods = [_named_method(home, cls, CALLED, objects.view) for home, cls in classes]
     return [Callee(m[1], m[0]) for m in methods if m is not None]
+
+
+def hooks_called(ctx, call: ast.Call, binding=None, hook: str | None = None) -> list[Callee]:
+    """`method_called` of `item.hook(...)` whose objects may be of several project classes (`cb.on_batch_end(state,
+    loss)` of `for cb in self.callbacks` over a list of callbacks), or of `getattr(item, name)(...)` given
+    the `hook` name `name` holds: the `hook` of each class, as it has or inherits it; empty when one of them
+    is of no project class, or unknown."""
+    func = call.func
+    item = got_attribute(func) if hook is not None else func.value if isinstance(func, ast.Attribute) else None
+    hook = hook or getattr(func, "attr", None)
+    if not isinstance(item, RECEIVERS):
+        return []
+    objects = ctx.analysis(Objects)
+    found = under(ctx, item, binding)
+    classes = {objects.class_of(obj) for obj in found - {NONE}} if found else {None}
+    if None in classes:
+        return []
+    methods = [inherited_method(home, cls, hook, objects.view) for home, cls in classes]
+    if any(m is None for m in methods):
+        return []
+    return [Callee(m[1], m[0], (home, cls)) for m, (home, cls) in zip(methods, classes)]
 
 
 def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:

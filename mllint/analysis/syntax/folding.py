@@ -150,3 +150,9 @@ def is_modulo(test: ast.AST) -> bool:
     return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and any(
         isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in (test.left, *test.comparators)
     )
+
+
+def is_periodic(test: ast.AST) -> bool:
+    """A test of a count modulo another, either way: `is_modulo`, `step % every`, `not step % every`."""
+    test = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    return is_modulo(test) or isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod) and not isinstance(test.left, ast.Constant)
