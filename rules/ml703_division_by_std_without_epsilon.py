@@ -19,6 +19,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
     function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported, nor
     is the std of every element of a whole data set (a column of a table pandas reads, `df["price"].std()`, `df.pop("y")` of a table a project helper reads and cleans,
+    also turned into a tensor: `torch.tensor(df.pop("y").values)`,
     or a part a split gives, `y_train.std()`): it is zero only when the data is constant throughout.
 
     The rule is opt-in because whether a std can be zero depends on the data, which mllint does not

@@ -952,11 +952,11 @@ class Leakage:
     def data_set(self, expr: ast.AST, depth: int = 0) -> bool:
         """Does `expr` hold a whole data set read from a file (`pd.read_csv(path)`, `np.load(path)`), a part a
         split gives of one (`y_tr` of `train_test_split(X, y)`), rows of one by index (`df.iloc[idx]`) or a
-        column by label (`df["price"]`, `df.pop("y")`), through names and row-keeping forms?"""
+        column by label (`df["price"]`, `df.pop("y")`), through names, conversions and row-keeping forms?"""
         while True:
             expr = _rows_of(expr)
-            if isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in ELEMENTWISE and expr.args:
-                expr = expr.args[0]  # `np.log1p(df["price"])`
+            if isinstance(expr, ast.Call) and self.ctx.qualified_name(expr.func) in ELEMENTWISE | CONVERSIONS and expr.args:
+                expr = expr.args[0]  # `np.log1p(df["price"])`, `torch.tensor(df.pop("y").values)`
             elif isinstance(expr, ast.Call) and _method(expr) == "pop" and len(expr.args) == 1:
                 expr = expr.func.value
             elif isinstance(expr, ast.Call) and _method(expr) in TABLE_KEEPING:
