@@ -453,11 +453,27 @@ class Leakage:
         `imgs.mean(1, keepdim=True)`), or that a helper returns statistics of."""
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in STATISTIC_METHODS and self.ctx.qualified_name(func) is None:
+            if func.attr == "max" and self._is_count(call):
+                return None
             across = _across_rows(call, 1 if func.attr == "quantile" else 0) or not self._rows_first(func.value)
             return _whole(func.value, self.ctx) if across else None
         if self.ctx.qualified_name(func) in STATISTIC_FUNCTIONS and call.args:
             return _whole(call.args[0], self.ctx) if _across_rows(call, 1) or not self._rows_first(call.args[0]) else None
         return self._helper_data(call, "statistics")
+
+    def _is_count(self, call: ast.Call) -> bool:
+        """Is a maximum a count, the largest id plus one (`int(y.max()) + 1`, `y.max().item() + 1`): the size of
+        an output layer or a vocabulary, which transforms no data?"""
+        node, parent = call, self.ctx.scopes.parent(call)
+        while True:
+            if isinstance(parent, ast.Attribute) and parent.attr == "item" and isinstance(self.ctx.scopes.parent(parent), ast.Call):
+                node = self.ctx.scopes.parent(parent)  # `y.max().item()`
+            elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "int" and parent.args[:1] == [node]:
+                node = parent  # `int(y.max())`
+            else:
+                break
+            parent = self.ctx.scopes.parent(node)
+        return isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add) and parent.left is node and int_literal(parent.right) == 1
 
     def _rows_first(self, expr: ast.AST, depth: int = 0) -> bool:
         """Are the rows of `expr` along its first axis, as no reshaping moved them (`x.permute(1, 0, 2, 3)`,

@@ -44,7 +44,7 @@ from mllint.analysis.facets.parameters import is_module, is_module_constructor, 
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
 from mllint.analysis.syntax.tree import child_nodes, own_method
-from mllint.analysis.values.values import ValueKinds, is_parameter
+from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
 from mllint.findings import Related
 
 MAX_CALL_DEPTH = 4
@@ -68,6 +68,8 @@ CLASSIFIED = frozenset({"backward", "zero_grad", "zero_grads", "zero_", "zeros_"
 # gradient given zeros.
 ZEROING = frozenset({"fill_", "mul_", "copy_"})
 UPDATING = frozenset({"add_", "sub_"})  # in-place updates of a parameter by its gradient (manual SGD)
+# Factories of a fresh tensor of a given size: with `requires_grad=True`, the weights of a model written out.
+LEAF_FACTORIES = frozenset(f"torch.{name}" for name in ("zeros", "ones", "randn", "rand", "empty", "normal", "full"))
 FUNCTION_BACKWARDS = {"torch.autograd.backward"}
 # Calls that pass on the parameters of what they are given: `list(model.parameters())`, `chain(a, b)`.
 OWNER_PRESERVING = {"list", "tuple", "dict", "filter", "itertools.chain"}
@@ -772,7 +774,7 @@ class TrainingLoops:
         clear = self._statement_clear(m, node)
         if clear is not None:
             events.append(m.event(EventKind.CLEAR, node, clear, guards))
-        updated = _updated_by_gradient(node.target, node.value) if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)) else None
+        updated = _updated_by_gradient(m.ctx, node.target, node.value) if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Sub, ast.Add)) else None
         if updated is not None:  # `p -= lr * p.grad`, `w.data += -lr * w.grad`
             events.append(m.event(EventKind.UPDATE, node, updated, guards))
         return events
@@ -1025,7 +1027,7 @@ class TrainingLoops:
         func = m.ctx.analysis(ValueKinds).bound_method(call.func) or call.func  # `clear = opt.zero_grad`
         name = called_name(func)
         if name in UPDATING and isinstance(func, ast.Attribute):  # `p.add_(p.grad, alpha=-lr)`, `p.data.sub_(lr * p.grad)`
-            updated = _updated_by_gradient(func.value, call)
+            updated = _updated_by_gradient(m.ctx, func.value, call)
             return m.event(EventKind.UPDATE, call, updated, guards) if updated is not None else None
         if name not in CLASSIFIED:
             return None
@@ -1295,15 +1297,39 @@ def _updates_manually(events: list[Event]) -> bool:
     return bool(backwards) and any(e.kind is EventKind.UPDATE and not inner & set(e.loops) for e in events[backwards[0] :])
 
 
-def _updated_by_gradient(target: ast.AST, value: ast.AST) -> str | None:
+def _updated_by_gradient(ctx, target: ast.AST, value: ast.AST) -> str | None:
     """The parameter (its text) an in-place update of `target` (`p`, `p.data`) by `value` changes, when
-    `value` reads that parameter's own gradient (`p.grad`, `p.grad.data`): manual SGD."""
+    `value` reads that parameter's own gradient (`p.grad`, `p.grad.data`): manual SGD. A tensor made from
+    data to take a gradient (an attack's or a visualisation's image, a latent) is no parameter."""
     parameter = target.value if isinstance(target, ast.Attribute) and target.attr == "data" else target
     if not isinstance(parameter, (ast.Name, ast.Attribute)):
         return None
     text = source_text(parameter)
-    reads = any(_is_grad(n) and source_text(_parameter_of(n)) == text for n in ast.walk(value))
-    return text if reads else None
+    read = next((_parameter_of(n) for n in ast.walk(value) if _is_grad(n) and source_text(_parameter_of(n)) == text), None)
+    return text if read is not None and _is_model_parameter(ctx, read) else None
+
+
+def _is_model_parameter(ctx, tensor: ast.AST) -> bool:
+    """Is `tensor` a parameter a model or optimizer holds: an attribute (`self.w`, `layer.weight`), an
+    `nn.Parameter(...)`, a fresh leaf of a given size (`w = torch.zeros(d, 1, requires_grad=True)`), or a variable of a loop over parameters (`for p in model.parameters()`,
+    `for name, p in net.named_parameters()`, `for p in group["params"]`)?"""
+    if isinstance(tensor, ast.Attribute):
+        return True
+    definitions = ctx.analysis(ValueKinds).reaching_definitions(tensor) if isinstance(tensor, ast.Name) else []
+    return bool(definitions) and all(_binds_parameter(ctx, d) for d in definitions)
+
+
+def _binds_parameter(ctx, definition) -> bool:
+    made = definition.value
+    if isinstance(made, ast.Call):
+        name = canonical_class(ctx.qualified_name(made.func)) or ""
+        fresh_leaf = name in LEAF_FACTORIES and any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in made.keywords)
+        return name == "torch.nn.Parameter" or fresh_leaf
+    if made is not None:
+        return False
+    loop = ctx.scopes.parent(definition.node)
+    loop = ctx.scopes.parent(loop) if isinstance(loop, ast.Tuple) else loop
+    return isinstance(loop, (ast.For, ast.comprehension)) and "param" in source_text(loop.iter).lower()
 
 
 def _root_of(key: str) -> str | None:
