@@ -24,7 +24,8 @@ def test_the_messages_say_what_accumulates_and_where_the_optimizer_comes_from(mo
         "left (it clears before its backward, not after): the step applies both phases' gradients"
     )
     assert found[("engine.py", 32)] == (
-        "`self.optimizer` steps without its gradients being cleared in the iteration of the loop on line 38: "
+        "`self.optimizer` steps (through `self.train_step()`, line 38) without its gradients being cleared in the "
+        "iteration of the loop on line 38: "
         "gradients accumulate across steps"
     )  # the loop is `map(self.train_step, self.loader)`
     assert found[("engine.py", 51)] == (

@@ -50,7 +50,9 @@ def test_a_helper_stepping_a_renamed_optimizer_is_followed(lint, fix):
     )
     [finding] = lint(source, "ML201")
     assert positions([finding]) == [("ML201", 6, 5)]
-    assert finding.message.startswith("`opt` steps without its gradients being cleared in the iteration of the loop on line 9")
+    assert finding.message.startswith(
+        "`opt` steps (through `train_step()`, line 10) without its gradients being cleared in the iteration of the loop on line 9"
+    )
     fixed = fix(source, "ML201", unsafe=True)
     assert fixed == source.replace("    for batch in loader:\n", "    for batch in loader:\n        opt.zero_grad()\n")
     assert fix(fixed, "ML201", unsafe=True) == fixed
