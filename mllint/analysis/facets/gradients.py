@@ -703,7 +703,7 @@ class GradientFlow:
             value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
             before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
             wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
-            if _requires_grad(call):
+            if requires_grad(call):
                 return _new_leaf(self.ctx, wrapped)
             return NONE if wrapped.state is State.UNKNOWN else wrapped
         if isinstance(func, ast.Name) and not self.values.reaching_definitions(func) and name is None:
@@ -720,7 +720,7 @@ class GradientFlow:
         if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
             return operands([self._flow(a, depth + 1) for a in arguments])
         if name is not None and name.startswith("torch."):
-            if _requires_grad(call) or canonical_class(name) == "torch.nn.Parameter":
+            if requires_grad(call) or canonical_class(name) == "torch.nn.Parameter":
                 return GRAPH
             if name in NO_GRAPH_FUNCTIONS:
                 return NONE
@@ -994,7 +994,8 @@ def _is_module_class(name: str | None) -> bool:
     return bool(name) and name.startswith("torch.nn.") and "." not in name[len("torch.nn.") :]
 
 
-def _requires_grad(call: ast.Call) -> bool:
+def requires_grad(call: ast.Call) -> bool:
+    """`torch.zeros(n, requires_grad=True)`: the call makes a leaf that takes gradients."""
     return any(
         k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
     )

@@ -40,6 +40,7 @@ from mllint.analysis.values.optimizers import Scheduler, is_optimizer, scheduler
 from mllint.analysis.facets.loop_events import (
     Event, EventKind, Guard, Iteration, decided_by_parameters, folded, one_key_per_object, same, source_text,
 )  # fmt: skip
+from mllint.analysis.facets.gradients import requires_grad
 from mllint.analysis.facets.parameters import is_module, is_module_constructor, optimizer_helper
 from mllint.analysis.program.project import ProjectView
 from mllint.analysis.syntax.scopes import FUNCTION_NODES, SCOPE_NODES, parameters
@@ -1323,7 +1324,7 @@ def _binds_parameter(ctx, definition) -> bool:
     made = definition.value
     if isinstance(made, ast.Call):
         name = canonical_class(ctx.qualified_name(made.func)) or ""
-        fresh_leaf = name in LEAF_FACTORIES and any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True for k in made.keywords)
+        fresh_leaf = name in LEAF_FACTORIES and requires_grad(made)
         return name == "torch.nn.Parameter" or fresh_leaf
     if made is not None:
         return False
