@@ -23,7 +23,9 @@ class StatisticsBeforeSplit(Rule):
     `torch.as_tensor(x[:n])`, is other data), and so are columns named by a list of labels (`df[NUMERIC]` with
     `NUMERIC = ["age", "fare"]`). A statistic is a reduction across the rows (`X.mean(0)`, `x.mean((0, 2, 3))`,
     no axis), not one within each sample (`imgs.mean(1, keepdim=True)`, `x.std(dim=-1)`) unless a reshape moved
-    the rows, nor the largest id plus one (`int(y.max()) + 1`: a class count or a vocabulary size). Statistics
+    the rows, nor the largest id plus one (`int(y.max()) + 1`: a class count or a vocabulary size), nor a bound that only
+    selects rows (`cut = df.day.max() - gap` then `df[df.day < cut]`, a percentile filter): it defines a split
+    or a filter, it scales nothing. Statistics
     of the training part only (`scaler.fit(X_train)`, also in a loader that returns the
     parts of its own split), and transformers inside a `Pipeline` handed to
     `cross_val_score` or `GridSearchCV`, are fine and not reported.

@@ -106,7 +106,6 @@ PART_ABBREVIATIONS = {
 }
 INDEXERS = frozenset({"loc", "iloc"})  # pandas' row indexers: `df.loc[mask]` is rows of `df`
 EVALUATION_FITS = frozenset({"fit", "fit_transform", "partial_fit"})
-EVALUATION_WORDS = frozenset({"test", "val", "valid", "validation", "dev", "eval", "holdout", "te", "va"})  # `X_te`, `y_va`
 # A split's whole name as a string (`load_split(root, "test")`); a column `"test_score"` is no split.
 SPLIT_NAMES = frozenset({"test", "testing", "val", "valid", "validation", "dev", "eval", "evaluation", "holdout", "heldout"})
 DECOMPOSITIONS = ("sklearn.decomposition.",)  # fitted on evaluation data to draw it, a figure is all they make
@@ -441,12 +440,33 @@ class Leakage:
         statistics = [c for c in self._statistic_calls(statement) if self.statistic_of(c) == data]
         if call not in statistics or min(statistics, key=lambda c: (c.lineno, c.col_offset)) is not call:
             return None  # one finding per statement, at its first statistic
-        if _reads(statement.value, data, outside=statistics):
-            return data  # the statement transforms the data: `X = (X - X.mean(0)) / X.std(0)`
+        if _reads(statement.value, data, outside=statistics):  # `X = (X - X.mean(0)) / X.std(0)` transforms
+            return None if all(self._selects_rows(c) for c in statistics) else data
         # `mean, std = X.mean(0), X.std(0)`, then an assignment computed from both: `X = (X - mean) / std`.
         held = _binds(statement) - {None}
         flow = self._flow(self._scope(statement))
-        return data if any(self._reads_later(flow, h, data, statement.end_lineno) for h in held) else None
+        return data if any(self._reads_later(flow, h, data, statement.end_lineno) and not self._threshold(flow, h) for h in held) else None
+
+    def _threshold(self, flow: _Flow, held: str) -> bool:
+        """Is `held` read only in comparisons that select rows (`cut = df.day.max() - gap`, then
+        `df[df.day < cut]`): a split point or a filter's bound, no statistic a transformation applies?"""
+        uses = [n for i in flow.readers.get(held, ()) for n in ast.walk(flow.events[i].value) if _key(n) == held]
+        return bool(uses) and all(self._selects_rows(n) for n in uses)
+
+    def _selects_rows(self, node: ast.AST) -> bool:
+        """Is `node` an operand of a comparison that indexes rows (`df[df.day >= node]`, `x[(x > a) & (x < b)]`)
+        or makes a mask (`recent = df.day > node`)?"""
+        parent = self.ctx.scopes.parent(node)
+        while isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if not isinstance(parent, ast.Compare):
+            return False
+        node, parent = parent, self.ctx.scopes.parent(parent)
+        while isinstance(parent, (ast.BoolOp, ast.BinOp, ast.UnaryOp)):
+            node, parent = parent, self.ctx.scopes.parent(parent)
+        if isinstance(parent, ast.Subscript):
+            return node is parent.slice
+        return isinstance(parent, ast.Assign) and all(isinstance(t, ast.Name) for t in parent.targets)
 
     def statistic_of(self, call: ast.Call) -> str | None:
         """The data a statistic across its rows is computed of (`X.mean(0)`, `np.std(X)`; not the per-sample
@@ -1147,7 +1167,9 @@ class Leakage:
         function whose name says it splits (`def divide(data): return data[:n], data[n:]`), or taken under
         a test that names a part (`if flag == "train":`)?"""
         statement = self._statement(subscript)
-        if any(_says_part(self.ctx.text(t)) for t in getattr(statement, "targets", ())) or self._keyed_part(subscript):
+        if any(_says_part(text) or _parts_named(text) for text in map(self.ctx.text, getattr(statement, "targets", ()))):
+            return True
+        if self._keyed_part(subscript):
             return True
         if _held_apart(self.ctx, subscript):
             return True
@@ -1183,7 +1205,7 @@ class Leakage:
             texts.append(str(key.value))
         elif isinstance(parent, ast.Assign):
             texts += [self.ctx.text(t) for t in (_positional(t, parent.value, subscript) for t in parent.targets) if t is not None]
-        words = {PART_ABBREVIATIONS[w.lower()] for text in texts for w in re.findall(r"[a-z]+|[A-Z][a-z]*", text) if w.lower() in PART_ABBREVIATIONS}
+        words = set().union(*(_parts_named(text) for text in texts))
         return words.pop() if len(words) == 1 else None
 
     def _named_by_target(self, subscript: ast.Subscript) -> bool:
@@ -1271,7 +1293,18 @@ def _names_evaluation(node: ast.AST) -> bool:
     while isinstance(node, ast.Subscript):
         node = node.value
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return any(word.lower() in EVALUATION_WORDS for word in re.findall(r"[a-z]+|[A-Z][a-z]*", name))
+    return bool(_parts_named(name) & {"test", "eval"})
+
+
+def _parts_named(text: str) -> set[str]:
+    """The parts the words of a name say: `X_train`, `valData`, `y_te`, and a data letter joined to the
+    part's word (`Xtr`, `ytest`)."""
+    parts = set()
+    for word in map(str.lower, re.findall(r"[a-z]+|[A-Z][a-z]*", text)):
+        for candidate in (word, word[1:] if len(word) > 2 and word[0] in "xy" else ""):
+            if candidate in PART_ABBREVIATIONS:
+                parts.add(PART_ABBREVIATIONS[candidate])
+    return parts
 
 
 def _names_split(value: object) -> bool:
