@@ -87,6 +87,9 @@ CONVERSIONS = frozenset({
     "torch.as_tensor", "torch.from_numpy", "torch.tensor", "torch.Tensor", "torch.FloatTensor", "numpy.asarray",
     "numpy.array", "numpy.ascontiguousarray", "numpy.asanyarray",
 })  # fmt: skip
+ROW_WISE_FUNCTIONS = CONVERSIONS | {
+    f"{module}.{name}" for module in ("numpy", "torch") for name in ("abs", "absolute", "log", "log1p", "sqrt", "square", "exp", "nan_to_num", "clip", "clamp")
+}  # `np.abs(X).max(0)`: a statistic of `X`'s rows
 CONVERTING_METHODS = ROW_KEEPING | {"to", "cpu", "double", "detach", "to_numpy", "tolist"}
 # Transforms that keep a table's rows (pandas, numpy docs): `df.drop(columns=...)`, elementwise functions.
 KEEPING_ROWS = ROW_KEEPING | {"clip", "fillna", "replace", "round", "abs", "to_numpy", "copy", "infer_objects", "select_dtypes"}
@@ -1365,8 +1368,10 @@ def _key(node: ast.AST) -> str | None:
 def _whole(node: ast.AST, ctx) -> str | None:
     """The key of a whole data set: `X`, `df[cols]`, `df["age"]` (columns keep every row), `df[NUMERIC]` with
     a name holding a list of labels; None for a part of the rows (`X[:n]`, `X[train_idx]`).
-    Reshaping and conversions keep the rows (`X.reshape(-1, 1)`)."""
+    Reshaping, conversions and element-wise functions keep the rows (`X.reshape(-1, 1)`, `np.abs(X)`)."""
     node = _rows_of(node)
+    while isinstance(node, ast.Call) and node.args and ctx.qualified_name(node.func) in ROW_WISE_FUNCTIONS:
+        node = _rows_of(node.args[0])
     inner = node
     while isinstance(inner, ast.Subscript):
         index = inner.slice
