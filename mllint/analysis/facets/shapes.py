@@ -48,7 +48,7 @@ from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
-from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
+from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
 )
@@ -766,13 +766,20 @@ class Shapes:
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 for target in assignment_targets(node):
                     pairs = [(target, node.value)]
-                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
-                        pairs = list(zip(target.elts, node.value.elts))  # `self.model, self.loader = model, DataLoader(...)`
+                    given = node.value.elts if isinstance(node.value, ast.Tuple) else self._handed_back(node.value)
+                    if isinstance(target, ast.Tuple) and given is not None and len(target.elts) == len(given):
+                        pairs = list(zip(target.elts, given))  # `self.model, self.loader = model, DataLoader(...)`, `= accelerator.prepare(model, loader)`
                     for element, value in pairs:
                         if is_self_attribute(element):
                             values.setdefault(element.attr, []).append(value)
             self._attributes[cls] = values
         return self._attributes[cls]
+
+    def _handed_back(self, value: ast.AST) -> list[ast.expr] | None:
+        """The arguments a runner's call hands back (`accelerator.prepare(model, opt)`), if it is one."""
+        if not isinstance(value, ast.Call):
+            return None
+        return handed_back(value, lambda receiver: [made_runner(c, m, self.view) for c, m in built(self.ctx, receiver) or ()])
 
     def _module_class(self, func: ast.AST) -> ast.ClassDef | None:
         """The module class of this file `func` names: one of the module's, or one a builder function defines
@@ -1185,9 +1192,12 @@ class Interpreter(Operations):
                 return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
         return Listed(values[0], None)  # `[emb(x[:, i]) for i, emb in enumerate(self.embs)]`: how many, unknown
 
-    def mapped(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Items | None:
-        """`(t.to(device) for t in batch)` over a tuple the analysis knows: the tuple of what each item gives."""
+    def mapped(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Items | Fields | None:
+        """`(t.to(device) for t in batch)` over a tuple the analysis knows: the tuple of what each item gives;
+        `{k: v.to(device) for k, v in batch.items()}` over a dict it knows: the dict of what each value gives."""
         only = node.generators[0]
+        if isinstance(node, ast.DictComp) and len(node.generators) == 1 and not only.ifs:
+            return self.mapped_fields(node)
         if not isinstance(node, (ast.ListComp, ast.GeneratorExp)) or len(node.generators) != 1 or only.ifs:
             return None
         source = self.eval(only.iter)
@@ -1200,6 +1210,25 @@ class Interpreter(Operations):
             values.append(self.eval(node.elt))
         self.env = outer
         return Items(tuple(values))
+
+    def mapped_fields(self, node: ast.DictComp) -> Fields | None:
+        only = node.generators[0]
+        items = only.iter
+        key, target = node.key, only.target
+        if not (isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute) and items.func.attr == "items" and not items.args):
+            return None
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(key, ast.Name) and isinstance(target.elts[0], ast.Name)):
+            return None
+        source = self.eval(items.func.value)
+        if key.id != target.elts[0].id or not isinstance(source, Fields) or source.rest is not None or not source.values:
+            return None
+        outer, values = self.env, []
+        for name, item in source.values:
+            self.env = dict(outer)
+            self.bind(target, Items((None, item)), None)
+            values.append((name, self.eval(node.value)))
+        self.env = outer
+        return Fields(tuple(values))
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -1448,7 +1477,8 @@ class Interpreter(Operations):
             }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
             shape = index_shape(base.shape, items, integers, rows) if base.shape is not None else None
-            return Tensor(shape, ("index", id(node), base.key))
+            ends = self.indexed_ends(base, items) if base.shape is None else None
+            return Tensor(shape, ("index", id(node), base.key), ends=ends)
         position = int_literal(index)
         if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
             return base.values[position]
@@ -1462,6 +1492,18 @@ class Interpreter(Operations):
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
+
+    def indexed_ends(self, base: Tensor, items: list[ast.AST]) -> tuple | None:
+        """The known first sizes of a tensor of unknown rank indexed by one item: `x[i:i + 1]` is `(1, ...)`,
+        `x[None]` adds a leading 1."""
+        if len(items) != 1:
+            return None
+        head, tail = base.ends or ((), ())
+        if isinstance(items[0], ast.Constant) and items[0].value is None:
+            return (1, *head), tail
+        width = self.slice_width(items[0]) if isinstance(items[0], ast.Slice) else None
+        width = width if width is not None else slice_length(items[0], head[0] if head else None) if isinstance(items[0], ast.Slice) else None
+        return ((width, *head[1:]), tail) if width is not None else None
 
     def slice_width(self, item: ast.Slice) -> Dim:
         """The width of `[i:i + k]` for a size `k` the analysis knows (`self.ctx`, a parameter); None otherwise."""
@@ -1615,7 +1657,7 @@ class Interpreter(Operations):
             shape = self.torch_function(node, name)
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
-                return Tensor(None, ("call", id(node)), ends=((listed.length,), listed.item.ends[1] if listed.item.ends else ()))
+                return Tensor(None, ("call", id(node)), ends=((listed.length, *listed.item.ends[0]), listed.item.ends[1]) if listed.item.ends else ((listed.length,), ()))
         elif name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
             cast = self.value_of(node.args[0])
             if isinstance(cast, Number):
@@ -1664,6 +1706,10 @@ class Interpreter(Operations):
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
                     return passed
+        if shape is None and row is not None and row.kind in (ARRAY, LEGACY) and len(node.args) == 1:
+            ends = _listed_ends(self.value_of(node.args[0]))
+            if ends is not None:  # `torch.tensor([w])` of a `w` of unknown rank: `(1, ...)`
+                return Tensor(None, ("call", id(node)), ends=ends)
         if isinstance(shape, tuple):
             squeezed = self._squeezed_at(node, receiver, shape)
             unbatched = squeezed if squeezed and receiver.shape[0] == 1 and any(d != 1 for d in receiver.shape) else None
@@ -1952,6 +1998,17 @@ def _numbers(constants: frozenset | None) -> bool:
     return bool(constants) and all(type(c) in (int, float) for c in constants)
 
 
+def _listed_ends(data: object) -> tuple[Shape, Shape] | None:
+    """The known first size of an array made of a Python list of values of unknown rank: `[w]` gives
+    `(1, ...)`, a list of `n` such values `(n, ...)` (a nest of lists, or one-element tensors, each add
+    their own dimensions after it)."""
+    if isinstance(data, Items) and data.values and all(isinstance(v, (Tensor, Number)) for v in data.values):
+        return (len(data.values),), ()
+    if isinstance(data, Listed) and data.length is not None and isinstance(data.item, (Tensor, Number)):
+        return (data.length,), ()
+    return None
+
+
 def _label(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -1992,6 +2049,8 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
         return head, tail + (1,)
+    if method == "unsqueeze" and position == 0:
+        return (1, *head), tail
     if method in KEEPDIM_REDUCTIONS and position == -1 and _keeps_dim(node):
         return head, tail[:-1] + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:
