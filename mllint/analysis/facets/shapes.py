@@ -362,7 +362,7 @@ class Shapes:
                 if not isinstance(value, Tensor):
                     return None
                 if isinstance(layer, ast.Starred):
-                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value)
+                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value) or self._repeated_output(layer.value, value)
                 elif isinstance(layer, ast.Call):
                     value = self.module_output(layer, [value])
                 else:
@@ -466,6 +466,16 @@ class Shapes:
             return Tensor(None, key, ends=torch_layer_ends(LINEAR, last, first.ends, self.static_dim))
         shape = torch_layer_output(LINEAR, last, first.shape, self.static_dim)
         return Tensor(shape, key) if shape is not None else None
+
+    def _repeated_output(self, listed: ast.AST, first: Tensor) -> Tensor | None:
+        """`nn.Sequential(*[Block(d) for _ in range(depth)])`: a block that gives back the shape it is given
+        (a residual block) gives it back however many are stacked; None for any other block."""
+        if not (isinstance(listed, ast.ListComp) and isinstance(listed.elt, ast.Call) and len(listed.generators) == 1 and not listed.generators[0].ifs):
+            return None
+        if first.shape is None or any(isinstance(n, ast.Name) and n.id in _names(listed.generators[0].target) for n in ast.walk(listed.elt)):
+            return None  # (a block built from the loop's variable may differ from one to the next)
+        once = self.module_output(listed.elt, [first])
+        return first if isinstance(once, Tensor) and once.shape == first.shape else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
@@ -1672,6 +1682,8 @@ class Interpreter(Operations):
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
             row = FUNCTIONS.get("numpy.random." + node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
             shape = self.function_shape(node, "numpy.random." + node.func.attr, row) if row is not None and row.kind == SIZES else None
+        elif name is None and self.position_in_list(node):
+            return NUMBER  # `list(df.columns).index(target)`: a Python int
         elif isinstance(receiver, Tensor) and node.func.attr == "item" and not node.args:
             return NUMBER  # a Python number
         elif isinstance(receiver, Tensor) and node.func.attr == "tolist" and not node.args and receiver.shape is not None:
@@ -1717,6 +1729,21 @@ class Interpreter(Operations):
             carried = receiver.broadcast_at if isinstance(receiver, Tensor) and receiver.shape == shape else None  # `.pow(2)`
             return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched, broadcast_at=carried)
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def position_in_list(self, node: ast.Call) -> bool:
+        """Is `node` a position or count a Python list gives (`cols.index(c)`, `names.count(n)`, of a
+        `list(...)`, `tuple(...)`, `.tolist()` or list display, also through a name assigned one), or a
+        pandas index gives (`df.columns.get_loc(c)`)?"""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or len(node.args) != 1 or node.keywords:
+            return False
+        if func.attr == "get_loc":
+            return isinstance(func.value, ast.Attribute) and func.value.attr in ("columns", "index")
+        listed = func.value
+        if isinstance(listed, ast.Name):
+            values = self.shapes.values.reaching_values(listed)
+            listed = values[0] if values and len(values) == 1 else None
+        return func.attr in ("index", "count") and _python_list(listed)
 
     def lambda_called(self, node: ast.Call) -> ast.Lambda | None:
         """The `lambda` a name called with plain arguments is bound to once (`ds = lambda X, y: TensorDataset(X, y)`)."""
@@ -1996,6 +2023,21 @@ def _fixed(values: dict[str, object]) -> bool:
 
 def _numbers(constants: frozenset | None) -> bool:
     return bool(constants) and all(type(c) in (int, float) for c in constants)
+
+
+def _names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _python_list(node: ast.AST | None) -> bool:
+    """A list or tuple display, `list(...)` / `tuple(...)` / `sorted(...)`, or `x.tolist()`."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id in ("list", "tuple", "sorted")
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "tolist" and not node.args
 
 
 def _listed_ends(data: object) -> tuple[Shape, Shape] | None:
