@@ -38,7 +38,7 @@ REDUCTIONS = frozenset("max min mean median sum std var".split())
 def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
     """A frame with a number (`df["year"] - 2000`) or with a frame of its shape (`df["a"] / df["b"]`):
     a frame of that shape."""
-    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional]
+    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional and not v.labelled]
     others = [v for v in (left, right) if not isinstance(v, Frame)]
     if not frames or not all(isinstance(v, Number) for v in others) or len({f.shape for f in frames}) != 1:
         return None
@@ -103,6 +103,8 @@ def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
 
 
 def frame_attribute(frame: Frame, attribute: str) -> object | None:
+    if frame.labelled:
+        return None
     if frame.accessor:
         return None if attribute in NOT_ELEMENTWISE else Frame(frame.shape, ("accessor", attribute, frame.key))
     if attribute in ACCESSORS and len(frame.shape) == 1 and not frame.positional:
@@ -111,11 +113,13 @@ def frame_attribute(frame: Frame, attribute: str) -> object | None:
         return Tensor(frame.shape, ("values", frame.key))
     if attribute == "iloc" and not frame.positional:
         return Frame(frame.shape, frame.key, positional=True)
+    if attribute == "loc" and not frame.positional and not frame.labelled:
+        return Frame(frame.shape, frame.key, labelled=True)
     return None
 
 
 def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
-    if frame.positional:
+    if frame.positional or frame.labelled:
         return None
     if frame.accessor:  # `s.dt.total_seconds()`, `s.str.len()`: one value per row
         return None if method in NOT_ELEMENTWISE or any(k.arg == "expand" for k in node.keywords) else Frame(frame.shape, ("call", id(node)))
@@ -135,7 +139,7 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
 
 def frame_popped(interpreter, node: ast.Call, frame: Frame) -> Frame | None:
     """`df.pop("y")`: the column taken out of a frame, a Series of its rows."""
-    if node.func.attr != "pop" or len(node.args) != 1 or node.keywords or len(frame.shape) != 2 or frame.positional:
+    if node.func.attr != "pop" or len(node.args) != 1 or node.keywords or len(frame.shape) != 2 or frame.positional or frame.labelled:
         return None
     return Frame(frame.shape[:1], ("index", id(node), frame.key)) if _columns(interpreter, node.args[0]) == () else None
 
@@ -149,6 +153,8 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
         if shape == ():
             return NUMBER  # `df.iloc[i, -1]`: one cell
         return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
+    if frame.labelled:
+        return _located(interpreter, frame, items, key)
     if len(items) != 1 or len(frame.shape) not in (1, 2):
         return None
     if isinstance(items[0], ast.Slice) or _row_filter(interpreter, items[0], frame.shape[0]):  # other rows, the same columns
@@ -159,6 +165,20 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
     if len(frame.shape) == 1:  # a Series by its labels (`row["price"]` of `row = df.iloc[i]`): a value, or a Series of those
         return NUMBER if selected == () else Frame((selected if selected != ANY else None,), key)
     return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected if selected != ANY else None), key)
+
+
+def _located(interpreter, frame: Frame, items: list[ast.AST], key: tuple) -> Frame | None:
+    """`df.loc[mask]`, `df.loc[:1000]`, `df.loc[mask, "y"]`, `df.loc[mask, ["a", "b"]]`: other rows, the
+    same columns or those named."""
+    rows = items[0]
+    if not (isinstance(rows, ast.Slice) or _row_filter(interpreter, rows, frame.shape[0])) or len(items) > 2:
+        return None
+    selected = _columns(interpreter, items[1]) if len(items) == 2 and len(frame.shape) == 2 else None
+    if len(items) == 2 and not (isinstance(items[1], ast.Slice) and items[1].lower is None and items[1].upper is None):
+        if selected is None:
+            return None
+        return Frame((Sym(("size", key, 0), "rows"),) if selected == () else (Sym(("size", key, 0), "rows"), selected if selected != ANY else None), key)
+    return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
 
 
 def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
@@ -175,7 +195,7 @@ def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
     value = interpreter.seen.get(index)
     if isinstance(value, Tensor):
         return value.shape is not None and len(value.shape) == 1 and value.shape[0] is not None and value.shape[0] == rows
-    return isinstance(value, Frame) and len(value.shape) == 1 and not value.positional and not value.accessor
+    return isinstance(value, Frame) and len(value.shape) == 1 and not value.positional and not value.accessor and not value.labelled
 
 
 def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
