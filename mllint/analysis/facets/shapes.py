@@ -84,6 +84,7 @@ LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that m
 SWAPS = frozenset({"transpose", "swapaxes", "swapdims"})  # of two dims
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
+DICT_METHODS = frozenset("items keys values get pop update copy setdefault".split())
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
@@ -1444,6 +1445,8 @@ class Interpreter(Operations):
         base = self.eval(node.value)
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
+        if isinstance(base, Fields) and base.rest is None and node.attr not in DICT_METHODS:
+            return base.get(node.attr)  # a scikit-learn Bunch's `data.target`
         if not isinstance(base, Tensor):
             return None
         if base.shape is None and isinstance(node.value, ast.Name) and _numbers(self.shapes.constants(node)):

@@ -15,7 +15,7 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import NUMBER, Frame, Items, Listed, Number, Scaler, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Fields, Frame, Items, Listed, Number, Scaler, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
@@ -47,7 +47,8 @@ def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
 
 def read_table(node: ast.Call, name: str | None) -> object | None:
     """A frame pandas reads or builds, a table NumPy reads from text, or the arrays a scikit-learn data set
-    loader (`return_X_y=True`, not as a frame) or generator returns: `X` `(n, features)`, `y` `(n,)`."""
+    loader (not as a frame; a Bunch of `data` and `target` without `return_X_y=True`) or generator returns:
+    `X` `(n, features)`, `y` `(n,)`."""
     key = ("table", id(node))
     if name in READERS:
         return Frame((Sym(("size", key, 0), "rows"), None), key)
@@ -67,13 +68,14 @@ def _sklearn_arrays(node: ast.Call, name: str, key: tuple) -> Items | None:
     keywords = {k.arg: k.value for k in node.keywords}
     if None in keywords or node.args or _literal(keywords.get("as_frame")) is True:
         return None
-    if name in SKLEARN_LOADERS and _literal(keywords.get("return_X_y")) is not True:
-        return None  # a Bunch
     if name in SKLEARN_GENERATORS and int_literal(keywords.get("n_targets", ast.Constant(1))) != 1:
         return None  # `make_regression(n_targets=3)`: y is `(n, 3)`
     rows = int_literal(keywords.get("n_samples")) or Sym(("size", key, 0), "n_samples")
     features = int_literal(keywords.get("n_features")) or Sym(("size", key, 1), "n_features")
-    return Items((Tensor((rows, features), (*key, "X"), "X"), Tensor((rows,), (*key, "y"), "y")))
+    arrays = Tensor((rows, features), (*key, "X"), "X"), Tensor((rows,), (*key, "y"), "y")
+    if name in SKLEARN_LOADERS and _literal(keywords.get("return_X_y")) is not True:
+        return Fields((("data", arrays[0]), ("target", arrays[1])))  # a Bunch: `bunch.data`, `bunch["target"]`
+    return Items(arrays)
 
 
 def _literal(node: ast.AST | None) -> object:
