@@ -154,7 +154,8 @@ def _broadcast(prediction: object, target: object) -> tuple[str, str, str, str |
     column = unknown_rank_column(prediction, target)
     if column is not None:
         *shapes, side = column
-        return (*shapes, ("input", "target")[side])
+        trailing = (prediction, target)[side].ends[1][-1:] == (1,)  # `(B, ..., 1)`; `(B, 1, ...)` has no fix
+        return (*shapes, ("input", "target")[side] if trailing else None)
     a, b = prediction.shape, target.shape
     result = broadcast(a, b)
     if a is None or b is None or result is None:

@@ -313,3 +313,34 @@ def test_per_sample_losses_times_a_weight_column_weight_every_loss_by_every_weig
     assert findings(fixed, "ML602") == []
     losses, w, loss = run(fixed)["seen"][0]
     assert torch.isclose(loss, (losses * w).sum() / w.sum()) and not torch.isclose(loss, losses.mean())  # weighted
+
+
+WEIGHTED_ROWS = LOADER + """\
+class WeightedRows(Dataset):
+    def __init__(self, x, y, weights):
+        self.x, self.y, self.weights = x, y, weights
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, idx):
+        return self.x[idx], self.y[idx], torch.tensor([self.weights[idx]], dtype=torch.float32)
+
+
+labels = (prices > 0).long()
+loader = DataLoader(WeightedRows(features, labels, [1.0] * 128 + [0.0] * 128), batch_size=64)
+model = nn.Linear(3, 2)
+for x, y, w in loader:
+    per_sample = F.cross_entropy(model(x), y, reduction="none")
+    loss = (per_sample * w).sum() / w.sum()
+    seen.append((per_sample, w, loss))
+"""
+
+
+def test_one_element_weights_of_unknown_rank_batch_to_a_column_that_meets_every_sample():
+    assert findings(WEIGHTED_ROWS, "ML602") == [line_of(WEIGHTED_ROWS, "per_sample * w")]
+    for per_sample, w, loss in run(WEIGHTED_ROWS)["seen"]:
+        assert w.shape == (64, 1) and (per_sample * w).shape == (64, 64)
+        assert not torch.isclose(loss, (per_sample * w.squeeze(1)).sum() / w.sum())
+    fixed = WEIGHTED_ROWS.replace("per_sample * w)", "per_sample * w.squeeze(1))")
+    assert findings(fixed, "ML602") == []

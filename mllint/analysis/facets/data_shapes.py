@@ -112,7 +112,7 @@ def collate(item: object, batch, key: tuple = ("batch",)) -> object | None:
     if isinstance(item, Tensor):
         if item.shape is not None:
             return Tensor((batch, *item.shape), (*key, item.key))
-        return Tensor(None, (*key, item.key), item.label, ((batch,), item.ends[1] if item.ends else ()))
+        return Tensor(None, (*key, item.key), item.label, ((batch, *item.ends[0]), item.ends[1]) if item.ends else ((batch,), ()))
     return None
 
 

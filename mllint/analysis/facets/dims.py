@@ -142,8 +142,11 @@ def format_ends(ends: tuple[Shape, Shape]) -> str:
 def column_against_batch(ends: tuple[Shape, Shape], shape: Shape) -> bool:
     """Is a tensor of unknown rank `(B, ..., 1)` (known ends) set against `(B,)`: the same batch
     dimension B (not 1; or a size unknown on one side), which the trailing 1 broadcasts against? Both
-    stretch: to `(B, ..., B)`."""
+    stretch: to `(B, ..., B)`. So does `(B, 1, ...)` against the same `(B,)` (a batch of `(1, ...)`
+    samples): B meets its last size, never its first."""
     head, tail = ends
+    if len(shape) == 1 and len(head) > 1 and head[1] == 1 and head[0] is not None and head[0] == shape[0] != 1:
+        return True  # `(B, 1, ...)`: B meets the last size, `(B, B)` or `(B, 1, ..., B)` (or an error)
     if not (len(shape) == 1 and head and tail and tail[-1] == 1 and 1 not in (shape[0], head[0])):
         return False
     return head[0] is None or shape[0] is None or head[0] == shape[0]  # a size unknown on one side: the ranks decide

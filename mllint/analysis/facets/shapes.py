@@ -48,7 +48,7 @@ from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
 from mllint.analysis.facets.tables import frame_arithmetic, frame_attribute, frame_item, frame_method, frame_popped, read_table, scaling, table_rows
-from mllint.analysis.facets.vocabulary import ELEMENTWISE, FUNCTIONS, SIZES
+from mllint.analysis.facets.vocabulary import ARRAY, ELEMENTWISE, FUNCTIONS, LEGACY, SIZES
 from mllint.analysis.facets.tensor_values import (
     MORE, NONE, NUMBER, Absent, Batches, Fields, Frame, Items, Keyword, Listed, Number, Samples, Scaler, Size, Tensor, value_shape,
 )
@@ -84,6 +84,7 @@ LEAVING = (ast.Break, ast.Continue, ast.Return, ast.Yield)  # a loop body that m
 SWAPS = frozenset({"transpose", "swapaxes", "swapdims"})  # of two dims
 MOVES = frozenset({"to", "cuda", "cpu", "float", "double", "half"})  # a module's methods that return it
 PYTHON_NUMBERS = frozenset({"float", "int"})
+DICT_METHODS = frozenset("items keys values get pop update copy setdefault".split())
 NUMBER_FUNCTIONS = frozenset("random." + n for n in "random gauss uniform randint normalvariate expovariate triangular".split())
 FOLDS = frozenset({"sum", "min", "max", "abs", "round"})  # of Python numbers, or a list of them: a number
 LISTED_BUILTINS = frozenset({"zip", "list", "tuple", "len", "reversed", "sorted"})
@@ -362,7 +363,7 @@ class Shapes:
                 if not isinstance(value, Tensor):
                     return None
                 if isinstance(layer, ast.Starred):
-                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value)
+                    value = self._truncated_output(layer.value, value) or self._listed_output(layer.value, constructor, value) or self._repeated_output(layer.value, value)
                 elif isinstance(layer, ast.Call):
                     value = self.module_output(layer, [value])
                 else:
@@ -466,6 +467,16 @@ class Shapes:
             return Tensor(None, key, ends=torch_layer_ends(LINEAR, last, first.ends, self.static_dim))
         shape = torch_layer_output(LINEAR, last, first.shape, self.static_dim)
         return Tensor(shape, key) if shape is not None else None
+
+    def _repeated_output(self, listed: ast.AST, first: Tensor) -> Tensor | None:
+        """`nn.Sequential(*[Block(d) for _ in range(depth)])`: a block that gives back the shape it is given
+        (a residual block) gives it back however many are stacked; None for any other block."""
+        if not (isinstance(listed, ast.ListComp) and isinstance(listed.elt, ast.Call) and len(listed.generators) == 1 and not listed.generators[0].ifs):
+            return None
+        if first.shape is None or any(isinstance(n, ast.Name) and n.id in _names(listed.generators[0].target) for n in ast.walk(listed.elt)):
+            return None  # (a block built from the loop's variable may differ from one to the next)
+        once = self.module_output(listed.elt, [first])
+        return first if isinstance(once, Tensor) and once.shape == first.shape else None
 
     def passed_module_output(self, call: ast.Call, arguments: list) -> object | None:
         """`model(x)` with `model` a parameter (or `self.model` set from one): the output of the module
@@ -766,13 +777,20 @@ class Shapes:
             for node in self.ctx.index.within(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
                 for target in assignment_targets(node):
                     pairs = [(target, node.value)]
-                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
-                        pairs = list(zip(target.elts, node.value.elts))  # `self.model, self.loader = model, DataLoader(...)`
+                    given = node.value.elts if isinstance(node.value, ast.Tuple) else self._handed_back(node.value)
+                    if isinstance(target, ast.Tuple) and given is not None and len(target.elts) == len(given):
+                        pairs = list(zip(target.elts, given))  # `self.model, self.loader = model, DataLoader(...)`, `= accelerator.prepare(model, loader)`
                     for element, value in pairs:
                         if is_self_attribute(element):
                             values.setdefault(element.attr, []).append(value)
             self._attributes[cls] = values
         return self._attributes[cls]
+
+    def _handed_back(self, value: ast.AST) -> list[ast.expr] | None:
+        """The arguments a runner's call hands back (`accelerator.prepare(model, opt)`), if it is one."""
+        if not isinstance(value, ast.Call):
+            return None
+        return handed_back(value, lambda receiver: [made_runner(c, m, self.view) for c, m in built(self.ctx, receiver) or ()])
 
     def _module_class(self, func: ast.AST) -> ast.ClassDef | None:
         """The module class of this file `func` names: one of the module's, or one a builder function defines
@@ -1185,9 +1203,12 @@ class Interpreter(Operations):
                 return Listed(values[0], self.dim(counted.args[0]))  # `[(make(i), float(i)) for i in range(n)]`
         return Listed(values[0], None)  # `[emb(x[:, i]) for i, emb in enumerate(self.embs)]`: how many, unknown
 
-    def mapped(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Items | None:
-        """`(t.to(device) for t in batch)` over a tuple the analysis knows: the tuple of what each item gives."""
+    def mapped(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> Items | Fields | None:
+        """`(t.to(device) for t in batch)` over a tuple the analysis knows: the tuple of what each item gives;
+        `{k: v.to(device) for k, v in batch.items()}` over a dict it knows: the dict of what each value gives."""
         only = node.generators[0]
+        if isinstance(node, ast.DictComp) and len(node.generators) == 1 and not only.ifs:
+            return self.mapped_fields(node)
         if not isinstance(node, (ast.ListComp, ast.GeneratorExp)) or len(node.generators) != 1 or only.ifs:
             return None
         source = self.eval(only.iter)
@@ -1200,6 +1221,25 @@ class Interpreter(Operations):
             values.append(self.eval(node.elt))
         self.env = outer
         return Items(tuple(values))
+
+    def mapped_fields(self, node: ast.DictComp) -> Fields | None:
+        only = node.generators[0]
+        items = only.iter
+        key, target = node.key, only.target
+        if not (isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute) and items.func.attr == "items" and not items.args):
+            return None
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(key, ast.Name) and isinstance(target.elts[0], ast.Name)):
+            return None
+        source = self.eval(items.func.value)
+        if key.id != target.elts[0].id or not isinstance(source, Fields) or source.rest is not None or not source.values:
+            return None
+        outer, values = self.env, []
+        for name, item in source.values:
+            self.env = dict(outer)
+            self.bind(target, Items((None, item)), None)
+            values.append((name, self.eval(node.value)))
+        self.env = outer
+        return Fields(tuple(values))
 
     def try_statement(self, node: ast.AST) -> None:
         start = self.env
@@ -1405,6 +1445,8 @@ class Interpreter(Operations):
         base = self.eval(node.value)
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
+        if isinstance(base, Fields) and base.rest is None and node.attr not in DICT_METHODS:
+            return base.get(node.attr)  # a scikit-learn Bunch's `data.target`
         if not isinstance(base, Tensor):
             return None
         if base.shape is None and isinstance(node.value, ast.Name) and _numbers(self.shapes.constants(node)):
@@ -1448,7 +1490,8 @@ class Interpreter(Operations):
             }  # fmt: skip
             rows.update((id(i), w) for i in items if isinstance(i, ast.Slice) and (w := self.slice_width(i)) is not None)
             shape = index_shape(base.shape, items, integers, rows) if base.shape is not None else None
-            return Tensor(shape, ("index", id(node), base.key))
+            ends = self.indexed_ends(base, items) if base.shape is None else None
+            return Tensor(shape, ("index", id(node), base.key), ends=ends)
         position = int_literal(index)
         if isinstance(base, Items) and position is not None and -len(base.values) <= position < len(base.values):
             return base.values[position]
@@ -1462,6 +1505,18 @@ class Interpreter(Operations):
         if isinstance(base, Fields) and isinstance(index, ast.Constant):
             return base.get(index.value)
         return None
+
+    def indexed_ends(self, base: Tensor, items: list[ast.AST]) -> tuple | None:
+        """The known first sizes of a tensor of unknown rank indexed by one item: `x[i:i + 1]` is `(1, ...)`,
+        `x[None]` adds a leading 1."""
+        if len(items) != 1:
+            return None
+        head, tail = base.ends or ((), ())
+        if isinstance(items[0], ast.Constant) and items[0].value is None:
+            return (1, *head), tail
+        width = self.slice_width(items[0]) if isinstance(items[0], ast.Slice) else None
+        width = width if width is not None else slice_length(items[0], head[0] if head else None) if isinstance(items[0], ast.Slice) else None
+        return ((width, *head[1:]), tail) if width is not None else None
 
     def slice_width(self, item: ast.Slice) -> Dim:
         """The width of `[i:i + k]` for a size `k` the analysis knows (`self.ctx`, a parameter); None otherwise."""
@@ -1615,7 +1670,7 @@ class Interpreter(Operations):
             shape = self.torch_function(node, name)
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
             if isinstance(listed, Listed) and isinstance(listed.item, Tensor):  # a list of tensors of unknown shape, stacked
-                return Tensor(None, ("call", id(node)), ends=((listed.length,), listed.item.ends[1] if listed.item.ends else ()))
+                return Tensor(None, ("call", id(node)), ends=((listed.length, *listed.item.ends[0]), listed.item.ends[1]) if listed.item.ends else ((listed.length,), ()))
         elif name in NUMPY_SCALARS and len(node.args) == 1:  # `np.float32(row["y"])`: a number, or an array cast
             cast = self.value_of(node.args[0])
             if isinstance(cast, Number):
@@ -1630,6 +1685,8 @@ class Interpreter(Operations):
         elif isinstance(node.func, ast.Attribute) and self.shapes.numpy_generator(node.func.value):
             row = FUNCTIONS.get("numpy.random." + node.func.attr)  # `rng.normal(0, 1, size=(n, d))`, `rng.random((n, d))`
             shape = self.function_shape(node, "numpy.random." + node.func.attr, row) if row is not None and row.kind == SIZES else None
+        elif name is None and self.position_in_list(node):
+            return NUMBER  # `list(df.columns).index(target)`: a Python int
         elif isinstance(receiver, Tensor) and node.func.attr == "item" and not node.args:
             return NUMBER  # a Python number
         elif isinstance(receiver, Tensor) and node.func.attr == "tolist" and not node.args and receiver.shape is not None:
@@ -1664,6 +1721,10 @@ class Interpreter(Operations):
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
                     return passed
+        if shape is None and row is not None and row.kind in (ARRAY, LEGACY) and len(node.args) == 1:
+            ends = _listed_ends(self.value_of(node.args[0]))
+            if ends is not None:  # `torch.tensor([w])` of a `w` of unknown rank: `(1, ...)`
+                return Tensor(None, ("call", id(node)), ends=ends)
         if isinstance(shape, tuple):
             squeezed = self._squeezed_at(node, receiver, shape)
             unbatched = squeezed if squeezed and receiver.shape[0] == 1 and any(d != 1 for d in receiver.shape) else None
@@ -1671,6 +1732,21 @@ class Interpreter(Operations):
             carried = receiver.broadcast_at if isinstance(receiver, Tensor) and receiver.shape == shape else None  # `.pow(2)`
             return Tensor(shape, ("call", id(node)), squeezed_at=squeezed, unbatched_at=unbatched, broadcast_at=carried)
         return Tensor(None, ("call", id(node)), _label(node))
+
+    def position_in_list(self, node: ast.Call) -> bool:
+        """Is `node` a position or count a Python list gives (`cols.index(c)`, `names.count(n)`, of a
+        `list(...)`, `tuple(...)`, `.tolist()` or list display, also through a name assigned one), or a
+        pandas index gives (`df.columns.get_loc(c)`)?"""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or len(node.args) != 1 or node.keywords:
+            return False
+        if func.attr == "get_loc":
+            return isinstance(func.value, ast.Attribute) and func.value.attr in ("columns", "index")
+        listed = func.value
+        if isinstance(listed, ast.Name):
+            values = self.shapes.values.reaching_values(listed)
+            listed = values[0] if values and len(values) == 1 else None
+        return func.attr in ("index", "count") and _python_list(listed)
 
     def lambda_called(self, node: ast.Call) -> ast.Lambda | None:
         """The `lambda` a name called with plain arguments is bound to once (`ds = lambda X, y: TensorDataset(X, y)`)."""
@@ -1883,7 +1959,7 @@ def _alike(items: list, key: tuple) -> object | None:
     if items and all(isinstance(i, Batches) for i in items):  # loaders of alike batches (`{"train": ..., "valid": ...}`)
         item = _alike([i.item for i in items], key) or _batch_alike([i.item for i in items], key)
         return Batches(item) if item is not None else None
-    if items and all(isinstance(i, Frame) and not i.positional and len(i.shape) == len(items[0].shape) for i in items):
+    if items and all(isinstance(i, Frame) and not i.positional and not i.labelled and len(i.shape) == len(items[0].shape) for i in items):
         return Frame(tuple(d if all(i.shape[p] == d for i in items) else None for p, d in enumerate(items[0].shape)), key)
     shapes = {i.shape if isinstance(i, Tensor) else None for i in items}
     shape = shapes.pop() if len(shapes) == 1 else None
@@ -1952,6 +2028,32 @@ def _numbers(constants: frozenset | None) -> bool:
     return bool(constants) and all(type(c) in (int, float) for c in constants)
 
 
+def _names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _python_list(node: ast.AST | None) -> bool:
+    """A list or tuple display, `list(...)` / `tuple(...)` / `sorted(...)`, or `x.tolist()`."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id in ("list", "tuple", "sorted")
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "tolist" and not node.args
+
+
+def _listed_ends(data: object) -> tuple[Shape, Shape] | None:
+    """The known first size of an array made of a Python list of values of unknown rank: `[w]` gives
+    `(1, ...)`, a list of `n` such values `(n, ...)` (a nest of lists, or one-element tensors, each add
+    their own dimensions after it)."""
+    if isinstance(data, Items) and data.values and all(isinstance(v, (Tensor, Number)) for v in data.values):
+        return (len(data.values),), ()
+    if isinstance(data, Listed) and data.length is not None and isinstance(data.item, (Tensor, Number)):
+        return (data.length,), ()
+    return None
+
+
 def _label(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -1992,6 +2094,8 @@ def _partial_method(node: ast.Call, method: str, ends: tuple) -> tuple | None:
     position = int_literal(call_argument(node, 0, "dim"))
     if method == "unsqueeze" and position == -1:
         return head, tail + (1,)
+    if method == "unsqueeze" and position == 0:
+        return (1, *head), tail
     if method in KEEPDIM_REDUCTIONS and position == -1 and _keeps_dim(node):
         return head, tail[:-1] + (1,)
     if method == "squeeze" and position == -1 and tail and tail[-1] == 1 and len(node.args) + len(node.keywords) == 1:

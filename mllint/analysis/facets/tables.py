@@ -5,7 +5,7 @@ column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name
 a list, `df[FEATURES]`, also imported, or a parameter every call site gives one; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
-frame of other rows; `drop(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
+frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
 with a single `usecols=3`; otherwise an index of two items (`raw[:, -1:]`) tells there are two.
 A scikit-learn scaler's `transform` keeps the shape of what it scales.
 """
@@ -15,13 +15,15 @@ import ast
 
 from mllint.analysis.facets.dims import Sym
 from mllint.analysis.facets.indexing import index_shape, int_literal
-from mllint.analysis.facets.tensor_values import NUMBER, Frame, Listed, Number, Scaler, Tensor
+from mllint.analysis.facets.tensor_values import NUMBER, Fields, Frame, Items, Listed, Number, Scaler, Tensor
 from mllint.analysis.syntax.names import call_argument
 
 READERS = frozenset("pandas." + n for n in "read_csv read_table read_parquet read_excel read_feather read_pickle read_json DataFrame get_dummies".split())
 TEXT_TABLES = frozenset({"numpy.loadtxt", "numpy.genfromtxt"})
-SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values drop_duplicates head tail query abs interpolate ffill bfill".split())
-OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign"})  # a frame still, of columns not known
+SKLEARN_LOADERS = frozenset("sklearn.datasets." + n for n in "load_iris load_diabetes load_breast_cancer load_wine load_digits fetch_california_housing fetch_covtype".split())
+SKLEARN_GENERATORS = frozenset("sklearn.datasets." + n for n in "make_regression make_classification make_blobs make_moons make_circles make_friedman1 make_hastie_10_2".split())
+SAME_COLUMNS = frozenset("dropna sample reset_index copy fillna astype sort_values sort_index drop_duplicates head tail query abs interpolate ffill bfill rename take nlargest nsmallest".split())
+OTHER_COLUMNS = frozenset({"drop", "select_dtypes", "assign", "set_index"})  # a frame still, of columns not known
 ACCESSORS = frozenset({"dt", "str"})  # a Series' element-wise accessors: `s.dt.total_seconds()` is a Series again
 MASKS = frozenset("isna notna isnull notnull isin between duplicated".split())  # a Series' boolean masks
 NOT_ELEMENTWISE = frozenset("get_dummies extract extractall partition rpartition split rsplit cat isocalendar components".split())
@@ -36,7 +38,7 @@ REDUCTIONS = frozenset("max min mean median sum std var".split())
 def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
     """A frame with a number (`df["year"] - 2000`) or with a frame of its shape (`df["a"] / df["b"]`):
     a frame of that shape."""
-    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional]
+    frames = [v for v in (left, right) if isinstance(v, Frame) and not v.positional and not v.labelled]
     others = [v for v in (left, right) if not isinstance(v, Frame)]
     if not frames or not all(isinstance(v, Number) for v in others) or len({f.shape for f in frames}) != 1:
         return None
@@ -44,10 +46,14 @@ def frame_arithmetic(left: object, right: object, key: tuple) -> Frame | None:
 
 
 def read_table(node: ast.Call, name: str | None) -> object | None:
-    """A frame pandas reads or builds, or a table NumPy reads from text."""
+    """A frame pandas reads or builds, a table NumPy reads from text, or the arrays a scikit-learn data set
+    loader (not as a frame; a Bunch of `data` and `target` without `return_X_y=True`) or generator returns:
+    `X` `(n, features)`, `y` `(n,)`."""
     key = ("table", id(node))
     if name in READERS:
         return Frame((Sym(("size", key, 0), "rows"), None), key)
+    if name in SKLEARN_LOADERS or name in SKLEARN_GENERATORS:
+        return _sklearn_arrays(node, name, key)
     if name not in TEXT_TABLES or call_argument(node, 99, "unpack") is not None:
         return None
     rows = Sym(("size", key, 0), "rows")
@@ -56,6 +62,24 @@ def read_table(node: ast.Call, name: str | None) -> object | None:
     if int_literal(call_argument(node, 99, "ndmin")) == 2:
         return Tensor((rows, Sym(("size", key, 1), "columns")), key, "table")
     return Tensor(None, key, "table", max_rank=2)
+
+
+def _sklearn_arrays(node: ast.Call, name: str, key: tuple) -> Items | None:
+    keywords = {k.arg: k.value for k in node.keywords}
+    if None in keywords or node.args or _literal(keywords.get("as_frame")) is True:
+        return None
+    if name in SKLEARN_GENERATORS and int_literal(keywords.get("n_targets", ast.Constant(1))) != 1:
+        return None  # `make_regression(n_targets=3)`: y is `(n, 3)`
+    rows = int_literal(keywords.get("n_samples")) or Sym(("size", key, 0), "n_samples")
+    features = int_literal(keywords.get("n_features")) or Sym(("size", key, 1), "n_features")
+    arrays = Tensor((rows, features), (*key, "X"), "X"), Tensor((rows,), (*key, "y"), "y")
+    if name in SKLEARN_LOADERS and _literal(keywords.get("return_X_y")) is not True:
+        return Fields((("data", arrays[0]), ("target", arrays[1])))  # a Bunch: `bunch.data`, `bunch["target"]`
+    return Items(arrays)
+
+
+def _literal(node: ast.AST | None) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 def scaling(node: ast.Call, name: str | None, receiver: object, arguments: list) -> object | None:
@@ -81,6 +105,8 @@ def table_rows(table: Tensor, items: list[ast.AST]) -> Tensor:
 
 
 def frame_attribute(frame: Frame, attribute: str) -> object | None:
+    if frame.labelled:
+        return None
     if frame.accessor:
         return None if attribute in NOT_ELEMENTWISE else Frame(frame.shape, ("accessor", attribute, frame.key))
     if attribute in ACCESSORS and len(frame.shape) == 1 and not frame.positional:
@@ -89,11 +115,13 @@ def frame_attribute(frame: Frame, attribute: str) -> object | None:
         return Tensor(frame.shape, ("values", frame.key))
     if attribute == "iloc" and not frame.positional:
         return Frame(frame.shape, frame.key, positional=True)
+    if attribute == "loc" and not frame.positional and not frame.labelled:
+        return Frame(frame.shape, frame.key, labelled=True)
     return None
 
 
 def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
-    if frame.positional:
+    if frame.positional or frame.labelled:
         return None
     if frame.accessor:  # `s.dt.total_seconds()`, `s.str.len()`: one value per row
         return None if method in NOT_ELEMENTWISE or any(k.arg == "expand" for k in node.keywords) else Frame(frame.shape, ("call", id(node)))
@@ -113,7 +141,7 @@ def frame_method(node: ast.Call, method: str, frame: Frame) -> object | None:
 
 def frame_popped(interpreter, node: ast.Call, frame: Frame) -> Frame | None:
     """`df.pop("y")`: the column taken out of a frame, a Series of its rows."""
-    if node.func.attr != "pop" or len(node.args) != 1 or node.keywords or len(frame.shape) != 2 or frame.positional:
+    if node.func.attr != "pop" or len(node.args) != 1 or node.keywords or len(frame.shape) != 2 or frame.positional or frame.labelled:
         return None
     return Frame(frame.shape[:1], ("index", id(node), frame.key)) if _columns(interpreter, node.args[0]) == () else None
 
@@ -127,9 +155,11 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
         if shape == ():
             return NUMBER  # `df.iloc[i, -1]`: one cell
         return Frame(shape, key) if shape is not None and 1 <= len(shape) <= 2 else None
+    if frame.labelled:
+        return _located(interpreter, frame, items, key)
     if len(items) != 1 or len(frame.shape) not in (1, 2):
         return None
-    if _row_filter(interpreter, items[0], frame.shape[0]):  # other rows, the same columns
+    if isinstance(items[0], ast.Slice) or _row_filter(interpreter, items[0], frame.shape[0]):  # other rows, the same columns
         return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
     selected = _columns(interpreter, items[0])
     if selected is None:
@@ -137,6 +167,20 @@ def frame_item(interpreter, frame: Frame, node: ast.Subscript, items: list[ast.A
     if len(frame.shape) == 1:  # a Series by its labels (`row["price"]` of `row = df.iloc[i]`): a value, or a Series of those
         return NUMBER if selected == () else Frame((selected if selected != ANY else None,), key)
     return Frame(frame.shape[:1], key) if selected == () else Frame((frame.shape[0], selected if selected != ANY else None), key)
+
+
+def _located(interpreter, frame: Frame, items: list[ast.AST], key: tuple) -> Frame | None:
+    """`df.loc[mask]`, `df.loc[:1000]`, `df.loc[mask, "y"]`, `df.loc[mask, ["a", "b"]]`: other rows, the
+    same columns or those named."""
+    rows = items[0]
+    if not (isinstance(rows, ast.Slice) or _row_filter(interpreter, rows, frame.shape[0])) or len(items) > 2:
+        return None
+    selected = _columns(interpreter, items[1]) if len(items) == 2 and len(frame.shape) == 2 else None
+    if len(items) == 2 and not (isinstance(items[1], ast.Slice) and items[1].lower is None and items[1].upper is None):
+        if selected is None:
+            return None
+        return Frame((Sym(("size", key, 0), "rows"),) if selected == () else (Sym(("size", key, 0), "rows"), selected if selected != ANY else None), key)
+    return Frame((Sym(("size", key, 0), "rows"), *frame.shape[1:]), key)
 
 
 def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
@@ -153,7 +197,7 @@ def _row_filter(interpreter, index: ast.AST, rows: object) -> bool:
     value = interpreter.seen.get(index)
     if isinstance(value, Tensor):
         return value.shape is not None and len(value.shape) == 1 and value.shape[0] is not None and value.shape[0] == rows
-    return isinstance(value, Frame) and len(value.shape) == 1 and not value.positional and not value.accessor
+    return isinstance(value, Frame) and len(value.shape) == 1 and not value.positional and not value.accessor and not value.labelled
 
 
 def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:

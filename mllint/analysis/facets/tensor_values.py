@@ -36,6 +36,7 @@ class Frame:
     key: tuple
     positional: bool = False
     accessor: bool = False
+    labelled: bool = False  # its `.loc`, which selects rows by a mask or a slice of labels, and columns by name
 
 
 @dataclass(frozen=True)
