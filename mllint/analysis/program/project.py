@@ -120,6 +120,7 @@ _BUFFERS: dict[str, tuple[int, str]] = {}
 _buffer_versions = itertools.count(1)
 # The root of the file being linted, in this thread (`ProjectIndex.running`).
 _RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar("running", default=None)
+_HELD: contextvars.ContextVar[dict | None] = contextvars.ContextVar("held", default=None)  # path -> stamp, in a lint
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
@@ -436,7 +437,28 @@ def _listing_digest(modules: list[str]) -> str:
     return hashlib.sha256("\n".join(modules).encode()).hexdigest()
 
 
+@contextmanager
+def stamps_held() -> Iterator[None]:
+    """During one lint, each file of the project is taken as it was when first asked about: its stamp is
+    read once, not by every cached answer about it (tens of thousands of `stat` calls in a package)."""
+    token = _HELD.set({} if _HELD.get() is None else _HELD.get())
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
 def _stamp(path: str) -> tuple[int, int]:
+    held = _HELD.get()
+    if held is None:
+        return _read_stamp(path)
+    stamp = held.get(path)
+    if stamp is None:
+        stamp = held[path] = _read_stamp(path)
+    return stamp
+
+
+def _read_stamp(path: str) -> tuple[int, int]:
     buffer = _BUFFERS.get(path)
     if buffer is not None:
         return (-buffer[0], len(buffer[1]))
