@@ -11,7 +11,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from mllint import noqa
-from mllint.analysis.program.project import ProjectIndex, forget_kept, module_name_of, release_let_go
+from mllint.analysis.program.project import ProjectIndex, forget_kept, module_name_of, release_let_go, stamps_held
 from mllint.budget import DEFAULT_SECONDS, CutShort, limit
 from mllint.budget import check as check_budget
 from mllint.context import FileContext
@@ -100,7 +100,7 @@ def lint_text(
         _within(text, MAX_FILE_BYTES)
     except SourceError as error:
         return event_findings(selection, Event.UNREADABLE, path, error.position, error.message)
-    with cycle_collector_off(), project.running(real_path or path) if project is not None else nullcontext():
+    with cycle_collector_off(), stamps_held(), project.running(real_path or path) if project is not None else nullcontext():
         return _lint(text, path, selection, project, real_path or path)
 
 

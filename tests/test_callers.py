@@ -345,6 +345,7 @@ def test_a_module_calling_only_its_own_function_of_that_name_is_not_parsed(tmp_p
     real = project._parse
     monkeypatch.setattr(project, "_parse", lambda path, module: parsed.append(module) or real(path, module))
     monkeypatch.setattr(project, "_CONTEXTS", {})
+    monkeypatch.setattr(project, "_kept_bytes", 0)
     assert [(code, line) for code, line, _ in findings(tmp_path, "engine.py")] == [("ML101", 4)]
     assert "main" in parsed and "other" not in parsed
 

@@ -68,6 +68,7 @@ def test_forms_keep_findings(monkeypatch):
     # The rewritten projects' parsed modules are kept in a cache of their own, let go with the test: kept,
     # they would make every later full collection (tests/test_no_cycles.py) scan their trees.
     monkeypatch.setattr(project_cache, "_CONTEXTS", {})
+    monkeypatch.setattr(project_cache, "_kept_bytes", 0)
     monkeypatch.setattr(project_cache, "_ASKED_AGAIN", set())
     _, found = failures(only=chosen)
     found = set(found)

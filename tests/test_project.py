@@ -312,6 +312,7 @@ def test_summaries_outlive_the_parsed_modules_they_were_read_from(tmp_path, monk
     write(tmp_path, {"pkg/__init__.py": "", **{f"pkg/m{i}.py": MODELS for i in range(6)}})
     monkeypatch.setattr(project, "KEPT_SOURCE_BYTES", 2 * len(MODELS))
     monkeypatch.setattr(project, "_CONTEXTS", {})
+    monkeypatch.setattr(project, "_kept_bytes", 0)
     index = ProjectIndex.for_paths([str(tmp_path / "pkg")])
     summaries = [index.summary(f"pkg.m{i}") for i in range(6)]
     assert len(project._CONTEXTS) == 2

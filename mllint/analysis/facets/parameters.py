@@ -1063,13 +1063,20 @@ def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
     for optimizer in optimizers:
         by_home.setdefault(ctx.scopes.enclosing_function(optimizer), []).append(optimizer)
     told = _scopes_telling_optimizers(ctx)
+    earlier_in: dict[ast.AST | None, list[ast.Call]] = {}  # a scope -> the optimizers built before its untold calls
+    built_at = {(o.lineno, o.col_offset) for o in optimizers}
     found = []
     for call in ctx.index.of_type(ast.Call) if optimizers else ():
         if not isinstance(call.func, ast.Attribute) or _called(call) in HARMLESS_MODULE_METHODS:
             continue
         scope = ctx.scopes.enclosing_function(call)
-        earlier = _built_before(ctx, by_home, call, scope)
-        if not earlier or told(scope, call):
+        if told(scope, call):
+            continue
+        if scope not in earlier_in:
+            earlier_in[scope] = _built_before(ctx, by_home, scope)
+        position = (call.lineno, call.col_offset)  # `Adam(...).zero_grad()` starts where its optimizer does
+        earlier = [o for o in earlier_in[scope] if (o.lineno, o.col_offset) != position] if position in built_at else earlier_in[scope]
+        if not earlier:
             continue
         receiver = objects.points_to(call.func.value)
         optimizer = next((o for o in earlier if receiver and receiver & _optimized_objects(objects, o)), None)
@@ -1081,11 +1088,12 @@ def layers_added_through_methods(ctx) -> list[AddedThroughMethod]:
     return found
 
 
-def _built_before(ctx, by_home: dict, call: ast.Call, scope: ast.AST | None) -> list[ast.Call]:
-    """The optimizers (`by_home`: by the function that builds them) built before the call runs: earlier in
-    the same function, or in `__init__` of the class whose other method makes the call."""
-    position = (call.lineno, call.col_offset)
-    earlier = [o for o in by_home.get(scope, ()) if (o.lineno, o.col_offset) < position]
+def _built_before(ctx, by_home: dict, scope: ast.AST | None) -> list[ast.Call]:
+    """The optimizers (`by_home`: by the function that builds them) built before a call of `scope` that no
+    optimizer of its function is built after (`told` is false; worked out once per scope): all of the
+    function's (but one starting where the call does), and those of `__init__` of the class whose other
+    method makes the call."""
+    earlier = list(by_home.get(scope, ()))
     cls = ctx.scopes.parent(scope) if scope is not None else None
     if isinstance(cls, ast.ClassDef):
         inits = [f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__" and f is not scope]

@@ -103,6 +103,7 @@ _DIGESTS: dict[str, tuple[tuple[int, int], str]] = {}
 # while such modules hold at most `PROTECTED_SHARE` of the size: each module is parsed about once.
 _CONTEXTS: dict[str, tuple[tuple[int, int], object]] = {}
 _ASKED_AGAIN: set[str] = set()  # paths of `_CONTEXTS` asked for again since parsed
+_kept_bytes = 0  # the source size of `_CONTEXTS`, kept up to date (a sum per parse grew with what is kept)
 KEPT_SOURCE_BYTES = 8 << 20
 PROTECTED_SHARE = 0.75
 _LET_GO: list = []  # parsed modules no longer kept, to release at the end of the lint (`release_let_go`)
@@ -119,6 +120,7 @@ _BUFFERS: dict[str, tuple[int, str]] = {}
 _buffer_versions = itertools.count(1)
 # The root of the file being linted, in this thread (`ProjectIndex.running`).
 _RUNNING: contextvars.ContextVar[str | None] = contextvars.ContextVar("running", default=None)
+_HELD: contextvars.ContextVar[dict | None] = contextvars.ContextVar("held", default=None)  # path -> stamp, in a lint
 # Per process and project (its roots): which modules' text calls each name (`name(`), read when the first
 # caller is looked for, and brought up to date once per `ProjectIndex` (once per lint in the editor).
 _CALLS: dict[tuple, "_CallIndex"] = {}
@@ -435,7 +437,28 @@ def _listing_digest(modules: list[str]) -> str:
     return hashlib.sha256("\n".join(modules).encode()).hexdigest()
 
 
+@contextmanager
+def stamps_held() -> Iterator[None]:
+    """During one lint, each file of the project is taken as it was when first asked about: its stamp is
+    read once, not by every cached answer about it (tens of thousands of `stat` calls in a package)."""
+    token = _HELD.set({} if _HELD.get() is None else _HELD.get())
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
 def _stamp(path: str) -> tuple[int, int]:
+    held = _HELD.get()
+    if held is None:
+        return _read_stamp(path)
+    stamp = held.get(path)
+    if stamp is None:
+        stamp = held[path] = _read_stamp(path)
+    return stamp
+
+
+def _read_stamp(path: str) -> tuple[int, int]:
     buffer = _BUFFERS.get(path)
     if buffer is not None:
         return (-buffer[0], len(buffer[1]))
@@ -482,13 +505,16 @@ def _summary(path: str, module: str) -> ModuleSummary | None:
 
 
 def _context(path: str, module: str):
+    global _kept_bytes
     stamp = _stamp(path)
     known = _CONTEXTS.pop(path, None)
     if known is None or known[0] != stamp:
         if known is not None:
             _LET_GO.append(known[1])
+            _kept_bytes -= known[0][1]
         _ASKED_AGAIN.discard(path)
         _CONTEXTS[path] = known = (stamp, _parse(path, module))
+        _kept_bytes += stamp[1]
         _keep_within(path)  # only a parse adds to what is kept: a module asked again leaves it within bounds
     else:
         _ASKED_AGAIN.add(path)
@@ -499,7 +525,7 @@ def _context(path: str, module: str):
 def _keep_within(current: str) -> None:
     """Let parsed modules go, the least recently used first, until the kept ones fit `KEPT_SOURCE_BYTES`:
     those parsed once before those asked for again, unless these hold more than their share."""
-    kept = sum(stamp[1] for stamp, _ in _CONTEXTS.values())
+    kept = _kept_bytes
     if kept <= KEPT_SOURCE_BYTES:
         return
     again = sum(_CONTEXTS[p][0][1] for p in _ASKED_AGAIN if p in _CONTEXTS)
@@ -519,7 +545,9 @@ def _keep_within(current: str) -> None:
 
 def _let_go(path: str) -> int:
     """Let a kept module go (its source size)."""
+    global _kept_bytes
     stamp, ctx = _CONTEXTS.pop(path)
+    _kept_bytes -= stamp[1]
     _ASKED_AGAIN.discard(path)
     _LET_GO.append(ctx)
     return stamp[1]
@@ -528,8 +556,10 @@ def _let_go(path: str) -> int:
 def forget_kept() -> None:
     """After a lint stopped midway (`budget.CutShort`): the kept modules, their summaries and facts may
     hold what was being worked out, half-built; they are let go, and made again when asked."""
+    global _kept_bytes
     _LET_GO.extend(ctx for _, ctx in _CONTEXTS.values())
     _CONTEXTS.clear()
+    _kept_bytes = 0
     _ASKED_AGAIN.clear()
     _SUMMARIES.clear()
     _FACTS.clear()
