@@ -1394,6 +1394,8 @@ class Objects:
             for name in stores:
                 if not isinstance(name.ctx, ast.Store) or self._scope_binding(name) is not scope:
                     continue
+                if isinstance(self.ctx.scopes.enclosing_scope(name), ast.ClassDef):
+                    continue  # a class body's `model: str = "mlp"` binds an attribute, not the module's `model`
                 statement = self.ctx.scopes.parent(name)
                 while statement is not None and not isinstance(statement, ast.stmt | ast.comprehension | ast.NamedExpr):
                     statement = self.ctx.scopes.parent(statement)
