@@ -251,9 +251,19 @@ class LossCalls:
         return losses.pop() if len(losses) == 1 and None not in losses else None
 
     def _own_output(self, call: ast.Call) -> Origin | None:
-        """The output of `self(x)` in a module class: what every `return` of its `forward` gives, each read as
-        a loss input is (a layer of `self` a registry's key picked: `return self.head(h)`), when they agree."""
-        cls = self.ctx.scopes.enclosing_class(call)
+        """The output of `self(x)` in a module class: `_forward_output` of its class."""
+        return self._forward_output(self.ctx.scopes.enclosing_class(call))
+
+    def _defined_output(self, view: ProjectView, name: str) -> Origin | None:
+        """`_forward_output` of a model class of the linted file the values do not follow (`return
+        self.head(h)` with `self.head = build_head(cfg["head"], ...)` picking a registered builder)."""
+        found = view.class_summary(name)
+        home, cls = found[1].definition() if found is not None else (None, None)
+        return self._forward_output(cls) if home is self.ctx else None
+
+    def _forward_output(self, cls: ast.ClassDef | None) -> Origin | None:
+        """What every `return` of the class's `forward` gives, each read as a loss input is (a layer of
+        `self` a registry's key picked: `return self.head(h)`), when they agree."""
         forward = own_method(cls, "forward", ast.FunctionDef) if cls is not None else None
         returned = function_returns(forward) if forward is not None else None
         origins = [self._model_output(r, None, own=False) for r in returned or ()]
@@ -294,7 +304,10 @@ class LossCalls:
                 origins.append(self._chosen_layer_output(view, made[0], call))
                 continue
             model = Called(Ref(name), made[0][1])
-            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call))
+            origins.append(
+                view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call)
+                or self._defined_output(view, name)
+            )  # fmt: skip
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
 
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.registries import registrations
+from mllint.analysis.program.registries import applied_stores, registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
@@ -1103,11 +1103,12 @@ class ProjectView:
                 stored = any(isinstance(n.ctx, ast.Store) and self.ctx.qualified_name(n.value) == qualified for n in self.ctx.index.of_type(ast.Subscript))
                 self._tables[qualified] = None if stored else _literal_table(ctx, values[0], found[1])
                 return self._tables[qualified]
-            stores = [
-                n for n in ctx.index.of_type(ast.Subscript)
-                if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == found[1]
-            ] if empty else []  # fmt: skip
-            filed = [(f"{home.module.name}.{d.name}", key) for s in stores for home, d, key in registrations(ctx, self, s) or ()]
+            stores = [(ctx, n) for n in ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)]
+            stores = [*stores, *applied_stores(ctx, self)] if empty else []
+            filed = [
+                (f"{r.home.module.name}.{r.definition.name}", r.key) for home, s in stores for r in registrations(home, self, s) or ()
+                if (home is ctx and s.value.id == found[1] if r.table is None else r.home.qualified_name(r.table) == qualified)
+            ]  # fmt: skip
             self._tables[qualified] = filed or None
         return self._tables[qualified]
 
