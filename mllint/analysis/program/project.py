@@ -940,8 +940,10 @@ class ProjectView:
             return None if isinstance(found, Instance) and self._sets_module(found.cls) else found
         if isinstance(value, Own):  # `self` in a method: an instance of its class, a module or not
             return Instance(value.cls)
-        if isinstance(value, Member):  # a method of an instance, for `_call`
+        if isinstance(value, Member):  # a method of an instance, for `_call`; a field of a record (`out.scores`)
             inner = self.resolve(value.value, module, depth + 1)
+            if isinstance(inner, Tuple) and value.name in (inner.keys or ()):
+                return self.resolve(inner.values[inner.keys.index(value.name)], inner.module, depth + 1)
             if inner is None and isinstance(value.value, Called):  # `trainer.predict_proba(x)` of a plain class
                 inner = self._plain_instance(value.value, module, depth)
             return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None
