@@ -234,7 +234,7 @@ class LossCalls:
         """The loss every function `func` may be (a closure a builder returns, `def fn(pred, target): return
         base(pred, target * (1 - eps) + eps / 2)` over `base = nn.BCEWithLogitsLoss()`) computes on its first
         parameter: each of its returns a loss call (`LOSSES`, or a loss object or function) given that
-        parameter as its input, unchanged."""
+        parameter as its input, its values unchanged (reshaped, viewed, masked)."""
         objects = self.ctx.analysis(Objects)
         functions = [objects.function_of(o) for o in under(self.ctx, func, binding) or ()] if isinstance(func, ast.Name | ast.Attribute) else []
         losses = set()
@@ -244,6 +244,7 @@ class LossCalls:
             first = parameters(function)[0].arg
             for returned in function_returns(function) or [None]:
                 argument = call_argument(returned, 0, "input") if isinstance(returned, ast.Call) else None
+                argument = _values_kept_from(argument) if argument is not None else None  # `scores.reshape(-1, n)` too
                 if not (isinstance(argument, ast.Name) and argument.id == first) or first in stored_names(function):
                     return None
                 calls = home.analysis(LossCalls)
@@ -274,7 +275,7 @@ class LossCalls:
         models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
         by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
         found = self.ctx.analysis(Objects).points_to(_values_kept_from(argument))
-        calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
+        calls = {_values_kept_from(obj.node) for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}  # `model(x).squeeze(-1)`: `model(x)`
         if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
             return None
         view, origins, values = self.ctx.analysis(ProjectView), [], self.ctx.analysis(ValueKinds)

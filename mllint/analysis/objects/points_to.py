@@ -839,8 +839,9 @@ class Objects:
         return self._passed_back(base.node, written, 0) if written else None
 
     def _same_instance(self, obj: Obj, other: Obj) -> bool:
-        """The same object, or an object of a class of the file and the `self` of that class's methods."""
-        if obj == other:
+        """The same object (one a function makes, written there before it is returned: `args.flag = True` on what
+        `parse()` returns to each caller), or an object of a class of the file and the `self` of that class's methods."""
+        if obj == other or (obj.kind == other.kind == "made" and obj.node is other.node and None in (obj.site, other.site)):
             return True
         if "self" not in (obj.kind, other.kind):
             return False

@@ -40,7 +40,7 @@ from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, function_returns, top_level_definition
 from mllint.analysis.values.values import (
     MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value,
+    Unwrapped, Value, makes_task_model,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -653,7 +653,13 @@ class _Either:
     options: tuple[tuple[Value, ModuleSummary], ...]
 
 
-Resolved = Found | Instance | Chain | Entity | Tuple | Each
+@dataclass(frozen=True)
+class TaskModel:
+    """A transformers task model (`AutoModelForSequenceClassification.from_pretrained(...)`), made wherever
+    (a builder of the project returning it, in a tuple too): calling it gives raw `.logits`."""
+
+
+Resolved = Found | Instance | Chain | Entity | Tuple | Each | TaskModel
 
 
 def place_in(ctx, home, node: ast.AST) -> str:
@@ -999,10 +1005,13 @@ class ProjectView:
             if result is None and value.decide is None:
                 result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), value.node, module, depth)
             via = f"{cls.name}.{name}"
+        elif isinstance(callee, TaskModel):  # its output: a record whose `.logits` are raw scores (the call may be the linted file's)
+            home = self.own if self.ctx.scopes.parent(value.node) is not None else module
+            return Tuple((Made(Kind.LOGITS, value.node),), home, ("logits",))
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
             if found is None:
-                return None
+                return TaskModel() if makes_task_model(callee.name) else None
             owner, name = found
             if name in owner.classes:
                 return Instance(f"{owner.name}.{name}", value.node) if self.is_module_like(f"{owner.name}.{name}") else None
@@ -1272,11 +1281,12 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
 
 
 def _combined(parts: list[Resolved | None]) -> Found | None:
-    """A linear combination of probabilities (softmax or sigmoid output, with one-hot rows) stays one."""
+    """A linear combination of probabilities (softmax or sigmoid output, with one-hot rows) stays one; of
+    raw logits (`logits / temperature`), raw logits: not normalised by a scale."""
     if any(not isinstance(part, Found) or part.layer for part in parts):
         return None
     kinds = {part.kind for part in parts} - {Kind.ONE_HOT}
-    if kinds != {Kind.PROBABILITIES} and kinds != {Kind.SIGMOID}:
+    if kinds not in ({Kind.PROBABILITIES}, {Kind.SIGMOID}, {Kind.LOGITS}):
         return None
     first = next(part for part in parts if part.kind in kinds)
     return dataclasses.replace(first, mixture=True, padded=any(part.padded for part in parts))

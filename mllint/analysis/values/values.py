@@ -576,8 +576,9 @@ class ValueKinds:
         return binding.argument(definition.name)
 
     def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
-        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
-        left, right = self.value(expr.left, depth + 1, binding), self.value(expr.right, depth + 1, binding)
+        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown. Its operands
+        cost no depth (the budget counts assignments followed)."""
+        left, right = self.value(expr.left, depth, binding), self.value(expr.right, depth, binding)
         if isinstance(expr.op, ast.Sub) and _is_one(expr.left):
             return None if right is None else Complement(right)  # `1 - p`
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
@@ -1893,7 +1894,12 @@ def _library_output(value: Value | None) -> bool:
     model = value.callee if isinstance(value, Called) else None
     while isinstance(model, Passed | Unwrapped):
         model = model.value
-    name = model.callee.name if isinstance(model, Called) and isinstance(model.callee, Ref) else ""
+    return isinstance(model, Called) and isinstance(model.callee, Ref) and makes_task_model(model.callee.name)
+
+
+def makes_task_model(name: str) -> bool:
+    """Does a call of `name` make a transformers task model (`AutoModelForSequenceClassification.from_pretrained`,
+    `.from_config`, `BertForTokenClassification`), whose output's `.logits` are the head's raw scores?"""
     task = name.split(".")[1] if name.startswith("transformers.") and name.count(".") in (1, 2) else ""
     return "For" in task and name.rsplit(".", 1)[-1] in (task, "from_pretrained", "from_config")
 
