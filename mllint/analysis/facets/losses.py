@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, possible_constants, replaced_by_call, table_item, under
+from mllint.analysis.objects.call_sites import built, chosen_note, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
@@ -313,8 +313,9 @@ class LossCalls:
 
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
         """The project classes a table read builds (`MODEL_REGISTRY[name](**kwargs)` in a helper, `name` bound
-        at its call sites), every key the call sites may pass counted; None when one is not a project class."""
-        if not made or not all(table_item(home, c.func) is not None for home, c in made):
+        at its call sites; `getattr(models, cfg["arch"])(...)`), every key the call sites may pass counted; None
+        when one is not a project class."""
+        if not made or not all(table_item(home, c.func) is not None or getattr_names(home, c.func, self.ctx) is not None for home, c in made):
             return None
         view = self.ctx.analysis(ProjectView)
         names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))
