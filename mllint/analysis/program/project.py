@@ -40,7 +40,7 @@ from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, function_returns, top_level_definition
 from mllint.analysis.values.values import (
     MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value, makes_task_model,
+    Unwrapped, Value, makes_task_model, record_fields,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -1014,7 +1014,9 @@ class ProjectView:
                 return TaskModel() if makes_task_model(callee.name) else None
             owner, name = found
             if name in owner.classes:
-                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_like(f"{owner.name}.{name}") else None
+                if self.is_module_like(f"{owner.name}.{name}"):
+                    return Instance(f"{owner.name}.{name}", value.node)
+                return self._record(owner.classes[name], value.node, module)
             if name in owner.variables:  # a module-level object: call what it holds
                 held = self.resolve(owner.variable(name), owner, depth + 1)
                 if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module
@@ -1036,6 +1038,19 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _record(self, cls: ClassSummary, call: object, module: ModuleSummary) -> Tuple | None:
+        """A dataclass or `NamedTuple` of another module built by `call` (of `module`): its fields' values by
+        name, as `values` reads a record of the file itself (`TaggerOutput(scores=torch.sigmoid(z))`)."""
+        home, node = cls.definition()
+        names = record_fields(home, node) if home is not None and isinstance(call, ast.Call) else None
+        ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
+        keywords = {k.arg: k.value for k in call.keywords} if names is not None else {}
+        if names is None or ctx is None or None in keywords or len(call.args) > len(names) or any(k not in names for k in keywords):
+            return None
+        fields = {**dict(zip(names, call.args)), **keywords}
+        values = ctx.analysis(ValueKinds)
+        return Tuple(tuple(values.value(v) for v in fields.values()), module, tuple(fields)) if fields else None
 
     def _reassigned(self, qualified: str, defining: ClassSummary, depth: int) -> frozenset[str] | None:
         """The `self.` attributes the project classes from `qualified` down to its base `defining` (not

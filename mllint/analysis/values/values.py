@@ -748,11 +748,7 @@ class ValueKinds:
             return None
         for statement in module_statements(self.ctx.tree):
             if isinstance(statement, ast.ClassDef) and statement.name == func.id:
-                decorators = [self.ctx.qualified_name(d.func if isinstance(d, ast.Call) else d) for d in statement.decorator_list]
-                bases = [self.ctx.qualified_name(b) for b in statement.bases]
-                if "dataclasses.dataclass" not in decorators and "typing.NamedTuple" not in bases:
-                    return None
-                return [s.target.id for s in statement.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+                return record_fields(self.ctx, statement)
             made = statement.value if isinstance(statement, ast.Assign) and [func.id] == [getattr(t, "id", None) for t in statement.targets] else None
             if isinstance(made, ast.Call) and self.ctx.qualified_name(made.func) == "collections.namedtuple" and len(made.args) == 2:
                 fields = made.args[1]
@@ -1895,6 +1891,14 @@ def _library_output(value: Value | None) -> bool:
     while isinstance(model, Passed | Unwrapped):
         model = model.value
     return isinstance(model, Called) and isinstance(model.callee, Ref) and makes_task_model(model.callee.name)
+
+
+def record_fields(ctx, cls: ast.ClassDef) -> list[str] | None:
+    """The field names, in order, of a dataclass or `NamedTuple` class (of `ctx`); None for another class."""
+    decorators = [ctx.qualified_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
+    if "dataclasses.dataclass" not in decorators and "typing.NamedTuple" not in [ctx.qualified_name(b) for b in cls.bases]:
+        return None
+    return [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
 
 
 def makes_task_model(name: str) -> bool:
