@@ -1129,8 +1129,8 @@ class ProjectView:
                 stored = any(isinstance(n.ctx, ast.Store) and self.ctx.qualified_name(n.value) == qualified for n in self.ctx.index.of_type(ast.Subscript))
                 self._tables[qualified] = None if stored else _literal_table(ctx, values[0], found[1])
                 return self._tables[qualified]
-            stores = [(ctx, n) for n in ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)]
-            stores = [*stores, *applied_stores(ctx, self)] if empty else []
+            stores = [(ctx, n) for n in ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)] if empty else []
+            stores += applied_stores(ctx, self) if empty else []
             filed = [
                 (f"{r.home.module.name}.{r.definition.name}", r.key) for home, s in stores for r in registrations(home, self, s) or ()
                 if (home is ctx and s.value.id == found[1] if r.table is None else r.home.qualified_name(r.table) == qualified)
