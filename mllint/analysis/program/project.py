@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.registries import applied_stores, registrations
+from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, library_registrations, registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
@@ -1011,7 +1011,7 @@ class ProjectView:
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
             if found is None:
-                return TaskModel() if makes_task_model(callee.name) else None
+                return TaskModel() if makes_task_model(callee.name) else self._library_registered(callee.name, value.node, module)
             owner, name = found
             if name in owner.classes:
                 if self.is_module_like(f"{owner.name}.{name}"):
@@ -1038,6 +1038,21 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _library_registered(self, name: str, call: object, module: ModuleSummary) -> Entity | None:
+        """The class `REGISTRY.get("key")` names, `REGISTRY` a library registry of the project (`registries.
+        library_registrations`); None for any other call, a key not constant or filed under several."""
+        table, _, method = name.rpartition(".")
+        found = self.find(table) if method == "get" and isinstance(call, ast.Call) and len(call.args) == 1 else None
+        if found is None or found[1] not in found[0].variables or self.index is None:
+            return None
+        made = found[0].variable(found[1])
+        maker = self.resolve(made.callee, found[0]) if isinstance(made, Called) else None
+        key = call.args[0].value if isinstance(call.args[0], ast.Constant) else None
+        if not (isinstance(maker, Entity) and maker.name in LIBRARY_REGISTRIES) or key is None:
+            return None
+        filed = [qualified for qualified, filed_as in library_registrations(self, table) if filed_as == key]
+        return Entity(filed[0]) if len(filed) == 1 else None
 
     def _record(self, cls: ClassSummary, call: object, module: ModuleSummary) -> Tuple | None:
         """A dataclass or `NamedTuple` of another module built by `call` (of `module`): its fields' values by

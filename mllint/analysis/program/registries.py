@@ -62,6 +62,30 @@ def registrations(ctx, view, store: ast.Subscript) -> list[Filing] | None:
     return found
 
 
+LIBRARY_REGISTRIES = frozenset({
+    "fvcore.common.registry.Registry", "detectron2.utils.registry.Registry", "mmengine.registry.Registry", "mmengine.Registry",
+    "mmcv.utils.Registry", "mmcv.Registry",
+})  # fmt: skip
+REGISTERING_METHODS = frozenset({"register", "register_module"})
+
+
+def library_registrations(view, table: str) -> list[tuple[str, object]]:
+    """(qualified name, key) of each definition of the project a library registry `table` (a module-level
+    `MODELS = Registry("models")` of fvcore, detectron2, mmengine or mmcv, by qualified name) files by a
+    decorator (`@MODELS.register()`, `@MODELS.register_module(name="x")`): under the name passed, else its own."""
+    found = []
+    for module in list(dict.fromkeys(m for method in sorted(REGISTERING_METHODS) for m in view.index.modules_calling(method)))[:MAX_MODULES]:
+        home = view.index.context(module)
+        for definition in module_statements(home.tree) if home is not None else ():
+            for used in getattr(definition, "decorator_list", ()):
+                func = used.func if isinstance(used, ast.Call) else None
+                if isinstance(func, ast.Attribute) and func.attr in REGISTERING_METHODS and home.qualified_name(func.value) == table:
+                    named = next((k.value for k in used.keywords if k.arg == "name"), used.args[0] if used.args else None)
+                    key = named.value if isinstance(named, ast.Constant) else None if named is not None else definition.name
+                    found.append((f"{module}.{definition.name}", key))
+    return found
+
+
 def applied_stores(ctx, view) -> list[tuple[object, ast.Subscript]]:
     """(its module's context, the store) of each `table[key] = fn` in a decorator of another module of the
     project that the definitions of `ctx` are decorated with by a call (`@register(MODELS, "tagger")` with
