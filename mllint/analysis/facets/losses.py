@@ -18,7 +18,7 @@ from functools import cached_property
 
 from mllint.analysis.program.callers import call_sites, per_call_site
 from mllint.analysis.syntax.names import call_argument, called_name, dict_entries, is_self_attribute
-from mllint.analysis.objects.call_sites import built, chosen_note, made_classes, makers, possible_constants, replaced_by_call, table_item, under
+from mllint.analysis.objects.call_sites import built, chosen_note, getattr_names, made_classes, makers, possible_constants, replaced_by_call, table_item, under
 from mllint.analysis.objects.callees import called_names
 from mllint.analysis.objects.constants import binding_constants, call_constants, fold, stored_names
 from mllint.analysis.objects.points_to import Objects
@@ -234,7 +234,7 @@ class LossCalls:
         """The loss every function `func` may be (a closure a builder returns, `def fn(pred, target): return
         base(pred, target * (1 - eps) + eps / 2)` over `base = nn.BCEWithLogitsLoss()`) computes on its first
         parameter: each of its returns a loss call (`LOSSES`, or a loss object or function) given that
-        parameter as its input, unchanged."""
+        parameter as its input, its values unchanged (reshaped, viewed, masked)."""
         objects = self.ctx.analysis(Objects)
         functions = [objects.function_of(o) for o in under(self.ctx, func, binding) or ()] if isinstance(func, ast.Name | ast.Attribute) else []
         losses = set()
@@ -244,6 +244,7 @@ class LossCalls:
             first = parameters(function)[0].arg
             for returned in function_returns(function) or [None]:
                 argument = call_argument(returned, 0, "input") if isinstance(returned, ast.Call) else None
+                argument = _values_kept_from(argument) if argument is not None else None  # `scores.reshape(-1, n)` too
                 if not (isinstance(argument, ast.Name) and argument.id == first) or first in stored_names(function):
                     return None
                 calls = home.analysis(LossCalls)
@@ -251,9 +252,19 @@ class LossCalls:
         return losses.pop() if len(losses) == 1 and None not in losses else None
 
     def _own_output(self, call: ast.Call) -> Origin | None:
-        """The output of `self(x)` in a module class: what every `return` of its `forward` gives, each read as
-        a loss input is (a layer of `self` a registry's key picked: `return self.head(h)`), when they agree."""
-        cls = self.ctx.scopes.enclosing_class(call)
+        """The output of `self(x)` in a module class: `_forward_output` of its class."""
+        return self._forward_output(self.ctx.scopes.enclosing_class(call))
+
+    def _defined_output(self, view: ProjectView, name: str) -> Origin | None:
+        """`_forward_output` of a model class of the linted file the values do not follow (`return
+        self.head(h)` with `self.head = build_head(cfg["head"], ...)` picking a registered builder)."""
+        found = view.class_summary(name)
+        home, cls = found[1].definition() if found is not None else (None, None)
+        return self._forward_output(cls) if home is self.ctx else None
+
+    def _forward_output(self, cls: ast.ClassDef | None) -> Origin | None:
+        """What every `return` of the class's `forward` gives, each read as a loss input is (a layer of
+        `self` a registry's key picked: `return self.head(h)`), when they agree."""
         forward = own_method(cls, "forward", ast.FunctionDef) if cls is not None else None
         returned = function_returns(forward) if forward is not None else None
         origins = [self._model_output(r, None, own=False) for r in returned or ()]
@@ -264,7 +275,7 @@ class LossCalls:
         models the called object may be (`out = model(x)` with `model = self.model`, moved, wrapped, built
         by a builder, set by a setter, or passed by the call site `binding`), when they agree."""
         found = self.ctx.analysis(Objects).points_to(_values_kept_from(argument))
-        calls = {obj.node for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}
+        calls = {_values_kept_from(obj.node) for obj in found or () if obj.kind == "made" and obj.ctx is self.ctx}  # `model(x).squeeze(-1)`: `model(x)`
         if not found or len(calls) != len(found) or not all(isinstance(c, ast.Call) for c in calls):
             return None
         view, origins, values = self.ctx.analysis(ProjectView), [], self.ctx.analysis(ValueKinds)
@@ -294,13 +305,17 @@ class LossCalls:
                 origins.append(self._chosen_layer_output(view, made[0], call))
                 continue
             model = Called(Ref(name), made[0][1])
-            origins.append(view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call))
+            origins.append(
+                view.origin_of(Called(model, call)) or self._flagged_output(view, model, call) or self._chosen_own_layer(view, name, call)
+                or self._defined_output(view, name)
+            )  # fmt: skip
         return origins[0] if origins and all(o is not None and o.kind is origins[0].kind for o in origins) else None
 
     def _table_choices(self, made: list[tuple[object, ast.Call]] | None) -> frozenset[str] | None:
         """The project classes a table read builds (`MODEL_REGISTRY[name](**kwargs)` in a helper, `name` bound
-        at its call sites), every key the call sites may pass counted; None when one is not a project class."""
-        if not made or not all(table_item(home, c.func) is not None for home, c in made):
+        at its call sites; `getattr(models, cfg["arch"])(...)`), every key the call sites may pass counted; None
+        when one is not a project class."""
+        if not made or not all(table_item(home, c.func) is not None or getattr_names(home, c.func, self.ctx) is not None for home, c in made):
             return None
         view = self.ctx.analysis(ProjectView)
         names = frozenset().union(*(made_classes(home, c, self.ctx) or {None} for home, c in made))

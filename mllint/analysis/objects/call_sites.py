@@ -56,13 +56,18 @@ def substituted(objects: Objects, found: frozenset | None, binding: Binding | No
                 caller = objects._of(passed[0])
                 bases = under(*passed, objects)
                 for name in obj.path():
-                    members = [caller.member(base, name) for base in bases - {NONE}] if bases else [None]
+                    members = [_home(caller, base).member(base, name) for base in bases - {NONE}] if bases else [None]
                     bases = union(*members)
                 inner = substituted(caller, bases, passed[2])
         if inner is None:
             return None
         result |= inner
     return frozenset(result) if len(result) <= MAX_OBJECTS else None
+
+
+def _home(objects: Objects, obj: Obj) -> Objects:
+    """The objects of the file that made `obj` (its writes `args.flag = True` are there), else `objects`."""
+    return objects._of(obj.ctx) if obj.kind == "made" and obj.ctx is not None else objects
 
 
 def replaced_by_call(ctx, made: list[tuple[object, ast.Call]] | None) -> bool:

@@ -46,7 +46,7 @@ from functools import cached_property
 
 from mllint.analysis.objects.constants import call_constants, passes_self, reachable_returns, site_constants, stored_names as _stored_names
 from mllint.analysis.objects.options import ParserOptions
-from mllint.analysis.program.registries import identity_decorator, registrations
+from mllint.analysis.program.registries import applied_stores, identity_decorator, registrations
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
@@ -400,9 +400,17 @@ class Objects:
         """(module, definition, key) for what the decorators of this module put in `table` (see `registries`)."""
         if table not in self._tables:
             self._tables[table] = []  # (while it is read)
-            stores = [n for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and self._filed(n)]
-            self._tables[table] = [r for n in stores if table in (self.points_to(n.value) or ()) for r in self._filed(n)]
+            stores = [(self, n) for n in self.ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store)]
+            stores += [(self._of(home), n) for home, n in applied_stores(self.ctx, self.view)] if self.view is not None and self.view.index is not None else []
+            self._tables[table] = [
+                r[:3] for home, n in stores for r in home._filed(n) or () if table in (home._filed_table(n, r) or ())
+            ]  # fmt: skip
         return self._tables[table]
+
+    def _filed_table(self, store: ast.Subscript, filing) -> frozenset | None:
+        """The table a decorator's store files a definition in: the one it names, or the one the decorator's
+        call passes for its parameter (`@register(HEADS, "mlp")`)."""
+        return self.points_to(store.value) if filing.table is None else self._of(filing.home).points_to(filing.table)
 
     def _filed(self, store: ast.Subscript) -> list[tuple[object, ast.AST, object]] | None:
         """`registries.registrations` of a store of this file, once."""
@@ -831,8 +839,9 @@ class Objects:
         return self._passed_back(base.node, written, 0) if written else None
 
     def _same_instance(self, obj: Obj, other: Obj) -> bool:
-        """The same object, or an object of a class of the file and the `self` of that class's methods."""
-        if obj == other:
+        """The same object (one a function makes, written there before it is returned: `args.flag = True` on what
+        `parse()` returns to each caller), or an object of a class of the file and the `self` of that class's methods."""
+        if obj == other or (obj.kind == other.kind == "made" and obj.node is other.node and None in (obj.site, other.site)):
             return True
         if "self" not in (obj.kind, other.kind):
             return False
@@ -1185,6 +1194,8 @@ class Objects:
         found = _dict_read(read)
         if found is None:
             return None
+        if not isinstance(found[0], ast.Name):
+            return self._of(ctx)._key_of(read, depth + 1)
         if found[0].id in _stored_names(function):  # `cfg = dict(cfg)` first: as every call site fills it
             return self._of(ctx)._key_of(read, depth + 1)
         argument = bind_arguments(call, function, passes_self(call, function)).get(found[0].id)
@@ -1206,6 +1217,9 @@ class Objects:
                     return None
                 keys |= {self._of(c)._item_key(self._of(c).points_to(a), key, default, depth + 1) for c, a, _ in passed}
                 continue
+            if base.kind == "field" and base.root().kind == "parameter" and depth < MAX_CALL_DEPTH:  # `cfg["head"]` of a parameter
+                keys.add(self._item_key(self._passed_field(base, depth), key, default, depth + 1))
+                continue
             copied = _copied(base)
             if copied is not None and key not in {k.arg for k in base.node.keywords}:  # `cfg = dict(cfg)`: the copied dict's
                 if base not in self._copying:
@@ -1218,6 +1232,25 @@ class Objects:
             found = self._keyed_item(base, key, default, depth)
             keys |= {_constant(o.node) if o.kind == "made" else None for o in found or {NONE}}
         return keys.pop() if len(keys) == 1 else None
+
+    def _passed_field(self, field: Obj, depth: int) -> frozenset | None:
+        """The objects an attribute or item of a parameter (`cfg["head"]`) is where the parameter's function is
+        called: the field read from what each call site (else the signature's default) passes."""
+        root = field.root()
+        if not isinstance(root.node, FUNCTIONS):
+            return None
+        bindings = self.linted.analysis(Callers).bindings_in(root.ctx, root.node)
+        passed = [b.argument(root.name) for b in ([b for b in bindings if b.site is not None] or bindings)[:MAX_SITES]]
+        if not passed or None in passed:
+            return None
+        found: frozenset | None = frozenset()
+        for ctx, argument, _ in passed:
+            home = self._of(ctx)
+            objects = home.points_to(argument)
+            for name in field.path():
+                objects = union(*(home.member(o, name, depth + 1) or {NONE} for o in objects)) if objects else None
+            found = union(found, objects)
+        return found
 
     def _passed_back(self, call: ast.Call, found: frozenset | None, depth: int) -> frozenset | None:
         """What `call`'s function returns (`found`), each parameter of it (and an attribute or item of one)
@@ -1394,6 +1427,8 @@ class Objects:
             for name in stores:
                 if not isinstance(name.ctx, ast.Store) or self._scope_binding(name) is not scope:
                     continue
+                if isinstance(self.ctx.scopes.enclosing_scope(name), ast.ClassDef):
+                    continue  # a class body's `model: str = "mlp"` binds an attribute, not the module's `model`
                 statement = self.ctx.scopes.parent(name)
                 while statement is not None and not isinstance(statement, ast.stmt | ast.comprehension | ast.NamedExpr):
                     statement = self.ctx.scopes.parent(statement)
@@ -1567,16 +1602,26 @@ def union(*sets: frozenset | None) -> frozenset | None:
     return frozenset().union(*sets)
 
 
-def _dict_read(read: ast.AST) -> tuple[ast.Name, object, ast.AST] | None:
-    """(the name, the constant key, the default) of a read of a name's item: `cfg["loss"]` (default None),
-    `cfg.get("loss", "ce")`, `cfg.pop("loss")`; None for anything else."""
+def _dict_read(read: ast.AST) -> tuple[ast.expr, object, ast.AST] | None:
+    """(the dict read, the constant key, the default) of a read of an item of a name (or of a constant item
+    or attribute of one: `cfg["model"]["name"]`): `cfg["loss"]` (default None), `cfg.get("loss", "ce")`,
+    `cfg.pop("loss")`; None for anything else."""
     if isinstance(read, ast.Call) and isinstance(read.func, ast.Attribute) and read.func.attr in KEYED_READS and 1 <= len(read.args) <= 2 and not read.keywords:
         container, key, default = read.func.value, read.args[0], read.args[1] if len(read.args) == 2 else ast.Constant(None)
     elif isinstance(read, ast.Subscript):
         container, key, default = read.value, read.slice, ast.Constant(None)
     else:
         return None
-    return (container, _constant(key), default) if isinstance(container, ast.Name) and _constant(key) is not None else None
+    return (container, _constant(key), default) if _is_read_path(container) and _constant(key) is not None else None
+
+
+def _is_read_path(node: ast.AST) -> bool:
+    """A name, or a constant item or attribute of one however deep (`cfg["model"]`, `cfg.model`)."""
+    while isinstance(node, ast.Subscript | ast.Attribute):
+        if isinstance(node, ast.Subscript) and _constant(node.slice) is None:
+            return False
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _constant(node: ast.AST):

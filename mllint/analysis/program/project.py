@@ -33,14 +33,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from mllint.analysis.program.calls import bind_arguments
-from mllint.analysis.program.registries import registrations
+from mllint.analysis.program.registries import LIBRARY_REGISTRIES, applied_stores, library_registrations, registrations
 from mllint.analysis.syntax.names import is_self_attribute
 from mllint.analysis.syntax.tree import own_method
 from mllint.analysis.values.library_models import is_module_base
 from mllint.analysis.program.summaries import FUNCTIONS, ClassSummary, ModuleSummary, function_returns, top_level_definition
 from mllint.analysis.values.values import (
     MAX_DEPTH, Called, Chained, Complement, Exp, Item, Kind, Made, Mapped, Member, Mixed, OneOf, Own, Origin, Packed, Padded, Passage, Passed, Ref, Selected, Source,
-    Unwrapped, Value,
+    Unwrapped, Value, makes_task_model, record_fields,
     ValueKinds,
 )  # fmt: skip
 from mllint.context import FileContext
@@ -683,7 +683,13 @@ class _Either:
     options: tuple[tuple[Value, ModuleSummary], ...]
 
 
-Resolved = Found | Instance | Chain | Entity | Tuple | Each
+@dataclass(frozen=True)
+class TaskModel:
+    """A transformers task model (`AutoModelForSequenceClassification.from_pretrained(...)`), made wherever
+    (a builder of the project returning it, in a tuple too): calling it gives raw `.logits`."""
+
+
+Resolved = Found | Instance | Chain | Entity | Tuple | Each | TaskModel
 
 
 def place_in(ctx, home, node: ast.AST) -> str:
@@ -970,8 +976,10 @@ class ProjectView:
             return None if isinstance(found, Instance) and self._sets_module(found.cls) else found
         if isinstance(value, Own):  # `self` in a method: an instance of its class, a module or not
             return Instance(value.cls)
-        if isinstance(value, Member):  # a method of an instance, for `_call`
+        if isinstance(value, Member):  # a method of an instance, for `_call`; a field of a record (`out.scores`)
             inner = self.resolve(value.value, module, depth + 1)
+            if isinstance(inner, Tuple) and value.name in (inner.keys or ()):
+                return self.resolve(inner.values[inner.keys.index(value.name)], inner.module, depth + 1)
             if inner is None and isinstance(value.value, Called):  # `trainer.predict_proba(x)` of a plain class
                 inner = self._plain_instance(value.value, module, depth)
             return dataclasses.replace(inner, method=value.name) if isinstance(inner, Instance) and inner.method is None else None
@@ -1027,13 +1035,18 @@ class ProjectView:
             if result is None and value.decide is None:
                 result = self._applied(self._definition(f"{owner.name}.{cls.name}", name), value.node, module, depth)
             via = f"{cls.name}.{name}"
+        elif isinstance(callee, TaskModel):  # its output: a record whose `.logits` are raw scores (the call may be the linted file's)
+            home = self.own if self.ctx.scopes.parent(value.node) is not None else module
+            return Tuple((Made(Kind.LOGITS, value.node),), home, ("logits",))
         elif isinstance(callee, Entity):
             found = self.find(callee.name)
             if found is None:
-                return None
+                return TaskModel() if makes_task_model(callee.name) else self._library_registered(callee.name, value.node, module)
             owner, name = found
             if name in owner.classes:
-                return Instance(f"{owner.name}.{name}", value.node) if self.is_module_like(f"{owner.name}.{name}") else None
+                if self.is_module_like(f"{owner.name}.{name}"):
+                    return Instance(f"{owner.name}.{name}", value.node)
+                return self._record(owner.classes[name], value.node, module)
             if name in owner.variables:  # a module-level object: call what it holds
                 held = self.resolve(owner.variable(name), owner, depth + 1)
                 if isinstance(held, Found) and held.layer:  # `probs = nn.Softmax(1)` in another module
@@ -1055,6 +1068,34 @@ class ProjectView:
             entry = value.node if module is self.own else result.entry
             return dataclasses.replace(result, via=via, entry=entry)
         return result
+
+    def _library_registered(self, name: str, call: object, module: ModuleSummary) -> Entity | None:
+        """The class `REGISTRY.get("key")` names, `REGISTRY` a library registry of the project (`registries.
+        library_registrations`); None for any other call, a key not constant or filed under several."""
+        table, _, method = name.rpartition(".")
+        found = self.find(table) if method == "get" and isinstance(call, ast.Call) and len(call.args) == 1 else None
+        if found is None or found[1] not in found[0].variables or self.index is None:
+            return None
+        made = found[0].variable(found[1])
+        maker = self.resolve(made.callee, found[0]) if isinstance(made, Called) else None
+        key = call.args[0].value if isinstance(call.args[0], ast.Constant) else None
+        if not (isinstance(maker, Entity) and maker.name in LIBRARY_REGISTRIES) or key is None:
+            return None
+        filed = [qualified for qualified, filed_as in library_registrations(self, table) if filed_as == key]
+        return Entity(filed[0]) if len(filed) == 1 else None
+
+    def _record(self, cls: ClassSummary, call: object, module: ModuleSummary) -> Tuple | None:
+        """A dataclass or `NamedTuple` of another module built by `call` (of `module`): its fields' values by
+        name, as `values` reads a record of the file itself (`TaggerOutput(scores=torch.sigmoid(z))`)."""
+        home, node = cls.definition()
+        names = record_fields(home, node) if home is not None and isinstance(call, ast.Call) else None
+        ctx = self.ctx if module is self.own else self.index.context(module.name) if self.index is not None else None
+        keywords = {k.arg: k.value for k in call.keywords} if names is not None else {}
+        if names is None or ctx is None or None in keywords or len(call.args) > len(names) or any(k not in names for k in keywords):
+            return None
+        fields = {**dict(zip(names, call.args)), **keywords}
+        values = ctx.analysis(ValueKinds)
+        return Tuple(tuple(values.value(v) for v in fields.values()), module, tuple(fields)) if fields else None
 
     def _reassigned(self, qualified: str, defining: ClassSummary, depth: int) -> frozenset[str] | None:
         """The `self.` attributes the project classes from `qualified` down to its base `defining` (not
@@ -1133,11 +1174,12 @@ class ProjectView:
                 stored = any(isinstance(n.ctx, ast.Store) and self.ctx.qualified_name(n.value) == qualified for n in self.ctx.index.of_type(ast.Subscript))
                 self._tables[qualified] = None if stored else _literal_table(ctx, values[0], found[1])
                 return self._tables[qualified]
-            stores = [
-                n for n in ctx.index.of_type(ast.Subscript)
-                if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == found[1]
-            ] if empty else []  # fmt: skip
-            filed = [(f"{home.module.name}.{d.name}", key) for s in stores for home, d, key in registrations(ctx, self, s) or ()]
+            stores = [(ctx, n) for n in ctx.index.of_type(ast.Subscript) if isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)] if empty else []
+            stores += applied_stores(ctx, self) if empty else []
+            filed = [
+                (f"{r.home.module.name}.{r.definition.name}", r.key) for home, s in stores for r in registrations(home, self, s) or ()
+                if (home is ctx and s.value.id == found[1] if r.table is None else r.home.qualified_name(r.table) == qualified)
+            ]  # fmt: skip
             self._tables[qualified] = filed or None
         return self._tables[qualified]
 
@@ -1299,11 +1341,12 @@ def _agreed(resolved: list[Resolved | None]) -> Resolved | None:
 
 
 def _combined(parts: list[Resolved | None]) -> Found | None:
-    """A linear combination of probabilities (softmax or sigmoid output, with one-hot rows) stays one."""
+    """A linear combination of probabilities (softmax or sigmoid output, with one-hot rows) stays one; of
+    raw logits (`logits / temperature`), raw logits: not normalised by a scale."""
     if any(not isinstance(part, Found) or part.layer for part in parts):
         return None
     kinds = {part.kind for part in parts} - {Kind.ONE_HOT}
-    if kinds != {Kind.PROBABILITIES} and kinds != {Kind.SIGMOID}:
+    if kinds not in ({Kind.PROBABILITIES}, {Kind.SIGMOID}, {Kind.LOGITS}):
         return None
     first = next(part for part in parts if part.kind in kinds)
     return dataclasses.replace(first, mixture=True, padded=any(part.padded for part in parts))

@@ -5,11 +5,14 @@ return fn; return deco`, or a plain `def register(fn)`), and the definition stay
 `identity_decorator(ctx, view, decorator)`: does a decorator of the project return the definition as it is
 (then a call of the decorated function runs its body)? `registrations(ctx, view, store)`: for a store
 `TABLE[key] = fn` in such a decorator, the definitions of the project it decorates, each with the key it
-files it under (None: any key). The modules searched are those whose text calls the decorator by name.
+files it under (None: any key) and, when the table is a parameter of the decorator (`def register(table,
+name)` used as `@register(HEADS, "mlp")`), the table its call passes. The modules searched are those whose
+text calls the decorator by name.
 """
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from mllint.analysis.program.summaries import returned_expressions
 from mllint.analysis.syntax.scopes import parameters
@@ -25,10 +28,16 @@ def identity_decorator(ctx, view, decorator: ast.expr) -> bool:
     return found is not None and _gives_back(found[1])
 
 
-def registrations(ctx, view, store: ast.Subscript) -> list[tuple[object, ast.AST, object]] | None:
-    """(the module's context, the definition, its key) for each definition of the project that the
-    decorator around `store` (`TABLE[key] = fn`, `fn` its parameter) puts in the table; None when `store`
-    is no such store."""
+class Filing(NamedTuple):
+    home: object  # the context of the definition's module
+    definition: ast.AST
+    key: object  # None: not known
+    table: ast.expr | None  # what the decorator's call passes for a table parameter (in `home`); None: a table of its own
+
+
+def registrations(ctx, view, store: ast.Subscript) -> list[Filing] | None:
+    """A `Filing` for each definition of the project that the decorator around `store` (`TABLE[key] = fn`,
+    `fn` its parameter) puts in the table; None when `store` is no such store."""
     assign = ctx.scopes.parent(store)
     inner = ctx.scopes.enclosing_function(store)
     if not (isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Name) and inner is not None and _gives_back(inner)):
@@ -48,8 +57,49 @@ def registrations(ctx, view, store: ast.Subscript) -> list[tuple[object, ast.AST
             for used in getattr(definition, "decorator_list", ()):
                 func = used.func if isinstance(used, ast.Call) else used
                 if home.qualified_name(func) == qualified or (home is ctx and isinstance(func, ast.Name) and func.id == decorator.name):
-                    found.append((home, definition, _key(store.slice, used, decorator, definition)))
+                    table = _passed(used, decorator, store.value.id) if isinstance(store.value, ast.Name) and decorator is outer else None
+                    found.append(Filing(home, definition, _key(store.slice, used, decorator, definition), table))
     return found
+
+
+LIBRARY_REGISTRIES = frozenset({
+    "fvcore.common.registry.Registry", "detectron2.utils.registry.Registry", "mmengine.registry.Registry", "mmengine.Registry",
+    "mmcv.utils.Registry", "mmcv.Registry",
+})  # fmt: skip
+REGISTERING_METHODS = frozenset({"register", "register_module"})
+
+
+def library_registrations(view, table: str) -> list[tuple[str, object]]:
+    """(qualified name, key) of each definition of the project a library registry `table` (a module-level
+    `MODELS = Registry("models")` of fvcore, detectron2, mmengine or mmcv, by qualified name) files by a
+    decorator (`@MODELS.register()`, `@MODELS.register_module(name="x")`): under the name passed, else its own."""
+    found = []
+    for module in list(dict.fromkeys(m for method in sorted(REGISTERING_METHODS) for m in view.index.modules_calling(method)))[:MAX_MODULES]:
+        home = view.index.context(module)
+        for definition in module_statements(home.tree) if home is not None else ():
+            for used in getattr(definition, "decorator_list", ()):
+                func = used.func if isinstance(used, ast.Call) else None
+                if isinstance(func, ast.Attribute) and func.attr in REGISTERING_METHODS and home.qualified_name(func.value) == table:
+                    named = next((k.value for k in used.keywords if k.arg == "name"), used.args[0] if used.args else None)
+                    key = named.value if isinstance(named, ast.Constant) else None if named is not None else definition.name
+                    found.append((f"{module}.{definition.name}", key))
+    return found
+
+
+def applied_stores(ctx, view) -> list[tuple[object, ast.Subscript]]:
+    """(its module's context, the store) of each `table[key] = fn` in a decorator of another module of the
+    project that the definitions of `ctx` are decorated with by a call (`@register(MODELS, "tagger")` with
+    `register` imported): the stores that may fill a table of `ctx` passed to it."""
+    found = {}
+    for definition in module_statements(ctx.tree):
+        for used in getattr(definition, "decorator_list", ()):
+            decorator = _decorator(ctx, view, used) if isinstance(used, ast.Call) and used.args + used.keywords else None
+            if decorator is not None and decorator[0] is not ctx:
+                home, inner = decorator
+                for node in ast.walk(inner):
+                    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+                        found[node] = home
+    return [(home, store) for store, home in found.items()]
 
 
 def _key(key: ast.AST, used: ast.expr, decorator: ast.AST, definition: ast.AST) -> object:
@@ -59,13 +109,18 @@ def _key(key: ast.AST, used: ast.expr, decorator: ast.AST, definition: ast.AST) 
         return key.value
     if isinstance(key, ast.Attribute) and key.attr == "__name__":
         return definition.name
-    if isinstance(key, ast.Name) and isinstance(used, ast.Call):
-        names = [p.arg for p in parameters(decorator, variadic=False)]
-        position = names.index(key.id) if key.id in names else None
-        passed = used.args[position] if position is not None and position < len(used.args) else None
-        passed = passed or next((k.value for k in used.keywords if k.arg == key.id), None)
-        return passed.value if isinstance(passed, ast.Constant) else None
-    return None
+    passed = _passed(used, decorator, key.id) if isinstance(key, ast.Name) else None
+    return passed.value if isinstance(passed, ast.Constant) else None
+
+
+def _passed(used: ast.expr, decorator: ast.AST, name: str) -> ast.expr | None:
+    """What the decorator's call (`register(HEADS, "mlp")`) passes for its parameter `name`."""
+    if not isinstance(used, ast.Call):
+        return None
+    names = [p.arg for p in parameters(decorator, variadic=False)]
+    position = names.index(name) if name in names else None
+    passed = used.args[position] if position is not None and position < len(used.args) else None
+    return passed or next((k.value for k in used.keywords if k.arg == name), None)
 
 
 def _decorator(ctx, view, decorator: ast.expr) -> tuple[object, ast.AST] | None:

@@ -96,6 +96,7 @@ VALUE_PRESERVING_FUNCTIONS = frozenset(
 SELECTING_METHODS = frozenset({"gather", "index_select", "masked_select", "take_along_dim", "take", "narrow", "select", "diagonal"})
 SELECTING_FUNCTIONS = frozenset(f"torch.{name}" for name in SELECTING_METHODS)
 SEQUENTIAL = "torch.nn.Sequential"
+RECORD_CLASSES = frozenset({"builtins.dict", "types.SimpleNamespace", "argparse.Namespace"})  # built from keywords
 # `torch.distributions` over classes and outcomes, built from logits or from probabilities (`probs=` is first):
 # what their `.probs` and `.logits` hold. A Categorical normalises its logits (`.logits` are log-probabilities).
 CATEGORICAL_DISTRIBUTIONS = frozenset({"Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"})
@@ -479,6 +480,8 @@ class ValueKinds:
             values = self._assigned_or_parameters(expr)
             if values and len(values) == 1 and isinstance(values[0], ast.Dict) and self._fills.get((self.scopes.enclosing_scope(expr), expr.id)):
                 return self._filled(values[0], self._fills[(self.scopes.enclosing_scope(expr), expr.id)], depth, binding)
+            if values and any(self._changed_record(v, expr) for v in values):
+                return None  # `out = Output(scores=p)`, then `out.scores = z`: not what it was built with
         elif is_self_attribute(expr):
             values = self._self_attribute_values(expr)
         elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name | ast.Attribute):
@@ -573,8 +576,9 @@ class ValueKinds:
         return binding.argument(definition.name)
 
     def _combination(self, expr: ast.BinOp, depth: int, binding=None) -> Value | None:
-        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown."""
-        left, right = self.value(expr.left, depth + 1, binding), self.value(expr.right, depth + 1, binding)
+        """`p + q`, `w * p`, `p / n`, `p @ one_hot`: linear in values of a kind; a weight is unknown. Its operands
+        cost no depth (the budget counts assignments followed)."""
+        left, right = self.value(expr.left, depth, binding), self.value(expr.right, depth, binding)
         if isinstance(expr.op, ast.Sub) and _is_one(expr.left):
             return None if right is None else Complement(right)  # `1 - p`
         if isinstance(expr.op, (ast.Add, ast.MatMult)):
@@ -682,6 +686,9 @@ class ValueKinds:
         if first is not None and (name in ORDER_KEEPING_FUNCTIONS or (len(call.args) == 1 and self._passing_layer(func, name, binding, ORDER_KEEPING_LAYERS))):
             inner = self._value(first, depth + 1, binding)  # `self.pool(F.relu(h))`: still a ReLU output's zeros
             return inner if inner is PENDING or (isinstance(inner, Made) and inner.kind in ORDER_KINDS) else None
+        fields = self._record_fields(call, name)
+        if fields is not None:  # `SequenceClassifierOutput(logits=scores)`, `dict(logits=z)`: its fields' values by name
+            return Packed(tuple(self.value(v, depth + 1, binding) for v in fields.values()), tuple(fields))
         if name is None and isinstance(func, ast.Call):
             name = self._named_class(func, binding)
         if name is None and isinstance(func, ast.Subscript):  # `ACTS["softmax"]()` of a table of classes
@@ -712,6 +719,44 @@ class ValueKinds:
         if isinstance(callee, Called) and isinstance(func, ast.Name) and self.changed_before(func, call):
             return self._added_last(func, call)  # `model = build(); model.add_module("act", nn.Sigmoid())`
         return callee if callee is None or callee is PENDING else Called(callee, call)
+
+    def _record_fields(self, call: ast.Call, name: str | None) -> dict[str, ast.AST] | None:
+        """Field name -> value of a call that builds a record: keywords only, of `dict`, `SimpleNamespace` or a
+        transformers output class (`...Output`); positional arguments too, in field order, of a dataclass or
+        `NamedTuple` class of the file. None for any other call, or a `**` splat."""
+        if any(k.arg is None for k in call.keywords):
+            return None
+        keywords = {k.arg: k.value for k in call.keywords}
+        builtin = isinstance(call.func, ast.Name) and call.func.id == "dict" and "dict" not in self.scopes.bound_anywhere()
+        if builtin or name in RECORD_CLASSES or (name or "").startswith("transformers.") and name.endswith("Output"):
+            return keywords if keywords and not call.args else None
+        names = self._record_names(call.func)
+        if names is None or len(call.args) > len(names) or any(k not in names for k in keywords):
+            return None
+        return {**dict(zip(names, call.args)), **keywords} or None
+
+    def _changed_record(self, value: ast.AST, name: ast.Name) -> bool:
+        """Is `value`, bound to `name`, a record (`_record_fields`) whose fields its scope stores to?"""
+        key = (self.scopes.enclosing_scope(name), name.id)
+        record = isinstance(value, ast.Call) and self._record_fields(value, self.ctx.qualified_name(value.func)) is not None
+        return record and bool(self._fills.get(key) or self._changes.get(key))
+
+    def _record_names(self, func: ast.AST) -> list[str] | None:
+        """The field names, in order, of the record class of the file a call's function names: a top-level
+        dataclass or `NamedTuple` class, or `namedtuple("P", ["probs", "h"])` bound to a module-level name."""
+        if not isinstance(func, ast.Name):
+            return None
+        for statement in module_statements(self.ctx.tree):
+            if isinstance(statement, ast.ClassDef) and statement.name == func.id:
+                return record_fields(self.ctx, statement)
+            made = statement.value if isinstance(statement, ast.Assign) and [func.id] == [getattr(t, "id", None) for t in statement.targets] else None
+            if isinstance(made, ast.Call) and self.ctx.qualified_name(made.func) == "collections.namedtuple" and len(made.args) == 2:
+                fields = made.args[1]
+                listed = fields.value.replace(",", " ").split() if isinstance(fields, ast.Constant) and isinstance(fields.value, str) else [
+                    e.value for e in getattr(fields, "elts", ()) if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                ]  # fmt: skip
+                return listed if listed and len(listed) == len(getattr(fields, "elts", listed)) else None
+        return None
 
     def _makers(self, receiver: ast.expr) -> list[str | None]:
         """The qualified classes of what was assigned to a name or a `self.` attribute (None for what is no call)."""
@@ -1845,7 +1890,20 @@ def _library_output(value: Value | None) -> bool:
     model = value.callee if isinstance(value, Called) else None
     while isinstance(model, Passed | Unwrapped):
         model = model.value
-    name = model.callee.name if isinstance(model, Called) and isinstance(model.callee, Ref) else ""
+    return isinstance(model, Called) and isinstance(model.callee, Ref) and makes_task_model(model.callee.name)
+
+
+def record_fields(ctx, cls: ast.ClassDef) -> list[str] | None:
+    """The field names, in order, of a dataclass or `NamedTuple` class (of `ctx`); None for another class."""
+    decorators = [ctx.qualified_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
+    if "dataclasses.dataclass" not in decorators and "typing.NamedTuple" not in [ctx.qualified_name(b) for b in cls.bases]:
+        return None
+    return [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+
+
+def makes_task_model(name: str) -> bool:
+    """Does a call of `name` make a transformers task model (`AutoModelForSequenceClassification.from_pretrained`,
+    `.from_config`, `BertForTokenClassification`), whose output's `.logits` are the head's raw scores?"""
     task = name.split(".")[1] if name.startswith("transformers.") and name.count(".") in (1, 2) else ""
     return "For" in task and name.rsplit(".", 1)[-1] in (task, "from_pretrained", "from_config")
 
