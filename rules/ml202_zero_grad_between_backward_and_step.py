@@ -27,7 +27,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     the step and again before `opt_g.step()`), one over several optimizers clears each (`for o in (opt_g,
     opt_d):`, `def reset(*optimizers)`), and one that runs every so many steps (`if step % every:
     return` in a gradient-monitoring callback) still wipes those steps; one under a test of the data (`if
-    not torch.isfinite(loss):`, a deliberate skip) is not reported.
+    not torch.isfinite(loss):`, a deliberate skip) is not reported, nor a clear every iteration of an optimizer
+    that steps under a guard after clearing and backpropagating under it too (a WGAN's generator phase every
+    `n_critic` iterations: nothing accumulates).
 
     ## Why is this bad?
     The step applies the gradients in `.grad`. Cleared between backward and step, they are zero (or
@@ -196,9 +198,19 @@ def _accumulation_broken(clear: Event, step: Event, guard, events: list[Event]) 
     outside = step.conditions[: step.conditions.index(guard)]
     if clear.conditions != outside[: len(clear.conditions)]:
         return False  # the clear is under the guard, or under a condition the step is not under
+    if _fresh_under_guard(step, guard, events):
+        return False  # WGAN's `if it % n_critic == 0:` clears, backpropagates and steps: nothing accumulates
     return any(
         e.kind is EventKind.BACKWARD and e.conditions == outside[: len(e.conditions)] for e in events
     )
+
+
+def _fresh_under_guard(step: Event, guard, events: list[Event]) -> bool:
+    """Does the step's optimizer clear under the guard, then backpropagate there, before the step (the
+    generator's phase every `n_critic` iterations)? Then the step applies that backward's gradients alone."""
+    before = events[: events.index(step)]
+    clears = [i for i, e in enumerate(before) if e.kind is EventKind.CLEAR and e.key == step.key and guard in e.conditions]
+    return bool(clears) and any(e.kind is EventKind.BACKWARD and guard in e.conditions for e in before[clears[-1] :])
 
 
 def _guard_text(guard) -> str:

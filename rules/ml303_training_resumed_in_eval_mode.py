@@ -20,7 +20,8 @@ class TrainingResumedInEvalMode(Rule):
     `model.to(device).train()`, `getattr(model, "module", model).train()`,
     `for net in (generator, discriminator): net.train()`) runs before the training. When the only `model.train()`
     runs once, before the loop, the finding is at it (the line to move into the loop) and names the training
-    step by file and line; otherwise it is at the training step. A model whose class is known
+    step by file and line; otherwise it is at the training step, and names the `train()` the training function
+    calls on another module instead (`self.augment.train()`, a part's `self.model.head.train()`). A model whose class is known
     (`torch.nn`, this file, or another module of the linted project) and has no Dropout/BatchNorm-like
     layer is not reported; a model put in eval mode before the loop on purpose
     (frozen batch-norm statistics) is not either, nor a model that none of the optimizers at hand (the
@@ -123,9 +124,11 @@ class TrainingResumedInEvalMode(Rule):
                 )
                 self.report(once[0], message, related=use.sites)
                 continue
+            other = _other_train(self.ctx, modes, use)
+            aimed = f" (`{self.ctx.text(other)}` on line {other.lineno} puts only `{self.ctx.text(other.func.value)}` in training mode)" if other else ""
             message = (
                 f"`{use.name}` may train in eval mode: {modes.describe(fact.origin)}{via} puts it in eval mode "
-                f"{when} and nothing calls `{use.name}.train()` before this training step runs{passed}"
+                f"{when} and nothing calls `{use.name}.train()` before this training step runs{aimed}{passed}"
             )
             self.report(use.call, message, related=use.sites)
 
@@ -141,6 +144,18 @@ def _train_once_before(modes: Modes, use: Use, loops: set[ast.AST]) -> tuple[ast
         and modes.context_of(f.site) is modes.ctx and not loops & modes.loops_around(f.site, use.scope)
     ]  # fmt: skip
     return (max(before, key=position), max(loops, key=position)) if before else None
+
+
+def _other_train(ctx, modes: Modes, use: Use) -> ast.Call | None:
+    """The last `x.train()` of another module before the training step in its function (`self.augment.train()`
+    where `self.model.train()` was meant, or a submodule's `self.model.head.train()`)."""
+    function = ctx.scopes.enclosing_function(use.call) if modes.context_of(use.call) is ctx else None
+    calls = [
+        c for c in (ctx.index.within(function, ast.Call) if function is not None else ())
+        if isinstance(c.func, ast.Attribute) and c.func.attr == "train" and not c.args and not c.keywords
+        and ctx.text(c.func.value) != use.name and position(c) < position(use.call)
+    ]  # fmt: skip
+    return max(calls, key=position) if calls else None
 
 
 def _place(ctx, modes: Modes, node: ast.AST) -> str:

@@ -33,8 +33,8 @@ class ParameterGroupNotOptimized(Rule):
     of the project) makes a learnable `nn.Parameter` of its own (uncertainty weights `self.log_vars`, a
     learnable temperature, ArcFace's class centres) and nothing else gets its parameters: it is neither
     optimized, handed to another call (a trainer that builds its own optimizer), nor read through
-    `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`) or keep buffers are
-    not reported. And it reports optimizers that get the parameters of some items of a dict of parts a
+    `.parameters()`; loss modules that freeze what they hold (`requires_grad=False`), keep buffers, or fit
+    their own parameters with an optimizer they build (a temperature scaler's `fit`) are not reported. And it reports optimizers that get the parameters of some items of a dict of parts a
     builder returns (`parts["encoder"]`, `parts["decoder"]`, also taken out into names first: `m, g =
     nets["mapping"], nets["synthesis"]`, `(_, m), (_, g) = nets.items()`) and not of another one that the training step runs
     (`parts["bottleneck"]`, `m(z)`, called or with the whole dict handed to `autoencode(parts, x)`), at the

@@ -34,6 +34,9 @@ MODE_NEUTRAL = SAME_MODULE | {
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "get_submodule",
     "forward", "type",
 }  # fmt: skip
+# Calls that copy a module: the copy has its source's mode at the copy (an EMA or teacher made by `deepcopy`;
+# `copy.copy` shares the submodules, whose modes then follow the source).
+COPIES = {"copy.deepcopy"}
 HARMLESS_BUILTINS = {"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum", "format"}
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods that a library calls with the mode it has set itself (Lightning).

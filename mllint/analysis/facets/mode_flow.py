@@ -10,7 +10,7 @@ from mllint.analysis.program.calls import ANY_MODULE, bind_arguments
 from mllint.analysis.values.library_models import library_model
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    ACTING, BUILTIN_NAMES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
+    ACTING, BUILTIN_NAMES, COPIES, FUNCTIONS, HARMLESS_BUILTINS, LOOPS, MAX_ROUNDS, MODE_NEUTRAL, SAME_MODULE, Fact, Mode,
     State, Targets, Use, common_built, is_getattr, is_items, join, last_round_arm, lookup, moved_model,
     own_calls, requested_mode, saved_mode, strip_same_module, translate_key,
 )  # fmt: skip
@@ -500,7 +500,7 @@ class Flow:
             key = self.key(func)
             if key is not None and self.modes.qualified_name(func) is None and func.id not in BUILTIN_NAMES:
                 self._record(call, call, key, lookup(state, key))
-        if (self.modes.qualified_name(func) or "").startswith("torch."):
+        if (self.modes.qualified_name(func) or "").startswith("torch.") or self.modes.qualified_name(func) in COPIES:
             return state
         callee = self.modes.project_callee(call)
         if callee is not None:
@@ -715,6 +715,8 @@ class Flow:
                 if func.attr in ("eval", "train"):
                     return frozenset({Fact(requested_mode(value, func.attr), value, value, common_built(inner))})
                 return inner
+            if self.modes.qualified_name(func) in COPIES and len(value.args) == 1:  # a copy keeps its source's mode
+                return self._value_facts(value.args[0], state, returned)
             if isinstance(func, ast.Name) and func.id in self.modes.functions and not self._shadowed(func):
                 summary = self.modes.summary(self.modes.functions[func.id], self.depth + 1)
                 return summary.returned if summary is not None and summary.returned else unknown

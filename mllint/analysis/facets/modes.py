@@ -40,7 +40,7 @@ from mllint.analysis.objects.returned import as_passed
 from mllint.analysis.facets.mode_calls import CallGraph, build_call_graph, closure, named_targets
 from mllint.analysis.syntax.scopes import first_parameter
 from mllint.analysis.facets.mode_facts import (
-    FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
+    COPIES, FOLLOWED_MODULES, FUNCTIONS, GRAD_MODES, GRAD_OFF, LIBRARY_HOOKS, LOOPS, MAX_CALL_DEPTH, MAX_CONTEXTS, SAME_MODULE, SET_GRAD_ENABLED, FlowFacts, Mode, Summary, Use, called_receiver, calls_in_evaluation_order, is_getattr, linked_names, moved_model, name_says_evaluation, own_calls, parameter_names, receiver_head,
 )  # fmt: skip
 from mllint.analysis.facets.mode_flow import Flow
 from mllint.analysis.facets.mode_reach import OutputReach, kept_elements
@@ -244,7 +244,7 @@ class Modes(CallSiteUses):
                 value = func.value
             elif isinstance(func, ast.Name) and func.id in self.functions:
                 return True
-            elif value.args and canonical_class(self.qualified_name(func)) in WRAPPERS:
+            elif value.args and (canonical_class(self.qualified_name(func)) in WRAPPERS or self.qualified_name(func) in COPIES):
                 value = value.args[0]
             else:
                 return self.builds_module(value) or self.may_build_elsewhere(value)

@@ -25,6 +25,7 @@ from mllint.analysis.objects.points_to import NONE, Obj, Objects
 from mllint.analysis.program.callers import constructions, per_call_site
 from mllint.analysis.program.calls import CallResolver, bind_arguments
 from mllint.analysis.program.classes import ModuleClasses
+from mllint.analysis.program.hierarchy import lineage
 from mllint.analysis.facets.gradients import CONTAINERS, PARAMETRISED
 from mllint.analysis.values.library_models import NOT_MODULES, is_library_factory, library_model
 from mllint.analysis.values.optimizers import is_optimizer
@@ -989,13 +990,16 @@ class _Backpropagating:
 def _learnable_parameter(objects: Objects, obj: Obj):
     """(its module's context, its class, the attribute, the `nn.Parameter(...)` call) for an object of a
     module class of the project whose `__init__` makes a trainable `nn.Parameter` of its own; None for
-    anything else, or a class that freezes anything (`requires_grad = False`, `requires_grad_(False)`)."""
+    anything else, a class that freezes anything (`requires_grad = False`, `requires_grad_(False)`), or one
+    that builds an optimizer over its own parameters (a temperature scaler's `fit`)."""
     found = objects.class_of(obj)
     if found is None:
         return None
     home, cls = found
     init = own_method(cls, "__init__")
     if init is None or cls not in home.analysis(ModuleClasses).modules:
+        return None
+    if _fits_itself(home, cls):
         return None
     for node in home.index.within(cls, ast.Call, ast.Assign, ast.keyword):
         if isinstance(node, ast.keyword) and node.arg == "requires_grad" and not _true(node.value):
@@ -1011,6 +1015,16 @@ def _learnable_parameter(objects: Objects, obj: Obj):
             if target is not None:
                 return home, cls, target.attr, value
     return None
+
+
+def _fits_itself(home, cls: ast.ClassDef) -> bool:
+    """Does the class (or a base of the project) build an optimizer over its own parameters (a temperature
+    scaler's `fit`: `LBFGS([self.log_t])`, `Adam(self.parameters())`)?"""
+    for ctx, found in lineage(home, cls, home.analysis(ProjectView)):
+        calls = ctx.analysis(OptimizerConstructors).calls
+        if any(c in calls and any(isinstance(a, ast.Name) and a.id == "self" for a in ast.walk(c)) for c in ctx.index.within(found, ast.Call)):
+            return True
+    return False
 
 
 def _true(node: ast.AST) -> bool:
