@@ -89,8 +89,13 @@ class DivisionByStdWithoutEpsilon(Rule):
                 break
         attribute = is_self_attribute(denominator) and self.ctx.scopes.enclosing_class(division)
         scope = attribute or self.ctx.scopes.enclosing_function(division) or self.ctx.tree
+        return self._guards(scope, self.ctx)
+
+    def _guards(self, scope: ast.AST, ctx) -> bool:
+        """`_compares_a_std`, once per scope (False while it is being worked out: a function returning its own call)."""
         if scope not in self._compares_std:
-            self._compares_std[scope] = self._compares_a_std(scope)
+            self._compares_std[scope] = False
+            self._compares_std[scope] = self._compares_a_std(scope, ctx)
         return self._compares_std[scope]
 
     def _compares_a_std(self, scope: ast.AST, ctx=None) -> bool:
@@ -125,7 +130,7 @@ class DivisionByStdWithoutEpsilon(Rule):
         parts = ctx.analysis(ParameterEffects).returned_parts(node) if len(seen) < MAX_CALLS and not self._std_call(node, ctx) else None
         if parts:
             return all(
-                part not in seen and self._is_std(part, seen | {part}, home) and not self._compares_a_std(function, home)
+                part not in seen and self._is_std(part, seen | {part}, home) and not self._guards(function, home)
                 for home, function, part in parts
             )  # fmt: skip
         return self._std_call(node, ctx)
