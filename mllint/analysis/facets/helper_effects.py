@@ -24,7 +24,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
-from mllint.analysis.facets.views import tensor_store, unshared, viewed
+from mllint.analysis.facets.views import stored_back, tensor_store, unshared, viewed
 from mllint.analysis.objects.constants import construction_constants
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
@@ -164,7 +164,8 @@ def entry_of_module(linted, ctx, function: ast.AST | None, parameter: str | None
     result (`agent.act(obs)`, `model.encode(x)`): such a method takes the caller's tensor as `forward` does.
     A name ending in `_` (`normalize_(x)`) says it works in place; a call on `self` (from the class or a
     subclass: `self.normalize(h)`) is not from outside; with `parameter`, only a call handing it the caller's
-    own tensor counts, not a fresh one (`agent.act(torch.tensor(obs))`)."""
+    own tensor counts, not a fresh one (`agent.act(torch.tensor(obs))`), nor one whose result the caller stores back
+    in its place (`w = model.reweight(w, d)`: it drops what it passed)."""
     if not isinstance(function, ast.FunctionDef) or function.name.startswith("_") or function.name.endswith("_") or function.name == "forward":
         return None
     if ctx.analysis(ModuleClasses).method_of_module(function, ctx) is None:
@@ -179,7 +180,7 @@ def entry_of_module(linted, ctx, function: ast.AST | None, parameter: str | None
         if parameter is None:
             return True
         argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
-        return argument is not None and not unshared(caller, argument, call)
+        return argument is not None and not unshared(caller, argument, call) and not stored_back(caller, argument)
 
     sites = linted.analysis(Callers).sites_in(ctx, function)
     return next(((c, call) for c, call in sites if outside(c, call)), None)

@@ -26,6 +26,8 @@ batch_size=None)`, `for x, y in ds`). `passed_through(binding, parameter)` follo
 callers that pass their own parameter on. `unshared(ctx, expr, use)` tells a fresh tensor (`torch.cat(...)`,
 `h.clone()`, `x[idx]` of an index array) from one a caller still holds.
 
+`stored_back(ctx, argument)` tells a call whose result goes back where its argument came from (`w = f(w)`).
+
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
 is the same tensor or a view of it (`nn.Identity`, `nn.Flatten`), a view, a list it was appended to; an
@@ -265,6 +267,18 @@ def _viewed_attribute(ctx, expr: ast.AST) -> ast.AST | None:
             return expr if viewing and _kept_attribute(ctx, expr) else None
         expr, viewing = inner, True
     return None
+
+
+def stored_back(ctx, argument: ast.AST) -> bool:
+    """Is `argument` passed to a call whose result its statement stores back where it came from (`w = f(w)`,
+    `self.pred[..., i] = f(data=self.pred[..., i])`)? The caller replaces what it passed by the result: a change
+    of it in place surprises no one."""
+    site = ctx.scopes.parent(argument)
+    site = ctx.scopes.parent(site) if isinstance(site, ast.keyword) else site
+    statement = ctx.scopes.parent(site) if isinstance(site, ast.Call) else None
+    if not (isinstance(statement, ast.Assign) and statement.value is site and len(statement.targets) == 1):
+        return False
+    return ast.unparse(statement.targets[0]) == ast.unparse(argument)
 
 
 def tensor_store(ctx, target: ast.AST) -> bool:
