@@ -55,7 +55,7 @@ RULES = {
     'ML605': ('ml605_softmax_over_size_one_dim', 'SoftmaxOverSizeOneDim', 'softmax-over-size-one-dim', 'error', False, False, None, ('softmax', 'Softmax'), False),
     'ML701': ('ml701_log_of_probabilities', 'LogOfProbabilities', 'log-of-probabilities', 'warning', False, False, None, ('log',), False),
     'ML702': ('ml702_bce_on_sigmoid', 'BceOnSigmoid', 'bce-on-sigmoid', 'info', True, False, None, ('binary_cross_entropy', 'BCELoss', 'criterion', 'loss'), False),
-    'ML703': ('ml703_division_by_std_without_epsilon', 'DivisionByStdWithoutEpsilon', 'division-by-std-without-epsilon', 'warning', True, False, None, ('std',), False),
+    'ML703': ('ml703_division_by_std_without_epsilon', 'DivisionByStdWithoutEpsilon', 'division-by-std-without-epsilon', 'warning', True, False, None, ('/',), False),
     'ML704': ('ml704_division_by_norm_of_relu_output', 'DivisionByNormOfReluOutput', 'division-by-norm-of-relu-output', 'warning', False, False, None, ('norm',), False),
     'ML801': ('ml801_torch_load_without_weights_only', 'TorchLoadWithoutWeightsOnly', 'torch-load-without-weights-only', 'warning', True, False, None, ('torch',), False),
     'ML802': ('ml802_forward_called_directly', 'ForwardCalledDirectly', 'forward-called-directly', 'warning', True, False, None, ('torch',), False),

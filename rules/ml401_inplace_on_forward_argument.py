@@ -145,7 +145,7 @@ class InplaceOnForwardArgument(Rule):
     module's own option to work in place, as `nn.Dropout(inplace=True)` offers, asked for by its user.
 
     A project function or method that changes its parameter in place (`def standardize(x, m, s): return
-    x.sub_(m).div_(s)`), directly or through the functions it passes it to, given a `forward`'s tensor
+    x.sub_(m).div_(s)`; a store into its items by a mask or a slice, `x[torch.rand_like(x) < p] = 0`), directly or through the functions it passes it to, given a `forward`'s tensor
     argument, is reported at its change when every call hands it such an argument, else at the call in
     `forward`; a helper that copies first (`x = x.clone()`, `x: Tensor = x.clone()`), or is given a copy or a
     fresh tensor, is not, nor a change under the helper's own switch (`x.mul_(s) if inplace else x.mul(s)`)
@@ -257,7 +257,7 @@ class InplaceOnForwardArgument(Rule):
     def _check_helper(self, function: ast.FunctionDef) -> None:
         """A project function that changes its parameter in place, which every call hands a module's `forward`
         argument to (through functions passing it on): the change is made here."""
-        if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign)):
+        if not any(INPLACE.sink(self.ctx, n) is not None for n in self.ctx.index.within(function, ast.Call, ast.AugAssign, ast.Assign)):
             return
         tensors = tensor_parameters(self.ctx, function) if entry_of_module(self.ctx, self.ctx, function) is not None else set()
         for parameter, reaches in self.ctx.analysis(ParameterEffects).of(function, INPLACE).items():

@@ -20,7 +20,8 @@ class LossTermCutFromGraph(Rule):
     loss is not: `loss = ce + beta * kl.item()`, `loss += penalty.detach()`, `loss = main + aux.data`,
     `loss = ce + torch.tensor(reg)` where the cut value was computed from the model (also a term read back from a
     dict of cut values, `w * logged["b"]` with `logged = {k: v.item() for k, v in losses.items()}`; re-wrapped from a
-    list, `torch.tensor([blk.aux for blk in self.model.blocks])`; a term of a reduced
+    list, `torch.tensor([blk.aux for blk in self.model.blocks])`, the model built on `self` or wrapped (`nn.DataParallel`,
+    `.module`); a list of terms computed by functions of a table, `{k: LOSSES[k](out, y) for k in names}`; a term of a reduced
     sum: `(alpha * logp - q.detach()).mean()`, scaled between reductions too: `torch.mean(torch.sum(err + w *
     smooth.detach(), 1) / n_valid)`, in a function of the project that calls the model itself; not a
     frozen reference cut where it is computed, `(logp - ref_logp).mean()`), and a weight penalty

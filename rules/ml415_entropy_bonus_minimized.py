@@ -25,11 +25,13 @@ class EntropyBonusMinimized(Rule):
     number (`w=0.05`) is a coefficient. The loss must be backpropagated and stepped (or returned by a Lightning-style `training_step` or an
     HF `compute_loss` override that runs no backward itself: the library does), and hold a policy term
     (`pg_loss`, `policy_loss`, a term read from advantages or log-probabilities, or one whose values are
-    log-probabilities by where they come from: `chosen * rets` with `chosen = log_softmax(...).gather(1, a)`,
+    log-probabilities by where they come from, weighted by returns or advantages: `chosen * rets` with `chosen =
+    log_softmax(...).gather(1, a)`,
     PPO's `-torch.min(s1, s2)` with `s1 = ratio * adv`, stacked `dist.log_prob(a)` a policy method returns). `loss = pg_loss - ent_coef * entropy`, and
     `+ ent_coef * entropy_loss` where `entropy_loss = -entropy.mean()` (the negative entropy), are
     right and not reported; so is entropy minimization outside an actor-critic loss (semi-supervised
-    and domain-adaptation losses minimize the entropy of predictions on purpose).
+    and domain-adaptation losses minimize the entropy of predictions on purpose: a log-likelihood of the labels,
+    `log_softmax(logits).gather(1, y)` or a focal loss, weighted by no return, is no policy term).
 
     ## Why is this bad?
     The bonus is there to keep the policy exploring: minimizing the loss should *maximize* the entropy.

@@ -4,7 +4,7 @@ from mllint.analysis.facets.gradients import under_no_grad
 from mllint.analysis.facets.loops import LOOP_NODES, loop_or_function
 from mllint.analysis.facets.views import (
     changed_by_callee, changed_in_place, compounds, held_after, kept_view, kept_view_changes, passed_through, read_after_change,
-    reused_over_loop, storage_root, stored_item,
+    reused_over_loop, storage_root, stored_back, stored_item,
 )
 from mllint.analysis.program.callers import Callers, per_call_site
 from mllint.analysis.program.project import place_in
@@ -220,8 +220,8 @@ class InplaceOnStoredData(Rule):
         returned = _returns_name(function, parameter) and not in_place
         for binding in self.ctx.analysis(Callers).bindings(function):
             passed = binding.argument(parameter) if binding.site is not None else None
-            if passed is None:
-                continue
+            if passed is None or stored_back(passed[0], passed[1]):
+                continue  # `self.pred[..., i] = f(self.pred[..., i])`: changed on purpose, the result stored back
             reused = name.id != parameter and compounds(change) and not in_place and read_after_change(self.ctx, name, change)
             loop = reused_over_loop(passed[0], passed[1]) if reused else None
             if loop is not None:

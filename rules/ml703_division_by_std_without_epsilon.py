@@ -1,12 +1,14 @@
 import ast
 
 from mllint.analysis.facets.leakage import Leakage
+from mllint.analysis.program.effects import ParameterEffects
 from mllint.analysis.syntax.names import callee_name, is_self_attribute
 from mllint.analysis.values.values import ValueKinds, kept_value
 from mllint.rule import Rule
 
 STD_FUNCTIONS = {"torch.std"}
 IN_PLACE_GUARDS = frozenset({"clamp_", "clamp_min_", "clip_", "add_", "masked_fill_"})
+MAX_CALLS = 4  # names and project functions' returns a denominator is followed back through
 
 
 class DivisionByStdWithoutEpsilon(Rule):
@@ -15,7 +17,9 @@ class DivisionByStdWithoutEpsilon(Rule):
     Opt-in (enable it by its code). Reports a division whose denominator is a standard deviation
     computed on the spot, with nothing keeping it away from zero: `(x - x.mean()) / x.std()`,
     `x / torch.std(x, dim=0)`, `adv / adv.std(unbiased=False)`, or a name bound to one (`sigma = x.std(-1,
-    keepdim=True)` then `(x - mu) / sigma`, or `self.std = x.std(0)` in `fit` then `/ self.std` in `transform`). A denominator with an epsilon
+    keepdim=True)` then `(x - mu) / sigma`, or `self.std = x.std(0)` in `fit` then `/ self.std` in `transform`), or what a
+    function of the project returns, in any module (`mu, sd = window_stats(w)` returning `w.mean(-1), w.std(-1)`;
+    `torch.std_mean(x, -1)`'s first part too) when that function does not guard it. A denominator with an epsilon
     (`x.std() + 1e-8`) or a clamp (`x.std().clamp(min=eps)`), a division inside `nan_to_num`, and a
     function that compares a std (`if std < 1e-5:`, `torch.where(std > 0, ...)`) are not reported, nor
     is the std of every element of a whole data set (a column of a table pandas reads, `df["price"].std()`, `df.pop("y")` of a table a project helper reads and cleans,
@@ -56,7 +60,7 @@ class DivisionByStdWithoutEpsilon(Rule):
     code = "ML703"
     name = "division-by-std-without-epsilon"
     message = "division by `{denominator}` with no epsilon: a constant input gives inf/nan"
-    requires_any_text = ("std",)
+    requires_any_text = ("/",)  # the std may be computed by a function of another module
     opt_in = True
     opt_in_reason = (
         "whether a std can be zero depends on the data; on real training code it was a whole volume's or "
@@ -85,44 +89,65 @@ class DivisionByStdWithoutEpsilon(Rule):
                 break
         attribute = is_self_attribute(denominator) and self.ctx.scopes.enclosing_class(division)
         scope = attribute or self.ctx.scopes.enclosing_function(division) or self.ctx.tree
+        return self._guards(scope, self.ctx)
+
+    def _guards(self, scope: ast.AST, ctx) -> bool:
+        """`_compares_a_std`, once per scope (False while it is being worked out: a function returning its own call)."""
         if scope not in self._compares_std:
-            self._compares_std[scope] = self._compares_a_std(scope)
+            self._compares_std[scope] = False
+            self._compares_std[scope] = self._compares_a_std(scope, ctx)
         return self._compares_std[scope]
 
-    def _compares_a_std(self, scope: ast.AST) -> bool:
-        index = self.ctx.index
+    def _compares_a_std(self, scope: ast.AST, ctx=None) -> bool:
+        ctx = ctx or self.ctx
+        index = ctx.index
         std_names = {
             target.id
-            for node in index.within(scope, ast.Assign) if self._is_std(node.value)
+            for node in index.within(scope, ast.Assign) if self._is_std(node.value, ctx=ctx)
             for target in node.targets if isinstance(target, ast.Name)
         }  # fmt: skip
         clamped = any(
-            isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_GUARDS and self._is_std(node.func.value)
+            isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_GUARDS and self._is_std(node.func.value, ctx=ctx)
             for node in index.within(scope, ast.Call)
         )  # fmt: skip
         return clamped or any(
-            self._is_std(operand) or isinstance(operand, ast.Name) and operand.id in std_names
+            self._is_std(operand, ctx=ctx) or isinstance(operand, ast.Name) and operand.id in std_names
             for node in index.within(scope, ast.Compare)
             for operand in (node.left, *node.comparators)
         )  # fmt: skip
 
-    def _is_std(self, node: ast.AST, seen: frozenset = frozenset()) -> bool:
+    def _is_std(self, node: ast.AST, seen: frozenset = frozenset(), ctx=None) -> bool:
         """A std computed on the spot, or a name or `self.` attribute every assignment that reaches it binds
-        to one (`sigma = x.std(-1, keepdim=True)`, then `(x - mu) / sigma`; `self.std = x.std(0)` in `fit`).
-        `seen`: the assignments followed (`sigma = sigma.clone()` binds a name to its own value)."""
-        node = kept_value(self.ctx, node)  # `x.std(0).detach()`, `sigma.to(device)`
+        to one (`sigma = x.std(-1, keepdim=True)`, then `(x - mu) / sigma`; `self.std = x.std(0)` in `fit`), or
+        what every `return` of a project function gives back, in any module, when the function does not
+        guard it (`mu, sd = window_stats(x)` returning `w.mean(-1), w.std(-1)`). `seen`: the assignments and
+        calls followed (`sigma = sigma.clone()` binds a name to its own value)."""
+        ctx = ctx or self.ctx
+        node = kept_value(ctx, node)  # `x.std(0).detach()`, `sigma.to(device)`
         if isinstance(node, (ast.Name, ast.Attribute)):
-            values = self.ctx.analysis(ValueKinds).assigned_values(node)
-            return bool(values) and all(isinstance(v, ast.Call) and v not in seen and self._is_std(v, seen | {v}) for v in values)
+            values = ctx.analysis(ValueKinds).assigned_values(node)
+            return bool(values) and all(isinstance(v, ast.Call | ast.Subscript) and v not in seen and self._is_std(v, seen | {v}, ctx) for v in values)
+        parts = ctx.analysis(ParameterEffects).returned_parts(node) if len(seen) < MAX_CALLS and not self._std_call(node, ctx) else None
+        if parts:
+            return all(
+                part not in seen and self._is_std(part, seen | {part}, home) and not self._guards(function, home)
+                for home, function, part in parts
+            )  # fmt: skip
+        return self._std_call(node, ctx)
+
+    def _std_call(self, node: ast.AST, ctx) -> bool:
+        """`x.std()`, `torch.std(x, dim=0)`, the std `torch.std_mean(x, -1)` gives first: not of every element
+        of a whole data set."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) and ctx.qualified_name(node.value.func) == "torch.std_mean":
+            return isinstance(node.slice, ast.Constant) and node.slice.value == 0
         if not isinstance(node, ast.Call):
             return False
-        if self.ctx.qualified_name(node.func) in STD_FUNCTIONS:
+        if ctx.qualified_name(node.func) in STD_FUNCTIONS:
             reduced = node.args[0] if len(node.args) == 1 else None
-        elif isinstance(node.func, ast.Attribute) and node.func.attr == "std" and self.ctx.qualified_name(node.func) is None:
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "std" and ctx.qualified_name(node.func) is None:
             reduced = None if node.args else node.func.value  # `x.std()` on a tensor, not `np.std`-like functions
         else:
             return False
         # Every element of a whole data set (a table's column, a training split) is constant only in broken data.
         whole = reduced is not None and not any(k.arg in ("dim", "axis") for k in node.keywords)
-        return not (whole and self.ctx.analysis(Leakage).data_set(reduced))
-
+        return not (whole and ctx.analysis(Leakage).data_set(reduced))

@@ -14,7 +14,7 @@ class StatisticsBeforeSplit(Rule):
     `SimpleImputer`...) fitted with `fit` / `fit_transform`, or a normalisation written out
     (`X = (X - X.mean(0)) / X.std(0)`), followed by `train_test_split`, `cross_val_score` (and the other
     cross-validation helpers), `torch.utils.data.random_split`, a splitter's `.split(X)`, or slicing
-    into two parts (`X[:n]` and `X[n:]`), a mask and its complement (`X[mask]`, `X[~mask]`), opposite
+    into two parts (`X[:n]` and `X[n:]`; pandas' `X.head(n)` and `X.tail(k)`), a mask and its complement (`X[mask]`, `X[~mask]`), opposite
     comparisons (`df[df.date < cut]`, `df.loc[df.date >= cut]`, `df.query("year >= 2022")`) or values
     (`df[df.split == "train"]`, `df[df.split == "test"]`) held as parts named for training and evaluation or
     returned by a splitting helper, of that data or of anything computed from it. The data it converts or that

@@ -8,7 +8,10 @@ enabled (`GradEnabledFlow`) is cut there, at the `torch.no_grad()` that makes it
 name may hold (reaching definitions) must all agree, otherwise the state is unknown: unknown stays unknown.
 A parameter is unknown, unless the flow is asked under a call site's `Binding` (`callers.per_call_site`):
 it then carries what that call site passes, read in the caller's file (`holder` tells where a cut is).
-Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one, as
+A call of a value that may be one of several functions of the project (`LOSSES[name](pred, y)` of a table a
+decorator fills) carries a graph when each of them returns one given the call's arguments. A model wrapper
+(`nn.DataParallel(net)`, `torch.compile(net)`) carries what it wraps, and a container of modules
+(`nn.ModuleList(Block(d) for _ in range(n))`) is a module with parameters. Parameters of a module iterated over (`for p in model.parameters()`, also in a comprehension) carry one, as
 do `.weight`/`.bias` of a module or of a part of one (`net.proj.weight`, `net = self.net`). An attribute of
 an object of a project class (`layer.aux_loss`, also of an item of a `ModuleList` it iterates) carries what
 the class's methods write to it (`self.aux_loss = x.item()`: cut). `managed_losses` lists the losses a
@@ -42,7 +45,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from mllint.analysis.objects.call_sites import built, constant_everywhere
-from mllint.analysis.objects.callees import function_called, method_called
+from mllint.analysis.objects.callees import function_called, functions_called, method_called
 from mllint.analysis.objects.points_to import Objects
 from mllint.analysis.program.callers import per_call_site
 from mllint.analysis.program.calls import ANY_MODULE, Callee, CallResolver, bind_arguments
@@ -54,7 +57,7 @@ from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.values.library_models import is_library_factory
-from mllint.analysis.values.values import ValueKinds, canonical_class, is_parameter
+from mllint.analysis.values.values import MODEL_WRAPPERS, ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
 from mllint.source import one_line
 
@@ -81,6 +84,9 @@ CUT_FUNCTIONS = frozenset({
     # the legacy wrapper: `Variable(x)` is `x.detach()`, `Variable(x, requires_grad=True)` a fresh leaf
     "torch.autograd.Variable", "torch.autograd.variable.Variable",
 })  # fmt: skip
+# Given a tensor they return it (its graph kept); given a list of tensors, a new tensor of their numbers.
+LISTING_FUNCTIONS = frozenset({"torch.as_tensor", "torch.asarray"})
+LISTED = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
 CUT_BUILTINS = frozenset({"float", "int", "bool"})
 NO_GRAPH_BUILTINS = frozenset({"len", "range", "isinstance"})
 SUMMING_BUILTINS = frozenset({"sum", "abs", "list", "tuple"})  # a value computed from their arguments, or holding them
@@ -699,7 +705,8 @@ class GradientFlow:
         func = call.func
         arguments = [*call.args, *(k.value for k in call.keywords)]
         name = self.ctx.qualified_name(func)
-        if name in CUT_FUNCTIONS:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
+        listed = name in LISTING_FUNCTIONS and isinstance(call_argument(call, 0, "data"), LISTED)  # `torch.as_tensor([a, b])`
+        if name in CUT_FUNCTIONS or listed:  # re-wrapping: a new tensor, with no graph (a leaf if it requires grad)
             value = call_argument(call, 0, "data") or call_argument(call, 0, "input")
             before = (self._flow(value, depth + 1) if value is not None else NONE) or UNKNOWN
             wrapped = Flow(State.NONE, (call,)) if before.state is State.GRAPH else before
@@ -719,6 +726,8 @@ class GradientFlow:
             return operands([self._flow(a, depth + 1) for a in call.args[:1]])
         if name is not None and name.startswith("numpy."):  # arrays never carry a graph, but cuts do
             return operands([self._flow(a, depth + 1) for a in arguments])
+        if canonical_class(name) in MODEL_WRAPPERS and call.args:  # `nn.DataParallel(net)`: the module it wraps
+            return self._flow(call.args[0], depth + 1)
         if name is not None and name.startswith("torch."):
             if requires_grad(call) or canonical_class(name) == "torch.nn.Parameter":
                 return GRAPH
@@ -738,6 +747,8 @@ class GradientFlow:
             return self._flow(func.value, depth + 1) if isinstance(func, ast.Attribute) else UNKNOWN
         if cut is not None:
             return cut
+        if self._from_table(call, depth):
+            return GRAPH  # `TASK_LOSSES[name](pred, y)`: every function the table holds returns a graph
         if isinstance(func, ast.Name) and func.id == "self" and self._in_module_class(call):
             return GRAPH  # `self(x)` in a method of a module: its own forward
         callee = self.module_kind(func)
@@ -789,6 +800,21 @@ class GradientFlow:
         carried = source is not None and flows.returned_flow(callee.function, source, given).state is State.GRAPH
         self.callee_cuts[call] = CalleeCut(name, own[0], path, carried)
         return Flow(State.NONE, (call,))
+
+    def _from_table(self, call: ast.Call, depth: int) -> bool:
+        """Does a call of a value that may be one of several functions of the project (`LOSSES[k](out, y)` of a
+        table a decorator fills) return a graph whichever it runs, given the call's arguments?"""
+        if not isinstance(call.func, ast.Subscript | ast.Name | ast.Attribute):
+            return False
+        found = functions_called(self.ctx, call, None if isinstance(self._binding, Given) else self._binding)
+        if found is None or len(found) < 2:
+            return False  # one function: `_from_callee`'s
+        for callee in found:
+            bound = bind_arguments(call, callee.function, False).items()
+            given = Given(callee.function, {name: self._flow(a, depth + 1) or UNKNOWN for name, a in bound if a is not None})
+            if callee.ctx.analysis(GradientFlow).returned(callee.function, given).state is not State.GRAPH:
+                return False
+        return True
 
     def passes_graph(self, call: ast.Call, live: set[ast.AST]) -> bool:
         """Does the project function `call` runs (in any module) return a graph when the arguments `live`
@@ -952,8 +978,9 @@ class GradientFlow:
         name = canonical_class(self.ctx.qualified_name(func))
         if name and not name.startswith("torch.") and self._view.index is not None and self._view.is_module_class(name):
             return True  # a module class of another module of the project
-        if name in CONTAINERS:
-            return any(isinstance(a, ast.Call) and self._is_module_constructor(a) for a in call.args)
+        if name in CONTAINERS:  # `nn.ModuleList(Block(d) for _ in range(n))`, `nn.Sequential(*[...])`, `[a, b]`
+            items = [i for a in call.args for i in _listed(a.value if isinstance(a, ast.Starred) else a)]
+            return any(isinstance(i, ast.Call) and self._is_module_constructor(i) for i in items)
         return name in PARAMETRISED or is_library_factory(name or "")
 
 
@@ -974,6 +1001,13 @@ def _element(expr: ast.AST, index: int | None) -> ast.AST:
     if index is None or not isinstance(expr, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in expr.elts):
         return expr
     return expr.elts[index] if -len(expr.elts) <= index < len(expr.elts) else expr
+
+
+def _listed(arg: ast.AST) -> list[ast.AST]:
+    """What a container's argument lists: itself, a list's or tuple's items, a comprehension's element."""
+    if isinstance(arg, (ast.List, ast.Tuple)):
+        return list(arg.elts)
+    return [arg.elt] if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) else [arg]
 
 
 def _is_none(flow: Flow | None) -> bool:

@@ -1,6 +1,7 @@
 """Effects a module's `forward` has through the project functions it calls (ML401, ML304).
 
-`INPLACE`: an in-place tensor method (`x.sub_(m)`), or an augmented assignment, on what a parameter holds
+`INPLACE`: an in-place tensor method (`x.sub_(m)`), an augmented assignment, or a store into a tensor's items
+(`x[mask] = 0`, `x[:, 0] *= s`: `views.tensor_store`), on what a parameter holds
 (through views: `x.view(B, -1)`, `x[:, :3]`, an in-place chain `x.sub_(m).div_(s)`). `DROPOUT`: a functional
 dropout that leaves `training` to its default (`F.dropout(h, p)`) in a function that does not read the
 mode itself (`reads_mode`); a call that passes `training=` (or reads `self.training` for it), or sits in a
@@ -23,7 +24,7 @@ from weakref import WeakKeyDictionary
 
 from mllint.analysis.facets.gradients import FLAG_METHODS
 from mllint.analysis.facets.layers import FUNCTIONAL_DROPOUT
-from mllint.analysis.facets.views import unshared, viewed
+from mllint.analysis.facets.views import stored_back, tensor_store, unshared, viewed
 from mllint.analysis.objects.constants import construction_constants
 from mllint.analysis.program.callers import MAX_SITES, Callers
 from mllint.analysis.program.calls import bind_arguments
@@ -41,11 +42,15 @@ TENSOR_TYPES = {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor"}
 
 
 class _InPlace(Effect):
-    words = re.compile(r"\w_\(|\+=|-=|\*=|/=")
+    words = re.compile(r"\w_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
 
     def sink(self, ctx, node: ast.AST) -> ast.AST | None:
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             return node.target
+        targets = [node.target] if isinstance(node, ast.AugAssign) else node.targets if isinstance(node, ast.Assign) else []
+        stored = next((t for t in targets if tensor_store(ctx, t)), None)  # `x[mask] = 0`, `x[:, 0] *= s`
+        if stored is not None:
+            return stored.value
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method.endswith("_") and not method.startswith("_") and method not in FLAG_METHODS:
@@ -159,7 +164,8 @@ def entry_of_module(linted, ctx, function: ast.AST | None, parameter: str | None
     result (`agent.act(obs)`, `model.encode(x)`): such a method takes the caller's tensor as `forward` does.
     A name ending in `_` (`normalize_(x)`) says it works in place; a call on `self` (from the class or a
     subclass: `self.normalize(h)`) is not from outside; with `parameter`, only a call handing it the caller's
-    own tensor counts, not a fresh one (`agent.act(torch.tensor(obs))`)."""
+    own tensor counts, not a fresh one (`agent.act(torch.tensor(obs))`), nor one whose result the caller stores back
+    in its place (`w = model.reweight(w, d)`: it drops what it passed)."""
     if not isinstance(function, ast.FunctionDef) or function.name.startswith("_") or function.name.endswith("_") or function.name == "forward":
         return None
     if ctx.analysis(ModuleClasses).method_of_module(function, ctx) is None:
@@ -174,7 +180,7 @@ def entry_of_module(linted, ctx, function: ast.AST | None, parameter: str | None
         if parameter is None:
             return True
         argument = bind_arguments(call, function, takes_self(ctx, function)).get(parameter)
-        return argument is not None and not unshared(caller, argument, call)
+        return argument is not None and not unshared(caller, argument, call) and not stored_back(caller, argument)
 
     sites = linted.analysis(Callers).sites_in(ctx, function)
     return next(((c, call) for c, call in sites if outside(c, call)), None)

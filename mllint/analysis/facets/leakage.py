@@ -2,7 +2,7 @@
 
 A fit is a scikit-learn transformer fitted on a data set, or statistics of it (`X.mean(0)`) that
 transform it; a split is `train_test_split` and its kin, a splitter's `.split(X)`, or the head and tail
-of one bound (`X[:n]`, `X[n:]`) taken as parts. Data is named by its key (`X`, `self.data`, `df` for
+of one bound (`X[:n]`, `X[n:]`; pandas' `X.head(n)`, `X.tail(k)`) taken as parts. Data is named by its key (`X`, `self.data`, `df` for
 `df[cols]`); what an assignment computes from fitted data is fitted data too.
 
 One pass per scope indexes what each of its nodes reads, binds and splits; a backward sweep over it keeps,
@@ -207,6 +207,8 @@ class Leakage:
             queried = _queried(self.ctx, call)
             if queried is not None:
                 sides[(queried[0], *queried[1][1])].add(queried[1][0])
+            elif (taken := _taken_end(self.ctx, call)) is not None:
+                sides[(taken[0], "ends")].add(taken[1][0])  # `df.head(n)` and `df.tail(k)`, whatever the bounds
         if any(len(side) >= 2 for key, side in sides.items() if key[0] is not None):
             return True  # a head and a tail of one key: `X[:n]`, `X[n:]`; `X[mask]`, `X[~mask]`
         tuples = (t for t in self.ctx.index.of_type(ast.Tuple) if len(t.elts) >= 2)
@@ -1065,6 +1067,17 @@ class Leakage:
             if any(self._apart(flow.events[j], node) for other, j in sides.items() if other != side[0]):
                 lower(key, max(sides.values()), at)
 
+        def halved(key: str, half: tuple[str, frozenset[str]], node: ast.AST, i: int) -> None:
+            """A head and a tail of one bound, or of a bound and one offset from it, overlapping or not
+            (`series[:cut]`, `series[cut - w:]`; not `y[:n]`, `y[-n:]`); or of any bounds, when assignments name
+            both parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`)."""
+            named = ["named"] if self._named_by_target(node) else []
+            for bound in (*half[1], *named):
+                sides = halves.setdefault((key, bound), {})
+                sides[half[0]] = i
+                if len(sides) == 2:
+                    lower(key, max(sides.values()), i)
+
         for i in range(len(flow.events) - 1, -1, -1):
             node = flow.events[i]
             if isinstance(node, ast.Assign):
@@ -1081,6 +1094,9 @@ class Leakage:
                         history[1].append(reached[key])
             elif isinstance(node, ast.Call) and (queried := _queried(self.ctx, node)) is not None:
                 selected(queried[0], queried[1], node, i)
+            elif isinstance(node, ast.Call) and (taken := _taken_end(self.ctx, node)) is not None:
+                if self._names_a_part(node):  # `table.head(n)`, `table.tail(k)`: as `table[:n]`, `table[-k:]`
+                    halved(taken[0], taken[1], node, i)
             elif isinstance(node, ast.Call):
                 for key in {k for a in self.split_data(node) for k in _split_keys(a)} | self._indexed_by_helper(node, flow.parts):
                     lower(key, i, i)
@@ -1092,15 +1108,7 @@ class Leakage:
                 elif half is None and key is not None and (other := _complement(node.slice, self.ctx)) is not None:
                     selected(key, other, node, i)
                 elif half is not None and self._names_a_part(node):
-                    # A head and a tail of one bound, or of a bound and one offset from it, overlapping
-                    # or not (`series[:cut]`, `series[cut - w:]`; not `y[:n]`, `y[-n:]`); or of any bounds,
-                    # when assignments name both parts (`train = X[:n_train]`, `test = X[n_train + n_val:]`).
-                    named = ["named"] if self._named_by_target(node) else []
-                    for bound in (*half[1], *named):
-                        sides = halves.setdefault((key, bound), {})
-                        sides[half[0]] = i
-                        if len(sides) == 2:
-                            lower(key, max(sides.values()), i)
+                    halved(key, half, node, i)
 
     def _same_data(self, events: list[ast.AST]) -> dict[str, frozenset[str]]:
         """Each key of a scope bound to a conversion of the whole of another (`full = torch.as_tensor(spectra)`,
@@ -1538,6 +1546,17 @@ def _complement(index: ast.AST, ctx=None) -> tuple[str, frozenset[str]] | None:
         equal = isinstance(op, ast.Eq) != negated
         return f"{'==' if equal else '!='} {right}", frozenset({"equal " + left})
     return None
+
+
+def _taken_end(ctx, call: ast.Call) -> tuple[str, tuple[str, frozenset[str]]] | None:
+    """(the key, as `_half` gives it) for `table.head(n)` / `table.tail(k)` of pandas: the first or last rows."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("head", "tail") and len(call.args) == 1 and not call.keywords):
+        return None
+    key = _key(func.value) if ctx.qualified_name(func) is None else None
+    bound = call.args[0]
+    offset = isinstance(bound, ast.BinOp) and isinstance(bound.op, (ast.Add, ast.Sub))
+    return (key, (func.attr, frozenset({ctx.text(bound), *([ctx.text(bound.left)] if offset else [])}))) if key else None
 
 
 def _half(ctx, index: ast.AST) -> tuple[str, frozenset[str]] | None:

@@ -613,8 +613,8 @@ def _policy_term(ctx, term: Term) -> bool:
         return True
     if _reads_policy(home, term.node, term):
         return True  # PPO's `-torch.min(s1, s2)` with `s1 = ratio * adv`, REINFORCE's stacked `dist.log_prob(a)`
-    found = objective(home, term.node)
-    return found is not None and found.kind == LOG_LIKELIHOOD
+    found = objective(home, term.node)  # weighted by returns or advantages: a supervised NLL of labels is no policy
+    return found is not None and found.kind == LOG_LIKELIHOOD and found.policy_gradient
 
 
 def _combined(ctx, node: ast.AST) -> list[ast.AST]:

@@ -69,7 +69,7 @@ OBJECTIVE_WORDS = re.compile(rb"log|loss|backward|step|grad")
 # A factor that holds probabilities turns a log-likelihood into an entropy (`(p * log_p).sum()`).
 PROBABILITY_TEXT = re.compile(r"prob|exp|softmax|sigmoid", re.IGNORECASE)
 # A factor that makes a log-likelihood a policy-gradient term.
-ADVANTAGE_TEXT = re.compile(r"adv|return|reward", re.IGNORECASE)
+ADVANTAGE_TEXT = re.compile(r"adv|return|reward|\brets?\b|\brews?\b|rtg|\bg(_?t)?\b", re.IGNORECASE)  # `G`, `Gt`: the return
 
 
 @dataclass(frozen=True)

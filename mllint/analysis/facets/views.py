@@ -9,7 +9,7 @@ binds `i` to `torch.split(x, [3, 1])[1]`), a basic index (`x[..., 2:4]`, `x[:, 0
 receiver (`x.sub_(m).div_(s)`). None when `expr` is none of these (a fresh tensor, or unknown).
 
 `changed_in_place(ctx, function)` lists the in-place changes of a function's tensors that go through a local
-name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[:, 0] = 0`, each with the expression
+name: `coords.mul_(s)`, `flat.sub_(m).div_(s)`, `x[..., :3] *= s`, `x[:, 0] = 0`, `x[mask] = 0` (`tensor_store`), each with the expression
 whose storage it changes, followed back through views and plain aliases to where it comes from
 (`storage_root`): a parameter, or an item of what an object keeps (`sample = self.points[idx]`); a loop
 variable over a literal tuple (`for v, s in ((x1, w), (y1, h))`) comes from where all its items agree. Writes
@@ -25,6 +25,8 @@ batch a generator method yields of one, the stored item a dataset gives without 
 batch_size=None)`, `for x, y in ds`). `passed_through(binding, parameter)` follows an argument up a chain of
 callers that pass their own parameter on. `unshared(ctx, expr, use)` tells a fresh tensor (`torch.cat(...)`,
 `h.clone()`, `x[idx]` of an index array) from one a caller still holds.
+
+`stored_back(ctx, argument)` tells a call whose result goes back where its argument came from (`w = f(w)`).
 
 `held_after(ctx, argument, call)` answers, for a tensor a function passes at a call, where the function
 reads it again after the call, itself or through what it made of it before: an alias, a layer's output that
@@ -249,8 +251,8 @@ def _changes(ctx, scope: ast.AST):
             changed = func.value
         elif isinstance(node, ast.AugAssign):  # `x *= s` may rebind a number: in place for a sliced item or a view
             changed = node.target if _sliced(node.target) or _holds_view(ctx, node.target) else None
-        else:  # `x[..., :3] = v`; `d["key"] = v`, `items[i] = v` may be a dict's or a list's
-            changed = next((t for t in node.targets if _sliced(t)), None)
+        else:  # `x[..., :3] = v`, `x[mask] = 0`; `d["key"] = v`, `items[i] = v` may be a dict's or a list's
+            changed = next((t for t in node.targets if tensor_store(ctx, t)), None)
         if changed is not None and (ctx.scopes.enclosing_function(node) or ctx.tree) is scope:
             yield node, changed
 
@@ -265,6 +267,35 @@ def _viewed_attribute(ctx, expr: ast.AST) -> ast.AST | None:
             return expr if viewing and _kept_attribute(ctx, expr) else None
         expr, viewing = inner, True
     return None
+
+
+def stored_back(ctx, argument: ast.AST) -> bool:
+    """Is `argument` passed to a call whose result its statement stores back where it came from (`w = f(w)`,
+    `self.pred[..., i] = f(data=self.pred[..., i])`)? The caller replaces what it passed by the result: a change
+    of it in place surprises no one."""
+    site = ctx.scopes.parent(argument)
+    site = ctx.scopes.parent(site) if isinstance(site, ast.keyword) else site
+    statement = ctx.scopes.parent(site) if isinstance(site, ast.Call) else None
+    if not (isinstance(statement, ast.Assign) and statement.value is site and len(statement.targets) == 1):
+        return False
+    return ast.unparse(statement.targets[0]) == ast.unparse(argument)
+
+
+def tensor_store(ctx, target: ast.AST) -> bool:
+    """`x[:, :3]`, `x[..., 0]`, `x[mask]`, `x[x < 0]`: an item target only a tensor (or an array) takes, by a
+    slice, `...` or a boolean mask (a comparison, `~m`, `m1 & m2`, or a name bound only to those)."""
+    return _sliced(target) or (isinstance(target, ast.Subscript) and _mask(ctx, target.slice))
+
+
+def _mask(ctx, index: ast.AST, depth: int = 0) -> bool:
+    if isinstance(index, ast.Compare) or (isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert)):
+        return True
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr)):
+        return _mask(ctx, index.left, depth + 1) or _mask(ctx, index.right, depth + 1)
+    if not isinstance(index, ast.Name) or depth > MAX_ROOT_STEPS:
+        return False
+    values = ctx.analysis(ValueKinds).reaching_values(index)
+    return bool(values) and all(_mask(ctx, v, depth + 1) for v in values)
 
 
 def _sliced(target: ast.AST) -> bool:

@@ -82,13 +82,19 @@ def function_called(ctx, call: ast.Call, binding=None) -> Callee | None:
     """The function of the project a call of a value runs (`step_fn(batch)` with `step_fn` a closure that
     `make_step(model, optimizer)` returns, passed in by a call site under `binding`); None when it may be
     another, or is unknown."""
+    found = functions_called(ctx, call, binding)
+    return found[0] if found is not None and len(found) == 1 else None
+
+
+def functions_called(ctx, call: ast.Call, binding=None) -> list[Callee] | None:
+    """Every function of the project a call of a value may run (`TASK_LOSSES[name](pred, y)` of a table a
+    decorator fills, as `function_called`); None when one of them is not a project function, or unknown."""
     found = under(ctx, call.func, binding)
     objects = ctx.analysis(Objects)
     functions = {objects.function_of(obj) for obj in found - {NONE}} if found else set()
-    if len(functions) != 1 or None in functions:
+    if not functions or None in functions or not all(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for _, f in functions):
         return None
-    home, function = functions.pop()
-    return Callee(function, home) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    return [Callee(function, home) for home, function in functions]
 
 
 def called_names(ctx, func: ast.AST, binding=None) -> frozenset[str] | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from mllint.analysis.program.calls import Callee, CallResolver, bind_arguments
 from mllint.analysis.program.project import followed_view
+from mllint.analysis.program.summaries import function_returns
 from mllint.analysis.syntax.folding import SOMETHING, arms, fold, runs
 from mllint.analysis.syntax.scopes import parameter_defaults, parameters
 from mllint.analysis.values.values import ValueKinds
@@ -191,6 +192,19 @@ class ParameterEffects:
     def _parameters(self, function: ast.AST) -> list[str]:
         names = [p.arg for p in parameters(function, variadic=False)]
         return names[1:] if takes_self(self.ctx, function) else names
+
+    def returned_parts(self, expr: ast.AST) -> list[tuple[object, ast.AST, ast.AST]] | None:
+        """(the callee's context, its function, what it returns) for each `return` of the project function a call
+        runs, or the element `i` of the tuples it returns for `f(x)[i]` (`mu, sd = stats(w)` binds `sd` to
+        `stats(w)[1]`); None when the call runs no known function or a return is no tuple of that length."""
+        index = None
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
+            expr, index = expr.value, expr.slice.value
+        callee = self.callee(expr) if isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)) else None
+        returned = function_returns(callee.function) if callee is not None else None
+        if not returned or (index is not None and not all(isinstance(r, ast.Tuple) and -len(r.elts) <= index < len(r.elts) for r in returned)):
+            return None
+        return [(callee.ctx, callee.function, r if index is None else r.elts[index]) for r in returned]
 
     def returned_argument(self, expr: ast.AST, kind: Effect, depth: int = 0) -> ast.AST | None:
         """The argument of a call of a project function that it gives back (a form `kind` keeps of it)."""
