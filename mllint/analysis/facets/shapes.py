@@ -101,7 +101,7 @@ class Shapes:
         self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
-        self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._attributes: dict[object, dict[str, list[ast.AST]]] = {}  # by class, and by ("unpacked", class)
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._stores: dict[ast.ClassDef, dict[str, int]] = {}
@@ -492,8 +492,9 @@ class Shapes:
 
     def _may_be_passed(self, func: ast.AST) -> bool:
         """A cheap test before looking for call sites: a parameter of the function around it, or a
-        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`), also
-        through a local alias of it (`net = self.model`)."""
+        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`) or a
+        call of the project given one (`self.model = wrap(model, device)`, `self.model, self.opt =
+        setup(model)`), also through a local alias of it (`net = self.model`)."""
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
             if function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}:
@@ -502,8 +503,37 @@ class Shapes:
             return bool(values) and len(values) == 1 and is_self_attribute(values[0]) and self._may_be_passed(values[0])
         if not is_self_attribute(func):
             return False
-        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
-        return any(isinstance(self._unwrapped(value), ast.Name) for value in assigned)
+        cls = self.ctx.scopes.enclosing_class(func)
+        assigned = self._attribute_values(cls).get(func.attr, [])
+        if any(isinstance(self._unwrapped(value), ast.Name) or self._given_a_name(value) for value in assigned):
+            return True
+        return any(self._given_a_name(value) for value in self._unpacked_attributes(cls).get(func.attr, []))
+
+    def _given_a_name(self, value: ast.AST) -> bool:
+        """A call of a function of the project (not of a library) with a bare name among its arguments:
+        what it returns may be what it was given (`wrap(model, device)`)."""
+        value = self._unwrapped(value)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.ctx.qualified_name(value.func)
+        if self.own_function(value.func) is None and (name is None or self.project_function(name) is None):
+            return False
+        return any(isinstance(a, ast.Name) for a in [*value.args, *(k.value for k in value.keywords)])
+
+    def _unpacked_attributes(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
+        """The calls whose results a class unpacks into `self.` attributes (`self.model, self.opt = setup(model)`)."""
+        if cls is None:
+            return {}
+        key = ("unpacked", cls)
+        if key not in self._attributes:
+            self._attributes[key] = {}
+            for node in self.ctx.index.within(cls, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Call):
+                        for element in target.elts:
+                            if is_self_attribute(element):
+                                self._attributes[key].setdefault(element.attr, []).append(node.value)
+        return self._attributes[key]
 
     def _unwrapped(self, value: ast.AST) -> ast.AST:
         """The module a move or a wrapper returns or runs: `model` of `nn.DataParallel(model).to(device)`."""
