@@ -43,7 +43,7 @@ from mllint.analysis.facets.layer_shapes import (
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.program.project import ProjectView, followed_view
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, first_parameter, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
@@ -219,6 +219,18 @@ class Shapes:
         if function is None and isinstance(func, ast.Name):
             return self.values.local_function(func)
         return function if isinstance(function, ast.FunctionDef) else None
+
+    def own_method(self, func: ast.AST) -> ast.FunctionDef | None:
+        """The method of the class around `func` that `self.name` calls inside another of its methods
+        (`self._score(p, q, bias)`, `self.collect(n)`): a plain `def` (not `forward`, nor decorated), of
+        the class or a class of this file it derives from, that no `self.name = ...` replaces."""
+        if not (is_self_attribute(func) and func.attr != "forward"):
+            return None
+        cls = self.ctx.scopes.enclosing_class(func)
+        method = self._methods(cls).get(func.attr) if cls is not None else None
+        if method is None or method.decorator_list or func.attr in self._attribute_values(cls):
+            return None
+        return method if first_parameter(method) == "self" else None
 
     def _definition(self, func: ast.AST) -> ast.AST | None:
         """The class or function defined at this module's top level that `func` names."""
@@ -1627,8 +1639,13 @@ class Interpreter(Operations):
             return data
         helper = self.shapes.own_function(node.func)
         bound_here = self.env.get(node.func.id) if helper is not None else None
+        method = self.shapes.own_method(node.func) if helper is None and name is None else None
         if helper is not None and (bound_here is None or bound_here == Tensor(None, ("assigned", id(helper), helper.name))):
             called = self.helper_call(node, helper, arguments)
+            if called is not None:
+                return called
+        elif method is not None:
+            called = self.helper_call(node, method, arguments, skips_first=True)
             if called is not None:
                 return called
         elif name is not None:
@@ -1786,13 +1803,13 @@ class Interpreter(Operations):
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
         return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
-        """A call of a helper function of this file (or of another module of the project, `ctx`), given no
-        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
-        the arguments."""
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False) -> object | None:
+        """A call of a helper function of this file (or of another module of the project, `ctx`; a method
+        of `self`'s class when `skips_first`), given no arguments or one that says something (a known
+        shape, a size, a dataset, ...): the helper run with the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
-        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
+        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=skips_first)
         passed = {name: value for name, value in bound.items() if value is not None}
         for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
             if name not in bound and int_literal(default) is not None:
