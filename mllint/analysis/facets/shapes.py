@@ -1445,6 +1445,8 @@ class Interpreter(Operations):
         if is_self_attribute(node) and _numbers(self.shapes.constants(node)):
             return NUMBER  # `self.gamma = cfg.gamma` of `--gamma` given a float: a scalar factor keeps a shape
         base = self.eval(node.value)
+        if isinstance(base, Items) and node.attr in base.names:
+            return base.values[base.names.index(node.attr)]  # `x.max(1).values`
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
         if not isinstance(base, Tensor):
@@ -1658,6 +1660,11 @@ class Interpreter(Operations):
         first = self.value_of(call_argument(node, row.at, row.keyword)) if name in KEEPS_ENDS else None
         if isinstance(first, Tensor) and first.ends:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
+        pair = self.indexed_pair(node, name.removeprefix(TORCH), self.shape_of(call_argument(node, 0, "input")), 1) if name and name.startswith(TORCH) else None
+        if isinstance(receiver, Tensor) and name is None:
+            pair = self.indexed_pair(node, node.func.attr, receiver.shape, 0)
+        if pair is not None:
+            return pair
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
