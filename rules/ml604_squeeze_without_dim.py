@@ -49,6 +49,13 @@ def _definitions(values: ValueKinds, name: ast.Name) -> list[ast.AST]:
     return [d.node for d in values.reaching_definitions(name)]
 
 
+def _batch_column(value: object) -> bool:
+    """A tensor of unknown rank known to be `(B, ..., 1)`, B a symbol (a batch): a `Linear(h, 1)` output
+    of inputs whose rank the code does not show."""
+    ends = getattr(value, "ends", None)
+    return bool(ends and ends[0] and isinstance(ends[0][0], Sym) and ends[1] and ends[1][-1] == 1)
+
+
 def _unconverted(node: ast.AST) -> ast.AST:
     """`x` for `x.float()`, `x.to(device)`."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
@@ -61,7 +68,8 @@ class SqueezeWithoutDim(Rule):
     ## What it does
     Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension on a value passed to a loss,
     directly or through a local variable, and inside a module's `forward` on a value the shape analysis
-    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`), or only trailing size-1
+    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`, also `(batch, ..., 1)` of a
+    `Linear(h, 1)` on inputs of unknown rank), or only trailing size-1
     dimensions after a symbolic batch (`(batch, C, 1, 1)` of an adaptive pool). When the shape analysis
     knows which dimension is the size-1 one, the message names it. A loss whose input and target are
     both squeezed (`loss(logits.squeeze(), labels.squeeze())`) and `x.squeeze().item()` are not
@@ -158,13 +166,16 @@ class SqueezeWithoutDim(Rule):
         # `(B, C, 1, 1)` of an adaptive pool: every size-1 dim trailing, after a batch the analysis names
         trailing = is_known(shape) and len(ones) > 1 and ones[0] > 0 and ones[-1] - ones[0] == len(ones) - 1 == len(shape) - 1 - ones[0]
         batched = trailing and isinstance(shape[0], Sym)
-        if loss is None and not ((certain and any(isinstance(d, Sym) for d in shape)) or batched):
+        column = shape is None and _batch_column(self.ctx.analysis(Shapes).value(receiver))
+        if loss is None and not ((certain and any(isinstance(d, Sym) for d in shape)) or batched or column):
             return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimensions
         if (is_known(shape) and all(isinstance(d, int) for d in shape)) or self._batch_never_one(node, receiver):
             return
         if loss is None and self._caller_excuses(node):
             return
-        if not certain:
+        if column:  # `(B, ..., 1)`: the last dim is the size-1 one
+            ones = [-1]
+        elif not certain:
             self.report(node, self.message.format(hint=f" (`squeeze({tuple(ones)})`)" if trailing else ""))
             return
         if isinstance(node.func, ast.Attribute):
