@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.broadcasts import column_and_row, written_outer
+from mllint.analysis.facets.broadcasts import column_and_row, with_itself, written_outer
 from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, keeps_shape
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor
@@ -30,7 +30,8 @@ class BroadcastThenReduce(Rule):
     one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`, also through a name's one assignment:
-    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported;
+    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide, but never for a vector
+    paired with itself: `(s.view(-1, 1) > s).sum(1)` counts ranks) are not reported;
     a view that keeps a column already there (a critic's `(T, N, 1)` values viewed `(-1, 1)`) or adds
     none (`returns.view(-1)`) writes no outer product. A
     helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
@@ -188,6 +189,8 @@ class BroadcastThenReduce(Rule):
             return None
         values = self.ctx.analysis(ValueKinds)
         outer = written_outer(pair, self.ctx, values.reaching_definitions, self.ctx.analysis(Shapes).value)
+        if outer and with_itself(pair):
+            return None  # `(s.view(-1, 1) > s).sum(1)`: ranks, a matrix of pairs meant whatever the sizes
         found = column_and_row(value_of(pair[0]), value_of(pair[1]), not outer)
         if found is None:
             return None
