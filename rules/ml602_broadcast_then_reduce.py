@@ -78,7 +78,7 @@ class BroadcastThenReduce(Rule):
     code = "ML602"
     name = "broadcast-then-reduce"
     message = "`{expression}`: {left} and {right} broadcast to {result} before the reduction"
-    helper_message = "`{call}`: in `{helper}`, `{expression}` broadcasts {left} and {right} to {result} before the reduction"
+    helper_message = "`{call}`: in `{helper}`, `{expression}` (line {line}) broadcasts {left} and {right} to {result} before the reduction"
     flowed_message = "`{call}` reduces a {result}: `{expression}` ({place}) broadcast {left} and {right} to it"
     requires_any_text = ("sum", "mean", "norm")
 
@@ -100,7 +100,7 @@ class BroadcastThenReduce(Rule):
             function = self.ctx.scopes.enclosing_function(node)
             if site is not None and not site.path and site.call is not None and _passed_as_given(node, function):
                 message = self.helper_message.format(
-                    call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node),
+                    call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node), line=node.lineno,
                     left=left, right=right, result=result,
                 )  # fmt: skip
                 if site.call not in self._calls_reported:
@@ -130,7 +130,7 @@ class BroadcastThenReduce(Rule):
             if found is not None:
                 left, right, result = found
                 message = self.helper_message.format(
-                    call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation),
+                    call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation), line=operation.lineno,
                     left=left, right=right, result=result,
                 )  # fmt: skip
                 if node not in self._calls_reported:
