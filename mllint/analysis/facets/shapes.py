@@ -1714,7 +1714,7 @@ class Interpreter(Operations):
             output = constructor[0].analysis(Shapes).module_output(constructor[1], arguments) if constructor is not None else None
             if output is not None:
                 return output
-            if self.record:
+            if self.record or is_self_attribute(node.func):
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
                     return passed
