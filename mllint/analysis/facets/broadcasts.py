@@ -67,7 +67,14 @@ def with_itself(operands: tuple[ast.AST, ast.AST]) -> bool:
     """Is one operand the other given a size-1 dimension (`s.view(-1, 1) > s`, `x[:, None] - x`)? A
     matrix of pairs of one vector's entries: an element-wise reading would compare each with itself."""
     bases = [_unit_source(o) for o in operands]
-    return any(b is not None and ast.dump(b) == ast.dump(other) for b, other in zip(bases, reversed(operands)))
+    return any(b is not None and _same_reference(b, other) for b, other in zip(bases, reversed(operands)))
+
+
+def _same_reference(a: ast.AST, b: ast.AST) -> bool:
+    """Do `a` and `b` spell the same name or attribute chain (`s`, `self.scores`)?"""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    return isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute) and a.attr == b.attr and _same_reference(a.value, b.value)
 
 
 def _unit_source(operand: ast.AST) -> ast.AST | None:
