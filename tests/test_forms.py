@@ -23,6 +23,7 @@ LAZY_ALIAS = "a layer built in `forward` and kept on `self` through a second nam
 SCRIPT = "a function's body inlined at module level: the module scope is not analysed as the function was"
 
 KNOWN = {
+    ("shapes_squeezed_columns/click_script.py", "alias", "lost", "ML604"): ALIAS,
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
     ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
     ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,
