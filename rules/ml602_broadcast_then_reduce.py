@@ -1,6 +1,6 @@
 import ast
 
-from mllint.analysis.facets.broadcasts import column_and_row, written_outer
+from mllint.analysis.facets.broadcasts import column_and_row, with_itself, written_outer
 from mllint.analysis.facets.operations import REDUCTIONS, SAME_SHAPE_FUNCTIONS, keeps_shape
 from mllint.analysis.facets.shapes import Shapes
 from mllint.analysis.facets.tensor_values import Tensor
@@ -30,7 +30,8 @@ class BroadcastThenReduce(Rule):
     one side where the ranks decide: a critic's `(T, 1)` values against `(?,)` returns). Broadcasting
     with matching size-1 dimensions (`(B, 1) * (B, N)`) and outer products written on purpose
     (`a[:, None] * b[None, :]`, `a.view(-1, 1) - b`, also through a name's one assignment:
-    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide) are not reported;
+    `counts = c.reshape(-1, 1)` then `np.arange(k) < counts`; then only known sizes decide, but never for a vector
+    paired with itself: `(s.view(-1, 1) > s).sum(1)` counts ranks) are not reported;
     a view that keeps a column already there (a critic's `(T, N, 1)` values viewed `(-1, 1)`) or adds
     none (`returns.view(-1)`) writes no outer product. A
     helper of the file whose operands are the arguments a module-level call gives it (`target - pred`) is
@@ -77,7 +78,7 @@ class BroadcastThenReduce(Rule):
     code = "ML602"
     name = "broadcast-then-reduce"
     message = "`{expression}`: {left} and {right} broadcast to {result} before the reduction"
-    helper_message = "`{call}`: in `{helper}`, `{expression}` broadcasts {left} and {right} to {result} before the reduction"
+    helper_message = "`{call}`: in `{helper}`, `{expression}` (line {line}) broadcasts {left} and {right} to {result} before the reduction"
     flowed_message = "`{call}` reduces a {result}: `{expression}` ({place}) broadcast {left} and {right} to it"
     requires_any_text = ("sum", "mean", "norm")
 
@@ -99,7 +100,7 @@ class BroadcastThenReduce(Rule):
             function = self.ctx.scopes.enclosing_function(node)
             if site is not None and not site.path and site.call is not None and _passed_as_given(node, function):
                 message = self.helper_message.format(
-                    call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node),
+                    call=self.ctx.text(site.call), helper=function.name, expression=self.ctx.text(node), line=node.lineno,
                     left=left, right=right, result=result,
                 )  # fmt: skip
                 if site.call not in self._calls_reported:
@@ -129,7 +130,7 @@ class BroadcastThenReduce(Rule):
             if found is not None:
                 left, right, result = found
                 message = self.helper_message.format(
-                    call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation),
+                    call=self.ctx.text(node), helper=helper.name, expression=self.ctx.text(operation), line=operation.lineno,
                     left=left, right=right, result=result,
                 )  # fmt: skip
                 if node not in self._calls_reported:
@@ -188,6 +189,8 @@ class BroadcastThenReduce(Rule):
             return None
         values = self.ctx.analysis(ValueKinds)
         outer = written_outer(pair, self.ctx, values.reaching_definitions, self.ctx.analysis(Shapes).value)
+        if outer and with_itself(pair):
+            return None  # `(s.view(-1, 1) > s).sum(1)`: ranks, a matrix of pairs meant whatever the sizes
         found = column_and_row(value_of(pair[0]), value_of(pair[1]), not outer)
         if found is None:
             return None

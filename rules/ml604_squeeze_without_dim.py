@@ -1,7 +1,7 @@
 import ast
 from functools import cached_property
 
-from mllint.analysis.objects.callees import loss_function_name
+from mllint.analysis.objects.callees import called_names, loss_function_name
 from mllint.analysis.program.callers import Callers
 from mllint.analysis.program.classes import ModuleClasses
 from mllint.analysis.facets.data_shapes import full_batches, reshaped_to_size
@@ -49,6 +49,13 @@ def _definitions(values: ValueKinds, name: ast.Name) -> list[ast.AST]:
     return [d.node for d in values.reaching_definitions(name)]
 
 
+def _batch_column(value: object) -> bool:
+    """A tensor of unknown rank known to be `(B, ..., 1)`, B a symbol (a batch): a `Linear(h, 1)` output
+    of inputs whose rank the code does not show."""
+    ends = getattr(value, "ends", None)
+    return bool(ends and ends[0] and isinstance(ends[0][0], Sym) and ends[1] and ends[1][-1] == 1)
+
+
 def _unconverted(node: ast.AST) -> ast.AST:
     """`x` for `x.float()`, `x.to(device)`."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
@@ -61,7 +68,8 @@ class SqueezeWithoutDim(Rule):
     ## What it does
     Reports `.squeeze()` (and `torch.squeeze(x)`) without a dimension on a value passed to a loss,
     directly or through a local variable, and inside a module's `forward` on a value the shape analysis
-    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`), or only trailing size-1
+    knows to have one size-1 dimension next to symbolic ones (`(batch, 1)`, also `(batch, ..., 1)` of a
+    `Linear(h, 1)` on inputs of unknown rank), or only trailing size-1
     dimensions after a symbolic batch (`(batch, C, 1, 1)` of an adaptive pool). When the shape analysis
     knows which dimension is the size-1 one, the message names it. A loss whose input and target are
     both squeezed (`loss(logits.squeeze(), labels.squeeze())`) and `x.squeeze().item()` are not
@@ -158,13 +166,16 @@ class SqueezeWithoutDim(Rule):
         # `(B, C, 1, 1)` of an adaptive pool: every size-1 dim trailing, after a batch the analysis names
         trailing = is_known(shape) and len(ones) > 1 and ones[0] > 0 and ones[-1] - ones[0] == len(ones) - 1 == len(shape) - 1 - ones[0]
         batched = trailing and isinstance(shape[0], Sym)
-        if loss is None and not ((certain and any(isinstance(d, Sym) for d in shape)) or batched):
+        column = shape is None and _batch_column(self.ctx.analysis(Shapes).value(receiver))
+        if loss is None and not ((certain and any(isinstance(d, Sym) for d in shape)) or batched or column):
             return  # in `forward`, only a value known to have a batch-like size next to its size-1 dimensions
         if (is_known(shape) and all(isinstance(d, int) for d in shape)) or self._batch_never_one(node, receiver):
             return
         if loss is None and self._caller_excuses(node):
             return
-        if not certain:
+        if column:  # `(B, ..., 1)`: the last dim is the size-1 one
+            ones = [-1]
+        elif not certain:
             self.report(node, self.message.format(hint=f" (`squeeze({tuple(ones)})`)" if trailing else ""))
             return
         if isinstance(node.func, ast.Attribute):
@@ -249,17 +260,20 @@ class SqueezeWithoutDim(Rule):
         if not self._returned(node):
             return False
         binding = shapes.call_site(node)
+        sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, self.ctx.scopes.enclosing_function(node))
         if binding is None:  # its shapes its own: judged at every call of the module's instances
-            sites = self.ctx.analysis(Callers).instance_bindings(self.ctx, self.ctx.scopes.enclosing_function(node))
             return bool(sites) and all(self._harmless_at(site) for site in sites)
-        return self._harmless_at(binding)
+        return self._harmless_at(binding) and all(self._harmless_at(site) for site in sites)  # (every call of the instances)
 
     def _harmless_at(self, binding) -> bool:
-        """Does the output of the call `binding` binds go to a loss the lost dimension changes nothing in?"""
+        """Does the output of the call `binding` binds go to a loss the lost dimension changes nothing in, or
+        is it made in a loop whose batches are all full?"""
         if binding.call is None or binding.caller is None:
             return False
-        loss = self._loss_reached(binding.call, ctx=binding.caller)
-        return loss is not None and (self._loss_name(loss, binding.caller) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, binding.caller))
+        if full_batches(binding.caller, binding.call):
+            return True  # no batch of one there
+        loss = self._loss_reached(binding.call, ctx=binding.caller, outer=binding.outer)
+        return loss is not None and (self._loss_name(loss, binding.caller, binding.outer) in BROADCASTING_LOSSES or self._both_sides_squeezed(loss, binding.caller))
 
     def _returned(self, node: ast.AST) -> bool:
         """Does the function return the value of `node`: `return x.squeeze()`, or a name assigned it alone?"""
@@ -275,7 +289,7 @@ class SqueezeWithoutDim(Rule):
             isinstance(r.value, ast.Name) and [d.node for d in values.reaching_definitions(r.value)] == [parent.targets[0]] for r in returns
         )
 
-    def _loss_reached(self, node: ast.AST, depth: int = 0, ctx=None) -> ast.Call | None:
+    def _loss_reached(self, node: ast.AST, depth: int = 0, ctx=None, outer=None) -> ast.Call | None:
         """The loss call the value is an argument of, directly or through variables assigned it (in `ctx`,
         the linted file unless given)."""
         ctx = ctx or self.ctx
@@ -283,13 +297,13 @@ class SqueezeWithoutDim(Rule):
             return None
         parent = ctx.scopes.parent(node)
         if isinstance(parent, ast.Call) and node in parent.args:
-            return parent if self._loss_name(parent, ctx) else None
+            return parent if self._loss_name(parent, ctx, outer) else None
         if isinstance(parent, ast.Attribute) and parent.attr in CONVERSIONS:
             call = ctx.scopes.parent(parent)
-            return self._loss_reached(call, depth, ctx) if isinstance(call, ast.Call) and call.func is parent else None
+            return self._loss_reached(call, depth, ctx, outer) if isinstance(call, ast.Call) and call.func is parent else None
         if isinstance(parent, ast.keyword):
             call = ctx.scopes.parent(parent)
-            return call if isinstance(call, ast.Call) and self._loss_name(call, ctx) else None
+            return call if isinstance(call, ast.Call) and self._loss_name(call, ctx, outer) else None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             target = parent.targets[0]
             scope = ctx.scopes.enclosing_function(node)
@@ -299,14 +313,14 @@ class SqueezeWithoutDim(Rule):
                     (scope is None or position(scope) <= position(name) <= (scope.end_lineno, scope.end_col_offset))
                     and any(d.node is target for d in values.reaching_definitions(name))
                 ):  # fmt: skip
-                    loss = self._loss_reached(name, depth + 1, ctx)
+                    loss = self._loss_reached(name, depth + 1, ctx, outer)
                     if loss is not None:
                         return loss
         return None
 
-    def _loss_name(self, call: ast.Call, ctx=None) -> str | None:
-        """`torch.nn.functional.mse_loss`, or the class of the loss object called (`torch.nn.MSELoss`);
-        None for a call that computes no torch loss."""
+    def _loss_name(self, call: ast.Call, ctx=None, outer=None) -> str | None:
+        """`torch.nn.functional.mse_loss`, or the class of the loss object called (`torch.nn.MSELoss`), also
+        a parameter's function under the caller's binding `outer`; None for a call that computes no torch loss."""
         ctx = ctx or self.ctx
         name = ctx.qualified_name(call.func)
         if name in LOSS_FUNCTIONS:
@@ -316,5 +330,8 @@ class SqueezeWithoutDim(Rule):
         if name is None and loss_function_name(ctx, call.func) in LOSS_FUNCTIONS:  # `mse = partial(F.mse_loss)`
             return loss_function_name(ctx, call.func)
         name = canonical_class(ctx.analysis(ValueKinds).constructed_class(call.func))
-        return name if name is not None and name.startswith("torch.nn.") and name.endswith("Loss") else None
+        if name is not None and name.startswith("torch.nn.") and name.endswith("Loss"):
+            return name
+        passed = called_names(ctx, call.func, outer) if outer is not None and isinstance(call.func, ast.Name) else None
+        return next(iter(passed)) if passed and len(passed) == 1 and passed <= LOSS_FUNCTIONS else None  # `loss_fn` given `F.mse_loss`
 

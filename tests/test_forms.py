@@ -24,6 +24,7 @@ SCRIPT = "a function's body inlined at module level: the module scope is not ana
 KEPT_LAYER = "a model class of another module whose forward returns a layer only the objects layer follows (a registered builder a config key picks) is not judged"
 
 KNOWN = {
+    ("shapes_squeezed_columns/click_script.py", "alias", "lost", "ML604"): ALIAS,
     ("callables_factories/finetune.py", "params", "lost", "ML410"): PARAMS,
     ("config_loss_place/mixed_uses.py", "builder", "lost", "ML702"): BUILDER,
     ("config_nested/segment.py", "builder", "lost", "ML103"): BUILDER,

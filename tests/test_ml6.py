@@ -57,6 +57,12 @@ def shape_of(source: str, expression: str) -> str | None:
         ("def f(b):\n    y = torch.min(torch.rand(b, 1), torch.rand(b, 1)) + torch.rand(b)\n    return y\n", "y", "(b, b)"),
         ("def f(b, blk):\n    h = torch.rand(b, 4)\n    h = h + blk(h)\n    return h\n", "h", "(b, 4)"),
         ("def f(b, n):\n    y, _ = nn.GRU(4, 8, n, batch_first=True)(torch.rand(b, 5, 4))\n    return y\n", "y", "(b, 5, 8)"),
+        ("x = torch.rand(5, 3).median(dim=0).values\n", "x", "(3,)"),  # (values, indices) pairs
+        ("x = torch.max(torch.rand(5, 3), dim=1)[0]\n", "x", "(5,)"),
+        ("x, i = torch.rand(5, 3).min(1, keepdim=True)\n", "i", "(5, 1)"),
+        ("x = torch.rand(5, 3).topk(2, dim=1).values\n", "x", "(5, 2)"),
+        ("x = torch.sort(torch.rand(5, 3), descending=True).indices\n", "x", "(5, 3)"),
+        ("x = torch.rand(5, 3).max()\n", "x", None),
         # Unknown stays unknown: parameters, branches that disagree, loops that change a value.
         ("def f(x):\n    return x\n", "x", None),
         ("def f(c):\n    x = torch.rand(2) if c else torch.rand(3)\n    return x\n", "x", None),

@@ -63,6 +63,30 @@ def written_outer(operands: tuple[ast.AST, ast.AST], ctx, reaching, value_of) ->
     return False
 
 
+def with_itself(operands: tuple[ast.AST, ast.AST]) -> bool:
+    """Is one operand the other given a size-1 dimension (`s.view(-1, 1) > s`, `x[:, None] - x`)? A
+    matrix of pairs of one vector's entries: an element-wise reading would compare each with itself."""
+    bases = [_unit_source(o) for o in operands]
+    return any(b is not None and _same_reference(b, other) for b, other in zip(bases, reversed(operands)))
+
+
+def _same_reference(a: ast.AST, b: ast.AST) -> bool:
+    """Do `a` and `b` spell the same name or attribute chain (`s`, `self.scores`)?"""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    return isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute) and a.attr == b.attr and _same_reference(a.value, b.value)
+
+
+def _unit_source(operand: ast.AST) -> ast.AST | None:
+    """`s` of `s.view(-1, 1)`, `s.unsqueeze(1)`, `s[:, None]`; None for anything else."""
+    if isinstance(operand, ast.Subscript):
+        items = operand.slice.elts if isinstance(operand.slice, ast.Tuple) else [operand.slice]
+        return operand.value if any(isinstance(i, ast.Constant) and i.value is None for i in items) else None
+    if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute) and operand.func.attr in UNIT_GIVING:
+        return operand.func.value
+    return None
+
+
 def _gives_unit(call: ast.Call, ctx, value_of) -> bool:
     """Does `unsqueeze`, or a `view` / `reshape` naming a size 1, give its result a size-1 dimension its
     source lacks? `a.view(-1)` does not, nor `torch.stack(values).view(-1, 1)` of `(T, N, 1)` values."""

@@ -56,6 +56,7 @@ from mllint.analysis.syntax.scopes import parameter_defaults
 from mllint.analysis.syntax.tree import assignment_targets
 from mllint.analysis.program.project import ProjectView, followed_view
 from mllint.analysis.program.summaries import function_returns
+from mllint.analysis.facets.vocabulary import INDEXED
 from mllint.analysis.values.library_models import is_library_factory
 from mllint.analysis.values.values import MODEL_WRAPPERS, ValueKinds, canonical_class, is_parameter
 from mllint.budget import check as check_budget
@@ -166,8 +167,6 @@ class Given:
 # for the elements of the tuples they return (a return); `calls.ANY_MODULE` for anything.
 CUT_WORDS = re.compile(rb"detach|\.item\(|argm|\.data\b|numpy|tolist|ensor\(|float\(|no_grad|inference_mode")
 RETURN_WORDS = re.compile(rb"\breturn\b")
-# Methods (and torch functions) that return (values, indices) given a dimension.
-INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
 GRAPH, UNKNOWN = Flow(State.GRAPH), Flow(State.UNKNOWN)
 OPAQUE = Flow(State.UNKNOWN, ())  # a callee of the project whose returns are unknown (`_from_callee`), told apart by identity
 MODULE_CALLS = frozenset({"forward", "__call__"})  # what calling a module object runs: its kind decides when they are unknown

@@ -12,6 +12,7 @@ from mllint.analysis.facets.indexing import int_literal, normalise
 from mllint.analysis.facets.layer_shapes import LOSSES, flatten, loss_output, pooled_sizes
 from mllint.analysis.facets.tensor_values import Items, Listed, Number, Size, Tensor, nested_shape, value_shape
 from mllint.analysis.facets.vocabulary import (
+    INDEXED, PAIR_NAMES,
     ARRAY, BROADCAST, EINSUM, ELEMENTWISE, EYE, FUNCTIONS, JOIN, KEYWORD_ALIASES, LEGACY, LIKE, METHOD, METHOD_ALIASES, POOL, RANGE, SIZES, STEPS,
     Row, rows_of,
 )
@@ -100,6 +101,29 @@ class Operations:
             if shape is not None or not isinstance(array, Items):
                 return shape
         return array.shape if isinstance(array, Tensor) else _literal_shape(data)
+
+    def indexed_pair(self, node: ast.Call, method: str, shape: Shape | None, at: int) -> Items | None:
+        """`x.max(1)`, `torch.topk(x, k, dim=1)`, `x.sort()`: the (values, indices) pair, both of the shape
+        the method leaves (`at`: where the arguments after the tensor start, 1 for `torch.max(x, 1)`)."""
+        if method not in INDEXED or shape is None:
+            return None
+        offset = 1 if method in ("topk", "kthvalue") else 0  # `k` comes first
+        dim_node = call_argument(node, at + offset, "dim")
+        if dim_node is None and method not in ("sort", "topk", "kthvalue"):
+            return None  # `x.max()`: one value; (`x.max(other)`: element-wise, its dim no int)
+        position = normalise(int_literal(dim_node) if dim_node is not None else -1, len(shape))
+        if position is None:
+            return None
+        if method in ("sort", "cummax", "cummin"):
+            result = shape
+        elif method == "topk":
+            result = shape[:position] + (self.dim(call_argument(node, at, "k")),) + shape[position + 1 :]
+        else:
+            keep = call_argument(node, at + offset + 1, "keepdim")
+            if keep is not None and not (isinstance(keep, ast.Constant) and isinstance(keep.value, bool)):
+                return None
+            result = shape[:position] + ((1,) if keep is not None and keep.value else ()) + shape[position + 1 :]
+        return Items(tuple(Tensor(result, ("pair", id(node), i)) for i in range(2)), PAIR_NAMES)
 
     def torch_function(self, node: ast.Call, name: str) -> Shape | None:
         row = FUNCTIONS.get(name)

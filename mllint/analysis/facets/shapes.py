@@ -43,7 +43,7 @@ from mllint.analysis.facets.layer_shapes import (
 from mllint.analysis.syntax.names import Names, call_argument, is_self_attribute
 from mllint.analysis.values.library_classifiers import CLASSIFIER_HEADS, is_library_model
 from mllint.analysis.program.project import ProjectView, followed_view
-from mllint.analysis.syntax.scopes import FUNCTION_NODES, parameter_defaults, parameters
+from mllint.analysis.syntax.scopes import FUNCTION_NODES, first_parameter, parameter_defaults, parameters
 from mllint.analysis.facets.operations import (
     KEEPS_ENDS, PARAMETERS, SIZED_CONSTRUCTORS, TENSOR_METHODS, TORCH, Operations, keeps_shape, matmul_shape,
 )
@@ -102,7 +102,7 @@ class Shapes:
         self.helper_values: dict[ast.Call, dict[ast.AST, object]] = {}
         self._analysed: set[ast.AST] = set()
         self._summaries: dict[tuple, object] = {}
-        self._attributes: dict[ast.ClassDef, dict[str, list[ast.AST]]] = {}
+        self._attributes: dict[object, dict[str, list[ast.AST]]] = {}  # by class, and by ("unpacked", class)
         self._attribute_sizes: dict[tuple[ast.ClassDef | None, str], object | None] = {}
         self._stored: dict[ast.ClassDef, dict[str, object]] = {}  # what `__init__` leaves in `self.x`
         self._stores: dict[ast.ClassDef, dict[str, int]] = {}
@@ -220,6 +220,18 @@ class Shapes:
         if function is None and isinstance(func, ast.Name):
             return self.values.local_function(func)
         return function if isinstance(function, ast.FunctionDef) else None
+
+    def own_method(self, func: ast.AST) -> ast.FunctionDef | None:
+        """The method of the class around `func` that `self.name` calls inside another of its methods
+        (`self._score(p, q, bias)`, `self.collect(n)`): a plain `def` (not `forward`, nor decorated), of
+        the class or a class of this file it derives from, that no `self.name = ...` replaces."""
+        if not (is_self_attribute(func) and func.attr != "forward"):
+            return None
+        cls = self.ctx.scopes.enclosing_class(func)
+        method = self._methods(cls).get(func.attr) if cls is not None else None
+        if method is None or method.decorator_list or func.attr in self._attribute_values(cls):
+            return None
+        return method if first_parameter(method) == "self" else None
 
     def _definition(self, func: ast.AST) -> ast.AST | None:
         """The class or function defined at this module's top level that `func` names."""
@@ -503,8 +515,9 @@ class Shapes:
 
     def _may_be_passed(self, func: ast.AST) -> bool:
         """A cheap test before looking for call sites: a parameter of the function around it, or a
-        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`), also
-        through a local alias of it (`net = self.model`)."""
+        `self.` attribute its class assigns a bare name (`self.model = model`, `model.to(device)`) or a
+        call of the project given one (`self.model = wrap(model, device)`, `self.model, self.opt =
+        setup(model)`), also through a local alias of it (`net = self.model`)."""
         if isinstance(func, ast.Name):
             function = self.ctx.scopes.enclosing_function(func)
             if function is not None and func.id in {a.arg for a in parameters(function, variadic=False)}:
@@ -513,8 +526,37 @@ class Shapes:
             return bool(values) and len(values) == 1 and is_self_attribute(values[0]) and self._may_be_passed(values[0])
         if not is_self_attribute(func):
             return False
-        assigned = self._attribute_values(self.ctx.scopes.enclosing_class(func)).get(func.attr, [])
-        return any(isinstance(self._unwrapped(value), ast.Name) for value in assigned)
+        cls = self.ctx.scopes.enclosing_class(func)
+        assigned = self._attribute_values(cls).get(func.attr, [])
+        if any(isinstance(self._unwrapped(value), ast.Name) or self._given_a_name(value) for value in assigned):
+            return True
+        return any(self._given_a_name(value) for value in self._unpacked_attributes(cls).get(func.attr, []))
+
+    def _given_a_name(self, value: ast.AST) -> bool:
+        """A call of a function of the project (not of a library) with a bare name among its arguments:
+        what it returns may be what it was given (`wrap(model, device)`)."""
+        value = self._unwrapped(value)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.ctx.qualified_name(value.func)
+        if self.own_function(value.func) is None and (name is None or self.project_function(name) is None):
+            return False
+        return any(isinstance(a, ast.Name) for a in [*value.args, *(k.value for k in value.keywords)])
+
+    def _unpacked_attributes(self, cls: ast.ClassDef | None) -> dict[str, list[ast.AST]]:
+        """The calls whose results a class unpacks into `self.` attributes (`self.model, self.opt = setup(model)`)."""
+        if cls is None:
+            return {}
+        key = ("unpacked", cls)
+        if key not in self._attributes:
+            self._attributes[key] = {}
+            for node in self.ctx.index.within(cls, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Call):
+                        for element in target.elts:
+                            if is_self_attribute(element):
+                                self._attributes[key].setdefault(element.attr, []).append(node.value)
+        return self._attributes[key]
 
     def _unwrapped(self, value: ast.AST) -> ast.AST:
         """The module a move or a wrapper returns or runs: `model` of `nn.DataParallel(model).to(device)`."""
@@ -1443,6 +1485,8 @@ class Interpreter(Operations):
         if is_self_attribute(node) and _numbers(self.shapes.constants(node)):
             return NUMBER  # `self.gamma = cfg.gamma` of `--gamma` given a float: a scalar factor keeps a shape
         base = self.eval(node.value)
+        if isinstance(base, Items) and node.attr in base.names:
+            return base.values[base.names.index(node.attr)]  # `x.max(1).values`
         if isinstance(base, Frame):
             return frame_attribute(base, node.attr)
         if isinstance(base, Fields) and base.rest is None and node.attr not in DICT_METHODS:
@@ -1652,8 +1696,13 @@ class Interpreter(Operations):
             return data
         helper = self.shapes.own_function(node.func)
         bound_here = self.env.get(node.func.id) if helper is not None else None
+        method = self.shapes.own_method(node.func) if helper is None and name is None else None
         if helper is not None and (bound_here is None or bound_here == Tensor(None, ("assigned", id(helper), helper.name))):
             called = self.helper_call(node, helper, arguments)
+            if called is not None:
+                return called
+        elif method is not None:
+            called = self.helper_call(node, method, arguments, skips_first=True)
             if called is not None:
                 return called
         elif name is not None:
@@ -1666,6 +1715,11 @@ class Interpreter(Operations):
         first = self.value_of(call_argument(node, row.at, row.keyword)) if name in KEEPS_ENDS else None
         if isinstance(first, Tensor) and first.ends:
             return Tensor(None, ("call", id(node)), ends=first.ends)  # of unknown rank, with known ends
+        pair = self.indexed_pair(node, name.removeprefix(TORCH), self.shape_of(call_argument(node, 0, "input")), 1) if name and name.startswith(TORCH) else None
+        if isinstance(receiver, Tensor) and name is None:
+            pair = self.indexed_pair(node, node.func.attr, receiver.shape, 0)
+        if pair is not None:
+            return pair
         if name is not None and name.startswith(TORCH):
             shape = self.torch_function(node, name)
             listed = self.value_of(call_argument(node, 0, "tensors")) if shape is None and name == "torch.stack" and len(node.args) + len(node.keywords) == 1 else None
@@ -1717,7 +1771,7 @@ class Interpreter(Operations):
             output = constructor[0].analysis(Shapes).module_output(constructor[1], arguments) if constructor is not None else None
             if output is not None:
                 return output
-            if self.record:
+            if self.record or is_self_attribute(node.func):
                 passed = self.shapes.passed_module_output(node, arguments)
                 if passed is not None:
                     return passed
@@ -1832,13 +1886,13 @@ class Interpreter(Operations):
         read = {n.id for n in self.ctx.index.within(helper, ast.Name) if isinstance(n.ctx, ast.Load)} - own
         return {name: self.env[name] for name in read if name in self.env and (_informative(self.env[name]) or isinstance(self.env[name], Number))}
 
-    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None) -> object | None:
-        """A call of a helper function of this file (or of another module of the project, `ctx`), given no
-        arguments or one that says something (a known shape, a size, a dataset, ...): the helper run with
-        the arguments."""
+    def helper_call(self, node: ast.Call, helper: ast.FunctionDef, arguments: list, ctx=None, skips_first: bool = False) -> object | None:
+        """A call of a helper function of this file (or of another module of the project, `ctx`; a method
+        of `self`'s class when `skips_first`), given no arguments or one that says something (a known
+        shape, a size, a dataset, ...): the helper run with the arguments."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
-        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=False)
+        bound = bind_values(helper, arguments, [(k.arg, self.seen.get(k.value)) for k in node.keywords], skips_first=skips_first)
         passed = {name: value for name, value in bound.items() if value is not None}
         for name, default in parameter_defaults(helper).items():  # a size the call leaves to its default (`T=32`)
             if name not in bound and int_literal(default) is not None:

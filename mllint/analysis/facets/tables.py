@@ -2,7 +2,7 @@
 
 A frame read or built by pandas (`pd.read_csv(path)`, `pd.DataFrame(...)`) has a symbol for its rows; a
 column `df["y"]` is a Series `(rows,)`, a list of columns `df[["y"]]` (or a name the module assigns such
-a list, `df[FEATURES]`, also imported, or a parameter every call site gives one; a list display of any names, `df[[target]]`) a frame of that many columns, `df.iloc[...]` indexes it as an array
+a list, `df[FEATURES]`, also imported, or a parameter every call site gives one; a list display of any names, `df[[target]]`; a configuration entry, `df[cfg["target"]]`, by the constants it may hold) a frame of that many columns, `df.iloc[...]` indexes it as an array
 (`df.iloc[i]` is a row: a Series over the columns, whose labels `row["y"]` give a value and `row[FEATURES]` a Series); `.values`
 and `.to_numpy()` give the array. Methods that keep the columns (`dropna()`, `sample(frac=1)`, ...) give a
 frame of other rows, and so does a slice of its rows (`df[:n_train]`); `drop(...)`, `set_index(...)` and `select_dtypes(...)` a frame of columns not known (of the same rows when only columns are named), and `pd.get_dummies(...)` a frame. `np.loadtxt` / `np.genfromtxt` read at most two dimensions: two with `ndmin=2`, one
@@ -216,7 +216,7 @@ def _columns(interpreter, index: ast.AST) -> int | tuple | str | None:
         if values is None:  # a parameter (`target="price"`, `num_cols` given `NUM`), an imported list of names
             return _named(interpreter.shapes.constants(index))
         index = values[0] if len(values) == 1 else None
-    if isinstance(index, ast.Attribute):  # `df[cfg.target]`: one column when every value it may be names one
+    if isinstance(index, (ast.Attribute, ast.Subscript)):  # `df[cfg.target]`, `df[cfg["target"]]`: one column when every value it may be names one
         return _named(interpreter.shapes.constants(index))
     if isinstance(index, ast.Constant) and isinstance(index.value, str):
         return ()

@@ -72,9 +72,11 @@ NUMBER = Number(None)
 
 @dataclass(frozen=True)
 class Items:
-    """A tuple or list of values: `return x, y`, a batch `(inputs, targets)`."""
+    """A tuple or list of values: `return x, y`, a batch `(inputs, targets)`; `names` of a named tuple's
+    fields (`x.max(1)` is `(values, indices)`)."""
 
     values: tuple
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Methods (and torch functions) that return (values, indices) given a dimension (`sort`, `topk`: always).
+INDEXED = frozenset({"max", "min", "median", "mode", "sort", "topk", "kthvalue", "cummax", "cummin"})
+PAIR_NAMES = ("values", "indices")
 SIZES, LEGACY, ARRAY, ELEMENTWISE, LIKE, BROADCAST = "sizes", "legacy", "array", "elementwise", "like", "broadcast"
 STEPS, RANGE, EYE, METHOD, EINSUM, JOIN, POOL = "steps", "range", "eye", "method", "einsum", "join", "pool"
 

@@ -716,7 +716,10 @@ class Objects:
         found: frozenset | None = frozenset()
         for item, ctx, site in items:
             objects = self._of(ctx)
-            found = union(found, objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site))
+            inner = objects._unpacked(item, rest, depth + 1) if rest else objects._eval(item, depth + 1, site)
+            if site is value and not rest:  # `model, opt = setup(model)` returning `model, ...`: the model passed
+                inner = self._passed_back(value, inner, depth)
+            found = union(found, inner)
         return found
 
     def _items(self, value: ast.AST, index, depth: int) -> list[tuple[ast.AST, object, ast.AST | None]] | None:
@@ -1281,6 +1284,8 @@ class Objects:
             return None
         cls = self._of(parameter.ctx)._class_of(function)
         called = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+        if called != function.name and (self.ctx.qualified_name(call.func) or "").rpartition(".")[2] == function.name:
+            called = function.name  # imported under another name (`from devices import setup2 as setup`)
         if called != function.name and not (function.name == "__init__" and cls is not None and called == cls.name):
             return None  # `Loop(model, cfg, [])` calls `Loop.__init__`
         positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]

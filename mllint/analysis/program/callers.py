@@ -958,6 +958,8 @@ def _passed_on(ctx, node: ast.AST, view: ProjectView) -> list[tuple[object, ast.
     for read in reads or ():
         parent = callee.scopes.parent(read)
         method = parent if isinstance(parent, ast.Call) and parent.func is read else _method_use(callee, read, parent)
+        if method is None and isinstance(parent, ast.Return) and isinstance(ctx.scopes.parent(call), ast.Expr):
+            continue  # `return model` to a caller that drops it (`pretrain(net, loader)` as a statement)
         if method is None:
             return None
         calls += [(callee, method, None if skips_first else call)] if isinstance(method, ast.Call) else []  # kept on `self`: any site
