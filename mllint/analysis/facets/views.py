@@ -235,9 +235,22 @@ def kept_view_changes(ctx, scope: ast.AST) -> list[tuple[ast.AST, ast.AST, ast.A
         kept = kept_view(ctx, name, reused=compounds(node)) if name is not None else None
         if name is None and not isinstance(node, ast.Assign):
             kept = _viewed_attribute(ctx, changed)
+            kept = None if kept is not None and _owner_per_item(ctx, kept, node) else kept
         if kept is not None:
             found.append((node, name or changed, kept))
     return found
+
+
+def _owner_per_item(ctx, kept: ast.AST, change: ast.AST) -> bool:
+    """Is the object keeping `kept` the item of the only loop around `change` in its function (`for track in
+    tracks: track.mean[4:8] *= damp`): each turn updates another object's own state, once, on purpose?"""
+    owner = kept
+    while isinstance(owner, ast.Attribute):
+        owner = owner.value
+    function = ctx.scopes.enclosing_function(change)
+    loops = [a for a in ctx.scopes.ancestors(change) if isinstance(a, (ast.For, ast.AsyncFor, ast.While)) and ctx.scopes.enclosing_function(a) is function]
+    targets = ast.walk(loops[0].target) if len(loops) == 1 and not isinstance(loops[0], ast.While) else ()
+    return isinstance(owner, ast.Name) and any(isinstance(n, ast.Name) and n.id == owner.id for n in targets)
 
 
 def _changes(ctx, scope: ast.AST):
